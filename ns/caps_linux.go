@@ -1,0 +1,94 @@
+package ns
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Securebits from linux/securebits.h (not in x/sys/unix).
+const (
+	secbitNoroot                  = 1 << 0
+	secbitNorootLocked            = 1 << 1
+	secbitNoSetuidFixup           = 1 << 2
+	secbitNoSetuidFixupLocked     = 1 << 3
+	secbitKeepCapsLocked          = 1 << 5
+	secbitNoCapAmbientRaise       = 1 << 6
+	secbitNoCapAmbientRaiseLocked = 1 << 7
+)
+
+// lastCap reads the highest capability number this kernel knows; dropping only
+// the ones Go's headers know would leave newer ones in the bounding set.
+func lastCap() int {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err != nil {
+		return 63
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 63
+	}
+	return n
+}
+
+// allThreads runs a syscall on every thread of this (Go, multi-threaded)
+// process: capabilities, securebits and no_new_privs are per-thread
+// attributes, and the agent is forked from whichever thread runs ForkExec.
+func allThreads(trap, a1, a2, a3 uintptr) error {
+	_, _, e := syscall.AllThreadsSyscall(trap, a1, a2, a3)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// dropPrivileges leaves init (and so the agent) with no capability in any set,
+// no way to regain one, no_new_privs, and not dumpable.
+func dropPrivileges() error {
+	// Bounding set first (needs CAP_SETPCAP, which we still hold): execve can
+	// then never grant a capability back, even to uid 0 inside the user ns
+	// (file capabilities and the root-exec rule both AND with the bounding set).
+	for c := 0; c <= lastCap(); c++ {
+		if err := allThreads(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	// Ambient capabilities were how init kept its privileges across its own
+	// exec; clear them so nothing is inherited by the agent's execve.
+	if err := allThreads(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0); err != nil {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	// Securebits, locked: uid 0 inside gets no capabilities on exec
+	// (NOROOT), setuid transitions keep none (NO_SETUID_FIXUP), and ambient
+	// raising is refused. Defence in depth on top of the empty bounding set.
+	bits := secbitNoroot | secbitNorootLocked | secbitNoSetuidFixup |
+		secbitNoSetuidFixupLocked | secbitKeepCapsLocked |
+		secbitNoCapAmbientRaise | secbitNoCapAmbientRaiseLocked
+	if err := allThreads(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, uintptr(bits), 0); err != nil {
+		return fmt.Errorf("set securebits: %w", err)
+	}
+	// Effective, permitted and inheritable to zero, on every thread.
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := allThreads(unix.SYS_CAPSET, uintptr(ptr(&hdr)), uintptr(ptr(&data[0])), 0); err != nil {
+		return fmt.Errorf("capset to empty: %w", err)
+	}
+	// no_new_privs: setuid/setgid bits and file capabilities are ignored by
+	// execve from now on; also required by seccomp and Landlock for
+	// unprivileged use.
+	if err := allThreads(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	// Not dumpable: processes of the same uid in the sandbox cannot ptrace
+	// init or open its /proc/1/mem, /proc/1/exe or fds (the CVE-2019-5736
+	// class, where a container overwrote the runtime binary through
+	// /proc/PID/exe). Per process, inherited by fork, reset by execve.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("set not dumpable: %w", err)
+	}
+	return nil
+}

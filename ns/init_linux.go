@@ -1,0 +1,392 @@
+package ns
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// InitArg0 is argv[0] of the re-executed binary when it is to act as the
+// sandbox's init. It is never a valid user command (it contains a colon and
+// requires the socket on fd 3), so `jail` cannot be tricked into it.
+const InitArg0 = "jail:init"
+
+// initFD is where the supervisor places init's end of the socketpair.
+const initFD = 3
+
+// IsInit tells main() that this process is the sandbox's init.
+func IsInit() bool { return len(os.Args) > 0 && os.Args[0] == InitArg0 }
+
+// Hooks let feature packages act inside init at fixed points of the setup
+// order, without this package importing them. A hook whose configuration is in
+// the Spec but which is not registered is an error: init fails closed.
+type Hooks struct {
+	// Network runs after the mount tree is built, while init still holds its
+	// capabilities in the sandbox's user namespace. Files go to the supervisor.
+	Network func(cfg []byte) (names []string, files []*os.File, err error)
+	// Landlock runs after every capability is dropped and no_new_privs is set.
+	Landlock func(cfg []byte) (info map[string]string, err error)
+	// Seccomp runs last, just before the agent starts; an optional listener
+	// (user notification) goes to the supervisor.
+	Seccomp func(cfg []byte) (listener *os.File, info map[string]string, err error)
+}
+
+// Hook names: keys of Spec.Hooks.
+const (
+	HookNetwork  = "network"
+	HookLandlock = "landlock"
+	HookSeccomp  = "seccomp"
+)
+
+// setupError carries the exit code jail should report.
+type setupError struct {
+	code int
+	err  error
+}
+
+func (e *setupError) Error() string { return e.err.Error() }
+func (e *setupError) Unwrap() error { return e.err }
+
+// InitMain is the whole life of the sandbox's init. It never returns.
+func InitMain(h Hooks) {
+	// Go runs goroutines on several threads; the setup below relies on every
+	// thread sharing the mount namespace and fs (cwd/root), which they do, and
+	// on privilege drops being applied to all threads (AllThreadsSyscall).
+	runtime.GOMAXPROCS(2)
+	unix.CloseOnExec(initFD) // the socket must never reach the agent
+	// Go does not close inherited descriptors that lack O_CLOEXEC: close every
+	// fd above the socket, so nothing the supervisor's parent leaked reaches
+	// the agent (the CVE-2024-21626 class: a host fd or cwd in the sandbox).
+	closeFrom(initFD + 1)
+	conn := NewConn(os.NewFile(initFD, "jail-init"))
+	code := run(conn, h)
+	os.Exit(code)
+}
+
+func run(conn *Conn, h Hooks) int {
+	m, passed, err := conn.Recv()
+	if err != nil || m.Type != MsgSpec || m.Spec == nil {
+		fmt.Fprintf(os.Stderr, "jail: init: no spec from the supervisor: %v\n", err)
+		return 125
+	}
+	spec := m.Spec
+	st, err := setup(conn, spec, passed, h)
+	for _, f := range passed {
+		f.Close()
+	}
+	if err != nil {
+		code := 125
+		var se *setupError
+		if errors.As(err, &se) {
+			code = se.code
+		}
+		_ = conn.Send(Message{Type: MsgError, Error: err.Error(), ExitCode: code})
+		return code
+	}
+	return st.reap(conn)
+}
+
+type initState struct {
+	agent int
+}
+
+func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, error) {
+	if err := buildRoot(spec, passed); err != nil {
+		return nil, fmt.Errorf("build the sandbox's file system: %w", err)
+	}
+	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
+		return nil, fmt.Errorf("sethostname: %w", err)
+	}
+	var names []string
+	var files []*os.File
+	info := map[string]string{}
+	if cfg, ok := spec.Hooks[HookNetwork]; ok {
+		if h.Network == nil {
+			return nil, errors.New("network configuration given but no network support built in")
+		}
+		n, f, err := h.Network(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("network: %w", err)
+		}
+		names, files = append(names, n...), append(files, f...)
+	}
+	var slave *os.File
+	if spec.Pty {
+		master, s, err := openPty()
+		if err != nil {
+			return nil, err
+		}
+		slave = s
+		names, files = append(names, "pty"), append(files, master)
+	}
+	for _, rl := range spec.Rlimits {
+		lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
+		if err := unix.Setrlimit(rl.Resource, &lim); err != nil {
+			return nil, fmt.Errorf("setrlimit %d: %w", rl.Resource, err)
+		}
+	}
+	if spec.IgnoreSIGXFSZ {
+		// SIG_IGN survives execve: a write past RLIMIT_FSIZE then fails with
+		// EFBIG instead of killing the agent.
+		signal.Ignore(syscall.SIGXFSZ)
+	}
+	if err := os.Chdir(spec.Cwd); err != nil {
+		return nil, fmt.Errorf("enter the workspace: %w", err)
+	}
+	// Resolve the command before the last walls go up (path lookup and errors
+	// need no privilege, but a clear 126/127 beats a seccomp-shaped failure).
+	path, err := lookPath(spec.Argv[0], spec.Env)
+	if err != nil {
+		return nil, err
+	}
+	if err := dropPrivileges(); err != nil {
+		return nil, fmt.Errorf("drop privileges: %w", err)
+	}
+	if cfg, ok := spec.Hooks[HookLandlock]; ok {
+		if h.Landlock == nil {
+			return nil, errors.New("landlock configuration given but no landlock support built in")
+		}
+		li, err := h.Landlock(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("landlock: %w", err)
+		}
+		for k, v := range li {
+			info["landlock."+k] = v
+		}
+	}
+	if cfg, ok := spec.Hooks[HookSeccomp]; ok {
+		if h.Seccomp == nil {
+			return nil, errors.New("seccomp configuration given but no seccomp support built in")
+		}
+		l, si, err := h.Seccomp(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: %w", err)
+		}
+		for k, v := range si {
+			info["seccomp."+k] = v
+		}
+		if l != nil {
+			names, files = append(names, "seccomp"), append(files, l)
+		}
+	}
+	// Hand over the fds and wait for the supervisor's go: it must be serving
+	// exec notifications before the agent's first execve blocks on them.
+	err = conn.Send(Message{Type: MsgFiles, Names: names, Info: info}, files...)
+	for _, f := range files {
+		f.Close() // the supervisor has its own copies now
+	}
+	if err != nil {
+		return nil, err
+	}
+	if m, _, err := conn.Recv(); err != nil || m.Type != MsgGo {
+		return nil, fmt.Errorf("supervisor did not confirm start: %v", err)
+	}
+	pid, err := startAgent(spec, path, slave)
+	if slave != nil {
+		slave.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.Send(Message{Type: MsgStarted, Pid: pid}); err != nil {
+		return nil, err
+	}
+	return &initState{agent: pid}, nil
+}
+
+// closeFrom closes every fd >= from (close_range, 5.9; else one by one).
+func closeFrom(from int) {
+	if err := unix.CloseRange(uint(from), ^uint(0), 0); err == nil {
+		return
+	}
+	entries, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range entries {
+		var fd int
+		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd >= from {
+			unix.Close(fd)
+		}
+	}
+}
+
+// CloexecFrom marks every fd >= from close-on-exec, for the supervisor: what
+// jail inherited from its parent must not reach any child it starts.
+func CloexecFrom(from int) {
+	if err := unix.CloseRange(uint(from), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return
+	}
+	entries, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range entries {
+		var fd int
+		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd >= from {
+			unix.CloseOnExec(fd)
+		}
+	}
+}
+
+// lookPath finds the command like execvp would, with the agent's PATH, and
+// maps failures to the shell's exit codes: 127 not found, 126 not executable.
+func lookPath(file string, env []string) (string, error) {
+	check := func(p string) error {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return os.ErrPermission
+		}
+		return unix.Access(p, unix.X_OK)
+	}
+	fail := func(p string, err error) error {
+		if errors.Is(err, os.ErrNotExist) {
+			return &setupError{127, fmt.Errorf("%s: command not found inside the sandbox (is it on a hidden path? add --read DIR)", p)}
+		}
+		return &setupError{126, fmt.Errorf("%s: not executable: %v", p, err)}
+	}
+	if strings.Contains(file, "/") {
+		if err := check(file); err != nil {
+			return "", fail(file, err)
+		}
+		return file, nil
+	}
+	pathEnv := ""
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			pathEnv = kv[5:]
+		}
+	}
+	var firstErr error
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, file)
+		err := check(p)
+		if err == nil {
+			return p, nil
+		}
+		if firstErr == nil && !errors.Is(err, os.ErrNotExist) {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return "", fail(file, firstErr)
+	}
+	return "", fail(file, os.ErrNotExist)
+}
+
+func openPty() (master, slave *os.File, err error) {
+	mfd, err := unix.Open("/dev/pts/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, mountErr("open", "/dev/pts/ptmx", err)
+	}
+	if err := unix.IoctlSetPointerInt(mfd, unix.TIOCSPTLCK, 0); err != nil {
+		unix.Close(mfd)
+		return nil, nil, fmt.Errorf("unlock pty: %w", err)
+	}
+	// TIOCGPTPEER (4.13) opens the slave from the master without a path
+	// lookup, so it is the peer of this master and no other.
+	sfd, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(mfd), unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
+	if e != 0 {
+		unix.Close(mfd)
+		return nil, nil, fmt.Errorf("open pty peer: %w", e)
+	}
+	return os.NewFile(uintptr(mfd), "pty-master"), os.NewFile(sfd, "pty-slave"), nil
+}
+
+// startAgent forks and execs the agent. Its stdio is init's (the host's
+// 0, 1, 2) or the sandbox's own pty; every other fd is close-on-exec.
+func startAgent(spec *Spec, path string, slave *os.File) (int, error) {
+	attr := &syscall.ProcAttr{
+		Dir:   spec.Cwd,
+		Env:   spec.Env,
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{},
+	}
+	if slave != nil {
+		fd := slave.Fd()
+		attr.Files = []uintptr{fd, fd, fd}
+		// Its own session with the pty as controlling terminal: job control
+		// and Ctrl-C work as outside, inside the sandbox's devpts.
+		attr.Sys.Setsid = true
+		attr.Sys.Setctty = true
+		attr.Sys.Ctty = 0
+	} else {
+		// Without a pty the agent stays in init's session, which has no
+		// controlling terminal, and is not a session leader: it can never
+		// acquire the host's terminal, so TIOCSTI/TIOCSCTTY on an inherited
+		// tty fd fail (TIOCSTI needs the tty to be the caller's controlling
+		// terminal or CAP_SYS_ADMIN in the initial user ns).
+		attr.Sys.Setpgid = true
+	}
+	pid, err := syscall.ForkExec(path, spec.Argv, attr)
+	if err != nil {
+		code := 126
+		if errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		return 0, &setupError{code, fmt.Errorf("exec %s: %w", path, err)}
+	}
+	return pid, nil
+}
+
+// Signals init forwards to the agent.
+var forwarded = []os.Signal{
+	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH,
+}
+
+// reap is pid 1's job: forward signals to the agent, reap every child (orphans
+// are reparented to us), and when the agent exits, kill everything else in the
+// pid namespace, report the agent's status and exit with it.
+func (st *initState) reap(conn *Conn) int {
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, forwarded...)
+	go func() {
+		for s := range sigs {
+			_ = unix.Kill(st.agent, s.(syscall.Signal))
+		}
+	}()
+	var status unix.WaitStatus
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 125 // ECHILD before the agent was seen: cannot happen
+		}
+		if pid == st.agent && (ws.Exited() || ws.Signaled()) {
+			status = ws
+			break
+		}
+	}
+	// pid 1's kill(-1) reaches every other process of the namespace:
+	// daemons, double forks and setsid'd children included.
+	_ = unix.Kill(-1, unix.SIGKILL)
+	for {
+		_, err := unix.Wait4(-1, nil, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			break
+		}
+	}
+	msg := Message{Type: MsgExit}
+	code := status.ExitStatus()
+	if status.Signaled() {
+		msg.Signal = int(status.Signal())
+		code = 128 + msg.Signal
+	}
+	msg.Code = code
+	_ = conn.Send(msg)
+	return code
+}

@@ -1,0 +1,363 @@
+package ns
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Where init stages things in its own (private) copy of the host's mount
+// table before pivot_root. Mounting over it in our mount namespace changes
+// nothing on the host.
+var stageCandidates = []string{"/tmp", "/run", "/mnt", "/var/tmp", "/opt", "/srv"}
+
+// Devices bound from the host's /dev into the sandbox's minimal /dev.
+var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// Staged mask sources inside the sandbox's /dev tmpfs; removed before the agent
+// starts (the bind mounts made from them keep the inodes alive).
+const (
+	maskFile = "/dev/.jail-mask-file"
+	maskDir  = "/dev/.jail-mask-dir"
+	dataDir  = "/dev/.jail-data"
+)
+
+func mountErr(op, path string, err error) error {
+	return &os.PathError{Op: op, Path: path, Err: err}
+}
+
+// cloneTree returns a detached, recursive copy of the mount tree at path
+// (open_tree OPEN_TREE_CLONE): a bind source that later mounts in our
+// namespace cannot affect.
+func cloneTree(path string) (int, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return -1, mountErr("open_tree", path, err)
+	}
+	return fd, nil
+}
+
+// setAttr sets and clears mount attributes on the mount at path (and below it
+// when recursive).
+func setAttr(path string, set, clr uint64, recursive bool) error {
+	flags := uint(0)
+	if recursive {
+		flags |= unix.AT_RECURSIVE
+	}
+	attr := unix.MountAttr{Attr_set: set, Attr_clr: clr}
+	if err := unix.MountSetattr(unix.AT_FDCWD, path, flags, &attr); err != nil {
+		return mountErr("mount_setattr", path, err)
+	}
+	return nil
+}
+
+// attach mounts the detached tree fd at target (which must exist).
+func attach(fd int, target string) error {
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return mountErr("move_mount", target, err)
+	}
+	return nil
+}
+
+// buildRoot builds the sandbox's root and pivots into it. passed holds the fds
+// the supervisor prepared (idmapped bind sources when started by root).
+func buildRoot(spec *Spec, passed []*os.File) error {
+	// Nothing we mount may propagate back to the host: the host's / is usually
+	// a shared mount, and a shared peer in our namespace would receive (and,
+	// without a user ns boundary, send) mount events.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return mountErr("make-rprivate", "/", err)
+	}
+
+	// 1. Capture every bind source as a detached clone of the live tree, before
+	//    anything is hidden. The root is cloned first.
+	rootFD, err := cloneTree("/")
+	if err != nil {
+		return err
+	}
+	defer unix.Close(rootFD)
+	sources := make([]int, len(spec.Mounts))
+	for i := range sources {
+		sources[i] = -1
+	}
+	defer func() {
+		for _, fd := range sources {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+	}()
+	for i, m := range spec.Mounts {
+		if m.Kind != KindBind && m.Kind != KindROBind {
+			continue
+		}
+		if m.FD >= 0 {
+			if m.FD >= len(passed) {
+				return fmt.Errorf("mount plan: %s refers to fd %d of %d passed", m.Path, m.FD, len(passed))
+			}
+			sources[i] = int(passed[m.FD].Fd())
+			continue
+		}
+		if sources[i], err = cloneTree(m.Path); err != nil {
+			return err
+		}
+	}
+	devFDs := map[string]int{}
+	for _, d := range devNodes {
+		p := "/dev/" + d
+		if _, err := os.Stat(p); err != nil {
+			continue // e.g. no /dev/tty on a detached CI runner; skip, do not fail
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			return mountErr("open_tree", p, err)
+		}
+		devFDs[d] = fd
+	}
+	defer func() {
+		for _, fd := range devFDs {
+			unix.Close(fd)
+		}
+	}()
+
+	// 2. Attach the root clone on a private stage and make it read-only,
+	//    nosuid and nodev, recursively (mount_setattr AT_RECURSIVE, 5.12: one
+	//    call instead of a racy walk of mountinfo). Mounts inherited from the
+	//    host stay locked by the kernel (they cannot be unmounted to reveal
+	//    what they cover), which is what we want.
+	stage := ""
+	for _, c := range stageCandidates {
+		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
+			stage = c
+			break
+		}
+	}
+	if stage == "" {
+		return fmt.Errorf("no directory to stage the sandbox root on (tried %s)", strings.Join(stageCandidates, ", "))
+	}
+	if err := unix.Mount("jail-stage", stage, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0700"); err != nil {
+		return mountErr("mount tmpfs", stage, err)
+	}
+	newRoot := filepath.Join(stage, "root")
+	if err := os.Mkdir(newRoot, 0o700); err != nil {
+		return err
+	}
+	if err := attach(rootFD, newRoot); err != nil {
+		return err
+	}
+	if err := setAttr(newRoot, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0, true); err != nil {
+		return fmt.Errorf("make the host view read-only: %w", err)
+	}
+
+	// 3. pivot_root into it and detach the old root: afterwards no path, and
+	//    no /proc/*/root of ours, leads to the host's mount tree.
+	if err := os.Chdir(newRoot); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return mountErr("pivot_root", newRoot, err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return mountErr("detach old root", "/", err)
+	}
+	if err := os.Chdir("/"); err != nil {
+		return err
+	}
+
+	// 4. A fresh /dev (staging area for masks and generated files too).
+	if err := buildDev(devFDs); err != nil {
+		return err
+	}
+
+	// 5. The plan: hides, binds, masks, in the order the supervisor chose.
+	for i, m := range spec.Mounts {
+		if err := applyMount(m, sources[i]); err != nil {
+			return fmt.Errorf("%s %s: %w", m.Kind, m.Path, err)
+		}
+	}
+
+	// 6. A fresh /proc for our pid namespace, over the host's (which stays
+	//    covered and locked). hidepid is not needed: only our processes exist.
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return mountErr("mount proc", "/proc", err)
+	}
+	// A fresh, read-only sysfs shows only our network namespace's devices and
+	// none of the host's cgroup or debug mounts. Where the kernel refuses it,
+	// the host's read-only /sys stays.
+	_ = unix.Mount("sysfs", "/sys", "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+
+	// 7. Remove the staged sources and make /dev read-only: the agent cannot
+	//    create device nodes (nodev anyway) or files there.
+	for _, p := range []string{maskFile, maskDir} {
+		_ = os.Remove(p)
+	}
+	_ = os.RemoveAll(dataDir)
+	if err := setAttr("/dev", unix.MOUNT_ATTR_RDONLY, 0, false); err != nil {
+		return err
+	}
+	return nil
+}
+
+func buildDev(devFDs map[string]int) error {
+	if err := unix.Mount("jail-dev", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "size=1m,mode=0755"); err != nil {
+		return mountErr("mount tmpfs", "/dev", err)
+	}
+	for _, d := range devNodes {
+		fd, ok := devFDs[d]
+		if !ok {
+			continue
+		}
+		p := "/dev/" + d
+		if err := touch(p); err != nil {
+			return err
+		}
+		if err := attach(fd, p); err != nil {
+			return err
+		}
+		if err := setAttr(p, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC, 0, false); err != nil {
+			return err
+		}
+	}
+	// A new devpts instance: the sandbox's terminals are its own, and no host
+	// pty is reachable through /dev/pts.
+	if err := os.Mkdir("/dev/pts", 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return mountErr("mount devpts", "/dev/pts", err)
+	}
+	for name, target := range map[string]string{
+		"ptmx": "pts/ptmx", "fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
+		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
+	} {
+		if err := os.Symlink(target, "/dev/"+name); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir("/dev/shm", 0o1777); err != nil {
+		return err
+	}
+	if err := unix.Mount("jail-shm", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m"); err != nil {
+		return mountErr("mount tmpfs", "/dev/shm", err)
+	}
+	// Mask sources: an empty file and an empty directory, mode 0, so that even
+	// their owner (the agent's uid, without CAP_DAC_OVERRIDE) gets EACCES.
+	if err := os.WriteFile(maskFile, nil, 0); err != nil {
+		return err
+	}
+	if err := os.Chmod(maskFile, 0); err != nil {
+		return err
+	}
+	if err := os.Mkdir(maskDir, 0); err != nil {
+		return err
+	}
+	return os.Mkdir(dataDir, 0o755)
+}
+
+func touch(p string) error {
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|unix.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// ensureTarget makes sure a mount point exists at p. Missing components may
+// only be created on a writable tmpfs of ours (the host view is read-only), so
+// nothing is ever created on the host.
+func ensureTarget(p string, dir bool) error {
+	if _, err := os.Lstat(p); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	if dir {
+		return os.Mkdir(p, 0o755)
+	}
+	return touch(p)
+}
+
+func applyMount(m Mount, src int) error {
+	switch m.Kind {
+	case KindTmpfs:
+		if err := ensureTarget(m.Path, true); err != nil {
+			return err
+		}
+		mode := m.Mode
+		if mode == 0 {
+			mode = 0o755
+		}
+		opts := fmt.Sprintf("mode=%#o", mode)
+		if m.Size > 0 {
+			opts += fmt.Sprintf(",size=%d", m.Size)
+		}
+		return unix.Mount("tmpfs", m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)
+	case KindBind, KindROBind:
+		if err := ensureTarget(m.Path, m.Dir); err != nil {
+			return err
+		}
+		if err := attach(src, m.Path); err != nil {
+			return err
+		}
+		var set, clr uint64 = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, 0
+		if m.Kind == KindROBind {
+			set |= unix.MOUNT_ATTR_RDONLY
+		} else {
+			clr |= unix.MOUNT_ATTR_RDONLY
+		}
+		err := setAttr(m.Path, set, clr, true)
+		if err != nil && m.Kind == KindBind && errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("%w (the host mount is read-only)", err)
+		}
+		return err
+	case KindMask, KindReadOnly, KindFile:
+		fi, err := os.Stat(m.Path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && m.Kind == KindMask {
+				return nil // nothing to hide
+			}
+			if !(errors.Is(err, os.ErrNotExist) && m.Kind == KindFile) {
+				return err
+			}
+			if err := ensureTarget(m.Path, false); err != nil {
+				return fmt.Errorf("create mount point: %w", err)
+			}
+			fi, err = os.Stat(m.Path)
+			if err != nil {
+				return err
+			}
+		}
+		source := m.Path
+		switch m.Kind {
+		case KindMask:
+			source = maskFile
+			if fi.IsDir() {
+				source = maskDir
+			}
+		case KindFile:
+			f, err := os.CreateTemp(dataDir, "f")
+			if err != nil {
+				return err
+			}
+			source = f.Name()
+			_, werr := f.Write(m.Data)
+			f.Close()
+			if werr != nil {
+				return werr
+			}
+			if err := os.Chmod(source, 0o644); err != nil {
+				return err
+			}
+		}
+		if err := unix.Mount(source, m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return mountErr("bind", m.Path, err)
+		}
+		return setAttr(m.Path, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0, true)
+	}
+	return fmt.Errorf("unknown mount kind %q", m.Kind)
+}

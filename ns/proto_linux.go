@@ -1,0 +1,159 @@
+package ns
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxMsg bounds one datagram. Larger messages (a Spec with thousands of masks)
+// travel in a sealed memfd passed as the first fd of a msgBig envelope, because
+// SOCK_SEQPACKET datagrams are capped by the socket buffer (net.core.wmem_max).
+const maxMsg = 60 << 10
+
+const msgBig = "big"
+
+// Conn is one end of the supervisor/init socketpair (SOCK_SEQPACKET: message
+// boundaries are kept, so one read is one message and its fds).
+type Conn struct{ f *os.File }
+
+// NewConn wraps a SOCK_SEQPACKET socket.
+func NewConn(f *os.File) *Conn { return &Conn{f: f} }
+
+// Close closes the socket.
+func (c *Conn) Close() error { return c.f.Close() }
+
+// Send writes one message with optional fds attached (SCM_RIGHTS).
+func (c *Conn) Send(m Message, files ...*os.File) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode %s message: %w", m.Type, err)
+	}
+	if len(b) > maxMsg {
+		mf, err := bigPayload(b)
+		if err != nil {
+			return fmt.Errorf("send %s message: %w", m.Type, err)
+		}
+		defer mf.Close()
+		b = []byte(`{"type":"` + msgBig + `"}`)
+		files = append([]*os.File{mf}, files...)
+	}
+	var oob []byte
+	if len(files) > 0 {
+		fds := make([]int, len(files))
+		for i, f := range files {
+			fds[i] = int(f.Fd())
+		}
+		oob = unix.UnixRights(fds...)
+	}
+	raw, err := c.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = raw.Write(func(fd uintptr) bool {
+		serr = unix.Sendmsg(int(fd), b, oob, nil, 0)
+		return serr != unix.EAGAIN
+	})
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("send %s message: %w", m.Type, err)
+	}
+	return nil
+}
+
+// Recv reads one message and the fds that came with it. Received fds are
+// close-on-exec (MSG_CMSG_CLOEXEC), so none can leak into the agent.
+func (c *Conn) Recv() (Message, []*os.File, error) {
+	var m Message
+	buf := make([]byte, maxMsg)
+	oob := make([]byte, unix.CmsgSpace(64*4))
+	raw, err := c.f.SyscallConn()
+	if err != nil {
+		return m, nil, err
+	}
+	var n, oobn int
+	var rerr error
+	err = raw.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		return rerr != unix.EAGAIN
+	})
+	if err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return m, nil, fmt.Errorf("receive message: %w", err)
+	}
+	if n == 0 {
+		return m, nil, fmt.Errorf("receive message: %w", os.ErrClosed)
+	}
+	var files []*os.File
+	if oobn > 0 {
+		scms, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			return m, nil, fmt.Errorf("parse control message: %w", err)
+		}
+		for _, scm := range scms {
+			fds, err := unix.ParseUnixRights(&scm)
+			if err != nil {
+				continue
+			}
+			for _, fd := range fds {
+				files = append(files, os.NewFile(uintptr(fd), "passed-fd"))
+			}
+		}
+	}
+	payload := buf[:n]
+	if string(payload) == `{"type":"`+msgBig+`"}` {
+		if len(files) == 0 {
+			return m, nil, fmt.Errorf("receive message: large message without its memfd")
+		}
+		mf := files[0]
+		files = files[1:]
+		payload, err = io.ReadAll(io.NewSectionReader(mf, 0, 1<<30))
+		mf.Close()
+		if err != nil {
+			return m, nil, fmt.Errorf("receive message: read memfd: %w", err)
+		}
+	}
+	if err := json.Unmarshal(payload, &m); err != nil {
+		for _, f := range files {
+			f.Close()
+		}
+		return m, nil, fmt.Errorf("decode message: %w", err)
+	}
+	return m, files, nil
+}
+
+// bigPayload stores b in a sealed memfd, so the receiver reads exactly what was sent.
+func bigPayload(b []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate("jail-msg", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "jail-msg")
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write memfd: %w", err)
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("seal memfd: %w", err)
+	}
+	return f, nil
+}
+
+// Socketpair returns a connected SOCK_SEQPACKET pair, both ends close-on-exec
+// (the child's end is passed explicitly through ExtraFiles).
+func Socketpair() (*os.File, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "jail-supervisor"), os.NewFile(uintptr(fds[1]), "jail-init"), nil
+}

@@ -1,0 +1,91 @@
+package ns
+
+// Mount kinds of a Spec's mount plan, applied in order on top of a read-only,
+// nosuid recursive clone of the host's root.
+const (
+	// KindTmpfs mounts a private, empty, size-capped tmpfs (hides what is there).
+	KindTmpfs = "tmpfs"
+	// KindBind binds a host path read-write at the same path.
+	KindBind = "bind"
+	// KindROBind binds a host path read-only at the same path.
+	KindROBind = "ro-bind"
+	// KindMask covers a path with an empty, mode-0, read-only file or directory:
+	// reads and writes fail with EACCES. Nothing is created on the host.
+	KindMask = "mask"
+	// KindReadOnly re-binds an already visible path onto itself read-only (for
+	// write-protected files inside writable trees).
+	KindReadOnly = "read-only"
+	// KindFile places Data as a read-only file at Path (e.g. /etc/resolv.conf).
+	KindFile = "file"
+)
+
+// Mount is one step of the mount plan. Paths are absolute and symlink-free on
+// the host, and are mounted at the same path inside.
+type Mount struct {
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+	// Dir tells whether Path is a directory (for masks and mount points).
+	Dir bool `json:"dir,omitempty"`
+	// Size caps a tmpfs, in bytes; Mode is its root's permissions (0755 when 0).
+	Size int64  `json:"size,omitempty"`
+	Mode uint32 `json:"mode,omitempty"`
+	// FD, when >= 0, is the index among the message's passed fds of a detached
+	// mount (open_tree) prepared by the supervisor, used instead of Path as the
+	// bind source (idmapped mounts when started by root).
+	FD int `json:"fd"`
+	// Data is the content of a KindFile.
+	Data []byte `json:"data,omitempty"`
+	// Why is shown by --dry-run and in the audit trail.
+	Why string `json:"why,omitempty"`
+}
+
+// Rlimit is one resource limit set in init before the agent starts.
+type Rlimit struct {
+	Resource int    `json:"resource"`
+	Cur      uint64 `json:"cur"`
+	Max      uint64 `json:"max"`
+}
+
+// Spec is everything init needs, sent by the supervisor as the first message.
+type Spec struct {
+	Mounts   []Mount  `json:"mounts"`
+	Hostname string   `json:"hostname"`
+	Cwd      string   `json:"cwd"`
+	Argv     []string `json:"argv"`
+	Env      []string `json:"env"`
+	// Pty asks init to allocate a terminal in the sandbox's devpts for the agent
+	// and pass its master to the supervisor.
+	Pty     bool     `json:"pty,omitempty"`
+	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	// IgnoreSIGXFSZ makes a write past RLIMIT_FSIZE fail with EFBIG instead of
+	// killing the agent.
+	IgnoreSIGXFSZ bool `json:"ignore_sigxfsz,omitempty"`
+	// Hooks carries feature configuration (landlock, seccomp, network) that init
+	// hands to the registered Hooks; opaque to this package.
+	Hooks map[string][]byte `json:"hooks,omitempty"`
+}
+
+// Message types on the socket.
+const (
+	MsgSpec    = "spec"    // supervisor -> init: Spec
+	MsgFiles   = "files"   // init -> supervisor: named fds (pty master, listeners)
+	MsgStarted = "started" // init -> supervisor: the agent's pid (init's pid ns)
+	MsgExit    = "exit"    // init -> supervisor: the agent's wait status
+	MsgError   = "error"   // init -> supervisor: setup failed
+	MsgGo      = "go"      // supervisor -> init: fds received, start the agent
+)
+
+// Message is the envelope of every message on the socket.
+type Message struct {
+	Type  string   `json:"type"`
+	Spec  *Spec    `json:"spec,omitempty"`
+	Names []string `json:"names,omitempty"` // one per passed fd, for MsgFiles
+	Pid   int      `json:"pid,omitempty"`
+	// Exit status of the agent: Code, or Signal when killed by one.
+	Code   int    `json:"code,omitempty"`
+	Signal int    `json:"signal,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// ExitCode is the exit code jail should use for an error (125, 126, 127).
+	ExitCode int               `json:"exit_code,omitempty"`
+	Info     map[string]string `json:"info,omitempty"`
+}

@@ -1,0 +1,254 @@
+package ns
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUserNS means the kernel refused to create a user namespace for us.
+var ErrUserNS = errors.New("cannot create a user namespace")
+
+// NobodyID is the host uid and gid a sandbox started by root runs as: the
+// agent then has exactly the rights of `nobody` on everything but the paths
+// the user made visible (which are idmapped to it).
+const NobodyID = 65534
+
+// Config says how to start one sandbox.
+type Config struct {
+	Spec *Spec
+	// Rootful is set when jail runs as root: inside uid 0 maps to NobodyID and
+	// bind sources are idmapped mounts prepared here.
+	Rootful bool
+	// NetHost keeps the host's network namespace (--net host).
+	NetHost bool
+	// CgroupFD, when >= 0, starts init directly inside that cgroup v2 directory
+	// (clone3 CLONE_INTO_CGROUP): no window in which it runs unlimited.
+	CgroupFD int
+	Stdin    *os.File
+	Stdout   *os.File
+	Stderr   *os.File
+	// BeforeSpec runs after init exists (its pid is known, it waits for its
+	// spec) and before the spec is sent: the place to put it into a v1 cgroup.
+	BeforeSpec func(pid int) error
+}
+
+// Sandbox is a started sandbox, seen from the supervisor.
+type Sandbox struct {
+	Pid  int
+	Conn *Conn
+	done chan struct{}
+	ws   syscall.WaitStatus
+	werr error
+}
+
+// Wait blocks until init has exited and returns its wait status. When init
+// has exited, the kernel has already killed and reaped every other process of
+// its pid namespace.
+func (s *Sandbox) Wait() (syscall.WaitStatus, error) {
+	<-s.done
+	return s.ws, s.werr
+}
+
+// Done is closed when init has exited.
+func (s *Sandbox) Done() <-chan struct{} { return s.done }
+
+// Start clones init into new namespaces and hands it the spec.
+func Start(cfg Config) (*Sandbox, error) {
+	parent, child, err := Socketpair()
+	if err != nil {
+		return nil, err
+	}
+	defer child.Close()
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
+		unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
+	if !cfg.NetHost {
+		flags |= unix.CLONE_NEWNET
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	attr := &syscall.SysProcAttr{
+		Cloneflags: flags,
+		// Init dies with the supervisor (and with init the whole pid
+		// namespace): the kernel sends SIGKILL when the thread that started
+		// it exits, so Start and Wait run on one locked thread below.
+		Pdeathsig: syscall.SIGKILL,
+		// A new session: init and the agent have no controlling terminal of
+		// the host's, and terminal signals go to jail only.
+		Setsid: true,
+		// setgroups(2) stays denied in the sandbox: an unprivileged user ns
+		// requires it, and it stops dropping groups that guard files (the
+		// "negative group permissions" problem, CVE-2014-8989).
+		GidMappingsEnableSetgroups: false,
+	}
+	if cfg.Rootful {
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: NobodyID, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: NobodyID, Size: 1}}
+		// Writing the map does not change the child's credentials: it is still
+		// host root (kuid 0, unmapped inside). setresuid(0) inside the new
+		// user ns makes it kuid 65534 for real, so root's privileges on the
+		// host are gone before init even execs.
+		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
+	} else {
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		// A non-zero uid loses its capabilities at execve; ambient
+		// capabilities carry init's (full, user-ns-scoped) set across its own
+		// exec. Init clears them all before the agent starts.
+		for c := 0; c <= lastCap(); c++ {
+			attr.AmbientCaps = append(attr.AmbientCaps, uintptr(c))
+		}
+	}
+	if cfg.CgroupFD >= 0 {
+		attr.UseCgroupFD = true
+		attr.CgroupFD = cfg.CgroupFD
+	}
+	cmd := &exec.Cmd{
+		Path:        "/proc/self/exe",
+		Args:        []string{InitArg0},
+		Env:         []string{},
+		Stdin:       cfg.Stdin,
+		Stdout:      cfg.Stdout,
+		Stderr:      cfg.Stderr,
+		ExtraFiles:  []*os.File{child},
+		SysProcAttr: attr,
+	}
+	s := &Sandbox{Conn: NewConn(parent), done: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		// Pdeathsig is tied to the thread that forked: keep this goroutine on
+		// its thread for init's whole life.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			close(s.done)
+			return
+		}
+		started <- nil
+		err := cmd.Wait()
+		if cmd.ProcessState != nil {
+			s.ws = cmd.ProcessState.Sys().(syscall.WaitStatus)
+			err = nil
+		}
+		s.werr = err
+		close(s.done)
+	}()
+	if err := <-started; err != nil {
+		parent.Close()
+		return nil, startError(err)
+	}
+	s.Pid = cmd.Process.Pid
+	fail := func(err error) (*Sandbox, error) {
+		_ = unix.Kill(s.Pid, unix.SIGKILL)
+		<-s.done
+		parent.Close()
+		return nil, err
+	}
+	if cfg.BeforeSpec != nil {
+		if err := cfg.BeforeSpec(s.Pid); err != nil {
+			return fail(err)
+		}
+	}
+	spec := *cfg.Spec
+	var files []*os.File
+	if cfg.Rootful {
+		spec.Mounts, files, err = idmapBinds(s.Pid, spec.Mounts)
+		if err != nil {
+			return fail(err)
+		}
+	}
+	err = s.Conn.Send(Message{Type: MsgSpec, Spec: &spec}, files...)
+	for _, f := range files {
+		f.Close()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+func startError(err error) error {
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("%w: %v\n%s", ErrUserNS, err, userNSHelp())
+	}
+	return fmt.Errorf("start the sandbox: %w", err)
+}
+
+// userNSHelp explains how to enable unprivileged user namespaces on the
+// common distributions, naming the setting that is in the way.
+func userNSHelp() string {
+	var hints []string
+	read := func(p string) string {
+		b, _ := os.ReadFile(p)
+		return strings.TrimSpace(string(b))
+	}
+	if v := read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); v == "1" {
+		hints = append(hints, "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+): run `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or install an AppArmor profile for jail granting `userns,` (see README: Ubuntu)")
+	}
+	if v := read("/proc/sys/kernel/unprivileged_userns_clone"); v == "0" {
+		hints = append(hints, "unprivileged user namespaces are disabled: run `sudo sysctl kernel.unprivileged_userns_clone=1`")
+	}
+	if v := read("/proc/sys/user/max_user_namespaces"); v == "0" {
+		hints = append(hints, "user namespaces are disabled: run `sudo sysctl user.max_user_namespaces=15000`")
+	}
+	if len(hints) == 0 {
+		hints = append(hints, "check that the kernel has CONFIG_USER_NS and that no seccomp/LSM policy of a container you are in forbids unshare(CLONE_NEWUSER)")
+	}
+	return strings.Join(hints, "\n")
+}
+
+// idmapBinds prepares, as root on the host, every bind source as a detached
+// mount idmapped through the sandbox's user namespace: files owned by host
+// root appear owned by the sandbox's uid 0 (host nobody), and what it creates
+// is stored as owned by root, as if root had run the agent. Other owners are
+// unmapped inside (read-only to the agent unless world-writable).
+func idmapBinds(pid int, mounts []Mount) ([]Mount, []*os.File, error) {
+	userns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", pid))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer userns.Close()
+	out := make([]Mount, len(mounts))
+	copy(out, mounts)
+	var files []*os.File
+	for i, m := range out {
+		if m.Kind != KindBind && m.Kind != KindROBind {
+			continue
+		}
+		fd, err := idmapped(m.Path, int(userns.Fd()))
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, nil, err
+		}
+		out[i].FD = len(files)
+		files = append(files, os.NewFile(uintptr(fd), m.Path))
+	}
+	return out, files, nil
+}
+
+func idmapped(path string, userns int) (int, error) {
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns)}
+	var last error
+	// Recursive first; if a submount's file system cannot be idmapped, fall
+	// back to the path's own mount alone.
+	for _, rec := range []uint{unix.AT_RECURSIVE, 0} {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|rec)
+		if err != nil {
+			return -1, mountErr("open_tree", path, err)
+		}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|rec, &attr); err != nil {
+			unix.Close(fd)
+			last = err
+			continue
+		}
+		return fd, nil
+	}
+	return -1, fmt.Errorf("idmapped mount of %s: %w (jail started by root needs a file system with idmapped mounts: ext4, xfs, btrfs, tmpfs 6.3+; or run jail as an ordinary user)", path, last)
+}

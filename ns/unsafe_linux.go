@@ -1,0 +1,5 @@
+package ns
+
+import "unsafe"
+
+func ptr[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }

@@ -65,6 +65,11 @@ func InitMain(h Hooks) {
 	// fd above the socket, so nothing the supervisor's parent leaked reaches
 	// the agent (the CVE-2024-21626 class: a host fd or cwd in the sandbox).
 	closeFrom(initFD + 1)
+	// Catch the forwarded signals from the first instant: Go's default for
+	// SIGHUP, SIGINT and SIGTERM is to exit, which would take the sandbox down
+	// instead of passing the signal on. They queue until the agent exists.
+	initSignals = make(chan os.Signal, 32)
+	signal.Notify(initSignals, forwarded...)
 	conn := NewConn(os.NewFile(initFD, "jail-init"))
 	code := run(conn, h)
 	os.Exit(code)
@@ -336,6 +341,8 @@ func startAgent(spec *Spec, path string, slave *os.File) (int, error) {
 	return pid, nil
 }
 
+var initSignals chan os.Signal
+
 // Signals init forwards to the agent.
 var forwarded = []os.Signal{
 	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
@@ -346,10 +353,8 @@ var forwarded = []os.Signal{
 // are reparented to us), and when the agent exits, kill everything else in the
 // pid namespace, report the agent's status and exit with it.
 func (st *initState) reap(conn *Conn) int {
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, forwarded...)
 	go func() {
-		for s := range sigs {
+		for s := range initSignals {
 			_ = unix.Kill(st.agent, s.(syscall.Signal))
 		}
 	}()

@@ -82,9 +82,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	p := policy.Default()
-	fs := newFlags(&p, stderr)
+	fs := newFlags(&p, stdout)
+	// Errors are one line; usage only when asked for.
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
 			return 0
 		}
 		fmt.Fprintf(stderr, "jail: %v (see jail --help)\n", err)

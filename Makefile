@@ -1,0 +1,41 @@
+# jail: build, test, bench, lint. Everything builds static (CGO_ENABLED=0).
+GO       ?= go
+export CGO_ENABLED = 0
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+BIN      := bin/jail
+LDFLAGS  := -s -w -X main.version=$(VERSION)
+
+.PHONY: all build test e2e bench lint fuzz clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/jail
+
+# Unit, adversarial and end-to-end tests (the e2e tests use the built binary).
+test: build
+	JAIL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m ./...
+
+# The end-to-end tests alone, e.g. as an unprivileged user.
+e2e: build
+	JAIL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v ./tests
+
+bench: build
+	JAIL_BIN=$(CURDIR)/$(BIN) $(GO) run ./tests/bench
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
+
+# Short fuzzing of every parser (FUZZTIME per target).
+FUZZTIME ?= 10s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list 'Fuzz.*' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

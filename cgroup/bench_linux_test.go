@@ -1,0 +1,100 @@
+package cgroup
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func benchOpts(b *testing.B, mode string) (Limits, Options) {
+	b.Helper()
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	switch mode {
+	case "v1":
+		if _, err := os.Stat("/sys/fs/cgroup/freezer/cgroup.procs"); err != nil {
+			b.Skip("no cgroup v1")
+		}
+		return Limits{MemoryBytes: 512 << 20, CPUs: 1, Pids: 1024}, Options{DisableV2: true, Require: true}
+	default:
+		if _, ok := v2Mount(defaultRoot); !ok {
+			b.Skip("no cgroup v2")
+		}
+		// Limits that need no controller, so the hybrid host's empty
+		// cgroup2 hierarchy qualifies.
+		return Limits{Pids: -1}, Options{DisableV1: true, Require: true}
+	}
+}
+
+// BenchmarkOpenDelete measures the startup+teardown cost of a group.
+func BenchmarkOpenDelete(b *testing.B) {
+	for _, mode := range []string{"v1", "v2"} {
+		b.Run(mode, func(b *testing.B) {
+			lim, opts := benchOpts(b, mode)
+			for i := 0; i < b.N; i++ {
+				g, _, err := Open("bench", lim, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := g.Delete(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkKill500 measures Kill on a group holding 500 processes: the time
+// from the kill request to an empty group.
+func BenchmarkKill500(b *testing.B) {
+	for _, mode := range []string{"v1", "v2"} {
+		b.Run(mode, func(b *testing.B) {
+			lim, opts := benchOpts(b, mode)
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				g, _, err := Open("bench", lim, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cmd := exec.Command("/bin/sh", "-c", `read x; i=0; while [ $i -lt 499 ]; do sleep 1000 & i=$((i+1)); done; wait`)
+				if fd, ok := g.FD(); ok {
+					cmd.SysProcAttr = sysProcCgroup(fd)
+				}
+				in, _ := cmd.StdinPipe()
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				if mode == "v1" {
+					if err := g.Add(cmd.Process.Pid); err != nil {
+						b.Fatal(err)
+					}
+				}
+				in.Write([]byte("go\n"))
+				in.Close()
+				for {
+					p, _ := readPids(g.Path())
+					if len(p) >= 500 {
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				b.StartTimer()
+				start := time.Now()
+				if err := g.Kill(); err != nil {
+					b.Fatal(err)
+				}
+				total += time.Since(start)
+				b.StopTimer()
+				_ = cmd.Wait()
+				if err := g.Delete(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/kill")
+		})
+	}
+}

@@ -1,0 +1,224 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits is what the user asked for. Zero means "no limit" except Pids, where
+// zero means DefaultPids and a negative value means no limit.
+type Limits struct {
+	MemoryBytes int64   // memory (and memory+swap) ceiling for the whole sandbox
+	CPUs        float64 // CPU bandwidth: 0.5 = half a CPU, 2 = two CPUs
+	Pids        int64   // max processes+threads; 0 = DefaultPids, <0 = unlimited
+	NoFile      uint64  // RLIMIT_NOFILE; 0 = DefaultNoFile (capped at the hard limit)
+	FileSize    int64   // RLIMIT_FSIZE in bytes; 0 = unlimited
+}
+
+// DefaultPids is the pids budget when Limits.Pids is zero.
+const DefaultPids = 1024
+
+// DefaultNoFile is the RLIMIT_NOFILE when Limits.NoFile is zero.
+const DefaultNoFile = 8192
+
+// cpuPeriodUs is the CFS bandwidth period; the quota is CPUs*period.
+const cpuPeriodUs = 100000
+
+// Options steer Open.
+type Options struct {
+	// Require makes Open fail (wrapping ErrNoCgroup) instead of falling back
+	// to rlimits only. Upstream maps it to exit 125.
+	Require bool
+	// Root is the cgroupfs root; "" means /sys/fs/cgroup. Tests point it at a
+	// fake tree.
+	Root string
+	// SelfCgroup is a file in /proc/<pid>/cgroup format describing the
+	// caller's cgroups; "" means /proc/self/cgroup.
+	SelfCgroup string
+	// DisableV1 skips the cgroup v1 fallback (tests, or hosts where v1 must
+	// not be touched).
+	DisableV1 bool
+	// DisableV2 skips cgroup v2 (tests).
+	DisableV2 bool
+}
+
+// Report says what Open chose and why, for `-v`, `jail doctor` and the
+// audit trail's start event.
+type Report struct {
+	Mode     string   // "v2", "v1" or "none"
+	Strategy string   // v2: "leaf", "sibling", "root"; v1: "v1"; none: "none"
+	Path     string   // the group directory (v1: the memory controller's)
+	Enforced []string // e.g. "memory=64M(cgroup)", "pids=64(cgroup)"
+	Warnings []string // weaker limits and why; print them
+	Reason   string   // why the better modes were not used
+}
+
+// Events are the limit hits counted by the kernel since the group was made.
+type Events struct {
+	OOMKills      uint64 // processes killed by the memory limit
+	MemoryMaxHits uint64 // times usage hit the limit (v2 "max", v1 failcnt)
+	PidsMaxHits   uint64 // forks refused by pids.max
+}
+
+// Stats are usage figures for the exit report.
+type Stats struct {
+	CPU         time.Duration // user+system cpu time of the whole group
+	MemoryPeak  uint64        // bytes; 0 when the kernel does not track it
+	PidsCurrent uint64
+	PidsPeak    uint64 // 0 when the kernel does not track it (v1, v2 < 6.1)
+}
+
+// Group is a live cgroup (or the "none" stand-in) holding the sandbox.
+// Methods are safe to call from one goroutine at a time.
+type Group interface {
+	// Mode is "v2", "v1" or "none".
+	Mode() string
+	// Path is the group directory ("" for none).
+	Path() string
+	// FD returns a directory fd for SysProcAttr.UseCgroupFD/CgroupFD
+	// (clone3 CLONE_INTO_CGROUP); ok is false except in v2 mode.
+	// The fd stays owned by the Group (closed by Delete).
+	FD() (fd int, ok bool)
+	// Add moves a process (all its threads) into the group.
+	Add(pid int) error
+	// Kill SIGKILLs every process in the group and waits until it is empty.
+	Kill() error
+	// Events returns the OOM and pids-limit counters.
+	Events() (Events, error)
+	// Stats returns cpu time and peak usage.
+	Stats() (Stats, error)
+	// Delete removes the group; it retries while exiting processes linger
+	// and fails with an error wrapping ErrBusy if processes remain.
+	Delete() error
+}
+
+// Errors callers check with errors.Is.
+var (
+	ErrNoCgroup    = errors.New("no usable cgroup for resource limits")
+	ErrBusy        = errors.New("cgroup still has processes")
+	ErrUnsupported = errors.New("cgroup limits are only supported on Linux")
+)
+
+// Rlimit is one setrlimit(2) call for init to make before exec.
+type Rlimit struct {
+	Resource int // unix.RLIMIT_*
+	Cur, Max uint64
+}
+
+// ParseSize parses a memory size: plain bytes ("1048576"), or a number with
+// a binary suffix k/K, m/M, g/G, t/T (optionally followed by "i", "b" or
+// "ib": 512M = 512MiB = 512*2^20). Fractions are allowed with a suffix
+// ("1.5G"). It rejects negatives, empty strings and overflow.
+func ParseSize(s string) (int64, error) {
+	orig := s
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("parse size %q: empty (use e.g. 512M, 1G, 64k)", orig)
+	}
+	lower := strings.ToLower(s)
+	for _, suf := range []string{"ib", "b", "i"} {
+		if len(lower) > len(suf) && strings.HasSuffix(lower, suf) {
+			c := lower[len(lower)-len(suf)-1]
+			if suf == "b" && (c >= '0' && c <= '9') {
+				lower = lower[:len(lower)-1] // "100b" = 100 bytes
+				break
+			}
+			if strings.ContainsRune("kmgt", rune(c)) {
+				lower = lower[:len(lower)-len(suf)]
+				break
+			}
+		}
+	}
+	mult := int64(1)
+	switch lower[len(lower)-1] {
+	case 'k':
+		mult = 1 << 10
+	case 'm':
+		mult = 1 << 20
+	case 'g':
+		mult = 1 << 30
+	case 't':
+		mult = 1 << 40
+	}
+	num := lower
+	if mult != 1 {
+		num = lower[:len(lower)-1]
+	}
+	if num == "" || strings.ContainsAny(num, "+-eExXpP_ ") || strings.HasPrefix(num, ".") {
+		return 0, fmt.Errorf("parse size %q: not a size (use e.g. 512M, 1G, 64k)", orig)
+	}
+	if mult == 1 {
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parse size %q: not a byte count (use e.g. 512M, 1G, 64k): %w", orig, err)
+		}
+		return n, nil
+	}
+	if !strings.Contains(num, ".") {
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parse size %q: %w", orig, err)
+		}
+		if n > math.MaxInt64/mult {
+			return 0, fmt.Errorf("parse size %q: too large", orig)
+		}
+		return n * mult, nil
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parse size %q: %w", orig, err)
+	}
+	v := f * float64(mult)
+	if math.IsNaN(v) || v < 0 || v >= math.MaxInt64 {
+		return 0, fmt.Errorf("parse size %q: out of range", orig)
+	}
+	return int64(v), nil
+}
+
+// FormatSize renders bytes the way ParseSize reads them (64M, 1G, 1536k).
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		s string
+		v int64
+	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"k", 1 << 10}} {
+		if n >= u.v && n%u.v == 0 {
+			return strconv.FormatInt(n/u.v, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// pidsLimit resolves the Pids convention; -1 means unlimited.
+func (l Limits) pidsLimit() int64 {
+	switch {
+	case l.Pids == 0:
+		return DefaultPids
+	case l.Pids < 0:
+		return -1
+	}
+	return l.Pids
+}
+
+// Validate rejects nonsensical limits with a message saying what to do.
+func (l Limits) Validate() error {
+	if l.MemoryBytes < 0 {
+		return fmt.Errorf("memory limit %d: must be positive (e.g. --memory 512M)", l.MemoryBytes)
+	}
+	if l.MemoryBytes > 0 && l.MemoryBytes < 1<<20 {
+		return fmt.Errorf("memory limit %d bytes: below 1M nothing can run (use e.g. --memory 64M)", l.MemoryBytes)
+	}
+	if l.CPUs < 0 || math.IsNaN(l.CPUs) || math.IsInf(l.CPUs, 0) {
+		return fmt.Errorf("cpus %v: must be a positive number (e.g. --cpus 0.5)", l.CPUs)
+	}
+	if l.CPUs > 0 && l.CPUs*cpuPeriodUs < 1000 {
+		return fmt.Errorf("cpus %v: below 0.01 (the kernel's 1ms quota minimum)", l.CPUs)
+	}
+	if l.FileSize < 0 {
+		return fmt.Errorf("file size limit %d: must be positive", l.FileSize)
+	}
+	return nil
+}

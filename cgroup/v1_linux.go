@@ -1,0 +1,219 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	cgroups "github.com/containerd/cgroups/v3"
+)
+
+// v1Controllers are the legacy hierarchies we use. freezer is always
+// required: without it Kill could race a fork loop.
+var v1Controllers = []struct{ name string }{
+	{"memory"}, {"pids"}, {"cpu"}, {"cpuacct"}, {"freezer"},
+}
+
+type v1Group struct {
+	dirs  map[string]string // controller -> group directory
+	order []string          // distinct directories, creation order
+	path  string
+	memsw bool
+}
+
+func v1Needed(lim Limits) []string {
+	n := []string{"freezer"}
+	if lim.MemoryBytes > 0 {
+		n = append(n, "memory")
+	}
+	if lim.pidsLimit() > 0 {
+		n = append(n, "pids")
+	}
+	if lim.CPUs > 0 {
+		n = append(n, "cpu")
+	}
+	return n
+}
+
+func openV1(opts Options, gname string, lim Limits) (_ Group, _ Report, err error) {
+	if geteuid() != 0 {
+		// v1 hierarchies are never delegated to users safely (no
+		// containment rule like v2's), so only root uses them.
+		return nil, Report{}, errors.New("needs root")
+	}
+	root := opts.root()
+	self, _, err := cgroups.ParseCgroupFileUnified(opts.selfCgroup())
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), err)
+	}
+	need := v1Needed(lim)
+	g := &v1Group{dirs: map[string]string{}}
+	defer func() {
+		if err != nil {
+			for i := len(g.order) - 1; i >= 0; i-- {
+				_ = rmdirGroup(g.order[i])
+			}
+		}
+	}()
+	seen := map[string]string{}
+	for _, c := range v1Controllers {
+		base := filepath.Join(root, c.name)
+		if _, err := os.Stat(filepath.Join(base, "cgroup.procs")); err != nil {
+			if slices.Contains(need, c.name) {
+				return nil, Report{}, fmt.Errorf("controller %s not mounted at %s", c.name, base)
+			}
+			continue
+		}
+		// Nest under our own group so an outer limit (a CI runner's)
+		// still applies to the sandbox.
+		parent := filepath.Join(base, filepath.Clean("/"+self[c.name]))
+		real, err := filepath.EvalSymlinks(parent)
+		if err != nil {
+			return nil, Report{}, fmt.Errorf("controller %s: %w", c.name, err)
+		}
+		dir := filepath.Join(real, gname)
+		if prev, ok := seen[real]; ok { // co-mounted (cpu,cpuacct)
+			g.dirs[c.name] = prev
+			continue
+		}
+		if err := mkdirGroup(dir); err != nil {
+			return nil, Report{}, fmt.Errorf("make cgroup: %w", err)
+		}
+		seen[real] = dir
+		g.dirs[c.name] = dir
+		g.order = append(g.order, dir)
+	}
+	if d, ok := g.dirs["memory"]; ok && lim.MemoryBytes > 0 {
+		v := strconv.FormatInt(lim.MemoryBytes, 10)
+		if err := writeFile(filepath.Join(d, "memory.limit_in_bytes"), v); err != nil {
+			return nil, Report{}, err
+		}
+		// memsw = memory+swap; equal to the limit means no swap beyond it.
+		// Written after limit_in_bytes: the kernel keeps memsw >= limit.
+		if err := writeFile(filepath.Join(d, "memory.memsw.limit_in_bytes"), v); err == nil {
+			g.memsw = true
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, Report{}, err
+		}
+	}
+	if d, ok := g.dirs["pids"]; ok {
+		if p := lim.pidsLimit(); p > 0 {
+			if err := writeFile(filepath.Join(d, "pids.max"), strconv.FormatInt(p, 10)); err != nil {
+				return nil, Report{}, err
+			}
+		}
+	}
+	if d, ok := g.dirs["cpu"]; ok && lim.CPUs > 0 {
+		if err := writeFile(filepath.Join(d, "cpu.cfs_period_us"), strconv.Itoa(cpuPeriodUs)); err != nil {
+			return nil, Report{}, err
+		}
+		if err := writeFile(filepath.Join(d, "cpu.cfs_quota_us"), strconv.FormatInt(int64(lim.CPUs*cpuPeriodUs), 10)); err != nil {
+			return nil, Report{}, err
+		}
+	}
+	g.path = g.dirs["memory"]
+	if g.path == "" {
+		g.path = g.dirs["freezer"]
+	}
+	rep := Report{Mode: "v1", Strategy: "v1", Path: g.path, Enforced: cgroupEnforced(lim, "cgroup-v1")}
+	if lim.MemoryBytes > 0 && !g.memsw {
+		rep.Warnings = append(rep.Warnings, "swap: no memory.memsw (kernel without swap accounting); swap use is not limited separately")
+	}
+	rep.Warnings = append(rep.Warnings, "cgroup v1: the agent is moved in after start (no CLONE_INTO_CGROUP); the runtime adds init before init proceeds")
+	return g, rep, nil
+}
+
+func (g *v1Group) Mode() string    { return "v1" }
+func (g *v1Group) Path() string    { return g.path }
+func (g *v1Group) FD() (int, bool) { return -1, false }
+
+// Add writes pid to every controller's cgroup.procs (v1 hierarchies are
+// independent: each must be joined separately).
+func (g *v1Group) Add(pid int) error {
+	for _, d := range g.order {
+		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+			return fmt.Errorf("add pid %d: %w", pid, err)
+		}
+	}
+	return nil
+}
+
+// Kill freezes the group (nothing can fork while we read cgroup.procs),
+// SIGKILLs every pid, thaws so the kills land, until empty; then checks
+// the other hierarchies too.
+func (g *v1Group) Kill() error {
+	fz := g.dirs["freezer"]
+	if err := freezeKill(fz, filepath.Join(fz, "freezer.state"), "FROZEN", "THAWED"); err != nil {
+		return err
+	}
+	for _, d := range g.order {
+		if d == fz {
+			continue
+		}
+		if err := signalAllUntilEmpty(d, nil, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *v1Group) Events() (Events, error) {
+	var e Events
+	if d, ok := g.dirs["memory"]; ok {
+		oc, err := readKV(filepath.Join(d, "memory.oom_control"))
+		if err != nil {
+			return e, fmt.Errorf("cgroup events: %w", err)
+		}
+		e.OOMKills = oc["oom_kill"] // kernel >= 4.13
+		if e.MemoryMaxHits, err = readUintOpt(filepath.Join(d, "memory.failcnt")); err != nil {
+			return e, fmt.Errorf("cgroup events: %w", err)
+		}
+	}
+	if d, ok := g.dirs["pids"]; ok {
+		pe, err := readKV(filepath.Join(d, "pids.events"))
+		if err != nil {
+			return e, fmt.Errorf("cgroup events: %w", err)
+		}
+		e.PidsMaxHits = pe["max"]
+	}
+	return e, nil
+}
+
+func (g *v1Group) Stats() (Stats, error) {
+	var s Stats
+	var err error
+	if d, ok := g.dirs["cpuacct"]; ok {
+		var ns uint64
+		if ns, err = readUintOpt(filepath.Join(d, "cpuacct.usage")); err != nil {
+			return s, fmt.Errorf("cgroup stats: %w", err)
+		}
+		s.CPU = time.Duration(ns)
+	}
+	if d, ok := g.dirs["memory"]; ok {
+		if s.MemoryPeak, err = readUintOpt(filepath.Join(d, "memory.max_usage_in_bytes")); err != nil {
+			return s, fmt.Errorf("cgroup stats: %w", err)
+		}
+	}
+	if d, ok := g.dirs["pids"]; ok {
+		if s.PidsCurrent, err = readUintOpt(filepath.Join(d, "pids.current")); err != nil {
+			return s, fmt.Errorf("cgroup stats: %w", err)
+		}
+		// v1 has no pids.peak.
+	}
+	return s, nil
+}
+
+func (g *v1Group) Delete() error {
+	var errs []error
+	for i := len(g.order) - 1; i >= 0; i-- {
+		if err := rmdirRetry(g.order[i], killTimeout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,333 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	cgroups "github.com/containerd/cgroups/v3"
+	"golang.org/x/sys/unix"
+)
+
+// mkdirGroup creates a group directory; on cgroupfs the kernel fills it
+// with interface files. Tests replace it to emulate that on a fake tree.
+var mkdirGroup = func(path string) error { return os.Mkdir(path, 0o755) }
+
+// v2Mount finds the cgroup2 hierarchy under root: root itself (unified
+// host) or root/unified (hybrid host).
+func v2Mount(root string) (string, bool) {
+	for _, d := range []string{root, filepath.Join(root, "unified")} {
+		if _, err := os.Stat(filepath.Join(d, "cgroup.controllers")); err == nil {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// v2Needed lists the controllers the limits need.
+func v2Needed(lim Limits) []string {
+	var c []string
+	if lim.CPUs > 0 {
+		c = append(c, "cpu")
+	}
+	if lim.MemoryBytes > 0 {
+		c = append(c, "memory")
+	}
+	if lim.pidsLimit() > 0 {
+		c = append(c, "pids")
+	}
+	return c
+}
+
+func readList(path string) ([]string, error) {
+	s, err := readTrim(path)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(s), nil
+}
+
+func missing(have, need []string) []string {
+	var m []string
+	for _, n := range need {
+		if !slices.Contains(have, n) {
+			m = append(m, n)
+		}
+	}
+	return m
+}
+
+// enableControllers makes sure dir's children get the needed controllers.
+func enableControllers(dir string, need []string) error {
+	have, err := readList(filepath.Join(dir, "cgroup.subtree_control"))
+	if err != nil {
+		return err
+	}
+	add := missing(have, need)
+	if len(add) == 0 {
+		return nil
+	}
+	for i := range add {
+		add[i] = "+" + add[i]
+	}
+	// EBUSY here is the "no internal processes" rule (cgroup-v2.rst): a
+	// non-root cgroup that holds processes cannot hand domain controllers
+	// to its children.
+	return writeFile(filepath.Join(dir, "cgroup.subtree_control"), strings.Join(add, " "))
+}
+
+// delegated reports whether we may create and populate children of dir and
+// migrate processes through it: write access to the directory, to its
+// cgroup.procs (the delegation containment rule checks the common
+// ancestor's cgroup.procs on every migration, CLONE_INTO_CGROUP included)
+// and to cgroup.subtree_control.
+func delegated(dir string) bool {
+	return canWrite(dir) && canWrite(filepath.Join(dir, "cgroup.procs")) &&
+		canWrite(filepath.Join(dir, "cgroup.subtree_control"))
+}
+
+func openV2(opts Options, gname string, lim Limits) (Group, Report, error) {
+	root := opts.root()
+	v2root, ok := v2Mount(root)
+	if !ok {
+		return nil, Report{}, fmt.Errorf("no cgroup2 hierarchy under %s", root)
+	}
+	_, unified, err := cgroups.ParseCgroupFileUnified(opts.selfCgroup())
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), err)
+	}
+	need := v2Needed(lim)
+	cur := filepath.Join(v2root, filepath.Clean("/"+unified))
+	self := os.Getpid()
+	supLeaf := fmt.Sprintf("jail-%d-supervisor", self)
+	var why []string
+
+	// 1. leaf: our own cgroup, when it is delegated and holds only us. A
+	// cgroup holding processes cannot enable controllers for children, so
+	// the supervisor first moves itself into a leaf child.
+	if filepath.Base(cur) == supLeaf {
+		// A previous Open in this process already did the move.
+		g, err := createV2(filepath.Dir(cur), gname, lim, need)
+		if err == nil {
+			return g, v2Report(g, "leaf", lim), nil
+		}
+		why = append(why, "leaf: "+err.Error())
+	} else if g, err := tryLeaf(cur, supLeaf, gname, lim, need, self); err == nil {
+		return g, v2Report(g, "leaf", lim), nil
+	} else {
+		why = append(why, "leaf: "+err.Error())
+	}
+
+	// 2. sibling: a new child of our parent, when the parent is delegated and
+	// its children get the controllers.
+	if cur != v2root {
+		parent := filepath.Dir(cur)
+		if g, err := tryAt(parent, gname, lim, need); err == nil {
+			return g, v2Report(g, "sibling", lim), nil
+		} else {
+			why = append(why, "sibling: "+err.Error())
+		}
+	}
+
+	// 3. root-owned hierarchy, when started by root.
+	if geteuid() == 0 {
+		if g, err := tryAt(v2root, gname, lim, need); err == nil {
+			return g, v2Report(g, "root", lim), nil
+		} else {
+			why = append(why, "root: "+err.Error())
+		}
+	} else {
+		why = append(why, "root: not root")
+	}
+	// A transient systemd user scope (Delegate=yes) would come here; it is
+	// not implemented (see the package doc and the report).
+	return nil, Report{}, errors.New(strings.Join(why, "; "))
+}
+
+func tryLeaf(cur, supLeaf, gname string, lim Limits, need []string, self int) (*v2Group, error) {
+	if !delegated(cur) {
+		return nil, fmt.Errorf("%s is not writable by uid %d (not delegated)", cur, geteuid())
+	}
+	have, err := readList(filepath.Join(cur, "cgroup.controllers"))
+	if err != nil {
+		return nil, err
+	}
+	if m := missing(have, need); len(m) > 0 {
+		return nil, fmt.Errorf("%s lacks controllers %v", cur, m)
+	}
+	pids, err := readPids(cur)
+	if err != nil {
+		return nil, err
+	}
+	if len(pids) != 1 || pids[0] != self {
+		return nil, fmt.Errorf("%s holds %d other processes", cur, len(pids)-1)
+	}
+	leaf := filepath.Join(cur, supLeaf)
+	if err := mkdirGroup(leaf); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("make supervisor leaf: %w", err)
+	}
+	// Moving the thread group leader's pid moves every thread (cgroup v2
+	// cgroup.procs semantics), so the whole multithreaded Go process moves.
+	if err := writeFile(filepath.Join(leaf, "cgroup.procs"), strconv.Itoa(self)); err != nil {
+		_ = rmdirGroup(leaf)
+		return nil, fmt.Errorf("move supervisor to leaf: %w", err)
+	}
+	if err := enableControllers(cur, need); err != nil {
+		// Undo: back to where we were, so nothing changed.
+		_ = writeFile(filepath.Join(cur, "cgroup.procs"), strconv.Itoa(self))
+		_ = rmdirGroup(leaf)
+		return nil, err
+	}
+	return createV2(cur, gname, lim, need)
+}
+
+func tryAt(parent, gname string, lim Limits, need []string) (*v2Group, error) {
+	if !delegated(parent) {
+		return nil, fmt.Errorf("%s is not writable by uid %d (not delegated)", parent, geteuid())
+	}
+	have, err := readList(filepath.Join(parent, "cgroup.controllers"))
+	if err != nil {
+		return nil, err
+	}
+	if m := missing(have, need); len(m) > 0 {
+		return nil, fmt.Errorf("%s lacks controllers %v", parent, m)
+	}
+	if err := enableControllers(parent, need); err != nil {
+		return nil, err
+	}
+	return createV2(parent, gname, lim, need)
+}
+
+func createV2(parent, gname string, lim Limits, need []string) (_ *v2Group, err error) {
+	dir := filepath.Join(parent, gname)
+	if err := mkdirGroup(dir); err != nil {
+		return nil, fmt.Errorf("make cgroup: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = rmdirGroup(dir)
+		}
+	}()
+	have, err := readList(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return nil, err
+	}
+	if m := missing(have, need); len(m) > 0 {
+		return nil, fmt.Errorf("%s did not get controllers %v", dir, m)
+	}
+	g := &v2Group{dir: dir, fd: -1}
+	if lim.MemoryBytes > 0 {
+		if err := writeFile(filepath.Join(dir, "memory.max"), strconv.FormatInt(lim.MemoryBytes, 10)); err != nil {
+			return nil, err
+		}
+		// No swap beyond the limit: otherwise a memory bomb spills into
+		// swap and the limit only slows it down.
+		if err := writeFile(filepath.Join(dir, "memory.swap.max"), "0"); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+			g.noSwapFile = true // kernel without swap accounting: nothing to swap to via this group
+		}
+	}
+	if p := lim.pidsLimit(); p > 0 {
+		// The pids controller is what contains a fork bomb.
+		if err := writeFile(filepath.Join(dir, "pids.max"), strconv.FormatInt(p, 10)); err != nil {
+			return nil, err
+		}
+	}
+	if lim.CPUs > 0 {
+		q := int64(lim.CPUs * cpuPeriodUs)
+		if err := writeFile(filepath.Join(dir, "cpu.max"), fmt.Sprintf("%d %d", q, cpuPeriodUs)); err != nil {
+			return nil, err
+		}
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open cgroup for CLONE_INTO_CGROUP", Path: dir, Err: err}
+	}
+	g.fd = fd
+	return g, nil
+}
+
+func v2Report(g *v2Group, strategy string, lim Limits) Report {
+	r := Report{Mode: "v2", Strategy: strategy, Path: g.dir, Enforced: cgroupEnforced(lim, "cgroup-v2")}
+	if g.noSwapFile {
+		r.Warnings = append(r.Warnings, "swap: this kernel has no memory.swap.max (no swap accounting); swap use is not limited separately")
+	}
+	return r
+}
+
+type v2Group struct {
+	dir        string
+	fd         int
+	noSwapFile bool
+}
+
+func (g *v2Group) Mode() string { return "v2" }
+func (g *v2Group) Path() string { return g.dir }
+func (g *v2Group) FD() (int, bool) {
+	return g.fd, g.fd >= 0
+}
+
+func (g *v2Group) Add(pid int) error {
+	return writeFile(filepath.Join(g.dir, "cgroup.procs"), strconv.Itoa(pid))
+}
+
+func (g *v2Group) Kill() error { return killV2(g.dir) }
+
+// killV2 uses cgroup.kill (5.14+: the kernel SIGKILLs the whole subtree
+// and new forks into it fail), else freeze+kill via cgroup.freeze (5.2+).
+func killV2(dir string) error {
+	err := writeFile(filepath.Join(dir, "cgroup.kill"), "1")
+	if errors.Is(err, fs.ErrNotExist) {
+		return freezeKill(dir, filepath.Join(dir, "cgroup.freeze"), "1", "0")
+	}
+	if err != nil {
+		return fmt.Errorf("kill cgroup: %w", err)
+	}
+	return waitEmpty(dir, killTimeout)
+}
+
+func (g *v2Group) Events() (Events, error) {
+	mem, err := readKV(filepath.Join(g.dir, "memory.events"))
+	if err != nil {
+		return Events{}, fmt.Errorf("cgroup events: %w", err)
+	}
+	pids, err := readKV(filepath.Join(g.dir, "pids.events"))
+	if err != nil {
+		return Events{}, fmt.Errorf("cgroup events: %w", err)
+	}
+	return Events{OOMKills: mem["oom_kill"], MemoryMaxHits: mem["max"], PidsMaxHits: pids["max"]}, nil
+}
+
+func (g *v2Group) Stats() (Stats, error) {
+	var s Stats
+	cpu, err := readKV(filepath.Join(g.dir, "cpu.stat"))
+	if err != nil {
+		return s, fmt.Errorf("cgroup stats: %w", err)
+	}
+	s.CPU = time.Duration(cpu["usage_usec"]) * time.Microsecond
+	for _, f := range []struct {
+		name string
+		dst  *uint64
+	}{{"memory.peak", &s.MemoryPeak}, {"pids.current", &s.PidsCurrent}, {"pids.peak", &s.PidsPeak}} {
+		if *f.dst, err = readUintOpt(filepath.Join(g.dir, f.name)); err != nil {
+			return s, fmt.Errorf("cgroup stats: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func (g *v2Group) Delete() error {
+	if g.fd >= 0 {
+		_ = unix.Close(g.fd)
+		g.fd = -1
+	}
+	return rmdirRetry(g.dir, killTimeout)
+}

@@ -1,0 +1,506 @@
+package fsrules
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Input is the filesystem part of the policy. Paths are absolute and clean
+// (resolved by the caller); Readable and Writable are the visible roots that
+// expansion walks (the workspace is normally in Writable, or in Readable with
+// --read-only). Do not pass "/": it would walk the whole host.
+type Input struct {
+	Workspace string
+	Home      string
+	// Deny holds the --deny patterns as the user wrote them.
+	Deny           []string
+	NoDefaultDeny  bool
+	AllowGitConfig bool
+	Readable       []string
+	Writable       []string
+	// MaxEntries bounds the walk (0: 1,000,000); beyond it Expand fails with
+	// ErrTooMany rather than return a partial plan.
+	MaxEntries int
+}
+
+// Mask is one path to cover.
+type Mask struct {
+	Path string `json:"path"`
+	Kind Kind   `json:"kind"`
+	Dir  bool   `json:"dir"`
+	// Rule says why: "--deny secrets/**", "default: .env",
+	// "default: .ssh/ (via symlink /ws/keys)".
+	Rule string `json:"rule"`
+}
+
+// Plan is the result of Expand.
+type Plan struct {
+	// Masks, sorted so that a parent comes before anything inside it: mount
+	// them in order, after the --read/--write binds (deny wins). A mask whose
+	// path does not exist in the sandbox's tree (under a private tmpfs) can be
+	// skipped.
+	Masks []Mask `json:"masks"`
+	// Writable lists extra paths to bind read-write and grant in Landlock: the
+	// shared git directory of a verified git worktree.
+	Writable []string `json:"writable,omitempty"`
+	// Notes are warnings for stderr and --dry-run: patterns that matched
+	// nothing, protections that could not apply.
+	Notes []string `json:"notes,omitempty"`
+}
+
+type compiled struct {
+	user  []rule
+	all   []rule // user + built-ins
+	roots []string
+}
+
+// Validate checks the flags without walking: every --deny compiles, none
+// denies "/", relative patterns stay inside the workspace, and no visible root
+// (nor the workspace) lies inside a denied path, nor a writable one inside a
+// built-in read-only path. Errors are *Error.
+func Validate(in Input) error {
+	_, err := compile(in)
+	return err
+}
+
+func compile(in Input) (*compiled, error) {
+	for _, p := range append([]string{in.Workspace, in.Home}, append(in.Readable, in.Writable...)...) {
+		if p != "" && (p[0] != '/' || path.Clean(p) != p) {
+			return nil, &Error{Flag: "path", Value: p, Err: fs.ErrInvalid, Hint: "paths must be absolute and clean (a bug in jail if you see this)"}
+		}
+	}
+	c := &compiled{}
+	for _, d := range in.Deny {
+		p, err := Compile(d, in.Workspace, in.Home)
+		if err != nil {
+			return nil, err
+		}
+		c.user = append(c.user, rule{pat: p, kind: Hide, name: "--deny " + d, user: true})
+	}
+	c.all = append(c.all, c.user...)
+	if !in.NoDefaultDeny {
+		c.all = append(c.all, builtinRules(in.AllowGitConfig)...)
+	}
+	type root struct {
+		flag, p  string
+		writable bool
+	}
+	var roots []root
+	if in.Workspace != "" {
+		roots = append(roots, root{"workspace", in.Workspace, !contains(in.Readable, in.Workspace)})
+	}
+	for _, p := range in.Writable {
+		roots = append(roots, root{"--write", p, true})
+	}
+	for _, p := range in.Readable {
+		roots = append(roots, root{"--read", p, false})
+	}
+	for _, r := range roots {
+		// r and each of its ancestors: a deny there hides r entirely.
+		for a := r.p; ; a = path.Dir(a) {
+			for _, ru := range c.all {
+				if !ru.pat.Match(a, true) {
+					continue
+				}
+				if ru.kind == Hide {
+					hint := "remove one of the two"
+					if !ru.user {
+						hint = "built-in protection; pass --no-default-deny to lift all built-ins, or choose another path"
+					}
+					return nil, &Error{Flag: r.flag, Value: r.p, Err: fmt.Errorf("%w: inside %s (deny wins)", ErrConflict, ru.name), Hint: hint}
+				}
+				if r.writable {
+					hint := "pass --no-default-deny to lift the built-in read-only rules"
+					if ru.git {
+						hint = "pass --allow-git-config to make git config and hooks writable"
+					}
+					return nil, &Error{Flag: r.flag, Value: r.p, Err: fmt.Errorf("%w: inside %s, which is kept read-only", ErrConflict, ru.name), Hint: hint}
+				}
+			}
+			if a == "/" {
+				break
+			}
+		}
+		c.roots = append(c.roots, r.p)
+	}
+	sort.Strings(c.roots)
+	c.roots = dedupe(c.roots)
+	return c, nil
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(l []string) []string {
+	out := l[:0]
+	for i, s := range l {
+		if i == 0 || s != l[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Expand validates in, then walks the visible roots once (not following
+// symlinks, not crossing mount points) and returns every path to mask. An
+// absolute --deny outside the roots is expanded from its literal prefix (under
+// /proc, /sys and /dev it is ignored with a note: those are the sandbox's own).
+func Expand(in Input) (Plan, error) {
+	c, err := compile(in)
+	if err != nil {
+		return Plan{}, err
+	}
+	max := in.MaxEntries
+	if max <= 0 {
+		max = 1_000_000
+	}
+	w := &walker{masks: map[string]Mask{}, hits: map[string]int{}, max: max, roots: c.roots, links: map[[2]uint64]string{}}
+	for _, r := range c.roots {
+		if err := w.walkRoot(r, c.all); err != nil {
+			return Plan{}, err
+		}
+	}
+	// Absolute user patterns whose literal prefix is outside every root.
+	var plan Plan
+	for _, ru := range c.user {
+		pre := ru.pat.prefix
+		if coveredBy(pre, c.roots) || anyUnder(c.roots, pre) {
+			continue // walked (or will be) with the roots
+		}
+		switch {
+		case in.Home != "" && under(pre, in.Home):
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: %s is inside the home directory, which the sandbox replaces with an empty tmpfs: nothing to mask", ru.name, pre))
+			w.hits[ru.name]++
+			continue
+		case under(pre, "/proc") || under(pre, "/sys") || under(pre, "/dev"):
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s: %s belongs to the sandbox's own /proc, /sys or /dev: ignored", ru.name, pre))
+			w.hits[ru.name]++
+			continue
+		}
+		if err := w.walkRoot(pre, []rule{ru}); err != nil {
+			return Plan{}, err
+		}
+	}
+	if err := w.hardlinks(); err != nil {
+		return Plan{}, err
+	}
+	for _, ru := range c.user {
+		if w.hits[ru.name] == 0 {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s matched nothing (pattern %s)", ru.name, ru.pat.Abs))
+		}
+	}
+	if in.Workspace != "" {
+		plan.Notes = append(plan.Notes, w.worktree(in)...)
+		plan.Writable = w.extraWritable
+	}
+	if !in.NoDefaultDeny {
+		for _, r := range in.Writable {
+			plan.Notes = append(plan.Notes, absentNotes(r, in.AllowGitConfig)...)
+		}
+		if in.Workspace != "" && !contains(in.Writable, in.Workspace) && !contains(in.Readable, in.Workspace) {
+			plan.Notes = append(plan.Notes, absentNotes(in.Workspace, in.AllowGitConfig)...)
+		}
+	}
+	plan.Masks = w.result()
+	return plan, nil
+}
+
+func coveredBy(p string, roots []string) bool {
+	for _, r := range roots {
+		if under(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyUnder(roots []string, p string) bool {
+	for _, r := range roots {
+		if under(r, p) {
+			return true
+		}
+	}
+	return false
+}
+
+type walker struct {
+	masks         map[string]Mask
+	hits          map[string]int
+	n, max        int
+	roots         []string
+	links         map[[2]uint64]string // (dev, ino) of hidden files with other links -> path
+	extraWritable []string
+}
+
+func (w *walker) add(m Mask) {
+	if old, ok := w.masks[m.Path]; ok && old.Kind == Hide {
+		return
+	}
+	w.masks[m.Path] = m
+}
+
+func (w *walker) walkRoot(root string, rules []rule) error {
+	st, err := os.Lstat(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // an absolute --deny prefix that does not exist: "matched nothing"
+		}
+		return fmt.Errorf("expand deny rules: %w", err)
+	}
+	isDir := st.IsDir()
+	// The root itself (an absolute --deny naming one file or directory).
+	if root != "/" && w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, false) || !isDir {
+		return nil
+	}
+	var live []rule
+	for _, r := range rules {
+		if r.pat.live(root) {
+			live = append(live, r)
+		}
+	}
+	m, ok := w.masks[root]
+	return w.walkDir(root, devOf(st), live, ok && m.Kind == ReadOnly)
+}
+
+func devOf(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev)
+	}
+	return 0
+}
+
+// entry tests one entry against the rules, records a mask, and reports whether
+// the walk must not descend into it (hidden).
+func (w *walker) entry(dir, base string, isDir, isLink bool, rules []rule, inRO bool) bool {
+	var hit *rule
+	for i := range rules {
+		r := &rules[i]
+		if hit != nil && hit.kind == Hide {
+			break
+		}
+		dirLike := isDir
+		if isLink && r.pat.DirOnly {
+			dirLike = true // decided on the target below
+		}
+		if !r.pat.matchEntry(dir, base, dirLike) {
+			continue
+		}
+		if hit == nil || r.kind == Hide {
+			hit = r
+		}
+	}
+	if hit == nil {
+		return false
+	}
+	p := join(dir, base)
+	if isLink {
+		// A matching symlink: mask what it points to, since opening it inside
+		// the sandbox reaches the target (same paths inside and out).
+		t, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return true // dangling: nothing to read through it
+		}
+		ti, err := os.Stat(t)
+		if err != nil || (hit.pat.DirOnly && !ti.IsDir()) {
+			return true
+		}
+		w.hits[hit.name]++
+		w.add(Mask{Path: t, Kind: hit.kind, Dir: ti.IsDir(), Rule: hit.name + " (via symlink " + p + ")"})
+		return true
+	}
+	w.hits[hit.name]++
+	if hit.kind == ReadOnly && inRO {
+		return false // already inside a read-only mask
+	}
+	w.add(Mask{Path: p, Kind: hit.kind, Dir: isDir, Rule: hit.name})
+	if hit.kind == Hide && !isDir {
+		w.noteLinks(p)
+	}
+	return hit.kind == Hide
+}
+
+// noteLinks remembers a hidden file that has other hard links, to hide those
+// too (a hard link elsewhere in a visible tree reads the same secret).
+func (w *walker) noteLinks(p string) {
+	var st syscall.Stat_t
+	if syscall.Lstat(p, &st) == nil && st.Nlink > 1 {
+		w.links[[2]uint64{uint64(st.Dev), st.Ino}] = p
+	}
+}
+
+func (w *walker) walkDir(dir string, dev uint64, rules []rule, inRO bool) error {
+	// Unsorted (f.ReadDir, not os.ReadDir): the masks are sorted at the end.
+	f, err := os.Open(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
+			return nil // unreadable on the host: unreadable inside too
+		}
+		return fmt.Errorf("expand deny rules: %w", err)
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
+			return nil // unreadable on the host: unreadable inside too
+		}
+		return fmt.Errorf("expand deny rules: %w", err)
+	}
+	w.n += len(ents)
+	if w.n > w.max {
+		return &Error{Flag: "walk", Value: dir, Err: ErrTooMany, Hint: fmt.Sprintf("more than %d entries under the visible roots; narrow --read/--write", w.max)}
+	}
+	for _, e := range ents {
+		name := e.Name()
+		t := e.Type()
+		isDir, isLink := t.IsDir(), t&fs.ModeSymlink != 0
+		if w.entry(dir, name, isDir, isLink, rules, inRO) || !isDir {
+			continue
+		}
+		p := join(dir, name)
+		if contains(w.roots, p) {
+			continue // another root, walked on its own
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if devOf(fi) != dev {
+			continue // a mount point: not descended
+		}
+		var live []rule
+		for _, r := range rules {
+			if r.pat.live(p) {
+				live = append(live, r)
+			}
+		}
+		if len(live) == 0 {
+			continue
+		}
+		m, ok := w.masks[p]
+		if err := w.walkDir(p, dev, live, inRO || (ok && m.Kind == ReadOnly)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hardlinks finds the other names of hidden files with a link count above one.
+func (w *walker) hardlinks() error {
+	if len(w.links) == 0 {
+		return nil
+	}
+	for _, r := range w.roots {
+		err := filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if m, ok := w.masks[p]; ok && m.Kind == Hide {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			var st syscall.Stat_t
+			if syscall.Lstat(p, &st) != nil || st.Nlink < 2 {
+				return nil
+			}
+			if orig, ok := w.links[[2]uint64{uint64(st.Dev), st.Ino}]; ok && orig != p {
+				w.add(Mask{Path: p, Kind: Hide, Rule: w.masks[orig].Rule + " (hard link of " + orig + ")"})
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("expand deny rules: hard links: %w", err)
+		}
+	}
+	return nil
+}
+
+// result drops masks inside hidden directories and read-only masks inside
+// read-only directories, and sorts parents first.
+func (w *walker) result() []Mask {
+	paths := make([]string, 0, len(w.masks))
+	for p := range w.masks {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var out []Mask
+	var hidden, ro []string
+	for _, p := range paths {
+		m := w.masks[p]
+		if coveredByAny(p, hidden) || (m.Kind == ReadOnly && coveredByAny(p, ro)) {
+			continue
+		}
+		out = append(out, m)
+		if m.Dir && m.Kind == Hide {
+			hidden = append(hidden, p)
+		}
+		if m.Dir && m.Kind == ReadOnly {
+			ro = append(ro, p)
+		}
+	}
+	return out
+}
+
+func coveredByAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p != d && under(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// absentNotes lists the protected names missing at the top of a writable root:
+// they cannot be masked (nothing exists to mount over and jail creates nothing
+// on the host), so the agent may create them there.
+func absentNotes(root string, allowGit bool) []string {
+	var ro, hide []string
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+	for _, b := range Builtins {
+		if b.Git && allowGit || strings.ContainsAny(b.Name, "*?[") {
+			continue
+		}
+		name := strings.TrimSuffix(b.Name, "/")
+		if b.Git || strings.HasPrefix(name, ".git/") {
+			if st, err := os.Lstat(filepath.Join(root, ".git")); err != nil || !st.IsDir() {
+				continue // not a git checkout (worktrees are handled separately)
+			}
+		}
+		if exists(filepath.Join(root, name)) {
+			continue
+		}
+		switch b.Kind {
+		case ReadOnly:
+			ro = append(ro, b.Name)
+		case Hide:
+			if strings.HasSuffix(b.Name, "/") {
+				hide = append(hide, b.Name)
+			}
+		}
+	}
+	var out []string
+	if len(ro) > 0 {
+		out = append(out, fmt.Sprintf("%s: %s do not exist, so they are not write-protected: the agent can create them and they stay on the host (create them before starting jail to protect them)", root, strings.Join(ro, " ")))
+	}
+	if len(hide) > 0 {
+		out = append(out, fmt.Sprintf("%s: %s do not exist, so nothing is masked: the agent can create them (no secret is exposed; what it writes there stays on the host)", root, strings.Join(hide, " ")))
+	}
+	return out
+}

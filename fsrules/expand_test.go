@@ -1,0 +1,389 @@
+package fsrules
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// cpuTime is this process's user+system time in nanoseconds.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkMatch isolates pattern matching from the filesystem: 10k paths
+// against the built-ins plus 100 user patterns.
+func BenchmarkMatch(b *testing.B) {
+	var deny []string
+	for i := 0; i < 100; i++ {
+		deny = append(deny, []string{"**/*.ext%d", "pkg%d/**/secret*", "**/name%d[0-9].txt", "pkg%d/sub1/deep/file.go"}[i%4])
+		deny[i] = fmt.Sprintf(deny[i], i)
+	}
+	c, err := compile(Input{Workspace: "/ws", Deny: deny})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dirs, bases []string
+	for i := 0; i < 10000; i++ {
+		dirs = append(dirs, fmt.Sprintf("/ws/pkg%d/sub%d/deep", i%20, i%10))
+		bases = append(bases, fmt.Sprintf("file%d.go", i))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range dirs {
+			for k := range c.all {
+				c.all[k].pat.matchEntry(dirs[j], bases[j], false)
+			}
+		}
+	}
+}
+
+// mk creates files (and their directories) under base; a name ending in '/'
+// is a directory.
+func mk(t testing.TB, base string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		p := filepath.Join(base, n)
+		if strings.HasSuffix(n, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func tmp(t testing.TB) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// summary renders masks as "kind rel" lines relative to base.
+func summary(base string, ms []Mask) []string {
+	var out []string
+	for _, m := range ms {
+		rel, _ := filepath.Rel(base, m.Path)
+		if m.Dir {
+			rel += "/"
+		}
+		out = append(out, m.Kind.String()+" "+rel)
+	}
+	return out
+}
+
+func eq(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s:\n got: %q\nwant: %q", what, got, want)
+	}
+}
+
+func TestExpandDefaults(t *testing.T) {
+	base := tmp(t)
+	ws := filepath.Join(base, "ws")
+	mk(t, ws, ".env", ".env.local", ".envrc", "deep/a/b/c/server.pem", "deep/a/b/c/server.pub",
+		".git/hooks/pre-commit", ".git/config", ".git/HEAD", ".gitmodules", ".bashrc",
+		"src/main.go", ".vscode/settings.json", ".vscode/.env", ".ssh/id_rsa", ".ssh/known_hosts",
+		".docker/config.json", ".docker/other.json", "id_ed25519", "k/x.key", "notes.txt",
+		".claude/commands/c.md", ".claude/settings.json")
+	in := Input{Workspace: ws, Home: filepath.Join(base, "home"), Writable: []string{ws}}
+	plan, err := Expand(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "masks", summary(ws, plan.Masks), []string{
+		"read-only .bashrc",
+		"read-only .claude/commands/",
+		"hide .docker/config.json",
+		"hide .env",
+		"hide .env.local",
+		"read-only .git/config",
+		"read-only .git/hooks/",
+		"read-only .gitmodules",
+		"hide .ssh/",
+		"read-only .vscode/",
+		"hide .vscode/.env", // hide inside read-only: mounted after its parent
+		"hide deep/a/b/c/server.pem",
+		"hide id_ed25519",
+		"hide k/x.key",
+	})
+	// Sorted parents first.
+	if !sort.SliceIsSorted(plan.Masks, func(i, j int) bool { return plan.Masks[i].Path < plan.Masks[j].Path }) {
+		t.Error("masks not sorted")
+	}
+	for _, m := range plan.Masks {
+		if m.Rule == "" {
+			t.Errorf("mask %s has no rule", m.Path)
+		}
+	}
+	// Absent protections are reported, not silently skipped.
+	notes := strings.Join(plan.Notes, "\n")
+	for _, n := range []string{".mcp.json", ".idea/", ".claude/agents/", ".aws/"} {
+		if !strings.Contains(notes, n) {
+			t.Errorf("notes do not mention absent %s:\n%s", n, notes)
+		}
+	}
+
+	in.AllowGitConfig = true
+	plan, _ = Expand(in)
+	for _, m := range plan.Masks {
+		if strings.Contains(m.Path, ".git") {
+			t.Errorf("--allow-git-config left %s %s", m.Kind, m.Path)
+		}
+	}
+	in.NoDefaultDeny = true
+	plan, _ = Expand(in)
+	if len(plan.Masks) != 0 {
+		t.Errorf("--no-default-deny left %v", plan.Masks)
+	}
+}
+
+func TestExpandUserDeny(t *testing.T) {
+	base := tmp(t)
+	ws, home, other := filepath.Join(base, "ws"), filepath.Join(base, "home"), filepath.Join(base, "other")
+	mk(t, ws, "secrets/a.txt", "secrets/sub/b.txt", "db/x.sqlite", "y.sqlite", "build/", "buildfile", "keep.txt")
+	mk(t, home, ".cache/tok", ".config/app/token")
+	mk(t, other, "srv/1/secret", "srv/2/secret", "srv/2/public")
+	in := Input{Workspace: ws, Home: home, NoDefaultDeny: true, Writable: []string{ws},
+		Readable: []string{filepath.Join(home, ".config")},
+		Deny: []string{"secrets/", "**/*.sqlite", "build/", "~/.config/app/token", other + "/srv/*/secret",
+			"nothing-here-*", "~/.cache/tok"}}
+	plan, err := Expand(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "masks", summary(base, plan.Masks), []string{
+		"hide home/.config/app/token",
+		"hide other/srv/1/secret",
+		"hide other/srv/2/secret",
+		"hide ws/build/",
+		"hide ws/db/x.sqlite",
+		"hide ws/secrets/",
+		"hide ws/y.sqlite",
+	})
+	notes := strings.Join(plan.Notes, "\n")
+	if !strings.Contains(notes, "--deny nothing-here-* matched nothing") {
+		t.Errorf("no note for the empty match:\n%s", notes)
+	}
+	if !strings.Contains(notes, "--deny ~/.cache/tok") || !strings.Contains(notes, "home directory") {
+		t.Errorf("no note for a pattern under the hidden home:\n%s", notes)
+	}
+}
+
+// TestExpandLinkTricks: a symlink named like a secret masks its target, and a
+// hard link to a hidden file is hidden too.
+func TestExpandLinkTricks(t *testing.T) {
+	base := tmp(t)
+	ws, shared := filepath.Join(base, "ws"), filepath.Join(base, "shared")
+	mk(t, ws, "real.env.txt", ".git/config")
+	mk(t, shared, "prod-credentials", "keys/k1")
+	must(t, os.Symlink(filepath.Join(shared, "prod-credentials"), filepath.Join(ws, ".env")))
+	must(t, os.Symlink(filepath.Join(shared, "keys"), filepath.Join(ws, ".ssh")))
+	must(t, os.Symlink("/nonexistent/x", filepath.Join(ws, ".npmrc")))
+	mk(t, ws, ".netrc")
+	must(t, os.Link(filepath.Join(ws, ".netrc"), filepath.Join(ws, "innocent.txt")))
+	must(t, os.Link(filepath.Join(ws, ".netrc"), filepath.Join(shared, "also")))
+	plan, err := Expand(Input{Workspace: ws, Writable: []string{ws}, Readable: []string{shared}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "masks", summary(base, plan.Masks), []string{
+		"hide shared/also",
+		"hide shared/keys/",
+		"hide shared/prod-credentials",
+		"read-only ws/.git/config",
+		"hide ws/.netrc",
+		"hide ws/innocent.txt",
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	base := tmp(t)
+	ws, home := filepath.Join(base, "home/u/proj"), filepath.Join(base, "home/u")
+	for _, c := range []struct {
+		name string
+		in   Input
+		flag string
+		err  error
+	}{
+		{"deny root", Input{Deny: []string{"/"}}, "--deny", ErrDenyRoot},
+		{"deny root glob", Input{Deny: []string{"/**"}}, "--deny", ErrDenyRoot},
+		{"escape", Input{Deny: []string{"../x"}}, "--deny", ErrEscapesWorkspace},
+		{"bad glob", Input{Deny: []string{"a["}}, "--deny", ErrBadPattern},
+		{"write under deny", Input{Deny: []string{"/data"}, Writable: []string{"/data/out"}}, "--write", ErrConflict},
+		{"write under deny glob", Input{Deny: []string{"/d*"}, Writable: []string{"/data/out"}}, "--write", ErrConflict},
+		{"read under deny", Input{Deny: []string{"~/.config"}, Readable: []string{home + "/.config/x"}}, "--read", ErrConflict},
+		{"workspace under deny", Input{Deny: []string{home}}, "workspace", ErrConflict},
+		{"workspace is denied", Input{Deny: []string{"."}}, "workspace", ErrConflict},
+		{"read builtin secret", Input{Readable: []string{home + "/.ssh"}}, "--read", ErrConflict},
+		{"write builtin read-only", Input{Writable: []string{ws + "/.vscode"}}, "--write", ErrConflict},
+		{"write git hooks", Input{Writable: []string{ws + "/.git/hooks"}}, "--write", ErrConflict},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.in.Workspace, c.in.Home = ws, home
+			err := Validate(c.in)
+			var fe *Error
+			if !errors.Is(err, c.err) || !errors.As(err, &fe) || fe.Flag != c.flag || fe.Hint == "" {
+				t.Fatalf("Validate = %v; want %v naming %s with a hint", err, c.err, c.flag)
+			}
+			if !strings.Contains(err.Error(), c.flag) {
+				t.Errorf("message %q does not name %s", err, c.flag)
+			}
+		})
+	}
+	// Allowed: reading a built-in read-only path, --allow-git-config for hooks,
+	// --no-default-deny for .ssh, masks *inside* a writable path.
+	for _, in := range []Input{
+		{Readable: []string{ws + "/.vscode"}},
+		{Writable: []string{ws + "/.git/hooks"}, AllowGitConfig: true},
+		{Readable: []string{home + "/.ssh"}, NoDefaultDeny: true},
+		{Writable: []string{home}, Deny: []string{"~/.cache"}},
+	} {
+		in.Workspace, in.Home = ws, home
+		if err := Validate(in); err != nil {
+			t.Errorf("Validate(%+v) = %v", in, err)
+		}
+	}
+}
+
+func TestExpandTooMany(t *testing.T) {
+	ws := tmp(t)
+	for i := 0; i < 20; i++ {
+		mk(t, ws, fmt.Sprintf("f%d", i))
+	}
+	_, err := Expand(Input{Workspace: ws, Writable: []string{ws}, MaxEntries: 10})
+	if !errors.Is(err, ErrTooMany) {
+		t.Fatalf("err = %v, want ErrTooMany", err)
+	}
+}
+
+// gitWorktree makes a main repo at base/repo and a linked worktree at base/wt,
+// as "git worktree add" lays them out.
+func gitWorktree(t *testing.T, base string) (repo, wt string) {
+	repo, wt = filepath.Join(base, "repo"), filepath.Join(base, "wt")
+	common := filepath.Join(repo, ".git")
+	mk(t, common, "HEAD", "config", "hooks/pre-commit", "objects/", "refs/heads/", "worktrees/wt/HEAD")
+	must(t, os.WriteFile(filepath.Join(common, "worktrees/wt/commondir"), []byte("../..\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(common, "worktrees/wt/gitdir"), []byte(wt+"/.git\n"), 0o644))
+	mk(t, wt, "main.go")
+	must(t, os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+common+"/worktrees/wt\n"), 0o644))
+	return repo, wt
+}
+
+func TestWorktree(t *testing.T) {
+	base := tmp(t)
+	repo, wt := gitWorktree(t, base)
+	plan, err := Expand(Input{Workspace: wt, Writable: []string{wt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "writable", plan.Writable, []string{repo + "/.git"})
+	eq(t, "masks", summary(base, plan.Masks), []string{"read-only repo/.git/config", "read-only repo/.git/hooks/"})
+
+	plan, _ = Expand(Input{Workspace: wt, Writable: []string{wt}, AllowGitConfig: true})
+	if len(plan.Masks) != 0 || len(plan.Writable) != 1 {
+		t.Errorf("--allow-git-config: %+v", plan)
+	}
+}
+
+// TestWorktreeForged: a .git file written by an earlier agent must not make
+// an arbitrary directory writable.
+func TestWorktreeForged(t *testing.T) {
+	base := tmp(t)
+	_, wt := gitWorktree(t, base)
+	victim := filepath.Join(base, "victim")
+	mk(t, victim, "objects/", "worktrees/x/HEAD")
+	must(t, os.WriteFile(filepath.Join(victim, "worktrees/x/commondir"), []byte("../..\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(victim, "worktrees/x/gitdir"), []byte(base+"/elsewhere/.git\n"), 0o644))
+	for _, content := range []string{
+		"gitdir: " + victim,                  // no commondir
+		"gitdir: " + victim + "/worktrees/x", // back-pointer names another checkout
+		"gitdir: /",
+		"gitdir: ../../../../../../../../../etc",
+		"garbage",
+	} {
+		must(t, os.WriteFile(filepath.Join(wt, ".git"), []byte(content+"\n"), 0o644))
+		plan, err := Expand(Input{Workspace: wt, Writable: []string{wt}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Writable) != 0 {
+			t.Errorf(".git %q made %v writable", content, plan.Writable)
+		}
+		if !strings.Contains(strings.Join(plan.Notes, "\n"), "stays read-only") {
+			t.Errorf(".git %q: no note: %v", content, plan.Notes)
+		}
+	}
+}
+
+// BenchmarkExpand: 10k files, 100 patterns (the issue's target: < 50 ms).
+func BenchmarkExpand(b *testing.B) {
+	ws := tmp(b)
+	exts := []string{"go", "txt", "json", "md", "ts", "py", "rs", "c", "h", "yaml"}
+	n := 0
+	for d1 := 0; d1 < 20 && n < 10000; d1++ {
+		for d2 := 0; d2 < 10 && n < 10000; d2++ {
+			dir := filepath.Join(ws, fmt.Sprintf("pkg%d/sub%d/deep", d1, d2))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for f := 0; f < 50 && n < 10000; f++ {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("file%d.%s", f, exts[f%len(exts)])), nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+		}
+	}
+	mk(b, ws, ".env", "pkg3/.env.local", "pkg7/sub1/deep/k.pem", ".git/config", ".git/hooks/x")
+	var deny []string
+	for i := 0; len(deny) < 100; i++ {
+		switch i % 4 {
+		case 0:
+			deny = append(deny, fmt.Sprintf("**/*.ext%d", i))
+		case 1:
+			deny = append(deny, fmt.Sprintf("pkg%d/**/secret%d*", i%20, i))
+		case 2:
+			deny = append(deny, fmt.Sprintf("**/name%d[0-9].txt", i))
+		case 3:
+			deny = append(deny, fmt.Sprintf("pkg%d/sub%d/deep/file%d.go", i%20, i%10, i))
+		}
+	}
+	for _, np := range []int{0, 100} {
+		b.Run(fmt.Sprintf("10k-files-%d-patterns", np), func(b *testing.B) {
+			in := Input{Workspace: ws, Writable: []string{ws}, Deny: deny[:np]}
+			c0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				if _, err := Expand(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// CPU time is steadier than wall time on a shared machine.
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+	}
+}

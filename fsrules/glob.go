@@ -1,0 +1,155 @@
+package fsrules
+
+import (
+	"errors"
+	"path"
+	"strings"
+)
+
+// ErrBadPattern is wrapped by every malformed-glob error.
+var ErrBadPattern = errors.New("malformed glob")
+
+type segKind uint8
+
+const (
+	segLiteral    segKind = iota // no metacharacters: string equality
+	segSuffix                    // "*lit": HasSuffix
+	segPrefix                    // "lit*": HasPrefix
+	segGlob                      // anything else: path.Match
+	segDoubleStar                // "**": any number of elements
+)
+
+type seg struct {
+	kind segKind
+	raw  string // the element as written (for path.Match)
+	lit  string // literal part for the fast kinds
+	// pre and suf are literal runs a segGlob element must start and end with
+	// (cheap rejection before path.Match).
+	pre, suf string
+}
+
+func (s seg) match(name string) bool {
+	switch s.kind {
+	case segLiteral:
+		return name == s.lit
+	case segSuffix:
+		return strings.HasSuffix(name, s.lit)
+	case segPrefix:
+		return strings.HasPrefix(name, s.lit)
+	case segGlob:
+		if !strings.HasPrefix(name, s.pre) || !strings.HasSuffix(name, s.suf) {
+			return false
+		}
+		ok, _ := path.Match(s.raw, name)
+		return ok
+	}
+	return false
+}
+
+func compileSeg(e string) (seg, error) {
+	if e == "**" {
+		return seg{kind: segDoubleStar, raw: e}, nil
+	}
+	if _, err := path.Match(e, ""); err != nil {
+		return seg{}, ErrBadPattern
+	}
+	if strings.Contains(e, "**") {
+		// "a**b" is not a recursive wildcard: it behaves like "a*b".
+		for strings.Contains(e, "**") {
+			e = strings.ReplaceAll(e, "**", "*")
+		}
+	}
+	if !strings.ContainsAny(e, `*?[\`) {
+		return seg{kind: segLiteral, raw: e, lit: e}, nil
+	}
+	if rest := e[1:]; e[0] == '*' && !strings.ContainsAny(rest, `*?[\`) {
+		return seg{kind: segSuffix, raw: e, lit: rest}, nil
+	}
+	if l := len(e) - 1; e[l] == '*' && !strings.ContainsAny(e[:l], `*?[\`) {
+		return seg{kind: segPrefix, raw: e, lit: e[:l]}, nil
+	}
+	g := seg{kind: segGlob, raw: e}
+	if i := strings.IndexAny(e, `*?[\`); i > 0 {
+		g.pre = e[:i]
+	}
+	if i := strings.LastIndexAny(e, `*?[]\`); i < len(e)-1 && (i < 1 || e[i-1] != '\\') {
+		g.suf = e[i+1:]
+	}
+	return g, nil
+}
+
+// compileSegs splits a slash-separated glob into elements, dropping empty
+// ones, and collapses runs of "**".
+func compileSegs(pat string) ([]seg, error) {
+	var out []seg
+	for _, e := range strings.Split(pat, "/") {
+		if e == "" {
+			continue
+		}
+		s, err := compileSeg(e)
+		if err != nil {
+			return nil, err
+		}
+		if s.kind == segDoubleStar && len(out) > 0 && out[len(out)-1].kind == segDoubleStar {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// matchSegs reports whether ps matches the elements ns. Linear-memory dynamic
+// programming, so patterns with many "**" cannot blow up (O(len(ps)*len(ns))).
+func matchSegs(ps []seg, ns []string) bool {
+	// cur[j]: ps[i:] matches ns[j:], computed for i from len(ps) down to 0.
+	n := len(ns)
+	var buf [2][33]bool
+	var cur, next []bool
+	if n < 32 {
+		cur, next = buf[0][:n+1], buf[1][:n+1]
+	} else {
+		cur, next = make([]bool, n+1), make([]bool, n+1)
+	}
+	for j := range next {
+		next[j] = j == n
+	}
+	for i := len(ps) - 1; i >= 0; i-- {
+		p := ps[i]
+		if p.kind == segDoubleStar {
+			// ** matches ns[j:k] for any k >= j: cur[j] = OR of next[j..n].
+			acc := false
+			for j := n; j >= 0; j-- {
+				acc = acc || next[j]
+				cur[j] = acc
+			}
+		} else {
+			cur[n] = false
+			for j := n - 1; j >= 0; j-- {
+				cur[j] = next[j+1] && p.match(ns[j])
+			}
+		}
+		cur, next = next, cur
+	}
+	return next[0]
+}
+
+func splitPath(p string) []string {
+	var out []string
+	for _, e := range strings.Split(p, "/") {
+		if e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Match reports whether the slash-separated name matches the glob pattern
+// (syntax in the package doc; a trailing '/' is ignored here). Empty elements
+// are ignored on both sides, so "a//b" is "a/b". The error wraps ErrBadPattern.
+func Match(pattern, name string) (bool, error) {
+	ps, err := compileSegs(pattern)
+	if err != nil {
+		return false, err
+	}
+	return matchSegs(ps, splitPath(name)), nil
+}

@@ -1,0 +1,192 @@
+package fsrules
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Sentinel errors, wrapped in *Error; check them with errors.Is.
+var (
+	// ErrDenyRoot: a --deny pattern matches "/" (it would hide everything).
+	ErrDenyRoot = errors.New("denies the whole filesystem")
+	// ErrEscapesWorkspace: a relative pattern climbs out of the workspace with "..".
+	ErrEscapesWorkspace = errors.New("escapes the workspace with '..'")
+	// ErrConflict: a --write/--read path or the workspace lies inside a denied
+	// (or, for writing, built-in read-only) path.
+	ErrConflict = errors.New("conflicts with a deny rule")
+	// ErrTooMany: the visible roots hold more entries than Input.MaxEntries.
+	ErrTooMany = errors.New("too many files to expand deny rules")
+)
+
+// Error is a rejected flag value: Flag ("--deny", "--write", "--read",
+// "workspace") and Value say which; Err is one of the sentinels above or
+// ErrBadPattern; Hint says what to do.
+type Error struct {
+	Flag  string
+	Value string
+	Err   error
+	Hint  string
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("%s %s: %v", e.Flag, e.Value, e.Err)
+	if e.Hint != "" {
+		s += ": " + e.Hint
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Pattern is a glob anchored at an absolute directory.
+type Pattern struct {
+	// Source is the pattern as written (or the built-in rule's name).
+	Source string
+	// Abs is the absolute glob it was anchored to ("/ws/**/*.pem").
+	Abs string
+	// DirOnly is set by a trailing '/': only directories match.
+	DirOnly bool
+
+	segs   []seg
+	prefix string // leading literal directory, "/" at least
+	nlit   int    // number of leading literal elements (len of prefix's elements)
+	depth  int    // elements after the prefix; -1 when the pattern has "**"
+}
+
+// Compile anchors and compiles one --deny pattern. Relative patterns are
+// relative to workspace, "~/" and "~" to home, absolute ones stay. A relative
+// pattern may not escape the workspace with "..". Errors are *Error with Flag
+// "--deny".
+func Compile(pat, workspace, home string) (*Pattern, error) {
+	bad := func(err error, hint string) (*Pattern, error) {
+		return nil, &Error{Flag: "--deny", Value: pat, Err: err, Hint: hint}
+	}
+	if pat == "" || strings.ContainsRune(pat, 0) {
+		return bad(ErrBadPattern, "give a non-empty glob")
+	}
+	dirOnly := strings.HasSuffix(pat, "/") && pat != "/"
+	var abs string
+	switch {
+	case pat == "~" || strings.HasPrefix(pat, "~/"):
+		if home == "" || home[0] != '/' {
+			return bad(ErrBadPattern, "the home directory is unknown; use an absolute path")
+		}
+		abs = path.Join(home, strings.TrimPrefix(pat, "~"))
+	case strings.HasPrefix(pat, "~"):
+		return bad(ErrBadPattern, "only ~/ (your own home) is supported; use an absolute path")
+	case pat[0] == '/':
+		abs = path.Clean(pat)
+	default:
+		rel := path.Clean(pat)
+		if rel == ".." || strings.HasPrefix(rel, "../") {
+			return bad(ErrEscapesWorkspace, "use an absolute path or ~/ for files outside the workspace")
+		}
+		if workspace == "" || workspace[0] != '/' {
+			return bad(ErrBadPattern, "the workspace is unknown; use an absolute path")
+		}
+		abs = path.Join(workspace, rel)
+	}
+	p, err := compileAbs(abs, dirOnly)
+	if err != nil {
+		return bad(err, "check the brackets and backslashes of the glob")
+	}
+	p.Source = pat
+	if p.Match("/", true) {
+		return bad(ErrDenyRoot, "deny specific paths instead")
+	}
+	return p, nil
+}
+
+func compileAbs(abs string, dirOnly bool) (*Pattern, error) {
+	segs, err := compileSegs(abs)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pattern{Source: abs, Abs: abs, DirOnly: dirOnly, segs: segs, depth: -1}
+	var lit []string
+	for _, s := range segs {
+		if s.kind != segLiteral {
+			break
+		}
+		lit = append(lit, s.lit)
+	}
+	p.nlit = len(lit)
+	p.prefix = "/" + strings.Join(lit, "/")
+	hasDS := false
+	for _, s := range segs {
+		hasDS = hasDS || s.kind == segDoubleStar
+	}
+	if !hasDS {
+		p.depth = len(segs) - p.nlit
+	}
+	return p, nil
+}
+
+// Match reports whether the clean absolute path matches; isDir tells whether
+// it is a directory (for DirOnly patterns).
+func (p *Pattern) Match(abs string, isDir bool) bool {
+	if p.DirOnly && !isDir {
+		return false
+	}
+	if !under(abs, p.prefix) {
+		return false
+	}
+	ns := splitPath(abs)
+	if len(ns) < p.nlit {
+		return false
+	}
+	ns = ns[p.nlit:]
+	ps := p.segs[p.nlit:]
+	// Fast reject on the last element, where most candidates fail.
+	if l := len(ps); l > 0 && ps[l-1].kind != segDoubleStar {
+		if len(ns) == 0 || !ps[l-1].match(ns[len(ns)-1]) {
+			return false
+		}
+	}
+	if p.depth >= 0 && len(ns) != p.depth {
+		return false
+	}
+	return matchSegs(ps, ns)
+}
+
+// matchBase is Match for an entry named base inside directory dir, avoiding the
+// string join when the last element already rejects.
+func (p *Pattern) matchEntry(dir, base string, isDir bool) bool {
+	if p.DirOnly && !isDir {
+		return false
+	}
+	if l := len(p.segs); l > 0 && p.segs[l-1].kind != segDoubleStar && !p.segs[l-1].match(base) {
+		return false
+	}
+	return p.Match(join(dir, base), isDir)
+}
+
+// live reports whether the pattern can match dir or something below it.
+func (p *Pattern) live(dir string) bool {
+	if !under(dir, p.prefix) && !under(p.prefix, dir) {
+		return false
+	}
+	if p.depth >= 0 && under(dir, p.prefix) {
+		// elements of dir below the prefix must leave room for at least one more
+		below := len(splitPath(dir)) - p.nlit
+		return below < p.depth
+	}
+	return true
+}
+
+// under reports whether p is base or inside it (both clean and absolute).
+func under(p, base string) bool {
+	if base == "/" {
+		return true
+	}
+	return p == base || (strings.HasPrefix(p, base) && p[len(base)] == '/')
+}
+
+func join(dir, base string) string {
+	if dir == "/" {
+		return "/" + base
+	}
+	return dir + "/" + base
+}

@@ -1,0 +1,144 @@
+package landlock
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// configs holds go-landlock's full configuration for each ABI it knows.
+var configs = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3, landlock.V4,
+	landlock.V5, landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
+
+// ABI returns the Landlock ABI version the kernel offers (the
+// landlock_create_ruleset LANDLOCK_CREATE_RULESET_VERSION query), 0 when
+// Landlock is absent or disabled at boot. Like go-landlock, it reports 5 on a
+// 6.12 kernel that lacks the signal-scoping fix (errata bit 2), and it is capped
+// at the newest ABI go-landlock knows.
+func ABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	if v >= 6 {
+		// Scoped signals were broken before errata 2 (fixed in 6.12.x and later
+		// kernels): treat such a kernel as ABI 5 rather than trust the scope.
+		errata, err := ll.LandlockGetErrata()
+		if err != nil || errata&0x2 == 0 {
+			v = 5
+		}
+	}
+	if v >= len(configs) {
+		v = len(configs) - 1
+	}
+	return v
+}
+
+// access sets for one ABI, derived from go-landlock's full config for it.
+type accessSets struct {
+	handled                              landlock.AccessFSSet
+	readExec, readOnly, readWrite, ioctl landlock.AccessFSSet
+	net                                  landlock.AccessNetSet
+	scoped                               landlock.ScopedSet
+}
+
+const fileRights = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile |
+	ll.AccessFSTruncate | ll.AccessFSIoctlDev
+
+func setsFor(r Rules, abi int) accessSets {
+	c := configs[abi]
+	h := c.HandledAccessFS
+	s := accessSets{handled: h}
+	s.readExec = h & (ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir)
+	s.readOnly = h & (ll.AccessFSReadFile | ll.AccessFSReadDir)
+	// Everything but device ioctl, which only terminals get (ABI 5, Linux 6.10):
+	// tty ioctls are how TIOCSTI/TIOCLINUX injection works (CVE-2017-5226 class).
+	s.readWrite = h &^ ll.AccessFSIoctlDev
+	s.ioctl = h & (ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSReadDir | ll.AccessFSIoctlDev)
+	if r.DenyTCP {
+		// TCP only: UDP (ABI 10) stays open for the proxy's DNS.
+		s.net = c.HandledAccessNet & (ll.AccessNetBindTCP | ll.AccessNetConnectTCP)
+	}
+	if r.Scope {
+		s.scoped = c.Scoped & (ll.ScopeAbstractUnixSocket | ll.ScopeSignal)
+	}
+	return s
+}
+
+// pathRules turns the path lists into go-landlock rules. A file (not a
+// directory) may only carry file rights, or landlock_add_rule fails with EINVAL.
+func pathRules(r Rules, s accessSets) ([]landlock.Rule, error) {
+	var out []landlock.Rule
+	add := func(flag string, paths []string, a landlock.AccessFSSet) error {
+		for _, p := range paths {
+			if p == "" || p[0] != '/' {
+				return fmt.Errorf("landlock: %s path %q: %w", flag, p, os.ErrInvalid)
+			}
+			fi, err := os.Stat(p)
+			if err != nil {
+				return fmt.Errorf("landlock: %s rule: %w", flag, err)
+			}
+			acc := a
+			if !fi.IsDir() {
+				acc &= fileRights
+			}
+			if acc != 0 {
+				out = append(out, landlock.PathAccess(acc, p))
+			}
+		}
+		return nil
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+		a     landlock.AccessFSSet
+	}{
+		{"read-exec", r.ReadExec, s.readExec},
+		{"read-only", r.ReadOnly, s.readOnly},
+		{"read-write", r.ReadWrite, s.readWrite},
+		{"dev-ioctl", r.DevIoctl, s.ioctl},
+	} {
+		if err := add(l.flag, l.paths, l.a); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Apply restricts the calling process, all its threads and all its future
+// children with r, at the highest ABI the kernel offers (capped by r.MaxABI).
+// It sets no_new_privs (required by the kernel for an unprivileged domain).
+//
+// With no Landlock (ABI 0) and r.Require == 0 it returns Enforced=false and a
+// Missing entry, not an error. When r.Require is above the ABI it enforces
+// nothing and returns an error wrapping ErrABITooOld. Any other failure (a
+// path that does not exist, the ruleset stack full) is returned as an error
+// and the caller must not start the agent.
+func (r Rules) Apply() (Report, error) {
+	abi := effectiveABI(ABI(), r.MaxABI)
+	rep := Report{ABI: abi, Missing: missing(r, abi)}
+	if err := checkRequire(r, abi); err != nil {
+		return rep, err
+	}
+	if abi == 0 {
+		return rep, nil
+	}
+	s := setsFor(r, abi)
+	rules, err := pathRules(r, s)
+	if err != nil {
+		return rep, err
+	}
+	// Not BestEffort: the config is exactly this ABI's rights, so go-landlock
+	// either enforces all of it or fails; it cannot quietly drop to "V0".
+	cfg := landlock.Config{HandledAccessFS: s.handled, HandledAccessNet: s.net, Scoped: s.scoped}
+	if err := cfg.Restrict(rules...); err != nil {
+		return rep, fmt.Errorf("landlock: enforcing ABI %d ruleset: %w", abi, err)
+	}
+	rep.Enforced = true
+	return rep, nil
+}
+
+// Supported reports whether the kernel offers Landlock at all.
+func Supported() bool { return ABI() > 0 }

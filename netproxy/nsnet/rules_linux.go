@@ -1,0 +1,123 @@
+//go:build linux
+
+package nsnet
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+)
+
+// installRules loads, in the namespace fdP, the inet table NFTTable:
+//
+//	chain pre   { type filter hook prerouting priority mangle; policy accept;
+//	  iifname veth0 meta nfproto ipv6 drop
+//	  iifname veth0 meta nfproto ipv4 meta l4proto tcp meta mark set 1 tproxy ip to 127.0.0.1:PORT accept
+//	  iifname veth0 meta nfproto ipv4 meta l4proto udp meta mark set 1 accept
+//	  iifname veth0 meta l4proto icmp drop }
+//	chain input { type filter hook input priority filter; policy accept;
+//	  iifname veth0 meta l4proto tcp accept
+//	  iifname veth0 meta nfproto ipv4 ip daddr GW udp dport 53 accept
+//	  iifname veth0 meta l4proto udp reject with icmpx port-unreachable
+//	  iifname veth0 drop }
+//	chain fwd   { type filter hook forward priority filter; policy drop; }
+//
+// in one netlink batch (atomic: all or nothing).
+func installRules(fdP int, gw netip.Addr, port uint16) error {
+	c, err := nftables.New(nftables.WithNetNSFd(fdP))
+	if err != nil {
+		return fmt.Errorf("nftables: open netlink in proxy namespace: %w", err)
+	}
+	t := c.AddTable(&nftables.Table{Family: nftables.TableFamilyINet, Name: NFTTable})
+	accept, drop := nftables.ChainPolicyAccept, nftables.ChainPolicyDrop
+	pre := c.AddChain(&nftables.Chain{Name: "pre", Table: t, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityMangle, Policy: &accept})
+	in := c.AddChain(&nftables.Chain{Name: "input", Table: t, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookInput, Priority: nftables.ChainPriorityFilter, Policy: &accept})
+	// Nothing is ever forwarded through P; P has no uplink, and this makes it not
+	// depend on net.ipv4.conf.all.forwarding either.
+	c.AddChain(&nftables.Chain{Name: "fwd", Table: t, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter, Policy: &drop})
+
+	fromVeth := []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ifname(ProxyIface)},
+	}
+	rule := func(ch *nftables.Chain, e ...expr.Any) {
+		c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: append(append([]expr.Any{}, fromVeth...), e...)})
+	}
+	nfproto := func(p byte) []expr.Any {
+		return []expr.Any{&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{p}}}
+	}
+	l4proto := func(p byte) []expr.Any {
+		return []expr.Any{&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{p}}}
+	}
+	cat := func(parts ...[]expr.Any) []expr.Any {
+		var out []expr.Any
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	verdict := func(k expr.VerdictKind) []expr.Any { return []expr.Any{&expr.Verdict{Kind: k}} }
+
+	// IPv6 from the sandbox is dropped before routing: S has IPv6 disabled on eth0,
+	// this is the second layer ("never leave IPv6 to chance").
+	rule(pre, cat(nfproto(unix.NFPROTO_IPV6), verdict(expr.VerdictDrop))...)
+	lo := [4]byte{127, 0, 0, 1}
+	mark := make([]byte, 4)
+	binary.NativeEndian.PutUint32(mark, TProxyMark) // meta mark is host-endian
+	pbe := make([]byte, 2)
+	binary.BigEndian.PutUint16(pbe, port)
+	rule(pre, cat(nfproto(unix.NFPROTO_IPV4), l4proto(unix.IPPROTO_TCP), []expr.Any{
+		&expr.Immediate{Register: 1, Data: mark},
+		&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: 1},
+		&expr.Immediate{Register: 1, Data: lo[:]},
+		&expr.Immediate{Register: 2, Data: pbe},
+		&expr.TProxy{Family: unix.NFPROTO_IPV4, TableFamily: unix.NFPROTO_INET, RegAddr: 1, RegPort: 2},
+	}, verdict(expr.VerdictAccept))...)
+	// UDP is marked too, so that every datagram (whatever its destination) is
+	// delivered locally and meets the input chain: DNS to GW:53 is accepted, the
+	// rest rejected. Unmarked, a datagram to a remote address would be dropped
+	// silently by the routing code (ip_error sends no ICMP when forwarding is off)
+	// and the sandbox would wait for a timeout instead of failing fast.
+	rule(pre, cat(nfproto(unix.NFPROTO_IPV4), l4proto(unix.IPPROTO_UDP), []expr.Any{
+		&expr.Immediate{Register: 1, Data: mark},
+		&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: 1},
+	}, verdict(expr.VerdictAccept))...)
+	// ICMP from the sandbox (ping, crafted errors) goes nowhere.
+	rule(pre, cat(l4proto(unix.IPPROTO_ICMP), verdict(expr.VerdictDrop))...)
+
+	rule(in, cat(l4proto(unix.IPPROTO_TCP), verdict(expr.VerdictAccept))...)
+	g := gw.As4()
+	rule(in, cat(nfproto(unix.NFPROTO_IPV4), l4proto(unix.IPPROTO_UDP), []expr.Any{
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: 4},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: g[:]},
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0, 53}},
+	}, verdict(expr.VerdictAccept))...)
+	// Other UDP fails fast in the sandbox (ICMP port unreachable -> ECONNREFUSED on
+	// a connected socket) instead of timing out; it is never forwarded.
+	rule(in, cat(l4proto(unix.IPPROTO_UDP), []expr.Any{
+		&expr.Reject{Type: unix.NFT_REJECT_ICMPX_UNREACH, Code: unix.NFT_REJECT_ICMPX_PORT_UNREACH},
+	})...)
+	rule(in, verdict(expr.VerdictDrop)...)
+
+	if err := c.Flush(); err != nil {
+		return fmt.Errorf("nftables: load table inet %s (tproxy, reject): %w", NFTTable, err)
+	}
+	return nil
+}
+
+// ifname pads an interface name to IFNAMSIZ as nft's iifname comparison expects.
+func ifname(n string) []byte {
+	b := make([]byte, unix.IFNAMSIZ)
+	copy(b, n)
+	return b
+}

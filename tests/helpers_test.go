@@ -1,0 +1,164 @@
+// Package tests holds end-to-end and adversarial tests of the built jail
+// binary. They run as whoever runs `go test` (root in CI) and again, from the
+// same compiled test binary, as an unprivileged user (see .ci/run). Set
+// JAIL_BIN to a built binary; otherwise the tests build one.
+package tests
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	jailBin   string
+	buildErr  error
+)
+
+// jail returns the path of the jail binary under test.
+func jail(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if b := os.Getenv("JAIL_BIN"); b != "" {
+			jailBin = b
+			return
+		}
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Dir(filepath.Dir(file))
+		dir, err := os.MkdirTemp("", "jail-e2e-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		os.Chmod(dir, 0o755)
+		jailBin = filepath.Join(dir, "jail")
+		cmd := exec.Command("go", "build", "-o", jailBin, "./cmd/jail")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = err
+			jailBin = string(out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build jail: %v\n%s", buildErr, jailBin)
+	}
+	return jailBin
+}
+
+// inCI is true in CI, where security tests must never skip.
+func inCI() bool { return os.Getenv("CI") != "" }
+
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+type runOpts struct {
+	dir     string
+	env     []string
+	stdin   string
+	extra   []*os.File
+	timeout time.Duration
+}
+
+// workspace makes a fresh workspace directory the current user owns.
+func workspace(t testing.TB) string {
+	t.Helper()
+	d := t.TempDir()
+	// t.TempDir's parent is 0700 for some Go versions when run as another
+	// user: make the path traversable so idmapped/bind sources resolve.
+	os.Chmod(filepath.Dir(d), 0o755)
+	return d
+}
+
+func run(t testing.TB, o runOpts, args ...string) result {
+	t.Helper()
+	if o.timeout == 0 {
+		o.timeout = 60 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, jail(t), args...)
+	cmd.Dir = o.dir
+	if cmd.Dir == "" {
+		cmd.Dir = workspace(t)
+	}
+	cmd.Env = os.Environ()
+	cmd.Env = append(cmd.Env, o.env...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	cmd.Stdin = strings.NewReader(o.stdin)
+	cmd.ExtraFiles = o.extra
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("run jail %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	}
+	return result{code: code, stdout: so.String(), stderr: se.String()}
+}
+
+// sh runs a shell script in a new sandbox with the given extra flags.
+func sh(t testing.TB, o runOpts, script string, flags ...string) result {
+	t.Helper()
+	args := append(append([]string{}, flags...), "--", "/bin/sh", "-c", script)
+	return run(t, o, args...)
+}
+
+func mustCode(t testing.TB, r result, want int) {
+	t.Helper()
+	if r.code != want {
+		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
+	}
+}
+
+// procsWith lists host pids whose command line contains marker.
+func procsWith(marker string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(b), marker) && !strings.Contains(string(b), "jail") {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+func waitNoProcs(t testing.TB, marker string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		p := procsWith(marker)
+		if len(p) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes with marker %q survive: pids %v", marker, p)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,401 @@
+package tests
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func marker() string { return fmt.Sprintf("%d.%04d", 7000+rand.Intn(2000), rand.Intn(10000)) }
+
+func TestExitCodes(t *testing.T) {
+	cases := []struct {
+		name   string
+		args   []string
+		want   int
+		stderr string
+	}{
+		{"true", []string{"--", "/bin/true"}, 0, ""},
+		{"own code", []string{"--", "/bin/sh", "-c", "exit 7"}, 7, ""},
+		{"sigterm", []string{"--", "/bin/sh", "-c", "kill -TERM $$"}, 128 + 15, ""},
+		{"sigkill", []string{"--", "/bin/sh", "-c", "kill -KILL $$"}, 128 + 9, ""},
+		{"not found", []string{"--", "no-such-command-xyz"}, 127, "not found"},
+		{"not executable", []string{"--", "/etc/passwd"}, 126, "not executable"},
+		{"directory", []string{"--", "/usr"}, 126, "not executable"},
+		{"unknown flag", []string{"--no-such-flag", "--", "/bin/true"}, 125, "no-such-flag"},
+		{"no command", []string{}, 125, "no command"},
+		{"missing --write", []string{"-w", "/nonexistent/dir", "--", "/bin/true"}, 125, "/nonexistent/dir"},
+		{"missing --read", []string{"-r", "/nonexistent/file", "--", "/bin/true"}, 125, "/nonexistent/file"},
+		{"path lookup", []string{"--", "sh", "-c", "exit 3"}, 3, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, runOpts{}, c.args...)
+			mustCode(t, r, c.want)
+			if c.stderr != "" && !strings.Contains(r.stderr, c.stderr) {
+				t.Fatalf("stderr %q does not mention %q", r.stderr, c.stderr)
+			}
+			if c.want == 125 && strings.Count(strings.TrimSpace(r.stderr), "\n") > 3 {
+				t.Fatalf("a setup error should be a line or two, got:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	r := run(t, runOpts{}, "version")
+	mustCode(t, r, 0)
+	if !strings.HasPrefix(r.stdout, "jail ") {
+		t.Fatalf("version: %q", r.stdout)
+	}
+	r = run(t, runOpts{}, "--help")
+	mustCode(t, r, 0)
+	for _, w := range []string{"Usage:", "Examples:", "--write", "--read-only"} {
+		if !strings.Contains(r.stdout+r.stderr, w) {
+			t.Fatalf("--help lacks %q", w)
+		}
+	}
+}
+
+// Nothing started inside outlives the jail: a setsid daemon, a double fork and
+// a nohup'd process are all gone when the command exits.
+func TestNoSurvivors(t *testing.T) {
+	m1, m2, m3 := marker(), marker(), marker()
+	script := fmt.Sprintf(`setsid sleep %s >/dev/null 2>&1 < /dev/null &
+( ( sleep %s >/dev/null 2>&1 & ) & )
+nohup sleep %s >/dev/null 2>&1 &
+sleep 0.2; exit 0`, m1, m2, m3)
+	r := sh(t, runOpts{}, script)
+	mustCode(t, r, 0)
+	for _, m := range []string{m1, m2, m3} {
+		waitNoProcs(t, "sleep\x00"+m, 2*time.Second)
+	}
+}
+
+// SIGKILL of the supervisor takes the whole sandbox down.
+func TestSupervisorKilled(t *testing.T) {
+	m := marker()
+	cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", fmt.Sprintf("setsid sleep %s & sleep %s", m, m))
+	cmd.Dir = workspace(t)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(procsWith("sleep\x00"+m)) < 2 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("sandbox did not start its processes")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	waitNoProcs(t, "sleep\x00"+m, 3*time.Second)
+}
+
+// Signals sent to jail reach the command.
+func TestSignalForwarding(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGQUIT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			ws := workspace(t)
+			script := fmt.Sprintf(`trap 'echo got; exit 42' %d; echo ready > ready; while :; do sleep 0.05; done`, int(sig))
+			cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", script)
+			cmd.Dir = ws
+			out := &strings.Builder{}
+			cmd.Stdout = out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatal("not ready")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if code != 42 || !strings.Contains(out.String(), "got") {
+				t.Fatalf("signal %v: exit %d, output %q", sig, code, out.String())
+			}
+		})
+	}
+}
+
+// The host's private places are invisible or private and empty inside.
+func TestHiddenPlaces(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	secret := filepath.Join(home, ".jail-e2e-secret")
+	if err := os.WriteFile(secret, []byte("s3cret"), 0o600); err == nil {
+		defer os.Remove(secret)
+	}
+	for _, p := range []string{"/var/tmp/jail-e2e-marker", "/dev/shm/jail-e2e-marker", "/tmp/jail-e2e-marker"} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err == nil {
+			defer os.Remove(p)
+		}
+	}
+	r := sh(t, runOpts{}, `
+for d in /root /run /var/tmp /dev/shm; do echo "$d: $(ls -A $d | tr '\n' ' ')"; done
+echo "home: $(ls -A "$HOME" | tr '\n' ' ')"
+echo "homes: $(ls -A /home | tr '\n' ' ')"
+cat "$HOME/.jail-e2e-secret" 2>&1
+ls /tmp/jail-e2e-marker 2>&1
+cat /etc/shadow 2>&1 | head -1
+ls /etc/ssl/private 2>&1
+exit 0
+`)
+	mustCode(t, r, 0)
+	out := r.stdout
+	for _, bad := range []string{"s3cret", "jail-e2e-marker\n", "\nroot:"} {
+		if strings.Contains("\n"+out, bad) {
+			t.Fatalf("found %q inside:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{"/root: \n", "/run: \n", "/var/tmp: \n", "/dev/shm: \n", "home: \n"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("want %q (empty) inside:\n%s", want, out)
+		}
+	}
+	// Other users' homes: /home shows at most the user's own (empty) home.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "homes: ") {
+			f := strings.Fields(strings.TrimPrefix(line, "homes: "))
+			if len(f) > 1 || (len(f) == 1 && filepath.Join("/home", f[0]) != home) {
+				t.Fatalf("other homes visible: %q", line)
+			}
+		}
+	}
+	if !strings.Contains(out, "Permission denied") {
+		t.Fatalf("/etc/shadow readable?\n%s", out)
+	}
+}
+
+// Writes outside the workspace fail or land in private tmpfs; nothing is left
+// on the host afterwards; symlinks in the workspace pointing out do not help.
+func TestWritesContained(t *testing.T) {
+	ws := workspace(t)
+	home, _ := os.UserHomeDir()
+	os.Symlink("/etc", filepath.Join(ws, "etc-link"))
+	os.Symlink(home, filepath.Join(ws, "home-link"))
+	name := "jail-e2e-" + marker()
+	targets := []string{"/usr/" + name, "/etc/" + name, "/var/" + name, home + "/" + name, "/tmp/" + name, "/var/tmp/" + name, "/dev/shm/" + name}
+	script := ""
+	for _, p := range targets {
+		script += fmt.Sprintf("echo x > %s 2>/dev/null; ", p)
+	}
+	script += fmt.Sprintf("echo x > etc-link/%s 2>/dev/null && echo ESCAPED-ETC; ", name)
+	script += fmt.Sprintf("echo x > home-link/%s 2>/dev/null; ", name+"-2")
+	script += "echo inside > ok.txt; touch /etc/passwd 2>/dev/null && echo ESCAPED-TOUCH; exit 0"
+	r := sh(t, runOpts{dir: ws}, script)
+	mustCode(t, r, 0)
+	if strings.Contains(r.stdout, "ESCAPED") {
+		t.Fatalf("escaped: %s", r.stdout)
+	}
+	for _, p := range append(targets, home+"/"+name+"-2") {
+		if _, err := os.Lstat(p); err == nil {
+			os.Remove(p)
+			t.Errorf("%s was created on the host", p)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "ok.txt")); err != nil || string(b) != "inside\n" {
+		t.Fatalf("workspace write did not land: %v %q", err, b)
+	}
+}
+
+func TestReadOnlyAndWriteFlags(t *testing.T) {
+	ws := workspace(t)
+	extra := workspace(t)
+	ro := workspace(t)
+	os.WriteFile(filepath.Join(ro, "f"), []byte("readable"), 0o644)
+	r := sh(t, runOpts{dir: ws}, fmt.Sprintf(`echo x > a 2>/dev/null && echo WROTE-WS; echo y > %s/b && echo wrote-extra; cat %s/f; echo z > %s/g 2>/dev/null && echo WROTE-RO; exit 0`, extra, ro, ro),
+		"--read-only", "-w", extra, "-r", ro)
+	mustCode(t, r, 0)
+	if strings.Contains(r.stdout, "WROTE") || !strings.Contains(r.stdout, "wrote-extra") || !strings.Contains(r.stdout, "readable") {
+		t.Fatalf("unexpected:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(extra, "b")); err != nil {
+		t.Fatalf("--write path write did not land: %v", err)
+	}
+}
+
+// /proc shows only the sandbox's processes; /proc/*/root leads to the
+// sandbox's root, never the host's; host processes cannot be signalled.
+func TestProcIsolation(t *testing.T) {
+	hostPid := os.Getpid()
+	r := sh(t, runOpts{}, fmt.Sprintf(`
+ls /proc | grep -c '^[0-9]'
+readlink /proc/self/root
+ls -A /proc/self/root/root | wc -l
+ls /proc/1/root/ >/dev/null 2>&1 && echo INIT-ROOT-READABLE
+kill -0 %d 2>/dev/null && echo HOST-PID-VISIBLE
+kill -0 1 && echo can-signal-own-init
+grep -c . /proc/self/mountinfo
+cat /proc/self/mountinfo
+`, hostPid))
+	mustCode(t, r, 0)
+	lines := strings.Split(r.stdout, "\n")
+	if n, _ := strconv.Atoi(lines[0]); n > 5 {
+		t.Fatalf("too many processes visible: %s", r.stdout)
+	}
+	if lines[1] != "/" {
+		t.Fatalf("/proc/self/root: %q", lines[1])
+	}
+	if lines[2] != "0" {
+		t.Fatalf("/proc/self/root/root not empty: %s", lines[2])
+	}
+	// init is not dumpable: its root, fds and exe are out of reach.
+	if strings.Contains(r.stdout, "INIT-ROOT-READABLE") {
+		t.Fatal("/proc/1/root is readable from inside")
+	}
+	if strings.Contains(r.stdout, "HOST-PID-VISIBLE") {
+		t.Fatal("a host process is visible/signalable from inside")
+	}
+	if strings.Contains(r.stdout, "jail-stage") {
+		t.Fatalf("the staging mount is still in the mount table:\n%s", r.stdout)
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	r := sh(t, runOpts{env: []string{"JAIL_E2E_SECRET=hunter2", "AWS_SECRET_ACCESS_KEY=abc", "PASSME=yes", "LC_ALL=C"}},
+		`env; hostname`, "--env", "PASSME", "--setenv", "SET1=v=1")
+	mustCode(t, r, 0)
+	for _, bad := range []string{"hunter2", "AWS_SECRET_ACCESS_KEY"} {
+		if strings.Contains(r.stdout, bad) {
+			t.Fatalf("secret %q passed:\n%s", bad, r.stdout)
+		}
+	}
+	for _, want := range []string{"PASSME=yes", "SET1=v=1", "LC_ALL=C", "PATH=", "\njail\n"} {
+		if !strings.Contains("\n"+r.stdout, want) {
+			t.Fatalf("want %q in:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// Only 0, 1 and 2 reach the command, whatever jail inherited.
+func TestNoLeakedFDs(t *testing.T) {
+	leak, err := os.CreateTemp("", "jail-e2e-leak")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(leak.Name())
+	r := sh(t, runOpts{extra: []*os.File{leak, leak}}, `exec ls -l /proc/self/fd/`)
+	mustCode(t, r, 0)
+	n := 0
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(l, " -> ") {
+			n++
+			f := strings.Fields(l)
+			fd := f[len(f)-3]
+			if fd != "0" && fd != "1" && fd != "2" && !strings.HasSuffix(l, "/fd") {
+				t.Errorf("unexpected fd: %s", l)
+			}
+		}
+	}
+	if strings.Contains(r.stdout, "jail-e2e-leak") || n > 4 {
+		t.Fatalf("fds leaked:\n%s", r.stdout)
+	}
+}
+
+// No capability in any set, no_new_privs, and (when started by root) no host
+// root identity: the agent cannot read a root-only file.
+func TestNoCapabilities(t *testing.T) {
+	r := sh(t, runOpts{}, `grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs)' /proc/self/status`)
+	mustCode(t, r, 0)
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		f := strings.Fields(l)
+		if f[0] == "NoNewPrivs:" {
+			if f[1] != "1" {
+				t.Fatalf("NoNewPrivs: %s", f[1])
+			}
+			continue
+		}
+		if f[1] != "0000000000000000" {
+			t.Fatalf("capability set not empty: %s", l)
+		}
+	}
+	if !strings.Contains(r.stdout, "NoNewPrivs") {
+		t.Fatalf("no status: %s", r.stdout)
+	}
+	// A root-only file the test creates on the host (in the workspace's
+	// parent, visible through the read-only view).
+	if os.Getuid() == 0 {
+		dir := t.TempDir()
+		os.Chmod(dir, 0o755)
+		f := filepath.Join(dir, "root-only")
+		os.WriteFile(f, []byte("topsecret"), 0o600)
+		r := sh(t, runOpts{}, "cat "+f+" 2>&1; exit 0")
+		if strings.Contains(r.stdout, "topsecret") {
+			t.Fatalf("agent started by root read a root-only file: %s", r.stdout)
+		}
+	}
+}
+
+func TestMinimalDevAndTmp(t *testing.T) {
+	r := sh(t, runOpts{}, `ls -A /dev | tr '\n' ' '; echo; df -k /tmp | tail -1; echo x > /dev/newfile 2>&1; exit 0`, "--tmp-size", "64M")
+	mustCode(t, r, 0)
+	for _, d := range []string{"null", "zero", "full", "random", "urandom", "pts", "ptmx", "shm"} {
+		if !strings.Contains(" "+r.stdout, " "+d+" ") {
+			t.Fatalf("/dev lacks %s: %s", d, r.stdout)
+		}
+	}
+	for _, d := range []string{"sda", "vda", "mem", "kmsg", "jail-mask", ".jail"} {
+		if strings.Contains(r.stdout, d) {
+			t.Fatalf("/dev has %s: %s", d, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, " 65536 ") {
+		t.Fatalf("/tmp is not a 64M tmpfs: %s", r.stdout)
+	}
+}
+
+// Nothing is created on the host: no mounts, no placeholder files.
+func TestNothingLeftOnHost(t *testing.T) {
+	before, _ := os.ReadFile("/proc/self/mountinfo")
+	ws := workspace(t)
+	entries := func(d string) string {
+		es, _ := os.ReadDir(d)
+		var n []string
+		for _, e := range es {
+			n = append(n, e.Name())
+		}
+		return strings.Join(n, ",")
+	}
+	home, _ := os.UserHomeDir()
+	snap := map[string]string{ws: entries(ws), home: entries(home), "/tmp": entries("/tmp")}
+	r := sh(t, runOpts{dir: ws}, "true", "-r", "/etc/hostname", "--write", ws)
+	mustCode(t, r, 0)
+	for d, s := range snap {
+		if after := entries(d); after != s {
+			t.Errorf("%s changed: %q -> %q", d, s, after)
+		}
+	}
+	after, _ := os.ReadFile("/proc/self/mountinfo")
+	if string(before) != string(after) {
+		t.Errorf("host mount table changed")
+	}
+}
+
+func TestDryRun(t *testing.T) {
+	r := run(t, runOpts{}, "--dry-run", "--", "/bin/true")
+	mustCode(t, r, 0)
+	for _, w := range []string{"workspace", "tmpfs", "/tmp", "bind", "mask", "/etc/shadow"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Fatalf("dry-run lacks %q:\n%s", w, r.stdout)
+		}
+	}
+}

@@ -29,7 +29,7 @@ const (
 func Run(p *policy.Policy) int {
 	// Whatever jail inherited beyond stdio stays with jail.
 	ns.CloexecFrom(3)
-	r := &runner{pol: p, stderr: os.Stderr}
+	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1)}
 	return r.run()
 }
 
@@ -45,6 +45,7 @@ type runner struct {
 	agentPid int
 	killedBy string // why the supervisor killed the sandbox
 	pty      *os.File
+	ptyCh    chan struct{} // signalled once the pty master has arrived
 	ptyDone  chan struct{}
 }
 
@@ -126,7 +127,7 @@ func (r *runner) run() int {
 			}
 		case <-graceTimer:
 			r.kill(fmt.Sprintf("still running %v after %s", r.pol.KillGrace, "the signal"))
-		case <-r.ptyReady():
+		case <-r.ptyCh:
 			if restore == nil && interactive {
 				restore = r.startRelay()
 			}
@@ -146,17 +147,6 @@ func (r *runner) run() int {
 		}
 	}
 }
-
-func (r *runner) ptyReady() <-chan struct{} {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.pty != nil && r.ptyDone == nil {
-		return closedCh
-	}
-	return nil
-}
-
-var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (r *runner) ptyFile() *os.File {
 	r.mu.Lock()
@@ -222,6 +212,7 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 			r.pty = f
 			r.mu.Unlock()
 			r.resizePty()
+			r.ptyCh <- struct{}{}
 		default:
 			f.Close()
 		}

@@ -1,0 +1,152 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The writer's output for a fixed clock is stable: testdata/sample.jsonl is
+// exactly what it writes (guards the line format against silent change).
+func TestSampleTrailIsStable(t *testing.T) {
+	golden(t, "sample.jsonl", writeSample(t))
+	b, _ := os.ReadFile("testdata/sample.jsonl")
+	mustVerifyOK(t, b)
+	// Every event type of the schema appears in the sample.
+	recs, _, _ := ReadAll(bytes.NewReader(b))
+	seen := map[string]bool{}
+	for _, r := range recs {
+		seen[r.Type] = true
+	}
+	for _, typ := range Types {
+		if !seen[typ] {
+			t.Errorf("sample lacks a %s event", typ)
+		}
+	}
+	// A tampered copy (line 6 edited) for the broken-summary golden.
+	ls := lines(b)
+	edited := bytes.Replace(ls[4], []byte(`"git","status"`), []byte(`"git","push"`), 1)
+	if bytes.Equal(edited, ls[4]) {
+		t.Fatal("tampering did not change line 5")
+	}
+	ls[4] = edited
+	golden(t, "sample-tampered.jsonl", join(ls))
+}
+
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb, 5*time.Millisecond)
+	return out.String(), errb.String(), code
+}
+
+func TestCLIGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		args   []string
+		code   int
+	}{
+		{"summary.golden", []string{"testdata/sample.jsonl"}, 0},
+		{"summary-tampered.golden", []string{"testdata/sample-tampered.jsonl"}, 1},
+		{"verify.golden", []string{"--verify", "testdata/sample.jsonl"}, 0},
+		{"verify-tampered.golden", []string{"testdata/sample-tampered.jsonl", "--verify"}, 1},
+		{"json-net.golden", []string{"--json", "--type", "net", "testdata/sample.jsonl"}, 0},
+		{"type-deny-dns.golden", []string{"--type", "deny,dns", "--type", "exec", "testdata/sample.jsonl"}, 0},
+		{"follow.golden", []string{"--follow", "testdata/sample.jsonl"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			out, errs, code := runCLI(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr %s", code, tt.code, errs)
+			}
+			golden(t, tt.golden, []byte(out))
+		})
+	}
+}
+
+// Adversarial: escape sequences planted in argv by the agent never reach
+// the reader's terminal raw.
+func TestHumanOutputNeutralizesEscapes(t *testing.T) {
+	for _, args := range [][]string{{"testdata/sample.jsonl"}, {"--type", "exec", "testdata/sample.jsonl"}, {"--follow", "testdata/sample.jsonl"}} {
+		out, _, _ := runCLI(t, args...)
+		if strings.ContainsRune(out, 0x1b) {
+			t.Errorf("%v: raw ESC in human output", args)
+		}
+	}
+	if !strings.Contains(string(must(os.ReadFile("testdata/sample.jsonl"))), `\u001b[31m`) {
+		t.Fatal("sample lacks the planted escape; test would prove nothing")
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestCLIUsage(t *testing.T) {
+	tests := [][]string{
+		{},
+		{"a", "b"},
+		{"--bogus", "x"},
+		{"--verify", "--json", "x"},
+		{"--follow", "-"},
+	}
+	for _, args := range tests {
+		out, errs, code := runCLI(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errs, "usage: jail audit") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errs)
+		}
+	}
+	if _, errs, code := runCLI(t, filepath.Join(t.TempDir(), "missing")); code != 1 || !strings.Contains(errs, "no such file") {
+		t.Errorf("missing file: exit %d, %q", code, errs)
+	}
+}
+
+// --follow prints events as they are written, stops at exit, and flags a
+// chain break it sees live.
+func TestFollowLive(t *testing.T) {
+	w, path := newTestWriter(t, 64)
+	w.Record(Exec{PID: 1, Path: "/bin/a", Argv: []string{"a"}, Decision: DecisionAllow})
+	w.Sync()
+	done := make(chan struct{})
+	var out, errb bytes.Buffer
+	var code int
+	go func() {
+		code = run(context.Background(), []string{"--follow", path}, &out, &errb, 2*time.Millisecond)
+		close(done)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-done:
+		t.Fatal("--follow returned before the exit event")
+	default:
+	}
+	w.Record(Exec{PID: 2, Path: "/bin/b", Argv: []string{"b"}, Decision: DecisionDeny})
+	w.Record(Exit{Code: 0, Reason: "exited"})
+	w.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("--follow did not stop at the exit event")
+	}
+	if code != 0 || strings.Count(out.String(), "\n") != 3 || !strings.Contains(out.String(), "deny pid 2 b") {
+		t.Fatalf("exit %d, out:\n%s\nerr: %s", code, out.String(), errb.String())
+	}
+
+	// Interrupt stops it (no exit event), and a tampered trail is flagged.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(30 * time.Millisecond); cancel() }()
+	out.Reset()
+	errb.Reset()
+	code = run(ctx, []string{"--follow", "testdata/sample-tampered.jsonl"}, &out, &errb, 2*time.Millisecond)
+	if code != 1 || !strings.Contains(errb.String(), "chain broken at line 6") {
+		t.Fatalf("tampered follow: exit %d, stderr %q", code, errb.String())
+	}
+}

@@ -1,0 +1,198 @@
+package audit
+
+import "time"
+
+// SchemaVersion is the version of the trail format; it is written as
+// "schema" in the start event. Readers accept this version and older ones.
+const SchemaVersion = 1
+
+// Event types, in the order a human summary lists them.
+const (
+	TypeStart   = "start"
+	TypeExec    = "exec"
+	TypeDNS     = "dns"
+	TypeNet     = "net"
+	TypeDeny    = "deny"
+	TypeLimit   = "limit"
+	TypeSignal  = "signal"
+	TypeKill    = "kill"
+	TypeTimeout = "timeout"
+	TypeExit    = "exit"
+	TypeDropped = "dropped"
+)
+
+// Types lists every event type of SchemaVersion in summary order.
+var Types = []string{TypeStart, TypeExec, TypeDNS, TypeNet, TypeDeny, TypeLimit,
+	TypeSignal, TypeKill, TypeTimeout, TypeExit, TypeDropped}
+
+// Decisions used in exec, dns and net events.
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+)
+
+// Event is implemented by every typed event struct; Writer.Record uses it.
+type Event interface {
+	EventType() string
+}
+
+// Millis converts a duration to the float milliseconds used by *_ms fields.
+func Millis(d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000
+}
+
+// Start is the first event of every trail.
+type Start struct {
+	Schema  int      `json:"schema"`          // SchemaVersion
+	Version string   `json:"version"`         // jail version
+	ID      string   `json:"id"`              // sandbox id (also in the file name)
+	Argv    []string `json:"argv"`            // jail's own argv
+	Command []string `json:"command"`         // the agent command line
+	Cwd     string   `json:"cwd"`             // working directory (the writable workspace)
+	UID     int      `json:"uid"`             // invoking uid on the host
+	GID     int      `json:"gid"`             // invoking gid on the host
+	PID     int      `json:"pid"`             // supervisor pid on the host
+	Root    bool     `json:"root"`            // started by root (agent runs as host nobody)
+	Policy  any      `json:"policy"`          // the effective, validated policy
+	Kernel  Kernel   `json:"kernel"`          // what the kernel offered and what is in force
+	Notes   []string `json:"notes,omitempty"` // degraded modes, one sentence each
+}
+
+// EventType implements Event.
+func (Start) EventType() string { return TypeStart }
+
+// Kernel records kernel facts and the enforcement modes in force.
+type Kernel struct {
+	Release       string `json:"release"`        // uname -r
+	LandlockABI   int    `json:"landlock_abi"`   // 0 = Landlock unavailable
+	Seccomp       bool   `json:"seccomp"`        // seccomp filter installed
+	SeccompNotify bool   `json:"seccomp_notify"` // exec auditing via SECCOMP_RET_USER_NOTIF
+	CgroupMode    string `json:"cgroup_mode"`    // "v2", "v1" or "none" (rlimits only)
+	NetworkMode   string `json:"network_mode"`   // "none", "allow" (transparent) or "proxy" (proxy-aware only)
+}
+
+// Exec is one execve/execveat seen by the seccomp notify loop.
+type Exec struct {
+	PID      int      `json:"pid"`              // pid inside the sandbox
+	Path     string   `json:"path"`             // the path passed to execve
+	Argv     []string `json:"argv"`             //
+	Cwd      string   `json:"cwd,omitempty"`    //
+	Decision string   `json:"decision"`         // DecisionAllow or DecisionDeny
+	Rule     string   `json:"rule,omitempty"`   // guard-rail pattern that denied it
+	Reason   string   `json:"reason,omitempty"` //
+}
+
+// EventType implements Event.
+func (Exec) EventType() string { return TypeExec }
+
+// DNS is one query answered by the sandbox's DNS server.
+type DNS struct {
+	Name     string   `json:"name"`              // queried name, lowercase, no trailing dot
+	QType    string   `json:"qtype"`             // "A", "AAAA", ...
+	Decision string   `json:"decision"`          // DecisionAllow (fake address given) or DecisionDeny (NXDOMAIN)
+	Answers  []string `json:"answers,omitempty"` // fake addresses handed out
+	Reason   string   `json:"reason,omitempty"`  //
+}
+
+// EventType implements Event.
+func (DNS) EventType() string { return TypeDNS }
+
+// Net is one outbound flow, written when it is refused or when it ends.
+type Net struct {
+	Decision   string  `json:"decision"`         // DecisionAllow or DecisionDeny
+	Proto      string  `json:"proto"`            // "tcp" or "udp"
+	Name       string  `json:"name,omitempty"`   // allowlisted name behind a fake IP
+	Address    string  `json:"address"`          // destination address as the sandbox saw it
+	Remote     string  `json:"remote,omitempty"` // address actually dialed from the host
+	Port       int     `json:"port"`             //
+	BytesUp    int64   `json:"bytes_up"`         // sandbox -> remote
+	BytesDown  int64   `json:"bytes_down"`       // remote -> sandbox
+	DurationMS float64 `json:"duration_ms"`      // see Millis
+	Reason     string  `json:"reason,omitempty"` // why denied, or why the flow ended abnormally
+}
+
+// EventType implements Event.
+func (Net) EventType() string { return TypeNet }
+
+// Deny is anything else refused that jail can see (syscall, path, ioctl...).
+type Deny struct {
+	Layer  string `json:"layer"`            // "seccomp", "landlock", "mount", "proxy", "guard-rail", "policy"
+	What   string `json:"what"`             // "syscall", "path", "ioctl", "socket", ...
+	Target string `json:"target,omitempty"` // syscall name, path, request...
+	PID    int    `json:"pid,omitempty"`    //
+	Reason string `json:"reason,omitempty"` //
+}
+
+// EventType implements Event.
+func (Deny) EventType() string { return TypeDeny }
+
+// Limit is a resource limit that was hit.
+type Limit struct {
+	Kind   string `json:"kind"`             // "oom", "pids", "memory", "cpu", "fsize", "nofile"
+	Source string `json:"source"`           // "cgroup-v2", "cgroup-v1" or "rlimit"
+	Limit  int64  `json:"limit,omitempty"`  // configured limit (bytes, count...)
+	Value  int64  `json:"value,omitempty"`  // usage or event counter when observed
+	PID    int    `json:"pid,omitempty"`    // victim, when known
+	Action string `json:"action,omitempty"` // "killed", "refused", "throttled"
+}
+
+// EventType implements Event.
+func (Limit) EventType() string { return TypeLimit }
+
+// Signal is a signal received by the supervisor or forwarded to the sandbox.
+type Signal struct {
+	Signal    string `json:"signal"`       // "SIGINT", ...
+	Number    int    `json:"number"`       //
+	From      string `json:"from"`         // "user", "terminal", "supervisor", "sandbox"
+	To        string `json:"to,omitempty"` // "agent", "init", "supervisor"
+	Forwarded bool   `json:"forwarded"`    // passed on into the sandbox
+}
+
+// EventType implements Event.
+func (Signal) EventType() string { return TypeSignal }
+
+// Kill records the kill switch firing.
+type Kill struct {
+	By        string `json:"by"`                  // "user" (jail kill), "timeout", "supervisor", "oom"
+	Reason    string `json:"reason"`              //
+	Method    string `json:"method"`              // "cgroup.kill", "freezer", "pid1"
+	Signal    string `json:"signal,omitempty"`    //
+	Processes int    `json:"processes,omitempty"` // processes killed, when known
+}
+
+// EventType implements Event.
+func (Kill) EventType() string { return TypeKill }
+
+// Timeout records the wall-clock timeout firing.
+type Timeout struct {
+	LimitMS float64 `json:"limit_ms"` // configured timeout
+	WallMS  float64 `json:"wall_ms"`  // elapsed when it fired
+}
+
+// EventType implements Event.
+func (Timeout) EventType() string { return TypeTimeout }
+
+// Exit is the last event of a complete trail.
+type Exit struct {
+	Code            int     `json:"code"`              // jail's exit code (the agent's, 128+N, 124, 125...)
+	Signal          string  `json:"signal,omitempty"`  // signal that killed the agent
+	Reason          string  `json:"reason"`            // "exited", "signaled", "timeout", "killed", "oom", "setup_failed"
+	WallMS          float64 `json:"wall_ms"`           //
+	CPUUserMS       float64 `json:"cpu_user_ms"`       //
+	CPUSysMS        float64 `json:"cpu_sys_ms"`        //
+	PeakMemoryBytes int64   `json:"peak_memory_bytes"` // 0 when unknown
+	Error           string  `json:"error,omitempty"`   // setup failure, for setup_failed
+}
+
+// EventType implements Event.
+func (Exit) EventType() string { return TypeExit }
+
+// Dropped records events lost because the writer (or a sink) fell behind.
+type Dropped struct {
+	Count uint64            `json:"count"`           // events lost since the previous dropped event
+	Types map[string]uint64 `json:"types,omitempty"` // count per event type
+	Sink  string            `json:"sink,omitempty"`  // set when a sink (e.g. "syslog"), not the file, lost them
+}
+
+// EventType implements Event.
+func (Dropped) EventType() string { return TypeDropped }

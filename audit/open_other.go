@@ -1,0 +1,7 @@
+//go:build !unix
+
+package audit
+
+// oNoFollow is 0 where the platform has no O_NOFOLLOW; O_EXCL still refuses
+// an existing name there.
+const oNoFollow = 0

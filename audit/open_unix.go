@@ -1,0 +1,7 @@
+//go:build unix
+
+package audit
+
+import "syscall"
+
+const oNoFollow = syscall.O_NOFOLLOW

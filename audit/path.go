@@ -1,0 +1,119 @@
+package audit
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// FileTimeFormat is the start-time part of a default trail name (UTC, sortable).
+const FileTimeFormat = "20060102T150405Z"
+
+// ErrBadID is returned by DefaultPath for an id that is not a plain name.
+var ErrBadID = errors.New("audit: sandbox id must be 1-64 characters of [A-Za-z0-9._-], not starting with '.'")
+
+// ErrNoStateDir is returned by DefaultPath when neither an absolute
+// $XDG_STATE_HOME nor $HOME is available.
+var ErrNoStateDir = errors.New("audit: no state directory: set $XDG_STATE_HOME or $HOME, or pass --audit FILE")
+
+// ErrWritableBySandbox is returned by CheckPlacement: the agent could rewrite its own trail.
+var ErrWritableBySandbox = errors.New("audit trail would be writable inside the sandbox")
+
+// DefaultPath returns $XDG_STATE_HOME/jail/audit/<start-time>-<id>.jsonl,
+// with ~/.local/state when XDG_STATE_HOME is unset or not absolute (the XDG
+// spec says relative values must be ignored).
+func DefaultPath(now time.Time, id string) (string, error) {
+	if !validID(id) {
+		return "", fmt.Errorf("default audit path for %q: %w", id, ErrBadID)
+	}
+	base := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(base) {
+		home := os.Getenv("HOME")
+		if !filepath.IsAbs(home) {
+			return "", ErrNoStateDir
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	name := now.UTC().Format(FileTimeFormat) + "-" + id + ".jsonl"
+	return filepath.Join(base, "jail", "audit", name), nil
+}
+
+func validID(id string) bool {
+	if id == "" || len(id) > 64 || id[0] == '.' {
+		return false
+	}
+	for _, c := range id {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// NewID returns a random 12-hex-digit sandbox id.
+func NewID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux >= 3.17 (getrandom)
+	return hex.EncodeToString(b[:])
+}
+
+// CheckPlacement reports, wrapping ErrWritableBySandbox, whether the trail
+// path lies inside (or is) one of the paths the sandbox may write. Both
+// sides are resolved through symlinks (the trail's deepest existing
+// ancestor), so a symlinked workspace cannot hide the overlap. The
+// supervisor calls it before Create and exits 125 on error.
+func CheckPlacement(path string, writable []string) error {
+	p, err := resolve(path)
+	if err != nil {
+		return fmt.Errorf("check audit trail placement: %w", err)
+	}
+	for _, wp := range writable {
+		r, err := resolve(wp)
+		if err != nil {
+			return fmt.Errorf("check audit trail placement: %w", err)
+		}
+		if within(p, r) {
+			return fmt.Errorf("%s is inside %s, which the sandbox can write; pass --audit with a path outside it: %w",
+				path, wp, ErrWritableBySandbox)
+		}
+	}
+	return nil
+}
+
+// resolve makes p absolute and resolves symlinks in its longest existing prefix.
+func resolve(p string) (string, error) {
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for cur := p; ; {
+		r, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p, nil
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+func within(p, dir string) bool {
+	if p == dir || dir == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}

@@ -1,0 +1,550 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// GenesisPrev is the "prev" of the first line: the hex SHA-256 of "".
+const GenesisPrev = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// TimeFormat is the layout of "ts": RFC 3339 with a fixed nine-digit fraction, UTC.
+const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+// QueueSize is the capacity of the Writer's event queue. At 300-500 bytes an
+// event it bounds the writer's memory to a few MiB.
+const QueueSize = 16384
+
+const (
+	maxBatchItems = 512
+	maxBatchBytes = 256 << 10
+)
+
+// ErrClosed is returned by Sync after Close.
+var ErrClosed = errors.New("audit: writer is closed")
+
+// reserved are the keys the writer owns; colliding field keys are renamed
+// with a "field_" prefix so that no event can forge them.
+var reserved = []string{"ts", "seq", "type", "prev"}
+
+// Sink receives a copy of every line after it reached the file (e.g. syslog).
+// WriteEvent is called from one goroutine per sink and should give up within
+// a fraction of a second; failures are counted and recorded in a dropped event.
+type Sink interface {
+	Name() string
+	WriteEvent(typ string, line []byte) error
+	Close() error
+}
+
+// Stats is a snapshot of a Writer's counters.
+type Stats struct {
+	Written   uint64 // lines in the file (equals the last seq)
+	Dropped   uint64 // events lost because the queue was full or a write failed
+	Head      string // hex SHA-256 of the last line written (GenesisPrev if none)
+	LateEmits uint64 // Emit calls after Close (a caller bug; nothing can record them)
+	MaxQueued int    // deepest the queue has been (QueueSize means events were dropped)
+}
+
+type item struct {
+	ts   time.Time
+	typ  string
+	body []byte     // marshalled fields without the outer braces
+	sync chan error // non-nil: a flush+fsync request, not an event
+}
+
+type lineMeta struct {
+	start, end int
+	typ        string
+	drops      uint64 // for a dropped line: the count it carried
+	dropTypes  map[string]uint64
+	sink       *sinkRunner
+}
+
+// Writer appends hash-chained events to an audit trail. Create it in the
+// supervisor; it must never be shared with the sandbox.
+type Writer struct {
+	path string
+	f    *os.File
+	now  func() time.Time
+
+	mu     sync.RWMutex // guards closed against sends on ch
+	closed bool
+	ch     chan item
+	done   chan struct{}
+
+	dropped   atomic.Uint64 // pending, not yet recorded
+	dropMu    sync.Mutex
+	dropTypes map[string]uint64
+	late      atomic.Uint64
+	maxQueued atomic.Int64
+
+	sinkMu sync.Mutex
+	sinks  []*sinkRunner
+
+	statsMu sync.Mutex
+	stats   Stats
+
+	beforeWrite func() // test hook, run by the writer goroutine
+
+	// owned by the writer goroutine
+	seq      uint64
+	prev     string
+	off      int64
+	err      error
+	closeErr error
+	buf      []byte
+	metas    []lineMeta
+}
+
+// Create creates the trail at path (parent directories 0700, file 0600) and
+// starts the writer goroutine. It refuses an existing file or a symlink
+// (O_EXCL|O_NOFOLLOW), so a trail is never appended to or redirected; the
+// error then wraps fs.ErrExist. The descriptor is close-on-exec, so it never
+// leaks into init or the agent.
+func Create(path string) (*Writer, error) {
+	return create(path, time.Now, QueueSize)
+}
+
+func create(path string, now func() time.Time, queue int) (*Writer, error) {
+	if path == "" {
+		return nil, errors.New("create audit trail: empty path")
+	}
+	// 0700: the trail names every command and host the agent touched.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create audit trail directory: %w", err)
+	}
+	// O_EXCL: never reuse (and so never splice into) an existing trail;
+	// O_NOFOLLOW: a planted symlink must not redirect the write (CWE-59).
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND|oNoFollow, 0o600)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("create audit trail (it already exists; choose another --audit FILE): %w", err)
+		}
+		return nil, fmt.Errorf("create audit trail: %w", err)
+	}
+	w := &Writer{
+		path:      path,
+		f:         f,
+		now:       now,
+		ch:        make(chan item, queue),
+		done:      make(chan struct{}),
+		dropTypes: map[string]uint64{},
+		prev:      GenesisPrev,
+		buf:       make([]byte, 0, 64<<10),
+	}
+	w.stats.Head = GenesisPrev
+	go w.run()
+	return w, nil
+}
+
+// Path returns the trail's path.
+func (w *Writer) Path() string { return w.path }
+
+// AddSink makes the writer copy every subsequent line to s (call it before
+// the first Emit so the sink sees the start event). Close closes s.
+func (w *Writer) AddSink(s Sink) {
+	r := &sinkRunner{s: s, ch: make(chan sinkItem, 4096), done: make(chan struct{})}
+	go r.run()
+	w.sinkMu.Lock()
+	w.sinks = append(w.sinks, r)
+	w.sinkMu.Unlock()
+}
+
+// Record emits a typed event; it is Emit(ev.EventType(), ev).
+func (w *Writer) Record(ev Event) { w.Emit(ev.EventType(), ev) }
+
+// Emit queues one event and returns at once. fields is a struct or map whose
+// JSON object is merged into the line after ts, seq, type and prev (nil for
+// none; other JSON values appear as "value"). The timestamp is taken now and
+// fields are marshalled now, so the caller may reuse them. If the queue is
+// full the event is counted and a dropped event records the loss as soon as
+// the writer catches up; Emit never blocks on I/O.
+func (w *Writer) Emit(typ string, fields any) {
+	if typ == "" {
+		typ = "unknown" // a reader rejects an empty type; keep the event anyway
+	}
+	it := item{ts: w.now(), typ: typ, body: marshalFields(fields)}
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		w.late.Add(1)
+		return
+	}
+	select {
+	case w.ch <- it:
+		if q := int64(len(w.ch)); q > w.maxQueued.Load() {
+			w.maxQueued.Store(q) // racy max: a high-water mark, not an exact count
+		}
+	default:
+		w.maxQueued.Store(int64(cap(w.ch)))
+		w.drop(typ, 1)
+	}
+}
+
+func (w *Writer) drop(typ string, n uint64) {
+	w.dropMu.Lock()
+	w.dropTypes[typ] += n
+	w.dropped.Add(n)
+	w.dropMu.Unlock()
+	w.statsMu.Lock()
+	w.stats.Dropped += n
+	w.statsMu.Unlock()
+}
+
+// Sync waits until every event emitted before it is written and fsynced.
+// It returns the first write or fsync error the writer ever hit.
+func (w *Writer) Sync() error {
+	ch := make(chan error, 1)
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return ErrClosed
+	}
+	w.ch <- item{sync: ch} // may wait for queue space; Sync is allowed to block
+	w.mu.RUnlock()
+	return <-ch
+}
+
+// Close writes every queued event (and a final dropped event if needed),
+// stops the sinks, fsyncs and closes the file. It returns the first error the
+// writer hit, if any. Close is idempotent.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.ch)
+	}
+	w.mu.Unlock()
+	<-w.done
+	return w.closeErr
+}
+
+// Err returns the first write or fsync error so far, without waiting.
+func (w *Writer) Err() error {
+	w.statsMu.Lock()
+	defer w.statsMu.Unlock()
+	return w.err
+}
+
+// Stats returns a snapshot of the writer's counters.
+func (w *Writer) Stats() Stats {
+	w.statsMu.Lock()
+	s := w.stats
+	w.statsMu.Unlock()
+	s.LateEmits = w.late.Load()
+	s.MaxQueued = int(w.maxQueued.Load())
+	return s
+}
+
+func (w *Writer) setErr(err error) {
+	w.statsMu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.statsMu.Unlock()
+}
+
+func (w *Writer) run() {
+	defer close(w.done)
+	for {
+		it, ok := <-w.ch
+		if !ok {
+			break
+		}
+		w.batch(it)
+	}
+	// Final bookkeeping: pending drops, then the sinks' own losses.
+	w.batch(item{})
+	w.sinkMu.Lock()
+	sinks := w.sinks
+	w.sinkMu.Unlock()
+	for _, r := range sinks {
+		r.stop(2 * time.Second)
+	}
+	w.batch(item{sync: make(chan error, 1)}) // writes sink dropped events, fsyncs
+	if err := w.f.Close(); err != nil {
+		w.setErr(fmt.Errorf("close audit trail: %w", err))
+	}
+	for _, r := range sinks {
+		if err := r.s.Close(); err != nil {
+			w.setErr(fmt.Errorf("close audit sink %s: %w", r.s.Name(), err))
+		}
+	}
+	w.closeErr = w.Err()
+}
+
+// batch writes first plus whatever else is queued, with one write(2).
+// A zero first item only flushes pending drop counts.
+func (w *Writer) batch(first item) {
+	w.buf = w.buf[:0]
+	w.metas = w.metas[:0]
+	startSeq, startPrev := w.seq, w.prev
+	var syncs []chan error
+	fsync := false
+	add := func(it item) {
+		w.appendDropped()
+		if it.sync != nil {
+			syncs = append(syncs, it.sync)
+			fsync = true
+			return
+		}
+		if it.typ == "" && it.body == nil {
+			return
+		}
+		w.appendLine(it.ts, it.typ, it.body, lineMeta{typ: it.typ})
+		switch it.typ {
+		case TypeKill, TypeExit, TypeTimeout:
+			fsync = true // the issue requires the trail on disk at kill and exit
+		}
+	}
+	add(first)
+	for len(w.metas) < maxBatchItems && len(w.buf) < maxBatchBytes {
+		select {
+		case it, ok := <-w.ch:
+			if !ok {
+				goto write
+			}
+			add(it)
+			continue
+		default:
+		}
+		break
+	}
+write:
+	if w.beforeWrite != nil {
+		w.beforeWrite()
+	}
+	if len(w.buf) > 0 {
+		if _, err := w.f.Write(w.buf); err != nil {
+			w.rollback(err, startSeq, startPrev)
+		} else {
+			w.off += int64(len(w.buf))
+			w.statsMu.Lock()
+			w.stats.Written = w.seq
+			w.stats.Head = w.prev
+			w.statsMu.Unlock()
+			w.toSinks()
+		}
+	}
+	if fsync {
+		if err := w.f.Sync(); err != nil {
+			w.setErr(fmt.Errorf("fsync audit trail %s: %w", w.path, err))
+		}
+	}
+	for _, ch := range syncs {
+		ch <- w.Err()
+	}
+}
+
+// rollback undoes a failed (possibly partial) write so that the file keeps
+// only complete, chained lines, and counts the lost events as dropped.
+func (w *Writer) rollback(err error, seq uint64, prev string) {
+	w.setErr(fmt.Errorf("write audit trail %s: %w", w.path, err))
+	if terr := w.f.Truncate(w.off); terr != nil {
+		w.setErr(fmt.Errorf("truncate audit trail %s after failed write: %w", w.path, terr))
+	}
+	w.seq, w.prev = seq, prev
+	for _, m := range w.metas {
+		switch {
+		case m.sink != nil:
+			m.sink.dropped.Add(m.drops) // record it again later
+		case m.typ == TypeDropped && m.dropTypes != nil:
+			w.dropMu.Lock()
+			for t, n := range m.dropTypes {
+				w.dropTypes[t] += n
+			}
+			w.dropped.Add(m.drops)
+			w.dropMu.Unlock()
+		default:
+			w.drop(m.typ, 1)
+		}
+	}
+}
+
+// appendDropped appends a dropped event for pending losses, if any.
+func (w *Writer) appendDropped() {
+	if w.dropped.Load() != 0 {
+		w.dropMu.Lock()
+		n := w.dropped.Swap(0)
+		types := w.dropTypes
+		w.dropTypes = map[string]uint64{}
+		w.dropMu.Unlock()
+		if n != 0 {
+			body := marshalFields(Dropped{Count: n, Types: types})
+			w.appendLine(w.now(), TypeDropped, body, lineMeta{typ: TypeDropped, drops: n, dropTypes: types})
+		}
+	}
+	w.sinkMu.Lock()
+	sinks := w.sinks
+	w.sinkMu.Unlock()
+	for _, r := range sinks {
+		if n := r.dropped.Swap(0); n != 0 {
+			body := marshalFields(Dropped{Count: n, Sink: r.s.Name()})
+			w.appendLine(w.now(), TypeDropped, body, lineMeta{typ: TypeDropped, drops: n, sink: r})
+		}
+	}
+}
+
+// appendLine appends one complete line and advances seq and the chain.
+func (w *Writer) appendLine(ts time.Time, typ string, body []byte, m lineMeta) {
+	start := len(w.buf)
+	w.seq++
+	b := w.buf
+	b = append(b, `{"ts":"`...)
+	b = ts.UTC().AppendFormat(b, TimeFormat)
+	b = append(b, `","seq":`...)
+	b = strconv.AppendUint(b, w.seq, 10)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, typ)
+	b = append(b, `,"prev":"`...)
+	b = append(b, w.prev...)
+	b = append(b, '"')
+	if len(body) > 0 {
+		b = append(b, ',')
+		b = append(b, body...)
+	}
+	b = append(b, '}')
+	sum := sha256.Sum256(b[start:])
+	w.prev = hex.EncodeToString(sum[:])
+	m.start, m.end = start, len(b)
+	b = append(b, '\n')
+	w.buf = b
+	w.metas = append(w.metas, m)
+}
+
+func (w *Writer) toSinks() {
+	w.sinkMu.Lock()
+	sinks := w.sinks
+	w.sinkMu.Unlock()
+	if len(sinks) == 0 {
+		return
+	}
+	for _, m := range w.metas {
+		line := bytes.Clone(w.buf[m.start:m.end])
+		for _, r := range sinks {
+			if r.stopped {
+				continue
+			}
+			select {
+			case r.ch <- sinkItem{typ: m.typ, line: line}:
+			default:
+				r.dropped.Add(1) // never let a slow syslog stall the file
+			}
+		}
+	}
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // strings always marshal
+	return append(b, q...)
+}
+
+// marshalFields returns the JSON object of fields without its braces.
+func marshalFields(fields any) []byte {
+	if fields == nil {
+		return nil
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"marshal_error": err.Error()})
+	}
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	if len(b) < 2 || b[0] != '{' {
+		b = append(append([]byte(`{"value":`), b...), '}')
+	}
+	inner := b[1 : len(b)-1]
+	for _, k := range reserved {
+		if bytes.Contains(inner, []byte(`"`+k+`"`)) {
+			return renameReserved(b)
+		}
+	}
+	return inner
+}
+
+// renameReserved rewrites an object whose top-level keys collide with the
+// writer's own ("ts", "seq", "type", "prev") so that a field can never
+// override them. Rare path: keys come out sorted.
+func renameReserved(obj []byte) []byte {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &m); err != nil {
+		return obj[1 : len(obj)-1]
+	}
+	for _, k := range reserved {
+		if v, ok := m[k]; ok {
+			delete(m, k)
+			nk := "field_" + k
+			for m[nk] != nil {
+				nk = "field_" + nk
+			}
+			m[nk] = v
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []byte
+	for i, k := range keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendJSONString(out, k)
+		out = append(out, ':')
+		out = append(out, m[k]...)
+	}
+	return out
+}
+
+type sinkItem struct {
+	typ  string
+	line []byte
+}
+
+type sinkRunner struct {
+	s       Sink
+	ch      chan sinkItem
+	dropped atomic.Uint64
+	abandon atomic.Bool
+	done    chan struct{}
+	stopped bool // set and read by the writer goroutine only
+}
+
+func (r *sinkRunner) run() {
+	defer close(r.done)
+	for it := range r.ch {
+		if r.abandon.Load() {
+			r.dropped.Add(1)
+			continue
+		}
+		if err := r.s.WriteEvent(it.typ, it.line); err != nil {
+			r.dropped.Add(1)
+		}
+	}
+}
+
+// stop drains the sink for at most d, then counts what is left as dropped.
+func (r *sinkRunner) stop(d time.Duration) {
+	r.stopped = true
+	close(r.ch)
+	select {
+	case <-r.done:
+	case <-time.After(d):
+		r.abandon.Store(true)
+		<-r.done
+	}
+}

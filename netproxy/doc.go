@@ -1,0 +1,39 @@
+// Package netproxy is the supervisor side of jail's egress allowlist: it turns
+// the --allow-domain/--deny-domain/--allow-ip/--add-host/--allow-host-port/
+// --publish flags into a Policy, answers the sandbox's DNS with fake addresses,
+// and relays every TCP flow the sandbox makes to the real destination only when
+// the Policy allows it.
+//
+// It runs in the supervisor (host user and network namespaces). The sockets it
+// serves on are created elsewhere (package netproxy/nsnet, inside the sandbox's
+// user namespace) and handed over with SCM_RIGHTS:
+//
+//   - a TCP listener that receives every flow from the sandbox through nftables
+//     TPROXY: an accepted conn's LocalAddr is the original destination;
+//   - a UDP socket on the sandbox's gateway port 53, served by DNS.
+//
+// DNS answers A queries for allowed names (plus host.jail.internal and --add-host
+// names) with stable fake addresses from 198.18.0.0/15 (RFC 2544 benchmarking
+// space, never routed), AAAA and other types for those names with NOERROR and no
+// answer (IPv6 is not offered), and everything else with NXDOMAIN. Nothing is
+// ever forwarded to a real resolver from the sandbox.
+//
+// Proxy maps each flow's original destination back to a name (a fake address
+// that DNS never handed out is denied), checks name and port against the Policy,
+// inspects the client's first bytes (TLS ClientHello SNI or HTTP/1 Host must be
+// the very name the fake address stands for, so domain fronting through another
+// SNI is refused), resolves the name on the host at dial time and refuses
+// loopback, link-local (cloud metadata), unspecified, multicast and the host's
+// own addresses unless --allow-ip or --allow-host-port says otherwise, dials the
+// checked address (never the name again, so DNS rebinding cannot swap it), replays
+// the inspected bytes and then relays both directions with splice(2).
+//
+// When TPROXY cannot be set up, Proxy.ServeFallback offers the same decisions as
+// an HTTP proxy (CONNECT and absolute-form requests) and a SOCKS5 (CONNECT) server,
+// which only reaches programs that honour the variables from ProxyEnv.
+//
+// Kernel behaviour: splice between two TCP sockets has been used by Go's
+// (*net.TCPConn).ReadFrom since Go 1.11 on every Linux kernel jail supports; on
+// other systems the same code path copies through user space. Nothing here needs
+// privileges or a particular kernel version; the package builds on every GOOS.
+package netproxy

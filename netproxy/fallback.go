@@ -1,0 +1,469 @@
+package netproxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// ServeFallback serves the proxy-aware fallback on ln (a listener on the
+// sandbox's loopback, used when TPROXY cannot be set up): SOCKS5 (CONNECT
+// only, no authentication; domain names resolved by the proxy) and HTTP
+// (CONNECT tunnels and absolute-form requests for http:// URLs), with the same
+// Policy, sniffing, address guard and events as Serve. Only programs that
+// honour the ProxyEnv variables go through it; the rest have no route out.
+func (p *Proxy) ServeFallback(ctx context.Context, ln net.Listener) error {
+	return p.serve(ctx, ln, p.handleFallback)
+}
+
+func (p *Proxy) handleFallback(ctx context.Context, c net.Conn) {
+	br := bufio.NewReaderSize(c, 4096)
+	c.SetReadDeadline(time.Now().Add(p.sniffTimeout()))
+	first, err := br.Peek(1)
+	if err != nil {
+		c.Close()
+		return
+	}
+	if first[0] == 5 {
+		p.handleSOCKS5(ctx, c, br)
+		return
+	}
+	p.handleHTTPProxy(ctx, c, br)
+}
+
+// bufConn is a conn whose first bytes were read into a bufio.Reader.
+type bufConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufConn) Read(p []byte) (int, error) {
+	if b.r.Buffered() > 0 {
+		return b.r.Read(p)
+	}
+	return b.Conn.Read(p)
+}
+
+// unwrap returns the underlying conn when nothing is left buffered, so the
+// relay can splice.
+func unwrap(c net.Conn, br *bufio.Reader) net.Conn {
+	if br.Buffered() == 0 {
+		return c
+	}
+	return &bufConn{Conn: c, r: br}
+}
+
+// target turns a requested host (name or literal) into the flow's name or raw
+// address. A literal in the fake range maps back to its name like in Serve.
+func (p *Proxy) target(f *flow, host string, port uint16) (netip.Addr, string) {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if a, err := netip.ParseAddr(host); err == nil {
+		a = a.Unmap()
+		f.dst = netip.AddrPortFrom(a, port)
+		if p.Fakes.Contains(a) {
+			n, ok := p.Fakes.Lookup(a)
+			if !ok {
+				return a, "fake address not handed out by jail's DNS"
+			}
+			f.name = n
+		}
+		return a, ""
+	}
+	f.dst = netip.AddrPortFrom(netip.Addr{}, port)
+	n, ok := NormalizeName(host)
+	if !ok {
+		f.name = strings.ToLower(host)
+		return netip.Addr{}, "invalid host name"
+	}
+	f.name = n
+	return netip.Addr{}, ""
+}
+
+// SOCKS5 reply codes (RFC 1928 6).
+const (
+	socksOK           = 0
+	socksFailure      = 1
+	socksNotAllowed   = 2
+	socksHostUnreach  = 4
+	socksCmdNotSupp   = 7
+	socksAddrNotSuppd = 8
+)
+
+type socksRequest struct {
+	cmd  byte
+	host string // a name, or an IP literal
+	port uint16
+}
+
+// readSOCKS5Greeting reads the method negotiation and reports whether
+// "no authentication" (0) was offered.
+func readSOCKS5Greeting(r io.Reader) (bool, error) {
+	var h [2]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return false, err
+	}
+	if h[0] != 5 {
+		return false, fmt.Errorf("socks version %d: %w", h[0], errMalformed)
+	}
+	m := make([]byte, h[1])
+	if _, err := io.ReadFull(r, m); err != nil {
+		return false, err
+	}
+	for _, x := range m {
+		if x == 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// readSOCKS5Request parses VER CMD RSV ATYP DST.ADDR DST.PORT.
+func readSOCKS5Request(r io.Reader) (socksRequest, byte, error) {
+	var h [4]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return socksRequest{}, socksFailure, err
+	}
+	if h[0] != 5 || h[2] != 0 {
+		return socksRequest{}, socksFailure, fmt.Errorf("bad socks request header: %w", errMalformed)
+	}
+	req := socksRequest{cmd: h[1]}
+	switch h[3] {
+	case 1:
+		var a [4]byte
+		if _, err := io.ReadFull(r, a[:]); err != nil {
+			return req, socksFailure, err
+		}
+		req.host = netip.AddrFrom4(a).String()
+	case 4:
+		var a [16]byte
+		if _, err := io.ReadFull(r, a[:]); err != nil {
+			return req, socksFailure, err
+		}
+		req.host = netip.AddrFrom16(a).String()
+	case 3:
+		var l [1]byte
+		if _, err := io.ReadFull(r, l[:]); err != nil {
+			return req, socksFailure, err
+		}
+		name := make([]byte, l[0])
+		if _, err := io.ReadFull(r, name); err != nil {
+			return req, socksFailure, err
+		}
+		if l[0] == 0 {
+			return req, socksAddrNotSuppd, fmt.Errorf("empty socks domain name: %w", errMalformed)
+		}
+		req.host = string(name)
+	default:
+		return req, socksAddrNotSuppd, fmt.Errorf("socks address type %d: %w", h[3], errMalformed)
+	}
+	var port [2]byte
+	if _, err := io.ReadFull(r, port[:]); err != nil {
+		return req, socksFailure, err
+	}
+	req.port = binary.BigEndian.Uint16(port[:])
+	return req, socksOK, nil
+}
+
+func socksReply(c net.Conn, code byte) error {
+	// BND.ADDR 0.0.0.0:0: clients of CONNECT ignore it.
+	_, err := c.Write([]byte{5, code, 0, 1, 0, 0, 0, 0, 0, 0})
+	return err
+}
+
+func (p *Proxy) handleSOCKS5(ctx context.Context, c net.Conn, br *bufio.Reader) {
+	f := &flow{start: time.Now(), mode: "socks5", client: c.RemoteAddr().String()}
+	noAuth, err := readSOCKS5Greeting(br)
+	if err != nil {
+		c.Close()
+		return
+	}
+	if !noAuth {
+		c.Write([]byte{5, 0xff}) // no acceptable method
+		c.Close()
+		return
+	}
+	if _, err := c.Write([]byte{5, 0}); err != nil {
+		c.Close()
+		return
+	}
+	req, code, err := readSOCKS5Request(br)
+	if err != nil {
+		if code != socksFailure {
+			socksReply(c, code)
+		}
+		c.Close()
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	if req.cmd != 1 { // only CONNECT; BIND and UDP ASSOCIATE would open other paths
+		socksReply(c, socksCmdNotSupp)
+		c.Close()
+		return
+	}
+	raw, bad := p.target(f, req.host, req.port)
+	if bad == "" {
+		if d := p.decide(f.name, raw, req.port); !d.Allow {
+			bad = d.Reason
+		}
+	}
+	if bad != "" {
+		socksReply(c, socksNotAllowed)
+		p.deny(f, c, bad)
+		return
+	}
+	up, dialed, reason, denied := p.dial(ctx, f.name, raw, req.port)
+	if up == nil {
+		if denied {
+			socksReply(c, socksNotAllowed)
+			p.deny(f, c, reason)
+			return
+		}
+		socksReply(c, socksHostUnreach)
+		p.logf("jail: connect to %s failed (%s)\n", f.target(), reason)
+		p.emit(p.event(f, true, reason, dialed, 0, 0))
+		c.Close()
+		return
+	}
+	if err := socksReply(c, socksOK); err != nil {
+		up.Close()
+		c.Close()
+		return
+	}
+	p.relayChecked(f, unwrap(c, br), up, dialed, raw)
+}
+
+// relayChecked relays a fallback tunnel whose destination was named in the
+// request; the client's first bytes are still inspected (SNI/Host must be the
+// requested name) before they go upstream.
+func (p *Proxy) relayChecked(f *flow, c, up net.Conn, dialed netip.AddrPort, raw netip.Addr) {
+	var lateDeny string
+	var check func() ([]byte, bool)
+	if f.name != "" {
+		check = func() ([]byte, bool) {
+			buf, res, err := p.sniffFrom(c, nil, time.Time{})
+			if err == nil {
+				lateDeny = p.checkClaims(f, res)
+			} else if !errors.Is(err, io.EOF) {
+				lateDeny = err.Error()
+			}
+			return buf, lateDeny == ""
+		}
+	}
+	upN, downN, err := relay(c, up, nil, check)
+	if lateDeny != "" {
+		p.logf("jail: blocked connect to %s (%s)\n", f.target(), lateDeny)
+		p.emit(p.event(f, false, lateDeny, dialed, upN, downN))
+		return
+	}
+	reason := p.decide(f.name, raw, f.dst.Port()).Reason
+	if err != nil {
+		reason += "; ended with " + err.Error()
+	}
+	p.emit(p.event(f, true, reason, dialed, upN, downN))
+}
+
+// parseConnectTarget parses the authority of a CONNECT request: host:port
+// with a mandatory port, IPv6 in brackets.
+func parseConnectTarget(s string) (string, uint16, error) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", 0, fmt.Errorf("CONNECT target %q: %w", s, errMalformed)
+	}
+	n, err := parsePort(port)
+	if err != nil || host == "" {
+		return "", 0, fmt.Errorf("CONNECT target %q: %w", s, errMalformed)
+	}
+	return host, n, nil
+}
+
+func httpError(c net.Conn, code int, reason string) {
+	body := "jail: " + reason + "\n"
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		code, http.StatusText(code), len(body), body)
+}
+
+func (p *Proxy) handleHTTPProxy(ctx context.Context, c net.Conn, br *bufio.Reader) {
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				httpError(c, http.StatusBadRequest, "malformed proxy request")
+			}
+			c.Close()
+			return
+		}
+		c.SetReadDeadline(time.Time{})
+		f := &flow{start: time.Now(), mode: "http-proxy", client: c.RemoteAddr().String()}
+		if req.Method == http.MethodConnect {
+			p.httpConnect(ctx, f, c, br, req)
+			return
+		}
+		if !p.httpForward(ctx, f, c, req) {
+			c.Close()
+			return
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Minute)) // idle keep-alive bound
+	}
+}
+
+func (p *Proxy) httpConnect(ctx context.Context, f *flow, c net.Conn, br *bufio.Reader, req *http.Request) {
+	host, port, err := parseConnectTarget(req.Host)
+	if err != nil {
+		httpError(c, http.StatusBadRequest, "CONNECT needs host:port")
+		c.Close()
+		return
+	}
+	raw, bad := p.target(f, host, port)
+	if bad == "" {
+		if d := p.decide(f.name, raw, port); !d.Allow {
+			bad = d.Reason
+		}
+	}
+	if bad != "" {
+		httpError(c, http.StatusForbidden, "blocked connect to "+f.target()+" ("+bad+")")
+		p.logf("jail: blocked connect to %s (%s)\n", f.target(), bad)
+		p.emit(p.event(f, false, bad, netip.AddrPort{}, 0, 0))
+		c.Close()
+		return
+	}
+	up, dialed, reason, denied := p.dial(ctx, f.name, raw, port)
+	if up == nil {
+		code := http.StatusBadGateway
+		if denied {
+			code = http.StatusForbidden
+			p.logf("jail: blocked connect to %s (%s)\n", f.target(), reason)
+		} else {
+			p.logf("jail: connect to %s failed (%s)\n", f.target(), reason)
+		}
+		httpError(c, code, reason)
+		p.emit(p.event(f, !denied, reason, dialed, 0, 0))
+		c.Close()
+		return
+	}
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		up.Close()
+		c.Close()
+		return
+	}
+	p.relayChecked(f, unwrap(c, br), up, dialed, raw)
+}
+
+// httpForward proxies one absolute-form request (http:// URL through
+// HTTP_PROXY). Each request is decided on its own, so a keep-alive proxy
+// connection cannot carry a second request to another host. It reports
+// whether the client connection may be reused.
+func (p *Proxy) httpForward(ctx context.Context, f *flow, c net.Conn, req *http.Request) bool {
+	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" {
+		httpError(c, http.StatusBadRequest, "only http:// URLs and CONNECT are proxied")
+		return false
+	}
+	host, portStr := req.URL.Hostname(), req.URL.Port()
+	port := uint16(80)
+	if portStr != "" {
+		n, err := parsePort(portStr)
+		if err != nil {
+			httpError(c, http.StatusBadRequest, "bad port in URL")
+			return false
+		}
+		port = n
+	}
+	raw, bad := p.target(f, host, port)
+	if bad == "" && req.Host != "" && stripPort(req.Host) != strings.ToLower(strings.TrimSuffix(host, ".")) {
+		bad = fmt.Sprintf("HTTP Host %q does not match %s (domain fronting)", req.Host, host)
+	}
+	if bad == "" {
+		if d := p.decide(f.name, raw, port); !d.Allow {
+			bad = d.Reason
+		}
+	}
+	if bad != "" {
+		httpError(c, http.StatusForbidden, "blocked connect to "+f.target()+" ("+bad+")")
+		p.logf("jail: blocked connect to %s (%s)\n", f.target(), bad)
+		p.emit(p.event(f, false, bad, netip.AddrPort{}, 0, 0))
+		return false
+	}
+	up, dialed, reason, denied := p.dial(ctx, f.name, raw, port)
+	if up == nil {
+		code := http.StatusBadGateway
+		if denied {
+			code = http.StatusForbidden
+			p.logf("jail: blocked connect to %s (%s)\n", f.target(), reason)
+		}
+		httpError(c, code, reason)
+		p.emit(p.event(f, !denied, reason, dialed, 0, 0))
+		return false
+	}
+	defer up.Close()
+	// Origin-form upstream, hop-by-hop proxy headers dropped (RFC 9110 7.6.1).
+	req.Header.Del("Proxy-Connection")
+	req.Header.Del("Proxy-Authorization")
+	req.Close = true
+	cu := &countConn{Conn: up}
+	if err := req.Write(cu); err != nil {
+		httpError(c, http.StatusBadGateway, "writing request upstream: "+err.Error())
+		return false
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(cu), req)
+	if err != nil {
+		httpError(c, http.StatusBadGateway, "reading response: "+err.Error())
+		p.emit(p.event(f, true, "bad upstream response", dialed, cu.up, cu.down))
+		return false
+	}
+	resp.Close = true // we always close upstream; tell the client the same
+	err = resp.Write(c)
+	resp.Body.Close()
+	reason = p.decide(f.name, raw, port).Reason
+	if err != nil {
+		reason += "; ended with " + err.Error()
+	}
+	p.emit(p.event(f, true, reason, dialed, cu.up, cu.down))
+	// One request per client connection: simpler than tracking which
+	// upstream a kept-alive client connection belongs to, and the response
+	// said "Connection: close".
+	return false
+}
+
+// countConn counts bytes for the event of a forwarded request.
+type countConn struct {
+	net.Conn
+	up, down int64
+}
+
+func (c *countConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.up += int64(n)
+	return n, err
+}
+
+func (c *countConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.down += int64(n)
+	return n, err
+}
+
+// ProxyEnv returns the environment lines that point proxy-aware programs at
+// the fallback listener addr (host:port on the sandbox's loopback), in both
+// spellings since tools disagree on case. socks5h makes the proxy resolve
+// names, which is the only way names resolve in fallback mode.
+func ProxyEnv(addr string) []string {
+	httpURL := "http://" + addr
+	vals := [][2]string{
+		{"HTTP_PROXY", httpURL},
+		{"HTTPS_PROXY", httpURL},
+		{"ALL_PROXY", "socks5h://" + addr},
+		{"NO_PROXY", "localhost,127.0.0.1,::1"},
+	}
+	out := make([]string, 0, 2*len(vals))
+	for _, v := range vals {
+		out = append(out, v[0]+"="+v[1], strings.ToLower(v[0])+"="+v[1])
+	}
+	return out
+}

@@ -1,0 +1,295 @@
+package netproxy
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+)
+
+// Config is the parsed network part of the user's policy.
+type Config struct {
+	AllowDomains []DomainRule // --allow-domain
+	DenyDomains  []DomainRule // --deny-domain (wins over every allow)
+	AllowIPs     []IPRule     // --allow-ip
+	AddHosts     []HostEntry  // --add-host
+	HostPorts    []uint16     // --allow-host-port
+}
+
+// Decision is the verdict on one flow or name.
+type Decision struct {
+	Allow  bool
+	Reason string // why; always set, for the audit trail and the stderr line
+}
+
+// Policy answers "may the sandbox reach NAME/IP:PORT". It is immutable after
+// NewPolicy and safe for concurrent use.
+type Policy struct {
+	cfg   Config
+	hosts map[string]netip.Addr
+}
+
+// NewPolicy validates cfg and builds a Policy.
+func NewPolicy(cfg Config) (*Policy, error) {
+	p := &Policy{cfg: cfg, hosts: map[string]netip.Addr{}}
+	for _, h := range cfg.AddHosts {
+		n, ok := NormalizeName(h.Name)
+		if !ok || !h.Addr.IsValid() {
+			return nil, &ParseError{Flag: "--add-host", Value: h.Name + ":" + h.Addr.String(), Reason: "invalid entry"}
+		}
+		if prev, dup := p.hosts[n]; dup && prev != h.Addr.Unmap() {
+			return nil, &ParseError{Flag: "--add-host", Value: n, Reason: fmt.Sprintf("pinned twice (%s and %s); keep one", prev, h.Addr)}
+		}
+		p.hosts[n] = h.Addr.Unmap()
+	}
+	for _, r := range slices.Concat(cfg.AllowDomains, cfg.DenyDomains) {
+		if n, ok := NormalizeName(r.Domain); !ok || n != r.Domain {
+			return nil, &ParseError{Flag: "--allow-domain", Value: r.String(), Reason: "not a normalized domain; build rules with ParseDomainPattern"}
+		}
+	}
+	for _, r := range cfg.AllowIPs {
+		if !r.Prefix.IsValid() || r.Prefix.Masked() != r.Prefix || r.Prefix.Bits() == 0 {
+			return nil, &ParseError{Flag: "--allow-ip", Value: r.String(), Reason: "not a canonical CIDR; build rules with ParseIPRule"}
+		}
+	}
+	for _, port := range cfg.HostPorts {
+		if port == 0 {
+			return nil, &ParseError{Flag: "--allow-host-port", Value: "0", Reason: "port 0 is not a port"}
+		}
+	}
+	return p, nil
+}
+
+// Config returns a copy of the configuration the Policy was built from.
+func (p *Policy) Config() Config { return p.cfg }
+
+// Enabled reports whether anything at all may leave the sandbox.
+func (p *Policy) Enabled() bool {
+	return len(p.cfg.AllowDomains)+len(p.cfg.AllowIPs)+len(p.cfg.HostPorts) > 0
+}
+
+// Pinned returns the --add-host address for a normalized name.
+func (p *Policy) Pinned(name string) (netip.Addr, bool) {
+	a, ok := p.hosts[name]
+	return a, ok
+}
+
+func (p *Policy) denied(name string, port uint16) (DomainRule, bool) {
+	for _, r := range p.cfg.DenyDomains {
+		if r.Match(name, port) {
+			return r, true
+		}
+	}
+	return DomainRule{}, false
+}
+
+// Resolvable reports whether the sandbox's DNS should answer A queries for the
+// name with a fake address: it is allowed by some --allow-domain rule (on some
+// port) and not denied on every port, or it is host.jail.internal with at least
+// one --allow-host-port, or it is pinned with --add-host (so that a flow to it
+// fails with a clear "not in allowlist" instead of a confusing NXDOMAIN).
+func (p *Policy) Resolvable(name string) bool {
+	name, ok := NormalizeName(name)
+	if !ok {
+		return false
+	}
+	if name == HostInternal {
+		return len(p.cfg.HostPorts) > 0
+	}
+	for _, r := range p.cfg.DenyDomains {
+		if r.Port == 0 && r.MatchName(name) {
+			return false
+		}
+	}
+	if _, ok := p.hosts[name]; ok {
+		return true
+	}
+	for _, r := range p.cfg.AllowDomains {
+		if r.MatchName(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Decide says whether the sandbox may open a TCP flow to name (may be empty
+// for a flow to a raw address) at ip (may be invalid when only the name is
+// known) on port. Order: --deny-domain wins; host.jail.internal is open exactly
+// on the --allow-host-port ports; an --allow-domain rule matching name and port
+// allows; an --allow-ip rule matching ip and port allows; everything else is
+// denied. Decide does not resolve names nor look at the address guard: see
+// CheckDial for the address the host will actually dial.
+func (p *Policy) Decide(name string, ip netip.Addr, port uint16) Decision {
+	if port == 0 {
+		return Decision{Reason: "port 0"}
+	}
+	if name != "" {
+		n, ok := NormalizeName(name)
+		if !ok {
+			return Decision{Reason: "invalid name"}
+		}
+		name = n
+		if r, ok := p.denied(name, port); ok {
+			return Decision{Reason: "denied by --deny-domain " + r.String()}
+		}
+		if name == HostInternal {
+			if slices.Contains(p.cfg.HostPorts, port) {
+				return Decision{Allow: true, Reason: "--allow-host-port " + strconv.Itoa(int(port))}
+			}
+			return Decision{Reason: "port not opened with --allow-host-port"}
+		}
+		nameMatched := false
+		for _, r := range p.cfg.AllowDomains {
+			if r.Match(name, port) {
+				return Decision{Allow: true, Reason: "--allow-domain " + r.String()}
+			}
+			nameMatched = nameMatched || r.MatchName(name)
+		}
+		if ip.IsValid() {
+			if r, ok := p.matchIP(ip, port); ok {
+				return Decision{Allow: true, Reason: "--allow-ip " + r.String()}
+			}
+		}
+		if nameMatched {
+			return Decision{Reason: "port " + strconv.Itoa(int(port)) + " not allowed for this name"}
+		}
+		return Decision{Reason: "not in allowlist"}
+	}
+	if !ip.IsValid() {
+		return Decision{Reason: "no destination"}
+	}
+	if r, ok := p.matchIP(ip, port); ok {
+		return Decision{Allow: true, Reason: "--allow-ip " + r.String()}
+	}
+	return Decision{Reason: "raw IP address not allowed by --allow-ip"}
+}
+
+func (p *Policy) matchIP(ip netip.Addr, port uint16) (IPRule, bool) {
+	for _, r := range p.cfg.AllowIPs {
+		if r.Match(ip, port) {
+			return r, true
+		}
+	}
+	return IPRule{}, false
+}
+
+// metadataAddrs are cloud instance-metadata endpoints outside the ranges the
+// guard refuses by class (169.254.169.254 is link-local and already refused).
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("fd00:ec2::254"),   // AWS IMDS over IPv6 (unique local)
+	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud metadata (shared address space)
+}
+
+var (
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8") // connect(0.x.y.z) reaches the local host on Linux
+	fakeRange   = netip.MustParsePrefix("198.18.0.0/15")
+)
+
+// CheckDial is the address guard: it decides whether the host may dial ip:port
+// on behalf of a flow for name. Loopback, link-local (169.254.169.254 cloud
+// metadata; SSRF-to-IMDS is the classic agent exfiltration path), unspecified
+// and 0.0.0.0/8, multicast/broadcast, cloud metadata, the fake range and the
+// host's own addresses (hostAddrs) are refused unless an --allow-ip rule
+// covers ip:port, or name is host.jail.internal on an --allow-host-port port
+// and ip is loopback.
+func (p *Policy) CheckDial(name string, ip netip.Addr, port uint16, hostAddrs []netip.Addr) Decision {
+	ip = ip.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1: never let the mapped form slip past the class checks
+	if r, ok := p.matchIP(ip, port); ok {
+		return Decision{Allow: true, Reason: "--allow-ip " + r.String()}
+	}
+	if name == HostInternal && ip.IsLoopback() && slices.Contains(p.cfg.HostPorts, port) {
+		return Decision{Allow: true, Reason: "--allow-host-port " + strconv.Itoa(int(port))}
+	}
+	var class string
+	switch {
+	case !ip.IsValid():
+		class = "an invalid address"
+	case ip.IsLoopback():
+		class = "loopback"
+	case ip.IsUnspecified() || ip.Is4() && thisNetwork.Contains(ip):
+		class = "the unspecified address"
+	case ip.IsLinkLocalUnicast():
+		class = "link-local (cloud metadata)"
+	case ip.IsMulticast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		class = "multicast/broadcast"
+	case slices.Contains(metadataAddrs, ip):
+		class = "a cloud metadata address"
+	case fakeRange.Contains(ip):
+		class = "jail's fake address range"
+	case slices.Contains(hostAddrs, ip):
+		class = "one of the host's own addresses"
+	default:
+		return Decision{Allow: true, Reason: "public address"}
+	}
+	return Decision{Reason: fmt.Sprintf("%s resolves to %s, %s; allow it with --allow-ip %s", nameOr(name, ip), ip, class, ipRuleText(ip, port))}
+}
+
+func nameOr(name string, ip netip.Addr) string {
+	if name != "" {
+		return name
+	}
+	return ip.String()
+}
+
+func ipRuleText(ip netip.Addr, port uint16) string {
+	if ip.Is6() {
+		return "[" + ip.String() + "/128]:" + strconv.Itoa(int(port))
+	}
+	return ip.String() + "/32:" + strconv.Itoa(int(port))
+}
+
+// Flags holds the raw values of the network flags, as the CLI collected them.
+type Flags struct {
+	AllowDomains []string // --allow-domain PATTERN[:PORT]
+	DenyDomains  []string // --deny-domain PATTERN[:PORT]
+	AllowIPs     []string // --allow-ip CIDR[:PORT]
+	AddHosts     []string // --add-host NAME:IP
+	HostPorts    []string // --allow-host-port PORT
+}
+
+// BuildConfig parses every flag value and returns all the errors at once
+// (each a *ParseError naming its flag), so the user fixes them in one go.
+func BuildConfig(f Flags) (Config, error) {
+	var cfg Config
+	var errs []error
+	for _, s := range f.AllowDomains {
+		r, err := ParseDomainPattern(s)
+		errs = append(errs, err)
+		if err == nil {
+			cfg.AllowDomains = append(cfg.AllowDomains, r)
+		}
+	}
+	for _, s := range f.DenyDomains {
+		r, err := ParseDenyPattern(s)
+		errs = append(errs, err)
+		if err == nil {
+			cfg.DenyDomains = append(cfg.DenyDomains, r)
+		}
+	}
+	for _, s := range f.AllowIPs {
+		r, err := ParseIPRule(s)
+		errs = append(errs, err)
+		if err == nil {
+			cfg.AllowIPs = append(cfg.AllowIPs, r)
+		}
+	}
+	for _, s := range f.AddHosts {
+		h, err := ParseAddHost(s)
+		errs = append(errs, err)
+		if err == nil {
+			cfg.AddHosts = append(cfg.AddHosts, h)
+		}
+	}
+	for _, s := range f.HostPorts {
+		p, err := ParseHostPort(s)
+		errs = append(errs, err)
+		if err == nil && !slices.Contains(cfg.HostPorts, p) {
+			cfg.HostPorts = append(cfg.HostPorts, p)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}

@@ -1,0 +1,588 @@
+package netproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Resolver resolves names on the host. *net.Resolver satisfies it.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Defaults for the Proxy's zero-valued knobs.
+const (
+	DefaultFirstByteWait = 200 * time.Millisecond
+	DefaultSniffTimeout  = 5 * time.Second
+	DefaultDialTimeout   = 10 * time.Second
+	// DefaultMaxFlows bounds concurrent flows per Serve. Each flow costs the
+	// supervisor 2 sockets + 2 splice pipes (6 fds), 2 goroutines and up to
+	// 64 KiB while its first bytes are inspected: the bound keeps a hostile
+	// sandbox from exhausting the supervisor's fds (it is not in the
+	// sandbox's cgroup) or its memory (worst case 128 MiB).
+	DefaultMaxFlows = 2048
+)
+
+// Proxy relays the sandbox's TCP flows that the Policy allows. Set Policy and
+// Fakes (shared with the DNS); everything else has a working zero value.
+type Proxy struct {
+	Policy  *Policy
+	Fakes   *FakeIPs
+	OnEvent func(Event) // audit sink; may be nil. Called from many goroutines.
+	Log     io.Writer   // where "jail: blocked connect ..." lines go; nil = os.Stderr
+	Quiet   bool        // no stderr lines (events still flow)
+
+	// FirstByteWait is how long the proxy waits for the client's first bytes
+	// before dialing anyway (server-speaks-first protocols such as SMTP or
+	// MySQL send nothing until the server does). The first client bytes are
+	// inspected whenever they come, before anything is forwarded upstream, so
+	// waiting longer never skips the SNI/Host check.
+	FirstByteWait time.Duration
+	// SniffTimeout bounds the time from the first client byte to a complete
+	// ClientHello or HTTP head; a client slower than that is refused.
+	SniffTimeout time.Duration
+	DialTimeout  time.Duration
+	// MaxFlows bounds concurrently open flows; 0 = DefaultMaxFlows. Flows
+	// beyond it are reset and audited as denied.
+	MaxFlows int
+
+	Resolver Resolver // nil = net.DefaultResolver (the host's resolver)
+	// OrigDst returns a flow's original destination; nil = the accepted
+	// conn's LocalAddr, which is what TPROXY provides. Tests inject it.
+	OrigDst func(net.Conn) (netip.AddrPort, error)
+	// HostAddrs lists the host's own addresses for the guard; nil = the
+	// addresses of the supervisor's (host) network interfaces, cached 5 s.
+	HostAddrs func() []netip.Addr
+
+	logMu    sync.Mutex
+	addrMu   sync.Mutex
+	addrs    []netip.Addr
+	addrTime time.Time
+}
+
+// Serve accepts flows on ln until ctx is done or ln fails, handling each in
+// its own goroutine. When ctx is done it closes ln and every open flow and
+// returns nil after they have finished.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	return p.serve(ctx, ln, p.handleTransparent)
+}
+
+func (p *Proxy) serve(ctx context.Context, ln net.Listener, handle func(context.Context, net.Conn)) error {
+	if p.Policy == nil || p.Fakes == nil {
+		return errors.New("netproxy: Proxy needs Policy and Fakes")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	maxFlows := p.MaxFlows
+	if maxFlows <= 0 {
+		maxFlows = DefaultMaxFlows
+	}
+	slots := make(chan struct{}, maxFlows)
+	var delay time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// EMFILE and friends: back off like net/http does instead of spinning.
+			if delay == 0 {
+				delay = 5 * time.Millisecond
+			} else if delay < time.Second {
+				delay *= 2
+			}
+			select {
+			case <-time.After(delay):
+				continue
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		delay = 0
+		select {
+		case slots <- struct{}{}:
+		default:
+			f := &flow{start: time.Now(), mode: "tproxy", client: c.RemoteAddr().String()}
+			if dst, err := p.origDst(c); err == nil {
+				f.dst = dst
+			}
+			p.deny(f, c, fmt.Sprintf("more than %d open flows", maxFlows))
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			// Closing the conn when Serve stops unblocks a relay in progress.
+			stopConn := context.AfterFunc(ctx, func() { c.Close() })
+			defer stopConn()
+			handle(ctx, c)
+		}()
+	}
+}
+
+func (p *Proxy) origDst(c net.Conn) (netip.AddrPort, error) {
+	if p.OrigDst != nil {
+		return p.OrigDst(c)
+	}
+	if ta, ok := c.LocalAddr().(*net.TCPAddr); ok {
+		return ta.AddrPort(), nil
+	}
+	return netip.AddrPort{}, fmt.Errorf("local address %v is not TCP", c.LocalAddr())
+}
+
+// flow carries what is known about one connection for its event.
+type flow struct {
+	start  time.Time
+	mode   string
+	client string
+	name   string // the name the flow is for, "" for a raw address
+	dst    netip.AddrPort
+}
+
+func (p *Proxy) event(f *flow, allow bool, reason string, dialed netip.AddrPort, up, down int64) Event {
+	ev := Event{
+		Time: time.Now(), Type: "net", Decision: decDeny, Name: f.name,
+		Port: f.dst.Port(), Mode: f.mode, Reason: reason, Client: f.client,
+		BytesUp: up, BytesDown: down, DurationMs: time.Since(f.start).Milliseconds(),
+	}
+	if allow {
+		ev.Decision = decAllow
+	}
+	if dialed.IsValid() {
+		ev.Addr = dialed.Addr().String()
+	} else if f.dst.IsValid() && f.name == "" {
+		ev.Addr = f.dst.Addr().String()
+	}
+	return ev
+}
+
+func (p *Proxy) emit(ev Event) {
+	if p.OnEvent != nil {
+		p.OnEvent(ev)
+	}
+}
+
+func (p *Proxy) logf(format string, args ...any) {
+	if p.Quiet {
+		return
+	}
+	w := p.Log
+	if w == nil {
+		w = os.Stderr
+	}
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	fmt.Fprintf(w, format, args...)
+}
+
+func (f *flow) target() string {
+	if f.name != "" {
+		return net.JoinHostPort(f.name, strconv.Itoa(int(f.dst.Port())))
+	}
+	return f.dst.String()
+}
+
+// deny refuses a flow: the stderr line, the event, and an RST to the client.
+func (p *Proxy) deny(f *flow, c net.Conn, reason string) {
+	p.logf("jail: blocked connect to %s (%s)\n", f.target(), reason)
+	p.emit(p.event(f, false, reason, netip.AddrPort{}, 0, 0))
+	reset(c)
+}
+
+// reset closes c with an RST rather than a FIN: the client sees "connection
+// reset" at once instead of an empty reply it might retry or misread.
+func reset(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetLinger(0) // SO_LINGER 0: close(2) sends RST and drops unsent data
+	}
+	c.Close()
+}
+
+func (p *Proxy) firstByteWait() time.Duration {
+	if p.FirstByteWait > 0 {
+		return p.FirstByteWait
+	}
+	return DefaultFirstByteWait
+}
+
+func (p *Proxy) sniffTimeout() time.Duration {
+	if p.SniffTimeout > 0 {
+		return p.SniffTimeout
+	}
+	return DefaultSniffTimeout
+}
+
+// handleTransparent serves one flow from the TPROXY listener.
+func (p *Proxy) handleTransparent(ctx context.Context, c net.Conn) {
+	f := &flow{start: time.Now(), mode: "tproxy", client: c.RemoteAddr().String()}
+	dst, err := p.origDst(c)
+	if err != nil || !dst.IsValid() {
+		p.deny(f, c, "no original destination")
+		return
+	}
+	f.dst = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
+	ip := f.dst.Addr()
+	if !ip.Is4() {
+		// IPv6 is not offered (nsnet gives S no IPv6 route); refuse anything
+		// that arrives anyway rather than relay it by accident.
+		p.deny(f, c, "IPv6 is not offered")
+		return
+	}
+	if p.Fakes.Contains(ip) {
+		name, ok := p.Fakes.Lookup(ip)
+		if !ok {
+			// Never handed out by our DNS: the sandbox made the address up.
+			p.deny(f, c, "fake address not handed out by jail's DNS")
+			return
+		}
+		f.name = name
+	}
+	if d := p.decide(f.name, ip, f.dst.Port()); !d.Allow {
+		p.deny(f, c, d.Reason)
+		return
+	}
+	p.connectAndRelay(ctx, f, c, ip, true)
+}
+
+// decide applies the Policy to a flow's name (or raw address) and port.
+func (p *Proxy) decide(name string, raw netip.Addr, port uint16) Decision {
+	if name == "" {
+		return p.Policy.Decide("", raw, port)
+	}
+	pinned, _ := p.Policy.Pinned(name)
+	return p.Policy.Decide(name, pinned, port)
+}
+
+// connectAndRelay inspects the client's first bytes (names only), resolves and
+// guards the destination, dials it and relays. c is the sandbox side. When
+// sniff is false (the caller inspected already), no bytes are inspected.
+func (p *Proxy) connectAndRelay(ctx context.Context, f *flow, c net.Conn, raw netip.Addr, sniff bool) {
+	var pre []byte
+	deferred := false
+	if f.name != "" && sniff {
+		buf, res, err := p.sniffFirst(c)
+		switch {
+		case errors.Is(err, errNoBytesYet):
+			deferred = true
+		case err != nil:
+			p.deny(f, c, err.Error())
+			return
+		default:
+			if reason := p.checkClaims(f, res); reason != "" {
+				p.deny(f, c, reason)
+				return
+			}
+		}
+		pre = buf
+	}
+	up, dialed, reason, denied := p.dial(ctx, f.name, raw, f.dst.Port())
+	if up == nil {
+		if denied {
+			p.deny(f, c, reason)
+		} else {
+			p.logf("jail: connect to %s failed (%s)\n", f.target(), reason)
+			p.emit(p.event(f, true, reason, dialed, 0, 0))
+			reset(c)
+		}
+		return
+	}
+	var lateDeny string
+	var check func() ([]byte, bool)
+	if deferred {
+		// The client stayed silent; the server may speak first. Whatever the
+		// client sends first is still inspected before it goes upstream.
+		check = func() ([]byte, bool) {
+			buf, res, err := p.sniffFrom(c, nil, time.Time{})
+			if err == nil {
+				lateDeny = p.checkClaims(f, res)
+			} else if !errors.Is(err, io.EOF) {
+				lateDeny = err.Error()
+			}
+			return buf, lateDeny == ""
+		}
+	}
+	upN, downN, err := relay(c, up, pre, check)
+	if lateDeny != "" {
+		p.logf("jail: blocked connect to %s (%s)\n", f.target(), lateDeny)
+		p.emit(p.event(f, false, lateDeny, dialed, upN, downN))
+		return
+	}
+	reason = "allowed"
+	if d := p.decide(f.name, raw, f.dst.Port()); d.Reason != "" {
+		reason = d.Reason
+	}
+	if err != nil {
+		reason += "; ended with " + err.Error()
+	}
+	p.emit(p.event(f, true, reason, dialed, upN, downN))
+}
+
+// checkClaims compares the names the client's first bytes claim with the
+// name the flow is for. Decision (documented): the SNI/Host must be that very
+// name (or, for HTTP, the fake address itself), not merely another allowed
+// name. A client resolved the name through our DNS and connects to its fake
+// address; a different SNI means it wants a different virtual host behind
+// the same address: domain fronting.
+func (p *Proxy) checkClaims(f *flow, res sniffResult) string {
+	for _, n := range res.names {
+		if n == f.name || (res.kind == kindHTTP && n == f.dst.Addr().String()) {
+			continue
+		}
+		what := "TLS SNI"
+		if res.kind == kindHTTP {
+			what = "HTTP Host"
+		}
+		if n == "" {
+			return what + " is empty"
+		}
+		return fmt.Sprintf("%s %q does not match %s (domain fronting)", what, n, f.name)
+	}
+	return ""
+}
+
+var errNoBytesYet = errors.New("client sent nothing yet")
+
+// sniffFirst waits FirstByteWait for the client's first bytes and then reads
+// until inspect has a verdict. errNoBytesYet means the client is silent.
+func (p *Proxy) sniffFirst(c net.Conn) ([]byte, sniffResult, error) {
+	buf := make([]byte, 0, 4096)
+	c.SetReadDeadline(time.Now().Add(p.firstByteWait()))
+	n, err := c.Read(buf[:cap(buf)])
+	c.SetReadDeadline(time.Time{})
+	if n == 0 {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, sniffResult{}, errNoBytesYet
+		}
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, sniffResult{}, fmt.Errorf("client closed before sending: %w", err)
+	}
+	return p.sniffFrom(c, buf[:n], time.Now().Add(p.sniffTimeout()))
+}
+
+// sniffFrom reads from c, after the bytes already in buf, until inspect
+// decides. With a zero deadline it waits for the first byte without limit,
+// then applies SniffTimeout.
+func (p *Proxy) sniffFrom(c net.Conn, buf []byte, deadline time.Time) ([]byte, sniffResult, error) {
+	if buf == nil {
+		buf = make([]byte, 0, 4096)
+	}
+	defer c.SetReadDeadline(time.Time{})
+	for {
+		if len(buf) > 0 {
+			res, err := inspect(buf)
+			if !errors.Is(err, errNeedMore) {
+				if err != nil {
+					return buf, res, fmt.Errorf("refused first bytes: %w", err)
+				}
+				return buf, res, nil
+			}
+			if len(buf) >= maxSniff {
+				return buf, res, fmt.Errorf("no complete ClientHello or HTTP head in %d bytes: %w", maxSniff, errMalformed)
+			}
+			if deadline.IsZero() {
+				deadline = time.Now().Add(p.sniffTimeout())
+			}
+			c.SetReadDeadline(deadline)
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, len(buf))...)[:len(buf)]
+		}
+		n, err := c.Read(buf[len(buf):min(cap(buf), maxSniff)])
+		buf = buf[:len(buf)+n]
+		if err != nil && n == 0 {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return buf, sniffResult{}, fmt.Errorf("incomplete ClientHello or HTTP head after %v", p.sniffTimeout())
+			}
+			if len(buf) == 0 && errors.Is(err, io.EOF) {
+				return buf, sniffResult{}, io.EOF
+			}
+			return buf, sniffResult{}, fmt.Errorf("reading first bytes: %w", err)
+		}
+	}
+}
+
+// dial resolves the destination on the host, applies the address guard and
+// dials the first address that passes. denied is true when the guard refused
+// (reason says why); with up == nil and !denied, the dial itself failed.
+func (p *Proxy) dial(ctx context.Context, name string, raw netip.Addr, port uint16) (up net.Conn, dialed netip.AddrPort, reason string, denied bool) {
+	var cands []netip.Addr
+	switch {
+	case name == "":
+		cands = []netip.Addr{raw}
+	case name == HostInternal:
+		cands = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1})}
+	default:
+		if a, ok := p.Policy.Pinned(name); ok {
+			cands = []netip.Addr{a}
+			break
+		}
+		r := p.Resolver
+		if r == nil {
+			r = net.DefaultResolver
+		}
+		rctx, cancel := context.WithTimeout(ctx, p.dialTimeout())
+		addrs, err := r.LookupNetIP(rctx, "ip", name)
+		cancel()
+		if err != nil {
+			return nil, netip.AddrPort{}, "host could not resolve " + name + ": " + trimParseErr(err), false
+		}
+		cands = addrs
+	}
+	host := p.hostAddrs()
+	var ok []netip.Addr
+	for _, a := range cands {
+		d := p.Policy.CheckDial(name, a, port, host)
+		if d.Allow {
+			ok = append(ok, a.Unmap())
+		} else if reason == "" {
+			reason = d.Reason
+		}
+	}
+	if len(ok) == 0 {
+		if reason == "" {
+			reason = "no address for " + name
+		}
+		return nil, netip.AddrPort{}, reason, true
+	}
+	var lastErr error
+	for _, a := range ok {
+		dialed = netip.AddrPortFrom(a, port)
+		// Dial the checked address, never the name again: a second lookup
+		// could return a different (rebound) address that skipped the guard.
+		d := net.Dialer{Timeout: p.dialTimeout()}
+		c, err := d.DialContext(ctx, "tcp", dialed.String())
+		if err == nil {
+			return c, dialed, "", false
+		}
+		lastErr = err
+	}
+	return nil, dialed, "dial " + dialed.String() + ": " + trimParseErr(lastErr), false
+}
+
+func (p *Proxy) dialTimeout() time.Duration {
+	if p.DialTimeout > 0 {
+		return p.DialTimeout
+	}
+	return DefaultDialTimeout
+}
+
+func (p *Proxy) hostAddrs() []netip.Addr {
+	if p.HostAddrs != nil {
+		return p.HostAddrs()
+	}
+	p.addrMu.Lock()
+	defer p.addrMu.Unlock()
+	if time.Since(p.addrTime) < 5*time.Second && p.addrs != nil {
+		return p.addrs
+	}
+	p.addrs = p.addrs[:0]
+	ifa, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range ifa {
+			if n, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(n.IP); ok {
+					p.addrs = append(p.addrs, ip.Unmap())
+				}
+			}
+		}
+	}
+	p.addrTime = time.Now()
+	return p.addrs
+}
+
+// relay writes pre upstream, then copies both directions until both are done,
+// propagating half-closes. Between two *net.TCPConn, io.Copy ends up in
+// (*net.TCPConn).ReadFrom, which uses splice(2) on Linux: payload never
+// enters user space. check, when set, runs in the upstream direction before
+// anything is forwarded and may veto the flow (then both sides are reset).
+func relay(client, up net.Conn, pre []byte, check func() ([]byte, bool)) (upN, downN int64, err error) {
+	var wg sync.WaitGroup
+	var downErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		downN, downErr = copyHalf(client, up)
+	}()
+	var upErr error
+	if check != nil {
+		buf, ok := check()
+		if !ok {
+			reset(client)
+			reset(up)
+			wg.Wait()
+			return int64(len(buf)), downN, nil
+		}
+		pre = buf
+	}
+	if len(pre) > 0 {
+		var n int
+		n, upErr = up.Write(pre)
+		upN = int64(n)
+	}
+	if upErr == nil {
+		var n int64
+		n, upErr = copyHalf(up, client)
+		upN += n
+	} else {
+		abort(client, up)
+	}
+	wg.Wait()
+	client.Close()
+	up.Close()
+	return upN, downN, errors.Join(upErr, downErr)
+}
+
+// copyHalf copies src to dst until EOF, then half-closes dst so the peer sees
+// the end of the stream while the other direction keeps flowing. On an error
+// it aborts both sides so the other direction does not hang.
+func copyHalf(dst, src net.Conn) (int64, error) {
+	var n int64
+	var err error
+	if d, ok := dst.(*net.TCPConn); ok {
+		if s, ok := src.(*net.TCPConn); ok {
+			n, err = d.ReadFrom(s) // splice(2) fast path
+		} else {
+			n, err = io.Copy(dst, src)
+		}
+	} else {
+		n, err = io.Copy(dst, src)
+	}
+	if err != nil {
+		// A reset on one side, or Serve shutting down: take both sides down
+		// so the other direction does not wait forever.
+		abort(dst, src)
+		if errors.Is(err, net.ErrClosed) {
+			return n, nil // closed by the other direction or by Serve: not this half's error
+		}
+		return n, err
+	}
+	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	} else {
+		dst.Close()
+	}
+	return n, nil
+}
+
+// abort resets both conns (RST), mirroring a reset seen on one side.
+func abort(a, b net.Conn) {
+	reset(a)
+	reset(b)
+}

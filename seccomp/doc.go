@@ -1,0 +1,41 @@
+// Package seccomp builds and installs jail's seccomp filters and serves the
+// exec-audit notifications they raise. It has three parts:
+//
+//   - The deny filter (Install, in the sandbox's init): a default-allow
+//     deny-list assembled with github.com/elastic/go-seccomp-bpf, behind a
+//     hand-written prefix that (1) kills the process on any foreign
+//     architecture (i386 `int 0x80`, the x32 ABI), because go-seccomp-bpf
+//     sends foreign arches to the default action, which for a deny-list is
+//     "allow"; and (2) checks the arguments whose kernel type is a 32-bit
+//     int (ioctl request, socket family/type/protocol, personality) on their
+//     low 32 bits only, because a 64-bit comparison is bypassed by setting
+//     the high bits (CVE-2019-10063). The rules and the attack each one stops
+//     are listed beside them in rules_linux.go.
+//   - The exec-notify filter (Install with Config.ExecNotify): a second
+//     filter returning SECCOMP_RET_USER_NOTIF for execve/execveat, whose
+//     listener fd the init passes to the supervisor.
+//   - The supervisor side (Serve): reads each notification, the path, argv
+//     (from /proc/PID/mem) and cwd of the exec'ing process, asks the Guard,
+//     reports an ExecEvent and answers CONTINUE or EPERM.
+//
+// The Guard (--block-command) is a GUARD RAIL AGAINST MISTAKES, NOT A
+// SECURITY BOUNDARY: the argv is read from the memory of a process that
+// may change it after we read it (TOCTOU; seccomp(2) says USER_NOTIF
+// CONTINUE must never be used to implement a security policy), and anything
+// that does its work without exec'ing a matching command (a script, an
+// interpreter, a renamed copy of the binary, a syscall) is not seen.
+// The boundary is the namespaces, Landlock and the deny filter.
+//
+// AF_UNIX sockets stay allowed: the sandbox has its own network namespace
+// (abstract sockets are per net namespace) and the mount tree hides host
+// socket directories, so there is nothing outside to connect to.
+//
+// Kernel versions: seccomp filters with TSYNC need 3.17, KILL_PROCESS 4.14,
+// USER_NOTIF 5.0, USER_NOTIF_FLAG_CONTINUE 5.5, TSYNC together with
+// NEW_LISTENER needs SECCOMP_FILTER_FLAG_TSYNC_ESRCH (5.7). clone3 exists
+// since 5.3 (denied with ENOSYS so glibc falls back to clone, whose flags a
+// filter can read; clone3 passes them in memory it cannot). On kernels
+// without 5.7 features, or where a listener already exists above us (EBUSY,
+// seen on WSL2), Install runs without exec audit and says so in Report.
+// Linux only: elsewhere Install and Serve return ErrUnsupported.
+package seccomp

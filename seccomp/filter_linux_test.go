@@ -1,0 +1,305 @@
+package seccomp
+
+import (
+	"encoding/binary"
+	"runtime"
+	"testing"
+
+	gobpf "github.com/elastic/go-seccomp-bpf"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+
+	"jail/seccomp/internal/int80"
+)
+
+const killedSIGSYS = "killed by SIGSYS"
+
+type probeCase struct {
+	name  string
+	want  string // result under the filter
+	allow bool   // must NOT be denied: same answer with and without filter
+}
+
+var probeCases = []probeCase{
+	{"i386-getpid", killedSIGSYS, false},
+	{"i386-unshare", killedSIGSYS, false},
+	{"x32-getpid", killedSIGSYS, false},
+	{"unshare-newuser", "EPERM", false},
+	{"unshare-newnet", "EPERM", false},
+	{"clone-newuser", "EPERM", false},
+	{"clone-plain", "ok", true},
+	{"clone3", "ENOSYS", false},
+	{"setns", "EPERM", false},
+	{"mount", "EPERM", false},
+	{"chroot", "EPERM", false},
+	{"fsopen", "EPERM", false},
+	{"open_tree", "EPERM", false},
+	{"io_uring_setup", "EPERM", false},
+	{"keyctl", "EPERM", false},
+	{"add_key", "EPERM", false},
+	{"bpf", "EPERM", false},
+	{"perf_event_open", "EPERM", false},
+	{"userfaultfd", "EPERM", false},
+	{"socket-vsock", "EPERM", false},
+	{"socket-vsock-highbits", "EPERM", false},
+	{"socket-packet", "EPERM", false},
+	{"socket-raw-icmp", "EPERM", false},
+	{"socket-raw-highbits", "EPERM", false},
+	{"socket-netfilter", "EPERM", false},
+	{"socket-netfilter-highbits", "EPERM", false},
+	{"socket-alg", "EPERM", false},
+	{"socket-route", "ok", true},
+	{"socket-tcp", "ok", true},
+	{"socket-unix", "ok", true},
+	{"socket-icmpdgr", "", true},
+	{"ptrace", "EPERM", false},
+	{"process_vm_readv", "EPERM", false},
+	{"personality", "EPERM", false},
+	{"personality-highbits", "EPERM", false},
+	{"personality-query", "ok", true},
+	{"tiocsti", "EPERM", false},
+	{"tiocsti-highbits", "EPERM", false},
+	{"tioclinux", "EPERM", false},
+	{"status", "ok", false},
+}
+
+// TestFilterProbes attacks every rule from a child that holds every
+// capability in its own user, mount and net namespaces. Each attack must
+// give the filtered result, and (so the test cannot pass with the rule
+// missing) the same attack without the filter must give something else.
+func TestFilterProbes(t *testing.T) {
+	requireUserns(t)
+	for _, pc := range probeCases {
+		t.Run(pc.name, func(t *testing.T) {
+			if (pc.name == "i386-getpid" || pc.name == "i386-unshare") && !int80.Available {
+				t.Skipf("int $0x80 exists on amd64 only (GOARCH=%s)", runtime.GOARCH)
+			}
+			if pc.name == "x32-getpid" && runtime.GOARCH != "amd64" {
+				t.Skip("x32 exists on amd64 only")
+			}
+			got := runProbe(t, pc.name, true)
+			ctl := runProbe(t, pc.name, false)
+			if pc.allow {
+				// Must stay allowed: the filter must not change the answer.
+				if got.String() != ctl.String() {
+					t.Fatalf("with filter: %s, without: %s; the filter must not touch it", got, ctl)
+				}
+				return
+			}
+			if got.String() != pc.want {
+				t.Fatalf("with filter: %s, want %s (stderr: %s)", got, pc.want, got.Stderr)
+			}
+			if ctl.String() == pc.want {
+				skipOrFail(t, "probe cannot prove the rule here: without the filter the kernel also answers %s", ctl)
+			}
+			t.Logf("filter: %s, without: %s", got, ctl)
+		})
+	}
+}
+
+// TestAllowPtrace: with AllowPtrace the ptrace probes work under the filter.
+func TestAllowPtrace(t *testing.T) {
+	requireUserns(t)
+	for _, name := range []string{"ptrace", "process_vm_readv"} {
+		if got := runProbe(t, name, true, envPtrace+"=1"); got.String() != "ok" {
+			t.Errorf("%s with AllowPtrace: %s, want ok (%s)", name, got, got.Stderr)
+		}
+	}
+}
+
+// TestExtraPolicy: an Extra policy only tightens (a user "allow" cannot
+// undo a built-in denial), and Replace swaps the deny-list but keeps the
+// arch kill.
+func TestExtraPolicy(t *testing.T) {
+	requireUserns(t)
+	tighten := envExtra + "=testdata/extend-tighten.json"
+	if got := runProbe(t, "mount", true, tighten); got.String() != "EPERM" {
+		t.Errorf("extend: mount %s, want EPERM (extra allow must not loosen)", got)
+	}
+	if got := runProbe(t, "personality-query", true, tighten); got.String() != "EPERM" {
+		t.Errorf("extend: personality query %s, want EPERM (extra deny must apply)", got)
+	}
+	if got := runProbe(t, "socket-tcp", true, tighten); got.String() != "ok" {
+		t.Errorf("extend: socket-tcp %s, want ok", got)
+	}
+	repl := []string{envExtra + "=testdata/deny-keyctl.json", envReplace + "=1"}
+	if got := runProbe(t, "keyctl", true, repl...); got.String() != "EPERM" {
+		t.Errorf("replace: keyctl %s, want EPERM", got)
+	}
+	if got := runProbe(t, "chroot", true, repl...); got.String() != "ok" {
+		t.Errorf("replace: chroot %s, want ok (built-in list replaced)", got)
+	}
+	if runtime.GOARCH == "amd64" {
+		if got := runProbe(t, "x32-getpid", true, repl...); got.String() != killedSIGSYS {
+			t.Errorf("replace: x32 %s, want %s (arch kill must stay)", got, killedSIGSYS)
+		}
+	}
+}
+
+func requireUserns(t *testing.T) {
+	t.Helper()
+	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
+		skipOrFail(t, "seccomp unavailable: %v", err)
+	}
+	if b, err := readFileString("/proc/sys/user/max_user_namespaces"); err == nil && b == "0" {
+		skipOrFail(t, "user namespaces disabled (user.max_user_namespaces=0)")
+	}
+}
+
+// --- BPF emulation: every rule, every arch trick, without a kernel. ---
+
+// seccompInput encodes struct seccomp_data for x/net/bpf's VM, which loads
+// words big-endian: each 32-bit word is stored big-endian at the offset
+// the kernel would read it natively (little-endian arg halves: lo first).
+func seccompInput(nr uint32, auditArch uint32, args ...uint64) []byte {
+	b := make([]byte, 64)
+	binary.BigEndian.PutUint32(b[0:], nr)
+	binary.BigEndian.PutUint32(b[4:], auditArch)
+	for i, a := range args {
+		binary.BigEndian.PutUint32(b[16+8*i:], uint32(a))
+		binary.BigEndian.PutUint32(b[20+8*i:], uint32(a>>32))
+	}
+	return b
+}
+
+func runVM(t *testing.T, ins []bpf.Instruction, in []byte) uint32 {
+	t.Helper()
+	vm, err := bpf.NewVM(ins)
+	if err != nil {
+		t.Fatalf("NewVM: %v", err)
+	}
+	r, err := vm.Run(in)
+	if err != nil {
+		t.Fatalf("vm.Run: %v", err)
+	}
+	return uint32(r)
+}
+
+func TestDenyFilterEmulated(t *testing.T) {
+	info, native, err := nativeArch()
+	if err != nil {
+		t.Skip(err)
+	}
+	ins, err := buildDeny(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nr := func(name string) uint32 {
+		n, ok := info.SyscallNames[name]
+		if !ok {
+			t.Fatalf("no syscall %s", name)
+		}
+		return uint32(n)
+	}
+	// Every name of every rule is denied with EPERM.
+	for _, r := range append(denyEPERM, denyPtrace) {
+		for _, name := range existing(info, r.names) {
+			if got := runVM(t, ins, seccompInput(nr(name), native)); got != retEPERM {
+				t.Errorf("%s: %#x, want EPERM", name, got)
+			}
+		}
+	}
+	type c struct {
+		name string
+		in   []byte
+		want uint32
+	}
+	cases := []c{
+		{"getpid", seccompInput(nr("getpid"), native), retAllow},
+		{"read", seccompInput(nr("read"), native, 0, 0, 0), retAllow},
+		{"execve", seccompInput(nr("execve"), native), retAllow},
+		{"i386 arch", seccompInput(20, unix.AUDIT_ARCH_I386), retKill},
+		{"arm arch", seccompInput(20, unix.AUDIT_ARCH_ARM), retKill},
+		{"clone3", seccompInput(nr("clone3"), native), retENOSYS},
+		{"clone plain", seccompInput(nr("clone"), native, unix.CLONE_VM|unix.CLONE_VFORK|uint64(unix.SIGCHLD)), retAllow},
+		{"clone thread", seccompInput(nr("clone"), native, unix.CLONE_VM|unix.CLONE_FS|unix.CLONE_FILES|unix.CLONE_SIGHAND|unix.CLONE_THREAD), retAllow},
+		{"clone newtime-bit is exit signal", seccompInput(nr("clone"), native, 0x80), retAllow},
+		{"ioctl TIOCSTI", seccompInput(nr("ioctl"), native, 0, unix.TIOCSTI), retEPERM},
+		{"ioctl TIOCSTI high bits", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCSTI), retEPERM},
+		{"ioctl TIOCSTI all high", seccompInput(nr("ioctl"), native, 0, 0xffffffff00000000|unix.TIOCSTI), retEPERM},
+		{"ioctl TIOCLINUX high", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCLINUX), retEPERM},
+		{"ioctl TCGETS", seccompInput(nr("ioctl"), native, 0, unix.TCGETS), retAllow},
+		{"ioctl FIONREAD", seccompInput(nr("ioctl"), native, 0, unix.TIOCINQ), retAllow},
+		{"socket unix", seccompInput(nr("socket"), native, unix.AF_UNIX, unix.SOCK_STREAM), retAllow},
+		{"socket inet stream", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC), retAllow},
+		{"socket inet6 dgram", seccompInput(nr("socket"), native, unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK), retAllow},
+		{"socket inet raw nonblock", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_RAW|unix.SOCK_NONBLOCK), retEPERM},
+		{"socket inet packet", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_PACKET), retEPERM},
+		{"socket vsock high", seccompInput(nr("socket"), native, hi|unix.AF_VSOCK, 1), retEPERM},
+		{"socket packet", seccompInput(nr("socket"), native, unix.AF_PACKET, unix.SOCK_DGRAM), retEPERM},
+		{"socket bluetooth", seccompInput(nr("socket"), native, unix.AF_BLUETOOTH, 1), retEPERM},
+		{"socket netlink route", seccompInput(nr("socket"), native, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE), retAllow},
+		{"socket netlink diag", seccompInput(nr("socket"), native, unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_SOCK_DIAG), retAllow},
+		{"socket netlink generic", seccompInput(nr("socket"), native, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_GENERIC), retEPERM},
+		{"socket netlink route+high", seccompInput(nr("socket"), native, unix.AF_NETLINK, unix.SOCK_RAW, hi|unix.NETLINK_ROUTE), retAllow},
+		{"personality 0", seccompInput(nr("personality"), native, 0), retAllow},
+		{"personality query", seccompInput(nr("personality"), native, 0xffffffff), retAllow},
+		{"personality ADDR_NO_RANDOMIZE", seccompInput(nr("personality"), native, addrNoRandomize), retEPERM},
+		{"personality UNAME26", seccompInput(nr("personality"), native, 0x0020000), retEPERM},
+	}
+	if native == unix.AUDIT_ARCH_X86_64 {
+		cases = append(cases,
+			c{"x32 getpid", seccompInput(39|x32Bit, native), retKill},
+			c{"x32 any", seccompInput(0xffffffff, native), retKill},
+		)
+	}
+	for _, k := range cases {
+		if got := runVM(t, ins, k.in); got != k.want {
+			t.Errorf("%s: %#x, want %#x", k.name, got, k.want)
+		}
+	}
+	// NEW flags one by one on clone and unshare.
+	for _, f := range []uint64{unix.CLONE_NEWNS, unix.CLONE_NEWCGROUP, unix.CLONE_NEWUTS, unix.CLONE_NEWIPC, unix.CLONE_NEWUSER, unix.CLONE_NEWPID, unix.CLONE_NEWNET} {
+		if got := runVM(t, ins, seccompInput(nr("clone"), native, f|uint64(unix.SIGCHLD))); got != retEPERM {
+			t.Errorf("clone %#x: %#x, want EPERM", f, got)
+		}
+	}
+	// AllowPtrace lets ptrace and ADDR_NO_RANDOMIZE through.
+	ins2, err := buildDeny(Config{AllowPtrace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range existing(info, denyPtrace.names) {
+		if got := runVM(t, ins2, seccompInput(nr(name), native)); got != retAllow {
+			t.Errorf("AllowPtrace %s: %#x, want allow", name, got)
+		}
+	}
+	if got := runVM(t, ins2, seccompInput(nr("personality"), native, addrNoRandomize)); got != retAllow {
+		t.Errorf("AllowPtrace ADDR_NO_RANDOMIZE: %#x", got)
+	}
+}
+
+func TestNotifyFilterEmulated(t *testing.T) {
+	info, native, err := nativeArch()
+	if err != nil {
+		t.Skip(err)
+	}
+	ins, err := buildNotify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]uint32{"execve": retNotify, "execveat": retNotify, "getpid": retAllow, "clone": retAllow} {
+		if got := runVM(t, ins, seccompInput(uint32(info.SyscallNames[name]), native)); got != want {
+			t.Errorf("%s: %#x, want %#x", name, got, want)
+		}
+	}
+	if got := runVM(t, ins, seccompInput(11, unix.AUDIT_ARCH_I386)); got != retAllow {
+		t.Errorf("i386 execve: %#x, want allow (the deny filter kills it)", got)
+	}
+}
+
+func TestReplaceRequiresExtra(t *testing.T) {
+	if _, err := buildDeny(Config{Replace: true}); err == nil {
+		t.Fatal("Replace without Extra accepted")
+	}
+	p := &Policy{DefaultAction: gobpf.ActionAllow, Syscalls: []gobpf.SyscallGroup{{Names: []string{"keyctl"}, Action: gobpf.ActionErrno}}}
+	ins, err := buildDeny(Config{Replace: true, Extra: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, native, _ := nativeArch()
+	if got := runVM(t, ins, seccompInput(20, unix.AUDIT_ARCH_I386)); got != retKill {
+		t.Errorf("replace: foreign arch %#x, want kill", got)
+	}
+	_ = native
+}

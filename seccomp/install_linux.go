@@ -1,0 +1,116 @@
+package seccomp
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"unsafe"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// Install installs jail's filters on every thread of the calling process.
+// It runs in the sandbox's init, after Landlock and as the last step before
+// the agent is exec'd (the agent inherits the filters across fork and
+// exec). It sets no_new_privs itself if the caller has not (the kernel
+// refuses unprivileged filters without it). Order: the deny filter (TSYNC),
+// cfg.Extra as a separate filter unless cfg.Replace (TSYNC), then with
+// cfg.ExecNotify the exec filter (TSYNC|TSYNC_ESRCH|NEW_LISTENER), whose
+// listener is returned; the caller passes it to the supervisor and closes
+// its own copy before exec'ing the agent. When user notification is
+// unavailable, listener is nil, rep.Notify false and rep.Reason says why;
+// that is not an error.
+func Install(cfg Config) (listener *os.File, rep Report, err error) {
+	info, _, err := nativeArch()
+	if err != nil {
+		return nil, rep, err
+	}
+	rep.Arch = info.Name
+	rep.AllowPtrace = cfg.AllowPtrace
+	rep.Extra = "none"
+	if cfg.Extra != nil {
+		rep.Extra = "extend"
+		if cfg.Replace {
+			rep.Extra = "replace"
+		}
+	}
+	// no_new_privs: required for an unprivileged filter, and it stops a
+	// setuid binary from escaping the filter's assumptions (seccomp(2)).
+	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || nnp != 1 {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return nil, rep, fmt.Errorf("seccomp: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+		}
+	}
+	deny, err := buildDeny(cfg)
+	if err != nil {
+		return nil, rep, err
+	}
+	rep.Instructions = len(deny)
+	// TSYNC: every thread of the Go runtime gets the filter, not only this
+	// one; without it the agent could be forked from an unfiltered thread.
+	if _, err := loadFilter(deny, unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
+		return nil, rep, fmt.Errorf("seccomp: install deny filter: %w", err)
+	}
+	if cfg.Extra != nil && !cfg.Replace {
+		extra, err := cfg.Extra.Assemble()
+		if err != nil {
+			return nil, rep, fmt.Errorf("seccomp: assemble --seccomp policy: %w", err)
+		}
+		if _, err := loadFilter(extra, unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
+			return nil, rep, fmt.Errorf("seccomp: install --seccomp policy: %w", err)
+		}
+	}
+	if !cfg.ExecNotify {
+		rep.Reason = "exec audit not requested"
+		return nil, rep, nil
+	}
+	notify, err := buildNotify()
+	if err != nil {
+		return nil, rep, err
+	}
+	// NEW_LISTENER with TSYNC is only accepted together with TSYNC_ESRCH
+	// (5.7+), which reports a thread-sync failure as ESRCH instead of a
+	// thread id (the return value is the listener fd).
+	fd, err := loadFilter(notify, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|
+		unix.SECCOMP_FILTER_FLAG_TSYNC|unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
+	switch {
+	case err == nil:
+		rep.Notify = true
+		return os.NewFile(uintptr(fd), "seccomp-notify"), rep, nil
+	case errors.Is(err, unix.EBUSY):
+		rep.Reason = "seccomp user notification unavailable: a listener already exists above this process (EBUSY, e.g. WSL2 or a nested sandbox); running without exec audit"
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
+		rep.Reason = fmt.Sprintf("seccomp user notification unavailable (%v): kernel older than 5.7 or built without it; running without exec audit", err)
+	default:
+		return nil, rep, fmt.Errorf("seccomp: install exec-notify filter: %w", err)
+	}
+	return nil, rep, nil
+}
+
+// loadFilter calls seccomp(SECCOMP_SET_MODE_FILTER, flags, prog). It
+// returns the syscall's value (the listener fd with NEW_LISTENER).
+func loadFilter(ins []bpf.Instruction, flags uint) (int, error) {
+	raw, err := bpf.Assemble(ins)
+	if err != nil {
+		return -1, fmt.Errorf("assemble bpf: %w", err)
+	}
+	if len(raw) == 0 || len(raw) > 4096 { // BPF_MAXINSNS
+		return -1, fmt.Errorf("bpf program of %d instructions: %w", len(raw), unix.EINVAL)
+	}
+	filt := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		filt[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	prog := unix.SockFprog{Len: uint16(len(filt)), Filter: &filt[0]}
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, uintptr(flags), uintptr(unsafe.Pointer(&prog)))
+	if errno != 0 {
+		return -1, errno
+	}
+	if flags&unix.SECCOMP_FILTER_FLAG_NEW_LISTENER == 0 && r != 0 {
+		// Plain TSYNC: a positive value is the id of a thread that could
+		// not be synchronized; the filter was not installed.
+		return -1, fmt.Errorf("thread %d could not be synchronized: %w", r, unix.ESRCH)
+	}
+	return int(r), nil
+}

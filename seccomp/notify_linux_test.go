@@ -1,0 +1,386 @@
+package seccomp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// notifyChild: Install with ExecNotify, send the listener to the parent
+// over fd 3 (SCM_RIGHTS), then run the script named by envProbe and print
+// one "STEP name result" line per step.
+func notifyChild() int {
+	cfg, err := childConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	cfg.ExecNotify = os.Getenv(envFilter) != "0"
+	if os.Getenv(envUserns) == "1" {
+		// As jail's init: non-dumpable, so only a tracer with
+		// CAP_SYS_PTRACE over our user namespace may read our memory.
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+	}
+	var l *os.File
+	if os.Getenv(envFilter) != "none" {
+		var rep Report
+		l, rep, err = Install(cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "install:", err)
+			return 3
+		}
+		if cfg.ExecNotify && l == nil {
+			fmt.Fprintln(os.Stderr, "no listener:", rep.Reason)
+			return 4
+		}
+	}
+	if l != nil {
+		if err := unix.Sendmsg(3, []byte("L"), unix.UnixRights(int(l.Fd())), nil, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "sendmsg:", err)
+			return 3
+		}
+		l.Close() // init must not keep (or pass on) the listener
+	}
+	unix.Close(3)
+	step := func(name string, err error) { fmt.Printf("STEP %s %s\n", name, resultOf(err)) }
+	switch os.Getenv(envProbe) {
+	case "pipeline":
+		step("pipeline", exec.Command("/bin/sh", "-c", "/bin/true | /bin/cat /dev/null; /bin/echo one two >/dev/null").Run())
+		step("env", exec.Command("/usr/bin/env", "A=1", "/bin/true").Run())
+	case "guard":
+		ws := os.Getenv(envWork)
+		step("echo", exec.Command("/bin/echo", "allowed").Run())
+		step("rm", exec.Command("/bin/rm", "-rf", ws).Run())
+		step("user-pattern", exec.Command("/bin/echo", "forbidden", "word").Run())
+		step("sh-rm", exec.Command("/bin/sh", "-c", "cd "+ws+" && /bin/rm -r -f .").Run())
+		_, err := os.Stat(ws)
+		step("workspace-exists", err)
+	case "victim":
+		step("victim", exec.Command("/bin/echo", "victim").Run())
+		step("after", exec.Command("/bin/true").Run())
+	case "many":
+		n, _ := strconv.Atoi(os.Getenv(envN))
+		var failed int
+		for i := 0; i < n; i++ {
+			if err := forkExecWait("/bin/true", []string{"true", strconv.Itoa(i)}); err != nil {
+				failed++
+			}
+		}
+		step("many", nil)
+		fmt.Printf("FAILED %d\n", failed)
+	}
+	return 0
+}
+
+func forkExecWait(path string, argv []string) error {
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		return err
+	}
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
+		return err
+	}
+	if ws.ExitStatus() != 0 {
+		return fmt.Errorf("exit %d", ws.ExitStatus())
+	}
+	return nil
+}
+
+// notifyRun starts a notify child running script, receives its listener,
+// serves it with guard and returns the events and the child's stdout.
+func notifyRun(t testing.TB, script, filter string, guard *Guard, env ...string) ([]ExecEvent, string) {
+	return notifyRunHook(t, script, filter, guard, nil, env...)
+}
+
+func notifyRunHook(t testing.TB, script, filter string, guard *Guard, hook func(ExecEvent), env ...string) ([]ExecEvent, string) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, child := os.NewFile(uintptr(fds[0]), "parent"), os.NewFile(uintptr(fds[1]), "child")
+	defer parent.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChild+"=notify", envProbe+"="+script, envFilter+"="+filter)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.ExtraFiles = []*os.File{child}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	for _, e := range env {
+		if e == envUserns+"=1" { // jail's init: own user and pid namespaces
+			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+			cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+			cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+		}
+	}
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child.Close()
+	var (
+		mu       sync.Mutex
+		events   []ExecEvent
+		serveErr = make(chan error, 1)
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if filter != "0" && filter != "none" {
+		buf, oob := make([]byte, 8), make([]byte, unix.CmsgSpace(4))
+		_, oobn, _, _, err := unix.Recvmsg(int(parent.Fd()), buf, oob, 0)
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("recvmsg: %v; child stderr: %s", err, errb.String())
+		}
+		msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+		if len(msgs) != 1 {
+			t.Fatalf("no listener received; child stderr: %s", errb.String())
+		}
+		lfds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil || len(lfds) != 1 {
+			t.Fatalf("no listener received: %v", err)
+		}
+		listener := os.NewFile(uintptr(lfds[0]), "listener")
+		go func() {
+			serveErr <- Serve(ctx, listener, guard, func(ev ExecEvent) {
+				if hook != nil {
+					hook(ev)
+				}
+				mu.Lock()
+				events = append(events, ev)
+				mu.Unlock()
+			})
+		}()
+	} else {
+		serveErr <- nil
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v; stderr: %s", err, errb.String())
+	}
+	if err := <-serveErr; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return events, out.String()
+}
+
+func steps(out string) map[string]string {
+	m := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 3 && f[0] == "STEP" {
+			m[f[1]] = strings.Join(f[2:], " ")
+		}
+	}
+	return m
+}
+
+func requireNotify(t *testing.T) {
+	t.Helper()
+	var sz notifSizes
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_NOTIF_SIZES, 0, uintptrOf(&sz)); e != 0 {
+		skipOrFail(t, "seccomp user notification unavailable: %v", e)
+	}
+}
+
+// TestExecNotifyPipeline: every exec of a small shell pipeline is reported
+// in order, with argv, path and cwd.
+func TestExecNotifyPipeline(t *testing.T) {
+	requireNotify(t)
+	events, out := notifyRun(t, "pipeline", "1", nil)
+	if s := steps(out); s["pipeline"] != "ok" || s["env"] != "ok" {
+		t.Fatalf("steps: %v", s)
+	}
+	var got []string
+	for _, ev := range events {
+		if !ev.Allowed || ev.Err != "" {
+			t.Errorf("event %+v not allowed or has error", ev)
+		}
+		got = append(got, ev.Path+" "+strings.Join(ev.Argv, " "))
+	}
+	wd, _ := os.Getwd()
+	if len(events) > 0 && events[0].Cwd != wd {
+		t.Errorf("cwd %q, want %q", events[0].Cwd, wd)
+	}
+	want := []string{
+		"/bin/sh /bin/sh -c /bin/true | /bin/cat /dev/null; /bin/echo one two >/dev/null",
+		"/bin/true /bin/true OR /bin/cat /bin/cat /dev/null", // either order: a pipeline runs concurrently
+		"/bin/true /bin/true OR /bin/cat /bin/cat /dev/null",
+		"/bin/echo /bin/echo one two",
+		"/usr/bin/env /usr/bin/env A=1 /bin/true",
+		"/bin/true /bin/true",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d events, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	seen := map[string]bool{}
+	for i, w := range want {
+		if strings.Contains(w, " OR ") {
+			alts := strings.Split(w, " OR ")
+			if (got[i] != alts[0] && got[i] != alts[1]) || seen[got[i]] {
+				t.Errorf("event %d: %q, want one of %q", i, got[i], alts)
+			}
+			seen[got[i]] = true
+			continue
+		}
+		if got[i] != w {
+			t.Errorf("event %d: %q, want %q", i, got[i], w)
+		}
+	}
+}
+
+// TestExecNotifyInUserns: the same from a non-dumpable child in its own
+// user and pid namespaces (jail's init): pids are translated to ours and
+// /proc/PID/mem is readable by the namespace's owner.
+func TestExecNotifyInUserns(t *testing.T) {
+	requireNotify(t)
+	requireUserns(t)
+	events, out := notifyRun(t, "pipeline", "1", nil, envUserns+"=1")
+	if s := steps(out); s["pipeline"] != "ok" {
+		t.Fatalf("steps: %v", s)
+	}
+	if len(events) != 6 {
+		t.Fatalf("got %d events, want 6: %+v", len(events), events)
+	}
+	for _, ev := range events {
+		if !ev.Allowed || ev.Err != "" || len(ev.Argv) == 0 || ev.Pid <= 1 {
+			t.Errorf("bad event %+v", ev)
+		}
+	}
+	if events[0].Path != "/bin/sh" || events[0].Argv[2] != "/bin/true | /bin/cat /dev/null; /bin/echo one two >/dev/null" {
+		t.Errorf("first event %+v", events[0])
+	}
+}
+
+// TestExecNotifyGuard: refused commands fail with EPERM and are recorded;
+// the workspace survives `rm -rf WORKSPACE` and `cd WS && rm -r -f .`.
+func TestExecNotifyGuard(t *testing.T) {
+	requireNotify(t)
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "keep"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGuard([]string{`^/bin/echo forbidden`}, true, ws, "/nonexistent-home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, out := notifyRun(t, "guard", "1", g, envWork+"="+ws)
+	s := steps(out)
+	want := map[string]string{"echo": "ok", "rm": "EPERM", "user-pattern": "EPERM", "workspace-exists": "ok"}
+	for k, v := range want {
+		if s[k] != v {
+			t.Errorf("step %s: %q, want %q (all: %v)", k, s[k], v, s)
+		}
+	}
+	if s["sh-rm"] == "ok" {
+		t.Errorf("sh -c 'cd WS && rm -r -f .' succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "keep")); err != nil {
+		t.Fatalf("workspace damaged: %v", err)
+	}
+	rules := map[string]bool{}
+	for _, ev := range events {
+		if !ev.Allowed {
+			rules[ev.Rule] = true
+		}
+	}
+	for _, r := range []string{"default:rm-recursive-root", "block-command:^/bin/echo forbidden"} {
+		if !rules[r] {
+			t.Errorf("no refused event with rule %q in %+v", r, events)
+		}
+	}
+}
+
+// TestExecNotifyNoLoss: 10,000 short execs, 10,000 records.
+func TestExecNotifyNoLoss(t *testing.T) {
+	requireNotify(t)
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	start := time.Now()
+	events, out := notifyRun(t, "many", "1", nil, envN+"="+strconv.Itoa(n))
+	if !strings.Contains(out, "FAILED 0\n") {
+		t.Fatalf("some execs failed: %s", out)
+	}
+	seen := make([]bool, n)
+	count := 0
+	for _, ev := range events {
+		if ev.Path != "/bin/true" || len(ev.Argv) != 2 {
+			continue
+		}
+		i, err := strconv.Atoi(ev.Argv[1])
+		if err != nil || i < 0 || i >= n || seen[i] {
+			t.Fatalf("bad or duplicate event %+v", ev)
+		}
+		seen[i] = true
+		count++
+	}
+	if count != n {
+		t.Fatalf("%d of %d execs reported", count, n)
+	}
+	t.Logf("%d execs reported in %v", n, time.Since(start))
+}
+
+// TestServeDeadTarget: a process killed while its exec waits for the
+// answer (ENOENT on SEND) neither stops Serve nor loses later records.
+func TestServeDeadTarget(t *testing.T) {
+	requireNotify(t)
+	events, out := notifyRunHook(t, "victim", "1", nil, func(ev ExecEvent) {
+		if len(ev.Argv) == 2 && ev.Argv[1] == "victim" {
+			syscall.Kill(ev.Pid, syscall.SIGKILL)
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	s := steps(out)
+	if s["victim"] == "ok" || s["after"] != "ok" {
+		t.Fatalf("steps: %v", s)
+	}
+	if len(events) != 2 || events[1].Path != "/bin/true" {
+		t.Fatalf("events: %+v", events)
+	}
+}
+
+// TestServeCancel: Serve returns ctx.Err() when cancelled, without events.
+func TestServeCancel(t *testing.T) {
+	r, w, err := os.Pipe() // any pollable fd that never becomes readable
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, r, nil, nil) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Serve: %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after cancel")
+	}
+}
+
+func uintptrOf(p *notifSizes) uintptr { return uintptr(unsafe.Pointer(p)) }

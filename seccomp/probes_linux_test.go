@@ -1,0 +1,241 @@
+package seccomp
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"jail/seccomp/internal/int80"
+)
+
+func rawErr(r1, _ uintptr, e syscall.Errno) error {
+	if e != 0 {
+		return e
+	}
+	if int(r1) > 2 { // an fd we do not need
+		unix.Close(int(r1))
+	}
+	return nil
+}
+
+// int80Err maps the raw eax of an i386 call to an error.
+func int80Err(r uintptr) error {
+	if v := int32(r); v < 0 && v > -4096 {
+		return syscall.Errno(-v)
+	}
+	return nil
+}
+
+// openCttyPty opens a new pty pair and makes the slave our controlling
+// terminal (TIOCSTI is refused for a foreign tty regardless of seccomp).
+func openCttyPty() (int, error) {
+	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
+		return -1, err
+	}
+	s, err := unix.IoctlRetInt(m, unix.TIOCGPTPEER)
+	if err != nil {
+		// TIOCGPTPEER takes flags in arg; retry the classic way.
+		n, err2 := unix.IoctlGetInt(m, unix.TIOCGPTN)
+		if err2 != nil {
+			return -1, err
+		}
+		s, err = unix.Open("/dev/pts/"+itoa(n), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, err
+		}
+	}
+	if _, err := unix.Setsid(); err != nil {
+		return -1, err
+	}
+	if err := unix.IoctlSetInt(s, unix.TIOCSCTTY, 0); err != nil {
+		return -1, err
+	}
+	return s, nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func socketRaw(family, typ, proto uint64) error {
+	return rawErr(unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), uintptr(typ), uintptr(proto)))
+}
+
+const hi = uint64(1) << 32 // set in the high word: a 64-bit compare misses
+
+// probes: each attacks one rule. Run in a child by runProbe.
+var probes = map[string]func() error{
+	"i386-getpid": func() error { return int80Err(int80.Syscall(int80.SysGetpid, 0, 0, 0)) },
+	"i386-unshare": func() error {
+		return int80Err(int80.Syscall(int80.SysUnshare, unix.CLONE_NEWUSER, 0, 0))
+	},
+	"x32-getpid": func() error {
+		_, _, e := unix.RawSyscall(unix.SYS_GETPID|x32Bit, 0, 0, 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	},
+	"unshare-newuser": func() error { return unix.Unshare(unix.CLONE_NEWUSER) },
+	"unshare-newnet": func() error {
+		runtime.LockOSThread() // the child exits right after; never unlock
+		return unix.Unshare(unix.CLONE_NEWNET)
+	},
+	"clone-newuser": func() error {
+		cmd := exec.Command("/bin/true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+		return cmd.Run()
+	},
+	"clone-plain": func() error { return exec.Command("/bin/true").Run() },
+	"clone3": func() error {
+		return rawErr(unix.RawSyscall(unix.SYS_CLONE3, 0, 0, 0))
+	},
+	"setns": func() error {
+		runtime.LockOSThread()
+		fd, err := unix.Open("/proc/self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		return unix.Setns(fd, unix.CLONE_NEWNET)
+	},
+	"mount": func() error {
+		dir, err := os.MkdirTemp("", "jail-seccomp-mount")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(dir)
+		err = unix.Mount("jailtest", dir, "tmpfs", 0, "size=1m")
+		if err == nil {
+			unix.Unmount(dir, unix.MNT_DETACH)
+		}
+		return err
+	},
+	"chroot": func() error { return unix.Chroot("/") },
+	"fsopen": func() error {
+		fd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	},
+	"open_tree": func() error {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, "/tmp", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	},
+	"io_uring_setup": func() error {
+		var params [120]byte // struct io_uring_params
+		return rawErr(unix.RawSyscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0))
+	},
+	"keyctl": func() error {
+		_, err := unix.KeyctlInt(unix.KEYCTL_GET_KEYRING_ID, unix.KEY_SPEC_PROCESS_KEYRING, 1, 0, 0)
+		return err
+	},
+	"add_key": func() error {
+		_, err := unix.AddKey("user", "jail-seccomp-test", []byte("x"), unix.KEY_SPEC_PROCESS_KEYRING)
+		return err
+	},
+	"bpf": func() error {
+		// An unknown command: EINVAL from the kernel, EPERM from the filter.
+		return rawErr(unix.RawSyscall(unix.SYS_BPF, 0xffff, 0, 0))
+	},
+	"perf_event_open": func() error {
+		attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_TASK_CLOCK,
+			Bits: unix.PerfBitDisabled | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv}
+		attr.Size = uint32(unsafe.Sizeof(attr))
+		fd, err := unix.PerfEventOpen(&attr, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	},
+	"userfaultfd": func() error {
+		const uffdUserModeOnly = 1
+		return rawErr(unix.RawSyscall(unix.SYS_USERFAULTFD, unix.O_CLOEXEC|uffdUserModeOnly, 0, 0))
+	},
+	"socket-vsock":          func() error { return socketRaw(unix.AF_VSOCK, unix.SOCK_STREAM, 0) },
+	"socket-vsock-highbits": func() error { return socketRaw(hi|unix.AF_VSOCK, unix.SOCK_STREAM, 0) },
+	"socket-packet":         func() error { return socketRaw(unix.AF_PACKET, unix.SOCK_RAW, 0x0300) },
+	"socket-raw-icmp":       func() error { return socketRaw(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_ICMP) },
+	"socket-raw-highbits":   func() error { return socketRaw(unix.AF_INET6, hi|unix.SOCK_RAW, unix.IPPROTO_ICMPV6) },
+	"socket-netfilter":      func() error { return socketRaw(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_NETFILTER) },
+	"socket-netfilter-highbits": func() error {
+		return socketRaw(unix.AF_NETLINK, unix.SOCK_RAW, hi|unix.NETLINK_NETFILTER)
+	},
+	"socket-alg":     func() error { return socketRaw(unix.AF_ALG, unix.SOCK_SEQPACKET, 0) },
+	"socket-route":   func() error { return socketRaw(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE) },
+	"socket-tcp":     func() error { return socketRaw(unix.AF_INET6, unix.SOCK_STREAM, 0) },
+	"socket-unix":    func() error { return socketRaw(unix.AF_UNIX, unix.SOCK_STREAM, 0) },
+	"socket-icmpdgr": func() error { return socketRaw(unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_ICMP) },
+	"ptrace": func() error {
+		runtime.LockOSThread() // the tracer is a thread
+		cmd := exec.Command("/bin/sleep", "30")
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		return unix.PtraceAttach(cmd.Process.Pid)
+	},
+	"process_vm_readv": func() error {
+		src := []byte("secret")
+		dst := make([]byte, len(src))
+		_, err := unix.ProcessVMReadv(os.Getpid(),
+			[]unix.Iovec{{Base: &dst[0], Len: uint64(len(dst))}},
+			[]unix.RemoteIovec{{Base: uintptr(unsafe.Pointer(&src[0])), Len: len(src)}}, 0)
+		return err
+	},
+	"personality": func() error {
+		return rawErr(unix.RawSyscall(unix.SYS_PERSONALITY, 0x0400000, 0, 0)) // READ_IMPLIES_EXEC
+	},
+	"personality-highbits": func() error {
+		return rawErr(unix.RawSyscall(unix.SYS_PERSONALITY, uintptr(hi|0x0400000), 0, 0))
+	},
+	"personality-query": func() error {
+		return rawErr(unix.RawSyscall(unix.SYS_PERSONALITY, 0xffffffff, 0, 0))
+	},
+	"tiocsti": func() error {
+		s, err := openCttyPty()
+		if err != nil {
+			return errors.New("pty setup: " + err.Error())
+		}
+		c := byte('x')
+		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), unix.TIOCSTI, uintptr(unsafe.Pointer(&c))))
+	},
+	"tiocsti-highbits": func() error {
+		s, err := openCttyPty()
+		if err != nil {
+			return errors.New("pty setup: " + err.Error())
+		}
+		c := byte('x')
+		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TIOCSTI), uintptr(unsafe.Pointer(&c))))
+	},
+	"tioclinux": func() error {
+		s, err := openCttyPty()
+		if err != nil {
+			return errors.New("pty setup: " + err.Error())
+		}
+		sub := byte(6) // TIOCL_GETSHIFTSTATE
+		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TIOCLINUX), uintptr(unsafe.Pointer(&sub))))
+	},
+	"status": func() error {
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(b, []byte("\nSeccomp:\t2\n")) || !bytes.Contains(b, []byte("\nNoNewPrivs:\t1\n")) {
+			return errors.New("status lacks Seccomp: 2 / NoNewPrivs: 1")
+		}
+		return nil
+	},
+}

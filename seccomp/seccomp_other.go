@@ -1,0 +1,18 @@
+//go:build !linux
+
+package seccomp
+
+import (
+	"context"
+	"os"
+)
+
+// Install is Linux-only.
+func Install(cfg Config) (*os.File, Report, error) {
+	return nil, Report{Reason: "seccomp needs Linux"}, ErrUnsupported
+}
+
+// Serve is Linux-only.
+func Serve(ctx context.Context, listener *os.File, guard *Guard, onExec func(ExecEvent)) error {
+	return ErrUnsupported
+}

@@ -60,6 +60,10 @@ var Builtins = []Builtin{
 	// file can set core.hooksPath too.
 	{".git/config.worktree", ReadOnly, true, "per-worktree config can set core.hooksPath"},
 	{".gitmodules", ReadOnly, true, "submodule URLs and update commands"},
+	// Submodules keep their git dirs under .git/modules/<name>/ (nested for
+	// nested submodules): same hooks and config, same risk.
+	{".git/modules/**/hooks/", ReadOnly, true, "submodule hooks run on git commands in the submodule"},
+	{".git/modules/**/config", ReadOnly, true, "submodule config can set core.hooksPath"},
 	{".bashrc", ReadOnly, false, "runs in every new shell"},
 	{".bash_profile", ReadOnly, false, "runs at login"},
 	{".zshrc", ReadOnly, false, "runs in every new shell"},

@@ -52,14 +52,17 @@ func dropPrivileges() error {
 	// Bounding set first (needs CAP_SETPCAP, which we still hold): execve can
 	// then never grant a capability back, even to uid 0 inside the user ns
 	// (file capabilities and the root-exec rule both AND with the bounding set).
+	// It is per thread; the agent is forked from the calling (locked) thread,
+	// so this thread's set is the one that counts. The other threads of init
+	// never execve, and lose every effective and permitted capability below.
 	for c := 0; c <= lastCap(); c++ {
-		if err := allThreads(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0); err != nil && err != unix.EINVAL {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}
 	}
 	// Ambient capabilities were how init kept its privileges across its own
 	// exec; clear them so nothing is inherited by the agent's execve.
-	if err := allThreads(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0); err != nil {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
 	// Securebits, locked: uid 0 inside gets no capabilities on exec

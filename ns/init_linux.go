@@ -13,38 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// InitArg0 is argv[0] of the re-executed binary when it is to act as the
-// sandbox's init. It is never a valid user command (it contains a colon and
-// requires the socket on fd 3), so `jail` cannot be tricked into it.
-const InitArg0 = "jail:init"
-
-// initFD is where the supervisor places init's end of the socketpair.
-const initFD = 3
-
-// IsInit tells main() that this process is the sandbox's init.
-func IsInit() bool { return len(os.Args) > 0 && os.Args[0] == InitArg0 }
-
-// Hooks let feature packages act inside init at fixed points of the setup
-// order, without this package importing them. A hook whose configuration is in
-// the Spec but which is not registered is an error: init fails closed.
-type Hooks struct {
-	// Network runs after the mount tree is built, while init still holds its
-	// capabilities in the sandbox's user namespace. Files go to the supervisor.
-	Network func(cfg []byte) (names []string, files []*os.File, err error)
-	// Landlock runs after every capability is dropped and no_new_privs is set.
-	Landlock func(cfg []byte) (info map[string]string, err error)
-	// Seccomp runs last, just before the agent starts; an optional listener
-	// (user notification) goes to the supervisor.
-	Seccomp func(cfg []byte) (listener *os.File, info map[string]string, err error)
-}
-
-// Hook names: keys of Spec.Hooks.
-const (
-	HookNetwork  = "network"
-	HookLandlock = "landlock"
-	HookSeccomp  = "seccomp"
-)
-
 // setupError carries the exit code jail should report.
 type setupError struct {
 	code int
@@ -100,27 +68,69 @@ func run(conn *Conn, h Hooks) int {
 
 type initState struct {
 	agent int
+	// onAgentThread runs f on the OS thread that forked the agent. Landlock
+	// domains are per thread (restrict_self on each thread makes sibling
+	// domains until ABI 8's TSYNC), and signal scoping (ABI 6) only lets a
+	// thread signal processes of its own domain: the agent inherited the
+	// forking thread's, so forwarding and the final kill must come from there.
+	onAgentThread func(f func())
+}
+
+// lockedThread runs functions, one at a time, on one dedicated OS thread.
+func lockedThread() func(func()) {
+	reqs := make(chan func())
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with init
+		for f := range reqs {
+			f()
+		}
+	}()
+	return func(f func()) {
+		done := make(chan struct{})
+		reqs <- func() { f(); close(done) }
+		<-done
+	}
 }
 
 func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, error) {
+	var names []string
+	var files []*os.File
+	info := map[string]string{}
+	closeFiles := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	if cfg, ok := spec.Hooks[HookNetwork]; ok {
+		if h.Network == nil {
+			return nil, errors.New("network configuration given but no network support built in")
+		}
+		res, err := h.Network(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("network: %w", err)
+		}
+		names, files = append(names, res.Names...), append(files, res.Files...)
+		for k, v := range res.Info {
+			info["net."+k] = v
+		}
+		if res.Resolv != nil {
+			spec.Mounts = append(spec.Mounts, Mount{Kind: KindFile, Path: "/etc/resolv.conf", Data: res.Resolv, FD: -1, Why: "the sandbox's DNS"})
+		}
+		spec.Env = append(spec.Env, res.Env...)
+	}
+	st, err := setupRest(conn, spec, passed, h, names, files, info)
+	if err != nil {
+		closeFiles()
+	}
+	return st, err
+}
+
+func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []string, files []*os.File, info map[string]string) (*initState, error) {
 	if err := buildRoot(spec, passed); err != nil {
 		return nil, fmt.Errorf("build the sandbox's file system: %w", err)
 	}
 	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
 		return nil, fmt.Errorf("sethostname: %w", err)
-	}
-	var names []string
-	var files []*os.File
-	info := map[string]string{}
-	if cfg, ok := spec.Hooks[HookNetwork]; ok {
-		if h.Network == nil {
-			return nil, errors.New("network configuration given but no network support built in")
-		}
-		n, f, err := h.Network(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("network: %w", err)
-		}
-		names, files = append(names, n...), append(files, f...)
 	}
 	var slave *os.File
 	if spec.Pty {
@@ -151,7 +161,9 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := dropPrivileges(); err != nil {
+	onThread := lockedThread()
+	onThread(func() { err = dropPrivileges() })
+	if err != nil {
 		return nil, fmt.Errorf("drop privileges: %w", err)
 	}
 	if cfg, ok := spec.Hooks[HookLandlock]; ok {
@@ -193,7 +205,8 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 	if m, _, err := conn.Recv(); err != nil || m.Type != MsgGo {
 		return nil, fmt.Errorf("supervisor did not confirm start: %v", err)
 	}
-	pid, err := startAgent(spec, path, slave)
+	var pid int
+	onThread(func() { pid, err = startAgent(spec, path, slave) })
 	if slave != nil {
 		slave.Close()
 	}
@@ -203,7 +216,7 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 	if err := conn.Send(Message{Type: MsgStarted, Pid: pid}); err != nil {
 		return nil, err
 	}
-	return &initState{agent: pid}, nil
+	return &initState{agent: pid, onAgentThread: onThread}, nil
 }
 
 // closeFrom closes every fd >= from (close_range, 5.9; else one by one).
@@ -355,7 +368,8 @@ var forwarded = []os.Signal{
 func (st *initState) reap(conn *Conn) int {
 	go func() {
 		for s := range initSignals {
-			_ = unix.Kill(st.agent, s.(syscall.Signal))
+			sig := s.(syscall.Signal)
+			st.onAgentThread(func() { _ = unix.Kill(st.agent, sig) })
 		}
 	}()
 	var status unix.WaitStatus
@@ -375,7 +389,7 @@ func (st *initState) reap(conn *Conn) int {
 	}
 	// pid 1's kill(-1) reaches every other process of the namespace:
 	// daemons, double forks and setsid'd children included.
-	_ = unix.Kill(-1, unix.SIGKILL)
+	st.onAgentThread(func() { _ = unix.Kill(-1, unix.SIGKILL) })
 	for {
 		_, err := unix.Wait4(-1, nil, 0, nil)
 		if err == unix.EINTR {

@@ -324,9 +324,13 @@ func applyMount(m Mount, src int) error {
 			if !(errors.Is(err, os.ErrNotExist) && m.Kind == KindFile) {
 				return err
 			}
-			if err := ensureTarget(m.Path, false); err != nil {
+			// A dangling symlink (resolv.conf -> /run/..., and /run is a
+			// private tmpfs now): create its target in that tmpfs.
+			target := followLinks(m.Path)
+			if err := ensureTarget(target, false); err != nil {
 				return fmt.Errorf("create mount point: %w", err)
 			}
+			m.Path = target
 			fi, err = os.Stat(m.Path)
 			if err != nil {
 				return err
@@ -360,4 +364,24 @@ func applyMount(m Mount, src int) error {
 		return setAttr(m.Path, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0, true)
 	}
 	return fmt.Errorf("unknown mount kind %q", m.Kind)
+}
+
+// followLinks resolves symlinks in p (inside the sandbox's root) as far as
+// they lead, returning the final, possibly missing, path.
+func followLinks(p string) string {
+	for i := 0; i < 16; i++ {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return p
+		}
+		l, err := os.Readlink(p)
+		if err != nil {
+			return p
+		}
+		if !filepath.IsAbs(l) {
+			l = filepath.Join(filepath.Dir(p), l)
+		}
+		p = filepath.Clean(l)
+	}
+	return p
 }

@@ -67,6 +67,9 @@ type Policy struct {
 	AllowHostPort   []string `json:"allow_host_port,omitempty"`
 	Publish         []string `json:"publish,omitempty"`
 	ForceProxyAware bool     `json:"force_proxy_aware,omitempty"`
+	// AllowLocalTCP lifts Landlock's TCP bind/connect denial under --net none
+	// (servers on the sandbox's own loopback, e.g. a test suite's).
+	AllowLocalTCP bool `json:"allow_local_tcp,omitempty"`
 
 	// Audit.
 	AuditFile   string `json:"audit_file,omitempty"`
@@ -223,35 +226,4 @@ func containsName(kvs []string, name string) bool {
 		}
 	}
 	return false
-}
-
-// ParseSize parses a byte size: plain bytes, or a number with a K, M, G or T
-// suffix (powers of 1024; an optional trailing B or iB is accepted).
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	t = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(t, "B"), "b"), "i")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k', 'K':
-			mult = 1 << 10
-		case 'm', 'M':
-			mult = 1 << 20
-		case 'g', 'G':
-			mult = 1 << 30
-		case 't', 'T':
-			mult = 1 << 40
-		}
-		if mult != 1 {
-			t = t[:n-1]
-		}
-	}
-	var n int64
-	if _, err := fmt.Sscanf(t, "%d", &n); err != nil || t == "" || strings.ContainsAny(t, " +-") || fmt.Sprint(n) != t {
-		return 0, fmt.Errorf("invalid size %q: want e.g. 512M, 1G or a number of bytes", s)
-	}
-	if n < 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("invalid size %q: out of range", s)
-	}
-	return n * mult, nil
 }

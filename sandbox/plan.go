@@ -14,8 +14,21 @@ import (
 	"sort"
 	"strings"
 
+	"jail/fsrules"
+	"jail/landlock"
 	"jail/ns"
 	"jail/policy"
+)
+
+// Version is reported in the audit trail; set by main.
+var Version = "dev"
+
+// Exit codes of jail itself (the agent's own code passes through).
+const (
+	ExitTimeout  = 124
+	ExitSetup    = 125
+	ExitNotExec  = 126
+	ExitNotFound = 127
 )
 
 // Plan is the effective, resolved sandbox: what --dry-run prints and the audit
@@ -26,6 +39,11 @@ type Plan struct {
 	Mounts    []ns.Mount `json:"mounts"`
 	Env       []string   `json:"env"`
 	Notes     []string   `json:"notes,omitempty"`
+	// Writable lists every path the agent may write (mount and Landlock):
+	// the audit trail must not be under any of them.
+	Writable []string `json:"writable"`
+	// Landlock is the second, independent wall, applied by init.
+	Landlock landlock.Rules `json:"landlock"`
 }
 
 // hidden are host places replaced by empty private tmpfs: where other users'
@@ -151,8 +169,63 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		return bl[i].Path < bl[j].Path
 	})
 	mounts = append(mounts, bl...)
+	var readable, writable []string
+	for _, b := range bl {
+		if b.Kind == ns.KindBind {
+			writable = append(writable, b.Path)
+		} else {
+			readable = append(readable, b.Path)
+		}
+	}
 
-	// 3. Masks over system secrets.
+	// 3. Secrets and write protections inside the visible trees (fsrules):
+	//    after the binds, so deny wins over read and write.
+	in := fsrules.Input{
+		Workspace: ws, Home: home, Deny: p.Deny,
+		NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig,
+		Readable: readable, Writable: writable,
+	}
+	if err := fsrules.Validate(in); err != nil {
+		return nil, fmt.Errorf("%w: %v", policy.ErrInvalid, err)
+	}
+	fp, err := fsrules.Expand(in)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", policy.ErrInvalid, err)
+	}
+	for _, w := range fp.Writable {
+		mounts = append(mounts, ns.Mount{Kind: ns.KindBind, Path: w, Dir: true, FD: -1, Why: "git worktree's shared git dir"})
+		writable = append(writable, w)
+	}
+	// A mount point cannot be renamed or removed (EBUSY), but the directory
+	// holding it can: `mv .git .git.old && mkdir -p .git/hooks` would leave
+	// the protection behind on the moved tree. Every directory between a
+	// writable root and a mask is therefore bound onto itself, which pins it.
+	pinned := map[string]bool{}
+	var pins []ns.Mount
+	for _, m := range fp.Masks {
+		root := enclosing(m.Path, writable)
+		if root == "" {
+			continue // in a read-only tree: rename fails with EROFS anyway
+		}
+		for d := filepath.Dir(m.Path); d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
+			if !pinned[d] {
+				pinned[d] = true
+				pins = append(pins, ns.Mount{Kind: ns.KindBind, Path: d, Dir: true, FD: -1, Why: "pinned: holds a protected path"})
+			}
+		}
+	}
+	sort.SliceStable(pins, func(i, j int) bool { return depth(pins[i].Path) < depth(pins[j].Path) })
+	mounts = append(mounts, pins...)
+	for _, m := range fp.Masks {
+		kind := ns.KindMask
+		if m.Kind == fsrules.ReadOnly {
+			kind = ns.KindReadOnly
+		}
+		mounts = append(mounts, ns.Mount{Kind: kind, Path: m.Path, Dir: m.Dir, FD: -1, Why: m.Rule})
+	}
+	plan.Notes = append(plan.Notes, fp.Notes...)
+
+	// 4. Masks over system secrets.
 	for _, pat := range systemSecrets {
 		matches, _ := filepath.Glob(pat)
 		for _, m := range matches {
@@ -165,7 +238,40 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	}
 	plan.Mounts = mounts
 	plan.Env = policy.BuildEnv(env, p.Env, p.SetEnv)
+	plan.Writable = writable
+
+	// The Landlock wall: read and execute everywhere the mounts show, write
+	// only where the mounts allow it. Init drops paths that do not exist in
+	// the sandbox (fewer rights, never more).
+	rw := append([]string{}, writable...)
+	rw = append(rw, "/tmp", "/var/tmp", "/dev/shm", "/dev/null", "/dev/zero", "/dev/full")
+	if home != "" {
+		rw = append(rw, home)
+	}
+	plan.Landlock = landlock.Rules{
+		ReadExec:  []string{"/"},
+		ReadWrite: rw,
+		DevIoctl:  []string{"/dev/tty", "/dev/pts"},
+		// Landlock TCP rules (ABI 4) under --net none: no TCP at all, not even
+		// on the sandbox's own loopback, unless --allow-local-tcp.
+		DenyTCP: p.Net == policy.NetNone && !p.AllowLocalTCP,
+		// ABI 6: no abstract Unix socket or signal out of the sandbox's
+		// Landlock domain (abstract sockets ignore the mount view).
+		Scope:   true,
+		Require: p.RequireLandlock,
+	}
 	return plan, nil
+}
+
+// enclosing returns the deepest root in roots that contains p, or "".
+func enclosing(p string, roots []string) string {
+	best := ""
+	for _, r := range roots {
+		if (p == r || strings.HasPrefix(p, r+"/")) && len(r) > len(best) {
+			best = r
+		}
+	}
+	return best
 }
 
 func lookupEnv(env []string, name string) string {
@@ -197,6 +303,9 @@ func (pl *Plan) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "env        %s\n", name)
 	}
+	fmt.Fprintf(w, "landlock   read+exec %s; read+write %s; tty ioctl %s; deny tcp %v; scoped %v; require ABI %d\n",
+		strings.Join(pl.Landlock.ReadExec, " "), strings.Join(pl.Landlock.ReadWrite, " "),
+		strings.Join(pl.Landlock.DevIoctl, " "), pl.Landlock.DenyTCP, pl.Landlock.Scope, pl.Landlock.Require)
 	for _, n := range pl.Notes {
 		fmt.Fprintf(w, "note       %s\n", n)
 	}

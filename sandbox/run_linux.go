@@ -1,10 +1,15 @@
 package sandbox
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -12,16 +17,12 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
+	"jail/audit"
+	"jail/cgroup"
+	"jail/netproxy"
 	"jail/ns"
 	"jail/policy"
-)
-
-// Exit codes of jail itself (the agent's own code passes through).
-const (
-	ExitTimeout  = 124
-	ExitSetup    = 125
-	ExitNotExec  = 126
-	ExitNotFound = 127
+	"jail/seccomp"
 )
 
 // Run runs the policy's command in a new sandbox and returns the exit code
@@ -29,21 +30,34 @@ const (
 func Run(p *policy.Policy) int {
 	// Whatever jail inherited beyond stdio stays with jail.
 	ns.CloexecFrom(3)
-	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1)}
+	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now()}
 	return r.run()
 }
 
 type runner struct {
-	pol    *policy.Policy
-	stderr io.Writer
-	plan   *Plan
-	sb     *ns.Sandbox
+	pol     *policy.Policy
+	stderr  io.Writer
+	plan    *Plan
+	sb      *ns.Sandbox
+	started time.Time
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	trail  *audit.Writer
+	id     string // the sandbox's id, also in the default trail's name
+	group  cgroup.Group
+	cgRep  cgroup.Report
+	netPol *netproxy.Policy
+	guard  *seccomp.Guard
+	bg     sync.WaitGroup // proxy, DNS and exec-notify servers
 
 	mu       sync.Mutex
 	exit     *ns.Message // the agent's status, from init
 	setupErr *ns.Message
 	agentPid int
 	killedBy string // why the supervisor killed the sandbox
+	timedOut bool
+	info     map[string]string
 	pty      *os.File
 	ptyCh    chan struct{} // signalled once the pty master has arrived
 	ptyDone  chan struct{}
@@ -53,6 +67,35 @@ func (r *runner) errorf(format string, a ...any) {
 	fmt.Fprintf(r.stderr, "jail: "+format+"\n", a...)
 }
 
+func (r *runner) notef(format string, a ...any) {
+	if !r.pol.Quiet {
+		r.errorf(format, a...)
+	}
+}
+
+func (r *runner) record(ev audit.Event) {
+	if r.trail != nil {
+		r.trail.Record(ev)
+	}
+}
+
+// fail reports a setup failure: one line on stderr, a record, exit 125.
+func (r *runner) fail(err error) int {
+	r.errorf("%v", err)
+	r.record(audit.Exit{Code: ExitSetup, Reason: "setup_failed", Error: err.Error(), WallMS: audit.Millis(time.Since(r.started))})
+	r.closeTrail()
+	return ExitSetup
+}
+
+func (r *runner) closeTrail() {
+	if r.trail != nil {
+		if err := r.trail.Close(); err != nil {
+			r.errorf("audit trail %s: %v", r.trail.Path(), err)
+		}
+		r.trail = nil
+	}
+}
+
 func (r *runner) run() int {
 	plan, err := BuildPlan(r.pol, os.Environ())
 	if err != nil {
@@ -60,9 +103,28 @@ func (r *runner) run() int {
 		return ExitSetup
 	}
 	r.plan = plan
-	if r.pol.DryRun {
-		plan.Print(os.Stdout)
-		return 0
+	for _, n := range plan.Notes {
+		if strings.HasPrefix(n, "--deny") {
+			r.notef("%s", n)
+		}
+	}
+	if r.pol.Net == policy.NetAllow {
+		if r.netPol, err = buildNetPolicy(r.pol); err != nil {
+			r.errorf("%v", err)
+			return ExitSetup
+		}
+	}
+	if !r.pol.NoExecAudit || len(r.pol.BlockCommand) > 0 {
+		r.guard, err = seccomp.NewGuard(r.pol.BlockCommand, !r.pol.NoGuardRails, plan.Workspace, plan.Home)
+		if err != nil {
+			r.errorf("--block-command: %v", err)
+			return ExitSetup
+		}
+		// The command itself is judged here, before anything starts.
+		if rule := r.guard.Check(r.pol.Command, plan.Workspace); rule != "" {
+			r.errorf("blocked command: %s (guard rail %s); drop it, or adjust --block-command/--no-guard-rails", strings.Join(r.pol.Command, " "), rule)
+			return ExitNotExec
+		}
 	}
 	spec := &ns.Spec{
 		Mounts:   plan.Mounts,
@@ -70,9 +132,32 @@ func (r *runner) run() int {
 		Cwd:      plan.Workspace,
 		Argv:     r.pol.Command,
 		Env:      plan.Env,
+		Hooks:    map[string][]byte{},
+	}
+	if err := r.addHooks(spec); err != nil {
+		r.errorf("%v", err)
+		return ExitSetup
+	}
+	if r.pol.DryRun {
+		plan.Print(os.Stdout)
+		return 0
+	}
+	if err := r.openTrail(spec); err != nil {
+		r.errorf("%v", err)
+		return ExitSetup
+	}
+	if err := r.openCgroup(spec); err != nil {
+		return r.fail(err)
+	}
+	defer r.deleteCgroup()
+
+	if r.pol.Net == policy.NetHost {
+		r.notef("--net host: the sandbox shares the host's network, with no filtering and no audit of connections")
 	}
 	interactive := term.IsTerminal(0) && term.IsTerminal(1)
 	spec.Pty = interactive
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	defer r.cancel()
 
 	// Signals are caught before the sandbox exists, so none is lost between
 	// start and the relay loop.
@@ -81,7 +166,7 @@ func (r *runner) run() int {
 		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
 	defer signal.Stop(sigs)
 
-	sb, err := ns.Start(ns.Config{
+	cfg := ns.Config{
 		Spec:     spec,
 		Rootful:  os.Getuid() == 0,
 		NetHost:  r.pol.Net == policy.NetHost,
@@ -89,10 +174,15 @@ func (r *runner) run() int {
 		Stdin:    os.Stdin,
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,
-	})
+	}
+	if fd, ok := r.group.FD(); ok {
+		cfg.CgroupFD = fd
+	} else if r.group.Mode() != "none" {
+		cfg.BeforeSpec = r.group.Add
+	}
+	sb, err := ns.Start(cfg)
 	if err != nil {
-		r.errorf("%v", err)
-		return ExitSetup
+		return r.fail(err)
 	}
 	r.sb = sb
 	msgsDone := make(chan struct{})
@@ -104,7 +194,10 @@ func (r *runner) run() int {
 			restore()
 		}
 	}()
-	var graceTimer <-chan time.Time
+	var graceTimer, timeout <-chan time.Time
+	if r.pol.Timeout > 0 {
+		timeout = time.After(r.pol.Timeout)
+	}
 	interrupts := 0
 	for {
 		select {
@@ -116,17 +209,33 @@ func (r *runner) run() int {
 					continue
 				}
 			}
+			r.record(audit.Signal{Signal: unix.SignalName(sig), Number: int(sig), From: "user", To: "agent", Forwarded: true})
 			_ = unix.Kill(sb.Pid, sig)
 			if sig == syscall.SIGINT || sig == syscall.SIGTERM || sig == syscall.SIGHUP {
 				interrupts++
 				if interrupts >= 2 && sig == syscall.SIGINT {
-					r.kill("second interrupt")
+					r.kill("user", "second interrupt")
 				} else if graceTimer == nil {
 					graceTimer = time.After(r.pol.KillGrace)
 				}
 			}
+		case <-timeout:
+			r.mu.Lock()
+			r.timedOut = true
+			r.mu.Unlock()
+			r.notef("timeout: %v elapsed, sending SIGTERM (SIGKILL in %v)", r.pol.Timeout, r.pol.KillGrace)
+			r.record(audit.Timeout{LimitMS: audit.Millis(r.pol.Timeout), WallMS: audit.Millis(time.Since(r.started))})
+			_ = unix.Kill(sb.Pid, unix.SIGTERM)
+			timeout = nil
+			if graceTimer == nil {
+				graceTimer = time.After(r.pol.KillGrace)
+			}
 		case <-graceTimer:
-			r.kill(fmt.Sprintf("still running %v after %s", r.pol.KillGrace, "the signal"))
+			by := "user"
+			if r.timedOut {
+				by = "timeout"
+			}
+			r.kill(by, fmt.Sprintf("still running %v after SIGTERM", r.pol.KillGrace))
 		case <-r.ptyCh:
 			if restore == nil && interactive {
 				restore = r.startRelay()
@@ -143,26 +252,169 @@ func (r *runner) run() int {
 				restore()
 				restore = nil
 			}
-			return r.exitCode()
+			return r.finish()
 		}
 	}
 }
 
-func (r *runner) ptyFile() *os.File {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.pty
+// addHooks puts the feature configuration for init into the spec.
+func (r *runner) addHooks(spec *ns.Spec) error {
+	p := r.pol
+	var err error
+	set := func(name string, v any) {
+		if err != nil {
+			return
+		}
+		var b []byte
+		b, err = json.Marshal(v)
+		spec.Hooks[name] = b
+	}
+	set(ns.HookLandlock, r.plan.Landlock)
+	sc := seccompHook{AllowPtrace: p.AllowPtrace, Replace: p.SeccompReplace, ExecNotify: !p.NoExecAudit || len(p.BlockCommand) > 0}
+	if p.SeccompFile != "" {
+		// Validated here, with errors naming the file; init parses the same
+		// bytes again (the file may not be visible inside).
+		data, rerr := os.ReadFile(p.SeccompFile)
+		if rerr != nil {
+			return fmt.Errorf("%w: --seccomp %s: %v", policy.ErrInvalid, p.SeccompFile, rerr)
+		}
+		if _, err := seccomp.ParsePolicy(p.SeccompFile, data); err != nil {
+			return fmt.Errorf("%w: --seccomp: %v", policy.ErrInvalid, err)
+		}
+		sc.Extra, sc.ExtraName = data, p.SeccompFile
+	} else if p.SeccompReplace {
+		return fmt.Errorf("%w: --seccomp-replace needs --seccomp FILE", policy.ErrInvalid)
+	}
+	set(ns.HookSeccomp, sc)
+	if p.Net == policy.NetAllow {
+		set(ns.HookNetwork, netConfig{Fallback: p.ForceProxyAware})
+	}
+	if p.MaxFileSize > 0 {
+		spec.IgnoreSIGXFSZ = true
+	}
+	return err
 }
 
-// kill ends the sandbox at once: SIGKILL to init, whose death makes the kernel
-// kill every process of its pid namespace.
-func (r *runner) kill(why string) {
+func buildNetPolicy(p *policy.Policy) (*netproxy.Policy, error) {
+	cfg, err := netproxy.BuildConfig(netproxy.Flags{
+		AllowDomains: p.AllowDomain, DenyDomains: p.DenyDomain, AllowIPs: p.AllowIP,
+		AddHosts: p.AddHost, HostPorts: p.AllowHostPort,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", policy.ErrInvalid, err)
+	}
+	if len(p.Publish) > 0 {
+		return nil, fmt.Errorf("%w: --publish is not supported yet", policy.ErrInvalid)
+	}
+	return netproxy.NewPolicy(cfg)
+}
+
+// openTrail creates the audit trail before anything runs, outside every path
+// the sandbox can write, and hides it if it would be visible.
+func (r *runner) openTrail(spec *ns.Spec) error {
+	id := audit.NewID()
+	r.id = id
+	path := r.pol.AuditFile
+	if path == "" {
+		var err error
+		if path, err = audit.DefaultPath(r.started, id); err != nil {
+			return fmt.Errorf("audit trail: %w (pass --audit FILE)", err)
+		}
+	}
+	// The agent must not be able to rewrite its own trail.
+	if err := audit.CheckPlacement(path, r.plan.Writable); err != nil {
+		return fmt.Errorf("--audit %s: %w", path, err)
+	}
+	w, err := audit.Create(path)
+	if err != nil {
+		return fmt.Errorf("audit trail: %w", err)
+	}
+	if r.pol.AuditSyslog {
+		s, err := audit.NewSyslog()
+		if err != nil {
+			w.Close()
+			return fmt.Errorf("--audit-syslog: %w", err)
+		}
+		w.AddSink(s)
+	}
+	r.trail = w
+	// Visible through the read-only view of /? Then mask it inside (a mask
+	// over a path that turns out hidden anyway is skipped by init).
+	spec.Mounts = append(spec.Mounts, ns.Mount{Kind: ns.KindMask, Path: w.Path(), FD: -1, Why: "the audit trail"})
+	return nil
+}
+
+func (r *runner) openCgroup(spec *ns.Spec) error {
+	for _, err := range cgroup.CleanupStale() {
+		if r.pol.Verbose {
+			r.errorf("cleanup of a stale cgroup: %v", err)
+		}
+	}
+	lim := cgroup.Limits{MemoryBytes: r.pol.Memory, CPUs: r.pol.CPUs, Pids: r.pol.Pids, NoFile: r.pol.NoFile, FileSize: r.pol.MaxFileSize}
+	g, rep, err := cgroup.Open(fmt.Sprintf("jail-%d-%s", os.Getpid(), audit.NewID()[:8]), lim, cgroup.Options{Require: r.pol.RequireLimits})
+	if err != nil {
+		if errors.Is(err, cgroup.ErrNoCgroup) {
+			return fmt.Errorf("--require-limits: %w", err)
+		}
+		return fmt.Errorf("limits: %w", err)
+	}
+	r.group, r.cgRep = g, rep
+	uid := os.Getuid()
+	if uid == 0 {
+		uid = ns.NobodyID
+	}
+	rls, err := cgroup.Rlimits(lim, g.Mode() != "none", uid)
+	if err != nil {
+		return fmt.Errorf("limits: %w", err)
+	}
+	for _, rl := range rls {
+		spec.Rlimits = append(spec.Rlimits, ns.Rlimit{Resource: rl.Resource, Cur: rl.Cur, Max: rl.Max})
+	}
+	if r.pol.Verbose {
+		r.errorf("limits: cgroup %s (%s) %s", rep.Mode, rep.Strategy, strings.Join(rep.Enforced, " "))
+	}
+	if g.Mode() == "none" && (r.pol.Memory > 0 || r.pol.CPUs > 0 || r.pol.Verbose) {
+		for _, w := range rep.Warnings {
+			r.notef("%s", w)
+		}
+	}
+	return nil
+}
+
+func (r *runner) deleteCgroup() {
+	if r.group == nil {
+		return
+	}
+	_ = r.group.Kill()
+	if err := r.group.Delete(); err != nil {
+		r.errorf("remove cgroup: %v", err)
+	}
+}
+
+// kill ends the sandbox at once: the cgroup's kill (cgroup.kill or
+// freeze-kill-thaw) where there is one, and SIGKILL to init, whose death makes
+// the kernel kill every process of its pid namespace.
+func (r *runner) kill(by, why string) {
 	r.mu.Lock()
-	if r.killedBy == "" {
+	first := r.killedBy == ""
+	if first {
 		r.killedBy = why
 	}
 	r.mu.Unlock()
+	method := "pid1"
+	if r.group != nil && r.group.Mode() != "none" {
+		method = "cgroup-" + r.group.Mode()
+	}
+	if first {
+		r.record(audit.Kill{By: by, Reason: why, Method: method, Signal: "SIGKILL"})
+		if r.trail != nil {
+			_ = r.trail.Sync()
+		}
+	}
 	_ = unix.Kill(r.sb.Pid, unix.SIGKILL)
+	if r.group != nil {
+		_ = r.group.Kill()
+	}
 }
 
 func (r *runner) readMessages(done chan struct{}) {
@@ -200,7 +452,14 @@ func (r *runner) readMessages(done chan struct{}) {
 	}
 }
 
+// handleFiles takes init's report (kernel facts, fds) just before the agent
+// starts: the moment to write the start event and start the servers.
 func (r *runner) handleFiles(m ns.Message, files []*os.File) {
+	r.mu.Lock()
+	r.info = m.Info
+	r.mu.Unlock()
+	r.recordStart(m.Info)
+	var tcp, dns *os.File
 	for i, f := range files {
 		name := ""
 		if i < len(m.Names) {
@@ -213,10 +472,154 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 			r.mu.Unlock()
 			r.resizePty()
 			r.ptyCh <- struct{}{}
+		case "seccomp":
+			r.serveExecs(f)
+		case "net-tcp":
+			tcp = f
+		case "net-dns":
+			dns = f
 		default:
 			f.Close()
 		}
 	}
+	if tcp != nil {
+		r.serveNet(tcp, dns, m.Info["net.mode"])
+	}
+}
+
+func (r *runner) recordStart(info map[string]string) {
+	if info["seccomp.notify"] == "false" && !r.pol.NoExecAudit {
+		r.notef("exec auditing unavailable: %s", info["seccomp.reason"])
+	}
+	if miss := info["landlock.missing"]; miss != "" {
+		r.notef("landlock: not enforced on this kernel: %s", miss)
+	}
+	netMode := r.pol.Net
+	if info["net.mode"] == "proxy-aware" {
+		netMode = "proxy"
+		r.notef("egress is proxy-aware only (%s): programs that ignore HTTP_PROXY/ALL_PROXY get no network", info["net.reason"])
+	}
+	if r.trail == nil {
+		return
+	}
+	var uts unix.Utsname
+	_ = unix.Uname(&uts)
+	abi := 0
+	fmt.Sscan(info["landlock.abi"], &abi)
+	var notes []string
+	notes = append(notes, r.plan.Notes...)
+	notes = append(notes, r.cgRep.Warnings...)
+	r.trail.Record(audit.Start{
+		Schema: audit.SchemaVersion, Version: Version, ID: r.id,
+		Argv: os.Args, Command: r.pol.Command, Cwd: r.plan.Workspace,
+		UID: os.Getuid(), GID: os.Getgid(), PID: os.Getpid(), Root: os.Getuid() == 0,
+		Policy: map[string]any{"policy": r.pol, "plan": r.plan, "cgroup": r.cgRep},
+		Kernel: audit.Kernel{
+			Release: unix.ByteSliceToString(uts.Release[:]), LandlockABI: abi,
+			Seccomp: info["seccomp.arch"] != "", SeccompNotify: info["seccomp.notify"] == "true",
+			CgroupMode: r.group.Mode(), NetworkMode: netMode,
+		},
+		Notes: notes,
+	})
+}
+
+// serveExecs answers the sandbox's exec notifications: record, guard, go.
+func (r *runner) serveExecs(l *os.File) {
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		_ = seccomp.Serve(r.ctx, l, r.guard, func(ev seccomp.ExecEvent) {
+			r.mu.Lock()
+			started := r.agentPid != 0
+			r.mu.Unlock()
+			if ev.Err != "" && len(ev.Argv) == 0 && !started {
+				// The agent's own execve comes from init's child, which is
+				// not dumpable until the exec completes: its /proc/PID/mem is
+				// root's. It is exactly the command jail was given (checked
+				// against the guard rail before start).
+				ev.Path, ev.Argv, ev.Cwd, ev.Err = r.pol.Command[0], r.pol.Command, r.plan.Workspace, ""
+			}
+			ev.Pid = sandboxPid(ev.Pid)
+			dec := audit.DecisionAllow
+			if ev.Rule != "" {
+				dec = audit.DecisionDeny
+				r.notef("blocked command: %s (guard rail %s)", strings.Join(ev.Argv, " "), ev.Rule)
+				r.record(audit.Deny{Layer: "guard-rail", What: "exec", Target: ev.Path, PID: ev.Pid, Reason: ev.Rule})
+			}
+			r.record(audit.Exec{PID: ev.Pid, Path: ev.Path, Argv: ev.Argv, Cwd: ev.Cwd, Decision: dec, Rule: ev.Rule, Reason: ev.Err})
+		})
+	}()
+}
+
+// sandboxPid translates a host pid into the sandbox's pid namespace (the
+// innermost NSpid), as the agent itself sees it; the host pid when unknown.
+func sandboxPid(hostPid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", hostPid))
+	if err != nil {
+		return hostPid
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" {
+			var pid int
+			if _, err := fmt.Sscan(f[len(f)-1], &pid); err == nil {
+				return pid
+			}
+		}
+	}
+	return hostPid
+}
+
+// serveNet runs the egress proxy and DNS on the sockets init made.
+func (r *runner) serveNet(tcp, dns *os.File, mode string) {
+	ln, err := net.FileListener(tcp)
+	tcp.Close()
+	if err != nil {
+		r.errorf("egress proxy: %v", err)
+		return
+	}
+	fakes := netproxy.NewFakeIPs()
+	onEvent := func(ev netproxy.Event) { r.recordNet(ev) }
+	px := &netproxy.Proxy{Policy: r.netPol, Fakes: fakes, OnEvent: onEvent, Log: r.stderr, Quiet: r.pol.Quiet}
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		if mode == "proxy-aware" {
+			_ = px.ServeFallback(r.ctx, ln)
+		} else {
+			_ = px.Serve(r.ctx, ln)
+		}
+	}()
+	if dns != nil {
+		pc, err := net.FilePacketConn(dns)
+		dns.Close()
+		if err != nil {
+			r.errorf("sandbox DNS: %v", err)
+			return
+		}
+		d := netproxy.NewDNS(r.netPol, fakes, onEvent)
+		r.bg.Add(1)
+		go func() {
+			defer r.bg.Done()
+			_ = d.Serve(r.ctx, pc)
+		}()
+	}
+}
+
+func (r *runner) recordNet(ev netproxy.Event) {
+	switch ev.Type {
+	case "dns":
+		var answers []string
+		r.record(audit.DNS{Name: ev.Name, QType: ev.QType, Decision: ev.Decision, Answers: answers, Reason: ev.Reason})
+	default:
+		r.record(audit.Net{Decision: ev.Decision, Proto: "tcp", Name: ev.Name, Address: ev.Addr, Port: int(ev.Port),
+			BytesUp: ev.BytesUp, BytesDown: ev.BytesDown, DurationMS: float64(ev.DurationMs), Reason: ev.Reason})
+	}
+}
+
+func (r *runner) ptyFile() *os.File {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pty
 }
 
 func (r *runner) resizePty() {
@@ -265,37 +668,76 @@ func (r *runner) startRelay() func() {
 	}
 }
 
-func (r *runner) exitCode() int {
+// finish turns init's report, the cgroup's events and the supervisor's own
+// actions into jail's exit code, the exit report and the last audit event.
+func (r *runner) finish() int {
 	ws, werr := r.sb.Wait()
+	r.cancel()
+	r.bg.Wait()
+	var ev cgroup.Events
+	var st cgroup.Stats
+	if r.group != nil {
+		ev, _ = r.group.Events()
+		st, _ = r.group.Stats()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.setupErr != nil {
+	exit := audit.Exit{WallMS: audit.Millis(time.Since(r.started)), PeakMemoryBytes: int64(st.MemoryPeak), CPUUserMS: audit.Millis(st.CPU)}
+	if ev.PidsMaxHits > 0 {
+		r.notef("process limit reached: --pids %d (%d forks refused)", r.pol.Pids, ev.PidsMaxHits)
+		r.record(audit.Limit{Kind: "pids", Source: "cgroup-" + r.group.Mode(), Limit: r.pol.Pids, Value: int64(ev.PidsMaxHits), Action: "refused"})
+	}
+	code, reason := 0, "exited"
+	switch {
+	case r.setupErr != nil:
 		r.errorf("%s", r.setupErr.Error)
-		if r.setupErr.ExitCode != 0 {
-			return r.setupErr.ExitCode
+		code, reason = r.setupErr.ExitCode, "setup_failed"
+		if code == 0 {
+			code = ExitSetup
 		}
-		return ExitSetup
-	}
-	if r.killedBy != "" {
-		r.errorf("killed the sandbox: %s", r.killedBy)
+		exit.Error = r.setupErr.Error
+	case r.timedOut:
+		code, reason = ExitTimeout, "timeout"
+		r.notef("timed out after %v", r.pol.Timeout)
+	case ev.OOMKills > 0:
+		code, reason = 128+int(syscall.SIGKILL), "oom"
+		r.errorf("out of memory: limit %s reached", cgroup.FormatSize(r.pol.Memory))
+		r.record(audit.Limit{Kind: "oom", Source: "cgroup-" + r.group.Mode(), Limit: r.pol.Memory, Value: int64(ev.OOMKills), Action: "killed"})
+		if r.exit != nil && r.exit.Signal == 0 && r.exit.Code != 0 {
+			code = r.exit.Code
+		}
+	case r.killedBy != "":
+		code, reason = 128+int(syscall.SIGKILL), "killed"
+		r.notef("killed the sandbox: %s", r.killedBy)
 		if r.exit != nil && r.exit.Code != 0 {
-			return r.exit.Code
+			code = r.exit.Code
 		}
-		return 128 + int(syscall.SIGKILL)
-	}
-	if r.exit != nil {
-		return r.exit.Code
-	}
-	if werr != nil {
+	case r.exit != nil:
+		code = r.exit.Code
+		if r.exit.Signal != 0 {
+			reason = "signaled"
+			exit.Signal = unix.SignalName(syscall.Signal(r.exit.Signal))
+		}
+	case werr != nil:
 		r.errorf("sandbox init: %v", werr)
-		return ExitSetup
+		code, reason = ExitSetup, "setup_failed"
+	case ws.Signaled():
+		// Init died without reporting (killed from outside): never 0.
+		code, reason = 128+int(ws.Signal()), "killed"
+	default:
+		code, reason = ws.ExitStatus(), "exited"
+		if code == 0 {
+			code = ExitSetup
+		}
 	}
-	// Init died without reporting (killed from outside, or crashed): never 0.
-	if ws.Signaled() {
-		return 128 + int(ws.Signal())
+	exit.Code, exit.Reason = code, reason
+	if r.pol.Verbose {
+		r.errorf("exit %d (%s) after %.0f ms; cpu %.0f ms; peak memory %s; limits via %s",
+			code, reason, exit.WallMS, audit.Millis(st.CPU), cgroup.FormatSize(int64(st.MemoryPeak)), r.group.Mode())
 	}
-	if c := ws.ExitStatus(); c != 0 {
-		return c
-	}
-	return ExitSetup
+	r.record(exit)
+	r.mu.Unlock()
+	r.closeTrail()
+	r.mu.Lock()
+	return code
 }

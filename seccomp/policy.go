@@ -103,6 +103,10 @@ func LoadPolicyFile(path string) (*Policy, error) {
 	return parsePolicy(path, data)
 }
 
+// ParsePolicy parses and validates a policy read elsewhere; name is used in
+// error messages (the file it came from).
+func ParsePolicy(name string, data []byte) (*Policy, error) { return parsePolicy(name, data) }
+
 func parsePolicy(path string, data []byte) (*Policy, error) {
 	bad := func(entry, format string, a ...any) error {
 		return fmt.Errorf("seccomp policy %s: %s: %s: %w (fix or remove that entry)",

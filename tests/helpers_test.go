@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package tests holds end-to-end and adversarial tests of the built jail
 // binary. They run as whoever runs `go test` (root in CI) and again, from the
 // same compiled test binary, as an unprivileged user (see .ci/run). Set

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"jail/audit"
+	"jail/cgroup"
 	"jail/policy"
 	"jail/sandbox"
 )
@@ -26,6 +28,7 @@ empty, secrets hidden, no network, every capability dropped.
 
 Usage:
   jail [flags] -- COMMAND [ARG...]
+  jail audit [--follow] [--json] [--type T] [--verify] FILE
   jail version
   jail help
 
@@ -55,7 +58,7 @@ func (s sizeFlag) String() string {
 	return strconv.FormatInt(*s.v, 10)
 }
 func (s sizeFlag) Set(v string) error {
-	n, err := policy.ParseSize(v)
+	n, err := cgroup.ParseSize(v)
 	if err != nil {
 		return err
 	}
@@ -67,6 +70,7 @@ func main() {
 	if sandbox.IsInit() {
 		sandbox.InitMain() // never returns
 	}
+	sandbox.Version = version
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -76,6 +80,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case "version":
 			fmt.Fprintf(stdout, "jail %s\n", version)
 			return 0
+		case "audit":
+			return audit.Main(args[1:], stdout, stderr)
 		case "help":
 			newFlags(nil, stdout).Usage()
 			return 0
@@ -116,7 +122,7 @@ func newFlags(p *policy.Policy, out io.Writer) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprint(out, usageText)
 		fs.VisitAll(func(f *flag.Flag) {
-			if len(f.Name) == 1 {
+			if len(f.Name) == 1 || strings.HasPrefix(f.Name, "x-") {
 				return
 			}
 			name := "--" + f.Name
@@ -147,6 +153,44 @@ func newFlags(p *policy.Policy, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&p.Quiet, "quiet", false, "no notices on stderr")
 	fs.BoolVar(&p.Verbose, "v", false, "verbose: report enforcement and the exit summary")
 	fs.DurationVar(&p.KillGrace, "kill-grace", 5*time.Second, "time between SIGTERM and SIGKILL")
+
+	// Filesystem policy.
+	list(&p.Deny, "deny", "make paths matching the glob PATTERN unreadable and unwritable (repeatable; ** any depth)")
+	fs.BoolVar(&p.NoDefaultDeny, "no-default-deny", false, "drop the built-in secret and write protections")
+	fs.BoolVar(&p.AllowGitConfig, "allow-git-config", false, "let the agent write .git/config, .git/hooks and .gitmodules")
+	fs.Var(sizeFlag{&p.MaxFileSize}, "max-file-size", "no file can grow beyond SIZE (writes fail with EFBIG)")
+	fs.IntVar(&p.RequireLandlock, "require-landlock", 0, "fail (exit 125) unless the kernel offers Landlock ABI N or newer")
+
+	// Seccomp.
+	fs.StringVar(&p.SeccompFile, "seccomp", "", "extend the seccomp policy with a JSON FILE (go-seccomp-bpf format)")
+	fs.BoolVar(&p.SeccompReplace, "seccomp-replace", false, "with --seccomp: replace the built-in deny-list (the architecture check stays)")
+	fs.BoolVar(&p.AllowPtrace, "allow-ptrace", false, "allow ptrace and process_vm_* between the sandbox's own processes (debuggers)")
+	list(&p.BlockCommand, "block-command", "refuse execs whose argv matches REGEX (repeatable; a guard rail, not a boundary)")
+	fs.BoolVar(&p.NoGuardRails, "no-guard-rails", false, "drop the default guard-rail patterns (rm -rf /, mkfs, ...)")
+	fs.BoolVar(&p.NoExecAudit, "no-exec-audit", false, "do not record every exec (no seccomp user notification)")
+
+	// Limits.
+	fs.Var(sizeFlag{&p.Memory}, "memory", "memory limit, e.g. 512M (no swap beyond it)")
+	fs.Float64Var(&p.CPUs, "cpus", 0, "CPU quota in CPUs, e.g. 0.5")
+	fs.Int64Var(&p.Pids, "pids", 1024, "maximum number of processes")
+	fs.Uint64Var(&p.NoFile, "nofile", 0, "maximum open files per process")
+	fs.DurationVar(&p.Timeout, "timeout", 0, "wall-clock limit, e.g. 30s or 10m (exit 124)")
+	fs.BoolVar(&p.RequireLimits, "require-limits", false, "fail (exit 125) when limits can only be approximated with rlimits")
+
+	// Network.
+	fs.StringVar(&p.Net, "net", "", "network: none (default), allow (with --allow-*), host (no isolation)")
+	list(&p.AllowDomain, "allow-domain", "allow egress to PATTERN[:PORT] (example.com, *.example.com; repeatable)")
+	list(&p.DenyDomain, "deny-domain", "refuse PATTERN even if allowed (repeatable)")
+	list(&p.AllowIP, "allow-ip", "allow egress to CIDR[:PORT] (repeatable)")
+	list(&p.AddHost, "add-host", "resolve NAME to IP on the host side (repeatable)")
+	list(&p.AllowHostPort, "allow-host-port", "reach the host's loopback PORT as host.jail.internal:PORT (repeatable)")
+	list(&p.Publish, "publish", "publish [HOSTIP:]HOSTPORT:PORT of a server inside (repeatable)")
+	fs.BoolVar(&p.AllowLocalTCP, "allow-local-tcp", false, "with --net none: allow TCP on the sandbox's own loopback")
+	fs.BoolVar(&p.ForceProxyAware, "x-force-proxy-aware", false, "testing: use the proxy-aware fallback instead of TPROXY")
+
+	// Audit.
+	fs.StringVar(&p.AuditFile, "audit", "", "write the audit trail to FILE (default ~/.local/state/jail/audit/)")
+	fs.BoolVar(&p.AuditSyslog, "audit-syslog", false, "also send audit events to syslog/the journal")
 	for short, long := range shortNames {
 		f := fs.Lookup(long)
 		fs.Var(f.Value, short, f.Usage)
@@ -154,4 +198,4 @@ func newFlags(p *policy.Policy, out io.Writer) *flag.FlagSet {
 	return fs
 }
 
-var shortNames = map[string]string{"w": "write", "r": "read"}
+var shortNames = map[string]string{"w": "write", "r": "read", "p": "publish"}

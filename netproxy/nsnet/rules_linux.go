@@ -28,7 +28,12 @@ import (
 //
 // in one netlink batch (atomic: all or nothing).
 func installRules(fdP int, gw netip.Addr, port uint16) error {
-	c, err := nftables.New(nftables.WithNetNSFd(fdP))
+	// This runs on the locked thread that is in P, so a plain netlink socket
+	// is P's. WithNetNSFd would make the library enter the namespace through
+	// /proc/self/task/<tid>/ns/net, which does not exist when the caller is in
+	// a new pid namespace with the host's /proc still mounted (init's case).
+	_ = fdP
+	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("nftables: open netlink in proxy namespace: %w", err)
 	}

@@ -1,0 +1,46 @@
+package ns
+
+import "os"
+
+// InitArg0 is argv[0] of the re-executed binary when it is to act as the
+// sandbox's init. It is never a valid user command (it contains a colon and
+// requires the socket on fd 3), so `jail` cannot be tricked into it.
+const InitArg0 = "jail:init"
+
+// initFD is where the supervisor places init's end of the socketpair.
+const initFD = 3
+
+// IsInit tells main() that this process is the sandbox's init.
+func IsInit() bool { return len(os.Args) > 0 && os.Args[0] == InitArg0 }
+
+// Hooks let feature packages act inside init at fixed points of the setup
+// order, without this package importing them. A hook whose configuration is in
+// the Spec but which is not registered is an error: init fails closed.
+type Hooks struct {
+	// Network runs first, while init still holds its capabilities in the
+	// sandbox's user namespace and the host's /proc is still mounted. Files go
+	// to the supervisor; Resolv, when set, is bound over /etc/resolv.conf and
+	// Env is added to the agent's environment.
+	Network func(cfg []byte) (NetResult, error)
+	// Landlock runs after every capability is dropped and no_new_privs is set.
+	Landlock func(cfg []byte) (info map[string]string, err error)
+	// Seccomp runs last, just before the agent starts; an optional listener
+	// (user notification) goes to the supervisor.
+	Seccomp func(cfg []byte) (listener *os.File, info map[string]string, err error)
+}
+
+// NetResult is what the network hook hands back to init.
+type NetResult struct {
+	Names  []string
+	Files  []*os.File
+	Resolv []byte
+	Env    []string
+	Info   map[string]string
+}
+
+// Hook names: keys of Spec.Hooks.
+const (
+	HookNetwork  = "network"
+	HookLandlock = "landlock"
+	HookSeccomp  = "seccomp"
+)

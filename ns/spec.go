@@ -1,5 +1,7 @@
 package ns
 
+import "encoding/json"
+
 // Mount kinds of a Spec's mount plan, applied in order on top of a read-only,
 // nosuid recursive clone of the host's root.
 const (
@@ -51,8 +53,8 @@ type Spec struct {
 	Mounts   []Mount  `json:"mounts"`
 	Hostname string   `json:"hostname"`
 	Cwd      string   `json:"cwd"`
-	Argv     []string `json:"argv"`
-	Env      []string `json:"env"`
+	Argv     Strings  `json:"argv"`
+	Env      Strings  `json:"env"`
 	// Pty asks init to allocate a terminal in the sandbox's devpts for the agent
 	// and pass its master to the supervisor.
 	Pty     bool     `json:"pty,omitempty"`
@@ -63,6 +65,33 @@ type Spec struct {
 	// Hooks carries feature configuration (landlock, seccomp, network) that init
 	// hands to the registered Hooks; opaque to this package.
 	Hooks map[string][]byte `json:"hooks,omitempty"`
+}
+
+// Strings is a string list that survives JSON byte for byte: arguments and
+// environment values need not be UTF-8, and encoding/json would replace every
+// invalid byte with U+FFFD (the agent would run a different command).
+type Strings []string
+
+// MarshalJSON encodes each string as base64 of its bytes.
+func (s Strings) MarshalJSON() ([]byte, error) {
+	b := make([][]byte, len(s))
+	for i, v := range s {
+		b[i] = []byte(v)
+	}
+	return json.Marshal(b)
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (s *Strings) UnmarshalJSON(data []byte) error {
+	var b [][]byte
+	if err := json.Unmarshal(data, &b); err != nil {
+		return err
+	}
+	*s = make(Strings, len(b))
+	for i, v := range b {
+		(*s)[i] = string(v)
+	}
+	return nil
 }
 
 // Message types on the socket.

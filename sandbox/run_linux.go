@@ -9,10 +9,12 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
@@ -51,16 +53,17 @@ type runner struct {
 	guard  *seccomp.Guard
 	bg     sync.WaitGroup // proxy, DNS and exec-notify servers
 
-	mu       sync.Mutex
-	exit     *ns.Message // the agent's status, from init
-	setupErr *ns.Message
-	agentPid int
-	killedBy string // why the supervisor killed the sandbox
-	timedOut bool
-	info     map[string]string
-	pty      *os.File
-	ptyCh    chan struct{} // signalled once the pty master has arrived
-	ptyDone  chan struct{}
+	mu            sync.Mutex
+	exit          *ns.Message // the agent's status, from init
+	setupErr      *ns.Message
+	agentPid      int
+	killedBy      string // why the supervisor killed the sandbox
+	timedOut      bool
+	startRecorded bool
+	info          map[string]string
+	pty           *os.File
+	ptyCh         chan struct{} // signalled once the pty master has arrived
+	ptyDone       chan struct{}
 }
 
 func (r *runner) errorf(format string, a ...any) {
@@ -82,6 +85,7 @@ func (r *runner) record(ev audit.Event) {
 // fail reports a setup failure: one line on stderr, a record, exit 125.
 func (r *runner) fail(err error) int {
 	r.errorf("%v", err)
+	r.recordStart(nil)
 	r.record(audit.Exit{Code: ExitSetup, Reason: "setup_failed", Error: err.Error(), WallMS: audit.Millis(time.Since(r.started))})
 	r.closeTrail()
 	return ExitSetup
@@ -338,10 +342,36 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 		w.AddSink(s)
 	}
 	r.trail = w
-	// Visible through the read-only view of /? Then mask it inside (a mask
-	// over a path that turns out hidden anyway is skipped by init).
-	spec.Mounts = append(spec.Mounts, ns.Mount{Kind: ns.KindMask, Path: w.Path(), FD: -1, Why: "the audit trail"})
+	spec.Mounts = append(spec.Mounts, hideTrail(w.Path(), spec.Mounts)...)
 	return nil
+}
+
+// hideTrail returns the mounts that keep the trail out of the sandbox's
+// sight. Where its directory is visible (the root's read-only view, or a
+// --read bind), an empty, mode-0, read-only directory covers it, so neither
+// this trail nor older ones can be listed, read or written. If the directory holds
+// another mount of the plan (the workspace under it), covering it would hide
+// that too: then the file alone is masked (its name stays visible).
+func hideTrail(path string, plan []ns.Mount) []ns.Mount {
+	dir := filepath.Dir(path)
+	var deepest *ns.Mount
+	for i := range plan {
+		m := &plan[i]
+		if dir == m.Path || strings.HasPrefix(dir, m.Path+"/") {
+			if deepest == nil || len(m.Path) >= len(deepest.Path) { // later mounts cover earlier ones
+				deepest = m
+			}
+		}
+	}
+	if deepest != nil && deepest.Kind == ns.KindTmpfs {
+		return nil // under a private tmpfs already: not visible
+	}
+	for _, m := range plan {
+		if m.Kind != ns.KindMask && m.Kind != ns.KindReadOnly && strings.HasPrefix(m.Path, dir+"/") {
+			return []ns.Mount{{Kind: ns.KindMask, Path: path, FD: -1, Why: "the audit trail"}}
+		}
+	}
+	return []ns.Mount{{Kind: ns.KindMask, Path: dir, Dir: true, FD: -1, Why: "the audit trail's directory"}}
 }
 
 func (r *runner) openCgroup(spec *ns.Spec) error {
@@ -488,6 +518,13 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 }
 
 func (r *runner) recordStart(info map[string]string) {
+	r.mu.Lock()
+	done := r.startRecorded
+	r.startRecorded = true
+	r.mu.Unlock()
+	if done {
+		return
+	}
 	if info["seccomp.notify"] == "false" && !r.pol.NoExecAudit {
 		r.notef("exec auditing unavailable: %s", info["seccomp.reason"])
 	}
@@ -506,6 +543,10 @@ func (r *runner) recordStart(info map[string]string) {
 	_ = unix.Uname(&uts)
 	abi := 0
 	fmt.Sscan(info["landlock.abi"], &abi)
+	cgMode := "none"
+	if r.group != nil {
+		cgMode = r.group.Mode()
+	}
 	var notes []string
 	notes = append(notes, r.plan.Notes...)
 	notes = append(notes, r.cgRep.Warnings...)
@@ -517,7 +558,7 @@ func (r *runner) recordStart(info map[string]string) {
 		Kernel: audit.Kernel{
 			Release: unix.ByteSliceToString(uts.Release[:]), LandlockABI: abi,
 			Seccomp: info["seccomp.arch"] != "", SeccompNotify: info["seccomp.notify"] == "true",
-			CgroupMode: r.group.Mode(), NetworkMode: netMode,
+			CgroupMode: cgMode, NetworkMode: netMode,
 		},
 		Notes: notes,
 	})
@@ -540,6 +581,10 @@ func (r *runner) serveExecs(l *os.File) {
 				ev.Path, ev.Argv, ev.Cwd, ev.Err = r.pol.Command[0], r.pol.Command, r.plan.Workspace, ""
 			}
 			ev.Pid = sandboxPid(ev.Pid)
+			ev.Path, ev.Cwd = byteExact(ev.Path), byteExact(ev.Cwd)
+			for i := range ev.Argv {
+				ev.Argv[i] = byteExact(ev.Argv[i])
+			}
 			dec := audit.DecisionAllow
 			if ev.Rule != "" {
 				dec = audit.DecisionDeny
@@ -549,6 +594,27 @@ func (r *runner) serveExecs(l *os.File) {
 			r.record(audit.Exec{PID: ev.Pid, Path: ev.Path, Argv: ev.Argv, Cwd: ev.Cwd, Decision: dec, Rule: ev.Rule, Reason: ev.Err})
 		})
 	}()
+}
+
+// byteExact keeps a string that is not UTF-8 distinguishable in JSON (which
+// would turn every bad byte into U+FFFD): in such a string, backslashes and
+// the bytes that are not UTF-8 are written as \xNN.
+func byteExact(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && n == 1) || s[i] == '\\' {
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+			i++
+			continue
+		}
+		b.WriteString(s[i : i+n])
+		i += n
+	}
+	return b.String()
 }
 
 // sandboxPid translates a host pid into the sandbox's pid namespace (the
@@ -609,6 +675,9 @@ func (r *runner) recordNet(ev netproxy.Event) {
 	switch ev.Type {
 	case "dns":
 		var answers []string
+		if ev.Addr != "" {
+			answers = []string{ev.Addr}
+		}
 		r.record(audit.DNS{Name: ev.Name, QType: ev.QType, Decision: ev.Decision, Answers: answers, Reason: ev.Reason})
 	default:
 		r.record(audit.Net{Decision: ev.Decision, Proto: "tcp", Name: ev.Name, Address: ev.Addr, Port: int(ev.Port),
@@ -680,6 +749,7 @@ func (r *runner) finish() int {
 		ev, _ = r.group.Events()
 		st, _ = r.group.Stats()
 	}
+	r.recordStart(nil) // init failed before reporting: the trail still opens with start
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	exit := audit.Exit{WallMS: audit.Millis(time.Since(r.started)), PeakMemoryBytes: int64(st.MemoryPeak), CPUUserMS: audit.Millis(st.CPU)}

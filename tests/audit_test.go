@@ -614,7 +614,10 @@ func TestAuditHidden(t *testing.T) {
 			}
 			t.Cleanup(func() { os.RemoveAll(d) })
 			os.Chmod(d, 0o755)
-			return d, filepath.Join(d, "trail.jsonl"), nil, nil, ""
+			// The trail's own directory is covered whole; the control copy
+			// sits beside it, in the visible parent.
+			os.MkdirAll(filepath.Join(d, "logs"), 0o755)
+			return d, filepath.Join(d, "logs", "trail.jsonl"), nil, nil, ""
 		}})
 	}
 	for _, c := range cases {
@@ -636,7 +639,20 @@ func TestAuditHidden(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(ws, "ws-ok")); err != nil || string(b) != "ws\n" {
 				t.Errorf("the workspace was not writable: %v", err)
 			}
-			if bad := auditProbeFindings(t, r.stdout, ctl); len(bad) > 0 {
+			bad := auditProbeFindings(t, r.stdout, ctl)
+			if ws != "" && filepath.Dir(trail) == filepath.Dir(ws) {
+				// The trail's directory holds the workspace, so it cannot be
+				// covered: the file alone is masked. Its name may show; its
+				// content, an fd to it, or a write to it must not.
+				var keep []string
+				for _, b := range bad {
+					if !strings.HasPrefix(b, "SEEN:") && !strings.HasPrefix(b, "EXISTS:") && !strings.HasPrefix(b, "LISTED:") {
+						keep = append(keep, b)
+					}
+				}
+				bad = keep
+			}
+			if len(bad) > 0 {
 				t.Errorf("the sandbox could see, read, reach or write its audit trail:\n%s", strings.Join(bad, "\n"))
 			}
 			if trail == "" {

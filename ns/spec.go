@@ -50,11 +50,11 @@ type Rlimit struct {
 
 // Spec is everything init needs, sent by the supervisor as the first message.
 type Spec struct {
-	Mounts   []Mount  `json:"mounts"`
-	Hostname string   `json:"hostname"`
-	Cwd      string   `json:"cwd"`
-	Argv     Strings  `json:"argv"`
-	Env      Strings  `json:"env"`
+	Mounts   []Mount `json:"mounts"`
+	Hostname string  `json:"hostname"`
+	Cwd      string  `json:"cwd"`
+	Argv     Strings `json:"argv"`
+	Env      Strings `json:"env"`
 	// Pty asks init to allocate a terminal in the sandbox's devpts for the agent
 	// and pass its master to the supervisor.
 	Pty     bool     `json:"pty,omitempty"`

@@ -27,6 +27,9 @@ type Hooks struct {
 	// Seccomp runs last, just before the agent starts; an optional listener
 	// (user notification) goes to the supervisor.
 	Seccomp func(cfg []byte) (listener *os.File, info map[string]string, err error)
+	// Dial connects, inside the sandbox's network namespace, to a server the
+	// agent runs on port (for --publish). It runs after the agent started.
+	Dial func(port int) (*os.File, error)
 }
 
 // NetResult is what the network hook hands back to init.

@@ -68,6 +68,7 @@ func run(conn *Conn, h Hooks) int {
 
 type initState struct {
 	agent int
+	dial  func(port int) (*os.File, error)
 	// onAgentThread runs f on the OS thread that forked the agent. Landlock
 	// domains are per thread (restrict_self on each thread makes sibling
 	// domains until ABI 8's TSYNC), and signal scoping (ABI 6) only lets a
@@ -207,6 +208,15 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	}
 	var pid int
 	onThread(func() { pid, err = startAgent(spec, path, slave) })
+	if err == nil {
+		for _, rl := range spec.AgentRlimits {
+			lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
+			if perr := unix.Prlimit(pid, rl.Resource, &lim, nil); perr != nil {
+				_ = unix.Kill(pid, unix.SIGKILL) // fail closed: no unlimited agent
+				err = &setupError{125, fmt.Errorf("set limit %d on the agent: %w", rl.Resource, perr)}
+			}
+		}
+	}
 	if slave != nil {
 		slave.Close()
 	}
@@ -216,7 +226,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	if err := conn.Send(Message{Type: MsgStarted, Pid: pid}); err != nil {
 		return nil, err
 	}
-	return &initState{agent: pid, onAgentThread: onThread}, nil
+	return &initState{agent: pid, onAgentThread: onThread, dial: h.Dial}, nil
 }
 
 // closeFrom closes every fd >= from (close_range, 5.9; else one by one).
@@ -362,6 +372,38 @@ var forwarded = []os.Signal{
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH,
 }
 
+// serveRequests answers the supervisor's requests while the agent runs:
+// connections to servers inside the sandbox, for --publish. Only what init
+// can do with no privilege (socket, connect) is offered.
+func (st *initState) serveRequests(conn *Conn) {
+	for {
+		m, files, err := conn.Recv()
+		for _, f := range files {
+			f.Close() // the supervisor sends no fds after the start
+		}
+		if err != nil {
+			return
+		}
+		if m.Type != MsgDial {
+			continue
+		}
+		reply := Message{Type: MsgDialed, Port: m.Port}
+		if st.dial == nil || m.Port <= 0 || m.Port > 65535 {
+			reply.Error = "publishing is not available in this sandbox"
+			_ = conn.Send(reply)
+			continue
+		}
+		f, err := st.dial(m.Port)
+		if err != nil {
+			reply.Error = err.Error()
+			_ = conn.Send(reply)
+			continue
+		}
+		_ = conn.Send(reply, f)
+		f.Close()
+	}
+}
+
 // reap is pid 1's job: forward signals to the agent, reap every child (orphans
 // are reparented to us), and when the agent exits, kill everything else in the
 // pid namespace, report the agent's status and exit with it.
@@ -372,6 +414,7 @@ func (st *initState) reap(conn *Conn) int {
 			st.onAgentThread(func() { _ = unix.Kill(st.agent, sig) })
 		}
 	}()
+	go st.serveRequests(conn)
 	var status unix.WaitStatus
 	for {
 		var ws unix.WaitStatus

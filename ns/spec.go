@@ -59,6 +59,12 @@ type Spec struct {
 	// and pass its master to the supervisor.
 	Pty     bool     `json:"pty,omitempty"`
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	// AgentRlimits apply to the agent only, set by prlimit(2) on it right
+	// after the fork: RLIMIT_AS and RLIMIT_NPROC would starve init's own Go
+	// runtime (its threads and its reserved address space count too). The
+	// supervisor also sets them from the agent's first exec notification,
+	// before that exec completes, which closes the window.
+	AgentRlimits []Rlimit `json:"agent_rlimits,omitempty"`
 	// IgnoreSIGXFSZ makes a write past RLIMIT_FSIZE fail with EFBIG instead of
 	// killing the agent.
 	IgnoreSIGXFSZ bool `json:"ignore_sigxfsz,omitempty"`
@@ -102,6 +108,8 @@ const (
 	MsgExit    = "exit"    // init -> supervisor: the agent's wait status
 	MsgError   = "error"   // init -> supervisor: setup failed
 	MsgGo      = "go"      // supervisor -> init: fds received, start the agent
+	MsgDial    = "dial"    // supervisor -> init: connect to Port inside (for --publish)
+	MsgDialed  = "dialed"  // init -> supervisor: the connected socket, or Error
 )
 
 // Message is the envelope of every message on the socket.
@@ -110,6 +118,7 @@ type Message struct {
 	Spec  *Spec    `json:"spec,omitempty"`
 	Names []string `json:"names,omitempty"` // one per passed fd, for MsgFiles
 	Pid   int      `json:"pid,omitempty"`
+	Port  int      `json:"port,omitempty"`
 	// Exit status of the agent: Code, or Signal when killed by one.
 	Code   int    `json:"code,omitempty"`
 	Signal int    `json:"signal,omitempty"`

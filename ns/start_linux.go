@@ -45,6 +45,7 @@ type Sandbox struct {
 	Conn *Conn
 	done chan struct{}
 	ws   syscall.WaitStatus
+	ru   *syscall.Rusage
 	werr error
 }
 
@@ -54,6 +55,13 @@ type Sandbox struct {
 func (s *Sandbox) Wait() (syscall.WaitStatus, error) {
 	<-s.done
 	return s.ws, s.werr
+}
+
+// Rusage is init's resource usage when it exited, which includes every
+// process it reaped: the whole sandbox's cpu time and peak RSS. Nil before.
+func (s *Sandbox) Rusage() *syscall.Rusage {
+	<-s.done
+	return s.ru
 }
 
 // Done is closed when init has exited.
@@ -133,6 +141,7 @@ func Start(cfg Config) (*Sandbox, error) {
 		err := cmd.Wait()
 		if cmd.ProcessState != nil {
 			s.ws = cmd.ProcessState.Sys().(syscall.WaitStatus)
+			s.ru, _ = cmd.ProcessState.SysUsage().(*syscall.Rusage)
 			err = nil
 		}
 		s.werr = err

@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os"
+	"time"
 
 	"jail/landlock"
 	"jail/netproxy"
@@ -35,6 +37,9 @@ type netConfig struct {
 	Fallback bool   `json:"fallback,omitempty"`
 }
 
+// sandboxAddr is the sandbox's own address on its veth (init's memory only).
+var sandboxAddr netip.Addr
+
 func initHooks() ns.Hooks {
 	return ns.Hooks{
 		Network: func(raw []byte) (ns.NetResult, error) {
@@ -54,6 +59,7 @@ func initHooks() ns.Hooks {
 			if err != nil {
 				return ns.NetResult{}, err
 			}
+			sandboxAddr = res.SandboxAddr
 			out := ns.NetResult{
 				Names:  []string{"net-tcp"},
 				Files:  []*os.File{res.TCP},
@@ -92,6 +98,11 @@ func initHooks() ns.Hooks {
 				info["missing"] = string(b)
 			}
 			return info, nil
+		},
+		Dial: func(port int) (*os.File, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			return nsnet.DialInSandbox(ctx, uint16(port), sandboxAddr)
 		},
 		Seccomp: func(raw []byte) (*os.File, map[string]string, error) {
 			var h seccompHook

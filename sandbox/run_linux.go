@@ -32,7 +32,7 @@ import (
 func Run(p *policy.Policy) int {
 	// Whatever jail inherited beyond stdio stays with jail.
 	ns.CloexecFrom(3)
-	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now()}
+	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1)}
 	return r.run()
 }
 
@@ -45,13 +45,18 @@ type runner struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 
-	trail  *audit.Writer
-	id     string // the sandbox's id, also in the default trail's name
-	group  cgroup.Group
-	cgRep  cgroup.Report
-	netPol *netproxy.Policy
-	guard  *seccomp.Guard
-	bg     sync.WaitGroup // proxy, DNS and exec-notify servers
+	trail        *audit.Writer
+	id           string // the sandbox's id, also in the default trail's name
+	group        cgroup.Group
+	cgRep        cgroup.Report
+	netPol       *netproxy.Policy
+	guard        *seccomp.Guard
+	pubs         []net.Listener // --publish listeners on the host
+	dialMu       sync.Mutex     // one dial request to init at a time
+	dialCh       chan dialReply
+	pubPorts     []int
+	agentRlimits []ns.Rlimit
+	bg           sync.WaitGroup // proxy, DNS and exec-notify servers
 
 	mu            sync.Mutex
 	exit          *ns.Message // the agent's status, from init
@@ -117,6 +122,26 @@ func (r *runner) run() int {
 			r.errorf("%v", err)
 			return ExitSetup
 		}
+	}
+	// Published ports are bound before anything starts: a busy port is a
+	// setup error, not a surprise later.
+	for _, spec := range r.pol.Publish {
+		ps, err := netproxy.ParsePublish(spec)
+		if err != nil {
+			r.errorf("%v", err)
+			return ExitSetup
+		}
+		if r.pol.DryRun {
+			continue
+		}
+		ln, err := net.Listen("tcp", ps.HostAddr())
+		if err != nil {
+			r.errorf("--publish %s: %v (choose another host port)", spec, err)
+			return ExitSetup
+		}
+		defer ln.Close()
+		r.pubs = append(r.pubs, ln)
+		r.pubPorts = append(r.pubPorts, int(ps.Port))
 	}
 	if !r.pol.NoExecAudit || len(r.pol.BlockCommand) > 0 {
 		r.guard, err = seccomp.NewGuard(r.pol.BlockCommand, !r.pol.NoGuardRails, plan.Workspace, plan.Home)
@@ -307,9 +332,6 @@ func buildNetPolicy(p *policy.Policy) (*netproxy.Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", policy.ErrInvalid, err)
 	}
-	if len(p.Publish) > 0 {
-		return nil, fmt.Errorf("%w: --publish is not supported yet", policy.ErrInvalid)
-	}
 	return netproxy.NewPolicy(cfg)
 }
 
@@ -398,8 +420,14 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 		return fmt.Errorf("limits: %w", err)
 	}
 	for _, rl := range rls {
-		spec.Rlimits = append(spec.Rlimits, ns.Rlimit{Resource: rl.Resource, Cur: rl.Cur, Max: rl.Max})
+		nr := ns.Rlimit{Resource: rl.Resource, Cur: rl.Cur, Max: rl.Max}
+		if rl.Resource == unix.RLIMIT_AS || rl.Resource == unix.RLIMIT_NPROC {
+			spec.AgentRlimits = append(spec.AgentRlimits, nr)
+		} else {
+			spec.Rlimits = append(spec.Rlimits, nr)
+		}
 	}
+	r.agentRlimits = spec.AgentRlimits
 	if r.pol.Verbose {
 		r.errorf("limits: cgroup %s (%s) %s", rep.Mode, rep.Strategy, strings.Join(rep.Enforced, " "))
 	}
@@ -464,6 +492,19 @@ func (r *runner) readMessages(done chan struct{}) {
 			r.mu.Lock()
 			r.agentPid = m.Pid
 			r.mu.Unlock()
+			r.servePublished()
+		case ns.MsgDialed:
+			var f *os.File
+			if len(files) > 0 {
+				f = files[0]
+			}
+			select {
+			case r.dialCh <- dialReply{f: f, err: m.Error}:
+			default:
+				if f != nil {
+					f.Close()
+				}
+			}
 		case ns.MsgExit:
 			r.mu.Lock()
 			mm := m
@@ -573,6 +614,15 @@ func (r *runner) serveExecs(l *os.File) {
 			r.mu.Lock()
 			started := r.agentPid != 0
 			r.mu.Unlock()
+			if !started {
+				// The agent's first exec, paused until we answer: its
+				// address-space and process limits are in force before it
+				// runs a single instruction of the command.
+				for _, rl := range r.agentRlimits {
+					lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
+					_ = unix.Prlimit(ev.Pid, rl.Resource, &lim, nil)
+				}
+			}
 			if ev.Err != "" && len(ev.Argv) == 0 && !started {
 				// The agent's own execve comes from init's child, which is
 				// not dumpable until the exec completes: its /proc/PID/mem is
@@ -633,6 +683,49 @@ func sandboxPid(hostPid int) int {
 		}
 	}
 	return hostPid
+}
+
+type dialReply struct {
+	f   *os.File
+	err string
+}
+
+// servePublished forwards connections to the --publish host ports to the
+// agent's servers: init connects inside the sandbox and passes the socket.
+func (r *runner) servePublished() {
+	for i, ln := range r.pubs {
+		port := r.pubPorts[i]
+		dial := func(ctx context.Context) (net.Conn, error) { return r.dialInside(ctx, port) }
+		r.bg.Add(1)
+		go func(ln net.Listener) {
+			defer r.bg.Done()
+			_ = netproxy.ServePublish(r.ctx, ln, dial)
+		}(ln)
+	}
+}
+
+func (r *runner) dialInside(ctx context.Context, port int) (net.Conn, error) {
+	r.dialMu.Lock()
+	defer r.dialMu.Unlock()
+	if err := r.sb.Conn.Send(ns.Message{Type: ns.MsgDial, Port: port}); err != nil {
+		return nil, err
+	}
+	select {
+	case rep := <-r.dialCh:
+		if rep.err != "" {
+			return nil, errors.New(rep.err)
+		}
+		if rep.f == nil {
+			return nil, fmt.Errorf("connect to port %d inside: no socket", port)
+		}
+		c, err := net.FileConn(rep.f)
+		rep.f.Close()
+		return c, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-r.sb.Done():
+		return nil, errors.New("the sandbox has exited")
+	}
 }
 
 // serveNet runs the egress proxy and DNS on the sockets init made.
@@ -753,6 +846,15 @@ func (r *runner) finish() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	exit := audit.Exit{WallMS: audit.Millis(time.Since(r.started)), PeakMemoryBytes: int64(st.MemoryPeak), CPUUserMS: audit.Millis(st.CPU)}
+	if ru := r.sb.Rusage(); ru != nil && st.CPU == 0 {
+		// No cgroup figures: init's rusage covers every process it reaped.
+		st.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		exit.CPUUserMS, exit.CPUSysMS = audit.Millis(time.Duration(ru.Utime.Nano())), audit.Millis(time.Duration(ru.Stime.Nano()))
+		if exit.PeakMemoryBytes == 0 {
+			exit.PeakMemoryBytes = ru.Maxrss * 1024 // the largest single process
+			st.MemoryPeak = uint64(exit.PeakMemoryBytes)
+		}
+	}
 	if ev.PidsMaxHits > 0 {
 		r.notef("process limit reached: --pids %d (%d forks refused)", r.pol.Pids, ev.PidsMaxHits)
 		r.record(audit.Limit{Kind: "pids", Source: "cgroup-" + r.group.Mode(), Limit: r.pol.Pids, Value: int64(ev.PidsMaxHits), Action: "refused"})

@@ -214,6 +214,11 @@ func (r *runner) run() int {
 		return r.fail(err)
 	}
 	r.sb = sb
+	auditPath := ""
+	if r.trail != nil {
+		auditPath = r.trail.Path()
+	}
+	defer register(Entry{ID: r.id, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace, Audit: auditPath})()
 	msgsDone := make(chan struct{})
 	go r.readMessages(msgsDone)
 

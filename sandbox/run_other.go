@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"jail/policy"
@@ -14,3 +15,15 @@ func Run(p *policy.Policy) int {
 	fmt.Fprintln(os.Stderr, "jail: the sandbox needs Linux (user namespaces, Landlock, seccomp); on macOS or Windows run it in a Linux VM or WSL2")
 	return ExitSetup
 }
+
+// Doctor is Linux-only.
+func Doctor(w io.Writer) int {
+	fmt.Fprintln(w, "jail needs Linux")
+	return 1
+}
+
+// PS is Linux-only.
+func PS(w io.Writer) int { return Doctor(w) }
+
+// Kill is Linux-only.
+func Kill(ids []string, now bool, w io.Writer) int { return Doctor(w) }

@@ -29,6 +29,7 @@ empty, secrets hidden, no network, every capability dropped.
 Usage:
   jail [flags] -- COMMAND [ARG...]
   jail audit [--follow] [--json] [--type T] [--verify] FILE
+  jail ps | jail kill [--now] ID|all | jail doctor
   jail version
   jail help
 
@@ -80,6 +81,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case "version":
 			fmt.Fprintf(stdout, "jail %s\n", version)
 			return 0
+		case "doctor":
+			return sandbox.Doctor(stdout)
+		case "ps":
+			return sandbox.PS(stdout)
+		case "kill":
+			ks := flag.NewFlagSet("jail kill", flag.ContinueOnError)
+			ks.SetOutput(stderr)
+			now := ks.Bool("now", false, "kill at once instead of SIGTERM then --kill-grace")
+			if err := ks.Parse(args[1:]); err != nil || ks.NArg() == 0 {
+				fmt.Fprintln(stderr, "usage: jail kill [--now] ID|PID|all ... (see jail ps)")
+				return 2
+			}
+			return sandbox.Kill(ks.Args(), *now, stderr)
 		case "audit":
 			return audit.Main(args[1:], stdout, stderr)
 		case "help":

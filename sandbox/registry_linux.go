@@ -1,0 +1,165 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Running sandboxes register themselves so that `jail ps` and `jail kill`
+// can find them: one small JSON file per supervisor in the user's state
+// directory (under $HOME, which the sandbox never sees unless it is made
+// writable; records are verified against /proc before anything is signalled).
+
+// Entry describes one running sandbox.
+type Entry struct {
+	ID        string    `json:"id"`
+	Pid       int       `json:"pid"`
+	StartTick uint64    `json:"start_tick"` // /proc/PID/stat starttime: pid reuse check
+	Started   time.Time `json:"started"`
+	Command   []string  `json:"command"`
+	Workspace string    `json:"workspace"`
+	Audit     string    `json:"audit,omitempty"`
+}
+
+func registryDir() (string, error) {
+	base := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil || !filepath.IsAbs(home) {
+			return "", errors.New("no state directory: set HOME or XDG_STATE_HOME")
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "jail", "run"), nil
+}
+
+func startTick(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0
+	}
+	var t uint64
+	fmt.Sscan(f[19], &t) // field 22 overall: starttime
+	return t
+}
+
+// register records this supervisor; the returned func removes the record.
+func register(e Entry) func() {
+	dir, err := registryDir()
+	if err != nil {
+		return func() {}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return func() {}
+	}
+	e.Pid, e.StartTick = os.Getpid(), startTick(os.Getpid())
+	b, _ := json.Marshal(e)
+	p := filepath.Join(dir, e.ID+".json")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		return func() {}
+	}
+	return func() { os.Remove(p) }
+}
+
+// List returns the sandboxes of this user that are still running; records
+// of dead supervisors are removed.
+func List() ([]Entry, error) {
+	dir, err := registryDir()
+	if err != nil {
+		return nil, err
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	self, _ := os.Executable()
+	var out []Entry
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		var e Entry
+		if err != nil || json.Unmarshal(b, &e) != nil || e.Pid <= 0 {
+			continue
+		}
+		// Alive, the same process (start time), and running this very
+		// binary: a stale or planted record can never make us signal
+		// something else.
+		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", e.Pid))
+		if startTick(e.Pid) != e.StartTick || e.StartTick == 0 || (self != "" && exe != self) {
+			if startTick(e.Pid) != e.StartTick {
+				os.Remove(f)
+			}
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// PS prints the running sandboxes.
+func PS(w io.Writer) int {
+	es, err := List()
+	if err != nil {
+		fmt.Fprintf(w, "jail: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(w, "%-14s %-8s %-10s %-30s %s\n", "ID", "PID", "UP", "WORKSPACE", "COMMAND")
+	for _, e := range es {
+		fmt.Fprintf(w, "%-14s %-8d %-10s %-30s %s\n", e.ID, e.Pid, time.Since(e.Started).Round(time.Second), e.Workspace, strings.Join(e.Command, " "))
+	}
+	return 0
+}
+
+// Kill asks the sandboxes named by ids (or all of this user's, with "all")
+// to stop: SIGTERM to the command, and everything killed after its
+// --kill-grace; with now, everything is killed at once.
+func Kill(ids []string, now bool, w io.Writer) int {
+	es, err := List()
+	if err != nil {
+		fmt.Fprintf(w, "jail: %v\n", err)
+		return 1
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	code, found := 0, map[string]bool{}
+	for _, e := range es {
+		if !want["all"] && !want[e.ID] && !want[fmt.Sprint(e.Pid)] {
+			continue
+		}
+		found[e.ID], found[fmt.Sprint(e.Pid)] = true, true
+		sig := syscall.SIGTERM
+		if now {
+			// The supervisor kills at once on a second interrupt.
+			sig = syscall.SIGINT
+			_ = unix.Kill(e.Pid, sig)
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := unix.Kill(e.Pid, sig); err != nil {
+			fmt.Fprintf(w, "jail: kill %s (pid %d): %v\n", e.ID, e.Pid, err)
+			code = 1
+		}
+	}
+	for _, id := range ids {
+		if id != "all" && !found[id] {
+			fmt.Fprintf(w, "jail: no running sandbox %q (see jail ps)\n", id)
+			code = 1
+		}
+	}
+	return code
+}

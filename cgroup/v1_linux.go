@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	cgroups "github.com/containerd/cgroups/v3"
@@ -135,8 +136,20 @@ func (g *v1Group) FD() (int, bool) { return -1, false }
 // Add writes pid to every controller's cgroup.procs (v1 hierarchies are
 // independent: each must be joined separately).
 func (g *v1Group) Add(pid int) error {
-	for _, d := range g.order {
-		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+	// One write per hierarchy, in parallel: each v1 migration waits for an
+	// RCU grace period, which dominates jail's startup when done in a row.
+	errs := make([]error, len(g.order))
+	var wg sync.WaitGroup
+	for i, d := range g.order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return fmt.Errorf("add pid %d: %w", pid, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -127,9 +128,17 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 }
 
 func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []string, files []*os.File, info map[string]string) (*initState, error) {
+	t0 := time.Now()
+	trace := func(step string) {
+		if spec.Trace {
+			fmt.Fprintf(os.Stderr, "jail: init %-10s %6.2f ms\n", step, float64(time.Since(t0).Microseconds())/1000)
+		}
+	}
+	defer trace("started")
 	if err := buildRoot(spec, passed); err != nil {
 		return nil, fmt.Errorf("build the sandbox's file system: %w", err)
 	}
+	trace("mounts")
 	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
 		return nil, fmt.Errorf("sethostname: %w", err)
 	}
@@ -162,8 +171,10 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	if err != nil {
 		return nil, err
 	}
+	trace("rlimits")
 	onThread := lockedThread()
 	onThread(func() { err = dropPrivileges() })
+	trace("caps")
 	if err != nil {
 		return nil, fmt.Errorf("drop privileges: %w", err)
 	}
@@ -179,6 +190,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 			info["landlock."+k] = v
 		}
 	}
+	trace("landlock")
 	if cfg, ok := spec.Hooks[HookSeccomp]; ok {
 		if h.Seccomp == nil {
 			return nil, errors.New("seccomp configuration given but no seccomp support built in")
@@ -194,6 +206,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 			names, files = append(names, "seccomp"), append(files, l)
 		}
 	}
+	trace("seccomp")
 	// Hand over the fds and wait for the supervisor's go: it must be serving
 	// exec notifications before the agent's first execve blocks on them.
 	err = conn.Send(Message{Type: MsgFiles, Names: names, Info: info}, files...)
@@ -206,6 +219,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	if m, _, err := conn.Recv(); err != nil || m.Type != MsgGo {
 		return nil, fmt.Errorf("supervisor did not confirm start: %v", err)
 	}
+	trace("go")
 	var pid int
 	onThread(func() { pid, err = startAgent(spec, path, slave) })
 	if err == nil {

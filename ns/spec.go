@@ -57,7 +57,10 @@ type Spec struct {
 	Env      Strings `json:"env"`
 	// Pty asks init to allocate a terminal in the sandbox's devpts for the agent
 	// and pass its master to the supervisor.
-	Pty     bool     `json:"pty,omitempty"`
+	Pty bool `json:"pty,omitempty"`
+	// Trace makes init print the time of each setup step on stderr
+	// (JAIL_TRACE=1 in jail's environment; for profiling startup).
+	Trace   bool     `json:"trace,omitempty"`
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
 	// AgentRlimits apply to the agent only, set by prlimit(2) on it right
 	// after the fork: RLIMIT_AS and RLIMIT_NPROC would starve init's own Go

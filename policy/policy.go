@@ -33,6 +33,9 @@ type Policy struct {
 	AllowGitConfig  bool  `json:"allow_git_config,omitempty"`
 	MaxFileSize     int64 `json:"max_file_size,omitempty"`
 	RequireLandlock int   `json:"require_landlock,omitempty"`
+	// LandlockMaxABI caps the Landlock ABI used (testing: simulates an older
+	// kernel); 0 means the kernel's own.
+	LandlockMaxABI int `json:"landlock_max_abi,omitempty"`
 
 	// Env holds host variable names passed through; SetEnv NAME=VALUE pairs.
 	Env    []string `json:"env,omitempty"`

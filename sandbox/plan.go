@@ -259,6 +259,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		// Landlock domain (abstract sockets ignore the mount view).
 		Scope:   true,
 		Require: p.RequireLandlock,
+		MaxABI:  p.LandlockMaxABI,
 	}
 	return plan, nil
 }

@@ -65,10 +65,17 @@ type runner struct {
 	killedBy      string // why the supervisor killed the sandbox
 	timedOut      bool
 	startRecorded bool
+	trace         bool
 	info          map[string]string
 	pty           *os.File
 	ptyCh         chan struct{} // signalled once the pty master has arrived
 	ptyDone       chan struct{}
+}
+
+func (r *runner) tracef(step string) {
+	if r.trace {
+		fmt.Fprintf(r.stderr, "jail: supervisor %-14s %6.2f ms\n", step, float64(time.Since(r.started).Microseconds())/1000)
+	}
 }
 
 func (r *runner) errorf(format string, a ...any) {
@@ -185,6 +192,9 @@ func (r *runner) run() int {
 	}
 	interactive := term.IsTerminal(0) && term.IsTerminal(1)
 	spec.Pty = interactive
+	spec.Trace = os.Getenv("JAIL_TRACE") == "1"
+	r.trace = spec.Trace
+	r.tracef("before start")
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	defer r.cancel()
 
@@ -214,6 +224,7 @@ func (r *runner) run() int {
 		return r.fail(err)
 	}
 	r.sb = sb
+	r.tracef("init started")
 	auditPath := ""
 	if r.trail != nil {
 		auditPath = r.trail.Path()
@@ -373,6 +384,9 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	return nil
 }
 
+// initPidsReserve is added to --pids for init's own threads.
+const initPidsReserve = 16
+
 // hideTrail returns the mounts that keep the trail out of the sandbox's
 // sight. Where its directory is visible (the root's read-only view, or a
 // --read bind), an empty, mode-0, read-only directory covers it, so neither
@@ -408,6 +422,13 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 		}
 	}
 	lim := cgroup.Limits{MemoryBytes: r.pol.Memory, CPUs: r.pol.CPUs, Pids: r.pol.Pids, NoFile: r.pol.NoFile, FileSize: r.pol.MaxFileSize}
+	if lim.Pids > 0 {
+		// pids.max and RLIMIT_NPROC count threads, and jail's own init (a Go
+		// program) runs a few: they get a reserve on top of the command's
+		// budget, so a fork bomb at the limit cannot starve init (which
+		// would then die and take the sandbox with it, but not cleanly).
+		lim.Pids += initPidsReserve
+	}
 	g, rep, err := cgroup.Open(fmt.Sprintf("jail-%d-%s", os.Getpid(), audit.NewID()[:8]), lim, cgroup.Options{Require: r.pol.RequireLimits})
 	if err != nil {
 		if errors.Is(err, cgroup.ErrNoCgroup) {
@@ -534,6 +555,7 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 	r.mu.Lock()
 	r.info = m.Info
 	r.mu.Unlock()
+	r.tracef("init ready")
 	r.recordStart(m.Info)
 	var tcp, dns *os.File
 	for i, f := range files {
@@ -575,7 +597,9 @@ func (r *runner) recordStart(info map[string]string) {
 		r.notef("exec auditing unavailable: %s", info["seccomp.reason"])
 	}
 	if miss := info["landlock.missing"]; miss != "" {
-		r.notef("landlock: not enforced on this kernel: %s", miss)
+		var list []string
+		_ = json.Unmarshal([]byte(miss), &list)
+		r.notef("landlock ABI %s: not enforced: %s", info["landlock.abi"], strings.Join(list, "; "))
 	}
 	netMode := r.pol.Net
 	if info["net.mode"] == "proxy-aware" {
@@ -839,6 +863,8 @@ func (r *runner) startRelay() func() {
 // actions into jail's exit code, the exit report and the last audit event.
 func (r *runner) finish() int {
 	ws, werr := r.sb.Wait()
+	r.tracef("init exited")
+	defer r.tracef("done")
 	r.cancel()
 	r.bg.Wait()
 	var ev cgroup.Events

@@ -15,6 +15,7 @@ import (
 
 	"jail/audit"
 	"jail/cgroup"
+	"jail/fsrules"
 	"jail/policy"
 	"jail/sandbox"
 )
@@ -107,9 +108,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return 0
+			return 0 // the flag package has printed the usage
 		}
 		fmt.Fprintf(stderr, "jail: %v (see jail --help)\n", err)
 		return sandbox.ExitSetup
@@ -147,6 +146,15 @@ func newFlags(p *policy.Policy, out io.Writer) *flag.FlagSet {
 			}
 			fmt.Fprintf(out, "  %-26s %s\n", name, f.Usage)
 		})
+		fmt.Fprint(out, "\nBuilt-in protections (lifted by --no-default-deny; git ones by --allow-git-config):\n")
+		for _, b := range fsrules.Builtins {
+			kind := "unreadable"
+			if b.Kind == fsrules.ReadOnly {
+				kind = "read-only "
+			}
+			fmt.Fprintf(out, "  %s  %-22s %s\n", kind, b.Name, b.Why)
+		}
+		fmt.Fprint(out, "\nExit status: the command's; 128+N if killed by signal N; 124 timeout;\n125 jail could not set up the sandbox; 126 not executable; 127 not found.\n")
 	}
 	if p == nil {
 		d := policy.Default()
@@ -174,6 +182,7 @@ func newFlags(p *policy.Policy, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&p.AllowGitConfig, "allow-git-config", false, "let the agent write .git/config, .git/hooks and .gitmodules")
 	fs.Var(sizeFlag{&p.MaxFileSize}, "max-file-size", "no file can grow beyond SIZE (writes fail with EFBIG)")
 	fs.IntVar(&p.RequireLandlock, "require-landlock", 0, "fail (exit 125) unless the kernel offers Landlock ABI N or newer")
+	fs.IntVar(&p.LandlockMaxABI, "x-landlock-max-abi", 0, "testing: use at most Landlock ABI N (simulates an older kernel)")
 
 	// Seccomp.
 	fs.StringVar(&p.SeccompFile, "seccomp", "", "extend the seccomp policy with a JSON FILE (go-seccomp-bpf format)")

@@ -139,6 +139,11 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		return nil, fmt.Errorf("build the sandbox's file system: %w", err)
 	}
 	trace("mounts")
+	if spec.LoopbackUp {
+		if err := loopbackUp(); err != nil {
+			return nil, fmt.Errorf("bring up the sandbox's loopback: %w", err)
+		}
+	}
 	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
 		return nil, fmt.Errorf("sethostname: %w", err)
 	}
@@ -241,6 +246,24 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		return nil, err
 	}
 	return &initState{agent: pid, onAgentThread: onThread, dial: h.Dial}, nil
+}
+
+// loopbackUp sets IFF_UP on lo (a new network namespace starts with it down).
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
 // closeFrom closes every fd >= from (close_range, 5.9; else one by one).

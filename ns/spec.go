@@ -52,9 +52,12 @@ type Rlimit struct {
 type Spec struct {
 	Mounts   []Mount `json:"mounts"`
 	Hostname string  `json:"hostname"`
-	Cwd      string  `json:"cwd"`
-	Argv     Strings `json:"argv"`
-	Env      Strings `json:"env"`
+	// LoopbackUp brings up lo in the sandbox's new network namespace (it
+	// starts down), for --net none.
+	LoopbackUp bool    `json:"loopback_up,omitempty"`
+	Cwd        string  `json:"cwd"`
+	Argv       Strings `json:"argv"`
+	Env        Strings `json:"env"`
 	// Pty asks init to allocate a terminal in the sandbox's devpts for the agent
 	// and pass its master to the supervisor.
 	Pty bool `json:"pty,omitempty"`

@@ -169,6 +169,8 @@ func (r *runner) run() int {
 		Argv:     r.pol.Command,
 		Env:      plan.Env,
 		Hooks:    map[string][]byte{},
+		// The network hook brings lo up itself; --net host has the host's.
+		LoopbackUp: r.pol.Net == policy.NetNone,
 	}
 	if err := r.addHooks(spec); err != nil {
 		r.errorf("%v", err)

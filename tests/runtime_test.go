@@ -401,3 +401,38 @@ func TestDryRun(t *testing.T) {
 		}
 	}
 }
+
+// Under --net none the sandbox has an up loopback and nothing else; TCP is
+// refused by Landlock (ABI 4) unless --allow-local-tcp, which allows it on
+// the sandbox's own loopback only.
+func TestLoopbackAndLocalTCP(t *testing.T) {
+	probe := `import socket
+s=socket.socket()
+try:
+    s.bind(("127.0.0.1",0)); s.listen(1); p=s.getsockname()[1]
+    c=socket.create_connection(("127.0.0.1",p)); a,_=s.accept(); c.send(b"hi"); print("TCP", a.recv(2).decode())
+except OSError as e:
+    print("REFUSED", e.errno)
+try:
+    socket.create_connection(("10.255.255.1",9), timeout=1); print("EGRESS")
+except OSError as e:
+    print("NOROUTE", e.errno)
+`
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	r := run(t, runOpts{}, "--", "python3", "-c", probe)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stdout, "REFUSED 13") || strings.Contains(r.stdout, "EGRESS") {
+		t.Fatalf("--net none: %q", r.stdout)
+	}
+	r = run(t, runOpts{}, "--allow-local-tcp", "--", "python3", "-c", probe)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stdout, "TCP hi") || strings.Contains(r.stdout, "EGRESS") {
+		t.Fatalf("--allow-local-tcp: %q", r.stdout)
+	}
+	r = sh(t, runOpts{}, "cat /sys/class/net/lo/operstate; ls /sys/class/net")
+	if strings.Contains(r.stdout, "down") || strings.TrimSpace(strings.Split(r.stdout, "\n")[1]) != "lo" {
+		t.Fatalf("interfaces: %q", r.stdout)
+	}
+}

@@ -77,10 +77,10 @@ func (c *Conn) Recv() (Message, []*os.File, error) {
 	if err != nil {
 		return m, nil, err
 	}
-	var n, oobn int
+	var n, oobn, rflags int
 	var rerr error
 	err = raw.Read(func(fd uintptr) bool {
-		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, rflags, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
 		return rerr != unix.EAGAIN
 	})
 	if err == nil {
@@ -93,6 +93,11 @@ func (c *Conn) Recv() (Message, []*os.File, error) {
 		return m, nil, fmt.Errorf("receive message: %w", os.ErrClosed)
 	}
 	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
 	if oobn > 0 {
 		scms, err := unix.ParseSocketControlMessage(oob[:oobn])
 		if err != nil {
@@ -108,6 +113,12 @@ func (c *Conn) Recv() (Message, []*os.File, error) {
 			}
 		}
 	}
+	// A truncated message or control buffer loses data or fds silently:
+	// refuse it (and close what did arrive) rather than act on half of it.
+	if rflags&(unix.MSG_CTRUNC|unix.MSG_TRUNC) != 0 {
+		closeAll()
+		return m, nil, fmt.Errorf("receive message: truncated (flags %#x)", rflags)
+	}
 	payload := buf[:n]
 	if string(payload) == `{"type":"`+msgBig+`"}` {
 		if len(files) == 0 {
@@ -118,13 +129,12 @@ func (c *Conn) Recv() (Message, []*os.File, error) {
 		payload, err = io.ReadAll(io.NewSectionReader(mf, 0, 1<<30))
 		mf.Close()
 		if err != nil {
+			closeAll()
 			return m, nil, fmt.Errorf("receive message: read memfd: %w", err)
 		}
 	}
 	if err := json.Unmarshal(payload, &m); err != nil {
-		for _, f := range files {
-			f.Close()
-		}
+		closeAll()
 		return m, nil, fmt.Errorf("decode message: %w", err)
 	}
 	return m, files, nil

@@ -358,7 +358,7 @@ func TestRecvMalformed(t *testing.T) {
 				t.Errorf("files returned with an error: %v", files)
 			}
 			if n := openFDs(t); n != before {
-				t.Errorf("received fds not closed after a bad message: %d open before, %d after", before, n)
+				t.Errorf("BUG: received fds not closed after a bad message: %d open before, %d after", before, n)
 			}
 		})
 	}

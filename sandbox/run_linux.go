@@ -677,11 +677,13 @@ func (r *runner) serveExecs(l *os.File) {
 	}()
 }
 
-// byteExact keeps a string that is not UTF-8 distinguishable in JSON (which
-// would turn every bad byte into U+FFFD): in such a string, backslashes and
-// the bytes that are not UTF-8 are written as \xNN.
+// byteExact keeps argv, paths and cwd distinguishable in JSON, which would
+// turn every byte that is not UTF-8 into U+FFFD. A string that is valid
+// UTF-8 and has no "\x" in it is written as it is (nearly all); any other
+// gets each backslash and each non-UTF-8 byte written as \xNN. So "\x" in
+// the trail always starts an escape, and distinct inputs stay distinct.
 func byteExact(s string) string {
-	if utf8.ValidString(s) {
+	if utf8.ValidString(s) && !strings.Contains(s, `\x`) {
 		return s
 	}
 	var b strings.Builder

@@ -1,0 +1,579 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"jail/ns"
+	"jail/policy"
+)
+
+// fixture is a temp workspace and a fake HOME, both symlink-free.
+type fixture struct {
+	ws, home string
+	env      []string
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fixture{ws: filepath.Join(root, "ws"), home: filepath.Join(root, "home")}
+	for _, d := range []string{f.ws, f.home} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.env = []string{"HOME=" + f.home, "PATH=/usr/bin:/bin", "TERM=dumb", "AWS_SECRET_ACCESS_KEY=x", "TMPDIR=/host/tmp"}
+	return f
+}
+
+func (f fixture) mkdir(t *testing.T, rel ...string) {
+	t.Helper()
+	for _, r := range rel {
+		if err := os.MkdirAll(filepath.Join(f.ws, r), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (f fixture) touch(t *testing.T, rel ...string) {
+	t.Helper()
+	for _, r := range rel {
+		p := filepath.Join(f.ws, r)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (f fixture) policy(mod func(p *policy.Policy)) *policy.Policy {
+	p := policy.Default()
+	p.Command = []string{"true"}
+	p.Workspace = f.ws
+	if mod != nil {
+		mod(&p)
+	}
+	return &p
+}
+
+func find(mounts []ns.Mount, path string) (int, ns.Mount) {
+	for i, m := range mounts {
+		if m.Path == path {
+			return i, m
+		}
+	}
+	return -1, ns.Mount{}
+}
+
+func findKind(mounts []ns.Mount, kind, path string) int {
+	for i, m := range mounts {
+		if m.Kind == kind && m.Path == path {
+			return i
+		}
+	}
+	return -1
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestBuildPlanHides(t *testing.T) {
+	f := newFixture(t)
+	pl, err := BuildPlan(f.policy(func(p *policy.Policy) { p.TmpSize = 12345 }), f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Workspace != f.ws || pl.Home != f.home {
+		t.Errorf("workspace %q home %q", pl.Workspace, pl.Home)
+	}
+	for _, h := range hidden {
+		i, m := find(pl.Mounts, h.path)
+		fi, err := os.Lstat(h.path)
+		present := err == nil && fi.IsDir()
+		if !present {
+			if i >= 0 {
+				t.Errorf("%s is absent or a symlink on the host but planned: %+v", h.path, m)
+			}
+			continue
+		}
+		if i < 0 {
+			t.Errorf("%s exists on the host but is not hidden", h.path)
+			continue
+		}
+		if m.Kind != ns.KindTmpfs || !m.Dir || m.Mode != h.mode || m.Size != 12345 || m.FD != -1 {
+			t.Errorf("%s: %+v", h.path, m)
+		}
+	}
+	i, m := find(pl.Mounts, f.home)
+	if i < 0 || m.Kind != ns.KindTmpfs || m.Mode != 0o700 {
+		t.Errorf("home not an empty tmpfs: %+v", m)
+	}
+	// The tmpfs come first, shallow first, so a deeper one is not covered.
+	last := -1
+	for j, m := range pl.Mounts {
+		if m.Kind != ns.KindTmpfs {
+			continue
+		}
+		if j != last+1 {
+			t.Errorf("tmpfs %s at %d after other mounts", m.Path, j)
+		}
+		if last >= 0 && depth(pl.Mounts[last].Path) > depth(m.Path) {
+			t.Errorf("tmpfs %s (deeper) before %s", pl.Mounts[last].Path, m.Path)
+		}
+		last = j
+	}
+	// Never "/" itself, never twice.
+	seen := map[string]bool{}
+	for _, m := range pl.Mounts {
+		if m.Kind == ns.KindTmpfs {
+			if m.Path == "/" || seen[m.Path] {
+				t.Errorf("bad tmpfs %s", m.Path)
+			}
+			seen[m.Path] = true
+		}
+	}
+}
+
+func TestBuildPlanHome(t *testing.T) {
+	f := newFixture(t)
+	link := filepath.Join(filepath.Dir(f.home), "homelink")
+	if err := os.Symlink(f.home, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, home, want string
+	}{
+		{"symlinked HOME is resolved", link, f.home},
+		{"missing HOME: no tmpfs", filepath.Join(f.home, "nope"), ""},
+		{"no HOME", "", ""},
+		{"HOME is /", "/", "/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := []string{"PATH=/bin"}
+			if tt.home != "" {
+				env = append(env, "HOME="+tt.home)
+			}
+			pl, err := BuildPlan(f.policy(nil), env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pl.Home != tt.want {
+				t.Errorf("Home = %q, want %q", pl.Home, tt.want)
+			}
+			for _, m := range pl.Mounts {
+				if m.Kind == ns.KindTmpfs && m.Path == "/" {
+					t.Error("tmpfs over /")
+				}
+				if m.Kind == ns.KindTmpfs && tt.home != "" && tt.want == "" && strings.HasPrefix(m.Path, f.home) {
+					t.Errorf("tmpfs for a missing home: %+v", m)
+				}
+			}
+			if tt.want != "" && tt.want != "/" {
+				if i := findKind(pl.Mounts, ns.KindTmpfs, tt.want); i < 0 {
+					t.Errorf("no tmpfs over %s", tt.want)
+				}
+				if !contains(pl.Landlock.ReadWrite, tt.want) {
+					t.Errorf("home not writable in Landlock: %v", pl.Landlock.ReadWrite)
+				}
+			}
+		})
+	}
+}
+
+func TestBuildPlanWorkspace(t *testing.T) {
+	f := newFixture(t)
+	for _, ro := range []bool{false, true} {
+		pl, err := BuildPlan(f.policy(func(p *policy.Policy) { p.ReadOnly = ro }), f.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ns.KindBind
+		if ro {
+			want = ns.KindROBind
+		}
+		i, m := find(pl.Mounts, f.ws)
+		if i < 0 || m.Kind != want || !m.Dir || m.FD != -1 {
+			t.Errorf("read-only=%v: workspace mount %+v, want %s", ro, m, want)
+		}
+		if contains(pl.Writable, f.ws) == ro || contains(pl.Landlock.ReadWrite, f.ws) == ro {
+			t.Errorf("read-only=%v: Writable %v, Landlock rw %v", ro, pl.Writable, pl.Landlock.ReadWrite)
+		}
+		// The bind comes after the tmpfs that hides its parent (/tmp).
+		for j, m := range pl.Mounts {
+			if m.Kind == ns.KindTmpfs && strings.HasPrefix(f.ws, m.Path+"/") && j > i {
+				t.Errorf("tmpfs %s after the workspace bind", m.Path)
+			}
+		}
+	}
+}
+
+func TestBuildPlanRootWorkspace(t *testing.T) {
+	f := newFixture(t)
+	_, err := BuildPlan(f.policy(func(p *policy.Policy) { p.Workspace = "/" }), f.env)
+	if err == nil || !errors.Is(err, policy.ErrInvalid) || !strings.Contains(err.Error(), "workspace is /") {
+		t.Errorf("writable / workspace: %v", err)
+	}
+	// A symlink to / is / too.
+	link := filepath.Join(f.ws, "root")
+	if err := os.Symlink("/", link); err != nil {
+		t.Fatal(err)
+	}
+	_, err = BuildPlan(f.policy(func(p *policy.Policy) { p.Workspace = link }), f.env)
+	if err == nil || !errors.Is(err, policy.ErrInvalid) {
+		t.Errorf("workspace symlink to /: %v", err)
+	}
+	// A missing workspace.
+	_, err = BuildPlan(f.policy(func(p *policy.Policy) { p.Workspace = filepath.Join(f.ws, "gone") }), f.env)
+	if err == nil || !errors.Is(err, policy.ErrInvalid) || !strings.Contains(err.Error(), "workspace") {
+		t.Errorf("missing workspace: %v", err)
+	}
+}
+
+func TestBuildPlanRootWorkspaceReadOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("walks the host's root file system")
+	}
+	f := newFixture(t)
+	pl, err := BuildPlan(f.policy(func(p *policy.Policy) { p.Workspace = "/"; p.ReadOnly = true }), f.env)
+	if err != nil {
+		t.Fatalf("--read-only with workspace /: %v", err)
+	}
+	if i := findKind(pl.Mounts, ns.KindROBind, "/"); i < 0 {
+		t.Error("no read-only bind of /")
+	}
+	if len(pl.Writable) != 0 {
+		t.Errorf("writable: %v", pl.Writable)
+	}
+}
+
+func TestBuildPlanWriteRead(t *testing.T) {
+	f := newFixture(t)
+	f.mkdir(t, "out", "data/sub", "both")
+	f.touch(t, "data/file.txt")
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(f.ws, "out"), filepath.Join(f.ws, "outlink")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name        string
+		write, read []string
+		want        map[string]string // path -> kind
+		wantDir     map[string]bool
+		wantErr     string
+	}{
+		{name: "relative --write", write: []string{"out"}, want: map[string]string{filepath.Join(f.ws, "out"): ns.KindBind}},
+		{name: "symlinked --write resolved", write: []string{"outlink"}, want: map[string]string{filepath.Join(f.ws, "out"): ns.KindBind}},
+		{name: "absolute --write outside", write: []string{outside}, want: map[string]string{outside: ns.KindBind}},
+		{name: "--read dir", read: []string{"data"}, want: map[string]string{filepath.Join(f.ws, "data"): ns.KindROBind}},
+		{name: "--read file", read: []string{"data/file.txt"}, want: map[string]string{filepath.Join(f.ws, "data/file.txt"): ns.KindROBind},
+			wantDir: map[string]bool{filepath.Join(f.ws, "data/file.txt"): false}},
+		{name: "--read outside", read: []string{outside}, want: map[string]string{outside: ns.KindROBind}},
+		{name: "write wins over read", write: []string{outside}, read: []string{outside}, want: map[string]string{outside: ns.KindBind}},
+		{name: "same path via symlink and direct", write: []string{"out"}, read: []string{"outlink"}, want: map[string]string{filepath.Join(f.ws, "out"): ns.KindBind}},
+		{name: "--read of the workspace keeps it writable", read: []string{"."}, want: map[string]string{f.ws: ns.KindBind}},
+		{name: "--write missing", write: []string{"nope"}, wantErr: "--write"},
+		{name: "--read missing", read: []string{"nope"}, wantErr: "--read"},
+		{name: "--write /", write: []string{"/"}, wantErr: "--write /"},
+		{name: "--write symlink to /", write: []string{"../../../../../../../../.."}, wantErr: "--write"},
+		{name: "--write empty", write: []string{""}, wantErr: "--write"},
+		{name: "--read empty", read: []string{""}, wantErr: "--read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pl, err := BuildPlan(f.policy(func(p *policy.Policy) { p.Write, p.Read = tt.write, tt.read }), f.env)
+			if tt.wantErr != "" {
+				if err == nil || !errors.Is(err, policy.ErrInvalid) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want an ErrInvalid naming %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, kind := range tt.want {
+				n := 0
+				for _, m := range pl.Mounts {
+					if m.Path == p && (m.Kind == ns.KindBind || m.Kind == ns.KindROBind) {
+						n++
+						if m.Kind != kind {
+							t.Errorf("%s: %s, want %s", p, m.Kind, kind)
+						}
+						wantDir := true
+						if d, ok := tt.wantDir[p]; ok {
+							wantDir = d
+						}
+						if m.Dir != wantDir {
+							t.Errorf("%s: Dir %v", p, m.Dir)
+						}
+					}
+				}
+				if n != 1 {
+					t.Errorf("%s bound %d times", p, n)
+				}
+				if contains(pl.Writable, p) != (kind == ns.KindBind) {
+					t.Errorf("%s: Writable %v", p, pl.Writable)
+				}
+			}
+			// Binds are ordered shallow first.
+			var prev string
+			for _, m := range pl.Mounts {
+				if (m.Kind == ns.KindBind || m.Kind == ns.KindROBind) && !strings.HasPrefix(m.Why, "pinned") && m.Why != "git worktree's shared git dir" {
+					if prev != "" && depth(prev) > depth(m.Path) {
+						t.Errorf("bind %s after deeper %s", m.Path, prev)
+					}
+					prev = m.Path
+				}
+			}
+		})
+	}
+}
+
+func TestBuildPlanMasks(t *testing.T) {
+	f := newFixture(t)
+	f.touch(t, ".env", "secret.txt", "a/b/key.pem", ".git/config", ".git/HEAD", "src/main.go")
+	f.mkdir(t, ".git/hooks", ".ssh")
+	pl, err := BuildPlan(f.policy(func(p *policy.Policy) { p.Deny = []string{"secret.txt"} }), f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastBind := -1
+	for i, m := range pl.Mounts {
+		if (m.Kind == ns.KindBind || m.Kind == ns.KindROBind) && !strings.HasPrefix(m.Why, "pinned") {
+			lastBind = i
+		}
+	}
+	wantMasks := map[string]string{
+		filepath.Join(f.ws, ".env"):        ns.KindMask,
+		filepath.Join(f.ws, "secret.txt"):  ns.KindMask,
+		filepath.Join(f.ws, "a/b/key.pem"): ns.KindMask,
+		filepath.Join(f.ws, ".ssh"):        ns.KindMask,
+		filepath.Join(f.ws, ".git/config"): ns.KindReadOnly,
+		filepath.Join(f.ws, ".git/hooks"):  ns.KindReadOnly,
+	}
+	for p, kind := range wantMasks {
+		i := findKind(pl.Mounts, kind, p)
+		if i < 0 {
+			t.Errorf("no %s for %s", kind, p)
+			continue
+		}
+		if i < lastBind {
+			t.Errorf("%s %s at %d, before the bind at %d (deny must win)", kind, p, i, lastBind)
+		}
+	}
+	if i, m := find(pl.Mounts, filepath.Join(f.ws, "src/main.go")); i >= 0 {
+		t.Errorf("unprotected file planned: %+v", m)
+	}
+	if i, m := find(pl.Mounts, filepath.Join(f.ws, ".ssh")); i >= 0 && !m.Dir {
+		t.Errorf(".ssh mask not a directory: %+v", m)
+	}
+	// Pins: every directory between the writable workspace and a mask, bound
+	// onto itself, before the masks, and nothing else.
+	pins := map[string]int{}
+	for i, m := range pl.Mounts {
+		if strings.HasPrefix(m.Why, "pinned") {
+			if m.Kind != ns.KindBind || !m.Dir {
+				t.Errorf("pin %+v", m)
+			}
+			if _, dup := pins[m.Path]; dup {
+				t.Errorf("pinned twice: %s", m.Path)
+			}
+			pins[m.Path] = i
+		}
+	}
+	wantPins := []string{filepath.Join(f.ws, ".git"), filepath.Join(f.ws, "a"), filepath.Join(f.ws, "a/b")}
+	for _, p := range wantPins {
+		if _, ok := pins[p]; !ok {
+			t.Errorf("%s not pinned (pins %v)", p, pins)
+		}
+	}
+	if len(pins) != len(wantPins) {
+		t.Errorf("pins %v, want %v", pins, wantPins)
+	}
+	if pins[filepath.Join(f.ws, "a")] > pins[filepath.Join(f.ws, "a/b")] {
+		t.Error("a/b pinned before a")
+	}
+	for p, i := range pins {
+		if i < lastBind {
+			t.Errorf("pin %s before the binds", p)
+		}
+		for mp := range wantMasks {
+			if j := findKind(pl.Mounts, wantMasks[mp], mp); j >= 0 && j < i {
+				t.Errorf("mask %s at %d before pin %s at %d", mp, j, p, i)
+			}
+		}
+	}
+	if _, ok := pins[f.ws]; ok {
+		t.Error("the workspace itself pinned")
+	}
+	// System secrets come last.
+	if fi, err := os.Lstat("/etc/shadow"); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+		if i := findKind(pl.Mounts, ns.KindMask, "/etc/shadow"); i < 0 {
+			t.Error("/etc/shadow not masked")
+		}
+	}
+	// Environment: secrets dropped, TMPDIR forced.
+	env := strings.Join(pl.Env, "\n")
+	if strings.Contains(env, "AWS_SECRET") || !strings.Contains(env, "TMPDIR=/tmp") || !strings.Contains(env, "PATH=/usr/bin:/bin") {
+		t.Errorf("env %q", pl.Env)
+	}
+}
+
+func TestBuildPlanNoPinsReadOnly(t *testing.T) {
+	f := newFixture(t)
+	f.touch(t, ".git/config", "a/.env")
+	f.mkdir(t, ".git/hooks")
+	pl, err := BuildPlan(f.policy(func(p *policy.Policy) { p.ReadOnly = true }), f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range pl.Mounts {
+		if strings.HasPrefix(m.Why, "pinned") {
+			t.Errorf("pin in a read-only workspace: %+v", m)
+		}
+	}
+	if findKind(pl.Mounts, ns.KindMask, filepath.Join(f.ws, "a/.env")) < 0 {
+		t.Error(".env not masked in a read-only workspace")
+	}
+}
+
+func TestBuildPlanDenyConflicts(t *testing.T) {
+	f := newFixture(t)
+	f.mkdir(t, "secrets", ".git/hooks")
+	tests := []struct {
+		name string
+		mod  func(p *policy.Policy)
+	}{
+		{"--write inside a denied dir", func(p *policy.Policy) { p.Deny = []string{"secrets/"}; p.Write = []string{"secrets"} }},
+		{"--write inside .git/hooks", func(p *policy.Policy) { p.Write = []string{".git/hooks"} }},
+		{"bad pattern", func(p *policy.Policy) { p.Deny = []string{"[unclosed"} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := BuildPlan(f.policy(tt.mod), f.env)
+			if err == nil || !errors.Is(err, policy.ErrInvalid) {
+				t.Errorf("got %v, want ErrInvalid", err)
+			}
+		})
+	}
+}
+
+func TestBuildPlanLandlock(t *testing.T) {
+	f := newFixture(t)
+	f.mkdir(t, "out")
+	tests := []struct {
+		net      string
+		localTCP bool
+		denyTCP  bool
+	}{
+		{policy.NetNone, false, true},
+		{policy.NetNone, true, false},
+		{policy.NetAllow, false, false},
+		{policy.NetAllow, true, false},
+		{policy.NetHost, false, false},
+		{policy.NetHost, true, false},
+	}
+	for _, tt := range tests {
+		pl, err := BuildPlan(f.policy(func(p *policy.Policy) {
+			p.Net, p.AllowLocalTCP, p.RequireLandlock, p.Write = tt.net, tt.localTCP, 3, []string{"out"}
+		}), f.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ll := pl.Landlock
+		if ll.DenyTCP != tt.denyTCP {
+			t.Errorf("net %s allow-local-tcp %v: DenyTCP %v, want %v", tt.net, tt.localTCP, ll.DenyTCP, tt.denyTCP)
+		}
+		if !ll.Scope || ll.Require != 3 {
+			t.Errorf("Scope %v Require %d", ll.Scope, ll.Require)
+		}
+		if len(ll.ReadExec) != 1 || ll.ReadExec[0] != "/" {
+			t.Errorf("ReadExec %v", ll.ReadExec)
+		}
+		for _, p := range []string{f.ws, filepath.Join(f.ws, "out"), "/tmp", "/var/tmp", "/dev/shm", "/dev/null", f.home} {
+			if !contains(ll.ReadWrite, p) {
+				t.Errorf("ReadWrite %v lacks %s", ll.ReadWrite, p)
+			}
+		}
+		for _, p := range ll.ReadWrite {
+			if p == "/" {
+				t.Error("/ writable in Landlock")
+			}
+		}
+		if !contains(ll.DevIoctl, "/dev/tty") || !contains(ll.DevIoctl, "/dev/pts") {
+			t.Errorf("DevIoctl %v", ll.DevIoctl)
+		}
+	}
+}
+
+func TestEnclosing(t *testing.T) {
+	roots := []string{"/ws", "/ws/sub", "/other", "/w"}
+	tests := []struct{ p, want string }{
+		{"/ws", "/ws"},
+		{"/ws/a", "/ws"},
+		{"/ws/sub", "/ws/sub"},
+		{"/ws/sub/x/y", "/ws/sub"},
+		{"/ws/subx", "/ws"},
+		{"/wsx/a", ""},
+		{"/w/a", "/w"},
+		{"/other2", ""},
+		{"/", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := enclosing(tt.p, roots); got != tt.want {
+			t.Errorf("enclosing(%q) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+	if got := enclosing("/a", nil); got != "" {
+		t.Errorf("no roots: %q", got)
+	}
+}
+
+func TestLookupEnv(t *testing.T) {
+	env := []string{"HOMEX=1", "HOME=/h", "HOME=/second", "PATH"}
+	tests := []struct{ name, want string }{{"HOME", "/h"}, {"PATH", ""}, {"HOMEX", "1"}, {"NONE", ""}}
+	for _, tt := range tests {
+		if got := lookupEnv(env, tt.name); got != tt.want {
+			t.Errorf("lookupEnv(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestPlanPrint(t *testing.T) {
+	f := newFixture(t)
+	f.touch(t, ".env")
+	pl, err := BuildPlan(f.policy(nil), append(f.env, "SECRETVAL=hunter2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	pl.Print(&b)
+	out := b.String()
+	for _, want := range []string{"workspace  " + f.ws, "bind       " + f.ws, "mask       " + filepath.Join(f.ws, ".env"), "env        PATH", "deny tcp true"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--dry-run output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "/usr/bin:/bin") || strings.Contains(out, "hunter2") {
+		t.Error("--dry-run prints environment values")
+	}
+}

@@ -247,20 +247,10 @@ func (p *Proxy) relayChecked(f *flow, c, up net.Conn, dialed netip.AddrPort, raw
 	var lateDeny string
 	var check func() ([]byte, bool)
 	if f.name != "" {
-		check = func() ([]byte, bool) {
-			buf, res, err := p.sniffFrom(c, nil, time.Time{})
-			if err == nil {
-				lateDeny = p.checkClaims(f, res)
-			} else if !errors.Is(err, io.EOF) {
-				lateDeny = err.Error()
-			}
-			return buf, lateDeny == ""
-		}
+		check = p.lateCheck(f, c, &lateDeny)
 	}
 	upN, downN, err := relay(c, up, nil, check)
-	if lateDeny != "" {
-		p.logf("jail: blocked connect to %s (%s)\n", f.target(), lateDeny)
-		p.emit(p.event(f, false, lateDeny, dialed, upN, downN))
+	if p.refusedLate(f, lateDeny, dialed, upN, downN) {
 		return
 	}
 	reason := p.decide(f.name, raw, f.dst.Port()).Reason

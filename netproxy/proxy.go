@@ -304,20 +304,10 @@ func (p *Proxy) connectAndRelay(ctx context.Context, f *flow, c net.Conn, raw ne
 	if deferred {
 		// The client stayed silent; the server may speak first. Whatever the
 		// client sends first is still inspected before it goes upstream.
-		check = func() ([]byte, bool) {
-			buf, res, err := p.sniffFrom(c, nil, time.Time{})
-			if err == nil {
-				lateDeny = p.checkClaims(f, res)
-			} else if !errors.Is(err, io.EOF) {
-				lateDeny = err.Error()
-			}
-			return buf, lateDeny == ""
-		}
+		check = p.lateCheck(f, c, &lateDeny)
 	}
 	upN, downN, err := relay(c, up, pre, check)
-	if lateDeny != "" {
-		p.logf("jail: blocked connect to %s (%s)\n", f.target(), lateDeny)
-		p.emit(p.event(f, false, lateDeny, dialed, upN, downN))
+	if p.refusedLate(f, lateDeny, dialed, upN, downN) {
 		return
 	}
 	reason = "allowed"
@@ -585,4 +575,29 @@ func copyHalf(dst, src net.Conn) (int64, error) {
 func abort(a, b net.Conn) {
 	reset(a)
 	reset(b)
+}
+
+// lateCheck returns the check relay runs on the client's first bytes when
+// they arrive after the upstream dial: the SNI/Host claims must still match
+// the flow's name before anything goes upstream. The verdict lands in deny.
+func (p *Proxy) lateCheck(f *flow, c net.Conn, deny *string) func() ([]byte, bool) {
+	return func() ([]byte, bool) {
+		buf, res, err := p.sniffFrom(c, nil, time.Time{})
+		if err == nil {
+			*deny = p.checkClaims(f, res)
+		} else if !errors.Is(err, io.EOF) {
+			*deny = err.Error()
+		}
+		return buf, *deny == ""
+	}
+}
+
+// refusedLate reports and records a flow the late check refused.
+func (p *Proxy) refusedLate(f *flow, deny string, dialed netip.AddrPort, upN, downN int64) bool {
+	if deny == "" {
+		return false
+	}
+	p.logf("jail: blocked connect to %s (%s)\n", f.target(), deny)
+	p.emit(p.event(f, false, deny, dialed, upN, downN))
+	return true
 }

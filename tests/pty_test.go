@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,7 +30,7 @@ func openPty(t *testing.T) (master, slave *os.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := os.OpenFile("/dev/pts/"+itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,20 +38,22 @@ func openPty(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
-func itoa(n int) string {
-	return strings.TrimSpace(strings.Repeat(" ", 0) + func() string { return fmtInt(n) }())
-}
-
-func fmtInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
+// watch copies what the terminal shows into a screen, until it closes.
+func watch(master *os.File) *screen {
+	scr := &screen{}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			if n > 0 {
+				scr.Write(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return scr
 }
 
 // screen collects what the terminal shows.
@@ -99,19 +102,7 @@ func TestInteractivePty(t *testing.T) {
 		t.Fatal(err)
 	}
 	slave.Close()
-	scr := &screen{}
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			if n > 0 {
-				scr.Write(buf[:n])
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	scr := watch(master)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	defer cmd.Process.Kill()
@@ -163,19 +154,7 @@ func TestNoTerminalInjection(t *testing.T) {
 	cmd.Stdin = strings.NewReader("")
 	cmd.Stdout, cmd.Stderr = slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
-	scr := &screen{}
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			if n > 0 {
-				scr.Write(buf[:n])
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	scr := watch(master)
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -536,32 +536,11 @@ func TestSeccompForeignArch(t *testing.T) {
 	}
 }
 
-func seccompOpenPty(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open /dev/ptmx: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unix.IoctlSetWinsize(int(m.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80})
-	return m, s
-}
-
 // seccompOnPty runs jail with a host pty as its terminal (so the agent gets
 // its own pty in the sandbox) and returns what the terminal showed.
 func seccompOnPty(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	master, slave := seccompOpenPty(t)
+	master, slave := openPty(t)
 	defer master.Close()
 	cmd := exec.Command(jail(t), args...)
 	cmd.Dir = dir

@@ -315,6 +315,11 @@ func applyMount(m Mount, src int) error {
 			return fmt.Errorf("%w (the host mount is read-only)", err)
 		}
 		return err
+	case KindPin:
+		if err := unix.Mount(m.Path, m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return mountErr("bind", m.Path, err)
+		}
+		return nil
 	case KindMask, KindReadOnly, KindFile:
 		fi, err := os.Stat(m.Path)
 		if err != nil {

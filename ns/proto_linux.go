@@ -16,6 +16,9 @@ const maxMsg = 60 << 10
 
 const msgBig = "big"
 
+// maxFDs is the most fds one message carries (the kernel's SCM_MAX_FD is 253).
+const maxFDs = 250
+
 // Conn is one end of the supervisor/init socketpair (SOCK_SEQPACKET: message
 // boundaries are kept, so one read is one message and its fds).
 type Conn struct{ f *os.File }
@@ -40,6 +43,9 @@ func (c *Conn) Send(m Message, files ...*os.File) error {
 		defer mf.Close()
 		b = []byte(`{"type":"` + msgBig + `"}`)
 		files = append([]*os.File{mf}, files...)
+	}
+	if len(files) > maxFDs {
+		return fmt.Errorf("send %s message: %d fds, at most %d fit in one message", m.Type, len(files), maxFDs)
 	}
 	var oob []byte
 	if len(files) > 0 {
@@ -72,7 +78,7 @@ func (c *Conn) Send(m Message, files ...*os.File) error {
 func (c *Conn) Recv() (Message, []*os.File, error) {
 	var m Message
 	buf := make([]byte, maxMsg)
-	oob := make([]byte, unix.CmsgSpace(64*4))
+	oob := make([]byte, unix.CmsgSpace(maxFDs*4))
 	raw, err := c.f.SyscallConn()
 	if err != nil {
 		return m, nil, err

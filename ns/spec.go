@@ -19,6 +19,11 @@ const (
 	KindReadOnly = "read-only"
 	// KindFile places Data as a read-only file at Path (e.g. /etc/resolv.conf).
 	KindFile = "file"
+	// KindPin binds a directory of the sandbox's own tree onto itself, so it
+	// becomes a mount point: it can then be neither renamed nor removed
+	// (EBUSY), which keeps masks inside it where they are. It keeps the
+	// attributes (writable, idmapped) of the mount it is in.
+	KindPin = "pin"
 )
 
 // Mount is one step of the mount plan. Paths are absolute and symlink-free on

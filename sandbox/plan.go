@@ -210,7 +210,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		for d := filepath.Dir(m.Path); d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
 			if !pinned[d] {
 				pinned[d] = true
-				pins = append(pins, ns.Mount{Kind: ns.KindBind, Path: d, Dir: true, FD: -1, Why: "pinned: holds a protected path"})
+				pins = append(pins, ns.Mount{Kind: ns.KindPin, Path: d, Dir: true, FD: -1, Why: "pinned: holds a protected path"})
 			}
 		}
 	}

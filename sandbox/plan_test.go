@@ -390,7 +390,7 @@ func TestBuildPlanMasks(t *testing.T) {
 	pins := map[string]int{}
 	for i, m := range pl.Mounts {
 		if strings.HasPrefix(m.Why, "pinned") {
-			if m.Kind != ns.KindBind || !m.Dir {
+			if m.Kind != ns.KindPin || !m.Dir {
 				t.Errorf("pin %+v", m)
 			}
 			if _, dup := pins[m.Path]; dup {

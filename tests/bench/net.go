@@ -135,8 +135,9 @@ func (b *bench) flowsRSS(flags []string, addr string, n int) (float64, error) {
 	return kb / 1024, nil
 }
 
-// serve answers one command byte per connection: 'D' sends size bytes and
-// closes, 'P' echoes the byte, 'H' holds the connection until the peer closes.
+// serve answers one command byte per connection (control bytes, see the
+// probe): 0x01 sends size bytes and closes, 0x02 echoes the byte, 0x03 holds
+// the connection until the peer closes.
 func serve(ln net.Listener, size int64) {
 	for {
 		c, err := ln.Accept()
@@ -150,17 +151,17 @@ func serve(ln net.Listener, size int64) {
 				return
 			}
 			switch cmd[0] {
-			case 'D':
+			case 0x01:
 				buf := make([]byte, 256<<10)
 				for left := size; left > 0; left -= int64(len(buf)) {
 					if _, err := c.Write(buf[:min(left, int64(len(buf)))]); err != nil {
 						return
 					}
 				}
-			case 'P':
+			case 0x02:
 				c.Write(cmd[:])
 				io.Copy(io.Discard, c)
-			case 'H':
+			case 0x03:
 				io.Copy(io.Discard, c)
 			}
 		}()

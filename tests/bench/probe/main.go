@@ -64,7 +64,7 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		c.Write([]byte{'D'})
+		c.Write([]byte{cmdDownload})
 		n, err := io.CopyBuffer(io.Discard, c, make([]byte, 256<<10))
 		if err != nil {
 			fail(err)
@@ -109,7 +109,7 @@ func ping(addr string) error {
 		return err
 	}
 	defer c.Close()
-	if _, err := c.Write([]byte{'P'}); err != nil {
+	if _, err := c.Write([]byte{cmdPing}); err != nil {
 		return err
 	}
 	var b [1]byte
@@ -188,7 +188,7 @@ func hold(addr string, n int) {
 		if err != nil {
 			fail(fmt.Errorf("after %d connections: %w", i, err))
 		}
-		c.Write([]byte{'H'})
+		c.Write([]byte{cmdHold})
 		conns = append(conns, c)
 	}
 	fmt.Println("ready")
@@ -210,3 +210,12 @@ func fail(err error) {
 	fmt.Fprintln(os.Stderr, "probe:", err)
 	os.Exit(1)
 }
+
+// Command bytes of the bench server. Control bytes, not letters: a lone
+// letter could start an HTTP method ("P" of POST), and jail's proxy rightly
+// waits for the rest of a request head before letting it upstream.
+const (
+	cmdDownload = 0x01
+	cmdPing     = 0x02
+	cmdHold     = 0x03
+)

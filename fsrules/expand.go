@@ -262,7 +262,7 @@ func (w *walker) walkRoot(root string, rules []rule) error {
 	}
 	isDir := st.IsDir()
 	// The root itself (an absolute --deny naming one file or directory).
-	if root != "/" && w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, false) || !isDir {
+	if root != "/" && w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, indexRules(rules).candidates(path.Base(root), nil), false) || !isDir {
 		return nil
 	}
 	var live []rule
@@ -272,7 +272,8 @@ func (w *walker) walkRoot(root string, rules []rule) error {
 		}
 	}
 	m, ok := w.masks[root]
-	return w.walkDir(root, devOf(st), live, ok && m.Kind == ReadOnly)
+	idx := indexRules(live)
+	return w.walkDir(root, devOf(st), live, &idx, ok && m.Kind == ReadOnly)
 }
 
 func devOf(fi fs.FileInfo) uint64 {
@@ -284,9 +285,9 @@ func devOf(fi fs.FileInfo) uint64 {
 
 // entry tests one entry against the rules, records a mask, and reports whether
 // the walk must not descend into it (hidden).
-func (w *walker) entry(dir, base string, isDir, isLink bool, rules []rule, inRO bool) bool {
+func (w *walker) entry(dir, base string, isDir, isLink bool, rules []rule, cands []int, inRO bool) bool {
 	var hit *rule
-	for i := range rules {
+	for _, i := range cands {
 		r := &rules[i]
 		if hit != nil && hit.kind == Hide {
 			break
@@ -341,7 +342,7 @@ func (w *walker) noteLinks(p string) {
 	}
 }
 
-func (w *walker) walkDir(dir string, dev uint64, rules []rule, inRO bool) error {
+func (w *walker) walkDir(dir string, dev uint64, rules []rule, idx *ruleIndex, inRO bool) error {
 	// Unsorted (f.ReadDir, not os.ReadDir): the masks are sorted at the end.
 	f, err := os.Open(dir)
 	if err != nil {
@@ -362,11 +363,13 @@ func (w *walker) walkDir(dir string, dev uint64, rules []rule, inRO bool) error 
 	if w.n > w.max {
 		return &Error{Flag: "walk", Value: dir, Err: ErrTooMany, Hint: fmt.Sprintf("more than %d entries under the visible roots; narrow --read/--write", w.max)}
 	}
+	var buf []int
 	for _, e := range ents {
 		name := e.Name()
 		t := e.Type()
 		isDir, isLink := t.IsDir(), t&fs.ModeSymlink != 0
-		if w.entry(dir, name, isDir, isLink, rules, inRO) || !isDir {
+		buf = idx.candidates(name, buf[:0])
+		if w.entry(dir, name, isDir, isLink, rules, buf, inRO) || !isDir {
 			continue
 		}
 		p := join(dir, name)
@@ -390,7 +393,12 @@ func (w *walker) walkDir(dir string, dev uint64, rules []rule, inRO bool) error 
 			continue
 		}
 		m, ok := w.masks[p]
-		if err := w.walkDir(p, dev, live, inRO || (ok && m.Kind == ReadOnly)); err != nil {
+		sub := idx
+		if len(live) != len(rules) { // the same rules in the same order keep their index
+			ix := indexRules(live)
+			sub = &ix
+		}
+		if err := w.walkDir(p, dev, live, sub, inRO || (ok && m.Kind == ReadOnly)); err != nil {
 			return err
 		}
 	}
@@ -503,4 +511,71 @@ func absentNotes(root string, allowGit bool) []string {
 		out = append(out, fmt.Sprintf("%s: %s do not exist, so nothing is masked: the agent can create them (no secret is exposed; what it writes there stays on the host)", root, strings.Join(hide, " ")))
 	}
 	return out
+}
+
+// ruleIndex finds the rules that can match a name without trying them all:
+// rules whose last element is a literal are looked up by that name; the
+// others (globs, **) are always candidates. 1000 --deny patterns over 10k
+// files were 10M element matches without it.
+type ruleIndex struct {
+	byName  map[string][]int // last element a literal: that name
+	byExt   map[string][]int // last element "*.ext" (one dot): that extension
+	byFirst map[byte][]int   // last element starts with a literal: its first byte
+	other   []int
+}
+
+func indexRules(rules []rule) ruleIndex {
+	idx := ruleIndex{byName: map[string][]int{}, byExt: map[string][]int{}, byFirst: map[byte][]int{}}
+	for i := range rules {
+		segs := rules[i].pat.segs
+		if l := len(segs); l > 0 {
+			last := segs[l-1]
+			switch {
+			case last.kind == segLiteral:
+				idx.byName[last.lit] = append(idx.byName[last.lit], i)
+				continue
+			case last.kind == segSuffix && strings.LastIndexByte(last.lit, '.') == 0:
+				idx.byExt[last.lit[1:]] = append(idx.byExt[last.lit[1:]], i)
+				continue
+			case last.kind == segPrefix && last.lit != "":
+				idx.byFirst[last.lit[0]] = append(idx.byFirst[last.lit[0]], i)
+				continue
+			case last.kind == segGlob && last.pre != "":
+				idx.byFirst[last.pre[0]] = append(idx.byFirst[last.pre[0]], i)
+				continue
+			}
+		}
+		idx.other = append(idx.other, i)
+	}
+	return idx
+}
+
+// candidates appends, in rule order, the rules that may match name.
+func (idx ruleIndex) candidates(name string, out []int) []int {
+	var ext []int
+	if d := strings.LastIndexByte(name, '.'); d >= 0 {
+		ext = idx.byExt[name[d+1:]]
+	}
+	var first []int
+	if name != "" {
+		first = idx.byFirst[name[0]]
+	}
+	return mergeSorted(out, idx.byName[name], ext, first, idx.other)
+}
+
+// mergeSorted appends the union of ascending lists, in ascending order.
+func mergeSorted(out []int, lists ...[]int) []int {
+	for {
+		best := -1
+		for i, l := range lists {
+			if len(l) > 0 && (best < 0 || l[0] < lists[best][0]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, lists[best][0])
+		lists[best] = lists[best][1:]
+	}
 }

@@ -361,7 +361,7 @@ func BenchmarkExpand(b *testing.B) {
 	}
 	mk(b, ws, ".env", "pkg3/.env.local", "pkg7/sub1/deep/k.pem", ".git/config", ".git/hooks/x")
 	var deny []string
-	for i := 0; len(deny) < 100; i++ {
+	for i := 0; len(deny) < 1000; i++ {
 		switch i % 4 {
 		case 0:
 			deny = append(deny, fmt.Sprintf("**/*.ext%d", i))
@@ -373,7 +373,7 @@ func BenchmarkExpand(b *testing.B) {
 			deny = append(deny, fmt.Sprintf("pkg%d/sub%d/deep/file%d.go", i%20, i%10, i))
 		}
 	}
-	for _, np := range []int{0, 100} {
+	for _, np := range []int{0, 100, 1000} {
 		b.Run(fmt.Sprintf("10k-files-%d-patterns", np), func(b *testing.B) {
 			in := Input{Workspace: ws, Writable: []string{ws}, Deny: deny[:np]}
 			c0 := cpuTime()

@@ -170,10 +170,22 @@ func (p *Pattern) live(dir string) bool {
 	}
 	if p.depth >= 0 && under(dir, p.prefix) {
 		// elements of dir below the prefix must leave room for at least one more
-		below := len(splitPath(dir)) - p.nlit
+		below := elements(dir) - p.nlit
 		return below < p.depth
 	}
 	return true
+}
+
+// elements counts the non-empty elements of a clean absolute path, without
+// allocating (live runs for every rule in every directory walked).
+func elements(p string) int {
+	n := 0
+	for i := 0; i < len(p); i++ {
+		if p[i] != '/' && (i == 0 || p[i-1] == '/') {
+			n++
+		}
+	}
+	return n
 }
 
 // under reports whether p is base or inside it (both clean and absolute).

@@ -1,0 +1,97 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"jail/audit"
+	"jail/seccomp"
+)
+
+// This file: the exec notifications: record, guard, answer.
+
+// serveExecs answers the sandbox's exec notifications: record, guard, go.
+func (r *runner) serveExecs(l *os.File) {
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		_ = seccomp.Serve(r.ctx, l, r.guard, func(ev seccomp.ExecEvent) {
+			r.mu.Lock()
+			started := r.agentPid != 0
+			r.mu.Unlock()
+			if !started {
+				// The agent's first exec, paused until we answer: its
+				// address-space and process limits are in force before it
+				// runs a single instruction of the command.
+				for _, rl := range r.agentRlimits {
+					lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
+					_ = unix.Prlimit(ev.Pid, rl.Resource, &lim, nil)
+				}
+			}
+			if ev.Err != "" && len(ev.Argv) == 0 && !started {
+				// The agent's own execve comes from init's child, which is
+				// not dumpable until the exec completes: its /proc/PID/mem is
+				// root's. It is exactly the command jail was given (checked
+				// against the guard rail before start).
+				ev.Path, ev.Argv, ev.Cwd, ev.Err = r.pol.Command[0], r.pol.Command, r.plan.Workspace, ""
+			}
+			ev.Pid = sandboxPid(ev.Pid)
+			ev.Path, ev.Cwd = byteExact(ev.Path), byteExact(ev.Cwd)
+			for i := range ev.Argv {
+				ev.Argv[i] = byteExact(ev.Argv[i])
+			}
+			dec := audit.DecisionAllow
+			if ev.Rule != "" {
+				dec = audit.DecisionDeny
+				r.notef("blocked command: %s (guard rail %s)", strings.Join(ev.Argv, " "), ev.Rule)
+				r.record(audit.Deny{Layer: "guard-rail", What: "exec", Target: ev.Path, PID: ev.Pid, Reason: ev.Rule})
+			}
+			r.record(audit.Exec{PID: ev.Pid, Path: ev.Path, Argv: ev.Argv, Cwd: ev.Cwd, Decision: dec, Rule: ev.Rule, Reason: ev.Err})
+		})
+	}()
+}
+
+// byteExact keeps argv, paths and cwd distinguishable in JSON, which would
+// turn every byte that is not UTF-8 into U+FFFD. A string that is valid
+// UTF-8 and has no "\x" in it is written as it is (nearly all); any other
+// gets each backslash and each non-UTF-8 byte written as \xNN. So "\x" in
+// the trail always starts an escape, and distinct inputs stay distinct.
+func byteExact(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, `\x`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && n == 1) || s[i] == '\\' {
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+			i++
+			continue
+		}
+		b.WriteString(s[i : i+n])
+		i += n
+	}
+	return b.String()
+}
+
+// sandboxPid translates a host pid into the sandbox's pid namespace (the
+// innermost NSpid), as the agent itself sees it; the host pid when unknown.
+func sandboxPid(hostPid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", hostPid))
+	if err != nil {
+		return hostPid
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" {
+			var pid int
+			if _, err := fmt.Sscan(f[len(f)-1], &pid); err == nil {
+				return pid
+			}
+		}
+	}
+	return hostPid
+}

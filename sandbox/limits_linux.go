@@ -1,0 +1,105 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"jail/audit"
+	"jail/cgroup"
+	"jail/ns"
+)
+
+// This file: limits and the kill switch.
+
+// initPidsReserve is added to --pids for init's own threads.
+const initPidsReserve = 16
+
+func (r *runner) openCgroup(spec *ns.Spec) error {
+	for _, err := range cgroup.CleanupStale() {
+		if r.pol.Verbose {
+			r.errorf("cleanup of a stale cgroup: %v", err)
+		}
+	}
+	lim := cgroup.Limits{MemoryBytes: r.pol.Memory, CPUs: r.pol.CPUs, Pids: r.pol.Pids, NoFile: r.pol.NoFile, FileSize: r.pol.MaxFileSize}
+	if lim.Pids > 0 {
+		// pids.max and RLIMIT_NPROC count threads, and jail's own init (a Go
+		// program) runs a few: they get a reserve on top of the command's
+		// budget, so a fork bomb at the limit cannot starve init (which
+		// would then die and take the sandbox with it, but not cleanly).
+		lim.Pids += initPidsReserve
+	}
+	g, rep, err := cgroup.Open(fmt.Sprintf("jail-%d-%s", os.Getpid(), audit.NewID()[:8]), lim, cgroup.Options{Require: r.pol.RequireLimits})
+	if err != nil {
+		if errors.Is(err, cgroup.ErrNoCgroup) {
+			return fmt.Errorf("--require-limits: %w", err)
+		}
+		return fmt.Errorf("limits: %w", err)
+	}
+	r.group, r.cgRep = g, rep
+	uid := os.Getuid()
+	if uid == 0 {
+		uid = ns.NobodyID
+	}
+	rls, err := cgroup.Rlimits(lim, g.Mode() != "none", uid)
+	if err != nil {
+		return fmt.Errorf("limits: %w", err)
+	}
+	for _, rl := range rls {
+		nr := ns.Rlimit{Resource: rl.Resource, Cur: rl.Cur, Max: rl.Max}
+		if rl.Resource == unix.RLIMIT_AS || rl.Resource == unix.RLIMIT_NPROC {
+			spec.AgentRlimits = append(spec.AgentRlimits, nr)
+		} else {
+			spec.Rlimits = append(spec.Rlimits, nr)
+		}
+	}
+	r.agentRlimits = spec.AgentRlimits
+	if r.pol.Verbose {
+		r.errorf("limits: cgroup %s (%s) %s", rep.Mode, rep.Strategy, strings.Join(rep.Enforced, " "))
+	}
+	if g.Mode() == "none" && (r.pol.Memory > 0 || r.pol.CPUs > 0 || r.pol.Verbose) {
+		for _, w := range rep.Warnings {
+			r.notef("%s", w)
+		}
+	}
+	return nil
+}
+
+func (r *runner) deleteCgroup() {
+	if r.group == nil {
+		return
+	}
+	_ = r.group.Kill()
+	if err := r.group.Delete(); err != nil {
+		r.errorf("remove cgroup: %v", err)
+	}
+}
+
+// kill ends the sandbox at once: the cgroup's kill (cgroup.kill or
+// freeze-kill-thaw) where there is one, and SIGKILL to init, whose death makes
+// the kernel kill every process of its pid namespace.
+func (r *runner) kill(by, why string) {
+	r.mu.Lock()
+	first := r.killedBy == ""
+	if first {
+		r.killedBy = why
+	}
+	r.mu.Unlock()
+	method := "pid1"
+	if r.group != nil && r.group.Mode() != "none" {
+		method = "cgroup-" + r.group.Mode()
+	}
+	if first {
+		r.record(audit.Kill{By: by, Reason: why, Method: method, Signal: "SIGKILL"})
+		if r.trail != nil {
+			_ = r.trail.Sync()
+		}
+	}
+	_ = unix.Kill(r.sb.Pid, unix.SIGKILL)
+	if r.group != nil {
+		_ = r.group.Kill()
+	}
+}

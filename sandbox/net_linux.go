@@ -1,0 +1,120 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"jail/audit"
+	"jail/netproxy"
+	"jail/ns"
+	"jail/policy"
+)
+
+// This file: egress and published ports.
+
+func buildNetPolicy(p *policy.Policy) (*netproxy.Policy, error) {
+	cfg, err := netproxy.BuildConfig(netproxy.Flags{
+		AllowDomains: p.AllowDomain, DenyDomains: p.DenyDomain, AllowIPs: p.AllowIP,
+		AddHosts: p.AddHost, HostPorts: p.AllowHostPort,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", policy.ErrInvalid, err)
+	}
+	return netproxy.NewPolicy(cfg)
+}
+
+type dialReply struct {
+	f   *os.File
+	err string
+}
+
+// servePublished forwards connections to the --publish host ports to the
+// agent's servers: init connects inside the sandbox and passes the socket.
+func (r *runner) servePublished() {
+	for i, ln := range r.pubs {
+		port := r.pubPorts[i]
+		dial := func(ctx context.Context) (net.Conn, error) { return r.dialInside(ctx, port) }
+		r.bg.Add(1)
+		go func(ln net.Listener) {
+			defer r.bg.Done()
+			_ = netproxy.ServePublish(r.ctx, ln, dial)
+		}(ln)
+	}
+}
+
+func (r *runner) dialInside(ctx context.Context, port int) (net.Conn, error) {
+	r.dialMu.Lock()
+	defer r.dialMu.Unlock()
+	if err := r.sb.Conn.Send(ns.Message{Type: ns.MsgDial, Port: port}); err != nil {
+		return nil, err
+	}
+	select {
+	case rep := <-r.dialCh:
+		if rep.err != "" {
+			return nil, errors.New(rep.err)
+		}
+		if rep.f == nil {
+			return nil, fmt.Errorf("connect to port %d inside: no socket", port)
+		}
+		c, err := net.FileConn(rep.f)
+		rep.f.Close()
+		return c, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-r.sb.Done():
+		return nil, errors.New("the sandbox has exited")
+	}
+}
+
+// serveNet runs the egress proxy and DNS on the sockets init made.
+func (r *runner) serveNet(tcp, dns *os.File, mode string) {
+	ln, err := net.FileListener(tcp)
+	tcp.Close()
+	if err != nil {
+		r.errorf("egress proxy: %v", err)
+		return
+	}
+	fakes := netproxy.NewFakeIPs()
+	onEvent := func(ev netproxy.Event) { r.recordNet(ev) }
+	px := &netproxy.Proxy{Policy: r.netPol, Fakes: fakes, OnEvent: onEvent, Log: r.stderr, Quiet: r.pol.Quiet}
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		if mode == "proxy-aware" {
+			_ = px.ServeFallback(r.ctx, ln)
+		} else {
+			_ = px.Serve(r.ctx, ln)
+		}
+	}()
+	if dns != nil {
+		pc, err := net.FilePacketConn(dns)
+		dns.Close()
+		if err != nil {
+			r.errorf("sandbox DNS: %v", err)
+			return
+		}
+		d := netproxy.NewDNS(r.netPol, fakes, onEvent)
+		r.bg.Add(1)
+		go func() {
+			defer r.bg.Done()
+			_ = d.Serve(r.ctx, pc)
+		}()
+	}
+}
+
+func (r *runner) recordNet(ev netproxy.Event) {
+	switch ev.Type {
+	case "dns":
+		var answers []string
+		if ev.Addr != "" {
+			answers = []string{ev.Addr}
+		}
+		r.record(audit.DNS{Name: ev.Name, QType: ev.QType, Decision: ev.Decision, Answers: answers, Reason: ev.Reason})
+	default:
+		r.record(audit.Net{Decision: ev.Decision, Proto: "tcp", Name: ev.Name, Address: ev.Addr, Port: int(ev.Port),
+			BytesUp: ev.BytesUp, BytesDown: ev.BytesDown, DurationMS: float64(ev.DurationMs), Reason: ev.Reason})
+	}
+}

@@ -1,0 +1,141 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"jail/audit"
+	"jail/ns"
+)
+
+// This file: the audit trail: where it lives, how it stays out of sight, what opens it.
+
+func (r *runner) record(ev audit.Event) {
+	if r.trail != nil {
+		r.trail.Record(ev)
+	}
+}
+
+func (r *runner) closeTrail() {
+	if r.trail != nil {
+		if err := r.trail.Close(); err != nil {
+			r.errorf("audit trail %s: %v", r.trail.Path(), err)
+		}
+		r.trail = nil
+	}
+}
+
+// openTrail creates the audit trail before anything runs, outside every path
+// the sandbox can write, and hides it if it would be visible.
+func (r *runner) openTrail(spec *ns.Spec) error {
+	id := audit.NewID()
+	r.id = id
+	path := r.pol.AuditFile
+	if path == "" {
+		var err error
+		if path, err = audit.DefaultPath(r.started, id); err != nil {
+			return fmt.Errorf("audit trail: %w (pass --audit FILE)", err)
+		}
+	}
+	// The agent must not be able to rewrite its own trail.
+	if err := audit.CheckPlacement(path, r.plan.Writable); err != nil {
+		return fmt.Errorf("--audit %s: %w", path, err)
+	}
+	w, err := audit.Create(path)
+	if err != nil {
+		return fmt.Errorf("audit trail: %w", err)
+	}
+	if r.pol.AuditSyslog {
+		s, err := audit.NewSyslog()
+		if err != nil {
+			w.Close()
+			return fmt.Errorf("--audit-syslog: %w", err)
+		}
+		w.AddSink(s)
+	}
+	r.trail = w
+	spec.Mounts = append(spec.Mounts, hideTrail(w.Path(), spec.Mounts)...)
+	return nil
+}
+
+// hideTrail returns the mounts that keep the trail out of the sandbox's
+// sight. Where its directory is visible (the root's read-only view, or a
+// --read bind), an empty, mode-0, read-only directory covers it, so neither
+// this trail nor older ones can be listed, read or written. If the directory holds
+// another mount of the plan (the workspace under it), covering it would hide
+// that too: then the file alone is masked (its name stays visible).
+func hideTrail(path string, plan []ns.Mount) []ns.Mount {
+	dir := filepath.Dir(path)
+	var deepest *ns.Mount
+	for i := range plan {
+		m := &plan[i]
+		if dir == m.Path || strings.HasPrefix(dir, m.Path+"/") {
+			if deepest == nil || len(m.Path) >= len(deepest.Path) { // later mounts cover earlier ones
+				deepest = m
+			}
+		}
+	}
+	if deepest != nil && deepest.Kind == ns.KindTmpfs {
+		return nil // under a private tmpfs already: not visible
+	}
+	for _, m := range plan {
+		if m.Kind != ns.KindMask && m.Kind != ns.KindReadOnly && strings.HasPrefix(m.Path, dir+"/") {
+			return []ns.Mount{{Kind: ns.KindMask, Path: path, FD: -1, Why: "the audit trail"}}
+		}
+	}
+	return []ns.Mount{{Kind: ns.KindMask, Path: dir, Dir: true, FD: -1, Why: "the audit trail's directory"}}
+}
+
+func (r *runner) recordStart(info map[string]string) {
+	r.mu.Lock()
+	done := r.startRecorded
+	r.startRecorded = true
+	r.mu.Unlock()
+	if done {
+		return
+	}
+	if info["seccomp.notify"] == "false" && !r.pol.NoExecAudit {
+		r.notef("exec auditing unavailable: %s", info["seccomp.reason"])
+	}
+	if miss := info["landlock.missing"]; miss != "" {
+		var list []string
+		_ = json.Unmarshal([]byte(miss), &list)
+		r.notef("landlock ABI %s: not enforced: %s", info["landlock.abi"], strings.Join(list, "; "))
+	}
+	netMode := r.pol.Net
+	if info["net.mode"] == "proxy-aware" {
+		netMode = "proxy"
+		r.notef("egress is proxy-aware only (%s): programs that ignore HTTP_PROXY/ALL_PROXY get no network", info["net.reason"])
+	}
+	if r.trail == nil {
+		return
+	}
+	var uts unix.Utsname
+	_ = unix.Uname(&uts)
+	abi := 0
+	fmt.Sscan(info["landlock.abi"], &abi)
+	cgMode := "none"
+	if r.group != nil {
+		cgMode = r.group.Mode()
+	}
+	var notes []string
+	notes = append(notes, r.plan.Notes...)
+	notes = append(notes, r.cgRep.Warnings...)
+	r.trail.Record(audit.Start{
+		Schema: audit.SchemaVersion, Version: Version, ID: r.id,
+		Argv: os.Args, Command: r.pol.Command, Cwd: r.plan.Workspace,
+		UID: os.Getuid(), GID: os.Getgid(), PID: os.Getpid(), Root: os.Getuid() == 0,
+		Policy: map[string]any{"policy": r.pol, "plan": r.plan, "cgroup": r.cgRep},
+		Kernel: audit.Kernel{
+			Release: unix.ByteSliceToString(uts.Release[:]), LandlockABI: abi,
+			Seccomp: info["seccomp.arch"] != "", SeccompNotify: info["seccomp.notify"] == "true",
+			CgroupMode: cgMode, NetworkMode: netMode,
+		},
+		Notes: notes,
+	})
+}

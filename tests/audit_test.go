@@ -209,30 +209,12 @@ func auditSameArgv(a, b []string) bool {
 	return true
 }
 
-// auditBuf is a goroutine-safe buffer for the output of a running process.
-type auditBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *auditBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *auditBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // auditStart starts jail in the background.
-func auditStart(t testing.TB, dir string, args ...string) (*exec.Cmd, *auditBuf, *auditBuf) {
+func auditStart(t testing.TB, dir string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(jail(t), args...)
 	cmd.Dir = dir
-	so, se := &auditBuf{}, &auditBuf{}
+	so, se := &syncBuffer{}, &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = so, se
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start jail: %v", err)
@@ -1073,7 +1055,7 @@ func TestAuditFollow(t *testing.T) {
 		"while [ ! -e go ]; do /bin/sleep 0.05; done; m=followed; /bin/true $m-marker; exit 0")
 	auditWaitFor(t, 20*time.Second, "the start line", func() bool { return auditCountLines(trail) >= 1 })
 	f := exec.Command(jail(t), "audit", "--follow", trail)
-	fo := &auditBuf{}
+	fo := &syncBuffer{}
 	f.Stdout, f.Stderr = fo, fo
 	if err := f.Start(); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@
 package tests
 
 import (
-	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,31 +28,13 @@ const limitsPython = "/usr/bin/python3"
 
 func limitsRoot() bool { return os.Geteuid() == 0 }
 
-// limitsBuf is a bytes.Buffer safe to read while the process writes to it.
-type limitsBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *limitsBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *limitsBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // limitsProc is a jail started in the background.
 type limitsProc struct {
 	t       testing.TB
 	cmd     *exec.Cmd
 	ws      string
-	stdout  *limitsBuf
-	stderr  *limitsBuf
+	stdout  *syncBuffer
+	stderr  *syncBuffer
 	started time.Time
 	done    chan struct{}
 	ended   time.Time
@@ -66,7 +46,7 @@ type limitsProc struct {
 func limitsStart(t testing.TB, flags []string, argv ...string) *limitsProc {
 	t.Helper()
 	args := append(append(append([]string{}, flags...), "--"), argv...)
-	p := &limitsProc{t: t, ws: workspace(t), stdout: &limitsBuf{}, stderr: &limitsBuf{}, done: make(chan struct{})}
+	p := &limitsProc{t: t, ws: workspace(t), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(jail(t), args...)
 	p.cmd.Dir = p.ws
 	p.cmd.Env = os.Environ()

@@ -3,12 +3,10 @@
 package tests
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -57,32 +55,19 @@ func watch(master *os.File) *screen {
 }
 
 // screen collects what the terminal shows.
-type screen struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
+type screen struct{ syncBuffer }
 
 func (s *screen) waitFor(t *testing.T, want string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		s.mu.Lock()
-		ok := strings.Contains(s.buf.String(), want)
-		s.mu.Unlock()
+		ok := strings.Contains(s.String(), want)
 		if ok {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t.Fatalf("terminal never showed %q; it shows:\n%s", want, s.buf.String())
+	t.Fatalf("terminal never showed %q; it shows:\n%s", want, s.String())
 }
 
 // An interactive shell works as outside: a prompt, job control, Ctrl-C to
@@ -159,9 +144,7 @@ func TestNoTerminalInjection(t *testing.T) {
 		t.Fatalf("run: %v", err)
 	}
 	scr.waitFor(t, "fd2:", 5*time.Second)
-	scr.mu.Lock()
-	out := scr.buf.String()
-	scr.mu.Unlock()
+	out := scr.String()
 	if strings.Contains(out, "INJECTED") {
 		t.Fatalf("TIOCSTI reached the host terminal:\n%s", out)
 	}

@@ -178,7 +178,16 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	}
 	trace("rlimits")
 	onThread := lockedThread()
-	onThread(func() { err = dropPrivileges() })
+	onThread(func() {
+		// A cgroup namespace rooted where the supervisor has now put us (a
+		// v1 group is joined after the clone): the agent, forked from this
+		// thread, sees its own group as "/" and nothing of the host's tree.
+		if uerr := unix.Unshare(unix.CLONE_NEWCGROUP); uerr != nil {
+			err = fmt.Errorf("new cgroup namespace: %w", uerr)
+			return
+		}
+		err = dropPrivileges()
+	})
 	trace("caps")
 	if err != nil {
 		return nil, fmt.Errorf("drop privileges: %w", err)

@@ -207,6 +207,11 @@ func limitsProcCgroup(pid string) string {
 // need (memory, pids, cpu, freezer) of pid names the supervisor's group.
 func limitsInJailCgroup(pid string, supervisor int, ctrls ...string) (bool, string) {
 	cg := limitsProcCgroup(pid)
+	// An exited (zombie) task has an empty cmdline, and cgroup v1 moves
+	// exiting tasks to the root: report it as gone, not as an escape.
+	if cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline"); len(cmdline) == 0 {
+		return false, ""
+	}
 	want := fmt.Sprintf("/jail-%d-", supervisor)
 	for _, c := range ctrls {
 		ok := false

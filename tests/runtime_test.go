@@ -436,3 +436,16 @@ except OSError as e:
 		t.Fatalf("interfaces: %q", r.stdout)
 	}
 }
+
+// The sandbox's cgroup namespace is rooted at its own group: nothing of the
+// host's cgroup tree (or the jail group's name) shows in /proc/self/cgroup.
+func TestCgroupNamespace(t *testing.T) {
+	r := sh(t, runOpts{}, `cat /proc/self/cgroup`, "--pids", "64")
+	mustCode(t, r, 0)
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		f := strings.SplitN(l, ":", 3)
+		if len(f) != 3 || f[2] != "/" {
+			t.Fatalf("cgroup path visible inside: %q\n%s", l, r.stdout)
+		}
+	}
+}

@@ -274,6 +274,14 @@ func parseConnectTarget(s string) (string, uint16, error) {
 	return host, n, nil
 }
 
+// refuseHTTP answers a proxy request the policy refuses (403), says so on
+// stderr and records it.
+func (p *Proxy) refuseHTTP(c net.Conn, f *flow, bad string) {
+	httpError(c, http.StatusForbidden, "blocked connect to "+f.target()+" ("+bad+")")
+	p.logf("jail: blocked connect to %s (%s)\n", f.target(), bad)
+	p.emit(p.event(f, false, bad, netip.AddrPort{}, 0, 0))
+}
+
 func httpError(c net.Conn, code int, reason string) {
 	body := "jail: " + reason + "\n"
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
@@ -318,9 +326,7 @@ func (p *Proxy) httpConnect(ctx context.Context, f *flow, c net.Conn, br *bufio.
 		}
 	}
 	if bad != "" {
-		httpError(c, http.StatusForbidden, "blocked connect to "+f.target()+" ("+bad+")")
-		p.logf("jail: blocked connect to %s (%s)\n", f.target(), bad)
-		p.emit(p.event(f, false, bad, netip.AddrPort{}, 0, 0))
+		p.refuseHTTP(c, f, bad)
 		c.Close()
 		return
 	}
@@ -375,9 +381,7 @@ func (p *Proxy) httpForward(ctx context.Context, f *flow, c net.Conn, req *http.
 		}
 	}
 	if bad != "" {
-		httpError(c, http.StatusForbidden, "blocked connect to "+f.target()+" ("+bad+")")
-		p.logf("jail: blocked connect to %s (%s)\n", f.target(), bad)
-		p.emit(p.event(f, false, bad, netip.AddrPort{}, 0, 0))
+		p.refuseHTTP(c, f, bad)
 		return false
 	}
 	up, dialed, reason, denied := p.dial(ctx, f.name, raw, port)

@@ -276,30 +276,25 @@ func loopbackUp() error {
 }
 
 // closeFrom closes every fd >= from (close_range, 5.9; else one by one).
-func closeFrom(from int) {
-	if err := unix.CloseRange(uint(from), ^uint(0), 0); err == nil {
-		return
-	}
-	entries, _ := os.ReadDir("/proc/self/fd")
-	for _, e := range entries {
-		var fd int
-		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd >= from {
-			unix.Close(fd)
-		}
-	}
-}
+func closeFrom(from int) { rangeFDs(from, 0, func(fd int) { unix.Close(fd) }) }
 
 // CloexecFrom marks every fd >= from close-on-exec, for the supervisor: what
 // jail inherited from its parent must not reach any child it starts.
 func CloexecFrom(from int) {
-	if err := unix.CloseRange(uint(from), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+	rangeFDs(from, unix.CLOSE_RANGE_CLOEXEC, func(fd int) { unix.CloseOnExec(fd) })
+}
+
+// rangeFDs applies close_range(from, ~0, flags), or, on kernels without it
+// (before 5.9, or 5.11 for CLOSE_RANGE_CLOEXEC), each to every open fd >= from.
+func rangeFDs(from int, flags uint, each func(fd int)) {
+	if err := unix.CloseRange(uint(from), ^uint(0), flags); err == nil {
 		return
 	}
 	entries, _ := os.ReadDir("/proc/self/fd")
 	for _, e := range entries {
 		var fd int
 		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd >= from {
-			unix.CloseOnExec(fd)
+			each(fd)
 		}
 	}
 }

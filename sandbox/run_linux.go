@@ -423,8 +423,10 @@ func (r *runner) finish() int {
 		st, _ = r.group.Stats()
 	}
 	r.recordStart(nil) // init failed before reporting: the trail still opens with start
+	// Every writer of these (the message reader, the signal loop) is done.
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	exitMsg, setupErr, timedOut, killedBy := r.exit, r.setupErr, r.timedOut, r.killedBy
+	r.mu.Unlock()
 	exit := audit.Exit{WallMS: audit.Millis(time.Since(r.started)), PeakMemoryBytes: int64(st.MemoryPeak), CPUUserMS: audit.Millis(st.CPU)}
 	if ru := r.sb.Rusage(); ru != nil && st.CPU == 0 {
 		// No cgroup figures: init's rusage covers every process it reaped.
@@ -441,34 +443,34 @@ func (r *runner) finish() int {
 	}
 	code, reason := 0, "exited"
 	switch {
-	case r.setupErr != nil:
-		r.errorf("%s", r.setupErr.Error)
-		code, reason = r.setupErr.ExitCode, "setup_failed"
+	case setupErr != nil:
+		r.errorf("%s", setupErr.Error)
+		code, reason = setupErr.ExitCode, "setup_failed"
 		if code == 0 {
 			code = ExitSetup
 		}
-		exit.Error = r.setupErr.Error
-	case r.timedOut:
+		exit.Error = setupErr.Error
+	case timedOut:
 		code, reason = ExitTimeout, "timeout"
 		r.notef("timed out after %v", r.pol.Timeout)
 	case ev.OOMKills > 0:
 		code, reason = 128+int(syscall.SIGKILL), "oom"
 		r.errorf("out of memory: limit %s reached", cgroup.FormatSize(r.pol.Memory))
 		r.record(audit.Limit{Kind: "oom", Source: "cgroup-" + r.group.Mode(), Limit: r.pol.Memory, Value: int64(ev.OOMKills), Action: "killed"})
-		if r.exit != nil && r.exit.Signal == 0 && r.exit.Code != 0 {
-			code = r.exit.Code
+		if exitMsg != nil && exitMsg.Signal == 0 && exitMsg.Code != 0 {
+			code = exitMsg.Code
 		}
-	case r.killedBy != "":
+	case killedBy != "":
 		code, reason = 128+int(syscall.SIGKILL), "killed"
-		r.notef("killed the sandbox: %s", r.killedBy)
-		if r.exit != nil && r.exit.Code != 0 {
-			code = r.exit.Code
+		r.notef("killed the sandbox: %s", killedBy)
+		if exitMsg != nil && exitMsg.Code != 0 {
+			code = exitMsg.Code
 		}
-	case r.exit != nil:
-		code = r.exit.Code
-		if r.exit.Signal != 0 {
+	case exitMsg != nil:
+		code = exitMsg.Code
+		if exitMsg.Signal != 0 {
 			reason = "signaled"
-			exit.Signal = unix.SignalName(syscall.Signal(r.exit.Signal))
+			exit.Signal = unix.SignalName(syscall.Signal(exitMsg.Signal))
 		}
 	case werr != nil:
 		r.errorf("sandbox init: %v", werr)
@@ -488,8 +490,6 @@ func (r *runner) finish() int {
 			code, reason, exit.WallMS, audit.Millis(st.CPU), cgroup.FormatSize(int64(st.MemoryPeak)), r.group.Mode())
 	}
 	r.record(exit)
-	r.mu.Unlock()
 	r.closeTrail()
-	r.mu.Lock()
 	return code
 }

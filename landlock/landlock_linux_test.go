@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"jail/landlock"
-	"jail/landlock/landlocktest"
+	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/landlock/landlocktest"
 )
 
 func TestMain(m *testing.M) {

@@ -8,9 +8,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/cgroup"
-	"jail/landlock"
-	"jail/netproxy/nsnet"
+	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/netproxy/nsnet"
 )
 
 // Doctor reports what this machine offers jail and what is in force for the

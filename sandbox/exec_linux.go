@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/audit"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // This file: the exec notifications: record, guard, answer.

@@ -8,11 +8,11 @@ import (
 	"os"
 	"time"
 
-	"jail/landlock"
-	"jail/netproxy"
-	"jail/netproxy/nsnet"
-	"jail/ns"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/netproxy"
+	"github.com/jail-sandbox/jail/netproxy/nsnet"
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // IsInit tells main() that this process is a sandbox's init.

@@ -8,9 +8,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/audit"
-	"jail/cgroup"
-	"jail/ns"
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/ns"
 )
 
 // This file: limits and the kill switch.

@@ -7,10 +7,10 @@ import (
 	"net"
 	"os"
 
-	"jail/audit"
-	"jail/netproxy"
-	"jail/ns"
-	"jail/policy"
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/netproxy"
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
 )
 
 // This file: egress and published ports.

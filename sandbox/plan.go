@@ -14,10 +14,10 @@ import (
 	"sort"
 	"strings"
 
-	"jail/fsrules"
-	"jail/landlock"
-	"jail/ns"
-	"jail/policy"
+	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
 )
 
 // Version is reported in the audit trail; set by main.

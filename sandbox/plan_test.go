@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"jail/ns"
-	"jail/policy"
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
 )
 
 // fixture is a temp workspace and a fake HOME, both symlink-free.

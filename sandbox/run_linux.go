@@ -16,12 +16,12 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
-	"jail/audit"
-	"jail/cgroup"
-	"jail/netproxy"
-	"jail/ns"
-	"jail/policy"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/netproxy"
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // Run runs the policy's command in a new sandbox and returns the exit code

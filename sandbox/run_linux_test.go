@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"jail/ns"
+	"github.com/jail-sandbox/jail/ns"
 )
 
 func TestHideTrail(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"jail/policy"
+	"github.com/jail-sandbox/jail/policy"
 )
 
 // Run is Linux-only: the sandbox is built from Linux kernel features.

@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/audit"
-	"jail/ns"
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/ns"
 )
 
 // This file: the audit trail: where it lives, how it stays out of sight, what opens it.

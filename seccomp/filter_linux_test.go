@@ -12,7 +12,7 @@ import (
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
-	"jail/seccomp/internal/int80"
+	"github.com/jail-sandbox/jail/seccomp/internal/int80"
 )
 
 const killedSIGSYS = "killed by SIGSYS"

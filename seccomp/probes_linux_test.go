@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/seccomp/internal/int80"
+	"github.com/jail-sandbox/jail/seccomp/internal/int80"
 )
 
 func rawErr(r1, _ uintptr, e syscall.Errno) error {

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"jail/audit"
-	"jail/cgroup"
-	"jail/fsrules"
-	"jail/policy"
-	"jail/sandbox"
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

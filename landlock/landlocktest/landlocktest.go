@@ -17,7 +17,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"jail/landlock"
+	"github.com/jail-sandbox/jail/landlock"
 )
 
 // envChild marks the re-executed child; its value is the JSON request.

@@ -51,7 +51,7 @@ func (b *bench) startup() error {
 	}
 	note := ratio(med(s[1]), bw, "bwrap (target <= 1.5)")
 	if bwrap == "" {
-		note = "jail/bwrap n/a"
+		note = "github.com/jail-sandbox/jail/bwrap n/a"
 	}
 	b.add(row{"startup", "jail -- /bin/true", med(s[1]), p90(s[1]), "ms", note})
 	b.add(row{"startup", "jail peak RSS (wait4 maxrss, incl. init)", med(maxrss), p90(maxrss), "MiB", "max over supervisor and its reaped children"})

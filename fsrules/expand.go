@@ -53,6 +53,20 @@ type Plan struct {
 	// Notes are warnings for stderr and --dry-run: patterns that matched
 	// nothing, protections that could not apply.
 	Notes []string `json:"notes,omitempty"`
+	// Absent lists protected paths that did not exist at start inside a
+	// writable root. Nothing can be mounted over them (jail creates nothing on
+	// the host), so the agent could create them: the supervisor watches them
+	// while the sandbox runs and checks them again at exit.
+	Absent []Absent `json:"absent,omitempty"`
+}
+
+// Absent is one protected path that does not exist yet.
+type Absent struct {
+	Path string `json:"path"`
+	// Dir: the rule protects a directory of that name (trailing '/').
+	Dir  bool   `json:"dir,omitempty"`
+	Kind Kind   `json:"kind"`
+	Rule string `json:"rule"`
 }
 
 type compiled struct {
@@ -208,10 +222,12 @@ func Expand(in Input) (Plan, error) {
 	}
 	if !in.NoDefaultDeny {
 		for _, r := range in.Writable {
-			plan.Notes = append(plan.Notes, absentNotes(r, in.AllowGitConfig)...)
+			notes, absent := absentNotes(r, in.AllowGitConfig)
+			plan.Notes, plan.Absent = append(plan.Notes, notes...), append(plan.Absent, absent...)
 		}
 		if in.Workspace != "" && !contains(in.Writable, in.Workspace) && !contains(in.Readable, in.Workspace) {
-			plan.Notes = append(plan.Notes, absentNotes(in.Workspace, in.AllowGitConfig)...)
+			notes, absent := absentNotes(in.Workspace, in.AllowGitConfig)
+			plan.Notes, plan.Absent = append(plan.Notes, notes...), append(plan.Absent, absent...)
 		}
 	}
 	plan.Masks = w.result()
@@ -478,8 +494,9 @@ func coveredByAny(p string, dirs []string) bool {
 // absentNotes lists the protected names missing at the top of a writable root:
 // they cannot be masked (nothing exists to mount over and jail creates nothing
 // on the host), so the agent may create them there.
-func absentNotes(root string, allowGit bool) []string {
+func absentNotes(root string, allowGit bool) ([]string, []Absent) {
 	var ro, hide []string
+	var absent []Absent
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
 	for _, b := range Builtins {
 		if b.Git && allowGit || strings.ContainsAny(b.Name, "*?[") {
@@ -494,6 +511,7 @@ func absentNotes(root string, allowGit bool) []string {
 		if exists(filepath.Join(root, name)) {
 			continue
 		}
+		absent = append(absent, Absent{Path: filepath.Join(root, name), Dir: strings.HasSuffix(b.Name, "/"), Kind: b.Kind, Rule: "default: " + b.Name})
 		switch b.Kind {
 		case ReadOnly:
 			ro = append(ro, b.Name)
@@ -510,7 +528,7 @@ func absentNotes(root string, allowGit bool) []string {
 	if len(hide) > 0 {
 		out = append(out, fmt.Sprintf("%s: %s do not exist, so nothing is masked: the agent can create them (no secret is exposed; what it writes there stays on the host)", root, strings.Join(hide, " ")))
 	}
-	return out
+	return out, absent
 }
 
 // ruleIndex finds the rules that can match a name without trying them all:

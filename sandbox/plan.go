@@ -39,6 +39,9 @@ type Plan struct {
 	Mounts    []ns.Mount `json:"mounts"`
 	Env       []string   `json:"env"`
 	Notes     []string   `json:"notes,omitempty"`
+	// Absent are protected paths missing at start in writable trees (see
+	// fsrules.Plan.Absent): watched while the sandbox runs, checked at exit.
+	Absent []fsrules.Absent `json:"absent,omitempty"`
 	// Writable lists every path the agent may write (mount and Landlock):
 	// the audit trail must not be under any of them.
 	Writable []string `json:"writable"`
@@ -224,6 +227,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		mounts = append(mounts, ns.Mount{Kind: kind, Path: m.Path, Dir: m.Dir, FD: -1, Why: m.Rule})
 	}
 	plan.Notes = append(plan.Notes, fp.Notes...)
+	plan.Absent = append(plan.Absent, fp.Absent...)
 
 	// 4. Masks over system secrets.
 	for _, pat := range systemSecrets {

@@ -9,8 +9,13 @@
 //     "allow"; and (2) checks the arguments whose kernel type is a 32-bit
 //     int (ioctl request, socket family/type/protocol, personality) on their
 //     low 32 bits only, because a 64-bit comparison is bypassed by setting
-//     the high bits (CVE-2019-10063). The rules and the attack each one stops
-//     are listed beside them in rules_linux.go.
+//     the high bits (CVE-2019-10063); (3) refuses every syscall that would
+//     set a setuid or setgid bit (chmod, fchmod, fchmodat, fchmodat2, and
+//     open, openat, creat, mknod, mknodat when they create), comparing mode
+//     and flags on their low 32 bits, and answers openat2 (whose mode it
+//     cannot read) with ENOSYS so callers fall back to openat. The set-id
+//     rule and the arch check stay under Config.Replace. The rules and the
+//     attack each one stops are listed beside them in rules_linux.go.
 //   - The exec-notify filter (Install with Config.ExecNotify): a second
 //     filter returning SECCOMP_RET_USER_NOTIF for execve/execveat, whose
 //     listener fd the init passes to the supervisor.

@@ -216,8 +216,93 @@ func argPrefix(a *asm, allowPtrace bool) {
 	a.ret(retAllow)
 }
 
-// buildDeny returns the deny filter: arch prefix, argument rules, then the
-// go-seccomp-bpf program (base policy, or cfg.Extra when cfg.Replace).
+// setidMode is where one syscall carries a file mode (and, for the open
+// family, the flags that decide whether the mode is used at all).
+type setidMode struct {
+	name  string
+	mode  int // argument index of the mode (umode_t: the kernel keeps 16 bits)
+	flags int // argument index of the open flags (int), or -1
+}
+
+// setidSyscalls: every syscall that sets a file's mode from an argument.
+// mkdir/mkdirat are not here: the kernel keeps only the permission and
+// sticky bits of their mode (a directory inherits S_ISGID from its parent,
+// never from the caller).
+var setidSyscalls = []setidMode{
+	{"chmod", 1, -1}, {"fchmod", 1, -1}, {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
+	{"creat", 1, -1}, {"mknod", 1, -1}, {"mknodat", 2, -1},
+	{"open", 2, 1}, {"openat", 3, 2},
+}
+
+const (
+	setidBits = unix.S_ISUID | unix.S_ISGID
+	// The open flags under which the kernel uses the mode (WILL_CREATE in
+	// fs/open.c): O_CREAT, and __O_TMPFILE (O_TMPFILE without O_DIRECTORY).
+	createFlags = unix.O_CREAT | unix.O_TMPFILE&^unix.O_DIRECTORY
+)
+
+// setidPrefix: no setuid or setgid bit can be set (systemd's
+// RestrictSUIDSGID=). A file the agent marks setuid stays on the host
+// after the run: started by root, the workspace is idmapped and its files
+// are owned by root, so `chmod 4755` on a copied shell would leave a root
+// shell any host user can run (nosuid inside the sandbox does nothing for
+// the host). Every route to the bit goes through these syscalls: chmod(1),
+// install -m, cp -p/-a, tar -p and rsync -p call chmod/fchmod/fchmodat(2),
+// or create the file with the mode (open/openat/creat with O_CREAT or
+// O_TMPFILE, mknod/mknodat of a regular file); the O_PATH route is
+// fchmodat2(AT_EMPTY_PATH) or chmod of /proc/self/fd/N, covered too.
+// chown cannot carry the bit (the kernel clears S_ISUID/S_ISGID on every
+// chown of a non-directory) and file capabilities (security.capability)
+// need CAP_SETFCAP, which the agent never holds. Only the low 32 bits of
+// mode and flags are compared: the kernel truncates both (umode_t, int),
+// so 04755|1<<32 must not slip past a 64-bit compare (as in
+// CVE-2019-10063). The rule also holds with --seccomp-replace: it guards
+// the host, not the agent. Expects A = syscall nr; leaves A = syscall nr
+// when the call is allowed to go on.
+func setidPrefix(a *asm, info *arch.Info) {
+	for _, s := range setidSyscalls {
+		if nr, ok := info.SyscallNames[s.name]; ok {
+			a.jmp(bpf.JumpEqual, uint32(nr), "setid-"+s.name, "")
+		}
+	}
+	// openat2 keeps its flags and mode in struct open_how, in memory a
+	// filter cannot read. ENOSYS is what a pre-5.6 kernel answers, so
+	// every caller must already fall back to openat (checked above):
+	// glibc's open/openat/fopen never use openat2, Go's os package does
+	// not call it, and its users (systemd, libpathrs, rustix/cap-std)
+	// retry with openat on ENOSYS. EPERM would break them instead.
+	if nr, ok := info.SyscallNames["openat2"]; ok {
+		a.jmp(bpf.JumpEqual, uint32(nr), "setid-enosys", "")
+	}
+	a.ja("setid-done")
+	for _, s := range setidSyscalls {
+		if _, ok := info.SyscallNames[s.name]; !ok {
+			continue // open, creat, chmod, mknod: x86 only
+		}
+		a.label("setid-" + s.name)
+		if s.flags >= 0 {
+			// Without O_CREAT/O_TMPFILE the kernel ignores the mode (and
+			// C callers leave garbage there): opens go on untouched.
+			a.ld(offArgLo(s.flags))
+			a.and(createFlags)
+			a.jmp(bpf.JumpEqual, 0, "setid-pass", "")
+		}
+		a.ld(offArgLo(s.mode))
+		a.and(setidBits)
+		a.jmp(bpf.JumpEqual, 0, "setid-pass", "setid-eperm")
+	}
+	a.label("setid-eperm")
+	a.ret(retEPERM)
+	a.label("setid-enosys")
+	a.ret(retENOSYS)
+	a.label("setid-pass")
+	a.label("setid-done")
+	a.ld(offNr)
+}
+
+// buildDeny returns the deny filter: arch prefix, the set-id rule, argument
+// rules, then the go-seccomp-bpf program (base policy, or cfg.Extra when
+// cfg.Replace).
 func buildDeny(cfg Config) ([]bpf.Instruction, error) {
 	info, auditArch, err := nativeArch()
 	if err != nil {
@@ -225,6 +310,7 @@ func buildDeny(cfg Config) ([]bpf.Instruction, error) {
 	}
 	var a asm
 	archPrefix(&a, auditArch, "kill")
+	setidPrefix(&a, info)
 	pol := basePolicy(info, cfg.AllowPtrace)
 	if cfg.Replace {
 		if cfg.Extra == nil {

@@ -186,6 +186,11 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 			err = fmt.Errorf("new cgroup namespace: %w", uerr)
 			return
 		}
+		// After the last namespace init makes (a namespace limit of 0
+		// must not stop our own setup), before CAP_SYS_RESOURCE goes.
+		if err = setUserNSLimits(spec.UserNSLimits); err != nil {
+			return
+		}
 		err = dropPrivileges()
 	})
 	trace("caps")

@@ -53,6 +53,13 @@ type Rlimit struct {
 	Max      uint64 `json:"max"`
 }
 
+// UserNSLimit is one limit of the sandbox's user namespace
+// (/proc/sys/user/Name, e.g. max_inotify_instances).
+type UserNSLimit struct {
+	Name  string `json:"name"`
+	Value uint64 `json:"value"`
+}
+
 // Spec is everything init needs, sent by the supervisor as the first message.
 type Spec struct {
 	Mounts   []Mount `json:"mounts"`
@@ -70,6 +77,10 @@ type Spec struct {
 	// (JAIL_TRACE=1 in jail's environment; for profiling startup).
 	Trace   bool     `json:"trace,omitempty"`
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	// UserNSLimits are written to /proc/sys/user/NAME of the sandbox's own
+	// user namespace after the setup made its namespaces and before init
+	// drops CAP_SYS_RESOURCE (per-user counters; see package ucount).
+	UserNSLimits []UserNSLimit `json:"userns_limits,omitempty"`
 	// AgentRlimits apply to the agent only, set by prlimit(2) on it right
 	// after the fork: RLIMIT_AS and RLIMIT_NPROC would starve init's own Go
 	// runtime (its threads and its reserved address space count too). The

@@ -11,6 +11,7 @@ import (
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/ucount"
 )
 
 // This file: limits and the kill switch.
@@ -101,5 +102,19 @@ func (r *runner) kill(by, why string) {
 	_ = unix.Kill(r.sb.Pid, unix.SIGKILL)
 	if r.group != nil {
 		_ = r.group.Kill()
+	}
+}
+
+// addCounters puts the per-user counter bounds into init's spec: user
+// namespace limits for init to write, rlimits for init to set on itself
+// before it starts the agent (soft and hard: the agent may not raise them).
+func addCounters(spec *ns.Spec, bounds []ucount.Bound) {
+	for _, b := range bounds {
+		switch b.Kind {
+		case ucount.KindUserNS:
+			spec.UserNSLimits = append(spec.UserNSLimits, ns.UserNSLimit{Name: b.Name, Value: b.Value})
+		case ucount.KindRlimit:
+			spec.Rlimits = append(spec.Rlimits, ns.Rlimit{Resource: b.Resource, Cur: b.Value, Max: b.Value})
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/ucount"
 )
 
 // Version is reported in the audit trail; set by main.
@@ -47,6 +48,9 @@ type Plan struct {
 	Writable []string `json:"writable"`
 	// Landlock is the second, independent wall, applied by init.
 	Landlock landlock.Rules `json:"landlock"`
+	// Counters bound the per-user kernel counters inside (package ucount),
+	// so that the host user keeps its own.
+	Counters []ucount.Bound `json:"counters"`
 }
 
 // hidden are host places replaced by empty private tmpfs: where other users'
@@ -252,6 +256,9 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	if home != "" {
 		rw = append(rw, home)
 	}
+	if plan.Counters, err = ucount.Plan(ucount.Source{}); err != nil {
+		return nil, err
+	}
 	plan.Landlock = landlock.Rules{
 		ReadExec:  []string{"/"},
 		ReadWrite: rw,
@@ -311,6 +318,9 @@ func (pl *Plan) Print(w io.Writer) {
 	fmt.Fprintf(w, "landlock   read+exec %s; read+write %s; tty ioctl %s; deny tcp %v; scoped %v; require ABI %d\n",
 		strings.Join(pl.Landlock.ReadExec, " "), strings.Join(pl.Landlock.ReadWrite, " "),
 		strings.Join(pl.Landlock.DevIoctl, " "), pl.Landlock.DenyTCP, pl.Landlock.Scope, pl.Landlock.Require)
+	for _, c := range pl.Counters {
+		fmt.Fprintf(w, "counter    %s\n", c)
+	}
 	for _, n := range pl.Notes {
 		fmt.Fprintf(w, "note       %s\n", n)
 	}

@@ -154,6 +154,7 @@ func (r *runner) run() int {
 		// The network hook brings lo up itself; --net host has the host's.
 		LoopbackUp: r.pol.Net == policy.NetNone,
 	}
+	addCounters(spec, plan.Counters)
 	if err := r.addHooks(spec); err != nil {
 		r.errorf("%v", err)
 		return ExitSetup

@@ -1,0 +1,133 @@
+package ucount
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func fakeSysctls(t *testing.T, vals map[string]string) string {
+	t.Helper()
+	d := t.TempDir()
+	for k, v := range vals {
+		if err := os.WriteFile(filepath.Join(d, k), []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+func TestPlan(t *testing.T) {
+	dir := fakeSysctls(t, map[string]string{
+		"max_inotify_instances": "128",
+		"max_inotify_watches":   "192536",
+		"max_fanotify_groups":   "128",
+		"max_fanotify_marks":    "3",
+		"max_user_namespaces":   "63000",
+		"max_net_namespaces":    "63000",
+		"max_future_things":     "1000",
+		"not_a_limit":           "7",
+	})
+	rl := map[int]uint64{}
+	for i, r := range rlimits {
+		rl[r.res] = uint64(1000 * (i + 1))
+	}
+	if len(rlimits) > 0 {
+		rl[rlimits[0].res] = rlimInfinity // unlimited on the host: nothing to protect
+	}
+	got, err := Plan(Source{SysctlDir: dir, Getrlimit: func(res int) (uint64, error) { return rl[res], nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{
+		"max_inotify_instances": 32,
+		"max_inotify_watches":   48134,
+		"max_fanotify_groups":   32,
+		"max_fanotify_marks":    0, // rounds down: never above the share
+		"max_user_namespaces":   0,
+		"max_net_namespaces":    0,
+		"max_future_things":     250, // unknown counters are bounded too
+	}
+	for i, r := range rlimits {
+		if i > 0 {
+			want[r.name] = uint64(1000*(i+1)) / Share
+		}
+	}
+	seen := map[string]bool{}
+	for _, b := range got {
+		seen[b.Name] = true
+		w, ok := want[b.Name]
+		if !ok {
+			t.Errorf("unexpected bound %+v", b)
+			continue
+		}
+		if b.Value != w {
+			t.Errorf("%s = %d, want %d", b.Name, b.Value, w)
+		}
+		if b.Value > b.Host {
+			t.Errorf("%s: sandbox %d above host %d", b.Name, b.Value, b.Host)
+		}
+		if b.Why == "" || !strings.Contains(b.String(), b.Name) {
+			t.Errorf("%s: no reason or bad String %q", b.Name, b.String())
+		}
+		wantKind := KindUserNS
+		if strings.HasPrefix(b.Name, "RLIMIT_") {
+			wantKind = KindRlimit
+		}
+		if b.Kind != wantKind {
+			t.Errorf("%s: kind %s, want %s", b.Name, b.Kind, wantKind)
+		}
+	}
+	for n := range want {
+		if !seen[n] {
+			t.Errorf("no bound for %s", n)
+		}
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	ok := func(int) (uint64, error) { return 10, nil }
+	if _, err := Plan(Source{SysctlDir: filepath.Join(t.TempDir(), "missing"), Getrlimit: ok}); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("missing dir: %v", err)
+	}
+	bad := fakeSysctls(t, map[string]string{"max_inotify_watches": "lots"})
+	if _, err := Plan(Source{SysctlDir: bad, Getrlimit: ok}); err == nil {
+		t.Error("unparsable value accepted")
+	}
+	if len(rlimits) > 0 {
+		good := fakeSysctls(t, map[string]string{"max_inotify_watches": "8"})
+		fail := func(int) (uint64, error) { return 0, errors.New("boom") }
+		if _, err := Plan(Source{SysctlDir: good, Getrlimit: fail}); err == nil {
+			t.Error("getrlimit failure ignored")
+		}
+	}
+}
+
+// The real host: every counter the kernel has is bounded below its limit.
+func TestPlanHost(t *testing.T) {
+	if _, err := os.Stat("/proc/sys/user"); err != nil {
+		t.Skip("no /proc/sys/user")
+	}
+	got, err := Plan(Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir("/proc/sys/user")
+	n := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "max_") {
+			n++
+		}
+	}
+	users := 0
+	for _, b := range got {
+		if b.Kind == KindUserNS {
+			users++
+		}
+	}
+	if users != n {
+		t.Errorf("%d user namespace bounds for %d counters: %+v", users, n, got)
+	}
+}

@@ -116,7 +116,7 @@ func (Net) EventType() string { return TypeNet }
 
 // Deny is anything else refused that jail can see (syscall, path, ioctl...).
 type Deny struct {
-	Layer  string `json:"layer"`            // "seccomp", "landlock", "mount", "proxy", "guard-rail", "policy"
+	Layer  string `json:"layer"`            // "seccomp", "landlock", "mount", "proxy", "guard-rail", "policy", "terminal"
 	What   string `json:"what"`             // "syscall", "path", "ioctl", "socket", ...
 	Target string `json:"target,omitempty"` // syscall name, path, request...
 	PID    int    `json:"pid,omitempty"`    //

@@ -74,6 +74,12 @@ type Policy struct {
 	// (servers on the sandbox's own loopback, e.g. a test suite's).
 	AllowLocalTCP bool `json:"allow_local_tcp,omitempty"`
 
+	// Terminal: classes of host-affecting sequences (clipboard, hyperlinks,
+	// notify, colors, cwd, all; see package termfilter) that the terminal
+	// relay lets through. Everything else that reaches beyond the screen is
+	// dropped.
+	AllowTerminal []string `json:"allow_terminal,omitempty"`
+
 	// Audit.
 	AuditFile   string `json:"audit_file,omitempty"`
 	AuditSyslog bool   `json:"audit_syslog,omitempty"`

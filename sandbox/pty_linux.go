@@ -1,14 +1,78 @@
 package sandbox
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
+
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/termfilter"
 )
 
 // This file: the terminal relay.
+
+// newTermFilter is what stands between the sandbox's pty and the user's
+// terminal: clipboard writes, reports and other host-affecting sequences
+// are dropped unless --allow-terminal names their class.
+func newTermFilter(p *policy.Policy, w io.Writer) (*termfilter.Writer, error) {
+	var allow []string
+	for _, a := range p.AllowTerminal {
+		allow = append(allow, strings.Split(a, ",")...)
+	}
+	f, err := termfilter.New(w, termfilter.Options{Allow: allow, EightBit: !localeUTF8(os.Environ())})
+	if err != nil {
+		return nil, fmt.Errorf("%w: --allow-terminal: %v", policy.ErrInvalid, err)
+	}
+	return f, nil
+}
+
+// localeUTF8 tells whether the user's locale decodes UTF-8, as the terminal
+// then does. Only a locale naming another charset (de_DE.ISO-8859-1) says
+// no: an unset or C locale is common where the terminal is UTF-8 (CI,
+// ssh), and treating it as 8-bit would strip every UTF-8 character.
+func localeUTF8(env []string) bool {
+	loc := ""
+	for _, name := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v := lookupEnv(env, name); v != "" {
+			loc = v
+			break
+		}
+	}
+	_, charset, ok := strings.Cut(loc, ".")
+	if !ok {
+		return true
+	}
+	charset, _, _ = strings.Cut(charset, "@")
+	charset = strings.ToLower(strings.ReplaceAll(charset, "-", ""))
+	return charset == "utf8"
+}
+
+// reportTerminal says what the filter dropped, once, at exit: a notice and
+// one audit deny event per kind.
+func (r *runner) reportTerminal() {
+	if r.term == nil {
+		return
+	}
+	d := r.term.Dropped()
+	if len(d) == 0 {
+		return
+	}
+	r.notef("terminal: dropped escape sequences that act beyond the screen: %s (--allow-terminal CLASS lets clipboard, hyperlinks, notify, colors or cwd through)", r.term.Summary())
+	kinds := make([]string, 0, len(d))
+	for k := range d {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		r.record(audit.Deny{Layer: "terminal", What: "escape", Target: k, Reason: fmt.Sprintf("dropped %d", d[k])})
+	}
+}
 
 func (r *runner) ptyFile() *os.File {
 	r.mu.Lock()
@@ -40,13 +104,17 @@ func (r *runner) startRelay() func() {
 	go func() {
 		_, _ = io.Copy(pty, os.Stdin)
 	}()
+	out := io.Writer(os.Stdout)
+	if r.term != nil {
+		out = r.term
+	}
 	go func() {
 		defer close(done)
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := pty.Read(buf)
 			if n > 0 {
-				if _, werr := os.Stdout.Write(buf[:n]); werr != nil {
+				if _, werr := out.Write(buf[:n]); werr != nil {
 					return
 				}
 			}

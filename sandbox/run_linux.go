@@ -22,6 +22,7 @@ import (
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/seccomp"
+	"github.com/jail-sandbox/jail/termfilter"
 )
 
 // Run runs the policy's command in a new sandbox and returns the exit code
@@ -67,6 +68,7 @@ type runner struct {
 	pty           *os.File
 	ptyCh         chan struct{} // signalled once the pty master has arrived
 	ptyDone       chan struct{}
+	term          *termfilter.Writer // filters the pty relay's output
 }
 
 func (r *runner) tracef(step string) {
@@ -156,6 +158,10 @@ func (r *runner) run() int {
 	}
 	addCounters(spec, plan.Counters)
 	if err := r.addHooks(spec); err != nil {
+		r.errorf("%v", err)
+		return ExitSetup
+	}
+	if r.term, err = newTermFilter(r.pol, os.Stdout); err != nil {
 		r.errorf("%v", err)
 		return ExitSetup
 	}
@@ -485,6 +491,7 @@ func (r *runner) finish() int {
 			code = ExitSetup
 		}
 	}
+	r.reportTerminal()
 	exit.Code, exit.Reason = code, reason
 	if r.pol.Verbose {
 		r.errorf("exit %d (%s) after %.0f ms; cpu %.0f ms; peak memory %s; limits via %s",

@@ -211,6 +211,9 @@ func newFlags(p *policy.Policy, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&p.AllowLocalTCP, "allow-local-tcp", false, "with --net none: allow TCP on the sandbox's own loopback")
 	fs.BoolVar(&p.ForceProxyAware, "x-force-proxy-aware", false, "testing: use the proxy-aware fallback instead of TPROXY")
 
+	// Terminal.
+	list(&p.AllowTerminal, "allow-terminal", "let CLASS of terminal sequences reach your terminal: clipboard, hyperlinks, notify, colors, cwd, or all (repeatable)")
+
 	// Audit.
 	fs.StringVar(&p.AuditFile, "audit", "", "write the audit trail to FILE (default ~/.local/state/jail/audit/)")
 	fs.BoolVar(&p.AuditSyslog, "audit-syslog", false, "also send audit events to syslog/the journal")

@@ -1,0 +1,200 @@
+//go:build linux
+
+package tests
+
+// Issue 10, class 10: the terminal. What the agent prints reaches the
+// user's terminal through jail's pty relay; sequences that act beyond the
+// screen (clipboard writes, reports whose answer the shell reads after
+// jail exits, file and font operations) must not, while everything a
+// full-screen program draws with still does.
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// termHostile prints, between markers, what a hostile agent would send the
+// host terminal, and ordinary colour output.
+const termHostile = `printf 'begin\n'
+printf '\033[1;31mred\033[0m plain \033[38;2;1;2;3mrgb\033[0m\n'
+printf '\033]52;c;cm0gLXJmIH4K\007'
+printf '\033]52;c;?\033\\'
+printf '\033[21t\033[20t'
+printf '\033]1337;File=inline=1:QUFB\007'
+printf '\033P$qm\033\\'
+printf '\033Ptmux;\033\033]52;c;eA==\007\033\\'
+printf '\302\233''21t'
+printf '\005'
+printf '\033]0;title ok\007'
+printf '\033[?1049h\033[?2004h\033[?2004l\033[?1049l'
+printf 'end\n'
+`
+
+// termRun runs script in jail on a fresh host pty (stdin and stdout both
+// terminals: the relay is on) and returns everything the host terminal
+// received.
+func termRun(t *testing.T, dir string, flags []string, script string) string {
+	t.Helper()
+	master, slave := openPty(t)
+	defer master.Close()
+	args := append(append([]string{}, flags...), "--", "/bin/sh", "-c", script)
+	cmd := exec.Command(jail(t), args...)
+	cmd.Dir = dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "LANG=C.UTF-8", "LC_ALL=", "LC_CTYPE=")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	scr := watch(master)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("jail: %v\nterminal got: %q", err, scr.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("jail did not exit; terminal got: %q", scr.String())
+	}
+	scr.waitFor(t, "end", 5*time.Second)
+	time.Sleep(100 * time.Millisecond) // the exit notice follows the output
+	return scr.String()
+}
+
+func TestTerminalHostileSequencesDropped(t *testing.T) {
+	ws := workspace(t)
+	trail := filepath.Join(t.TempDir(), "trail.jsonl")
+	got := termRun(t, ws, []string{"--audit", trail}, termHostile)
+	begin := strings.Index(got, "begin")
+	end := strings.Index(got, "end")
+	if begin < 0 || end < begin {
+		t.Fatalf("markers missing: %q", got)
+	}
+	out := got[begin:end]
+	for _, bad := range []string{
+		"\x1b]52", "\x1b[21t", "\x1b[20t", "\x1b]1337", "\x1bP", "\x9b", "\u009b", "\x05", "cm0gLXJmIH4K", "QUFB",
+	} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the host terminal received %q:\n%q", bad, out)
+		}
+	}
+	// Ordinary output arrives byte for byte (the sandbox's own line
+	// discipline turns \n into \r\n, as any terminal would).
+	for _, good := range []string{
+		"\x1b[1;31mred\x1b[0m plain \x1b[38;2;1;2;3mrgb\x1b[0m\r\n",
+		"\x1b]0;title ok\x07",
+		"\x1b[?1049h\x1b[?2004h\x1b[?2004l\x1b[?1049l",
+	} {
+		if !strings.Contains(out, good) {
+			t.Errorf("the host terminal did not receive %q unchanged:\n%q", good, out)
+		}
+	}
+	if !strings.Contains(got[end:], "terminal: dropped") || !strings.Contains(got[end:], "OSC 52 (clipboard)") {
+		t.Errorf("no exit notice of what was dropped:\n%q", got[end:])
+	}
+	// The trail records each kind.
+	f, err := os.Open(trail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	kinds := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev struct{ Type, Layer, Target string }
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "deny" && ev.Layer == "terminal" {
+			kinds[ev.Target] = true
+		}
+	}
+	for _, k := range []string{"OSC 52 (clipboard)", "CSI 20/21 t (title report)", "DCS (device control string)", "ENQ (answerback)"} {
+		if !kinds[k] {
+			t.Errorf("trail lacks a terminal deny for %q (has %v)", k, kinds)
+		}
+	}
+}
+
+// --allow-terminal clipboard lets clipboard writes through, never reads,
+// and nothing else.
+func TestTerminalAllowClipboard(t *testing.T) {
+	ws := workspace(t)
+	got := termRun(t, ws, []string{"--allow-terminal", "clipboard"}, termHostile)
+	if !strings.Contains(got, "\x1b]52;c;cm0gLXJmIH4K\x07") {
+		t.Errorf("clipboard write did not pass with --allow-terminal clipboard:\n%q", got)
+	}
+	for _, bad := range []string{"\x1b]52;c;?", "\x1b[21t", "\x1bP"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("%q passed with --allow-terminal clipboard:\n%q", bad, got)
+		}
+	}
+	r := run(t, runOpts{dir: ws}, "--allow-terminal", "clipbaord", "--", "/bin/true")
+	if r.code != 125 || !strings.Contains(r.stderr, "--allow-terminal") {
+		t.Errorf("unknown class: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// Throughput of the relay: a large file cat'ed inside a relayed terminal
+// arrives whole, and not much slower with the filter than without.
+func TestTerminalRelayThroughput(t *testing.T) {
+	ws := workspace(t)
+	line := strings.Repeat("0123456789abcdef", 7) + "\x1b[32mok\x1b[0m\n"
+	big := strings.Repeat(line, (32<<20)/len(line))
+	if err := os.WriteFile(filepath.Join(ws, "big.txt"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Count(big, "\n")
+	measure := func(flags ...string) time.Duration {
+		master, slave := openPty(t)
+		defer master.Close()
+		cmd := exec.Command(jail(t), append(flags, "--", "cat", "big.txt")...)
+		cmd.Dir = ws
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		slave.Close()
+		// Count lines as they arrive (EIO once jail and its pty are gone).
+		n, buf, tail := 0, make([]byte, 256<<10), ""
+		for {
+			k, err := master.Read(buf)
+			chunk := tail + string(buf[:k])
+			if i := strings.LastIndex(chunk, "\n"); i >= 0 {
+				n += strings.Count(chunk[:i+1], "\x1b[32mok\x1b[0m")
+				tail = chunk[i+1:]
+			} else {
+				tail = chunk
+			}
+			if err != nil {
+				n += strings.Count(tail, "\x1b[32mok\x1b[0m")
+				break
+			}
+		}
+		d := time.Since(t0)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("jail: %v", err)
+		}
+		if n != want {
+			t.Fatalf("%d of %d lines arrived", n, want)
+		}
+		return d
+	}
+	off := measure("--allow-terminal", "all")
+	on := measure()
+	t.Logf("32 MiB through the relay: %v with the filter (%.0f MB/s), %v without (%.0f MB/s)",
+		on, float64(len(big))/on.Seconds()/1e6, off, float64(len(big))/off.Seconds()/1e6)
+	if on > 2*off+time.Second {
+		t.Errorf("the filter slows the relay down: %v with, %v without", on, off)
+	}
+}

@@ -383,20 +383,32 @@ func startAgent(spec *Spec, path string, slave *os.File) (int, error) {
 		Files: []uintptr{0, 1, 2},
 		Sys:   &syscall.SysProcAttr{},
 	}
+	ctty := false
 	if slave != nil {
-		fd := slave.Fd()
-		attr.Files = []uintptr{fd, fd, fd}
+		fds := spec.PtyFDs
+		if len(fds) == 0 {
+			fds = []int{0, 1, 2}
+		}
+		for _, n := range fds {
+			if n >= 0 && n <= 2 {
+				attr.Files[n] = slave.Fd()
+				ctty = ctty || n == 0
+			}
+		}
+	}
+	if ctty {
 		// Its own session with the pty as controlling terminal: job control
 		// and Ctrl-C work as outside, inside the sandbox's devpts.
 		attr.Sys.Setsid = true
 		attr.Sys.Setctty = true
 		attr.Sys.Ctty = 0
 	} else {
-		// Without a pty the agent stays in init's session, which has no
-		// controlling terminal, and is not a session leader: it can never
-		// acquire the host's terminal, so TIOCSTI/TIOCSCTTY on an inherited
-		// tty fd fail (TIOCSTI needs the tty to be the caller's controlling
-		// terminal or CAP_SYS_ADMIN in the initial user ns).
+		// Without a pty (or with an output-only one) the agent stays in
+		// init's session, which has no controlling terminal, and is not a
+		// session leader: it can never acquire the host's terminal, so
+		// TIOCSTI/TIOCSCTTY on an inherited tty fd fail (TIOCSTI needs the
+		// tty to be the caller's controlling terminal or CAP_SYS_ADMIN in
+		// the initial user ns).
 		attr.Sys.Setpgid = true
 	}
 	pid, err := syscall.ForkExec(path, spec.Argv, attr)

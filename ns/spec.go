@@ -73,6 +73,13 @@ type Spec struct {
 	// Pty asks init to allocate a terminal in the sandbox's devpts for the agent
 	// and pass its master to the supervisor.
 	Pty bool `json:"pty,omitempty"`
+	// PtyFDs, with Pty, lists which of the agent's fds 0, 1 and 2 are the
+	// pty; the others stay init's (the host's). Empty means all three.
+	// Only with fd 0 on the pty does the agent get it as its controlling
+	// terminal; otherwise the pty is an output-only terminal (the host's
+	// stdin is a pipe or a file), there only so the supervisor can filter
+	// what reaches the host terminal.
+	PtyFDs []int `json:"pty_fds,omitempty"`
 	// Trace makes init print the time of each setup step on stderr
 	// (JAIL_TRACE=1 in jail's environment; for profiling startup).
 	Trace   bool     `json:"trace,omitempty"`

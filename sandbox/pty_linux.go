@@ -85,26 +85,35 @@ func (r *runner) resizePty() {
 	if pty == nil {
 		return
 	}
-	if ws, err := unix.IoctlGetWinsize(0, unix.TIOCGWINSZ); err == nil {
+	if ws, err := unix.IoctlGetWinsize(r.ttyFD, unix.TIOCGWINSZ); err == nil {
 		_ = unix.IoctlSetWinsize(int(pty.Fd()), unix.TIOCSWINSZ, ws)
 	}
 }
 
-// startRelay puts the host terminal in raw mode and copies bytes both ways
-// between it and the sandbox's own pty. Ctrl-C, Ctrl-Z and friends are then
+// startRelay copies bytes between the host terminal and the sandbox's own
+// pty. Interactive (stdin a terminal too), it puts the host terminal in raw
+// mode and copies both ways: Ctrl-C, Ctrl-Z and friends are then
 // interpreted by the sandbox's line discipline for its foreground job, and
 // nothing inside can reach the host terminal's ioctls (TIOCSTI injection).
-func (r *runner) startRelay() func() {
+// Otherwise the pty is output-only: its output is copied to out, and stdin
+// reaches the agent directly. Either way the output passes r.term.
+func (r *runner) startRelay(interactive bool, out io.Writer) func() {
 	pty := r.ptyFile()
-	old, err := term.MakeRaw(0)
+	restore := func() {}
+	if interactive {
+		if old, err := term.MakeRaw(0); err == nil {
+			restore = func() { _ = term.Restore(0, old) }
+		}
+	}
 	r.mu.Lock()
 	r.ptyDone = make(chan struct{})
 	done := r.ptyDone
 	r.mu.Unlock()
-	go func() {
-		_, _ = io.Copy(pty, os.Stdin)
-	}()
-	out := io.Writer(os.Stdout)
+	if interactive {
+		go func() {
+			_, _ = io.Copy(pty, os.Stdin)
+		}()
+	}
 	if r.term != nil {
 		out = r.term
 	}
@@ -123,9 +132,5 @@ func (r *runner) startRelay() func() {
 			}
 		}
 	}()
-	return func() {
-		if err == nil {
-			_ = term.Restore(0, old)
-		}
-	}
+	return restore
 }

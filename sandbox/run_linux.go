@@ -69,6 +69,7 @@ type runner struct {
 	ptyCh         chan struct{} // signalled once the pty master has arrived
 	ptyDone       chan struct{}
 	term          *termfilter.Writer // filters the pty relay's output
+	ttyFD         int                // the host terminal the relay writes to
 }
 
 func (r *runner) tracef(step string) {
@@ -161,7 +162,23 @@ func (r *runner) run() int {
 		r.errorf("%v", err)
 		return ExitSetup
 	}
-	if r.term, err = newTermFilter(r.pol, os.Stdout); err != nil {
+	// The agent's terminal: a pty of its own when stdin and stdout are
+	// terminals; an output-only pty when only stdout or stderr is one, so
+	// that what it prints there passes the same filter (a tty handed over
+	// as it is would receive every byte).
+	interactive := term.IsTerminal(0) && term.IsTerminal(1)
+	termOut := os.Stdout
+	for _, fd := range []int{0, 1, 2} {
+		if term.IsTerminal(fd) && (interactive || fd > 0) {
+			spec.PtyFDs = append(spec.PtyFDs, fd)
+		}
+	}
+	spec.Pty = len(spec.PtyFDs) > 0
+	if spec.Pty && !interactive && !term.IsTerminal(1) {
+		termOut = os.Stderr // only stderr is a terminal
+	}
+	r.ttyFD = int(termOut.Fd())
+	if r.term, err = newTermFilter(r.pol, termOut); err != nil {
 		r.errorf("%v", err)
 		return ExitSetup
 	}
@@ -181,8 +198,6 @@ func (r *runner) run() int {
 	if r.pol.Net == policy.NetHost {
 		r.notef("--net host: the sandbox shares the host's network, with no filtering and no audit of connections")
 	}
-	interactive := term.IsTerminal(0) && term.IsTerminal(1)
-	spec.Pty = interactive
 	spec.Trace = os.Getenv("JAIL_TRACE") == "1"
 	r.trace = spec.Trace
 	r.tracef("before start")
@@ -241,8 +256,8 @@ func (r *runner) run() int {
 			sig := s.(syscall.Signal)
 			if sig == syscall.SIGWINCH {
 				r.resizePty()
-				if r.ptyFile() != nil {
-					continue
+				if r.ptyFile() != nil && interactive {
+					continue // the pty, the agent's terminal, signals it
 				}
 			}
 			r.record(audit.Signal{Signal: unix.SignalName(sig), Number: int(sig), From: "user", To: "agent", Forwarded: true})
@@ -273,8 +288,8 @@ func (r *runner) run() int {
 			}
 			r.kill(by, fmt.Sprintf("still running %v after SIGTERM", r.pol.KillGrace))
 		case <-r.ptyCh:
-			if restore == nil && interactive {
-				restore = r.startRelay()
+			if restore == nil && spec.Pty {
+				restore = r.startRelay(interactive, termOut)
 			}
 		case <-sb.Done():
 			<-msgsDone

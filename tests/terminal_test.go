@@ -148,7 +148,7 @@ func TestTerminalAllowClipboard(t *testing.T) {
 func TestTerminalRelayThroughput(t *testing.T) {
 	ws := workspace(t)
 	line := strings.Repeat("0123456789abcdef", 7) + "\x1b[32mok\x1b[0m\n"
-	big := strings.Repeat(line, (32<<20)/len(line))
+	big := strings.Repeat(line, (16<<20)/len(line))
 	if err := os.WriteFile(filepath.Join(ws, "big.txt"), []byte(big), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -190,11 +190,61 @@ func TestTerminalRelayThroughput(t *testing.T) {
 		}
 		return d
 	}
-	off := measure("--allow-terminal", "all")
-	on := measure()
-	t.Logf("32 MiB through the relay: %v with the filter (%.0f MB/s), %v without (%.0f MB/s)",
+	// The best of three each, alternating: the machine may be busy.
+	var on, off time.Duration
+	for i := 0; i < 3; i++ {
+		if d := measure("--allow-terminal", "all"); off == 0 || d < off {
+			off = d
+		}
+		if d := measure(); on == 0 || d < on {
+			on = d
+		}
+	}
+	t.Logf("%d MiB through the relay: %v with the filter (%.0f MB/s), %v without (%.0f MB/s)", len(big)>>20,
 		on, float64(len(big))/on.Seconds()/1e6, off, float64(len(big))/off.Seconds()/1e6)
 	if on > 2*off+time.Second {
 		t.Errorf("the filter slows the relay down: %v with, %v without", on, off)
+	}
+}
+
+// Without a terminal on stdin (a pipe, a file, </dev/null), jail used to
+// hand the host terminal itself to the agent as stdout and stderr: every
+// byte reached it unfiltered. It must pass the same filter, and each of
+// stdout and stderr must still go where it was redirected.
+func TestTerminalOutputOnly(t *testing.T) {
+	ws := workspace(t)
+	master, slave := openPty(t)
+	defer master.Close()
+	logf := filepath.Join(t.TempDir(), "stderr.log")
+	errFile, err := os.Create(logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	script := termHostile + `[ -t 1 ] && echo stdout-is-a-tty; [ -t 0 ] || echo stdin-is-not; read line; echo "read:$line"; printf 'to-stderr\n' >&2; printf 'all-done\n'`
+	cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", script)
+	cmd.Dir = ws
+	cmd.Stdin = strings.NewReader("from-pipe\n")
+	cmd.Stdout, cmd.Stderr = slave, errFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
+	scr := watch(master)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("jail: %v\nterminal got: %q", err, scr.String())
+	}
+	scr.waitFor(t, "all-done", 5*time.Second)
+	got := scr.String()
+	for _, bad := range []string{"\x1b]52", "\x1b[21t", "\x1b]1337", "\x1bP", "\x05", "\u009b"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the host terminal received %q without a pty relay:\n%q", bad, got)
+		}
+	}
+	for _, good := range []string{"\x1b[1;31mred\x1b[0m", "stdout-is-a-tty", "stdin-is-not", "read:from-pipe"} {
+		if !strings.Contains(got, good) {
+			t.Errorf("the host terminal lacks %q:\n%q", good, got)
+		}
+	}
+	b, _ := os.ReadFile(logf)
+	if !strings.Contains(string(b), "to-stderr") || strings.Contains(got, "to-stderr") {
+		t.Errorf("stderr went astray: file %q, terminal %q", b, got)
 	}
 }

@@ -186,8 +186,9 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 			err = fmt.Errorf("new cgroup namespace: %w", uerr)
 			return
 		}
-		// After the last namespace init makes (a namespace limit of 0
-		// must not stop our own setup), before CAP_SYS_RESOURCE goes.
+		// After the last namespace init makes (the bounds are for what
+		// runs inside, not for our own setup), before CAP_SYS_RESOURCE
+		// goes.
 		if err = setUserNSLimits(spec.UserNSLimits); err != nil {
 			return
 		}

@@ -16,9 +16,10 @@
 //     watches, fanotify groups and marks, and each namespace type). They
 //     are per user namespace and checked at every level of the chain, so
 //     init writes its own namespace's values before it drops
-//     CAP_SYS_RESOURCE; the agent can never raise them. inotify and
-//     fanotify get a quarter of the host's limit; namespaces get 0 (the
-//     sandbox creates none after its setup, and seccomp refuses them too).
+//     CAP_SYS_RESOURCE; the agent can never raise them. Each gets a
+//     quarter of the host's limit (namespaces too: seccomp refuses new
+//     ones anyway, and a user who lifts that with --seccomp-replace still
+//     cannot exhaust the host user's count).
 //   - Rlimit-backed counters (RLIMIT_SIGPENDING, RLIMIT_MSGQUEUE,
 //     RLIMIT_MEMLOCK). Their parent levels are checked against the limits
 //     the supervisor had when it created the namespace, so the host user

@@ -89,21 +89,17 @@ func Plan(src Source) ([]Bound, error) {
 		if err != nil {
 			return nil, fmt.Errorf("per-user counters: %w", err)
 		}
-		b := Bound{Name: name, Kind: KindUserNS, Host: host}
+		b := Bound{Name: name, Kind: KindUserNS, Host: host, Value: host / Share, Why: perUser[name]}
 		switch {
 		case strings.HasSuffix(name, "_namespaces"):
-			// The sandbox's setup makes its namespaces before init writes
-			// these; nothing inside may make more (seccomp refuses them
-			// as well: this is the second wall, and keeps the host user's
-			// namespace count where jail left it).
-			b.Why = "no new namespaces inside"
-		case perUser[name] != "":
-			b.Value = host / Share
-			b.Why = perUser[name]
-		default:
+			// Seccomp refuses new namespaces; this bounds what the
+			// user's count can reach where --seccomp-replace allows them
+			// (nested sandboxes). Not 0: that would overrule the user's
+			// own filter.
+			b.Why = "namespaces (seccomp refuses new ones unless --seccomp-replace)"
+		case b.Why == "":
 			// A counter newer than this code: bounded like the others
 			// rather than left to the sandbox.
-			b.Value = host / Share
 			b.Why = "per-user counter"
 		}
 		out = append(out, b)

@@ -46,8 +46,8 @@ func TestPlan(t *testing.T) {
 		"max_inotify_watches":   48134,
 		"max_fanotify_groups":   32,
 		"max_fanotify_marks":    0, // rounds down: never above the share
-		"max_user_namespaces":   0,
-		"max_net_namespaces":    0,
+		"max_user_namespaces":   15750,
+		"max_net_namespaces":    15750,
 		"max_future_things":     250, // unknown counters are bounded too
 	}
 	for i, r := range rlimits {

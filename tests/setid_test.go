@@ -115,8 +115,16 @@ func TestSetIDBitsNeverReachTheHost(t *testing.T) {
 	}
 	ws := workspace(t)
 	setidTar(t, ws)
+	// A protected path (pinned directories, read-only binds) and an extra
+	// writable path: every kind of writable mount is in the view.
+	if err := os.MkdirAll(filepath.Join(ws, "proj", ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws, "proj", ".git", "config"), []byte("[core]\n"), 0o644)
+	extra := workspace(t)
 	src := setidSource()
-	r := sh(t, runOpts{dir: ws, env: []string{"SETID_SRC=" + src}}, setidScript, "--setenv", "SETID_SRC="+src)
+	r := sh(t, runOpts{dir: ws, env: []string{"SETID_SRC=" + src}}, setidScript+`cp /bin/sh "$EXTRA/x"; chmod 4755 "$EXTRA/x"`,
+		"--setenv", "SETID_SRC="+src, "--setenv", "EXTRA="+extra, "-w", extra)
 	if !strings.Contains(r.stdout, "setid-script-done") {
 		t.Fatalf("script did not finish (exit %d)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -165,6 +173,9 @@ func TestSetIDBitsNeverReachTheHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if fi, err := os.Stat(filepath.Join(extra, "x")); err != nil || fi.Mode()&os.ModeSetuid != 0 {
+		t.Errorf("--write path: %v %v", fi.Mode(), err)
+	}
 	rw := 0
 	sc := bufio.NewScanner(bytes.NewReader(mi))
 	for sc.Scan() {
@@ -181,8 +192,9 @@ func TestSetIDBitsNeverReachTheHost(t *testing.T) {
 			t.Errorf("writable mount without nosuid inside: %s", sc.Text())
 		}
 	}
-	if rw == 0 {
-		t.Fatalf("no writable mount found in:\n%s", mi)
+	// The workspace, the --write path and the pinned proj/ at least.
+	if rw < 3 || !bytes.Contains(mi, []byte(extra)) || !bytes.Contains(mi, []byte(filepath.Join(ws, "proj")+" ")) {
+		t.Fatalf("expected writable mounts missing (%d found) in:\n%s", rw, mi)
 	}
 }
 

@@ -1,12 +1,16 @@
 package netproxy
 
 import (
+	"bufio"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -186,4 +190,104 @@ func TestMemory1000Flows(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
+}
+
+// BenchmarkThroughputHTTP moves 1 GiB through the proxy over plaintext HTTP/1
+// for an allowed name (so every request head on the flow is inspected):
+// "download" is one GET answered with a 1 GiB body (the response direction
+// is never parsed); "upload" is one POST with a 1 GiB Content-Length body
+// (the request direction is framed: the body must still be spliced);
+// "upload-chunked" is the same body in 1 MiB chunks.
+// Run: go test -run '^$' -bench ThroughputHTTP -benchtime 3x ./netproxy/
+func BenchmarkThroughputHTTP(b *testing.B) {
+	srv := newServer(b, func(c net.Conn) {
+		br := bufio.NewReaderSize(c, 64<<10)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			if req.Method == http.MethodGet {
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", int64(gib))
+				buf := make([]byte, 256<<10)
+				for left := int64(gib); left > 0; {
+					n := min(left, int64(len(buf)))
+					if _, err := c.Write(buf[:n]); err != nil {
+						return
+					}
+					left -= n
+				}
+				continue
+			}
+			n, _ := io.Copy(io.Discard, req.Body)
+			body := strconv.FormatInt(n, 10)
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		}
+	})
+	h := newHarness(b, flags{allow: []string{"bulk.test"}, hosts: []string{"bulk.test:127.0.0.1"}, ips: []string{"127.0.0.1/32:" + srv.portStr()}})
+	dst := netip.AddrPortFrom(h.mustLookup("bulk.test"), srv.port())
+	head := func(b *testing.B, c net.Conn, s string) *bufio.Reader {
+		if _, err := io.WriteString(c, s); err != nil {
+			b.Fatal(err)
+		}
+		return bufio.NewReaderSize(c, 256<<10)
+	}
+	b.Run("download", func(b *testing.B) {
+		b.SetBytes(gib)
+		defer cpuPerGiB(b)()
+		for i := 0; i < b.N; i++ {
+			c, err := h.dial(dst)
+			if err != nil {
+				b.Fatal(err)
+			}
+			br := head(b, c, "GET /big HTTP/1.1\r\nHost: bulk.test\r\n\r\n")
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n, err := io.CopyBuffer(io.Discard, resp.Body, make([]byte, 256<<10)); n != gib || err != nil {
+				b.Fatalf("got %d, %v", n, err)
+			}
+			c.Close()
+		}
+	})
+	upload := func(b *testing.B, chunked bool) {
+		b.SetBytes(gib)
+		defer cpuPerGiB(b)()
+		buf := make([]byte, 1<<20)
+		for i := 0; i < b.N; i++ {
+			c, err := h.dial(dst)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var br *bufio.Reader
+			if chunked {
+				br = head(b, c, "POST /up HTTP/1.1\r\nHost: bulk.test\r\nTransfer-Encoding: chunked\r\n\r\n")
+				for sent := 0; sent < gib; sent += len(buf) {
+					fmt.Fprintf(c, "%x\r\n", len(buf))
+					c.Write(buf)
+					io.WriteString(c, "\r\n")
+				}
+				io.WriteString(c, "0\r\n\r\n")
+			} else {
+				br = head(b, c, fmt.Sprintf("POST /up HTTP/1.1\r\nHost: bulk.test\r\nContent-Length: %d\r\n\r\n", int64(gib)))
+				for sent := 0; sent < gib; sent += len(buf) {
+					if _, err := c.Write(buf); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			if string(got) != strconv.Itoa(gib) {
+				b.Fatalf("server got %s bytes", got)
+			}
+			c.Close()
+		}
+	}
+	b.Run("upload", func(b *testing.B) { upload(b, false) })
+	b.Run("upload-chunked", func(b *testing.B) { upload(b, true) })
 }

@@ -61,6 +61,10 @@ type Proxy struct {
 	// HostAddrs lists the host's own addresses for the guard; nil = the
 	// addresses of the supervisor's (host) network interfaces, cached 5 s.
 	HostAddrs func() []netip.Addr
+	// Dial opens the upstream connection to an address the guard passed;
+	// nil = a net.Dialer with DialTimeout. Tests inject it to prove that a
+	// refused address is never dialled at all.
+	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 
 	logMu    sync.Mutex
 	addrMu   sync.Mutex
@@ -456,14 +460,21 @@ func (p *Proxy) dial(ctx context.Context, name string, raw netip.Addr, port uint
 		dialed = netip.AddrPortFrom(a, port)
 		// Dial the checked address, never the name again: a second lookup
 		// could return a different (rebound) address that skipped the guard.
-		d := net.Dialer{Timeout: p.dialTimeout()}
-		c, err := d.DialContext(ctx, "tcp", dialed.String())
+		c, err := p.dialAddr(ctx, dialed)
 		if err == nil {
 			return c, dialed, "", false
 		}
 		lastErr = err
 	}
 	return nil, dialed, "dial " + dialed.String() + ": " + trimParseErr(lastErr), false
+}
+
+func (p *Proxy) dialAddr(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
+	if p.Dial != nil {
+		return p.Dial(ctx, a)
+	}
+	d := net.Dialer{Timeout: p.dialTimeout()}
+	return d.DialContext(ctx, "tcp", a.String())
 }
 
 func (p *Proxy) dialTimeout() time.Duration {

@@ -99,16 +99,17 @@ func (DNS) EventType() string { return TypeDNS }
 
 // Net is one outbound flow, written when it is refused or when it ends.
 type Net struct {
-	Decision   string  `json:"decision"`         // DecisionAllow or DecisionDeny
-	Proto      string  `json:"proto"`            // "tcp" or "udp"
-	Name       string  `json:"name,omitempty"`   // allowlisted name behind a fake IP
-	Address    string  `json:"address"`          // destination address as the sandbox saw it
-	Remote     string  `json:"remote,omitempty"` // address actually dialed from the host
-	Port       int     `json:"port"`             //
-	BytesUp    int64   `json:"bytes_up"`         // sandbox -> remote
-	BytesDown  int64   `json:"bytes_down"`       // remote -> sandbox
-	DurationMS float64 `json:"duration_ms"`      // see Millis
-	Reason     string  `json:"reason,omitempty"` // why denied, or why the flow ended abnormally
+	Decision   string  `json:"decision"`           // DecisionAllow or DecisionDeny
+	Proto      string  `json:"proto"`              // "tcp" or "udp"
+	Name       string  `json:"name,omitempty"`     // allowlisted name behind a fake IP
+	Address    string  `json:"address"`            // destination address as the sandbox saw it
+	Remote     string  `json:"remote,omitempty"`   // address actually dialed from the host
+	Port       int     `json:"port"`               //
+	BytesUp    int64   `json:"bytes_up"`           // sandbox -> remote
+	BytesDown  int64   `json:"bytes_down"`         // remote -> sandbox
+	DurationMS float64 `json:"duration_ms"`        // see Millis
+	Reason     string  `json:"reason,omitempty"`   // why denied, or why the flow ended abnormally
+	Requests   int     `json:"requests,omitempty"` // HTTP/1 requests checked and forwarded on a plaintext flow
 }
 
 // EventType implements Event.

@@ -244,20 +244,17 @@ func (p *Proxy) handleSOCKS5(ctx context.Context, c net.Conn, br *bufio.Reader) 
 // request; the client's first bytes are still inspected (SNI/Host must be the
 // requested name) before they go upstream.
 func (p *Proxy) relayChecked(f *flow, c, up net.Conn, dialed netip.AddrPort, raw netip.Addr) {
-	var lateDeny string
-	var check func() ([]byte, bool)
-	if f.name != "" {
-		check = p.lateCheck(f, c, &lateDeny)
-	}
-	upN, downN, err := relay(c, up, nil, check)
-	if p.refusedLate(f, lateDeny, dialed, upN, downN) {
+	rel := p.relayFlow(f, c, up, nil, sniffResult{}, true)
+	if p.refusedLate(f, rel, dialed) {
 		return
 	}
 	reason := p.decide(f.name, raw, f.dst.Port()).Reason
-	if err != nil {
-		reason += "; ended with " + err.Error()
+	if rel.err != nil {
+		reason += "; ended with " + rel.err.Error()
 	}
-	p.emit(p.event(f, true, reason, dialed, upN, downN))
+	ev := p.event(f, true, reason, dialed, rel.up, rel.down)
+	ev.Requests = rel.requests
+	p.emit(ev)
 }
 
 // parseConnectTarget parses the authority of a CONNECT request: host:port

@@ -275,9 +275,10 @@ func (p *Proxy) decide(name string, raw netip.Addr, port uint16) Decision {
 // sniff is false (the caller inspected already), no bytes are inspected.
 func (p *Proxy) connectAndRelay(ctx context.Context, f *flow, c net.Conn, raw netip.Addr, sniff bool) {
 	var pre []byte
+	var res sniffResult
 	deferred := false
 	if f.name != "" && sniff {
-		buf, res, err := p.sniffFirst(c)
+		buf, r, err := p.sniffFirst(c)
 		switch {
 		case errors.Is(err, errNoBytesYet):
 			deferred = true
@@ -285,12 +286,12 @@ func (p *Proxy) connectAndRelay(ctx context.Context, f *flow, c net.Conn, raw ne
 			p.deny(f, c, err.Error())
 			return
 		default:
-			if reason := p.checkClaims(f, res); reason != "" {
+			if reason := p.checkClaims(f, r); reason != "" {
 				p.deny(f, c, reason)
 				return
 			}
 		}
-		pre = buf
+		pre, res = buf, r
 	}
 	up, dialed, reason, denied := p.dial(ctx, f.name, raw, f.dst.Port())
 	if up == nil {
@@ -303,25 +304,22 @@ func (p *Proxy) connectAndRelay(ctx context.Context, f *flow, c net.Conn, raw ne
 		}
 		return
 	}
-	var lateDeny string
-	var check func() ([]byte, bool)
-	if deferred {
-		// The client stayed silent; the server may speak first. Whatever the
-		// client sends first is still inspected before it goes upstream.
-		check = p.lateCheck(f, c, &lateDeny)
-	}
-	upN, downN, err := relay(c, up, pre, check)
-	if p.refusedLate(f, lateDeny, dialed, upN, downN) {
+	// When the client stayed silent the server may speak first; whatever
+	// the client sends first is still inspected before it goes upstream.
+	rel := p.relayFlow(f, c, up, pre, res, deferred)
+	if p.refusedLate(f, rel, dialed) {
 		return
 	}
 	reason = "allowed"
 	if d := p.decide(f.name, raw, f.dst.Port()); d.Reason != "" {
 		reason = d.Reason
 	}
-	if err != nil {
-		reason += "; ended with " + err.Error()
+	if rel.err != nil {
+		reason += "; ended with " + rel.err.Error()
 	}
-	p.emit(p.event(f, true, reason, dialed, upN, downN))
+	ev := p.event(f, true, reason, dialed, rel.up, rel.down)
+	ev.Requests = rel.requests
+	p.emit(ev)
 }
 
 // checkClaims compares the names the client's first bytes claim with the
@@ -508,12 +506,11 @@ func (p *Proxy) hostAddrs() []netip.Addr {
 	return p.addrs
 }
 
-// relay writes pre upstream, then copies both directions until both are done,
-// propagating half-closes. Between two *net.TCPConn, io.Copy ends up in
+// relay copies both directions until both are done, propagating
+// half-closes. Between two *net.TCPConn, io.Copy ends up in
 // (*net.TCPConn).ReadFrom, which uses splice(2) on Linux: payload never
-// enters user space. check, when set, runs in the upstream direction before
-// anything is forwarded and may veto the flow (then both sides are reset).
-func relay(client, up net.Conn, pre []byte, check func() ([]byte, bool)) (upN, downN int64, err error) {
+// enters user space. Published ports use it; outbound flows use relayFlow.
+func relay(client, up net.Conn) (upN, downN int64, err error) {
 	var wg sync.WaitGroup
 	var downErr error
 	wg.Add(1)
@@ -521,29 +518,7 @@ func relay(client, up net.Conn, pre []byte, check func() ([]byte, bool)) (upN, d
 		defer wg.Done()
 		downN, downErr = copyHalf(client, up)
 	}()
-	var upErr error
-	if check != nil {
-		buf, ok := check()
-		if !ok {
-			reset(client)
-			reset(up)
-			wg.Wait()
-			return int64(len(buf)), downN, nil
-		}
-		pre = buf
-	}
-	if len(pre) > 0 {
-		var n int
-		n, upErr = up.Write(pre)
-		upN = int64(n)
-	}
-	if upErr == nil {
-		var n int64
-		n, upErr = copyHalf(up, client)
-		upN += n
-	} else {
-		abort(client, up)
-	}
+	upN, upErr := copyHalf(up, client)
 	wg.Wait()
 	client.Close()
 	up.Close()
@@ -588,27 +563,80 @@ func abort(a, b net.Conn) {
 	reset(b)
 }
 
-// lateCheck returns the check relay runs on the client's first bytes when
-// they arrive after the upstream dial: the SNI/Host claims must still match
-// the flow's name before anything goes upstream. The verdict lands in deny.
-func (p *Proxy) lateCheck(f *flow, c net.Conn, deny *string) func() ([]byte, bool) {
-	return func() ([]byte, bool) {
-		buf, res, err := p.sniffFrom(c, nil, time.Time{})
-		if err == nil {
-			*deny = p.checkClaims(f, res)
-		} else if !errors.Is(err, io.EOF) {
-			*deny = err.Error()
-		}
-		return buf, *deny == ""
-	}
+// relayed is what relayFlow did.
+type relayed struct {
+	up, down int64
+	requests int    // HTTP/1 request heads checked and forwarded
+	deny     string // why the flow was cut; "" when it ran its course
+	err      error
 }
 
-// refusedLate reports and records a flow the late check refused.
-func (p *Proxy) refusedLate(f *flow, deny string, dialed netip.AddrPort, upN, downN int64) bool {
-	if deny == "" {
+// relayFlow relays an outbound flow: the response direction is spliced
+// untouched; the request direction too, unless the flow is for a name and
+// the client speaks HTTP/1, in which case every request head is checked
+// against that name before it goes upstream (reqRelay). pre holds client
+// bytes already read and res their verdict; with late set, the client has
+// not spoken yet and its first bytes are inspected when they come.
+func (p *Proxy) relayFlow(f *flow, client, up net.Conn, pre []byte, res sniffResult, late bool) relayed {
+	var rel relayed
+	var wg sync.WaitGroup
+	var downErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rel.down, downErr = copyHalf(client, up)
+	}()
+	var upErr error
+	if late && f.name != "" {
+		buf, r, err := p.sniffFrom(client, nil, time.Time{})
+		switch {
+		case err == nil:
+			rel.deny = p.checkClaims(f, r)
+		case errors.Is(err, io.EOF):
+		default:
+			rel.deny = err.Error()
+		}
+		pre, res = buf, r
+	}
+	switch {
+	case rel.deny != "":
+	case f.name != "" && res.kind == kindHTTP:
+		rr := &reqRelay{p: p, f: f, src: client, dst: up, buf: pre}
+		rel.deny, upErr = rr.run()
+		rel.up, rel.requests = rr.n, rr.requests
+	default:
+		if len(pre) > 0 {
+			var n int
+			n, upErr = up.Write(pre)
+			rel.up = int64(n)
+		}
+		if upErr == nil {
+			var n int64
+			n, upErr = copyHalf(up, client)
+			rel.up += n
+		}
+	}
+	if rel.deny != "" || upErr != nil {
+		abort(client, up)
+	}
+	wg.Wait()
+	client.Close()
+	up.Close()
+	if rel.deny == "" {
+		rel.err = errors.Join(upErr, downErr)
+	}
+	return rel
+}
+
+// refusedLate reports and records a flow cut after the dial: its first
+// bytes came late, or a later request head was refused.
+func (p *Proxy) refusedLate(f *flow, rel relayed, dialed netip.AddrPort) bool {
+	if rel.deny == "" {
 		return false
 	}
-	p.logf("jail: blocked connect to %s (%s)\n", f.target(), deny)
-	p.emit(p.event(f, false, deny, dialed, upN, downN))
+	p.logf("jail: blocked connect to %s (%s)\n", f.target(), rel.deny)
+	ev := p.event(f, false, rel.deny, dialed, rel.up, rel.down)
+	ev.Requests = rel.requests
+	p.emit(ev)
 	return true
 }

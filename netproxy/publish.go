@@ -133,7 +133,7 @@ func ServePublish(ctx context.Context, ln net.Listener, dial func(context.Contex
 			}
 			stopIn := context.AfterFunc(ctx, func() { in.Close() })
 			defer stopIn()
-			relay(c, in, nil, nil)
+			relay(c, in)
 		}()
 	}
 }

@@ -107,58 +107,6 @@ func looksHTTP(b []byte) int {
 	return 1
 }
 
-// parseHTTPHead returns the Host header value and the authority of an
-// absolute-form request target (RFC 9112 3.2.2: a server uses the latter in
-// preference to Host), lower-cased, ports stripped.
-func parseHTTPHead(b []byte) ([]string, error) {
-	end := headEnd(b)
-	if end < 0 {
-		if len(b) >= maxSniff {
-			return nil, malformed("HTTP request head larger than 64 KiB")
-		}
-		return nil, errNeedMore
-	}
-	lines := strings.Split(strings.ReplaceAll(string(b[:end]), "\r\n", "\n"), "\n")
-	var names []string
-	reqLine := strings.Fields(lines[0])
-	if len(reqLine) != 3 {
-		return nil, malformed("HTTP request line is not METHOD TARGET VERSION")
-	}
-	if target := reqLine[1]; strings.Contains(target, "://") {
-		auth := target[strings.Index(target, "://")+3:]
-		if i := strings.IndexAny(auth, "/?#"); i >= 0 {
-			auth = auth[:i]
-		}
-		if i := strings.LastIndexByte(auth, '@'); i >= 0 {
-			auth = auth[i+1:]
-		}
-		names = append(names, stripPort(auth))
-	}
-	hosts := 0
-	for _, l := range lines[1:] {
-		if l == "" {
-			break
-		}
-		if l[0] == ' ' || l[0] == '\t' {
-			// Obsolete line folding: a smuggling vector, refused (RFC 9112 5.2).
-			return nil, malformed("folded HTTP header line")
-		}
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			return nil, malformed("HTTP header line without colon")
-		}
-		if strings.EqualFold(strings.TrimSpace(k), "host") {
-			hosts++
-			names = append(names, stripPort(strings.TrimSpace(v)))
-		}
-	}
-	if hosts > 1 {
-		// RFC 9112 3.2: more than one Host is a 400; servers disagree on which wins.
-		return nil, malformed("several Host headers")
-	}
-	return names, nil
-}
-
 // headEnd returns the offset just past the blank line ending an HTTP head
 // (CRLFCRLF or LFLF or a mix), or -1.
 func headEnd(b []byte) int {

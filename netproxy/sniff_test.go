@@ -107,8 +107,20 @@ func TestInspectHTTP(t *testing.T) {
 		{"GET /", kindUnknown, nil, errNeedMore},
 		{"SSH-2.0-OpenSSH_9.6\r\n", kindOther, nil, nil},
 		{"EHLO x\r\n", kindOther, nil, nil},
-		{"\x00\x00\x00\x08\x04\xd2\x16\x2f", kindOther, nil, nil}, // postgres SSLRequest
-		{"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", kindHTTP, nil, nil},
+		{"\x00\x00\x00\x08\x04\xd2\x16\x2f", kindOther, nil, nil},         // postgres SSLRequest
+		{"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", kindHTTP, nil, errMalformed}, // h2c prior knowledge: :authority unchecked
+		{"GET / HTTP/1.1\r\nHost: a.test\r\nUpgrade: h2c\r\n\r\n", kindHTTP, nil, errMalformed},
+		{"GET / HTTP/1.1\r\nHost: a.test\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n", kindHTTP, nil, errMalformed},
+		{"GET / HTTP/1.1\r\nHost: a.test\r\nUpgrade: websocket\r\n\r\n", kindHTTP, []string{"a.test"}, nil},
+		{"CONNECT evil.test:443 HTTP/1.1\r\nHost: a.test\r\n\r\n", kindHTTP, []string{"evil.test", "a.test"}, nil},
+		{"POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", kindHTTP, nil, errMalformed},
+		{"POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n", kindHTTP, nil, errMalformed},
+		{"POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: +3\r\n\r\n", kindHTTP, nil, errMalformed},
+		{"POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", kindHTTP, nil, errMalformed},
+		{"POST / HTTP/1.0\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n", kindHTTP, nil, errMalformed},
+		{"GET / HTTP/1.1\r\nHost: a.test\r\nX-A b: c\r\n\r\n", kindHTTP, nil, errMalformed},
+		{"GET / HTTP/1.1\r\nHost: a.test\rX: y\r\n\r\n", kindHTTP, nil, errMalformed},
+		{"GET / HTTP/3\r\nHost: a.test\r\n\r\n", kindHTTP, nil, errMalformed},
 	}
 	for _, tt := range tests {
 		res, err := inspect([]byte(tt.in))

@@ -23,10 +23,19 @@
 // inspects the client's first bytes (TLS ClientHello SNI or HTTP/1 Host must be
 // the very name the fake address stands for, so domain fronting through another
 // SNI is refused), resolves the name on the host at dial time and refuses
-// loopback, link-local (cloud metadata), unspecified, multicast and the host's
-// own addresses unless --allow-ip or --allow-host-port says otherwise, dials the
-// checked address (never the name again, so DNS rebinding cannot swap it), replays
-// the inspected bytes and then relays both directions with splice(2).
+// loopback, link-local (cloud metadata), private (RFC 1918, ULA), shared
+// (CGNAT), unspecified, multicast, reserved and the host's own addresses unless
+// --allow-ip (or, for private and shared ranges, an --add-host pin) says
+// otherwise, dials the checked address (never the name again, so DNS rebinding
+// cannot swap it), replays the inspected bytes and then relays both directions
+// with splice(2).
+//
+// On a plaintext HTTP/1 flow every request head, not only the first, must
+// claim the flow's name: the request direction is followed through its
+// message framing (Content-Length, chunked, pipelining, Upgrade), each head is
+// checked before a byte of it goes upstream, and bodies are still spliced.
+// Cleartext HTTP/2 (prior knowledge or Upgrade: h2c) is refused. Inside TLS
+// nothing is visible: only the ClientHello's SNI is checked.
 //
 // When TPROXY cannot be set up, Proxy.ServeFallback offers the same decisions as
 // an HTTP proxy (CONNECT and absolute-form requests) and a SOCKS5 (CONNECT) server,

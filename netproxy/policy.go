@@ -179,20 +179,49 @@ func (p *Policy) matchIP(ip netip.Addr, port uint16) (IPRule, bool) {
 var metadataAddrs = []netip.Addr{
 	netip.MustParseAddr("fd00:ec2::254"),   // AWS IMDS over IPv6 (unique local)
 	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud metadata (shared address space)
+	netip.MustParseAddr("168.63.129.16"),   // Azure WireServer / platform endpoint (a public address)
 }
 
 var (
 	thisNetwork = netip.MustParsePrefix("0.0.0.0/8") // connect(0.x.y.z) reaches the local host on Linux
 	fakeRange   = netip.MustParsePrefix("198.18.0.0/15")
+	nat64       = netip.MustParsePrefix("64:ff9b::/96") // RFC 6052: the last 32 bits are an IPv4 address
+	sixToFour   = netip.MustParsePrefix("2002::/16")    // RFC 3056: bits 16-47 are an IPv4 address
 )
+
+// specialRanges are refused by class: the user's internal networks and the
+// special-purpose ranges (IANA registries, RFC 6890) that are no public
+// destination. internal marks the ranges where a user's own services live:
+// an --add-host pin to an address there is an explicit choice and opens it.
+var specialRanges = []struct {
+	pfx      netip.Prefix
+	class    string
+	internal bool
+}{
+	{netip.MustParsePrefix("10.0.0.0/8"), "a private network address (RFC 1918)", true},
+	{netip.MustParsePrefix("172.16.0.0/12"), "a private network address (RFC 1918)", true},
+	{netip.MustParsePrefix("192.168.0.0/16"), "a private network address (RFC 1918)", true},
+	{netip.MustParsePrefix("100.64.0.0/10"), "shared address space (CGNAT, RFC 6598)", true},
+	{netip.MustParsePrefix("fc00::/7"), "a unique local address (RFC 4193)", true},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address (RFC 3879)", true},
+	{netip.MustParsePrefix("192.0.0.0/24"), "an IETF protocol assignment (RFC 6890)", false},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved (RFC 1112)", false},
+	{netip.MustParsePrefix("100::/64"), "discard-only (RFC 6666)", false},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64 (RFC 8215)", false},
+	{netip.MustParsePrefix("::/96"), "an IPv4-compatible address (deprecated, RFC 4291)", false},
+}
 
 // CheckDial is the address guard: it decides whether the host may dial ip:port
 // on behalf of a flow for name. Loopback, link-local (169.254.169.254 cloud
 // metadata; SSRF-to-IMDS is the classic agent exfiltration path), unspecified
-// and 0.0.0.0/8, multicast/broadcast, cloud metadata, the fake range and the
-// host's own addresses (hostAddrs) are refused unless an --allow-ip rule
-// covers ip:port, or name is host.jail.internal on an --allow-host-port port
-// and ip is loopback.
+// and 0.0.0.0/8, multicast/broadcast, cloud metadata, the fake range, the
+// host's own addresses (hostAddrs), private and shared ranges (RFC 1918,
+// CGNAT, ULA: a wildcard allow must not become a way into the user's
+// internal network) and other special-purpose ranges are refused, also when
+// embedded in a NAT64 or 6to4 address, unless an --allow-ip rule covers
+// ip:port, or name is host.jail.internal on an --allow-host-port port and ip
+// is loopback, or (private and shared ranges only) name is pinned to ip with
+// --add-host: the user typed that pairing.
 func (p *Policy) CheckDial(name string, ip netip.Addr, port uint16, hostAddrs []netip.Addr) Decision {
 	ip = ip.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1: never let the mapped form slip past the class checks
 	if r, ok := p.matchIP(ip, port); ok {
@@ -201,28 +230,60 @@ func (p *Policy) CheckDial(name string, ip netip.Addr, port uint16, hostAddrs []
 	if name == HostInternal && ip.IsLoopback() && slices.Contains(p.cfg.HostPorts, port) {
 		return Decision{Allow: true, Reason: "--allow-host-port " + strconv.Itoa(int(port))}
 	}
-	var class string
-	switch {
-	case !ip.IsValid():
-		class = "an invalid address"
-	case ip.IsLoopback():
-		class = "loopback"
-	case ip.IsUnspecified() || ip.Is4() && thisNetwork.Contains(ip):
-		class = "the unspecified address"
-	case ip.IsLinkLocalUnicast():
-		class = "link-local (cloud metadata)"
-	case ip.IsMulticast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		class = "multicast/broadcast"
-	case slices.Contains(metadataAddrs, ip):
-		class = "a cloud metadata address"
-	case fakeRange.Contains(ip):
-		class = "jail's fake address range"
-	case slices.Contains(hostAddrs, ip):
-		class = "one of the host's own addresses"
-	default:
+	class, internal := addrClass(ip, hostAddrs)
+	if class == "" {
 		return Decision{Allow: true, Reason: "public address"}
 	}
-	return Decision{Reason: fmt.Sprintf("%s resolves to %s, %s; allow it with --allow-ip %s", nameOr(name, ip), ip, class, ipRuleText(ip, port))}
+	if pinned, ok := p.hosts[name]; internal && ok && pinned == ip {
+		return Decision{Allow: true, Reason: "--add-host " + name + ":" + ip.String()}
+	}
+	reason := fmt.Sprintf("%s resolves to %s, %s; allow it with --allow-ip %s", nameOr(name, ip), ip, class, ipRuleText(ip, port))
+	if internal && name != "" {
+		reason += " (or pin the name with --add-host " + name + ":" + ip.String() + ")"
+	}
+	return Decision{Reason: reason}
+}
+
+// addrClass names the class of address the guard refuses ip for ("" for a
+// public address) and whether it is an internal-network range.
+func addrClass(ip netip.Addr, hostAddrs []netip.Addr) (string, bool) {
+	switch {
+	case !ip.IsValid():
+		return "an invalid address", false
+	case ip.IsLoopback():
+		return "loopback", false
+	case ip.IsUnspecified() || ip.Is4() && thisNetwork.Contains(ip):
+		return "the unspecified address", false
+	case ip.IsLinkLocalUnicast():
+		return "link-local (cloud metadata)", false
+	case ip.IsMulticast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "multicast/broadcast", false
+	case slices.Contains(metadataAddrs, ip):
+		return "a cloud metadata address", false
+	case fakeRange.Contains(ip):
+		return "jail's fake address range", false
+	case slices.Contains(hostAddrs, ip):
+		return "one of the host's own addresses", false
+	}
+	// A NAT64 or 6to4 gateway would carry the flow to the IPv4 address
+	// inside: judge that address (RFC 6052, RFC 3056).
+	if nat64.Contains(ip) || sixToFour.Contains(ip) {
+		b := ip.As16()
+		v4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		if sixToFour.Contains(ip) {
+			v4 = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+		}
+		if c, _ := addrClass(v4, hostAddrs); c != "" {
+			return "an IPv6 address carrying " + v4.String() + ", " + c, false
+		}
+		return "", false
+	}
+	for _, r := range specialRanges {
+		if r.pfx.Contains(ip) {
+			return r.class, r.internal
+		}
+	}
+	return "", false
 }
 
 func nameOr(name string, ip netip.Addr) string {

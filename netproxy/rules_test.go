@@ -224,7 +224,8 @@ func TestDecide(t *testing.T) {
 // TestCheckDialGuard attacks the address guard with every class of address an
 // allowed name could resolve to on the host.
 func TestCheckDialGuard(t *testing.T) {
-	p := mustPolicy(t, flags{allow: []string{"ok.test"}, ips: []string{"127.0.0.53/32:53"}, hostPorts: []uint16{8080}})
+	p := mustPolicy(t, flags{allow: []string{"ok.test"}, ips: []string{"127.0.0.53/32:53"}, hostPorts: []uint16{8080},
+		hosts: []string{"pin.test:10.4.4.4", "pinlo.test:127.0.0.1", "pinmeta.test:169.254.169.254"}})
 	host := []netip.Addr{netip.MustParseAddr("192.168.1.10"), netip.MustParseAddr("2001:db8::10")}
 	tests := []struct {
 		name  string
@@ -256,6 +257,36 @@ func TestCheckDialGuard(t *testing.T) {
 		{HostInternal, "127.0.0.1", 8080, true, "--allow-host-port"},
 		{HostInternal, "127.0.0.1", 8081, false, "loopback"},
 		{"ok.test", "127.0.0.1", 8080, false, "loopback"}, // host port is for host.jail.internal only
+		// Internal networks (issue 10, class 7): a wildcard must not reach them.
+		{"ok.test", "10.1.2.3", 443, false, "private network address (RFC 1918); allow it with --allow-ip 10.1.2.3/32:443 (or pin the name with --add-host ok.test:10.1.2.3)"},
+		{"ok.test", "172.31.255.1", 443, false, "RFC 1918"},
+		{"ok.test", "172.32.0.1", 443, true, "public"},
+		{"ok.test", "192.168.0.1", 443, false, "RFC 1918"},
+		{"ok.test", "::ffff:192.168.0.1", 443, false, "RFC 1918"},
+		{"ok.test", "100.64.0.1", 443, false, "CGNAT"},
+		{"ok.test", "100.127.255.254", 443, false, "CGNAT"},
+		{"ok.test", "100.128.0.1", 443, true, "public"},
+		{"ok.test", "fd12:3456::1", 443, false, "unique local"},
+		{"ok.test", "fec0::1", 443, false, "site-local"},
+		{"ok.test", "64:ff9b::a01:203", 443, false, "carrying 10.1.2.3, a private"},
+		{"ok.test", "64:ff9b::a9fe:a9fe", 80, false, "carrying 169.254.169.254, link-local"},
+		{"ok.test", "64:ff9b::808:808", 443, true, "public"},
+		{"ok.test", "2002:c0a8:101::1", 443, false, "carrying 192.168.1.1"},
+		{"ok.test", "2002:808:808::1", 443, true, "public"},
+		{"ok.test", "64:ff9b:1::1", 443, false, "local-use NAT64"},
+		{"ok.test", "::10.1.2.3", 443, false, "IPv4-compatible"},
+		{"ok.test", "192.0.0.192", 80, false, "IETF protocol"},
+		{"ok.test", "240.1.2.3", 80, false, "reserved"},
+		{"ok.test", "100::1", 80, false, "discard-only"},
+		{"ok.test", "168.63.129.16", 80, false, "metadata"},
+		{"", "10.1.2.3", 443, false, "10.1.2.3 resolves to 10.1.2.3"},
+		// Explicit choices: a pin to an internal address opens exactly it;
+		// a pin never opens loopback or metadata.
+		{"pin.test", "10.4.4.4", 443, true, "--add-host pin.test:10.4.4.4"},
+		{"pin.test", "10.4.4.5", 443, false, "RFC 1918"},
+		{"ok.test", "10.4.4.4", 443, false, "RFC 1918"},
+		{"pinlo.test", "127.0.0.1", 443, false, "loopback"},
+		{"pinmeta.test", "169.254.169.254", 80, false, "link-local"},
 	}
 	for _, tt := range tests {
 		d := p.CheckDial(tt.name, netip.MustParseAddr(tt.ip), tt.port, host)

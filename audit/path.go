@@ -17,30 +17,20 @@ const FileTimeFormat = "20060102T150405Z"
 // ErrBadID is returned by DefaultPath for an id that is not a plain name.
 var ErrBadID = errors.New("audit: sandbox id must be 1-64 characters of [A-Za-z0-9._-], not starting with '.'")
 
-// ErrNoStateDir is returned by DefaultPath when neither an absolute
-// $XDG_STATE_HOME nor $HOME is available.
-var ErrNoStateDir = errors.New("audit: no state directory: set $XDG_STATE_HOME or $HOME, or pass --audit FILE")
-
 // ErrWritableBySandbox is returned by CheckPlacement: the agent could rewrite its own trail.
 var ErrWritableBySandbox = errors.New("audit trail would be writable inside the sandbox")
 
-// DefaultPath returns $XDG_STATE_HOME/jail/audit/<start-time>-<id>.jsonl,
-// with ~/.local/state when XDG_STATE_HOME is unset or not absolute (the XDG
-// spec says relative values must be ignored).
-func DefaultPath(now time.Time, id string) (string, error) {
+// DefaultPath returns dir/<start-time>-<id>.jsonl, dir being the audit
+// directory of jail's state directory (package statedir says where).
+func DefaultPath(dir string, now time.Time, id string) (string, error) {
 	if !validID(id) {
 		return "", fmt.Errorf("default audit path for %q: %w", id, ErrBadID)
 	}
-	base := os.Getenv("XDG_STATE_HOME")
-	if !filepath.IsAbs(base) {
-		home := os.Getenv("HOME")
-		if !filepath.IsAbs(home) {
-			return "", ErrNoStateDir
-		}
-		base = filepath.Join(home, ".local", "state")
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("default audit path: directory %q is not absolute", dir)
 	}
 	name := now.UTC().Format(FileTimeFormat) + "-" + id + ".jsonl"
-	return filepath.Join(base, "jail", "audit", name), nil
+	return filepath.Join(dir, name), nil
 }
 
 func validID(id string) bool {

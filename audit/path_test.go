@@ -11,23 +11,22 @@ import (
 func TestDefaultPath(t *testing.T) {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 8, time.FixedZone("X", 3600))
 	tests := []struct {
-		name, xdg, home, id, want string
-		err                       error
+		name, dir, id, want string
+		err                 error
 	}{
-		{"xdg", "/x/state", "/home/u", "ab12", "/x/state/jail/audit/20260304T040607Z-ab12.jsonl", nil},
-		{"home fallback", "", "/home/u", "ab12", "/home/u/.local/state/jail/audit/20260304T040607Z-ab12.jsonl", nil},
-		{"relative xdg ignored", "rel/state", "/home/u", "ab12", "/home/u/.local/state/jail/audit/20260304T040607Z-ab12.jsonl", nil},
-		{"no home", "", "", "ab12", "", ErrNoStateDir},
-		{"id with slash", "/x", "/h", "../../etc/x", "", ErrBadID},
-		{"dot id", "/x", "/h", ".hidden", "", ErrBadID},
-		{"empty id", "/x", "/h", "", "", ErrBadID},
+		{"plain", "/x/state/jail/audit", "ab12", "/x/state/jail/audit/20260304T040607Z-ab12.jsonl", nil},
+		{"relative dir", "rel/audit", "ab12", "", nil},
+		{"id with slash", "/x", "../../etc/x", "", ErrBadID},
+		{"dot id", "/x", ".hidden", "", ErrBadID},
+		{"empty id", "/x", "", "", ErrBadID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("XDG_STATE_HOME", tt.xdg)
-			t.Setenv("HOME", tt.home)
-			got, err := DefaultPath(now, tt.id)
-			if got != tt.want || !errors.Is(err, tt.err) {
+			got, err := DefaultPath(tt.dir, now, tt.id)
+			if tt.want == "" && tt.err == nil && err == nil {
+				t.Errorf("DefaultPath(%q) = %q, want an error", tt.dir, got)
+			}
+			if got != tt.want || (tt.err != nil && !errors.Is(err, tt.err)) {
 				t.Errorf("DefaultPath = %q, %v; want %q, %v", got, err, tt.want, tt.err)
 			}
 		})

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,12 +11,15 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/statedir"
 )
 
 // Running sandboxes register themselves so that `jail ps` and `jail kill`
 // can find them: one small JSON file per supervisor in the user's state
-// directory (under $HOME, which the sandbox never sees unless it is made
-// writable; records are verified against /proc before anything is signalled).
+// directory (package statedir; the sandbox never sees it: the plan masks it
+// wherever a visible path contains it; records are verified against /proc
+// before anything is signalled).
 
 // Entry describes one running sandbox.
 type Entry struct {
@@ -30,17 +32,7 @@ type Entry struct {
 	Audit     string    `json:"audit,omitempty"`
 }
 
-func registryDir() (string, error) {
-	base := os.Getenv("XDG_STATE_HOME")
-	if !filepath.IsAbs(base) {
-		home, err := os.UserHomeDir()
-		if err != nil || !filepath.IsAbs(home) {
-			return "", errors.New("no state directory: set HOME or XDG_STATE_HOME")
-		}
-		base = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(base, "jail", "run"), nil
-}
+func registryDir() (string, error) { return statedir.Path(statedir.Run) }
 
 func startTick(pid int) uint64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

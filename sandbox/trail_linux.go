@@ -11,6 +11,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/statedir"
 )
 
 // This file: the audit trail: where it lives, how it stays out of sight, what opens it.
@@ -37,8 +38,11 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	r.id = id
 	path := r.pol.AuditFile
 	if path == "" {
-		var err error
-		if path, err = audit.DefaultPath(r.started, id); err != nil {
+		dir, err := statedir.Path(statedir.Audit)
+		if err == nil {
+			path, err = audit.DefaultPath(dir, r.started, id)
+		}
+		if err != nil {
 			return fmt.Errorf("audit trail: %w (pass --audit FILE)", err)
 		}
 	}

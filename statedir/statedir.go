@@ -1,0 +1,61 @@
+package statedir
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// Names of the entries of the state directory.
+const (
+	Audit      = "audit"      // default audit trails, <start>-<id>.jsonl
+	Run        = "run"        // one JSON record per running supervisor (jail ps, jail kill)
+	Quarantine = "quarantine" // files jail took out of the agent's reach
+	Key        = "trail.key"  // the per-user secret that keys the trail's hash chain
+)
+
+// ErrNoStateDir is returned when neither an absolute $XDG_STATE_HOME nor an
+// absolute $HOME is set.
+var ErrNoStateDir = errors.New("no state directory: set $XDG_STATE_HOME or $HOME")
+
+// Dir returns jail's state directory for the current process environment.
+func Dir() (string, error) { return From(os.Getenv) }
+
+// From returns jail's state directory for the environment getenv reads:
+// $XDG_STATE_HOME/jail, or $HOME/.local/state/jail when XDG_STATE_HOME is
+// unset or not absolute (the XDG spec says relative values are ignored, and
+// resolving one against the working directory would put jail's data in the
+// sandbox's workspace).
+func From(getenv func(string) string) (string, error) {
+	base := getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(base) {
+		home := getenv("HOME")
+		if !filepath.IsAbs(home) {
+			return "", ErrNoStateDir
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(filepath.Clean(base), "jail"), nil
+}
+
+// Path returns the named entry of the state directory (Audit, Run, ...).
+func Path(name string) (string, error) {
+	d, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, name), nil
+}
+
+// Ensure creates the state directory (0700: it names every command and
+// host the agent touched) if it does not exist, and returns it.
+func Ensure() (string, error) {
+	d, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", err
+	}
+	return d, nil
+}

@@ -55,14 +55,25 @@ func NewID() string {
 }
 
 // CheckPlacement reports, wrapping ErrWritableBySandbox, whether the trail
-// path lies inside (or is) one of the paths the sandbox may write. Both
+// path lies inside (or is) one of the paths the sandbox may write, unless it
+// lies inside one of hidden: directories the sandbox cannot reach at all
+// (the supervisor masks them with an empty read-only directory). Both
 // sides are resolved through symlinks (the trail's deepest existing
 // ancestor), so a symlinked workspace cannot hide the overlap. The
 // supervisor calls it before Create and exits 125 on error.
-func CheckPlacement(path string, writable []string) error {
+func CheckPlacement(path string, writable, hidden []string) error {
 	p, err := resolve(path)
 	if err != nil {
 		return fmt.Errorf("check audit trail placement: %w", err)
+	}
+	for _, h := range hidden {
+		r, err := resolve(h)
+		if err != nil {
+			return fmt.Errorf("check audit trail placement: %w", err)
+		}
+		if within(p, r) {
+			return nil
+		}
 	}
 	for _, wp := range writable {
 		r, err := resolve(wp)

@@ -59,13 +59,22 @@ func TestCheckPlacement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckPlacement(tt.path, []string{"/nonexistent/other", ws})
+			err := CheckPlacement(tt.path, []string{"/nonexistent/other", ws}, nil)
 			if errors.Is(err, ErrWritableBySandbox) != tt.bad {
 				t.Errorf("CheckPlacement(%s) = %v, want bad=%v", tt.path, err, tt.bad)
 			}
 		})
 	}
-	if err := CheckPlacement(filepath.Join(outside, "a"), []string{"/"}); !errors.Is(err, ErrWritableBySandbox) {
+	if err := CheckPlacement(filepath.Join(outside, "a"), []string{"/"}, nil); !errors.Is(err, ErrWritableBySandbox) {
 		t.Errorf("writable / not caught: %v", err)
+	}
+	// Inside a writable path but under a directory the sandbox cannot reach
+	// (jail's masked state directory): fine. Next to it: still refused.
+	hidden := filepath.Join(ws, "state", "jail")
+	if err := CheckPlacement(filepath.Join(hidden, "audit", "a.jsonl"), []string{ws}, []string{hidden}); err != nil {
+		t.Errorf("trail in a masked directory refused: %v", err)
+	}
+	if err := CheckPlacement(filepath.Join(ws, "state", "jailx", "a.jsonl"), []string{ws}, []string{hidden}); !errors.Is(err, ErrWritableBySandbox) {
+		t.Errorf("trail beside the masked directory not caught: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/statedir"
 	"github.com/jail-sandbox/jail/ucount"
 )
 
@@ -51,6 +52,12 @@ type Plan struct {
 	// Counters bound the per-user kernel counters inside (package ucount),
 	// so that the host user keeps its own.
 	Counters []ucount.Bound `json:"counters"`
+	// StateDir is jail's own state directory (package statedir), resolved;
+	// StateDirMasked says the plan covers it because a visible path
+	// contains it (the supervisor then makes sure it exists before start,
+	// so that the mask has something to cover).
+	StateDir       string `json:"state_dir,omitempty"`
+	StateDirMasked bool   `json:"state_dir_masked,omitempty"`
 }
 
 // hidden are host places replaced by empty private tmpfs: where other users'
@@ -176,6 +183,21 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		return bl[i].Path < bl[j].Path
 	})
 	mounts = append(mounts, bl...)
+
+	// jail's own state directory (old trails, the run registry, the
+	// quarantine, the trail key) is the user's record: never shown to the
+	// sandbox, not even read-only. A bind that names it or a path in it is
+	// refused; where a visible path contains it, it is masked below.
+	if sd, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
+		plan.StateDir = resolveExisting(sd)
+		for _, b := range bl {
+			if b.Path == plan.StateDir || strings.HasPrefix(b.Path, plan.StateDir+"/") {
+				return nil, fmt.Errorf("%w: %s %s is jail's state directory %s or lies in it (old audit trails, run registry): the sandbox never sees it; choose another path",
+					policy.ErrInvalid, b.Why, b.Path, plan.StateDir)
+			}
+		}
+		plan.StateDirMasked = visibleIn(plan.StateDir, mounts)
+	}
 	var readable, writable []string
 	for _, b := range bl {
 		if b.Kind == ns.KindBind {
@@ -209,12 +231,19 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	// writable root and a mask is therefore bound onto itself, which pins it.
 	pinned := map[string]bool{}
 	var pins []ns.Mount
+	protected := make([]string, 0, len(fp.Masks)+1)
 	for _, m := range fp.Masks {
-		root := enclosing(m.Path, writable)
+		protected = append(protected, m.Path)
+	}
+	if plan.StateDirMasked {
+		protected = append(protected, plan.StateDir)
+	}
+	for _, mp := range protected {
+		root := enclosing(mp, writable)
 		if root == "" {
 			continue // in a read-only tree: rename fails with EROFS anyway
 		}
-		for d := filepath.Dir(m.Path); d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
+		for d := filepath.Dir(mp); d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
 			if !pinned[d] {
 				pinned[d] = true
 				pins = append(pins, ns.Mount{Kind: ns.KindPin, Path: d, Dir: true, FD: -1, Why: "pinned: holds a protected path"})
@@ -229,6 +258,12 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 			kind = ns.KindReadOnly
 		}
 		mounts = append(mounts, ns.Mount{Kind: kind, Path: m.Path, Dir: m.Dir, FD: -1, Why: m.Rule})
+	}
+	if plan.StateDirMasked {
+		// An empty, mode-0, read-only directory: the old trails and the
+		// registry can be neither listed, read, rewritten nor added to; the
+		// pins above keep its parents from being renamed away.
+		mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: plan.StateDir, Dir: true, FD: -1, Why: "jail's state directory (audit trails, run registry)"})
 	}
 	plan.Notes = append(plan.Notes, fp.Notes...)
 	plan.Absent = append(plan.Absent, fp.Absent...)
@@ -273,6 +308,40 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		MaxABI:  p.LandlockMaxABI,
 	}
 	return plan, nil
+}
+
+// visibleIn reports whether path would be visible in the sandbox given the
+// mounts so far: the deepest mount containing it is not a private tmpfs
+// (no mount at all: the read-only view of the host root shows it).
+func visibleIn(path string, mounts []ns.Mount) bool {
+	var deepest *ns.Mount
+	for i := range mounts {
+		m := &mounts[i]
+		if path == m.Path || strings.HasPrefix(path, strings.TrimSuffix(m.Path, "/")+"/") {
+			if deepest == nil || len(m.Path) >= len(deepest.Path) { // later mounts cover earlier ones
+				deepest = m
+			}
+		}
+	}
+	return deepest == nil || deepest.Kind != ns.KindTmpfs
+}
+
+// resolveExisting makes p symlink-free as far as it exists (the rest is
+// appended as is), so that a symlinked XDG_STATE_HOME or HOME cannot hide
+// where the state directory really is.
+func resolveExisting(p string) string {
+	rest := ""
+	for cur := filepath.Clean(p); ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return filepath.Clean(p)
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
 }
 
 // enclosing returns the deepest root in roots that contains p, or "".

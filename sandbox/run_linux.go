@@ -186,6 +186,16 @@ func (r *runner) run() int {
 		plan.Print(os.Stdout)
 		return 0
 	}
+	if plan.StateDirMasked {
+		// The mask needs a directory to cover; left absent under a writable
+		// path, the agent could create it with planted content (a key, a
+		// symlinked audit/) for the next run to trust. jail would create it
+		// at its first trail anyway.
+		if err := os.MkdirAll(plan.StateDir, 0o700); err != nil {
+			r.errorf("jail's state directory %s: %v (set XDG_STATE_HOME to a writable place)", plan.StateDir, err)
+			return ExitSetup
+		}
+	}
 	if err := r.openTrail(spec); err != nil {
 		r.errorf("%v", err)
 		return ExitSetup

@@ -46,8 +46,14 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 			return fmt.Errorf("audit trail: %w (pass --audit FILE)", err)
 		}
 	}
-	// The agent must not be able to rewrite its own trail.
-	if err := audit.CheckPlacement(path, r.plan.Writable); err != nil {
+	// The agent must not be able to rewrite its own trail. A trail in jail's
+	// state directory is out of reach even under a writable path when the
+	// plan masks that directory.
+	var hidden []string
+	if r.plan.StateDirMasked {
+		hidden = append(hidden, r.plan.StateDir)
+	}
+	if err := audit.CheckPlacement(path, r.plan.Writable, hidden); err != nil {
 		return fmt.Errorf("--audit %s: %w", path, err)
 	}
 	w, err := audit.Create(path)
@@ -84,8 +90,8 @@ func hideTrail(path string, plan []ns.Mount) []ns.Mount {
 			}
 		}
 	}
-	if deepest != nil && deepest.Kind == ns.KindTmpfs {
-		return nil // under a private tmpfs already: not visible
+	if deepest != nil && (deepest.Kind == ns.KindTmpfs || deepest.Kind == ns.KindMask && deepest.Dir) {
+		return nil // under a private tmpfs or a masked directory (the state dir) already: not visible
 	}
 	for _, m := range plan {
 		if m.Kind != ns.KindMask && m.Kind != ns.KindReadOnly && strings.HasPrefix(m.Path, dir+"/") {

@@ -40,9 +40,10 @@ func (r *runner) serveExecs(l *os.File) {
 				ev.Path, ev.Argv, ev.Cwd, ev.Err = r.pol.Command[0], r.pol.Command, r.plan.Workspace, ""
 			}
 			ev.Pid = sandboxPid(ev.Pid)
-			ev.Path, ev.Cwd = byteExact(ev.Path), byteExact(ev.Cwd)
+			// Secret values out first, while the bytes are still raw.
+			ev.Path, ev.Cwd = byteExact(r.redact.str(ev.Path)), byteExact(r.redact.str(ev.Cwd))
 			for i := range ev.Argv {
-				ev.Argv[i] = byteExact(ev.Argv[i])
+				ev.Argv[i] = byteExact(r.redact.str(ev.Argv[i]))
 			}
 			dec := audit.DecisionAllow
 			if ev.Rule != "" {

@@ -44,7 +44,8 @@ type runner struct {
 	cancel  context.CancelFunc
 
 	trail        *audit.Writer
-	id           string // the sandbox's id, also in the default trail's name
+	redact       *redactor // --env/--setenv values out of every record
+	id           string    // the sandbox's id, also in the default trail's name
 	group        cgroup.Group
 	cgRep        cgroup.Report
 	netPol       *netproxy.Policy
@@ -104,6 +105,7 @@ func (r *runner) run() int {
 		return ExitSetup
 	}
 	r.plan = plan
+	r.redact = newRedactor(r.pol, plan.Env)
 	for _, n := range plan.Notes {
 		if strings.HasPrefix(n, "--deny") {
 			r.notef("%s", n)

@@ -18,7 +18,7 @@ import (
 
 func (r *runner) record(ev audit.Event) {
 	if r.trail != nil {
-		r.trail.Record(ev)
+		r.trail.Record(r.redact.event(ev))
 	}
 }
 
@@ -136,16 +136,17 @@ func (r *runner) recordStart(info map[string]string) {
 	var notes []string
 	notes = append(notes, r.plan.Notes...)
 	notes = append(notes, r.cgRep.Warnings...)
+	// Variables by name only: --env/--setenv values are the user's secrets.
 	r.trail.Record(audit.Start{
 		Schema: audit.SchemaVersion, Version: Version, ID: r.id,
-		Argv: os.Args, Command: r.pol.Command, Cwd: r.plan.Workspace,
+		Argv: r.redact.argv(os.Args), Command: r.redact.strs(r.pol.Command), Cwd: r.redact.str(r.plan.Workspace),
 		UID: os.Getuid(), GID: os.Getgid(), PID: os.Getpid(), Root: os.Getuid() == 0,
-		Policy: map[string]any{"policy": r.pol, "plan": r.plan, "cgroup": r.cgRep},
+		Policy: r.redact.startPolicy(r.pol, r.plan, r.cgRep),
 		Kernel: audit.Kernel{
 			Release: unix.ByteSliceToString(uts.Release[:]), LandlockABI: abi,
 			Seccomp: info["seccomp.arch"] != "", SeccompNotify: info["seccomp.notify"] == "true",
 			CgroupMode: cgMode, NetworkMode: netMode,
 		},
-		Notes: notes,
+		Notes: r.redact.strs(notes),
 	})
 }

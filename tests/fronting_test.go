@@ -11,113 +11,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
 )
-
-// hostsExecEnv makes this test binary a launcher: it bind-mounts the named
-// file over /etc/hosts in a mount namespace of its own (made by the parent
-// with CLONE_NEWNS, plus CLONE_NEWUSER mapping the caller's own uid when not
-// root) and then execs its arguments. The host resolver of the jail started
-// that way answers from that file, which is the only way to make a name
-// "resolve on the host" to a chosen address without touching the host.
-const hostsExecEnv = "JAIL_TEST_HOSTS_EXEC"
-
-func init() {
-	hosts := os.Getenv(hostsExecEnv)
-	if hosts == "" {
-		return
-	}
-	fail := func(err error) {
-		fmt.Fprintf(os.Stderr, "hosts launcher: %v\n", err)
-		os.Exit(121)
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		fail(fmt.Errorf("make / private: %w", err))
-	}
-	if err := unix.Mount(hosts, "/etc/hosts", "", unix.MS_BIND, ""); err != nil {
-		fail(fmt.Errorf("bind %s over /etc/hosts: %w", hosts, err))
-	}
-	// The capability that made the mount possible must not reach jail.
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		fail(fmt.Errorf("clear ambient capabilities: %w", err))
-	}
-	var env []string
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, hostsExecEnv+"=") {
-			env = append(env, e)
-		}
-	}
-	fail(syscall.Exec(os.Args[1], os.Args[1:], env))
-}
-
-// runWithHosts runs jail with args where the host resolves names from
-// hostsLines (in addition to nothing else: the file replaces /etc/hosts).
-func runWithHosts(t *testing.T, hostsLines []string, o runOpts, args ...string) result {
-	t.Helper()
-	dir := auditDir(t)
-	hosts := filepath.Join(dir, "hosts")
-	content := "127.0.0.1 localhost\n" + strings.Join(hostsLines, "\n") + "\n"
-	if err := os.WriteFile(hosts, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(self, append([]string{jail(t)}, args...)...)
-	cmd.Dir = o.dir
-	if cmd.Dir == "" {
-		cmd.Dir = workspace(t)
-	}
-	cmd.Env = append(append(os.Environ(), o.env...), hostsExecEnv+"="+hosts)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
-	if os.Geteuid() != 0 {
-		uid, gid := os.Getuid(), os.Getgid()
-		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
-		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
-	}
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the hosts launcher: %v", err)
-	}
-	go func() { done <- cmd.Wait() }()
-	timeout := o.timeout
-	if timeout == 0 {
-		timeout = 90 * time.Second
-	}
-	select {
-	case err = <-done:
-	case <-time.After(timeout):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("jail did not finish within %v\nstderr:\n%s", timeout, se.String())
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	if code == 121 {
-		t.Fatalf("the hosts launcher failed: %s", se.String())
-	}
-	return result{code: code, stdout: so.String(), stderr: se.String()}
-}
 
 // hostLog is an HTTP/1 origin on the host's loopback that records the Host
 // of every request that reaches it and answers "hello HOST".

@@ -14,7 +14,10 @@
 // complete lines with a single write(2). A SIGKILL of the supervisor loses at
 // most the queued tail (and at worst leaves a truncated final line), never
 // earlier lines. If the queue is ever full, the number of lost events is
-// recorded in a "dropped" event as soon as the writer catches up.
+// recorded in a "dropped" event as soon as the writer catches up. With a
+// size budget (Options.MaxBytes) the file never grows past it: beyond it
+// events are counted by type in "dropped" events (reason "budget") and the
+// exit event says how many were not written (see Options).
 //
 // The package is pure Go and needs no particular kernel version; the only
 // OS facilities used are open(2) with O_EXCL|O_NOFOLLOW, write(2), fsync(2)

@@ -80,10 +80,25 @@ type Exec struct {
 	Decision string   `json:"decision"`         // DecisionAllow or DecisionDeny
 	Rule     string   `json:"rule,omitempty"`   // guard-rail pattern that denied it
 	Reason   string   `json:"reason,omitempty"` //
+	// Set only when Argv was stored cut (see BoundArgv): the whole argv's
+	// argument count, size (NUL-terminated arguments) and SHA-256.
+	Argc       int    `json:"argc,omitempty"`
+	ArgvBytes  int64  `json:"argv_bytes,omitempty"`
+	ArgvSHA256 string `json:"argv_sha256,omitempty"`
 }
 
 // EventType implements Event.
 func (Exec) EventType() string { return TypeExec }
+
+// Bound cuts e.Argv to the stored bounds and fills the digest fields when it
+// had to (see BoundArgv).
+func (e *Exec) Bound() {
+	argv, d := BoundArgv(e.Argv)
+	e.Argv = argv
+	if d != nil {
+		e.Argc, e.ArgvBytes, e.ArgvSHA256 = d.Argc, d.Bytes, d.SHA256
+	}
+}
 
 // DNS is one query answered by the sandbox's DNS server.
 type DNS struct {
@@ -183,6 +198,10 @@ type Exit struct {
 	CPUSysMS        float64 `json:"cpu_sys_ms"`        //
 	PeakMemoryBytes int64   `json:"peak_memory_bytes"` // 0 when unknown
 	Error           string  `json:"error,omitempty"`   // setup failure, for setup_failed
+	// TrailDropped is the number of this run's events not written to the
+	// file (size budget reached, queue overflow), all counted by type in
+	// dropped events; the writer fills it in.
+	TrailDropped uint64 `json:"trail_dropped,omitempty"`
 }
 
 // EventType implements Event.
@@ -193,6 +212,11 @@ type Dropped struct {
 	Count uint64            `json:"count"`           // events lost since the previous dropped event
 	Types map[string]uint64 `json:"types,omitempty"` // count per event type
 	Sink  string            `json:"sink,omitempty"`  // set when a sink (e.g. "syslog"), not the file, lost them
+	// Reason is "budget" when the trail reached its size budget: events are
+	// then counted, not written ("" = the queue was full or a write failed).
+	Reason string `json:"reason,omitempty"`
+	// Budget is the trail's size budget in bytes, with reason "budget".
+	Budget int64 `json:"budget,omitempty"`
 }
 
 // EventType implements Event.

@@ -99,6 +99,9 @@ func describe(rec *Record) string {
 		var e Dropped
 		if rec.Decode(&e) == nil {
 			s := fmt.Sprintf("%d events lost", e.Count)
+			if e.Reason == DropBudget {
+				s = fmt.Sprintf("%d events not written: size budget %s reached", e.Count, bytesStr(e.Budget))
+			}
 			if e.Sink != "" {
 				s += " by sink " + e.Sink
 			}

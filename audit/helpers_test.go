@@ -27,9 +27,13 @@ func fakeClock(step time.Duration) func() time.Time {
 
 // newTestWriter creates a writer in a temp dir with a fake clock.
 func newTestWriter(t testing.TB, queue int) (*Writer, string) {
+	return newTestWriterOpts(t, queue, Options{})
+}
+
+func newTestWriterOpts(t testing.TB, queue int, o Options) (*Writer, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "trail.jsonl")
-	w, err := create(path, fakeClock(time.Millisecond), queue)
+	w, err := create(path, fakeClock(time.Millisecond), queue, o)
 	if err != nil {
 		t.Fatal(err)
 	}

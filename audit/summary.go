@@ -16,22 +16,26 @@ const TopCommands = 10
 
 // Summary is the digest `jail audit FILE` prints.
 type Summary struct {
-	Start     *Start
-	StartTS   time.Time
-	Exit      *Exit
-	LastTS    time.Time
-	Counts    map[string]int
-	Commands  []CommandCount // most frequent first
-	Execs     int
-	Net       []NetRow
-	DNSAllow  int
-	DNSDeny   int
-	Denials   []*Record // exec, dns and net denials and deny events, in order
-	Limits    []*Record // limit, signal, kill, timeout events, in order
-	Dropped   uint64
-	Malformed []*LineError
-	Verify    Result
-	VerifyErr error // *VerifyError when the chain is broken
+	Start    *Start
+	StartTS  time.Time
+	Exit     *Exit
+	LastTS   time.Time
+	Counts   map[string]int
+	Commands []CommandCount // most frequent first
+	Execs    int
+	Net      []NetRow
+	DNSAllow int
+	DNSDeny  int
+	Denials  []*Record // exec, dns and net denials and deny events, in order
+	Limits   []*Record // limit, signal, kill, timeout events, in order
+	Dropped  uint64
+	// BudgetDropped of Dropped were refused by the trail's size budget
+	// (Budget bytes).
+	BudgetDropped uint64
+	Budget        int64
+	Malformed     []*LineError
+	Verify        Result
+	VerifyErr     error // *VerifyError when the chain is broken
 }
 
 // CommandCount is one row of the commands table.
@@ -142,6 +146,10 @@ func Summarize(r io.Reader) (*Summary, error) {
 			var e Dropped
 			if rec.Decode(&e) == nil {
 				s.Dropped += e.Count
+				if e.Reason == DropBudget {
+					s.BudgetDropped += e.Count
+					s.Budget = e.Budget
+				}
 			}
 		}
 	}
@@ -252,7 +260,13 @@ func (s *Summary) Write(w io.Writer, name string) error {
 
 	if s.Dropped > 0 {
 		section(&b, "Dropped")
-		fmt.Fprintf(&b, "  %d events were lost (the writer fell behind); see the dropped events\n", s.Dropped)
+		if s.BudgetDropped > 0 {
+			fmt.Fprintf(&b, "  %d events were not written: the trail reached its size budget (%s, --audit-max-size); they are counted by type in the dropped events\n",
+				s.BudgetDropped, bytesStr(s.Budget))
+		}
+		if n := s.Dropped - s.BudgetDropped; n > 0 {
+			fmt.Fprintf(&b, "  %d events were lost (the writer fell behind); see the dropped events\n", n)
+		}
 	}
 	if len(s.Malformed) > 0 {
 		section(&b, fmt.Sprintf("Malformed lines (%d)", len(s.Malformed)))

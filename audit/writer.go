@@ -47,10 +47,42 @@ type Sink interface {
 	Close() error
 }
 
+// Options tune a Writer; the zero value is Create's behaviour.
+type Options struct {
+	// MaxBytes is the trail's size budget (0 = none). Past it minus a
+	// reserve, events are counted by type, not written: one dropped event
+	// with reason "budget" marks the moment, a final one (before exit, kill
+	// and timeout events and at Close) carries the rest, and the exit event
+	// says how many were not written. start, limit, signal, kill and
+	// timeout events may use the reserve; exit and the final dropped
+	// events are always written. The file never grows past MaxBytes
+	// (MinBudget or more; smaller values are raised to it).
+	MaxBytes int64
+}
+
+// MinBudget is the smallest size budget a Writer accepts.
+const MinBudget = 128 << 10
+
+// Reserves inside the budget: essentialReserve for start, limit, signal,
+// kill and timeout events once ordinary ones are refused; finalReserve for
+// the closing dropped summaries and the exit event alone.
+const (
+	essentialReserve = 60 << 10
+	finalReserve     = 4 << 10
+	// envelopeBytes bounds what the writer adds to an event's fields:
+	// {"ts":"<35>","seq":<20>,"type":"","prev":"<64>",} and a newline.
+	envelopeBytes = 160
+)
+
+// DropBudget is the reason of a dropped event written because the trail
+// reached its size budget.
+const DropBudget = "budget"
+
 // Stats is a snapshot of a Writer's counters.
 type Stats struct {
 	Written   uint64 // lines in the file (equals the last seq)
-	Dropped   uint64 // events lost because the queue was full or a write failed
+	Dropped   uint64 // events not written: the queue was full, a write failed, or the size budget was reached
+	Budget    uint64 // of Dropped, those refused by the size budget
 	Head      string // hex SHA-256 of the last line written (GenesisPrev if none)
 	LateEmits uint64 // Emit calls after Close (a caller bug; nothing can record them)
 	MaxQueued int    // deepest the queue has been (QueueSize means events were dropped)
@@ -68,6 +100,7 @@ type lineMeta struct {
 	typ        string
 	drops      uint64 // for a dropped line: the count it carried
 	dropTypes  map[string]uint64
+	dropReason string
 	sink       *sinkRunner
 }
 
@@ -83,11 +116,20 @@ type Writer struct {
 	ch     chan item
 	done   chan struct{}
 
-	dropped   atomic.Uint64 // pending, not yet recorded
-	dropMu    sync.Mutex
-	dropTypes map[string]uint64
-	late      atomic.Uint64
-	maxQueued atomic.Int64
+	dropped  atomic.Uint64 // pending, not yet recorded (all reasons)
+	dropMu   sync.Mutex
+	pending  map[string]map[string]uint64 // reason ("" or DropBudget) -> type -> count
+	pendingN map[string]uint64
+
+	// The size budget (Options.MaxBytes). accepted estimates the bytes of
+	// every event accepted so far (queued or written), so that a burst is
+	// refused at Emit, before it costs memory in the queue.
+	maxBytes, soft, essential int64
+	accepted                  atomic.Int64
+	over                      atomic.Bool
+	budgetAnnounced           bool // writer goroutine only
+	late                      atomic.Uint64
+	maxQueued                 atomic.Int64
 
 	sinkMu sync.Mutex
 	sinks  []*sinkRunner
@@ -105,6 +147,7 @@ type Writer struct {
 	closeErr error
 	buf      []byte
 	metas    []lineMeta
+	closing  bool // the queue is closed: every pending loss is written now
 }
 
 // Create creates the trail at path (parent directories 0700, file 0600) and
@@ -113,10 +156,15 @@ type Writer struct {
 // error then wraps fs.ErrExist. The descriptor is close-on-exec, so it never
 // leaks into init or the agent.
 func Create(path string) (*Writer, error) {
-	return create(path, time.Now, QueueSize)
+	return create(path, time.Now, QueueSize, Options{})
 }
 
-func create(path string, now func() time.Time, queue int) (*Writer, error) {
+// CreateOptions is Create with Options (a size budget).
+func CreateOptions(path string, o Options) (*Writer, error) {
+	return create(path, time.Now, QueueSize, o)
+}
+
+func create(path string, now func() time.Time, queue int, o Options) (*Writer, error) {
 	if path == "" {
 		return nil, errors.New("create audit trail: empty path")
 	}
@@ -134,16 +182,22 @@ func create(path string, now func() time.Time, queue int) (*Writer, error) {
 		return nil, fmt.Errorf("create audit trail: %w", err)
 	}
 	w := &Writer{
-		path:      path,
-		f:         f,
-		now:       now,
-		ch:        make(chan item, queue),
-		done:      make(chan struct{}),
-		dropTypes: map[string]uint64{},
-		prev:      GenesisPrev,
-		buf:       make([]byte, 0, 64<<10),
+		path:     path,
+		f:        f,
+		now:      now,
+		ch:       make(chan item, queue),
+		done:     make(chan struct{}),
+		pending:  map[string]map[string]uint64{},
+		pendingN: map[string]uint64{},
+		prev:     GenesisPrev,
+		buf:      make([]byte, 0, 64<<10),
 	}
 	w.stats.Head = GenesisPrev
+	if o.MaxBytes > 0 {
+		w.maxBytes = max(o.MaxBytes, MinBudget)
+		w.soft = w.maxBytes - essentialReserve - finalReserve
+		w.essential = w.maxBytes - finalReserve
+	}
 	go w.run()
 	return w, nil
 }
@@ -175,6 +229,25 @@ func (w *Writer) Emit(typ string, fields any) {
 		typ = "unknown" // a reader rejects an empty type; keep the event anyway
 	}
 	it := item{ts: w.now(), typ: typ, body: marshalFields(fields)}
+	var est int64
+	if w.maxBytes > 0 {
+		// The budget is charged here, synchronously: however fast events
+		// come, what is accepted never exceeds it.
+		est = int64(len(it.body)+len(typ)) + envelopeBytes
+		limit := w.soft
+		switch typ {
+		case TypeStart, TypeLimit, TypeSignal, TypeKill, TypeTimeout:
+			limit = w.essential
+		case TypeExit:
+			limit = 1<<63 - 1 // the end of the record is always written
+		}
+		if w.accepted.Add(est) > limit {
+			w.accepted.Add(-est)
+			w.over.Store(true)
+			w.dropFor(DropBudget, typ, 1)
+			return
+		}
+	}
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.closed {
@@ -187,18 +260,29 @@ func (w *Writer) Emit(typ string, fields any) {
 			w.maxQueued.Store(q) // racy max: a high-water mark, not an exact count
 		}
 	default:
+		w.accepted.Add(-est)
 		w.maxQueued.Store(int64(cap(w.ch)))
 		w.drop(typ, 1)
 	}
 }
 
-func (w *Writer) drop(typ string, n uint64) {
+func (w *Writer) drop(typ string, n uint64) { w.dropFor("", typ, n) }
+
+// dropFor counts n lost events of type typ for reason ("" or DropBudget).
+func (w *Writer) dropFor(reason, typ string, n uint64) {
 	w.dropMu.Lock()
-	w.dropTypes[typ] += n
+	if w.pending[reason] == nil {
+		w.pending[reason] = map[string]uint64{}
+	}
+	w.pending[reason][typ] += n
+	w.pendingN[reason] += n
 	w.dropped.Add(n)
 	w.dropMu.Unlock()
 	w.statsMu.Lock()
 	w.stats.Dropped += n
+	if reason == DropBudget {
+		w.stats.Budget += n
+	}
 	w.statsMu.Unlock()
 }
 
@@ -265,6 +349,7 @@ func (w *Writer) run() {
 		w.batch(it)
 	}
 	// Final bookkeeping: pending drops, then the sinks' own losses.
+	w.closing = true
 	w.batch(item{})
 	w.sinkMu.Lock()
 	sinks := w.sinks
@@ -293,7 +378,10 @@ func (w *Writer) batch(first item) {
 	var syncs []chan error
 	fsync := false
 	add := func(it item) {
-		w.appendDropped()
+		// Losses are recorded as they happen, except past the budget: then
+		// they are summed up before the events that end a run.
+		force := w.closing || it.typ == TypeExit || it.typ == TypeKill || it.typ == TypeTimeout
+		w.appendDropped(force)
 		if it.sync != nil {
 			syncs = append(syncs, it.sync)
 			fsync = true
@@ -302,7 +390,11 @@ func (w *Writer) batch(first item) {
 		if it.typ == "" && it.body == nil {
 			return
 		}
-		w.appendLine(it.ts, it.typ, it.body, lineMeta{typ: it.typ})
+		body := it.body
+		if it.typ == TypeExit {
+			body = w.withTrailDropped(body)
+		}
+		w.appendLine(it.ts, it.typ, body, lineMeta{typ: it.typ})
 		switch it.typ {
 		case TypeKill, TypeExit, TypeTimeout:
 			fsync = true // the issue requires the trail on disk at kill and exit
@@ -361,29 +453,59 @@ func (w *Writer) rollback(err error, seq uint64, prev string) {
 			m.sink.dropped.Add(m.drops) // record it again later
 		case m.typ == TypeDropped && m.dropTypes != nil:
 			w.dropMu.Lock()
-			for t, n := range m.dropTypes {
-				w.dropTypes[t] += n
+			if w.pending[m.dropReason] == nil {
+				w.pending[m.dropReason] = map[string]uint64{}
 			}
+			for t, n := range m.dropTypes {
+				w.pending[m.dropReason][t] += n
+			}
+			w.pendingN[m.dropReason] += m.drops
 			w.dropped.Add(m.drops)
 			w.dropMu.Unlock()
+			if m.dropReason == DropBudget {
+				w.budgetAnnounced = false
+			}
 		default:
 			w.drop(m.typ, 1)
 		}
 	}
 }
 
-// appendDropped appends a dropped event for pending losses, if any.
-func (w *Writer) appendDropped() {
+// appendDropped appends dropped events for pending losses. Past the size
+// budget it writes the first budget loss at once (the moment is part of the
+// record) and holds the rest until force (an exit, kill or timeout event,
+// or Close), so that losses cannot themselves fill the disk.
+func (w *Writer) appendDropped(force bool) {
+	over := w.over.Load()
 	if w.dropped.Load() != 0 {
 		w.dropMu.Lock()
-		n := w.dropped.Swap(0)
-		types := w.dropTypes
-		w.dropTypes = map[string]uint64{}
-		w.dropMu.Unlock()
-		if n != 0 {
-			body := marshalFields(Dropped{Count: n, Types: types})
-			w.appendLine(w.now(), TypeDropped, body, lineMeta{typ: TypeDropped, drops: n, dropTypes: types})
+		for _, reason := range []string{"", DropBudget} {
+			n := w.pendingN[reason]
+			if n == 0 {
+				continue
+			}
+			write := force || !over
+			if reason == DropBudget {
+				write = force || !w.budgetAnnounced
+			}
+			if !write {
+				continue
+			}
+			types := w.pending[reason]
+			delete(w.pending, reason)
+			delete(w.pendingN, reason)
+			w.dropped.Add(^(n - 1))
+			ev := Dropped{Count: n, Types: types, Reason: reason}
+			if reason == DropBudget {
+				ev.Budget = w.maxBytes
+				w.budgetAnnounced = true
+			}
+			w.appendAccounted(TypeDropped, marshalFields(ev), lineMeta{typ: TypeDropped, drops: n, dropTypes: types, dropReason: reason})
 		}
+		w.dropMu.Unlock()
+	}
+	if over && !force {
+		return
 	}
 	w.sinkMu.Lock()
 	sinks := w.sinks
@@ -391,9 +513,35 @@ func (w *Writer) appendDropped() {
 	for _, r := range sinks {
 		if n := r.dropped.Swap(0); n != 0 {
 			body := marshalFields(Dropped{Count: n, Sink: r.s.Name()})
-			w.appendLine(w.now(), TypeDropped, body, lineMeta{typ: TypeDropped, drops: n, sink: r})
+			w.appendAccounted(TypeDropped, body, lineMeta{typ: TypeDropped, drops: n, sink: r})
 		}
 	}
+}
+
+// appendAccounted appends a line the writer itself makes and charges it to
+// the budget.
+func (w *Writer) appendAccounted(typ string, body []byte, m lineMeta) {
+	before := len(w.buf)
+	w.appendLine(w.now(), typ, body, m)
+	w.accepted.Add(int64(len(w.buf) - before))
+}
+
+// withTrailDropped adds "trail_dropped" to an exit event's fields: how many
+// of this run's events the file does not hold (each counted by type in a
+// dropped event before it).
+func (w *Writer) withTrailDropped(body []byte) []byte {
+	w.statsMu.Lock()
+	n := w.stats.Dropped
+	w.statsMu.Unlock()
+	if n == 0 {
+		return body
+	}
+	out := append([]byte{}, body...)
+	if len(out) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"trail_dropped":`...)
+	return strconv.AppendUint(out, n, 10)
 }
 
 // appendLine appends one complete line and advances seq and the chain.

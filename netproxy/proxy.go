@@ -340,9 +340,19 @@ func (p *Proxy) checkClaims(f *flow, res sniffResult) string {
 		if n == "" {
 			return what + " is empty"
 		}
-		return fmt.Sprintf("%s %q does not match %s (domain fronting)", what, n, f.name)
+		return fmt.Sprintf("%s %q does not match %s (domain fronting)", what, clip(n), f.name)
 	}
 	return ""
+}
+
+// clip bounds a client-chosen name quoted in a reason: a 64 KiB Host header
+// must not become a 64 KiB audit record per refused flow.
+func clip(s string) string {
+	const max = 255
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
 }
 
 var errNoBytesYet = errors.New("client sent nothing yet")

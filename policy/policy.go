@@ -83,6 +83,10 @@ type Policy struct {
 	// Audit.
 	AuditFile   string `json:"audit_file,omitempty"`
 	AuditSyslog bool   `json:"audit_syslog,omitempty"`
+	// AuditMaxSize is the trail's size budget in bytes: past it events are
+	// counted, not written, so an agent cannot fill the host's disk
+	// through jail (--audit-max-size).
+	AuditMaxSize int64 `json:"audit_max_size"`
 
 	Quiet   bool `json:"-"`
 	Verbose bool `json:"-"`
@@ -104,8 +108,18 @@ func Default() Policy {
 		Pids:      1024,
 		KillGrace: 5 * time.Second,
 		Net:       NetNone,
+
+		AuditMaxSize: DefaultAuditMaxSize,
 	}
 }
+
+// DefaultAuditMaxSize is the default size budget of one run's trail: room
+// for about 150,000 exec events.
+const DefaultAuditMaxSize = 64 << 20
+
+// MinAuditMaxSize is the smallest budget accepted: the start event alone
+// can take tens of KiB.
+const MinAuditMaxSize = 1 << 20
 
 func invalid(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, a...))
@@ -134,6 +148,9 @@ func (p *Policy) Validate() error {
 	}
 	if p.TmpSize <= 0 {
 		return invalid("--tmp-size must be positive")
+	}
+	if p.AuditMaxSize < MinAuditMaxSize {
+		return invalid("--audit-max-size must be at least 1M (the trail's size budget; default 64M)")
 	}
 	if p.Pids < 0 || p.Memory < 0 || p.CPUs < 0 || p.Timeout < 0 || p.KillGrace < 0 || p.MaxFileSize < 0 {
 		return invalid("limits must not be negative")

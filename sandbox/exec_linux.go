@@ -40,18 +40,27 @@ func (r *runner) serveExecs(l *os.File) {
 				ev.Path, ev.Argv, ev.Cwd, ev.Err = r.pol.Command[0], r.pol.Command, r.plan.Workspace, ""
 			}
 			ev.Pid = sandboxPid(ev.Pid)
-			// Secret values out first, while the bytes are still raw.
-			ev.Path, ev.Cwd = byteExact(r.redact.str(ev.Path)), byteExact(r.redact.str(ev.Cwd))
-			for i := range ev.Argv {
-				ev.Argv[i] = byteExact(r.redact.str(ev.Argv[i]))
+			// Secret values out first, while the bytes are still raw; then
+			// argv is bounded (a flood of huge failed execs must not fill
+			// the host's disk), its digest taken over the redacted bytes
+			// (a hash of a secret would let it be guessed), and only what is
+			// kept is escaped. A fresh slice: ev.Argv may be the policy's.
+			argv := make([]string, len(ev.Argv))
+			for i, a := range ev.Argv {
+				argv[i] = r.redact.str(a)
 			}
-			dec := audit.DecisionAllow
+			e := audit.Exec{PID: ev.Pid, Path: byteExact(r.redact.str(ev.Path)), Argv: argv, Cwd: byteExact(r.redact.str(ev.Cwd)),
+				Decision: audit.DecisionAllow, Rule: ev.Rule, Reason: ev.Err}
+			e.Bound()
+			for i := range e.Argv {
+				e.Argv[i] = byteExact(e.Argv[i])
+			}
 			if ev.Rule != "" {
-				dec = audit.DecisionDeny
-				r.notef("blocked command: %s (guard rail %s)", strings.Join(ev.Argv, " "), ev.Rule)
-				r.record(audit.Deny{Layer: "guard-rail", What: "exec", Target: ev.Path, PID: ev.Pid, Reason: ev.Rule})
+				e.Decision = audit.DecisionDeny
+				r.notef("blocked command: %s (guard rail %s)", strings.Join(e.Argv, " "), ev.Rule)
+				r.record(audit.Deny{Layer: "guard-rail", What: "exec", Target: e.Path, PID: ev.Pid, Reason: ev.Rule})
 			}
-			r.record(audit.Exec{PID: ev.Pid, Path: ev.Path, Argv: ev.Argv, Cwd: ev.Cwd, Decision: dec, Rule: ev.Rule, Reason: ev.Err})
+			r.record(e)
 		})
 	}()
 }

@@ -524,6 +524,12 @@ func (r *runner) finish() int {
 		r.errorf("exit %d (%s) after %.0f ms; cpu %.0f ms; peak memory %s; limits via %s",
 			code, reason, exit.WallMS, audit.Millis(st.CPU), cgroup.FormatSize(int64(st.MemoryPeak)), r.group.Mode())
 	}
+	if r.trail != nil {
+		// Everything the run produced is written before its exit event
+		// (the queue cannot refuse it), which then says what the file does
+		// not hold.
+		_ = r.trail.Sync()
+	}
 	r.record(exit)
 	r.closeTrail()
 	return code

@@ -56,7 +56,9 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	if err := audit.CheckPlacement(path, r.plan.Writable, hidden); err != nil {
 		return fmt.Errorf("--audit %s: %w", path, err)
 	}
-	w, err := audit.Create(path)
+	// The budget keeps an agent from filling the host's disk through its
+	// trail (failed execs with huge argv, a flood of refused flows).
+	w, err := audit.CreateOptions(path, audit.Options{MaxBytes: r.pol.AuditMaxSize})
 	if err != nil {
 		return fmt.Errorf("audit trail: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -126,4 +127,105 @@ exit 0`
 	if !strings.Contains(data, "[redacted $SECRET_SET]") {
 		t.Errorf("the exec events do not show where the value was redacted:\n%s", auditDump(auditOf(evs, "exec")))
 	}
+}
+
+// failedExecs makes n execve calls of a file that does not exist, each with
+// an argv of args arguments of size bytes (not UTF-8, the costliest bytes to
+// record), without forking: the cheapest way for an agent to make jail write.
+const failedExecs = `import os,sys
+n,args,size=int(sys.argv[1]),int(sys.argv[2]),int(sys.argv[3])
+argv=[bytes([0xff])*size for _ in range(args)]
+for i in range(n):
+    try: os.execv(b"/nonexistent/x%d"%i, [b"x%d"%i]+argv)
+    except OSError: pass
+print("done",n)
+`
+
+// trailSize returns the trail's size and its lines.
+func trailSize(t *testing.T, path string) (int64, []auditEvent) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size(), auditLoad(t, path)
+}
+
+// The trail cannot be used to fill the host's disk: argv is stored bounded
+// (with a marker and the hash of the whole argv), and past the run's size
+// budget events are counted, never written, never silently lost.
+func TestTrailBudget(t *testing.T) {
+	home := auditDir(t)
+	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}
+
+	t.Run("60 failed execs with 512 KiB argv", func(t *testing.T) {
+		trail := filepath.Join(auditDir(t), "argv.jsonl")
+		start := time.Now()
+		r := run(t, runOpts{env: env, timeout: 120 * time.Second}, "--audit", trail, "--", "/usr/bin/python3", "-c", failedExecs, "60", "4", "131000")
+		mustCode(t, r, 0)
+		size, evs := trailSize(t, trail)
+		t.Logf("60 execs of 512 KiB argv: %d bytes of trail in %v", size, time.Since(start).Round(time.Millisecond))
+		if size > 4<<20 {
+			t.Errorf("ATTACK WORKED: 60 execs wrote %d MiB of trail", size>>20)
+		}
+		var execs []auditEvent
+		for _, e := range auditOf(evs, "exec") {
+			if strings.HasPrefix(e.str("path"), "/nonexistent/") {
+				execs = append(execs, e)
+			}
+		}
+		if len(execs) != 60 {
+			t.Fatalf("%d of 60 failed execs recorded", len(execs))
+		}
+		e := execs[0]
+		if !e.has("argv_sha256") || e.num("argc") != 5 || e.num("argv_bytes") < 4*131000 {
+			t.Errorf("a bounded argv must carry argc, argv_bytes and argv_sha256 of the whole argv: %.600s", e.Raw)
+		}
+		if !strings.Contains(string(e.Raw), "bytes]") {
+			t.Errorf("a cut argument carries no marker: %.600s", e.Raw)
+		}
+	})
+
+	t.Run("flood past --audit-max-size", func(t *testing.T) {
+		trail := filepath.Join(auditDir(t), "flood.jsonl")
+		const n = 3000
+		r := run(t, runOpts{env: env, timeout: 120 * time.Second}, "--audit", trail, "--audit-max-size", "1M",
+			"--", "/usr/bin/python3", "-c", failedExecs, strconv.Itoa(n), "2", "8000")
+		mustCode(t, r, 0)
+		size, evs := trailSize(t, trail)
+		if size > 1<<20 {
+			t.Errorf("ATTACK WORKED: the trail is %d bytes, over its 1 MiB budget", size)
+		}
+		recorded := 0
+		for _, e := range auditOf(evs, "exec") {
+			if strings.HasPrefix(e.str("path"), "/nonexistent/") {
+				recorded++
+			}
+		}
+		var counted float64
+		var budget []auditEvent
+		for _, d := range auditOf(evs, "dropped") {
+			if d.str("sink") == "" {
+				counted += d.obj("types")["exec"].(float64)
+			}
+			if d.str("reason") == "budget" {
+				budget = append(budget, d)
+			}
+		}
+		t.Logf("%d execs: %d recorded, %v counted in dropped events, trail %d bytes", n, recorded, counted, size)
+		if len(budget) == 0 {
+			t.Fatalf("no dropped event with reason budget:\n%s", auditDump(auditOf(evs, "dropped")))
+		}
+		if recorded+int(counted) < n {
+			t.Errorf("events lost silently: %d recorded + %v counted < %d execs", recorded, counted, n)
+		}
+		exit := auditOf(evs, "exit")[0]
+		if exit.num("trail_dropped") < counted {
+			t.Errorf("the exit event does not say how many events were not written: %s", exit.Raw)
+		}
+		s := auditCLI(t, trail)
+		if !strings.Contains(s.stdout, "size budget") {
+			t.Errorf("jail audit does not show the budget was reached:\n%s", s.stdout)
+		}
+	})
 }

@@ -217,6 +217,7 @@ func newFlags(p *policy.Policy, out io.Writer) *flag.FlagSet {
 	// Audit.
 	fs.StringVar(&p.AuditFile, "audit", "", "write the audit trail to FILE (default ~/.local/state/jail/audit/)")
 	fs.BoolVar(&p.AuditSyslog, "audit-syslog", false, "also send audit events to syslog/the journal")
+	fs.Var(sizeFlag{&p.AuditMaxSize}, "audit-max-size", "the trail's size budget; past it events are counted, not written (default 64M)")
 	for short, long := range shortNames {
 		f := fs.Lookup(long)
 		fs.Var(f.Value, short, f.Usage)

@@ -1,0 +1,163 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+)
+
+// A flood of events, from many goroutines at once, cannot push the file
+// past its budget; nothing is lost silently: every refused event is counted
+// by type in a dropped event with reason "budget" (one when the budget is
+// reached, one more before the kill and exit events), the exit event says
+// how many, and the chain holds.
+func TestWriterBudget(t *testing.T) {
+	const budget = MinBudget
+	w, path := newTestWriterOpts(t, 1024, Options{MaxBytes: budget})
+	w.Record(Start{Schema: SchemaVersion, ID: "budget"})
+	const goroutines, each = 8, 2000
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				w.Record(Exec{PID: i, Path: "/bin/x", Argv: []string{"x", strings.Repeat("a", 200)}, Decision: DecisionAllow})
+			}
+		}()
+	}
+	wg.Wait()
+	w.Record(Kill{By: "user", Reason: "test", Method: "pid1"})
+	w.Record(Exit{Code: 137, Reason: "killed"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > budget {
+		t.Fatalf("ATTACK WORKED: %d bytes written, budget %d", len(data), budget)
+	}
+	res, err := Verify(bytes.NewReader(data))
+	if err != nil || !res.Ended {
+		t.Fatalf("trail does not verify: %+v %v", res, err)
+	}
+	recs, _, _ := ReadAll(bytes.NewReader(data))
+	execs, counted, budgetEvents := 0, uint64(0), 0
+	var exit Exit
+	kill := false
+	for _, r := range recs {
+		switch r.Type {
+		case TypeExec:
+			execs++
+		case TypeDropped:
+			var d Dropped
+			r.Decode(&d)
+			counted += d.Types[TypeExec]
+			if d.Reason == DropBudget {
+				budgetEvents++
+				if d.Budget != budget {
+					t.Errorf("dropped event names budget %d, want %d", d.Budget, budget)
+				}
+			}
+		case TypeKill:
+			kill = true
+		case TypeExit:
+			r.Decode(&exit)
+		}
+	}
+	if execs+int(counted) != goroutines*each {
+		t.Errorf("%d written + %d counted != %d emitted: events lost silently", execs, counted, goroutines*each)
+	}
+	if budgetEvents < 1 || budgetEvents > 2 {
+		t.Errorf("%d budget dropped events, want the moment and the final sum", budgetEvents)
+	}
+	if !kill || exit.Code != 137 || exit.TrailDropped != counted {
+		t.Errorf("kill written %v, exit %+v (trail_dropped want %d)", kill, exit, counted)
+	}
+	if st := w.Stats(); st.Budget != counted || st.Dropped != counted {
+		t.Errorf("stats %+v, want %d budget drops", st, counted)
+	}
+	t.Logf("%d of %d execs written in %d bytes, %d counted", execs, goroutines*each, len(data), counted)
+}
+
+// Without a budget nothing changes: no budget event, no trail_dropped.
+func TestWriterNoBudget(t *testing.T) {
+	w, path := newTestWriter(t, 1<<15)
+	for i := 0; i < 3000; i++ {
+		w.Record(Exec{PID: i, Path: "/bin/x", Argv: []string{strings.Repeat("a", 200)}})
+	}
+	w.Record(Exit{})
+	w.Close()
+	data, _ := os.ReadFile(path)
+	if bytes.Contains(data, []byte(`"reason":"budget"`)) || bytes.Contains(data, []byte("trail_dropped")) {
+		t.Errorf("a writer without a budget refused events")
+	}
+}
+
+func TestBoundArgv(t *testing.T) {
+	long := strings.Repeat("x", 3000)
+	many := make([]string, 400)
+	for i := range many {
+		many[i] = "a"
+	}
+	tests := []struct {
+		name   string
+		in     []string
+		cut    bool
+		checks func(t *testing.T, out []string)
+	}{
+		{"small stays", []string{"ls", "-la"}, false, nil},
+		{"empty", nil, false, nil},
+		{"one long argument", []string{"echo", long}, true, func(t *testing.T, out []string) {
+			if len(out) != 2 || len(out[1]) > MaxArgBytes+20 || !strings.HasSuffix(out[1], "…[+1976 bytes]") {
+				t.Errorf("out %q", out[1][len(out[1])-30:])
+			}
+		}},
+		{"too many arguments", many, true, func(t *testing.T, out []string) {
+			if len(out) != MaxArgs+1 || out[MaxArgs] != "…[+144 args]" {
+				t.Errorf("len %d last %q", len(out), out[len(out)-1])
+			}
+		}},
+		{"total bound", []string{long, long, long, long, long, long, long, long, long, long}, true, func(t *testing.T, out []string) {
+			total := 0
+			for _, a := range out {
+				total += len(a)
+			}
+			if total > MaxArgvBytes+200 || !strings.HasPrefix(out[len(out)-1], "…[+") {
+				t.Errorf("total %d, out %d args", total, len(out))
+			}
+		}},
+		{"a cut never splits a character", []string{strings.Repeat("é", 2000)}, true, func(t *testing.T, out []string) {
+			if !utf8.ValidString(out[0]) {
+				t.Errorf("cut inside a character: %q", out[0][len(out[0])-20:])
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, d := BoundArgv(tt.in)
+			if (d != nil) != tt.cut {
+				t.Fatalf("digest %+v, want cut=%v", d, tt.cut)
+			}
+			if d == nil {
+				return
+			}
+			var whole []byte
+			for _, a := range tt.in {
+				whole = append(append(whole, a...), 0)
+			}
+			sum := sha256.Sum256(whole)
+			if d.Argc != len(tt.in) || d.Bytes != int64(len(whole)) || d.SHA256 != hex.EncodeToString(sum[:]) {
+				t.Errorf("digest %+v does not describe the whole argv", d)
+			}
+			tt.checks(t, out)
+		})
+	}
+}

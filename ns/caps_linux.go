@@ -95,3 +95,35 @@ func dropPrivileges() error {
 	}
 	return nil
 }
+
+// dropPrivilegesDegraded is dropPrivileges for init started without a user
+// namespace (Spec.Degraded). Started by root, init still holds root's
+// capabilities and drops them all exactly like dropPrivileges (the agent is
+// then uid 0 with no capability at all, locked). Started by an ordinary
+// user it holds none: the bounding set and securebits need CAP_SETPCAP,
+// which it lacks, and with no_new_privs execve grants nothing anyway (no
+// setuid, no file capabilities); what it can do, it does.
+func dropPrivilegesDegraded() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	if data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
+		return dropPrivileges()
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	data = [2]unix.CapUserData{}
+	if err := allThreads(unix.SYS_CAPSET, uintptr(ptr(&hdr)), uintptr(ptr(&data[0])), 0); err != nil {
+		return fmt.Errorf("capset to empty: %w", err)
+	}
+	if err := allThreads(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("set not dumpable: %w", err)
+	}
+	return nil
+}

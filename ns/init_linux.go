@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -76,6 +77,8 @@ type initState struct {
 	// thread signal processes of its own domain: the agent inherited the
 	// forking thread's, so forwarding and the final kill must come from there.
 	onAgentThread func(f func())
+	// degraded: no pid namespace; see Spec.Degraded.
+	degraded bool
 }
 
 // lockedThread runs functions, one at a time, on one dedicated OS thread.
@@ -135,17 +138,25 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		}
 	}
 	defer trace("started")
-	if err := buildRoot(spec, passed); err != nil {
-		return nil, fmt.Errorf("build the sandbox's file system: %w", err)
-	}
-	trace("mounts")
-	if spec.LoopbackUp {
-		if err := loopbackUp(); err != nil {
-			return nil, fmt.Errorf("bring up the sandbox's loopback: %w", err)
+	if spec.Degraded {
+		// Orphans of the agent are re-parented to init, not to the host's
+		// init, so that they are found and killed at the end.
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return nil, fmt.Errorf("become the child subreaper: %w", err)
 		}
-	}
-	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
-		return nil, fmt.Errorf("sethostname: %w", err)
+	} else {
+		if err := buildRoot(spec, passed); err != nil {
+			return nil, fmt.Errorf("build the sandbox's file system: %w", err)
+		}
+		trace("mounts")
+		if spec.LoopbackUp {
+			if err := loopbackUp(); err != nil {
+				return nil, fmt.Errorf("bring up the sandbox's loopback: %w", err)
+			}
+		}
+		if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
+			return nil, fmt.Errorf("sethostname: %w", err)
+		}
 	}
 	var slave *os.File
 	if spec.Pty {
@@ -179,6 +190,10 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	trace("rlimits")
 	onThread := lockedThread()
 	onThread(func() {
+		if spec.Degraded {
+			err = dropPrivilegesDegraded()
+			return
+		}
 		// A cgroup namespace rooted where the supervisor has now put us (a
 		// v1 group is joined after the clone): the agent, forked from this
 		// thread, sees its own group as "/" and nothing of the host's tree.
@@ -260,7 +275,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	if err := conn.Send(Message{Type: MsgStarted, Pid: pid}); err != nil {
 		return nil, err
 	}
-	return &initState{agent: pid, onAgentThread: onThread, dial: h.Dial}, nil
+	return &initState{agent: pid, onAgentThread: onThread, dial: h.Dial, degraded: spec.Degraded}, nil
 }
 
 // loopbackUp sets IFF_UP on lo (a new network namespace starts with it down).
@@ -423,6 +438,74 @@ func startAgent(spec *Spec, path string, slave *os.File) (int, error) {
 	return pid, nil
 }
 
+// killDescendants SIGKILLs every descendant of this process, reaping as it
+// goes, until none is left. As the child subreaper, init inherits every
+// orphan below it, so a descendant that forks while its parent dies is
+// found on the next round; a SIGKILLed process forks no more, so the rounds
+// end.
+func killDescendants() {
+	self := os.Getpid()
+	for round := 0; round < 1000; round++ {
+		kids := descendants(self)
+		if len(kids) == 0 {
+			return
+		}
+		for _, p := range kids {
+			_ = unix.Kill(p, unix.SIGKILL)
+		}
+		for {
+			var ws unix.WaitStatus
+			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || pid <= 0 {
+				break // none left, or none exited yet (the next round sees them)
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// descendants lists the pids below root in the process tree (from /proc).
+func descendants(root int) []int {
+	ents, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(f[1]); err == nil {
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
 var initSignals chan os.Signal
 
 // Signals init forwards to the agent.
@@ -489,9 +572,16 @@ func (st *initState) reap(conn *Conn) int {
 			break
 		}
 	}
-	// pid 1's kill(-1) reaches every other process of the namespace:
-	// daemons, double forks and setsid'd children included.
-	st.onAgentThread(func() { _ = unix.Kill(-1, unix.SIGKILL) })
+	if st.degraded {
+		// No pid namespace: kill(-1) would reach every process of the
+		// user's. Init is the subreaper of all the agent started, so its
+		// descendants are exactly what is left of the sandbox.
+		st.onAgentThread(killDescendants)
+	} else {
+		// pid 1's kill(-1) reaches every other process of the namespace:
+		// daemons, double forks and setsid'd children included.
+		st.onAgentThread(func() { _ = unix.Kill(-1, unix.SIGKILL) })
+	}
 	for {
 		_, err := unix.Wait4(-1, nil, 0, nil)
 		if err == unix.EINTR {

@@ -100,6 +100,13 @@ type Spec struct {
 	// Hooks carries feature configuration (landlock, seccomp, network) that init
 	// hands to the registered Hooks; opaque to this package.
 	Hooks map[string][]byte `json:"hooks,omitempty"`
+	// Degraded: init was started without namespaces (jail --degraded on a
+	// host that refuses them). It builds no mount tree, sets no hostname,
+	// drops what capabilities it has, becomes the child subreaper of
+	// everything the agent starts and, at the end, kills its descendants
+	// (kill(-1) would reach the user's own processes: no pid namespace).
+	// Landlock and seccomp (the hooks) are the walls.
+	Degraded bool `json:"degraded,omitempty"`
 }
 
 // Strings is a string list that survives JSON byte for byte: arguments and

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -34,6 +33,8 @@ type Config struct {
 	Stdin    *os.File
 	Stdout   *os.File
 	Stderr   *os.File
+	// Degraded starts init without any namespace (see Spec.Degraded).
+	Degraded bool
 	// BeforeSpec runs after init exists (its pid is known, it waits for its
 	// spec) and before the spec is sent: the place to put it into a v1 cgroup.
 	BeforeSpec func(pid int) error
@@ -74,43 +75,11 @@ func Start(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	defer child.Close()
-	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
-		unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
-	if !cfg.NetHost {
-		flags |= unix.CLONE_NEWNET
-	}
-	uid, gid := os.Getuid(), os.Getgid()
-	attr := &syscall.SysProcAttr{
-		Cloneflags: flags,
-		// Init dies with the supervisor (and with init the whole pid
-		// namespace): the kernel sends SIGKILL when the thread that started
-		// it exits, so Start and Wait run on one locked thread below.
-		Pdeathsig: syscall.SIGKILL,
-		// A new session: init and the agent have no controlling terminal of
-		// the host's, and terminal signals go to jail only.
-		Setsid: true,
-		// setgroups(2) stays denied in the sandbox: an unprivileged user ns
-		// requires it, and it stops dropping groups that guard files (the
-		// "negative group permissions" problem, CVE-2014-8989).
-		GidMappingsEnableSetgroups: false,
-	}
-	if cfg.Rootful {
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: NobodyID, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: NobodyID, Size: 1}}
-		// Writing the map does not change the child's credentials: it is still
-		// host root (kuid 0, unmapped inside). setresuid(0) inside the new
-		// user ns makes it kuid 65534 for real, so root's privileges on the
-		// host are gone before init even execs.
-		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
-	} else {
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		// A non-zero uid loses its capabilities at execve; ambient
-		// capabilities carry init's (full, user-ns-scoped) set across its own
-		// exec. Init clears them all before the agent starts.
-		for c := 0; c <= lastCap(); c++ {
-			attr.AmbientCaps = append(attr.AmbientCaps, uintptr(c))
-		}
+	attr := cloneAttr(cfg.Rootful, cfg.NetHost)
+	if cfg.Degraded {
+		// No namespace, no id map, the caller's credentials: only the
+		// process attributes that do not need a namespace.
+		attr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	}
 	if cfg.CgroupFD >= 0 {
 		attr.UseCgroupFD = true
@@ -165,7 +134,8 @@ func Start(cfg Config) (*Sandbox, error) {
 	}
 	spec := *cfg.Spec
 	var files []*os.File
-	if cfg.Rootful {
+	spec.Degraded = cfg.Degraded
+	if cfg.Rootful && !cfg.Degraded {
 		spec.Mounts, files, err = idmapBinds(s.Pid, spec.Mounts)
 		if err != nil {
 			return fail(err)
@@ -181,34 +151,58 @@ func Start(cfg Config) (*Sandbox, error) {
 	return s, nil
 }
 
-func startError(err error) error {
-	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("%w: %v\n%s", ErrUserNS, err, userNSHelp())
+// cloneAttr is how init is cloned: the namespaces, the id maps and the
+// credentials. Probe uses the very same, so that `jail doctor` tries what a
+// run does.
+func cloneAttr(rootful, netHost bool) *syscall.SysProcAttr {
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
+		unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
+	if !netHost {
+		flags |= unix.CLONE_NEWNET
 	}
-	return fmt.Errorf("start the sandbox: %w", err)
+	uid, gid := os.Getuid(), os.Getgid()
+	attr := &syscall.SysProcAttr{
+		Cloneflags: flags,
+		// Init dies with the supervisor (and with init the whole pid
+		// namespace): the kernel sends SIGKILL when the thread that started
+		// it exits, so Start and Wait run on one locked thread below.
+		Pdeathsig: syscall.SIGKILL,
+		// A new session: init and the agent have no controlling terminal of
+		// the host's, and terminal signals go to jail only.
+		Setsid: true,
+		// setgroups(2) stays denied in the sandbox: an unprivileged user ns
+		// requires it, and it stops dropping groups that guard files (the
+		// "negative group permissions" problem, CVE-2014-8989).
+		GidMappingsEnableSetgroups: false,
+	}
+	if rootful {
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: NobodyID, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: NobodyID, Size: 1}}
+		// Writing the map does not change the child's credentials: it is still
+		// host root (kuid 0, unmapped inside). setresuid(0) inside the new
+		// user ns makes it kuid 65534 for real, so root's privileges on the
+		// host are gone before init even execs.
+		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
+	} else {
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		// A non-zero uid loses its capabilities at execve; ambient
+		// capabilities carry init's (full, user-ns-scoped) set across its own
+		// exec. Init clears them all before the agent starts.
+		for c := 0; c <= lastCap(); c++ {
+			attr.AmbientCaps = append(attr.AmbientCaps, uintptr(c))
+		}
+	}
+	return attr
 }
 
-// userNSHelp explains how to enable unprivileged user namespaces on the
-// common distributions, naming the setting that is in the way.
-func userNSHelp() string {
-	var hints []string
-	read := func(p string) string {
-		b, _ := os.ReadFile(p)
-		return strings.TrimSpace(string(b))
+func startError(err error) error {
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EINVAL) {
+		// The caller (the supervisor) names the cause and the fix: it
+		// knows the host (package hostcheck), this package does not.
+		return fmt.Errorf("%w: %w", ErrUserNS, err)
 	}
-	if v := read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); v == "1" {
-		hints = append(hints, "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+): run `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or install an AppArmor profile for jail granting `userns,` (see README: Ubuntu)")
-	}
-	if v := read("/proc/sys/kernel/unprivileged_userns_clone"); v == "0" {
-		hints = append(hints, "unprivileged user namespaces are disabled: run `sudo sysctl kernel.unprivileged_userns_clone=1`")
-	}
-	if v := read("/proc/sys/user/max_user_namespaces"); v == "0" {
-		hints = append(hints, "user namespaces are disabled: run `sudo sysctl user.max_user_namespaces=15000`")
-	}
-	if len(hints) == 0 {
-		hints = append(hints, "check that the kernel has CONFIG_USER_NS and that no seccomp/LSM policy of a container you are in forbids unshare(CLONE_NEWUSER)")
-	}
-	return strings.Join(hints, "\n")
+	return fmt.Errorf("start the sandbox: %w", err)
 }
 
 // idmapBinds prepares, as root on the host, every bind source as a detached

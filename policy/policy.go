@@ -51,6 +51,20 @@ type Policy struct {
 	NoExecAudit    bool     `json:"no_exec_audit,omitempty"`
 	NoGuardRails   bool     `json:"no_guard_rails,omitempty"`
 	SeccompReplace bool     `json:"seccomp_replace,omitempty"`
+	// RequireExecAudit makes a host without seccomp user notification
+	// (WSL2, a nested sandbox: EBUSY) a setup error instead of a run
+	// without exec audit and guard rail.
+	RequireExecAudit bool `json:"require_exec_audit,omitempty"`
+	// SimulateNotifyBusy makes the exec filter's install fail with EBUSY
+	// (testing: the WSL2 path on any host).
+	SimulateNotifyBusy bool `json:"simulate_notify_busy,omitempty"`
+
+	// Degraded lets jail run without namespaces where the host refuses
+	// them (containers, CI jobs, another sandbox): Landlock, seccomp,
+	// no_new_privs and rlimits only, said loudly. ForceDegraded runs so
+	// even where namespaces work (testing).
+	Degraded      bool `json:"degraded,omitempty"`
+	ForceDegraded bool `json:"force_degraded,omitempty"`
 
 	// Limits.
 	Memory        int64         `json:"memory,omitempty"`
@@ -145,6 +159,9 @@ func (p *Policy) Validate() error {
 	case NetAllow:
 	default:
 		return invalid("--net %q: want none, allow or host", p.Net)
+	}
+	if p.RequireExecAudit && p.NoExecAudit {
+		return invalid("--require-exec-audit cannot be combined with --no-exec-audit")
 	}
 	if p.TmpSize <= 0 {
 		return invalid("--tmp-size must be positive")

@@ -1,95 +1,242 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 
 	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/contrib/apparmor"
+	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
+	"github.com/jail-sandbox/jail/ns"
 )
 
+// DoctorOptions are Doctor's seams: tests fake the host's files (Root) and
+// the probes' outcomes; the zero value is the real host.
+type DoctorOptions struct {
+	Root string   // where procfs and sysfs are read ("" = /)
+	Env  []string // nil = os.Environ()
+	UID  *int     // nil = os.Getuid()
+	// Version is the jail version printed ("" = Version).
+	Version string
+	// ProbeUserNS tries what a run does in new namespaces (nil = ns.Probe
+	// with this uid's clone flags).
+	ProbeUserNS func() error
+	// ProbeNotify tries seccomp user notification (nil = a probe child).
+	ProbeNotify func() error
+	// LandlockABI (nil = landlock.ABI).
+	LandlockABI func() int
+	// Limits reports the cgroup mode jail would get (nil = cgroup.Open).
+	Limits func() (cgroup.Report, error)
+	// Egress reports whether transparent egress works (nil = nsnet).
+	Egress func() (bool, string)
+}
+
 // Doctor reports what this machine offers jail and what is in force for the
-// invoking user, with the fix for each missing piece. It changes nothing
+// invoking user, with the fix for each missing piece. It tries what a run
+// does (a clone with the run's flags and the first mounts, a seccomp
+// listener) in throwaway children, so that inside a container or another
+// sandbox it says what a run would meet. It changes nothing on the host
 // (a cgroup it opens to find out is removed at once).
-func Doctor(w io.Writer) int {
-	var uts unix.Utsname
-	_ = unix.Uname(&uts)
-	read := func(p string) string {
-		b, _ := os.ReadFile(p)
-		return strings.TrimSpace(string(b))
-	}
-	line := func(what, state, note string) {
-		fmt.Fprintf(w, "%-18s %-14s %s\n", what, state, note)
-	}
-	fmt.Fprintf(w, "jail %s on Linux %s, uid %d\n\n", Version, unix.ByteSliceToString(uts.Release[:]), os.Getuid())
-	ok := true
+func Doctor(w io.Writer) int { return doctor(w, DoctorOptions{}) }
 
-	// User namespaces: the one hard requirement.
-	switch {
-	case read("/proc/sys/user/max_user_namespaces") == "0":
-		line("user namespaces", "disabled", "sudo sysctl user.max_user_namespaces=15000")
-		ok = false
-	case os.Getuid() != 0 && read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
-		line("user namespaces", "root only", "sudo sysctl kernel.unprivileged_userns_clone=1")
-		ok = false
-	case os.Getuid() != 0 && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
-		line("user namespaces", "restricted", "AppArmor: sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for jail with `userns,`")
-		ok = false
-	default:
-		line("user namespaces", "ok", "")
+// AppArmorProfile prints jail's AppArmor profile attached to this binary's
+// path (`jail doctor --apparmor-profile`).
+func AppArmorProfile(w, errw io.Writer) int {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = realpath(exe)
 	}
-	if os.Getuid() == 0 {
-		line("identity", "nobody", "started by root: the agent runs as host uid 65534; writable paths are idmapped mounts")
-	} else {
-		line("identity", "own uid", "the agent runs as you, without capabilities")
-	}
-
-	if abi := landlock.ABI(); abi > 0 {
-		note := ""
-		if abi < 6 {
-			note = "older than ABI 6: no abstract-socket/signal scoping"
-		}
-		line("landlock", fmt.Sprintf("ABI %d", abi), note)
-	} else {
-		line("landlock", "absent", "mounts are the only filesystem wall; boot with lsm=...,landlock (Linux 5.13+)")
-	}
-
-	acts := read("/proc/sys/kernel/seccomp/actions_avail")
-	switch {
-	case acts == "":
-		line("seccomp", "absent", "no syscall filter: a kernel with CONFIG_SECCOMP_FILTER is needed")
-		ok = false
-	case strings.Contains(acts, "user_notif"):
-		line("seccomp", "ok", "filter and exec audit (user notification)")
-	default:
-		line("seccomp", "filter only", "no user notification: commands run without exec audit")
-	}
-
-	g, rep, err := cgroup.Open(fmt.Sprintf("jail-%d-doctor", os.Getpid()), cgroup.Limits{Pids: 64, MemoryBytes: 64 << 20}, cgroup.Options{})
 	if err != nil {
-		line("limits", "error", err.Error())
-	} else {
-		switch rep.Mode {
-		case "none":
-			line("limits", "rlimits only", "no writable cgroup: memory is per process (RLIMIT_AS), no cpu quota; run as root or in a delegated scope: systemd-run --user --scope -p Delegate=yes jail ...")
-		default:
-			line("limits", "cgroup "+rep.Mode, rep.Strategy)
+		fmt.Fprintf(errw, "jail: cannot find this binary's path: %v\n", err)
+		return 1
+	}
+	p, err := apparmor.For(exe)
+	if err != nil {
+		fmt.Fprintf(errw, "jail: %v\n", err)
+		return 1
+	}
+	fmt.Fprint(w, p)
+	return 0
+}
+
+func doctor(w io.Writer, o DoctorOptions) int {
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	uid := os.Getuid()
+	if o.UID != nil {
+		uid = *o.UID
+	}
+	ver := o.Version
+	if ver == "" {
+		ver = Version
+	}
+	f := hostcheck.Read(o.Root, env, uid)
+	if o.ProbeUserNS == nil {
+		o.ProbeUserNS = func() error { return ns.Probe(uid == 0, false) }
+	}
+	if o.ProbeNotify == nil {
+		o.ProbeNotify = probeNotify
+	}
+	if o.LandlockABI == nil {
+		o.LandlockABI = landlock.ABI
+	}
+	if o.Limits == nil {
+		o.Limits = func() (cgroup.Report, error) {
+			g, rep, err := cgroup.Open(fmt.Sprintf("jail-%d-doctor", os.Getpid()), cgroup.Limits{Pids: 64, MemoryBytes: 64 << 20}, cgroup.Options{})
+			if err == nil {
+				_ = g.Delete()
+			}
+			return rep, err
 		}
-		_ = g.Delete()
+	}
+	if o.Egress == nil {
+		o.Egress = nsnet.Available
+	}
+	fails := 0
+	line := func(status, what, state, note string) {
+		if status == "FAIL" {
+			fails++
+		}
+		fmt.Fprintf(w, "%-4s %-16s %-14s %s\n", status, what, state, note)
+	}
+	fmt.Fprintf(w, "jail %s on Linux %s, uid %d\n", ver, f.Release, uid)
+	host := "a Linux host"
+	switch {
+	case f.Container == hostcheck.ContainerJail:
+		host = "inside another jail sandbox"
+	case f.Container != "":
+		host = "a " + f.Container + " container (" + f.ContainerWhy + ")"
+	case f.InUserNS:
+		host = "inside a user namespace (another sandbox or container)"
+	}
+	if f.WSL {
+		host += ", WSL2"
+	}
+	fmt.Fprintf(w, "host: %s\n\n", host)
+
+	// User namespaces: what a run does, tried for real.
+	nsErr := o.ProbeUserNS()
+	degraded := false
+	if nsErr == nil {
+		note := "tried: clone with the run's namespaces, mounts, a fresh /proc, hostname"
+		if f.AppArmorRestrictUserns == "1" && uid != 0 {
+			note += "; AppArmor's restriction is on and jail's profile (" + f.AppArmorLabel + ") lifts it"
+		}
+		line("ok", "user namespaces", "ok", note)
+	} else {
+		c := hostcheck.Diagnose(f, probeErr(nsErr))
+		line("FAIL", "user namespaces", "refused", nsErr.Error()+": "+c.Line)
+		degraded = c.Degradable
+	}
+	if f.AppArmorRestrictUserns != "" || f.AppArmorRestrictUnconfined != "" {
+		st, note := "ok", "kernel.apparmor_restrict_unprivileged_userns="+orDash(f.AppArmorRestrictUserns)+", apparmor_restrict_unprivileged_unconfined="+orDash(f.AppArmorRestrictUnconfined)+"; this process: "+orDash(f.AppArmorLabel)
+		if f.AppArmorRestricts() {
+			st = "WARN"
+			note += "; install the profile: jail doctor --apparmor-profile | sudo tee /etc/apparmor.d/jail && sudo apparmor_parser -r /etc/apparmor.d/jail"
+		}
+		line(st, "apparmor", "restricting", note)
+	}
+	if uid == 0 {
+		line("ok", "identity", "nobody", "started by root: the agent runs as host uid 65534; writable paths are idmapped mounts")
+	} else {
+		line("ok", "identity", "own uid", "the agent runs as you, without capabilities")
 	}
 
-	if avail, why := nsnet.Available(); avail {
-		line("egress", "transparent", "veth + nftables TPROXY in the sandbox's own namespaces")
-	} else {
-		line("egress", "proxy-aware", "only programs honouring HTTP(S)_PROXY/ALL_PROXY get --allow-domain egress: "+why)
+	abi := o.LandlockABI()
+	switch {
+	case abi <= 0:
+		st := "WARN"
+		if degraded {
+			st = "FAIL" // without namespaces, Landlock is the only filesystem wall
+		}
+		line(st, "landlock", "absent", "mounts are the only filesystem wall; boot with lsm=...,landlock (Linux 5.13+)")
+	case abi < 4:
+		line("WARN", "landlock", fmt.Sprintf("ABI %d", abi), "no TCP rules (ABI 4, Linux 6.7): --net none still holds through the network namespace; no abstract-socket/signal scoping (ABI 6)")
+	case abi < 6:
+		line("WARN", "landlock", fmt.Sprintf("ABI %d", abi), "no abstract-socket/signal scoping (ABI 6, Linux 6.12): the pid and network namespaces still separate the sandbox")
+	default:
+		line("ok", "landlock", fmt.Sprintf("ABI %d", abi), "")
 	}
-	if !ok {
+
+	switch nerr := o.ProbeNotify(); {
+	case f.SeccompActions == "":
+		line("FAIL", "seccomp", "absent", "no syscall filter: a kernel with CONFIG_SECCOMP_FILTER is needed")
+	case nerr == nil:
+		line("ok", "seccomp", "ok", "filter and exec audit (user notification, tried)")
+	case errors.Is(nerr, syscall.EBUSY):
+		why := "a listener already exists above jail (an outer sandbox)"
+		if f.WSL {
+			why = "WSL2's kernel refuses it"
+		}
+		line("WARN", "seccomp", "filter only", "user notification refused (EBUSY: "+why+"): runs have no exec audit and no guard rail, and say so; --require-exec-audit makes that fatal")
+	default:
+		line("WARN", "seccomp", "filter only", "user notification unavailable ("+nerr.Error()+"): runs have no exec audit and no guard rail, and say so")
+	}
+
+	if rep, err := o.Limits(); err != nil {
+		line("WARN", "limits", "error", err.Error())
+	} else if rep.Mode == "none" {
+		fix := "run as root, or in a delegated cgroup v2 scope (systemd-run --user --scope -p Delegate=yes jail ...)"
+		if f.UserBus == "" {
+			fix = "no user D-Bus here, so no systemd user scope: run as root, or ask for a delegated cgroup v2 subtree"
+		}
+		line("WARN", "limits", "no cgroup", "--memory is watched (the sandbox's resident memory, sampled; not kernel-enforced), --cpus is not enforced, --pids is RLIMIT_NPROC; "+fix+"; --require-limits refuses to run like this")
+	} else {
+		line("ok", "limits", "cgroup "+rep.Mode, rep.Strategy)
+	}
+
+	if nsErr != nil {
+		line("WARN", "egress", "unavailable", "no network namespace can be made here: --degraded runs with --net none (seccomp refuses IP sockets) or --net host (no filtering)")
+	} else if avail, why := o.Egress(); avail {
+		line("ok", "egress", "transparent", "veth + nftables TPROXY in the sandbox's own namespaces")
+	} else {
+		line("WARN", "egress", "proxy-aware", "only programs honouring HTTP(S)_PROXY/ALL_PROXY get --allow-domain egress: "+why)
+	}
+	if degraded {
+		st, note := "WARN", fmt.Sprintf("jail --degraded runs here without namespaces: Landlock ABI %d, seccomp, no_new_privs, rlimits; no mount masks (secrets inside writable paths are readable), no pid or network namespace (--net none only); see README: Containers", abi)
+		if abi <= 0 {
+			st, note = "FAIL", "jail --degraded needs Landlock, which this kernel lacks"
+		}
+		line(st, "degraded mode", "available", note)
+	}
+	if fails > 0 {
 		return 1
 	}
 	return 0
+}
+
+// probeErr turns ns's probe error into hostcheck's.
+func probeErr(err error) error {
+	var pe *ns.ProbeError
+	if errors.As(err, &pe) {
+		return &hostcheck.ProbeError{Step: hostcheck.Step(pe.Step), Err: pe.Errno}
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return &hostcheck.ProbeError{Step: hostcheck.StepClone, Err: errno}
+	}
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func realpath(p string) (string, error) {
+	r, err := os.Readlink("/proc/self/exe")
+	if err != nil || strings.HasSuffix(r, " (deleted)") {
+		return p, nil
+	}
+	return r, nil
 }

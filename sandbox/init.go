@@ -1,11 +1,17 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jail-sandbox/jail/landlock"
@@ -15,11 +21,60 @@ import (
 	"github.com/jail-sandbox/jail/seccomp"
 )
 
-// IsInit tells main() that this process is a sandbox's init.
-func IsInit() bool { return ns.IsInit() }
+// IsInit tells main() that this process is a sandbox's init, or one of
+// jail doctor's probe children (they are re-execs of the binary too).
+func IsInit() bool { return ns.IsInit() || ns.IsProbe() || isNotifyProbe() }
 
-// InitMain runs the sandbox's init with every feature hook registered.
-func InitMain() { ns.InitMain(initHooks()) }
+// InitMain runs the sandbox's init with every feature hook registered (or
+// a probe child). It never returns.
+func InitMain() {
+	switch {
+	case ns.IsProbe():
+		ns.ProbeMain()
+	case isNotifyProbe():
+		notifyProbeMain()
+	}
+	ns.InitMain(initHooks())
+}
+
+// notifyProbeArg0 is argv[0] of the child that tries seccomp user
+// notification for jail doctor (and for --degraded's start).
+const notifyProbeArg0 = "jail:probe-notify"
+
+func isNotifyProbe() bool { return len(os.Args) > 0 && os.Args[0] == notifyProbeArg0 }
+
+func notifyProbeMain() {
+	if err := seccomp.ProbeNotify(); err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			fmt.Println(int(errno))
+		} else {
+			fmt.Println(int(syscall.EIO))
+		}
+		os.Exit(0)
+	}
+	fmt.Println("ok")
+	os.Exit(0)
+}
+
+// probeNotify runs the notify probe child: nil when seccomp user
+// notification works for a process started like init is.
+func probeNotify() error {
+	var out bytes.Buffer
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{notifyProbeArg0}, Env: []string{}, Stdout: &out}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("notify probe: %w", err)
+	}
+	res := strings.TrimSpace(out.String())
+	if res == "ok" {
+		return nil
+	}
+	n, err := strconv.Atoi(res)
+	if err != nil {
+		return fmt.Errorf("notify probe: unexpected answer %q", res)
+	}
+	return syscall.Errno(n)
+}
 
 // seccompHook is the seccomp hook's configuration: the user's policy travels
 // as the file's bytes and is parsed by seccomp's own parser on both sides.
@@ -29,6 +84,12 @@ type seccompHook struct {
 	ExecNotify  bool   `json:"exec_notify,omitempty"`
 	Extra       []byte `json:"extra,omitempty"`
 	ExtraName   string `json:"extra_name,omitempty"`
+	// SimulateBusy: --x-notify-ebusy; RequireNotify: --require-exec-audit.
+	SimulateBusy  bool `json:"simulate_busy,omitempty"`
+	RequireNotify bool `json:"require_notify,omitempty"`
+	// NoInet, NoUnix: degraded mode's socket walls (seccomp.Config).
+	NoInet bool `json:"no_inet,omitempty"`
+	NoUnix bool `json:"no_unix,omitempty"`
 }
 
 // netConfig is the network hook's configuration.
@@ -85,6 +146,7 @@ func initHooks() ns.Hooks {
 			}
 			// Paths the plan names but this sandbox lacks (no /dev/tty on
 			// a detached runner) are dropped: fewer rights, never more.
+			r.ReadExec = existing(r.ReadExec)
 			r.ReadWrite = existing(r.ReadWrite)
 			r.ReadOnly = existing(r.ReadOnly)
 			r.DevIoctl = existing(r.DevIoctl)
@@ -109,7 +171,8 @@ func initHooks() ns.Hooks {
 			if err := json.Unmarshal(raw, &h); err != nil {
 				return nil, nil, err
 			}
-			c := seccomp.Config{AllowPtrace: h.AllowPtrace, Replace: h.Replace, ExecNotify: h.ExecNotify}
+			c := seccomp.Config{AllowPtrace: h.AllowPtrace, Replace: h.Replace, ExecNotify: h.ExecNotify,
+				SimulateBusy: h.SimulateBusy, NoInet: h.NoInet, NoUnix: h.NoUnix}
 			if h.Extra != nil {
 				pol, err := seccomp.ParsePolicy(h.ExtraName, h.Extra)
 				if err != nil {
@@ -120,6 +183,10 @@ func initHooks() ns.Hooks {
 			l, rep, err := seccomp.Install(c)
 			if err != nil {
 				return nil, nil, err
+			}
+			if h.RequireNotify && l == nil {
+				// Fail closed before the agent exists.
+				return nil, nil, fmt.Errorf("--require-exec-audit: %s; drop --require-exec-audit to run without exec audit and guard rail", rep.Reason)
 			}
 			info := map[string]string{"notify": fmt.Sprint(rep.Notify), "arch": rep.Arch}
 			if rep.Reason != "" {

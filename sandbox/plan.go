@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/landlock"
@@ -201,6 +202,9 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	var readable, writable []string
 	for _, b := range bl {
 		if b.Kind == ns.KindBind {
+			if n := foreignNote(b.Path, b.Why); n != "" {
+				plan.Notes = append(plan.Notes, n)
+			}
 			writable = append(writable, b.Path)
 		} else {
 			readable = append(readable, b.Path)
@@ -342,6 +346,25 @@ func resolveExisting(p string) string {
 		rest = filepath.Join(filepath.Base(cur), rest)
 		cur = parent
 	}
+}
+
+// planEUID is who starts jail (a test seam).
+var planEUID = os.Geteuid
+
+// foreignNote: started by root, the agent is host uid 65534 and writable
+// paths are idmapped mounts through which only root's files become the
+// agent's; a path owned by another user stays that user's, read-only to
+// the agent unless its mode lets anyone write. Said, rather than left to
+// a puzzling EACCES.
+func foreignNote(path, why string) string {
+	if planEUID() != 0 {
+		return ""
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil || st.Uid == 0 || st.Mode&0o002 != 0 {
+		return ""
+	}
+	return fmt.Sprintf("read-only: %s (%s) is owned by uid %d, not root: started by root, the agent runs as nobody and cannot write it; start jail as that user (sudo -u '#%d' jail ...) or chown it to root", path, why, st.Uid, st.Uid)
 }
 
 // enclosing returns the deepest root in roots that contains p, or "".

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
@@ -71,6 +73,10 @@ type runner struct {
 	ptyDone       chan struct{}
 	term          *termfilter.Writer // filters the pty relay's output
 	ttyFD         int                // the host terminal the relay writes to
+
+	degraded    bool     // no namespaces (--degraded on a host refusing them)
+	degradedWhy string   // the host's refusal, one line
+	notes       []string // for the start event: degraded mode, exec audit off
 }
 
 func (r *runner) tracef(step string) {
@@ -107,8 +113,14 @@ func (r *runner) run() int {
 	r.plan = plan
 	r.redact = newRedactor(r.pol, plan.Env)
 	for _, n := range plan.Notes {
-		if strings.HasPrefix(n, "--deny") {
+		if strings.HasPrefix(n, "--deny") || strings.HasPrefix(n, "read-only: ") {
 			r.notef("%s", n)
+		}
+	}
+	if r.degraded, r.degradedWhy = r.decideDegraded(); r.degraded {
+		if err := checkDegraded(r.pol); err != nil {
+			r.errorf("%v", err)
+			return ExitSetup
 		}
 	}
 	if r.pol.Net == policy.NetAllow {
@@ -157,7 +169,7 @@ func (r *runner) run() int {
 		Env:      plan.Env,
 		Hooks:    map[string][]byte{},
 		// The network hook brings lo up itself; --net host has the host's.
-		LoopbackUp: r.pol.Net == policy.NetNone,
+		LoopbackUp: r.pol.Net == policy.NetNone && !r.degraded,
 	}
 	addCounters(spec, plan.Counters)
 	if err := r.addHooks(spec); err != nil {
@@ -186,6 +198,12 @@ func (r *runner) run() int {
 	}
 	if r.pol.DryRun {
 		plan.Print(os.Stdout)
+		if r.degraded {
+			fmt.Fprintf(os.Stdout, "note       degraded: %s\n", r.degradedWhy)
+			for _, n := range degradedNotes {
+				fmt.Fprintf(os.Stdout, "note       %s\n", n)
+			}
+		}
 		return 0
 	}
 	if plan.StateDirMasked {
@@ -206,6 +224,13 @@ func (r *runner) run() int {
 		return r.fail(err)
 	}
 	defer r.deleteCgroup()
+	if r.degraded {
+		cleanup, err := r.setupDegraded(spec)
+		if err != nil {
+			return r.fail(err)
+		}
+		defer cleanup()
+	}
 
 	if r.pol.Net == policy.NetHost {
 		r.notef("--net host: the sandbox shares the host's network, with no filtering and no audit of connections")
@@ -231,6 +256,7 @@ func (r *runner) run() int {
 		Stdin:    os.Stdin,
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,
+		Degraded: r.degraded,
 	}
 	if fd, ok := r.group.FD(); ok {
 		cfg.CgroupFD = fd
@@ -239,6 +265,11 @@ func (r *runner) run() int {
 	}
 	sb, err := ns.Start(cfg)
 	if err != nil {
+		if errors.Is(err, ns.ErrUserNS) {
+			// One line: the host's cause and its fix.
+			f := hostcheck.Read("", os.Environ(), os.Getuid())
+			err = fmt.Errorf("cannot create the sandbox's namespaces: %s", hostcheck.Diagnose(f, probeErr(err)).Line)
+		}
 		return r.fail(err)
 	}
 	r.sb = sb
@@ -333,7 +364,10 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 		spec.Hooks[name] = b
 	}
 	set(ns.HookLandlock, r.plan.Landlock)
-	sc := seccompHook{AllowPtrace: p.AllowPtrace, Replace: p.SeccompReplace, ExecNotify: !p.NoExecAudit || len(p.BlockCommand) > 0}
+	sc := seccompHook{AllowPtrace: p.AllowPtrace, Replace: p.SeccompReplace, ExecNotify: !p.NoExecAudit || len(p.BlockCommand) > 0,
+		SimulateBusy: p.SimulateNotifyBusy, RequireNotify: p.RequireExecAudit,
+		// Degraded: the walls the network and mount namespaces would be.
+		NoInet: r.degraded && p.Net == policy.NetNone, NoUnix: r.degraded}
 	if p.SeccompFile != "" {
 		// Validated here, with errors naming the file; init parses the same
 		// bytes again (the file may not be visible inside).
@@ -478,6 +512,9 @@ func (r *runner) finish() int {
 	code, reason := 0, "exited"
 	switch {
 	case setupErr != nil:
+		if line := r.diagnoseSetup(setupErr.Error); line != "" {
+			setupErr.Error = line
+		}
 		r.errorf("%s", setupErr.Error)
 		code, reason = setupErr.ExitCode, "setup_failed"
 		if code == 0 {

@@ -27,3 +27,6 @@ func PS(w io.Writer) int { return Doctor(w) }
 
 // Kill is Linux-only.
 func Kill(ids []string, now bool, w io.Writer) int { return Doctor(w) }
+
+// AppArmorProfile is Linux-only.
+func AppArmorProfile(w, errw io.Writer) int { return Doctor(errw) }

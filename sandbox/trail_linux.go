@@ -111,8 +111,13 @@ func (r *runner) recordStart(info map[string]string) {
 	if done {
 		return
 	}
-	if info["seccomp.notify"] == "false" && !r.pol.NoExecAudit {
-		r.notef("exec auditing unavailable: %s", info["seccomp.reason"])
+	var notes []string
+	if info["seccomp.notify"] == "false" && (!r.pol.NoExecAudit || len(r.pol.BlockCommand) > 0) {
+		// No listener: no exec is recorded and none is refused, not even
+		// by --block-command. Said, and recorded.
+		n := "exec audit and guard rail off: " + info["seccomp.reason"] + " (--require-exec-audit makes this fatal)"
+		r.notef("%s", n)
+		notes = append(notes, n)
 	}
 	if miss := info["landlock.missing"]; miss != "" {
 		var list []string
@@ -135,7 +140,7 @@ func (r *runner) recordStart(info map[string]string) {
 	if r.group != nil {
 		cgMode = r.group.Mode()
 	}
-	var notes []string
+	notes = append(notes, r.notes...)
 	notes = append(notes, r.plan.Notes...)
 	notes = append(notes, r.cgRep.Warnings...)
 	// Variables by name only: --env/--setenv values are the user's secrets.

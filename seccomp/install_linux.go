@@ -72,8 +72,14 @@ func Install(cfg Config) (listener *os.File, rep Report, err error) {
 	// NEW_LISTENER with TSYNC is only accepted together with TSYNC_ESRCH
 	// (5.7+), which reports a thread-sync failure as ESRCH instead of a
 	// thread id (the return value is the listener fd).
-	fd, err := loadFilter(notify, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|
-		unix.SECCOMP_FILTER_FLAG_TSYNC|unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
+	var fd int
+	if cfg.SimulateBusy {
+		// Testing: the answer WSL2 kernels and nested sandboxes give.
+		fd, err = -1, unix.EBUSY
+	} else {
+		fd, err = loadFilter(notify, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|
+			unix.SECCOMP_FILTER_FLAG_TSYNC|unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
+	}
 	switch {
 	case err == nil:
 		rep.Notify = true
@@ -86,6 +92,27 @@ func Install(cfg Config) (listener *os.File, rep Report, err error) {
 		return nil, rep, fmt.Errorf("seccomp: install exec-notify filter: %w", err)
 	}
 	return nil, rep, nil
+}
+
+// ProbeNotify tries what Install does for the exec audit: it sets
+// no_new_privs and installs the exec notification filter with a listener,
+// then closes the listener. Call it only in a throwaway process (jail
+// doctor's probe child): the filter stays on the caller. It returns nil
+// when user notification works here, else the kernel's error (EBUSY when a
+// listener already exists above: WSL2, a nested sandbox).
+func ProbeNotify() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	notify, err := buildNotify()
+	if err != nil {
+		return err
+	}
+	fd, err := loadFilter(notify, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
 }
 
 // loadFilter calls seccomp(SECCOMP_SET_MODE_FILTER, flags, prog). It

@@ -33,6 +33,18 @@ type Config struct {
 	// ExecNotify adds the execve/execveat USER_NOTIF filter and makes Install
 	// return its listener.
 	ExecNotify bool
+	// SimulateBusy makes the exec filter's install fail with EBUSY, as on
+	// WSL2 kernels and under another listener (testing: --x-notify-ebusy).
+	SimulateBusy bool
+	// NoInet refuses socket(AF_INET/AF_INET6): degraded mode's --net none,
+	// where no network namespace exists and Landlock (ABI 4+) covers TCP
+	// only, so UDP and ICMP would otherwise leave.
+	NoInet bool
+	// NoUnix refuses socket(AF_UNIX): degraded mode, where no mount
+	// namespace hides the host's sockets (D-Bus, docker.sock, ssh-agent)
+	// and Landlock does not mediate connect(2) on them. socketpair(2)
+	// stays (pipes between the sandbox's own processes).
+	NoUnix bool
 }
 
 // Report says what Install installed, for the audit trail's start event.

@@ -300,6 +300,33 @@ func setidPrefix(a *asm, info *arch.Info) {
 	a.ld(offNr)
 }
 
+// socketPrefix: degraded mode's socket families (Config.NoInet, NoUnix).
+// Without namespaces these are the walls that the network namespace and
+// the private mount tree would be: no IP socket under --net none (Landlock
+// covers TCP only, ABI 4+), no AF_UNIX socket that could connect(2) to a
+// host daemon's. Kept under --seccomp-replace, like the set-id rule.
+// Expects and leaves A = syscall nr.
+func socketPrefix(a *asm, cfg Config) {
+	if !cfg.NoInet && !cfg.NoUnix {
+		return
+	}
+	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKET), "", "sock-done")
+	a.ld(offArgLo(0))
+	if cfg.NoInet {
+		a.jmp(bpf.JumpEqual, unix.AF_INET, "sock-eperm", "")
+		a.jmp(bpf.JumpEqual, unix.AF_INET6, "sock-eperm", "")
+	}
+	if cfg.NoUnix {
+		a.jmp(bpf.JumpEqual, unix.AF_UNIX, "sock-eperm", "")
+	}
+	a.ja("sock-pass")
+	a.label("sock-eperm")
+	a.ret(retEPERM)
+	a.label("sock-pass")
+	a.ld(offNr)
+	a.label("sock-done")
+}
+
 // buildDeny returns the deny filter: arch prefix, the set-id rule, argument
 // rules, then the go-seccomp-bpf program (base policy, or cfg.Extra when
 // cfg.Replace).
@@ -311,6 +338,7 @@ func buildDeny(cfg Config) ([]bpf.Instruction, error) {
 	var a asm
 	archPrefix(&a, auditArch, "kill")
 	setidPrefix(&a, info)
+	socketPrefix(&a, cfg)
 	pol := basePolicy(info, cfg.AllowPtrace)
 	if cfg.Replace {
 		if cfg.Extra == nil {

@@ -16,3 +16,6 @@ func Install(cfg Config) (*os.File, Report, error) {
 func Serve(ctx context.Context, listener *os.File, guard *Guard, onExec func(ExecEvent)) error {
 	return ErrUnsupported
 }
+
+// ProbeNotify is Linux-only.
+func ProbeNotify() error { return ErrUnsupported }

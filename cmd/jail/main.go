@@ -30,7 +30,7 @@ empty, secrets hidden, no network, every capability dropped.
 Usage:
   jail [flags] -- COMMAND [ARG...]
   jail audit [--follow] [--json] [--type T] [--verify] FILE
-  jail ps | jail kill [--now] ID|all | jail doctor
+  jail ps | jail kill [--now] ID|all | jail doctor [--apparmor-profile]
   jail version
   jail help
 
@@ -83,6 +83,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "jail %s\n", version)
 			return 0
 		case "doctor":
+			if len(args) > 1 && args[1] == "--apparmor-profile" {
+				return sandbox.AppArmorProfile(stdout, stderr)
+			}
 			return sandbox.Doctor(stdout)
 		case "ps":
 			return sandbox.PS(stdout)
@@ -191,6 +194,10 @@ func newFlags(p *policy.Policy, out io.Writer) *flag.FlagSet {
 	list(&p.BlockCommand, "block-command", "refuse execs whose argv matches REGEX (repeatable; a guard rail, not a boundary)")
 	fs.BoolVar(&p.NoGuardRails, "no-guard-rails", false, "drop the default guard-rail patterns (rm -rf /, mkfs, ...)")
 	fs.BoolVar(&p.NoExecAudit, "no-exec-audit", false, "do not record every exec (no seccomp user notification)")
+	fs.BoolVar(&p.RequireExecAudit, "require-exec-audit", false, "fail (exit 125) where the exec audit is unavailable (WSL2, nested sandboxes)")
+	fs.BoolVar(&p.SimulateNotifyBusy, "x-notify-ebusy", false, "testing: act as if seccomp user notification returned EBUSY (WSL2)")
+	fs.BoolVar(&p.Degraded, "degraded", false, "where the host refuses namespaces (containers, CI, nested sandboxes), run with Landlock and seccomp only (weaker; see README)")
+	fs.BoolVar(&p.ForceDegraded, "x-degraded", false, "testing: run in degraded mode even where namespaces work")
 
 	// Limits.
 	fs.Var(sizeFlag{&p.Memory}, "memory", "memory limit, e.g. 512M (no swap beyond it)")

@@ -1,0 +1,234 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/jail-sandbox/jail/hostcheck"
+	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
+)
+
+// This file: degraded mode (--degraded), for hosts that refuse namespaces
+// (containers, CI jobs, another sandbox). Without a mount namespace the
+// plan's hiding and masking cannot be done with mounts; Landlock does what
+// it can of it: read and execute only on the paths the plan leaves
+// visible, computed as their cover (every sibling of a hidden path, down
+// to it), write only on the writable ones. What Landlock cannot do (hide a
+// file inside a tree the agent may write, make a file read-only inside
+// it) is listed, said and recorded.
+
+// degradedNotes is what degraded mode does not protect, one line each, for
+// stderr (-v), --dry-run and the trail's start event.
+var degradedNotes = []string{
+	"degraded: no namespaces: jail runs the command with Landlock, seccomp, no_new_privs and rlimits only",
+	"degraded: no mount masks: secrets inside writable paths (.env, *.pem, keys in the workspace) are readable, and write protections inside them (.git/hooks, .git/config, shell rc files, agent configuration) do not hold",
+	"degraded: no pid namespace: the sandbox sees the host's processes and their command lines (Landlock ABI 6 scoping stops signals to them; ptrace is refused)",
+	"degraded: no network namespace: --net none is seccomp refusing IP and Unix sockets (socketpair stays); --net allow is not available",
+	"degraded: no ipc or uts namespace; the host's /tmp, /dev/shm and /run are unreadable, TMPDIR is a private directory",
+	"degraded: if jail itself is SIGKILLed, processes the agent left may outlive it (no pid namespace whose end kills them)",
+}
+
+// decideDegraded says whether this run goes without namespaces, and why:
+// only when --degraded is given and the host refuses what a run does (the
+// same probe as jail doctor), or when a test forces it.
+func (r *runner) decideDegraded() (bool, string) {
+	if r.pol.ForceDegraded {
+		return true, "forced (--x-degraded, testing)"
+	}
+	if !r.pol.Degraded {
+		return false, ""
+	}
+	err := ns.Probe(os.Getuid() == 0, r.pol.Net == policy.NetHost)
+	if err == nil {
+		return false, ""
+	}
+	f := hostcheck.Read("", os.Environ(), os.Getuid())
+	return true, hostcheck.Diagnose(f, probeErr(err)).Why
+}
+
+// checkDegraded refuses what degraded mode cannot do.
+func checkDegraded(p *policy.Policy) error {
+	if p.Net == policy.NetAllow {
+		return fmt.Errorf("%w: --degraded cannot filter egress (no network namespace here): use --net none (the default) or --net host (no filtering), or run where user namespaces work", policy.ErrInvalid)
+	}
+	if ns, _ := landlockABI(); ns <= 0 {
+		return fmt.Errorf("%w: --degraded needs Landlock (Linux 5.13+ with lsm=...,landlock): without namespaces it is the only filesystem wall", policy.ErrInvalid)
+	}
+	return nil
+}
+
+func landlockABI() (int, error) { return landlock.ABI(), nil }
+
+// degradedRules turns the final mount plan into Landlock rules for a run
+// without a mount namespace. tmp is the private TMPDIR (read-write). It
+// returns the rules and the protected paths Landlock cannot protect (masks
+// and read-only files inside writable trees).
+func degradedRules(mounts []ns.Mount, base landlock.Rules, tmp string) (landlock.Rules, []string, error) {
+	var hidden, ro, rw, lost []string
+	for _, m := range mounts {
+		switch m.Kind {
+		case ns.KindTmpfs:
+			hidden = append(hidden, m.Path)
+		case ns.KindROBind:
+			ro = append(ro, m.Path)
+		case ns.KindBind:
+			rw = append(rw, m.Path)
+		}
+	}
+	for _, m := range mounts {
+		switch m.Kind {
+		case ns.KindMask, ns.KindReadOnly:
+			if enclosing(m.Path, rw) != "" {
+				lost = append(lost, m.Path)
+			} else if m.Kind == ns.KindMask {
+				hidden = append(hidden, m.Path)
+			}
+		}
+	}
+	// The host's shared memory: writable by every user, outside the
+	// workspace.
+	hidden = append(hidden, "/dev/shm")
+	visible, err := cover("/", hidden)
+	if err != nil {
+		return landlock.Rules{}, nil, err
+	}
+	r := base
+	// A --read path inside a hidden place reappears, like its bind would.
+	r.ReadExec = append(visible, ro...)
+	r.ReadOnly = nil
+	r.ReadWrite = append(append([]string{}, rw...), tmp, "/dev/null", "/dev/zero", "/dev/full")
+	// Without a network namespace, Landlock's TCP rule is all there is for
+	// TCP under --net none (seccomp also refuses IP sockets).
+	sort.Strings(lost)
+	return r, lost, nil
+}
+
+// cover returns paths whose trees together hold everything under root
+// except the hidden paths: for each directory between root and a hidden
+// path, its other entries. Symlinks are left out (Landlock checks a path by
+// where it resolves; a symlink's target is covered, or hidden, on its own).
+// Entries that appear later are not covered: fewer rights, never more.
+func cover(root string, hidden []string) ([]string, error) {
+	clean := map[string]bool{}
+	for _, h := range hidden {
+		clean[filepath.Clean(h)] = true
+	}
+	if clean[root] {
+		return nil, nil
+	}
+	// isAncestor: d holds some hidden path below it.
+	isAncestor := func(d string) bool {
+		for h := range clean {
+			if strings.HasPrefix(h, d+"/") || (d == "/" && h != "/") {
+				return true
+			}
+		}
+		return false
+	}
+	if !isAncestor(root) {
+		return []string{root}, nil
+	}
+	var out []string
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			if errors.Is(err, os.ErrPermission) {
+				return nil // unreadable to us: the agent gets nothing there
+			}
+			return fmt.Errorf("degraded mode: list %s: %w", dir, err)
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			if clean[p] || e.Type()&os.ModeSymlink != 0 {
+				continue
+			}
+			if e.IsDir() && isAncestor(p) {
+				if err := walk(p); err != nil {
+					return err
+				}
+				continue
+			}
+			out = append(out, p)
+		}
+		return nil
+	}
+	return out, walk(root)
+}
+
+// setupDegraded prepares a run without namespaces: a private TMPDIR, the
+// Landlock rules that stand in for the mount plan, and the notices. The
+// returned func removes the private TMPDIR.
+func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
+	tmp, err := os.MkdirTemp("", leftoverName("tmp")+"-")
+	if err != nil {
+		return nil, fmt.Errorf("degraded mode: private TMPDIR: %w", err)
+	}
+	cleanup := func() { _ = os.RemoveAll(tmp) }
+	var base landlock.Rules
+	if err := jsonUnmarshal(spec.Hooks[ns.HookLandlock], &base); err != nil {
+		cleanup()
+		return nil, err
+	}
+	rules, lost, err := degradedRules(spec.Mounts, base, tmp)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	b, err := jsonMarshal(rules)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	spec.Hooks[ns.HookLandlock] = b
+	spec.Mounts = nil // nothing to mount: init builds no tree
+	env := spec.Env[:0:0]
+	for _, kv := range spec.Env {
+		if !strings.HasPrefix(kv, "TMPDIR=") {
+			env = append(env, kv)
+		}
+	}
+	spec.Env = append(env, "TMPDIR="+tmp)
+
+	r.notef("degraded mode: %s", r.degradedWhy)
+	r.notef("degraded mode: no namespaces; Landlock, seccomp, no_new_privs and rlimits only; secrets and write protections inside writable paths do not hold (-v lists what is weaker; README: Containers)")
+	r.notes = append(r.notes, "degraded: "+r.degradedWhy)
+	r.notes = append(r.notes, degradedNotes...)
+	if len(lost) > 0 {
+		r.notes = append(r.notes, "degraded: not protected (inside writable paths): "+strings.Join(lost, " "))
+	}
+	if r.pol.Verbose {
+		for _, n := range degradedNotes {
+			r.errorf("%s", n)
+		}
+		if len(lost) > 0 {
+			r.errorf("degraded: not protected (inside writable paths): %s", strings.Join(lost, " "))
+		}
+	}
+	return cleanup, nil
+}
+
+// diagnoseSetup turns init's setup failure into the host's cause and fix
+// when it is a refusal of what namespaces need (EPERM on the first mounts:
+// AppArmor's restriction, a container's masked /proc); "" otherwise.
+func (r *runner) diagnoseSetup(msg string) string {
+	if r.degraded || !strings.Contains(msg, "operation not permitted") {
+		return ""
+	}
+	if !strings.HasPrefix(msg, "build the sandbox's file system") && !strings.HasPrefix(msg, "sethostname") &&
+		!strings.HasPrefix(msg, "bring up the sandbox's loopback") && !strings.HasPrefix(msg, "network") {
+		return ""
+	}
+	err := ns.Probe(os.Getuid() == 0, r.pol.Net == policy.NetHost)
+	if err == nil {
+		return ""
+	}
+	f := hostcheck.Read("", os.Environ(), os.Getuid())
+	return "cannot build the sandbox in its namespaces: " + hostcheck.Diagnose(f, probeErr(err)).Line
+}

@@ -145,7 +145,7 @@ func (Deny) EventType() string { return TypeDeny }
 // Limit is a resource limit that was hit.
 type Limit struct {
 	Kind   string `json:"kind"`             // "oom", "pids", "memory", "cpu", "fsize", "nofile"
-	Source string `json:"source"`           // "cgroup-v2", "cgroup-v1" or "rlimit"
+	Source string `json:"source"`           // "cgroup-v2", "cgroup-v1", "rlimit" or "watch" (sampled by the supervisor)
 	Limit  int64  `json:"limit,omitempty"`  // configured limit (bytes, count...)
 	Value  int64  `json:"value,omitempty"`  // usage or event counter when observed
 	PID    int    `json:"pid,omitempty"`    // victim, when known

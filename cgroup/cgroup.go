@@ -17,6 +17,14 @@ type Limits struct {
 	Pids        int64   // max processes+threads; 0 = DefaultPids, <0 = unlimited
 	NoFile      uint64  // RLIMIT_NOFILE; 0 = DefaultNoFile (capped at the hard limit)
 	FileSize    int64   // RLIMIT_FSIZE in bytes; 0 = unlimited
+	// WatchMemory: without a cgroup, the caller watches the sandbox's
+	// memory itself (package memwatch) and kills it on overrun, so no
+	// RLIMIT_AS is set (it breaks runtimes that reserve address space).
+	WatchMemory bool
+	// NprocHostWide: the sandbox has no user namespace of its own (jail
+	// --degraded), so RLIMIT_NPROC counts every task of the uid host-wide
+	// and must include the uid's current count.
+	NprocHostWide bool
 }
 
 // DefaultPids is the pids budget when Limits.Pids is zero.

@@ -125,7 +125,9 @@ func Open(name string, lim Limits, opts Options) (Group, Report, error) {
 
 func noneWarnings(lim Limits) []string {
 	w := []string{"no cgroup available: limits fall back to per-process rlimits, and kill relies on the pid namespace"}
-	if lim.MemoryBytes > 0 {
+	if lim.MemoryBytes > 0 && lim.WatchMemory {
+		w = append(w, "memory: watched, not kernel-enforced: jail samples the sandbox's memory (PSS of its processes plus its private tmpfs) every 100ms and kills it past the limit; an allocation faster than that overshoots until the next sample")
+	} else if lim.MemoryBytes > 0 {
 		w = append(w, "memory: RLIMIT_AS caps each process's virtual address space, not the sandbox's total memory (N processes may use N times the limit), and runtimes that reserve address space (node, JVM) may fail to start under it")
 	}
 	if lim.CPUs > 0 {
@@ -134,13 +136,19 @@ func noneWarnings(lim Limits) []string {
 	if lim.pidsLimit() > 0 {
 		w = append(w, "pids: RLIMIT_NPROC counts processes of the uid (per user namespace since Linux 5.14, threads included), checked only at fork")
 	}
-	w = append(w, "no OOM or pids-limit events and no peak-memory figure without a cgroup")
+	if lim.WatchMemory {
+		w = append(w, "no OOM or pids-limit events without a cgroup")
+	} else {
+		w = append(w, "no OOM or pids-limit events and no peak-memory figure without a cgroup")
+	}
 	return w
 }
 
 func noneEnforced(lim Limits) []string {
 	var e []string
-	if lim.MemoryBytes > 0 {
+	if lim.MemoryBytes > 0 && lim.WatchMemory {
+		e = append(e, "memory="+FormatSize(lim.MemoryBytes)+"(watched)")
+	} else if lim.MemoryBytes > 0 {
 		e = append(e, "memory="+FormatSize(lim.MemoryBytes)+"(rlimit-as)")
 	}
 	if p := lim.pidsLimit(); p > 0 {

@@ -116,14 +116,14 @@ func Rlimits(lim Limits, haveCgroup bool, uid int) ([]Rlimit, error) {
 	if haveCgroup {
 		return out, nil
 	}
-	if lim.MemoryBytes > 0 {
+	if lim.MemoryBytes > 0 && !lim.WatchMemory {
 		if err := add(unix.RLIMIT_AS, uint64(lim.MemoryBytes), true, "--memory"); err != nil {
 			return nil, err
 		}
 	}
 	if p := lim.pidsLimit(); p > 0 {
 		n := uint64(p)
-		if !nprocPerUserNS() {
+		if !nprocPerUserNS() || lim.NprocHostWide {
 			base, err := countTasks(uid)
 			if err != nil {
 				return nil, err

@@ -6,10 +6,13 @@ import (
 	"os"
 	"strings"
 
+	"time"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/memwatch"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/ucount"
 )
@@ -25,7 +28,10 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 			r.errorf("cleanup of a stale cgroup: %v", err)
 		}
 	}
-	lim := cgroup.Limits{MemoryBytes: r.pol.Memory, CPUs: r.pol.CPUs, Pids: r.pol.Pids, NoFile: r.pol.NoFile, FileSize: r.pol.MaxFileSize}
+	lim := cgroup.Limits{MemoryBytes: r.pol.Memory, CPUs: r.pol.CPUs, Pids: r.pol.Pids, NoFile: r.pol.NoFile, FileSize: r.pol.MaxFileSize,
+		// Without a cgroup the supervisor watches memory (watchMemory)
+		// instead of RLIMIT_AS, which breaks node, the JVM and Go.
+		WatchMemory: true, NprocHostWide: r.degraded}
 	if lim.Pids > 0 {
 		// pids.max and RLIMIT_NPROC count threads, and jail's own init (a Go
 		// program) runs a few: they get a reserve on top of the command's
@@ -42,7 +48,7 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 	}
 	r.group, r.cgRep = g, rep
 	uid := os.Getuid()
-	if uid == 0 {
+	if uid == 0 && !r.degraded {
 		uid = ns.NobodyID
 	}
 	rls, err := cgroup.Rlimits(lim, g.Mode() != "none", uid)
@@ -68,6 +74,41 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 	}
 	return nil
 }
+
+// watchMemory, without a cgroup, samples the sandbox's memory (package
+// memwatch: PSS of init and its descendants, plus the private tmpfs file
+// systems seen through init's root) and kills it past --memory. Watched,
+// not kernel-enforced: the exit says so.
+func (r *runner) watchMemory(spec *ns.Spec) {
+	if r.pol.Memory <= 0 || r.group == nil || r.group.Mode() != "none" {
+		return
+	}
+	root := fmt.Sprintf("/proc/%d/root", r.sb.Pid)
+	var tmpfs []string
+	if !r.degraded {
+		for _, m := range spec.Mounts {
+			if m.Kind == ns.KindTmpfs {
+				tmpfs = append(tmpfs, root+m.Path)
+			}
+		}
+		tmpfs = append(tmpfs, root+"/dev/shm")
+	}
+	tree := memwatch.Tree{Root: r.sb.Pid, Tmpfs: tmpfs}
+	r.memWatch = &memwatch.Watch{Limit: uint64(r.pol.Memory), Interval: memInterval, Measure: tree.Measure}
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		r.memWatch.Run(r.ctx, func(s memwatch.Sample) {
+			r.mu.Lock()
+			r.memOver = &s
+			r.mu.Unlock()
+			r.kill("limit", fmt.Sprintf("memory %s over --memory %s (watched)", cgroup.FormatSize(int64(s.Bytes)), cgroup.FormatSize(r.pol.Memory)))
+		})
+	}()
+}
+
+// memInterval is how often watchMemory samples.
+const memInterval = 100 * time.Millisecond
 
 func (r *runner) deleteCgroup() {
 	if r.group == nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/hostcheck"
+	"github.com/jail-sandbox/jail/memwatch"
 	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
@@ -77,6 +78,10 @@ type runner struct {
 	degraded    bool     // no namespaces (--degraded on a host refusing them)
 	degradedWhy string   // the host's refusal, one line
 	notes       []string // for the start event: degraded mode, exec audit off
+
+	spec     *ns.Spec
+	memWatch *memwatch.Watch // --memory without a cgroup
+	memOver  *memwatch.Sample
 }
 
 func (r *runner) tracef(step string) {
@@ -273,6 +278,7 @@ func (r *runner) run() int {
 		return r.fail(err)
 	}
 	r.sb = sb
+	r.spec = spec
 	r.tracef("init started")
 	auditPath := ""
 	if r.trail != nil {
@@ -448,6 +454,8 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 	r.mu.Unlock()
 	r.tracef("init ready")
 	r.recordStart(m.Info)
+	// The sandbox's tmpfs file systems exist now (init built its tree).
+	r.watchMemory(r.spec)
 	var tcp, dns *os.File
 	for i, f := range files {
 		name := ""
@@ -493,8 +501,11 @@ func (r *runner) finish() int {
 	r.recordStart(nil) // init failed before reporting: the trail still opens with start
 	// Every writer of these (the message reader, the signal loop) is done.
 	r.mu.Lock()
-	exitMsg, setupErr, timedOut, killedBy := r.exit, r.setupErr, r.timedOut, r.killedBy
+	exitMsg, setupErr, timedOut, killedBy, memOver := r.exit, r.setupErr, r.timedOut, r.killedBy, r.memOver
 	r.mu.Unlock()
+	if r.memWatch != nil && int64(r.memWatch.Peak().Bytes) > int64(st.MemoryPeak) {
+		st.MemoryPeak = r.memWatch.Peak().Bytes // the whole sandbox, sampled
+	}
 	exit := audit.Exit{WallMS: audit.Millis(time.Since(r.started)), PeakMemoryBytes: int64(st.MemoryPeak), CPUUserMS: audit.Millis(st.CPU)}
 	if ru := r.sb.Rusage(); ru != nil && st.CPU == 0 {
 		// No cgroup figures: init's rusage covers every process it reaped.
@@ -531,6 +542,10 @@ func (r *runner) finish() int {
 		if exitMsg != nil && exitMsg.Signal == 0 && exitMsg.Code != 0 {
 			code = exitMsg.Code
 		}
+	case memOver != nil:
+		code, reason = 128+int(syscall.SIGKILL), "oom"
+		r.errorf("out of memory: limit %s reached (watched, not kernel-enforced: the sandbox held %s at the last sample)", cgroup.FormatSize(r.pol.Memory), cgroup.FormatSize(int64(memOver.Bytes)))
+		r.record(audit.Limit{Kind: "oom", Source: "watch", Limit: r.pol.Memory, Value: int64(memOver.Bytes), Action: "killed"})
 	case killedBy != "":
 		code, reason = 128+int(syscall.SIGKILL), "killed"
 		r.notef("killed the sandbox: %s", killedBy)

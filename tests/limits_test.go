@@ -1,7 +1,8 @@
 //go:build linux
 
 // End-to-end and adversarial tests of resource limits, the wall-clock
-// timeout and the kill switch (issue 5). As root this host uses cgroup v1
+// timeout and the kill switch (issue 5). Which limits mode is in force is
+// asked of jail (limitsMode): as root this host uses cgroup v1
 // (memory, pids, cpu, freezer under /sys/fs/cgroup/<controller>); as an
 // unprivileged user only rlimits exist, and each test asserts what that
 // path promises instead of skipping.
@@ -25,8 +26,6 @@ import (
 // ---------- helpers (prefixed limits*) ----------
 
 const limitsPython = "/usr/bin/python3"
-
-func limitsRoot() bool { return os.Geteuid() == 0 }
 
 // limitsProc is a jail started in the background.
 type limitsProc struct {
@@ -251,16 +250,10 @@ func limitsCgroupFile(pid, ctrl, file string) string {
 	return ""
 }
 
-// limitsMemFlag is a memory limit for tests about something else: as root
-// it makes the cgroup v1 memory controller hold the sandbox; unprivileged it
-// is left out, because RLIMIT_AS currently crashes init at random
-// (TestLimitsRlimitSparesInit) and would make those tests flaky.
-func limitsMemFlag() []string {
-	if limitsRoot() {
-		return []string{"--memory", "256M"}
-	}
-	return nil
-}
+// limitsMemFlag is a memory limit for tests about something else: with a
+// cgroup it makes the memory controller hold the sandbox; without one the
+// supervisor's memory watch is on (no RLIMIT_AS, which crashed runtimes).
+func limitsMemFlag() []string { return []string{"--memory", "256M"} }
 
 // limitsNoSurvivors waits until no process of any marker exists.
 func limitsNoSurvivors(t testing.TB, within time.Duration, markers ...string) {
@@ -321,7 +314,7 @@ f 10`, m)
 		if len(pids) > peak {
 			peak = len(pids)
 		}
-		if limitsRoot() && !sawCgroup && len(pids) > 0 {
+		if limitsMode(t) == "v1" && !sawCgroup && len(pids) > 0 {
 			sawCgroup, cgInfo = limitsInJailCgroup(pids[0], p.cmd.Process.Pid, "pids")
 		}
 		time.Sleep(15 * time.Millisecond)
@@ -332,7 +325,7 @@ f 10`, m)
 	// --pids counts the command's processes; jail adds a reserve of 16 for
 	// its own init's threads (which count in pids.max and RLIMIT_NPROC).
 	limit := 64 + 16
-	if !limitsRoot() {
+	if !limitsCgroup(t) {
 		// RLIMIT_NPROC = the uid's current count + 64: the uid's other
 		// processes coming and going make it a little loose.
 		limit += 16
@@ -346,7 +339,7 @@ f 10`, m)
 	if !strings.Contains(strings.ToLower(p.stderr.String()), "fork") {
 		t.Errorf("no fork of the bomb was refused\n%s", p.dump())
 	}
-	if limitsRoot() {
+	if limitsMode(t) == "v1" {
 		if !sawCgroup {
 			t.Errorf("as root the bomb did not run in a jail-%d-* pids cgroup (cgroup v1 expected): %s", p.cmd.Process.Pid, cgInfo)
 		}
@@ -388,11 +381,10 @@ func limitsMaxPrinted(out string) int {
 	return max
 }
 
-// A memory bomb under --memory 64M. Root (cgroup v1): the kernel OOM-kills
-// it, jail exits 137 and says "out of memory" on stderr. Unprivileged
-// (RLIMIT_AS): the allocation fails inside the program, whose own exit
-// code passes through, and jail warns that the limit is an rlimit.
-// Either way the bomb never holds 64M.
+// A memory bomb under --memory 64M. With a cgroup the kernel OOM-kills
+// it; without one (an ordinary user here) the supervisor's memory watch
+// kills it, and says it was watched, not kernel-enforced. Either way jail
+// exits 137, says "out of memory", and the bomb never holds 64M.
 func TestLimitsMemoryBomb(t *testing.T) {
 	m := marker()
 	p := limitsStart(t, []string{"--memory", "64M", "--timeout", "30s", "-v"}, limitsPython, "-c", limitsMemBomb, m)
@@ -403,24 +395,17 @@ func TestLimitsMemoryBomb(t *testing.T) {
 	if strings.Contains(out, "ESCAPED") || max >= 64 {
 		t.Errorf("memory bomb got %dM under --memory 64M\n%s", max, p.dump())
 	}
-	if limitsRoot() {
-		if p.code != 137 {
-			t.Errorf("root/cgroup v1: exit %d, want 137 (OOM kill)\n%s", p.code, p.dump())
-		}
-		if !strings.Contains(p.stderr.String(), "out of memory") {
-			t.Errorf("root/cgroup v1: no \"out of memory\" line on stderr\n%s", p.dump())
-		}
-		if strings.Contains(out, "ENOMEM") {
-			t.Errorf("root: the allocation failed (an rlimit?) instead of the cgroup OOM kill\n%s", p.dump())
-		}
-	} else {
-		if p.code != 3 || !strings.Contains(out, "ENOMEM") {
-			t.Errorf("unprivileged/RLIMIT_AS: want the allocation to fail (ENOMEM, exit 3), got\n%s", p.dump())
-		}
-		se := strings.ToLower(p.stderr.String())
-		if !strings.Contains(se, "rlimit") || !strings.Contains(se, "memory") {
-			t.Errorf("unprivileged: no warning that memory is only an rlimit\n%s", p.dump())
-		}
+	if p.code != 137 {
+		t.Errorf("cgroup %s: exit %d, want 137 (OOM kill)\n%s", limitsMode(t), p.code, p.dump())
+	}
+	if !strings.Contains(p.stderr.String(), "out of memory") {
+		t.Errorf("cgroup %s: no \"out of memory\" line on stderr\n%s", limitsMode(t), p.dump())
+	}
+	if strings.Contains(out, "ENOMEM") {
+		t.Errorf("the allocation failed (an rlimit?) instead of the kill\n%s", p.dump())
+	}
+	if !limitsCgroup(t) && !strings.Contains(p.stderr.String(), "watched, not kernel-enforced") {
+		t.Errorf("no cgroup: the kill must say the limit is watched, not kernel-enforced\n%s", p.dump())
 	}
 	limitsNoSurvivors(t, 3*time.Second, m)
 	limitsNoCgroupLeft(t, p.cmd.Process.Pid)
@@ -447,9 +432,8 @@ func TestLimitsRlimitSparesInit(t *testing.T) {
 }
 
 // The memory limit is for the whole sandbox, not per process: four
-// processes each holding 24M (96M) under --memory 64M cannot all survive.
-// Only a cgroup can promise this; RLIMIT_AS is per process, a weakness
-// the unprivileged path must at least state.
+// processes each holding 24M (96M) under --memory 64M cannot all survive,
+// under a cgroup or under the supervisor's memory watch (which sums them).
 func TestLimitsMemorySpread(t *testing.T) {
 	m := marker()
 	hold := fmt.Sprintf(`import time
@@ -463,18 +447,12 @@ print("survived", len(x), flush=True)
 	p.wait(40 * time.Second)
 	survivors := strings.Count(p.stdout.String(), "survived")
 	t.Logf("%d of 4 holders of 24M survived; %s", survivors, p.dump())
-	if limitsRoot() {
-		if survivors > 2 {
-			t.Errorf("root/cgroup v1: %d x 24M survived together under --memory 64M\n%s", survivors, p.dump())
-		}
-		if !strings.Contains(p.stderr.String(), "out of memory") {
-			t.Errorf("root: the OOM kill inside the sandbox is not reported\n%s", p.dump())
-		}
-	} else {
-		se := strings.ToLower(p.stderr.String())
-		if !strings.Contains(se, "process") || !strings.Contains(se, "memory") {
-			t.Errorf("unprivileged: no warning that the memory limit is per process\n%s", p.dump())
-		}
+	// A cgroup or the watch: the limit is the sandbox's, not per process.
+	if survivors > 2 {
+		t.Errorf("cgroup %s: %d x 24M survived together under --memory 64M\n%s", limitsMode(t), survivors, p.dump())
+	}
+	if !strings.Contains(p.stderr.String(), "out of memory") {
+		t.Errorf("cgroup %s: the memory kill inside the sandbox is not reported\n%s", limitsMode(t), p.dump())
 	}
 	limitsNoSurvivors(t, 3*time.Second, m)
 	limitsNoCgroupLeft(t, p.cmd.Process.Pid)
@@ -495,7 +473,7 @@ my @t = times; printf "cpu=%.3f wall=%.3f\n", $t[2] + $t[3], time - $t0;
 func TestLimitsCPUQuota(t *testing.T) {
 	m := marker()
 	p := limitsStart(t, []string{"--cpus", "0.5", "--timeout", "30s", "-v"}, "/usr/bin/perl", "-e", limitsCPUHog, m)
-	if limitsRoot() {
+	if limitsMode(t) == "v1" {
 		// Load-independent evidence: the hogs' cpu cgroup has a 50% quota.
 		var quota, period string
 		limitsWaitFor(t, p, 10*time.Second, "the hog's cpu cgroup", func() bool {
@@ -528,9 +506,9 @@ func TestLimitsCPUQuota(t *testing.T) {
 	} else if ms, _ := strconv.Atoi(mm[1]); float64(ms) < 500*cpu {
 		t.Errorf("-v exit report says cpu %d ms; the hogs used %.0f ms\n%s", ms, cpu*1000, p.dump())
 	}
-	if limitsRoot() {
+	if limitsCgroup(t) {
 		if ratio >= 0.75 {
-			t.Errorf("root/cgroup v1: two hogs used %.2f CPUs under --cpus 0.5\n%s", ratio, p.dump())
+			t.Errorf("cgroup %s: two hogs used %.2f CPUs under --cpus 0.5\n%s", limitsMode(t), ratio, p.dump())
 		}
 	} else {
 		se := strings.ToLower(p.stderr.String())
@@ -655,7 +633,7 @@ func TestLimitsSupervisorSIGKILL(t *testing.T) {
 	limitsWaitFor(t, p, 10*time.Second, "ready", func() bool { return limitsFileHas(filepath.Join(p.ws, "ready"), "ready") })
 	limitsWaitProcs(t, p, 5*time.Second, m, m1, m2, m3)
 	sup := p.cmd.Process.Pid
-	if limitsRoot() {
+	if limitsMode(t) == "v1" {
 		for _, mk := range []string{m, m1, m2, m3} {
 			for _, pid := range procsWith(mk) {
 				if ok, cg := limitsInJailCgroup(pid, sup, "memory", "pids"); !ok && cg != "" { // "": exited meanwhile
@@ -703,7 +681,7 @@ echo spawned > spawned
 until [ -e stop ]; do :; done`, m, limitsPython, m)
 	p := limitsSh(t, append([]string{"--pids", "32", "--nofile", "64", "--timeout", "20s"}, limitsMemFlag()...), script)
 	limitsWaitFor(t, p, 10*time.Second, "ready", func() bool { return limitsFileHas(filepath.Join(p.ws, "ready"), "ready") })
-	if limitsRoot() {
+	if limitsMode(t) == "v1" {
 		for _, pid := range procsWith(m) {
 			if ok, cg := limitsInJailCgroup(pid, p.cmd.Process.Pid, "memory", "pids"); !ok && cg != "" { // "": exited meanwhile
 				t.Errorf("root: after the escape attempts process %s is not in the jail's cgroup:\n%s", pid, cg)
@@ -720,7 +698,7 @@ until [ -e stop ]; do :; done`, m, limitsPython, m)
 		t.Errorf("the agent lifted a limit:\n%s", p.dump())
 	}
 	limit := 32 + 16 // jail's reserve for init's threads
-	if !limitsRoot() {
+	if !limitsCgroup(t) {
 		limit += 16 // RLIMIT_NPROC: the uid's count at start + 32
 	}
 	t.Logf("processes inside under --pids 32 after trying to start 100: %d", count)
@@ -761,7 +739,7 @@ print("opened", n)'`, limitsPython)
 // the flag the unprivileged run works and warns.
 func TestLimitsRequireLimits(t *testing.T) {
 	r := run(t, runOpts{}, "--require-limits", "--memory", "64M", "--pids", "64", "--", "true")
-	if limitsRoot() {
+	if limitsCgroup(t) {
 		mustCode(t, r, 0)
 	} else {
 		mustCode(t, r, 125)
@@ -782,9 +760,9 @@ func TestLimitsVerboseReport(t *testing.T) {
 	r := sh(t, runOpts{}, "true", "-v", "--memory", "64M", "--pids", "64")
 	mustCode(t, r, 0)
 	se := strings.ToLower(r.stderr)
-	if limitsRoot() {
-		if !strings.Contains(se, "v1") {
-			t.Errorf("-v as root does not say cgroup v1 is in force:\n%s", r.stderr)
+	if limitsCgroup(t) {
+		if !strings.Contains(se, "cgroup "+limitsMode(t)) {
+			t.Errorf("-v does not say cgroup %s is in force:\n%s", limitsMode(t), r.stderr)
 		}
 	} else if !strings.Contains(se, "rlimit") {
 		t.Errorf("-v unprivileged does not say rlimits are in force:\n%s", r.stderr)

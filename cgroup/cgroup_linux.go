@@ -50,7 +50,7 @@ func (o Options) selfCgroup() string {
 	return o.SelfCgroup
 }
 
-// groupName builds jail-<pid>-<rand>[-name]. name is reduced to
+// groupName builds jail-<pid>-t<start tick>-<rand>[-name]. name is reduced to
 // [A-Za-z0-9_.] so that it can never contain "/" or be "..": the name
 // comes from the user and must not walk out of the parent cgroup.
 func groupName(name string) (string, error) {
@@ -58,7 +58,9 @@ func groupName(name string) (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("cgroup name: %w", err)
 	}
-	s := fmt.Sprintf("jail-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
+	// The start tick lets jail gc tell this supervisor from a later
+	// process that got its pid (CollectStale).
+	s := fmt.Sprintf("jail-%d-t%d-%s", os.Getpid(), startTick(os.Getpid()), hex.EncodeToString(b[:]))
 	var clean strings.Builder
 	for _, r := range name {
 		if r < 128 && (r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
@@ -365,8 +367,8 @@ func cleanupStale(opts Options) []error {
 			if !e.IsDir() {
 				continue
 			}
-			pid, ok := parseGroupName(e.Name())
-			if !ok || pid == self || alive(pid) {
+			pid, tick, ok := parseGroupTick(e.Name())
+			if !ok || pid == self || supervisorLive(pid, tick) {
 				continue
 			}
 			if err := removeTree(filepath.Join(d, e.Name())); err != nil {

@@ -2,10 +2,17 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/cgroup"
 )
 
 // Leftovers: what a supervisor makes on the host for the time of one run
@@ -35,15 +42,78 @@ func parseLeftover(name string) (pid int, tick uint64, ok bool) {
 	return p, t, true
 }
 
-// supervisorAlive: pid runs and started at tick (tick 0: unknown, alive
-// if the pid exists).
+// supervisorAlive: pid exists (kill 0: EPERM means it exists, not ours)
+// and, when tick is known and readable, started at tick. A pid reused by
+// another process since is dead for this purpose.
 func supervisorAlive(pid int, tick uint64) bool {
-	st := startTick(pid)
-	if st == 0 {
-		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-		return err == nil && tick == 0
+	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
+		return false
 	}
-	return tick == 0 || st == tick
+	st := startTick(pid)
+	return tick == 0 || st == 0 || st == tick
+}
+
+// GC removes what dead supervisors left: cgroups anywhere in the
+// hierarchies (cgroup.CollectStale, not only under the caller's cgroup),
+// registry records, and degraded mode's private TMPDIRs. Trails are
+// records and are never removed: the ones whose supervisor died (no exit
+// event) are named. Nothing of a live supervisor is touched (pid and start
+// time, as jail ps checks them).
+func GC(w io.Writer) int {
+	code := 0
+	for _, s := range cgroup.CollectStale(cgroup.Options{}) {
+		if s.Err != nil {
+			fmt.Fprintf(w, "jail gc: cgroup %s (supervisor %d, gone): %v\n", s.Path, s.Pid, s.Err)
+			code = 1
+			continue
+		}
+		fmt.Fprintf(w, "removed cgroup %s (supervisor %d, gone)\n", s.Path, s.Pid)
+	}
+	if dir, err := registryDir(); err == nil {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			var e Entry
+			if err != nil || json.Unmarshal(b, &e) != nil || e.Pid <= 0 {
+				continue
+			}
+			if supervisorAlive(e.Pid, e.StartTick) {
+				continue
+			}
+			if err := os.Remove(f); err != nil {
+				fmt.Fprintf(w, "jail gc: %v\n", err)
+				code = 1
+				continue
+			}
+			fmt.Fprintf(w, "removed record of sandbox %s (supervisor %d, gone)", e.ID, e.Pid)
+			if e.Audit != "" {
+				fmt.Fprintf(w, "; its trail %s ends without an exit event (kept)", e.Audit)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	seen := map[string]bool{}
+	for _, tmp := range []string{os.TempDir(), "/tmp"} {
+		if seen[tmp] {
+			continue
+		}
+		seen[tmp] = true
+		ents, _ := os.ReadDir(tmp)
+		for _, e := range ents {
+			pid, tick, ok := parseLeftover(e.Name())
+			if !ok || !e.IsDir() || pid == os.Getpid() || supervisorAlive(pid, tick) {
+				continue
+			}
+			p := filepath.Join(tmp, e.Name())
+			if err := os.RemoveAll(p); err != nil {
+				fmt.Fprintf(w, "jail gc: %v\n", err)
+				code = 1
+				continue
+			}
+			fmt.Fprintf(w, "removed %s (supervisor %d, gone)\n", p, pid)
+		}
+	}
+	return code
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -30,3 +30,6 @@ func Kill(ids []string, now bool, w io.Writer) int { return Doctor(w) }
 
 // AppArmorProfile is Linux-only.
 func AppArmorProfile(w, errw io.Writer) int { return Doctor(errw) }
+
+// GC is Linux-only.
+func GC(w io.Writer) int { return Doctor(w) }

@@ -30,7 +30,7 @@ empty, secrets hidden, no network, every capability dropped.
 Usage:
   jail [flags] -- COMMAND [ARG...]
   jail audit [--follow] [--json] [--type T] [--verify] FILE
-  jail ps | jail kill [--now] ID|all | jail doctor [--apparmor-profile]
+  jail ps | jail kill [--now] ID|all | jail gc | jail doctor [--apparmor-profile]
   jail version
   jail help
 
@@ -89,6 +89,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return sandbox.Doctor(stdout)
 		case "ps":
 			return sandbox.PS(stdout)
+		case "gc":
+			return sandbox.GC(stdout)
 		case "kill":
 			ks := flag.NewFlagSet("jail kill", flag.ContinueOnError)
 			ks.SetOutput(stderr)

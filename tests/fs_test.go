@@ -119,9 +119,11 @@ func fsReadFile(t testing.TB, p string) string {
 	return string(b)
 }
 
-// fsHome returns the invoking user's home directory as jail sees it ($HOME).
+// fsHome returns the test process's own home directory as jail sees it
+// ($HOME, made by TestMain in main_test.go; never the real one).
 func fsHome(t testing.TB) string {
 	t.Helper()
+	needVisibleHome(t)
 	h := os.Getenv("HOME")
 	if h == "" {
 		t.Fatal("HOME is not set")
@@ -132,14 +134,16 @@ func fsHome(t testing.TB) string {
 	return h
 }
 
-// fsPlantHome creates dir/file in the real home with a secret, never touching
-// anything that already exists: if dir exists, the file gets a unique name
-// (still matching the built-in patterns). Everything is removed at cleanup.
+// fsPlantHome creates dir/file in the test home with a secret, never
+// touching anything that already exists: if dir exists, the file gets a
+// unique name (still matching the built-in patterns). Everything is removed
+// at cleanup. Directory and file are world-readable, so that as root (the
+// sandbox runs as host nobody) only jail's rules can hide them, not the modes.
 func fsPlantHome(t testing.TB, home, dir, file string) (path, secret string) {
 	t.Helper()
 	d := filepath.Join(home, dir)
 	if _, err := os.Lstat(d); err != nil {
-		if err := os.Mkdir(d, 0o700); err != nil {
+		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatalf("create %s: %v", d, err)
 		}
 		t.Cleanup(func() { os.RemoveAll(d) })
@@ -151,9 +155,11 @@ func fsPlantHome(t testing.TB, home, dir, file string) (path, secret string) {
 		t.Fatalf("%s exists; refusing to overwrite it", path)
 	}
 	secret = fsSecret(dir + "/" + file)
-	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	os.Chmod(d, 0o755)    // umask
+	os.Chmod(path, 0o644) // umask
 	t.Cleanup(func() { os.Remove(path) })
 	return path, secret
 }
@@ -267,6 +273,14 @@ func TestFSHomeSecrets(t *testing.T) {
 	mustCode(t, c, 0)
 	if l := fsLeaks(c.stdout, secrets); len(l) != 2 {
 		t.Fatalf("control (--no-default-deny -r ~) read only %v: the attack is broken\n%s%s", l, c.stdout, c.stderr)
+	}
+	// Control: with $HOME naming another directory and no built-ins, the
+	// files are readable through the host's read-only view, so what hides
+	// them in the runs above is jail's rules, not where the test home lies.
+	c = run(t, runOpts{dir: ws, env: []string{"HOME=/nonexistent-jail-home", "XDG_STATE_HOME=" + t.TempDir()}}, args("--no-default-deny")...)
+	mustCode(t, c, 0)
+	if l := fsLeaks(c.stdout, secrets); len(l) != 2 {
+		t.Fatalf("control (--no-default-deny, $HOME elsewhere) read only %v: the test home is not visible\n%s%s", l, c.stdout, c.stderr)
 	}
 }
 

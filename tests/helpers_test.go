@@ -45,7 +45,7 @@ func jail(t testing.TB) string {
 		jailBin = filepath.Join(dir, "jail")
 		cmd := exec.Command("go", "build", "-o", jailBin, "./cmd/jail")
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Env = append(append([]string{}, hostEnv...), "CGO_ENABLED=0") // the user's own Go caches
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = err
 			jailBin = string(out)

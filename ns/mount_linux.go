@@ -326,6 +326,15 @@ func applyMount(m Mount, src int) error {
 			if errors.Is(err, os.ErrNotExist) && m.Kind == KindMask {
 				return nil // nothing to hide
 			}
+			if errors.Is(err, os.ErrPermission) && m.Kind == KindMask {
+				// init cannot even reach the path: a directory on the way
+				// is closed to the sandbox's user and owned by another
+				// (root's 0700 state directory when root started jail,
+				// the sandbox being host nobody). The agent, with fewer
+				// rights than init, cannot reach it either, and a bind
+				// over it cannot be made: nothing to hide.
+				return nil
+			}
 			if !(errors.Is(err, os.ErrNotExist) && m.Kind == KindFile) {
 				return err
 			}

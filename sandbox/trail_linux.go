@@ -111,23 +111,28 @@ func (r *runner) recordStart(info map[string]string) {
 	if done {
 		return
 	}
-	var notes []string
+	// Each degraded mode is one sentence: on stderr (unless --quiet) and,
+	// whatever --quiet says, in the start event's notes, so that the
+	// record never shows a weaker sandbox as a full one
+	// (docs/audit-schema.md: "one sentence per degraded mode").
+	var degraded []string
 	if info["seccomp.notify"] == "false" && (!r.pol.NoExecAudit || len(r.pol.BlockCommand) > 0) {
 		// No listener: no exec is recorded and none is refused, not even
-		// by --block-command. Said, and recorded.
-		n := "exec audit and guard rail off: " + info["seccomp.reason"] + " (--require-exec-audit makes this fatal)"
-		r.notef("%s", n)
-		notes = append(notes, n)
+		// by --block-command.
+		degraded = append(degraded, "exec audit and guard rail off: "+info["seccomp.reason"]+" (--require-exec-audit makes this fatal)")
 	}
 	if miss := info["landlock.missing"]; miss != "" {
 		var list []string
 		_ = json.Unmarshal([]byte(miss), &list)
-		r.notef("landlock ABI %s: not enforced: %s", info["landlock.abi"], strings.Join(list, "; "))
+		degraded = append(degraded, fmt.Sprintf("landlock ABI %s: not enforced: %s", info["landlock.abi"], strings.Join(list, "; ")))
 	}
 	netMode := r.pol.Net
 	if info["net.mode"] == "proxy-aware" {
 		netMode = "proxy"
-		r.notef("egress is proxy-aware only (%s): programs that ignore HTTP_PROXY/ALL_PROXY get no network", info["net.reason"])
+		degraded = append(degraded, fmt.Sprintf("egress is proxy-aware only (%s): programs that ignore HTTP_PROXY/ALL_PROXY get no network", info["net.reason"]))
+	}
+	for _, d := range degraded {
+		r.notef("%s", d)
 	}
 	if r.trail == nil {
 		return
@@ -140,9 +145,11 @@ func (r *runner) recordStart(info map[string]string) {
 	if r.group != nil {
 		cgMode = r.group.Mode()
 	}
+	var notes []string
 	notes = append(notes, r.notes...)
 	notes = append(notes, r.plan.Notes...)
 	notes = append(notes, r.cgRep.Warnings...)
+	notes = append(notes, degraded...)
 	// Variables by name only: --env/--setenv values are the user's secrets.
 	r.trail.Record(audit.Start{
 		Schema: audit.SchemaVersion, Version: Version, ID: r.id,

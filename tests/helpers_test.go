@@ -86,12 +86,18 @@ func workspace(t testing.TB) string {
 
 func run(t testing.TB, o runOpts, args ...string) result {
 	t.Helper()
+	return runWith(t, o, jail(t), args...)
+}
+
+// runWith runs bin (jail, or a wrapper that execs it) with args.
+func runWith(t testing.TB, o runOpts, bin string, args ...string) result {
+	t.Helper()
 	if o.timeout == 0 {
 		o.timeout = 60 * time.Second
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, jail(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = o.dir
 	if cmd.Dir == "" {
 		cmd.Dir = workspace(t)

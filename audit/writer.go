@@ -81,6 +81,7 @@ const DropBudget = "budget"
 // Stats is a snapshot of a Writer's counters.
 type Stats struct {
 	Written   uint64 // lines in the file (equals the last seq)
+	Synced    uint64 // lines known to be on disk: the last seq an fsync covered
 	Dropped   uint64 // events not written: the queue was full, a write failed, or the size budget was reached
 	Budget    uint64 // of Dropped, those refused by the size budget
 	Head      string // hex SHA-256 of the last line written (GenesisPrev if none)
@@ -432,6 +433,10 @@ write:
 	if fsync {
 		if err := w.f.Sync(); err != nil {
 			w.setErr(fmt.Errorf("fsync audit trail %s: %w", w.path, err))
+		} else {
+			w.statsMu.Lock()
+			w.stats.Synced = w.stats.Written
+			w.statsMu.Unlock()
 		}
 	}
 	for _, ch := range syncs {

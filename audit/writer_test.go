@@ -310,3 +310,35 @@ func BenchmarkWriteThrough(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+// kill, timeout and exit reach the disk as they are written (README: the
+// trail is "fsynced at kill and exit"), with no Sync or Close by the caller;
+// ordinary events do not cost an fsync each.
+func TestFsyncAtKillTimeoutExit(t *testing.T) {
+	for _, ev := range []Event{Kill{By: "user", Reason: "test", Method: "pid1", Signal: "SIGKILL"}, Timeout{LimitMS: 1}, Exit{Code: 137, Reason: "killed"}} {
+		t.Run(ev.EventType(), func(t *testing.T) {
+			w, _ := newTestWriter(t, QueueSize)
+			defer w.Close()
+			for i := 0; i < 3; i++ {
+				w.Record(Exec{PID: 1, Path: "/bin/true", Decision: DecisionAllow})
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for w.Stats().Written < 3 {
+				if time.Now().After(deadline) {
+					t.Fatal("the writer never wrote the execs")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if st := w.Stats(); st.Synced != 0 {
+				t.Fatalf("exec events were fsynced one by one: %+v", st)
+			}
+			w.Record(ev)
+			for w.Stats().Synced < 4 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the %s line was not fsynced: %+v", ev.EventType(), w.Stats())
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
+	}
+}

@@ -3,11 +3,15 @@ package sandbox
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
 )
 
 func TestHideTrail(t *testing.T) {
@@ -168,5 +172,34 @@ func TestSandboxPid(t *testing.T) {
 		if got := sandboxPid(pid); got != pid {
 			t.Errorf("sandboxPid(%d) = %d", pid, got)
 		}
+	}
+}
+
+// The kill switch puts the kill event on disk before it kills (README: the
+// trail is "fsynced at kill"): when kill returns, every line up to the kill
+// event is written and fsynced, even with a deep queue of events before it.
+func TestKillSyncsTrail(t *testing.T) {
+	w, err := audit.Create(filepath.Join(t.TempDir(), "trail.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	victim := exec.Command("sleep", "100")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Wait()
+	defer victim.Process.Kill()
+	r := &runner{pol: &policy.Policy{}, trail: w, sb: &ns.Sandbox{Pid: victim.Process.Pid}}
+	for i := 0; i < 2000; i++ { // a queue the writer needs a while to drain
+		r.record(audit.Exec{PID: 2, Path: "/bin/true", Argv: []string{"/bin/true", strings.Repeat("x", 200)}, Decision: audit.DecisionAllow})
+	}
+	r.kill("user", "test")
+	st := w.Stats()
+	if st.Written < 2001 || st.Synced != st.Written {
+		t.Fatalf("kill returned with the kill event not on disk: %+v", st)
+	}
+	if err := victim.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("kill did not SIGKILL the sandbox's init: %v", err)
 	}
 }

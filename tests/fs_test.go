@@ -1060,3 +1060,38 @@ true`
 		t.Errorf("a forged .git file made %s writable", forged)
 	}
 }
+
+// Masks are empty, mode-0 files and directories (README "Filesystem"), not
+// merely unreadable ones: a secret file shows size 0 and mode 000 inside, a
+// secret directory mode 000, and /etc/shadow the same (its host mode 0640
+// alone already keeps a non-root agent out, so "Permission denied" proves
+// nothing about the mask). Control: the host's own view of each differs.
+func TestFSMasksEmptyModeZero(t *testing.T) {
+	ws := workspace(t)
+	fsWrite(t, ws, ".env", "SECRET=1\n", 0o644)
+	fsWrite(t, ws, ".ssh/id_rsa", "key\n", 0o644)
+	os.Chmod(filepath.Join(ws, ".ssh"), 0o755)
+	r := sh(t, runOpts{dir: ws}, `stat -c '%n|%a|%s|%F' /etc/shadow .env .ssh 2>&1; ls -A .ssh 2>&1 | wc -l; cat .env 2>&1; exit 0`)
+	mustCode(t, r, 0)
+	for _, want := range []string{"/etc/shadow|0|0|regular empty file\n", ".env|0|0|regular empty file\n", ".ssh|0|"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("want %q (an empty mode-0 mask) inside:\n%s%s", want, r.stdout, r.stderr)
+		}
+	}
+	if !strings.Contains(r.stdout, ".ssh|0|") || !strings.Contains(r.stdout, "|directory\n") {
+		t.Errorf(".ssh is not masked by a mode-0 directory:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout, "SECRET") || strings.Contains(r.stdout, "id_rsa") {
+		t.Errorf("masked content visible inside:\n%s", r.stdout)
+	}
+	// Control: outside, the same files are neither empty nor mode 0.
+	for _, p := range []string{"/etc/shadow", filepath.Join(ws, ".env"), filepath.Join(ws, ".ssh")} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() == 0 || (!fi.IsDir() && fi.Size() == 0) {
+			t.Fatalf("control: %s is already empty or mode 0 on the host (%v, %d bytes): the check proves nothing", p, fi.Mode(), fi.Size())
+		}
+	}
+}

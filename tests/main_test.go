@@ -136,3 +136,18 @@ func needVisibleHome(t testing.TB) {
 	}
 	t.Skip(msg)
 }
+
+// hostDir makes a directory beside the test home: visible inside the sandbox
+// through the host's read-only view (it is neither under /tmp nor $HOME),
+// traversable by everyone, removed when the test ends.
+func hostDir(t testing.TB) string {
+	t.Helper()
+	needVisibleHome(t)
+	d, err := os.MkdirTemp(filepath.Dir(testHome), ".testhost-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(d, 0o755)
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func marker() string { return fmt.Sprintf("%d.%04d", 7000+rand.Intn(2000), rand.Intn(10000)) }
@@ -341,16 +343,26 @@ func TestNoCapabilities(t *testing.T) {
 	if !strings.Contains(r.stdout, "NoNewPrivs") {
 		t.Fatalf("no status: %s", r.stdout)
 	}
-	// A root-only file the test creates on the host (in the workspace's
-	// parent, visible through the read-only view).
+	// Started by root, the agent is host nobody: a root-only file the host's
+	// read-only view shows (not under /tmp, which is an empty tmpfs inside,
+	// nor under $HOME) must fail with EACCES, while a world-readable file
+	// beside it reads (the control: the place is visible).
 	if os.Getuid() == 0 {
-		dir := t.TempDir()
-		os.Chmod(dir, 0o755)
-		f := filepath.Join(dir, "root-only")
-		os.WriteFile(f, []byte("topsecret"), 0o600)
-		r := sh(t, runOpts{}, "cat "+f+" 2>&1; exit 0")
+		dir := hostDir(t)
+		secret := filepath.Join(dir, "root-only")
+		open := filepath.Join(dir, "world-readable")
+		fsWrite(t, dir, "root-only", "topsecret\n", 0o600)
+		fsWrite(t, dir, "world-readable", "visible\n", 0o644)
+		r := sh(t, runOpts{}, fmt.Sprintf("cat %s 2>&1; echo rc=$?; cat %s", secret, open))
+		mustCode(t, r, 0)
 		if strings.Contains(r.stdout, "topsecret") {
 			t.Fatalf("agent started by root read a root-only file: %s", r.stdout)
+		}
+		if !strings.Contains(r.stdout, "visible") {
+			t.Fatalf("control: a world-readable file beside it is not visible inside, so the root-only file proves nothing:\n%s", r.stdout)
+		}
+		if !strings.Contains(r.stdout, "Permission denied") || !strings.Contains(r.stdout, "rc=1") {
+			t.Fatalf("reading the root-only file did not fail with EACCES:\n%s", r.stdout)
 		}
 	}
 }
@@ -455,5 +467,105 @@ func TestCgroupNamespace(t *testing.T) {
 		if len(f) != 3 || f[2] != "/" {
 			t.Fatalf("cgroup path visible inside: %q\n%s", l, r.stdout)
 		}
+	}
+}
+
+// Securebits are set and locked (README "Identity"): uid 0 inside gains no
+// capability on exec (NOROOT), setuid transitions keep none
+// (NO_SETUID_FIXUP), ambient raising is refused, all locked so the agent
+// cannot clear them. The value is the one ns/caps_linux.go sets; a cleared
+// bit or a missing lock changes it, and the unlock attempt must fail.
+func TestSecurebitsLocked(t *testing.T) {
+	seccompNeed(t, "perl")
+	// prctl(PR_GET_SECUREBITS=27) and prctl(PR_SET_SECUREBITS=28, 0).
+	probe := `$! = 0; my $b = syscall(157, 27, 0, 0, 0, 0); print "bits=$b\n";
+$! = 0; my $r = syscall(157, 28, 0, 0, 0, 0); print "clear=", ($r == -1 ? $! + 0 : "ok"), "\n";
+$b = syscall(157, 27, 0, 0, 0, 0); print "after=$b\n";`
+	r := run(t, runOpts{}, "--", "perl", "-e", probe)
+	mustCode(t, r, 0)
+	// NOROOT|NOROOT_LOCKED|NO_SETUID_FIXUP|NO_SETUID_FIXUP_LOCKED|
+	// KEEP_CAPS_LOCKED|NO_CAP_AMBIENT_RAISE|NO_CAP_AMBIENT_RAISE_LOCKED.
+	const want = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7
+	for _, w := range []string{fmt.Sprintf("bits=%d\n", want), "clear=1\n", fmt.Sprintf("after=%d\n", want)} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("want %q (securebits %#x, locked):\n%s%s", strings.TrimSpace(w), want, r.stdout, r.stderr)
+		}
+	}
+	// Control: outside, the same probe reads other bits (0 on a stock host).
+	out, err := exec.Command("perl", "-e", probe).Output()
+	if err != nil || strings.Contains(string(out), fmt.Sprintf("bits=%d\n", want)) {
+		t.Errorf("control: the probe outside jail reads the same bits (%v): %s", err, out)
+	}
+}
+
+// The sandbox has its own IPC namespace (README: new ... ipc ...
+// namespaces): a System V shared memory segment the host makes, world
+// accessible, does not exist inside; the namespace itself differs. Control:
+// the same lookup outside finds the segment.
+func TestIPCNamespace(t *testing.T) {
+	seccompNeed(t, "perl")
+	key := 0x4a410000 + rand.Intn(0xffff)
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o666)
+	if err != nil {
+		t.Fatalf("shmget on the host: %v", err)
+	}
+	defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	// shmget(2) = 29 on x86-64; perl's shmget builtin would do the same.
+	probe := fmt.Sprintf(`$! = 0; my $r = syscall(29, %d, 0, 0666); print "shmget=", ($r == -1 ? "errno" . ($! + 0) : "found"), "\n"; print "ns=", readlink("/proc/self/ns/ipc"), "\n";`, key)
+	r := run(t, runOpts{}, "--", "perl", "-e", probe)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stdout, "shmget=errno2\n") { // ENOENT
+		t.Errorf("a host SysV segment is reachable inside (want ENOENT):\n%s%s", r.stdout, r.stderr)
+	}
+	host, _ := os.Readlink("/proc/self/ns/ipc")
+	if !strings.Contains(r.stdout, "ns=ipc:[") || strings.Contains(r.stdout, "ns="+host+"\n") {
+		t.Errorf("the sandbox's IPC namespace is the host's %s:\n%s", host, r.stdout)
+	}
+	out, err := exec.Command("perl", "-e", probe).Output()
+	if err != nil || !strings.Contains(string(out), "shmget=found\n") {
+		t.Errorf("control: the probe outside jail does not find the segment (%v): %s", err, out)
+	}
+}
+
+// Identity of written files (README "Identity"): files the agent writes in
+// the workspace land owned by the invoking user (root, through the idmapped
+// workspace, when root started jail). As root, a file in the workspace owned
+// by another user is read-only to the agent, while the invoking user's own
+// file beside it is writable (the control).
+func TestWorkspaceOwnership(t *testing.T) {
+	ws := workspace(t)
+	fsWrite(t, ws, "mine", "mine\n", 0o644)
+	script := `echo new > new.txt; echo x >> mine && echo wrote-mine; mkdir d && echo x > d/f`
+	other := 12345
+	if os.Getuid() == 0 {
+		fsWrite(t, ws, "theirs", "theirs\n", 0o644)
+		os.MkdirAll(filepath.Join(ws, "theirdir"), 0o755)
+		for _, p := range []string{"theirs", "theirdir"} {
+			if err := os.Chown(filepath.Join(ws, p), other, other); err != nil {
+				t.Fatal(err)
+			}
+		}
+		script += `; echo x >> theirs 2>/dev/null && echo WROTE-THEIRS; touch theirdir/f 2>/dev/null && echo WROTE-THEIRDIR`
+	}
+	r := sh(t, runOpts{dir: ws}, script+"; exit 0")
+	mustCode(t, r, 0)
+	for _, p := range []string{"new.txt", "d", "d/f"} {
+		fi, err := os.Lstat(filepath.Join(ws, p))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", p, err, r.stderr)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if int(st.Uid) != os.Getuid() || int(st.Gid) != os.Getgid() {
+			t.Errorf("%s written inside is owned by %d:%d on the host, want the invoking user %d:%d", p, st.Uid, st.Gid, os.Getuid(), os.Getgid())
+		}
+	}
+	if !strings.Contains(r.stdout, "wrote-mine") {
+		t.Errorf("control: the invoking user's own file is not writable inside:\n%s%s", r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "WROTE") {
+		t.Errorf("another user's file or directory in the workspace is writable inside:\n%s", r.stdout)
+	}
+	if got := fsReadFile(t, filepath.Join(ws, "theirs")); os.Getuid() == 0 && got != "theirs\n" {
+		t.Errorf("another user's file changed: %q", got)
 	}
 }

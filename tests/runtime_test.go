@@ -69,17 +69,25 @@ func TestVersionAndHelp(t *testing.T) {
 }
 
 // Nothing started inside outlives the jail: a setsid daemon, a double fork and
-// a nohup'd process are all gone when the command exits.
+// a nohup'd process are all gone when the command exits. The test first sees
+// each of them running (a daemon that never started would prove nothing),
+// then lets the command exit.
 func TestNoSurvivors(t *testing.T) {
 	m1, m2, m3 := marker(), marker(), marker()
 	script := fmt.Sprintf(`setsid sleep %s >/dev/null 2>&1 < /dev/null &
 ( ( sleep %s >/dev/null 2>&1 & ) & )
 nohup sleep %s >/dev/null 2>&1 &
-sleep 0.2; exit 0`, m1, m2, m3)
-	r := sh(t, runOpts{}, script)
-	mustCode(t, r, 0)
-	for _, m := range []string{m1, m2, m3} {
-		waitNoProcs(t, "sleep\x00"+m, 2*time.Second)
+until [ -e go ]; do sleep 0.02; done; exit 0`, m1, m2, m3)
+	p := limitsSh(t, nil, script)
+	ms := []string{"sleep\x00" + m1, "sleep\x00" + m2, "sleep\x00" + m3}
+	limitsWaitProcs(t, p, 10*time.Second, ms...)
+	if err := os.WriteFile(filepath.Join(p.ws, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(10 * time.Second)
+	mustCode(t, result{code: p.code, stdout: p.stdout.String(), stderr: p.stderr.String()}, 0)
+	for _, m := range ms {
+		waitNoProcs(t, m, 2*time.Second)
 	}
 }
 

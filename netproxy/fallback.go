@@ -274,8 +274,10 @@ func parseConnectTarget(s string) (string, uint16, error) {
 // refuseHTTP answers a proxy request the policy refuses (403), says so on
 // stderr and records it.
 func (p *Proxy) refuseHTTP(c net.Conn, f *flow, bad string) {
-	httpError(c, http.StatusForbidden, "blocked connect to "+f.target()+" ("+bad+")")
+	// The line first: once the client has its 403 it may be gone, and the
+	// line must not trail behind what the client does next.
 	p.logf("jail: blocked connect to %s (%s)\n", f.target(), bad)
+	httpError(c, http.StatusForbidden, "blocked connect to "+f.target()+" ("+bad+")")
 	p.emit(p.event(f, false, bad, netip.AddrPort{}, 0, 0))
 }
 

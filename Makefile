@@ -13,8 +13,10 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/jail
 
 # Unit, adversarial and end-to-end tests (the e2e tests use the built binary).
+# TESTFLAGS adds go test flags (.ci/run passes -json).
+TESTFLAGS ?=
 test: build
-	JAIL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m ./...
+	JAIL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 20m $(TESTFLAGS) ./...
 
 # The end-to-end tests alone, e.g. as an unprivileged user.
 e2e: build
@@ -25,8 +27,9 @@ bench: build
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
-	$(GO) vet ./...
+	$(GO) vet ./... ./.ci/testreport
 	GOOS=darwin $(GO) vet ./...
+	$(GO) mod tidy -diff
 
 # Short fuzzing of every parser (FUZZTIME per target).
 FUZZTIME ?= 10s

@@ -22,8 +22,13 @@ test: build
 e2e: build
 	JAIL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v ./tests
 
+# Measurements, not checks (they assert nothing, so they are not in make test):
+# the end-to-end bench program, then the packages' own Benchmark* functions
+# that measure whole mechanisms (Setup of the network namespaces, 1,000 flows).
 bench: build
 	JAIL_BIN=$(CURDIR)/$(BIN) $(GO) run ./tests/bench
+	$(GO) test -run '^$$' -bench '^BenchmarkSetup$$' -benchtime 10x ./netproxy/nsnet
+	$(GO) test -run '^$$' -bench '^BenchmarkMemory1000Flows$$' -benchtime 1x ./netproxy
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -4,8 +4,8 @@ package tests
 
 // End-to-end and adversarial tests of the filesystem policy (issue 3): the
 // built-in secret masks and write protections, --deny globs, --max-file-size,
-// --dry-run, --require-landlock, bad input, Landlock as a second wall, and the
-// startup cost of deny patterns.
+// --dry-run, --require-landlock, bad input and Landlock as a second wall (the
+// startup cost of deny patterns is measured by `make bench`, section deny).
 //
 // Every attack is paired with a control run (the same script with the
 // protection lifted, e.g. --no-default-deny) that must show the attack working:
@@ -911,75 +911,6 @@ echo ok > ws-file && echo "ws: written"
 }
 
 // --- measurement -----------------------------------------------------------------
-
-// Startup of `jail -- /bin/true` with 0, 100 and 1000 --deny patterns over a
-// workspace of 10k files. Logged; asserted only loosely (a loaded 2-core box).
-func TestFSStartupDenyPatterns(t *testing.T) {
-	ws := workspace(t)
-	t0 := time.Now()
-	// 100 directories of 100 files, created by 4 workers (file creation is
-	// the slow part of this test on a loaded machine).
-	errs := make(chan error, 100)
-	work := make(chan int, 100)
-	for d := 0; d < 100; d++ {
-		work <- d
-	}
-	close(work)
-	for w := 0; w < 4; w++ {
-		go func() {
-			for d := range work {
-				dir := filepath.Join(ws, fmt.Sprintf("pkg%03d/sub", d))
-				err := os.MkdirAll(dir, 0o755)
-				for f := 0; f < 100 && err == nil; f++ {
-					err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("file%03d.go", f)), nil, 0o644)
-				}
-				errs <- err
-			}
-		}()
-	}
-	for d := 0; d < 100; d++ {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("created 10k files in %v", time.Since(t0))
-	patterns := func(n int) []string {
-		var out []string
-		for i := 0; i < n; i++ {
-			switch i % 4 {
-			case 0:
-				out = append(out, "--deny", fmt.Sprintf("**/nomatch%d-*.tmp", i))
-			case 1:
-				out = append(out, "--deny", fmt.Sprintf("pkg%03d/sub/file%03d.go", i%100, i%97))
-			case 2:
-				out = append(out, "--deny", fmt.Sprintf("pkg*/sub/x%d?.[ch]", i))
-			default:
-				out = append(out, "--deny", fmt.Sprintf("%s/pkg%03d/**/*.secret%d", ws, i%100, i))
-			}
-		}
-		return out
-	}
-	var ms [3]float64
-	for i, n := range []int{0, 100, 1000} {
-		args := append(append(patterns(n), "--quiet", "--"), "/bin/true")
-		best := time.Duration(1 << 62)
-		for rep := 0; rep < 3; rep++ {
-			start := time.Now()
-			r := run(t, runOpts{dir: ws}, args...)
-			d := time.Since(start)
-			mustCode(t, r, 0)
-			if d < best {
-				best = d
-			}
-		}
-		ms[i] = float64(best.Microseconds()) / 1000
-		t.Logf("startup with %4d --deny patterns over 10k files: %.1f ms (best of 3)", n, ms[i])
-	}
-	t.Logf("ratio 100/0 = %.2f, 1000/0 = %.2f", ms[1]/ms[0], ms[2]/ms[0])
-	if ms[2] > 10000 {
-		t.Errorf("1000 --deny patterns over 10k files take %.0f ms to start", ms[2])
-	}
-}
 
 // A repository with submodules keeps each submodule's git directory under
 // .git/modules/NAME: its hooks/ and config run code exactly like the main

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -284,12 +283,6 @@ func limitsWaitProcs(t testing.TB, p *limitsProc, within time.Duration, markers 
 		}
 		return true
 	})
-}
-
-func limitsMedian(d []time.Duration) time.Duration {
-	s := append([]time.Duration{}, d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
 }
 
 // ---------- tests ----------
@@ -770,72 +763,5 @@ func TestLimitsVerboseReport(t *testing.T) {
 	// The exit report: why it ended, wall time, cpu time.
 	if !regexp.MustCompile(`exit 0 \(exited\)[^\n]*\d+ ?(ms|s)\b[^\n]*cpu \d+`).MatchString(se) {
 		t.Errorf("-v exit summary lacks the reason, wall and cpu time:\n%s", r.stderr)
-	}
-}
-
-// Measurements (logged): startup with and without limits, and the time
-// from a kill to the last process gone with 500 processes inside.
-func TestLimitsMeasure(t *testing.T) {
-	measure := func(flags ...string) time.Duration {
-		var ds []time.Duration
-		for i := 0; i < 7; i++ {
-			start := time.Now()
-			r := run(t, runOpts{}, append(flags, "--", "true")...)
-			ds = append(ds, time.Since(start))
-			mustCode(t, r, 0)
-		}
-		return limitsMedian(ds)
-	}
-	plain := measure()
-	limited := measure(append([]string{"--cpus", "1", "--pids", "256", "--nofile", "1024"}, limitsMemFlag()...)...)
-	t.Logf("startup (median of 7, jail -- true): without limits %.1f ms, with limits %.1f ms (x%.2f)",
-		float64(plain.Microseconds())/1000, float64(limited.Microseconds())/1000, float64(limited)/float64(plain))
-
-	for _, how := range []string{"second-SIGINT", "SIGKILL-supervisor", "timeout"} {
-		t.Run(how, func(t *testing.T) {
-			m := marker()
-			flags := []string{"--pids", "1024", "--kill-grace", "60s"}
-			if how == "timeout" {
-				flags = []string{"--pids", "1024", "--timeout", "8s", "--kill-grace", "0s"}
-			}
-			script := fmt.Sprintf(`trap '' INT TERM
-i=0; while [ $i -lt 500 ]; do sleep %s & i=$((i+1)); done
-echo ready > ready; wait`, m)
-			p := limitsSh(t, flags, script)
-			limitsWaitFor(t, p, 20*time.Second, "500 processes", func() bool { return len(procsWith("sleep\x00"+m)) >= 500 })
-			var killed time.Time
-			switch how {
-			case "second-SIGINT":
-				p.signal(syscall.SIGINT)
-				time.Sleep(50 * time.Millisecond)
-				killed = time.Now()
-				p.signal(syscall.SIGINT)
-			case "SIGKILL-supervisor":
-				killed = time.Now()
-				p.signal(syscall.SIGKILL)
-			case "timeout":
-				// the deadline is 8s after start (+ a few ms of setup)
-				killed = p.started.Add(8 * time.Second)
-			}
-			deadline := time.Now().Add(15 * time.Second)
-			for len(procsWith("sleep\x00"+m)) > 0 {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: %d of 500 processes still alive 15s after the kill", how, len(procsWith("sleep\x00"+m)))
-				}
-				time.Sleep(2 * time.Millisecond)
-			}
-			gone := time.Now()
-			p.wait(10 * time.Second)
-			if how == "SIGKILL-supervisor" {
-				// its cgroup is removed by the next start
-				mustCode(t, run(t, runOpts{}, "--pids", "64", "--", "true"), 0)
-			}
-			t.Logf("%s: 500 processes: kill -> last process gone %.1f ms, -> jail returned %.1f ms (exit %d)",
-				how, float64(gone.Sub(killed).Microseconds())/1000, float64(p.ended.Sub(killed).Microseconds())/1000, p.code)
-			if p.code == 0 {
-				t.Errorf("%s: exit 0 for a killed sandbox", how)
-			}
-			limitsNoCgroupLeft(t, p.cmd.Process.Pid)
-		})
 	}
 }

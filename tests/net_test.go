@@ -463,25 +463,6 @@ print("ok",ok,"of",n)
 sys.exit(0 if ok==n else 1)
 `
 
-const netPyLatency = `import socket,sys,time
-host,addr,port,n=sys.argv[1],sys.argv[2],int(sys.argv[3]),int(sys.argv[4])
-def pct(v):
-    v.sort(); return v[len(v)//2]*1000, v[min(len(v)-1,int(len(v)*0.99))]*1000
-dns=[]
-for i in range(min(n,100)):
-    t0=time.perf_counter(); socket.gethostbyname(host); dns.append(time.perf_counter()-t0)
-if addr=="-": addr=socket.gethostbyname(host)
-ts=[]
-for i in range(n):
-    t0=time.perf_counter()
-    s=socket.create_connection((addr,port))
-    s.sendall(b"GET / HTTP/1.0\r\nHost: %s:%d\r\n\r\n"%(host.encode(),port))
-    while s.recv(65536): pass
-    s.close()
-    ts.append(time.perf_counter()-t0)
-print("RESULT %.3f %.3f %.3f %.3f"%(pct(ts)+pct(dns)))
-`
-
 func netPy(label, prog string, args ...string) netProbe {
 	return netProbe{label, fmt.Sprintf("/usr/bin/python3 -c '%s' %s", prog, strings.Join(args, " "))}
 }
@@ -1141,64 +1122,5 @@ func TestNetTeardownClean(t *testing.T) {
 	}
 	if len(left) > 0 {
 		t.Errorf("jail processes survive: %v", left)
-	}
-}
-
-// Measurements (logged, not asserted): 1 GiB download through jail vs direct,
-// and per-request setup overhead and DNS answer time.
-func TestNetMeasure(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measurement; not a security test")
-	}
-	f := netFixture(t)
-	directHost := f.rawIP
-	if !f.root {
-		directHost = "127.0.0.1"
-	}
-	const size = 1 << 30
-	speed := func(s string) float64 {
-		v, _ := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		return v
-	}
-	out, err := exec.Command("/usr/bin/curl", "-sS", "--noproxy", "*", "-o", "/dev/null", "-w", "%{speed_download}",
-		netURL(directHost, f.http, fmt.Sprintf("/bytes?n=%d", size))).Output()
-	if err != nil {
-		t.Fatalf("direct download: %v", err)
-	}
-	direct := speed(string(out))
-	flags := netFlags([]string{"--allow-domain", netAPI}, f.pin(netAPI), f.ipFlags(f.http))
-	r := netRun(t, flags,
-		netProbe{"dl", fmt.Sprintf(`/usr/bin/curl -sS --noproxy '*' -o /dev/null -w '%%{speed_download}' '%s'`, netURL(netAPI, f.http, fmt.Sprintf("/bytes?n=%d", size)))},
-		netPy("lat", netPyLatency, netAPI, "-", strconv.Itoa(f.http), "300"),
-	)
-	mustCode(t, r.result, 0)
-	r.ok(t, "dl")
-	r.ok(t, "lat")
-	jailed := speed(r.out["dl"])
-	t.Logf("1 GiB download: direct %.2f GiB/s, through jail %.2f GiB/s, ratio %.2f", direct/(1<<30), jailed/(1<<30), jailed/direct)
-
-	lat, err := exec.Command("/usr/bin/python3", "-c", netPyLatency, "localhost", directHost, strconv.Itoa(f.http), "300").Output()
-	if err != nil {
-		t.Fatalf("direct latency: %v", err)
-	}
-	parse := func(s string) []float64 {
-		i := strings.Index(s, "RESULT ")
-		if i < 0 {
-			return nil
-		}
-		var v []float64
-		for _, x := range strings.Fields(s[i+7:])[:4] {
-			fv, _ := strconv.ParseFloat(x, 64)
-			v = append(v, fv)
-		}
-		return v
-	}
-	d, j := parse(string(lat)), parse(r.out["lat"])
-	if len(d) == 4 && len(j) == 4 {
-		t.Logf("connect+request: direct p50 %.3f ms p99 %.3f ms; through jail p50 %.3f ms p99 %.3f ms; overhead p50 %.3f ms p99 %.3f ms",
-			d[0], d[1], j[0], j[1], j[0]-d[0], j[1]-d[1])
-		t.Logf("DNS answer inside jail: p50 %.3f ms p99 %.3f ms", j[2], j[3])
-	} else {
-		t.Errorf("latency output: direct %q jailed %q", lat, r.out["lat"])
 	}
 }

@@ -103,7 +103,7 @@ func recvMsg(fd int, v any) ([]*os.File, error) {
 
 // child is the parent's view of one re-executed namespace child.
 type child struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	sock   int
 	res    wire
@@ -113,7 +113,7 @@ type child struct {
 }
 
 // inCI: security tests must fail, not skip, when CI=true.
-func skipOrFail(t *testing.T, format string, args ...any) {
+func skipOrFail(t testing.TB, format string, args ...any) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
 		t.Fatalf(format, args...)
@@ -123,7 +123,7 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 
 // startChild re-executes the test binary in new user+net namespaces with uid/gid
 // mapped to themselves and ambient capabilities, like jail's init.
-func startChild(t *testing.T, mode string, caps []uintptr) *child {
+func startChild(t testing.TB, mode string, caps []uintptr) *child {
 	t.Helper()
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

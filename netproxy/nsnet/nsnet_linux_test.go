@@ -475,20 +475,18 @@ func equalSnap(a, b hostSnapshot) bool {
 		slices.Equal(a.Routes, b.Routes) && slices.Equal(a.Tables, b.Tables)
 }
 
-// TestSetupTime reports Setup's cost: it adds to startup with --net allow.
-func TestSetupTime(t *testing.T) {
-	n := 10
-	if testing.Short() {
-		n = 3
-	}
+// BenchmarkSetup reports Setup's cost: it adds to startup with --net allow
+// (a measurement: `make bench` runs it).
+func BenchmarkSetup(b *testing.B) {
 	var ms []float64
-	for i := 0; i < n; i++ {
-		ch := startChild(t, "tproxy", nil)
+	for i := 0; i < b.N; i++ {
+		ch := startChild(b, "tproxy", nil)
 		ms = append(ms, ch.res.ElapsedMS)
 		ch.close()
 	}
 	slices.Sort(ms)
-	t.Logf("Setup over %d runs: min %.2f ms, p50 %.2f ms, max %.2f ms", n, ms[0], ms[n/2], ms[n-1])
+	b.ReportMetric(ms[len(ms)/2], "ms/setup-p50")
+	b.Logf("Setup over %d runs: min %.2f ms, p50 %.2f ms, max %.2f ms", len(ms), ms[0], ms[len(ms)/2], ms[len(ms)-1])
 }
 
 // sink is a host-loopback TCP server that counts bytes per connection.

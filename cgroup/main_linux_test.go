@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 		stop.Store(true)
 		os.Exit(0)
 	case "unpriv":
-		os.Exit(m.Run())
+		os.Exit(unprivMain())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown child role", os.Getenv(childEnv))
 		os.Exit(2)

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ---------- helpers (prefixed limits*) ----------
@@ -287,9 +289,30 @@ func limitsWaitProcs(t testing.TB, p *limitsProc, within time.Duration, markers 
 
 // ---------- tests ----------
 
+// limitsPidsCeiling is the most processes the command can have at once under
+// --pids n. jail reserves 16 tasks for its init's threads (README), so the
+// sandbox gets n+16 tasks in all: pids.max (root, cgroup v1) or
+// RLIMIT_NPROC in the sandbox's fresh user namespace (unprivileged, Linux
+// 5.14+ counts it per user namespace). init is at least one of those
+// tasks, so the command has at most n+15 processes. Before 5.14
+// RLIMIT_NPROC counted the uid host-wide from its count at start, and the
+// uid's other processes coming and going make it up to 16 looser.
+func limitsPidsCeiling(t testing.TB, n int) int {
+	c := n + 16 - 1
+	var u unix.Utsname
+	unix.Uname(&u)
+	var major, minor int
+	fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor)
+	if !limitsCgroup(t) && (major < 5 || (major == 5 && minor < 14)) {
+		c += 16
+	}
+	return c
+}
+
 // A fork bomb under --pids 64 is contained: never more than 64 of its
-// processes exist at once, jail returns, nothing survives, the host's
-// process count is back, and (root) the cgroup is gone. The bomb is
+// processes plus the part of init's reserve init does not use (at most 79,
+// limitsPidsCeiling) exist at once, jail returns, nothing survives, the
+// host's process count is back, and (root) the cgroup is gone. The bomb is
 // exponential but bounded (depth 10: ~3000 processes if uncontained) so
 // that a missing limit fails the test without taking the host down.
 func TestLimitsForkBomb(t *testing.T) {
@@ -315,16 +338,8 @@ f 10`, m)
 	p.wait(35 * time.Second)
 	t.Logf("peak bomb processes seen from the host: %d; jail %s", peak, p.dump()[:40])
 
-	// --pids counts the command's processes; jail adds a reserve of 16 for
-	// its own init's threads (which count in pids.max and RLIMIT_NPROC).
-	limit := 64 + 16
-	if !limitsCgroup(t) {
-		// RLIMIT_NPROC = the uid's current count + 64: the uid's other
-		// processes coming and going make it a little loose.
-		limit += 16
-	}
-	if peak > limit {
-		t.Errorf("fork bomb not contained: %d processes at once under --pids 64", peak)
+	if limit := limitsPidsCeiling(t, 64); peak > limit {
+		t.Errorf("fork bomb not contained: %d processes at once under --pids 64 (at most %d)", peak, limit)
 	}
 	if peak == 0 {
 		t.Errorf("the bomb never ran\n%s", p.dump())
@@ -634,6 +649,19 @@ func TestLimitsSupervisorSIGKILL(t *testing.T) {
 				}
 			}
 		}
+		// cgroup v1 is "memory without swap" (README): memory+swap is
+		// capped at the memory limit itself, so nothing can spill into swap
+		// beyond --memory (limitsMemFlag: 256M).
+		if pids := procsWith(m); len(pids) > 0 {
+			mem := limitsCgroupFile(pids[0], "memory", "memory.limit_in_bytes")
+			memsw := limitsCgroupFile(pids[0], "memory", "memory.memsw.limit_in_bytes")
+			if _, err := os.Stat("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes"); err != nil {
+				t.Errorf("root: this host's cgroup v1 has no swap accounting (memory.memsw.*): the check below cannot run")
+			}
+			if mem != "268435456" || memsw != "268435456" {
+				t.Errorf("root: --memory 256M gives memory.limit_in_bytes %q, memory.memsw.limit_in_bytes %q; want both 268435456", mem, memsw)
+			}
+		}
 	}
 	p.signal(syscall.SIGKILL)
 	p.wait(5 * time.Second)
@@ -690,10 +718,7 @@ until [ -e stop ]; do :; done`, m, limitsPython, m)
 	if strings.Contains(p.stdout.String(), "ESCAPE") {
 		t.Errorf("the agent lifted a limit:\n%s", p.dump())
 	}
-	limit := 32 + 16 // jail's reserve for init's threads
-	if !limitsCgroup(t) {
-		limit += 16 // RLIMIT_NPROC: the uid's count at start + 32
-	}
+	limit := limitsPidsCeiling(t, 32)
 	t.Logf("processes inside under --pids 32 after trying to start 100: %d", count)
 	if count == 0 || count > limit {
 		t.Errorf("--pids 32: %d processes inside\n%s", count, p.dump())

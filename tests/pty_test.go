@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -59,15 +60,21 @@ type screen struct{ syncBuffer }
 
 func (s *screen) waitFor(t *testing.T, want string, d time.Duration) {
 	t.Helper()
+	if !s.waitUntil(want, d) {
+		t.Fatalf("terminal never showed %q; it shows:\n%s", want, s.String())
+	}
+}
+
+// waitUntil polls the screen for want, up to d.
+func (s *screen) waitUntil(want string, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		ok := strings.Contains(s.String(), want)
-		if ok {
-			return
+		if strings.Contains(s.String(), want) {
+			return true
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("terminal never showed %q; it shows:\n%s", want, s.String())
+	return false
 }
 
 // An interactive shell works as outside: a prompt, job control, Ctrl-C to
@@ -97,19 +104,30 @@ func TestInteractivePty(t *testing.T) {
 	scr.waitFor(t, "42", 5*time.Second)
 	scr.waitFor(t, "/dev/pts/0", 5*time.Second)
 	scr.waitFor(t, "monitor        \ton", 5*time.Second)
-	// Ctrl-C interrupts the foreground job, not the shell.
-	master.Write([]byte("sleep 100\n"))
-	time.Sleep(300 * time.Millisecond)
+	// Ctrl-C interrupts the foreground job, not the shell. The ^C is sent
+	// once the sleep is seen running (from the host), the next command once
+	// it is gone (a ^C flushes input typed before it is handled).
+	m := marker()
+	master.Write([]byte("sleep " + m + "\n"))
+	limitsWaitFor(t, nil, 10*time.Second, "the foreground sleep", func() bool { return len(procsWith("sleep\x00"+m)) > 0 })
 	master.Write([]byte{3})
-	time.Sleep(100 * time.Millisecond)
+	waitNoProcs(t, "sleep\x00"+m, 5*time.Second)
 	master.Write([]byte("echo after-sleep-$?\n"))
 	scr.waitFor(t, "after-sleep-130", 5*time.Second)
-	// A resize of the outer terminal reaches the sandbox's pty.
+	// A resize of the outer terminal reaches the sandbox's pty. jail
+	// applies it when its SIGWINCH arrives; ask until the shell sees it.
 	unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 33, Col: 101})
 	cmd.Process.Signal(syscall.SIGWINCH)
-	time.Sleep(200 * time.Millisecond)
-	master.Write([]byte("stty size\n"))
-	scr.waitFor(t, "33 101", 5*time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; !strings.Contains(scr.String(), fmt.Sprintf("s%d 33 101", i)); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the resize never reached the sandbox's pty:\n%s", scr.String())
+		}
+		i++
+		// The answer "sN ROWS COLS" differs from the echoed command line.
+		master.Write([]byte(fmt.Sprintf("echo \"s%d\" \"$(stty size)\"\n", i)))
+		scr.waitFor(t, fmt.Sprintf("s%d ", i), 5*time.Second)
+	}
 	master.Write([]byte("exit 5\n"))
 	select {
 	case err := <-done:
@@ -117,12 +135,19 @@ func TestInteractivePty(t *testing.T) {
 			t.Fatalf("exit: %v", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("jail did not exit")
+		t.Fatalf("jail did not exit; the terminal shows:\n%s", scr.String())
 	}
 }
 
-// TIOCSTI must not inject input into the host terminal, whether the agent
-// has its own pty (stdin a terminal) or only inherits the host tty as stdout.
+// TIOCSTI must not inject input into the host terminal when the agent only
+// inherits it as stdout and stderr (stdin a pipe: no sandbox pty). Two
+// layers stop it and each is checked on its own: the agent has no
+// controlling terminal and cannot take one (the kernel then wants
+// CAP_SYS_ADMIN for TIOCSTI), and seccomp refuses TIOCSTI whatever the fd.
+// Seccomp answers before the fd is even looked up, so TIOCSTI on a closed fd
+// is EPERM with the filter and EBADF without it: that probe fails if the
+// seccomp rule is lost although the first layer still holds (the control
+// run, with the deny-list replaced, shows exactly that).
 func TestNoTerminalInjection(t *testing.T) {
 	if _, err := exec.LookPath("perl"); err != nil {
 		if inCI() {
@@ -130,30 +155,55 @@ func TestNoTerminalInjection(t *testing.T) {
 		}
 		t.Skip("no perl")
 	}
-	master, slave := openPty(t)
-	defer master.Close()
-	// stdin is a pipe, stdout and stderr the host terminal: no sandbox pty.
-	probe := `for my $fd (0,1,2) { open(my $h, ">&=", $fd) or next; my $c = "X"; my $r = ioctl($h, 0x5412, $c); print STDERR "fd$fd:" . ($r ? "INJECTED" : "refused") . "\n"; }`
-	cmd := exec.Command(jail(t), "--", "perl", "-e", probe)
-	cmd.Dir = workspace(t)
-	cmd.Stdin = strings.NewReader("")
-	cmd.Stdout, cmd.Stderr = slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
-	scr := watch(master)
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	scr.waitFor(t, "fd2:", 5*time.Second)
-	out := scr.String()
-	if strings.Contains(out, "INJECTED") {
-		t.Fatalf("TIOCSTI reached the host terminal:\n%s", out)
-	}
-	// The injected byte would be readable on the host side of the tty.
-	pfd := []unix.PollFd{{Fd: int32(slave.Fd()), Events: unix.POLLIN}}
-	if n, _ := unix.Poll(pfd, 200); n > 0 {
-		b := make([]byte, 16)
-		if n, _ := unix.Read(int(slave.Fd()), b); n > 0 && strings.Contains(string(b[:n]), "X") {
-			t.Fatalf("host terminal received injected input %q", b[:n])
+	// TIOCSTI 0x5412 on fds 0-2 and on closed fd 99; TIOCSCTTY 0x540E on
+	// fd 1 (steal the host tty as controlling terminal); open /dev/tty.
+	probe := `sub e { my ($r) = @_; return $r ? "ok" : "errno" . ($! + 0) }
+for my $fd (0, 1, 2, 99) { my $h; if ($fd == 99) { open($h, "<", "/dev/null"); close($h); } else { open($h, ">&=", $fd) or next; }
+  my $c = "X"; $! = 0; my $r = syscall(16, $fd, 0x5412, $c); print STDERR "tiocsti-fd$fd=" . ($r == -1 ? "errno" . ($! + 0) : "INJECTED") . "\n"; }
+$! = 0; my $r = syscall(16, 1, 0x540E, 1); print STDERR "tiocsctty=" . ($r == -1 ? "errno" . ($! + 0) : "ok") . "\n";
+print STDERR "devtty=" . e(open(my $t, "<", "/dev/tty")) . "\n";
+print STDERR "probe-done\n";`
+	runOnHostTTY := func(flags ...string) string {
+		master, slave := openPty(t)
+		defer master.Close()
+		defer slave.Close()
+		cmd := exec.Command(jail(t), append(flags, "--", "perl", "-e", probe)...)
+		cmd.Dir = workspace(t)
+		cmd.Stdin = strings.NewReader("")
+		cmd.Stdout, cmd.Stderr = slave, slave
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
+		scr := watch(master)
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("run: %v\n%s", err, scr.String())
 		}
+		scr.waitFor(t, "probe-done", 5*time.Second)
+		// An injected byte would be readable on the host side of the tty.
+		pfd := []unix.PollFd{{Fd: int32(slave.Fd()), Events: unix.POLLIN}}
+		if n, _ := unix.Poll(pfd, 200); n > 0 {
+			b := make([]byte, 16)
+			if n, _ := unix.Read(int(slave.Fd()), b); n > 0 && strings.Contains(string(b[:n]), "X") {
+				t.Errorf("host terminal received injected input %q (flags %v)", b[:n], flags)
+			}
+		}
+		return scr.String()
+	}
+	out := runOnHostTTY()
+	for _, want := range []string{"tiocsti-fd1=errno1", "tiocsti-fd2=errno1", "tiocsti-fd99=errno1", "tiocsctty=errno1", "devtty=errno6"} {
+		if !strings.Contains(out, want+"\r") {
+			t.Errorf("want %s (EPERM; ENXIO for /dev/tty); the terminal shows:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "INJECTED") || strings.Contains(out, "tiocsctty=ok") || strings.Contains(out, "devtty=ok") {
+		t.Fatalf("the agent reached the host terminal:\n%s", out)
+	}
+	// Control: without the deny-list, the closed-fd probe reaches the
+	// kernel (EBADF), and the missing controlling terminal still holds.
+	pol := seccompWriteFile(t, "off.json", seccompOffPolicy)
+	c := runOnHostTTY("--seccomp", pol, "--seccomp-replace")
+	if !strings.Contains(c, "tiocsti-fd99=errno9\r") {
+		t.Errorf("control: with the deny-list replaced, TIOCSTI on a closed fd is not EBADF; the probe cannot see the seccomp rule:\n%s", c)
+	}
+	if strings.Contains(c, "INJECTED") || !strings.Contains(c, "tiocsti-fd1=errno1\r") {
+		t.Errorf("control: without seccomp the first layer (no controlling terminal) should still refuse:\n%s", c)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -109,6 +110,46 @@ func TestCLIUsage(t *testing.T) {
 	}
 }
 
+// watchWriter is a goroutine-safe buffer that closes a channel the first time
+// its content satisfies a condition: the test waits for what --follow has
+// printed instead of sleeping.
+type watchWriter struct {
+	mu   sync.Mutex
+	b    bytes.Buffer
+	cond func(string) bool
+	hit  chan struct{}
+}
+
+func newWatch(cond func(string) bool) *watchWriter {
+	return &watchWriter{cond: cond, hit: make(chan struct{})}
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.b.Write(p)
+	if w.cond != nil && w.cond(w.b.String()) {
+		close(w.hit)
+		w.cond = nil
+	}
+	return n, err
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func (w *watchWriter) wait(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-w.hit:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("--follow never printed %s; it printed:\n%s", what, w.String())
+	}
+}
+
 // --follow prints events as they are written, stops at exit, and flags a
 // chain break it sees live.
 func TestFollowLive(t *testing.T) {
@@ -116,13 +157,16 @@ func TestFollowLive(t *testing.T) {
 	w.Record(Exec{PID: 1, Path: "/bin/a", Argv: []string{"a"}, Decision: DecisionAllow})
 	w.Sync()
 	done := make(chan struct{})
-	var out, errb bytes.Buffer
+	out := newWatch(func(s string) bool { return strings.Count(s, "\n") >= 1 })
+	errb := newWatch(nil)
 	var code int
 	go func() {
-		code = run(context.Background(), []string{"--follow", path}, &out, &errb, 2*time.Millisecond)
+		code = run(context.Background(), []string{"--follow", path}, out, errb, 2*time.Millisecond)
 		close(done)
 	}()
-	time.Sleep(20 * time.Millisecond)
+	// The first event is printed: --follow is now at the end of the file,
+	// waiting for more.
+	out.wait(t, "the first event")
 	select {
 	case <-done:
 		t.Fatal("--follow returned before the exit event")
@@ -140,13 +184,27 @@ func TestFollowLive(t *testing.T) {
 		t.Fatalf("exit %d, out:\n%s\nerr: %s", code, out.String(), errb.String())
 	}
 
-	// Interrupt stops it (no exit event), and a tampered trail is flagged.
+	// Interrupt stops it (no exit event), and a tampered trail is flagged:
+	// the interrupt comes once every line of the file has been printed.
+	const tampered = "testdata/sample-tampered.jsonl"
+	data, err := os.ReadFile(tampered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Count(data, []byte("\n"))
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(30 * time.Millisecond); cancel() }()
-	out.Reset()
-	errb.Reset()
-	code = run(ctx, []string{"--follow", "testdata/sample-tampered.jsonl"}, &out, &errb, 2*time.Millisecond)
+	defer cancel()
+	out = newWatch(func(s string) bool { return strings.Count(s, "\n") >= lines })
+	errb = newWatch(nil)
+	go func() {
+		select {
+		case <-out.hit:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	code = run(ctx, []string{"--follow", tampered}, out, errb, 2*time.Millisecond)
 	if code != 1 || !strings.Contains(errb.String(), "chain broken at line 6") {
-		t.Fatalf("tampered follow: exit %d, stderr %q", code, errb.String())
+		t.Fatalf("tampered follow: exit %d, stderr %q, stdout:\n%s", code, errb.String(), out.String())
 	}
 }

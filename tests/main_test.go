@@ -56,6 +56,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(notifyShimEnv) != "" {
 		notifyShim() // degraded_test.go; execs jail, never returns
 	}
+	if os.Getenv(dnsShimEnv) != "" {
+		dnsShim() // net_test.go; runs jail, never returns
+	}
 	os.Exit(withTestHome(m))
 }
 

@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+	"golang.org/x/sys/unix"
 )
 
 const netFixtureEnv = "JAIL_NET_FIXTURE_CHILD"
@@ -1122,5 +1126,243 @@ func TestNetTeardownClean(t *testing.T) {
 	}
 	if len(left) > 0 {
 		t.Errorf("jail processes survive: %v", left)
+	}
+}
+
+// ---------------------------------------------------------------- DNS never forwards
+
+// dnsShimEnv makes the test binary (TestMain) a host with its own resolver:
+// in its own mount and network namespace (and, unprivileged, its own user
+// namespace, where it holds capabilities only until jail starts) it serves
+// DNS on 127.0.0.1:53 recording every query, points /etc/resolv.conf there,
+// checks with one lookup of its own that a query from this "host" reaches
+// the recorder (the control), then runs the jail command line in its
+// arguments and prints the queries the recorder got while jail ran.
+const dnsShimEnv = "JAIL_TEST_DNS_SHIM"
+
+const dnsControlName = "control.dns-shim.jailtest.example"
+
+func dnsShim() {
+	fail := func(format string, a ...any) {
+		fmt.Printf("@@shim-error "+format+"\n", a...)
+		os.Exit(120)
+	}
+	// Nothing mounted here may reach the host's mount table.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		fail("make / private: %v", err)
+	}
+	lo, err := net.InterfaceByName("lo")
+	if err != nil {
+		fail("lo: %v", err)
+	}
+	if err := netSetUp(lo.Name); err != nil {
+		fail("lo up: %v", err)
+	}
+	var mu sync.Mutex
+	var queries []string
+	record := func(transport string, msg []byte) []byte {
+		var p dnsmessage.Parser
+		h, err := p.Start(msg)
+		if err != nil {
+			return nil
+		}
+		q, err := p.Question()
+		if err != nil {
+			return nil
+		}
+		mu.Lock()
+		queries = append(queries, fmt.Sprintf("%s %s %s", transport, q.Type, q.Name))
+		mu.Unlock()
+		b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, RCode: dnsmessage.RCodeNameError})
+		b.StartQuestions()
+		b.Question(q)
+		out, _ := b.Finish()
+		return out
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:53")
+	if err != nil {
+		fail("listen udp :53: %v", err)
+	}
+	go func() {
+		buf := make([]byte, 65535)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if out := record("udp", buf[:n]); out != nil {
+				pc.WriteTo(out, from)
+			}
+		}
+	}()
+	ln, err := net.Listen("tcp", "127.0.0.1:53")
+	if err != nil {
+		fail("listen tcp :53: %v", err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var l [2]byte
+				for {
+					if _, err := io.ReadFull(c, l[:]); err != nil {
+						return
+					}
+					msg := make([]byte, int(l[0])<<8|int(l[1]))
+					if _, err := io.ReadFull(c, msg); err != nil {
+						return
+					}
+					if out := record("tcp", msg); out != nil {
+						c.Write(append([]byte{byte(len(out) >> 8), byte(len(out))}, out...))
+					}
+				}
+			}()
+		}
+	}()
+	conf, err := os.CreateTemp("", "resolv")
+	if err != nil {
+		fail("%v", err)
+	}
+	conf.WriteString("nameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
+	conf.Close()
+	os.Chmod(conf.Name(), 0o644)
+	if err := unix.Mount(conf.Name(), "/etc/resolv.conf", "", unix.MS_BIND, ""); err != nil {
+		fail("bind resolv.conf: %v", err)
+	}
+	// Control: a lookup from this "host" reaches the recorder.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	net.DefaultResolver.LookupHost(ctx, dnsControlName)
+	cancel()
+	mu.Lock()
+	for _, q := range queries {
+		fmt.Printf("@@control %s\n", q)
+	}
+	queries = nil
+	mu.Unlock()
+	// jail runs without the capabilities this shim needed (ambient
+	// capabilities are per thread, and the child is forked from this one).
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		fail("clear ambient capabilities: %v", err)
+	}
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, dnsShimEnv+"=") {
+			env = append(env, e)
+		}
+	}
+	cmd.Env = env
+	code := 0
+	if err := cmd.Run(); err != nil {
+		code = 121
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+	}
+	mu.Lock()
+	for _, q := range queries {
+		fmt.Printf("@@forwarded %s\n", q)
+	}
+	mu.Unlock()
+	os.Exit(code)
+}
+
+// netSetUp sets a link up (ioctl SIOCSIFFLAGS).
+func netSetUp(name string) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq(name)
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// netDNSProbe asks the sandbox's resolver (the nameserver of its
+// /etc/resolv.conf) one raw query per argument NAME:TYPE and prints
+// "NAME TYPE rcode=R answers=N".
+const netDNSProbe = `import random,socket,struct,sys
+ns=[l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver")][0]
+types={"A":1,"AAAA":28,"TXT":16,"MX":15,"HTTPS":65}
+for arg in sys.argv[1:]:
+    name,t=arg.rsplit(":",1)
+    qid=random.randrange(65536)
+    q=struct.pack(">HHHHHH",qid,0x0100,1,0,0,0)+b"".join(bytes([len(p)])+p.encode() for p in name.split("."))+b"\0"+struct.pack(">HH",types[t],1)
+    s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.settimeout(3)
+    s.sendto(q,(ns,53))
+    try:
+        r=s.recv(4096)
+        print(name,t,"rcode=%d"%(r[3]&15),"answers=%d"%struct.unpack(">H",r[6:8])[0])
+    except OSError as e:
+        print(name,t,"error",e)
+`
+
+// The sandbox's DNS never forwards a query (README: "never forwarding a
+// query"): a forwarding resolver would answer names outside the allowlist
+// with the same NXDOMAIN, so the answers alone prove nothing. Here the host
+// has a resolver of its own that records every query (dnsShim); the control
+// shows a lookup on that host reaches it. The sandbox then asks for an
+// allowed name and for names and types outside the allowlist (a secret
+// spelled into a label is the classic exfiltration): it gets its answers,
+// and the host's resolver sees not one query.
+func TestNetDNSNeverForwards(t *testing.T) {
+	allowed, exfil := "api.jailtest.example", "c2VjcmV0-"+strings.ReplaceAll(marker(), ".", "-")+".exfil.jailtest.example"
+	var probes []string
+	for _, n := range []string{allowed, exfil} {
+		for _, ty := range []string{"A", "AAAA", "TXT", "MX", "HTTPS"} {
+			probes = append(probes, n+":"+ty)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{jail(t), "--allow-domain", allowed, "--", "/usr/bin/python3", "-c", netDNSProbe}, probes...)
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = workspace(t)
+	cmd.Env = append(os.Environ(), dnsShimEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
+	if os.Getuid() != 0 {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE}
+	}
+	out, err := cmd.CombinedOutput()
+	s := string(out)
+	if strings.Contains(s, "@@shim-error") {
+		t.Fatalf("the resolver shim failed: %v\n%s", err, s)
+	}
+	if !strings.Contains(s, "@@control udp TypeA "+dnsControlName+".") {
+		t.Fatalf("control: a lookup on the shim's host did not reach its recording resolver; the test proves nothing:\n%s", s)
+	}
+	if err != nil {
+		t.Fatalf("jail: %v\n%s", err, s)
+	}
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(allowed) + ` A rcode=0 answers=1$`).MatchString(s) {
+		t.Errorf("the allowed name got no (fake) address inside:\n%s", s)
+	}
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(exfil) + ` A rcode=3 answers=0$`).MatchString(s) {
+		t.Errorf("a name outside the allowlist is not NXDOMAIN inside:\n%s", s)
+	}
+	if n := len(regexp.MustCompile(`(?m)^\S+ \S+ rcode=\d+ answers=\d+$`).FindAllString(s, -1)); n != len(probes) {
+		t.Errorf("%d of %d queries answered inside:\n%s", n, len(probes), s)
+	}
+	if strings.Contains(s, "@@forwarded") {
+		t.Errorf("the sandbox's queries reached the host's resolver (DNS was forwarded):\n%s", s)
 	}
 }

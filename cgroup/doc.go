@@ -30,5 +30,50 @@
 // Group directories are named jail-<supervisor pid>-<random>[-name] so that
 // CleanupStale can remove the ones whose supervisor is dead.
 //
+// # Why not containerd/cgroups' managers
+//
+// The module is a dependency for one function, ParseCgroupFileUnified (the
+// caller's own groups from /proc/self/cgroup). Its cgroup2.Manager and
+// cgroup1.New were weighed against what jail needs (checked at v3.1.3):
+//
+//   - Delegation. cgroup2.NewManager does MkdirAll of the group (creating
+//     missing parents; jail makes exactly one directory, with mkdir, so a
+//     planted or stale name is an error and nothing is made outside the
+//     delegated subtree) and writes +controllers into cgroup.subtree_control
+//     of every ancestor from the mount point. The "leaf" strategy needs the
+//     opposite order: the supervisor first moves itself into a leaf child of
+//     its own cgroup (the no-internal-processes rule makes enabling
+//     controllers on a cgroup that holds a process fail with EBUSY), enables
+//     the controllers there, and puts itself back if that fails. "sibling"
+//     and the check that cgroup.procs of the common ancestor is writable
+//     (the delegation containment rule, which also governs
+//     CLONE_INTO_CGROUP) are jail's policy either way.
+//   - CLONE_INTO_CGROUP. The agent is born in the group through a directory
+//     fd passed to clone3; the Manager exposes neither the fd nor the path.
+//   - Kill and delete. Manager.Kill writes cgroup.kill and returns at once,
+//     its fallback waits only for its own children; jail waits until the
+//     group is empty (killed tasks linger briefly) and then removes it with
+//     retries. cgroup v1 has no kill file at all: jail freezes, SIGKILLs every
+//     task, thaws, until empty. Neither package logs through jail's notices:
+//     containerd/log writes warnings to stderr on its own.
+//   - cgroup v1 per hierarchy. jail joins only the hierarchies a limit needs
+//     (each costs a migration at start), nests under its own group in each
+//     (so a CI runner's outer limit still applies), shares a directory for
+//     co-mounted controllers (cpu,cpuacct), and writes memsw after the
+//     memory limit. cgroup1.New takes OCI runtime-spec resources and acts on
+//     every hierarchy of its list.
+//   - Weight. Importing cgroup1 and cgroup2 links cilium/ebpf, godbus,
+//     coreos/go-systemd, runtime-spec, protobuf and containerd/log into a
+//     static binary that uses none of them.
+//
+// So the files are written here (v2_linux.go, v1_linux.go), and each is
+// tested: on a fake tree for every strategy and failure (fake_linux_test.go),
+// and on the real kernel where this host allows (real_linux_test.go). A
+// hybrid host such as the project's test machine has no controllers in its
+// cgroup2 hierarchy (memory, pids and cpu are bound to v1, and moving them is
+// a machine-wide change); there the real v2 tests cover CLONE_INTO_CGROUP
+// and cgroup.kill, and TestV2RealLimits (memory, pids, cpu) runs on unified
+// hosts only.
+//
 // Only Linux is supported; on other systems Open returns ErrUnsupported.
 package cgroup

@@ -153,8 +153,11 @@ func TestV1MemoryHogOOMKilled(t *testing.T) {
 		t.Fatalf("no oom_kill event: %+v", ev)
 	}
 	st, _ := g.Stats()
-	if st.MemoryPeak > 64<<20 || st.MemoryPeak < 32<<20 {
-		t.Errorf("peak memory %d outside (32M, 64M]", st.MemoryPeak)
+	// The kernel may force-charge the allocations of a task it is already
+	// killing past the limit (a page or so was seen: 64M + 4096): allow
+	// 1M of that, far below what an unlimited hog takes (256M).
+	if st.MemoryPeak > 65<<20 || st.MemoryPeak < 32<<20 {
+		t.Errorf("peak memory %d outside (32M, 64M + 1M]", st.MemoryPeak)
 	}
 	t.Logf("events %+v, peak %s", ev, FormatSize(int64(st.MemoryPeak)))
 }
@@ -303,4 +306,106 @@ func TestV2RealCloneIntoAndKill(t *testing.T) {
 	if _, err := g.Stats(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The v2 controllers for real: memory.max with no swap, pids.max and
+// cpu.max, their events, and the kill. It needs a cgroup2 hierarchy whose
+// root offers the memory, pids and cpu controllers, i.e. a unified host
+// (every current distribution, GitHub's runners), as root. On a hybrid host
+// like this project's test machine those controllers are bound to the v1
+// hierarchies, which hold other groups: a controller moves to cgroup2 only
+// when its v1 hierarchy is unmounted and empty, a machine-wide change
+// (cgroup namespaces do not make new hierarchies), so here the test skips
+// (CI's allowlist says why) and TestV2Real* covers what works without
+// controllers (CLONE_INTO_CGROUP, cgroup.kill); the fake-tree tests
+// (fake_linux_test.go) cover the v2 files jail writes and reads.
+func TestV2RealLimits(t *testing.T) {
+	v2root, have2 := v2Mount(defaultRoot)
+	var ctrls []string
+	if have2 {
+		ctrls, _ = readList(filepath.Join(v2root, "cgroup.controllers"))
+	}
+	// A plain skip, also in CI: whether the host is unified is the kind of
+	// machine, not a fault; .ci/skips.allow names this skip for hybrid hosts.
+	if os.Geteuid() != 0 || len(missing(ctrls, []string{"memory", "pids", "cpu"})) > 0 {
+		t.Skipf("no cgroup2 controllers: needs root and cgroup2 with memory, pids and cpu (%s offers %v; on a hybrid host they are bound to v1)", v2root, ctrls)
+	}
+	open := func(t *testing.T, lim Limits) Group {
+		g, rep, err := Open("v2limits", lim, Options{DisableV1: true, Require: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Mode != "v2" {
+			t.Fatalf("mode %s", rep.Mode)
+		}
+		t.Cleanup(func() {
+			_ = g.Kill()
+			if err := g.Delete(); err != nil {
+				t.Error(err)
+			}
+		})
+		return g
+	}
+	t.Run("memory", func(t *testing.T) {
+		g := open(t, Limits{MemoryBytes: 64 << 20, Pids: -1})
+		if v, _ := readTrim(filepath.Join(g.Path(), "memory.swap.max")); v != "0" && !g.(*v2Group).noSwapFile {
+			t.Errorf("memory.swap.max = %q, want 0 (no swap beyond the limit)", v)
+		}
+		hog := exec.Command(os.Args[0], "-test.run=^$")
+		hog.Env = append(os.Environ(), childEnv+"=memhog")
+		startIn(t, g, hog)
+		err := hog.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("memory hog was not OOM-killed: %v", err)
+		}
+		if ev, err := g.Events(); err != nil || ev.OOMKills == 0 {
+			t.Fatalf("no oom_kill event: %+v %v", ev, err)
+		}
+	})
+	t.Run("pids", func(t *testing.T) {
+		g := open(t, Limits{Pids: 64})
+		marker := fmt.Sprintf("jailv2bomb%d", time.Now().UnixNano())
+		bomb := exec.Command("/bin/sh", "-c", `read x; b() { while :; do b & done; }; b`, marker)
+		startIn(t, g, bomb)
+		deadline := time.Now().Add(10 * time.Second)
+		var ev Events
+		for ev.PidsMaxHits < 100 && time.Now().Before(deadline) {
+			ev, _ = g.Events()
+			time.Sleep(20 * time.Millisecond)
+		}
+		if ev.PidsMaxHits == 0 {
+			t.Fatalf("fork bomb never hit pids.max: %+v", ev)
+		}
+		if n := markerAlive(marker); n > 64 {
+			t.Fatalf("%d bomb processes alive, limit 64", n)
+		}
+		if err := g.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = bomb.Wait()
+		if p, _ := readPids(g.Path()); len(p) != 0 {
+			t.Fatalf("group not empty after Kill: %v", p)
+		}
+	})
+	t.Run("cpu", func(t *testing.T) {
+		g := open(t, Limits{CPUs: 0.5, Pids: -1})
+		if v, _ := readTrim(filepath.Join(g.Path(), "cpu.max")); v != "50000 100000" {
+			t.Fatalf("cpu.max = %q, want 50000 100000", v)
+		}
+		spin := exec.Command(os.Args[0], "-test.run=^$")
+		spin.Env = append(os.Environ(), childEnv+"=spin", "SPIN_FOR=2s")
+		start := time.Now()
+		startIn(t, g, spin)
+		if err := spin.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		st, err := g.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ratio := st.CPU.Seconds() / time.Since(start).Seconds(); ratio > 0.65 || ratio < 0.05 {
+			t.Fatalf("spinner used %.2f CPUs under a 0.5 quota", ratio)
+		}
+	})
 }

@@ -40,6 +40,12 @@ func lastCap() int {
 // attributes, and the agent is forked from whichever thread runs ForkExec.
 func allThreads(trap, a1, a2, a3 uintptr) error {
 	_, _, e := syscall.AllThreadsSyscall(trap, a1, a2, a3)
+	if e == syscall.ENOTSUP {
+		// The Go runtime refuses AllThreadsSyscall in a cgo binary, whose C
+		// threads it cannot reach: without it a privilege would stay on some
+		// thread, so this is fatal, and the fix is the build.
+		return fmt.Errorf("%w: this jail binary was built with cgo; rebuild it with CGO_ENABLED=0 (make build does)", e)
+	}
 	if e != 0 {
 		return e
 	}

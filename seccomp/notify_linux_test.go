@@ -317,7 +317,7 @@ func TestExecNotifyNoLoss(t *testing.T) {
 	// Each exec waits for its answer, so a lost notification shows as a
 	// hung or failed exec at any count; 2,000 keeps the test within its
 	// deadline on a loaded 2-core machine (10,000 took over 60s there).
-	// The end-to-end TestAuditTenThousandExecs runs 10,000 through jail.
+	// The end-to-end TestAuditExecFlood runs 3,000 through jail.
 	n := 2000
 	if testing.Short() {
 		n = 500

@@ -172,7 +172,9 @@ func (r *report) handle(ev event) {
 		case "skip":
 			fmt.Fprintf(r.out, "-    %-28s (no tests)\n", relPkg(ev.Package))
 		case "fail":
-			r.failed = append(r.failed, relPkg(ev.Package))
+			if n := len(r.failed); n == 0 || r.failed[n-1] != relPkg(ev.Package) {
+				r.failed = append(r.failed, relPkg(ev.Package))
+			}
 			fmt.Fprintf(r.out, "FAIL %-28s %6.1fs\n%s", relPkg(ev.Package), ev.Elapsed, indent(r.output[k]))
 		}
 		delete(r.output, k)

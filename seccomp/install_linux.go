@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/net/bpf"
@@ -35,6 +36,12 @@ func Install(cfg Config) (listener *os.File, rep Report, err error) {
 			rep.Extra = "replace"
 		}
 	}
+	// no_new_privs is per thread and seccomp(2) checks the calling thread's:
+	// both calls must run on one thread, or a goroutine moved between them
+	// (likelier on a loaded machine) gets EACCES. TSYNC then gives every
+	// other thread the filter and no_new_privs with it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	// no_new_privs: required for an unprivileged filter, and it stops a
 	// setuid binary from escaping the filter's assumptions (seccomp(2)).
 	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || nnp != 1 {

@@ -5,9 +5,14 @@ package tests
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // This file: the test process's own HOME. No test may touch the home of the
@@ -58,6 +63,9 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(dnsShimEnv) != "" {
 		dnsShim() // net_test.go; runs jail, never returns
+	}
+	if strings.HasSuffix(os.Getenv(privateMountsEnv), ":setup") {
+		privateMountsSetup() // execs this binary again, never returns
 	}
 	os.Exit(withTestHome(m))
 }
@@ -153,4 +161,85 @@ func hostDir(t testing.TB) string {
 	os.Chmod(d, 0o755)
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d
+}
+
+// privateMountsEnv runs one test again in a mount namespace of its own with
+// a fresh, empty /tmp (inPrivateMounts): "NAME:setup" for the step that
+// makes it, "NAME:run" for the test itself.
+const privateMountsEnv = "JAIL_TEST_PRIVATE_MOUNTS"
+
+// inPrivateMounts runs the calling test again, alone, in its own mount
+// namespace (and, unprivileged, user namespace) whose /tmp is a fresh tmpfs,
+// and fails unless that run passes. It returns true in that run, where the
+// test body goes, and false in the caller. Tests that compare the host's
+// mount table or /tmp before and after a run need it: on a shared machine
+// other processes change both all the time, and in here only jail can.
+func inPrivateMounts(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(privateMountsEnv) == t.Name()+":run" {
+		return true
+	}
+	cmd := exec.Command("/proc/self/exe", "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = []string{privateMountsEnv + "=" + t.Name() + ":setup", "TMPDIR=/tmp"}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, privateMountsEnv+"=") && !strings.HasPrefix(e, "TMPDIR=") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	if os.Getuid() != 0 {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("%s in a private mount namespace: %v\n%s", t.Name(), err, out)
+	}
+	return false
+}
+
+// privateMountsSetup makes / private (nothing here reaches the host), mounts
+// a fresh tmpfs on /tmp, gives up the capabilities it needed for that, and
+// execs the test binary for the test named in privateMountsEnv.
+func privateMountsSetup() {
+	fail := func(err error) {
+		fmt.Fprintf(os.Stderr, "private mounts: %v\n", err)
+		os.Exit(120)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		fail(err)
+	}
+	// A JAIL_BIN under /tmp is about to be covered: keep it open across the
+	// exec and name it by its descriptor.
+	jailBinEnv := ""
+	if b := os.Getenv("JAIL_BIN"); b != "" && (b == "/tmp" || strings.HasPrefix(b, "/tmp/")) {
+		fd, err := unix.Open(b, unix.O_RDONLY, 0) // no O_CLOEXEC: it must survive the exec
+		if err != nil {
+			fail(err)
+		}
+		jailBinEnv = fmt.Sprintf("JAIL_BIN=/proc/self/fd/%d", fd)
+	}
+	if err := unix.Mount("jail-test-tmp", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		fail(err)
+	}
+	// Ambient capabilities are per thread; exec from this one drops them.
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		fail(err)
+	}
+	name := strings.TrimSuffix(os.Getenv(privateMountsEnv), ":setup")
+	env := []string{privateMountsEnv + "=" + name + ":run"}
+	if jailBinEnv != "" {
+		env = append(env, jailBinEnv)
+	}
+	for _, e := range os.Environ() {
+		// The first of two equal names would win.
+		if !strings.HasPrefix(e, privateMountsEnv+"=") && (jailBinEnv == "" || !strings.HasPrefix(e, "JAIL_BIN=")) {
+			env = append(env, e)
+		}
+	}
+	fail(syscall.Exec("/proc/self/exe", os.Args, env))
 }

@@ -114,7 +114,7 @@ func TestDegradedExecAudit(t *testing.T) {
 	}
 	r, notes, _ = degradedRun(t, true, "--quiet", "--", "/bin/true")
 	mustCode(t, r, 0)
-	if strings.Contains(r.stderr, "exec auditing") {
+	if strings.Contains(r.stderr, "exec audit and guard rail off") {
 		t.Errorf("--quiet still prints the note: %q", r.stderr)
 	}
 	if !hasNote(notes, "exec audit and guard rail off") {
@@ -123,7 +123,7 @@ func TestDegradedExecAudit(t *testing.T) {
 	// Control.
 	r, notes, k = degradedRun(t, false, "--", "/bin/true")
 	mustCode(t, r, 0)
-	if k["seccomp_notify"] != true || hasNote(notes, "exec auditing") || strings.Contains(r.stderr, "exec auditing") {
+	if k["seccomp_notify"] != true || hasNote(notes, "exec audit and guard rail off") || strings.Contains(r.stderr, "exec audit and guard rail off") {
 		t.Errorf("control: a full run reports exec auditing off: kernel %v notes %q stderr %q", k, notes, r.stderr)
 	}
 }

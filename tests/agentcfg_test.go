@@ -383,3 +383,82 @@ func TestAgentConfigCheckedAtNextStart(t *testing.T) {
 		t.Errorf("the next start did not report what it restored:\n%s", r.stderr)
 	}
 }
+
+// Agent and editor files that start commands and that no agent needs to
+// write (plugins, extensions, hooks directories, .cursor/, .devcontainer/,
+// opencode, goose, aider, mise) are read-only inside, wherever they are.
+var acfgReadOnly = map[string]string{
+	".claude/plugins/p/hooks/hooks.json":         `{"hooks": {}}`,
+	".codex/hooks.json":                          `{}`,
+	".gemini/extensions/e/gemini-extension.json": `{"mcpServers": {}}`,
+	".gemini/commands/c.toml":                    `prompt = "x"`,
+	".copilot/hooks/h.json":                      `{}`,
+	".copilot/installed-plugins/p.json":          `{}`,
+	".github/hooks/h.json":                       `{}`,
+	".cursor/mcp.json":                           `{"mcpServers": {}}`,
+	".devcontainer/devcontainer.json":            `{"initializeCommand": "true"}`,
+	".devcontainer.json":                         `{}`,
+	"app.code-workspace":                         `{"folders": []}`,
+	"opencode.json":                              `{}`,
+	"opencode.jsonc":                             `{}`,
+	".opencode/plugins/p.js":                     `export const P = async () => ({})`,
+	".config/opencode/opencode.json":             `{}`,
+	".config/goose/config.yaml":                  "extensions: {}\n",
+	".aider.conf.yml":                            "lint-cmd: true\n",
+	"mise.toml":                                  "[tools]\n",
+	".mise.toml":                                 "[tools]\n",
+	"mise.local.toml":                            "[tools]\n",
+	".mise.local.toml":                           "[tools]\n",
+	".config/mise/config.toml":                   "[tools]\n",
+}
+
+func TestAgentConfigReadOnlyFiles(t *testing.T) {
+	ws := workspace(t)
+	var rels []string
+	for rel, c := range acfgReadOnly {
+		p := filepath.Join(ws, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rels = append(rels, rel)
+	}
+	script := `for f in "$@"; do echo PWNED > "$f"; echo PWNED >> "$f"; rm -f "$f"; mv -f "$f" "$f.x"; ln -sf /tmp/x "$f"; done 2>/dev/null; true`
+	r := run(t, runOpts{dir: ws}, append([]string{"--", "/bin/sh", "-c", script, "sh"}, rels...)...)
+	mustCode(t, r, 0)
+	for rel, want := range acfgReadOnly {
+		p := filepath.Join(ws, rel)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Errorf("%s is gone after the run: %v", rel, err)
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			t.Errorf("%s was replaced from inside (now %v)", rel, fi.Mode().Type())
+			continue
+		}
+		if got, _ := os.ReadFile(p); string(got) != want {
+			t.Errorf("%s was changed from inside: %q", rel, got)
+		}
+	}
+}
+
+// A protected directory missing at start under an agent's own state
+// directory (-w ~/.claude without ~/.claude/plugins) is named in the plan's
+// absent paths, where the sentinel watches it.
+func TestAgentConfigAbsentPluginsDir(t *testing.T) {
+	e := acfgSetup(t)
+	r := run(t, runOpts{dir: e.ws, env: e.env}, append(e.flags(), "--dry-run", "--", "/bin/true")...)
+	mustCode(t, r, 0)
+	for dir, name := range map[string]string{".claude": "plugins/", ".gemini": "extensions/"} {
+		found := false
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if strings.HasPrefix(l, "note       "+filepath.Join(e.home, dir)+": ") && strings.Contains(l, " "+name+" ") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("--dry-run does not name the missing %s/%s:\n%s", dir, name, r.stdout)
+		}
+	}
+}

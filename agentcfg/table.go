@@ -139,19 +139,23 @@ var Files = []File{
 	{Agent: "gemini", Scope: Home, Path: ".gemini/trustedFolders.json", Format: JSON, Why: "trusted folders load their own settings and hooks",
 		Keys: []Key{{Path: "*", Except: []Except{{Path: "{workspace}", Value: `"TRUST_FOLDER"`}}}}},
 
-	// GitHub Copilot CLI: settings.json (user configuration, JSONC) and
-	// config.json (state the CLI manages, with trusted folders and plugins).
-	{Agent: "copilot", Scope: Home, Path: ".copilot/settings.json", Format: JSON, Keys: copilotKeys, Why: "hooks, MCP servers, plugins, trusted folders, sandbox"},
-	{Agent: "copilot", Scope: Home, Path: ".copilot/config.json", Format: JSON, Keys: copilotKeys, Why: "hooks, MCP servers, plugins, trusted folders, sandbox"},
+	// GitHub Copilot CLI 1.0.102: settings.json (user settings, JSONC),
+	// config.json (state it manages: trusted folders, plugins), and the
+	// repository's settings; keys from `copilot help config`.
+	{Agent: "copilot", Scope: Home, Path: ".copilot/settings.json", Format: JSON, Keys: copilotKeys, Why: "hooks, status line, BASH_ENV, approvals, trusted folders, proxy"},
+	{Agent: "copilot", Scope: Home, Path: ".copilot/config.json", Format: JSON, Keys: copilotKeys, Why: "trusted folders, plugins, hooks"},
+	{Agent: "copilot", Scope: Project, Path: ".github/copilot/settings.json", Format: JSON, Keys: copilotKeys, Why: "repository hooks, status line, approvals"},
+	{Agent: "copilot", Scope: Project, Path: ".github/copilot/settings.local.json", Format: JSON, Keys: copilotKeys, Why: "repository hooks, status line, approvals"},
 	{Agent: "copilot", Scope: Home, Path: ".copilot/mcp-config.json", Format: JSON, Keys: keys("mcpServers"), Why: "MCP servers"},
 	{Agent: "copilot", Scope: Home, Path: ".copilot/lsp-config.json", Format: Whole, Why: "language servers (commands)"},
 	{Agent: "copilot", Scope: Home, Path: ".copilot/permissions-config.json", Format: Whole, Why: "saved tool and directory approvals"},
 }
 
-// Copilot CLI keys (user settings and the state file), from its settings
-// reference; both spellings where the CLI has renamed a key.
+// Copilot CLI keys (user and repository settings, and the state file).
 var copilotKeys = keys(
-	"hooks", "mcpServers", "enabledMcpServers", "disabledMcpServers",
-	"trusted_folders", "trustedFolders", "installedPlugins", "installed_plugins", "enabledPlugins", "enabled_plugins",
-	"sandbox", "bashEnv", "statusLine", "allowedTools", "allowed_tools", "permissions",
+	"hooks", "disableAllHooks", "statusLine", "bashEnv", "powershellFlags",
+	"mcpServers", "enabledMcpServers", "disabledMcpServers",
+	"installedPlugins", "enabledPlugins", "marketplaces",
+	"trustedFolders", "allowedUrls", "deniedUrls", "proxyUrl",
+	"defaultPermissionMode", "defaultMode", "subagents",
 )

@@ -60,7 +60,9 @@ func Targets(home string, roots []Root, files []File) []Target {
 			}
 		case Project:
 			for _, r := range roots {
-				if r.Dir {
+				// A hidden directory (an agent's own state, ~/.claude,
+				// ~/.codex, a cache) is not a project.
+				if r.Dir && !strings.HasPrefix(filepath.Base(r.Path), ".") {
 					add(f, filepath.Join(r.Path, f.Path))
 				}
 			}

@@ -426,13 +426,9 @@ func (pl *Plan) Print(w io.Writer) {
 		fmt.Fprintf(w, "counter    %s\n", c)
 	}
 	for _, g := range pl.Guarded {
-		var ks []string
-		for _, k := range g.File.Keys {
-			ks = append(ks, k.Path)
-		}
-		what := "any change reverted"
-		if len(ks) > 0 {
-			what = "kept as on the host: " + strings.Join(ks, " ")
+		what := "any change put back"
+		if n := len(g.File.Keys); n > 0 {
+			what = fmt.Sprintf("%d command keys kept as on the host: %s", n, g.File.Why)
 		}
 		fmt.Fprintf(w, "guard      %s (%s; %s)\n", g.Path, g.File.Agent, what)
 	}

@@ -51,6 +51,13 @@
 // runs are reverted too (jail cannot tell who wrote); they are in the
 // quarantine.
 //
+// While the sandbox runs, a version that does not parse is taken for a
+// write in progress (Claude Code rewrites ~/.claude.json in place, truncating
+// first; Gemini CLI creates a file empty and locks it before renaming its
+// content over it): it is put back only once it has stayed the same for
+// Stale, and an empty file is left to the last check. A loader cannot run
+// anything from a document it cannot parse either.
+//
 // A document jail cannot read (not JSON/TOML, nested too deep, too large,
 // duplicate or "__proto__" keys it gained, a symlink or a FIFO in place of the
 // file) is not merged: the host's version comes back whole. JSON is edited by

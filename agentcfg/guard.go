@@ -47,6 +47,10 @@ type Options struct {
 const (
 	Quiet = 50 * time.Millisecond
 	Late  = 200 * time.Millisecond
+	// Stale: a version that does not parse is put back only after it has
+	// stayed unchanged this long (a writer may be half-way through), or
+	// when the sandbox has ended.
+	Stale = 2 * time.Second
 )
 
 // heartbeat is how often a running guard touches its record; the next

@@ -206,6 +206,11 @@ type gtarget struct {
 	timer *time.Timer
 	first time.Time // first unhandled write of the pending early check
 	wd    int
+	// An unreadable version seen while the sandbox runs: its hash, since
+	// when, and the recheck.
+	badSum   [32]byte
+	badSince time.Time
+	recheck  *time.Timer
 }
 
 // Guard watches the targets while a sandbox runs.
@@ -367,6 +372,9 @@ func (g *Guard) Close() {
 		if t.timer != nil {
 			t.timer.Stop()
 		}
+		if t.recheck != nil {
+			t.recheck.Stop()
+		}
 		g.checkLocked(t, true, false)
 	}
 	if g.record != "" {
@@ -383,21 +391,23 @@ func (g *Guard) CheckNow() {
 	}
 }
 
-// check is called by the watcher: settled after a close or a rename,
-// early after a write whose writer may still be writing.
-func (g *Guard) check(t *gtarget, settled bool) {
+// check is called by the watcher while the sandbox runs.
+func (g *Guard) check(t *gtarget) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return
 	}
-	g.checkLocked(t, settled, false)
+	g.checkLocked(t, false, false)
 }
 
 // checkLocked compares the target with its snapshot and puts back what must
 // be. Only the snapshot's protected keys come back; the agent's other changes
-// stay.
-func (g *Guard) checkLocked(t *gtarget, settled, recovered bool) {
+// stay. final: no writer is left (exit, next start); otherwise a document
+// that does not parse may be a write in progress (Claude Code rewrites
+// ~/.claude.json in place, truncating first, many times a session) and is
+// put back only once it has stayed so for Stale.
+func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 	st, l, err := readState(t.Target, g.opts.MaxSize)
 	defer l.close()
 	if err != nil {
@@ -419,7 +429,7 @@ func (g *Guard) checkLocked(t *gtarget, settled, recovered bool) {
 		}
 		g.opts.Report(ev)
 		if ev.Err == nil {
-			g.checkLocked(t, settled, recovered)
+			g.checkLocked(t, final, recovered)
 		}
 		return
 	case t.snap.Kind == kSymlink:
@@ -435,18 +445,26 @@ func (g *Guard) checkLocked(t *gtarget, settled, recovered bool) {
 		}
 		ev.Whole, ev.Keys = true, []string{"it was replaced by " + what}
 	case st.Kind == kTooBig:
-		if !settled {
+		if !final && !g.stale(t, st) {
 			return
 		}
 		ev.Whole, ev.Keys = true, []string{fmt.Sprintf("the agent's version is larger than %d bytes", g.opts.MaxSize)}
 	default:
 		res := Merge(t.File, g.opts.Context, t.snap.version(), st.version())
+		if !res.Unreadable {
+			t.badSince = time.Time{}
+		}
 		if !res.Changed() {
 			t.last = st
 			return
 		}
-		if res.Unreadable && !settled {
-			return // a writer may be half-way: wait for it to close
+		if res.Unreadable && !final && (len(st.Data) == 0 || !g.stale(t, st)) {
+			// A writer may be half-way: look again later. An empty file
+			// runs nothing and is where writers start (Gemini CLI
+			// creates trustedFolders.json empty, takes a lock on it,
+			// then renames its new version over it): left to the last
+			// check.
+			return
 		}
 		ev.Keys, ev.Whole = res.Keys, res.Whole
 		switch {
@@ -502,6 +520,23 @@ func (g *Guard) checkLocked(t *gtarget, settled, recovered bool) {
 	}
 	g.settle(t, l)
 	g.opts.Report(ev)
+}
+
+// stale reports whether an unreadable version has stayed the same for
+// Stale; until then it arranges to look again.
+func (g *Guard) stale(t *gtarget, st fstate) bool {
+	sum := sha256.Sum256(append([]byte(fmt.Sprintf("%d %d|", st.Kind, st.Ctime)), st.Data...))
+	now := time.Now()
+	if t.badSum != sum || t.badSince.IsZero() {
+		t.badSum, t.badSince = sum, now
+	} else if now.Sub(t.badSince) >= Stale {
+		return true
+	}
+	if t.recheck != nil {
+		t.recheck.Stop()
+	}
+	t.recheck = time.AfterFunc(Stale-now.Sub(t.badSince)+time.Millisecond, func() { g.check(t) })
+	return false
 }
 
 // settle records what is at the path now as accepted (jail's own write).

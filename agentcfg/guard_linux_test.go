@@ -306,3 +306,74 @@ func TestTargets(t *testing.T) {
 		}
 	}
 }
+
+// Claude Code rewrites ~/.claude.json in place (truncate, then write) many
+// times a session when the file is a bind mount: a read between its
+// truncate and its write sees a half-written file. The guard must never
+// take that for the agent's version: no event, and the writer's last
+// version stays.
+func TestGuardInPlaceWriterRace(t *testing.T) {
+	e := newGuardEnv(t)
+	p := filepath.Join(e.root, "claude.json")
+	write(t, p, `{"numStartups": 0, "mcpServers": {"docs": {"command": "d"}}}`)
+	tg := Target{File: fileFor(t, "claude", Home, ".claude.json"), Path: p, Root: p, InPlace: true}
+	g, _, err := New([]Target{tg}, e.opts("t6"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Watch(); err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	for i := 1; i <= 300; i++ {
+		last = `{"numStartups": ` + strings.Repeat("1", i%7+1) + `, "projects": {"/w": {"mcpServers": {}, "allowedTools": []}}, "mcpServers": {"docs": {"command": "d"}}, "pad": "` + strings.Repeat("x", 4096*(i%3)) + `"}`
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two writes with a pause between: a reader can land in between.
+		f.WriteString(last[:len(last)/2])
+		time.Sleep(200 * time.Microsecond)
+		f.WriteString(last[len(last)/2:])
+		f.Close()
+	}
+	time.Sleep(Stale + 200*time.Millisecond)
+	g.Close()
+	if ev := e.evs(); len(ev) > 0 {
+		t.Fatalf("legitimate in-place writes were taken for the agent's: %+v", ev[0])
+	}
+	if got := read(t, p); got != last {
+		t.Fatalf("the writer's last version did not stay:\n%.200s", got)
+	}
+}
+
+// Gemini CLI saves trustedFolders.json by creating it empty, locking it
+// (the lock resolves the file's path, so it must exist), writing a new
+// version and renaming it over. However slow that is, the guard must leave
+// the empty file alone.
+func TestGuardEmptyFileLeftAlone(t *testing.T) {
+	e := newGuardEnv(t)
+	tg := Target{File: fileFor(t, "gemini", Home, ".gemini/trustedFolders.json"), Path: filepath.Join(e.root, "trustedFolders.json"), Root: e.root}
+	g, _, err := New([]Target{tg}, e.opts("t7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Watch(); err != nil {
+		t.Fatal(err)
+	}
+	write(t, tg.Path, "")
+	time.Sleep(Stale + 500*time.Millisecond)
+	if _, err := os.Stat(tg.Path); err != nil {
+		t.Fatalf("the empty file a writer created was removed: %v", err)
+	}
+	write(t, tg.Path+".tmp", `{"/w": "TRUST_FOLDER"}`)
+	os.Rename(tg.Path+".tmp", tg.Path)
+	time.Sleep(100 * time.Millisecond)
+	g.Close()
+	if got := read(t, tg.Path); got != `{"/w": "TRUST_FOLDER"}` {
+		t.Fatalf("the workspace's trust was not kept: %q", got)
+	}
+	if ev := e.evs(); len(ev) > 0 {
+		t.Fatalf("events for a legitimate save: %+v", ev)
+	}
+}

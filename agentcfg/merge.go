@@ -94,8 +94,14 @@ func Merge(f File, ctx Context, snap, cur Version) Result {
 			return whole("the file was deleted")
 		}
 		sd, err := parse(f.Format, snap.Data)
-		if err != nil || len(protectedPaths(f, ctx, sd, emptyDoc(f.Format))) > 0 {
+		if err != nil {
 			return whole("the file was deleted")
+		}
+		ed := emptyDoc(f.Format)
+		for _, pk := range protectedPaths(f, ctx, sd, ed) {
+			if !equalMasked(sd, ed, pk.path, pk.masks) {
+				return whole("the file was deleted")
+			}
 		}
 		return Result{}
 	}
@@ -377,8 +383,13 @@ func equalMasked(a, b document, path []string, masks [][]string) bool {
 		va, oka = mask(va, oka, path, masks)
 		vb, okb = mask(vb, okb, path, masks)
 	}
-	if oka != okb {
-		return false
+	// null, false, "", {} and [] say what absence says (no servers, no
+	// hooks, no approvals, switched off): agents write such defaults (Claude
+	// Code gives every project it opens "mcpServers": {}, "allowedTools": []
+	// and "hasTrustDialogAccepted": false).
+	oka, okb = oka && !empty(va), okb && !empty(vb)
+	if !oka || !okb {
+		return oka == okb
 	}
 	return reflect.DeepEqual(va, vb)
 }
@@ -407,6 +418,22 @@ func mask(v any, ok bool, path []string, masks [][]string) (any, bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+func empty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case string:
+		return x == ""
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
 }
 
 func deepCopy(v any) any {

@@ -102,6 +102,15 @@ func TestMergeJSON(t *testing.T) {
 					t.Errorf("/a history = %v (the agent's change must stay)", got)
 				}
 			}},
+		{name: "defaults Claude Code writes for a project are no change", f: claudeJSON,
+			snap: v(`{"projects": {}}`),
+			cur:  v(`{"projects": {"/x": {"allowedTools": [], "mcpServers": {}, "enabledMcpjsonServers": [], "disabledMcpjsonServers": [], "hasTrustDialogAccepted": false, "history": []}}}`)},
+		{name: "empty servers where there were some is a change", f: claudeJSON,
+			snap: v(`{"mcpServers": {"docs": {"command": "d"}}}`), cur: v(`{"mcpServers": {}}`),
+			keys: []string{"mcpServers"}, want: `{"mcpServers": {"docs": {"command": "d"}}}`},
+		{name: "a switch turned off is a change", f: settings,
+			snap: v(`{"disableAllHooks": true}`), cur: v(`{"disableAllHooks": false}`),
+			keys: []string{"disableAllHooks"}, want: `{"disableAllHooks": true}`},
 		{name: "trust of the workspace is the agent's", f: claudeJSON,
 			snap: v(`{"projects": {"/w": {"hasTrustDialogAccepted": false}}}`),
 			cur:  v(`{"projects": {"/w": {"hasTrustDialogAccepted": true}}}`)},

@@ -146,7 +146,7 @@ func (w *watcher) handle(wd int, mask uint32, name string) {
 		// Events were lost: look at everything.
 		for _, t := range w.g.targets {
 			w.arm(t)
-			w.g.check(t, true)
+			w.g.check(t)
 		}
 		return
 	}
@@ -171,7 +171,7 @@ func (w *watcher) handle(wd int, mask uint32, name string) {
 		case gone:
 			// The watched directory went away: watch higher, look now.
 			w.arm(t)
-			w.g.check(t, true)
+			w.g.check(t)
 		case e.path == filepath.Dir(t.Path):
 			if name == filepath.Base(t.Path) {
 				w.fileEvent(t, mask)
@@ -181,7 +181,7 @@ func (w *watcher) handle(wd int, mask uint32, name string) {
 			rel := strings.TrimPrefix(t.Path, e.path+"/")
 			if first, _, _ := strings.Cut(rel, "/"); name == first {
 				w.arm(t)
-				w.g.check(t, true)
+				w.g.check(t)
 			}
 		}
 	}
@@ -198,7 +198,7 @@ func (w *watcher) fileEvent(t *gtarget, mask uint32) {
 			t.timer = nil
 		}
 		w.g.mu.Unlock()
-		w.g.check(t, true)
+		w.g.check(t)
 		return
 	}
 	w.g.mu.Lock()
@@ -223,5 +223,5 @@ func (w *watcher) early(t *gtarget) {
 	w.g.mu.Lock()
 	t.timer = nil
 	w.g.mu.Unlock()
-	w.g.check(t, false)
+	w.g.check(t)
 }

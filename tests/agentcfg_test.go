@@ -288,12 +288,14 @@ func TestAgentConfigCreatedFileStripped(t *testing.T) {
 }
 
 // The revert window: a program on the host reading the file while the
-// sandbox runs sees the agent's hook only briefly; the measured window is
-// logged (README states it).
+// sandbox runs sees the agent's hook only briefly, and the host's hook is
+// back while the sandbox still runs. The measured window is logged (README
+// states it).
 func TestAgentConfigRevertWindow(t *testing.T) {
 	e := acfgSetup(t)
 	p := filepath.Join(e.home, ".claude/settings.json")
-	script := `printf '{"model": "x", "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned-window"}]}]}}' > "$HOME/.claude/settings.json"; sleep 3`
+	marker := filepath.Join(e.ws, "written")
+	script := `printf '{"model": "x", "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned-window"}]}]}}' > "$HOME/.claude/settings.json"; : > written; sleep 3`
 	args := append(e.flags(), "--", "/bin/sh", "-c", script)
 	cmd := exec.Command(jail(t), args...)
 	cmd.Dir, cmd.Env = e.ws, append(os.Environ(), e.env...)
@@ -305,35 +307,44 @@ func TestAgentConfigRevertWindow(t *testing.T) {
 	defer cmd.Process.Kill()
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	var first, last time.Time
+	var first, last, written, back time.Time
 	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	for time.Now().Before(deadline) && back.IsZero() {
 		b, _ := os.ReadFile(p)
 		now := time.Now()
-		if strings.Contains(string(b), "pwned-window") {
+		switch {
+		case strings.Contains(string(b), "pwned-window"):
 			if first.IsZero() {
 				first = now
 			}
 			last = now
-		} else if !first.IsZero() && now.Sub(last) > 500*time.Millisecond {
-			break // reverted, and it stayed so
+		case !written.IsZero() && strings.Contains(string(b), "notify-send"):
+			back = now
 		}
-		time.Sleep(200 * time.Microsecond)
+		if written.IsZero() {
+			if _, err := os.Stat(marker); err == nil {
+				written = now
+			}
+		}
+		time.Sleep(100 * time.Microsecond)
 	}
-	if first.IsZero() {
-		t.Fatalf("never saw the agent's write on the host (did the run start?):\n%s", se.String())
+	if written.IsZero() {
+		t.Fatalf("the agent never wrote (did the run start?):\n%s", se.String())
 	}
-	if time.Since(last) < 400*time.Millisecond {
-		t.Fatalf("the agent's hook was still in %s on the host %v after it appeared, while the sandbox ran", p, last.Sub(first))
+	if back.IsZero() {
+		t.Fatalf("the agent's hook was still in %s 10s after it was written, while the sandbox ran", p)
 	}
-	t.Logf("the agent's hook was visible on the host for %v (first to last read)", last.Sub(first))
-	// The host file has the host's hook during the run, before exit.
-	m := acfgJSON(t, p)
 	select {
 	case <-done:
-		t.Fatalf("the sandbox ended before the check: the revert must happen while it runs\n%s", se.String())
+		t.Fatalf("the sandbox ended before the host's hook was back: the revert must happen while it runs\n%s", se.String())
 	default:
 	}
+	if first.IsZero() {
+		t.Logf("the agent's hook was never seen on the host (window shorter than a read); back %v after the agent's marker", back.Sub(written))
+	} else {
+		t.Logf("the agent's hook was visible on the host for %v (first to last read); back %v after the agent's marker", last.Sub(first), back.Sub(written))
+	}
+	m := acfgJSON(t, p)
 	if !strings.Contains(fmt.Sprint(m["hooks"]), "notify-send") || m["model"] != "x" {
 		t.Errorf("during the run %s is %v; want the host's hooks and the agent's model", p, m)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 // This file: JSON as agents write it (comments and trailing commas accepted,
@@ -45,6 +47,13 @@ type jnode struct {
 	members    []jmember // jObject, in source order, duplicates kept
 	elems      []*jnode  // jArray
 	str        string    // jString: decoded; jNumber: the literal
+	// idx indexes a large object's members by key (built on first use).
+	idx map[string]memberRef
+}
+
+type memberRef struct {
+	last  *jnode
+	count int
 }
 
 type jmember struct {
@@ -247,13 +256,19 @@ func (p *jparser) array(depth int) (*jnode, error) {
 // surrogate pairs, invalid UTF-8 replaced as a JavaScript reader would).
 func (p *jparser) string() (string, error) {
 	start := p.i
+	escaped := false
 	p.i++ // "
 	for p.i < len(p.src) {
 		switch c := p.src[p.i]; {
 		case c == '\\':
+			escaped = true
 			p.i += 2
 		case c == '"':
 			p.i++
+			raw := p.src[start+1 : p.i-1]
+			if !escaped && utf8.Valid(raw) {
+				return string(raw), nil // the common case, without the decoder
+			}
 			var s string
 			if err := json.Unmarshal(p.src[start:p.i], &s); err != nil {
 				return "", fmt.Errorf("%w: offset %d: bad string: %v", errSyntax, start, err)
@@ -305,6 +320,17 @@ func (p *jparser) number() (*jnode, error) {
 // member returns the value of key in an object: the last one, as JSON.parse
 // keeps, and how many members carry that key.
 func (n *jnode) member(key string) (*jnode, int) {
+	if len(n.members) > 16 {
+		if n.idx == nil {
+			n.idx = make(map[string]memberRef, len(n.members))
+			for _, m := range n.members {
+				r := n.idx[m.key]
+				n.idx[m.key] = memberRef{last: m.val, count: r.count + 1}
+			}
+		}
+		r := n.idx[key]
+		return r.last, r.count
+	}
 	var v *jnode
 	count := 0
 	for _, m := range n.members {
@@ -512,28 +538,44 @@ func (d *jdoc) raw(n *jnode) string { return string(d.src[n.start:n.end]) }
 // document that gained one.
 func (d *jdoc) oddities() []string {
 	var out []string
-	var walk func(n *jnode, path string)
-	walk = func(n *jnode, path string) {
+	var stack []string // the path, built into a string only when needed
+	where := func(key string) string {
+		return strings.Join(append(append([]string{}, stack...), key), ".")
+	}
+	var walk func(n *jnode)
+	walk = func(n *jnode) {
 		switch n.kind {
 		case jObject:
-			seen := map[string]bool{}
+			var seen map[string]bool
+			if len(n.members) > 1 {
+				seen = make(map[string]bool, len(n.members))
+			}
 			for _, m := range n.members {
-				p := path + "." + m.key
 				if m.key == "__proto__" {
-					out = append(out, "__proto__ key at "+p[1:])
+					out = append(out, "__proto__ key at "+where(m.key))
 				}
-				if seen[m.key] {
-					out = append(out, "duplicate key "+p[1:])
+				if seen != nil {
+					if seen[m.key] {
+						out = append(out, "duplicate key "+where(m.key))
+					}
+					seen[m.key] = true
 				}
-				seen[m.key] = true
-				walk(m.val, p)
+				if m.val.kind == jObject || m.val.kind == jArray {
+					stack = append(stack, m.key)
+					walk(m.val)
+					stack = stack[:len(stack)-1]
+				}
 			}
 		case jArray:
 			for i, e := range n.elems {
-				walk(e, fmt.Sprintf("%s[%d]", path, i))
+				if e.kind == jObject || e.kind == jArray {
+					stack = append(stack, fmt.Sprintf("[%d]", i))
+					walk(e)
+					stack = stack[:len(stack)-1]
+				}
 			}
 		}
 	}
-	walk(d.root, "")
+	walk(d.root)
 	return out
 }

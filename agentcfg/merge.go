@@ -130,7 +130,8 @@ func Merge(f File, ctx Context, snap, cur Version) Result {
 		return whole("the agent's version has a " + odd[0])
 	}
 	var changed [][]string
-	for _, pk := range protectedPaths(f, ctx, sd, cd) {
+	pks := protectedPaths(f, ctx, sd, cd)
+	for _, pk := range pks {
 		if !equalMasked(sd, cd, pk.path, pk.masks) {
 			changed = append(changed, pk.path)
 		}
@@ -143,8 +144,10 @@ func Merge(f File, ctx Context, snap, cur Version) Result {
 		r.Keys = append(r.Keys, Display(p))
 	}
 	edits := 0
-	for _, pk := range protectedPaths(f, ctx, sd, cd) {
-		edits += 1 + len(pk.masks)
+	for _, pk := range pks {
+		if containsPath(changed, pk.path) {
+			edits += 1 + len(pk.masks)
+		}
 	}
 	if len(changed) > maxEdits || edits > 4*maxEdits {
 		w := whole(fmt.Sprintf("%d protected keys changed", len(changed)))
@@ -155,7 +158,7 @@ func Merge(f File, ctx Context, snap, cur Version) Result {
 	// inside it. The agent's original document is the source of those.
 	orig, _ := parse(f.Format, cur.Data)
 	out := cd
-	for _, pk := range protectedPaths(f, ctx, sd, cd) {
+	for _, pk := range pks {
 		if !containsPath(changed, pk.path) {
 			continue
 		}
@@ -201,20 +204,27 @@ type protectedPath struct {
 // every key either has there. A path inside another protected path is left
 // out (the outer one covers it); a path inside an applicable exception too.
 func protectedPaths(f File, ctx Context, docs ...document) []protectedPath {
-	var all [][]string
+	type named struct {
+		p    []string
+		name string
+	}
+	var all []named
 	for _, k := range f.Keys {
-		all = append(all, expand(splitPath(k.Path), docs)...)
+		for _, p := range expand(splitPath(k.Path), docs) {
+			all = append(all, named{p, Display(p)})
+		}
 	}
 	sort.Slice(all, func(i, j int) bool {
-		return len(all[i]) < len(all[j]) || len(all[i]) == len(all[j]) && Display(all[i]) < Display(all[j])
+		return len(all[i].p) < len(all[j].p) || len(all[i].p) == len(all[j].p) && all[i].name < all[j].name
 	})
 	var out []protectedPath
 	seen := map[string]bool{}
-	for _, p := range all {
-		if seen[Display(p)] || coveredBy(p, out) {
+	for _, n := range all {
+		p := n.p
+		if seen[n.name] || coveredBy(p, seen) {
 			continue
 		}
-		seen[Display(p)] = true
+		seen[n.name] = true
 		pp := protectedPath{path: p}
 		skip := false
 		for _, k := range f.Keys {
@@ -241,9 +251,11 @@ func protectedPaths(f File, ctx Context, docs ...document) []protectedPath {
 	return out
 }
 
-func coveredBy(p []string, out []protectedPath) bool {
-	for _, o := range out {
-		if len(o.path) < len(p) && hasPrefix(p, o.path) {
+// coveredBy: a proper prefix of p is protected already (seen holds the
+// display names so far, shorter paths first).
+func coveredBy(p []string, seen map[string]bool) bool {
+	for i := 1; i < len(p); i++ {
+		if seen[Display(p[:i])] {
 			return true
 		}
 	}

@@ -72,6 +72,10 @@ func (l *loc) close() {
 	}
 }
 
+// errRootGone: the writable root itself no longer exists on the host (a
+// workspace deleted since): there is nothing left to guard.
+var errRootGone = errors.New("agentcfg: the writable root is gone")
+
 // readState reads what is at t.Path. Nothing below t.Root is followed: the
 // agent controls every name there.
 func readState(t Target, max int64) (fstate, *loc, error) {
@@ -80,6 +84,9 @@ func readState(t Target, max int64) (fstate, *loc, error) {
 		// A bind mount inside: the agent cannot replace it, and its host
 		// directory is out of the agent's reach.
 		dir, err := unix.Open(filepath.Dir(t.Path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			return fstate{}, l, errRootGone
+		}
 		if err != nil {
 			return fstate{}, l, fmt.Errorf("open %s: %w", filepath.Dir(t.Path), err)
 		}
@@ -92,6 +99,9 @@ func readState(t Target, max int64) (fstate, *loc, error) {
 		return fstate{}, l, fmt.Errorf("guarded path %s is not under %s", t.Path, t.Root)
 	}
 	fd, err := unix.Open(t.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return fstate{}, l, errRootGone
+	}
 	if err != nil {
 		return fstate{}, l, fmt.Errorf("open %s: %w", t.Root, err)
 	}
@@ -242,6 +252,8 @@ func New(targets []Target, o Options) (g *Guard, skipped []string, err error) {
 		st, l, err := readState(t, o.MaxSize)
 		l.close()
 		switch {
+		case errors.Is(err, errRootGone):
+			continue
 		case err != nil:
 			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Path, err))
 			continue
@@ -410,6 +422,9 @@ func (g *Guard) check(t *gtarget) {
 func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 	st, l, err := readState(t.Target, g.opts.MaxSize)
 	defer l.close()
+	if errors.Is(err, errRootGone) {
+		return
+	}
 	if err != nil {
 		g.opts.Report(Event{Target: t.Target, Err: err, Recovered: recovered})
 		return

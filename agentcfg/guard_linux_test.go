@@ -377,3 +377,35 @@ func TestGuardEmptyFileLeftAlone(t *testing.T) {
 		t.Fatalf("events for a legitimate save: %+v", ev)
 	}
 }
+
+// A record whose workspace is gone (deleted since the interrupted run) is
+// dropped without a word.
+func TestRecoverRootGone(t *testing.T) {
+	e := newGuardEnv(t)
+	root := filepath.Join(e.root, "ws")
+	tg := Target{File: e.settings, Path: filepath.Join(root, ".claude/settings.json"), Root: root}
+	write(t, tg.Path, hostSettings)
+	g, _, err := New([]Target{tg}, e.opts("gone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := filepath.Join(e.state, "gone.json")
+	var rec record
+	b, _ := os.ReadFile(rp)
+	json.Unmarshal(b, &rec)
+	rec.Pid, rec.StartTick = 1, 1
+	b, _ = json.Marshal(rec)
+	os.WriteFile(rp, b, 0o600)
+	g.record = ""
+	os.RemoveAll(root)
+	Recover(e.opts("next"))
+	if ev := e.evs(); len(ev) > 0 {
+		t.Fatalf("events for a record whose root is gone: %+v", ev)
+	}
+	if _, err := os.Stat(rp); !os.IsNotExist(err) {
+		t.Errorf("record left")
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Errorf("the gone root was made again")
+	}
+}

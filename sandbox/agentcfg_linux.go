@@ -23,6 +23,10 @@ type agentGuard struct {
 	g      *agentcfg.Guard
 	mu     sync.Mutex
 	events []agentcfg.Event // for the exit notice
+	// The trail opens with its start event: deny events that come before it
+	// (an interrupted run's leftovers found at start) wait here.
+	started bool
+	pending []audit.Event
 }
 
 // agentcfgDir is $XDG_STATE_HOME/jail/agentcfg (~/.local/state by default):
@@ -100,9 +104,15 @@ func (r *runner) openGuard(spec *ns.Spec) error {
 // (while the sandbox runs, the terminal may be the agent's). Events found
 // at start (an interrupted run) are told at once.
 func (r *runner) guardReport(ev agentcfg.Event) {
+	r.acfg.mu.Lock()
 	for _, a := range guardAudit(ev) {
-		r.record(a)
+		if r.acfg.started {
+			r.record(a)
+		} else {
+			r.acfg.pending = append(r.acfg.pending, a)
+		}
 	}
+	r.acfg.mu.Unlock()
 	if ev.Recovered {
 		r.guardNotice(ev)
 		return
@@ -110,6 +120,21 @@ func (r *runner) guardReport(ev agentcfg.Event) {
 	r.acfg.mu.Lock()
 	r.acfg.events = append(r.acfg.events, ev)
 	r.acfg.mu.Unlock()
+}
+
+// guardStarted records the events held until the start event was written;
+// called right after it.
+func (r *runner) guardStarted() {
+	if r.acfg == nil {
+		return
+	}
+	r.acfg.mu.Lock()
+	defer r.acfg.mu.Unlock()
+	r.acfg.started = true
+	for _, a := range r.acfg.pending {
+		r.record(a)
+	}
+	r.acfg.pending = nil
 }
 
 // closeGuard runs the last check (the sandbox has ended) and tells the user

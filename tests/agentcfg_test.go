@@ -384,8 +384,17 @@ func TestAgentConfigCheckedAtNextStart(t *testing.T) {
 	if b, _ := os.ReadFile(p); strings.Contains(string(b), "notify-send") {
 		t.Fatalf("the file already holds the host's hook after the kill: nothing left to test:\n%s", b)
 	}
-	r := run(t, runOpts{dir: e.ws, env: e.env}, "--", "/bin/true")
+	trail := filepath.Join(e.state, "next.jsonl")
+	r := run(t, runOpts{dir: e.ws, env: e.env}, "--audit", trail, "--", "/bin/true")
 	mustCode(t, r, 0)
+	// The trail still opens with start; the event follows it.
+	found := false
+	for _, ev := range auditOf(auditLoad(t, trail), "deny") {
+		found = found || (ev.str("layer") == "agent-config" && strings.Contains(ev.str("target"), ".claude/settings.json"))
+	}
+	if !found {
+		t.Errorf("the next start's trail has no agent-config event for what it put back")
+	}
 	m := acfgJSON(t, p)
 	if h := fmt.Sprint(m["hooks"]); strings.Contains(h, "pwned") || !strings.Contains(h, "notify-send") {
 		t.Errorf("after the next start %s holds %v; want the host's hooks", p, m)

@@ -614,7 +614,9 @@ func (g *Guard) write(t *gtarget, l *loc, data []byte, perm uint32, uid, gid int
 	}
 	if !t.InPlace {
 		g.seq++
-		tmp := fmt.Sprintf(".%s.jail-%s-%d", l.name, g.opts.ID, g.seq)
+		// Unique across runs: a supervisor killed mid-write leaves its
+		// temporary file behind (the next start removes it).
+		tmp := fmt.Sprintf(".%s.jail-tmp-%s-%d-%d", l.name, g.opts.ID, os.Getpid(), g.seq)
 		fd, err := unix.Openat(l.dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 		if err != nil {
 			return fmt.Errorf("write %s: %w", t.Path, err)
@@ -686,6 +688,29 @@ func (g *Guard) save(t *gtarget, data []byte) string {
 	return p
 }
 
+// removeTemps removes the temporary files a killed supervisor of run id
+// left next to t (named .NAME.jail-tmp-ID-...).
+func removeTemps(t Target, id string, max int64) {
+	_, l, err := readState(t, max)
+	defer l.close()
+	if err != nil || l.dirfd < 0 || len(l.missing) > 0 {
+		return
+	}
+	fd, err := unix.Openat(l.dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	d := os.NewFile(uintptr(fd), ".")
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	prefix := "." + l.name + ".jail-tmp-" + id + "-"
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			_ = unix.Unlinkat(l.dirfd, n, 0)
+		}
+	}
+}
+
 // startTick is /proc/PID/stat's starttime: a record names its supervisor by
 // pid and start time, so a reused pid is not taken for it.
 func startTick(pid int) uint64 {
@@ -751,6 +776,7 @@ func Recover(o Options) {
 				continue
 			}
 			g.checkLocked(t, true, true)
+			removeTemps(t.Target, rec.ID, o.MaxSize)
 		}
 		os.Remove(f)
 	}

@@ -353,36 +353,20 @@ func TestAgentConfigRevertWindow(t *testing.T) {
 
 // A supervisor killed with SIGKILL cannot check at exit: the next start does.
 func TestAgentConfigCheckedAtNextStart(t *testing.T) {
-	e := acfgSetup(t)
-	p := filepath.Join(e.home, ".claude/settings.json")
+	var e *acfgEnv
+	var p string
 	// The agent rewrites the hook in a loop, so that it is in the file when
-	// the supervisor dies.
-	script := `while :; do printf '{"model": "y", "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned-kill"}]}]}}' > "$HOME/.claude/settings.json"; done`
-	args := append(e.flags(), "--", "/bin/sh", "-c", script)
-	cmd := exec.Command(jail(t), args...)
-	cmd.Dir, cmd.Env = e.ws, append(os.Environ(), e.env...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, _ := os.ReadFile(p)
-		if strings.Contains(string(b), "pwned-kill") && strings.HasSuffix(strings.TrimSpace(string(b)), "}") {
-			cmd.Process.Signal(syscall.SIGKILL)
+	// the supervisor dies; if the guard happened to put the host's hook back
+	// just before the kill landed, try again.
+	for attempt := 0; ; attempt++ {
+		e = acfgSetup(t)
+		p = filepath.Join(e.home, ".claude/settings.json")
+		if acfgKillWhileWriting(t, e, p) {
 			break
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("never saw the agent's write")
+		if attempt == 4 {
+			t.Fatal("the host's hook was back after each of 5 kills: nothing left to test")
 		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	cmd.Wait()
-	waitNoProcs(t, "pwned-kill", 5*time.Second)
-	// The agent may have died between truncating and writing: the file then
-	// holds its hook or a partial write; the next start must fix either.
-	if b, _ := os.ReadFile(p); strings.Contains(string(b), "notify-send") {
-		t.Fatalf("the file already holds the host's hook after the kill: nothing left to test:\n%s", b)
 	}
 	trail := filepath.Join(e.state, "next.jsonl")
 	r := run(t, runOpts{dir: e.ws, env: e.env}, "--audit", trail, "--", "/bin/true")
@@ -394,6 +378,13 @@ func TestAgentConfigCheckedAtNextStart(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the next start's trail has no agent-config event for what it put back")
+	}
+	if left, _ := filepath.Glob(filepath.Join(e.home, ".claude/.settings.json.jail-tmp-*")); len(left) > 0 {
+		t.Errorf("temporary files left after the next start: %v", left)
+	}
+	if b, _ := os.ReadFile(p); !strings.Contains(string(b), "notify-send") || strings.Contains(string(b), "pwned") {
+		recs, _ := filepath.Glob(filepath.Join(e.state, "jail/agentcfg/*.json"))
+		t.Fatalf("after the next start %s holds %q; want the host's hooks\nrecords left: %v\nstderr of the next start:\n%s", p, b, recs, r.stderr)
 	}
 	m := acfgJSON(t, p)
 	if h := fmt.Sprint(m["hooks"]); strings.Contains(h, "pwned") || !strings.Contains(h, "notify-send") {
@@ -481,4 +472,37 @@ func TestAgentConfigAbsentPluginsDir(t *testing.T) {
 			t.Errorf("--dry-run does not name the missing %s/%s:\n%s", dir, name, r.stdout)
 		}
 	}
+}
+
+// acfgKillWhileWriting starts an agent that rewrites the hook in a loop,
+// SIGKILLs the supervisor once the hook is in the file, and reports whether
+// the host's hook is absent afterwards (the agent may also have died between
+// truncating and writing: a partial file, which the next start must fix
+// too).
+func acfgKillWhileWriting(t *testing.T, e *acfgEnv, p string) bool {
+	t.Helper()
+	script := `while :; do printf '{"model": "y", "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned-kill"}]}]}}' > "$HOME/.claude/settings.json"; done`
+	args := append(e.flags(), "--", "/bin/sh", "-c", script)
+	cmd := exec.Command(jail(t), args...)
+	cmd.Dir, cmd.Env = e.ws, append(os.Environ(), e.env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), "pwned-kill") && strings.HasSuffix(strings.TrimSpace(string(b)), "}") {
+			cmd.Process.Signal(syscall.SIGKILL)
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("never saw the agent's write")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	cmd.Wait()
+	waitNoProcs(t, "pwned-kill", 5*time.Second)
+	b, _ := os.ReadFile(p)
+	return !strings.Contains(string(b), "notify-send")
 }

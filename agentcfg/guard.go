@@ -27,9 +27,11 @@ type Event struct {
 
 // Options configure a Guard.
 type Options struct {
-	// Dir is jail's state directory for this package (records of running
-	// guards and the quarantine). It must be out of the sandbox's reach.
-	Dir string
+	// Dir holds the records of running guards; Quarantine (Dir/quarantine
+	// when empty) the agents' versions, under the run's id. Both must be out
+	// of the sandbox's reach: a record says what the next start writes.
+	Dir        string
+	Quarantine string
 	// ID is the sandbox's id: the record's and the quarantine's name.
 	ID      string
 	Context Context

@@ -671,7 +671,11 @@ func (g *Guard) save(t *gtarget, data []byte) string {
 	if sum == t.saved {
 		return ""
 	}
-	dir := filepath.Join(g.opts.Dir, "quarantine", g.opts.ID)
+	q := g.opts.Quarantine
+	if q == "" {
+		q = filepath.Join(g.opts.Dir, "quarantine")
+	}
+	dir := filepath.Join(q, g.opts.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ""
 	}

@@ -1,17 +1,15 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/audit"
-	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/statedir"
 )
 
 // This file: the wiring of package agentcfg (agent configuration that names
@@ -29,55 +27,25 @@ type agentGuard struct {
 	pending []audit.Event
 }
 
-// agentcfgDir is $XDG_STATE_HOME/jail/agentcfg (~/.local/state by default):
-// records of running guards and the quarantine of the agents' versions.
-func agentcfgDir() (string, error) {
-	base := os.Getenv("XDG_STATE_HOME")
-	if !filepath.IsAbs(base) {
-		home := os.Getenv("HOME")
-		if !filepath.IsAbs(home) {
-			return "", errors.New("no state directory: set HOME or XDG_STATE_HOME")
-		}
-		base = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(resolveExisting(base), "jail", "agentcfg"), nil
-}
-
-// resolveExisting resolves symlinks in the longest existing prefix of p.
-func resolveExisting(p string) string {
-	rest := ""
-	for cur := filepath.Clean(p); ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-}
-
 // openGuard finishes what interrupted runs left (Recover), then snapshots
 // the plan's guarded files and starts watching them. Called after the trail
 // is open and before the sandbox starts.
-func (r *runner) openGuard(spec *ns.Spec) error {
-	dir, err := agentcfgDir()
-	if err != nil {
+func (r *runner) openGuard() error {
+	// The records say what to write at the next start and the quarantine
+	// holds the agents' versions: both live in jail's state directory,
+	// which no plan lets the sandbox see (BuildPlan refuses or masks it).
+	if r.plan.StateDir == "" {
 		if len(r.plan.Guarded) == 0 {
 			return nil
 		}
-		return fmt.Errorf("%w: agent configuration guard: %v", policy.ErrInvalid, err)
+		return fmt.Errorf("%w: agent configuration guard: %v", policy.ErrInvalid, statedir.ErrNoStateDir)
 	}
-	// The records say what to restore at the next start: the agent must
-	// never be able to write them (nor the quarantine).
-	if w := enclosing(dir, r.plan.Writable); w != "" {
-		return fmt.Errorf("%w: jail's state directory %s is inside %s, which the sandbox can write; narrow that --write or set XDG_STATE_HOME elsewhere", policy.ErrInvalid, dir, w)
-	}
-	spec.Mounts = append(spec.Mounts, hideTrail(filepath.Join(dir, "-"), spec.Mounts)...)
 	r.acfg = &agentGuard{}
-	opts := agentcfg.Options{Dir: dir, ID: r.id, Context: agentcfg.Context{Workspace: r.plan.Workspace}, Report: r.guardReport}
+	opts := agentcfg.Options{
+		Dir:        filepath.Join(r.plan.StateDir, statedir.AgentConfig),
+		Quarantine: filepath.Join(r.plan.StateDir, statedir.Quarantine),
+		ID:         r.id, Context: agentcfg.Context{Workspace: r.plan.Workspace}, Report: r.guardReport,
+	}
 	agentcfg.Recover(opts)
 	if len(r.plan.Guarded) == 0 {
 		return nil

@@ -227,7 +227,7 @@ func (r *runner) run() int {
 		return ExitSetup
 	}
 	defer r.closeGuard()
-	if err := r.openGuard(spec); err != nil {
+	if err := r.openGuard(); err != nil {
 		return r.fail(err)
 	}
 	if err := r.openCgroup(spec); err != nil {

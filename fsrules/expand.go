@@ -497,6 +497,9 @@ func coveredByAny(p string, dirs []string) bool {
 func absentNotes(root string, allowGit bool) ([]string, []Absent) {
 	var ro, hide []string
 	var absent []Absent
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return nil, nil // a file given with --write: nothing can be created under it
+	}
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
 	for _, b := range Builtins {
 		if b.Git && allowGit || strings.ContainsAny(b.Name, "*?[") {
@@ -508,16 +511,26 @@ func absentNotes(root string, allowGit bool) ([]string, []Absent) {
 				continue // not a git checkout (worktrees are handled separately)
 			}
 		}
-		if exists(filepath.Join(root, name)) {
+		p := filepath.Join(root, name)
+		if first, rest, ok := strings.Cut(name, "/"); ok && filepath.Base(root) == first {
+			// The root is the name's own directory (-w ~/.claude for
+			// .claude/plugins/): the protected path is inside it.
+			p = filepath.Join(root, rest)
+		}
+		if exists(p) {
 			continue
 		}
-		absent = append(absent, Absent{Path: filepath.Join(root, name), Dir: strings.HasSuffix(b.Name, "/"), Kind: b.Kind, Rule: "default: " + b.Name})
+		absent = append(absent, Absent{Path: p, Dir: strings.HasSuffix(b.Name, "/"), Kind: b.Kind, Rule: "default: " + b.Name})
+		shown, _ := filepath.Rel(root, p)
+		if strings.HasSuffix(b.Name, "/") {
+			shown += "/"
+		}
 		switch b.Kind {
 		case ReadOnly:
-			ro = append(ro, b.Name)
+			ro = append(ro, shown)
 		case Hide:
 			if strings.HasSuffix(b.Name, "/") {
-				hide = append(hide, b.Name)
+				hide = append(hide, shown)
 			}
 		}
 	}

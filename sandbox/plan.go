@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/ns"
@@ -45,6 +46,10 @@ type Plan struct {
 	// Absent are protected paths missing at start in writable trees (see
 	// fsrules.Plan.Absent): watched while the sandbox runs, checked at exit.
 	Absent []fsrules.Absent `json:"absent,omitempty"`
+	// Guarded are agent configuration files the agent may write but whose
+	// command keys (hooks, MCP servers...) jail keeps as they were on the
+	// host (package agentcfg).
+	Guarded []agentcfg.Target `json:"guarded,omitempty"`
 	// Writable lists every path the agent may write (mount and Landlock):
 	// the audit trail must not be under any of them.
 	Writable []string `json:"writable"`
@@ -286,6 +291,13 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	plan.Mounts = mounts
 	plan.Env = policy.BuildEnv(env, p.Env, p.SetEnv)
 	plan.Writable = writable
+	var roots []agentcfg.Root
+	for _, b := range bl {
+		if b.Kind == ns.KindBind {
+			roots = append(roots, agentcfg.Root{Path: b.Path, Dir: b.Dir})
+		}
+	}
+	plan.Guarded = agentcfg.Targets(home, roots, agentcfg.Files)
 
 	// The Landlock wall: read and execute everywhere the mounts show, write
 	// only where the mounts allow it. Init drops paths that do not exist in
@@ -412,6 +424,13 @@ func (pl *Plan) Print(w io.Writer) {
 		strings.Join(pl.Landlock.DevIoctl, " "), pl.Landlock.DenyTCP, pl.Landlock.Scope, pl.Landlock.Require)
 	for _, c := range pl.Counters {
 		fmt.Fprintf(w, "counter    %s\n", c)
+	}
+	for _, g := range pl.Guarded {
+		what := "any change put back"
+		if n := len(g.File.Keys); n > 0 {
+			what = fmt.Sprintf("%d command keys kept as on the host: %s", n, g.File.Why)
+		}
+		fmt.Fprintf(w, "guard      %s (%s; %s)\n", g.Path, g.File.Agent, what)
 	}
 	for _, n := range pl.Notes {
 		fmt.Fprintf(w, "note       %s\n", n)

@@ -53,6 +53,7 @@ type runner struct {
 	cgRep        cgroup.Report
 	netPol       *netproxy.Policy
 	guard        *seccomp.Guard
+	acfg         *agentGuard    // agent configuration guard (agentcfg_linux.go)
 	pubs         []net.Listener // --publish listeners on the host
 	dialMu       sync.Mutex     // one dial request to init at a time
 	dialCh       chan dialReply
@@ -224,6 +225,10 @@ func (r *runner) run() int {
 	if err := r.openTrail(spec); err != nil {
 		r.errorf("%v", err)
 		return ExitSetup
+	}
+	defer r.closeGuard()
+	if err := r.openGuard(); err != nil {
+		return r.fail(err)
 	}
 	if err := r.openCgroup(spec); err != nil {
 		return r.fail(err)
@@ -499,6 +504,8 @@ func (r *runner) finish() int {
 		st, _ = r.group.Stats()
 	}
 	r.recordStart(nil) // init failed before reporting: the trail still opens with start
+	// The sandbox has ended: no writer is left for the last check.
+	r.closeGuard()
 	// Every writer of these (the message reader, the signal loop) is done.
 	r.mu.Lock()
 	exitMsg, setupErr, timedOut, killedBy, memOver := r.exit, r.setupErr, r.timedOut, r.killedBy, r.memOver

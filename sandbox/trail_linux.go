@@ -163,4 +163,5 @@ func (r *runner) recordStart(info map[string]string) {
 		},
 		Notes: r.redact.strs(notes),
 	})
+	r.guardStarted() // agent-config events found before the start event
 }

@@ -12,6 +12,10 @@ const (
 	Run        = "run"        // one JSON record per running supervisor (jail ps, jail kill)
 	Quarantine = "quarantine" // files jail took out of the agent's reach
 	Key        = "trail.key"  // the per-user secret that keys the trail's hash chain
+	// AgentConfig holds the records of running agent-configuration guards
+	// (package agentcfg): what the next start restores if a supervisor was
+	// killed. The agents' versions it put back go to Quarantine.
+	AgentConfig = "agentcfg"
 )
 
 // ErrNoStateDir is returned when neither an absolute $XDG_STATE_HOME nor an

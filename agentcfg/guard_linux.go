@@ -1,0 +1,787 @@
+package agentcfg
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// kind is what is at a guarded path.
+type kind uint8
+
+const (
+	kAbsent kind = iota
+	kRegular
+	kSymlink
+	kOther     // a directory, FIFO, socket or device where the file should be
+	kBadParent // a directory on the way is a symlink
+	kTooBig
+)
+
+// fstate is the state of a guarded path, read without following symlinks.
+type fstate struct {
+	Kind kind   `json:"kind"`
+	Data []byte `json:"data,omitempty"`
+	// Link: the symlink's text (kSymlink, kBadParent).
+	Link string `json:"link,omitempty"`
+	// Comp: kBadParent: the directory (relative to the root) that is a
+	// symlink; kOther: what the thing is.
+	Comp  string `json:"comp,omitempty"`
+	Mode  uint32 `json:"mode,omitempty"`
+	UID   int    `json:"uid"`
+	GID   int    `json:"gid"`
+	Ctime int64  `json:"-"`
+}
+
+func (s fstate) version() Version { return Version{Exists: s.Kind == kRegular, Data: s.Data} }
+
+func (s fstate) same(o fstate) bool {
+	return s.Kind == o.Kind && s.Link == o.Link && s.Comp == o.Comp && bytes.Equal(s.Data, o.Data)
+}
+
+// loc holds the directory of a guarded path, opened without following any
+// symlink below the root, so that what jail writes lands there even if the
+// agent swaps a directory for a symlink meanwhile.
+type loc struct {
+	dirfd int
+	name  string
+	// badfd/badname: for kBadParent, the directory holding the symlink.
+	badfd   int
+	badname string
+	// missing: directories below dirfd that do not exist (the file's
+	// directory among them); made when the file must come back.
+	missing []string
+}
+
+func (l *loc) close() {
+	if l.dirfd > 0 {
+		unix.Close(l.dirfd)
+	}
+	if l.badfd > 0 {
+		unix.Close(l.badfd)
+	}
+}
+
+// errRootGone: the writable root itself no longer exists on the host (a
+// workspace deleted since): there is nothing left to guard.
+var errRootGone = errors.New("agentcfg: the writable root is gone")
+
+// readState reads what is at t.Path. Nothing below t.Root is followed: the
+// agent controls every name there.
+func readState(t Target, max int64) (fstate, *loc, error) {
+	l := &loc{dirfd: -1, badfd: -1}
+	if t.InPlace {
+		// A bind mount inside: the agent cannot replace it, and its host
+		// directory is out of the agent's reach.
+		dir, err := unix.Open(filepath.Dir(t.Path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			return fstate{}, l, errRootGone
+		}
+		if err != nil {
+			return fstate{}, l, fmt.Errorf("open %s: %w", filepath.Dir(t.Path), err)
+		}
+		l.dirfd, l.name = dir, filepath.Base(t.Path)
+		st, err := statAt(dir, l.name, max)
+		return st, l, err
+	}
+	rel, err := filepath.Rel(t.Root, t.Path)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return fstate{}, l, fmt.Errorf("guarded path %s is not under %s", t.Path, t.Root)
+	}
+	fd, err := unix.Open(t.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return fstate{}, l, errRootGone
+	}
+	if err != nil {
+		return fstate{}, l, fmt.Errorf("open %s: %w", t.Root, err)
+	}
+	parts := strings.Split(rel, "/")
+	for i, c := range parts[:len(parts)-1] {
+		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+			fd = next
+			continue
+		}
+		if errors.Is(err, unix.ENOENT) {
+			l.dirfd, l.name, l.missing = fd, parts[len(parts)-1], parts[i:len(parts)-1]
+			return fstate{Kind: kAbsent}, l, nil
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(fd, c, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			link := readlinkAt(fd, c)
+			l.badfd, l.badname = fd, c
+			return fstate{Kind: kBadParent, Comp: strings.Join(parts[:i+1], "/"), Link: link}, l, nil
+		}
+		unix.Close(fd)
+		return fstate{Kind: kAbsent}, l, nil // a file in the way: the path cannot be read by anyone
+	}
+	l.dirfd, l.name = fd, parts[len(parts)-1]
+	st, err := statAt(fd, l.name, max)
+	return st, l, err
+}
+
+func readlinkAt(dirfd int, name string) string {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(dirfd, name, buf)
+	if err != nil {
+		return ""
+	}
+	return string(buf[:n])
+}
+
+func statAt(dirfd int, name string, max int64) (fstate, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return fstate{Kind: kAbsent}, nil
+		}
+		return fstate{}, fmt.Errorf("stat %s: %w", name, err)
+	}
+	s := fstate{Mode: st.Mode, UID: int(st.Uid), GID: int(st.Gid), Ctime: st.Ctim.Nano()}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		s.Kind, s.Link = kSymlink, readlinkAt(dirfd, name)
+		return s, nil
+	case unix.S_IFREG:
+	default:
+		s.Kind, s.Comp = kOther, describeMode(st.Mode)
+		return s, nil
+	}
+	// O_NONBLOCK: a FIFO swapped in after the stat must not hang the
+	// supervisor; O_NOFOLLOW: nor a symlink.
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return fstate{Kind: kAbsent}, nil
+		}
+		if errors.Is(err, unix.ELOOP) {
+			return statAt(dirfd, name, max)
+		}
+		return fstate{}, fmt.Errorf("open %s: %w", name, err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		s.Kind, s.Comp = kOther, describeMode(st.Mode)
+		return s, nil
+	}
+	s.Mode, s.UID, s.GID, s.Ctime = st.Mode, int(st.Uid), int(st.Gid), st.Ctim.Nano()
+	if st.Size > max {
+		s.Kind = kTooBig
+		return s, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return fstate{}, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(data)) > max {
+		s.Kind = kTooBig
+		return s, nil
+	}
+	s.Kind, s.Data = kRegular, data
+	return s, nil
+}
+
+func describeMode(m uint32) string {
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device"
+	}
+	return "not a regular file"
+}
+
+// gtarget is a target with its snapshot and last accepted state.
+type gtarget struct {
+	Target
+	snap  fstate
+	last  fstate
+	saved [32]byte // hash of the last quarantined content
+	timer *time.Timer
+	first time.Time // first unhandled write of the pending early check
+	wd    int
+	// An unreadable version seen while the sandbox runs: its hash, since
+	// when, and the recheck.
+	badSum   [32]byte
+	badSince time.Time
+	recheck  *time.Timer
+}
+
+// Guard watches the targets while a sandbox runs.
+type Guard struct {
+	opts    Options
+	mu      sync.Mutex
+	targets []*gtarget
+	seq     int
+	record  string
+	w       *watcher
+	stop    chan struct{}
+	stopped sync.WaitGroup
+	closed  bool
+}
+
+// New reads every target's snapshot and writes the record that lets the
+// next start finish the job if this supervisor is killed. A target that
+// cannot be guarded (its directory is a symlink at start, or it is not a
+// regular file) is left out; skipped says why.
+func New(targets []Target, o Options) (g *Guard, skipped []string, err error) {
+	if o.MaxSize <= 0 {
+		o.MaxSize = 64 << 20
+	}
+	if o.Report == nil {
+		o.Report = func(Event) {}
+	}
+	g = &Guard{opts: o, stop: make(chan struct{})}
+	for _, t := range targets {
+		st, l, err := readState(t, o.MaxSize)
+		l.close()
+		switch {
+		case errors.Is(err, errRootGone):
+			continue
+		case err != nil:
+			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Path, err))
+			continue
+		case st.Kind == kBadParent:
+			skipped = append(skipped, fmt.Sprintf("%s: %s is a symlink", t.Path, filepath.Join(t.Root, st.Comp)))
+			continue
+		case st.Kind == kOther:
+			skipped = append(skipped, fmt.Sprintf("%s: %s", t.Path, st.Comp))
+			continue
+		case st.Kind == kTooBig:
+			skipped = append(skipped, fmt.Sprintf("%s: larger than %d bytes", t.Path, o.MaxSize))
+			continue
+		}
+		g.targets = append(g.targets, &gtarget{Target: t, snap: st, last: st, wd: -1})
+	}
+	if err := g.writeRecord(); err != nil {
+		return nil, skipped, err
+	}
+	return g, skipped, nil
+}
+
+// Targets returns the guarded targets (those New did not skip).
+func (g *Guard) Targets() []Target {
+	out := make([]Target, len(g.targets))
+	for i, t := range g.targets {
+		out[i] = t.Target
+	}
+	return out
+}
+
+// record is what a running guard leaves for the next start.
+type record struct {
+	ID        string      `json:"id"`
+	Pid       int         `json:"pid"`
+	StartTick uint64      `json:"start_tick"`
+	Context   Context     `json:"context"`
+	Targets   []recTarget `json:"targets"`
+}
+
+type recTarget struct {
+	Target Target `json:"target"`
+	Snap   fstate `json:"snapshot"`
+}
+
+func (g *Guard) writeRecord() error {
+	if len(g.targets) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(g.opts.Dir, 0o700); err != nil {
+		return fmt.Errorf("agent configuration guard: %w", err)
+	}
+	rec := record{ID: g.opts.ID, Pid: os.Getpid(), StartTick: startTick(os.Getpid()), Context: g.opts.Context}
+	for _, t := range g.targets {
+		rec.Targets = append(rec.Targets, recTarget{Target: t.Target, Snap: t.snap})
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("agent configuration guard: %w", err)
+	}
+	g.record = filepath.Join(g.opts.Dir, g.opts.ID+".json")
+	if err := writeNew(g.record, b); err != nil {
+		return fmt.Errorf("agent configuration guard: %w", err)
+	}
+	return nil
+}
+
+// writeNew writes a file of jail's own, atomically, mode 0600.
+func writeNew(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Watch starts watching the targets with inotify. Without it (an error),
+// the targets are still checked by Close.
+func (g *Guard) Watch() error {
+	if len(g.targets) == 0 {
+		return nil
+	}
+	g.stopped.Add(1)
+	go g.beat()
+	w, err := newWatcher(g)
+	if err != nil {
+		return err
+	}
+	g.w = w
+	return nil
+}
+
+// beat touches the record now and then: the next start tells by it when
+// this supervisor was last alive.
+func (g *Guard) beat() {
+	defer g.stopped.Done()
+	t := time.NewTicker(heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case now := <-t.C:
+			if g.record != "" {
+				_ = os.Chtimes(g.record, now, now)
+			}
+		}
+	}
+}
+
+// Close stops watching and checks every target one last time (the sandbox
+// has ended: no writer is left), then removes the record.
+func (g *Guard) Close() {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return
+	}
+	g.closed = true
+	g.mu.Unlock()
+	close(g.stop)
+	if g.w != nil {
+		g.w.close()
+	}
+	g.stopped.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, t := range g.targets {
+		if t.timer != nil {
+			t.timer.Stop()
+		}
+		if t.recheck != nil {
+			t.recheck.Stop()
+		}
+		g.checkLocked(t, true, false)
+	}
+	if g.record != "" {
+		os.Remove(g.record)
+	}
+}
+
+// CheckNow checks every target at once (tests, and a watcher overflow).
+func (g *Guard) CheckNow() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, t := range g.targets {
+		g.checkLocked(t, true, false)
+	}
+}
+
+// check is called by the watcher while the sandbox runs.
+func (g *Guard) check(t *gtarget) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return
+	}
+	g.checkLocked(t, false, false)
+}
+
+// checkLocked compares the target with its snapshot and puts back what must
+// be. Only the snapshot's protected keys come back; the agent's other changes
+// stay. final: no writer is left (exit, next start); otherwise a document
+// that does not parse may be a write in progress (Claude Code rewrites
+// ~/.claude.json in place, truncating first, many times a session) and is
+// put back only once it has stayed so for Stale.
+func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
+	st, l, err := readState(t.Target, g.opts.MaxSize)
+	defer l.close()
+	if errors.Is(err, errRootGone) {
+		return
+	}
+	if err != nil {
+		g.opts.Report(Event{Target: t.Target, Err: err, Recovered: recovered})
+		return
+	}
+	if st.same(t.last) {
+		return
+	}
+	ev := Event{Target: t.Target, Action: "restored", Recovered: recovered}
+	switch {
+	case st.Kind == kBadParent:
+		// A directory on the way was swapped for a symlink: the loader would
+		// follow it to a file of the agent's choice. The symlink goes.
+		ev.Whole, ev.Keys = true, []string{fmt.Sprintf("%s was replaced by a symlink to %s", filepath.Join(t.Root, st.Comp), st.Link)}
+		ev.Saved = g.save(t, []byte(fmt.Sprintf("%s: symlink to %s\n", filepath.Join(t.Root, st.Comp), st.Link)))
+		if err := unix.Unlinkat(l.badfd, l.badname, 0); err != nil {
+			ev.Err = fmt.Errorf("remove symlink %s: %w", filepath.Join(t.Root, st.Comp), err)
+		}
+		g.opts.Report(ev)
+		if ev.Err == nil {
+			g.checkLocked(t, final, recovered)
+		}
+		return
+	case t.snap.Kind == kSymlink:
+		if st.Kind == kSymlink && st.Link == t.snap.Link {
+			t.last = st
+			return
+		}
+		ev.Whole, ev.Keys = true, []string{"the symlink it was at start was replaced"}
+	case st.Kind == kSymlink || st.Kind == kOther:
+		what := st.Comp
+		if st.Kind == kSymlink {
+			what = "a symlink to " + st.Link
+		}
+		ev.Whole, ev.Keys = true, []string{"it was replaced by " + what}
+	case st.Kind == kTooBig:
+		if !final && !g.stale(t, st) {
+			return
+		}
+		ev.Whole, ev.Keys = true, []string{fmt.Sprintf("the agent's version is larger than %d bytes", g.opts.MaxSize)}
+	default:
+		res := Merge(t.File, g.opts.Context, t.snap.version(), st.version())
+		if !res.Unreadable {
+			t.badSince = time.Time{}
+		}
+		if !res.Changed() {
+			t.last = st
+			return
+		}
+		if res.Unreadable && !final && (len(st.Data) == 0 || !g.stale(t, st)) {
+			// A writer may be half-way: look again later. An empty file
+			// runs nothing and is where writers start (Gemini CLI
+			// creates trustedFolders.json empty, takes a lock on it,
+			// then renames its new version over it): left to the last
+			// check.
+			return
+		}
+		ev.Keys, ev.Whole = res.Keys, res.Whole
+		switch {
+		case res.Remove:
+			ev.Action = "removed"
+			if err := unix.Unlinkat(l.dirfd, l.name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+				ev.Err = fmt.Errorf("remove %s: %w", t.Path, err)
+			}
+		default:
+			if t.snap.Kind == kAbsent && !res.Whole {
+				ev.Action = "stripped"
+			}
+			perm, uid, gid := permOf(st, t.snap)
+			if err := g.write(t, l, res.Out, perm, uid, gid); err != nil {
+				ev.Err = err
+			}
+		}
+		// Saved after the write: the host's keys come back first.
+		if st.Kind == kRegular {
+			ev.Saved = g.save(t, st.Data)
+		}
+		g.settle(t, l)
+		g.opts.Report(ev)
+		return
+	}
+	// What is there is not a file jail can merge: save what can be saved,
+	// move it out of the way, and put the snapshot back whole.
+	switch st.Kind {
+	case kRegular:
+		ev.Saved = g.save(t, st.Data)
+	case kSymlink:
+		ev.Saved = g.save(t, []byte("symlink to "+st.Link+"\n"))
+	}
+	if st.Kind != kAbsent {
+		if err := g.moveAside(t, l, st); err != nil {
+			ev.Err = err
+			g.opts.Report(ev)
+			return
+		}
+	}
+	switch t.snap.Kind {
+	case kRegular:
+		perm, uid, gid := permOf(fstate{}, t.snap)
+		ev.Err = g.write(t, l, t.snap.Data, perm, uid, gid)
+	case kSymlink:
+		if err := unix.Symlinkat(t.snap.Link, l.dirfd, l.name); err != nil {
+			ev.Err = fmt.Errorf("restore symlink %s: %w", t.Path, err)
+		} else if os.Geteuid() == 0 {
+			_ = unix.Fchownat(l.dirfd, l.name, t.snap.UID, t.snap.GID, unix.AT_SYMLINK_NOFOLLOW)
+		}
+	default:
+		ev.Action = "removed"
+	}
+	g.settle(t, l)
+	g.opts.Report(ev)
+}
+
+// stale reports whether an unreadable version has stayed the same for
+// Stale; until then it arranges to look again.
+func (g *Guard) stale(t *gtarget, st fstate) bool {
+	sum := sha256.Sum256(append([]byte(fmt.Sprintf("%d %d|", st.Kind, st.Ctime)), st.Data...))
+	now := time.Now()
+	if t.badSum != sum || t.badSince.IsZero() {
+		t.badSum, t.badSince = sum, now
+	} else if now.Sub(t.badSince) >= Stale {
+		return true
+	}
+	if t.recheck != nil {
+		t.recheck.Stop()
+	}
+	t.recheck = time.AfterFunc(Stale-now.Sub(t.badSince)+time.Millisecond, func() { g.check(t) })
+	return false
+}
+
+// settle records what is at the path now as accepted (jail's own write).
+func (g *Guard) settle(t *gtarget, l *loc) {
+	st, err := statAt(l.dirfd, l.name, g.opts.MaxSize)
+	if err == nil {
+		t.last = st
+	}
+}
+
+// permOf picks the mode and owner for a file jail writes: the snapshot's
+// when there was one, else the agent's without execute or set-id bits.
+func permOf(cur, snap fstate) (uint32, int, int) {
+	if snap.Kind == kRegular {
+		return snap.Mode & 0o777, snap.UID, snap.GID
+	}
+	if cur.Kind == kRegular {
+		return cur.Mode & 0o666, cur.UID, cur.GID
+	}
+	return 0o600, os.Geteuid(), os.Getegid()
+}
+
+// moveAside takes what is at the path out of the loader's way: a file or
+// symlink is removed (saved already), anything else is renamed to a name no
+// loader reads, next to it.
+func (g *Guard) moveAside(t *gtarget, l *loc, st fstate) error {
+	if st.Kind == kRegular || st.Kind == kSymlink || st.Kind == kTooBig {
+		if err := unix.Unlinkat(l.dirfd, l.name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("remove %s: %w", t.Path, err)
+		}
+		return nil
+	}
+	g.seq++
+	aside := fmt.Sprintf(".%s.jail-%s-%d", l.name, g.opts.ID, g.seq)
+	if err := unix.Renameat(l.dirfd, l.name, l.dirfd, aside); err != nil {
+		return fmt.Errorf("move %s aside: %w", t.Path, err)
+	}
+	return nil
+}
+
+// write replaces the file's content: a new file renamed over it (readers
+// see the old or the new version, never a mix), or, for a file that is a
+// bind mount in the sandbox, in place.
+func (g *Guard) write(t *gtarget, l *loc, data []byte, perm uint32, uid, gid int) error {
+	for len(l.missing) > 0 {
+		// The agent removed the directories: they come back with the file.
+		c := l.missing[0]
+		if err := unix.Mkdirat(l.dirfd, c, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("write %s: make %s: %w", t.Path, c, err)
+		}
+		if os.Geteuid() == 0 {
+			_ = unix.Fchownat(l.dirfd, c, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
+		}
+		next, err := unix.Openat(l.dirfd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", t.Path, err)
+		}
+		unix.Close(l.dirfd)
+		l.dirfd, l.missing = next, l.missing[1:]
+	}
+	if !t.InPlace {
+		g.seq++
+		// Unique across runs: a supervisor killed mid-write leaves its
+		// temporary file behind (the next start removes it).
+		tmp := fmt.Sprintf(".%s.jail-tmp-%s-%d-%d", l.name, g.opts.ID, os.Getpid(), g.seq)
+		fd, err := unix.Openat(l.dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", t.Path, err)
+		}
+		f := os.NewFile(uintptr(fd), tmp)
+		if os.Geteuid() == 0 {
+			// Root-started jail: keep the file its owner's (never root's).
+			_ = f.Chown(uid, gid)
+		}
+		_ = f.Chmod(os.FileMode(perm)) // not narrowed by the umask
+		_, werr := f.Write(data)
+		if werr == nil {
+			werr = unix.Renameat(l.dirfd, tmp, l.dirfd, l.name)
+		}
+		if werr == nil {
+			// Synced after the rename: readers get the host's keys back at
+			// once, the disk a moment later (the window is what matters).
+			_ = f.Sync()
+			return f.Close()
+		}
+		f.Close()
+		_ = unix.Unlinkat(l.dirfd, tmp, 0)
+		if !errors.Is(werr, unix.EBUSY) && !errors.Is(werr, unix.EXDEV) {
+			return fmt.Errorf("write %s: %w", t.Path, werr)
+		}
+	}
+	// In place: the same inode keeps the new content.
+	fd, err := unix.Openat(l.dirfd, l.name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", t.Path, err)
+	}
+	f := os.NewFile(uintptr(fd), l.name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("write %s: not a regular file", t.Path)
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return fmt.Errorf("write %s: %w", t.Path, err)
+	}
+	if err := f.Truncate(int64(len(data))); err != nil {
+		return fmt.Errorf("write %s: %w", t.Path, err)
+	}
+	_ = f.Sync()
+	return nil
+}
+
+// save keeps a copy of the agent's version in the quarantine and returns its
+// path ("" when it could not be saved, or the same content was saved last).
+func (g *Guard) save(t *gtarget, data []byte) string {
+	sum := sha256.Sum256(data)
+	if sum == t.saved {
+		return ""
+	}
+	q := g.opts.Quarantine
+	if q == "" {
+		q = filepath.Join(g.opts.Dir, "quarantine")
+	}
+	dir := filepath.Join(q, g.opts.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	g.seq++
+	name := strings.ReplaceAll(strings.TrimPrefix(t.Path, "/"), "/", "_")
+	if len(name) > 150 {
+		name = name[len(name)-150:]
+	}
+	p := filepath.Join(dir, fmt.Sprintf("%03d-%s", g.seq, name))
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		return ""
+	}
+	t.saved = sum
+	return p
+}
+
+// removeTemps removes the temporary files a killed supervisor of run id
+// left next to t (named .NAME.jail-tmp-ID-...).
+func removeTemps(t Target, id string, max int64) {
+	_, l, err := readState(t, max)
+	defer l.close()
+	if err != nil || l.dirfd < 0 || len(l.missing) > 0 {
+		return
+	}
+	fd, err := unix.Openat(l.dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	d := os.NewFile(uintptr(fd), ".")
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	prefix := "." + l.name + ".jail-tmp-" + id + "-"
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			_ = unix.Unlinkat(l.dirfd, n, 0)
+		}
+	}
+}
+
+// startTick is /proc/PID/stat's starttime: a record names its supervisor by
+// pid and start time, so a reused pid is not taken for it.
+func startTick(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0
+	}
+	var t uint64
+	fmt.Sscan(f[19], &t)
+	return t
+}
+
+// Recover checks the targets of guards whose supervisor died before its
+// last check (a SIGKILL, a crash): what its sandbox left is put back as a
+// running guard would have. A file changed well after that supervisor was
+// last seen alive is the user's: reported ("left"), not touched. o.ID names
+// this run; each record keeps its own id for the quarantine.
+func Recover(o Options) {
+	if o.MaxSize <= 0 {
+		o.MaxSize = 64 << 20
+	}
+	if o.Report == nil {
+		o.Report = func(Event) {}
+	}
+	files, _ := filepath.Glob(filepath.Join(o.Dir, "*.json"))
+	for _, f := range files {
+		if filepath.Base(f) == o.ID+".json" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		var rec record
+		if err != nil || json.Unmarshal(b, &rec) != nil || rec.ID == "" {
+			continue
+		}
+		if tick := startTick(rec.Pid); tick != 0 && tick == rec.StartTick {
+			continue // that supervisor is alive: its guard is on the job
+		}
+		fi, err := os.Stat(f)
+		if err != nil {
+			continue
+		}
+		lastSeen := fi.ModTime().Add(2 * heartbeat)
+		ro := o
+		ro.ID, ro.Context = rec.ID, rec.Context
+		g := &Guard{opts: ro}
+		for _, rt := range rec.Targets {
+			t := &gtarget{Target: rt.Target, snap: rt.Snap, last: rt.Snap}
+			st, l, err := readState(t.Target, o.MaxSize)
+			l.close()
+			if err == nil && st.Kind == kRegular && time.Unix(0, st.Ctime).After(lastSeen) {
+				if res := Merge(t.File, ro.Context, t.snap.version(), st.version()); res.Changed() {
+					o.Report(Event{Target: t.Target, Keys: res.Keys, Whole: res.Whole, Action: "left", Recovered: true})
+				}
+				continue
+			}
+			g.checkLocked(t, true, true)
+			removeTemps(t.Target, rec.ID, o.MaxSize)
+		}
+		os.Remove(f)
+	}
+}

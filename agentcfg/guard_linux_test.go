@@ -1,0 +1,411 @@
+package agentcfg
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+type guardEnv struct {
+	root, state string
+	settings    File
+	mu          sync.Mutex
+	events      []Event
+}
+
+func newGuardEnv(t *testing.T) *guardEnv {
+	t.Helper()
+	e := &guardEnv{root: t.TempDir(), state: t.TempDir()}
+	e.settings = fileFor(t, "claude", Home, ".claude/settings.json")
+	return e
+}
+
+func (e *guardEnv) opts(id string) Options {
+	return Options{Dir: e.state, ID: id, Context: Context{Workspace: "/w"}, Report: func(ev Event) {
+		e.mu.Lock()
+		e.events = append(e.events, ev)
+		e.mu.Unlock()
+	}}
+}
+
+func (e *guardEnv) evs() []Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Event(nil), e.events...)
+}
+
+func (e *guardEnv) target(rel string) Target {
+	return Target{File: e.settings, Path: filepath.Join(e.root, rel), Root: e.root}
+}
+
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+const hostSettings = `{"model": "a", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}`
+
+// What is at the path is not a file the guard can merge: each shape is put
+// back to the snapshot, and what the agent left is saved or moved aside.
+func TestGuardShapes(t *testing.T) {
+	tests := []struct {
+		name  string
+		agent func(t *testing.T, p string)
+		want  string
+	}{
+		{"symlink to an agent file", func(t *testing.T, p string) {
+			evil := filepath.Join(filepath.Dir(p), "evil.json")
+			write(t, evil, `{"hooks": {"Stop": "evil"}}`)
+			os.Remove(p)
+			if err := os.Symlink(evil, p); err != nil {
+				t.Fatal(err)
+			}
+		}, hostSettings},
+		{"FIFO", func(t *testing.T, p string) {
+			os.Remove(p)
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, hostSettings},
+		{"directory", func(t *testing.T, p string) {
+			os.Remove(p)
+			os.Mkdir(p, 0o755)
+		}, hostSettings},
+		{"deleted", func(t *testing.T, p string) { os.Remove(p) }, hostSettings},
+		{"garbage", func(t *testing.T, p string) { write(t, p, "{{{") }, hostSettings},
+		{"ordinary change", func(t *testing.T, p string) {
+			write(t, p, `{"model": "b", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}`)
+		},
+			`{"model": "b", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newGuardEnv(t)
+			tg := e.target(".claude/settings.json")
+			write(t, tg.Path, hostSettings)
+			g, skipped, err := New([]Target{tg}, e.opts("t1"))
+			if err != nil || len(skipped) > 0 {
+				t.Fatalf("New: %v %v", err, skipped)
+			}
+			tt.agent(t, tg.Path)
+			g.Close()
+			fi, err := os.Lstat(tg.Path)
+			if err != nil || !fi.Mode().IsRegular() {
+				t.Fatalf("after the check %s is %v (%v)", tg.Path, fi, err)
+			}
+			if got := read(t, tg.Path); got != tt.want {
+				t.Fatalf("after the check:\n%s\nwant:\n%s\nevents: %+v", got, tt.want, e.evs())
+			}
+			if _, err := os.Stat(filepath.Join(e.state, "t1.json")); !os.IsNotExist(err) {
+				t.Errorf("the record is left after Close: %v", err)
+			}
+		})
+	}
+}
+
+// A directory on the way swapped for a symlink: the symlink goes.
+func TestGuardSymlinkedParent(t *testing.T) {
+	e := newGuardEnv(t)
+	tg := e.target("proj/.claude/settings.json")
+	write(t, tg.Path, hostSettings)
+	g, _, err := New([]Target{tg}, e.opts("t2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	write(t, filepath.Join(elsewhere, "settings.json"), `{"hooks": {"Stop": "evil"}}`)
+	os.Rename(filepath.Join(e.root, "proj/.claude"), filepath.Join(e.root, "proj/old"))
+	if err := os.Symlink(elsewhere, filepath.Join(e.root, "proj/.claude")); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if fi, err := os.Lstat(filepath.Join(e.root, "proj/.claude")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		t.Fatalf("the symlinked directory is still there")
+	}
+	if got := read(t, filepath.Join(elsewhere, "settings.json")); !strings.Contains(got, "evil") {
+		t.Fatalf("the guard wrote through the agent's symlink: %s", got)
+	}
+	if got := read(t, tg.Path); got != hostSettings {
+		t.Fatalf("after the check %s holds %q", tg.Path, got)
+	}
+}
+
+// A file bind-mounted in the sandbox is rewritten in place: same inode.
+func TestGuardInPlace(t *testing.T) {
+	e := newGuardEnv(t)
+	p := filepath.Join(e.root, "claude.json")
+	write(t, p, `{"a": 1, "mcpServers": {}}`)
+	tg := Target{File: fileFor(t, "claude", Home, ".claude.json"), Path: p, Root: p, InPlace: true}
+	g, _, err := New([]Target{tg}, e.opts("t3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before syscall.Stat_t
+	syscall.Stat(p, &before)
+	write(t, p, `{"a": 2, "mcpServers": {"x": {"command": "evil"}}}`)
+	g.Close()
+	var after syscall.Stat_t
+	syscall.Stat(p, &after)
+	if before.Ino != after.Ino {
+		t.Fatalf("the file was replaced (inode %d -> %d): the sandbox's bind mount would keep the old one", before.Ino, after.Ino)
+	}
+	if got := read(t, p); got != `{"a": 2, "mcpServers": {}}` {
+		t.Fatalf("after the check: %s", got)
+	}
+}
+
+// While watching, a write is put back within a moment; a writer that is
+// half-way through (unreadable, file still open) is left alone until it
+// closes.
+func TestGuardWatch(t *testing.T) {
+	e := newGuardEnv(t)
+	tg := e.target(".claude/settings.json")
+	write(t, tg.Path, hostSettings)
+	created := e.target("new/.claude/settings.local.json")
+	created.File = fileFor(t, "claude", Project, ".claude/settings.local.json")
+	g, _, err := New([]Target{tg, created}, e.opts("t4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Watch(); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	waitFor := func(p, want string) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Second)
+		for read(t, p) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %q, want %q (events %+v)", p, read(t, p), want, e.evs())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	write(t, tg.Path, `{"model": "b", "hooks": {}}`)
+	waitFor(tg.Path, `{"model": "b", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}`)
+
+	// Half a document, file held open past Late: not touched.
+	f, err := os.OpenFile(tg.Path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"model": "c", "hooks"`)
+	time.Sleep(Late + 100*time.Millisecond)
+	if got := read(t, tg.Path); got != `{"model": "c", "hooks"` {
+		t.Fatalf("a write in progress was touched: %q", got)
+	}
+	f.WriteString(`: {}}`)
+	f.Close()
+	waitFor(tg.Path, `{"model": "c", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}`)
+
+	// A file created under directories that did not exist at start.
+	write(t, created.Path, `{"outputStyle": "x", "env": {"NODE_OPTIONS": "--require evil"}}`)
+	waitFor(created.Path, `{"outputStyle": "x"}`)
+}
+
+// A record left by a dead supervisor is finished at the next start; a file
+// changed long after that supervisor was last alive is the user's.
+func TestRecover(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		e := newGuardEnv(t)
+		tg := e.target(".claude/settings.json")
+		write(t, tg.Path, hostSettings)
+		g, _, err := New([]Target{tg}, e.opts("dead"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Make the record look like another, dead supervisor's.
+		rp := filepath.Join(e.state, "dead.json")
+		var rec record
+		b, _ := os.ReadFile(rp)
+		json.Unmarshal(b, &rec)
+		rec.Pid, rec.StartTick = 1, 1
+		b, _ = json.Marshal(rec)
+		os.WriteFile(rp, b, 0o600)
+		g.record = "" // not removed by this process
+		write(t, tg.Path, `{"model": "b", "hooks": {"SessionStart": "evil"}}`)
+		if late {
+			old := time.Now().Add(-time.Hour)
+			os.Chtimes(rp, old, old)
+		}
+		Recover(e.opts("next"))
+		got := read(t, tg.Path)
+		if late {
+			if !strings.Contains(got, "evil") {
+				t.Errorf("a change made long after the run ended was reverted: %s", got)
+			}
+			if ev := e.evs(); len(ev) != 1 || ev[0].Action != "left" {
+				t.Errorf("events %+v, want one left", ev)
+			}
+		} else if got != `{"model": "b", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}` {
+			t.Errorf("the next start did not put the hook back: %s", got)
+		}
+		if _, err := os.Stat(rp); !os.IsNotExist(err) {
+			t.Errorf("record left after recovery")
+		}
+	}
+}
+
+// A guard skips targets it cannot guard, and says why.
+func TestGuardSkips(t *testing.T) {
+	e := newGuardEnv(t)
+	real := t.TempDir()
+	write(t, filepath.Join(real, "settings.json"), `{}`)
+	os.Symlink(real, filepath.Join(e.root, ".claude"))
+	_, skipped, err := New([]Target{e.target(".claude/settings.json")}, e.opts("t5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0], "symlink") {
+		t.Fatalf("skipped %q", skipped)
+	}
+}
+
+func TestTargets(t *testing.T) {
+	roots := []Root{{Path: "/h/.claude", Dir: true}, {Path: "/h/.claude.json"}, {Path: "/w", Dir: true}}
+	got := map[string]bool{}
+	for _, tg := range Targets("/h", roots, Files) {
+		got[tg.Path] = tg.InPlace
+	}
+	for p, inPlace := range map[string]bool{
+		"/h/.claude.json":                false || true,
+		"/h/.claude/settings.json":       false,
+		"/w/.claude/settings.json":       false,
+		"/w/.claude/settings.local.json": false,
+		"/w/.codex/config.toml":          false,
+	} {
+		ip, ok := got[p]
+		if !ok {
+			t.Errorf("%s not guarded", p)
+		} else if ip != inPlace {
+			t.Errorf("%s in place = %v", p, ip)
+		}
+	}
+	for p := range got {
+		if strings.HasPrefix(p, "/h/.codex") || strings.HasPrefix(p, "/h/.gemini") {
+			t.Errorf("%s guarded though not writable", p)
+		}
+	}
+}
+
+// Claude Code rewrites ~/.claude.json in place (truncate, then write) many
+// times a session when the file is a bind mount: a read between its
+// truncate and its write sees a half-written file. The guard must never
+// take that for the agent's version: no event, and the writer's last
+// version stays.
+func TestGuardInPlaceWriterRace(t *testing.T) {
+	e := newGuardEnv(t)
+	p := filepath.Join(e.root, "claude.json")
+	write(t, p, `{"numStartups": 0, "mcpServers": {"docs": {"command": "d"}}}`)
+	tg := Target{File: fileFor(t, "claude", Home, ".claude.json"), Path: p, Root: p, InPlace: true}
+	g, _, err := New([]Target{tg}, e.opts("t6"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Watch(); err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	for i := 1; i <= 300; i++ {
+		last = `{"numStartups": ` + strings.Repeat("1", i%7+1) + `, "projects": {"/w": {"mcpServers": {}, "allowedTools": []}}, "mcpServers": {"docs": {"command": "d"}}, "pad": "` + strings.Repeat("x", 4096*(i%3)) + `"}`
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two writes with a pause between: a reader can land in between.
+		f.WriteString(last[:len(last)/2])
+		time.Sleep(200 * time.Microsecond)
+		f.WriteString(last[len(last)/2:])
+		f.Close()
+	}
+	time.Sleep(Stale + 200*time.Millisecond)
+	g.Close()
+	if ev := e.evs(); len(ev) > 0 {
+		t.Fatalf("legitimate in-place writes were taken for the agent's: %+v", ev[0])
+	}
+	if got := read(t, p); got != last {
+		t.Fatalf("the writer's last version did not stay:\n%.200s", got)
+	}
+}
+
+// Gemini CLI saves trustedFolders.json by creating it empty, locking it
+// (the lock resolves the file's path, so it must exist), writing a new
+// version and renaming it over. However slow that is, the guard must leave
+// the empty file alone.
+func TestGuardEmptyFileLeftAlone(t *testing.T) {
+	e := newGuardEnv(t)
+	tg := Target{File: fileFor(t, "gemini", Home, ".gemini/trustedFolders.json"), Path: filepath.Join(e.root, "trustedFolders.json"), Root: e.root}
+	g, _, err := New([]Target{tg}, e.opts("t7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Watch(); err != nil {
+		t.Fatal(err)
+	}
+	write(t, tg.Path, "")
+	time.Sleep(Stale + 500*time.Millisecond)
+	if _, err := os.Stat(tg.Path); err != nil {
+		t.Fatalf("the empty file a writer created was removed: %v", err)
+	}
+	write(t, tg.Path+".tmp", `{"/w": "TRUST_FOLDER"}`)
+	os.Rename(tg.Path+".tmp", tg.Path)
+	time.Sleep(100 * time.Millisecond)
+	g.Close()
+	if got := read(t, tg.Path); got != `{"/w": "TRUST_FOLDER"}` {
+		t.Fatalf("the workspace's trust was not kept: %q", got)
+	}
+	if ev := e.evs(); len(ev) > 0 {
+		t.Fatalf("events for a legitimate save: %+v", ev)
+	}
+}
+
+// A record whose workspace is gone (deleted since the interrupted run) is
+// dropped without a word.
+func TestRecoverRootGone(t *testing.T) {
+	e := newGuardEnv(t)
+	root := filepath.Join(e.root, "ws")
+	tg := Target{File: e.settings, Path: filepath.Join(root, ".claude/settings.json"), Root: root}
+	write(t, tg.Path, hostSettings)
+	g, _, err := New([]Target{tg}, e.opts("gone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := filepath.Join(e.state, "gone.json")
+	var rec record
+	b, _ := os.ReadFile(rp)
+	json.Unmarshal(b, &rec)
+	rec.Pid, rec.StartTick = 1, 1
+	b, _ = json.Marshal(rec)
+	os.WriteFile(rp, b, 0o600)
+	g.record = ""
+	os.RemoveAll(root)
+	Recover(e.opts("next"))
+	if ev := e.evs(); len(ev) > 0 {
+		t.Fatalf("events for a record whose root is gone: %+v", ev)
+	}
+	if _, err := os.Stat(rp); !os.IsNotExist(err) {
+		t.Errorf("record left")
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Errorf("the gone root was made again")
+	}
+}

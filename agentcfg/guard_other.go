@@ -1,0 +1,24 @@
+//go:build !linux
+
+package agentcfg
+
+// Guard is unavailable off Linux (jail itself is Linux-only).
+type Guard struct{}
+
+// New reports ErrUnsupported.
+func New(targets []Target, o Options) (*Guard, []string, error) { return nil, nil, ErrUnsupported }
+
+// Targets returns nothing.
+func (g *Guard) Targets() []Target { return nil }
+
+// Watch reports ErrUnsupported.
+func (g *Guard) Watch() error { return ErrUnsupported }
+
+// Close does nothing.
+func (g *Guard) Close() {}
+
+// CheckNow does nothing.
+func (g *Guard) CheckNow() {}
+
+// Recover does nothing.
+func Recover(o Options) {}

@@ -1,0 +1,161 @@
+package agentcfg
+
+// Format is how a guarded file is read.
+type Format string
+
+const (
+	// JSON: JSON with comments and trailing commas (see jsonc.go). Protected
+	// keys are put back by splicing bytes; the rest stays as written.
+	JSON Format = "json"
+	// TOML: decoded and, when a protected key must be put back, encoded
+	// again (comments and key order are not kept in that case; the agent's
+	// version is in the quarantine).
+	TOML Format = "toml"
+	// Whole: not parsed; every change is reverted (files that are nothing
+	// but commands and approvals).
+	Whole Format = "whole"
+)
+
+// Scope says what Path is relative to.
+type Scope string
+
+const (
+	// Home: relative to $HOME.
+	Home Scope = "home"
+	// Project: relative to the workspace and every other writable directory.
+	Project Scope = "project"
+)
+
+// File is one agent configuration file that the agent may write (so it
+// cannot simply be read-only) but that names commands.
+type File struct {
+	Agent  string `json:"agent"`
+	Scope  Scope  `json:"scope"`
+	Path   string `json:"path"`
+	Format Format `json:"format"`
+	Keys   []Key  `json:"keys,omitempty"`
+	// Why: what the protected keys do, for --dry-run and the README.
+	Why string `json:"why"`
+}
+
+// Key is a protected key path: dot-separated keys from the document's top
+// ("projects.*.mcpServers"); "*" stands for any one key. Its value must stay
+// what it was on the host at start (absent stays absent).
+type Key struct {
+	Path string `json:"path"`
+	// Except names places inside (or equal to) a matched path that the agent
+	// may still change: the sign-in choice inside Gemini's "security", the
+	// trust of the workspace itself.
+	Except []Except `json:"except,omitempty"`
+}
+
+// Except is one exception. Path is a full key path from the document's top;
+// the element "{workspace}" stands for the workspace's path. With Value (a
+// JSON literal) set, the exception holds only while the agent's value is
+// exactly that.
+type Except struct {
+	Path  string `json:"path"`
+	Value string `json:"value,omitempty"`
+}
+
+// keys builds a key list from plain paths.
+func keys(paths ...string) []Key {
+	out := make([]Key, len(paths))
+	for i, p := range paths {
+		out[i] = Key{Path: p}
+	}
+	return out
+}
+
+// Keys every Claude Code settings file protects (user, project and local
+// settings share one schema). Found in the settings schema of Claude Code
+// 2.1.197 (the zod schema in the CLI) and its settings documentation.
+var claudeSettingsKeys = keys(
+	// Commands: hooks, helpers, status lines.
+	"hooks", "disableAllHooks", "allowManagedHooksOnly", "allowedHttpHookUrls", "httpHookAllowedEnvVars",
+	"statusLine", "subagentStatusLine", "fileSuggestion",
+	"apiKeyHelper", "proxyAuthHelper", "awsAuthRefresh", "awsCredentialExport", "gcpAuthRefresh",
+	"otelHeadersHelper", "policyHelper",
+	// Environment of every session (NODE_OPTIONS, PATH, *_BASE_URL...).
+	"env",
+	// MCP servers and plugins (plugins bring hooks and MCP servers).
+	"mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
+	"allowedMcpServers", "deniedMcpServers", "allowManagedMcpServersOnly",
+	"enabledPlugins", "extraKnownMarketplaces", "strictKnownMarketplaces", "blockedMarketplaces", "pluginConfigs",
+	// Approvals and Claude Code's own sandbox.
+	"permissions", "allowManagedPermissionRulesOnly", "sandbox", "skipDangerousModePermissionPrompt",
+	"disableSkillShellExecution",
+	// Remote hosts Claude Code connects to with the user's SSH identity.
+	"sshConfigs",
+)
+
+// Keys Codex protects in config.toml (user and project), from the config
+// schema of Codex CLI 0.171.0 (ConfigToml's fields) and its config reference.
+var codexKeys = []Key{
+	{Path: "notify"}, {Path: "mcp_servers"}, {Path: "hooks"}, {Path: "plugins"},
+	{Path: "sandbox_mode"}, {Path: "sandbox_workspace_write"}, {Path: "approval_policy"},
+	{Path: "approvals_reviewer"}, {Path: "auto_review"}, {Path: "default_permissions"}, {Path: "permissions"},
+	{Path: "shell_environment_policy"}, {Path: "allow_login_shell"},
+	{Path: "model_providers"}, {Path: "openai_base_url"}, {Path: "chatgpt_base_url"}, {Path: "otel"},
+	{Path: "js_repl_node_path"}, {Path: "js_repl_node_module_dirs"},
+	{Path: "profiles"}, {Path: "agents"},
+	{Path: "tui.status_line"}, {Path: "tui.status_line_provider"},
+	{Path: "projects.*.trust_level", Except: []Except{{Path: "projects.{workspace}.trust_level"}}},
+}
+
+// Keys Gemini CLI protects in settings.json (user and project), from the
+// settings schema of Gemini CLI 0.61.0 (SETTINGS_SCHEMA in the bundle).
+var geminiKeys = []Key{
+	{Path: "mcpServers"}, {Path: "mcp"}, {Path: "hooks"}, {Path: "hooksConfig"},
+	{Path: "tools.discoveryCommand"}, {Path: "tools.callCommand"}, {Path: "tools.sandbox"},
+	{Path: "tools.sandboxAllowedPaths"}, {Path: "tools.sandboxNetworkAccess"}, {Path: "tools.allowed"},
+	{Path: "tools.core"}, {Path: "tools.confirmationRequired"}, {Path: "tools.shell.pager"},
+	{Path: "general.defaultApprovalMode"}, {Path: "advanced.bugCommand"},
+	{Path: "experimental.gemmaModelRouter"}, {Path: "extensions"}, {Path: "admin"}, {Path: "telemetry"},
+	// Everything under "security" but the sign-in choice Gemini writes.
+	{Path: "security", Except: []Except{{Path: "security.auth"}}},
+}
+
+// Files is the table of guarded agent configuration files.
+var Files = []File{
+	{Agent: "claude", Scope: Home, Path: ".claude.json", Format: JSON, Why: "MCP servers, per-project approvals and MCP choices",
+		Keys: []Key{
+			{Path: "mcpServers"}, {Path: "apiKeyHelper"}, {Path: "env"},
+			{Path: "projects.*.mcpServers"}, {Path: "projects.*.enabledMcpjsonServers"},
+			{Path: "projects.*.disabledMcpjsonServers"}, {Path: "projects.*.enableAllProjectMcpServers"},
+			{Path: "projects.*.allowedTools"},
+			{Path: "projects.*.hasTrustDialogAccepted", Except: []Except{{Path: "projects.{workspace}.hasTrustDialogAccepted"}}},
+		}},
+	{Agent: "claude", Scope: Home, Path: ".claude/settings.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},
+	{Agent: "claude", Scope: Home, Path: ".claude/settings.local.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},
+	{Agent: "claude", Scope: Project, Path: ".claude/settings.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},
+	{Agent: "claude", Scope: Project, Path: ".claude/settings.local.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals (written when a permission is approved)"},
+
+	{Agent: "codex", Scope: Home, Path: ".codex/config.toml", Format: TOML, Keys: codexKeys, Why: "notify, MCP servers, hooks, sandbox and approval policy"},
+	{Agent: "codex", Scope: Project, Path: ".codex/config.toml", Format: TOML, Keys: codexKeys, Why: "notify, MCP servers, hooks, sandbox and approval policy"},
+
+	{Agent: "gemini", Scope: Home, Path: ".gemini/settings.json", Format: JSON, Keys: geminiKeys, Why: "MCP servers, hooks, tool commands, sandbox and approvals"},
+	{Agent: "gemini", Scope: Project, Path: ".gemini/settings.json", Format: JSON, Keys: geminiKeys, Why: "MCP servers, hooks, tool commands, sandbox and approvals"},
+	{Agent: "gemini", Scope: Home, Path: ".gemini/trustedFolders.json", Format: JSON, Why: "trusted folders load their own settings and hooks",
+		Keys: []Key{{Path: "*", Except: []Except{{Path: "{workspace}", Value: `"TRUST_FOLDER"`}}}}},
+
+	// GitHub Copilot CLI 1.0.102: settings.json (user settings, JSONC),
+	// config.json (state it manages: trusted folders, plugins), and the
+	// repository's settings; keys from `copilot help config`.
+	{Agent: "copilot", Scope: Home, Path: ".copilot/settings.json", Format: JSON, Keys: copilotKeys, Why: "hooks, status line, BASH_ENV, approvals, trusted folders, proxy"},
+	{Agent: "copilot", Scope: Home, Path: ".copilot/config.json", Format: JSON, Keys: copilotKeys, Why: "trusted folders, plugins, hooks"},
+	{Agent: "copilot", Scope: Project, Path: ".github/copilot/settings.json", Format: JSON, Keys: copilotKeys, Why: "repository hooks, status line, approvals"},
+	{Agent: "copilot", Scope: Project, Path: ".github/copilot/settings.local.json", Format: JSON, Keys: copilotKeys, Why: "repository hooks, status line, approvals"},
+	{Agent: "copilot", Scope: Home, Path: ".copilot/mcp-config.json", Format: JSON, Keys: keys("mcpServers"), Why: "MCP servers"},
+	{Agent: "copilot", Scope: Home, Path: ".copilot/lsp-config.json", Format: Whole, Why: "language servers (commands)"},
+	{Agent: "copilot", Scope: Home, Path: ".copilot/permissions-config.json", Format: Whole, Why: "saved tool and directory approvals"},
+}
+
+// Copilot CLI keys (user and repository settings, and the state file).
+var copilotKeys = keys(
+	"hooks", "disableAllHooks", "statusLine", "bashEnv", "powershellFlags",
+	"mcpServers", "enabledMcpServers", "disabledMcpServers",
+	"installedPlugins", "enabledPlugins", "marketplaces",
+	"trustedFolders", "allowedUrls", "deniedUrls", "proxyUrl",
+	"defaultPermissionMode", "defaultMode", "subagents",
+)

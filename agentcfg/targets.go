@@ -1,0 +1,77 @@
+package agentcfg
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Root is one path the sandbox can write.
+type Root struct {
+	Path string
+	Dir  bool
+}
+
+// Target is one guarded file on the host.
+type Target struct {
+	File File `json:"file"`
+	// Path is absolute and was symlink-free when the plan was made.
+	Path string `json:"path"`
+	// Root is the writable root that holds Path (Path itself when InPlace).
+	Root string `json:"root"`
+	// InPlace: Path is itself a bind mount in the sandbox (-w FILE), so the
+	// agent cannot rename over it and jail must not either (the sandbox
+	// would keep the old inode): it is rewritten in place.
+	InPlace bool `json:"in_place,omitempty"`
+}
+
+// Targets lists the files to guard: Home-scoped files of the table that lie
+// in a writable root, and Project-scoped ones in every writable directory.
+// Paths are absolute and clean; home may be empty. The result is sorted and
+// has one target per path.
+func Targets(home string, roots []Root, files []File) []Target {
+	byPath := map[string]Target{}
+	add := func(f File, p string) {
+		if _, dup := byPath[p]; dup {
+			return
+		}
+		best := Root{}
+		for _, r := range roots {
+			if (p == r.Path || strings.HasPrefix(p, r.Path+"/")) && len(r.Path) > len(best.Path) {
+				best = r
+			}
+		}
+		switch {
+		case best.Path == "":
+			return // not writable inside: nothing to guard
+		case best.Path == p && !best.Dir:
+			byPath[p] = Target{File: f, Path: p, Root: p, InPlace: true}
+		case best.Path == p:
+			return // a directory where the file should be
+		default:
+			byPath[p] = Target{File: f, Path: p, Root: best.Path}
+		}
+	}
+	for _, f := range files {
+		switch f.Scope {
+		case Home:
+			if home != "" {
+				add(f, filepath.Join(home, f.Path))
+			}
+		case Project:
+			for _, r := range roots {
+				// A hidden directory (an agent's own state, ~/.claude,
+				// ~/.codex, a cache) is not a project.
+				if r.Dir && !strings.HasPrefix(filepath.Base(r.Path), ".") {
+					add(f, filepath.Join(r.Path, f.Path))
+				}
+			}
+		}
+	}
+	out := make([]Target, 0, len(byPath))
+	for _, t := range byPath {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}

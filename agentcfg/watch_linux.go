@@ -1,0 +1,227 @@
+package agentcfg
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file: the inotify watcher. Small and self-contained on purpose (the
+// git sentinel has one too; they are to be folded into one).
+//
+// A guarded file's directory is watched (the file itself when it is a bind
+// mount in the sandbox). When that directory does not exist yet, its
+// nearest existing ancestor under the writable root is watched, and the
+// watch moves down as the directories appear.
+
+const (
+	dirEvents = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE |
+		unix.IN_CLOSE_WRITE | unix.IN_MODIFY | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
+		unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+	fileEvents = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_DONT_FOLLOW
+)
+
+type watchEntry struct {
+	path    string
+	targets []*gtarget
+}
+
+type watcher struct {
+	g    *Guard
+	f    *os.File
+	fd   int
+	mu   sync.Mutex // wds
+	wds  map[int]*watchEntry
+	done chan struct{}
+}
+
+func newWatcher(g *Guard) (*watcher, error) {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("inotify: %w", err)
+	}
+	// Non-blocking: the runtime poller waits for it, and Close wakes the
+	// reader.
+	w := &watcher{g: g, f: os.NewFile(uintptr(fd), "inotify"), fd: fd, wds: map[int]*watchEntry{}, done: make(chan struct{})}
+	for _, t := range g.targets {
+		w.arm(t)
+	}
+	go w.loop()
+	return w, nil
+}
+
+func (w *watcher) close() {
+	w.f.Close()
+	<-w.done
+}
+
+// arm (re)places t's watch on its directory, or on the nearest ancestor
+// that exists.
+func (w *watcher) arm(t *gtarget) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	path, mask := filepath.Dir(t.Path), uint32(dirEvents)
+	if t.InPlace {
+		path, mask = t.Path, fileEvents
+	} else {
+		for path != t.Root && len(path) > len(t.Root) {
+			if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+				break
+			}
+			path = filepath.Dir(path)
+		}
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, path, mask)
+	if err != nil {
+		return // checked at exit regardless
+	}
+	if t.wd == wd {
+		return
+	}
+	w.dropLocked(t)
+	e := w.wds[wd]
+	if e == nil {
+		e = &watchEntry{path: path}
+		w.wds[wd] = e
+	}
+	e.targets = append(e.targets, t)
+	t.wd = wd
+}
+
+// dropLocked removes t from its current watch.
+func (w *watcher) dropLocked(t *gtarget) {
+	e := w.wds[t.wd]
+	if e == nil {
+		return
+	}
+	for i, x := range e.targets {
+		if x == t {
+			e.targets = append(e.targets[:i], e.targets[i+1:]...)
+			break
+		}
+	}
+	if len(e.targets) == 0 {
+		unix.InotifyRmWatch(w.fd, uint32(t.wd))
+		delete(w.wds, t.wd)
+	}
+	t.wd = -1
+}
+
+func (w *watcher) loop() {
+	defer close(w.done)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := w.f.Read(buf)
+		if err != nil {
+			if errors.Is(err, os.ErrClosed) || n == 0 {
+				return
+			}
+			continue
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := ""
+			if ev.Len > 0 {
+				end := off + unix.SizeofInotifyEvent + int(ev.Len)
+				if end > n {
+					break
+				}
+				name = strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:end]), "\x00")
+			}
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			w.handle(int(ev.Wd), ev.Mask, name)
+		}
+	}
+}
+
+func (w *watcher) handle(wd int, mask uint32, name string) {
+	if mask&unix.IN_Q_OVERFLOW != 0 {
+		// Events were lost: look at everything.
+		for _, t := range w.g.targets {
+			w.arm(t)
+			w.g.check(t)
+		}
+		return
+	}
+	w.mu.Lock()
+	e := w.wds[wd]
+	var ts []*gtarget
+	if e != nil {
+		ts = append(ts, e.targets...)
+	}
+	if mask&unix.IN_IGNORED != 0 {
+		delete(w.wds, wd)
+		for _, t := range ts {
+			t.wd = -1
+		}
+	}
+	w.mu.Unlock()
+	for _, t := range ts {
+		gone := mask&(unix.IN_IGNORED|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0
+		switch {
+		case t.InPlace:
+			w.fileEvent(t, mask)
+		case gone:
+			// The watched directory went away: watch higher, look now.
+			w.arm(t)
+			w.g.check(t)
+		case e.path == filepath.Dir(t.Path):
+			if name == filepath.Base(t.Path) {
+				w.fileEvent(t, mask)
+			}
+		default:
+			// An ancestor: a directory on the way appeared or went.
+			rel := strings.TrimPrefix(t.Path, e.path+"/")
+			if first, _, _ := strings.Cut(rel, "/"); name == first {
+				w.arm(t)
+				w.g.check(t)
+			}
+		}
+	}
+}
+
+// fileEvent checks t: at once after a close or a rename (the writer is
+// done), a little later after a write (the writer may still be writing; a
+// writer that never closes is checked Late after its first write).
+func (w *watcher) fileEvent(t *gtarget, mask uint32) {
+	if mask&(unix.IN_MODIFY|unix.IN_CREATE) == 0 || mask&unix.IN_CLOSE_WRITE != 0 {
+		w.g.mu.Lock()
+		if t.timer != nil {
+			t.timer.Stop()
+			t.timer = nil
+		}
+		w.g.mu.Unlock()
+		w.g.check(t)
+		return
+	}
+	w.g.mu.Lock()
+	defer w.g.mu.Unlock()
+	now := time.Now()
+	if t.timer == nil {
+		t.first = now
+		t.timer = time.AfterFunc(Quiet, func() { w.early(t) })
+		return
+	}
+	d := Quiet
+	if late := t.first.Add(Late).Sub(now); late < d {
+		d = late
+	}
+	if d < 0 {
+		d = 0
+	}
+	t.timer.Reset(d)
+}
+
+func (w *watcher) early(t *gtarget) {
+	w.g.mu.Lock()
+	t.timer = nil
+	w.g.mu.Unlock()
+	w.g.check(t)
+}

@@ -1,0 +1,221 @@
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/jail-sandbox/jail/agentcfg"
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/statedir"
+)
+
+// This file: the wiring of package agentcfg (agent configuration that names
+// commands): where its state lives, when it starts and stops, and how what it
+// did reaches the user (an audit event at once, a notice at exit).
+
+// agentGuard is the runner's part of it.
+type agentGuard struct {
+	g      *agentcfg.Guard
+	mu     sync.Mutex
+	events []agentcfg.Event // for the exit notice
+	// The trail opens with its start event: deny events that come before it
+	// (an interrupted run's leftovers found at start) wait here.
+	started bool
+	pending []audit.Event
+}
+
+// openGuard finishes what interrupted runs left (Recover), then snapshots
+// the plan's guarded files and starts watching them. Called after the trail
+// is open and before the sandbox starts.
+func (r *runner) openGuard() error {
+	// The records say what to write at the next start and the quarantine
+	// holds the agents' versions: both live in jail's state directory,
+	// which no plan lets the sandbox see (BuildPlan refuses or masks it).
+	if r.plan.StateDir == "" {
+		if len(r.plan.Guarded) == 0 {
+			return nil
+		}
+		return fmt.Errorf("%w: agent configuration guard: %v", policy.ErrInvalid, statedir.ErrNoStateDir)
+	}
+	r.acfg = &agentGuard{}
+	opts := agentcfg.Options{
+		Dir:        filepath.Join(r.plan.StateDir, statedir.AgentConfig),
+		Quarantine: filepath.Join(r.plan.StateDir, statedir.Quarantine),
+		ID:         r.id, Context: agentcfg.Context{Workspace: r.plan.Workspace}, Report: r.guardReport,
+	}
+	agentcfg.Recover(opts)
+	if len(r.plan.Guarded) == 0 {
+		return nil
+	}
+	g, skipped, err := agentcfg.New(r.plan.Guarded, opts)
+	if err != nil {
+		return err
+	}
+	for _, s := range skipped {
+		n := "agent configuration not guarded: " + s
+		r.plan.Notes = append(r.plan.Notes, n)
+		r.notef("%s", n)
+	}
+	r.acfg.g = g
+	if err := g.Watch(); err != nil {
+		n := fmt.Sprintf("agent configuration is checked at exit only, not while the sandbox runs (%v)", err)
+		r.plan.Notes = append(r.plan.Notes, n)
+		r.notef("%s", n)
+	}
+	return nil
+}
+
+// guardReport records an event at once; the notice waits for the exit
+// (while the sandbox runs, the terminal may be the agent's). Events found
+// at start (an interrupted run) are told at once.
+func (r *runner) guardReport(ev agentcfg.Event) {
+	r.acfg.mu.Lock()
+	for _, a := range guardAudit(ev) {
+		if r.acfg.started {
+			r.record(a)
+		} else {
+			r.acfg.pending = append(r.acfg.pending, a)
+		}
+	}
+	r.acfg.mu.Unlock()
+	if ev.Recovered {
+		r.guardNotice(ev)
+		return
+	}
+	r.acfg.mu.Lock()
+	r.acfg.events = append(r.acfg.events, ev)
+	r.acfg.mu.Unlock()
+}
+
+// guardStarted records the events held until the start event was written;
+// called right after it.
+func (r *runner) guardStarted() {
+	if r.acfg == nil {
+		return
+	}
+	r.acfg.mu.Lock()
+	defer r.acfg.mu.Unlock()
+	r.acfg.started = true
+	for _, a := range r.acfg.pending {
+		r.record(a)
+	}
+	r.acfg.pending = nil
+}
+
+// closeGuard runs the last check (the sandbox has ended) and tells the user
+// what was put back. Safe to call more than once.
+func (r *runner) closeGuard() {
+	if r.acfg == nil {
+		return
+	}
+	if r.acfg.g != nil {
+		r.acfg.g.Close()
+	}
+	r.acfg.mu.Lock()
+	evs := r.acfg.events
+	r.acfg.events = nil
+	r.acfg.mu.Unlock()
+	for _, ev := range mergeGuardEvents(evs) {
+		r.guardNotice(ev)
+	}
+}
+
+// mergeGuardEvents folds the events of one file into one notice.
+func mergeGuardEvents(evs []agentcfg.Event) []agentcfg.Event {
+	var out []agentcfg.Event
+	idx := map[string]int{}
+	for _, ev := range evs {
+		if ev.Err != nil {
+			out = append(out, ev)
+			continue
+		}
+		i, ok := idx[ev.Target.Path]
+		if !ok {
+			idx[ev.Target.Path] = len(out)
+			out = append(out, ev)
+			continue
+		}
+		m := &out[i]
+		for _, k := range ev.Keys {
+			if !containsStr(m.Keys, k) {
+				m.Keys = append(m.Keys, k)
+			}
+		}
+		m.Whole = m.Whole || ev.Whole
+		if ev.Saved != "" {
+			m.Saved = ev.Saved
+		}
+	}
+	return out
+}
+
+func containsStr(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *runner) guardNotice(ev agentcfg.Event) {
+	p := ev.Target.Path
+	if ev.Err != nil {
+		r.errorf("agent configuration: %s: %v", p, ev.Err)
+		return
+	}
+	saved := ""
+	if ev.Saved != "" {
+		saved = "; the agent's version is saved in " + ev.Saved
+	}
+	prefix := "agent configuration"
+	if ev.Recovered {
+		prefix += " (left by an interrupted jail run)"
+	}
+	switch {
+	case ev.Action == "left":
+		r.notef("%s: %s changed after that run ended (%s): left as it is", prefix, p, strings.Join(ev.Keys, ", "))
+	case ev.Action == "stripped":
+		r.notef("%s: took %s out of %s, which the agent created%s", prefix, strings.Join(ev.Keys, ", "), p, saved)
+	case ev.Action == "removed":
+		r.notef("%s: removed %s, which the agent created (%s)%s", prefix, p, strings.Join(ev.Keys, ", "), saved)
+	case ev.Whole:
+		r.notef("%s: put back %s as it was (%s)%s", prefix, p, strings.Join(ev.Keys, "; "), saved)
+	default:
+		r.notef("%s: put back %s in %s as on the host%s", prefix, strings.Join(ev.Keys, ", "), p, saved)
+	}
+}
+
+// guardAudit turns an event into deny events: one per key put back.
+func guardAudit(ev agentcfg.Event) []audit.Event {
+	p := ev.Target.Path
+	if ev.Err != nil {
+		return []audit.Event{audit.Deny{Layer: "agent-config", What: "config-file", Target: p, Reason: "could not put back: " + ev.Err.Error()}}
+	}
+	reason := "put back the host's value"
+	switch ev.Action {
+	case "left":
+		reason = "changed after an interrupted run ended: left as it is"
+	case "removed":
+		reason = "removed: the agent created it"
+	case "stripped":
+		reason = "taken out of a file the agent created"
+	}
+	if ev.Recovered && ev.Action != "left" {
+		reason += " (at the next start: the run that changed it was interrupted)"
+	}
+	if ev.Saved != "" {
+		reason += "; the agent's version is saved in " + ev.Saved
+	}
+	if ev.Whole {
+		return []audit.Event{audit.Deny{Layer: "agent-config", What: "config-file", Target: p, Reason: strings.Join(ev.Keys, "; ") + ": " + reason}}
+	}
+	var out []audit.Event
+	for _, k := range ev.Keys {
+		out = append(out, audit.Deny{Layer: "agent-config", What: "config-key", Target: p + "#" + k, Reason: reason})
+	}
+	return out
+}

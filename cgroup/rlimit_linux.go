@@ -122,15 +122,23 @@ func Rlimits(lim Limits, haveCgroup bool, uid int) ([]Rlimit, error) {
 		}
 	}
 	if p := lim.pidsLimit(); p > 0 {
-		n := uint64(p)
+		n, explicit := uint64(p), true
 		if !nprocPerUserNS() || lim.NprocHostWide {
 			base, err := countTasks(uid)
 			if err != nil {
 				return nil, err
 			}
 			n += base
+			// The base (tasks the uid already runs) is not the user's choice:
+			// when only it pushes the value past the hard limit (jail inside
+			// a jail whose own RLIMIT_NPROC is in force), that hard limit
+			// already bounds the uid more tightly than asked, so it is used.
+			var cur unix.Rlimit
+			if err := getrlimit(unix.RLIMIT_NPROC, &cur); err == nil && uint64(p) <= cur.Max {
+				explicit = false
+			}
 		}
-		if err := add(unix.RLIMIT_NPROC, n, true, "--pids"); err != nil {
+		if err := add(unix.RLIMIT_NPROC, n, explicit, "--pids"); err != nil {
 			return nil, err
 		}
 	}

@@ -83,3 +83,35 @@ func TestRlimits(t *testing.T) {
 		}
 	}
 }
+
+// Jail inside a jail: the outer RLIMIT_NPROC is in force. When only the
+// uid's existing tasks push the host-wide value past the hard limit, that
+// limit is used; a budget that is itself above it is still an error.
+func TestRlimitsNprocUnderOuterLimit(t *testing.T) {
+	oldGet, oldNS, oldProc := getrlimit, nprocPerUserNS, procRoot
+	t.Cleanup(func() { getrlimit, nprocPerUserNS, procRoot = oldGet, oldNS, oldProc })
+	getrlimit = func(res int, r *unix.Rlimit) error {
+		r.Cur, r.Max = unix.RLIM_INFINITY, unix.RLIM_INFINITY
+		if res == unix.RLIMIT_NPROC {
+			r.Cur, r.Max = 66, 66
+		}
+		return nil
+	}
+	nprocPerUserNS = func() bool { return true }
+	procRoot = t.TempDir()
+	os.MkdirAll(filepath.Join(procRoot, "10"), 0o755)
+	os.WriteFile(filepath.Join(procRoot, "10", "status"), []byte("Uid:\t1000\t1000\t1000\t1000\nThreads:\t4\n"), 0o644)
+
+	rl, err := Rlimits(Limits{Pids: 64, NprocHostWide: true}, false, 1000)
+	if err != nil {
+		t.Fatalf("budget 64 under an outer limit of 66 with 4 tasks running: %v", err)
+	}
+	for _, r := range rl {
+		if r.Resource == unix.RLIMIT_NPROC && r.Max != 66 {
+			t.Errorf("RLIMIT_NPROC %d, want the outer hard limit 66", r.Max)
+		}
+	}
+	if _, err := Rlimits(Limits{Pids: 100, NprocHostWide: true}, false, 1000); err == nil || !strings.Contains(err.Error(), "hard limit") {
+		t.Errorf("budget 100 above the hard limit 66: err = %v, want the hard-limit error", err)
+	}
+}

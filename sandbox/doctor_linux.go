@@ -12,6 +12,7 @@ import (
 	"github.com/jail-sandbox/jail/contrib/apparmor"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
 	"github.com/jail-sandbox/jail/ns"
 )
@@ -199,6 +200,21 @@ func doctor(w io.Writer, o DoctorOptions) int {
 		line("ok", "egress", "transparent", "veth + nftables TPROXY in the sandbox's own namespaces")
 	} else {
 		line("WARN", "egress", "proxy-aware", "only programs honouring HTTP(S)_PROXY/ALL_PROXY get --allow-domain egress: "+why)
+	}
+	getenv := func(k string) string {
+		for _, e := range env {
+			if name, v, ok := strings.Cut(e, "="); ok && name == k {
+				return v
+			}
+		}
+		return ""
+	}
+	up, problems := netproxy.UpstreamFromEnv(getenv)
+	if up != nil {
+		line("ok", "host proxy", "chained", strings.TrimPrefix(up.String(), "egress: "))
+	}
+	for _, p := range problems {
+		line("WARN", "host proxy", "unusable", strings.TrimPrefix(p, "egress: "))
 	}
 	if degraded {
 		st, note := "WARN", fmt.Sprintf("jail --degraded runs here without namespaces: Landlock ABI %d, seccomp, no_new_privs, rlimits; no mount masks (secrets inside writable paths are readable), no pid or network namespace (--net none only); see README: Containers", abi)

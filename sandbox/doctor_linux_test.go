@@ -94,6 +94,9 @@ func TestDoctorBranches(t *testing.T) {
 			want: []string{"FAIL seccomp          absent"}},
 		{name: "user bus present", files: doctorPlain, env: []string{"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus"}, abi: 7, limits: cgNone, egress: egressOK, code: 0,
 			want: []string{"WARN limits", "systemd-run --user --scope -p Delegate=yes"}},
+		{name: "host proxy", files: doctorPlain, env: []string{"https_proxy=http://ada:pw-secret@proxy.corp:3128", "ALL_PROXY=socks5://proxy.corp:1080"}, abi: 7, limits: cgV2, egress: egressOK, code: 0,
+			want:    []string{"ok   host proxy       chained        allowed flows are chained through the host's proxy: TLS flows via http://proxy.corp:3128 (https_proxy)", "WARN host proxy       unusable       ALL_PROXY names a socks5 proxy"},
+			notWant: []string{"pw-secret", "ada"}},
 		{name: "egress proxy-aware", files: doctorPlain, abi: 7, limits: cgV2, egress: func() (bool, string) { return false, "kernel lacks nft_tproxy" }, code: 0,
 			want: []string{"WARN egress           proxy-aware", "nft_tproxy"}},
 	} {

@@ -52,6 +52,7 @@ type runner struct {
 	group        cgroup.Group
 	cgRep        cgroup.Report
 	netPol       *netproxy.Policy
+	upstream     *netproxy.Upstream // the host's proxy allowed flows are chained through
 	guard        *seccomp.Guard
 	acfg         *agentGuard    // agent configuration guard (agentcfg_linux.go)
 	pubs         []net.Listener // --publish listeners on the host
@@ -134,6 +135,7 @@ func (r *runner) run() int {
 			r.errorf("%v", err)
 			return ExitSetup
 		}
+		r.upstream = r.hostProxy()
 	}
 	// Published ports are bound before anything starts: a busy port is a
 	// setup error, not a surprise later.

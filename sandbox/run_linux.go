@@ -51,6 +51,7 @@ type runner struct {
 	id           string    // the sandbox's id, also in the default trail's name
 	group        cgroup.Group
 	cgRep        cgroup.Report
+	scopeUnit    string // the systemd user scope jail runs in, when it made one
 	netPol       *netproxy.Policy
 	upstream     *netproxy.Upstream // the host's proxy allowed flows are chained through
 	guard        *seccomp.Guard

@@ -20,7 +20,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -137,22 +136,9 @@ func TestUpstreamProxyChain(t *testing.T) {
 		{"fronting", curl("https://"+evil+"/", "--connect-to", evil+":443:"+api+":443")},
 		{"port", curl("https://" + api + ":8443/")},
 	}
-	var sc strings.Builder
-	for _, p := range probes {
-		fmt.Fprintf(&sc, "out=$( { %s ; } 2>&1 ); echo \"@@%s $?\"; printf '%%s\\n' \"$out\" | head -n 3 | sed 's/^/  | /'\n", p.cmd, p.label)
-	}
 	env := []string{"HTTPS_PROXY=" + proxyURL, "https_proxy=", "NO_PROXY=" + direct, "no_proxy="}
-	r := sh(t, runOpts{env: env, timeout: 90 * time.Second}, sc.String(), flags...)
-	res := netRes{result: r, rc: map[string]int{}, out: map[string]string{}}
-	var cur string
-	for _, l := range strings.Split(r.stdout, "\n") {
-		if m := netProbeLine.FindStringSubmatch(l); m != nil {
-			cur = m[1]
-			res.rc[cur], _ = strconv.Atoi(m[2])
-		} else if cur != "" && strings.HasPrefix(l, "  | ") {
-			res.out[cur] += strings.TrimPrefix(l, "  | ") + "\n"
-		}
-	}
+	res := netRunOpts(t, runOpts{env: env}, flags, probes...)
+	r := res.result
 	defer func() {
 		if t.Failed() {
 			t.Logf("upstream asked: %q\n%s", cp.requests(), res.dump())

@@ -125,6 +125,7 @@ type Net struct {
 	DurationMS float64 `json:"duration_ms"`        // see Millis
 	Reason     string  `json:"reason,omitempty"`   // why denied, or why the flow ended abnormally
 	Requests   int     `json:"requests,omitempty"` // HTTP/1 requests checked and forwarded on a plaintext flow
+	Via        string  `json:"via,omitempty"`      // the host's upstream proxy the flow was chained through (scheme://host:port)
 }
 
 // EventType implements Event.

@@ -52,17 +52,30 @@ type Options struct {
 	DisableV1 bool
 	// DisableV2 skips cgroup v2 (tests).
 	DisableV2 bool
+	// Scope, when set, is asked for a delegated cgroup v2 subtree when the
+	// caller's own cgroup is not one it may use alone (an ordinary user on
+	// a systemd host, whose terminal's cgroup holds the shell too). It
+	// moves the calling process into a new cgroup and returns that cgroup's
+	// path relative to the cgroup2 root (the sandbox wires package
+	// userscope in: a transient systemd user scope with Delegate=yes). Open
+	// checks in SelfCgroup that the process is really there, then uses it
+	// as for "leaf" (Report.Strategy "scope"). Its error becomes part of
+	// Report.Reason and of the warnings.
+	Scope func() (string, error)
 }
 
 // Report says what Open chose and why, for `-v`, `jail doctor` and the
 // audit trail's start event.
 type Report struct {
 	Mode     string   // "v2", "v1" or "none"
-	Strategy string   // v2: "leaf", "sibling", "root"; v1: "v1"; none: "none"
+	Strategy string   // v2: "leaf", "scope", "sibling", "root"; v1: "v1"; none: "none"
 	Path     string   // the group directory (v1: the memory controller's)
 	Enforced []string // e.g. "memory=64M(cgroup)", "pids=64(cgroup)"
 	Warnings []string // weaker limits and why; print them
 	Reason   string   // why the better modes were not used
+	// ScopeErr is why Options.Scope gave no usable subtree (nil when it
+	// was not asked, or when it worked).
+	ScopeErr error
 }
 
 // Events are the limit hits counted by the kernel since the group was made.

@@ -102,8 +102,9 @@ func Open(name string, lim Limits, opts Options) (Group, Report, error) {
 		return nil, Report{}, err
 	}
 	var reasons []string
+	var scopeErr error
 	if !opts.DisableV2 {
-		g, rep, err := openV2(opts, gname, lim)
+		g, rep, err := openV2(opts, gname, lim, &scopeErr)
 		if err == nil {
 			return g, rep, nil
 		}
@@ -116,17 +117,26 @@ func Open(name string, lim Limits, opts Options) (Group, Report, error) {
 		}
 		reasons = append(reasons, "cgroup v1: "+err.Error())
 	}
-	rep := Report{Mode: "none", Strategy: "none", Reason: strings.Join(reasons, "; ")}
+	rep := Report{Mode: "none", Strategy: "none", Reason: strings.Join(reasons, "; "), ScopeErr: scopeErr}
 	if opts.Require {
-		return nil, rep, fmt.Errorf("%w (%s); run as root, or start jail in a delegated cgroup v2 scope (systemd-run --user --scope -p Delegate=yes jail ...), or drop --require-limits", ErrNoCgroup, rep.Reason)
+		fix := "run as root, or start jail in a delegated cgroup v2 scope (systemd-run --user --scope -p Delegate=yes jail ...), or drop --require-limits"
+		if scopeErr != nil {
+			fix = "run as root or in a systemd user session that delegates memory, pids and cpu, or drop --require-limits"
+		}
+		return nil, rep, fmt.Errorf("%w (%s); %s", ErrNoCgroup, rep.Reason, fix)
 	}
-	rep.Warnings = noneWarnings(lim)
+	rep.Warnings = noneWarnings(lim, scopeErr)
 	rep.Enforced = noneEnforced(lim)
 	return noneGroup{}, rep, nil
 }
 
-func noneWarnings(lim Limits) []string {
-	w := []string{"no cgroup available: limits fall back to per-process rlimits, and kill relies on the pid namespace"}
+func noneWarnings(lim Limits, scopeErr error) []string {
+	first := "no cgroup available: limits fall back to per-process rlimits, and kill relies on the pid namespace"
+	if scopeErr != nil {
+		// The one line that says why a desktop user gets no real limits.
+		first = "no delegated cgroup from the systemd user manager (" + scopeErr.Error() + "): limits fall back to per-process rlimits and the memory watch, and kill relies on the pid namespace"
+	}
+	w := []string{first}
 	if lim.MemoryBytes > 0 && lim.WatchMemory {
 		w = append(w, "memory: watched, not kernel-enforced: jail samples the sandbox's memory (PSS of its processes plus its private tmpfs) every 100ms and kills it past the limit; an allocation faster than that overshoots until the next sample")
 	} else if lim.MemoryBytes > 0 {

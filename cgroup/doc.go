@@ -15,12 +15,15 @@
 //     group with clone3(CLONE_INTO_CGROUP) through FD (kernel >= 5.7); Kill
 //     writes cgroup.kill (kernel >= 5.14; freeze+SIGKILL before that).
 //     memory.peak needs 5.19, pids.peak 6.1; both read as 0 when absent.
-//     A transient systemd user scope (Delegate=yes over the user's D-Bus)
-//     is NOT created by jail itself: containerd's cgroup2.NewSystemd talks
-//     to the system bus only, and hand-written D-Bus calls could not be
-//     tested on a host without systemd. The user gets the same result with
-//     `systemd-run --user --scope -p Delegate=yes jail ...`: jail is then
-//     alone in a delegated scope and the "leaf" strategy applies.
+//     Between "leaf" and "sibling", when Options.Scope is set (the sandbox
+//     sets it for an ordinary user): ask for a delegated cgroup of our own,
+//     check in /proc/self/cgroup that the process is really there, and use
+//     it as for "leaf" ("scope"). The sandbox wires package userscope in: a
+//     transient systemd user scope with Delegate=yes, asked for over the
+//     user's D-Bus (containerd's cgroup2.NewSystemd talks to the system bus
+//     only). Where the delegated subtree lacks only the cpu controller
+//     (systemd before 252), memory and pids are enforced and --cpus is
+//     reported as not, unless Options.Require.
 //  2. cgroup v1 (memory, pids, cpu, cpuacct, freezer), as root on a legacy
 //     or hybrid host. The runtime moves init in with Add before it lets init
 //     go on. Kill is freeze, SIGKILL every pid, thaw, until empty.

@@ -92,7 +92,9 @@ func delegated(dir string) bool {
 		canWrite(filepath.Join(dir, "cgroup.subtree_control"))
 }
 
-func openV2(opts Options, gname string, lim Limits) (Group, Report, error) {
+// openV2 tries the v2 strategies in order; scopeErr receives why
+// opts.Scope (when asked) gave no usable subtree.
+func openV2(opts Options, gname string, lim Limits, scopeErr *error) (Group, Report, error) {
 	root := opts.root()
 	v2root, ok := v2Mount(root)
 	if !ok {
@@ -113,31 +115,44 @@ func openV2(opts Options, gname string, lim Limits) (Group, Report, error) {
 	// the supervisor first moves itself into a leaf child.
 	if filepath.Base(cur) == supLeaf {
 		// A previous Open in this process already did the move.
-		g, err := createV2(filepath.Dir(cur), gname, lim, need)
+		g, err := createFit(filepath.Dir(cur), gname, lim, need, !opts.Require)
 		if err == nil {
 			return g, v2Report(g, "leaf", lim), nil
 		}
 		why = append(why, "leaf: "+err.Error())
-	} else if g, err := tryLeaf(cur, supLeaf, gname, lim, need, self); err == nil {
+	} else if g, err := tryLeaf(cur, supLeaf, gname, lim, need, self, !opts.Require); err == nil {
 		return g, v2Report(g, "leaf", lim), nil
 	} else {
 		why = append(why, "leaf: "+err.Error())
 	}
 
-	// 2. sibling: a new child of our parent, when the parent is delegated and
+	// 2. scope: ask for a delegated cgroup of our own (a transient systemd
+	// user scope) and use it as in 1. Before "sibling": on a systemd host our
+	// parent is a slice systemd manages, which is writable by the user but
+	// not delegated to us.
+	if opts.Scope != nil {
+		g, err := tryScope(opts, v2root, supLeaf, gname, lim, need, self)
+		if err == nil {
+			return g, v2Report(g, "scope", lim), nil
+		}
+		*scopeErr = err
+		why = append(why, "systemd user scope: "+err.Error())
+	}
+
+	// 3. sibling: a new child of our parent, when the parent is delegated and
 	// its children get the controllers.
 	if cur != v2root {
 		parent := filepath.Dir(cur)
-		if g, err := tryAt(parent, gname, lim, need); err == nil {
+		if g, err := tryAt(parent, gname, lim, need, !opts.Require); err == nil {
 			return g, v2Report(g, "sibling", lim), nil
 		} else {
 			why = append(why, "sibling: "+err.Error())
 		}
 	}
 
-	// 3. root-owned hierarchy, when started by root.
+	// 4. root-owned hierarchy, when started by root.
 	if geteuid() == 0 {
-		if g, err := tryAt(v2root, gname, lim, need); err == nil {
+		if g, err := tryAt(v2root, gname, lim, need, !opts.Require); err == nil {
 			return g, v2Report(g, "root", lim), nil
 		} else {
 			why = append(why, "root: "+err.Error())
@@ -145,12 +160,65 @@ func openV2(opts Options, gname string, lim Limits) (Group, Report, error) {
 	} else {
 		why = append(why, "root: not root")
 	}
-	// A transient systemd user scope (Delegate=yes) would come here; it is
-	// not implemented (see the package doc and the report).
 	return nil, Report{}, errors.New(strings.Join(why, "; "))
 }
 
-func tryLeaf(cur, supLeaf, gname string, lim Limits, need []string, self int) (*v2Group, error) {
+// tryScope asks opts.Scope for a delegated cgroup holding this process and
+// makes the sandbox's group in it, as tryLeaf does in our own cgroup.
+func tryScope(opts Options, v2root, supLeaf, gname string, lim Limits, need []string, self int) (*v2Group, error) {
+	path, err := opts.Scope()
+	if err != nil {
+		return nil, err
+	}
+	// The kernel's word, not the manager's: the process must now be in
+	// the cgroup it was told about (a manager of another user, a fake, or a
+	// move that failed would leave it elsewhere).
+	_, now, err := cgroups.ParseCgroupFileUnified(opts.selfCgroup())
+	if err != nil {
+		return nil, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), err)
+	}
+	if filepath.Clean("/"+now) != filepath.Clean("/"+path) {
+		return nil, fmt.Errorf("the manager reported %s, but this process is in %s", path, filepath.Clean("/"+now))
+	}
+	return tryLeaf(filepath.Join(v2root, filepath.Clean("/"+path)), supLeaf, gname, lim, need, self, !opts.Require)
+}
+
+// fit checks that dir's controllers cover need. With partial, a missing
+// cpu controller alone is let go (need and lim without cpu, cpuDropped):
+// systemd before 252 delegates only memory and pids to user sessions, and
+// real memory and pids limits beat none; the report says --cpus is not
+// enforced, and --require-limits (no partial) still refuses.
+func fit(dir string, have, need []string, lim Limits, partial bool) ([]string, Limits, bool, error) {
+	m := missing(have, need)
+	if len(m) == 0 {
+		return need, lim, false, nil
+	}
+	if partial && len(m) == 1 && m[0] == "cpu" {
+		lim.CPUs = 0
+		return v2Needed(lim), lim, true, nil
+	}
+	return nil, lim, false, fmt.Errorf("%s lacks controllers %v", dir, m)
+}
+
+// createFit is createV2 in a parent known to work (our own supervisor
+// leaf's parent), after fit.
+func createFit(parent, gname string, lim Limits, need []string, partial bool) (*v2Group, error) {
+	have, err := readList(filepath.Join(parent, "cgroup.controllers"))
+	if err != nil {
+		return nil, err
+	}
+	need, lim, dropped, err := fit(parent, have, need, lim, partial)
+	if err != nil {
+		return nil, err
+	}
+	g, err := createV2(parent, gname, lim, need)
+	if g != nil {
+		g.cpuDropped = dropped
+	}
+	return g, err
+}
+
+func tryLeaf(cur, supLeaf, gname string, lim Limits, need []string, self int, partial bool) (*v2Group, error) {
 	if !delegated(cur) {
 		return nil, fmt.Errorf("%s is not writable by uid %d (not delegated)", cur, geteuid())
 	}
@@ -158,8 +226,9 @@ func tryLeaf(cur, supLeaf, gname string, lim Limits, need []string, self int) (*
 	if err != nil {
 		return nil, err
 	}
-	if m := missing(have, need); len(m) > 0 {
-		return nil, fmt.Errorf("%s lacks controllers %v", cur, m)
+	need, lim, dropped, err := fit(cur, have, need, lim, partial)
+	if err != nil {
+		return nil, err
 	}
 	pids, err := readPids(cur)
 	if err != nil {
@@ -184,10 +253,14 @@ func tryLeaf(cur, supLeaf, gname string, lim Limits, need []string, self int) (*
 		_ = rmdirGroup(leaf)
 		return nil, err
 	}
-	return createV2(cur, gname, lim, need)
+	g, err := createV2(cur, gname, lim, need)
+	if g != nil {
+		g.cpuDropped = dropped
+	}
+	return g, err
 }
 
-func tryAt(parent, gname string, lim Limits, need []string) (*v2Group, error) {
+func tryAt(parent, gname string, lim Limits, need []string, partial bool) (*v2Group, error) {
 	if !delegated(parent) {
 		return nil, fmt.Errorf("%s is not writable by uid %d (not delegated)", parent, geteuid())
 	}
@@ -195,13 +268,18 @@ func tryAt(parent, gname string, lim Limits, need []string) (*v2Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m := missing(have, need); len(m) > 0 {
-		return nil, fmt.Errorf("%s lacks controllers %v", parent, m)
+	need, lim, dropped, err := fit(parent, have, need, lim, partial)
+	if err != nil {
+		return nil, err
 	}
 	if err := enableControllers(parent, need); err != nil {
 		return nil, err
 	}
-	return createV2(parent, gname, lim, need)
+	g, err := createV2(parent, gname, lim, need)
+	if g != nil {
+		g.cpuDropped = dropped
+	}
+	return g, err
 }
 
 func createV2(parent, gname string, lim Limits, need []string) (_ *v2Group, err error) {
@@ -256,7 +334,14 @@ func createV2(parent, gname string, lim Limits, need []string) (_ *v2Group, err 
 }
 
 func v2Report(g *v2Group, strategy string, lim Limits) Report {
+	cpus := lim.CPUs
+	if g.cpuDropped {
+		lim.CPUs = 0
+	}
 	r := Report{Mode: "v2", Strategy: strategy, Path: g.dir, Enforced: cgroupEnforced(lim, "cgroup-v2")}
+	if g.cpuDropped {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("cpus: --cpus %v is not enforced: the delegated cgroup %s has no cpu controller (systemd before 252 delegates only memory and pids to user sessions; --require-limits refuses this)", cpus, filepath.Dir(g.dir)))
+	}
 	if g.noSwapFile {
 		r.Warnings = append(r.Warnings, "swap: this kernel has no memory.swap.max (no swap accounting); swap use is not limited separately")
 	}
@@ -267,6 +352,7 @@ type v2Group struct {
 	dir        string
 	fd         int
 	noSwapFile bool
+	cpuDropped bool // --cpus asked, but the parent had no cpu controller (see fit)
 }
 
 func (g *v2Group) Mode() string { return "v2" }

@@ -37,6 +37,11 @@
 // Cleartext HTTP/2 (prior knowledge or Upgrade: h2c) is refused. Inside TLS
 // nothing is visible: only the ClientHello's SNI is checked.
 //
+// Behind the host's own proxy (Upstream, from HTTPS_PROXY, HTTP_PROXY,
+// ALL_PROXY and NO_PROXY), allowed flows are chained through it with HTTP
+// CONNECT: the policy and the first-bytes check decide before anything is
+// sent to it, and names it carries are resolved by it, not by the host.
+//
 // When TPROXY cannot be set up, Proxy.ServeFallback offers the same decisions as
 // an HTTP proxy (CONNECT and absolute-form requests) and a SOCKS5 (CONNECT) server,
 // which only reaches programs that honour the variables from ProxyEnv.

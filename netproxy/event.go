@@ -19,6 +19,7 @@ type Event struct {
 	Reason     string    `json:"reason,omitempty"`   // why allowed or denied
 	Requests   int       `json:"requests,omitempty"` // net: HTTP/1 requests checked and forwarded on the flow
 	Client     string    `json:"client,omitempty"`   // the sandbox-side address of the flow
+	Via        string    `json:"via,omitempty"`      // net: the host's upstream proxy the flow went through (scheme://host:port, no credentials)
 }
 
 const (

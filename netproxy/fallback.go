@@ -219,7 +219,7 @@ func (p *Proxy) handleSOCKS5(ctx context.Context, c net.Conn, br *bufio.Reader) 
 		p.deny(f, c, bad)
 		return
 	}
-	up, dialed, reason, denied := p.dial(ctx, f.name, raw, req.port)
+	up, dialed, reason, denied := p.dial(ctx, f, raw, req.port, kindUnknown)
 	if up == nil {
 		if denied {
 			socksReply(c, socksNotAllowed)
@@ -329,7 +329,7 @@ func (p *Proxy) httpConnect(ctx context.Context, f *flow, c net.Conn, br *bufio.
 		c.Close()
 		return
 	}
-	up, dialed, reason, denied := p.dial(ctx, f.name, raw, port)
+	up, dialed, reason, denied := p.dial(ctx, f, raw, port, kindUnknown)
 	if up == nil {
 		code := http.StatusBadGateway
 		if denied {
@@ -383,7 +383,7 @@ func (p *Proxy) httpForward(ctx context.Context, f *flow, c net.Conn, req *http.
 		p.refuseHTTP(c, f, bad)
 		return false
 	}
-	up, dialed, reason, denied := p.dial(ctx, f.name, raw, port)
+	up, dialed, reason, denied := p.dial(ctx, f, raw, port, kindHTTP)
 	if up == nil {
 		code := http.StatusBadGateway
 		if denied {

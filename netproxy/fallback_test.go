@@ -22,8 +22,8 @@ import (
 
 // fallbackHarness serves ServeFallback on loopback with the same harness
 // policy/events.
-func fallbackHarness(t *testing.T, f flags) (*harness, string) {
-	h := newHarness(t, f)
+func fallbackHarness(t *testing.T, f flags, tweak ...func(*Proxy)) (*harness, string) {
+	h := newHarness(t, f, tweak...)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -65,6 +65,9 @@ type Proxy struct {
 	// nil = a net.Dialer with DialTimeout. Tests inject it to prove that a
 	// refused address is never dialled at all.
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
+	// Upstream, when set, is the host's own proxy (UpstreamFromEnv): allowed
+	// flows go through it with CONNECT unless NO_PROXY says otherwise.
+	Upstream *Upstream
 
 	logMu    sync.Mutex
 	addrMu   sync.Mutex
@@ -154,6 +157,7 @@ type flow struct {
 	client string
 	name   string // the name the flow is for, "" for a raw address
 	dst    netip.AddrPort
+	via    string // the upstream proxy it went through (scheme://host:port), "" when dialled directly
 }
 
 func (p *Proxy) event(f *flow, allow bool, reason string, dialed netip.AddrPort, up, down int64) Event {
@@ -161,6 +165,7 @@ func (p *Proxy) event(f *flow, allow bool, reason string, dialed netip.AddrPort,
 		Time: time.Now(), Type: "net", Decision: decDeny, Name: f.name,
 		Port: f.dst.Port(), Mode: f.mode, Reason: reason, Client: f.client,
 		BytesUp: up, BytesDown: down, DurationMs: time.Since(f.start).Milliseconds(),
+		Via: f.via,
 	}
 	if allow {
 		ev.Decision = decAllow
@@ -293,7 +298,7 @@ func (p *Proxy) connectAndRelay(ctx context.Context, f *flow, c net.Conn, raw ne
 		}
 		pre, res = buf, r
 	}
-	up, dialed, reason, denied := p.dial(ctx, f.name, raw, f.dst.Port())
+	up, dialed, reason, denied := p.dial(ctx, f, raw, f.dst.Port(), res.kind)
 	if up == nil {
 		if denied {
 			p.deny(f, c, reason)
@@ -423,8 +428,19 @@ func (p *Proxy) sniffFrom(c net.Conn, buf []byte, deadline time.Time) ([]byte, s
 // dial resolves the destination on the host, applies the address guard and
 // dials the first address that passes. denied is true when the guard refused
 // (reason says why); with up == nil and !denied, the dial itself failed.
-func (p *Proxy) dial(ctx context.Context, name string, raw netip.Addr, port uint16) (up net.Conn, dialed netip.AddrPort, reason string, denied bool) {
+// Only flows the policy allowed get here, so a refused name never reaches
+// an upstream proxy. With an Upstream for the flow (kind: what the client's
+// first bytes were, for the choice of variable), a name the policy did not
+// pin is sent to the upstream proxy as that name, and the proxy resolves it:
+// the address guard cannot see where the upstream connects (decision,
+// documented in README: Corporate proxies). Raw addresses and pinned names
+// are guarded as for a direct dial and the checked address is what the
+// upstream proxy is asked for; host.jail.internal is always direct.
+func (p *Proxy) dial(ctx context.Context, f *flow, raw netip.Addr, port uint16, kind int) (up net.Conn, dialed netip.AddrPort, reason string, denied bool) {
+	name := f.name
+	class := flowClass(kind, port)
 	var cands []netip.Addr
+	var pin netip.Addr
 	switch {
 	case name == "":
 		cands = []netip.Addr{raw}
@@ -433,7 +449,17 @@ func (p *Proxy) dial(ctx context.Context, name string, raw netip.Addr, port uint
 	default:
 		if a, ok := p.Policy.Pinned(name); ok {
 			cands = []netip.Addr{a}
+			pin = a
 			break
+		}
+		target := net.JoinHostPort(name, strconv.Itoa(int(port)))
+		if u := p.Upstream.For(class, target, netip.AddrPort{}); u != nil {
+			f.via = u.String()
+			c, err := u.connect(ctx, target, p.dialTimeout())
+			if err != nil {
+				return nil, netip.AddrPort{}, err.Error(), false
+			}
+			return c, netip.AddrPort{}, "", false
 		}
 		r := p.Resolver
 		if r == nil {
@@ -466,6 +492,23 @@ func (p *Proxy) dial(ctx context.Context, name string, raw netip.Addr, port uint
 	var lastErr error
 	for _, a := range ok {
 		dialed = netip.AddrPortFrom(a, port)
+		if name == "" || pin.IsValid() {
+			// A raw address or a pin: the upstream proxy (if any for it)
+			// is asked for the address the guard checked. NO_PROXY may name
+			// either the pinned name or its address.
+			target, alt := dialed.String(), netip.AddrPort{}
+			if pin.IsValid() {
+				target, alt = net.JoinHostPort(name, strconv.Itoa(int(port))), dialed
+			}
+			if u := p.Upstream.For(class, target, alt); u != nil {
+				f.via = u.String()
+				c, err := u.connect(ctx, dialed.String(), p.dialTimeout())
+				if err != nil {
+					return nil, dialed, err.Error(), false
+				}
+				return c, dialed, "", false
+			}
+		}
 		// Dial the checked address, never the name again: a second lookup
 		// could return a different (rebound) address that skipped the guard.
 		c, err := p.dialAddr(ctx, dialed)

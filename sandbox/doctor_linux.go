@@ -1,10 +1,13 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -12,8 +15,10 @@ import (
 	"github.com/jail-sandbox/jail/contrib/apparmor"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/userscope"
 )
 
 // DoctorOptions are Doctor's seams: tests fake the host's files (Root) and
@@ -31,8 +36,12 @@ type DoctorOptions struct {
 	ProbeNotify func() error
 	// LandlockABI (nil = landlock.ABI).
 	LandlockABI func() int
-	// Limits reports the cgroup mode jail would get (nil = cgroup.Open).
+	// Limits reports the cgroup mode jail would get (nil = cgroup.Open,
+	// asking the systemd user manager as a run does).
 	Limits func() (cgroup.Report, error)
+	// UserManager says what the systemd user manager did when Limits asked
+	// it for a delegated scope (nil = what the default Limits recorded).
+	UserManager func() UserManagerProbe
 	// Egress reports whether transparent egress works (nil = nsnet).
 	Egress func() (bool, string)
 }
@@ -89,13 +98,35 @@ func doctor(w io.Writer, o DoctorOptions) int {
 		o.LandlockABI = landlock.ABI
 	}
 	if o.Limits == nil {
+		var probe UserManagerProbe
 		o.Limits = func() (cgroup.Report, error) {
-			g, rep, err := cgroup.Open(fmt.Sprintf("jail-%d-doctor", os.Getpid()), cgroup.Limits{Pids: 64, MemoryBytes: 64 << 20}, cgroup.Options{})
+			opts := cgroup.Options{}
+			if os.Geteuid() != 0 {
+				// What a run does: ask for a delegated scope (the doctor
+				// process moves into it and it ends with the doctor).
+				opts.Scope = func() (string, error) {
+					probe.Asked = true
+					sc, err := userscope.Start(context.Background(), userscope.Options{})
+					probe.Unit, probe.Err = sc.Unit, err
+					if err == nil {
+						probe.Controllers = strings.Fields(readV2Controllers(o.Root, sc.Cgroup))
+					}
+					return sc.Cgroup, err
+				}
+			}
+			g, rep, err := cgroup.Open(fmt.Sprintf("jail-%d-doctor", os.Getpid()), cgroup.Limits{Pids: 64, MemoryBytes: 64 << 20, CPUs: 1}, opts)
 			if err == nil {
 				_ = g.Delete()
 			}
+			probe.Usable = rep.Strategy == "scope"
 			return rep, err
 		}
+		if o.UserManager == nil {
+			o.UserManager = func() UserManagerProbe { return probe }
+		}
+	}
+	if o.UserManager == nil {
+		o.UserManager = func() UserManagerProbe { return UserManagerProbe{} }
 	}
 	if o.Egress == nil {
 		o.Egress = nsnet.Available
@@ -181,16 +212,39 @@ func doctor(w io.Writer, o DoctorOptions) int {
 		line("WARN", "seccomp", "filter only", "user notification unavailable ("+nerr.Error()+"): runs have no exec audit and no guard rail, and say so")
 	}
 
-	if rep, err := o.Limits(); err != nil {
-		line("WARN", "limits", "error", err.Error())
+	rep, limErr := o.Limits()
+	if um := o.UserManager(); um.Asked {
+		switch {
+		case errors.Is(um.Err, userscope.ErrNoBus):
+			line("WARN", "user manager", "unreachable", um.Err.Error()+"; a systemd user session (a desktop or ssh login, or loginctl enable-linger) gives one")
+		case errors.Is(um.Err, userscope.ErrNoManager):
+			line("WARN", "user manager", "absent", um.Err.Error())
+		case um.Err != nil:
+			line("WARN", "user manager", "refused", um.Err.Error())
+		default:
+			st, note := "ok", "a transient scope with Delegate=yes ("+um.Unit+") got controllers: "+strings.Join(um.Controllers, " ")
+			if m := missingOf(um.Controllers, "memory", "pids", "cpu"); len(m) > 0 {
+				st, note = "WARN", note+"; not delegated: "+strings.Join(m, " ")
+				if len(m) == 1 && m[0] == "cpu" {
+					note += " (--cpus is not enforced; systemd 252+ delegates cpu to user sessions)"
+				}
+			}
+			if !um.Usable && rep.ScopeErr != nil {
+				st, note = "WARN", note+"; unusable: "+rep.ScopeErr.Error()
+			}
+			line(st, "user manager", "delegates", note)
+		}
+	}
+	if limErr != nil {
+		line("WARN", "limits", "error", limErr.Error())
 	} else if rep.Mode == "none" {
-		fix := "run as root, or in a delegated cgroup v2 scope (systemd-run --user --scope -p Delegate=yes jail ...)"
-		if f.UserBus == "" {
-			fix = "no user D-Bus here, so no systemd user scope: run as root, or ask for a delegated cgroup v2 subtree"
+		fix := "run as root, or in a systemd user session that delegates memory, pids and cpu (jail asks the user manager for a scope itself)"
+		if uid == 0 {
+			fix = "as root jail uses cgroup v1 or v2 directly: no writable hierarchy was found"
 		}
 		line("WARN", "limits", "no cgroup", "--memory is watched (the sandbox's resident memory, sampled; not kernel-enforced), --cpus is not enforced, --pids is RLIMIT_NPROC; "+fix+"; --require-limits refuses to run like this")
 	} else {
-		line("ok", "limits", "cgroup "+rep.Mode, rep.Strategy)
+		line("ok", "limits", "cgroup "+rep.Mode, rep.Strategy+" "+strings.Join(rep.Enforced, " "))
 	}
 
 	if nsErr != nil {
@@ -199,6 +253,21 @@ func doctor(w io.Writer, o DoctorOptions) int {
 		line("ok", "egress", "transparent", "veth + nftables TPROXY in the sandbox's own namespaces")
 	} else {
 		line("WARN", "egress", "proxy-aware", "only programs honouring HTTP(S)_PROXY/ALL_PROXY get --allow-domain egress: "+why)
+	}
+	getenv := func(k string) string {
+		for _, e := range env {
+			if name, v, ok := strings.Cut(e, "="); ok && name == k {
+				return v
+			}
+		}
+		return ""
+	}
+	up, problems := netproxy.UpstreamFromEnv(getenv)
+	if up != nil {
+		line("ok", "host proxy", "chained", strings.TrimPrefix(up.String(), "egress: "))
+	}
+	for _, p := range problems {
+		line("WARN", "host proxy", "unusable", strings.TrimPrefix(p, "egress: "))
 	}
 	if degraded {
 		st, note := "WARN", fmt.Sprintf("jail --degraded runs here without namespaces: Landlock ABI %d, seccomp, no_new_privs, rlimits; no mount masks (secrets inside writable paths are readable), no pid or network namespace (--net none only); see README: Containers", abi)
@@ -211,6 +280,38 @@ func doctor(w io.Writer, o DoctorOptions) int {
 		return 1
 	}
 	return 0
+}
+
+// UserManagerProbe is what asking the systemd user manager for a
+// delegated scope gave (jail doctor's "user manager" line).
+type UserManagerProbe struct {
+	Asked       bool     // jail asked (an ordinary user whose own cgroup is not delegated)
+	Unit        string   // the scope it got
+	Controllers []string // the controllers of the scope's cgroup
+	Usable      bool     // the limits are in that scope
+	Err         error    // why there is no scope
+}
+
+// readV2Controllers reads cgroup.controllers of a cgroup2 path under root
+// ("" = /), on a unified or hybrid host.
+func readV2Controllers(root, path string) string {
+	for _, base := range []string{"sys/fs/cgroup", "sys/fs/cgroup/unified"} {
+		b, err := os.ReadFile(filepath.Join("/", root, base, filepath.Clean("/"+path), "cgroup.controllers"))
+		if err == nil {
+			return string(b)
+		}
+	}
+	return ""
+}
+
+func missingOf(have []string, want ...string) []string {
+	var m []string
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			m = append(m, w)
+		}
+	}
+	return m
 }
 
 // probeErr turns ns's probe error into hostcheck's.

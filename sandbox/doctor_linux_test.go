@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/userscope"
 )
 
 func doctorRoot(t *testing.T, files map[string]string) string {
@@ -65,6 +68,7 @@ func TestDoctorBranches(t *testing.T) {
 		abi     int
 		limits  func() (cgroup.Report, error)
 		egress  func() (bool, string)
+		um      UserManagerProbe
 		code    int
 		want    []string
 		notWant []string
@@ -87,13 +91,35 @@ func TestDoctorBranches(t *testing.T) {
 			want: []string{"host: inside another jail sandbox", "FAIL user namespaces", "WARN seccomp          filter only    user notification refused (EBUSY: a listener already exists", "--require-exec-audit", "WARN degraded mode"}},
 		{name: "wsl2", files: doctorWith("proc/sys/kernel/osrelease", "6.6.87.2-microsoft-standard-WSL2\n"),
 			notify: syscall.EBUSY, abi: 3, limits: cgNone, egress: egressOK, code: 0,
-			want: []string{"WSL2", "WARN landlock         ABI 3          no TCP rules", "--net none still holds through the network namespace", "EBUSY: WSL2's kernel refuses it", "WARN limits           no cgroup      --memory is watched", "not kernel-enforced", "no user D-Bus"}},
+			um:   UserManagerProbe{Asked: true, Err: fmt.Errorf("%w: DBUS_SESSION_BUS_ADDRESS is unset and there is no /run/user/1000/bus", userscope.ErrNoBus)},
+			want: []string{"WSL2", "WARN landlock         ABI 3          no TCP rules", "--net none still holds through the network namespace", "EBUSY: WSL2's kernel refuses it", "WARN limits           no cgroup      --memory is watched", "not kernel-enforced", "WARN user manager     unreachable    no user D-Bus: DBUS_SESSION_BUS_ADDRESS is unset", "loginctl enable-linger"}},
 		{name: "no landlock, degraded impossible", files: doctorWith(".dockerenv", ""), userns: &ns.ProbeError{Step: "clone", Errno: syscall.EPERM}, abi: 0, limits: cgNone, egress: egressOK, code: 1,
 			want: []string{"FAIL landlock         absent", "FAIL degraded mode    available      jail --degraded needs Landlock"}},
 		{name: "no seccomp", files: doctorWith("proc/sys/kernel/seccomp/actions_avail", "<absent>"), notify: syscall.EINVAL, abi: 7, limits: cgV2, egress: egressOK, code: 1,
 			want: []string{"FAIL seccomp          absent"}},
-		{name: "user bus present", files: doctorPlain, env: []string{"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus"}, abi: 7, limits: cgNone, egress: egressOK, code: 0,
-			want: []string{"WARN limits", "systemd-run --user --scope -p Delegate=yes"}},
+		{name: "user bus without a manager", files: doctorPlain, abi: 7, limits: cgNone, egress: egressOK, code: 0,
+			um:   UserManagerProbe{Asked: true, Err: fmt.Errorf("user bus unix:path=/run/user/1000/bus: %w (no owner)", userscope.ErrNoManager)},
+			want: []string{"WARN user manager     absent         user bus unix:path=/run/user/1000/bus: no systemd user manager", "WARN limits", "systemd user session that delegates"}},
+		{name: "user manager delegates", files: doctorPlain, abi: 7, egress: egressOK, code: 0,
+			limits: func() (cgroup.Report, error) {
+				return cgroup.Report{Mode: "v2", Strategy: "scope", Enforced: []string{"memory=64M(cgroup-v2)"}}, nil
+			},
+			um:      UserManagerProbe{Asked: true, Unit: "jail-run-1-a.scope", Controllers: []string{"cpu", "memory", "pids"}, Usable: true},
+			want:    []string{"ok   user manager     delegates      a transient scope with Delegate=yes (jail-run-1-a.scope) got controllers: cpu memory pids", "ok   limits           cgroup v2      scope memory=64M(cgroup-v2)"},
+			notWant: []string{"WARN"}},
+		{name: "user manager without cpu", files: doctorPlain, abi: 7, egress: egressOK, code: 0,
+			limits: func() (cgroup.Report, error) { return cgroup.Report{Mode: "v2", Strategy: "scope"}, nil },
+			um:     UserManagerProbe{Asked: true, Unit: "jail-run-1-a.scope", Controllers: []string{"memory", "pids"}, Usable: true},
+			want:   []string{"WARN user manager     delegates", "not delegated: cpu (--cpus is not enforced"}},
+		{name: "user manager scope unusable", files: doctorPlain, abi: 7, egress: egressOK, code: 0,
+			limits: func() (cgroup.Report, error) {
+				return cgroup.Report{Mode: "none", ScopeErr: errors.New("the manager reported /a.scope, but this process is in /b.scope")}, nil
+			},
+			um:   UserManagerProbe{Asked: true, Unit: "a.scope", Controllers: []string{"cpu", "memory", "pids"}},
+			want: []string{"WARN user manager     delegates", "unusable: the manager reported /a.scope"}},
+		{name: "host proxy", files: doctorPlain, env: []string{"https_proxy=http://ada:pw-secret@proxy.corp:3128", "ALL_PROXY=socks5://proxy.corp:1080"}, abi: 7, limits: cgV2, egress: egressOK, code: 0,
+			want:    []string{"ok   host proxy       chained        allowed flows are chained through the host's proxy: TLS flows via http://proxy.corp:3128 (https_proxy)", "WARN host proxy       unusable       ALL_PROXY names a socks5 proxy"},
+			notWant: []string{"pw-secret", "ada"}},
 		{name: "egress proxy-aware", files: doctorPlain, abi: 7, limits: cgV2, egress: func() (bool, string) { return false, "kernel lacks nft_tproxy" }, code: 0,
 			want: []string{"WARN egress           proxy-aware", "nft_tproxy"}},
 	} {
@@ -108,6 +134,7 @@ func TestDoctorBranches(t *testing.T) {
 				Root: doctorRoot(t, c.files), Env: env, UID: &uid, Version: "test",
 				ProbeUserNS: func() error { return nsErr }, ProbeNotify: func() error { return nErr },
 				LandlockABI: func() int { return c.abi }, Limits: c.limits, Egress: c.egress,
+				UserManager: func() UserManagerProbe { return c.um },
 			})
 			_ = ok
 			out := b.String()

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/jail-sandbox/jail/memwatch"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/ucount"
+	"github.com/jail-sandbox/jail/userscope"
 )
 
 // This file: limits and the kill switch.
@@ -39,7 +41,14 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 		// would then die and take the sandbox with it, but not cleanly).
 		lim.Pids += initPidsReserve
 	}
-	g, rep, err := cgroup.Open(fmt.Sprintf("jail-%d-%s", os.Getpid(), audit.NewID()[:8]), lim, cgroup.Options{Require: r.pol.RequireLimits})
+	opts := cgroup.Options{Require: r.pol.RequireLimits}
+	if os.Geteuid() != 0 {
+		// An ordinary user gets real limits from a delegated scope of the
+		// systemd user manager, which jail asks for itself when its own
+		// cgroup is not one (package userscope).
+		opts.Scope = r.userScope
+	}
+	g, rep, err := cgroup.Open(fmt.Sprintf("jail-%d-%s", os.Getpid(), audit.NewID()[:8]), lim, opts)
 	if err != nil {
 		if errors.Is(err, cgroup.ErrNoCgroup) {
 			return fmt.Errorf("--require-limits: %w", err)
@@ -47,6 +56,10 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 		return fmt.Errorf("limits: %w", err)
 	}
 	r.group, r.cgRep = g, rep
+	if rep.Strategy == "scope" {
+		// The trail's start event says where the limits live.
+		r.notes = append(r.notes, "limits: cgroup v2 in "+r.scopeUnit+", a scope with Delegate=yes from the systemd user manager")
+	}
 	uid := os.Getuid()
 	if uid == 0 && !r.degraded {
 		uid = ns.NobodyID
@@ -65,14 +78,34 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 	}
 	r.agentRlimits = spec.AgentRlimits
 	if r.pol.Verbose {
-		r.errorf("limits: cgroup %s (%s) %s", rep.Mode, rep.Strategy, strings.Join(rep.Enforced, " "))
+		via := ""
+		if rep.Strategy == "scope" {
+			via = " in " + r.scopeUnit + " of the systemd user manager"
+		}
+		r.errorf("limits: cgroup %s (%s)%s %s", rep.Mode, rep.Strategy, via, strings.Join(rep.Enforced, " "))
 	}
-	if g.Mode() == "none" && (r.pol.Memory > 0 || r.pol.CPUs > 0 || r.pol.Verbose) {
+	if r.pol.Memory > 0 || r.pol.CPUs > 0 || r.pol.Verbose {
 		for _, w := range rep.Warnings {
-			r.notef("%s", w)
+			// With a cgroup, only a limit asked for and not enforced is
+			// said (a delegated scope without the cpu controller).
+			if g.Mode() == "none" || strings.HasPrefix(w, "cpus:") {
+				r.notef("%s", w)
+			}
 		}
 	}
 	return nil
+}
+
+// userScope is cgroup.Options.Scope: it asks the systemd user manager for
+// a transient scope with Delegate=yes holding the supervisor and returns
+// its cgroup (cgroup.Open checks that the kernel agrees).
+func (r *runner) userScope() (string, error) {
+	sc, err := userscope.Start(context.Background(), userscope.Options{})
+	if err != nil {
+		return "", err
+	}
+	r.scopeUnit = sc.Unit
+	return sc.Cgroup, nil
 }
 
 // watchMemory, without a cgroup, samples the sandbox's memory (package

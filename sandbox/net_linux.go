@@ -26,6 +26,27 @@ func buildNetPolicy(p *policy.Policy) (*netproxy.Policy, error) {
 	return netproxy.NewPolicy(cfg)
 }
 
+// hostProxy reads the host's proxy variables (HTTPS_PROXY, HTTP_PROXY,
+// ALL_PROXY, NO_PROXY and their lower-case forms, from jail's own
+// environment: the sandbox's is cleared) for the egress proxy to chain
+// allowed flows through. What it found goes to --dry-run and the trail (and
+// stderr with -v); a variable it cannot use is said on stderr every time,
+// since the flows it would carry are then dialled directly.
+func (r *runner) hostProxy() *netproxy.Upstream {
+	up, problems := netproxy.UpstreamFromEnv(os.Getenv)
+	if up != nil {
+		r.plan.Notes = append(r.plan.Notes, up.String())
+		if r.pol.Verbose {
+			r.errorf("%s", up.String())
+		}
+	}
+	for _, p := range problems {
+		r.plan.Notes = append(r.plan.Notes, p)
+		r.notef("%s", p)
+	}
+	return up
+}
+
 type dialReply struct {
 	f   *os.File
 	err string
@@ -79,7 +100,7 @@ func (r *runner) serveNet(tcp, dns *os.File, mode string) {
 	}
 	fakes := netproxy.NewFakeIPs()
 	onEvent := func(ev netproxy.Event) { r.recordNet(ev) }
-	px := &netproxy.Proxy{Policy: r.netPol, Fakes: fakes, OnEvent: onEvent, Log: r.stderr, Quiet: r.pol.Quiet}
+	px := &netproxy.Proxy{Policy: r.netPol, Fakes: fakes, OnEvent: onEvent, Log: r.stderr, Quiet: r.pol.Quiet, Upstream: r.upstream}
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
@@ -115,6 +136,6 @@ func (r *runner) recordNet(ev netproxy.Event) {
 		r.record(audit.DNS{Name: ev.Name, QType: ev.QType, Decision: ev.Decision, Answers: answers, Reason: ev.Reason})
 	default:
 		r.record(audit.Net{Decision: ev.Decision, Proto: "tcp", Name: ev.Name, Address: ev.Addr, Port: int(ev.Port),
-			BytesUp: ev.BytesUp, BytesDown: ev.BytesDown, DurationMS: float64(ev.DurationMs), Reason: ev.Reason, Requests: ev.Requests})
+			BytesUp: ev.BytesUp, BytesDown: ev.BytesDown, DurationMS: float64(ev.DurationMs), Reason: ev.Reason, Requests: ev.Requests, Via: ev.Via})
 	}
 }

@@ -51,7 +51,9 @@ type runner struct {
 	id           string    // the sandbox's id, also in the default trail's name
 	group        cgroup.Group
 	cgRep        cgroup.Report
+	scopeUnit    string // the systemd user scope jail runs in, when it made one
 	netPol       *netproxy.Policy
+	upstream     *netproxy.Upstream // the host's proxy allowed flows are chained through
 	guard        *seccomp.Guard
 	acfg         *agentGuard    // agent configuration guard (agentcfg_linux.go)
 	pubs         []net.Listener // --publish listeners on the host
@@ -134,6 +136,7 @@ func (r *runner) run() int {
 			r.errorf("%v", err)
 			return ExitSetup
 		}
+		r.upstream = r.hostProxy()
 	}
 	// Published ports are bound before anything starts: a busy port is a
 	// setup error, not a surprise later.

@@ -490,11 +490,21 @@ var (
 // probe's refusal lines fall between its markers (refused checks only those).
 func netRun(t *testing.T, flags []string, probes ...netProbe) netRes {
 	t.Helper()
+	return netRunOpts(t, runOpts{}, flags, probes...)
+}
+
+// netRunOpts is netRun with the run's options (environment, timeout: 90 s
+// unless set).
+func netRunOpts(t *testing.T, o runOpts, flags []string, probes ...netProbe) netRes {
+	t.Helper()
+	if o.timeout == 0 {
+		o.timeout = 90 * time.Second
+	}
 	var sc strings.Builder
 	for _, p := range probes {
 		fmt.Fprintf(&sc, "echo '@@begin %s' >&2; out=$( { %s ; } 2>&1 ); rc=$?; echo '@@end %s' >&2; echo \"@@%s $rc\"; printf '%%s\\n' \"$out\" | head -n 5 | sed 's/^/  | /'\n", p.label, p.cmd, p.label, p.label)
 	}
-	r := sh(t, runOpts{timeout: 90 * time.Second}, sc.String(), flags...)
+	r := sh(t, o, sc.String(), flags...)
 	res := netRes{result: r, rc: map[string]int{}, out: map[string]string{}, err: map[string]string{}}
 	span := ""
 	for _, l := range strings.Split(r.stderr, "\n") {

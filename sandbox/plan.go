@@ -100,6 +100,11 @@ func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 // BuildPlan resolves the policy against the host: paths are made absolute and
 // symlink-free once, here, and checked to exist. env is the host environment.
 func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
+	// The options are checked (and the network mode decided) here too, so a
+	// caller that skipped Validate still gets a closed default.
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
 	ws, err := policy.ResolvePath("workspace", "/", p.Workspace)
 	if err != nil {
 		return nil, err

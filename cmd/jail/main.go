@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/audit"
-	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/sandbox"
@@ -60,7 +59,7 @@ func (s sizeFlag) String() string {
 	return strconv.FormatInt(*s.v, 10)
 }
 func (s sizeFlag) Set(v string) error {
-	n, err := cgroup.ParseSize(v)
+	n, err := policy.ParseSize(v)
 	if err != nil {
 		return err
 	}

@@ -157,13 +157,13 @@ func (l Limits) pidsLimit() int64 {
 // Validate rejects nonsensical limits with a message saying what to do.
 func (l Limits) Validate() error {
 	if l.MemoryBytes < 0 {
-		return fmt.Errorf("memory limit %d: must be positive (e.g. --memory 512M)", l.MemoryBytes)
+		return fmt.Errorf("memory limit %d: must be positive (e.g. 512M)", l.MemoryBytes)
 	}
 	if l.MemoryBytes > 0 && l.MemoryBytes < 1<<20 {
-		return fmt.Errorf("memory limit %d bytes: below 1M nothing can run (use e.g. --memory 64M)", l.MemoryBytes)
+		return fmt.Errorf("memory limit %d bytes: below 1M nothing can run (use e.g. 64M)", l.MemoryBytes)
 	}
 	if l.CPUs < 0 || math.IsNaN(l.CPUs) || math.IsInf(l.CPUs, 0) {
-		return fmt.Errorf("cpus %v: must be a positive number (e.g. --cpus 0.5)", l.CPUs)
+		return fmt.Errorf("cpus %v: must be a positive number (e.g. 0.5)", l.CPUs)
 	}
 	if l.CPUs > 0 && l.CPUs*cpuPeriodUs < 1000 {
 		return fmt.Errorf("cpus %v: below 0.01 (the kernel's 1ms quota minimum)", l.CPUs)

@@ -80,7 +80,7 @@ var Builtins = []Builtin{
 type rule struct {
 	pat  *Pattern
 	kind Kind
-	name string // shown in Mask.Rule: "--deny X" or "default: X"
+	name string // shown in Mask.Rule: "deny X" or "default: X"
 	user bool
 	git  bool
 }

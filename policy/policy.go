@@ -192,6 +192,14 @@ func (p *Policy) Check() error {
 			return &FieldError{Key: n.key, Value: n.val, Reason: "limits must not be negative"}
 		}
 	}
+	// What cgroup would refuse later, refused here where the reader can
+	// still say where the value came from.
+	if p.Memory > 0 && p.Memory < 1<<20 {
+		return &FieldError{Key: "memory", Value: FormatSize(p.Memory), Reason: "below 1M nothing can run; use e.g. 64M or more"}
+	}
+	if p.CPUs > 0 && p.CPUs < 0.01 {
+		return &FieldError{Key: "cpus", Value: fmt.Sprint(p.CPUs), Reason: "below 0.01, the kernel's smallest quota; use e.g. 0.5"}
+	}
 	for _, kv := range p.SetEnv {
 		if i := strings.IndexByte(kv, '='); i <= 0 {
 			return &FieldError{Key: "setenv", Value: kv, Reason: "want NAME=VALUE"}

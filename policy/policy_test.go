@@ -45,6 +45,8 @@ func TestValidate(t *testing.T) {
 		{"negative timeout", func(p *Policy) { p.Timeout = -time.Second }, "negative", ""},
 		{"negative kill grace", func(p *Policy) { p.KillGrace = -1 }, "negative", ""},
 		{"negative max file size", func(p *Policy) { p.MaxFileSize = -1 }, "negative", ""},
+		{"tiny memory", func(p *Policy) { p.Memory = 4096 }, `memory "4k": below 1M`, ""},
+		{"tiny cpus", func(p *Policy) { p.CPUs = 0.001 }, `cpus "0.001": below 0.01`, ""},
 		{"zero limits are fine", func(p *Policy) { p.Pids, p.Memory, p.CPUs, p.Timeout, p.KillGrace, p.MaxFileSize = 0, 0, 0, 0, 0, 0 }, "", NetNone},
 		{"setenv ok", func(p *Policy) { p.SetEnv = []string{"A=1", "B=", "C=x=y", "D=\xff"} }, "", NetNone},
 		{"setenv without =", func(p *Policy) { p.SetEnv = []string{"A"} }, `setenv "A": want NAME=VALUE`, ""},

@@ -105,12 +105,9 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	ws, err := policy.ResolvePath("workspace", "/", p.Workspace)
+	ws, bl, err := resolveRoots(p)
 	if err != nil {
 		return nil, err
-	}
-	if ws == "/" && !p.ReadOnly {
-		return nil, fmt.Errorf("%w: the workspace is / (the whole host): cd into a project directory, or add --read-only", policy.ErrInvalid)
 	}
 	plan := &Plan{Workspace: ws}
 	home := lookupEnv(env, "HOME")
@@ -141,58 +138,11 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		addHide(h.path, h.mode, "private, empty")
 	}
 	if home != "" {
-		addHide(home, 0o700, "empty home; only --read/--write paths reappear")
+		addHide(home, 0o700, "empty home; only read/write paths reappear")
 	}
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Path) < depth(mounts[j].Path) })
 
-	// 2. Re-expose: the workspace and --read/--write paths, shallow first so
-	//    that a deeper writable path inside a read-only one stays writable.
-	binds := map[string]ns.Mount{}
-	addBind := func(flag, raw string, rw bool, why string) error {
-		path, err := policy.ResolvePath(flag, ws, raw)
-		if err != nil {
-			return err
-		}
-		if path == "/" && rw {
-			return fmt.Errorf("%w: %s /: the whole host cannot be writable", policy.ErrInvalid, flag)
-		}
-		fi, err := os.Stat(path)
-		if err != nil {
-			return fmt.Errorf("%w: %s %s: %v", policy.ErrInvalid, flag, raw, err)
-		}
-		kind := ns.KindROBind
-		if rw {
-			kind = ns.KindBind
-		}
-		if old, ok := binds[path]; ok && old.Kind == ns.KindBind {
-			return nil // writable wins over read-only for the same path
-		}
-		binds[path] = ns.Mount{Kind: kind, Path: path, Dir: fi.IsDir(), FD: -1, Why: why}
-		return nil
-	}
-	if err := addBind("workspace", ws, !p.ReadOnly, "workspace"); err != nil {
-		return nil, err
-	}
-	for _, w := range p.Write {
-		if err := addBind("--write", w, true, "--write"); err != nil {
-			return nil, err
-		}
-	}
-	for _, r := range p.Read {
-		if err := addBind("--read", r, false, "--read"); err != nil {
-			return nil, err
-		}
-	}
-	var bl []ns.Mount
-	for _, b := range binds {
-		bl = append(bl, b)
-	}
-	sort.Slice(bl, func(i, j int) bool {
-		if di, dj := depth(bl[i].Path), depth(bl[j].Path); di != dj {
-			return di < dj
-		}
-		return bl[i].Path < bl[j].Path
-	})
+	// 2. Re-expose: the workspace and the read/write paths (resolveRoots).
 	mounts = append(mounts, bl...)
 
 	// jail's own state directory (old trails, the run registry, the
@@ -203,8 +153,8 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		plan.StateDir = resolveExisting(sd)
 		for _, b := range bl {
 			if b.Path == plan.StateDir || strings.HasPrefix(b.Path, plan.StateDir+"/") {
-				return nil, fmt.Errorf("%w: %s %s is jail's state directory %s or lies in it (old audit trails, run registry): the sandbox never sees it; choose another path",
-					policy.ErrInvalid, b.Why, b.Path, plan.StateDir)
+				return nil, &policy.FieldError{Key: b.Why, Value: b.Path, Reason: fmt.Sprintf(
+					"it is, or lies in, jail's state directory %s (old audit trails, the run registry): the sandbox never sees it; choose another path", plan.StateDir)}
 			}
 		}
 		plan.StateDirMasked = visibleIn(plan.StateDir, mounts)
@@ -228,12 +178,9 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig,
 		Readable: readable, Writable: writable,
 	}
-	if err := fsrules.Validate(in); err != nil {
-		return nil, fmt.Errorf("%w: %v", policy.ErrInvalid, err)
-	}
 	fp, err := fsrules.Expand(in)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", policy.ErrInvalid, err)
+		return nil, invalid(err)
 	}
 	for _, w := range fp.Writable {
 		mounts = append(mounts, ns.Mount{Kind: ns.KindBind, Path: w, Dir: true, FD: -1, Why: "git worktree's shared git dir"})
@@ -383,6 +330,87 @@ func foreignNote(path, why string) string {
 	}
 	return fmt.Sprintf("read-only: %s (%s) is owned by uid %d, not root: started by root, the agent runs as nobody and cannot write it; start jail as that user (sudo -u '#%d' jail ...) or chown it to root", path, why, st.Uid, st.Uid)
 }
+
+// resolveRoots resolves the workspace and the write and read paths on the
+// host, once, with every check that needs no walk of the trees: each exists,
+// none makes the whole host writable, and a read-only workspace is not made
+// writable again by a write path. It returns the workspace and the binds,
+// shallow first, so that a deeper writable path inside a read-only one stays
+// writable. Errors are *policy.FieldError or *policy.ConflictError.
+func resolveRoots(p *policy.Policy) (string, []ns.Mount, error) {
+	ws, err := policy.ResolvePath("workspace", "/", p.Workspace)
+	if err != nil {
+		return "", nil, err
+	}
+	if ws == "/" && !p.ReadOnly {
+		return "", nil, &policy.FieldError{Key: "workspace", Value: "/", Reason: "the whole host: cd into a project directory, or add `read-only`"}
+	}
+	binds := map[string]ns.Mount{}
+	addBind := func(key, raw string, rw bool, why string) error {
+		path, err := policy.ResolvePath(key, ws, raw)
+		if err != nil {
+			return err
+		}
+		if path == "/" && rw {
+			return &policy.FieldError{Key: key, Value: raw, Reason: "the whole host cannot be writable"}
+		}
+		// A write path at or above the workspace makes it writable again.
+		if rw && p.ReadOnly && key != "workspace" && (ws == path || strings.HasPrefix(ws, path+"/")) {
+			return &policy.ConflictError{Key1: "read-only", Key2: key, Value2: raw,
+				Reason: "a read-only workspace cannot be writable too; drop one of the two"}
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			return &policy.FieldError{Key: key, Value: raw, Reason: err.Error()}
+		}
+		kind := ns.KindROBind
+		if rw {
+			kind = ns.KindBind
+		}
+		if old, ok := binds[path]; ok && old.Kind == ns.KindBind {
+			return nil // writable wins over read-only for the same path
+		}
+		binds[path] = ns.Mount{Kind: kind, Path: path, Dir: fi.IsDir(), FD: -1, Why: why}
+		return nil
+	}
+	if err := addBind("workspace", ws, !p.ReadOnly, "workspace"); err != nil {
+		return "", nil, err
+	}
+	for _, w := range p.Write {
+		if err := addBind("write", w, true, "write"); err != nil {
+			return "", nil, err
+		}
+	}
+	for _, r := range p.Read {
+		if err := addBind("read", r, false, "read"); err != nil {
+			return "", nil, err
+		}
+	}
+	var bl []ns.Mount
+	for _, b := range binds {
+		bl = append(bl, b)
+	}
+	sort.Slice(bl, func(i, j int) bool {
+		if di, dj := depth(bl[i].Path), depth(bl[j].Path); di != dj {
+			return di < dj
+		}
+		return bl[i].Path < bl[j].Path
+	})
+	return ws, bl, nil
+}
+
+// invalid marks err as the user's to fix (policy.ErrInvalid), keeping its
+// type for a reader that names the value's source.
+func invalid(err error) error {
+	if errors.Is(err, policy.ErrInvalid) {
+		return err
+	}
+	return &invalidError{err}
+}
+
+type invalidError struct{ error }
+
+func (e *invalidError) Unwrap() []error { return []error{e.error, policy.ErrInvalid} }
 
 // enclosing returns the deepest root in roots that contains p, or "".
 func enclosing(p string, roots []string) string {

@@ -56,7 +56,7 @@ type runner struct {
 	upstream     *netproxy.Upstream // the host's proxy allowed flows are chained through
 	guard        *seccomp.Guard
 	acfg         *agentGuard    // agent configuration guard (agentcfg_linux.go)
-	pubs         []net.Listener // --publish listeners on the host
+	pubs         []net.Listener // publish listeners on the host
 	dialMu       sync.Mutex     // one dial request to init at a time
 	dialCh       chan dialReply
 	pubPorts     []int
@@ -121,7 +121,7 @@ func (r *runner) run() int {
 	r.plan = plan
 	r.redact = newRedactor(r.pol, plan.Env)
 	for _, n := range plan.Notes {
-		if strings.HasPrefix(n, "--deny") || strings.HasPrefix(n, "read-only: ") {
+		if strings.HasPrefix(n, "deny ") || strings.HasPrefix(n, "read-only: ") {
 			r.notef("%s", n)
 		}
 	}
@@ -151,7 +151,7 @@ func (r *runner) run() int {
 		}
 		ln, err := net.Listen("tcp", ps.HostAddr())
 		if err != nil {
-			r.errorf("--publish %s: %v (choose another host port)", spec, err)
+			r.errorf("publish %s: %v (choose another host port)", spec, err)
 			return ExitSetup
 		}
 		defer ln.Close()
@@ -161,12 +161,12 @@ func (r *runner) run() int {
 	if !r.pol.NoExecAudit || len(r.pol.BlockCommand) > 0 {
 		r.guard, err = seccomp.NewGuard(r.pol.BlockCommand, !r.pol.NoGuardRails, plan.Workspace, plan.Home)
 		if err != nil {
-			r.errorf("--block-command: %v", err)
+			r.errorf("%v", err)
 			return ExitSetup
 		}
 		// The command itself is judged here, before anything starts.
 		if rule := r.guard.Check(r.pol.Command, plan.Workspace); rule != "" {
-			r.errorf("blocked command: %s (guard rail %s); drop it, or adjust --block-command/--no-guard-rails", strings.Join(r.pol.Command, " "), rule)
+			r.errorf("blocked command: %s (guard rail %s); drop it, or adjust block-command or no-guard-rails", strings.Join(r.pol.Command, " "), rule)
 			return ExitNotExec
 		}
 	}
@@ -246,7 +246,7 @@ func (r *runner) run() int {
 	}
 
 	if r.pol.Net == policy.NetHost {
-		r.notef("--net host: the sandbox shares the host's network, with no filtering and no audit of connections")
+		r.notef("net host: the sandbox shares the host's network, with no filtering and no audit of connections")
 	}
 	spec.Trace = os.Getenv("JAIL_TRACE") == "1"
 	r.trace = spec.Trace
@@ -387,14 +387,14 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 		// bytes again (the file may not be visible inside).
 		data, rerr := os.ReadFile(p.SeccompFile)
 		if rerr != nil {
-			return fmt.Errorf("%w: --seccomp %s: %v", policy.ErrInvalid, p.SeccompFile, rerr)
+			return &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: rerr.Error()}
 		}
 		if _, err := seccomp.ParsePolicy(p.SeccompFile, data); err != nil {
-			return fmt.Errorf("%w: --seccomp: %v", policy.ErrInvalid, err)
+			return &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: err.Error()}
 		}
 		sc.Extra, sc.ExtraName = data, p.SeccompFile
 	} else if p.SeccompReplace {
-		return fmt.Errorf("%w: --seccomp-replace needs --seccomp FILE", policy.ErrInvalid)
+		return &policy.FieldError{Key: "seccomp-replace", Reason: "needs `seccomp` FILE: the filter to use instead"}
 	}
 	set(ns.HookSeccomp, sc)
 	if p.Net == policy.NetAllow {
@@ -527,7 +527,7 @@ func (r *runner) finish() int {
 		}
 	}
 	if ev.PidsMaxHits > 0 {
-		r.notef("process limit reached: --pids %d (%d forks refused)", r.pol.Pids, ev.PidsMaxHits)
+		r.notef("process limit reached: pids %d (%d forks refused)", r.pol.Pids, ev.PidsMaxHits)
 		r.record(audit.Limit{Kind: "pids", Source: "cgroup-" + r.group.Mode(), Limit: r.pol.Pids, Value: int64(ev.PidsMaxHits), Action: "refused"})
 	}
 	code, reason := 0, "exited"

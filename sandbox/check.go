@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/netproxy"
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/seccomp"
+)
+
+// Check runs every check of the user's values that needs no sandbox and no
+// walk of the file trees: the options (policy.Check), the paths (they exist,
+// none makes the host writable, no conflict with a read-only workspace), deny
+// patterns and their conflicts with the visible paths, network rules,
+// published ports, block-command patterns and the seccomp file. Run does the
+// same checks again; Check lets a caller that knows where each value came
+// from report a mistake with its source before anything starts.
+//
+// Errors are the packages' own types, each naming the option and the value
+// (see policy.FieldError): *policy.FieldError, *policy.ConflictError,
+// *fsrules.Error, *netproxy.ParseError (joined, one per bad rule),
+// *seccomp.PatternError.
+func Check(p *policy.Policy, env []string) error {
+	if err := p.Check(); err != nil {
+		return err
+	}
+	ws, binds, err := resolveRoots(p)
+	if err != nil {
+		return err
+	}
+	home := lookupEnv(env, "HOME")
+	if r, err := filepath.EvalSymlinks(home); err == nil && home != "" {
+		home = r
+	} else {
+		home = ""
+	}
+	in := fsrules.Input{Workspace: ws, Home: home, Deny: p.Deny, NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig}
+	for _, b := range binds {
+		if b.Kind == ns.KindBind {
+			in.Writable = append(in.Writable, b.Path)
+		} else {
+			in.Readable = append(in.Readable, b.Path)
+		}
+	}
+	if err := fsrules.Validate(in); err != nil {
+		return invalid(err)
+	}
+	if p.Net == policy.NetAllow {
+		if _, err := buildNetPolicy(p); err != nil {
+			return err
+		}
+	}
+	for _, spec := range p.Publish {
+		if _, err := netproxy.ParsePublish(spec); err != nil {
+			return invalid(err)
+		}
+	}
+	if _, err := seccomp.NewGuard(p.BlockCommand, false, ws, home); err != nil {
+		return invalid(err)
+	}
+	switch {
+	case p.SeccompFile != "":
+		data, err := os.ReadFile(p.SeccompFile)
+		if err != nil {
+			return &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: err.Error()}
+		}
+		if _, err := seccomp.ParsePolicy(p.SeccompFile, data); err != nil {
+			return &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: err.Error()}
+		}
+	case p.SeccompReplace:
+		return &policy.FieldError{Key: "seccomp-replace", Reason: "needs `seccomp` FILE: the filter to use instead"}
+	}
+	return nil
+}
+
+// buildNetPolicy parses the network rules; errors name every bad rule.
+func buildNetPolicy(p *policy.Policy) (*netproxy.Policy, error) {
+	cfg, err := netproxy.BuildConfig(netproxy.Flags{
+		AllowDomains: p.AllowDomain, DenyDomains: p.DenyDomain, AllowIPs: p.AllowIP,
+		AddHosts: p.AddHost, HostPorts: p.AllowHostPort,
+	})
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return netproxy.NewPolicy(cfg)
+}

@@ -95,7 +95,7 @@ var Options = []Option{
 		Help: "the hostname inside", field: func(p *Policy) any { return &p.Hostname }},
 
 	// Commands: the seccomp filter and the exec guard rail.
-	{Name: "seccomp", Placeholder: "FILE", Kind: String, Group: GroupCommand, Example: "extra.json",
+	{Name: "seccomp", Placeholder: "FILE", Kind: String, Group: GroupCommand, Example: "/etc/jail/seccomp.json",
 		Help: "extend the seccomp filter with a JSON policy (go-seccomp-bpf format)", field: func(p *Policy) any { return &p.SeccompFile }},
 	{Name: "seccomp-replace", Kind: Bool, Group: GroupCommand,
 		Help: "with --seccomp: replace the built-in deny-list (the architecture check stays)", field: func(p *Policy) any { return &p.SeccompReplace }},

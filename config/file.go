@@ -42,6 +42,7 @@ const NoProjectKey = "no-project-file"
 // what a profile needs beyond options.
 type File struct {
 	Path     string
+	Name     string // a profile's name
 	Kind     FileKind
 	Settings []Setting
 	// NoProject is the no-project-file key (user and --config files).
@@ -129,7 +130,7 @@ func Parse(path string, data []byte, kind FileKind, tmpl Source) (*File, error) 
 	if err != nil {
 		return nil, &FileError{File: name, Reason: err.Error()}
 	}
-	f := &File{Path: path, Kind: kind}
+	f := &File{Path: path, Kind: kind, Name: tmpl.Profile}
 	bad := func(key string, line int, format string, a ...any) error {
 		return &FileError{File: name, Line: line, Key: key, Reason: fmt.Sprintf(format, a...)}
 	}

@@ -120,6 +120,10 @@ func Resolve(req Request) (*Result, error) {
 			path = filepath.Join(env.Cwd, path)
 		}
 		if explicit, err = read(path, ExplicitConfig, true); err != nil {
+			var fe *FileError
+			if errors.As(err, &fe) && fe.Line == 0 {
+				fe.Reason += " (given with --config)"
+			}
 			return nil, err
 		}
 	}
@@ -343,7 +347,7 @@ func (e *profileError) Unwrap() error { return policy.ErrInvalid }
 
 // OptionValue lets Explain say where the name came from.
 func (e *profileError) OptionValue() (string, string, string) {
-	return "profile", e.name, e.err.Error()
+	return "profile", e.name, strings.TrimPrefix(e.err.Error(), "profile "+e.name+": ")
 }
 
 // settingsReadError is a settings file that cannot be read.

@@ -232,3 +232,14 @@ func (e *FileError) Error() string {
 
 // Unwrap makes every FileError an ErrInvalid.
 func (e *FileError) Unwrap() error { return policy.ErrInvalid }
+
+// OriginsOf records the sources of settings (the flags, before Resolve has
+// read anything else), so an error from reading the files can still name a
+// flag's value.
+func OriginsOf(settings []Setting) Origins {
+	o := Origins{}
+	for _, s := range settings {
+		o.set(s.Option, s.Value, s.Source)
+	}
+	return o
+}

@@ -226,6 +226,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		// pins above keep its parents from being renamed away.
 		mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: plan.StateDir, Dir: true, FD: -1, Why: "jail's state directory (audit trails, run registry)"})
 	}
+	plan.Notes = append(plan.Notes, p.Notices...) // recorded in the trail's start event
 	plan.Notes = append(plan.Notes, fp.Notes...)
 	plan.Absent = append(plan.Absent, fp.Absent...)
 

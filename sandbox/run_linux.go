@@ -120,6 +120,11 @@ func (r *runner) run() int {
 	}
 	r.plan = plan
 	r.redact = newRedactor(r.pol, plan.Env)
+	// The readers' notices (an unset env name, a created profile path, a
+	// settings key with no equivalent) go through the one notice channel.
+	for _, n := range r.pol.Notices {
+		r.notef("%s", n)
+	}
 	for _, n := range plan.Notes {
 		if strings.HasPrefix(n, "deny ") || strings.HasPrefix(n, "read-only: ") {
 			r.notef("%s", n)

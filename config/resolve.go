@@ -79,7 +79,7 @@ type Result struct {
 	Notes []string
 	// Creates are the paths the profiles want created when missing.
 	Creates []Create
-	// Files are the files read, lowest layer first.
+	// Files are the files read, in the order they were read.
 	Files []string
 }
 
@@ -175,8 +175,10 @@ func Resolve(req Request) (*Result, error) {
 			if project, err = Parse(path, data, ProjectConfig, Source{Kind: FromFile, File: path}); err != nil {
 				return nil, err
 			}
-		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
-			return nil, &FileError{File: path, Reason: readReason(err)}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			// An unreadable project file is not skipped: it may hold the
+			// project's restrictions.
+			return nil, &FileError{File: path, Reason: readReason(err) + " (pass --no-project-file to run without it)"}
 		}
 	}
 	for _, f := range []*File{user, project, explicit, flags} {

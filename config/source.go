@@ -141,6 +141,9 @@ func (o Origins) Explain(err error) string {
 		s1, ok1 := o.Lookup(k1, v1)
 		s2, ok2 := o.Lookup(k2, v2)
 		side := func(src Source, ok bool, k, v string) string {
+			if !ok && k == "workspace" {
+				return "the workspace (" + v + ")"
+			}
 			if !ok {
 				src = Source{Kind: FromDefault, Raw: v}
 			}

@@ -128,14 +128,14 @@ func compile(in Input) (*compiled, error) {
 					if !ru.user {
 						hint = "a built-in protection; `no-default-deny` lifts all built-ins, or choose another path"
 					}
-					return nil, &Error{Key: r.key, Value: r.p, Err: fmt.Errorf("%w: inside %s (deny wins)", ErrConflict, ru.name), Hint: hint}
+					return nil, &Error{Key: r.key, Value: r.p, Err: fmt.Errorf("%w: inside %s (deny wins)", ErrConflict, ru.name), Hint: hint, Rule: ru.name}
 				}
 				if r.writable {
 					hint := "`no-default-deny` lifts the built-in read-only rules"
 					if ru.git {
 						hint = "`allow-git-config` makes git config and hooks writable"
 					}
-					return nil, &Error{Key: r.key, Value: r.p, Err: fmt.Errorf("%w: inside %s, which is kept read-only", ErrConflict, ru.name), Hint: hint}
+					return nil, &Error{Key: r.key, Value: r.p, Err: fmt.Errorf("%w: inside %s, which is kept read-only", ErrConflict, ru.name), Hint: hint, Rule: ru.name}
 				}
 			}
 			if a == "/" {

@@ -31,6 +31,9 @@ type Error struct {
 	Value string
 	Err   error
 	Hint  string
+	// Rule is the rule an ErrConflict is with: "deny PATTERN" (the user's)
+	// or "default: NAME" (a built-in).
+	Rule string
 }
 
 func (e *Error) Error() string {

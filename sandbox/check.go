@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/netproxy"
@@ -27,7 +29,7 @@ func Check(p *policy.Policy, env []string) error {
 	if err := p.Check(); err != nil {
 		return err
 	}
-	ws, binds, err := resolveRoots(p)
+	ws, binds, raws, err := resolveRoots(p)
 	if err != nil {
 		return err
 	}
@@ -46,7 +48,7 @@ func Check(p *policy.Policy, env []string) error {
 		}
 	}
 	if err := fsrules.Validate(in); err != nil {
-		return invalid(err)
+		return asGiven(err, raws)
 	}
 	if p.Net == policy.NetAllow {
 		if _, err := buildNetPolicy(p); err != nil {
@@ -86,4 +88,24 @@ func buildNetPolicy(p *policy.Policy) (*netproxy.Policy, error) {
 		return nil, invalid(err)
 	}
 	return netproxy.NewPolicy(cfg)
+}
+
+// asGiven turns fsrules' error about a resolved path into one about the
+// value as the user gave it, and a conflict with a user's deny pattern into
+// a conflict of the two options, so each side can be traced to its source.
+func asGiven(err error, raws map[string]string) error {
+	var fe *fsrules.Error
+	if !errors.As(err, &fe) {
+		return invalid(err)
+	}
+	raw := fe.Value
+	if r, ok := raws[fe.Value]; ok && r != "" {
+		raw = r
+	}
+	if pat, ok := strings.CutPrefix(fe.Rule, "deny "); ok {
+		return &policy.ConflictError{Key1: fe.Key, Value1: raw, Key2: "deny", Value2: pat,
+			Reason: "it lies inside the denied path and deny wins: remove one of the two"}
+	}
+	_, _, reason := fe.OptionValue()
+	return &policy.FieldError{Key: fe.Key, Value: raw, Reason: reason}
 }

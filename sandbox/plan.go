@@ -105,7 +105,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	ws, bl, err := resolveRoots(p)
+	ws, bl, _, err := resolveRoots(p)
 	if err != nil {
 		return nil, err
 	}
@@ -337,20 +337,25 @@ func foreignNote(path, why string) string {
 // none makes the whole host writable, and a read-only workspace is not made
 // writable again by a write path. It returns the workspace and the binds,
 // shallow first, so that a deeper writable path inside a read-only one stays
-// writable. Errors are *policy.FieldError or *policy.ConflictError.
-func resolveRoots(p *policy.Policy) (string, []ns.Mount, error) {
+// writable. raw maps each resolved path back to the value as given, for
+// errors about it. Errors are *policy.FieldError or *policy.ConflictError.
+func resolveRoots(p *policy.Policy) (string, []ns.Mount, map[string]string, error) {
 	ws, err := policy.ResolvePath("workspace", "/", p.Workspace)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if ws == "/" && !p.ReadOnly {
-		return "", nil, &policy.FieldError{Key: "workspace", Value: "/", Reason: "the whole host: cd into a project directory, or add `read-only`"}
+		return "", nil, nil, &policy.FieldError{Key: "workspace", Value: "/", Reason: "the whole host: cd into a project directory, or add `read-only`"}
 	}
 	binds := map[string]ns.Mount{}
+	raws := map[string]string{ws: p.Workspace}
 	addBind := func(key, raw string, rw bool, why string) error {
 		path, err := policy.ResolvePath(key, ws, raw)
 		if err != nil {
 			return err
+		}
+		if _, seen := raws[path]; !seen {
+			raws[path] = raw
 		}
 		if path == "/" && rw {
 			return &policy.FieldError{Key: key, Value: raw, Reason: "the whole host cannot be writable"}
@@ -375,16 +380,16 @@ func resolveRoots(p *policy.Policy) (string, []ns.Mount, error) {
 		return nil
 	}
 	if err := addBind("workspace", ws, !p.ReadOnly, "workspace"); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	for _, w := range p.Write {
 		if err := addBind("write", w, true, "write"); err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 	}
 	for _, r := range p.Read {
 		if err := addBind("read", r, false, "read"); err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 	}
 	var bl []ns.Mount
@@ -397,7 +402,7 @@ func resolveRoots(p *policy.Policy) (string, []ns.Mount, error) {
 		}
 		return bl[i].Path < bl[j].Path
 	})
-	return ws, bl, nil
+	return ws, bl, raws, nil
 }
 
 // invalid marks err as the user's to fix (policy.ErrInvalid), keeping its

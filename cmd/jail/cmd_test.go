@@ -273,3 +273,47 @@ func tomlLiteral(o *policy.Option, v string) string {
 	}
 	return `"` + v + `"`
 }
+
+// Every option of the table parses as a flag (long and short), and a bad
+// value of every kind is one line naming the flag.
+func TestEveryOptionParses(t *testing.T) {
+	for i := range policy.Options {
+		o := &policy.Options[i]
+		v := o.Example
+		if o.Kind == policy.Bool {
+			v = "true"
+		} else if v == "" {
+			v = "/some/dir"
+		}
+		forms := [][]string{{"--" + o.Name + "=" + v}}
+		if o.Kind != policy.Bool {
+			forms = append(forms, []string{"--" + o.Name, v})
+		} else {
+			forms = append(forms, []string{"--" + o.Name})
+		}
+		if o.Short != "" {
+			if o.Kind == policy.Bool {
+				forms = append(forms, []string{"-" + o.Short})
+			} else {
+				forms = append(forms, []string{"-" + o.Short, v})
+			}
+		}
+		for _, form := range forms {
+			f, _, errb := testFactory()
+			var got *RunOptions
+			cmd := newRunCmd(f, func(r *RunOptions) error { got = r; return nil })
+			if code := execCode(f, cmd, append(form, "--", "x")...); code != 0 || len(got.Flags) != 1 || got.Flags[0].Option != o || got.Flags[0].Value != v {
+				t.Errorf("%v: exit %d %s %+v", form, code, errb, got)
+			}
+		}
+		bad := map[policy.Kind]string{policy.Bool: "maybe", policy.Enum: "bogus", policy.Size: "lots", policy.Duration: "10", policy.Int: "x", policy.Uint: "-1", policy.Float: "x"}[o.Kind]
+		if bad == "" {
+			continue
+		}
+		f, _, errb := testFactory()
+		code := execCode(f, newRunCmd(f, func(*RunOptions) error { return nil }), "--"+o.Name+"="+bad, "--", "x")
+		if code != exitSetup || !strings.HasPrefix(errb.String(), "jail: --"+o.Name+" "+bad+": ") || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("--%s=%s: exit %d %q", o.Name, bad, code, errb)
+		}
+	}
+}

@@ -36,7 +36,7 @@ type Option struct {
 	Kind        Kind     //
 	Default     string   // the default as text, parsed by Set; "" is the zero value
 	DefaultText string   // the default in words, where it is not a value
-	Values      []string // the allowed values of an Enum (for help and completion)
+	Values      []string // the allowed values of an Enum or List (for checks, help and completion)
 	Group       string   // help section
 	Help        string   // one line, lower case, no trailing period
 	Hidden      bool     // testing knobs: parsed, not listed
@@ -160,6 +160,8 @@ var Options = []Option{
 		Help: "read sandbox-runtime or Claude Code sandbox settings (JSON)", field: func(p *Policy) any { return &p.Settings }},
 
 	// Output.
+	{Name: "allow-terminal", Placeholder: "CLASS", Kind: List, Values: []string{"clipboard", "hyperlinks", "notify", "colors", "cwd", "all"}, Group: GroupOutput, Example: "hyperlinks",
+		Help: "let CLASS of terminal sequences reach your terminal: clipboard, hyperlinks, notify, colors, cwd, or all (repeatable, or comma-separated)", field: func(p *Policy) any { return &p.AllowTerminal }},
 	{Name: "dry-run", Kind: Bool, Group: GroupOutput,
 		Help: "print the effective plan (every mount, mask and rule) and exit", field: func(p *Policy) any { return &p.DryRun }},
 	{Name: "quiet", Kind: Bool, Group: GroupOutput,
@@ -219,6 +221,12 @@ func (o *Option) Set(p *Policy, text string) error {
 		}
 		*v = text
 	case *[]string:
+		// A list with Values takes those only (comma-separated allowed).
+		for _, part := range strings.Split(text, ",") {
+			if len(o.Values) > 0 && !slices.Contains(o.Values, strings.TrimSpace(part)) {
+				return bad(fmt.Errorf("want %s", orList(o.Values)))
+			}
+		}
 		if !slices.Contains(*v, text) {
 			*v = append(*v, text)
 		}

@@ -37,8 +37,8 @@ func TestOptionsTable(t *testing.T) {
 		if (o.Kind == Bool) != (o.Placeholder == "") {
 			t.Errorf("%s: a placeholder for every value, none for a bool (got %q)", o.Name, o.Placeholder)
 		}
-		if (o.Kind == Enum) != (len(o.Values) > 0) {
-			t.Errorf("%s: Values are for enums", o.Name)
+		if o.Kind == Enum && len(o.Values) == 0 || len(o.Values) > 0 && o.Kind != Enum && o.Kind != List {
+			t.Errorf("%s: Values are for enums and lists", o.Name)
 		}
 		if o.Default != "" && o.DefaultText != "" {
 			t.Errorf("%s: a Default or a DefaultText, not both", o.Name)
@@ -118,6 +118,7 @@ func TestOptionSetErrors(t *testing.T) {
 		{"net", "bogus", "want none, allow or host"},
 		{"read-only", "maybe", "want true or false"},
 		{"tmp-size", "", "not a size"},
+		{"allow-terminal", "clipboard,bogus", "want clipboard, hyperlinks, notify, colors, cwd or all"},
 	}
 	for _, c := range cases {
 		var p Policy

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jail-sandbox/jail/config"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/termfilter"
 )
 
 func testFactory() (*factory, *bytes.Buffer, *bytes.Buffer) {
@@ -315,5 +316,12 @@ func TestEveryOptionParses(t *testing.T) {
 		if code != exitSetup || !strings.HasPrefix(errb.String(), "jail: --"+o.Name+" "+bad+": ") || strings.Count(errb.String(), "\n") != 1 {
 			t.Errorf("--%s=%s: exit %d %q", o.Name, bad, code, errb)
 		}
+	}
+}
+
+// Options whose values another package defines keep the same list.
+func TestOptionValuesMatchTheirPackages(t *testing.T) {
+	if got := policy.Lookup("allow-terminal").Values; !slices.Equal(got, termfilter.Classes) {
+		t.Errorf("allow-terminal values %v, termfilter.Classes %v", got, termfilter.Classes)
 	}
 }

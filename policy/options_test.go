@@ -156,3 +156,31 @@ func TestOptionSetValues(t *testing.T) {
 		}
 	}
 }
+
+// Any text, any option: an error or a value that formats and parses back
+// to itself; never a panic.
+func FuzzOptionSet(f *testing.F) {
+	for _, s := range []string{"1G", "30m", "0.5", "true", "none", "-1", "1e400", "9999999999T", "1h0m0.5s", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for i := range Options {
+			o := &Options[i]
+			var p Policy
+			if err := o.Set(&p, text); err != nil {
+				var fe *FieldError
+				if !errors.As(err, &fe) || fe.Key != o.Name {
+					t.Fatalf("%s %q: %v is not a FieldError", o.Name, text, err)
+				}
+				continue
+			}
+			if o.Kind == List {
+				continue
+			}
+			var q Policy
+			if err := o.Set(&q, o.Format(&p)[0]); err != nil || !slices.Equal(o.Format(&q), o.Format(&p)) {
+				t.Fatalf("%s %q: formats as %q, which reads back as %q (%v)", o.Name, text, o.Format(&p), o.Format(&q), err)
+			}
+		}
+	})
+}

@@ -262,7 +262,7 @@ func TestCheckDialGuard(t *testing.T) {
 		{HostInternal, "127.0.0.1", 8081, false, "loopback"},
 		{"ok.test", "127.0.0.1", 8080, false, "loopback"}, // host port is for host.jail.internal only
 		// Internal networks (issue 10, class 7): a wildcard must not reach them.
-		{"ok.test", "10.1.2.3", 443, false, "private network address (RFC 1918); allow it with --allow-ip 10.1.2.3/32:443 (or pin the name with --add-host ok.test:10.1.2.3)"},
+		{"ok.test", "10.1.2.3", 443, false, "private network address (RFC 1918); allow it with allow-ip 10.1.2.3/32:443 (or pin the name with add-host ok.test:10.1.2.3)"},
 		{"ok.test", "172.31.255.1", 443, false, "RFC 1918"},
 		{"ok.test", "172.32.0.1", 443, true, "public"},
 		{"ok.test", "192.168.0.1", 443, false, "RFC 1918"},
@@ -286,7 +286,7 @@ func TestCheckDialGuard(t *testing.T) {
 		{"", "10.1.2.3", 443, false, "10.1.2.3 resolves to 10.1.2.3"},
 		// Explicit choices: a pin to an internal address opens exactly it;
 		// a pin never opens loopback or metadata.
-		{"pin.test", "10.4.4.4", 443, true, "--add-host pin.test:10.4.4.4"},
+		{"pin.test", "10.4.4.4", 443, true, "add-host pin.test:10.4.4.4"},
 		{"pin.test", "10.4.4.5", 443, false, "RFC 1918"},
 		{"ok.test", "10.4.4.4", 443, false, "RFC 1918"},
 		{"pinlo.test", "127.0.0.1", 443, false, "loopback"},

@@ -90,7 +90,7 @@ var Options = []Option{
 	{Name: "env", Placeholder: "NAME", Kind: List, Group: GroupEnv, Example: "GITHUB_TOKEN",
 		Help: "pass the host variable NAME (repeatable; nothing else passes)", field: func(p *Policy) any { return &p.Env }},
 	{Name: "setenv", Placeholder: "NAME=VALUE", Kind: List, Group: GroupEnv, Example: "CI=1",
-		Help: "set NAME to VALUE inside (repeatable)", field: func(p *Policy) any { return &p.SetEnv }},
+		Help: "set NAME to VALUE inside (repeatable; the trail and --dry-run show the name only)", field: func(p *Policy) any { return &p.SetEnv }},
 	{Name: "hostname", Placeholder: "NAME", Kind: String, Default: "jail", Group: GroupEnv, Example: "jail",
 		Help: "the hostname inside", field: func(p *Policy) any { return &p.Hostname }},
 

@@ -11,6 +11,7 @@ import (
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/seccomp"
+	"github.com/jail-sandbox/jail/statedir"
 )
 
 // Check runs every check of the user's values that needs no sandbox and no
@@ -32,6 +33,11 @@ func Check(p *policy.Policy, env []string) error {
 	ws, binds, raws, err := resolveRoots(p)
 	if err != nil {
 		return err
+	}
+	if sd, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
+		if err := inStateDir(binds, resolveExisting(sd), raws); err != nil {
+			return err
+		}
 	}
 	home := lookupEnv(env, "HOME")
 	if r, err := filepath.EvalSymlinks(home); err == nil && home != "" {

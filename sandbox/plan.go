@@ -151,11 +151,8 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	// refused; where a visible path contains it, it is masked below.
 	if sd, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
 		plan.StateDir = resolveExisting(sd)
-		for _, b := range bl {
-			if b.Path == plan.StateDir || strings.HasPrefix(b.Path, plan.StateDir+"/") {
-				return nil, &policy.FieldError{Key: b.Why, Value: b.Path, Reason: fmt.Sprintf(
-					"it is, or lies in, jail's state directory %s (old audit trails, the run registry): the sandbox never sees it; choose another path", plan.StateDir)}
-			}
+		if err := inStateDir(bl, plan.StateDir, nil); err != nil {
+			return nil, err
 		}
 		plan.StateDirMasked = visibleIn(plan.StateDir, mounts)
 	}
@@ -277,6 +274,22 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		MaxABI:  p.LandlockMaxABI,
 	}
 	return plan, nil
+}
+
+// inStateDir refuses a bind that is, or lies in, jail's state directory;
+// raws gives the values as the user wrote them (nil: the resolved paths).
+func inStateDir(binds []ns.Mount, stateDir string, raws map[string]string) error {
+	for _, b := range binds {
+		if b.Path == stateDir || strings.HasPrefix(b.Path, stateDir+"/") {
+			v := b.Path
+			if r, ok := raws[b.Path]; ok && r != "" {
+				v = r
+			}
+			return &policy.FieldError{Key: b.Why, Value: v, Reason: fmt.Sprintf(
+				"it is, or lies in, jail's state directory %s (old audit trails, the run registry): the sandbox never sees it; choose another path", stateDir)}
+		}
+	}
+	return nil
 }
 
 // visibleIn reports whether path would be visible in the sandbox given the

@@ -221,7 +221,7 @@ func TestExplain(t *testing.T) {
 		{&policy.ConflictError{Key1: "net", Value1: "none", Key2: "allow-domain", Value2: "https://example.com/", Reason: "rules need `net` allow"},
 			`net "none" (` + cfg + `:2) conflicts with --allow-domain https://example.com/: rules need net allow`},
 		{&policy.ConflictError{Key1: "read-only", Key2: "write", Value2: ".", Reason: "drop one"},
-			`--read-only conflicts with write "." (the default): drop one`},
+			`--read-only conflicts with --write .: drop one`},
 		{errors.Join(&policy.FieldError{Key: "allow-ip", Value: "10.0.0.1/8", Reason: "x"}, &policy.FieldError{Key: "allow-ip", Value: "y", Reason: "z"}),
 			"(and 1 more)"},
 		{errors.New("no usable cgroup; drop `require-limits`"), "no usable cgroup; drop --require-limits"},

@@ -140,12 +140,22 @@ func (o Origins) Explain(err error) string {
 		k1, v1, k2, v2, reason := cf.Conflict()
 		s1, ok1 := o.Lookup(k1, v1)
 		s2, ok2 := o.Lookup(k2, v2)
+		flags := (!ok1 || s1.Kind == FromFlag) && (!ok2 || s2.Kind == FromFlag)
 		side := func(src Source, ok bool, k, v string) string {
 			if !ok && k == "workspace" {
 				return "the workspace (" + v + ")"
 			}
 			if !ok {
-				src = Source{Kind: FromDefault, Raw: v}
+				// Set by nobody (a default, or inferred): named the way
+				// the user would set it.
+				subj := k
+				if flags {
+					subj = "--" + k
+				}
+				if v != "" && v != "true" {
+					subj += " " + v
+				}
+				return subj
 			}
 			subj := src.subject(k, v)
 			if w := src.where(); w != "" {
@@ -153,7 +163,6 @@ func (o Origins) Explain(err error) string {
 			}
 			return subj
 		}
-		flags := (!ok1 || s1.Kind == FromFlag) && (!ok2 || s2.Kind == FromFlag)
 		return side(s1, ok1, k1, v1) + " conflicts with " + side(s2, ok2, k2, v2) + ": " + spellRefs(reason, flags)
 	}
 	var ov interface {
@@ -246,3 +255,7 @@ func OriginsOf(settings []Setting) Origins {
 	}
 	return o
 }
+
+// SpellFlags renders the `key` references of a message as flags (--key),
+// for a message whose values' sources are not known (the supervisor's).
+func SpellFlags(msg string) string { return spellRefs(msg, true) }

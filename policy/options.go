@@ -50,6 +50,7 @@ const (
 	GroupFiles   = "Workspace and files"
 	GroupEnv     = "Environment"
 	GroupCommand = "Commands"
+	GroupHost    = "Host"
 	GroupLimits  = "Limits"
 	GroupNet     = "Network"
 	GroupAudit   = "Audit"
@@ -58,7 +59,7 @@ const (
 )
 
 // Groups lists the help groups in order.
-var Groups = []string{GroupFiles, GroupEnv, GroupCommand, GroupLimits, GroupNet, GroupAudit, GroupConfig, GroupOutput}
+var Groups = []string{GroupFiles, GroupEnv, GroupCommand, GroupHost, GroupLimits, GroupNet, GroupAudit, GroupConfig, GroupOutput}
 
 // Options is the table of every option, in help order within each group.
 var Options = []Option{
@@ -107,6 +108,16 @@ var Options = []Option{
 		Help: "drop the default guard-rail patterns (rm -rf /, mkfs, ...)", field: func(p *Policy) any { return &p.NoGuardRails }},
 	{Name: "no-exec-audit", Kind: Bool, Group: GroupCommand,
 		Help: "do not record every exec (no seccomp user notification)", field: func(p *Policy) any { return &p.NoExecAudit }},
+	{Name: "require-exec-audit", Kind: Bool, Group: GroupCommand,
+		Help: "fail (exit 125) where the exec audit is unavailable (WSL2, nested sandboxes)", field: func(p *Policy) any { return &p.RequireExecAudit }},
+	{Name: "x-notify-ebusy", Kind: Bool, Group: GroupCommand, Hidden: true,
+		Help: "testing: act as if seccomp user notification returned EBUSY (WSL2)", field: func(p *Policy) any { return &p.SimulateNotifyBusy }},
+
+	// Host: where namespaces are refused.
+	{Name: "degraded", Kind: Bool, Group: GroupHost,
+		Help: "where the host refuses namespaces (containers, CI, nested sandboxes), run with Landlock and seccomp only (weaker; see README)", field: func(p *Policy) any { return &p.Degraded }},
+	{Name: "x-degraded", Kind: Bool, Group: GroupHost, Hidden: true,
+		Help: "testing: run in degraded mode even where namespaces work", field: func(p *Policy) any { return &p.ForceDegraded }},
 
 	// Limits.
 	{Name: "memory", Placeholder: "SIZE", Kind: Size, DefaultText: "none", Group: GroupLimits, Example: "2G",

@@ -168,7 +168,7 @@ func (p *Policy) Check() error {
 		return &FieldError{Key: "net", Value: p.Net, Reason: "want none, allow or host"}
 	}
 	if p.RequireExecAudit && p.NoExecAudit {
-		return invalid("--require-exec-audit cannot be combined with --no-exec-audit")
+		return &ConflictError{Key1: "require-exec-audit", Key2: "no-exec-audit", Reason: "the exec audit cannot be both required and off: drop one of the two"}
 	}
 	if p.TmpSize <= 0 {
 		return &FieldError{Key: "tmp-size", Value: FormatSize(p.TmpSize), Reason: "must be positive, e.g. 1G"}

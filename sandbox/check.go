@@ -14,6 +14,17 @@ import (
 	"github.com/jail-sandbox/jail/statedir"
 )
 
+// Explain renders an error for the user: the CLI sets it to put each value's
+// source in front (package config); the default names options by key.
+var Explain = func(err error) string { return Spell(err.Error()) }
+
+// Spell renders the `option` references of a message or notice (see
+// policy.RefPattern) as its reader types them: the CLI sets it to spell
+// flags; the default writes the bare key.
+var Spell = func(s string) string {
+	return policy.RefPattern.ReplaceAllString(s, "$1")
+}
+
 // Check runs every check of the user's values that needs no sandbox and no
 // walk of the file trees: the options (policy.Check), the paths (they exist,
 // none makes the host writable, no conflict with a read-only workspace), deny

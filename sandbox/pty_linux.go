@@ -63,7 +63,7 @@ func (r *runner) reportTerminal() {
 	if len(d) == 0 {
 		return
 	}
-	r.notef("terminal: dropped escape sequences that act beyond the screen: %s (allow-terminal CLASS lets clipboard, hyperlinks, notify, colors or cwd through)", r.term.Summary())
+	r.notef("terminal: dropped escape sequences that act beyond the screen: %s (`allow-terminal` CLASS lets clipboard, hyperlinks, notify, colors or cwd through)", r.term.Summary())
 	kinds := make([]string, 0, len(d))
 	for k := range d {
 		kinds = append(kinds, k)

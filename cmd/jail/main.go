@@ -70,6 +70,7 @@ func init() {
 		"audit":      func(f *factory) *command { return newAuditCmd(f, nil) },
 		"ps":         func(f *factory) *command { return newPSCmd(f, nil) },
 		"kill":       func(f *factory) *command { return newKillCmd(f, nil) },
+		"gc":         func(f *factory) *command { return newGCCmd(f, nil) },
 		"doctor":     func(f *factory) *command { return newDoctorCmd(f, nil) },
 		"version":    func(f *factory) *command { return newVersionCmd(f, nil) },
 		"help":       func(f *factory) *command { return newHelpCmd(f) },
@@ -82,7 +83,7 @@ func init() {
 }
 
 // verbOrder is the order --help lists them in.
-var verbOrder = []string{"audit", "ps", "kill", "doctor", "config", "trust", "profiles", "completion", "man", "version", "help"}
+var verbOrder = []string{"audit", "ps", "kill", "gc", "doctor", "config", "trust", "profiles", "completion", "man", "version", "help"}
 
 func dispatch(f *factory, args []string) error {
 	if len(args) > 0 {

@@ -104,6 +104,9 @@ func runRun(f *factory, opts *RunOptions) error {
 	if err := sandbox.Check(&p, os.Environ()); err != nil {
 		return &usageError{res.Origins.Explain(err)}
 	}
+	// What the supervisor reports later names values with their sources too.
+	sandbox.Explain = res.Origins.Explain
+	sandbox.Spell = config.SpellFlags
 	return exitStatus(sandbox.Run(&p))
 }
 

@@ -5,31 +5,64 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 )
 
-const usage = `usage: jail audit [--follow] [--json] [--type T]... [--verify] FILE
-
-  (no flag)   print a summary: command, duration, exit, counts, commands,
-              network destinations, denials, limits, chain verification
-  --follow    print events as they are written, until an exit event or ^C
-  --json      print raw JSON lines instead of readable ones
-  --type T    only events of type T (repeatable, or comma-separated):
-              ` + "start exec dns net deny limit signal kill timeout exit dropped" + `
-  --verify    check the hash chain only; exit 0 if intact, 1 if broken
-FILE may be - for standard input (not with --follow).
-Exit status: 0 fine, 1 broken or unreadable trail, 2 usage error.
-`
-
 // PollInterval is how often --follow looks for new lines.
 const PollInterval = 200 * time.Millisecond
+
+// CLIOptions is what `jail audit` was asked for (package main parses the
+// command line; this package runs it).
+type CLIOptions struct {
+	Follow, JSON, Verify bool
+	// Types keeps only events of these types (empty: all).
+	Types []string
+	// File is the trail, "-" for standard input.
+	File string
+	// Poll is how often Follow looks for new lines (0: PollInterval).
+	Poll time.Duration
+}
+
+// Check refuses combinations that make no sense, with what to do.
+func (o CLIOptions) Check() error {
+	switch {
+	case o.File == "":
+		return errors.New("needs a FILE (the trail), or - for standard input")
+	case o.Verify && (o.Follow || o.JSON || len(o.Types) > 0):
+		return errors.New("--verify takes no other flag")
+	case o.Follow && o.File == "-":
+		return errors.New("--follow needs a file, not standard input")
+	}
+	for _, t := range o.Types {
+		if !slices.Contains(Types, t) {
+			return fmt.Errorf("--type %s: want one of %s", t, strings.Join(Types, ", "))
+		}
+	}
+	return nil
+}
+
+// RunCLI runs `jail audit` and returns its exit status: 0 fine, 1 broken
+// or unreadable trail. --follow stops at an exit event, SIGINT, SIGTERM or
+// when ctx is done.
+func RunCLI(ctx context.Context, o CLIOptions, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.Poll == 0 {
+		o.Poll = PollInterval
+	}
+	c := &cliOpts{follow: o.Follow, json: o.JSON, verify: o.Verify, types: map[string]bool{}, file: o.File, poll: o.Poll}
+	for _, t := range o.Types {
+		c.types[t] = true
+	}
+	return run(ctx, c, stdout, stderr)
+}
 
 type cliOpts struct {
 	follow, json, verify bool
@@ -38,74 +71,7 @@ type cliOpts struct {
 	poll                 time.Duration
 }
 
-type typeList map[string]bool
-
-func (t typeList) String() string { return "" }
-func (t typeList) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			t[s] = true
-		}
-	}
-	return nil
-}
-
-// Main implements `jail audit`; args are the words after "audit". It
-// returns the exit status: 0 fine, 1 broken or unreadable trail, 2 usage.
-// --follow stops at an exit event, SIGINT or SIGTERM.
-func Main(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return run(ctx, args, stdout, stderr, PollInterval)
-}
-
-func parseArgs(args []string, stderr io.Writer) (*cliOpts, bool) {
-	o := &cliOpts{types: map[string]bool{}}
-	fs := flag.NewFlagSet("jail audit", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.BoolVar(&o.follow, "follow", false, "")
-	fs.BoolVar(&o.json, "json", false, "")
-	fs.BoolVar(&o.verify, "verify", false, "")
-	fs.Var(typeList(o.types), "type", "")
-	var files []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stderr, usage)
-				return nil, false
-			}
-			fmt.Fprintf(stderr, "jail audit: %v\n%s", err, usage)
-			return nil, false
-		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		files = append(files, rest[0]) // allow flags after FILE too
-		rest = rest[1:]
-	}
-	switch {
-	case len(files) != 1:
-		fmt.Fprintf(stderr, "jail audit: want exactly one FILE, got %d\n%s", len(files), usage)
-		return nil, false
-	case o.verify && (o.follow || o.json || len(o.types) > 0):
-		fmt.Fprintf(stderr, "jail audit: --verify takes no other flag\n%s", usage)
-		return nil, false
-	case o.follow && files[0] == "-":
-		fmt.Fprintf(stderr, "jail audit: --follow needs a file, not standard input\n%s", usage)
-		return nil, false
-	}
-	o.file = files[0]
-	return o, true
-}
-
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, poll time.Duration) int {
-	o, ok := parseArgs(args, stderr)
-	if !ok {
-		return 2
-	}
-	o.poll = poll
+func run(ctx context.Context, o *cliOpts, stdout, stderr io.Writer) int {
 	if o.follow {
 		return follow(ctx, o, stdout, stderr)
 	}
@@ -159,7 +125,7 @@ func verifyCmd(in io.Reader, name string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "warning: final line incomplete (jail was killed mid-write); it is not covered\n")
 	}
 	if !res.Ended && res.Lines > 0 {
-		fmt.Fprintf(stdout, "warning: no exit event: the run is live, jail was killed, or the tail was cut; compare the head with a copy kept elsewhere (--audit-syslog)\n")
+		fmt.Fprintf(stdout, "warning: no exit event: the run is live, jail was killed, or the tail was cut; compare the head with a copy kept elsewhere (audit-syslog)\n")
 	}
 	return 0
 }

@@ -38,10 +38,41 @@ func TestSampleTrailIsStable(t *testing.T) {
 	golden(t, "sample-tampered.jsonl", join(ls))
 }
 
+// runCLI runs the CLI with options written the way package main parses
+// them (--follow --json --verify --type T FILE), to keep the goldens readable.
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	return runOpts(context.Background(), t, optsOf(t, args...))
+}
+
+func optsOf(t *testing.T, args ...string) CLIOptions {
+	t.Helper()
+	o := CLIOptions{Poll: 5 * time.Millisecond}
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case "--follow":
+			o.Follow = true
+		case "--json":
+			o.JSON = true
+		case "--verify":
+			o.Verify = true
+		case "--type":
+			i++
+			o.Types = append(o.Types, strings.Split(args[i], ",")...)
+		default:
+			o.File = a
+		}
+	}
+	return o
+}
+
+func runOpts(ctx context.Context, t *testing.T, o CLIOptions) (string, string, int) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &out, &errb, 5*time.Millisecond)
+	if err := o.Check(); err != nil {
+		t.Fatalf("options %+v: %v", o, err)
+	}
+	code := RunCLI(ctx, o, &out, &errb)
 	return out.String(), errb.String(), code
 }
 
@@ -91,18 +122,19 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-func TestCLIUsage(t *testing.T) {
-	tests := [][]string{
-		{},
-		{"a", "b"},
-		{"--bogus", "x"},
-		{"--verify", "--json", "x"},
-		{"--follow", "-"},
-	}
-	for _, args := range tests {
-		out, errs, code := runCLI(t, args...)
-		if code != 2 || out != "" || !strings.Contains(errs, "usage: jail audit") {
-			t.Errorf("%q: exit %d, stderr %q", args, code, errs)
+// Combinations that make no sense are refused before anything is read.
+func TestCLIOptionsCheck(t *testing.T) {
+	for _, c := range []struct {
+		o    CLIOptions
+		want string
+	}{
+		{CLIOptions{}, "needs a FILE"},
+		{CLIOptions{Verify: true, JSON: true, File: "x"}, "--verify takes no other flag"},
+		{CLIOptions{Follow: true, File: "-"}, "--follow needs a file"},
+		{CLIOptions{Types: []string{"bogus"}, File: "x"}, "--type bogus: want one of start"},
+	} {
+		if err := c.o.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
 		}
 	}
 	if _, errs, code := runCLI(t, filepath.Join(t.TempDir(), "missing")); code != 1 || !strings.Contains(errs, "no such file") {
@@ -161,7 +193,7 @@ func TestFollowLive(t *testing.T) {
 	errb := newWatch(nil)
 	var code int
 	go func() {
-		code = run(context.Background(), []string{"--follow", path}, out, errb, 2*time.Millisecond)
+		code = RunCLI(context.Background(), CLIOptions{Follow: true, File: path, Poll: 2 * time.Millisecond}, out, errb)
 		close(done)
 	}()
 	// The first event is printed: --follow is now at the end of the file,
@@ -203,7 +235,7 @@ func TestFollowLive(t *testing.T) {
 		case <-ctx.Done():
 		}
 	}()
-	code = run(ctx, []string{"--follow", tampered}, out, errb, 2*time.Millisecond)
+	code = RunCLI(ctx, CLIOptions{Follow: true, File: tampered, Poll: 2 * time.Millisecond}, out, errb)
 	if code != 1 || !strings.Contains(errb.String(), "chain broken at line 6") {
 		t.Fatalf("tampered follow: exit %d, stderr %q, stdout:\n%s", code, errb.String(), out.String())
 	}

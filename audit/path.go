@@ -81,7 +81,7 @@ func CheckPlacement(path string, writable, hidden []string) error {
 			return fmt.Errorf("check audit trail placement: %w", err)
 		}
 		if within(p, r) {
-			return fmt.Errorf("%s is inside %s, which the sandbox can write; pass --audit with a path outside it: %w",
+			return fmt.Errorf("%s is inside %s, which the sandbox can write; set `audit` to a path outside it: %w",
 				path, wp, ErrWritableBySandbox)
 		}
 	}

@@ -261,7 +261,7 @@ func (s *Summary) Write(w io.Writer, name string) error {
 	if s.Dropped > 0 {
 		section(&b, "Dropped")
 		if s.BudgetDropped > 0 {
-			fmt.Fprintf(&b, "  %d events were not written: the trail reached its size budget (%s, --audit-max-size); they are counted by type in the dropped events\n",
+			fmt.Fprintf(&b, "  %d events were not written: the trail reached its size budget (%s, audit-max-size); they are counted by type in the dropped events\n",
 				s.BudgetDropped, bytesStr(s.Budget))
 		}
 		if n := s.Dropped - s.BudgetDropped; n > 0 {

@@ -15,7 +15,7 @@ import (
 var SyslogPaths = []string{"/dev/log", "/var/run/syslog", "/var/run/log"}
 
 // ErrNoSyslog is returned by NewSyslog when no local syslog socket answers.
-var ErrNoSyslog = errors.New("no local syslog socket (/dev/log): start systemd-journald or rsyslog, or drop --audit-syslog")
+var ErrNoSyslog = errors.New("no local syslog socket (/dev/log): start systemd-journald or rsyslog, or drop `audit-syslog`")
 
 // syslogTimeout bounds one datagram: a stalled journald must not hold the
 // sink (the file writer never waits for sinks anyway).

@@ -178,7 +178,7 @@ func create(path string, now func() time.Time, queue int, o Options) (*Writer, e
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND|oNoFollow, 0o600)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("create audit trail (it already exists; choose another --audit FILE): %w", err)
+			return nil, fmt.Errorf("create audit trail (it already exists; choose another file for `audit`): %w", err)
 		}
 		return nil, fmt.Errorf("create audit trail: %w", err)
 	}

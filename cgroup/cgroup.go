@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -130,77 +129,8 @@ type Rlimit struct {
 	Cur, Max uint64
 }
 
-// ParseSize parses a memory size: plain bytes ("1048576"), or a number with
-// a binary suffix k/K, m/M, g/G, t/T (optionally followed by "i", "b" or
-// "ib": 512M = 512MiB = 512*2^20). Fractions are allowed with a suffix
-// ("1.5G"). It rejects negatives, empty strings and overflow.
-func ParseSize(s string) (int64, error) {
-	orig := s
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, fmt.Errorf("parse size %q: empty (use e.g. 512M, 1G, 64k)", orig)
-	}
-	lower := strings.ToLower(s)
-	for _, suf := range []string{"ib", "b", "i"} {
-		if len(lower) > len(suf) && strings.HasSuffix(lower, suf) {
-			c := lower[len(lower)-len(suf)-1]
-			if suf == "b" && (c >= '0' && c <= '9') {
-				lower = lower[:len(lower)-1] // "100b" = 100 bytes
-				break
-			}
-			if strings.ContainsRune("kmgt", rune(c)) {
-				lower = lower[:len(lower)-len(suf)]
-				break
-			}
-		}
-	}
-	mult := int64(1)
-	switch lower[len(lower)-1] {
-	case 'k':
-		mult = 1 << 10
-	case 'm':
-		mult = 1 << 20
-	case 'g':
-		mult = 1 << 30
-	case 't':
-		mult = 1 << 40
-	}
-	num := lower
-	if mult != 1 {
-		num = lower[:len(lower)-1]
-	}
-	if num == "" || strings.ContainsAny(num, "+-eExXpP_ ") || strings.HasPrefix(num, ".") {
-		return 0, fmt.Errorf("parse size %q: not a size (use e.g. 512M, 1G, 64k)", orig)
-	}
-	if mult == 1 {
-		n, err := strconv.ParseInt(num, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("parse size %q: not a byte count (use e.g. 512M, 1G, 64k): %w", orig, err)
-		}
-		return n, nil
-	}
-	if !strings.Contains(num, ".") {
-		n, err := strconv.ParseInt(num, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("parse size %q: %w", orig, err)
-		}
-		if n > math.MaxInt64/mult {
-			return 0, fmt.Errorf("parse size %q: too large", orig)
-		}
-		return n * mult, nil
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, fmt.Errorf("parse size %q: %w", orig, err)
-	}
-	v := f * float64(mult)
-	if math.IsNaN(v) || v < 0 || v >= math.MaxInt64 {
-		return 0, fmt.Errorf("parse size %q: out of range", orig)
-	}
-	return int64(v), nil
-}
-
-// FormatSize renders bytes the way ParseSize reads them (64M, 1G, 1536k).
+// FormatSize renders bytes the way policy.ParseSize reads them (64M, 1G,
+// 1536k). policy has its own copy: mechanism packages import no jail package.
 func FormatSize(n int64) string {
 	for _, u := range []struct {
 		s string
@@ -227,13 +157,13 @@ func (l Limits) pidsLimit() int64 {
 // Validate rejects nonsensical limits with a message saying what to do.
 func (l Limits) Validate() error {
 	if l.MemoryBytes < 0 {
-		return fmt.Errorf("memory limit %d: must be positive (e.g. --memory 512M)", l.MemoryBytes)
+		return fmt.Errorf("memory limit %d: must be positive (e.g. 512M)", l.MemoryBytes)
 	}
 	if l.MemoryBytes > 0 && l.MemoryBytes < 1<<20 {
-		return fmt.Errorf("memory limit %d bytes: below 1M nothing can run (use e.g. --memory 64M)", l.MemoryBytes)
+		return fmt.Errorf("memory limit %d bytes: below 1M nothing can run (use e.g. 64M)", l.MemoryBytes)
 	}
 	if l.CPUs < 0 || math.IsNaN(l.CPUs) || math.IsInf(l.CPUs, 0) {
-		return fmt.Errorf("cpus %v: must be a positive number (e.g. --cpus 0.5)", l.CPUs)
+		return fmt.Errorf("cpus %v: must be a positive number (e.g. 0.5)", l.CPUs)
 	}
 	if l.CPUs > 0 && l.CPUs*cpuPeriodUs < 1000 {
 		return fmt.Errorf("cpus %v: below 0.01 (the kernel's 1ms quota minimum)", l.CPUs)

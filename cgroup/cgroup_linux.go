@@ -119,9 +119,9 @@ func Open(name string, lim Limits, opts Options) (Group, Report, error) {
 	}
 	rep := Report{Mode: "none", Strategy: "none", Reason: strings.Join(reasons, "; "), ScopeErr: scopeErr}
 	if opts.Require {
-		fix := "run as root, or start jail in a delegated cgroup v2 scope (systemd-run --user --scope -p Delegate=yes jail ...), or drop --require-limits"
+		fix := "run as root, or start jail in a delegated cgroup v2 scope (systemd-run --user --scope -p Delegate=yes jail ...), or drop `require-limits`"
 		if scopeErr != nil {
-			fix = "run as root or in a systemd user session that delegates memory, pids and cpu, or drop --require-limits"
+			fix = "run as root or in a systemd user session that delegates memory, pids and cpu, or drop `require-limits`"
 		}
 		return nil, rep, fmt.Errorf("%w (%s); %s", ErrNoCgroup, rep.Reason, fix)
 	}

@@ -83,7 +83,7 @@ func Rlimits(lim Limits, haveCgroup bool, uid int) ([]Rlimit, error) {
 		return nil, err
 	}
 	var out []Rlimit
-	add := func(res int, want uint64, explicit bool, flag string) error {
+	add := func(res int, want uint64, explicit bool, key string) error {
 		var cur unix.Rlimit
 		if err := getrlimit(res, &cur); err != nil {
 			return fmt.Errorf("getrlimit %s: %w", RlimitName(res), err)
@@ -91,7 +91,7 @@ func Rlimits(lim Limits, haveCgroup bool, uid int) ([]Rlimit, error) {
 		if want > cur.Max {
 			if explicit {
 				return fmt.Errorf("%s %d is above this session's hard limit %d for %s: ask for at most %d, or raise the hard limit (ulimit -H) before starting jail",
-					flag, want, cur.Max, RlimitName(res), cur.Max)
+					key, want, cur.Max, RlimitName(res), cur.Max)
 			}
 			want = cur.Max
 		}
@@ -102,11 +102,11 @@ func Rlimits(lim Limits, haveCgroup bool, uid int) ([]Rlimit, error) {
 	if nofile == 0 {
 		nofile, explicit = DefaultNoFile, false
 	}
-	if err := add(unix.RLIMIT_NOFILE, nofile, explicit, "--nofile"); err != nil {
+	if err := add(unix.RLIMIT_NOFILE, nofile, explicit, "nofile"); err != nil {
 		return nil, err
 	}
 	if lim.FileSize > 0 {
-		if err := add(unix.RLIMIT_FSIZE, uint64(lim.FileSize), true, "file size"); err != nil {
+		if err := add(unix.RLIMIT_FSIZE, uint64(lim.FileSize), true, "max-file-size"); err != nil {
 			return nil, err
 		}
 	}
@@ -117,7 +117,7 @@ func Rlimits(lim Limits, haveCgroup bool, uid int) ([]Rlimit, error) {
 		return out, nil
 	}
 	if lim.MemoryBytes > 0 && !lim.WatchMemory {
-		if err := add(unix.RLIMIT_AS, uint64(lim.MemoryBytes), true, "--memory"); err != nil {
+		if err := add(unix.RLIMIT_AS, uint64(lim.MemoryBytes), true, "memory"); err != nil {
 			return nil, err
 		}
 	}
@@ -138,7 +138,7 @@ func Rlimits(lim Limits, haveCgroup bool, uid int) ([]Rlimit, error) {
 				explicit = false
 			}
 		}
-		if err := add(unix.RLIMIT_NPROC, n, explicit, "--pids"); err != nil {
+		if err := add(unix.RLIMIT_NPROC, n, explicit, "pids"); err != nil {
 			return nil, err
 		}
 	}

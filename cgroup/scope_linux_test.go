@@ -157,7 +157,7 @@ func TestV2ScopeWithoutCPUController(t *testing.T) {
 	if rep.Strategy != "scope" || strings.Join(rep.Enforced, " ") != "memory=512M(cgroup-v2) pids=100(cgroup-v2)" {
 		t.Fatalf("report %+v", rep)
 	}
-	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "--cpus 2 is not enforced") {
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "`cpus` 2 is not enforced") {
 		t.Errorf("warnings %q", rep.Warnings)
 	}
 	if got := ft.read(filepath.Join(g.Path(), "memory.max")); got != "536870912" {

@@ -340,7 +340,7 @@ func v2Report(g *v2Group, strategy string, lim Limits) Report {
 	}
 	r := Report{Mode: "v2", Strategy: strategy, Path: g.dir, Enforced: cgroupEnforced(lim, "cgroup-v2")}
 	if g.cpuDropped {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("cpus: --cpus %v is not enforced: the delegated cgroup %s has no cpu controller (systemd before 252 delegates only memory and pids to user sessions; --require-limits refuses this)", cpus, filepath.Dir(g.dir)))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("cpus: `cpus` %v is not enforced: the delegated cgroup %s has no cpu controller (systemd before 252 delegates only memory and pids to user sessions; `require-limits` refuses this)", cpus, filepath.Dir(g.dir)))
 	}
 	if g.noSwapFile {
 		r.Warnings = append(r.Warnings, "swap: this kernel has no memory.swap.max (no swap accounting); swap use is not limited separately")

@@ -74,13 +74,17 @@ var Builtins = []Builtin{
 	{".idea/", ReadOnly, false, "run configurations"},
 	{".claude/commands/", ReadOnly, false, "agent commands"},
 	{".claude/agents/", ReadOnly, false, "agent definitions"},
+	// jail's own config, profiles and trust store decide what the next run
+	// may do: nothing inside may read or change them (an agent that could
+	// would trust its own .jail.toml, or widen its next sandbox).
+	{".config/jail/", Hide, false, "jail's own config, profiles and trusted project files"},
 }
 
 // rule is a compiled pattern with what it does.
 type rule struct {
 	pat  *Pattern
 	kind Kind
-	name string // shown in Mask.Rule: "--deny X" or "default: X"
+	name string // shown in Mask.Rule: "deny X" or "default: X"
 	user bool
 	git  bool
 }

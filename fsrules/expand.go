@@ -35,7 +35,7 @@ type Mask struct {
 	Path string `json:"path"`
 	Kind Kind   `json:"kind"`
 	Dir  bool   `json:"dir"`
-	// Rule says why: "--deny secrets/**", "default: .env",
+	// Rule says why: "deny secrets/**", "default: .env",
 	// "default: .ssh/ (via symlink /ws/keys)".
 	Rule string `json:"rule"`
 }
@@ -87,7 +87,7 @@ func Validate(in Input) error {
 func compile(in Input) (*compiled, error) {
 	for _, p := range append([]string{in.Workspace, in.Home}, append(in.Readable, in.Writable...)...) {
 		if p != "" && (p[0] != '/' || path.Clean(p) != p) {
-			return nil, &Error{Flag: "path", Value: p, Err: fs.ErrInvalid, Hint: "paths must be absolute and clean (a bug in jail if you see this)"}
+			return nil, &Error{Key: "path", Value: p, Err: fs.ErrInvalid, Hint: "paths must be absolute and clean (a bug in jail if you see this)"}
 		}
 	}
 	c := &compiled{}
@@ -96,14 +96,14 @@ func compile(in Input) (*compiled, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.user = append(c.user, rule{pat: p, kind: Hide, name: "--deny " + d, user: true})
+		c.user = append(c.user, rule{pat: p, kind: Hide, name: "deny " + d, user: true})
 	}
 	c.all = append(c.all, c.user...)
 	if !in.NoDefaultDeny {
 		c.all = append(c.all, builtinRules(in.AllowGitConfig)...)
 	}
 	type root struct {
-		flag, p  string
+		key, p   string
 		writable bool
 	}
 	var roots []root
@@ -111,10 +111,10 @@ func compile(in Input) (*compiled, error) {
 		roots = append(roots, root{"workspace", in.Workspace, !contains(in.Readable, in.Workspace)})
 	}
 	for _, p := range in.Writable {
-		roots = append(roots, root{"--write", p, true})
+		roots = append(roots, root{"write", p, true})
 	}
 	for _, p := range in.Readable {
-		roots = append(roots, root{"--read", p, false})
+		roots = append(roots, root{"read", p, false})
 	}
 	for _, r := range roots {
 		// r and each of its ancestors: a deny there hides r entirely.
@@ -126,16 +126,16 @@ func compile(in Input) (*compiled, error) {
 				if ru.kind == Hide {
 					hint := "remove one of the two"
 					if !ru.user {
-						hint = "built-in protection; pass --no-default-deny to lift all built-ins, or choose another path"
+						hint = "a built-in protection; `no-default-deny` lifts all built-ins, or choose another path"
 					}
-					return nil, &Error{Flag: r.flag, Value: r.p, Err: fmt.Errorf("%w: inside %s (deny wins)", ErrConflict, ru.name), Hint: hint}
+					return nil, &Error{Key: r.key, Value: r.p, Err: fmt.Errorf("%w: inside %s (deny wins)", ErrConflict, ru.name), Hint: hint, Rule: ru.name}
 				}
 				if r.writable {
-					hint := "pass --no-default-deny to lift the built-in read-only rules"
+					hint := "`no-default-deny` lifts the built-in read-only rules"
 					if ru.git {
-						hint = "pass --allow-git-config to make git config and hooks writable"
+						hint = "`allow-git-config` makes git config and hooks writable"
 					}
-					return nil, &Error{Flag: r.flag, Value: r.p, Err: fmt.Errorf("%w: inside %s, which is kept read-only", ErrConflict, ru.name), Hint: hint}
+					return nil, &Error{Key: r.key, Value: r.p, Err: fmt.Errorf("%w: inside %s, which is kept read-only", ErrConflict, ru.name), Hint: hint, Rule: ru.name}
 				}
 			}
 			if a == "/" {
@@ -272,7 +272,7 @@ func (w *walker) walkRoot(root string, rules []rule) error {
 	st, err := os.Lstat(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil // an absolute --deny prefix that does not exist: "matched nothing"
+			return nil // an absolute deny prefix that does not exist: "matched nothing"
 		}
 		return fmt.Errorf("expand deny rules: %w", err)
 	}
@@ -377,7 +377,7 @@ func (w *walker) walkDir(dir string, dev uint64, rules []rule, idx *ruleIndex, i
 	}
 	w.n += len(ents)
 	if w.n > w.max {
-		return &Error{Flag: "walk", Value: dir, Err: ErrTooMany, Hint: fmt.Sprintf("more than %d entries under the visible roots; narrow --read/--write", w.max)}
+		return &Error{Key: "walk", Value: dir, Err: ErrTooMany, Hint: fmt.Sprintf("more than %d entries under the visible roots; narrow `read`/`write`", w.max)}
 	}
 	var buf []int
 	for _, e := range ents {

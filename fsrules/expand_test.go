@@ -179,10 +179,10 @@ func TestExpandUserDeny(t *testing.T) {
 		"hide ws/y.sqlite",
 	})
 	notes := strings.Join(plan.Notes, "\n")
-	if !strings.Contains(notes, "--deny nothing-here-* matched nothing") {
+	if !strings.Contains(notes, "deny nothing-here-* matched nothing") {
 		t.Errorf("no note for the empty match:\n%s", notes)
 	}
-	if !strings.Contains(notes, "--deny ~/.cache/tok") || !strings.Contains(notes, "home directory") {
+	if !strings.Contains(notes, "deny ~/.cache/tok") || !strings.Contains(notes, "home directory") {
 		t.Errorf("no note for a pattern under the hidden home:\n%s", notes)
 	}
 }
@@ -230,28 +230,32 @@ func TestValidate(t *testing.T) {
 		flag string
 		err  error
 	}{
-		{"deny root", Input{Deny: []string{"/"}}, "--deny", ErrDenyRoot},
-		{"deny root glob", Input{Deny: []string{"/**"}}, "--deny", ErrDenyRoot},
-		{"escape", Input{Deny: []string{"../x"}}, "--deny", ErrEscapesWorkspace},
-		{"bad glob", Input{Deny: []string{"a["}}, "--deny", ErrBadPattern},
-		{"write under deny", Input{Deny: []string{"/data"}, Writable: []string{"/data/out"}}, "--write", ErrConflict},
-		{"write under deny glob", Input{Deny: []string{"/d*"}, Writable: []string{"/data/out"}}, "--write", ErrConflict},
-		{"read under deny", Input{Deny: []string{"~/.config"}, Readable: []string{home + "/.config/x"}}, "--read", ErrConflict},
+		{"deny root", Input{Deny: []string{"/"}}, "deny", ErrDenyRoot},
+		{"deny root glob", Input{Deny: []string{"/**"}}, "deny", ErrDenyRoot},
+		{"escape", Input{Deny: []string{"../x"}}, "deny", ErrEscapesWorkspace},
+		{"bad glob", Input{Deny: []string{"a["}}, "deny", ErrBadPattern},
+		{"write under deny", Input{Deny: []string{"/data"}, Writable: []string{"/data/out"}}, "write", ErrConflict},
+		{"write under deny glob", Input{Deny: []string{"/d*"}, Writable: []string{"/data/out"}}, "write", ErrConflict},
+		{"read under deny", Input{Deny: []string{"~/.config"}, Readable: []string{home + "/.config/x"}}, "read", ErrConflict},
 		{"workspace under deny", Input{Deny: []string{home}}, "workspace", ErrConflict},
 		{"workspace is denied", Input{Deny: []string{"."}}, "workspace", ErrConflict},
-		{"read builtin secret", Input{Readable: []string{home + "/.ssh"}}, "--read", ErrConflict},
-		{"write builtin read-only", Input{Writable: []string{ws + "/.vscode"}}, "--write", ErrConflict},
-		{"write git hooks", Input{Writable: []string{ws + "/.git/hooks"}}, "--write", ErrConflict},
+		{"read builtin secret", Input{Readable: []string{home + "/.ssh"}}, "read", ErrConflict},
+		{"write builtin read-only", Input{Writable: []string{ws + "/.vscode"}}, "write", ErrConflict},
+		{"write git hooks", Input{Writable: []string{ws + "/.git/hooks"}}, "write", ErrConflict},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.in.Workspace, c.in.Home = ws, home
 			err := Validate(c.in)
 			var fe *Error
-			if !errors.Is(err, c.err) || !errors.As(err, &fe) || fe.Flag != c.flag || fe.Hint == "" {
+			if !errors.Is(err, c.err) || !errors.As(err, &fe) || fe.Key != c.flag || fe.Hint == "" {
 				t.Fatalf("Validate = %v; want %v naming %s with a hint", err, c.err, c.flag)
 			}
 			if !strings.Contains(err.Error(), c.flag) {
 				t.Errorf("message %q does not name %s", err, c.flag)
+			}
+			// The value may come from a file or a profile: no flag spelling.
+			if strings.Contains(err.Error(), "--") {
+				t.Errorf("message %q spells a flag; name the option key", err)
 			}
 		})
 	}

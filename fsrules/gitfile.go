@@ -55,7 +55,7 @@ func (w *walker) worktree(in Input) []string {
 		return nil
 	}
 	note := func(format string, a ...any) []string {
-		return []string{fmt.Sprintf("%s: "+format+"; its git directory stays read-only (git commit will fail; add it with --write if you trust it)", append([]any{dotgit}, a...)...)}
+		return []string{fmt.Sprintf("%s: "+format+"; its git directory stays read-only (git commit will fail; add it with `write` if you trust it)", append([]any{dotgit}, a...)...)}
 	}
 	b, err := os.ReadFile(dotgit)
 	if err != nil {

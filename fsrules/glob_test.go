@@ -121,7 +121,7 @@ func TestCompile(t *testing.T) {
 		p, err := Compile(c.pat, ws, home)
 		if c.err != nil {
 			var fe *Error
-			if !errors.Is(err, c.err) || !errors.As(err, &fe) || fe.Flag != "--deny" || fe.Value != c.pat {
+			if !errors.Is(err, c.err) || !errors.As(err, &fe) || fe.Key != "deny" || fe.Value != c.pat {
 				t.Errorf("Compile(%q) err = %v, want %v naming --deny", c.pat, err, c.err)
 			}
 			continue
@@ -169,7 +169,7 @@ func FuzzCompile(f *testing.F) {
 		p, err := Compile(pat, "/w/proj", "/home/u")
 		if err != nil {
 			var fe *Error
-			if !errors.As(err, &fe) || fe.Flag != "--deny" {
+			if !errors.As(err, &fe) || fe.Key != "deny" {
 				t.Fatalf("error %v is not a *Error naming --deny", err)
 			}
 			return

@@ -9,29 +9,39 @@ import (
 
 // Sentinel errors, wrapped in *Error; check them with errors.Is.
 var (
-	// ErrDenyRoot: a --deny pattern matches "/" (it would hide everything).
+	// ErrDenyRoot: a deny pattern matches "/" (it would hide everything).
 	ErrDenyRoot = errors.New("denies the whole filesystem")
 	// ErrEscapesWorkspace: a relative pattern climbs out of the workspace with "..".
 	ErrEscapesWorkspace = errors.New("escapes the workspace with '..'")
-	// ErrConflict: a --write/--read path or the workspace lies inside a denied
+	// ErrConflict: a write/read path or the workspace lies inside a denied
 	// (or, for writing, built-in read-only) path.
 	ErrConflict = errors.New("conflicts with a deny rule")
 	// ErrTooMany: the visible roots hold more entries than Input.MaxEntries.
 	ErrTooMany = errors.New("too many files to expand deny rules")
 )
 
-// Error is a rejected flag value: Flag ("--deny", "--write", "--read",
-// "workspace") and Value say which; Err is one of the sentinels above or
-// ErrBadPattern; Hint says what to do.
+// Error is a rejected value: Key (the policy option: "deny", "write",
+// "read", "workspace") and Value say which; Err is one of the sentinels above
+// or ErrBadPattern; Hint says what to do. Key is not a flag: the value may come
+// from a config file or a profile, and the reader that knows says where (its
+// OptionValue method is what readers look for). Other options named in Hint are
+// written `key` (see package policy).
 type Error struct {
-	Flag  string
+	Key   string
 	Value string
 	Err   error
 	Hint  string
+	// Rule is the rule an ErrConflict is with: "deny PATTERN" (the user's)
+	// or "default: NAME" (a built-in).
+	Rule string
 }
 
 func (e *Error) Error() string {
-	s := fmt.Sprintf("%s %s: %v", e.Flag, e.Value, e.Err)
+	return fmt.Sprintf("%s %q: %s", e.Key, e.Value, e.reason())
+}
+
+func (e *Error) reason() string {
+	s := e.Err.Error()
 	if e.Hint != "" {
 		s += ": " + e.Hint
 	}
@@ -39,6 +49,10 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// OptionValue returns the option, the value and the reason, for a reader to
+// prefix with where the value came from.
+func (e *Error) OptionValue() (key, value, reason string) { return e.Key, e.Value, e.reason() }
 
 // Pattern is a glob anchored at an absolute directory.
 type Pattern struct {
@@ -55,13 +69,13 @@ type Pattern struct {
 	depth  int    // elements after the prefix; -1 when the pattern has "**"
 }
 
-// Compile anchors and compiles one --deny pattern. Relative patterns are
+// Compile anchors and compiles one deny pattern. Relative patterns are
 // relative to workspace, "~/" and "~" to home, absolute ones stay. A relative
-// pattern may not escape the workspace with "..". Errors are *Error with Flag
-// "--deny".
+// pattern may not escape the workspace with "..". Errors are *Error with Key
+// "deny".
 func Compile(pat, workspace, home string) (*Pattern, error) {
 	bad := func(err error, hint string) (*Pattern, error) {
-		return nil, &Error{Flag: "--deny", Value: pat, Err: err, Hint: hint}
+		return nil, &Error{Key: "deny", Value: pat, Err: err, Hint: hint}
 	}
 	if pat == "" || strings.ContainsRune(pat, 0) {
 		return bad(ErrBadPattern, "give a non-empty glob")

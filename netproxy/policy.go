@@ -10,11 +10,11 @@ import (
 
 // Config is the parsed network part of the user's policy.
 type Config struct {
-	AllowDomains []DomainRule // --allow-domain
-	DenyDomains  []DomainRule // --deny-domain (wins over every allow)
-	AllowIPs     []IPRule     // --allow-ip
-	AddHosts     []HostEntry  // --add-host
-	HostPorts    []uint16     // --allow-host-port
+	AllowDomains []DomainRule // allow-domain
+	DenyDomains  []DomainRule // deny-domain (wins over every allow)
+	AllowIPs     []IPRule     // allow-ip
+	AddHosts     []HostEntry  // add-host
+	HostPorts    []uint16     // allow-host-port
 }
 
 // Decision is the verdict on one flow or name.
@@ -36,26 +36,26 @@ func NewPolicy(cfg Config) (*Policy, error) {
 	for _, h := range cfg.AddHosts {
 		n, ok := NormalizeName(h.Name)
 		if !ok || !h.Addr.IsValid() {
-			return nil, &ParseError{Flag: "--add-host", Value: h.Name + ":" + h.Addr.String(), Reason: "invalid entry"}
+			return nil, &ParseError{Key: "add-host", Value: h.Name + ":" + h.Addr.String(), Reason: "invalid entry"}
 		}
 		if prev, dup := p.hosts[n]; dup && prev != h.Addr.Unmap() {
-			return nil, &ParseError{Flag: "--add-host", Value: n, Reason: fmt.Sprintf("pinned twice (%s and %s); keep one", prev, h.Addr)}
+			return nil, &ParseError{Key: "add-host", Value: n, Reason: fmt.Sprintf("pinned twice (%s and %s); keep one", prev, h.Addr)}
 		}
 		p.hosts[n] = h.Addr.Unmap()
 	}
 	for _, r := range slices.Concat(cfg.AllowDomains, cfg.DenyDomains) {
 		if n, ok := NormalizeName(r.Domain); !ok || n != r.Domain {
-			return nil, &ParseError{Flag: "--allow-domain", Value: r.String(), Reason: "not a normalized domain; build rules with ParseDomainPattern"}
+			return nil, &ParseError{Key: "allow-domain", Value: r.String(), Reason: "not a normalized domain; build rules with ParseDomainPattern"}
 		}
 	}
 	for _, r := range cfg.AllowIPs {
 		if !r.Prefix.IsValid() || r.Prefix.Masked() != r.Prefix || r.Prefix.Bits() == 0 {
-			return nil, &ParseError{Flag: "--allow-ip", Value: r.String(), Reason: "not a canonical CIDR; build rules with ParseIPRule"}
+			return nil, &ParseError{Key: "allow-ip", Value: r.String(), Reason: "not a canonical CIDR; build rules with ParseIPRule"}
 		}
 	}
 	for _, port := range cfg.HostPorts {
 		if port == 0 {
-			return nil, &ParseError{Flag: "--allow-host-port", Value: "0", Reason: "port 0 is not a port"}
+			return nil, &ParseError{Key: "allow-host-port", Value: "0", Reason: "port 0 is not a port"}
 		}
 	}
 	return p, nil
@@ -131,24 +131,24 @@ func (p *Policy) Decide(name string, ip netip.Addr, port uint16) Decision {
 		}
 		name = n
 		if r, ok := p.denied(name, port); ok {
-			return Decision{Reason: "denied by --deny-domain " + r.String()}
+			return Decision{Reason: "denied by deny-domain " + r.String()}
 		}
 		if name == HostInternal {
 			if slices.Contains(p.cfg.HostPorts, port) {
-				return Decision{Allow: true, Reason: "--allow-host-port " + strconv.Itoa(int(port))}
+				return Decision{Allow: true, Reason: "allow-host-port " + strconv.Itoa(int(port))}
 			}
-			return Decision{Reason: "port not opened with --allow-host-port"}
+			return Decision{Reason: "port not opened with allow-host-port"}
 		}
 		nameMatched := false
 		for _, r := range p.cfg.AllowDomains {
 			if r.Match(name, port) {
-				return Decision{Allow: true, Reason: "--allow-domain " + r.String()}
+				return Decision{Allow: true, Reason: "allow-domain " + r.String()}
 			}
 			nameMatched = nameMatched || r.MatchName(name)
 		}
 		if ip.IsValid() {
 			if r, ok := p.matchIP(ip, port); ok {
-				return Decision{Allow: true, Reason: "--allow-ip " + r.String()}
+				return Decision{Allow: true, Reason: "allow-ip " + r.String()}
 			}
 		}
 		if nameMatched {
@@ -160,9 +160,9 @@ func (p *Policy) Decide(name string, ip netip.Addr, port uint16) Decision {
 		return Decision{Reason: "no destination"}
 	}
 	if r, ok := p.matchIP(ip, port); ok {
-		return Decision{Allow: true, Reason: "--allow-ip " + r.String()}
+		return Decision{Allow: true, Reason: "allow-ip " + r.String()}
 	}
-	return Decision{Reason: "raw IP address not allowed by --allow-ip"}
+	return Decision{Reason: "raw IP address not allowed by allow-ip"}
 }
 
 func (p *Policy) matchIP(ip netip.Addr, port uint16) (IPRule, bool) {
@@ -225,21 +225,21 @@ var specialRanges = []struct {
 func (p *Policy) CheckDial(name string, ip netip.Addr, port uint16, hostAddrs []netip.Addr) Decision {
 	ip = ip.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1: never let the mapped form slip past the class checks
 	if r, ok := p.matchIP(ip, port); ok {
-		return Decision{Allow: true, Reason: "--allow-ip " + r.String()}
+		return Decision{Allow: true, Reason: "allow-ip " + r.String()}
 	}
 	if name == HostInternal && ip.IsLoopback() && slices.Contains(p.cfg.HostPorts, port) {
-		return Decision{Allow: true, Reason: "--allow-host-port " + strconv.Itoa(int(port))}
+		return Decision{Allow: true, Reason: "allow-host-port " + strconv.Itoa(int(port))}
 	}
 	class, internal := addrClass(ip, hostAddrs)
 	if class == "" {
 		return Decision{Allow: true, Reason: "public address"}
 	}
 	if pinned, ok := p.hosts[name]; internal && ok && pinned == ip {
-		return Decision{Allow: true, Reason: "--add-host " + name + ":" + ip.String()}
+		return Decision{Allow: true, Reason: "add-host " + name + ":" + ip.String()}
 	}
-	reason := fmt.Sprintf("%s resolves to %s, %s; allow it with --allow-ip %s", nameOr(name, ip), ip, class, ipRuleText(ip, port))
+	reason := fmt.Sprintf("%s resolves to %s, %s; allow it with allow-ip %s", nameOr(name, ip), ip, class, ipRuleText(ip, port))
 	if internal && name != "" {
-		reason += " (or pin the name with --add-host " + name + ":" + ip.String() + ")"
+		reason += " (or pin the name with add-host " + name + ":" + ip.String() + ")"
 	}
 	return Decision{Reason: reason}
 }
@@ -302,11 +302,11 @@ func ipRuleText(ip netip.Addr, port uint16) string {
 
 // Flags holds the raw values of the network flags, as the CLI collected them.
 type Flags struct {
-	AllowDomains []string // --allow-domain PATTERN[:PORT]
-	DenyDomains  []string // --deny-domain PATTERN[:PORT]
-	AllowIPs     []string // --allow-ip CIDR[:PORT]
-	AddHosts     []string // --add-host NAME:IP
-	HostPorts    []string // --allow-host-port PORT
+	AllowDomains []string // allow-domain PATTERN[:PORT]
+	DenyDomains  []string // deny-domain PATTERN[:PORT]
+	AllowIPs     []string // allow-ip CIDR[:PORT]
+	AddHosts     []string // add-host NAME:IP
+	HostPorts    []string // allow-host-port PORT
 }
 
 // BuildConfig parses every flag value and returns all the errors at once

@@ -192,7 +192,7 @@ func TestRefusals(t *testing.T) {
 	if h.lookup("other.example").IsValid() {
 		t.Errorf("a name not in the allowlist resolved")
 	}
-	if log := h.logText(); !strings.Contains(log, "jail: blocked connect to 203.0.113.9:"+ps+" (raw IP address not allowed by --allow-ip)\n") ||
+	if log := h.logText(); !strings.Contains(log, "jail: blocked connect to 203.0.113.9:"+ps+" (raw IP address not allowed by allow-ip)\n") ||
 		!strings.Contains(log, "jail: blocked connect to allowed.test:") {
 		t.Errorf("stderr lines:\n%s", log)
 	}

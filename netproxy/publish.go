@@ -27,7 +27,7 @@ func (s PublishSpec) HostAddr() string {
 // or [IPV6]:HOSTPORT:PORT, with an optional "/tcp" suffix (UDP is refused).
 func ParsePublish(s string) (PublishSpec, error) {
 	bad := func(reason string) (PublishSpec, error) {
-		return PublishSpec{}, &ParseError{Flag: "--publish", Value: s, Reason: reason}
+		return PublishSpec{}, &ParseError{Key: "publish", Value: s, Reason: reason}
 	}
 	v := s
 	if i := strings.LastIndexByte(v, '/'); i >= 0 {

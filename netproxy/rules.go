@@ -9,25 +9,33 @@ import (
 )
 
 // HostInternal is the name under which the sandbox reaches the host's loopback
-// services opened with --allow-host-port.
+// services opened with allow-host-port.
 const HostInternal = "host.jail.internal"
 
 // ErrBadFlag is matched (errors.Is) by every *ParseError.
-var ErrBadFlag = errors.New("invalid network flag")
+var ErrBadFlag = errors.New("invalid network rule")
 
-// ParseError says which flag and value were refused and why.
+// ParseError says which option and value were refused and why. Key is the
+// policy option ("allow-domain"), not a flag: the value may come from a
+// config file or a profile, and the reader that knows says where (its
+// OptionValue method is what readers look for). Other options named in Reason
+// are written `key` (see package policy).
 type ParseError struct {
-	Flag   string // e.g. "--allow-domain"
+	Key    string // the option, e.g. "allow-domain"
 	Value  string // the value as given
 	Reason string // what is wrong and what to write instead
 }
 
 func (e *ParseError) Error() string {
-	return fmt.Sprintf("%s %q: %s", e.Flag, e.Value, e.Reason)
+	return fmt.Sprintf("%s %q: %s", e.Key, e.Value, e.Reason)
 }
 
 // Is makes errors.Is(err, ErrBadFlag) true.
 func (e *ParseError) Is(target error) bool { return target == ErrBadFlag }
+
+// OptionValue returns the option, the value and the reason, for a reader to
+// prefix with where the value came from.
+func (e *ParseError) OptionValue() (key, value, reason string) { return e.Key, e.Value, e.Reason }
 
 // DomainRule is one --allow-domain or --deny-domain pattern.
 type DomainRule struct {
@@ -75,23 +83,38 @@ func (r DomainRule) Match(name string, port uint16) bool {
 // over-long labels, IP addresses, non-ASCII names (use the xn-- form) and bad
 // ports, with the reason.
 func ParseDomainPattern(s string) (DomainRule, error) {
-	return parseDomainPattern("--allow-domain", s)
+	return parseDomainPattern("allow-domain", s)
 }
 
 // ParseDenyPattern parses a --deny-domain value; same syntax as
 // ParseDomainPattern (a port makes the denial apply to that port only).
 func ParseDenyPattern(s string) (DomainRule, error) {
-	return parseDomainPattern("--deny-domain", s)
+	return parseDomainPattern("deny-domain", s)
 }
 
-func parseDomainPattern(flag, s string) (DomainRule, error) {
+func parseDomainPattern(key, s string) (DomainRule, error) {
 	bad := func(reason string) (DomainRule, error) {
-		return DomainRule{}, &ParseError{Flag: flag, Value: s, Reason: reason}
+		return DomainRule{}, &ParseError{Key: key, Value: s, Reason: reason}
+	}
+	// A URL pasted where a name belongs: say so and give the name, rather
+	// than fail on "//host/" as a port.
+	if i := strings.Index(s, "://"); i > 0 {
+		host := s[i+3:]
+		if j := strings.IndexAny(host, "/?#"); j >= 0 {
+			host = host[:j]
+		}
+		if j := strings.LastIndexByte(host, '@'); j >= 0 {
+			host = host[j+1:]
+		}
+		return bad(fmt.Sprintf("a URL, not a host name: use the host name, %s", host))
+	}
+	if strings.ContainsAny(s, "/?#") {
+		return bad("a path is not part of a host name: use the host name alone, e.g. example.com")
 	}
 	host, port := s, uint16(0)
 	if i := strings.LastIndexByte(s, ':'); i >= 0 {
 		if strings.Count(s, ":") > 1 || strings.HasPrefix(s, "[") {
-			return bad("IPv6 addresses are not domain names; use --allow-ip [CIDR]:PORT")
+			return bad("IPv6 addresses are not domain names; use `allow-ip` [CIDR]:PORT")
 		}
 		p, err := parsePort(s[i+1:])
 		if err != nil {
@@ -117,7 +140,7 @@ func parseDomainPattern(flag, s string) (DomainRule, error) {
 		return bad("*." + name + " would allow every name under a top-level domain; name the domain you mean")
 	}
 	if name == HostInternal {
-		return bad(HostInternal + " is reached with --allow-host-port PORT, not with a domain rule")
+		return bad(HostInternal + " is reached with `allow-host-port` PORT, not with a domain rule")
 	}
 	rule.Domain = name
 	return rule, nil
@@ -136,7 +159,7 @@ func normalizeName(s string) (string, string) {
 		return "", "a wildcard is only allowed as the whole leftmost label, as in *.example.com"
 	}
 	if _, err := netip.ParseAddr(name); err == nil {
-		return "", "this is an IP address; use --allow-ip for addresses"
+		return "", "this is an IP address; use `allow-ip` for addresses"
 	}
 	if len(name) > 253 {
 		return "", "name longer than 253 bytes"
@@ -163,7 +186,7 @@ func normalizeName(s string) (string, string) {
 		}
 	}
 	if last := labels[len(labels)-1]; strings.Trim(last, "0123456789") == "" {
-		return "", "the last label is numeric; use --allow-ip for addresses"
+		return "", "the last label is numeric; use `allow-ip` for addresses"
 	}
 	return name, ""
 }
@@ -218,7 +241,7 @@ func (r IPRule) Match(ip netip.Addr, port uint16) bool {
 // bits set (10.0.0.1/8) is refused as a probable typo.
 func ParseIPRule(s string) (IPRule, error) {
 	bad := func(reason string) (IPRule, error) {
-		return IPRule{}, &ParseError{Flag: "--allow-ip", Value: s, Reason: reason}
+		return IPRule{}, &ParseError{Key: "allow-ip", Value: s, Reason: reason}
 	}
 	addr, port := s, uint16(0)
 	if strings.HasPrefix(s, "[") {
@@ -301,7 +324,7 @@ type HostEntry struct {
 // brackets: db:[2001:db8::5]).
 func ParseAddHost(s string) (HostEntry, error) {
 	bad := func(reason string) (HostEntry, error) {
-		return HostEntry{}, &ParseError{Flag: "--add-host", Value: s, Reason: reason}
+		return HostEntry{}, &ParseError{Key: "add-host", Value: s, Reason: reason}
 	}
 	i := strings.IndexByte(s, ':')
 	if i < 0 {
@@ -312,7 +335,7 @@ func ParseAddHost(s string) (HostEntry, error) {
 		return bad(reason)
 	}
 	if name == HostInternal {
-		return bad(HostInternal + " is reserved; use --allow-host-port")
+		return bad(HostInternal + " is reserved; use `allow-host-port`")
 	}
 	ip := strings.TrimSuffix(strings.TrimPrefix(s[i+1:], "["), "]")
 	a, err := netip.ParseAddr(ip)
@@ -329,7 +352,7 @@ func ParseAddHost(s string) (HostEntry, error) {
 func ParseHostPort(s string) (uint16, error) {
 	p, err := parsePort(s)
 	if err != nil {
-		return 0, &ParseError{Flag: "--allow-host-port", Value: s, Reason: err.Error()}
+		return 0, &ParseError{Key: "allow-host-port", Value: s, Reason: err.Error()}
 	}
 	return p, nil
 }

@@ -3,6 +3,7 @@ package netproxy
 import (
 	"errors"
 	"net/netip"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -39,7 +40,7 @@ func TestParseDomainPattern(t *testing.T) {
 		{"example.com:https", DomainRule{}, "not a number"},
 		{"example.com:-1", DomainRule{}, "not a number"},
 		{"example.com:+443", DomainRule{}, "not a number"},
-		{"1.2.3.4", DomainRule{}, "--allow-ip"},
+		{"1.2.3.4", DomainRule{}, "`allow-ip`"},
 		{"127.1", DomainRule{}, "numeric"},
 		{"::1", DomainRule{}, "IPv6"},
 		{"[::1]:443", DomainRule{}, "IPv6"},
@@ -48,7 +49,10 @@ func TestParseDomainPattern(t *testing.T) {
 		{"-bad.example.com", DomainRule{}, "hyphen"},
 		{strings.Repeat("a", 64) + ".com", DomainRule{}, "63"},
 		{strings.Repeat("a.", 127) + "com", DomainRule{}, "253"},
-		{"host.jail.internal", DomainRule{}, "--allow-host-port"},
+		{"host.jail.internal", DomainRule{}, "`allow-host-port`"},
+		{"https://example.com/", DomainRule{}, "a URL, not a host name: use the host name, example.com"},
+		{"http://user@api.example.com:8443/v1?x#y", DomainRule{}, "use the host name, api.example.com:8443"},
+		{"example.com/path", DomainRule{}, "a path is not part of a host name"},
 	}
 	for _, tt := range tests {
 		got, err := ParseDomainPattern(tt.in)
@@ -62,12 +66,12 @@ func TestParseDomainPattern(t *testing.T) {
 			t.Errorf("ParseDomainPattern(%q) = %+v, want error containing %q", tt.in, got, tt.errWant)
 			continue
 		}
-		if !errors.Is(err, ErrBadFlag) || !strings.Contains(err.Error(), tt.errWant) || !strings.Contains(err.Error(), "--allow-domain") {
-			t.Errorf("ParseDomainPattern(%q) error %q: want ErrBadFlag naming the flag and %q", tt.in, err, tt.errWant)
+		if !errors.Is(err, ErrBadFlag) || !strings.Contains(err.Error(), tt.errWant) || !namesKey(err, "allow-domain") {
+			t.Errorf("ParseDomainPattern(%q) error %q: want ErrBadFlag naming the option (not a flag) and %q", tt.in, err, tt.errWant)
 		}
 	}
-	if _, err := ParseDenyPattern("*"); err == nil || !strings.Contains(err.Error(), "--deny-domain") {
-		t.Errorf("ParseDenyPattern(*) = %v, want an error naming --deny-domain", err)
+	if _, err := ParseDenyPattern("*"); err == nil || !namesKey(err, "deny-domain") {
+		t.Errorf("ParseDenyPattern(*) = %v, want an error naming deny-domain", err)
 	}
 }
 
@@ -133,7 +137,7 @@ func TestParseIPRule(t *testing.T) {
 			}
 			continue
 		}
-		if err == nil || !errors.Is(err, ErrBadFlag) || !strings.Contains(err.Error(), tt.errWant) || !strings.Contains(err.Error(), "--allow-ip") {
+		if err == nil || !errors.Is(err, ErrBadFlag) || !strings.Contains(err.Error(), tt.errWant) || !namesKey(err, "allow-ip") {
 			t.Errorf("ParseIPRule(%q) = %v, %v; want error with %q", tt.in, got, err, tt.errWant)
 		}
 	}
@@ -149,15 +153,15 @@ func TestParseAddHostAndHostPort(t *testing.T) {
 		t.Errorf("ParseAddHost v6 = %+v, %v", h, err)
 	}
 	for _, bad := range []string{"db", "db:", "db:10.1.2", ":10.1.2.3", "*.x:1.2.3.4", "host.jail.internal:127.0.0.1", "db:fe80::1%eth0"} {
-		if _, err := ParseAddHost(bad); err == nil || !strings.Contains(err.Error(), "--add-host") {
-			t.Errorf("ParseAddHost(%q) = %v, want an --add-host error", bad, err)
+		if _, err := ParseAddHost(bad); err == nil || !namesKey(err, "add-host") {
+			t.Errorf("ParseAddHost(%q) = %v, want an add-host error", bad, err)
 		}
 	}
 	if p, err := ParseHostPort("11434"); err != nil || p != 11434 {
 		t.Errorf("ParseHostPort = %d, %v", p, err)
 	}
 	for _, bad := range []string{"", "0", "70000", "http"} {
-		if _, err := ParseHostPort(bad); err == nil || !strings.Contains(err.Error(), "--allow-host-port") {
+		if _, err := ParseHostPort(bad); err == nil || !namesKey(err, "allow-host-port") {
 			t.Errorf("ParseHostPort(%q) = %v", bad, err)
 		}
 	}
@@ -179,23 +183,23 @@ func TestDecide(t *testing.T) {
 		allow  bool
 		reason string
 	}{
-		{"example.com", none, 443, true, "--allow-domain example.com:443"},
+		{"example.com", none, 443, true, "allow-domain example.com:443"},
 		{"EXAMPLE.com.", none, 443, true, ""},
 		{"example.com", none, 80, false, "port 80 not allowed"},
 		{"api.example.com", none, 80, true, "*.example.com"},
-		{"secret.example.com", none, 443, false, "--deny-domain secret.example.com"},
-		{"x.blocked.corp.test", none, 443, false, "--deny-domain"},
+		{"secret.example.com", none, 443, false, "deny-domain secret.example.com"},
+		{"x.blocked.corp.test", none, 443, false, "deny-domain"},
 		{"blocked.corp.test", none, 443, true, ""}, // deny wildcard excludes its apex too
-		{"nossh.corp.test", none, 22, false, "--deny-domain nossh.corp.test:22"},
+		{"nossh.corp.test", none, 22, false, "deny-domain nossh.corp.test:22"},
 		{"nossh.corp.test", none, 443, true, ""},
 		{"corp.test", none, 443, false, "not in allowlist"}, // apex of a wildcard
 		{"evil.test", none, 443, false, "not in allowlist"},
-		{"onlyip.test", netip.MustParseAddr("192.0.2.1"), 22, true, "--allow-ip 192.0.2.0/24:22"},
+		{"onlyip.test", netip.MustParseAddr("192.0.2.1"), 22, true, "allow-ip 192.0.2.0/24:22"},
 		{"onlyip.test", netip.MustParseAddr("192.0.2.1"), 443, false, "not in allowlist"},
-		{"secret.example.com", netip.MustParseAddr("10.5.0.1"), 443, false, "--deny-domain"}, // deny beats allow-ip too
-		{HostInternal, none, 11434, true, "--allow-host-port 11434"},
-		{HostInternal, none, 22, false, "--allow-host-port"},
-		{"", netip.MustParseAddr("192.0.2.77"), 22, true, "--allow-ip"},
+		{"secret.example.com", netip.MustParseAddr("10.5.0.1"), 443, false, "deny-domain"}, // deny beats allow-ip too
+		{HostInternal, none, 11434, true, "allow-host-port 11434"},
+		{HostInternal, none, 22, false, "allow-host-port"},
+		{"", netip.MustParseAddr("192.0.2.77"), 22, true, "allow-ip"},
 		{"", netip.MustParseAddr("192.0.2.77"), 23, false, "raw IP"},
 		{"", netip.MustParseAddr("::ffff:192.0.2.77"), 22, true, ""},
 		{"", netip.MustParseAddr("2001:db8::1"), 443, true, ""},
@@ -252,13 +256,13 @@ func TestCheckDialGuard(t *testing.T) {
 		{"ok.test", "198.18.0.7", 80, false, "fake"},
 		{"ok.test", "192.168.1.10", 22, false, "host's own"},
 		{"ok.test", "2001:db8::10", 22, false, "host's own"},
-		{"ok.test", "127.0.0.53", 53, true, "--allow-ip"},
+		{"ok.test", "127.0.0.53", 53, true, "allow-ip"},
 		{"ok.test", "127.0.0.53", 54, false, "loopback"},
-		{HostInternal, "127.0.0.1", 8080, true, "--allow-host-port"},
+		{HostInternal, "127.0.0.1", 8080, true, "allow-host-port"},
 		{HostInternal, "127.0.0.1", 8081, false, "loopback"},
 		{"ok.test", "127.0.0.1", 8080, false, "loopback"}, // host port is for host.jail.internal only
 		// Internal networks (issue 10, class 7): a wildcard must not reach them.
-		{"ok.test", "10.1.2.3", 443, false, "private network address (RFC 1918); allow it with --allow-ip 10.1.2.3/32:443 (or pin the name with --add-host ok.test:10.1.2.3)"},
+		{"ok.test", "10.1.2.3", 443, false, "private network address (RFC 1918); allow it with allow-ip 10.1.2.3/32:443 (or pin the name with add-host ok.test:10.1.2.3)"},
 		{"ok.test", "172.31.255.1", 443, false, "RFC 1918"},
 		{"ok.test", "172.32.0.1", 443, true, "public"},
 		{"ok.test", "192.168.0.1", 443, false, "RFC 1918"},
@@ -282,7 +286,7 @@ func TestCheckDialGuard(t *testing.T) {
 		{"", "10.1.2.3", 443, false, "10.1.2.3 resolves to 10.1.2.3"},
 		// Explicit choices: a pin to an internal address opens exactly it;
 		// a pin never opens loopback or metadata.
-		{"pin.test", "10.4.4.4", 443, true, "--add-host pin.test:10.4.4.4"},
+		{"pin.test", "10.4.4.4", 443, true, "add-host pin.test:10.4.4.4"},
 		{"pin.test", "10.4.4.5", 443, false, "RFC 1918"},
 		{"ok.test", "10.4.4.4", 443, false, "RFC 1918"},
 		{"pinlo.test", "127.0.0.1", 443, false, "loopback"},
@@ -333,8 +337,8 @@ func TestParsePublish(t *testing.T) {
 	for _, tt := range tests {
 		s, err := ParsePublish(tt.in)
 		if tt.err {
-			if err == nil || !strings.Contains(err.Error(), "--publish") {
-				t.Errorf("ParsePublish(%q) = %+v, %v; want a --publish error", tt.in, s, err)
+			if err == nil || !namesKey(err, "publish") {
+				t.Errorf("ParsePublish(%q) = %+v, %v; want a publish error", tt.in, s, err)
 			}
 			continue
 		}
@@ -432,9 +436,18 @@ func TestBuildConfig(t *testing.T) {
 	if !errors.As(err, &pe) || !errors.Is(err, ErrBadFlag) {
 		t.Fatalf("BuildConfig(bad) = %v", err)
 	}
-	for _, want := range []string{`--allow-domain "*"`, `--allow-ip "10.0.0.1/8"`, `--allow-host-port "0"`} {
+	for _, want := range []string{`allow-domain "*"`, `allow-ip "10.0.0.1/8"`, `allow-host-port "0"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("joined error lacks %s: %v", want, err)
 		}
 	}
 }
+
+// namesKey: the error names the option and never spells a flag (the value
+// may come from a config file or a profile; the reader adds the source).
+func namesKey(err error, key string) bool {
+	var pe *ParseError
+	return errors.As(err, &pe) && pe.Key == key && strings.Contains(err.Error(), key) && !flagSpelling.MatchString(err.Error())
+}
+
+var flagSpelling = regexp.MustCompile(`(^|[\s(])--[a-z]`)

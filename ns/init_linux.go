@@ -335,7 +335,7 @@ func lookPath(file string, env []string) (string, error) {
 	}
 	fail := func(p string, err error) error {
 		if errors.Is(err, os.ErrNotExist) {
-			return &setupError{127, fmt.Errorf("%s: command not found inside the sandbox (is it on a hidden path? add --read DIR)", p)}
+			return &setupError{127, fmt.Errorf("%s: command not found inside the sandbox (is it on a hidden path? make its directory visible: read DIR)", p)}
 		}
 		return &setupError{126, fmt.Errorf("%s: not executable: %v", p, err)}
 	}

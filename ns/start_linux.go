@@ -235,7 +235,7 @@ func idmapBinds(pid int, mounts []Mount) ([]Mount, []*os.File, error) {
 				f.Close()
 			}
 			unix.Close(fd)
-			return nil, nil, fmt.Errorf("too many bind mounts (%d+): jail started by root passes each as a file descriptor, at most %d; use fewer --read/--write paths", len(files), maxFDs-1)
+			return nil, nil, fmt.Errorf("too many bind mounts (%d+): jail started by root passes each as a file descriptor, at most %d; use fewer read/write paths", len(files), maxFDs-1)
 		}
 		out[i].FD = len(files)
 		files = append(files, os.NewFile(uintptr(fd), m.Path))

@@ -15,9 +15,6 @@ import (
 	"time"
 )
 
-// ErrInvalid marks a policy the user must fix; the CLI exits 125 with the message.
-var ErrInvalid = errors.New("invalid policy")
-
 // Policy is everything the user asked for. Paths are as given; Resolve turns them
 // into absolute, symlink-free host paths.
 type Policy struct {
@@ -102,9 +99,18 @@ type Policy struct {
 	// through jail (--audit-max-size).
 	AuditMaxSize int64 `json:"audit_max_size"`
 
+	// Profile and Settings name what the policy was read from; the readers
+	// (package config) have already merged them into the fields above.
+	Profile  []string `json:"profile,omitempty"`
+	Settings []string `json:"settings,omitempty"`
+
 	Quiet   bool `json:"-"`
 	Verbose bool `json:"-"`
 	DryRun  bool `json:"-"`
+
+	// Notices are one-line messages from the readers (an unset --env name, a
+	// created profile path) for the supervisor's notice channel.
+	Notices []string `json:"-"`
 }
 
 // Network modes.
@@ -114,72 +120,94 @@ const (
 	NetHost  = "host"
 )
 
-// Default returns a policy with the documented defaults.
-func Default() Policy {
-	return Policy{
-		TmpSize:   1 << 30,
-		Hostname:  "jail",
-		Pids:      1024,
-		KillGrace: 5 * time.Second,
-		Net:       NetNone,
-
-		AuditMaxSize: DefaultAuditMaxSize,
-	}
-}
-
 // DefaultAuditMaxSize is the default size budget of one run's trail: room
-// for about 150,000 exec events.
+// for about 150,000 exec events (the audit-max-size option's default says
+// the same; a test keeps them equal).
 const DefaultAuditMaxSize = 64 << 20
 
 // MinAuditMaxSize is the smallest budget accepted: the start event alone
 // can take tens of KiB.
 const MinAuditMaxSize = 1 << 20
 
-func invalid(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, a...))
-}
-
 // Validate checks the policy for contradictions a user must fix, and fills in
-// what follows from other fields (e.g. --allow-domain implies --net allow).
+// what follows from other fields (e.g. an allow rule implies net allow).
 func (p *Policy) Validate() error {
 	if len(p.Command) == 0 {
 		return invalid("no command given: usage is jail [flags] -- COMMAND [ARG...]")
 	}
-	allowRules := len(p.AllowDomain) + len(p.AllowIP) + len(p.AllowHostPort) + len(p.Publish)
+	return p.Check()
+}
+
+// Check is Validate without the command: the options alone.
+func (p *Policy) Check() error {
+	// The first allow rule, to name it in a conflict.
+	var ruleKey, ruleVal string
+	for _, r := range []struct {
+		key  string
+		vals []string
+	}{{"allow-domain", p.AllowDomain}, {"allow-ip", p.AllowIP}, {"allow-host-port", p.AllowHostPort}, {"publish", p.Publish}, {"deny-domain", p.DenyDomain}} {
+		if len(r.vals) > 0 && ruleKey == "" {
+			ruleKey, ruleVal = r.key, r.vals[0]
+		}
+	}
 	switch p.Net {
 	case "":
 		p.Net = NetNone
-		if allowRules > 0 {
+		if ruleKey != "" && ruleKey != "deny-domain" {
 			p.Net = NetAllow
 		}
 	case NetNone, NetHost:
-		if allowRules > 0 || len(p.DenyDomain) > 0 {
-			return invalid("--net %s cannot be combined with --allow-domain/--allow-ip/--allow-host-port/--publish; use --net allow or drop --net", p.Net)
+		// deny-domain alone under none changes nothing (nothing is allowed),
+		// which keeps Check idempotent: "" with only deny rules becomes none.
+		if ruleKey != "" && (ruleKey != "deny-domain" || p.Net == NetHost) {
+			return &ConflictError{Key1: "net", Value1: p.Net, Key2: ruleKey, Value2: ruleVal,
+				Reason: "rules need `net` allow; drop the `net` setting, or the rule"}
 		}
 	case NetAllow:
 	default:
-		return invalid("--net %q: want none, allow or host", p.Net)
+		return &FieldError{Key: "net", Value: p.Net, Reason: "want none, allow or host"}
 	}
 	if p.RequireExecAudit && p.NoExecAudit {
-		return invalid("--require-exec-audit cannot be combined with --no-exec-audit")
+		return &ConflictError{Key1: "require-exec-audit", Key2: "no-exec-audit", Reason: "the exec audit cannot be both required and off: drop one of the two"}
 	}
 	if p.TmpSize <= 0 {
-		return invalid("--tmp-size must be positive")
+		return &FieldError{Key: "tmp-size", Value: FormatSize(p.TmpSize), Reason: "must be positive, e.g. 1G"}
 	}
 	if p.AuditMaxSize < MinAuditMaxSize {
-		return invalid("--audit-max-size must be at least 1M (the trail's size budget; default 64M)")
+		return &FieldError{Key: "audit-max-size", Value: FormatSize(p.AuditMaxSize), Reason: "at least 1M: the trail's size budget (default 64M)"}
 	}
-	if p.Pids < 0 || p.Memory < 0 || p.CPUs < 0 || p.Timeout < 0 || p.KillGrace < 0 || p.MaxFileSize < 0 {
-		return invalid("limits must not be negative")
+	for _, n := range []struct {
+		key string
+		neg bool
+		val string
+	}{
+		{"pids", p.Pids < 0, fmt.Sprint(p.Pids)},
+		{"memory", p.Memory < 0, fmt.Sprint(p.Memory)},
+		{"cpus", p.CPUs < 0, fmt.Sprint(p.CPUs)},
+		{"timeout", p.Timeout < 0, p.Timeout.String()},
+		{"kill-grace", p.KillGrace < 0, p.KillGrace.String()},
+		{"max-file-size", p.MaxFileSize < 0, fmt.Sprint(p.MaxFileSize)},
+	} {
+		if n.neg {
+			return &FieldError{Key: n.key, Value: n.val, Reason: "limits must not be negative"}
+		}
+	}
+	// What cgroup would refuse later, refused here where the reader can
+	// still say where the value came from.
+	if p.Memory > 0 && p.Memory < 1<<20 {
+		return &FieldError{Key: "memory", Value: FormatSize(p.Memory), Reason: "below 1M nothing can run; use e.g. 64M or more"}
+	}
+	if p.CPUs > 0 && p.CPUs < 0.01 {
+		return &FieldError{Key: "cpus", Value: fmt.Sprint(p.CPUs), Reason: "below 0.01, the kernel's smallest quota; use e.g. 0.5"}
 	}
 	for _, kv := range p.SetEnv {
 		if i := strings.IndexByte(kv, '='); i <= 0 {
-			return invalid("--setenv %q: want NAME=VALUE", kv)
+			return &FieldError{Key: "setenv", Value: kv, Reason: "want NAME=VALUE"}
 		}
 	}
 	for _, n := range p.Env {
 		if n == "" || strings.ContainsAny(n, "=\x00") {
-			return invalid("--env %q: want a variable NAME", n)
+			return &FieldError{Key: "env", Value: n, Reason: "want a variable NAME (set values with `setenv`)"}
 		}
 	}
 	return nil
@@ -187,16 +215,17 @@ func (p *Policy) Validate() error {
 
 // ResolvePath makes a user-given path absolute (relative to base) and resolves
 // symlinks on the host, once, at start: the sandbox then sees exactly that
-// inode tree (a symlink swapped later cannot redirect a bind). flag names the
-// option for the error message.
-func ResolvePath(flag, base, p string) (string, error) {
+// inode tree (a symlink swapped later cannot redirect a bind). key names the
+// option for the error (a *FieldError).
+func ResolvePath(key, base, p string) (string, error) {
 	if p == "" {
-		return "", invalid("%s: empty path", flag)
+		return "", &FieldError{Key: key, Reason: "empty path"}
 	}
+	orig := p
 	if strings.HasPrefix(p, "~/") || p == "~" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", invalid("%s %s: cannot expand ~: %v", flag, p, err)
+			return "", &FieldError{Key: key, Value: orig, Reason: fmt.Sprintf("cannot expand ~: %v", err)}
 		}
 		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
 	}
@@ -206,9 +235,9 @@ func ResolvePath(flag, base, p string) (string, error) {
 	r, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", invalid("%s %s: no such file or directory (create it first, or drop the flag)", flag, p)
+			return "", &FieldError{Key: key, Value: orig, Reason: "no such file or directory: create it first, or drop it"}
 		}
-		return "", fmt.Errorf("%w: %s %s: %v", ErrInvalid, flag, p, err)
+		return "", &FieldError{Key: key, Value: orig, Reason: err.Error()}
 	}
 	return filepath.Clean(r), nil
 }

@@ -29,31 +29,34 @@ func TestValidate(t *testing.T) {
 		{"explicit allow", func(p *Policy) { p.Net = NetAllow }, "", NetAllow},
 		{"allow with rules", func(p *Policy) { p.Net = NetAllow; p.AllowDomain = []string{"a"}; p.DenyDomain = []string{"b"} }, "", NetAllow},
 		{"host", func(p *Policy) { p.Net = NetHost }, "", NetHost},
-		{"none with allow-domain", func(p *Policy) { p.Net = NetNone; p.AllowDomain = []string{"a"} }, "--net none cannot be combined", ""},
-		{"none with deny-domain", func(p *Policy) { p.Net = NetNone; p.DenyDomain = []string{"a"} }, "--net none cannot be combined", ""},
-		{"host with publish", func(p *Policy) { p.Net = NetHost; p.Publish = []string{"80"} }, "--net host cannot be combined", ""},
-		{"host with allow-ip", func(p *Policy) { p.Net = NetHost; p.AllowIP = []string{"10.0.0.1"} }, "--net host", ""},
-		{"host with allow-host-port", func(p *Policy) { p.Net = NetHost; p.AllowHostPort = []string{"22"} }, "--net host", ""},
-		{"unknown net", func(p *Policy) { p.Net = "bridge" }, `--net "bridge"`, ""},
-		{"net is case sensitive", func(p *Policy) { p.Net = "None" }, `--net "None"`, ""},
-		{"zero tmp size", func(p *Policy) { p.TmpSize = 0 }, "--tmp-size", ""},
-		{"negative tmp size", func(p *Policy) { p.TmpSize = -1 }, "--tmp-size", ""},
+		{"none with allow-domain", func(p *Policy) { p.Net = NetNone; p.AllowDomain = []string{"a"} }, `net "none" conflicts with allow-domain "a"`, ""},
+		{"none with deny-domain only is none", func(p *Policy) { p.Net = NetNone; p.DenyDomain = []string{"a"} }, "", NetNone},
+		{"host with deny-domain", func(p *Policy) { p.Net = NetHost; p.DenyDomain = []string{"a"} }, `net "host" conflicts with deny-domain`, ""},
+		{"host with publish", func(p *Policy) { p.Net = NetHost; p.Publish = []string{"80"} }, `net "host" conflicts with publish "80"`, ""},
+		{"host with allow-ip", func(p *Policy) { p.Net = NetHost; p.AllowIP = []string{"10.0.0.1"} }, `net "host" conflicts with allow-ip`, ""},
+		{"host with allow-host-port", func(p *Policy) { p.Net = NetHost; p.AllowHostPort = []string{"22"} }, `net "host" conflicts with allow-host-port`, ""},
+		{"unknown net", func(p *Policy) { p.Net = "bridge" }, `net "bridge": want none, allow or host`, ""},
+		{"net is case sensitive", func(p *Policy) { p.Net = "None" }, `net "None"`, ""},
+		{"zero tmp size", func(p *Policy) { p.TmpSize = 0 }, "tmp-size", ""},
+		{"negative tmp size", func(p *Policy) { p.TmpSize = -1 }, "tmp-size", ""},
 		{"negative pids", func(p *Policy) { p.Pids = -1 }, "negative", ""},
 		{"negative memory", func(p *Policy) { p.Memory = -1 }, "negative", ""},
 		{"negative cpus", func(p *Policy) { p.CPUs = -0.5 }, "negative", ""},
 		{"negative timeout", func(p *Policy) { p.Timeout = -time.Second }, "negative", ""},
 		{"negative kill grace", func(p *Policy) { p.KillGrace = -1 }, "negative", ""},
 		{"negative max file size", func(p *Policy) { p.MaxFileSize = -1 }, "negative", ""},
+		{"tiny memory", func(p *Policy) { p.Memory = 4096 }, `memory "4k": below 1M`, ""},
+		{"tiny cpus", func(p *Policy) { p.CPUs = 0.001 }, `cpus "0.001": below 0.01`, ""},
 		{"zero limits are fine", func(p *Policy) { p.Pids, p.Memory, p.CPUs, p.Timeout, p.KillGrace, p.MaxFileSize = 0, 0, 0, 0, 0, 0 }, "", NetNone},
 		{"setenv ok", func(p *Policy) { p.SetEnv = []string{"A=1", "B=", "C=x=y", "D=\xff"} }, "", NetNone},
-		{"setenv without =", func(p *Policy) { p.SetEnv = []string{"A"} }, `--setenv "A"`, ""},
-		{"setenv empty name", func(p *Policy) { p.SetEnv = []string{"=1"} }, `--setenv "=1"`, ""},
-		{"setenv empty", func(p *Policy) { p.SetEnv = []string{""} }, "--setenv", ""},
-		{"setenv second bad", func(p *Policy) { p.SetEnv = []string{"A=1", "B"} }, `--setenv "B"`, ""},
+		{"setenv without =", func(p *Policy) { p.SetEnv = []string{"A"} }, `setenv "A": want NAME=VALUE`, ""},
+		{"setenv empty name", func(p *Policy) { p.SetEnv = []string{"=1"} }, `setenv "=1"`, ""},
+		{"setenv empty", func(p *Policy) { p.SetEnv = []string{""} }, "setenv", ""},
+		{"setenv second bad", func(p *Policy) { p.SetEnv = []string{"A=1", "B"} }, `setenv "B"`, ""},
 		{"env ok", func(p *Policy) { p.Env = []string{"GITHUB_TOKEN", "LC_ALL", "x.y"} }, "", NetNone},
-		{"env empty", func(p *Policy) { p.Env = []string{""} }, "--env", ""},
-		{"env with =", func(p *Policy) { p.Env = []string{"A=1"} }, `--env "A=1"`, ""},
-		{"env with NUL", func(p *Policy) { p.Env = []string{"A\x00B"} }, "--env", ""},
+		{"env empty", func(p *Policy) { p.Env = []string{""} }, "env", ""},
+		{"env with =", func(p *Policy) { p.Env = []string{"A=1"} }, `env "A=1"`, ""},
+		{"env with NUL", func(p *Policy) { p.Env = []string{"A\x00B"} }, "env", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,6 +70,10 @@ func TestValidate(t *testing.T) {
 				}
 				if p.Net != tt.wantNet {
 					t.Errorf("Net = %q, want %q", p.Net, tt.wantNet)
+				}
+				// Idempotent: the supervisor checks again what the CLI checked.
+				if err := p.Check(); err != nil || p.Net != tt.wantNet {
+					t.Errorf("second Check: %v, Net %q", err, p.Net)
 				}
 				return
 			}
@@ -135,12 +142,12 @@ func TestResolvePath(t *testing.T) {
 		{"missing", "nope", "", "no such file"},
 		{"missing absolute", "/nonexistent/jail/test", "", "no such file"},
 		{"dangling symlink", "dangling", "", "no such file"},
-		{"through a file", "real/f/x", "", "flag"},
+		{"through a file", "real/f/x", "", "not a directory"},
 		{"empty", "", "", "empty path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ResolvePath("--flag", base, tt.in)
+			got, err := ResolvePath("write", base, tt.in)
 			if tt.wantErr == "" {
 				if err != nil || got != tt.want {
 					t.Fatalf("ResolvePath(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
@@ -153,14 +160,15 @@ func TestResolvePath(t *testing.T) {
 			if !errors.Is(err, ErrInvalid) {
 				t.Errorf("error %v does not wrap ErrInvalid", err)
 			}
-			if !strings.Contains(err.Error(), "--flag") || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("error %q does not name the flag or contain %q", err, tt.wantErr)
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Key != "write" || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "--") {
+				t.Errorf("error %q is not a FieldError naming write (and no flag) with %q", err, tt.wantErr)
 			}
 		})
 	}
 	t.Run("tilde without HOME", func(t *testing.T) {
 		t.Setenv("HOME", "")
-		_, err := ResolvePath("--read", base, "~/x")
+		_, err := ResolvePath("read", base, "~/x")
 		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "~") {
 			t.Errorf("got %v, want an ErrInvalid about ~", err)
 		}
@@ -175,9 +183,9 @@ func TestResolvePath(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer os.Chmod(locked, 0o755)
-			_, err := ResolvePath("--write", base, "locked/in")
-			if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "--write") {
-				t.Errorf("got %v, want an ErrInvalid naming --write", err)
+			_, err := ResolvePath("write", base, "locked/in")
+			if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "write") {
+				t.Errorf("got %v, want an ErrInvalid naming write", err)
 			}
 		})
 	}

@@ -29,7 +29,7 @@ var degradedNotes = []string{
 	"degraded: no namespaces: jail runs the command with Landlock, seccomp, no_new_privs and rlimits only",
 	"degraded: no mount masks: secrets inside writable paths (.env, *.pem, keys in the workspace) are readable, and write protections inside them (.git/hooks, .git/config, shell rc files, agent configuration) do not hold",
 	"degraded: no pid namespace: the sandbox sees the host's processes and their command lines (Landlock ABI 6 scoping stops signals to them; ptrace is refused)",
-	"degraded: no network namespace: --net none is seccomp refusing IP and Unix sockets (socketpair stays); --net allow is not available",
+	"degraded: no network namespace: `net` none is seccomp refusing IP and Unix sockets (socketpair stays); `net` allow is not available",
 	"degraded: no ipc or uts namespace; the host's /tmp, /dev/shm and /run are unreadable, TMPDIR is a private directory",
 	"degraded: if jail itself is SIGKILLed, processes the agent left may outlive it (no pid namespace whose end kills them)",
 }
@@ -39,7 +39,7 @@ var degradedNotes = []string{
 // same probe as jail doctor), or when a test forces it.
 func (r *runner) decideDegraded() (bool, string) {
 	if r.pol.ForceDegraded {
-		return true, "forced (--x-degraded, testing)"
+		return true, "forced (`x-degraded`, testing)"
 	}
 	if !r.pol.Degraded {
 		return false, ""
@@ -55,10 +55,25 @@ func (r *runner) decideDegraded() (bool, string) {
 // checkDegraded refuses what degraded mode cannot do.
 func checkDegraded(p *policy.Policy) error {
 	if p.Net == policy.NetAllow {
-		return fmt.Errorf("%w: --degraded cannot filter egress (no network namespace here): use --net none (the default) or --net host (no filtering), or run where user namespaces work", policy.ErrInvalid)
+		key := "degraded"
+		if p.ForceDegraded && !p.Degraded {
+			key = "x-degraded"
+		}
+		// Name what asked for egress: the first allow rule, else net itself.
+		rk, rv := "net", p.Net
+		for _, r := range []struct {
+			key  string
+			vals []string
+		}{{"allow-domain", p.AllowDomain}, {"allow-ip", p.AllowIP}, {"allow-host-port", p.AllowHostPort}, {"publish", p.Publish}} {
+			if len(r.vals) > 0 {
+				rk, rv = r.key, r.vals[0]
+				break
+			}
+		}
+		return &policy.ConflictError{Key1: key, Key2: rk, Value2: rv, Reason: "`degraded` mode cannot filter egress (no network namespace here): use `net` none (the default) or `net` host (no filtering), or run where user namespaces work"}
 	}
 	if ns, _ := landlockABI(); ns <= 0 {
-		return fmt.Errorf("%w: --degraded needs Landlock (Linux 5.13+ with lsm=...,landlock): without namespaces it is the only filesystem wall", policy.ErrInvalid)
+		return &policy.FieldError{Key: "degraded", Reason: "needs Landlock (Linux 5.13+ with lsm=...,landlock): without namespaces it is the only filesystem wall"}
 	}
 	return nil
 }

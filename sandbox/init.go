@@ -186,7 +186,7 @@ func initHooks() ns.Hooks {
 			}
 			if h.RequireNotify && l == nil {
 				// Fail closed before the agent exists.
-				return nil, nil, fmt.Errorf("--require-exec-audit: %s; drop --require-exec-audit to run without exec audit and guard rail", rep.Reason)
+				return nil, nil, fmt.Errorf("`require-exec-audit`: %s; drop `require-exec-audit` to run without exec audit and guard rail", rep.Reason)
 			}
 			info := map[string]string{"notify": fmt.Sprint(rep.Notify), "arch": rep.Arch}
 			if rep.Reason != "" {

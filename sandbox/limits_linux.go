@@ -51,7 +51,7 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 	g, rep, err := cgroup.Open(fmt.Sprintf("jail-%d-%s", os.Getpid(), audit.NewID()[:8]), lim, opts)
 	if err != nil {
 		if errors.Is(err, cgroup.ErrNoCgroup) {
-			return fmt.Errorf("--require-limits: %w", err)
+			return fmt.Errorf("`require-limits`: %w", err)
 		}
 		return fmt.Errorf("limits: %w", err)
 	}
@@ -135,7 +135,7 @@ func (r *runner) watchMemory(spec *ns.Spec) {
 			r.mu.Lock()
 			r.memOver = &s
 			r.mu.Unlock()
-			r.kill("limit", fmt.Sprintf("memory %s over --memory %s (watched)", cgroup.FormatSize(int64(s.Bytes)), cgroup.FormatSize(r.pol.Memory)))
+			r.kill("limit", fmt.Sprintf("memory %s over memory %s (watched)", cgroup.FormatSize(int64(s.Bytes)), cgroup.FormatSize(r.pol.Memory)))
 		})
 	}()
 }

@@ -10,21 +10,9 @@ import (
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/ns"
-	"github.com/jail-sandbox/jail/policy"
 )
 
 // This file: egress and published ports.
-
-func buildNetPolicy(p *policy.Policy) (*netproxy.Policy, error) {
-	cfg, err := netproxy.BuildConfig(netproxy.Flags{
-		AllowDomains: p.AllowDomain, DenyDomains: p.DenyDomain, AllowIPs: p.AllowIP,
-		AddHosts: p.AddHost, HostPorts: p.AllowHostPort,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", policy.ErrInvalid, err)
-	}
-	return netproxy.NewPolicy(cfg)
-}
 
 // hostProxy reads the host's proxy variables (HTTPS_PROXY, HTTP_PROXY,
 // ALL_PROXY, NO_PROXY and their lower-case forms, from jail's own

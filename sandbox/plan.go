@@ -100,12 +100,14 @@ func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 // BuildPlan resolves the policy against the host: paths are made absolute and
 // symlink-free once, here, and checked to exist. env is the host environment.
 func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
-	ws, err := policy.ResolvePath("workspace", "/", p.Workspace)
-	if err != nil {
+	// The options are checked (and the network mode decided) here too, so a
+	// caller that skipped Validate still gets a closed default.
+	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	if ws == "/" && !p.ReadOnly {
-		return nil, fmt.Errorf("%w: the workspace is / (the whole host): cd into a project directory, or add --read-only", policy.ErrInvalid)
+	ws, bl, _, err := resolveRoots(p)
+	if err != nil {
+		return nil, err
 	}
 	plan := &Plan{Workspace: ws}
 	home := lookupEnv(env, "HOME")
@@ -136,58 +138,11 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		addHide(h.path, h.mode, "private, empty")
 	}
 	if home != "" {
-		addHide(home, 0o700, "empty home; only --read/--write paths reappear")
+		addHide(home, 0o700, "empty home; only read/write paths reappear")
 	}
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Path) < depth(mounts[j].Path) })
 
-	// 2. Re-expose: the workspace and --read/--write paths, shallow first so
-	//    that a deeper writable path inside a read-only one stays writable.
-	binds := map[string]ns.Mount{}
-	addBind := func(flag, raw string, rw bool, why string) error {
-		path, err := policy.ResolvePath(flag, ws, raw)
-		if err != nil {
-			return err
-		}
-		if path == "/" && rw {
-			return fmt.Errorf("%w: %s /: the whole host cannot be writable", policy.ErrInvalid, flag)
-		}
-		fi, err := os.Stat(path)
-		if err != nil {
-			return fmt.Errorf("%w: %s %s: %v", policy.ErrInvalid, flag, raw, err)
-		}
-		kind := ns.KindROBind
-		if rw {
-			kind = ns.KindBind
-		}
-		if old, ok := binds[path]; ok && old.Kind == ns.KindBind {
-			return nil // writable wins over read-only for the same path
-		}
-		binds[path] = ns.Mount{Kind: kind, Path: path, Dir: fi.IsDir(), FD: -1, Why: why}
-		return nil
-	}
-	if err := addBind("workspace", ws, !p.ReadOnly, "workspace"); err != nil {
-		return nil, err
-	}
-	for _, w := range p.Write {
-		if err := addBind("--write", w, true, "--write"); err != nil {
-			return nil, err
-		}
-	}
-	for _, r := range p.Read {
-		if err := addBind("--read", r, false, "--read"); err != nil {
-			return nil, err
-		}
-	}
-	var bl []ns.Mount
-	for _, b := range binds {
-		bl = append(bl, b)
-	}
-	sort.Slice(bl, func(i, j int) bool {
-		if di, dj := depth(bl[i].Path), depth(bl[j].Path); di != dj {
-			return di < dj
-		}
-		return bl[i].Path < bl[j].Path
-	})
+	// 2. Re-expose: the workspace and the read/write paths (resolveRoots).
 	mounts = append(mounts, bl...)
 
 	// jail's own state directory (old trails, the run registry, the
@@ -196,11 +151,8 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	// refused; where a visible path contains it, it is masked below.
 	if sd, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
 		plan.StateDir = resolveExisting(sd)
-		for _, b := range bl {
-			if b.Path == plan.StateDir || strings.HasPrefix(b.Path, plan.StateDir+"/") {
-				return nil, fmt.Errorf("%w: %s %s is jail's state directory %s or lies in it (old audit trails, run registry): the sandbox never sees it; choose another path",
-					policy.ErrInvalid, b.Why, b.Path, plan.StateDir)
-			}
+		if err := inStateDir(bl, plan.StateDir, nil); err != nil {
+			return nil, err
 		}
 		plan.StateDirMasked = visibleIn(plan.StateDir, mounts)
 	}
@@ -223,12 +175,9 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig,
 		Readable: readable, Writable: writable,
 	}
-	if err := fsrules.Validate(in); err != nil {
-		return nil, fmt.Errorf("%w: %v", policy.ErrInvalid, err)
-	}
 	fp, err := fsrules.Expand(in)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", policy.ErrInvalid, err)
+		return nil, invalid(err)
 	}
 	for _, w := range fp.Writable {
 		mounts = append(mounts, ns.Mount{Kind: ns.KindBind, Path: w, Dir: true, FD: -1, Why: "git worktree's shared git dir"})
@@ -274,6 +223,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		// pins above keep its parents from being renamed away.
 		mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: plan.StateDir, Dir: true, FD: -1, Why: "jail's state directory (audit trails, run registry)"})
 	}
+	plan.Notes = append(plan.Notes, p.Notices...) // recorded in the trail's start event
 	plan.Notes = append(plan.Notes, fp.Notes...)
 	plan.Absent = append(plan.Absent, fp.Absent...)
 
@@ -324,6 +274,22 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		MaxABI:  p.LandlockMaxABI,
 	}
 	return plan, nil
+}
+
+// inStateDir refuses a bind that is, or lies in, jail's state directory;
+// raws gives the values as the user wrote them (nil: the resolved paths).
+func inStateDir(binds []ns.Mount, stateDir string, raws map[string]string) error {
+	for _, b := range binds {
+		if b.Path == stateDir || strings.HasPrefix(b.Path, stateDir+"/") {
+			v := b.Path
+			if r, ok := raws[b.Path]; ok && r != "" {
+				v = r
+			}
+			return &policy.FieldError{Key: b.Why, Value: v, Reason: fmt.Sprintf(
+				"it is, or lies in, jail's state directory %s (old audit trails, the run registry): the sandbox never sees it; choose another path", stateDir)}
+		}
+	}
+	return nil
 }
 
 // visibleIn reports whether path would be visible in the sandbox given the
@@ -378,6 +344,92 @@ func foreignNote(path, why string) string {
 	}
 	return fmt.Sprintf("read-only: %s (%s) is owned by uid %d, not root: started by root, the agent runs as nobody and cannot write it; start jail as that user (sudo -u '#%d' jail ...) or chown it to root", path, why, st.Uid, st.Uid)
 }
+
+// resolveRoots resolves the workspace and the write and read paths on the
+// host, once, with every check that needs no walk of the trees: each exists,
+// none makes the whole host writable, and a read-only workspace is not made
+// writable again by a write path. It returns the workspace and the binds,
+// shallow first, so that a deeper writable path inside a read-only one stays
+// writable. raw maps each resolved path back to the value as given, for
+// errors about it. Errors are *policy.FieldError or *policy.ConflictError.
+func resolveRoots(p *policy.Policy) (string, []ns.Mount, map[string]string, error) {
+	ws, err := policy.ResolvePath("workspace", "/", p.Workspace)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if ws == "/" && !p.ReadOnly {
+		return "", nil, nil, &policy.FieldError{Key: "workspace", Value: "/", Reason: "the whole host: cd into a project directory, or add `read-only`"}
+	}
+	binds := map[string]ns.Mount{}
+	raws := map[string]string{ws: p.Workspace}
+	addBind := func(key, raw string, rw bool, why string) error {
+		path, err := policy.ResolvePath(key, ws, raw)
+		if err != nil {
+			return err
+		}
+		if _, seen := raws[path]; !seen {
+			raws[path] = raw
+		}
+		if path == "/" && rw {
+			return &policy.FieldError{Key: key, Value: raw, Reason: "the whole host cannot be writable"}
+		}
+		// A write path at or above the workspace makes it writable again.
+		if rw && p.ReadOnly && key != "workspace" && (ws == path || strings.HasPrefix(ws, path+"/")) {
+			return &policy.ConflictError{Key1: "read-only", Key2: key, Value2: raw,
+				Reason: "a read-only workspace cannot be writable too; drop one of the two"}
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			return &policy.FieldError{Key: key, Value: raw, Reason: err.Error()}
+		}
+		kind := ns.KindROBind
+		if rw {
+			kind = ns.KindBind
+		}
+		if old, ok := binds[path]; ok && old.Kind == ns.KindBind {
+			return nil // writable wins over read-only for the same path
+		}
+		binds[path] = ns.Mount{Kind: kind, Path: path, Dir: fi.IsDir(), FD: -1, Why: why}
+		return nil
+	}
+	if err := addBind("workspace", ws, !p.ReadOnly, "workspace"); err != nil {
+		return "", nil, nil, err
+	}
+	for _, w := range p.Write {
+		if err := addBind("write", w, true, "write"); err != nil {
+			return "", nil, nil, err
+		}
+	}
+	for _, r := range p.Read {
+		if err := addBind("read", r, false, "read"); err != nil {
+			return "", nil, nil, err
+		}
+	}
+	var bl []ns.Mount
+	for _, b := range binds {
+		bl = append(bl, b)
+	}
+	sort.Slice(bl, func(i, j int) bool {
+		if di, dj := depth(bl[i].Path), depth(bl[j].Path); di != dj {
+			return di < dj
+		}
+		return bl[i].Path < bl[j].Path
+	})
+	return ws, bl, raws, nil
+}
+
+// invalid marks err as the user's to fix (policy.ErrInvalid), keeping its
+// type for a reader that names the value's source.
+func invalid(err error) error {
+	if errors.Is(err, policy.ErrInvalid) {
+		return err
+	}
+	return &invalidError{err}
+}
+
+type invalidError struct{ error }
+
+func (e *invalidError) Unwrap() []error { return []error{e.error, policy.ErrInvalid} }
 
 // enclosing returns the deepest root in roots that contains p, or "".
 func enclosing(p string, roots []string) string {

@@ -226,7 +226,7 @@ func TestBuildPlanWorkspace(t *testing.T) {
 func TestBuildPlanRootWorkspace(t *testing.T) {
 	f := newFixture(t)
 	_, err := BuildPlan(f.policy(func(p *policy.Policy) { p.Workspace = "/" }), f.env)
-	if err == nil || !errors.Is(err, policy.ErrInvalid) || !strings.Contains(err.Error(), "workspace is /") {
+	if err == nil || !errors.Is(err, policy.ErrInvalid) || !strings.Contains(err.Error(), `workspace "/": the whole host`) {
 		t.Errorf("writable / workspace: %v", err)
 	}
 	// A symlink to / is / too.
@@ -276,6 +276,7 @@ func TestBuildPlanWriteRead(t *testing.T) {
 	tests := []struct {
 		name        string
 		write, read []string
+		readOnly    bool
 		want        map[string]string // path -> kind
 		wantDir     map[string]bool
 		wantErr     string
@@ -290,19 +291,26 @@ func TestBuildPlanWriteRead(t *testing.T) {
 		{name: "write wins over read", write: []string{outside}, read: []string{outside}, want: map[string]string{outside: ns.KindBind}},
 		{name: "same path via symlink and direct", write: []string{"out"}, read: []string{"outlink"}, want: map[string]string{filepath.Join(f.ws, "out"): ns.KindBind}},
 		{name: "--read of the workspace keeps it writable", read: []string{"."}, want: map[string]string{f.ws: ns.KindBind}},
-		{name: "--write missing", write: []string{"nope"}, wantErr: "--write"},
-		{name: "--read missing", read: []string{"nope"}, wantErr: "--read"},
-		{name: "--write /", write: []string{"/"}, wantErr: "--write /"},
-		{name: "--write symlink to /", write: []string{"../../../../../../../../.."}, wantErr: "--write"},
-		{name: "--write empty", write: []string{""}, wantErr: "--write"},
-		{name: "--read empty", read: []string{""}, wantErr: "--read"},
+		{name: "--write missing", write: []string{"nope"}, wantErr: `write "nope"`},
+		{name: "--read missing", read: []string{"nope"}, wantErr: `read "nope"`},
+		{name: "--write /", write: []string{"/"}, wantErr: `write "/"`},
+		{name: "--write symlink to /", write: []string{"../../../../../../../../.."}, wantErr: "write"},
+		{name: "--write empty", write: []string{""}, wantErr: "write"},
+		{name: "--read empty", read: []string{""}, wantErr: "read"},
+		{name: "read-only with the workspace writable", readOnly: true, write: []string{"."}, wantErr: `read-only conflicts with write "."`},
+		{name: "read-only with a parent of the workspace writable", readOnly: true, write: []string{".."}, wantErr: `read-only conflicts with write ".."`},
+		{name: "read-only with a path inside writable", readOnly: true, write: []string{"out"}, want: map[string]string{filepath.Join(f.ws, "out"): ns.KindBind, f.ws: ns.KindROBind}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pl, err := BuildPlan(f.policy(func(p *policy.Policy) { p.Write, p.Read = tt.write, tt.read }), f.env)
+			pl, err := BuildPlan(f.policy(func(p *policy.Policy) { p.Write, p.Read, p.ReadOnly = tt.write, tt.read, tt.readOnly }), f.env)
 			if tt.wantErr != "" {
 				if err == nil || !errors.Is(err, policy.ErrInvalid) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %v, want an ErrInvalid naming %q", err, tt.wantErr)
+				}
+				// Libraries name options, never flags: the reader knows the source.
+				if strings.Contains(err.Error(), "--") {
+					t.Errorf("%q spells a flag", err)
 				}
 				return
 			}

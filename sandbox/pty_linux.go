@@ -19,7 +19,7 @@ import (
 
 // newTermFilter is what stands between the sandbox's pty and the user's
 // terminal: clipboard writes, reports and other host-affecting sequences
-// are dropped unless --allow-terminal names their class.
+// are dropped unless allow-terminal names their class.
 func newTermFilter(p *policy.Policy, w io.Writer) (*termfilter.Writer, error) {
 	var allow []string
 	for _, a := range p.AllowTerminal {
@@ -27,7 +27,7 @@ func newTermFilter(p *policy.Policy, w io.Writer) (*termfilter.Writer, error) {
 	}
 	f, err := termfilter.New(w, termfilter.Options{Allow: allow, EightBit: !localeUTF8(os.Environ())})
 	if err != nil {
-		return nil, fmt.Errorf("%w: --allow-terminal: %v", policy.ErrInvalid, err)
+		return nil, &policy.FieldError{Key: "allow-terminal", Value: strings.Join(p.AllowTerminal, ","), Reason: err.Error()}
 	}
 	return f, nil
 }
@@ -63,7 +63,7 @@ func (r *runner) reportTerminal() {
 	if len(d) == 0 {
 		return
 	}
-	r.notef("terminal: dropped escape sequences that act beyond the screen: %s (--allow-terminal CLASS lets clipboard, hyperlinks, notify, colors or cwd through)", r.term.Summary())
+	r.notef("terminal: dropped escape sequences that act beyond the screen: %s (`allow-terminal` CLASS lets clipboard, hyperlinks, notify, colors or cwd through)", r.term.Summary())
 	kinds := make([]string, 0, len(d))
 	for k := range d {
 		kinds = append(kinds, k)

@@ -56,7 +56,7 @@ type runner struct {
 	upstream     *netproxy.Upstream // the host's proxy allowed flows are chained through
 	guard        *seccomp.Guard
 	acfg         *agentGuard    // agent configuration guard (agentcfg_linux.go)
-	pubs         []net.Listener // --publish listeners on the host
+	pubs         []net.Listener // publish listeners on the host
 	dialMu       sync.Mutex     // one dial request to init at a time
 	dialCh       chan dialReply
 	pubPorts     []int
@@ -94,7 +94,7 @@ func (r *runner) tracef(step string) {
 }
 
 func (r *runner) errorf(format string, a ...any) {
-	fmt.Fprintf(r.stderr, "jail: "+format+"\n", a...)
+	fmt.Fprintf(r.stderr, "jail: %s\n", Spell(fmt.Sprintf(format, a...)))
 }
 
 func (r *runner) notef(format string, a ...any) {
@@ -105,7 +105,7 @@ func (r *runner) notef(format string, a ...any) {
 
 // fail reports a setup failure: one line on stderr, a record, exit 125.
 func (r *runner) fail(err error) int {
-	r.errorf("%v", err)
+	r.errorf("%s", Explain(err))
 	r.recordStart(nil)
 	r.record(audit.Exit{Code: ExitSetup, Reason: "setup_failed", Error: err.Error(), WallMS: audit.Millis(time.Since(r.started))})
 	r.closeTrail()
@@ -115,25 +115,30 @@ func (r *runner) fail(err error) int {
 func (r *runner) run() int {
 	plan, err := BuildPlan(r.pol, os.Environ())
 	if err != nil {
-		r.errorf("%v", err)
+		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}
 	r.plan = plan
 	r.redact = newRedactor(r.pol, plan.Env)
+	// The readers' notices (an unset env name, a created profile path, a
+	// settings key with no equivalent) go through the one notice channel.
+	for _, n := range r.pol.Notices {
+		r.notef("%s", n)
+	}
 	for _, n := range plan.Notes {
-		if strings.HasPrefix(n, "--deny") || strings.HasPrefix(n, "read-only: ") {
+		if strings.HasPrefix(n, "deny ") || strings.HasPrefix(n, "read-only: ") {
 			r.notef("%s", n)
 		}
 	}
 	if r.degraded, r.degradedWhy = r.decideDegraded(); r.degraded {
 		if err := checkDegraded(r.pol); err != nil {
-			r.errorf("%v", err)
+			r.errorf("%s", Explain(err))
 			return ExitSetup
 		}
 	}
 	if r.pol.Net == policy.NetAllow {
 		if r.netPol, err = buildNetPolicy(r.pol); err != nil {
-			r.errorf("%v", err)
+			r.errorf("%s", Explain(err))
 			return ExitSetup
 		}
 		r.upstream = r.hostProxy()
@@ -143,7 +148,7 @@ func (r *runner) run() int {
 	for _, spec := range r.pol.Publish {
 		ps, err := netproxy.ParsePublish(spec)
 		if err != nil {
-			r.errorf("%v", err)
+			r.errorf("%s", Explain(err))
 			return ExitSetup
 		}
 		if r.pol.DryRun {
@@ -151,7 +156,7 @@ func (r *runner) run() int {
 		}
 		ln, err := net.Listen("tcp", ps.HostAddr())
 		if err != nil {
-			r.errorf("--publish %s: %v (choose another host port)", spec, err)
+			r.errorf("`publish` %s: %v (choose another host port)", spec, err)
 			return ExitSetup
 		}
 		defer ln.Close()
@@ -161,12 +166,12 @@ func (r *runner) run() int {
 	if !r.pol.NoExecAudit || len(r.pol.BlockCommand) > 0 {
 		r.guard, err = seccomp.NewGuard(r.pol.BlockCommand, !r.pol.NoGuardRails, plan.Workspace, plan.Home)
 		if err != nil {
-			r.errorf("--block-command: %v", err)
+			r.errorf("%s", Explain(err))
 			return ExitSetup
 		}
 		// The command itself is judged here, before anything starts.
 		if rule := r.guard.Check(r.pol.Command, plan.Workspace); rule != "" {
-			r.errorf("blocked command: %s (guard rail %s); drop it, or adjust --block-command/--no-guard-rails", strings.Join(r.pol.Command, " "), rule)
+			r.errorf("blocked command: %s (guard rail %s); drop it, or adjust `block-command` or `no-guard-rails`", strings.Join(r.pol.Command, " "), rule)
 			return ExitNotExec
 		}
 	}
@@ -182,7 +187,7 @@ func (r *runner) run() int {
 	}
 	addCounters(spec, plan.Counters)
 	if err := r.addHooks(spec); err != nil {
-		r.errorf("%v", err)
+		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}
 	// The agent's terminal: a pty of its own when stdin and stdout are
@@ -202,7 +207,7 @@ func (r *runner) run() int {
 	}
 	r.ttyFD = int(termOut.Fd())
 	if r.term, err = newTermFilter(r.pol, termOut); err != nil {
-		r.errorf("%v", err)
+		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}
 	if r.pol.DryRun {
@@ -226,7 +231,7 @@ func (r *runner) run() int {
 		}
 	}
 	if err := r.openTrail(spec); err != nil {
-		r.errorf("%v", err)
+		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}
 	defer r.closeGuard()
@@ -246,7 +251,7 @@ func (r *runner) run() int {
 	}
 
 	if r.pol.Net == policy.NetHost {
-		r.notef("--net host: the sandbox shares the host's network, with no filtering and no audit of connections")
+		r.notef("`net` host: the sandbox shares the host's network, with no filtering and no audit of connections")
 	}
 	spec.Trace = os.Getenv("JAIL_TRACE") == "1"
 	r.trace = spec.Trace
@@ -387,14 +392,14 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 		// bytes again (the file may not be visible inside).
 		data, rerr := os.ReadFile(p.SeccompFile)
 		if rerr != nil {
-			return fmt.Errorf("%w: --seccomp %s: %v", policy.ErrInvalid, p.SeccompFile, rerr)
+			return &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: rerr.Error()}
 		}
 		if _, err := seccomp.ParsePolicy(p.SeccompFile, data); err != nil {
-			return fmt.Errorf("%w: --seccomp: %v", policy.ErrInvalid, err)
+			return &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: err.Error()}
 		}
 		sc.Extra, sc.ExtraName = data, p.SeccompFile
 	} else if p.SeccompReplace {
-		return fmt.Errorf("%w: --seccomp-replace needs --seccomp FILE", policy.ErrInvalid)
+		return &policy.FieldError{Key: "seccomp-replace", Reason: "needs `seccomp` FILE: the filter to use instead"}
 	}
 	set(ns.HookSeccomp, sc)
 	if p.Net == policy.NetAllow {
@@ -527,7 +532,7 @@ func (r *runner) finish() int {
 		}
 	}
 	if ev.PidsMaxHits > 0 {
-		r.notef("process limit reached: --pids %d (%d forks refused)", r.pol.Pids, ev.PidsMaxHits)
+		r.notef("process limit reached: `pids` %d (%d forks refused)", r.pol.Pids, ev.PidsMaxHits)
 		r.record(audit.Limit{Kind: "pids", Source: "cgroup-" + r.group.Mode(), Limit: r.pol.Pids, Value: int64(ev.PidsMaxHits), Action: "refused"})
 	}
 	code, reason := 0, "exited"
@@ -536,7 +541,7 @@ func (r *runner) finish() int {
 		if line := r.diagnoseSetup(setupErr.Error); line != "" {
 			setupErr.Error = line
 		}
-		r.errorf("%s", setupErr.Error)
+		r.errorf("%s", Explain(errors.New(setupErr.Error)))
 		code, reason = setupErr.ExitCode, "setup_failed"
 		if code == 0 {
 			code = ExitSetup

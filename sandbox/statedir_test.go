@@ -38,11 +38,11 @@ func TestPlanStateDir(t *testing.T) {
 		{"--write names it", []string{"XDG_STATE_HOME=" + xdgIn}, func(p *policy.Policy) {
 			p.Workspace = f.home
 			p.Write = []string{filepath.Join(xdgIn, "jail")}
-		}, "", nil, "--write " + filepath.Join(xdgIn, "jail") + " is jail's state directory"},
+		}, "", nil, `write "` + filepath.Join(xdgIn, "jail") + `": it is, or lies in, jail's state directory`},
 		{"--read names a path in it", []string{"XDG_STATE_HOME=" + xdgIn}, func(p *policy.Policy) {
 			p.Workspace = f.home
 			p.Read = []string{filepath.Join(xdgIn, "jail", "audit")}
-		}, "", nil, "--read"},
+		}, "", nil, `read "`},
 		{"workspace inside it", []string{"XDG_STATE_HOME=" + xdgIn}, func(p *policy.Policy) {
 			p.Workspace = filepath.Join(xdgIn, "jail", "audit")
 		}, "", nil, "workspace"},

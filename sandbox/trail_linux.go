@@ -43,7 +43,7 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 			path, err = audit.DefaultPath(dir, r.started, id)
 		}
 		if err != nil {
-			return fmt.Errorf("audit trail: %w (pass --audit FILE)", err)
+			return fmt.Errorf("audit trail: %w (set `audit` to a FILE)", err)
 		}
 	}
 	// The agent must not be able to rewrite its own trail. A trail in jail's
@@ -54,7 +54,7 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 		hidden = append(hidden, r.plan.StateDir)
 	}
 	if err := audit.CheckPlacement(path, r.plan.Writable, hidden); err != nil {
-		return fmt.Errorf("--audit %s: %w", path, err)
+		return fmt.Errorf("`audit` %s: %w", path, err)
 	}
 	// The budget keeps an agent from filling the host's disk through its
 	// trail (failed execs with huge argv, a flood of refused flows).
@@ -66,7 +66,7 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 		s, err := audit.NewSyslog()
 		if err != nil {
 			w.Close()
-			return fmt.Errorf("--audit-syslog: %w", err)
+			return fmt.Errorf("`audit-syslog`: %w", err)
 		}
 		w.AddSink(s)
 	}
@@ -119,7 +119,7 @@ func (r *runner) recordStart(info map[string]string) {
 	if info["seccomp.notify"] == "false" && (!r.pol.NoExecAudit || len(r.pol.BlockCommand) > 0) {
 		// No listener: no exec is recorded and none is refused, not even
 		// by --block-command.
-		degraded = append(degraded, "exec audit and guard rail off: "+info["seccomp.reason"]+" (--require-exec-audit makes this fatal)")
+		degraded = append(degraded, "exec audit and guard rail off: "+info["seccomp.reason"]+" (`require-exec-audit` makes this fatal)")
 	}
 	if miss := info["landlock.missing"]; miss != "" {
 		var list []string

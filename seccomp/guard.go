@@ -23,11 +23,31 @@ type guardRule struct {
 	match func(argv []string, cwd string) bool
 }
 
-// ErrBadPattern is wrapped by NewGuard when a --block-command pattern does
+// ErrBadPattern is wrapped by NewGuard when a block-command pattern does
 // not compile.
-var ErrBadPattern = errors.New("invalid --block-command pattern")
+var ErrBadPattern = errors.New("invalid block-command pattern")
 
-// NewGuard builds a Guard from --block-command regular expressions (RE2
+// PatternError is a refused block-command pattern. It names the option, not
+// a flag: the reader that knows where the pattern came from says so (its
+// OptionValue method is what readers look for).
+type PatternError struct {
+	Pattern string
+	Reason  string
+}
+
+func (e *PatternError) Error() string {
+	return fmt.Sprintf("block-command %q: %s", e.Pattern, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrBadPattern) true.
+func (e *PatternError) Unwrap() error { return ErrBadPattern }
+
+// OptionValue returns the option, the pattern and the reason.
+func (e *PatternError) OptionValue() (key, value, reason string) {
+	return "block-command", e.Pattern, e.Reason
+}
+
+// NewGuard builds a Guard from block-command regular expressions (RE2
 // syntax, matched anywhere in the argv joined with single spaces) and, if
 // defaults, the built-in rules: recursive rm of /, the home directory or
 // the workspace root (also as `.` or `..` from the cwd, `~`, `/*`, or any
@@ -42,10 +62,10 @@ func NewGuard(patterns []string, defaults bool, workspace, home string) (*Guard,
 	for _, p := range patterns {
 		re, err := regexp.Compile(p)
 		if err != nil {
-			return nil, fmt.Errorf("%w %q: %v; write an RE2 regular expression, e.g. '^git push'", ErrBadPattern, p, err)
+			return nil, &PatternError{p, fmt.Sprintf("not a regular expression (%v); write RE2, e.g. '^git push'", strings.TrimPrefix(err.Error(), "error parsing regexp: "))}
 		}
 		if re.MatchString("") {
-			return nil, fmt.Errorf("%w %q: it matches every command; anchor it, e.g. '^git push'", ErrBadPattern, p)
+			return nil, &PatternError{p, "it matches every command; anchor it, e.g. '^git push'"}
 		}
 		g.rules = append(g.rules, guardRule{
 			name:  "block-command:" + p,

@@ -98,8 +98,14 @@ func TestGuardPatterns(t *testing.T) {
 		t.Error("nil guard refused")
 	}
 	for _, bad := range []string{"(", "a{2,1}", ".*", "x?"} {
-		if _, err := NewGuard([]string{bad}, false, "", ""); !errors.Is(err, ErrBadPattern) {
-			t.Errorf("pattern %q: err %v, want ErrBadPattern", bad, err)
+		_, err := NewGuard([]string{bad}, false, "", "")
+		var pe *PatternError
+		if !errors.Is(err, ErrBadPattern) || !errors.As(err, &pe) || pe.Pattern != bad {
+			t.Errorf("pattern %q: err %v, want a PatternError wrapping ErrBadPattern", bad, err)
+		}
+		// The option by its key, never a flag: the pattern may come from a file.
+		if key, _, _ := pe.OptionValue(); key != "block-command" || strings.Contains(err.Error(), "--") {
+			t.Errorf("pattern %q: %q", bad, err)
 		}
 	}
 }

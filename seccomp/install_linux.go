@@ -62,10 +62,10 @@ func Install(cfg Config) (listener *os.File, rep Report, err error) {
 	if cfg.Extra != nil && !cfg.Replace {
 		extra, err := cfg.Extra.Assemble()
 		if err != nil {
-			return nil, rep, fmt.Errorf("seccomp: assemble --seccomp policy: %w", err)
+			return nil, rep, fmt.Errorf("seccomp: assemble the extra policy (seccomp option): %w", err)
 		}
 		if _, err := loadFilter(extra, unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
-			return nil, rep, fmt.Errorf("seccomp: install --seccomp policy: %w", err)
+			return nil, rep, fmt.Errorf("seccomp: install the extra policy (seccomp option): %w", err)
 		}
 	}
 	if !cfg.ExecNotify {

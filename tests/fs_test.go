@@ -767,7 +767,7 @@ func TestFSDryRun(t *testing.T) {
 	for _, want := range [][]string{
 		{"mask", filepath.Join(ws, ".env")},
 		{"mask", filepath.Join(ws, "deep/k.pem")},
-		{"mask", filepath.Join(ws, "private"), "--deny"},
+		{"mask", filepath.Join(ws, "private"), "deny private"},
 		{"read-only", filepath.Join(ws, ".git/config")},
 		{"read-only", filepath.Join(ws, ".git/hooks")},
 		{"read-only", filepath.Join(ws, ".bashrc")},

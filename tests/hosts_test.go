@@ -168,7 +168,7 @@ func TestHostsDegradedForced(t *testing.T) {
 	// What degraded mode cannot do is refused, not weakened silently.
 	r = run(t, runOpts{dir: ws}, "--x-degraded", "--allow-domain", "example.com", "--", "true")
 	mustCode(t, r, 125)
-	if !strings.Contains(r.stderr, "--degraded cannot filter egress") {
+	if !strings.Contains(r.stderr, "--degraded") || !strings.Contains(r.stderr, "cannot filter egress") {
 		t.Errorf("--net allow in degraded mode: %q", r.stderr)
 	}
 }

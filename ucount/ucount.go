@@ -96,7 +96,7 @@ func Plan(src Source) ([]Bound, error) {
 			// user's count can reach where --seccomp-replace allows them
 			// (nested sandboxes). Not 0: that would overrule the user's
 			// own filter.
-			b.Why = "namespaces (seccomp refuses new ones unless --seccomp-replace)"
+			b.Why = "namespaces (seccomp refuses new ones unless seccomp-replace)"
 		case b.Why == "":
 			// A counter newer than this code: bounded like the others
 			// rather than left to the sandbox.

@@ -54,7 +54,7 @@ func Setup(cfg Config) (*Result, error) {
 	}
 	res, err := onDiscardedThread(func() (*Result, error) { return setupFallback(fdS) })
 	if err != nil {
-		return nil, fmt.Errorf("nsnet: no egress path (transparent: %v; proxy-aware fallback: %w); run `jail doctor`, or use --net none", reason, err)
+		return nil, fmt.Errorf("nsnet: no egress path (transparent: %v; proxy-aware fallback: %w); run `jail doctor`, or use `net` none", reason, err)
 	}
 	res.Reason = reason
 	res.Elapsed = time.Since(start)

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/jail-sandbox/jail/config"
+	"github.com/jail-sandbox/jail/policy"
+)
+
+// command is one verb: its flags, its help and what it runs.
+type command struct {
+	name  string // "kill"; "" for the run verb
+	usage string // "jail kill [--now] ID|PID|all ..."
+	short string // one line for the verb list and the man page
+	long  string // more help, after the usage
+	flags *pflag.FlagSet
+	// args checks the positional arguments (nil: none allowed).
+	args func(args []string) error
+	run  func(args []string) error
+	// help prints the full help (nil: usage, long and the flags).
+	help func(w io.Writer)
+	// verbs lists sub-verbs for completion ("show" of config).
+	verbs []string
+	out   io.Writer // where help goes
+}
+
+func newCommand(f *factory, name, usage, short string) *command {
+	fs := pflag.NewFlagSet("jail "+name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are ours to word; help is printed on request
+	fs.SortFlags = false
+	c := &command{name: name, usage: usage, short: short, flags: fs, out: f.IO.Out}
+	fs.BoolP("help", "h", false, "show this help")
+	return c
+}
+
+// exec parses args and runs the command.
+func (c *command) exec(args []string) error {
+	if err := c.flags.Parse(args); err != nil {
+		return c.flagError(err)
+	}
+	if h, _ := c.flags.GetBool("help"); h {
+		c.printHelp(c.out)
+		return nil
+	}
+	rest := c.flags.Args()
+	if c.args != nil {
+		if err := c.args(rest); err != nil {
+			return err
+		}
+	} else if len(rest) > 0 {
+		return c.usageErr("takes no argument %q", rest[0])
+	}
+	return c.run(rest)
+}
+
+// printHelp writes the help to w.
+func (c *command) printHelp(w io.Writer) {
+	if c.help != nil {
+		c.help(w)
+		return
+	}
+	fmt.Fprintf(w, "%s\n\nUsage:\n  %s\n", capitalize(c.short), c.usage)
+	if c.long != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.long, "\n"))
+	}
+	fmt.Fprintf(w, "\nFlags:\n")
+	writeFlagLines(w, verbFlagLines(c.flags))
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// seeHelp is how every usage error ends.
+func (c *command) seeHelp() string {
+	if c.name == "" {
+		return "see jail --help"
+	}
+	return "see jail " + c.name + " --help"
+}
+
+// usageErr is a mistake on the command line: one line, exit 125.
+func (c *command) usageErr(format string, a ...any) error {
+	prefix := ""
+	if c.name != "" {
+		prefix = c.name + ": "
+	}
+	return &usageError{msg: prefix + fmt.Sprintf(format, a...) + " (" + c.seeHelp() + ")"}
+}
+
+// flagError words pflag's errors for a person: the flag as they type it,
+// what a value looks like, where to read more.
+func (c *command) flagError(err error) error {
+	var notExist *pflag.NotExistError
+	var needsValue *pflag.ValueRequiredError
+	var invalid *pflag.InvalidValueError
+	var syntax *pflag.InvalidSyntaxError
+	switch {
+	case errors.As(err, &notExist):
+		name := "--" + notExist.GetSpecifiedName()
+		if s := notExist.GetSpecifiedShortnames(); s != "" {
+			name = "-" + notExist.GetSpecifiedName()
+		}
+		return c.usageErr("unknown flag %s", name)
+	case errors.As(err, &needsValue):
+		f := needsValue.GetFlag()
+		what := "a value"
+		if o := policy.Lookup(f.Name); o != nil && o.Placeholder != "" {
+			what = o.Placeholder
+			if o.Example != "" {
+				what += ", e.g. --" + f.Name + " " + o.Example
+			}
+		}
+		return c.usageErr("--%s needs %s", f.Name, what)
+	case errors.As(err, &invalid):
+		f := invalid.GetFlag()
+		var ov interface {
+			OptionValue() (string, string, string)
+		}
+		if errors.As(err, &ov) {
+			_, _, reason := ov.OptionValue()
+			return &usageError{msg: fmt.Sprintf("--%s %s: %s", f.Name, invalid.GetValue(), reason)}
+		}
+		return c.usageErr("--%s %s: %v", f.Name, invalid.GetValue(), errors.Unwrap(err))
+	case errors.As(err, &syntax):
+		return c.usageErr("bad flag syntax %s", syntax.GetSpecifiedFlag())
+	}
+	return c.usageErr("%v", err)
+}
+
+// optionValue is the pflag.Value of one policy option: it checks the value
+// at once (so the error is about the flag) and records it, in order, in the
+// flag layer for package config.
+type optionValue struct {
+	opt     *policy.Option
+	layer   *[]config.Setting
+	scratch policy.Policy
+}
+
+func (v *optionValue) Set(s string) error {
+	if err := v.opt.Set(&v.scratch, s); err != nil {
+		return err
+	}
+	*v.layer = append(*v.layer, config.Setting{Option: v.opt, Value: s,
+		Source: config.Source{Kind: config.FromFlag, Flag: "--" + v.opt.Name, Raw: s}})
+	return nil
+}
+
+func (v *optionValue) String() string { return "" }
+
+func (v *optionValue) Type() string {
+	if v.opt.Kind == policy.Bool {
+		return "bool"
+	}
+	return v.opt.Placeholder
+}
+
+// addOptions registers every policy option on fs, recording into layer.
+func addOptions(fs *pflag.FlagSet, layer *[]config.Setting) {
+	for i := range policy.Options {
+		o := &policy.Options[i]
+		f := fs.VarPF(&optionValue{opt: o, layer: layer}, o.Name, o.Short, o.Help)
+		if o.Kind == policy.Bool {
+			f.NoOptDefVal = "true"
+		}
+		f.Hidden = o.Hidden
+	}
+}

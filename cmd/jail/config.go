@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/jail-sandbox/jail/config"
+)
+
+// ConfigOptions is jail config show|path.
+type ConfigOptions struct {
+	IO         *iostreams
+	Verb       string // show, path
+	Flags      []config.Setting
+	ConfigFile string
+	NoProject  *bool
+}
+
+func newConfigCmd(f *factory, runF func(*ConfigOptions) error) *command {
+	opts := &ConfigOptions{IO: f.IO}
+	c := newCommand(f, "config", "jail config show [flags] | jail config path",
+		"print the effective options as a config file, or where config files live")
+	c.long = `show takes the flags a run takes and prints what they amount to, layered over
+the config files, the trusted project file and the profiles, as a config file
+that loads back to the same options. path prints the user config file, the
+profile directory and the trust store.`
+	c.verbs = []string{"show", "path"}
+	fs := c.flags
+	fs.SetInterspersed(true)
+	addOptions(fs, &opts.Flags)
+	fs.StringVar(&opts.ConfigFile, "config", "", "read `FILE` too (above your config file, below flags)")
+	noProject := fs.Bool("no-project-file", false, "do not read the workspace's .jail.toml")
+	c.args = func(args []string) error {
+		if len(args) != 1 || (args[0] != "show" && args[0] != "path") {
+			return c.usageErr("want show or path")
+		}
+		return nil
+	}
+	c.run = func(args []string) error {
+		opts.Verb = args[0]
+		if fs.Changed("no-project-file") {
+			opts.NoProject = noProject
+		}
+		if runF != nil {
+			return runF(opts)
+		}
+		return configRun(f, opts)
+	}
+	return c
+}
+
+func configRun(f *factory, opts *ConfigOptions) error {
+	env, err := f.Env()
+	if err != nil {
+		return err
+	}
+	if opts.Verb == "path" {
+		fmt.Fprintf(opts.IO.Out, "config    %s\nprofiles  %s/profiles\ntrust     %s/trust.json\n", env.UserConfigPath(), env.ConfigDir, env.ConfigDir)
+		return nil
+	}
+	res, err := resolve(env, opts.Flags, opts.ConfigFile, opts.NoProject)
+	if err != nil {
+		return err
+	}
+	p := res.Policy
+	// Checked on a copy: the file shows what was asked (net unset stays
+	// unset), but a policy jail would refuse is said so now.
+	check := p
+	if err := check.Check(); err != nil {
+		return &usageError{res.Origins.Explain(err)}
+	}
+	header := []string{"workspace: " + p.Workspace + " (the current directory unless --workspace)"}
+	if len(res.Files) == 0 {
+		header = append(header, "read: no file (defaults and flags only)")
+	}
+	for _, file := range res.Files {
+		header = append(header, "read: "+file)
+	}
+	for _, n := range res.Notes {
+		header = append(header, "note: "+n)
+	}
+	return config.Show(opts.IO.Out, &p, header)
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit statuses of jail itself (the command's own status passes through).
+const (
+	exitOK    = 0
+	exitSetup = 125 // jail could not do what was asked: a bad flag, file or policy, a failed setup
+)
+
+// usageError is a mistake the user can fix: one line, exit 125. msg is
+// complete (it names the flag or the file, and the fix).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// exitError carries a status to exit with and nothing to print: the verb
+// has said what it had to (the sandbox's own status, an audit verdict).
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func exitStatus(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return &exitError{code}
+}
+
+// exitCode is the one place errors become exit statuses: nil 0, an
+// exitError its code, everything else one line on stderr and 125.
+func exitCode(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// One line, whatever the error: a message spanning lines would be lost
+	// in an agent's terminal output.
+	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
+	fmt.Fprintf(stderr, "jail: %s\n", msg)
+	return exitSetup
+}

@@ -1,0 +1,31 @@
+package main
+
+import "github.com/jail-sandbox/jail/sandbox"
+
+// KillOptions is jail kill.
+type KillOptions struct {
+	IO  *iostreams
+	Now bool
+	IDs []string
+}
+
+func newKillCmd(f *factory, runF func(*KillOptions) error) *command {
+	opts := &KillOptions{IO: f.IO}
+	c := newCommand(f, "kill", "jail kill [--now] ID|PID|all ...", "stop running sandboxes (SIGTERM, then SIGKILL after their grace)")
+	c.long = "IDs and PIDs are those jail ps lists; all stops every sandbox of this user."
+	c.flags.BoolVar(&opts.Now, "now", false, "kill at once instead of SIGTERM, then SIGKILL after the grace")
+	c.args = func(args []string) error {
+		if len(args) == 0 {
+			return c.usageErr("which sandbox? give an ID, a PID or all (jail ps lists them)")
+		}
+		return nil
+	}
+	c.run = func(args []string) error {
+		opts.IDs = args
+		if runF != nil {
+			return runF(opts)
+		}
+		return exitStatus(sandbox.Kill(opts.IDs, opts.Now, opts.IO.ErrOut))
+	}
+	return c
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/jail-sandbox/jail/config"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/profile"
+	"github.com/jail-sandbox/jail/sandbox"
+)
+
+// RunOptions is what `jail [flags] -- COMMAND` asks for.
+type RunOptions struct {
+	IO *iostreams
+	// Flags are the policy options given, in order (package config layers
+	// them over the files and profiles).
+	Flags      []config.Setting
+	ConfigFile string
+	NoProject  *bool
+	Command    []string
+}
+
+// newRunCmd is the sandbox itself: jail [flags] -- COMMAND [ARG...].
+func newRunCmd(f *factory, runF func(*RunOptions) error) *command {
+	opts := &RunOptions{IO: f.IO}
+	c := newCommand(f, "", "jail [flags] -- COMMAND [ARG...]", "run COMMAND in a sandbox")
+	fs := c.flags
+	// Flags stop at the first word that is not one: the command and its own
+	// flags follow --.
+	fs.SetInterspersed(false)
+	addOptions(fs, &opts.Flags)
+	fs.StringVar(&opts.ConfigFile, "config", "", "read `FILE` too")
+	noProject := fs.Bool("no-project-file", false, "do not read the workspace's .jail.toml")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	c.help = func(w io.Writer) { rootHelp(w, f) }
+	c.args = func(args []string) error {
+		if *showVersion {
+			return nil
+		}
+		dash := fs.ArgsLenAtDash()
+		switch {
+		case dash < 0 && len(args) == 0:
+			return &usageError{"no command given: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)"}
+		case dash != 0:
+			// A word before --: a mistyped verb, a verb after flags, or a
+			// command without --.
+			w := args[0]
+			if _, ok := verbs[w]; ok {
+				return &usageError{fmt.Sprintf("%q is a verb: put it first, as in jail %s (see jail --help)", w, w)}
+			}
+			return &usageError{fmt.Sprintf("%q is not a jail verb; put the command after --: jail [flags] -- %s (see jail --help)", w, strings.Join(args, " "))}
+		case len(args) == 0:
+			return &usageError{"no command after --: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)"}
+		}
+		return nil
+	}
+	c.run = func(args []string) error {
+		if *showVersion {
+			fmt.Fprintf(f.IO.Out, "jail %s\n", f.Version)
+			return nil
+		}
+		if fs.Changed("no-project-file") {
+			opts.NoProject = noProject
+		}
+		opts.Command = args
+		if runF != nil {
+			return runF(opts)
+		}
+		return runRun(f, opts)
+	}
+	return c
+}
+
+// runRun resolves the layers into a policy, reports any mistake with its
+// source, creates what the profiles need and runs the sandbox.
+func runRun(f *factory, opts *RunOptions) error {
+	env, err := f.Env()
+	if err != nil {
+		return err
+	}
+	res, err := resolve(env, opts.Flags, opts.ConfigFile, opts.NoProject)
+	if err != nil {
+		return err
+	}
+	p := res.Policy
+	p.Command = opts.Command
+	p.Notices = append(p.Notices, res.Notes...)
+	if err := p.Validate(); err != nil {
+		return &usageError{res.Origins.Explain(err)}
+	}
+	notes, err := createPaths(res, env, p.DryRun)
+	if err != nil {
+		return err
+	}
+	p.Notices = append(p.Notices, notes...)
+	protectConfigDir(&p, env)
+	if err := sandbox.Check(&p, os.Environ()); err != nil {
+		return &usageError{res.Origins.Explain(err)}
+	}
+	// What the supervisor reports later names values with their sources too.
+	sandbox.Explain = res.Origins.Explain
+	sandbox.Spell = config.SpellFlags
+	return exitStatus(sandbox.Run(&p))
+}
+
+// resolve layers flags over files and profiles; its errors come back worded
+// with their sources.
+func resolve(env config.Env, flags []config.Setting, configFile string, noProject *bool) (*config.Result, error) {
+	res, err := config.Resolve(config.Request{
+		Flags: flags, ConfigFile: configFile, NoProject: noProject,
+		Env: env, Profiles: profile.ForConfigDir(env.ConfigDir),
+	})
+	if err != nil {
+		return nil, &usageError{config.OriginsOf(flags).Explain(err)}
+	}
+	return res, nil
+}
+
+// createPaths makes the paths the profiles want when they are missing (under
+// $HOME only, never following a symlink at the last step, never
+// overwriting), and says so; with --dry-run it only says what it would do.
+func createPaths(res *config.Result, env config.Env, dryRun bool) ([]string, error) {
+	var notes []string
+	for _, c := range res.Creates {
+		path := filepath.Join(env.Home, strings.TrimPrefix(c.Path, "~"))
+		if env.Home == "" || !strings.HasPrefix(path, filepath.Clean(env.Home)+"/") {
+			return nil, &usageError{fmt.Sprintf("profile %s: create %s: no home directory to create it in", c.Source.Profile, c.Path)}
+		}
+		if _, err := os.Lstat(path); err == nil {
+			continue
+		}
+		why := "profile " + c.Source.Profile
+		if c.Why != "" {
+			why += ": " + c.Why
+		}
+		if dryRun {
+			notes = append(notes, fmt.Sprintf("would create %s (%s)", c.Path, why))
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, &usageError{fmt.Sprintf("profile %s: create %s: %v", c.Source.Profile, c.Path, err)}
+		}
+		var err error
+		if c.Dir {
+			err = os.Mkdir(path, 0o700)
+		} else {
+			err = writeNew(path, []byte(c.Content))
+		}
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, &usageError{fmt.Sprintf("profile %s: create %s: %v", c.Source.Profile, c.Path, err)}
+		}
+		notes = append(notes, fmt.Sprintf("created %s (%s)", c.Path, why))
+	}
+	return notes, nil
+}
+
+// writeNew creates a file that must not exist yet, private to the user.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// protectConfigDir keeps jail's own config directory (config.toml,
+// profiles, trust.json) out of the sandbox's reach. It is made to exist, so
+// the built-in .config/jail/ protection can cover it wherever a visible,
+// writable tree holds it (a missing one could be created from inside and
+// read by the next run); one outside ~/.config ($XDG_CONFIG_HOME elsewhere)
+// is hidden by path.
+func protectConfigDir(p *policy.Policy, env config.Env) {
+	if env.ConfigDir == "" {
+		return
+	}
+	_ = os.MkdirAll(env.ConfigDir, 0o700) // best effort: a read-only home has nothing to protect
+	if !strings.HasSuffix(filepath.Clean(env.ConfigDir), "/.config/jail") {
+		// A deny entry is a glob: its metacharacters are escaped.
+		p.Deny = append(p.Deny, globEscape.Replace(env.ConfigDir))
+	}
+}
+
+var globEscape = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)

@@ -1,0 +1,475 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	toml "github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/jail-sandbox/jail/policy"
+)
+
+// FileKind is what a file is for; it decides which keys it may hold.
+type FileKind int
+
+// File kinds.
+const (
+	UserConfig     FileKind = iota // $XDG_CONFIG_HOME/jail/config.toml
+	ProjectConfig                  // <workspace>/.jail.toml, once trusted
+	ExplicitConfig                 // --config FILE
+	ProfileFile                    // a profile (embedded or the user's)
+)
+
+func (k FileKind) String() string {
+	return [...]string{"config file", "project file", "config file", "profile"}[k]
+}
+
+// Version is the schema version this jail reads; a file may say
+// `version = 1`. A later schema bumps it and documents the migration here.
+const Version = 1
+
+// NoProjectKey is the reader's own key: never read a project's .jail.toml.
+const NoProjectKey = "no-project-file"
+
+// File is one parsed TOML file: settings in file order, and for a profile
+// what a profile needs beyond options.
+type File struct {
+	Path     string
+	Name     string // a profile's name
+	Kind     FileKind
+	Settings []Setting
+	// NoProject is the no-project-file key (user and --config files).
+	NoProject *bool
+	// Notes are what the reader could not map (settings files).
+	Notes []string
+
+	// Profile only.
+	Description string
+	Extends     []string
+	ExtendsLine int
+	Why         map[string]string // a path or domain of the profile -> why it is there
+	Creates     []Create
+}
+
+// Create is a path a profile creates on the host when it is missing, the
+// way the agent expects it (an agent that finds a new empty file where it
+// wants JSON may call it corrupt): only under the home directory, only when
+// absent, never overwriting.
+type Create struct {
+	Path    string // "~/..." as written
+	Dir     bool
+	Content string
+	Why     string
+	Source  Source
+}
+
+// Setting is one value of one option from one source.
+type Setting struct {
+	Option *policy.Option
+	Value  string // text, as Option.Set reads it
+	Source Source
+}
+
+// keyRules says which keys a kind of file may not hold, and why.
+func forbidden(kind FileKind, key string) string {
+	switch {
+	case kind == ProjectConfig && (key == "workspace"):
+		return "a project file cannot move the workspace"
+	case kind == ProjectConfig && (key == "settings" || key == "seccomp"):
+		// The trust covers .jail.toml's own bytes only: a file it names could
+		// be changed by the agent and widen the next run.
+		return "a project file cannot name other files (the agent could change them after you trusted this one); set it in your config file or on the command line"
+	case kind == ProfileFile && key == "workspace":
+		return "a profile cannot choose the workspace"
+	case kind == ProfileFile && key == "profile":
+		return "a profile names the profiles it builds on with extends"
+	case key == NoProjectKey && (kind == ProjectConfig || kind == ProfileFile):
+		return "only your config file or --config can turn project files off"
+	}
+	return ""
+}
+
+// pathKeys are options whose value is a file of the reader's side: relative
+// values in a file are relative to that file's directory.
+var pathKeys = []string{"settings", "seccomp", "audit"}
+
+// Parse reads a TOML file of the given kind. Unknown keys, keys the kind may
+// not hold and values of the wrong type are errors naming the file, the line
+// and the key (*FileError). tmpl is the Source every setting starts from
+// (FromFile, or FromProfile with the profile's name); its File is used in
+// errors.
+func Parse(path string, data []byte, kind FileKind, tmpl Source) (*File, error) {
+	name := tmpl.File
+	if name == "" {
+		name = path
+	}
+	if tmpl.Kind == FromProfile && tmpl.File == "" {
+		name = "profile " + tmpl.Profile + " (built in)"
+	}
+	var values map[string]any
+	if err := toml.Unmarshal(data, &values); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, _ := de.Position()
+			msg := de.Error()
+			if k := de.Key(); len(k) > 0 {
+				return nil, &FileError{File: name, Line: row, Key: strings.Join(k, "."), Reason: msg}
+			}
+			return nil, &FileError{File: name, Line: row, Reason: msg}
+		}
+		return nil, &FileError{File: name, Reason: err.Error()}
+	}
+	lines, err := keyLines(data)
+	if err != nil {
+		return nil, &FileError{File: name, Reason: err.Error()}
+	}
+	f := &File{Path: path, Kind: kind, Name: tmpl.Profile}
+	bad := func(key string, line int, format string, a ...any) error {
+		return &FileError{File: name, Line: line, Key: key, Reason: fmt.Sprintf(format, a...)}
+	}
+	// Keys in the file's order, so settings apply (and lists grow) as written.
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return lines[a] - lines[b] })
+	for _, key := range keys {
+		v, line := values[key], lines[key]
+		if why := forbidden(kind, key); why != "" {
+			return nil, bad(key, line, "%s", why)
+		}
+		switch key {
+		case "version":
+			if n, ok := v.(int64); !ok || n != Version {
+				return nil, bad(key, line, "this jail reads version %d", Version)
+			}
+			continue
+		case NoProjectKey:
+			b, ok := v.(bool)
+			if !ok {
+				return nil, bad(key, line, "want true or false")
+			}
+			f.NoProject = &b
+			continue
+		}
+		if kind == ProfileFile {
+			done, err := f.profileKey(key, v, line, lines, bad, tmpl)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				continue
+			}
+		}
+		opt := policy.Lookup(key)
+		if opt == nil {
+			hint := ""
+			if near := nearest(key); near != "" {
+				hint = "; did you mean " + near + "?"
+			}
+			return nil, bad(key, line, "unknown key%s (jail --help lists every option; the key is the flag without --)", hint)
+		}
+		texts, elemLines, err := texts(opt, v)
+		if err != nil {
+			return nil, bad(key, line, "%v", err)
+		}
+		for i, t := range texts {
+			src := tmpl
+			src.File, src.Key, src.Line, src.Raw = tmpl.File, key, line, t
+			if src.File == "" && tmpl.Kind != FromProfile {
+				src.File = path
+			}
+			if elemLines != nil {
+				if l := lines[key+"\x00"+strconv.Itoa(i)]; l > 0 {
+					src.Line = l
+				}
+			}
+			if slices.Contains(pathKeys, key) && t != "" && !filepath.IsAbs(t) && !strings.HasPrefix(t, "~") && path != "" {
+				t = filepath.Join(filepath.Dir(path), t)
+			}
+			// Values are checked now, where the line is known.
+			var scratch policy.Policy
+			if err := opt.Set(&scratch, t); err != nil {
+				reason := err.Error()
+				var fe *policy.FieldError
+				if errors.As(err, &fe) {
+					reason = fe.Reason
+				}
+				return nil, bad(key, src.Line, "%q: %s", src.Raw, reason)
+			}
+			f.Settings = append(f.Settings, Setting{Option: opt, Value: t, Source: src})
+		}
+	}
+	return f, nil
+}
+
+// profileKey handles the keys only a profile has; done is false for an
+// ordinary option.
+func (f *File) profileKey(key string, v any, line int, lines map[string]int, bad func(string, int, string, ...any) error, tmpl Source) (bool, error) {
+	switch key {
+	case "description":
+		s, ok := v.(string)
+		if !ok {
+			return true, bad(key, line, "want a string")
+		}
+		f.Description = s
+	case "extends":
+		l, ok := v.([]any)
+		if !ok {
+			return true, bad(key, line, `want a list of profile names, e.g. extends = ["node"]`)
+		}
+		for _, e := range l {
+			s, ok := e.(string)
+			if !ok || s == "" {
+				return true, bad(key, line, "want profile names (strings)")
+			}
+			f.Extends = append(f.Extends, s)
+		}
+		f.ExtendsLine = line
+	case "why":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return true, bad(key, line, `want a table: [why] then "~/.cache/x" = "the reason"`)
+		}
+		f.Why = map[string]string{}
+		for k, r := range m {
+			s, ok := r.(string)
+			if !ok {
+				return true, bad("why."+k, lines["why\x00"+k], "want a string saying why")
+			}
+			f.Why[k] = s
+		}
+	case "create":
+		l, ok := v.([]any)
+		if !ok {
+			return true, bad(key, line, `want [[create]] tables with path = "~/..."`)
+		}
+		for i, e := range l {
+			m, ok := e.(map[string]any)
+			cl := lines["create\x00"+strconv.Itoa(i)]
+			if cl == 0 {
+				cl = line
+			}
+			if !ok {
+				return true, bad(key, cl, `want a table with path = "~/..."`)
+			}
+			c := Create{Source: tmpl}
+			c.Source.Line, c.Source.Key = cl, key
+			for k, fv := range m {
+				var ok bool
+				switch k {
+				case "path":
+					c.Path, ok = fv.(string)
+				case "dir":
+					c.Dir, ok = fv.(bool)
+				case "content":
+					c.Content, ok = fv.(string)
+				case "why":
+					c.Why, ok = fv.(string)
+				default:
+					return true, bad("create."+k, cl, "unknown key (path, dir, content, why)")
+				}
+				if !ok {
+					return true, bad("create."+k, cl, "wrong type")
+				}
+			}
+			if !strings.HasPrefix(c.Path, "~/") || strings.Contains(c.Path, "/../") || strings.HasSuffix(c.Path, "/..") {
+				return true, bad("create.path", cl, "%q: a profile creates paths under the home directory only: write ~/...", c.Path)
+			}
+			if c.Dir && c.Content != "" {
+				return true, bad("create.content", cl, "a directory has no content")
+			}
+			f.Creates = append(f.Creates, c)
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// texts turns a TOML value into the option's text values, refusing a value
+// of the wrong type with what the right one looks like.
+func texts(o *policy.Option, v any) ([]string, []int, error) {
+	example := func() string {
+		ex := o.Example
+		if ex == "" {
+			ex = "..."
+		}
+		switch o.Kind {
+		case policy.Bool:
+			return o.Name + " = true"
+		case policy.Int, policy.Uint, policy.Float:
+			return o.Name + " = " + ex
+		case policy.List:
+			return o.Name + " = [" + strconv.Quote(ex) + "]"
+		}
+		return o.Name + " = " + strconv.Quote(ex)
+	}
+	wrong := func() ([]string, []int, error) {
+		return nil, nil, fmt.Errorf("wrong type: write it like %s", example())
+	}
+	switch o.Kind {
+	case policy.Bool:
+		if b, ok := v.(bool); ok {
+			return []string{strconv.FormatBool(b)}, nil, nil
+		}
+	case policy.String, policy.Enum, policy.Duration:
+		if s, ok := v.(string); ok {
+			return []string{s}, nil, nil
+		}
+	case policy.Size:
+		switch x := v.(type) {
+		case string:
+			return []string{x}, nil, nil
+		case int64:
+			return []string{strconv.FormatInt(x, 10)}, nil, nil
+		}
+	case policy.Int, policy.Uint:
+		if n, ok := v.(int64); ok {
+			return []string{strconv.FormatInt(n, 10)}, nil, nil
+		}
+	case policy.Float:
+		switch x := v.(type) {
+		case int64:
+			return []string{strconv.FormatInt(x, 10)}, nil, nil
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return wrong()
+			}
+			return []string{strconv.FormatFloat(x, 'g', -1, 64)}, nil, nil
+		}
+	case policy.List:
+		l, ok := v.([]any)
+		if !ok {
+			return wrong()
+		}
+		out := make([]string, 0, len(l))
+		for _, e := range l {
+			s, ok := e.(string)
+			if !ok {
+				return wrong()
+			}
+			out = append(out, s)
+		}
+		return out, make([]int, len(out)), nil
+	}
+	if _, isTime := v.(time.Time); isTime {
+		return nil, nil, fmt.Errorf("a date is not a value here: write it like %s", example())
+	}
+	return wrong()
+}
+
+// keyLines maps every top-level key (and "key\x00i" for the i-th element of
+// an array, "table\x00key" for a key in a table, "create\x00i" for the i-th
+// [[create]]) to its 1-based line.
+func keyLines(data []byte) (map[string]int, error) {
+	lines := map[string]int{}
+	var p unstable.Parser
+	p.Reset(data)
+	prefix := ""
+	arrayTables := map[string]int{}
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			var parts []string
+			line := 0
+			it := e.Key()
+			for it.Next() {
+				n := it.Node()
+				parts = append(parts, string(n.Data))
+				if line == 0 {
+					line = p.Shape(n.Raw).Start.Line
+				}
+			}
+			name := strings.Join(parts, ".")
+			if e.Kind == unstable.ArrayTable {
+				i := arrayTables[name]
+				arrayTables[name] = i + 1
+				lines[name+"\x00"+strconv.Itoa(i)] = line
+				prefix = name + "\x00" + strconv.Itoa(i) + "\x00"
+			} else {
+				prefix = name + "\x00"
+			}
+			if _, ok := lines[name]; !ok {
+				lines[name] = line
+			}
+		case unstable.KeyValue:
+			var parts []string
+			line := 0
+			it := e.Key()
+			for it.Next() {
+				n := it.Node()
+				parts = append(parts, string(n.Data))
+				if line == 0 {
+					line = p.Shape(n.Raw).Start.Line
+				}
+			}
+			key := prefix + strings.Join(parts, ".")
+			lines[key] = line
+			if v := e.Value(); v.Kind == unstable.Array {
+				c := v.Children()
+				for i := 0; c.Next(); i++ {
+					if n := c.Node(); n.Raw.Length > 0 {
+						lines[key+"\x00"+strconv.Itoa(i)] = p.Shape(n.Raw).Start.Line
+					} else {
+						lines[key+"\x00"+strconv.Itoa(i)] = line
+					}
+				}
+			}
+		}
+	}
+	return lines, p.Error()
+}
+
+// nearest suggests the option a mistyped key probably meant.
+func nearest(key string) string {
+	best, bestD := "", 3
+	for i := range policy.Options {
+		o := &policy.Options[i]
+		if o.Hidden {
+			continue
+		}
+		if d := distance(key, o.Name); d < bestD {
+			best, bestD = o.Name, d
+		}
+	}
+	if best == "" {
+		switch strings.ReplaceAll(key, "_", "-") {
+		case "allowed-domains", "domains", "allow-domains":
+			return "allow-domain"
+		}
+		if o := policy.Lookup(strings.ReplaceAll(key, "_", "-")); o != nil {
+			return o.Name
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance of two short strings.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,409 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/jail-sandbox/jail/policy"
+)
+
+// ProjectFileName is a project's own file, read from the workspace once the
+// user has trusted it (jail trust).
+const ProjectFileName = ".jail.toml"
+
+// Env is what the readers take from the process: where the user's files are
+// and which host variables exist (for the --env warning).
+type Env struct {
+	Cwd       string
+	Home      string
+	ConfigDir string // $XDG_CONFIG_HOME/jail, else ~/.config/jail
+	Lookup    func(name string) (string, bool)
+}
+
+// ProcessEnv returns the Env of this process.
+func ProcessEnv() (Env, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return Env{}, fmt.Errorf("cannot read the current directory: %w", err)
+	}
+	home := os.Getenv("HOME")
+	return Env{Cwd: cwd, Home: home, ConfigDir: configDir(os.Getenv("XDG_CONFIG_HOME"), home), Lookup: os.LookupEnv}, nil
+}
+
+// configDir follows the XDG spec: a relative XDG_CONFIG_HOME is ignored.
+func configDir(xdg, home string) string {
+	if filepath.IsAbs(xdg) {
+		return filepath.Join(xdg, "jail")
+	}
+	if filepath.IsAbs(home) {
+		return filepath.Join(home, ".config", "jail")
+	}
+	return ""
+}
+
+// UserConfigPath is the user's config file.
+func (e Env) UserConfigPath() string {
+	if e.ConfigDir == "" {
+		return ""
+	}
+	return filepath.Join(e.ConfigDir, "config.toml")
+}
+
+// Profiles finds profiles by name; package profile implements it.
+type Profiles interface {
+	// Load returns the named profile, parsed with Parse(..., ProfileFile, ...).
+	Load(name string) (*File, error)
+}
+
+// Request is what the command line asks for.
+type Request struct {
+	Flags      []Setting // the options given as flags, in order
+	ConfigFile string    // --config
+	NoProject  *bool     // --no-project-file, when given
+	Env        Env
+	Profiles   Profiles
+	Trust      *TrustStore // nil: $ConfigDir/trust.json
+}
+
+// Result is the effective policy and what it was made from.
+type Result struct {
+	Policy  policy.Policy
+	Origins Origins
+	// Notes are one-line notices: unset --env names, settings keys with no
+	// jail equivalent.
+	Notes []string
+	// Creates are the paths the profiles want created when missing.
+	Creates []Create
+	// Files are the files read, in the order they were read.
+	Files []string
+}
+
+// Resolve reads the layers and applies them in order, each overriding the
+// one before (lists accumulate):
+//
+//	defaults < profiles < user config < trusted project file < --config < flags
+//
+// A settings file (settings key or --settings) sits just above the layer
+// that names it (flags: just below them). Profiles named anywhere apply at
+// the profile layer, each after the profiles it extends. Only what a layer
+// sets counts: an option not given as a flag does not override a file.
+func Resolve(req Request) (*Result, error) {
+	env := req.Env
+	r := &Result{Origins: Origins{}}
+	var layers []layer // user, project, explicit, flags: in order
+
+	read := func(path string, kind FileKind, mustExist bool) (*File, error) {
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) && !mustExist {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, &FileError{File: path, Reason: readReason(err)}
+		}
+		r.Files = append(r.Files, path)
+		return Parse(path, data, kind, Source{Kind: FromFile, File: path})
+	}
+
+	user, err := read(env.UserConfigPath(), UserConfig, false)
+	if err != nil {
+		return nil, err
+	}
+	var explicit *File
+	if req.ConfigFile != "" {
+		path := req.ConfigFile
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(env.Cwd, path)
+		}
+		if explicit, err = read(path, ExplicitConfig, true); err != nil {
+			var fe *FileError
+			if errors.As(err, &fe) && fe.Line == 0 {
+				fe.Reason += " (given with --config)"
+			}
+			return nil, err
+		}
+	}
+	flags := &File{Kind: ExplicitConfig}
+	for _, s := range req.Flags {
+		// Files named by flags are relative to the current directory; made
+		// absolute here, they read the same in config show and the trail.
+		if slices.Contains(pathKeys, s.Option.Name) && s.Value != "" {
+			s.Value = absFrom(s, env)
+		}
+		flags.Settings = append(flags.Settings, s)
+	}
+
+	// The project file lives in the workspace, which the other layers choose.
+	noProject := false
+	for _, f := range []*File{user, explicit} {
+		if f != nil && f.NoProject != nil {
+			noProject = *f.NoProject
+		}
+	}
+	if req.NoProject != nil {
+		noProject = *req.NoProject
+	}
+	ws := env.Cwd
+	for _, f := range []*File{user, explicit, flags} {
+		if f == nil {
+			continue
+		}
+		for _, s := range f.Settings {
+			if s.Option.Name == "workspace" {
+				ws = absFrom(s, env)
+			}
+		}
+	}
+	var project *File
+	if !noProject && ws != "" {
+		path := filepath.Join(ws, ProjectFileName)
+		if data, err := os.ReadFile(path); err == nil {
+			trust := req.Trust
+			if trust == nil {
+				trust = &TrustStore{Path: filepath.Join(env.ConfigDir, "trust.json")}
+			}
+			// The bytes checked are the bytes parsed: nothing can swap the
+			// file between the check and the read.
+			if err := trust.Check(path, data); err != nil {
+				return nil, err
+			}
+			r.Files = append(r.Files, path)
+			if project, err = Parse(path, data, ProjectConfig, Source{Kind: FromFile, File: path}); err != nil {
+				return nil, err
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			// An unreadable project file is not skipped: it may hold the
+			// project's restrictions.
+			return nil, &FileError{File: path, Reason: readReason(err) + " (pass --no-project-file to run without it)"}
+		}
+	}
+	for _, f := range []*File{user, project, explicit, flags} {
+		if f == nil {
+			continue
+		}
+		l := layer{file: f}
+		for _, s := range f.Settings {
+			if s.Option.Name != "settings" {
+				continue
+			}
+			path := absFrom(s, env)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil, &settingsReadError{src: s.Source, err: readReason(err)}
+			}
+			r.Files = append(r.Files, path)
+			sf, err := ParseSettings(path, data, env)
+			if err != nil {
+				return nil, err
+			}
+			l.settings = append(l.settings, sf)
+		}
+		layers = append(layers, l)
+	}
+
+	// Profiles, from every layer, each after what it extends.
+	var profiles []*File
+	if err := collectProfiles(req.Profiles, layers2files(layers), &profiles); err != nil {
+		return nil, err
+	}
+
+	p := policy.Policy{}
+	for i := range policy.Options {
+		o := &policy.Options[i]
+		if o.Default != "" {
+			_ = o.Set(&p, o.Default)
+		}
+	}
+	apply := func(f *File) error {
+		for _, s := range f.Settings {
+			if err := s.Option.Set(&p, s.Value); err != nil {
+				var fe *policy.FieldError
+				if errors.As(err, &fe) {
+					return fmt.Errorf("%s: %w", s.Source.where(), err)
+				}
+				return err
+			}
+			r.Origins.set(s.Option, s.Value, s.Source)
+		}
+		r.Notes = append(r.Notes, f.Notes...)
+		return nil
+	}
+	for _, f := range profiles {
+		if err := apply(f); err != nil {
+			return nil, err
+		}
+		for _, c := range f.Creates {
+			if !slices.ContainsFunc(r.Creates, func(o Create) bool { return o.Path == c.Path }) {
+				r.Creates = append(r.Creates, c)
+			}
+		}
+	}
+	for i, l := range layers {
+		last := i == len(layers)-1 // the flags: their settings files go below them
+		if !last {
+			if err := apply(l.file); err != nil {
+				return nil, err
+			}
+		}
+		for _, sf := range l.settings {
+			if err := apply(sf); err != nil {
+				return nil, err
+			}
+		}
+		if last {
+			if err := apply(l.file); err != nil {
+				return nil, err
+			}
+		}
+	}
+	p.Workspace = ws // made absolute above, relative to its source
+
+	// Names passed with env that the host does not have: the user expected
+	// something to pass. A profile lists optional ones (API keys when set).
+	for _, n := range p.Env {
+		src, _ := r.Origins.Lookup("env", n)
+		if src.Kind == FromProfile || env.Lookup == nil {
+			continue
+		}
+		if _, ok := env.Lookup(n); !ok {
+			r.Notes = append(r.Notes, r.Origins.Note("env", n, "not set on the host, so nothing passes; set it, or drop it"))
+		}
+	}
+	r.Policy = p
+	return r, nil
+}
+
+// layer is one file (or the flags) and the settings files it names.
+type layer struct {
+	file     *File
+	settings []*File
+}
+
+func layers2files(ls []layer) []*File {
+	var out []*File
+	for _, l := range ls {
+		out = append(out, l.file)
+		out = append(out, l.settings...)
+	}
+	return out
+}
+
+// collectProfiles appends the profiles named by files (and what they extend)
+// to out, parents first, each once; a cycle is an error.
+func collectProfiles(src Profiles, files []*File, out *[]*File) error {
+	seen := map[string]bool{}
+	var visit func(name string, stack []string, from Source) error
+	visit = func(name string, stack []string, from Source) error {
+		if slices.Contains(stack, name) {
+			return &FileError{File: from.where(), Key: "extends", Reason: "profiles extend each other in a circle: " + strings.Join(append(stack, name), " -> ")}
+		}
+		if seen[name] {
+			return nil
+		}
+		if src == nil {
+			return fmt.Errorf("profile %s: no profiles available", name)
+		}
+		f, err := src.Load(name)
+		if err != nil {
+			var fe *FileError
+			if errors.As(err, &fe) {
+				return err
+			}
+			return &profileError{name: name, from: from, err: err}
+		}
+		for _, parent := range f.Extends {
+			if err := visit(parent, append(stack, name), Source{Kind: FromProfile, Profile: name, File: f.Path, Line: f.ExtendsLine}); err != nil {
+				return err
+			}
+		}
+		seen[name] = true
+		*out = append(*out, f)
+		return nil
+	}
+	for _, f := range files {
+		for _, s := range f.Settings {
+			if s.Option.Name == "profile" {
+				if err := visit(s.Value, nil, s.Source); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// profileError is a profile that cannot be found or read, with where it was
+// named.
+type profileError struct {
+	name string
+	from Source
+	err  error
+}
+
+func (e *profileError) Error() string { return e.err.Error() }
+func (e *profileError) Unwrap() error { return policy.ErrInvalid }
+
+// OptionValue lets Explain say where the name came from.
+func (e *profileError) OptionValue() (string, string, string) {
+	return "profile", e.name, strings.TrimPrefix(e.err.Error(), "profile "+e.name+": ")
+}
+
+// settingsReadError is a settings file that cannot be read.
+type settingsReadError struct {
+	src Source
+	err string
+}
+
+func (e *settingsReadError) Error() string { return "settings " + e.src.Raw + ": " + e.err }
+func (e *settingsReadError) Unwrap() error { return policy.ErrInvalid }
+func (e *settingsReadError) OptionValue() (string, string, string) {
+	return "settings", e.src.Raw, e.err
+}
+
+// absFrom makes a path setting absolute: a flag's against the current
+// directory, a file's against that file's directory (Parse did that for
+// the settings, seccomp and audit keys). "~" is left for policy to expand.
+func absFrom(s Setting, env Env) string {
+	v := s.Value
+	if v == "" || filepath.IsAbs(v) {
+		return filepath.Clean(v)
+	}
+	if v == "~" || strings.HasPrefix(v, "~/") {
+		return filepath.Join(env.Home, strings.TrimPrefix(v, "~"))
+	}
+	base := env.Cwd
+	if s.Source.Kind != FromFlag && s.Source.File != "" {
+		base = filepath.Dir(s.Source.File)
+	}
+	return filepath.Join(base, v)
+}
+
+func readReason(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// ProfileChain returns the named profiles and everything they extend, in the
+// order they apply.
+func ProfileChain(src Profiles, names []string) ([]*File, error) {
+	f := &File{}
+	for _, n := range names {
+		f.Settings = append(f.Settings, Setting{Option: policy.Lookup("profile"), Value: n, Source: Source{Kind: FromFlag, Flag: "--profile", Raw: n}})
+	}
+	var out []*File
+	err := collectProfiles(src, []*File{f}, &out)
+	return out, err
+}

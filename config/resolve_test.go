@@ -1,0 +1,253 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jail-sandbox/jail/policy"
+)
+
+// fakeProfiles serves profiles from a map of TOML texts.
+type fakeProfiles map[string]string
+
+func (f fakeProfiles) Load(name string) (*File, error) {
+	doc, ok := f[name]
+	if !ok {
+		return nil, errors.New("profile " + name + ": no such profile")
+	}
+	return Parse("/profiles/"+name+".toml", []byte(doc), ProfileFile, Source{Kind: FromProfile, Profile: name, File: "/profiles/" + name + ".toml"})
+}
+
+type world struct {
+	t       *testing.T
+	home    string
+	ws      string
+	cfgDir  string
+	env     Env
+	trust   *TrustStore
+	profile fakeProfiles
+	vars    map[string]string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, home: filepath.Join(root, "home"), ws: filepath.Join(root, "home", "proj"), profile: fakeProfiles{}, vars: map[string]string{}}
+	w.cfgDir = filepath.Join(w.home, ".config", "jail")
+	for _, d := range []string{w.ws, w.cfgDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.trust = &TrustStore{Path: filepath.Join(w.cfgDir, "trust.json")}
+	w.env = Env{Cwd: w.ws, Home: w.home, ConfigDir: w.cfgDir, Lookup: func(n string) (string, bool) { v, ok := w.vars[n]; return v, ok }}
+	return w
+}
+
+func (w *world) write(path, doc string) string {
+	w.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+	return path
+}
+
+// flag builds the flag layer as the CLI does: one setting per occurrence.
+func flag(name, value string) Setting {
+	return Setting{Option: policy.Lookup(name), Value: value, Source: Source{Kind: FromFlag, Flag: "--" + name, Raw: value}}
+}
+
+func (w *world) resolve(req Request) (*Result, error) {
+	req.Env, req.Profiles, req.Trust = w.env, w.profile, w.trust
+	return Resolve(req)
+}
+
+// default < profile < user config < trusted project < --config < flags;
+// lists accumulate in that order; an unset flag overrides nothing.
+func TestResolveLayers(t *testing.T) {
+	w := newWorld(t)
+	w.profile["base"] = "hostname = \"from-base\"\nwrite = [\"~/base\"]\npids = 10\n"
+	w.profile["tool"] = "extends = [\"base\"]\nhostname = \"from-tool\"\nwrite = [\"~/tool\"]\nmemory = \"1G\"\ncpus = 1\n"
+	w.write(filepath.Join(w.cfgDir, "config.toml"), "profile = [\"tool\"]\nwrite = [\"~/user\"]\nmemory = \"2G\"\ntimeout = \"1m\"\nkill-grace = \"2s\"\n")
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "write = [\"~/project\"]\ntimeout = \"2m\"\ncpus = 2\n")
+	if _, err := w.trust.Trust(proj, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	explicit := w.write(filepath.Join(w.home, "extra.toml"), "write = [\"~/explicit\"]\ntimeout = \"3m\"\n")
+	r, err := w.resolve(Request{ConfigFile: explicit, Flags: []Setting{flag("write", "~/flag"), flag("pids", "99")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Policy
+	if want := []string{"~/base", "~/tool", "~/user", "~/project", "~/explicit", "~/flag"}; !slices.Equal(p.Write, want) {
+		t.Errorf("write %v, want %v", p.Write, want)
+	}
+	if p.Hostname != "from-tool" || p.Memory != 2<<30 || p.CPUs != 2 || p.Timeout != 3*time.Minute || p.Pids != 99 || p.KillGrace != 2*time.Second {
+		t.Errorf("scalars: hostname %q memory %d cpus %v timeout %v pids %d grace %v", p.Hostname, p.Memory, p.CPUs, p.Timeout, p.Pids, p.KillGrace)
+	}
+	if p.TmpSize != 1<<30 || p.Workspace != w.ws || !slices.Equal(p.Profile, []string{"tool"}) {
+		t.Errorf("defaults: tmp %d workspace %q profile %v", p.TmpSize, p.Workspace, p.Profile)
+	}
+	for _, c := range []struct{ key, value, where string }{
+		{"write", "~/base", "profile base (/profiles/base.toml:2)"},
+		{"write", "~/project", proj + ":1"},
+		{"timeout", "", explicit + ":2"},
+		{"memory", "", filepath.Join(w.cfgDir, "config.toml") + ":3"},
+		{"pids", "", ""},
+	} {
+		src, ok := r.Origins.Lookup(c.key, c.value)
+		if !ok || src.where() != c.where {
+			t.Errorf("origin of %s %q: %q, want %q", c.key, c.value, src.where(), c.where)
+		}
+	}
+	if want := []string{filepath.Join(w.cfgDir, "config.toml"), explicit, proj}; !slices.Equal(r.Files, want) {
+		t.Errorf("files %v, want %v", r.Files, want)
+	}
+}
+
+// The project file: refused until trusted, refused again once changed, and
+// skipped with no-project-file.
+func TestResolveProjectTrust(t *testing.T) {
+	w := newWorld(t)
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"3G\"\n")
+	_, err := w.resolve(Request{})
+	var te *TrustError
+	if !errors.As(err, &te) || !errors.Is(err, ErrUntrusted) || !errors.Is(err, policy.ErrInvalid) || !strings.Contains(err.Error(), "jail trust "+proj) {
+		t.Fatalf("untrusted: %v", err)
+	}
+	if _, err := w.trust.Trust(proj, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.resolve(Request{})
+	if err != nil || r.Policy.Memory != 3<<30 {
+		t.Fatalf("trusted: %v %+v", err, r)
+	}
+	// The agent edits the file: the trust is gone, and jail says so.
+	w.write(proj, "memory = \"3G\"\nwrite = [\"/\"]\n")
+	_, err = w.resolve(Request{})
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "changed since you trusted it") || !strings.Contains(err.Error(), "jail trust "+proj+" again") {
+		t.Fatalf("tampered: %v", err)
+	}
+	yes := true
+	if r, err := w.resolve(Request{NoProject: &yes}); err != nil || r.Policy.Memory != 0 {
+		t.Fatalf("--no-project-file: %v", err)
+	}
+	w.write(filepath.Join(w.cfgDir, "config.toml"), "no-project-file = true\n")
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Fatalf("no-project-file in the config: %v", err)
+	}
+	// A symlinked project file is never trusted (it could point at another
+	// project's trusted file).
+	os.Remove(filepath.Join(w.cfgDir, "config.toml"))
+	other := w.write(filepath.Join(w.home, "other", ProjectFileName), "memory = \"4G\"\n")
+	if _, err := w.trust.Trust(other, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(proj)
+	if err := os.Symlink(other, proj); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.resolve(Request{}); err == nil {
+		t.Fatal("a symlink to another project's trusted file was accepted")
+	}
+}
+
+func TestResolveErrorsAndNotes(t *testing.T) {
+	w := newWorld(t)
+	w.vars["SET_ONE"] = "1"
+	w.profile["p"] = "env = [\"OPTIONAL_KEY\"]\n"
+	w.write(filepath.Join(w.cfgDir, "config.toml"), "env = [\"FROM_FILE\"]\n")
+	r, err := w.resolve(Request{Flags: []Setting{flag("env", "SET_ONE"), flag("env", "UNSET_ONE"), flag("profile", "p")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(r.Notes, "\n")
+	if !strings.Contains(notes, "--env UNSET_ONE: not set on the host") || !strings.Contains(notes, `config.toml:1: env "FROM_FILE": not set on the host`) {
+		t.Errorf("notes:\n%s", notes)
+	}
+	if strings.Contains(notes, "--env SET_ONE:") || strings.Contains(notes, "OPTIONAL_KEY") {
+		t.Errorf("warned about a set variable or a profile's optional one:\n%s", notes)
+	}
+	// A missing --config and a missing profile are errors.
+	if _, err := w.resolve(Request{ConfigFile: "nope.toml"}); err == nil || !strings.Contains(err.Error(), "nope.toml: no such file") {
+		t.Errorf("missing --config: %v", err)
+	}
+	r, err = w.resolve(Request{Flags: []Setting{flag("profile", "ghost")}})
+	if err == nil {
+		t.Fatal("missing profile accepted")
+	}
+	if got := (Origins{}).Explain(err); !strings.Contains(got, "ghost") {
+		t.Errorf("missing profile: %q", got)
+	}
+	w.profile["a"] = "extends = [\"b\"]\n"
+	w.profile["b"] = "extends = [\"a\"]\n"
+	if _, err := w.resolve(Request{Flags: []Setting{flag("profile", "a")}}); err == nil || !strings.Contains(err.Error(), "a -> b -> a") {
+		t.Errorf("cycle: %v", err)
+	}
+}
+
+// Explain puts each value's source in front of the library's reason, and
+// spells option references for that source.
+func TestExplain(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.write(filepath.Join(w.cfgDir, "config.toml"), "\nnet = \"none\"\nallow-ip = [\"10.0.0.1/8\"]\n")
+	w.profile["p"] = "deny = [\"a[\"]\n"
+	r, err := w.resolve(Request{Flags: []Setting{flag("allow-domain", "https://example.com/"), flag("read-only", "true"), flag("profile", "p")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := r.Origins
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{&policy.FieldError{Key: "allow-domain", Value: "https://example.com/", Reason: "a URL, not a host name: use the host name, example.com"},
+			"--allow-domain https://example.com/: a URL, not a host name: use the host name, example.com"},
+		{&policy.FieldError{Key: "allow-ip", Value: "10.0.0.1/8", Reason: "host bits set; use `allow-ip` 10.0.0.0/8"},
+			cfg + `:3: allow-ip "10.0.0.1/8": host bits set; use allow-ip 10.0.0.0/8`},
+		{&policy.FieldError{Key: "deny", Value: "a[", Reason: "bad glob"},
+			`profile p (/profiles/p.toml:1): deny "a[": bad glob`},
+		{&policy.ConflictError{Key1: "net", Value1: "none", Key2: "allow-domain", Value2: "https://example.com/", Reason: "rules need `net` allow"},
+			`net "none" (` + cfg + `:2) conflicts with --allow-domain https://example.com/: rules need net allow`},
+		{&policy.ConflictError{Key1: "read-only", Key2: "write", Value2: ".", Reason: "drop one"},
+			`--read-only conflicts with --write .: drop one`},
+		{errors.Join(&policy.FieldError{Key: "allow-ip", Value: "10.0.0.1/8", Reason: "x"}, &policy.FieldError{Key: "allow-ip", Value: "y", Reason: "z"}),
+			"(and 1 more)"},
+		{errors.New("no usable cgroup; drop `require-limits`"), "no usable cgroup; drop --require-limits"},
+	}
+	for _, c := range cases {
+		if got := o.Explain(c.err); !strings.Contains(got, c.want) {
+			t.Errorf("Explain(%v)\n got %q\nwant %q", c.err, got, c.want)
+		}
+	}
+}
+
+// Settings files sit above the layer that names them; a flag's just below
+// the flags.
+func TestResolveSettingsPlacement(t *testing.T) {
+	w := newWorld(t)
+	srt := w.write(filepath.Join(w.home, "srt.json"), `{"network": {"allowedDomains": ["srt.example"]}, "filesystem": {"allowWrite": ["."]}}`)
+	w.write(filepath.Join(w.cfgDir, "config.toml"), "settings = [\"../../srt.json\"]\nallow-domain = [\"user.example\"]\n")
+	r, err := w.resolve(Request{Flags: []Setting{flag("allow-domain", "flag.example")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"user.example", "srt.example", "flag.example"}; !slices.Equal(r.Policy.AllowDomain, want) {
+		t.Errorf("allow-domain %v, want %v", r.Policy.AllowDomain, want)
+	}
+	src, _ := r.Origins.Lookup("allow-domain", "srt.example")
+	if src.Kind != FromSettings || src.File != srt || src.Line != 1 || src.Key != "network.allowedDomains" {
+		t.Errorf("settings source %+v", src)
+	}
+}

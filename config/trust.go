@@ -1,0 +1,233 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/jail-sandbox/jail/policy"
+)
+
+// TrustStore records which project files the user has read and trusted, by
+// absolute path and SHA-256 of their bytes. It lives in the user's config
+// directory, outside every workspace, and jail hides that directory from the
+// sandbox (a built-in protection), so an agent can neither trust a file for
+// the user nor keep a trust after editing the file: any change to the bytes
+// loses it, and jail says so.
+type TrustStore struct {
+	Path string // $XDG_CONFIG_HOME/jail/trust.json
+}
+
+// Trusted is one record.
+type Trusted struct {
+	SHA256  string    `json:"sha256"`
+	Trusted time.Time `json:"trusted"`
+}
+
+type trustFile struct {
+	Version int                `json:"version"`
+	Files   map[string]Trusted `json:"files"`
+}
+
+// ErrUntrusted and ErrChanged are what Check returns (wrapped in a
+// *TrustError saying what to do).
+var (
+	ErrUntrusted = errors.New("not trusted")
+	ErrChanged   = errors.New("changed since it was trusted")
+)
+
+// TrustError is a project file jail will not read yet, with the fix.
+type TrustError struct {
+	File string
+	Err  error // ErrUntrusted or ErrChanged
+	Was  string
+	Now  string
+}
+
+func (e *TrustError) Error() string {
+	if errors.Is(e.Err, ErrChanged) {
+		return fmt.Sprintf("%s changed since you trusted it (sha256 %.12s, now %.12s), by you or by a command run in the sandbox: review it, then run jail trust %s again (or pass --no-project-file)",
+			e.File, e.Was, e.Now, e.File)
+	}
+	return fmt.Sprintf("%s is not trusted: read it, then run jail trust %s to use it (or pass --no-project-file to run without it)", e.File, e.File)
+}
+
+// Unwrap makes a TrustError an ErrInvalid as well as its cause.
+func (e *TrustError) Unwrap() []error { return []error{e.Err, policy.ErrInvalid} }
+
+func hashOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+func (t *TrustStore) load() (*trustFile, error) {
+	tf := &trustFile{Version: 1, Files: map[string]Trusted{}}
+	data, err := os.ReadFile(t.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tf, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read trust store %s: %w", t.Path, err)
+	}
+	if err := json.Unmarshal(data, tf); err != nil || tf.Version != 1 {
+		return nil, fmt.Errorf("trust store %s is damaged (%v): move it away and trust your project files again", t.Path, err)
+	}
+	if tf.Files == nil {
+		tf.Files = map[string]Trusted{}
+	}
+	return tf, nil
+}
+
+// Check reports whether data, read from path, is a trusted project file.
+func (t *TrustStore) Check(path string, data []byte) error {
+	key, err := canonical(path)
+	if err != nil {
+		return err
+	}
+	tf, err := t.load()
+	if err != nil {
+		return err
+	}
+	rec, ok := tf.Files[key]
+	if !ok {
+		return &TrustError{File: path, Err: ErrUntrusted}
+	}
+	if now := hashOf(data); now != rec.SHA256 {
+		return &TrustError{File: path, Err: ErrChanged, Was: rec.SHA256, Now: now}
+	}
+	return nil
+}
+
+// Trust records path's current bytes as trusted. The file must parse as a
+// project file: a file jail would refuse is not worth trusting.
+func (t *TrustStore) Trust(path string, now time.Time) (string, error) {
+	key, err := canonical(path)
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(key)
+	if err != nil {
+		return "", &FileError{File: path, Reason: readReason(err)}
+	}
+	if _, err := Parse(key, data, ProjectConfig, Source{Kind: FromFile, File: path}); err != nil {
+		return "", err
+	}
+	tf, err := t.load()
+	if err != nil {
+		return "", err
+	}
+	h := hashOf(data)
+	tf.Files[key] = Trusted{SHA256: h, Trusted: now.UTC()}
+	return h, t.save(tf)
+}
+
+// Revoke forgets path; it reports whether there was a record.
+func (t *TrustStore) Revoke(path string) (bool, error) {
+	key, err := canonical(path)
+	if err != nil {
+		// A file that is gone can still be revoked by the name it had.
+		if key, err = filepath.Abs(path); err != nil {
+			return false, err
+		}
+	}
+	tf, err := t.load()
+	if err != nil {
+		return false, err
+	}
+	if _, ok := tf.Files[key]; !ok {
+		return false, nil
+	}
+	delete(tf.Files, key)
+	return true, t.save(tf)
+}
+
+// TrustedFile is one record of List.
+type TrustedFile struct {
+	Path string
+	Trusted
+	// State is "ok", "changed" or "missing".
+	State string
+}
+
+// List returns every record, by path, with whether the file still matches.
+func (t *TrustStore) List() ([]TrustedFile, error) {
+	tf, err := t.load()
+	if err != nil {
+		return nil, err
+	}
+	var out []TrustedFile
+	for p, rec := range tf.Files {
+		st := "ok"
+		if data, err := os.ReadFile(p); err != nil {
+			st = "missing"
+		} else if hashOf(data) != rec.SHA256 {
+			st = "changed"
+		}
+		out = append(out, TrustedFile{Path: p, Trusted: rec, State: st})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// save writes the store atomically, private to the user.
+func (t *TrustStore) save(tf *trustFile) error {
+	dir := filepath.Dir(t.Path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	data, err := json.MarshalIndent(tf, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".trust-*.json")
+	if err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("trust store: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("trust store: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), t.Path); err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	return nil
+}
+
+// canonical is the path a record is kept under: the directory resolved (a
+// symlinked workspace and its target are the same project), the file's own
+// name kept. The project file itself must not be a symlink: an agent could
+// otherwise point it at another project's trusted file.
+func canonical(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return abs, &FileError{File: path, Reason: readReason(err)}
+	}
+	key := filepath.Join(dir, filepath.Base(abs))
+	fi, err := os.Lstat(key)
+	if err != nil {
+		return key, &FileError{File: path, Reason: readReason(err)}
+	}
+	if !fi.Mode().IsRegular() {
+		return key, &FileError{File: path, Reason: "not a regular file (a symlink?): jail trusts a project file only as a plain file"}
+	}
+	return key, nil
+}

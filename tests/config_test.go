@@ -1,0 +1,243 @@
+//go:build linux
+
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// home makes a private HOME (and XDG dirs) for one test: jail reads its
+// config from there, never from the real home of whoever runs the tests.
+type homeDir struct {
+	dir, cfg string
+	env      []string
+}
+
+func newHome(t *testing.T) homeDir {
+	t.Helper()
+	d := workspace(t)
+	h := homeDir{dir: d, cfg: filepath.Join(d, ".config", "jail")}
+	if err := os.MkdirAll(h.cfg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.env = []string{"HOME=" + d, "XDG_CONFIG_HOME=" + filepath.Join(d, ".config"), "XDG_STATE_HOME=" + filepath.Join(d, ".local", "state")}
+	return h
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func oneLine(t *testing.T, r result, want ...string) {
+	t.Helper()
+	mustCode(t, r, 125)
+	line := strings.TrimSpace(r.stderr)
+	if strings.Contains(line, "\n") || r.stdout != "" {
+		t.Fatalf("want one line on stderr, got\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(line, w) {
+			t.Errorf("%q lacks %q", line, w)
+		}
+	}
+}
+
+// The user's config file changes a run; a flag overrides it; a mistake in
+// it names the file, line and key.
+func TestConfigFileChangesRun(t *testing.T) {
+	h := newHome(t)
+	writeFile(t, filepath.Join(h.cfg, "config.toml"), "# mine\nhostname = \"from-config\"\nsetenv = [\"FROM_CONFIG=1\"]\n")
+	o := runOpts{env: h.env}
+	r := sh(t, o, `echo "$(hostname) $FROM_CONFIG"`)
+	mustCode(t, r, 0)
+	if strings.TrimSpace(r.stdout) != "from-config 1" {
+		t.Fatalf("config file not applied: %q\n%s", r.stdout, r.stderr)
+	}
+	r = sh(t, o, `hostname`, "--hostname", "from-flag")
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "from-flag" {
+		t.Fatalf("flag does not override the file: %q", r.stdout)
+	}
+	writeFile(t, filepath.Join(h.cfg, "config.toml"), "hostname = \"x\"\n\nmemroy = \"1G\"\n")
+	oneLine(t, sh(t, o, "true"), filepath.Join(h.cfg, "config.toml")+":3: memroy: unknown key; did you mean memory?")
+	writeFile(t, filepath.Join(h.cfg, "config.toml"), "timeout = \"10\"\n")
+	oneLine(t, sh(t, o, "true"), "config.toml:1: timeout: \"10\": add a unit")
+	// A value that is wrong only together with another names both sources.
+	writeFile(t, filepath.Join(h.cfg, "config.toml"), "net = \"none\"\n")
+	oneLine(t, sh(t, o, "true", "--allow-domain", "example.com"), `net "none" (`+filepath.Join(h.cfg, "config.toml")+`:1) conflicts with --allow-domain example.com`)
+}
+
+// A project's .jail.toml is refused until trusted, used once trusted, and
+// refused again once the sandboxed command has edited it.
+func TestProjectFileTrust(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	proj := filepath.Join(ws, ".jail.toml")
+	writeFile(t, proj, "setenv = [\"FROM_PROJECT=yes\"]\n")
+	o := runOpts{env: h.env, dir: ws}
+	oneLine(t, sh(t, o, "true"), proj+" is not trusted", "jail trust "+proj)
+	mustCode(t, run(t, o, "trust"), 0)
+	r := sh(t, o, `echo "$FROM_PROJECT"`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "yes" {
+		t.Fatalf("trusted project file not applied: %q %s", r.stdout, r.stderr)
+	}
+	// The agent widens its next sandbox through the project file.
+	mustCode(t, sh(t, o, `printf 'net = "host"\n' >> .jail.toml`), 0)
+	oneLine(t, sh(t, o, "true"), proj+" changed since you trusted it", "jail trust "+proj+" again")
+	// Without the project file the run goes on.
+	r = sh(t, o, `echo "[$FROM_PROJECT]"`, "--no-project-file")
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "[]" {
+		t.Fatalf("--no-project-file: %q", r.stdout)
+	}
+	r = run(t, o, "trust", "--list")
+	if mustCode(t, r, 0); !strings.Contains(r.stdout, "changed") || !strings.Contains(r.stdout, proj) {
+		t.Fatalf("trust --list: %q", r.stdout)
+	}
+}
+
+// jail's own config directory is out of the sandbox's reach even when the
+// directory holding it is writable: nothing inside can read the config,
+// trust its own project file or leave a config for the next run.
+func TestConfigDirHiddenInside(t *testing.T) {
+	for _, existing := range []bool{true, false} {
+		h := newHome(t)
+		if existing {
+			writeFile(t, filepath.Join(h.cfg, "config.toml"), "hostname = \"mine\"\n")
+			writeFile(t, filepath.Join(h.cfg, "trust.json"), "{\"version\": 1, \"files\": {}}\n")
+		} else {
+			os.RemoveAll(h.cfg)
+		}
+		o := runOpts{env: h.env}
+		r := sh(t, o, `cat ~/.config/jail/config.toml 2>/dev/null && echo READ
+printf 'hostname = "agent"\n' > ~/.config/jail/config.toml 2>/dev/null && echo WROTE
+mkdir -p ~/.config/jail/profiles 2>/dev/null && echo x > ~/.config/jail/profiles/evil.toml 2>/dev/null && echo PROFILE
+echo '{}' > ~/.config/jail/trust.json 2>/dev/null && echo TRUST
+touch ~/.config/other-tool-config && echo OTHER`, "-w", filepath.Join(h.dir, ".config"))
+		mustCode(t, r, 0)
+		if out := r.stdout; strings.Contains(out, "READ") || strings.Contains(out, "WROTE") || strings.Contains(out, "PROFILE") || strings.Contains(out, "TRUST") || !strings.Contains(out, "OTHER") {
+			t.Fatalf("existing=%v: jail's config dir reachable inside:\n%s\n%s", existing, out, r.stderr)
+		}
+		if b, _ := os.ReadFile(filepath.Join(h.cfg, "config.toml")); strings.Contains(string(b), "agent") {
+			t.Fatalf("existing=%v: the sandbox rewrote the config file", existing)
+		}
+		if _, err := os.Stat(filepath.Join(h.cfg, "profiles", "evil.toml")); err == nil {
+			t.Fatalf("existing=%v: the sandbox planted a profile", existing)
+		}
+	}
+	// $XDG_CONFIG_HOME elsewhere, inside a writable tree: hidden by path.
+	h := newHome(t)
+	other := filepath.Join(h.dir, "dotfiles")
+	writeFile(t, filepath.Join(other, "jail", "config.toml"), "hostname = \"mine\"\n")
+	env := append(append([]string{}, h.env...), "XDG_CONFIG_HOME="+other)
+	r := sh(t, runOpts{env: env}, `hostname; cat `+filepath.Join(other, "jail", "config.toml")+` 2>/dev/null && echo READ; echo x > `+filepath.Join(other, "jail", "config.toml")+` 2>/dev/null && echo WROTE; true`, "-w", other)
+	mustCode(t, r, 0)
+	if strings.Contains(r.stdout, "READ") || strings.Contains(r.stdout, "WROTE") || !strings.HasPrefix(r.stdout, "mine\n") {
+		t.Fatalf("XDG_CONFIG_HOME elsewhere: %q\n%s", r.stdout, r.stderr)
+	}
+}
+
+// --settings: sandbox-runtime's JSON changes the run, and what jail cannot
+// honour is said, one line each.
+func TestSettingsFile(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	writeFile(t, filepath.Join(ws, "secret.txt"), "s3cret")
+	writeFile(t, filepath.Join(ws, "ok.txt"), "fine")
+	settings := filepath.Join(h.dir, "srt.json")
+	writeFile(t, settings, `{
+  "network": {"allowedDomains": [], "deniedDomains": [], "allowUnixSockets": ["/var/run/docker.sock"]},
+  "filesystem": {"denyRead": ["secret.txt"], "allowWrite": ["."], "denyWrite": []}
+}`)
+	r := sh(t, runOpts{env: h.env, dir: ws}, `cat ok.txt; cat secret.txt 2>/dev/null || echo DENIED`, "--settings", settings)
+	mustCode(t, r, 0)
+	if r.stdout != "fineDENIED\n" {
+		t.Fatalf("settings not applied: %q\n%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, settings+":2: network.allowUnixSockets: no jail equivalent") {
+		t.Fatalf("unmapped key not reported:\n%s", r.stderr)
+	}
+}
+
+// Profiles: a user profile creates what its tool needs and opens it; the
+// built-in review profile makes the workspace read-only; profiles compose.
+func TestProfiles(t *testing.T) {
+	h := newHome(t)
+	writeFile(t, filepath.Join(h.cfg, "profiles", "demo.toml"), `description = "a demo tool"
+extends = ["review"]
+write = ["~/.demo", "~/.demo.json"]
+[why]
+"~/.demo" = "demo state"
+"~/.demo.json" = "demo settings"
+[[create]]
+path = "~/.demo"
+dir = true
+[[create]]
+path = "~/.demo.json"
+content = "{}\n"
+`)
+	ws := workspace(t)
+	o := runOpts{env: h.env, dir: ws}
+	r := sh(t, o, `cat ~/.demo.json; echo ok > ~/.demo/state && echo STATE; touch x 2>/dev/null || echo WS-READONLY`, "--profile", "demo")
+	mustCode(t, r, 0)
+	if r.stdout != "{}\nSTATE\nWS-READONLY\n" {
+		t.Fatalf("profile not applied: %q\n%s", r.stdout, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.dir, ".demo", "state")); err != nil || string(b) != "ok\n" {
+		t.Fatalf("state did not persist on the host: %q %v", b, err)
+	}
+	if !strings.Contains(r.stderr, "created ~/.demo.json (profile demo") {
+		t.Errorf("creation not reported:\n%s", r.stderr)
+	}
+	r = run(t, o, "profiles", "show", "demo")
+	mustCode(t, r, 0)
+	for _, w := range []string{"review:", "demo: a demo tool", "--write ~/.demo", "--read-only", "why         ~/.demo: demo state", "together: jail"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("profiles show lacks %q:\n%s", w, r.stdout)
+		}
+	}
+	r = run(t, o, "profiles")
+	if mustCode(t, r, 0); !strings.Contains(r.stdout, "demo") || !strings.Contains(r.stdout, "review") {
+		t.Errorf("profiles:\n%s", r.stdout)
+	}
+	oneLine(t, sh(t, o, "true", "--profile", "nope"), "--profile nope: no such profile")
+}
+
+// config show prints what the layers amount to; loading it back gives the
+// same output.
+func TestConfigShowRoundTrip(t *testing.T) {
+	h := newHome(t)
+	writeFile(t, filepath.Join(h.cfg, "config.toml"), "memory = \"2G\"\nwrite = [\"/tmp\"]\n")
+	o := runOpts{env: h.env}
+	r := run(t, o, "config", "show", "--timeout", "5m", "--allow-domain", "example.com", "--profile", "review")
+	mustCode(t, r, 0)
+	saved := filepath.Join(h.dir, "saved.toml")
+	writeFile(t, saved, r.stdout)
+	os.Remove(filepath.Join(h.cfg, "config.toml"))
+	r2 := run(t, o, "config", "show", "--config", saved)
+	mustCode(t, r2, 0)
+	body := func(s string) string {
+		var keep []string
+		for _, l := range strings.Split(s, "\n") {
+			if !strings.HasPrefix(l, "# read:") && !strings.HasPrefix(l, "# workspace:") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if body(r.stdout) != body(r2.stdout) {
+		t.Fatalf("config show does not round-trip:\n%s\n---\n%s", r.stdout, r2.stdout)
+	}
+	for _, w := range []string{"memory = \"2G\"", "timeout = \"5m\"", "allow-domain = [\"example.com\"]", "read-only = true"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("config show lacks %q", w)
+		}
+	}
+}

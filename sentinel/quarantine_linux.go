@@ -164,7 +164,7 @@ func (q *quarantine) move(it Item, phase string) (Event, bool) {
 				if unix.Renameat2(pfd, tmp, pfd, name, unix.RENAME_NOREPLACE) == nil {
 					return ev, false
 				}
-			} else if err := writeAt(pfd, name, out, os.FileMode(st.Mode&0o777)); err == nil {
+			} else if err := writeAt(pfd, name, out, os.FileMode(st.Mode&0o777), int(st.Uid), int(st.Gid)); err == nil {
 				ev.Replaced = true
 			} else {
 				ev.Error = fmt.Sprintf("write the harmless version: %v", err)
@@ -443,8 +443,10 @@ func readAt(dfd int, name string, max int64) ([]byte, error) {
 }
 
 // writeAt puts data at name unless something is there already: written to
-// a fresh temporary name, then renamed with RENAME_NOREPLACE.
-func writeAt(dfd int, name string, data []byte, mode os.FileMode) error {
+// a fresh temporary name, owned by uid:gid (the original's owner: a root
+// supervisor must not leave a root-owned config in the user's repository),
+// then renamed with RENAME_NOREPLACE.
+func writeAt(dfd int, name string, data []byte, mode os.FileMode, uid, gid int) error {
 	if mode == 0 {
 		mode = 0o644
 	}
@@ -454,7 +456,12 @@ func writeAt(dfd int, name string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(data)
+	if os.Geteuid() == 0 {
+		err = unix.Fchown(fd, uid, gid)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

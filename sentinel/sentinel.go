@@ -102,4 +102,7 @@ type Config struct {
 	// in place.
 	Budget     int64
 	MaxEntries int
+	// Before, when set, applies to every item without a Before of its own
+	// (the check of a run whose supervisor was killed).
+	Before time.Time
 }

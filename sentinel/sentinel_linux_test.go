@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -393,5 +394,57 @@ func TestWrittenAfterAppearing(t *testing.T) {
 	m := manifest(t, h.qdir)
 	if b, _ := os.ReadFile(m[0].Stored); string(b) != "written later" {
 		t.Errorf("stored %q", b)
+	}
+}
+
+// After a killed run, Config.Before keeps what changed later (perhaps the
+// user's own) where it is, reported; older entries move.
+func TestBefore(t *testing.T) {
+	h := newHarness(t)
+	old, fresh := filepath.Join(h.root, "old"), filepath.Join(h.root, "fresh")
+	mkfile(t, old, "x")
+	cut := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	mkfile(t, fresh, "y")
+	s := New(Config{Dir: h.qdir, Roots: []string{h.root}, Notify: h.notify, Before: cut,
+		Absent: []Absent{{Path: old, Rule: "t"}, {Path: fresh, Rule: "t"}}})
+	s.Check("leftover")
+	s.Close()
+	if _, err := os.Lstat(old); err == nil {
+		t.Errorf("an entry older than the cut stayed")
+	}
+	if b, err := os.ReadFile(fresh); err != nil || string(b) != "y" {
+		t.Errorf("an entry changed after the cut was moved: %v", err)
+	}
+	var reported bool
+	for _, e := range manifest(t, h.qdir) {
+		reported = reported || (e.Path == fresh && e.ReportOnly)
+	}
+	if !reported {
+		t.Errorf("the newer entry is not reported: %+v", manifest(t, h.qdir))
+	}
+}
+
+// A root supervisor replacing a config keeps the original's owner: the
+// user's repository must not get a root-owned file it cannot change.
+func TestReplaceKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a file of another owner")
+	}
+	h := newHarness(t)
+	p := filepath.Join(h.root, "config")
+	mkfile(t, p, "evil")
+	if err := os.Chown(p, 4321, 4322); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Dir: h.qdir, Roots: []string{h.root}})
+	s.Quarantine([]Item{{Path: p, Rule: "t", Replace: func([]byte) ([]byte, bool) { return []byte("good"), true }}}, "exit")
+	s.Close()
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "good" || st.Uid != 4321 || st.Gid != 4322 {
+		t.Errorf("replacement %q owned by %d:%d, want 4321:4322", b, st.Uid, st.Gid)
 	}
 }

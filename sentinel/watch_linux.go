@@ -138,6 +138,9 @@ func (s *Sentinel) Quarantine(items []Item, phase string) {
 }
 
 func (s *Sentinel) move(it Item, phase string) {
+	if it.Before.IsZero() {
+		it.Before = s.cfg.Before
+	}
 	if ev, ok := s.q.move(it, phase); ok && s.cfg.Notify != nil {
 		s.cfg.Notify(ev)
 	}

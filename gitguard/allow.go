@@ -26,11 +26,28 @@ type keyRule func(sub string, hasSub bool, value string, noValue bool) bool
 func plain(sub string, hasSub bool, _ string, _ bool) bool { return !hasSub }
 func named(sub string, hasSub bool, _ string, _ bool) bool { return hasSub }
 
-// url refuses the transports that run a command given in the URL (ext::,
-// fd::); git refuses ext:: by default too, unless protocol.ext.allow.
+// url refuses every "<transport>::<address>" URL: git runs the helper
+// git-remote-<transport> with it (ext:: runs the address as a command, and
+// git refuses only ext:: by default; an installed helper such as gcrypt::
+// runs programs of its own). Other URLs (https, ssh, paths) run nothing
+// the repository's config chooses.
 func url(sub string, hasSub bool, v string, noValue bool) bool {
-	l := strings.ToLower(strings.TrimSpace(v))
-	return hasSub && !noValue && !strings.HasPrefix(l, "ext::") && !strings.HasPrefix(l, "fd::")
+	return hasSub && !noValue && !transportHelper(strings.TrimLeft(v, " \t"))
+}
+
+// transportHelper is transport_get's test (git 2.39 transport.c): the URL
+// starts with [A-Za-z0-9][A-Za-z0-9+.-]* followed by "::".
+func transportHelper(u string) bool {
+	i := 0
+	for i < len(u) {
+		c := u[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '+' && c != '-' && c != '.') {
+			break
+		}
+		i++
+	}
+	return i > 0 && strings.HasPrefix(u[i:], "::")
 }
 
 var allowed = map[string]map[string]keyRule{

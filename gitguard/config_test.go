@@ -188,6 +188,12 @@ func TestSanitize(t *testing.T) {
 		{"include", "[include]\n\tpath = ../x\n", false, false, nil, []string{"include.path"}},
 		{"alias", "[alias]\n\tst = !sh -c evil\n", false, false, nil, []string{"alias.st"}},
 		{"ext url", "[remote \"o\"]\n\turl = ext::sh -c evil\n", false, false, nil, []string{"remote.o.url"}},
+		// Any "<transport>::" runs the helper git-remote-<transport> (gcrypt::
+		// runs gpg, an installed helper may run anything it is given).
+		{"transport helper url", "[remote \"o\"]\n\turl = gcrypt::rsync://h/x\n\tpushurl = Fd::3\n[submodule \"s\"]\n\turl = x+y.z::a\n", false, false, nil,
+			[]string{"remote.o.url", "remote.o.pushurl", "submodule.s.url"}},
+		{"urls that are no helper", "[remote \"o\"]\n\turl = ssh://h/x::y\n\tpushurl = ../a::b\n", false, true,
+			[]string{"remote.o.url=ssh://h/x::y", "remote.o.pushurl=../a::b"}, nil},
 		{"uploadpack", "[remote \"o\"]\n\turl = /x\n\tuploadpack = evil\n", false, false, []string{"remote.o.url=/x"}, []string{"remote.o.uploadpack"}},
 		{"submodule update cmd", "[submodule \"s\"]\n\tupdate = !evil\n\turl = u\n", false, false, []string{"submodule.s.url=u"}, []string{"submodule.s.update"}},
 		{"submodule update ok", "[submodule \"s\"]\n\tupdate = rebase\n", false, true, []string{"submodule.s.update=rebase"}, nil},

@@ -174,8 +174,15 @@ func (q *quarantine) move(it Item, phase string) (Event, bool) {
 	// 3. Pending: copied into the quarantine by finish.
 	p := pending{Tmp: filepath.Join(filepath.Dir(it.Path), tmp), Ev: ev}
 	if q.dir != "" {
-		q.seq++
-		p.Dest = filepath.Join(q.dir, fmt.Sprintf("%03d-%s", q.seq, safeName(name)))
+		// A fresh name: the directory may hold entries of an earlier
+		// Sentinel already (a killed run's, completed by the next start).
+		for i := 0; i < 1_000_000; i++ {
+			q.seq++
+			p.Dest = filepath.Join(q.dir, fmt.Sprintf("%03d-%s", q.seq, safeName(name)))
+			if _, err := os.Lstat(p.Dest); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+		}
 		p.Ev.Stored = p.Dest
 	} else {
 		p.Ev.Left = p.Tmp

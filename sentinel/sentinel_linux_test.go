@@ -448,3 +448,25 @@ func TestReplaceKeepsOwner(t *testing.T) {
 		t.Errorf("replacement %q owned by %d:%d, want 4321:4322", b, st.Uid, st.Gid)
 	}
 }
+
+// A second Sentinel on the same quarantine directory (the next start
+// finishing a killed run) stores beside what is there, never over it.
+func TestSecondSentinelSameDir(t *testing.T) {
+	h := newHarness(t)
+	for i, content := range []string{"first", "second"} {
+		p := filepath.Join(h.root, "planted")
+		mkfile(t, p, content)
+		s := New(Config{Dir: h.qdir, Roots: []string{h.root}, Notify: h.notify})
+		s.Quarantine([]Item{{Path: p, Rule: "t"}}, "exit")
+		s.Close()
+		if m := manifest(t, h.qdir); len(m) != i+1 || m[i].Stored == "" || m[i].Error != "" {
+			t.Fatalf("round %d: %+v", i, m)
+		}
+	}
+	m := manifest(t, h.qdir)
+	for i, want := range []string{"first", "second"} {
+		if b, _ := os.ReadFile(m[i].Stored); string(b) != want {
+			t.Errorf("%s holds %q, want %q", m[i].Stored, b, want)
+		}
+	}
+}

@@ -47,9 +47,10 @@ type Plan struct {
 	// path does not exist in the sandbox's tree (under a private tmpfs) can be
 	// skipped.
 	Masks []Mask `json:"masks"`
-	// Writable lists extra paths to bind read-write and grant in Landlock: the
-	// shared git directory of a verified git worktree.
-	Writable []string `json:"writable,omitempty"`
+	// Found are the entries named ".git" or "HEAD" that the walk saw and did
+	// not hide: the git directories and .git files of the visible trees,
+	// for package gitguard (which decides what in them must not change).
+	Found []string `json:"found,omitempty"`
 	// Notes are warnings for stderr and --dry-run: patterns that matched
 	// nothing, protections that could not apply.
 	Notes []string `json:"notes,omitempty"`
@@ -216,10 +217,7 @@ func Expand(in Input) (Plan, error) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s matched nothing (pattern %s)", ru.name, ru.pat.Abs))
 		}
 	}
-	if in.Workspace != "" {
-		plan.Notes = append(plan.Notes, w.worktree(in)...)
-		plan.Writable = w.extraWritable
-	}
+	plan.Found = w.found
 	if !in.NoDefaultDeny {
 		for _, r := range in.Writable {
 			notes, absent := absentNotes(r, in.AllowGitConfig)
@@ -253,12 +251,12 @@ func anyUnder(roots []string, p string) bool {
 }
 
 type walker struct {
-	masks         map[string]Mask
-	hits          map[string]int
-	n, max        int
-	roots         []string
-	links         map[[2]uint64]string // (dev, ino) of hidden files with other links -> path
-	extraWritable []string
+	masks  map[string]Mask
+	hits   map[string]int
+	n, max int
+	roots  []string
+	links  map[[2]uint64]string // (dev, ino) of hidden files with other links -> path
+	found  []string             // .git and HEAD entries (Plan.Found)
 }
 
 func (w *walker) add(m Mask) {
@@ -278,7 +276,13 @@ func (w *walker) walkRoot(root string, rules []rule) error {
 	}
 	isDir := st.IsDir()
 	// The root itself (an absolute --deny naming one file or directory).
-	if root != "/" && w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, indexRules(rules).candidates(path.Base(root), nil), false) || !isDir {
+	if root != "/" {
+		if w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, indexRules(rules).candidates(path.Base(root), nil), false) {
+			return nil
+		}
+		w.gitEntry(root)
+	}
+	if !isDir {
 		return nil
 	}
 	var live []rule
@@ -385,7 +389,11 @@ func (w *walker) walkDir(dir string, dev uint64, rules []rule, idx *ruleIndex, i
 		t := e.Type()
 		isDir, isLink := t.IsDir(), t&fs.ModeSymlink != 0
 		buf = idx.candidates(name, buf[:0])
-		if w.entry(dir, name, isDir, isLink, rules, buf, inRO) || !isDir {
+		hidden := w.entry(dir, name, isDir, isLink, rules, buf, inRO)
+		if !hidden {
+			w.gitEntry(join(dir, name))
+		}
+		if hidden || !isDir {
 			continue
 		}
 		p := join(dir, name)
@@ -419,6 +427,13 @@ func (w *walker) walkDir(dir string, dev uint64, rules []rule, idx *ruleIndex, i
 		}
 	}
 	return nil
+}
+
+// gitEntry records a .git or HEAD entry for Plan.Found.
+func (w *walker) gitEntry(p string) {
+	if b := path.Base(p); b == ".git" || b == "HEAD" {
+		w.found = append(w.found, p)
+	}
 }
 
 // hardlinks finds the other names of hidden files with a link count above one.
@@ -506,9 +521,14 @@ func absentNotes(root string, allowGit bool) ([]string, []Absent) {
 			continue
 		}
 		name := strings.TrimSuffix(b.Name, "/")
-		if b.Git || strings.HasPrefix(name, ".git/") {
+		if strings.HasPrefix(name, ".git/") {
+			// Names inside a git dir: package gitguard knows which exist in
+			// each repository and watches the absent ones (and git init).
+			continue
+		}
+		if b.Git {
 			if st, err := os.Lstat(filepath.Join(root, ".git")); err != nil || !st.IsDir() {
-				continue // not a git checkout (worktrees are handled separately)
+				continue // .gitmodules matters in a git checkout only
 			}
 		}
 		p := filepath.Join(root, name)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/gitguard"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 )
@@ -573,15 +575,46 @@ func TestPlanPrint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	pl.Print(&b)
-	out := b.String()
-	for _, want := range []string{"workspace  " + f.ws, "bind       " + f.ws, "mask       " + filepath.Join(f.ws, ".env"), "env        PATH", "deny tcp true"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("--dry-run output lacks %q:\n%s", want, out)
-		}
+
+	pl, err = BuildPlan(f.policy(func(p *policy.Policy) { p.AllowGitConfig = true }), f.env)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(out, "/usr/bin:/bin") || strings.Contains(out, "hunter2") {
-		t.Error("--dry-run prints environment values")
+	if pl.Git != nil || findKind(pl.Mounts, ns.KindReadOnly, filepath.Join(f.ws, ".githooks")) >= 0 {
+		t.Errorf("--allow-git-config: git plan %v", pl.Git)
+	}
+}
+
+func TestMergeMasks(t *testing.T) {
+	fm := []fsrules.Mask{
+		{Path: "/w/.git/config", Kind: fsrules.ReadOnly, Rule: "default: .git/config"},
+		{Path: "/w/.husky", Kind: fsrules.ReadOnly, Dir: true, Rule: "x"},
+		{Path: "/w/secret", Kind: fsrules.Hide, Dir: true, Rule: "--deny secret/"},
+		{Path: "/w/sub/.git", Kind: fsrules.ReadOnly, Rule: "x"},
+	}
+	gp := gitguard.Plan{
+		ReadOnly: []gitguard.Protect{
+			{Path: "/w/.git/config", Why: "dup"},
+			{Path: "/w/.husky/_", Dir: true, Why: "inside a read-only dir"},
+			{Path: "/w/secret/.git/config", Why: "inside a hidden dir"},
+			{Path: "/w/.git/hooks", Dir: true, Why: "new"},
+			{Path: "/w/.git-x", Why: "sorts between"},
+		},
+		Hide: []gitguard.Protect{{Path: "/w/sub/.git", Why: "hide wins"}},
+	}
+	var got []string
+	for _, m := range mergeMasks(fm, gp) {
+		got = append(got, m.Kind.String()+" "+m.Path+" "+m.Rule)
+	}
+	want := []string{
+		"read-only /w/.git-x git: sorts between",
+		"read-only /w/.git/config default: .git/config",
+		"read-only /w/.git/hooks git: new",
+		"read-only /w/.husky x",
+		"hide /w/secret --deny secret/",
+		"hide /w/sub/.git git: hide wins",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

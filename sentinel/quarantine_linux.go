@@ -221,20 +221,20 @@ func (q *quarantine) note(p pending) {
 
 // finish copies every pending entry into the quarantine and removes it from
 // the tree. It returns the events of entries that could not be copied (they
-// stay renamed in place).
-func (q *quarantine) finish() []Event {
-	var failed []Event
+// stay renamed in place), or with all, every event.
+func (q *quarantine) finish(all bool) []Event {
+	var out []Event
 	for _, p := range q.pending {
 		ev, ok := q.finishOne(p)
-		if !ok {
-			failed = append(failed, ev)
+		if !ok || all {
+			out = append(out, ev)
 		}
 	}
 	q.pending = nil
 	if q.dir != "" {
 		os.Remove(filepath.Join(q.dir, "pending.jsonl"))
 	}
-	return failed
+	return out
 }
 
 func (q *quarantine) finishOne(p pending) (Event, bool) {

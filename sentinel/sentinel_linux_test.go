@@ -364,9 +364,12 @@ func TestResume(t *testing.T) {
 	if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), ".jail-quarantine-") {
 		t.Fatalf("tree: %v", ents)
 	}
-	Resume(Config{Dir: h.qdir, Roots: []string{h.root}})
+	Resume(Config{Dir: h.qdir, Roots: []string{h.root}, Notify: h.notify})
 	if ents, _ := os.ReadDir(h.root); len(ents) != 0 {
 		t.Errorf("left in the tree: %v", ents)
+	}
+	if got := h.paths(); len(got) != 1 || got[0] != p {
+		t.Errorf("resumed moves reported as %v, want %s", got, p)
 	}
 	m := manifest(t, h.qdir)
 	if len(m) != 1 || m[0].Phase != "leftover" {

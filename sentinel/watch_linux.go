@@ -53,7 +53,7 @@ func (s *Sentinel) Finish() {
 	s.Stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, ev := range s.q.finish() {
+	for _, ev := range s.q.finish(false) {
 		if s.cfg.Notify != nil {
 			s.cfg.Notify(ev)
 		}
@@ -146,7 +146,7 @@ func (s *Sentinel) move(it Item, phase string) {
 	}
 	if len(s.q.pending) > 4096 {
 		// Bounded memory: the oldest are surely written by now.
-		for _, ev := range s.q.finish() {
+		for _, ev := range s.q.finish(false) {
 			if s.cfg.Notify != nil {
 				s.cfg.Notify(ev)
 			}
@@ -155,10 +155,21 @@ func (s *Sentinel) move(it Item, phase string) {
 }
 
 // Resume completes the moves a supervisor that died had started (its
-// pending.jsonl in cfg.Dir), with cfg.Roots as that run's roots.
+// pending.jsonl in cfg.Dir), with cfg.Roots as that run's roots. Each gets
+// an event (phase "leftover"): the dead run could not say where it ended.
 func Resume(cfg Config) {
 	s := New(cfg)
 	defer s.Close()
+	defer func() {
+		s.mu.Lock()
+		evs := s.q.finish(true)
+		s.mu.Unlock()
+		for _, ev := range evs {
+			if cfg.Notify != nil {
+				cfg.Notify(ev)
+			}
+		}
+	}()
 	b, err := os.ReadFile(filepath.Join(cfg.Dir, "pending.jsonl"))
 	if err != nil {
 		return

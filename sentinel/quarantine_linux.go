@@ -39,6 +39,16 @@ func newQuarantine(cfg Config) *quarantine {
 	if q.maxEntries <= 0 {
 		q.maxEntries = 10000
 	}
+	// Numbering goes on after what the directory holds (a killed run's
+	// entries, completed by the next start).
+	if ents, err := os.ReadDir(q.dir); err == nil && q.dir != "" {
+		for _, e := range ents {
+			n := 0
+			if _, err := fmt.Sscanf(e.Name(), "%d-", &n); err == nil && n > q.seq {
+				q.seq = n
+			}
+		}
+	}
 	return q
 }
 

@@ -457,7 +457,7 @@ func TestReplaceKeepsOwner(t *testing.T) {
 func TestSecondSentinelSameDir(t *testing.T) {
 	h := newHarness(t)
 	for i, content := range []string{"first", "second"} {
-		p := filepath.Join(h.root, "planted")
+		p := filepath.Join(h.root, "planted-"+content)
 		mkfile(t, p, content)
 		s := New(Config{Dir: h.qdir, Roots: []string{h.root}, Notify: h.notify})
 		s.Quarantine([]Item{{Path: p, Rule: "t"}}, "exit")
@@ -470,6 +470,9 @@ func TestSecondSentinelSameDir(t *testing.T) {
 	for i, want := range []string{"first", "second"} {
 		if b, _ := os.ReadFile(m[i].Stored); string(b) != want {
 			t.Errorf("%s holds %q, want %q", m[i].Stored, b, want)
+		}
+		if w := fmt.Sprintf("%03d-planted-%s", i+1, want); filepath.Base(m[i].Stored) != w {
+			t.Errorf("stored as %s, want %s (numbering goes on)", m[i].Stored, w)
 		}
 	}
 }

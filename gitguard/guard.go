@@ -46,14 +46,18 @@ const (
 	RoleWorktrees = "worktrees" // G/worktrees: each entry a linked worktree's git dir
 	RoleWorktree  = "worktree"  // G/worktrees/NAME: commondir, config.worktree
 	RoleModules   = "modules"   // G/modules[/...]: submodule git dirs
+	RoleTarget    = "target"    // where a .git file leads that is no git dir yet
 )
 
 // Role is what is judged in an observed directory. Repo is the git dir it
-// belongs to (for hooks, worktrees, worktree and modules).
+// belongs to (for hooks, worktrees, worktree and modules). Refs are .git
+// files that lead here while this is no git dir yet: judged again at every
+// change here (whatever the Kind).
 type Role struct {
-	Kind      string `json:"kind"`
-	Repo      string `json:"repo,omitempty"`
-	Submodule bool   `json:"submodule,omitempty"`
+	Kind      string   `json:"kind"`
+	Repo      string   `json:"repo,omitempty"`
+	Submodule bool     `json:"submodule,omitempty"`
+	Refs      []string `json:"refs,omitempty"`
 }
 
 // Guard judges what appears in the writable trees after start. Its state is
@@ -109,8 +113,11 @@ func under(p, dir string) bool {
 // observe adds dir with role r; it reports whether dir is newly observed.
 func (g *Guard) observe(dir string, r Role) bool {
 	if old, ok := g.Dirs[dir]; ok {
-		if old.Kind == RoleSub && r.Kind != RoleSub {
-			g.Dirs[dir] = r // a subdirectory that turned out to be a git dir (bare)
+		if (old.Kind == RoleSub || old.Kind == RoleTarget) && r.Kind != RoleSub && r.Kind != RoleTarget {
+			// A subdirectory, or a .git file's target, that turned out
+			// to be a git dir or a worktree's: judged as that now.
+			r.Refs = append(r.Refs, old.Refs...)
+			g.Dirs[dir] = r
 		}
 		return false
 	}
@@ -145,7 +152,7 @@ func (g *Guard) Sweep(maxEntries int) (found []Finding, notes []string) {
 	if maxEntries <= 0 {
 		maxEntries = 1_000_000
 	}
-	j := &judge{g: g}
+	j := &judge{g: g, final: true}
 	n := 0
 	for _, root := range g.Roots {
 		st, err := os.Lstat(root)
@@ -231,6 +238,8 @@ type judge struct {
 	seen    map[string]bool
 	newDirs []string
 	done    map[string]bool // git dirs judged in this pass
+	// final: the exit check; nothing is left for a later event.
+	final bool
 }
 
 func (j *judge) out() []Finding {
@@ -266,6 +275,9 @@ func (j *judge) inspect(dir string, r Role, names []string) {
 			}
 		}
 		return false
+	}
+	for _, f := range r.Refs {
+		j.dotGit(f)
 	}
 	switch r.Kind {
 	case RoleRoot, RoleSub:
@@ -349,6 +361,10 @@ func (j *judge) dotGit(p string) {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		t, _ := os.Readlink(p)
 		j.add(Finding{Path: p, Rule: "git: .git symlink", Reason: fmt.Sprintf("a .git symlink makes git use %s", t)})
+	case fi.Mode().IsRegular() && fi.Size() == 0:
+		// Being written (git worktree add, git submodule: open, then
+		// write): the write is another event. git refuses an empty .git
+		// file ("invalid gitfile format"), so it does nothing meanwhile.
 	case fi.Mode().IsRegular():
 		b, err := readSmall(p)
 		if err != nil {
@@ -361,9 +377,18 @@ func (j *judge) dotGit(p string) {
 			return
 		}
 		t := rel(filepath.Dir(p), target)
+		if !j.final && t != "" && j.g.inRoots(t) && unsettled(t) && j.watchTarget(p, t) {
+			// No git dir (yet): git refuses the file meanwhile. git
+			// worktree add writes the checkout's .git file before the
+			// worktree's commondir; judged again when t changes.
+			return
+		}
 		switch kind := VerifyGitFile(p, t); kind {
 		case "worktree":
 			common, _ := commonDir(t)
+			// A repository made during the run, reached through one of
+			// its worktrees: git reads its config and hooks.
+			j.gitDir(common, false)
 			j.worktree(t, common)
 			j.observe(t, Role{Kind: RoleWorktree, Repo: common})
 		case "submodule":
@@ -376,6 +401,37 @@ func (j *judge) dotGit(p string) {
 	default:
 		j.add(Finding{Path: p, Rule: "git: .git entry", Reason: "a .git that is neither a file nor a directory"})
 	}
+}
+
+// unsettled reports whether t is no git dir yet, for git: no commondir and
+// no git dir of its own, or a commondir still empty (git dies on it).
+func unsettled(t string) bool {
+	fi, err := os.Lstat(filepath.Join(t, "commondir"))
+	if err == nil {
+		return fi.Mode().IsRegular() && fi.Size() == 0
+	}
+	return !IsGitDir(t)
+}
+
+// watchTarget makes .git file p be judged again whenever directory t
+// changes; false when t cannot be observed (then p is judged now).
+func (j *judge) watchTarget(p, t string) bool {
+	r, ok := j.g.Dirs[t]
+	if !ok {
+		if !j.g.observe(t, Role{Kind: RoleTarget, Refs: []string{p}}) {
+			return false
+		}
+		j.newDirs = append(j.newDirs, t)
+		return true
+	}
+	for _, x := range r.Refs {
+		if x == p {
+			return true
+		}
+	}
+	r.Refs = append(r.Refs, p)
+	j.g.Dirs[t] = r
+	return true
 }
 
 // gitDir judges a git dir reached during the run (new unless known).
@@ -531,7 +587,8 @@ func (j *judge) worktrees(repo, wdir string, submodule bool) {
 // harmless keys.
 func (j *judge) worktree(w, repo string) {
 	cd := filepath.Join(w, "commondir")
-	if fi, err := os.Lstat(cd); err == nil && !j.g.known(cd, fi) {
+	// An empty commondir is being written (git dies on one meanwhile).
+	if fi, err := os.Lstat(cd); err == nil && !j.g.known(cd, fi) && !(fi.Mode().IsRegular() && fi.Size() == 0) {
 		c, ok := commonDir(w)
 		want, _ := filepath.EvalSymlinks(repo)
 		if !ok || c != want {

@@ -444,3 +444,164 @@ func TestGuardSweep(t *testing.T) {
 		t.Errorf("sweep missed %v (found %v)", m, got)
 	}
 }
+
+// git writes a worktree's commondir and gitdir, and the new checkout's .git
+// file, with open+write: the first event sees them empty. An empty file is
+// not judged yet (git refuses it anyway; the write that follows is another
+// event, and the exit check judges what stays).
+func TestGuardEmptyWhileWritten(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	os.MkdirAll(ws+"/sub", 0o755)
+	g := scan(t, ws).Guard
+	write(t, ws+"/sub/.git", "", 0o644)
+	if f, _ := g.Inspect(ws+"/sub", []string{".git"}); len(f) != 0 {
+		t.Errorf("an empty .git file judged: %+v", f)
+	}
+	write(t, ws+"/sub/.git", "gitdir: /tmp\n", 0o644)
+	if f, _ := g.Inspect(ws+"/sub", []string{".git"}); len(f) != 1 {
+		t.Errorf("once written, not judged: %+v", f)
+	}
+	os.Remove(ws + "/sub/.git")
+	write(t, ws+"/.git/worktrees/x/HEAD", "ref: refs/heads/x\n", 0o644)
+	write(t, ws+"/.git/worktrees/x/commondir", "", 0o644)
+	f, _ := g.Inspect(ws+"/.git", []string{"worktrees"})
+	f2, _ := g.Inspect(ws+"/.git/worktrees/x", []string{"commondir"})
+	if len(f)+len(f2) != 0 {
+		t.Errorf("an empty commondir judged: %+v %+v", f, f2)
+	}
+	write(t, ws+"/.git/worktrees/x/commondir", "../../../elsewhere\n", 0o644)
+	if f, _ := g.Inspect(ws+"/.git/worktrees/x", []string{"commondir"}); len(f) != 1 {
+		t.Errorf("once written, not judged: %+v", f)
+	}
+}
+
+// git worktree add writes the new checkout's .git file before the
+// worktree's commondir (and HEAD): at that moment the .git file leads to a
+// directory that is no git dir yet. It is judged again when that directory
+// changes, and kept once git has finished; the exit check (Sweep) judges
+// whatever is left undecided.
+func TestGuardWorktreeAddOrder(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	g := scan(t, ws).Guard
+	wd := ws + "/.git/worktrees/wt"
+	write(t, wd+"/gitdir", ws+"/wt/.git\n", 0o644)
+	write(t, wd+"/locked", "initializing\n", 0o644)
+	write(t, ws+"/wt/.git", "gitdir: "+wd+"\n", 0o644)
+	var all []Finding
+	inspect := func(dir string, names ...string) {
+		f, obs := g.Inspect(dir, names)
+		all = append(all, f...)
+		for _, d := range obs {
+			f, _ := g.Inspect(d, nil)
+			all = append(all, f...)
+		}
+	}
+	inspect(ws+"/.git", "worktrees")
+	inspect(ws, "wt")
+	inspect(ws+"/wt", ".git")
+	if len(all) != 0 {
+		t.Fatalf("git worktree add, halfway: %+v", all)
+	}
+	write(t, wd+"/commondir", "", 0o644) // open, not written yet
+	inspect(wd, "commondir")
+	inspect(ws+"/wt", ".git")
+	if len(all) != 0 {
+		t.Fatalf("git worktree add, commondir being written: %+v", all)
+	}
+	write(t, wd+"/commondir", "../..\n", 0o644)
+	write(t, wd+"/HEAD", "ref: refs/heads/wt\n", 0o644)
+	os.Remove(wd + "/locked")
+	inspect(wd, "commondir", "HEAD", "locked")
+	if len(all) != 0 {
+		t.Fatalf("git worktree add, done: %+v", all)
+	}
+	if f, _ := g.Sweep(0); len(f) != 0 {
+		t.Errorf("exit check after git worktree add: %+v", f)
+	}
+
+	// The .git file seen before worktrees/NAME: once that turns out to be
+	// a worktree's git dir, its commondir is judged as one.
+	wsb := tmp(t)
+	repo(t, wsb)
+	g = scan(t, wsb).Guard
+	all = nil
+	wdb := wsb + "/.git/worktrees/wt"
+	write(t, wdb+"/gitdir", wsb+"/wt/.git\n", 0o644)
+	write(t, wsb+"/wt/.git", "gitdir: "+wdb+"\n", 0o644)
+	inspect(wsb, "wt")
+	inspect(wsb+"/wt", ".git")
+	inspect(wsb+"/.git", "worktrees")
+	write(t, wdb+"/commondir", "../../../elsewhere\n", 0o644)
+	inspect(wdb, "commondir")
+	var paths []string
+	for _, f := range all {
+		paths = append(paths, strings.TrimPrefix(f.Path, wsb+"/"))
+	}
+	if m := has(paths, ".git/worktrees/wt/commondir"); len(m) > 0 {
+		t.Errorf("a worktree's commondir leading elsewhere, .git file first: %v", paths)
+	}
+
+	// The same .git file, but its target becomes a git dir of its own
+	// (objects, refs, a config that runs code) instead of a worktree.
+	ws2 := tmp(t)
+	repo(t, ws2)
+	os.MkdirAll(ws2+"/sub", 0o755)
+	g = scan(t, ws2).Guard
+	all = nil
+	os.MkdirAll(ws2+"/x", 0o755)
+	write(t, ws2+"/sub/.git", "gitdir: ../x\n", 0o644)
+	inspect(ws2, "x")
+	inspect(ws2+"/sub", ".git")
+	if len(all) != 0 {
+		t.Fatalf("while x is no git dir: %+v", all)
+	}
+	os.MkdirAll(ws2+"/x/objects", 0o755)
+	os.MkdirAll(ws2+"/x/refs", 0o755)
+	write(t, ws2+"/x/config", "[core]\n\tworktree = ../sub\n\tfsmonitor = evil\n", 0o644)
+	write(t, ws2+"/x/HEAD", "ref: refs/heads/main\n", 0o644)
+	inspect(ws2+"/x", "HEAD")
+	var got []string
+	for _, f := range all {
+		got = append(got, strings.TrimPrefix(f.Path, ws2+"/"))
+	}
+	if m := has(got, "x/config"); len(m) > 0 {
+		t.Errorf("the target that became a repository is not judged: %v", got)
+	}
+
+	// Left undecided at exit: Sweep judges it.
+	ws3 := tmp(t)
+	repo(t, ws3)
+	g = scan(t, ws3).Guard
+	os.MkdirAll(ws3+"/y", 0o755)
+	write(t, ws3+"/a/b/.git", "gitdir: ../../y\n", 0o644)
+	if f, _ := g.Sweep(0); len(f) != 1 || f[0].Path != ws3+"/a/b/.git" {
+		t.Errorf("exit check: %+v", f)
+	}
+}
+
+// A verified worktree whose repository was made during the run: that
+// repository's config is judged too (git reads it through the worktree).
+func TestGuardWorktreeOfNewRepo(t *testing.T) {
+	ws := tmp(t)
+	os.MkdirAll(ws+"/sub", 0o755)
+	g := scan(t, ws).Guard
+	fake := ws + "/sub/deep/fake"
+	os.MkdirAll(fake+"/objects", 0o755)
+	os.MkdirAll(fake+"/refs", 0o755)
+	write(t, fake+"/HEAD", "ref: refs/heads/main\n", 0o644)
+	write(t, fake+"/config", "[core]\n\tfsmonitor = evil\n", 0o644)
+	write(t, fake+"/worktrees/w/HEAD", "ref: refs/heads/main\n", 0o644)
+	write(t, fake+"/worktrees/w/commondir", "../..\n", 0o644)
+	write(t, fake+"/worktrees/w/gitdir", ws+"/sub/.git\n", 0o644)
+	write(t, ws+"/sub/.git", "gitdir: "+fake+"/worktrees/w\n", 0o644)
+	f, _ := g.Inspect(ws+"/sub", []string{".git"})
+	var got []string
+	for _, x := range f {
+		got = append(got, strings.TrimPrefix(x.Path, ws+"/"))
+	}
+	if m := has(got, "sub/deep/fake/config"); len(m) > 0 {
+		t.Errorf("the new repository behind a worktree is not judged: %v", got)
+	}
+}

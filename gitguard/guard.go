@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Ident is a file's identity: a path that now names another file than at
@@ -77,6 +78,9 @@ type Guard struct {
 	MaxDirs int `json:"max_dirs"`
 	// Dropped counts directories not observed because of MaxDirs.
 	Dropped int `json:"dropped,omitempty"`
+	// Since is when Scan ran (Unix nanoseconds): a change time before it is
+	// not the agent's.
+	Since int64 `json:"since,omitempty"`
 }
 
 // Finding is one thing found that must leave the tree (or be reported).
@@ -162,7 +166,14 @@ func (g *Guard) Sweep(maxEntries int) (found []Finding, notes []string) {
 		dev := identOf(st).Dev
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				return nil // unreadable: git cannot read it either
+				if d != nil && d.IsDir() && p != root && !errors.Is(err, fs.ErrNotExist) && g.changedSince(p) {
+					// Unreadable now (it was walked at start, or hidden
+					// whole): git cannot read it either, but its owner can
+					// chmod it back and find what the agent left there.
+					j.add(Finding{Path: p, Rule: "git: unreadable directory", ReportOnly: true,
+						Reason: fmt.Sprintf("the exit check cannot read it (%v): a .git or git dir inside was not checked; look before you make it readable", err)})
+				}
+				return nil
 			}
 			if n++; n > maxEntries {
 				return errTooMany
@@ -208,6 +219,18 @@ func (g *Guard) Sweep(maxEntries int) (found []Finding, notes []string) {
 }
 
 var errTooMany = errors.New("too many entries")
+
+// changedSince reports whether p's inode changed (mode, owner, content)
+// after Scan; true when unknown. File times come from a coarse clock (up to
+// a scheduler tick behind the precise one): 50 ms of slack.
+func (g *Guard) changedSince(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil || g.Since == 0 {
+		return true
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || ctime(st) >= g.Since-int64(50*time.Millisecond)
+}
 
 // controlWhy says what each control name of a git dir does, for findings.
 var controlWhy = map[string]string{

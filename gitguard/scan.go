@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Input is what Scan needs. Paths are absolute and symlink-free.
@@ -85,7 +86,7 @@ func Scan(in Input) Plan {
 	if max <= 0 {
 		max = 4096
 	}
-	s.g = &Guard{Known: map[string]Ident{}, Dirs: map[string]Role{}, MaxDirs: max}
+	s.g = &Guard{Known: map[string]Ident{}, Dirs: map[string]Role{}, MaxDirs: max, Since: time.Now().UnixNano()}
 	for _, f := range in.UserConfigs {
 		s.readUser(f, 0)
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tmp returns a symlink-free temp dir.
@@ -603,5 +604,31 @@ func TestGuardWorktreeOfNewRepo(t *testing.T) {
 	}
 	if m := has(got, "sub/deep/fake/config"); len(m) > 0 {
 		t.Errorf("the new repository behind a worktree is not judged: %v", got)
+	}
+}
+
+// A directory the exit check cannot read (the agent chmod 000'd it after
+// planting something inside) is reported: what it holds was not checked,
+// and its owner can make it readable again.
+func TestGuardSweepUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a mode-0 directory; the unprivileged run of this package covers it")
+	}
+	ws := tmp(t)
+	repo(t, ws)
+	g := scan(t, ws).Guard
+	write(t, ws+"/x/y/.git", "gitdir: /tmp\n", 0o644)
+	os.Chmod(ws+"/x", 0)
+	defer os.Chmod(ws+"/x", 0o755)
+	f, _ := g.Sweep(0)
+	if len(f) != 1 || f[0].Path != ws+"/x" || !f[0].ReportOnly {
+		t.Errorf("unreadable directory: %+v", f)
+	}
+	// One that was unreadable before the run is the user's own: not told
+	// at every exit.
+	time.Sleep(100 * time.Millisecond) // past the slack for coarse file times
+	g = scan(t, ws).Guard
+	if f, _ := g.Sweep(0); len(f) != 0 {
+		t.Errorf("an unreadable directory older than the run: %+v", f)
 	}
 }

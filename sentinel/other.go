@@ -19,6 +19,9 @@ func (s *Sentinel) Stop() {}
 // Close does nothing.
 func (s *Sentinel) Close() {}
 
+// CheckAbsent does nothing.
+func (s *Sentinel) CheckAbsent(phase string) {}
+
 // Check does nothing.
 func (s *Sentinel) Check(phase string) {}
 

@@ -480,3 +480,19 @@ func TestSecondSentinelSameDir(t *testing.T) {
 		}
 	}
 }
+
+// CheckAbsent moves the absent paths that exist and asks the judge nothing
+// (the caller sweeps the trees itself).
+func TestCheckAbsent(t *testing.T) {
+	h := newHarness(t)
+	p := filepath.Join(h.root, "a")
+	mkfile(t, p, "x")
+	asked := false
+	s := New(Config{Dir: h.qdir, Roots: []string{h.root}, Absent: []Absent{{Path: p, Rule: "t"}},
+		Observe: []string{h.root}, Inspect: func(string, []string) ([]Item, []string) { asked = true; return nil, nil }})
+	s.CheckAbsent("exit")
+	s.Close()
+	if _, err := os.Lstat(p); err == nil || asked {
+		t.Errorf("moved: %v; judge asked: %v", err != nil, asked)
+	}
+}

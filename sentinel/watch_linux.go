@@ -109,15 +109,23 @@ func (s *Sentinel) Watches() (n int, full bool) {
 	return len(s.wds), s.full
 }
 
-// Check judges everything now: every absent path, every observed
-// directory. It is the exit check's first half (the caller adds its own
-// sweep of the trees).
-func (s *Sentinel) Check(phase string) {
+// CheckAbsent moves every absent path that exists now (the exit check,
+// when the caller's own sweep of the trees covers what Inspect judges).
+func (s *Sentinel) CheckAbsent(phase string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, a := range s.absent {
 		s.checkAbsent(a, phase)
 	}
+}
+
+// Check judges everything now: every absent path, every observed
+// directory. It is the exit check's first half (the caller adds its own
+// sweep of the trees).
+func (s *Sentinel) Check(phase string) {
+	s.CheckAbsent(phase)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	dirs := make([]string, 0, len(s.observed))
 	for d := range s.observed {
 		dirs = append(dirs, d)

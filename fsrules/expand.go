@@ -556,10 +556,10 @@ func absentNotes(root string, allowGit bool) ([]string, []Absent) {
 	}
 	var out []string
 	if len(ro) > 0 {
-		out = append(out, fmt.Sprintf("%s: %s do not exist, so they are not write-protected: the agent can create them and they stay on the host (create them before starting jail to protect them)", root, strings.Join(ro, " ")))
+		out = append(out, fmt.Sprintf("%s: %s do not exist, so nothing is mounted over them: if the agent creates one, the supervisor moves it out of the tree into the quarantine (watched while the sandbox runs, checked again at exit)", root, strings.Join(ro, " ")))
 	}
 	if len(hide) > 0 {
-		out = append(out, fmt.Sprintf("%s: %s do not exist, so nothing is masked: the agent can create them (no secret is exposed; what it writes there stays on the host)", root, strings.Join(hide, " ")))
+		out = append(out, fmt.Sprintf("%s: %s do not exist, so nothing is masked: if the agent creates one, the supervisor moves it out of the tree into the quarantine (no secret is exposed; watched while the sandbox runs, checked again at exit)", root, strings.Join(hide, " ")))
 	}
 	return out, absent
 }

@@ -77,7 +77,7 @@ var Options = []Option{
 	{Name: "no-default-deny", Kind: Bool, Group: GroupFiles,
 		Help: "drop the built-in secret and write protections", field: func(p *Policy) any { return &p.NoDefaultDeny }},
 	{Name: "allow-git-config", Kind: Bool, Group: GroupFiles,
-		Help: "let the command write .git/config, .git/hooks and .gitmodules", field: func(p *Policy) any { return &p.AllowGitConfig }},
+		Help: "trust the command with git: its config, hooks, commondir and .gitmodules writable, nothing git-related watched or quarantined", field: func(p *Policy) any { return &p.AllowGitConfig }},
 	{Name: "max-file-size", Placeholder: "SIZE", Kind: Size, DefaultText: "none", Group: GroupFiles, Example: "1G",
 		Help: "no file can grow beyond SIZE (writes fail with EFBIG)", field: func(p *Policy) any { return &p.MaxFileSize }},
 	{Name: "tmp-size", Placeholder: "SIZE", Kind: Size, Default: "1G", Group: GroupFiles, Example: "1G",

@@ -201,7 +201,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		mounts = append(mounts, ns.Mount{Kind: ns.KindBind, Path: w, Dir: true, FD: -1, Why: "git worktree's shared git dir"})
 		writable = append(writable, w)
 	}
-	if gp.Guard != nil {
+	if gp.Guard != nil && len(gp.Guard.Roots) > 0 {
 		plan.Git = &gp
 	}
 	plan.Notes = append(plan.Notes, gp.Notes...)
@@ -558,9 +558,39 @@ func (pl *Plan) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "guard      %s (%s; %s)\n", g.Path, g.File.Agent, what)
 	}
+	pl.printWatched(w)
 	for _, n := range pl.Notes {
 		fmt.Fprintf(w, "note       %s\n", n)
 	}
+}
+
+// printWatched lists what the sentinel watches while the sandbox runs and
+// what the exit check covers.
+func (pl *Plan) printWatched(w io.Writer) {
+	const moved = "absent at start: moved to the quarantine if it appears"
+	for _, a := range pl.Absent {
+		fmt.Fprintf(w, "watch      %s  (%s; %s)\n", a.Path, a.Rule, moved)
+	}
+	g := pl.Git
+	if g == nil {
+		if len(pl.Absent) > 0 {
+			fmt.Fprintf(w, "exit       the paths above are checked again when the sandbox ends\n")
+		}
+		return
+	}
+	for _, a := range g.Absent {
+		fmt.Fprintf(w, "watch      %s  (git: %s; %s)\n", a.Path, a.Why, moved)
+	}
+	for _, a := range g.Watch {
+		fmt.Fprintf(w, "watch      %s  (git: %s; absent at start: judged when it appears, a config keeps only its harmless keys)\n", a.Path, a.Why)
+	}
+	for _, d := range g.Observe {
+		fmt.Fprintf(w, "observe    %s  (git: a new .git, git init, worktree or submodule here is judged as it appears)\n", d)
+	}
+	for _, r := range g.Repos {
+		fmt.Fprintf(w, "git        repository %s: its control files are read-only (listed above)\n", r)
+	}
+	fmt.Fprintf(w, "git        exit check: every writable tree is walked for .git entries and git dirs that were not there at start, and every watched path is checked again\n")
 }
 
 // IsInvalid reports whether err is the user's to fix.

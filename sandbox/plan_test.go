@@ -575,6 +575,74 @@ func TestPlanPrint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var b strings.Builder
+	pl.Print(&b)
+	out := b.String()
+	for _, want := range []string{"workspace  " + f.ws, "bind       " + f.ws, "mask       " + filepath.Join(f.ws, ".env"), "env        PATH", "deny tcp true"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--dry-run output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "/usr/bin:/bin") || strings.Contains(out, "hunter2") {
+		t.Error("--dry-run prints environment values")
+	}
+}
+
+// git (gitguard) is wired into the mounts: its read-only and hidden paths
+// are mounted after the binds, with pins, once each (fsrules' .git/config is
+// not mounted twice); the plan carries what is watched; --allow-git-config
+// lifts it.
+func TestBuildPlanGit(t *testing.T) {
+	f := newFixture(t)
+	f.touch(t, ".git/HEAD", ".git/config", "sub/.git", "tools/fsmon")
+	f.mkdir(t, ".git/hooks", ".git/objects", ".git/refs", ".githooks", "src")
+	os.WriteFile(filepath.Join(f.ws, ".git/config"), []byte("[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon\n"), 0o644)
+	os.WriteFile(filepath.Join(f.ws, "sub/.git"), []byte("gitdir: ../elsewhere\n"), 0o644)
+	pl, err := BuildPlan(f.policy(nil), f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, kind := range map[string]string{
+		".githooks":   ns.KindReadOnly,
+		"tools/fsmon": ns.KindReadOnly,
+		".git/config": ns.KindReadOnly,
+		"sub/.git":    ns.KindMask,
+	} {
+		n := 0
+		for _, m := range pl.Mounts {
+			if m.Path == filepath.Join(f.ws, p) {
+				n++
+				if m.Kind != kind {
+					t.Errorf("%s: %s, want %s", p, m.Kind, kind)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s mounted %d times", p, n)
+		}
+	}
+	for _, d := range []string{"sub", "tools", ".git"} {
+		if findKind(pl.Mounts, ns.KindPin, filepath.Join(f.ws, d)) < 0 {
+			t.Errorf("%s not pinned", d)
+		}
+	}
+	if pl.Git == nil || pl.Git.Guard == nil {
+		t.Fatal("no git plan")
+	}
+	var watched []string
+	for _, w := range pl.Git.Watch {
+		watched = append(watched, w.Path)
+	}
+	if !contains(watched, filepath.Join(f.ws, ".git/commondir")) || !contains(pl.Git.Observe, filepath.Join(f.ws, "src")) {
+		t.Errorf("watch %v observe %v", watched, pl.Git.Observe)
+	}
+	var b strings.Builder
+	pl.Print(&b)
+	for _, want := range []string{"watch      " + f.ws + "/.git/commondir", "observe    " + f.ws + "/src", "git        exit check"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("--dry-run lacks %q", want)
+		}
+	}
 
 	pl, err = BuildPlan(f.policy(func(p *policy.Policy) { p.AllowGitConfig = true }), f.env)
 	if err != nil {

@@ -310,10 +310,10 @@ func (j *judge) inspect(dir string, r Role, names []string) {
 		if r.Kind == RoleRoot {
 			j.subdirs(dir, names)
 		}
-		// A bare repository made right here (HEAD, objects/, refs/).
-		if has("HEAD") || has("objects") || has("refs") || has("commondir") {
-			j.headDir(dir)
-		}
+		// A bare repository made right here (HEAD, objects/, refs/): git
+		// in this directory uses it, so every change is judged (a config
+		// written after HEAD too).
+		j.headDir(dir)
 	case RoleRepo:
 		// Control files absent at start (present ones are read-only
 		// mounts, which cannot be replaced).

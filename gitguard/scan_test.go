@@ -632,3 +632,24 @@ func TestGuardSweepUnreadable(t *testing.T) {
 		t.Errorf("an unreadable directory older than the run: %+v", f)
 	}
 }
+
+// A bare repository made in the workspace root (or a first-level
+// subdirectory) itself: git in that directory uses it, so its config is
+// judged whichever file comes last.
+func TestGuardBareInObservedDir(t *testing.T) {
+	ws := tmp(t)
+	os.MkdirAll(ws+"/sub", 0o755)
+	g := scan(t, ws).Guard
+	for _, d := range []string{ws, ws + "/sub"} {
+		os.MkdirAll(d+"/objects", 0o755)
+		os.MkdirAll(d+"/refs", 0o755)
+		write(t, d+"/HEAD", "ref: refs/heads/main\n", 0o644)
+		if f, _ := g.Inspect(d, []string{"objects", "refs", "HEAD"}); len(f) != 0 {
+			t.Errorf("%s: a harmless bare repository judged: %+v", d, f)
+		}
+		write(t, d+"/config", "[core]\n\tbare = true\n\tfsmonitor = evil\n", 0o644)
+		if f, _ := g.Inspect(d, []string{"config"}); len(f) != 1 || f[0].Path != d+"/config" {
+			t.Errorf("%s: config written last: %+v", d, f)
+		}
+	}
+}

@@ -477,9 +477,19 @@ func validName(s string) bool {
 	return true
 }
 
-// quoteValue always quotes: inside quotes only '\\', '"', newline, tab and
-// backspace need escapes, and whitespace and '#;' are kept as they are.
+// quoteValue writes a value as git reads it back: bare when it is made of
+// characters that mean nothing to the parser (the form git itself writes),
+// else quoted, where only '\\', '"', newline, tab and backspace need escapes
+// and whitespace and '#;' are kept as they are.
 func quoteValue(v string) string {
+	bare := v != ""
+	for i := 0; i < len(v) && bare; i++ {
+		c := v[i]
+		bare = isalnum(int(c)) || strings.IndexByte("._/:@+*,=~^%-", c) >= 0
+	}
+	if bare {
+		return v
+	}
 	var b strings.Builder
 	b.WriteByte('"')
 	for i := 0; i < len(v); i++ {

@@ -394,3 +394,21 @@ func TestParseConfigAgreesWithGitRandom(t *testing.T) {
 		}
 	}
 }
+
+// FormatConfig writes plain values bare, as git does (a config cut down to
+// its harmless keys looks like one git wrote), and quotes the others.
+func TestFormatConfigBare(t *testing.T) {
+	out, _ := FormatConfig([]Entry{
+		{Section: "core", Key: "bare", Value: "false"},
+		{Section: "remote", Subsection: "o", HasSub: true, Key: "url", Value: "https://h/r.git"},
+		{Section: "remote", Subsection: "o", HasSub: true, Key: "fetch", Value: "+refs/heads/*:refs/remotes/o/*"},
+		{Section: "user", Key: "name", Value: "A B"},
+		{Section: "user", Key: "email", Value: "a#b;c"},
+		{Section: "user", Key: "signingkey", Value: ""},
+	})
+	want := "[core]\n\tbare = false\n[remote \"o\"]\n\turl = https://h/r.git\n\tfetch = +refs/heads/*:refs/remotes/o/*\n" +
+		"[user]\n\tname = \"A B\"\n\temail = \"a#b;c\"\n\tsigningkey = \"\"\n"
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}

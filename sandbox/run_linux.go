@@ -121,7 +121,7 @@ func (r *runner) run() int {
 	if !r.pol.DryRun {
 		// Before the plan: what a killed run left is gone before this
 		// run's protections are decided.
-		r.leftovers()
+		r.killedRuns()
 	}
 	plan, err := BuildPlan(r.pol, os.Environ())
 	if err != nil {

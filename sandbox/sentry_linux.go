@@ -15,6 +15,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/sentinel"
 	"github.com/jail-sandbox/jail/statedir"
 )
@@ -284,20 +285,26 @@ func (r *runner) exitSentry() {
 	}
 }
 
-// leftovers checks the trees of earlier runs whose supervisor was killed
+// gcKilledRuns is jail gc's part: the exit checks of killed runs, told on w.
+func gcKilledRuns(w io.Writer) {
+	r := &runner{pol: &policy.Policy{}, stderr: w}
+	r.killedRuns()
+}
+
+// killedRuns checks the trees of earlier runs whose supervisor was killed
 // before its exit check (their run.json is still there and unlocked).
-func (r *runner) leftovers() {
+func (r *runner) killedRuns() {
 	base, err := quarantineBase()
 	if err != nil {
 		return
 	}
 	recs, _ := filepath.Glob(filepath.Join(base, "*", "run.json"))
 	for _, p := range recs {
-		r.leftover(p)
+		r.killedRun(p)
 	}
 }
 
-func (r *runner) leftover(p string) {
+func (r *runner) killedRun(p string) {
 	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return

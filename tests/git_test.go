@@ -217,6 +217,26 @@ func (h *gitHost) expectSafe(t *testing.T, r result, hostLog string, want ...str
 	}
 }
 
+// expectGone is expectSafe without a trail (jail gc writes none).
+func (h *gitHost) expectGone(t *testing.T, r result, hostLog string, want ...string) {
+	t.Helper()
+	if h.pwned() {
+		t.Errorf("the host's git ran the agent's payload\n%s\nhost git:\n%s", r.stderr, hostLog)
+	}
+	q := h.quarantined(t)
+	for _, p := range want {
+		if !hasPath(q, p) {
+			t.Errorf("%s not in the quarantine manifest %v", p, q)
+		}
+		if !strings.Contains(r.stderr, p) {
+			t.Errorf("the output does not name %s:\n%s", p, r.stderr)
+		}
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s is still in the tree", p)
+		}
+	}
+}
+
 // control runs the same attack with --allow-git-config: the payload must run.
 func gitControl(t *testing.T, attack func(t *testing.T, h *gitHost, flags ...string) (string, result)) {
 	t.Run("control --allow-git-config", func(t *testing.T) {
@@ -481,61 +501,72 @@ func fileExists(p string) bool {
 }
 
 // A supervisor killed with SIGKILL cannot run its exit check: the next start
-// (in another workspace) finds the earlier run's record, checks its trees,
-// quarantines what the agent left and says so.
+// (in another workspace), or jail gc, finds the earlier run's record, checks
+// its trees, quarantines what the agent left and says so.
 func TestGitKilledRunLeftovers(t *testing.T) {
-	h := newGitHost(t)
-	ws := workspace(t)
-	h.repo(t, ws)
-	// a/b/.git is deep (only an exit check finds it); .git/commondir is
-	// renamed aside at once by the sentinel, and its move into the quarantine
-	// is left pending by the killed supervisor.
-	script := gitAgentPrelude + `mkcommon .cache/c && mkgitdir .cache/g ../c
+	for _, next := range []string{"second start", "jail gc"} {
+		t.Run(next, func(t *testing.T) {
+			h := newGitHost(t)
+			ws := workspace(t)
+			h.repo(t, ws)
+			// a/b/.git is deep (only an exit check finds it); .git/commondir
+			// is renamed aside at once by the sentinel, and its move into the
+			// quarantine is left pending by the killed supervisor.
+			script := gitAgentPrelude + `mkcommon .cache/c && mkgitdir .cache/g ../c
 mkdir -p a/b && echo 'gitdir: ../../.cache/g' > a/b/.git
 echo ../.cache/c > .git/commondir
 i=0; while [ -e .git/commondir ] && [ $i -lt 100 ]; do sleep 0.02; i=$((i+1)); done
 touch planted
 sleep 60`
-	cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", script, "sh", h.marker)
-	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), h.env()...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var se syncBuffer
-	cmd.Stderr = &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !fileExists(filepath.Join(ws, "planted")) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the agent never planted: %s", se.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	waitNoProcs(t, h.marker, 10*time.Second)
-	planted := ws + "/a/b/.git"
-	if !fileExists(planted) {
-		t.Fatalf("precondition: %s should survive a SIGKILLed supervisor", planted)
-	}
+			cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", script, "sh", h.marker)
+			cmd.Dir = ws
+			cmd.Env = append(os.Environ(), h.env()...)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			var se syncBuffer
+			cmd.Stderr = &se
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for !fileExists(filepath.Join(ws, "planted")) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("the agent never planted: %s", se.String())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			waitNoProcs(t, h.marker, 10*time.Second)
+			planted := ws + "/a/b/.git"
+			if !fileExists(planted) {
+				t.Fatalf("precondition: %s should survive a SIGKILLed supervisor", planted)
+			}
+			if aside, _ := filepath.Glob(ws + "/.git/.jail-quarantine-*"); len(aside) != 1 {
+				t.Fatalf("precondition: .git/commondir should be renamed aside, pending: %v", aside)
+			}
 
-	aside, _ := filepath.Glob(ws + "/.git/.jail-quarantine-*")
-	if len(aside) != 1 {
-		t.Fatalf("precondition: .git/commondir should be renamed aside, pending: %v", aside)
-	}
-
-	other := workspace(t)
-	r := run(t, runOpts{dir: other, env: h.env()}, "--audit", h.trail, "--", "true")
-	mustCode(t, r, 0)
-	hostLog := h.use(ws, ws+"/a/b")
-	h.expectSafe(t, r, hostLog, planted, ws+"/.git/commondir")
-	if left, _ := filepath.Glob(ws + "/.git/.jail-quarantine-*"); len(left) > 0 {
-		t.Errorf("the pending move was not completed: %v", left)
-	}
-	if !strings.Contains(r.stderr, "earlier run") {
-		t.Errorf("the second start does not say an earlier run left this:\n%s", r.stderr)
+			var r result
+			if next == "jail gc" {
+				r = run(t, runOpts{env: h.env()}, "gc")
+				r.stderr += r.stdout // gc reports on stdout
+			} else {
+				r = run(t, runOpts{dir: workspace(t), env: h.env()}, "--audit", h.trail, "--", "true")
+			}
+			mustCode(t, r, 0)
+			hostLog := h.use(ws, ws+"/a/b")
+			if next == "jail gc" {
+				h.expectGone(t, r, hostLog, planted, ws+"/.git/commondir")
+			} else {
+				h.expectSafe(t, r, hostLog, planted, ws+"/.git/commondir")
+			}
+			if left, _ := filepath.Glob(ws + "/.git/.jail-quarantine-*"); len(left) > 0 {
+				t.Errorf("the pending move was not completed: %v", left)
+			}
+			if !strings.Contains(r.stderr, "earlier run") {
+				t.Errorf("%s does not say an earlier run left this:\n%s", next, r.stderr)
+			}
+		})
 	}
 }
 

@@ -32,8 +32,7 @@ func git(t *testing.T, dir string, args ...string) string {
 	}
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	home := filepath.Join(os.TempDir(), "gitguard-test-home")
-	os.MkdirAll(home, 0o755)
+	home := t.TempDir()
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+home, "XDG_CONFIG_HOME="+home,
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t",
 		"GIT_ALLOW_PROTOCOL=file", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=protocol.file.allow", "GIT_CONFIG_VALUE_0=always")

@@ -220,11 +220,11 @@ func Expand(in Input) (Plan, error) {
 	plan.Found = w.found
 	if !in.NoDefaultDeny {
 		for _, r := range in.Writable {
-			notes, absent := absentNotes(r, in.AllowGitConfig)
+			notes, absent := absentNotes(r, in.Home, in.AllowGitConfig)
 			plan.Notes, plan.Absent = append(plan.Notes, notes...), append(plan.Absent, absent...)
 		}
 		if in.Workspace != "" && !contains(in.Writable, in.Workspace) && !contains(in.Readable, in.Workspace) {
-			notes, absent := absentNotes(in.Workspace, in.AllowGitConfig)
+			notes, absent := absentNotes(in.Workspace, in.Home, in.AllowGitConfig)
 			plan.Notes, plan.Absent = append(plan.Notes, notes...), append(plan.Absent, absent...)
 		}
 	}
@@ -509,8 +509,8 @@ func coveredByAny(p string, dirs []string) bool {
 // absentNotes lists the protected names missing at the top of a writable root:
 // they cannot be masked (nothing exists to mount over and jail creates nothing
 // on the host), so the agent may create them there.
-func absentNotes(root string, allowGit bool) ([]string, []Absent) {
-	var ro, hide []string
+func absentNotes(root, home string, allowGit bool) ([]string, []Absent) {
+	var ro, hide, made []string
 	var absent []Absent
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		return nil, nil // a file given with --write: nothing can be created under it
@@ -540,6 +540,13 @@ func absentNotes(root string, allowGit bool) ([]string, []Absent) {
 		if exists(p) {
 			continue
 		}
+		if why, ok := agentMade[b.Name]; ok && home != "" && p == filepath.Join(home, name) {
+			// The agent's own directory in its own home: it makes it at
+			// its first start (see agentMade), so it may appear.
+			shown, _ := filepath.Rel(root, p)
+			made = append(made, fmt.Sprintf("%s: %s/ does not exist: %s, so it may appear (read-only from the next run on)", root, shown, why))
+			continue
+		}
 		absent = append(absent, Absent{Path: p, Dir: strings.HasSuffix(b.Name, "/"), Kind: b.Kind, Rule: "default: " + b.Name})
 		shown, _ := filepath.Rel(root, p)
 		if strings.HasSuffix(b.Name, "/") {
@@ -554,7 +561,7 @@ func absentNotes(root string, allowGit bool) ([]string, []Absent) {
 			}
 		}
 	}
-	var out []string
+	out := made
 	if len(ro) > 0 {
 		out = append(out, fmt.Sprintf("%s: %s do not exist, so nothing is mounted over them: if the agent creates one, the supervisor moves it out of the tree into the quarantine (watched while the sandbox runs, checked again at exit)", root, strings.Join(ro, " ")))
 	}

@@ -6,7 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -44,6 +46,7 @@ const (
 	RoleRepo      = "repo"      // a git dir known at start: new worktrees/ and modules/ entries
 	RoleNewRepo   = "new-repo"  // a git dir made during the run: every control file
 	RoleHooks     = "hooks"     // hooks/ of a new git dir: every hook but *.sample
+	RoleFrozen    = "frozen"    // a read-only directory no mount protects (Freeze): every entry new or changed since start but *.sample
 	RoleWorktrees = "worktrees" // G/worktrees: each entry a linked worktree's git dir
 	RoleWorktree  = "worktree"  // G/worktrees/NAME: commondir, config.worktree
 	RoleModules   = "modules"   // G/modules[/...]: submodule git dirs
@@ -117,6 +120,13 @@ func under(p, dir string) bool {
 // observe adds dir with role r; it reports whether dir is newly observed.
 func (g *Guard) observe(dir string, r Role) bool {
 	if old, ok := g.Dirs[dir]; ok {
+		if old.Kind == RoleSub && r.Kind == RoleFrozen {
+			// A first-level subdirectory that is read-only too (.husky/):
+			// frozen judges a new .git in it as a subdirectory would.
+			r.Refs = old.Refs
+			g.Dirs[dir] = r
+			return false
+		}
 		if (old.Kind == RoleSub || old.Kind == RoleTarget) && r.Kind != RoleSub && r.Kind != RoleTarget {
 			// A subdirectory, or a .git file's target, that turned out
 			// to be a git dir or a worktree's: judged as that now.
@@ -204,10 +214,11 @@ func (g *Guard) Sweep(maxEntries int) (found []Finding, notes []string) {
 			break
 		}
 	}
-	// Git dirs known at start: their new worktrees and submodules.
+	// Git dirs known at start: their new worktrees and submodules; frozen
+	// directories: what changed in them.
 	var repos []string
 	for d, r := range g.Dirs {
-		if r.Kind == RoleRepo {
+		if r.Kind == RoleRepo || r.Kind == RoleFrozen {
 			repos = append(repos, d)
 		}
 	}
@@ -341,6 +352,8 @@ func (j *judge) inspect(dir string, r Role, names []string) {
 		j.newRepo(dir, r.Submodule)
 	case RoleHooks:
 		j.hooks(dir, names)
+	case RoleFrozen:
+		j.frozen(dir, names)
 	case RoleWorktrees:
 		j.worktrees(r.Repo, dir, r.Submodule)
 	case RoleWorktree:
@@ -583,6 +596,93 @@ func (j *judge) hooks(h string, names []string) {
 		}
 		j.add(Finding{Path: p, Rule: "git: hook", Reason: "a hook git would run on the host, in a repository made during the run"})
 	}
+}
+
+// frozen judges dir, a read-only directory that no mount protects (see
+// Freeze): an entry that is not the one of the start (new, replaced,
+// written: its change time moved) leaves the tree, but *.sample files,
+// which git never runs.
+func (j *judge) frozen(dir string, names []string) {
+	if names == nil {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+	}
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if n == ".git" {
+			j.dotGit(p)
+			continue
+		}
+		fi, err := os.Lstat(p)
+		if err != nil || j.g.known(p, fi) {
+			continue
+		}
+		if strings.HasSuffix(n, ".sample") && fi.Mode().IsRegular() {
+			continue
+		}
+		j.add(Finding{Path: p, Rule: "git: read-only", Reason: "written in a directory git runs code from, which no mount could make read-only (degraded mode)"})
+	}
+}
+
+// frozenFiles are the control files that the observed git dirs already
+// judge at every change (RoleRepo, RoleWorktree): Freeze covers them.
+var frozenFiles = map[string][]string{
+	RoleRepo:     {"config", "config.worktree", "commondir", "hooks", "remotes", "branches"},
+	RoleWorktree: {"commondir", "gitdir", "config.worktree"},
+}
+
+// maxFrozen bounds what Freeze walks in one read-only directory.
+const maxFrozen = 10000
+
+// Freeze is for a run in which the read-only mounts of the plan cannot be
+// made (jail --degraded: no mount namespace). Every read-only directory
+// (hooks/, a core.hooksPath directory, a hook manager's) is observed from
+// now on, with its entries as they are now: what is added or written there
+// leaves the tree (Inspect, Sweep). A read-only file is covered when the git
+// dir it is in is observed and judges it (config, commondir...); the others
+// are returned: nothing watches them in this run.
+func (g *Guard) Freeze(ro []Protect) (uncovered []string) {
+	for _, pr := range ro {
+		if !pr.Dir {
+			parent := g.Dirs[filepath.Dir(pr.Path)]
+			if slices.Contains(frozenFiles[parent.Kind], filepath.Base(pr.Path)) {
+				if fi, err := os.Lstat(pr.Path); err == nil {
+					g.Known[pr.Path] = identOf(fi) // a change is judged
+				}
+				continue
+			}
+			uncovered = append(uncovered, pr.Path)
+			continue
+		}
+		n := 0
+		err := filepath.WalkDir(pr.Path, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if n++; n > maxFrozen {
+				return errTooMany
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			g.Known[p] = identOf(fi)
+			if d.IsDir() && !g.observe(p, Role{Kind: RoleFrozen}) && g.Dirs[p].Kind != RoleFrozen {
+				// Observed as something else already (or past MaxDirs).
+				uncovered = append(uncovered, p)
+			}
+			return nil
+		})
+		if err != nil {
+			uncovered = append(uncovered, pr.Path+" (beyond its first "+strconv.Itoa(maxFrozen)+" entries)")
+		}
+	}
+	return uncovered
 }
 
 // worktrees judges wdir, the worktrees/ of git dir repo.

@@ -652,3 +652,57 @@ func TestGuardBareInObservedDir(t *testing.T) {
 		}
 	}
 }
+
+// Freeze (degraded mode: no read-only mounts): in the read-only directories
+// (hooks/, a hooksPath directory) what is added or written is found, by
+// Inspect and by Sweep; what is as at start, and *.sample files, are not;
+// the config is covered by the git dir's own judge; a read-only file that
+// nothing judges is returned.
+func TestGuardFreeze(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	write(t, ws+"/.husky/_/pre-commit", "#!/bin/sh\nexit 0\n", 0o755)
+	write(t, ws+"/.git/hooks/post-checkout", "#!/bin/sh\nexit 0\n", 0o755)
+	git(t, ws, "config", "core.hooksPath", ".husky/_")
+	p := scan(t, ws)
+	g := p.Guard
+	lost := g.Freeze(p.ReadOnly)
+	for _, l := range lost {
+		if strings.HasSuffix(l, "/.git/config") || strings.HasSuffix(l, "/hooks") || strings.Contains(l, ".husky/_") {
+			t.Errorf("%s reported uncovered", l)
+		}
+	}
+	if r := g.Dirs[ws+"/.git/hooks"]; r.Kind != RoleFrozen {
+		t.Fatalf(".git/hooks not frozen: %+v (read-only: %v)", r, paths(p.ReadOnly, ws))
+	}
+	if f, _ := g.Inspect(ws+"/.git/hooks", nil); len(f) != 0 {
+		t.Fatalf("untouched hooks: %+v", f)
+	}
+	write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nevil\n", 0o755)
+	write(t, ws+"/.git/hooks/x.sample", "#!/bin/sh\nevil\n", 0o755)
+	time.Sleep(20 * time.Millisecond) // a later change time
+	f, err := os.OpenFile(ws+"/.husky/_/pre-commit", os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("evil\n")
+	f.Close()
+	var got []string
+	for _, d := range []string{ws + "/.git/hooks", ws + "/.husky/_"} {
+		fs, _ := g.Inspect(d, nil)
+		for _, x := range fs {
+			got = append(got, strings.TrimPrefix(x.Path, ws+"/"))
+		}
+	}
+	if m := has(got, ".git/hooks/pre-commit", ".husky/_/pre-commit"); len(m) > 0 || len(got) != 2 {
+		t.Errorf("Inspect found %v, want .git/hooks/pre-commit .husky/_/pre-commit", got)
+	}
+	sw, _ := g.Sweep(0)
+	got = nil
+	for _, x := range sw {
+		got = append(got, strings.TrimPrefix(x.Path, ws+"/"))
+	}
+	if m := has(got, ".git/hooks/pre-commit", ".husky/_/pre-commit"); len(m) > 0 {
+		t.Errorf("Sweep missed %v (found %v)", m, got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,6 +175,17 @@ func (r *runner) startSentry() {
 	}
 	if len(absent) == 0 && g == nil {
 		return
+	}
+	if r.degraded && g != nil {
+		// No mount namespace: git's read-only files and directories are
+		// writable inside (Landlock cannot refuse writes below a writable
+		// root). What git runs code from is watched instead: what the agent
+		// writes there leaves the tree. Files nothing watches are said.
+		if lost := g.Freeze(pl.Git.ReadOnly); len(lost) > 0 {
+			n := "degraded: git files writable and not checked in this run (no mounts; a change to them can make your git run code): " + strings.Join(lost, " ")
+			r.plan.Notes = append(r.plan.Notes, n)
+			r.notef("%s", n)
+		}
 	}
 	se := &sentry{guard: g}
 	base, err := quarantineBase()

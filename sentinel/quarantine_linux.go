@@ -123,6 +123,11 @@ type pending struct {
 // not see it) and noted as pending; ok is false when there was nothing to
 // do (gone, or harmless after all).
 func (q *quarantine) move(it Item, phase string) (Event, bool) {
+	if strings.HasPrefix(filepath.Base(it.Path), AsidePrefix) {
+		// One of ours, renamed aside and pending: a judge that looks at
+		// every entry of a directory (gitguard's frozen ones) names it too.
+		return Event{}, false
+	}
 	ev := Event{Time: time.Now().UTC(), Phase: phase, Path: it.Path, Rule: it.Rule, Reason: it.Reason, ReportOnly: it.ReportOnly}
 	pfd, name, err := q.parent(it.Path)
 	if err != nil {
@@ -155,7 +160,7 @@ func (q *quarantine) move(it Item, phase string) (Event, bool) {
 		}
 	}
 	// 1. Neutralize at once: a name git does not look at, same directory.
-	tmp := randName(".jail-quarantine-")
+	tmp := randName(AsidePrefix)
 	if err := unix.Renameat2(pfd, name, pfd, tmp, unix.RENAME_NOREPLACE); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return ev, false

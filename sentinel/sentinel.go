@@ -106,3 +106,9 @@ type Config struct {
 	// (the check of a run whose supervisor was killed).
 	Before time.Time
 }
+
+// AsidePrefix starts the name an entry gets when it is renamed aside in its
+// own directory until it is copied into the quarantine: a name git never
+// looks at (hooks, config and .git are exact names). Entries with it are
+// the sentinel's own: never judged nor moved again.
+const AsidePrefix = ".jail-quarantine-"

@@ -253,8 +253,8 @@ func (s *Sentinel) events(b []byte) {
 			rearm = true
 			continue
 		}
-		if !ok {
-			continue
+		if !ok || strings.HasPrefix(name, AsidePrefix) {
+			continue // our own rename aside is no change to judge
 		}
 		if ev.Mask&(unix.IN_MOVE_SELF|unix.IN_DELETE_SELF) != 0 {
 			// The directory moved or went away: paths are stale. Drop the

@@ -225,7 +225,7 @@ func (s *scanner) worktreeRoot() {
 		return
 	}
 	note := func(format string, a ...any) {
-		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("%s: "+format+"; its git directory stays read-only (git commit will fail; add it with --write if you trust it)", append([]any{dotgit}, a...)...))
+		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("%s: "+format+"; its git directory stays read-only (git commit will fail; add it with `write` if you trust it)", append([]any{dotgit}, a...)...))
 	}
 	b, err := readSmall(dotgit)
 	if err != nil {

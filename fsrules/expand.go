@@ -33,6 +33,10 @@ type Input struct {
 	AllowGitConfig bool
 	Readable       []string
 	Writable       []string
+	// Hidden are paths the sandbox replaces with empty tmpfs (/tmp, /home,
+	// the home directory): the walk does not descend into them (a root
+	// inside one is walked on its own).
+	Hidden []string
 	// MaxEntries bounds the walk (0: 1,000,000); beyond it Expand fails with
 	// ErrTooMany rather than return a partial plan.
 	MaxEntries int
@@ -218,7 +222,17 @@ func Expand(in Input) (Plan, error) {
 		max = 1_000_000
 	}
 	w := &walker{masks: map[string]Mask{}, hits: map[string]int{}, max: max, roots: c.roots, writable: c.writable,
-		links: map[[2]uint64]linkInfo{}}
+		links: map[[2]uint64]linkInfo{}, skip: map[string]string{}}
+	for _, h := range in.Hidden {
+		w.skip[h] = ""
+	}
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, m := range ParseMountinfo(b) {
+			if pseudoFS[m.FSType] {
+				w.skip[m.Point] = m.FSType
+			}
+		}
+	}
 	if !in.NoDefaultDeny {
 		w.parents = nestedRules(in.AllowGitConfig)
 	}
@@ -313,6 +327,9 @@ type walker struct {
 	// roots.
 	parents map[string][]nested
 	nested  []Absent
+	// skip: directories not walked: hidden by the sandbox (""), or mount
+	// points of kernel and automount filesystems (their type).
+	skip map[string]string
 }
 
 func (w *walker) add(m Mask) {
@@ -543,6 +560,15 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 		if contains(w.roots, p) {
 			continue // another root, walked on its own
 		}
+		if fst, ok := w.skip[p]; ok {
+			// The sandbox's own /proc, /sys and /dev replace the host's; a
+			// kernel filesystem mounted elsewhere in a visible tree (a host
+			// /proc bound into a project) is hidden, not shown.
+			if fst != "" && !under(p, "/proc") && !under(p, "/sys") && !under(p, "/dev") {
+				w.add(Mask{Path: p, Kind: Hide, Dir: true, Rule: "default: " + fst + " mounted in a visible tree"})
+			}
+			continue
+		}
 		if w.rootWritable && ro == nil && w.parents != nil {
 			w.nestedAbsent(p, name)
 		}
@@ -595,6 +621,9 @@ func (w *walker) hardlinks() error {
 			if d.IsDir() {
 				if p != r && contains(w.roots, p) {
 					return filepath.SkipDir // walked on its own
+				}
+				if _, ok := w.skip[p]; ok {
+					return filepath.SkipDir
 				}
 				if m, ok := w.masks[p]; ok && m.Kind == Hide {
 					return filepath.SkipDir

@@ -13,7 +13,7 @@ import (
 )
 
 // Submounts: a filesystem mounted inside the workspace is walked like the
-// rest. The test re-executes itself in a new user and mount namespace (root
+// rest; a kernel filesystem there is hidden, not walked. The test re-executes itself in a new user and mount namespace (root
 // there) to mount a tmpfs, as an ordinary user can.
 const envSubmount = "JAIL_FSRULES_TEST_SUBMOUNT"
 
@@ -28,6 +28,12 @@ func submountChild(ws string) int {
 	mnt := filepath.Join(ws, "mnt")
 	if err := syscall.Mount("jail-test", mnt, "tmpfs", 0, "size=1m"); err != nil {
 		fmt.Fprintln(os.Stderr, "mount:", err)
+		return 3
+	}
+	// A kernel filesystem inside the workspace (devpts can be mounted in a
+	// user namespace): not walked, hidden.
+	if err := syscall.Mount("devpts", filepath.Join(ws, "pts"), "devpts", 0, "newinstance"); err != nil {
+		fmt.Fprintln(os.Stderr, "mount devpts:", err)
 		return 3
 	}
 	for _, rel := range []string{".env", ".git/config", "deep/.zshenv"} {
@@ -50,6 +56,7 @@ func submountChild(ws string) int {
 func TestExpandSubmount(t *testing.T) {
 	ws := tmp(t)
 	must(t, os.Mkdir(filepath.Join(ws, "mnt"), 0o755))
+	must(t, os.Mkdir(filepath.Join(ws, "pts"), 0o755))
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +86,5 @@ func TestExpandSubmount(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %q", err, out)
 	}
-	eq(t, "masks", got, []string{"hide mnt/.env", "read-only mnt/.git/config", "read-only mnt/deep/.zshenv"})
+	eq(t, "masks", got, []string{"hide mnt/.env", "read-only mnt/.git/config", "read-only mnt/deep/.zshenv", "hide pts/"})
 }
-

@@ -147,6 +147,11 @@ var Builtins = []Builtin{
 	{".kshrc", ReadOnly, false, "runs in every interactive ksh"},
 	{".mkshrc", ReadOnly, false, "runs in every interactive mksh"},
 	{".xonshrc", ReadOnly, false, "runs in every xonsh"},
+	// POSIX sh and dash read the file $ENV names; ~/.shrc by convention.
+	{".shrc", ReadOnly, false, "runs in every interactive sh/dash when ENV names it"},
+	{".bash_completion", ReadOnly, false, "sourced by bash-completion in every shell"},
+	{"~/.local/share/bash-completion/", ReadOnly, false, "completions bash sources when used"},
+	{"~/.config/zsh/", ReadOnly, false, "zsh startup files (ZDOTDIR)"},
 	{"~/.config/fish/", ReadOnly, false, "fish startup files and functions"},
 	{"~/.local/share/fish/", ReadOnly, false, "fish completions, sourced when used"},
 	{"~/.config/nushell/", ReadOnly, false, "nushell startup files"},
@@ -164,6 +169,11 @@ var Builtins = []Builtin{
 	{".xinitrc", ReadOnly, false, "runs on startx"},
 	{".xsession", ReadOnly, false, "runs at graphical login"},
 	{".xsessionrc", ReadOnly, false, "runs at graphical login (Debian)"},
+	{".xserverrc", ReadOnly, false, "runs on startx"},
+	{"~/.config/plasma-workspace/", ReadOnly, false, "KDE sources env/*.sh at login"},
+	{"~/.config/sway/", ReadOnly, false, "exec lines run at login"},
+	{"~/.config/i3/", ReadOnly, false, "exec lines run at login"},
+	{"~/.config/hypr/", ReadOnly, false, "exec-once lines run at login"},
 	// Directories early in PATH: a program placed there shadows a system one.
 	{"~/.local/bin/", ReadOnly, false, "on PATH: a file there shadows a command"},
 	{"~/bin/", ReadOnly, false, "on PATH: a file there shadows a command"},
@@ -179,6 +189,10 @@ var Builtins = []Builtin{
 	{".gitconfig", ReadOnly, false, "git aliases, core.fsmonitor, core.pager run code"},
 	{"~/.config/git/", ReadOnly, false, "git config and attributes: aliases, filters run code"},
 	{"~/.config/direnv/", ReadOnly, false, "direnv configuration and allow list"},
+	{".direnvrc", ReadOnly, false, "direnv sources it before every .envrc"},
+	// Mercurial: the same class as git's config (hooks run on hg commands).
+	{".hgrc", ReadOnly, false, "Mercurial hooks and extensions run code"},
+	{".hg/hgrc", ReadOnly, false, "Mercurial repository hooks run on hg commands"},
 	// Editors and tools that run code from their configuration.
 	{".vimrc", ReadOnly, false, "vim runs it at start"},
 	{".gvimrc", ReadOnly, false, "gvim runs it at start"},
@@ -211,6 +225,11 @@ var Builtins = []Builtin{
 	{"~/.config/go/", ReadOnly, false, "go env: GOFLAGS=-toolexec runs a command on every build"},
 	{"~/.yarnrc.yml", ReadOnly, false, "yarnPath runs on every yarn command"},
 	{"~/.yarnrc", ReadOnly, false, "yarn-path runs on every yarn command"},
+	{"~/.gradle/init.d/", ReadOnly, false, "Gradle runs init scripts in every build"},
+	{"~/.gradle/init.gradle", ReadOnly, false, "Gradle runs it in every build"},
+	{"~/.gradle/gradle.properties", Hide, false, "repository passwords; JVM options (-javaagent) of every Gradle build"},
+	{"~/.m2/settings.xml", Hide, false, "Maven repository passwords and mirrors"},
+	{"~/.lessfilter", ReadOnly, false, "lesspipe runs it on every file less opens"},
 }
 
 // rule is a compiled pattern with what it does.

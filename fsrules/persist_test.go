@@ -59,6 +59,16 @@ func TestBuiltinNames(t *testing.T) {
 		{".config/gh/hosts.yml", H, H}, {".cargo/credentials.toml", H, H}, {".gem/credentials", H, H},
 		{".password-store/", H, H}, {".mozilla/", H, H},
 		{".envrc", H, H},
+		{"id_rsa", H, H}, {"ID_ED25519.PUB", H, H}, {"Server.Key", H, H}, {".env.production", H, H},
+		{".ssh/", H, H}, {".aws/", H, H}, {".gnupg/", H, H}, {".netrc", H, H}, {".git-credentials", H, H},
+		{".npmrc", H, H}, {".pypirc", H, H}, {".docker/config.json", H, H}, {".kube/config", H, H},
+		{".cargo/credentials", H, H}, {".config/google-chrome/", H, H}, {".config/chromium/", H, H},
+		{".local/share/keyrings/", H, H}, {".Docker/Config.json", H, H},
+		// Git and agent files (other engineers' classes; listed so that every
+		// built-in has a case).
+		{".git/hooks/", RO, RO}, {".git/config", RO, RO}, {".git/config.worktree", RO, RO}, {".gitmodules", RO, RO},
+		{".git/modules/sub/hooks/", RO, RO}, {".git/modules/sub/config", RO, RO},
+		{".mcp.json", RO, RO}, {".vscode/", RO, RO}, {".idea/", RO, RO}, {".claude/commands/", RO, RO}, {".claude/agents/", RO, RO},
 		// Startup files of shells and tools: any depth.
 		{".bash_login", RO, RO}, {".bash_logout", RO, RO}, {".bash_aliases", RO, RO}, {".bashrc.d/", RO, RO},
 		{".zshenv", RO, RO}, {".zlogin", RO, RO}, {".zlogout", RO, RO}, {".ZSHENV", RO, RO},
@@ -68,6 +78,11 @@ func TestBuiltinNames(t *testing.T) {
 		{".vimrc", RO, RO}, {".exrc", RO, RO}, {".nvim.lua", RO, RO}, {".emacs", RO, RO}, {".emacs.d/", RO, RO},
 		{".tmux.conf", RO, RO}, {".inputrc", RO, RO}, {".ripgreprc", RO, RO}, {".gdbinit", RO, RO},
 		{".Rprofile", RO, RO}, {".psqlrc", RO, RO}, {".irbrc", RO, RO}, {".screenrc", RO, RO},
+		{".bashrc", RO, RO}, {".bash_profile", RO, RO}, {".profile", RO, RO}, {".zshrc", RO, RO}, {".zprofile", RO, RO},
+		{".BashRC", RO, RO}, {".mkshrc", RO, RO}, {".xonshrc", RO, RO}, {".shrc", RO, RO}, {".bash_completion", RO, RO},
+		{".xserverrc", RO, RO}, {".direnvrc", RO, RO}, {".hgrc", RO, RO}, {".hg/hgrc", RO, RO},
+		{".gvimrc", RO, RO}, {".nvimrc", RO, RO}, {".emacs.el", RO, RO}, {".lldbinit", RO, RO}, {".pryrc", RO, RO},
+		{".sqliterc", RO, RO},
 		// Only relative to a home directory.
 		{".config/fish/", no, RO}, {".config/git/", no, RO}, {".config/direnv/", no, RO},
 		{".config/systemd/", no, RO}, {".config/autostart/", no, RO}, {".config/environment.d/", no, RO},
@@ -76,7 +91,15 @@ func TestBuiltinNames(t *testing.T) {
 		{".cargo/config.toml", no, RO}, {"go/bin/", no, RO}, {".local/lib/", no, RO},
 		{".local/share/systemd/", no, RO}, {".local/share/applications/", no, RO}, {".vim/", no, RO},
 		{".pip/", no, RO}, {".yarnrc.yml", no, RO}, {".oh-my-zsh/", no, RO},
-		{".config/other/", no, no}, {".local/share/other/", no, no}, {"src/", no, no},
+		{".local/share/bash-completion/", no, RO}, {".config/zsh/", no, RO}, {".local/share/fish/", no, RO},
+		{".config/nushell/", no, RO}, {".config/powershell/", no, RO}, {".config/xonsh/", no, RO},
+		{".config/plasma-workspace/", no, RO}, {".config/sway/", no, RO}, {".config/i3/", no, RO},
+		{".config/hypr/", no, RO}, {".deno/bin/", no, RO}, {".bun/bin/", no, RO}, {".local/share/nvim/", no, RO},
+		{".cargo/config", no, RO}, {".yarnrc", no, RO}, {".gradle/init.d/", no, RO}, {".gradle/init.gradle", no, RO},
+		{".gradle/gradle.properties", no, H}, {".m2/settings.xml", no, H}, {".lessfilter", no, RO},
+		{".Config/Systemd/", no, RO}, {".LOCAL/BIN/", no, RO},
+		{".config/other/", no, no}, {".local/share/other/", no, no}, {"src/", no, no}, {".gradle/caches/", no, no},
+		{".m2/repository/", no, no}, {".hg/store/", no, no}, {"lib/", no, no},
 	}
 	for _, c := range cases {
 		mk(t, ws, c.rel, "deep/x/"+c.rel)
@@ -95,10 +118,17 @@ func TestBuiltinNames(t *testing.T) {
 			}
 		}
 	}
-	// Every rule names itself.
+	// Every rule names itself, and every built-in is exercised by a case.
+	fired := map[string]bool{}
 	for _, m := range plan.Masks {
 		if !strings.HasPrefix(m.Rule, "default: ") {
 			t.Errorf("%s: rule %q", m.Path, m.Rule)
+		}
+		fired[strings.TrimPrefix(m.Rule, "default: ")] = true
+	}
+	for _, b := range Builtins {
+		if !fired[b.Name] {
+			t.Errorf("no case exercises the built-in %s", b.Name)
 		}
 	}
 }
@@ -346,3 +376,4 @@ func FuzzFold(f *testing.F) {
 		}
 	})
 }
+

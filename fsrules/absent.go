@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -127,7 +128,10 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 	var out []Absent
 	seen := map[string]bool{}
 	consider := func(p string, b Builtin) {
-		q := resolvePath(p)
+		q := p
+		if !w.surelyMissing(p) {
+			q = resolvePath(p)
+		}
 		if q == "" || seen[q] || enclosingRoot(q, w.writable) == "" || !missing(q) || w.maskedAt(q) {
 			return
 		}
@@ -231,6 +235,9 @@ func (w *walker) homeLinks(in Input) {
 				continue
 			}
 			p := h + "/" + strings.TrimSuffix(strings.TrimPrefix(b.Name, "~/"), "/")
+			if w.surelyMissing(p) {
+				continue
+			}
 			q := resolvePath(p)
 			if q == "" || q == p || enclosingRoot(q, w.roots) == "" {
 				continue
@@ -243,6 +250,95 @@ func (w *walker) homeLinks(in Input) {
 			w.protect(q, fi.IsDir(), b.Kind, "default: "+b.Name+" (via symlink "+p+")")
 		}
 	}
+}
+
+// homeLinkBudget bounds the entries homeFileLinks reads per home directory
+// (a browser profile or Python's user site can hold many files).
+const homeLinkBudget = 10000
+
+// homeFileLinks notes the protected files of each home directory that have
+// other hard links, even where the home is not visible (the sandbox shows an
+// empty tmpfs there): an earlier run that had the home writable and the
+// protections lifted could have linked ~/.bashrc to proj/notes.txt, which a
+// later run with proj as workspace would write. Files inside protected
+// directories (~/.ssh/, ~/.local/bin/) count, up to homeLinkBudget entries.
+func (w *walker) homeFileLinks(in Input) {
+	for _, h := range userHomes(in) {
+		budget := homeLinkBudget
+		for _, b := range Builtins {
+			if b.Git && in.AllowGitConfig || strings.ContainsAny(b.Name, `*?[\`) {
+				continue
+			}
+			p := h + "/" + strings.TrimSuffix(strings.TrimPrefix(b.Name, "~/"), "/")
+			if w.surelyMissing(p) {
+				continue
+			}
+			fi, err := os.Lstat(p)
+			if err != nil {
+				continue
+			}
+			rule := "default: " + b.Name
+			if !fi.IsDir() {
+				w.noteLinks(p, b.Kind, rule)
+				continue
+			}
+			_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+				if budget--; budget < 0 {
+					return filepath.SkipAll
+				}
+				if err == nil && d.Type().IsRegular() {
+					w.noteLinks(q, b.Kind, rule)
+				}
+				return nil
+			})
+		}
+	}
+}
+
+// surelyMissing reports, from one cached listing of p's top directory (a
+// home or a root, resolved), that nothing exists at p and no symlink is on
+// the way: its first element below that directory is not there. The loops
+// over every built-in in every home would otherwise lstat each name.
+func (w *walker) surelyMissing(p string) bool {
+	base := ""
+	for _, d := range w.lists.bases {
+		if under(p, d) && p != d && len(d) > len(base) {
+			base = d
+		}
+	}
+	if base == "" {
+		return false
+	}
+	names, ok := w.lists.names[base]
+	if !ok {
+		names = map[string]bool{}
+		if fi, err := os.Lstat(base); err != nil || !fi.IsDir() {
+			names = nil // a symlink or missing: no shortcut
+		} else if f, err := os.Open(base); err != nil {
+			names = nil
+		} else {
+			ns, err := f.Readdirnames(-1)
+			f.Close()
+			if err != nil {
+				names = nil
+			}
+			for _, n := range ns {
+				names[n] = true
+			}
+		}
+		w.lists.names[base] = names
+	}
+	if names == nil {
+		return false
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(p[len(base):], "/"), "/")
+	return !names[first]
+}
+
+// listings caches the names in a few directories (see surelyMissing).
+type listings struct {
+	bases []string
+	names map[string]map[string]bool // nil: no shortcut for this base
 }
 
 // resolvePath follows the symlinks along p as far as the path exists and

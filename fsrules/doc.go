@@ -21,7 +21,8 @@
 // are not followed during the walk, but a matching symlink masks its resolved
 // target, and a home's dotfiles that are symlinks into a visible tree protect
 // their targets; every other hard link of a protected file gets the same
-// protection; a directory the walk cannot list or search is hidden whole;
+// protection (a home's protected files count even where the home is not
+// visible); a directory the walk cannot list or search is hidden whole;
 // filesystems mounted inside a root are walked like the rest. What the agent
 // creates later is not matched: Landlock cannot deny a name inside a writable
 // tree, and masks need an existing path (jail never creates placeholders on

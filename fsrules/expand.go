@@ -263,7 +263,9 @@ func Expand(in Input) (Plan, error) {
 		}
 	}
 	if !in.NoDefaultDeny {
+		w.lists = listings{bases: append(append(userHomes(in), w.writable...), w.homeDirs(in)...), names: map[string]map[string]bool{}}
 		w.homeLinks(in)
+		w.homeFileLinks(in)
 	}
 	if err := w.hardlinks(); err != nil {
 		return Plan{}, err
@@ -330,6 +332,8 @@ type walker struct {
 	// skip: directories not walked: hidden by the sandbox (""), or mount
 	// points of kernel and automount filesystems (their type).
 	skip map[string]string
+	// lists: names at the top of homes and writable roots.
+	lists listings
 }
 
 func (w *walker) add(m Mask) {

@@ -377,3 +377,31 @@ func FuzzFold(f *testing.F) {
 	})
 }
 
+// TestExpandHardLinksHome: protected files of a home directory that is not
+// visible (the sandbox shows an empty tmpfs there) still protect their other
+// hard links in the visible trees: an earlier run with the home writable and
+// the protections lifted may have linked ~/.bashrc into a project.
+func TestExpandHardLinksHome(t *testing.T) {
+	base := tmp(t)
+	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
+	mk(t, home, ".bashrc", ".ssh/id_rsa", ".local/bin/tool", ".config/git/config", ".config/other/x", "notes")
+	mk(t, ws, "plain")
+	for _, l := range [][2]string{
+		{".bashrc", "b.txt"}, {".ssh/id_rsa", "k.txt"}, {".local/bin/tool", "t"}, {".config/git/config", "deep/g"},
+		{".config/other/x", "x"}, {"notes", "n"},
+	} {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, l[1])), 0o755))
+		must(t, os.Link(filepath.Join(home, l[0]), filepath.Join(ws, l[1])))
+	}
+	plan, err := Expand(Input{Workspace: ws, Home: home, Writable: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "masks", summary(ws, plan.Masks), []string{"read-only b.txt", "read-only deep/g", "hide k.txt", "read-only t"})
+	// Read-only links in a read-only root need nothing.
+	plan, err = Expand(Input{Workspace: ws, Home: home, Readable: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "masks (read-only root)", summary(ws, plan.Masks), []string{"hide k.txt"})
+}

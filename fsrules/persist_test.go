@@ -69,6 +69,13 @@ func TestBuiltinNames(t *testing.T) {
 		{".git/hooks/", RO, RO}, {".git/config", RO, RO}, {".git/config.worktree", RO, RO}, {".gitmodules", RO, RO},
 		{".git/modules/sub/hooks/", RO, RO}, {".git/modules/sub/config", RO, RO},
 		{".mcp.json", RO, RO}, {".vscode/", RO, RO}, {".idea/", RO, RO}, {".claude/commands/", RO, RO}, {".claude/agents/", RO, RO},
+		{".claude/plugins/", RO, RO}, {".codex/hooks.json", RO, RO}, {".codex/hooks/", RO, RO},
+		{".gemini/extensions/", RO, RO}, {".gemini/commands/", RO, RO}, {".copilot/hooks/", RO, RO},
+		{".copilot/installed-plugins/", RO, RO}, {".github/hooks/", RO, RO}, {".cursor/", RO, RO},
+		{".devcontainer/", RO, RO}, {".devcontainer.json", RO, RO}, {"x.code-workspace", RO, RO},
+		{"opencode.json", RO, RO}, {"opencode.jsonc", RO, RO}, {".opencode/", RO, RO}, {".config/opencode/", RO, RO},
+		{".config/goose/config.yaml", RO, RO}, {".aider.conf.yml", RO, RO}, {"mise.toml", RO, RO},
+		{".mise.toml", RO, RO}, {"mise.local.toml", RO, RO}, {".mise.local.toml", RO, RO}, {".config/mise/", RO, RO},
 		// Startup files of shells and tools: any depth.
 		{".bash_login", RO, RO}, {".bash_logout", RO, RO}, {".bash_aliases", RO, RO}, {".bashrc.d/", RO, RO},
 		{".zshenv", RO, RO}, {".zlogin", RO, RO}, {".zlogout", RO, RO}, {".ZSHENV", RO, RO},

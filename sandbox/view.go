@@ -56,8 +56,11 @@ func dataDirs() []string {
 // programRoots returns what must stay visible in the data places for the
 // programs the agent will run: the installation directory of every PATH
 // entry there (/opt/tool for /opt/tool/bin), of every program a PATH
-// directory elsewhere links there (/usr/bin/chrome -> /opt/google/chrome/chrome),
-// and of the command itself when it is named by path. A data place itself
+// directory links there (/usr/bin/chrome -> /opt/google/chrome/chrome),
+// and of the command itself when it is named by path. The installation
+// directory of a program under node_modules is the project holding it
+// (/opt/agents for /opt/agents/node_modules/.bin/claude); of one in a bin/ or
+// sbin/, that directory's parent; otherwise its own directory. A data place itself
 // is never shown whole by this (PATH=/opt shows /opt, since PATH says so).
 func programRoots(places, hidden []string, path string, command []string, ws string) []string {
 	var out []string
@@ -66,7 +69,15 @@ func programRoots(places, hidden []string, path string, command []string, ws str
 		if place == "" {
 			return
 		}
-		if b := filepath.Base(dir); (b == "bin" || b == "sbin") && filepath.Dir(dir) != place && dir != place {
+		if i := strings.Index(dir+"/", "/node_modules/"); i >= len(place) {
+			// npm's layout (/opt/agents/node_modules/.bin/claude ->
+			// ../@anthropic-ai/claude-code/...): a package loads its
+			// dependencies from the whole node_modules tree, so the project
+			// holding it is the installation directory.
+			if dir = dir[:i]; dir == place {
+				dir = place + "/node_modules"
+			}
+		} else if b := filepath.Base(dir); (b == "bin" || b == "sbin") && filepath.Dir(dir) != place && dir != place {
 			dir = filepath.Dir(dir)
 		}
 		if !slices.Contains(out, dir) {
@@ -91,13 +102,12 @@ func programRoots(places, hidden []string, path string, command []string, ws str
 			continue
 		}
 		if enclosing(d, places) != "" {
-			add(d)
-			continue
-		}
-		if enclosing(d, hidden) != "" {
+			add(d) // and its symlinks elsewhere in data places, below
+		} else if enclosing(d, hidden) != "" {
 			continue // ~/.local/bin: empty inside anyway
 		}
-		// A system PATH directory: its symlinks into data places. Unsorted
+		// A PATH directory's symlinks into data places (/usr/bin/google-chrome
+		// -> /opt/google/chrome/chrome, /opt/bin/x -> ../x/bin/x). Unsorted
 		// (f.ReadDir): /usr/bin holds a thousand names.
 		f, err := os.Open(d)
 		if err != nil {
@@ -126,9 +136,21 @@ func programRoots(places, hidden []string, path string, command []string, ws str
 		if t, err := filepath.EvalSymlinks(c); err == nil {
 			add(filepath.Dir(t))
 		}
+		// The name itself, when it is a symlink elsewhere (/opt/x/run ->
+		// /srv/y/bin/run): exec looks it up by that path.
+		if d, err := filepath.EvalSymlinks(filepath.Dir(c)); err == nil {
+			add(d)
+		}
 	}
 	sort.Strings(out)
-	return out
+	// One inside another is shown by it (/opt/tool/lib by /opt/tool).
+	kept := out[:0]
+	for _, d := range out {
+		if enclosing(d, kept) == "" {
+			kept = append(kept, d)
+		}
+	}
+	return kept
 }
 
 // wslDrive reports whether p is on a Windows drive as WSL mounts them

@@ -115,12 +115,14 @@ func TestProgramRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt, srv, sys := filepath.Join(root, "opt"), filepath.Join(root, "srv"), filepath.Join(root, "usr/bin")
-	for _, d := range []string{"opt/tool/bin", "opt/app", "opt/google/chrome", "opt/bin", "opt/cmd/sbin", "srv/x/libexec", "usr/bin", "ws", "home/u/bin"} {
+	for _, d := range []string{"opt/tool/bin", "opt/app", "opt/google/chrome", "opt/bin", "opt/cmd/sbin", "srv/x/libexec", "usr/bin", "ws", "home/u/bin",
+		"opt/agents/node_modules/.bin", "opt/agents/node_modules/@a/cli/bin", "opt/lnk/bin", "opt/node_modules/.bin"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, fl := range []string{"opt/google/chrome/chrome", "opt/cmd/sbin/run", "opt/app/.env"} {
+	for _, fl := range []string{"opt/google/chrome/chrome", "opt/cmd/sbin/run", "opt/app/.env",
+		"opt/agents/node_modules/@a/cli/bin/cli.js", "opt/tool/bin/t"} {
 		if err := os.WriteFile(filepath.Join(root, fl), []byte("x"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -136,6 +138,12 @@ func TestProgramRoots(t *testing.T) {
 	must(os.Symlink("ls", filepath.Join(sys, "dir"))) // inside the system: nothing
 	must(os.Symlink(filepath.Join(srv, "x/libexec"), filepath.Join(root, "link-to-srv")))
 	must(os.Symlink(filepath.Join(opt, "app/.env"), filepath.Join(root, "home/u/bin/app"))) // in a hidden place: not scanned
+	// npm's layout (/opt/agents/node_modules/.bin/claude -> ../@anthropic-ai/...):
+	// the program needs the whole project its node_modules belongs to.
+	must(os.Symlink("../@a/cli/bin/cli.js", filepath.Join(opt, "agents/node_modules/.bin/cli")))
+	must(os.Symlink("../@a/cli/bin/cli.js", filepath.Join(opt, "node_modules/.bin/cli")))
+	// A PATH directory in a data place linking elsewhere in the place.
+	must(os.Symlink("../../tool/bin/t", filepath.Join(opt, "lnk/bin/t")))
 	places := []string{opt, srv}
 	for _, c := range []struct {
 		name, path string
@@ -152,6 +160,11 @@ func TestProgramRoots(t *testing.T) {
 		{"command by path", "", []string{opt + "/cmd/sbin/run"}, []string{opt + "/cmd"}},
 		{"command by name", "", []string{"run"}, nil},
 		{"hidden PATH entry", root + "/home/u/bin", nil, nil},
+		{"node_modules/.bin on PATH", opt + "/agents/node_modules/.bin", nil, []string{opt + "/agents"}},
+		{"node_modules/.bin command by path", "", []string{opt + "/agents/node_modules/.bin/cli"}, []string{opt + "/agents"}},
+		{"node_modules right in the place", opt + "/node_modules/.bin", nil, []string{opt + "/node_modules"}},
+		{"command by path, a symlink into another place", "", []string{opt + "/lnk/bin/t"}, []string{opt + "/lnk", opt + "/tool"}},
+		{"PATH dir in a place linking into another", opt + "/lnk/bin", nil, []string{opt + "/lnk", opt + "/tool"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := programRoots(places, []string{root + "/home"}, c.path, c.command, root+"/ws")

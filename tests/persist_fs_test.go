@@ -556,3 +556,61 @@ echo "== tool"; jail-e2e-tool 2>&1
 		t.Errorf("-r %s: read %v, want only %s", srv, l, planted[2])
 	}
 }
+
+// Programs installed in a data place stay usable, by full path and through
+// PATH, in npm's layout too (/opt/agents/node_modules/.bin/claude is a
+// symlink into a package that loads its dependencies from the whole
+// node_modules tree), while a secret beside them stays unreadable. As root
+// the test installs such a tree; as any user it runs the agent CLIs this
+// machine has under /opt/agents, if any.
+func TestPersistDataPlacePrograms(t *testing.T) {
+	ws := workspace(t)
+	ran := false
+	if os.Geteuid() == 0 {
+		top := fmt.Sprintf("/opt/jail-e2e-npm-%d", os.Getpid())
+		t.Cleanup(func() { os.RemoveAll(top) })
+		fsWrite(t, top, "node_modules/@x/tool/bin/tool.sh", "#!/bin/sh\n. \"$(dirname \"$(readlink -f \"$0\")\")/../../../dep/lib.sh\"\necho \"TOOL-$DEP\"\n", 0o755)
+		fsWrite(t, top, "node_modules/dep/lib.sh", "DEP=LOADED\n", 0o644)
+		secrets := fsSecrets(t, top, ".env")
+		if err := os.MkdirAll(top+"/node_modules/.bin", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("../@x/tool/bin/tool.sh", top+"/node_modules/.bin/tool"); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name string
+			env  []string
+			cmd  string
+		}{
+			{"full path", nil, top + "/node_modules/.bin/tool"},
+			{"PATH", []string{"PATH=" + top + "/node_modules/.bin:/usr/bin:/bin"}, "tool"},
+		} {
+			r := run(t, runOpts{dir: ws, env: c.env}, "--", c.cmd)
+			mustCode(t, r, 0)
+			if !strings.Contains(r.stdout, "TOOL-LOADED") {
+				t.Errorf("%s: the program or its dependency is not visible:\n%s%s", c.name, r.stdout, r.stderr)
+			}
+			r = run(t, runOpts{dir: ws, env: c.env}, "--", "/bin/sh", "-c", "cat "+top+"/.env 2>&1; ls -A /opt")
+			if l := fsLeaks(r.stdout, secrets); len(l) > 0 {
+				t.Errorf("%s: the secret beside the program leaks:\n%s", c.name, r.stdout)
+			}
+		}
+		ran = true
+	}
+	for _, cli := range []string{"claude", "codex", "gemini"} {
+		p := "/opt/agents/node_modules/.bin/" + cli
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		r := run(t, runOpts{dir: ws}, "--", p, "--version")
+		mustCode(t, r, 0)
+		if !strings.ContainsAny(r.stdout, "0123456789") {
+			t.Errorf("%s --version printed no version:\n%s%s", p, r.stdout, r.stderr)
+		}
+		ran = true
+	}
+	if !ran {
+		t.Skip("not root and no agent CLI under /opt/agents")
+	}
+}

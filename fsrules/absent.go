@@ -122,7 +122,7 @@ func gitGated(base string, b Builtin) bool {
 // (also through symlinks: ~/.config -> dotfiles/config), and the children
 // missing under parents found deeper in the tree (sub/.docker/ without
 // config.json). Nothing can be mounted over them (jail creates nothing on the
-// host): the supervisor watches them and checks them again at exit.
+// host): the supervisor names those created at exit.
 func (w *walker) absent(in Input) ([]string, []Absent) {
 	homes := w.homeDirs(in)
 	var out []Absent

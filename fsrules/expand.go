@@ -67,8 +67,8 @@ type Plan struct {
 	Notes []string `json:"notes,omitempty"`
 	// Absent lists protected paths that did not exist at start inside a
 	// writable root. Nothing can be mounted over them (jail creates nothing on
-	// the host), so the agent could create them: the supervisor watches them
-	// while the sandbox runs and checks them again at exit.
+	// the host), so the agent could create them: the supervisor names those
+	// created at exit.
 	Absent []Absent `json:"absent,omitempty"`
 }
 

@@ -44,7 +44,7 @@ type Plan struct {
 	Env       []string   `json:"env"`
 	Notes     []string   `json:"notes,omitempty"`
 	// Absent are protected paths missing at start in writable trees (see
-	// fsrules.Plan.Absent): watched while the sandbox runs, checked at exit.
+	// fsrules.Plan.Absent): those created are named at exit (reportCreated).
 	Absent []fsrules.Absent `json:"absent,omitempty"`
 	// Guarded are agent configuration files the agent may write but whose
 	// command keys (hooks, MCP servers...) jail keeps as they were on the

@@ -517,6 +517,7 @@ func (r *runner) finish() int {
 	r.recordStart(nil) // init failed before reporting: the trail still opens with start
 	// The sandbox has ended: no writer is left for the last check.
 	r.closeGuard()
+	r.reportCreated()
 	// Every writer of these (the message reader, the signal loop) is done.
 	r.mu.Lock()
 	exitMsg, setupErr, timedOut, killedBy, memOver := r.exit, r.setupErr, r.timedOut, r.killedBy, r.memOver

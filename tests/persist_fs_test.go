@@ -50,6 +50,7 @@ var pfStartup = map[string]string{
 	".cshrc":                           "# cshrc\n",
 	".tcshrc":                          "# tcshrc\n",
 	".gitconfig":                       "[user]\n\tname = u\n",
+	".envrc":                           "export X=1\n",
 	".ripgreprc":                       "--smart-case\n",
 	".tmux.conf":                       "set -g mouse on\n",
 	".vimrc":                           "set nu\n",

@@ -153,7 +153,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	// /srv/x/tls.key) are not searched at every start, so they are not shown.
 	places := dataDirs()
 	for _, d := range places {
-		addHide(d, 0o755, "data place: only the workspace, --read/--write paths and programs on PATH reappear")
+		addHide(d, 0o755, "data place: only the workspace, read/write paths and programs on PATH reappear")
 	}
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Path) < depth(mounts[j].Path) })
 

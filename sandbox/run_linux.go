@@ -126,7 +126,10 @@ func (r *runner) run() int {
 		r.notef("%s", n)
 	}
 	for _, n := range plan.Notes {
-		if strings.HasPrefix(n, "deny ") || strings.HasPrefix(n, "read-only: ") {
+		// A deny that matched nothing, a path the agent cannot write, and a
+		// directory hidden whole because it cannot be read (its owner would
+		// wonder why it is empty inside).
+		if strings.HasPrefix(n, "deny ") || strings.HasPrefix(n, "read-only: ") || strings.HasPrefix(n, "unreadable directory") {
 			r.notef("%s", n)
 		}
 	}
@@ -514,6 +517,7 @@ func (r *runner) finish() int {
 	r.recordStart(nil) // init failed before reporting: the trail still opens with start
 	// The sandbox has ended: no writer is left for the last check.
 	r.closeGuard()
+	r.reportCreated()
 	// Every writer of these (the message reader, the signal loop) is done.
 	r.mu.Lock()
 	exitMsg, setupErr, timedOut, killedBy, memOver := r.exit, r.setupErr, r.timedOut, r.killedBy, r.memOver

@@ -1,5 +1,7 @@
 package fsrules
 
+import "strings"
+
 // Kind is what a mask does.
 type Kind int
 
@@ -25,8 +27,12 @@ func (k Kind) String() string {
 // MarshalText makes Kind readable in JSON (--dry-run, audit trail).
 func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
-// Builtin is one built-in protection. Name is matched at any depth ("**/"+Name
-// under each visible root); a trailing '/' means directories only.
+// Builtin is one built-in protection. A Name starting with "~/" is anchored
+// at each home directory (see Input.Home); any other Name matches at any
+// depth ("**/"+Name under each visible root). A trailing '/' means
+// directories only. Built-ins match ASCII letters case-insensitively: people
+// write SERVER.PEM and .ENV, and on a case-insensitive filesystem (vfat,
+// exfat, ext4 casefold) .BASHRC is .bashrc.
 type Builtin struct {
 	Name string
 	Kind Kind
@@ -37,22 +43,68 @@ type Builtin struct {
 }
 
 // Builtins is the list of built-in protections, on unless --no-default-deny.
+//
+// What belongs here: secrets by their usual names (Hide), and files that the
+// user's own tools load and run later, outside the sandbox (ReadOnly): shell
+// and session startup files, PATH directories, tool configurations that name
+// commands. A name matches at any depth when it is distinctive (.bashrc,
+// .zshenv) or matters in every directory (.envrc, .nvim.lua); it is anchored
+// at the home directory ("~/") when the same name is ordinary inside a
+// project (bin/, .config/git/, .local/lib/).
 var Builtins = []Builtin{
 	{".env", Hide, false, "environment files with credentials"},
 	{".env.*", Hide, false, "environment files with credentials"},
+	{"*.env", Hide, false, "environment files with credentials (prod.env)"},
+	// Hidden rather than read-only: direnv runs it on cd, and it often holds
+	// credentials itself.
+	{".envrc", Hide, false, "direnv runs it on cd; often holds credentials"},
 	{"*.pem", Hide, false, "private keys and certificates"},
 	{"*.key", Hide, false, "private keys"},
+	{"*.p12", Hide, false, "PKCS#12 key stores"},
+	{"*.pfx", Hide, false, "PKCS#12 key stores"},
+	{"*.pkcs12", Hide, false, "PKCS#12 key stores"},
+	{"*.p8", Hide, false, "PKCS#8 private keys (AuthKey_*.p8)"},
+	{"*.jks", Hide, false, "Java key stores"},
+	{"*.keystore", Hide, false, "Java and Android key stores"},
+	{"*.ppk", Hide, false, "PuTTY private keys"},
+	{"*.kdbx", Hide, false, "KeePass databases"},
+	// SSH key files by key type (id_rsa, id_ecdsa_sk, id_ed25519.old, ...):
+	// a bare "id_*" would also hide id_generator.go.
 	{"id_rsa*", Hide, false, "SSH keys"},
+	{"id_dsa*", Hide, false, "SSH keys"},
+	{"id_ecdsa*", Hide, false, "SSH keys"},
 	{"id_ed25519*", Hide, false, "SSH keys"},
-	{".ssh/", Hide, false, "SSH keys and config"},
+	{"id_xmss*", Hide, false, "SSH keys"},
+	{".ssh/", Hide, false, "SSH keys, config (ProxyCommand runs code), authorized_keys"},
 	{".aws/", Hide, false, "AWS credentials"},
+	{".azure/", Hide, false, "Azure CLI tokens"},
+	{".config/gcloud/", Hide, false, "Google Cloud credentials"},
+	{"*service*account*.json", Hide, false, "cloud service-account keys"},
+	{"credentials.json", Hide, false, "OAuth and service credentials"},
+	{"client_secret*.json", Hide, false, "OAuth client secrets"},
 	{".gnupg/", Hide, false, "GnuPG keys"},
+	{".password-store/", Hide, false, "pass password store"},
 	{".netrc", Hide, false, "login credentials"},
 	{".git-credentials", Hide, false, "git credentials"},
-	{".npmrc", Hide, false, "npm tokens"},
+	{".npmrc", Hide, false, "npm tokens; scripts and node options run code"},
 	{".pypirc", Hide, false, "PyPI tokens"},
+	{".pgpass", Hide, false, "PostgreSQL passwords"},
+	{".my.cnf", Hide, false, "MySQL passwords"},
+	{".vault-token", Hide, false, "HashiCorp Vault token"},
+	{".boto", Hide, false, "AWS and Google Cloud Storage credentials"},
+	{".s3cfg", Hide, false, "S3 credentials"},
+	{".terraformrc", Hide, false, "Terraform registry tokens"},
+	{".terraform.d/credentials.tfrc.json", Hide, false, "Terraform Cloud tokens"},
 	{".docker/config.json", Hide, false, "registry credentials"},
 	{".kube/config", Hide, false, "Kubernetes credentials"},
+	{".config/gh/hosts.yml", Hide, false, "GitHub CLI token"},
+	{".cargo/credentials.toml", Hide, false, "crates.io token"},
+	{".cargo/credentials", Hide, false, "crates.io token"},
+	{".gem/credentials", Hide, false, "RubyGems API key"},
+	{".mozilla/", Hide, false, "browser cookies and saved passwords"},
+	{".config/google-chrome/", Hide, false, "browser cookies and saved passwords"},
+	{".config/chromium/", Hide, false, "browser cookies and saved passwords"},
+	{".local/share/keyrings/", Hide, false, "desktop keyring"},
 
 	{".git/hooks/", ReadOnly, true, "hooks run on the next git command"},
 	{".git/config", ReadOnly, true, "core.hooksPath, core.fsmonitor, aliases run code"},
@@ -64,11 +116,6 @@ var Builtins = []Builtin{
 	// nested submodules): same hooks and config, same risk.
 	{".git/modules/**/hooks/", ReadOnly, true, "submodule hooks run on git commands in the submodule"},
 	{".git/modules/**/config", ReadOnly, true, "submodule config can set core.hooksPath"},
-	{".bashrc", ReadOnly, false, "runs in every new shell"},
-	{".bash_profile", ReadOnly, false, "runs at login"},
-	{".zshrc", ReadOnly, false, "runs in every new shell"},
-	{".zprofile", ReadOnly, false, "runs at login"},
-	{".profile", ReadOnly, false, "runs at login"},
 	{".mcp.json", ReadOnly, false, "MCP servers the agent starts next time"},
 	{".vscode/", ReadOnly, false, "tasks and settings that run code when the folder opens"},
 	{".idea/", ReadOnly, false, "run configurations"},
@@ -78,6 +125,111 @@ var Builtins = []Builtin{
 	// may do: nothing inside may read or change them (an agent that could
 	// would trust its own .jail.toml, or widen its next sandbox).
 	{".config/jail/", Hide, false, "jail's own config, profiles and trusted project files"},
+
+	// Shells: every startup file bash, zsh, sh/dash, csh/tcsh, ksh, fish,
+	// nushell, PowerShell and xonsh read.
+	{".bashrc", ReadOnly, false, "runs in every new shell"},
+	{".bash_profile", ReadOnly, false, "runs at login"},
+	{".bash_login", ReadOnly, false, "runs at login (bash)"},
+	{".bash_logout", ReadOnly, false, "runs at logout (bash)"},
+	{".bash_aliases", ReadOnly, false, "sourced by the usual .bashrc"},
+	{".bashrc.d/", ReadOnly, false, "sourced by the usual .bashrc (Fedora)"},
+	{".profile", ReadOnly, false, "runs at login"},
+	{".zshenv", ReadOnly, false, "runs in every zsh, scripts included"},
+	{".zshrc", ReadOnly, false, "runs in every new shell"},
+	{".zprofile", ReadOnly, false, "runs at login"},
+	{".zlogin", ReadOnly, false, "runs at login (zsh)"},
+	{".zlogout", ReadOnly, false, "runs at logout (zsh)"},
+	{".cshrc", ReadOnly, false, "runs in every csh/tcsh"},
+	{".tcshrc", ReadOnly, false, "runs in every tcsh"},
+	{".login", ReadOnly, false, "runs at login (csh/tcsh)"},
+	{".logout", ReadOnly, false, "runs at logout (csh/tcsh)"},
+	{".kshrc", ReadOnly, false, "runs in every interactive ksh"},
+	{".mkshrc", ReadOnly, false, "runs in every interactive mksh"},
+	{".xonshrc", ReadOnly, false, "runs in every xonsh"},
+	// POSIX sh and dash read the file $ENV names; ~/.shrc by convention.
+	{".shrc", ReadOnly, false, "runs in every interactive sh/dash when ENV names it"},
+	{".bash_completion", ReadOnly, false, "sourced by bash-completion in every shell"},
+	{"~/.local/share/bash-completion/", ReadOnly, false, "completions bash sources when used"},
+	{"~/.config/zsh/", ReadOnly, false, "zsh startup files (ZDOTDIR)"},
+	{"~/.config/fish/", ReadOnly, false, "fish startup files and functions"},
+	{"~/.local/share/fish/", ReadOnly, false, "fish completions, sourced when used"},
+	{"~/.config/nushell/", ReadOnly, false, "nushell startup files"},
+	{"~/.config/powershell/", ReadOnly, false, "PowerShell profiles"},
+	{"~/.config/xonsh/", ReadOnly, false, "xonsh startup files"},
+	{"~/.oh-my-zsh/", ReadOnly, false, "sourced by .zshrc (plugins, custom/)"},
+	// The user's session and login.
+	{"~/.config/systemd/", ReadOnly, false, "user services started by systemd"},
+	{"~/.local/share/systemd/", ReadOnly, false, "user services started by systemd"},
+	{"~/.config/autostart/", ReadOnly, false, "programs started at desktop login"},
+	{"~/.config/environment.d/", ReadOnly, false, "environment of the user's session (PATH, LD_PRELOAD)"},
+	{"~/.local/share/applications/", ReadOnly, false, "desktop entries: commands run when a file is opened"},
+	{".pam_environment", ReadOnly, false, "environment set at login"},
+	{".xprofile", ReadOnly, false, "runs at graphical login"},
+	{".xinitrc", ReadOnly, false, "runs on startx"},
+	{".xsession", ReadOnly, false, "runs at graphical login"},
+	{".xsessionrc", ReadOnly, false, "runs at graphical login (Debian)"},
+	{".xserverrc", ReadOnly, false, "runs on startx"},
+	{"~/.config/plasma-workspace/", ReadOnly, false, "KDE sources env/*.sh at login"},
+	{"~/.config/sway/", ReadOnly, false, "exec lines run at login"},
+	{"~/.config/i3/", ReadOnly, false, "exec lines run at login"},
+	{"~/.config/hypr/", ReadOnly, false, "exec-once lines run at login"},
+	// Directories early in PATH: a program placed there shadows a system one.
+	{"~/.local/bin/", ReadOnly, false, "on PATH: a file there shadows a command"},
+	{"~/bin/", ReadOnly, false, "on PATH: a file there shadows a command"},
+	{"~/.cargo/bin/", ReadOnly, false, "on PATH: a file there shadows a command"},
+	{"~/go/bin/", ReadOnly, false, "on PATH: a file there shadows a command"},
+	{"~/.deno/bin/", ReadOnly, false, "on PATH: a file there shadows a command"},
+	{"~/.bun/bin/", ReadOnly, false, "on PATH: a file there shadows a command"},
+	// Python's user site-packages (~/.local/lib/pythonX.Y/site-packages):
+	// .pth files and usercustomize run in every python, a module there shadows
+	// an installed one.
+	{"~/.local/lib/", ReadOnly, false, "Python user site-packages: .pth files run in every python"},
+	// git, direnv.
+	{".gitconfig", ReadOnly, false, "git aliases, core.fsmonitor, core.pager run code"},
+	{"~/.config/git/", ReadOnly, false, "git config and attributes: aliases, filters run code"},
+	{"~/.config/direnv/", ReadOnly, false, "direnv configuration and allow list"},
+	{".direnvrc", ReadOnly, false, "direnv sources it before every .envrc"},
+	// Mercurial: the same class as git's config (hooks run on hg commands).
+	{".hgrc", ReadOnly, false, "Mercurial hooks and extensions run code"},
+	{".hg/hgrc", ReadOnly, false, "Mercurial repository hooks run on hg commands"},
+	// Editors and tools that run code from their configuration.
+	{".vimrc", ReadOnly, false, "vim runs it at start"},
+	{".gvimrc", ReadOnly, false, "gvim runs it at start"},
+	{".exrc", ReadOnly, false, "vi/vim runs it (exrc)"},
+	{".nvimrc", ReadOnly, false, "neovim runs it (exrc)"},
+	{".nvim.lua", ReadOnly, false, "neovim runs it (exrc)"},
+	{"~/.vim/", ReadOnly, false, "vim plugins run at start"},
+	{"~/.config/nvim/", ReadOnly, false, "neovim configuration and plugins"},
+	{"~/.local/share/nvim/", ReadOnly, false, "neovim plugins (site/pack) run at start"},
+	{".emacs", ReadOnly, false, "emacs runs it at start"},
+	{".emacs.el", ReadOnly, false, "emacs runs it at start"},
+	{".emacs.d/", ReadOnly, false, "emacs init files and packages"},
+	{"~/.config/emacs/", ReadOnly, false, "emacs init files and packages"},
+	{".tmux.conf", ReadOnly, false, "tmux runs its commands (run-shell)"},
+	{"~/.config/tmux/", ReadOnly, false, "tmux runs its commands (run-shell)"},
+	{".screenrc", ReadOnly, false, "screen runs its commands"},
+	{".inputrc", ReadOnly, false, "readline key bindings can type commands"},
+	{".ripgreprc", ReadOnly, false, "ripgrep --pre runs a command on every file"},
+	{".gdbinit", ReadOnly, false, "gdb runs its commands"},
+	{".lldbinit", ReadOnly, false, "lldb runs its commands"},
+	{".Rprofile", ReadOnly, false, "R runs it at start (in any directory)"},
+	{".irbrc", ReadOnly, false, "irb runs it at start"},
+	{".pryrc", ReadOnly, false, "pry runs it at start"},
+	{".psqlrc", ReadOnly, false, "psql runs its commands (\\!)"},
+	{".sqliterc", ReadOnly, false, "sqlite3 runs its commands (.shell)"},
+	{"~/.config/pip/", ReadOnly, false, "pip index and options: what pip installs"},
+	{"~/.pip/", ReadOnly, false, "pip index and options: what pip installs"},
+	{"~/.cargo/config.toml", ReadOnly, false, "cargo build wrappers and runners for every project"},
+	{"~/.cargo/config", ReadOnly, false, "cargo build wrappers and runners for every project"},
+	{"~/.config/go/", ReadOnly, false, "go env: GOFLAGS=-toolexec runs a command on every build"},
+	{"~/.yarnrc.yml", ReadOnly, false, "yarnPath runs on every yarn command"},
+	{"~/.yarnrc", ReadOnly, false, "yarn-path runs on every yarn command"},
+	{"~/.gradle/init.d/", ReadOnly, false, "Gradle runs init scripts in every build"},
+	{"~/.gradle/init.gradle", ReadOnly, false, "Gradle runs it in every build"},
+	{"~/.gradle/gradle.properties", Hide, false, "repository passwords; JVM options (-javaagent) of every Gradle build"},
+	{"~/.m2/settings.xml", Hide, false, "Maven repository passwords and mirrors"},
+	{"~/.lessfilter", ReadOnly, false, "lesspipe runs it on every file less opens"},
 }
 
 // rule is a compiled pattern with what it does.
@@ -89,18 +241,69 @@ type rule struct {
 	git  bool
 }
 
-func builtinRules(allowGitConfig bool) []rule {
+// homeGlobs are where home directories live besides the ones named in
+// Input: home-anchored built-ins hold in every user's home (a root-started
+// jail may be given another user's home as --write).
+var homeGlobs = []string{"/root", "/home/*"}
+
+// homeAnchors returns the directories home-anchored built-ins are anchored
+// at: homes (clean, absolute) and homeGlobs, without duplicates ("/home/u" is
+// covered by "/home/*").
+func homeAnchors(homes []string) []string {
+	out := append([]string{}, homeGlobs...)
+	for _, h := range homes {
+		if h == "" || h == "/" || h[0] != '/' {
+			continue
+		}
+		dup := false
+		for _, a := range out {
+			if ok, _ := Match(a, h); ok {
+				dup = true
+			}
+		}
+		if !dup {
+			out = append(out, escapeGlob(h))
+		}
+	}
+	return out
+}
+
+// escapeGlob quotes the glob metacharacters of a literal path.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if strings.IndexByte(`*?[]\`, p[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
+func builtinRules(allowGitConfig bool, homes []string) []rule {
 	var out []rule
+	anchors := homeAnchors(homes)
 	for _, b := range Builtins {
 		if b.Git && allowGitConfig {
 			continue
 		}
-		p, err := compileAbs("/**/"+b.Name, len(b.Name) > 0 && b.Name[len(b.Name)-1] == '/')
-		if err != nil {
-			panic("fsrules: bad built-in " + b.Name) // a programming error, caught by tests
+		dirOnly := strings.HasSuffix(b.Name, "/")
+		globs := []string{"/**/" + b.Name}
+		if rest, ok := strings.CutPrefix(b.Name, "~/"); ok {
+			globs = globs[:0]
+			for _, a := range anchors {
+				globs = append(globs, a+"/"+rest)
+			}
 		}
-		p.Source = b.Name
-		out = append(out, rule{pat: p, kind: b.Kind, name: "default: " + b.Name, git: b.Git})
+		for _, g := range globs {
+			// Built-ins are matched case-insensitively (see Builtin).
+			p, err := compileAbs(g, dirOnly, true)
+			if err != nil {
+				panic("fsrules: bad built-in " + b.Name) // a programming error, caught by tests
+			}
+			p.Source = b.Name
+			out = append(out, rule{pat: p, kind: b.Kind, name: "default: " + b.Name, git: b.Git})
+		}
 	}
 	return out
 }

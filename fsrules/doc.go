@@ -11,17 +11,23 @@
 // matches a itself). '*' matches a leading dot. A trailing '/' matches
 // directories only. Relative patterns are relative to the workspace (they do
 // not float: "*.db" is the workspace's top level, "**/*.db" any depth), "~/" is
-// the user's home, absolute patterns are absolute. Built-in rules match at any
-// depth under the visible roots.
+// the user's home, absolute patterns are absolute. Built-ins named "~/..." are
+// anchored at every home directory, and every other built-in matches at any
+// depth under the visible roots; built-ins ignore ASCII case, --deny globs
+// only with a "(?i)" prefix.
 //
-// Expansion is by host path, done once at start, before the agent runs:
-// symlinks are not followed during the walk, but a matching symlink masks its
-// resolved target; other hard links to a hidden file are hidden too; mount
-// points are not descended (each visible root is walked on its own). What the
-// agent creates later is not matched: Landlock cannot deny a name inside a
-// writable tree, and masks need an existing path (jail never creates
-// placeholders on the host). Plan.Notes says which protected names were absent
-// and therefore unprotected.
+// Expansion is by host path, done once at start, before the agent runs, and
+// decided by what each path is, never by what an earlier run left: symlinks
+// are not followed during the walk, but a matching symlink masks its resolved
+// target, and a home's dotfiles that are symlinks into a visible tree protect
+// their targets; every other hard link of a protected file gets the same
+// protection (a home's protected files count even where the home is not
+// visible); a directory the walk cannot list or search is hidden whole;
+// filesystems mounted inside a root are walked like the rest. What the agent
+// creates later is not matched: Landlock cannot deny a name inside a writable
+// tree, and masks need an existing path (jail never creates placeholders on
+// the host). Plan.Absent lists the protected paths missing at start where the
+// agent could create them, for the supervisor to watch.
 //
 // Nothing here depends on the kernel version.
 package fsrules

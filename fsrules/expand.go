@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Input is the filesystem part of the policy. Paths are absolute and clean
@@ -18,13 +20,23 @@ import (
 // --read-only). Do not pass "/": it would walk the whole host.
 type Input struct {
 	Workspace string
-	Home      string
+	// Home is the user's home directory ($HOME): "~/" in --deny patterns, and
+	// where home-anchored built-ins (~/.local/bin/) apply.
+	Home string
+	// Homes are more home directories of the same user (the passwd entry when
+	// $HOME points elsewhere): home-anchored built-ins apply there too, as in
+	// /root and every /home/*.
+	Homes []string
 	// Deny holds the --deny patterns as the user wrote them.
 	Deny           []string
 	NoDefaultDeny  bool
 	AllowGitConfig bool
 	Readable       []string
 	Writable       []string
+	// Hidden are paths the sandbox replaces with empty tmpfs (/tmp, /home,
+	// the home directory): the walk does not descend into them (a root
+	// inside one is walked on its own).
+	Hidden []string
 	// MaxEntries bounds the walk (0: 1,000,000); beyond it Expand fails with
 	// ErrTooMany rather than return a partial plan.
 	MaxEntries int
@@ -57,7 +69,8 @@ type Plan struct {
 	// Absent lists protected paths that did not exist at start inside a
 	// writable root. Nothing can be mounted over them (jail creates nothing on
 	// the host), so the agent could create them: the supervisor watches them
-	// while the sandbox runs and checks them again at exit.
+	// while the sandbox runs, moves any that appears into the run's
+	// quarantine, and checks them again at exit.
 	Absent []Absent `json:"absent,omitempty"`
 }
 
@@ -71,10 +84,15 @@ type Absent struct {
 }
 
 type compiled struct {
-	user  []rule
-	all   []rule // user + built-ins
-	roots []string
+	user     []rule
+	all      []rule // user + built-ins
+	roots    []string
+	writable []string // the roots the agent may write
 }
+
+// ErrUnreadable: a visible root cannot be listed, so what it holds cannot be
+// checked.
+var ErrUnreadable = errors.New("not readable: what it holds cannot be checked")
 
 // Validate checks the flags without walking: every --deny compiles, none
 // denies "/", relative patterns stay inside the workspace, and no visible root
@@ -101,7 +119,7 @@ func compile(in Input) (*compiled, error) {
 	}
 	c.all = append(c.all, c.user...)
 	if !in.NoDefaultDeny {
-		c.all = append(c.all, builtinRules(in.AllowGitConfig)...)
+		c.all = append(c.all, builtinRules(in.AllowGitConfig, userHomes(in))...)
 	}
 	type root struct {
 		key, p   string
@@ -144,10 +162,26 @@ func compile(in Input) (*compiled, error) {
 			}
 		}
 		c.roots = append(c.roots, r.p)
+		if r.writable {
+			c.writable = append(c.writable, r.p)
+		}
 	}
 	sort.Strings(c.roots)
 	c.roots = dedupe(c.roots)
+	sort.Strings(c.writable)
+	c.writable = dedupe(c.writable)
 	return c, nil
+}
+
+// userHomes returns the invoking user's home directories named in in.
+func userHomes(in Input) []string {
+	var out []string
+	for _, h := range append([]string{in.Home}, in.Homes...) {
+		if h != "" && h != "/" && h[0] == '/' && !contains(out, h) {
+			out = append(out, path.Clean(h))
+		}
+	}
+	return out
 }
 
 func contains(l []string, s string) bool {
@@ -170,9 +204,16 @@ func dedupe(l []string) []string {
 }
 
 // Expand validates in, then walks the visible roots once (not following
-// symlinks, not crossing mount points) and returns every path to mask. An
-// absolute --deny outside the roots is expanded from its literal prefix (under
-// /proc, /sys and /dev it is ignored with a note: those are the sandbox's own).
+// symlinks, descending into other filesystems mounted inside them) and returns
+// every path to mask. An absolute --deny outside the roots is expanded from
+// its literal prefix (under /proc, /sys and /dev it is ignored with a note:
+// those are the sandbox's own).
+//
+// What a path is decides its protection, not what an earlier run left: a
+// directory the walk cannot list or search is hidden whole (its owner could
+// chmod it back inside); every other hard link of a protected file gets the
+// same protection; a home's dotfiles that are symlinks into a visible tree
+// protect their targets.
 func Expand(in Input) (Plan, error) {
 	c, err := compile(in)
 	if err != nil {
@@ -182,9 +223,23 @@ func Expand(in Input) (Plan, error) {
 	if max <= 0 {
 		max = 1_000_000
 	}
-	w := &walker{masks: map[string]Mask{}, hits: map[string]int{}, max: max, roots: c.roots, links: map[[2]uint64]string{}}
+	w := &walker{masks: map[string]Mask{}, hits: map[string]int{}, max: max, roots: c.roots, writable: c.writable,
+		links: map[[2]uint64]linkInfo{}, skip: map[string]string{}}
+	for _, h := range in.Hidden {
+		w.skip[h] = ""
+	}
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, m := range ParseMountinfo(b) {
+			if pseudoFS[m.FSType] {
+				w.skip[m.Point] = m.FSType
+			}
+		}
+	}
+	if !in.NoDefaultDeny {
+		w.parents = nestedRules(in.AllowGitConfig)
+	}
 	for _, r := range c.roots {
-		if err := w.walkRoot(r, c.all); err != nil {
+		if err := w.walkRoot(r, c.all, contains(c.writable, r)); err != nil {
 			return Plan{}, err
 		}
 	}
@@ -205,13 +260,19 @@ func Expand(in Input) (Plan, error) {
 			w.hits[ru.name]++
 			continue
 		}
-		if err := w.walkRoot(pre, []rule{ru}); err != nil {
+		if err := w.walkRoot(pre, []rule{ru}, false); err != nil {
 			return Plan{}, err
 		}
+	}
+	if !in.NoDefaultDeny {
+		w.lists = listings{bases: append(append(userHomes(in), w.writable...), w.homeDirs(in)...), names: map[string]map[string]bool{}}
+		w.homeLinks(in)
+		w.homeFileLinks(in)
 	}
 	if err := w.hardlinks(); err != nil {
 		return Plan{}, err
 	}
+	plan.Notes = append(plan.Notes, w.notes...)
 	for _, ru := range c.user {
 		if w.hits[ru.name] == 0 {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s matched nothing (pattern %s)", ru.name, ru.pat.Abs))
@@ -219,14 +280,8 @@ func Expand(in Input) (Plan, error) {
 	}
 	plan.Found = w.found
 	if !in.NoDefaultDeny {
-		for _, r := range in.Writable {
-			notes, absent := absentNotes(r, in.Home, in.AllowGitConfig)
-			plan.Notes, plan.Absent = append(plan.Notes, notes...), append(plan.Absent, absent...)
-		}
-		if in.Workspace != "" && !contains(in.Writable, in.Workspace) && !contains(in.Readable, in.Workspace) {
-			notes, absent := absentNotes(in.Workspace, in.Home, in.AllowGitConfig)
-			plan.Notes, plan.Absent = append(plan.Notes, notes...), append(plan.Absent, absent...)
-		}
+		notes, absent := w.absent(in)
+		plan.Notes, plan.Absent = append(plan.Notes, notes...), absent
 	}
 	plan.Masks = w.result()
 	return plan, nil
@@ -250,13 +305,34 @@ func anyUnder(roots []string, p string) bool {
 	return false
 }
 
+// linkInfo is a protected file with more than one name: its other names get
+// the same protection.
+type linkInfo struct {
+	path string
+	kind Kind
+	rule string
+}
+
 type walker struct {
-	masks  map[string]Mask
-	hits   map[string]int
-	n, max int
-	roots  []string
-	links  map[[2]uint64]string // (dev, ino) of hidden files with other links -> path
-	found  []string             // .git and HEAD entries (Plan.Found)
+	masks        map[string]Mask
+	hits         map[string]int
+	n, max       int
+	roots        []string
+	writable     []string               // the writable roots
+	rootWritable bool                   // the root being walked is writable
+	links        map[[2]uint64]linkInfo // (dev, ino) of protected files with other links
+	found        []string               // .git and HEAD entries (Plan.Found)
+	notes        []string
+	// parents finds the protected names that must exist under a directory
+	// (".docker" -> config.json); nested collects those missing in writable
+	// roots.
+	parents map[string][]nested
+	nested  []Absent
+	// skip: directories not walked: hidden by the sandbox (""), or mount
+	// points of kernel and automount filesystems (their type).
+	skip map[string]string
+	// lists: names at the top of homes and writable roots.
+	lists listings
 }
 
 func (w *walker) add(m Mask) {
@@ -266,7 +342,8 @@ func (w *walker) add(m Mask) {
 	w.masks[m.Path] = m
 }
 
-func (w *walker) walkRoot(root string, rules []rule) error {
+func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
+	w.rootWritable = writable
 	st, err := os.Lstat(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -277,7 +354,7 @@ func (w *walker) walkRoot(root string, rules []rule) error {
 	isDir := st.IsDir()
 	// The root itself (an absolute --deny naming one file or directory).
 	if root != "/" {
-		if w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, indexRules(rules).candidates(path.Base(root), nil), false) {
+		if w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, indexRules(rules).candidates(path.Base(root), nil), nil) {
 			return nil
 		}
 		w.gitEntry(root)
@@ -291,21 +368,18 @@ func (w *walker) walkRoot(root string, rules []rule) error {
 			live = append(live, r)
 		}
 	}
-	m, ok := w.masks[root]
-	idx := indexRules(live)
-	return w.walkDir(root, devOf(st), live, &idx, ok && m.Kind == ReadOnly)
-}
-
-func devOf(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev)
+	var ro *Mask
+	if m, ok := w.masks[root]; ok && m.Kind == ReadOnly {
+		ro = &m
 	}
-	return 0
+	idx := indexRules(live)
+	return w.walkDir(root, live, &idx, ro)
 }
 
 // entry tests one entry against the rules, records a mask, and reports whether
-// the walk must not descend into it (hidden).
-func (w *walker) entry(dir, base string, isDir, isLink bool, rules []rule, cands []int, inRO bool) bool {
+// the walk must not descend into it (hidden). ro is the read-only mask dir is
+// inside, if any.
+func (w *walker) entry(dir, base string, isDir, isLink bool, rules []rule, cands []int, ro *Mask) bool {
 	var hit *rule
 	for _, i := range cands {
 		r := &rules[i]
@@ -339,43 +413,136 @@ func (w *walker) entry(dir, base string, isDir, isLink bool, rules []rule, cands
 			return true
 		}
 		w.hits[hit.name]++
-		w.add(Mask{Path: t, Kind: hit.kind, Dir: ti.IsDir(), Rule: hit.name + " (via symlink " + p + ")"})
+		w.protect(t, ti.IsDir(), hit.kind, hit.name+" (via symlink "+p+")")
 		return true
 	}
 	w.hits[hit.name]++
-	if hit.kind == ReadOnly && inRO {
+	if hit.kind == ReadOnly && ro != nil {
 		return false // already inside a read-only mask
 	}
+	if hit.kind == ReadOnly && !w.rootWritable {
+		// A read-only root needs no read-only mask; but a hard link of this
+		// file in a writable root would write it.
+		if !isDir {
+			w.noteLinks(p, ReadOnly, hit.name)
+		}
+		return false
+	}
 	w.add(Mask{Path: p, Kind: hit.kind, Dir: isDir, Rule: hit.name})
-	if hit.kind == Hide && !isDir {
-		w.noteLinks(p)
+	switch {
+	case !isDir:
+		w.noteLinks(p, hit.kind, hit.name)
+	case hit.kind == Hide:
+		w.hiddenLinks(p, hit.name)
 	}
 	return hit.kind == Hide
 }
 
-// noteLinks remembers a hidden file that has other hard links, to hide those
-// too (a hard link elsewhere in a visible tree reads the same secret).
-func (w *walker) noteLinks(p string) {
-	var st syscall.Stat_t
-	if syscall.Lstat(p, &st) == nil && st.Nlink > 1 {
-		w.links[[2]uint64{uint64(st.Dev), st.Ino}] = p
+// protect masks an existing path found through a symlink (anywhere, not
+// only in the root being walked), with its hard links.
+func (w *walker) protect(p string, isDir bool, kind Kind, why string) {
+	if kind == ReadOnly && enclosingRoot(p, w.writable) == "" {
+		if !isDir {
+			w.noteLinks(p, kind, why)
+		}
+		if coveredBy(p, w.roots) {
+			return // visible read-only anyway
+		}
+	}
+	w.add(Mask{Path: p, Kind: kind, Dir: isDir, Rule: why})
+	switch {
+	case !isDir:
+		w.noteLinks(p, kind, why)
+	case kind == Hide:
+		w.hiddenLinks(p, why)
 	}
 }
 
-func (w *walker) walkDir(dir string, dev uint64, rules []rule, idx *ruleIndex, inRO bool) error {
+// noteLinks remembers a protected file that has other hard links, to protect
+// those too: a hard link elsewhere in a visible tree reads (and, if writable,
+// writes) the same file. The strongest protection of an inode wins.
+func (w *walker) noteLinks(p string, kind Kind, rule string) {
+	var st syscall.Stat_t
+	if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink < 2 {
+		return
+	}
+	key := [2]uint64{uint64(st.Dev), st.Ino}
+	if old, ok := w.links[key]; ok && old.kind == Hide {
+		return
+	}
+	w.links[key] = linkInfo{path: p, kind: kind, rule: rule}
+}
+
+// hiddenLinks notes the multiply linked files inside a hidden directory (the
+// walk does not descend there otherwise): ~/.aws/credentials linked from the
+// workspace by an earlier run must stay unreadable.
+func (w *walker) hiddenLinks(dir, rule string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && p != dir {
+				w.notes = append(w.notes, fmt.Sprintf("%s: unreadable inside hidden %s: its files' other hard links cannot be found", p, dir))
+			}
+			return nil
+		}
+		w.n++
+		if d.Type().IsRegular() {
+			w.noteLinks(p, Hide, rule)
+		}
+		return nil
+	})
+}
+
+// unreadable handles a directory the walk cannot list or search: it is hidden
+// whole. Its owner could chmod it back inside the sandbox (an earlier run's
+// chmod 311 must not switch the masks inside it off), and a directory that
+// can be searched but not listed still opens the names one guesses (.env).
+func (w *walker) unreadable(dir string, cause error) error {
+	if contains(w.roots, dir) {
+		return &Error{Key: "path", Value: dir, Err: fmt.Errorf("%w (%v)", ErrUnreadable, cause), Hint: "chmod u+rx it (an earlier run may have changed its mode), or leave it out"}
+	}
+	if anyUnder(w.roots, dir) {
+		return &Error{Key: "path", Value: dir, Err: fmt.Errorf("%w (%v), and it holds another visible path", ErrUnreadable, cause), Hint: "chmod u+rx it (an earlier run may have changed its mode)"}
+	}
+	mode := ""
+	if fi, err := os.Lstat(dir); err == nil {
+		mode = fmt.Sprintf(" (mode %#o)", fi.Mode().Perm())
+	}
+	w.add(Mask{Path: dir, Kind: Hide, Dir: true, Rule: "default: unreadable directory"})
+	w.notes = append(w.notes, fmt.Sprintf("unreadable directory %s%s: hidden whole, since what it holds cannot be checked; chmod u+rx it to see it inside (an earlier run may have changed its mode)", dir, mode))
+	return nil
+}
+
+func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) error {
+	// Read and search permission, for the user jail runs as (root has both):
+	// the walk must see every name and reach every subdirectory.
+	if err := unix.Faccessat(unix.AT_FDCWD, dir, unix.R_OK|unix.X_OK, unix.AT_EACCESS); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			return w.unreadable(dir, err)
+		}
+		return fmt.Errorf("expand deny rules: %s: %w", dir, err)
+	}
 	// Unsorted (f.ReadDir, not os.ReadDir): the masks are sorted at the end.
 	f, err := os.Open(dir)
 	if err != nil {
-		if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
-			return nil // unreadable on the host: unreadable inside too
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			return w.unreadable(dir, err)
 		}
 		return fmt.Errorf("expand deny rules: %w", err)
 	}
 	ents, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil {
-		if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
-			return nil // unreadable on the host: unreadable inside too
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			return w.unreadable(dir, err)
 		}
 		return fmt.Errorf("expand deny rules: %w", err)
 	}
@@ -389,40 +556,59 @@ func (w *walker) walkDir(dir string, dev uint64, rules []rule, idx *ruleIndex, i
 		t := e.Type()
 		isDir, isLink := t.IsDir(), t&fs.ModeSymlink != 0
 		buf = idx.candidates(name, buf[:0])
-		hidden := w.entry(dir, name, isDir, isLink, rules, buf, inRO)
-		if !hidden {
-			w.gitEntry(join(dir, name))
+		if w.entry(dir, name, isDir, isLink, rules, buf, ro) {
+			continue
 		}
-		if hidden || !isDir {
+		w.gitEntry(join(dir, name))
+		if !isDir {
+			if ro != nil && t.IsRegular() {
+				w.noteLinks(join(dir, name), ReadOnly, ro.Rule) // a file of .git/hooks/
+			}
 			continue
 		}
 		p := join(dir, name)
 		if contains(w.roots, p) {
 			continue // another root, walked on its own
 		}
-		fi, err := os.Lstat(p)
-		if err != nil {
+		if fst, ok := w.skip[p]; ok {
+			// The sandbox's own /proc, /sys and /dev replace the host's; a
+			// kernel filesystem mounted elsewhere in a visible tree (a host
+			// /proc bound into a project) is hidden, not shown.
+			if fst != "" && !under(p, "/proc") && !under(p, "/sys") && !under(p, "/dev") {
+				w.add(Mask{Path: p, Kind: Hide, Dir: true, Rule: "default: " + fst + " mounted in a visible tree"})
+			}
 			continue
 		}
-		if devOf(fi) != dev {
-			continue // a mount point: not descended
+		if w.rootWritable && ro == nil && w.parents != nil {
+			w.nestedAbsent(p, name)
 		}
-		var live []rule
-		for _, r := range rules {
-			if r.pat.live(p) {
-				live = append(live, r)
+		// Other filesystems mounted here (and btrfs subvolumes) are walked
+		// like the rest: the sandbox sees them, writable if the root is.
+		n := 0
+		for i := range rules {
+			if rules[i].pat.live(p) {
+				n++
 			}
 		}
-		if len(live) == 0 {
+		if n == 0 {
 			continue
 		}
-		m, ok := w.masks[p]
-		sub := idx
-		if len(live) != len(rules) { // the same rules in the same order keep their index
+		live, sub := rules, idx // the same rules in the same order keep their index
+		if n != len(rules) {
+			live = make([]rule, 0, n)
+			for _, r := range rules {
+				if r.pat.live(p) {
+					live = append(live, r)
+				}
+			}
 			ix := indexRules(live)
 			sub = &ix
 		}
-		if err := w.walkDir(p, dev, live, sub, inRO || (ok && m.Kind == ReadOnly)); err != nil {
+		subRO := ro
+		if m, ok := w.masks[p]; ok && m.Kind == ReadOnly && subRO == nil {
+			subRO = &m
+		}
+		if err := w.walkDir(p, live, sub, subRO); err != nil {
 			return err
 		}
 	}
@@ -436,17 +622,26 @@ func (w *walker) gitEntry(p string) {
 	}
 }
 
-// hardlinks finds the other names of hidden files with a link count above one.
+// hardlinks finds the other names of protected files with a link count above
+// one, and protects them the same way (a read-only file's links only where
+// they are writable).
 func (w *walker) hardlinks() error {
 	if len(w.links) == 0 {
 		return nil
 	}
 	for _, r := range w.roots {
+		writable := contains(w.writable, r)
 		err := filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
 			if d.IsDir() {
+				if p != r && contains(w.roots, p) {
+					return filepath.SkipDir // walked on its own
+				}
+				if _, ok := w.skip[p]; ok {
+					return filepath.SkipDir
+				}
 				if m, ok := w.masks[p]; ok && m.Kind == Hide {
 					return filepath.SkipDir
 				}
@@ -459,9 +654,11 @@ func (w *walker) hardlinks() error {
 			if syscall.Lstat(p, &st) != nil || st.Nlink < 2 {
 				return nil
 			}
-			if orig, ok := w.links[[2]uint64{uint64(st.Dev), st.Ino}]; ok && orig != p {
-				w.add(Mask{Path: p, Kind: Hide, Rule: w.masks[orig].Rule + " (hard link of " + orig + ")"})
+			li, ok := w.links[[2]uint64{uint64(st.Dev), st.Ino}]
+			if !ok || li.path == p || (li.kind == ReadOnly && !writable) {
+				return nil
 			}
+			w.add(Mask{Path: p, Kind: li.kind, Rule: li.rule + " (hard link of " + li.path + ")"})
 			return nil
 		})
 		if err != nil {
@@ -506,119 +703,90 @@ func coveredByAny(p string, dirs []string) bool {
 	return false
 }
 
-// absentNotes lists the protected names missing at the top of a writable root:
-// they cannot be masked (nothing exists to mount over and jail creates nothing
-// on the host), so the agent may create them there.
-func absentNotes(root, home string, allowGit bool) ([]string, []Absent) {
-	var ro, hide, made []string
-	var absent []Absent
-	if st, err := os.Stat(root); err != nil || !st.IsDir() {
-		return nil, nil // a file given with --write: nothing can be created under it
-	}
-	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
-	for _, b := range Builtins {
-		if b.Git && allowGit || strings.ContainsAny(b.Name, "*?[") {
-			continue
-		}
-		name := strings.TrimSuffix(b.Name, "/")
-		if strings.HasPrefix(name, ".git/") {
-			// Names inside a git dir: package gitguard knows which exist in
-			// each repository and watches the absent ones (and git init).
-			continue
-		}
-		if b.Git {
-			if st, err := os.Lstat(filepath.Join(root, ".git")); err != nil || !st.IsDir() {
-				continue // .gitmodules matters in a git checkout only
-			}
-		}
-		p := filepath.Join(root, name)
-		if first, rest, ok := strings.Cut(name, "/"); ok && filepath.Base(root) == first {
-			// The root is the name's own directory (-w ~/.claude for
-			// .claude/plugins/): the protected path is inside it.
-			p = filepath.Join(root, rest)
-		}
-		if exists(p) {
-			continue
-		}
-		if why, ok := agentMade[b.Name]; ok && home != "" && p == filepath.Join(home, name) {
-			// The agent's own directory in its own home: it makes it at
-			// its first start (see agentMade), so it may appear.
-			shown, _ := filepath.Rel(root, p)
-			made = append(made, fmt.Sprintf("%s: %s/ does not exist: %s, so it may appear (read-only from the next run on)", root, shown, why))
-			continue
-		}
-		absent = append(absent, Absent{Path: p, Dir: strings.HasSuffix(b.Name, "/"), Kind: b.Kind, Rule: "default: " + b.Name})
-		shown, _ := filepath.Rel(root, p)
-		if strings.HasSuffix(b.Name, "/") {
-			shown += "/"
-		}
-		switch b.Kind {
-		case ReadOnly:
-			ro = append(ro, shown)
-		case Hide:
-			if strings.HasSuffix(b.Name, "/") {
-				hide = append(hide, shown)
-			}
+// enclosingRoot returns the deepest root containing p, or "".
+func enclosingRoot(p string, roots []string) string {
+	best := ""
+	for _, r := range roots {
+		if under(p, r) && len(r) > len(best) {
+			best = r
 		}
 	}
-	out := made
-	if len(ro) > 0 {
-		out = append(out, fmt.Sprintf("%s: %s do not exist, so nothing is mounted over them: if the agent creates one, the supervisor moves it out of the tree into the quarantine (watched while the sandbox runs, checked again at exit)", root, strings.Join(ro, " ")))
-	}
-	if len(hide) > 0 {
-		out = append(out, fmt.Sprintf("%s: %s do not exist, so nothing is masked: if the agent creates one, the supervisor moves it out of the tree into the quarantine (no secret is exposed; watched while the sandbox runs, checked again at exit)", root, strings.Join(hide, " ")))
-	}
-	return out, absent
+	return best
 }
 
 // ruleIndex finds the rules that can match a name without trying them all:
 // rules whose last element is a literal are looked up by that name; the
 // others (globs, **) are always candidates. 1000 --deny patterns over 10k
-// files were 10M element matches without it.
+// files were 10M element matches without it. Case-insensitive rules (Fold)
+// are indexed by their folded elements and looked up with the folded name.
 type ruleIndex struct {
+	exact, fold nameIndex
+	hasFold     bool
+}
+
+type nameIndex struct {
 	byName  map[string][]int // last element a literal: that name
-	byExt   map[string][]int // last element "*.ext" (one dot): that extension
+	byExt   map[string][]int // last element "*.ext" or "*...*.ext" (one dot): that extension
 	byFirst map[byte][]int   // last element starts with a literal: its first byte
 	other   []int
 }
 
 func indexRules(rules []rule) ruleIndex {
-	idx := ruleIndex{byName: map[string][]int{}, byExt: map[string][]int{}, byFirst: map[byte][]int{}}
+	newIndex := func() nameIndex {
+		return nameIndex{byName: map[string][]int{}, byExt: map[string][]int{}, byFirst: map[byte][]int{}}
+	}
+	idx := ruleIndex{exact: newIndex(), fold: newIndex()}
 	for i := range rules {
+		ni := &idx.exact
+		if rules[i].pat.Fold {
+			ni, idx.hasFold = &idx.fold, true
+		}
 		segs := rules[i].pat.segs
 		if l := len(segs); l > 0 {
 			last := segs[l-1]
 			switch {
 			case last.kind == segLiteral:
-				idx.byName[last.lit] = append(idx.byName[last.lit], i)
+				ni.byName[last.lit] = append(ni.byName[last.lit], i)
 				continue
 			case last.kind == segSuffix && strings.LastIndexByte(last.lit, '.') == 0:
-				idx.byExt[last.lit[1:]] = append(idx.byExt[last.lit[1:]], i)
+				ni.byExt[last.lit[1:]] = append(ni.byExt[last.lit[1:]], i)
 				continue
 			case last.kind == segPrefix && last.lit != "":
-				idx.byFirst[last.lit[0]] = append(idx.byFirst[last.lit[0]], i)
+				ni.byFirst[last.lit[0]] = append(ni.byFirst[last.lit[0]], i)
 				continue
 			case last.kind == segGlob && last.pre != "":
-				idx.byFirst[last.pre[0]] = append(idx.byFirst[last.pre[0]], i)
+				ni.byFirst[last.pre[0]] = append(ni.byFirst[last.pre[0]], i)
+				continue
+			case last.kind == segGlob && strings.LastIndexByte(last.suf, '.') == 0 && !strings.ContainsAny(last.suf, `*?[\`):
+				// "*service*account*.json": any match ends in ".json".
+				ni.byExt[last.suf[1:]] = append(ni.byExt[last.suf[1:]], i)
 				continue
 			}
 		}
-		idx.other = append(idx.other, i)
+		ni.other = append(ni.other, i)
 	}
 	return idx
 }
 
 // candidates appends, in rule order, the rules that may match name.
 func (idx ruleIndex) candidates(name string, out []int) []int {
-	var ext []int
+	var lists [8][]int // on the stack: this runs for every entry walked
+	idx.exact.lookup(name, lists[:4])
+	if idx.hasFold {
+		idx.fold.lookup(lowerASCII(name), lists[4:])
+	}
+	return mergeSorted(out, lists[:]...)
+}
+
+// lookup fills dst[0:4] with the lists of rules that may match name.
+func (ni *nameIndex) lookup(name string, dst [][]int) {
 	if d := strings.LastIndexByte(name, '.'); d >= 0 {
-		ext = idx.byExt[name[d+1:]]
+		dst[1] = ni.byExt[name[d+1:]]
 	}
-	var first []int
 	if name != "" {
-		first = idx.byFirst[name[0]]
+		dst[2] = ni.byFirst[name[0]]
 	}
-	return mergeSorted(out, idx.byName[name], ext, first, idx.other)
+	dst[0], dst[3] = ni.byName[name], ni.other
 }
 
 // mergeSorted appends the union of ascending lists, in ascending order.

@@ -114,6 +114,7 @@ func TestExpandDefaults(t *testing.T) {
 		"hide .docker/config.json",
 		"hide .env",
 		"hide .env.local",
+		"hide .envrc", // direnv: runs on cd, often holds credentials
 		"read-only .git/config",
 		"read-only .git/hooks/",
 		"read-only .gitmodules",

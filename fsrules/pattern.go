@@ -62,6 +62,9 @@ type Pattern struct {
 	Abs string
 	// DirOnly is set by a trailing '/': only directories match.
 	DirOnly bool
+	// Fold matches ASCII letters case-insensitively (SERVER.PEM, .ENV): set
+	// for every built-in rule, and for a --deny glob written "(?i)GLOB".
+	Fold bool
 
 	segs   []seg
 	prefix string // leading literal directory, "/" at least
@@ -69,14 +72,22 @@ type Pattern struct {
 	depth  int    // elements after the prefix; -1 when the pattern has "**"
 }
 
-// Compile anchors and compiles one deny pattern. Relative patterns are
+// FoldPrefix starts a --deny glob matched case-insensitively (ASCII letters):
+// "(?i)**/*.sql" hides a.sql and B.SQL. Without it --deny is case-sensitive.
+// Folding lowers the pattern and the name alike (so "[A-Z]" means a letter).
+const FoldPrefix = "(?i)"
+
+// Compile anchors and compiles one --deny pattern. Relative patterns are
 // relative to workspace, "~/" and "~" to home, absolute ones stay. A relative
-// pattern may not escape the workspace with "..". Errors are *Error with Key
-// "deny".
+// pattern may not escape the workspace with "..". A leading "(?i)" makes it
+// case-insensitive. Errors are *Error with Key "deny".
 func Compile(pat, workspace, home string) (*Pattern, error) {
 	bad := func(err error, hint string) (*Pattern, error) {
 		return nil, &Error{Key: "deny", Value: pat, Err: err, Hint: hint}
 	}
+	src := pat
+	fold := strings.HasPrefix(pat, FoldPrefix)
+	pat = strings.TrimPrefix(pat, FoldPrefix)
 	if pat == "" || strings.ContainsRune(pat, 0) {
 		return bad(ErrBadPattern, "give a non-empty glob")
 	}
@@ -102,23 +113,27 @@ func Compile(pat, workspace, home string) (*Pattern, error) {
 		}
 		abs = path.Join(workspace, rel)
 	}
-	p, err := compileAbs(abs, dirOnly)
+	p, err := compileAbs(abs, dirOnly, fold)
 	if err != nil {
 		return bad(err, "check the brackets and backslashes of the glob")
 	}
-	p.Source = pat
+	p.Source = src
 	if p.Match("/", true) {
 		return bad(ErrDenyRoot, "deny specific paths instead")
 	}
 	return p, nil
 }
 
-func compileAbs(abs string, dirOnly bool) (*Pattern, error) {
-	segs, err := compileSegs(abs)
+func compileAbs(abs string, dirOnly, fold bool) (*Pattern, error) {
+	glob := abs
+	if fold {
+		glob = lowerASCII(abs) // names are folded the same way when matched
+	}
+	segs, err := compileSegs(glob)
 	if err != nil {
 		return nil, err
 	}
-	p := &Pattern{Source: abs, Abs: abs, DirOnly: dirOnly, segs: segs, depth: -1}
+	p := &Pattern{Source: abs, Abs: abs, DirOnly: dirOnly, Fold: fold, segs: segs, depth: -1}
 	var lit []string
 	for _, s := range segs {
 		if s.kind != segLiteral {
@@ -143,6 +158,9 @@ func compileAbs(abs string, dirOnly bool) (*Pattern, error) {
 func (p *Pattern) Match(abs string, isDir bool) bool {
 	if p.DirOnly && !isDir {
 		return false
+	}
+	if p.Fold {
+		abs = lowerASCII(abs)
 	}
 	if !under(abs, p.prefix) {
 		return false
@@ -171,23 +189,55 @@ func (p *Pattern) matchEntry(dir, base string, isDir bool) bool {
 	if p.DirOnly && !isDir {
 		return false
 	}
-	if l := len(p.segs); l > 0 && p.segs[l-1].kind != segDoubleStar && !p.segs[l-1].match(base) {
+	lb := base
+	if p.Fold {
+		lb = lowerASCII(base)
+	}
+	if l := len(p.segs); l > 0 && p.segs[l-1].kind != segDoubleStar && !p.segs[l-1].match(lb) {
 		return false
 	}
 	return p.Match(join(dir, base), isDir)
 }
 
-// live reports whether the pattern can match dir or something below it.
+// live reports whether the pattern can match dir or something below it. It
+// runs for every rule in every directory walked: no allocation.
 func (p *Pattern) live(dir string) bool {
-	if !under(dir, p.prefix) && !under(p.prefix, dir) {
+	if p.depth < 0 && p.prefix == "/" {
+		return true // "/**/name": anywhere
+	}
+	in := underFold(dir, p.prefix, p.Fold)
+	if !in && !underFold(p.prefix, dir, p.Fold) {
 		return false
 	}
-	if p.depth >= 0 && under(dir, p.prefix) {
+	if p.depth >= 0 && in {
 		// elements of dir below the prefix must leave room for at least one more
 		below := elements(dir) - p.nlit
 		return below < p.depth
 	}
 	return true
+}
+
+// underFold is under, ignoring ASCII case when fold is set.
+func underFold(p, base string, fold bool) bool {
+	if !fold || base == "/" {
+		return under(p, base)
+	}
+	if len(p) < len(base) {
+		return false
+	}
+	for i := 0; i < len(base); i++ {
+		a, b := p[i], base[i]
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
+	}
+	return len(p) == len(base) || p[len(base)] == '/'
 }
 
 // elements counts the non-empty elements of a clean absolute path, without

@@ -26,10 +26,13 @@ type Policy struct {
 	Read      []string `json:"read,omitempty"`
 	Deny      []string `json:"deny,omitempty"`
 
-	NoDefaultDeny   bool  `json:"no_default_deny,omitempty"`
-	AllowGitConfig  bool  `json:"allow_git_config,omitempty"`
-	MaxFileSize     int64 `json:"max_file_size,omitempty"`
-	RequireLandlock int   `json:"require_landlock,omitempty"`
+	NoDefaultDeny  bool `json:"no_default_deny,omitempty"`
+	AllowGitConfig bool `json:"allow_git_config,omitempty"`
+	// AllowWritableHome lets the workspace or a --write path be the home
+	// directory or hold it (refused by default: startup files live there).
+	AllowWritableHome bool  `json:"allow_writable_home,omitempty"`
+	MaxFileSize       int64 `json:"max_file_size,omitempty"`
+	RequireLandlock   int   `json:"require_landlock,omitempty"`
 	// LandlockMaxABI caps the Landlock ABI used (testing: simulates an older
 	// kernel); 0 means the kernel's own.
 	LandlockMaxABI int `json:"landlock_max_abi,omitempty"`

@@ -45,7 +45,8 @@ type Plan struct {
 	Env       []string   `json:"env"`
 	Notes     []string   `json:"notes,omitempty"`
 	// Absent are protected paths missing at start in writable trees (see
-	// fsrules.Plan.Absent): watched while the sandbox runs, checked at exit.
+	// fsrules.Plan.Absent): watched while the sandbox runs, moved to the
+	// quarantine if created (sentry_linux.go).
 	Absent []fsrules.Absent `json:"absent,omitempty"`
 	// Guarded are agent configuration files the agent may write but whose
 	// command keys (hooks, MCP servers...) jail keeps as they were on the
@@ -113,7 +114,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	ws, bl, _, err := resolveRoots(p)
+	ws, bl, raws, err := resolveRoots(p)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +128,15 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		}
 	}
 	plan.Home = home
+	homes := userHomes(home)
+	for _, b := range bl {
+		if b.Kind == ns.KindBind { // the workspace unless read-only, and the write paths
+			if err := checkHome(b.Why, raws[b.Path], b.Path, homes, p.AllowWritableHome); err != nil {
+				return nil, err
+			}
+		}
+	}
+	plan.Env = policy.BuildEnv(env, p.Env, p.SetEnv)
 
 	// 1. Hide.
 	var mounts []ns.Mount
@@ -148,9 +158,38 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	if home != "" {
 		addHide(home, 0o700, "empty home; only read/write paths reappear")
 	}
+	// Data places (/opt, /srv, /mnt, ...): secrets there (/opt/app/.env,
+	// /srv/x/tls.key) are not searched at every start, so they are not shown.
+	places := dataDirs()
+	for _, d := range places {
+		addHide(d, 0o755, "data place: only the workspace, read/write paths and programs on PATH reappear")
+	}
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Path) < depth(mounts[j].Path) })
 
-	// 2. Re-expose: the workspace and the read/write paths (resolveRoots).
+	// 2. Re-expose: the workspace and the read/write paths (resolveRoots),
+	//    and the directories of the programs the agent runs from data places
+	//    (PATH=/opt/tool/bin:...): read-only, searched like a read path. One
+	//    that a deny rule covers stays hidden.
+	var progs []ns.Mount
+	for _, r := range programRoots(places, hiddenPaths(mounts), lookupEnv(plan.Env, "PATH"), p.Command, ws) {
+		if enclosingBind(r, bl) {
+			continue
+		}
+		if fsrules.Validate(fsrules.Input{Workspace: ws, Home: home, Deny: p.Deny, NoDefaultDeny: p.NoDefaultDeny,
+			AllowGitConfig: p.AllowGitConfig, Readable: []string{r}}) != nil {
+			plan.Notes = append(plan.Notes, fmt.Sprintf("program directory %s is on PATH but denied: it stays hidden", r))
+			continue
+		}
+		fi, err := os.Stat(r)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		progs = append(progs, ns.Mount{Kind: ns.KindROBind, Path: r, Dir: true, FD: -1, Why: "program directory on PATH, in a data place"})
+	}
+	if len(progs) > 0 {
+		bl = append(bl, progs...)
+		sort.SliceStable(bl, func(i, j int) bool { return depth(bl[i].Path) < depth(bl[j].Path) })
+	}
 	mounts = append(mounts, bl...)
 
 	// jail's own state directory (old trails, the run registry, the
@@ -182,6 +221,9 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		Workspace: ws, Home: home, Deny: p.Deny,
 		NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig,
 		Readable: readable, Writable: writable,
+		// Home-anchored protections hold in the passwd home too; the walk
+		// does not enter what the sandbox replaces with an empty tmpfs.
+		Homes: homes, Hidden: hiddenPaths(mounts),
 	}
 	fp, err := fsrules.Expand(in)
 	if err != nil {
@@ -263,7 +305,6 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		}
 	}
 	plan.Mounts = mounts
-	plan.Env = policy.BuildEnv(env, p.Env, p.SetEnv)
 	plan.Writable = writable
 	var roots []agentcfg.Root
 	for _, b := range bl {
@@ -500,6 +541,39 @@ func mergeMasks(fm []fsrules.Mask, gp gitguard.Plan) []fsrules.Mask {
 		}
 		if m.Dir && m.Kind == fsrules.ReadOnly {
 			ro = append(ro, p)
+		}
+	}
+	return out
+}
+
+// enclosingBind reports whether p is a directory bind in binds or lies
+// inside one.
+func enclosingBind(p string, binds []ns.Mount) bool {
+	for _, b := range binds {
+		if b.Dir && enclosing(p, []string{b.Path}) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// hiddenPaths lists the places the sandbox replaces with an empty tmpfs:
+// the tmpfs of mounts that no later bind covers again (a workspace /home
+// shows /home/u through its own recursive bind).
+func hiddenPaths(mounts []ns.Mount) []string {
+	var out []string
+	for i, m := range mounts {
+		if m.Kind != ns.KindTmpfs {
+			continue
+		}
+		covered := false
+		for _, b := range mounts[i+1:] {
+			if (b.Kind == ns.KindBind || b.Kind == ns.KindROBind) && enclosing(m.Path, []string{b.Path}) != "" {
+				covered = true
+			}
+		}
+		if !covered {
+			out = append(out, m.Path)
 		}
 	}
 	return out

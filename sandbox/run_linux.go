@@ -136,7 +136,10 @@ func (r *runner) run() int {
 		r.notef("%s", n)
 	}
 	for _, n := range plan.Notes {
-		if strings.HasPrefix(n, "deny ") || strings.HasPrefix(n, "read-only: ") {
+		// A deny that matched nothing, a path the agent cannot write, and a
+		// directory hidden whole because it cannot be read (its owner would
+		// wonder why it is empty inside).
+		if strings.HasPrefix(n, "deny ") || strings.HasPrefix(n, "read-only: ") || strings.HasPrefix(n, "unreadable directory") {
 			r.notef("%s", n)
 		}
 	}

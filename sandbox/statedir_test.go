@@ -28,7 +28,7 @@ func TestPlanStateDir(t *testing.T) {
 		{"default, under the hidden HOME", nil, nil, "", nil, ""},
 		{"XDG_STATE_HOME in the workspace", []string{"XDG_STATE_HOME=" + xdgIn}, nil,
 			filepath.Join(xdgIn, "jail"), []string{filepath.Join(f.ws, "xdg"), xdgIn}, ""},
-		{"HOME made writable", nil, func(p *policy.Policy) { p.Write = []string{f.home} },
+		{"HOME made writable", nil, func(p *policy.Policy) { p.Write, p.AllowWritableHome = []string{f.home}, true },
 			filepath.Join(f.home, ".local", "state", "jail"), nil, ""},
 		{"--read covers it", []string{"XDG_STATE_HOME=" + filepath.Join(f.ws, "ro", "state")}, func(p *policy.Policy) {
 			p.ReadOnly = true
@@ -36,11 +36,11 @@ func TestPlanStateDir(t *testing.T) {
 		{"XDG_STATE_HOME in the host root view", []string{"XDG_STATE_HOME=/var/lib/jail-test-nonexistent"}, nil,
 			"/var/lib/jail-test-nonexistent/jail", nil, ""},
 		{"--write names it", []string{"XDG_STATE_HOME=" + xdgIn}, func(p *policy.Policy) {
-			p.Workspace = f.home
+			p.Workspace, p.AllowWritableHome = f.home, true
 			p.Write = []string{filepath.Join(xdgIn, "jail")}
 		}, "", nil, `write "` + filepath.Join(xdgIn, "jail") + `": it is, or lies in, jail's state directory`},
 		{"--read names a path in it", []string{"XDG_STATE_HOME=" + xdgIn}, func(p *policy.Policy) {
-			p.Workspace = f.home
+			p.Workspace, p.AllowWritableHome = f.home, true
 			p.Read = []string{filepath.Join(xdgIn, "jail", "audit")}
 		}, "", nil, `read "`},
 		{"workspace inside it", []string{"XDG_STATE_HOME=" + xdgIn}, func(p *policy.Policy) {

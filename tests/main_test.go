@@ -22,7 +22,8 @@ import (
 // before any test runs and removes it afterwards.
 //
 // Where the home lives matters. jail always hides /tmp, /var/tmp, /run,
-// /root and /home, and hides $HOME by its own rule: a test home under /tmp
+// /root, /home and the data places (/opt, /srv, /mnt, top-level directories
+// the system does not use such as /work), and hides $HOME by its own rule: a test home under /tmp
 // (t.TempDir) would make every "the home is hidden" test pass whatever the
 // home rule does. So the home is made where the host's read-only view shows
 // it and only the home rule hides it: under $JAIL_TEST_HOME_BASE when set
@@ -46,7 +47,17 @@ var (
 
 // hiddenPrefixes are the places jail hides whatever $HOME is (README, "What
 // the agent gets"); a test home under one of them proves nothing.
-var hiddenPrefixes = []string{"/tmp", "/var/tmp", "/run", "/root", "/home", "/dev/shm", "/mnt/wslg"}
+var hiddenPrefixes = []string{"/tmp", "/var/tmp", "/run", "/root", "/home", "/dev/shm", "/mnt/wslg",
+	// Data places (sandbox/view.go): empty inside too.
+	"/opt", "/srv", "/mnt", "/media", "/var/www", "/var/opt"}
+
+// systemTop are the top-level directories jail shows (sandbox/view.go); any
+// other one (/work, /data) is a data place, empty inside.
+var systemTop = map[string]bool{
+	"bin": true, "sbin": true, "lib": true, "lib32": true, "lib64": true, "libx32": true,
+	"usr": true, "etc": true, "var": true, "boot": true, "dev": true, "proc": true, "sys": true,
+	"snap": true, "nix": true, "gnu": true,
+}
 
 func underHidden(p string) bool {
 	for _, h := range hiddenPrefixes {
@@ -54,7 +65,8 @@ func underHidden(p string) bool {
 			return true
 		}
 	}
-	return false
+	top, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	return !systemTop[top]
 }
 
 func TestMain(m *testing.M) {

@@ -1,0 +1,438 @@
+package fsrules
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// This file: protected paths that do not exist at start (Plan.Absent), and a
+// home's dotfiles that are symlinks into a visible tree.
+
+// nested is a protected name under a parent directory of its own
+// (.docker/config.json): wherever the walk finds the parent in a writable
+// root, a missing child is listed as absent.
+type nested struct {
+	parent *Pattern // "/**/.docker"
+	child  string   // "config.json"
+	b      Builtin
+}
+
+// nestedRules indexes the multi-element built-ins by the last element of
+// their parent (".docker", "gh" for .config/gh/hosts.yml).
+func nestedRules(allowGit bool) map[string][]nested {
+	out := map[string][]nested{}
+	for _, b := range Builtins {
+		if b.Git && allowGit || strings.HasPrefix(b.Name, "~/") || strings.ContainsAny(b.Name, `*?[\`) {
+			continue
+		}
+		if strings.HasPrefix(b.Name, ".git/") {
+			// Names inside a git dir: package gitguard knows which exist in
+			// each repository and watches the absent ones (and git init).
+			continue
+		}
+		name := strings.TrimSuffix(b.Name, "/")
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			continue
+		}
+		parent, child := name[:i], name[i+1:]
+		p, err := compileAbs("/**/"+parent, true, true)
+		if err != nil {
+			panic("fsrules: bad built-in " + b.Name) // a programming error, caught by tests
+		}
+		key := lowerASCII(parent[strings.LastIndexByte(parent, '/')+1:])
+		out[key] = append(out[key], nested{parent: p, child: child, b: b})
+	}
+	return out
+}
+
+// nestedAbsent lists the protected children missing under dir (named name),
+// a directory of a writable root.
+func (w *walker) nestedAbsent(dir, name string) {
+	for _, n := range w.parents[lowerASCII(name)] {
+		if !n.parent.Match(dir, true) {
+			continue
+		}
+		if _, ok := w.masks[dir]; ok {
+			continue // masked itself: nothing can be created inside
+		}
+		p := join(dir, n.child)
+		if !missing(p) {
+			continue
+		}
+		w.nested = append(w.nested, Absent{Path: p, Dir: strings.HasSuffix(n.b.Name, "/"), Kind: n.b.Kind, Rule: "default: " + n.b.Name})
+	}
+}
+
+// missing reports whether nothing exists at p (a file in the way of a parent
+// counts as missing: the agent can replace it).
+func missing(p string) bool {
+	_, err := os.Lstat(p)
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// homeDirs returns the home directories whose startup files matter for the
+// writable roots: the user's own, and any home (/root, /home/NAME) that a
+// writable root lies in or contains.
+func (w *walker) homeDirs(in Input) []string {
+	out := userHomes(in)
+	addHome := func(h string) {
+		if !contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	for _, r := range w.writable {
+		switch {
+		case under("/root", r):
+			addHome("/root")
+		case under(r, "/root"):
+			addHome("/root")
+		}
+		if under("/home", r) {
+			ents, _ := os.ReadDir("/home")
+			for _, e := range ents {
+				if e.IsDir() {
+					addHome("/home/" + e.Name())
+				}
+			}
+		} else if under(r, "/home") {
+			addHome("/home/" + splitPath(r)[1])
+		}
+	}
+	return out
+}
+
+// gitGated: .gitmodules matters where base holds a git directory (in a
+// directory that is no checkout it is nothing to watch; "git init" later is
+// package gitguard's, as are the names inside a git dir).
+func gitGated(base string, b Builtin) bool {
+	if !b.Git {
+		return false
+	}
+	st, err := os.Lstat(base + "/.git")
+	return err != nil || !st.IsDir()
+}
+
+// ownDir reports whether p is name (".claude/plugins/") in one of the user's
+// own homes.
+func ownDir(p string, homes []string, name string) bool {
+	for _, h := range homes {
+		if p == join(h, strings.TrimSuffix(name, "/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// projectSecret: a secret-named file (a Hide built-in naming a file) outside
+// every home. Missing at start, it is not watched: one the agent creates in a
+// project (cp .env.example .env) is its own work, exposes no secret and is
+// loaded by nothing but the project's own code; in a home (~/.npmrc,
+// ~/.netrc) it is configuration the user's tools load, and watched.
+func projectSecret(a Absent, homes []string) bool {
+	return a.Kind == Hide && !a.Dir && enclosingRoot(a.Path, homes) == ""
+}
+
+// absent lists the protected paths that do not exist at start but could be
+// created by the agent: each literal built-in name at the top of every
+// writable root and of every home directory inside one, each home-anchored
+// name (~/.config/git/) of every home wherever it falls in a writable root
+// (also through symlinks: ~/.config -> dotfiles/config), and the children
+// missing under parents found deeper in the tree (sub/.docker/ without
+// config.json). Nothing can be mounted over them (jail creates nothing on the
+// host): the supervisor watches them and moves into the run's quarantine any
+// the agent creates. Not listed: the names inside a git dir (package
+// gitguard's), a secret-named file outside every home (projectSecret), and
+// an agent's own directory in its own home that it makes at its first start
+// (agentMade: named in a note).
+func (w *walker) absent(in Input) ([]string, []Absent) {
+	homes := w.homeDirs(in)
+	own := userHomes(in)
+	var out []Absent
+	var made []string
+	seen := map[string]bool{}
+	consider := func(p string, b Builtin) {
+		q := p
+		if !w.surelyMissing(p) {
+			q = resolvePath(p)
+		}
+		if q == "" || seen[q] || enclosingRoot(q, w.writable) == "" || !missing(q) || w.maskedAt(q) {
+			return
+		}
+		seen[q] = true
+		rule := "default: " + b.Name
+		if q != p {
+			rule += " (via symlink " + p + ")"
+		}
+		a := Absent{Path: q, Dir: strings.HasSuffix(b.Name, "/"), Kind: b.Kind, Rule: rule}
+		if projectSecret(a, homes) {
+			return
+		}
+		if why, ok := agentMade[b.Name]; ok && ownDir(q, own, b.Name) {
+			// The agent's own directory in its own home: it makes it at
+			// its first start (see agentMade), so it may appear.
+			r := enclosingRoot(q, w.writable)
+			rel := strings.TrimPrefix(strings.TrimPrefix(q, r), "/")
+			if rel == "" {
+				rel = "."
+			}
+			made = append(made, fmt.Sprintf("%s: %s/ does not exist: %s, so it may appear (read-only from the next run on)", r, rel, why))
+			return
+		}
+		out = append(out, a)
+	}
+	for _, b := range Builtins {
+		if b.Git && in.AllowGitConfig || strings.ContainsAny(b.Name, `*?[\`) {
+			continue
+		}
+		if strings.HasPrefix(b.Name, ".git/") {
+			// Names inside a git dir: package gitguard knows which exist in
+			// each repository and watches the absent ones (and git init).
+			continue
+		}
+		name := strings.TrimSuffix(b.Name, "/")
+		if rest, ok := strings.CutPrefix(name, "~/"); ok {
+			for _, h := range homes {
+				consider(h+"/"+rest, b)
+			}
+			continue
+		}
+		for _, r := range w.writable {
+			if st, err := os.Stat(r); err != nil || !st.IsDir() {
+				continue // a file given with --write: nothing can be created under it
+			}
+			if gitGated(r, b) {
+				continue
+			}
+			p := join(r, name)
+			if first, rest, ok := strings.Cut(name, "/"); ok && path.Base(r) == first {
+				// The root is the name's own directory (-w ~/.claude for
+				// .claude/plugins/): the protected path is inside it.
+				p = join(r, rest)
+			}
+			consider(p, b)
+		}
+		for _, h := range homes {
+			if enclosingRoot(h, w.writable) != "" && !gitGated(h, b) {
+				consider(join(h, name), b)
+			}
+		}
+	}
+	for _, a := range w.nested {
+		if !seen[a.Path] && !projectSecret(a, homes) {
+			seen[a.Path] = true
+			out = append(out, a)
+		}
+	}
+	// Notes, one or two per writable root.
+	notes := made
+	for _, r := range w.writable {
+		var ro, hide []string
+		for _, a := range out {
+			if enclosingRoot(a.Path, w.writable) != r {
+				continue
+			}
+			rel := strings.TrimPrefix(strings.TrimPrefix(a.Path, r), "/")
+			if a.Dir {
+				rel += "/"
+			}
+			if a.Kind == ReadOnly {
+				ro = append(ro, rel)
+			} else {
+				hide = append(hide, rel)
+			}
+		}
+		sort.Strings(ro)
+		sort.Strings(hide)
+		if len(ro) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %s do not exist, so nothing is mounted over them: if the agent creates one, the supervisor moves it out of the tree into the quarantine (watched while the sandbox runs, checked again at exit)", r, strings.Join(ro, " ")))
+		}
+		if len(hide) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %s do not exist, so nothing is masked: if the agent creates one, the supervisor moves it out of the tree into the quarantine (no secret is exposed; watched while the sandbox runs, checked again at exit)", r, strings.Join(hide, " ")))
+		}
+	}
+	return notes, out
+}
+
+// maskedAt reports whether p lies inside a masked directory (the agent cannot
+// create anything there).
+func (w *walker) maskedAt(p string) bool {
+	for d := path.Dir(p); ; d = path.Dir(d) {
+		if m, ok := w.masks[d]; ok && m.Dir {
+			return true
+		}
+		if d == "/" {
+			return false
+		}
+	}
+}
+
+// homeLinks protects the targets of a home's dotfiles that are symlinks into a
+// visible tree (a dotfiles repository, GNU stow): ~/.bashrc ->
+// ~/dotfiles/bashrc makes bashrc read-only when ~/dotfiles is the workspace,
+// ~/.config -> ~/dotfiles/config protects config/git/. The names in the
+// repository match no rule by themselves.
+func (w *walker) homeLinks(in Input) {
+	for _, h := range userHomes(in) {
+		for _, b := range Builtins {
+			if b.Git && in.AllowGitConfig || strings.ContainsAny(b.Name, `*?[\`) {
+				continue
+			}
+			p := h + "/" + strings.TrimSuffix(strings.TrimPrefix(b.Name, "~/"), "/")
+			if w.surelyMissing(p) {
+				continue
+			}
+			q := resolvePath(p)
+			if q == "" || q == p || enclosingRoot(q, w.roots) == "" {
+				continue
+			}
+			fi, err := os.Lstat(q)
+			if err != nil || (strings.HasSuffix(b.Name, "/") && !fi.IsDir()) {
+				continue // missing: absent() lists it
+			}
+			w.hits["default: "+b.Name]++
+			w.protect(q, fi.IsDir(), b.Kind, "default: "+b.Name+" (via symlink "+p+")")
+		}
+	}
+}
+
+// homeLinkBudget bounds the entries homeFileLinks reads per home directory
+// (a browser profile or Python's user site can hold many files).
+const homeLinkBudget = 10000
+
+// homeFileLinks notes the protected files of each home directory that have
+// other hard links, even where the home is not visible (the sandbox shows an
+// empty tmpfs there): an earlier run that had the home writable and the
+// protections lifted could have linked ~/.bashrc to proj/notes.txt, which a
+// later run with proj as workspace would write. Files inside protected
+// directories (~/.ssh/, ~/.local/bin/) count, up to homeLinkBudget entries.
+func (w *walker) homeFileLinks(in Input) {
+	for _, h := range userHomes(in) {
+		budget := homeLinkBudget
+		for _, b := range Builtins {
+			if b.Git && in.AllowGitConfig || strings.ContainsAny(b.Name, `*?[\`) {
+				continue
+			}
+			p := h + "/" + strings.TrimSuffix(strings.TrimPrefix(b.Name, "~/"), "/")
+			if w.surelyMissing(p) {
+				continue
+			}
+			fi, err := os.Lstat(p)
+			if err != nil {
+				continue
+			}
+			rule := "default: " + b.Name
+			if !fi.IsDir() {
+				w.noteLinks(p, b.Kind, rule)
+				continue
+			}
+			_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+				if budget--; budget < 0 {
+					return filepath.SkipAll
+				}
+				if err == nil && d.Type().IsRegular() {
+					w.noteLinks(q, b.Kind, rule)
+				}
+				return nil
+			})
+		}
+	}
+}
+
+// surelyMissing reports, from one cached listing of p's top directory (a
+// home or a root, resolved), that nothing exists at p and no symlink is on
+// the way: its first element below that directory is not there. The loops
+// over every built-in in every home would otherwise lstat each name.
+func (w *walker) surelyMissing(p string) bool {
+	base := ""
+	for _, d := range w.lists.bases {
+		if under(p, d) && p != d && len(d) > len(base) {
+			base = d
+		}
+	}
+	if base == "" {
+		return false
+	}
+	names, ok := w.lists.names[base]
+	if !ok {
+		names = map[string]bool{}
+		if fi, err := os.Lstat(base); err != nil || !fi.IsDir() {
+			names = nil // a symlink or missing: no shortcut
+		} else if f, err := os.Open(base); err != nil {
+			names = nil
+		} else {
+			ns, err := f.Readdirnames(-1)
+			f.Close()
+			if err != nil {
+				names = nil
+			}
+			for _, n := range ns {
+				names[n] = true
+			}
+		}
+		w.lists.names[base] = names
+	}
+	if names == nil {
+		return false
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(p[len(base):], "/"), "/")
+	return !names[first]
+}
+
+// listings caches the names in a few directories (see surelyMissing).
+type listings struct {
+	bases []string
+	names map[string]map[string]bool // nil: no shortcut for this base
+}
+
+// resolvePath follows the symlinks along p as far as the path exists and
+// returns where p is (or would be created): "/h/.config/git" with /h/.config
+// -> /ws/config gives /ws/config/git, existing or not. A dangling symlink is
+// followed too (creating the path creates its target). "" when the chain is
+// too long or unreadable.
+func resolvePath(p string) string {
+	parts := splitPath(p)
+	cur := "/"
+	hops := 0
+	for i := 0; i < len(parts); i++ {
+		switch parts[i] {
+		case ".":
+			continue
+		case "..":
+			cur = path.Dir(cur)
+			continue
+		}
+		next := join(cur, parts[i])
+		fi, err := os.Lstat(next)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return ""
+			}
+			return path.Join(append([]string{next}, parts[i+1:]...)...)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return ""
+		}
+		l, err := os.Readlink(next)
+		if err != nil {
+			return ""
+		}
+		if !path.IsAbs(l) {
+			l = path.Join(cur, l)
+		}
+		parts = append(splitPath(path.Clean(l)), parts[i+1:]...)
+		cur, i = "/", -1
+	}
+	return cur
+}

@@ -1,0 +1,69 @@
+package fsrules
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Mount is one line of /proc/self/mountinfo, as far as the walk needs it.
+type Mount struct {
+	Point  string // the mount point, unescaped
+	FSType string
+}
+
+// ParseMountinfo reads the mount points and filesystem types of a
+// /proc/PID/mountinfo file (proc(5)): "ID PARENT MAJ:MIN ROOT POINT OPTS
+// [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS". Lines it cannot read are
+// skipped; octal escapes (\040 for a space) are decoded.
+func ParseMountinfo(data []byte) []Mount {
+	var out []Mount
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		f := strings.Fields(string(line))
+		if len(f) < 7 {
+			continue
+		}
+		sep := -1
+		for i := 6; i < len(f); i++ {
+			if f[i] == "-" {
+				sep = i
+				break
+			}
+		}
+		if sep < 0 || sep+1 >= len(f) || !strings.HasPrefix(f[4], "/") {
+			continue
+		}
+		out = append(out, Mount{Point: unescapeOctal(f[4]), FSType: f[sep+1]})
+	}
+	return out
+}
+
+// unescapeOctal decodes the \NNN escapes the kernel writes for space, tab,
+// newline and backslash in mount points.
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] >= '0' && s[i+1] <= '3' && isOctal(s[i+2]) && isOctal(s[i+3]) {
+			v := (s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0')
+			b.WriteByte(v)
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+// pseudoFS are filesystem types that hold no user files: kernel interfaces
+// (the sandbox has its own /proc, /sys and /dev) and automount triggers
+// (walking one would mount it). The walk does not descend into them.
+var pseudoFS = map[string]bool{
+	"proc": true, "sysfs": true, "devtmpfs": true, "devpts": true, "cgroup": true, "cgroup2": true,
+	"debugfs": true, "tracefs": true, "securityfs": true, "bpf": true, "pstore": true, "configfs": true,
+	"fusectl": true, "mqueue": true, "hugetlbfs": true, "autofs": true, "binfmt_misc": true,
+	"efivarfs": true, "nsfs": true, "rpc_pipefs": true, "selinuxfs": true,
+}

@@ -679,17 +679,35 @@ func (g *Guard) save(t *gtarget, data []byte) string {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ""
 	}
-	g.seq++
 	name := strings.ReplaceAll(strings.TrimPrefix(t.Path, "/"), "/", "_")
 	if len(name) > 150 {
 		name = name[len(name)-150:]
 	}
-	p := filepath.Join(dir, fmt.Sprintf("%03d-%s", g.seq, name))
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		return ""
+	// The run's quarantine directory is shared with the sentinel (package
+	// sentinel), which stores entries the agent named, symlinks included:
+	// never write through or over an entry that is already there.
+	for try := 0; try < 100; try++ {
+		g.seq++
+		p := filepath.Join(dir, fmt.Sprintf("%03d-%s", g.seq, name))
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return ""
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(p)
+			return ""
+		}
+		t.saved = sum
+		return p
 	}
-	t.saved = sum
-	return p
+	return ""
 }
 
 // removeTemps removes the temporary files a killed supervisor of run id

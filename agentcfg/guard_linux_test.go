@@ -409,3 +409,27 @@ func TestRecoverRootGone(t *testing.T) {
 		t.Errorf("the gone root was made again")
 	}
 }
+
+// The run's quarantine directory is shared with the sentinel, which stores
+// entries the agent named (symlinks too): save never writes through or over
+// what is there, it takes the next number.
+func TestSaveBesideSentinelEntries(t *testing.T) {
+	e := newGuardEnv(t)
+	q := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "bashrc")
+	write(t, outside, "host\n")
+	tg := e.target(".claude/settings.json")
+	name := strings.ReplaceAll(strings.TrimPrefix(tg.Path, "/"), "/", "_")
+	os.MkdirAll(filepath.Join(q, "run1"), 0o700)
+	if err := os.Symlink(outside, filepath.Join(q, "run1", "001-"+name)); err != nil {
+		t.Fatal(err)
+	}
+	g := &Guard{opts: Options{Dir: e.state, Quarantine: q, ID: "run1"}}
+	p := g.save(&gtarget{Target: tg}, []byte("agent\n"))
+	if got := read(t, outside); got != "host\n" {
+		t.Fatalf("save wrote through the entry already there: %q", got)
+	}
+	if p != filepath.Join(q, "run1", "002-"+name) || read(t, p) != "agent\n" {
+		t.Fatalf("saved as %q", p)
+	}
+}

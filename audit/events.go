@@ -19,10 +19,13 @@ const (
 	TypeTimeout = "timeout"
 	TypeExit    = "exit"
 	TypeDropped = "dropped"
+	// TypeQuarantine: something the agent left in a writable tree was moved
+	// out of it (schema 1 readers that predate it list it as unknown).
+	TypeQuarantine = "quarantine"
 )
 
 // Types lists every event type of SchemaVersion in summary order.
-var Types = []string{TypeStart, TypeExec, TypeDNS, TypeNet, TypeDeny, TypeLimit,
+var Types = []string{TypeStart, TypeExec, TypeDNS, TypeNet, TypeDeny, TypeQuarantine, TypeLimit,
 	TypeSignal, TypeKill, TypeTimeout, TypeExit, TypeDropped}
 
 // Decisions used in exec, dns and net events.
@@ -222,3 +225,22 @@ type Dropped struct {
 
 // EventType implements Event.
 func (Dropped) EventType() string { return TypeDropped }
+
+// Quarantine is an entry the agent left in a writable tree that the user's
+// own tools would load or run later (a git control file, a .git file, a
+// protected path that did not exist at start): moved out of the tree into
+// the quarantine directory, replaced by a harmless version, or reported.
+type Quarantine struct {
+	Phase  string `json:"phase"`            // "run" (the moment it appeared), "exit", "leftover" (a killed run's, found at the next start)
+	Path   string `json:"path"`             // where it was
+	Rule   string `json:"rule"`             // which protection
+	Reason string `json:"reason"`           // what it would have done
+	Action string `json:"action"`           // "moved", "replaced", "renamed" (left in the tree under a neutral name), "reported", "failed"
+	Stored string `json:"stored,omitempty"` // where it is now, in the quarantine directory
+	Left   string `json:"left,omitempty"`   // its neutral name in the tree, for "renamed"
+	Run    string `json:"run,omitempty"`    // the id of the run that left it, for "leftover"
+	Error  string `json:"error,omitempty"`  //
+}
+
+// EventType implements Event.
+func (Quarantine) EventType() string { return TypeQuarantine }

@@ -63,6 +63,25 @@ func describe(rec *Record) string {
 			}
 			return s + because("", e.Reason)
 		}
+	case TypeQuarantine:
+		var e Quarantine
+		if rec.Decode(&e) == nil {
+			s := fmt.Sprintf("%s %s at %s", e.Action, e.Path, e.Phase)
+			if e.Run != "" {
+				s += " of run " + e.Run
+			}
+			if e.Stored != "" {
+				s += " -> " + e.Stored
+			}
+			if e.Left != "" {
+				s += " -> " + e.Left
+			}
+			why := e.Reason
+			if e.Error != "" {
+				why += " (" + e.Error + ")"
+			}
+			return s + because(e.Rule, why)
+		}
 	case TypeLimit:
 		var e Limit
 		if rec.Decode(&e) == nil {

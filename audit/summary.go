@@ -26,7 +26,7 @@ type Summary struct {
 	Net      []NetRow
 	DNSAllow int
 	DNSDeny  int
-	Denials  []*Record // exec, dns and net denials and deny events, in order
+	Denials  []*Record // exec, dns and net denials, deny and quarantine events, in order
 	Limits   []*Record // limit, signal, kill, timeout events, in order
 	Dropped  uint64
 	// BudgetDropped of Dropped were refused by the trail's size budget
@@ -138,7 +138,7 @@ func Summarize(r io.Reader) (*Summary, error) {
 			if e.Decision != DecisionAllow {
 				s.Denials = append(s.Denials, rec)
 			}
-		case TypeDeny:
+		case TypeDeny, TypeQuarantine:
 			s.Denials = append(s.Denials, rec)
 		case TypeLimit, TypeSignal, TypeKill, TypeTimeout:
 			s.Limits = append(s.Limits, rec)
@@ -214,7 +214,7 @@ func (s *Summary) Write(w io.Writer, name string) error {
 
 	section(&b, fmt.Sprintf("Events (%d)", s.Verify.Lines))
 	for _, t := range s.types() {
-		fmt.Fprintf(&b, "  %-8s %6d\n", t, s.Counts[t])
+		fmt.Fprintf(&b, "  %-10s %6d\n", t, s.Counts[t])
 	}
 
 	n := min(len(s.Commands), TopCommands)

@@ -32,6 +32,11 @@ func nestedRules(allowGit bool) map[string][]nested {
 		if b.Git && allowGit || strings.HasPrefix(b.Name, "~/") || strings.ContainsAny(b.Name, `*?[\`) {
 			continue
 		}
+		if strings.HasPrefix(b.Name, ".git/") {
+			// Names inside a git dir: package gitguard knows which exist in
+			// each repository and watches the absent ones (and git init).
+			continue
+		}
 		name := strings.TrimSuffix(b.Name, "/")
 		i := strings.LastIndexByte(name, '/')
 		if i < 0 {
@@ -104,15 +109,35 @@ func (w *walker) homeDirs(in Input) []string {
 	return out
 }
 
-// gitGated: the git rules apply where base holds a git directory (a missing
-// .git/config in a directory that is no checkout is nothing to watch; "git
-// init" later is another engineer's watcher's business).
+// gitGated: .gitmodules matters where base holds a git directory (in a
+// directory that is no checkout it is nothing to watch; "git init" later is
+// package gitguard's, as are the names inside a git dir).
 func gitGated(base string, b Builtin) bool {
-	if !b.Git && !strings.HasPrefix(b.Name, ".git/") {
+	if !b.Git {
 		return false
 	}
 	st, err := os.Lstat(base + "/.git")
 	return err != nil || !st.IsDir()
+}
+
+// ownDir reports whether p is name (".claude/plugins/") in one of the user's
+// own homes.
+func ownDir(p string, homes []string, name string) bool {
+	for _, h := range homes {
+		if p == join(h, strings.TrimSuffix(name, "/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// projectSecret: a secret-named file (a Hide built-in naming a file) outside
+// every home. Missing at start, it is not watched: one the agent creates in a
+// project (cp .env.example .env) is its own work, exposes no secret and is
+// loaded by nothing but the project's own code; in a home (~/.npmrc,
+// ~/.netrc) it is configuration the user's tools load, and watched.
+func projectSecret(a Absent, homes []string) bool {
+	return a.Kind == Hide && !a.Dir && enclosingRoot(a.Path, homes) == ""
 }
 
 // absent lists the protected paths that do not exist at start but could be
@@ -122,10 +147,16 @@ func gitGated(base string, b Builtin) bool {
 // (also through symlinks: ~/.config -> dotfiles/config), and the children
 // missing under parents found deeper in the tree (sub/.docker/ without
 // config.json). Nothing can be mounted over them (jail creates nothing on the
-// host): the supervisor names those created at exit.
+// host): the supervisor watches them and moves into the run's quarantine any
+// the agent creates. Not listed: the names inside a git dir (package
+// gitguard's), a secret-named file outside every home (projectSecret), and
+// an agent's own directory in its own home that it makes at its first start
+// (agentMade: named in a note).
 func (w *walker) absent(in Input) ([]string, []Absent) {
 	homes := w.homeDirs(in)
+	own := userHomes(in)
 	var out []Absent
+	var made []string
 	seen := map[string]bool{}
 	consider := func(p string, b Builtin) {
 		q := p
@@ -140,10 +171,30 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 		if q != p {
 			rule += " (via symlink " + p + ")"
 		}
-		out = append(out, Absent{Path: q, Dir: strings.HasSuffix(b.Name, "/"), Kind: b.Kind, Rule: rule})
+		a := Absent{Path: q, Dir: strings.HasSuffix(b.Name, "/"), Kind: b.Kind, Rule: rule}
+		if projectSecret(a, homes) {
+			return
+		}
+		if why, ok := agentMade[b.Name]; ok && ownDir(q, own, b.Name) {
+			// The agent's own directory in its own home: it makes it at
+			// its first start (see agentMade), so it may appear.
+			r := enclosingRoot(q, w.writable)
+			rel := strings.TrimPrefix(strings.TrimPrefix(q, r), "/")
+			if rel == "" {
+				rel = "."
+			}
+			made = append(made, fmt.Sprintf("%s: %s/ does not exist: %s, so it may appear (read-only from the next run on)", r, rel, why))
+			return
+		}
+		out = append(out, a)
 	}
 	for _, b := range Builtins {
 		if b.Git && in.AllowGitConfig || strings.ContainsAny(b.Name, `*?[\`) {
+			continue
+		}
+		if strings.HasPrefix(b.Name, ".git/") {
+			// Names inside a git dir: package gitguard knows which exist in
+			// each repository and watches the absent ones (and git init).
 			continue
 		}
 		name := strings.TrimSuffix(b.Name, "/")
@@ -175,13 +226,13 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 		}
 	}
 	for _, a := range w.nested {
-		if !seen[a.Path] {
+		if !seen[a.Path] && !projectSecret(a, homes) {
 			seen[a.Path] = true
 			out = append(out, a)
 		}
 	}
 	// Notes, one or two per writable root.
-	var notes []string
+	notes := made
 	for _, r := range w.writable {
 		var ro, hide []string
 		for _, a := range out {
@@ -201,10 +252,10 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 		sort.Strings(ro)
 		sort.Strings(hide)
 		if len(ro) > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %s do not exist, so they are not write-protected: the agent can create them and they stay on the host (create them before starting jail to protect them)", r, strings.Join(ro, " ")))
+			notes = append(notes, fmt.Sprintf("%s: %s do not exist, so nothing is mounted over them: if the agent creates one, the supervisor moves it out of the tree into the quarantine (watched while the sandbox runs, checked again at exit)", r, strings.Join(ro, " ")))
 		}
 		if len(hide) > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %s do not exist, so nothing is masked: the agent can create them (no secret is exposed; what it writes there stays on the host)", r, strings.Join(hide, " ")))
+			notes = append(notes, fmt.Sprintf("%s: %s do not exist, so nothing is masked: if the agent creates one, the supervisor moves it out of the tree into the quarantine (no secret is exposed; watched while the sandbox runs, checked again at exit)", r, strings.Join(hide, " ")))
 		}
 	}
 	return notes, out

@@ -3,13 +3,16 @@ package fsrules
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
 // Agent directories given with --write: a protected name that starts with
-// the directory's own name (.claude/plugins/ under -w ~/.claude) is looked
+// the directory's own name (.claude/commands/ under -w ~/.claude) is looked
 // for inside it, and reported absent there; a --write file has no absent
-// names under it.
+// names under it. ~/.claude/plugins/, which Claude Code makes at its first
+// start, is not absent (watched) but named in a note; a .claude/plugins/
+// elsewhere is.
 func TestAbsentInsideAgentDir(t *testing.T) {
 	home := t.TempDir()
 	claude := filepath.Join(home, ".claude")
@@ -22,10 +25,13 @@ func TestAbsentInsideAgentDir(t *testing.T) {
 	}
 	found := false
 	for _, a := range plan.Absent {
-		if a.Path == filepath.Join(claude, "plugins") {
+		if a.Path == filepath.Join(claude, "commands") {
 			found = true
 		}
-		if a.Path == filepath.Join(claude, ".claude/plugins") {
+		if a.Path == filepath.Join(claude, "plugins") {
+			t.Errorf("~/.claude/plugins is watched: Claude Code's first start would be quarantined")
+		}
+		if a.Path == filepath.Join(claude, ".claude/commands") || a.Path == filepath.Join(claude, ".claude/plugins") {
 			t.Errorf("absent path doubled the directory name: %s", a.Path)
 		}
 		if len(a.Path) > len(file) && a.Path[:len(file)+1] == file+"/" {
@@ -33,7 +39,28 @@ func TestAbsentInsideAgentDir(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("~/.claude/plugins not reported absent: %+v", plan.Absent)
+		t.Errorf("~/.claude/commands not reported absent: %+v", plan.Absent)
+	}
+	noted := false
+	for _, n := range plan.Notes {
+		noted = noted || strings.HasPrefix(n, claude+": plugins/ does not exist: Claude Code creates it")
+	}
+	if !noted {
+		t.Errorf("no note for the missing ~/.claude/plugins: %q", plan.Notes)
+	}
+	// Not the agent's home: a .claude/plugins/ made there is watched.
+	other := filepath.Join(t.TempDir(), ".claude")
+	os.MkdirAll(other, 0o755)
+	plan, err = Expand(Input{Home: home, Writable: []string{other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found = false
+	for _, a := range plan.Absent {
+		found = found || a.Path == filepath.Join(other, "plugins")
+	}
+	if !found {
+		t.Errorf("%s/plugins (not under HOME) not reported absent: %+v", other, plan.Absent)
 	}
 
 	// Present: read-only.

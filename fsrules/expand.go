@@ -59,16 +59,18 @@ type Plan struct {
 	// path does not exist in the sandbox's tree (under a private tmpfs) can be
 	// skipped.
 	Masks []Mask `json:"masks"`
-	// Writable lists extra paths to bind read-write and grant in Landlock: the
-	// shared git directory of a verified git worktree.
-	Writable []string `json:"writable,omitempty"`
+	// Found are the entries named ".git" or "HEAD" that the walk saw and did
+	// not hide: the git directories and .git files of the visible trees,
+	// for package gitguard (which decides what in them must not change).
+	Found []string `json:"found,omitempty"`
 	// Notes are warnings for stderr and --dry-run: patterns that matched
 	// nothing, protections that could not apply.
 	Notes []string `json:"notes,omitempty"`
 	// Absent lists protected paths that did not exist at start inside a
 	// writable root. Nothing can be mounted over them (jail creates nothing on
-	// the host), so the agent could create them: the supervisor names those
-	// created at exit.
+	// the host), so the agent could create them: the supervisor watches them
+	// while the sandbox runs, moves any that appears into the run's
+	// quarantine, and checks them again at exit.
 	Absent []Absent `json:"absent,omitempty"`
 }
 
@@ -276,10 +278,7 @@ func Expand(in Input) (Plan, error) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s matched nothing (pattern %s)", ru.name, ru.pat.Abs))
 		}
 	}
-	if in.Workspace != "" {
-		plan.Notes = append(plan.Notes, w.worktree(in)...)
-		plan.Writable = w.extraWritable
-	}
+	plan.Found = w.found
 	if !in.NoDefaultDeny {
 		notes, absent := w.absent(in)
 		plan.Notes, plan.Absent = append(plan.Notes, notes...), absent
@@ -315,15 +314,15 @@ type linkInfo struct {
 }
 
 type walker struct {
-	masks         map[string]Mask
-	hits          map[string]int
-	n, max        int
-	roots         []string
-	writable      []string               // the writable roots
-	rootWritable  bool                   // the root being walked is writable
-	links         map[[2]uint64]linkInfo // (dev, ino) of protected files with other links
-	extraWritable []string
-	notes         []string
+	masks        map[string]Mask
+	hits         map[string]int
+	n, max       int
+	roots        []string
+	writable     []string               // the writable roots
+	rootWritable bool                   // the root being walked is writable
+	links        map[[2]uint64]linkInfo // (dev, ino) of protected files with other links
+	found        []string               // .git and HEAD entries (Plan.Found)
+	notes        []string
 	// parents finds the protected names that must exist under a directory
 	// (".docker" -> config.json); nested collects those missing in writable
 	// roots.
@@ -354,7 +353,13 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 	}
 	isDir := st.IsDir()
 	// The root itself (an absolute --deny naming one file or directory).
-	if root != "/" && w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, indexRules(rules).candidates(path.Base(root), nil), nil) || !isDir {
+	if root != "/" {
+		if w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, indexRules(rules).candidates(path.Base(root), nil), nil) {
+			return nil
+		}
+		w.gitEntry(root)
+	}
+	if !isDir {
 		return nil
 	}
 	var live []rule
@@ -554,6 +559,7 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 		if w.entry(dir, name, isDir, isLink, rules, buf, ro) {
 			continue
 		}
+		w.gitEntry(join(dir, name))
 		if !isDir {
 			if ro != nil && t.IsRegular() {
 				w.noteLinks(join(dir, name), ReadOnly, ro.Rule) // a file of .git/hooks/
@@ -607,6 +613,13 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 		}
 	}
 	return nil
+}
+
+// gitEntry records a .git or HEAD entry for Plan.Found.
+func (w *walker) gitEntry(p string) {
+	if b := path.Base(p); b == ".git" || b == "HEAD" {
+		w.found = append(w.found, p)
+	}
 }
 
 // hardlinks finds the other names of protected files with a link count above

@@ -286,65 +286,6 @@ func TestExpandTooMany(t *testing.T) {
 	}
 }
 
-// gitWorktree makes a main repo at base/repo and a linked worktree at base/wt,
-// as "git worktree add" lays them out.
-func gitWorktree(t *testing.T, base string) (repo, wt string) {
-	repo, wt = filepath.Join(base, "repo"), filepath.Join(base, "wt")
-	common := filepath.Join(repo, ".git")
-	mk(t, common, "HEAD", "config", "hooks/pre-commit", "objects/", "refs/heads/", "worktrees/wt/HEAD")
-	must(t, os.WriteFile(filepath.Join(common, "worktrees/wt/commondir"), []byte("../..\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(common, "worktrees/wt/gitdir"), []byte(wt+"/.git\n"), 0o644))
-	mk(t, wt, "main.go")
-	must(t, os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+common+"/worktrees/wt\n"), 0o644))
-	return repo, wt
-}
-
-func TestWorktree(t *testing.T) {
-	base := tmp(t)
-	repo, wt := gitWorktree(t, base)
-	plan, err := Expand(Input{Workspace: wt, Writable: []string{wt}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eq(t, "writable", plan.Writable, []string{repo + "/.git"})
-	eq(t, "masks", summary(base, plan.Masks), []string{"read-only repo/.git/config", "read-only repo/.git/hooks/"})
-
-	plan, _ = Expand(Input{Workspace: wt, Writable: []string{wt}, AllowGitConfig: true})
-	if len(plan.Masks) != 0 || len(plan.Writable) != 1 {
-		t.Errorf("--allow-git-config: %+v", plan)
-	}
-}
-
-// TestWorktreeForged: a .git file written by an earlier agent must not make
-// an arbitrary directory writable.
-func TestWorktreeForged(t *testing.T) {
-	base := tmp(t)
-	_, wt := gitWorktree(t, base)
-	victim := filepath.Join(base, "victim")
-	mk(t, victim, "objects/", "worktrees/x/HEAD")
-	must(t, os.WriteFile(filepath.Join(victim, "worktrees/x/commondir"), []byte("../..\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(victim, "worktrees/x/gitdir"), []byte(base+"/elsewhere/.git\n"), 0o644))
-	for _, content := range []string{
-		"gitdir: " + victim,                  // no commondir
-		"gitdir: " + victim + "/worktrees/x", // back-pointer names another checkout
-		"gitdir: /",
-		"gitdir: ../../../../../../../../../etc",
-		"garbage",
-	} {
-		must(t, os.WriteFile(filepath.Join(wt, ".git"), []byte(content+"\n"), 0o644))
-		plan, err := Expand(Input{Workspace: wt, Writable: []string{wt}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(plan.Writable) != 0 {
-			t.Errorf(".git %q made %v writable", content, plan.Writable)
-		}
-		if !strings.Contains(strings.Join(plan.Notes, "\n"), "stays read-only") {
-			t.Errorf(".git %q: no note: %v", content, plan.Notes)
-		}
-	}
-}
-
 // BenchmarkExpand: 10k files, 100 patterns (the target: < 50 ms).
 func BenchmarkExpand(b *testing.B) {
 	ws := tmp(b)
@@ -390,5 +331,41 @@ func BenchmarkExpand(b *testing.B) {
 			// CPU time is steadier than wall time on a shared machine.
 			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e6, "cpu-ms/op")
 		})
+	}
+}
+
+// Found lists the .git and HEAD entries the walk saw (git dirs, .git files,
+// bare repositories), at any depth and in read-only roots too, but not
+// inside a hidden directory; git names inside a git dir are not listed as
+// absent (package gitguard watches those), .gitmodules still is.
+func TestExpandFound(t *testing.T) {
+	base := tmp(t)
+	ws, ro := filepath.Join(base, "ws"), filepath.Join(base, "ro")
+	mk(t, ws, ".git/HEAD", ".git/objects/", ".git/logs/HEAD", "sub/.git", "deep/a/b/bare.git/HEAD",
+		"secret/.git/HEAD")
+	mk(t, ro, ".git/HEAD")
+	plan, err := Expand(Input{Workspace: ws, Writable: []string{ws}, Readable: []string{ro}, Deny: []string{"secret/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range plan.Found {
+		r, _ := filepath.Rel(base, p)
+		got = append(got, r)
+	}
+	sort.Strings(got)
+	eq(t, "found", got, []string{"ro/.git", "ro/.git/HEAD", "ws/.git", "ws/.git/HEAD", "ws/.git/logs/HEAD",
+		"ws/deep/a/b/bare.git/HEAD", "ws/sub/.git"})
+	var absent []string
+	for _, a := range plan.Absent {
+		absent = append(absent, strings.TrimPrefix(a.Path, ws+"/"))
+	}
+	for _, a := range absent {
+		if strings.HasPrefix(a, ".git/") {
+			t.Errorf("absent lists %s: gitguard's", a)
+		}
+	}
+	if !contains(absent, ".gitmodules") {
+		t.Errorf("absent lacks .gitmodules: %v", absent)
 	}
 }

@@ -183,21 +183,3 @@ func FuzzCompile(f *testing.F) {
 		}
 	})
 }
-
-func FuzzParseGitFile(f *testing.F) {
-	for _, s := range []string{"gitdir: /r/.git/worktrees/x\n", "gitdir:../x", "gitdir: \n", "nope", "gitdir: a\x00b"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := ParseGitFile(b)
-		if err != nil {
-			if !errors.Is(err, ErrNotGitFile) {
-				t.Fatalf("error %v does not wrap ErrNotGitFile", err)
-			}
-			return
-		}
-		if p == "" || strings.ContainsAny(p, "\x00\n") {
-			t.Fatalf("bad path %q from %q", p, b)
-		}
-	})
-}

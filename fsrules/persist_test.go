@@ -281,11 +281,14 @@ func TestExpandSymlinkedDotfiles(t *testing.T) {
 // TestAbsentHomeAndNested: protected paths missing at start are listed where
 // the agent could create them: the top of each writable root, every home
 // directory inside one (home-anchored names included), and under parents that
-// exist deeper in the tree (.docker/ without config.json).
+// exist deeper in the tree (.codex/ without hooks.json). A secret-named file
+// outside every home (a project's new .env, sub/.docker/config.json) is the
+// agent's own work, loaded by nothing of the user's: not listed (not
+// watched); in a home it is (~/.npmrc).
 func TestAbsentHomeAndNested(t *testing.T) {
 	base := tmp(t)
 	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
-	mk(t, ws, "sub/.docker/other.json", "sub/.kube/cache/", ".bashrc")
+	mk(t, ws, "sub/.docker/other.json", "sub/.kube/cache/", "sub/.codex/x", "sub/.git/objects/", ".bashrc")
 	mk(t, home, ".config/other/", ".local/share/", ".zshrc")
 	plan, err := Expand(Input{Workspace: ws, Home: home, Writable: []string{ws, home}})
 	if err != nil {
@@ -299,8 +302,7 @@ func TestAbsentHomeAndNested(t *testing.T) {
 		got[a.Path] = a
 	}
 	for rel, want := range map[string]Kind{
-		"ws/.zshenv": ReadOnly, "ws/.envrc": Hide, "ws/.ssh": Hide,
-		"ws/sub/.docker/config.json": Hide, "ws/sub/.kube/config": Hide,
+		"ws/.zshenv": ReadOnly, "ws/.ssh": Hide, "ws/sub/.codex/hooks.json": ReadOnly,
 		"home/.zshenv": ReadOnly, "home/.bash_login": ReadOnly, "home/.ssh": Hide, "home/.npmrc": Hide,
 		"home/.config/git": ReadOnly, "home/.config/systemd": ReadOnly, "home/.config/autostart": ReadOnly,
 		"home/.local/bin": ReadOnly, "home/bin": ReadOnly, "home/.cargo/config.toml": ReadOnly,
@@ -315,7 +317,9 @@ func TestAbsentHomeAndNested(t *testing.T) {
 			t.Errorf("%s: %+v, want kind %v", rel, a, want)
 		}
 	}
-	for _, rel := range []string{"ws/.bashrc", "home/.zshrc", "ws/.local/bin", "ws/bin", "ws/.config/git", "ws/sub/.zshenv"} {
+	for _, rel := range []string{"ws/.bashrc", "home/.zshrc", "ws/.local/bin", "ws/bin", "ws/.config/git", "ws/sub/.zshenv",
+		"ws/.envrc", "ws/.env", "ws/sub/.docker/config.json", "ws/sub/.kube/config", // the project's own
+		"ws/sub/.git/config", "ws/sub/.git/hooks"} { // package gitguard's
 		if _, ok := got[filepath.Join(base, rel)]; ok {
 			t.Errorf("Absent lists %s", rel)
 		}

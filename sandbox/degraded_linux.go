@@ -27,7 +27,7 @@ import (
 // stderr (-v), --dry-run and the trail's start event.
 var degradedNotes = []string{
 	"degraded: no namespaces: jail runs the command with Landlock, seccomp, no_new_privs and rlimits only",
-	"degraded: no mount masks: secrets inside writable paths (.env, *.pem, keys in the workspace) are readable, and write protections inside them (.git/hooks, .git/config, shell rc files, agent configuration) do not hold",
+	"degraded: no mount masks: secrets inside writable paths (.env, *.pem, keys in the workspace) are readable, and the read-only files inside them (shell rc files, .vscode/, .claude/commands/ and the other agent and editor files) are writable; git's are watched instead (what the agent writes in .git/hooks, a hooksPath directory or a git control file is moved to the quarantine) and agent configuration keys are guarded as usual",
 	"degraded: no pid namespace: the sandbox sees the host's processes and their command lines (Landlock ABI 6 scoping stops signals to them; ptrace is refused)",
 	"degraded: no network namespace: `net` none is seccomp refusing IP and Unix sockets (socketpair stays); `net` allow is not available",
 	"degraded: no ipc or uts namespace; the host's /tmp, /dev/shm and /run are unreadable, TMPDIR is a private directory",

@@ -55,7 +55,9 @@ func supervisorAlive(pid int, tick uint64) bool {
 
 // GC removes what dead supervisors left: cgroups anywhere in the
 // hierarchies (cgroup.CollectStale, not only under the caller's cgroup),
-// registry records, and degraded mode's private TMPDIRs. Trails are
+// registry records, and degraded mode's private TMPDIRs; and it does the
+// exit check a killed supervisor could not do (what its agent left in the
+// writable trees goes to the quarantine, as at the next start). Trails are
 // records and are never removed: the ones whose supervisor died (no exit
 // event) are named. Nothing of a live supervisor is touched (pid and start
 // time, as jail ps checks them).
@@ -113,6 +115,8 @@ func GC(w io.Writer) int {
 			fmt.Fprintf(w, "removed %s (supervisor %d, gone)\n", p, pid)
 		}
 	}
+	// What the agent of a killed run left in its writable trees.
+	gcKilledRuns(w)
 	return code
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/gitguard"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
@@ -44,12 +45,18 @@ type Plan struct {
 	Env       []string   `json:"env"`
 	Notes     []string   `json:"notes,omitempty"`
 	// Absent are protected paths missing at start in writable trees (see
-	// fsrules.Plan.Absent): those created are named at exit (reportCreated).
+	// fsrules.Plan.Absent): watched while the sandbox runs, moved to the
+	// quarantine if created (sentry_linux.go).
 	Absent []fsrules.Absent `json:"absent,omitempty"`
 	// Guarded are agent configuration files the agent may write but whose
 	// command keys (hooks, MCP servers...) jail keeps as they were on the
 	// host (package agentcfg).
 	Guarded []agentcfg.Target `json:"guarded,omitempty"`
+	// Git is what package gitguard decided for the git directories in the
+	// writable trees: read-only control files (in Mounts too), watched
+	// absent ones, observed directories. Nil when git is trusted
+	// (--allow-git-config, --no-default-deny).
+	Git *gitguard.Plan `json:"git,omitempty"`
 	// Writable lists every path the agent may write (mount and Landlock):
 	// the audit trail must not be under any of them.
 	Writable []string `json:"writable"`
@@ -64,6 +71,8 @@ type Plan struct {
 	// so that the mask has something to cover).
 	StateDir       string `json:"state_dir,omitempty"`
 	StateDirMasked bool   `json:"state_dir_masked,omitempty"`
+
+	gitNotes []string // the git notes (in Notes too): told at start
 }
 
 // hidden are host places replaced by empty private tmpfs: where other users'
@@ -220,18 +229,34 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	if err != nil {
 		return nil, invalid(err)
 	}
-	for _, w := range fp.Writable {
+	// 3b. git (package gitguard): the control files of every git dir in the
+	//     writable trees, and what their configuration points at, read-only;
+	//     .git files that do not verify hidden; a verified linked worktree's
+	//     common dir writable (git commit writes objects and refs there).
+	gp := gitguard.Scan(gitguard.Input{
+		Found: fp.Found, Writable: writable, Workspace: ws, Home: home,
+		UserConfigs: gitguard.UserConfigFiles(env),
+		// Both flags lift the built-in git protections.
+		AllowGitConfig: p.AllowGitConfig || p.NoDefaultDeny,
+	})
+	for _, w := range gp.Writable {
 		mounts = append(mounts, ns.Mount{Kind: ns.KindBind, Path: w, Dir: true, FD: -1, Why: "git worktree's shared git dir"})
 		writable = append(writable, w)
 	}
+	if gp.Guard != nil && len(gp.Guard.Roots) > 0 {
+		plan.Git = &gp
+	}
+	plan.Notes = append(plan.Notes, gp.Notes...)
+	plan.gitNotes = gp.Notes
+	masks := mergeMasks(fp.Masks, gp)
 	// A mount point cannot be renamed or removed (EBUSY), but the directory
 	// holding it can: `mv .git .git.old && mkdir -p .git/hooks` would leave
 	// the protection behind on the moved tree. Every directory between a
 	// writable root and a mask is therefore bound onto itself, which pins it.
 	pinned := map[string]bool{}
 	var pins []ns.Mount
-	protected := make([]string, 0, len(fp.Masks)+1)
-	for _, m := range fp.Masks {
+	protected := make([]string, 0, len(masks)+1)
+	for _, m := range masks {
 		protected = append(protected, m.Path)
 	}
 	if plan.StateDirMasked {
@@ -251,7 +276,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	}
 	sort.SliceStable(pins, func(i, j int) bool { return depth(pins[i].Path) < depth(pins[j].Path) })
 	mounts = append(mounts, pins...)
-	for _, m := range fp.Masks {
+	for _, m := range masks {
 		kind := ns.KindMask
 		if m.Kind == fsrules.ReadOnly {
 			kind = ns.KindReadOnly
@@ -471,6 +496,56 @@ type invalidError struct{ error }
 
 func (e *invalidError) Unwrap() []error { return []error{e.error, policy.ErrInvalid} }
 
+// mergeMasks adds gitguard's read-only and hidden paths to fsrules' masks:
+// one list, sorted so that a parent comes before anything inside it, with
+// what an earlier mask covers already left out (a hidden directory hides
+// everything in it, a read-only one keeps everything in it read-only).
+func mergeMasks(fm []fsrules.Mask, gp gitguard.Plan) []fsrules.Mask {
+	byPath := map[string]fsrules.Mask{}
+	for _, m := range fm {
+		byPath[m.Path] = m
+	}
+	add := func(ps []gitguard.Protect, kind fsrules.Kind) {
+		for _, p := range ps {
+			if old, ok := byPath[p.Path]; ok && (old.Kind == fsrules.Hide || old.Kind == kind) {
+				continue
+			}
+			byPath[p.Path] = fsrules.Mask{Path: p.Path, Kind: kind, Dir: p.Dir, Rule: "git: " + p.Why}
+		}
+	}
+	add(gp.ReadOnly, fsrules.ReadOnly)
+	add(gp.Hide, fsrules.Hide)
+	paths := make([]string, 0, len(byPath))
+	for p := range byPath {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var out []fsrules.Mask
+	var hidden, ro []string
+	within := func(p string, dirs []string) bool {
+		for _, d := range dirs {
+			if strings.HasPrefix(p, d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range paths {
+		m := byPath[p]
+		if within(p, hidden) || (m.Kind == fsrules.ReadOnly && within(p, ro)) {
+			continue
+		}
+		out = append(out, m)
+		if m.Dir && m.Kind == fsrules.Hide {
+			hidden = append(hidden, p)
+		}
+		if m.Dir && m.Kind == fsrules.ReadOnly {
+			ro = append(ro, p)
+		}
+	}
+	return out
+}
+
 // enclosingBind reports whether p is a directory bind in binds or lies
 // inside one.
 func enclosingBind(p string, binds []ns.Mount) bool {
@@ -557,9 +632,39 @@ func (pl *Plan) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "guard      %s (%s; %s)\n", g.Path, g.File.Agent, what)
 	}
+	pl.printWatched(w)
 	for _, n := range pl.Notes {
 		fmt.Fprintf(w, "note       %s\n", n)
 	}
+}
+
+// printWatched lists what the sentinel watches while the sandbox runs and
+// what the exit check covers.
+func (pl *Plan) printWatched(w io.Writer) {
+	const moved = "absent at start: moved to the quarantine if it appears"
+	for _, a := range pl.Absent {
+		fmt.Fprintf(w, "watch      %s  (%s; %s)\n", a.Path, a.Rule, moved)
+	}
+	g := pl.Git
+	if g == nil {
+		if len(pl.Absent) > 0 {
+			fmt.Fprintf(w, "exit       the paths above are checked again when the sandbox ends\n")
+		}
+		return
+	}
+	for _, a := range g.Absent {
+		fmt.Fprintf(w, "watch      %s  (git: %s; %s)\n", a.Path, a.Why, moved)
+	}
+	for _, a := range g.Watch {
+		fmt.Fprintf(w, "watch      %s  (git: %s; absent at start: judged when it appears, a config keeps only its harmless keys)\n", a.Path, a.Why)
+	}
+	for _, d := range g.Observe {
+		fmt.Fprintf(w, "observe    %s  (git: a new .git, git init, worktree or submodule here is judged as it appears)\n", d)
+	}
+	for _, r := range g.Repos {
+		fmt.Fprintf(w, "git        repository %s: its control files are read-only (listed above)\n", r)
+	}
+	fmt.Fprintf(w, "git        exit check: every writable tree is walked for .git entries and git dirs that were not there at start, and every watched path is checked again\n")
 }
 
 // IsInvalid reports whether err is the user's to fix.

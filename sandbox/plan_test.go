@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/gitguard"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 )
@@ -583,5 +585,104 @@ func TestPlanPrint(t *testing.T) {
 	}
 	if strings.Contains(out, "/usr/bin:/bin") || strings.Contains(out, "hunter2") {
 		t.Error("--dry-run prints environment values")
+	}
+}
+
+// git (gitguard) is wired into the mounts: its read-only and hidden paths
+// are mounted after the binds, with pins, once each (fsrules' .git/config is
+// not mounted twice); the plan carries what is watched; --allow-git-config
+// lifts it.
+func TestBuildPlanGit(t *testing.T) {
+	f := newFixture(t)
+	f.touch(t, ".git/HEAD", ".git/config", "sub/.git", "tools/fsmon")
+	f.mkdir(t, ".git/hooks", ".git/objects", ".git/refs", ".githooks", "src")
+	os.WriteFile(filepath.Join(f.ws, ".git/config"), []byte("[core]\n\thooksPath = .githooks\n\tfsmonitor = tools/fsmon\n"), 0o644)
+	os.WriteFile(filepath.Join(f.ws, "sub/.git"), []byte("gitdir: ../elsewhere\n"), 0o644)
+	pl, err := BuildPlan(f.policy(nil), f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, kind := range map[string]string{
+		".githooks":   ns.KindReadOnly,
+		"tools/fsmon": ns.KindReadOnly,
+		".git/config": ns.KindReadOnly,
+		"sub/.git":    ns.KindMask,
+	} {
+		n := 0
+		for _, m := range pl.Mounts {
+			if m.Path == filepath.Join(f.ws, p) {
+				n++
+				if m.Kind != kind {
+					t.Errorf("%s: %s, want %s", p, m.Kind, kind)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s mounted %d times", p, n)
+		}
+	}
+	for _, d := range []string{"sub", "tools", ".git"} {
+		if findKind(pl.Mounts, ns.KindPin, filepath.Join(f.ws, d)) < 0 {
+			t.Errorf("%s not pinned", d)
+		}
+	}
+	if pl.Git == nil || pl.Git.Guard == nil {
+		t.Fatal("no git plan")
+	}
+	var watched []string
+	for _, w := range pl.Git.Watch {
+		watched = append(watched, w.Path)
+	}
+	if !contains(watched, filepath.Join(f.ws, ".git/commondir")) || !contains(pl.Git.Observe, filepath.Join(f.ws, "src")) {
+		t.Errorf("watch %v observe %v", watched, pl.Git.Observe)
+	}
+	var b strings.Builder
+	pl.Print(&b)
+	for _, want := range []string{"watch      " + f.ws + "/.git/commondir", "observe    " + f.ws + "/src", "git        exit check"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("--dry-run lacks %q", want)
+		}
+	}
+
+	pl, err = BuildPlan(f.policy(func(p *policy.Policy) { p.AllowGitConfig = true }), f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Git != nil || findKind(pl.Mounts, ns.KindReadOnly, filepath.Join(f.ws, ".githooks")) >= 0 {
+		t.Errorf("--allow-git-config: git plan %v", pl.Git)
+	}
+}
+
+func TestMergeMasks(t *testing.T) {
+	fm := []fsrules.Mask{
+		{Path: "/w/.git/config", Kind: fsrules.ReadOnly, Rule: "default: .git/config"},
+		{Path: "/w/.husky", Kind: fsrules.ReadOnly, Dir: true, Rule: "x"},
+		{Path: "/w/secret", Kind: fsrules.Hide, Dir: true, Rule: "--deny secret/"},
+		{Path: "/w/sub/.git", Kind: fsrules.ReadOnly, Rule: "x"},
+	}
+	gp := gitguard.Plan{
+		ReadOnly: []gitguard.Protect{
+			{Path: "/w/.git/config", Why: "dup"},
+			{Path: "/w/.husky/_", Dir: true, Why: "inside a read-only dir"},
+			{Path: "/w/secret/.git/config", Why: "inside a hidden dir"},
+			{Path: "/w/.git/hooks", Dir: true, Why: "new"},
+			{Path: "/w/.git-x", Why: "sorts between"},
+		},
+		Hide: []gitguard.Protect{{Path: "/w/sub/.git", Why: "hide wins"}},
+	}
+	var got []string
+	for _, m := range mergeMasks(fm, gp) {
+		got = append(got, m.Kind.String()+" "+m.Path+" "+m.Rule)
+	}
+	want := []string{
+		"read-only /w/.git-x git: sorts between",
+		"read-only /w/.git/config default: .git/config",
+		"read-only /w/.git/hooks git: new",
+		"read-only /w/.husky x",
+		"hide /w/secret --deny secret/",
+		"hide /w/sub/.git git: hide wins",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

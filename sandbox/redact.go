@@ -153,6 +153,11 @@ func (x *redactor) event(ev audit.Event) audit.Event {
 	case audit.Exit:
 		e.Error = x.str(e.Error)
 		return e
+	case audit.Quarantine:
+		// The agent names what it plants, and a .git file's target is
+		// in the reason.
+		e.Path, e.Reason, e.Stored, e.Left, e.Error = x.str(e.Path), x.str(e.Reason), x.str(e.Stored), x.str(e.Left), x.str(e.Error)
+		return e
 	}
 	return ev
 }

@@ -40,6 +40,10 @@ func TestRedactor(t *testing.T) {
 	if strings.Contains(ev.Path+ev.Cwd+strings.Join(ev.Argv, " "), "Secret") || strings.Contains(ev.Path, "tok_") {
 		t.Errorf("exec event not redacted: %+v", ev)
 	}
+	q := x.event(audit.Quarantine{Path: "/w/tok_ABCDEF/.git", Reason: "makes git use /x/tok_ABCDEF", Stored: "/q/001-tok_ABCDEF", Left: "/w/tok_ABCDEF/.jail-q"}).(audit.Quarantine)
+	if strings.Contains(q.Path+q.Reason+q.Stored+q.Left, "tok_") {
+		t.Errorf("quarantine event not redacted: %+v", q)
+	}
 	plan := &Plan{Env: env, Workspace: "/w/tok_ABCDEF"}
 	b, _ := json.Marshal(x.startPolicy(&p, plan, nil))
 	for _, v := range []string{"tok_ABCDEF", "Abc-Secret", "ON=1", "SHORT=ab", "overridden"} {

@@ -82,9 +82,13 @@ type runner struct {
 	degradedWhy string   // the host's refusal, one line
 	notes       []string // for the start event: degraded mode, exec audit off
 
-	spec     *ns.Spec
-	memWatch *memwatch.Watch // --memory without a cgroup
-	memOver  *memwatch.Sample
+	spec         *ns.Spec
+	memWatch     *memwatch.Watch // --memory without a cgroup
+	memOver      *memwatch.Sample
+	startWritten bool          // the start event is in the trail
+	early        []audit.Event // events that waited for it
+
+	sentry *sentry // what must not appear in the writable trees
 }
 
 func (r *runner) tracef(step string) {
@@ -107,12 +111,18 @@ func (r *runner) notef(format string, a ...any) {
 func (r *runner) fail(err error) int {
 	r.errorf("%s", Explain(err))
 	r.recordStart(nil)
+	r.exitSentry()
 	r.record(audit.Exit{Code: ExitSetup, Reason: "setup_failed", Error: err.Error(), WallMS: audit.Millis(time.Since(r.started))})
 	r.closeTrail()
 	return ExitSetup
 }
 
 func (r *runner) run() int {
+	if !r.pol.DryRun {
+		// Before the plan: what a killed run left is gone before this
+		// run's protections are decided.
+		r.killedRuns()
+	}
 	plan, err := BuildPlan(r.pol, os.Environ())
 	if err != nil {
 		r.errorf("%s", Explain(err))
@@ -241,6 +251,10 @@ func (r *runner) run() int {
 	if err := r.openGuard(); err != nil {
 		return r.fail(err)
 	}
+	for _, n := range plan.gitNotes {
+		r.notef("%s", n)
+	}
+	r.startSentry()
 	if err := r.openCgroup(spec); err != nil {
 		return r.fail(err)
 	}
@@ -517,7 +531,8 @@ func (r *runner) finish() int {
 	r.recordStart(nil) // init failed before reporting: the trail still opens with start
 	// The sandbox has ended: no writer is left for the last check.
 	r.closeGuard()
-	r.reportCreated()
+	r.exitSentry()
+	r.tracef("exit check")
 	// Every writer of these (the message reader, the signal loop) is done.
 	r.mu.Lock()
 	exitMsg, setupErr, timedOut, killedBy, memOver := r.exit, r.setupErr, r.timedOut, r.killedBy, r.memOver

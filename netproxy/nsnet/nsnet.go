@@ -43,7 +43,15 @@ import (
 const (
 	ModeTProxy     = "tproxy"
 	ModeProxyAware = "proxy-aware"
+	// ModeNone is --net none with jail's refusal plumbing (SetupNone): no
+	// route out of the sandbox, only jail's answers inside it.
+	ModeNone = "none"
 )
+
+// RefusalPorts are the ports SetupNone listens on for flows to refusal
+// addresses: HTTP and HTTPS, where a refusal can be answered in the client's
+// protocol. The first one is also the proxy port (ProxyAddr).
+var RefusalPorts = []uint16{80, 443}
 
 // Interface names. SandboxIface is what the agent sees in S; ProxyIface lives in P.
 const (
@@ -82,6 +90,11 @@ type Config struct {
 // supervisor with SCM_RIGHTS and close the local copies (close through the *os.File,
 // exactly once).
 type Result struct {
+	// Listeners, in ModeNone, are TCP listeners on 0.0.0.0 in S, one per
+	// RefusalPorts entry, in that order; TCP is nil then. An accepted conn's
+	// LocalAddr is the address the sandbox dialled (a refusal address, or
+	// ProxyAddr for a proxy request).
+	Listeners []*os.File
 	// TCP is a listening TCP socket. In ModeTProxy it lives in P, has IP_TRANSPARENT,
 	// and every TCP connection from the sandbox arrives on it; wrap it with
 	// net.FileListener: an accepted conn's LocalAddr() is the ORIGINAL destination
@@ -98,7 +111,7 @@ type Result struct {
 	// not reachable as such by the sandbox) or in S (ModeProxyAware, what *_PROXY
 	// variables must name).
 	ProxyAddr netip.AddrPort
-	// Mode is ModeTProxy or ModeProxyAware.
+	// Mode is ModeTProxy, ModeProxyAware or ModeNone.
 	Mode string
 	// Reason says, in ModeProxyAware, why the transparent path is not in use; it
 	// wraps ErrTProxyUnavailable or ErrFallbackForced. Nil in ModeTProxy.

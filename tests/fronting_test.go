@@ -238,8 +238,8 @@ func TestNetPrivateRangesRefused(t *testing.T) {
 		if !strings.Contains(reason, "--allow-ip "+rule) {
 			t.Errorf("%s (%s): deny reason %q does not name --allow-ip %s", n, a, reason, rule)
 		}
-		if !strings.Contains(r.stderr, "jail: blocked connect to "+n) {
-			t.Errorf("%s: no 'jail: blocked connect' line on stderr:\n%s", n, r.stderr)
+		if !strings.Contains(r.stderr, "jail: refused "+n) {
+			t.Errorf("%s: no 'jail: refused' line on stderr:\n%s", n, r.stderr)
 		}
 	}
 	if f.root {

@@ -1,0 +1,109 @@
+package netproxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"time"
+)
+
+// This file: how a refusal sounds to the client. A refused flow is not just
+// reset: a reset (or NXDOMAIN, or a timeout) is what a flaky network looks
+// like, and clients retry it for a minute or more (npm, pip, agent CLIs). The
+// client is answered in its own protocol with a failure no client retries:
+//
+//   - HTTP/1: "403 Forbidden" whose body names the refused host and the flag
+//     that would allow it, as JSON {"error": "..."} (npm prints a JSON
+//     body's "error" after the status line, whatever its Content-Type)
+//     labelled text/plain; charset=utf-8 (the go command prints a text/plain
+//     body as "server response:"; curl prints it as it is);
+//   - TLS: a fatal access_denied alert after reading the ClientHello (RFC
+//     8446 6.2): "tlsv1 alert access denied" in OpenSSL, "remote error: tls:
+//     access denied" in Go. Never a certificate: jail has none to offer and
+//     forges none;
+//   - anything else (SSH, a database protocol, a silent client): a reset.
+
+// tlsAccessDenied is one TLS record: alert, legacy version 3.3, length 2,
+// level fatal (2), description access_denied (49).
+var tlsAccessDenied = []byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x31}
+
+// drainLimit bounds what is read from a refused client after the answer, so
+// that closing does not reset the answer away with unread data.
+const drainLimit = 1 << 20
+
+// refusalBody is the 403 body: one line of JSON, see above.
+func refusalBody(text string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		Error string `json:"error"`
+	}{"jail: " + text})
+	return b.Bytes() // Encode ends it with "\n"
+}
+
+// refusal403 is the whole HTTP response for a refused request.
+func refusal403(text string) []byte {
+	body := refusalBody(text)
+	return append(fmt.Appendf(nil, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n", len(body)), body...)
+}
+
+// publicText is the refusal as the sandbox may read it.
+func publicText(target string, d Decision) string {
+	if d.Public != "" {
+		return RefusalText(target, d.Public, "")
+	}
+	return RefusalText(target, d.Reason, d.Hint)
+}
+
+// refuse records a refused flow and answers the client in its protocol (see
+// the top of this file). res is the verdict on the client's first bytes when
+// sniffed is set; otherwise they are read here first (up to RefuseWait for
+// the first byte, SniffTimeout for the rest). The event is
+// emitted before the answer, so that the sandbox's record of refusals holds
+// the line by the time the client reports the failure.
+func (p *Proxy) refuse(f *flow, c net.Conn, d Decision, res sniffResult, sniffed bool) {
+	if !sniffed {
+		if _, r, err := p.sniffWait(c, p.refuseWait()); err == nil {
+			res = r
+		}
+	}
+	ev := p.event(f, false, d.Reason, netip.AddrPort{}, 0, 0)
+	ev.Hint, ev.Public = d.Hint, d.Public
+	if ev.Public == "" {
+		ev.Public = d.Reason
+	}
+	p.emit(ev)
+	var answer []byte
+	switch res.kind {
+	case kindHTTP:
+		answer = refusal403(publicText(f.target(), d))
+	case kindTLS:
+		answer = tlsAccessDenied
+	default:
+		reset(c)
+		return
+	}
+	c.SetWriteDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write(answer); err != nil {
+		reset(c)
+		return
+	}
+	closeGently(c)
+}
+
+// closeGently ends a connection after an answer: FIN first, then what the
+// client still sends is read and dropped (a bounded amount, for a bounded
+// time) so that close(2) does not turn into a reset that could overtake the
+// answer.
+func closeGently(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	io.CopyN(io.Discard, c, drainLimit)
+	c.Close()
+}

@@ -56,6 +56,11 @@ type Proxy struct {
 	// than behind TPROXY: a flow to a loopback address there is the sandbox
 	// reaching its own loopback, not a destination.
 	InSandbox bool
+	// Bypass, when set, refuses with this reason every flow that the policy
+	// would let through: these listeners catch programs that ignore the
+	// proxy variables in the proxy-aware fallback, where only the proxy may
+	// reach out. Flows the policy refuses are refused as usual.
+	Bypass string
 
 	// FirstByteWait is how long the proxy waits for the client's first bytes
 	// before dialing anyway (server-speaks-first protocols such as SMTP or
@@ -310,7 +315,11 @@ func (p *Proxy) handleTransparent(ctx context.Context, c net.Conn) {
 		}
 		f.name = name
 	}
-	if d := p.decide(f.name, ip, f.dst.Port()); !d.Allow {
+	d := p.decide(f.name, ip, f.dst.Port())
+	if d.Allow && p.Bypass != "" {
+		d = Decision{Reason: p.Bypass}
+	}
+	if !d.Allow {
 		p.refuse(f, c, d, sniffResult{}, false)
 		return
 	}

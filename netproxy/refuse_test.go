@@ -330,3 +330,31 @@ func TestFakeIPsRefusedRecycled(t *testing.T) {
 		t.Errorf("allowed address %v now names %q", ok, name)
 	}
 }
+
+// TestBypass: the proxy-aware fallback's refusal listeners refuse even what
+// the policy allows (it must go through the proxy), saying why, and refuse
+// the rest as usual; nothing is dialled.
+func TestBypass(t *testing.T) {
+	h, dials := refusalHarness(t, flags{allow: []string{"allowed.test"}})
+	h.p.Bypass = "egress is proxy-aware only here"
+	for _, tt := range []struct {
+		dst  netip.AddrPort
+		want string
+	}{
+		{netip.AddrPortFrom(h.mustLookup("allowed.test"), 80), "jail: refused allowed.test:80 (egress is proxy-aware only here)"},
+		{netip.AddrPortFrom(h.refusal("other.test"), 80), "jail: refused other.test:80 - add --allow-domain other.test"},
+	} {
+		c, err := h.dial(tt.dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+		if got := expectRefused(t, c); !strings.Contains(got, `{"error":"`+tt.want+`"}`) {
+			t.Errorf("%v: %q, want %q", tt.dst, got, tt.want)
+		}
+		c.Close()
+	}
+	if n := dials.Load(); n != 0 {
+		t.Errorf("ATTACK WORKED: %d dials", n)
+	}
+}

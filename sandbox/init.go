@@ -94,8 +94,9 @@ type seccompHook struct {
 
 // netConfig is the network hook's configuration.
 type netConfig struct {
-	// Mode nsnet.ModeNone builds --net none's refusal plumbing (Fake is the
-	// fake range its local route covers); "" builds the egress path.
+	// Mode nsnet.ModeNone builds --net none's refusal plumbing; "" builds
+	// the egress path. Fake is the fake range the refusal listeners' local
+	// route covers (--net none, the proxy-aware fallback).
 	Mode     string `json:"mode,omitempty"`
 	Fake     string `json:"fake,omitempty"`
 	Subnet   string `json:"subnet,omitempty"`
@@ -135,7 +136,7 @@ func netNone(c netConfig) (ns.NetResult, error) {
 			"setup_us": fmt.Sprint(res.Elapsed.Microseconds())},
 	}
 	for _, f := range res.Listeners {
-		out.Names, out.Files = append(out.Names, "net-tcp"), append(out.Files, f)
+		out.Names, out.Files = append(out.Names, "net-refuse"), append(out.Files, f)
 	}
 	out.Names, out.Files = append(out.Names, "net-dns"), append(out.Files, res.DNS)
 	return out, nil
@@ -155,6 +156,9 @@ func initHooks() ns.Hooks {
 				return netNone(c)
 			}
 			cfg := nsnet.Config{Fallback: c.Fallback}
+			if fake, err := netip.ParsePrefix(c.Fake); err == nil {
+				cfg.Fake = fake
+			}
 			if c.Subnet != "" {
 				p, err := netip.ParsePrefix(c.Subnet)
 				if err != nil {
@@ -177,6 +181,9 @@ func initHooks() ns.Hooks {
 			if res.DNS != nil {
 				out.Names = append(out.Names, "net-dns")
 				out.Files = append(out.Files, res.DNS)
+			}
+			for _, f := range res.Listeners {
+				out.Names, out.Files = append(out.Names, "net-refuse"), append(out.Files, f)
 			}
 			if res.Mode == nsnet.ModeProxyAware {
 				out.Env = netproxy.ProxyEnv(res.ProxyAddr.String(), c.NoProxy...)

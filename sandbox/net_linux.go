@@ -80,47 +80,57 @@ func (r *runner) dialInside(ctx context.Context, port int) (net.Conn, error) {
 	}
 }
 
-// serveNet runs the egress proxy and DNS on the sockets init made: one
-// TPROXY listener (mode tproxy), the fallback's proxy listener (proxy-aware),
-// or the refusal listeners of --net none, which answer every flow with a
-// refusal and can dial nothing.
-func (r *runner) serveNet(tcps []*os.File, dns *os.File, info map[string]string) {
+// serveNet runs the egress proxy and DNS on the sockets init made: the
+// TPROXY listener (mode tproxy) or the fallback's proxy listener
+// (proxy-aware), and the refusal listeners in the sandbox's own namespace
+// (--net none; the fallback), which answer flows with refusals and never
+// dial.
+func (r *runner) serveNet(tcps, refusers []*os.File, dns *os.File, info map[string]string) {
 	mode := info["net.mode"]
 	pol := r.netPol
+	if mode == nsnet.ModeNone || pol == nil {
+		// --net none: an empty policy refuses every name and address.
+		pol, _ = netproxy.NewPolicy(netproxy.Config{})
+	}
 	fakes := netproxy.NewFakeIPs()
 	onEvent := func(ev netproxy.Event) { r.recordNet(ev) }
 	px := &netproxy.Proxy{Policy: pol, Fakes: fakes, OnEvent: onEvent, Upstream: r.upstream}
 	if ep, err := netip.ParseAddrPort(info["net.endpoint"]); err == nil {
 		px.Endpoint = ep
 	}
-	if mode == nsnet.ModeNone {
-		// --net none: an empty policy refuses every name and address, and
-		// the upstream dial and resolver fail by construction, so that not
-		// even a mistake in the policy could let a flow out of the
-		// supervisor (which, unlike the sandbox, has the host's network).
-		pol, _ = netproxy.NewPolicy(netproxy.Config{})
-		px.Policy = pol
-		px.InSandbox = true
-		px.Dial = func(context.Context, netip.AddrPort) (net.Conn, error) { return nil, errNoEgress }
-		px.Resolver = noResolver{}
-		px.Upstream = nil // nor through the host's proxy
+	// The refusal listeners' proxy: the same policy and names, but its
+	// upstream dial and resolver fail by construction, so that not even a
+	// mistake in the policy could let a flow out through the supervisor
+	// (which, unlike the sandbox, has the host's network), and it has no
+	// Upstream: a refusal never reaches the host's proxy either.
+	rx := &netproxy.Proxy{Policy: pol, Fakes: fakes, OnEvent: onEvent, Endpoint: px.Endpoint, InSandbox: true,
+		Dial:     func(context.Context, netip.AddrPort) (net.Conn, error) { return nil, errNoEgress },
+		Resolver: noResolver{}}
+	if mode == nsnet.ModeProxyAware {
+		rx.Bypass = "egress is proxy-aware only here: go through HTTP_PROXY/HTTPS_PROXY"
 	}
-	for _, tcp := range tcps {
-		ln, err := net.FileListener(tcp)
-		tcp.Close()
+	serve := func(f *os.File, serve func(context.Context, net.Listener) error) {
+		ln, err := net.FileListener(f)
+		f.Close()
 		if err != nil {
 			r.errorf("egress proxy: %v", err)
-			continue
+			return
 		}
 		r.bg.Add(1)
 		go func() {
 			defer r.bg.Done()
-			if mode == nsnet.ModeProxyAware {
-				_ = px.ServeFallback(r.ctx, ln)
-			} else {
-				_ = px.Serve(r.ctx, ln)
-			}
+			_ = serve(r.ctx, ln)
 		}()
+	}
+	for _, f := range tcps {
+		if mode == nsnet.ModeProxyAware {
+			serve(f, px.ServeFallback)
+		} else {
+			serve(f, px.Serve)
+		}
+	}
+	for _, f := range refusers {
+		serve(f, rx.Serve)
 	}
 	if dns != nil {
 		pc, err := net.FilePacketConn(dns)

@@ -418,7 +418,7 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 	}
 	switch p.Net {
 	case policy.NetAllow:
-		set(ns.HookNetwork, netConfig{Fallback: p.ForceProxyAware, NoProxy: noProxy})
+		set(ns.HookNetwork, netConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy})
 	case policy.NetNone:
 		if r.degraded {
 			break // no network namespace to put them in: seccomp refuses IP sockets
@@ -491,7 +491,7 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 	r.recordStart(m.Info)
 	// The sandbox's tmpfs file systems exist now (init built its tree).
 	r.watchMemory(r.spec)
-	var tcps []*os.File
+	var tcps, refusers []*os.File
 	var dns *os.File
 	// The record first: exec notifications may refuse a command as soon as
 	// their listener is served below.
@@ -520,14 +520,16 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 			r.serveExecs(f)
 		case "net-tcp":
 			tcps = append(tcps, f)
+		case "net-refuse":
+			refusers = append(refusers, f)
 		case "net-dns":
 			dns = f
 		default:
 			f.Close()
 		}
 	}
-	if len(tcps) > 0 {
-		r.serveNet(tcps, dns, m.Info)
+	if len(tcps)+len(refusers) > 0 || dns != nil {
+		r.serveNet(tcps, refusers, dns, m.Info)
 	}
 }
 

@@ -84,16 +84,21 @@ type Config struct {
 	Subnet netip.Prefix
 	// Fallback forces the proxy-aware mode (hidden test flag).
 	Fallback bool
+	// Fake is jail's fake range. The proxy-aware mode routes it to the
+	// sandbox's loopback and listens on RefusalPorts there (Result.Listeners),
+	// so that a program that ignores the proxy variables still meets jail.
+	Fake netip.Prefix
 }
 
 // Result is what Setup built. TCP and DNS are owned by the caller: send them to the
 // supervisor with SCM_RIGHTS and close the local copies (close through the *os.File,
 // exactly once).
 type Result struct {
-	// Listeners, in ModeNone, are TCP listeners on 0.0.0.0 in S, one per
-	// RefusalPorts entry, in that order; TCP is nil then. An accepted conn's
-	// LocalAddr is the address the sandbox dialled (a refusal address, or
-	// ProxyAddr for a proxy request).
+	// Listeners, in ModeNone (and in ModeProxyAware when Config.Fake is set
+	// and they could be made), are TCP listeners on 0.0.0.0 in S, one per
+	// RefusalPorts entry, in that order. An accepted conn's LocalAddr is the
+	// address the sandbox dialled (a fake address, or in ModeNone ProxyAddr
+	// for a proxy request). In ModeNone TCP is nil.
 	Listeners []*os.File
 	// TCP is a listening TCP socket. In ModeTProxy it lives in P, has IP_TRANSPARENT,
 	// and every TCP connection from the sandbox arrives on it; wrap it with

@@ -55,7 +55,21 @@
 // an HTTP proxy (CONNECT and absolute-form requests) and a SOCKS5 (CONNECT) server,
 // which only reaches programs that honour the variables from ProxyEnv. The same
 // proxy also answers at Proxy.Endpoint in the transparent mode, so that
-// proxy-aware clients hear a refusal of an https:// URL as an HTTP 403 too.
+// proxy-aware clients hear a refusal of an https:// URL as an HTTP 403 too,
+// with the refusal in its status line (refusalConnect403).
+//
+// Two more setups serve refusals only; the supervisor runs them with a Proxy
+// whose Dial and Resolver fail by construction, so nothing they accept can
+// leave:
+//
+//   - --net none: nsnet.SetupNone gives the sandbox's own network namespace
+//     jail's DNS on 127.0.0.1:53, a local route for the fake ranges and
+//     listeners on ports 80 and 443, served with an empty Policy, so every
+//     name is refused with its flag (127.0.0.1:80 is also the Endpoint the
+//     variables name);
+//   - the proxy-aware fallback: the same listeners on the sandbox's loopback,
+//     with Proxy.Bypass set, so that a program ignoring the variables hears
+//     that egress goes through them, and a refused name its usual refusal.
 //
 // Kernel behaviour: splice between two TCP sockets has been used by Go's
 // (*net.TCPConn).ReadFrom since Go 1.11 on every Linux kernel jail supports; on

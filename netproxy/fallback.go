@@ -266,13 +266,18 @@ func parseConnectTarget(s string) (string, uint16, error) {
 }
 
 // refuseHTTP records a proxy request the policy refuses and answers it with
-// the same 403 as a refused transparent flow. A CONNECT refused this way is
-// the kindest refusal of all: https-proxy-agent (npm) hands the 403 and its
-// body to the client as the origin's answer, which npm prints and does not
-// retry.
-func (p *Proxy) refuseHTTP(c net.Conn, f *flow, d Decision) {
+// a 403 naming the host and the flag: for a request, the same 403 as a
+// refused transparent flow; for a CONNECT, the refusal in the status line as
+// well (refusalConnect403). A CONNECT refused this way is the kindest
+// refusal of all: https-proxy-agent (npm) hands the 403 to the client as the
+// origin's answer, which npm prints and does not retry.
+func (p *Proxy) refuseHTTP(c net.Conn, f *flow, d Decision, connect bool) {
 	p.emitRefusal(f, d)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
+	if connect {
+		c.Write(refusalConnect403(publicText(f.target(), d)))
+		return
+	}
 	c.Write(refusal403(publicText(f.target(), d)))
 }
 
@@ -349,14 +354,14 @@ func (p *Proxy) httpConnect(ctx context.Context, f *flow, c net.Conn, br *bufio.
 		d = p.decide(f.name, raw, port)
 	}
 	if !d.Allow {
-		p.refuseHTTP(c, f, d)
+		p.refuseHTTP(c, f, d, true)
 		closeGently(c)
 		return
 	}
 	up, dialed, d := p.dial(ctx, f, raw, port, kindUnknown)
 	if up == nil {
 		if !d.Allow {
-			p.refuseHTTP(c, f, d)
+			p.refuseHTTP(c, f, d, true)
 		} else {
 			ev := p.event(f, true, d.Reason, dialed, 0, 0)
 			ev.Failed = true
@@ -401,13 +406,13 @@ func (p *Proxy) httpForward(ctx context.Context, f *flow, c net.Conn, req *http.
 		d = p.decide(f.name, raw, port)
 	}
 	if !d.Allow {
-		p.refuseHTTP(c, f, d)
+		p.refuseHTTP(c, f, d, false)
 		return false
 	}
 	up, dialed, d := p.dial(ctx, f, raw, port, kindHTTP)
 	if up == nil {
 		if !d.Allow {
-			p.refuseHTTP(c, f, d)
+			p.refuseHTTP(c, f, d, false)
 		} else {
 			ev := p.event(f, true, d.Reason, dialed, 0, 0)
 			ev.Failed = true

@@ -107,3 +107,31 @@ func closeGently(c net.Conn) {
 	io.CopyN(io.Discard, c, drainLimit)
 	c.Close()
 }
+
+// refusalConnect403 is the answer to a refused CONNECT (a proxy-aware
+// client's https:// URL). The refusal is in the reason phrase, where clients
+// that report a failed tunnel put it: Go's transport prints the phrase,
+// Python's http.client says "Tunnel connection failed: 403 PHRASE" (pip shows
+// it on each retry); curl and git show only the code. The body says it once
+// more as plain text: npm hands a CONNECT answer to the client as the
+// origin's and prints its status line and a JSON body's "error", so JSON
+// here would say it twice.
+func refusalConnect403(text string) []byte {
+	body := "jail: " + text + "\n"
+	return fmt.Appendf(nil, "HTTP/1.1 403 Forbidden (%s)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n%s",
+		reasonPhrase("jail: "+text), len(body), body)
+}
+
+// reasonPhrase keeps s to what a reason phrase may hold (RFC 9112 4: HTAB,
+// SP, visible ASCII; obs-text is left out, as clients differ on it). A CR or
+// LF from a reason would otherwise end the status line and let the text
+// inject headers into the client's view of the answer.
+func reasonPhrase(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c != '\t' && (c < 0x20 || c > 0x7e) {
+			b[i] = '?'
+		}
+	}
+	return string(b)
+}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -237,8 +238,12 @@ func TestEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 403 || string(body) != `{"error":"jail: refused registry.example:443 - add --allow-domain registry.example"}`+"\n" {
-		t.Errorf("CONNECT: %d %q", resp.StatusCode, body)
+	// The refusal is in the status line, where every proxy client that
+	// reports a failed tunnel puts it, and once in the plain-text body (npm
+	// prints the status line; a JSON "error" would be printed twice).
+	const want = "jail: refused registry.example:443 - add --allow-domain registry.example"
+	if resp.StatusCode != 403 || resp.Status != "403 Forbidden ("+want+")" || string(body) != want+"\n" {
+		t.Errorf("CONNECT: %q %q", resp.Status, body)
 	}
 	ev := h.waitEvent(func(e Event) bool { return e.Decision == "deny" })
 	if ev.Mode != "http-proxy" || ev.Target() != "registry.example:443" || ev.Hint != "--allow-domain registry.example" {
@@ -246,6 +251,42 @@ func TestEndpoint(t *testing.T) {
 	}
 	if dials.Load() != 0 {
 		t.Error("ATTACK WORKED: a refused CONNECT was dialled")
+	}
+}
+
+// TestConnectRefusalInClientError: a client that reports a refused tunnel
+// by its status line (Go's transport, Python's http.client, so pip) names
+// the refused host and the flag; a reason phrase that could break the
+// response (a CR, an LF, a control byte) never reaches the client.
+func TestConnectRefusalInClientError(t *testing.T) {
+	ep := netip.MustParseAddrPort("10.201.0.1:80")
+	h, dials := refusalHarness(t, flags{allow: []string{"allowed.test"}})
+	h.p.Endpoint = ep
+	tr := &http.Transport{
+		Proxy:       http.ProxyURL(&url.URL{Scheme: "http", Host: ep.String()}),
+		DialContext: func(context.Context, string, string) (net.Conn, error) { return h.dial(ep) },
+	}
+	defer tr.CloseIdleConnections()
+	cl := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	_, err := cl.Get("https://refused.example/mod/@v/list")
+	const want = "jail: refused refused.example:443 - add --allow-domain refused.example"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Go's error %q, want %q in it", err, want)
+	}
+	if n := dials.Load(); n != 0 {
+		t.Errorf("ATTACK WORKED: %d upstream dials", n)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"refused a.test:443 - add --allow-domain a.test", "HTTP/1.1 403 Forbidden (jail: refused a.test:443 - add --allow-domain a.test)\r\n"},
+		{"x\r\nSet-Cookie: a=b\x00\x7f\tz", "HTTP/1.1 403 Forbidden (jail: x??Set-Cookie: a=b??\tz)\r\n"},
+	} {
+		got := string(refusalConnect403(tt.in))
+		if line, _, _ := strings.Cut(got, "\n"); line+"\n" != tt.want {
+			t.Errorf("status line for %q: %q, want %q", tt.in, line+"\n", tt.want)
+		}
+		if strings.Count(got, "\r\n\r\n") != 1 || !strings.HasSuffix(got, "jail: "+tt.in+"\n") {
+			t.Errorf("response for %q: %q", tt.in, got)
+		}
 	}
 }
 

@@ -143,8 +143,37 @@ exit 0`
 	}
 }
 
-// TestRefusalNpm: `npm install` from the default registry (https, through
-// the proxy jail names; --net none) and from a plain-http registry reached
+// TestRefusalProxyClientError: a proxy-aware client that reports a refused
+// tunnel by its status line (Python's urllib, whose http.client pip uses)
+// names the refused host and the flag in its own error, at once.
+func TestRefusalProxyClientError(t *testing.T) {
+	for _, mode := range refusalModes() {
+		t.Run(mode.name, func(t *testing.T) {
+			script := timed + `
+t urllib /usr/bin/python3 -c 'import urllib.request; urllib.request.urlopen("https://` + refusedHost + `/simple/six/", timeout=30)'
+exit 0`
+			r := sh(t, runOpts{env: refusalEnv(t)}, script, mode.flags...)
+			mustCode(t, r, 0)
+			got, ok := parseTimed(r.stdout)["urllib"]
+			if !ok {
+				t.Fatalf("urllib did not run:\n%s", r.stdout)
+			}
+			want := "Tunnel connection failed: 403 Forbidden (jail: refused " + refusedHost + ":443 - add --allow-domain " + refusedHost + ")"
+			if got.rc == 0 || !strings.Contains(got.out, want) {
+				t.Errorf("urllib: rc %d %q, want %q in it", got.rc, strings.TrimSpace(got.out), want)
+			}
+			if got.ms > 5000 {
+				t.Errorf("urllib took %d ms, want under 5 s", got.ms)
+			}
+			if n := countNotices(r.stderr, refusedHost+":443"); n != 1 {
+				t.Errorf("%d notices for %s:443, want exactly 1; stderr:\n%s", n, refusedHost, r.stderr)
+			}
+		})
+	}
+}
+
+// TestRefusalNpm: `npm install` from an https:// registry (through the
+// proxy jail names, as npm's default registry is reached; --net none) and from a plain-http registry reached
 // directly (an allowlist) fails at once with jail's words in npm's own error, not after npm's
 // minute of retries (which a reset, a TLS failure or a DNS failure gets).
 // The time is counted beyond npm's own start (`npm --version` in the same
@@ -157,13 +186,13 @@ func TestRefusalNpm(t *testing.T) {
 		}
 		t.Skip("npm is not installed")
 	}
-	// The default registry under --net none (https through jail's proxy),
-	// a plain-http one reached directly with an allowlist.
+	// An https:// registry under --net none (through jail's proxy, as the
+	// default one is), a plain-http one reached directly with an allowlist.
 	cases := []struct {
 		mode, label, cmd, target string
 		flags                    []string
 	}{
-		{"none", "default", npm + " install --no-audit --no-fund is-odd", "registry.npmjs.org:443", nil},
+		{"none", "https", npm + " install --no-audit --no-fund --registry https://" + refusedHost + "/ is-odd", refusedHost + ":443", nil},
 		{"allow", "http", "env -u HTTP_PROXY -u http_proxy -u HTTPS_PROXY -u https_proxy " + npm +
 			" install --no-audit --no-fund --registry http://" + refusedHost + "/ is-odd", refusedHost + ":80", refusalModes()[1].flags},
 	}

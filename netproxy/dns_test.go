@@ -76,7 +76,7 @@ func TestDNSAnswers(t *testing.T) {
 		if ev.Type != "dns" || ev.Name == "" || ev.QType == "" || (ev.Decision == "deny") != tt.refused {
 			t.Errorf("%s: event %+v", tt.name, ev)
 		}
-		if tt.refused && tt.rcode == dnsmessage.RCodeSuccess && (ev.Public == "" || !strings.HasPrefix(ev.Hint, "--allow-domain ") && !strings.HasPrefix(tt.name, "bad.")) {
+		if tt.refused && tt.rcode == dnsmessage.RCodeSuccess && (ev.Public == "" || !strings.HasPrefix(ev.Hint, "`allow-domain` ") && !strings.HasPrefix(tt.name, "bad.")) {
 			t.Errorf("%s: refusal event without its public reason or hint: %+v", tt.name, ev)
 		}
 		for _, a := range as {

@@ -275,10 +275,10 @@ func (p *Proxy) refuseHTTP(c net.Conn, f *flow, d Decision, connect bool) {
 	p.emitRefusal(f, d)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	if connect {
-		c.Write(refusalConnect403(publicText(f.target(), d)))
+		c.Write(refusalConnect403(p.spell(publicText(f.target(), d))))
 		return
 	}
-	c.Write(refusal403(publicText(f.target(), d)))
+	c.Write(refusal403(p.spell(publicText(f.target(), d))))
 }
 
 // refuseSOCKS records a refused SOCKS5 CONNECT and answers "connection not

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,6 +102,7 @@ func newHarness(t testing.TB, f flags, tweak ...func(*Proxy)) *harness {
 		Resolver:   mapResolver{},
 		HostAddrs:  func() []netip.Addr { return nil },
 		OrigDst:    h.origDst,
+		Spell:      flagSpell, // as the CLI sets it
 	}
 	for _, fn := range tweak {
 		fn(h.p)
@@ -317,3 +319,13 @@ func isRefusal(b []byte) bool {
 func inCI() bool { return os.Getenv("CI") == "true" }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// flagSpell spells option references as flags, as the CLI does
+// (sandbox.Spell): "`allow-domain` x" -> "--allow-domain x".
+func flagSpell(s string) string { return refPattern.ReplaceAllString(s, "--$1") }
+
+// keyRef is the option reference a flag-spelled hint stands for:
+// "--allow-domain x" -> "`allow-domain` x".
+func keyRef(s string) string { return flagRef.ReplaceAllString(s, "`$1`") }
+
+var flagRef = regexp.MustCompile(`^--([a-z][a-z0-9-]*)`)

@@ -190,17 +190,19 @@ const (
 	reasonNotAllowedDNS = "not in allowlist; answered with a refusal address"
 )
 
-// Hint returns the flag that would let the sandbox reach name (or, when name
-// is empty, the raw address ip) on port (0 for a DNS query: any port), or ""
-// when no allow flag would: a --deny-domain rule wins over every allow, and
-// the user wrote it. The address guard's refusals carry their own advice (see
-// CheckDial).
+// Hint returns the option and value that would let the sandbox reach name
+// (or, when name is empty, the raw address ip) on port (0 for a DNS query:
+// any port), or "" when no allow rule would: a deny-domain rule wins over
+// every allow, and the user wrote it. The option is a `key` reference
+// ("`allow-domain` api.example"), which the reader spells as its user types
+// it (--allow-domain on the command line). The address guard's refusals
+// carry their own advice (see CheckDial).
 func (p *Policy) Hint(name string, ip netip.Addr, port uint16) string {
 	if name == "" {
 		if !ip.IsValid() || port == 0 {
 			return ""
 		}
-		return "--allow-ip " + ipRuleText(ip.Unmap(), port)
+		return "`allow-ip` " + ipRuleText(ip.Unmap(), port)
 	}
 	n, ok := NormalizeName(name)
 	if !ok {
@@ -213,19 +215,19 @@ func (p *Policy) Hint(name string, ip netip.Addr, port uint16) string {
 	}
 	if n == HostInternal {
 		if port == 0 {
-			return "--allow-host-port PORT"
+			return "`allow-host-port` PORT"
 		}
-		return "--allow-host-port " + strconv.Itoa(int(port))
+		return "`allow-host-port` " + strconv.Itoa(int(port))
 	}
 	if port != 0 {
 		for _, r := range p.cfg.AllowDomains {
 			if r.MatchName(n) {
 				// Allowed on another port: name this one.
-				return "--allow-domain " + n + ":" + strconv.Itoa(int(port))
+				return "`allow-domain` " + n + ":" + strconv.Itoa(int(port))
 			}
 		}
 	}
-	return "--allow-domain " + n
+	return "`allow-domain` " + n
 }
 
 func (p *Policy) matchIP(ip netip.Addr, port uint16) (IPRule, bool) {
@@ -300,11 +302,13 @@ func (p *Policy) CheckDial(name string, ip netip.Addr, port uint16, hostAddrs []
 	if pinned, ok := p.hosts[name]; internal && ok && pinned == ip {
 		return Decision{Allow: true, Reason: "add-host " + name + ":" + ip.String()}
 	}
-	reason := fmt.Sprintf("%s resolves to %s, %s; allow it with allow-ip %s", nameOr(name, ip), ip, class, ipRuleText(ip, port))
+	// The advice names options as `key` references, for the reader (the
+	// user's notice) to spell as its user types them.
+	reason := fmt.Sprintf("%s resolves to %s, %s; allow it with `allow-ip` %s", nameOr(name, ip), ip, class, ipRuleText(ip, port))
 	if internal && name != "" {
-		reason += " (or pin the name with add-host " + name + ":" + ip.String() + ")"
+		reason += " (or pin the name with `add-host` " + name + ":" + ip.String() + ")"
 	}
-	d := Decision{Reason: reason, Hint: "--allow-ip " + ipRuleText(ip, port)}
+	d := Decision{Reason: reason, Hint: "`allow-ip` " + ipRuleText(ip, port)}
 	if name != "" {
 		// The address came from the host's resolver, which the sandbox
 		// cannot ask: it stays out of what the agent reads.

@@ -90,6 +90,10 @@ type Proxy struct {
 	// nil = a net.Dialer with DialTimeout. Tests inject it to prove that a
 	// refused address is never dialled at all.
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
+	// Spell renders the option references (`allow-domain`) of the refusals
+	// the sandbox reads (403 bodies and status lines) as its user would type
+	// them; nil writes bare keys. The Events keep the references.
+	Spell func(string) string
 	// Upstream, when set, is the host's own proxy (UpstreamFromEnv): allowed
 	// flows go through it with CONNECT unless NO_PROXY says otherwise.
 	Upstream *Upstream

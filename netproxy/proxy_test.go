@@ -202,10 +202,10 @@ func TestRefusals(t *testing.T) {
 	// The events carry what the user's notice says: the target and the
 	// flag that would allow it.
 	h.waitEvent(func(e Event) bool {
-		return e.Target() == "203.0.113.9:"+ps && e.Reason == "raw IP address not allowed by allow-ip" && e.Hint == "--allow-ip 203.0.113.9/32:"+ps
+		return e.Target() == "203.0.113.9:"+ps && e.Reason == "raw IP address not allowed by allow-ip" && e.Hint == "`allow-ip` 203.0.113.9/32:"+ps
 	})
 	h.waitEvent(func(e Event) bool {
-		return e.Target() == "allowed.test:"+other.portStr() && e.Hint == "--allow-domain allowed.test:"+other.portStr()
+		return e.Target() == "allowed.test:"+other.portStr() && e.Hint == "`allow-domain` allowed.test:"+other.portStr()
 	})
 	// With the pin and --allow-ip, the wildcard subdomain works.
 	c, err := h.dial(fake(h, "x.wild.test"))

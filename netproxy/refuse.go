@@ -51,7 +51,16 @@ func refusal403(text string) []byte {
 	return append(fmt.Appendf(nil, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n", len(body)), body...)
 }
 
-// publicText is the refusal as the sandbox may read it.
+// spell renders option references in text for the client (Spell).
+func (p *Proxy) spell(s string) string {
+	if p.Spell == nil {
+		return plainRefs(s)
+	}
+	return p.Spell(s)
+}
+
+// publicText is the refusal as the sandbox may read it, its option
+// references unrendered (see spell).
 func publicText(target string, d Decision) string {
 	if d.Public != "" {
 		return RefusalText(target, d.Public, "")
@@ -80,7 +89,7 @@ func (p *Proxy) refuse(f *flow, c net.Conn, d Decision, res sniffResult, sniffed
 	var answer []byte
 	switch res.kind {
 	case kindHTTP:
-		answer = refusal403(publicText(f.target(), d))
+		answer = refusal403(p.spell(publicText(f.target(), d)))
 	case kindTLS:
 		answer = tlsAccessDenied
 	default:

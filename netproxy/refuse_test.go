@@ -138,7 +138,7 @@ func TestRefusalAnswers(t *testing.T) {
 			h.mu.Lock()
 			evs := append([]Event(nil), h.events[before:]...)
 			h.mu.Unlock()
-			if len(evs) != 1 || evs[0].Decision != "deny" || evs[0].Target() != tt.target || evs[0].Hint != tt.hint || evs[0].Public == "" {
+			if len(evs) != 1 || evs[0].Decision != "deny" || evs[0].Target() != tt.target || evs[0].Hint != keyRef(tt.hint) || evs[0].Public == "" {
 				t.Errorf("events %+v; want one deny for %s with hint %q", evs, tt.target, tt.hint)
 			}
 		})
@@ -246,7 +246,7 @@ func TestEndpoint(t *testing.T) {
 		t.Errorf("CONNECT: %q %q", resp.Status, body)
 	}
 	ev := h.waitEvent(func(e Event) bool { return e.Decision == "deny" })
-	if ev.Mode != "http-proxy" || ev.Target() != "registry.example:443" || ev.Hint != "--allow-domain registry.example" {
+	if ev.Mode != "http-proxy" || ev.Target() != "registry.example:443" || ev.Hint != "`allow-domain` registry.example" {
 		t.Errorf("event %+v", ev)
 	}
 	if dials.Load() != 0 {
@@ -299,17 +299,17 @@ func TestPolicyHint(t *testing.T) {
 		port uint16
 		want string
 	}{
-		{"other.test", "", 443, "--allow-domain other.test"},
-		{"other.test", "", 0, "--allow-domain other.test"},
-		{"OTHER.test.", "", 0, "--allow-domain other.test"},
-		{"a.test", "", 80, "--allow-domain a.test:80"},
-		{"w.test", "", 443, "--allow-domain w.test"},
+		{"other.test", "", 443, "`allow-domain` other.test"},
+		{"other.test", "", 0, "`allow-domain` other.test"},
+		{"OTHER.test.", "", 0, "`allow-domain` other.test"},
+		{"a.test", "", 80, "`allow-domain` a.test:80"},
+		{"w.test", "", 443, "`allow-domain` w.test"},
 		{"bad.w.test", "", 443, ""},
 		{"x.test", "", 22, ""},
-		{"x.test", "", 443, "--allow-domain x.test"},
-		{HostInternal, "", 9000, "--allow-host-port 9000"},
-		{"", "203.0.113.9", 80, "--allow-ip 203.0.113.9/32:80"},
-		{"", "2001:db8::1", 443, "--allow-ip [2001:db8::1/128]:443"},
+		{"x.test", "", 443, "`allow-domain` x.test"},
+		{HostInternal, "", 9000, "`allow-host-port` 9000"},
+		{"", "203.0.113.9", 80, "`allow-ip` 203.0.113.9/32:80"},
+		{"", "2001:db8::1", 443, "`allow-ip` [2001:db8::1/128]:443"},
 		{"", "203.0.113.9", 0, ""},
 	}
 	for _, tt := range tests {
@@ -323,7 +323,7 @@ func TestPolicyHint(t *testing.T) {
 	}
 	// A guard refusal's advice names the address; what the sandbox reads does not.
 	d := p.CheckDial("a.test", netip.MustParseAddr("10.1.2.3"), 443, nil)
-	if d.Allow || d.Hint != "--allow-ip 10.1.2.3/32:443" || d.Public == "" || strings.Contains(d.Public, "10.1.2.3") {
+	if d.Allow || d.Hint != "`allow-ip` 10.1.2.3/32:443" || d.Public == "" || strings.Contains(d.Public, "10.1.2.3") {
 		t.Errorf("guard decision %+v", d)
 	}
 	if got := publicText("a.test:443", d); strings.Contains(got, "10.1.2.3") {
@@ -334,12 +334,13 @@ func TestPolicyHint(t *testing.T) {
 // TestRefusalText: the one line of a notice.
 func TestRefusalText(t *testing.T) {
 	for _, tt := range []struct{ target, reason, hint, want string }{
-		{"r.example:443", reasonNotAllowed, "--allow-domain r.example", "refused r.example:443 - add --allow-domain r.example"},
-		{"r.example", reasonNotAllowedDNS, "--allow-domain r.example", "refused r.example - add --allow-domain r.example"},
-		{"a.test:80", "port 80 not allowed for this name", "--allow-domain a.test:80", "refused a.test:80 (port 80 not allowed for this name) - add --allow-domain a.test:80"},
-		{"b.test:80", "denied by --deny-domain b.test", "", "refused b.test:80 (denied by --deny-domain b.test)"},
-		{"c.test:443", "c.test resolves to 10.0.0.1, a private network address; allow it with --allow-ip 10.0.0.1/32:443", "--allow-ip 10.0.0.1/32:443",
-			"refused c.test:443 (c.test resolves to 10.0.0.1, a private network address; allow it with --allow-ip 10.0.0.1/32:443)"},
+		{"r.example:443", reasonNotAllowed, "`allow-domain` r.example", "refused r.example:443 - add `allow-domain` r.example"},
+		{"r.example", reasonNotAllowedDNS, "`allow-domain` r.example", "refused r.example - add `allow-domain` r.example"},
+		{"a.test:80", "port 80 not allowed for this name", "`allow-domain` a.test:80", "refused a.test:80 (port 80 not allowed for this name) - add `allow-domain` a.test:80"},
+		{"b.test:80", "denied by deny-domain b.test", "", "refused b.test:80 (denied by deny-domain b.test)"},
+		// The reason gives the advice already (bare key): no second one.
+		{"c.test:443", "c.test resolves to 10.0.0.1, a private network address; allow it with allow-ip 10.0.0.1/32:443", "`allow-ip` 10.0.0.1/32:443",
+			"refused c.test:443 (c.test resolves to 10.0.0.1, a private network address; allow it with allow-ip 10.0.0.1/32:443)"},
 	} {
 		if got := RefusalText(tt.target, tt.reason, tt.hint); got != tt.want {
 			t.Errorf("RefusalText(%q, %q, %q) = %q, want %q", tt.target, tt.reason, tt.hint, got, tt.want)
@@ -397,5 +398,34 @@ func TestBypass(t *testing.T) {
 	}
 	if n := dials.Load(); n != 0 {
 		t.Errorf("ATTACK WORKED: %d dials", n)
+	}
+}
+
+// TestRefusalSpelled: what the client reads names the option as Spell
+// renders it (the CLI: --allow-domain), and never a raw `key` reference;
+// the event keeps the reference for the supervisor to render.
+func TestRefusalSpelled(t *testing.T) {
+	for _, tt := range []struct {
+		spell func(string) string
+		want  string
+	}{
+		{flagSpell, "jail: refused r.example:80 - add --allow-domain r.example"},
+		{nil, "jail: refused r.example:80 - add allow-domain r.example"},
+	} {
+		h, _ := refusalHarness(t, flags{allow: []string{"allowed.test"}})
+		h.p.Spell = tt.spell
+		c, err := h.dial(netip.AddrPortFrom(h.refusal("r.example"), 80))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("GET / HTTP/1.1\r\nHost: r.example\r\n\r\n"))
+		got := expectRefused(t, c)
+		c.Close()
+		if !strings.Contains(got, `{"error":"`+tt.want+`"}`) || strings.Contains(got, "`") {
+			t.Errorf("403: %q, want %q", got, tt.want)
+		}
+		if ev := h.waitEvent(func(e Event) bool { return e.Decision == "deny" && e.Port == 80 }); ev.Hint != "`allow-domain` r.example" {
+			t.Errorf("event hint %q", ev.Hint)
+		}
 	}
 }

@@ -335,7 +335,7 @@ func TestUpstreamNoProxyAndAddresses(t *testing.T) {
 		}
 	}
 	ev := h.waitEvent(func(e Event) bool { return e.Type == "net" && e.Name == "priv.intra.test" })
-	if ev.Decision != "deny" || !strings.Contains(ev.Hint, "--allow-ip 10.7.7.7") {
+	if ev.Decision != "deny" || !strings.Contains(ev.Hint, "`allow-ip` 10.7.7.7") {
 		t.Errorf("the guard's refusal of a NO_PROXY name: %+v, want a denial naming the flag", ev)
 	}
 }

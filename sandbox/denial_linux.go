@@ -103,6 +103,9 @@ func netDenial(ev netproxy.Event) denial {
 	if e.Reason == "" || e.Reason == ev.Reason {
 		e.Reason, e.Allow = ev.Reason, ev.Hint
 	}
+	// The record is read as it is: its option references are spelled as
+	// the user types them (--allow-domain), like the notice (notef).
+	e.Reason, e.Allow = Spell(e.Reason), Spell(e.Allow)
 	return denial{kind: noticeNet, key: target, text: netproxy.RefusalText(target, ev.Reason, ev.Hint), entry: e}
 }
 

@@ -94,7 +94,10 @@ func (r *runner) serveNet(tcps, refusers []*os.File, dns *os.File, info map[stri
 	}
 	fakes := netproxy.NewFakeIPs()
 	onEvent := func(ev netproxy.Event) { r.recordNet(ev) }
-	px := &netproxy.Proxy{Policy: pol, Fakes: fakes, OnEvent: onEvent, Upstream: r.upstream}
+	// What the sandbox reads (403 bodies) names options as the user types
+	// them, like the notices.
+	spell := func(s string) string { return Spell(s) }
+	px := &netproxy.Proxy{Policy: pol, Fakes: fakes, OnEvent: onEvent, Upstream: r.upstream, Spell: spell}
 	if ep, err := netip.ParseAddrPort(info["net.endpoint"]); err == nil {
 		px.Endpoint = ep
 	}
@@ -103,7 +106,7 @@ func (r *runner) serveNet(tcps, refusers []*os.File, dns *os.File, info map[stri
 	// mistake in the policy could let a flow out through the supervisor
 	// (which, unlike the sandbox, has the host's network), and it has no
 	// Upstream: a refusal never reaches the host's proxy either.
-	rx := &netproxy.Proxy{Policy: pol, Fakes: fakes, OnEvent: onEvent, Endpoint: px.Endpoint, InSandbox: true,
+	rx := &netproxy.Proxy{Policy: pol, Fakes: fakes, OnEvent: onEvent, Endpoint: px.Endpoint, InSandbox: true, Spell: spell,
 		Dial:     func(context.Context, netip.AddrPort) (net.Conn, error) { return nil, errNoEgress },
 		Resolver: noResolver{}}
 	if mode == nsnet.ModeProxyAware {
@@ -149,7 +152,7 @@ func (r *runner) serveNet(tcps, refusers []*os.File, dns *os.File, info map[stri
 }
 
 // errNoEgress is what an upstream dial under --net none returns.
-var errNoEgress = errors.New("--net none: nothing leaves the sandbox")
+var errNoEgress = errors.New("`net` none: nothing leaves the sandbox")
 
 // noResolver answers no name: under --net none the supervisor never asks
 // the host's resolver on the sandbox's behalf.

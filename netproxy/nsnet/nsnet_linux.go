@@ -425,7 +425,7 @@ func SetupNone(fake netip.Prefix) (*Result, error) {
 		return res, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("nsnet: --net none refusal plumbing: %w", err)
+		return nil, fmt.Errorf("nsnet: `net` none refusal plumbing: %w", err)
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil

@@ -130,6 +130,11 @@ func (r Rules) Apply() (Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	if s.net&ll.AccessNetConnectTCP != 0 {
+		for _, port := range r.ConnectTCP {
+			rules = append(rules, landlock.ConnectTCP(port))
+		}
+	}
 	// Not BestEffort: the config is exactly this ABI's rights, so go-landlock
 	// either enforces all of it or fails; it cannot quietly drop to "V0".
 	cfg := landlock.Config{HandledAccessFS: s.handled, HandledAccessNet: s.net, Scoped: s.scoped}

@@ -282,6 +282,40 @@ func TestDenyTCP(t *testing.T) {
 	}
 }
 
+// TestDenyTCPConnectPorts: under DenyTCP, the ConnectTCP ports (jail's
+// refusal listeners under --net none) can be connected to and no other;
+// binding stays denied even on those ports.
+func TestDenyTCPConnectPorts(t *testing.T) {
+	need(t, 4)
+	listen := func() (*net.TCPListener, string) {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return ln.(*net.TCPListener), ln.Addr().String()
+	}
+	open, openAddr := listen()
+	_, closedAddr := listen()
+	r := mkTree(t).rules()
+	r.DenyTCP = true
+	r.ConnectTCP = []uint16{uint16(open.Addr().(*net.TCPAddr).Port)}
+	runChecks(t, r, []check{
+		{landlocktest.O("tcpconnect", openAddr), "ok"},
+		{landlocktest.O("tcpconnect", closedAddr), "EACCES"},
+		{landlocktest.O("tcpbind", "127.0.0.1:0"), "EACCES"},
+	})
+}
+
 func TestScope(t *testing.T) {
 	need(t, 6)
 	name := fmt.Sprintf("jail-landlock-test-%d", os.Getpid())

@@ -29,6 +29,12 @@ type Rules struct {
 	// Landlock checks only IPPROTO_TCP sockets, so MPTCP (IPPROTO_MPTCP) is
 	// NOT covered; seccomp must refuse that protocol if it matters.
 	DenyTCP bool `json:"deny_tcp,omitempty"`
+	// ConnectTCP lists, under DenyTCP, the ports that may still be connected
+	// to (ABI 4+); binding stays denied on every port. Under --net none jail
+	// answers refused names on 80 and 443 from listeners in the sandbox's
+	// own network namespace, which has no route out: these ports reach only
+	// them (and nothing the agent could bind, since it can bind nothing).
+	ConnectTCP []uint16 `json:"connect_tcp,omitempty"`
 	// Scope confines abstract Unix sockets and signals to the domain (ABI 6+).
 	Scope bool `json:"scope,omitempty"`
 	// Require is --require-landlock N: Apply fails with ErrABITooOld when the

@@ -97,10 +97,24 @@ func (d *DNS) Answer(query []byte) (resp []byte, ev Event, ok bool) {
 		ev.Name = q.Name.String()
 	}
 	switch {
-	case q.Class != dnsmessage.ClassINET || !valid || !d.Policy.Resolvable(name):
+	case q.Class != dnsmessage.ClassINET || !valid:
 		rh.RCode = dnsmessage.RCodeNameError
-		ev.Reason = "not in allowlist (NXDOMAIN)"
+		ev.Reason = "not a valid host name (NXDOMAIN)"
 		return build(rh, &q, nil), ev, true
+	case !d.Policy.Resolvable(name):
+		// A refused name resolves too, to an address of RefusedRange that
+		// leads only to jail: the client connects and hears "refused" in
+		// its own protocol (an HTTP 403 naming the flag, a TLS alert)
+		// instead of NXDOMAIN, which npm, pip and agent CLIs retry for a
+		// minute or more. Nothing is forwarded either way.
+		ev.Reason, ev.Public = reasonNotAllowedDNS, reasonNotAllowedDNS
+		ev.Hint = d.Policy.Hint(name, netip.Addr{}, 0)
+		if q.Type != dnsmessage.TypeA {
+			return build(rh, &q, nil), ev, true // NODATA, as for allowed names
+		}
+		a := d.Fakes.AssignRefused(name)
+		ev.Addr = a.String()
+		return build(rh, &q, &a), ev, true
 	case q.Type == dnsmessage.TypeA:
 		a, err := d.Fakes.Assign(name)
 		if err != nil {

@@ -42,25 +42,27 @@ func TestDNSAnswers(t *testing.T) {
 	fakes := NewFakeIPs()
 	d := NewDNS(pol, fakes, nil)
 	tests := []struct {
-		name  string
-		typ   dnsmessage.Type
-		rcode dnsmessage.RCode
-		n     int // answers
+		name    string
+		typ     dnsmessage.Type
+		rcode   dnsmessage.RCode
+		n       int  // answers
+		refused bool // the answer is a refusal address
 	}{
-		{"example.com.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1},
-		{"EXAMPLE.com.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1},
-		{"example.com.", dnsmessage.TypeAAAA, dnsmessage.RCodeSuccess, 0}, // IPv6 not offered: NODATA
-		{"example.com.", dnsmessage.TypeMX, dnsmessage.RCodeSuccess, 0},
-		{"example.com.", dnsmessage.TypeTXT, dnsmessage.RCodeSuccess, 0}, // no TXT tunnel out
-		{"a.wild.test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1},
-		{"wild.test.", dnsmessage.TypeA, dnsmessage.RCodeNameError, 0}, // apex of a wildcard
-		{"bad.wild.test.", dnsmessage.TypeA, dnsmessage.RCodeNameError, 0},
-		{"db.test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1},
-		{"host.jail.internal.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1},
-		{"other.test.", dnsmessage.TypeA, dnsmessage.RCodeNameError, 0},
-		{"other.test.", dnsmessage.TypeAAAA, dnsmessage.RCodeNameError, 0},
-		{"x.example.com.", dnsmessage.TypeA, dnsmessage.RCodeNameError, 0},
-		{"1.0.0.127.in-addr.arpa.", dnsmessage.TypePTR, dnsmessage.RCodeNameError, 0},
+		{"example.com.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1, false},
+		{"EXAMPLE.com.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1, false},
+		{"example.com.", dnsmessage.TypeAAAA, dnsmessage.RCodeSuccess, 0, false}, // IPv6 not offered: NODATA
+		{"example.com.", dnsmessage.TypeMX, dnsmessage.RCodeSuccess, 0, false},
+		{"example.com.", dnsmessage.TypeTXT, dnsmessage.RCodeSuccess, 0, false}, // no TXT tunnel out
+		{"a.wild.test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1, false},
+		{"wild.test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1, true}, // apex of a wildcard
+		{"bad.wild.test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1, true},
+		{"db.test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1, false},
+		{"host.jail.internal.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1, false},
+		{"other.test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1, true},
+		{"other.test.", dnsmessage.TypeAAAA, dnsmessage.RCodeSuccess, 0, true}, // NODATA
+		{"x.example.com.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, 1, true},
+		{"1.0.0.127.in-addr.arpa.", dnsmessage.TypePTR, dnsmessage.RCodeSuccess, 0, true}, // NODATA
+		{"bad_name!.test.", dnsmessage.TypeA, dnsmessage.RCodeNameError, 0, true},         // not a host name
 	}
 	for _, tt := range tests {
 		resp, ev, ok := d.Answer(query(t, tt.name, tt.typ))
@@ -71,13 +73,20 @@ func TestDNSAnswers(t *testing.T) {
 		if h.ID != 4242 || !h.Response || h.RCode != tt.rcode || len(as) != tt.n || len(qs) != 1 || qs[0].Name.String() != tt.name {
 			t.Errorf("%s %v: header %+v questions %v answers %d; want rcode %v, %d answers", tt.name, tt.typ, h, qs, len(as), tt.rcode, tt.n)
 		}
-		if ev.Type != "dns" || ev.Name == "" || ev.QType == "" {
+		if ev.Type != "dns" || ev.Name == "" || ev.QType == "" || (ev.Decision == "deny") != tt.refused {
 			t.Errorf("%s: event %+v", tt.name, ev)
+		}
+		if tt.refused && tt.rcode == dnsmessage.RCodeSuccess && (ev.Public == "" || !strings.HasPrefix(ev.Hint, "`allow-domain` ") && !strings.HasPrefix(tt.name, "bad.")) {
+			t.Errorf("%s: refusal event without its public reason or hint: %+v", tt.name, ev)
 		}
 		for _, a := range as {
 			ip := netip.AddrFrom4(a.Body.(*dnsmessage.AResource).A)
-			if !FakeRange.Contains(ip) {
-				t.Errorf("%s answered with a real address %v", tt.name, ip)
+			want := AllowedRange
+			if tt.refused {
+				want = RefusedRange
+			}
+			if !want.Contains(ip) {
+				t.Errorf("%s answered with %v, outside %v", tt.name, ip, want)
 			}
 			if n, _ := fakes.Lookup(ip); n != strings.ToLower(strings.TrimSuffix(tt.name, ".")) {
 				t.Errorf("fake %v maps to %q, want %q", ip, n, tt.name)
@@ -90,6 +99,14 @@ func TestDNSAnswers(t *testing.T) {
 	a3 := fakeOf(t, d, "b.wild.test.")
 	if a1 != a2 || a1 == a3 {
 		t.Errorf("fake addresses not stable/distinct: %v %v %v", a1, a2, a3)
+	}
+	r1, r2, r3 := fakeOf(t, d, "other.test."), fakeOf(t, d, "OTHER.test."), fakeOf(t, d, "x.example.com.")
+	if r1 != r2 || r1 == r3 {
+		t.Errorf("refusal addresses not stable/distinct: %v %v %v", r1, r2, r3)
+	}
+	// --deny-domain: refused, and no flag would allow it (the user denied it).
+	if _, ev, _ := d.Answer(query(t, "bad.wild.test.", dnsmessage.TypeA)); ev.Hint != "" {
+		t.Errorf("a --deny-domain name comes with the hint %q", ev.Hint)
 	}
 }
 
@@ -139,8 +156,8 @@ func TestDNSMalformed(t *testing.T) {
 }
 
 // TestDNSServeUDP runs the server on a real UDP socket, resolves an allowed
-// name with Go's own resolver pointed at it, and checks that a denied name is
-// NXDOMAIN and that the event stream says so.
+// name with Go's own resolver pointed at it, and checks that a denied name
+// gets a refusal address and that the event stream says so.
 func TestDNSServeUDP(t *testing.T) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -163,10 +180,9 @@ func TestDNSServeUDP(t *testing.T) {
 	if err != nil || len(addrs) != 1 || !FakeRange.Contains(addrs[0]) {
 		t.Errorf("allowed.test = %v, %v; want one fake address", addrs, err)
 	}
-	_, err = r.LookupNetIP(context.Background(), "ip", "other.test")
-	var de *net.DNSError
-	if !errorsAs(err, &de) || !de.IsNotFound {
-		t.Errorf("other.test: %v, want NXDOMAIN", err)
+	addrs, err = r.LookupNetIP(context.Background(), "ip", "other.test")
+	if err != nil || len(addrs) != 1 || !RefusedRange.Contains(addrs[0]) {
+		t.Errorf("other.test = %v, %v; want one refusal address", addrs, err)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -180,8 +196,8 @@ func TestDNSServeUDP(t *testing.T) {
 }
 
 // FuzzDNSAnswer: any datagram either gets no answer or a well-formed response
-// with the query's ID, and never an A record for a name the policy does not
-// allow, and never a non-fake address.
+// with the query's ID, never a non-fake address, and never an address of the
+// allowed range for a name the policy does not allow.
 func FuzzDNSAnswer(f *testing.F) {
 	f.Add(query(f, "allowed.test.", dnsmessage.TypeA))
 	f.Add(query(f, "other.test.", dnsmessage.TypeA))
@@ -212,11 +228,12 @@ func FuzzDNSAnswer(f *testing.F) {
 			if !ok {
 				t.Fatalf("non-A answer %v", a)
 			}
-			if !FakeRange.Contains(netip.AddrFrom4(ar.A)) {
+			ip := netip.AddrFrom4(ar.A)
+			if !FakeRange.Contains(ip) {
 				t.Fatalf("real address in answer")
 			}
-			if !pol.Resolvable(a.Header.Name.String()) {
-				t.Fatalf("answered disallowed %q", a.Header.Name)
+			if AllowedRange.Contains(ip) != pol.Resolvable(a.Header.Name.String()) {
+				t.Fatalf("answered %q with %v", a.Header.Name, ip)
 			}
 		}
 	})

@@ -13,10 +13,15 @@
 //   - a UDP socket on the sandbox's gateway port 53, served by DNS.
 //
 // DNS answers A queries for allowed names (plus host.jail.internal and --add-host
-// names) with stable fake addresses from 198.18.0.0/15 (RFC 2544 benchmarking
-// space, never routed), AAAA and other types for those names with NOERROR and no
-// answer (IPv6 is not offered), and everything else with NXDOMAIN. Nothing is
-// ever forwarded to a real resolver from the sandbox.
+// names) with stable fake addresses from 198.18.0.0/16, and for every other
+// valid name with a refusal address from 198.19.0.0/16 (both RFC 2544
+// benchmarking space, never routed); AAAA and other types with NOERROR and no
+// answer (IPv6 is not offered); invalid names with NXDOMAIN. Nothing is ever
+// forwarded to a real resolver from the sandbox. A refused name resolves so
+// that its client connects and hears the refusal in its own protocol (see
+// refuse.go: an HTTP 403 naming the host and the flag, a TLS access_denied
+// alert), where NXDOMAIN, a reset or a timeout make clients such as npm retry
+// for more than a minute.
 //
 // Proxy maps each flow's original destination back to a name (a fake address
 // that DNS never handed out is denied), checks name and port against the Policy,
@@ -42,9 +47,29 @@
 // CONNECT: the policy and the first-bytes check decide before anything is
 // sent to it, and names it carries are resolved by it, not by the host.
 //
+// Every refusal is an Event with the flag that would allow it (Hint) and the
+// text the sandbox may read (Public); the proxy writes nothing for the user
+// itself: the supervisor turns events into notices and records.
+//
 // When TPROXY cannot be set up, Proxy.ServeFallback offers the same decisions as
 // an HTTP proxy (CONNECT and absolute-form requests) and a SOCKS5 (CONNECT) server,
-// which only reaches programs that honour the variables from ProxyEnv.
+// which only reaches programs that honour the variables from ProxyEnv. The same
+// proxy also answers at Proxy.Endpoint in the transparent mode, so that
+// proxy-aware clients hear a refusal of an https:// URL as an HTTP 403 too,
+// with the refusal in its status line (refusalConnect403).
+//
+// Two more setups serve refusals only; the supervisor runs them with a Proxy
+// whose Dial and Resolver fail by construction, so nothing they accept can
+// leave:
+//
+//   - --net none: nsnet.SetupNone gives the sandbox's own network namespace
+//     jail's DNS on 127.0.0.1:53, a local route for the fake ranges and
+//     listeners on ports 80 and 443, served with an empty Policy, so every
+//     name is refused with its flag (127.0.0.1:80 is also the Endpoint the
+//     variables name);
+//   - the proxy-aware fallback: the same listeners on the sandbox's loopback,
+//     with Proxy.Bypass set, so that a program ignoring the variables hears
+//     that egress goes through them, and a refused name its usual refusal.
 //
 // Kernel behaviour: splice between two TCP sockets has been used by Go's
 // (*net.TCPConn).ReadFrom since Go 1.11 on every Linux kernel jail supports; on

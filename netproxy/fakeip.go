@@ -8,36 +8,57 @@ import (
 
 // FakeRange is where DNS draws fake addresses from: 198.18.0.0/15 (RFC 2544
 // benchmarking space), which no real service uses, so a flow to it can only be
-// a flow to a name jail's DNS answered.
+// a flow to a name jail's DNS answered. Its lower half (AllowedRange) stands
+// for names the policy lets through, its upper half (RefusedRange) for names
+// it refuses.
 var FakeRange = netip.MustParsePrefix("198.18.0.0/15")
 
-// ErrFakeRangeFull is returned when every fake address is in use (131070
-// distinct names in one run; only allowed names ever get one).
+// AllowedRange holds the fake addresses of names that may be reached (on some
+// port); RefusedRange those of names that may not. A refused name gets an
+// address too, so that the client connects and jail can say "refused" in the
+// client's own protocol (an HTTP 403, a TLS alert) instead of NXDOMAIN, which
+// clients such as npm retry for more than a minute. A flow to RefusedRange is
+// refused by its range alone: no name, port or policy lookup can let it out.
+var (
+	AllowedRange = netip.MustParsePrefix("198.18.0.0/16")
+	RefusedRange = netip.MustParsePrefix("198.19.0.0/16")
+)
+
+// ErrFakeRangeFull is returned when every allowed fake address is in use
+// (65534 distinct allowed names in one run).
 var ErrFakeRangeFull = errors.New("fake address range exhausted")
 
 // FakeIPs is the table of fake address <-> name shared by DNS (which fills
-// it) and Proxy (which reads it). Addresses are stable for the life of the
-// table: a name keeps its address, an address never changes its name.
+// it) and Proxy (which reads it). Allowed addresses are stable for the life of
+// the table: a name keeps its address, an address never changes its name.
+// Refused addresses are recycled, oldest first, once RefusedRange is used up:
+// they only ever name a refusal, so reuse can at worst name an older refused
+// name in a message, never let a flow through.
 type FakeIPs struct {
 	mu     sync.RWMutex
-	prefix netip.Prefix
-	next   netip.Addr
+	next   netip.Addr // next allowed address
 	byName map[string]netip.Addr
 	byAddr map[netip.Addr]string
+
+	refNext   netip.Addr // next refused address (wraps)
+	refByName map[string]netip.Addr
+	refByAddr map[netip.Addr]string
 }
 
 // NewFakeIPs returns an empty table over FakeRange.
 func NewFakeIPs() *FakeIPs {
 	return &FakeIPs{
-		prefix: FakeRange,
-		next:   FakeRange.Addr().Next(), // skip the network address 198.18.0.0
-		byName: map[string]netip.Addr{},
-		byAddr: map[netip.Addr]string{},
+		next:      AllowedRange.Addr().Next(), // skip the network address 198.18.0.0
+		byName:    map[string]netip.Addr{},
+		byAddr:    map[netip.Addr]string{},
+		refNext:   RefusedRange.Addr().Next(),
+		refByName: map[string]netip.Addr{},
+		refByAddr: map[netip.Addr]string{},
 	}
 }
 
-// Assign returns the fake address for a normalized name, allocating one the
-// first time.
+// Assign returns the fake address for a normalized name the policy lets
+// through, allocating one the first time.
 func (f *FakeIPs) Assign(name string) (netip.Addr, error) {
 	f.mu.RLock()
 	a, ok := f.byName[name]
@@ -51,8 +72,8 @@ func (f *FakeIPs) Assign(name string) (netip.Addr, error) {
 		return a, nil
 	}
 	a = f.next
-	// Never hand out the broadcast-looking last address 198.19.255.255.
-	if !f.prefix.Contains(a) || !f.prefix.Contains(a.Next()) {
+	// Never hand out the broadcast-looking last address 198.18.255.255.
+	if !AllowedRange.Contains(a) || !AllowedRange.Contains(a.Next()) {
 		return netip.Addr{}, ErrFakeRangeFull
 	}
 	f.next = a.Next()
@@ -61,18 +82,47 @@ func (f *FakeIPs) Assign(name string) (netip.Addr, error) {
 	return a, nil
 }
 
-// Lookup returns the name a fake address stands for.
+// AssignRefused returns the address in RefusedRange that stands for a
+// normalized name the policy refuses. It never fails: past 65534 names the
+// oldest address is taken over.
+func (f *FakeIPs) AssignRefused(name string) netip.Addr {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if a, ok := f.refByName[name]; ok {
+		return a
+	}
+	a := f.refNext
+	if old, ok := f.refByAddr[a]; ok {
+		delete(f.refByName, old)
+	}
+	f.refNext = a.Next()
+	if !RefusedRange.Contains(f.refNext.Next()) { // keep off 198.19.255.255
+		f.refNext = RefusedRange.Addr().Next()
+	}
+	f.refByName[name] = a
+	f.refByAddr[a] = name
+	return a
+}
+
+// Lookup returns the name a fake address (allowed or refused) stands for.
 func (f *FakeIPs) Lookup(a netip.Addr) (string, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	n, ok := f.byAddr[a.Unmap()]
+	a = a.Unmap()
+	if n, ok := f.byAddr[a]; ok {
+		return n, true
+	}
+	n, ok := f.refByAddr[a]
 	return n, ok
 }
 
 // Contains reports whether a is in the fake range (assigned or not).
-func (f *FakeIPs) Contains(a netip.Addr) bool { return f.prefix.Contains(a.Unmap()) }
+func (f *FakeIPs) Contains(a netip.Addr) bool { return FakeRange.Contains(a.Unmap()) }
 
-// Len returns the number of names assigned.
+// Refused reports whether a is in RefusedRange: a flow to it is refused.
+func (f *FakeIPs) Refused(a netip.Addr) bool { return RefusedRange.Contains(a.Unmap()) }
+
+// Len returns the number of allowed names assigned.
 func (f *FakeIPs) Len() int {
 	f.mu.RLock()
 	defer f.mu.RUnlock()

@@ -208,28 +208,22 @@ func (p *Proxy) handleSOCKS5(ctx context.Context, c net.Conn, br *bufio.Reader) 
 		c.Close()
 		return
 	}
-	raw, bad := p.target(f, req.host, req.port)
-	if bad == "" {
-		if d := p.decide(f.name, raw, req.port); !d.Allow {
-			bad = d.Reason
-		}
+	raw, d := p.proxyTarget(f, req.host, req.port)
+	if d.Allow {
+		d = p.decide(f.name, raw, req.port)
 	}
-	if bad != "" {
-		socksReply(c, socksNotAllowed)
-		p.deny(f, c, bad)
+	if !d.Allow {
+		p.refuseSOCKS(f, c, d)
 		return
 	}
-	up, dialed, reason, denied := p.dial(ctx, f, raw, req.port, kindUnknown)
+	up, dialed, d := p.dial(ctx, f, raw, req.port, kindUnknown)
 	if up == nil {
-		if denied {
-			socksReply(c, socksNotAllowed)
-			p.deny(f, c, reason)
+		if !d.Allow {
+			p.refuseSOCKS(f, c, d)
 			return
 		}
 		socksReply(c, socksHostUnreach)
-		p.logf("jail: connect to %s failed (%s)\n", f.target(), reason)
-		p.emit(p.event(f, true, reason, dialed, 0, 0))
-		c.Close()
+		p.failed(f, c, d.Reason, dialed)
 		return
 	}
 	if err := socksReply(c, socksOK); err != nil {
@@ -271,14 +265,51 @@ func parseConnectTarget(s string) (string, uint16, error) {
 	return host, n, nil
 }
 
-// refuseHTTP answers a proxy request the policy refuses (403), says so on
-// stderr and records it.
-func (p *Proxy) refuseHTTP(c net.Conn, f *flow, bad string) {
-	// The line first: once the client has its 403 it may be gone, and the
-	// line must not trail behind what the client does next.
-	p.logf("jail: blocked connect to %s (%s)\n", f.target(), bad)
-	httpError(c, http.StatusForbidden, "blocked connect to "+f.target()+" ("+bad+")")
-	p.emit(p.event(f, false, bad, netip.AddrPort{}, 0, 0))
+// refuseHTTP records a proxy request the policy refuses and answers it with
+// a 403 naming the host and the flag: for a request, the same 403 as a
+// refused transparent flow; for a CONNECT, the refusal in the status line as
+// well (refusalConnect403). A CONNECT refused this way is the kindest
+// refusal of all: https-proxy-agent (npm) hands the 403 to the client as the
+// origin's answer, which npm prints and does not retry.
+func (p *Proxy) refuseHTTP(c net.Conn, f *flow, d Decision, connect bool) {
+	p.emitRefusal(f, d)
+	c.SetWriteDeadline(time.Now().Add(time.Second))
+	if connect {
+		c.Write(refusalConnect403(p.spell(publicText(f.target(), d))))
+		return
+	}
+	c.Write(refusal403(p.spell(publicText(f.target(), d))))
+}
+
+// refuseSOCKS records a refused SOCKS5 CONNECT and answers "connection not
+// allowed by ruleset" (RFC 1928 6), which SOCKS clients print as such.
+func (p *Proxy) refuseSOCKS(f *flow, c net.Conn, d Decision) {
+	p.emitRefusal(f, d)
+	socksReply(c, socksNotAllowed)
+	c.Close()
+}
+
+func (p *Proxy) emitRefusal(f *flow, d Decision) {
+	ev := p.event(f, false, d.Reason, netip.AddrPort{}, 0, 0)
+	ev.Hint, ev.Public = d.Hint, d.Public
+	if ev.Public == "" {
+		ev.Public = d.Reason
+	}
+	p.emit(ev)
+}
+
+// proxyTarget is target for a proxy request: a refusal address or an
+// unissued fake address is refused outright (Allow false), anything else
+// goes on to the policy (Allow true).
+func (p *Proxy) proxyTarget(f *flow, host string, port uint16) (netip.Addr, Decision) {
+	raw, bad := p.target(f, host, port)
+	switch {
+	case bad != "":
+		return raw, Decision{Reason: bad}
+	case raw.IsValid() && p.Fakes.Refused(raw):
+		return raw, Decision{Reason: reasonNotAllowed, Hint: p.Policy.Hint(f.name, netip.Addr{}, port)}
+	}
+	return raw, Decision{Allow: true}
 }
 
 func httpError(c net.Conn, code int, reason string) {
@@ -304,7 +335,7 @@ func (p *Proxy) handleHTTPProxy(ctx context.Context, c net.Conn, br *bufio.Reade
 			return
 		}
 		if !p.httpForward(ctx, f, c, req) {
-			c.Close()
+			closeGently(c)
 			return
 		}
 		c.SetReadDeadline(time.Now().Add(5 * time.Minute)) // idle keep-alive bound
@@ -318,29 +349,26 @@ func (p *Proxy) httpConnect(ctx context.Context, f *flow, c net.Conn, br *bufio.
 		c.Close()
 		return
 	}
-	raw, bad := p.target(f, host, port)
-	if bad == "" {
-		if d := p.decide(f.name, raw, port); !d.Allow {
-			bad = d.Reason
-		}
+	raw, d := p.proxyTarget(f, host, port)
+	if d.Allow {
+		d = p.decide(f.name, raw, port)
 	}
-	if bad != "" {
-		p.refuseHTTP(c, f, bad)
-		c.Close()
+	if !d.Allow {
+		p.refuseHTTP(c, f, d, true)
+		closeGently(c)
 		return
 	}
-	up, dialed, reason, denied := p.dial(ctx, f, raw, port, kindUnknown)
+	up, dialed, d := p.dial(ctx, f, raw, port, kindUnknown)
 	if up == nil {
-		code := http.StatusBadGateway
-		if denied {
-			code = http.StatusForbidden
-			p.logf("jail: blocked connect to %s (%s)\n", f.target(), reason)
+		if !d.Allow {
+			p.refuseHTTP(c, f, d, true)
 		} else {
-			p.logf("jail: connect to %s failed (%s)\n", f.target(), reason)
+			ev := p.event(f, true, d.Reason, dialed, 0, 0)
+			ev.Failed = true
+			p.emit(ev)
+			httpError(c, http.StatusBadGateway, "connect to "+f.target()+" failed: "+d.Reason)
 		}
-		httpError(c, code, reason)
-		p.emit(p.event(f, !denied, reason, dialed, 0, 0))
-		c.Close()
+		closeGently(c)
 		return
 	}
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
@@ -370,28 +398,27 @@ func (p *Proxy) httpForward(ctx context.Context, f *flow, c net.Conn, req *http.
 		}
 		port = n
 	}
-	raw, bad := p.target(f, host, port)
-	if bad == "" && req.Host != "" && stripPort(req.Host) != strings.ToLower(strings.TrimSuffix(host, ".")) {
-		bad = fmt.Sprintf("HTTP Host %q does not match %s (domain fronting)", req.Host, host)
+	raw, d := p.proxyTarget(f, host, port)
+	if d.Allow && req.Host != "" && stripPort(req.Host) != strings.ToLower(strings.TrimSuffix(host, ".")) {
+		d = Decision{Reason: fmt.Sprintf("HTTP Host %q does not match %s (domain fronting)", clip(req.Host), host)}
 	}
-	if bad == "" {
-		if d := p.decide(f.name, raw, port); !d.Allow {
-			bad = d.Reason
-		}
+	if d.Allow {
+		d = p.decide(f.name, raw, port)
 	}
-	if bad != "" {
-		p.refuseHTTP(c, f, bad)
+	if !d.Allow {
+		p.refuseHTTP(c, f, d, false)
 		return false
 	}
-	up, dialed, reason, denied := p.dial(ctx, f, raw, port, kindHTTP)
+	up, dialed, d := p.dial(ctx, f, raw, port, kindHTTP)
 	if up == nil {
-		code := http.StatusBadGateway
-		if denied {
-			code = http.StatusForbidden
-			p.logf("jail: blocked connect to %s (%s)\n", f.target(), reason)
+		if !d.Allow {
+			p.refuseHTTP(c, f, d, false)
+		} else {
+			ev := p.event(f, true, d.Reason, dialed, 0, 0)
+			ev.Failed = true
+			p.emit(ev)
+			httpError(c, http.StatusBadGateway, "connect to "+f.target()+" failed: "+d.Reason)
 		}
-		httpError(c, code, reason)
-		p.emit(p.event(f, !denied, reason, dialed, 0, 0))
 		return false
 	}
 	defer up.Close()
@@ -413,7 +440,7 @@ func (p *Proxy) httpForward(ctx context.Context, f *flow, c net.Conn, req *http.
 	resp.Close = true // we always close upstream; tell the client the same
 	err = resp.Write(c)
 	resp.Body.Close()
-	reason = p.decide(f.name, raw, port).Reason
+	reason := p.decide(f.name, raw, port).Reason
 	if err != nil {
 		reason += "; ended with " + err.Error()
 	}
@@ -443,16 +470,18 @@ func (c *countConn) Read(b []byte) (int, error) {
 }
 
 // ProxyEnv returns the environment lines that point proxy-aware programs at
-// the fallback listener addr (host:port on the sandbox's loopback), in both
+// jail's proxy at addr (host:port the sandbox can reach: the fallback
+// listener, or the Endpoint of the transparent mode and --net none), in both
 // spellings since tools disagree on case. socks5h makes the proxy resolve
-// names, which is the only way names resolve in fallback mode.
-func ProxyEnv(addr string) []string {
+// names, which is the only way names resolve in fallback mode. noProxy adds
+// names that stay direct besides loopback (the sandbox's own hostname).
+func ProxyEnv(addr string, noProxy ...string) []string {
 	httpURL := "http://" + addr
 	vals := [][2]string{
 		{"HTTP_PROXY", httpURL},
 		{"HTTPS_PROXY", httpURL},
 		{"ALL_PROXY", "socks5h://" + addr},
-		{"NO_PROXY", "localhost,127.0.0.1,::1"},
+		{"NO_PROXY", strings.Join(append([]string{"localhost", "127.0.0.1", "::1"}, noProxy...), ",")},
 	}
 	out := make([]string, 0, 2*len(vals))
 	for _, v := range vals {

@@ -190,6 +190,9 @@ func TestProxyEnv(t *testing.T) {
 			t.Errorf("ProxyEnv lacks %s: %v", want, env)
 		}
 	}
+	if env := ProxyEnv("10.201.0.1:80", "jail"); !slices.Contains(env, "no_proxy=localhost,127.0.0.1,::1,jail") {
+		t.Errorf("ProxyEnv with the sandbox's hostname: %v", env)
+	}
 }
 
 func TestPublish(t *testing.T) {

@@ -66,7 +66,7 @@ func TestPrivateRangesRefusedBeforeDial(t *testing.T) {
 			ip := netip.MustParseAddr(a)
 			ev := waitEventT(t, h, func(e Event) bool { return e.Name == name && e.Decision == "deny" })
 			rule := ipRuleText(ip, 80)
-			if !strings.Contains(ev.Reason, "allow-ip "+rule) || !strings.Contains(ev.Reason, a) {
+			if !strings.Contains(ev.Reason, "`allow-ip` "+rule) || !strings.Contains(ev.Reason, a) {
 				t.Errorf("refusal %q does not name the address and allow-ip %s", ev.Reason, rule)
 			}
 		})

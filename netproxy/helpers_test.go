@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,7 +88,6 @@ type harness struct {
 
 	mu     sync.Mutex
 	events []Event
-	log    bytes.Buffer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -97,10 +97,12 @@ func newHarness(t testing.TB, f flags, tweak ...func(*Proxy)) *harness {
 	h := &harness{t: t, pol: mustPolicy(t, f), fakes: NewFakeIPs(), done: make(chan error, 1)}
 	h.dns = NewDNS(h.pol, h.fakes, h.record)
 	h.p = &Proxy{
-		Policy: h.pol, Fakes: h.fakes, OnEvent: h.record, Log: (*lockedWriter)(h),
-		Resolver:  mapResolver{},
-		HostAddrs: func() []netip.Addr { return nil },
-		OrigDst:   h.origDst,
+		Policy: h.pol, Fakes: h.fakes, OnEvent: h.record,
+		RefuseWait: 300 * time.Millisecond, // silent refused clients are the tests' own
+		Resolver:   mapResolver{},
+		HostAddrs:  func() []netip.Addr { return nil },
+		OrigDst:    h.origDst,
+		Spell:      flagSpell, // as the CLI sets it
 	}
 	for _, fn := range tweak {
 		fn(h.p)
@@ -127,14 +129,6 @@ func (h *harness) stop() {
 	case <-time.After(10 * time.Second):
 		h.t.Errorf("Serve did not return after cancel")
 	}
-}
-
-type lockedWriter harness
-
-func (w *lockedWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.log.Write(b)
 }
 
 func (h *harness) record(ev Event) {
@@ -190,7 +184,11 @@ func (h *harness) lookup(name string) netip.Addr {
 	if err != nil || len(ans) != 1 {
 		h.t.Fatalf("answers for %s: %v %v", name, ans, err)
 	}
-	return netip.AddrFrom4(ans[0].Body.(*dnsmessage.AResource).A)
+	a := netip.AddrFrom4(ans[0].Body.(*dnsmessage.AResource).A)
+	if RefusedRange.Contains(a) {
+		return netip.Addr{} // a refused name: its address leads only to a refusal
+	}
+	return a
 }
 
 func (h *harness) mustLookup(name string) netip.Addr {
@@ -221,12 +219,6 @@ func (h *harness) waitEvent(match func(Event) bool) Event {
 	defer h.mu.Unlock()
 	h.t.Fatalf("no matching event; have %+v", h.events)
 	return Event{}
-}
-
-func (h *harness) logText() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.log.String()
 }
 
 func query(t testing.TB, name string, typ dnsmessage.Type) []byte {
@@ -296,23 +288,44 @@ func (s *countingServer) count() int {
 
 func echo(c net.Conn) { io.Copy(c, c) }
 
-// expectReset asserts the proxy refused the flow: the client reads no data,
-// only an error or EOF, promptly.
-func expectRefused(t testing.TB, c net.Conn) {
+// expectRefused asserts the proxy refused the flow: promptly, the client
+// reads nothing but jail's own refusal (a TLS access_denied alert or a 403
+// naming what was refused), then EOF or a reset. It returns what it read.
+func expectRefused(t testing.TB, c net.Conn) string {
 	t.Helper()
 	c.SetDeadline(time.Now().Add(5 * time.Second))
-	buf := make([]byte, 512)
-	n, err := c.Read(buf)
-	if n > 0 {
-		t.Fatalf("ATTACK WORKED: got %d bytes through a flow that must be refused: %q", n, buf[:n])
-	}
+	b, err := io.ReadAll(c)
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		t.Fatalf("flow neither refused nor answered within 5s")
+		t.Fatalf("flow neither refused nor answered within 5s (read %q)", b)
 	}
+	if len(b) > 0 && !isRefusal(b) {
+		t.Fatalf("ATTACK WORKED: got %d bytes through a flow that must be refused: %q", len(b), b)
+	}
+	return string(b)
+}
+
+// isRefusal reports whether b is exactly one of jail's refusal answers.
+func isRefusal(b []byte) bool {
+	if bytes.Equal(b, tlsAccessDenied) {
+		return true
+	}
+	head, body, ok := bytes.Cut(b, []byte("\r\n\r\n"))
+	return ok && bytes.HasPrefix(head, []byte("HTTP/1.1 403 Forbidden\r\n")) &&
+		bytes.HasPrefix(body, []byte(`{"error":"jail: refused `)) && bytes.Count(body, []byte("\n")) == 1
 }
 
 // inCI reports whether security tests must not skip.
 func inCI() bool { return os.Getenv("CI") == "true" }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// flagSpell spells option references as flags, as the CLI does
+// (sandbox.Spell): "`allow-domain` x" -> "--allow-domain x".
+func flagSpell(s string) string { return refPattern.ReplaceAllString(s, "--$1") }
+
+// keyRef is the option reference a flag-spelled hint stands for:
+// "--allow-domain x" -> "`allow-domain` x".
+func keyRef(s string) string { return flagRef.ReplaceAllString(s, "`$1`") }
+
+var flagRef = regexp.MustCompile(`^--([a-z][a-z0-9-]*)`)

@@ -210,9 +210,11 @@ func TestFrontingLaterRequests(t *testing.T) {
 			}
 		})
 	}
-	if log := h.logText(); !strings.Contains(log, `jail: blocked connect to allowed.test:`+srv.portStr()+` (HTTP Host "evil.example" does not match allowed.test`) {
-		t.Errorf("no stderr line naming the refused Host:\n%s", log)
-	}
+	// The event says which Host was refused, for the user's notice.
+	waitEventT(t, h, func(e Event) bool {
+		return e.Decision == "deny" && e.Target() == "allowed.test:"+srv.portStr() &&
+			strings.Contains(e.Reason, `HTTP Host "evil.example" does not match allowed.test`) && e.Public == e.Reason
+	})
 }
 
 // TestHTTPKeepAliveAllowed: what clients really do on a plaintext flow to

@@ -20,7 +20,14 @@ type Config struct {
 // Decision is the verdict on one flow or name.
 type Decision struct {
 	Allow  bool
-	Reason string // why; always set, for the audit trail and the stderr line
+	Reason string // why; always set, for the audit trail and the user's notice
+	// Hint, on a refusal, names the flag that would allow it ("" when none
+	// would): see Policy.Hint.
+	Hint string
+	// Public, when set, replaces Reason and Hint wherever the sandbox can
+	// read them (the client's 403, the sandbox's denial record): they hold
+	// something the agent never saw (an address the host resolved).
+	Public string
 }
 
 // Policy answers "may the sandbox reach NAME/IP:PORT". It is immutable after
@@ -121,6 +128,18 @@ func (p *Policy) Resolvable(name string) bool {
 // denied. Decide does not resolve names nor look at the address guard: see
 // CheckDial for the address the host will actually dial.
 func (p *Policy) Decide(name string, ip netip.Addr, port uint16) Decision {
+	d := p.decide(name, ip, port)
+	if !d.Allow && d.Hint == "" && port != 0 {
+		if name != "" {
+			d.Hint = p.Hint(name, netip.Addr{}, port)
+		} else {
+			d.Hint = p.Hint("", ip, port)
+		}
+	}
+	return d
+}
+
+func (p *Policy) decide(name string, ip netip.Addr, port uint16) Decision {
 	if port == 0 {
 		return Decision{Reason: "port 0"}
 	}
@@ -154,7 +173,7 @@ func (p *Policy) Decide(name string, ip netip.Addr, port uint16) Decision {
 		if nameMatched {
 			return Decision{Reason: "port " + strconv.Itoa(int(port)) + " not allowed for this name"}
 		}
-		return Decision{Reason: "not in allowlist"}
+		return Decision{Reason: reasonNotAllowed}
 	}
 	if !ip.IsValid() {
 		return Decision{Reason: "no destination"}
@@ -163,6 +182,52 @@ func (p *Policy) Decide(name string, ip netip.Addr, port uint16) Decision {
 		return Decision{Allow: true, Reason: "allow-ip " + r.String()}
 	}
 	return Decision{Reason: "raw IP address not allowed by allow-ip"}
+}
+
+// The reasons of the plainest refusals, which messages shorten to the hint.
+const (
+	reasonNotAllowed    = "not in allowlist"
+	reasonNotAllowedDNS = "not in allowlist; answered with a refusal address"
+)
+
+// Hint returns the option and value that would let the sandbox reach name
+// (or, when name is empty, the raw address ip) on port (0 for a DNS query:
+// any port), or "" when no allow rule would: a deny-domain rule wins over
+// every allow, and the user wrote it. The option is a `key` reference
+// ("`allow-domain` api.example"), which the reader spells as its user types
+// it (--allow-domain on the command line). The address guard's refusals
+// carry their own advice (see CheckDial).
+func (p *Policy) Hint(name string, ip netip.Addr, port uint16) string {
+	if name == "" {
+		if !ip.IsValid() || port == 0 {
+			return ""
+		}
+		return "`allow-ip` " + ipRuleText(ip.Unmap(), port)
+	}
+	n, ok := NormalizeName(name)
+	if !ok {
+		return ""
+	}
+	for _, r := range p.cfg.DenyDomains {
+		if r.MatchName(n) && (r.Port == 0 || r.Port == port) {
+			return ""
+		}
+	}
+	if n == HostInternal {
+		if port == 0 {
+			return "`allow-host-port` PORT"
+		}
+		return "`allow-host-port` " + strconv.Itoa(int(port))
+	}
+	if port != 0 {
+		for _, r := range p.cfg.AllowDomains {
+			if r.MatchName(n) {
+				// Allowed on another port: name this one.
+				return "`allow-domain` " + n + ":" + strconv.Itoa(int(port))
+			}
+		}
+	}
+	return "`allow-domain` " + n
 }
 
 func (p *Policy) matchIP(ip netip.Addr, port uint16) (IPRule, bool) {
@@ -237,11 +302,19 @@ func (p *Policy) CheckDial(name string, ip netip.Addr, port uint16, hostAddrs []
 	if pinned, ok := p.hosts[name]; internal && ok && pinned == ip {
 		return Decision{Allow: true, Reason: "add-host " + name + ":" + ip.String()}
 	}
-	reason := fmt.Sprintf("%s resolves to %s, %s; allow it with allow-ip %s", nameOr(name, ip), ip, class, ipRuleText(ip, port))
+	// The advice names options as `key` references, for the reader (the
+	// user's notice) to spell as its user types them.
+	reason := fmt.Sprintf("%s resolves to %s, %s; allow it with `allow-ip` %s", nameOr(name, ip), ip, class, ipRuleText(ip, port))
 	if internal && name != "" {
-		reason += " (or pin the name with add-host " + name + ":" + ip.String() + ")"
+		reason += " (or pin the name with `add-host` " + name + ":" + ip.String() + ")"
 	}
-	return Decision{Reason: reason}
+	d := Decision{Reason: reason, Hint: "`allow-ip` " + ipRuleText(ip, port)}
+	if name != "" {
+		// The address came from the host's resolver, which the sandbox
+		// cannot ask: it stays out of what the agent reads.
+		d.Public = name + " resolves on the host to an address jail does not dial (internal or special-purpose); only the user can allow it"
+	}
+	return d
 }
 
 // addrClass names the class of address the guard refuses ip for ("" for a

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -23,6 +22,12 @@ const (
 	DefaultFirstByteWait = 200 * time.Millisecond
 	DefaultSniffTimeout  = 5 * time.Second
 	DefaultDialTimeout   = 10 * time.Second
+	// DefaultRefuseWait is how long a refused flow's client may take to send
+	// its first bytes (for a refusal in its protocol) before it is reset.
+	// Longer than FirstByteWait, since nothing waits upstream: GnuTLS (git)
+	// loads the system's certificates between connect and ClientHello, which
+	// took 0.7 s on a loaded machine.
+	DefaultRefuseWait = 3 * time.Second
 	// DefaultMaxFlows bounds concurrent flows per Serve. Each flow costs the
 	// supervisor 2 sockets + 2 splice pipes (6 fds), 2 goroutines and up to
 	// 64 KiB while its first bytes are inspected: the bound keeps a hostile
@@ -34,11 +39,28 @@ const (
 // Proxy relays the sandbox's TCP flows that the Policy allows. Set Policy and
 // Fakes (shared with the DNS); everything else has a working zero value.
 type Proxy struct {
-	Policy  *Policy
-	Fakes   *FakeIPs
-	OnEvent func(Event) // audit sink; may be nil. Called from many goroutines.
-	Log     io.Writer   // where "jail: blocked connect ..." lines go; nil = os.Stderr
-	Quiet   bool        // no stderr lines (events still flow)
+	Policy *Policy
+	Fakes  *FakeIPs
+	// OnEvent receives every flow's event (audit trail, the user's notices,
+	// the sandbox's denial record); may be nil. Called from many goroutines,
+	// synchronously: a refusal's event is handled before the client hears
+	// the refusal. The proxy itself writes nothing for the user.
+	OnEvent func(Event)
+	// Endpoint, when valid, is the address the sandbox's *_PROXY variables
+	// name: a flow to it is served as a proxy request (HTTP CONNECT,
+	// absolute-form HTTP, SOCKS5; see ServeFallback) instead of a flow to
+	// that address, with the same policy and checks.
+	Endpoint netip.AddrPort
+	// InSandbox says the listeners Serve is given live in the sandbox's own
+	// network namespace (--net none, the fallback's refusal listeners) rather
+	// than behind TPROXY: a flow to a loopback address there is the sandbox
+	// reaching its own loopback, not a destination.
+	InSandbox bool
+	// Bypass, when set, refuses with this reason every flow that the policy
+	// would let through: these listeners catch programs that ignore the
+	// proxy variables in the proxy-aware fallback, where only the proxy may
+	// reach out. Flows the policy refuses are refused as usual.
+	Bypass string
 
 	// FirstByteWait is how long the proxy waits for the client's first bytes
 	// before dialing anyway (server-speaks-first protocols such as SMTP or
@@ -49,7 +71,10 @@ type Proxy struct {
 	// SniffTimeout bounds the time from the first client byte to a complete
 	// ClientHello or HTTP head; a client slower than that is refused.
 	SniffTimeout time.Duration
-	DialTimeout  time.Duration
+	// RefuseWait is FirstByteWait for a flow already refused (0 =
+	// DefaultRefuseWait).
+	RefuseWait  time.Duration
+	DialTimeout time.Duration
 	// MaxFlows bounds concurrently open flows; 0 = DefaultMaxFlows. Flows
 	// beyond it are reset and audited as denied.
 	MaxFlows int
@@ -65,11 +90,14 @@ type Proxy struct {
 	// nil = a net.Dialer with DialTimeout. Tests inject it to prove that a
 	// refused address is never dialled at all.
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
+	// Spell renders the option references (`allow-domain`) of the refusals
+	// the sandbox reads (403 bodies and status lines) as its user would type
+	// them; nil writes bare keys. The Events keep the references.
+	Spell func(string) string
 	// Upstream, when set, is the host's own proxy (UpstreamFromEnv): allowed
 	// flows go through it with CONNECT unless NO_PROXY says otherwise.
 	Upstream *Upstream
 
-	logMu    sync.Mutex
 	addrMu   sync.Mutex
 	addrs    []netip.Addr
 	addrTime time.Time
@@ -125,7 +153,7 @@ func (p *Proxy) serve(ctx context.Context, ln net.Listener, handle func(context.
 			if dst, err := p.origDst(c); err == nil {
 				f.dst = dst
 			}
-			p.deny(f, c, fmt.Sprintf("more than %d open flows", maxFlows))
+			p.reject(f, c, fmt.Sprintf("more than %d open flows", maxFlows))
 			continue
 		}
 		wg.Add(1)
@@ -184,19 +212,6 @@ func (p *Proxy) emit(ev Event) {
 	}
 }
 
-func (p *Proxy) logf(format string, args ...any) {
-	if p.Quiet {
-		return
-	}
-	w := p.Log
-	if w == nil {
-		w = os.Stderr
-	}
-	p.logMu.Lock()
-	defer p.logMu.Unlock()
-	fmt.Fprintf(w, format, args...)
-}
-
 func (f *flow) target() string {
 	if f.name != "" {
 		return net.JoinHostPort(f.name, strconv.Itoa(int(f.dst.Port())))
@@ -204,10 +219,22 @@ func (f *flow) target() string {
 	return f.dst.String()
 }
 
-// deny refuses a flow: the stderr line, the event, and an RST to the client.
-func (p *Proxy) deny(f *flow, c net.Conn, reason string) {
-	p.logf("jail: blocked connect to %s (%s)\n", f.target(), reason)
-	p.emit(p.event(f, false, reason, netip.AddrPort{}, 0, 0))
+// reject refuses a flow with a reset, without reading from it: for flows
+// that are not a policy question (no destination, IPv6, too many flows,
+// malformed first bytes). Policy refusals go through refuse, which answers.
+func (p *Proxy) reject(f *flow, c net.Conn, reason string) {
+	ev := p.event(f, false, reason, netip.AddrPort{}, 0, 0)
+	ev.Public = reason
+	p.emit(ev)
+	reset(c)
+}
+
+// failed records an allowed flow whose upstream could not be reached, and
+// resets the client (a failed connect, as the client would have seen it).
+func (p *Proxy) failed(f *flow, c net.Conn, reason string, dialed netip.AddrPort) {
+	ev := p.event(f, true, reason, dialed, 0, 0)
+	ev.Failed = true
+	p.emit(ev)
 	reset(c)
 }
 
@@ -227,6 +254,13 @@ func (p *Proxy) firstByteWait() time.Duration {
 	return DefaultFirstByteWait
 }
 
+func (p *Proxy) refuseWait() time.Duration {
+	if p.RefuseWait > 0 {
+		return p.RefuseWait
+	}
+	return DefaultRefuseWait
+}
+
 func (p *Proxy) sniffTimeout() time.Duration {
 	if p.SniffTimeout > 0 {
 		return p.SniffTimeout
@@ -239,28 +273,58 @@ func (p *Proxy) handleTransparent(ctx context.Context, c net.Conn) {
 	f := &flow{start: time.Now(), mode: "tproxy", client: c.RemoteAddr().String()}
 	dst, err := p.origDst(c)
 	if err != nil || !dst.IsValid() {
-		p.deny(f, c, "no original destination")
+		p.reject(f, c, "no original destination")
 		return
 	}
 	f.dst = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
+	if p.Endpoint.IsValid() && f.dst == p.Endpoint {
+		p.handleFallback(ctx, c)
+		return
+	}
 	ip := f.dst.Addr()
 	if !ip.Is4() {
 		// IPv6 is not offered (nsnet gives S no IPv6 route); refuse anything
 		// that arrives anyway rather than relay it by accident.
-		p.deny(f, c, "IPv6 is not offered")
+		p.reject(f, c, "IPv6 is not offered")
+		return
+	}
+	if p.InSandbox && ip.IsLoopback() {
+		// The sandbox dialled its own loopback on a port where only jail
+		// listens: nothing to refuse or relay, answer like a closed port.
+		reset(c)
+		return
+	}
+	if p.Fakes.Refused(ip) {
+		// A name the policy refused: refused by the address range alone,
+		// whatever the name or port (nothing here can let it out).
+		name, ok := p.Fakes.Lookup(ip)
+		if !ok {
+			p.refuse(f, c, Decision{Reason: "refusal address not handed out by jail's DNS"}, sniffResult{}, false)
+			return
+		}
+		f.name = name
+		d := p.decide(name, netip.Addr{}, f.dst.Port())
+		if d.Allow { // cannot happen: the policy never changes
+			d = Decision{Reason: reasonNotAllowed}
+		}
+		p.refuse(f, c, d, sniffResult{}, false)
 		return
 	}
 	if p.Fakes.Contains(ip) {
 		name, ok := p.Fakes.Lookup(ip)
 		if !ok {
 			// Never handed out by our DNS: the sandbox made the address up.
-			p.deny(f, c, "fake address not handed out by jail's DNS")
+			p.refuse(f, c, Decision{Reason: "fake address not handed out by jail's DNS"}, sniffResult{}, false)
 			return
 		}
 		f.name = name
 	}
-	if d := p.decide(f.name, ip, f.dst.Port()); !d.Allow {
-		p.deny(f, c, d.Reason)
+	d := p.decide(f.name, ip, f.dst.Port())
+	if d.Allow && p.Bypass != "" {
+		d = Decision{Reason: p.Bypass}
+	}
+	if !d.Allow {
+		p.refuse(f, c, d, sniffResult{}, false)
 		return
 	}
 	p.connectAndRelay(ctx, f, c, ip, true)
@@ -288,24 +352,22 @@ func (p *Proxy) connectAndRelay(ctx context.Context, f *flow, c net.Conn, raw ne
 		case errors.Is(err, errNoBytesYet):
 			deferred = true
 		case err != nil:
-			p.deny(f, c, err.Error())
+			p.reject(f, c, err.Error())
 			return
 		default:
 			if reason := p.checkClaims(f, r); reason != "" {
-				p.deny(f, c, reason)
+				p.refuse(f, c, Decision{Reason: reason}, r, true)
 				return
 			}
 		}
 		pre, res = buf, r
 	}
-	up, dialed, reason, denied := p.dial(ctx, f, raw, f.dst.Port(), res.kind)
+	up, dialed, d := p.dial(ctx, f, raw, f.dst.Port(), res.kind)
 	if up == nil {
-		if denied {
-			p.deny(f, c, reason)
+		if !d.Allow {
+			p.refuse(f, c, d, res, !deferred && sniff && f.name != "")
 		} else {
-			p.logf("jail: connect to %s failed (%s)\n", f.target(), reason)
-			p.emit(p.event(f, true, reason, dialed, 0, 0))
-			reset(c)
+			p.failed(f, c, d.Reason, dialed)
 		}
 		return
 	}
@@ -315,7 +377,7 @@ func (p *Proxy) connectAndRelay(ctx context.Context, f *flow, c net.Conn, raw ne
 	if p.refusedLate(f, rel, dialed) {
 		return
 	}
-	reason = "allowed"
+	reason := "allowed"
 	if d := p.decide(f.name, raw, f.dst.Port()); d.Reason != "" {
 		reason = d.Reason
 	}
@@ -365,8 +427,12 @@ var errNoBytesYet = errors.New("client sent nothing yet")
 // sniffFirst waits FirstByteWait for the client's first bytes and then reads
 // until inspect has a verdict. errNoBytesYet means the client is silent.
 func (p *Proxy) sniffFirst(c net.Conn) ([]byte, sniffResult, error) {
+	return p.sniffWait(c, p.firstByteWait())
+}
+
+func (p *Proxy) sniffWait(c net.Conn, wait time.Duration) ([]byte, sniffResult, error) {
 	buf := make([]byte, 0, 4096)
-	c.SetReadDeadline(time.Now().Add(p.firstByteWait()))
+	c.SetReadDeadline(time.Now().Add(wait))
 	n, err := c.Read(buf[:cap(buf)])
 	c.SetReadDeadline(time.Time{})
 	if n == 0 {
@@ -426,8 +492,8 @@ func (p *Proxy) sniffFrom(c net.Conn, buf []byte, deadline time.Time) ([]byte, s
 }
 
 // dial resolves the destination on the host, applies the address guard and
-// dials the first address that passes. denied is true when the guard refused
-// (reason says why); with up == nil and !denied, the dial itself failed.
+// dials the first address that passes. With up == nil, d says why: a refusal
+// of the guard (!d.Allow), or a failure to resolve or connect (d.Allow).
 // Only flows the policy allowed get here, so a refused name never reaches
 // an upstream proxy. With an Upstream for the flow (kind: what the client's
 // first bytes were, for the choice of variable), a name the policy did not
@@ -436,7 +502,7 @@ func (p *Proxy) sniffFrom(c net.Conn, buf []byte, deadline time.Time) ([]byte, s
 // documented in README: Corporate proxies). Raw addresses and pinned names
 // are guarded as for a direct dial and the checked address is what the
 // upstream proxy is asked for; host.jail.internal is always direct.
-func (p *Proxy) dial(ctx context.Context, f *flow, raw netip.Addr, port uint16, kind int) (up net.Conn, dialed netip.AddrPort, reason string, denied bool) {
+func (p *Proxy) dial(ctx context.Context, f *flow, raw netip.Addr, port uint16, kind int) (up net.Conn, dialed netip.AddrPort, d Decision) {
 	name := f.name
 	class := flowClass(kind, port)
 	var cands []netip.Addr
@@ -457,9 +523,9 @@ func (p *Proxy) dial(ctx context.Context, f *flow, raw netip.Addr, port uint16, 
 			f.via = u.String()
 			c, err := u.connect(ctx, target, p.dialTimeout())
 			if err != nil {
-				return nil, netip.AddrPort{}, err.Error(), false
+				return nil, netip.AddrPort{}, Decision{Allow: true, Reason: err.Error()}
 			}
-			return c, netip.AddrPort{}, "", false
+			return c, netip.AddrPort{}, Decision{Allow: true}
 		}
 		r := p.Resolver
 		if r == nil {
@@ -469,25 +535,26 @@ func (p *Proxy) dial(ctx context.Context, f *flow, raw netip.Addr, port uint16, 
 		addrs, err := r.LookupNetIP(rctx, "ip", name)
 		cancel()
 		if err != nil {
-			return nil, netip.AddrPort{}, "host could not resolve " + name + ": " + trimParseErr(err), false
+			return nil, netip.AddrPort{}, Decision{Allow: true, Reason: "host could not resolve " + name + ": " + trimParseErr(err)}
 		}
 		cands = addrs
 	}
 	host := p.hostAddrs()
 	var ok []netip.Addr
+	var refused Decision
 	for _, a := range cands {
-		d := p.Policy.CheckDial(name, a, port, host)
-		if d.Allow {
+		cd := p.Policy.CheckDial(name, a, port, host)
+		if cd.Allow {
 			ok = append(ok, a.Unmap())
-		} else if reason == "" {
-			reason = d.Reason
+		} else if refused.Reason == "" {
+			refused = cd
 		}
 	}
 	if len(ok) == 0 {
-		if reason == "" {
-			reason = "no address for " + name
+		if refused.Reason == "" {
+			return nil, netip.AddrPort{}, Decision{Allow: true, Reason: "host has no address for " + name}
 		}
-		return nil, netip.AddrPort{}, reason, true
+		return nil, netip.AddrPort{}, refused
 	}
 	var lastErr error
 	for _, a := range ok {
@@ -504,20 +571,20 @@ func (p *Proxy) dial(ctx context.Context, f *flow, raw netip.Addr, port uint16, 
 				f.via = u.String()
 				c, err := u.connect(ctx, dialed.String(), p.dialTimeout())
 				if err != nil {
-					return nil, dialed, err.Error(), false
+					return nil, dialed, Decision{Allow: true, Reason: err.Error()}
 				}
-				return c, dialed, "", false
+				return c, dialed, Decision{Allow: true}
 			}
 		}
 		// Dial the checked address, never the name again: a second lookup
 		// could return a different (rebound) address that skipped the guard.
 		c, err := p.dialAddr(ctx, dialed)
 		if err == nil {
-			return c, dialed, "", false
+			return c, dialed, Decision{Allow: true}
 		}
 		lastErr = err
 	}
-	return nil, dialed, "dial " + dialed.String() + ": " + trimParseErr(lastErr), false
+	return nil, dialed, Decision{Allow: true, Reason: "dial " + dialed.String() + ": " + trimParseErr(lastErr)}
 }
 
 func (p *Proxy) dialAddr(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
@@ -687,8 +754,8 @@ func (p *Proxy) refusedLate(f *flow, rel relayed, dialed netip.AddrPort) bool {
 	if rel.deny == "" {
 		return false
 	}
-	p.logf("jail: blocked connect to %s (%s)\n", f.target(), rel.deny)
 	ev := p.event(f, false, rel.deny, dialed, rel.up, rel.down)
+	ev.Public = rel.deny
 	ev.Requests = rel.requests
 	p.emit(ev)
 	return true

@@ -262,7 +262,7 @@ func TestCheckDialGuard(t *testing.T) {
 		{HostInternal, "127.0.0.1", 8081, false, "loopback"},
 		{"ok.test", "127.0.0.1", 8080, false, "loopback"}, // host port is for host.jail.internal only
 		// Internal networks (issue 10, class 7): a wildcard must not reach them.
-		{"ok.test", "10.1.2.3", 443, false, "private network address (RFC 1918); allow it with allow-ip 10.1.2.3/32:443 (or pin the name with add-host ok.test:10.1.2.3)"},
+		{"ok.test", "10.1.2.3", 443, false, "private network address (RFC 1918); allow it with `allow-ip` 10.1.2.3/32:443 (or pin the name with `add-host` ok.test:10.1.2.3)"},
 		{"ok.test", "172.31.255.1", 443, false, "RFC 1918"},
 		{"ok.test", "172.32.0.1", 443, true, "public"},
 		{"ok.test", "192.168.0.1", 443, false, "RFC 1918"},

@@ -145,12 +145,14 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 			return nil, fmt.Errorf("become the child subreaper: %w", err)
 		}
 	} else {
-		if err := buildRoot(spec, passed); err != nil {
+		recNames, recFiles, err := buildRoot(spec, passed)
+		if err != nil {
 			return nil, fmt.Errorf("build the sandbox's file system: %w", err)
 		}
+		names, files = append(names, recNames...), append(files, recFiles...)
 		trace("mounts")
 		if spec.LoopbackUp {
-			if err := loopbackUp(); err != nil {
+			if err := LoopbackUp(); err != nil {
 				return nil, fmt.Errorf("bring up the sandbox's loopback: %w", err)
 			}
 		}
@@ -278,8 +280,9 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	return &initState{agent: pid, onAgentThread: onThread, dial: h.Dial, degraded: spec.Degraded}, nil
 }
 
-// loopbackUp sets IFF_UP on lo (a new network namespace starts with it down).
-func loopbackUp() error {
+// LoopbackUp sets IFF_UP on lo of the calling thread's network namespace (a new
+// one starts with it down); for init and its network hook.
+func LoopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err

@@ -64,8 +64,24 @@ func attach(fd int, target string) error {
 }
 
 // buildRoot builds the sandbox's root and pivots into it. passed holds the fds
-// the supervisor prepared (idmapped bind sources when started by root).
-func buildRoot(spec *Spec, passed []*os.File) error {
+// the supervisor prepared (idmapped bind sources when started by root). It
+// returns the writable files of KindRecord mounts, for the supervisor.
+func buildRoot(spec *Spec, passed []*os.File) (names []string, files []*os.File, err error) {
+	defer func() {
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			names, files = nil, nil
+		}
+	}()
+	err = buildRootInto(spec, passed, func(name string, f *os.File) {
+		names, files = append(names, name), append(files, f)
+	})
+	return names, files, err
+}
+
+func buildRootInto(spec *Spec, passed []*os.File, record func(string, *os.File)) error {
 	// Nothing we mount may propagate back to the host: the host's / is usually
 	// a shared mount, and a shared peer in our namespace would receive (and,
 	// without a user ns boundary, send) mount events.
@@ -175,6 +191,14 @@ func buildRoot(spec *Spec, passed []*os.File) error {
 
 	// 5. The plan: hides, binds, masks, in the order the supervisor chose.
 	for i, m := range spec.Mounts {
+		if m.Kind == KindRecord {
+			f, err := recordMount(m, i)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", m.Kind, m.Path, err)
+			}
+			record(RecordName(m.Path, m.File), f)
+			continue
+		}
 		if err := applyMount(m, sources[i]); err != nil {
 			return fmt.Errorf("%s %s: %w", m.Kind, m.Path, err)
 		}
@@ -378,6 +402,60 @@ func applyMount(m Mount, src int) error {
 		return setAttr(m.Path, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0, true)
 	}
 	return fmt.Errorf("unknown mount kind %q", m.Kind)
+}
+
+// recordMount builds a KindRecord (see its doc) and returns the file's only
+// writable handle. The staging tmpfs lives under dataDir (in the sandbox's
+// own /dev tmpfs, never the host) and is detached before the agent exists:
+// no path inside leads to a writable mount of it, and init, which keeps no
+// copy of the handle, is not dumpable (no /proc/1/fd/ from inside).
+func recordMount(m Mount, i int) (*os.File, error) {
+	if m.File == "" || strings.Contains(m.File, "/") || m.File == "." || m.File == ".." {
+		return nil, fmt.Errorf("record file name %q: %w", m.File, os.ErrInvalid)
+	}
+	stage := filepath.Join(dataDir, fmt.Sprintf("record%d", i))
+	if err := os.MkdirAll(stage, 0o700); err != nil {
+		return nil, err
+	}
+	opts := "mode=0755"
+	if m.Size > 0 {
+		opts += fmt.Sprintf(",size=%d", m.Size)
+	}
+	// noexec, nosuid, nodev: the record holds text, never a program.
+	if err := unix.Mount("jail-record", stage, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
+		return nil, mountErr("mount tmpfs", stage, err)
+	}
+	detach := func() { _ = unix.Unmount(stage, unix.MNT_DETACH) }
+	// 0444: nobody inside may write it, whatever its owner maps to (the
+	// read-only mount says the same to root and to the owner's chmod).
+	f, err := os.OpenFile(filepath.Join(stage, m.File), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o444)
+	if err != nil {
+		detach()
+		return nil, err
+	}
+	fail := func(err error) (*os.File, error) {
+		f.Close()
+		detach()
+		return nil, err
+	}
+	if err := f.Chmod(0o444); err != nil { // umask may have taken bits away; never added
+		return fail(err)
+	}
+	if err := ensureTarget(m.Path, true); err != nil {
+		return fail(err)
+	}
+	if err := unix.Mount(stage, m.Path, "", unix.MS_BIND, ""); err != nil {
+		return fail(mountErr("bind", m.Path, err))
+	}
+	if err := setAttr(m.Path, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, 0, false); err != nil {
+		return fail(err)
+	}
+	// The writable staging mount goes: f keeps the file system alive and
+	// stays the one handle that can write it.
+	if err := unix.Unmount(stage, unix.MNT_DETACH); err != nil {
+		return fail(mountErr("detach", stage, err))
+	}
+	return f, nil
 }
 
 // followLinks resolves symlinks in p (inside the sandbox's root) as far as

@@ -21,3 +21,6 @@ func IsProbe() bool { return false }
 
 // Probe is Linux-only.
 func Probe(rootful, netHost bool) error { return fmt.Errorf("the sandbox needs Linux") }
+
+// LoopbackUp is Linux-only.
+func LoopbackUp() error { return fmt.Errorf("jail: the sandbox needs Linux") }

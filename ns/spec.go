@@ -24,7 +24,21 @@ const (
 	// (EBUSY), which keeps masks inside it where they are. It keeps the
 	// attributes (writable, idmapped) of the mount it is in.
 	KindPin = "pin"
+	// KindRecord makes Path a read-only directory holding one file, File,
+	// that only the supervisor can write (the sandbox's record of denials):
+	// init mounts a private tmpfs of Size bytes on a staging directory,
+	// creates the file there and opens it for appending, binds the tmpfs
+	// read-only at Path, detaches the writable staging mount, and passes the
+	// open file to the supervisor (named RecordName(Path, File)). Inside,
+	// the file is reachable only through the read-only bind: it cannot be
+	// written, truncated, chmod'ed, removed or replaced, and Path, a mount
+	// point, cannot be renamed or removed.
+	KindRecord = "record"
 )
+
+// RecordName is the name under which init passes a KindRecord's writable
+// file to the supervisor.
+func RecordName(dir, file string) string { return "record:" + dir + "/" + file }
 
 // Mount is one step of the mount plan. Paths are absolute and symlink-free on
 // the host, and are mounted at the same path inside.
@@ -42,6 +56,8 @@ type Mount struct {
 	FD int `json:"fd"`
 	// Data is the content of a KindFile.
 	Data []byte `json:"data,omitempty"`
+	// File is the name of a KindRecord's file inside Path.
+	File string `json:"file,omitempty"`
 	// Why is shown by --dry-run and in the audit trail.
 	Why string `json:"why,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/ns"
@@ -32,6 +33,7 @@ var degradedNotes = []string{
 	"degraded: no network namespace: `net` none is seccomp refusing IP and Unix sockets (socketpair stays); `net` allow is not available",
 	"degraded: no ipc or uts namespace; the host's /tmp, /dev/shm and /run are unreadable, TMPDIR is a private directory",
 	"degraded: if jail itself is SIGKILLed, processes the agent left may outlive it (no pid namespace whose end kills them)",
+	"degraded: refused connections are not answered by name and there is no record of denials inside ($JAIL_DENIALS); the guard rail's notices remain",
 }
 
 // decideDegraded says whether this run goes without namespaces, and why:
@@ -119,7 +121,9 @@ func degradedRules(mounts []ns.Mount, base landlock.Rules, tmp string) (landlock
 	r.ReadOnly = nil
 	r.ReadWrite = append(append([]string{}, rw...), tmp, "/dev/null", "/dev/zero", "/dev/full")
 	// Without a network namespace, Landlock's TCP rule is all there is for
-	// TCP under --net none (seccomp also refuses IP sockets).
+	// TCP under --net none (seccomp also refuses IP sockets), and there are
+	// no refusal listeners: ports 80 and 443 would be the host's.
+	r.ConnectTCP = nil
 	sort.Strings(lost)
 	return r, lost, nil
 }
@@ -205,7 +209,9 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 	spec.Mounts = nil // nothing to mount: init builds no tree
 	env := spec.Env[:0:0]
 	for _, kv := range spec.Env {
-		if !strings.HasPrefix(kv, "TMPDIR=") {
+		// No mount: no record of denials either ($JAIL_DENIALS would name
+		// a path of the host's).
+		if !strings.HasPrefix(kv, "TMPDIR=") && !strings.HasPrefix(kv, denials.Env+"=") {
 			env = append(env, kv)
 		}
 	}

@@ -57,7 +57,7 @@ func (r *runner) serveExecs(l *os.File) {
 			}
 			if ev.Rule != "" {
 				e.Decision = audit.DecisionDeny
-				r.notef("blocked command: %s (guard rail %s)", strings.Join(e.Argv, " "), ev.Rule)
+				r.deny(execDenial(e.Path, e.Argv, ev.Rule))
 				r.record(audit.Deny{Layer: "guard-rail", What: "exec", Target: e.Path, PID: ev.Pid, Reason: ev.Rule})
 			}
 			r.record(e)

@@ -94,8 +94,52 @@ type seccompHook struct {
 
 // netConfig is the network hook's configuration.
 type netConfig struct {
+	// Mode nsnet.ModeNone builds --net none's refusal plumbing; "" builds
+	// the egress path. Fake is the fake range the refusal listeners' local
+	// route covers (--net none, the proxy-aware fallback).
+	Mode     string `json:"mode,omitempty"`
+	Fake     string `json:"fake,omitempty"`
 	Subnet   string `json:"subnet,omitempty"`
 	Fallback bool   `json:"fallback,omitempty"`
+	// NoProxy are names that stay out of the *_PROXY variables' reach
+	// besides loopback: the sandbox's hostname (its own servers).
+	NoProxy []string `json:"no_proxy,omitempty"`
+}
+
+// proxyPort is the port of the gateway address that the *_PROXY variables
+// name in the transparent mode: every TCP flow reaches the proxy anyway, and
+// a flow to this one is taken as a proxy request (netproxy.Proxy.Endpoint).
+// Proxy-aware clients then hear a refusal as an HTTP 403 even for https://
+// (npm shows its body and does not retry), where a direct TLS connection can
+// only be refused with a TLS alert.
+const proxyPort = 80
+
+// netNone builds --net none's refusal plumbing. When it cannot, the sandbox
+// keeps a plain loopback (refused names then fail as before, without a
+// word), and the start event says why.
+func netNone(c netConfig) (ns.NetResult, error) {
+	fake, err := netip.ParsePrefix(c.Fake)
+	if err != nil {
+		return ns.NetResult{}, err
+	}
+	res, err := nsnet.SetupNone(fake)
+	if err != nil {
+		if uerr := ns.LoopbackUp(); uerr != nil {
+			return ns.NetResult{}, fmt.Errorf("%v; and lo: %w", err, uerr)
+		}
+		return ns.NetResult{Info: map[string]string{"mode": "none", "refusals": "off: " + err.Error()}}, nil
+	}
+	out := ns.NetResult{
+		Resolv: nsnet.ResolvConf(res.GatewayAddr),
+		Env:    netproxy.ProxyEnv(res.ProxyAddr.String(), c.NoProxy...),
+		Info: map[string]string{"mode": res.Mode, "endpoint": res.ProxyAddr.String(),
+			"setup_us": fmt.Sprint(res.Elapsed.Microseconds())},
+	}
+	for _, f := range res.Listeners {
+		out.Names, out.Files = append(out.Names, "net-refuse"), append(out.Files, f)
+	}
+	out.Names, out.Files = append(out.Names, "net-dns"), append(out.Files, res.DNS)
+	return out, nil
 }
 
 // sandboxAddr is the sandbox's own address on its veth (init's memory only).
@@ -108,7 +152,13 @@ func initHooks() ns.Hooks {
 			if err := json.Unmarshal(raw, &c); err != nil {
 				return ns.NetResult{}, err
 			}
+			if c.Mode == nsnet.ModeNone {
+				return netNone(c)
+			}
 			cfg := nsnet.Config{Fallback: c.Fallback}
+			if fake, err := netip.ParsePrefix(c.Fake); err == nil {
+				cfg.Fake = fake
+			}
 			if c.Subnet != "" {
 				p, err := netip.ParsePrefix(c.Subnet)
 				if err != nil {
@@ -125,17 +175,25 @@ func initHooks() ns.Hooks {
 				Names:  []string{"net-tcp"},
 				Files:  []*os.File{res.TCP},
 				Resolv: nsnet.ResolvConf(res.GatewayAddr),
-				Info:   map[string]string{"mode": res.Mode, "proxy": res.ProxyAddr.String()},
+				Info: map[string]string{"mode": res.Mode, "proxy": res.ProxyAddr.String(),
+					"setup_us": fmt.Sprint(res.Elapsed.Microseconds())},
 			}
 			if res.DNS != nil {
 				out.Names = append(out.Names, "net-dns")
 				out.Files = append(out.Files, res.DNS)
 			}
+			for _, f := range res.Listeners {
+				out.Names, out.Files = append(out.Names, "net-refuse"), append(out.Files, f)
+			}
 			if res.Mode == nsnet.ModeProxyAware {
-				out.Env = netproxy.ProxyEnv(res.ProxyAddr.String())
+				out.Env = netproxy.ProxyEnv(res.ProxyAddr.String(), c.NoProxy...)
 				if res.Reason != nil {
 					out.Info["reason"] = res.Reason.Error()
 				}
+			} else {
+				ep := netip.AddrPortFrom(res.GatewayAddr, proxyPort)
+				out.Env = netproxy.ProxyEnv(ep.String(), c.NoProxy...)
+				out.Info["endpoint"] = ep.String()
 			}
 			return out, nil
 		},

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/netproxy"
+	"github.com/jail-sandbox/jail/netproxy/nsnet"
 	"github.com/jail-sandbox/jail/ns"
 )
 
@@ -78,26 +80,61 @@ func (r *runner) dialInside(ctx context.Context, port int) (net.Conn, error) {
 	}
 }
 
-// serveNet runs the egress proxy and DNS on the sockets init made.
-func (r *runner) serveNet(tcp, dns *os.File, mode string) {
-	ln, err := net.FileListener(tcp)
-	tcp.Close()
-	if err != nil {
-		r.errorf("egress proxy: %v", err)
-		return
+// serveNet runs the egress proxy and DNS on the sockets init made: the
+// TPROXY listener (mode tproxy) or the fallback's proxy listener
+// (proxy-aware), and the refusal listeners in the sandbox's own namespace
+// (--net none; the fallback), which answer flows with refusals and never
+// dial.
+func (r *runner) serveNet(tcps, refusers []*os.File, dns *os.File, info map[string]string) {
+	mode := info["net.mode"]
+	pol := r.netPol
+	if mode == nsnet.ModeNone || pol == nil {
+		// --net none: an empty policy refuses every name and address.
+		pol, _ = netproxy.NewPolicy(netproxy.Config{})
 	}
 	fakes := netproxy.NewFakeIPs()
 	onEvent := func(ev netproxy.Event) { r.recordNet(ev) }
-	px := &netproxy.Proxy{Policy: r.netPol, Fakes: fakes, OnEvent: onEvent, Log: r.stderr, Quiet: r.pol.Quiet, Upstream: r.upstream}
-	r.bg.Add(1)
-	go func() {
-		defer r.bg.Done()
-		if mode == "proxy-aware" {
-			_ = px.ServeFallback(r.ctx, ln)
-		} else {
-			_ = px.Serve(r.ctx, ln)
+	// What the sandbox reads (403 bodies) names options as the user types
+	// them, like the notices.
+	spell := func(s string) string { return Spell(s) }
+	px := &netproxy.Proxy{Policy: pol, Fakes: fakes, OnEvent: onEvent, Upstream: r.upstream, Spell: spell}
+	if ep, err := netip.ParseAddrPort(info["net.endpoint"]); err == nil {
+		px.Endpoint = ep
+	}
+	// The refusal listeners' proxy: the same policy and names, but its
+	// upstream dial and resolver fail by construction, so that not even a
+	// mistake in the policy could let a flow out through the supervisor
+	// (which, unlike the sandbox, has the host's network), and it has no
+	// Upstream: a refusal never reaches the host's proxy either.
+	rx := &netproxy.Proxy{Policy: pol, Fakes: fakes, OnEvent: onEvent, Endpoint: px.Endpoint, InSandbox: true, Spell: spell,
+		Dial:     func(context.Context, netip.AddrPort) (net.Conn, error) { return nil, errNoEgress },
+		Resolver: noResolver{}}
+	if mode == nsnet.ModeProxyAware {
+		rx.Bypass = "egress is proxy-aware only here: go through HTTP_PROXY/HTTPS_PROXY"
+	}
+	serve := func(f *os.File, serve func(context.Context, net.Listener) error) {
+		ln, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			r.errorf("egress proxy: %v", err)
+			return
 		}
-	}()
+		r.bg.Add(1)
+		go func() {
+			defer r.bg.Done()
+			_ = serve(r.ctx, ln)
+		}()
+	}
+	for _, f := range tcps {
+		if mode == nsnet.ModeProxyAware {
+			serve(f, px.ServeFallback)
+		} else {
+			serve(f, px.Serve)
+		}
+	}
+	for _, f := range refusers {
+		serve(f, rx.Serve)
+	}
 	if dns != nil {
 		pc, err := net.FilePacketConn(dns)
 		dns.Close()
@@ -105,13 +142,24 @@ func (r *runner) serveNet(tcp, dns *os.File, mode string) {
 			r.errorf("sandbox DNS: %v", err)
 			return
 		}
-		d := netproxy.NewDNS(r.netPol, fakes, onEvent)
+		d := netproxy.NewDNS(pol, fakes, onEvent)
 		r.bg.Add(1)
 		go func() {
 			defer r.bg.Done()
 			_ = d.Serve(r.ctx, pc)
 		}()
 	}
+}
+
+// errNoEgress is what an upstream dial under --net none returns.
+var errNoEgress = errors.New("`net` none: nothing leaves the sandbox")
+
+// noResolver answers no name: under --net none the supervisor never asks
+// the host's resolver on the sandbox's behalf.
+type noResolver struct{}
+
+func (noResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return nil, errNoEgress
 }
 
 func (r *runner) recordNet(ev netproxy.Event) {
@@ -123,6 +171,12 @@ func (r *runner) recordNet(ev netproxy.Event) {
 		}
 		r.record(audit.DNS{Name: ev.Name, QType: ev.QType, Decision: ev.Decision, Answers: answers, Reason: ev.Reason})
 	default:
+		switch {
+		case ev.Decision == "deny":
+			r.deny(netDenial(ev))
+		case ev.Failed:
+			r.notice(noticeNetFail, ev.Target(), "connect to "+ev.Target()+" failed ("+ev.Reason+")")
+		}
 		r.record(audit.Net{Decision: ev.Decision, Proto: "tcp", Name: ev.Name, Address: ev.Addr, Port: int(ev.Port),
 			BytesUp: ev.BytesUp, BytesDown: ev.BytesDown, DurationMS: float64(ev.DurationMs), Reason: ev.Reason, Requests: ev.Requests, Via: ev.Via})
 	}

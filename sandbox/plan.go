@@ -11,14 +11,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
 
 	"github.com/jail-sandbox/jail/agentcfg"
+	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/gitguard"
 	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/netproxy/nsnet"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/statedir"
@@ -304,6 +307,16 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 			mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: m, Dir: fi.IsDir(), FD: -1, Why: "host secret"})
 		}
 	}
+	// 5. The sandbox's own record of its denials (package denials): a
+	//    read-only directory in the private /run that only the supervisor
+	//    can write to, named by $JAIL_DENIALS.
+	if rec, why := denialRecord(mounts); rec != nil {
+		mounts = append(mounts, *rec)
+		plan.Env = slices.DeleteFunc(plan.Env, func(kv string) bool { return strings.HasPrefix(kv, denials.Env+"=") })
+		plan.Env = append(plan.Env, denials.Env+"="+denials.Path)
+	} else {
+		plan.Notes = append(plan.Notes, "no record of denials inside ($"+denials.Env+"): "+why)
+	}
 	plan.Mounts = mounts
 	plan.Writable = writable
 	var roots []agentcfg.Root
@@ -332,6 +345,10 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		// Landlock TCP rules (ABI 4) under --net none: no TCP at all, not even
 		// on the sandbox's own loopback, unless --allow-local-tcp.
 		DenyTCP: p.Net == policy.NetNone && !p.AllowLocalTCP,
+		// Except to jail's own refusal listeners in the sandbox (80, 443):
+		// under --net none they are all that those ports reach, and they
+		// say "refused" in the client's protocol.
+		ConnectTCP: connectPorts(p),
 		// ABI 6: no abstract Unix socket or signal out of the sandbox's
 		// Landlock domain (abstract sockets ignore the mount view).
 		Scope:   true,
@@ -355,6 +372,36 @@ func inStateDir(binds []ns.Mount, stateDir string, raws map[string]string) error
 		}
 	}
 	return nil
+}
+
+// connectPorts are the TCP ports Landlock leaves open under --net none:
+// those of jail's refusal listeners (nsnet.RefusalPorts).
+func connectPorts(p *policy.Policy) []uint16 {
+	if p.Net != policy.NetNone || p.AllowLocalTCP {
+		return nil
+	}
+	return slices.Clone(nsnet.RefusalPorts)
+}
+
+// denialRecord returns the mount of the sandbox's record of denials, or why
+// there is none: it needs the private tmpfs on /run (nothing may be created
+// on the host) and a /run/jail that no other mount of the plan claims.
+func denialRecord(mounts []ns.Mount) (*ns.Mount, string) {
+	run := filepath.Dir(denials.Dir)
+	hasRun := false
+	for _, m := range mounts {
+		if m.Path == run && m.Kind == ns.KindTmpfs {
+			hasRun = true
+		}
+		if m.Path == denials.Dir || strings.HasPrefix(m.Path, denials.Dir+"/") {
+			return nil, m.Path + " is mounted there"
+		}
+	}
+	if !hasRun {
+		return nil, run + " is not a private tmpfs on this host"
+	}
+	return &ns.Mount{Kind: ns.KindRecord, Path: denials.Dir, File: denials.File, Dir: true,
+		Size: denials.DefaultBudget + 64<<10, FD: -1, Why: "the sandbox's record of its denials, $" + denials.Env + " (read-only; written by jail)"}, ""
 }
 
 // visibleIn reports whether path would be visible in the sandbox given the

@@ -19,9 +19,11 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/memwatch"
 	"github.com/jail-sandbox/jail/netproxy"
+	"github.com/jail-sandbox/jail/netproxy/nsnet"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/seccomp"
@@ -77,6 +79,10 @@ type runner struct {
 	ptyDone       chan struct{}
 	term          *termfilter.Writer // filters the pty relay's output
 	ttyFD         int                // the host terminal the relay writes to
+	noticed       map[string]bool    // notices said once (kind, key)
+	noticeCount   map[string]int     // notices said, by kind
+	denials       *denials.Writer    // the sandbox's record of its denials; nil without one
+	denialsFile   *os.File           // its writable file (from init)
 
 	degraded    bool     // no namespaces (--degraded on a host refusing them)
 	degradedWhy string   // the host's refusal, one line
@@ -195,8 +201,9 @@ func (r *runner) run() int {
 		Argv:     r.pol.Command,
 		Env:      plan.Env,
 		Hooks:    map[string][]byte{},
-		// The network hook brings lo up itself; --net host has the host's.
-		LoopbackUp: r.pol.Net == policy.NetNone && !r.degraded,
+		// The network hook brings lo up itself (also under --net none);
+		// --net host has the host's; degraded mode has no network namespace.
+		LoopbackUp: false,
 	}
 	addCounters(spec, plan.Counters)
 	if err := r.addHooks(spec); err != nil {
@@ -419,8 +426,20 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 		return &policy.FieldError{Key: "seccomp-replace", Reason: "needs `seccomp` FILE: the filter to use instead"}
 	}
 	set(ns.HookSeccomp, sc)
-	if p.Net == policy.NetAllow {
-		set(ns.HookNetwork, netConfig{Fallback: p.ForceProxyAware})
+	var noProxy []string
+	if p.Hostname != "" {
+		noProxy = []string{p.Hostname}
+	}
+	switch p.Net {
+	case policy.NetAllow:
+		set(ns.HookNetwork, netConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy})
+	case policy.NetNone:
+		if r.degraded {
+			break // no network namespace to put them in: seccomp refuses IP sockets
+		}
+		// No route out, but jail's DNS and refusal listeners inside, so
+		// that a refused name fails at once and says so.
+		set(ns.HookNetwork, netConfig{Mode: nsnet.ModeNone, Fake: netproxy.FakeRange.String(), NoProxy: noProxy})
 	}
 	if p.MaxFileSize > 0 {
 		spec.IgnoreSIGXFSZ = true
@@ -486,8 +505,20 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 	r.recordStart(m.Info)
 	// The sandbox's tmpfs file systems exist now (init built its tree).
 	r.watchMemory(r.spec)
-	var tcp, dns *os.File
+	var tcps, refusers []*os.File
+	var dns *os.File
+	// The record first: exec notifications may refuse a command as soon as
+	// their listener is served below.
 	for i, f := range files {
+		if i < len(m.Names) && m.Names[i] == ns.RecordName(denials.Dir, denials.File) {
+			r.openDenials(f)
+			files[i] = nil
+		}
+	}
+	for i, f := range files {
+		if f == nil {
+			continue
+		}
 		name := ""
 		if i < len(m.Names) {
 			name = m.Names[i]
@@ -502,15 +533,17 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 		case "seccomp":
 			r.serveExecs(f)
 		case "net-tcp":
-			tcp = f
+			tcps = append(tcps, f)
+		case "net-refuse":
+			refusers = append(refusers, f)
 		case "net-dns":
 			dns = f
 		default:
 			f.Close()
 		}
 	}
-	if tcp != nil {
-		r.serveNet(tcp, dns, m.Info["net.mode"])
+	if len(tcps)+len(refusers) > 0 || dns != nil {
+		r.serveNet(tcps, refusers, dns, m.Info)
 	}
 }
 
@@ -522,6 +555,7 @@ func (r *runner) finish() int {
 	defer r.tracef("done")
 	r.cancel()
 	r.bg.Wait()
+	r.closeDenials()
 	var ev cgroup.Events
 	var st cgroup.Stats
 	if r.group != nil {

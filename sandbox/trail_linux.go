@@ -126,6 +126,14 @@ func (r *runner) recordStart(info map[string]string) {
 		_ = json.Unmarshal([]byte(miss), &list)
 		degraded = append(degraded, fmt.Sprintf("landlock ABI %s: not enforced: %s", info["landlock.abi"], strings.Join(list, "; ")))
 	}
+	if r.trace && info["net.setup_us"] != "" {
+		fmt.Fprintf(r.stderr, "jail: init network %8s us (%s)\n", info["net.setup_us"], info["net.mode"])
+	}
+	if off := info["net.refusals"]; off != "" {
+		// --net none without its refusal plumbing: still closed, but a
+		// refused name fails the old way (DNS error, retried by clients).
+		degraded = append(degraded, "--net none: refused names are not answered ("+off+")")
+	}
 	netMode := r.pol.Net
 	if info["net.mode"] == "proxy-aware" {
 		netMode = "proxy"

@@ -87,8 +87,9 @@ func (p *corpProxy) requests() []string {
 }
 
 // An allowed name reaches its server only through the upstream proxy, with
-// the credentials from HTTPS_PROXY; refused destinations never reach the
-// upstream proxy; a NO_PROXY name is dialled directly (a control name
+// the credentials from HTTPS_PROXY, whether the client goes to it directly or
+// through the proxy jail names inside; refused destinations never reach the
+// upstream proxy, and a refused name is answered by jail itself (issue 12); a NO_PROXY name is dialled directly (a control name
 // pinned to the same address without NO_PROXY goes through the upstream);
 // the credentials appear nowhere: not on stderr (-v), not in the trail.
 func TestUpstreamProxyChain(t *testing.T) {
@@ -126,12 +127,19 @@ func TestUpstreamProxyChain(t *testing.T) {
 	curl := func(u string, extra ...string) string {
 		return fmt.Sprintf("/usr/bin/curl -sS -k --noproxy '*' --connect-timeout 5 --max-time 10 %s '%s' | grep -q %s", strings.Join(extra, " "), u, netOK)
 	}
+	viaJail := func(u string) string { // through jail's own proxy, which *_PROXY names inside
+		return fmt.Sprintf("/usr/bin/curl -sS -k --connect-timeout 5 --max-time 10 '%s' | grep -q %s", u, netOK)
+	}
 	probes := []netProbe{
-		{"noproxyenv", `! env | grep -qi '_proxy='`},
+		// The variables inside name jail's own proxy, never the host's.
+		{"proxyenv", fmt.Sprintf(`[ -n "$HTTPS_PROXY" ] && ! env | grep -i '_proxy=' | grep -q -e ada -e '%s'`, cp.ln.Addr().String())},
 		{"api", curl("https://" + api + "/")},
+		{"api-via-jail", viaJail("https://" + api + "/")},
+		{"evil-via-jail", viaJail("https://" + evil + "/")},
+		{"evil", curl("https://" + evil + "/")},
 		{"direct", curl(fmt.Sprintf("https://%s:%d/", direct, oport))},
 		{"pinned", curl(fmt.Sprintf("https://%s:%d/", pinned, oport))},
-		{"evil-dns", "getent hosts " + evil + "; [ $? -eq 2 ]"},
+		{"evil-dns", "getent hosts " + evil + " | grep -q '^198\\.19\\.'"}, // a refusal address
 		{"raw", curl("https://93.184.216.34/")},
 		{"fronting", curl("https://"+evil+"/", "--connect-to", evil+":443:"+api+":443")},
 		{"port", curl("https://" + api + ":8443/")},
@@ -145,8 +153,14 @@ func TestUpstreamProxyChain(t *testing.T) {
 		}
 	}()
 	mustCode(t, r, 0)
-	res.ok(t, "noproxyenv")
+	res.ok(t, "proxyenv")
 	res.ok(t, "api")
+	res.ok(t, "api-via-jail")
+	res.refused(t, "evil-via-jail", evil+":443")
+	res.refused(t, "evil", evil+":443")
+	if out := res.out["evil-via-jail"] + res.out["evil"]; !strings.Contains(out, "403") || !strings.Contains(out, "alert access denied") {
+		t.Errorf("a refused name is not answered by jail (a 403 through its proxy, the TLS alert directly):\n%s", out)
+	}
 	res.ok(t, "direct")
 	res.ok(t, "pinned")
 	res.ok(t, "evil-dns")
@@ -154,18 +168,21 @@ func TestUpstreamProxyChain(t *testing.T) {
 	res.refused(t, "fronting", api+":443")
 	res.refused(t, "port", api+":8443")
 
-	want := map[string]bool{
-		"CONNECT " + api + ":443 " + auth:                    true,
-		fmt.Sprintf("CONNECT %s:%d %s", hostIP, oport, auth): true, // the pin, as the checked address
+	// api twice: its transparent flow and its CONNECT to jail's proxy.
+	want := map[string]int{
+		"CONNECT " + api + ":443 " + auth:                    2,
+		fmt.Sprintf("CONNECT %s:%d %s", hostIP, oport, auth): 1, // the pin, as the checked address
 	}
 	for _, a := range cp.requests() {
-		if !want[a] {
+		if want[a] == 0 {
 			t.Errorf("ATTACK REACHED THE UPSTREAM PROXY or a flow went the wrong way: it was asked %q", a)
 		}
-		delete(want, a)
+		want[a]--
 	}
-	for a := range want {
-		t.Errorf("the upstream proxy was never asked %q", a)
+	for a, n := range want {
+		if n > 0 {
+			t.Errorf("the upstream proxy was asked %q %d times fewer than expected", a, n)
+		}
 	}
 	if !strings.Contains(r.stderr, "chained through the host's proxy: TLS flows via http://"+cp.ln.Addr().String()+" (HTTPS_PROXY)") {
 		t.Errorf("-v does not say which proxy carries the flows:\n%s", r.stderr)

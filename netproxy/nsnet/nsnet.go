@@ -43,7 +43,15 @@ import (
 const (
 	ModeTProxy     = "tproxy"
 	ModeProxyAware = "proxy-aware"
+	// ModeNone is --net none with jail's refusal plumbing (SetupNone): no
+	// route out of the sandbox, only jail's answers inside it.
+	ModeNone = "none"
 )
+
+// RefusalPorts are the ports SetupNone listens on for flows to refusal
+// addresses: HTTP and HTTPS, where a refusal can be answered in the client's
+// protocol. The first one is also the proxy port (ProxyAddr).
+var RefusalPorts = []uint16{80, 443}
 
 // Interface names. SandboxIface is what the agent sees in S; ProxyIface lives in P.
 const (
@@ -76,12 +84,22 @@ type Config struct {
 	Subnet netip.Prefix
 	// Fallback forces the proxy-aware mode (hidden test flag).
 	Fallback bool
+	// Fake is jail's fake range. The proxy-aware mode routes it to the
+	// sandbox's loopback and listens on RefusalPorts there (Result.Listeners),
+	// so that a program that ignores the proxy variables still meets jail.
+	Fake netip.Prefix
 }
 
 // Result is what Setup built. TCP and DNS are owned by the caller: send them to the
 // supervisor with SCM_RIGHTS and close the local copies (close through the *os.File,
 // exactly once).
 type Result struct {
+	// Listeners, in ModeNone (and in ModeProxyAware when Config.Fake is set
+	// and they could be made), are TCP listeners on 0.0.0.0 in S, one per
+	// RefusalPorts entry, in that order. An accepted conn's LocalAddr is the
+	// address the sandbox dialled (a fake address, or in ModeNone ProxyAddr
+	// for a proxy request). In ModeNone TCP is nil.
+	Listeners []*os.File
 	// TCP is a listening TCP socket. In ModeTProxy it lives in P, has IP_TRANSPARENT,
 	// and every TCP connection from the sandbox arrives on it; wrap it with
 	// net.FileListener: an accepted conn's LocalAddr() is the ORIGINAL destination
@@ -98,7 +116,7 @@ type Result struct {
 	// not reachable as such by the sandbox) or in S (ModeProxyAware, what *_PROXY
 	// variables must name).
 	ProxyAddr netip.AddrPort
-	// Mode is ModeTProxy or ModeProxyAware.
+	// Mode is ModeTProxy, ModeProxyAware or ModeNone.
 	Mode string
 	// Reason says, in ModeProxyAware, why the transparent path is not in use; it
 	// wraps ErrTProxyUnavailable or ErrFallbackForced. Nil in ModeTProxy.

@@ -52,7 +52,7 @@ func Setup(cfg Config) (*Result, error) {
 		}
 		reason = fmt.Errorf("%w: %w", ErrTProxyUnavailable, err)
 	}
-	res, err := onDiscardedThread(func() (*Result, error) { return setupFallback(fdS) })
+	res, err := onDiscardedThread(func() (*Result, error) { return setupFallback(fdS, cfg.Fake) })
 	if err != nil {
 		return nil, fmt.Errorf("nsnet: no egress path (transparent: %v; proxy-aware fallback: %w); run `jail doctor`, or use `net` none", reason, err)
 	}
@@ -310,7 +310,9 @@ func sandboxRules(h *netlink.Handle, gw netip.Addr) error {
 
 // setupFallback builds the proxy-aware mode in S: loopback up, a TCP listener on
 // 127.0.0.1:<ephemeral> for HTTP CONNECT / SOCKS5, and a DNS socket on 127.0.0.1:53.
-func setupFallback(fdS int) (res *Result, err error) {
+// With a valid fake range, also SetupNone's refusal listeners (best effort), so
+// that a program that ignores the proxy variables hears why it got nowhere.
+func setupFallback(fdS int, fake netip.Prefix) (res *Result, err error) {
 	if err := enterNetNS(fdS); err != nil {
 		return nil, err
 	}
@@ -333,6 +335,99 @@ func setupFallback(fdS int) (res *Result, err error) {
 	if dns, err := udpSocket(netip.AddrPortFrom(lo, 53)); err == nil {
 		res.DNS = dns
 	}
+	if fake.IsValid() {
+		if ls, err := refusalListeners(h, fake); err == nil {
+			res.Listeners = ls
+		}
+	}
+	return res, nil
+}
+
+// refusalListeners routes fake to S's loopback (`local FAKE dev lo` in the local
+// table) and listens on 0.0.0.0 at each of RefusalPorts; see SetupNone.
+func refusalListeners(h *netlink.Handle, fake netip.Prefix) (ls []*os.File, err error) {
+	if !fake.IsValid() || !fake.Addr().Is4() {
+		return nil, fmt.Errorf("nsnet: fake range %v: %w", fake, ErrBadSubnet)
+	}
+	lo, err := h.LinkByName("lo")
+	if err != nil {
+		return nil, fmt.Errorf("find lo: %w", err)
+	}
+	if err := h.RouteAdd(&netlink.Route{Family: unix.AF_INET, Type: unix.RTN_LOCAL, Scope: unix.RT_SCOPE_HOST,
+		Dst: ipnet(fake.Masked().Addr(), fake.Bits()), LinkIndex: lo.Attrs().Index, Table: unix.RT_TABLE_LOCAL}); err != nil {
+		return nil, fmt.Errorf("route local %s dev lo in sandbox: %w", fake, err)
+	}
+	var files cleanup
+	defer func() {
+		if err != nil {
+			files.close()
+		}
+	}()
+	for _, port := range RefusalPorts {
+		f, _, err := listener(netip.AddrPortFrom(netip.IPv4Unspecified(), port), false)
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, files.add(f))
+	}
+	return ls, nil
+}
+
+// SetupNone builds --net none's refusal plumbing in S, the sandbox's own
+// network namespace. It runs where Setup runs (init, CAP_NET_ADMIN and
+// CAP_NET_BIND_SERVICE in U, before Landlock and seccomp) and gives S no
+// route anywhere but itself:
+//
+//   - lo up;
+//   - `local FAKE dev lo` in S's local table: every address of fake (jail's
+//     fake range, which its DNS hands out) is the sandbox's own, so a connect
+//     to one reaches a listener in S instead of failing with ENETUNREACH;
+//   - a UDP socket on 127.0.0.1:53 for the resolver (ResolvConf(127.0.0.1));
+//   - TCP listeners on 0.0.0.0:80 and 0.0.0.0:443 (RefusalPorts), which the
+//     supervisor serves with refusals only: a 403 naming the host, a TLS
+//     alert. 127.0.0.1:80 (ProxyAddr) is the proxy the *_PROXY variables name.
+//
+// Ports below 1024 need CAP_NET_BIND_SERVICE in U, which only init has: the
+// agent can never bind one of these ports itself.
+func SetupNone(fake netip.Prefix) (*Result, error) {
+	start := time.Now()
+	if !fake.IsValid() || !fake.Addr().Is4() {
+		return nil, fmt.Errorf("nsnet: fake range %v: %w", fake, ErrBadSubnet)
+	}
+	fdS, err := openThreadNetNS()
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fdS)
+	res, err := onDiscardedThread(func() (res *Result, err error) {
+		if err := enterNetNS(fdS); err != nil {
+			return nil, err
+		}
+		h, err := netlink.NewHandle()
+		if err != nil {
+			return nil, fmt.Errorf("netlink handle in sandbox namespace: %w", err)
+		}
+		defer h.Close()
+		if _, err := linkUp(h, "lo"); err != nil {
+			return nil, err
+		}
+		ls, err := refusalListeners(h, fake)
+		if err != nil {
+			return nil, err
+		}
+		loAddr := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+		res = &Result{Mode: ModeNone, SandboxAddr: loAddr, GatewayAddr: loAddr,
+			ProxyAddr: netip.AddrPortFrom(loAddr, RefusalPorts[0]), Listeners: ls}
+		if res.DNS, err = udpSocket(netip.AddrPortFrom(loAddr, 53)); err != nil {
+			cleanup(ls).close()
+			return nil, err
+		}
+		return res, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nsnet: `net` none refusal plumbing: %w", err)
+	}
+	res.Elapsed = time.Since(start)
 	return res, nil
 }
 

@@ -153,8 +153,10 @@ var Options = []Option{
 		Help: "reach the host's loopback PORT as host.jail.internal:PORT (repeatable)", field: func(p *Policy) any { return &p.AllowHostPort }},
 	{Name: "publish", Short: "p", Placeholder: "[IP:]HOSTPORT:PORT", Kind: List, Group: GroupNet, Example: "8080:3000",
 		Help: "publish a server inside on the host's 127.0.0.1:HOSTPORT (repeatable)", field: func(p *Policy) any { return &p.Publish }},
+	{Name: "no-local-tcp", Kind: Bool, Group: GroupNet,
+		Help: "with --net none: no TCP at all, not even on the sandbox's own loopback (test servers fail)", field: func(p *Policy) any { return &p.NoLocalTCP }},
 	{Name: "allow-local-tcp", Kind: Bool, Group: GroupNet,
-		Help: "with --net none: allow TCP on the sandbox's own loopback", field: func(p *Policy) any { return &p.AllowLocalTCP }},
+		Help: "TCP on the sandbox's own loopback (the default; see --no-local-tcp)", field: func(p *Policy) any { return &p.AllowLocalTCP }},
 	{Name: "x-force-proxy-aware", Kind: Bool, Group: GroupNet, Hidden: true,
 		Help: "testing: use the proxy-aware fallback instead of TPROXY", field: func(p *Policy) any { return &p.ForceProxyAware }},
 

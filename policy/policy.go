@@ -84,8 +84,13 @@ type Policy struct {
 	AllowHostPort   []string `json:"allow_host_port,omitempty"`
 	Publish         []string `json:"publish,omitempty"`
 	ForceProxyAware bool     `json:"force_proxy_aware,omitempty"`
-	// AllowLocalTCP lifts Landlock's TCP bind/connect denial under --net none
-	// (servers on the sandbox's own loopback, e.g. a test suite's).
+	// NoLocalTCP forbids TCP on the sandbox's own loopback under --net none
+	// (Landlock denies every TCP bind and connect). By default it works:
+	// test servers (httptest, dev servers) need it, and the sandbox's
+	// network namespace reaches nothing of the host's.
+	NoLocalTCP bool `json:"no_local_tcp,omitempty"`
+	// AllowLocalTCP asks for what is now the default (kept so that command
+	// lines and settings that say it keep working).
 	AllowLocalTCP bool `json:"allow_local_tcp,omitempty"`
 
 	// Terminal: classes of host-affecting sequences (clipboard, hyperlinks,
@@ -169,6 +174,9 @@ func (p *Policy) Check() error {
 	case NetAllow:
 	default:
 		return &FieldError{Key: "net", Value: p.Net, Reason: "want none, allow or host"}
+	}
+	if p.NoLocalTCP && p.AllowLocalTCP {
+		return &ConflictError{Key1: "no-local-tcp", Key2: "allow-local-tcp", Reason: "TCP on the sandbox's loopback cannot be both refused and allowed: drop one of the two"}
 	}
 	if p.RequireExecAudit && p.NoExecAudit {
 		return &ConflictError{Key1: "require-exec-audit", Key2: "no-exec-audit", Reason: "the exec audit cannot be both required and off: drop one of the two"}

@@ -342,9 +342,13 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		ReadExec:  []string{"/"},
 		ReadWrite: rw,
 		DevIoctl:  []string{"/dev/tty", "/dev/pts"},
-		// Landlock TCP rules (ABI 4) under --net none: no TCP at all, not even
-		// on the sandbox's own loopback, unless --allow-local-tcp.
-		DenyTCP: p.Net == policy.NetNone && !p.AllowLocalTCP,
+		// Landlock TCP rules (ABI 4): only with --no-local-tcp. Under --net
+		// none the sandbox's network namespace has nothing but its own
+		// loopback: a server there (a test's httptest) is reachable from
+		// inside only, and neither the host's 127.0.0.1 nor any route out
+		// exists, so TCP there crosses no wall. Degraded mode, without a
+		// network namespace, denies it anyway (setupDegraded).
+		DenyTCP: p.Net == policy.NetNone && p.NoLocalTCP,
 		// Except to jail's own refusal listeners in the sandbox (80, 443):
 		// under --net none they are all that those ports reach, and they
 		// say "refused" in the client's protocol.
@@ -377,7 +381,7 @@ func inStateDir(binds []ns.Mount, stateDir string, raws map[string]string) error
 // connectPorts are the TCP ports Landlock leaves open under --net none:
 // those of jail's refusal listeners (nsnet.RefusalPorts).
 func connectPorts(p *policy.Policy) []uint16 {
-	if p.Net != policy.NetNone || p.AllowLocalTCP {
+	if p.Net != policy.NetNone || !p.NoLocalTCP {
 		return nil
 	}
 	return slices.Clone(nsnet.RefusalPorts)

@@ -19,12 +19,16 @@ import (
 // into absolute, symlink-free host paths.
 type Policy struct {
 	Command []string `json:"command"`
-	// Workspace is the working directory, writable unless ReadOnly.
-	Workspace string   `json:"workspace"`
-	ReadOnly  bool     `json:"read_only,omitempty"`
-	Write     []string `json:"write,omitempty"`
-	Read      []string `json:"read,omitempty"`
-	Deny      []string `json:"deny,omitempty"`
+	// Workspace is writable unless ReadOnly. Empty: the top level of the
+	// git work tree Cwd is in, else Cwd (the sandbox decides, and says so).
+	Workspace string `json:"workspace"`
+	// Cwd is where the command starts: the directory jail was started in.
+	// Outside the workspace, the command starts in the workspace.
+	Cwd      string   `json:"cwd,omitempty"`
+	ReadOnly bool     `json:"read_only,omitempty"`
+	Write    []string `json:"write,omitempty"`
+	Read     []string `json:"read,omitempty"`
+	Deny     []string `json:"deny,omitempty"`
 
 	NoDefaultDeny  bool `json:"no_default_deny,omitempty"`
 	AllowGitConfig bool `json:"allow_git_config,omitempty"`
@@ -229,6 +233,23 @@ func (p *Policy) Check() error {
 // inode tree (a symlink swapped later cannot redirect a bind). key names the
 // option for the error (a *FieldError).
 func ResolvePath(key, base, p string) (string, error) {
+	abs, err := AbsPath(key, base, p)
+	if err != nil {
+		return "", err
+	}
+	r, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", &FieldError{Key: key, Value: p, Reason: "no such file or directory: create it first, or drop it"}
+		}
+		return "", &FieldError{Key: key, Value: p, Reason: err.Error()}
+	}
+	return filepath.Clean(r), nil
+}
+
+// AbsPath makes a user-given path absolute, ~ expanded, relative to base,
+// without resolving symlinks: where the user will look for it.
+func AbsPath(key, base, p string) (string, error) {
 	if p == "" {
 		return "", &FieldError{Key: key, Reason: "empty path"}
 	}
@@ -243,14 +264,7 @@ func ResolvePath(key, base, p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
-	r, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", &FieldError{Key: key, Value: orig, Reason: "no such file or directory: create it first, or drop it"}
-		}
-		return "", &FieldError{Key: key, Value: orig, Reason: err.Error()}
-	}
-	return filepath.Clean(r), nil
+	return filepath.Clean(p), nil
 }
 
 // SafeEnvNames are the host variables that pass into the sandbox by default:

@@ -352,9 +352,9 @@ if touch ../../.git/hooks/pre-commit 2>/dev/null; then echo HOOK-WRITTEN; fi
 		t.Fatalf("the host's last commit: %q", got)
 	}
 	// --workspace overrides: the subfolder alone, the top level read-only.
-	r = sh(t, runOpts{dir: sub}, `touch ../../outside 2>/dev/null && echo OUTSIDE-WRITTEN; git status >/dev/null 2>&1 && echo GIT-OK; echo done`, "--workspace", sub)
+	r = sh(t, runOpts{dir: sub}, `touch ../../outside; echo done`, "--workspace", sub)
 	mustCode(t, r, 0)
-	if strings.Contains(r.stdout, "OUTSIDE-WRITTEN") {
+	if _, err := os.Lstat(filepath.Join(top, "outside")); err == nil {
 		t.Fatalf("--workspace %s still made the top level writable: %s", sub, r.stdout)
 	}
 }
@@ -461,7 +461,7 @@ func TestEverydayCommandInHome(t *testing.T) {
 	mk(".local/share/tool/versions/1.2.3", "#!/bin/sh\necho TOOL-OK \"$0\"\ncat \"$(dirname \"$(readlink -f \"$0\")\")/../assets/msg\"\n", 0o755)
 	mk(".local/share/tool/assets/msg", "ASSET-OK\n", 0o644)
 	mk(".local/share/tool/versions/key.pem", "SECRET-PEM\n", 0o644)
-	link("../.local/share/tool/versions/1.2.3", "dotfiles/bin/tool")
+	link("../../.local/share/tool/versions/1.2.3", "dotfiles/bin/tool")
 	link("../dotfiles/bin", ".local/bin")
 	mk(".local/share/other/private.txt", "OTHER-PRIVATE\n", 0o644)
 	// nvm: node and an npm global script using it by #!/usr/bin/env.
@@ -519,7 +519,7 @@ func TestEverydayGoModCacheNote(t *testing.T) {
 	env = append(env, "PATH="+bin+":/usr/bin:/bin")
 	r := run(t, runOpts{dir: ws, env: env}, "--", "go", "test", "./...")
 	mustCode(t, r, 0)
-	if !strings.Contains(r.stderr, filepath.Join(home, "go", "pkg", "mod")) || !strings.Contains(r.stderr, "-r ") {
+	if !strings.Contains(r.stderr, filepath.Join(home, "go", "pkg", "mod")) || !strings.Contains(r.stderr, "--read "+filepath.Join(home, "go", "pkg", "mod")) {
 		t.Fatalf("no note names the hidden module cache and its fix:\n%s", r.stderr)
 	}
 }

@@ -90,3 +90,31 @@ func TestReadIdentity(t *testing.T) {
 		t.Errorf("no config: %+v", got)
 	}
 }
+
+func TestParseIdentity(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Identity
+	}{
+		{"user.name\nA B\x00user.email\na@b\x00", Identity{"A B", "a@b"}},
+		{"user.name\nOld\x00user.name\nNew\x00", Identity{Name: "New"}},
+		{"user.email\n\x00", Identity{}},
+		{"user.nameX\nA\x00garbage", Identity{}},
+		{"", Identity{}},
+	}
+	for _, tt := range tests {
+		if got := parseIdentity([]byte(tt.in)); got != tt.want {
+			t.Errorf("parseIdentity(%q) = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzParseIdentity(f *testing.F) {
+	f.Add([]byte("user.name\nA B\x00user.email\na@b\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		id := parseIdentity(b)
+		if strings.ContainsAny(id.Name+id.Email, "\n\x00") {
+			t.Fatalf("a value with a newline or NUL: %+v", id)
+		}
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
-	"strings"
 	"time"
 )
 
@@ -40,24 +39,36 @@ func ReadIdentity(dir string, env []string) Identity {
 	if err != nil {
 		return Identity{}
 	}
-	get := func(key string) string {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		// git config --get runs no hook, filter or fsmonitor: it only reads
-		// config files.
-		cmd := exec.CommandContext(ctx, git, "config", "--get", key)
-		cmd.Dir = dir
-		cmd.Env = env
-		var out bytes.Buffer
-		cmd.Stdout = &out
-		if cmd.Run() != nil {
-			return ""
-		}
-		v := strings.TrimRight(out.String(), "\n")
-		if strings.ContainsAny(v, "\n\x00") {
-			return "" // not a value git would use in a header either
-		}
-		return v
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	// One git run for both keys (jail's start pays for it). git config
+	// runs no hook, filter or fsmonitor: it only reads config files.
+	cmd := exec.CommandContext(ctx, git, "config", "--null", "--get-regexp", `^user\.(name|email)$`)
+	cmd.Dir = dir
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if cmd.Run() != nil {
+		return Identity{}
 	}
-	return Identity{Name: get("user.name"), Email: get("user.email")}
+	return parseIdentity(out.Bytes())
+}
+
+// parseIdentity reads `git config --null --get-regexp` output: entries of
+// "key\nvalue\x00". The last value of a key wins, as for git config --get.
+func parseIdentity(b []byte) Identity {
+	var id Identity
+	for _, e := range bytes.Split(b, []byte{0}) {
+		k, v, ok := bytes.Cut(e, []byte{'\n'})
+		if !ok || bytes.ContainsAny(v, "\n\x00") {
+			continue
+		}
+		switch string(k) {
+		case "user.name":
+			id.Name = string(v)
+		case "user.email":
+			id.Email = string(v)
+		}
+	}
+	return id
 }

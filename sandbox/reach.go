@@ -60,7 +60,9 @@ func workspaceOf(p *policy.Policy, home string) (ws, cwd, note string, err error
 	case top != "" && top != cwd:
 		return top, cwd, fmt.Sprintf("workspace: %s, the top level of the git work tree you started in (%s starts there; `workspace` %s for the subfolder alone)", top, cwd, cwd), nil
 	case why != "":
-		return cwd, cwd, fmt.Sprintf("workspace: %s only: %s, which is never made writable whole (`workspace` DIR to choose)", cwd, why), nil
+		// Said by --dry-run and the trail only: a home kept in git (dotfiles)
+		// would hear it at every start.
+		return cwd, cwd, fmt.Sprintf("git: the workspace stays %s: %s, which is never made writable whole (`workspace` DIR to choose)", cwd, why), nil
 	}
 	return cwd, cwd, "", nil
 }

@@ -74,10 +74,10 @@ func TestWorkspaceGitTopLevel(t *testing.T) {
 			if pl.Workspace != tt.wantWS || pl.Cwd != tt.wantCwd {
 				t.Errorf("workspace %s cwd %s, want %s %s", pl.Workspace, pl.Cwd, tt.wantWS, tt.wantCwd)
 			}
-			if tt.note != "" && !hasNoteWith(pl.Notes, "workspace: ", tt.note) {
+			if tt.note != "" && !hasNoteWith(pl.Notes, tt.note) {
 				t.Errorf("no note %q: %v", tt.note, pl.Notes)
 			}
-			if tt.note == "" && hasNoteWith(pl.Notes, "workspace: ") {
+			if tt.note == "" && (hasNoteWith(pl.Notes, "workspace: ") || hasNoteWith(pl.Notes, "git: ")) {
 				t.Errorf("unexpected note: %v", pl.Notes)
 			}
 			// The top level gets the workspace's protections, no more.

@@ -285,7 +285,7 @@ func everydayHome(t *testing.T) (string, []string) {
 		"XDG_STATE_HOME=" + filepath.Join(h, ".local", "state")}
 }
 
-func gitRepo(t *testing.T, dir string) {
+func everydayRepo(t *testing.T, dir string) {
 	t.Helper()
 	for _, args := range [][]string{
 		{"init", "-q"},
@@ -300,7 +300,7 @@ func gitRepo(t *testing.T, dir string) {
 	}
 }
 
-func gitHost(t *testing.T, dir string, args ...string) string {
+func everydayGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -319,7 +319,7 @@ func gitHost(t *testing.T, dir string, args ...string) string {
 func TestEverydayGitSubfolder(t *testing.T) {
 	everydayNeed(t, "git")
 	top := workspace(t)
-	gitRepo(t, top)
+	everydayRepo(t, top)
 	sub := filepath.Join(top, "pkg", "sub")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
@@ -348,7 +348,7 @@ if touch ../../.git/hooks/pre-commit 2>/dev/null; then echo HOOK-WRITTEN; fi
 	if !strings.Contains(r.stderr, top) || !strings.Contains(r.stderr, "workspace") {
 		t.Fatalf("no note names the top level as the workspace:\n%s", r.stderr)
 	}
-	if got := gitHost(t, top, "log", "-1", "--format=%s"); got != "from a subfolder" {
+	if got := everydayGit(t, top, "log", "-1", "--format=%s"); got != "from a subfolder" {
 		t.Fatalf("the host's last commit: %q", got)
 	}
 	// --workspace overrides: the subfolder alone, the top level read-only.
@@ -383,7 +383,7 @@ func TestEverydayGitIdentity(t *testing.T) {
 				}
 			}
 			ws := workspace(t)
-			gitRepo(t, ws)
+			everydayRepo(t, ws)
 			script := `git commit -q --allow-empty -m inside && git log -1 --format='%an <%ae> / %cn <%ce>'
 echo "helper=[$(git config --get credential.helper)]"
 echo "url=[$(git config --get-regexp '^url\.' )]"

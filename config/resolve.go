@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jail-sandbox/jail/hostgit"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -147,16 +148,21 @@ func Resolve(req Request) (*Result, error) {
 	if req.NoProject != nil {
 		noProject = *req.NoProject
 	}
-	ws := env.Cwd
+	ws, wsSet := env.Cwd, false
 	for _, f := range []*File{user, explicit, flags} {
 		if f == nil {
 			continue
 		}
 		for _, s := range f.Settings {
 			if s.Option.Name == "workspace" {
-				ws = absFrom(s, env)
+				ws, wsSet = absFrom(s, env), true
 			}
 		}
+	}
+	if !wsSet {
+		// The sandbox makes the top level of the git work tree the
+		// workspace (and says so); the project file is looked for there.
+		ws = gitTopLevel(env)
 	}
 	var project *File
 	if !noProject && ws != "" {
@@ -260,7 +266,10 @@ func Resolve(req Request) (*Result, error) {
 			}
 		}
 	}
-	p.Workspace = ws // made absolute above, relative to its source
+	if wsSet {
+		p.Workspace = ws // made absolute above, relative to its source
+	}
+	p.Cwd = env.Cwd
 
 	// Names passed with env that the host does not have: the user expected
 	// something to pass. A profile lists optional ones (API keys when set).
@@ -406,4 +415,22 @@ func ProfileChain(src Profiles, names []string) ([]*File, error) {
 	var out []*File
 	err := collectProfiles(src, []*File{f}, &out)
 	return out, err
+}
+
+// gitTopLevel is the workspace jail chooses without a workspace setting:
+// the top level of the git work tree of the current directory, else the
+// current directory (hostgit.TopLevel, as the sandbox decides it).
+func gitTopLevel(env Env) string {
+	cwd, err := filepath.EvalSymlinks(env.Cwd)
+	if err != nil {
+		return env.Cwd
+	}
+	home, err := filepath.EvalSymlinks(env.Home)
+	if err != nil || env.Home == "" {
+		home = ""
+	}
+	if top, _ := hostgit.TopLevel(cwd, home); top != "" {
+		return top
+	}
+	return env.Cwd
 }

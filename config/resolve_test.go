@@ -96,8 +96,9 @@ func TestResolveLayers(t *testing.T) {
 	if p.Hostname != "from-tool" || p.Memory != 2<<30 || p.CPUs != 2 || p.Timeout != 3*time.Minute || p.Pids != 99 || p.KillGrace != 2*time.Second {
 		t.Errorf("scalars: hostname %q memory %d cpus %v timeout %v pids %d grace %v", p.Hostname, p.Memory, p.CPUs, p.Timeout, p.Pids, p.KillGrace)
 	}
-	if p.TmpSize != 1<<30 || p.Workspace != w.ws || !slices.Equal(p.Profile, []string{"tool"}) {
-		t.Errorf("defaults: tmp %d workspace %q profile %v", p.TmpSize, p.Workspace, p.Profile)
+	// No workspace setting: the sandbox chooses (the git top level of Cwd).
+	if p.TmpSize != 1<<30 || p.Workspace != "" || p.Cwd != w.ws || !slices.Equal(p.Profile, []string{"tool"}) {
+		t.Errorf("defaults: tmp %d workspace %q cwd %q profile %v", p.TmpSize, p.Workspace, p.Cwd, p.Profile)
 	}
 	for _, c := range []struct{ key, value, where string }{
 		{"write", "~/base", "profile base (/profiles/base.toml:2)"},

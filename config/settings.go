@@ -57,7 +57,7 @@ import (
 // denyWrite -> deny (jail has no write-only denial, so the path is hidden,
 // which is stricter; said in a note); allowGitConfig -> allow-git-config;
 // allowedDomains -> allow-domain; deniedDomains -> deny-domain;
-// allowLocalBinding -> allow-local-tcp; credentials files in deny or mask
+// allowLocalBinding -> allow-local-tcp (false: no-local-tcp); credentials files in deny or mask
 // mode -> deny. Every other key is reported, one line each, never ignored
 // silently; so are entries jail cannot take as they are (globs in
 // allowRead/allowWrite, paths that do not exist, a denyRead of the home
@@ -167,7 +167,7 @@ var (
 	networkKeys = map[string]keyRule{
 		"allowedDomains":          {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "allow-domain", m.domain) }},
 		"deniedDomains":           {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "deny-domain", m.deniedDomain) }},
-		"allowLocalBinding":       {fn: func(m *settingsMap, k string, v any) { m.flag(k, v, "allow-local-tcp") }},
+		"allowLocalBinding":       {fn: func(m *settingsMap, k string, v any) { m.localBinding(k, v) }},
 		"strictAllowlist":         {fn: (*settingsMap).strict},
 		"deniedDomainReasons":     {why: "jail's denial notices name the rule"},
 		"allowManagedDomainsOnly": {why: "jail has no managed settings; its allowlist is what you give it"},
@@ -301,6 +301,21 @@ func (m *settingsMap) flag(key string, v any, optKey string) {
 	}
 	if b {
 		m.add(optKey, key, -1, "true", "true")
+	}
+}
+
+// localBinding: jail allows TCP on the sandbox's own loopback by default;
+// an explicit false asks for what srt does without it.
+func (m *settingsMap) localBinding(key string, v any) {
+	b, ok := v.(bool)
+	if !ok {
+		m.fail(key, "want true or false")
+		return
+	}
+	if b {
+		m.add("allow-local-tcp", key, -1, "true", "true")
+	} else {
+		m.add("no-local-tcp", key, -1, "true", "true")
 	}
 }
 

@@ -63,7 +63,7 @@ func TestSettingsSRTReadmeExample(t *testing.T) {
 }`)
 	want := []string{
 		"allow-domain=github.com", "allow-domain=*.github.com", "allow-domain=lfs.github.com", "allow-domain=api.github.com",
-		"allow-domain=npmjs.org", "allow-domain=*.npmjs.org", "deny-domain=malicious.com",
+		"allow-domain=npmjs.org", "allow-domain=*.npmjs.org", "deny-domain=malicious.com", "no-local-tcp=true", // allowLocalBinding: false
 		"deny=~/.ssh", "write=" + filepath.Join(w.ws, "src"), "write=" + filepath.Join(w.ws, "test"), "write=/tmp",
 		"deny=" + filepath.Join(w.ws, ".env"), "deny=" + filepath.Join(w.ws, "config/production.json"),
 	}

@@ -339,6 +339,17 @@ func applyMount(m Mount, src int) error {
 			return fmt.Errorf("%w (the host mount is read-only)", err)
 		}
 		return err
+	case KindSymlink:
+		if _, err := os.Lstat(m.Path); err == nil {
+			return nil // the view shows the host's own link (or what replaced it)
+		}
+		// Only in a private tmpfs of ours can anything be missing: the
+		// host view is read-only, so nothing is ever created on the host
+		// (MkdirAll and Symlink fail with EROFS there).
+		if err := os.MkdirAll(filepath.Dir(m.Path), 0o755); err != nil {
+			return err
+		}
+		return os.Symlink(m.Link, m.Path)
 	case KindPin:
 		if err := unix.Mount(m.Path, m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return mountErr("bind", m.Path, err)

@@ -34,6 +34,11 @@ const (
 	// written, truncated, chmod'ed, removed or replaced, and Path, a mount
 	// point, cannot be renamed or removed.
 	KindRecord = "record"
+	// KindSymlink creates a symbolic link at Path saying Link, where the
+	// sandbox's view has nothing (in a private tmpfs: a link of the host's
+	// in a hidden place, on the way to a path made visible). Where the view
+	// already shows something at Path (the host's own link), nothing is done.
+	KindSymlink = "symlink"
 )
 
 // RecordName is the name under which init passes a KindRecord's writable
@@ -58,6 +63,8 @@ type Mount struct {
 	Data []byte `json:"data,omitempty"`
 	// File is the name of a KindRecord's file inside Path.
 	File string `json:"file,omitempty"`
+	// Link is what a KindSymlink says (its target, as read on the host).
+	Link string `json:"link,omitempty"`
 	// Why is shown by --dry-run and in the audit trail.
 	Why string `json:"why,omitempty"`
 }

@@ -64,12 +64,12 @@ var Groups = []string{GroupFiles, GroupEnv, GroupCommand, GroupHost, GroupLimits
 // Options is the table of every option, in help order within each group.
 var Options = []Option{
 	// Workspace and files.
-	{Name: "workspace", Placeholder: "DIR", Kind: String, DefaultText: "the current directory", Group: GroupFiles,
-		Help: "the directory the command runs in, writable unless --read-only", field: func(p *Policy) any { return &p.Workspace }},
+	{Name: "workspace", Placeholder: "DIR", Kind: String, DefaultText: "the git top level of the current directory, else the current directory", Group: GroupFiles,
+		Help: "the directory writable for the command unless --read-only", field: func(p *Policy) any { return &p.Workspace }},
 	{Name: "write", Short: "w", Placeholder: "PATH", Kind: List, Group: GroupFiles, Example: "~/.cache/go-build",
-		Help: "make PATH writable (repeatable)", field: func(p *Policy) any { return &p.Write }},
+		Help: "make PATH writable (repeatable; a symlink works at its own path)", field: func(p *Policy) any { return &p.Write }},
 	{Name: "read", Short: "r", Placeholder: "PATH", Kind: List, Group: GroupFiles, Example: "~/.gitconfig",
-		Help: "make a hidden PATH visible, read-only (repeatable)", field: func(p *Policy) any { return &p.Read }},
+		Help: "make a hidden PATH visible, read-only (repeatable; a symlink works at its own path)", field: func(p *Policy) any { return &p.Read }},
 	{Name: "read-only", Kind: Bool, Group: GroupFiles,
 		Help: "make the workspace read-only too (only /tmp stays writable)", field: func(p *Policy) any { return &p.ReadOnly }},
 	{Name: "deny", Placeholder: "PATTERN", Kind: List, Group: GroupFiles, Example: "secrets/**",
@@ -153,8 +153,10 @@ var Options = []Option{
 		Help: "reach the host's loopback PORT as host.jail.internal:PORT (repeatable)", field: func(p *Policy) any { return &p.AllowHostPort }},
 	{Name: "publish", Short: "p", Placeholder: "[IP:]HOSTPORT:PORT", Kind: List, Group: GroupNet, Example: "8080:3000",
 		Help: "publish a server inside on the host's 127.0.0.1:HOSTPORT (repeatable)", field: func(p *Policy) any { return &p.Publish }},
+	{Name: "no-local-tcp", Kind: Bool, Group: GroupNet,
+		Help: "with --net none: no TCP at all, not even on the sandbox's own loopback (test servers fail)", field: func(p *Policy) any { return &p.NoLocalTCP }},
 	{Name: "allow-local-tcp", Kind: Bool, Group: GroupNet,
-		Help: "with --net none: allow TCP on the sandbox's own loopback", field: func(p *Policy) any { return &p.AllowLocalTCP }},
+		Help: "TCP on the sandbox's own loopback (the default; see --no-local-tcp)", field: func(p *Policy) any { return &p.AllowLocalTCP }},
 	{Name: "x-force-proxy-aware", Kind: Bool, Group: GroupNet, Hidden: true,
 		Help: "testing: use the proxy-aware fallback instead of TPROXY", field: func(p *Policy) any { return &p.ForceProxyAware }},
 

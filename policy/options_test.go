@@ -66,11 +66,12 @@ func TestOptionsTable(t *testing.T) {
 			}
 		}
 	}
-	// Every field but the command and the readers' notices has an option.
+	// Every field but the command, where it starts (the process's own
+	// directory) and the readers' notices has an option.
 	rv := reflect.ValueOf(&p).Elem()
 	for i := 0; i < rv.NumField(); i++ {
 		f := rv.Type().Field(i)
-		if f.Name == "Command" || f.Name == "Notices" {
+		if f.Name == "Command" || f.Name == "Cwd" || f.Name == "Notices" {
 			continue
 		}
 		if _, ok := owner[rv.Field(i).Addr().Pointer()]; !ok {

@@ -19,12 +19,16 @@ import (
 // into absolute, symlink-free host paths.
 type Policy struct {
 	Command []string `json:"command"`
-	// Workspace is the working directory, writable unless ReadOnly.
-	Workspace string   `json:"workspace"`
-	ReadOnly  bool     `json:"read_only,omitempty"`
-	Write     []string `json:"write,omitempty"`
-	Read      []string `json:"read,omitempty"`
-	Deny      []string `json:"deny,omitempty"`
+	// Workspace is writable unless ReadOnly. Empty: the top level of the
+	// git work tree Cwd is in, else Cwd (the sandbox decides, and says so).
+	Workspace string `json:"workspace"`
+	// Cwd is where the command starts: the directory jail was started in.
+	// Outside the workspace, the command starts in the workspace.
+	Cwd      string   `json:"cwd,omitempty"`
+	ReadOnly bool     `json:"read_only,omitempty"`
+	Write    []string `json:"write,omitempty"`
+	Read     []string `json:"read,omitempty"`
+	Deny     []string `json:"deny,omitempty"`
 
 	NoDefaultDeny  bool `json:"no_default_deny,omitempty"`
 	AllowGitConfig bool `json:"allow_git_config,omitempty"`
@@ -84,8 +88,13 @@ type Policy struct {
 	AllowHostPort   []string `json:"allow_host_port,omitempty"`
 	Publish         []string `json:"publish,omitempty"`
 	ForceProxyAware bool     `json:"force_proxy_aware,omitempty"`
-	// AllowLocalTCP lifts Landlock's TCP bind/connect denial under --net none
-	// (servers on the sandbox's own loopback, e.g. a test suite's).
+	// NoLocalTCP forbids TCP on the sandbox's own loopback under --net none
+	// (Landlock denies every TCP bind and connect). By default it works:
+	// test servers (httptest, dev servers) need it, and the sandbox's
+	// network namespace reaches nothing of the host's.
+	NoLocalTCP bool `json:"no_local_tcp,omitempty"`
+	// AllowLocalTCP asks for what is now the default (kept so that command
+	// lines and settings that say it keep working).
 	AllowLocalTCP bool `json:"allow_local_tcp,omitempty"`
 
 	// Terminal: classes of host-affecting sequences (clipboard, hyperlinks,
@@ -170,6 +179,9 @@ func (p *Policy) Check() error {
 	default:
 		return &FieldError{Key: "net", Value: p.Net, Reason: "want none, allow or host"}
 	}
+	if p.NoLocalTCP && p.AllowLocalTCP {
+		return &ConflictError{Key1: "no-local-tcp", Key2: "allow-local-tcp", Reason: "TCP on the sandbox's loopback cannot be both refused and allowed: drop one of the two"}
+	}
 	if p.RequireExecAudit && p.NoExecAudit {
 		return &ConflictError{Key1: "require-exec-audit", Key2: "no-exec-audit", Reason: "the exec audit cannot be both required and off: drop one of the two"}
 	}
@@ -221,6 +233,23 @@ func (p *Policy) Check() error {
 // inode tree (a symlink swapped later cannot redirect a bind). key names the
 // option for the error (a *FieldError).
 func ResolvePath(key, base, p string) (string, error) {
+	abs, err := AbsPath(key, base, p)
+	if err != nil {
+		return "", err
+	}
+	r, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", &FieldError{Key: key, Value: p, Reason: "no such file or directory: create it first, or drop it"}
+		}
+		return "", &FieldError{Key: key, Value: p, Reason: err.Error()}
+	}
+	return filepath.Clean(r), nil
+}
+
+// AbsPath makes a user-given path absolute, ~ expanded, relative to base,
+// without resolving symlinks: where the user will look for it.
+func AbsPath(key, base, p string) (string, error) {
 	if p == "" {
 		return "", &FieldError{Key: key, Reason: "empty path"}
 	}
@@ -235,14 +264,7 @@ func ResolvePath(key, base, p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
-	r, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", &FieldError{Key: key, Value: orig, Reason: "no such file or directory: create it first, or drop it"}
-		}
-		return "", &FieldError{Key: key, Value: orig, Reason: err.Error()}
-	}
-	return filepath.Clean(r), nil
+	return filepath.Clean(p), nil
 }
 
 // SafeEnvNames are the host variables that pass into the sandbox by default:

@@ -41,7 +41,17 @@ func Check(p *policy.Policy, env []string) error {
 	if err := p.Check(); err != nil {
 		return err
 	}
-	ws, binds, raws, err := resolveRoots(p)
+	home := lookupEnv(env, "HOME")
+	if r, err := filepath.EvalSymlinks(home); err == nil && home != "" {
+		home = r
+	} else {
+		home = ""
+	}
+	ws, _, _, err := workspaceOf(p, home)
+	if err != nil {
+		return err
+	}
+	binds, raws, err := resolveRoots(p, ws)
 	if err != nil {
 		return err
 	}
@@ -49,12 +59,6 @@ func Check(p *policy.Policy, env []string) error {
 		if err := inStateDir(binds, resolveExisting(sd), raws); err != nil {
 			return err
 		}
-	}
-	home := lookupEnv(env, "HOME")
-	if r, err := filepath.EvalSymlinks(home); err == nil && home != "" {
-		home = r
-	} else {
-		home = ""
 	}
 	in := fsrules.Input{Workspace: ws, Home: home, Deny: p.Deny, NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig}
 	for _, b := range binds {

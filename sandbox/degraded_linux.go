@@ -195,6 +195,11 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 		cleanup()
 		return nil, err
 	}
+	// No network namespace here: 127.0.0.1 is the host's loopback, with
+	// the user's own services on it. The sandbox's private loopback that
+	// --net none allows TCP on does not exist, so Landlock denies all TCP
+	// (seccomp also refuses IP sockets).
+	base.DenyTCP = base.DenyTCP || r.pol.Net == policy.NetNone
 	rules, lost, err := degradedRules(spec.Mounts, base, tmp)
 	if err != nil {
 		cleanup()

@@ -62,8 +62,9 @@ func TestDenialRecordConflict(t *testing.T) {
 	}
 }
 
-// TestPlanConnectPorts: Landlock keeps TCP closed under --net none except
-// jail's two refusal ports, and has no TCP rule otherwise.
+// TestPlanConnectPorts: with --no-local-tcp, Landlock keeps TCP closed under
+// --net none except jail's two refusal ports; otherwise (the default) it has
+// no TCP rule.
 func TestPlanConnectPorts(t *testing.T) {
 	f := newFixture(t)
 	for _, tt := range []struct {
@@ -72,7 +73,8 @@ func TestPlanConnectPorts(t *testing.T) {
 		deny bool
 		want []uint16
 	}{
-		{"none", func(p *policy.Policy) { p.Net = policy.NetNone }, true, []uint16{80, 443}},
+		{"none with --no-local-tcp", func(p *policy.Policy) { p.Net, p.NoLocalTCP = policy.NetNone, true }, true, []uint16{80, 443}},
+		{"none", func(p *policy.Policy) { p.Net = policy.NetNone }, false, nil},
 		{"none with --allow-local-tcp", func(p *policy.Policy) { p.Net, p.AllowLocalTCP = policy.NetNone, true }, false, nil},
 		{"allow", func(p *policy.Policy) { p.Net, p.AllowDomain = policy.NetAllow, []string{"a.example"} }, false, nil},
 	} {

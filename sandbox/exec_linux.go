@@ -37,7 +37,7 @@ func (r *runner) serveExecs(l *os.File) {
 				// not dumpable until the exec completes: its /proc/PID/mem is
 				// root's. It is exactly the command jail was given (checked
 				// against the guard rail before start).
-				ev.Path, ev.Argv, ev.Cwd, ev.Err = r.pol.Command[0], r.pol.Command, r.plan.Workspace, ""
+				ev.Path, ev.Argv, ev.Cwd, ev.Err = r.pol.Command[0], r.pol.Command, r.plan.Cwd, ""
 			}
 			ev.Pid = sandboxPid(ev.Pid)
 			// Secret values out first, while the bytes are still raw; then

@@ -42,11 +42,13 @@ const (
 // Plan is the effective, resolved sandbox: what --dry-run prints and the audit
 // trail's start event records.
 type Plan struct {
-	Workspace string     `json:"workspace"`
-	Home      string     `json:"home"`
-	Mounts    []ns.Mount `json:"mounts"`
-	Env       []string   `json:"env"`
-	Notes     []string   `json:"notes,omitempty"`
+	Workspace string `json:"workspace"`
+	// Cwd is where the command starts (in the workspace).
+	Cwd    string     `json:"cwd"`
+	Home   string     `json:"home"`
+	Mounts []ns.Mount `json:"mounts"`
+	Env    []string   `json:"env"`
+	Notes  []string   `json:"notes,omitempty"`
 	// Absent are protected paths missing at start in writable trees (see
 	// fsrules.Plan.Absent): watched while the sandbox runs, moved to the
 	// quarantine if created (sentry_linux.go).
@@ -117,11 +119,6 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	ws, bl, raws, err := resolveRoots(p)
-	if err != nil {
-		return nil, err
-	}
-	plan := &Plan{Workspace: ws}
 	home := lookupEnv(env, "HOME")
 	if home != "" {
 		if r, err := filepath.EvalSymlinks(home); err == nil {
@@ -129,6 +126,18 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		} else {
 			home = ""
 		}
+	}
+	ws, cwd, wsNote, err := workspaceOf(p, home)
+	if err != nil {
+		return nil, err
+	}
+	bl, raws, err := resolveRoots(p, ws)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Workspace: ws, Cwd: cwd}
+	if wsNote != "" {
+		plan.Notes = append(plan.Notes, wsNote)
 	}
 	plan.Home = home
 	homes := userHomes(home)
@@ -170,7 +179,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Path) < depth(mounts[j].Path) })
 
 	// 2. Re-expose: the workspace and the read/write paths (resolveRoots),
-	//    and the directories of the programs the agent runs from data places
+	//    the directories of the programs the agent runs from data places
 	//    (PATH=/opt/tool/bin:...): read-only, searched like a read path. One
 	//    that a deny rule covers stays hidden.
 	var progs []ns.Mount
@@ -193,7 +202,32 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		bl = append(bl, progs...)
 		sort.SliceStable(bl, func(i, j int) bool { return depth(bl[i].Path) < depth(bl[j].Path) })
 	}
+	// The command (and its interpreters) where the host's PATH finds them,
+	// when that is in another hidden place ($HOME, /tmp): its install tree
+	// read-only.
+	exp := exposeCommand(p.Command, lookupEnv(plan.Env, "PATH"), cwd, home, env, append(append([]ns.Mount{}, mounts...), bl...))
+	plan.Notes = append(plan.Notes, exp.notes...)
+	if len(exp.binds) > 0 {
+		have := map[string]bool{}
+		for _, b := range bl {
+			have[b.Path] = true
+		}
+		for _, b := range exp.binds {
+			if !have[b.Path] {
+				bl = append(bl, b)
+			}
+		}
+		sortBinds(bl)
+	}
 	mounts = append(mounts, bl...)
+	// Symlinks on the way to --write/--read paths and to the command, where
+	// they sit in a hidden place: recreated, so that each works at its own
+	// path (the binds above are of their targets).
+	links, err := userLinks(p, ws)
+	if err != nil {
+		return nil, err
+	}
+	mounts = append(mounts, linkMounts(append(links, exp.links...), mounts)...)
 
 	// jail's own state directory (old trails, the run registry, the
 	// quarantine, the trail key) is the user's record: never shown to the
@@ -318,6 +352,10 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		plan.Notes = append(plan.Notes, "no record of denials inside ($"+denials.Env+"): "+why)
 	}
 	plan.Mounts = mounts
+	plan.Env = withGitIdentity(plan.Env, ws, env)
+	if n := goCacheNote(p.Command, plan.Env, home, mounts); n != "" {
+		plan.Notes = append(plan.Notes, n)
+	}
 	plan.Writable = writable
 	var roots []agentcfg.Root
 	for _, b := range bl {
@@ -342,9 +380,13 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		ReadExec:  []string{"/"},
 		ReadWrite: rw,
 		DevIoctl:  []string{"/dev/tty", "/dev/pts"},
-		// Landlock TCP rules (ABI 4) under --net none: no TCP at all, not even
-		// on the sandbox's own loopback, unless --allow-local-tcp.
-		DenyTCP: p.Net == policy.NetNone && !p.AllowLocalTCP,
+		// Landlock TCP rules (ABI 4): only with --no-local-tcp. Under --net
+		// none the sandbox's network namespace has nothing but its own
+		// loopback: a server there (a test's httptest) is reachable from
+		// inside only, and neither the host's 127.0.0.1 nor any route out
+		// exists, so TCP there crosses no wall. Degraded mode, without a
+		// network namespace, denies it anyway (setupDegraded).
+		DenyTCP: p.Net == policy.NetNone && p.NoLocalTCP,
 		// Except to jail's own refusal listeners in the sandbox (80, 443):
 		// under --net none they are all that those ports reach, and they
 		// say "refused" in the client's protocol.
@@ -377,7 +419,7 @@ func inStateDir(binds []ns.Mount, stateDir string, raws map[string]string) error
 // connectPorts are the TCP ports Landlock leaves open under --net none:
 // those of jail's refusal listeners (nsnet.RefusalPorts).
 func connectPorts(p *policy.Policy) []uint16 {
-	if p.Net != policy.NetNone || p.AllowLocalTCP {
+	if p.Net != policy.NetNone || !p.NoLocalTCP {
 		return nil
 	}
 	return slices.Clone(nsnet.RefusalPorts)
@@ -464,16 +506,16 @@ func foreignNote(path, why string) string {
 // shallow first, so that a deeper writable path inside a read-only one stays
 // writable. raw maps each resolved path back to the value as given, for
 // errors about it. Errors are *policy.FieldError or *policy.ConflictError.
-func resolveRoots(p *policy.Policy) (string, []ns.Mount, map[string]string, error) {
-	ws, err := policy.ResolvePath("workspace", "/", p.Workspace)
-	if err != nil {
-		return "", nil, nil, err
-	}
+func resolveRoots(p *policy.Policy, ws string) ([]ns.Mount, map[string]string, error) {
 	if ws == "/" && !p.ReadOnly {
-		return "", nil, nil, &policy.FieldError{Key: "workspace", Value: "/", Reason: "the whole host: cd into a project directory, or add `read-only`"}
+		return nil, nil, &policy.FieldError{Key: "workspace", Value: "/", Reason: "the whole host: cd into a project directory, or add `read-only`"}
 	}
 	binds := map[string]ns.Mount{}
-	raws := map[string]string{ws: p.Workspace}
+	raw := p.Workspace
+	if raw == "" {
+		raw = ws
+	}
+	raws := map[string]string{ws: raw}
 	addBind := func(key, raw string, rw bool, why string) error {
 		path, err := policy.ResolvePath(key, ws, raw)
 		if err != nil {
@@ -505,29 +547,35 @@ func resolveRoots(p *policy.Policy) (string, []ns.Mount, map[string]string, erro
 		return nil
 	}
 	if err := addBind("workspace", ws, !p.ReadOnly, "workspace"); err != nil {
-		return "", nil, nil, err
+		return nil, nil, err
 	}
 	for _, w := range p.Write {
 		if err := addBind("write", w, true, "write"); err != nil {
-			return "", nil, nil, err
+			return nil, nil, err
 		}
 	}
 	for _, r := range p.Read {
 		if err := addBind("read", r, false, "read"); err != nil {
-			return "", nil, nil, err
+			return nil, nil, err
 		}
 	}
 	var bl []ns.Mount
 	for _, b := range binds {
 		bl = append(bl, b)
 	}
+	sortBinds(bl)
+	return bl, raws, nil
+}
+
+// sortBinds orders binds shallow first (then by path), so that a deeper
+// writable path inside a read-only one stays writable.
+func sortBinds(bl []ns.Mount) {
 	sort.Slice(bl, func(i, j int) bool {
 		if di, dj := depth(bl[i].Path), depth(bl[j].Path); di != dj {
 			return di < dj
 		}
 		return bl[i].Path < bl[j].Path
 	})
-	return ws, bl, raws, nil
 }
 
 // invalid marks err as the user's to fix (policy.ErrInvalid), keeping its
@@ -654,6 +702,9 @@ func (pl *Plan) Print(w io.Writer) {
 		extra := ""
 		if m.Kind == ns.KindTmpfs && m.Size > 0 {
 			extra = fmt.Sprintf(" size=%d mode=%#o", m.Size, m.Mode)
+		}
+		if m.Kind == ns.KindSymlink {
+			extra = " -> " + m.Link
 		}
 		fmt.Fprintf(w, "%-10s %s%s  (%s)\n", m.Kind, m.Path, extra, m.Why)
 	}

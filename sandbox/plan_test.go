@@ -490,12 +490,12 @@ func TestBuildPlanLandlock(t *testing.T) {
 	f := newFixture(t)
 	f.mkdir(t, "out")
 	tests := []struct {
-		net      string
-		localTCP bool
-		denyTCP  bool
+		net        string
+		noLocalTCP bool
+		denyTCP    bool
 	}{
-		{policy.NetNone, false, true},
-		{policy.NetNone, true, false},
+		{policy.NetNone, false, false},
+		{policy.NetNone, true, true},
 		{policy.NetAllow, false, false},
 		{policy.NetAllow, true, false},
 		{policy.NetHost, false, false},
@@ -503,14 +503,14 @@ func TestBuildPlanLandlock(t *testing.T) {
 	}
 	for _, tt := range tests {
 		pl, err := BuildPlan(f.policy(func(p *policy.Policy) {
-			p.Net, p.AllowLocalTCP, p.RequireLandlock, p.Write = tt.net, tt.localTCP, 3, []string{"out"}
+			p.Net, p.NoLocalTCP, p.RequireLandlock, p.Write = tt.net, tt.noLocalTCP, 3, []string{"out"}
 		}), f.env)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ll := pl.Landlock
 		if ll.DenyTCP != tt.denyTCP {
-			t.Errorf("net %s allow-local-tcp %v: DenyTCP %v, want %v", tt.net, tt.localTCP, ll.DenyTCP, tt.denyTCP)
+			t.Errorf("net %s no-local-tcp %v: DenyTCP %v, want %v", tt.net, tt.noLocalTCP, ll.DenyTCP, tt.denyTCP)
 		}
 		if !ll.Scope || ll.Require != 3 {
 			t.Errorf("Scope %v Require %d", ll.Scope, ll.Require)
@@ -578,7 +578,7 @@ func TestPlanPrint(t *testing.T) {
 	var b strings.Builder
 	pl.Print(&b)
 	out := b.String()
-	for _, want := range []string{"workspace  " + f.ws, "bind       " + f.ws, "mask       " + filepath.Join(f.ws, ".env"), "env        PATH", "deny tcp true"} {
+	for _, want := range []string{"workspace  " + f.ws, "bind       " + f.ws, "mask       " + filepath.Join(f.ws, ".env"), "env        PATH", "deny tcp false"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--dry-run output lacks %q:\n%s", want, out)
 		}

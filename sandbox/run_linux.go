@@ -142,10 +142,10 @@ func (r *runner) run() int {
 		r.notef("%s", n)
 	}
 	for _, n := range plan.Notes {
-		// A deny that matched nothing, a path the agent cannot write, and a
-		// directory hidden whole because it cannot be read (its owner would
-		// wonder why it is empty inside).
-		if strings.HasPrefix(n, "deny ") || strings.HasPrefix(n, "read-only: ") || strings.HasPrefix(n, "unreadable directory") {
+		// A deny that matched nothing, a path the agent cannot write, a
+		// directory hidden whole because it cannot be read, and what the
+		// everyday-tools rules changed (see shownNote).
+		if shownNote(n) {
 			r.notef("%s", n)
 		}
 	}
@@ -189,7 +189,7 @@ func (r *runner) run() int {
 			return ExitSetup
 		}
 		// The command itself is judged here, before anything starts.
-		if rule := r.guard.Check(r.pol.Command, plan.Workspace); rule != "" {
+		if rule := r.guard.Check(r.pol.Command, plan.Cwd); rule != "" {
 			r.errorf("blocked command: %s (guard rail %s); drop it, or adjust `block-command` or `no-guard-rails`", strings.Join(r.pol.Command, " "), rule)
 			return ExitNotExec
 		}
@@ -197,7 +197,7 @@ func (r *runner) run() int {
 	spec := &ns.Spec{
 		Mounts:   plan.Mounts,
 		Hostname: r.pol.Hostname,
-		Cwd:      plan.Workspace,
+		Cwd:      plan.Cwd,
 		Argv:     r.pol.Command,
 		Env:      plan.Env,
 		Hooks:    map[string][]byte{},

@@ -162,7 +162,7 @@ func (r *runner) recordStart(info map[string]string) {
 	// Variables by name only: --env/--setenv values are the user's secrets.
 	r.trail.Record(audit.Start{
 		Schema: audit.SchemaVersion, Version: Version, ID: r.id,
-		Argv: r.redact.argv(os.Args), Command: r.redact.strs(r.pol.Command), Cwd: r.redact.str(r.plan.Workspace),
+		Argv: r.redact.argv(os.Args), Command: r.redact.strs(r.pol.Command), Cwd: r.redact.str(r.plan.Cwd),
 		UID: os.Getuid(), GID: os.Getgid(), PID: os.Getpid(), Root: os.Getuid() == 0,
 		Policy: r.redact.startPolicy(r.pol, r.plan, r.cgRep),
 		Kernel: audit.Kernel{

@@ -73,6 +73,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(notifyShimEnv) != "" {
 		notifyShim() // degraded_test.go; execs jail, never returns
 	}
+	if os.Getenv(everydayShimEnv) != "" {
+		everydayShim() // everyday_test.go; exits
+	}
 	if os.Getenv(dnsShimEnv) != "" {
 		dnsShim() // net_test.go; runs jail, never returns
 	}

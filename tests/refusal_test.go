@@ -234,9 +234,11 @@ exit 0`
 }
 
 // TestRefusalNetNoneStaysClosed: under --net none the refusal plumbing adds
-// no way out: no route but the sandbox's own, Landlock still refuses TCP to
-// every port but jail's two refusal listeners, no listener can be bound,
-// and jail's proxy refuses a CONNECT to a raw address too.
+// no way out: no route but the sandbox's own, and jail's proxy refuses a
+// CONNECT to a raw address too. With --no-local-tcp, Landlock still refuses
+// TCP to every port but jail's two refusal listeners and no listener can be
+// bound (without it, TCP on the sandbox's own loopback is allowed, which
+// TestEverydayLoopbackIsolated shows reaches nothing of the host's).
 func TestRefusalNetNoneStaysClosed(t *testing.T) {
 	script := timed + `
 t routes sh -c "{ ip -4 route show table all; ip -6 route show table all; } | grep -v ' dev lo '; true"
@@ -244,7 +246,7 @@ t port22 /usr/bin/python3 -c 'import socket; socket.create_connection(("` + refu
 t bind /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 8080))'
 t connect-raw /usr/bin/curl -sS --max-time 10 -p http://198.51.100.7:443/
 exit 0`
-	r := sh(t, runOpts{env: refusalEnv(t)}, script)
+	r := sh(t, runOpts{env: refusalEnv(t)}, script, "--no-local-tcp")
 	mustCode(t, r, 0)
 	res := parseTimed(r.stdout)
 	if routes := strings.TrimSpace(res["routes"].out); routes != "" {

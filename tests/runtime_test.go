@@ -435,9 +435,9 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
-// Under --net none the sandbox has an up loopback and nothing else; TCP is
-// refused by Landlock (ABI 4) unless --allow-local-tcp, which allows it on
-// the sandbox's own loopback only.
+// Under --net none the sandbox has an up loopback and nothing else; TCP on
+// it works (test servers), and --no-local-tcp refuses it with Landlock
+// (ABI 4). Nothing routes out either way.
 func TestLoopbackAndLocalTCP(t *testing.T) {
 	probe := `import socket
 s=socket.socket()
@@ -454,15 +454,15 @@ except OSError as e:
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
 	}
-	r := run(t, runOpts{}, "--", "python3", "-c", probe)
+	r := run(t, runOpts{}, "--no-local-tcp", "--", "python3", "-c", probe)
 	mustCode(t, r, 0)
 	if !strings.Contains(r.stdout, "REFUSED 13") || strings.Contains(r.stdout, "EGRESS") {
-		t.Fatalf("--net none: %q", r.stdout)
+		t.Fatalf("--no-local-tcp: %q", r.stdout)
 	}
-	r = run(t, runOpts{}, "--allow-local-tcp", "--", "python3", "-c", probe)
+	r = run(t, runOpts{}, "--", "python3", "-c", probe)
 	mustCode(t, r, 0)
 	if !strings.Contains(r.stdout, "TCP hi") || strings.Contains(r.stdout, "EGRESS") {
-		t.Fatalf("--allow-local-tcp: %q", r.stdout)
+		t.Fatalf("--net none: %q", r.stdout)
 	}
 	r = sh(t, runOpts{}, "cat /sys/class/net/lo/operstate; ls /sys/class/net")
 	if strings.Contains(r.stdout, "down") || strings.TrimSpace(strings.Split(r.stdout, "\n")[1]) != "lo" {

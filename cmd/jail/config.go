@@ -68,7 +68,11 @@ func configRun(f *factory, opts *ConfigOptions) error {
 	if err := check.Check(); err != nil {
 		return &usageError{res.Origins.Explain(err)}
 	}
-	header := []string{"workspace: " + p.Workspace + " (the current directory unless --workspace)"}
+	ws := p.Workspace
+	if ws == "" {
+		ws = "not set: the top level of the git work tree of " + p.Cwd + ", else that directory"
+	}
+	header := []string{"workspace: " + ws}
 	if len(res.Files) == 0 {
 		header = append(header, "read: no file (defaults and flags only)")
 	}

@@ -122,8 +122,8 @@ network namespaces; the host read-only, the workspace writable, $HOME empty,
 secrets hidden, no network, every capability dropped.`
 
 const examples = `  jail -- claude                      run an agent CLI in the current directory
-  jail -r ~/.gitconfig -- git status  make one file of $HOME visible, read-only
-  jail -w ~/.cache/go-build -- go test ./...
+  jail -r ~/datasets -- python3 x.py  make one path of $HOME visible, read-only
+  jail -r ~/go/pkg/mod -- go test ./...   the module cache, read-only
   jail --allow-domain api.example.com -- curl https://api.example.com/
   jail --read-only -- ls -la          nothing writable but /tmp
   jail --env GITHUB_TOKEN -- gh pr list   pass one secret, by name

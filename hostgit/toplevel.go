@@ -1,0 +1,76 @@
+package hostgit
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// TopLevel returns the top level of the git work tree that contains dir, as
+// git would find it from dir: the nearest directory holding a .git entry (a
+// repository directory, or a gitdir file of a worktree or submodule), not
+// across file systems (git's default without GIT_DISCOVERY_ACROSS_FILESYSTEM).
+// dir must be absolute and symlink-free. It returns "" when dir is in no work
+// tree, and dir itself when dir is the top level.
+//
+// home is the user's home, symlink-free: a work tree whose top level is the
+// home or contains it (a dotfiles repository in ~, a repository at /) is not
+// returned, reason says so; widening the workspace to it would make the
+// whole home writable.
+func TopLevel(dir, home string) (top, reason string) {
+	dev, ok := device(dir)
+	if !ok {
+		return "", ""
+	}
+	for d := filepath.Clean(dir); ; {
+		if isGitEntry(filepath.Join(d, ".git")) {
+			if d == "/" || (home != "" && (d == home || within(home, d))) {
+				return "", "the work tree at " + d + " holds your home"
+			}
+			return d, ""
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", ""
+		}
+		if pd, ok := device(parent); !ok || pd != dev {
+			return "", "" // git stops at a file system boundary too
+		}
+		d = parent
+	}
+}
+
+// within reports whether p lies strictly below dir.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return p != "/"
+	}
+	return len(p) > len(dir) && p[:len(dir)] == dir && p[len(dir)] == '/'
+}
+
+func device(p string) (uint64, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		return 0, false
+	}
+	return uint64(st.Dev), true
+}
+
+// isGitEntry: a .git directory with a HEAD, or a .git file that names a
+// git dir ("gitdir: ..."), as git's own discovery accepts.
+func isGitEntry(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if fi.IsDir() {
+		_, err := os.Lstat(filepath.Join(p, "HEAD"))
+		return err == nil
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > 4096 {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	return err == nil && bytes.HasPrefix(b, []byte("gitdir: "))
+}

@@ -1,0 +1,330 @@
+package sandbox
+
+// This file: what everyday tools need to work inside as they do on the host
+// (issue 11), decided at plan time from the host's file system: the git top
+// level as the workspace, the git identity, symlinks at their own paths,
+// the command where the host's PATH finds it, and the note about Go's
+// module cache. None of it makes a secret visible or a hidden path writable.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/hostgit"
+	"github.com/jail-sandbox/jail/hostpath"
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/statedir"
+)
+
+// shownNote picks the plan's notes said on stderr at start (the others are
+// for --dry-run and the trail).
+func shownNote(n string) bool {
+	for _, pre := range []string{"deny ", "read-only: ", "unreadable directory", "workspace: ", "command ", "interpreter ", "go: "} {
+		if strings.HasPrefix(n, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// workspaceOf decides the workspace and where the command starts. Without
+// --workspace, a start in a subfolder of a git work tree makes its top level
+// the workspace, so that git finds the repository (it stops at the mount
+// point of a subfolder workspace). The top level then gets exactly what a
+// start there would: fsrules protects its .git/config, hooks and modules.
+func workspaceOf(p *policy.Policy, home string) (ws, cwd, note string, err error) {
+	if p.Cwd != "" {
+		if cwd, err = policy.ResolvePath("the current directory", "/", p.Cwd); err != nil {
+			return "", "", "", err
+		}
+	}
+	if p.Workspace != "" {
+		if ws, err = policy.ResolvePath("workspace", "/", p.Workspace); err != nil {
+			return "", "", "", err
+		}
+		if cwd == "" || enclosing(cwd, []string{ws}) == "" {
+			cwd = ws
+		}
+		return ws, cwd, "", nil
+	}
+	if cwd == "" {
+		return "", "", "", fmt.Errorf("%w: no workspace and no current directory", policy.ErrInvalid)
+	}
+	top, why := hostgit.TopLevel(cwd, home)
+	switch {
+	case top != "" && top != cwd:
+		return top, cwd, fmt.Sprintf("workspace: %s, the top level of the git work tree you started in (%s starts there; `workspace` %s for the subfolder alone)", top, cwd, cwd), nil
+	case why != "":
+		// Said by --dry-run and the trail only: a home kept in git (dotfiles)
+		// would hear it at every start.
+		return cwd, cwd, fmt.Sprintf("git: the workspace stays %s: %s, which is never made writable whole (`workspace` DIR to choose)", cwd, why), nil
+	}
+	return cwd, cwd, "", nil
+}
+
+// withGitIdentity adds the host's git identity (user.name, user.email, read
+// by the host's git in the workspace) as GIT_AUTHOR_*/GIT_COMMITTER_*,
+// unless the user passes or sets any of those. ~/.gitconfig itself stays
+// hidden: it may hold credential helpers, tokens in url rewrites and
+// includes, none of which passes.
+func withGitIdentity(penv []string, ws string, hostEnv []string) []string {
+	for _, n := range hostgit.EnvNames {
+		if lookupEnv(penv, n) != "" {
+			return penv
+		}
+	}
+	add := readGitIdentity(ws, hostEnv).Env()
+	if len(add) == 0 {
+		return penv
+	}
+	out := append(append([]string{}, penv...), add...)
+	sort.Strings(out)
+	return out
+}
+
+// readGitIdentity is a test seam.
+var readGitIdentity = hostgit.ReadIdentity
+
+// userLinks returns the symlinks on the way to each write and read path
+// as the user named it (the binds are of the resolved targets).
+func userLinks(p *policy.Policy, ws string) ([]hostpath.Link, error) {
+	var links []hostpath.Link
+	for _, set := range []struct {
+		flag  string
+		paths []string
+	}{{"write", p.Write}, {"read", p.Read}} {
+		for _, raw := range set.paths {
+			abs, err := policy.AbsPath(set.flag, ws, raw)
+			if err != nil {
+				return nil, err
+			}
+			_, l, err := hostpath.Resolve(abs)
+			if err != nil {
+				continue // the bind has said what is wrong with it
+			}
+			links = append(links, l...)
+		}
+	}
+	return links, nil
+}
+
+// linkMounts turns links into KindSymlink steps where the plan hides their
+// place (in the view of the host root or of a bind, the host's own link is
+// there already).
+func linkMounts(links []hostpath.Link, mounts []ns.Mount) []ns.Mount {
+	var out []ns.Mount
+	seen := map[string]bool{}
+	for _, l := range links {
+		if seen[l.Path] || visibleIn(l.Path, mounts) {
+			continue
+		}
+		seen[l.Path] = true
+		out = append(out, ns.Mount{Kind: ns.KindSymlink, Path: l.Path, Link: l.Target, FD: -1, Why: "the host's symlink, on the way to a visible path"})
+	}
+	return out
+}
+
+// exposure is what exposeCommand adds to the plan.
+type exposure struct {
+	binds []ns.Mount
+	links []hostpath.Link
+	notes []string
+}
+
+// secretPlaces are directories under $HOME that hold credentials whole and
+// that no command is run from: a command found in one is refused, never
+// shown (fsrules' unreadable names, .ssh/ .aws/ .gnupg/..., are checked too).
+var secretPlaces = []string{
+	".password-store", ".local/share/keyrings", ".config/gh", ".config/gcloud",
+	".azure", ".docker", ".kube", ".pki", ".mozilla", ".config/google-chrome",
+	".config/chromium", ".thunderbird", ".vault-token",
+}
+
+// credentialNames are files that hold tokens inside otherwise harmless
+// install prefixes (~/.cargo/credentials.toml...): an install tree that has
+// one at its top is narrowed to the command's own directory.
+var credentialNames = []string{
+	"credentials", "credentials.toml", "credentials.json", ".credentials.json",
+	"auth.json", "hosts.yml", "token", ".token", "config.json",
+}
+
+// exposeCommand finds the command on the host's PATH the way execvp will
+// inside, and each #! interpreter after it. A file that lies in a place the
+// plan hides ($HOME, /tmp...) gets its install tree bound read-only and the
+// symlinks on the way recreated, with a note; one in a secret place is
+// refused with a note instead. mounts is the plan so far (hides and binds).
+func exposeCommand(argv []string, pathEnv, cwd, home string, env []string, mounts []ns.Mount) exposure {
+	var e exposure
+	if len(argv) == 0 {
+		return e
+	}
+	cmd, err := hostpath.FindCommand(argv[0], pathEnv, cwd)
+	if cmd == nil || (err != nil && len(cmd.Files) == 0) {
+		return e
+	}
+	sd := ""
+	if d, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
+		sd = resolveExisting(d)
+	}
+	var dataDirs, broad []string
+	if home != "" {
+		dataDirs = []string{filepath.Join(home, ".local/share"), filepath.Join(home, ".local/lib"), filepath.Join(home, ".local/opt")}
+		broad = []string{home, filepath.Join(home, ".local"), filepath.Join(home, ".config"), filepath.Join(home, ".cache"), filepath.Join(home, ".local/state")}
+		broad = append(broad, dataDirs...)
+	}
+	if x := lookupEnv(env, "XDG_DATA_HOME"); filepath.IsAbs(x) {
+		x = resolveExisting(x)
+		dataDirs = append(dataDirs, x)
+		broad = append(broad, x)
+	}
+	if sd != "" {
+		broad = append(broad, sd)
+	}
+	var exposed []string
+	for i, f := range cmd.Files {
+		what := "command " + argv[0]
+		if i > 0 {
+			what = fmt.Sprintf("interpreter %s of %s", f.Path, cmd.Files[i-1].Final)
+		}
+		hiddenLink := false
+		for _, l := range f.Links {
+			hiddenLink = hiddenLink || !visibleIn(l.Path, mounts)
+		}
+		if visibleIn(f.Final, mounts) && !hiddenLink {
+			continue
+		}
+		chain := f.Path
+		if f.Final != f.Path {
+			chain += " -> " + f.Final
+		}
+		if why := secretPlace(f, home); why != "" {
+			e.notes = append(e.notes, fmt.Sprintf("%s: %s is in %s: not made visible (jail never shows a secret place to run a command from it); install it elsewhere", what, chain, why))
+			return e
+		}
+		tree := f.Final
+		if !visibleIn(f.Final, mounts) {
+			tree = hostpath.InstallTree(f, dataDirs, broad)
+			if tree != f.Final && hasCredential(tree) {
+				// Narrowed: a token beside the prefix (~/.cargo) stays hidden.
+				tree = filepath.Dir(f.Final)
+				if hasCredential(tree) {
+					tree = f.Final
+				}
+			}
+			if sd != "" && (tree == sd || strings.HasPrefix(tree, sd+"/")) {
+				e.notes = append(e.notes, fmt.Sprintf("%s: %s is in jail's state directory %s: not made visible", what, chain, sd))
+				return e
+			}
+			fi, err := os.Stat(tree)
+			if err != nil {
+				return e
+			}
+			if enclosing(tree, exposed) != "" {
+				// Inside the tree of the command or an interpreter before it.
+				e.links = append(e.links, f.Links...)
+				continue
+			}
+			exposed = append(exposed, tree)
+			// Read-only: the agent runs the install, it cannot change what
+			// the user's next run outside jail executes. fsrules masks
+			// secrets inside the tree like in any --read path.
+			e.binds = append(e.binds, ns.Mount{Kind: ns.KindROBind, Path: tree, Dir: fi.IsDir(), FD: -1, Why: "install tree of " + what})
+		}
+		e.links = append(e.links, f.Links...)
+		e.notes = append(e.notes, fmt.Sprintf("%s: %s is in a place hidden inside; made visible read-only: %s%s (`read` PATH to choose yourself)", what, chain, tree, linksNote(f.Links)))
+	}
+	return e
+}
+
+func linksNote(links []hostpath.Link) string {
+	if len(links) == 0 {
+		return ""
+	}
+	var s []string
+	for _, l := range links {
+		s = append(s, l.Path)
+	}
+	return ", with the symlinks " + strings.Join(s, " ")
+}
+
+// secretPlace says why f (the file or a link on the way) lies in a place
+// that holds secrets, or "".
+func secretPlace(f hostpath.File, home string) string {
+	paths := []string{f.Path, f.Final}
+	for _, l := range f.Links {
+		paths = append(paths, l.Path)
+	}
+	for _, p := range paths {
+		for _, b := range fsrules.Builtins {
+			if b.Kind != fsrules.Hide {
+				continue
+			}
+			name := strings.TrimSuffix(b.Name, "/")
+			if strings.Contains(name, "/") { // .docker/config.json, .config/jail
+				if strings.Contains(p+"/", "/"+name+"/") {
+					return fmt.Sprintf("%s (%s)", b.Name, b.Why)
+				}
+				continue
+			}
+			for _, c := range strings.Split(p, "/") {
+				if ok, _ := fsrules.Match(name, c); ok && c != "" {
+					return fmt.Sprintf("%s (%s)", b.Name, b.Why)
+				}
+			}
+		}
+		if home == "" {
+			continue
+		}
+		for _, s := range secretPlaces {
+			d := filepath.Join(home, s)
+			if p == d || strings.HasPrefix(p, d+"/") {
+				return "~/" + s + " (credentials)"
+			}
+		}
+	}
+	return ""
+}
+
+func hasCredential(dir string) bool {
+	for _, n := range credentialNames {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// goCacheNote: `go test` and `go build` of a module need its dependencies
+// from the module cache, which is in the hidden $HOME by default; under
+// --net none nothing can download them, and the failure does not say why.
+func goCacheNote(argv, penv []string, home string, mounts []ns.Mount) string {
+	if len(argv) == 0 || filepath.Base(argv[0]) != "go" {
+		return ""
+	}
+	mod := lookupEnv(penv, "GOMODCACHE")
+	if mod == "" {
+		gopath := lookupEnv(penv, "GOPATH")
+		if gopath == "" && home != "" {
+			gopath = filepath.Join(home, "go")
+		}
+		if first := filepath.SplitList(gopath); len(first) > 0 && first[0] != "" {
+			mod = filepath.Join(first[0], "pkg", "mod")
+		}
+	}
+	if mod == "" || !filepath.IsAbs(mod) {
+		return ""
+	}
+	if _, err := os.Stat(mod); err != nil {
+		return ""
+	}
+	mod = resolveExisting(mod)
+	if visibleIn(mod, mounts) {
+		return ""
+	}
+	return fmt.Sprintf("go: the module cache %s is hidden inside, so modules that are not vendored cannot be found (and `net` none cannot download them): add `read` %s to use it read-only (the build cache inside is the run's own)", mod, mod)
+}

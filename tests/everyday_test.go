@@ -1,0 +1,525 @@
+//go:build linux
+
+package tests
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Everyday tools (issue 11): what ordinary development work needs inside a
+// sandbox, and that none of it opens a wall. A test server on the sandbox's
+// own loopback works under the default --net none, but nothing crosses
+// between that loopback and the host's; git works from a subfolder of a
+// repository (the workspace is the top level) with the user's identity and
+// nothing else of ~/.gitconfig; a -w/-r symlink works at its own path; a
+// command installed in a hidden place ($HOME) runs.
+
+// everydayShimEnv makes the test binary (TestMain) act as a program inside
+// the sandbox: "httptest" runs an httptest server and fetches from it, as a
+// `go test` of an HTTP handler does; "serve" listens on 127.0.0.1 and
+// answers every connection with a token until stdin closes; "dial ADDR..."
+// connects to each address and says what happened.
+const everydayShimEnv = "JAIL_TEST_EVERYDAY_SHIM"
+
+func everydayShim() {
+	mode := os.Getenv(everydayShimEnv)
+	switch {
+	case mode == "httptest":
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "pong")
+		}))
+		resp, err := http.Get(srv.URL)
+		if err != nil {
+			fmt.Printf("HTTPTEST FAIL %v\n", err)
+			os.Exit(1)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		srv.Close()
+		fmt.Printf("HTTPTEST %s\n", b)
+		os.Exit(0)
+	case strings.HasPrefix(mode, "serve "):
+		token := strings.TrimPrefix(mode, "serve ")
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Printf("LISTEN FAIL %v\n", err)
+			os.Exit(1)
+		}
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				io.WriteString(c, token+"\n")
+				c.Close()
+			}
+		}()
+		// The server answers inside, so a refusal from the host is the wall,
+		// not a server that never came up.
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			fmt.Printf("SELF FAIL %v\n", err)
+			os.Exit(1)
+		}
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if strings.TrimSpace(line) != token {
+			fmt.Printf("SELF FAIL %q\n", line)
+			os.Exit(1)
+		}
+		fmt.Printf("READY %d\n", ln.Addr().(*net.TCPAddr).Port)
+		io.Copy(io.Discard, os.Stdin) // until the test closes stdin
+		os.Exit(0)
+	case strings.HasPrefix(mode, "dial "):
+		for _, a := range strings.Fields(strings.TrimPrefix(mode, "dial ")) {
+			c, err := net.DialTimeout("tcp", a, 2*time.Second)
+			if err != nil {
+				var errno syscall.Errno
+				if errors.As(err, &errno) {
+					fmt.Printf("DIAL %s ERR %d\n", a, int(errno))
+				} else {
+					fmt.Printf("DIAL %s ERR %v\n", a, err)
+				}
+				continue
+			}
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			c.Close()
+			fmt.Printf("DIAL %s CONNECTED %q\n", a, strings.TrimSpace(line))
+		}
+		os.Exit(0)
+	}
+	fmt.Fprintf(os.Stderr, "shim: unknown mode %q\n", mode)
+	os.Exit(2)
+}
+
+// everydaySelf returns the flags that run this test binary as the shim in
+// mode inside a sandbox (the binary may live in a hidden place such as /tmp).
+func everydaySelf(t *testing.T, mode string) []string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ = filepath.EvalSymlinks(exe)
+	return []string{"-r", exe, "--setenv", everydayShimEnv + "=" + mode, "--", exe}
+}
+
+// The test server a `go test` of an HTTP handler starts (httptest on
+// 127.0.0.1) works under the default --net none: it was refused with
+// "bind: permission denied" by Landlock's TCP rule.
+func TestEverydayHTTPTestServer(t *testing.T) {
+	r := run(t, runOpts{}, everydaySelf(t, "httptest")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "HTTPTEST pong") {
+		t.Fatalf("httptest under --net none: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	// The flag that forbids it still does.
+	r = run(t, runOpts{}, append([]string{"--no-local-tcp"}, everydaySelf(t, "httptest")...)...)
+	if r.code == 0 || !strings.Contains(r.stdout, "permission denied") {
+		t.Fatalf("--no-local-tcp: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Adversarial: the sandbox's loopback is its own. A server inside cannot be
+// reached from the host's 127.0.0.1, and the host's loopback services (and
+// its other addresses) cannot be reached from inside; in degraded mode,
+// where there is no network namespace and 127.0.0.1 is the host's, TCP
+// stays refused.
+func TestEverydayLoopbackIsolated(t *testing.T) {
+	// A host service that answers with a token.
+	hostTok := fmt.Sprintf("host-%d", time.Now().UnixNano())
+	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hl.Close()
+	go func() {
+		for {
+			c, err := hl.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, hostTok+"\n")
+			c.Close()
+		}
+	}()
+	any, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer any.Close()
+	go func() {
+		for {
+			c, err := any.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, hostTok+"\n")
+			c.Close()
+		}
+	}()
+	targets := []string{hl.Addr().String(), fmt.Sprintf("127.0.0.1:%d", any.Addr().(*net.TCPAddr).Port)}
+	if ip := hostIPv4(); ip != "" {
+		targets = append(targets, fmt.Sprintf("%s:%d", ip, any.Addr().(*net.TCPAddr).Port))
+	}
+	// Control: the host itself reaches each target.
+	for _, a := range targets {
+		c, err := net.DialTimeout("tcp", a, 2*time.Second)
+		if err != nil {
+			t.Fatalf("control: host cannot reach its own %s: %v", a, err)
+		}
+		c.Close()
+	}
+	dial := strings.Join(targets, " ")
+	for _, mode := range [][]string{nil, {"--x-degraded"}} {
+		r := run(t, runOpts{}, append(mode, everydaySelf(t, "dial "+dial)...)...)
+		mustCode(t, r, 0)
+		if strings.Contains(r.stdout, "CONNECTED") || strings.Contains(r.stdout, hostTok) ||
+			strings.Count(r.stdout, " ERR ") != len(targets) {
+			t.Fatalf("%v: the host's services were reached from inside:\n%s\nstderr: %s", mode, r.stdout, r.stderr)
+		}
+	}
+
+	// A server inside is not the host's 127.0.0.1:PORT.
+	token := fmt.Sprintf("inside-%d", time.Now().UnixNano())
+	args := append([]string{}, everydaySelf(t, "serve "+token)...)
+	cmd := exec.Command(jail(t), args...)
+	cmd.Dir = workspace(t)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+		}
+	}()
+	lines := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(out).ReadString('\n')
+		lines <- l
+	}()
+	var line string
+	select {
+	case line = <-lines:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the server inside never came up; stderr: %s", stderr.String())
+	}
+	var port int
+	if _, err := fmt.Sscanf(line, "READY %d", &port); err != nil {
+		t.Fatalf("server inside: %q (stderr: %s)", line, stderr.String())
+	}
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 2*time.Second)
+	if err == nil {
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		got, _ := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if strings.Contains(got, token) {
+			t.Fatalf("the host reached the sandbox's loopback server on port %d", port)
+		}
+	}
+}
+
+// hostIPv4 is one non-loopback IPv4 address of the host, or "".
+func hostIPv4() string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.String()
+		}
+	}
+	return ""
+}
+
+func everydayNeed(t *testing.T, tool string) string {
+	t.Helper()
+	p, err := exec.LookPath(tool)
+	if err != nil {
+		if inCI() {
+			t.Fatalf("%s is needed: %v", tool, err)
+		}
+		t.Skipf("no %s", tool)
+	}
+	return p
+}
+
+// everydayHome makes a fresh HOME for one jail run (never the real one),
+// beside the test process's own, and returns it with its environment.
+func everydayHome(t *testing.T) (string, []string) {
+	t.Helper()
+	h, err := os.MkdirTemp(testHome, "home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(h, 0o755)
+	t.Cleanup(func() { os.RemoveAll(h) })
+	h, _ = filepath.EvalSymlinks(h)
+	return h, []string{"HOME=" + h, "XDG_CONFIG_HOME=" + filepath.Join(h, ".config"),
+		"XDG_STATE_HOME=" + filepath.Join(h, ".local", "state")}
+}
+
+func everydayRepo(t *testing.T, dir string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"-c", "user.name=Host", "-c", "user.email=host@example.com", "commit", "-q", "--allow-empty", "-m", "init"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+func everydayGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Started in a subfolder of a git work tree, jail makes the top level the
+// workspace (and says so), so git finds the repository and `git commit`
+// works; the agent still starts in the subfolder. The top level gets the
+// workspace's rights and no more: .git/config and .git/hooks stay
+// read-only. --workspace overrides.
+func TestEverydayGitSubfolder(t *testing.T) {
+	everydayNeed(t, "git")
+	top := workspace(t)
+	everydayRepo(t, top)
+	sub := filepath.Join(top, "pkg", "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(top, "pkg"), 0o777)
+	os.Chmod(sub, 0o777)
+	script := `set -e
+pwd
+echo hello > new.txt
+git add new.txt
+git -c user.name=Agent -c user.email=agent@example.com commit -q -m "from a subfolder"
+echo COMMITTED
+if echo x >> ../../.git/config 2>/dev/null; then echo CONFIG-WRITTEN; fi
+if touch ../../.git/hooks/pre-commit 2>/dev/null; then echo HOOK-WRITTEN; fi
+`
+	r := sh(t, runOpts{dir: sub}, script)
+	if r.code != 0 || !strings.Contains(r.stdout, "COMMITTED") {
+		t.Fatalf("git commit from a subfolder: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.HasPrefix(r.stdout, sub+"\n") {
+		t.Fatalf("the agent did not start in the subfolder: %q", r.stdout)
+	}
+	if strings.Contains(r.stdout, "WRITTEN") {
+		t.Fatalf("the top level gave more rights inside .git: %s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, top) || !strings.Contains(r.stderr, "workspace") {
+		t.Fatalf("no note names the top level as the workspace:\n%s", r.stderr)
+	}
+	if got := everydayGit(t, top, "log", "-1", "--format=%s"); got != "from a subfolder" {
+		t.Fatalf("the host's last commit: %q", got)
+	}
+	// --workspace overrides: the subfolder alone, the top level read-only.
+	r = sh(t, runOpts{dir: sub}, `touch ../../outside; echo done`, "--workspace", sub)
+	mustCode(t, r, 0)
+	if _, err := os.Lstat(filepath.Join(top, "outside")); err == nil {
+		t.Fatalf("--workspace %s still made the top level writable: %s", sub, r.stdout)
+	}
+}
+
+// The git identity passes by default, read on the host from a symlinked
+// ~/.gitconfig (dotfiles) or ~/.config/git/config, and nothing else of
+// those files does: no credential helper, no include, no file.
+func TestEverydayGitIdentity(t *testing.T) {
+	everydayNeed(t, "git")
+	for _, layout := range []string{"symlinked ~/.gitconfig", "~/.config/git/config"} {
+		t.Run(layout, func(t *testing.T) {
+			home, env := everydayHome(t)
+			inc := filepath.Join(home, "dotfiles", "extra.inc")
+			body := "[user]\n\tname = Dot Files\n\temail = dot@example.com\n" +
+				"[credential]\n\thelper = store --file " + filepath.Join(home, "dotfiles", "creds") + "\n" +
+				"[include]\n\tpath = " + inc + "\n"
+			os.MkdirAll(filepath.Join(home, "dotfiles"), 0o755)
+			os.WriteFile(inc, []byte("[url \"https://secret-token@example.com/\"]\n\tinsteadOf = https://example.com/\n"), 0o644)
+			if layout == "~/.config/git/config" {
+				os.MkdirAll(filepath.Join(home, ".config", "git"), 0o755)
+				os.WriteFile(filepath.Join(home, ".config", "git", "config"), []byte(body), 0o644)
+			} else {
+				os.WriteFile(filepath.Join(home, "dotfiles", "gitconfig"), []byte(body), 0o644)
+				if err := os.Symlink("dotfiles/gitconfig", filepath.Join(home, ".gitconfig")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ws := workspace(t)
+			everydayRepo(t, ws)
+			script := `git commit -q --allow-empty -m inside && git log -1 --format='%an <%ae> / %cn <%ce>'
+echo "helper=[$(git config --get credential.helper)]"
+echo "url=[$(git config --get-regexp '^url\.' )]"
+env | grep -i -e secret -e creds -e include && echo LEAKED-ENV
+ls -A ~
+`
+			r := sh(t, runOpts{dir: ws, env: env}, script)
+			want := "Dot Files <dot@example.com> / Dot Files <dot@example.com>"
+			if r.code != 0 || !strings.Contains(r.stdout, want) {
+				t.Fatalf("identity: exit %d, want %q\nstdout: %s\nstderr: %s", r.code, want, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "helper=[]") || !strings.Contains(r.stdout, "url=[]") || strings.Contains(r.stdout, "LEAKED") ||
+				strings.Contains(r.stdout, ".gitconfig") || strings.Contains(r.stdout, "dotfiles") {
+				t.Fatalf("more than the identity passed:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+// -w and -r of a symlink work at the link's own path (a symlink into the
+// workspace's sibling, one in $HOME pointing elsewhere in $HOME), not only
+// at its target's.
+func TestEverydaySymlinkedPaths(t *testing.T) {
+	home, env := everydayHome(t)
+	target := filepath.Join(home, "real", "data")
+	os.MkdirAll(target, 0o777)
+	os.Chmod(filepath.Join(home, "real"), 0o755)
+	os.Chmod(target, 0o777)
+	os.WriteFile(filepath.Join(home, "real", "conf"), []byte("CONF\n"), 0o644)
+	os.Symlink("real/data", filepath.Join(home, "data"))
+	os.MkdirAll(filepath.Join(home, ".config"), 0o755)
+	os.Symlink("../real/conf", filepath.Join(home, ".config", "tool.conf"))
+	script := `echo W > ~/data/f && echo WROTE
+cat ~/.config/tool.conf
+readlink ~/data
+`
+	r := sh(t, runOpts{env: env}, script, "-w", "~/data", "-r", filepath.Join(home, ".config", "tool.conf"))
+	if r.code != 0 || !strings.Contains(r.stdout, "WROTE") || !strings.Contains(r.stdout, "CONF") || !strings.Contains(r.stdout, "real/data") {
+		t.Fatalf("symlinked -w/-r: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(target, "f")); string(b) != "W\n" {
+		t.Fatalf("the write did not reach the link's target: %q", b)
+	}
+	// The link is only a link: the rest of $HOME stays hidden.
+	r = sh(t, runOpts{env: env}, `ls ~/real/conf 2>/dev/null && echo SEEN; ls -A ~/.config`, "-r", "~/data")
+	if strings.Contains(r.stdout, "SEEN") || strings.Contains(r.stdout, "tool.conf") {
+		t.Fatalf("more of $HOME became visible: %s", r.stdout)
+	}
+}
+
+// A command installed under $HOME (hidden inside) runs: Claude Code's
+// native installer (a symlink in a symlinked ~/.local/bin into
+// ~/.local/share/...), and an npm global under nvm (a #! script whose
+// interpreter lives in ~/.nvm). Its install tree becomes visible read-only,
+// with a note; secrets in it stay masked, and a command in a secret place
+// (~/.ssh) is refused, never exposed.
+func TestEverydayCommandInHome(t *testing.T) {
+	home, env := everydayHome(t)
+	mk := func(rel, body string, mode os.FileMode) string {
+		p := filepath.Join(home, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	link := func(target, rel string) {
+		p := filepath.Join(home, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Native installer, ~/.local/bin a symlink into dotfiles.
+	mk(".local/share/tool/versions/1.2.3", "#!/bin/sh\necho TOOL-OK \"$0\"\ncat \"$(dirname \"$(readlink -f \"$0\")\")/../assets/msg\"\n", 0o755)
+	mk(".local/share/tool/assets/msg", "ASSET-OK\n", 0o644)
+	mk(".local/share/tool/versions/key.pem", "SECRET-PEM\n", 0o644)
+	link("../../.local/share/tool/versions/1.2.3", "dotfiles/bin/tool")
+	link("../dotfiles/bin", ".local/bin")
+	mk(".local/share/other/private.txt", "OTHER-PRIVATE\n", 0o644)
+	// nvm: node and an npm global script using it by #!/usr/bin/env.
+	nvm := ".nvm/versions/node/v22.0.0"
+	mk(nvm+"/bin/fakenode", "#!/bin/sh\necho NODE-OK\nexec /bin/sh \"$@\"\n", 0o755)
+	mk(nvm+"/lib/node_modules/agent/cli.js", "#!/usr/bin/env fakenode\necho AGENT-OK\n", 0o755)
+	link("../lib/node_modules/agent/cli.js", nvm+"/bin/agent")
+	// A command in a secret place.
+	mk(".ssh/bin/sneaky", "#!/bin/sh\necho SNEAKY-RAN\n", 0o755)
+	mk(".ssh/id_ed25519", "SSH-KEY\n", 0o600)
+
+	path := strings.Join([]string{filepath.Join(home, ".local/bin"), filepath.Join(home, nvm, "bin"), filepath.Join(home, ".ssh/bin"), "/usr/local/bin:/usr/bin:/bin"}, ":")
+	env = append(env, "PATH="+path)
+
+	r := run(t, runOpts{env: env}, "--", "tool")
+	if r.code != 0 || !strings.Contains(r.stdout, "TOOL-OK "+filepath.Join(home, ".local/bin/tool")) || !strings.Contains(r.stdout, "ASSET-OK") {
+		t.Fatalf("a command under a symlinked ~/.local/bin: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, filepath.Join(home, ".local/share/tool")) {
+		t.Fatalf("no note names what was made visible:\n%s", r.stderr)
+	}
+	// Read-only, secrets masked, nothing beside the install tree.
+	r = run(t, runOpts{env: env}, "--", "/bin/sh", "-c", `
+echo x > ~/.local/share/tool/assets/msg 2>/dev/null && echo WRITTEN
+cat ~/.local/share/tool/versions/key.pem 2>/dev/null
+cat ~/.local/share/other/private.txt 2>/dev/null
+tool >/dev/null && echo SH-TOOL-OK`)
+	if strings.Contains(r.stdout, "WRITTEN") || strings.Contains(r.stdout, "SECRET-PEM") || strings.Contains(r.stdout, "OTHER-PRIVATE") {
+		t.Fatalf("the install tree gave more than a read-only view:\n%s\nstderr: %s", r.stdout, r.stderr)
+	}
+
+	r = run(t, runOpts{env: env}, "--", "agent")
+	if r.code != 0 || !strings.Contains(r.stdout, "NODE-OK") || !strings.Contains(r.stdout, "AGENT-OK") {
+		t.Fatalf("an npm global under nvm: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+
+	r = run(t, runOpts{env: env}, "--", "sneaky")
+	if r.code == 0 || strings.Contains(r.stdout, "SNEAKY-RAN") {
+		t.Fatalf("a command in ~/.ssh was exposed: exit %d\nstdout: %s", r.code, r.stdout)
+	}
+	if !strings.Contains(r.stderr, ".ssh") {
+		t.Fatalf("the refusal does not say why:\n%s", r.stderr)
+	}
+}
+
+// `go test ./...` needs the module cache, which lives in the hidden $HOME:
+// jail says so and names the fix.
+func TestEverydayGoModCacheNote(t *testing.T) {
+	home, env := everydayHome(t)
+	os.MkdirAll(filepath.Join(home, "go", "pkg", "mod", "cache"), 0o755)
+	ws := workspace(t)
+	bin := filepath.Join(ws, "bin")
+	os.MkdirAll(bin, 0o755)
+	os.WriteFile(filepath.Join(bin, "go"), []byte("#!/bin/sh\necho FAKE-GO\n"), 0o755)
+	env = append(env, "PATH="+bin+":/usr/bin:/bin")
+	r := run(t, runOpts{dir: ws, env: env}, "--", "go", "test", "./...")
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stderr, filepath.Join(home, "go", "pkg", "mod")) || !strings.Contains(r.stderr, "--read "+filepath.Join(home, "go", "pkg", "mod")) {
+		t.Fatalf("no note names the hidden module cache and its fix:\n%s", r.stderr)
+	}
+}

@@ -22,11 +22,12 @@ const (
 	// TypeQuarantine: something the agent left in a writable tree was moved
 	// out of it (schema 1 readers that predate it list it as unknown).
 	TypeQuarantine = "quarantine"
+	TypeNotice     = "notice"
 )
 
 // Types lists every event type of SchemaVersion in summary order.
 var Types = []string{TypeStart, TypeExec, TypeDNS, TypeNet, TypeDeny, TypeQuarantine, TypeLimit,
-	TypeSignal, TypeKill, TypeTimeout, TypeExit, TypeDropped}
+	TypeSignal, TypeKill, TypeTimeout, TypeExit, TypeDropped, TypeNotice}
 
 // Decisions used in exec, dns and net events.
 const (
@@ -244,3 +245,15 @@ type Quarantine struct {
 
 // EventType implements Event.
 func (Quarantine) EventType() string { return TypeQuarantine }
+
+// Notice is a message jail gave the user (on stderr, or in the summary
+// after a relayed terminal was restored), recorded when it first appears:
+// later notices that are the same thing are counted, not recorded again.
+type Notice struct {
+	Kind     string `json:"kind"`     // "net", "exec", "fs", "limit", "terminal", "setup", "init", "job", "jail"
+	Severity string `json:"severity"` // "info", "warning", "error"
+	Text     string `json:"text"`     // the line as shown, without "jail: "
+}
+
+// EventType implements Event.
+func (Notice) EventType() string { return TypeNotice }

@@ -114,6 +114,11 @@ func describe(rec *Record) string {
 		if rec.Decode(&e) == nil {
 			return exitLine(e)
 		}
+	case TypeNotice:
+		var e Notice
+		if rec.Decode(&e) == nil {
+			return fmt.Sprintf("%s %s: %s", e.Severity, e.Kind, e.Text)
+		}
 	case TypeDropped:
 		var e Dropped
 		if rec.Decode(&e) == nil {

@@ -48,6 +48,8 @@ func InitMain(h Hooks) {
 func run(conn *Conn, h Hooks) int {
 	m, passed, err := conn.Recv()
 	if err != nil || m.Type != MsgSpec || m.Spec == nil {
+		// The one line init writes itself: without a spec there is no
+		// supervisor to tell (and no terminal relayed yet).
 		fmt.Fprintf(os.Stderr, "jail: init: no spec from the supervisor: %v\n", err)
 		return 125
 	}
@@ -134,7 +136,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	t0 := time.Now()
 	trace := func(step string) {
 		if spec.Trace {
-			fmt.Fprintf(os.Stderr, "jail: init %-10s %6.2f ms\n", step, float64(time.Since(t0).Microseconds())/1000)
+			_ = conn.Send(Message{Type: MsgLog, Level: LogTrace, Text: fmt.Sprintf("init %-10s %6.2f ms", step, float64(time.Since(t0).Microseconds())/1000)})
 		}
 	}
 	defer trace("started")

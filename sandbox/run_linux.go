@@ -24,6 +24,7 @@ import (
 	"github.com/jail-sandbox/jail/memwatch"
 	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
+	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/seccomp"
@@ -31,12 +32,22 @@ import (
 )
 
 // Run runs the policy's command in a new sandbox and returns the exit code
-// jail should exit with. Messages for the user go to stderr.
+// jail should exit with. Messages for the user go through one notice sink
+// to stderr: at once, or, while a terminal is relayed, after it is restored.
 func Run(p *policy.Policy) int {
 	// Whatever jail inherited beyond stdio stays with jail.
 	ns.CloexecFrom(3)
 	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1)}
-	return r.run()
+	r.trace = os.Getenv("JAIL_TRACE") == "1"
+	r.notes = notice.New(r.stderr, notice.Options{Quiet: p.Quiet, Verbose: p.Verbose, Trace: r.trace, Record: r.recordNotice})
+	code := r.run()
+	// The terminal is the user's again: what was held is said now.
+	footer := ""
+	if r.trailPath != "" {
+		footer = "audit trail: " + r.trailPath
+	}
+	r.notes.Release(footer)
+	return code
 }
 
 type runner struct {
@@ -49,8 +60,10 @@ type runner struct {
 	cancel  context.CancelFunc
 
 	trail        *audit.Writer
-	redact       *redactor // --env/--setenv values out of every record
-	id           string    // the sandbox's id, also in the default trail's name
+	trailPath    string
+	notes        *notice.Sink // every message to the user
+	redact       *redactor    // --env/--setenv values out of every record
+	id           string       // the sandbox's id, also in the default trail's name
 	group        cgroup.Group
 	cgRep        cgroup.Report
 	scopeUnit    string // the systemd user scope jail runs in, when it made one
@@ -86,7 +99,7 @@ type runner struct {
 
 	degraded    bool     // no namespaces (--degraded on a host refusing them)
 	degradedWhy string   // the host's refusal, one line
-	notes       []string // for the start event: degraded mode, exec audit off
+	startNotes  []string // for the start event: degraded mode, exec audit off
 
 	spec         *ns.Spec
 	memWatch     *memwatch.Watch // --memory without a cgroup
@@ -99,18 +112,32 @@ type runner struct {
 
 func (r *runner) tracef(step string) {
 	if r.trace {
-		fmt.Fprintf(r.stderr, "jail: supervisor %-14s %6.2f ms\n", step, float64(time.Since(r.started).Microseconds())/1000)
+		r.notes.Notef("trace", notice.Trace, "supervisor %-14s %6.2f ms", step, float64(time.Since(r.started).Microseconds())/1000)
 	}
 }
 
+// errorf says what went wrong; always shown (--quiet too).
 func (r *runner) errorf(format string, a ...any) {
-	fmt.Fprintf(r.stderr, "jail: %s\n", Spell(fmt.Sprintf(format, a...)))
+	r.notes.Notef("jail", notice.Error, "%s", Spell(fmt.Sprintf(format, a...)))
 }
 
+// notef is a notice shown unless --quiet.
 func (r *runner) notef(format string, a ...any) {
-	if !r.pol.Quiet {
-		r.errorf(format, a...)
-	}
+	r.notes.Notef("jail", notice.Warning, "%s", Spell(fmt.Sprintf(format, a...)))
+}
+
+// debugf is shown with -v only.
+func (r *runner) debugf(format string, a ...any) {
+	r.notes.Notef("jail", notice.Debug, format, a...)
+}
+
+// say sends a typed notice (kind and group chosen by the caller).
+func (r *runner) say(n notice.Notice) { r.notes.Add(n) }
+
+// recordNotice puts a notice into the trail (the sink calls it once per
+// group, before the notice is shown or held).
+func (r *runner) recordNotice(n notice.Notice) {
+	r.record(audit.Notice{Kind: n.Kind, Severity: n.Severity.String(), Text: n.Text})
 }
 
 // fail reports a setup failure: one line on stderr, a record, exit 125.
@@ -240,6 +267,12 @@ func (r *runner) run() int {
 		}
 		return 0
 	}
+	if spec.Pty && term.IsTerminal(2) {
+		// From here to the exit the terminal is the agent's screen: jail
+		// writes no byte of its own into it. What it has to say is kept
+		// and said once the terminal is restored.
+		r.notes.Hold()
+	}
 	if plan.StateDirMasked {
 		// The mask needs a directory to cover; left absent under a writable
 		// path, the agent could create it with planted content (a key, a
@@ -277,8 +310,7 @@ func (r *runner) run() int {
 	if r.pol.Net == policy.NetHost {
 		r.notef("`net` host: the sandbox shares the host's network, with no filtering and no audit of connections")
 	}
-	spec.Trace = os.Getenv("JAIL_TRACE") == "1"
-	r.trace = spec.Trace
+	spec.Trace = r.trace
 	r.tracef("before start")
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	defer r.cancel()
@@ -487,6 +519,8 @@ func (r *runner) readMessages(done chan struct{}) {
 			mm := m
 			r.setupErr = &mm
 			r.mu.Unlock()
+		case ns.MsgLog:
+			r.initLog(m)
 		default:
 			for _, f := range files {
 				f.Close()
@@ -640,10 +674,8 @@ func (r *runner) finish() int {
 	}
 	r.reportTerminal()
 	exit.Code, exit.Reason = code, reason
-	if r.pol.Verbose {
-		r.errorf("exit %d (%s) after %.0f ms; cpu %.0f ms; peak memory %s; limits via %s",
-			code, reason, exit.WallMS, audit.Millis(st.CPU), cgroup.FormatSize(int64(st.MemoryPeak)), r.group.Mode())
-	}
+	r.debugf("exit %d (%s) after %.0f ms; cpu %.0f ms; peak memory %s; limits via %s",
+		code, reason, exit.WallMS, audit.Millis(st.CPU), cgroup.FormatSize(int64(st.MemoryPeak)), r.group.Mode())
 	if r.trail != nil {
 		// Everything the run produced is written before its exit event
 		// (the queue cannot refuse it), which then says what the file does
@@ -653,4 +685,20 @@ func (r *runner) finish() int {
 	r.record(exit)
 	r.closeTrail()
 	return code
+}
+
+// initLog renders one of init's structured log messages (init writes
+// nothing to the terminal itself: it may be the agent's screen).
+func (r *runner) initLog(m ns.Message) {
+	sev := notice.Warning
+	switch m.Level {
+	case ns.LogTrace:
+		if !r.trace {
+			return
+		}
+		sev = notice.Trace
+	case ns.LogError:
+		sev = notice.Error
+	}
+	r.say(notice.Notice{Kind: "init", Severity: sev, Text: m.Text})
 }

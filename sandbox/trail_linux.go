@@ -71,6 +71,7 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 		w.AddSink(s)
 	}
 	r.trail = w
+	r.trailPath = w.Path()
 	spec.Mounts = append(spec.Mounts, hideTrail(w.Path(), spec.Mounts)...)
 	return nil
 }
@@ -155,7 +156,7 @@ func (r *runner) recordStart(info map[string]string) {
 		cgMode = r.group.Mode()
 	}
 	var notes []string
-	notes = append(notes, r.notes...)
+	notes = append(notes, r.startNotes...)
 	notes = append(notes, r.plan.Notes...)
 	notes = append(notes, r.cgRep.Warnings...)
 	notes = append(notes, degraded...)

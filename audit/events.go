@@ -162,11 +162,12 @@ func (Limit) EventType() string { return TypeLimit }
 
 // Signal is a signal received by the supervisor or forwarded to the sandbox.
 type Signal struct {
-	Signal    string `json:"signal"`       // "SIGINT", ...
-	Number    int    `json:"number"`       //
-	From      string `json:"from"`         // "user", "terminal", "supervisor", "sandbox"
-	To        string `json:"to,omitempty"` // "agent", "init", "supervisor"
-	Forwarded bool   `json:"forwarded"`    // passed on into the sandbox
+	Signal    string     `json:"signal"`              // "SIGINT", ...
+	Number    int        `json:"number"`              //
+	From      string     `json:"from"`                // "user", "terminal", "supervisor", "sandbox"
+	To        string     `json:"to,omitempty"`        // "agent", "init", "supervisor"
+	Forwarded bool       `json:"forwarded"`           // passed on into the sandbox
+	Requester *Requester `json:"requester,omitempty"` // who asked, for jail kill (without --now)
 }
 
 // EventType implements Event.
@@ -174,11 +175,19 @@ func (Signal) EventType() string { return TypeSignal }
 
 // Kill records the kill switch firing.
 type Kill struct {
-	By        string `json:"by"`                  // "user" (jail kill), "timeout", "supervisor", "oom"
-	Reason    string `json:"reason"`              //
-	Method    string `json:"method"`              // "cgroup.kill", "freezer", "pid1"
-	Signal    string `json:"signal,omitempty"`    //
-	Processes int    `json:"processes,omitempty"` // processes killed, when known
+	By        string     `json:"by"`                  // "user" (jail kill, the kill key), "timeout", "supervisor", "oom"
+	Reason    string     `json:"reason"`              //
+	Method    string     `json:"method"`              // "cgroup.kill", "freezer", "pid1"
+	Signal    string     `json:"signal,omitempty"`    //
+	Processes int        `json:"processes,omitempty"` // processes killed, when known
+	Requester *Requester `json:"requester,omitempty"` // who asked, for jail kill
+}
+
+// Requester is the process that asked for a kill or stop through jail's
+// control socket, as the kernel reports it (SO_PEERCRED).
+type Requester struct {
+	PID int `json:"pid"` // in the host's pid namespace
+	UID int `json:"uid"` // host uid
 }
 
 // EventType implements Event.

@@ -97,6 +97,9 @@ func describe(rec *Record) string {
 			if e.Forwarded {
 				s += ", forwarded"
 			}
+			if e.Requester != nil {
+				s += fmt.Sprintf(", asked by pid %d (uid %d)", e.Requester.PID, e.Requester.UID)
+			}
 			return s
 		}
 	case TypeKill:

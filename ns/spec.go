@@ -173,6 +173,14 @@ const (
 	// init never writes to the terminal, which may be the agent's screen;
 	// the supervisor renders it (as runc's init forwards its logs).
 	MsgLog = "log"
+	// MsgStopped: init -> supervisor: the agent stopped (Signal: the
+	// signal that stopped it). The supervisor gives the terminal back and
+	// stops itself as a shell job, or, when nothing could resume it,
+	// continues the agent.
+	MsgStopped = "stopped"
+	// MsgSignal: supervisor -> init: send Signal to the agent, or with
+	// Group to its process group (SIGTSTP, SIGCONT, SIGWINCH of job control).
+	MsgSignal = "signal"
 )
 
 // Levels of a MsgLog.
@@ -196,6 +204,8 @@ type Message struct {
 	// ExitCode is the exit code jail should use for an error (125, 126, 127).
 	ExitCode int               `json:"exit_code,omitempty"`
 	Info     map[string]string `json:"info,omitempty"`
+	// Group sends a MsgSignal to the agent's process group.
+	Group bool `json:"group,omitempty"`
 	// Level and Text of a MsgLog.
 	Level string `json:"level,omitempty"`
 	Text  string `json:"text,omitempty"`

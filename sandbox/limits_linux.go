@@ -152,7 +152,10 @@ func (r *runner) deleteCgroup() {
 // kill ends the sandbox at once: the cgroup's kill (cgroup.kill or
 // freeze-kill-thaw) where there is one, and SIGKILL to init, whose death makes
 // the kernel kill every process of its pid namespace.
-func (r *runner) kill(by, why string) {
+func (r *runner) kill(by, why string) { r.killFor(by, why, nil) }
+
+// killFor is kill naming who asked (jail kill through the control socket).
+func (r *runner) killFor(by, why string, who *audit.Requester) {
 	r.mu.Lock()
 	first := r.killedBy == ""
 	if first {
@@ -164,7 +167,7 @@ func (r *runner) kill(by, why string) {
 		method = "cgroup-" + r.group.Mode()
 	}
 	if first {
-		r.record(audit.Kill{By: by, Reason: why, Method: method, Signal: "SIGKILL"})
+		r.record(audit.Kill{By: by, Reason: why, Method: method, Signal: "SIGKILL", Requester: who})
 		if r.trail != nil {
 			_ = r.trail.Sync()
 		}

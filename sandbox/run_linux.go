@@ -27,6 +27,7 @@ import (
 	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/seccomp"
 	"github.com/jail-sandbox/jail/termfilter"
 )
@@ -37,7 +38,8 @@ import (
 func Run(p *policy.Policy) int {
 	// Whatever jail inherited beyond stdio stays with jail.
 	ns.CloexecFrom(3)
-	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1)}
+	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
+		startedCh: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
 	r.trace = os.Getenv("JAIL_TRACE") == "1"
 	r.notes = notice.New(r.stderr, notice.Options{Quiet: p.Quiet, Verbose: p.Verbose, Trace: r.trace, Record: r.recordNotice})
 	code := r.run()
@@ -89,13 +91,18 @@ type runner struct {
 	info          map[string]string
 	pty           *os.File
 	ptyCh         chan struct{} // signalled once the pty master has arrived
-	ptyDone       chan struct{}
-	term          *termfilter.Writer // filters the pty relay's output
-	ttyFD         int                // the host terminal the relay writes to
-	noticed       map[string]bool    // notices said once (kind, key)
-	noticeCount   map[string]int     // notices said, by kind
-	denials       *denials.Writer    // the sandbox's record of its denials; nil without one
-	denialsFile   *os.File           // its writable file (from init)
+	ptyDone       <-chan struct{}
+	relay         *ptyrelay.Relay
+	startedCh     chan struct{}       // the agent exists (MsgStarted)
+	stopCh        chan syscall.Signal // the agent stopped (MsgStopped)
+	contCh        chan os.Signal      // SIGCONT: jail was continued
+	ctlCh         chan ctlCall        // jail kill, from the control socket
+	term          *termfilter.Writer  // filters the pty relay's output
+	ttyFD         int                 // the host terminal the relay writes to
+	noticed       map[string]bool     // notices said once (kind, key)
+	noticeCount   map[string]int      // notices said, by kind
+	denials       *denials.Writer     // the sandbox's record of its denials; nil without one
+	denialsFile   *os.File            // its writable file (from init)
 
 	degraded    bool     // no namespaces (--degraded on a host refusing them)
 	degradedWhy string   // the host's refusal, one line
@@ -316,11 +323,14 @@ func (r *runner) run() int {
 	defer r.cancel()
 
 	// Signals are caught before the sandbox exists, so none is lost between
-	// start and the relay loop.
+	// start and the relay loop. SIGTSTP is job control: the agent stops,
+	// then jail with it (see jobctl_linux.go), which waits for SIGCONT.
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
-		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGTSTP)
 	defer signal.Stop(sigs)
+	signal.Notify(r.contCh, syscall.SIGCONT)
+	defer signal.Stop(r.contCh)
 
 	cfg := ns.Config{
 		Spec:     spec,
@@ -353,33 +363,50 @@ func (r *runner) run() int {
 	if r.trail != nil {
 		auditPath = r.trail.Path()
 	}
-	defer register(Entry{ID: r.id, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace, Audit: auditPath})()
+	ctlPath, stopControl := r.serveControl()
+	defer stopControl()
+	defer register(Entry{ID: r.id, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace, Audit: auditPath, Control: ctlPath})()
 	msgsDone := make(chan struct{})
 	go r.readMessages(msgsDone)
 
-	var restore func()
-	defer func() {
-		if restore != nil {
-			restore()
-		}
-	}()
+	defer r.restoreTerminal()
 	var graceTimer, timeout <-chan time.Time
 	if r.pol.Timeout > 0 {
 		timeout = time.After(r.pol.Timeout)
 	}
 	interrupts := 0
+	relayed := false
+	var pending []syscall.Signal // forwarded once the agent exists
+	startedCh := r.startedCh
+	forward := func(sig syscall.Signal) {
+		if !r.agentStarted() {
+			// init is pid 1 of its namespace: a signal it has no handler
+			// for yet (it may still be starting) would be dropped.
+			pending = append(pending, sig)
+			return
+		}
+		_ = unix.Kill(sb.Pid, sig)
+	}
 	for {
 		select {
 		case s := <-sigs:
 			sig := s.(syscall.Signal)
-			if sig == syscall.SIGWINCH {
+			switch sig {
+			case syscall.SIGTSTP:
+				// Someone asked jail to stop (kill -TSTP, or Ctrl-Z on a
+				// terminal jail does not relay): the agent stops first, and
+				// jail follows when init reports it stopped.
+				r.record(audit.Signal{Signal: "SIGTSTP", Number: int(sig), From: "user", To: "agent", Forwarded: true})
+				r.signalAgent(sig, true)
+				continue
+			case syscall.SIGWINCH:
 				r.resizePty()
 				if r.ptyFile() != nil && interactive {
 					continue // the pty, the agent's terminal, signals it
 				}
 			}
 			r.record(audit.Signal{Signal: unix.SignalName(sig), Number: int(sig), From: "user", To: "agent", Forwarded: true})
-			_ = unix.Kill(sb.Pid, sig)
+			forward(sig)
 			if sig == syscall.SIGINT || sig == syscall.SIGTERM || sig == syscall.SIGHUP {
 				interrupts++
 				if interrupts >= 2 && sig == syscall.SIGINT {
@@ -388,6 +415,28 @@ func (r *runner) run() int {
 					graceTimer = time.After(r.pol.KillGrace)
 				}
 			}
+		case call := <-r.ctlCh:
+			who := fmt.Sprintf("pid %d, uid %d", call.who.PID, call.who.UID)
+			switch call.op {
+			case ctlKill:
+				r.killFor("user", "jail kill --now from "+who, call.who)
+			case ctlStop:
+				r.record(audit.Signal{Signal: "SIGTERM", Number: int(syscall.SIGTERM), From: "user", To: "agent", Forwarded: true, Requester: call.who})
+				forward(syscall.SIGTERM)
+				interrupts++
+				if graceTimer == nil {
+					graceTimer = time.After(r.pol.KillGrace)
+				}
+			}
+			close(call.done)
+		case <-startedCh:
+			startedCh = nil // closed: once
+			for _, sig := range pending {
+				_ = unix.Kill(sb.Pid, sig)
+			}
+			pending = nil
+		case sig := <-r.stopCh:
+			r.suspend(sig, interactive)
 		case <-timeout:
 			r.mu.Lock()
 			r.timedOut = true
@@ -406,20 +455,31 @@ func (r *runner) run() int {
 			}
 			r.kill(by, fmt.Sprintf("still running %v after SIGTERM", r.pol.KillGrace))
 		case <-r.ptyCh:
-			if restore == nil && spec.Pty {
-				restore = r.startRelay(interactive, termOut)
+			if !relayed && spec.Pty {
+				relayed = true
+				r.startRelay(interactive, termOut)
 			}
 		case <-sb.Done():
 			<-msgsDone
-			if r.ptyDone != nil {
+			r.mu.Lock()
+			ptyDone := r.ptyDone
+			r.mu.Unlock()
+			if ptyDone != nil {
 				select {
-				case <-r.ptyDone:
+				case <-ptyDone:
 				case <-time.After(2 * time.Second):
 				}
 			}
-			if restore != nil {
-				restore()
-				restore = nil
+			r.restoreTerminal()
+			r.mu.Lock()
+			killed := r.killedBy != ""
+			r.mu.Unlock()
+			if killed && relayed && interactive {
+				// A killed agent could not leave its screen: the modes it set
+				// that would keep the shell's screen from working (mouse and
+				// focus reports, bracketed paste, a hidden cursor, colours)
+				// are reset, and the summary starts on a line of its own.
+				_, _ = termOut.WriteString(ptyrelay.SaneModes)
 			}
 			return r.finish()
 		}
@@ -496,7 +556,13 @@ func (r *runner) readMessages(done chan struct{}) {
 			r.mu.Lock()
 			r.agentPid = m.Pid
 			r.mu.Unlock()
+			close(r.startedCh)
 			r.servePublished()
+		case ns.MsgStopped:
+			select {
+			case r.stopCh <- syscall.Signal(m.Signal):
+			default: // one is being handled; the agent is stopped either way
+			}
 		case ns.MsgDialed:
 			var f *os.File
 			if len(files) > 0 {

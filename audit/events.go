@@ -84,6 +84,10 @@ type Exec struct {
 	Decision string   `json:"decision"`         // DecisionAllow or DecisionDeny
 	Rule     string   `json:"rule,omitempty"`   // guard-rail pattern that denied it
 	Reason   string   `json:"reason,omitempty"` //
+	// Missing: the path did not exist in the sandbox when the exec was
+	// asked for, so the kernel failed it (ENOENT): an attempt, typically
+	// one step of a PATH search, not an execution.
+	Missing bool `json:"missing,omitempty"`
 	// Set only when Argv was stored cut (see BoundArgv): the whole argv's
 	// argument count, size (NUL-terminated arguments) and SHA-256.
 	Argc       int    `json:"argc,omitempty"`
@@ -130,6 +134,10 @@ type Net struct {
 	Reason     string  `json:"reason,omitempty"`   // why denied, or why the flow ended abnormally
 	Requests   int     `json:"requests,omitempty"` // HTTP/1 requests checked and forwarded on a plaintext flow
 	Via        string  `json:"via,omitempty"`      // the host's upstream proxy the flow was chained through (scheme://host:port)
+	// Failed: the flow was allowed but the connection upstream could not
+	// be made (the host could not resolve the name, or the dial failed;
+	// reason says which). The sandbox's connection was reset.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // EventType implements Event.

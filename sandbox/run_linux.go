@@ -86,7 +86,9 @@ type runner struct {
 	agentPid      int
 	killedBy      string // why the supervisor killed the sandbox
 	timedOut      bool
-	startRecorded bool
+	startClaimed  bool          // recordStart has begun
+	startRecorded bool          // the start event is in the trail
+	early         []audit.Event // events before the start event, held until it is written
 	trace         bool
 	info          map[string]string
 	pty           *os.File
@@ -108,11 +110,9 @@ type runner struct {
 	degradedWhy string   // the host's refusal, one line
 	startNotes  []string // for the start event: degraded mode, exec audit off
 
-	spec         *ns.Spec
-	memWatch     *memwatch.Watch // --memory without a cgroup
-	memOver      *memwatch.Sample
-	startWritten bool          // the start event is in the trail
-	early        []audit.Event // events that waited for it
+	spec     *ns.Spec
+	memWatch *memwatch.Watch // --memory without a cgroup
+	memOver  *memwatch.Sample
 
 	sentry *sentry // what must not appear in the writable trees
 }
@@ -147,17 +147,59 @@ func (r *runner) recordNotice(n notice.Notice) {
 	r.record(audit.Notice{Kind: n.Kind, Severity: n.Severity.String(), Text: n.Text})
 }
 
-// fail reports a setup failure: one line on stderr, a record, exit 125.
+// fail reports a setup failure: one line on stderr, a record, exit 125
+// (128+N when a signal interrupted the setup).
 func (r *runner) fail(err error) int {
 	r.errorf("%s", Explain(err))
 	r.recordStart(nil)
 	r.exitSentry()
-	r.record(audit.Exit{Code: ExitSetup, Reason: "setup_failed", Error: err.Error(), WallMS: audit.Millis(time.Since(r.started))})
+	code, reason := ExitSetup, "setup_failed"
+	var in *interrupted
+	if errors.As(err, &in) {
+		code, reason = 128+int(in.sig), "interrupted"
+	}
+	r.record(audit.Exit{Code: code, Reason: reason, Error: err.Error(), WallMS: audit.Millis(time.Since(r.started))})
 	r.closeTrail()
-	return ExitSetup
+	return code
+}
+
+// interrupted is the setup's end by a signal.
+type interrupted struct{ sig syscall.Signal }
+
+func (e *interrupted) Error() string {
+	return fmt.Sprintf("interrupted by %s before the command started", unix.SignalName(e.sig))
+}
+
+// interruptedSetup takes the signals that came during the setup: an
+// interrupt (INT, TERM, HUP) ends it; the others are of no use before the
+// agent exists.
+func interruptedSetup(sigs chan os.Signal) (syscall.Signal, bool) {
+	for {
+		select {
+		case s := <-sigs:
+			switch sig := s.(syscall.Signal); sig {
+			case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP:
+				return sig, true
+			}
+		default:
+			return 0, false
+		}
+	}
 }
 
 func (r *runner) run() int {
+	// Signals are caught from the start: one that comes during the setup
+	// ends it with a complete trail (Go's default would exit at once,
+	// leaving an empty file), and none is lost between start and the relay
+	// loop. SIGTSTP is job control: the agent stops, then jail with it
+	// (see jobctl_linux.go), which waits for SIGCONT.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGTSTP)
+	defer signal.Stop(sigs)
+	signal.Notify(r.contCh, syscall.SIGCONT)
+	defer signal.Stop(r.contCh)
+
 	if !r.pol.DryRun {
 		// Before the plan: what a killed run left is gone before this
 		// run's protections are decided.
@@ -322,15 +364,11 @@ func (r *runner) run() int {
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	defer r.cancel()
 
-	// Signals are caught before the sandbox exists, so none is lost between
-	// start and the relay loop. SIGTSTP is job control: the agent stops,
-	// then jail with it (see jobctl_linux.go), which waits for SIGCONT.
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
-		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGTSTP)
-	defer signal.Stop(sigs)
-	signal.Notify(r.contCh, syscall.SIGCONT)
-	defer signal.Stop(r.contCh)
+	if sig, ok := interruptedSetup(sigs); ok {
+		// Interrupted before anything ran: the trail still says what was
+		// asked and how it ended.
+		return r.fail(&interrupted{sig})
+	}
 
 	cfg := ns.Config{
 		Spec:     spec,

@@ -139,29 +139,10 @@ func (r *runner) quarantined(ev sentinel.Event, run string) {
 	r.recordAfterStart(q)
 }
 
-// recordAfterStart records ev, holding it until the start event is written
-// (the trail opens with start; the sentinel runs before init reports).
-func (r *runner) recordAfterStart(ev audit.Event) {
-	r.mu.Lock()
-	if !r.startWritten {
-		r.early = append(r.early, ev)
-		r.mu.Unlock()
-		return
-	}
-	r.mu.Unlock()
-	r.record(ev)
-}
-
-// flushEarly records what waited for the start event.
-func (r *runner) flushEarly() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.startWritten = true
-	for _, ev := range r.early {
-		r.record(ev)
-	}
-	r.early = nil
-}
+// recordAfterStart records ev; record holds it until the start event is
+// written (the trail opens with start; the sentinel runs before init
+// reports).
+func (r *runner) recordAfterStart(ev audit.Event) { r.record(ev) }
 
 // startSentry watches the writable trees from now until exitSentry: every
 // absent protected path, and gitguard's observed directories. It runs

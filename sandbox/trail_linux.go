@@ -16,10 +16,21 @@ import (
 
 // This file: the audit trail: where it lives, how it stays out of sight, what opens it.
 
+// record writes one event. The start event is always the first line of a
+// trail: anything that comes before it (a signal or a notice during the
+// setup) waits for it.
 func (r *runner) record(ev audit.Event) {
-	if r.trail != nil {
-		r.trail.Record(r.redact.event(ev))
+	if r.trail == nil {
+		return
 	}
+	ev = r.redact.event(ev)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.startRecorded {
+		r.early = append(r.early, ev)
+		return
+	}
+	r.trail.Record(ev)
 }
 
 func (r *runner) closeTrail() {
@@ -106,12 +117,24 @@ func hideTrail(path string, plan []ns.Mount) []ns.Mount {
 
 func (r *runner) recordStart(info map[string]string) {
 	r.mu.Lock()
-	done := r.startRecorded
-	r.startRecorded = true
+	done := r.startClaimed
+	r.startClaimed = true
 	r.mu.Unlock()
 	if done {
 		return
 	}
+	defer func() {
+		// Written (or there is no trail): what waited for it follows.
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.startRecorded = true
+		if r.trail != nil {
+			for _, ev := range r.early {
+				r.trail.Record(ev)
+			}
+		}
+		r.early = nil
+	}()
 	// Each degraded mode is one sentence: on stderr (unless --quiet) and,
 	// whatever --quiet says, in the start event's notes, so that the
 	// record never shows a weaker sandbox as a full one
@@ -144,7 +167,6 @@ func (r *runner) recordStart(info map[string]string) {
 		r.notef("%s", d)
 	}
 	if r.trail == nil {
-		r.flushEarly()
 		return
 	}
 	var uts unix.Utsname
@@ -161,6 +183,8 @@ func (r *runner) recordStart(info map[string]string) {
 	notes = append(notes, r.cgRep.Warnings...)
 	notes = append(notes, degraded...)
 	// Variables by name only: --env/--setenv values are the user's secrets.
+	// (Written directly: record holds every other event until this one is
+	// in, see the deferred function above.)
 	r.trail.Record(audit.Start{
 		Schema: audit.SchemaVersion, Version: Version, ID: r.id,
 		Argv: r.redact.argv(os.Args), Command: r.redact.strs(r.pol.Command), Cwd: r.redact.str(r.plan.Cwd),
@@ -174,5 +198,4 @@ func (r *runner) recordStart(info map[string]string) {
 		Notes: r.redact.strs(notes),
 	})
 	r.guardStarted() // agent-config events found before the start event
-	r.flushEarly()
 }

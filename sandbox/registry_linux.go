@@ -191,3 +191,37 @@ func ignoreGone(err error) error {
 
 // alive tells whether the registered supervisor still runs.
 func alive(e Entry) bool { return e.StartTick != 0 && startTick(e.Pid) == e.StartTick }
+
+// runningTrail returns the trail of the running sandbox ref names (its id,
+// a unique prefix of 4 or more characters, or its supervisor's pid), or "".
+func runningTrail(ref string) string {
+	es, err := List()
+	if err != nil {
+		return ""
+	}
+	var pre []Entry
+	for _, e := range es {
+		if e.ID == ref || fmt.Sprint(e.Pid) == ref {
+			return e.Audit
+		}
+		if len(ref) >= 4 && strings.HasPrefix(e.ID, ref) {
+			pre = append(pre, e)
+		}
+	}
+	if len(pre) == 1 {
+		return pre[0].Audit
+	}
+	return ""
+}
+
+// liveTrails lists the trails of the running sandboxes (retention keeps them).
+func liveTrails() []string {
+	es, _ := List()
+	var out []string
+	for _, e := range es {
+		if e.Audit != "" {
+			out = append(out, e.Audit)
+		}
+	}
+	return out
+}

@@ -135,7 +135,7 @@ func (r *runner) notef(format string, a ...any) {
 
 // debugf is shown with -v only.
 func (r *runner) debugf(format string, a ...any) {
-	r.notes.Notef("jail", notice.Debug, format, a...)
+	r.notes.Notef("jail", notice.Debug, "%s", Spell(fmt.Sprintf(format, a...)))
 }
 
 // say sends a typed notice (kind and group chosen by the caller).
@@ -406,6 +406,7 @@ func (r *runner) run() int {
 	defer register(Entry{ID: r.id, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace, Audit: auditPath, Control: ctlPath})()
 	msgsDone := make(chan struct{})
 	go r.readMessages(msgsDone)
+	r.pruneTrails()
 
 	defer r.restoreTerminal()
 	var graceTimer, timeout <-chan time.Time

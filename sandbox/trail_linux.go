@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/statedir"
 )
@@ -198,4 +200,27 @@ func (r *runner) recordStart(info map[string]string) {
 		Notes: r.redact.strs(notes),
 	})
 	r.guardStarted() // agent-config events found before the start event
+}
+
+// pruneTrails applies the audit directory's retention (audit-max-age,
+// audit-max-total) in the background, keeping every live trail: this
+// run's, the running sandboxes' (the registry), and any a writer holds.
+func (r *runner) pruneTrails() {
+	dir, err := statedir.Path(statedir.Audit)
+	if err != nil || (r.pol.AuditMaxAge == 0 && r.pol.AuditMaxTotal == 0) {
+		return
+	}
+	keep := append(liveTrails(), r.trailPath)
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		removed, err := audit.Prune(dir, audit.Retention{MaxAge: r.pol.AuditMaxAge, MaxTotal: r.pol.AuditMaxTotal}, time.Now(), keep)
+		if len(removed) > 0 {
+			r.debugf("audit retention: removed %d trail(s) from %s (`audit-max-age` %v, `audit-max-total` %s)",
+				len(removed), dir, r.pol.AuditMaxAge, cgroup.FormatSize(r.pol.AuditMaxTotal))
+		}
+		if err != nil {
+			r.debugf("audit retention: %v", err)
+		}
+	}()
 }

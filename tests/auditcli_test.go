@@ -2,16 +2,20 @@
 
 package tests
 
-// Issue 12: a run that fails at setup, or is interrupted before the
-// command starts, still has a trail with a start and an exit event.
+// Issue 12: the audit trail is usable. jail audit finds trails by id or
+// as the latest; old trails are pruned (never a live one); a run that
+// fails at setup still has a start and an exit event.
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -93,4 +97,171 @@ func TestAuditSetupFailureTrail(t *testing.T) {
 	if n := checkTrailsComplete(t, dir); n != 6 {
 		t.Errorf("%d trails, want 6", n)
 	}
+}
+
+// trailID is the sandbox id in a default trail's name.
+func trailID(t *testing.T, path string) string {
+	t.Helper()
+	m := regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-(.+)\.jsonl$`).FindStringSubmatch(filepath.Base(path))
+	if m == nil {
+		t.Fatalf("%s is not a default trail name", path)
+	}
+	return m[1]
+}
+
+func jailOut(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	out, err := jailCmd(t, env, args...).CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
+}
+
+// jail audit with no argument or latest opens the newest trail of the
+// audit directory; jail audit ID finds a trail by the id jail ps shows,
+// also a running sandbox's whose trail is elsewhere (--audit).
+func TestAuditLatestAndID(t *testing.T) {
+	env, _ := stateEnv(t)
+	for _, word := range []string{"first-" + marker(), "second-" + marker()} {
+		if out, code := jailOut(t, env, "--", "echo", word); code != 0 {
+			t.Fatalf("jail -- echo: %d %s", code, out)
+		}
+		time.Sleep(1100 * time.Millisecond) // trail names have second resolution
+	}
+	for _, args := range [][]string{{"audit"}, {"audit", "latest"}} {
+		out, code := jailOut(t, env, args...)
+		if code != 0 || !strings.Contains(out, "Command   echo second-") {
+			t.Fatalf("jail %v: exit %d, want the second run's summary:\n%s", args, code, out)
+		}
+	}
+	out, _ := jailOut(t, env, "audit", "latest")
+	trail := regexp.MustCompile(`(?m)^Trail +(\S+)`).FindStringSubmatch(out)
+	if trail == nil {
+		t.Fatalf("no Trail line:\n%s", out)
+	}
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(trail[1]), "*.jsonl"))
+	if len(files) != 2 {
+		t.Fatalf("trails %v", files)
+	}
+	for _, f := range files {
+		first := f != trail[1]
+		id := trailID(t, f)
+		for _, ref := range []string{id, id[:6]} {
+			out, code := jailOut(t, env, "audit", ref)
+			if code != 0 || first != strings.Contains(out, "Command   echo first-") {
+				t.Errorf("jail audit %s: exit %d:\n%s", ref, code, out)
+			}
+		}
+	}
+	if out, code := jailOut(t, env, "audit", "ffffffffffff"); code != 1 || !strings.Contains(out, "jail ps") {
+		t.Errorf("an unknown id: exit %d, want 1 and a hint:\n%s", code, out)
+	}
+
+	// A running sandbox whose trail is not in the audit directory.
+	m := marker()
+	elsewhere := filepath.Join(auditDir(t), "elsewhere.jsonl")
+	cmd := jailCmd(t, env, "--audit", elsewhere, "--", "sleep", m)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var id string
+	auditWaitFor(t, 20*time.Second, "jail ps to list the sandbox", func() bool {
+		out, _ := jailOut(t, env, "ps")
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, m) {
+				id = strings.Fields(l)[0]
+				return true
+			}
+		}
+		return false
+	})
+	// (The writer flushes in batches: wait for the start event.)
+	var code int
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if out, code = jailOut(t, env, "audit", "--json", id); code != 0 || strings.Contains(out, `"sleep","`+m) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code != 0 || !strings.Contains(out, `"sleep","`+m) {
+		t.Fatalf("jail audit --json %s (running, --audit %s): exit %d:\n%s", id, elsewhere, code, out)
+	}
+}
+
+// Retention at start: trails older than --audit-max-age go, then the
+// oldest until --audit-max-total holds; a trail still being written
+// stays however old it looks, and so does the new run's.
+func TestAuditRetention(t *testing.T) {
+	env, dir := stateEnv(t)
+	// A live sandbox whose trail is in the audit directory, made to look
+	// 100 days old.
+	m := marker()
+	live := jailCmd(t, env, "--", "sleep", m)
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	var livePath string
+	auditWaitFor(t, 20*time.Second, "the live trail", func() bool {
+		fs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		for _, f := range fs {
+			if b, _ := os.ReadFile(f); strings.Contains(string(b), m) {
+				livePath = f
+				return true
+			}
+		}
+		return false
+	})
+	old := time.Now().Add(-100 * 24 * time.Hour)
+	var stale []string
+	for i, age := range []time.Duration{90, 60, 3} {
+		at := time.Now().Add(-age * 24 * time.Hour)
+		p := filepath.Join(dir, at.UTC().Format("20060102T150405Z")+"-stale"+strconv.Itoa(i)+".jsonl")
+		if err := os.WriteFile(p, []byte(strings.Repeat("x", 4096)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, at, at)
+		stale = append(stale, p)
+	}
+	other := filepath.Join(dir, "notes.txt") // not a trail: never touched
+	os.WriteFile(other, []byte("mine"), 0o600)
+	os.Chtimes(other, old, old)
+	os.Chtimes(livePath, old, old)
+
+	if out, code := jailOut(t, env, "--audit-max-age", "720h", "--", "true"); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	for i, p := range stale {
+		_, err := os.Stat(p)
+		if gone := os.IsNotExist(err); gone != (i < 2) {
+			t.Errorf("--audit-max-age 720h: %s gone=%v", filepath.Base(p), gone)
+		}
+	}
+	if out, code := jailOut(t, env, "--audit-max-total", "1", "--", "true"); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if _, err := os.Stat(stale[2]); !os.IsNotExist(err) {
+		t.Errorf("--audit-max-total 1 kept %s", stale[2])
+	}
+	for _, p := range []string{livePath, other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("retention removed %s: %v", p, err)
+		}
+	}
+	if n := len(must(filepath.Glob(filepath.Join(dir, "*.jsonl")))); n != 2 {
+		t.Errorf("%d trails left, want 2 (the live one, the last run's)", n)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

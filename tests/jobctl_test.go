@@ -92,7 +92,7 @@ func (s *ptySession) waitRaw(t *testing.T, want bool, d time.Duration) {
 // Ctrl-Z on `jail -- sleep` stops it and jail; the shell's prompt comes
 // back and the terminal is cooked; fg makes it raw again and Ctrl-C then
 // reaches the sleep inside.
-func TestCtrlZSleep(t *testing.T) {
+func TestJobCtrlZSleep(t *testing.T) {
 	ws := workspace(t)
 	s := hostShell(t, ws)
 	m := s.send("$J --quiet -- sh -c 'echo sl\"\"eeping; exec sleep 100'\r")
@@ -134,7 +134,7 @@ func TestCtrlZSleep(t *testing.T) {
 // on SIGCONT, and jail sends SIGWINCH (the program draws "winch N RxC"
 // with the size its terminal has), also when the size did not change; a
 // size the terminal got while the program was stopped reaches it.
-func TestCtrlZCurses(t *testing.T) {
+func TestJobCtrlZCurses(t *testing.T) {
 	py := needPython(t)
 	ws := workspace(t)
 	prog := filepath.Join(ws, "tui.py")
@@ -196,7 +196,7 @@ curses.wrapper(main)
 
 // A child that stops while no terminal is relayed, and no shell could
 // resume jail, must not hang jail: it is continued.
-func TestStoppedChildWithoutTerminal(t *testing.T) {
+func TestJobStoppedChildWithoutTerminal(t *testing.T) {
 	trail := filepath.Join(t.TempDir(), "trail.jsonl")
 	r := sh(t, runOpts{timeout: 30 * time.Second}, `echo before; kill -STOP $$; echo resumed`, "--audit", trail)
 	mustCode(t, r, 0)

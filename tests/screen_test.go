@@ -117,7 +117,7 @@ func screenEnv(extra ...string) []string {
 	return append(append(os.Environ(), "TERM=xterm-256color", "LANG=C.UTF-8", "LC_ALL=", "LC_CTYPE="), extra...)
 }
 
-func TestScreenIsTheProgramsOwn(t *testing.T) {
+func TestNoticeScreenIsTheProgramsOwn(t *testing.T) {
 	py := needPython(t)
 	ws := workspace(t)
 	prog := filepath.Join(ws, "screen.py")

@@ -157,6 +157,7 @@ func (x *redactor) event(ev audit.Event) audit.Event {
 		// The agent names what it plants, and a .git file's target is
 		// in the reason.
 		e.Path, e.Reason, e.Stored, e.Left, e.Error = x.str(e.Path), x.str(e.Reason), x.str(e.Stored), x.str(e.Left), x.str(e.Error)
+		return e
 	case audit.Notice:
 		e.Text = x.str(e.Text)
 		return e

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/sentinel"
 	"github.com/jail-sandbox/jail/statedir"
@@ -281,6 +282,7 @@ func (r *runner) exitSentry() {
 // gcKilledRuns is jail gc's part: the exit checks of killed runs, told on w.
 func gcKilledRuns(w io.Writer) {
 	r := &runner{pol: &policy.Policy{}, stderr: w}
+	r.notes = notice.New(w, notice.Options{}) // its notices go to w, as a run's would
 	r.killedRuns()
 }
 

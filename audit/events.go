@@ -22,11 +22,12 @@ const (
 	// TypeQuarantine: something the agent left in a writable tree was moved
 	// out of it (schema 1 readers that predate it list it as unknown).
 	TypeQuarantine = "quarantine"
+	TypeNotice     = "notice"
 )
 
 // Types lists every event type of SchemaVersion in summary order.
 var Types = []string{TypeStart, TypeExec, TypeDNS, TypeNet, TypeDeny, TypeQuarantine, TypeLimit,
-	TypeSignal, TypeKill, TypeTimeout, TypeExit, TypeDropped}
+	TypeSignal, TypeKill, TypeTimeout, TypeExit, TypeDropped, TypeNotice}
 
 // Decisions used in exec, dns and net events.
 const (
@@ -83,6 +84,10 @@ type Exec struct {
 	Decision string   `json:"decision"`         // DecisionAllow or DecisionDeny
 	Rule     string   `json:"rule,omitempty"`   // guard-rail pattern that denied it
 	Reason   string   `json:"reason,omitempty"` //
+	// Missing: the path did not exist in the sandbox when the exec was
+	// asked for, so the kernel failed it (ENOENT): an attempt, typically
+	// one step of a PATH search, not an execution.
+	Missing bool `json:"missing,omitempty"`
 	// Set only when Argv was stored cut (see BoundArgv): the whole argv's
 	// argument count, size (NUL-terminated arguments) and SHA-256.
 	Argc       int    `json:"argc,omitempty"`
@@ -129,6 +134,10 @@ type Net struct {
 	Reason     string  `json:"reason,omitempty"`   // why denied, or why the flow ended abnormally
 	Requests   int     `json:"requests,omitempty"` // HTTP/1 requests checked and forwarded on a plaintext flow
 	Via        string  `json:"via,omitempty"`      // the host's upstream proxy the flow was chained through (scheme://host:port)
+	// Failed: the flow was allowed but the connection upstream could not
+	// be made (the host could not resolve the name, or the dial failed;
+	// reason says which). The sandbox's connection was reset.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // EventType implements Event.
@@ -161,11 +170,12 @@ func (Limit) EventType() string { return TypeLimit }
 
 // Signal is a signal received by the supervisor or forwarded to the sandbox.
 type Signal struct {
-	Signal    string `json:"signal"`       // "SIGINT", ...
-	Number    int    `json:"number"`       //
-	From      string `json:"from"`         // "user", "terminal", "supervisor", "sandbox"
-	To        string `json:"to,omitempty"` // "agent", "init", "supervisor"
-	Forwarded bool   `json:"forwarded"`    // passed on into the sandbox
+	Signal    string     `json:"signal"`              // "SIGINT", ...
+	Number    int        `json:"number"`              //
+	From      string     `json:"from"`                // "user", "terminal", "supervisor", "sandbox"
+	To        string     `json:"to,omitempty"`        // "agent", "init", "supervisor"
+	Forwarded bool       `json:"forwarded"`           // passed on into the sandbox
+	Requester *Requester `json:"requester,omitempty"` // who asked, for jail kill (without --now)
 }
 
 // EventType implements Event.
@@ -173,11 +183,19 @@ func (Signal) EventType() string { return TypeSignal }
 
 // Kill records the kill switch firing.
 type Kill struct {
-	By        string `json:"by"`                  // "user" (jail kill), "timeout", "supervisor", "oom"
-	Reason    string `json:"reason"`              //
-	Method    string `json:"method"`              // "cgroup.kill", "freezer", "pid1"
-	Signal    string `json:"signal,omitempty"`    //
-	Processes int    `json:"processes,omitempty"` // processes killed, when known
+	By        string     `json:"by"`                  // "user" (jail kill, the kill key), "timeout", "supervisor", "oom"
+	Reason    string     `json:"reason"`              //
+	Method    string     `json:"method"`              // "cgroup.kill", "freezer", "pid1"
+	Signal    string     `json:"signal,omitempty"`    //
+	Processes int        `json:"processes,omitempty"` // processes killed, when known
+	Requester *Requester `json:"requester,omitempty"` // who asked, for jail kill
+}
+
+// Requester is the process that asked for a kill or stop through jail's
+// control socket, as the kernel reports it (SO_PEERCRED).
+type Requester struct {
+	PID int `json:"pid"` // in the host's pid namespace
+	UID int `json:"uid"` // host uid
 }
 
 // EventType implements Event.
@@ -244,3 +262,15 @@ type Quarantine struct {
 
 // EventType implements Event.
 func (Quarantine) EventType() string { return TypeQuarantine }
+
+// Notice is a message jail gave the user (on stderr, or in the summary
+// after a relayed terminal was restored), recorded when it first appears:
+// later notices that are the same thing are counted, not recorded again.
+type Notice struct {
+	Kind     string `json:"kind"`     // "net", "exec", "fs", "limit", "terminal", "setup", "init", "job", "jail"
+	Severity string `json:"severity"` // "info", "warning", "error"
+	Text     string `json:"text"`     // the line as shown, without "jail: "
+}
+
+// EventType implements Event.
+func (Notice) EventType() string { return TypeNotice }

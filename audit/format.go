@@ -30,7 +30,11 @@ func describe(rec *Record) string {
 	case TypeExec:
 		var e Exec
 		if rec.Decode(&e) == nil {
-			s := fmt.Sprintf("%s pid %d %s", e.Decision, e.PID, quoteArgv(e.Argv))
+			dec := e.Decision
+			if e.Missing {
+				dec = "missing" // an attempt: nothing ran
+			}
+			s := fmt.Sprintf("%s pid %d %s", dec, e.PID, quoteArgv(e.Argv))
 			if len(e.Argv) == 0 || e.Argv[0] != e.Path {
 				s += " [" + e.Path + "]"
 			}
@@ -48,6 +52,9 @@ func describe(rec *Record) string {
 	case TypeNet:
 		var e Net
 		if rec.Decode(&e) == nil {
+			if e.Failed {
+				return fmt.Sprintf("failed %s %s", e.Proto, netDest(e)) + because("", e.Reason)
+			}
 			s := fmt.Sprintf("%s %s %s", e.Decision, e.Proto, netDest(e))
 			if e.Decision == DecisionAllow || e.BytesUp+e.BytesDown > 0 {
 				s += fmt.Sprintf(" up %s down %s %s", bytesStr(e.BytesUp), bytesStr(e.BytesDown), msStr(e.DurationMS))
@@ -97,6 +104,9 @@ func describe(rec *Record) string {
 			if e.Forwarded {
 				s += ", forwarded"
 			}
+			if e.Requester != nil {
+				s += fmt.Sprintf(", asked by pid %d (uid %d)", e.Requester.PID, e.Requester.UID)
+			}
 			return s
 		}
 	case TypeKill:
@@ -113,6 +123,11 @@ func describe(rec *Record) string {
 		var e Exit
 		if rec.Decode(&e) == nil {
 			return exitLine(e)
+		}
+	case TypeNotice:
+		var e Notice
+		if rec.Decode(&e) == nil {
+			return fmt.Sprintf("%s %s: %s", e.Severity, e.Kind, e.Text)
 		}
 	case TypeDropped:
 		var e Dropped

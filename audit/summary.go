@@ -21,14 +21,22 @@ type Summary struct {
 	Exit     *Exit
 	LastTS   time.Time
 	Counts   map[string]int
-	Commands []CommandCount // most frequent first
+	Commands []CommandCount // executions, most frequent first
 	Execs    int
-	Net      []NetRow
-	DNSAllow int
-	DNSDeny  int
-	Denials  []*Record // exec, dns and net denials, deny and quarantine events, in order
-	Limits   []*Record // limit, signal, kill, timeout events, in order
-	Dropped  uint64
+	// Attempts are execs of paths that did not exist (missing: a PATH
+	// search's misses), most frequent first; AttemptsTotal counts them.
+	Attempts      []CommandCount
+	AttemptsTotal int
+	Net           []NetRow
+	DNSAllow      int
+	DNSDeny       int
+	Denials       []*Record // exec, dns and net denials, deny and quarantine events, in order
+	// DenialGroups are Denials by what was refused, in order of first
+	// appearance, with counts.
+	DenialGroups []DenialGroup
+	Notices      []Notice
+	Limits       []*Record // limit, signal, kill, timeout events, in order
+	Dropped      uint64
 	// BudgetDropped of Dropped were refused by the trail's size budget
 	// (Budget bytes).
 	BudgetDropped uint64
@@ -45,13 +53,24 @@ type CommandCount struct {
 	Denied int
 }
 
-// NetRow aggregates flows to one destination with one decision.
+// DenialGroup is one refused thing: its type, what and why, how many
+// times, and when first.
+type DenialGroup struct {
+	Type  string
+	Text  string
+	Count int
+	First time.Time
+}
+
+// NetRow aggregates flows to one destination with one decision ("failed"
+// for allowed flows whose upstream connection could not be made).
 type NetRow struct {
 	Dest      string // name (or address) and port
 	Decision  string
 	Conns     int
 	BytesUp   int64
 	BytesDown int64
+	Reason    string // for failed rows: why (the first failure's)
 }
 
 // Summarize reads a whole trail and digests it. Bad lines are collected in
@@ -73,6 +92,20 @@ func Summarize(r io.Reader) (*Summary, error) {
 		}
 	}
 	cmds := map[string]*CommandCount{}
+	attempts := map[string]*CommandCount{}
+	groups := map[[2]string]*DenialGroup{}
+	var groupOrder [][2]string
+	deny := func(rec *Record) {
+		s.Denials = append(s.Denials, rec)
+		k := [2]string{rec.Type, denialText(rec)}
+		g := groups[k]
+		if g == nil {
+			g = &DenialGroup{Type: rec.Type, Text: k[1], First: rec.TS}
+			groups[k] = g
+			groupOrder = append(groupOrder, k)
+		}
+		g.Count++
+	}
 	nets := map[[2]string]*NetRow{}
 	var netOrder [][2]string
 	for _, rec := range recs {
@@ -94,16 +127,22 @@ func Summarize(r io.Reader) (*Summary, error) {
 			if rec.Decode(&e) != nil {
 				continue
 			}
-			s.Execs++
-			c := cmds[e.Path]
+			table := cmds
+			if e.Missing && e.Decision == DecisionAllow {
+				table = attempts
+				s.AttemptsTotal++
+			} else {
+				s.Execs++
+			}
+			c := table[e.Path]
 			if c == nil {
 				c = &CommandCount{Path: e.Path}
-				cmds[e.Path] = c
+				table[e.Path] = c
 			}
 			c.Count++
 			if e.Decision != DecisionAllow {
 				c.Denied++
-				s.Denials = append(s.Denials, rec)
+				deny(rec)
 			}
 		case TypeDNS:
 			var e DNS
@@ -114,7 +153,7 @@ func Summarize(r io.Reader) (*Summary, error) {
 				s.DNSAllow++
 			} else {
 				s.DNSDeny++
-				s.Denials = append(s.Denials, rec)
+				deny(rec)
 			}
 		case TypeNet:
 			var e Net
@@ -125,10 +164,17 @@ func Summarize(r io.Reader) (*Summary, error) {
 			if e.Name != "" {
 				dest = fmt.Sprintf("%s:%d", e.Name, e.Port)
 			}
-			k := [2]string{dest, e.Decision}
+			dec := e.Decision
+			if e.Failed {
+				dec = "failed"
+			}
+			k := [2]string{dest, dec}
 			row := nets[k]
 			if row == nil {
-				row = &NetRow{Dest: dest, Decision: e.Decision}
+				row = &NetRow{Dest: dest, Decision: dec}
+				if e.Failed {
+					row.Reason = e.Reason
+				}
 				nets[k] = row
 				netOrder = append(netOrder, k)
 			}
@@ -136,10 +182,15 @@ func Summarize(r io.Reader) (*Summary, error) {
 			row.BytesUp += e.BytesUp
 			row.BytesDown += e.BytesDown
 			if e.Decision != DecisionAllow {
-				s.Denials = append(s.Denials, rec)
+				deny(rec)
 			}
 		case TypeDeny, TypeQuarantine:
-			s.Denials = append(s.Denials, rec)
+			deny(rec)
+		case TypeNotice:
+			var e Notice
+			if rec.Decode(&e) == nil {
+				s.Notices = append(s.Notices, e)
+			}
 		case TypeLimit, TypeSignal, TypeKill, TypeTimeout:
 			s.Limits = append(s.Limits, rec)
 		case TypeDropped:
@@ -153,16 +204,10 @@ func Summarize(r io.Reader) (*Summary, error) {
 			}
 		}
 	}
-	for _, c := range cmds {
-		s.Commands = append(s.Commands, *c)
+	s.Commands, s.Attempts = byCount(cmds), byCount(attempts)
+	for _, k := range groupOrder {
+		s.DenialGroups = append(s.DenialGroups, *groups[k])
 	}
-	sort.Slice(s.Commands, func(i, j int) bool {
-		a, b := s.Commands[i], s.Commands[j]
-		if a.Count != b.Count {
-			return a.Count > b.Count
-		}
-		return a.Path < b.Path
-	})
 	for _, k := range netOrder {
 		s.Net = append(s.Net, *nets[k])
 	}
@@ -174,6 +219,54 @@ func Summarize(r io.Reader) (*Summary, error) {
 		return a.BytesUp+a.BytesDown > b.BytesUp+b.BytesDown
 	})
 	return s, nil
+}
+
+func byCount(m map[string]*CommandCount) []CommandCount {
+	out := make([]CommandCount, 0, len(m))
+	for _, c := range m {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Path < b.Path
+	})
+	return out
+}
+
+// denialText says what a denial refused and why, without what changes
+// from one attempt to the next (pid, query type, time): equal texts are
+// one refused thing.
+func denialText(rec *Record) string {
+	switch rec.Type {
+	case TypeExec:
+		var e Exec
+		if rec.Decode(&e) == nil {
+			s := quoteArgv(e.Argv)
+			if len(e.Argv) == 0 || e.Argv[0] != e.Path {
+				s += " [" + e.Path + "]"
+			}
+			return s + because(e.Rule, e.Reason)
+		}
+	case TypeDNS:
+		var e DNS
+		if rec.Decode(&e) == nil {
+			return e.Name + because("", e.Reason)
+		}
+	case TypeNet:
+		var e Net
+		if rec.Decode(&e) == nil {
+			return e.Proto + " " + netDest(e) + because("", e.Reason)
+		}
+	case TypeDeny:
+		var e Deny
+		if rec.Decode(&e) == nil {
+			return fmt.Sprintf("%s %s %s", e.Layer, e.What, e.Target) + because("", e.Reason)
+		}
+	}
+	return describe(rec)
 }
 
 func (s *Summary) offset(t time.Time) string {
@@ -230,6 +323,17 @@ func (s *Summary) Write(w io.Writer, name string) error {
 		tw.Flush()
 	}
 
+	if s.AttemptsTotal > 0 {
+		n := min(len(s.Attempts), TopCommands)
+		section(&b, fmt.Sprintf("Exec attempts of missing paths (top %d of %d, %d attempts: PATH searches, nothing ran)", n, len(s.Attempts), s.AttemptsTotal))
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  COUNT\tPATH\n")
+		for _, c := range s.Attempts[:n] {
+			fmt.Fprintf(tw, "  %d\t%s\n", c.Count, c.Path)
+		}
+		tw.Flush()
+	}
+
 	section(&b, fmt.Sprintf("Network (DNS: %d answered, %d refused)", s.DNSAllow, s.DNSDeny))
 	if len(s.Net) == 0 {
 		b.WriteString("  no connections\n")
@@ -237,17 +341,36 @@ func (s *Summary) Write(w io.Writer, name string) error {
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  DESTINATION\tDECISION\tCONNS\tUP\tDOWN\n")
 		for _, r := range s.Net {
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", r.Dest, r.Decision, r.Conns, bytesStr(r.BytesUp), bytesStr(r.BytesDown))
+			why := ""
+			if r.Reason != "" {
+				why = "\t" + r.Reason
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s%s\n", r.Dest, r.Decision, r.Conns, bytesStr(r.BytesUp), bytesStr(r.BytesDown), why)
 		}
 		tw.Flush()
 	}
 
-	section(&b, fmt.Sprintf("Denials (%d)", len(s.Denials)))
+	title := fmt.Sprintf("Denials (%d)", len(s.Denials))
+	if len(s.DenialGroups) != len(s.Denials) {
+		title = fmt.Sprintf("Denials (%d, of %d things; first time, count)", len(s.Denials), len(s.DenialGroups))
+	}
+	section(&b, title)
 	if len(s.Denials) == 0 {
 		b.WriteString("  none\n")
 	}
-	for _, r := range s.Denials {
-		fmt.Fprintf(&b, "  %s  %-5s %s\n", s.offset(r.TS), r.Type, describe(r))
+	for _, g := range s.DenialGroups {
+		count := ""
+		if g.Count > 1 {
+			count = fmt.Sprintf(" (%d times)", g.Count)
+		}
+		fmt.Fprintf(&b, "  %s  %-5s %s%s\n", s.offset(g.First), g.Type, g.Text, count)
+	}
+
+	if len(s.Notices) > 0 {
+		section(&b, fmt.Sprintf("Notices (%d)", len(s.Notices)))
+		for _, n := range s.Notices {
+			fmt.Fprintf(&b, "  %-7s %-8s %s\n", n.Severity, n.Kind, n.Text)
+		}
 	}
 
 	section(&b, fmt.Sprintf("Limits, signals, kills (%d)", len(s.Limits)))

@@ -182,6 +182,8 @@ func create(path string, now func() time.Time, queue int, o Options) (*Writer, e
 		}
 		return nil, fmt.Errorf("create audit trail: %w", err)
 	}
+	// Held while the file is open: retention never removes a live trail.
+	lockLive(f.Fd())
 	w := &Writer{
 		path:     path,
 		f:        f,

@@ -48,6 +48,8 @@ func InitMain(h Hooks) {
 func run(conn *Conn, h Hooks) int {
 	m, passed, err := conn.Recv()
 	if err != nil || m.Type != MsgSpec || m.Spec == nil {
+		// The one line init writes itself: without a spec there is no
+		// supervisor to tell (and no terminal relayed yet).
 		fmt.Fprintf(os.Stderr, "jail: init: no spec from the supervisor: %v\n", err)
 		return 125
 	}
@@ -134,7 +136,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	t0 := time.Now()
 	trace := func(step string) {
 		if spec.Trace {
-			fmt.Fprintf(os.Stderr, "jail: init %-10s %6.2f ms\n", step, float64(time.Since(t0).Microseconds())/1000)
+			_ = conn.Send(Message{Type: MsgLog, Level: LogTrace, Text: fmt.Sprintf("init %-10s %6.2f ms", step, float64(time.Since(t0).Microseconds())/1000)})
 		}
 	}
 	defer trace("started")
@@ -168,6 +170,18 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		}
 		slave = s
 		names, files = append(names, "pty"), append(files, master)
+		if ptyIsCtty(spec) {
+			// init (a session leader since the clone) takes the pty as its
+			// controlling terminal, and the agent runs in a process group of
+			// its own in init's session, in the foreground: as a shell runs
+			// a job. Were the agent a session leader itself, its process
+			// group would be orphaned (its parent, init, in another
+			// session) and the kernel would discard every SIGTSTP: Ctrl-Z
+			// and an agent's own suspend would do nothing.
+			if err := unix.IoctlSetInt(int(slave.Fd()), unix.TIOCSCTTY, 0); err != nil {
+				return nil, fmt.Errorf("make the sandbox's pty init's terminal: %w", err)
+			}
+		}
 	}
 	for _, rl := range spec.Rlimits {
 		lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
@@ -402,25 +416,18 @@ func startAgent(spec *Spec, path string, slave *os.File) (int, error) {
 		Files: []uintptr{0, 1, 2},
 		Sys:   &syscall.SysProcAttr{},
 	}
-	ctty := false
 	if slave != nil {
-		fds := spec.PtyFDs
-		if len(fds) == 0 {
-			fds = []int{0, 1, 2}
-		}
-		for _, n := range fds {
-			if n >= 0 && n <= 2 {
-				attr.Files[n] = slave.Fd()
-				ctty = ctty || n == 0
-			}
+		for _, n := range ptyFDs(spec) {
+			attr.Files[n] = slave.Fd()
 		}
 	}
-	if ctty {
-		// Its own session with the pty as controlling terminal: job control
-		// and Ctrl-C work as outside, inside the sandbox's devpts.
-		attr.Sys.Setsid = true
-		attr.Sys.Setctty = true
-		attr.Sys.Ctty = 0
+	if slave != nil && ptyIsCtty(spec) {
+		// A process group of its own, the pty's foreground one (init's
+		// session has the pty as its terminal): Ctrl-C and Ctrl-Z reach it
+		// as outside, inside the sandbox's devpts, and it can be stopped.
+		attr.Sys.Setpgid = true
+		attr.Sys.Foreground = true
+		attr.Sys.Ctty = int(slave.Fd()) // init's fd: Foreground's TIOCSPGRP runs before the fds move
 	} else {
 		// Without a pty (or with an output-only one) the agent stays in
 		// init's session, which has no controlling terminal, and is not a
@@ -509,6 +516,31 @@ func descendants(root int) []int {
 	return out
 }
 
+// ptyFDs lists which of the agent's fds 0, 1, 2 are the sandbox's pty.
+func ptyFDs(spec *Spec) []int {
+	if len(spec.PtyFDs) == 0 {
+		return []int{0, 1, 2}
+	}
+	var out []int
+	for _, n := range spec.PtyFDs {
+		if n >= 0 && n <= 2 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ptyIsCtty tells whether the pty is the agent's controlling terminal:
+// only when it is its stdin (otherwise it is an output-only terminal).
+func ptyIsCtty(spec *Spec) bool {
+	for _, n := range ptyFDs(spec) {
+		if n == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 var initSignals chan os.Signal
 
 // Signals init forwards to the agent.
@@ -528,6 +560,10 @@ func (st *initState) serveRequests(conn *Conn) {
 		}
 		if err != nil {
 			return
+		}
+		if m.Type == MsgSignal {
+			st.signal(m)
+			continue
 		}
 		if m.Type != MsgDial {
 			continue
@@ -549,6 +585,22 @@ func (st *initState) serveRequests(conn *Conn) {
 	}
 }
 
+// signal sends the supervisor's job-control signal to the agent or its
+// process group (the agent leads its group), from the agent's thread.
+func (st *initState) signal(m Message) {
+	sig := syscall.Signal(m.Signal)
+	switch sig {
+	case unix.SIGTSTP, unix.SIGSTOP, unix.SIGCONT, unix.SIGWINCH:
+	default:
+		return // job control only; the rest travels as real signals
+	}
+	target := st.agent
+	if m.Group {
+		target = -st.agent
+	}
+	st.onAgentThread(func() { _ = unix.Kill(target, sig) })
+}
+
 // reap is pid 1's job: forward signals to the agent, reap every child (orphans
 // are reparented to us), and when the agent exits, kill everything else in the
 // pid namespace, report the agent's status and exit with it.
@@ -563,14 +615,23 @@ func (st *initState) reap(conn *Conn) int {
 	var status unix.WaitStatus
 	for {
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		// WUNTRACED: a stopped agent is reported to the supervisor, which
+		// does what a shell does with a stopped job.
+		pid, err := unix.Wait4(-1, &ws, unix.WUNTRACED, nil)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return 125 // ECHILD before the agent was seen: cannot happen
 		}
-		if pid == st.agent && (ws.Exited() || ws.Signaled()) {
+		if pid != st.agent {
+			continue
+		}
+		if ws.Stopped() {
+			_ = conn.Send(Message{Type: MsgStopped, Signal: int(ws.StopSignal())})
+			continue
+		}
+		if ws.Exited() || ws.Signaled() {
 			status = ws
 			break
 		}

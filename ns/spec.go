@@ -169,6 +169,25 @@ const (
 	MsgGo      = "go"      // supervisor -> init: fds received, start the agent
 	MsgDial    = "dial"    // supervisor -> init: connect to Port inside (for --publish)
 	MsgDialed  = "dialed"  // init -> supervisor: the connected socket, or Error
+	// MsgLog carries one of init's messages for the user (Level, Text):
+	// init never writes to the terminal, which may be the agent's screen;
+	// the supervisor renders it (as runc's init forwards its logs).
+	MsgLog = "log"
+	// MsgStopped: init -> supervisor: the agent stopped (Signal: the
+	// signal that stopped it). The supervisor gives the terminal back and
+	// stops itself as a shell job, or, when nothing could resume it,
+	// continues the agent.
+	MsgStopped = "stopped"
+	// MsgSignal: supervisor -> init: send Signal to the agent, or with
+	// Group to its process group (SIGTSTP, SIGCONT, SIGWINCH of job control).
+	MsgSignal = "signal"
+)
+
+// Levels of a MsgLog.
+const (
+	LogTrace   = "trace"   // JAIL_TRACE=1 timings
+	LogWarning = "warning" // shown unless --quiet
+	LogError   = "error"   // always shown
 )
 
 // Message is the envelope of every message on the socket.
@@ -185,4 +204,9 @@ type Message struct {
 	// ExitCode is the exit code jail should use for an error (125, 126, 127).
 	ExitCode int               `json:"exit_code,omitempty"`
 	Info     map[string]string `json:"info,omitempty"`
+	// Group sends a MsgSignal to the agent's process group.
+	Group bool `json:"group,omitempty"`
+	// Level and Text of a MsgLog.
+	Level string `json:"level,omitempty"`
+	Text  string `json:"text,omitempty"`
 }

@@ -167,6 +167,10 @@ var Options = []Option{
 		Help: "also send audit events to syslog or the journal", field: func(p *Policy) any { return &p.AuditSyslog }},
 	{Name: "audit-max-size", Placeholder: "SIZE", Kind: Size, Default: "64M", Group: GroupAudit, Example: "64M",
 		Help: "the trail's size budget; past it events are counted, not written", field: func(p *Policy) any { return &p.AuditMaxSize }},
+	{Name: "audit-max-age", Placeholder: "DURATION", Kind: Duration, Default: "720h", Group: GroupAudit, Example: "168h",
+		Help: "at start, remove trails of the audit directory last written longer ago (0: no bound; a trail being written stays)", field: func(p *Policy) any { return &p.AuditMaxAge }},
+	{Name: "audit-max-total", Placeholder: "SIZE", Kind: Size, Default: "1G", Group: GroupAudit, Example: "1G",
+		Help: "then remove its oldest trails until the audit directory holds at most SIZE (0: no bound)", field: func(p *Policy) any { return &p.AuditMaxTotal }},
 
 	// Configuration: what the readers expand into the other options.
 	{Name: "profile", Short: "P", Placeholder: "NAME", Kind: List, Group: GroupConfig, Example: "example",

@@ -83,7 +83,8 @@ func TestOptionsTable(t *testing.T) {
 // Default comes from the table and survives Format -> Set.
 func TestDefaultFromTable(t *testing.T) {
 	d := Default()
-	if d.TmpSize != 1<<30 || d.Pids != 1024 || d.Hostname != "jail" || d.KillGrace != 5*time.Second || d.Net != "" || d.AuditMaxSize != DefaultAuditMaxSize {
+	if d.TmpSize != 1<<30 || d.Pids != 1024 || d.Hostname != "jail" || d.KillGrace != 5*time.Second || d.Net != "" || d.AuditMaxSize != DefaultAuditMaxSize ||
+		d.AuditMaxAge != DefaultAuditMaxAge || d.AuditMaxTotal != DefaultAuditMaxTotal {
 		t.Fatalf("defaults %+v", d)
 	}
 	for i := range Options {

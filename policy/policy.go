@@ -110,6 +110,13 @@ type Policy struct {
 	// counted, not written, so an agent cannot fill the host's disk
 	// through jail (--audit-max-size).
 	AuditMaxSize int64 `json:"audit_max_size"`
+	// Retention of the trails in jail's audit directory, applied at each
+	// start: trails last written longer ago than AuditMaxAge are removed,
+	// then the oldest until the rest fit in AuditMaxTotal bytes; a trail
+	// still being written never is (--audit-max-age, --audit-max-total;
+	// 0 = no bound).
+	AuditMaxAge   time.Duration `json:"audit_max_age"`
+	AuditMaxTotal int64         `json:"audit_max_total"`
 
 	// Profile and Settings name what the policy was read from; the readers
 	// (package config) have already merged them into the fields above.
@@ -136,6 +143,13 @@ const (
 // for about 150,000 exec events (the audit-max-size option's default says
 // the same; a test keeps them equal).
 const DefaultAuditMaxSize = 64 << 20
+
+// Default retention of the audit directory (the audit-max-age and
+// audit-max-total options' defaults say the same; a test keeps them equal).
+const (
+	DefaultAuditMaxAge   = 30 * 24 * time.Hour
+	DefaultAuditMaxTotal = 1 << 30
+)
 
 // MinAuditMaxSize is the smallest budget accepted: the start event alone
 // can take tens of KiB.
@@ -190,6 +204,12 @@ func (p *Policy) Check() error {
 	}
 	if p.AuditMaxSize < MinAuditMaxSize {
 		return &FieldError{Key: "audit-max-size", Value: FormatSize(p.AuditMaxSize), Reason: "at least 1M: the trail's size budget (default 64M)"}
+	}
+	if p.AuditMaxAge < 0 {
+		return &FieldError{Key: "audit-max-age", Value: p.AuditMaxAge.String(), Reason: "must not be negative (0 keeps trails of any age)"}
+	}
+	if p.AuditMaxTotal < 0 {
+		return &FieldError{Key: "audit-max-total", Value: fmt.Sprint(p.AuditMaxTotal), Reason: "must not be negative (0: no bound)"}
 	}
 	for _, n := range []struct {
 		key string

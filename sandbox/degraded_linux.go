@@ -224,10 +224,10 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 
 	r.notef("degraded mode: %s", r.degradedWhy)
 	r.notef("degraded mode: no namespaces; Landlock, seccomp, no_new_privs and rlimits only; secrets and write protections inside writable paths do not hold (-v lists what is weaker; README: Containers)")
-	r.notes = append(r.notes, "degraded: "+r.degradedWhy)
-	r.notes = append(r.notes, degradedNotes...)
+	r.startNotes = append(r.startNotes, "degraded: "+r.degradedWhy)
+	r.startNotes = append(r.startNotes, degradedNotes...)
 	if len(lost) > 0 {
-		r.notes = append(r.notes, "degraded: not protected (inside writable paths): "+strings.Join(lost, " "))
+		r.startNotes = append(r.startNotes, "degraded: not protected (inside writable paths): "+strings.Join(lost, " "))
 	}
 	if r.pol.Verbose {
 		for _, n := range degradedNotes {

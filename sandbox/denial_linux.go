@@ -6,6 +6,7 @@ import (
 
 	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/netproxy"
+	"github.com/jail-sandbox/jail/notice"
 )
 
 // This file: refusals, said once to the user and written down for the agent.
@@ -45,9 +46,10 @@ func (r *runner) deny(d denial) {
 // names must not fill the user's terminal (the trail has every one).
 const maxNotices = 20
 
-// notice says text to the user once per (kind, key), through the one place
-// that writes notices (notef). Every notice about a refusal goes through
-// here, so that the notice channel can group them by kind later.
+// notice says text to the user once per (kind, key) through the notice
+// channel: later refusals of the same thing are counted there (the exit
+// summary says how many times), and the trail has the first as a notice
+// event. The channel holds it while a terminal is relayed.
 func (r *runner) notice(kind, key, text string) {
 	r.mu.Lock()
 	if r.noticed == nil {
@@ -63,13 +65,16 @@ func (r *runner) notice(kind, key, text string) {
 	}
 	r.mu.Unlock()
 	switch {
-	case seen || n > maxNotices:
+	case seen:
+		// Counted by the channel against the first (the text is not used).
+		r.say(notice.Notice{Kind: kind, Severity: notice.Warning, Group: key})
+	case n > maxNotices:
 	case n == maxNotices:
 		r.notef("more than %d %s notices; the audit trail has every one", maxNotices, kind)
 	default:
 		// The agent chose the names and commands: an --env/--setenv value
 		// it put there is the user's secret, on the screen as in the trail.
-		r.notef("%s", r.redact.str(text))
+		r.say(notice.Notice{Kind: kind, Severity: notice.Warning, Group: key, Text: Spell(r.redact.str(text))})
 	}
 }
 

@@ -39,6 +39,7 @@ func (r *runner) serveExecs(l *os.File) {
 				// against the guard rail before start).
 				ev.Path, ev.Argv, ev.Cwd, ev.Err = r.pol.Command[0], r.pol.Command, r.plan.Cwd, ""
 			}
+			hostPid := ev.Pid
 			ev.Pid = sandboxPid(ev.Pid)
 			// Secret values out first, while the bytes are still raw; then
 			// argv is bounded (a flood of huge failed execs must not fill
@@ -50,7 +51,7 @@ func (r *runner) serveExecs(l *os.File) {
 				argv[i] = r.redact.str(a)
 			}
 			e := audit.Exec{PID: ev.Pid, Path: byteExact(r.redact.str(ev.Path)), Argv: argv, Cwd: byteExact(r.redact.str(ev.Cwd)),
-				Decision: audit.DecisionAllow, Rule: ev.Rule, Reason: ev.Err}
+				Decision: audit.DecisionAllow, Rule: ev.Rule, Reason: ev.Err, Missing: ev.Rule == "" && missingInSandbox(hostPid, ev.Path, ev.Cwd)}
 			e.Bound()
 			for i := range e.Argv {
 				e.Argv[i] = byteExact(e.Argv[i])
@@ -104,4 +105,33 @@ func sandboxPid(hostPid int) int {
 		}
 	}
 	return hostPid
+}
+
+// missingInSandbox tells whether path (relative ones against cwd) does not
+// exist as the process hostPid sees its file system, while that process
+// waits in execve: the kernel will then fail the exec with ENOENT, a PATH
+// search's miss rather than a command. Resolved in the process's own root
+// (RESOLVE_IN_ROOT: its absolute symlinks stay inside it). Any other
+// outcome, an unreadable root included, counts as present.
+func missingInSandbox(hostPid int, path, cwd string) bool {
+	if path == "" {
+		return false
+	}
+	if path[0] != '/' {
+		if cwd == "" {
+			return false
+		}
+		path = cwd + "/" + path
+	}
+	root, err := unix.Open(fmt.Sprintf("/proc/%d/root", hostPid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(root)
+	fd, err := unix.Openat2(root, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT})
+	if err == nil {
+		unix.Close(fd)
+		return false
+	}
+	return err == unix.ENOENT || err == unix.ENOTDIR
 }

@@ -87,6 +87,14 @@ func GC(w io.Writer) int {
 				code = 1
 				continue
 			}
+			// Its control socket (jail kill's way in) goes with it; only
+			// one in the registry directory, where jail puts them.
+			if e.Control != "" && filepath.Dir(e.Control) == dir {
+				if err := os.Remove(e.Control); err != nil && !os.IsNotExist(err) {
+					fmt.Fprintf(w, "jail gc: %v\n", err)
+					code = 1
+				}
+			}
 			fmt.Fprintf(w, "removed record of sandbox %s (supervisor %d, gone)", e.ID, e.Pid)
 			if e.Audit != "" {
 				fmt.Fprintf(w, "; its trail %s ends without an exit event (kept)", e.Audit)

@@ -26,9 +26,7 @@ const initPidsReserve = 16
 
 func (r *runner) openCgroup(spec *ns.Spec) error {
 	for _, err := range cgroup.CleanupStale() {
-		if r.pol.Verbose {
-			r.errorf("cleanup of a stale cgroup: %v", err)
-		}
+		r.debugf("cleanup of a stale cgroup: %v", err)
 	}
 	lim := cgroup.Limits{MemoryBytes: r.pol.Memory, CPUs: r.pol.CPUs, Pids: r.pol.Pids, NoFile: r.pol.NoFile, FileSize: r.pol.MaxFileSize,
 		// Without a cgroup the supervisor watches memory (watchMemory)
@@ -58,7 +56,7 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 	r.group, r.cgRep = g, rep
 	if rep.Strategy == "scope" {
 		// The trail's start event says where the limits live.
-		r.notes = append(r.notes, "limits: cgroup v2 in "+r.scopeUnit+", a scope with Delegate=yes from the systemd user manager")
+		r.startNotes = append(r.startNotes, "limits: cgroup v2 in "+r.scopeUnit+", a scope with Delegate=yes from the systemd user manager")
 	}
 	uid := os.Getuid()
 	if uid == 0 && !r.degraded {
@@ -77,13 +75,11 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 		}
 	}
 	r.agentRlimits = spec.AgentRlimits
-	if r.pol.Verbose {
-		via := ""
-		if rep.Strategy == "scope" {
-			via = " in " + r.scopeUnit + " of the systemd user manager"
-		}
-		r.errorf("limits: cgroup %s (%s)%s %s", rep.Mode, rep.Strategy, via, strings.Join(rep.Enforced, " "))
+	via := ""
+	if rep.Strategy == "scope" {
+		via = " in " + r.scopeUnit + " of the systemd user manager"
 	}
+	r.debugf("limits: cgroup %s (%s)%s %s", rep.Mode, rep.Strategy, via, strings.Join(rep.Enforced, " "))
 	if r.pol.Memory > 0 || r.pol.CPUs > 0 || r.pol.Verbose {
 		for _, w := range rep.Warnings {
 			// With a cgroup, only a limit asked for and not enforced is
@@ -156,7 +152,10 @@ func (r *runner) deleteCgroup() {
 // kill ends the sandbox at once: the cgroup's kill (cgroup.kill or
 // freeze-kill-thaw) where there is one, and SIGKILL to init, whose death makes
 // the kernel kill every process of its pid namespace.
-func (r *runner) kill(by, why string) {
+func (r *runner) kill(by, why string) { r.killFor(by, why, nil) }
+
+// killFor is kill naming who asked (jail kill through the control socket).
+func (r *runner) killFor(by, why string, who *audit.Requester) {
 	r.mu.Lock()
 	first := r.killedBy == ""
 	if first {
@@ -168,7 +167,7 @@ func (r *runner) kill(by, why string) {
 		method = "cgroup-" + r.group.Mode()
 	}
 	if first {
-		r.record(audit.Kill{By: by, Reason: why, Method: method, Signal: "SIGKILL"})
+		r.record(audit.Kill{By: by, Reason: why, Method: method, Signal: "SIGKILL", Requester: who})
 		if r.trail != nil {
 			_ = r.trail.Sync()
 		}

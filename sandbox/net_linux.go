@@ -178,6 +178,6 @@ func (r *runner) recordNet(ev netproxy.Event) {
 			r.notice(noticeNetFail, ev.Target(), "connect to "+ev.Target()+" failed ("+ev.Reason+")")
 		}
 		r.record(audit.Net{Decision: ev.Decision, Proto: "tcp", Name: ev.Name, Address: ev.Addr, Port: int(ev.Port),
-			BytesUp: ev.BytesUp, BytesDown: ev.BytesDown, DurationMS: float64(ev.DurationMs), Reason: ev.Reason, Requests: ev.Requests, Via: ev.Via})
+			BytesUp: ev.BytesUp, BytesDown: ev.BytesDown, DurationMS: float64(ev.DurationMs), Reason: ev.Reason, Requests: ev.Requests, Via: ev.Via, Failed: ev.Failed})
 	}
 }

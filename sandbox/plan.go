@@ -327,7 +327,8 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: plan.StateDir, Dir: true, FD: -1, Why: "jail's state directory (audit trails, run registry)"})
 	}
 	plan.Notes = append(plan.Notes, p.Notices...) // recorded in the trail's start event
-	plan.Notes = append(plan.Notes, fp.Notes...)
+	// One note per thing said, naming every root it is true of (not one per -w).
+	plan.Notes = append(plan.Notes, mergeRootNotes(fp.Notes, append(append([]string{}, writable...), ws))...)
 	plan.Absent = append(plan.Absent, fp.Absent...)
 
 	// 4. Masks over system secrets.

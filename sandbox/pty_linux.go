@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-	"golang.org/x/term"
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/termfilter"
 )
 
@@ -90,47 +90,38 @@ func (r *runner) resizePty() {
 	}
 }
 
-// startRelay copies bytes between the host terminal and the sandbox's own
-// pty. Interactive (stdin a terminal too), it puts the host terminal in raw
-// mode and copies both ways: Ctrl-C, Ctrl-Z and friends are then
-// interpreted by the sandbox's line discipline for its foreground job, and
-// nothing inside can reach the host terminal's ioctls (TIOCSTI injection).
-// Otherwise the pty is output-only: its output is copied to out, and stdin
-// reaches the agent directly. Either way the output passes r.term.
-func (r *runner) startRelay(interactive bool, out io.Writer) func() {
-	pty := r.ptyFile()
-	restore := func() {}
-	if interactive {
-		if old, err := term.MakeRaw(0); err == nil {
-			restore = func() { _ = term.Restore(0, old) }
-		}
-	}
-	r.mu.Lock()
-	r.ptyDone = make(chan struct{})
-	done := r.ptyDone
-	r.mu.Unlock()
-	if interactive {
-		go func() {
-			_, _ = io.Copy(pty, os.Stdin)
-		}()
-	}
+// startRelay starts the relay between the host terminal and the sandbox's
+// own pty (package ptyrelay). Interactive (stdin a terminal too), the host
+// terminal goes raw and input is copied in: Ctrl-C, Ctrl-Z and friends are
+// then interpreted by the sandbox's line discipline for its foreground job,
+// nothing inside can reach the host terminal's ioctls (TIOCSTI injection),
+// and the kill key (Enter ~ .) kills the sandbox at once. Otherwise the pty
+// is output-only and stdin reaches the agent directly. Either way the
+// output passes r.term.
+func (r *runner) startRelay(interactive bool, out io.Writer) {
 	if r.term != nil {
 		out = r.term
 	}
-	go func() {
-		defer close(done)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := pty.Read(buf)
-			if n > 0 {
-				if _, werr := out.Write(buf[:n]); werr != nil {
-					return
-				}
-			}
-			if err != nil { // EIO once every slave fd is closed
-				return
-			}
-		}
-	}()
-	return restore
+	rl := &ptyrelay.Relay{Pty: r.ptyFile(), Out: out}
+	if interactive {
+		rl.In = os.Stdin
+		rl.OnKillKey = func() { r.kill("user", "kill key ("+ptyrelay.KillKey+") typed on the terminal") }
+	}
+	if err := rl.Start(); err != nil {
+		r.notef("terminal: %v (the relay runs without raw mode)", err)
+	}
+	r.mu.Lock()
+	r.relay = rl
+	r.ptyDone = rl.Done()
+	r.mu.Unlock()
+}
+
+// restoreTerminal gives the host terminal back as it was.
+func (r *runner) restoreTerminal() {
+	r.mu.Lock()
+	rl := r.relay
+	r.mu.Unlock()
+	if rl != nil {
+		rl.Restore()
+	}
 }

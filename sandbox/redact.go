@@ -158,6 +158,9 @@ func (x *redactor) event(ev audit.Event) audit.Event {
 		// in the reason.
 		e.Path, e.Reason, e.Stored, e.Left, e.Error = x.str(e.Path), x.str(e.Reason), x.str(e.Stored), x.str(e.Left), x.str(e.Error)
 		return e
+	case audit.Notice:
+		e.Text = x.str(e.Text)
+		return e
 	}
 	return ev
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +31,7 @@ type Entry struct {
 	Command   []string  `json:"command"`
 	Workspace string    `json:"workspace"`
 	Audit     string    `json:"audit,omitempty"`
+	Control   string    `json:"control,omitempty"` // the supervisor's control socket (jail kill)
 }
 
 func registryDir() (string, error) { return statedir.Path(statedir.Run) }
@@ -118,7 +120,9 @@ func PS(w io.Writer) int {
 
 // Kill asks the sandboxes named by ids (or all of this user's, with "all")
 // to stop: SIGTERM to the command, and everything killed after its
-// --kill-grace; with now, everything is killed at once.
+// --kill-grace; with now, everything is killed at once. The request goes
+// through each supervisor's control socket, which records who asked and
+// answers once it acted; a sandbox that ends meanwhile counts as stopped.
 func Kill(ids []string, now bool, w io.Writer) int {
 	es, err := List()
 	if err != nil {
@@ -135,14 +139,7 @@ func Kill(ids []string, now bool, w io.Writer) int {
 			continue
 		}
 		found[e.ID], found[fmt.Sprint(e.Pid)] = true, true
-		sig := syscall.SIGTERM
-		if now {
-			// The supervisor kills at once on a second interrupt.
-			sig = syscall.SIGINT
-			_ = unix.Kill(e.Pid, sig)
-			time.Sleep(20 * time.Millisecond)
-		}
-		if err := unix.Kill(e.Pid, sig); err != nil {
+		if err := killOne(e, now); err != nil {
 			fmt.Fprintf(w, "jail: kill %s (pid %d): %v\n", e.ID, e.Pid, err)
 			code = 1
 		}
@@ -154,4 +151,77 @@ func Kill(ids []string, now bool, w io.Writer) int {
 		}
 	}
 	return code
+}
+
+func killOne(e Entry, now bool) error {
+	op := ctlStop
+	if now {
+		op = ctlKill
+	}
+	if e.Control != "" {
+		err := askControl(e.Control, op)
+		if err == nil || (gone(err) && !alive(e)) {
+			return nil
+		}
+		if !gone(err) {
+			return err
+		}
+	}
+	// A supervisor without a control socket: signals (the trail then
+	// cannot say who asked).
+	sig := syscall.SIGTERM
+	if now {
+		sig = syscall.SIGINT // the supervisor kills at once on a second interrupt
+		if err := unix.Kill(e.Pid, sig); err != nil {
+			return ignoreGone(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return ignoreGone(unix.Kill(e.Pid, sig))
+}
+
+// ignoreGone: a supervisor that exited between the listing and the signal
+// has stopped, which is what was asked.
+func ignoreGone(err error) error {
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// alive tells whether the registered supervisor still runs.
+func alive(e Entry) bool { return e.StartTick != 0 && startTick(e.Pid) == e.StartTick }
+
+// runningTrail returns the trail of the running sandbox ref names (its id,
+// a unique prefix of 4 or more characters, or its supervisor's pid), or "".
+func runningTrail(ref string) string {
+	es, err := List()
+	if err != nil {
+		return ""
+	}
+	var pre []Entry
+	for _, e := range es {
+		if e.ID == ref || fmt.Sprint(e.Pid) == ref {
+			return e.Audit
+		}
+		if len(ref) >= 4 && strings.HasPrefix(e.ID, ref) {
+			pre = append(pre, e)
+		}
+	}
+	if len(pre) == 1 {
+		return pre[0].Audit
+	}
+	return ""
+}
+
+// liveTrails lists the trails of the running sandboxes (retention keeps them).
+func liveTrails() []string {
+	es, _ := List()
+	var out []string
+	for _, e := range es {
+		if e.Audit != "" {
+			out = append(out, e.Audit)
+		}
+	}
+	return out
 }

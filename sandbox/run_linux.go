@@ -24,19 +24,32 @@ import (
 	"github.com/jail-sandbox/jail/memwatch"
 	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
+	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/seccomp"
 	"github.com/jail-sandbox/jail/termfilter"
 )
 
 // Run runs the policy's command in a new sandbox and returns the exit code
-// jail should exit with. Messages for the user go to stderr.
+// jail should exit with. Messages for the user go through one notice sink
+// to stderr: at once, or, while a terminal is relayed, after it is restored.
 func Run(p *policy.Policy) int {
 	// Whatever jail inherited beyond stdio stays with jail.
 	ns.CloexecFrom(3)
-	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1)}
-	return r.run()
+	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
+		startedCh: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
+	r.trace = os.Getenv("JAIL_TRACE") == "1"
+	r.notes = notice.New(r.stderr, notice.Options{Quiet: p.Quiet, Verbose: p.Verbose, Trace: r.trace, Record: r.recordNotice})
+	code := r.run()
+	// The terminal is the user's again: what was held is said now.
+	footer := ""
+	if r.trailPath != "" {
+		footer = "audit trail: " + r.trailPath
+	}
+	r.notes.Release(footer)
+	return code
 }
 
 type runner struct {
@@ -49,8 +62,10 @@ type runner struct {
 	cancel  context.CancelFunc
 
 	trail        *audit.Writer
-	redact       *redactor // --env/--setenv values out of every record
-	id           string    // the sandbox's id, also in the default trail's name
+	trailPath    string
+	notes        *notice.Sink // every message to the user
+	redact       *redactor    // --env/--setenv values out of every record
+	id           string       // the sandbox's id, also in the default trail's name
 	group        cgroup.Group
 	cgRep        cgroup.Report
 	scopeUnit    string // the systemd user scope jail runs in, when it made one
@@ -71,59 +86,120 @@ type runner struct {
 	agentPid      int
 	killedBy      string // why the supervisor killed the sandbox
 	timedOut      bool
-	startRecorded bool
+	startClaimed  bool          // recordStart has begun
+	startRecorded bool          // the start event is in the trail
+	early         []audit.Event // events before the start event, held until it is written
 	trace         bool
 	info          map[string]string
 	pty           *os.File
 	ptyCh         chan struct{} // signalled once the pty master has arrived
-	ptyDone       chan struct{}
-	term          *termfilter.Writer // filters the pty relay's output
-	ttyFD         int                // the host terminal the relay writes to
-	noticed       map[string]bool    // notices said once (kind, key)
-	noticeCount   map[string]int     // notices said, by kind
-	denials       *denials.Writer    // the sandbox's record of its denials; nil without one
-	denialsFile   *os.File           // its writable file (from init)
+	ptyDone       <-chan struct{}
+	relay         *ptyrelay.Relay
+	startedCh     chan struct{}       // the agent exists (MsgStarted)
+	stopCh        chan syscall.Signal // the agent stopped (MsgStopped)
+	contCh        chan os.Signal      // SIGCONT: jail was continued
+	ctlCh         chan ctlCall        // jail kill, from the control socket
+	term          *termfilter.Writer  // filters the pty relay's output
+	ttyFD         int                 // the host terminal the relay writes to
+	noticed       map[string]bool     // notices said once (kind, key)
+	noticeCount   map[string]int      // notices said, by kind
+	denials       *denials.Writer     // the sandbox's record of its denials; nil without one
+	denialsFile   *os.File            // its writable file (from init)
 
 	degraded    bool     // no namespaces (--degraded on a host refusing them)
 	degradedWhy string   // the host's refusal, one line
-	notes       []string // for the start event: degraded mode, exec audit off
+	startNotes  []string // for the start event: degraded mode, exec audit off
 
-	spec         *ns.Spec
-	memWatch     *memwatch.Watch // --memory without a cgroup
-	memOver      *memwatch.Sample
-	startWritten bool          // the start event is in the trail
-	early        []audit.Event // events that waited for it
+	spec     *ns.Spec
+	memWatch *memwatch.Watch // --memory without a cgroup
+	memOver  *memwatch.Sample
 
 	sentry *sentry // what must not appear in the writable trees
 }
 
 func (r *runner) tracef(step string) {
 	if r.trace {
-		fmt.Fprintf(r.stderr, "jail: supervisor %-14s %6.2f ms\n", step, float64(time.Since(r.started).Microseconds())/1000)
+		r.notes.Notef("trace", notice.Trace, "supervisor %-14s %6.2f ms", step, float64(time.Since(r.started).Microseconds())/1000)
 	}
 }
 
+// errorf says what went wrong; always shown (--quiet too).
 func (r *runner) errorf(format string, a ...any) {
-	fmt.Fprintf(r.stderr, "jail: %s\n", Spell(fmt.Sprintf(format, a...)))
+	r.notes.Notef("jail", notice.Error, "%s", Spell(fmt.Sprintf(format, a...)))
 }
 
+// notef is a notice shown unless --quiet.
 func (r *runner) notef(format string, a ...any) {
-	if !r.pol.Quiet {
-		r.errorf(format, a...)
-	}
+	r.notes.Notef("jail", notice.Warning, "%s", Spell(fmt.Sprintf(format, a...)))
 }
 
-// fail reports a setup failure: one line on stderr, a record, exit 125.
+// debugf is shown with -v only.
+func (r *runner) debugf(format string, a ...any) {
+	r.notes.Notef("jail", notice.Debug, "%s", Spell(fmt.Sprintf(format, a...)))
+}
+
+// say sends a typed notice (kind and group chosen by the caller).
+func (r *runner) say(n notice.Notice) { r.notes.Add(n) }
+
+// recordNotice puts a notice into the trail (the sink calls it once per
+// group, before the notice is shown or held).
+func (r *runner) recordNotice(n notice.Notice) {
+	r.record(audit.Notice{Kind: n.Kind, Severity: n.Severity.String(), Text: n.Text})
+}
+
+// fail reports a setup failure: one line on stderr, a record, exit 125
+// (128+N when a signal interrupted the setup).
 func (r *runner) fail(err error) int {
 	r.errorf("%s", Explain(err))
 	r.recordStart(nil)
 	r.exitSentry()
-	r.record(audit.Exit{Code: ExitSetup, Reason: "setup_failed", Error: err.Error(), WallMS: audit.Millis(time.Since(r.started))})
+	code, reason := ExitSetup, "setup_failed"
+	var in *interrupted
+	if errors.As(err, &in) {
+		code, reason = 128+int(in.sig), "interrupted"
+	}
+	r.record(audit.Exit{Code: code, Reason: reason, Error: err.Error(), WallMS: audit.Millis(time.Since(r.started))})
 	r.closeTrail()
-	return ExitSetup
+	return code
+}
+
+// interrupted is the setup's end by a signal.
+type interrupted struct{ sig syscall.Signal }
+
+func (e *interrupted) Error() string {
+	return fmt.Sprintf("interrupted by %s before the command started", unix.SignalName(e.sig))
+}
+
+// interruptedSetup takes the signals that came during the setup: an
+// interrupt (INT, TERM, HUP) ends it; the others are of no use before the
+// agent exists.
+func interruptedSetup(sigs chan os.Signal) (syscall.Signal, bool) {
+	for {
+		select {
+		case s := <-sigs:
+			switch sig := s.(syscall.Signal); sig {
+			case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP:
+				return sig, true
+			}
+		default:
+			return 0, false
+		}
+	}
 }
 
 func (r *runner) run() int {
+	// Signals are caught from the start: one that comes during the setup
+	// ends it with a complete trail (Go's default would exit at once,
+	// leaving an empty file), and none is lost between start and the relay
+	// loop. SIGTSTP is job control: the agent stops, then jail with it
+	// (see jobctl_linux.go), which waits for SIGCONT.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGTSTP)
+	defer signal.Stop(sigs)
+	signal.Notify(r.contCh, syscall.SIGCONT)
+	defer signal.Stop(r.contCh)
+
 	if !r.pol.DryRun {
 		// Before the plan: what a killed run left is gone before this
 		// run's protections are decided.
@@ -240,6 +316,12 @@ func (r *runner) run() int {
 		}
 		return 0
 	}
+	if spec.Pty && term.IsTerminal(2) {
+		// From here to the exit the terminal is the agent's screen: jail
+		// writes no byte of its own into it. What it has to say is kept
+		// and said once the terminal is restored.
+		r.notes.Hold()
+	}
 	if plan.StateDirMasked {
 		// The mask needs a directory to cover; left absent under a writable
 		// path, the agent could create it with planted content (a key, a
@@ -277,18 +359,16 @@ func (r *runner) run() int {
 	if r.pol.Net == policy.NetHost {
 		r.notef("`net` host: the sandbox shares the host's network, with no filtering and no audit of connections")
 	}
-	spec.Trace = os.Getenv("JAIL_TRACE") == "1"
-	r.trace = spec.Trace
+	spec.Trace = r.trace
 	r.tracef("before start")
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	defer r.cancel()
 
-	// Signals are caught before the sandbox exists, so none is lost between
-	// start and the relay loop.
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
-		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
-	defer signal.Stop(sigs)
+	if sig, ok := interruptedSetup(sigs); ok {
+		// Interrupted before anything ran: the trail still says what was
+		// asked and how it ended.
+		return r.fail(&interrupted{sig})
+	}
 
 	cfg := ns.Config{
 		Spec:     spec,
@@ -321,33 +401,51 @@ func (r *runner) run() int {
 	if r.trail != nil {
 		auditPath = r.trail.Path()
 	}
-	defer register(Entry{ID: r.id, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace, Audit: auditPath})()
+	ctlPath, stopControl := r.serveControl()
+	defer stopControl()
+	defer register(Entry{ID: r.id, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace, Audit: auditPath, Control: ctlPath})()
 	msgsDone := make(chan struct{})
 	go r.readMessages(msgsDone)
+	r.pruneTrails()
 
-	var restore func()
-	defer func() {
-		if restore != nil {
-			restore()
-		}
-	}()
+	defer r.restoreTerminal()
 	var graceTimer, timeout <-chan time.Time
 	if r.pol.Timeout > 0 {
 		timeout = time.After(r.pol.Timeout)
 	}
 	interrupts := 0
+	relayed := false
+	var pending []syscall.Signal // forwarded once the agent exists
+	startedCh := r.startedCh
+	forward := func(sig syscall.Signal) {
+		if !r.agentStarted() {
+			// init is pid 1 of its namespace: a signal it has no handler
+			// for yet (it may still be starting) would be dropped.
+			pending = append(pending, sig)
+			return
+		}
+		_ = unix.Kill(sb.Pid, sig)
+	}
 	for {
 		select {
 		case s := <-sigs:
 			sig := s.(syscall.Signal)
-			if sig == syscall.SIGWINCH {
+			switch sig {
+			case syscall.SIGTSTP:
+				// Someone asked jail to stop (kill -TSTP, or Ctrl-Z on a
+				// terminal jail does not relay): the agent stops first, and
+				// jail follows when init reports it stopped.
+				r.record(audit.Signal{Signal: "SIGTSTP", Number: int(sig), From: "user", To: "agent", Forwarded: true})
+				r.signalAgent(sig, true)
+				continue
+			case syscall.SIGWINCH:
 				r.resizePty()
 				if r.ptyFile() != nil && interactive {
 					continue // the pty, the agent's terminal, signals it
 				}
 			}
 			r.record(audit.Signal{Signal: unix.SignalName(sig), Number: int(sig), From: "user", To: "agent", Forwarded: true})
-			_ = unix.Kill(sb.Pid, sig)
+			forward(sig)
 			if sig == syscall.SIGINT || sig == syscall.SIGTERM || sig == syscall.SIGHUP {
 				interrupts++
 				if interrupts >= 2 && sig == syscall.SIGINT {
@@ -356,6 +454,28 @@ func (r *runner) run() int {
 					graceTimer = time.After(r.pol.KillGrace)
 				}
 			}
+		case call := <-r.ctlCh:
+			who := fmt.Sprintf("pid %d, uid %d", call.who.PID, call.who.UID)
+			switch call.op {
+			case ctlKill:
+				r.killFor("user", "jail kill --now from "+who, call.who)
+			case ctlStop:
+				r.record(audit.Signal{Signal: "SIGTERM", Number: int(syscall.SIGTERM), From: "user", To: "agent", Forwarded: true, Requester: call.who})
+				forward(syscall.SIGTERM)
+				interrupts++
+				if graceTimer == nil {
+					graceTimer = time.After(r.pol.KillGrace)
+				}
+			}
+			close(call.done)
+		case <-startedCh:
+			startedCh = nil // closed: once
+			for _, sig := range pending {
+				_ = unix.Kill(sb.Pid, sig)
+			}
+			pending = nil
+		case sig := <-r.stopCh:
+			r.suspend(sig, interactive)
 		case <-timeout:
 			r.mu.Lock()
 			r.timedOut = true
@@ -374,20 +494,31 @@ func (r *runner) run() int {
 			}
 			r.kill(by, fmt.Sprintf("still running %v after SIGTERM", r.pol.KillGrace))
 		case <-r.ptyCh:
-			if restore == nil && spec.Pty {
-				restore = r.startRelay(interactive, termOut)
+			if !relayed && spec.Pty {
+				relayed = true
+				r.startRelay(interactive, termOut)
 			}
 		case <-sb.Done():
 			<-msgsDone
-			if r.ptyDone != nil {
+			r.mu.Lock()
+			ptyDone := r.ptyDone
+			r.mu.Unlock()
+			if ptyDone != nil {
 				select {
-				case <-r.ptyDone:
+				case <-ptyDone:
 				case <-time.After(2 * time.Second):
 				}
 			}
-			if restore != nil {
-				restore()
-				restore = nil
+			r.restoreTerminal()
+			r.mu.Lock()
+			killed := r.killedBy != ""
+			r.mu.Unlock()
+			if killed && relayed && interactive {
+				// A killed agent could not leave its screen: the modes it set
+				// that would keep the shell's screen from working (mouse and
+				// focus reports, bracketed paste, a hidden cursor, colours)
+				// are reset, and the summary starts on a line of its own.
+				_, _ = termOut.WriteString(ptyrelay.SaneModes)
 			}
 			return r.finish()
 		}
@@ -464,7 +595,13 @@ func (r *runner) readMessages(done chan struct{}) {
 			r.mu.Lock()
 			r.agentPid = m.Pid
 			r.mu.Unlock()
+			close(r.startedCh)
 			r.servePublished()
+		case ns.MsgStopped:
+			select {
+			case r.stopCh <- syscall.Signal(m.Signal):
+			default: // one is being handled; the agent is stopped either way
+			}
 		case ns.MsgDialed:
 			var f *os.File
 			if len(files) > 0 {
@@ -487,6 +624,8 @@ func (r *runner) readMessages(done chan struct{}) {
 			mm := m
 			r.setupErr = &mm
 			r.mu.Unlock()
+		case ns.MsgLog:
+			r.initLog(m)
 		default:
 			for _, f := range files {
 				f.Close()
@@ -640,10 +779,8 @@ func (r *runner) finish() int {
 	}
 	r.reportTerminal()
 	exit.Code, exit.Reason = code, reason
-	if r.pol.Verbose {
-		r.errorf("exit %d (%s) after %.0f ms; cpu %.0f ms; peak memory %s; limits via %s",
-			code, reason, exit.WallMS, audit.Millis(st.CPU), cgroup.FormatSize(int64(st.MemoryPeak)), r.group.Mode())
-	}
+	r.debugf("exit %d (%s) after %.0f ms; cpu %.0f ms; peak memory %s; limits via %s",
+		code, reason, exit.WallMS, audit.Millis(st.CPU), cgroup.FormatSize(int64(st.MemoryPeak)), r.group.Mode())
 	if r.trail != nil {
 		// Everything the run produced is written before its exit event
 		// (the queue cannot refuse it), which then says what the file does
@@ -653,4 +790,20 @@ func (r *runner) finish() int {
 	r.record(exit)
 	r.closeTrail()
 	return code
+}
+
+// initLog renders one of init's structured log messages (init writes
+// nothing to the terminal itself: it may be the agent's screen).
+func (r *runner) initLog(m ns.Message) {
+	sev := notice.Warning
+	switch m.Level {
+	case ns.LogTrace:
+		if !r.trace {
+			return
+		}
+		sev = notice.Trace
+	case ns.LogError:
+		sev = notice.Error
+	}
+	r.say(notice.Notice{Kind: "init", Severity: sev, Text: m.Text})
 }

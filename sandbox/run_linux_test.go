@@ -190,7 +190,9 @@ func TestKillSyncsTrail(t *testing.T) {
 	}
 	defer victim.Wait()
 	defer victim.Process.Kill()
-	r := &runner{pol: &policy.Policy{}, trail: w, sb: &ns.Sandbox{Pid: victim.Process.Pid}}
+	// startRecorded: as in a run, the start event is in (events that come
+	// before it wait for it, see record).
+	r := &runner{pol: &policy.Policy{}, trail: w, sb: &ns.Sandbox{Pid: victim.Process.Pid}, startRecorded: true}
 	for i := 0; i < 2000; i++ { // a queue the writer needs a while to drain
 		r.record(audit.Exec{PID: 2, Path: "/bin/true", Argv: []string{"/bin/true", strings.Repeat("x", 200)}, Decision: audit.DecisionAllow})
 	}

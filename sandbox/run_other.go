@@ -33,3 +33,6 @@ func AppArmorProfile(w, errw io.Writer) int { return Doctor(errw) }
 
 // GC is Linux-only.
 func GC(w io.Writer) int { return Doctor(w) }
+
+// runningTrail knows no running sandbox outside Linux.
+func runningTrail(string) string { return "" }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/sentinel"
 	"github.com/jail-sandbox/jail/statedir"
@@ -139,29 +140,10 @@ func (r *runner) quarantined(ev sentinel.Event, run string) {
 	r.recordAfterStart(q)
 }
 
-// recordAfterStart records ev, holding it until the start event is written
-// (the trail opens with start; the sentinel runs before init reports).
-func (r *runner) recordAfterStart(ev audit.Event) {
-	r.mu.Lock()
-	if !r.startWritten {
-		r.early = append(r.early, ev)
-		r.mu.Unlock()
-		return
-	}
-	r.mu.Unlock()
-	r.record(ev)
-}
-
-// flushEarly records what waited for the start event.
-func (r *runner) flushEarly() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.startWritten = true
-	for _, ev := range r.early {
-		r.record(ev)
-	}
-	r.early = nil
-}
+// recordAfterStart records ev; record holds it until the start event is
+// written (the trail opens with start; the sentinel runs before init
+// reports).
+func (r *runner) recordAfterStart(ev audit.Event) { r.record(ev) }
 
 // startSentry watches the writable trees from now until exitSentry: every
 // absent protected path, and gitguard's observed directories. It runs
@@ -300,6 +282,7 @@ func (r *runner) exitSentry() {
 // gcKilledRuns is jail gc's part: the exit checks of killed runs, told on w.
 func gcKilledRuns(w io.Writer) {
 	r := &runner{pol: &policy.Policy{}, stderr: w}
+	r.notes = notice.New(w, notice.Options{}) // its notices go to w, as a run's would
 	r.killedRuns()
 }
 

@@ -6,20 +6,33 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/statedir"
 )
 
 // This file: the audit trail: where it lives, how it stays out of sight, what opens it.
 
+// record writes one event. The start event is always the first line of a
+// trail: anything that comes before it (a signal or a notice during the
+// setup) waits for it.
 func (r *runner) record(ev audit.Event) {
-	if r.trail != nil {
-		r.trail.Record(r.redact.event(ev))
+	if r.trail == nil {
+		return
 	}
+	ev = r.redact.event(ev)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.startRecorded {
+		r.early = append(r.early, ev)
+		return
+	}
+	r.trail.Record(ev)
 }
 
 func (r *runner) closeTrail() {
@@ -71,6 +84,7 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 		w.AddSink(s)
 	}
 	r.trail = w
+	r.trailPath = w.Path()
 	spec.Mounts = append(spec.Mounts, hideTrail(w.Path(), spec.Mounts)...)
 	return nil
 }
@@ -105,12 +119,24 @@ func hideTrail(path string, plan []ns.Mount) []ns.Mount {
 
 func (r *runner) recordStart(info map[string]string) {
 	r.mu.Lock()
-	done := r.startRecorded
-	r.startRecorded = true
+	done := r.startClaimed
+	r.startClaimed = true
 	r.mu.Unlock()
 	if done {
 		return
 	}
+	defer func() {
+		// Written (or there is no trail): what waited for it follows.
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.startRecorded = true
+		if r.trail != nil {
+			for _, ev := range r.early {
+				r.trail.Record(ev)
+			}
+		}
+		r.early = nil
+	}()
 	// Each degraded mode is one sentence: on stderr (unless --quiet) and,
 	// whatever --quiet says, in the start event's notes, so that the
 	// record never shows a weaker sandbox as a full one
@@ -143,7 +169,6 @@ func (r *runner) recordStart(info map[string]string) {
 		r.notef("%s", d)
 	}
 	if r.trail == nil {
-		r.flushEarly()
 		return
 	}
 	var uts unix.Utsname
@@ -155,11 +180,13 @@ func (r *runner) recordStart(info map[string]string) {
 		cgMode = r.group.Mode()
 	}
 	var notes []string
-	notes = append(notes, r.notes...)
+	notes = append(notes, r.startNotes...)
 	notes = append(notes, r.plan.Notes...)
 	notes = append(notes, r.cgRep.Warnings...)
 	notes = append(notes, degraded...)
 	// Variables by name only: --env/--setenv values are the user's secrets.
+	// (Written directly: record holds every other event until this one is
+	// in, see the deferred function above.)
 	r.trail.Record(audit.Start{
 		Schema: audit.SchemaVersion, Version: Version, ID: r.id,
 		Argv: r.redact.argv(os.Args), Command: r.redact.strs(r.pol.Command), Cwd: r.redact.str(r.plan.Cwd),
@@ -173,5 +200,27 @@ func (r *runner) recordStart(info map[string]string) {
 		Notes: r.redact.strs(notes),
 	})
 	r.guardStarted() // agent-config events found before the start event
-	r.flushEarly()
+}
+
+// pruneTrails applies the audit directory's retention (audit-max-age,
+// audit-max-total) in the background, keeping every live trail: this
+// run's, the running sandboxes' (the registry), and any a writer holds.
+func (r *runner) pruneTrails() {
+	dir, err := statedir.Path(statedir.Audit)
+	if err != nil || (r.pol.AuditMaxAge == 0 && r.pol.AuditMaxTotal == 0) {
+		return
+	}
+	keep := append(liveTrails(), r.trailPath)
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		removed, err := audit.Prune(dir, audit.Retention{MaxAge: r.pol.AuditMaxAge, MaxTotal: r.pol.AuditMaxTotal}, time.Now(), keep)
+		if len(removed) > 0 {
+			r.debugf("audit retention: removed %d trail(s) from %s (`audit-max-age` %v, `audit-max-total` %s)",
+				len(removed), dir, r.pol.AuditMaxAge, cgroup.FormatSize(r.pol.AuditMaxTotal))
+		}
+		if err != nil {
+			r.debugf("audit retention: %v", err)
+		}
+	}()
 }

@@ -146,6 +146,11 @@ func TestVerbParsing(t *testing.T) {
 		!a.JSON || a.File != "trail.jsonl" || !slices.Equal(a.Types, []string{"exec", "net", "dns"}) {
 		t.Errorf("audit: %d %+v", code, a)
 	}
+	for _, args := range [][]string{nil, {"--verify"}} { // no FILE: the newest trail
+		if code := execCode(f, newAuditCmd(f, func(o *AuditOptions) error { a = o; return nil }), args...); code != 0 || a.File != "latest" {
+			t.Errorf("audit %v: %d %+v", args, code, a)
+		}
+	}
 	var tr *TrustOptions
 	if code := execCode(f, newTrustCmd(f, func(o *TrustOptions) error { tr = o; return nil }), "--revoke", "x/.jail.toml"); code != 0 || !tr.Revoke || tr.File != "x/.jail.toml" {
 		t.Errorf("trust: %d %+v", code, tr)

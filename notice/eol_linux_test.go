@@ -1,0 +1,55 @@
+package notice
+
+import (
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// On a terminal in raw mode (no output processing) a notice ends in
+// "\r\n"; in the normal mode the terminal adds the "\r" itself.
+func TestLineEndingOnRawTerminal(t *testing.T) {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer m.Close()
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sl.Close()
+	read := func() string {
+		b := make([]byte, 256)
+		m.SetReadDeadline(time.Now().Add(2 * time.Second))
+		k, _ := m.Read(b)
+		return string(b[:k])
+	}
+	s := New(sl, Options{})
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "cooked"})
+	if got := read(); got != "jail: cooked\r\n" {
+		t.Fatalf("cooked terminal got %q", got)
+	}
+	tio, err := unix.IoctlGetTermios(int(sl.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tio.Oflag &^= unix.OPOST
+	if err := unix.IoctlSetTermios(int(sl.Fd()), unix.TCSETS, tio); err != nil {
+		t.Fatal(err)
+	}
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "raw"})
+	if got := read(); got != "jail: raw\r\n" {
+		t.Fatalf("raw terminal got %q (a bare \\n steps sideways)", got)
+	}
+}

@@ -1,0 +1,268 @@
+package notice
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// Severity orders notices; --quiet and -v choose which are shown.
+type Severity int
+
+// Severities, least to most important.
+const (
+	// Trace lines (JAIL_TRACE=1) are shown when Options.Trace is set and
+	// never recorded.
+	Trace Severity = iota
+	// Debug is shown with -v only and not recorded.
+	Debug
+	// Info and Warning are shown unless --quiet, and recorded.
+	Info
+	Warning
+	// Error is always shown and recorded.
+	Error
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Trace:
+		return "trace"
+	case Debug:
+		return "debug"
+	case Info:
+		return "info"
+	case Warning:
+		return "warning"
+	case Error:
+		return "error"
+	}
+	return fmt.Sprintf("severity(%d)", int(s))
+}
+
+// Notice is one message to the user.
+type Notice struct {
+	// Kind is the area it comes from: "net", "exec", "fs", "limit",
+	// "terminal", "setup", "init", "job", "jail".
+	Kind     string
+	Severity Severity
+	// Text is one line without the "jail: " prefix; control characters
+	// are shown escaped.
+	Text string
+	// Group, when set, makes notices of one Kind with the same Group one
+	// thing: the first is shown (and recorded), later ones are counted.
+	Group string
+}
+
+// Options configure a Sink.
+type Options struct {
+	Quiet   bool // --quiet: Info and Warning are recorded, not shown
+	Verbose bool // -v: Debug is shown
+	Trace   bool // JAIL_TRACE=1: Trace is shown
+	// Record receives every notice of severity Info or above that is the
+	// first of its group, before it is shown or held. It may be nil.
+	Record func(Notice)
+}
+
+// Sink is the channel. Its zero value is not usable; use New.
+type Sink struct {
+	mu     sync.Mutex
+	w      io.Writer
+	eol    func() string
+	o      Options
+	held   bool
+	kept   []*entry // held entries, in order of first appearance
+	groups map[string]*entry
+}
+
+type entry struct {
+	n     Notice
+	count int
+	shown bool // written at once (not held)
+}
+
+// New returns a Sink writing to w (jail's stderr).
+func New(w io.Writer, o Options) *Sink {
+	return &Sink{w: w, eol: lineEnding(w), o: o, groups: map[string]*entry{}}
+}
+
+func (s *Sink) visible(sev Severity) bool {
+	switch sev {
+	case Trace:
+		return s.o.Trace
+	case Debug:
+		return s.o.Verbose
+	case Info, Warning:
+		return !s.o.Quiet
+	}
+	return true
+}
+
+// Add sends one notice: recorded, then written at once or held.
+func (s *Sink) Add(n Notice) {
+	n.Text = oneLine(n.Text)
+	s.mu.Lock()
+	var e *entry
+	if n.Group != "" {
+		key := n.Kind + "\x00" + n.Group
+		if e = s.groups[key]; e != nil {
+			e.count++
+			s.mu.Unlock()
+			return
+		}
+		e = &entry{n: n, count: 1}
+		s.groups[key] = e
+	} else {
+		e = &entry{n: n, count: 1}
+	}
+	held := s.held
+	if held && s.visible(n.Severity) {
+		s.kept = append(s.kept, e)
+	}
+	s.mu.Unlock()
+	if n.Severity >= Info && s.o.Record != nil {
+		s.o.Record(n)
+	}
+	if held || !s.visible(n.Severity) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.shown = true
+	io.WriteString(s.w, "jail: "+n.Text+s.eol())
+}
+
+// Notef adds a notice of kind and severity with a formatted text.
+func (s *Sink) Notef(kind string, sev Severity, format string, a ...any) {
+	s.Add(Notice{Kind: kind, Severity: sev, Text: fmt.Sprintf(format, a...)})
+}
+
+// Hold keeps every notice from now on until Release: a terminal is being
+// relayed and the screen is the agent's.
+func (s *Sink) Hold() {
+	s.mu.Lock()
+	s.held = true
+	s.mu.Unlock()
+}
+
+// Holding tells whether notices are being kept.
+func (s *Sink) Holding() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
+
+// Release writes what was kept since Hold as a short summary, each notice
+// once with its count, followed by footer (the trail's path) when anything
+// was kept, and writes later notices at once again. Call it after the
+// terminal is restored.
+func (s *Sink) Release(footer string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.held {
+		return
+	}
+	s.held = false
+	kept := s.kept
+	s.kept = nil
+	if len(kept) == 0 {
+		return
+	}
+	var b bytes.Buffer
+	eol := s.eol()
+	for _, e := range kept {
+		b.WriteString("jail: " + e.n.Text)
+		if e.count > 1 {
+			fmt.Fprintf(&b, " (%d times)", e.count)
+		}
+		b.WriteString(eol)
+	}
+	if footer != "" {
+		b.WriteString("jail: " + oneLine(footer) + eol)
+	}
+	s.w.Write(b.Bytes())
+}
+
+// Counts returns, for every group seen, how many notices it had (for
+// tests and the exit report).
+func (s *Sink) Counts() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, e := range s.groups {
+		out[k] = e.count
+	}
+	return out
+}
+
+// Writer returns an io.Writer that turns each line written to it into a
+// notice of kind and severity (for code that logs to a writer, such as
+// netproxy's Proxy.Log). A "jail: " prefix is removed; a line's text is its
+// own group, so a repeated line is counted, not repeated.
+func (s *Sink) Writer(kind string, sev Severity) io.Writer {
+	return &lineWriter{s: s, kind: kind, sev: sev}
+}
+
+type lineWriter struct {
+	mu   sync.Mutex
+	s    *Sink
+	kind string
+	sev  Severity
+	buf  []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.buf = append(l.buf, p...)
+	var lines []string
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		lines = append(lines, string(l.buf[:i]))
+		l.buf = l.buf[i+1:]
+	}
+	if len(l.buf) > 4096 { // a line without end: flush it rather than grow
+		lines = append(lines, string(l.buf))
+		l.buf = nil
+	}
+	l.mu.Unlock()
+	for _, line := range lines {
+		line = strings.TrimPrefix(strings.TrimRight(line, "\r"), "jail: ")
+		if line != "" {
+			l.s.Add(Notice{Kind: l.kind, Severity: l.sev, Text: line, Group: line})
+		}
+	}
+	return len(p), nil
+}
+
+// oneLine keeps a notice on one line and its text inert on a terminal:
+// control characters (an agent-chosen name could carry escape sequences)
+// are written as \xNN.
+func oneLine(s string) string {
+	s = strings.TrimRight(s, "\r\n")
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteByte(' ')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

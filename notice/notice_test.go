@@ -1,0 +1,126 @@
+package notice
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestVisibility(t *testing.T) {
+	all := []Notice{
+		{Kind: "jail", Severity: Trace, Text: "t"},
+		{Kind: "jail", Severity: Debug, Text: "d"},
+		{Kind: "jail", Severity: Info, Text: "i"},
+		{Kind: "jail", Severity: Warning, Text: "w"},
+		{Kind: "jail", Severity: Error, Text: "e"},
+	}
+	for _, tc := range []struct {
+		name     string
+		o        Options
+		shown    string
+		recorded string
+	}{
+		{"default", Options{}, "iwe", "iwe"},
+		{"quiet", Options{Quiet: true}, "e", "iwe"},
+		{"verbose", Options{Verbose: true}, "diwe", "iwe"},
+		{"quiet verbose", Options{Quiet: true, Verbose: true}, "de", "iwe"},
+		{"trace", Options{Trace: true}, "tiwe", "iwe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			rec := ""
+			tc.o.Record = func(n Notice) { rec += n.Text }
+			s := New(&out, tc.o)
+			for _, n := range all {
+				s.Add(n)
+			}
+			shown := ""
+			for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				shown += strings.TrimPrefix(l, "jail: ")
+			}
+			if shown != tc.shown || rec != tc.recorded {
+				t.Fatalf("shown %q recorded %q, want %q and %q", shown, rec, tc.shown, tc.recorded)
+			}
+		})
+	}
+}
+
+func TestGroupsShownOnceAndCounted(t *testing.T) {
+	var out bytes.Buffer
+	recorded := 0
+	s := New(&out, Options{Record: func(Notice) { recorded++ }})
+	for i := 0; i < 3; i++ {
+		s.Add(Notice{Kind: "net", Severity: Warning, Text: "refused a.example:443", Group: "a.example:443"})
+	}
+	s.Add(Notice{Kind: "exec", Severity: Warning, Text: "same group, other kind", Group: "a.example:443"})
+	if got := strings.Count(out.String(), "refused a.example"); got != 1 {
+		t.Fatalf("a grouped notice was written %d times:\n%s", got, out.String())
+	}
+	if recorded != 2 {
+		t.Fatalf("recorded %d notices, want one per group (2)", recorded)
+	}
+	if c := s.Counts()["net\x00a.example:443"]; c != 3 {
+		t.Fatalf("count %d, want 3", c)
+	}
+}
+
+// While held, nothing is written; Release writes one summary with counts
+// and the footer, and later notices go out at once again.
+func TestHoldRelease(t *testing.T) {
+	var out bytes.Buffer
+	s := New(&out, Options{})
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "before"})
+	s.Hold()
+	mark := out.Len()
+	s.Add(Notice{Kind: "net", Severity: Warning, Text: "refused b.example:443", Group: "b"})
+	s.Add(Notice{Kind: "net", Severity: Warning, Text: "refused b.example:443", Group: "b"})
+	s.Add(Notice{Kind: "jail", Severity: Debug, Text: "not shown without -v"})
+	s.Add(Notice{Kind: "jail", Severity: Error, Text: "an error"})
+	if out.Len() != mark {
+		t.Fatalf("wrote while held: %q", out.String()[mark:])
+	}
+	s.Release("audit trail: /x/trail.jsonl")
+	want := "jail: refused b.example:443 (2 times)\njail: an error\njail: audit trail: /x/trail.jsonl\n"
+	if got := out.String()[mark:]; got != want {
+		t.Fatalf("summary:\n%q\nwant\n%q", got, want)
+	}
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "after"})
+	if !strings.HasSuffix(out.String(), "jail: after\n") {
+		t.Fatalf("not written at once after Release: %q", out.String())
+	}
+	// Nothing kept: Release writes nothing, not even the footer.
+	s.Hold()
+	mark = out.Len()
+	s.Release("audit trail: /x")
+	if out.Len() != mark {
+		t.Fatalf("empty summary wrote %q", out.String()[mark:])
+	}
+}
+
+func TestWriterLines(t *testing.T) {
+	var out bytes.Buffer
+	s := New(&out, Options{})
+	w := s.Writer("net", Warning)
+	w.Write([]byte("jail: blocked connect to 1.2.3.4:80 (raw IP)\njail: blocked conn"))
+	w.Write([]byte("ect to 1.2.3.4:80 (raw IP)\nsecond\n"))
+	want := "jail: blocked connect to 1.2.3.4:80 (raw IP)\njail: second\n"
+	if out.String() != want {
+		t.Fatalf("got %q, want %q", out.String(), want)
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":             "plain",
+		"ends\n":            "ends",
+		"a\x1b]52;c;x\x07b": `a\x1b]52;c;x\x07b`,
+		"two\nlines":        `two\x0alines`,
+		"tab\there":         "tab here",
+		"c1 \u009b21t":      `c1 \x9b21t`,
+		"ünïcode stays":     "ünïcode stays",
+	} {
+		if got := oneLine(in); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package ptyrelay
+
+import (
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// Relay is one running relay. Fields are set before Start.
+type Relay struct {
+	// Pty is the sandbox's pty master.
+	Pty *os.File
+	// In is the user's terminal input (stdin); nil relays output only.
+	In *os.File
+	// Out receives what the agent writes (the terminal filter).
+	Out io.Writer
+	// OnKillKey runs when the kill key is typed (then nothing more of that
+	// read reaches the agent).
+	OnKillKey func()
+
+	mu      sync.Mutex
+	saved   *term.State // the terminal as it was before raw mode
+	busy    atomic.Int32
+	done    chan struct{}
+	started bool
+}
+
+// Start makes the user's terminal raw (interactive relays) and starts the
+// copies. It returns at once.
+func (r *Relay) Start() error {
+	r.mu.Lock()
+	r.done = make(chan struct{})
+	r.started = true
+	r.mu.Unlock()
+	if r.In != nil {
+		if err := r.Raw(); err != nil {
+			return err
+		}
+		go r.copyIn()
+	}
+	go r.copyOut()
+	return nil
+}
+
+// Done is closed when the agent's side is closed (every slave fd is gone).
+func (r *Relay) Done() <-chan struct{} { return r.done }
+
+// Raw (again) puts the user's terminal in raw mode, remembering its
+// current settings for Restore: after a stop, the shell may have changed
+// them, and they are the ones to give back next time.
+func (r *Relay) Raw() error {
+	if r.In == nil {
+		return nil
+	}
+	st, err := term.MakeRaw(int(r.In.Fd()))
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.saved = st
+	r.mu.Unlock()
+	return nil
+}
+
+// Restore gives the user's terminal its settings back (at exit and when
+// the agent stops).
+func (r *Relay) Restore() {
+	r.mu.Lock()
+	st := r.saved
+	r.saved = nil
+	r.mu.Unlock()
+	if st != nil && r.In != nil {
+		_ = term.Restore(int(r.In.Fd()), st)
+	}
+}
+
+// Drain waits, at most max, until everything the agent wrote has been
+// written to Out: nothing left to read on the pty and no write under way.
+// Before the terminal is given back at a stop, the agent's last words
+// (leaving the alternate screen, showing the cursor) must be on it.
+func (r *Relay) Drain(max time.Duration) {
+	deadline := time.Now().Add(max)
+	quiet := 0
+	for time.Now().Before(deadline) {
+		n, err := unix.IoctlGetInt(int(r.Pty.Fd()), unix.TIOCINQ)
+		if err != nil {
+			return
+		}
+		if n == 0 && r.busy.Load() == 0 {
+			if quiet++; quiet >= 3 {
+				return
+			}
+		} else {
+			quiet = 0
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (r *Relay) copyIn() {
+	k := newKeyScanner()
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.In.Read(buf)
+		if n > 0 {
+			p := buf[:n]
+			if i := k.scan(p); i >= 0 && r.OnKillKey != nil {
+				if i > 0 {
+					_, _ = r.Pty.Write(p[:i])
+				}
+				r.OnKillKey()
+				return
+			}
+			if _, werr := r.Pty.Write(p); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (r *Relay) copyOut() {
+	defer close(r.done)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Pty.Read(buf)
+		if n > 0 {
+			r.busy.Store(1) // read from the pty, not yet on the terminal
+			_, werr := r.Out.Write(buf[:n])
+			r.busy.Store(0)
+			if werr != nil {
+				return
+			}
+		}
+		if err != nil { // EIO once every slave fd is closed
+			return
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/notice"
+	"github.com/jail-sandbox/jail/ns"
+)
+
+// This file: job control. The agent runs as the foreground job of the
+// sandbox's pty, so Ctrl-Z (a byte the relay passes on) stops it there, or
+// it stops itself (an agent's own suspend key). init sees the stop
+// (WUNTRACED) and tells the supervisor, which does what a shell's job does:
+// gives the terminal back and stops itself, so the user's shell gets its
+// prompt; on SIGCONT (fg) it takes the terminal again (raw), passes the
+// size on and continues the agent, which redraws (SIGWINCH).
+
+func (r *runner) agentStarted() bool {
+	select {
+	case <-r.startedCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// signalAgent asks init to send a job-control signal to the agent (group:
+// to its process group).
+func (r *runner) signalAgent(sig syscall.Signal, group bool) {
+	if r.sb == nil {
+		return
+	}
+	_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, Signal: int(sig), Group: group})
+}
+
+// suspend follows the agent's stop: terminal back, jail stopped as a job
+// of the user's shell, and after fg (or bg) the terminal taken again and
+// the agent continued. When no shell could resume jail, the agent is
+// continued at once instead: a stop nobody can end would hang the run.
+func (r *runner) suspend(sig syscall.Signal, interactive bool) {
+	name := unix.SignalName(sig)
+	if !canStopSelf() {
+		r.record(audit.Signal{Signal: "SIGCONT", Number: int(syscall.SIGCONT), From: "supervisor", To: "agent", Forwarded: true})
+		r.signalAgent(syscall.SIGCONT, true)
+		r.say(notice.Notice{Kind: "job", Severity: notice.Warning, Group: "continued",
+			Text: fmt.Sprintf("the command stopped (%s) and jail is not a job of a shell that could resume it: continued it", name)})
+		return
+	}
+	r.record(audit.Signal{Signal: name, Number: int(sig), From: "sandbox", To: "supervisor"})
+	r.mu.Lock()
+	rl := r.relay
+	r.mu.Unlock()
+	if rl != nil {
+		// The agent's last bytes (leaving its screen, the cursor shown)
+		// reach the terminal before the shell has it again.
+		rl.Drain(500 * time.Millisecond)
+		rl.Restore()
+	}
+	stopSelf(r.contCh)
+	r.resume(interactive)
+}
+
+// resume takes the terminal again after jail was continued (fg or bg) and
+// continues the agent.
+func (r *runner) resume(interactive bool) {
+	r.mu.Lock()
+	rl := r.relay
+	r.mu.Unlock()
+	if rl != nil {
+		// From the background (bg) this stops jail again (SIGTTOU) until
+		// fg, as any full-screen program does.
+		if err := rl.Raw(); err != nil {
+			r.notef("terminal: %v", err)
+		}
+	}
+	r.resizePty()
+	r.record(audit.Signal{Signal: "SIGCONT", Number: int(syscall.SIGCONT), From: "user", To: "agent", Forwarded: true})
+	r.signalAgent(syscall.SIGCONT, true)
+	if rl != nil && interactive {
+		// The size may not have changed (then the kernel sends no
+		// SIGWINCH): full-screen programs redraw on this one.
+		r.signalAgent(syscall.SIGWINCH, true)
+	}
+}
+
+// stopSelf stops jail's whole job (its process group, as Ctrl-Z on a
+// cooked terminal would) with SIGTSTP's default action, so the shell sees
+// it "Stopped", and returns once jail is continued (cont receives SIGCONT).
+// Go keeps its own handler for a signal once notified (signal.Reset does
+// not give SIGTSTP back its default), so the action is set to SIG_DFL with
+// rt_sigaction for the stop and the runtime's handler put back after it,
+// byte for byte. Where that fails, SIGSTOP stops the job (the shell then
+// says "Stopped (signal)").
+func stopSelf(cont chan os.Signal) {
+	for len(cont) > 0 {
+		<-cont // a SIGCONT from before this stop
+	}
+	var dfl, old [8]uint64 // a zeroed struct sigaction is SIG_DFL on every architecture
+	const sigsetSize = 8   // the kernel's sigset_t on amd64, arm64, riscv64
+	_, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGTSTP),
+		uintptr(unsafe.Pointer(&dfl)), uintptr(unsafe.Pointer(&old)), sigsetSize, 0, 0)
+	if e != 0 {
+		_ = unix.Kill(0, unix.SIGSTOP)
+		<-cont
+		return
+	}
+	_ = unix.Kill(0, unix.SIGTSTP)
+	// The stop takes effect when a thread of jail takes the signal; keep
+	// SIG_DFL until then. Continued, jail gets SIGCONT; the timer only
+	// guards against a stop that never came.
+	select {
+	case <-cont:
+	case <-time.After(2 * time.Second):
+	}
+	_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGTSTP),
+		uintptr(unsafe.Pointer(&old)), 0, sigsetSize, 0, 0)
+}
+
+// canStopSelf tells whether jail, stopped, would be resumed: it has a
+// controlling terminal, and the first ancestor outside its process group
+// is in its session (the job-control shell that started the job). Not in
+// CI, under a service manager or `script -c`: there a stop would never end
+// (the kernel even discards SIGTSTP for an orphaned process group).
+func canStopSelf() bool {
+	tty, err := os.OpenFile("/dev/tty", os.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false // ENXIO: no controlling terminal
+	}
+	tty.Close()
+	pgid := unix.Getpgrp()
+	sid, err := unix.Getsid(0)
+	if err != nil {
+		return false
+	}
+	pid := os.Getpid()
+	for i := 0; i < 64; i++ {
+		ppid := parentPid(pid)
+		if ppid <= 0 {
+			return false
+		}
+		ppg, err := unix.Getpgid(ppid)
+		if err != nil {
+			return false
+		}
+		if ppg != pgid {
+			psid, err := unix.Getsid(ppid)
+			return err == nil && psid == sid
+		}
+		pid = ppid
+	}
+	return false
+}
+
+// parentPid reads a process's parent from /proc/PID/stat (0 if unknown).
+func parentPid(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	var ppid int
+	fmt.Sscan(f[1], &ppid)
+	return ppid
+}

@@ -1,0 +1,209 @@
+//go:build linux
+
+package tests
+
+// Issue 12: job control. Ctrl-Z stops the agent and jail together and the
+// shell gets its prompt back; fg resumes with the terminal raw again and
+// the agent redrawn. A child that stops while nothing can resume it does
+// not hang jail.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// hostShell starts an interactive bash with job control on a fresh pty, as
+// a user's terminal has, with prompt "host$ " and jail's path in $J.
+func hostShell(t *testing.T, dir string, env ...string) *ptySession {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		if inCI() {
+			t.Fatal("bash is needed for the job-control tests")
+		}
+		t.Skip("no bash")
+	}
+	cmd := exec.Command("bash", "--norc", "--noprofile", "-i")
+	cmd.Dir = dir
+	cmd.Env = screenEnv(append([]string{"PS1=host$ ", "PROMPT_COMMAND=", "HISTFILE=/dev/null", "J=" + jail(t)}, env...)...)
+	s := startOnPty(t, cmd)
+	s.scr.waitFor(t, "host$ ", 10*time.Second)
+	return s
+}
+
+// since returns what the terminal received after mark.
+func (s *ptySession) since(mark int) string {
+	out := s.scr.String()
+	if mark > len(out) {
+		return ""
+	}
+	return out[mark:]
+}
+
+// waitSince waits until the terminal shows want after mark.
+func (s *ptySession) waitSince(t *testing.T, mark int, want string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if strings.Contains(s.since(mark), want) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("terminal never showed %q; since the mark it shows:\n%q", want, s.since(mark))
+}
+
+// send types text and returns the mark of what comes after it.
+func (s *ptySession) send(text string) int {
+	mark := len(s.scr.String())
+	s.master.Write([]byte(text))
+	return mark
+}
+
+// rawMode tells whether the host terminal is in jail's raw mode (output
+// processing and signal keys off), read from the pty master (TCGETS on a
+// master reports its slave's settings).
+func (s *ptySession) rawMode(t *testing.T) bool {
+	t.Helper()
+	tio, err := unix.IoctlGetTermios(int(s.master.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tio.Oflag&unix.OPOST == 0 && tio.Lflag&unix.ISIG == 0
+}
+
+func (s *ptySession) waitRaw(t *testing.T, want bool, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if s.rawMode(t) == want {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("host terminal raw=%v, want %v; the terminal shows:\n%q", !want, want, s.scr.String())
+}
+
+// Ctrl-Z on `jail -- sleep` stops it and jail; the shell's prompt comes
+// back and the terminal is cooked; fg makes it raw again and Ctrl-C then
+// reaches the sleep inside.
+func TestJobCtrlZSleep(t *testing.T) {
+	ws := workspace(t)
+	s := hostShell(t, ws)
+	m := s.send("$J --quiet -- sh -c 'echo sl\"\"eeping; exec sleep 100'\r")
+	s.waitSince(t, m, "sleeping", 30*time.Second)
+	s.waitRaw(t, true, 5*time.Second)
+	m = s.send("\x1a")
+	s.waitSince(t, m, "Stopped", 10*time.Second)
+	s.waitSince(t, m, "host$ ", 5*time.Second)
+	if s.rawMode(t) {
+		t.Fatal("the terminal is still raw after the stop")
+	}
+	m = s.send("jobs -l; ps -o stat= -p $(jobs -p)\r")
+	s.waitSince(t, m, "T", 5*time.Second)
+	m = s.send("fg\r")
+	s.waitSince(t, m, "--quiet", 5*time.Second)
+	s.waitRaw(t, true, 10*time.Second)
+	time.Sleep(200 * time.Millisecond)
+	m = s.send("\x03")
+	s.waitSince(t, m, "host$ ", 10*time.Second)
+	m = s.send("echo rc=$?\r")
+	s.waitSince(t, m, "rc=130", 5*time.Second)
+	// And once more: a second stop and resume work as the first.
+	m = s.send("$J --quiet -- sh -c 'echo ag\"\"ain; exec sleep 100'\r")
+	s.waitSince(t, m, "again", 30*time.Second)
+	s.waitRaw(t, true, 5*time.Second)
+	m = s.send("\x1a")
+	s.waitSince(t, m, "Stopped", 10*time.Second)
+	m = s.send("fg\r")
+	s.waitRaw(t, true, 10*time.Second)
+	time.Sleep(200 * time.Millisecond)
+	m = s.send("\x03")
+	s.waitSince(t, m, "host$ ", 10*time.Second)
+	m = s.send("exit\r")
+	s.wait(t, 10*time.Second)
+}
+
+// A full-screen program (curses) stops on Ctrl-Z with jail, and after fg
+// it is running again in raw mode and redraws: ncurses restores its screen
+// on SIGCONT, and jail sends SIGWINCH (the program draws "winch N RxC"
+// with the size its terminal has), also when the size did not change; a
+// size the terminal got while the program was stopped reaches it.
+func TestJobCtrlZCurses(t *testing.T) {
+	py := needPython(t)
+	ws := workspace(t)
+	prog := filepath.Join(ws, "tui.py")
+	if err := os.WriteFile(prog, []byte(`
+import curses, fcntl, signal, struct, termios
+winches = 0
+def winch(sig, frame):
+    global winches
+    winches += 1
+def main(scr):
+    signal.signal(signal.SIGWINCH, winch)
+    scr.timeout(50)
+    scr.clear()
+    scr.addstr(1, 2, "tui drawn")
+    scr.refresh()
+    seen = 0
+    while True:
+        c = scr.getch()
+        if c == ord("q"):
+            return
+        if winches != seen:
+            seen = winches
+            rows, cols = struct.unpack("hh", fcntl.ioctl(0, termios.TIOCGWINSZ, b"1234"))
+            scr.addstr(3, 2, "winch %d %dx%d " % (seen, rows, cols))
+            scr.refresh()
+curses.wrapper(main)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := hostShell(t, ws)
+	m := s.send("$J --quiet -- " + py + " tui.py\r")
+	s.waitSince(t, m, "tui drawn", 30*time.Second)
+	s.waitRaw(t, true, 5*time.Second)
+	m = s.send("\x1a")
+	s.waitSince(t, m, "Stopped", 10*time.Second)
+	s.waitSince(t, m, "host$ ", 5*time.Second)
+	if s.rawMode(t) {
+		t.Fatal("the terminal is still raw after the stop")
+	}
+	m = s.send("fg\r")
+	s.waitSince(t, m, "tui drawn", 10*time.Second) // ncurses redrew its screen
+	s.waitSince(t, m, "winch 1 24x80", 10*time.Second)
+	s.waitRaw(t, true, 5*time.Second)
+	// Stopped again, the terminal grows; fg brings the new size.
+	m = s.send("\x1a")
+	s.waitSince(t, m, "Stopped", 10*time.Second)
+	s.waitSince(t, m, "host$ ", 5*time.Second)
+	unix.IoctlSetWinsize(int(s.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100})
+	m = s.send("fg\r")
+	s.waitSince(t, m, "30x100", 10*time.Second)
+	s.waitRaw(t, true, 5*time.Second)
+	m = s.send("q")
+	s.waitSince(t, m, "host$ ", 10*time.Second)
+	m = s.send("echo rc=$?\r")
+	s.waitSince(t, m, "rc=0", 5*time.Second)
+	s.send("exit\r")
+	s.wait(t, 10*time.Second)
+}
+
+// A child that stops while no terminal is relayed, and no shell could
+// resume jail, must not hang jail: it is continued.
+func TestJobStoppedChildWithoutTerminal(t *testing.T) {
+	trail := filepath.Join(t.TempDir(), "trail.jsonl")
+	r := sh(t, runOpts{timeout: 30 * time.Second}, `echo before; kill -STOP $$; echo resumed`, "--audit", trail)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stdout, "resumed") {
+		t.Fatalf("the stopped command was not continued:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "stopped") {
+		t.Errorf("no notice that the command stopped and was continued:\n%s", r.stderr)
+	}
+}

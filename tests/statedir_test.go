@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -46,7 +47,10 @@ func oldState(t *testing.T, xdg, home string) (dir, trail, record string) {
 	}
 	record = filepath.Join(dir, "run", "000000000000.json")
 	os.MkdirAll(filepath.Dir(record), 0o700)
-	if err := os.WriteFile(record, []byte(`{"id":"SENTINEL","pid":1}`), 0o600); err != nil {
+	// A record of a live process (this test), so that jail's own cleanup of
+	// dead supervisors' records leaves it: only the sandbox could change it.
+	rec := fmt.Sprintf(`{"id":"SENTINEL","pid":%d,"start_tick":%d}`, os.Getpid(), selfStartTick(t))
+	if err := os.WriteFile(record, []byte(rec), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// The sandbox's user must be able to reach the directory through its
@@ -166,4 +170,21 @@ func TestStateDirRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// selfStartTick is this process's start time in clock ticks (/proc/self/stat
+// field 22), as jail's registry records it to tell a live supervisor.
+func selfStartTick(t *testing.T) uint64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	v, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

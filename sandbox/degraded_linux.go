@@ -95,6 +95,13 @@ func degradedRules(mounts []ns.Mount, base landlock.Rules, tmp string) (landlock
 		case ns.KindROBind:
 			ro = append(ro, m.Path)
 		case ns.KindBind:
+			if m.Source != "" {
+				// A cache: jail's own directory mounted at the tool's path.
+				// Without a mount namespace it cannot be put there, and
+				// granting the path would hand the host's own cache over:
+				// it stays unwritable (fewer rights, never more).
+				continue
+			}
 			rw = append(rw, m.Path)
 		}
 	}

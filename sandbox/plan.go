@@ -219,6 +219,14 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		}
 		sortBinds(bl)
 	}
+
+	//    The caches: jail's own directories at the tools' cache paths.
+	caches, err := cacheMounts(p, env, home, bl)
+	if err != nil {
+		return nil, err
+	}
+	bl = append(bl, caches...)
+	sortBinds(bl)
 	mounts = append(mounts, bl...)
 	// Symlinks on the way to --write/--read paths and to the command, where
 	// they sit in a hidden place: recreated, so that each works at its own
@@ -405,7 +413,9 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 // raws gives the values as the user wrote them (nil: the resolved paths).
 func inStateDir(binds []ns.Mount, stateDir string, raws map[string]string) error {
 	for _, b := range binds {
-		if b.Path == stateDir || strings.HasPrefix(b.Path, stateDir+"/") {
+		// A cache's source is checked too ($XDG_CACHE_HOME inside the
+		// state directory would show it).
+		if src := b.BindSource(); src == stateDir || strings.HasPrefix(src, stateDir+"/") || b.Path == stateDir || strings.HasPrefix(b.Path, stateDir+"/") {
 			v := b.Path
 			if r, ok := raws[b.Path]; ok && r != "" {
 				v = r

@@ -27,8 +27,7 @@ type profHome struct {
 
 func newProfHome(t *testing.T) *profHome {
 	t.Helper()
-	needVisibleHome(t)
-	h := &profHome{home: hostDir(t), ws: workspace(t)}
+	h := &profHome{home: workspace(t), ws: workspace(t)}
 	h.env = []string{
 		"HOME=" + h.home,
 		"XDG_STATE_HOME=" + filepath.Join(h.home, ".local", "state"),

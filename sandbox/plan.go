@@ -368,7 +368,9 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	plan.Writable = writable
 	var roots []agentcfg.Root
 	for _, b := range bl {
-		if b.Kind == ns.KindBind {
+		// A cache of jail's own (a Source of its own) is read by no program
+		// on the host: nothing in it needs guarding.
+		if b.Kind == ns.KindBind && b.Source == "" {
 			roots = append(roots, agentcfg.Root{Path: b.Path, Dir: b.Dir})
 		}
 	}

@@ -340,3 +340,24 @@ func TestProfileClaudeHookReverted(t *testing.T) {
 		t.Errorf("nothing in the quarantine; stderr:\n%s", r.stderr)
 	}
 }
+
+// Without a mount namespace (degraded mode) a cache cannot be put in place;
+// the host's own directory at that path must not be handed over instead.
+func TestProfileCacheDegradedNotHost(t *testing.T) {
+	h := newProfHome(t)
+	if err := os.MkdirAll(h.path("~/.cache/go-build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := sh(t, runOpts{dir: h.ws, env: h.env}, `echo planted > ~/.cache/go-build/entry 2>/dev/null && echo WROTE; true`,
+		"--x-degraded", "--cache", "~/.cache/go-build")
+	mustCode(t, r, 0)
+	if strings.Contains(r.stdout, "WROTE") {
+		t.Fatalf("degraded mode: the host's cache was writable through --cache")
+	}
+	if _, err := os.Stat(h.path("~/.cache/go-build/entry")); err == nil {
+		t.Fatalf("degraded mode: an entry was planted in the host's cache")
+	}
+	if !strings.Contains(r.stderr, "caches are not writable") {
+		t.Errorf("degraded mode: no notice that the cache is unavailable:\n%s", r.stderr)
+	}
+}

@@ -11,11 +11,16 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // profHome is a fresh, empty user: HOME and every XDG directory under it
@@ -360,4 +365,48 @@ func TestProfileCacheDegradedNotHost(t *testing.T) {
 	if !strings.Contains(r.stderr, "caches are not writable") {
 		t.Errorf("degraded mode: no notice that the cache is unavailable:\n%s", r.stderr)
 	}
+}
+
+// Codex's ChatGPT sign-in redirects the browser to
+// http://127.0.0.1:1455/auth/callback: the codex profile publishes it, so a
+// server there inside answers the host's 127.0.0.1:1455.
+func TestProfileCodexCallbackPublished(t *testing.T) {
+	if l, err := net.Listen("tcp", "127.0.0.1:1455"); err != nil {
+		if inCI() {
+			t.Fatalf("port 1455 is busy on the host: %v", err)
+		}
+		t.Skipf("port 1455 is busy on the host: %v", err)
+	} else {
+		l.Close()
+	}
+	h := newProfHome(t)
+	mark := "callback-" + marker()
+	if err := os.WriteFile(filepath.Join(h.ws, "callback"), []byte(mark), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `/usr/bin/python3 -m http.server --bind 127.0.0.1 1455 >/dev/null 2>&1 &
+i=0; while [ ! -e done ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; kill %1`
+	cmd := exec.Command(jail(t), "--quiet", "--profile", "codex", "--", "/bin/sh", "-c", script)
+	cmd.Dir, cmd.Env = h.ws, append(os.Environ(), h.env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		os.WriteFile(filepath.Join(h.ws, "done"), nil, 0o644)
+		cmd.Wait()
+	}()
+	c := http.Client{Timeout: 2 * time.Second}
+	var body string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		resp, err := c.Get("http://127.0.0.1:1455/callback")
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if body = string(b); body == mark {
+			return
+		}
+	}
+	t.Fatalf("127.0.0.1:1455 on the host did not reach the sandbox's server under --profile codex (last body %q)", body)
 }

@@ -15,9 +15,9 @@ import (
 // (statedir.CacheFrom, NAME/home/... or NAME/root/...) mounted writable at
 // the path the tool expects, or with HostCaches the host's own directory.
 // The directories are created unless dryRun. binds are the workspace and
-// the read/write paths: a cache lying in one of them is refused (it would be
-// a mount point inside a tree the agent can change, and in a writable tree
-// the cache would be the host's anyway).
+// the read/write paths: a cache that is one of them or lies in a read-only
+// one is refused; one inside a writable tree covers the host's directory
+// there.
 func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) ([]ns.Mount, error) {
 	if len(p.Cache) == 0 {
 		return nil, nil
@@ -46,9 +46,25 @@ func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) 
 		}
 		seen[target] = true
 		for _, b := range binds {
-			if target == b.Path || strings.HasPrefix(target, b.Path+"/") {
+			switch {
+			case target == b.Path:
 				return nil, &policy.FieldError{Key: "cache", Value: c, Reason: fmt.Sprintf(
-					"it lies in %s, which is already visible (%s): drop the cache, or that path", b.Path, b.Why)}
+					"it is %s, which is already visible (%s): drop the cache, or that path", b.Path, b.Why)}
+			case !strings.HasPrefix(target, b.Path+"/"):
+			case b.Kind != ns.KindBind:
+				return nil, &policy.FieldError{Key: "cache", Value: c, Reason: fmt.Sprintf(
+					"it lies in %s, which is read-only (%s): drop the cache, or that path", b.Path, b.Why)}
+			default:
+				// Inside a writable tree (~/.codex/packages in -w ~/.codex):
+				// the cache covers the host's directory there, so what the
+				// agent installs never reaches it. The mount point is made
+				// on the host when missing; one the agent turned into a
+				// symlink (in a run without this cache) is refused rather
+				// than followed. BuildPlan pins the directories above it.
+				if fi, err := os.Lstat(target); err == nil && !fi.IsDir() {
+					return nil, &policy.FieldError{Key: "cache", Value: c, Reason: fmt.Sprintf(
+						"%s is not a directory (a symlink or a file): remove it, or drop the cache", target)}
+				}
 			}
 		}
 		var src string

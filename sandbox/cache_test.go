@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,10 +30,21 @@ func TestCacheMounts(t *testing.T) {
 			src: filepath.Join(xdg, "jail/cache/rust/root/opt/cargo"), target: "/opt/cargo"},
 		{name: "host-caches", pol: policy.Policy{Cache: []string{"go:~/go/pkg/mod"}, HostCaches: true},
 			src: "", target: filepath.Join(home, "go/pkg/mod")},
-		{name: "inside a visible path", pol: policy.Policy{Cache: []string{"go:~/.cache/go-build"}},
+		{name: "inside a writable path", pol: policy.Policy{Cache: []string{"codex:~/.codex/packages"}},
+			binds: []ns.Mount{{Kind: ns.KindBind, Path: filepath.Join(home, ".codex"), Why: "write"}},
+			src:   filepath.Join(xdg, "jail/cache/codex/home/.codex/packages"), target: filepath.Join(home, ".codex/packages")},
+		{name: "a visible path itself", pol: policy.Policy{Cache: []string{"go:~/.cache"}},
 			binds: []ns.Mount{{Kind: ns.KindBind, Path: filepath.Join(home, ".cache"), Why: "write"}}, wantErr: "already visible"},
-		{name: "the workspace itself", pol: policy.Policy{Cache: []string{"~/ws/node_modules/.cache"}},
-			binds: []ns.Mount{{Kind: ns.KindBind, Path: filepath.Join(home, "ws"), Why: "workspace"}}, wantErr: "already visible"},
+		{name: "inside a read-only path", pol: policy.Policy{Cache: []string{"~/ro/x"}},
+			binds: []ns.Mount{{Kind: ns.KindROBind, Path: filepath.Join(home, "ro"), Why: "read"}}, wantErr: "read-only"},
+		{name: "a symlink in a writable path", pol: policy.Policy{Cache: []string{"~/w/link"}},
+			binds: []ns.Mount{{Kind: ns.KindBind, Path: filepath.Join(home, "w"), Why: "write"}}, wantErr: "not a directory"},
+	}
+	if err := os.MkdirAll(filepath.Join(home, "w"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(home, "w", "link")); err != nil {
+		t.Fatal(err)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

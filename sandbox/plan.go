@@ -319,6 +319,26 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 			}
 		}
 	}
+	// A cache inside a writable tree is a mount point there too: the
+	// directories above it are pinned the same way.
+	var plainWritable []string
+	for _, b := range bl {
+		if b.Kind == ns.KindBind && b.Source == "" {
+			plainWritable = append(plainWritable, b.Path)
+		}
+	}
+	for _, c := range caches {
+		root := enclosing(c.Path, plainWritable)
+		if root == "" {
+			continue
+		}
+		for d := filepath.Dir(c.Path); d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
+			if !pinned[d] {
+				pinned[d] = true
+				pins = append(pins, ns.Mount{Kind: ns.KindPin, Path: d, Dir: true, FD: -1, Why: "pinned: holds a cache"})
+			}
+		}
+	}
 	sort.SliceStable(pins, func(i, j int) bool { return depth(pins[i].Path) < depth(pins[j].Path) })
 	mounts = append(mounts, pins...)
 	for _, m := range masks {

@@ -130,6 +130,7 @@ func agentScreen(t *testing.T, h *profHome, bin, profile, want string, args ...s
 	for time.Now().Before(deadline) {
 		s := scr.String()
 		if strings.Contains(plain(s), want) {
+			t.Logf("%s showed %q after %v", profile, want, time.Since(deadline.Add(-60*time.Second)).Round(time.Millisecond))
 			return
 		}
 		for q, a := range map[string]string{"\x1b[6n": "\x1b[1;1R", "\x1b[c": "\x1b[?62;22c", "\x1b[?u": "\x1b[?0u", "\x1b]11;?": "\x1b]11;rgb:0000/0000/0000\x1b\\", "\x1b]10;?": "\x1b]10;rgb:ffff/ffff/ffff\x1b\\"} {

@@ -70,7 +70,7 @@ var profCases = []profCase{
 		domains: []string{"api.anthropic.com", "platform.claude.com"},
 		env:     []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
 		setenv:  map[string]string{"IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1"}},
-	{name: "codex", dirs: []string{"~/.codex"},
+	{name: "codex", dirs: []string{"~/.codex"}, caches: map[string]string{"~/.codex/packages": "codex"},
 		domains: []string{"api.openai.com", "auth.openai.com", "chatgpt.com"},
 		env:     []string{"OPENAI_API_KEY", "CODEX_API_KEY"}},
 	{name: "gemini", dirs: []string{"~/.gemini"},
@@ -299,11 +299,16 @@ func TestProfileCachePersistsAndHostCachesOptIn(t *testing.T) {
 	if b, err := os.ReadFile(h.path("~/.cache/go-build/entry")); err != nil || string(b) != "shared\n" {
 		t.Errorf("--host-caches: the host's cache was not the one written: %q %v", b, err)
 	}
-	// A cache inside a path that is already visible is refused: it would
-	// be a mount point in a tree the agent can change.
-	r = sh(t, runOpts{dir: h.ws, env: h.env}, `true`, "--profile", "go", "--write", h.path("~/.cache"))
+	// A cache inside a writable tree covers the host's directory there.
+	r = sh(t, runOpts{dir: h.ws, env: h.env}, `echo planted > ~/.cache/go-build/other && echo wrote`, "--profile", "go", "--write", h.path("~/.cache"))
+	mustCode(t, r, 0)
+	if _, err := os.Stat(h.path("~/.cache/go-build/other")); err == nil {
+		t.Errorf("go profile with --write ~/.cache: the host's build cache was written")
+	}
+	// The cache itself cannot be a visible path.
+	r = sh(t, runOpts{dir: h.ws, env: h.env}, `true`, "--cache", "~/.cache", "--write", h.path("~/.cache"))
 	if r.code != 125 || !strings.Contains(r.stderr, "cache") {
-		t.Errorf("a cache inside --write ~/.cache: want exit 125 naming the cache, got %d:\n%s", r.code, r.stderr)
+		t.Errorf("--cache ~/.cache with --write ~/.cache: want exit 125 naming the cache, got %d:\n%s", r.code, r.stderr)
 	}
 }
 

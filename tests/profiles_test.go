@@ -60,16 +60,20 @@ type profCase struct {
 	dirs    []string          // writable directories (~/...), created when missing
 	files   map[string]string // writable files (~/...) and the content they are created with
 	caches  map[string]string // cache path (~/...) -> the profile that owns it
-	domains []string
-	env     []string // passed when set
-	setenv  map[string]string
+	// readonly are executables the agent keeps in its writable state and
+	// the host runs next (~/...): present on the host, never writable inside.
+	readonly []string
+	domains  []string
+	env      []string // passed when set
+	setenv   map[string]string
 }
 
 var profCases = []profCase{
 	{name: "claude", dirs: []string{"~/.claude"}, files: map[string]string{"~/.claude.json": "{}\n"},
-		domains: []string{"api.anthropic.com", "platform.claude.com"},
-		env:     []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
-		setenv:  map[string]string{"IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1"}},
+		readonly: []string{"~/.claude/local/claude"},
+		domains:  []string{"api.anthropic.com", "platform.claude.com"},
+		env:      []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+		setenv:   map[string]string{"IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1"}},
 	{name: "codex", dirs: []string{"~/.codex"}, caches: map[string]string{"~/.codex/packages": "codex"},
 		domains: []string{"api.openai.com", "auth.openai.com", "chatgpt.com"},
 		env:     []string{"OPENAI_API_KEY", "CODEX_API_KEY"}},
@@ -90,8 +94,10 @@ var profCases = []profCase{
 		env:     []string{"GOOSE_PROVIDER", "GOOSE_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY"},
 		setenv:  map[string]string{"GOOSE_DISABLE_KEYRING": "1"}},
 	{name: "copilot", dirs: []string{"~/.copilot"},
-		domains: []string{"api.githubcopilot.com", "api.individual.githubcopilot.com", "api.business.githubcopilot.com", "api.enterprise.githubcopilot.com", "api.github.com", "github.com"},
-		env:     []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"}},
+		domains:  []string{"api.githubcopilot.com", "api.individual.githubcopilot.com", "api.business.githubcopilot.com", "api.enterprise.githubcopilot.com", "api.github.com", "github.com"},
+		readonly: []string{"~/.copilot/pkg/universal/1.0.0/index.js"},
+		env:      []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"},
+		setenv:   map[string]string{"COPILOT_AUTO_UPDATE": "false"}},
 	{name: "go", caches: map[string]string{"~/go/pkg/mod": "go", "~/.cache/go-build": "go"},
 		domains: []string{"proxy.golang.org", "sum.golang.org"},
 		env:     []string{"GOFLAGS", "GOPRIVATE", "GONOSUMDB", "GONOPROXY", "GOTOOLCHAIN"}},
@@ -132,6 +138,9 @@ func (c profCase) standIn() string {
 	for p := range c.caches {
 		fmt.Fprintf(&b, "echo standin > %s/standin && echo 'wrote %s'\n", shTilde(p), p)
 	}
+	for _, p := range c.readonly {
+		fmt.Fprintf(&b, "echo replaced > %[1]s 2>/dev/null && echo 'replaced %[2]s'\n", shTilde(p), p)
+	}
 	fmt.Fprintf(&b, "mkdir -p %[1]s && echo standin > %[1]s/standin && echo 'wrote %[2]s'\n", shTilde(profExtraDir), profExtraDir)
 	b.WriteString("echo standin > /usr/standin 2>/dev/null && echo 'wrote /usr'\n")
 	for _, d := range append(append([]string{}, c.domains...), profExtraDomain) {
@@ -161,6 +170,14 @@ func TestProfileStandIns(t *testing.T) {
 					t.Fatal(err)
 				}
 				if err := os.WriteFile(filepath.Join(h.path(p), "host-entry"), []byte("host"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, p := range c.readonly {
+				if err := os.MkdirAll(filepath.Dir(h.path(p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(h.path(p), []byte("host"), 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -219,6 +236,12 @@ func TestProfileStandIns(t *testing.T) {
 				}
 			}
 			never("saw host cache")
+			for _, p := range c.readonly {
+				never("replaced " + p)
+				if b, _ := os.ReadFile(h.path(p)); string(b) != "host" {
+					t.Errorf("%s, which the host runs, was replaced from inside: %q", p, b)
+				}
+			}
 			// One more path: written to the sandbox's private home only.
 			if _, err := os.Stat(h.path(profExtraDir)); err == nil {
 				t.Errorf("%s persisted on the host: the profile grants more than it says", profExtraDir)

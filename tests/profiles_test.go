@@ -438,3 +438,19 @@ i=0; while [ ! -e done ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; kill
 	}
 	t.Fatalf("127.0.0.1:1455 on the host did not reach the sandbox's server under --profile codex (last body %q)", body)
 }
+
+// --dry-run with a profile on a fresh account: the plan is shown, what the
+// profile would create is said, and nothing is created.
+func TestProfileDryRunCreatesNothing(t *testing.T) {
+	h := newProfHome(t)
+	r := run(t, runOpts{dir: h.ws, env: h.env}, "--dry-run", "--profile", "claude", "--profile", "codex", "--", "true")
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stderr, "would create ~/.claude.json") {
+		t.Errorf("--dry-run does not say what the profile would create:\n%s", r.stderr)
+	}
+	for _, p := range []string{"~/.claude", "~/.claude.json", "~/.codex"} {
+		if _, err := os.Lstat(h.path(p)); err == nil {
+			t.Errorf("--dry-run created %s", p)
+		}
+	}
+}

@@ -194,6 +194,14 @@ func Parse(path string, data []byte, kind FileKind, tmpl Source) (*File, error) 
 			if slices.Contains(pathKeys, key) && t != "" && !filepath.IsAbs(t) && !strings.HasPrefix(t, "~") && path != "" {
 				t = filepath.Join(filepath.Dir(path), t)
 			}
+			// A profile's caches are its own (per profile, so that one
+			// toolchain's cache is shared by the agents that use it and
+			// nothing else): the profile's name is the cache's NAME.
+			if key == "cache" && kind == ProfileFile && tmpl.Profile != "" {
+				if name, _, err := policy.ParseCache(t); err == nil && !strings.HasPrefix(t, name+":") {
+					t = tmpl.Profile + ":" + t
+				}
+			}
 			// Values are checked now, where the line is known.
 			var scratch policy.Policy
 			if err := opt.Set(&scratch, t); err != nil {

@@ -13,6 +13,10 @@ var agentBuiltins = []Builtin{
 	{".gemini/commands/", ReadOnly, false, "Gemini CLI custom commands run shell snippets"},
 	{".copilot/hooks/", ReadOnly, false, "Copilot CLI user hooks"},
 	{".copilot/installed-plugins/", ReadOnly, false, "Copilot CLI plugins bring hooks and MCP servers"},
+	// Executables an agent keeps in its own writable state and the host
+	// runs next: a replaced one runs outside jail.
+	{".copilot/pkg/", ReadOnly, false, "Copilot CLI's self-updates: the host's copilot runs the newest one from here"},
+	{".claude/local/", ReadOnly, false, "Claude Code's local install: the host's claude runs from here"},
 	{".github/hooks/", ReadOnly, false, "Copilot CLI repository hooks"},
 	{".cursor/", ReadOnly, false, "Cursor MCP servers, hooks and rules"},
 	{".devcontainer/", ReadOnly, false, "initializeCommand runs on the host when the container is built"},

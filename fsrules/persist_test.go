@@ -72,6 +72,7 @@ func TestBuiltinNames(t *testing.T) {
 		{".claude/plugins/", RO, RO}, {".codex/hooks.json", RO, RO}, {".codex/hooks/", RO, RO},
 		{".gemini/extensions/", RO, RO}, {".gemini/commands/", RO, RO}, {".copilot/hooks/", RO, RO},
 		{".copilot/installed-plugins/", RO, RO}, {".github/hooks/", RO, RO}, {".cursor/", RO, RO},
+		{".copilot/pkg/", RO, RO}, {".claude/local/", RO, RO},
 		{".devcontainer/", RO, RO}, {".devcontainer.json", RO, RO}, {"x.code-workspace", RO, RO},
 		{"opencode.json", RO, RO}, {"opencode.jsonc", RO, RO}, {".opencode/", RO, RO}, {".config/opencode/", RO, RO},
 		{".config/goose/config.yaml", RO, RO}, {".aider.conf.yml", RO, RO}, {"mise.toml", RO, RO},

@@ -118,7 +118,7 @@ func buildRootInto(spec *Spec, passed []*os.File, record func(string, *os.File))
 			sources[i] = int(passed[m.FD].Fd())
 			continue
 		}
-		if sources[i], err = cloneTree(m.Path); err != nil {
+		if sources[i], err = cloneTree(m.BindSource()); err != nil {
 			return err
 		}
 	}

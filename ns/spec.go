@@ -50,6 +50,10 @@ func RecordName(dir, file string) string { return "record:" + dir + "/" + file }
 type Mount struct {
 	Kind string `json:"kind"`
 	Path string `json:"path"`
+	// Source, for a bind, is the host path mounted at Path when it is not
+	// Path itself (a jail-owned cache directory mounted where the tool
+	// expects its cache); "" means Path.
+	Source string `json:"source,omitempty"`
 	// Dir tells whether Path is a directory (for masks and mount points).
 	Dir bool `json:"dir,omitempty"`
 	// Size caps a tmpfs, in bytes; Mode is its root's permissions (0755 when 0).
@@ -209,4 +213,12 @@ type Message struct {
 	// Level and Text of a MsgLog.
 	Level string `json:"level,omitempty"`
 	Text  string `json:"text,omitempty"`
+}
+
+// BindSource is the host path a bind mounts: Source, or Path itself.
+func (m Mount) BindSource() string {
+	if m.Source != "" {
+		return m.Source
+	}
+	return m.Path
 }

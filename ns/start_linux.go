@@ -223,7 +223,7 @@ func idmapBinds(pid int, mounts []Mount) ([]Mount, []*os.File, error) {
 		if m.Kind != KindBind && m.Kind != KindROBind {
 			continue
 		}
-		fd, err := idmapped(m.Path, int(userns.Fd()))
+		fd, err := idmapped(m.BindSource(), int(userns.Fd()))
 		if err != nil {
 			for _, f := range files {
 				f.Close()

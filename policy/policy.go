@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -29,6 +30,16 @@ type Policy struct {
 	Write    []string `json:"write,omitempty"`
 	Read     []string `json:"read,omitempty"`
 	Deny     []string `json:"deny,omitempty"`
+	// Cache lists "[NAME:]PATH": a persistent directory of jail's own (per
+	// user and NAME, see statedir.CacheFrom) mounted writable at PATH, so a
+	// tool keeps its cache across runs without the sandbox writing the
+	// host's: a cache shared with the host is a way back out (an object the
+	// agent plants in the Go build cache is linked into the host's next
+	// build; npm and pip caches are poisoned the same way). HostCaches mounts
+	// the host's own directories there instead, writable (the user's
+	// explicit choice; README prices it).
+	Cache      []string `json:"cache,omitempty"`
+	HostCaches bool     `json:"host_caches,omitempty"`
 
 	NoDefaultDeny  bool `json:"no_default_deny,omitempty"`
 	AllowGitConfig bool `json:"allow_git_config,omitempty"`
@@ -196,6 +207,11 @@ func (p *Policy) Check() error {
 	if p.NoLocalTCP && p.AllowLocalTCP {
 		return &ConflictError{Key1: "no-local-tcp", Key2: "allow-local-tcp", Reason: "TCP on the sandbox's loopback cannot be both refused and allowed: drop one of the two"}
 	}
+	for _, c := range p.Cache {
+		if _, _, err := ParseCache(c); err != nil {
+			return err
+		}
+	}
 	if p.RequireExecAudit && p.NoExecAudit {
 		return &ConflictError{Key1: "require-exec-audit", Key2: "no-exec-audit", Reason: "the exec audit cannot be both required and off: drop one of the two"}
 	}
@@ -343,4 +359,33 @@ func containsName(kvs []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// DefaultCacheName is the NAME of a cache given without one (a flag or a
+// config file); a profile's caches are named after the profile.
+const DefaultCacheName = "default"
+
+var cacheName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// ParseCache splits a cache value "[NAME:]PATH". PATH is absolute or under
+// the home directory (~/...): a cache is never relative to the workspace,
+// which the agent controls.
+func ParseCache(v string) (name, path string, err error) {
+	name, path = DefaultCacheName, v
+	if i := strings.Index(v, ":"); i > 0 && !strings.ContainsAny(v[:i], "/~") {
+		name, path = v[:i], v[i+1:]
+	}
+	if !cacheName.MatchString(name) {
+		return "", "", &FieldError{Key: "cache", Value: v, Reason: "NAME is lower-case letters, digits, '-', '.' and '_', e.g. go:~/go/pkg/mod"}
+	}
+	clean := filepath.Clean(path)
+	switch {
+	case path == "" || path == "~" || clean == "/":
+		return "", "", &FieldError{Key: "cache", Value: v, Reason: "want a directory below ~ or /, e.g. ~/.cache/go-build"}
+	case !strings.HasPrefix(path, "~/") && !filepath.IsAbs(path):
+		return "", "", &FieldError{Key: "cache", Value: v, Reason: "write it as ~/... or an absolute path (a cache is never relative to the workspace)"}
+	case strings.Contains("/"+path+"/", "/../"):
+		return "", "", &FieldError{Key: "cache", Value: v, Reason: "no .. in a cache path"}
+	}
+	return name, path, nil
 }

@@ -9,6 +9,7 @@
 //	write = ["~/go/pkg/mod"]
 //	allow-domain = ["proxy.golang.org", "sum.golang.org"]
 //	env = ["GOFLAGS"]                   # passed when set; no warning when unset
+//	cache = ["~/.cache/go-build"]       # a directory of jail's own mounted there
 //
 //	[why]                               # shown by jail profiles show, per path or domain
 //	"~/go/pkg/mod" = "downloaded modules, reused across runs"
@@ -18,6 +19,15 @@
 //	path = "~/.claude.json"
 //	content = "{}\n"
 //	why = "Claude Code calls an empty file corrupt"
+//
+// A cache (the cache option) is a persistent directory that jail owns,
+// outside the workspace, per user and per profile
+// ($XDG_CACHE_HOME/jail/cache/PROFILE/...), mounted writable at the path the
+// tool expects: a toolchain profile names its caches with it instead of
+// write, because a cache shared with the host is a way back out (an entry
+// the agent plants in the host's Go build cache is linked into the host's
+// next build; npm and pip caches are poisoned the same way). Only the
+// user's --host-caches hands the host's own over.
 //
 // Built-in profiles are embedded in the binary (profiles/*.toml here); the
 // user's own live in $XDG_CONFIG_HOME/jail/profiles/NAME.toml (default

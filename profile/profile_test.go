@@ -31,11 +31,25 @@ func TestBuiltinProfiles(t *testing.T) {
 		}
 		for _, s := range f.Settings {
 			switch s.Option.Name {
-			case "write", "read", "allow-domain", "allow-ip", "allow-host-port", "publish":
+			case "write", "read", "allow-domain", "allow-ip", "allow-host-port", "publish", "env":
 				if f.Why[s.Value] == "" {
 					t.Errorf("%s: %s %s has no [why] line", name, s.Option.Name, s.Value)
 				}
+			case "cache":
+				// A profile's cache is its own: named after the profile.
+				if f.Why[s.Source.Raw] == "" {
+					t.Errorf("%s: cache %s has no [why] line", name, s.Source.Raw)
+				}
+				if !strings.HasPrefix(s.Value, name+":") {
+					t.Errorf("%s: cache %q is not named after the profile", name, s.Value)
+				}
+			case "host-caches", "no-default-deny", "net", "allow-git-config", "no-guard-rails", "no-exec-audit":
+				// A built-in profile never weakens a default beyond its grants.
+				t.Errorf("%s: sets %s", name, s.Option.Name)
 			case "setenv":
+				if f.Why[s.Value] == "" {
+					t.Errorf("%s: setenv %s has no [why] line", name, s.Value)
+				}
 				if strings.Contains(strings.ToUpper(s.Value), "KEY=") || strings.Contains(strings.ToUpper(s.Value), "TOKEN=") {
 					t.Errorf("%s: sets a secret-looking variable %q: name it with env instead", name, s.Value)
 				}

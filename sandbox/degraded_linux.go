@@ -95,6 +95,13 @@ func degradedRules(mounts []ns.Mount, base landlock.Rules, tmp string) (landlock
 		case ns.KindROBind:
 			ro = append(ro, m.Path)
 		case ns.KindBind:
+			if m.Source != "" {
+				// A cache: jail's own directory mounted at the tool's path.
+				// Without a mount namespace it cannot be put there, and
+				// granting the path would hand the host's own cache over:
+				// it stays unwritable (fewer rights, never more).
+				continue
+			}
 			rw = append(rw, m.Path)
 		}
 	}
@@ -211,7 +218,6 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 		return nil, err
 	}
 	spec.Hooks[ns.HookLandlock] = b
-	spec.Mounts = nil // nothing to mount: init builds no tree
 	env := spec.Env[:0:0]
 	for _, kv := range spec.Env {
 		// No mount: no record of denials either ($JAIL_DENIALS would name
@@ -222,7 +228,20 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 	}
 	spec.Env = append(env, "TMPDIR="+tmp)
 
+	var caches []string
+	for _, m := range spec.Mounts {
+		if m.Kind == ns.KindBind && m.Source != "" {
+			caches = append(caches, m.Path)
+		}
+	}
+	spec.Mounts = nil // nothing to mount: init builds no tree
 	r.notef("degraded mode: %s", r.degradedWhy)
+	if len(caches) > 0 {
+		// Said at once: the tool will fail to write its cache, and why.
+		n := "degraded: caches are not writable without a mount namespace (never the host's instead): " + strings.Join(caches, " ")
+		r.startNotes = append(r.startNotes, n)
+		r.notef("%s", n)
+	}
 	r.notef("degraded mode: no namespaces; Landlock, seccomp, no_new_privs and rlimits only; secrets and write protections inside writable paths do not hold (-v lists what is weaker; README: Containers)")
 	r.startNotes = append(r.startNotes, "degraded: "+r.degradedWhy)
 	r.startNotes = append(r.startNotes, degradedNotes...)

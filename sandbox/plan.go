@@ -219,6 +219,14 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		}
 		sortBinds(bl)
 	}
+
+	//    The caches: jail's own directories at the tools' cache paths.
+	caches, err := cacheMounts(p, env, home, bl)
+	if err != nil {
+		return nil, err
+	}
+	bl = append(bl, caches...)
+	sortBinds(bl)
 	mounts = append(mounts, bl...)
 	// Symlinks on the way to --write/--read paths and to the command, where
 	// they sit in a hidden place: recreated, so that each works at its own
@@ -311,6 +319,26 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 			}
 		}
 	}
+	// A cache inside a writable tree is a mount point there too: the
+	// directories above it are pinned the same way.
+	var plainWritable []string
+	for _, b := range bl {
+		if b.Kind == ns.KindBind && b.Source == "" {
+			plainWritable = append(plainWritable, b.Path)
+		}
+	}
+	for _, c := range caches {
+		root := enclosing(c.Path, plainWritable)
+		if root == "" {
+			continue
+		}
+		for d := filepath.Dir(c.Path); d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
+			if !pinned[d] {
+				pinned[d] = true
+				pins = append(pins, ns.Mount{Kind: ns.KindPin, Path: d, Dir: true, FD: -1, Why: "pinned: holds a cache"})
+			}
+		}
+	}
 	sort.SliceStable(pins, func(i, j int) bool { return depth(pins[i].Path) < depth(pins[j].Path) })
 	mounts = append(mounts, pins...)
 	for _, m := range masks {
@@ -360,7 +388,9 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 	plan.Writable = writable
 	var roots []agentcfg.Root
 	for _, b := range bl {
-		if b.Kind == ns.KindBind {
+		// A cache of jail's own (a Source of its own) is read by no program
+		// on the host: nothing in it needs guarding.
+		if b.Kind == ns.KindBind && b.Source == "" {
 			roots = append(roots, agentcfg.Root{Path: b.Path, Dir: b.Dir})
 		}
 	}
@@ -405,7 +435,9 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 // raws gives the values as the user wrote them (nil: the resolved paths).
 func inStateDir(binds []ns.Mount, stateDir string, raws map[string]string) error {
 	for _, b := range binds {
-		if b.Path == stateDir || strings.HasPrefix(b.Path, stateDir+"/") {
+		// A cache's source is checked too ($XDG_CACHE_HOME inside the
+		// state directory would show it).
+		if src := b.BindSource(); src == stateDir || strings.HasPrefix(src, stateDir+"/") || b.Path == stateDir || strings.HasPrefix(b.Path, stateDir+"/") {
 			v := b.Path
 			if r, ok := raws[b.Path]; ok && r != "" {
 				v = r

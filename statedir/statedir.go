@@ -63,3 +63,25 @@ func Ensure() (string, error) {
 	}
 	return d, nil
 }
+
+// CacheFrom returns the directory of the sandbox's own persistent caches
+// (the cache option: a jail-owned directory mounted where a tool keeps its
+// cache): $XDG_CACHE_HOME/jail/cache, or $HOME/.cache/jail/cache. It is not
+// in the state directory: the sandbox sees its caches, never the state.
+// Each cache lives at NAME/home/PATH (a path under the home directory) or
+// NAME/root/PATH below it, NAME being the profile that asked for it.
+func CacheFrom(getenv func(string) string) (string, error) {
+	base := getenv("XDG_CACHE_HOME")
+	if !filepath.IsAbs(base) {
+		home := getenv("HOME")
+		if !filepath.IsAbs(home) {
+			return "", ErrNoCacheDir
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(filepath.Clean(base), "jail", "cache"), nil
+}
+
+// ErrNoCacheDir is returned when neither an absolute $XDG_CACHE_HOME nor an
+// absolute $HOME is set.
+var ErrNoCacheDir = errors.New("no cache directory for the sandbox's caches: set $XDG_CACHE_HOME or $HOME")

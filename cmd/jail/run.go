@@ -100,6 +100,9 @@ func runRun(f *factory, opts *RunOptions) error {
 		return err
 	}
 	p.Notices = append(p.Notices, notes...)
+	if p.DryRun {
+		dropUncreated(&p, res, env)
+	}
 	protectConfigDir(&p, env)
 	if err := sandbox.Check(&p, os.Environ()); err != nil {
 		return &usageError{res.Origins.Explain(err)}
@@ -159,6 +162,31 @@ func createPaths(res *config.Result, env config.Env, dryRun bool) ([]string, err
 		notes = append(notes, fmt.Sprintf("created %s (%s)", c.Path, why))
 	}
 	return notes, nil
+}
+
+// dropUncreated leaves out of a --dry-run's plan the read and write paths a
+// profile would create (they do not exist yet, and a dry run creates
+// nothing): the plan then shows the rest, and the notes say what would be
+// created.
+func dropUncreated(p *policy.Policy, res *config.Result, env config.Env) {
+	missing := map[string]bool{}
+	for _, c := range res.Creates {
+		path := filepath.Join(env.Home, strings.TrimPrefix(c.Path, "~"))
+		if _, err := os.Lstat(path); err != nil {
+			missing[c.Path] = true
+			missing[path] = true
+		}
+	}
+	keep := func(l []string) []string {
+		out := l[:0:0]
+		for _, v := range l {
+			if !missing[v] {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	p.Write, p.Read = keep(p.Write), keep(p.Read)
 }
 
 // writeNew creates a file that must not exist yet, private to the user.

@@ -1,0 +1,100 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/statedir"
+)
+
+// cacheMounts turns the cache option into binds: a directory of jail's own
+// (statedir.CacheFrom, NAME/home/... or NAME/root/...) mounted writable at
+// the path the tool expects, or with HostCaches the host's own directory.
+// The directories are created unless dryRun. binds are the workspace and
+// the read/write paths: a cache that is one of them or lies in a read-only
+// one is refused; one inside a writable tree covers the host's directory
+// there.
+func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) ([]ns.Mount, error) {
+	if len(p.Cache) == 0 {
+		return nil, nil
+	}
+	getenv := func(k string) string { return lookupEnv(env, k) }
+	base, err := statedir.CacheFrom(getenv)
+	if err != nil {
+		return nil, &policy.FieldError{Key: "cache", Value: p.Cache[0], Reason: err.Error()}
+	}
+	var out []ns.Mount
+	seen := map[string]bool{}
+	for _, c := range p.Cache {
+		name, path, err := policy.ParseCache(c)
+		if err != nil {
+			return nil, err
+		}
+		target := filepath.Clean(path)
+		if strings.HasPrefix(path, "~/") {
+			if home == "" {
+				return nil, &policy.FieldError{Key: "cache", Value: c, Reason: "no home directory ($HOME) to put it in"}
+			}
+			target = filepath.Join(home, path[2:])
+		}
+		if seen[target] {
+			continue // the first profile's cache wins
+		}
+		seen[target] = true
+		for _, b := range binds {
+			switch {
+			case target == b.Path:
+				return nil, &policy.FieldError{Key: "cache", Value: c, Reason: fmt.Sprintf(
+					"it is %s, which is already visible (%s): drop the cache, or that path", b.Path, b.Why)}
+			case !strings.HasPrefix(target, b.Path+"/"):
+			case b.Kind != ns.KindBind:
+				return nil, &policy.FieldError{Key: "cache", Value: c, Reason: fmt.Sprintf(
+					"it lies in %s, which is read-only (%s): drop the cache, or that path", b.Path, b.Why)}
+			default:
+				// Inside a writable tree (~/.codex/packages in -w ~/.codex):
+				// the cache covers the host's directory there, so what the
+				// agent installs never reaches it. The mount point is made
+				// on the host when missing; one the agent turned into a
+				// symlink (in a run without this cache) is refused rather
+				// than followed. BuildPlan pins the directories above it.
+				if fi, err := os.Lstat(target); err == nil && !fi.IsDir() {
+					return nil, &policy.FieldError{Key: "cache", Value: c, Reason: fmt.Sprintf(
+						"%s is not a directory (a symlink or a file): remove it, or drop the cache", target)}
+				}
+			}
+		}
+		var src string
+		switch {
+		case p.HostCaches:
+			// The user's explicit choice: the host's own cache, writable.
+			src = target
+		case home != "" && strings.HasPrefix(target, home+"/"):
+			src = filepath.Join(base, name, "home", strings.TrimPrefix(target, home+"/"))
+		default:
+			src = filepath.Join(base, name, "root", strings.TrimPrefix(target, "/"))
+		}
+		if !p.DryRun {
+			// 0700: the cache holds what the agent built and fetched.
+			if err := os.MkdirAll(src, 0o700); err != nil {
+				return nil, &policy.FieldError{Key: "cache", Value: c, Reason: fmt.Sprintf("create %s: %v", src, err)}
+			}
+		}
+		if r, err := filepath.EvalSymlinks(src); err == nil {
+			src = r
+		}
+		why := "cache " + name + " (jail's own, " + src + ")"
+		if p.HostCaches {
+			why = "cache " + name + " (the host's own: host-caches)"
+		}
+		m := ns.Mount{Kind: ns.KindBind, Path: target, Dir: true, FD: -1, Why: why}
+		if src != target {
+			m.Source = src
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}

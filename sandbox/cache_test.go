@@ -1,0 +1,67 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
+)
+
+func TestCacheMounts(t *testing.T) {
+	home := t.TempDir()
+	xdg := filepath.Join(t.TempDir(), "xdg")
+	env := []string{"HOME=" + home, "XDG_CACHE_HOME=" + xdg}
+	cases := []struct {
+		name    string
+		pol     policy.Policy
+		binds   []ns.Mount
+		src     string // want Source of the first mount ("" = Path)
+		target  string
+		wantErr string
+	}{
+		{name: "profile's", pol: policy.Policy{Cache: []string{"go:~/.cache/go-build"}},
+			src: filepath.Join(xdg, "jail/cache/go/home/.cache/go-build"), target: filepath.Join(home, ".cache/go-build")},
+		{name: "flag's", pol: policy.Policy{Cache: []string{"~/.npm"}},
+			src: filepath.Join(xdg, "jail/cache/default/home/.npm"), target: filepath.Join(home, ".npm")},
+		{name: "outside home", pol: policy.Policy{Cache: []string{"rust:/opt/cargo"}},
+			src: filepath.Join(xdg, "jail/cache/rust/root/opt/cargo"), target: "/opt/cargo"},
+		{name: "host-caches", pol: policy.Policy{Cache: []string{"go:~/go/pkg/mod"}, HostCaches: true},
+			src: "", target: filepath.Join(home, "go/pkg/mod")},
+		{name: "inside a writable path", pol: policy.Policy{Cache: []string{"codex:~/.codex/packages"}},
+			binds: []ns.Mount{{Kind: ns.KindBind, Path: filepath.Join(home, ".codex"), Why: "write"}},
+			src:   filepath.Join(xdg, "jail/cache/codex/home/.codex/packages"), target: filepath.Join(home, ".codex/packages")},
+		{name: "a visible path itself", pol: policy.Policy{Cache: []string{"go:~/.cache"}},
+			binds: []ns.Mount{{Kind: ns.KindBind, Path: filepath.Join(home, ".cache"), Why: "write"}}, wantErr: "already visible"},
+		{name: "inside a read-only path", pol: policy.Policy{Cache: []string{"~/ro/x"}},
+			binds: []ns.Mount{{Kind: ns.KindROBind, Path: filepath.Join(home, "ro"), Why: "read"}}, wantErr: "read-only"},
+		{name: "a symlink in a writable path", pol: policy.Policy{Cache: []string{"~/w/link"}},
+			binds: []ns.Mount{{Kind: ns.KindBind, Path: filepath.Join(home, "w"), Why: "write"}}, wantErr: "not a directory"},
+	}
+	if err := os.MkdirAll(filepath.Join(home, "w"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(home, "w", "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := cacheMounts(&c.pol, env, home, c.binds)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || len(got) != 1 {
+				t.Fatalf("cacheMounts = %v, %v", got, err)
+			}
+			m := got[0]
+			if m.Kind != ns.KindBind || m.Path != c.target || m.Source != c.src || !m.Dir {
+				t.Errorf("mount = %+v, want bind %s from %q", m, c.target, c.src)
+			}
+		})
+	}
+}

@@ -417,6 +417,14 @@ func ProfileChain(src Profiles, names []string) ([]*File, error) {
 	return out, err
 }
 
+// ProjectFile is the project file a run started in env.Cwd reads when no
+// workspace is set: .jail.toml at the git top level, else in the current
+// directory. jail trust names the same file, so that trusting from a
+// subfolder trusts what the run will read.
+func ProjectFile(env Env) string {
+	return filepath.Join(gitTopLevel(env), ProjectFileName)
+}
+
 // gitTopLevel is the workspace jail chooses without a workspace setting:
 // the top level of the git work tree of the current directory, else the
 // current directory (hostgit.TopLevel, as the sandbox decides it).

@@ -4,6 +4,7 @@ package tests
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -239,5 +240,30 @@ func TestConfigShowRoundTrip(t *testing.T) {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("config show lacks %q", w)
 		}
+	}
+}
+
+// jail trust, run in a subfolder of a git work tree, trusts the .jail.toml
+// the run reads: the one at the top level, which is the workspace there.
+func TestProjectFileTrustFromSubfolder(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	proj := filepath.Join(ws, ".jail.toml")
+	writeFile(t, proj, "setenv = [\"FROM_PROJECT=yes\"]\n")
+	sub := filepath.Join(ws, "sub")
+	os.MkdirAll(sub, 0o777)
+	o := runOpts{env: h.env, dir: sub}
+	oneLine(t, sh(t, o, "true"), proj+" is not trusted", "jail trust "+proj)
+	r := run(t, o, "trust")
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stdout+r.stderr, proj) {
+		t.Fatalf("jail trust in a subfolder did not name %s: %q %q", proj, r.stdout, r.stderr)
+	}
+	r = sh(t, o, `echo "$FROM_PROJECT"`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "yes" {
+		t.Fatalf("project file trusted from a subfolder not applied: %q %s", r.stdout, r.stderr)
 	}
 }

@@ -24,7 +24,8 @@ func newTrustCmd(f *factory, runF func(*TrustOptions) error) *command {
 SHA-256 in your config directory, outside every workspace and hidden from
 every sandbox. Any change to the file (yours, or one made by a command in the
 sandbox) loses the trust; jail then refuses to start until you run jail trust
-again. FILE defaults to .jail.toml in the current directory.`
+again. FILE defaults to the .jail.toml a run here reads: at the top level of
+the git work tree, else in the current directory.`
 	c.flags.BoolVar(&opts.List, "list", false, "list trusted files and whether they changed")
 	c.flags.BoolVar(&opts.Revoke, "revoke", false, "forget FILE")
 	c.args = func(args []string) error {
@@ -69,7 +70,7 @@ func trustRun(f *factory, opts *TrustOptions) error {
 	}
 	file := opts.File
 	if file == "" {
-		file = filepath.Join(env.Cwd, config.ProjectFileName)
+		file = config.ProjectFile(env)
 	} else if !filepath.IsAbs(file) {
 		file = filepath.Join(env.Cwd, file)
 	}

@@ -21,18 +21,21 @@ import (
 // record writes one event. The start event is always the first line of a
 // trail: anything that comes before it (a signal or a notice during the
 // setup) waits for it.
+//
+// Held events may come before the trail is even open (the exit check of a
+// killed earlier run happens before this run's plan): they are kept as they
+// are and redacted when written, once the redactor exists.
 func (r *runner) record(ev audit.Event) {
-	if r.trail == nil {
-		return
-	}
-	ev = r.redact.event(ev)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.startRecorded {
 		r.early = append(r.early, ev)
 		return
 	}
-	r.trail.Record(ev)
+	if r.trail == nil {
+		return
+	}
+	r.trail.Record(r.redact.event(ev))
 }
 
 func (r *runner) closeTrail() {
@@ -132,7 +135,7 @@ func (r *runner) recordStart(info map[string]string) {
 		r.startRecorded = true
 		if r.trail != nil {
 			for _, ev := range r.early {
-				r.trail.Record(ev)
+				r.trail.Record(r.redact.event(ev))
 			}
 		}
 		r.early = nil

@@ -400,8 +400,16 @@ func TestLimitsMemoryBomb(t *testing.T) {
 	out := p.stdout.String()
 	max := limitsMaxPrinted(out)
 	t.Logf("bomb held %dM before it was stopped; %s", max, p.dump())
-	if strings.Contains(out, "ESCAPED") || max >= 64 {
-		t.Errorf("memory bomb got %dM under --memory 64M\n%s", max, p.dump())
+	// Kernel-enforced, the bomb never holds 64M. Watched (no cgroup), jail
+	// samples every 100ms and the README says an allocation faster than
+	// that overshoots until the next sample: it must still be stopped far
+	// below the 512M the bomb would reach unwatched.
+	limit := 64
+	if strings.Contains(p.stderr.String(), "memory=64M(watched)") {
+		limit = 128
+	}
+	if strings.Contains(out, "ESCAPED") || max >= limit {
+		t.Errorf("memory bomb got %dM under --memory 64M (bound %dM)\n%s", max, limit, p.dump())
 	}
 	if p.code != 137 {
 		t.Errorf("cgroup %s: exit %d, want 137 (OOM kill)\n%s", limitsMode(t), p.code, p.dump())

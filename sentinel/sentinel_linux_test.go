@@ -496,3 +496,24 @@ func TestCheckAbsent(t *testing.T) {
 		t.Errorf("moved: %v; judge asked: %v", err != nil, asked)
 	}
 }
+
+// Stop right after Start (a run interrupted during its setup) ends the
+// watcher: the loop must not run on without its file. It once read a nil
+// file in a busy loop forever, and Stop waited for it.
+func TestStopRightAfterStart(t *testing.T) {
+	h := newHarness(t)
+	for i := 0; i < 200; i++ {
+		s := New(Config{Dir: h.qdir, Roots: []string{h.root}})
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stopped := make(chan struct{})
+		go func() { s.Stop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: Stop right after Start did not return", i)
+		}
+		s.Close()
+	}
+}

@@ -2,7 +2,6 @@ package sentinel
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,8 +82,12 @@ func (s *Sentinel) Start() error {
 	s.file = os.NewFile(uintptr(fd), "inotify")
 	s.done = make(chan struct{})
 	s.rearm("run")
+	// The loop gets its file here, not from s.file: a Stop right after
+	// Start (a run interrupted during its setup) clears s.file before the
+	// loop could read it, and a loop reading a nil file spun forever.
+	f := s.file
 	s.mu.Unlock()
-	go s.loop()
+	go s.loop(f)
 	return nil
 }
 
@@ -194,21 +197,16 @@ func Resume(cfg Config) {
 	}
 }
 
-func (s *Sentinel) loop() {
+func (s *Sentinel) loop(f *os.File) {
 	defer close(s.done)
 	buf := make([]byte, 64<<10)
-	s.mu.Lock()
-	f := s.file
-	s.mu.Unlock()
 	for {
 		n, err := f.Read(buf)
-		if err != nil {
-			if errors.Is(err, os.ErrClosed) {
-				return
-			}
-			if n <= 0 {
-				continue
-			}
+		if err != nil && n <= 0 {
+			// Closed by Stop, or an error the poller does not retry
+			// (EINTR and EAGAIN never reach here): the exit check is the
+			// backstop for what this watcher no longer sees.
+			return
 		}
 		s.mu.Lock()
 		if s.file == nil {

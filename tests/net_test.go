@@ -485,9 +485,9 @@ var (
 
 // netRun runs every probe in one sandbox and collects each exit status. The
 // probes run one after another, each between "@@begin LABEL" and "@@end
-// LABEL" lines on jail's stderr, the stream jail's own "blocked connect"
-// lines go to: the proxy writes that line before it resets the flow, so a
-// probe's refusal lines fall between its markers (refused checks only those).
+// LABEL" lines on jail's stderr, the stream jail's own refusal notices go
+// to. A probe's notices are those from its begin marker to the next probe's
+// (refused checks only those): another probe's line never counts.
 func netRun(t *testing.T, flags []string, probes ...netProbe) netRes {
 	t.Helper()
 	return netRunOpts(t, runOpts{}, flags, probes...)
@@ -509,7 +509,13 @@ func netRunOpts(t *testing.T, o runOpts, flags []string, probes ...netProbe) net
 	span := ""
 	for _, l := range strings.Split(r.stderr, "\n") {
 		if m := netSpanLine.FindStringSubmatch(l); m != nil {
-			span = map[string]string{"begin": m[2], "end": ""}[m[1]]
+			// A probe's lines run from its begin marker to the next
+			// probe's: jail's notice of a reset flow may land just after
+			// the probe's own end marker (the notice channel writes
+			// after the proxy resets), and nothing else runs in between.
+			if m[1] == "begin" {
+				span = m[2]
+			}
 		} else if span != "" {
 			res.err[span] += l + "\n"
 		}

@@ -387,16 +387,7 @@ func keyLines(data []byte) (map[string]int, error) {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			var parts []string
-			line := 0
-			it := e.Key()
-			for it.Next() {
-				n := it.Node()
-				parts = append(parts, string(n.Data))
-				if line == 0 {
-					line = p.Shape(n.Raw).Start.Line
-				}
-			}
+			parts, line := keyParts(&p, e)
 			name := strings.Join(parts, ".")
 			if e.Kind == unstable.ArrayTable {
 				i := arrayTables[name]
@@ -410,16 +401,7 @@ func keyLines(data []byte) (map[string]int, error) {
 				lines[name] = line
 			}
 		case unstable.KeyValue:
-			var parts []string
-			line := 0
-			it := e.Key()
-			for it.Next() {
-				n := it.Node()
-				parts = append(parts, string(n.Data))
-				if line == 0 {
-					line = p.Shape(n.Raw).Start.Line
-				}
-			}
+			parts, line := keyParts(&p, e)
 			key := prefix + strings.Join(parts, ".")
 			lines[key] = line
 			if v := e.Value(); v.Kind == unstable.Array {
@@ -435,6 +417,22 @@ func keyLines(data []byte) (map[string]int, error) {
 		}
 	}
 	return lines, p.Error()
+}
+
+// keyParts returns the parts of an expression's dotted key and the line of
+// its first part.
+func keyParts(p *unstable.Parser, e *unstable.Node) ([]string, int) {
+	var parts []string
+	line := 0
+	it := e.Key()
+	for it.Next() {
+		n := it.Node()
+		parts = append(parts, string(n.Data))
+		if line == 0 {
+			line = p.Shape(n.Raw).Start.Line
+		}
+	}
+	return parts, line
 }
 
 // nearest suggests the option a mistyped key probably meant.

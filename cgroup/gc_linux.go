@@ -1,12 +1,13 @@
 package cgroup
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // Stale is one group of a dead supervisor that CollectStale handled.
@@ -90,19 +91,9 @@ func supervisorLive(pid int, tick uint64) bool {
 
 // startTick is /proc/PID/stat's starttime (field 22), 0 when unknown.
 func startTick(pid int) uint64 {
-	b, err := os.ReadFile(fmt.Sprintf("%s/%d/stat", procRoot, pid))
+	s, err := procstat.Read(procRoot, pid)
 	if err != nil {
 		return 0
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0
-	}
-	t, _ := strconv.ParseUint(f[19], 10, 64)
-	return t
+	return s.StartTime
 }

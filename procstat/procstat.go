@@ -1,7 +1,8 @@
 // Package procstat reads a process's start time from Linux's
 // /proc/PID/stat, the one fact jail uses to tell a live process from a
 // later one that reuses its pid: the run registry, the agent-config guard's
-// records and the cgroup names of stale runs all pair a pid with it.
+// records and the cgroup names of stale runs all pair a pid with it. It
+// also gives the parent's pid (job control walks up to the shell).
 //
 // It is a leaf: it imports no jail package, so the mechanism packages
 // (cgroup, agentcfg, ...) may import it without breaking the rule that no
@@ -21,6 +22,7 @@ type Stat struct {
 	Pid   int
 	Comm  string // the name between the parentheses, as the kernel wrote it
 	State byte   // field 3: R, S, D, T, Z, ...
+	PPid  int    // field 4: the parent's pid (0 for init and kernel threads' parent)
 	// StartTime is field 22: the start time in clock ticks after boot.
 	StartTime uint64
 }
@@ -52,9 +54,13 @@ func Parse(b []byte) (Stat, error) {
 	if len(f[0]) != 1 {
 		return Stat{}, fmt.Errorf("%w: state %q", ErrFormat, f[0])
 	}
+	ppid, err := strconv.Atoi(string(f[1]))
+	if err != nil || ppid < 0 {
+		return Stat{}, fmt.Errorf("%w: ppid %q", ErrFormat, f[1])
+	}
 	st, err := strconv.ParseUint(string(f[19]), 10, 64)
 	if err != nil {
 		return Stat{}, fmt.Errorf("%w: starttime %q", ErrFormat, f[19])
 	}
-	return Stat{Pid: pid, Comm: string(b[open+1 : end]), State: f[0][0], StartTime: st}, nil
+	return Stat{Pid: pid, Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid, StartTime: st}, nil
 }

@@ -26,7 +26,7 @@ func TestStartTickSelfAndChild(t *testing.T) {
 		t.Fatalf("child started at %d, before its parent (%d)", child, self)
 	}
 	s, err := Read("", os.Getpid())
-	if err != nil || s.Pid != os.Getpid() || s.StartTime != self {
+	if err != nil || s.Pid != os.Getpid() || s.PPid != os.Getppid() || s.StartTime != self {
 		t.Fatalf("Read(self) = %+v, %v", s, err)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // kind is what is at a guarded path.
@@ -735,24 +737,7 @@ func removeTemps(t Target, id string, max int64) {
 
 // startTick is /proc/PID/stat's starttime: a record names its supervisor by
 // pid and start time, so a reused pid is not taken for it.
-func startTick(pid int) uint64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0
-	}
-	var t uint64
-	fmt.Sscan(f[19], &t)
-	return t
-}
+func startTick(pid int) uint64 { return procstat.StartTick(pid) }
 
 // Recover checks the targets of guards whose supervisor died before its
 // last check (a SIGKILL, a crash): what its sandbox left is put back as a

@@ -363,7 +363,7 @@ func cleanupStale(opts Options) []error {
 	}
 	seen := map[string]bool{}
 	var errs []error
-	self := os.Getpid()
+	self, me := os.Getpid(), uint32(os.Geteuid())
 	for _, d := range dirs {
 		if seen[d] || !strings.HasPrefix(d, filepath.Clean(root)) {
 			continue
@@ -379,6 +379,11 @@ func cleanupStale(opts Options) []error {
 			}
 			pid, tick, ok := parseGroupTick(e.Name())
 			if !ok || pid == self || supervisorLive(pid, tick) {
+				continue
+			}
+			// Only the caller's own groups, as in CollectStale: another
+			// user's (root's at a hierarchy root) is that user's to remove.
+			if owner, ok := ownerOf(filepath.Join(d, e.Name())); !ok || owner != me {
 				continue
 			}
 			if err := removeTree(filepath.Join(d, e.Name())); err != nil {

@@ -1,19 +1,24 @@
 package cgroup
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // Stale is one group of a dead supervisor that CollectStale handled.
 type Stale struct {
 	Path string
 	Pid  int   // the supervisor's pid, from the name
-	Err  error // nil when removed
+	Err  error // nil when removed (or Foreign)
+	// Foreign: the group belongs to another user and was left untouched.
+	Foreign bool
 }
 
 // CollectStale removes every jail group (jail-<pid>-...) of a dead
@@ -22,8 +27,10 @@ type Stale struct {
 // caller's part of it (CleanupStale, at each start, looks only there). It
 // is what `jail gc` runs. A group whose supervisor lives is never touched:
 // the pid must be gone, or (names made since the start tick is in them)
-// be another process with a different start time. Groups the caller may
-// not write are reported with their error and left.
+// be another process with a different start time. Only the caller's own
+// groups (by owner) are removed; another user's are reported Foreign and
+// left for that user's jail gc. Own groups it cannot remove are reported
+// with their error.
 func CollectStale(opts Options) []Stale {
 	root := opts.root()
 	var bases []string
@@ -36,7 +43,7 @@ func CollectStale(opts Options) []Stale {
 			bases = append(bases, base)
 		}
 	}
-	self := os.Getpid()
+	self, me := os.Getpid(), uint32(os.Geteuid())
 	var out []Stale
 	for _, base := range bases {
 		_ = filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
@@ -53,11 +60,32 @@ func CollectStale(opts Options) []Stale {
 			if pid == self || supervisorLive(pid, tick) {
 				return filepath.SkipDir
 			}
+			// Another user's group is theirs to collect: the kernel would
+			// refuse most of it to a user, and root (or a user whose
+			// delegated cgroup holds it) would kill processes and remove
+			// groups on the strength of a name whoever made it chose.
+			owner, ok := ownerOf(path)
+			if !ok {
+				return filepath.SkipDir // gone meanwhile
+			}
+			if owner != me {
+				out = append(out, Stale{Path: path, Pid: pid, Foreign: true})
+				return filepath.SkipDir
+			}
 			out = append(out, Stale{Path: path, Pid: pid, Err: removeTree(path)})
 			return filepath.SkipDir
 		})
 	}
 	return out
+}
+
+// ownerOf is the uid that owns path (not following a symlink).
+func ownerOf(path string) (uint32, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return 0, false
+	}
+	return st.Uid, true
 }
 
 // parseGroupTick reads jail-<pid>-t<tick>-... (tick 0 for older names,
@@ -90,19 +118,9 @@ func supervisorLive(pid int, tick uint64) bool {
 
 // startTick is /proc/PID/stat's starttime (field 22), 0 when unknown.
 func startTick(pid int) uint64 {
-	b, err := os.ReadFile(fmt.Sprintf("%s/%d/stat", procRoot, pid))
+	s, err := procstat.Read(procRoot, pid)
 	if err != nil {
 		return 0
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0
-	}
-	t, _ := strconv.ParseUint(f[19], 10, 64)
-	return t
+	return s.StartTime
 }

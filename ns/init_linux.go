@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // setupError carries the exit code jail should report.
@@ -486,22 +488,13 @@ func descendants(root int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		// procstat ends comm at the last ')': an agent's process named
+		// ") S 1" cannot pose as another parent's child and escape the kill.
+		st, err := procstat.Read("", pid)
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(f[1]); err == nil {
-			children[ppid] = append(children[ppid], pid)
-		}
+		children[st.PPid] = append(children[st.PPid], pid)
 	}
 	var out []int
 	queue := []int{root}

@@ -2,13 +2,16 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/sentinel"
 	"github.com/jail-sandbox/jail/statedir"
 )
 
@@ -25,6 +28,7 @@ type agentGuard struct {
 	// (an interrupted run's leftovers found at start) wait here.
 	started bool
 	pending []audit.Event
+	closing bool // the last check (Close) is under way: its events are "exit"
 }
 
 // openGuard finishes what interrupted runs left (Recover), then snapshots
@@ -73,6 +77,12 @@ func (r *runner) openGuard() error {
 // at start (an interrupted run) are told at once.
 func (r *runner) guardReport(ev agentcfg.Event) {
 	r.acfg.mu.Lock()
+	phase := "run"
+	if ev.Recovered {
+		phase = "leftover"
+	} else if r.acfg.closing {
+		phase = "exit"
+	}
 	for _, a := range guardAudit(ev) {
 		if r.acfg.started {
 			r.record(a)
@@ -81,6 +91,7 @@ func (r *runner) guardReport(ev agentcfg.Event) {
 		}
 	}
 	r.acfg.mu.Unlock()
+	guardManifest(ev, phase)
 	if ev.Recovered {
 		r.guardNotice(ev)
 		return
@@ -111,6 +122,9 @@ func (r *runner) closeGuard() {
 	if r.acfg == nil {
 		return
 	}
+	r.acfg.mu.Lock()
+	r.acfg.closing = true
+	r.acfg.mu.Unlock()
 	if r.acfg.g != nil {
 		r.acfg.g.Close()
 	}
@@ -189,12 +203,28 @@ func (r *runner) guardNotice(ev agentcfg.Event) {
 	}
 }
 
-// guardAudit turns an event into deny events: one per key put back.
-func guardAudit(ev agentcfg.Event) []audit.Event {
-	p := ev.Target.Path
-	if ev.Err != nil {
-		return []audit.Event{audit.Deny{Layer: "agent-config", What: "config-file", Target: p, Reason: "could not put back: " + ev.Err.Error()}}
+// guardManifest lists a saved agent version in the manifest.jsonl of the
+// quarantine directory that holds it, as the sentinel lists its entries
+// (sentinel.AppendManifest is the manifest's one writer).
+func guardManifest(ev agentcfg.Event, phase string) {
+	if ev.Saved == "" {
+		return
 	}
+	what := strings.Join(ev.Keys, ", ")
+	if ev.Whole {
+		what = strings.Join(ev.Keys, "; ")
+	}
+	me := sentinel.Event{Time: time.Now().UTC(), Phase: phase, Path: ev.Target.Path, Rule: "agent-config",
+		Reason: what + ": " + guardAction(ev), Stored: ev.Saved, Kind: "file",
+		Replaced: ev.Action == "restored" || ev.Action == "stripped"}
+	if fi, err := os.Lstat(ev.Saved); err == nil {
+		me.Bytes = fi.Size()
+	}
+	_ = sentinel.AppendManifest(filepath.Dir(ev.Saved), me) // best effort, as the sentinel's own lines
+}
+
+// guardAction says what the guard did, for the trail and the manifest.
+func guardAction(ev agentcfg.Event) string {
 	reason := "put back the host's value"
 	switch ev.Action {
 	case "left":
@@ -207,6 +237,16 @@ func guardAudit(ev agentcfg.Event) []audit.Event {
 	if ev.Recovered && ev.Action != "left" {
 		reason += " (at the next start: the run that changed it was interrupted)"
 	}
+	return reason
+}
+
+// guardAudit turns an event into deny events: one per key put back.
+func guardAudit(ev agentcfg.Event) []audit.Event {
+	p := ev.Target.Path
+	if ev.Err != nil {
+		return []audit.Event{audit.Deny{Layer: "agent-config", What: "config-file", Target: p, Reason: "could not put back: " + ev.Err.Error()}}
+	}
+	reason := guardAction(ev)
 	if ev.Saved != "" {
 		reason += "; the agent's version is saved in " + ev.Saved
 	}

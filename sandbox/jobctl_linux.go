@@ -3,7 +3,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -13,6 +12,7 @@ import (
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // This file: job control. The agent runs as the foreground job of the
@@ -161,20 +161,9 @@ func canStopSelf() bool {
 
 // parentPid reads a process's parent from /proc/PID/stat (0 if unknown).
 func parentPid(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	s, err := procstat.Read("", pid)
 	if err != nil {
 		return 0
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	var ppid int
-	fmt.Sscan(f[1], &ppid)
-	return ppid
+	return s.PPid
 }

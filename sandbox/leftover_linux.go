@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -60,10 +61,16 @@ func supervisorAlive(pid int, tick uint64) bool {
 // writable trees goes to the quarantine, as at the next start). Trails are
 // records and are never removed: the ones whose supervisor died (no exit
 // event) are named. Nothing of a live supervisor is touched (pid and start
-// time, as jail ps checks them).
+// time, as jail ps checks them), and nothing of another user (by owner):
+// those are counted in one note, and the exit code is 1 only when the
+// caller's own leftovers could not be removed.
 func GC(w io.Writer) int {
-	code := 0
+	code, foreign := 0, 0
 	for _, s := range cgroup.CollectStale(cgroup.Options{}) {
+		if s.Foreign {
+			foreign++
+			continue
+		}
 		if s.Err != nil {
 			fmt.Fprintf(w, "jail gc: cgroup %s (supervisor %d, gone): %v\n", s.Path, s.Pid, s.Err)
 			code = 1
@@ -115,6 +122,14 @@ func GC(w io.Writer) int {
 				continue
 			}
 			p := filepath.Join(tmp, e.Name())
+			// Another user's private TMPDIR is theirs to remove (a shared
+			// /tmp holds every user's): never act on a name someone else chose.
+			if info, err := e.Info(); err != nil {
+				continue
+			} else if st, ok := info.Sys().(*syscall.Stat_t); !ok || st.Uid != uint32(os.Geteuid()) {
+				foreign++
+				continue
+			}
 			if err := os.RemoveAll(p); err != nil {
 				fmt.Fprintf(w, "jail gc: %v\n", err)
 				code = 1
@@ -125,6 +140,9 @@ func GC(w io.Writer) int {
 	}
 	// What the agent of a killed run left in its writable trees.
 	gcKilledRuns(w)
+	if foreign > 0 {
+		fmt.Fprintf(w, "jail gc: left %d leftover(s) of dead supervisors that belong to other users (their own jail gc removes them)\n", foreign)
+	}
 	return code
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/procstat"
 	"github.com/jail-sandbox/jail/statedir"
 )
 
@@ -36,24 +37,9 @@ type Entry struct {
 
 func registryDir() (string, error) { return statedir.Path(statedir.Run) }
 
-func startTick(pid int) uint64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0
-	}
-	var t uint64
-	fmt.Sscan(f[19], &t) // field 22 overall: starttime
-	return t
-}
+// startTick is pid's start time (0 when gone): with the pid it names one
+// supervisor, so a reused pid is not taken for it.
+func startTick(pid int) uint64 { return procstat.StartTick(pid) }
 
 // register records this supervisor; the returned func removes the record.
 func register(e Entry) func() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -301,20 +302,45 @@ func kindOf(mode uint32) string {
 // record appends ev to the manifest (best effort: the event is reported
 // anyway).
 func (q *quarantine) record(ev Event) Event {
-	if q.dir == "" || os.MkdirAll(q.dir, 0o700) != nil {
-		return ev
+	if q.dir != "" {
+		_ = AppendManifest(q.dir, ev)
 	}
+	return ev
+}
+
+// manifestMu makes the appends of one process one at a time: the sentinel
+// and the supervisor's other writers (the agent configuration guard's saved
+// versions) share a run's manifest.
+var manifestMu sync.Mutex
+
+// AppendManifest adds ev as one line to manifest.jsonl in the quarantine
+// directory dir (created 0700). It is the one writer of the manifest: what
+// else the supervisor keeps in a run's quarantine is listed through it.
+func AppendManifest(dir string, ev Event) error {
 	b, err := json.Marshal(ev)
 	if err != nil {
-		return ev
+		return fmt.Errorf("quarantine manifest: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(q.dir, "manifest.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY|unix.O_NOFOLLOW, 0o600)
+	manifestMu.Lock()
+	defer manifestMu.Unlock()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("quarantine manifest: %w", err)
+	}
+	// O_NOFOLLOW: the directory is jail's own, but never write through a
+	// link planted in place of the manifest.
+	p := filepath.Join(dir, "manifest.jsonl")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return ev
+		return fmt.Errorf("quarantine manifest: %w", err)
 	}
-	f.Write(append(b, '\n'))
-	f.Close()
-	return ev
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("quarantine manifest: write %s: %w", p, err)
+	}
+	return nil
 }
 
 var errBudget = errors.New("quarantine budget exceeded")

@@ -134,12 +134,18 @@ func TestJobCtrlZSleep(t *testing.T) {
 // on SIGCONT, and jail sends SIGWINCH (the program draws "winch N RxC"
 // with the size its terminal has), also when the size did not change; a
 // size the terminal got while the program was stopped reaches it.
+//
+// ncurses sets SIGTSTP to SIG_IGN for the whole of each screen update
+// (doupdate), after its text is written: a Ctrl-Z typed the moment the
+// text shows can be discarded by the kernel, inside jail or out. So the
+// program writes the file "drawn" (the number of its last redraw) once
+// each refresh has returned, and the test types Ctrl-Z only after that.
 func TestJobCtrlZCurses(t *testing.T) {
 	py := needPython(t)
 	ws := workspace(t)
 	prog := filepath.Join(ws, "tui.py")
 	if err := os.WriteFile(prog, []byte(`
-import curses, fcntl, signal, struct, termios
+import curses, fcntl, os, signal, struct, termios
 winches = 0
 def winch(sig, frame):
     global winches
@@ -151,6 +157,7 @@ def main(scr):
     scr.addstr(1, 2, "tui drawn")
     scr.refresh()
     seen = 0
+    drawn(seen)
     while True:
         c = scr.getch()
         if c == ord("q"):
@@ -160,6 +167,11 @@ def main(scr):
             rows, cols = struct.unpack("hh", fcntl.ioctl(0, termios.TIOCGWINSZ, b"1234"))
             scr.addstr(3, 2, "winch %d %dx%d " % (seen, rows, cols))
             scr.refresh()
+            drawn(seen)
+def drawn(n):
+    with open("drawn.tmp", "w") as f:
+        f.write(str(n))
+    os.rename("drawn.tmp", "drawn")
 curses.wrapper(main)
 `), 0o644); err != nil {
 		t.Fatal(err)
@@ -168,6 +180,7 @@ curses.wrapper(main)
 	m := s.send("$J --quiet -- " + py + " tui.py\r")
 	s.waitSince(t, m, "tui drawn", 30*time.Second)
 	s.waitRaw(t, true, 5*time.Second)
+	waitDrawn(t, ws, "0")
 	m = s.send("\x1a")
 	s.waitSince(t, m, "Stopped", 10*time.Second)
 	s.waitSince(t, m, "host$ ", 5*time.Second)
@@ -178,6 +191,7 @@ curses.wrapper(main)
 	s.waitSince(t, m, "tui drawn", 10*time.Second) // ncurses redrew its screen
 	s.waitSince(t, m, "winch 1 24x80", 10*time.Second)
 	s.waitRaw(t, true, 5*time.Second)
+	waitDrawn(t, ws, "1")
 	// Stopped again, the terminal grows; fg brings the new size.
 	m = s.send("\x1a")
 	s.waitSince(t, m, "Stopped", 10*time.Second)
@@ -192,6 +206,19 @@ curses.wrapper(main)
 	s.waitSince(t, m, "rc=0", 5*time.Second)
 	s.send("exit\r")
 	s.wait(t, 10*time.Second)
+}
+
+// waitDrawn waits until the curses program of TestJobCtrlZCurses has
+// finished its redraw number n (its file "drawn" says n).
+func waitDrawn(t *testing.T, ws, n string) {
+	t.Helper()
+	var b []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, _ = os.ReadFile(filepath.Join(ws, "drawn")); string(b) == n {
+			return
+		}
+	}
+	t.Fatalf("the program never finished redraw %s (its file \"drawn\" says %q)", n, b)
 }
 
 // A child that stops while no terminal is relayed, and no shell could

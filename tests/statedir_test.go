@@ -10,9 +10,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // stateDirProbe attacks jail's state directory d from inside: list, read,
@@ -176,15 +177,9 @@ func TestStateDirRefused(t *testing.T) {
 // field 22), as jail's registry records it to tell a live supervisor.
 func selfStartTick(t *testing.T) uint64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/stat")
+	s, err := procstat.Read("", os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	v, err := strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return s.StartTime
 }

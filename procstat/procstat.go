@@ -1,0 +1,66 @@
+// Package procstat reads a process's start time from Linux's
+// /proc/PID/stat, the one fact jail uses to tell a live process from a
+// later one that reuses its pid: the run registry, the agent-config guard's
+// records and the cgroup names of stale runs all pair a pid with it. It
+// also gives the parent's pid (job control walks up to the shell).
+//
+// It is a leaf: it imports no jail package, so the mechanism packages
+// (cgroup, agentcfg, ...) may import it without breaking the rule that no
+// mechanism package imports another. Parse is pure and builds on every
+// GOOS; StartTick reads /proc and answers 0 where there is none.
+package procstat
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Stat is what jail takes from one /proc/PID/stat line.
+type Stat struct {
+	Pid   int
+	Comm  string // the name between the parentheses, as the kernel wrote it
+	State byte   // field 3: R, S, D, T, Z, ...
+	PPid  int    // field 4: the parent's pid (0 for init and kernel threads' parent)
+	// StartTime is field 22: the start time in clock ticks after boot.
+	StartTime uint64
+}
+
+// ErrFormat says a line is not the stat format this package knows.
+var ErrFormat = errors.New("not a /proc/PID/stat line")
+
+// Parse reads one /proc/PID/stat line. The command name (field 2) may hold
+// spaces and ')' itself (a process names itself with prctl or its
+// executable's name), so the name ends at the LAST ')': fields after it are
+// numbers and one state letter, and cannot hold one. Splitting the whole
+// line on spaces would let a process shift the fields and pose as another
+// start time (pid reuse).
+func Parse(b []byte) (Stat, error) {
+	open := bytes.IndexByte(b, '(')
+	end := bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return Stat{}, fmt.Errorf("%w: no (comm)", ErrFormat)
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
+	if err != nil || pid < 0 {
+		return Stat{}, fmt.Errorf("%w: pid %q", ErrFormat, bytes.TrimSpace(b[:open]))
+	}
+	f := bytes.Fields(b[end+1:])
+	// f[0] is field 3 (state); field 22 (starttime) is f[19].
+	if len(f) < 20 {
+		return Stat{}, fmt.Errorf("%w: %d fields after comm, want at least 20", ErrFormat, len(f))
+	}
+	if len(f[0]) != 1 {
+		return Stat{}, fmt.Errorf("%w: state %q", ErrFormat, f[0])
+	}
+	ppid, err := strconv.Atoi(string(f[1]))
+	if err != nil || ppid < 0 {
+		return Stat{}, fmt.Errorf("%w: ppid %q", ErrFormat, f[1])
+	}
+	st, err := strconv.ParseUint(string(f[19]), 10, 64)
+	if err != nil {
+		return Stat{}, fmt.Errorf("%w: starttime %q", ErrFormat, f[19])
+	}
+	return Stat{Pid: pid, Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid, StartTime: st}, nil
+}

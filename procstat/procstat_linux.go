@@ -1,0 +1,36 @@
+package procstat
+
+import (
+	"fmt"
+	"os"
+)
+
+// Read parses /proc/PID/stat under root ("" means /proc; tests give a
+// directory of their own).
+func Read(root string, pid int) (Stat, error) {
+	if root == "" {
+		root = "/proc"
+	}
+	p := fmt.Sprintf("%s/%d/stat", root, pid)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return Stat{}, fmt.Errorf("read %s: %w", p, err)
+	}
+	s, err := Parse(b)
+	if err != nil {
+		return Stat{}, fmt.Errorf("parse %s: %w", p, err)
+	}
+	return s, nil
+}
+
+// StartTick is pid's start time in clock ticks after boot (field 22 of
+// /proc/PID/stat), or 0 when the process is gone or the line unreadable.
+// A pid and its StartTick together name one process: a later process given
+// the same pid has a later start time (unless it began in the same tick).
+func StartTick(pid int) uint64 {
+	s, err := Read("", pid)
+	if err != nil {
+		return 0
+	}
+	return s.StartTime
+}

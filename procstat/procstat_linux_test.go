@@ -1,0 +1,62 @@
+package procstat
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+func TestStartTickSelfAndChild(t *testing.T) {
+	self := StartTick(os.Getpid())
+	if self == 0 {
+		t.Fatal("StartTick(self) = 0")
+	}
+	if again := StartTick(os.Getpid()); again != self {
+		t.Fatalf("StartTick(self) changed: %d then %d", self, again)
+	}
+	cmd := exec.Command("sleep", "5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	if child := StartTick(cmd.Process.Pid); child < self {
+		t.Fatalf("child started at %d, before its parent (%d)", child, self)
+	}
+	s, err := Read("", os.Getpid())
+	if err != nil || s.Pid != os.Getpid() || s.PPid != os.Getppid() || s.StartTime != self {
+		t.Fatalf("Read(self) = %+v, %v", s, err)
+	}
+}
+
+func TestStartTickGone(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if got := StartTick(cmd.Process.Pid); got != 0 {
+		// The pid may have been reused already; then it is not our child.
+		if s, err := Read("", cmd.Process.Pid); err == nil && s.Comm == "true" {
+			t.Fatalf("StartTick of a reaped child = %d", got)
+		}
+	}
+}
+
+func TestReadRoot(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "12"), 0o755)
+	os.WriteFile(filepath.Join(root, "12", "stat"), line(12, "a b) c", tail), 0o644)
+	os.MkdirAll(filepath.Join(root, "13"), 0o755)
+	os.WriteFile(filepath.Join(root, "13", "stat"), []byte("garbage"), 0o644)
+	if s, err := Read(root, 12); err != nil || s.StartTime != 4242 || s.Comm != "a b) c" {
+		t.Fatalf("Read(12) = %+v, %v", s, err)
+	}
+	if _, err := Read(root, 13); !errors.Is(err, ErrFormat) {
+		t.Fatalf("Read(13) err = %v, want ErrFormat", err)
+	}
+	if _, err := Read(root, 14); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Read(14) err = %v, want not exist", err)
+	}
+}

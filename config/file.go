@@ -14,6 +14,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/toolreg"
 )
 
 // FileKind is what a file is for; it decides which keys it may hold.
@@ -56,6 +57,15 @@ type File struct {
 	ExtendsLine int
 	Why         map[string]string // a path or domain of the profile -> why it is there
 	Creates     []Create
+	// Registries are the tools whose own configuration names the hosts to
+	// allow (package toolreg): registries = ["npm"].
+	Registries []Registry
+}
+
+// Registry is a tool a profile takes its registry hosts from.
+type Registry struct {
+	Tool   string // toolreg.NPM, ...
+	Source Source
 }
 
 // Create is a path a profile creates on the host when it is missing, the
@@ -253,6 +263,20 @@ func (f *File) profileKey(key string, v any, line int, lines map[string]int, bad
 				return true, bad("why."+k, lines["why\x00"+k], "want a string saying why")
 			}
 			f.Why[k] = s
+		}
+	case "registries":
+		l, ok := v.([]any)
+		if !ok {
+			return true, bad(key, line, `want a list of tools, e.g. registries = ["npm"] (one of %s)`, strings.Join(toolreg.Tools, ", "))
+		}
+		for _, e := range l {
+			s, _ := e.(string)
+			if !toolreg.Known(s) {
+				return true, bad(key, line, "%v: jail reads the registry configuration of %s only", e, strings.Join(toolreg.Tools, ", "))
+			}
+			src := tmpl
+			src.Line, src.Key, src.Raw = line, key, s
+			f.Registries = append(f.Registries, Registry{Tool: s, Source: src})
 		}
 	case "create":
 		l, ok := v.([]any)

@@ -148,3 +148,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// registries = [TOOL] names tools jail knows; anything else is an error
+// naming the line and the key.
+func TestProfileRegistriesKey(t *testing.T) {
+	src := Source{Kind: FromProfile, Profile: "p"}
+	f, err := Parse("", []byte("version = 1\nregistries = [\"npm\", \"go\"]\n"), ProfileFile, src)
+	if err != nil || len(f.Registries) != 2 || f.Registries[0].Tool != "npm" || f.Registries[1].Tool != "go" {
+		t.Fatalf("got %+v %v", f, err)
+	}
+	for _, bad := range []string{`registries = ["maven"]`, `registries = "npm"`, `registries = [1]`} {
+		_, err := Parse("", []byte(bad+"\n"), ProfileFile, src)
+		var fe *FileError
+		if !errors.As(err, &fe) || fe.Key != "registries" || fe.Line != 1 {
+			t.Errorf("%s: got %v, want a FileError at line 1, key registries", bad, err)
+		}
+	}
+	if _, err := Parse("c.toml", []byte(`registries = ["npm"]`+"\n"), UserConfig, Source{Kind: FromFile}); err == nil {
+		t.Errorf("registries in a config file: accepted, want unknown key (profiles only)")
+	}
+}

@@ -92,6 +92,7 @@ func runRun(f *factory, opts *RunOptions) error {
 	p := res.Policy
 	p.Command = opts.Command
 	p.Notices = append(p.Notices, res.Notes...)
+	allowRegistries(&p, res, env, os.Environ())
 	if err := p.Validate(); err != nil {
 		return &usageError{res.Origins.Explain(err)}
 	}

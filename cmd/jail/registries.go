@@ -48,23 +48,28 @@ func allowRegistries(p *policy.Policy, res *config.Result, env config.Env, envir
 	p.Notices = append(p.Notices, found.Notes...)
 	for _, kv := range found.SetEnv {
 		name, _, _ := strings.Cut(kv, "=")
-		if !setsEnv(p, name) {
+		if !setsEnv(p, environ, name) {
 			p.SetEnv = append(p.SetEnv, kv)
 		}
 	}
 }
 
-// setsEnv reports whether the user already passes or sets name (npm reads
-// its variables in any case).
-func setsEnv(p *policy.Policy, name string) bool {
+// setsEnv reports whether the run already sets name, or passes it from the
+// host where it is set (npm reads its variables in any case).
+func setsEnv(p *policy.Policy, environ []string, name string) bool {
 	for _, kv := range p.SetEnv {
 		if n, _, _ := strings.Cut(kv, "="); strings.EqualFold(n, name) {
 			return true
 		}
 	}
 	for _, n := range p.Env {
-		if strings.EqualFold(n, name) {
-			return true
+		if !strings.EqualFold(n, name) {
+			continue
+		}
+		for _, kv := range environ {
+			if k, _, _ := strings.Cut(kv, "="); k == n {
+				return true
+			}
 		}
 	}
 	return false

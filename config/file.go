@@ -60,6 +60,17 @@ type File struct {
 	// Registries are the tools whose own configuration names the hosts to
 	// allow (package toolreg): registries = ["npm"].
 	Registries []Registry
+	// Args are arguments for a program, added right after the command's
+	// name when the command is that program ([args] codex = ["-c", "..."]):
+	// an agent's documented way of being told that jail is its sandbox.
+	Args []ProgramArgs
+}
+
+// ProgramArgs are a profile's arguments for one program.
+type ProgramArgs struct {
+	Program string // the command's base name: "codex"
+	Args    []string
+	Source  Source
 }
 
 // Registry is a tool a profile takes its registry hosts from.
@@ -263,6 +274,36 @@ func (f *File) profileKey(key string, v any, line int, lines map[string]int, bad
 				return true, bad("why."+k, lines["why\x00"+k], "want a string saying why")
 			}
 			f.Why[k] = s
+		}
+	case "args":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return true, bad(key, line, `want a table: [args] then codex = ["-c", "key=value"]`)
+		}
+		progs := make([]string, 0, len(m))
+		for k := range m {
+			progs = append(progs, k)
+		}
+		slices.Sort(progs)
+		for _, prog := range progs {
+			l, ok := m[prog].([]any)
+			pl := lines["args\x00"+prog]
+			if pl == 0 {
+				pl = line
+			}
+			if !ok || prog == "" || strings.ContainsAny(prog, "/ ") {
+				return true, bad("args."+prog, pl, `want a program's name and a list of arguments: codex = ["-c", "key=value"]`)
+			}
+			pa := ProgramArgs{Program: prog, Source: tmpl}
+			pa.Source.Line, pa.Source.Key = pl, "args."+prog
+			for _, e := range l {
+				s, ok := e.(string)
+				if !ok {
+					return true, bad("args."+prog, pl, "want strings")
+				}
+				pa.Args = append(pa.Args, s)
+			}
+			f.Args = append(f.Args, pa)
 		}
 	case "registries":
 		l, ok := v.([]any)

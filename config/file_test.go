@@ -168,3 +168,23 @@ func TestProfileRegistriesKey(t *testing.T) {
 		t.Errorf("registries in a config file: accepted, want unknown key (profiles only)")
 	}
 }
+
+// [args] holds, per program, arguments a profile adds when the command is
+// that program; anything else is an error naming the line and the key.
+func TestProfileArgsKey(t *testing.T) {
+	src := Source{Kind: FromProfile, Profile: "p"}
+	f, err := Parse("", []byte("version = 1\n[args]\ncodex = [\"-c\", \"k=v\"]\n"), ProfileFile, src)
+	if err != nil || len(f.Args) != 1 || f.Args[0].Program != "codex" || strings.Join(f.Args[0].Args, " ") != "-c k=v" || f.Args[0].Source.Line != 3 {
+		t.Fatalf("got %+v %v", f, err)
+	}
+	for _, bad := range []string{"args = [\"-c\"]", "[args]\ncodex = \"-c\"", "[args]\ncodex = [1]", "[args]\n\"/bin/codex\" = [\"-c\"]"} {
+		_, err := Parse("", []byte(bad+"\n"), ProfileFile, src)
+		var fe *FileError
+		if !errors.As(err, &fe) || !strings.HasPrefix(fe.Key, "args") {
+			t.Errorf("%q: got %v, want a FileError for args", bad, err)
+		}
+	}
+	if _, err := Parse("c.toml", []byte("[args]\ncodex = [\"-c\"]\n"), UserConfig, Source{Kind: FromFile}); err == nil {
+		t.Errorf("[args] in a config file: accepted, want unknown key (profiles only)")
+	}
+}

@@ -83,6 +83,8 @@ type Result struct {
 	// Registries are the tools whose configuration names hosts to allow,
 	// each once, from the profiles that asked.
 	Registries []Registry
+	// Args are the profiles' arguments per program, in profile order.
+	Args []ProgramArgs
 	// Files are the files read, in the order they were read.
 	Files []string
 	// Workspace is the workspace the layers chose (the git top level of the
@@ -254,6 +256,7 @@ func Resolve(req Request) (*Result, error) {
 				r.Creates = append(r.Creates, c)
 			}
 		}
+		r.Args = append(r.Args, f.Args...)
 		for _, g := range f.Registries {
 			if !slices.ContainsFunc(r.Registries, func(o Registry) bool { return o.Tool == g.Tool }) {
 				r.Registries = append(r.Registries, g)

@@ -21,6 +21,9 @@
 // configuration of that tool names, or the tool's own default (package
 // toolreg). A corporate mirror is then honoured as the tool honours it.
 //
+//	[args]                              # added right after the command's name, only when
+//	codex = ["-c", "sandbox_mode=\"danger-full-access\""]  # the command is that program
+//
 //	[[create]]                          # made on the host when missing, the way the tool expects
 //	path = "~/.claude.json"
 //	content = "{}\n"

@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // cache keeps the tools' answers in one JSON file, each with what it was
 // computed from: the binary's and the files' (path, size, mtime) and the
 // environment values it read. An entry whose inputs changed is asked again.
 type cache struct {
+	mu      sync.Mutex // the tools are asked concurrently
 	path    string
 	entries map[string]cacheEntry
 	dirty   bool
@@ -71,8 +73,15 @@ func loadCache(path string) *cache {
 	return c
 }
 
-func (c *cache) get(key, bin string, env, files []string) (string, bool) {
+func (c *cache) entry(key string) (cacheEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	e, ok := c.entries[key]
+	return e, ok
+}
+
+func (c *cache) get(key, bin string, env, files []string) (string, bool) {
+	e, ok := c.entry(key)
 	if !ok || !slices.Equal(e.Inputs, inputsOf(bin, env, files)) {
 		return "", false
 	}
@@ -80,8 +89,11 @@ func (c *cache) get(key, bin string, env, files []string) (string, bool) {
 }
 
 func (c *cache) put(key, bin string, env, files []string, answer string) {
-	c.entries[key] = cacheEntry{Inputs: inputsOf(bin, env, files), Answer: answer}
+	in := inputsOf(bin, env, files)
+	c.mu.Lock()
+	c.entries[key] = cacheEntry{Inputs: in, Answer: answer}
 	c.dirty = true
+	c.mu.Unlock()
 }
 
 // save writes the file whole (a temporary file renamed over it), private

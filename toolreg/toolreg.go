@@ -36,6 +36,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -208,19 +209,31 @@ func (c *collector) untrusted(path string, urls []string) {
 func Resolve(tools []string, env Env) Result {
 	env.fill()
 	cache := loadCache(env.CacheFile)
-	var r Result
-	for _, t := range tools {
+	// The tools are asked at the same time: a first start with three
+	// toolchain profiles waits for the slowest, not for the sum.
+	cs := make([]*collector, len(tools))
+	var wg sync.WaitGroup
+	for i, t := range tools {
 		c := &collector{env: &env, tool: t}
-		switch t {
-		case NPM:
-			npmHosts(c, cache)
-		case Go:
-			goHosts(c, cache)
-		case Pip:
-			pipHosts(c, cache)
-		case Cargo:
-			cargoHosts(c)
-		}
+		cs[i] = c
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch t {
+			case NPM:
+				npmHosts(c, cache)
+			case Go:
+				goHosts(c, cache)
+			case Pip:
+				pipHosts(c, cache)
+			case Cargo:
+				cargoHosts(c)
+			}
+		}()
+	}
+	wg.Wait()
+	var r Result
+	for _, c := range cs {
 		for _, h := range c.hosts {
 			if !slices.ContainsFunc(r.Hosts, func(o Host) bool { return o.Name == h.Name && o.Port == h.Port }) {
 				r.Hosts = append(r.Hosts, h)
@@ -248,7 +261,7 @@ func ask(c *collector, cache *cache, bin string, envIn, files []string, answerFi
 		}
 		return append(slices.Clip(files), answerFiles(answer)...)
 	}
-	if e, ok := cache.entries[key]; ok {
+	if e, ok := cache.entry(key); ok {
 		if out, ok := cache.get(key, bin, envIn, filesFor(e.Answer)); ok {
 			return out, nil
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/toolreg"
 )
 
 // FileKind is what a file is for; it decides which keys it may hold.
@@ -56,6 +57,26 @@ type File struct {
 	ExtendsLine int
 	Why         map[string]string // a path or domain of the profile -> why it is there
 	Creates     []Create
+	// Registries are the tools whose own configuration names the hosts to
+	// allow (package toolreg): registries = ["npm"].
+	Registries []Registry
+	// Args are arguments for a program, added right after the command's
+	// name when the command is that program ([args] codex = ["-c", "..."]):
+	// an agent's documented way of being told that jail is its sandbox.
+	Args []ProgramArgs
+}
+
+// ProgramArgs are a profile's arguments for one program.
+type ProgramArgs struct {
+	Program string // the command's base name: "codex"
+	Args    []string
+	Source  Source
+}
+
+// Registry is a tool a profile takes its registry hosts from.
+type Registry struct {
+	Tool   string // toolreg.NPM, ...
+	Source Source
 }
 
 // Create is a path a profile creates on the host when it is missing, the
@@ -253,6 +274,50 @@ func (f *File) profileKey(key string, v any, line int, lines map[string]int, bad
 				return true, bad("why."+k, lines["why\x00"+k], "want a string saying why")
 			}
 			f.Why[k] = s
+		}
+	case "args":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return true, bad(key, line, `want a table: [args] then codex = ["-c", "key=value"]`)
+		}
+		progs := make([]string, 0, len(m))
+		for k := range m {
+			progs = append(progs, k)
+		}
+		slices.Sort(progs)
+		for _, prog := range progs {
+			l, ok := m[prog].([]any)
+			pl := lines["args\x00"+prog]
+			if pl == 0 {
+				pl = line
+			}
+			if !ok || prog == "" || strings.ContainsAny(prog, "/ ") {
+				return true, bad("args."+prog, pl, `want a program's name and a list of arguments: codex = ["-c", "key=value"]`)
+			}
+			pa := ProgramArgs{Program: prog, Source: tmpl}
+			pa.Source.Line, pa.Source.Key = pl, "args."+prog
+			for _, e := range l {
+				s, ok := e.(string)
+				if !ok {
+					return true, bad("args."+prog, pl, "want strings")
+				}
+				pa.Args = append(pa.Args, s)
+			}
+			f.Args = append(f.Args, pa)
+		}
+	case "registries":
+		l, ok := v.([]any)
+		if !ok {
+			return true, bad(key, line, `want a list of tools, e.g. registries = ["npm"] (one of %s)`, strings.Join(toolreg.Tools, ", "))
+		}
+		for _, e := range l {
+			s, _ := e.(string)
+			if !toolreg.Known(s) {
+				return true, bad(key, line, "%v: jail reads the registry configuration of %s only", e, strings.Join(toolreg.Tools, ", "))
+			}
+			src := tmpl
+			src.Line, src.Key, src.Raw = line, key, s
+			f.Registries = append(f.Registries, Registry{Tool: s, Source: src})
 		}
 	case "create":
 		l, ok := v.([]any)

@@ -148,3 +148,43 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// registries = [TOOL] names tools jail knows; anything else is an error
+// naming the line and the key.
+func TestProfileRegistriesKey(t *testing.T) {
+	src := Source{Kind: FromProfile, Profile: "p"}
+	f, err := Parse("", []byte("version = 1\nregistries = [\"npm\", \"go\"]\n"), ProfileFile, src)
+	if err != nil || len(f.Registries) != 2 || f.Registries[0].Tool != "npm" || f.Registries[1].Tool != "go" {
+		t.Fatalf("got %+v %v", f, err)
+	}
+	for _, bad := range []string{`registries = ["maven"]`, `registries = "npm"`, `registries = [1]`} {
+		_, err := Parse("", []byte(bad+"\n"), ProfileFile, src)
+		var fe *FileError
+		if !errors.As(err, &fe) || fe.Key != "registries" || fe.Line != 1 {
+			t.Errorf("%s: got %v, want a FileError at line 1, key registries", bad, err)
+		}
+	}
+	if _, err := Parse("c.toml", []byte(`registries = ["npm"]`+"\n"), UserConfig, Source{Kind: FromFile}); err == nil {
+		t.Errorf("registries in a config file: accepted, want unknown key (profiles only)")
+	}
+}
+
+// [args] holds, per program, arguments a profile adds when the command is
+// that program; anything else is an error naming the line and the key.
+func TestProfileArgsKey(t *testing.T) {
+	src := Source{Kind: FromProfile, Profile: "p"}
+	f, err := Parse("", []byte("version = 1\n[args]\ncodex = [\"-c\", \"k=v\"]\n"), ProfileFile, src)
+	if err != nil || len(f.Args) != 1 || f.Args[0].Program != "codex" || strings.Join(f.Args[0].Args, " ") != "-c k=v" || f.Args[0].Source.Line != 3 {
+		t.Fatalf("got %+v %v", f, err)
+	}
+	for _, bad := range []string{"args = [\"-c\"]", "[args]\ncodex = \"-c\"", "[args]\ncodex = [1]", "[args]\n\"/bin/codex\" = [\"-c\"]"} {
+		_, err := Parse("", []byte(bad+"\n"), ProfileFile, src)
+		var fe *FileError
+		if !errors.As(err, &fe) || !strings.HasPrefix(fe.Key, "args") {
+			t.Errorf("%q: got %v, want a FileError for args", bad, err)
+		}
+	}
+	if _, err := Parse("c.toml", []byte("[args]\ncodex = [\"-c\"]\n"), UserConfig, Source{Kind: FromFile}); err == nil {
+		t.Errorf("[args] in a config file: accepted, want unknown key (profiles only)")
+	}
+}

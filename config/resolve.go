@@ -80,8 +80,17 @@ type Result struct {
 	Notes []string
 	// Creates are the paths the profiles want created when missing.
 	Creates []Create
+	// Registries are the tools whose configuration names hosts to allow,
+	// each once, from the profiles that asked.
+	Registries []Registry
+	// Args are the profiles' arguments per program, in profile order.
+	Args []ProgramArgs
 	// Files are the files read, in the order they were read.
 	Files []string
+	// Workspace is the workspace the layers chose (the git top level of the
+	// current directory when none did): where the project file was looked
+	// for.
+	Workspace string
 }
 
 // Resolve reads the layers and applies them in order, each overriding the
@@ -247,6 +256,12 @@ func Resolve(req Request) (*Result, error) {
 				r.Creates = append(r.Creates, c)
 			}
 		}
+		r.Args = append(r.Args, f.Args...)
+		for _, g := range f.Registries {
+			if !slices.ContainsFunc(r.Registries, func(o Registry) bool { return o.Tool == g.Tool }) {
+				r.Registries = append(r.Registries, g)
+			}
+		}
 	}
 	for i, l := range layers {
 		last := i == len(layers)-1 // the flags: their settings files go below them
@@ -269,6 +284,7 @@ func Resolve(req Request) (*Result, error) {
 	if wsSet {
 		p.Workspace = ws // made absolute above, relative to its source
 	}
+	r.Workspace = ws
 	p.Cwd = env.Cwd
 
 	// Names passed with env that the host does not have: the user expected

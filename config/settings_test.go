@@ -39,8 +39,8 @@ func TestSettingsSRTReadmeExample(t *testing.T) {
       "*.github.com",
       "lfs.github.com",
       "api.github.com",
-      "npmjs.org",
-      "*.npmjs.org"
+      "registry.test",
+      "*.registry.test"
     ],
     "deniedDomains": ["malicious.com"],
     "allowUnixSockets": ["/var/run/docker.sock"],
@@ -63,7 +63,7 @@ func TestSettingsSRTReadmeExample(t *testing.T) {
 }`)
 	want := []string{
 		"allow-domain=github.com", "allow-domain=*.github.com", "allow-domain=lfs.github.com", "allow-domain=api.github.com",
-		"allow-domain=npmjs.org", "allow-domain=*.npmjs.org", "deny-domain=malicious.com", "no-local-tcp=true", // allowLocalBinding: false
+		"allow-domain=registry.test", "allow-domain=*.registry.test", "deny-domain=malicious.com", "no-local-tcp=true", // allowLocalBinding: false
 		"deny=~/.ssh", "write=" + filepath.Join(w.ws, "src"), "write=" + filepath.Join(w.ws, "test"), "write=/tmp",
 		"deny=" + filepath.Join(w.ws, ".env"), "deny=" + filepath.Join(w.ws, "config/production.json"),
 	}
@@ -132,7 +132,7 @@ func TestSettingsClaudeCode(t *testing.T) {
       "denyWrite": []
     },
     "network": {
-      "allowedDomains": ["github.com", "*.npmjs.org"],
+      "allowedDomains": ["github.com", "*.registry.test"],
       "allowLocalBinding": true,
       "httpProxyPort": 8080
     },
@@ -140,7 +140,7 @@ func TestSettingsClaudeCode(t *testing.T) {
   }
 }`)
 	want := []string{"write=/tmp", "write=~/.kube", "write=" + filepath.Join(settingsDir, "out"), "deny=~/.aws/credentials",
-		"allow-domain=github.com", "allow-domain=*.npmjs.org", "allow-local-tcp=true", "allow-domain=docs.example.com"}
+		"allow-domain=github.com", "allow-domain=*.registry.test", "allow-local-tcp=true", "allow-domain=docs.example.com"}
 	if !slices.Equal(got, want) {
 		t.Errorf("mapped\n got %v\nwant %v", got, want)
 	}

@@ -157,6 +157,8 @@ var Options = []Option{
 		Help: "reach the host's loopback PORT as host.jail.internal:PORT (repeatable)", field: func(p *Policy) any { return &p.AllowHostPort }},
 	{Name: "publish", Short: "p", Placeholder: "[IP:]HOSTPORT:PORT", Kind: List, Group: GroupNet, Example: "8080:3000",
 		Help: "publish a server inside on the host's 127.0.0.1:HOSTPORT (repeatable)", field: func(p *Policy) any { return &p.Publish }},
+	{Name: "publish-if-free", Placeholder: "[IP:]HOSTPORT:PORT", Kind: List, Group: GroupNet, Example: "1455:1455",
+		Help: "like --publish, but when HOSTPORT is taken run without it, with a notice (repeatable)", field: func(p *Policy) any { return &p.PublishIfFree }},
 	{Name: "no-local-tcp", Kind: Bool, Group: GroupNet,
 		Help: "with --net none: no TCP at all, not even on the sandbox's own loopback (test servers fail)", field: func(p *Policy) any { return &p.NoLocalTCP }},
 	{Name: "allow-local-tcp", Kind: Bool, Group: GroupNet,

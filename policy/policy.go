@@ -91,13 +91,17 @@ type Policy struct {
 	RequireLimits bool          `json:"require_limits,omitempty"`
 
 	// Network.
-	Net             string   `json:"net"`
-	AllowDomain     []string `json:"allow_domain,omitempty"`
-	DenyDomain      []string `json:"deny_domain,omitempty"`
-	AllowIP         []string `json:"allow_ip,omitempty"`
-	AddHost         []string `json:"add_host,omitempty"`
-	AllowHostPort   []string `json:"allow_host_port,omitempty"`
-	Publish         []string `json:"publish,omitempty"`
+	Net           string   `json:"net"`
+	AllowDomain   []string `json:"allow_domain,omitempty"`
+	DenyDomain    []string `json:"deny_domain,omitempty"`
+	AllowIP       []string `json:"allow_ip,omitempty"`
+	AddHost       []string `json:"add_host,omitempty"`
+	AllowHostPort []string `json:"allow_host_port,omitempty"`
+	Publish       []string `json:"publish,omitempty"`
+	// PublishIfFree are published like Publish when the host port is free;
+	// a taken one (another sandbox's sign-in callback) is left out with a
+	// notice instead of failing the start.
+	PublishIfFree   []string `json:"publish_if_free,omitempty"`
 	ForceProxyAware bool     `json:"force_proxy_aware,omitempty"`
 	// NoLocalTCP forbids TCP on the sandbox's own loopback under --net none
 	// (Landlock denies every TCP bind and connect). By default it works:
@@ -182,7 +186,7 @@ func (p *Policy) Check() error {
 	for _, r := range []struct {
 		key  string
 		vals []string
-	}{{"allow-domain", p.AllowDomain}, {"allow-ip", p.AllowIP}, {"allow-host-port", p.AllowHostPort}, {"publish", p.Publish}, {"deny-domain", p.DenyDomain}} {
+	}{{"allow-domain", p.AllowDomain}, {"allow-ip", p.AllowIP}, {"allow-host-port", p.AllowHostPort}, {"publish", p.Publish}, {"publish-if-free", p.PublishIfFree}, {"deny-domain", p.DenyDomain}} {
 		if len(r.vals) > 0 && ruleKey == "" {
 			ruleKey, ruleVal = r.key, r.vals[0]
 		}

@@ -7,13 +7,22 @@
 //	description = "Go toolchain: module and build caches, the module proxy"
 //	extends = ["base"]                  # profiles applied first
 //	write = ["~/go/pkg/mod"]
-//	allow-domain = ["proxy.golang.org", "sum.golang.org"]
+//	allow-domain = ["api.example.com"]  # an agent's own service
+//	registries = ["go"]                 # hosts from the tool's own configuration
 //	env = ["GOFLAGS"]                   # passed when set; no warning when unset
 //	cache = ["~/.cache/go-build"]       # a directory of jail's own mounted there
 //
 //	[why]                               # shown by jail profiles show, per path or domain
 //	"~/go/pkg/mod" = "downloaded modules, reused across runs"
-//	"proxy.golang.org" = "the Go module proxy"
+//	"go" = "the module proxy and checksum database go env names"
+//
+// A package registry is never named in a profile: registries = [TOOL]
+// (npm, go, pip, cargo) makes jail allow, at start, the hosts the host's
+// configuration of that tool names, or the tool's own default (package
+// toolreg). A corporate mirror is then honoured as the tool honours it.
+//
+//	[args]                              # added right after the command's name, only when
+//	codex = ["-c", "sandbox_mode=\"danger-full-access\""]  # the command is that program
 //
 //	[[create]]                          # made on the host when missing, the way the tool expects
 //	path = "~/.claude.json"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/jail-sandbox/jail/fsrules"
@@ -76,7 +77,7 @@ func Check(p *policy.Policy, env []string) error {
 			return err
 		}
 	}
-	for _, spec := range p.Publish {
+	for _, spec := range append(slices.Clip(p.Publish), p.PublishIfFree...) {
 		if _, err := netproxy.ParsePublish(spec); err != nil {
 			return invalid(err)
 		}

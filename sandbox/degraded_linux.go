@@ -66,7 +66,7 @@ func checkDegraded(p *policy.Policy) error {
 		for _, r := range []struct {
 			key  string
 			vals []string
-		}{{"allow-domain", p.AllowDomain}, {"allow-ip", p.AllowIP}, {"allow-host-port", p.AllowHostPort}, {"publish", p.Publish}} {
+		}{{"allow-domain", p.AllowDomain}, {"allow-ip", p.AllowIP}, {"allow-host-port", p.AllowHostPort}, {"publish", p.Publish}, {"publish-if-free", p.PublishIfFree}} {
 			if len(r.vals) > 0 {
 				rk, rv = r.key, r.vals[0]
 				break

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -240,7 +241,8 @@ func (r *runner) run() int {
 	}
 	// Published ports are bound before anything starts: a busy port is a
 	// setup error, not a surprise later.
-	for _, spec := range r.pol.Publish {
+	for i, spec := range append(slices.Clip(r.pol.Publish), r.pol.PublishIfFree...) {
+		ifFree := i >= len(r.pol.Publish)
 		ps, err := netproxy.ParsePublish(spec)
 		if err != nil {
 			r.errorf("%s", Explain(err))
@@ -250,6 +252,13 @@ func (r *runner) run() int {
 			continue
 		}
 		ln, err := net.Listen("tcp", ps.HostAddr())
+		if err != nil && ifFree && errors.Is(err, syscall.EADDRINUSE) {
+			// Another sandbox (or program) holds it: a sign-in callback
+			// port is needed only while signing in, so the run goes on
+			// without it, and says so.
+			r.notef("%s is in use (another sandbox's sign-in callback?), so it is not published: a sign-in through it would not complete; this run goes on without it", ps.HostAddr())
+			continue
+		}
 		if err != nil {
 			r.errorf("`publish` %s: %v (choose another host port)", spec, err)
 			return ExitSetup

@@ -16,6 +16,11 @@ const (
 	// (package agentcfg): what the next start restores if a supervisor was
 	// killed. The agents' versions it put back go to Quarantine.
 	AgentConfig = "agentcfg"
+	// Registries caches what the host's tools said about their registries
+	// (package toolreg), so that a toolchain profile does not run the tool
+	// at every start. Out of the sandbox's reach like the rest: an answer
+	// the agent could write would widen the next run's allowlist.
+	Registries = "registries.json"
 )
 
 // ErrNoStateDir is returned when neither an absolute $XDG_STATE_HOME nor an

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -204,9 +205,12 @@ func TestProfileAgentsFirstScreenAndState(t *testing.T) {
 //   - gemini: GEMINI_SANDBOX=false beats a settings.json that asks for
 //     docker (which cannot start inside). Control: without it, Gemini CLI
 //     tries to start its container sandbox.
-//   - codex: its bubblewrap sandbox cannot start inside jail and says so
-//     (every command fails, loudly); codex --sandbox danger-full-access,
-//     Codex's documented setting for an outer sandbox, makes jail its sandbox.
+//   - codex: the profile runs codex with -c sandbox_mode="danger-full-access",
+//     Codex's documented setting for an outer sandbox: jail is its sandbox
+//     (codex doctor says its filesystem sandbox is unrestricted). Control:
+//     run through a shell (no arguments added), codex's own bubblewrap
+//     sandbox cannot start inside jail and says so (every command fails,
+//     loudly; none runs unsandboxed).
 func TestProfileAgentsOwnSandbox(t *testing.T) {
 	t.Run("claude", func(t *testing.T) {
 		bin := agentBin(t, "claude")
@@ -246,7 +250,13 @@ func TestProfileAgentsOwnSandbox(t *testing.T) {
 	t.Run("codex", func(t *testing.T) {
 		bin := agentBin(t, "codex")
 		h := newProfHome(t)
-		r := run(t, runOpts{dir: h.ws, env: h.env, timeout: 90 * time.Second}, "--quiet", "--profile", "codex", "--", bin, "sandbox", "--", "/bin/sh", "-c", "echo ran-unsandboxed")
+		// The program's own tree, visible for the shell below too.
+		tree := filepath.Dir(filepath.Dir(filepath.Dir(bin)))
+		r := run(t, runOpts{dir: h.ws, env: h.env, timeout: 90 * time.Second}, "--quiet", "--profile", "codex", "--", bin, "doctor")
+		if !regexp.MustCompile(`filesystem sandbox\s+unrestricted`).MatchString(r.stdout + r.stderr) {
+			t.Fatalf("under --profile codex, codex doctor does not report jail as its sandbox (filesystem sandbox unrestricted):\n%s%s", r.stdout, r.stderr)
+		}
+		r = run(t, runOpts{dir: h.ws, env: h.env, timeout: 90 * time.Second}, "--quiet", "--profile", "codex", "--read", tree, "--", "/bin/sh", "-c", "'"+bin+"' sandbox -- /bin/sh -c 'echo ran-unsandboxed'")
 		if r.code == 0 || strings.Contains(r.stdout, "ran-unsandboxed") {
 			t.Fatalf("codex's own sandbox ran the command inside jail (exit %d): a fallback this test does not expect:\n%s%s", r.code, r.stdout, r.stderr)
 		}

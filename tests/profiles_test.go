@@ -66,6 +66,11 @@ type profCase struct {
 	domains  []string
 	env      []string // passed when set
 	setenv   map[string]string
+	// The host's tool configuration (package toolreg): variables jail
+	// starts with and files (~/...) in the host's HOME; registry hosts come
+	// from them, never from the profile (made-up .test hosts here).
+	hostenv   []string
+	hostfiles map[string]string
 }
 
 var profCases = []profCase{
@@ -74,7 +79,7 @@ var profCases = []profCase{
 		domains:  []string{"api.anthropic.com", "platform.claude.com"},
 		env:      []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
 		setenv:   map[string]string{"IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1"}},
-	{name: "codex", dirs: []string{"~/.codex"}, caches: map[string]string{"~/.codex/packages": "codex"},
+	{name: "codex", dirs: []string{"~/.codex"}, caches: map[string]string{"~/.codex/packages": "codex", "~/.codex/app-server-daemon": "codex", "~/.codex/app-server-control": "codex"},
 		domains: []string{"api.openai.com", "auth.openai.com", "chatgpt.com"},
 		env:     []string{"OPENAI_API_KEY", "CODEX_API_KEY"}},
 	{name: "gemini", dirs: []string{"~/.gemini"},
@@ -83,8 +88,9 @@ var profCases = []profCase{
 		setenv:  map[string]string{"GEMINI_SANDBOX": "false", "NO_BROWSER": "true"}},
 	{name: "opencode", dirs: []string{"~/.local/share/opencode", "~/.local/state/opencode"},
 		caches:  map[string]string{"~/.cache/opencode": "opencode"},
-		domains: []string{"api.anthropic.com", "api.openai.com", "openrouter.ai", "models.dev", "opencode.ai", "registry.npmjs.org"},
-		env:     []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY"}},
+		domains: []string{"api.anthropic.com", "api.openai.com", "openrouter.ai", "models.dev", "opencode.ai", "registry.test"},
+		env:     []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY"},
+		hostenv: []string{"npm_config_registry=https://registry.test/"}},
 	{name: "aider", dirs: []string{"~/.aider"},
 		domains: []string{"api.openai.com", "api.anthropic.com", "openrouter.ai"},
 		env:     []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY"},
@@ -99,22 +105,29 @@ var profCases = []profCase{
 		env:      []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"},
 		setenv:   map[string]string{"COPILOT_AUTO_UPDATE": "false"}},
 	{name: "go", caches: map[string]string{"~/go/pkg/mod": "go", "~/.cache/go-build": "go"},
-		domains: []string{"proxy.golang.org", "sum.golang.org"},
-		env:     []string{"GOFLAGS", "GOPRIVATE", "GONOSUMDB", "GONOPROXY", "GOTOOLCHAIN"}},
+		domains: []string{"goproxy.test", "sumdb.test", "git.corp.test"},
+		env:     []string{"GOFLAGS", "GOPRIVATE", "GONOSUMDB", "GONOPROXY", "GOTOOLCHAIN"},
+		hostenv: []string{"GOPROXY=https://goproxy.test/mod,direct", "GOSUMDB=sumdb.test+k https://sumdb.test", "GONOPROXY=git.corp.test/team/*"}},
 	{name: "node", caches: map[string]string{"~/.npm": "node", "~/.cache/pnpm": "node", "~/.local/share/pnpm": "node", "~/.cache/yarn": "node"},
-		domains: []string{"registry.npmjs.org", "registry.yarnpkg.com"},
-		env:     []string{"NODE_ENV", "NPM_CONFIG_REGISTRY"}},
+		domains:   []string{"registry.test", "npm.corp.test"},
+		env:       []string{"NODE_ENV", "NPM_CONFIG_REGISTRY"},
+		hostenv:   []string{"NPM_CONFIG_REGISTRY=https://registry.test/"},
+		hostfiles: map[string]string{"~/.npmrc": "@corp:registry=https://npm.corp.test:8443/\n"}},
 	{name: "python", caches: map[string]string{"~/.cache/pip": "python", "~/.cache/uv": "python"},
-		domains: []string{"pypi.org", "files.pythonhosted.org"},
-		env:     []string{"PIP_INDEX_URL", "UV_INDEX_URL", "VIRTUAL_ENV"}},
+		domains:   []string{"pypi-mirror.test", "extra-index.test"},
+		env:       []string{"PIP_INDEX_URL", "UV_INDEX_URL", "VIRTUAL_ENV"},
+		hostenv:   []string{"PIP_INDEX_URL=https://pypi-mirror.test/simple"},
+		hostfiles: map[string]string{"~/.config/pip/pip.conf": "[global]\nextra-index-url = https://extra-index.test/simple\n"}},
 	{name: "rust", caches: map[string]string{"~/.cargo/registry": "rust", "~/.cargo/git": "rust"},
-		domains: []string{"index.crates.io", "static.crates.io", "crates.io"},
-		env:     []string{"CARGO_TARGET_DIR", "RUSTFLAGS", "CARGO_BUILD_JOBS"}},
+		domains:   []string{"crates-mirror.test", "crates-alt.test"},
+		env:       []string{"CARGO_TARGET_DIR", "RUSTFLAGS", "CARGO_BUILD_JOBS"},
+		hostfiles: map[string]string{"~/.cargo/config.toml": "[source.crates-io]\nreplace-with = \"mirror\"\n[source.mirror]\nregistry = \"sparse+https://crates-mirror.test/index/\"\n[registries.alt]\nindex = \"https://crates-alt.test/git/index\"\n"}},
 	// An agent with a toolchain: the two grants add up.
 	{name: "claude", extends: []string{"go"}, dirs: []string{"~/.claude"}, files: map[string]string{"~/.claude.json": "{}\n"},
 		caches:  map[string]string{"~/go/pkg/mod": "go", "~/.cache/go-build": "go"},
-		domains: []string{"api.anthropic.com", "platform.claude.com", "proxy.golang.org", "sum.golang.org"},
-		env:     []string{"ANTHROPIC_API_KEY", "GOFLAGS"}},
+		domains: []string{"api.anthropic.com", "platform.claude.com", "goproxy.test", "sumdb.test"},
+		env:     []string{"ANTHROPIC_API_KEY", "GOFLAGS"},
+		hostenv: []string{"GOPROXY=https://goproxy.test", "GOSUMDB=sumdb.test"}},
 }
 
 // The one more of each that no profile grants.
@@ -181,11 +194,20 @@ func TestProfileStandIns(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			for p, content := range c.hostfiles {
+				if err := os.MkdirAll(filepath.Dir(h.path(p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(h.path(p), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			env := append([]string{}, h.env...)
 			secret := "sekrit-" + marker()
 			for _, n := range append(append([]string{}, c.env...), profExtraEnv) {
 				env = append(env, n+"="+secret)
 			}
+			env = append(env, c.hostenv...) // after: the host's configuration wins
 			trail := filepath.Join(workspace(t), "trail.jsonl")
 			args := []string{"--profile", c.name}
 			for _, e := range c.extends {

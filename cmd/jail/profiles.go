@@ -97,6 +97,12 @@ func profilesRun(f *factory, opts *ProfilesOptions) error {
 		flags := flagsOf(p.Settings)
 		all = append(all, flags...)
 		fmt.Fprintf(opts.IO.Out, "  amounts to  %s\n", strings.Join(flags, " "))
+		for _, a := range p.Args {
+			fmt.Fprintf(opts.IO.Out, "  args        %s runs as %s %s\n", a.Program, a.Program, strings.Join(a.Args, " "))
+		}
+		for _, r := range p.Registries {
+			fmt.Fprintf(opts.IO.Out, "  registries  %s: the hosts %s's own configuration names are allowed at start (jail --dry-run lists them)\n", r.Tool, r.Tool)
+		}
 		keys := make([]string, 0, len(p.Why))
 		for k := range p.Why {
 			keys = append(keys, k)

@@ -90,8 +90,9 @@ func runRun(f *factory, opts *RunOptions) error {
 		return err
 	}
 	p := res.Policy
-	p.Command = opts.Command
+	p.Command = addProgramArgs(opts.Command, res, &p)
 	p.Notices = append(p.Notices, res.Notes...)
+	allowRegistries(&p, res, env, os.Environ())
 	if err := p.Validate(); err != nil {
 		return &usageError{res.Origins.Explain(err)}
 	}
@@ -111,6 +112,33 @@ func runRun(f *factory, opts *RunOptions) error {
 	sandbox.Explain = res.Origins.Explain
 	sandbox.Spell = config.SpellFlags
 	return exitStatus(sandbox.Run(&p))
+}
+
+// addProgramArgs puts the profiles' arguments for the command's program
+// right after its name ([args] codex = [...] applies to codex only, never
+// to a shell or another program the user runs), before the user's own
+// arguments, which therefore win where the program lets a later flag
+// override an earlier one.
+func addProgramArgs(cmd []string, res *config.Result, p *policy.Policy) []string {
+	if len(cmd) == 0 {
+		return cmd
+	}
+	prog := filepath.Base(cmd[0])
+	var add []string
+	for _, a := range res.Args {
+		if a.Program != prog {
+			continue
+		}
+		add = append(add, a.Args...)
+		if p.DryRun {
+			p.Notices = append(p.Notices, fmt.Sprintf("profile %s: runs %s with %s", a.Source.Profile, prog, strings.Join(a.Args, " ")))
+		}
+	}
+	if len(add) == 0 {
+		return cmd
+	}
+	out := append([]string{cmd[0]}, add...)
+	return append(out, cmd[1:]...)
 }
 
 // resolve layers flags over files and profiles; its errors come back worded

@@ -1,0 +1,44 @@
+//go:build linux
+
+package tests
+
+// Codex's sign-in callback port (issue 11): the codex profile publishes
+// 127.0.0.1:1455 only when it is free, so a second `jail -P codex` (or any
+// program holding the port) does not stop the run; a one-line notice says
+// the port is in use and the sign-in would not complete through it.
+
+import (
+	"net"
+	"strings"
+	"testing"
+)
+
+func TestProfileCodexSecondRunStarts(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:1455")
+	if err != nil {
+		if inCI() {
+			t.Fatalf("port 1455 is busy on the host: %v", err)
+		}
+		t.Skipf("port 1455 is busy on the host: %v", err)
+	}
+	defer l.Close() // the first sandbox's callback port, as far as jail can tell
+	h := newProfHome(t)
+	r := sh(t, runOpts{dir: h.ws, env: h.env}, `echo started`, "--profile", "codex")
+	if r.code != 0 || !strings.Contains(r.stdout, "started") {
+		t.Fatalf("with 1455 taken, jail -P codex: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	var notes []string
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(line, "127.0.0.1:1455") {
+			notes = append(notes, line)
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "in use") {
+		t.Errorf("want one notice saying 127.0.0.1:1455 is in use; stderr:\n%s", r.stderr)
+	}
+	// --publish given by the user stays strict: a taken port is an error.
+	r = sh(t, runOpts{dir: h.ws, env: h.env}, `echo started`, "--publish", "1455:1455")
+	if r.code != 125 {
+		t.Errorf("--publish 1455:1455 with the port taken: exit %d, want 125\n%s", r.code, r.stderr)
+	}
+}

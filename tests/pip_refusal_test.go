@@ -45,6 +45,7 @@ exit 0`
 			if got.rc == 0 {
 				t.Fatalf("ATTACK WORKED: pip download from %s succeeded:\n%s", refusedHost, got.out)
 			}
+			t.Logf("pip failed after %d ms; pip --version took %d ms", got.ms, base.ms)
 			if extra := got.ms - base.ms; extra > 5000 {
 				t.Errorf("pip took %d ms (%d ms beyond its own start), want under 5 s:\n%s", got.ms, extra, got.out)
 			}
@@ -58,14 +59,14 @@ exit 0`
 	}
 	t.Run("user-setting-wins", func(t *testing.T) {
 		script := timed + `cd "$(mktemp -d)"
-t version ` + py + ` -m pip --version
 t pip ` + pip + `
 exit 0`
 		r := sh(t, runOpts{env: refusalEnv(t), timeout: 2 * time.Minute}, script, "--setenv", "PIP_RETRIES=5")
 		mustCode(t, r, 0)
 		res := parseTimed(r.stdout)
-		if extra := res["pip"].ms - res["version"].ms; extra < 7000 {
-			t.Errorf("with --setenv PIP_RETRIES=5 pip failed %d ms beyond its start, want pip's full 7.5 s backoff (the user's setting lost):\n%s", extra, res["pip"].out)
+		// pip's backoff alone sleeps 7.5 s with 5 retries.
+		if got := res["pip"]; got.rc == 0 || got.ms < 7500 {
+			t.Errorf("with --setenv PIP_RETRIES=5 pip ended (rc %d) after %d ms, want pip's full 7.5 s of backoff (the user's setting lost):\n%s", got.rc, got.ms, got.out)
 		}
 	})
 }

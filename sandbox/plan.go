@@ -149,6 +149,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		}
 	}
 	plan.Env = policy.BuildEnv(env, p.Env, p.SetEnv)
+	plan.Env = refusalClientEnv(plan.Env, p.Net)
 
 	// 1. Hide.
 	var mounts []ns.Mount

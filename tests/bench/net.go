@@ -40,9 +40,24 @@ func (b *bench) net() error {
 		}
 		return float64(size) / (1 << 30) / (ns / 1e9), nil
 	}
+	// CPU per GiB, both ends and (through jail) the supervisor and its
+	// relay: the sender is this process's server, the receiver the probe
+	// (with jail, everything jail ran). On a loaded machine it is steadier
+	// than the rate, and it says what the rate can reach on 2 cores.
+	var cpu [2][]float64
+	both := func(i int) func(result) (float64, error) {
+		return func(r result) (float64, error) {
+			v, err := gibps(r)
+			if err == nil && r.rusage != nil {
+				c := time.Duration(r.rusage.Utime.Nano()+r.rusage.Stime.Nano()) + r.self
+				cpu[i] = append(cpu[i], c.Seconds()/(float64(size)/(1<<30)))
+			}
+			return v, err
+		}
+	}
 	s, err := alternate(b.ws, b.pick(1, 3), []variant{
-		{name: "direct", argv: []string{b.probe, "get", direct}, value: gibps},
-		{name: "through jail", argv: b.jailArgv(flags, b.probe, "get", proxied), value: gibps},
+		{name: "direct", argv: []string{b.probe, "get", direct}, value: both(0)},
+		{name: "through jail", argv: b.jailArgv(flags, b.probe, "get", proxied), value: both(1)},
 	})
 	if err != nil {
 		return err
@@ -50,6 +65,12 @@ func (b *bench) net() error {
 	what := fmt.Sprintf("%d MiB download", size>>20)
 	b.add(row{"net", what + ", direct", med(s[0]), p90(s[0]), "GiB/s", ""})
 	b.add(row{"net", what + ", through jail", med(s[1]), p90(s[1]), "GiB/s", ratio(med(s[1]), med(s[0]), "direct (target >= 0.8)")})
+	for i := range cpu {
+		cpu[i] = cpu[i][len(cpu[i])/(b.pick(1, 3)+1):] // drop the warm-up round
+	}
+	b.add(row{"net", what + ", CPU per GiB, direct", med(cpu[0]), p90(cpu[0]), "s", "sender + receiver"})
+	b.add(row{"net", what + ", CPU per GiB, through jail", med(cpu[1]), p90(cpu[1]), "s",
+		ratio(med(cpu[1]), med(cpu[0]), "direct (sender + jail + receiver)")})
 
 	// Connection setup: every try's own figure, pooled over the rounds.
 	n := strconv.Itoa(b.pick(100, 300))

@@ -161,3 +161,59 @@ func Prune(dir string, r Retention, now time.Time, keep []string) ([]string, err
 	}
 	return removed, errors.Join(errs...)
 }
+
+// StampName is the file in an audit directory that records the last
+// retention run: its modification time is when, its content the bounds
+// applied. It is not a trail (ListDir and Prune leave it alone).
+const StampName = ".retention"
+
+// stampText is the content of the stamp for r.
+func stampText(r Retention) string {
+	return fmt.Sprintf("max-age %d max-total %d\n", int64(r.MaxAge), r.MaxTotal)
+}
+
+// PruneDue says whether retention r should run in dir at now: listing
+// and stat-ing every trail costs a few ms per thousand trails, too much
+// for every start, so it runs at most once per every. It is due when dir
+// has no stamp (or something else than a regular file at its name), when
+// the stamp is older than every or from the future (a clock set back),
+// and when the bounds differ from those the stamp recorded (a tightened
+// bound applies at the next start).
+func PruneDue(dir string, r Retention, now time.Time, every time.Duration) bool {
+	p := filepath.Join(dir, StampName)
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 256 {
+		return true
+	}
+	if age := now.Sub(fi.ModTime()); age < 0 || age >= every {
+		return true
+	}
+	b, err := os.ReadFile(p)
+	return err != nil || string(b) != stampText(r)
+}
+
+// MarkPruned records that retention r ran in dir at now. The stamp is
+// written to a new file and renamed into place: whatever was at its name
+// (a symlink too) is replaced, never written through.
+func MarkPruned(dir string, r Retention, now time.Time) error {
+	f, err := os.CreateTemp(dir, StampName+".*")
+	if err != nil {
+		return fmt.Errorf("retention stamp: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.WriteString(stampText(r))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chtimes(tmp, now, now)
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, StampName))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("retention stamp in %s: %w", dir, err)
+	}
+	return nil
+}

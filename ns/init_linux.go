@@ -17,6 +17,9 @@ import (
 	"github.com/jail-sandbox/jail/procstat"
 )
 
+// gcRelease ends init's HoldGC.
+var gcRelease = func() {}
+
 // setupError carries the exit code jail should report.
 type setupError struct {
 	code int
@@ -32,6 +35,7 @@ func InitMain(h Hooks) {
 	// thread sharing the mount namespace and fs (cwd/root), which they do, and
 	// on privilege drops being applied to all threads (AllThreadsSyscall).
 	runtime.GOMAXPROCS(2)
+	gcRelease = HoldGC() // until the agent is forked
 	unix.CloseOnExec(initFD) // the socket must never reach the agent
 	// Go does not close inherited descriptors that lack O_CLOEXEC: close every
 	// fd above the socket, so nothing the supervisor's parent leaked reaches
@@ -290,6 +294,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	if err != nil {
 		return nil, err
 	}
+	gcRelease() // init now lives as long as the agent: collect as usual
 	if err := conn.Send(Message{Type: MsgStarted, Pid: pid}); err != nil {
 		return nil, err
 	}

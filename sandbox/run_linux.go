@@ -42,6 +42,9 @@ func Run(p *policy.Policy) int {
 	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
 		startedCh: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
 	r.trace = os.Getenv("JAIL_TRACE") == "1"
+	// No collection during the setup; from the agent's start on, as usual.
+	r.releaseGC = ns.HoldGC()
+	defer r.releaseGC()
 	r.notes = notice.New(r.stderr, notice.Options{Quiet: p.Quiet, Verbose: p.Verbose, Trace: r.trace, Record: r.recordNotice})
 	code := r.run()
 	// The terminal is the user's again: what was held is said now.
@@ -116,6 +119,8 @@ type runner struct {
 	memOver  *memwatch.Sample
 
 	sentry *sentry // what must not appear in the writable trees
+
+	releaseGC func() // ends ns.HoldGC: the agent has started
 }
 
 func (r *runner) tracef(step string) {
@@ -206,12 +211,14 @@ func (r *runner) run() int {
 		// run's protections are decided.
 		r.killedRuns()
 	}
+	r.tracef("killed runs")
 	plan, err := BuildPlan(r.pol, os.Environ())
 	if err != nil {
 		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}
 	r.plan = plan
+	r.tracef("plan")
 	r.redact = newRedactor(r.pol, plan.Env)
 	// The readers' notices (an unset env name, a created profile path, a
 	// settings key with no equivalent) go through the one notice channel.
@@ -239,6 +246,7 @@ func (r *runner) run() int {
 		}
 		r.upstream = r.hostProxy()
 	}
+	r.tracef("net policy")
 	// Published ports are bound before anything starts: a busy port is a
 	// setup error, not a surprise later.
 	for i, spec := range append(slices.Clip(r.pol.Publish), r.pol.PublishIfFree...) {
@@ -279,6 +287,7 @@ func (r *runner) run() int {
 			return ExitNotExec
 		}
 	}
+	r.tracef("exec guard")
 	spec := &ns.Spec{
 		Mounts:   plan.Mounts,
 		Hostname: r.pol.Hostname,
@@ -295,6 +304,7 @@ func (r *runner) run() int {
 		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}
+	r.tracef("hooks")
 	// The agent's terminal: a pty of its own when stdin and stdout are
 	// terminals; an output-only pty when only stdout or stderr is one, so
 	// that what it prints there passes the same filter (a tty handed over
@@ -345,17 +355,21 @@ func (r *runner) run() int {
 		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}
+	r.tracef("trail")
 	defer r.closeGuard()
 	if err := r.openGuard(); err != nil {
 		return r.fail(err)
 	}
+	r.tracef("agentcfg")
 	for _, n := range plan.gitNotes {
 		r.notef("%s", n)
 	}
 	r.startSentry()
+	r.tracef("sentinel")
 	if err := r.openCgroup(spec); err != nil {
 		return r.fail(err)
 	}
+	r.tracef("cgroup")
 	defer r.deleteCgroup()
 	if r.degraded {
 		cleanup, err := r.setupDegraded(spec)
@@ -416,6 +430,7 @@ func (r *runner) run() int {
 	msgsDone := make(chan struct{})
 	go r.readMessages(msgsDone)
 	r.pruneTrails()
+	r.tracef("prune")
 
 	defer r.restoreTerminal()
 	var graceTimer, timeout <-chan time.Time
@@ -605,6 +620,7 @@ func (r *runner) readMessages(done chan struct{}) {
 			r.agentPid = m.Pid
 			r.mu.Unlock()
 			close(r.startedCh)
+			r.releaseGC()
 			r.servePublished()
 		case ns.MsgStopped:
 			select {
@@ -703,6 +719,7 @@ func (r *runner) finish() int {
 	defer r.tracef("done")
 	r.cancel()
 	r.bg.Wait()
+	r.tracef("bg wait")
 	r.closeDenials()
 	var ev cgroup.Events
 	var st cgroup.Stats

@@ -35,7 +35,7 @@ func InitMain(h Hooks) {
 	// thread sharing the mount namespace and fs (cwd/root), which they do, and
 	// on privilege drops being applied to all threads (AllThreadsSyscall).
 	runtime.GOMAXPROCS(2)
-	gcRelease = HoldGC() // until the agent is forked
+	gcRelease = HoldGC()     // until the agent is forked
 	unix.CloseOnExec(initFD) // the socket must never reach the agent
 	// Go does not close inherited descriptors that lack O_CLOEXEC: close every
 	// fd above the socket, so nothing the supervisor's parent leaked reaches

@@ -21,6 +21,9 @@ const (
 	// at every start. Out of the sandbox's reach like the rest: an answer
 	// the agent could write would widen the next run's allowlist.
 	Registries = "registries.json"
+	// GitIdentity caches the host git's user.name and user.email with the
+	// key of every file they were read from (package hostgit).
+	GitIdentity = "git-identity.json"
 )
 
 // ErrNoStateDir is returned when neither an absolute $XDG_STATE_HOME nor an

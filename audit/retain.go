@@ -8,13 +8,16 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
 // This file: finding trails in jail's audit directory, and retention.
 
 // defaultName matches the name DefaultPath gives a trail.
-var defaultName = regexp.MustCompile(`^([0-9]{8}T[0-9]{6}Z)-([A-Za-z0-9._-]{1,64})\.jsonl$`)
+var defaultName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([0-9]{8}T[0-9]{6}Z)-([A-Za-z0-9._-]{1,64})\.jsonl$`)
+})
 
 // TrailFile is one trail in an audit directory.
 type TrailFile struct {
@@ -38,7 +41,7 @@ func ListDir(dir string) ([]TrailFile, error) {
 	}
 	var out []TrailFile
 	for _, e := range ents {
-		m := defaultName.FindStringSubmatch(e.Name())
+		m := defaultName().FindStringSubmatch(e.Name())
 		if m == nil || !validID(m[2]) || !e.Type().IsRegular() {
 			continue
 		}

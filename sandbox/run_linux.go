@@ -46,6 +46,7 @@ func Run(p *policy.Policy) int {
 	r.releaseGC = ns.HoldGC()
 	defer r.releaseGC()
 	r.notes = notice.New(r.stderr, notice.Options{Quiet: p.Quiet, Verbose: p.Verbose, Trace: r.trace, Record: r.recordNotice})
+	r.tracef("flags, config")
 	code := r.run()
 	// The terminal is the user's again: what was held is said now.
 	footer := ""
@@ -121,13 +122,33 @@ type runner struct {
 	sentry *sentry // what must not appear in the writable trees
 
 	releaseGC func() // ends ns.HoldGC: the agent has started
+	traceLast float64 // the trace clock at the last step (under mu)
 }
 
+// tracef says, with JAIL_TRACE=1, when a step of the start ended: ms
+// since main began (MainStarted; else since Run), and since the step
+// before. make bench reads these lines for its breakdown of the start.
 func (r *runner) tracef(step string) {
-	if r.trace {
-		r.notes.Notef("trace", notice.Trace, "supervisor %-14s %6.2f ms", step, float64(time.Since(r.started).Microseconds())/1000)
+	if !r.trace {
+		return
 	}
+	now := r.traceNow()
+	r.mu.Lock()
+	prev := r.traceLast
+	r.traceLast = now
+	r.mu.Unlock()
+	r.notes.Notef("trace", notice.Trace, "supervisor %-14s %7.2f ms (+%.2f)", step, now, now-prev)
 }
+
+// traceNow is the trace clock: ms since main began.
+func (r *runner) traceNow() float64 {
+	t0 := MainStarted
+	if t0.IsZero() {
+		t0 = r.started
+	}
+	return float64(time.Since(t0).Microseconds()) / 1000
+}
+
 
 // errorf says what went wrong; always shown (--quiet too).
 func (r *runner) errorf(format string, a ...any) {
@@ -828,6 +849,9 @@ func (r *runner) initLog(m ns.Message) {
 			return
 		}
 		sev = notice.Trace
+		// init's own clock starts with its setup; the supervisor's, when
+		// the line arrived, puts it on the start's one timeline.
+		m.Text = fmt.Sprintf("%s (at %.2f ms)", m.Text, r.traceNow())
 	case ns.LogError:
 		sev = notice.Error
 	}

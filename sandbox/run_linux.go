@@ -121,7 +121,7 @@ type runner struct {
 
 	sentry *sentry // what must not appear in the writable trees
 
-	releaseGC func() // ends ns.HoldGC: the agent has started
+	releaseGC func()  // ends ns.HoldGC: the agent has started
 	traceLast float64 // the trace clock at the last step (under mu)
 }
 
@@ -148,7 +148,6 @@ func (r *runner) traceNow() float64 {
 	}
 	return float64(time.Since(t0).Microseconds()) / 1000
 }
-
 
 // errorf says what went wrong; always shown (--quiet too).
 func (r *runner) errorf(format string, a ...any) {
@@ -404,6 +403,11 @@ func (r *runner) run() int {
 		r.notef("`net` host: the sandbox shares the host's network, with no filtering and no audit of connections")
 	}
 	spec.Trace = r.trace
+	if r.trace {
+		// The origin of the supervisor's trace clock on CLOCK_MONOTONIC:
+		// init's lines are then on the same timeline.
+		spec.TraceOrigin = ns.MonotonicNS() - int64(r.traceNow()*1e6)
+	}
 	r.tracef("before start")
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	defer r.cancel()
@@ -451,7 +455,7 @@ func (r *runner) run() int {
 	msgsDone := make(chan struct{})
 	go r.readMessages(msgsDone)
 	r.pruneTrails()
-	r.tracef("prune")
+	r.tracef("control, retention")
 
 	defer r.restoreTerminal()
 	var graceTimer, timeout <-chan time.Time
@@ -849,9 +853,6 @@ func (r *runner) initLog(m ns.Message) {
 			return
 		}
 		sev = notice.Trace
-		// init's own clock starts with its setup; the supervisor's, when
-		// the line arrived, puts it on the start's one timeline.
-		m.Text = fmt.Sprintf("%s (at %.2f ms)", m.Text, r.traceNow())
 	case ns.LogError:
 		sev = notice.Error
 	}

@@ -123,6 +123,8 @@ type runner struct {
 
 	releaseGC func()  // ends ns.HoldGC: the agent has started
 	traceLast float64 // the trace clock at the last step (under mu)
+
+	startPolicy <-chan any // the start event's policy, made while init starts
 }
 
 // tracef says, with JAIL_TRACE=1, when a step of the start ended: ms
@@ -444,6 +446,12 @@ func (r *runner) run() int {
 	}
 	r.sb = sb
 	r.spec = spec
+	// The start event's policy (three JSON passes over the policy and the
+	// plan) is made while init starts, off the path to the agent's start:
+	// nothing it reads changes from here on.
+	pc := make(chan any, 1)
+	r.startPolicy = pc
+	go func() { pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep) }()
 	r.tracef("init started")
 	auditPath := ""
 	if r.trail != nil {

@@ -194,7 +194,7 @@ func (r *runner) recordStart(info map[string]string) {
 		Schema: audit.SchemaVersion, Version: Version, ID: r.id,
 		Argv: r.redact.argv(os.Args), Command: r.redact.strs(r.pol.Command), Cwd: r.redact.str(r.plan.Cwd),
 		UID: os.Getuid(), GID: os.Getgid(), PID: os.Getpid(), Root: os.Getuid() == 0,
-		Policy: r.redact.startPolicy(r.pol, r.plan, r.cgRep),
+		Policy: r.startEventPolicy(),
 		Kernel: audit.Kernel{
 			Release: unix.ByteSliceToString(uts.Release[:]), LandlockABI: abi,
 			Seccomp: info["seccomp.arch"] != "", SeccompNotify: info["seccomp.notify"] == "true",
@@ -203,6 +203,15 @@ func (r *runner) recordStart(info map[string]string) {
 		Notes: r.redact.strs(notes),
 	})
 	r.guardStarted() // agent-config events found before the start event
+}
+
+// startEventPolicy is the start event's policy: the one made while init
+// started, or made now (a setup that failed before init started).
+func (r *runner) startEventPolicy() any {
+	if r.startPolicy != nil {
+		return <-r.startPolicy
+	}
+	return r.redact.startPolicy(r.pol, r.plan, r.cgRep)
 }
 
 // pruneEvery is how often retention runs at most: it stats every trail of

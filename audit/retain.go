@@ -165,41 +165,37 @@ func Prune(dir string, r Retention, now time.Time, keep []string) ([]string, err
 	return removed, errors.Join(errs...)
 }
 
-// StampName is the file in an audit directory that records the last
-// retention run: its modification time is when, its content the bounds
-// applied. It is not a trail (ListDir and Prune leave it alone).
-const StampName = ".retention"
-
-// stampText is the content of the stamp for r.
-func stampText(r Retention) string {
-	return fmt.Sprintf("max-age %d max-total %d\n", int64(r.MaxAge), r.MaxTotal)
-}
-
-// PruneDue says whether retention r should run in dir at now: listing
-// and stat-ing every trail costs a few ms per thousand trails, too much
-// for every start, so it runs at most once per every. It is due when dir
-// has no stamp (or something else than a regular file at its name), when
-// the stamp is older than every or from the future (a clock set back),
-// and when the bounds differ from those the stamp recorded (a tightened
-// bound applies at the next start).
-func PruneDue(dir string, r Retention, now time.Time, every time.Duration) bool {
-	p := filepath.Join(dir, StampName)
-	fi, err := os.Lstat(p)
+// PruneDue says whether retention r should run at now, given the stamp
+// file MarkPruned leaves (kept outside the audit directory, which holds
+// trails only): listing and stat-ing every trail costs a few ms per
+// thousand trails, too much for every start, so it runs at most once per
+// every. It is due when there is no stamp (or something else than a
+// regular file at its name), when the stamp is older than every or from
+// the future (a clock set back), and when the bounds differ from those the
+// stamp recorded (a tightened bound applies at the next start).
+func PruneDue(stamp string, r Retention, now time.Time, every time.Duration) bool {
+	fi, err := os.Lstat(stamp)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 256 {
 		return true
 	}
 	if age := now.Sub(fi.ModTime()); age < 0 || age >= every {
 		return true
 	}
-	b, err := os.ReadFile(p)
+	b, err := os.ReadFile(stamp)
 	return err != nil || string(b) != stampText(r)
 }
 
-// MarkPruned records that retention r ran in dir at now. The stamp is
-// written to a new file and renamed into place: whatever was at its name
-// (a symlink too) is replaced, never written through.
-func MarkPruned(dir string, r Retention, now time.Time) error {
-	f, err := os.CreateTemp(dir, StampName+".*")
+// stampText is the content of the stamp for r.
+func stampText(r Retention) string {
+	return fmt.Sprintf("max-age %d max-total %d\n", int64(r.MaxAge), r.MaxTotal)
+}
+
+// MarkPruned records in the file stamp that retention r ran at now: its
+// modification time is when, its content the bounds. It is written to a
+// new file and renamed into place: whatever was at its name (a symlink
+// too) is replaced, never written through.
+func MarkPruned(stamp string, r Retention, now time.Time) error {
+	f, err := os.CreateTemp(filepath.Dir(stamp), filepath.Base(stamp)+".*")
 	if err != nil {
 		return fmt.Errorf("retention stamp: %w", err)
 	}
@@ -212,11 +208,11 @@ func MarkPruned(dir string, r Retention, now time.Time) error {
 		err = os.Chtimes(tmp, now, now)
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, StampName))
+		err = os.Rename(tmp, stamp)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("retention stamp in %s: %w", dir, err)
+		return fmt.Errorf("retention stamp %s: %w", stamp, err)
 	}
 	return nil
 }

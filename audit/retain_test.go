@@ -142,11 +142,11 @@ func TestPrune(t *testing.T) {
 func TestPruneDue(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	r := Retention{MaxAge: 30 * 24 * time.Hour, MaxTotal: 1 << 30}
-	dir := t.TempDir()
-	if !PruneDue(dir, r, now, time.Hour) {
+	stamp := filepath.Join(t.TempDir(), "audit-retention")
+	if !PruneDue(stamp, r, now, time.Hour) {
 		t.Fatal("no stamp yet: due")
 	}
-	if err := MarkPruned(dir, r, now); err != nil {
+	if err := MarkPruned(stamp, r, now); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -162,40 +162,33 @@ func TestPruneDue(t *testing.T) {
 		{"another max-age", Retention{MaxAge: time.Hour, MaxTotal: r.MaxTotal}, now.Add(time.Minute), true},
 		{"another max-total", Retention{MaxAge: r.MaxAge, MaxTotal: 1}, now.Add(time.Minute), true},
 	} {
-		if got := PruneDue(dir, tc.r, tc.at, time.Hour); got != tc.due {
+		if got := PruneDue(stamp, tc.r, tc.at, time.Hour); got != tc.due {
 			t.Errorf("%s: due=%v, want %v", tc.name, got, tc.due)
 		}
 	}
-	// The stamp is not a trail: listing and pruning leave it alone.
-	mkTrail(t, dir, now.Add(-40*24*time.Hour), "old", 10, now.Add(-40*24*time.Hour))
-	mkTrail(t, dir, now, "new", 10, now)
-	if ts, _ := ListDir(dir); len(ts) != 2 {
-		t.Fatalf("ListDir: %d trails, want 2", len(ts))
-	}
-	if rm, _ := Prune(dir, r, now, nil); len(rm) != 1 {
-		t.Fatalf("Prune removed %v, want the old trail", rm)
-	}
-	if _, err := os.Stat(filepath.Join(dir, StampName)); err != nil {
-		t.Fatalf("stamp: %v", err)
-	}
-	// A symlink planted at the stamp's name is not followed.
+	// A symlink planted at the stamp's name is not a stamp, and is
+	// replaced, not written through.
 	d2 := t.TempDir()
+	s2 := filepath.Join(d2, "audit-retention")
 	target := filepath.Join(t.TempDir(), "victim")
 	os.WriteFile(target, []byte("keep"), 0o600)
-	os.Symlink(target, filepath.Join(d2, StampName))
-	if !PruneDue(d2, r, now, time.Hour) {
+	os.Symlink(target, s2)
+	if !PruneDue(s2, r, now, time.Hour) {
 		t.Error("a symlink is not a stamp: due")
 	}
-	if err := MarkPruned(d2, r, now); err != nil {
+	if err := MarkPruned(s2, r, now); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(target); string(b) != "keep" {
 		t.Errorf("symlink target written: %q", b)
 	}
-	if fi, err := os.Lstat(filepath.Join(d2, StampName)); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := os.Lstat(s2); err != nil || !fi.Mode().IsRegular() {
 		t.Errorf("stamp after MarkPruned over a symlink: %v %v", fi, err)
 	}
-	if PruneDue(d2, r, now, time.Hour) {
+	if PruneDue(s2, r, now, time.Hour) {
 		t.Error("just stamped: not due")
+	}
+	if ents, _ := os.ReadDir(d2); len(ents) != 1 {
+		t.Errorf("MarkPruned left %d entries beside the stamp, want none", len(ents)-1)
 	}
 }

@@ -233,7 +233,8 @@ func (r *runner) pruneTrails() {
 		return
 	}
 	ret := audit.Retention{MaxAge: r.pol.AuditMaxAge, MaxTotal: r.pol.AuditMaxTotal}
-	if !audit.PruneDue(dir, ret, time.Now(), pruneEvery) {
+	stamp := filepath.Join(filepath.Dir(dir), statedir.AuditRetention)
+	if !audit.PruneDue(stamp, ret, time.Now(), pruneEvery) {
 		return
 	}
 	keep := append(liveTrails(), r.trailPath)
@@ -244,7 +245,7 @@ func (r *runner) pruneTrails() {
 		removed, err := audit.Prune(dir, ret, now, keep)
 		// Stamped after the pass, errors or not: one that failed on a
 		// file would fail again at every start.
-		if serr := audit.MarkPruned(dir, ret, now); serr != nil {
+		if serr := audit.MarkPruned(stamp, ret, now); serr != nil {
 			r.debugf("audit retention: %v", serr)
 		}
 		if len(removed) > 0 {

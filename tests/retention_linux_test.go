@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Retention runs at most once an hour (a stamp in the audit directory,
+// Retention runs at most once an hour (a stamp in jail's state directory,
 // which the sandbox cannot see): a stale trail put there just after a pass
 // stays until the stamp is an hour old, then goes at the next start; new
 // bounds apply at once.
@@ -17,7 +17,7 @@ func TestAuditRetentionInterval(t *testing.T) {
 	if out, code := jailOut(t, env, "--", "true"); code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	stamp := filepath.Join(dir, ".retention")
+	stamp := filepath.Join(filepath.Dir(dir), "audit-retention") // beside audit/: it holds trails only
 	if _, err := os.Stat(stamp); err != nil {
 		t.Fatalf("no retention stamp after the first start: %v", err)
 	}

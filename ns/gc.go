@@ -7,8 +7,10 @@ import (
 )
 
 // setupHeapLimit bounds the heap while the collector is held (HoldGC): past
-// it the collector runs as usual.
-const setupHeapLimit = 256 << 20
+// it the collector runs as usual. A start's heap is a few MiB; a plan over
+// a huge workspace can be far more, and then collects past this bound
+// instead of growing unchecked.
+const setupHeapLimit = 64 << 20
 
 // gcResume is how long after release the collector resumes: turned on at
 // once, it would collect the start's garbage at once (a full cycle, 10 to
@@ -17,7 +19,7 @@ const setupHeapLimit = 256 << 20
 const gcResume = time.Second
 
 // HoldGC turns the garbage collector off until gcResume after release is
-// called, with a soft heap limit of setupHeapLimit in its place: a
+// called, with a soft heap limit of setupHeapLimit (64 MiB) in its place: a
 // sandbox's start allocates a few MiB once, and collecting it (a mark
 // phase per 4 MiB on the critical path, with its assists and an extra
 // thread) cost 5 to 30 ms of CPU per process here. The supervisor

@@ -8,13 +8,16 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
 // This file: finding trails in jail's audit directory, and retention.
 
 // defaultName matches the name DefaultPath gives a trail.
-var defaultName = regexp.MustCompile(`^([0-9]{8}T[0-9]{6}Z)-([A-Za-z0-9._-]{1,64})\.jsonl$`)
+var defaultName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([0-9]{8}T[0-9]{6}Z)-([A-Za-z0-9._-]{1,64})\.jsonl$`)
+})
 
 // TrailFile is one trail in an audit directory.
 type TrailFile struct {
@@ -38,7 +41,7 @@ func ListDir(dir string) ([]TrailFile, error) {
 	}
 	var out []TrailFile
 	for _, e := range ents {
-		m := defaultName.FindStringSubmatch(e.Name())
+		m := defaultName().FindStringSubmatch(e.Name())
 		if m == nil || !validID(m[2]) || !e.Type().IsRegular() {
 			continue
 		}
@@ -160,4 +163,56 @@ func Prune(dir string, r Retention, now time.Time, keep []string) ([]string, err
 		drop(t)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// PruneDue says whether retention r should run at now, given the stamp
+// file MarkPruned leaves (kept outside the audit directory, which holds
+// trails only): listing and stat-ing every trail costs a few ms per
+// thousand trails, too much for every start, so it runs at most once per
+// every. It is due when there is no stamp (or something else than a
+// regular file at its name), when the stamp is older than every or from
+// the future (a clock set back), and when the bounds differ from those the
+// stamp recorded (a tightened bound applies at the next start).
+func PruneDue(stamp string, r Retention, now time.Time, every time.Duration) bool {
+	fi, err := os.Lstat(stamp)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 256 {
+		return true
+	}
+	if age := now.Sub(fi.ModTime()); age < 0 || age >= every {
+		return true
+	}
+	b, err := os.ReadFile(stamp)
+	return err != nil || string(b) != stampText(r)
+}
+
+// stampText is the content of the stamp for r.
+func stampText(r Retention) string {
+	return fmt.Sprintf("max-age %d max-total %d\n", int64(r.MaxAge), r.MaxTotal)
+}
+
+// MarkPruned records in the file stamp that retention r ran at now: its
+// modification time is when, its content the bounds. It is written to a
+// new file and renamed into place: whatever was at its name (a symlink
+// too) is replaced, never written through.
+func MarkPruned(stamp string, r Retention, now time.Time) error {
+	f, err := os.CreateTemp(filepath.Dir(stamp), filepath.Base(stamp)+".*")
+	if err != nil {
+		return fmt.Errorf("retention stamp: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.WriteString(stampText(r))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chtimes(tmp, now, now)
+	}
+	if err == nil {
+		err = os.Rename(tmp, stamp)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("retention stamp %s: %w", stamp, err)
+	}
+	return nil
 }

@@ -135,3 +135,60 @@ func TestPrune(t *testing.T) {
 		}
 	})
 }
+
+// Retention runs at most once per interval: the stamp a prune leaves
+// makes the next starts skip it, until the interval has passed, the
+// stamp is from the future, or the bounds asked for have changed.
+func TestPruneDue(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	r := Retention{MaxAge: 30 * 24 * time.Hour, MaxTotal: 1 << 30}
+	stamp := filepath.Join(t.TempDir(), "audit-retention")
+	if !PruneDue(stamp, r, now, time.Hour) {
+		t.Fatal("no stamp yet: due")
+	}
+	if err := MarkPruned(stamp, r, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		r    Retention
+		at   time.Time
+		due  bool
+	}{
+		{"just pruned", r, now, false},
+		{"within the interval", r, now.Add(59 * time.Minute), false},
+		{"interval passed", r, now.Add(61 * time.Minute), true},
+		{"stamp from the future", r, now.Add(-2 * time.Minute), true},
+		{"another max-age", Retention{MaxAge: time.Hour, MaxTotal: r.MaxTotal}, now.Add(time.Minute), true},
+		{"another max-total", Retention{MaxAge: r.MaxAge, MaxTotal: 1}, now.Add(time.Minute), true},
+	} {
+		if got := PruneDue(stamp, tc.r, tc.at, time.Hour); got != tc.due {
+			t.Errorf("%s: due=%v, want %v", tc.name, got, tc.due)
+		}
+	}
+	// A symlink planted at the stamp's name is not a stamp, and is
+	// replaced, not written through.
+	d2 := t.TempDir()
+	s2 := filepath.Join(d2, "audit-retention")
+	target := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(target, []byte("keep"), 0o600)
+	os.Symlink(target, s2)
+	if !PruneDue(s2, r, now, time.Hour) {
+		t.Error("a symlink is not a stamp: due")
+	}
+	if err := MarkPruned(s2, r, now); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Errorf("symlink target written: %q", b)
+	}
+	if fi, err := os.Lstat(s2); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("stamp after MarkPruned over a symlink: %v %v", fi, err)
+	}
+	if PruneDue(s2, r, now, time.Hour) {
+		t.Error("just stamped: not due")
+	}
+	if ents, _ := os.ReadDir(d2); len(ents) != 1 {
+		t.Errorf("MarkPruned left %d entries beside the stamp, want none", len(ents)-1)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jail-sandbox/jail/policy"
 )
@@ -369,13 +370,13 @@ func (m *settingsMap) convPath(key, s string) string {
 	return filepath.Join(m.env.Cwd, s)
 }
 
-var globChars = regexp.MustCompile(`[*?\[]`)
+var globChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[*?\[]`) })
 
 // existingPath: allowRead/allowWrite entries jail can bind (no globs, must
 // exist; srt ignores missing ones, so jail skips them with a note).
 func (m *settingsMap) existingPath(key, s string) string {
 	p := m.convPath(key, s)
-	if globChars.MatchString(p) {
+	if globChars().MatchString(p) {
 		m.note(key, "%q: jail makes whole paths readable or writable, not globs; skipped", s)
 		return ""
 	}
@@ -458,7 +459,7 @@ func (m *settingsMap) credentials(key string, v any) {
 	}
 }
 
-var webFetchDomain = regexp.MustCompile(`^WebFetch\(domain:([^)]+)\)$`)
+var webFetchDomain = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^WebFetch\(domain:([^)]+)\)$`) })
 
 // webFetch takes the domains of permissions.allow "WebFetch(domain:NAME)"
 // rules, which Claude Code adds to its sandbox's allowlist.
@@ -467,7 +468,7 @@ func (m *settingsMap) webFetch(v any) {
 	allow, _ := perms["allow"].([]any)
 	for i, e := range allow {
 		s, _ := e.(string)
-		if mm := webFetchDomain.FindStringSubmatch(s); mm != nil {
+		if mm := webFetchDomain().FindStringSubmatch(s); mm != nil {
 			m.add("allow-domain", "permissions.allow", i, s, mm[1])
 		}
 	}

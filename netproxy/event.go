@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -76,11 +77,11 @@ func RefusalText(target, reason, hint string) string {
 
 // refPattern matches an option reference, `key` (the same shape as
 // policy.RefPattern, which this package does not import).
-var refPattern = regexp.MustCompile("`([a-z][a-z0-9-]*)`")
+var refPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([a-z][a-z0-9-]*)`") })
 
 // plainRefs writes option references as bare keys: how a message reads
 // where no reader spells them.
-func plainRefs(s string) string { return refPattern.ReplaceAllString(s, "$1") }
+func plainRefs(s string) string { return refPattern().ReplaceAllString(s, "$1") }
 
 const (
 	decAllow = "allow"

@@ -322,7 +322,7 @@ func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 // flagSpell spells option references as flags, as the CLI does
 // (sandbox.Spell): "`allow-domain` x" -> "--allow-domain x".
-func flagSpell(s string) string { return refPattern.ReplaceAllString(s, "--$1") }
+func flagSpell(s string) string { return refPattern().ReplaceAllString(s, "--$1") }
 
 // keyRef is the option reference a flag-spelled hint stands for:
 // "--allow-domain x" -> "`allow-domain` x".

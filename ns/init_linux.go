@@ -17,6 +17,24 @@ import (
 	"github.com/jail-sandbox/jail/procstat"
 )
 
+// gcRelease ends init's HoldGC.
+var gcRelease = func() {}
+
+// initEntered, specRead and networkDone are when init's main began, when
+// it had its spec, and when the network hook was done (MonotonicNS), for
+// the trace.
+var initEntered, specRead, networkDone int64
+
+// MonotonicNS is CLOCK_MONOTONIC in nanoseconds: the same clock in every
+// process of the host, for a trace that spans the supervisor and init.
+func MonotonicNS() int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+		return 0
+	}
+	return ts.Nano()
+}
+
 // setupError carries the exit code jail should report.
 type setupError struct {
 	code int
@@ -28,10 +46,12 @@ func (e *setupError) Unwrap() error { return e.err }
 
 // InitMain is the whole life of the sandbox's init. It never returns.
 func InitMain(h Hooks) {
+	initEntered = MonotonicNS() // exec, the Go runtime and package init are done
 	// Go runs goroutines on several threads; the setup below relies on every
 	// thread sharing the mount namespace and fs (cwd/root), which they do, and
 	// on privilege drops being applied to all threads (AllThreadsSyscall).
 	runtime.GOMAXPROCS(2)
+	gcRelease = HoldGC()     // until the agent is forked
 	unix.CloseOnExec(initFD) // the socket must never reach the agent
 	// Go does not close inherited descriptors that lack O_CLOEXEC: close every
 	// fd above the socket, so nothing the supervisor's parent leaked reaches
@@ -56,6 +76,7 @@ func run(conn *Conn, h Hooks) int {
 		return 125
 	}
 	spec := m.Spec
+	specRead = MonotonicNS()
 	st, err := setup(conn, spec, passed, h)
 	for _, f := range passed {
 		f.Close()
@@ -127,6 +148,7 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 		}
 		spec.Env = append(spec.Env, res.Env...)
 	}
+	networkDone = MonotonicNS()
 	st, err := setupRest(conn, spec, passed, h, names, files, info)
 	if err != nil {
 		closeFiles()
@@ -135,12 +157,24 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 }
 
 func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []string, files []*os.File, info map[string]string) (*initState, error) {
-	t0 := time.Now()
-	trace := func(step string) {
-		if spec.Trace {
-			_ = conn.Send(Message{Type: MsgLog, Level: LogTrace, Text: fmt.Sprintf("init %-10s %6.2f ms", step, float64(time.Since(t0).Microseconds())/1000)})
+	traceAt := func(step string, mono int64) {
+		if !spec.Trace {
+			return
 		}
+		// ms since init's main began; then on the supervisor's clock.
+		text := fmt.Sprintf("init %-10s %6.2f ms", step, float64(mono-initEntered)/1e6)
+		if spec.TraceOrigin != 0 && mono != 0 {
+			// On the supervisor's clock: one timeline for make bench.
+			text += fmt.Sprintf(" (at %.2f ms)", float64(mono-spec.TraceOrigin)/1e6)
+		}
+		_ = conn.Send(Message{Type: MsgLog, Level: LogTrace, Text: text})
 	}
+	trace := func(step string) { traceAt(step, MonotonicNS()) }
+	// The steps before this function: init's process start (exec, Go
+	// runtime, package init), the spec, the network hook.
+	traceAt("main", initEntered)
+	traceAt("spec", specRead)
+	traceAt("network", networkDone)
 	defer trace("started")
 	if spec.Degraded {
 		// Orphans of the agent are re-parented to init, not to the host's
@@ -290,6 +324,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	if err != nil {
 		return nil, err
 	}
+	gcRelease() // init now lives as long as the agent: collect as usual
 	if err := conn.Send(Message{Type: MsgStarted, Pid: pid}); err != nil {
 		return nil, err
 	}

@@ -109,8 +109,12 @@ type Spec struct {
 	PtyFDs []int `json:"pty_fds,omitempty"`
 	// Trace makes init print the time of each setup step on stderr
 	// (JAIL_TRACE=1 in jail's environment; for profiling startup).
-	Trace   bool     `json:"trace,omitempty"`
-	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	Trace bool `json:"trace,omitempty"`
+	// TraceOrigin is the supervisor's trace clock origin, in CLOCK_MONOTONIC
+	// nanoseconds (one clock for every process of the host): init's trace
+	// lines say when each step ended on the supervisor's clock.
+	TraceOrigin int64    `json:"trace_origin,omitempty"`
+	Rlimits     []Rlimit `json:"rlimits,omitempty"`
 	// UserNSLimits are written to /proc/sys/user/NAME of the sandbox's own
 	// user namespace after the setup made its namespaces and before init
 	// drops CAP_SYS_RESOURCE (per-user counters; see package ucount).

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -369,7 +370,7 @@ func containsName(kvs []string, name string) bool {
 // config file); a profile's caches are named after the profile.
 const DefaultCacheName = "default"
 
-var cacheName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+var cacheName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`) })
 
 // ParseCache splits a cache value "[NAME:]PATH". PATH is absolute or under
 // the home directory (~/...): a cache is never relative to the workspace,
@@ -379,7 +380,7 @@ func ParseCache(v string) (name, path string, err error) {
 	if i := strings.Index(v, ":"); i > 0 && !strings.ContainsAny(v[:i], "/~") {
 		name, path = v[:i], v[i+1:]
 	}
-	if !cacheName.MatchString(name) {
+	if !cacheName().MatchString(name) {
 		return "", "", &FieldError{Key: "cache", Value: v, Reason: "NAME is lower-case letters, digits, '-', '.' and '_', e.g. go:~/go/pkg/mod"}
 	}
 	clean := filepath.Clean(path)

@@ -87,8 +87,16 @@ func withGitIdentity(penv []string, ws string, hostEnv []string) []string {
 	return out
 }
 
-// readGitIdentity is a test seam.
-var readGitIdentity = hostgit.ReadIdentity
+// readGitIdentity is a test seam. The answer is cached in jail's state
+// directory (never visible to the sandbox: plan.go masks it), keyed by
+// every file git would read.
+var readGitIdentity = func(dir string, env []string) hostgit.Identity {
+	cache := ""
+	if sd, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
+		cache = filepath.Join(sd, statedir.GitIdentity)
+	}
+	return hostgit.ReadIdentityCached(dir, env, cache)
+}
 
 // userLinks returns the symlinks on the way to each write and read path
 // as the user named it (the binds are of the resolved targets).

@@ -42,7 +42,11 @@ func Run(p *policy.Policy) int {
 	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
 		startedCh: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
 	r.trace = os.Getenv("JAIL_TRACE") == "1"
+	// No collection during the setup; from the agent's start on, as usual.
+	r.releaseGC = ns.HoldGC()
+	defer r.releaseGC()
 	r.notes = notice.New(r.stderr, notice.Options{Quiet: p.Quiet, Verbose: p.Verbose, Trace: r.trace, Record: r.recordNotice})
+	r.tracef("flags, config")
 	code := r.run()
 	// The terminal is the user's again: what was held is said now.
 	footer := ""
@@ -116,12 +120,35 @@ type runner struct {
 	memOver  *memwatch.Sample
 
 	sentry *sentry // what must not appear in the writable trees
+
+	releaseGC func()  // ends ns.HoldGC: the agent has started
+	traceLast float64 // the trace clock at the last step (under mu)
+
+	startPolicy <-chan any // the start event's policy, made while init starts
 }
 
+// tracef says, with JAIL_TRACE=1, when a step of the start ended: ms
+// since main began (MainStarted; else since Run), and since the step
+// before. make bench reads these lines for its breakdown of the start.
 func (r *runner) tracef(step string) {
-	if r.trace {
-		r.notes.Notef("trace", notice.Trace, "supervisor %-14s %6.2f ms", step, float64(time.Since(r.started).Microseconds())/1000)
+	if !r.trace {
+		return
 	}
+	now := r.traceNow()
+	r.mu.Lock()
+	prev := r.traceLast
+	r.traceLast = now
+	r.mu.Unlock()
+	r.notes.Notef("trace", notice.Trace, "supervisor %-14s %7.2f ms (+%.2f)", step, now, now-prev)
+}
+
+// traceNow is the trace clock: ms since main began.
+func (r *runner) traceNow() float64 {
+	t0 := MainStarted
+	if t0.IsZero() {
+		t0 = r.started
+	}
+	return float64(time.Since(t0).Microseconds()) / 1000
 }
 
 // errorf says what went wrong; always shown (--quiet too).
@@ -206,12 +233,14 @@ func (r *runner) run() int {
 		// run's protections are decided.
 		r.killedRuns()
 	}
+	r.tracef("killed runs")
 	plan, err := BuildPlan(r.pol, os.Environ())
 	if err != nil {
 		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}
 	r.plan = plan
+	r.tracef("plan")
 	r.redact = newRedactor(r.pol, plan.Env)
 	// The readers' notices (an unset env name, a created profile path, a
 	// settings key with no equivalent) go through the one notice channel.
@@ -239,6 +268,7 @@ func (r *runner) run() int {
 		}
 		r.upstream = r.hostProxy()
 	}
+	r.tracef("net policy")
 	// Published ports are bound before anything starts: a busy port is a
 	// setup error, not a surprise later.
 	for i, spec := range append(slices.Clip(r.pol.Publish), r.pol.PublishIfFree...) {
@@ -279,6 +309,7 @@ func (r *runner) run() int {
 			return ExitNotExec
 		}
 	}
+	r.tracef("exec guard")
 	spec := &ns.Spec{
 		Mounts:   plan.Mounts,
 		Hostname: r.pol.Hostname,
@@ -295,6 +326,7 @@ func (r *runner) run() int {
 		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}
+	r.tracef("hooks")
 	// The agent's terminal: a pty of its own when stdin and stdout are
 	// terminals; an output-only pty when only stdout or stderr is one, so
 	// that what it prints there passes the same filter (a tty handed over
@@ -345,17 +377,21 @@ func (r *runner) run() int {
 		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}
+	r.tracef("trail")
 	defer r.closeGuard()
 	if err := r.openGuard(); err != nil {
 		return r.fail(err)
 	}
+	r.tracef("agentcfg")
 	for _, n := range plan.gitNotes {
 		r.notef("%s", n)
 	}
 	r.startSentry()
+	r.tracef("sentinel")
 	if err := r.openCgroup(spec); err != nil {
 		return r.fail(err)
 	}
+	r.tracef("cgroup")
 	defer r.deleteCgroup()
 	if r.degraded {
 		cleanup, err := r.setupDegraded(spec)
@@ -369,6 +405,11 @@ func (r *runner) run() int {
 		r.notef("`net` host: the sandbox shares the host's network, with no filtering and no audit of connections")
 	}
 	spec.Trace = r.trace
+	if r.trace {
+		// The origin of the supervisor's trace clock on CLOCK_MONOTONIC:
+		// init's lines are then on the same timeline.
+		spec.TraceOrigin = ns.MonotonicNS() - int64(r.traceNow()*1e6)
+	}
 	r.tracef("before start")
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	defer r.cancel()
@@ -405,6 +446,12 @@ func (r *runner) run() int {
 	}
 	r.sb = sb
 	r.spec = spec
+	// The start event's policy (three JSON passes over the policy and the
+	// plan) is made while init starts, off the path to the agent's start:
+	// nothing it reads changes from here on.
+	pc := make(chan any, 1)
+	r.startPolicy = pc
+	go func() { pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep) }()
 	r.tracef("init started")
 	auditPath := ""
 	if r.trail != nil {
@@ -416,6 +463,7 @@ func (r *runner) run() int {
 	msgsDone := make(chan struct{})
 	go r.readMessages(msgsDone)
 	r.pruneTrails()
+	r.tracef("control, retention")
 
 	defer r.restoreTerminal()
 	var graceTimer, timeout <-chan time.Time
@@ -605,6 +653,7 @@ func (r *runner) readMessages(done chan struct{}) {
 			r.agentPid = m.Pid
 			r.mu.Unlock()
 			close(r.startedCh)
+			r.releaseGC()
 			r.servePublished()
 		case ns.MsgStopped:
 			select {
@@ -703,6 +752,7 @@ func (r *runner) finish() int {
 	defer r.tracef("done")
 	r.cancel()
 	r.bg.Wait()
+	r.tracef("bg wait")
 	r.closeDenials()
 	var ev cgroup.Events
 	var st cgroup.Stats

@@ -194,7 +194,7 @@ func (r *runner) recordStart(info map[string]string) {
 		Schema: audit.SchemaVersion, Version: Version, ID: r.id,
 		Argv: r.redact.argv(os.Args), Command: r.redact.strs(r.pol.Command), Cwd: r.redact.str(r.plan.Cwd),
 		UID: os.Getuid(), GID: os.Getgid(), PID: os.Getpid(), Root: os.Getuid() == 0,
-		Policy: r.redact.startPolicy(r.pol, r.plan, r.cgRep),
+		Policy: r.startEventPolicy(),
 		Kernel: audit.Kernel{
 			Release: unix.ByteSliceToString(uts.Release[:]), LandlockABI: abi,
 			Seccomp: info["seccomp.arch"] != "", SeccompNotify: info["seccomp.notify"] == "true",
@@ -205,19 +205,49 @@ func (r *runner) recordStart(info map[string]string) {
 	r.guardStarted() // agent-config events found before the start event
 }
 
+// startEventPolicy is the start event's policy: the one made while init
+// started, or made now (a setup that failed before init started).
+func (r *runner) startEventPolicy() any {
+	if r.startPolicy != nil {
+		return <-r.startPolicy
+	}
+	return r.redact.startPolicy(r.pol, r.plan, r.cgRep)
+}
+
+// pruneEvery is how often retention runs at most: it stats every trail of
+// the audit directory (4,000 trails cost about 30 ms of CPU here, at every
+// start before this bound). Between two runs a trail may outlive
+// audit-max-age by up to this much, and the directory exceed
+// audit-max-total by the trails of this long; retention is housekeeping,
+// not a protection, and the stamp lives in jail's state directory, which
+// the sandbox cannot see or write (plan.go masks it).
+const pruneEvery = time.Hour
+
 // pruneTrails applies the audit directory's retention (audit-max-age,
-// audit-max-total) in the background, keeping every live trail: this
-// run's, the running sandboxes' (the registry), and any a writer holds.
+// audit-max-total) in the background, at most once per pruneEvery (or at
+// once when the bounds change), keeping every live trail: this run's, the
+// running sandboxes' (the registry), and any a writer holds.
 func (r *runner) pruneTrails() {
 	dir, err := statedir.Path(statedir.Audit)
 	if err != nil || (r.pol.AuditMaxAge == 0 && r.pol.AuditMaxTotal == 0) {
+		return
+	}
+	ret := audit.Retention{MaxAge: r.pol.AuditMaxAge, MaxTotal: r.pol.AuditMaxTotal}
+	stamp := filepath.Join(filepath.Dir(dir), statedir.AuditRetention)
+	if !audit.PruneDue(stamp, ret, time.Now(), pruneEvery) {
 		return
 	}
 	keep := append(liveTrails(), r.trailPath)
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		removed, err := audit.Prune(dir, audit.Retention{MaxAge: r.pol.AuditMaxAge, MaxTotal: r.pol.AuditMaxTotal}, time.Now(), keep)
+		now := time.Now()
+		removed, err := audit.Prune(dir, ret, now, keep)
+		// Stamped after the pass, errors or not: one that failed on a
+		// file would fail again at every start.
+		if serr := audit.MarkPruned(stamp, ret, now); serr != nil {
+			r.debugf("audit retention: %v", serr)
+		}
 		if len(removed) > 0 {
 			r.debugf("audit retention: removed %d trail(s) from %s (`audit-max-age` %v, `audit-max-total` %s)",
 				len(removed), dir, r.pol.AuditMaxAge, cgroup.FormatSize(r.pol.AuditMaxTotal))

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Guard decides whether an exec is refused. It is a GUARD RAIL AGAINST
@@ -142,10 +143,16 @@ func hasFlag(flags []string, letters string, long ...string) bool {
 }
 
 var (
-	mkfsName   = regexp.MustCompile(`^(mkfs(\..+)?|mke2fs|mkswap|mkdosfs|mkntfs|wipefs)$`)
-	blockDev   = regexp.MustCompile(`^of=/dev/(sd|hd|vd|xvd|nvme|mmcblk|loop|dm-|md|nbd|mapper/|disk/|root$)`)
-	mode777    = regexp.MustCompile(`^(0?777|[ugoa]*[+=]rwx[st]*)$`)
-	forkBomb   = regexp.MustCompile(`(\w+|:)\s*\(\)\s*\{\s*(\w+|:)\s*\|\s*(\w+|:)\s*&\s*\}\s*;?\s*(\w+|:)|fork\s+while\s+fork|while\s*\(\s*1\s*\)\s*\{?\s*fork`)
+	mkfsName = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(mkfs(\..+)?|mke2fs|mkswap|mkdosfs|mkntfs|wipefs)$`)
+	})
+	blockDev = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^of=/dev/(sd|hd|vd|xvd|nvme|mmcblk|loop|dm-|md|nbd|mapper/|disk/|root$)`)
+	})
+	mode777  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(0?777|[ugoa]*[+=]rwx[st]*)$`) })
+	forkBomb = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(\w+|:)\s*\(\)\s*\{\s*(\w+|:)\s*\|\s*(\w+|:)\s*&\s*\}\s*;?\s*(\w+|:)|fork\s+while\s+fork|while\s*\(\s*1\s*\)\s*\{?\s*fork`)
+	})
 	shellNames = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "busybox": true, "perl": true, "python": true, "python3": true}
 )
 
@@ -187,14 +194,14 @@ func defaultRules(workspace, home string) []guardRule {
 			return false
 		}},
 		{name: "default:mkfs", match: func(argv []string, _ string) bool {
-			return mkfsName.MatchString(base(argv))
+			return mkfsName().MatchString(base(argv))
 		}},
 		{name: "default:dd-to-block-device", match: func(argv []string, _ string) bool {
 			if base(argv) != "dd" {
 				return false
 			}
 			for _, a := range argv[1:] {
-				if blockDev.MatchString(a) {
+				if blockDev().MatchString(a) {
 					return true
 				}
 			}
@@ -212,7 +219,7 @@ func defaultRules(workspace, home string) []guardRule {
 			is777 := false
 			if b == "chmod" {
 				for _, op := range ops {
-					is777 = is777 || mode777.MatchString(op)
+					is777 = is777 || mode777().MatchString(op)
 				}
 			}
 			for _, op := range ops {
@@ -226,7 +233,7 @@ func defaultRules(workspace, home string) []guardRule {
 			if !shellNames[base(argv)] {
 				return false
 			}
-			return forkBomb.MatchString(strings.Join(argv[1:], " "))
+			return forkBomb().MatchString(strings.Join(argv[1:], " "))
 		}},
 	}
 }

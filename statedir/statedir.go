@@ -21,6 +21,13 @@ const (
 	// at every start. Out of the sandbox's reach like the rest: an answer
 	// the agent could write would widen the next run's allowlist.
 	Registries = "registries.json"
+	// GitIdentity caches the host git's user.name and user.email with the
+	// key of every file they were read from (package hostgit).
+	GitIdentity = "git-identity.json"
+	// AuditRetention is the stamp of the last retention pass over Audit
+	// (package audit: PruneDue, MarkPruned), beside it: Audit holds trails
+	// only.
+	AuditRetention = "audit-retention"
 )
 
 // ErrNoStateDir is returned when neither an absolute $XDG_STATE_HOME nor an

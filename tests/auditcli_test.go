@@ -202,7 +202,10 @@ func TestAuditRetention(t *testing.T) {
 	// A live sandbox whose trail is in the audit directory, made to look
 	// 100 days old.
 	m := marker()
-	live := jailCmd(t, env, "--", "sleep", m)
+	// Without retention of its own: a pass would stamp the directory, and
+	// the runs below (same bounds, within the hour) would skip theirs
+	// (see TestAuditRetentionInterval).
+	live := jailCmd(t, env, "--audit-max-age", "0", "--audit-max-total", "0", "--", "sleep", m)
 	if err := live.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/jail-sandbox/jail/config"
 	"github.com/jail-sandbox/jail/sandbox"
@@ -45,6 +46,7 @@ func main() {
 	if sandbox.IsInit() {
 		sandbox.InitMain() // never returns
 	}
+	sandbox.MainStarted = time.Now() // JAIL_TRACE's origin
 	f := &factory{
 		IO:      &iostreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
 		Env:     config.ProcessEnv,

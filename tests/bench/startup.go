@@ -37,9 +37,28 @@ func (b *bench) startup() error {
 	if bwrap != "" {
 		vs = append(vs, variant{name: "bwrap", argv: append([]string{bwrap}, bwrapArgs...)})
 	}
+	// The CPU each run used, beside its wall time.
+	cpu := make([][]float64, len(vs))
+	for i := range vs {
+		value := vs[i].value
+		if value == nil {
+			value = wallMS
+		}
+		vs[i].value = func(r result) (float64, error) {
+			if r.rusage != nil {
+				cpu[i] = append(cpu[i], float64(r.rusage.Utime.Nano()+r.rusage.Stime.Nano())/1e6)
+			}
+			return value(r)
+		}
+	}
 	s, err := alternate(b.ws, b.pick(20, 100), vs)
 	if err != nil {
 		return err
+	}
+	for i := range cpu { // the warm-up round is not a sample
+		if len(cpu[i]) > len(s[i]) {
+			cpu[i] = cpu[i][len(cpu[i])-len(s[i]):]
+		}
 	}
 	b.add(row{"startup", "/bin/true", med(s[0]), p90(s[0]), "ms", ""})
 	bw := math.NaN()
@@ -51,16 +70,24 @@ func (b *bench) startup() error {
 	}
 	note := ratio(med(s[1]), bw, "bwrap (target <= 1.5)")
 	if bwrap == "" {
-		note = "github.com/jail-sandbox/jail/bwrap n/a"
+		note = "jail/bwrap n/a"
 	}
+	note += "; " + ratio(med(s[1]), med(s[0]), "/bin/true")
 	b.add(row{"startup", "jail -- /bin/true", med(s[1]), p90(s[1]), "ms", note})
+	// CPU (user+sys of the process and every child it reaped: init, the
+	// agent) is less at the mercy of the machine's load than wall time.
+	b.add(row{"startup", "CPU of /bin/true", med(cpu[0]), p90(cpu[0]), "ms", "user+sys"})
+	if bwrap != "" {
+		b.add(row{"startup", "CPU of bwrap", med(cpu[2]), p90(cpu[2]), "ms", "user+sys"})
+	}
+	b.add(row{"startup", "CPU of jail (supervisor, init, agent)", med(cpu[1]), p90(cpu[1]), "ms", ratio(med(cpu[1]), med(cpu[2]), "bwrap")})
 	b.add(row{"startup", "jail peak RSS (wait4 maxrss, incl. init)", med(maxrss), p90(maxrss), "MiB", "max over supervisor and its reaped children"})
 	hwm, err := b.supervisorHWM()
 	if err != nil {
 		return err
 	}
 	b.add(row{"startup", "supervisor alone VmHWM (jail -- sleep 0.3)", hwm, math.NaN(), "MiB", ""})
-	return nil
+	return b.startupTrace()
 }
 
 // supervisorHWM samples /proc/PID/status of the jail process itself (not init)

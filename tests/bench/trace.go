@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// The startup section's breakdown: where the milliseconds of
+// `jail -- /bin/true` go, from JAIL_TRACE=1 runs (separate from the timed
+// ones: tracing adds its own lines). Every trace line is put on the
+// supervisor's clock (ms since its main began; init's lines carry the time
+// they arrived), the lines of a run are ordered by that time, and each step
+// is charged with the time since the line before it. A row is the median of
+// a step's share over the runs; the first row is what precedes main and
+// follows the last line (exec, the Go runtime and package init, the exit):
+// the run's wall time less the trace's last time.
+
+var (
+	supLine  = regexp.MustCompile(`^jail: supervisor (.+?)\s+([0-9.]+) ms \(\+[0-9.]+\)$`)
+	initLine = regexp.MustCompile(`^jail: init (.+?)\s+[0-9.]+ ms \(at ([0-9.]+) ms\)$`)
+)
+
+// stepWhat says what happens in the time charged to a step (the time
+// before its line).
+var stepWhat = map[string]string{
+	"sup flags, config":      "main: flags, config files, profiles",
+	"sup killed runs":        "killed runs' exit checks",
+	"sup plan":               "plan: file rules, program roots, git identity",
+	"sup net policy":         "network policy",
+	"sup exec guard":         "exec guard rails",
+	"sup hooks":              "init's hook configuration",
+	"sup trail":              "audit trail opened",
+	"sup agentcfg":           "agent-config guard",
+	"sup sentinel":           "sentinel (inotify) started",
+	"sup cgroup":             "cgroup made",
+	"sup before start":       "interrupt check",
+	"sup init started":       "clone + exec of init, spec sent",
+	"sup control, retention": "control socket, registry, retention check",
+	"init main":              "init: exec, Go runtime, package init",
+	"init spec":              "init: spec received and decoded",
+	"init network":           "init: network (loopback, DNS, refusals)",
+	"init mounts":            "init: mount tree, pivot_root",
+	"init rlimits":           "init: rlimits, pty, cwd, command lookup",
+	"init caps":              "init: cgroup ns, capabilities dropped",
+	"init landlock":          "init: Landlock",
+	"init seccomp":           "init: seccomp filters",
+	"sup init ready":         "init's report reaches the supervisor",
+	"init go":                "supervisor: start event, servers; go",
+	"init started":           "init: fork + exec of the agent",
+	"sup init exited":        "the agent runs and exits; init exits",
+	"sup bg wait":            "servers stopped",
+	"sup exit check":         "exit checks (sentinel, git)",
+	"sup done":               "exit event, trail closed, cgroup removed",
+	"exec, Go runtime, exit": "before main and after the last line",
+}
+
+type step struct {
+	name string
+	at   float64
+}
+
+// parseTrace returns a run's steps in time order.
+func parseTrace(stderr []byte) []step {
+	var steps []step
+	for _, l := range bytes.Split(stderr, []byte("\n")) {
+		if m := supLine.FindSubmatch(l); m != nil {
+			at, _ := strconv.ParseFloat(string(m[2]), 64)
+			steps = append(steps, step{"sup " + string(m[1]), at})
+		} else if m := initLine.FindSubmatch(l); m != nil {
+			at, _ := strconv.ParseFloat(string(m[2]), 64)
+			steps = append(steps, step{"init " + string(m[1]), at})
+		}
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].at < steps[j].at })
+	return steps
+}
+
+func (b *bench) startupTrace() error {
+	shares := map[string][]float64{}
+	var order []string
+	add := func(name string, v float64) {
+		if _, ok := shares[name]; !ok {
+			order = append(order, name)
+		}
+		shares[name] = append(shares[name], v)
+	}
+	runs := b.pick(5, 20)
+	var walls, lasts []float64
+	for i := 0; i < runs; i++ {
+		cmd := command(b.jailArgv(nil, "/bin/true"))
+		cmd.Dir = b.ws
+		cmd.Env = append(cmd.Environ(), "JAIL_TRACE=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		t := time.Now()
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("JAIL_TRACE=1 jail -- /bin/true: %v: %s", err, lastLine(stderr.String()))
+		}
+		wall := float64(time.Since(t)) / 1e6
+		steps := parseTrace(stderr.Bytes())
+		if len(steps) == 0 {
+			return fmt.Errorf("JAIL_TRACE=1 printed no trace line: %s", lastLine(stderr.String()))
+		}
+		prev := 0.0
+		for _, s := range steps {
+			add(s.name, s.at-prev)
+			prev = s.at
+		}
+		walls, lasts = append(walls, wall), append(lasts, prev)
+		add("exec, Go runtime, exit", wall-prev)
+	}
+	fmt.Println("  where jail's milliseconds go (JAIL_TRACE=1, median share of each step):")
+	sum := 0.0
+	names := []string{"exec, Go runtime, exit"}
+	for _, n := range order {
+		if n != names[0] {
+			names = append(names, n)
+		}
+	}
+	for _, name := range names {
+		v := med(shares[name])
+		if math.IsNaN(v) {
+			continue
+		}
+		sum += v
+		what := stepWhat[name]
+		if what == "" {
+			what = name
+		}
+		b.add(row{"startup", "  " + what, v, p90(shares[name]), "ms", "trace: " + name})
+	}
+	b.add(row{"startup", "  traced runs: wall (sum of the medians)", med(walls), p90(walls), "ms", fmt.Sprintf("sum %.1f ms; trace's last line at %.1f ms", sum, med(lasts))})
+	return nil
+}

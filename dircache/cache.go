@@ -120,12 +120,12 @@ func entries(dir string, es []Entry) []fs.DirEntry {
 }
 
 // ReadDir returns the entries of dir that keep selects, in no particular
-// order, and how many entries dir has in all. When dir is the directory a
+// order, how many entries dir has in all, and the device dir is on. When dir is the directory a
 // record of view was kept for and it has not changed since, the record
 // answers; otherwise dir is read (its errors are os.Open's and
 // os.File.ReadDir's) and, when it qualifies, remembered. keep must depend
 // only on view, dir, the name and the type.
-func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) bool) ([]fs.DirEntry, int, error) {
+func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
 	if c == nil {
 		return readKeep(dir, keep)
 	}
@@ -138,24 +138,22 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 			vw.used[dir] = true
 			c.hits++
 			c.mu.Unlock()
-			return entries(dir, r.Ents), r.Total, nil
+			return entries(dir, r.Ents), r.Total, key.Dev, nil
 		}
 		c.mu.Unlock()
 	}
 	f, err := os.Open(dir)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	defer f.Close()
 	// The record is kept for the directory that was read: the one the lstat
 	// above saw, still unchanged, and last changed well before it.
-	if ok {
-		k2, ok2 := fstatKey(f)
-		ok = ok2 && k2 == key && key.Ctime < t0.Add(-Margin).UnixNano()
-	}
+	k2, ok2 := fstatKey(f)
+	ok = ok && ok2 && k2 == key && key.Ctime < t0.Add(-Margin).UnixNano()
 	ents, err := f.ReadDir(-1)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	kept := make([]Entry, 0, 8)
 	for _, e := range ents {
@@ -171,18 +169,20 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 		vw.used[dir], vw.dirty = true, true
 	}
 	c.mu.Unlock()
-	return entries(dir, kept), len(ents), nil
+	return entries(dir, kept), len(ents), k2.Dev, nil
 }
 
-func readKeep(dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, error) {
+// readKeep reads dir without a cache.
+func readKeep(dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
 	f, err := os.Open(dir)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	defer f.Close()
+	k, _ := fstatKey(f)
 	ents, err := f.ReadDir(-1)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	out := ents[:0:0]
 	for _, e := range ents {
@@ -190,7 +190,7 @@ func readKeep(dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, i
 			out = append(out, e)
 		}
 	}
-	return out, len(ents), nil
+	return out, len(ents), k.Dev, nil
 }
 
 // Save writes the views that changed: each keeps the records this run

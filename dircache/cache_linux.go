@@ -54,10 +54,10 @@ func (c *Cache) stat(dir string) (Key, bool) {
 
 func fstatKey(f *os.File) (Key, bool) {
 	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if unix.Fstat(int(f.Fd()), &st) != nil {
 		return Key{}, false
 	}
-	return keyOf(&st), true
+	return keyOf(&st), st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
 // private checks that dir is a directory of the user's, writable by no one

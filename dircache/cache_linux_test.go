@@ -44,7 +44,7 @@ func open(t *testing.T, state string, ahead time.Duration) *Cache {
 func read(t *testing.T, state, dir string) ([]string, bool) {
 	t.Helper()
 	c := open(t, state, time.Hour)
-	ents, total, err := c.ReadDir("v", dir, all)
+	ents, total, _, err := c.ReadDir("v", dir, all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestKeep(t *testing.T) {
 	keep := func(n string, t fs.FileMode) bool { return t.IsDir() || n == ".env" }
 	for i := 0; i < 2; i++ {
 		c := open(t, state, time.Hour)
-		ents, total, err := c.ReadDir("v", dir, keep)
+		ents, total, _, err := c.ReadDir("v", dir, keep)
 		if err != nil || total != 4 || len(ents) != 2 {
 			t.Fatalf("run %d: %v total %d err %v", i, names(ents), total, err)
 		}
@@ -170,7 +170,7 @@ func TestViews(t *testing.T) {
 	c.ReadDir("v1", dir, func(string, fs.FileMode) bool { return false })
 	c.Save()
 	c = open(t, state, time.Hour)
-	ents, _, _ := c.ReadDir("v2", dir, all)
+	ents, _, _, _ := c.ReadDir("v2", dir, all)
 	if hits, _ := c.Stats(); hits != 0 || len(ents) != 1 {
 		t.Fatalf("view v2 answered by v1's record: %v", names(ents))
 	}
@@ -223,11 +223,11 @@ func TestFailClosed(t *testing.T) {
 			recs[dir].Key = key // as if the planted file had not changed dir
 			b, _ = Encode("v", recs)
 			os.WriteFile(f, b, 0o600)
-			if ents, _, _ := open(t, state, time.Hour).ReadDir("v", dir, all); len(ents) != 0 {
+			if ents, _, _, _ := open(t, state, time.Hour).ReadDir("v", dir, all); len(ents) != 0 {
 				t.Fatalf("the forged record was not trusted (the test is broken): %v", names(ents))
 			}
 			fn(t, c, f)
-			ents, _, err := c.ReadDir("v", dir, all)
+			ents, _, _, err := c.ReadDir("v", dir, all)
 			if err != nil || len(ents) != 1 {
 				t.Fatalf("%s cache file trusted: %v %v", name, names(ents), err)
 			}
@@ -237,7 +237,6 @@ func TestFailClosed(t *testing.T) {
 		})
 	}
 }
-
 
 // TestPrivateDir: a cache directory writable by others, or not a
 // directory, turns the cache off; reads still work.
@@ -252,7 +251,7 @@ func TestPrivateDir(t *testing.T) {
 	}
 	mustWrite(t, filepath.Join(dir, "a"))
 	for i := 0; i < 2; i++ {
-		if ents, _, err := c.ReadDir("v", dir, all); err != nil || len(ents) != 1 {
+		if ents, _, _, err := c.ReadDir("v", dir, all); err != nil || len(ents) != 1 {
 			t.Fatalf("read through an off cache: %v %v", names(ents), err)
 		}
 		c.Save()
@@ -270,7 +269,7 @@ func TestPrivateDir(t *testing.T) {
 // TestErrors: a missing or unreadable directory gives os's errors.
 func TestErrors(t *testing.T) {
 	c := open(t, t.TempDir(), time.Hour)
-	if _, _, err := c.ReadDir("v", filepath.Join(t.TempDir(), "nope"), all); !os.IsNotExist(err) {
+	if _, _, _, err := c.ReadDir("v", filepath.Join(t.TempDir(), "nope"), all); !os.IsNotExist(err) {
 		t.Fatalf("missing directory: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 //	{ len(dir) dir dev ino ctime total n { type len(name) name }*n }*
 //	sha256(everything before)
 //
-// Records are sorted by dir; names within a record are unique.
+// Records are sorted by dir, and names within a record (each once).
 const magic = "JAILDC1\n"
 
 // MaxFile bounds a cache file (a bigger one is ignored).
@@ -77,7 +77,9 @@ func Encode(view string, recs map[string]*Record) ([]byte, error) {
 		b.Write(tmp[:binary.PutVarint(tmp[:], r.Key.Ctime)])
 		b.Write(tmp[:binary.PutUvarint(tmp[:], uint64(r.Total))])
 		b.Write(tmp[:binary.PutUvarint(tmp[:], uint64(len(r.Ents)))])
-		for _, e := range r.Ents {
+		es := append([]Entry(nil), r.Ents...)
+		sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+		for _, e := range es {
 			c, ok := typeCode(e.Type)
 			if !ok {
 				return nil, fmt.Errorf("dircache: %s/%s: type %v cannot be stored", d, e.Name, e.Type)
@@ -107,19 +109,26 @@ func Parse(data []byte, view string) (map[string]*Record, error) {
 	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], data[len(body):]) {
 		return nil, fmt.Errorf("%w (checksum)", errFormat)
 	}
-	p := parser{b: body[len(magic):]}
+	// One string for the whole body: names and paths are slices of it.
+	p := parser{s: string(body[len(magic):])}
 	if v, ok := p.str(); !ok || v != view {
 		return nil, fmt.Errorf("%w (another view)", errFormat)
 	}
 	recs := map[string]*Record{}
+	var slab []Record
+	var ents []Entry
 	prev := ""
-	for len(p.b) > 0 {
+	for len(p.s) > 0 {
 		d, ok := p.str()
 		if !ok || !validDir(d) || d <= prev {
 			return nil, fmt.Errorf("%w (directory)", errFormat)
 		}
 		prev = d
-		r := &Record{}
+		if len(slab) == 0 {
+			slab = make([]Record, 256)
+		}
+		r := &slab[0]
+		slab = slab[1:]
 		var total, n uint64
 		var ok1, ok2, ok3, ok4, ok5 bool
 		r.Key.Dev, ok1 = p.uvarint()
@@ -128,57 +137,74 @@ func Parse(data []byte, view string) (map[string]*Record, error) {
 		total, ok4 = p.uvarint()
 		n, ok5 = p.uvarint()
 		// Each entry takes two bytes at least: n is bounded by what is left.
-		if !(ok1 && ok2 && ok3 && ok4 && ok5) || n > uint64(len(p.b))/2 || total < n || total > MaxFile {
+		if !(ok1 && ok2 && ok3 && ok4 && ok5) || n > uint64(len(p.s))/2 || total < n || total > MaxFile {
 			return nil, fmt.Errorf("%w (record of %s)", errFormat, d)
 		}
 		r.Total = int(total)
-		r.Ents = make([]Entry, 0, n)
-		seen := make(map[string]bool, n)
+		if uint64(cap(ents)-len(ents)) < n {
+			ents = make([]Entry, 0, max(n, 1024))
+		}
+		start := len(ents)
+		last := ""
 		for i := uint64(0); i < n; i++ {
-			if len(p.b) == 0 || int(p.b[0]) >= len(typeCodes) {
+			if len(p.s) == 0 || int(p.s[0]) >= len(typeCodes) {
 				return nil, fmt.Errorf("%w (entry type in %s)", errFormat, d)
 			}
-			t := typeCodes[p.b[0]]
-			p.b = p.b[1:]
+			t := typeCodes[p.s[0]]
+			p.s = p.s[1:]
+			// Names in ascending order: none twice, one way to write a set.
 			name, ok := p.str()
-			if !ok || !validName(name) || seen[name] {
+			if !ok || !validName(name) || name <= last {
 				return nil, fmt.Errorf("%w (entry name in %s)", errFormat, d)
 			}
-			seen[name] = true
-			r.Ents = append(r.Ents, Entry{Name: name, Type: t})
+			last = name
+			ents = append(ents, Entry{Name: name, Type: t})
 		}
+		r.Ents = ents[start:len(ents):len(ents)]
 		recs[d] = r
 	}
 	return recs, nil
 }
 
-type parser struct{ b []byte }
+type parser struct{ s string }
 
+// uvarint is binary.Uvarint on a string; a value not in its shortest
+// form is refused (the file would not be canonical).
 func (p *parser) uvarint() (uint64, bool) {
-	v, n := binary.Uvarint(p.b)
-	if n <= 0 {
-		return 0, false
+	var v uint64
+	for i := 0; i < len(p.s) && i < binary.MaxVarintLen64; i++ {
+		b := p.s[i]
+		if i == binary.MaxVarintLen64-1 && b > 1 {
+			return 0, false // overflow
+		}
+		v |= uint64(b&0x7f) << (7 * i)
+		if b < 0x80 {
+			if b == 0 && i > 0 {
+				return 0, false // not the shortest form
+			}
+			p.s = p.s[i+1:]
+			return v, true
+		}
 	}
-	p.b = p.b[n:]
-	return v, true
+	return 0, false
 }
 
 func (p *parser) varint() (int64, bool) {
-	v, n := binary.Varint(p.b)
-	if n <= 0 {
-		return 0, false
+	u, ok := p.uvarint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
 	}
-	p.b = p.b[n:]
-	return v, true
+	return x, ok
 }
 
 func (p *parser) str() (string, bool) {
 	l, ok := p.uvarint()
-	if !ok || l > uint64(len(p.b)) {
+	if !ok || l > uint64(len(p.s)) {
 		return "", false
 	}
-	s := string(p.b[:l])
-	p.b = p.b[l:]
+	s := p.s[:l]
+	p.s = p.s[l:]
 	return s, true
 }
 

@@ -95,7 +95,13 @@ func readPrivate(p string, uid int) ([]byte, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != uid || st.Mode&0o022 != 0 || st.Nlink != 1 || st.Size > MaxFile {
 		return nil, fmt.Errorf("dircache: %s: not a private regular file of uid %d", p, uid)
 	}
-	return io.ReadAll(io.LimitReader(f, MaxFile+1))
+	// One read of the size fstat gave (a file that grew since is cut there,
+	// and its checksum fails).
+	b := make([]byte, st.Size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // writePrivate replaces p with data (a new file, 0600, renamed over it).

@@ -89,3 +89,23 @@ func TestExpandFromKept(t *testing.T) {
 		t.Fatalf("the tree protects too little to compare (the test is broken): %+v", plain)
 	}
 }
+
+// TestInnerReject: the fast reject on inner literal elements changes no
+// answer of Match.
+func TestInnerReject(t *testing.T) {
+	paths := []string{"/ws/secrets", "/ws/a/secrets", "/ws/a/secrets/b/c", "/ws/a/secretsx/b", "/ws/xsecrets/b",
+		"/ws/a/SECRETS/b", "/ws/a/b/private/key.pem", "/ws/private", "/ws/a/.git/hooks/x", "/ws/a/.git/hooksx", "/other/secrets/x"}
+	for _, pat := range []string{"**/secrets/**", "(?i)**/secrets/**", "a/**/private/*.pem", "**/.git/hooks/", "secrets", "**/b/**/c"} {
+		p, err := Compile(pat, "/ws", "/home/u")
+		must(t, err)
+		slow := *p
+		slow.inner = nil
+		for _, a := range paths {
+			for _, dir := range []bool{false, true} {
+				if got, want := p.Match(a, dir), slow.Match(a, dir); got != want {
+					t.Errorf("%s ~ %s (dir %v): %v, without the fast reject %v", pat, a, dir, got, want)
+				}
+			}
+		}
+	}
+}

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"path/filepath"
-	"time"
 
 	"github.com/jail-sandbox/jail/dircache"
 	"github.com/jail-sandbox/jail/notice"
@@ -22,7 +21,9 @@ func openDirCache() *dircache.Cache {
 	return c
 }
 
-// saveDirCache keeps what this run's walks read, for the next start.
+// saveDirCache keeps what this run's walks read, for the next start; with
+// JAIL_TRACE=1 it says how many directories the step (the plan's walk, the
+// exit check) answered from the cache and how many it read.
 func (r *runner) saveDirCache(step string) {
 	if r.dirs == nil {
 		return
@@ -30,9 +31,9 @@ func (r *runner) saveDirCache(step string) {
 	if err := r.dirs.Save(); err != nil {
 		r.debugf("directory cache not saved (%v): the next start reads every directory", err)
 	}
+	hits, reads := r.dirs.Stats()
 	if r.trace {
-		hits, reads := r.dirs.Stats()
-		r.notes.Notef("trace", notice.Trace, "supervisor %-14s %6.2f ms (directory cache: %d unchanged, %d read)", step,
-			float64(time.Since(r.started).Microseconds())/1000, hits, reads)
+		r.notes.Notef("trace", notice.Trace, "directory cache (%s): %d unchanged, %d read", step, hits-r.dirHits, reads-r.dirReads)
 	}
+	r.dirHits, r.dirReads = hits, reads
 }

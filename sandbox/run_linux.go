@@ -129,7 +129,8 @@ type runner struct {
 	startPolicy <-chan any // the start event's policy, made while init starts
 	// dirs remembers what the walks kept of each directory (package
 	// dircache, in the state directory): nil on --dry-run.
-	dirs *dircache.Cache
+	dirs              *dircache.Cache
+	dirHits, dirReads int // the cache's counts at the last trace line
 }
 
 // tracef says, with JAIL_TRACE=1, when a step of the start ended: ms

@@ -41,7 +41,7 @@ func dcTree(t *testing.T) string {
 	return ws
 }
 
-var dcTrace = regexp.MustCompile(`directory cache: (\d+) unchanged, (\d+) read`)
+var dcTrace = regexp.MustCompile(`directory cache \([^)]*\): (\d+) unchanged, (\d+) read`)
 
 // dcUnchanged is how many directories the start answered from the cache
 // (the first trace line: the plan's walk).

@@ -114,7 +114,9 @@ func Parse(data []byte, view string) (map[string]*Record, error) {
 	if v, ok := p.str(); !ok || v != view {
 		return nil, fmt.Errorf("%w (another view)", errFormat)
 	}
-	recs := map[string]*Record{}
+	// Sized for the file (a record takes 40 bytes or more when its path is
+	// 30 long): no rehash while it fills.
+	recs := make(map[string]*Record, len(p.s)/40)
 	var slab []Record
 	var ents []Entry
 	prev := ""

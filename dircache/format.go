@@ -115,8 +115,8 @@ func Parse(data []byte, view string) (map[string]*Record, error) {
 		return nil, fmt.Errorf("%w (another view)", errFormat)
 	}
 	// Sized for the file (a record takes 40 bytes or more when its path is
-	// 30 long): no rehash while it fills.
-	recs := make(map[string]*Record, len(p.s)/40)
+	// 30 long): no rehash while it fills, up to 65,536 records.
+	recs := make(map[string]*Record, min(len(p.s)/40, 1<<16))
 	var slab []Record
 	var ents []Entry
 	prev := ""

@@ -29,5 +29,12 @@
 // the host). Plan.Absent lists the protected paths missing at start where the
 // agent could create them, for the supervisor to watch.
 //
+// The walk keeps of each directory only what it acts on (subdirectories,
+// .git and HEAD, the files of a read-only directory, the names a rule
+// matches) and lists directories through Input.Dirs when set: package
+// dircache then answers for a directory unchanged since an earlier run
+// (same device, inode and ctime) with what that run kept. Everything kept
+// is judged afresh at every start (symlink targets, hard links, modes).
+//
 // Nothing here depends on the kernel version.
 package fsrules

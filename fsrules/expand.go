@@ -1,6 +1,8 @@
 package fsrules
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -40,6 +42,47 @@ type Input struct {
 	// MaxEntries bounds the walk (0: 1,000,000); beyond it Expand fails with
 	// ErrTooMany rather than return a partial plan.
 	MaxEntries int
+	// Dirs, when set, lists the directories the walk reads: package
+	// dircache answers for a directory unchanged since an earlier run with
+	// what that run kept of it. Nil: every directory is read.
+	Dirs DirReader `json:"-"`
+}
+
+// DirReader lists a directory for the walk (package dircache implements
+// it). ReadDir returns the entries of dir that keep selects, how many
+// entries dir has in all and the device it is on; its errors are os.Open's and os.File.ReadDir's.
+// keep depends only on view, dir, the name and the type, so an answer kept
+// from an earlier read of the same, unchanged directory is the same.
+type DirReader interface {
+	ReadDir(view, dir string, keep func(name string, t fs.FileMode) bool) (ents []fs.DirEntry, total int, dev uint64, err error)
+}
+
+// osDirs reads every directory.
+type osDirs struct{}
+
+func (osDirs) ReadDir(_, dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, 0, 0, err
+	}
+	// Unsorted (f.ReadDir, not os.ReadDir): the masks are sorted at the end.
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	out := ents[:0:0]
+	for _, e := range ents {
+		if keep(e.Name(), e.Type()) {
+			out = append(out, e)
+		}
+	}
+	return out, len(ents), uint64(st.Dev), nil
 }
 
 // Mask is one path to cover.
@@ -224,7 +267,10 @@ func Expand(in Input) (Plan, error) {
 		max = 1_000_000
 	}
 	w := &walker{masks: map[string]Mask{}, hits: map[string]int{}, max: max, roots: c.roots, writable: c.writable,
-		links: map[[2]uint64]linkInfo{}, skip: map[string]string{}}
+		links: map[[2]uint64]linkInfo{}, skip: map[string]string{}, dirs: in.Dirs}
+	if w.dirs == nil {
+		w.dirs = osDirs{}
+	}
 	for _, h := range in.Hidden {
 		w.skip[h] = ""
 	}
@@ -333,6 +379,10 @@ type walker struct {
 	skip map[string]string
 	// lists: names at the top of homes and writable roots.
 	lists listings
+	// dirs lists directories; view names the walk of this root with these
+	// rules for it (viewOf).
+	dirs DirReader
+	view string
 }
 
 func (w *walker) add(m Mask) {
@@ -373,7 +423,23 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 		ro = &m
 	}
 	idx := indexRules(live)
+	w.view = viewOf(root, rules)
 	return w.walkDir(root, live, &idx, ro)
+}
+
+// viewVersion changes whenever what walkDir keeps of a directory changes:
+// records of the old version are then no one's.
+const viewVersion = "fsrules-walk-1"
+
+// viewOf names the walk of root with rules for a DirReader's cache: what it
+// keeps of a directory depends on the rules (every one of them, in order)
+// and on the directory's path, which the reader adds.
+func viewOf(root string, rules []rule) string {
+	h := sha256.New()
+	for _, r := range rules {
+		fmt.Fprintf(h, "%q %q %t %t %d %q %t %t\n", r.pat.Source, r.pat.Abs, r.pat.DirOnly, r.pat.Fold, r.kind, r.name, r.user, r.git)
+	}
+	return viewVersion + "\x00" + root + "\x00" + hex.EncodeToString(h.Sum(nil))
 }
 
 // entry tests one entry against the rules, records a mask, and reports whether
@@ -524,8 +590,30 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 		}
 		return fmt.Errorf("expand deny rules: %s: %w", dir, err)
 	}
-	// Unsorted (f.ReadDir, not os.ReadDir): the masks are sorted at the end.
-	f, err := os.Open(dir)
+	// What the loop below does nothing with is not kept: an entry that is
+	// no directory, no .git or HEAD, no file of a read-only directory, and
+	// that no rule matches. A directory unchanged since an earlier run is
+	// answered with what that run kept (package dircache); the view says
+	// whether dir lies in a read-only directory, which keeps its files.
+	view := w.view
+	if ro != nil {
+		view += "\x00ro"
+	}
+	var kbuf []int
+	keep := func(name string, t fs.FileMode) bool {
+		if t.IsDir() || name == ".git" || name == "HEAD" || ro != nil && t.IsRegular() {
+			return true
+		}
+		isLink := t&fs.ModeSymlink != 0
+		kbuf = idx.candidates(name, kbuf[:0])
+		for _, i := range kbuf {
+			if rules[i].pat.matchEntry(dir, name, isLink && rules[i].pat.DirOnly) {
+				return true
+			}
+		}
+		return false
+	}
+	ents, total, _, err := w.dirs.ReadDir(view, dir, keep)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -535,18 +623,7 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 		}
 		return fmt.Errorf("expand deny rules: %w", err)
 	}
-	ents, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if errors.Is(err, fs.ErrPermission) {
-			return w.unreadable(dir, err)
-		}
-		return fmt.Errorf("expand deny rules: %w", err)
-	}
-	w.n += len(ents)
+	w.n += total
 	if w.n > w.max {
 		return &Error{Key: "walk", Value: dir, Err: ErrTooMany, Hint: fmt.Sprintf("more than %d entries under the visible roots; narrow `read`/`write`", w.max)}
 	}

@@ -70,6 +70,10 @@ type Pattern struct {
 	prefix string // leading literal directory, "/" at least
 	nlit   int    // number of leading literal elements (len of prefix's elements)
 	depth  int    // elements after the prefix; -1 when the pattern has "**"
+	// inner are "/"+lit of the literal elements after the prefix: a path
+	// that lacks one cannot match (a fast reject for "/ws/**/secrets/**",
+	// which the last element cannot reject).
+	inner []string
 }
 
 // FoldPrefix starts a --deny glob matched case-insensitively (ASCII letters):
@@ -150,6 +154,11 @@ func compileAbs(abs string, dirOnly, fold bool) (*Pattern, error) {
 	if !hasDS {
 		p.depth = len(segs) - p.nlit
 	}
+	for _, s := range segs[p.nlit:] {
+		if s.kind == segLiteral {
+			p.inner = append(p.inner, "/"+s.lit)
+		}
+	}
 	return p, nil
 }
 
@@ -164,6 +173,11 @@ func (p *Pattern) Match(abs string, isDir bool) bool {
 	}
 	if !under(abs, p.prefix) {
 		return false
+	}
+	for _, l := range p.inner {
+		if !strings.Contains(abs, l) {
+			return false
+		}
 	}
 	ns := splitPath(abs)
 	if len(ns) < p.nlit {

@@ -21,7 +21,9 @@
 // and the verified worktree common dir that stays writable. A Guard (built
 // by Scan, serializable for the next start after a crash) judges what
 // appears later: a new .git entry, a git init, a new worktree or submodule
-// git dir; Sweep does the same over whole trees at exit. Decisions are
+// git dir; Sweep does the same over whole trees at exit (SweepDirs through a
+// DirReader, package dircache, that need not read a directory unchanged
+// since it was last listed). Decisions are
 // Findings; moving things out of the tree is the caller's (package
 // sentinel).
 //

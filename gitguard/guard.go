@@ -163,8 +163,34 @@ func (g *Guard) Inspect(dir string, names []string) (found []Finding, observe []
 // submodule entries of those that were. maxEntries bounds the walk (0:
 // 1,000,000); an incomplete walk is said in notes.
 func (g *Guard) Sweep(maxEntries int) (found []Finding, notes []string) {
+	return g.SweepDirs(maxEntries, nil)
+}
+
+// DirReader lists a directory for Sweep (package dircache implements it):
+// the entries of dir that keep selects, and how many dir has in all; its
+// errors are os.Open's and os.File.ReadDir's. keep depends only on view,
+// dir, the name and the type, so that an answer kept from an earlier read
+// of the same, unchanged directory is the same.
+type DirReader interface {
+	ReadDir(view, dir string, keep func(name string, t fs.FileMode) bool) (ents []fs.DirEntry, total int, dev uint64, err error)
+}
+
+// sweepView names Sweep's walk of a root for a DirReader's cache; it
+// changes whenever sweepKeep does.
+const sweepView = "gitguard-sweep-1\x00"
+
+// sweepKeep: Sweep looks at directories, .git entries and HEAD files only.
+func sweepKeep(name string, t fs.FileMode) bool { return t.IsDir() || name == ".git" || name == "HEAD" }
+
+// SweepDirs is Sweep with directories listed by dirs (nil: each is read):
+// a directory unchanged since the reader last listed it need not be read
+// again, since a new .git or HEAD in it would have changed it.
+func (g *Guard) SweepDirs(maxEntries int, dirs DirReader) (found []Finding, notes []string) {
 	if maxEntries <= 0 {
 		maxEntries = 1_000_000
+	}
+	if dirs == nil {
+		dirs = osDirs{}
 	}
 	j := &judge{g: g, final: true}
 	n := 0
@@ -173,43 +199,9 @@ func (g *Guard) Sweep(maxEntries int) (found []Finding, notes []string) {
 		if err != nil || !st.IsDir() {
 			continue
 		}
-		dev := identOf(st).Dev
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if d != nil && d.IsDir() && p != root && !errors.Is(err, fs.ErrNotExist) && g.changedSince(p) {
-					// Unreadable now (it was walked at start, or hidden
-					// whole): git cannot read it either, but its owner can
-					// chmod it back and find what the agent left there.
-					j.add(Finding{Path: p, Rule: "git: unreadable directory", ReportOnly: true,
-						Reason: fmt.Sprintf("the exit check cannot read it (%v): a .git or git dir inside was not checked; look before you make it readable", err)})
-				}
-				return nil
-			}
-			if n++; n > maxEntries {
-				return errTooMany
-			}
-			name := d.Name()
-			if d.IsDir() && p != root {
-				fi, err := d.Info()
-				if err != nil || identOf(fi).Dev != dev {
-					return filepath.SkipDir // a mount point: not this tree
-				}
-				if name == "objects" && IsGitDir(filepath.Dir(p)) {
-					return filepath.SkipDir // a git dir's object store
-				}
-				if under(p, root) && p != root && isRoot(g.Roots, p) {
-					return filepath.SkipDir // another root, walked on its own
-				}
-			}
-			switch {
-			case name == ".git":
-				j.dotGit(p)
-			case name == "HEAD" && !d.IsDir():
-				j.headDir(filepath.Dir(p))
-			}
-			return nil
-		})
-		if errors.Is(err, errTooMany) {
+		sw := sweeper{j: j, g: g, dirs: dirs, root: root, dev: identOf(st).Dev, view: sweepView + root, n: &n, max: maxEntries}
+		sw.name(root, filepath.Base(root), true)
+		if err := sw.dir(root); errors.Is(err, errTooMany) {
 			notes = append(notes, fmt.Sprintf("git exit check: more than %d entries under %s; the rest was not checked", maxEntries, root))
 			break
 		}
@@ -227,6 +219,107 @@ func (g *Guard) Sweep(maxEntries int) (found []Finding, notes []string) {
 		j.inspect(d, g.Dirs[d], nil)
 	}
 	return j.out(), notes
+}
+
+// sweeper walks one root for SweepDirs.
+type sweeper struct {
+	j    *judge
+	g    *Guard
+	dirs DirReader
+	root string
+	dev  uint64
+	view string
+	n    *int
+	max  int
+}
+
+// name judges one entry by its name.
+func (s *sweeper) name(p, name string, isDir bool) {
+	switch {
+	case name == ".git":
+		s.j.dotGit(p)
+	case name == "HEAD" && !isDir:
+		s.j.headDir(filepath.Dir(p))
+	}
+}
+
+// dir walks directory p, judging it by its name unless it is the root:
+// a directory on another device (a mount point) is not this tree's, and
+// neither judged nor walked.
+func (s *sweeper) dir(p string) error {
+	*s.n++
+	ents, total, dev, err := s.dirs.ReadDir(s.view, p, sweepKeep)
+	if err != nil {
+		if p == s.root || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if st, serr := os.Lstat(p); serr != nil || identOf(st).Dev != s.dev {
+			return nil
+		}
+		s.name(p, filepath.Base(p), true)
+		if s.g.changedSince(p) {
+			// Unreadable now (it was walked at start, or hidden whole): git
+			// cannot read it either, but its owner can chmod it back and
+			// find what the agent left there.
+			s.j.add(Finding{Path: p, Rule: "git: unreadable directory", ReportOnly: true,
+				Reason: fmt.Sprintf("the exit check cannot read it (%v): a .git or git dir inside was not checked; look before you make it readable", err)})
+		}
+		return nil
+	}
+	if dev != s.dev {
+		return nil // a mount point: not this tree
+	}
+	if p != s.root {
+		s.name(p, filepath.Base(p), true)
+	}
+	if *s.n += total; *s.n > s.max {
+		return errTooMany
+	}
+	sort.Slice(ents, func(a, b int) bool { return ents[a].Name() < ents[b].Name() })
+	for _, d := range ents {
+		name := d.Name()
+		q := filepath.Join(p, name)
+		switch {
+		case !d.IsDir():
+			s.name(q, name, false)
+		case name == "objects" && IsGitDir(p):
+			// a git dir's object store
+		case isRoot(s.g.Roots, q):
+			// another root, walked on its own
+		default:
+			if err := s.dir(q); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// osDirs reads every directory.
+type osDirs struct{}
+
+func (osDirs) ReadDir(_, dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, 0, 0, err
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	out := ents[:0:0]
+	for _, e := range ents {
+		if keep(e.Name(), e.Type()) {
+			out = append(out, e)
+		}
+	}
+	return out, len(ents), uint64(st.Dev), nil
 }
 
 var errTooMany = errors.New("too many entries")

@@ -113,7 +113,12 @@ func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 
 // BuildPlan resolves the policy against the host: paths are made absolute and
 // symlink-free once, here, and checked to exist. env is the host environment.
-func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
+func BuildPlan(p *policy.Policy, env []string) (*Plan, error) { return buildPlan(p, env, nil) }
+
+// buildPlan is BuildPlan with the directories of the visible trees listed
+// by dirs (nil: each is read): package dircache, which answers for a
+// directory unchanged since an earlier run.
+func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, error) {
 	// The options are checked (and the network mode decided) here too, so a
 	// caller that skipped Validate still gets a closed default.
 	if err := p.Check(); err != nil {
@@ -270,6 +275,7 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) {
 		// Home-anchored protections hold in the passwd home too; the walk
 		// does not enter what the sandbox replaces with an empty tmpfs.
 		Homes: homes, Hidden: hiddenPaths(mounts),
+		Dirs: dirs,
 	}
 	fp, err := fsrules.Expand(in)
 	if err != nil {

@@ -21,6 +21,8 @@ import (
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/denials"
+	"github.com/jail-sandbox/jail/dircache"
+	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/memwatch"
 	"github.com/jail-sandbox/jail/netproxy"
@@ -125,6 +127,10 @@ type runner struct {
 	traceLast float64 // the trace clock at the last step (under mu)
 
 	startPolicy <-chan any // the start event's policy, made while init starts
+	// dirs remembers what the walks kept of each directory (package
+	// dircache, in the state directory): nil on --dry-run.
+	dirs              *dircache.Cache
+	dirHits, dirReads int // the cache's counts at the last trace line
 }
 
 // tracef says, with JAIL_TRACE=1, when a step of the start ended: ms
@@ -234,7 +240,13 @@ func (r *runner) run() int {
 		r.killedRuns()
 	}
 	r.tracef("killed runs")
-	plan, err := BuildPlan(r.pol, os.Environ())
+	var dirs fsrules.DirReader
+	if !r.pol.DryRun {
+		r.dirs = openDirCache()
+		dirs = r.dirs
+	}
+	plan, err := buildPlan(r.pol, os.Environ(), dirs)
+	r.saveDirCache("plan")
 	if err != nil {
 		r.errorf("%s", Explain(err))
 		return ExitSetup

@@ -260,7 +260,15 @@ func (r *runner) exitSentry() {
 	// the observed directories need no second look.
 	se.s.CheckAbsent("exit")
 	if se.guard != nil {
-		found, notes := se.guard.Sweep(0)
+		// Through the directory cache: a directory unchanged since the
+		// start (its ctime, which the agent cannot set back) holds no new
+		// .git; the others are read.
+		var dirs gitguard.DirReader
+		if r.dirs != nil {
+			dirs = r.dirs
+		}
+		found, notes := se.guard.SweepDirs(0, dirs)
+		r.saveDirCache("exit check")
 		se.s.Quarantine(items(found), "exit")
 		for _, n := range notes {
 			r.notef("%s", n)

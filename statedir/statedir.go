@@ -28,6 +28,10 @@ const (
 	// (package audit: PruneDue, MarkPruned), beside it: Audit holds trails
 	// only.
 	AuditRetention = "audit-retention"
+	// DirCache holds what the start's walks kept of each directory of the
+	// visible trees (package dircache): a start reads again only what
+	// changed. Trusted only because the sandbox never reaches it.
+	DirCache = "dircache"
 )
 
 // ErrNoStateDir is returned when neither an absolute $XDG_STATE_HOME nor an

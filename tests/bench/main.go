@@ -50,6 +50,7 @@ var sections = []struct {
 	{"startup", (*bench).startup},
 	{"limits", (*bench).limits},
 	{"deny", (*bench).deny},
+	{"tree", (*bench).tree},
 	{"syscall", (*bench).syscallLoop},
 	{"exec", (*bench).execLoop},
 	{"open", (*bench).openLoop},

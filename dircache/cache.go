@@ -1,0 +1,250 @@
+package dircache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Margin is how long after its last change a directory must have stayed
+// unchanged before its record is kept: file times come from a coarse clock
+// (a scheduler tick behind the precise one), and two changes within one
+// tick can leave the same ctime.
+const Margin = time.Second
+
+// MaxFiles bounds the cache files kept (one per view); the least recently
+// written go first.
+const MaxFiles = 64
+
+// Cache is the directory cache of one run. A nil *Cache reads every
+// directory. Its methods are safe for concurrent use.
+type Cache struct {
+	dir string // "" : off (reads only)
+	now func() time.Time
+	uid int // the owner a cache file must have (a test seam)
+
+	mu    sync.Mutex
+	views map[string]*view
+	fsOK  map[uint64]bool // device -> its file system keeps ctimes
+	hits  int
+	reads int
+}
+
+type view struct {
+	recs  map[string]*Record // as loaded, then as read
+	used  map[string]bool    // records this run looked up or stored
+	dirty bool
+}
+
+// Open returns the cache kept in dir (created 0700 if missing). It never
+// fails to return a usable cache: the error says why it is off (dir owned
+// by another user, writable by others, not a directory), and every
+// directory is then read.
+func Open(dir string) (*Cache, error) {
+	c := &Cache{now: time.Now, uid: os.Geteuid(), views: map[string]*view{}, fsOK: map[uint64]bool{}}
+	if dir == "" {
+		return c, errors.New("dircache: no directory")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return c, fmt.Errorf("dircache: %w", err)
+	}
+	if err := private(dir, c.uid); err != nil {
+		return c, err
+	}
+	c.dir = dir
+	return c, nil
+}
+
+// Stats returns how many directories were answered from the cache and how
+// many were read.
+func (c *Cache) Stats() (hits, reads int) {
+	if c == nil {
+		return 0, 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits, c.reads
+}
+
+// fileOf is the cache file of view.
+func (c *Cache) fileOf(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return filepath.Join(c.dir, hex.EncodeToString(sum[:16])+".dc")
+}
+
+// viewOf returns view v, loading its file the first time.
+func (c *Cache) viewOf(v string) *view {
+	if vw, ok := c.views[v]; ok {
+		return vw
+	}
+	vw := &view{recs: map[string]*Record{}, used: map[string]bool{}}
+	c.views[v] = vw
+	if c.dir == "" {
+		return vw
+	}
+	if b, err := readPrivate(c.fileOf(v), c.uid); err == nil {
+		if recs, err := Parse(b, v); err == nil {
+			vw.recs = recs
+		} else {
+			vw.dirty = true // rewritten at Save
+		}
+	}
+	return vw
+}
+
+// dirEntry is a kept entry, as fs.DirEntry.
+type dirEntry struct {
+	dir string
+	e   Entry
+}
+
+func (d dirEntry) Name() string               { return d.e.Name }
+func (d dirEntry) IsDir() bool                { return d.e.Type.IsDir() }
+func (d dirEntry) Type() fs.FileMode          { return d.e.Type }
+func (d dirEntry) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(d.dir, d.e.Name)) }
+func (d dirEntry) String() string             { return fs.FormatDirEntry(d) }
+
+func entries(dir string, es []Entry) []fs.DirEntry {
+	out := make([]fs.DirEntry, len(es))
+	for i, e := range es {
+		out[i] = dirEntry{dir, e}
+	}
+	return out
+}
+
+// ReadDir returns the entries of dir that keep selects, in no particular
+// order, how many entries dir has in all, and the device dir is on. When dir is the directory a
+// record of view was kept for and it has not changed since, the record
+// answers; otherwise dir is read (its errors are os.Open's and
+// os.File.ReadDir's) and, when it qualifies, remembered. keep must depend
+// only on view, dir, the name and the type.
+func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
+	if c == nil {
+		return readKeep(dir, keep)
+	}
+	t0 := c.now()
+	key, ok := c.stat(dir)
+	if ok {
+		c.mu.Lock()
+		vw := c.viewOf(v)
+		if r, hit := vw.recs[dir]; hit && r.Key == key {
+			vw.used[dir] = true
+			c.hits++
+			c.mu.Unlock()
+			return entries(dir, r.Ents), r.Total, key.Dev, nil
+		}
+		c.mu.Unlock()
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer f.Close()
+	// The record is kept for the directory that was read: the one the lstat
+	// above saw, still unchanged, and last changed well before it.
+	k2, ok2 := fstatKey(f)
+	ok = ok && ok2 && k2 == key && key.Ctime < t0.Add(-Margin).UnixNano()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	kept := make([]Entry, 0, 8)
+	for _, e := range ents {
+		if t := e.Type(); keep(e.Name(), t) {
+			kept = append(kept, Entry{Name: e.Name(), Type: t & fs.ModeType})
+		}
+	}
+	c.mu.Lock()
+	c.reads++
+	if ok && c.dir != "" {
+		vw := c.viewOf(v)
+		vw.recs[dir] = &Record{Key: key, Total: len(ents), Ents: kept}
+		vw.used[dir], vw.dirty = true, true
+	}
+	c.mu.Unlock()
+	return entries(dir, kept), len(ents), k2.Dev, nil
+}
+
+// readKeep reads dir without a cache.
+func readKeep(dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer f.Close()
+	k, _ := fstatKey(f)
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	out := ents[:0:0]
+	for _, e := range ents {
+		if keep(e.Name(), e.Type()) {
+			out = append(out, e)
+		}
+	}
+	return out, len(ents), k.Dev, nil
+}
+
+// Save writes the views that changed: each keeps the records this run
+// used (a directory no longer walked drops out). Files beyond MaxFiles are
+// removed, least recently written first.
+func (c *Cache) Save() error {
+	if c == nil || c.dir == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for v, vw := range c.views {
+		if !vw.dirty && len(vw.used) == len(vw.recs) {
+			continue
+		}
+		recs := make(map[string]*Record, len(vw.used))
+		for d := range vw.used {
+			if r, ok := vw.recs[d]; ok {
+				recs[d] = r
+			}
+		}
+		b, err := Encode(v, recs)
+		if err == nil {
+			err = writePrivate(c.dir, c.fileOf(v), b)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		vw.recs, vw.dirty = recs, false
+	}
+	c.prune()
+	return errors.Join(errs...)
+}
+
+// prune removes the oldest cache files beyond MaxFiles.
+func (c *Cache) prune() {
+	ents, err := os.ReadDir(c.dir)
+	if err != nil || len(ents) <= MaxFiles {
+		return
+	}
+	type file struct {
+		p string
+		t time.Time
+	}
+	var fs []file
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			fs = append(fs, file{filepath.Join(c.dir, e.Name()), fi.ModTime()})
+		}
+	}
+	sort.Slice(fs, func(i, j int) bool { return fs[i].t.After(fs[j].t) })
+	for i := MaxFiles; i < len(fs); i++ {
+		os.Remove(fs[i].p)
+	}
+}

@@ -1,0 +1,127 @@
+package dircache
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ctimeFS are the file systems whose directories' ctime changes with every
+// entry added, removed or renamed, from the kernel's clock (statfs f_type).
+// Network and FUSE file systems report what a server says; overlayfs and
+// vfat are left out too: their directories are read each time.
+var ctimeFS = map[int64]bool{
+	0xEF53:     true, // ext2/3/4
+	0x58465342: true, // xfs
+	0x9123683E: true, // btrfs
+	0x01021994: true, // tmpfs
+	0xF2F52010: true, // f2fs
+	0x2FC12FC1: true, // zfs
+	0xCA451A4E: true, // bcachefs
+}
+
+func keyOf(st *unix.Stat_t) Key {
+	// The ctime, never the mtime: an agent can set a directory's mtime back
+	// with utimes(2) after planting a file in it, but not its ctime (see the
+	// package doc).
+	return Key{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec}
+}
+
+// stat returns dir's key, and false when dir is no directory or lies on a
+// file system whose ctimes are not trusted.
+func (c *Cache) stat(dir string) (Key, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return Key{}, false
+	}
+	c.mu.Lock()
+	ok, known := c.fsOK[st.Dev]
+	c.mu.Unlock()
+	if !known {
+		var sf unix.Statfs_t
+		ok = unix.Statfs(dir, &sf) == nil && ctimeFS[int64(sf.Type)]
+		c.mu.Lock()
+		c.fsOK[st.Dev] = ok
+		c.mu.Unlock()
+	}
+	return keyOf(&st), ok
+}
+
+func fstatKey(f *os.File) (Key, bool) {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return Key{}, false
+	}
+	return keyOf(&st), st.Mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// private checks that dir is a directory of the user's, writable by no one
+// else (no symlink followed).
+func private(dir string, uid int) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return fmt.Errorf("dircache: %w", err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("dircache: %s is not a directory: cache off", dir)
+	case int(st.Uid) != uid:
+		return fmt.Errorf("dircache: %s is owned by uid %d, not %d: cache off", dir, st.Uid, uid)
+	case st.Mode&0o022 != 0:
+		return fmt.Errorf("dircache: %s is writable by others (mode %#o): cache off", dir, st.Mode&0o777)
+	}
+	return nil
+}
+
+// readPrivate reads a cache file that is a regular file of the user's,
+// with one link, writable by no one else, and not too big.
+func readPrivate(p string, uid int) ([]byte, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	// Fail closed: a file someone else could have written decides nothing.
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != uid || st.Mode&0o022 != 0 || st.Nlink != 1 || st.Size > MaxFile {
+		return nil, fmt.Errorf("dircache: %s: not a private regular file of uid %d", p, uid)
+	}
+	// One read of the size fstat gave (a file that grew since is cut there,
+	// and its checksum fails).
+	b := make([]byte, st.Size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// writePrivate replaces p with data (a new file, 0600, renamed over it).
+func writePrivate(dir, p string, data []byte) error {
+	tmp := filepath.Join(dir, ".tmp-"+strconv.FormatInt(time.Now().UnixNano(), 36)+"-"+strconv.Itoa(os.Getpid()))
+	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("dircache: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("dircache: %w", err)
+	}
+	return nil
+}

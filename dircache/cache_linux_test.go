@@ -1,0 +1,292 @@
+package dircache
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+)
+
+func all(string, fs.FileMode) bool { return true }
+
+func names(ents []fs.DirEntry) []string {
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func mustWrite(t *testing.T, p string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// open returns a cache in a fresh state directory whose clock runs ahead by
+// ahead, so that directories made by the test count as settled.
+func open(t *testing.T, state string, ahead time.Duration) *Cache {
+	t.Helper()
+	c, err := Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.now = func() time.Time { return time.Now().Add(ahead) }
+	return c
+}
+
+// read is one run: open, read dir, save; it returns the names and whether
+// the cache answered.
+func read(t *testing.T, state, dir string) ([]string, bool) {
+	t.Helper()
+	c := open(t, state, time.Hour)
+	ents, total, _, err := c.ReadDir("v", dir, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != len(ents) {
+		t.Fatalf("total %d, %d entries kept of all", total, len(ents))
+	}
+	if err := c.Save(); err != nil {
+		t.Fatal(err)
+	}
+	hits, _ := c.Stats()
+	return names(ents), hits == 1
+}
+
+func TestHitOnUnchanged(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	mustWrite(t, filepath.Join(dir, "a"))
+	if _, hit := read(t, state, dir); hit {
+		t.Fatal("first run answered from an empty cache")
+	}
+	got, hit := read(t, state, dir)
+	if !hit || len(got) != 1 || got[0] != "a" {
+		t.Fatalf("second run: hit %v, %v; want a hit with [a]", hit, got)
+	}
+}
+
+// TestPlantWithMtimeReset is the agent's attack on a cache keyed by mtime:
+// it plants a file and sets its directory's mtime (and atime) back with
+// utimes(2), as `touch -d` does. The next run must read the directory and
+// see the file: the key is the ctime, which utimes changes too.
+func TestPlantWithMtimeReset(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	mustWrite(t, filepath.Join(dir, "a"))
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	read(t, state, dir)
+	mustWrite(t, filepath.Join(dir, ".envrc"))
+	if err := os.Chtimes(dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(dir); !fi.ModTime().Equal(old) {
+		t.Fatalf("the mtime was not set back (the test is broken): %v", fi.ModTime())
+	}
+	got, hit := read(t, state, dir)
+	if hit || len(got) != 2 {
+		t.Fatalf("after a planted file and the mtime set back: hit %v, %v; want a read with [.envrc a]", hit, got)
+	}
+}
+
+// TestHostCreates: a file the host creates between two runs is seen.
+func TestHostCreates(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	read(t, state, dir)
+	mustWrite(t, filepath.Join(dir, ".env"))
+	if got, hit := read(t, state, dir); hit || len(got) != 1 {
+		t.Fatalf("hit %v, %v; want a read with [.env]", hit, got)
+	}
+}
+
+// TestReplacedDir: another directory renamed into the path (same names,
+// other contents) is not the recorded one.
+func TestReplacedDir(t *testing.T) {
+	state, base := t.TempDir(), t.TempDir()
+	dir := filepath.Join(base, "d")
+	os.Mkdir(dir, 0o755)
+	read(t, state, dir)
+	other := filepath.Join(base, "o")
+	os.Mkdir(other, 0o755)
+	mustWrite(t, filepath.Join(other, "id_rsa"))
+	os.Remove(dir)
+	if err := os.Rename(other, dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, hit := read(t, state, dir); hit || len(got) != 1 {
+		t.Fatalf("hit %v, %v; want a read with [id_rsa]", hit, got)
+	}
+}
+
+// TestRecentNotKept: a directory changed within Margin of the read is not
+// remembered (a second change in the same clock tick could keep its ctime).
+func TestRecentNotKept(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	for i := 0; i < 2; i++ {
+		c := open(t, state, 0)
+		c.ReadDir("v", dir, all)
+		c.Save()
+		if hits, _ := c.Stats(); hits != 0 {
+			t.Fatal("a directory changed just now was answered from the cache")
+		}
+	}
+}
+
+// TestKeep: only kept entries come back, from a read and from the cache
+// alike, with the total count.
+func TestKeep(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	for _, n := range []string{"a", "b", ".env"} {
+		mustWrite(t, filepath.Join(dir, n))
+	}
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	keep := func(n string, t fs.FileMode) bool { return t.IsDir() || n == ".env" }
+	for i := 0; i < 2; i++ {
+		c := open(t, state, time.Hour)
+		ents, total, _, err := c.ReadDir("v", dir, keep)
+		if err != nil || total != 4 || len(ents) != 2 {
+			t.Fatalf("run %d: %v total %d err %v", i, names(ents), total, err)
+		}
+		for _, e := range ents {
+			if (e.Name() == "sub") != e.IsDir() {
+				t.Errorf("run %d: %s has type %v", i, e.Name(), e.Type())
+			}
+		}
+		c.Save()
+	}
+}
+
+// TestViews: a record of one view does not answer another.
+func TestViews(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	mustWrite(t, filepath.Join(dir, "a"))
+	c := open(t, state, time.Hour)
+	c.ReadDir("v1", dir, func(string, fs.FileMode) bool { return false })
+	c.Save()
+	c = open(t, state, time.Hour)
+	ents, _, _, _ := c.ReadDir("v2", dir, all)
+	if hits, _ := c.Stats(); hits != 0 || len(ents) != 1 {
+		t.Fatalf("view v2 answered by v1's record: %v", names(ents))
+	}
+}
+
+// TestFailClosed: a cache file that is corrupt, truncated, of another view,
+// a symlink, writable by others or owned by another user is ignored (the
+// directory is read) and rewritten.
+func TestFailClosed(t *testing.T) {
+	damage := map[string]func(t *testing.T, c *Cache, file string){
+		"flipped byte": func(t *testing.T, c *Cache, f string) {
+			b, _ := os.ReadFile(f)
+			b[len(magic)+3] ^= 1
+			os.WriteFile(f, b, 0o600)
+		},
+		"truncated": func(t *testing.T, c *Cache, f string) {
+			b, _ := os.ReadFile(f)
+			os.WriteFile(f, b[:len(b)-1], 0o600)
+		},
+		"empty": func(t *testing.T, c *Cache, f string) { os.WriteFile(f, nil, 0o600) },
+		"other view": func(t *testing.T, c *Cache, f string) {
+			b, _ := os.ReadFile(c.fileOf("other"))
+			os.WriteFile(f, b, 0o600)
+		},
+		"symlink": func(t *testing.T, c *Cache, f string) {
+			os.Rename(f, f+".real")
+			os.Symlink(f+".real", f)
+		},
+		"group-writable": func(t *testing.T, c *Cache, f string) { os.Chmod(f, 0o620) },
+		"hard link":      func(t *testing.T, c *Cache, f string) { os.Link(f, f+".2") },
+		"foreign owner":  func(t *testing.T, c *Cache, f string) { c.uid++ },
+	}
+	for name, fn := range damage {
+		t.Run(name, func(t *testing.T) {
+			state, dir := t.TempDir(), t.TempDir()
+			c := open(t, state, time.Hour)
+			c.ReadDir("v", dir, all)
+			c.ReadDir("other", dir, all)
+			c.Save()
+			// A record that would hide a planted file, were it trusted.
+			mustWrite(t, filepath.Join(dir, ".env"))
+			c = open(t, state, time.Hour)
+			f := c.fileOf("v")
+			b, _ := os.ReadFile(f)
+			recs, err := Parse(b, "v")
+			if err != nil || len(recs) != 1 {
+				t.Fatalf("the cache file did not hold the record (the test is broken): %v", err)
+			}
+			key, _ := c.stat(dir)
+			recs[dir].Key = key // as if the planted file had not changed dir
+			b, _ = Encode("v", recs)
+			os.WriteFile(f, b, 0o600)
+			if ents, _, _, _ := open(t, state, time.Hour).ReadDir("v", dir, all); len(ents) != 0 {
+				t.Fatalf("the forged record was not trusted (the test is broken): %v", names(ents))
+			}
+			fn(t, c, f)
+			ents, _, _, err := c.ReadDir("v", dir, all)
+			if err != nil || len(ents) != 1 {
+				t.Fatalf("%s cache file trusted: %v %v", name, names(ents), err)
+			}
+			if hits, _ := c.Stats(); hits != 0 {
+				t.Fatalf("%s cache file answered", name)
+			}
+		})
+	}
+}
+
+// TestPrivateDir: a cache directory writable by others, or not a
+// directory, turns the cache off; reads still work.
+func TestPrivateDir(t *testing.T) {
+	base, dir := t.TempDir(), t.TempDir()
+	state := filepath.Join(base, "dc")
+	os.Mkdir(state, 0o777)
+	os.Chmod(state, 0o777)
+	c, err := Open(state)
+	if err == nil {
+		t.Fatal("a cache directory writable by all was accepted")
+	}
+	mustWrite(t, filepath.Join(dir, "a"))
+	for i := 0; i < 2; i++ {
+		if ents, _, _, err := c.ReadDir("v", dir, all); err != nil || len(ents) != 1 {
+			t.Fatalf("read through an off cache: %v %v", names(ents), err)
+		}
+		c.Save()
+	}
+	if ents, _ := os.ReadDir(state); len(ents) != 0 {
+		t.Fatalf("an off cache wrote %v", ents)
+	}
+	link := filepath.Join(base, "link")
+	os.Symlink(t.TempDir(), link)
+	if _, err := Open(link); err == nil {
+		t.Fatal("a symlinked cache directory was accepted")
+	}
+}
+
+// TestErrors: a missing or unreadable directory gives os's errors.
+func TestErrors(t *testing.T) {
+	c := open(t, t.TempDir(), time.Hour)
+	if _, _, _, err := c.ReadDir("v", filepath.Join(t.TempDir(), "nope"), all); !os.IsNotExist(err) {
+		t.Fatalf("missing directory: %v", err)
+	}
+}
+
+// TestSaveDropsUnused: a directory not looked up in a run leaves the file.
+func TestSaveDropsUnused(t *testing.T) {
+	state, a, b := t.TempDir(), t.TempDir(), t.TempDir()
+	c := open(t, state, time.Hour)
+	c.ReadDir("v", a, all)
+	c.ReadDir("v", b, all)
+	c.Save()
+	c = open(t, state, time.Hour)
+	c.ReadDir("v", a, all)
+	c.Save()
+	data, _ := os.ReadFile(c.fileOf("v"))
+	recs, err := Parse(data, "v")
+	if err != nil || len(recs) != 1 || recs[a] == nil {
+		t.Fatalf("after a run that read only %s: %v %v", a, recs, err)
+	}
+}

@@ -1,0 +1,34 @@
+// Package dircache remembers, between runs, what a walk of the host's trees
+// kept of each directory, so that a start reads again only the directories
+// that changed since the last one: on an unchanged tree a start costs one
+// lstat(2) per directory instead of a getdents(2) of every entry and a
+// match of every name.
+//
+// A directory's record is keyed by its path and by the (device, inode,
+// change time) of the directory at that path. Adding, removing or renaming
+// an entry changes the directory's ctime, and so does any change to the
+// directory's own inode (mode, owner, utimes). The ctime, not the mtime:
+// utimes(2) sets the mtime to any value, so an agent that plants a file can
+// put its directory's mtime back, but nobody can set a ctime (it is the
+// clock's time at the change, and setting the clock needs CAP_SYS_TIME in
+// the host's user namespace). A record whose ctime is within Margin of the
+// moment it was read is not kept (a second change in the same clock tick
+// could leave the ctime equal), and only file systems whose ctime behaves
+// so are cached (ext2/3/4, xfs, btrfs, tmpfs, f2fs, zfs, bcachefs); every
+// other directory is read each time.
+//
+// Records live in one file per view (a caller's walk: its rules and root)
+// in a directory of jail's state directory, which no sandbox can see or
+// write (package sandbox masks it). The cache fails closed: a file that is
+// not a regular file owned by the user and writable by no one else, that is
+// truncated, corrupt (a SHA-256 trailer covers it), of another view or
+// larger than MaxFile is ignored and rebuilt; a cache directory owned by
+// another user or writable by others turns the cache off (every directory
+// is read). A lookup never skips a directory: a miss reads it.
+//
+// The caller's keep function chooses the entries kept of each directory; it
+// must depend only on the view, the directory's path and the entry's name
+// and type, so that a kept record equals what a fresh read would keep.
+//
+// It imports no other jail package.
+package dircache

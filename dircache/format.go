@@ -1,0 +1,221 @@
+package dircache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+)
+
+// The file format (all integers unsigned varints, ctime a signed one):
+//
+//	"JAILDC1\n" len(view) view
+//	{ len(dir) dir dev ino ctime total n { type len(name) name }*n }*
+//	sha256(everything before)
+//
+// Records are sorted by dir, and names within a record (each once).
+const magic = "JAILDC1\n"
+
+// MaxFile bounds a cache file (a bigger one is ignored).
+const MaxFile = 64 << 20
+
+// Key is what a directory's record is valid for.
+type Key struct {
+	Dev, Ino uint64
+	Ctime    int64 // nanoseconds since the epoch
+}
+
+// Entry is one kept name of a directory.
+type Entry struct {
+	Name string
+	Type fs.FileMode // the type bits only (fs.ModeType)
+}
+
+// Record is what was kept of one directory.
+type Record struct {
+	Key   Key
+	Total int // entries the directory had in all
+	Ents  []Entry
+}
+
+// type codes on disk
+var typeCodes = []fs.FileMode{0, fs.ModeDir, fs.ModeSymlink, fs.ModeNamedPipe, fs.ModeSocket,
+	fs.ModeDevice | fs.ModeCharDevice, fs.ModeDevice, fs.ModeIrregular}
+
+func typeCode(t fs.FileMode) (byte, bool) {
+	for i, c := range typeCodes {
+		if c == t&fs.ModeType {
+			return byte(i), true
+		}
+	}
+	return 0, false
+}
+
+var errFormat = errors.New("dircache: malformed cache file")
+
+// Encode returns the file for view's records.
+func Encode(view string, recs map[string]*Record) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(magic)
+	putStr(&b, view)
+	dirs := make([]string, 0, len(recs))
+	for d := range recs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	var tmp [binary.MaxVarintLen64]byte
+	for _, d := range dirs {
+		r := recs[d]
+		putStr(&b, d)
+		b.Write(tmp[:binary.PutUvarint(tmp[:], r.Key.Dev)])
+		b.Write(tmp[:binary.PutUvarint(tmp[:], r.Key.Ino)])
+		b.Write(tmp[:binary.PutVarint(tmp[:], r.Key.Ctime)])
+		b.Write(tmp[:binary.PutUvarint(tmp[:], uint64(r.Total))])
+		b.Write(tmp[:binary.PutUvarint(tmp[:], uint64(len(r.Ents)))])
+		es := append([]Entry(nil), r.Ents...)
+		sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+		for _, e := range es {
+			c, ok := typeCode(e.Type)
+			if !ok {
+				return nil, fmt.Errorf("dircache: %s/%s: type %v cannot be stored", d, e.Name, e.Type)
+			}
+			b.WriteByte(c)
+			putStr(&b, e.Name)
+		}
+	}
+	sum := sha256.Sum256(b.Bytes())
+	b.Write(sum[:])
+	return b.Bytes(), nil
+}
+
+func putStr(b *bytes.Buffer, s string) {
+	var tmp [binary.MaxVarintLen64]byte
+	b.Write(tmp[:binary.PutUvarint(tmp[:], uint64(len(s)))])
+	b.WriteString(s)
+}
+
+// Parse reads a cache file of view. Anything it cannot read exactly as
+// Encode writes it is an error: the caller then ignores the whole file.
+func Parse(data []byte, view string) (map[string]*Record, error) {
+	if len(data) > MaxFile || len(data) < len(magic)+sha256.Size || string(data[:len(magic)]) != magic {
+		return nil, errFormat
+	}
+	body := data[:len(data)-sha256.Size]
+	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], data[len(body):]) {
+		return nil, fmt.Errorf("%w (checksum)", errFormat)
+	}
+	// One string for the whole body: names and paths are slices of it.
+	p := parser{s: string(body[len(magic):])}
+	if v, ok := p.str(); !ok || v != view {
+		return nil, fmt.Errorf("%w (another view)", errFormat)
+	}
+	// Sized for the file (a record takes 40 bytes or more when its path is
+	// 30 long): no rehash while it fills, up to 65,536 records.
+	recs := make(map[string]*Record, min(len(p.s)/40, 1<<16))
+	var slab []Record
+	var ents []Entry
+	prev := ""
+	for len(p.s) > 0 {
+		d, ok := p.str()
+		if !ok || !validDir(d) || d <= prev {
+			return nil, fmt.Errorf("%w (directory)", errFormat)
+		}
+		prev = d
+		if len(slab) == 0 {
+			slab = make([]Record, 256)
+		}
+		r := &slab[0]
+		slab = slab[1:]
+		var total, n uint64
+		var ok1, ok2, ok3, ok4, ok5 bool
+		r.Key.Dev, ok1 = p.uvarint()
+		r.Key.Ino, ok2 = p.uvarint()
+		r.Key.Ctime, ok3 = p.varint()
+		total, ok4 = p.uvarint()
+		n, ok5 = p.uvarint()
+		// Each entry takes two bytes at least: n is bounded by what is left.
+		if !(ok1 && ok2 && ok3 && ok4 && ok5) || n > uint64(len(p.s))/2 || total < n || total > MaxFile {
+			return nil, fmt.Errorf("%w (record of %s)", errFormat, d)
+		}
+		r.Total = int(total)
+		if uint64(cap(ents)-len(ents)) < n {
+			ents = make([]Entry, 0, max(n, 1024))
+		}
+		start := len(ents)
+		last := ""
+		for i := uint64(0); i < n; i++ {
+			if len(p.s) == 0 || int(p.s[0]) >= len(typeCodes) {
+				return nil, fmt.Errorf("%w (entry type in %s)", errFormat, d)
+			}
+			t := typeCodes[p.s[0]]
+			p.s = p.s[1:]
+			// Names in ascending order: none twice, one way to write a set.
+			name, ok := p.str()
+			if !ok || !validName(name) || name <= last {
+				return nil, fmt.Errorf("%w (entry name in %s)", errFormat, d)
+			}
+			last = name
+			ents = append(ents, Entry{Name: name, Type: t})
+		}
+		r.Ents = ents[start:len(ents):len(ents)]
+		recs[d] = r
+	}
+	return recs, nil
+}
+
+type parser struct{ s string }
+
+// uvarint is binary.Uvarint on a string; a value not in its shortest
+// form is refused (the file would not be canonical).
+func (p *parser) uvarint() (uint64, bool) {
+	var v uint64
+	for i := 0; i < len(p.s) && i < binary.MaxVarintLen64; i++ {
+		b := p.s[i]
+		if i == binary.MaxVarintLen64-1 && b > 1 {
+			return 0, false // overflow
+		}
+		v |= uint64(b&0x7f) << (7 * i)
+		if b < 0x80 {
+			if b == 0 && i > 0 {
+				return 0, false // not the shortest form
+			}
+			p.s = p.s[i+1:]
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+func (p *parser) varint() (int64, bool) {
+	u, ok := p.uvarint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
+	}
+	return x, ok
+}
+
+func (p *parser) str() (string, bool) {
+	l, ok := p.uvarint()
+	if !ok || l > uint64(len(p.s)) {
+		return "", false
+	}
+	s := p.s[:l]
+	p.s = p.s[l:]
+	return s, true
+}
+
+// validDir: absolute, clean, no NUL.
+func validDir(d string) bool {
+	return d != "" && d[0] == '/' && path.Clean(d) == d && !strings.ContainsRune(d, 0)
+}
+
+// validName: one path element.
+func validName(n string) bool {
+	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\x00")
+}

@@ -13,6 +13,10 @@
 //		...
 //	}
 //
+// Build the program with CGO_ENABLED=0, as jail itself is: init drops its
+// privileges on every thread with Go's AllThreadsSyscall, which cgo
+// programs cannot use (Start then fails with a line saying so).
+//
 // A started sandbox lives until its main command ends, until Stop or Kill,
 // or, unless Options.Detach, until the program that started it exits. A
 // named sandbox (Options.Name) is reachable from other processes of the

@@ -122,6 +122,14 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 			return nil, fmt.Errorf("a sandbox named %s is running (jail ps); choose another name, or stop it", pol.Name)
 		}
 	}
+	if pol.Cwd == "" {
+		// Where the sandbox starts: this program's directory, as for jail.
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("no current directory: %w (set the policy's Cwd)", err)
+		}
+		pol.Cwd = wd
+	}
 	if err := pol.Check(); err != nil {
 		return nil, err
 	}

@@ -286,11 +286,9 @@ func Open(name string) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sandbox{info: session.Info{Name: e.Name, ID: e.ID, Pid: e.Pid, Control: e.Control, Audit: e.Audit, Log: e.Log, Net: e.Net}}
-	if info, err := s.Inspect(); err == nil {
-		s.info = *info
-	}
-	return s, nil
+	// The registry's record is enough to reach it; Inspect asks for more.
+	return &Sandbox{info: session.Info{Name: e.Name, ID: e.ID, Pid: e.Pid, Control: e.Control, Audit: e.Audit, Log: e.Log, Net: e.Net,
+		Started: e.Started.Format(time.RFC3339), Command: e.Command, Workspace: e.Workspace}}, nil
 }
 
 // Name is the sandbox's name ("" for an unnamed one).

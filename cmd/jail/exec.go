@@ -83,12 +83,21 @@ func runExec(opts *ExecOptions) error {
 		}
 		cmd.Stdout = w
 	}
-	if opts.Tty && opts.Interactive && term.IsTerminal(0) {
+	switch {
+	case opts.Tty && opts.Interactive && term.IsTerminal(0):
+		// Keys go to the sandbox's pty as they are typed (its line
+		// discipline, not ours, makes Ctrl-C a SIGINT).
 		st, err := term.MakeRaw(0)
 		if err == nil {
 			restore = func() { _ = term.Restore(0, st) }
 			defer restore()
 		}
+	case opts.Tty && term.IsTerminal(1):
+		// No input: only output processing is the sandbox pty's alone
+		// (else every newline would become \r\r\n); Ctrl-C still
+		// interrupts jail exec, which passes it on.
+		restore = noOutputProcessing(1)
+		defer restore()
 	}
 	if err := cmd.Start(); err != nil {
 		return execErr(opts.IO, err)

@@ -109,6 +109,10 @@ type initState struct {
 	idle bool
 	// agentRlimits are set on every exec'd command too (Spec.AgentRlimits).
 	agentRlimits []Rlimit
+	// netEnv is what the network hook added to the agent's environment
+	// (the *_PROXY variables): an exec'd command gets it too, unless its
+	// request names the variable itself.
+	netEnv []string
 
 	// mu guards the exec'd commands: pid (also its process group) -> ID.
 	// A command is entered under mu in the same critical section as its
@@ -147,6 +151,7 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 			f.Close()
 		}
 	}
+	var netEnv []string // the network's variables (*_PROXY), exec'd commands' too
 	if cfg, ok := spec.Hooks[HookNetwork]; ok {
 		if h.Network == nil {
 			return nil, errors.New("network configuration given but no network support built in")
@@ -163,13 +168,16 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 			spec.Mounts = append(spec.Mounts, Mount{Kind: KindFile, Path: "/etc/resolv.conf", Data: res.Resolv, FD: -1, Why: "the sandbox's DNS"})
 		}
 		spec.Env = append(spec.Env, res.Env...)
+		netEnv = res.Env
 	}
 	networkDone = MonotonicNS()
 	st, err := setupRest(conn, spec, passed, h, names, files, info)
 	if err != nil {
 		closeFiles()
+		return nil, err
 	}
-	return st, err
+	st.netEnv = netEnv
+	return st, nil
 }
 
 func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []string, files []*os.File, info map[string]string) (*initState, error) {
@@ -782,6 +790,12 @@ func (st *initState) exec(conn *Conn, es *ExecSpec, files []*os.File) {
 		fail(125, fmt.Errorf("exec: %d stdio fds, want 3", len(files)))
 		return
 	}
+	for _, kv := range st.netEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		if !hasEnv(es.Env, name) {
+			es.Env = append(es.Env, kv)
+		}
+	}
 	path, err := lookPathIn(es.Argv[0], es.Env, es.Cwd)
 	if err != nil {
 		code := 125
@@ -932,4 +946,14 @@ func startCommand(es *ExecSpec, path string, stdio []*os.File) (int, error) {
 		return 0, &setupError{code, fmt.Errorf("exec %s: %w", path, err)}
 	}
 	return pid, nil
+}
+
+// hasEnv tells whether env sets name.
+func hasEnv(env []string, name string) bool {
+	for _, kv := range env {
+		if n, _, _ := strings.Cut(kv, "="); n == name {
+			return true
+		}
+	}
+	return false
 }

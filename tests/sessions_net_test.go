@@ -26,6 +26,13 @@ func TestSessionExecEgress(t *testing.T) {
 	if r := curl(netURL(netAPI, f.http, "/")); r.code != 0 || !strings.Contains(r.stdout, netOK) {
 		t.Fatalf("the allowed name through exec: exit %d %q %s", r.code, r.stdout, r.stderr)
 	}
+	// The proxy variables the main command gets (proxy-aware clients)
+	// are an exec'd command's too (the gateway is each sandbox's own).
+	main := sessJail(t, ws, "", append(append([]string{}, flags...), "--", "printenv", "HTTPS_PROXY")...)
+	execd := sessJail(t, ws, "", "exec", name, "--", "printenv", "HTTPS_PROXY")
+	if !strings.HasPrefix(main.stdout, "http://") || !strings.HasPrefix(execd.stdout, "http://") {
+		t.Fatalf("HTTPS_PROXY: jail -- has %q, jail exec has %q", main.stdout, execd.stdout)
+	}
 	if r := curl(netURL(f.rawIP, f.http, "/")); r.code == 0 && strings.Contains(r.stdout, netOK) {
 		t.Fatalf("a raw address through exec got through the allowlist: %q", r.stdout)
 	}

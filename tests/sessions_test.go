@@ -507,3 +507,42 @@ func TestSessionsTwenty(t *testing.T) {
 		t.Fatalf("jail ps lists %d of the 20:\n%s", n, out)
 	}
 }
+
+// jail logs shows a background command's output; -f follows it until the
+// sandbox ends. A run in the foreground can be named and exec'd into too.
+func TestSessionLogsAndForeground(t *testing.T) {
+	ws := workspace(t)
+	m := marker()
+	name := "o" + strings.ReplaceAll(m, ".", "")
+	startSession(t, ws, name, "--", "/bin/sh", "-c", "echo first-"+m+"; sleep 1; echo second-"+m+"; sleep 1")
+	if r := sessJail(t, ws, "", "logs", name); !strings.Contains(r.stdout, "first-"+m) {
+		time.Sleep(500 * time.Millisecond)
+		if r = sessJail(t, ws, "", "logs", name); !strings.Contains(r.stdout, "first-"+m) {
+			t.Fatalf("jail logs: %q %s", r.stdout, r.stderr)
+		}
+	}
+	r := sessJail(t, ws, "", "logs", "-f", name)
+	if !strings.Contains(r.stdout, "second-"+m) || r.code != 0 {
+		t.Fatalf("jail logs -f did not follow to the end: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	// Foreground: jail run --name NAME -- COMMAND.
+	fg := "p" + strings.ReplaceAll(m, ".", "")
+	cmd := exec.Command(jail(t), "run", "--name", fg, "--", "sleep", "30")
+	cmd.Dir = ws
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if r := sessJail(t, ws, "", "exec", fg, "--", "echo", "in-"+fg); r.stdout == "in-"+fg+"\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("could not exec into a foreground named sandbox")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	sessJail(t, ws, "", "kill", "--now", fg)
+	cmd.Wait()
+}

@@ -38,7 +38,11 @@ type execs struct {
 	// argv the supervisor asked for; with one start at a time, which one
 	// it is cannot be mistaken.
 	startMu sync.Mutex
-	// pending is the command being started, until its first exec is seen.
+	// pending is the command being started, until its first exec is seen
+	// (an exec of a direct child of init). An orphan of the sandbox's
+	// (reparented to init) that made itself non-dumpable and execs in
+	// that window could take the label; the command's own exec is then
+	// recorded as unreadable: mislabelled at worst, never unrecorded.
 	pending *ns.ExecSpec
 	closed  bool
 }

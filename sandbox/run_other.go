@@ -57,3 +57,6 @@ func ValidName(name string) error { return nil }
 
 // TerminalFilter is Linux-only.
 func TerminalFilter(allow []string, w io.Writer) (io.Writer, error) { return w, nil }
+
+// RunDir is Linux-only.
+func RunDir() (string, error) { return "", fmt.Errorf("the sandbox needs Linux") }

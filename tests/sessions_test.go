@@ -525,6 +525,10 @@ func TestSessionLogsAndForeground(t *testing.T) {
 	if !strings.Contains(r.stdout, "second-"+m) || r.code != 0 {
 		t.Fatalf("jail logs -f did not follow to the end: exit %d %q %s", r.code, r.stdout, r.stderr)
 	}
+	// The log outlives the sandbox.
+	if r := sessJail(t, ws, "", "logs", name); r.code != 0 || !strings.Contains(r.stdout, "second-"+m) {
+		t.Fatalf("jail logs after the end: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
 	// Foreground: jail run --name NAME -- COMMAND.
 	fg := "p" + strings.ReplaceAll(m, ".", "")
 	cmd := exec.Command(jail(t), "run", "--name", fg, "--", "sleep", "30")

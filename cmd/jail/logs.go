@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/jail-sandbox/jail/sandbox"
@@ -39,6 +40,17 @@ func newLogsCmd(f *factory, runF func(*LogsOptions) error) *command {
 func runLogs(opts *LogsOptions) error {
 	e, err := sandbox.Find(opts.Name)
 	if err != nil {
+		// Ended: its log stays (until a sandbox of that name starts again).
+		dir, derr := sandbox.RunDir()
+		if sandbox.ValidName(opts.Name) != nil || derr != nil {
+			return err
+		}
+		f, ferr := os.Open(filepath.Join(dir, opts.Name+".log"))
+		if ferr != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(opts.IO.Out, f)
 		return err
 	}
 	if e.Log == "" {

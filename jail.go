@@ -20,8 +20,10 @@
 // A started sandbox lives until its main command ends, until Stop or Kill,
 // or, unless Options.Detach, until the program that started it exits. A
 // named sandbox (Options.Name) is reachable from other processes of the
-// same user: Open, and `jail exec NAME -- COMMAND`. Only that user (and
-// root) can reach it: the control socket is 0600 in a 0700 directory and
+// same user running the same program: Open (jail's registry lists only
+// supervisors of the binary that reads it, so `jail exec NAME` reaches the
+// sandboxes jail's own binary started). Only that user (and root) can
+// reach it: the control socket is 0600 in a 0700 directory and
 // the supervisor checks the peer's uid and user namespace.
 //
 // Commands run in the sandbox exactly as its main command does: the same

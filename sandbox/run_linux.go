@@ -160,8 +160,7 @@ type runner struct {
 	ex        execs
 	logPath   string
 	ctlPath   string
-	stopping  bool   // jail stop asked (guarded by mu)
-	release   func() // frees the session's name
+	stopping  bool // jail stop asked (guarded by mu)
 }
 
 // ready tells the session's starter, once, whether the sandbox runs.

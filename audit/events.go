@@ -267,7 +267,7 @@ func (Quarantine) EventType() string { return TypeQuarantine }
 // after a relayed terminal was restored), recorded when it first appears:
 // later notices that are the same thing are counted, not recorded again.
 type Notice struct {
-	Kind     string `json:"kind"`     // "net", "exec", "fs", "limit", "terminal", "setup", "init", "job", "jail"
+	Kind     string `json:"kind"`     // "net", "exec", "fs", "limit", "terminal", "setup", "init", "job", "jail", "session"
 	Severity string `json:"severity"` // "info", "warning", "error"
 	Text     string `json:"text"`     // the line as shown, without "jail: "
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -104,6 +105,25 @@ type initState struct {
 	onAgentThread func(f func())
 	// degraded: no pid namespace; see Spec.Degraded.
 	degraded bool
+	// idle: no agent (Spec.Argv empty); init lives until stopped.
+	idle bool
+	// agentRlimits are set on every exec'd command too (Spec.AgentRlimits).
+	agentRlimits []Rlimit
+	// netEnv is what the network hook added to the agent's environment
+	// (the *_PROXY variables): an exec'd command gets it too, unless its
+	// request names the variable itself.
+	netEnv []string
+
+	// mu guards the exec'd commands: pid (also its process group) -> ID.
+	// A command is entered under mu in the same critical section as its
+	// fork, so the reaper, which looks it up under mu, can never see its
+	// exit first and lose it.
+	mu       sync.Mutex
+	execs    map[int]int
+	stopping bool
+	// wake tells an idle reaper with no child that a command started or a
+	// stop was asked (wait4 has nothing to wait for then).
+	wake chan struct{}
 }
 
 // lockedThread runs functions, one at a time, on one dedicated OS thread.
@@ -131,6 +151,7 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 			f.Close()
 		}
 	}
+	var netEnv []string // the network's variables (*_PROXY), exec'd commands' too
 	if cfg, ok := spec.Hooks[HookNetwork]; ok {
 		if h.Network == nil {
 			return nil, errors.New("network configuration given but no network support built in")
@@ -147,13 +168,16 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 			spec.Mounts = append(spec.Mounts, Mount{Kind: KindFile, Path: "/etc/resolv.conf", Data: res.Resolv, FD: -1, Why: "the sandbox's DNS"})
 		}
 		spec.Env = append(spec.Env, res.Env...)
+		netEnv = res.Env
 	}
 	networkDone = MonotonicNS()
 	st, err := setupRest(conn, spec, passed, h, names, files, info)
 	if err != nil {
 		closeFiles()
+		return nil, err
 	}
-	return st, err
+	st.netEnv = netEnv
+	return st, nil
 }
 
 func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []string, files []*os.File, info map[string]string) (*initState, error) {
@@ -235,9 +259,13 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	}
 	// Resolve the command before the last walls go up (path lookup and errors
 	// need no privilege, but a clear 126/127 beats a seccomp-shaped failure).
-	path, err := lookPath(spec.Argv[0], spec.Env)
-	if err != nil {
-		return nil, err
+	idle := len(spec.Argv) == 0
+	var path string
+	var err error
+	if !idle {
+		if path, err = lookPath(spec.Argv[0], spec.Env); err != nil {
+			return nil, err
+		}
 	}
 	trace("rlimits")
 	onThread := lockedThread()
@@ -308,8 +336,10 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	}
 	trace("go")
 	var pid int
-	onThread(func() { pid, err = startAgent(spec, path, slave) })
-	if err == nil {
+	if !idle {
+		onThread(func() { pid, err = startAgent(spec, path, slave) })
+	}
+	if err == nil && !idle {
 		for _, rl := range spec.AgentRlimits {
 			lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
 			if perr := unix.Prlimit(pid, rl.Resource, &lim, nil); perr != nil {
@@ -328,7 +358,8 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	if err := conn.Send(Message{Type: MsgStarted, Pid: pid}); err != nil {
 		return nil, err
 	}
-	return &initState{agent: pid, onAgentThread: onThread, dial: h.Dial, degraded: spec.Degraded}, nil
+	return &initState{agent: pid, onAgentThread: onThread, dial: h.Dial, degraded: spec.Degraded,
+		idle: idle, agentRlimits: spec.AgentRlimits, execs: map[int]int{}, wake: make(chan struct{}, 1)}, nil
 }
 
 // LoopbackUp sets IFF_UP on lo of the calling thread's network namespace (a new
@@ -583,14 +614,21 @@ var forwarded = []os.Signal{
 func (st *initState) serveRequests(conn *Conn) {
 	for {
 		m, files, err := conn.Recv()
-		for _, f := range files {
-			f.Close() // the supervisor sends no fds after the start
-		}
 		if err != nil {
 			return
 		}
-		if m.Type == MsgSignal {
+		if m.Type == MsgExec && m.Exec != nil {
+			st.exec(conn, m.Exec, files)
+		}
+		for _, f := range files {
+			f.Close() // init's copies: the command has its own
+		}
+		switch m.Type {
+		case MsgSignal:
 			st.signal(m)
+			continue
+		case MsgStop:
+			st.stop()
 			continue
 		}
 		if m.Type != MsgDial {
@@ -617,6 +655,20 @@ func (st *initState) serveRequests(conn *Conn) {
 // process group (the agent leads its group), from the agent's thread.
 func (st *initState) signal(m Message) {
 	sig := syscall.Signal(m.Signal)
+	if m.ID != 0 {
+		st.mu.Lock()
+		pgid := 0
+		for pid, id := range st.execs {
+			if id == m.ID {
+				pgid = pid
+			}
+		}
+		st.mu.Unlock()
+		if pgid > 0 && sig > 0 && sig < 65 {
+			st.onAgentThread(func() { _ = unix.Kill(-pgid, sig) })
+		}
+		return
+	}
 	switch sig {
 	case unix.SIGTSTP, unix.SIGSTOP, unix.SIGCONT, unix.SIGWINCH:
 	default:
@@ -636,6 +688,15 @@ func (st *initState) reap(conn *Conn) int {
 	go func() {
 		for s := range initSignals {
 			sig := s.(syscall.Signal)
+			if st.idle {
+				// No agent to pass it to (kill(0) would signal init's own
+				// group): an interrupt stops the sandbox, as jail stop does.
+				switch sig {
+				case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP:
+					st.stop()
+				}
+				continue
+			}
 			st.onAgentThread(func() { _ = unix.Kill(st.agent, sig) })
 		}
 	}()
@@ -649,10 +710,23 @@ func (st *initState) reap(conn *Conn) int {
 		if err == unix.EINTR {
 			continue
 		}
+		if err == unix.ECHILD && st.idle {
+			st.mu.Lock()
+			stopping := st.stopping
+			st.mu.Unlock()
+			if stopping {
+				break // stopped, and every command has ended
+			}
+			<-st.wake // nothing to wait for until a command starts or a stop comes
+			continue
+		}
 		if err != nil {
 			return 125 // ECHILD before the agent was seen: cannot happen
 		}
-		if pid != st.agent {
+		if pid != st.agent || st.idle {
+			if ws.Exited() || ws.Signaled() {
+				st.execEnded(conn, pid, ws)
+			}
 			continue
 		}
 		if ws.Stopped() {
@@ -692,4 +766,194 @@ func (st *initState) reap(conn *Conn) int {
 	msg.Code = code
 	_ = conn.Send(msg)
 	return code
+}
+
+// exec starts one more command in the sandbox on the supervisor's request
+// (jail exec) and answers with its pid, or why it could not start. It is
+// forked from the agent's thread, so it is exactly as walled as the agent:
+// that thread's Landlock domain and cgroup namespace, init's seccomp
+// filters (the exec-notify one included: its execs reach the same
+// listener, hence the same trail), capabilities, no_new_privs, rlimits and
+// cgroup, all inherited across fork; the agent-only rlimits are set on it
+// as on the agent.
+func (st *initState) exec(conn *Conn, es *ExecSpec, files []*os.File) {
+	reply := Message{Type: MsgExecStarted, ID: es.ID}
+	fail := func(code int, err error) {
+		reply.Error, reply.ExitCode = err.Error(), code
+		_ = conn.Send(reply)
+	}
+	if len(es.Argv) == 0 {
+		fail(125, errors.New("no command"))
+		return
+	}
+	if !es.Tty && len(files) != 3 {
+		fail(125, fmt.Errorf("exec: %d stdio fds, want 3", len(files)))
+		return
+	}
+	for _, kv := range st.netEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		if !hasEnv(es.Env, name) {
+			es.Env = append(es.Env, kv)
+		}
+	}
+	path, err := lookPathIn(es.Argv[0], es.Env, es.Cwd)
+	if err != nil {
+		code := 125
+		var se *setupError
+		if errors.As(err, &se) {
+			code = se.code
+		}
+		fail(code, err)
+		return
+	}
+	var master, slave *os.File
+	stdio := files
+	if es.Tty {
+		if master, slave, err = openPty(); err != nil {
+			fail(125, err)
+			return
+		}
+		defer slave.Close()
+		defer master.Close()
+		stdio = []*os.File{slave, slave, slave}
+	}
+	st.mu.Lock()
+	if st.stopping {
+		st.mu.Unlock()
+		fail(125, errors.New("the sandbox is stopping"))
+		return
+	}
+	var pid int
+	st.onAgentThread(func() { pid, err = startCommand(es, path, stdio) })
+	if err == nil {
+		st.execs[pid] = es.ID
+	}
+	st.mu.Unlock()
+	if err != nil {
+		code := 126
+		var se *setupError
+		if errors.As(err, &se) {
+			code = se.code
+		}
+		fail(code, err)
+		return
+	}
+	for _, rl := range st.agentRlimits {
+		lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
+		if perr := unix.Prlimit(pid, rl.Resource, &lim, nil); perr != nil {
+			// Fail closed: no command runs without the sandbox's limits.
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+	reply.Pid = pid
+	if master != nil {
+		_ = conn.Send(reply, master)
+		return
+	}
+	_ = conn.Send(reply)
+}
+
+// execEnded reports an exec'd command's end; other children (orphans
+// reparented to init) are only reaped.
+func (st *initState) execEnded(conn *Conn, pid int, ws unix.WaitStatus) {
+	st.mu.Lock()
+	id, ok := st.execs[pid]
+	delete(st.execs, pid)
+	st.mu.Unlock()
+	if !ok {
+		return
+	}
+	m := Message{Type: MsgExecExit, ID: id, Code: ws.ExitStatus()}
+	if ws.Signaled() {
+		m.Signal = int(ws.Signal())
+		m.Code = 128 + m.Signal
+	}
+	_ = conn.Send(m)
+}
+
+// stop asks everything in the sandbox to end (SIGTERM): jail stop. An idle
+// init then ends when no child is left; with an agent, its end ends all.
+func (st *initState) stop() {
+	st.mu.Lock()
+	st.stopping = true
+	groups := make([]int, 0, len(st.execs))
+	for pid := range st.execs {
+		groups = append(groups, pid)
+	}
+	st.mu.Unlock()
+	st.onAgentThread(func() {
+		if st.idle && !st.degraded {
+			// pid 1's kill(-1) reaches every process of the namespace
+			// (daemons a command left included), never init itself.
+			_ = unix.Kill(-1, unix.SIGTERM)
+		}
+		if st.agent > 0 {
+			_ = unix.Kill(st.agent, unix.SIGTERM)
+		}
+		for _, g := range groups {
+			_ = unix.Kill(-g, unix.SIGTERM)
+		}
+	})
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+}
+
+// lookPathIn is lookPath for a command that starts in dir: a relative
+// path with a slash is resolved against dir, not init's own cwd.
+func lookPathIn(file string, env []string, dir string) (string, error) {
+	if strings.Contains(file, "/") && !filepath.IsAbs(file) && dir != "" {
+		p, err := lookPath(filepath.Join(dir, file), env)
+		if err != nil {
+			return "", err
+		}
+		return p, nil
+	}
+	return lookPath(file, env)
+}
+
+// startCommand forks and execs an exec'd command with the given stdio.
+// With a pty it leads a session of its own with the pty as its
+// controlling terminal; otherwise it gets a process group of its own in
+// init's session, which has no terminal, and its stdio are never one (the
+// supervisor refuses a terminal fd): it cannot reach a host terminal, so
+// TIOCSTI-style injection (CVE-2017-5226) has nothing to aim at.
+func startCommand(es *ExecSpec, path string, stdio []*os.File) (int, error) {
+	attr := &syscall.ProcAttr{
+		Dir:   es.Cwd,
+		Env:   es.Env,
+		Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd()},
+		Sys:   &syscall.SysProcAttr{},
+	}
+	if es.Tty {
+		attr.Sys.Setsid = true
+		attr.Sys.Setctty = true
+		attr.Sys.Ctty = 0 // the child's fd 0, the pty's slave
+	} else {
+		attr.Sys.Setpgid = true
+	}
+	pid, err := syscall.ForkExec(path, es.Argv, attr)
+	if err != nil {
+		code := 126
+		if errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		return 0, &setupError{code, fmt.Errorf("exec %s: %w", path, err)}
+	}
+	return pid, nil
+}
+
+// hasEnv tells whether env sets name.
+func hasEnv(env []string, name string) bool {
+	for _, kv := range env {
+		if n, _, _ := strings.Cut(kv, "="); n == name {
+			return true
+		}
+	}
+	return false
 }

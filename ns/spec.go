@@ -93,10 +93,12 @@ type Spec struct {
 	Hostname string  `json:"hostname"`
 	// LoopbackUp brings up lo in the sandbox's new network namespace (it
 	// starts down), for --net none.
-	LoopbackUp bool    `json:"loopback_up,omitempty"`
-	Cwd        string  `json:"cwd"`
-	Argv       Strings `json:"argv"`
-	Env        Strings `json:"env"`
+	LoopbackUp bool   `json:"loopback_up,omitempty"`
+	Cwd        string `json:"cwd"`
+	// Argv is the agent's command; empty, init starts none and stays idle
+	// until stopped, serving exec requests (jail run -d without a command).
+	Argv Strings `json:"argv"`
+	Env  Strings `json:"env"`
 	// Pty asks init to allocate a terminal in the sandbox's devpts for the agent
 	// and pass its master to the supervisor.
 	Pty bool `json:"pty,omitempty"`
@@ -188,8 +190,37 @@ const (
 	MsgStopped = "stopped"
 	// MsgSignal: supervisor -> init: send Signal to the agent, or with
 	// Group to its process group (SIGTSTP, SIGCONT, SIGWINCH of job control).
+	// With ID, to the process group of that exec'd command (any signal:
+	// the user's own command).
 	MsgSignal = "signal"
+	// MsgExec: supervisor -> init: start one more command (Exec) in the
+	// sandbox, as the agent was started (same thread, namespaces, walls and
+	// limits). Without Exec.Tty, exactly three fds travel with it: the
+	// command's stdin, stdout and stderr (never a terminal: the supervisor
+	// refuses one). With Tty, none: init allocates a pty in the sandbox's
+	// devpts and answers with its master.
+	MsgExec = "exec"
+	// MsgExecStarted: init -> supervisor: command ID runs as Pid (with
+	// Tty, the pty master is the one fd); or Error and ExitCode (126, 127,
+	// 125) when it could not start.
+	MsgExecStarted = "exec-started"
+	// MsgExecExit: init -> supervisor: command ID ended (Code, Signal).
+	MsgExecExit = "exec-exit"
+	// MsgStop: supervisor -> init: SIGTERM to the agent and every exec'd
+	// command's process group; an idle init ends once none is left.
+	MsgStop = "stop"
 )
+
+// ExecSpec is one more command to start in a running sandbox (jail exec).
+type ExecSpec struct {
+	ID   int     `json:"id"`
+	Argv Strings `json:"argv"`
+	Env  Strings `json:"env"`
+	Cwd  string  `json:"cwd"`
+	// Tty gives the command a pty of the sandbox's own devpts as its
+	// controlling terminal and stdio (a session of its own).
+	Tty bool `json:"tty,omitempty"`
+}
 
 // Levels of a MsgLog.
 const (
@@ -214,6 +245,9 @@ type Message struct {
 	Info     map[string]string `json:"info,omitempty"`
 	// Group sends a MsgSignal to the agent's process group.
 	Group bool `json:"group,omitempty"`
+	// ID names an exec'd command (MsgExec*, MsgSignal); Exec is MsgExec's.
+	ID   int       `json:"id,omitempty"`
+	Exec *ExecSpec `json:"exec,omitempty"`
 	// Level and Text of a MsgLog.
 	Level string `json:"level,omitempty"`
 	Text  string `json:"text,omitempty"`

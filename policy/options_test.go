@@ -67,11 +67,12 @@ func TestOptionsTable(t *testing.T) {
 		}
 	}
 	// Every field but the command, where it starts (the process's own
-	// directory) and the readers' notices has an option.
+	// directory), the readers' notices and a session's name (jail run
+	// --name: a verb's flag, never a config key) has an option.
 	rv := reflect.ValueOf(&p).Elem()
 	for i := 0; i < rv.NumField(); i++ {
 		f := rv.Type().Field(i)
-		if f.Name == "Command" || f.Name == "Cwd" || f.Name == "Notices" {
+		if f.Name == "Command" || f.Name == "Cwd" || f.Name == "Notices" || f.Name == "Name" {
 			continue
 		}
 		if _, ok := owner[rv.Field(i).Addr().Pointer()]; !ok {

@@ -21,6 +21,10 @@ import (
 // into absolute, symlink-free host paths.
 type Policy struct {
 	Command []string `json:"command"`
+	// Name names a session (jail run -d --name): a long-lived sandbox that
+	// jail exec, stop, kill, logs and inspect reach by it; unique among the
+	// user's running sandboxes. Empty for a plain run.
+	Name string `json:"name,omitempty"`
 	// Workspace is writable unless ReadOnly. Empty: the top level of the
 	// git work tree Cwd is in, else Cwd (the sandbox decides, and says so).
 	Workspace string `json:"workspace"`

@@ -1,10 +1,8 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/session"
 )
 
 // This file: the supervisor's control socket. `jail kill` asks through it
@@ -29,20 +28,12 @@ const (
 	ctlStop = "stop" // SIGTERM to the command, everything killed after --kill-grace (jail kill)
 )
 
-type ctlRequest struct {
-	Op string `json:"op"`
-}
-
-type ctlReply struct {
-	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"`
-}
-
 // ctlCall is a request on its way to the main loop.
 type ctlCall struct {
-	op   string
-	who  *audit.Requester
-	done chan struct{}
+	op     string
+	who    *audit.Requester
+	reason string // jail kill --reason
+	done   chan struct{}
 }
 
 // maxSunPath is the size of sockaddr_un's sun_path, NUL included.
@@ -93,43 +84,81 @@ func (r *runner) serveControl() (path string, stop func()) {
 	return path, func() { ln.Close() }
 }
 
-func (r *runner) handleControl(c *net.UnixConn) {
+func (r *runner) handleControl(uc *net.UnixConn) {
+	c := session.NewConn(uc)
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	reply := func(rep ctlReply) { _ = json.NewEncoder(c).Encode(rep) }
-	cred, err := peerCred(c)
+	_ = uc.SetDeadline(time.Now().Add(5 * time.Second))
+	reply := func(rep session.Reply) { _ = c.Send(rep) }
+	cred, err := peerCred(uc)
 	if err != nil {
-		reply(ctlReply{Error: err.Error()})
+		reply(session.Reply{Error: err.Error()})
 		return
 	}
-	// Only the user who started the sandbox (or root) may stop it. The
+	// Only the user who started the sandbox (or root) may drive it. The
 	// directory already keeps others out; the check does not rely on it.
 	if int(cred.Uid) != os.Getuid() && cred.Uid != 0 {
-		reply(ctlReply{Error: "permission denied: not the sandbox's user"})
+		reply(session.Reply{Error: "permission denied: not the sandbox's user"})
 		return
 	}
-	var req ctlRequest
-	if err := json.NewDecoder(io.LimitReader(c, 4096)).Decode(&req); err != nil {
-		reply(ctlReply{Error: "bad request: " + err.Error()})
+	// A process inside any sandbox runs as the same host uid as its user
+	// (unprivileged jail): the uid check alone would let an agent that
+	// reached a socket (a visible state directory, an inherited fd) exec
+	// into, stop or kill sandboxes. Its user namespace gives it away.
+	if !sameUserNS(int(cred.Pid)) {
+		reply(session.Reply{Error: "permission denied: the peer is inside a sandbox"})
 		return
 	}
-	if req.Op != ctlKill && req.Op != ctlStop {
-		reply(ctlReply{Error: fmt.Sprintf("unknown operation %q", req.Op)})
+	var req session.Request
+	files, err := c.Recv(&req)
+	if err != nil {
+		reply(session.Reply{Error: "bad request: " + err.Error()})
 		return
 	}
-	call := ctlCall{op: req.Op, who: &audit.Requester{PID: int(cred.Pid), UID: int(cred.Uid)}, done: make(chan struct{})}
+	who := &audit.Requester{PID: int(cred.Pid), UID: int(cred.Uid)}
+	switch req.Op {
+	case ctlKill, ctlStop:
+	case session.OpExec:
+		_ = uc.SetDeadline(time.Time{}) // as long as the command runs
+		r.handleExec(c, req, files, who)
+		return
+	case session.OpInspect:
+		closeAll(files)
+		reply(session.Reply{OK: true, Info: r.inspect()})
+		return
+	default:
+		closeAll(files)
+		reply(session.Reply{Error: fmt.Sprintf("unknown operation %q", req.Op)})
+		return
+	}
+	closeAll(files)
+	call := ctlCall{op: req.Op, who: who, reason: req.Reason, done: make(chan struct{})}
 	select {
 	case r.ctlCh <- call:
 	case <-r.ctx.Done():
-		reply(ctlReply{OK: true}) // the sandbox is ending anyway
+		reply(session.Reply{OK: true}) // the sandbox is ending anyway
 		return
 	}
 	select {
 	case <-call.done:
-		reply(ctlReply{OK: true})
+		reply(session.Reply{OK: true})
 	case <-time.After(4 * time.Second):
-		reply(ctlReply{Error: "the supervisor did not answer"})
+		reply(session.Reply{Error: "the supervisor did not answer"})
 	}
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// sameUserNS tells whether pid runs in the supervisor's own user namespace.
+func sameUserNS(pid int) bool {
+	var a, b unix.Stat_t
+	if unix.Stat("/proc/self/ns/user", &a) != nil || unix.Stat(fmt.Sprintf("/proc/%d/ns/user", pid), &b) != nil {
+		return false // fail closed
+	}
+	return a.Dev == b.Dev && a.Ino == b.Ino
 }
 
 func peerCred(c *net.UnixConn) (*unix.Ucred, error) {
@@ -149,18 +178,18 @@ func peerCred(c *net.UnixConn) (*unix.Ucred, error) {
 
 // askControl sends op to the supervisor listening on path and waits for
 // its answer.
-func askControl(path, op string) error {
-	c, err := net.DialTimeout("unix", path, 2*time.Second)
+func askControl(path, op, reason string) error {
+	c, err := session.Dial(path)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(6 * time.Second))
-	if err := json.NewEncoder(c).Encode(ctlRequest{Op: op}); err != nil {
+	_ = c.Unix().SetDeadline(time.Now().Add(6 * time.Second))
+	if err := c.Send(session.Request{Op: op, Reason: reason}); err != nil {
 		return err
 	}
-	var rep ctlReply
-	if err := json.NewDecoder(io.LimitReader(c, 4096)).Decode(&rep); err != nil {
+	var rep session.Reply
+	if _, err := c.Recv(&rep); err != nil {
 		return fmt.Errorf("no answer: %w", err)
 	}
 	if !rep.OK {

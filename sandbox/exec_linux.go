@@ -21,8 +21,23 @@ func (r *runner) serveExecs(l *os.File) {
 		defer r.bg.Done()
 		_ = seccomp.Serve(r.ctx, l, r.guard, func(ev seccomp.ExecEvent) {
 			r.mu.Lock()
-			started := r.agentPid != 0
+			started := r.agentPid != 0 || r.agentStarted()
 			r.mu.Unlock()
+			if started {
+				if es := r.takePending(ev.Pid); es != nil {
+					// An exec'd command's first execve, paused until we
+					// answer: the sandbox's agent-only limits are in force
+					// before it runs (as for the agent, below), and its
+					// unreadable argv is the one jail asked init to run.
+					for _, rl := range r.agentRlimits {
+						lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
+						_ = unix.Prlimit(ev.Pid, rl.Resource, &lim, nil)
+					}
+					if ev.Err != "" && len(ev.Argv) == 0 {
+						ev.Path, ev.Argv, ev.Cwd, ev.Err = es.Argv[0], es.Argv, es.Cwd, ""
+					}
+				}
+			}
 			if !started {
 				// The agent's first exec, paused until we answer: its
 				// address-space and process limits are in force before it

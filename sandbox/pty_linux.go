@@ -125,3 +125,10 @@ func (r *runner) restoreTerminal() {
 		rl.Restore()
 	}
 }
+
+// TerminalFilter wraps w, a terminal, in the filter the pty relay uses,
+// letting through the classes allow names (the allow-terminal option):
+// for jail exec -t, whose output reaches the user's terminal too.
+func TerminalFilter(allow []string, w io.Writer) (io.Writer, error) {
+	return newTermFilter(&policy.Policy{AllowTerminal: allow}, w)
+}

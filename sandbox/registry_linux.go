@@ -33,13 +33,24 @@ type Entry struct {
 	Workspace string    `json:"workspace"`
 	Audit     string    `json:"audit,omitempty"`
 	Control   string    `json:"control,omitempty"` // the supervisor's control socket (jail kill)
+	Name      string    `json:"name,omitempty"`    // a session's name (jail run -d --name)
+	Log       string    `json:"log,omitempty"`     // where a detached supervisor's output goes
+	Net       string    `json:"net,omitempty"`
 }
 
 func registryDir() (string, error) { return statedir.Path(statedir.Run) }
 
 // startTick is pid's start time (0 when gone): with the pid it names one
-// supervisor, so a reused pid is not taken for it.
-func startTick(pid int) uint64 { return procstat.StartTick(pid) }
+// supervisor, so a reused pid is not taken for it. A zombie counts as gone:
+// it runs no more, so its record, name claim or socket is stale (a
+// SIGKILLed detached supervisor may wait a moment to be reaped).
+func startTick(pid int) uint64 {
+	s, err := procstat.Read("", pid)
+	if err != nil || s.State == 'Z' || s.State == 'X' {
+		return 0
+	}
+	return s.StartTime
+}
 
 // register records this supervisor; the returned func removes the record.
 func register(e Entry) func() {
@@ -82,6 +93,11 @@ func List() ([]Entry, error) {
 		if startTick(e.Pid) != e.StartTick || e.StartTick == 0 || (self != "" && exe != self) {
 			if startTick(e.Pid) != e.StartTick {
 				os.Remove(f)
+				// Its control socket goes with it (only one in the
+				// registry directory, where jail puts them).
+				if e.Control != "" && filepath.Dir(e.Control) == dir {
+					os.Remove(e.Control)
+				}
 			}
 			continue
 		}
@@ -109,7 +125,10 @@ func PS(w io.Writer) int {
 // --kill-grace; with now, everything is killed at once. The request goes
 // through each supervisor's control socket, which records who asked and
 // answers once it acted; a sandbox that ends meanwhile counts as stopped.
-func Kill(ids []string, now bool, w io.Writer) int {
+func Kill(ids []string, now bool, w io.Writer) int { return KillWhy(ids, now, "", w) }
+
+// KillWhy is Kill with the reason the trail records.
+func KillWhy(ids []string, now bool, reason string, w io.Writer) int {
 	es, err := List()
 	if err != nil {
 		fmt.Fprintf(w, "jail: %v\n", err)
@@ -121,11 +140,14 @@ func Kill(ids []string, now bool, w io.Writer) int {
 	}
 	code, found := 0, map[string]bool{}
 	for _, e := range es {
-		if !want["all"] && !want[e.ID] && !want[fmt.Sprint(e.Pid)] {
+		if !want["all"] && !want[e.ID] && !want[fmt.Sprint(e.Pid)] && (e.Name == "" || !want[e.Name]) {
 			continue
 		}
 		found[e.ID], found[fmt.Sprint(e.Pid)] = true, true
-		if err := killOne(e, now); err != nil {
+		if e.Name != "" {
+			found[e.Name] = true
+		}
+		if err := killOne(e, now, reason); err != nil {
 			fmt.Fprintf(w, "jail: kill %s (pid %d): %v\n", e.ID, e.Pid, err)
 			code = 1
 		}
@@ -139,13 +161,13 @@ func Kill(ids []string, now bool, w io.Writer) int {
 	return code
 }
 
-func killOne(e Entry, now bool) error {
+func killOne(e Entry, now bool, reason string) error {
 	op := ctlStop
 	if now {
 		op = ctlKill
 	}
 	if e.Control != "" {
-		err := askControl(e.Control, op)
+		err := askControl(e.Control, op, reason)
 		if err == nil || (gone(err) && !alive(e)) {
 			return nil
 		}
@@ -210,4 +232,42 @@ func liveTrails() []string {
 		}
 	}
 	return out
+}
+
+// RunDir is the registry's directory (records, control sockets, name
+// claims, session logs).
+func RunDir() (string, error) { return registryDir() }
+
+// Find returns the running sandbox named name (a session's name, or an id
+// or supervisor pid as jail ps shows them).
+func Find(name string) (Entry, error) {
+	es, err := List()
+	if err != nil {
+		return Entry{}, err
+	}
+	for _, e := range es {
+		if e.Name == name {
+			return e, nil
+		}
+	}
+	for _, e := range es {
+		if e.ID == name || fmt.Sprint(e.Pid) == name {
+			return e, nil
+		}
+	}
+	return Entry{}, fmt.Errorf("no running sandbox %q (jail ps lists them)", name)
+}
+
+// Alive tells whether the supervisor pid of sandbox id still runs.
+func Alive(pid int, id string) bool {
+	es, err := List()
+	if err != nil {
+		return false
+	}
+	for _, e := range es {
+		if e.Pid == pid && e.ID == id {
+			return true
+		}
+	}
+	return false
 }

@@ -32,16 +32,37 @@ import (
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/seccomp"
+	"github.com/jail-sandbox/jail/session"
 	"github.com/jail-sandbox/jail/termfilter"
 )
 
 // Run runs the policy's command in a new sandbox and returns the exit code
 // jail should exit with. Messages for the user go through one notice sink
 // to stderr: at once, or, while a terminal is relayed, after it is restored.
-func Run(p *policy.Policy) int {
+func Run(p *policy.Policy) int { return RunSession(p, SessionOptions{}) }
+
+// SessionOptions make a run a session: named, reachable by jail exec, and
+// telling its starter when it is ready (jail run -d, the Go API).
+type SessionOptions struct {
+	// Ready is called once: with nil when the sandbox runs (the command
+	// started, or init is idle) and its control socket serves, or with why
+	// it could not start.
+	Ready func(info *session.Info, err error)
+	// Lifeline, when set, is watched: its end (EOF: the program that
+	// started the sandbox exited, or closed it) kills the sandbox.
+	Lifeline *os.File
+	// LogPath is where this supervisor's stdout and stderr go (jail logs).
+	LogPath string
+}
+
+// RunSession is Run with session options.
+func RunSession(p *policy.Policy, so SessionOptions) int {
 	// Whatever jail inherited beyond stdio stays with jail.
 	ns.CloexecFrom(3)
-	r := &runner{pol: p, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
+	if so.Lifeline != nil {
+		unix.CloseOnExec(int(so.Lifeline.Fd()))
+	}
+	r := &runner{pol: p, sess: so, logPath: so.LogPath, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
 		startedCh: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
 	r.trace = os.Getenv("JAIL_TRACE") == "1"
 	// No collection during the setup; from the agent's start on, as usual.
@@ -50,6 +71,7 @@ func Run(p *policy.Policy) int {
 	r.notes = notice.New(r.stderr, notice.Options{Quiet: p.Quiet, Verbose: p.Verbose, Trace: r.trace, Record: r.recordNotice})
 	r.tracef("flags, config")
 	code := r.run()
+	r.ready(fmt.Errorf("the sandbox ended before it was ready (exit %d)", code))
 	// The terminal is the user's again: what was held is said now.
 	footer := ""
 	if r.trailPath != "" {
@@ -131,6 +153,28 @@ type runner struct {
 	// dircache, in the state directory): nil on --dry-run.
 	dirs              *dircache.Cache
 	dirHits, dirReads int // the cache's counts at the last trace line
+
+	// Sessions (session_linux.go).
+	sess      SessionOptions
+	readyOnce sync.Once
+	ex        execs
+	logPath   string
+	ctlPath   string
+	stopping  bool // jail stop asked (guarded by mu)
+}
+
+// ready tells the session's starter, once, whether the sandbox runs.
+func (r *runner) ready(err error) {
+	r.readyOnce.Do(func() {
+		if r.sess.Ready == nil {
+			return
+		}
+		if err != nil {
+			r.sess.Ready(nil, err)
+			return
+		}
+		r.sess.Ready(r.inspect(), nil)
+	})
 }
 
 // tracef says, with JAIL_TRACE=1, when a step of the start ended: ms
@@ -254,6 +298,15 @@ func (r *runner) run() int {
 	r.plan = plan
 	r.tracef("plan")
 	r.redact = newRedactor(r.pol, plan.Env)
+	if r.pol.Name != "" && !r.pol.DryRun {
+		release, err := claimName(r.pol.Name)
+		if err != nil {
+			r.errorf("%s", Explain(err))
+			r.ready(err)
+			return ExitSetup
+		}
+		defer release()
+	}
 	// The readers' notices (an unset env name, a created profile path, a
 	// settings key with no equivalent) go through the one notice channel.
 	for _, n := range r.pol.Notices {
@@ -470,8 +523,13 @@ func (r *runner) run() int {
 		auditPath = r.trail.Path()
 	}
 	ctlPath, stopControl := r.serveControl()
+	r.ctlPath = ctlPath
 	defer stopControl()
-	defer register(Entry{ID: r.id, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace, Audit: auditPath, Control: ctlPath})()
+	defer register(Entry{ID: r.id, Name: r.pol.Name, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace,
+		Audit: auditPath, Control: ctlPath, Log: r.logPath, Net: netMode(r.pol)})()
+	if r.sess.Lifeline != nil {
+		go r.watchLifeline()
+	}
 	msgsDone := make(chan struct{})
 	go r.readMessages(msgsDone)
 	r.pruneTrails()
@@ -527,10 +585,26 @@ func (r *runner) run() int {
 			who := fmt.Sprintf("pid %d, uid %d", call.who.PID, call.who.UID)
 			switch call.op {
 			case ctlKill:
-				r.killFor("user", "jail kill --now from "+who, call.who)
+				why := "jail kill --now from " + who
+				if call.reason != "" {
+					why += ": " + call.reason
+				}
+				r.killFor("user", why, call.who)
 			case ctlStop:
 				r.record(audit.Signal{Signal: "SIGTERM", Number: int(syscall.SIGTERM), From: "user", To: "agent", Forwarded: true, Requester: call.who})
-				forward(syscall.SIGTERM)
+				if call.reason != "" {
+					r.record(audit.Notice{Kind: "session", Severity: "info", Text: "stop requested by " + who + ": " + call.reason})
+				}
+				r.mu.Lock()
+				r.stopping = true
+				r.mu.Unlock()
+				if r.agentStarted() {
+					// The agent and every exec'd command (an idle sandbox:
+					// everything in it) get SIGTERM from init.
+					_ = sb.Conn.Send(ns.Message{Type: ns.MsgStop})
+				} else {
+					forward(syscall.SIGTERM)
+				}
 				interrupts++
 				if graceTimer == nil {
 					graceTimer = time.After(r.pol.KillGrace)
@@ -539,6 +613,7 @@ func (r *runner) run() int {
 			close(call.done)
 		case <-startedCh:
 			startedCh = nil // closed: once
+			r.ready(nil)
 			for _, sig := range pending {
 				_ = unix.Kill(sb.Pid, sig)
 			}
@@ -649,6 +724,7 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 
 func (r *runner) readMessages(done chan struct{}) {
 	defer close(done)
+	defer r.ex.end() // init is gone: so is every exec'd command
 	for {
 		m, files, err := r.sb.Conn.Recv()
 		if err != nil {
@@ -660,6 +736,8 @@ func (r *runner) readMessages(done chan struct{}) {
 			if err := r.sb.Conn.Send(ns.Message{Type: ns.MsgGo}); err != nil {
 				return
 			}
+		case ns.MsgExecStarted, ns.MsgExecExit:
+			r.ex.deliver(m, files)
 		case ns.MsgStarted:
 			r.mu.Lock()
 			r.agentPid = m.Pid

@@ -36,3 +36,27 @@ func GC(w io.Writer) int { return Doctor(w) }
 
 // runningTrail knows no running sandbox outside Linux.
 func runningTrail(string) string { return "" }
+
+// KillWhy is Linux-only.
+func KillWhy(ids []string, now bool, reason string, w io.Writer) int { return Doctor(w) }
+
+// Entry is Linux-only.
+type Entry struct {
+	ID, Name, Log string
+	Pid           int
+}
+
+// Find is Linux-only.
+func Find(name string) (Entry, error) { return Entry{}, fmt.Errorf("the sandbox needs Linux") }
+
+// Alive is Linux-only.
+func Alive(pid int, id string) bool { return false }
+
+// ValidName is Linux-only.
+func ValidName(name string) error { return nil }
+
+// TerminalFilter is Linux-only.
+func TerminalFilter(allow []string, w io.Writer) (io.Writer, error) { return w, nil }
+
+// RunDir is Linux-only.
+func RunDir() (string, error) { return "", fmt.Errorf("the sandbox needs Linux") }

@@ -129,7 +129,7 @@ func TestHelpAndVersion(t *testing.T) {
 		}
 	}
 	f, out, _ = testFactory()
-	if run(f, []string{"kill", "--help"}) != 0 || !strings.Contains(out.String(), "jail kill [--now] ID|PID|all") || !strings.Contains(out.String(), "--now") {
+	if run(f, []string{"kill", "--help"}) != 0 || !strings.Contains(out.String(), "jail kill [--now] [--reason TEXT] NAME|ID|PID|all") || !strings.Contains(out.String(), "--now") {
 		t.Errorf("kill --help: %q", out)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/jail-sandbox/jail"
 	"github.com/jail-sandbox/jail/config"
 	"github.com/jail-sandbox/jail/sandbox"
 )
@@ -43,10 +44,10 @@ type factory struct {
 }
 
 func main() {
-	if sandbox.IsInit() {
-		sandbox.InitMain() // never returns
-	}
-	sandbox.MainStarted = time.Now() // JAIL_TRACE's origin
+	sandbox.MainStarted = time.Now() // JAIL_TRACE's origin (a detached supervisor's too)
+	// A sandbox's init or a detached supervisor (jail run -d) is a
+	// re-exec of this binary: it never returns from here.
+	jail.Init()
 	f := &factory{
 		IO:      &iostreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
 		Env:     config.ProcessEnv,
@@ -72,6 +73,11 @@ func init() {
 		"audit":      func(f *factory) *command { return newAuditCmd(f, nil) },
 		"ps":         func(f *factory) *command { return newPSCmd(f, nil) },
 		"kill":       func(f *factory) *command { return newKillCmd(f, nil) },
+		"run":        func(f *factory) *command { return newRunVerbCmd(f, nil) },
+		"exec":       func(f *factory) *command { return newExecCmd(f, nil) },
+		"stop":       func(f *factory) *command { return newStopCmd(f, nil) },
+		"logs":       func(f *factory) *command { return newLogsCmd(f, nil) },
+		"inspect":    func(f *factory) *command { return newInspectCmd(f, nil) },
 		"gc":         func(f *factory) *command { return newGCCmd(f, nil) },
 		"doctor":     func(f *factory) *command { return newDoctorCmd(f, nil) },
 		"version":    func(f *factory) *command { return newVersionCmd(f, nil) },
@@ -85,7 +91,7 @@ func init() {
 }
 
 // verbOrder is the order --help lists them in.
-var verbOrder = []string{"audit", "ps", "kill", "gc", "doctor", "config", "trust", "profiles", "completion", "man", "version", "help"}
+var verbOrder = []string{"run", "exec", "ps", "stop", "kill", "logs", "inspect", "audit", "gc", "doctor", "config", "trust", "profiles", "completion", "man", "version", "help"}
 
 func dispatch(f *factory, args []string) error {
 	if len(args) > 0 {

@@ -56,6 +56,7 @@ var sections = []struct {
 	{"open", (*bench).openLoop},
 	{"kill", (*bench).kill},
 	{"net", (*bench).net},
+	{"session", (*bench).session},
 }
 
 func main() {

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/jail-sandbox/jail"
+	"github.com/jail-sandbox/jail/sandbox"
+)
+
+// ExecOptions is jail exec.
+type ExecOptions struct {
+	IO          *iostreams
+	Interactive bool
+	Tty         bool
+	Env         []string
+	Dir         string
+	Name        string
+	Command     []string
+}
+
+func newExecCmd(f *factory, runF func(*ExecOptions) error) *command {
+	opts := &ExecOptions{IO: f.IO}
+	c := newCommand(f, "exec", "jail exec [-i] [-t] [--env NAME=VALUE] [-w DIR] NAME -- COMMAND [ARG...]",
+		"run a command in a running sandbox (jail run -d)")
+	c.long = "The command gets the sandbox's namespaces, file system, Landlock, seccomp, limits, network and\n" +
+		"audit trail. Its exit status is jail's. Without -i its stdin is empty; -t gives it a terminal."
+	fs := c.flags // interspersed: flags may follow NAME, never the command (after --)
+	fs.BoolVarP(&opts.Interactive, "interactive", "i", false, "pass stdin to the command")
+	fs.BoolVarP(&opts.Tty, "tty", "t", false, "give the command a terminal (a pty of the sandbox's own)")
+	fs.StringArrayVarP(&opts.Env, "env", "e", nil, "add `NAME=VALUE` to the command's environment")
+	fs.StringVarP(&opts.Dir, "workdir", "w", "", "start the command in `DIR` (inside the sandbox)")
+	c.args = func(args []string) error {
+		dash := fs.ArgsLenAtDash()
+		switch {
+		case len(args) == 0:
+			return c.usageErr("which sandbox? give its NAME (jail ps lists them)")
+		case dash != 1:
+			return c.usageErr("usage: jail exec NAME -- COMMAND")
+		case len(args) < 2:
+			return c.usageErr("no command after --")
+		}
+		return nil
+	}
+	c.run = func(args []string) error {
+		opts.Name, opts.Command = args[0], args[1:]
+		if runF != nil {
+			return runF(opts)
+		}
+		return runExec(opts)
+	}
+	return c
+}
+
+func runExec(opts *ExecOptions) error {
+	sb, err := jail.Open(opts.Name)
+	if err != nil {
+		return err
+	}
+	cmd := sb.Command(opts.Command[0], opts.Command[1:]...)
+	cmd.Env, cmd.Dir, cmd.Tty = opts.Env, opts.Dir, opts.Tty
+	if opts.Interactive {
+		cmd.Stdin = os.Stdin
+	}
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	var restore func()
+	if opts.Tty && term.IsTerminal(1) {
+		// What the command prints reaches the user's terminal: the same
+		// filter as jail's own relay (no clipboard writes, no title or
+		// hyperlink tricks unless the sandbox's allow-terminal says so).
+		var allow []string
+		if info, err := sb.Inspect(); err == nil {
+			allow = allowTerminal(info.Policy)
+		}
+		w, err := sandbox.TerminalFilter(allow, os.Stdout)
+		if err != nil {
+			return err
+		}
+		cmd.Stdout = w
+	}
+	switch {
+	case opts.Tty && opts.Interactive && term.IsTerminal(0):
+		// Keys go to the sandbox's pty as they are typed (its line
+		// discipline, not ours, makes Ctrl-C a SIGINT).
+		st, err := term.MakeRaw(0)
+		if err == nil {
+			restore = func() { _ = term.Restore(0, st) }
+			defer restore()
+		}
+	case opts.Tty && term.IsTerminal(1):
+		// No input: only output processing is the sandbox pty's alone
+		// (else every newline would become \r\r\n); Ctrl-C still
+		// interrupts jail exec, which passes it on.
+		restore = noOutputProcessing(1)
+		defer restore()
+	}
+	if err := cmd.Start(); err != nil {
+		return execErr(opts.IO, err)
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH)
+	defer signal.Stop(sigs)
+	resize := func() {
+		if opts.Tty && term.IsTerminal(1) {
+			if w, h, err := term.GetSize(1); err == nil {
+				_ = cmd.Resize(uint16(h), uint16(w))
+			}
+		}
+	}
+	resize()
+	go func() {
+		for s := range sigs {
+			if s == syscall.SIGWINCH {
+				resize()
+				continue
+			}
+			_ = cmd.Signal(s) // the command's own signal; it decides
+		}
+	}()
+	err = cmd.Wait()
+	if restore != nil {
+		restore()
+	}
+	return execErr(opts.IO, err)
+}
+
+// execErr turns a command's end into jail's exit status (the same rules as
+// jail -- COMMAND): its code, 128+N for a signal, 126/127 when it could not
+// be run; a failure to start it is said in one line.
+func execErr(io *iostreams, err error) error {
+	var ee *jail.ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != "" {
+			fmt.Fprintf(io.ErrOut, "jail: %s\n", ee.Err)
+		}
+		return exitStatus(ee.Code)
+	}
+	return err
+}

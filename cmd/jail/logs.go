@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jail-sandbox/jail/sandbox"
+)
+
+// LogsOptions is jail logs.
+type LogsOptions struct {
+	IO     *iostreams
+	Follow bool
+	Name   string
+}
+
+func newLogsCmd(f *factory, runF func(*LogsOptions) error) *command {
+	opts := &LogsOptions{IO: f.IO}
+	c := newCommand(f, "logs", "jail logs [-f] NAME", "show the output of a background sandbox's command (jail run -d)")
+	c.flags.BoolVarP(&opts.Follow, "follow", "f", false, "keep printing new output until the sandbox ends")
+	c.args = func(args []string) error {
+		if len(args) != 1 {
+			return c.usageErr("give one sandbox NAME (jail ps lists them)")
+		}
+		return nil
+	}
+	c.run = func(args []string) error {
+		opts.Name = args[0]
+		if runF != nil {
+			return runF(opts)
+		}
+		return runLogs(opts)
+	}
+	return c
+}
+
+func runLogs(opts *LogsOptions) error {
+	e, err := sandbox.Find(opts.Name)
+	if err != nil {
+		// Ended: its log stays (until a sandbox of that name starts again).
+		dir, derr := sandbox.RunDir()
+		if sandbox.ValidName(opts.Name) != nil || derr != nil {
+			return err
+		}
+		f, ferr := os.Open(filepath.Join(dir, opts.Name+".log"))
+		if ferr != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(opts.IO.Out, f)
+		return err
+	}
+	if e.Log == "" {
+		return errors.New(opts.Name + " has no log: only a sandbox started with jail run -d has one")
+	}
+	f, err := os.Open(e.Log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for {
+		if _, err := io.Copy(opts.IO.Out, f); err != nil {
+			return err
+		}
+		if !opts.Follow {
+			return nil
+		}
+		if !sandbox.Alive(e.Pid, e.ID) {
+			_, err := io.Copy(opts.IO.Out, f) // what came last
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,86 @@
+// Package jail is the Go API of jail: start a sandbox from a policy value,
+// run commands in it with their own stdio and context, stop or kill it
+// with a reason, and read its audit trail. It is the surface jail's own CLI
+// is built on (jail run -d, exec, stop, kill, inspect).
+//
+// A sandbox is run by a supervisor process: Start re-executes the calling
+// program (/proc/self/exe) as that supervisor, so every program that calls
+// Start must call Init first thing in main (and in TestMain), as runc's
+// libcontainer and Docker's reexec packages ask:
+//
+//	func main() {
+//		jail.Init() // returns at once unless this process is a sandbox's supervisor or init
+//		...
+//	}
+//
+// Build the program with CGO_ENABLED=0, as jail itself is: init drops its
+// privileges on every thread with Go's AllThreadsSyscall, which cgo
+// programs cannot use (Start then fails with a line saying so).
+//
+// A started sandbox lives until its main command ends, until Stop or Kill,
+// or, unless Options.Detach, until the program that started it exits. A
+// named sandbox (Options.Name) is reachable from other processes of the
+// same user running the same program: Open (jail's registry lists only
+// supervisors of the binary that reads it, so `jail exec NAME` reaches the
+// sandboxes jail's own binary started). Only that user (and root) can
+// reach it: the control socket is 0600 in a 0700 directory and
+// the supervisor checks the peer's uid and user namespace.
+//
+// Commands run in the sandbox exactly as its main command does: the same
+// namespaces, mounts, Landlock domain, seccomp filters, credentials,
+// rlimits and cgroup, the same egress proxy and the same audit trail (one
+// hash chain). Linux only; elsewhere every call returns ErrUnsupported.
+package jail
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrUnsupported is returned outside Linux.
+var ErrUnsupported = errors.New("the sandbox needs Linux")
+
+// Options say how Start runs the sandbox.
+type Options struct {
+	// Name makes the sandbox a named session: unique among the user's
+	// running sandboxes, reachable with Open and jail exec.
+	Name string
+	// Detach lets the sandbox outlive the program that started it (jail
+	// run -d). Otherwise it is killed when that program exits.
+	Detach bool
+	// LogPath is where the supervisor's output goes: the main command's
+	// stdout and stderr and jail's notices. Empty: a file in jail's state
+	// directory (Info.Log; jail logs NAME).
+	LogPath string
+}
+
+// ExitError is a command's unsuccessful end.
+type ExitError struct {
+	Code   int // the exit code: its own, 128+N for signal N, 126/127 when it could not be run
+	Signal int // the signal that ended it, or 0
+	// Err says why a command could not start (Code 125, 126 or 127).
+	Err string
+}
+
+func (e *ExitError) Error() string {
+	switch {
+	case e.Err != "":
+		return fmt.Sprintf("%s (exit %d)", e.Err, e.Code)
+	case e.Signal != 0:
+		return fmt.Sprintf("command killed by signal %d", e.Signal)
+	}
+	return fmt.Sprintf("command exited with code %d", e.Code)
+}
+
+// ExitCode is the code of err when it is an *ExitError, 0 for nil, and
+// 125 (jail's own failure) for any other error.
+func ExitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return 125
+}

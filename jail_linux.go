@@ -1,0 +1,752 @@
+package jail
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/sandbox"
+	"github.com/jail-sandbox/jail/session"
+)
+
+// supervisorArg0 is argv[0] of the re-executed program when it is to be a
+// sandbox's supervisor: never a valid command (it has a colon, and needs
+// its pipes on fds 3 and 4).
+const supervisorArg0 = "jail:supervise"
+
+// Fds of the supervisor's re-exec: the request (read to EOF), the ready
+// line, and the optional lifeline.
+const (
+	fdRequest  = 3
+	fdReady    = 4
+	fdLifeline = 5
+)
+
+// Init runs this process as a sandbox's supervisor or init when it was
+// started as one (by Start, or by the supervisor), and never returns then;
+// otherwise it returns at once. Call it first thing in main, and in
+// TestMain of tests that start sandboxes.
+func Init() {
+	if len(os.Args) > 0 && os.Args[0] == supervisorArg0 {
+		os.Exit(superviseMain())
+	}
+	if sandbox.IsInit() {
+		sandbox.InitMain() // never returns
+	}
+}
+
+// startRequest is what Start hands its supervisor.
+type startRequest struct {
+	Policy   *policy.Policy `json:"policy"`
+	Notices  []string       `json:"notices,omitempty"`
+	Quiet    bool           `json:"quiet,omitempty"`
+	Verbose  bool           `json:"verbose,omitempty"`
+	LogPath  string         `json:"log"`
+	Lifeline bool           `json:"lifeline,omitempty"`
+}
+
+type readyLine struct {
+	Info  *session.Info `json:"info,omitempty"`
+	Error string        `json:"error,omitempty"`
+}
+
+func superviseMain() int {
+	req := os.NewFile(fdRequest, "jail-request")
+	ready := os.NewFile(fdReady, "jail-ready")
+	var sr startRequest
+	err := json.NewDecoder(io.LimitReader(req, 64<<20)).Decode(&sr)
+	req.Close()
+	if err != nil || sr.Policy == nil {
+		_ = json.NewEncoder(ready).Encode(readyLine{Error: fmt.Sprintf("supervisor: bad start request: %v", err)})
+		return sandbox.ExitSetup
+	}
+	p := sr.Policy
+	p.Notices, p.Quiet, p.Verbose = sr.Notices, sr.Quiet, sr.Verbose
+	so := sandbox.SessionOptions{LogPath: sr.LogPath}
+	var once sync.Once
+	so.Ready = func(info *session.Info, err error) {
+		once.Do(func() {
+			line := readyLine{Info: info}
+			if err != nil {
+				line = readyLine{Error: err.Error()}
+			}
+			_ = json.NewEncoder(ready).Encode(line)
+			ready.Close()
+		})
+	}
+	if sr.Lifeline {
+		so.Lifeline = os.NewFile(fdLifeline, "jail-lifeline")
+	}
+	return sandbox.RunSession(p, so)
+}
+
+// Sandbox is a running sandbox: one started here (Start) or found by name
+// (Open).
+type Sandbox struct {
+	info     session.Info
+	lifeline *os.File      // Start without Detach: closing it kills the sandbox
+	proc     *exec.Cmd     // the supervisor, when started here
+	done     chan struct{} // closed when the supervisor started here has exited
+	code     int
+}
+
+// Start starts a sandbox for p (p.Command may be empty: an idle sandbox
+// that runs only what is exec'd into it) and returns once it runs. ctx
+// bounds the start only; the sandbox lives until Stop, Kill, its command's
+// end, or (without opts.Detach) this program's exit.
+func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error) {
+	pol := *p
+	if opts.Name != "" {
+		pol.Name = opts.Name
+	}
+	if pol.Name != "" {
+		if err := sandbox.ValidName(pol.Name); err != nil {
+			return nil, err
+		}
+		if _, err := sandbox.Find(pol.Name); err == nil {
+			return nil, fmt.Errorf("a sandbox named %s is running (jail ps); choose another name, or stop it", pol.Name)
+		}
+	}
+	if pol.Cwd == "" {
+		// Where the sandbox starts: this program's directory, as for jail.
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("no current directory: %w (set the policy's Cwd)", err)
+		}
+		pol.Cwd = wd
+	}
+	if err := pol.Check(); err != nil {
+		return nil, err
+	}
+	logPath := opts.LogPath
+	if logPath == "" {
+		dir, err := sandbox.RunDir()
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+		base := pol.Name
+		if base == "" {
+			base = "sandbox-" + randomHex(6)
+		}
+		logPath = filepath.Join(dir, base+".log")
+	}
+	// The log holds the command's output: the user's only (0600), never
+	// through a symlink planted in its place.
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the sandbox's log %s: %w", logPath, err)
+	}
+	defer logFile.Close()
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer devNull.Close()
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer reqR.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		reqW.Close()
+		return nil, err
+	}
+	defer readyR.Close()
+	extra := []*os.File{reqR, readyW}
+	var lifeR, lifeW *os.File
+	if !opts.Detach {
+		if lifeR, lifeW, err = os.Pipe(); err != nil {
+			reqW.Close()
+			readyW.Close()
+			return nil, err
+		}
+		defer lifeR.Close()
+		extra = append(extra, lifeR)
+	}
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{supervisorArg0},
+		Env:        os.Environ(),
+		Dir:        pol.Cwd,
+		Stdin:      devNull,
+		Stdout:     logFile,
+		Stderr:     logFile,
+		ExtraFiles: extra,
+		// A session of its own: the supervisor has no terminal, and the
+		// starter's job control and hangups never reach it.
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	err = cmd.Start()
+	readyW.Close()
+	if err != nil {
+		reqW.Close()
+		if lifeW != nil {
+			lifeW.Close()
+		}
+		return nil, fmt.Errorf("start the supervisor: %w", err)
+	}
+	s := &Sandbox{lifeline: lifeW, proc: cmd, done: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		s.code = cmd.ProcessState.ExitCode()
+		if err != nil && s.code < 0 {
+			s.code = 128 + int(syscall.SIGKILL)
+		}
+		close(s.done)
+	}()
+	sr := startRequest{Policy: &pol, Notices: p.Notices, Quiet: p.Quiet, Verbose: p.Verbose, LogPath: logPath, Lifeline: !opts.Detach}
+	go func() {
+		_ = json.NewEncoder(reqW).Encode(sr)
+		reqW.Close()
+	}()
+	type result struct {
+		line readyLine
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		var line readyLine
+		err := json.NewDecoder(readyR).Decode(&line)
+		got <- result{line, err}
+	}()
+	var res result
+	select {
+	case res = <-got:
+	case <-ctx.Done():
+		s.abort()
+		return nil, ctx.Err()
+	}
+	if res.err != nil || res.line.Error != "" || res.line.Info == nil {
+		why := res.line.Error
+		if why == "" {
+			why = "the supervisor exited"
+		}
+		s.abort()
+		return nil, fmt.Errorf("the sandbox did not start: %s%s", why, logTail(logPath))
+	}
+	s.info = *res.line.Info
+	if s.info.Control == "" {
+		s.abort()
+		return nil, fmt.Errorf("the sandbox has no control socket (is jail's state directory path too long for a Unix socket? set XDG_STATE_HOME)")
+	}
+	return s, nil
+}
+
+// abort ends a sandbox whose start failed.
+func (s *Sandbox) abort() {
+	if s.proc != nil && s.proc.Process != nil {
+		_ = s.proc.Process.Kill()
+		<-s.done
+	}
+	if s.lifeline != nil {
+		s.lifeline.Close()
+	}
+}
+
+// logTail is the end of the supervisor's log, for an error message.
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return "; its log says: " + string(b)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Open finds the running sandbox named name (a session of this user's).
+func Open(name string) (*Sandbox, error) {
+	e, err := sandbox.Find(name)
+	if err != nil {
+		return nil, err
+	}
+	// The registry's record is enough to reach it; Inspect asks for more.
+	return &Sandbox{info: session.Info{Name: e.Name, ID: e.ID, Pid: e.Pid, Control: e.Control, Audit: e.Audit, Log: e.Log, Net: e.Net,
+		Started: e.Started.Format(time.RFC3339), Command: e.Command, Workspace: e.Workspace}}, nil
+}
+
+// Name is the sandbox's name ("" for an unnamed one).
+func (s *Sandbox) Name() string { return s.info.Name }
+
+// ID is the sandbox's id (in its trail's name and jail ps).
+func (s *Sandbox) ID() string { return s.info.ID }
+
+// TrailPath is the sandbox's audit trail.
+func (s *Sandbox) TrailPath() string { return s.info.Audit }
+
+// LogPath is where the supervisor's output (the main command's) goes.
+func (s *Sandbox) LogPath() string { return s.info.Log }
+
+// Events reads the sandbox's audit trail as it is now.
+func (s *Sandbox) Events() ([]*audit.Record, error) {
+	if s.info.Audit == "" {
+		return nil, errors.New("the sandbox has no audit trail")
+	}
+	f, err := os.Open(s.info.Audit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, _, err := audit.ReadAll(f)
+	return recs, err
+}
+
+// Inspect asks the supervisor for the sandbox's policy and live facts.
+func (s *Sandbox) Inspect() (*session.Info, error) {
+	c, err := session.Dial(s.info.Control)
+	if err != nil {
+		return nil, s.goneErr(err)
+	}
+	defer c.Close()
+	_ = c.Unix().SetDeadline(time.Now().Add(5 * time.Second))
+	if err := c.Send(session.Request{Op: session.OpInspect}); err != nil {
+		return nil, err
+	}
+	var rep session.Reply
+	if _, err := c.Recv(&rep); err != nil {
+		return nil, s.goneErr(err)
+	}
+	if rep.Error != "" || rep.Info == nil {
+		return nil, fmt.Errorf("inspect: %s", rep.Error)
+	}
+	return rep.Info, nil
+}
+
+// ErrGone is returned for a sandbox that is no longer running.
+var ErrGone = errors.New("the sandbox is not running")
+
+func (s *Sandbox) goneErr(err error) error {
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		return ErrGone
+	}
+	return err
+}
+
+// Stop asks everything in the sandbox to end (SIGTERM), and kills what is
+// left after the policy's kill grace. It returns once asked; Wait waits.
+func (s *Sandbox) Stop() error { return s.ask(session.OpStop, "") }
+
+// Kill kills everything in the sandbox at once; reason goes to the trail.
+func (s *Sandbox) Kill(reason string) error { return s.ask(session.OpKill, reason) }
+
+func (s *Sandbox) ask(op, reason string) error {
+	c, err := session.Dial(s.info.Control)
+	if err != nil {
+		return s.goneErr(err)
+	}
+	defer c.Close()
+	_ = c.Unix().SetDeadline(time.Now().Add(6 * time.Second))
+	if err := c.Send(session.Request{Op: op, Reason: reason}); err != nil {
+		return err
+	}
+	var rep session.Reply
+	if _, err := c.Recv(&rep); err != nil {
+		return s.goneErr(err)
+	}
+	if !rep.OK {
+		return fmt.Errorf("%s: %s", op, rep.Error)
+	}
+	return nil
+}
+
+// Wait waits for the sandbox to end and returns the supervisor's exit
+// code (the main command's, under jail's exit-code rules). For a sandbox
+// found with Open it polls, and the code is 0 unless it is still running
+// when ctx ends.
+func (s *Sandbox) Wait(ctx context.Context) (int, error) {
+	if s.done != nil {
+		select {
+		case <-s.done:
+			if s.lifeline != nil {
+				s.lifeline.Close()
+			}
+			return s.code, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	for {
+		if !sandbox.Alive(s.info.Pid, s.info.ID) {
+			return 0, nil
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// Close lets go of a sandbox started without Detach: it is killed (the
+// lifeline closes), and Close waits for its end. For others it does
+// nothing.
+func (s *Sandbox) Close() error {
+	if s.lifeline == nil {
+		return nil
+	}
+	s.lifeline.Close()
+	if s.done != nil {
+		<-s.done
+	}
+	return nil
+}
+
+// Command returns a Cmd that runs name with args in the sandbox.
+func (s *Sandbox) Command(name string, args ...string) *Cmd {
+	return &Cmd{sb: s, Args: append([]string{name}, args...), ctx: context.Background()}
+}
+
+// CommandContext is Command with a context: when ctx ends before the
+// command, the command is killed (SIGKILL to its process group).
+func (s *Sandbox) CommandContext(ctx context.Context, name string, args ...string) *Cmd {
+	c := s.Command(name, args...)
+	c.ctx = ctx
+	return c
+}
+
+// Cmd is a command run in a sandbox, shaped like os/exec's.
+type Cmd struct {
+	// Args is the command and its arguments (Args[0] is looked up in the
+	// sandbox's PATH).
+	Args []string
+	// Env is added to the sandbox's environment (NAME=VALUE).
+	Env []string
+	// Dir is where it starts; "" is the sandbox's working directory.
+	Dir string
+	// Stdin, Stdout and Stderr are as os/exec's: nil is the null device;
+	// an *os.File that is not a terminal is passed as it is; anything else
+	// (a terminal included, never handed in: CVE-2017-5226) is copied
+	// through a pipe.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Tty runs the command on a pty of the sandbox's own: Stdin feeds it,
+	// Stdout gets its output (Stderr is unused).
+	Tty bool
+
+	sb      *Sandbox
+	ctx     context.Context
+	conn    *session.Conn
+	pid     int
+	copies  sync.WaitGroup
+	closers []io.Closer // the command's ends, closed once it started
+	after   []io.Closer // ours, closed after Wait
+	exit    chan session.Reply
+	waited  bool
+	master  *os.File // Tty: the pty's master
+}
+
+// Resize sets the size of a Tty command's terminal (its SIGWINCH).
+func (c *Cmd) Resize(rows, cols uint16) error {
+	if c.master == nil {
+		return errors.New("not a started Tty command")
+	}
+	return unix.IoctlSetWinsize(int(c.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+}
+
+// Pid is the command's pid as the host sees it (after Start).
+func (c *Cmd) Pid() int { return c.pid }
+
+// Run starts the command and waits for it.
+func (c *Cmd) Run() error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Wait()
+}
+
+// Output runs the command and returns its standard output.
+func (c *Cmd) Output() ([]byte, error) {
+	if c.Stdout != nil {
+		return nil, errors.New("Stdout already set")
+	}
+	var b syncBuffer
+	c.Stdout = &b
+	err := c.Run()
+	return b.Bytes(), err
+}
+
+// CombinedOutput runs the command and returns its stdout and stderr.
+func (c *Cmd) CombinedOutput() ([]byte, error) {
+	if c.Stdout != nil || c.Stderr != nil {
+		return nil, errors.New("Stdout or Stderr already set")
+	}
+	var b syncBuffer
+	c.Stdout, c.Stderr = &b, &b
+	err := c.Run()
+	return b.Bytes(), err
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	s.b = append(s.b, p...)
+	s.mu.Unlock()
+	return len(p), nil
+}
+
+func (s *syncBuffer) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]byte(nil), s.b...)
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// input is the fd the command reads: the null device, the caller's file,
+// or a pipe fed from r.
+func (c *Cmd) input(r io.Reader) (*os.File, error) {
+	if r == nil {
+		return os.Open(os.DevNull)
+	}
+	if f, ok := r.(*os.File); ok && !isTerminal(f) {
+		return f, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	c.closers = append(c.closers, pr)
+	go func() {
+		_, _ = io.Copy(pw, r)
+		pw.Close()
+	}()
+	return pr, nil
+}
+
+// output is the fd the command writes: the null device, the caller's
+// file, or a pipe copied to w.
+func (c *Cmd) output(w io.Writer) (*os.File, error) {
+	if w == nil {
+		f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err == nil {
+			c.closers = append(c.closers, f)
+		}
+		return f, err
+	}
+	if f, ok := w.(*os.File); ok && !isTerminal(f) {
+		return f, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	c.closers = append(c.closers, pw)
+	c.copies.Add(1)
+	go func() {
+		defer c.copies.Done()
+		_, _ = io.Copy(w, pr)
+		pr.Close()
+	}()
+	return pw, nil
+}
+
+// Start starts the command; Wait waits for it.
+func (c *Cmd) Start() error {
+	if c.conn != nil {
+		return errors.New("already started")
+	}
+	if len(c.Args) == 0 {
+		return errors.New("no command")
+	}
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	req := session.Request{Op: session.OpExec, Dir: c.Dir, Tty: c.Tty}
+	for _, a := range c.Args {
+		req.Argv = append(req.Argv, []byte(a))
+	}
+	for _, e := range c.Env {
+		req.Env = append(req.Env, []byte(e))
+	}
+	var files []*os.File
+	if !c.Tty {
+		in, err := c.input(c.Stdin)
+		if err != nil {
+			return err
+		}
+		if c.Stdin == nil {
+			c.closers = append(c.closers, in)
+		}
+		out, err := c.output(c.Stdout)
+		if err != nil {
+			c.closeAll()
+			return err
+		}
+		errf, err := c.output(c.Stderr)
+		if err != nil {
+			c.closeAll()
+			return err
+		}
+		files = []*os.File{in, out, errf}
+	}
+	conn, err := session.Dial(c.sb.info.Control)
+	if err != nil {
+		c.closeAll()
+		return c.sb.goneErr(err)
+	}
+	err = conn.Send(req, files...)
+	c.closeAll() // the supervisor (then the command) has its own copies
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	var rep session.Reply
+	fds, err := conn.Recv(&rep)
+	if err != nil {
+		conn.Close()
+		return c.sb.goneErr(err)
+	}
+	if rep.Error != "" {
+		conn.Close()
+		for _, f := range fds {
+			f.Close()
+		}
+		code := rep.ExitCode
+		if code == 0 {
+			code = 125
+		}
+		return &ExitError{Code: code, Err: rep.Error}
+	}
+	c.conn, c.pid = conn, rep.Pid
+	if c.Tty {
+		if len(fds) != 1 {
+			conn.Close()
+			return errors.New("exec -t: no terminal came back")
+		}
+		c.relayPty(fds[0])
+	}
+	c.exit = make(chan session.Reply, 1)
+	go func() {
+		var r session.Reply
+		if _, err := conn.Recv(&r); err != nil || r.Event != session.EventExit {
+			// The supervisor is gone, and the sandbox with it.
+			r = session.Reply{Code: 128 + int(syscall.SIGKILL), Signal: int(syscall.SIGKILL)}
+		}
+		c.exit <- r
+	}()
+	if c.ctx.Done() != nil {
+		go func() {
+			select {
+			case <-c.ctx.Done():
+				_ = c.Signal(syscall.SIGKILL)
+			case r := <-c.exit:
+				c.exit <- r
+			}
+		}()
+	}
+	return nil
+}
+
+// relayPty copies Stdin to the pty and its output to Stdout.
+func (c *Cmd) relayPty(master *os.File) {
+	c.master = master
+	c.after = append(c.after, master)
+	if c.Stdin != nil {
+		go func() { _, _ = io.Copy(master, c.Stdin) }()
+	}
+	out := c.Stdout
+	if out == nil {
+		out = io.Discard
+	}
+	c.copies.Add(1)
+	go func() {
+		defer c.copies.Done()
+		// EIO once the command and everything holding the pty are gone.
+		_, _ = io.Copy(out, master)
+	}()
+}
+
+func (c *Cmd) closeAll() {
+	for _, f := range c.closers {
+		f.Close()
+	}
+	c.closers = nil
+}
+
+// Signal sends sig to the command's process group.
+func (c *Cmd) Signal(sig os.Signal) error {
+	if c.conn == nil {
+		return errors.New("not started")
+	}
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("unsupported signal %v", sig)
+	}
+	return c.conn.Send(session.Request{Op: session.OpSignal, Signal: int(s)})
+}
+
+// Wait waits for the command to end and for its output to be copied. The
+// error is nil for exit code 0, an *ExitError otherwise.
+func (c *Cmd) Wait() error {
+	if c.conn == nil {
+		return errors.New("not started")
+	}
+	if c.waited {
+		return errors.New("Wait was already called")
+	}
+	c.waited = true
+	r := <-c.exit
+	c.copies.Wait()
+	for _, f := range c.after {
+		f.Close()
+	}
+	c.conn.Close()
+	if r.Code == 0 && r.Signal == 0 {
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+		return nil
+	}
+	return &ExitError{Code: r.Code, Signal: r.Signal}
+}
+
+// Running lists this user's running sandboxes.
+func Running() ([]session.Info, error) {
+	es, err := sandbox.List()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]session.Info, 0, len(es))
+	for _, e := range es {
+		in := session.Info{Name: e.Name, ID: e.ID, Pid: e.Pid, Started: e.Started.Format(time.RFC3339), Command: e.Command,
+			Workspace: e.Workspace, Net: e.Net, Audit: e.Audit, Log: e.Log, Control: e.Control, State: "running"}
+		if e.Control != "" {
+			s := &Sandbox{info: in}
+			if live, err := s.Inspect(); err == nil {
+				in = *live
+			}
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}

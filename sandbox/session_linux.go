@@ -1,0 +1,467 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/session"
+)
+
+// This file: commands exec'd into a running sandbox (jail exec, the Go
+// API's Sandbox.Command). The client's request arrives on the control
+// socket; the supervisor checks it and forwards it to init, which forks the
+// command from the agent's thread (ns: initState.exec), and relays the
+// start and the exit back.
+
+// execs is the supervisor's book of exec'd commands.
+type execs struct {
+	mu   sync.Mutex
+	next int
+	wait map[int]chan execMsg // ID -> started, then exit (closed: init is gone)
+	// startMu makes the starts one at a time: the command's first execve
+	// comes from init's child, unreadable to the exec-notify server (it is
+	// not dumpable until the exec completes), and is recorded with the
+	// argv the supervisor asked for; with one start at a time, which one
+	// it is cannot be mistaken.
+	startMu sync.Mutex
+	// pending is the command being started, until its first exec is seen
+	// (an exec of a direct child of init). An orphan of the sandbox's
+	// (reparented to init) that made itself non-dumpable and execs in
+	// that window could take the label; the command's own exec is then
+	// recorded as unreadable: mislabelled at worst, never unrecorded.
+	pending *ns.ExecSpec
+	closed  bool
+}
+
+// execMsg is init's message about one command, with the pty master that
+// came with its start (-t).
+type execMsg struct {
+	m      ns.Message
+	master *os.File
+}
+
+func (x *execs) add() (int, chan execMsg, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return 0, nil, errors.New("the sandbox has ended")
+	}
+	if x.wait == nil {
+		x.wait = map[int]chan execMsg{}
+	}
+	x.next++
+	ch := make(chan execMsg, 2)
+	x.wait[x.next] = ch
+	return x.next, ch, nil
+}
+
+func (x *execs) remove(id int) {
+	x.mu.Lock()
+	delete(x.wait, id)
+	x.mu.Unlock()
+}
+
+// deliver hands init's message about command m.ID to its waiter.
+func (x *execs) deliver(m ns.Message, files []*os.File) {
+	x.mu.Lock()
+	ch := x.wait[m.ID]
+	x.mu.Unlock()
+	if ch == nil {
+		closeAll(files)
+		return
+	}
+	msg := execMsg{m: m}
+	if len(files) > 0 {
+		msg.master = files[0]
+		closeAll(files[1:])
+	}
+	select {
+	case ch <- msg:
+	default:
+		closeAll(files)
+	}
+}
+
+// end tells every waiter that init is gone: their commands died with it.
+func (x *execs) end() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.closed = true
+	for id, ch := range x.wait {
+		close(ch)
+		delete(x.wait, id)
+	}
+}
+
+func (x *execs) running() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.wait)
+}
+
+// takePending returns the command being started if hostPid is init's
+// child (its first execve, from the fork): once.
+func (r *runner) takePending(hostPid int) *ns.ExecSpec {
+	r.ex.mu.Lock()
+	defer r.ex.mu.Unlock()
+	if r.ex.pending == nil || r.sb == nil || parentPid(hostPid) != r.sb.Pid {
+		return nil
+	}
+	p := r.ex.pending
+	r.ex.pending = nil
+	return p
+}
+
+// checkStdio refuses what must never become an exec'd command's stdio.
+func checkStdio(files []*os.File) error {
+	for i, f := range files {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			return fmt.Errorf("fd %d: %w", i, err)
+		}
+		// A host terminal handed in as it is lets the command push input
+		// into the user's shell (TIOCSTI, CVE-2017-5226) or read it: a
+		// terminal is relayed through a pty of the sandbox's (-t) or a pipe.
+		if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
+			return fmt.Errorf("fd %d is a terminal: use -t, or a pipe", i)
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFREG, unix.S_IFCHR:
+		default:
+			// A directory (or an O_PATH fd of one) would be a way out of
+			// the mount tree (openat relative to it; CVE-2024-21626).
+			return fmt.Errorf("fd %d is not a pipe, socket, file or device", i)
+		}
+		fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+		if err != nil || fl&unix.O_PATH != 0 {
+			return fmt.Errorf("fd %d is an O_PATH descriptor", i)
+		}
+	}
+	return nil
+}
+
+// handleExec runs one jail exec request to its end.
+func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.File, who *audit.Requester) {
+	fail := func(code int, format string, a ...any) {
+		closeAll(files)
+		_ = c.Send(session.Reply{Error: fmt.Sprintf(format, a...), ExitCode: code})
+	}
+	if len(req.Argv) == 0 {
+		fail(ExitSetup, "no command given")
+		return
+	}
+	if !req.Tty && len(files) != 3 {
+		fail(ExitSetup, "exec needs the command's stdin, stdout and stderr (%d fds came)", len(files))
+		return
+	}
+	if req.Tty && len(files) != 0 {
+		fail(ExitSetup, "exec -t takes no fds: the command's terminal is the sandbox's")
+		return
+	}
+	if err := checkStdio(files); err != nil {
+		fail(ExitSetup, "refused: %v", err)
+		return
+	}
+	// Wait until the sandbox is ready (an exec right after run -d).
+	select {
+	case <-r.startedCh:
+	case <-r.sb.Done():
+		fail(ExitSetup, "the sandbox has ended")
+		return
+	case <-time.After(30 * time.Second):
+		fail(ExitSetup, "the sandbox did not start")
+		return
+	}
+	es := &ns.ExecSpec{Cwd: r.plan.Cwd, Tty: req.Tty}
+	for _, a := range req.Argv {
+		es.Argv = append(es.Argv, string(a))
+	}
+	env := append([]string(nil), r.spec.Env...)
+	for _, kv := range req.Env {
+		s := string(kv)
+		name, _, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			fail(ExitSetup, "`env` %q: give NAME=VALUE", s)
+			return
+		}
+		env = setEnv(env, name, s)
+	}
+	es.Env = env
+	if req.Dir != "" {
+		if filepath.IsAbs(req.Dir) {
+			es.Cwd = filepath.Clean(req.Dir)
+		} else {
+			es.Cwd = filepath.Join(r.plan.Cwd, req.Dir)
+		}
+	}
+	if r.guard != nil {
+		if rule := r.guard.Check(es.Argv, es.Cwd); rule != "" {
+			fail(ExitNotExec, "blocked command: %s (guard rail %s)", strings.Join(es.Argv, " "), rule)
+			return
+		}
+	}
+	id, ch, err := r.ex.add()
+	if err != nil {
+		fail(ExitSetup, "%v", err)
+		return
+	}
+	defer r.ex.remove(id)
+	es.ID = id
+	r.record(audit.Notice{Kind: "session", Severity: "info",
+		Text: fmt.Sprintf("exec %d requested by pid %d, uid %d: %s", id, who.PID, who.UID, r.redact.str(strings.Join(es.Argv, " ")))})
+	r.ex.startMu.Lock()
+	r.ex.mu.Lock()
+	r.ex.pending = es
+	r.ex.mu.Unlock()
+	err = r.sb.Conn.Send(ns.Message{Type: ns.MsgExec, Exec: es}, files...)
+	closeAll(files)
+	var sm execMsg
+	var ok bool
+	if err == nil {
+		sm, ok = <-ch
+	}
+	started := sm.m
+	r.ex.mu.Lock()
+	r.ex.pending = nil
+	r.ex.mu.Unlock()
+	r.ex.startMu.Unlock()
+	if err != nil || !ok {
+		_ = c.Send(session.Reply{Error: "the sandbox has ended", ExitCode: ExitSetup})
+		return
+	}
+	if started.Error != "" {
+		code := started.ExitCode
+		if code == 0 {
+			code = ExitSetup
+		}
+		_ = c.Send(session.Reply{Error: started.Error, ExitCode: code})
+		return
+	}
+	rep := session.Reply{OK: true, Event: session.EventStarted, Pid: started.Pid}
+	if sm.master != nil {
+		_ = c.Send(rep, sm.master)
+		sm.master.Close() // the client relays it; the supervisor keeps no copy
+	} else {
+		_ = c.Send(rep)
+	}
+	// The client's requests while the command runs: signals. When the
+	// client goes away (killed, its terminal closed), the command gets
+	// SIGHUP, as a shell's job does when its terminal hangs up.
+	go func() {
+		for {
+			var q session.Request
+			fs, err := c.Recv(&q)
+			closeAll(fs)
+			if err != nil {
+				_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGHUP)})
+				return
+			}
+			if q.Op == session.OpSignal && q.Signal > 0 && q.Signal < 65 {
+				_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: q.Signal})
+			}
+		}
+	}()
+	em, ok := <-ch
+	exit := em.m
+	if !ok {
+		// init is gone, and every process of the sandbox with it.
+		exit = ns.Message{Code: 128 + int(syscall.SIGKILL), Signal: int(syscall.SIGKILL)}
+	}
+	_ = c.Send(session.Reply{OK: true, Event: session.EventExit, Code: exit.Code, Signal: exit.Signal})
+}
+
+// setEnv sets name in env to kv (NAME=VALUE), replacing an earlier one.
+func setEnv(env []string, name, kv string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if n, _, _ := strings.Cut(e, "="); n != name {
+			out = append(out, e)
+		}
+	}
+	return append(out, kv)
+}
+
+// inspect answers jail inspect and jail ps: the policy and live facts.
+func (r *runner) inspect() *session.Info {
+	in := &session.Info{Name: r.pol.Name, ID: r.id, Pid: os.Getpid(), Started: r.started.Format(time.RFC3339),
+		Command: r.pol.Command, Net: r.pol.Net, Log: r.logPath, Control: r.ctlPath, Cgroup: "none", Execs: r.ex.running()}
+	if in.Net == "" {
+		in.Net = "none"
+	}
+	in.Policy, _ = json.Marshal(r.pol)
+	if r.plan != nil {
+		in.Workspace = r.plan.Workspace
+	}
+	if r.trail != nil {
+		in.Audit = r.trail.Path()
+	}
+	if r.group != nil {
+		in.Cgroup = r.group.Mode()
+	}
+	in.State = "starting"
+	if r.agentStarted() {
+		in.State = "running"
+	}
+	r.mu.Lock()
+	if r.killedBy != "" || r.stopping {
+		in.State = "stopping"
+	}
+	r.mu.Unlock()
+	if r.sb != nil {
+		in.InitPid = r.sb.Pid
+		pids := append([]int{r.sb.Pid}, descendantsOf(r.sb.Pid)...)
+		in.Pids = len(pids)
+		for _, p := range pids {
+			in.MemoryBytes += rssBytes(p)
+		}
+	}
+	return in
+}
+
+// descendantsOf lists the host pids below root (from /proc).
+func descendantsOf(root int) []int {
+	ents, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pp := parentPid(pid); pp > 0 {
+			children[pp] = append(children[pp], pid)
+		}
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		out = append(out, children[p]...)
+		queue = append(queue, children[p]...)
+	}
+	return out
+}
+
+// rssBytes is a process's resident memory (statm's second field, in pages).
+func rssBytes(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[1], 10, 64)
+	return n * int64(os.Getpagesize())
+}
+
+// netMode is the network mode a policy runs with.
+func netMode(p *policy.Policy) string {
+	if p.Net == "" {
+		return policy.NetNone
+	}
+	return p.Net
+}
+
+// watchLifeline kills the sandbox when its starter's end of the lifeline
+// closes (the program that started it exited or closed it): a sandbox
+// started by a program does not outlive it unless it was detached.
+func (r *runner) watchLifeline() {
+	b := make([]byte, 1)
+	for {
+		if _, err := r.sess.Lifeline.Read(b); err != nil {
+			break
+		}
+	}
+	call := ctlCall{op: ctlKill, reason: "the program that started the sandbox has exited", who: &audit.Requester{PID: os.Getppid(), UID: os.Getuid()}, done: make(chan struct{})}
+	select {
+	case r.ctlCh <- call:
+	case <-r.ctx.Done():
+	}
+}
+
+// validName is what a session may be called: it is a file name in the
+// registry and a word on command lines.
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
+
+// ValidName checks a session name.
+func ValidName(name string) error {
+	if !validName.MatchString(name) {
+		return &policy.FieldError{Key: "name", Value: name, Reason: "use letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)"}
+	}
+	return nil
+}
+
+// claimName makes name this supervisor's: a claim file created O_EXCL in
+// the registry holds its pid and start time. A claim whose supervisor is
+// gone (crashed, SIGKILLed) is stale: it is removed and claimed again.
+func claimName(name string) (func(), error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	dir, err := registryDir()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	p := filepath.Join(dir, "name."+name)
+	me := fmt.Sprintf("%d %d\n", os.Getpid(), startTick(os.Getpid()))
+	for try := 0; try < 3; try++ {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		if err == nil {
+			_, werr := f.WriteString(me)
+			f.Close()
+			if werr != nil {
+				os.Remove(p)
+				return nil, werr
+			}
+			return func() {
+				if b, err := os.ReadFile(p); err == nil && string(b) == me {
+					os.Remove(p)
+				}
+			}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("claim the name %s: %w", name, err)
+		}
+		if claimAlive(p) {
+			return nil, &policy.FieldError{Key: "name", Value: name, Reason: "a sandbox of that name is running (jail ps); choose another name, or jail stop " + name}
+		}
+		os.Remove(p) // stale: its supervisor died without cleaning up
+	}
+	return nil, fmt.Errorf("claim the name %s: the claim keeps changing", name)
+}
+
+// claimAlive tells whether the claim file's supervisor still runs.
+func claimAlive(p string) bool {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	var pid int
+	var tick uint64
+	if _, err := fmt.Sscan(string(b), &pid, &tick); err != nil {
+		// Being written this instant, or garbage: garbage older than a
+		// second is stale.
+		fi, serr := os.Stat(p)
+		return serr == nil && time.Since(fi.ModTime()) < time.Second
+	}
+	return pid > 0 && tick != 0 && startTick(pid) == tick
+}

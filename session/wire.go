@@ -1,0 +1,72 @@
+package session
+
+import "encoding/json"
+
+// Operations.
+const (
+	OpKill    = "kill"    // kill everything now (Reason goes to the trail)
+	OpStop    = "stop"    // SIGTERM to everything, SIGKILL after the grace
+	OpExec    = "exec"    // start Argv in the sandbox
+	OpSignal  = "signal"  // on an exec connection: Signal to the command's process group
+	OpInspect = "inspect" // the sandbox's policy and live facts
+)
+
+// Events of an exec connection's replies.
+const (
+	EventStarted = "started"
+	EventExit    = "exit"
+)
+
+// Request is one line from the client.
+type Request struct {
+	Op     string `json:"op"`
+	Reason string `json:"reason,omitempty"`
+	// Argv and Env (NAME=VALUE, added to the sandbox's environment) are
+	// bytes: they need not be UTF-8 (JSON carries them as base64).
+	Argv [][]byte `json:"argv,omitempty"`
+	Env  [][]byte `json:"env,omitempty"`
+	// Dir is where the command starts; "" is the sandbox's working directory.
+	Dir string `json:"dir,omitempty"`
+	// Tty asks for a pty of the sandbox's own (the master comes back with
+	// the started reply); without it, three stdio fds come with the request.
+	Tty    bool `json:"tty,omitempty"`
+	Signal int  `json:"signal,omitempty"`
+}
+
+// Reply is one line from the supervisor.
+type Reply struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	Event string `json:"event,omitempty"`
+	Pid   int    `json:"pid,omitempty"`
+	// Code is the command's exit code: its own, or 128+Signal. ExitCode,
+	// with Error, is the code for a command that could not start (125,
+	// 126 not executable, 127 not found).
+	Code     int   `json:"code,omitempty"`
+	Signal   int   `json:"signal,omitempty"`
+	ExitCode int   `json:"exit_code,omitempty"`
+	Info     *Info `json:"info,omitempty"`
+}
+
+// Info is what inspect answers: the sandbox's policy and live facts.
+type Info struct {
+	Name      string   `json:"name,omitempty"`
+	ID        string   `json:"id"`
+	Pid       int      `json:"pid"`      // the supervisor
+	InitPid   int      `json:"init_pid"` // the sandbox's pid 1, as the host sees it
+	Started   string   `json:"started"`  // RFC 3339
+	State     string   `json:"state"`    // starting, running, stopping
+	Command   []string `json:"command"`  // empty: an idle sandbox
+	Workspace string   `json:"workspace"`
+	Net       string   `json:"net"`
+	Audit     string   `json:"audit,omitempty"`
+	Log       string   `json:"log,omitempty"`
+	Control   string   `json:"control,omitempty"` // the control socket
+	Cgroup    string   `json:"cgroup"`            // v2, v1, none
+	// Live facts.
+	MemoryBytes int64 `json:"memory_bytes"` // resident memory of every process inside
+	Pids        int   `json:"pids"`         // processes inside, init included
+	Execs       int   `json:"execs"`        // exec'd commands running
+	// Policy is the sandbox's policy as JSON (package policy's field tags).
+	Policy json.RawMessage `json:"policy,omitempty"`
+}

@@ -29,10 +29,12 @@ func TestProfileCodexDaemonStateSeparate(t *testing.T) {
 	if err := os.WriteFile(h.path("~/.codex/app-server-daemon/daemon.pid"), []byte(hostPid), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The socket is bound by a relative name from its directory: a test
+	// home under a long base path would pass sun_path's 108 bytes.
 	script := `d="$HOME/.codex/app-server-daemon"; c="$HOME/.codex/app-server-control"
 printf '{"pid":4242}' > "$d/daemon.pid" && echo wrote-pid
 ln -sf /tmp/agent-owned.sock "$d/daemon-updater.sock" && echo wrote-link
-mkdir -p "$c" && /usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); print("listening")' "$c/app-server-control.sock"
+mkdir -p "$c" && cd "$c" && /usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); print("listening")' app-server-control.sock
 true`
 	r := sh(t, runOpts{dir: h.ws, env: h.env}, script, "--profile", "codex")
 	mustCode(t, r, 0)

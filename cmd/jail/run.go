@@ -89,16 +89,33 @@ func runRun(f *factory, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	p, err := prepare(res, env, opts.Command, false)
+	if err != nil {
+		return err
+	}
+	return exitStatus(sandbox.Run(&p))
+}
+
+// prepare turns the resolved layers into the policy to run, the same for
+// jail -- COMMAND and jail run: the profiles' arguments for the command's
+// program and their registries, the paths they create, every check that
+// needs no sandbox. idle allows no command (jail run -d). It also points
+// the supervisor's reports at the values' sources.
+func prepare(res *config.Result, env config.Env, command []string, idle bool) (policy.Policy, error) {
 	p := res.Policy
-	p.Command = addProgramArgs(opts.Command, res, &p)
+	p.Command = addProgramArgs(command, res, &p)
 	p.Notices = append(p.Notices, res.Notes...)
 	allowRegistries(&p, res, env, os.Environ())
-	if err := p.Validate(); err != nil {
-		return &usageError{res.Origins.Explain(err)}
+	check := p.Validate
+	if idle && len(p.Command) == 0 {
+		check = p.Check
+	}
+	if err := check(); err != nil {
+		return p, &usageError{res.Origins.Explain(err)}
 	}
 	notes, err := createPaths(res, env, p.DryRun)
 	if err != nil {
-		return err
+		return p, err
 	}
 	p.Notices = append(p.Notices, notes...)
 	if p.DryRun {
@@ -106,12 +123,12 @@ func runRun(f *factory, opts *RunOptions) error {
 	}
 	protectConfigDir(&p, env)
 	if err := sandbox.Check(&p, os.Environ()); err != nil {
-		return &usageError{res.Origins.Explain(err)}
+		return p, &usageError{res.Origins.Explain(err)}
 	}
 	// What the supervisor reports later names values with their sources too.
 	sandbox.Explain = res.Origins.Explain
 	sandbox.Spell = config.SpellFlags
-	return exitStatus(sandbox.Run(&p))
+	return p, nil
 }
 
 // addProgramArgs puts the profiles' arguments for the command's program

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/jail-sandbox/jail"
 	"github.com/jail-sandbox/jail/config"
@@ -72,28 +71,11 @@ func runVerb(f *factory, opts *RunVerbOptions) error {
 	if err != nil {
 		return err
 	}
-	p := res.Policy
-	p.Command = opts.Command
-	p.Name = opts.Name
-	p.Notices = append(p.Notices, res.Notes...)
-	check := p.Check
-	if len(p.Command) > 0 {
-		check = p.Validate
-	}
-	if err := check(); err != nil {
-		return &usageError{res.Origins.Explain(err)}
-	}
-	notes, err := createPaths(res, env, p.DryRun)
+	res.Policy.Name = opts.Name
+	p, err := prepare(res, env, opts.Command, true)
 	if err != nil {
 		return err
 	}
-	p.Notices = append(p.Notices, notes...)
-	protectConfigDir(&p, env)
-	if err := sandbox.Check(&p, os.Environ()); err != nil {
-		return &usageError{res.Origins.Explain(err)}
-	}
-	sandbox.Explain = res.Origins.Explain
-	sandbox.Spell = config.SpellFlags
 	if !opts.Detach {
 		return exitStatus(sandbox.Run(&p))
 	}

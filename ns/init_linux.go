@@ -505,15 +505,7 @@ func startAgent(spec *Spec, path string, slave *os.File) (int, error) {
 		// the initial user ns).
 		attr.Sys.Setpgid = true
 	}
-	pid, err := syscall.ForkExec(path, spec.Argv, attr)
-	if err != nil {
-		code := 126
-		if errors.Is(err, os.ErrNotExist) {
-			code = 127
-		}
-		return 0, &setupError{code, fmt.Errorf("exec %s: %w", path, err)}
-	}
-	return pid, nil
+	return forkExec(path, spec.Argv, attr)
 }
 
 // killDescendants SIGKILLs every descendant of this process, reaping as it
@@ -937,15 +929,7 @@ func startCommand(es *ExecSpec, path string, stdio []*os.File) (int, error) {
 	} else {
 		attr.Sys.Setpgid = true
 	}
-	pid, err := syscall.ForkExec(path, es.Argv, attr)
-	if err != nil {
-		code := 126
-		if errors.Is(err, os.ErrNotExist) {
-			code = 127
-		}
-		return 0, &setupError{code, fmt.Errorf("exec %s: %w", path, err)}
-	}
-	return pid, nil
+	return forkExec(path, es.Argv, attr)
 }
 
 // hasEnv tells whether env sets name.
@@ -956,4 +940,18 @@ func hasEnv(env []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// forkExec starts path, a failure being the exit code the shell would give
+// (127: not found, 126: found but not runnable) with the reason.
+func forkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+	pid, err := syscall.ForkExec(path, argv, attr)
+	if err != nil {
+		code := 126
+		if errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		return 0, &setupError{code, fmt.Errorf("exec %s: %w", path, err)}
+	}
+	return pid, nil
 }

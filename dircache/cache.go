@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -127,7 +128,7 @@ func entries(dir string, es []Entry) []fs.DirEntry {
 // only on view, dir, the name and the type.
 func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
 	if c == nil {
-		return readKeep(dir, keep)
+		return Read(dir, keep)
 	}
 	t0 := c.now()
 	key, ok := c.stat(dir)
@@ -172,14 +173,29 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 	return entries(dir, kept), len(ents), k2.Dev, nil
 }
 
-// readKeep reads dir without a cache.
-func readKeep(dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
+// Uncached reads every directory: the DirReader of a walk without a cache
+// (fsrules and gitguard use it when given none).
+type Uncached struct{}
+
+// ReadDir reads dir; view is not used.
+func (Uncached) ReadDir(_, dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
+	return Read(dir, keep)
+}
+
+// Read reads dir without a cache: the entries keep selects, in the
+// directory's order (f.ReadDir, not os.ReadDir: callers sort what they
+// make of them), how many entries it has in all and its device. Its errors
+// are os.Open's, fstat's and os.File.ReadDir's.
+func Read(dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	defer f.Close()
-	k, _ := fstatKey(f)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, 0, 0, err
+	}
 	ents, err := f.ReadDir(-1)
 	if err != nil {
 		return nil, 0, 0, err
@@ -190,7 +206,7 @@ func readKeep(dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, i
 			out = append(out, e)
 		}
 	}
-	return out, len(ents), k.Dev, nil
+	return out, len(ents), uint64(st.Dev), nil
 }
 
 // Save writes the views that changed: each keeps the records this run

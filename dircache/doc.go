@@ -30,5 +30,7 @@
 // must depend only on the view, the directory's path and the entry's name
 // and type, so that a kept record equals what a fresh read would keep.
 //
-// It imports no other jail package.
+// It imports no other jail package, so the walkers' packages (fsrules,
+// gitguard) may import it: their walk without a cache reads through
+// Uncached.
 package dircache

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jail-sandbox/jail/dircache"
 )
 
 // memDirs is a DirReader that records what the walk kept of each directory
@@ -24,11 +26,11 @@ func (m *memDirs) ReadDir(view, dir string, keep func(string, fs.FileMode) bool)
 		ents, ok := m.kept[k]
 		if !ok {
 			m.reads++
-			return osDirs{}.ReadDir(view, dir, keep)
+			return dircache.Uncached{}.ReadDir(view, dir, keep)
 		}
 		return ents, m.total[k], 0, nil
 	}
-	ents, total, dev, err := osDirs{}.ReadDir(view, dir, keep)
+	ents, total, dev, err := dircache.Uncached{}.ReadDir(view, dir, keep)
 	if err == nil {
 		m.kept[k], m.total[k] = ents, total
 	}
@@ -40,7 +42,7 @@ func (m *memDirs) ReadDir(view, dir string, keep func(string, fs.FileMode) bool)
 type allDirs struct{}
 
 func (allDirs) ReadDir(view, dir string, _ func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
-	return osDirs{}.ReadDir(view, dir, func(string, fs.FileMode) bool { return true })
+	return dircache.Uncached{}.ReadDir(view, dir, func(string, fs.FileMode) bool { return true })
 }
 
 // TestExpandFromKept: a walk answered from what an earlier walk kept of

@@ -33,8 +33,9 @@
 // .git and HEAD, the files of a read-only directory, the names a rule
 // matches) and lists directories through Input.Dirs when set: package
 // dircache then answers for a directory unchanged since an earlier run
-// (same device, inode and ctime) with what that run kept. Everything kept
-// is judged afresh at every start (symlink targets, hard links, modes).
+// (same device, inode and ctime) with what that run kept; without it every
+// directory is read (dircache.Uncached, the one leaf package this imports).
+// Everything kept is judged afresh at every start (symlink targets, hard links, modes).
 //
 // Nothing here depends on the kernel version.
 package fsrules

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/dircache"
 )
 
 // Input is the filesystem part of the policy. Paths are absolute and clean
@@ -55,34 +57,6 @@ type Input struct {
 // from an earlier read of the same, unchanged directory is the same.
 type DirReader interface {
 	ReadDir(view, dir string, keep func(name string, t fs.FileMode) bool) (ents []fs.DirEntry, total int, dev uint64, err error)
-}
-
-// osDirs reads every directory.
-type osDirs struct{}
-
-func (osDirs) ReadDir(_, dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		f.Close()
-		return nil, 0, 0, err
-	}
-	// Unsorted (f.ReadDir, not os.ReadDir): the masks are sorted at the end.
-	ents, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	out := ents[:0:0]
-	for _, e := range ents {
-		if keep(e.Name(), e.Type()) {
-			out = append(out, e)
-		}
-	}
-	return out, len(ents), uint64(st.Dev), nil
 }
 
 // Mask is one path to cover.
@@ -269,7 +243,7 @@ func Expand(in Input) (Plan, error) {
 	w := &walker{masks: map[string]Mask{}, hits: map[string]int{}, max: max, roots: c.roots, writable: c.writable,
 		links: map[[2]uint64]linkInfo{}, skip: map[string]string{}, dirs: in.Dirs}
 	if w.dirs == nil {
-		w.dirs = osDirs{}
+		w.dirs = dircache.Uncached{}
 	}
 	for _, h := range in.Hidden {
 		w.skip[h] = ""

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jail-sandbox/jail/dircache"
 )
 
 // Ident is a file's identity: a path that now names another file than at
@@ -190,7 +192,7 @@ func (g *Guard) SweepDirs(maxEntries int, dirs DirReader) (found []Finding, note
 		maxEntries = 1_000_000
 	}
 	if dirs == nil {
-		dirs = osDirs{}
+		dirs = dircache.Uncached{}
 	}
 	j := &judge{g: g, final: true}
 	n := 0
@@ -293,33 +295,6 @@ func (s *sweeper) dir(p string) error {
 		}
 	}
 	return nil
-}
-
-// osDirs reads every directory.
-type osDirs struct{}
-
-func (osDirs) ReadDir(_, dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		f.Close()
-		return nil, 0, 0, err
-	}
-	ents, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	out := ents[:0:0]
-	for _, e := range ents {
-		if keep(e.Name(), e.Type()) {
-			out = append(out, e)
-		}
-	}
-	return out, len(ents), uint64(st.Dev), nil
 }
 
 var errTooMany = errors.New("too many entries")

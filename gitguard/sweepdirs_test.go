@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jail-sandbox/jail/dircache"
 )
 
 // ctimeDirs is a DirReader that answers from what it kept of a directory
@@ -40,7 +42,7 @@ func (c *ctimeDirs) ReadDir(view, dir string, keep func(string, fs.FileMode) boo
 		return kd.ents, kd.total, uint64(key[0]), nil
 	}
 	c.reads++
-	ents, total, dev, err := osDirs{}.ReadDir(view, dir, keep)
+	ents, total, dev, err := dircache.Uncached{}.ReadDir(view, dir, keep)
 	if err == nil && ok {
 		c.kept[k] = keptDir{key, ents, total}
 	}

@@ -313,17 +313,11 @@ func sandboxRules(h *netlink.Handle, gw netip.Addr) error {
 // With a valid fake range, also SetupNone's refusal listeners (best effort), so
 // that a program that ignores the proxy variables hears why it got nowhere.
 func setupFallback(fdS int, fake netip.Prefix) (res *Result, err error) {
-	if err := enterNetNS(fdS); err != nil {
-		return nil, err
-	}
-	h, err := netlink.NewHandle()
+	h, err := sandboxLoopback(fdS)
 	if err != nil {
-		return nil, fmt.Errorf("netlink handle in sandbox namespace: %w", err)
+		return nil, err
 	}
 	defer h.Close()
-	if _, err := linkUp(h, "lo"); err != nil {
-		return nil, err
-	}
 	lo := netip.AddrFrom4([4]byte{127, 0, 0, 1})
 	tcp, addr, err := listener(netip.AddrPortFrom(lo, 0), false)
 	if err != nil {
@@ -400,17 +394,11 @@ func SetupNone(fake netip.Prefix) (*Result, error) {
 	}
 	defer unix.Close(fdS)
 	res, err := onDiscardedThread(func() (res *Result, err error) {
-		if err := enterNetNS(fdS); err != nil {
-			return nil, err
-		}
-		h, err := netlink.NewHandle()
+		h, err := sandboxLoopback(fdS)
 		if err != nil {
-			return nil, fmt.Errorf("netlink handle in sandbox namespace: %w", err)
+			return nil, err
 		}
 		defer h.Close()
-		if _, err := linkUp(h, "lo"); err != nil {
-			return nil, err
-		}
 		ls, err := refusalListeners(h, fake)
 		if err != nil {
 			return nil, err
@@ -429,6 +417,24 @@ func SetupNone(fake netip.Prefix) (*Result, error) {
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// sandboxLoopback moves this thread (locked, discarded afterwards) into the
+// sandbox's namespace S, opens a netlink handle there and brings lo up: the
+// start of the fallback's and --net none's sandbox side. The caller closes the handle.
+func sandboxLoopback(fdS int) (*netlink.Handle, error) {
+	if err := enterNetNS(fdS); err != nil {
+		return nil, err
+	}
+	h, err := netlink.NewHandle()
+	if err != nil {
+		return nil, fmt.Errorf("netlink handle in sandbox namespace: %w", err)
+	}
+	if _, err := linkUp(h, "lo"); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
 }
 
 // enterNetNS moves the calling (locked, to-be-discarded) thread into the namespace

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -140,8 +141,22 @@ func notifyRunHook(t testing.TB, script, filter string, guard *Guard, hook func(
 		events   []ExecEvent
 		serveErr = make(chan error, 1)
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	// A lost notification shows as a stall: the exec waiting for it never
+	// returns, and no further event comes. So the guard is on progress, not
+	// on the whole run: under load 15-20 on the 2-core CI machine 2,000
+	// execs took more than a fixed 60 s while never stalling.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var lastEvent atomic.Int64
+	lastEvent.Store(time.Now().UnixNano())
+	go func() {
+		for ctx.Err() == nil {
+			time.Sleep(time.Second)
+			if time.Since(time.Unix(0, lastEvent.Load())) > notifyStall {
+				cancel(fmt.Errorf("no exec event for %v: a notification was lost or never answered", notifyStall))
+			}
+		}
+	}()
 	if filter != "0" && filter != "none" {
 		buf, oob := make([]byte, 8), make([]byte, unix.CmsgSpace(4))
 		_, oobn, _, _, err := unix.Recvmsg(int(parent.Fd()), buf, oob, 0)
@@ -164,6 +179,7 @@ func notifyRunHook(t testing.TB, script, filter string, guard *Guard, hook func(
 				if hook != nil {
 					hook(ev)
 				}
+				lastEvent.Store(time.Now().UnixNano())
 				mu.Lock()
 				events = append(events, ev)
 				mu.Unlock()
@@ -176,12 +192,16 @@ func notifyRunHook(t testing.TB, script, filter string, guard *Guard, hook func(
 		t.Fatalf("child: %v; stderr: %s", err, errb.String())
 	}
 	if err := <-serveErr; err != nil {
-		t.Fatalf("Serve: %v", err)
+		t.Fatalf("Serve: %v (%v)", err, context.Cause(ctx))
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	return events, out.String()
 }
+
+// notifyStall is how long notifyRun waits for the next exec event before
+// it calls the run stalled.
+var notifyStall = 30 * time.Second
 
 func steps(out string) map[string]string {
 	m := map[string]string{}

@@ -22,7 +22,7 @@ func TestControlPsKillDoctor(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	var id string
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for id == "" && time.Now().Before(deadline) {
 		out, _ := exec.Command(jail(t), "ps").Output()
 		for _, l := range strings.Split(string(out), "\n") {

@@ -7,11 +7,16 @@
 //	probe open N PATH        N open(2)+close(2) of PATH; prints ns=ELAPSED
 //	probe time CMD [ARG...]  runs CMD; prints ns=ELAPSED (exit status passed on)
 //	probe get ADDR           reads ADDR until EOF; prints ns=ELAPSED bytes=N
+//	probe get-paced ADDR     the same, asking for the server's paced download
 //	probe ping ADDR N        N x (dial, 1-byte echo, close); prints ns=... per try
 //	probe dns NAME N HOSTNS  N raw A queries to the resolv.conf server, which
 //	                         must not be one of HOSTNS (comma-separated: the
 //	                         host's own resolvers); prints ns=... per query
 //	probe hold ADDR N        holds N connections open, prints "ready", waits for stdin EOF
+//	probe relay ADDR         relays every connection to a loopback listener it
+//	                         prints (addr=HOST:PORT) to ADDR, the way any relaying
+//	                         proxy must at least (a second TCP connection, splice(2)
+//	                         both ways, no checks), until stdin EOF
 package main
 
 import (
@@ -59,12 +64,16 @@ func main() {
 		if err := cmd.Run(); err != nil {
 			fail(err)
 		}
-	case "get":
+	case "get", "get-paced":
 		c, err := net.Dial("tcp", arg[0])
 		if err != nil {
 			fail(err)
 		}
-		c.Write([]byte{cmdDownload})
+		cmd := byte(cmdDownload)
+		if os.Args[1] == "get-paced" {
+			cmd = cmdPaced
+		}
+		c.Write([]byte{cmd})
 		n, err := io.CopyBuffer(io.Discard, c, make([]byte, 256<<10))
 		if err != nil {
 			fail(err)
@@ -80,6 +89,9 @@ func main() {
 		return
 	case "hold":
 		hold(resolve(arg[0]), atoi(arg[1]))
+		return
+	case "relay":
+		relay(arg[0])
 		return
 	default:
 		fail(fmt.Errorf("unknown mode %q", os.Args[1]))
@@ -218,4 +230,44 @@ const (
 	cmdDownload = 0x01
 	cmdPing     = 0x02
 	cmdHold     = 0x03
+	cmdPaced    = 0x04
 )
+
+func relay(dst string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fail(err)
+	}
+	fmt.Printf("addr=%s\n", ln.Addr())
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go relayOne(c.(*net.TCPConn), dst)
+		}
+	}()
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// relayOne copies both ways between c and a new connection to dst; io.Copy
+// between two *net.TCPConn is splice(2), as in jail's relay.
+func relayOne(c *net.TCPConn, dst string) {
+	defer c.Close()
+	u, err := net.Dial("tcp", dst)
+	if err != nil {
+		return
+	}
+	up := u.(*net.TCPConn)
+	defer up.Close()
+	done := make(chan struct{})
+	go func() {
+		io.Copy(c, up)
+		c.CloseWrite()
+		close(done)
+	}()
+	io.Copy(up, c)
+	up.CloseWrite()
+	<-done
+}

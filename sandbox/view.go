@@ -107,26 +107,18 @@ func programRoots(places, hidden []string, path string, command []string, ws str
 			continue // ~/.local/bin: empty inside anyway
 		}
 		// A PATH directory's symlinks into data places (/usr/bin/google-chrome
-		// -> /opt/google/chrome/chrome, /opt/bin/x -> ../x/bin/x). Unsorted
-		// (f.ReadDir): /usr/bin holds a thousand names.
-		f, err := os.Open(d)
-		if err != nil {
-			continue
-		}
-		ents, _ := f.ReadDir(-1)
-		f.Close()
-		for _, ent := range ents {
-			if ent.Type()&os.ModeSymlink == 0 {
-				continue
-			}
-			t := linkTarget(filepath.Join(d, ent.Name()))
-			if top := strings.SplitN(t, "/", 3)[1]; systemTop[top] && enclosing(t, places) == "" {
-				continue // /usr/bin/python3 -> python3.12: the common case, no more syscalls
+		// -> /opt/google/chrome/chrome, /opt/bin/x -> ../x/bin/x). Unsorted:
+		// /usr/bin holds a thousand names, and every start reads them
+		// (symlinksIn: one getdents and one readlinkat per symlink).
+		symlinksIn(d, func(name, l string) {
+			t := followLink(filepath.Join(d, name), l)
+			if top := topDir(t); systemTop[top] && enclosing(t, places) == "" {
+				return // /usr/bin/python3 -> python3.12: the common case, no more syscalls
 			}
 			if r, err := filepath.EvalSymlinks(t); err == nil {
 				add(filepath.Dir(r))
 			}
-		}
+		})
 	}
 	if len(command) > 0 && strings.ContainsRune(command[0], '/') {
 		c := command[0]
@@ -166,11 +158,17 @@ func wslDrive(p string) bool {
 // is followed only through /etc (alternatives) and data places; a link to a
 // name in the same directory or into another system directory ends it.
 func linkTarget(p string) string {
-	for i := 0; i < 8; i++ {
-		l, err := os.Readlink(p)
-		if err != nil {
-			return p // not a symlink (or gone): the end of the chain
-		}
+	l, err := os.Readlink(p)
+	if err != nil {
+		return p // not a symlink (or gone): the end of the chain
+	}
+	return followLink(p, l)
+}
+
+// followLink is linkTarget for the symlink p whose text, l, is read
+// already: at most eight links in all.
+func followLink(p, l string) string {
+	for i := 1; ; i++ {
 		if !strings.ContainsRune(l, '/') {
 			// python3 -> python3.12: a name in the same directory, which
 			// is scanned itself.
@@ -180,11 +178,47 @@ func linkTarget(p string) string {
 			l = filepath.Join(filepath.Dir(p), l)
 		}
 		p = filepath.Clean(l)
-		if top := strings.SplitN(p, "/", 3)[1]; systemTop[top] && top != "etc" {
+		if top := topDir(p); systemTop[top] && top != "etc" {
 			return p // ../lib/llvm-14/bin/clang: decided by its directory
 		}
+		if i == 8 {
+			return p
+		}
+		var err error
+		if l, err = os.Readlink(p); err != nil {
+			return p // not a symlink (or gone): the end of the chain
+		}
+	}
+}
+
+// topDir is the first element of the absolute path p ("usr" for
+// /usr/bin/x), without allocating.
+func topDir(p string) string {
+	p = strings.TrimPrefix(p, "/")
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		return p[:i]
 	}
 	return p
+}
+
+// symlinksPortable calls each for every symlink directly in dir, with its
+// text: os.ReadDir and os.Readlink (what symlinksIn does with fewer
+// system calls and allocations on Linux).
+func symlinksPortable(dir string, each func(name, target string)) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	ents, _ := f.ReadDir(-1)
+	f.Close()
+	for _, ent := range ents {
+		if ent.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		if l, err := os.Readlink(filepath.Join(dir, ent.Name())); err == nil {
+			each(ent.Name(), l)
+		}
+	}
 }
 
 // userHomes returns the invoking user's home directories, resolved: $HOME

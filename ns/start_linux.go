@@ -246,7 +246,7 @@ func cloneAttr(rootful, netHost bool) *syscall.SysProcAttr {
 		// A non-zero uid loses its capabilities at execve; ambient
 		// capabilities carry init's (full, user-ns-scoped) set across its own
 		// exec. Init clears them all before the agent starts.
-		for c := 0; c <= lastCap(); c++ {
+		for c, last := 0, lastCap(); c <= last; c++ {
 			attr.AmbientCaps = append(attr.AmbientCaps, uintptr(c))
 		}
 	}

@@ -1,6 +1,11 @@
 package fsrules
 
-import "strings"
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
 
 // Kind is what a mask does.
 type Kind int
@@ -281,6 +286,36 @@ func escapeGlob(p string) string {
 }
 
 func builtinRules(allowGitConfig bool, homes []string) []rule {
+	// A start compiles the same built-ins several times (the option check,
+	// each program root's check, the walk): once per process and inputs
+	// here. Compiled rules and patterns are never changed; each caller gets
+	// a slice of its own. The key is every input, the list of Builtins
+	// included: whatever changed is compiled afresh.
+	var kb strings.Builder
+	fmt.Fprintf(&kb, "%t", allowGitConfig)
+	for _, h := range homes {
+		kb.WriteString("\x00" + h)
+	}
+	for _, b := range Builtins {
+		fmt.Fprintf(&kb, "\x01%s\x00%d\x00%t", b.Name, b.Kind, b.Git)
+	}
+	key := kb.String()
+	builtinMemo.Lock()
+	defer builtinMemo.Unlock()
+	if builtinMemo.rules == nil || builtinMemo.key != key {
+		builtinMemo.key, builtinMemo.rules = key, compileBuiltins(allowGitConfig, homes)
+	}
+	return slices.Clone(builtinMemo.rules)
+}
+
+// builtinMemo is builtinRules' last answer and its inputs.
+var builtinMemo struct {
+	sync.Mutex
+	key   string
+	rules []rule
+}
+
+func compileBuiltins(allowGitConfig bool, homes []string) []rule {
 	var out []rule
 	anchors := homeAnchors(homes)
 	for _, b := range Builtins {

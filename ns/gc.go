@@ -6,11 +6,14 @@ import (
 	"time"
 )
 
-// setupHeapLimit bounds the heap while the collector is held (HoldGC): past
-// it the collector runs as usual. A start's heap is a few MiB; a plan over
-// a huge workspace can be far more, and then collects past this bound
-// instead of growing unchecked.
-const setupHeapLimit = 64 << 20
+// holdPercent is GOGC during the start (HoldGC): the first collection comes
+// at a heap of 4 MiB x holdPercent/100 (the runtime's minimum goal), 16 MiB,
+// which a sandbox's start (a few MiB allocated once) does not reach; a plan
+// over a huge workspace (a cold walk of 280,000 files) collects every time
+// its heap grows fivefold, amortized. The collector fully off with a soft
+// memory limit instead made such a walk collect again and again once its
+// live heap neared the limit (the cold walk's x4 became x8).
+const holdPercent = 400
 
 // gcResume is how long after release the collector resumes: turned on at
 // once, it would collect the start's garbage at once (a full cycle, 10 to
@@ -18,26 +21,23 @@ const setupHeapLimit = 64 << 20
 // pay for it; a long one pays once, a second in.
 const gcResume = time.Second
 
-// HoldGC turns the garbage collector off until gcResume after release is
-// called, with a soft heap limit of setupHeapLimit (64 MiB) in its place: a
-// sandbox's start allocates a few MiB once, and collecting it (a mark
-// phase per 4 MiB on the critical path, with its assists and an extra
-// thread) cost 5 to 30 ms of CPU per process here. The supervisor
-// releases it when the agent has started, init after it forked the agent;
-// a GOGC or GOMEMLIMIT the user set is restored then. release may be
-// called more than once.
+// HoldGC holds the garbage collector back until gcResume after release is
+// called: GOGC is holdPercent (unless the user's is higher), so a start's
+// few MiB of allocation runs no cycle (one, with its assists and an extra
+// thread, cost 5 to 30 ms of CPU per process here) while a large plan
+// still collects in proportion. The supervisor releases it when the agent
+// has started, init after it forked the agent; the GOGC the user set is
+// restored then. release may be called more than once.
 func HoldGC() (release func()) {
-	limit := debug.SetMemoryLimit(-1)
-	if limit > setupHeapLimit {
-		debug.SetMemoryLimit(setupHeapLimit)
+	percent := debug.SetGCPercent(holdPercent)
+	if percent < 0 || percent > holdPercent {
+		debug.SetGCPercent(percent) // off, or already less eager: the user's
 	}
-	percent := debug.SetGCPercent(-1)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			time.AfterFunc(gcResume, func() {
 				debug.SetGCPercent(percent)
-				debug.SetMemoryLimit(limit)
 			})
 		})
 	}

@@ -70,6 +70,33 @@ func (s *Sandbox) Done() <-chan struct{} { return s.done }
 
 // Start clones init into new namespaces and hands it the spec.
 func Start(cfg Config) (*Sandbox, error) {
+	st, err := Begin(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return st.Finish(cfg.Spec)
+}
+
+// Starting is init cloned and exec'd, waiting for its spec: it has run
+// nothing but jail's own init code, holds no file of the sandbox's and
+// reads nothing until Finish sends the spec (or Abort kills it).
+type Starting struct {
+	s          *Sandbox
+	parent     *os.File
+	rootful    bool
+	degraded   bool
+	beforeSpec func(pid int) error
+	done       bool
+}
+
+// Pid is init's pid (in the supervisor's pid namespace).
+func (st *Starting) Pid() int { return st.s.Pid }
+
+// Begin clones init (cfg.Spec is not needed yet: Finish sends it), so that
+// init's exec and Go start run while the supervisor still plans. Until
+// Finish, init only waits on its socket; cfg.BeforeSpec (joining a v1
+// cgroup) runs in Finish, before the spec, as it did in Start.
+func Begin(cfg Config) (*Starting, error) {
 	parent, child, err := Socketpair()
 	if err != nil {
 		return nil, err
@@ -121,21 +148,50 @@ func Start(cfg Config) (*Sandbox, error) {
 		return nil, startError(err)
 	}
 	s.Pid = cmd.Process.Pid
+	return &Starting{s: s, parent: parent, rootful: cfg.Rootful, degraded: cfg.Degraded, beforeSpec: cfg.BeforeSpec}, nil
+}
+
+// Abort kills an init that has not had its spec, and waits for it: nothing
+// of the sandbox ran. Safe to call after Finish (then it does nothing).
+func (st *Starting) Abort() {
+	if st == nil || st.done {
+		return
+	}
+	st.done = true
+	// SIGKILL before the socket closes: init, seeing EOF, would say "no
+	// spec" on the user's terminal.
+	_ = unix.Kill(st.s.Pid, unix.SIGKILL)
+	<-st.s.done
+	st.parent.Close()
+}
+
+// Finish hands init its spec (after BeforeSpec) and returns the running
+// sandbox; on an error init is killed.
+func (st *Starting) Finish(spec0 *Spec) (*Sandbox, error) {
+	if st.done {
+		return nil, errors.New("start the sandbox: init was already handed its spec or killed")
+	}
+	s := st.s
 	fail := func(err error) (*Sandbox, error) {
-		_ = unix.Kill(s.Pid, unix.SIGKILL)
-		<-s.done
-		parent.Close()
+		st.Abort()
 		return nil, err
 	}
-	if cfg.BeforeSpec != nil {
-		if err := cfg.BeforeSpec(s.Pid); err != nil {
+	select {
+	case <-s.done:
+		// init died before its spec (killed from outside): nothing to hand.
+		return fail(fmt.Errorf("start the sandbox: init exited before its spec (%v)", s.ws))
+	default:
+	}
+	if st.beforeSpec != nil {
+		if err := st.beforeSpec(s.Pid); err != nil {
 			return fail(err)
 		}
 	}
-	spec := *cfg.Spec
+	spec := *spec0
 	var files []*os.File
-	spec.Degraded = cfg.Degraded
-	if cfg.Rootful && !cfg.Degraded {
+	var err error
+	spec.Degraded = st.degraded
+	if st.rootful && !st.degraded {
 		spec.Mounts, files, err = idmapBinds(s.Pid, spec.Mounts)
 		if err != nil {
 			return fail(err)
@@ -148,6 +204,7 @@ func Start(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return fail(err)
 	}
+	st.done = true
 	return s, nil
 }
 
@@ -189,7 +246,7 @@ func cloneAttr(rootful, netHost bool) *syscall.SysProcAttr {
 		// A non-zero uid loses its capabilities at execve; ambient
 		// capabilities carry init's (full, user-ns-scoped) set across its own
 		// exec. Init clears them all before the agent starts.
-		for c := 0; c <= lastCap(); c++ {
+		for c, last := 0, lastCap(); c <= last; c++ {
 			attr.AmbientCaps = append(attr.AmbientCaps, uintptr(c))
 		}
 	}

@@ -189,7 +189,13 @@ func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, e
 	//    (PATH=/opt/tool/bin:...): read-only, searched like a read path. One
 	//    that a deny rule covers stays hidden.
 	var progs []ns.Mount
-	for _, r := range programRoots(places, hiddenPaths(mounts), lookupEnv(plan.Env, "PATH"), p.Command, ws) {
+	var bindRoots []string // writable: the sandbox's symlinks there are not followed
+	for _, b := range bl {
+		if b.Kind == ns.KindBind {
+			bindRoots = append(bindRoots, b.Path)
+		}
+	}
+	for _, r := range programRoots(places, hiddenPaths(mounts), bindRoots, lookupEnv(plan.Env, "PATH"), p.Command, ws) {
 		if enclosingBind(r, bl) {
 			continue
 		}

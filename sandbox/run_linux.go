@@ -148,7 +148,8 @@ type runner struct {
 	releaseGC func()  // ends ns.HoldGC: the agent has started
 	traceLast float64 // the trace clock at the last step (under mu)
 
-	startPolicy <-chan any // the start event's policy, made while init starts
+	startPolicy <-chan any     // the start event's policy, made while init starts
+	initCh      chan initStart // init, cloned while the supervisor plans (beginInit)
 	// dirs remembers what the walks kept of each directory (package
 	// dircache, in the state directory): nil on --dry-run.
 	dirs              *dircache.Cache
@@ -284,6 +285,28 @@ func (r *runner) run() int {
 		r.killedRuns()
 	}
 	r.tracef("killed runs")
+	// The limits and init come first, and init's clone, exec and Go start
+	// run while the supervisor plans (below): init only waits for its spec
+	// until then, and everything that must be in place before the agent
+	// runs still is before the spec (or, for the servers, before the go).
+	var limits ns.Spec // the rlimits openCgroup decides, for the spec
+	var cgErr error    // reported once the trail is open, as before
+	if !r.pol.DryRun {
+		if r.degraded, r.degradedWhy = r.decideDegraded(); r.degraded {
+			if err := checkDegraded(r.pol); err != nil {
+				r.errorf("%s", Explain(err))
+				return ExitSetup
+			}
+		}
+		cgErr = r.openCgroup(&limits)
+		r.tracef("cgroup")
+		defer r.deleteCgroup()
+		if cgErr == nil {
+			// Registered after deleteCgroup, so it runs first: an init
+			// that never had its spec is killed before its group goes.
+			defer r.beginInit()()
+		}
+	}
 	var dirs fsrules.DirReader
 	if !r.pol.DryRun {
 		r.dirs = openDirCache()
@@ -320,10 +343,14 @@ func (r *runner) run() int {
 			r.notef("%s", n)
 		}
 	}
-	if r.degraded, r.degradedWhy = r.decideDegraded(); r.degraded {
-		if err := checkDegraded(r.pol); err != nil {
-			r.errorf("%s", Explain(err))
-			return ExitSetup
+	if r.pol.DryRun {
+		// What --dry-run prints for a host without namespaces (a run
+		// decided it before the plan, with its limits).
+		if r.degraded, r.degradedWhy = r.decideDegraded(); r.degraded {
+			if err := checkDegraded(r.pol); err != nil {
+				r.errorf("%s", Explain(err))
+				return ExitSetup
+			}
 		}
 	}
 	if r.pol.Net == policy.NetAllow {
@@ -453,11 +480,10 @@ func (r *runner) run() int {
 	}
 	r.startSentry()
 	r.tracef("sentinel")
-	if err := r.openCgroup(spec); err != nil {
-		return r.fail(err)
+	if cgErr != nil {
+		return r.fail(cgErr)
 	}
-	r.tracef("cgroup")
-	defer r.deleteCgroup()
+	spec.Rlimits, spec.AgentRlimits = limits.Rlimits, limits.AgentRlimits
 	if r.degraded {
 		cleanup, err := r.setupDegraded(spec)
 		if err != nil {
@@ -485,28 +511,8 @@ func (r *runner) run() int {
 		return r.fail(&interrupted{sig})
 	}
 
-	cfg := ns.Config{
-		Spec:     spec,
-		Rootful:  os.Getuid() == 0,
-		NetHost:  r.pol.Net == policy.NetHost,
-		CgroupFD: -1,
-		Stdin:    os.Stdin,
-		Stdout:   os.Stdout,
-		Stderr:   os.Stderr,
-		Degraded: r.degraded,
-	}
-	if fd, ok := r.group.FD(); ok {
-		cfg.CgroupFD = fd
-	} else if r.group.Mode() != "none" {
-		cfg.BeforeSpec = r.group.Add
-	}
-	sb, err := ns.Start(cfg)
+	sb, err := r.finishInit(spec)
 	if err != nil {
-		if errors.Is(err, ns.ErrUserNS) {
-			// One line: the host's cause and its fix.
-			f := hostcheck.Read("", os.Environ(), os.Getuid())
-			err = fmt.Errorf("cannot create the sandbox's namespaces: %s", hostcheck.Diagnose(f, probeErr(err)).Line)
-		}
 		return r.fail(err)
 	}
 	r.sb = sb
@@ -667,6 +673,69 @@ func (r *runner) run() int {
 			return r.finish()
 		}
 	}
+}
+
+// beginInit clones init in the background (ns.Begin: into the sandbox's
+// cgroup v2 directly, else joined before its spec), so that its clone, exec
+// and Go start overlap the plan; finishInit waits for it and sends the
+// spec. The returned function kills an init that never got its spec: every
+// return before finishInit runs it.
+func (r *runner) beginInit() (abort func()) {
+	cfg := ns.Config{
+		Rootful:  os.Getuid() == 0,
+		NetHost:  r.pol.Net == policy.NetHost,
+		CgroupFD: -1,
+		Stdin:    os.Stdin,
+		Stdout:   os.Stdout,
+		Stderr:   os.Stderr,
+		Degraded: r.degraded,
+	}
+	if fd, ok := r.group.FD(); ok {
+		// No moment in which init runs outside its limits.
+		cfg.CgroupFD = fd
+	} else if r.group.Mode() != "none" {
+		// Joined before init has its spec: it has run nothing of the
+		// sandbox's then, and the agent and every process init makes are
+		// born inside (init's cgroup namespace is made after, rooted there).
+		cfg.BeforeSpec = r.group.Add
+	}
+	ch := make(chan initStart, 1)
+	r.initCh = ch
+	go func() {
+		st, err := ns.Begin(cfg)
+		ch <- initStart{st, err}
+	}()
+	return func() {
+		if r.initCh == nil {
+			return // finishInit took it
+		}
+		if is := <-r.initCh; is.st != nil {
+			is.st.Abort()
+		}
+	}
+}
+
+// initStart is ns.Begin's result.
+type initStart struct {
+	st  *ns.Starting
+	err error
+}
+
+// finishInit waits for beginInit's init and hands it the spec.
+func (r *runner) finishInit(spec *ns.Spec) (*ns.Sandbox, error) {
+	is := <-r.initCh
+	r.initCh = nil
+	err := is.err
+	var sb *ns.Sandbox
+	if err == nil {
+		sb, err = is.st.Finish(spec)
+	}
+	if err != nil && errors.Is(err, ns.ErrUserNS) {
+		// One line: the host's cause and its fix.
+		f := hostcheck.Read("", os.Environ(), os.Getuid())
+		err = fmt.Errorf("cannot create the sandbox's namespaces: %s", hostcheck.Diagnose(f, probeErr(err)).Line)
+	}
+	return sb, err
 }
 
 // addHooks puts the feature configuration for init into the spec.

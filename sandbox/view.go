@@ -62,7 +62,13 @@ func dataDirs() []string {
 // (/opt/agents for /opt/agents/node_modules/.bin/claude); of one in a bin/ or
 // sbin/, that directory's parent; otherwise its own directory. A data place itself
 // is never shown whole by this (PATH=/opt shows /opt, since PATH says so).
-func programRoots(places, hidden []string, path string, command []string, ws string) []string {
+//
+// Symlinks the sandbox can have made are not followed: those in a PATH
+// directory inside a writable root (an absolute PATH entry in the
+// workspace, as direnv's PATH_add makes), and any link whose chain passes
+// through one. Otherwise one run could plant bin/x -> /srv/other/... and
+// have the next run show that data place's directory.
+func programRoots(places, hidden, writable []string, path string, command []string, ws string) []string {
 	var out []string
 	add := func(dir string) {
 		place := enclosing(dir, places)
@@ -106,27 +112,25 @@ func programRoots(places, hidden []string, path string, command []string, ws str
 		} else if enclosing(d, hidden) != "" {
 			continue // ~/.local/bin: empty inside anyway
 		}
-		// A PATH directory's symlinks into data places (/usr/bin/google-chrome
-		// -> /opt/google/chrome/chrome, /opt/bin/x -> ../x/bin/x). Unsorted
-		// (f.ReadDir): /usr/bin holds a thousand names.
-		f, err := os.Open(d)
-		if err != nil {
-			continue
+		if enclosing(d, writable) != "" {
+			continue // its symlinks are the sandbox's to make: never followed
 		}
-		ents, _ := f.ReadDir(-1)
-		f.Close()
-		for _, ent := range ents {
-			if ent.Type()&os.ModeSymlink == 0 {
-				continue
+		// A PATH directory's symlinks into data places (/usr/bin/google-chrome
+		// -> /opt/google/chrome/chrome, /opt/bin/x -> ../x/bin/x). Unsorted:
+		// /usr/bin holds a thousand names, and every start reads them
+		// (symlinksIn: one getdents and one readlinkat per symlink).
+		symlinksIn(d, func(name, l string) {
+			t, ok := followLink(filepath.Join(d, name), l, writable)
+			if !ok {
+				return // through a writable root: where it leads is the sandbox's choice
 			}
-			t := linkTarget(filepath.Join(d, ent.Name()))
-			if top := strings.SplitN(t, "/", 3)[1]; systemTop[top] && enclosing(t, places) == "" {
-				continue // /usr/bin/python3 -> python3.12: the common case, no more syscalls
+			if top := topDir(t); systemTop[top] && enclosing(t, places) == "" {
+				return // /usr/bin/python3 -> python3.12: the common case, no more syscalls
 			}
-			if r, err := filepath.EvalSymlinks(t); err == nil {
+			if r, err := filepath.EvalSymlinks(t); err == nil && enclosing(r, writable) == "" {
 				add(filepath.Dir(r))
 			}
-		}
+		})
 	}
 	if len(command) > 0 && strings.ContainsRune(command[0], '/') {
 		c := command[0]
@@ -160,31 +164,69 @@ func wslDrive(p string) bool {
 	return ok && len(rest) >= 1 && rest[0] >= 'a' && rest[0] <= 'z' && (len(rest) == 1 || rest[1] == '/')
 }
 
-// linkTarget follows the symlink p by the text of its links, without
-// resolving the directories on the way: where a PATH symlink leads, in as
-// few syscalls as possible (/usr/bin holds hundreds of symlinks). The chain
-// is followed only through /etc (alternatives) and data places; a link to a
-// name in the same directory or into another system directory ends it.
-func linkTarget(p string) string {
-	for i := 0; i < 8; i++ {
-		l, err := os.Readlink(p)
-		if err != nil {
-			return p // not a symlink (or gone): the end of the chain
-		}
+// followLink follows the symlink p, whose text l is read already, by the
+// text of its links, without resolving the directories on the way: where a
+// PATH symlink leads, in as few syscalls as possible (/usr/bin holds
+// hundreds of symlinks), at most eight links in all. The chain is followed
+// only through /etc (alternatives) and data places; a link to a name in the
+// same directory or into another system directory ends it. ok is false when
+// a link of the chain lies in one of the writable roots (the sandbox could
+// have made it).
+func followLink(p, l string, writable []string) (t string, ok bool) {
+	for i := 1; ; i++ {
 		if !strings.ContainsRune(l, '/') {
 			// python3 -> python3.12: a name in the same directory, which
 			// is scanned itself.
-			return filepath.Join(filepath.Dir(p), l)
+			return filepath.Join(filepath.Dir(p), l), true
 		}
 		if !filepath.IsAbs(l) {
 			l = filepath.Join(filepath.Dir(p), l)
 		}
 		p = filepath.Clean(l)
-		if top := strings.SplitN(p, "/", 3)[1]; systemTop[top] && top != "etc" {
-			return p // ../lib/llvm-14/bin/clang: decided by its directory
+		if enclosing(p, writable) != "" {
+			return p, false
+		}
+		if top := topDir(p); systemTop[top] && top != "etc" {
+			return p, true // ../lib/llvm-14/bin/clang: decided by its directory
+		}
+		if i == 8 {
+			return p, true
+		}
+		var err error
+		if l, err = os.Readlink(p); err != nil {
+			return p, true // not a symlink (or gone): the end of the chain
 		}
 	}
+}
+
+// topDir is the first element of the absolute path p ("usr" for
+// /usr/bin/x), without allocating.
+func topDir(p string) string {
+	p = strings.TrimPrefix(p, "/")
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
 	return p
+}
+
+// symlinksPortable calls each for every symlink directly in dir, with its
+// text: os.ReadDir and os.Readlink (what symlinksIn does with fewer
+// system calls and allocations on Linux).
+func symlinksPortable(dir string, each func(name, target string)) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	ents, _ := f.ReadDir(-1)
+	f.Close()
+	for _, ent := range ents {
+		if ent.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		if l, err := os.Readlink(filepath.Join(dir, ent.Name())); err == nil {
+			each(ent.Name(), l)
+		}
+	}
 }
 
 // userHomes returns the invoking user's home directories, resolved: $HOME

@@ -167,7 +167,7 @@ func TestProgramRoots(t *testing.T) {
 		{"PATH dir in a place linking into another", opt + "/lnk/bin", nil, []string{opt + "/lnk", opt + "/tool"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := programRoots(places, []string{root + "/home"}, c.path, c.command, root+"/ws")
+			got := programRoots(places, []string{root + "/home"}, nil, c.path, c.command, root+"/ws")
 			if strings.Join(got, " ") != strings.Join(c.want, " ") {
 				t.Errorf("got %q, want %q", got, c.want)
 			}

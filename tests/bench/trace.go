@@ -39,7 +39,7 @@ var stepWhat = map[string]string{
 	"sup sentinel":           "sentinel (inotify) started",
 	"sup cgroup":             "cgroup made",
 	"sup before start":       "interrupt check",
-	"sup init started":       "clone + exec of init, spec sent",
+	"sup init started":       "wait for init (cloned before the plan), spec sent",
 	"sup control, retention": "control socket, registry, retention check",
 	"init main":              "init: exec, Go runtime, package init",
 	"init spec":              "init: spec received and decoded",

@@ -1,0 +1,158 @@
+package ns
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestMain makes this test binary a stand-in init when Begin re-executes
+// it (argv[0] InitArg0): it receives its spec and reports what it saw at
+// that moment (fakeInit).
+func TestMain(m *testing.M) {
+	if IsInit() {
+		os.Exit(fakeInit())
+	}
+	os.Exit(m.Run())
+}
+
+// fakeInit receives the spec and answers with whether the file named by
+// the spec's Hostname existed when the spec arrived. On a closed socket it
+// says so on stderr, as the real init does.
+func fakeInit() int {
+	conn := NewConn(os.NewFile(initFD, "jail-init"))
+	m, _, err := conn.Recv()
+	if err != nil || m.Spec == nil {
+		fmt.Fprintf(os.Stderr, "jail: init: no spec from the supervisor: %v\n", err)
+		return 125
+	}
+	_, serr := os.Lstat(m.Spec.Hostname)
+	_ = conn.Send(Message{Type: MsgLog, Text: fmt.Sprint(serr == nil)})
+	return 0
+}
+
+// inCI: security tests must fail, not skip, when CI=true.
+func inCI() bool { return os.Getenv("CI") == "true" }
+
+func skipOrFail(t *testing.T, format string, a ...any) {
+	t.Helper()
+	if inCI() {
+		t.Fatalf("CI=true, cannot skip: "+format, a...)
+	}
+	t.Skipf(format, a...)
+}
+
+func begin(t *testing.T, cfg Config) *Starting {
+	t.Helper()
+	cfg.CgroupFD = -1
+	if cfg.Stdin == nil {
+		cfg.Stdin = os.Stdin
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = os.Stdout
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = os.Stderr
+	}
+	cfg.Rootful = os.Getuid() == 0
+	st, err := Begin(cfg)
+	if err != nil {
+		skipOrFail(t, "cannot start an init in new namespaces here: %v", err)
+	}
+	return st
+}
+
+// The supervisor clones init before it has planned (init's start overlaps
+// the plan), so what must be true of init before it has its spec (a v1
+// cgroup joined: BeforeSpec) must be done before the spec is sent, however
+// long it takes. The stand-in init checks, the moment its spec arrives,
+// for a file BeforeSpec creates only after a delay: sent first, the spec
+// would find it missing.
+func TestFinishRunsBeforeSpecFirst(t *testing.T) {
+	marker := filepath.Join(openDir(t), "joined")
+	st := begin(t, Config{BeforeSpec: func(pid int) error {
+		if pid <= 0 {
+			return fmt.Errorf("no pid: %d", pid)
+		}
+		time.Sleep(300 * time.Millisecond) // a slow cgroup join
+		return os.WriteFile(marker, nil, 0o644)
+	}})
+	defer st.Abort()
+	sb, err := st.Finish(&Spec{Hostname: marker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := sb.Conn.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Text != "true" {
+		t.Fatalf("init had its spec before BeforeSpec was done (saw the marker: %s)", m.Text)
+	}
+	if ws, _ := sb.Wait(); ws.ExitStatus() != 0 {
+		t.Fatalf("init exited %v", ws)
+	}
+}
+
+// An init that never gets its spec (the plan failed, the setup was
+// interrupted) is killed and reaped, and says nothing on the user's
+// terminal: nothing of the sandbox ran.
+func TestAbortBeforeSpec(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := begin(t, Config{Stderr: w})
+	w.Close()
+	pid := st.Pid()
+	time.Sleep(200 * time.Millisecond) // init is up and waiting
+	st.Abort()
+	if err := unix.Kill(pid, 0); err != unix.ESRCH {
+		t.Errorf("init %d still exists after Abort (kill 0: %v)", pid, err)
+	}
+	out, _ := io.ReadAll(r)
+	if len(out) > 0 {
+		t.Errorf("an aborted init wrote to stderr: %q", out)
+	}
+	if _, err := st.Finish(&Spec{}); err == nil {
+		t.Error("Finish after Abort sent a spec")
+	}
+	st.Abort() // twice: nothing
+}
+
+// Start (Begin and Finish at once) still hands over the spec.
+func TestStartSendsSpec(t *testing.T) {
+	marker := filepath.Join(openDir(t), "x")
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Start(Config{Spec: &Spec{Hostname: marker}, CgroupFD: -1, Rootful: os.Getuid() == 0,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	if err != nil {
+		skipOrFail(t, "cannot start an init in new namespaces here: %v", err)
+	}
+	m, _, err := sb.Conn.Recv()
+	if err != nil || m.Text != "true" {
+		t.Fatalf("init's answer: %q, %v", m.Text, err)
+	}
+	sb.Wait()
+}
+
+// openDir is a temp directory init can search: started by root, init runs
+// as host nobody.
+func openDir(t *testing.T) string {
+	d, err := os.MkdirTemp("", "ns-start-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -100,24 +99,40 @@ func (c *Cache) viewOf(v string) *view {
 	return vw
 }
 
-// dirEntry is a kept entry, as fs.DirEntry.
-type dirEntry struct {
-	dir string
-	e   Entry
-}
-
-func (d dirEntry) Name() string               { return d.e.Name }
-func (d dirEntry) IsDir() bool                { return d.e.Type.IsDir() }
-func (d dirEntry) Type() fs.FileMode          { return d.e.Type }
-func (d dirEntry) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(d.dir, d.e.Name)) }
-func (d dirEntry) String() string             { return fs.FormatDirEntry(d) }
-
-func entries(dir string, es []Entry) []fs.DirEntry {
+// entries returns the kept entries as fs.DirEntry: pointers into the
+// record (no allocation per entry; the walk on an unchanged tree makes
+// nothing else per directory).
+func entries(es []Entry) []fs.DirEntry {
 	out := make([]fs.DirEntry, len(es))
-	for i, e := range es {
-		out[i] = dirEntry{dir, e}
+	for i := range es {
+		out[i] = &es[i]
 	}
 	return out
+}
+
+// Lookup answers for dir from the record of view when dir is the
+// directory that record was kept for and has not changed since (its
+// device, inode and ctime): the entries kept then, how many entries dir
+// had in all, its device, and true. It reads nothing: false means ReadDir
+// must read dir.
+func (c *Cache) Lookup(v, dir string) ([]fs.DirEntry, int, uint64, bool) {
+	if c == nil {
+		return nil, 0, 0, false
+	}
+	key, ok := c.stat(dir)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	vw := c.viewOf(v)
+	r, hit := vw.recs[dir]
+	if !hit || r.Key != key {
+		return nil, 0, 0, false
+	}
+	vw.used[dir] = true
+	c.hits++
+	return entries(r.Ents), r.Total, key.Dev, true
 }
 
 // ReadDir returns the entries of dir that keep selects, in no particular
@@ -139,38 +154,26 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 			vw.used[dir] = true
 			c.hits++
 			c.mu.Unlock()
-			return entries(dir, r.Ents), r.Total, key.Dev, nil
+			return entries(r.Ents), r.Total, key.Dev, nil
 		}
 		c.mu.Unlock()
 	}
-	f, err := os.Open(dir)
+	kept, total, k2, ok2, err := readKept(dir, keep)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	defer f.Close()
 	// The record is kept for the directory that was read: the one the lstat
 	// above saw, still unchanged, and last changed well before it.
-	k2, ok2 := fstatKey(f)
 	ok = ok && ok2 && k2 == key && key.Ctime < t0.Add(-Margin).UnixNano()
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	kept := make([]Entry, 0, 8)
-	for _, e := range ents {
-		if t := e.Type(); keep(e.Name(), t) {
-			kept = append(kept, Entry{Name: e.Name(), Type: t & fs.ModeType})
-		}
-	}
 	c.mu.Lock()
 	c.reads++
 	if ok && c.dir != "" {
 		vw := c.viewOf(v)
-		vw.recs[dir] = &Record{Key: key, Total: len(ents), Ents: kept}
+		vw.recs[dir] = &Record{Key: key, Total: total, Ents: kept}
 		vw.used[dir], vw.dirty = true, true
 	}
 	c.mu.Unlock()
-	return entries(dir, kept), len(ents), k2.Dev, nil
+	return entries(kept), total, k2.Dev, nil
 }
 
 // Uncached reads every directory: the DirReader of a walk without a cache
@@ -183,30 +186,15 @@ func (Uncached) ReadDir(_, dir string, keep func(string, fs.FileMode) bool) ([]f
 }
 
 // Read reads dir without a cache: the entries keep selects, in the
-// directory's order (f.ReadDir, not os.ReadDir: callers sort what they
-// make of them), how many entries it has in all and its device. Its errors
-// are os.Open's, fstat's and os.File.ReadDir's.
+// directory's order (callers sort what they make of them), how many
+// entries it has in all and its device. Its errors are os.Open's, fstat's
+// and os.File.ReadDir's.
 func Read(dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
-	f, err := os.Open(dir)
+	kept, total, key, _, err := readKept(dir, keep)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	defer f.Close()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, 0, 0, err
-	}
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	out := ents[:0:0]
-	for _, e := range ents {
-		if keep(e.Name(), e.Type()) {
-			out = append(out, e)
-		}
-	}
-	return out, len(ents), uint64(st.Dev), nil
+	return entries(kept), total, key.Dev, nil
 }
 
 // Save writes the views that changed: each keeps the records this run

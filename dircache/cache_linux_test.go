@@ -1,10 +1,14 @@
 package dircache
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -288,5 +292,79 @@ func TestSaveDropsUnused(t *testing.T) {
 	recs, err := Parse(data, "v")
 	if err != nil || len(recs) != 1 || recs[a] == nil {
 		t.Fatalf("after a run that read only %s: %v %v", a, recs, err)
+	}
+}
+
+// TestReadMatchesOS: the getdents reader lists what os.File.ReadDir lists
+// (names, types, how many), over many getdents buffers of long names, and
+// keeps exactly what keep selects, with names that outlive the buffer.
+func TestReadMatchesOS(t *testing.T) {
+	d := t.TempDir()
+	for i := 0; i < 1500; i++ {
+		name := fmt.Sprintf("%03d-%s", i, strings.Repeat("n", i%250))
+		mustWrite(t, filepath.Join(d, name))
+	}
+	if err := os.Mkdir(filepath.Join(d, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", filepath.Join(d, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(d, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadDir(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantT := map[string]fs.FileMode{}
+	for _, e := range want {
+		wantT[e.Name()] = e.Type()
+	}
+	for _, c := range []struct {
+		name string
+		keep func(string, fs.FileMode) bool
+	}{
+		{"all", all},
+		{"none", func(string, fs.FileMode) bool { return false }},
+		{"dirs and long names", func(n string, t fs.FileMode) bool { return t.IsDir() || len(n) > 200 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, total, dev, err := Read(d, c.keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total != len(want) {
+				t.Errorf("total %d, want %d", total, len(want))
+			}
+			var st syscall.Stat_t
+			if err := syscall.Stat(d, &st); err != nil || dev != uint64(st.Dev) {
+				t.Errorf("device %d, want %d (%v)", dev, st.Dev, err)
+			}
+			n := 0
+			for _, e := range want {
+				if c.keep(e.Name(), e.Type()) {
+					n++
+				}
+			}
+			if len(got) != n {
+				t.Errorf("kept %d, want %d", len(got), n)
+			}
+			for i := 0; i < 3; i++ {
+				Read(d, all) // reuses the buffer: a kept name must not change
+			}
+			for _, e := range got {
+				wt, ok := wantT[e.Name()]
+				if !ok || wt != e.Type() || e.IsDir() != wt.IsDir() {
+					t.Errorf("%q: type %v, want %v (listed by os: %t)", e.Name(), e.Type(), wt, ok)
+				}
+			}
+		})
+	}
+	if _, _, _, err := Read(filepath.Join(d, "missing"), all); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing directory: %v, want ErrNotExist", err)
+	}
+	if _, _, _, err := Read(filepath.Join(d, "fifo"), all); err == nil {
+		t.Error("a fifo read as a directory")
 	}
 }

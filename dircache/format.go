@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -30,11 +32,18 @@ type Key struct {
 	Ctime    int64 // nanoseconds since the epoch
 }
 
-// Entry is one kept name of a directory.
+// Entry is one kept name of a directory; *Entry is its fs.DirEntry.
 type Entry struct {
-	Name string
-	Type fs.FileMode // the type bits only (fs.ModeType)
+	name string
+	typ  fs.FileMode // the type bits only (fs.ModeType)
+	dir  string      // the directory it is in (for Info; not stored)
 }
+
+func (e *Entry) Name() string               { return e.name }
+func (e *Entry) IsDir() bool                { return e.typ.IsDir() }
+func (e *Entry) Type() fs.FileMode          { return e.typ }
+func (e *Entry) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(e.dir, e.name)) }
+func (e *Entry) String() string             { return fs.FormatDirEntry(e) }
 
 // Record is what was kept of one directory.
 type Record struct {
@@ -78,14 +87,14 @@ func Encode(view string, recs map[string]*Record) ([]byte, error) {
 		b.Write(tmp[:binary.PutUvarint(tmp[:], uint64(r.Total))])
 		b.Write(tmp[:binary.PutUvarint(tmp[:], uint64(len(r.Ents)))])
 		es := append([]Entry(nil), r.Ents...)
-		sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+		sort.Slice(es, func(i, j int) bool { return es[i].name < es[j].name })
 		for _, e := range es {
-			c, ok := typeCode(e.Type)
+			c, ok := typeCode(e.typ)
 			if !ok {
-				return nil, fmt.Errorf("dircache: %s/%s: type %v cannot be stored", d, e.Name, e.Type)
+				return nil, fmt.Errorf("dircache: %s/%s: type %v cannot be stored", d, e.name, e.typ)
 			}
 			b.WriteByte(c)
-			putStr(&b, e.Name)
+			putStr(&b, e.name)
 		}
 	}
 	sum := sha256.Sum256(b.Bytes())
@@ -160,7 +169,7 @@ func Parse(data []byte, view string) (map[string]*Record, error) {
 				return nil, fmt.Errorf("%w (entry name in %s)", errFormat, d)
 			}
 			last = name
-			ents = append(ents, Entry{Name: name, Type: t})
+			ents = append(ents, Entry{name: name, typ: t, dir: d})
 		}
 		r.Ents = ents[start:len(ents):len(ents)]
 		recs[d] = r

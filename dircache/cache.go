@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,7 +43,21 @@ type view struct {
 	recs  map[string]*Record // as loaded, then as read
 	used  map[string]bool    // records this run looked up or stored
 	dirty bool
+	// pre holds the lstat(2)s of the directories of recs, taken in
+	// parallel when this pass first used the view (prefetch); each is used
+	// once, by this view, in this pass: Save ends the pass and drops them.
+	pre map[string]stamp
 }
+
+// stamp is a directory's key as lstat(2) gave it; dir: it was a directory.
+type stamp struct {
+	key Key
+	dir bool
+}
+
+// PrefetchMin is how many records a view must have for its directories to
+// be stat'ed in parallel when a pass first uses it.
+const PrefetchMin = 256
 
 // Open returns the cache kept in dir (created 0700 if missing). It never
 // fails to return a usable cache: the error says why it is off (dir owned
@@ -96,7 +112,62 @@ func (c *Cache) viewOf(v string) *view {
 			vw.dirty = true // rewritten at Save
 		}
 	}
+	c.prefetch(vw)
 	return vw
+}
+
+// prefetch takes the lstat(2)s of vw's directories with a few goroutines
+// (a walk of an unchanged tree is one lstat per directory, one after the
+// other otherwise). They are this pass's own: taken now, when the pass
+// first uses the view, used once each by this view only, dropped at Save
+// (an exit check must never judge a directory by a stat taken before the
+// agent ran).
+func (c *Cache) prefetch(vw *view) {
+	n := min(runtime.GOMAXPROCS(0), 4)
+	if len(vw.recs) < PrefetchMin || n < 2 {
+		return
+	}
+	dirs := make([]string, 0, len(vw.recs))
+	for d := range vw.recs {
+		dirs = append(dirs, d)
+	}
+	st := make([]stamp, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(dirs) {
+					return
+				}
+				st[i].key, st[i].dir = lstatKey(dirs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	vw.pre = make(map[string]stamp, len(dirs))
+	for i, d := range dirs {
+		vw.pre[d] = st[i]
+	}
+}
+
+// keyOfDir returns dir's key for view vw (the prefetched stamp, used up,
+// or a fresh lstat), and false when dir is no directory or lies on a file
+// system whose ctimes are not trusted. c.mu is held.
+func (c *Cache) keyOfDir(vw *view, dir string) (Key, bool) {
+	s, ok := vw.pre[dir]
+	if ok {
+		delete(vw.pre, dir)
+	} else {
+		s.key, s.dir = lstatKey(dir)
+	}
+	if !s.dir {
+		return Key{}, false
+	}
+	return s.key, c.trusted(s.key.Dev, dir)
 }
 
 // entries returns the kept entries as fs.DirEntry: pointers into the
@@ -119,13 +190,13 @@ func (c *Cache) Lookup(v, dir string) ([]fs.DirEntry, int, uint64, bool) {
 	if c == nil {
 		return nil, 0, 0, false
 	}
-	key, ok := c.stat(dir)
-	if !ok {
-		return nil, 0, 0, false
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	vw := c.viewOf(v)
+	key, ok := c.keyOfDir(vw, dir)
+	if !ok {
+		return nil, 0, 0, false
+	}
 	r, hit := vw.recs[dir]
 	if !hit || r.Key != key {
 		return nil, 0, 0, false
@@ -146,18 +217,16 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 		return Read(dir, keep)
 	}
 	t0 := c.now()
-	key, ok := c.stat(dir)
-	if ok {
-		c.mu.Lock()
-		vw := c.viewOf(v)
-		if r, hit := vw.recs[dir]; hit && r.Key == key {
-			vw.used[dir] = true
-			c.hits++
-			c.mu.Unlock()
-			return entries(r.Ents), r.Total, key.Dev, nil
-		}
+	c.mu.Lock()
+	vw := c.viewOf(v)
+	key, ok := c.keyOfDir(vw, dir)
+	if r, hit := vw.recs[dir]; ok && hit && r.Key == key {
+		vw.used[dir] = true
+		c.hits++
 		c.mu.Unlock()
+		return entries(r.Ents), r.Total, key.Dev, nil
 	}
+	c.mu.Unlock()
 	kept, total, k2, ok2, err := readKept(dir, keep)
 	if err != nil {
 		return nil, 0, 0, err
@@ -208,6 +277,7 @@ func (c *Cache) Save() error {
 	defer c.mu.Unlock()
 	var errs []error
 	for v, vw := range c.views {
+		vw.pre = nil // the pass is over: its stats are not the next one's
 		if !vw.dirty && len(vw.used) == len(vw.recs) {
 			continue
 		}

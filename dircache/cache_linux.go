@@ -38,24 +38,26 @@ func keyOf(st *unix.Stat_t) Key {
 	return Key{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec}
 }
 
-// stat returns dir's key, and false when dir is no directory or lies on a
-// file system whose ctimes are not trusted.
-func (c *Cache) stat(dir string) (Key, bool) {
+// lstatKey returns dir's key, and whether it is a directory (no symlink
+// followed).
+func lstatKey(dir string) (Key, bool) {
 	var st unix.Stat_t
 	if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return Key{}, false
 	}
-	c.mu.Lock()
-	ok, known := c.fsOK[st.Dev]
-	c.mu.Unlock()
+	return keyOf(&st), true
+}
+
+// trusted reports whether device dev (dir is on it) has a file system whose
+// directories' ctimes are trusted. c.mu is held.
+func (c *Cache) trusted(dev uint64, dir string) bool {
+	ok, known := c.fsOK[dev]
 	if !known {
 		var sf unix.Statfs_t
 		ok = unix.Statfs(dir, &sf) == nil && ctimeFS[int64(sf.Type)]
-		c.mu.Lock()
-		c.fsOK[st.Dev] = ok
-		c.mu.Unlock()
+		c.fsOK[dev] = ok
 	}
-	return keyOf(&st), ok
+	return ok
 }
 
 // private checks that dir is a directory of the user's, writable by no one

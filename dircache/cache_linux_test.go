@@ -223,7 +223,7 @@ func TestFailClosed(t *testing.T) {
 			if err != nil || len(recs) != 1 {
 				t.Fatalf("the cache file did not hold the record (the test is broken): %v", err)
 			}
-			key, _ := c.stat(dir)
+			key, _ := lstatKey(dir)
 			recs[dir].Key = key // as if the planted file had not changed dir
 			b, _ = Encode("v", recs)
 			os.WriteFile(f, b, 0o600)
@@ -366,5 +366,49 @@ func TestReadMatchesOS(t *testing.T) {
 	}
 	if _, _, _, err := Read(filepath.Join(d, "fifo"), all); err == nil {
 		t.Error("a fifo read as a directory")
+	}
+}
+
+// TestPrefetchIsTheViews: the directories of a big view are stat'ed in
+// parallel when a pass first uses it, and those stats serve that view
+// only: another view (the exit check's, after the plan's walk and the
+// agent's run) stats a directory again, so a file planted after the
+// prefetch is found. (Save also drops a pass's stats; that is not seen
+// from outside, since Save drops the records the pass did not use.)
+func TestPrefetchIsTheViews(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	for i := 0; i < PrefetchMin+10; i++ {
+		if err := os.Mkdir(filepath.Join(root, fmt.Sprintf("d%03d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub := func(i int) string { return filepath.Join(root, fmt.Sprintf("d%03d", i)) }
+	walk := func(c *Cache) {
+		if _, _, _, err := c.ReadDir("v", root, all); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < PrefetchMin+10; i++ {
+			c.ReadDir("v", sub(i), all)
+		}
+	}
+	c := open(t, state, time.Hour)
+	walk(c)
+	c.ReadDir("w", sub(2), all) // a small view: no prefetch of its own
+	if err := c.Save(); err != nil {
+		t.Fatal(err)
+	}
+	c = open(t, state, time.Hour)
+	walk(c)
+	if hits, reads := c.Stats(); hits != PrefetchMin+11 || reads != 0 {
+		t.Fatalf("an unchanged tree: %d hits, %d reads (the test is broken)", hits, reads)
+	}
+	c = open(t, state, time.Hour)
+	c.ReadDir("v", root, all) // the pass's first use of v: its prefetch
+	if len(c.views["v"].pre) < PrefetchMin {
+		t.Fatalf("no prefetch (the test is broken)")
+	}
+	mustWrite(t, filepath.Join(sub(2), ".env"))
+	if ents, _, _, _ := c.ReadDir("w", sub(2), all); len(ents) != 1 {
+		t.Errorf("a file planted after another view's prefetch is not seen: %v", names(ents))
 	}
 }

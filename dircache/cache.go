@@ -41,18 +41,22 @@ type Cache struct {
 
 type view struct {
 	recs  map[string]*Record // as loaded, then as read
-	used  map[string]bool    // records this run looked up or stored
+	nused int                // records this run looked up or stored (Record.used)
 	dirty bool
-	// pre holds the lstat(2)s of the directories of recs, taken in
-	// parallel when this pass first used the view (prefetch); each is used
-	// once, by this view, in this pass: Save ends the pass and drops them.
-	pre map[string]stamp
 }
 
 // stamp is a directory's key as lstat(2) gave it; dir: it was a directory.
 type stamp struct {
 	key Key
 	dir bool
+}
+
+// use marks r as used by this run.
+func (vw *view) use(r *Record) {
+	if !r.used {
+		r.used = true
+		vw.nused++
+	}
 }
 
 // PrefetchMin is how many records a view must have for its directories to
@@ -100,7 +104,7 @@ func (c *Cache) viewOf(v string) *view {
 	if vw, ok := c.views[v]; ok {
 		return vw
 	}
-	vw := &view{recs: map[string]*Record{}, used: map[string]bool{}}
+	vw := &view{recs: map[string]*Record{}}
 	c.views[v] = vw
 	if c.dir == "" {
 		return vw
@@ -118,20 +122,20 @@ func (c *Cache) viewOf(v string) *view {
 
 // prefetch takes the lstat(2)s of vw's directories with a few goroutines
 // (a walk of an unchanged tree is one lstat per directory, one after the
-// other otherwise). They are this pass's own: taken now, when the pass
-// first uses the view, used once each by this view only, dropped at Save
-// (an exit check must never judge a directory by a stat taken before the
-// agent ran).
+// other otherwise) and keeps each in its record (Record.pre). They are this
+// pass's own: taken now, when the pass first uses the view, used once each
+// by this view only (a record is one view's), dropped at Save (an exit
+// check must never judge a directory by a stat taken before the agent
+// ran).
 func (c *Cache) prefetch(vw *view) {
 	n := min(runtime.GOMAXPROCS(0), 4)
 	if len(vw.recs) < PrefetchMin || n < 2 {
 		return
 	}
-	dirs := make([]string, 0, len(vw.recs))
-	for d := range vw.recs {
-		dirs = append(dirs, d)
+	recs := make([]*Record, 0, len(vw.recs))
+	for _, r := range vw.recs {
+		recs = append(recs, r)
 	}
-	st := make([]stamp, len(dirs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range n {
@@ -140,27 +144,25 @@ func (c *Cache) prefetch(vw *view) {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(dirs) {
+				if i >= len(recs) {
 					return
 				}
-				st[i].key, st[i].dir = lstatKey(dirs[i])
+				r := recs[i]
+				r.pre.key, r.pre.dir = lstatKey(r.dir)
+				r.hasPre = true
 			}
 		}()
 	}
 	wg.Wait()
-	vw.pre = make(map[string]stamp, len(dirs))
-	for i, d := range dirs {
-		vw.pre[d] = st[i]
-	}
 }
 
-// keyOfDir returns dir's key for view vw (the prefetched stamp, used up,
-// or a fresh lstat), and false when dir is no directory or lies on a file
-// system whose ctimes are not trusted. c.mu is held.
+// keyOfDir returns dir's key for view vw (the prefetched stamp of its
+// record, used up, or a fresh lstat), and false when dir is no directory
+// or lies on a file system whose ctimes are not trusted. c.mu is held.
 func (c *Cache) keyOfDir(vw *view, dir string) (Key, bool) {
-	s, ok := vw.pre[dir]
-	if ok {
-		delete(vw.pre, dir)
+	var s stamp
+	if r := vw.recs[dir]; r != nil && r.hasPre {
+		s, r.hasPre = r.pre, false
 	} else {
 		s.key, s.dir = lstatKey(dir)
 	}
@@ -201,7 +203,7 @@ func (c *Cache) Lookup(v, dir string) ([]fs.DirEntry, int, uint64, bool) {
 	if !hit || r.Key != key {
 		return nil, 0, 0, false
 	}
-	vw.used[dir] = true
+	vw.use(r)
 	c.hits++
 	return entries(r.Ents), r.Total, key.Dev, true
 }
@@ -221,7 +223,7 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 	vw := c.viewOf(v)
 	key, ok := c.keyOfDir(vw, dir)
 	if r, hit := vw.recs[dir]; ok && hit && r.Key == key {
-		vw.used[dir] = true
+		vw.use(r)
 		c.hits++
 		c.mu.Unlock()
 		return entries(r.Ents), r.Total, key.Dev, nil
@@ -238,8 +240,13 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 	c.reads++
 	if ok && c.dir != "" {
 		vw := c.viewOf(v)
-		vw.recs[dir] = &Record{Key: key, Total: total, Ents: kept}
-		vw.used[dir], vw.dirty = true, true
+		r := &Record{Key: key, Total: total, Ents: kept, dir: dir}
+		if old := vw.recs[dir]; old != nil && old.used {
+			vw.nused-- // replaced
+		}
+		vw.recs[dir] = r
+		vw.use(r)
+		vw.dirty = true
 	}
 	c.mu.Unlock()
 	return entries(kept), total, k2.Dev, nil
@@ -277,13 +284,15 @@ func (c *Cache) Save() error {
 	defer c.mu.Unlock()
 	var errs []error
 	for v, vw := range c.views {
-		vw.pre = nil // the pass is over: its stats are not the next one's
-		if !vw.dirty && len(vw.used) == len(vw.recs) {
+		for _, r := range vw.recs {
+			r.hasPre = false // the pass is over: its stats are not the next one's
+		}
+		if !vw.dirty && vw.nused == len(vw.recs) {
 			continue
 		}
-		recs := make(map[string]*Record, len(vw.used))
-		for d := range vw.used {
-			if r, ok := vw.recs[d]; ok {
+		recs := make(map[string]*Record, vw.nused)
+		for d, r := range vw.recs {
+			if r.used {
 				recs[d] = r
 			}
 		}

@@ -50,6 +50,11 @@ type Record struct {
 	Key   Key
 	Total int // entries the directory had in all
 	Ents  []Entry
+
+	dir    string // the directory's path (the map's key)
+	used   bool   // looked up or stored by this run
+	pre    stamp  // the pass's parallel lstat of dir (prefetch)
+	hasPre bool   // pre is this pass's and not used yet
 }
 
 // type codes on disk
@@ -172,6 +177,7 @@ func Parse(data []byte, view string) (map[string]*Record, error) {
 			ents = append(ents, Entry{name: name, typ: t, dir: d})
 		}
 		r.Ents = ents[start:len(ents):len(ents)]
+		r.dir = d
 		recs[d] = r
 	}
 	return recs, nil

@@ -110,7 +110,9 @@ func (c *Cache) viewOf(v string) *view {
 		return vw
 	}
 	if b, err := readPrivate(c.fileOf(v), c.uid); err == nil {
-		if recs, err := Parse(b, v); err == nil {
+		// b is this view's alone and never written again: the records
+		// refer to it rather than to a copy.
+		if recs, err := parse(b, v, true); err == nil {
 			vw.recs = recs
 		} else {
 			vw.dirty = true // rewritten at Save

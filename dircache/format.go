@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unsafe"
 )
 
 // The file format (all integers unsigned varints, ctime a signed one):
@@ -115,7 +116,14 @@ func putStr(b *bytes.Buffer, s string) {
 
 // Parse reads a cache file of view. Anything it cannot read exactly as
 // Encode writes it is an error: the caller then ignores the whole file.
+// The records do not refer to data.
 func Parse(data []byte, view string) (map[string]*Record, error) {
+	return parse(data, view, false)
+}
+
+// parse is Parse; with owned, names and paths are slices of data itself
+// (the caller's buffer, never written again), not of a copy.
+func parse(data []byte, view string, owned bool) (map[string]*Record, error) {
 	if len(data) > MaxFile || len(data) < len(magic)+sha256.Size || string(data[:len(magic)]) != magic {
 		return nil, errFormat
 	}
@@ -124,7 +132,12 @@ func Parse(data []byte, view string) (map[string]*Record, error) {
 		return nil, fmt.Errorf("%w (checksum)", errFormat)
 	}
 	// One string for the whole body: names and paths are slices of it.
-	p := parser{s: string(body[len(magic):])}
+	var p parser
+	if rest := body[len(magic):]; owned && len(rest) > 0 {
+		p.s = unsafe.String(&rest[0], len(rest))
+	} else {
+		p.s = string(rest)
+	}
 	if v, ok := p.str(); !ok || v != view {
 		return nil, fmt.Errorf("%w (another view)", errFormat)
 	}

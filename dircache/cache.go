@@ -8,9 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,9 +41,27 @@ type Cache struct {
 
 type view struct {
 	recs  map[string]*Record // as loaded, then as read
-	used  map[string]bool    // records this run looked up or stored
+	nused int                // records this run looked up or stored (Record.used)
 	dirty bool
 }
+
+// stamp is a directory's key as lstat(2) gave it; dir: it was a directory.
+type stamp struct {
+	key Key
+	dir bool
+}
+
+// use marks r as used by this run.
+func (vw *view) use(r *Record) {
+	if !r.used {
+		r.used = true
+		vw.nused++
+	}
+}
+
+// PrefetchMin is how many records a view must have for its directories to
+// be stat'ed in parallel when a pass first uses it.
+const PrefetchMin = 256
 
 // Open returns the cache kept in dir (created 0700 if missing). It never
 // fails to return a usable cache: the error says why it is off (dir owned
@@ -85,39 +104,110 @@ func (c *Cache) viewOf(v string) *view {
 	if vw, ok := c.views[v]; ok {
 		return vw
 	}
-	vw := &view{recs: map[string]*Record{}, used: map[string]bool{}}
+	vw := &view{recs: map[string]*Record{}}
 	c.views[v] = vw
 	if c.dir == "" {
 		return vw
 	}
 	if b, err := readPrivate(c.fileOf(v), c.uid); err == nil {
-		if recs, err := Parse(b, v); err == nil {
+		// b is this view's alone and never written again: the records
+		// refer to it rather than to a copy.
+		if recs, err := parse(b, v, true); err == nil {
 			vw.recs = recs
 		} else {
 			vw.dirty = true // rewritten at Save
 		}
 	}
+	c.prefetch(vw)
 	return vw
 }
 
-// dirEntry is a kept entry, as fs.DirEntry.
-type dirEntry struct {
-	dir string
-	e   Entry
+// prefetch takes the lstat(2)s of vw's directories with a few goroutines
+// (a walk of an unchanged tree is one lstat per directory, one after the
+// other otherwise) and keeps each in its record (Record.pre). They are this
+// pass's own: taken now, when the pass first uses the view, used once each
+// by this view only (a record is one view's), dropped at Save (an exit
+// check must never judge a directory by a stat taken before the agent
+// ran).
+func (c *Cache) prefetch(vw *view) {
+	n := min(runtime.GOMAXPROCS(0), 4)
+	if len(vw.recs) < PrefetchMin || n < 2 {
+		return
+	}
+	recs := make([]*Record, 0, len(vw.recs))
+	for _, r := range vw.recs {
+		recs = append(recs, r)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(recs) {
+					return
+				}
+				r := recs[i]
+				r.pre.key, r.pre.dir = lstatKey(r.dir)
+				r.hasPre = true
+			}
+		}()
+	}
+	wg.Wait()
 }
 
-func (d dirEntry) Name() string               { return d.e.Name }
-func (d dirEntry) IsDir() bool                { return d.e.Type.IsDir() }
-func (d dirEntry) Type() fs.FileMode          { return d.e.Type }
-func (d dirEntry) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(d.dir, d.e.Name)) }
-func (d dirEntry) String() string             { return fs.FormatDirEntry(d) }
+// keyOfDir returns dir's key for view vw (the prefetched stamp of its
+// record, used up, or a fresh lstat), and false when dir is no directory
+// or lies on a file system whose ctimes are not trusted. c.mu is held.
+func (c *Cache) keyOfDir(vw *view, dir string) (Key, bool) {
+	var s stamp
+	if r := vw.recs[dir]; r != nil && r.hasPre {
+		s, r.hasPre = r.pre, false
+	} else {
+		s.key, s.dir = lstatKey(dir)
+	}
+	if !s.dir {
+		return Key{}, false
+	}
+	return s.key, c.trusted(s.key.Dev, dir)
+}
 
-func entries(dir string, es []Entry) []fs.DirEntry {
+// entries returns the kept entries as fs.DirEntry: pointers into the
+// record (no allocation per entry; the walk on an unchanged tree makes
+// nothing else per directory).
+func entries(es []Entry) []fs.DirEntry {
 	out := make([]fs.DirEntry, len(es))
-	for i, e := range es {
-		out[i] = dirEntry{dir, e}
+	for i := range es {
+		out[i] = &es[i]
 	}
 	return out
+}
+
+// Lookup answers for dir from the record of view when dir is the
+// directory that record was kept for and has not changed since (its
+// device, inode and ctime): the entries kept then, how many entries dir
+// had in all, its device, and true. It reads nothing: false means ReadDir
+// must read dir.
+func (c *Cache) Lookup(v, dir string) ([]fs.DirEntry, int, uint64, bool) {
+	if c == nil {
+		return nil, 0, 0, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	vw := c.viewOf(v)
+	key, ok := c.keyOfDir(vw, dir)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	r, hit := vw.recs[dir]
+	if !hit || r.Key != key {
+		return nil, 0, 0, false
+	}
+	vw.use(r)
+	c.hits++
+	return entries(r.Ents), r.Total, key.Dev, true
 }
 
 // ReadDir returns the entries of dir that keep selects, in no particular
@@ -131,46 +221,37 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 		return Read(dir, keep)
 	}
 	t0 := c.now()
-	key, ok := c.stat(dir)
-	if ok {
-		c.mu.Lock()
-		vw := c.viewOf(v)
-		if r, hit := vw.recs[dir]; hit && r.Key == key {
-			vw.used[dir] = true
-			c.hits++
-			c.mu.Unlock()
-			return entries(dir, r.Ents), r.Total, key.Dev, nil
-		}
+	c.mu.Lock()
+	vw := c.viewOf(v)
+	key, ok := c.keyOfDir(vw, dir)
+	if r, hit := vw.recs[dir]; ok && hit && r.Key == key {
+		vw.use(r)
+		c.hits++
 		c.mu.Unlock()
+		return entries(r.Ents), r.Total, key.Dev, nil
 	}
-	f, err := os.Open(dir)
+	c.mu.Unlock()
+	kept, total, k2, ok2, err := readKept(dir, keep)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	defer f.Close()
 	// The record is kept for the directory that was read: the one the lstat
 	// above saw, still unchanged, and last changed well before it.
-	k2, ok2 := fstatKey(f)
 	ok = ok && ok2 && k2 == key && key.Ctime < t0.Add(-Margin).UnixNano()
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	kept := make([]Entry, 0, 8)
-	for _, e := range ents {
-		if t := e.Type(); keep(e.Name(), t) {
-			kept = append(kept, Entry{Name: e.Name(), Type: t & fs.ModeType})
-		}
-	}
 	c.mu.Lock()
 	c.reads++
 	if ok && c.dir != "" {
 		vw := c.viewOf(v)
-		vw.recs[dir] = &Record{Key: key, Total: len(ents), Ents: kept}
-		vw.used[dir], vw.dirty = true, true
+		r := &Record{Key: key, Total: total, Ents: kept, dir: dir}
+		if old := vw.recs[dir]; old != nil && old.used {
+			vw.nused-- // replaced
+		}
+		vw.recs[dir] = r
+		vw.use(r)
+		vw.dirty = true
 	}
 	c.mu.Unlock()
-	return entries(dir, kept), len(ents), k2.Dev, nil
+	return entries(kept), total, k2.Dev, nil
 }
 
 // Uncached reads every directory: the DirReader of a walk without a cache
@@ -183,30 +264,15 @@ func (Uncached) ReadDir(_, dir string, keep func(string, fs.FileMode) bool) ([]f
 }
 
 // Read reads dir without a cache: the entries keep selects, in the
-// directory's order (f.ReadDir, not os.ReadDir: callers sort what they
-// make of them), how many entries it has in all and its device. Its errors
-// are os.Open's, fstat's and os.File.ReadDir's.
+// directory's order (callers sort what they make of them), how many
+// entries it has in all and its device. Its errors are os.Open's, fstat's
+// and os.File.ReadDir's.
 func Read(dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
-	f, err := os.Open(dir)
+	kept, total, key, _, err := readKept(dir, keep)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	defer f.Close()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, 0, 0, err
-	}
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	out := ents[:0:0]
-	for _, e := range ents {
-		if keep(e.Name(), e.Type()) {
-			out = append(out, e)
-		}
-	}
-	return out, len(ents), uint64(st.Dev), nil
+	return entries(kept), total, key.Dev, nil
 }
 
 // Save writes the views that changed: each keeps the records this run
@@ -220,12 +286,15 @@ func (c *Cache) Save() error {
 	defer c.mu.Unlock()
 	var errs []error
 	for v, vw := range c.views {
-		if !vw.dirty && len(vw.used) == len(vw.recs) {
+		for _, r := range vw.recs {
+			r.hasPre = false // the pass is over: its stats are not the next one's
+		}
+		if !vw.dirty && vw.nused == len(vw.recs) {
 			continue
 		}
-		recs := make(map[string]*Record, len(vw.used))
-		for d := range vw.used {
-			if r, ok := vw.recs[d]; ok {
+		recs := make(map[string]*Record, vw.nused)
+		for d, r := range vw.recs {
+			if r.used {
 				recs[d] = r
 			}
 		}

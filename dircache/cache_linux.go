@@ -1,12 +1,18 @@
 package dircache
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,32 +38,26 @@ func keyOf(st *unix.Stat_t) Key {
 	return Key{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec}
 }
 
-// stat returns dir's key, and false when dir is no directory or lies on a
-// file system whose ctimes are not trusted.
-func (c *Cache) stat(dir string) (Key, bool) {
+// lstatKey returns dir's key, and whether it is a directory (no symlink
+// followed).
+func lstatKey(dir string) (Key, bool) {
 	var st unix.Stat_t
 	if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return Key{}, false
 	}
-	c.mu.Lock()
-	ok, known := c.fsOK[st.Dev]
-	c.mu.Unlock()
+	return keyOf(&st), true
+}
+
+// trusted reports whether device dev (dir is on it) has a file system whose
+// directories' ctimes are trusted. c.mu is held.
+func (c *Cache) trusted(dev uint64, dir string) bool {
+	ok, known := c.fsOK[dev]
 	if !known {
 		var sf unix.Statfs_t
 		ok = unix.Statfs(dir, &sf) == nil && ctimeFS[int64(sf.Type)]
-		c.mu.Lock()
-		c.fsOK[st.Dev] = ok
-		c.mu.Unlock()
+		c.fsOK[dev] = ok
 	}
-	return keyOf(&st), ok
-}
-
-func fstatKey(f *os.File) (Key, bool) {
-	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil {
-		return Key{}, false
-	}
-	return keyOf(&st), st.Mode&unix.S_IFMT == unix.S_IFDIR
+	return ok
 }
 
 // private checks that dir is a directory of the user's, writable by no one
@@ -124,4 +124,113 @@ func writePrivate(dir, p string, data []byte) error {
 		return fmt.Errorf("dircache: %w", err)
 	}
 	return nil
+}
+
+// bufs are getdents(2) buffers, one per reader at a time.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// readKept reads dir with getdents(2) into a reused buffer: only the
+// entries keep selects become strings (the walk of a large tree keeps a
+// few of each directory's entries and would otherwise make an object of
+// every one, under the start's hold on garbage collection). It returns
+// them, how many entries dir has in all, dir's key as fstat gives it, and
+// whether dir is a directory (ok).
+func readKept(dir string, keep func(string, fs.FileMode) bool) (kept []Entry, total int, key Key, ok bool, err error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, Key{}, false, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, 0, Key{}, false, &fs.PathError{Op: "fstat", Path: dir, Err: err}
+	}
+	key, ok = keyOf(&st), st.Mode&unix.S_IFMT == unix.S_IFDIR
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	buf := *bp
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, 0, Key{}, false, &fs.PathError{Op: "readdirent", Path: dir, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		for b := buf[:n]; len(b) > 0; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+			if len(b) < 19 {
+				return nil, 0, Key{}, false, &fs.PathError{Op: "readdirent", Path: dir, Err: unix.EIO}
+			}
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				return nil, 0, Key{}, false, &fs.PathError{Op: "readdirent", Path: dir, Err: unix.EIO}
+			}
+			rec := b[:reclen]
+			b = b[reclen:]
+			ino := binary.NativeEndian.Uint64(rec[0:8])
+			raw := rec[19:]
+			if i := bytes.IndexByte(raw, 0); i >= 0 {
+				raw = raw[:i]
+			}
+			if ino == 0 || len(raw) == 0 || string(raw) == "." || string(raw) == ".." {
+				continue // as os.File.ReadDir: no deleted entries, no . and ..
+			}
+			// The name lives in the buffer only while keep looks at it;
+			// a kept one is copied.
+			name := unsafe.String(&raw[0], len(raw))
+			t, known := dtType[rec[18]]
+			if !known {
+				// DT_UNKNOWN (some file systems): the type from the inode.
+				var est unix.Stat_t
+				if err := unix.Fstatat(fd, name, &est, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+					if err == unix.ENOENT {
+						continue // gone since the listing
+					}
+					return nil, 0, Key{}, false, &fs.PathError{Op: "lstat", Path: filepath.Join(dir, name), Err: err}
+				}
+				t = modeType(est.Mode)
+			}
+			total++
+			if keep(name, t) {
+				kept = append(kept, Entry{name: strings.Clone(name), typ: t, dir: dir})
+			}
+		}
+	}
+	return kept, total, key, ok, nil
+}
+
+// dtType maps getdents' d_type to fs.FileMode type bits (DT_UNKNOWN is not
+// in it).
+var dtType = map[byte]fs.FileMode{
+	unix.DT_REG:  0,
+	unix.DT_DIR:  fs.ModeDir,
+	unix.DT_LNK:  fs.ModeSymlink,
+	unix.DT_FIFO: fs.ModeNamedPipe,
+	unix.DT_SOCK: fs.ModeSocket,
+	unix.DT_CHR:  fs.ModeDevice | fs.ModeCharDevice,
+	unix.DT_BLK:  fs.ModeDevice,
+}
+
+func modeType(m uint32) fs.FileMode {
+	switch m & unix.S_IFMT {
+	case unix.S_IFREG:
+		return 0
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	case unix.S_IFIFO:
+		return fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
 }

@@ -1,10 +1,14 @@
 package dircache
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -219,7 +223,7 @@ func TestFailClosed(t *testing.T) {
 			if err != nil || len(recs) != 1 {
 				t.Fatalf("the cache file did not hold the record (the test is broken): %v", err)
 			}
-			key, _ := c.stat(dir)
+			key, _ := lstatKey(dir)
 			recs[dir].Key = key // as if the planted file had not changed dir
 			b, _ = Encode("v", recs)
 			os.WriteFile(f, b, 0o600)
@@ -288,5 +292,129 @@ func TestSaveDropsUnused(t *testing.T) {
 	recs, err := Parse(data, "v")
 	if err != nil || len(recs) != 1 || recs[a] == nil {
 		t.Fatalf("after a run that read only %s: %v %v", a, recs, err)
+	}
+}
+
+// TestReadMatchesOS: the getdents reader lists what os.File.ReadDir lists
+// (names, types, how many), over many getdents buffers of long names, and
+// keeps exactly what keep selects, with names that outlive the buffer.
+func TestReadMatchesOS(t *testing.T) {
+	d := t.TempDir()
+	for i := 0; i < 1500; i++ {
+		name := fmt.Sprintf("%03d-%s", i, strings.Repeat("n", i%250))
+		mustWrite(t, filepath.Join(d, name))
+	}
+	if err := os.Mkdir(filepath.Join(d, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", filepath.Join(d, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(d, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadDir(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantT := map[string]fs.FileMode{}
+	for _, e := range want {
+		wantT[e.Name()] = e.Type()
+	}
+	for _, c := range []struct {
+		name string
+		keep func(string, fs.FileMode) bool
+	}{
+		{"all", all},
+		{"none", func(string, fs.FileMode) bool { return false }},
+		{"dirs and long names", func(n string, t fs.FileMode) bool { return t.IsDir() || len(n) > 200 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, total, dev, err := Read(d, c.keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total != len(want) {
+				t.Errorf("total %d, want %d", total, len(want))
+			}
+			var st syscall.Stat_t
+			if err := syscall.Stat(d, &st); err != nil || dev != uint64(st.Dev) {
+				t.Errorf("device %d, want %d (%v)", dev, st.Dev, err)
+			}
+			n := 0
+			for _, e := range want {
+				if c.keep(e.Name(), e.Type()) {
+					n++
+				}
+			}
+			if len(got) != n {
+				t.Errorf("kept %d, want %d", len(got), n)
+			}
+			for i := 0; i < 3; i++ {
+				Read(d, all) // reuses the buffer: a kept name must not change
+			}
+			for _, e := range got {
+				wt, ok := wantT[e.Name()]
+				if !ok || wt != e.Type() || e.IsDir() != wt.IsDir() {
+					t.Errorf("%q: type %v, want %v (listed by os: %t)", e.Name(), e.Type(), wt, ok)
+				}
+			}
+		})
+	}
+	if _, _, _, err := Read(filepath.Join(d, "missing"), all); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing directory: %v, want ErrNotExist", err)
+	}
+	if _, _, _, err := Read(filepath.Join(d, "fifo"), all); err == nil {
+		t.Error("a fifo read as a directory")
+	}
+}
+
+// TestPrefetchIsTheViews: the directories of a big view are stat'ed in
+// parallel when a pass first uses it, and those stats serve that view
+// only: another view (the exit check's, after the plan's walk and the
+// agent's run) stats a directory again, so a file planted after the
+// prefetch is found. (Save also drops a pass's stats; that is not seen
+// from outside, since Save drops the records the pass did not use.)
+func TestPrefetchIsTheViews(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	for i := 0; i < PrefetchMin+10; i++ {
+		if err := os.Mkdir(filepath.Join(root, fmt.Sprintf("d%03d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub := func(i int) string { return filepath.Join(root, fmt.Sprintf("d%03d", i)) }
+	walk := func(c *Cache) {
+		if _, _, _, err := c.ReadDir("v", root, all); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < PrefetchMin+10; i++ {
+			c.ReadDir("v", sub(i), all)
+		}
+	}
+	c := open(t, state, time.Hour)
+	walk(c)
+	c.ReadDir("w", sub(2), all) // a small view: no prefetch of its own
+	if err := c.Save(); err != nil {
+		t.Fatal(err)
+	}
+	c = open(t, state, time.Hour)
+	walk(c)
+	if hits, reads := c.Stats(); hits != PrefetchMin+11 || reads != 0 {
+		t.Fatalf("an unchanged tree: %d hits, %d reads (the test is broken)", hits, reads)
+	}
+	c = open(t, state, time.Hour)
+	c.ReadDir("v", root, all) // the pass's first use of v: its prefetch
+	pre := 0
+	for _, r := range c.views["v"].recs {
+		if r.hasPre {
+			pre++
+		}
+	}
+	if pre < PrefetchMin {
+		t.Fatalf("no prefetch (the test is broken)")
+	}
+	mustWrite(t, filepath.Join(sub(2), ".env"))
+	if ents, _, _, _ := c.ReadDir("w", sub(2), all); len(ents) != 1 {
+		t.Errorf("a file planted after another view's prefetch is not seen: %v", names(ents))
 	}
 }

@@ -4,13 +4,39 @@ package dircache
 
 import (
 	"errors"
+	"io/fs"
 	"os"
+	"syscall"
 )
 
 // Elsewhere than Linux nothing is cached: every directory is read.
 
-func (c *Cache) stat(string) (Key, bool)       { return Key{}, false }
-func fstatKey(*os.File) (Key, bool)            { return Key{}, false }
+func lstatKey(string) (Key, bool)              { return Key{}, false }
+func (c *Cache) trusted(uint64, string) bool   { return false }
 func private(string, int) error                { return errors.New("dircache: Linux only") }
 func readPrivate(string, int) ([]byte, error)  { return nil, errors.New("dircache: Linux only") }
 func writePrivate(_, _ string, _ []byte) error { return errors.New("dircache: Linux only") }
+
+// readKept reads dir with os.File.ReadDir: its device, no key.
+func readKept(dir string, keep func(string, fs.FileMode) bool) ([]Entry, int, Key, bool, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, 0, Key{}, false, err
+	}
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, 0, Key{}, false, err
+	}
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, 0, Key{}, false, err
+	}
+	var kept []Entry
+	for _, e := range ents {
+		if t := e.Type(); keep(e.Name(), t) {
+			kept = append(kept, Entry{name: e.Name(), typ: t & fs.ModeType, dir: dir})
+		}
+	}
+	return kept, len(ents), Key{Dev: uint64(st.Dev)}, false, nil
+}

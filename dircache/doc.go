@@ -26,6 +26,14 @@
 // another user or writable by others turns the cache off (every directory
 // is read). A lookup never skips a directory: a miss reads it.
 //
+// When a pass (a walk, then Save) first uses a view of PrefetchMin records
+// or more, a few goroutines lstat its directories in parallel; each such
+// stat serves that view once, in that pass (the exit check never judges a
+// directory by a stat taken before the agent ran). A directory that must be
+// read is read with getdents(2) into a reused buffer, and only the entries
+// kept become strings. Lookup answers without reading, so that a caller
+// can skip its own per-directory work (fsrules' access check) on a hit.
+//
 // The caller's keep function chooses the entries kept of each directory; it
 // must depend only on the view, the directory's path and the entry's name
 // and type, so that a kept record equals what a fresh read would keep.

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
+	"unsafe"
 )
 
 // The file format (all integers unsigned varints, ctime a signed one):
@@ -30,17 +33,29 @@ type Key struct {
 	Ctime    int64 // nanoseconds since the epoch
 }
 
-// Entry is one kept name of a directory.
+// Entry is one kept name of a directory; *Entry is its fs.DirEntry.
 type Entry struct {
-	Name string
-	Type fs.FileMode // the type bits only (fs.ModeType)
+	name string
+	typ  fs.FileMode // the type bits only (fs.ModeType)
+	dir  string      // the directory it is in (for Info; not stored)
 }
+
+func (e *Entry) Name() string               { return e.name }
+func (e *Entry) IsDir() bool                { return e.typ.IsDir() }
+func (e *Entry) Type() fs.FileMode          { return e.typ }
+func (e *Entry) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(e.dir, e.name)) }
+func (e *Entry) String() string             { return fs.FormatDirEntry(e) }
 
 // Record is what was kept of one directory.
 type Record struct {
 	Key   Key
 	Total int // entries the directory had in all
 	Ents  []Entry
+
+	dir    string // the directory's path (the map's key)
+	used   bool   // looked up or stored by this run
+	pre    stamp  // the pass's parallel lstat of dir (prefetch)
+	hasPre bool   // pre is this pass's and not used yet
 }
 
 // type codes on disk
@@ -78,14 +93,14 @@ func Encode(view string, recs map[string]*Record) ([]byte, error) {
 		b.Write(tmp[:binary.PutUvarint(tmp[:], uint64(r.Total))])
 		b.Write(tmp[:binary.PutUvarint(tmp[:], uint64(len(r.Ents)))])
 		es := append([]Entry(nil), r.Ents...)
-		sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+		sort.Slice(es, func(i, j int) bool { return es[i].name < es[j].name })
 		for _, e := range es {
-			c, ok := typeCode(e.Type)
+			c, ok := typeCode(e.typ)
 			if !ok {
-				return nil, fmt.Errorf("dircache: %s/%s: type %v cannot be stored", d, e.Name, e.Type)
+				return nil, fmt.Errorf("dircache: %s/%s: type %v cannot be stored", d, e.name, e.typ)
 			}
 			b.WriteByte(c)
-			putStr(&b, e.Name)
+			putStr(&b, e.name)
 		}
 	}
 	sum := sha256.Sum256(b.Bytes())
@@ -101,7 +116,14 @@ func putStr(b *bytes.Buffer, s string) {
 
 // Parse reads a cache file of view. Anything it cannot read exactly as
 // Encode writes it is an error: the caller then ignores the whole file.
+// The records do not refer to data.
 func Parse(data []byte, view string) (map[string]*Record, error) {
+	return parse(data, view, false)
+}
+
+// parse is Parse; with owned, names and paths are slices of data itself
+// (the caller's buffer, never written again), not of a copy.
+func parse(data []byte, view string, owned bool) (map[string]*Record, error) {
 	if len(data) > MaxFile || len(data) < len(magic)+sha256.Size || string(data[:len(magic)]) != magic {
 		return nil, errFormat
 	}
@@ -110,7 +132,12 @@ func Parse(data []byte, view string) (map[string]*Record, error) {
 		return nil, fmt.Errorf("%w (checksum)", errFormat)
 	}
 	// One string for the whole body: names and paths are slices of it.
-	p := parser{s: string(body[len(magic):])}
+	var p parser
+	if rest := body[len(magic):]; owned && len(rest) > 0 {
+		p.s = unsafe.String(&rest[0], len(rest))
+	} else {
+		p.s = string(rest)
+	}
 	if v, ok := p.str(); !ok || v != view {
 		return nil, fmt.Errorf("%w (another view)", errFormat)
 	}
@@ -160,9 +187,10 @@ func Parse(data []byte, view string) (map[string]*Record, error) {
 				return nil, fmt.Errorf("%w (entry name in %s)", errFormat, d)
 			}
 			last = name
-			ents = append(ents, Entry{Name: name, Type: t})
+			ents = append(ents, Entry{name: name, typ: t, dir: d})
 		}
 		r.Ents = ents[start:len(ents):len(ents)]
+		r.dir = d
 		recs[d] = r
 	}
 	return recs, nil

@@ -11,7 +11,7 @@ import (
 // nothing is read that Encode would not write).
 func FuzzParse(f *testing.F) {
 	good, _ := Encode("v", map[string]*Record{
-		"/ws":   {Key: Key{Dev: 1, Ino: 2, Ctime: 3}, Total: 5, Ents: []Entry{{"a", 0}, {"sub", fs.ModeDir}, {"l", fs.ModeSymlink}}},
+		"/ws":   {Key: Key{Dev: 1, Ino: 2, Ctime: 3}, Total: 5, Ents: []Entry{{"a", 0, ""}, {"sub", fs.ModeDir, ""}, {"l", fs.ModeSymlink, ""}}},
 		"/ws/s": {Key: Key{Dev: 1, Ino: 9, Ctime: -1}, Total: 0},
 	})
 	f.Add(good, "v")
@@ -27,8 +27,8 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("accepted %q %+v", d, r)
 			}
 			for _, e := range r.Ents {
-				if !validName(e.Name) {
-					t.Fatalf("accepted name %q", e.Name)
+				if !validName(e.Name()) {
+					t.Fatalf("accepted name %q", e.Name())
 				}
 			}
 		}

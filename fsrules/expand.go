@@ -59,6 +59,13 @@ type DirReader interface {
 	ReadDir(view, dir string, keep func(name string, t fs.FileMode) bool) (ents []fs.DirEntry, total int, dev uint64, err error)
 }
 
+// dirLookup is a DirReader that can answer for a directory unchanged since
+// it last read it without reading it (package dircache): then the walk
+// does not check its access again either.
+type dirLookup interface {
+	Lookup(view, dir string) (ents []fs.DirEntry, total int, dev uint64, ok bool)
+}
+
 // Mask is one path to cover.
 type Mask struct {
 	Path string `json:"path"`
@@ -357,6 +364,7 @@ type walker struct {
 	// rules for it (viewOf).
 	dirs DirReader
 	view string
+	pbuf []byte // matchEntryBuf's scratch
 }
 
 func (w *walker) add(m Mask) {
@@ -403,16 +411,20 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 
 // viewVersion changes whenever what walkDir keeps of a directory changes:
 // records of the old version are then no one's.
-const viewVersion = "fsrules-walk-1"
+const viewVersion = "fsrules-walk-2"
 
 // viewOf names the walk of root with rules for a DirReader's cache: what it
 // keeps of a directory depends on the rules (every one of them, in order)
-// and on the directory's path, which the reader adds.
+// and on the directory's path, which the reader adds. It names the
+// credentials the walk's access checks ran with too (a hit skips the
+// check: walkDir): another user, group list or capability set is another
+// view.
 func viewOf(root string, rules []rule) string {
 	h := sha256.New()
 	for _, r := range rules {
 		fmt.Fprintf(h, "%q %q %t %t %d %q %t %t\n", r.pat.Source, r.pat.Abs, r.pat.DirOnly, r.pat.Fold, r.kind, r.name, r.user, r.git)
 	}
+	fmt.Fprintf(h, "creds %s\n", creds())
 	return viewVersion + "\x00" + root + "\x00" + hex.EncodeToString(h.Sum(nil))
 }
 
@@ -430,7 +442,7 @@ func (w *walker) entry(dir, base string, isDir, isLink bool, rules []rule, cands
 		if isLink && r.pat.DirOnly {
 			dirLike = true // decided on the target below
 		}
-		if !r.pat.matchEntry(dir, base, dirLike) {
+		if !r.pat.matchEntryBuf(&w.pbuf, dir, base, dirLike) {
 			continue
 		}
 		if hit == nil || r.kind == Hide {
@@ -553,17 +565,6 @@ func (w *walker) unreadable(dir string, cause error) error {
 }
 
 func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) error {
-	// Read and search permission, for the user jail runs as (root has both):
-	// the walk must see every name and reach every subdirectory.
-	if err := unix.Faccessat(unix.AT_FDCWD, dir, unix.R_OK|unix.X_OK, unix.AT_EACCESS); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if errors.Is(err, fs.ErrPermission) {
-			return w.unreadable(dir, err)
-		}
-		return fmt.Errorf("expand deny rules: %s: %w", dir, err)
-	}
 	// What the loop below does nothing with is not kept: an entry that is
 	// no directory, no .git or HEAD, no file of a read-only directory, and
 	// that no rule matches. A directory unchanged since an earlier run is
@@ -573,29 +574,56 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 	if ro != nil {
 		view += "\x00ro"
 	}
-	var kbuf []int
-	keep := func(name string, t fs.FileMode) bool {
-		if t.IsDir() || name == ".git" || name == "HEAD" || ro != nil && t.IsRegular() {
-			return true
+	var ents []fs.DirEntry
+	var total int
+	hit := false
+	if lk, ok := w.dirs.(dirLookup); ok && !contains(w.roots, dir) {
+		// A record is only ever kept for a directory that passed the access
+		// check below in a walk of this view, which names the credentials
+		// the check ran with (viewOf); its key (device, inode, ctime) says
+		// the directory's mode, owner and ACL are what they were then, since
+		// chmod, chown and setfacl each set the ctime. So the check would
+		// pass again: an earlier run's chmod 311 is a changed ctime, a miss.
+		// A root is always checked (that covers the path above it).
+		ents, total, _, hit = lk.Lookup(view, dir)
+	}
+	if !hit {
+		// Read and search permission, for the user jail runs as (root has
+		// both): the walk must see every name and reach every subdirectory.
+		if err := unix.Faccessat(unix.AT_FDCWD, dir, unix.R_OK|unix.X_OK, unix.AT_EACCESS); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			if errors.Is(err, fs.ErrPermission) {
+				return w.unreadable(dir, err)
+			}
+			return fmt.Errorf("expand deny rules: %s: %w", dir, err)
 		}
-		isLink := t&fs.ModeSymlink != 0
-		kbuf = idx.candidates(name, kbuf[:0])
-		for _, i := range kbuf {
-			if rules[i].pat.matchEntry(dir, name, isLink && rules[i].pat.DirOnly) {
+		var kbuf []int
+		keep := func(name string, t fs.FileMode) bool {
+			if t.IsDir() || name == ".git" || name == "HEAD" || ro != nil && t.IsRegular() {
 				return true
 			}
+			isLink := t&fs.ModeSymlink != 0
+			kbuf = idx.candidates(name, kbuf[:0])
+			for _, i := range kbuf {
+				if rules[i].pat.matchEntryBuf(&w.pbuf, dir, name, isLink && rules[i].pat.DirOnly) {
+					return true
+				}
+			}
+			return false
 		}
-		return false
-	}
-	ents, total, _, err := w.dirs.ReadDir(view, dir, keep)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+		var err error
+		ents, total, _, err = w.dirs.ReadDir(view, dir, keep)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			if errors.Is(err, fs.ErrPermission) {
+				return w.unreadable(dir, err)
+			}
+			return fmt.Errorf("expand deny rules: %w", err)
 		}
-		if errors.Is(err, fs.ErrPermission) {
-			return w.unreadable(dir, err)
-		}
-		return fmt.Errorf("expand deny rules: %w", err)
 	}
 	w.n += total
 	if w.n > w.max {

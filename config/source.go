@@ -84,7 +84,7 @@ func (s Source) subject(key, value string) string {
 // spellRefs renders the `key` references of a library's message for the
 // user of this source: --key on the command line, key in a file.
 func spellRefs(msg string, flags bool) string {
-	return policy.RefPattern.ReplaceAllStringFunc(msg, func(m string) string {
+	return policy.RefPattern().ReplaceAllStringFunc(msg, func(m string) string {
 		key := m[1 : len(m)-1]
 		if policy.Lookup(key) == nil || !flags {
 			return key

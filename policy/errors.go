@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 )
 
 // ErrInvalid marks a policy the user must fix; the CLI exits 125 with the message.
@@ -21,8 +22,10 @@ var ErrInvalid = errors.New("invalid policy")
 // reader spells them as its user would type them (--allow-ip, or allow-ip in
 // a file). Unrendered, as in the audit trail, they still read well.
 
-// RefPattern matches an option reference in error text: `key`.
-var RefPattern = regexp.MustCompile("`([a-z][a-z0-9-]*)`")
+// RefPattern matches an option reference in error text: `key`. It is
+// compiled at first use, not in package init (which every jail process
+// pays, the sandbox's init and each jail exec among them).
+var RefPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([a-z][a-z0-9-]*)`") })
 
 // FieldError is a problem with one value of one option.
 type FieldError struct {

@@ -23,7 +23,7 @@ var Explain = func(err error) string { return Spell(err.Error()) }
 // policy.RefPattern) as its reader types them: the CLI sets it to spell
 // flags; the default writes the bare key.
 var Spell = func(s string) string {
-	return policy.RefPattern.ReplaceAllString(s, "$1")
+	return policy.RefPattern().ReplaceAllString(s, "$1")
 }
 
 // Check runs every check of the user's values that needs no sandbox and no

@@ -20,15 +20,6 @@ type fixup struct {
 	uncondit bool
 }
 
-// seccomp_data offsets (include/uapi/linux/seccomp.h); both supported
-// arches are little-endian, so an argument's low 32 bits come first.
-const (
-	offNr   = 0
-	offArch = 4
-)
-
-func offArgLo(i int) uint32 { return uint32(16 + 8*i) }
-
 func (a *asm) ld(off uint32) {
 	a.ins = append(a.ins, bpf.LoadAbsolute{Off: off, Size: 4})
 }

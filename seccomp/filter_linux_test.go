@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	gobpf "github.com/elastic/go-seccomp-bpf"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
@@ -215,7 +214,7 @@ func TestDenyFilterEmulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	nr := func(name string) uint32 {
-		n, ok := info.SyscallNames[name]
+		n, ok := info.nr(name)
 		if !ok {
 			t.Fatalf("no syscall %s", name)
 		}
@@ -309,7 +308,7 @@ func TestNotifyFilterEmulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]uint32{"execve": retNotify, "execveat": retNotify, "getpid": retAllow, "clone": retAllow} {
-		if got := runVM(t, ins, seccompInput(uint32(info.SyscallNames[name]), native)); got != want {
+		if got := runVM(t, ins, seccompInput(uint32(info.mustNr(name)), native)); got != want {
 			t.Errorf("%s: %#x, want %#x", name, got, want)
 		}
 	}
@@ -322,7 +321,7 @@ func TestReplaceRequiresExtra(t *testing.T) {
 	if _, err := buildDeny(Config{Replace: true}); err == nil {
 		t.Fatal("Replace without Extra accepted")
 	}
-	p := &Policy{DefaultAction: gobpf.ActionAllow, Syscalls: []gobpf.SyscallGroup{{Names: []string{"keyctl"}, Action: gobpf.ActionErrno}}}
+	p := &Policy{DefaultAction: ActionAllow, Syscalls: []SyscallGroup{{Names: []string{"keyctl"}, Action: ActionErrno}}}
 	ins, err := buildDeny(Config{Replace: true, Extra: p})
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 // unavailable, listener is nil, rep.Notify false and rep.Reason says why;
 // that is not an error.
 func Install(cfg Config) (listener *os.File, rep Report, err error) {
-	info, _, err := nativeArch()
+	info, err := archNative()
 	if err != nil {
 		return nil, rep, err
 	}

@@ -8,14 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
-
-	gobpf "github.com/elastic/go-seccomp-bpf"
-	"github.com/elastic/go-seccomp-bpf/arch"
 )
-
-// Policy is a seccomp policy in go-seccomp-bpf's format (default_action,
-// syscalls: [{names, names_with_args, action}]).
-type Policy = gobpf.Policy
 
 // Config says which filters Install builds.
 type Config struct {
@@ -69,8 +62,8 @@ var (
 // maxPolicyFile bounds what LoadPolicyFile reads: a policy is a few KiB.
 const maxPolicyFile = 1 << 20
 
-// policyFile mirrors go-seccomp-bpf's Policy for strict JSON decoding; the
-// library's Action has no UnmarshalText, so names are converted by hand.
+// policyFile mirrors go-seccomp-bpf's policy format for strict JSON
+// decoding; Action has no UnmarshalText, so names are converted by hand.
 type policyFile struct {
 	DefaultAction string       `json:"default_action"`
 	Syscalls      []groupEntry `json:"syscalls"`
@@ -137,7 +130,7 @@ func parsePolicy(path string, data []byte) (*Policy, error) {
 	if dec.More() {
 		return nil, bad("file", "trailing data after the JSON object")
 	}
-	info, err := arch.GetInfo("")
+	info, err := archNative()
 	if err != nil {
 		return nil, fmt.Errorf("seccomp policy %s: %v: %w", path, err, ErrUnsupportedArch)
 	}
@@ -159,7 +152,7 @@ func parsePolicy(path string, data []byte) (*Policy, error) {
 		}
 		seen := map[string]bool{}
 		for j, n := range g.Names {
-			if _, ok := info.SyscallNames[n]; !ok {
+			if _, ok := info.nr(n); !ok {
 				return nil, bad(fmt.Sprintf("%s.names[%d] %q", entry, j, n), "unknown system call on %s", info.Name)
 			}
 			if seen[n] {
@@ -167,10 +160,10 @@ func parsePolicy(path string, data []byte) (*Policy, error) {
 			}
 			seen[n] = true
 		}
-		grp := gobpf.SyscallGroup{Names: g.Names, Action: act}
+		grp := SyscallGroup{Names: g.Names, Action: act}
 		for j, nc := range g.NamesWithArgs {
 			ne := fmt.Sprintf("%s.names_with_args[%d] %q", entry, j, nc.Name)
-			if _, ok := info.SyscallNames[nc.Name]; !ok {
+			if _, ok := info.nr(nc.Name); !ok {
 				return nil, bad(ne, "unknown system call on %s", info.Name)
 			}
 			if seen[nc.Name] && len(nc.Arguments) > 0 && contains(g.Names, nc.Name) {
@@ -179,19 +172,19 @@ func parsePolicy(path string, data []byte) (*Policy, error) {
 			if len(nc.Arguments) == 0 {
 				return nil, bad(ne, "arguments must not be empty (use names for an unconditional rule)")
 			}
-			conds := make(gobpf.ArgumentConditions, 0, len(nc.Arguments))
+			conds := make([]Condition, 0, len(nc.Arguments))
 			for k, a := range nc.Arguments {
 				ae := fmt.Sprintf("%s.arguments[%d]", ne, k)
 				if a.Position == nil || *a.Position > 5 {
 					return nil, bad(ae, "position must be 0..5")
 				}
-				var op gobpf.Operation
+				var op Operation
 				if err := op.Unpack(a.Operation); err != nil {
-					return nil, bad(ae, "%v (one of %v)", err, gobpf.Operations)
+					return nil, bad(ae, "%v (one of %v)", err, Operations)
 				}
-				conds = append(conds, gobpf.Condition{Argument: *a.Position, Operation: op, Value: a.Value})
+				conds = append(conds, Condition{Argument: *a.Position, Operation: op, Value: a.Value})
 			}
-			grp.NamesWithCondtions = append(grp.NamesWithCondtions, gobpf.NameWithConditions{Name: nc.Name, Conditions: conds})
+			grp.NamesWithConditions = append(grp.NamesWithConditions, NameWithConditions{Name: nc.Name, Conditions: conds})
 		}
 		p.Syscalls = append(p.Syscalls, grp)
 	}
@@ -214,15 +207,15 @@ func contains(list []string, s string) bool {
 // parseAction accepts go-seccomp-bpf's action names. "errno" is EPERM.
 // trace is refused: without a tracer the kernel answers ENOSYS, which
 // silently breaks programs rather than denying anything.
-func parseAction(s string) (gobpf.Action, error) {
+func parseAction(s string) (Action, error) {
 	if s == "" {
 		return 0, errors.New("missing action (one of allow, errno, kill_process, kill_thread, trap, log)")
 	}
-	var a gobpf.Action
+	var a Action
 	if err := a.Unpack(s); err != nil {
 		return 0, fmt.Errorf("%v (one of allow, errno, kill_process, kill_thread, trap, log)", err)
 	}
-	if a == gobpf.ActionTrace {
+	if a == ActionTrace {
 		return 0, errors.New(`action "trace" is not supported (no tracer runs in jail)`)
 	}
 	return a, nil

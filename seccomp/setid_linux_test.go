@@ -13,7 +13,6 @@ import (
 	"testing"
 	"unsafe"
 
-	gobpf "github.com/elastic/go-seccomp-bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,13 +42,13 @@ func TestSetIDEmulated(t *testing.T) {
 		t.Skip(err)
 	}
 	const tmpfile = unix.O_TMPFILE &^ unix.O_DIRECTORY // __O_TMPFILE
-	for _, cfg := range []Config{{}, {AllowPtrace: true}, {Replace: true, Extra: &Policy{DefaultAction: gobpf.ActionAllow, Syscalls: []gobpf.SyscallGroup{{Names: []string{"keyctl"}, Action: gobpf.ActionErrno}}}}} {
+	for _, cfg := range []Config{{}, {AllowPtrace: true}, {Replace: true, Extra: &Policy{DefaultAction: ActionAllow, Syscalls: []SyscallGroup{{Names: []string{"keyctl"}, Action: ActionErrno}}}}} {
 		ins, err := buildDeny(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, sc := range setidWant {
-			nr, ok := info.SyscallNames[sc.name]
+			nr, ok := info.nr(sc.name)
 			if !ok {
 				continue // open, creat, chmod, mknod: not on arm64
 			}
@@ -113,12 +112,12 @@ func TestSetIDEmulated(t *testing.T) {
 		}
 		// openat2 hides its mode in struct open_how, out of the filter's
 		// reach: ENOSYS, so that callers fall back to openat.
-		if got := runVM(t, ins, seccompInput(uint32(info.SyscallNames["openat2"]), native)); got != retENOSYS {
+		if got := runVM(t, ins, seccompInput(uint32(info.mustNr("openat2")), native)); got != retENOSYS {
 			t.Errorf("replace=%v openat2: %#x, want ENOSYS", cfg.Replace, got)
 		}
 		// Unrelated syscalls with the same argument shapes stay allowed.
 		for _, name := range []string{"mkdirat", "fchownat", "faccessat", "read", "write"} {
-			if got := runVM(t, ins, seccompInput(uint32(info.SyscallNames[name]), native, 0, 0, 0o6755, 0o6755)); got != retAllow {
+			if got := runVM(t, ins, seccompInput(uint32(info.mustNr(name)), native, 0, 0, 0o6755, 0o6755)); got != retAllow {
 				t.Errorf("replace=%v %s with 06755 args: %#x, want allow", cfg.Replace, name, got)
 			}
 		}
@@ -222,7 +221,7 @@ func sysNr(name string) int {
 	if err != nil {
 		return -1
 	}
-	if nr, ok := info.SyscallNames[name]; ok {
+	if nr, ok := info.nr(name); ok {
 		return nr
 	}
 	return -1

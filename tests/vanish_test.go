@@ -39,7 +39,7 @@ func TestDataPlaceVanishesDuringStart(t *testing.T) {
 		for i := 0; !stop.Load(); i++ {
 			d := fmt.Sprintf("%s-%d", base, i%4)
 			os.MkdirAll(filepath.Join(d, "x"), 0o755)
-				time.Sleep(3 * time.Millisecond)
+			time.Sleep(3 * time.Millisecond)
 			os.RemoveAll(d)
 		}
 	}()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // npmrcEntry is one registry setting of an npmrc file: "registry" or
@@ -16,7 +17,8 @@ type npmrcEntry struct {
 	Key, Value string
 }
 
-var npmEnvRef = regexp.MustCompile(`\$\{([^}]*)\}`)
+// Compiled at first use, not in every jail process's package init.
+var npmEnvRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([^}]*)\}`) })
 
 // parseNpmrc reads the registry settings of an npmrc file (ini lines key =
 // value; ';' and '#' comments; quoted values; ${VAR} replaced from getenv as
@@ -42,7 +44,7 @@ func parseNpmrc(data []byte, getenv func(string) string) []npmrcEntry {
 		if !npmRegistryKey(k) {
 			continue
 		}
-		v = npmEnvRef.ReplaceAllStringFunc(v, func(m string) string {
+		v = npmEnvRef().ReplaceAllStringFunc(v, func(m string) string {
 			return getenv(m[2 : len(m)-1])
 		})
 		out = append(out, npmrcEntry{Key: k, Value: v})

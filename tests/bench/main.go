@@ -5,7 +5,8 @@
 // Run it as root on an otherwise idle machine for stable numbers.
 //
 // Sections (each issue's "Measured" list): startup vs bubblewrap and
-// /bin/true, startup with limits, startup with --deny patterns, a syscall
+// /bin/true, one jail process's own start vs an empty Go program (and its
+// package inits), startup with limits, startup with --deny patterns, a syscall
 // loop, an exec loop with and without exec audit, an open/close loop, the
 // kill of 500 processes, and egress through the proxy. A section whose
 // feature errors prints why and is skipped; the others still run.
@@ -48,6 +49,7 @@ var sections = []struct {
 	run  func(*bench) error
 }{
 	{"startup", (*bench).startup},
+	{"procstart", (*bench).procStart},
 	{"limits", (*bench).limits},
 	{"deny", (*bench).deny},
 	{"tree", (*bench).tree},

@@ -1,0 +1,89 @@
+//go:build linux
+
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Every jail process runs the whole binary's package initialisation
+// before main: the supervisor, the sandbox's init (a re-exec of the same
+// binary) and every `jail exec` client. These budgets keep it light
+// (issue 16's startup goal, issue 13's exec goal). A package-level regexp,
+// a map of every architecture's syscalls or a table built at init is paid
+// two or three times on every start; build such things at first use.
+const (
+	// initAllocBudget bounds the allocations of all package inits (Go's
+	// standard library included). 1,456 before the seccomp tables and the
+	// regexps were made lazy; 516 after (Go 1.26).
+	initAllocBudget = 700
+	// initBytesBudget: 331 KB before, 102 KB after.
+	initBytesBudget = 160 << 10
+	// ownAllocBudget bounds each of jail's own packages (sandbox's
+	// session-name regexp alone was 852).
+	ownAllocBudget = 64
+)
+
+// initsBanned are packages that must not be linked at all: their init
+// is heavy and jail has a light replacement.
+var initsBanned = map[string]string{
+	// Its arch package builds the syscall maps of every architecture
+	// (3-8 ms per process under load); seccomp/zsyscalls.go and
+	// compile.go replace it, the library is a test dependency only.
+	"github.com/elastic/go-seccomp-bpf": "seccomp's generated tables and compile.go",
+}
+
+type pkgInit struct {
+	pkg           string
+	bytes, allocs int
+}
+
+// parseInitTrace reads GODEBUG=inittrace=1 lines:
+// "init PKG @0.5 ms, 0.1 ms clock, 1234 bytes, 5 allocs".
+func parseInitTrace(stderr string) []pkgInit {
+	var out []pkgInit
+	for _, l := range strings.Split(stderr, "\n") {
+		if !strings.HasPrefix(l, "init ") {
+			continue
+		}
+		var p pkgInit
+		var at, clock float64
+		if _, err := fmt.Sscanf(l, "init %s @%f ms, %f ms clock, %d bytes, %d allocs", &p.pkg, &at, &clock, &p.bytes, &p.allocs); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestPackageInitIsLight runs the built binary with GODEBUG=inittrace=1
+// and holds its package initialisation to the budgets above.
+func TestPackageInitIsLight(t *testing.T) {
+	r := run(t, runOpts{env: []string{"GODEBUG=inittrace=1"}}, "--version")
+	mustCode(t, r, 0)
+	inits := parseInitTrace(r.stderr)
+	if len(inits) < 20 {
+		t.Fatalf("only %d inittrace lines (GODEBUG=inittrace=1 not honoured?):\n%s", len(inits), r.stderr)
+	}
+	allocs, bytes := 0, 0
+	for _, p := range inits {
+		allocs += p.allocs
+		bytes += p.bytes
+		for banned, instead := range initsBanned {
+			if p.pkg == banned || strings.HasPrefix(p.pkg, banned+"/") {
+				t.Errorf("%s is linked and initialised (%d allocs, %d bytes): use %s", p.pkg, p.allocs, p.bytes, instead)
+			}
+		}
+		if strings.HasPrefix(p.pkg, "github.com/jail-sandbox/jail") && p.allocs > ownAllocBudget {
+			t.Errorf("%s: %d allocations in package init (budget %d): build it at first use", p.pkg, p.allocs, ownAllocBudget)
+		}
+	}
+	if allocs > initAllocBudget {
+		t.Errorf("package inits: %d allocations (budget %d)", allocs, initAllocBudget)
+	}
+	if bytes > initBytesBudget {
+		t.Errorf("package inits: %d bytes (budget %d)", bytes, initBytesBudget)
+	}
+	t.Logf("%d package inits, %d allocations, %d bytes", len(inits), allocs, bytes)
+}

@@ -52,7 +52,18 @@ type Options struct {
 	// stdout and stderr and jail's notices. Empty: a file in jail's state
 	// directory (Info.Log; jail logs NAME).
 	LogPath string
+	// Tty keeps a terminal for the main command (jail run -d -t): a pty of
+	// the sandbox's own whose output goes to the log, and to the client of
+	// Attach while one is attached. Needs a command.
+	Tty bool
 }
+
+// ErrDetached is Terminal.CopyTo's end after Detach.
+var ErrDetached = errors.New("detached")
+
+// ErrTakenOver is Terminal.CopyTo's end when another client attached:
+// one client at a time, the last one wins.
+var ErrTakenOver = errors.New("another client attached to the terminal")
 
 // ExitError is a command's unsuccessful end.
 type ExitError struct {

@@ -58,6 +58,7 @@ type startRequest struct {
 	Verbose  bool           `json:"verbose,omitempty"`
 	LogPath  string         `json:"log"`
 	Lifeline bool           `json:"lifeline,omitempty"`
+	Tty      bool           `json:"tty,omitempty"`
 }
 
 type readyLine struct {
@@ -77,7 +78,7 @@ func superviseMain() int {
 	}
 	p := sr.Policy
 	p.Notices, p.Quiet, p.Verbose = sr.Notices, sr.Quiet, sr.Verbose
-	so := sandbox.SessionOptions{LogPath: sr.LogPath}
+	so := sandbox.SessionOptions{LogPath: sr.LogPath, Tty: sr.Tty}
 	var once sync.Once
 	so.Ready = func(info *session.Info, err error) {
 		once.Do(func() {
@@ -132,6 +133,9 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 	}
 	if err := pol.Check(); err != nil {
 		return nil, err
+	}
+	if opts.Tty && len(pol.Command) == 0 {
+		return nil, errors.New("a kept terminal (Tty) needs a command: an idle sandbox has nothing to attach to")
 	}
 	logPath := opts.LogPath
 	if logPath == "" {
@@ -213,7 +217,7 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 		}
 		close(s.done)
 	}()
-	sr := startRequest{Policy: &pol, Notices: p.Notices, Quiet: p.Quiet, Verbose: p.Verbose, LogPath: logPath, Lifeline: !opts.Detach}
+	sr := startRequest{Policy: &pol, Notices: p.Notices, Quiet: p.Quiet, Verbose: p.Verbose, LogPath: logPath, Lifeline: !opts.Detach, Tty: opts.Tty}
 	go func() {
 		_ = json.NewEncoder(reqW).Encode(sr)
 		reqW.Close()
@@ -749,4 +753,104 @@ func Running() ([]session.Info, error) {
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// Terminal is an attachment to the terminal a sandbox keeps (Options.Tty;
+// jail attach): what is written goes to the command's terminal as typed,
+// CopyTo gets what it prints. One client at a time: a later Attach takes
+// over. No fd crosses: the caller's terminal never reaches the sandbox.
+type Terminal struct {
+	conn *session.Conn
+	mu   sync.Mutex
+	done bool
+}
+
+// Attach attaches to the sandbox's kept terminal.
+func (s *Sandbox) Attach() (*Terminal, error) {
+	c, err := session.Dial(s.info.Control)
+	if err != nil {
+		return nil, s.goneErr(err)
+	}
+	_ = c.Unix().SetDeadline(time.Now().Add(10 * time.Second))
+	if err := c.Send(session.Request{Op: session.OpAttach}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	var rep session.Reply
+	if _, err := c.Recv(&rep); err != nil {
+		c.Close()
+		return nil, s.goneErr(err)
+	}
+	if rep.Event != session.EventAttached {
+		c.Close()
+		return nil, fmt.Errorf("attach: %s", rep.Error)
+	}
+	_ = c.Unix().SetDeadline(time.Time{})
+	return &Terminal{conn: c}, nil
+}
+
+func (t *Terminal) send(q session.Request) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return ErrDetached
+	}
+	return t.conn.Send(q)
+}
+
+// Write sends p to the command's terminal, as if typed.
+func (t *Terminal) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if err := t.send(session.Request{Op: session.OpInput, Data: p}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Resize sets the terminal's size (the command gets SIGWINCH).
+func (t *Terminal) Resize(rows, cols uint16) error {
+	return t.send(session.Request{Op: session.OpResize, Rows: rows, Cols: cols})
+}
+
+// Detach lets go of the terminal; the command runs on, its output going
+// to the log. CopyTo then returns ErrDetached.
+func (t *Terminal) Detach() error {
+	t.mu.Lock()
+	t.done = true
+	t.mu.Unlock()
+	return t.conn.Unix().CloseWrite()
+}
+
+// CopyTo writes what the terminal prints to w until the command ends (nil
+// for exit 0, else an *ExitError), Detach (ErrDetached), or another
+// client's Attach (ErrTakenOver).
+func (t *Terminal) CopyTo(w io.Writer) error {
+	defer t.conn.Close()
+	for {
+		var rep session.Reply
+		if _, err := t.conn.Recv(&rep); err != nil {
+			t.mu.Lock()
+			detached := t.done
+			t.mu.Unlock()
+			if detached {
+				return ErrDetached
+			}
+			return ErrGone
+		}
+		switch rep.Event {
+		case session.EventOutput:
+			if _, err := w.Write(rep.Data); err != nil {
+				return err
+			}
+		case session.EventDetached:
+			return ErrTakenOver
+		case session.EventExit:
+			if rep.Code == 0 {
+				return nil
+			}
+			return &ExitError{Code: rep.Code}
+		}
+	}
 }

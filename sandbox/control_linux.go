@@ -121,6 +121,10 @@ func (r *runner) handleControl(uc *net.UnixConn) {
 		_ = uc.SetDeadline(time.Time{}) // as long as the command runs
 		r.handleExec(c, req, files, who)
 		return
+	case session.OpAttach:
+		closeAll(files)
+		r.handleAttach(c, who)
+		return
 	case session.OpInspect:
 		closeAll(files)
 		reply(session.Reply{OK: true, Info: r.inspect()})

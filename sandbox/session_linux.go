@@ -298,7 +298,7 @@ func setEnv(env []string, name, kv string) []string {
 // inspect answers jail inspect and jail ps: the policy and live facts.
 func (r *runner) inspect() *session.Info {
 	in := &session.Info{Name: r.pol.Name, ID: r.id, Pid: os.Getpid(), Started: r.started.Format(time.RFC3339),
-		Command: r.pol.Command, Net: r.pol.Net, Log: r.logPath, Control: r.ctlPath, Cgroup: "none", Execs: r.ex.running()}
+		Command: r.pol.Command, Net: r.pol.Net, Log: r.logPath, Control: r.ctlPath, Cgroup: "none", Execs: r.ex.running(), Tty: r.sess.Tty}
 	if in.Net == "" {
 		in.Net = "none"
 	}

@@ -143,9 +143,6 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 		if err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create %s: %w", dir, err)
-		}
 		base := pol.Name
 		if base == "" {
 			base = "sandbox-" + randomHex(6)

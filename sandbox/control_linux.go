@@ -41,7 +41,7 @@ const maxSunPath = 108
 
 // controlPath is where the sandbox id's control socket lives.
 func controlPath(id string) (string, error) {
-	dir, err := registryDir()
+	dir, err := ensureRegistry()
 	if err != nil {
 		return "", err
 	}

@@ -14,14 +14,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/procstat"
-	"github.com/jail-sandbox/jail/statedir"
 )
 
 // Running sandboxes register themselves so that `jail ps` and `jail kill`
-// can find them: one small JSON file per supervisor in the user's state
-// directory (package statedir; the sandbox never sees it: the plan masks it
-// wherever a visible path contains it; records are verified against /proc
-// before anything is signalled).
+// can find them: one small JSON file per supervisor in jail's runtime
+// directory (runtimedir_linux.go; the sandbox never sees it: the plan masks
+// it wherever a visible path contains it; records are verified against
+// /proc before anything is signalled).
 
 // Entry describes one running sandbox.
 type Entry struct {
@@ -38,8 +37,6 @@ type Entry struct {
 	Net       string    `json:"net,omitempty"`
 }
 
-func registryDir() (string, error) { return statedir.Path(statedir.Run) }
-
 // startTick is pid's start time (0 when gone): with the pid it names one
 // supervisor, so a reused pid is not taken for it. A zombie counts as gone:
 // it runs no more, so its record, name claim or socket is stale (a
@@ -54,11 +51,8 @@ func startTick(pid int) uint64 {
 
 // register records this supervisor; the returned func removes the record.
 func register(e Entry) func() {
-	dir, err := registryDir()
+	dir, err := ensureRegistry()
 	if err != nil {
-		return func() {}
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return func() {}
 	}
 	e.Pid, e.StartTick = os.Getpid(), startTick(os.Getpid())
@@ -73,8 +67,8 @@ func register(e Entry) func() {
 // List returns the sandboxes of this user that are still running; records
 // of dead supervisors are removed.
 func List() ([]Entry, error) {
-	dir, err := registryDir()
-	if err != nil {
+	dir, err := checkRegistry()
+	if err != nil || dir == "" {
 		return nil, err
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -235,8 +229,8 @@ func liveTrails() []string {
 }
 
 // RunDir is the registry's directory (records, control sockets, name
-// claims, session logs).
-func RunDir() (string, error) { return registryDir() }
+// claims, session logs), created and checked (0700, the user's own).
+func RunDir() (string, error) { return ensureRegistry() }
 
 // Find returns the running sandbox named name (a session's name, or an id
 // or supervisor pid as jail ps shows them).

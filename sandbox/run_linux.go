@@ -476,6 +476,13 @@ func (r *runner) run() int {
 			return ExitSetup
 		}
 	}
+	if plan.RuntimeDirMasked {
+		// As the state directory: the mask needs a directory to cover.
+		if err := os.MkdirAll(plan.RuntimeDir, 0o700); err != nil {
+			r.errorf("jail's runtime directory %s: %v (set XDG_RUNTIME_DIR to a private directory)", plan.RuntimeDir, err)
+			return ExitSetup
+		}
+	}
 	if err := r.openTrail(spec); err != nil {
 		r.errorf("%s", Explain(err))
 		return ExitSetup

@@ -416,12 +416,9 @@ func claimName(name string) (func(), error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	dir, err := registryDir()
+	dir, err := ensureRegistry()
 	if err != nil {
 		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	p := filepath.Join(dir, "name."+name)
 	me := fmt.Sprintf("%d %d\n", os.Getpid(), startTick(os.Getpid()))

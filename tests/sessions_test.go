@@ -424,7 +424,12 @@ print(s.recv(65536).decode())`, in.Control)
 	defer os.Chmod(dir, 0o700)
 	defer os.Chmod(in.Control, 0o600)
 	for _, d := range []string{filepath.Dir(dir), filepath.Dir(filepath.Dir(dir)), filepath.Dir(filepath.Dir(filepath.Dir(dir)))} {
-		os.Chmod(d, 0o755) // the test home's own path
+		// The test home's own path; the runtime directory ($XDG_RUNTIME_DIR)
+		// is private again afterwards, or jail would not use it.
+		if fi, err := os.Stat(d); err == nil {
+			defer os.Chmod(d, fi.Mode().Perm())
+		}
+		os.Chmod(d, 0o755)
 	}
 	if out := probe(); !strings.Contains(out, "not the sandbox's user") {
 		t.Fatalf("with the modes loosened, jailtest got: %s", out)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/procstat"
+	"github.com/jail-sandbox/jail/session"
 )
 
 // Running sandboxes register themselves so that `jail ps` and `jail kill`
@@ -80,11 +81,13 @@ func List() ([]Entry, error) {
 		if err != nil || json.Unmarshal(b, &e) != nil || e.Pid <= 0 {
 			continue
 		}
-		// Alive, the same process (start time), and running this very
-		// binary: a stale or planted record can never make us signal
-		// something else.
+		// Alive, the same process (start time), and either running this
+		// very binary or serving the record's control socket itself (a
+		// program embedding the Go API: one registry for both): a stale or
+		// planted record can never make us signal, or send a command's
+		// stdio to, something else.
 		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", e.Pid))
-		if startTick(e.Pid) != e.StartTick || e.StartTick == 0 || (self != "" && exe != self) {
+		if startTick(e.Pid) != e.StartTick || e.StartTick == 0 || (self != "" && exe != self && !servesControl(e, dir)) {
 			if startTick(e.Pid) != e.StartTick {
 				os.Remove(f)
 				// Its control socket goes with it (only one in the
@@ -264,4 +267,20 @@ func Alive(pid int, id string) bool {
 		}
 	}
 	return false
+}
+
+// servesControl tells whether e's supervisor itself listens on e's control
+// socket: the kernel's word (SO_PEERCRED of a connection) that the socket
+// is that process's and this user's.
+func servesControl(e Entry, dir string) bool {
+	if e.Control == "" || filepath.Dir(e.Control) != dir {
+		return false
+	}
+	c, err := session.Dial(e.Control)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	cred, err := peerCred(c.Unix())
+	return err == nil && int(cred.Pid) == e.Pid && int(cred.Uid) == os.Getuid()
 }

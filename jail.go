@@ -51,8 +51,12 @@ type Options struct {
 	Detach bool
 	// LogPath is where the supervisor's output goes: the main command's
 	// stdout and stderr and jail's notices. Empty: a file in jail's
-	// runtime directory (Info.Log; jail logs NAME).
+	// runtime directory (Info.Log; jail logs NAME), removed when the
+	// sandbox ends if it has no Name.
 	LogPath string
+	// LogLimit bounds the log: it keeps the newest LogLimit bytes, in
+	// LogPath and LogPath.1 (package sessionlog). 0: 4 MiB.
+	LogLimit int64
 	// Tty keeps a terminal for the main command (jail run -d -t): a pty of
 	// the sandbox's own whose output goes to the log, and to the client of
 	// Attach while one is attached. Needs a command.

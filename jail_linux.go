@@ -22,6 +22,7 @@ import (
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/sandbox"
 	"github.com/jail-sandbox/jail/session"
+	"github.com/jail-sandbox/jail/sessionlog"
 )
 
 // supervisorArg0 is argv[0] of the re-executed program when it is to be a
@@ -59,6 +60,10 @@ type startRequest struct {
 	LogPath  string         `json:"log"`
 	Lifeline bool           `json:"lifeline,omitempty"`
 	Tty      bool           `json:"tty,omitempty"`
+	LogLimit int64          `json:"log_limit,omitempty"`
+	// RemoveLog: the log is jail's choice and the sandbox has no name to
+	// read it by: it goes when the sandbox ends.
+	RemoveLog bool `json:"remove_log,omitempty"`
 }
 
 type readyLine struct {
@@ -93,7 +98,54 @@ func superviseMain() int {
 	if sr.Lifeline {
 		so.Lifeline = os.NewFile(fdLifeline, "jail-lifeline")
 	}
-	return sandbox.RunSession(p, so)
+	endLog := func() {}
+	if sr.LogPath != "" {
+		endLog = captureLog(sr.LogPath, sr.LogLimit)
+	}
+	code := sandbox.RunSession(p, so)
+	endLog()
+	if sr.RemoveLog {
+		sessionlog.Remove(sr.LogPath)
+	}
+	return code
+}
+
+// captureLog bounds the log the supervisor was started with on fds 1 and 2
+// (package sessionlog): those become a pipe that a goroutine copies into
+// the log, rotating it; the main command, the kept terminal and jail's
+// notices all write there. The returned func drains it once the sandbox
+// has ended (everything inside is gone, so nothing else holds the pipe).
+func captureLog(path string, limit int64) func() {
+	logFD, err := unix.FcntlInt(1, unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return func() {} // unbounded, as it was opened
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		unix.Close(logFD)
+		return func() {}
+	}
+	_ = unix.Dup3(int(w.Fd()), 1, 0)
+	_ = unix.Dup3(int(w.Fd()), 2, 0)
+	w.Close()
+	lw := sessionlog.NewWriter(os.NewFile(uintptr(logFD), path), path, limit)
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(lw, r)
+		close(done)
+	}()
+	return func() {
+		if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+			_ = unix.Dup3(int(null.Fd()), 1, 0)
+			_ = unix.Dup3(int(null.Fd()), 2, 0)
+			null.Close()
+		}
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+		}
+		lw.Close()
+	}
 }
 
 // Sandbox is a running sandbox: one started here (Start) or found by name
@@ -137,7 +189,7 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 	if opts.Tty && len(pol.Command) == 0 {
 		return nil, errors.New("a kept terminal (Tty) needs a command: an idle sandbox has nothing to attach to")
 	}
-	logPath := opts.LogPath
+	logPath, removeLog := opts.LogPath, false
 	if logPath == "" {
 		dir, err := sandbox.RunDir()
 		if err != nil {
@@ -145,13 +197,11 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 		}
 		base := pol.Name
 		if base == "" {
-			base = "sandbox-" + randomHex(6)
+			base, removeLog = "sandbox-"+randomHex(6), true
 		}
 		logPath = filepath.Join(dir, base+".log")
 	}
-	// The log holds the command's output: the user's only (0600), never
-	// through a symlink planted in its place.
-	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	logFile, err := sessionlog.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("open the sandbox's log %s: %w", logPath, err)
 	}
@@ -214,7 +264,8 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 		}
 		close(s.done)
 	}()
-	sr := startRequest{Policy: &pol, Notices: p.Notices, Quiet: p.Quiet, Verbose: p.Verbose, LogPath: logPath, Lifeline: !opts.Detach, Tty: opts.Tty}
+	sr := startRequest{Policy: &pol, Notices: p.Notices, Quiet: p.Quiet, Verbose: p.Verbose, LogPath: logPath, Lifeline: !opts.Detach, Tty: opts.Tty,
+		LogLimit: opts.LogLimit, RemoveLog: removeLog}
 	go func() {
 		_ = json.NewEncoder(reqW).Encode(sr)
 		reqW.Close()

@@ -2,12 +2,11 @@ package main
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/jail-sandbox/jail/sandbox"
+	"github.com/jail-sandbox/jail/sessionlog"
 )
 
 // LogsOptions is jail logs.
@@ -45,33 +44,17 @@ func runLogs(opts *LogsOptions) error {
 		if sandbox.ValidName(opts.Name) != nil || derr != nil {
 			return err
 		}
-		f, ferr := os.Open(filepath.Join(dir, opts.Name+".log"))
-		if ferr != nil {
+		cerr := sessionlog.Copy(opts.IO.Out, filepath.Join(dir, opts.Name+".log"))
+		if errors.Is(cerr, os.ErrNotExist) {
 			return err
 		}
-		defer f.Close()
-		_, err = io.Copy(opts.IO.Out, f)
-		return err
+		return cerr
 	}
 	if e.Log == "" {
 		return errors.New(opts.Name + " has no log: only a sandbox started with jail run -d has one")
 	}
-	f, err := os.Open(e.Log)
-	if err != nil {
-		return err
+	if !opts.Follow {
+		return sessionlog.Copy(opts.IO.Out, e.Log)
 	}
-	defer f.Close()
-	for {
-		if _, err := io.Copy(opts.IO.Out, f); err != nil {
-			return err
-		}
-		if !opts.Follow {
-			return nil
-		}
-		if !sandbox.Alive(e.Pid, e.ID) {
-			_, err := io.Copy(opts.IO.Out, f) // what came last
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return sessionlog.Follow(opts.IO.Out, e.Log, func() bool { return sandbox.Alive(e.Pid, e.ID) })
 }

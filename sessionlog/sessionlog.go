@@ -83,12 +83,25 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// rotate makes the current half the older one and starts a new current
+// half. PATH exists throughout (readers never miss it): the current file
+// is linked to PATH.1 first, then a new file is renamed over PATH.
 func (w *Writer) rotate() error {
-	if err := os.Rename(w.path, Older(w.path)); err != nil {
+	tmpOld, tmpNew := w.path+".1.tmp", w.path+".tmp"
+	os.Remove(tmpOld)
+	os.Remove(tmpNew)
+	if err := os.Link(w.path, tmpOld); err != nil {
 		return fmt.Errorf("rotate the log %s: %w", w.path, err)
 	}
-	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err := os.Rename(tmpOld, Older(w.path)); err != nil {
+		return fmt.Errorf("rotate the log %s: %w", w.path, err)
+	}
+	f, err := os.OpenFile(tmpNew, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
+		return fmt.Errorf("rotate the log %s: %w", w.path, err)
+	}
+	if err := os.Rename(tmpNew, w.path); err != nil {
+		f.Close()
 		return fmt.Errorf("rotate the log %s: %w", w.path, err)
 	}
 	w.f.Close()
@@ -103,10 +116,12 @@ func (w *Writer) Close() error {
 	return w.f.Close()
 }
 
-// Remove removes the log at path and its rotated half.
+// Remove removes the log at path and its rotated half (and what a
+// rotation cut short left).
 func Remove(path string) {
-	os.Remove(Older(path))
-	os.Remove(path)
+	for _, p := range []string{Older(path), path, path + ".1.tmp", path + ".tmp"} {
+		os.Remove(p)
+	}
 }
 
 // Copy writes the whole log at path (the rotated half first) to dst.
@@ -138,16 +153,35 @@ func follow(dst io.Writer, path string, alive func() bool, poll time.Duration) (
 		}
 		return f
 	}
-	if old := open(Older(path)); old != nil {
+	// The current half first, then the older, then the current is checked
+	// to be current still: the older is then the one just before it. A
+	// rotation in between is tried again; failing that, the current
+	// half alone is read (never two halves out of order).
+	var f, old *os.File
+	for try := 0; ; try++ {
+		f = open(path)
+		if f == nil {
+			return total, fmt.Errorf("open the log %s: %w", path, os.ErrNotExist)
+		}
+		old = open(Older(path))
+		if old == nil || sameFile(f, path) && !sameInode(old, f) {
+			break
+		}
+		old.Close()
+		old = nil
+		if try == 20 {
+			break
+		}
+		f.Close()
+		time.Sleep(time.Millisecond) // mid-rotation
+	}
+	if old != nil {
 		err := cp(old)
 		old.Close()
 		if err != nil {
+			f.Close()
 			return total, err
 		}
-	}
-	f := open(path)
-	if f == nil {
-		return total, fmt.Errorf("open the log %s: %w", path, os.ErrNotExist)
 	}
 	defer func() { f.Close() }()
 	for {

@@ -123,3 +123,43 @@ func TestCreateNoFollow(t *testing.T) {
 		t.Fatalf("the symlink's target was changed: %q", b)
 	}
 }
+
+// A Copy while the log rotates is a contiguous run of lines: never the
+// older half of one rotation with the current half of a later one.
+func TestCopyDuringRotations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.log")
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(f, path, 8<<10)
+	var done atomic.Bool
+	go func() {
+		for i := 0; i < 200000 && !done.Load(); i++ {
+			fmt.Fprintf(w, "line %07d\n", i)
+		}
+		done.Store(true)
+	}()
+	defer done.Store(true)
+	for c := 0; c < 300 && !done.Load(); c++ {
+		var out bytes.Buffer
+		if err := Copy(&out, path); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(out.String(), "\n")
+		if len(lines) < 3 {
+			continue
+		}
+		prev := -1
+		for _, l := range lines[1 : len(lines)-1] { // the first and last may be cut
+			var n int
+			if _, err := fmt.Sscanf(l, "line %d", &n); err != nil {
+				t.Fatalf("copy %d: a cut line inside: %q", c, l)
+			}
+			if prev >= 0 && n != prev+1 {
+				t.Fatalf("copy %d: line %d follows %d", c, n, prev)
+			}
+			prev = n
+		}
+	}
+}

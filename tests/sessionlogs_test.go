@@ -71,13 +71,14 @@ func TestSessionLogUnnamedRemoved(t *testing.T) {
 	env, reg := privateRuntime(t)
 	m := marker()
 	name := "k" + strings.ReplaceAll(m, ".", "")
-	r := run(t, runOpts{dir: ws, env: env}, "run", "-d", "--", "/bin/sh", "-c", "echo unnamed-"+m+"; sleep 1")
+	r := run(t, runOpts{dir: ws, env: env}, "run", "-d", "--", "/bin/sh", "-c", "echo unnamed-"+m+"; while [ ! -e go ]; do sleep 0.1; done")
 	mustCode(t, r, 0)
-	r = run(t, runOpts{dir: ws, env: env}, "run", "-d", "--name", name, "--", "/bin/sh", "-c", "echo named-"+m+"; sleep 1")
+	r = run(t, runOpts{dir: ws, env: env}, "run", "-d", "--name", name, "--", "/bin/sh", "-c", "echo named-"+m+"; while [ ! -e go ]; do sleep 0.1; done")
 	mustCode(t, r, 0)
 	if logs, _ := filepath.Glob(filepath.Join(reg, "sandbox-*.log")); len(logs) != 1 {
 		t.Fatalf("want the unnamed sandbox's log while it runs, got %v", logs)
 	}
+	os.WriteFile(filepath.Join(ws, "go"), nil, 0o644) // both end now
 	var logs []string
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		logs, _ = filepath.Glob(filepath.Join(reg, "*.log*"))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,7 +101,30 @@ func List() ([]Entry, error) {
 		}
 		out = append(out, e)
 	}
+	removeDeadSockets(dir)
 	return out, nil
+}
+
+// removeDeadSockets removes the control sockets no record names and no
+// process listens on: a supervisor killed between its socket and its
+// record (or whose record went first) leaves one. A socket no record
+// names yet may be a supervisor's that is starting: only a refused
+// connection (nobody listens) makes it stale.
+func removeDeadSockets(dir string) {
+	socks, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
+	for _, s := range socks {
+		if _, err := os.Stat(strings.TrimSuffix(s, ".sock") + ".json"); err == nil {
+			continue
+		}
+		c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: s, Net: "unix"})
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			os.Remove(s)
+		}
+	}
 }
 
 // PS prints the running sandboxes.

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,5 +85,40 @@ func TestRegistryDir(t *testing.T) {
 	os.Remove(reg)
 	if es, err := List(); err != nil || len(es) != 0 {
 		t.Fatalf("List with no registry yet: %v, %v", es, err)
+	}
+}
+
+// A control socket that no record names and nobody listens on (its
+// supervisor was killed between the two) is removed by the next listing;
+// one that a live process serves stays.
+func TestListRemovesDeadSockets(t *testing.T) {
+	rt := filepath.Join(t.TempDir(), "rt")
+	os.Mkdir(rt, 0o700)
+	t.Setenv("XDG_RUNTIME_DIR", rt)
+	reg, err := ensureRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(reg, "dead.sock")
+	ln, err := net.Listen("unix", dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close() // the file stays, nobody listens
+	live := filepath.Join(reg, "live.sock")
+	ln2, err := net.Listen("unix", live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln2.Close()
+	if _, err := List(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dead); err == nil {
+		t.Error("the dead socket stayed")
+	}
+	if _, err := os.Lstat(live); err != nil {
+		t.Errorf("the live socket went: %v", err)
 	}
 }

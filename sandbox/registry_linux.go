@@ -102,7 +102,20 @@ func List() ([]Entry, error) {
 		out = append(out, e)
 	}
 	removeDeadSockets(dir)
+	removeDeadClaims(dir)
 	return out, nil
+}
+
+// removeDeadClaims removes the name claims of supervisors that are gone
+// (crashed, SIGKILLed): the name would be taken again at its next claim
+// anyway, but nothing of a dead sandbox should stay behind.
+func removeDeadClaims(dir string) {
+	claims, _ := filepath.Glob(filepath.Join(dir, "name.*"))
+	for _, c := range claims {
+		if !claimAlive(c) {
+			os.Remove(c)
+		}
+	}
 }
 
 // removeDeadSockets removes the control sockets no record names and no

@@ -3,7 +3,9 @@
 package tests
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +93,40 @@ func TestSessionAttachRefusals(t *testing.T) {
 	}
 	if r := sessJail(t, ws, "", "run", "-d", "-t", "--name", name+"x"); r.code == 0 || !strings.Contains(r.stderr, "needs a command") {
 		t.Fatalf("run -d -t without a command: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// A process inside the sandbox (same uid as its user, unprivileged) that
+// reaches the control socket cannot attach to the kept terminal, where it
+// could type into the user's session or read it.
+func TestSessionAttachFromInside(t *testing.T) {
+	ws := workspace(t)
+	name := "j" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name, "-t", "--", "/bin/sh", "-c", "sleep 60")
+	in := sessInspect(t, name)
+	link := filepath.Join(ws, "ctl.sock")
+	if err := os.Link(in.Control, link); err != nil {
+		if err := os.Symlink(in.Control, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := sessJail(t, ws, "", "exec", name, "--", "/usr/bin/python3", "-c", `
+import socket,sys
+s=socket.socket(socket.AF_UNIX)
+try:
+    s.connect("`+link+`")
+except Exception as e:
+    print("connect:", e); sys.exit(0)
+try:
+    s.sendall(b'{"op":"attach"}\n')
+except Exception:
+    pass
+print(s.recv(65536).decode())`)
+	want := "inside a sandbox"
+	if os.Getuid() == 0 {
+		want = "not the sandbox's user"
+	}
+	if !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, "attached") {
+		t.Fatalf("a process inside attached to the kept terminal: %q %s (want a refusal: %s)", r.stdout, r.stderr, want)
 	}
 }

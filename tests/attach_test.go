@@ -47,10 +47,13 @@ func TestSessionAttach(t *testing.T) {
 		t.Fatalf("the kept terminal's size or name is wrong:\n%s", out)
 	}
 	// A resize of the user's terminal reaches the command's.
+	// (Asked again until it shows: the SIGWINCH may come late under load.)
 	unix.IoctlSetWinsize(int(a.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 120})
-	time.Sleep(300 * time.Millisecond)
-	a.master.Write([]byte("stty size\r"))
-	a.scr.waitFor(t, "40 120", 10*time.Second)
+	for i := 0; i < 20 && !strings.Contains(a.scr.String(), "40 120"); i++ {
+		a.master.Write([]byte("stty size\r"))
+		a.scr.waitUntil("40 120", 500*time.Millisecond)
+	}
+	a.scr.waitFor(t, "40 120", time.Second)
 	// Output while detached goes to the log.
 	a.master.Write([]byte("(sleep 1; echo while-detached-" + m + ") &\r"))
 	time.Sleep(300 * time.Millisecond)

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/procstat"
 	"github.com/jail-sandbox/jail/session"
 )
 
@@ -224,11 +225,19 @@ func TestSessionStopGracefulLeavesNothing(t *testing.T) {
 func assertGone(t *testing.T, name string, in session.Info, netns, mntns, cgroups string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
+	// The kernel hands a freed namespace's inode number to the next new
+	// namespace at once: a process that started after this point is in
+	// another sandbox's (on this shared host, anyone's), not this one's.
+	cutoff := uptimeTicks(t)
 	for {
 		var left []string
 		ents, _ := os.ReadDir("/proc")
 		for _, e := range ents {
-			if _, err := strconv.Atoi(e.Name()); err != nil {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if st, err := procstat.Read("", pid); err != nil || st.StartTime > cutoff {
 				continue
 			}
 			if l, _ := os.Readlink("/proc/" + e.Name() + "/ns/net"); netns != "" && l == netns {
@@ -562,4 +571,19 @@ func TestSessionLogsAndForeground(t *testing.T) {
 	}
 	sessJail(t, ws, "", "kill", "--now", fg)
 	cmd.Wait()
+}
+
+// uptimeTicks is the time since boot in clock ticks (/proc/PID/stat's
+// start times are in these).
+func uptimeTicks(t *testing.T) uint64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up float64
+	if _, err := fmt.Sscan(string(b), &up); err != nil {
+		t.Fatal(err)
+	}
+	return uint64(up*100) + 1 // USER_HZ is 100 on Linux
 }

@@ -121,12 +121,16 @@ func removeDeadClaims(dir string) {
 // removeDeadSockets removes the control sockets no record names and no
 // process listens on: a supervisor killed between its socket and its
 // record (or whose record went first) leaves one. A socket no record
-// names yet may be a supervisor's that is starting: only a refused
-// connection (nobody listens) makes it stale.
+// names yet may be a supervisor's that is starting (and between its
+// bind and its listen a connection is refused too): only one older than
+// a minute that refuses a connection (nobody listens) is stale.
 func removeDeadSockets(dir string) {
 	socks, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
 	for _, s := range socks {
 		if _, err := os.Stat(strings.TrimSuffix(s, ".sock") + ".json"); err == nil {
+			continue
+		}
+		if fi, err := os.Lstat(s); err != nil || time.Since(fi.ModTime()) < time.Minute {
 			continue
 		}
 		c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: s, Net: "unix"})

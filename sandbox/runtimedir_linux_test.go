@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The registry is in $XDG_RUNTIME_DIR/jail only when that directory is
@@ -106,6 +107,15 @@ func TestListRemovesDeadSockets(t *testing.T) {
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	ln.Close() // the file stays, nobody listens
+	young := filepath.Join(reg, "young.sock")
+	ln3, err := net.Listen("unix", young)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln3.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln3.Close() // as a supervisor between its bind and its listen
+	old := time.Now().Add(-2 * time.Minute)
+	os.Chtimes(dead, old, old)
 	live := filepath.Join(reg, "live.sock")
 	ln2, err := net.Listen("unix", live)
 	if err != nil {
@@ -120,5 +130,8 @@ func TestListRemovesDeadSockets(t *testing.T) {
 	}
 	if _, err := os.Lstat(live); err != nil {
 		t.Errorf("the live socket went: %v", err)
+	}
+	if _, err := os.Lstat(young); err != nil {
+		t.Errorf("a socket made a moment ago went (a starting supervisor's): %v", err)
 	}
 }

@@ -4,6 +4,7 @@ package tests
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,5 +93,30 @@ func TestSessionLogUnnamedRemoved(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // the named supervisor is gone too
 	if r := run(t, runOpts{dir: ws, env: env}, "logs", name); !strings.Contains(r.stdout, "named-"+m) {
 		t.Fatalf("jail logs of the ended named sandbox: %q %s", r.stdout, r.stderr)
+	}
+}
+
+// jail logs on a terminal passes what the sandbox printed through the
+// same filter as jail's own relay: a clipboard write (OSC 52) in the log
+// never reaches the user's terminal.
+func TestSessionLogsFiltered(t *testing.T) {
+	ws := workspace(t)
+	env, _ := privateRuntime(t)
+	m := marker()
+	name := "c" + strings.ReplaceAll(m, ".", "")
+	r := run(t, runOpts{dir: ws, env: env}, "run", "-d", "--name", name, "--", "/bin/sh", "-c",
+		`printf 'before-`+m+`\033]52;c;cHduZWQ=\007after-`+m+`\n'; sleep 60`)
+	mustCode(t, r, 0)
+	t.Cleanup(func() { run(t, runOpts{dir: ws, env: env}, "kill", "--now", name) })
+	cmd := exec.Command(jail(t), "logs", name)
+	cmd.Dir = ws
+	cmd.Env = append(screenEnv(), env...)
+	s := startOnPty(t, cmd)
+	if err := s.wait(t, 20*time.Second); err != nil {
+		t.Fatalf("jail logs: %v", err)
+	}
+	s.scr.waitFor(t, "after-"+m, 5*time.Second)
+	if out := s.scr.String(); strings.Contains(out, "]52;") {
+		t.Fatalf("jail logs wrote the sandbox's clipboard sequence to the terminal: %q", out)
 	}
 }

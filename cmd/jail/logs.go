@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/term"
+
+	"github.com/jail-sandbox/jail"
 	"github.com/jail-sandbox/jail/sandbox"
 	"github.com/jail-sandbox/jail/sessionlog"
 )
@@ -38,13 +41,32 @@ func newLogsCmd(f *factory, runF func(*LogsOptions) error) *command {
 
 func runLogs(opts *LogsOptions) error {
 	e, err := sandbox.Find(opts.Name)
+	out := opts.IO.Out
+	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		// The log is what the sandbox printed: on the user's terminal it
+		// passes the same filter as jail's relay (no clipboard writes, no
+		// title or hyperlink tricks unless its allow-terminal says so).
+		var allow []string
+		if err == nil {
+			if sb, oerr := jail.Open(opts.Name); oerr == nil {
+				if info, ierr := sb.Inspect(); ierr == nil {
+					allow = allowTerminal(info.Policy)
+				}
+			}
+		}
+		w, ferr := sandbox.TerminalFilter(allow, out)
+		if ferr != nil {
+			return ferr
+		}
+		out = w
+	}
 	if err != nil {
 		// Ended: its log stays (until a sandbox of that name starts again).
 		dir, derr := sandbox.RunDir()
 		if sandbox.ValidName(opts.Name) != nil || derr != nil {
 			return err
 		}
-		cerr := sessionlog.Copy(opts.IO.Out, filepath.Join(dir, opts.Name+".log"))
+		cerr := sessionlog.Copy(out, filepath.Join(dir, opts.Name+".log"))
 		if errors.Is(cerr, os.ErrNotExist) {
 			return err
 		}
@@ -54,7 +76,7 @@ func runLogs(opts *LogsOptions) error {
 		return errors.New(opts.Name + " has no log: only a sandbox started with jail run -d has one")
 	}
 	if !opts.Follow {
-		return sessionlog.Copy(opts.IO.Out, e.Log)
+		return sessionlog.Copy(out, e.Log)
 	}
-	return sessionlog.Follow(opts.IO.Out, e.Log, func() bool { return sandbox.Alive(e.Pid, e.ID) })
+	return sessionlog.Follow(out, e.Log, func() bool { return sandbox.Alive(e.Pid, e.ID) })
 }

@@ -20,11 +20,12 @@
 // A started sandbox lives until its main command ends, until Stop or Kill,
 // or, unless Options.Detach, until the program that started it exits. A
 // named sandbox (Options.Name) is reachable from other processes of the
-// same user running the same program: Open (jail's registry lists only
-// supervisors of the binary that reads it, so `jail exec NAME` reaches the
-// sandboxes jail's own binary started). Only that user (and root) can
-// reach it: the control socket is 0600 in a 0700 directory and
-// the supervisor checks the peer's uid and user namespace.
+// same user: Open, and jail's own CLI (jail ps, exec, attach, stop, kill):
+// one registry, in $XDG_RUNTIME_DIR/jail (or the state directory when
+// that is not private), lists the sandboxes of every program. Only that
+// user can reach it: the control socket is 0600 in a 0700 directory, the
+// supervisor checks the peer's uid and user namespace, and clients talk
+// only to a socket their own uid serves.
 //
 // Commands run in the sandbox exactly as its main command does: the same
 // namespaces, mounts, Landlock domain, seccomp filters, credentials,
@@ -49,10 +50,25 @@ type Options struct {
 	// run -d). Otherwise it is killed when that program exits.
 	Detach bool
 	// LogPath is where the supervisor's output goes: the main command's
-	// stdout and stderr and jail's notices. Empty: a file in jail's state
-	// directory (Info.Log; jail logs NAME).
+	// stdout and stderr and jail's notices. Empty: a file in jail's
+	// runtime directory (Info.Log; jail logs NAME), removed when the
+	// sandbox ends if it has no Name.
 	LogPath string
+	// LogLimit bounds the log: it keeps the newest LogLimit bytes, in
+	// LogPath and LogPath.1 (package sessionlog). 0: 4 MiB.
+	LogLimit int64
+	// Tty keeps a terminal for the main command (jail run -d -t): a pty of
+	// the sandbox's own whose output goes to the log, and to the client of
+	// Attach while one is attached. Needs a command.
+	Tty bool
 }
+
+// ErrDetached is Terminal.CopyTo's end after Detach.
+var ErrDetached = errors.New("detached")
+
+// ErrTakenOver is Terminal.CopyTo's end when another client attached:
+// one client at a time, the last one wins.
+var ErrTakenOver = errors.New("another client attached to the terminal")
 
 // ExitError is a command's unsuccessful end.
 type ExitError struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/sandbox"
 	"github.com/jail-sandbox/jail/session"
+	"github.com/jail-sandbox/jail/sessionlog"
 )
 
 // supervisorArg0 is argv[0] of the re-executed program when it is to be a
@@ -58,6 +59,11 @@ type startRequest struct {
 	Verbose  bool           `json:"verbose,omitempty"`
 	LogPath  string         `json:"log"`
 	Lifeline bool           `json:"lifeline,omitempty"`
+	Tty      bool           `json:"tty,omitempty"`
+	LogLimit int64          `json:"log_limit,omitempty"`
+	// RemoveLog: the log is jail's choice and the sandbox has no name to
+	// read it by: it goes when the sandbox ends.
+	RemoveLog bool `json:"remove_log,omitempty"`
 }
 
 type readyLine struct {
@@ -77,7 +83,7 @@ func superviseMain() int {
 	}
 	p := sr.Policy
 	p.Notices, p.Quiet, p.Verbose = sr.Notices, sr.Quiet, sr.Verbose
-	so := sandbox.SessionOptions{LogPath: sr.LogPath}
+	so := sandbox.SessionOptions{LogPath: sr.LogPath, Tty: sr.Tty}
 	var once sync.Once
 	so.Ready = func(info *session.Info, err error) {
 		once.Do(func() {
@@ -92,7 +98,54 @@ func superviseMain() int {
 	if sr.Lifeline {
 		so.Lifeline = os.NewFile(fdLifeline, "jail-lifeline")
 	}
-	return sandbox.RunSession(p, so)
+	endLog := func() {}
+	if sr.LogPath != "" {
+		endLog = captureLog(sr.LogPath, sr.LogLimit)
+	}
+	code := sandbox.RunSession(p, so)
+	endLog()
+	if sr.RemoveLog {
+		sessionlog.Remove(sr.LogPath)
+	}
+	return code
+}
+
+// captureLog bounds the log the supervisor was started with on fds 1 and 2
+// (package sessionlog): those become a pipe that a goroutine copies into
+// the log, rotating it; the main command, the kept terminal and jail's
+// notices all write there. The returned func drains it once the sandbox
+// has ended (everything inside is gone, so nothing else holds the pipe).
+func captureLog(path string, limit int64) func() {
+	logFD, err := unix.FcntlInt(1, unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return func() {} // unbounded, as it was opened
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		unix.Close(logFD)
+		return func() {}
+	}
+	_ = unix.Dup3(int(w.Fd()), 1, 0)
+	_ = unix.Dup3(int(w.Fd()), 2, 0)
+	w.Close()
+	lw := sessionlog.NewWriter(os.NewFile(uintptr(logFD), path), path, limit)
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(lw, r)
+		close(done)
+	}()
+	return func() {
+		if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+			_ = unix.Dup3(int(null.Fd()), 1, 0)
+			_ = unix.Dup3(int(null.Fd()), 2, 0)
+			null.Close()
+		}
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+		}
+		lw.Close()
+	}
 }
 
 // Sandbox is a running sandbox: one started here (Start) or found by name
@@ -133,24 +186,22 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 	if err := pol.Check(); err != nil {
 		return nil, err
 	}
-	logPath := opts.LogPath
+	if opts.Tty && len(pol.Command) == 0 {
+		return nil, errors.New("a kept terminal (Tty) needs a command: an idle sandbox has nothing to attach to")
+	}
+	logPath, removeLog := opts.LogPath, false
 	if logPath == "" {
 		dir, err := sandbox.RunDir()
 		if err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create %s: %w", dir, err)
-		}
 		base := pol.Name
 		if base == "" {
-			base = "sandbox-" + randomHex(6)
+			base, removeLog = "sandbox-"+randomHex(6), true
 		}
 		logPath = filepath.Join(dir, base+".log")
 	}
-	// The log holds the command's output: the user's only (0600), never
-	// through a symlink planted in its place.
-	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	logFile, err := sessionlog.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("open the sandbox's log %s: %w", logPath, err)
 	}
@@ -213,7 +264,8 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 		}
 		close(s.done)
 	}()
-	sr := startRequest{Policy: &pol, Notices: p.Notices, Quiet: p.Quiet, Verbose: p.Verbose, LogPath: logPath, Lifeline: !opts.Detach}
+	sr := startRequest{Policy: &pol, Notices: p.Notices, Quiet: p.Quiet, Verbose: p.Verbose, LogPath: logPath, Lifeline: !opts.Detach, Tty: opts.Tty,
+		LogLimit: opts.LogLimit, RemoveLog: removeLog}
 	go func() {
 		_ = json.NewEncoder(reqW).Encode(sr)
 		reqW.Close()
@@ -749,4 +801,104 @@ func Running() ([]session.Info, error) {
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// Terminal is an attachment to the terminal a sandbox keeps (Options.Tty;
+// jail attach): what is written goes to the command's terminal as typed,
+// CopyTo gets what it prints. One client at a time: a later Attach takes
+// over. No fd crosses: the caller's terminal never reaches the sandbox.
+type Terminal struct {
+	conn *session.Conn
+	mu   sync.Mutex
+	done bool
+}
+
+// Attach attaches to the sandbox's kept terminal.
+func (s *Sandbox) Attach() (*Terminal, error) {
+	c, err := session.Dial(s.info.Control)
+	if err != nil {
+		return nil, s.goneErr(err)
+	}
+	_ = c.Unix().SetDeadline(time.Now().Add(10 * time.Second))
+	if err := c.Send(session.Request{Op: session.OpAttach}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	var rep session.Reply
+	if _, err := c.Recv(&rep); err != nil {
+		c.Close()
+		return nil, s.goneErr(err)
+	}
+	if rep.Event != session.EventAttached {
+		c.Close()
+		return nil, fmt.Errorf("attach: %s", rep.Error)
+	}
+	_ = c.Unix().SetDeadline(time.Time{})
+	return &Terminal{conn: c}, nil
+}
+
+func (t *Terminal) send(q session.Request) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return ErrDetached
+	}
+	return t.conn.Send(q)
+}
+
+// Write sends p to the command's terminal, as if typed.
+func (t *Terminal) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if err := t.send(session.Request{Op: session.OpInput, Data: p}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Resize sets the terminal's size (the command gets SIGWINCH).
+func (t *Terminal) Resize(rows, cols uint16) error {
+	return t.send(session.Request{Op: session.OpResize, Rows: rows, Cols: cols})
+}
+
+// Detach lets go of the terminal; the command runs on, its output going
+// to the log. CopyTo then returns ErrDetached.
+func (t *Terminal) Detach() error {
+	t.mu.Lock()
+	t.done = true
+	t.mu.Unlock()
+	return t.conn.Unix().CloseWrite()
+}
+
+// CopyTo writes what the terminal prints to w until the command ends (nil
+// for exit 0, else an *ExitError), Detach (ErrDetached), or another
+// client's Attach (ErrTakenOver).
+func (t *Terminal) CopyTo(w io.Writer) error {
+	defer t.conn.Close()
+	for {
+		var rep session.Reply
+		if _, err := t.conn.Recv(&rep); err != nil {
+			t.mu.Lock()
+			detached := t.done
+			t.mu.Unlock()
+			if detached {
+				return ErrDetached
+			}
+			return ErrGone
+		}
+		switch rep.Event {
+		case session.EventOutput:
+			if _, err := w.Write(rep.Data); err != nil {
+				return err
+			}
+		case session.EventDetached:
+			return ErrTakenOver
+		case session.EventExit:
+			if rep.Code == 0 {
+				return nil
+			}
+			return &ExitError{Code: rep.Code}
+		}
+	}
 }

@@ -104,3 +104,21 @@ func (c *Cmd) Resize(rows, cols uint16) error { return ErrUnsupported }
 
 // ErrGone is returned for a sandbox that is no longer running.
 var ErrGone = errors.New("the sandbox is not running")
+
+// Terminal is an attachment to a sandbox's kept terminal (Linux only).
+type Terminal struct{}
+
+// Attach attaches to the sandbox's kept terminal.
+func (s *Sandbox) Attach() (*Terminal, error) { return nil, ErrUnsupported }
+
+// Write sends p to the command's terminal.
+func (t *Terminal) Write(p []byte) (int, error) { return 0, ErrUnsupported }
+
+// Resize sets the terminal's size.
+func (t *Terminal) Resize(rows, cols uint16) error { return ErrUnsupported }
+
+// Detach lets go of the terminal.
+func (t *Terminal) Detach() error { return ErrUnsupported }
+
+// CopyTo writes what the terminal prints to w.
+func (t *Terminal) CopyTo(w io.Writer) error { return ErrUnsupported }

@@ -61,6 +61,11 @@ func Check(p *policy.Policy, env []string) error {
 			return err
 		}
 	}
+	if rd, ok := statedir.RuntimeFrom(func(k string) string { return lookupEnv(env, k) }); ok {
+		if err := inJailDir(binds, resolveExisting(rd), "runtime directory (running sandboxes' control sockets)", raws); err != nil {
+			return err
+		}
+	}
 	in := fsrules.Input{Workspace: ws, Home: home, Deny: p.Deny, NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig}
 	for _, b := range binds {
 		if b.Kind == ns.KindBind {

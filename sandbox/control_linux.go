@@ -41,7 +41,7 @@ const maxSunPath = 108
 
 // controlPath is where the sandbox id's control socket lives.
 func controlPath(id string) (string, error) {
-	dir, err := registryDir()
+	dir, err := ensureRegistry()
 	if err != nil {
 		return "", err
 	}
@@ -120,6 +120,10 @@ func (r *runner) handleControl(uc *net.UnixConn) {
 	case session.OpExec:
 		_ = uc.SetDeadline(time.Time{}) // as long as the command runs
 		r.handleExec(c, req, files, who)
+		return
+	case session.OpAttach:
+		closeAll(files)
+		r.handleAttach(c, who)
 		return
 	case session.OpInspect:
 		closeAll(files)

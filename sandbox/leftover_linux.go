@@ -78,7 +78,7 @@ func GC(w io.Writer) int {
 		}
 		fmt.Fprintf(w, "removed cgroup %s (supervisor %d, gone)\n", s.Path, s.Pid)
 	}
-	if dir, err := registryDir(); err == nil {
+	if dir, err := checkRegistry(); err == nil && dir != "" {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 		for _, f := range files {
 			b, err := os.ReadFile(f)

@@ -76,6 +76,11 @@ type Plan struct {
 	// so that the mask has something to cover).
 	StateDir       string `json:"state_dir,omitempty"`
 	StateDirMasked bool   `json:"state_dir_masked,omitempty"`
+	// RuntimeDir is jail's runtime directory ($XDG_RUNTIME_DIR/jail: the
+	// running sandboxes' registry, control sockets and logs), resolved;
+	// RuntimeDirMasked says the plan covers it, as StateDir.
+	RuntimeDir       string `json:"runtime_dir,omitempty"`
+	RuntimeDirMasked bool   `json:"runtime_dir_masked,omitempty"`
 
 	gitNotes []string // the git notes (in Notes too): told at start
 }
@@ -260,6 +265,19 @@ func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, e
 		}
 		plan.StateDirMasked = visibleIn(plan.StateDir, mounts)
 	}
+	// The runtime directory likewise: its control sockets would let the
+	// sandbox ask its own supervisor (or another sandbox's) to run a
+	// command outside its limits were the peer checks ever to fail.
+	// Masked whether or not jail uses it (it falls back to the state
+	// directory when XDG_RUNTIME_DIR is not private): the check is the
+	// registry's, the mask does not depend on it.
+	if rd, ok := statedir.RuntimeFrom(func(k string) string { return lookupEnv(env, k) }); ok {
+		plan.RuntimeDir = resolveExisting(rd)
+		if err := inJailDir(bl, plan.RuntimeDir, "runtime directory (running sandboxes' control sockets)", nil); err != nil {
+			return nil, err
+		}
+		plan.RuntimeDirMasked = visibleIn(plan.RuntimeDir, mounts)
+	}
 	var readable, writable []string
 	for _, b := range bl {
 		if b.Kind == ns.KindBind {
@@ -320,6 +338,9 @@ func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, e
 	if plan.StateDirMasked {
 		protected = append(protected, plan.StateDir)
 	}
+	if plan.RuntimeDirMasked {
+		protected = append(protected, plan.RuntimeDir)
+	}
 	for _, mp := range protected {
 		root := enclosing(mp, writable)
 		if root == "" {
@@ -366,6 +387,9 @@ func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, e
 		// registry can be neither listed, read, rewritten nor added to; the
 		// pins above keep its parents from being renamed away.
 		mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: plan.StateDir, Dir: true, FD: -1, Why: "jail's state directory (audit trails, run registry)"})
+	}
+	if plan.RuntimeDirMasked {
+		mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: plan.RuntimeDir, Dir: true, FD: -1, Why: "jail's runtime directory (running sandboxes' control sockets and logs)"})
 	}
 	plan.Notes = append(plan.Notes, p.Notices...) // recorded in the trail's start event
 	// One note per thing said, naming every root it is true of (not one per -w).
@@ -447,6 +471,12 @@ func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, e
 // inStateDir refuses a bind that is, or lies in, jail's state directory;
 // raws gives the values as the user wrote them (nil: the resolved paths).
 func inStateDir(binds []ns.Mount, stateDir string, raws map[string]string) error {
+	return inJailDir(binds, stateDir, "state directory (old audit trails, the run registry)", raws)
+}
+
+// inJailDir refuses a bind that is, or lies in, jail's directory stateDir
+// (what names it for the message).
+func inJailDir(binds []ns.Mount, stateDir, what string, raws map[string]string) error {
 	for _, b := range binds {
 		// A cache's source is checked too ($XDG_CACHE_HOME inside the
 		// state directory would show it).
@@ -456,7 +486,7 @@ func inStateDir(binds []ns.Mount, stateDir string, raws map[string]string) error
 				v = r
 			}
 			return &policy.FieldError{Key: b.Why, Value: v, Reason: fmt.Sprintf(
-				"it is, or lies in, jail's state directory %s (old audit trails, the run registry): the sandbox never sees it; choose another path", stateDir)}
+				"it is, or lies in, jail's %s %s: the sandbox never sees it; choose another path", what, stateDir)}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,14 +15,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/procstat"
-	"github.com/jail-sandbox/jail/statedir"
+	"github.com/jail-sandbox/jail/session"
 )
 
 // Running sandboxes register themselves so that `jail ps` and `jail kill`
-// can find them: one small JSON file per supervisor in the user's state
-// directory (package statedir; the sandbox never sees it: the plan masks it
-// wherever a visible path contains it; records are verified against /proc
-// before anything is signalled).
+// can find them: one small JSON file per supervisor in jail's runtime
+// directory (runtimedir_linux.go; the sandbox never sees it: the plan masks
+// it wherever a visible path contains it; records are verified against
+// /proc before anything is signalled).
 
 // Entry describes one running sandbox.
 type Entry struct {
@@ -38,8 +39,6 @@ type Entry struct {
 	Net       string    `json:"net,omitempty"`
 }
 
-func registryDir() (string, error) { return statedir.Path(statedir.Run) }
-
 // startTick is pid's start time (0 when gone): with the pid it names one
 // supervisor, so a reused pid is not taken for it. A zombie counts as gone:
 // it runs no more, so its record, name claim or socket is stale (a
@@ -54,11 +53,8 @@ func startTick(pid int) uint64 {
 
 // register records this supervisor; the returned func removes the record.
 func register(e Entry) func() {
-	dir, err := registryDir()
+	dir, err := ensureRegistry()
 	if err != nil {
-		return func() {}
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return func() {}
 	}
 	e.Pid, e.StartTick = os.Getpid(), startTick(os.Getpid())
@@ -73,8 +69,8 @@ func register(e Entry) func() {
 // List returns the sandboxes of this user that are still running; records
 // of dead supervisors are removed.
 func List() ([]Entry, error) {
-	dir, err := registryDir()
-	if err != nil {
+	dir, err := checkRegistry()
+	if err != nil || dir == "" {
 		return nil, err
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -86,11 +82,13 @@ func List() ([]Entry, error) {
 		if err != nil || json.Unmarshal(b, &e) != nil || e.Pid <= 0 {
 			continue
 		}
-		// Alive, the same process (start time), and running this very
-		// binary: a stale or planted record can never make us signal
-		// something else.
+		// Alive, the same process (start time), and either running this
+		// very binary or serving the record's control socket itself (a
+		// program embedding the Go API: one registry for both): a stale or
+		// planted record can never make us signal, or send a command's
+		// stdio to, something else.
 		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", e.Pid))
-		if startTick(e.Pid) != e.StartTick || e.StartTick == 0 || (self != "" && exe != self) {
+		if startTick(e.Pid) != e.StartTick || e.StartTick == 0 || (self != "" && exe != self && !servesControl(e, dir)) {
 			if startTick(e.Pid) != e.StartTick {
 				os.Remove(f)
 				// Its control socket goes with it (only one in the
@@ -103,7 +101,47 @@ func List() ([]Entry, error) {
 		}
 		out = append(out, e)
 	}
+	removeDeadSockets(dir)
+	removeDeadClaims(dir)
 	return out, nil
+}
+
+// removeDeadClaims removes the name claims of supervisors that are gone
+// (crashed, SIGKILLed): the name would be taken again at its next claim
+// anyway, but nothing of a dead sandbox should stay behind.
+func removeDeadClaims(dir string) {
+	claims, _ := filepath.Glob(filepath.Join(dir, "name.*"))
+	for _, c := range claims {
+		if !claimAlive(c) {
+			os.Remove(c)
+		}
+	}
+}
+
+// removeDeadSockets removes the control sockets no record names and no
+// process listens on: a supervisor killed between its socket and its
+// record (or whose record went first) leaves one. A socket no record
+// names yet may be a supervisor's that is starting (and between its
+// bind and its listen a connection is refused too): only one older than
+// a minute that refuses a connection (nobody listens) is stale.
+func removeDeadSockets(dir string) {
+	socks, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
+	for _, s := range socks {
+		if _, err := os.Stat(strings.TrimSuffix(s, ".sock") + ".json"); err == nil {
+			continue
+		}
+		if fi, err := os.Lstat(s); err != nil || time.Since(fi.ModTime()) < time.Minute {
+			continue
+		}
+		c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: s, Net: "unix"})
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			os.Remove(s)
+		}
+	}
 }
 
 // PS prints the running sandboxes.
@@ -235,8 +273,8 @@ func liveTrails() []string {
 }
 
 // RunDir is the registry's directory (records, control sockets, name
-// claims, session logs).
-func RunDir() (string, error) { return registryDir() }
+// claims, session logs), created and checked (0700, the user's own).
+func RunDir() (string, error) { return ensureRegistry() }
 
 // Find returns the running sandbox named name (a session's name, or an id
 // or supervisor pid as jail ps shows them).
@@ -270,4 +308,20 @@ func Alive(pid int, id string) bool {
 		}
 	}
 	return false
+}
+
+// servesControl tells whether e's supervisor itself listens on e's control
+// socket: the kernel's word (SO_PEERCRED of a connection) that the socket
+// is that process's and this user's.
+func servesControl(e Entry, dir string) bool {
+	if e.Control == "" || filepath.Dir(e.Control) != dir {
+		return false
+	}
+	c, err := session.Dial(e.Control)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	cred, err := peerCred(c.Unix())
+	return err == nil && int(cred.Pid) == e.Pid && int(cred.Uid) == os.Getuid()
 }

@@ -53,6 +53,10 @@ type SessionOptions struct {
 	Lifeline *os.File
 	// LogPath is where this supervisor's stdout and stderr go (jail logs).
 	LogPath string
+	// Tty keeps a terminal for the command (jail run -d -t): a pty of the
+	// sandbox's own devpts whose master the supervisor holds, writing its
+	// output to stdout (the log) and relaying it to jail attach.
+	Tty bool
 }
 
 // RunSession is Run with session options.
@@ -72,6 +76,7 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 	r.tracef("flags, config")
 	code := r.run()
 	r.ready(fmt.Errorf("the sandbox ended before it was ready (exit %d)", code))
+	r.endAttach(code)
 	// The terminal is the user's again: what was held is said now.
 	footer := ""
 	if r.trailPath != "" {
@@ -161,7 +166,8 @@ type runner struct {
 	ex        execs
 	logPath   string
 	ctlPath   string
-	stopping  bool // jail stop asked (guarded by mu)
+	stopping  bool     // jail stop asked (guarded by mu)
+	kept      *keptTty // the terminal of jail run -d -t (attach_linux.go; under mu)
 }
 
 // ready tells the session's starter, once, whether the sandbox runs.
@@ -430,6 +436,11 @@ func (r *runner) run() int {
 			spec.PtyFDs = append(spec.PtyFDs, fd)
 		}
 	}
+	if r.sess.Tty {
+		// The kept terminal is the command's stdin, stdout and stderr;
+		// the supervisor's own (the log) never reach the sandbox.
+		interactive, spec.PtyFDs = false, []int{0, 1, 2}
+	}
 	spec.Pty = len(spec.PtyFDs) > 0
 	if spec.Pty && !interactive && !term.IsTerminal(1) {
 		termOut = os.Stderr // only stderr is a terminal
@@ -462,6 +473,13 @@ func (r *runner) run() int {
 		// at its first trail anyway.
 		if err := os.MkdirAll(plan.StateDir, 0o700); err != nil {
 			r.errorf("jail's state directory %s: %v (set XDG_STATE_HOME to a writable place)", plan.StateDir, err)
+			return ExitSetup
+		}
+	}
+	if plan.RuntimeDirMasked {
+		// As the state directory: the mask needs a directory to cover.
+		if err := os.MkdirAll(plan.RuntimeDir, 0o700); err != nil {
+			r.errorf("jail's runtime directory %s: %v (set XDG_RUNTIME_DIR to a private directory)", plan.RuntimeDir, err)
 			return ExitSetup
 		}
 	}
@@ -646,7 +664,11 @@ func (r *runner) run() int {
 		case <-r.ptyCh:
 			if !relayed && spec.Pty {
 				relayed = true
-				r.startRelay(interactive, termOut)
+				if r.sess.Tty {
+					r.keepTty(r.ptyFile())
+				} else {
+					r.startRelay(interactive, termOut)
+				}
 			}
 		case <-sb.Done():
 			<-msgsDone

@@ -298,7 +298,7 @@ func setEnv(env []string, name, kv string) []string {
 // inspect answers jail inspect and jail ps: the policy and live facts.
 func (r *runner) inspect() *session.Info {
 	in := &session.Info{Name: r.pol.Name, ID: r.id, Pid: os.Getpid(), Started: r.started.Format(time.RFC3339),
-		Command: r.pol.Command, Net: r.pol.Net, Log: r.logPath, Control: r.ctlPath, Cgroup: "none", Execs: r.ex.running()}
+		Command: r.pol.Command, Net: r.pol.Net, Log: r.logPath, Control: r.ctlPath, Cgroup: "none", Execs: r.ex.running(), Tty: r.sess.Tty}
 	if in.Net == "" {
 		in.Net = "none"
 	}
@@ -416,12 +416,9 @@ func claimName(name string) (func(), error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	dir, err := registryDir()
+	dir, err := ensureRegistry()
 	if err != nil {
 		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	p := filepath.Join(dir, "name."+name)
 	me := fmt.Sprintf("%d %d\n", os.Getpid(), startTick(os.Getpid()))

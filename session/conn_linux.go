@@ -28,11 +28,29 @@ type Conn struct {
 // NewConn wraps a connected Unix stream socket.
 func NewConn(c *net.UnixConn) *Conn { return &Conn{c: c} }
 
-// Dial connects to the control socket at path.
+// Dial connects to the control socket at path, served by this user: a
+// socket another user serves (planted in a registry, reached through a
+// symlink) gets nothing, not even the request (an exec's stdio fds).
 func Dial(path string) (*Conn, error) {
 	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		return nil, err
+	}
+	raw, err := c.SyscallConn()
+	var cred *unix.Ucred
+	var cerr error
+	if err == nil {
+		err = raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
+	}
+	if err == nil {
+		err = cerr
+	}
+	if err == nil && int(cred.Uid) != os.Getuid() {
+		err = fmt.Errorf("%s is served by uid %d, not by you: not a sandbox of yours", path, cred.Uid)
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
 	return NewConn(c), nil
 }

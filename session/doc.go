@@ -10,4 +10,11 @@
 // fd for a terminal), then "exit"; meanwhile the client may send "signal"
 // requests. The client's stdio fds travel with the exec request; they are
 // never a terminal (the supervisor refuses one: CVE-2017-5226).
+//
+// An attach connection (jail attach) relays the terminal a sandbox started
+// with jail run -d -t keeps: bytes both ways in the JSON lines ("input" and
+// "resize" requests, "output" replies), never an fd, so the client's
+// terminal never reaches the sandbox and the supervisor keeps the pty when
+// the client detaches. One client at a time: a second attach takes over
+// (the first gets "detached"). The main command's end comes as "exit".
 package session

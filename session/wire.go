@@ -9,12 +9,23 @@ const (
 	OpExec    = "exec"    // start Argv in the sandbox
 	OpSignal  = "signal"  // on an exec connection: Signal to the command's process group
 	OpInspect = "inspect" // the sandbox's policy and live facts
+	// OpAttach relays the terminal kept by jail run -d -t: on an attach
+	// connection the client then sends OpInput and OpResize requests, and
+	// gets EventOutput replies until EventExit or EventDetached.
+	OpAttach = "attach"
+	OpInput  = "input"  // on an attach connection: Data to the terminal
+	OpResize = "resize" // on an attach connection: Rows and Cols
 )
 
 // Events of an exec connection's replies.
 const (
-	EventStarted = "started"
-	EventExit    = "exit"
+	EventStarted  = "started"
+	EventExit     = "exit"
+	EventAttached = "attached" // an attach connection relays from now on
+	EventOutput   = "output"   // Data is what the kept terminal printed
+	// EventDetached ends an attach connection whose place another client
+	// took (Error says so): a second jail attach takes over.
+	EventDetached = "detached"
 )
 
 // Request is one line from the client.
@@ -31,6 +42,10 @@ type Request struct {
 	// the started reply); without it, three stdio fds come with the request.
 	Tty    bool `json:"tty,omitempty"`
 	Signal int  `json:"signal,omitempty"`
+	// Data is an attach connection's input; Rows and Cols its window size.
+	Data []byte `json:"data,omitempty"`
+	Rows uint16 `json:"rows,omitempty"`
+	Cols uint16 `json:"cols,omitempty"`
 }
 
 // Reply is one line from the supervisor.
@@ -46,6 +61,8 @@ type Reply struct {
 	Signal   int   `json:"signal,omitempty"`
 	ExitCode int   `json:"exit_code,omitempty"`
 	Info     *Info `json:"info,omitempty"`
+	// Data is an attach connection's output.
+	Data []byte `json:"data,omitempty"`
 }
 
 // Info is what inspect answers: the sandbox's policy and live facts.
@@ -63,6 +80,7 @@ type Info struct {
 	Log       string   `json:"log,omitempty"`
 	Control   string   `json:"control,omitempty"` // the control socket
 	Cgroup    string   `json:"cgroup"`            // v2, v1, none
+	Tty       bool     `json:"tty,omitempty"`     // a terminal is kept (jail attach)
 	// Live facts.
 	MemoryBytes int64 `json:"memory_bytes"` // resident memory of every process inside
 	Pids        int   `json:"pids"`         // processes inside, init included

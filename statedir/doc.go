@@ -9,6 +9,11 @@
 // --read names it). Code that stores anything for jail asks this package
 // for the place, so that the hiding covers it too.
 //
+// What lives only while sandboxes run (the registry of running sandboxes,
+// their control sockets and name claims, the background sandboxes' logs)
+// is in the runtime directory instead: $XDG_RUNTIME_DIR/jail (Runtime),
+// hidden from the sandbox the same way.
+//
 // The package is pure Go, reads only the environment, and builds on every
 // GOOS; it imports no other jail package.
 package statedir

@@ -8,8 +8,10 @@ import (
 
 // Names of the entries of the state directory.
 const (
-	Audit      = "audit"      // default audit trails, <start>-<id>.jsonl
-	Run        = "run"        // one JSON record per running supervisor (jail ps, jail kill)
+	Audit = "audit" // default audit trails, <start>-<id>.jsonl
+	// Run holds the registry of running sandboxes (jail ps, jail kill)
+	// when the runtime directory cannot be used (RuntimeFrom).
+	Run        = "run"
 	Quarantine = "quarantine" // files jail took out of the agent's reach
 	Key        = "trail.key"  // the per-user secret that keys the trail's hash chain
 	// AgentConfig holds the records of running agent-configuration guards
@@ -101,3 +103,16 @@ func CacheFrom(getenv func(string) string) (string, error) {
 // ErrNoCacheDir is returned when neither an absolute $XDG_CACHE_HOME nor an
 // absolute $HOME is set.
 var ErrNoCacheDir = errors.New("no cache directory for the sandbox's caches: set $XDG_CACHE_HOME or $HOME")
+
+// RuntimeFrom returns the runtime directory the environment getenv reads
+// asks for: $XDG_RUNTIME_DIR/jail, and false when XDG_RUNTIME_DIR is unset
+// or not absolute. Whether it may be used (the XDG directory is the user's
+// and 0700) is the caller's check; the fallback is the state directory's
+// Run.
+func RuntimeFrom(getenv func(string) string) (string, bool) {
+	base := getenv("XDG_RUNTIME_DIR")
+	if !filepath.IsAbs(base) {
+		return "", false
+	}
+	return filepath.Join(filepath.Clean(base), "jail"), true
+}

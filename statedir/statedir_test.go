@@ -31,3 +31,25 @@ func TestFrom(t *testing.T) {
 		t.Errorf("Path(Run) = %q, %v", p, err)
 	}
 }
+
+func TestRuntimeFrom(t *testing.T) {
+	for _, tt := range []struct {
+		xdg, want string
+		ok        bool
+	}{
+		{"/run/user/1000", "/run/user/1000/jail", true},
+		{"/run/user/1000/", "/run/user/1000/jail", true},
+		{"", "", false},
+		{"run/user", "", false},
+	} {
+		got, ok := RuntimeFrom(func(k string) string {
+			if k == "XDG_RUNTIME_DIR" {
+				return tt.xdg
+			}
+			return ""
+		})
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("RuntimeFrom(%q) = %q, %v; want %q, %v", tt.xdg, got, ok, tt.want, tt.ok)
+		}
+	}
+}

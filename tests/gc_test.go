@@ -41,7 +41,7 @@ func gcWait(t *testing.T, what string, cond func() bool) {
 // TMPDIR, its registry record) and leaves a live supervisor's alone.
 func TestGCLeftovers(t *testing.T) {
 	state := t.TempDir()
-	env := []string{"XDG_STATE_HOME=" + state}
+	env := []string{"XDG_STATE_HOME=" + state, "XDG_RUNTIME_DIR="} // the registry in the state directory (the fallback)
 	tmpOf := func(sup int) []string {
 		m, _ := filepath.Glob(fmt.Sprintf("%s/jail-%d-t*-tmp-*", os.TempDir(), sup))
 		return m

@@ -13,7 +13,7 @@ import (
 // with its record, and leaves a live one's alone.
 func TestKillGCControlSocket(t *testing.T) {
 	state := t.TempDir()
-	env := []string{"XDG_STATE_HOME=" + state}
+	env := []string{"XDG_STATE_HOME=" + state, "XDG_RUNTIME_DIR="} // the registry in the state directory (the fallback)
 	socks := func() []string { m, _ := filepath.Glob(filepath.Join(state, "jail", "run", "*.sock")); return m }
 	dead := gcStart(t, workspace(t), env, jail(t), "--", "sleep", "60")
 	gcWait(t, "the first control socket", func() bool { return len(socks()) == 1 })

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	jailapi "github.com/jail-sandbox/jail"
 )
 
 // This file: the test process's own HOME. No test may touch the home of the
@@ -70,6 +72,12 @@ func underHidden(p string) bool {
 }
 
 func TestMain(m *testing.M) {
+	// This binary embeds the Go API too (apiregistry_test.go): started as
+	// a sandbox's supervisor or init it is that, and never returns.
+	jailapi.Init()
+	if os.Getenv(apiStartShimEnv) != "" {
+		apiStartShim() // apiregistry_test.go; exits
+	}
 	if os.Getenv(notifyShimEnv) != "" {
 		notifyShim() // degraded_test.go; execs jail, never returns
 	}

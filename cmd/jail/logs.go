@@ -2,12 +2,14 @@ package main
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
-	"time"
 
+	"golang.org/x/term"
+
+	"github.com/jail-sandbox/jail"
 	"github.com/jail-sandbox/jail/sandbox"
+	"github.com/jail-sandbox/jail/sessionlog"
 )
 
 // LogsOptions is jail logs.
@@ -39,39 +41,42 @@ func newLogsCmd(f *factory, runF func(*LogsOptions) error) *command {
 
 func runLogs(opts *LogsOptions) error {
 	e, err := sandbox.Find(opts.Name)
+	out := opts.IO.Out
+	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		// The log is what the sandbox printed: on the user's terminal it
+		// passes the same filter as jail's relay (no clipboard writes, no
+		// title or hyperlink tricks unless its allow-terminal says so).
+		var allow []string
+		if err == nil {
+			if sb, oerr := jail.Open(opts.Name); oerr == nil {
+				if info, ierr := sb.Inspect(); ierr == nil {
+					allow = allowTerminal(info.Policy)
+				}
+			}
+		}
+		w, ferr := sandbox.TerminalFilter(allow, out)
+		if ferr != nil {
+			return ferr
+		}
+		out = w
+	}
 	if err != nil {
 		// Ended: its log stays (until a sandbox of that name starts again).
 		dir, derr := sandbox.RunDir()
 		if sandbox.ValidName(opts.Name) != nil || derr != nil {
 			return err
 		}
-		f, ferr := os.Open(filepath.Join(dir, opts.Name+".log"))
-		if ferr != nil {
+		cerr := sessionlog.Copy(out, filepath.Join(dir, opts.Name+".log"))
+		if errors.Is(cerr, os.ErrNotExist) {
 			return err
 		}
-		defer f.Close()
-		_, err = io.Copy(opts.IO.Out, f)
-		return err
+		return cerr
 	}
 	if e.Log == "" {
 		return errors.New(opts.Name + " has no log: only a sandbox started with jail run -d has one")
 	}
-	f, err := os.Open(e.Log)
-	if err != nil {
-		return err
+	if !opts.Follow {
+		return sessionlog.Copy(out, e.Log)
 	}
-	defer f.Close()
-	for {
-		if _, err := io.Copy(opts.IO.Out, f); err != nil {
-			return err
-		}
-		if !opts.Follow {
-			return nil
-		}
-		if !sandbox.Alive(e.Pid, e.ID) {
-			_, err := io.Copy(opts.IO.Out, f) // what came last
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return sessionlog.Follow(out, e.Log, func() bool { return sandbox.Alive(e.Pid, e.ID) })
 }

@@ -77,6 +77,7 @@ func init() {
 		"exec":       func(f *factory) *command { return newExecCmd(f, nil) },
 		"stop":       func(f *factory) *command { return newStopCmd(f, nil) },
 		"logs":       func(f *factory) *command { return newLogsCmd(f, nil) },
+		"attach":     func(f *factory) *command { return newAttachCmd(f, nil) },
 		"inspect":    func(f *factory) *command { return newInspectCmd(f, nil) },
 		"gc":         func(f *factory) *command { return newGCCmd(f, nil) },
 		"doctor":     func(f *factory) *command { return newDoctorCmd(f, nil) },
@@ -91,7 +92,7 @@ func init() {
 }
 
 // verbOrder is the order --help lists them in.
-var verbOrder = []string{"run", "exec", "ps", "stop", "kill", "logs", "inspect", "audit", "gc", "doctor", "config", "trust", "profiles", "completion", "man", "version", "help"}
+var verbOrder = []string{"run", "exec", "ps", "stop", "kill", "logs", "attach", "inspect", "audit", "gc", "doctor", "config", "trust", "profiles", "completion", "man", "version", "help"}
 
 func dispatch(f *factory, args []string) error {
 	if len(args) > 0 {

@@ -16,6 +16,7 @@ type RunVerbOptions struct {
 	ConfigFile string
 	NoProject  *bool
 	Detach     bool
+	Tty        bool
 	Name       string
 	Command    []string
 }
@@ -25,11 +26,13 @@ func newRunVerbCmd(f *factory, runF func(*RunVerbOptions) error) *command {
 	c := newCommand(f, "run", "jail run [-d] [--name NAME] [flags] [-- COMMAND [ARG...]]",
 		"start a named sandbox; with -d in the background (no COMMAND: an idle one for jail exec)")
 	c.long = "With -d, jail prints the sandbox's name (or id) once it runs; its command's output goes to a log\n" +
-		"(jail logs NAME). jail exec NAME -- COMMAND runs more commands in it; jail stop NAME ends it.\n" +
+		"(jail logs NAME); with -d -t the command gets a terminal of the sandbox's own (jail attach NAME).\n" +
+		"jail exec NAME -- COMMAND runs more commands in it; jail stop NAME ends it.\n" +
 		"The sandbox flags are those of jail [flags] -- COMMAND (see jail --help)."
 	fs := c.flags
 	fs.SetInterspersed(false)
 	fs.BoolVarP(&opts.Detach, "detach", "d", false, "run in the background and print the name once the sandbox runs")
+	fs.BoolVarP(&opts.Tty, "tty", "t", false, "with -d: keep a terminal for the command (jail attach NAME)")
 	fs.StringVar(&opts.Name, "name", "", "the sandbox's `NAME` (unique among your running sandboxes)")
 	addOptions(fs, &opts.Flags)
 	fs.StringVar(&opts.ConfigFile, "config", "", "read `FILE` too")
@@ -41,6 +44,10 @@ func newRunVerbCmd(f *factory, runF func(*RunVerbOptions) error) *command {
 			return c.usageErr("put the command after --: jail run [flags] -- %s", args[0])
 		case len(args) == 0 && !opts.Detach:
 			return c.usageErr("no command: give -- COMMAND, or -d for an idle sandbox")
+		case opts.Tty && !opts.Detach:
+			return c.usageErr("-t keeps a terminal for a background sandbox: add -d (in the foreground the command has yours)")
+		case opts.Tty && len(args) == 0:
+			return c.usageErr("-t needs a command to keep a terminal for: jail run -d -t --name NAME -- COMMAND")
 		}
 		if opts.Name != "" {
 			if err := sandbox.ValidName(opts.Name); err != nil {
@@ -79,7 +86,7 @@ func runVerb(f *factory, opts *RunVerbOptions) error {
 	if !opts.Detach {
 		return exitStatus(sandbox.Run(&p))
 	}
-	sb, err := jail.Start(context.Background(), &p, jail.Options{Name: opts.Name, Detach: true})
+	sb, err := jail.Start(context.Background(), &p, jail.Options{Name: opts.Name, Detach: true, Tty: opts.Tty})
 	if err != nil {
 		return err
 	}

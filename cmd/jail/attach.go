@@ -1,0 +1,165 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/jail-sandbox/jail"
+	"github.com/jail-sandbox/jail/sandbox"
+)
+
+// AttachOptions is jail attach.
+type AttachOptions struct {
+	IO   *iostreams
+	Name string
+}
+
+// detachKeys end jail attach and leave the command running: Ctrl-P Ctrl-Q,
+// as docker attach.
+const (
+	detachKey1  = 0x10 // Ctrl-P
+	detachKey2  = 0x11 // Ctrl-Q
+	detachNames = "Ctrl-P Ctrl-Q"
+)
+
+func newAttachCmd(f *factory, runF func(*AttachOptions) error) *command {
+	opts := &AttachOptions{IO: f.IO}
+	c := newCommand(f, "attach", "jail attach NAME",
+		"attach to the terminal of a background sandbox (jail run -d -t)")
+	c.long = "Your terminal shows the command's terminal and your keys go to it. " + detachNames + " detaches and leaves\n" +
+		"the command running (its output goes to jail logs meanwhile). One terminal at a time: attaching from\n" +
+		"another takes over, and the first is detached. jail attach exits with the command's exit status when it ends."
+	c.args = func(args []string) error {
+		if len(args) != 1 {
+			return c.usageErr("give one sandbox NAME (jail ps lists them)")
+		}
+		return nil
+	}
+	c.run = func(args []string) error {
+		opts.Name = args[0]
+		if runF != nil {
+			return runF(opts)
+		}
+		return runAttach(opts)
+	}
+	return c
+}
+
+func runAttach(opts *AttachOptions) error {
+	sb, err := jail.Open(opts.Name)
+	if err != nil {
+		return err
+	}
+	info, err := sb.Inspect()
+	if err != nil {
+		return err
+	}
+	if !info.Tty {
+		return fmt.Errorf("%s keeps no terminal: start it with jail run -d -t --name %s -- COMMAND (jail exec -it %s -- COMMAND runs another command on a terminal)", opts.Name, opts.Name, opts.Name)
+	}
+	var out io.Writer = os.Stdout
+	if term.IsTerminal(1) {
+		// What the command prints reaches the user's terminal: the same
+		// filter as jail's own relay and jail exec -t.
+		w, err := sandbox.TerminalFilter(allowTerminal(info.Policy), os.Stdout)
+		if err != nil {
+			return err
+		}
+		out = w
+	}
+	t, err := sb.Attach()
+	if err != nil {
+		return err
+	}
+	restore := func() {}
+	if term.IsTerminal(0) {
+		// Keys go to the sandbox's pty as typed: its line discipline,
+		// not ours, makes Ctrl-C a SIGINT for its foreground job.
+		if st, err := term.MakeRaw(0); err == nil {
+			restore = func() { _ = term.Restore(0, st) }
+		}
+	} else if term.IsTerminal(1) {
+		restore = noOutputProcessing(1)
+	}
+	defer restore()
+	resize := func() {
+		if term.IsTerminal(1) {
+			if w, h, err := term.GetSize(1); err == nil {
+				_ = t.Resize(uint16(h), uint16(w))
+			}
+		}
+	}
+	resize()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGWINCH)
+	defer signal.Stop(sigs)
+	go func() {
+		for range sigs {
+			resize()
+		}
+	}()
+	go copyKeys(t, os.Stdin)
+	err = t.CopyTo(out)
+	restore()
+	switch {
+	case errors.Is(err, jail.ErrDetached):
+		fmt.Fprintf(opts.IO.ErrOut, "\r\njail: detached from %s; it runs on (jail attach %s to come back, jail logs %s for its output)\n", opts.Name, opts.Name, opts.Name)
+		return nil
+	case errors.Is(err, jail.ErrTakenOver):
+		fmt.Fprintf(opts.IO.ErrOut, "\r\njail: detached from %s: another jail attach took over its terminal\n", opts.Name)
+		return nil
+	case errors.Is(err, jail.ErrGone):
+		return fmt.Errorf("%s has ended", opts.Name)
+	}
+	return execErr(opts.IO, err)
+}
+
+// copyKeys sends what is typed to the terminal until the detach keys (or
+// the end of input, which detaches too when it is a terminal's).
+func copyKeys(t *jail.Terminal, in io.Reader) {
+	buf := make([]byte, 4096)
+	held := false // Ctrl-P came last: the next key decides
+	for {
+		n, err := in.Read(buf)
+		out := make([]byte, 0, n+1)
+		for _, b := range buf[:max(n, 0)] {
+			switch {
+			case held && b == detachKey2:
+				_, _ = t.Write(out)
+				_ = t.Detach()
+				return
+			case held:
+				out = append(out, detachKey1)
+				held = false
+				if b == detachKey1 {
+					held = true
+					continue
+				}
+			case b == detachKey1:
+				held = true
+				continue
+			}
+			out = append(out, b)
+		}
+		if len(out) > 0 {
+			if _, werr := t.Write(out); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if held {
+				_, _ = t.Write([]byte{detachKey1})
+			}
+			if term.IsTerminal(0) {
+				_ = t.Detach()
+			}
+			return
+		}
+	}
+}

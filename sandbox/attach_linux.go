@@ -1,0 +1,187 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/session"
+)
+
+// This file: the terminal a background sandbox keeps (jail run -d -t) and
+// jail attach. The main command's pty comes from the sandbox's own devpts
+// (init makes it, as for jail -- COMMAND on a terminal); its master stays
+// with the supervisor, which reads it for the command's whole life. What
+// it prints goes to the sandbox's log, and also to the one attached client,
+// as bytes on the control connection: no fd ever crosses, so the client's
+// terminal never reaches the sandbox (CVE-2017-5226) and a client that
+// detaches or dies leaves the pty where it was. A second attach takes over:
+// the first client is told and let go (a terminal left attached on a dead
+// ssh session must not lock its user out).
+
+// keptTty is the pty master of a sandbox started with -t, and its client.
+type keptTty struct {
+	master *os.File
+	log    io.Writer
+	done   chan struct{} // the master reads EOF or EIO: the command's terminal is gone
+
+	mu     sync.Mutex
+	client *attachClient
+}
+
+type attachClient struct {
+	c    *session.Conn
+	mu   sync.Mutex // one Send at a time
+	gone bool
+}
+
+// send writes one reply; a client that cannot take it within a few
+// seconds is dropped (the pty, and the log, must not wait on it).
+func (a *attachClient) send(rep session.Reply) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.gone {
+		return errors.New("detached")
+	}
+	_ = a.c.Unix().SetWriteDeadline(time.Now().Add(5 * time.Second))
+	err := a.c.Send(rep)
+	if err != nil {
+		a.gone = true
+		a.c.Unix().Close()
+	}
+	return err
+}
+
+// keepTty starts reading the pty master: the log always gets the output,
+// the attached client too.
+func (r *runner) keepTty(master *os.File) {
+	k := &keptTty{master: master, log: os.Stdout, done: make(chan struct{})}
+	// A size until a client brings its own: programs that lay out their
+	// screen must not see 0x0.
+	_ = unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80})
+	r.mu.Lock()
+	r.kept = k
+	r.ptyDone = k.done
+	r.mu.Unlock()
+	go func() {
+		defer close(k.done)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := master.Read(buf)
+			if n > 0 {
+				_, _ = k.log.Write(buf[:n])
+				if c := k.current(); c != nil {
+					_ = c.send(session.Reply{OK: true, Event: session.EventOutput, Data: append([]byte(nil), buf[:n]...)})
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+func (k *keptTty) current() *attachClient {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.client
+}
+
+// handleAttach relays the kept terminal to c until the client detaches,
+// another takes over, or the command ends (then RunSession's endAttach
+// sends the exit).
+func (r *runner) handleAttach(c *session.Conn, who *audit.Requester) {
+	r.mu.Lock()
+	k := r.kept
+	r.mu.Unlock()
+	if k == nil {
+		_ = c.Send(session.Reply{Error: "the sandbox keeps no terminal: start it with jail run -d -t --name NAME -- COMMAND to attach to it (jail exec -it runs another command on a terminal)"})
+		return
+	}
+	select {
+	case <-k.done:
+		_ = c.Send(session.Reply{Error: "the sandbox's command has ended"})
+		return
+	default:
+	}
+	_ = c.Unix().SetDeadline(time.Time{})
+	me := &attachClient{c: c}
+	k.mu.Lock()
+	old := k.client
+	k.client = me
+	k.mu.Unlock()
+	if old != nil {
+		_ = old.send(session.Reply{OK: true, Event: session.EventDetached, Error: "another jail attach took over the terminal"})
+		old.mu.Lock()
+		old.gone = true
+		old.c.Unix().Close()
+		old.mu.Unlock()
+	}
+	r.record(audit.Notice{Kind: "session", Severity: "info", Text: "terminal attached by " + describe(who)})
+	if err := me.send(session.Reply{OK: true, Event: session.EventAttached}); err != nil {
+		k.release(me)
+		return
+	}
+	for {
+		var q session.Request
+		fs, err := c.Recv(&q)
+		closeAll(fs) // an attach carries bytes only, never an fd
+		if err != nil {
+			break // detached: the key, or the client went away
+		}
+		switch q.Op {
+		case session.OpInput:
+			if len(q.Data) > 0 && k.current() == me {
+				_, _ = k.master.Write(q.Data)
+			}
+		case session.OpResize:
+			if q.Rows > 0 && q.Cols > 0 && k.current() == me {
+				_ = unix.IoctlSetWinsize(int(k.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: q.Rows, Col: q.Cols})
+			}
+		}
+	}
+	if k.release(me) {
+		r.record(audit.Notice{Kind: "session", Severity: "info", Text: "terminal detached by " + describe(who)})
+	}
+}
+
+// release lets go of client a if it is still the attached one.
+func (k *keptTty) release(a *attachClient) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.client != a {
+		return false
+	}
+	k.client = nil
+	return true
+}
+
+// endAttach tells the attached client, if any, how the command ended.
+func (r *runner) endAttach(code int) {
+	r.mu.Lock()
+	k := r.kept
+	r.mu.Unlock()
+	if k == nil {
+		return
+	}
+	if c := k.current(); c != nil {
+		_ = c.send(session.Reply{OK: true, Event: session.EventExit, Code: code})
+		c.mu.Lock()
+		c.gone = true
+		c.c.Unix().Close()
+		c.mu.Unlock()
+	}
+}
+
+func describe(who *audit.Requester) string {
+	if who == nil {
+		return "?"
+	}
+	return fmt.Sprintf("pid %d, uid %d", who.PID, who.UID)
+}

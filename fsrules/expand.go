@@ -252,6 +252,9 @@ func Expand(in Input) (Plan, error) {
 	if w.dirs == nil {
 		w.dirs = dircache.Uncached{}
 	}
+	if statCache {
+		w.stats = map[string]lstatResult{}
+	}
 	for _, h := range in.Hidden {
 		w.skip[h] = ""
 	}
@@ -365,6 +368,8 @@ type walker struct {
 	dirs DirReader
 	view string
 	pbuf []byte // matchEntryBuf's scratch
+	// stats remembers lstats for this plan only (see lstat); nil: none.
+	stats map[string]lstatResult
 }
 
 func (w *walker) add(m Mask) {

@@ -205,11 +205,13 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 	var made []string
 	seen := map[string]bool{}
 	consider := func(p string, b Builtin) {
-		q := p
-		if !w.surelyMissing(p) {
+		q, gone := p, w.surelyMissing(p)
+		if !gone {
 			q = w.resolvePath(p)
 		}
-		if q == "" || seen[q] || enclosingRoot(q, w.writable) == "" || !w.missing(q) || w.maskedAt(q) {
+		// gone: surelyMissing saw nothing at p and no symlink on the way,
+		// which is what missing would lstat again.
+		if q == "" || seen[q] || enclosingRoot(q, w.writable) == "" || !(gone || w.missing(q)) || w.maskedAt(q) {
 			return
 		}
 		seen[q] = true

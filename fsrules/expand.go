@@ -162,8 +162,16 @@ func compile(in Input) (*compiled, error) {
 	for _, r := range roots {
 		// r and each of its ancestors: a deny there hides r entirely.
 		for a := r.p; ; a = path.Dir(a) {
+			// Folded once here, not by each of the ~200 case-insensitive
+			// built-ins' Match (a copy each when the path has capitals,
+			// /home/Alice/Projects); lowerASCII of a folded path is itself.
+			la := lowerASCII(a)
 			for _, ru := range c.all {
-				if !ru.pat.Match(a, true) {
+				x := a
+				if ru.pat.Fold {
+					x = la
+				}
+				if !ru.pat.Match(x, true) {
 					continue
 				}
 				if ru.kind == Hide {

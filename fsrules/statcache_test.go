@@ -2,6 +2,7 @@ package fsrules
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -106,5 +107,60 @@ func TestStatCacheSamePlan(t *testing.T) {
 	must(t, err)
 	if len(after.Absent) >= len(before.Absent) {
 		t.Errorf("names created between two plans still listed absent: %d before, %d after", len(before.Absent), len(after.Absent))
+	}
+}
+
+// BenchmarkExpandEmptyWorkspace: one plan's Expand for an empty workspace in
+// a home (the common start), with and without the per-plan lstat cache.
+func BenchmarkExpandEmptyWorkspace(b *testing.B) {
+	base := tmp(b)
+	home := filepath.Join(base, "home")
+	ws := filepath.Join(home, "proj")
+	mk(b, ws, "./")
+	mk(b, home, ".bashrc", ".config/other/", ".local/share/")
+	in := Input{Workspace: ws, Home: home, Writable: []string{ws}}
+	for _, c := range []struct {
+		name  string
+		cache bool
+	}{{"cache", true}, {"nocache", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			statCache = c.cache
+			defer func() { statCache = true }()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Expand(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestValidateFoldedAncestors: the conflict check folds each ancestor once
+// for the case-insensitive built-ins and keeps the case for the user's deny
+// patterns (case-sensitive): a --write path inside ~/.SSH is refused, and
+// one inside a denied /Work/Secret too, whatever the capitals on the way.
+// Seen failing with the folded path given to every rule (the user's deny
+// then matched nothing).
+func TestValidateFoldedAncestors(t *testing.T) {
+	base := filepath.Join(tmp(t), "Work")
+	home := filepath.Join(base, "Home")
+	ws := filepath.Join(base, "Proj")
+	mk(t, ws, "src/", "Secret/keys/")
+	mk(t, home, ".SSH/sub/")
+	for _, c := range []struct {
+		name string
+		in   Input
+	}{
+		{"built-in, capitals", Input{Workspace: ws, Home: home, Writable: []string{filepath.Join(home, ".SSH/sub")}}},
+		{"user deny, capitals", Input{Workspace: ws, Home: home, Deny: []string{filepath.Join(ws, "Secret")},
+			Writable: []string{filepath.Join(ws, "Secret/keys")}}},
+	} {
+		if err := Validate(c.in); !errors.Is(err, ErrConflict) {
+			t.Errorf("%s: Validate = %v, want ErrConflict", c.name, err)
+		}
+	}
+	if err := Validate(Input{Workspace: ws, Home: home, Writable: []string{filepath.Join(ws, "src")}}); err != nil {
+		t.Errorf("a plain --write path refused: %v", err)
 	}
 }

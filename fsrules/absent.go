@@ -64,7 +64,7 @@ func (w *walker) nestedAbsent(dir, name string) {
 			continue // masked itself: nothing can be created inside
 		}
 		p := join(dir, n.child)
-		if !missing(p) {
+		if !w.missing(p) {
 			continue
 		}
 		w.nested = append(w.nested, Absent{Path: p, Dir: strings.HasSuffix(n.b.Name, "/"), Kind: n.b.Kind, Rule: "default: " + n.b.Name})
@@ -73,9 +73,55 @@ func (w *walker) nestedAbsent(dir, name string) {
 
 // missing reports whether nothing exists at p (a file in the way of a parent
 // counts as missing: the agent can replace it).
-func missing(p string) bool {
-	_, err := os.Lstat(p)
+func (w *walker) missing(p string) bool {
+	_, err := w.lstat(p)
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// statCache: Expand remembers each lstat for the one plan it builds (the
+// loops over every built-in name in every writable root and home lstat the
+// same prefixes again and again). Off only in the test that compares the
+// plans with and without it.
+var statCache = true
+
+// lstatResult is one remembered lstat.
+type lstatResult struct {
+	fi  fs.FileInfo
+	err error
+}
+
+// lstat is os.Lstat, remembered for this plan only (w.stats lives in memory
+// for one Expand call: nothing is kept between runs, nothing on disk). Below
+// a parent that is known missing, or known to be neither a directory nor a
+// symlink, nothing exists: the kernel's answer (ENOENT, ENOTDIR) is given
+// without asking it. A symlink parent is never shortcut (the child is looked
+// up where it points).
+func (w *walker) lstat(p string) (fs.FileInfo, error) {
+	if w.stats == nil {
+		return os.Lstat(p)
+	}
+	if r, ok := w.stats[p]; ok {
+		return r.fi, r.err
+	}
+	if d := path.Dir(p); d != p && path.IsAbs(p) && path.Clean(p) == p {
+		if r, ok := w.stats[d]; ok {
+			var errno error
+			switch {
+			case r.err != nil && errors.Is(r.err, fs.ErrNotExist):
+				errno = syscall.ENOENT
+			case r.err == nil && !r.fi.IsDir() && r.fi.Mode()&fs.ModeSymlink == 0:
+				errno = syscall.ENOTDIR
+			}
+			if errno != nil {
+				err := &fs.PathError{Op: "lstat", Path: p, Err: errno}
+				w.stats[p] = lstatResult{err: err}
+				return nil, err
+			}
+		}
+	}
+	fi, err := os.Lstat(p)
+	w.stats[p] = lstatResult{fi: fi, err: err}
+	return fi, err
 }
 
 // homeDirs returns the home directories whose startup files matter for the
@@ -112,11 +158,11 @@ func (w *walker) homeDirs(in Input) []string {
 // gitGated: .gitmodules matters where base holds a git directory (in a
 // directory that is no checkout it is nothing to watch; "git init" later is
 // package gitguard's, as are the names inside a git dir).
-func gitGated(base string, b Builtin) bool {
+func (w *walker) gitGated(base string, b Builtin) bool {
 	if !b.Git {
 		return false
 	}
-	st, err := os.Lstat(base + "/.git")
+	st, err := w.lstat(base + "/.git")
 	return err != nil || !st.IsDir()
 }
 
@@ -159,11 +205,13 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 	var made []string
 	seen := map[string]bool{}
 	consider := func(p string, b Builtin) {
-		q := p
-		if !w.surelyMissing(p) {
-			q = resolvePath(p)
+		q, gone := p, w.surelyMissing(p)
+		if !gone {
+			q = w.resolvePath(p)
 		}
-		if q == "" || seen[q] || enclosingRoot(q, w.writable) == "" || !missing(q) || w.maskedAt(q) {
+		// gone: surelyMissing saw nothing at p and no symlink on the way,
+		// which is what missing would lstat again.
+		if q == "" || seen[q] || enclosingRoot(q, w.writable) == "" || !(gone || w.missing(q)) || w.maskedAt(q) {
 			return
 		}
 		seen[q] = true
@@ -188,6 +236,14 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 		}
 		out = append(out, a)
 	}
+	// The writable roots that are directories (a file given with --write:
+	// nothing can be created under it), stat'ed once for all the names.
+	var dirRoots []string
+	for _, r := range w.writable {
+		if st, err := os.Stat(r); err == nil && st.IsDir() {
+			dirRoots = append(dirRoots, r)
+		}
+	}
 	for _, b := range Builtins {
 		if b.Git && in.AllowGitConfig || strings.ContainsAny(b.Name, `*?[\`) {
 			continue
@@ -204,11 +260,8 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 			}
 			continue
 		}
-		for _, r := range w.writable {
-			if st, err := os.Stat(r); err != nil || !st.IsDir() {
-				continue // a file given with --write: nothing can be created under it
-			}
-			if gitGated(r, b) {
+		for _, r := range dirRoots {
+			if w.gitGated(r, b) {
 				continue
 			}
 			p := join(r, name)
@@ -220,7 +273,7 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 			consider(p, b)
 		}
 		for _, h := range homes {
-			if enclosingRoot(h, w.writable) != "" && !gitGated(h, b) {
+			if enclosingRoot(h, w.writable) != "" && !w.gitGated(h, b) {
 				consider(join(h, name), b)
 			}
 		}
@@ -289,11 +342,11 @@ func (w *walker) homeLinks(in Input) {
 			if w.surelyMissing(p) {
 				continue
 			}
-			q := resolvePath(p)
+			q := w.resolvePath(p)
 			if q == "" || q == p || enclosingRoot(q, w.roots) == "" {
 				continue
 			}
-			fi, err := os.Lstat(q)
+			fi, err := w.lstat(q)
 			if err != nil || (strings.HasSuffix(b.Name, "/") && !fi.IsDir()) {
 				continue // missing: absent() lists it
 			}
@@ -324,7 +377,7 @@ func (w *walker) homeFileLinks(in Input) {
 			if w.surelyMissing(p) {
 				continue
 			}
-			fi, err := os.Lstat(p)
+			fi, err := w.lstat(p)
 			if err != nil {
 				continue
 			}
@@ -397,7 +450,7 @@ type listings struct {
 // -> /ws/config gives /ws/config/git, existing or not. A dangling symlink is
 // followed too (creating the path creates its target). "" when the chain is
 // too long or unreadable.
-func resolvePath(p string) string {
+func (w *walker) resolvePath(p string) string {
 	parts := splitPath(p)
 	cur := "/"
 	hops := 0
@@ -410,7 +463,7 @@ func resolvePath(p string) string {
 			continue
 		}
 		next := join(cur, parts[i])
-		fi, err := os.Lstat(next)
+		fi, err := w.lstat(next)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				return ""

@@ -162,8 +162,16 @@ func compile(in Input) (*compiled, error) {
 	for _, r := range roots {
 		// r and each of its ancestors: a deny there hides r entirely.
 		for a := r.p; ; a = path.Dir(a) {
+			// Folded once here, not by each of the ~200 case-insensitive
+			// built-ins' Match (a copy each when the path has capitals,
+			// /home/Alice/Projects); lowerASCII of a folded path is itself.
+			la := lowerASCII(a)
 			for _, ru := range c.all {
-				if !ru.pat.Match(a, true) {
+				x := a
+				if ru.pat.Fold {
+					x = la
+				}
+				if !ru.pat.Match(x, true) {
 					continue
 				}
 				if ru.kind == Hide {
@@ -251,6 +259,9 @@ func Expand(in Input) (Plan, error) {
 		links: map[[2]uint64]linkInfo{}, skip: map[string]string{}, dirs: in.Dirs}
 	if w.dirs == nil {
 		w.dirs = dircache.Uncached{}
+	}
+	if statCache {
+		w.stats = map[string]lstatResult{}
 	}
 	for _, h := range in.Hidden {
 		w.skip[h] = ""
@@ -365,6 +376,8 @@ type walker struct {
 	dirs DirReader
 	view string
 	pbuf []byte // matchEntryBuf's scratch
+	// stats remembers lstats for this plan only (see lstat); nil: none.
+	stats map[string]lstatResult
 }
 
 func (w *walker) add(m Mask) {

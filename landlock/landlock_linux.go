@@ -3,6 +3,7 @@ package landlock
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -107,6 +108,56 @@ func pathRules(r Rules, s accessSets) ([]landlock.Rule, error) {
 	return out, nil
 }
 
+// pinRoot takes root out of the read-exec list and returns the rules that
+// stand in for it (Rules.PinRoot): READ_DIR on root, read-exec on each
+// entry root holds now. Directories get the directory rights, anything
+// else only the file rights (a directory right on a file is EINVAL).
+// Symlinks get nothing: Landlock checks the path a symlink resolves to.
+// Without root in the list it changes nothing.
+func pinRoot(readExec []string, root string, s accessSets) ([]string, []landlock.Rule, error) {
+	var rest []string
+	found := false
+	for _, p := range readExec {
+		if p == root {
+			found = true
+			continue
+		}
+		rest = append(rest, p)
+	}
+	if !found {
+		return readExec, nil, nil
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("landlock: list %s to pin its entries: %w", root, err)
+	}
+	var dirs, files []string
+	for _, e := range ents {
+		p := filepath.Join(root, e.Name())
+		switch {
+		case e.Type()&os.ModeSymlink != 0:
+		case e.IsDir():
+			dirs = append(dirs, p)
+		default:
+			files = append(files, p)
+		}
+	}
+	// Listing root lets `ls /`, globs and find work; it reaches every
+	// directory beneath, so a late directory's names can be listed, never
+	// its files read or run.
+	out := []landlock.Rule{landlock.PathAccess(s.readExec&ll.AccessFSReadDir, root)}
+	// IgnoreIfMissing: an entry the host removes while the sandbox starts
+	// (a churning top-level directory) must not fail the start; it gets
+	// no rule, which is fewer rights.
+	if len(dirs) > 0 {
+		out = append(out, landlock.PathAccess(s.readExec, dirs...).IgnoreIfMissing())
+	}
+	if a := s.readExec & fileRights; len(files) > 0 && a != 0 {
+		out = append(out, landlock.PathAccess(a, files...).IgnoreIfMissing())
+	}
+	return rest, out, nil
+}
+
 // Apply restricts the calling process, all its threads and all its future
 // children with r, at the highest ABI the kernel offers (capped by r.MaxABI).
 // It sets no_new_privs (required by the kernel for an unprivileged domain).
@@ -126,10 +177,18 @@ func (r Rules) Apply() (Report, error) {
 		return rep, nil
 	}
 	s := setsFor(r, abi)
+	var pinned []landlock.Rule
+	if r.PinRoot {
+		var err error
+		if r.ReadExec, pinned, err = pinRoot(r.ReadExec, "/", s); err != nil {
+			return rep, err
+		}
+	}
 	rules, err := pathRules(r, s)
 	if err != nil {
 		return rep, err
 	}
+	rules = append(rules, pinned...)
 	if s.net&ll.AccessNetConnectTCP != 0 {
 		for _, port := range r.ConnectTCP {
 			rules = append(rules, landlock.ConnectTCP(port))

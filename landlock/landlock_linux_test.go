@@ -489,3 +489,23 @@ func TestLandlockAloneBlocksWrite(t *testing.T) {
 		t.Errorf("denial attributed to %q", w)
 	}
 }
+
+// TestPinRootKeepsTheSystem: with "/" pinned, what existed at Apply stays
+// usable: listing "/", reading /etc, listing /proc, running a script that
+// lives in a directory that existed (ENOENT: its interpreter is missing, so
+// exec itself was allowed). The late-entry denial needs root to make a
+// top-level directory after Apply: tests/latetop_test.go proves it end to end.
+func TestPinRootKeepsTheSystem(t *testing.T) {
+	need(t, 1)
+	tr := mkTree(t)
+	r := landlock.Rules{ReadExec: []string{"/"}, PinRoot: true}
+	runChecks(t, r, []check{
+		{landlocktest.O("readdir", "/"), "ok"},
+		{landlocktest.O("readdir", "/etc"), "ok"},
+		{landlocktest.O("read", "/etc/passwd"), "ok"},
+		{landlocktest.O("readdir", "/proc"), "ok"},
+		{landlocktest.O("read", f(tr.rx, "f")), "ok"},
+		{landlocktest.O("exec", f(tr.rx, "x")), "ENOENT"},
+		{landlocktest.O("write", f(tr.rx, "f")), "EACCES"},
+	})
+}

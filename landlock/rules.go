@@ -35,6 +35,17 @@ type Rules struct {
 	// own network namespace, which has no route out: these ports reach only
 	// them (and nothing the agent could bind, since it can bind nothing).
 	ConnectTCP []uint16 `json:"connect_tcp,omitempty"`
+	// PinRoot narrows a ReadExec grant on "/" to what "/" holds when Apply
+	// runs: "/" itself may only be listed (READ_DIR, which Landlock extends
+	// to every directory beneath it), and each entry there that is not a
+	// symlink gets the ReadExec rights (a symlink at "/", like bin ->
+	// usr/bin, resolves to a path that is granted, or not, on its own).
+	// Why: when the sandbox's "/" is a live view of the host's root
+	// filesystem, a top-level directory or file the host makes after the
+	// start shows up inside; pinned, its files cannot be read or run (their
+	// names can still be listed). Entries that vanish before the ruleset is
+	// built are skipped: fewer rights, never more.
+	PinRoot bool `json:"pin_root,omitempty"`
 	// Scope confines abstract Unix sockets and signals to the domain (ABI 6+).
 	Scope bool `json:"scope,omitempty"`
 	// Require is --require-landlock N: Apply fails with ErrABITooOld when the

@@ -445,7 +445,13 @@ func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, e
 		return nil, err
 	}
 	plan.Landlock = landlock.Rules{
-		ReadExec:  []string{"/"},
+		ReadExec: []string{"/"},
+		// "/" is the host's live root filesystem, read-only: hiding data
+		// places is decided at the start, so a top-level directory or
+		// file the host makes later would be readable. Pinned, Landlock
+		// grants only what "/" holds when init applies it (the mount tree
+		// built); anything made there later can be listed, not read or run.
+		PinRoot:   true,
 		ReadWrite: rw,
 		DevIoctl:  []string{"/dev/tty", "/dev/pts"},
 		// Landlock TCP rules (ABI 4): only with --no-local-tcp. Under --net
@@ -793,8 +799,12 @@ func (pl *Plan) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "env        %s\n", name)
 	}
-	fmt.Fprintf(w, "landlock   read+exec %s; read+write %s; tty ioctl %s; deny tcp %v; scoped %v; require ABI %d\n",
-		strings.Join(pl.Landlock.ReadExec, " "), strings.Join(pl.Landlock.ReadWrite, " "),
+	pin := ""
+	if pl.Landlock.PinRoot {
+		pin = " (/: its entries at the start; later ones list-only)"
+	}
+	fmt.Fprintf(w, "landlock   read+exec %s%s; read+write %s; tty ioctl %s; deny tcp %v; scoped %v; require ABI %d\n",
+		strings.Join(pl.Landlock.ReadExec, " "), pin, strings.Join(pl.Landlock.ReadWrite, " "),
 		strings.Join(pl.Landlock.DevIoctl, " "), pl.Landlock.DenyTCP, pl.Landlock.Scope, pl.Landlock.Require)
 	for _, c := range pl.Counters {
 		fmt.Fprintf(w, "counter    %s\n", c)

@@ -35,12 +35,7 @@ func newAttachCmd(f *factory, runF func(*AttachOptions) error) *command {
 	c.long = "Your terminal shows the command's terminal and your keys go to it. " + detachNames + " detaches and leaves\n" +
 		"the command running (its output goes to jail logs meanwhile). One terminal at a time: attaching from\n" +
 		"another takes over, and the first is detached. jail attach exits with the command's exit status when it ends."
-	c.args = func(args []string) error {
-		if len(args) != 1 {
-			return c.usageErr("give one sandbox NAME (jail ps lists them)")
-		}
-		return nil
-	}
+	c.args = c.oneSandbox
 	c.run = func(args []string) error {
 		opts.Name = args[0]
 		if runF != nil {

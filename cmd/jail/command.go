@@ -88,6 +88,15 @@ func (c *command) seeHelp() string {
 }
 
 // usageErr is a mistake on the command line: one line, exit 125.
+// oneSandbox is the args check of the verbs that take exactly one
+// sandbox NAME (attach, inspect, logs), like cobra's ExactArgs(1).
+func (c *command) oneSandbox(args []string) error {
+	if len(args) != 1 {
+		return c.usageErr("give one sandbox NAME (jail ps lists them)")
+	}
+	return nil
+}
+
 func (c *command) usageErr(format string, a ...any) error {
 	prefix := ""
 	if c.name != "" {

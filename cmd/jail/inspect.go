@@ -15,12 +15,7 @@ type InspectOptions struct {
 func newInspectCmd(f *factory, runF func(*InspectOptions) error) *command {
 	opts := &InspectOptions{IO: f.IO}
 	c := newCommand(f, "inspect", "jail inspect NAME", "print a running sandbox's policy and live facts as JSON")
-	c.args = func(args []string) error {
-		if len(args) != 1 {
-			return c.usageErr("give one sandbox NAME (jail ps lists them)")
-		}
-		return nil
-	}
+	c.args = c.oneSandbox
 	c.run = func(args []string) error {
 		opts.Name = args[0]
 		if runF != nil {

@@ -23,12 +23,7 @@ func newLogsCmd(f *factory, runF func(*LogsOptions) error) *command {
 	opts := &LogsOptions{IO: f.IO}
 	c := newCommand(f, "logs", "jail logs [-f] NAME", "show the output of a background sandbox's command (jail run -d)")
 	c.flags.BoolVarP(&opts.Follow, "follow", "f", false, "keep printing new output until the sandbox ends")
-	c.args = func(args []string) error {
-		if len(args) != 1 {
-			return c.usageErr("give one sandbox NAME (jail ps lists them)")
-		}
-		return nil
-	}
+	c.args = c.oneSandbox
 	c.run = func(args []string) error {
 		opts.Name = args[0]
 		if runF != nil {

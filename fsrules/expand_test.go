@@ -35,11 +35,12 @@ func BenchmarkMatch(b *testing.B) {
 		dirs = append(dirs, fmt.Sprintf("/ws/pkg%d/sub%d/deep", i%20, i%10))
 		bases = append(bases, fmt.Sprintf("file%d.go", i))
 	}
+	var scratch []byte
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for j := range dirs {
 			for k := range c.all {
-				c.all[k].pat.matchEntry(dirs[j], bases[j], false)
+				c.all[k].pat.matchEntryBuf(&scratch, dirs[j], bases[j], false)
 			}
 		}
 	}

@@ -198,23 +198,8 @@ func (p *Pattern) Match(abs string, isDir bool) bool {
 	return matchSegs(ps, ns)
 }
 
-// matchBase is Match for an entry named base inside directory dir, avoiding the
-// string join when the last element already rejects.
-func (p *Pattern) matchEntry(dir, base string, isDir bool) bool {
-	if p.DirOnly && !isDir {
-		return false
-	}
-	lb := base
-	if p.Fold {
-		lb = lowerASCII(base)
-	}
-	if l := len(p.segs); l > 0 && p.segs[l-1].kind != segDoubleStar && !p.segs[l-1].match(lb) {
-		return false
-	}
-	return p.Match(join(dir, base), isDir)
-}
-
-// matchEntryBuf is matchEntry with the path put together in *scratch (the
+// matchEntryBuf is Match for an entry named base inside directory dir. It
+// rejects on the last element before joining, and joins in *scratch (the
 // walker's, reused): the walk asks this for a few rules of every entry of
 // every directory it reads (280,000 names in a large checkout), and a new
 // string each time was most of what a cold walk allocated. Match keeps

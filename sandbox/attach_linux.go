@@ -39,6 +39,9 @@ type attachClient struct {
 	c    *session.Conn
 	mu   sync.Mutex // one Send at a time
 	gone bool
+	// sized: this client's first resize (which repaints) has been applied.
+	// Only handleAttach's loop reads or writes it.
+	sized bool
 }
 
 // send writes one reply; a client that cannot take it within a few
@@ -142,7 +145,8 @@ func (r *runner) handleAttach(c *session.Conn, who *audit.Requester) {
 			}
 		case session.OpResize:
 			if q.Rows > 0 && q.Cols > 0 && k.current() == me {
-				_ = unix.IoctlSetWinsize(int(k.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: q.Rows, Col: q.Cols})
+				k.resize(q.Rows, q.Cols, !me.sized)
+				me.sized = true
 			}
 		}
 	}
@@ -150,6 +154,33 @@ func (r *runner) handleAttach(c *session.Conn, who *audit.Requester) {
 		r.record(audit.Notice{Kind: "session", Severity: "info", Text: "terminal detached by " + describe(who)})
 	}
 }
+
+// resize gives the kept terminal the client's size. At an attach's first
+// resize (repaint) the program is told the window changed even when the
+// size is the one it has: the kernel sends SIGWINCH only on a change, and
+// a full-screen program that drew while nobody was attached would leave
+// the new client a blank screen until something redraws it. So the size
+// goes one row off first, and back after a pause long enough for the
+// program to have read the first one (a SIGWINCH read after both would
+// see no change, and some programs then skip the repaint).
+func (k *keptTty) resize(rows, cols uint16, repaint bool) {
+	fd := int(k.master.Fd())
+	if repaint {
+		if cur, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil && cur.Row == rows && cur.Col == cols {
+			off := rows + 1
+			if rows > 1 {
+				off = rows - 1
+			}
+			_ = unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: off, Col: cols})
+			time.Sleep(repaintPause)
+		}
+	}
+	_ = unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+}
+
+// repaintPause is how long the one-row-off size of an attach's repaint
+// stands.
+const repaintPause = 60 * time.Millisecond
 
 // release lets go of client a if it is still the attached one.
 func (k *keptTty) release(a *attachClient) bool {

@@ -460,16 +460,28 @@ func TestSessionControlSocketFromInside(t *testing.T) {
 	ws := workspace(t)
 	name := "i" + strings.ReplaceAll(marker(), ".", "")
 	startSession(t, ws, name)
+	r, want := controlFromInside(t, ws, name, `{"op":"exec","argv":["L2Jpbi90cnVl"]}`)
+	if !strings.Contains(r.stdout, want) {
+		t.Fatalf("a process inside reached the control socket: %q %s (want a refusal: %s)", r.stdout, r.stderr, want)
+	}
+}
+
+// controlFromInside sends request (one JSON line) to sandbox name's control
+// socket from a process inside it, the socket reached through a hard link
+// (or a symlink: connect follows it too) in the workspace ws, and returns
+// what came back and the refusal expected: as root the sandbox's uid (host
+// nobody) is refused first; as an ordinary user the uid matches and the
+// user namespace check refuses.
+func controlFromInside(t *testing.T, ws, name, request string) (r result, want string) {
+	t.Helper()
 	in := sessInspect(t, name)
 	link := filepath.Join(ws, "ctl.sock")
 	if err := os.Link(in.Control, link); err != nil {
-		// Another file system: bind a proxying listener is not needed; a
-		// symlink is followed by connect too.
 		if err := os.Symlink(in.Control, link); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r := sessJail(t, ws, "", "exec", name, "--", "/usr/bin/python3", "-c", `
+	r = sessJail(t, ws, "", "exec", name, "--", "/usr/bin/python3", "-c", `
 import socket,sys
 s=socket.socket(socket.AF_UNIX)
 try:
@@ -477,19 +489,15 @@ try:
 except Exception as e:
     print("connect:", e); sys.exit(0)
 try:
-    s.sendall(b'{"op":"exec","argv":["L2Jpbi90cnVl"]}\n')
+    s.sendall(b'`+request+`\n')
 except Exception:
     pass
 print(s.recv(65536).decode())`)
-	// As root the sandbox's uid (host nobody) is refused first; as an
-	// ordinary user the uid matches and the user namespace check refuses.
-	want := "inside a sandbox"
+	want = "inside a sandbox"
 	if os.Getuid() == 0 {
 		want = "not the sandbox's user"
 	}
-	if !strings.Contains(r.stdout, want) {
-		t.Fatalf("a process inside reached the control socket: %q %s (want a refusal: %s)", r.stdout, r.stderr, want)
-	}
+	return r, want
 }
 
 // Twenty sandboxes side by side, each running its own commands.

@@ -39,9 +39,6 @@ type attachClient struct {
 	c    *session.Conn
 	mu   sync.Mutex // one Send at a time
 	gone bool
-	// sized: this client's first resize (which repaints) has been applied.
-	// Only handleAttach's loop reads or writes it.
-	sized bool
 }
 
 // send writes one reply; a client that cannot take it within a few
@@ -131,6 +128,7 @@ func (r *runner) handleAttach(c *session.Conn, who *audit.Requester) {
 		k.release(me)
 		return
 	}
+	sized := false // this client's first resize, which repaints, is done
 	for {
 		var q session.Request
 		fs, err := c.Recv(&q)
@@ -145,8 +143,8 @@ func (r *runner) handleAttach(c *session.Conn, who *audit.Requester) {
 			}
 		case session.OpResize:
 			if q.Rows > 0 && q.Cols > 0 && k.current() == me {
-				k.resize(q.Rows, q.Cols, !me.sized)
-				me.sized = true
+				k.resize(q.Rows, q.Cols, !sized)
+				sized = true
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/session"
+	"github.com/jail-sandbox/jail/termanswer"
 )
 
 // This file: the terminal a background sandbox keeps (jail run -d -t) and
@@ -23,7 +24,10 @@ import (
 // terminal never reaches the sandbox (CVE-2017-5226) and a client that
 // detaches or dies leaves the pty where it was. A second attach takes over:
 // the first client is told and let go (a terminal left attached on a dead
-// ssh session must not lock its user out).
+// ssh session must not lock its user out). While no client is attached, the
+// supervisor answers the queries a program asks its terminal as it starts
+// (package termanswer): unanswered, a full-screen program waits, and a
+// later attach shows a blank screen until the first key.
 
 // keptTty is the pty master of a sandbox started with -t, and its client.
 type keptTty struct {
@@ -69,15 +73,39 @@ func (r *runner) keepTty(master *os.File) {
 	r.kept = k
 	r.ptyDone = k.done
 	r.mu.Unlock()
+	// The answers to the queries made while nobody is attached, written by
+	// a goroutine of their own: a program that does not read its input must
+	// not stop the reading of its output (a full answer queue drops them).
+	answers := make(chan []byte, 4)
+	go func() {
+		for {
+			select {
+			case a := <-answers:
+				_, _ = master.Write(a)
+			case <-k.done:
+				return
+			}
+		}
+	}()
 	go func() {
 		defer close(k.done)
 		buf := make([]byte, 32<<10)
+		var queries termanswer.Scanner
 		for {
 			n, err := master.Read(buf)
 			if n > 0 {
 				_, _ = k.log.Write(buf[:n])
+				// Scanned always, so a query split across an attach is
+				// still seen whole; answered only with no client there
+				// (then its terminal answers, and only it).
+				a := queries.Scan(buf[:n])
 				if c := k.current(); c != nil {
 					_ = c.send(session.Reply{OK: true, Event: session.EventOutput, Data: append([]byte(nil), buf[:n]...)})
+				} else if len(a) > 0 {
+					select {
+					case answers <- a:
+					default:
+					}
 				}
 			}
 			if err != nil {

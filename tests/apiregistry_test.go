@@ -21,7 +21,8 @@ import (
 // one of the user's sandboxes for jail's CLI too (issue 13): one registry.
 
 // apiStartShimEnv makes this test binary a program embedding the API: it
-// starts a detached sandbox of that name, prints it, and exits.
+// starts a detached sandbox of that name, prints it and its supervisor's
+// pid, and exits.
 const apiStartShimEnv = "JAIL_TEST_API_START"
 
 func apiStartShim() {
@@ -31,7 +32,11 @@ func apiStartShim() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println(sb.Name())
+	pid := 0
+	if in, err := sb.Inspect(); err == nil {
+		pid = in.Pid
+	}
+	fmt.Println(sb.Name(), pid)
 	os.Exit(0)
 }
 
@@ -46,10 +51,24 @@ func TestAPISandboxSeenByCLI(t *testing.T) {
 	cmd.Dir = ws
 	cmd.Env = append(os.Environ(), apiStartShimEnv+"="+name)
 	out, err := cmd.CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != name {
+	var got string
+	var pid int
+	fmt.Sscan(string(out), &got, &pid)
+	if pid > 0 {
+		// By name, and by pid if that did not end it: the CLI not seeing
+		// the sandbox is the failure this test looks for, and it must not
+		// leave the sandbox running.
+		t.Cleanup(func() {
+			exec.Command(jail(t), "kill", "--now", name).Run()
+			for i := 0; i < 100 && unix.Kill(pid, 0) == nil; i++ {
+				time.Sleep(50 * time.Millisecond)
+			}
+			unix.Kill(pid, unix.SIGKILL)
+		})
+	}
+	if err != nil || got != name || pid <= 0 {
 		t.Fatalf("start through the API: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { exec.Command(jail(t), "kill", "--now", name).Run() })
 	if r := sessJail(t, ws, "", "ps"); !strings.Contains(r.stdout, name) {
 		t.Fatalf("jail ps does not list the API's sandbox %s:\n%s%s", name, r.stdout, r.stderr)
 	}

@@ -30,6 +30,11 @@ type Hooks struct {
 	// Dial connects, inside the sandbox's network namespace, to a server the
 	// agent runs on port (for --publish). It runs after the agent started.
 	Dial func(port int) (*os.File, error)
+	// Prepare runs before the spec arrives, while the supervisor still
+	// plans: work of the hooks that needs no spec and nothing of the
+	// sandbox (the first use of their configurations' decoders). It must
+	// not fail, and must not touch the file system or the network.
+	Prepare func()
 }
 
 // NetResult is what the network hook hands back to init.

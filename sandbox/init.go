@@ -224,6 +224,13 @@ func initHooks() ns.Hooks {
 			defer cancel()
 			return nsnet.DialInSandbox(ctx, uint16(port), sandboxAddr)
 		},
+		Prepare: func() {
+			// The first decode of each hook's configuration type builds
+			// encoding/json's field table for it: done before the spec.
+			for _, v := range []any{&netConfig{}, &landlock.Rules{}, &seccompHook{}} {
+				_ = json.Unmarshal([]byte("{}"), v)
+			}
+		},
 		Seccomp: func(raw []byte) (*os.File, map[string]string, error) {
 			var h seccompHook
 			if err := json.Unmarshal(raw, &h); err != nil {

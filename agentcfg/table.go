@@ -58,36 +58,31 @@ type Except struct {
 	Value string `json:"value,omitempty"`
 }
 
-// keys builds a key list from plain paths.
-func keys(paths ...string) []Key {
-	out := make([]Key, len(paths))
-	for i, p := range paths {
-		out[i] = Key{Path: p}
-	}
-	return out
-}
+// The key lists below are composite literals, not built by a function, so
+// that the compiler lays them out in the binary: a call here would run in
+// the package init of every jail process (issue 16).
 
 // Keys every Claude Code settings file protects (user, project and local
 // settings share one schema). Found in the settings schema of Claude Code
 // 2.1.197 (the zod schema in the CLI) and its settings documentation.
-var claudeSettingsKeys = keys(
+var claudeSettingsKeys = []Key{
 	// Commands: hooks, helpers, status lines.
-	"hooks", "disableAllHooks", "allowManagedHooksOnly", "allowedHttpHookUrls", "httpHookAllowedEnvVars",
-	"statusLine", "subagentStatusLine", "fileSuggestion",
-	"apiKeyHelper", "proxyAuthHelper", "awsAuthRefresh", "awsCredentialExport", "gcpAuthRefresh",
-	"otelHeadersHelper", "policyHelper",
+	{Path: "hooks"}, {Path: "disableAllHooks"}, {Path: "allowManagedHooksOnly"}, {Path: "allowedHttpHookUrls"}, {Path: "httpHookAllowedEnvVars"},
+	{Path: "statusLine"}, {Path: "subagentStatusLine"}, {Path: "fileSuggestion"},
+	{Path: "apiKeyHelper"}, {Path: "proxyAuthHelper"}, {Path: "awsAuthRefresh"}, {Path: "awsCredentialExport"}, {Path: "gcpAuthRefresh"},
+	{Path: "otelHeadersHelper"}, {Path: "policyHelper"},
 	// Environment of every session (NODE_OPTIONS, PATH, *_BASE_URL...).
-	"env",
+	{Path: "env"},
 	// MCP servers and plugins (plugins bring hooks and MCP servers).
-	"mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
-	"allowedMcpServers", "deniedMcpServers", "allowManagedMcpServersOnly",
-	"enabledPlugins", "extraKnownMarketplaces", "strictKnownMarketplaces", "blockedMarketplaces", "pluginConfigs",
+	{Path: "mcpServers"}, {Path: "enableAllProjectMcpServers"}, {Path: "enabledMcpjsonServers"}, {Path: "disabledMcpjsonServers"},
+	{Path: "allowedMcpServers"}, {Path: "deniedMcpServers"}, {Path: "allowManagedMcpServersOnly"},
+	{Path: "enabledPlugins"}, {Path: "extraKnownMarketplaces"}, {Path: "strictKnownMarketplaces"}, {Path: "blockedMarketplaces"}, {Path: "pluginConfigs"},
 	// Approvals and Claude Code's own sandbox.
-	"permissions", "allowManagedPermissionRulesOnly", "sandbox", "skipDangerousModePermissionPrompt",
-	"disableSkillShellExecution",
+	{Path: "permissions"}, {Path: "allowManagedPermissionRulesOnly"}, {Path: "sandbox"}, {Path: "skipDangerousModePermissionPrompt"},
+	{Path: "disableSkillShellExecution"},
 	// Remote hosts Claude Code connects to with the user's SSH identity.
-	"sshConfigs",
-)
+	{Path: "sshConfigs"},
+}
 
 // Keys Codex protects in config.toml (user and project), from the config
 // schema of Codex CLI 0.171.0 (ConfigToml's fields) and its config reference.
@@ -146,16 +141,16 @@ var Files = []File{
 	{Agent: "copilot", Scope: Home, Path: ".copilot/config.json", Format: JSON, Keys: copilotKeys, Why: "trusted folders, plugins, hooks"},
 	{Agent: "copilot", Scope: Project, Path: ".github/copilot/settings.json", Format: JSON, Keys: copilotKeys, Why: "repository hooks, status line, approvals"},
 	{Agent: "copilot", Scope: Project, Path: ".github/copilot/settings.local.json", Format: JSON, Keys: copilotKeys, Why: "repository hooks, status line, approvals"},
-	{Agent: "copilot", Scope: Home, Path: ".copilot/mcp-config.json", Format: JSON, Keys: keys("mcpServers"), Why: "MCP servers"},
+	{Agent: "copilot", Scope: Home, Path: ".copilot/mcp-config.json", Format: JSON, Keys: []Key{{Path: "mcpServers"}}, Why: "MCP servers"},
 	{Agent: "copilot", Scope: Home, Path: ".copilot/lsp-config.json", Format: Whole, Why: "language servers (commands)"},
 	{Agent: "copilot", Scope: Home, Path: ".copilot/permissions-config.json", Format: Whole, Why: "saved tool and directory approvals"},
 }
 
 // Copilot CLI keys (user and repository settings, and the state file).
-var copilotKeys = keys(
-	"hooks", "disableAllHooks", "statusLine", "bashEnv", "powershellFlags",
-	"mcpServers", "enabledMcpServers", "disabledMcpServers",
-	"installedPlugins", "enabledPlugins", "marketplaces",
-	"trustedFolders", "allowedUrls", "deniedUrls", "proxyUrl",
-	"defaultPermissionMode", "defaultMode", "subagents",
-)
+var copilotKeys = []Key{
+	{Path: "hooks"}, {Path: "disableAllHooks"}, {Path: "statusLine"}, {Path: "bashEnv"}, {Path: "powershellFlags"},
+	{Path: "mcpServers"}, {Path: "enabledMcpServers"}, {Path: "disabledMcpServers"},
+	{Path: "installedPlugins"}, {Path: "enabledPlugins"}, {Path: "marketplaces"},
+	{Path: "trustedFolders"}, {Path: "allowedUrls"}, {Path: "deniedUrls"}, {Path: "proxyUrl"},
+	{Path: "defaultPermissionMode"}, {Path: "defaultMode"}, {Path: "subagents"},
+}

@@ -73,6 +73,7 @@ func ParseSettings(path string, data []byte, env Env) (*File, error) {
 	if err := dec.Decode(&top); err != nil {
 		return nil, &FileError{File: path, Line: jsonErrLine(data, err), Reason: "not a JSON object: " + err.Error()}
 	}
+	settingsRules()
 	m := &settingsMap{path: path, env: env, lines: jsonLines(data), f: &File{Path: path, Kind: ExplicitConfig}}
 	switch {
 	case top["sandbox"] != nil:
@@ -127,71 +128,81 @@ type keyRule struct {
 var (
 	noProxyConfig = "jail runs its own transparent proxy for every program"
 	macOnly       = "macOS only"
-	srtKeys       = map[string]keyRule{
-		"network":                      {fn: func(m *settingsMap, k string, v any) { m.block(k, v, networkKeys) }},
-		"filesystem":                   {fn: func(m *settingsMap, k string, v any) { m.block(k, v, filesystemKeys) }},
-		"credentials":                  {fn: (*settingsMap).credentials},
-		"ignoreViolations":             {why: "jail records every denial in the audit trail"},
-		"enableWeakerNestedSandbox":    {why: "jail needs no weaker mode in a container"},
-		"enableWeakerNetworkIsolation": {why: macOnly},
-		"allowAppleEvents":             {why: macOnly},
-		"ripgrep":                      {why: "jail expands its protections itself"},
-		"mandatoryDenySearchDepth":     {why: "jail's protections apply at any depth"},
-		"allowPty":                     {why: "jail relays a terminal when it has one"},
-		"seccomp":                      {why: "see jail's own seccomp option"},
-		"bwrapPath":                    {why: "jail uses no bubblewrap"},
-		"socatPath":                    {why: "jail uses no socat"},
-		"javaAgentJarPath":             {why: "jail's proxy is transparent, no agent is needed"},
-		"windows":                      {why: "Windows only"},
-		"git":                          {why: "git inside the sandbox uses the host's git configuration rules"},
-		"$schema":                      {fn: func(*settingsMap, string, any) {}},
-	}
-	claudeKeys = map[string]keyRule{
-		"enabled":                      {fn: (*settingsMap).enabled},
-		"failIfUnavailable":            {fn: func(*settingsMap, string, any) {}}, // jail always fails closed
-		"autoAllowBashIfSandboxed":     {why: "Claude Code's own permission prompts, not jail's"},
-		"excludedCommands":             {why: "jail runs no command outside the sandbox"},
-		"allowUnsandboxedCommands":     {why: "jail runs no command outside the sandbox"},
-		"enabledPlatforms":             {why: "jail runs on Linux"},
-		"allowNestedUserNamespaces":    {why: "jail's filter refuses new namespaces inside"},
-		"network":                      {fn: func(m *settingsMap, k string, v any) { m.block(k, v, networkKeys) }},
-		"filesystem":                   {fn: func(m *settingsMap, k string, v any) { m.block(k, v, filesystemKeys) }},
-		"credentials":                  {fn: (*settingsMap).credentials},
-		"ignoreViolations":             srtKeys["ignoreViolations"],
-		"ripgrep":                      srtKeys["ripgrep"],
-		"enableWeakerNestedSandbox":    srtKeys["enableWeakerNestedSandbox"],
-		"enableWeakerNetworkIsolation": srtKeys["enableWeakerNetworkIsolation"],
-		"allowAppleEvents":             srtKeys["allowAppleEvents"],
-		"bwrapPath":                    srtKeys["bwrapPath"],
-		"socatPath":                    srtKeys["socatPath"],
-	}
-	networkKeys = map[string]keyRule{
-		"allowedDomains":          {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "allow-domain", m.domain) }},
-		"deniedDomains":           {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "deny-domain", m.deniedDomain) }},
-		"allowLocalBinding":       {fn: func(m *settingsMap, k string, v any) { m.localBinding(k, v) }},
-		"strictAllowlist":         {fn: (*settingsMap).strict},
-		"deniedDomainReasons":     {why: "jail's denial notices name the rule"},
-		"allowManagedDomainsOnly": {why: "jail has no managed settings; its allowlist is what you give it"},
-		"allowUnixSockets":        {why: "jail hides the host's sockets; there is no per-socket exception"},
-		"allowAllUnixSockets":     {why: "jail hides the host's sockets; there is no per-socket exception"},
-		"allowMachLookup":         {why: macOnly},
-		"httpProxyPort":           {why: noProxyConfig},
-		"socksProxyPort":          {why: noProxyConfig},
-		"mitmProxy":               {why: "jail does not intercept TLS"},
-		"parentProxy":             {why: "jail dials from the host directly"},
-		"tlsTerminate":            {why: "jail does not intercept TLS"},
-		"filterRequest":           {why: "jail checks names and ports, not requests"},
-	}
-	filesystemKeys = map[string]keyRule{
-		"denyRead":                  {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "deny", m.denyPath) }},
-		"allowRead":                 {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "read", m.existingPath) }},
-		"allowWrite":                {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "write", m.writePath) }},
-		"denyWrite":                 {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "deny", m.denyWritePath) }},
-		"allowGitConfig":            {fn: func(m *settingsMap, k string, v any) { m.flag(k, v, "allow-git-config") }},
-		"disabled":                  {fn: (*settingsMap).fsDisabled},
-		"allowManagedReadPathsOnly": {why: "jail has no managed settings"},
-	}
+	// The tables of ParseSettings, built at its first call (settingsRules):
+	// as package-level map literals they were built in the package init of
+	// every jail process, sandbox init included (issue 16).
+	srtKeys, claudeKeys, networkKeys, filesystemKeys map[string]keyRule
+	settingsRulesOnce                                sync.Once
 )
+
+func settingsRules() {
+	settingsRulesOnce.Do(func() {
+		srtKeys = map[string]keyRule{
+			"network":                      {fn: func(m *settingsMap, k string, v any) { m.block(k, v, networkKeys) }},
+			"filesystem":                   {fn: func(m *settingsMap, k string, v any) { m.block(k, v, filesystemKeys) }},
+			"credentials":                  {fn: (*settingsMap).credentials},
+			"ignoreViolations":             {why: "jail records every denial in the audit trail"},
+			"enableWeakerNestedSandbox":    {why: "jail needs no weaker mode in a container"},
+			"enableWeakerNetworkIsolation": {why: macOnly},
+			"allowAppleEvents":             {why: macOnly},
+			"ripgrep":                      {why: "jail expands its protections itself"},
+			"mandatoryDenySearchDepth":     {why: "jail's protections apply at any depth"},
+			"allowPty":                     {why: "jail relays a terminal when it has one"},
+			"seccomp":                      {why: "see jail's own seccomp option"},
+			"bwrapPath":                    {why: "jail uses no bubblewrap"},
+			"socatPath":                    {why: "jail uses no socat"},
+			"javaAgentJarPath":             {why: "jail's proxy is transparent, no agent is needed"},
+			"windows":                      {why: "Windows only"},
+			"git":                          {why: "git inside the sandbox uses the host's git configuration rules"},
+			"$schema":                      {fn: func(*settingsMap, string, any) {}},
+		}
+		claudeKeys = map[string]keyRule{
+			"enabled":                      {fn: (*settingsMap).enabled},
+			"failIfUnavailable":            {fn: func(*settingsMap, string, any) {}}, // jail always fails closed
+			"autoAllowBashIfSandboxed":     {why: "Claude Code's own permission prompts, not jail's"},
+			"excludedCommands":             {why: "jail runs no command outside the sandbox"},
+			"allowUnsandboxedCommands":     {why: "jail runs no command outside the sandbox"},
+			"enabledPlatforms":             {why: "jail runs on Linux"},
+			"allowNestedUserNamespaces":    {why: "jail's filter refuses new namespaces inside"},
+			"network":                      {fn: func(m *settingsMap, k string, v any) { m.block(k, v, networkKeys) }},
+			"filesystem":                   {fn: func(m *settingsMap, k string, v any) { m.block(k, v, filesystemKeys) }},
+			"credentials":                  {fn: (*settingsMap).credentials},
+			"ignoreViolations":             srtKeys["ignoreViolations"],
+			"ripgrep":                      srtKeys["ripgrep"],
+			"enableWeakerNestedSandbox":    srtKeys["enableWeakerNestedSandbox"],
+			"enableWeakerNetworkIsolation": srtKeys["enableWeakerNetworkIsolation"],
+			"allowAppleEvents":             srtKeys["allowAppleEvents"],
+			"bwrapPath":                    srtKeys["bwrapPath"],
+			"socatPath":                    srtKeys["socatPath"],
+		}
+		networkKeys = map[string]keyRule{
+			"allowedDomains":          {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "allow-domain", m.domain) }},
+			"deniedDomains":           {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "deny-domain", m.deniedDomain) }},
+			"allowLocalBinding":       {fn: func(m *settingsMap, k string, v any) { m.localBinding(k, v) }},
+			"strictAllowlist":         {fn: (*settingsMap).strict},
+			"deniedDomainReasons":     {why: "jail's denial notices name the rule"},
+			"allowManagedDomainsOnly": {why: "jail has no managed settings; its allowlist is what you give it"},
+			"allowUnixSockets":        {why: "jail hides the host's sockets; there is no per-socket exception"},
+			"allowAllUnixSockets":     {why: "jail hides the host's sockets; there is no per-socket exception"},
+			"allowMachLookup":         {why: macOnly},
+			"httpProxyPort":           {why: noProxyConfig},
+			"socksProxyPort":          {why: noProxyConfig},
+			"mitmProxy":               {why: "jail does not intercept TLS"},
+			"parentProxy":             {why: "jail dials from the host directly"},
+			"tlsTerminate":            {why: "jail does not intercept TLS"},
+			"filterRequest":           {why: "jail checks names and ports, not requests"},
+		}
+		filesystemKeys = map[string]keyRule{
+			"denyRead":                  {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "deny", m.denyPath) }},
+			"allowRead":                 {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "read", m.existingPath) }},
+			"allowWrite":                {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "write", m.writePath) }},
+			"denyWrite":                 {fn: func(m *settingsMap, k string, v any) { m.list(k, v, "deny", m.denyWritePath) }},
+			"allowGitConfig":            {fn: func(m *settingsMap, k string, v any) { m.flag(k, v, "allow-git-config") }},
+			"disabled":                  {fn: (*settingsMap).fsDisabled},
+			"allowManagedReadPathsOnly": {why: "jail has no managed settings"},
+		}
+	})
+}
 
 func join(prefix, key string) string {
 	if prefix == "" {

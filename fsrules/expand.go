@@ -268,7 +268,7 @@ func Expand(in Input) (Plan, error) {
 	}
 	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
 		for _, m := range ParseMountinfo(b) {
-			if pseudoFS[m.FSType] {
+			if pseudoFS(m.FSType) {
 				w.skip[m.Point] = m.FSType
 			}
 		}

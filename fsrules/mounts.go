@@ -58,12 +58,18 @@ func unescapeOctal(s string) string {
 
 func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
-// pseudoFS are filesystem types that hold no user files: kernel interfaces
+// pseudoFS tells filesystem types that hold no user files: kernel interfaces
 // (the sandbox has its own /proc, /sys and /dev) and automount triggers
 // (walking one would mount it). The walk does not descend into them.
-var pseudoFS = map[string]bool{
-	"proc": true, "sysfs": true, "devtmpfs": true, "devpts": true, "cgroup": true, "cgroup2": true,
-	"debugfs": true, "tracefs": true, "securityfs": true, "bpf": true, "pstore": true, "configfs": true,
-	"fusectl": true, "mqueue": true, "hugetlbfs": true, "autofs": true, "binfmt_misc": true,
-	"efivarfs": true, "nsfs": true, "rpc_pipefs": true, "selinuxfs": true,
+func pseudoFS(fstype string) bool {
+	// A switch, not a package-level map: a map literal is built in the
+	// package init of every jail process (issue 16).
+	switch fstype {
+	case "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2",
+		"debugfs", "tracefs", "securityfs", "bpf", "pstore", "configfs",
+		"fusectl", "mqueue", "hugetlbfs", "autofs", "binfmt_misc",
+		"efivarfs", "nsfs", "rpc_pipefs", "selinuxfs":
+		return true
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package gitguard
 
 import (
 	"strings"
+	"sync"
 )
 
 // The allowlist for config the agent writes itself (a repository it made
@@ -50,51 +51,64 @@ func transportHelper(u string) bool {
 	return i > 0 && strings.HasPrefix(u[i:], "::")
 }
 
-var allowed = map[string]map[string]keyRule{
-	"core": {
-		"repositoryformatversion": plain, "filemode": plain, "bare": plain,
-		"logallrefupdates": plain, "ignorecase": plain, "precomposeunicode": plain,
-		"symlinks": plain, "autocrlf": plain, "eol": plain, "safecrlf": plain,
-		"quotepath": plain, "sharedrepository": plain, "checkstat": plain,
-		"trustctime": plain, "abbrev": plain, "compression": plain,
-		"loosecompression": plain, "sparsecheckout": plain, "sparsecheckoutcone": plain,
-		"untrackedcache": plain, "splitindex": plain, "commitgraph": plain,
-		"multipackindex": plain,
-	},
-	// Repository format extensions: data formats, no program.
-	// worktreeConfig makes git read config.worktree, which is judged too.
-	"extensions": {
-		"objectformat": plain, "worktreeconfig": plain, "partialclone": plain,
-		"preciousobjects": plain, "noop": plain, "refstorage": plain,
-	},
-	"remote": {
-		"url": url, "pushurl": url, "fetch": named, "push": named, "mirror": named,
-		"tagopt": named, "prune": named, "prunetags": named, "promisor": named,
-		"partialclonefilter": named, "skipdefaultupdate": named, "skipfetchall": named,
-	},
-	"branch": {
-		"remote": named, "pushremote": named, "merge": named, "rebase": named,
-		"description": named,
-	},
-	"user":  {"name": plain, "email": plain},
-	"init":  {"defaultbranch": plain},
-	"pull":  {"rebase": plain, "ff": plain},
-	"push":  {"default": plain, "autosetupremote": plain, "followtags": plain},
-	"fetch": {"prune": plain, "prunetags": plain},
-	"gc":    {"auto": plain, "autodetach": plain, "autopacklimit": plain},
-	"color": {"ui": plain},
-	"submodule": {
-		"url": url, "active": named, "branch": named, "ignore": named,
-		"shallow": named, "fetchrecursesubmodules": named,
-		// submodule.NAME.update = !command runs the command.
-		"update": func(sub string, hasSub bool, v string, noValue bool) bool {
-			switch strings.ToLower(v) {
-			case "checkout", "rebase", "merge", "none":
-				return hasSub
-			}
-			return false
-		},
-	},
+// allowedOnce builds allowedKeys at the first Safe: as a package-level map
+// literal it was built in the package init of every jail process (issue 16).
+var (
+	allowedOnce sync.Once
+	allowedKeys map[string]map[string]keyRule
+)
+
+// allowed is the table of config keys an agent may write, by section.
+func allowed() map[string]map[string]keyRule {
+	allowedOnce.Do(func() {
+		allowedKeys = map[string]map[string]keyRule{
+			"core": {
+				"repositoryformatversion": plain, "filemode": plain, "bare": plain,
+				"logallrefupdates": plain, "ignorecase": plain, "precomposeunicode": plain,
+				"symlinks": plain, "autocrlf": plain, "eol": plain, "safecrlf": plain,
+				"quotepath": plain, "sharedrepository": plain, "checkstat": plain,
+				"trustctime": plain, "abbrev": plain, "compression": plain,
+				"loosecompression": plain, "sparsecheckout": plain, "sparsecheckoutcone": plain,
+				"untrackedcache": plain, "splitindex": plain, "commitgraph": plain,
+				"multipackindex": plain,
+			},
+			// Repository format extensions: data formats, no program.
+			// worktreeConfig makes git read config.worktree, which is judged too.
+			"extensions": {
+				"objectformat": plain, "worktreeconfig": plain, "partialclone": plain,
+				"preciousobjects": plain, "noop": plain, "refstorage": plain,
+			},
+			"remote": {
+				"url": url, "pushurl": url, "fetch": named, "push": named, "mirror": named,
+				"tagopt": named, "prune": named, "prunetags": named, "promisor": named,
+				"partialclonefilter": named, "skipdefaultupdate": named, "skipfetchall": named,
+			},
+			"branch": {
+				"remote": named, "pushremote": named, "merge": named, "rebase": named,
+				"description": named,
+			},
+			"user":  {"name": plain, "email": plain},
+			"init":  {"defaultbranch": plain},
+			"pull":  {"rebase": plain, "ff": plain},
+			"push":  {"default": plain, "autosetupremote": plain, "followtags": plain},
+			"fetch": {"prune": plain, "prunetags": plain},
+			"gc":    {"auto": plain, "autodetach": plain, "autopacklimit": plain},
+			"color": {"ui": plain},
+			"submodule": {
+				"url": url, "active": named, "branch": named, "ignore": named,
+				"shallow": named, "fetchrecursesubmodules": named,
+				// submodule.NAME.update = !command runs the command.
+				"update": func(sub string, hasSub bool, v string, noValue bool) bool {
+					switch strings.ToLower(v) {
+					case "checkout", "rebase", "merge", "none":
+						return hasSub
+					}
+					return false
+				},
+			},
+		}
+	})
+	return allowedKeys
 }
 
 // Safe reports whether a config entry the agent wrote may stay: it cannot
@@ -109,7 +123,7 @@ func Safe(e Entry, submodule bool) bool {
 	if submodule && e.Section == "core" && !e.HasSub && e.Key == "worktree" && !e.NoValue {
 		return true
 	}
-	keys, ok := allowed[e.Section]
+	keys, ok := allowed()[e.Section]
 	if !ok {
 		return false
 	}

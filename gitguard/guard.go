@@ -312,11 +312,20 @@ func (g *Guard) changedSince(p string) bool {
 }
 
 // controlWhy says what each control name of a git dir does, for findings.
-var controlWhy = map[string]string{
-	"hooks":     "hooks/ appeared in a repository that had none: git runs what is in it",
-	"commondir": "commondir makes git take config, hooks and objects from another directory",
-	"remotes":   "legacy remotes/ names where git fetches from and pushes to",
-	"branches":  "legacy branches/ names where git fetches from and pushes to",
+// (A switch, not a map: a package-level map is built in the package init
+// of every jail process.)
+func controlWhy(name string) string {
+	switch name {
+	case "hooks":
+		return "hooks/ appeared in a repository that had none: git runs what is in it"
+	case "commondir":
+		return "commondir makes git take config, hooks and objects from another directory"
+	case "remotes":
+		return "legacy remotes/ names where git fetches from and pushes to"
+	case "branches":
+		return "legacy branches/ names where git fetches from and pushes to"
+	}
+	return ""
 }
 
 func isRoot(roots []string, p string) bool {
@@ -407,7 +416,7 @@ func (j *judge) inspect(dir string, r Role, names []string) {
 			}
 			p := filepath.Join(dir, n)
 			if fi, err := os.Lstat(p); err == nil && !j.g.known(p, fi) {
-				j.add(Finding{Path: p, Rule: "git: " + n, Reason: controlWhy[n]})
+				j.add(Finding{Path: p, Rule: "git: " + n, Reason: controlWhy(n)})
 			}
 		}
 		if has("worktrees") {
@@ -596,7 +605,7 @@ func (j *judge) newRepo(d string, submodule bool) {
 		j.config(filepath.Join(d, name), submodule)
 	}
 	if fi, err := os.Lstat(filepath.Join(d, "commondir")); err == nil && !j.g.known(filepath.Join(d, "commondir"), fi) {
-		j.add(Finding{Path: filepath.Join(d, "commondir"), Rule: "git: commondir", Reason: controlWhy["commondir"]})
+		j.add(Finding{Path: filepath.Join(d, "commondir"), Rule: "git: commondir", Reason: controlWhy("commondir")})
 	}
 	h := filepath.Join(d, "hooks")
 	if fi, err := os.Lstat(h); err == nil && !j.g.known(h, fi) {
@@ -699,9 +708,14 @@ func (j *judge) frozen(dir string, names []string) {
 
 // frozenFiles are the control files that the observed git dirs already
 // judge at every change (RoleRepo, RoleWorktree): Freeze covers them.
-var frozenFiles = map[string][]string{
-	RoleRepo:     {"config", "config.worktree", "commondir", "hooks", "remotes", "branches"},
-	RoleWorktree: {"commondir", "gitdir", "config.worktree"},
+func frozenFiles(role string) []string {
+	switch role {
+	case RoleRepo:
+		return []string{"config", "config.worktree", "commondir", "hooks", "remotes", "branches"}
+	case RoleWorktree:
+		return []string{"commondir", "gitdir", "config.worktree"}
+	}
+	return nil
 }
 
 // maxFrozen bounds what Freeze walks in one read-only directory.
@@ -718,7 +732,7 @@ func (g *Guard) Freeze(ro []Protect) (uncovered []string) {
 	for _, pr := range ro {
 		if !pr.Dir {
 			parent := g.Dirs[filepath.Dir(pr.Path)]
-			if slices.Contains(frozenFiles[parent.Kind], filepath.Base(pr.Path)) {
+			if slices.Contains(frozenFiles(parent.Kind), filepath.Base(pr.Path)) {
 				if fi, err := os.Lstat(pr.Path); err == nil {
 					g.Known[pr.Path] = identOf(fi) // a change is judged
 				}

@@ -514,10 +514,10 @@ func (s *scanner) effects(d string, sub bool) {
 			}
 			b, _ := readSmall(p)
 			text := string(b)
-			for name, marks := range managerMarks {
-				for _, m := range marks {
+			for _, hm := range hookManagers {
+				for _, m := range hm.marks {
 					if strings.Contains(text, m) {
-						managers[name] = true
+						managers[hm.name] = true
 					}
 				}
 			}
@@ -537,33 +537,33 @@ func (s *scanner) effects(d string, sub bool) {
 		}
 	}
 	if installed {
-		for name := range managers {
-			for _, f := range managerFiles[name] {
+		for _, hm := range hookManagers {
+			if !managers[hm.name] {
+				continue
+			}
+			for _, f := range hm.files {
 				for _, w := range wts {
 					s.protect(filepath.Join(w, strings.TrimSuffix(f, "/")), strings.HasSuffix(f, "/"),
-						name+" reads it when the installed hooks run")
+						hm.name+" reads it when the installed hooks run")
 				}
 			}
 		}
 	}
 }
 
-// managerMarks recognise a hook manager in an installed hook's text.
-var managerMarks = map[string][]string{
-	"husky":      {"husky"},
-	"lefthook":   {"lefthook"},
-	"pre-commit": {"pre-commit.com", "pre_commit"},
-	"overcommit": {"overcommit", "Overcommit"},
-}
-
-// managerFiles are what each manager reads from the work tree.
-var managerFiles = map[string][]string{
-	"husky": {".husky/"},
-	"lefthook": {"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
+// hookManagers: marks recognise a hook manager in an installed hook's text;
+// files are what it reads from the work tree. (A slice literal, laid out by
+// the compiler; package-level maps are built in every jail process's init.)
+var hookManagers = []struct {
+	name         string
+	marks, files []string
+}{
+	{"husky", []string{"husky"}, []string{".husky/"}},
+	{"lefthook", []string{"lefthook"}, []string{"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
 		"lefthook-local.yml", ".lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yaml",
-		".config/lefthook.yml", ".config/lefthook-local.yml", ".lefthook/", ".lefthook-local/"},
-	"pre-commit": {".pre-commit-config.yaml"},
-	"overcommit": {".overcommit.yml", ".git-hooks/"},
+		".config/lefthook.yml", ".config/lefthook-local.yml", ".lefthook/", ".lefthook-local/"}},
+	{"pre-commit", []string{"pre-commit.com", "pre_commit"}, []string{".pre-commit-config.yaml"}},
+	{"overcommit", []string{"overcommit", "Overcommit"}, []string{".overcommit.yml", ".git-hooks/"}},
 }
 
 // readUser reads one of the user's own config files (and its includes).

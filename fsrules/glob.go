@@ -81,8 +81,12 @@ func compileSeg(e string) (seg, error) {
 // compileSegs splits a slash-separated glob into elements, dropping empty
 // ones, and collapses runs of "**".
 func compileSegs(pat string) ([]seg, error) {
-	var out []seg
-	for _, e := range strings.Split(pat, "/") {
+	// Sized once: the built-ins alone are a few hundred patterns, compiled
+	// at every start.
+	out := make([]seg, 0, strings.Count(pat, "/")+1)
+	for rest := pat; rest != ""; {
+		var e string
+		e, rest, _ = strings.Cut(rest, "/")
 		if e == "" {
 			continue
 		}

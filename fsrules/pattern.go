@@ -139,15 +139,21 @@ func compileAbs(abs string, dirOnly, fold bool) (*Pattern, error) {
 		return nil, err
 	}
 	p := &Pattern{Source: abs, Abs: abs, DirOnly: dirOnly, Fold: fold, segs: segs, depth: -1}
-	var lit []string
 	for _, s := range segs {
 		if s.kind != segLiteral {
 			break
 		}
-		lit = append(lit, s.lit)
+		p.nlit++
 	}
-	p.nlit = len(lit)
-	p.prefix = "/" + strings.Join(lit, "/")
+	var b strings.Builder
+	b.WriteByte('/')
+	for i, s := range segs[:p.nlit] {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(s.lit)
+	}
+	p.prefix = b.String()
 	hasDS := false
 	for _, s := range segs {
 		hasDS = hasDS || s.kind == segDoubleStar

@@ -130,15 +130,22 @@ func Compile(pat, workspace, home string) (*Pattern, error) {
 }
 
 func compileAbs(abs string, dirOnly, fold bool) (*Pattern, error) {
+	return compileAbsIn(nil, abs, dirOnly, fold)
+}
+
+// compileAbsIn is compileAbs with the pattern's parts taken from a (nil:
+// their own).
+func compileAbsIn(a *arena, abs string, dirOnly, fold bool) (*Pattern, error) {
 	glob := abs
 	if fold {
 		glob = lowerASCII(abs) // names are folded the same way when matched
 	}
-	segs, err := compileSegs(glob)
+	segs, err := compileSegsIn(a, glob)
 	if err != nil {
 		return nil, err
 	}
-	p := &Pattern{Source: abs, Abs: abs, DirOnly: dirOnly, Fold: fold, segs: segs, depth: -1}
+	p := a.pattern()
+	*p = Pattern{Source: abs, Abs: abs, DirOnly: dirOnly, Fold: fold, segs: segs, depth: -1}
 	for _, s := range segs {
 		if s.kind != segLiteral {
 			break

@@ -41,6 +41,7 @@ type Cache struct {
 	// unchanged, once per pass however many of its links are asked for;
 	// dropped at Save, as the pass's stats are.
 	passLinks map[string][]Entry
+	passNo    map[string]bool // Readlink: true when no record of the directory could be kept
 	hits      int
 	reads     int
 }
@@ -290,7 +291,7 @@ func (c *Cache) Save() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.passLinks = nil // the pass is over
+	c.passLinks, c.passNo = nil, nil // the pass is over
 	var errs []error
 	wrote := false
 	for v, vw := range c.views {
@@ -377,6 +378,11 @@ func (c *Cache) Readlink(v, p string) (string, error) {
 		return os.Readlink(p)
 	}
 	dir = filepath.Clean(dir)
+	if !c.linksKeepable(v, dir) {
+		// No record would be kept (an untrusted file system, a directory
+		// changed just now): the one link, not the whole directory.
+		return os.Readlink(p)
+	}
 	ents, err := c.links(v, dir)
 	if err != nil {
 		return os.Readlink(p)
@@ -387,6 +393,31 @@ func (c *Cache) Readlink(v, p string) (string, error) {
 	// No symlink of that name: os.Readlink's own error (ENOENT, EINVAL,
 	// ENOTDIR), or its text should p have become one since.
 	return os.Readlink(p)
+}
+
+// linksKeepable reports whether Links' answer for dir is, or could be
+// kept as, a record (this pass has it, or dir is a directory on a trusted
+// file system last changed more than Margin ago); the answer is
+// remembered for the pass.
+func (c *Cache) linksKeepable(v, dir string) bool {
+	passKey := linksView(v) + "\x00" + dir
+	t0 := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.passLinks[passKey]; ok {
+		return true
+	}
+	if no, ok := c.passNo[passKey]; ok {
+		return !no
+	}
+	vw := c.viewOf(linksView(v))
+	key, ok := c.keyOfDir(vw, dir)
+	ok = ok && key.Ctime < t0.Add(-Margin).UnixNano()
+	if c.passNo == nil {
+		c.passNo = map[string]bool{}
+	}
+	c.passNo[passKey] = !ok
+	return ok
 }
 
 // links returns dir's symlinks with their texts, sorted by name: the

@@ -182,3 +182,26 @@ func TestLinksPassEndsAtSave(t *testing.T) {
 		t.Fatalf("the next pass of the same cache: %q, %v; want /srv/other", got, err)
 	}
 }
+
+// TestReadlinkUncacheableReadsOne: where a directory's record could not be
+// kept (changed within Margin, as on a file system whose ctimes are not
+// trusted), Readlink reads the one link (os.Readlink) instead of listing
+// the whole directory (/etc/alternatives holds hundreds) for nothing, and
+// answers as os.Readlink does.
+func TestReadlinkUncacheableReadsOne(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	mustLink(t, "/etc/alternatives/x", filepath.Join(dir, "l"))
+	mustLink(t, "/opt/y", filepath.Join(dir, "m"))
+	c := open(t, state, 0) // the directory was changed just now
+	for _, n := range []string{"l", "m", "l", "missing"} {
+		p := filepath.Join(dir, n)
+		got, err := c.Readlink("v", p)
+		want, werr := os.Readlink(p)
+		if got != want || (err == nil) != (werr == nil) {
+			t.Errorf("Readlink(%s) = %q, %v; os.Readlink: %q, %v", n, got, err, want, werr)
+		}
+	}
+	if hits, reads := c.Stats(); hits != 0 || reads != 0 {
+		t.Errorf("%d hits, %d directory reads; want none (each link read alone)", hits, reads)
+	}
+}

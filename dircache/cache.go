@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,8 +36,14 @@ type Cache struct {
 	mu    sync.Mutex
 	views map[string]*view
 	fsOK  map[uint64]bool // device -> its file system keeps ctimes
-	hits  int
-	reads int
+	// links are the symlink lists this pass has answered (Links: by view
+	// and directory), so that a directory is stat'ed, and read or found
+	// unchanged, once per pass however many of its links are asked for;
+	// dropped at Save, as the pass's stats are.
+	passLinks map[string][]Entry
+	passNo    map[string]bool // Readlink: true when no record of the directory could be kept
+	hits      int
+	reads     int
 }
 
 type view struct {
@@ -284,7 +291,9 @@ func (c *Cache) Save() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.passLinks, c.passNo = nil, nil // the pass is over
 	var errs []error
+	wrote := false
 	for v, vw := range c.views {
 		for _, r := range vw.recs {
 			r.hasPre = false // the pass is over: its stats are not the next one's
@@ -307,8 +316,11 @@ func (c *Cache) Save() error {
 			continue
 		}
 		vw.recs, vw.dirty = recs, false
+		wrote = true
 	}
-	c.prune()
+	if wrote {
+		c.prune() // a start that changed nothing lists nothing
+	}
 	return errors.Join(errs...)
 }
 
@@ -332,4 +344,155 @@ func (c *Cache) prune() {
 	for i := MaxFiles; i < len(fs); i++ {
 		os.Remove(fs[i].p)
 	}
+}
+
+// linksView is the view of Links' records for the caller's view v: apart
+// from v's own (ReadDir keeps entries without texts; Links only symlinks).
+func linksView(v string) string { return v + linksSuffix }
+
+const linksSuffix = "\x00symlinks"
+
+// Links calls each for every symlink directly in dir, with its text (as
+// readlink(2) gives it), sorted by name. When dir is the directory a record
+// of view was kept for and it has not changed since (device, inode,
+// ctime), the record answers; otherwise dir is read (getdents(2) and a
+// readlinkat(2) per symlink) and, when it qualifies, remembered. A symlink
+// cannot be changed in place: retargeting one removes or renames an entry
+// of dir, which changes dir's ctime. Its errors are those of opening and
+// reading dir.
+func (c *Cache) Links(v, dir string, each func(name, target string)) error {
+	ents, err := c.links(v, dir)
+	for i := range ents {
+		each(ents[i].name, ents[i].link)
+	}
+	return err
+}
+
+// Readlink returns the text of the symlink p, as os.Readlink does, from
+// the symlinks of p's directory (Links, same view): an error when p is no
+// symlink. When that directory cannot be listed (search permission only),
+// it is os.Readlink's answer.
+func (c *Cache) Readlink(v, p string) (string, error) {
+	dir, name := filepath.Split(p)
+	if c == nil || name == "" || !filepath.IsAbs(p) {
+		return os.Readlink(p)
+	}
+	dir = filepath.Clean(dir)
+	if !c.linksKeepable(v, dir) {
+		// No record would be kept (an untrusted file system, a directory
+		// changed just now): the one link, not the whole directory.
+		return os.Readlink(p)
+	}
+	ents, err := c.links(v, dir)
+	if err != nil {
+		return os.Readlink(p)
+	}
+	if i, ok := sort.Find(len(ents), func(i int) int { return strings.Compare(name, ents[i].name) }); ok {
+		return ents[i].link, nil
+	}
+	// No symlink of that name: os.Readlink's own error (ENOENT, EINVAL,
+	// ENOTDIR), or its text should p have become one since.
+	return os.Readlink(p)
+}
+
+// linksKeepable reports whether Links' answer for dir is, or could be
+// kept as, a record (this pass has it, or dir is a directory on a trusted
+// file system last changed more than Margin ago); the answer is
+// remembered for the pass.
+func (c *Cache) linksKeepable(v, dir string) bool {
+	passKey := linksView(v) + "\x00" + dir
+	t0 := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.passLinks[passKey]; ok {
+		return true
+	}
+	if no, ok := c.passNo[passKey]; ok {
+		return !no
+	}
+	vw := c.viewOf(linksView(v))
+	key, ok := c.keyOfDir(vw, dir)
+	ok = ok && key.Ctime < t0.Add(-Margin).UnixNano()
+	if c.passNo == nil {
+		c.passNo = map[string]bool{}
+	}
+	c.passNo[passKey] = !ok
+	return ok
+}
+
+// links returns dir's symlinks with their texts, sorted by name: the
+// record's own entries (not to be changed) or a fresh read's.
+func (c *Cache) links(v, dir string) ([]Entry, error) {
+	isLink := func(_ string, t fs.FileMode) bool { return t&fs.ModeType == fs.ModeSymlink }
+	if c == nil {
+		kept, _, _, _, err := readKept(dir, isLink)
+		if err != nil {
+			return nil, err
+		}
+		kept, _, err = readLinkTexts(dir, kept, Key{})
+		return sortedByName(kept), err
+	}
+	v = linksView(v)
+	passKey := v + "\x00" + dir
+	t0 := c.now()
+	c.mu.Lock()
+	if ents, ok := c.passLinks[passKey]; ok {
+		c.mu.Unlock()
+		return ents, nil
+	}
+	vw := c.viewOf(v)
+	key, ok := c.keyOfDir(vw, dir)
+	if r, hit := vw.recs[dir]; ok && hit && r.Key == key {
+		vw.use(r)
+		c.hits++
+		c.remember(passKey, r.Ents)
+		c.mu.Unlock()
+		return r.Ents, nil
+	}
+	c.mu.Unlock()
+	kept, total, k2, ok2, err := readKept(dir, isLink)
+	if err != nil {
+		return nil, err
+	}
+	// The texts are read through a descriptor of the directory whose key
+	// is k2: a symlink retargeted since the listing changed its ctime, so
+	// the record below (kept under key, which must equal k2) no longer
+	// answers.
+	kept, same, err := readLinkTexts(dir, kept, k2)
+	if err != nil {
+		return nil, err
+	}
+	kept = sortedByName(kept)
+	// As ReadDir: kept for the directory that was read, the one the lstat
+	// above saw, unchanged, and last changed well before it.
+	ok = ok && ok2 && same && k2 == key && key.Ctime < t0.Add(-Margin).UnixNano()
+	c.mu.Lock()
+	c.reads++
+	if ok && c.dir != "" {
+		vw := c.viewOf(v)
+		r := &Record{Key: key, Total: total, Ents: kept, dir: dir}
+		if old := vw.recs[dir]; old != nil && old.used {
+			vw.nused--
+		}
+		vw.recs[dir] = r
+		vw.use(r)
+		vw.dirty = true
+	}
+	c.remember(passKey, kept)
+	c.mu.Unlock()
+	return kept, nil
+}
+
+// remember keeps a directory's symlinks for the rest of the pass. c.mu is
+// held.
+func (c *Cache) remember(passKey string, ents []Entry) {
+	if c.passLinks == nil {
+		c.passLinks = map[string][]Entry{}
+	}
+	c.passLinks[passKey] = ents
+}
+
+func sortedByName(es []Entry) []Entry {
+	sort.Slice(es, func(i, j int) bool { return es[i].name < es[j].name })
+	return es
 }

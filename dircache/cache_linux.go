@@ -234,3 +234,35 @@ func modeType(m uint32) fs.FileMode {
 	}
 	return fs.ModeIrregular
 }
+
+// readLinkTexts reads the text of each symlink in ents (entries of dir)
+// with readlinkat(2) through one descriptor of dir. It drops an entry that
+// is no longer a symlink (or gone) and then says same false; same is also
+// false when that descriptor's directory is not the one with key want.
+func readLinkTexts(dir string, ents []Entry, want Key) (out []Entry, same bool, err error) {
+	if len(ents) == 0 {
+		return ents, true, nil
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, false, &fs.PathError{Op: "fstat", Path: dir, Err: err}
+	}
+	same = keyOf(&st) == want
+	buf := make([]byte, unix.PathMax)
+	out = ents[:0]
+	for _, e := range ents {
+		n, err := unix.Readlinkat(fd, e.name, buf)
+		if err != nil || n >= len(buf) || n == 0 {
+			same = false // changed since the listing
+			continue
+		}
+		e.link = string(buf[:n])
+		out = append(out, e)
+	}
+	return out, same, nil
+}

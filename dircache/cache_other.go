@@ -40,3 +40,18 @@ func readKept(dir string, keep func(string, fs.FileMode) bool) ([]Entry, int, Ke
 	}
 	return kept, len(ents), Key{Dev: uint64(st.Dev)}, false, nil
 }
+
+// readLinkTexts reads each symlink's text with os.Readlink; same is false
+// (nothing is cached here).
+func readLinkTexts(dir string, ents []Entry, _ Key) ([]Entry, bool, error) {
+	out := ents[:0]
+	for _, e := range ents {
+		l, err := os.Readlink(dir + "/" + e.name)
+		if err != nil || l == "" {
+			continue
+		}
+		e.link = l
+		out = append(out, e)
+	}
+	return out, false, nil
+}

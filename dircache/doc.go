@@ -38,6 +38,18 @@
 // must depend only on the view, the directory's path and the entry's name
 // and type, so that a kept record equals what a fresh read would keep.
 //
+// Links keeps a directory's symlinks with their texts (package sandbox's
+// program roots: the symlinks of the PATH directories, /etc/alternatives),
+// under the same key and rules, in a view of its own. A symlink's text
+// cannot be changed in place: retargeting one (ln -sf, a package manager's
+// rename over it) removes or renames an entry of its directory, which
+// changes the directory's ctime, so an unchanged key means unchanged texts.
+// The texts are read with readlinkat(2) through a descriptor of the
+// directory whose key is recorded, and a record is kept only when that key
+// equals the one lstat(2) saw before the listing. Within one pass a
+// directory's symlinks are listed or found unchanged once (Readlink of
+// many of its links costs one lstat), and forgotten at Save.
+//
 // It imports no other jail package, so the walkers' packages (fsrules,
 // gitguard) may import it: their walk without a cache reads through
 // Uncached.

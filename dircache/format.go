@@ -18,10 +18,11 @@ import (
 // The file format (all integers unsigned varints, ctime a signed one):
 //
 //	"JAILDC1\n" len(view) view
-//	{ len(dir) dir dev ino ctime total n { type len(name) name }*n }*
+//	{ len(dir) dir dev ino ctime total n { type len(name) name [len(text) text] }*n }*
 //	sha256(everything before)
 //
-// Records are sorted by dir, and names within a record (each once).
+// Records are sorted by dir, and names within a record (each once). The
+// text follows only type linkCode: a symlink kept with its text (Links).
 const magic = "JAILDC1\n"
 
 // MaxFile bounds a cache file (a bigger one is ignored).
@@ -38,6 +39,7 @@ type Entry struct {
 	name string
 	typ  fs.FileMode // the type bits only (fs.ModeType)
 	dir  string      // the directory it is in (for Info; not stored)
+	link string      // a symlink's text, when kept with it (Links); else ""
 }
 
 func (e *Entry) Name() string               { return e.name }
@@ -45,6 +47,9 @@ func (e *Entry) IsDir() bool                { return e.typ.IsDir() }
 func (e *Entry) Type() fs.FileMode          { return e.typ }
 func (e *Entry) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(e.dir, e.name)) }
 func (e *Entry) String() string             { return fs.FormatDirEntry(e) }
+
+// Link is the symlink's text when the entry was kept with it (Links).
+func (e *Entry) Link() string { return e.link }
 
 // Record is what was kept of one directory.
 type Record struct {
@@ -59,8 +64,11 @@ type Record struct {
 }
 
 // type codes on disk
-var typeCodes = []fs.FileMode{0, fs.ModeDir, fs.ModeSymlink, fs.ModeNamedPipe, fs.ModeSocket,
+var typeCodes = [...]fs.FileMode{0, fs.ModeDir, fs.ModeSymlink, fs.ModeNamedPipe, fs.ModeSocket,
 	fs.ModeDevice | fs.ModeCharDevice, fs.ModeDevice, fs.ModeIrregular}
+
+// linkCode is a symlink kept with its text (the text follows the name).
+const linkCode = byte(len(typeCodes))
 
 func typeCode(t fs.FileMode) (byte, bool) {
 	for i, c := range typeCodes {
@@ -96,11 +104,17 @@ func Encode(view string, recs map[string]*Record) ([]byte, error) {
 		sort.Slice(es, func(i, j int) bool { return es[i].name < es[j].name })
 		for _, e := range es {
 			c, ok := typeCode(e.typ)
-			if !ok {
+			if !ok || e.link != "" && (e.typ&fs.ModeType != fs.ModeSymlink || !validLink(e.link)) {
 				return nil, fmt.Errorf("dircache: %s/%s: type %v cannot be stored", d, e.name, e.typ)
+			}
+			if e.link != "" {
+				c = linkCode
 			}
 			b.WriteByte(c)
 			putStr(&b, e.name)
+			if e.link != "" {
+				putStr(&b, e.link)
+			}
 		}
 	}
 	sum := sha256.Sum256(b.Bytes())
@@ -143,7 +157,13 @@ func parse(data []byte, view string, owned bool) (map[string]*Record, error) {
 	}
 	// Sized for the file (a record takes 40 bytes or more when its path is
 	// 30 long): no rehash while it fills, up to 65,536 records.
-	recs := make(map[string]*Record, min(len(p.s)/40, 1<<16))
+	// A file of Links' records (see linksView) has a few large records:
+	// sized by their number instead.
+	nrec, nent := min(len(p.s)/40, 1<<16), uint64(1024)
+	if strings.HasSuffix(view, linksSuffix) {
+		nrec, nent = 16, 0
+	}
+	recs := make(map[string]*Record, nrec)
 	var slab []Record
 	var ents []Entry
 	prev := ""
@@ -154,7 +174,7 @@ func parse(data []byte, view string, owned bool) (map[string]*Record, error) {
 		}
 		prev = d
 		if len(slab) == 0 {
-			slab = make([]Record, 256)
+			slab = make([]Record, min(256, nrec+1))
 		}
 		r := &slab[0]
 		slab = slab[1:]
@@ -171,23 +191,33 @@ func parse(data []byte, view string, owned bool) (map[string]*Record, error) {
 		}
 		r.Total = int(total)
 		if uint64(cap(ents)-len(ents)) < n {
-			ents = make([]Entry, 0, max(n, 1024))
+			ents = make([]Entry, 0, max(n, nent))
 		}
 		start := len(ents)
 		last := ""
 		for i := uint64(0); i < n; i++ {
-			if len(p.s) == 0 || int(p.s[0]) >= len(typeCodes) {
+			if len(p.s) == 0 || p.s[0] > linkCode {
 				return nil, fmt.Errorf("%w (entry type in %s)", errFormat, d)
 			}
-			t := typeCodes[p.s[0]]
+			code := p.s[0]
 			p.s = p.s[1:]
+			t := fs.ModeSymlink
+			if code != linkCode {
+				t = typeCodes[code]
+			}
 			// Names in ascending order: none twice, one way to write a set.
 			name, ok := p.str()
 			if !ok || !validName(name) || name <= last {
 				return nil, fmt.Errorf("%w (entry name in %s)", errFormat, d)
 			}
 			last = name
-			ents = append(ents, Entry{name: name, typ: t, dir: d})
+			link := ""
+			if code == linkCode {
+				if link, ok = p.str(); !ok || !validLink(link) {
+					return nil, fmt.Errorf("%w (symlink text in %s)", errFormat, d)
+				}
+			}
+			ents = append(ents, Entry{name: name, typ: t, dir: d, link: link})
 		}
 		r.Ents = ents[start:len(ents):len(ents)]
 		r.dir = d
@@ -246,4 +276,10 @@ func validDir(d string) bool {
 // validName: one path element.
 func validName(n string) bool {
 	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\x00")
+}
+
+// validLink: a symlink's text as readlink(2) gives it (not empty, no NUL,
+// shorter than PATH_MAX).
+func validLink(l string) bool {
+	return l != "" && len(l) < 4096 && !strings.ContainsRune(l, 0)
 }

@@ -11,8 +11,9 @@ import (
 // nothing is read that Encode would not write).
 func FuzzParse(f *testing.F) {
 	good, _ := Encode("v", map[string]*Record{
-		"/ws":   {Key: Key{Dev: 1, Ino: 2, Ctime: 3}, Total: 5, Ents: []Entry{{"a", 0, ""}, {"sub", fs.ModeDir, ""}, {"l", fs.ModeSymlink, ""}}},
+		"/ws":   {Key: Key{Dev: 1, Ino: 2, Ctime: 3}, Total: 5, Ents: []Entry{{name: "a"}, {name: "sub", typ: fs.ModeDir}, {name: "l", typ: fs.ModeSymlink}}},
 		"/ws/s": {Key: Key{Dev: 1, Ino: 9, Ctime: -1}, Total: 0},
+		"/ws/l": {Key: Key{Dev: 1, Ino: 10, Ctime: 7}, Total: 3, Ents: []Entry{{name: "a", typ: fs.ModeSymlink, link: "../x"}, {name: "b", typ: fs.ModeSymlink, link: "/opt/y"}}},
 	})
 	f.Add(good, "v")
 	f.Add(good[:len(good)-1], "v")
@@ -27,7 +28,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("accepted %q %+v", d, r)
 			}
 			for _, e := range r.Ents {
-				if !validName(e.Name()) {
+				if !validName(e.Name()) || e.link != "" && (!validLink(e.link) || e.typ != fs.ModeSymlink) {
 					t.Fatalf("accepted name %q", e.Name())
 				}
 			}

@@ -323,8 +323,17 @@ var builtinMemo struct {
 }
 
 func compileBuiltins(allowGitConfig bool, homes []string) []rule {
-	var out []rule
 	anchors := homeAnchors(homes)
+	n := 0
+	for _, b := range Builtins {
+		if strings.HasPrefix(b.Name, "~/") {
+			n += len(anchors)
+		} else {
+			n++
+		}
+	}
+	out := make([]rule, 0, n)
+	var a arena
 	for _, b := range Builtins {
 		if b.Git && allowGitConfig {
 			continue
@@ -339,7 +348,7 @@ func compileBuiltins(allowGitConfig bool, homes []string) []rule {
 		}
 		for _, g := range globs {
 			// Built-ins are matched case-insensitively (see Builtin).
-			p, err := compileAbs(g, dirOnly, true)
+			p, err := compileAbsIn(&a, g, dirOnly, true)
 			if err != nil {
 				panic("fsrules: bad built-in " + b.Name) // a programming error, caught by tests
 			}

@@ -22,3 +22,7 @@ var creds = func() string {
 	}
 	return fmt.Sprintf("uid %d gid %d groups %v caps %s", unix.Geteuid(), unix.Getegid(), groups, caps)
 }
+
+// Creds names the process's credentials as access checks see them: what a
+// cached answer of a directory's listing is valid for.
+func Creds() string { return creds() }

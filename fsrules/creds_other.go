@@ -15,3 +15,7 @@ var creds = func() string {
 	sort.Ints(groups)
 	return fmt.Sprintf("uid %d gid %d groups %v", os.Geteuid(), os.Getegid(), groups)
 }
+
+// Creds names the process's credentials as access checks see them: what a
+// cached answer of a directory's listing is valid for.
+func Creds() string { return creds() }

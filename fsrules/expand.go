@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -433,11 +434,31 @@ const viewVersion = "fsrules-walk-2"
 // check: walkDir): another user, group list or capability set is another
 // view.
 func viewOf(root string, rules []rule) string {
+	// The bytes of fmt's "%q %q %t %t %d %q %t %t\n" per rule, built
+	// without fmt (a few hundred rules, at every start and exit check):
+	// the same names as the cache files already kept.
 	h := sha256.New()
+	var b []byte
 	for _, r := range rules {
-		fmt.Fprintf(h, "%q %q %t %t %d %q %t %t\n", r.pat.Source, r.pat.Abs, r.pat.DirOnly, r.pat.Fold, r.kind, r.name, r.user, r.git)
+		b = strconv.AppendQuote(b[:0], r.pat.Source)
+		b = append(b, ' ')
+		b = strconv.AppendQuote(b, r.pat.Abs)
+		b = append(b, ' ')
+		b = strconv.AppendBool(b, r.pat.DirOnly)
+		b = append(b, ' ')
+		b = strconv.AppendBool(b, r.pat.Fold)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(r.kind), 10)
+		b = append(b, ' ')
+		b = strconv.AppendQuote(b, r.name)
+		b = append(b, ' ')
+		b = strconv.AppendBool(b, r.user)
+		b = append(b, ' ')
+		b = strconv.AppendBool(b, r.git)
+		b = append(b, '\n')
+		h.Write(b)
 	}
-	fmt.Fprintf(h, "creds %s\n", creds())
+	h.Write([]byte("creds " + creds() + "\n"))
 	return viewVersion + "\x00" + root + "\x00" + hex.EncodeToString(h.Sum(nil))
 }
 

@@ -80,9 +80,17 @@ func compileSeg(e string) (seg, error) {
 
 // compileSegs splits a slash-separated glob into elements, dropping empty
 // ones, and collapses runs of "**".
-func compileSegs(pat string) ([]seg, error) {
-	var out []seg
-	for _, e := range strings.Split(pat, "/") {
+func compileSegs(pat string) ([]seg, error) { return compileSegsIn(nil, pat) }
+
+// compileSegsIn is compileSegs with the segments taken from a (nil: a
+// slice of their own).
+func compileSegsIn(a *arena, pat string) ([]seg, error) {
+	// Sized once: the built-ins alone are a few hundred patterns, compiled
+	// at every start.
+	out := a.segSlice(strings.Count(pat, "/") + 1)
+	for rest := pat; rest != ""; {
+		var e string
+		e, rest, _ = strings.Cut(rest, "/")
 		if e == "" {
 			continue
 		}
@@ -172,4 +180,41 @@ func Match(pattern, name string) (bool, error) {
 		return false, err
 	}
 	return matchSegs(ps, splitPath(name)), nil
+}
+
+// arena hands out the parts of many compiled patterns from a few large
+// blocks: the built-ins are a few hundred patterns compiled at every start
+// in a fresh heap, where each new small object's span costs page faults.
+// Compiled patterns are never changed, and each slice is capped at its
+// own part, so an append by a holder copies rather than overwrite the next.
+type arena struct {
+	pats []Pattern
+	segs []seg
+}
+
+// pattern returns a zero Pattern of a's (a new one when a is nil).
+func (a *arena) pattern() *Pattern {
+	if a == nil {
+		return &Pattern{}
+	}
+	if len(a.pats) == 0 {
+		a.pats = make([]Pattern, 128)
+	}
+	p := &a.pats[0]
+	a.pats = a.pats[1:]
+	return p
+}
+
+// segSlice returns an empty slice of capacity n of a's (a new one when a is
+// nil).
+func (a *arena) segSlice(n int) []seg {
+	if a == nil {
+		return make([]seg, 0, n)
+	}
+	if cap(a.segs)-len(a.segs) < n {
+		a.segs = make([]seg, 0, max(n, 512))
+	}
+	l := len(a.segs)
+	a.segs = a.segs[:l+n]
+	return a.segs[l : l : l+n]
 }

@@ -130,24 +130,37 @@ func Compile(pat, workspace, home string) (*Pattern, error) {
 }
 
 func compileAbs(abs string, dirOnly, fold bool) (*Pattern, error) {
+	return compileAbsIn(nil, abs, dirOnly, fold)
+}
+
+// compileAbsIn is compileAbs with the pattern's parts taken from a (nil:
+// their own).
+func compileAbsIn(a *arena, abs string, dirOnly, fold bool) (*Pattern, error) {
 	glob := abs
 	if fold {
 		glob = lowerASCII(abs) // names are folded the same way when matched
 	}
-	segs, err := compileSegs(glob)
+	segs, err := compileSegsIn(a, glob)
 	if err != nil {
 		return nil, err
 	}
-	p := &Pattern{Source: abs, Abs: abs, DirOnly: dirOnly, Fold: fold, segs: segs, depth: -1}
-	var lit []string
+	p := a.pattern()
+	*p = Pattern{Source: abs, Abs: abs, DirOnly: dirOnly, Fold: fold, segs: segs, depth: -1}
 	for _, s := range segs {
 		if s.kind != segLiteral {
 			break
 		}
-		lit = append(lit, s.lit)
+		p.nlit++
 	}
-	p.nlit = len(lit)
-	p.prefix = "/" + strings.Join(lit, "/")
+	var b strings.Builder
+	b.WriteByte('/')
+	for i, s := range segs[:p.nlit] {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(s.lit)
+	}
+	p.prefix = b.String()
 	hasDS := false
 	for _, s := range segs {
 		hasDS = hasDS || s.kind == segDoubleStar

@@ -200,7 +200,8 @@ func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, e
 			bindRoots = append(bindRoots, b.Path)
 		}
 	}
-	for _, r := range programRoots(places, hiddenPaths(mounts), bindRoots, lookupEnv(plan.Env, "PATH"), p.Command, ws) {
+	lr, _ := dirs.(linkReader) // the cache across starts (nil: read)
+	for _, r := range programRoots(places, hiddenPaths(mounts), bindRoots, lookupEnv(plan.Env, "PATH"), p.Command, ws, lr) {
 		if enclosingBind(r, bl) {
 			continue
 		}

@@ -225,6 +225,17 @@ func (x *redactor) startPolicy(p *policy.Policy, plan *Plan, cg any) any {
 	if err != nil {
 		return map[string]string{"error": err.Error()}
 	}
+	if x == nil || len(x.vals) == 0 {
+		// Nothing to search for (no --env/--setenv value long enough):
+		// the tree would come back unchanged, so the trail takes these
+		// bytes as they are instead of a decode and a second encode.
+		return json.RawMessage(b)
+	}
+	return x.tree(b)
+}
+
+// tree decodes b and redacts every string of it.
+func (x *redactor) tree(b []byte) any {
 	var tree any
 	if err := json.Unmarshal(b, &tree); err != nil {
 		return map[string]string{"error": err.Error()}

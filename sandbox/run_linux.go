@@ -218,8 +218,12 @@ func (r *runner) notef(format string, a ...any) {
 	r.notes.Notef("jail", notice.Warning, "%s", Spell(fmt.Sprintf(format, a...)))
 }
 
-// debugf is shown with -v only.
+// debugf is shown with -v only (and never recorded): without -v it is
+// not even formatted (Spell's first use compiles its patterns).
 func (r *runner) debugf(format string, a ...any) {
+	if !r.pol.Verbose {
+		return
+	}
 	r.notes.Notef("jail", notice.Debug, "%s", Spell(fmt.Sprintf(format, a...)))
 }
 

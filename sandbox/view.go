@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -68,7 +69,11 @@ func dataDirs() []string {
 // workspace, as direnv's PATH_add makes), and any link whose chain passes
 // through one. Otherwise one run could plant bin/x -> /srv/other/... and
 // have the next run show that data place's directory.
-func programRoots(places, hidden, writable []string, path string, command []string, ws string) []string {
+//
+// links lists the PATH directories' symlinks (nil: each is read): package
+// dircache's cache in jail's state directory, which answers for a directory
+// unchanged since an earlier start (see linkReader).
+func programRoots(places, hidden, writable []string, path string, command []string, ws string, links linkReader) []string {
 	var out []string
 	add := func(dir string) {
 		place := enclosing(dir, places)
@@ -91,6 +96,7 @@ func programRoots(places, hidden, writable []string, path string, command []stri
 		}
 	}
 	var seen []string
+	src := newSymlinkSource(links)
 	for _, e := range filepath.SplitList(path) {
 		if !filepath.IsAbs(e) {
 			continue // "" and "." are the working directory: visible anyway
@@ -119,8 +125,15 @@ func programRoots(places, hidden, writable []string, path string, command []stri
 		// -> /opt/google/chrome/chrome, /opt/bin/x -> ../x/bin/x). Unsorted:
 		// /usr/bin holds a thousand names, and every start reads them
 		// (symlinksIn: one getdents and one readlinkat per symlink).
-		symlinksIn(d, func(name, l string) {
-			t, ok := followLink(filepath.Join(d, name), l, writable)
+		// The common case decided without a string: a name in the same
+		// directory (python3 -> python3.12) of a system directory with no
+		// data place in or under it.
+		sameDirSystem := systemTop[topDir(d)] && enclosing(d, places) == "" && !placeUnder(d, places)
+		src.each(d, func(name, l string) {
+			if sameDirSystem && !strings.ContainsRune(l, '/') {
+				return
+			}
+			t, ok := followLink(filepath.Join(d, name), l, writable, src)
 			if !ok {
 				return // through a writable root: where it leads is the sandbox's choice
 			}
@@ -172,7 +185,7 @@ func wslDrive(p string) bool {
 // same directory or into another system directory ends it. ok is false when
 // a link of the chain lies in one of the writable roots (the sandbox could
 // have made it).
-func followLink(p, l string, writable []string) (t string, ok bool) {
+func followLink(p, l string, writable []string, src symlinkSource) (t string, ok bool) {
 	for i := 1; ; i++ {
 		if !strings.ContainsRune(l, '/') {
 			// python3 -> python3.12: a name in the same directory, which
@@ -193,10 +206,66 @@ func followLink(p, l string, writable []string) (t string, ok bool) {
 			return p, true
 		}
 		var err error
-		if l, err = os.Readlink(p); err != nil {
+		if l, err = src.readlink(p); err != nil {
 			return p, true // not a symlink (or gone): the end of the chain
 		}
 	}
+}
+
+// placeUnder reports whether a data place lies below d.
+func placeUnder(d string, places []string) bool {
+	for _, p := range places {
+		if d == "/" || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// linkReader lists a directory's symlinks with their texts and reads one
+// symlink, answering from a cache across starts where the directory has
+// not changed (*dircache.Cache, kept in jail's state directory, which no
+// sandbox sees; see the package doc of dircache for why its key, the
+// directory's device, inode and ctime, covers every retargeted link).
+type linkReader interface {
+	Links(view, dir string, each func(name, target string)) error
+	Readlink(view, p string) (string, error)
+}
+
+// linksView names the program roots' records in the cache: their texts are
+// what getdents and readlink(2) gave these credentials.
+func linksView() string { return "program-roots 1\x00" + fsrules.Creds() }
+
+// symlinkSource reads symlinks for programRoots: through a linkReader in
+// its view, else from the directories themselves.
+type symlinkSource struct {
+	r    linkReader
+	view string
+}
+
+func newSymlinkSource(r linkReader) symlinkSource {
+	if r == nil {
+		return symlinkSource{}
+	}
+	return symlinkSource{r, linksView()}
+}
+
+// each calls fn for every symlink in dir, with its text (symlinksIn
+// without a cache).
+func (s symlinkSource) each(dir string, fn func(name, target string)) {
+	if s.r == nil {
+		symlinksIn(dir, fn)
+		return
+	}
+	s.r.Links(s.view, dir, fn) // an unreadable directory has none
+}
+
+// readlink is os.Readlink, through the cache when there is one.
+func (s symlinkSource) readlink(p string) (string, error) {
+	if s.r == nil {
+		return os.Readlink(p)
+	}
+	return s.r.Readlink(s.view, p)
 }
 
 // topDir is the first element of the absolute path p ("usr" for

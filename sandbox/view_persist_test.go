@@ -46,7 +46,7 @@ func TestProgramRootsIgnoreWritableLinks(t *testing.T) {
 	must(os.Symlink(srv+"/tools/bin/tool", sys+"/tool"))
 	places := []string{srv}
 	path := ws + "/bin:" + sys
-	got := programRoots(places, nil, []string{ws}, path, nil, ws)
+	got := programRoots(places, nil, []string{ws}, path, nil, ws, nil)
 	for _, d := range []string{other + "/app", other + "/lib"} {
 		if slices.Contains(got, d) {
 			t.Errorf("a symlink the sandbox could plant shows %s: %q", d, got)
@@ -56,7 +56,7 @@ func TestProgramRootsIgnoreWritableLinks(t *testing.T) {
 		t.Errorf("control: the host's own link to %s/tools is not followed: %q", srv, got)
 	}
 	// Control: with no writable root the same links lead there.
-	got = programRoots(places, nil, nil, path, nil, ws)
+	got = programRoots(places, nil, nil, path, nil, ws, nil)
 	for _, d := range []string{other + "/app", other + "/lib"} {
 		if !slices.Contains(got, d) {
 			t.Errorf("control: with no writable root the links do not lead to %s: %q", d, got)

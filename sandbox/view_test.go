@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/dircache"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 )
@@ -167,9 +168,16 @@ func TestProgramRoots(t *testing.T) {
 		{"PATH dir in a place linking into another", opt + "/lnk/bin", nil, []string{opt + "/lnk", opt + "/tool"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := programRoots(places, []string{root + "/home"}, nil, c.path, c.command, root+"/ws")
+			got := programRoots(places, []string{root + "/home"}, nil, c.path, c.command, root+"/ws", nil)
 			if strings.Join(got, " ") != strings.Join(c.want, " ") {
 				t.Errorf("got %q, want %q", got, c.want)
+			}
+			// The same through the directory cache (read, as the
+			// directories are new).
+			dc, _ := dircache.Open(t.TempDir())
+			got = programRoots(places, []string{root + "/home"}, nil, c.path, c.command, root+"/ws", dc)
+			if strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("with the directory cache: got %q, want %q", got, c.want)
 			}
 		})
 	}

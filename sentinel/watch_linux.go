@@ -373,16 +373,29 @@ func (s *Sentinel) checkAbsent(a Absent, phase string) {
 		if s.anchor[a.Path] == anchor && s.byPath[anchor] != 0 {
 			return
 		}
+		// Watched before locate looked (watches change only here, under
+		// s.mu): anything made since it looked is an event of that watch.
+		watched := s.byPath[anchor] != 0
+		if afterLocate != nil {
+			afterLocate(a.Path)
+		}
 		if !s.watch(anchor) {
 			return
 		}
 		s.anchor[a.Path] = anchor
+		if watched {
+			return // the workspace root of most absent paths: one lstat chain each, not two
+		}
 		// Something may have appeared between locate and the watch.
 		if a2, h2, _ := s.locate(a.Path); h2 == "" && a2 == anchor {
 			return
 		}
 	}
 }
+
+// afterLocate, when set (tests), runs between checkAbsent's look for a
+// path and the watch of its anchor: the window a creation can fall in.
+var afterLocate func(path string)
 
 // locate walks from p's root towards p without following symlinks: anchor
 // is the deepest existing directory; hit is p itself when it exists, or the

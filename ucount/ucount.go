@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -80,12 +79,14 @@ func Plan(src Source) ([]Bound, error) {
 		return nil, fmt.Errorf("per-user counters: %w", err)
 	}
 	var out []Bound
+	rd := openSysctls(dir)
+	defer rd.close()
 	for _, e := range ents {
 		name := e.Name()
 		if !strings.HasPrefix(name, "max_") {
 			continue
 		}
-		host, err := readUint(filepath.Join(dir, name))
+		host, err := rd.read(name)
 		if err != nil {
 			return nil, fmt.Errorf("per-user counters: %w", err)
 		}
@@ -123,6 +124,11 @@ func readUint(p string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return parseUint(p, b)
+}
+
+// parseUint is the number a sysctl file p holds (b).
+func parseUint(p string, b []byte) (uint64, error) {
 	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", p, err)

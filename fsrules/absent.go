@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -356,19 +355,30 @@ func (w *walker) homeLinks(in Input) {
 	}
 }
 
-// homeLinkBudget bounds the entries homeFileLinks reads per home directory
-// (a browser profile or Python's user site can hold many files).
-const homeLinkBudget = 10000
-
 // homeFileLinks notes the protected files of each home directory that have
 // other hard links, even where the home is not visible (the sandbox shows an
 // empty tmpfs there): an earlier run that had the home writable and the
 // protections lifted could have linked ~/.bashrc to proj/notes.txt, which a
 // later run with proj as workspace would write. Files inside protected
-// directories (~/.ssh/, ~/.local/bin/) count, up to homeLinkBudget entries.
+// directories (~/.ssh/, ~/.local/bin/, a browser profile) count, all of
+// them however many there are: a check that stopped after a budget would
+// let a link to the file past it through, silently (it once did, after
+// 10,000 entries per home). A directory in there that cannot be listed or
+// searched is named in a note: its files' links cannot be found.
+//
+// Its cost is a getdents(2) per directory and an fstatat(2) per regular
+// file (walkLinks): it grows with the files of the protected directories,
+// since a file's link count is in its inode only. A cache across runs
+// could not skip that stat on its own: making a hard link adds an entry to
+// the directory of the new name (whose ctime changes, which nobody can set
+// back) but not to the directories of the file's other names; the protected
+// side's directories are unchanged when the link is made from the visible
+// side. A sound cache would keep the inodes of every protected file by its
+// directories' ctimes and check again, whenever those changed, every
+// visible directory, and otherwise the visible directories changed since
+// the last complete check (see the brief of issue 16's home-links work).
 func (w *walker) homeFileLinks(in Input) {
 	for _, h := range userHomes(in) {
-		budget := homeLinkBudget
 		for _, b := range Builtins {
 			if b.Git && in.AllowGitConfig || strings.ContainsAny(b.Name, `*?[\`) {
 				continue
@@ -386,14 +396,8 @@ func (w *walker) homeFileLinks(in Input) {
 				w.noteLinks(p, b.Kind, rule)
 				continue
 			}
-			_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-				if budget--; budget < 0 {
-					return filepath.SkipAll
-				}
-				if err == nil && d.Type().IsRegular() {
-					w.noteLinks(q, b.Kind, rule)
-				}
-				return nil
+			w.noteTree(p, b.Kind, rule, func(dir string, _ bool, err error) {
+				w.notes = append(w.notes, fmt.Sprintf("%s: unreadable inside protected %s (%v): its files' other hard links cannot be found", dir, p, err))
 			})
 		}
 	}

@@ -552,29 +552,63 @@ func (w *walker) noteLinks(p string, kind Kind, rule string) {
 	if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink < 2 {
 		return
 	}
-	key := [2]uint64{uint64(st.Dev), st.Ino}
+	w.noteLink(p, uint64(st.Dev), st.Ino, kind, rule)
+}
+
+// noteLink remembers the file p, (dev, ino), which has other hard links.
+func (w *walker) noteLink(p string, dev, ino uint64, kind Kind, rule string) {
+	key := [2]uint64{dev, ino}
 	if old, ok := w.links[key]; ok && old.kind == Hide {
 		return
 	}
 	w.links[key] = linkInfo{path: p, kind: kind, rule: rule}
 }
 
+// noteTree notes every file under dir that has other hard links (walkLinks),
+// in the order filepath.WalkDir would (which of an inode's protected names
+// a mask's rule names must not depend on getdents' order); bad hears of
+// each directory that cannot be listed or searched. It returns how many
+// entries it saw.
+func (w *walker) noteTree(dir string, kind Kind, rule string, bad func(dir string, top bool, err error)) int {
+	type hit struct {
+		p        string
+		dev, ino uint64
+	}
+	var hits []hit
+	n := walkLinks(dir, nil, bad, func(p string, dev, ino uint64) { hits = append(hits, hit{p, dev, ino}) })
+	sort.Slice(hits, func(i, j int) bool { return walkBefore(hits[i].p, hits[j].p) })
+	for _, h := range hits {
+		w.noteLink(h.p, h.dev, h.ino, kind, rule)
+	}
+	return n
+}
+
+// walkBefore reports whether filepath.WalkDir reaches a before b: their
+// elements compared in order, that is the bytes with '/' before all others.
+func walkBefore(a, b string) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if ca, cb := a[i], b[i]; ca != cb {
+			switch {
+			case ca == '/':
+				return true
+			case cb == '/':
+				return false
+			}
+			return ca < cb
+		}
+	}
+	return len(a) < len(b)
+}
+
 // hiddenLinks notes the multiply linked files inside a hidden directory (the
 // walk does not descend there otherwise): ~/.aws/credentials linked from the
-// workspace by an earlier run must stay unreadable.
+// workspace by an earlier run must stay unreadable. All of them, however
+// many (walkLinks: a getdents per directory, an fstatat per file).
 func (w *walker) hiddenLinks(dir, rule string) {
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if d != nil && d.IsDir() && p != dir {
-				w.notes = append(w.notes, fmt.Sprintf("%s: unreadable inside hidden %s: its files' other hard links cannot be found", p, dir))
-			}
-			return nil
+	w.n += w.noteTree(dir, Hide, rule, func(p string, top bool, err error) {
+		if !top {
+			w.notes = append(w.notes, fmt.Sprintf("%s: unreadable inside hidden %s: its files' other hard links cannot be found", p, dir))
 		}
-		w.n++
-		if d.Type().IsRegular() {
-			w.noteLinks(p, Hide, rule)
-		}
-		return nil
 	})
 }
 
@@ -744,39 +778,25 @@ func (w *walker) hardlinks() error {
 	}
 	for _, r := range w.roots {
 		writable := contains(w.writable, r)
-		err := filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
+		skip := func(p string) bool {
+			if contains(w.roots, p) {
+				return true // walked on its own
 			}
-			if d.IsDir() {
-				if p != r && contains(w.roots, p) {
-					return filepath.SkipDir // walked on its own
-				}
-				if _, ok := w.skip[p]; ok {
-					return filepath.SkipDir
-				}
-				if m, ok := w.masks[p]; ok && m.Kind == Hide {
-					return filepath.SkipDir
-				}
-				return nil
+			if _, ok := w.skip[p]; ok {
+				return true
 			}
-			if !d.Type().IsRegular() {
-				return nil
-			}
-			var st syscall.Stat_t
-			if syscall.Lstat(p, &st) != nil || st.Nlink < 2 {
-				return nil
-			}
-			li, ok := w.links[[2]uint64{uint64(st.Dev), st.Ino}]
+			m, ok := w.masks[p]
+			return ok && m.Kind == Hide
+		}
+		// A directory that cannot be read was hidden whole by the walk
+		// (unreadable) or is below a hidden one: nothing to say.
+		walkLinks(r, skip, nil, func(p string, dev, ino uint64) {
+			li, ok := w.links[[2]uint64{dev, ino}]
 			if !ok || li.path == p || (li.kind == ReadOnly && !writable) {
-				return nil
+				return
 			}
 			w.add(Mask{Path: p, Kind: li.kind, Rule: li.rule + " (hard link of " + li.path + ")"})
-			return nil
 		})
-		if err != nil {
-			return fmt.Errorf("expand deny rules: hard links: %w", err)
-		}
 	}
 	return nil
 }

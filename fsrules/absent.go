@@ -366,18 +366,14 @@ func (w *walker) homeLinks(in Input) {
 // 10,000 entries per home). A directory in there that cannot be listed or
 // searched is named in a note: its files' links cannot be found.
 //
-// Its cost is a getdents(2) per directory and an fstatat(2) per regular
-// file (walkLinks): it grows with the files of the protected directories,
-// since a file's link count is in its inode only. A cache across runs
-// could not skip that stat on its own: making a hard link adds an entry to
-// the directory of the new name (whose ctime changes, which nobody can set
-// back) but not to the directories of the file's other names; the protected
-// side's directories are unchanged when the link is made from the visible
-// side. A sound cache would keep the inodes of every protected file by its
-// directories' ctimes and check again, whenever those changed, every
-// visible directory, and otherwise the visible directories changed since
-// the last complete check (see the brief of issue 16's home-links work).
+// Its full cost is a getdents(2) per directory and an fstatat(2) per
+// regular file (walkLinks): a file's link count is in its inode only.
+// A start skips it when the record of an earlier one shows it would find
+// nothing (checkHomeTrees; the argument is in homelinks.go): then its cost
+// is an lstat(2) per protected directory and a look at the visible
+// directories changed since.
 func (w *walker) homeFileLinks(in Input) {
+	var trees []homeTree
 	for _, h := range userHomes(in) {
 		for _, b := range Builtins {
 			if b.Git && in.AllowGitConfig || strings.ContainsAny(b.Name, `*?[\`) {
@@ -396,11 +392,10 @@ func (w *walker) homeFileLinks(in Input) {
 				w.noteLinks(p, b.Kind, rule)
 				continue
 			}
-			w.noteTree(p, b.Kind, rule, func(dir string, _ bool, err error) {
-				w.notes = append(w.notes, fmt.Sprintf("%s: unreadable inside protected %s (%v): its files' other hard links cannot be found", dir, p, err))
-			})
+			trees = append(trees, homeTree{root: p, kind: b.Kind, rule: rule})
 		}
 	}
+	w.checkHomeTrees(in, trees)
 }
 
 // surelyMissing reports, from one cached listing of p's top directory (a

@@ -64,7 +64,7 @@ type DirReader interface {
 // it last read it without reading it (package dircache): then the walk
 // does not check its access again either.
 type dirLookup interface {
-	Lookup(view, dir string) (ents []fs.DirEntry, total int, dev uint64, ok bool)
+	LookupKey(view, dir string) (ents []fs.DirEntry, total int, key dircache.Key, ok bool)
 }
 
 // Mask is one path to cover.
@@ -268,6 +268,8 @@ func Expand(in Input) (Plan, error) {
 		w.skip[h] = ""
 	}
 	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		sum := sha256.Sum256(b)
+		w.mounts = &sum
 		for _, m := range ParseMountinfo(b) {
 			if pseudoFS(m.FSType) {
 				w.skip[m.Point] = m.FSType
@@ -277,11 +279,13 @@ func Expand(in Input) (Plan, error) {
 	if !in.NoDefaultDeny {
 		w.parents = nestedRules(in.AllowGitConfig)
 	}
+	w.visible = true
 	for _, r := range c.roots {
 		if err := w.walkRoot(r, c.all, contains(c.writable, r)); err != nil {
 			return Plan{}, err
 		}
 	}
+	w.visible = false
 	// Absolute user patterns whose literal prefix is outside every root.
 	var plan Plan
 	for _, ru := range c.user {
@@ -379,6 +383,27 @@ type walker struct {
 	pbuf []byte // matchEntryBuf's scratch
 	// stats remembers lstats for this plan only (see lstat); nil: none.
 	stats map[string]lstatResult
+	// The visible side, for the hard-link check of the home's protected
+	// directories (homelinks.go): while the visible roots are walked
+	// (visible), each directory walked (vdirs), each root that is a file
+	// (vfiles), and whether the walk left out a directory that hardlinks
+	// would read (vPartial). mounts: SHA-256 of /proc/self/mountinfo (nil:
+	// not read).
+	visible  bool
+	vdirs    []vdir
+	vfiles   []string
+	vPartial bool
+	mounts   *[32]byte
+}
+
+// vdir is a directory of a visible root as the walk found it: how many
+// entries it has, and whether package dircache answered for it
+// (unchanged since ctime) or it was read.
+type vdir struct {
+	path      string
+	total     int
+	unchanged bool
+	ctime     int64
 }
 
 func (w *walker) add(m Mask) {
@@ -406,6 +431,9 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 		w.gitEntry(root)
 	}
 	if !isDir {
+		if w.visible {
+			w.vfiles = append(w.vfiles, root)
+		}
 		return nil
 	}
 	var live []rule
@@ -567,20 +595,21 @@ func (w *walker) noteLink(p string, dev, ino uint64, kind Kind, rule string) {
 // noteTree notes every file under dir that has other hard links (walkLinks),
 // in the order filepath.WalkDir would (which of an inode's protected names
 // a mask's rule names must not depend on getdents' order); bad hears of
-// each directory that cannot be listed or searched. It returns how many
-// entries it saw.
-func (w *walker) noteTree(dir string, kind Kind, rule string, bad func(dir string, top bool, err error)) int {
+// each directory that cannot be listed or searched, seen (when set) of
+// each directory read, with its key. It returns how many entries it saw
+// and how many files with other links.
+func (w *walker) noteTree(dir string, kind Kind, rule string, bad func(dir string, top bool, err error), seen func(string, dircache.Key)) (int, int) {
 	type hit struct {
 		p        string
 		dev, ino uint64
 	}
 	var hits []hit
-	n := walkLinks(dir, nil, bad, func(p string, dev, ino uint64) { hits = append(hits, hit{p, dev, ino}) })
+	n := walkLinksKeys(dir, nil, bad, seen, func(p string, dev, ino uint64) { hits = append(hits, hit{p, dev, ino}) })
 	sort.Slice(hits, func(i, j int) bool { return walkBefore(hits[i].p, hits[j].p) })
 	for _, h := range hits {
 		w.noteLink(h.p, h.dev, h.ino, kind, rule)
 	}
-	return n
+	return n, len(hits)
 }
 
 // walkBefore reports whether filepath.WalkDir reaches a before b: their
@@ -605,11 +634,12 @@ func walkBefore(a, b string) bool {
 // workspace by an earlier run must stay unreadable. All of them, however
 // many (walkLinks: a getdents per directory, an fstatat per file).
 func (w *walker) hiddenLinks(dir, rule string) {
-	w.n += w.noteTree(dir, Hide, rule, func(p string, top bool, err error) {
+	n, _ := w.noteTree(dir, Hide, rule, func(p string, top bool, err error) {
 		if !top {
 			w.notes = append(w.notes, fmt.Sprintf("%s: unreadable inside hidden %s: its files' other hard links cannot be found", p, dir))
 		}
-	})
+	}, nil)
+	w.n += n
 }
 
 // unreadable handles a directory the walk cannot list or search: it is hidden
@@ -644,6 +674,7 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 	}
 	var ents []fs.DirEntry
 	var total int
+	var ctime int64
 	hit := false
 	if lk, ok := w.dirs.(dirLookup); ok && !contains(w.roots, dir) {
 		// A record is only ever kept for a directory that passed the access
@@ -653,7 +684,9 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 		// chmod, chown and setfacl each set the ctime. So the check would
 		// pass again: an earlier run's chmod 311 is a changed ctime, a miss.
 		// A root is always checked (that covers the path above it).
-		ents, total, _, hit = lk.Lookup(view, dir)
+		var key dircache.Key
+		ents, total, key, hit = lk.LookupKey(view, dir)
+		ctime = key.Ctime
 	}
 	if !hit {
 		// Read and search permission, for the user jail runs as (root has
@@ -692,6 +725,9 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 			}
 			return fmt.Errorf("expand deny rules: %w", err)
 		}
+	}
+	if w.visible {
+		w.vdirs = append(w.vdirs, vdir{path: dir, total: total, unchanged: hit, ctime: ctime})
 	}
 	w.n += total
 	if w.n > w.max {
@@ -738,6 +774,9 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 			}
 		}
 		if n == 0 {
+			if w.visible {
+				w.vPartial = true // hardlinks reads it: the walk vouches for nothing in it
+			}
 			continue
 		}
 		live, sub := rules, idx // the same rules in the same order keep their index

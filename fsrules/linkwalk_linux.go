@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/dircache"
 )
 
 // walkLinks calls each for every regular file under root (root included
@@ -27,6 +29,12 @@ import (
 // by path after it is closed (a tree deeper than the descriptor limit is
 // walked all the same).
 func walkLinks(root string, skip func(dir string) bool, bad func(dir string, top bool, err error), each func(p string, dev, ino uint64)) int {
+	return walkLinksKeys(root, skip, bad, nil, each)
+}
+
+// walkLinksKeys is walkLinks, telling seen of every directory it reads,
+// with its key as fstat(2) gave it on the descriptor it then listed.
+func walkLinksKeys(root string, skip func(dir string) bool, bad func(dir string, top bool, err error), seen func(dir string, k dircache.Key), each func(p string, dev, ino uint64)) int {
 	var st unix.Stat_t
 	if err := unix.Lstat(root, &st); err != nil {
 		return 0
@@ -41,7 +49,7 @@ func walkLinks(root string, skip func(dir string) bool, bad func(dir string, top
 	default:
 		return 1
 	}
-	lw := linkWalk{skip: skip, bad: bad, each: each, buf: make([]byte, 32<<10)}
+	lw := linkWalk{skip: skip, bad: bad, seen: seen, each: each, buf: make([]byte, 32<<10)}
 	lw.dir(root, true)
 	return lw.n + 1
 }
@@ -49,6 +57,7 @@ func walkLinks(root string, skip func(dir string) bool, bad func(dir string, top
 type linkWalk struct {
 	skip func(string) bool
 	bad  func(string, bool, error)
+	seen func(string, dircache.Key)
 	each func(string, uint64, uint64)
 	buf  []byte
 	n    int
@@ -83,6 +92,12 @@ func (lw *linkWalk) read(dir string) ([]string, error) {
 	defer unix.Close(fd)
 	var subs []string
 	var st unix.Stat_t
+	if lw.seen != nil {
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, err
+		}
+		lw.seen(dir, dircache.Key{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec})
+	}
 	for {
 		n, err := unix.Getdents(fd, lw.buf)
 		if err == unix.EINTR {
@@ -140,4 +155,36 @@ func (lw *linkWalk) read(dir string) ([]string, error) {
 			}
 		}
 	}
+}
+
+// filesLinked reports whether a regular file directly in dir has other
+// hard links (or dir cannot be listed, or a file in it stat'ed: the
+// caller must not conclude there is none).
+func filesLinked(dir string) bool {
+	found := false
+	lw := linkWalk{each: func(string, uint64, uint64) { found = true }, buf: make([]byte, 32<<10)}
+	if _, err := lw.read(dir); err != nil {
+		return true
+	}
+	return found
+}
+
+// dirKey returns the key of the directory p (lstat(2): no symlink
+// followed); false when p is no directory.
+func dirKey(p string) (dircache.Key, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return dircache.Key{}, false
+	}
+	return dircache.Key{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec}, true
+}
+
+// fileLinked reports whether p is a regular file with other hard links
+// (or cannot be stat'ed: the caller must not conclude it has none).
+func fileLinked(p string) bool {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return true
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink >= 2
 }

@@ -1,6 +1,7 @@
 package fsrules
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"strings"
@@ -18,20 +19,20 @@ import (
 // Its full answer reads every protected file's link count (an fstatat(2)
 // each: tens of thousands in a browser profile or Python's user site),
 // then, if any has other links, every visible file's inode. A start may
-// skip the first read, and the answer is the same, when it can show that
-// no protected file has a visible other name, from what an earlier start
-// C recorded (homeState) and what the directories' ctimes say:
+// skip reading a protected directory P (~/.ssh/ with all below it), and
+// the answer is the same, when it can show that no file of P has a
+// visible other name, from what an earlier start C recorded of P
+// (treeRecord) and what the directories' ctimes say:
 //
-//  1. C read every file of every protected directory (none unreadable),
-//     on file systems whose directories' ctimes are trusted, and found
-//     each with a link count of 1: each had no name but its own.
-//  2. Every protected directory has the key (device, inode, ctime) C saw,
-//     the list of protected directories is the same, and so are the
-//     mounts (/proc/self/mountinfo: a file mounted over a name changes no
-//     directory). A directory's entries change only with its ctime
-//     (adding, removing or renaming an entry sets it; nobody can set it
-//     back), so the protected directories hold the same names for the
-//     same inodes as at C, and none was added.
+//  1. C read every file of P (none unreadable), on file systems whose
+//     directories' ctimes are trusted, and found each with a link count
+//     of 1: each had no name but its own.
+//  2. Every directory of P has the key (device, inode, ctime) C saw, and
+//     the mounts are the same (/proc/self/mountinfo: a file mounted over
+//     a name changes no directory). A directory's entries change only
+//     with its ctime (adding, removing or renaming an entry sets it;
+//     nobody can set it back), so P holds the same names for the same
+//     inodes as at C, and none was added.
 //  3. So a visible other name of a protected file was made after C read
 //     that file (at C it had none), and making a name sets the ctime of
 //     the directory that holds it to that moment: that directory's ctime
@@ -47,16 +48,22 @@ import (
 //     visible walk covers every directory the full check's second read
 //     would (hardlinks: the same roots, less what they hide).
 //
-// Then the full check would find nothing either: the start skips it. The
-// record is made only by a full check that meets 1 (and whose directories
-// were all last changed more than Margin before it began); any other full
-// check removes it. A start whose visible side has more to stat than the
-// protected side has files runs the full check instead (which is then
-// cheaper) and records again.
+// Then the full check would find nothing in P either: the start skips
+// it. The visible check of 4 is done once for all the directories
+// skipped, from the earliest of their records' starts. A protected
+// directory that changed is read (and its other names protected) as
+// without a record; a link between it and a skipped one gives the
+// skipped one's file a name in a changed directory, and if that name is
+// visible, 4 finds it (the whole check is then made). A record is made
+// only by a read of P that meets 1 (every directory of P last changed
+// more than Margin before the read began); any other read drops it. A
+// start whose visible side has more to stat than the skipped directories
+// have files reads them all instead (that is then cheaper) and records
+// again.
 
-// homeStateName names the record of homes (the user's home directories).
+// homeStateName names the records of homes (the user's home directories).
 func homeStateName(in Input) string {
-	return "fsrules-homelinks-1\x00" + strings.Join(userHomes(in), "\x00")
+	return "fsrules-homelinks-2\x00" + strings.Join(userHomes(in), "\x00")
 }
 
 // stateStore keeps a record between runs (package dircache).
@@ -73,14 +80,20 @@ type homeTree struct {
 	rule string
 }
 
-// homeState is what a full check that found no protected file with
-// other links records.
+// homeState is the records of the last reads of the protected
+// directories: those that found no file with other links.
 type homeState struct {
-	start  int64    // when the check began (ns since the epoch)
-	files  int      // entries the protected directories held
 	mounts [32]byte // SHA-256 of /proc/self/mountinfo
-	roots  []string // the protected directories, in order
-	dirs   []keyedDir
+	trees  []treeRecord
+}
+
+// treeRecord is what a read of one protected directory that found no
+// file with other links records.
+type treeRecord struct {
+	root  string
+	start int64 // when the read began (ns since the epoch)
+	files int   // entries it held
+	dirs  []keyedDir
 }
 
 // keyedDir is a directory and its key.
@@ -90,21 +103,21 @@ type keyedDir struct {
 }
 
 func (s *homeState) encode() []byte {
-	b := binary.AppendVarint(nil, s.start)
-	b = binary.AppendUvarint(b, uint64(s.files))
-	b = append(b, s.mounts[:]...)
-	b = binary.AppendUvarint(b, uint64(len(s.roots)))
-	for _, r := range s.roots {
-		b = binary.AppendUvarint(b, uint64(len(r)))
-		b = append(b, r...)
-	}
-	b = binary.AppendUvarint(b, uint64(len(s.dirs)))
-	for _, d := range s.dirs {
-		b = binary.AppendUvarint(b, uint64(len(d.path)))
-		b = append(b, d.path...)
-		b = binary.AppendUvarint(b, d.key.Dev)
-		b = binary.AppendUvarint(b, d.key.Ino)
-		b = binary.AppendVarint(b, d.key.Ctime)
+	b := append([]byte(nil), s.mounts[:]...)
+	b = binary.AppendUvarint(b, uint64(len(s.trees)))
+	for _, t := range s.trees {
+		b = binary.AppendUvarint(b, uint64(len(t.root)))
+		b = append(b, t.root...)
+		b = binary.AppendVarint(b, t.start)
+		b = binary.AppendUvarint(b, uint64(t.files))
+		b = binary.AppendUvarint(b, uint64(len(t.dirs)))
+		for _, d := range t.dirs {
+			b = binary.AppendUvarint(b, uint64(len(d.path)))
+			b = append(b, d.path...)
+			b = binary.AppendUvarint(b, d.key.Dev)
+			b = binary.AppendUvarint(b, d.key.Ino)
+			b = binary.AppendVarint(b, d.key.Ctime)
+		}
 	}
 	return b
 }
@@ -122,6 +135,15 @@ func decodeHomeState(b []byte) (homeState, bool) {
 		b = b[n:]
 		return v
 	}
+	sv := func() int64 {
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			bad = true
+			return 0
+		}
+		b = b[n:]
+		return v
+	}
 	str := func() string {
 		n := uv()
 		if bad || n > uint64(len(b)) {
@@ -132,108 +154,136 @@ func decodeHomeState(b []byte) (homeState, bool) {
 		b = b[n:]
 		return v
 	}
-	v, n := binary.Varint(b)
-	if n <= 0 {
-		return s, false
-	}
-	s.start, b = v, b[n:]
-	s.files = int(uv())
-	if bad || len(b) < len(s.mounts) {
+	if len(b) < len(s.mounts) {
 		return s, false
 	}
 	copy(s.mounts[:], b)
 	b = b[len(s.mounts):]
-	for i, nr := uint64(0), uv(); !bad && i < nr; i++ {
-		s.roots = append(s.roots, str())
-	}
-	for i, nd := uint64(0), uv(); !bad && i < nd; i++ {
-		d := keyedDir{path: str()}
-		d.key.Dev, d.key.Ino = uv(), uv()
-		c, n := binary.Varint(b)
-		if n <= 0 {
-			return s, false
+	for i, nt := uint64(0), uv(); !bad && i < nt; i++ {
+		t := treeRecord{root: str(), start: sv(), files: int(uv())}
+		for j, nd := uint64(0), uv(); !bad && j < nd; j++ {
+			d := keyedDir{path: str()}
+			d.key.Dev, d.key.Ino, d.key.Ctime = uv(), uv(), sv()
+			t.dirs = append(t.dirs, d)
 		}
-		d.key.Ctime, b = c, b[n:]
-		s.dirs = append(s.dirs, d)
+		s.trees = append(s.trees, t)
 	}
 	return s, !bad && len(b) == 0
 }
 
-// homeTreeWalks counts the full reads of the home's protected
-// directories (a test seam: a start that skips them does not count).
+// homeTreeWalks counts the reads of the home's protected directories (a
+// test seam: a directory skipped does not count).
 var homeTreeWalks atomic.Int64
 
 // checkHomeTrees notes the files of the protected directories trees that
-// have other hard links: the full check, unless the record of an earlier
-// start shows it would find nothing (see the top of this file).
+// have other hard links: it reads each, but for those the record of an
+// earlier start shows it would find nothing in (see the top of this file).
 func (w *walker) checkHomeTrees(in Input, trees []homeTree) {
 	if len(trees) == 0 {
 		return
 	}
 	st, _ := w.dirs.(stateStore)
 	name := homeStateName(in)
-	if st != nil && w.mounts != nil && w.homeTreesUnchanged(st.State(name), trees) {
-		return
+	old := map[string]treeRecord{}
+	var rec []byte
+	if st != nil && w.mounts != nil {
+		rec = st.State(name)
+		if s, ok := decodeHomeState(rec); ok && s.mounts == *w.mounts {
+			for _, t := range s.trees {
+				old[t.root] = t
+			}
+		}
 	}
-	homeTreeWalks.Add(1)
-	start := time.Now().UnixNano()
-	s := homeState{start: start, mounts: *w.mounts}
-	keep := st != nil && w.mounts != nil
+	// The directories unchanged since their record, then the visible side
+	// for all of them at once.
+	skip := map[string]bool{}
+	since, budget := int64(0), 0
 	for _, t := range trees {
-		s.roots = append(s.roots, t.root)
-		root := t.root
-		n, linked := w.noteTree(root, t.kind, t.rule, func(dir string, _ bool, err error) {
-			keep = false // its files were not checked
-			w.notes = append(w.notes, fmt.Sprintf("%s: unreadable inside protected %s (%v): its files' other hard links cannot be found", dir, root, err))
-		}, func(dir string, k dircache.Key) {
-			s.dirs = append(s.dirs, keyedDir{dir, k})
-		})
-		s.files += n
-		if linked > 0 {
-			keep = false // 1 does not hold
+		r, ok := old[t.root]
+		if !ok || skip[t.root] || !treeUnchanged(r) {
+			continue
+		}
+		skip[t.root] = true
+		if since == 0 || r.start < since {
+			since = r.start
+		}
+		budget += r.files
+	}
+	if len(skip) > 0 && !w.visibleUnchanged(since-dircache.Margin.Nanoseconds(), budget) {
+		clear(skip)
+	}
+	next := homeState{}
+	if w.mounts != nil {
+		next.mounts = *w.mounts
+	}
+	for _, t := range trees {
+		if skip[t.root] {
+			next.trees = append(next.trees, old[t.root])
+			continue
+		}
+		if r, ok := w.readHomeTree(t, st); ok {
+			next.trees = append(next.trees, r)
 		}
 	}
-	for _, d := range s.dirs {
-		if !keep {
-			break
-		}
-		// A directory changed within Margin of the start could change
-		// again in the same clock tick and keep its ctime.
-		keep = d.key.Ctime < start-dircache.Margin.Nanoseconds() && st.Trusted(d.key.Dev, d.path)
-	}
-	if st == nil {
+	if st == nil || w.mounts == nil {
 		return
 	}
-	if keep {
-		st.SetState(name, s.encode())
-	} else {
-		st.SetState(name, nil)
+	switch b := next.encode(); {
+	case len(next.trees) == 0:
+		if rec != nil {
+			st.SetState(name, nil)
+		}
+	case !bytes.Equal(b, rec):
+		st.SetState(name, b) // a start that changed nothing writes nothing
 	}
 }
 
-// homeTreesUnchanged reports whether rec, the record of an earlier full
-// check, shows that no file of trees has another name in the visible
-// roots (points 2 to 4 at the top of this file). False whenever anything
-// is not as it must be.
-func (w *walker) homeTreesUnchanged(rec []byte, trees []homeTree) bool {
-	s, ok := decodeHomeState(rec)
-	if !ok || s.mounts != *w.mounts || len(s.roots) != len(trees) || w.vPartial {
-		return false
-	}
-	for i, t := range trees {
-		if s.roots[i] != t.root {
-			return false
-		}
-	}
-	for _, d := range s.dirs {
+// treeUnchanged reports whether every directory of r has the key r
+// recorded (point 2 at the top of this file).
+func treeUnchanged(r treeRecord) bool {
+	for _, d := range r.dirs {
 		if k, ok := dirKey(d.path); !ok || k != d.key {
 			return false
 		}
 	}
-	// The visible side: what changed since the record's check began, with
-	// no more to stat than the full check would.
-	since := s.start - dircache.Margin.Nanoseconds()
-	budget := s.files
+	return len(r.dirs) > 0
+}
+
+// readHomeTree reads the protected directory t, noting its files with
+// other links, and returns its record when the read meets point 1 at the
+// top of this file.
+func (w *walker) readHomeTree(t homeTree, st stateStore) (treeRecord, bool) {
+	homeTreeWalks.Add(1)
+	r := treeRecord{root: t.root, start: time.Now().UnixNano()}
+	keep := st != nil && w.mounts != nil
+	n, linked := w.noteTree(t.root, t.kind, t.rule, func(dir string, _ bool, err error) {
+		keep = false // its files were not checked
+		w.notes = append(w.notes, fmt.Sprintf("%s: unreadable inside protected %s (%v): its files' other hard links cannot be found", dir, t.root, err))
+	}, func(dir string, k dircache.Key) {
+		r.dirs = append(r.dirs, keyedDir{dir, k})
+	})
+	r.files = n
+	if linked > 0 || !keep {
+		return r, false // 1 does not hold
+	}
+	for _, d := range r.dirs {
+		// A directory changed within Margin of the read could change
+		// again in the same clock tick and keep its ctime.
+		if d.key.Ctime >= r.start-dircache.Margin.Nanoseconds() || !st.Trusted(d.key.Dev, d.path) {
+			return r, false
+		}
+	}
+	return r, true
+}
+
+// visibleUnchanged reports whether no directory of the visible roots
+// changed since since (ns) holds a regular file with other links, nor is
+// a visible root such a file (point 4 at the top of this file), looking
+// at no more than budget entries; false when it cannot tell.
+func (w *walker) visibleUnchanged(since int64, budget int) bool {
+	if w.vPartial {
+		return false
+	}
 	var check []string
 	for _, d := range w.vdirs {
 		if d.unchanged && d.ctime < since {

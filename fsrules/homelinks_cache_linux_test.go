@@ -42,6 +42,17 @@ func TestHomeLinksCacheEqualsFresh(t *testing.T) {
 				must(t, os.Link(filepath.Join(e.home, ".mozilla/p/f00003"), filepath.Join(e.ws, "b/deep/n/c.txt")))
 			})
 		}, func(e env) string { return e.ws }, "ws/b/deep/n/c.txt"},
+		{"link from the visible side while another protected directory changed", func(t *testing.T, e env) {
+			mk(t, e.home, ".mozilla/p/new")
+			keepMtime(t, filepath.Join(e.ws, "a"), func() {
+				must(t, os.Link(filepath.Join(e.home, ".ssh/many/f00150"), filepath.Join(e.ws, "a/notes.txt")))
+			})
+		}, func(e env) string { return e.ws }, "ws/a/notes.txt"},
+		{"link between two protected directories of a visible home", func(t *testing.T, e env) {
+			keepMtime(t, filepath.Join(e.home, ".local/bin"), func() {
+				must(t, os.Link(filepath.Join(e.home, ".ssh/many/f00100"), filepath.Join(e.home, ".local/bin/k")))
+			})
+		}, func(e env) string { return e.home }, "home/.local/bin/k"},
 		{"link from the protected side", func(t *testing.T, e env) {
 			keepMtime(t, filepath.Join(e.home, ".ssh/many"), func() {
 				must(t, os.Link(filepath.Join(e.ws, "a/x.go"), filepath.Join(e.home, ".ssh/many/stolen")))
@@ -66,7 +77,7 @@ func TestHomeLinksCacheEqualsFresh(t *testing.T) {
 		e := env{base, filepath.Join(base, "home"), filepath.Join(base, "ws"), filepath.Join(base, "ws2"), filepath.Join(base, "out")}
 		manyFiles(t, filepath.Join(e.home, ".ssh/many"), 300)
 		manyFiles(t, filepath.Join(e.home, ".mozilla/p"), 20)
-		mk(t, e.home, ".ssh/sub/key", ".cache/x")
+		mk(t, e.home, ".ssh/sub/key", ".cache/x", ".local/bin/tool")
 		for _, w := range []string{e.ws, e.ws2} {
 			mk(t, w, "a/x.go", "b/deep/y.go", "b/deep/z/w.go", "c/d/e/f.go")
 		}
@@ -206,5 +217,37 @@ func TestHomeLinksHitsAfterRecord(t *testing.T) {
 	must(t, err)
 	if hits, _ := dc.Stats(); hits == 0 {
 		t.Fatal("dircache answered for no directory: the test proves nothing")
+	}
+}
+
+// TestHomeLinksPerDirectory: a start reads again only the protected
+// directory that changed since the last; the others are answered by their
+// records.
+func TestHomeLinksPerDirectory(t *testing.T) {
+	base, state := tmp(t), tmp(t)
+	home, ws := filepath.Join(base, "home"), filepath.Join(base, "ws")
+	manyFiles(t, filepath.Join(home, ".ssh/many"), 300)
+	manyFiles(t, filepath.Join(home, ".mozilla/p"), 20)
+	mk(t, home, ".local/bin/tool")
+	mk(t, ws, "a/x.go")
+	time.Sleep(dircache.Margin + 100*time.Millisecond)
+	run := func() int64 {
+		dc, err := dircache.Open(state)
+		must(t, err)
+		before := homeTreeWalks.Load()
+		_, err = Expand(Input{Workspace: ws, Home: home, Writable: []string{ws}, Dirs: dc})
+		must(t, err)
+		must(t, dc.Save())
+		return homeTreeWalks.Load() - before
+	}
+	if n := run(); n < 3 {
+		t.Fatalf("the first start read %d protected directories, want 3 or more", n)
+	}
+	if n := run(); n != 0 {
+		t.Fatalf("a start with nothing changed read %d protected directories", n)
+	}
+	mk(t, home, ".mozilla/p/new")
+	if n := run(); n != 1 {
+		t.Errorf("after a change in ~/.mozilla/ a start read %d protected directories, want 1", n)
 	}
 }

@@ -41,8 +41,8 @@ import (
 //     Creating a link does NOT change the directories of the file's other
 //     names, which is why the protected side's ctimes alone prove nothing.
 //  4. Every directory of the visible roots whose ctime is not older than
-//     that (or that the walk read rather than found unchanged in package
-//     dircache, whose records say since when a directory is unchanged), and
+//     that (package dircache's answer gives it, else an lstat; on a file
+//     system whose ctimes are not trusted every directory counts), and
 //     every visible root that is a file, has each of its regular files
 //     stat'ed: one with other links sends the start to the full check. The
 //     visible walk covers every directory the full check's second read
@@ -209,7 +209,7 @@ func (w *walker) checkHomeTrees(in Input, trees []homeTree) {
 		}
 		budget += r.files
 	}
-	if len(skip) > 0 && !w.visibleUnchanged(since-dircache.Margin.Nanoseconds(), budget) {
+	if len(skip) > 0 && !w.visibleUnchanged(st, since-dircache.Margin.Nanoseconds(), budget) {
 		clear(skip)
 	}
 	next := homeState{}
@@ -279,8 +279,11 @@ func (w *walker) readHomeTree(t homeTree, st stateStore) (treeRecord, bool) {
 // visibleUnchanged reports whether no directory of the visible roots
 // changed since since (ns) holds a regular file with other links, nor is
 // a visible root such a file (point 4 at the top of this file), looking
-// at no more than budget entries; false when it cannot tell.
-func (w *walker) visibleUnchanged(since int64, budget int) bool {
+// at no more than budget entries; false when it cannot tell. A directory
+// package dircache answered for has its ctime from there; one the walk
+// read (a root, a directory new to the cache) is lstat'ed for it, and
+// its ctime counts only on a file system whose ctimes are trusted.
+func (w *walker) visibleUnchanged(st stateStore, since int64, budget int) bool {
 	if w.vPartial {
 		return false
 	}
@@ -288,6 +291,11 @@ func (w *walker) visibleUnchanged(since int64, budget int) bool {
 	for _, d := range w.vdirs {
 		if d.unchanged && d.ctime < since {
 			continue
+		}
+		if !d.unchanged {
+			if k, ok := dirKey(d.path); ok && k.Ctime < since && st.Trusted(k.Dev, d.path) {
+				continue
+			}
 		}
 		if budget -= d.total; budget < 0 {
 			return false

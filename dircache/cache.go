@@ -42,8 +42,12 @@ type Cache struct {
 	// dropped at Save, as the pass's stats are.
 	passLinks map[string][]Entry
 	passNo    map[string]bool // Readlink: true when no record of the directory could be kept
-	hits      int
-	reads     int
+	// states are the callers' states set in this run (SetState), written
+	// at Save.
+	states     map[string][]byte
+	stateDirty bool
+	hits       int
+	reads      int
 }
 
 type view struct {
@@ -198,23 +202,30 @@ func entries(es []Entry) []fs.DirEntry {
 // had in all, its device, and true. It reads nothing: false means ReadDir
 // must read dir.
 func (c *Cache) Lookup(v, dir string) ([]fs.DirEntry, int, uint64, bool) {
+	ents, total, key, ok := c.LookupKey(v, dir)
+	return ents, total, key.Dev, ok
+}
+
+// LookupKey is Lookup, with dir's whole key (its ctime says since when
+// it has not changed).
+func (c *Cache) LookupKey(v, dir string) ([]fs.DirEntry, int, Key, bool) {
 	if c == nil {
-		return nil, 0, 0, false
+		return nil, 0, Key{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	vw := c.viewOf(v)
 	key, ok := c.keyOfDir(vw, dir)
 	if !ok {
-		return nil, 0, 0, false
+		return nil, 0, Key{}, false
 	}
 	r, hit := vw.recs[dir]
 	if !hit || r.Key != key {
-		return nil, 0, 0, false
+		return nil, 0, Key{}, false
 	}
 	vw.use(r)
 	c.hits++
-	return entries(r.Ents), r.Total, key.Dev, true
+	return entries(r.Ents), r.Total, key, true
 }
 
 // ReadDir returns the entries of dir that keep selects, in no particular
@@ -293,7 +304,10 @@ func (c *Cache) Save() error {
 	defer c.mu.Unlock()
 	c.passLinks, c.passNo = nil, nil // the pass is over
 	var errs []error
-	wrote := false
+	wrote := c.stateDirty
+	if err := c.saveStates(); err != nil {
+		errs = append(errs, err)
+	}
 	for v, vw := range c.views {
 		for _, r := range vw.recs {
 			r.hasPre = false // the pass is over: its stats are not the next one's

@@ -50,6 +50,13 @@
 // directory's symlinks are listed or found unchanged once (Readlink of
 // many of its links costs one lstat), and forgotten at Save.
 //
+// State and SetState keep a caller's own bytes from one run to the next
+// (fsrules' records of the home's protected directories for its hard-link
+// check), in a file of the same directory checked the same way; what the
+// bytes mean, and when they may be trusted, is the caller's to argue.
+// LookupKey gives a hit's whole key (its ctime says since when the
+// directory is unchanged), Trusted whether a file system's ctimes are.
+//
 // It imports no other jail package, so the walkers' packages (fsrules,
 // gitguard) may import it: their walk without a cache reads through
 // Uncached.

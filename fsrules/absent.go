@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -356,19 +355,26 @@ func (w *walker) homeLinks(in Input) {
 	}
 }
 
-// homeLinkBudget bounds the entries homeFileLinks reads per home directory
-// (a browser profile or Python's user site can hold many files).
-const homeLinkBudget = 10000
-
 // homeFileLinks notes the protected files of each home directory that have
 // other hard links, even where the home is not visible (the sandbox shows an
 // empty tmpfs there): an earlier run that had the home writable and the
 // protections lifted could have linked ~/.bashrc to proj/notes.txt, which a
 // later run with proj as workspace would write. Files inside protected
-// directories (~/.ssh/, ~/.local/bin/) count, up to homeLinkBudget entries.
+// directories (~/.ssh/, ~/.local/bin/, a browser profile) count, all of
+// them however many there are: a check that stopped after a budget would
+// let a link to the file past it through, silently (it once did, after
+// 10,000 entries per home). A directory in there that cannot be listed or
+// searched is named in a note: its files' links cannot be found.
+//
+// Its full cost is a getdents(2) per directory and an fstatat(2) per
+// regular file (walkLinks): a file's link count is in its inode only.
+// A start skips it when the record of an earlier one shows it would find
+// nothing (checkHomeTrees; the argument is in homelinks.go): then its cost
+// is an lstat(2) per protected directory and a look at the visible
+// directories changed since.
 func (w *walker) homeFileLinks(in Input) {
+	var trees []homeTree
 	for _, h := range userHomes(in) {
-		budget := homeLinkBudget
 		for _, b := range Builtins {
 			if b.Git && in.AllowGitConfig || strings.ContainsAny(b.Name, `*?[\`) {
 				continue
@@ -386,17 +392,10 @@ func (w *walker) homeFileLinks(in Input) {
 				w.noteLinks(p, b.Kind, rule)
 				continue
 			}
-			_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-				if budget--; budget < 0 {
-					return filepath.SkipAll
-				}
-				if err == nil && d.Type().IsRegular() {
-					w.noteLinks(q, b.Kind, rule)
-				}
-				return nil
-			})
+			trees = append(trees, homeTree{root: p, kind: b.Kind, rule: rule})
 		}
 	}
+	w.checkHomeTrees(in, trees)
 }
 
 // surelyMissing reports, from one cached listing of p's top directory (a

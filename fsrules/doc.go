@@ -36,6 +36,11 @@
 // (same device, inode and ctime) with what that run kept; without it every
 // directory is read (dircache.Uncached, the one leaf package this imports).
 // Everything kept is judged afresh at every start (symlink targets, hard links, modes).
+// The one exception is the hard-link check of the home's protected
+// directories: a directory unchanged since a check that found none of its
+// files linked is not read again, and the visible directories changed
+// since are looked at instead (through Input.Dirs' State; the argument is
+// in homelinks.go).
 //
 // Nothing here depends on the kernel version.
 package fsrules

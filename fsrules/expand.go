@@ -64,7 +64,7 @@ type DirReader interface {
 // it last read it without reading it (package dircache): then the walk
 // does not check its access again either.
 type dirLookup interface {
-	Lookup(view, dir string) (ents []fs.DirEntry, total int, dev uint64, ok bool)
+	LookupKey(view, dir string) (ents []fs.DirEntry, total int, key dircache.Key, ok bool)
 }
 
 // Mask is one path to cover.
@@ -268,6 +268,8 @@ func Expand(in Input) (Plan, error) {
 		w.skip[h] = ""
 	}
 	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		sum := sha256.Sum256(b)
+		w.mounts = &sum
 		for _, m := range ParseMountinfo(b) {
 			if pseudoFS(m.FSType) {
 				w.skip[m.Point] = m.FSType
@@ -277,11 +279,13 @@ func Expand(in Input) (Plan, error) {
 	if !in.NoDefaultDeny {
 		w.parents = nestedRules(in.AllowGitConfig)
 	}
+	w.visible = true
 	for _, r := range c.roots {
 		if err := w.walkRoot(r, c.all, contains(c.writable, r)); err != nil {
 			return Plan{}, err
 		}
 	}
+	w.visible = false
 	// Absolute user patterns whose literal prefix is outside every root.
 	var plan Plan
 	for _, ru := range c.user {
@@ -379,6 +383,27 @@ type walker struct {
 	pbuf []byte // matchEntryBuf's scratch
 	// stats remembers lstats for this plan only (see lstat); nil: none.
 	stats map[string]lstatResult
+	// The visible side, for the hard-link check of the home's protected
+	// directories (homelinks.go): while the visible roots are walked
+	// (visible), each directory walked (vdirs), each root that is a file
+	// (vfiles), and whether the walk left out a directory that hardlinks
+	// would read (vPartial). mounts: SHA-256 of /proc/self/mountinfo (nil:
+	// not read).
+	visible  bool
+	vdirs    []vdir
+	vfiles   []string
+	vPartial bool
+	mounts   *[32]byte
+}
+
+// vdir is a directory of a visible root as the walk found it: how many
+// entries it has, and whether package dircache answered for it
+// (unchanged since ctime) or it was read.
+type vdir struct {
+	path      string
+	total     int
+	unchanged bool
+	ctime     int64
 }
 
 func (w *walker) add(m Mask) {
@@ -406,6 +431,9 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 		w.gitEntry(root)
 	}
 	if !isDir {
+		if w.visible {
+			w.vfiles = append(w.vfiles, root)
+		}
 		return nil
 	}
 	var live []rule
@@ -552,30 +580,66 @@ func (w *walker) noteLinks(p string, kind Kind, rule string) {
 	if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink < 2 {
 		return
 	}
-	key := [2]uint64{uint64(st.Dev), st.Ino}
+	w.noteLink(p, uint64(st.Dev), st.Ino, kind, rule)
+}
+
+// noteLink remembers the file p, (dev, ino), which has other hard links.
+func (w *walker) noteLink(p string, dev, ino uint64, kind Kind, rule string) {
+	key := [2]uint64{dev, ino}
 	if old, ok := w.links[key]; ok && old.kind == Hide {
 		return
 	}
 	w.links[key] = linkInfo{path: p, kind: kind, rule: rule}
 }
 
+// noteTree notes every file under dir that has other hard links (walkLinks),
+// in the order filepath.WalkDir would (which of an inode's protected names
+// a mask's rule names must not depend on getdents' order); bad hears of
+// each directory that cannot be listed or searched, seen (when set) of
+// each directory read, with its key. It returns how many entries it saw
+// and how many files with other links.
+func (w *walker) noteTree(dir string, kind Kind, rule string, bad func(dir string, top bool, err error), seen func(string, dircache.Key)) (int, int) {
+	type hit struct {
+		p        string
+		dev, ino uint64
+	}
+	var hits []hit
+	n := walkLinksKeys(dir, nil, bad, seen, func(p string, dev, ino uint64) { hits = append(hits, hit{p, dev, ino}) })
+	sort.Slice(hits, func(i, j int) bool { return walkBefore(hits[i].p, hits[j].p) })
+	for _, h := range hits {
+		w.noteLink(h.p, h.dev, h.ino, kind, rule)
+	}
+	return n, len(hits)
+}
+
+// walkBefore reports whether filepath.WalkDir reaches a before b: their
+// elements compared in order, that is the bytes with '/' before all others.
+func walkBefore(a, b string) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if ca, cb := a[i], b[i]; ca != cb {
+			switch {
+			case ca == '/':
+				return true
+			case cb == '/':
+				return false
+			}
+			return ca < cb
+		}
+	}
+	return len(a) < len(b)
+}
+
 // hiddenLinks notes the multiply linked files inside a hidden directory (the
 // walk does not descend there otherwise): ~/.aws/credentials linked from the
-// workspace by an earlier run must stay unreadable.
+// workspace by an earlier run must stay unreadable. All of them, however
+// many (walkLinks: a getdents per directory, an fstatat per file).
 func (w *walker) hiddenLinks(dir, rule string) {
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if d != nil && d.IsDir() && p != dir {
-				w.notes = append(w.notes, fmt.Sprintf("%s: unreadable inside hidden %s: its files' other hard links cannot be found", p, dir))
-			}
-			return nil
+	n, _ := w.noteTree(dir, Hide, rule, func(p string, top bool, err error) {
+		if !top {
+			w.notes = append(w.notes, fmt.Sprintf("%s: unreadable inside hidden %s: its files' other hard links cannot be found", p, dir))
 		}
-		w.n++
-		if d.Type().IsRegular() {
-			w.noteLinks(p, Hide, rule)
-		}
-		return nil
-	})
+	}, nil)
+	w.n += n
 }
 
 // unreadable handles a directory the walk cannot list or search: it is hidden
@@ -610,6 +674,7 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 	}
 	var ents []fs.DirEntry
 	var total int
+	var ctime int64
 	hit := false
 	if lk, ok := w.dirs.(dirLookup); ok && !contains(w.roots, dir) {
 		// A record is only ever kept for a directory that passed the access
@@ -619,7 +684,9 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 		// chmod, chown and setfacl each set the ctime. So the check would
 		// pass again: an earlier run's chmod 311 is a changed ctime, a miss.
 		// A root is always checked (that covers the path above it).
-		ents, total, _, hit = lk.Lookup(view, dir)
+		var key dircache.Key
+		ents, total, key, hit = lk.LookupKey(view, dir)
+		ctime = key.Ctime
 	}
 	if !hit {
 		// Read and search permission, for the user jail runs as (root has
@@ -658,6 +725,9 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 			}
 			return fmt.Errorf("expand deny rules: %w", err)
 		}
+	}
+	if w.visible {
+		w.vdirs = append(w.vdirs, vdir{path: dir, total: total, unchanged: hit, ctime: ctime})
 	}
 	w.n += total
 	if w.n > w.max {
@@ -704,6 +774,9 @@ func (w *walker) walkDir(dir string, rules []rule, idx *ruleIndex, ro *Mask) err
 			}
 		}
 		if n == 0 {
+			if w.visible {
+				w.vPartial = true // hardlinks reads it: the walk vouches for nothing in it
+			}
 			continue
 		}
 		live, sub := rules, idx // the same rules in the same order keep their index
@@ -744,39 +817,25 @@ func (w *walker) hardlinks() error {
 	}
 	for _, r := range w.roots {
 		writable := contains(w.writable, r)
-		err := filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
+		skip := func(p string) bool {
+			if contains(w.roots, p) {
+				return true // walked on its own
 			}
-			if d.IsDir() {
-				if p != r && contains(w.roots, p) {
-					return filepath.SkipDir // walked on its own
-				}
-				if _, ok := w.skip[p]; ok {
-					return filepath.SkipDir
-				}
-				if m, ok := w.masks[p]; ok && m.Kind == Hide {
-					return filepath.SkipDir
-				}
-				return nil
+			if _, ok := w.skip[p]; ok {
+				return true
 			}
-			if !d.Type().IsRegular() {
-				return nil
-			}
-			var st syscall.Stat_t
-			if syscall.Lstat(p, &st) != nil || st.Nlink < 2 {
-				return nil
-			}
-			li, ok := w.links[[2]uint64{uint64(st.Dev), st.Ino}]
+			m, ok := w.masks[p]
+			return ok && m.Kind == Hide
+		}
+		// A directory that cannot be read was hidden whole by the walk
+		// (unreadable) or is below a hidden one: nothing to say.
+		walkLinks(r, skip, nil, func(p string, dev, ino uint64) {
+			li, ok := w.links[[2]uint64{dev, ino}]
 			if !ok || li.path == p || (li.kind == ReadOnly && !writable) {
-				return nil
+				return
 			}
 			w.add(Mask{Path: p, Kind: li.kind, Rule: li.rule + " (hard link of " + li.path + ")"})
-			return nil
 		})
-		if err != nil {
-			return fmt.Errorf("expand deny rules: hard links: %w", err)
-		}
 	}
 	return nil
 }

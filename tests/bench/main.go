@@ -53,6 +53,7 @@ var sections = []struct {
 	{"limits", (*bench).limits},
 	{"deny", (*bench).deny},
 	{"tree", (*bench).tree},
+	{"homelinks", (*bench).homeLinks},
 	{"syscall", (*bench).syscallLoop},
 	{"exec", (*bench).execLoop},
 	{"open", (*bench).openLoop},

@@ -1,0 +1,190 @@
+package fsrules
+
+import (
+	"bytes"
+	"encoding/binary"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/dircache"
+)
+
+// walkLinks calls each for every regular file under root (root included
+// when it is one) that has other hard links (st_nlink >= 2), with its
+// device and inode, in no particular order. Symlinks are not followed;
+// other file systems mounted inside are walked (as filepath.WalkDir and
+// lstat(2) by path do). skip, when set, is asked of every directory below
+// root: true leaves it out. bad is told of every directory that cannot be
+// listed or searched, root included (top reports which): the files in it
+// are not checked. It returns how many entries it saw.
+//
+// This is the check's whole cost on a home whose protected directories
+// hold tens of thousands of files (a browser profile, Python's user site):
+// each directory is read with getdents(2) into one reused buffer, and each
+// regular file is stat'ed with fstatat(2) relative to its directory's
+// descriptor (no path resolution, no path string, no object per entry); a
+// path is made only for the rare file that has other links. One
+// descriptor is open at a time: a directory's subdirectories are opened
+// by path after it is closed (a tree deeper than the descriptor limit is
+// walked all the same).
+func walkLinks(root string, skip func(dir string) bool, bad func(dir string, top bool, err error), each func(p string, dev, ino uint64)) int {
+	return walkLinksKeys(root, skip, bad, nil, each)
+}
+
+// walkLinksKeys is walkLinks, telling seen of every directory it reads,
+// with its key as fstat(2) gave it on the descriptor it then listed.
+func walkLinksKeys(root string, skip func(dir string) bool, bad func(dir string, top bool, err error), seen func(dir string, k dircache.Key), each func(p string, dev, ino uint64)) int {
+	var st unix.Stat_t
+	if err := unix.Lstat(root, &st); err != nil {
+		return 0
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		if st.Nlink >= 2 {
+			each(root, st.Dev, st.Ino)
+		}
+		return 1
+	case unix.S_IFDIR:
+	default:
+		return 1
+	}
+	lw := linkWalk{skip: skip, bad: bad, seen: seen, each: each, buf: make([]byte, 32<<10)}
+	lw.dir(root, true)
+	return lw.n + 1
+}
+
+type linkWalk struct {
+	skip func(string) bool
+	bad  func(string, bool, error)
+	seen func(string, dircache.Key)
+	each func(string, uint64, uint64)
+	buf  []byte
+	n    int
+}
+
+// dir checks the files of dir, then walks its subdirectories.
+func (lw *linkWalk) dir(dir string, top bool) {
+	subs, err := lw.read(dir)
+	if err != nil {
+		if lw.bad != nil {
+			lw.bad(dir, top, err)
+		}
+		return
+	}
+	for _, s := range subs {
+		p := join(dir, s)
+		if lw.skip != nil && lw.skip(p) {
+			continue
+		}
+		lw.dir(p, false)
+	}
+}
+
+// read lists dir, fstatat's its regular files (and the entries whose type
+// getdents does not say), reports those with other links, and returns the
+// names of its subdirectories.
+func (lw *linkWalk) read(dir string) ([]string, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var subs []string
+	var st unix.Stat_t
+	if lw.seen != nil {
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, err
+		}
+		lw.seen(dir, dircache.Key{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec})
+	}
+	for {
+		n, err := unix.Getdents(fd, lw.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return subs, nil
+		}
+		for b := lw.buf[:n]; len(b) > 0; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+			if len(b) < 19 {
+				return nil, unix.EIO
+			}
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				return nil, unix.EIO
+			}
+			rec := b[:reclen]
+			b = b[reclen:]
+			raw := rec[19:]
+			if i := bytes.IndexByte(raw, 0); i >= 0 {
+				raw = raw[:i]
+			}
+			if binary.NativeEndian.Uint64(rec[0:8]) == 0 || len(raw) == 0 || string(raw) == "." || string(raw) == ".." {
+				continue
+			}
+			lw.n++
+			name := unsafe.String(&raw[0], len(raw)) // valid while the buffer is
+			switch rec[18] {
+			case unix.DT_DIR:
+				subs = append(subs, string(raw))
+				continue
+			case unix.DT_REG, unix.DT_UNKNOWN:
+			default:
+				continue // a symlink, device, fifo or socket: no file's other name
+			}
+			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				if err == unix.ENOENT {
+					continue // gone since the listing
+				}
+				// Listed but not searchable (mode r without x): none of
+				// its files can be checked, which the caller must hear.
+				return nil, err
+			}
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFDIR:
+				subs = append(subs, string(raw))
+			case unix.S_IFREG:
+				if st.Nlink >= 2 {
+					lw.each(join(dir, name), st.Dev, st.Ino)
+				}
+			}
+		}
+	}
+}
+
+// filesLinked reports whether a regular file directly in dir has other
+// hard links (or dir cannot be listed, or a file in it stat'ed: the
+// caller must not conclude there is none).
+func filesLinked(dir string) bool {
+	found := false
+	lw := linkWalk{each: func(string, uint64, uint64) { found = true }, buf: make([]byte, 32<<10)}
+	if _, err := lw.read(dir); err != nil {
+		return true
+	}
+	return found
+}
+
+// dirKey returns the key of the directory p (lstat(2): no symlink
+// followed); false when p is no directory.
+func dirKey(p string) (dircache.Key, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return dircache.Key{}, false
+	}
+	return dircache.Key{Dev: st.Dev, Ino: st.Ino, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec}, true
+}
+
+// fileLinked reports whether p is a regular file with other hard links
+// (or cannot be stat'ed: the caller must not conclude it has none).
+func fileLinked(p string) bool {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return true
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink >= 2
+}

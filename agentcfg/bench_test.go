@@ -77,3 +77,24 @@ func BenchmarkMergeBigClaudeJSONReference(b *testing.B) {
 		}
 	}
 }
+
+// The agent changes every project's mcpServers of a 2,000-project file: the
+// whole snapshot comes back. Finding which keys changed was quadratic
+// (seconds: the window the host saw the agent's servers).
+func BenchmarkMergeAllChanged(b *testing.B) {
+	snap := bigClaudeJSON(2000, 200)
+	cur := strings.ReplaceAll(snap, `"mcpServers": {}`, `"mcpServers": {"x": {"command": "evil"}}`)
+	sv, cv := v(snap), v(cur)
+	for _, c := range []struct {
+		name  string
+		merge func(File, Context, Version, Version) Result
+	}{{"fast", Merge}, {"reference", refMerge}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if r := c.merge(Files[0], Context{Workspace: "/home/u/p1"}, sv, cv); !r.Whole {
+					b.Fatal(r.Keys[:1])
+				}
+			}
+		})
+	}
+}

@@ -172,9 +172,14 @@ func (m *merger) merge(cur Version) Result {
 	}
 	var changed [][]string
 	pks := protectedPaths(f, ctx, sd, cd)
-	for _, pk := range pks {
+	// isChanged[i]: pks[i] is in changed (its paths are distinct: a list
+	// search per path was quadratic, seconds for a file of thousands of
+	// projects whose every mcpServers the agent changed).
+	isChanged := make([]bool, len(pks))
+	for i, pk := range pks {
 		if !equalMasked(sd, cd, pk.path, pk.masks) {
 			changed = append(changed, pk.path)
+			isChanged[i] = true
 		}
 	}
 	if len(changed) == 0 {
@@ -185,8 +190,8 @@ func (m *merger) merge(cur Version) Result {
 		r.Keys = append(r.Keys, Display(p))
 	}
 	edits := 0
-	for _, pk := range pks {
-		if containsPath(changed, pk.path) {
+	for i, pk := range pks {
+		if isChanged[i] {
 			edits += 1 + len(pk.masks)
 		}
 	}
@@ -204,8 +209,8 @@ func (m *merger) merge(cur Version) Result {
 		orig, _ = parse(f.Format, cur.Data, trie)
 	}
 	out := cd
-	for _, pk := range pks {
-		if !containsPath(changed, pk.path) {
+	for i, pk := range pks {
+		if !isChanged[i] {
 			continue
 		}
 		if err := out.set(pk.path, sd); err != nil {
@@ -434,15 +439,6 @@ func hasPrefix(p, pre []string) bool {
 		}
 	}
 	return true
-}
-
-func containsPath(l [][]string, p []string) bool {
-	for _, x := range l {
-		if reflect.DeepEqual(x, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func splitPath(s string) []string {

@@ -806,3 +806,12 @@ func refMask(v any, ok bool, path []string, masks [][]string) (any, bool) {
 	}
 	return v, true
 }
+
+func containsPath(l [][]string, p []string) bool {
+	for _, x := range l {
+		if reflect.DeepEqual(x, p) {
+			return true
+		}
+	}
+	return false
+}

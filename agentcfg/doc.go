@@ -65,6 +65,13 @@
 // and encoded again when a key must be put back, which drops its comments
 // (the agent's version, with them, is in the quarantine).
 //
+// The cost of a check must not grow with what the agent keeps in the file
+// (Claude Code's ~/.claude.json holds per-project state, megabytes for some
+// users): the snapshot is parsed once per run, a version only as far as the
+// protected keys can be (the rest is checked, duplicate keys included, but
+// not built), an unchanged file is compared while it is read, and a large
+// snapshot is kept beside the record raw (see jsonc.go, guard_linux.go).
+//
 // Files the agent never needs to write (.mcp.json, plugin and extension
 // directories, .devcontainer/, .cursor/...) are read-only mounts instead:
 // see package fsrules' built-in protections.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -80,7 +81,9 @@ var errRootGone = errors.New("agentcfg: the writable root is gone")
 
 // readState reads what is at t.Path. Nothing below t.Root is followed: the
 // agent controls every name there.
-func readState(t Target, max int64) (fstate, *loc, error) {
+// prev: what the file held at the last look (nil: unknown); a file that
+// still holds it is compared as it is read, without a buffer of its size.
+func readState(t Target, max int64, prev []byte) (fstate, *loc, error) {
 	l := &loc{dirfd: -1, badfd: -1}
 	if t.InPlace {
 		// A bind mount inside: the agent cannot replace it, and its host
@@ -93,7 +96,7 @@ func readState(t Target, max int64) (fstate, *loc, error) {
 			return fstate{}, l, fmt.Errorf("open %s: %w", filepath.Dir(t.Path), err)
 		}
 		l.dirfd, l.name = dir, filepath.Base(t.Path)
-		st, err := statAt(dir, l.name, max)
+		st, err := statAt(dir, l.name, max, prev)
 		return st, l, err
 	}
 	rel, err := filepath.Rel(t.Root, t.Path)
@@ -129,7 +132,7 @@ func readState(t Target, max int64) (fstate, *loc, error) {
 		return fstate{Kind: kAbsent}, l, nil // a file in the way: the path cannot be read by anyone
 	}
 	l.dirfd, l.name = fd, parts[len(parts)-1]
-	st, err := statAt(fd, l.name, max)
+	st, err := statAt(fd, l.name, max, prev)
 	return st, l, err
 }
 
@@ -142,7 +145,7 @@ func readlinkAt(dirfd int, name string) string {
 	return string(buf[:n])
 }
 
-func statAt(dirfd int, name string, max int64) (fstate, error) {
+func statAt(dirfd int, name string, max int64, prev []byte) (fstate, error) {
 	var st unix.Stat_t
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -168,7 +171,7 @@ func statAt(dirfd int, name string, max int64) (fstate, error) {
 			return fstate{Kind: kAbsent}, nil
 		}
 		if errors.Is(err, unix.ELOOP) {
-			return statAt(dirfd, name, max)
+			return statAt(dirfd, name, max, prev)
 		}
 		return fstate{}, fmt.Errorf("open %s: %w", name, err)
 	}
@@ -183,7 +186,7 @@ func statAt(dirfd int, name string, max int64) (fstate, error) {
 		s.Kind = kTooBig
 		return s, nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := readAll(f, st.Size, max, prev)
 	if err != nil {
 		return fstate{}, fmt.Errorf("read %s: %w", name, err)
 	}
@@ -193,6 +196,100 @@ func statAt(dirfd int, name string, max int64) (fstate, error) {
 	}
 	s.Kind, s.Data = kRegular, data
 	return s, nil
+}
+
+// readAll reads f, expected to hold size bytes, up to max+1 bytes. One
+// buffer of the stat's size (and a byte to see growth) instead of
+// io.ReadAll's doublings: with a ~10 MB ~/.claude.json those cost a dozen
+// allocations, their clearing and page faults on every check (issue 16).
+//
+// With prev of the file's size, the file is first compared with prev as it
+// is read, in small pieces: a file that still holds prev (the exit check,
+// an event for another file of the directory) returns prev itself, and
+// costs no buffer of its size (fresh memory cost more than the read).
+func readAll(f *os.File, size, max int64, prev []byte) ([]byte, error) {
+	if prev != nil && int64(len(prev)) == size && size <= max {
+		same, err := readSame(f, prev)
+		if err != nil {
+			return nil, err
+		}
+		if same {
+			return prev, nil
+		}
+		// It differs: read it all again from the start.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+	}
+	n := size + 1
+	if n > max+1 {
+		n = max + 1
+	}
+	if n < 512 {
+		n = 512
+	}
+	buf := make([]byte, 0, n)
+	prefault(buf[:cap(buf)])
+	for int64(len(buf)) <= max {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grown: the file is being written
+		}
+		m, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+var cmpBufs = sync.Pool{New: func() any { b := make([]byte, 128<<10); return &b }}
+
+// readSame reads f, comparing it with prev: whether it holds exactly prev.
+func readSame(f *os.File, prev []byte) (bool, error) {
+	bp := cmpBufs.Get().(*[]byte)
+	defer cmpBufs.Put(bp)
+	buf := *bp
+	off := 0
+	for {
+		m, err := f.Read(buf)
+		if m > 0 {
+			if off+m > len(prev) || !bytes.Equal(buf[:m], prev[off:off+m]) {
+				return false, nil
+			}
+			off += m
+		}
+		if err == io.EOF {
+			return off == len(prev), nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// prefault asks the kernel for a big buffer's pages in one call (and in
+// huge pages where it can), before the read fills it: faulted in one 4 KiB
+// page at a time, a 10 MB read cost 50-60 ms in a VM instead of 3 (issue
+// 16). Only advice: where it is refused, the read faults them in as before.
+func prefault(b []byte) {
+	if len(b) < 1<<20 {
+		return
+	}
+	// madvise needs page-aligned bounds: the pages wholly inside b.
+	const page = 4096
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	off := int((page - p%page) % page)
+	end := off + (len(b)-off)/page*page
+	if end <= off {
+		return
+	}
+	r := b[off:end]
+	_ = unix.Madvise(r, unix.MADV_HUGEPAGE)
+	_ = unix.Madvise(r, unix.MADV_POPULATE_WRITE)
 }
 
 func describeMode(m uint32) string {
@@ -218,11 +315,22 @@ type gtarget struct {
 	timer *time.Timer
 	first time.Time // first unhandled write of the pending early check
 	wd    int
-	// An unreadable version seen while the sandbox runs: its hash, since
+	// An unreadable version seen while the sandbox runs: what it was, since
 	// when, and the recheck.
-	badSum   [32]byte
+	bad      fstate // kind, ctime and data of that version
 	badSince time.Time
 	recheck  *time.Timer
+	// m merges against the snapshot, parsed at the first check and kept:
+	// Claude Code rewrites a ~/.claude.json of megabytes many times a
+	// session (issue 16).
+	m *merger
+}
+
+func (t *gtarget) merge(ctx Context, cur Version) Result {
+	if t.m == nil {
+		t.m = newMerger(t.File, ctx, t.snap.version())
+	}
+	return t.m.merge(cur)
 }
 
 // Guard watches the targets while a sandbox runs.
@@ -232,10 +340,12 @@ type Guard struct {
 	targets []*gtarget
 	seq     int
 	record  string
-	w       *watcher
-	stop    chan struct{}
-	stopped sync.WaitGroup
-	closed  bool
+	// sidecars: the snapshots written beside the record.
+	sidecars []string
+	w        *watcher
+	stop     chan struct{}
+	stopped  sync.WaitGroup
+	closed   bool
 }
 
 // New reads every target's snapshot and writes the record that lets the
@@ -251,7 +361,7 @@ func New(targets []Target, o Options) (g *Guard, skipped []string, err error) {
 	}
 	g = &Guard{opts: o, stop: make(chan struct{})}
 	for _, t := range targets {
-		st, l, err := readState(t, o.MaxSize)
+		st, l, err := readState(t, o.MaxSize, nil)
 		l.close()
 		switch {
 		case errors.Is(err, errRootGone):
@@ -298,7 +408,16 @@ type record struct {
 type recTarget struct {
 	Target Target `json:"target"`
 	Snap   fstate `json:"snapshot"`
+	// DataFile: a snapshot larger than inlineMax is not in Snap.Data but in
+	// this file of the record's directory, as it was read (DataSize bytes).
+	DataFile string `json:"data_file,omitempty"`
+	DataSize int    `json:"data_size,omitempty"`
 }
+
+// inlineMax: larger snapshots are written beside the record, raw. Encoded
+// in the record's JSON (base64), a 10 MB ~/.claude.json cost the start half
+// a second and more (issue 16).
+const inlineMax = 64 << 10
 
 func (g *Guard) writeRecord() error {
 	if len(g.targets) == 0 {
@@ -308,8 +427,20 @@ func (g *Guard) writeRecord() error {
 		return fmt.Errorf("agent configuration guard: %w", err)
 	}
 	rec := record{ID: g.opts.ID, Pid: os.Getpid(), StartTick: startTick(os.Getpid()), Context: g.opts.Context}
-	for _, t := range g.targets {
-		rec.Targets = append(rec.Targets, recTarget{Target: t.Target, Snap: t.snap})
+	for i, t := range g.targets {
+		rt := recTarget{Target: t.Target, Snap: t.snap}
+		if len(t.snap.Data) > inlineMax {
+			// Written before the record that names it: a record on disk
+			// always has its snapshots whole.
+			rt.DataFile, rt.DataSize = fmt.Sprintf("%s.%d.snap", g.opts.ID, i), len(t.snap.Data)
+			rt.Snap.Data = nil
+			p := filepath.Join(g.opts.Dir, rt.DataFile)
+			if err := writeNew(p, t.snap.Data); err != nil {
+				return fmt.Errorf("agent configuration guard: %w", err)
+			}
+			g.sidecars = append(g.sidecars, p)
+		}
+		rec.Targets = append(rec.Targets, rt)
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -320,6 +451,35 @@ func (g *Guard) writeRecord() error {
 		return fmt.Errorf("agent configuration guard: %w", err)
 	}
 	return nil
+}
+
+// removeRecord removes the record, then the snapshots beside it.
+func removeRecord(record string, sidecars []string) {
+	os.Remove(record)
+	for _, p := range sidecars {
+		os.Remove(p)
+	}
+}
+
+// recSnapshot returns a record's snapshot of rt, read back from beside the
+// record when it is not inline; false when that file is not whole.
+func recSnapshot(dir string, rt recTarget) (fstate, string, bool) {
+	if rt.DataFile == "" {
+		return rt.Snap, "", true
+	}
+	// The name is jail's own (the state directory is out of the sandbox's
+	// reach); a name with a slash is not.
+	if strings.ContainsRune(rt.DataFile, '/') || rt.DataFile == "." || rt.DataFile == ".." {
+		return fstate{}, "", false
+	}
+	p := filepath.Join(dir, rt.DataFile)
+	b, err := os.ReadFile(p)
+	if err != nil || len(b) != rt.DataSize {
+		return fstate{}, p, false
+	}
+	s := rt.Snap
+	s.Data = b
+	return s, p, true
 }
 
 // writeNew writes a file of jail's own, atomically, mode 0600.
@@ -392,7 +552,7 @@ func (g *Guard) Close() {
 		g.checkLocked(t, true, false)
 	}
 	if g.record != "" {
-		os.Remove(g.record)
+		removeRecord(g.record, g.sidecars)
 	}
 }
 
@@ -422,7 +582,11 @@ func (g *Guard) check(t *gtarget) {
 // ~/.claude.json in place, truncating first, many times a session) and is
 // put back only once it has stayed so for Stale.
 func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
-	st, l, err := readState(t.Target, g.opts.MaxSize)
+	var prev []byte
+	if t.last.Kind == kRegular {
+		prev = t.last.Data
+	}
+	st, l, err := readState(t.Target, g.opts.MaxSize, prev)
 	defer l.close()
 	if errors.Is(err, errRootGone) {
 		return
@@ -467,7 +631,7 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 		}
 		ev.Whole, ev.Keys = true, []string{fmt.Sprintf("the agent's version is larger than %d bytes", g.opts.MaxSize)}
 	default:
-		res := Merge(t.File, g.opts.Context, t.snap.version(), st.version())
+		res := t.merge(g.opts.Context, st.version())
 		if !res.Unreadable {
 			t.badSince = time.Time{}
 		}
@@ -542,10 +706,12 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 // stale reports whether an unreadable version has stayed the same for
 // Stale; until then it arranges to look again.
 func (g *Guard) stale(t *gtarget, st fstate) bool {
-	sum := sha256.Sum256(append([]byte(fmt.Sprintf("%d %d|", st.Kind, st.Ctime)), st.Data...))
+	// Compared, not hashed: a copy and a SHA-256 of a 10 MB
+	// ~/.claude.json at every look at a half-written one cost more than
+	// the look (issue 16).
 	now := time.Now()
-	if t.badSum != sum || t.badSince.IsZero() {
-		t.badSum, t.badSince = sum, now
+	if t.bad.Kind != st.Kind || t.bad.Ctime != st.Ctime || !bytes.Equal(t.bad.Data, st.Data) || t.badSince.IsZero() {
+		t.bad, t.badSince = fstate{Kind: st.Kind, Ctime: st.Ctime, Data: st.Data}, now
 	} else if now.Sub(t.badSince) >= Stale {
 		return true
 	}
@@ -558,7 +724,7 @@ func (g *Guard) stale(t *gtarget, st fstate) bool {
 
 // settle records what is at the path now as accepted (jail's own write).
 func (g *Guard) settle(t *gtarget, l *loc) {
-	st, err := statAt(l.dirfd, l.name, g.opts.MaxSize)
+	st, err := statAt(l.dirfd, l.name, g.opts.MaxSize, nil)
 	if err == nil {
 		t.last = st
 	}
@@ -715,7 +881,7 @@ func (g *Guard) save(t *gtarget, data []byte) string {
 // removeTemps removes the temporary files a killed supervisor of run id
 // left next to t (named .NAME.jail-tmp-ID-...).
 func removeTemps(t Target, id string, max int64) {
-	_, l, err := readState(t, max)
+	_, l, err := readState(t, max, nil)
 	defer l.close()
 	if err != nil || l.dirfd < 0 || len(l.missing) > 0 {
 		return
@@ -772,9 +938,18 @@ func Recover(o Options) {
 		ro := o
 		ro.ID, ro.Context = rec.ID, rec.Context
 		g := &Guard{opts: ro}
+		var sidecars []string
 		for _, rt := range rec.Targets {
-			t := &gtarget{Target: rt.Target, snap: rt.Snap, last: rt.Snap}
-			st, l, err := readState(t.Target, o.MaxSize)
+			snap, side, ok := recSnapshot(o.Dir, rt)
+			if side != "" {
+				sidecars = append(sidecars, side)
+			}
+			if !ok {
+				o.Report(Event{Target: rt.Target, Err: fmt.Errorf("agent configuration guard: the snapshot of run %s is not whole: %s not checked", rec.ID, rt.Target.Path), Recovered: true})
+				continue
+			}
+			t := &gtarget{Target: rt.Target, snap: snap, last: snap}
+			st, l, err := readState(t.Target, o.MaxSize, nil)
 			l.close()
 			if err == nil && st.Kind == kRegular && time.Unix(0, st.Ctime).After(lastSeen) {
 				if res := Merge(t.File, ro.Context, t.snap.version(), st.version()); res.Changed() {
@@ -785,6 +960,6 @@ func Recover(o Options) {
 			g.checkLocked(t, true, true)
 			removeTemps(t.Target, rec.ID, o.MaxSize)
 		}
-		os.Remove(f)
+		removeRecord(f, sidecars)
 	}
 }

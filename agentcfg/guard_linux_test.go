@@ -1,6 +1,7 @@
 package agentcfg
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -431,5 +432,90 @@ func TestSaveBesideSentinelEntries(t *testing.T) {
 	}
 	if p != filepath.Join(q, "run1", "002-"+name) || read(t, p) != "agent\n" {
 		t.Fatalf("saved as %q", p)
+	}
+}
+
+// A big snapshot is kept beside the record, raw (the record itself stays
+// small: base64 in JSON cost a 10 MB ~/.claude.json half a second at every
+// start), and a killed supervisor's record is still finished with it.
+func TestRecoverBigSnapshot(t *testing.T) {
+	e := newGuardEnv(t)
+	tg := e.target(".claude/settings.json")
+	pad := strings.Repeat("x", 3*inlineMax)
+	host := `{"model": "` + pad + `", "hooks": {"Stop": "mine"}}`
+	write(t, tg.Path, host)
+	g, _, err := New([]Target{tg}, e.opts("dead"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := filepath.Join(e.state, "dead.json")
+	b, _ := os.ReadFile(rp)
+	if len(b) > 16<<10 {
+		t.Errorf("the record holds the snapshot: %d bytes", len(b))
+	}
+	var rec record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Pid, rec.StartTick = 1, 1
+	b, _ = json.Marshal(rec)
+	os.WriteFile(rp, b, 0o600)
+	g.record = "" // not removed by this process
+	write(t, tg.Path, `{"model": "b", "hooks": {"SessionStart": "evil"}}`)
+	Recover(e.opts("next"))
+	if got := read(t, tg.Path); got != `{"model": "b", "hooks": {"Stop": "mine"}}` {
+		t.Errorf("the next start did not put the hook back: %.200s", got)
+	}
+	if left, _ := filepath.Glob(filepath.Join(e.state, "dead*")); len(left) > 0 {
+		t.Errorf("left after recovery: %v", left)
+	}
+	// A record whose snapshot file is not whole checks nothing (and says so).
+	write(t, tg.Path, host)
+	g, _, err = New([]Target{tg}, e.opts("dead2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.record = ""
+	b, _ = os.ReadFile(filepath.Join(e.state, "dead2.json"))
+	json.Unmarshal(b, &rec)
+	rec.Pid, rec.StartTick = 1, 1
+	b, _ = json.Marshal(rec)
+	os.WriteFile(filepath.Join(e.state, "dead2.json"), b, 0o600)
+	os.Truncate(filepath.Join(e.state, "dead2.0.snap"), 10)
+	write(t, tg.Path, `{"hooks": {"SessionStart": "evil"}}`)
+	e.events = nil
+	Recover(e.opts("next"))
+	if ev := e.evs(); len(ev) != 1 || ev[0].Err == nil {
+		t.Errorf("events %+v, want one error", ev)
+	}
+}
+
+// readAll with the last content: an unchanged file gives that content back
+// (no buffer of its size); any change, the file's new content.
+func TestReadAllPrev(t *testing.T) {
+	prev := []byte(strings.Repeat("0123456789", 50000))
+	changed := append([]byte(nil), prev...)
+	changed[len(changed)-1] = 'x'
+	p := filepath.Join(t.TempDir(), "f")
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"same", prev}, {"last byte", changed}, {"first byte", append([]byte("x"), prev[1:]...)}, {"shorter", prev[:len(prev)-1]}, {"longer", append(append([]byte(nil), prev...), 'y')}, {"empty", nil}} {
+		if err := os.WriteFile(p, c.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := f.Stat()
+		got, err := readAll(f, fi.Size(), 64<<20, prev)
+		f.Close()
+		if err != nil || !bytes.Equal(got, c.data) {
+			t.Errorf("%s: read %d bytes (%v), want %d", c.name, len(got), err, len(c.data))
+		}
+		if c.name == "same" && &got[0] != &prev[0] {
+			t.Errorf("same: a new buffer, not prev")
+		}
 	}
 }

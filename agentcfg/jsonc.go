@@ -2,9 +2,11 @@ package agentcfg
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -62,13 +64,127 @@ type jmember struct {
 	val      *jnode
 }
 
-// jdoc is a parsed JSON document.
+// jdoc is a parsed JSON document. A document parsed for a file's protected
+// keys (parseJSONFor) holds nodes only where those keys can be: see ktrie.
 type jdoc struct {
 	src  []byte
 	root *jnode
+	// pruned: only the trie's nodes were built; odd: the document has
+	// a duplicate or "__proto__" key somewhere (its oddities are then
+	// listed by parsing it whole).
+	pruned, odd bool
+	trie        *ktrie // what was built: edits parse again with it
 }
 
-func parseJSON(src []byte) (*jdoc, error) {
+// ktrie says which nodes of a document Merge can look at: the objects on
+// the way to a protected key or an exception (with every member, the
+// values of the others only as placeholders with their kind and span, for
+// the splices), and the values at those keys whole. The rest of the
+// document is checked (syntax, duplicate and "__proto__" keys, depth) but
+// not built: a ~10 MB ~/.claude.json is mostly per-project history, and
+// building it cost ~5 MB/s on every check (issue 16).
+type ktrie struct {
+	full bool              // the value here is built whole
+	kids map[string]*ktrie // by key
+	any  *ktrie            // "*": every key (already merged into kids)
+}
+
+// fullTrie builds everything: the parser as it was.
+var fullTrie = &ktrie{full: true}
+
+func (t *ktrie) child(key []byte) *ktrie {
+	if t.full {
+		return t
+	}
+	if c := t.kids[string(key)]; c != nil {
+		return c
+	}
+	return t.any
+}
+
+// trieFor is the trie of f's keys and exceptions (placeholders filled from
+// ctx).
+func trieFor(f File, ctx Context) *ktrie {
+	root := &ktrie{}
+	add := func(p []string) {
+		t := root
+		for _, k := range p {
+			if t.full {
+				return
+			}
+			next := &t.any
+			if k != "*" {
+				if t.kids == nil {
+					t.kids = map[string]*ktrie{}
+				}
+				c := t.kids[k]
+				if c == nil {
+					c = &ktrie{}
+					t.kids[k] = c
+				}
+				next = &c
+			} else if *next == nil {
+				*next = &ktrie{}
+			}
+			t = *next
+		}
+		t.full, t.kids, t.any = true, nil, nil
+	}
+	for _, k := range f.Keys {
+		add(splitPath(k.Path))
+		for _, e := range k.Except {
+			if ep := exceptPath(e, ctx); ep != nil {
+				add(ep)
+			}
+		}
+	}
+	return mergeAny(root)
+}
+
+// mergeAny makes every named child hold what "*" holds too.
+func mergeAny(t *ktrie) *ktrie {
+	if t == nil || t.full {
+		return t
+	}
+	for k, c := range t.kids {
+		t.kids[k] = mergeAny(unionTrie(c, t.any))
+	}
+	t.any = mergeAny(t.any)
+	return t
+}
+
+func unionTrie(a, b *ktrie) *ktrie {
+	switch {
+	case a == nil && b == nil:
+		return nil
+	case a == nil:
+		a, b = b, nil
+	}
+	if a.full || (b != nil && b.full) {
+		return &ktrie{full: true}
+	}
+	n := &ktrie{}
+	for _, x := range []*ktrie{a, b} {
+		if x == nil {
+			continue
+		}
+		for k, c := range x.kids {
+			if n.kids == nil {
+				n.kids = map[string]*ktrie{}
+			}
+			n.kids[k] = unionTrie(n.kids[k], c)
+		}
+		n.any = unionTrie(n.any, x.any)
+	}
+	return n
+}
+
+// parseJSON parses the whole document.
+func parseJSON(src []byte) (*jdoc, error) { return parseJSONFor(src, fullTrie) }
+
+// parseJSONFor parses src, building the nodes t names. The syntax checks
+// and their errors are those of the whole parse, in the same order.
+func parseJSONFor(src []byte, t *ktrie) (*jdoc, error) {
 	p := &jparser{src: src}
 	// A UTF-8 byte order mark is tolerated (lenient, like the loaders).
 	if bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) {
@@ -77,7 +193,7 @@ func parseJSON(src []byte) (*jdoc, error) {
 	if err := p.skip(); err != nil {
 		return nil, err
 	}
-	root, err := p.value(0)
+	root, _, err := p.value(0, t)
 	if err != nil {
 		return nil, err
 	}
@@ -90,12 +206,26 @@ func parseJSON(src []byte) (*jdoc, error) {
 	if root.kind != jObject {
 		return nil, p.errf("the document is not an object")
 	}
-	return &jdoc{src: src, root: root}, nil
+	return &jdoc{src: src, root: root, pruned: t != fullTrie, odd: p.odd, trie: t}, nil
 }
 
 type jparser struct {
 	src []byte
 	i   int
+	// keys: the keys of the open objects (decoded), for the duplicate
+	// check; odd: a duplicate or "__proto__" key was seen.
+	keys [][]byte
+	odd  bool
+	slab []jnode
+}
+
+// node allocates a node from a slab (placeholders are many and small).
+func (p *jparser) node() *jnode {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]jnode, 0, 256)
+	}
+	p.slab = p.slab[:len(p.slab)+1]
+	return &p.slab[len(p.slab)-1]
 }
 
 func (p *jparser) errf(format string, a ...any) error {
@@ -125,44 +255,92 @@ func (p *jparser) skip() error {
 	return nil
 }
 
-func (p *jparser) value(depth int) (*jnode, error) {
+// value parses one value. With t nil it builds nothing and returns only the
+// value's kind (its span is [start, p.i)).
+func (p *jparser) value(depth int, t *ktrie) (*jnode, jkind, error) {
 	if depth > maxDepth {
-		return nil, p.errf("nested deeper than %d", maxDepth)
+		return nil, 0, p.errf("nested deeper than %d", maxDepth)
 	}
 	if p.i >= len(p.src) {
-		return nil, p.errf("unexpected end")
+		return nil, 0, p.errf("unexpected end")
 	}
 	start := p.i
 	switch c := p.src[p.i]; {
 	case c == '{':
-		return p.object(depth)
+		n, err := p.object(depth, t)
+		return n, jObject, err
 	case c == '[':
-		return p.array(depth)
+		n, err := p.array(depth, t)
+		return n, jArray, err
 	case c == '"':
+		if t == nil {
+			return nil, jString, p.skipString()
+		}
 		s, err := p.string()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return &jnode{kind: jString, start: start, end: p.i, str: s}, nil
+		n := p.node()
+		*n = jnode{kind: jString, start: start, end: p.i, str: s}
+		return n, jString, nil
 	case c == '-' || (c >= '0' && c <= '9'):
-		return p.number()
-	default:
-		for _, lit := range []struct {
-			w string
-			k jkind
-		}{{"true", jTrue}, {"false", jFalse}, {"null", jNull}} {
-			if bytes.HasPrefix(p.src[p.i:], []byte(lit.w)) {
-				p.i += len(lit.w)
-				return &jnode{kind: lit.k, start: start, end: p.i}, nil
-			}
+		if err := p.number(); err != nil {
+			return nil, 0, err
 		}
-		return nil, p.errf("unexpected %q", c)
+		if t == nil {
+			return nil, jNumber, nil
+		}
+		n := p.node()
+		*n = jnode{kind: jNumber, start: start, end: p.i, str: string(p.src[start:p.i])}
+		return n, jNumber, nil
+	default:
+		var k jkind
+		switch {
+		case bytes.HasPrefix(p.src[p.i:], []byte("true")):
+			p.i, k = p.i+4, jTrue
+		case bytes.HasPrefix(p.src[p.i:], []byte("false")):
+			p.i, k = p.i+5, jFalse
+		case bytes.HasPrefix(p.src[p.i:], []byte("null")):
+			p.i, k = p.i+4, jNull
+		default:
+			return nil, 0, p.errf("unexpected %q", c)
+		}
+		if t == nil {
+			return nil, k, nil
+		}
+		n := p.node()
+		*n = jnode{kind: k, start: start, end: p.i}
+		return n, k, nil
 	}
 }
 
-func (p *jparser) object(depth int) (*jnode, error) {
-	n := &jnode{kind: jObject, start: p.i}
+// member parses a member's value for an object being built: the trie's
+// child is built; any other value is checked and left as a placeholder.
+func (p *jparser) memberValue(depth int, t *ktrie) (*jnode, error) {
+	if t != nil {
+		n, _, err := p.value(depth, t)
+		return n, err
+	}
+	start := p.i
+	_, k, err := p.value(depth, nil)
+	if err != nil {
+		return nil, err
+	}
+	n := p.node()
+	*n = jnode{kind: k, start: start, end: p.i}
+	return n, nil
+}
+
+func (p *jparser) object(depth int, t *ktrie) (*jnode, error) {
+	var n *jnode
+	if t != nil {
+		n = p.node()
+		*n = jnode{kind: jObject, start: p.i}
+	}
+	base := len(p.keys)
+	defer func() { p.keys = p.keys[:base] }()
 	p.i++ // {
+	count := 0
 	for {
 		if err := p.skip(); err != nil {
 			return nil, err
@@ -172,10 +350,13 @@ func (p *jparser) object(depth int) (*jnode, error) {
 		}
 		if p.src[p.i] == '}' {
 			p.i++
-			n.end = p.i
+			p.checkKeys(base)
+			if n != nil {
+				n.end = p.i
+			}
 			return n, nil
 		}
-		if len(n.members) > 0 {
+		if count > 0 {
 			if p.src[p.i] != ',' {
 				return nil, p.errf("expected , or }")
 			}
@@ -185,7 +366,10 @@ func (p *jparser) object(depth int) (*jnode, error) {
 			}
 			if p.i < len(p.src) && p.src[p.i] == '}' { // trailing comma
 				p.i++
-				n.end = p.i
+				p.checkKeys(base)
+				if n != nil {
+					n.end = p.i
+				}
 				return n, nil
 			}
 		}
@@ -193,10 +377,11 @@ func (p *jparser) object(depth int) (*jnode, error) {
 			return nil, p.errf("expected a key")
 		}
 		ks := p.i
-		key, err := p.string()
+		key, err := p.keyBytes()
 		if err != nil {
 			return nil, err
 		}
+		p.keys = append(p.keys, key)
 		if err := p.skip(); err != nil {
 			return nil, err
 		}
@@ -207,17 +392,62 @@ func (p *jparser) object(depth int) (*jnode, error) {
 		if err := p.skip(); err != nil {
 			return nil, err
 		}
-		v, err := p.value(depth + 1)
+		count++
+		if n == nil {
+			if _, _, err := p.value(depth+1, nil); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		v, err := p.memberValue(depth+1, t.child(key))
 		if err != nil {
 			return nil, err
 		}
-		n.members = append(n.members, jmember{key: key, keyStart: ks, val: v})
+		n.members = append(n.members, jmember{key: string(key), keyStart: ks, val: v})
 	}
 }
 
-func (p *jparser) array(depth int) (*jnode, error) {
-	n := &jnode{kind: jArray, start: p.i}
+// checkKeys looks for a duplicate or "__proto__" among the keys of the
+// object that ends (p.keys[base:]).
+func (p *jparser) checkKeys(base int) {
+	ks := p.keys[base:]
+	for i, k := range ks {
+		if string(k) == "__proto__" {
+			p.odd = true
+			return
+		}
+		if len(ks) <= 16 {
+			for _, o := range ks[:i] {
+				if bytes.Equal(o, k) {
+					p.odd = true
+					return
+				}
+			}
+		}
+	}
+	if len(ks) > 16 {
+		s := append([][]byte(nil), ks...)
+		slices.SortFunc(s, bytes.Compare)
+		for i := 1; i < len(s); i++ {
+			if bytes.Equal(s[i-1], s[i]) {
+				p.odd = true
+				return
+			}
+		}
+	}
+}
+
+func (p *jparser) array(depth int, t *ktrie) (*jnode, error) {
+	var n *jnode
+	// Protected keys never lie inside arrays: an array on the way to
+	// one is a placeholder (its elements only checked).
+	build := t != nil && t.full
+	if t != nil {
+		n = p.node()
+		*n = jnode{kind: jArray, start: p.i}
+	}
 	p.i++ // [
+	count := 0
 	for {
 		if err := p.skip(); err != nil {
 			return nil, err
@@ -227,10 +457,12 @@ func (p *jparser) array(depth int) (*jnode, error) {
 		}
 		if p.src[p.i] == ']' {
 			p.i++
-			n.end = p.i
+			if n != nil {
+				n.end = p.i
+			}
 			return n, nil
 		}
-		if len(n.elems) > 0 {
+		if count > 0 {
 			if p.src[p.i] != ',' {
 				return nil, p.errf("expected , or ]")
 			}
@@ -240,11 +472,20 @@ func (p *jparser) array(depth int) (*jnode, error) {
 			}
 			if p.i < len(p.src) && p.src[p.i] == ']' {
 				p.i++
-				n.end = p.i
+				if n != nil {
+					n.end = p.i
+				}
 				return n, nil
 			}
 		}
-		v, err := p.value(depth + 1)
+		count++
+		if !build {
+			if _, _, err := p.value(depth+1, nil); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		v, _, err := p.value(depth+1, t)
 		if err != nil {
 			return nil, err
 		}
@@ -252,39 +493,124 @@ func (p *jparser) array(depth int) (*jnode, error) {
 	}
 }
 
-// string reads a string token and decodes it with encoding/json (escapes,
-// surrogate pairs, invalid UTF-8 replaced as a JavaScript reader would).
-func (p *jparser) string() (string, error) {
-	start := p.i
-	escaped := false
+// scanString passes a string token (the loop of the whole parse: a
+// backslash skips the next byte; a control byte is refused).
+func (p *jparser) scanString() (start int, escaped bool, err error) {
+	start = p.i
 	p.i++ // "
 	for p.i < len(p.src) {
+		// Eight plain bytes at a time (most of a big document is the
+		// text of strings): none is a quote, a backslash or a control.
+		for p.i+8 <= len(p.src) && plain8(binary.LittleEndian.Uint64(p.src[p.i:])) {
+			p.i += 8
+		}
+		if p.i >= len(p.src) {
+			break
+		}
 		switch c := p.src[p.i]; {
 		case c == '\\':
 			escaped = true
 			p.i += 2
 		case c == '"':
 			p.i++
-			raw := p.src[start+1 : p.i-1]
-			if !escaped && utf8.Valid(raw) {
-				return string(raw), nil // the common case, without the decoder
-			}
-			var s string
-			if err := json.Unmarshal(p.src[start:p.i], &s); err != nil {
-				return "", fmt.Errorf("%w: offset %d: bad string: %v", errSyntax, start, err)
-			}
-			return s, nil
+			return start, escaped, nil
 		case c < 0x20:
-			return "", p.errf("control character in a string")
+			return start, escaped, p.errf("control character in a string")
 		default:
 			p.i++
 		}
 	}
-	return "", p.errf("unterminated string")
+	return start, escaped, p.errf("unterminated string")
 }
 
-func (p *jparser) number() (*jnode, error) {
-	start := p.i
+// plain8: none of the eight bytes of x is '"', '\\' or below 0x20
+// (the classic "has a zero byte" test, exact).
+func plain8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	return hasZero(x^(ones*'"'))|hasZero(x^(ones*'\\'))|((x-ones*0x20)&^x&highs) == 0
+}
+
+// string reads a string token and decodes it with encoding/json (escapes,
+// surrogate pairs, invalid UTF-8 replaced as a JavaScript reader would).
+func (p *jparser) string() (string, error) {
+	start, escaped, err := p.scanString()
+	if err != nil {
+		return "", err
+	}
+	raw := p.src[start+1 : p.i-1]
+	if !escaped && utf8.Valid(raw) {
+		return string(raw), nil // the common case, without the decoder
+	}
+	var s string
+	if err := json.Unmarshal(p.src[start:p.i], &s); err != nil {
+		return "", fmt.Errorf("%w: offset %d: bad string: %v", errSyntax, start, err)
+	}
+	return s, nil
+}
+
+// keyBytes reads a key: its decoded bytes, without a copy in the common
+// case.
+func (p *jparser) keyBytes() ([]byte, error) {
+	start, escaped, err := p.scanString()
+	if err != nil {
+		return nil, err
+	}
+	raw := p.src[start+1 : p.i-1]
+	if !escaped && utf8.Valid(raw) {
+		return raw, nil
+	}
+	var s string
+	if err := json.Unmarshal(p.src[start:p.i], &s); err != nil {
+		return nil, fmt.Errorf("%w: offset %d: bad string: %v", errSyntax, start, err)
+	}
+	return []byte(s), nil
+}
+
+// skipString checks a string value that is not built: what encoding/json
+// would refuse in it is refused with its words.
+func (p *jparser) skipString() error {
+	start, escaped, err := p.scanString()
+	if err != nil || !escaped || validEscapes(p.src[start+1:p.i-1]) {
+		return err
+	}
+	var s string
+	if err := json.Unmarshal(p.src[start:p.i], &s); err != nil {
+		return fmt.Errorf("%w: offset %d: bad string: %v", errSyntax, start, err)
+	}
+	return nil
+}
+
+// validEscapes: every backslash in s starts an escape encoding/json reads.
+func validEscapes(s []byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		i++
+		if i >= len(s) {
+			return false
+		}
+		switch s[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			if i+5 > len(s) {
+				return false
+			}
+			for _, h := range s[i+1 : i+5] {
+				if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+					return false
+				}
+			}
+			i += 4
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (p *jparser) number() error {
 	if p.src[p.i] == '-' {
 		p.i++
 	}
@@ -297,12 +623,12 @@ func (p *jparser) number() (*jnode, error) {
 		return n
 	}
 	if digits() == 0 {
-		return nil, p.errf("bad number")
+		return p.errf("bad number")
 	}
 	if p.i < len(p.src) && p.src[p.i] == '.' {
 		p.i++
 		if digits() == 0 {
-			return nil, p.errf("bad number")
+			return p.errf("bad number")
 		}
 	}
 	if p.i < len(p.src) && (p.src[p.i] == 'e' || p.src[p.i] == 'E') {
@@ -311,10 +637,10 @@ func (p *jparser) number() (*jnode, error) {
 			p.i++
 		}
 		if digits() == 0 {
-			return nil, p.errf("bad number")
+			return p.errf("bad number")
 		}
 	}
-	return &jnode{kind: jNumber, start: start, end: p.i, str: string(p.src[start:p.i])}, nil
+	return nil
 }
 
 // member returns the value of key in an object: the last one, as JSON.parse
@@ -470,7 +796,7 @@ func jsonSet(d *jdoc, path []string, raw *string) ([]byte, error) {
 	}
 	src := d.src
 	for {
-		doc, err := parseJSON(src)
+		doc, err := parseJSONFor(src, d.trie)
 		if err != nil {
 			return nil, fmt.Errorf("agentcfg: edit broke the document: %w", err)
 		}
@@ -537,6 +863,16 @@ func (d *jdoc) raw(n *jnode) string { return string(d.src[n.start:n.end]) }
 // would read another value). Agents never write either; merge reverts a
 // document that gained one.
 func (d *jdoc) oddities() []string {
+	if d.pruned {
+		if !d.odd {
+			return nil // none anywhere: the parse checked every object
+		}
+		whole, err := parseJSON(d.src)
+		if err != nil {
+			return []string{"document that does not read whole"} // never: the same syntax
+		}
+		return whole.oddities()
+	}
 	var out []string
 	var stack []string // the path, built into a string only when needed
 	where := func(key string) string {

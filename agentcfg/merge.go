@@ -47,6 +47,8 @@ const maxEdits = 64
 // document is a parsed configuration file.
 type document interface {
 	lookup(path []string) (any, bool)
+	// has: lookup's bool, without decoding the value.
+	has(path []string) bool
 	keysAt(path []string) []string
 	// set makes path hold what from holds there (absent: remove it).
 	set(path []string, from document) error
@@ -54,10 +56,14 @@ type document interface {
 	oddities() []string
 }
 
-func parse(f Format, data []byte) (document, error) {
+// parse reads a document; a JSON one only as far as t needs (nil: whole).
+func parse(f Format, data []byte, t *ktrie) (document, error) {
 	switch f {
 	case JSON:
-		d, err := parseJSON(data)
+		if t == nil {
+			t = fullTrie
+		}
+		d, err := parseJSONFor(data, t)
 		if err != nil {
 			return nil, err
 		}
@@ -69,9 +75,9 @@ func parse(f Format, data []byte) (document, error) {
 }
 
 func emptyDoc(f Format) document {
-	d, _ := parse(f, []byte("{}"))
+	d, _ := parse(f, []byte("{}"), nil)
 	if f == TOML {
-		d, _ = parse(f, nil)
+		d, _ = parse(f, nil, nil)
 	}
 	return d
 }
@@ -80,6 +86,41 @@ func emptyDoc(f Format) document {
 // start (snap) and returns what the file must become: the agent's version
 // with every protected key as it was at start.
 func Merge(f File, ctx Context, snap, cur Version) Result {
+	return newMerger(f, ctx, snap).merge(cur)
+}
+
+// merger merges versions of one file against one snapshot, which it parses
+// once (the guard checks a file after every write the agent makes).
+type merger struct {
+	f     File
+	ctx   Context
+	snap  Version
+	trie  *ktrie // JSON: the nodes Merge looks at
+	sd    document
+	sdOK  bool
+	sdErr error
+}
+
+func newMerger(f File, ctx Context, snap Version) *merger {
+	m := &merger{f: f, ctx: ctx, snap: snap}
+	if f.Format == JSON {
+		m.trie = trieFor(f, ctx)
+	}
+	return m
+}
+
+// snapDoc is the snapshot parsed (the first call parses it). Merge only
+// reads it.
+func (m *merger) snapDoc() (document, error) {
+	if !m.sdOK {
+		m.sd, m.sdErr = parse(m.f.Format, m.snap.Data, m.trie)
+		m.sdOK = true
+	}
+	return m.sd, m.sdErr
+}
+
+func (m *merger) merge(cur Version) Result {
+	f, ctx, snap, trie := m.f, m.ctx, m.snap, m.trie
 	whole := func(why string) Result {
 		if !snap.Exists {
 			return Result{Keys: []string{why}, Whole: true, Remove: true}
@@ -93,7 +134,7 @@ func Merge(f File, ctx Context, snap, cur Version) Result {
 		if f.Format == Whole {
 			return whole("the file was deleted")
 		}
-		sd, err := parse(f.Format, snap.Data)
+		sd, err := m.snapDoc()
 		if err != nil {
 			return whole("the file was deleted")
 		}
@@ -114,7 +155,7 @@ func Merge(f File, ctx Context, snap, cur Version) Result {
 		}
 		return whole("the file was changed")
 	}
-	cd, err := parse(f.Format, cur.Data)
+	cd, err := parse(f.Format, cur.Data, trie)
 	if err != nil {
 		r := whole(fmt.Sprintf("the agent's version cannot be read (%v)", err))
 		r.Unreadable = true
@@ -122,7 +163,7 @@ func Merge(f File, ctx Context, snap, cur Version) Result {
 	}
 	sd := emptyDoc(f.Format)
 	if snap.Exists {
-		if sd, err = parse(f.Format, snap.Data); err != nil {
+		if sd, err = m.snapDoc(); err != nil {
 			return whole(fmt.Sprintf("the host's version could not be read (%v), so no change to it is kept", err))
 		}
 	}
@@ -131,9 +172,14 @@ func Merge(f File, ctx Context, snap, cur Version) Result {
 	}
 	var changed [][]string
 	pks := protectedPaths(f, ctx, sd, cd)
-	for _, pk := range pks {
+	// isChanged[i]: pks[i] is in changed (its paths are distinct: a list
+	// search per path was quadratic, seconds for a file of thousands of
+	// projects whose every mcpServers the agent changed).
+	isChanged := make([]bool, len(pks))
+	for i, pk := range pks {
 		if !equalMasked(sd, cd, pk.path, pk.masks) {
 			changed = append(changed, pk.path)
+			isChanged[i] = true
 		}
 	}
 	if len(changed) == 0 {
@@ -144,8 +190,8 @@ func Merge(f File, ctx Context, snap, cur Version) Result {
 		r.Keys = append(r.Keys, Display(p))
 	}
 	edits := 0
-	for _, pk := range pks {
-		if containsPath(changed, pk.path) {
+	for i, pk := range pks {
+		if isChanged[i] {
 			edits += 1 + len(pk.masks)
 		}
 	}
@@ -156,10 +202,15 @@ func Merge(f File, ctx Context, snap, cur Version) Result {
 	}
 	// Put each changed key back, then the agent's values of the exceptions
 	// inside it. The agent's original document is the source of those.
-	orig, _ := parse(f.Format, cur.Data)
+	var orig document
+	if j, ok := cd.(*jsonDoc); ok {
+		orig = &jsonDoc{j.d} // set replaces out's tree, never changes it
+	} else {
+		orig, _ = parse(f.Format, cur.Data, trie)
+	}
 	out := cd
-	for _, pk := range pks {
-		if !containsPath(changed, pk.path) {
+	for i, pk := range pks {
+		if !isChanged[i] {
 			continue
 		}
 		if err := out.set(pk.path, sd); err != nil {
@@ -177,7 +228,7 @@ func Merge(f File, ctx Context, snap, cur Version) Result {
 	}
 	// Belt and braces: the result must read back with every protected key
 	// as at start, or the whole snapshot comes back.
-	check, err := parse(f.Format, b)
+	check, err := parse(f.Format, b, trie)
 	if err != nil {
 		return whole(fmt.Sprintf("the merged version does not read back (%v)", err))
 	}
@@ -208,9 +259,23 @@ func protectedPaths(f File, ctx Context, docs ...document) []protectedPath {
 		p    []string
 		name string
 	}
+	// The patterns and exceptions split once (a big ~/.claude.json has
+	// thousands of concrete paths).
+	type except struct {
+		e  Except
+		ep []string
+	}
+	pats := make([][]string, len(f.Keys))
+	excepts := make([][]except, len(f.Keys))
 	var all []named
-	for _, k := range f.Keys {
-		for _, p := range expand(splitPath(k.Path), docs) {
+	for i, k := range f.Keys {
+		pats[i] = splitPath(k.Path)
+		for _, e := range k.Except {
+			if ep := exceptPath(e, ctx); ep != nil {
+				excepts[i] = append(excepts[i], except{e, ep})
+			}
+		}
+		for _, p := range expand(pats[i], docs) {
 			all = append(all, named{p, Display(p)})
 		}
 	}
@@ -218,7 +283,7 @@ func protectedPaths(f File, ctx Context, docs ...document) []protectedPath {
 		return len(all[i].p) < len(all[j].p) || len(all[i].p) == len(all[j].p) && all[i].name < all[j].name
 	})
 	var out []protectedPath
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(all))
 	for _, n := range all {
 		p := n.p
 		if seen[n.name] || coveredBy(p, seen) {
@@ -227,20 +292,19 @@ func protectedPaths(f File, ctx Context, docs ...document) []protectedPath {
 		seen[n.name] = true
 		pp := protectedPath{path: p}
 		skip := false
-		for _, k := range f.Keys {
-			if !matches(splitPath(k.Path), p) {
+		for i := range f.Keys {
+			if !matches(pats[i], p) {
 				continue
 			}
-			for _, e := range k.Except {
-				ep := exceptPath(e, ctx)
-				if ep == nil || !exceptionHolds(e, ep, docs[len(docs)-1]) {
+			for _, x := range excepts[i] {
+				if !exceptionHolds(x.e, x.ep, docs[len(docs)-1]) {
 					continue
 				}
 				switch {
-				case hasPrefix(p, ep):
+				case hasPrefix(p, x.ep):
 					skip = true // the whole path is the agent's
-				case hasPrefix(ep, p):
-					pp.masks = append(pp.masks, ep)
+				case hasPrefix(x.ep, p):
+					pp.masks = append(pp.masks, x.ep)
 				}
 			}
 		}
@@ -255,6 +319,13 @@ func protectedPaths(f File, ctx Context, docs ...document) []protectedPath {
 // display names so far, shorter paths first).
 func coveredBy(p []string, seen map[string]bool) bool {
 	for i := 1; i < len(p); i++ {
+		// Display(p[:1]) is p[0] for a plain key: no string built.
+		if i == 1 && !strings.ContainsAny(p[0], `./ "[]`) && p[0] != "" {
+			if seen[p[0]] {
+				return true
+			}
+			continue
+		}
 		if seen[Display(p[:i])] {
 			return true
 		}
@@ -333,7 +404,7 @@ func expand(pat []string, docs []document) [][]string {
 	var out [][]string
 	for _, p := range paths {
 		for _, d := range docs {
-			if _, ok := d.lookup(p); ok {
+			if d.has(p) {
 				out = append(out, p)
 				break
 			}
@@ -370,15 +441,6 @@ func hasPrefix(p, pre []string) bool {
 	return true
 }
 
-func containsPath(l [][]string, p []string) bool {
-	for _, x := range l {
-		if reflect.DeepEqual(x, p) {
-			return true
-		}
-	}
-	return false
-}
-
 func splitPath(s string) []string {
 	if s == "" {
 		return nil
@@ -389,6 +451,15 @@ func splitPath(s string) []string {
 // equalMasked compares the values at path in both documents, with the
 // exception paths (masks) left out of both.
 func equalMasked(a, b document, path []string, masks [][]string) bool {
+	if ja, ok := a.(*jsonDoc); ok && len(masks) == 0 {
+		if jb, ok := b.(*jsonDoc); ok {
+			// The same bytes read the same: no need to decode them.
+			na, nb := ja.d.lookup(path), jb.d.lookup(path)
+			if na != nil && nb != nil && bytes.Equal(ja.d.src[na.start:na.end], jb.d.src[nb.start:nb.end]) {
+				return true
+			}
+		}
+	}
 	va, oka := a.lookup(path)
 	vb, okb := b.lookup(path)
 	if len(masks) > 0 {
@@ -510,6 +581,8 @@ func (j *jsonDoc) lookup(path []string) (any, bool) {
 	return n.decode(), true
 }
 
+func (j *jsonDoc) has(path []string) bool { return j.d.lookup(path) != nil }
+
 func (j *jsonDoc) keysAt(path []string) []string {
 	n := j.d.lookup(path)
 	if n == nil || n.kind != jObject {
@@ -534,7 +607,7 @@ func (j *jsonDoc) set(path []string, from document) error {
 	if err != nil {
 		return err
 	}
-	d, err := parseJSON(b)
+	d, err := parseJSONFor(b, j.d.trie)
 	if err != nil {
 		return fmt.Errorf("edit broke the document: %w", err)
 	}

@@ -33,6 +33,11 @@ func (t *tomlDoc) lookup(path []string) (any, bool) {
 	return v, true
 }
 
+func (t *tomlDoc) has(path []string) bool {
+	_, ok := t.lookup(path)
+	return ok
+}
+
 func (t *tomlDoc) keysAt(path []string) []string {
 	v, ok := t.lookup(path)
 	m, isMap := v.(map[string]any)

@@ -453,6 +453,10 @@ func (g *Guard) writeRecord() error {
 	return nil
 }
 
+// orphanAge: a snapshot file with no record naming it is a killed run's
+// once it is this old (a live supervisor writes the record right after).
+const orphanAge = time.Minute
+
 // removeRecord removes the record, then the snapshots beside it.
 func removeRecord(record string, sidecars []string) {
 	os.Remove(record)
@@ -961,5 +965,27 @@ func Recover(o Options) {
 			removeTemps(t.Target, rec.ID, o.MaxSize)
 		}
 		removeRecord(f, sidecars)
+	}
+	removeOrphanSnapshots(o.Dir)
+}
+
+// removeOrphanSnapshots removes the snapshot files no record names: a
+// supervisor killed between a snapshot and its record left them, and
+// nothing of a run may stay behind. A recent one may be a starting
+// supervisor's, whose record is about to follow.
+func removeOrphanSnapshots(dir string) {
+	snaps, _ := filepath.Glob(filepath.Join(dir, "*.snap"))
+	for _, p := range snaps {
+		// ID.N.snap: the record is ID.json.
+		id := strings.TrimSuffix(filepath.Base(p), ".snap")
+		if i := strings.LastIndexByte(id, '.'); i > 0 {
+			id = id[:i]
+		}
+		if _, err := os.Lstat(filepath.Join(dir, id+".json")); err == nil {
+			continue
+		}
+		if fi, err := os.Lstat(p); err == nil && time.Since(fi.ModTime()) > orphanAge {
+			os.Remove(p)
+		}
 	}
 }

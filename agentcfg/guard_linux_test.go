@@ -519,3 +519,32 @@ func TestReadAllPrev(t *testing.T) {
 		}
 	}
 }
+
+// A supervisor killed between a big snapshot's file and the record that
+// names it leaves the snapshot alone: the next start's Recover removes it
+// once it is older than a live supervisor could take to write the record,
+// and keeps a recent one and one its record names.
+func TestRecoverOrphanSnapshot(t *testing.T) {
+	e := newGuardEnv(t)
+	orphan := filepath.Join(e.state, "gone.0.snap")
+	recent := filepath.Join(e.state, "starting.0.snap")
+	named := filepath.Join(e.state, "live.0.snap")
+	for _, p := range []string{orphan, recent, named} {
+		write(t, p, "snapshot")
+	}
+	old := time.Now().Add(-2 * orphanAge)
+	os.Chtimes(orphan, old, old)
+	os.Chtimes(named, old, old)
+	// A live supervisor's record (this process) names its snapshot.
+	b, _ := json.Marshal(record{ID: "live", Pid: os.Getpid(), StartTick: startTick(os.Getpid())})
+	write(t, filepath.Join(e.state, "live.json"), string(b))
+	Recover(e.opts("next"))
+	if _, err := os.Stat(orphan); err == nil {
+		t.Error("an orphaned snapshot of a killed run is left behind")
+	}
+	for _, p := range []string{recent, named} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(p), err)
+		}
+	}
+}

@@ -258,18 +258,28 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 	ok = ok && ok2 && k2 == key && key.Ctime < t0.Add(-Margin).UnixNano()
 	c.mu.Lock()
 	c.reads++
-	if ok && c.dir != "" {
-		vw := c.viewOf(v)
-		r := &Record{Key: key, Total: total, Ents: kept, dir: dir}
-		if old := vw.recs[dir]; old != nil && old.used {
-			vw.nused-- // replaced
-		}
-		vw.recs[dir] = r
-		vw.use(r)
-		vw.dirty = true
+	if ok {
+		c.keep(v, dir, key, total, kept)
 	}
 	c.mu.Unlock()
 	return entries(kept), total, k2.Dev, nil
+}
+
+// keep records what a read of dir found, for view v, replacing the
+// record it had; nothing when the cache has no directory to save to.
+// c.mu is held.
+func (c *Cache) keep(v, dir string, key Key, total int, kept []Entry) {
+	if c.dir == "" {
+		return
+	}
+	vw := c.viewOf(v)
+	r := &Record{Key: key, Total: total, Ents: kept, dir: dir}
+	if old := vw.recs[dir]; old != nil && old.used {
+		vw.nused-- // replaced
+	}
+	vw.recs[dir] = r
+	vw.use(r)
+	vw.dirty = true
 }
 
 // Uncached reads every directory: the DirReader of a walk without a cache
@@ -482,15 +492,8 @@ func (c *Cache) links(v, dir string) ([]Entry, error) {
 	ok = ok && ok2 && same && k2 == key && key.Ctime < t0.Add(-Margin).UnixNano()
 	c.mu.Lock()
 	c.reads++
-	if ok && c.dir != "" {
-		vw := c.viewOf(v)
-		r := &Record{Key: key, Total: total, Ents: kept, dir: dir}
-		if old := vw.recs[dir]; old != nil && old.used {
-			vw.nused--
-		}
-		vw.recs[dir] = r
-		vw.use(r)
-		vw.dirty = true
+	if ok {
+		c.keep(v, dir, key, total, kept)
 	}
 	c.remember(passKey, kept)
 	c.mu.Unlock()

@@ -191,16 +191,31 @@ func (r *runner) guardNotice(ev agentcfg.Event) {
 	}
 	switch {
 	case ev.Action == "left":
-		r.notef("%s: %s changed after that run ended (%s): left as it is", prefix, p, strings.Join(ev.Keys, ", "))
+		r.notef("%s: %s changed after that run ended (%s): left as it is", prefix, p, noticeKeys(ev.Keys, ", "))
 	case ev.Action == "stripped":
-		r.notef("%s: took %s out of %s, which the agent created%s", prefix, strings.Join(ev.Keys, ", "), p, saved)
+		r.notef("%s: took %s out of %s, which the agent created%s", prefix, noticeKeys(ev.Keys, ", "), p, saved)
 	case ev.Action == "removed":
-		r.notef("%s: removed %s, which the agent created (%s)%s", prefix, p, strings.Join(ev.Keys, ", "), saved)
+		r.notef("%s: removed %s, which the agent created (%s)%s", prefix, p, noticeKeys(ev.Keys, ", "), saved)
 	case ev.Whole:
-		r.notef("%s: put back %s as it was (%s)%s", prefix, p, strings.Join(ev.Keys, "; "), saved)
+		r.notef("%s: put back %s as it was (%s)%s", prefix, p, noticeKeys(ev.Keys, "; "), saved)
 	default:
-		r.notef("%s: put back %s in %s as on the host%s", prefix, strings.Join(ev.Keys, ", "), p, saved)
+		r.notef("%s: put back %s in %s as on the host%s", prefix, noticeKeys(ev.Keys, ", "), p, saved)
 	}
+}
+
+// noticeMaxKeys bounds the keys a notice names: an agent that changed
+// every project's MCP servers (thousands) would otherwise print a line of
+// tens of kilobytes. The trail's events and the quarantine's manifest
+// keep the whole list.
+const noticeMaxKeys = 8
+
+// noticeKeys joins keys with sep for a notice, the first noticeMaxKeys of
+// them and how many more.
+func noticeKeys(keys []string, sep string) string {
+	if len(keys) <= noticeMaxKeys {
+		return strings.Join(keys, sep)
+	}
+	return fmt.Sprintf("%s%sand %d more (the audit trail lists each)", strings.Join(keys[:noticeMaxKeys], sep), sep, len(keys)-noticeMaxKeys)
 }
 
 // guardManifest lists a saved agent version in the manifest.jsonl of the

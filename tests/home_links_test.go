@@ -24,15 +24,7 @@ import (
 // after 10,000 entries per home, silently: the key was readable.
 func TestHomeLinksManyFiles(t *testing.T) {
 	home, env := pfHome(t)
-	many := filepath.Join(home, ".ssh", "many")
-	if err := os.MkdirAll(many, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 10_001 {
-		if err := os.WriteFile(filepath.Join(many, fmt.Sprintf("f%05d", i)), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sshFiles(t, home, 10_001)
 	key := fsSecrets(t, home, ".ssh/many/zz_key") // after every f*: the last one walked
 	proj := workspace(t)
 	if err := os.Link(filepath.Join(home, ".ssh/many/zz_key"), filepath.Join(proj, "notes.txt")); err != nil {
@@ -59,15 +51,7 @@ func TestHomeLinksManyFiles(t *testing.T) {
 // the link.
 func TestHomeLinksBetweenRuns(t *testing.T) {
 	home, env := pfHome(t)
-	many := filepath.Join(home, ".ssh", "many")
-	if err := os.MkdirAll(many, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 2_000 {
-		if err := os.WriteFile(filepath.Join(many, fmt.Sprintf("f%05d", i)), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sshFiles(t, home, 2_000)
 	key := fsSecrets(t, home, ".ssh/many/f01000")
 	proj := workspace(t)
 	fsWrite(t, proj, "a/x.go", "package a\n", 0o644)
@@ -96,5 +80,20 @@ func TestHomeLinksBetweenRuns(t *testing.T) {
 	mustCode(t, c, 0)
 	if len(fsLeaks(c.stdout, key)) != 1 {
 		t.Fatalf("control (--no-default-deny): the attack is broken\n%s%s", c.stdout, c.stderr)
+	}
+}
+
+// sshFiles makes ~/.ssh/many (0700) with n empty private files f00000,
+// f00001... in it: a protected home directory with many files.
+func sshFiles(t *testing.T, home string, n int) {
+	t.Helper()
+	many := filepath.Join(home, ".ssh", "many")
+	if err := os.MkdirAll(many, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(many, fmt.Sprintf("f%05d", i)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -51,22 +52,38 @@ type Cache struct {
 }
 
 type view struct {
-	recs  map[string]*Record // as loaded, then as read
-	nused int                // records this run looked up or stored (Record.used)
+	t     table  // the cache file's records, decoded when used
+	tUsed []bool // t's records this run looked up
+	// pre are this pass's parallel lstat(2)s of t's directories (prefetch):
+	// each says whether the directory's key was its record's.
+	pre   []uint8
+	recs  map[string]*Record // the records this run read and kept: they replace t's
 	dirty bool
 }
 
-// stamp is a directory's key as lstat(2) gave it; dir: it was a directory.
-type stamp struct {
-	key Key
-	dir bool
+// pre values
+const (
+	preNone  = iota // no stat of this pass, or used
+	preSame         // the directory's key was its record's
+	preOther        // it was not, or no directory: lstat it again
+)
+
+// get returns dir's record: this run's, else the file's, decoded; i is
+// its index in t (-1: this run's).
+func (vw *view) get(dir string) (r Record, i int, ok bool) {
+	if rp := vw.recs[dir]; rp != nil {
+		return *rp, -1, true
+	}
+	if i, ok := vw.t.find(dir); ok {
+		return vw.t.record(i), i, true
+	}
+	return Record{}, -1, false
 }
 
-// use marks r as used by this run.
-func (vw *view) use(r *Record) {
-	if !r.used {
-		r.used = true
-		vw.nused++
+// use marks record i of t (-1: one of this run's) as used.
+func (vw *view) use(i int) {
+	if i >= 0 {
+		vw.tUsed[i] = true
 	}
 }
 
@@ -115,16 +132,16 @@ func (c *Cache) viewOf(v string) *view {
 	if vw, ok := c.views[v]; ok {
 		return vw
 	}
-	vw := &view{recs: map[string]*Record{}}
+	vw := &view{}
 	c.views[v] = vw
 	if c.dir == "" {
 		return vw
 	}
 	if b, err := readPrivate(c.fileOf(v), c.uid); err == nil {
-		// b is this view's alone and never written again: the records
-		// refer to it rather than to a copy.
-		if recs, err := parse(b, v, true); err == nil {
-			vw.recs = recs
+		// b is this view's alone and never written again: the table
+		// refers to it rather than to a copy.
+		if t, err := parseTable(b, v, true); err == nil {
+			vw.t, vw.tUsed = t, make([]bool, len(t.dirs))
 		} else {
 			vw.dirty = true // rewritten at Save
 		}
@@ -135,20 +152,18 @@ func (c *Cache) viewOf(v string) *view {
 
 // prefetch takes the lstat(2)s of vw's directories with a few goroutines
 // (a walk of an unchanged tree is one lstat per directory, one after the
-// other otherwise) and keeps each in its record (Record.pre). They are this
-// pass's own: taken now, when the pass first uses the view, used once each
-// by this view only (a record is one view's), dropped at Save (an exit
-// check must never judge a directory by a stat taken before the agent
-// ran).
+// other otherwise) and keeps whether each gave its record's key (vw.pre).
+// They are this pass's own: taken now, when the pass first uses the view,
+// used once each by this view only (a record is one view's), dropped at
+// Save (an exit check must never judge a directory by a stat taken before
+// the agent ran).
 func (c *Cache) prefetch(vw *view) {
 	n := min(runtime.GOMAXPROCS(0), 4)
-	if len(vw.recs) < PrefetchMin || n < 2 {
+	t := &vw.t
+	if len(t.dirs) < PrefetchMin || n < 2 {
 		return
 	}
-	recs := make([]*Record, 0, len(vw.recs))
-	for _, r := range vw.recs {
-		recs = append(recs, r)
-	}
+	pre := make([]uint8, len(t.dirs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range n {
@@ -157,32 +172,40 @@ func (c *Cache) prefetch(vw *view) {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(recs) {
+				if i >= len(pre) {
 					return
 				}
-				r := recs[i]
-				r.pre.key, r.pre.dir = lstatKey(r.dir)
-				r.hasPre = true
+				pre[i] = preOther
+				if k, dir := lstatKey(t.dirs[i]); dir && k == t.key(i) {
+					pre[i] = preSame
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	vw.pre = pre
 }
 
 // keyOfDir returns dir's key for view vw (the prefetched stamp of its
 // record, used up, or a fresh lstat), and false when dir is no directory
 // or lies on a file system whose ctimes are not trusted. c.mu is held.
 func (c *Cache) keyOfDir(vw *view, dir string) (Key, bool) {
-	var s stamp
-	if r := vw.recs[dir]; r != nil && r.hasPre {
-		s, r.hasPre = r.pre, false
-	} else {
-		s.key, s.dir = lstatKey(dir)
+	if vw.pre != nil && vw.recs[dir] == nil {
+		if i, ok := vw.t.find(dir); ok && vw.pre[i] != preNone {
+			same := vw.pre[i] == preSame
+			vw.pre[i] = preNone // once
+			if same {
+				// This pass's lstat gave the record's key: that key.
+				k := vw.t.key(i)
+				return k, c.trusted(k.Dev, dir)
+			}
+		}
 	}
-	if !s.dir {
+	key, isDir := lstatKey(dir)
+	if !isDir {
 		return Key{}, false
 	}
-	return s.key, c.trusted(s.key.Dev, dir)
+	return key, c.trusted(key.Dev, dir)
 }
 
 // entries returns the kept entries as fs.DirEntry: pointers into the
@@ -219,11 +242,11 @@ func (c *Cache) LookupKey(v, dir string) ([]fs.DirEntry, int, Key, bool) {
 	if !ok {
 		return nil, 0, Key{}, false
 	}
-	r, hit := vw.recs[dir]
+	r, i, hit := vw.get(dir)
 	if !hit || r.Key != key {
 		return nil, 0, Key{}, false
 	}
-	vw.use(r)
+	vw.use(i)
 	c.hits++
 	return entries(r.Ents), r.Total, key, true
 }
@@ -242,8 +265,8 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 	c.mu.Lock()
 	vw := c.viewOf(v)
 	key, ok := c.keyOfDir(vw, dir)
-	if r, hit := vw.recs[dir]; ok && hit && r.Key == key {
-		vw.use(r)
+	if r, i, hit := vw.get(dir); ok && hit && r.Key == key {
+		vw.use(i)
 		c.hits++
 		c.mu.Unlock()
 		return entries(r.Ents), r.Total, key.Dev, nil
@@ -273,12 +296,10 @@ func (c *Cache) keep(v, dir string, key Key, total int, kept []Entry) {
 		return
 	}
 	vw := c.viewOf(v)
-	r := &Record{Key: key, Total: total, Ents: kept, dir: dir}
-	if old := vw.recs[dir]; old != nil && old.used {
-		vw.nused-- // replaced
+	if vw.recs == nil {
+		vw.recs = map[string]*Record{}
 	}
-	vw.recs[dir] = r
-	vw.use(r)
+	vw.recs[dir] = &Record{Key: key, Total: total, Ents: kept} // replaces t's
 	vw.dirty = true
 }
 
@@ -319,18 +340,24 @@ func (c *Cache) Save() error {
 		errs = append(errs, err)
 	}
 	for v, vw := range c.views {
-		for _, r := range vw.recs {
-			r.hasPre = false // the pass is over: its stats are not the next one's
-		}
-		if !vw.dirty && vw.nused == len(vw.recs) {
-			continue
-		}
-		recs := make(map[string]*Record, vw.nused)
-		for d, r := range vw.recs {
-			if r.used {
-				recs[d] = r
+		vw.pre = nil // the pass is over: its stats are not the next one's
+		nused := 0
+		for _, u := range vw.tUsed {
+			if u {
+				nused++
 			}
 		}
+		if !vw.dirty && nused == len(vw.t.dirs) {
+			continue
+		}
+		recs := make(map[string]*Record, nused+len(vw.recs))
+		for i, d := range vw.t.dirs {
+			if vw.tUsed[i] {
+				r := vw.t.record(i)
+				recs[d] = &r
+			}
+		}
+		maps.Copy(recs, vw.recs) // this run's replace the file's
 		b, err := Encode(v, recs)
 		if err == nil {
 			err = writePrivate(c.dir, c.fileOf(v), b)
@@ -339,7 +366,17 @@ func (c *Cache) Save() error {
 			errs = append(errs, err)
 			continue
 		}
-		vw.recs, vw.dirty = recs, false
+		// What was written is the view now, every record of it used.
+		if t, err := parseTable(b, v, true); err == nil {
+			vw.t, vw.recs = t, nil
+			vw.tUsed = make([]bool, len(t.dirs))
+			for i := range vw.tUsed {
+				vw.tUsed[i] = true
+			}
+		} else {
+			vw.t, vw.tUsed, vw.recs = table{}, nil, recs
+		}
+		vw.dirty = false
 		wrote = true
 	}
 	if wrote {
@@ -466,8 +503,8 @@ func (c *Cache) links(v, dir string) ([]Entry, error) {
 	}
 	vw := c.viewOf(v)
 	key, ok := c.keyOfDir(vw, dir)
-	if r, hit := vw.recs[dir]; ok && hit && r.Key == key {
-		vw.use(r)
+	if r, i, hit := vw.get(dir); ok && hit && r.Key == key {
+		vw.use(i)
 		c.hits++
 		c.remember(passKey, r.Ents)
 		c.mu.Unlock()

@@ -219,6 +219,17 @@ func entries(es []Entry) []fs.DirEntry {
 	return out
 }
 
+// Records returns how many directories view's cache file has records of
+// (loading it, as the first lookup would).
+func (c *Cache) Records(v string) int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.viewOf(v).t.dirs)
+}
+
 // Lookup answers for dir from the record of view when dir is the
 // directory that record was kept for and has not changed since (its
 // device, inode and ctime): the entries kept then, how many entries dir

@@ -26,6 +26,10 @@
 // another user or writable by others turns the cache off (every directory
 // is read). A lookup never skips a directory: a miss reads it.
 //
+// A view's file is loaded as a table, each record's directory and offset:
+// a lookup finds a record by binary search and decodes that one (no object
+// per record at load, where a new process pays for every fresh page).
+//
 // When a pass (a walk, then Save) first uses a view of PrefetchMin records
 // or more, a few goroutines lstat its directories in parallel; each such
 // stat serves that view once, in that pass (the exit check never judges a

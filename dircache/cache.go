@@ -55,8 +55,14 @@ type view struct {
 	t     table  // the cache file's records, decoded when used
 	tUsed []bool // t's records this run looked up
 	// pre are this pass's parallel lstat(2)s of t's directories (prefetch):
-	// each says whether the directory's key was its record's.
+	// each says whether the directory's key was its record's. They are
+	// taken a run of prefetchRun records at a time (runs: who has which),
+	// while the walk goes on.
 	pre   []uint8
+	runs  []atomic.Uint32
+	preMu sync.Mutex
+	preC  *sync.Cond // a run is done (preMu)
+	wg    sync.WaitGroup
 	recs  map[string]*Record // the records this run read and kept: they replace t's
 	dirty bool
 }
@@ -67,6 +73,16 @@ const (
 	preSame         // the directory's key was its record's
 	preOther        // it was not, or no directory: lstat it again
 )
+
+// runs values
+const (
+	runFree  = iota // nobody has taken it yet
+	runTaken        // a goroutine (or the walk) is stat'ing it
+	runDone         // its pre are set
+)
+
+// prefetchRun is how many records in a row are stat'ed by one taker.
+const prefetchRun = 64
 
 // get returns dir's record: this run's, else the file's, decoded; i is
 // its index in t (-1: this run's).
@@ -150,40 +166,76 @@ func (c *Cache) viewOf(v string) *view {
 	return vw
 }
 
-// prefetch takes the lstat(2)s of vw's directories with a few goroutines
-// (a walk of an unchanged tree is one lstat per directory, one after the
-// other otherwise) and keeps whether each gave its record's key (vw.pre).
-// They are this pass's own: taken now, when the pass first uses the view,
-// used once each by this view only (a record is one view's), dropped at
-// Save (an exit check must never judge a directory by a stat taken before
-// the agent ran).
+// prefetch starts a few goroutines that take the lstat(2)s of vw's
+// directories (a walk of an unchanged tree is one lstat per directory, one
+// after the other otherwise) and keep whether each gave its record's key
+// (vw.pre). They take runs of records in the file's order while the walk
+// goes on; the walk, coming to a record, waits for its run if a goroutine
+// has it, or stats the run itself if none has (statRun). The stats are
+// this pass's own: taken from now, when the pass first uses the view, used
+// once each by this view only (a record is one view's), dropped at Save,
+// which waits for the goroutines (an exit check must never judge a
+// directory by a stat taken before the agent ran).
 func (c *Cache) prefetch(vw *view) {
 	n := min(runtime.GOMAXPROCS(0), 4)
 	t := &vw.t
 	if len(t.dirs) < PrefetchMin || n < 2 {
 		return
 	}
-	pre := make([]uint8, len(t.dirs))
+	vw.pre = make([]uint8, len(t.dirs))
+	vw.runs = make([]atomic.Uint32, (len(t.dirs)+prefetchRun-1)/prefetchRun)
+	vw.preC = sync.NewCond(&vw.preMu)
 	var next atomic.Int64
-	var wg sync.WaitGroup
 	for range n {
-		wg.Add(1)
+		vw.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer vw.wg.Done()
 			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(pre) {
+				r := int(next.Add(1)) - 1
+				if r >= len(vw.runs) {
 					return
 				}
-				pre[i] = preOther
-				if k, dir := lstatKey(t.dirs[i]); dir && k == t.key(i) {
-					pre[i] = preSame
-				}
+				vw.statRun(r)
 			}
 		}()
 	}
-	wg.Wait()
-	vw.pre = pre
+}
+
+// statRun takes run r of vw.pre, unless someone has, and stats its
+// directories.
+func (vw *view) statRun(r int) {
+	if !vw.runs[r].CompareAndSwap(runFree, runTaken) {
+		return
+	}
+	t := &vw.t
+	for i := r * prefetchRun; i < min((r+1)*prefetchRun, len(t.dirs)); i++ {
+		vw.pre[i] = preOther
+		if k, dir := lstatKey(t.dirs[i]); dir && k == t.key(i) {
+			vw.pre[i] = preSame
+		}
+	}
+	vw.preMu.Lock()
+	vw.runs[r].Store(runDone) // after pre: a reader that sees runDone sees them
+	vw.preC.Broadcast()
+	vw.preMu.Unlock()
+}
+
+// preOf returns the prefetched stat of record i, once: the run holding it
+// stat'ed by the walk itself if no goroutine has taken it yet, waited for
+// if one has.
+func (vw *view) preOf(i int) uint8 {
+	r := i / prefetchRun
+	vw.statRun(r)
+	if vw.runs[r].Load() != runDone {
+		vw.preMu.Lock()
+		for vw.runs[r].Load() != runDone {
+			vw.preC.Wait()
+		}
+		vw.preMu.Unlock()
+	}
+	p := vw.pre[i]
+	vw.pre[i] = preNone // once
+	return p
 }
 
 // keyOfDir returns dir's key for view vw (the prefetched stamp of its
@@ -191,14 +243,10 @@ func (c *Cache) prefetch(vw *view) {
 // or lies on a file system whose ctimes are not trusted. c.mu is held.
 func (c *Cache) keyOfDir(vw *view, dir string) (Key, bool) {
 	if vw.pre != nil && vw.recs[dir] == nil {
-		if i, ok := vw.t.find(dir); ok && vw.pre[i] != preNone {
-			same := vw.pre[i] == preSame
-			vw.pre[i] = preNone // once
-			if same {
-				// This pass's lstat gave the record's key: that key.
-				k := vw.t.key(i)
-				return k, c.trusted(k.Dev, dir)
-			}
+		if i, ok := vw.t.find(dir); ok && vw.preOf(i) == preSame {
+			// This pass's lstat gave the record's key: that key.
+			k := vw.t.key(i)
+			return k, c.trusted(k.Dev, dir)
 		}
 	}
 	key, isDir := lstatKey(dir)
@@ -351,7 +399,8 @@ func (c *Cache) Save() error {
 		errs = append(errs, err)
 	}
 	for v, vw := range c.views {
-		vw.pre = nil // the pass is over: its stats are not the next one's
+		vw.wg.Wait()
+		vw.pre, vw.runs = nil, nil // the pass is over: its stats are not the next one's
 		nused := 0
 		for _, u := range vw.tUsed {
 			if u {

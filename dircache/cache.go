@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -51,22 +52,54 @@ type Cache struct {
 }
 
 type view struct {
-	recs  map[string]*Record // as loaded, then as read
-	nused int                // records this run looked up or stored (Record.used)
+	t     table  // the cache file's records, decoded when used
+	tUsed []bool // t's records this run looked up
+	// pre are this pass's parallel lstat(2)s of t's directories (prefetch):
+	// each says whether the directory's key was its record's. They are
+	// taken a run of prefetchRun records at a time (runs: who has which),
+	// while the walk goes on.
+	pre   []uint8
+	runs  []atomic.Uint32
+	preMu sync.Mutex
+	preC  *sync.Cond // a run is done (preMu)
+	wg    sync.WaitGroup
+	recs  map[string]*Record // the records this run read and kept: they replace t's
 	dirty bool
 }
 
-// stamp is a directory's key as lstat(2) gave it; dir: it was a directory.
-type stamp struct {
-	key Key
-	dir bool
+// pre values
+const (
+	preNone  = iota // no stat of this pass, or used
+	preSame         // the directory's key was its record's
+	preOther        // it was not, or no directory: lstat it again
+)
+
+// runs values
+const (
+	runFree  = iota // nobody has taken it yet
+	runTaken        // a goroutine (or the walk) is stat'ing it
+	runDone         // its pre are set
+)
+
+// prefetchRun is how many records in a row are stat'ed by one taker.
+const prefetchRun = 64
+
+// get returns dir's record: this run's, else the file's, decoded; i is
+// its index in t (-1: this run's).
+func (vw *view) get(dir string) (r Record, i int, ok bool) {
+	if rp := vw.recs[dir]; rp != nil {
+		return *rp, -1, true
+	}
+	if i, ok := vw.t.find(dir); ok {
+		return vw.t.record(i), i, true
+	}
+	return Record{}, -1, false
 }
 
-// use marks r as used by this run.
-func (vw *view) use(r *Record) {
-	if !r.used {
-		r.used = true
-		vw.nused++
+// use marks record i of t (-1: one of this run's) as used.
+func (vw *view) use(i int) {
+	if i >= 0 {
+		vw.tUsed[i] = true
 	}
 }
 
@@ -115,16 +148,16 @@ func (c *Cache) viewOf(v string) *view {
 	if vw, ok := c.views[v]; ok {
 		return vw
 	}
-	vw := &view{recs: map[string]*Record{}}
+	vw := &view{}
 	c.views[v] = vw
 	if c.dir == "" {
 		return vw
 	}
 	if b, err := readPrivate(c.fileOf(v), c.uid); err == nil {
-		// b is this view's alone and never written again: the records
-		// refer to it rather than to a copy.
-		if recs, err := parse(b, v, true); err == nil {
-			vw.recs = recs
+		// b is this view's alone and never written again: the table
+		// refers to it rather than to a copy.
+		if t, err := parseTable(b, v, true); err == nil {
+			vw.t, vw.tUsed = t, make([]bool, len(t.dirs))
 		} else {
 			vw.dirty = true // rewritten at Save
 		}
@@ -133,56 +166,94 @@ func (c *Cache) viewOf(v string) *view {
 	return vw
 }
 
-// prefetch takes the lstat(2)s of vw's directories with a few goroutines
-// (a walk of an unchanged tree is one lstat per directory, one after the
-// other otherwise) and keeps each in its record (Record.pre). They are this
-// pass's own: taken now, when the pass first uses the view, used once each
-// by this view only (a record is one view's), dropped at Save (an exit
-// check must never judge a directory by a stat taken before the agent
-// ran).
+// prefetch starts a few goroutines that take the lstat(2)s of vw's
+// directories (a walk of an unchanged tree is one lstat per directory, one
+// after the other otherwise) and keep whether each gave its record's key
+// (vw.pre). They take runs of records in the file's order while the walk
+// goes on; the walk, coming to a record, waits for its run if a goroutine
+// has it, or stats the run itself if none has (statRun). The stats are
+// this pass's own: taken from now, when the pass first uses the view, used
+// once each by this view only (a record is one view's), dropped at Save,
+// which waits for the goroutines (an exit check must never judge a
+// directory by a stat taken before the agent ran).
 func (c *Cache) prefetch(vw *view) {
 	n := min(runtime.GOMAXPROCS(0), 4)
-	if len(vw.recs) < PrefetchMin || n < 2 {
+	t := &vw.t
+	if len(t.dirs) < PrefetchMin || n < 2 {
 		return
 	}
-	recs := make([]*Record, 0, len(vw.recs))
-	for _, r := range vw.recs {
-		recs = append(recs, r)
-	}
+	vw.pre = make([]uint8, len(t.dirs))
+	vw.runs = make([]atomic.Uint32, (len(t.dirs)+prefetchRun-1)/prefetchRun)
+	vw.preC = sync.NewCond(&vw.preMu)
 	var next atomic.Int64
-	var wg sync.WaitGroup
 	for range n {
-		wg.Add(1)
+		vw.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer vw.wg.Done()
 			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(recs) {
+				r := int(next.Add(1)) - 1
+				if r >= len(vw.runs) {
 					return
 				}
-				r := recs[i]
-				r.pre.key, r.pre.dir = lstatKey(r.dir)
-				r.hasPre = true
+				vw.statRun(r)
 			}
 		}()
 	}
-	wg.Wait()
+}
+
+// statRun takes run r of vw.pre, unless someone has, and stats its
+// directories.
+func (vw *view) statRun(r int) {
+	if !vw.runs[r].CompareAndSwap(runFree, runTaken) {
+		return
+	}
+	t := &vw.t
+	for i := r * prefetchRun; i < min((r+1)*prefetchRun, len(t.dirs)); i++ {
+		vw.pre[i] = preOther
+		if k, dir := lstatKey(t.dirs[i]); dir && k == t.key(i) {
+			vw.pre[i] = preSame
+		}
+	}
+	vw.preMu.Lock()
+	vw.runs[r].Store(runDone) // after pre: a reader that sees runDone sees them
+	vw.preC.Broadcast()
+	vw.preMu.Unlock()
+}
+
+// preOf returns the prefetched stat of record i, once: the run holding it
+// stat'ed by the walk itself if no goroutine has taken it yet, waited for
+// if one has.
+func (vw *view) preOf(i int) uint8 {
+	r := i / prefetchRun
+	vw.statRun(r)
+	if vw.runs[r].Load() != runDone {
+		vw.preMu.Lock()
+		for vw.runs[r].Load() != runDone {
+			vw.preC.Wait()
+		}
+		vw.preMu.Unlock()
+	}
+	p := vw.pre[i]
+	vw.pre[i] = preNone // once
+	return p
 }
 
 // keyOfDir returns dir's key for view vw (the prefetched stamp of its
 // record, used up, or a fresh lstat), and false when dir is no directory
 // or lies on a file system whose ctimes are not trusted. c.mu is held.
 func (c *Cache) keyOfDir(vw *view, dir string) (Key, bool) {
-	var s stamp
-	if r := vw.recs[dir]; r != nil && r.hasPre {
-		s, r.hasPre = r.pre, false
-	} else {
-		s.key, s.dir = lstatKey(dir)
+	if vw.pre != nil && vw.recs[dir] == nil {
+		if i, ok := vw.t.find(dir); ok && vw.preOf(i) == preSame {
+			// This pass's lstat gave the record's key: that key.
+			k := vw.t.key(i)
+			return k, c.trusted(k.Dev, dir)
+		}
 	}
-	if !s.dir {
+	key, isDir := lstatKey(dir)
+	if !isDir {
 		return Key{}, false
 	}
-	return s.key, c.trusted(s.key.Dev, dir)
+	return key, c.trusted(key.Dev, dir)
 }
 
 // entries returns the kept entries as fs.DirEntry: pointers into the
@@ -194,6 +265,17 @@ func entries(es []Entry) []fs.DirEntry {
 		out[i] = &es[i]
 	}
 	return out
+}
+
+// Records returns how many directories view's cache file has records of
+// (loading it, as the first lookup would).
+func (c *Cache) Records(v string) int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.viewOf(v).t.dirs)
 }
 
 // Lookup answers for dir from the record of view when dir is the
@@ -219,11 +301,11 @@ func (c *Cache) LookupKey(v, dir string) ([]fs.DirEntry, int, Key, bool) {
 	if !ok {
 		return nil, 0, Key{}, false
 	}
-	r, hit := vw.recs[dir]
+	r, i, hit := vw.get(dir)
 	if !hit || r.Key != key {
 		return nil, 0, Key{}, false
 	}
-	vw.use(r)
+	vw.use(i)
 	c.hits++
 	return entries(r.Ents), r.Total, key, true
 }
@@ -242,8 +324,8 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 	c.mu.Lock()
 	vw := c.viewOf(v)
 	key, ok := c.keyOfDir(vw, dir)
-	if r, hit := vw.recs[dir]; ok && hit && r.Key == key {
-		vw.use(r)
+	if r, i, hit := vw.get(dir); ok && hit && r.Key == key {
+		vw.use(i)
 		c.hits++
 		c.mu.Unlock()
 		return entries(r.Ents), r.Total, key.Dev, nil
@@ -273,12 +355,10 @@ func (c *Cache) keep(v, dir string, key Key, total int, kept []Entry) {
 		return
 	}
 	vw := c.viewOf(v)
-	r := &Record{Key: key, Total: total, Ents: kept, dir: dir}
-	if old := vw.recs[dir]; old != nil && old.used {
-		vw.nused-- // replaced
+	if vw.recs == nil {
+		vw.recs = map[string]*Record{}
 	}
-	vw.recs[dir] = r
-	vw.use(r)
+	vw.recs[dir] = &Record{Key: key, Total: total, Ents: kept} // replaces t's
 	vw.dirty = true
 }
 
@@ -319,18 +399,25 @@ func (c *Cache) Save() error {
 		errs = append(errs, err)
 	}
 	for v, vw := range c.views {
-		for _, r := range vw.recs {
-			r.hasPre = false // the pass is over: its stats are not the next one's
-		}
-		if !vw.dirty && vw.nused == len(vw.recs) {
-			continue
-		}
-		recs := make(map[string]*Record, vw.nused)
-		for d, r := range vw.recs {
-			if r.used {
-				recs[d] = r
+		vw.wg.Wait()
+		vw.pre, vw.runs = nil, nil // the pass is over: its stats are not the next one's
+		nused := 0
+		for _, u := range vw.tUsed {
+			if u {
+				nused++
 			}
 		}
+		if !vw.dirty && nused == len(vw.t.dirs) {
+			continue
+		}
+		recs := make(map[string]*Record, nused+len(vw.recs))
+		for i, d := range vw.t.dirs {
+			if vw.tUsed[i] {
+				r := vw.t.record(i)
+				recs[d] = &r
+			}
+		}
+		maps.Copy(recs, vw.recs) // this run's replace the file's
 		b, err := Encode(v, recs)
 		if err == nil {
 			err = writePrivate(c.dir, c.fileOf(v), b)
@@ -339,7 +426,17 @@ func (c *Cache) Save() error {
 			errs = append(errs, err)
 			continue
 		}
-		vw.recs, vw.dirty = recs, false
+		// What was written is the view now, every record of it used.
+		if t, err := parseTable(b, v, true); err == nil {
+			vw.t, vw.recs = t, nil
+			vw.tUsed = make([]bool, len(t.dirs))
+			for i := range vw.tUsed {
+				vw.tUsed[i] = true
+			}
+		} else {
+			vw.t, vw.tUsed, vw.recs = table{}, nil, recs
+		}
+		vw.dirty = false
 		wrote = true
 	}
 	if wrote {
@@ -466,8 +563,8 @@ func (c *Cache) links(v, dir string) ([]Entry, error) {
 	}
 	vw := c.viewOf(v)
 	key, ok := c.keyOfDir(vw, dir)
-	if r, hit := vw.recs[dir]; ok && hit && r.Key == key {
-		vw.use(r)
+	if r, i, hit := vw.get(dir); ok && hit && r.Key == key {
+		vw.use(i)
 		c.hits++
 		c.remember(passKey, r.Ents)
 		c.mu.Unlock()

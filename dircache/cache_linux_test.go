@@ -405,8 +405,9 @@ func TestPrefetchIsTheViews(t *testing.T) {
 	c = open(t, state, time.Hour)
 	c.ReadDir("v", root, all) // the pass's first use of v: its prefetch
 	pre := 0
-	for _, r := range c.views["v"].recs {
-		if r.hasPre {
+	c.views["v"].wg.Wait() // the walk goes on while they are taken
+	for _, x := range c.views["v"].pre {
+		if x != preNone {
 			pre++
 		}
 	}

@@ -26,8 +26,14 @@
 // another user or writable by others turns the cache off (every directory
 // is read). A lookup never skips a directory: a miss reads it.
 //
+// A view's file is loaded as a table, each record's directory and offset:
+// a lookup finds a record by binary search and decodes that one (no object
+// per record at load, where a new process pays for every fresh page).
+//
 // When a pass (a walk, then Save) first uses a view of PrefetchMin records
-// or more, a few goroutines lstat its directories in parallel; each such
+// or more, a few goroutines lstat its directories in parallel, in runs of
+// the file's order, while the walk goes on (it waits for a run a goroutine
+// has taken, and stats one none has itself); each such
 // stat serves that view once, in that pass (the exit check never judges a
 // directory by a stat taken before the agent ran). A directory that must be
 // read is read with getdents(2) into a reused buffer, and only the entries

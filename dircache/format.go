@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -56,11 +57,6 @@ type Record struct {
 	Key   Key
 	Total int // entries the directory had in all
 	Ents  []Entry
-
-	dir    string // the directory's path (the map's key)
-	used   bool   // looked up or stored by this run
-	pre    stamp  // the pass's parallel lstat of dir (prefetch)
-	hasPre bool   // pre is this pass's and not used yet
 }
 
 // type codes on disk
@@ -132,20 +128,88 @@ func putStr(b *bytes.Buffer, s string) {
 // Encode writes it is an error: the caller then ignores the whole file.
 // The records do not refer to data.
 func Parse(data []byte, view string) (map[string]*Record, error) {
-	return parse(data, view, false)
+	t, err := parseTable(data, view, false)
+	if err != nil {
+		return nil, err
+	}
+	recs := make(map[string]*Record, len(t.dirs))
+	for i, d := range t.dirs {
+		r := t.record(i)
+		recs[d] = &r
+	}
+	return recs, nil
 }
 
-// parse is Parse; with owned, names and paths are slices of data itself
-// (the caller's buffer, never written again), not of a copy.
-func parse(data []byte, view string, owned bool) (map[string]*Record, error) {
+// table is a cache file's records as they lie in it: the file's body (one
+// string), each record's directory and where its key starts. Loading a
+// file makes no object per record; a lookup decodes the one it uses. (A
+// map of decoded records made some 450 KB per file on the bench's tree of
+// 2,800 directories, and its fresh pages were most of a start's parse: 7
+// ms of it in a new process, two files a run.)
+type table struct {
+	s    string   // the records, all checked by parseTable
+	dirs []string // each record's directory (slices of s), ascending
+	off  []int32  // where each record's key starts in s
+}
+
+// find returns the index of dir's record.
+func (t *table) find(dir string) (int, bool) {
+	return slices.BinarySearch(t.dirs, dir)
+}
+
+// head decodes record i up to its entries: its key, how many entries the
+// directory had, how many were kept, and a parser at the first of them.
+// The record was checked by parseTable: nothing here can fail.
+func (t *table) head(i int) (k Key, total, n int, p parser) {
+	p.s = t.s[t.off[i]:]
+	dev, _ := p.uvarint()
+	ino, _ := p.uvarint()
+	ct, _ := p.varint()
+	tot, _ := p.uvarint()
+	nn, _ := p.uvarint()
+	return Key{Dev: dev, Ino: ino, Ctime: ct}, int(tot), int(nn), p
+}
+
+// key is record i's key.
+func (t *table) key(i int) Key {
+	k, _, _, _ := t.head(i)
+	return k
+}
+
+// record decodes record i (its names are slices of t.s).
+func (t *table) record(i int) Record {
+	k, total, n, p := t.head(i)
+	r := Record{Key: k, Total: total}
+	if n > 0 {
+		r.Ents = make([]Entry, n)
+	}
+	for j := range r.Ents {
+		code := p.s[0]
+		p.s = p.s[1:]
+		e := &r.Ents[j]
+		e.typ, e.dir = fs.ModeSymlink, t.dirs[i]
+		if code != linkCode {
+			e.typ = typeCodes[code]
+		}
+		e.name, _ = p.str()
+		if code == linkCode {
+			e.link, _ = p.str()
+		}
+	}
+	return r
+}
+
+// parseTable checks a cache file of view as parse did it whole, and
+// returns its records undecoded. With owned, the table's strings are data
+// itself (the caller's buffer, never written again), not a copy.
+func parseTable(data []byte, view string, owned bool) (table, error) {
 	if len(data) > MaxFile || len(data) < len(magic)+sha256.Size || string(data[:len(magic)]) != magic {
-		return nil, errFormat
+		return table{}, errFormat
 	}
 	body := data[:len(data)-sha256.Size]
 	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], data[len(body):]) {
-		return nil, fmt.Errorf("%w (checksum)", errFormat)
+		return table{}, fmt.Errorf("%w (checksum)", errFormat)
 	}
-	// One string for the whole body: names and paths are slices of it.
 	var p parser
 	if rest := body[len(magic):]; owned && len(rest) > 0 {
 		p.s = unsafe.String(&rest[0], len(rest))
@@ -153,77 +217,59 @@ func parse(data []byte, view string, owned bool) (map[string]*Record, error) {
 		p.s = string(rest)
 	}
 	if v, ok := p.str(); !ok || v != view {
-		return nil, fmt.Errorf("%w (another view)", errFormat)
+		return table{}, fmt.Errorf("%w (another view)", errFormat)
 	}
+	t := table{s: p.s}
 	// Sized for the file (a record takes 40 bytes or more when its path is
-	// 30 long): no rehash while it fills, up to 65,536 records.
-	// A file of Links' records (see linksView) has a few large records:
-	// sized by their number instead.
-	nrec, nent := min(len(p.s)/40, 1<<16), uint64(1024)
+	// 30 long), up to 65,536 records; a file of Links' records (see
+	// linksView) has a few large ones.
+	nrec := min(len(p.s)/40, 1<<16)
 	if strings.HasSuffix(view, linksSuffix) {
-		nrec, nent = 16, 0
+		nrec = 16
 	}
-	recs := make(map[string]*Record, nrec)
-	var slab []Record
-	var ents []Entry
+	t.dirs, t.off = make([]string, 0, nrec), make([]int32, 0, nrec)
 	prev := ""
 	for len(p.s) > 0 {
 		d, ok := p.str()
 		if !ok || !validDir(d) || d <= prev {
-			return nil, fmt.Errorf("%w (directory)", errFormat)
+			return table{}, fmt.Errorf("%w (directory)", errFormat)
 		}
 		prev = d
-		if len(slab) == 0 {
-			slab = make([]Record, min(256, nrec+1))
-		}
-		r := &slab[0]
-		slab = slab[1:]
+		off := len(t.s) - len(p.s)
 		var total, n uint64
 		var ok1, ok2, ok3, ok4, ok5 bool
-		r.Key.Dev, ok1 = p.uvarint()
-		r.Key.Ino, ok2 = p.uvarint()
-		r.Key.Ctime, ok3 = p.varint()
+		_, ok1 = p.uvarint()
+		_, ok2 = p.uvarint()
+		_, ok3 = p.varint()
 		total, ok4 = p.uvarint()
 		n, ok5 = p.uvarint()
 		// Each entry takes two bytes at least: n is bounded by what is left.
 		if !(ok1 && ok2 && ok3 && ok4 && ok5) || n > uint64(len(p.s))/2 || total < n || total > MaxFile {
-			return nil, fmt.Errorf("%w (record of %s)", errFormat, d)
+			return table{}, fmt.Errorf("%w (record of %s)", errFormat, d)
 		}
-		r.Total = int(total)
-		if uint64(cap(ents)-len(ents)) < n {
-			ents = make([]Entry, 0, max(n, nent))
-		}
-		start := len(ents)
 		last := ""
 		for i := uint64(0); i < n; i++ {
 			if len(p.s) == 0 || p.s[0] > linkCode {
-				return nil, fmt.Errorf("%w (entry type in %s)", errFormat, d)
+				return table{}, fmt.Errorf("%w (entry type in %s)", errFormat, d)
 			}
 			code := p.s[0]
 			p.s = p.s[1:]
-			t := fs.ModeSymlink
-			if code != linkCode {
-				t = typeCodes[code]
-			}
 			// Names in ascending order: none twice, one way to write a set.
 			name, ok := p.str()
 			if !ok || !validName(name) || name <= last {
-				return nil, fmt.Errorf("%w (entry name in %s)", errFormat, d)
+				return table{}, fmt.Errorf("%w (entry name in %s)", errFormat, d)
 			}
 			last = name
-			link := ""
 			if code == linkCode {
-				if link, ok = p.str(); !ok || !validLink(link) {
-					return nil, fmt.Errorf("%w (symlink text in %s)", errFormat, d)
+				if link, ok := p.str(); !ok || !validLink(link) {
+					return table{}, fmt.Errorf("%w (symlink text in %s)", errFormat, d)
 				}
 			}
-			ents = append(ents, Entry{name: name, typ: t, dir: d, link: link})
 		}
-		r.Ents = ents[start:len(ents):len(ents)]
-		r.dir = d
-		recs[d] = r
+		t.dirs = append(t.dirs, d)
+		t.off = append(t.off, int32(off))
 	}
-	return recs, nil
+	return t, nil
 }
 
 type parser struct{ s string }

@@ -21,7 +21,10 @@ var treeDenies = []string{"*.sqlite", "*.tfstate", "*.kdbx", "*.gpg", "*.asc", "
 // directory changed since, and cold (no cache: every directory read).
 // Baselines of the same run: jail in an empty workspace, and bubblewrap.
 // Target (issue 16): <= 100 ms on an unchanged tree. -quick makes a tree
-// ten times smaller.
+// ten times smaller. With JAIL_BIN_B set, a second jail binary runs the
+// empty workspace and the unchanged rows in the same rounds (an A/B of a
+// change), with a state directory of its own (its cache files are not
+// the first binary's).
 func (b *bench) tree() error {
 	dirs := b.pick(280, 2800)
 	ws := filepath.Join(b.scratch, "tree-ws")
@@ -75,6 +78,18 @@ func (b *bench) tree() error {
 		{name: "tree, 15 globs, cold", argv: cold},
 	}
 	dirOf := []string{empty, ws, ws, ws, ws}
+	jb := os.Getenv("JAIL_BIN_B")
+	if jb != "" {
+		bb := *b
+		bb.jail = jb
+		stateB := "XDG_STATE_HOME=" + filepath.Join(b.scratch, "tree-state-b")
+		envB := func(argv []string) []string { return append([]string{"/usr/bin/env", stateB}, argv...) }
+		vs = append(vs,
+			variant{name: "B: jail, empty workspace", argv: envB(bb.jailArgv(nil, "/bin/true"))},
+			variant{name: "B: tree, built-ins", argv: envB(bb.jailArgv(nil, "/bin/true"))},
+			variant{name: "B: tree, 15 globs", argv: envB(bb.jailArgv(deny, "/bin/true"))})
+		dirOf = append(dirOf, empty, ws, ws)
+	}
 	bwrap, err := exec.LookPath("bwrap")
 	if err == nil {
 		if _, err = run(empty, append([]string{bwrap}, bwrapArgs...)...); err != nil {
@@ -113,6 +128,21 @@ func (b *bench) tree() error {
 	b.add(row{"tree", "cpu: jail, empty workspace", med(cpu[0]), p90(cpu[0]), "ms", ""})
 	for i, name := range []string{"built-ins, unchanged", "15 globs, unchanged", "15 globs, one dir changed", "15 globs, cold (no cache)"} {
 		b.add(row{"tree", "cpu: " + name, med(cpu[i+1]), p90(cpu[i+1]), "ms", ratio(med(cpu[i+1]), med(cpu[0]), "empty ws")})
+	}
+	if jb != "" {
+		k := 5 // the B rows follow the five above
+		nb := "B (" + filepath.Base(jb) + "): "
+		baseB := med(s[k])
+		b.add(row{"tree", nb + "jail -- /bin/true, empty workspace", baseB, p90(s[k]), "ms", ratio(baseB, base, "A's")})
+		for i, name := range []string{"built-ins, unchanged", "15 globs, unchanged"} {
+			x := med(s[k+1+i])
+			b.add(row{"tree", nb + size + ", " + name, x, p90(s[k+1+i]), "ms", ratio(x, baseB, "B's empty ws") + "; " + ratio(x, med(s[1+i]), "A's")})
+		}
+		b.add(row{"tree", nb + "cpu: empty workspace", med(cpu[k]), p90(cpu[k]), "ms", ratio(med(cpu[k]), med(cpu[0]), "A's")})
+		for i, name := range []string{"built-ins, unchanged", "15 globs, unchanged"} {
+			x := med(cpu[k+1+i])
+			b.add(row{"tree", nb + "cpu: " + name, x, p90(cpu[k+1+i]), "ms", ratio(x, med(cpu[k]), "B's empty ws") + "; " + ratio(x, med(cpu[1+i]), "A's")})
+		}
 	}
 	return nil
 }

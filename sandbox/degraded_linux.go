@@ -198,7 +198,7 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 	}
 	cleanup := func() { _ = os.RemoveAll(tmp) }
 	var base landlock.Rules
-	if err := jsonUnmarshal(spec.Hooks[ns.HookLandlock], &base); err != nil {
+	if err := landlockUnwire(spec.Hooks[ns.HookLandlock], &base); err != nil {
 		cleanup()
 		return nil, err
 	}
@@ -212,12 +212,7 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 		cleanup()
 		return nil, err
 	}
-	b, err := jsonMarshal(rules)
-	if err != nil {
-		cleanup()
-		return nil, err
-	}
-	spec.Hooks[ns.HookLandlock] = b
+	spec.Hooks[ns.HookLandlock] = landlockWire(rules)
 	env := spec.Env[:0:0]
 	for _, kv := range spec.Env {
 		// No mount: no record of denials either ($JAIL_DENIALS would name

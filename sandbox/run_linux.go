@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -767,16 +766,9 @@ func (r *runner) finishInit(spec *ns.Spec) (*ns.Sandbox, error) {
 // addHooks puts the feature configuration for init into the spec.
 func (r *runner) addHooks(spec *ns.Spec) error {
 	p := r.pol
-	var err error
-	set := func(name string, v any) {
-		if err != nil {
-			return
-		}
-		var b []byte
-		b, err = json.Marshal(v)
-		spec.Hooks[name] = b
-	}
-	set(ns.HookLandlock, r.plan.Landlock)
+	// In ns's wire format (hookwire.go): init reads them without encoding/json.
+	set := func(name string, b []byte) { spec.Hooks[name] = b }
+	set(ns.HookLandlock, landlockWire(r.plan.Landlock))
 	sc := seccompHook{AllowPtrace: p.AllowPtrace, Replace: p.SeccompReplace, ExecNotify: !p.NoExecAudit || len(p.BlockCommand) > 0,
 		SimulateBusy: p.SimulateNotifyBusy, RequireNotify: p.RequireExecAudit,
 		// Degraded: the walls the network and mount namespaces would be.
@@ -795,26 +787,26 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 	} else if p.SeccompReplace {
 		return &policy.FieldError{Key: "seccomp-replace", Reason: "needs `seccomp` FILE: the filter to use instead"}
 	}
-	set(ns.HookSeccomp, sc)
+	set(ns.HookSeccomp, sc.wire())
 	var noProxy []string
 	if p.Hostname != "" {
 		noProxy = []string{p.Hostname}
 	}
 	switch p.Net {
 	case policy.NetAllow:
-		set(ns.HookNetwork, netConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy})
+		set(ns.HookNetwork, netConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.wire())
 	case policy.NetNone:
 		if r.degraded {
 			break // no network namespace to put them in: seccomp refuses IP sockets
 		}
 		// No route out, but jail's DNS and refusal listeners inside, so
 		// that a refused name fails at once and says so.
-		set(ns.HookNetwork, netConfig{Mode: nsnet.ModeNone, Fake: netproxy.FakeRange.String(), NoProxy: noProxy})
+		set(ns.HookNetwork, netConfig{Mode: nsnet.ModeNone, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.wire())
 	}
 	if p.MaxFileSize > 0 {
 		spec.IgnoreSIGXFSZ = true
 	}
-	return err
+	return nil
 }
 
 func (r *runner) readMessages(done chan struct{}) {

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -543,7 +544,13 @@ func (r *runner) run() int {
 	// nothing it reads changes from here on.
 	pc := make(chan any, 1)
 	r.startPolicy = pc
-	go func() { pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep) }()
+	go func() {
+		pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep)
+		// And encoding/json's encoder of the start event's own types
+		// (audit.Start, Kernel), built at their first use: here, not in
+		// recordStart, which the agent's start waits for (0.3-0.9 ms).
+		_, _ = json.Marshal(audit.Start{})
+	}()
 	r.tracef("init started")
 	auditPath := ""
 	if r.trail != nil {

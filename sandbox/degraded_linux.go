@@ -198,9 +198,11 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 	}
 	cleanup := func() { _ = os.RemoveAll(tmp) }
 	var base landlock.Rules
-	if err := landlockUnwire(spec.Hooks[ns.HookLandlock], &base); err != nil {
-		cleanup()
-		return nil, err
+	if b := spec.Hooks[ns.HookLandlock]; len(b) > 0 {
+		if err := landlockUnwire(b, &base); err != nil {
+			cleanup()
+			return nil, err
+		}
 	}
 	// No network namespace here: 127.0.0.1 is the host's loopback, with
 	// the user's own services on it. The sandbox's private loopback that

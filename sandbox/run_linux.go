@@ -826,12 +826,10 @@ func (r *runner) readMessages(done chan struct{}) {
 		}
 		switch m.Type {
 		case ns.MsgFiles:
-			serveNet := r.handleFiles(m, files)
+			r.handleFiles(m, files)
 			if err := r.sb.Conn.Send(ns.Message{Type: ns.MsgGo}); err != nil {
-				serveNet()
 				return
 			}
-			serveNet()
 		case ns.MsgExecStarted, ns.MsgExecExit:
 			r.ex.deliver(m, files)
 		case ns.MsgStarted:
@@ -879,13 +877,8 @@ func (r *runner) readMessages(done chan struct{}) {
 }
 
 // handleFiles takes init's report (kernel facts, fds) just before the agent
-// starts: the moment to write the start event and serve exec
-// notifications. The network's servers are returned, to start after the
-// go (0.3-2 ms off the path to the agent): they are no wall (the sandbox's
-// network namespace has no route out but through them), and a connection
-// or a DNS query the agent makes before they run waits in its listener's
-// backlog or its socket's queue, as it would behind a busy server.
-func (r *runner) handleFiles(m ns.Message, files []*os.File) (serveNet func()) {
+// starts: the moment to write the start event and start the servers.
+func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 	r.mu.Lock()
 	r.info = m.Info
 	r.mu.Unlock()
@@ -930,10 +923,8 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) (serveNet func()) {
 			f.Close()
 		}
 	}
-	return func() {
-		if len(tcps)+len(refusers) > 0 || dns != nil {
-			r.serveNet(tcps, refusers, dns, m.Info)
-		}
+	if len(tcps)+len(refusers) > 0 || dns != nil {
+		r.serveNet(tcps, refusers, dns, m.Info)
 	}
 }
 

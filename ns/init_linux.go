@@ -1,7 +1,6 @@
 package ns
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -100,38 +99,14 @@ func run(conn *Conn, h Hooks) int {
 }
 
 // prepare does what init's start needs and the spec does not decide, before
-// the spec arrives: the first use of encoding/json on the protocol's types
-// (the field tables and codecs json builds for each type it meets: 2 to 8 ms
-// of the spec's first decode in a fresh process, against well under a
-// millisecond once built) and the hooks' own Prepare. It reads and changes
-// nothing of the sandbox: every wall is still set up after the spec, in the
-// same order.
+// the spec arrives: the hooks' own Prepare. It reads and changes nothing of
+// the sandbox: every wall is still set up after the spec, in the same order.
+// (The protocol's own messages need no warming: they are read and written
+// by hand, see wire.go.)
 func prepare(h Hooks) {
-	warmJSON()
 	if h.Prepare != nil {
 		h.Prepare()
 	}
-}
-
-// warmMessage is a Message with every type the protocol carries present
-// once, so that encoding and decoding it meets all of them.
-func warmMessage() Message {
-	return Message{Type: "warm", Names: []string{"n"}, Info: map[string]string{"k": "v"},
-		Exec: &ExecSpec{Argv: Strings{"a"}, Env: Strings{"e"}},
-		Spec: &Spec{Mounts: []Mount{{Kind: "k", Data: []byte{1}}}, Argv: Strings{"a"}, Env: Strings{"e"},
-			PtyFDs: []int{0}, Rlimits: []Rlimit{{Resource: 1}}, UserNSLimits: []UserNSLimit{{Name: "n"}},
-			AgentRlimits: []Rlimit{{Resource: 1}}, Hooks: map[string][]byte{"h": {1}}}}
-}
-
-// warmJSON encodes and decodes warmMessage: init sends Messages and
-// decodes its spec and requests with the codecs this builds.
-func warmJSON() {
-	b, err := json.Marshal(warmMessage())
-	if err != nil {
-		return
-	}
-	var m Message
-	_ = json.Unmarshal(b, &m)
 }
 
 type initState struct {

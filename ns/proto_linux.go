@@ -1,7 +1,7 @@
 package ns
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -31,17 +31,14 @@ func (c *Conn) Close() error { return c.f.Close() }
 
 // Send writes one message with optional fds attached (SCM_RIGHTS).
 func (c *Conn) Send(m Message, files ...*os.File) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("encode %s message: %w", m.Type, err)
-	}
+	b := encodeMessage(m)
 	if len(b) > maxMsg {
 		mf, err := bigPayload(b)
 		if err != nil {
 			return fmt.Errorf("send %s message: %w", m.Type, err)
 		}
 		defer mf.Close()
-		b = []byte(`{"type":"` + msgBig + `"}`)
+		b = bigEnvelope()
 		files = append([]*os.File{mf}, files...)
 	}
 	if len(files) > maxFDs {
@@ -126,7 +123,7 @@ func (c *Conn) Recv() (Message, []*os.File, error) {
 		return m, nil, fmt.Errorf("receive message: truncated (flags %#x)", rflags)
 	}
 	payload := buf[:n]
-	if string(payload) == `{"type":"`+msgBig+`"}` {
+	if bytes.Equal(payload, bigEnvelope()) {
 		if len(files) == 0 {
 			return m, nil, fmt.Errorf("receive message: large message without its memfd")
 		}
@@ -139,12 +136,17 @@ func (c *Conn) Recv() (Message, []*os.File, error) {
 			return m, nil, fmt.Errorf("receive message: read memfd: %w", err)
 		}
 	}
-	if err := json.Unmarshal(payload, &m); err != nil {
+	m, err = decodeMessage(payload)
+	if err != nil {
 		closeAll()
 		return m, nil, fmt.Errorf("decode message: %w", err)
 	}
 	return m, files, nil
 }
+
+// bigEnvelope is the whole datagram of a message that travels in a memfd
+// (the memfd is its first fd).
+func bigEnvelope() []byte { return encodeMessage(Message{Type: msgBig}) }
 
 // bigPayload stores b in a sealed memfd, so the receiver reads exactly what was sent.
 func bigPayload(b []byte) (*os.File, error) {

@@ -57,27 +57,30 @@ func openFDs(t *testing.T) int {
 	return len(e)
 }
 
-// bigSpec returns a spec whose JSON encoding is larger than n bytes.
+// bigSpec returns a spec whose wire encoding is larger than n bytes.
 func bigSpec(n int) *Spec {
 	s := &Spec{Hostname: "jail", Cwd: "/ws", Argv: Strings{"sh", "-c", "\xff\xfe not utf-8"}, Env: Strings{"PATH=/bin"}}
 	for i := 0; ; i++ {
 		s.Mounts = append(s.Mounts, Mount{Kind: KindMask, Path: fmt.Sprintf("/ws/some/fairly/long/path/to/a/secret/file-%06d.pem", i), FD: -1, Why: "default: *.pem"})
 		if i%256 == 0 {
-			b, _ := json.Marshal(s)
-			if len(b) > n {
+			if len(encodeMessage(Message{Type: MsgSpec, Spec: s})) > n {
 				return s
 			}
 		}
 	}
 }
 
-// paddedError returns a message whose JSON encoding is exactly n bytes.
+// paddedError returns a message whose wire encoding is exactly n bytes.
 func paddedError(t *testing.T, n int) Message {
 	t.Helper()
 	m := Message{Type: MsgError}
-	base, _ := json.Marshal(Message{Type: MsgError, Error: "x"})
-	m.Error = strings.Repeat("x", n-len(base)+1)
-	b, _ := json.Marshal(m)
+	for l := n - 16; l < n; l++ { // the length's varint grows with it
+		m.Error = strings.Repeat("x", l)
+		if len(encodeMessage(m)) == n {
+			break
+		}
+	}
+	b := encodeMessage(m)
 	if len(b) != n {
 		t.Fatalf("padding: got %d bytes, want %d", len(b), n)
 	}
@@ -180,7 +183,7 @@ func TestBigMessageWire(t *testing.T) {
 	}
 	_, pw := pipes(t, 1)
 	m := Message{Type: MsgSpec, Spec: bigSpec(100 << 10)}
-	want, _ := json.Marshal(m)
+	want := encodeMessage(m)
 	if err := NewConn(a).Send(m, pw...); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +193,7 @@ func TestBigMessageWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(buf[:n]); got != `{"type":"big"}` {
+	if got := string(buf[:n]); got != string(bigEnvelope()) {
 		t.Fatalf("envelope %q", got)
 	}
 	scms, err := unix.ParseSocketControlMessage(oob[:oobn])
@@ -218,7 +221,7 @@ func TestBigMessageWire(t *testing.T) {
 	}
 	got, err := io.ReadAll(io.NewSectionReader(mf, 0, 1<<30))
 	if err != nil || string(got) != string(want) {
-		t.Errorf("memfd holds %d bytes (%v), want the %d-byte JSON", len(got), err, len(want))
+		t.Errorf("memfd holds %d bytes (%v), want the %d-byte message", len(got), err, len(want))
 	}
 	if _, err := unix.Pwrite(int(mf.Fd()), []byte("x"), 0); err == nil {
 		t.Error("write to the sealed memfd succeeded")
@@ -323,15 +326,16 @@ func TestRecvMalformed(t *testing.T) {
 		nfds    int
 		want    string
 	}{
-		{"not json", "{nope", 0, "decode message"},
-		{"not json with fds", "\x00\x01", 2, "decode message"},
-		{"wrong field type", `{"type":1}`, 1, "decode message"},
-		{"big envelope without memfd", `{"type":"big"}`, 0, "without its memfd"},
-		{"big envelope, first fd not a memfd", `{"type":"big"}`, 1, "read memfd"},
+		{"json, the old format", `{"type":"go"}`, 0, "decode message"},
+		{"not the wire format with fds", "\x00\x01", 2, "decode message"},
+		{"truncated", "\x01\x01\x05go", 1, "decode message"},
+		{"unknown field", "\x01\x01\x02go\x7f\x00", 1, "decode message"},
+		{"big envelope without memfd", string(bigEnvelope()), 0, "without its memfd"},
+		{"big envelope, first fd not a memfd", string(bigEnvelope()), 1, "read memfd"},
 		// The pipe fails to read as the payload; the fd after it must be closed too.
-		{"big envelope, first fd not a memfd, one more fd", `{"type":"big"}`, 2, "read memfd"},
-		{"big envelope, memfd not json", `{"type":"big"}`, -1, "decode message"},
-		{"big envelope, memfd not json, one more fd", `{"type":"big"}`, -2, "decode message"},
+		{"big envelope, first fd not a memfd, one more fd", string(bigEnvelope()), 2, "read memfd"},
+		{"big envelope, memfd not a message", string(bigEnvelope()), -1, "decode message"},
+		{"big envelope, memfd not a message, one more fd", string(bigEnvelope()), -2, "decode message"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

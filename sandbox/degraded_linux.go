@@ -198,9 +198,11 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 	}
 	cleanup := func() { _ = os.RemoveAll(tmp) }
 	var base landlock.Rules
-	if err := jsonUnmarshal(spec.Hooks[ns.HookLandlock], &base); err != nil {
-		cleanup()
-		return nil, err
+	if b := spec.Hooks[ns.HookLandlock]; len(b) > 0 {
+		if err := landlockUnwire(b, &base); err != nil {
+			cleanup()
+			return nil, err
+		}
 	}
 	// No network namespace here: 127.0.0.1 is the host's loopback, with
 	// the user's own services on it. The sandbox's private loopback that
@@ -212,12 +214,7 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 		cleanup()
 		return nil, err
 	}
-	b, err := jsonMarshal(rules)
-	if err != nil {
-		cleanup()
-		return nil, err
-	}
-	spec.Hooks[ns.HookLandlock] = b
+	spec.Hooks[ns.HookLandlock] = landlockWire(rules)
 	env := spec.Env[:0:0]
 	for _, kv := range spec.Env {
 		// No mount: no record of denials either ($JAIL_DENIALS would name

@@ -149,7 +149,7 @@ func initHooks() ns.Hooks {
 	return ns.Hooks{
 		Network: func(raw []byte) (ns.NetResult, error) {
 			var c netConfig
-			if err := json.Unmarshal(raw, &c); err != nil {
+			if err := c.unwire(raw); err != nil {
 				return ns.NetResult{}, err
 			}
 			if c.Mode == nsnet.ModeNone {
@@ -199,7 +199,7 @@ func initHooks() ns.Hooks {
 		},
 		Landlock: func(raw []byte) (map[string]string, error) {
 			var r landlock.Rules
-			if err := json.Unmarshal(raw, &r); err != nil {
+			if err := landlockUnwire(raw, &r); err != nil {
 				return nil, err
 			}
 			// Paths the plan names but this sandbox lacks (no /dev/tty on
@@ -224,16 +224,9 @@ func initHooks() ns.Hooks {
 			defer cancel()
 			return nsnet.DialInSandbox(ctx, uint16(port), sandboxAddr)
 		},
-		Prepare: func() {
-			// The first decode of each hook's configuration type builds
-			// encoding/json's field table for it: done before the spec.
-			for _, v := range []any{&netConfig{}, &landlock.Rules{}, &seccompHook{}} {
-				_ = json.Unmarshal([]byte("{}"), v)
-			}
-		},
 		Seccomp: func(raw []byte) (*os.File, map[string]string, error) {
 			var h seccompHook
-			if err := json.Unmarshal(raw, &h); err != nil {
+			if err := h.unwire(raw); err != nil {
 				return nil, nil, err
 			}
 			c := seccomp.Config{AllowPtrace: h.AllowPtrace, Replace: h.Replace, ExecNotify: h.ExecNotify,

@@ -145,12 +145,3 @@ func GC(w io.Writer) int {
 	}
 	return code
 }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
-
-func jsonUnmarshal(b []byte, v any) error {
-	if len(b) == 0 {
-		return nil
-	}
-	return json.Unmarshal(b, v)
-}

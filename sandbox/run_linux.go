@@ -544,7 +544,13 @@ func (r *runner) run() int {
 	// nothing it reads changes from here on.
 	pc := make(chan any, 1)
 	r.startPolicy = pc
-	go func() { pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep) }()
+	go func() {
+		pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep)
+		// And encoding/json's encoder of the start event's own types
+		// (audit.Start, Kernel), built at their first use: here, not in
+		// recordStart, which the agent's start waits for (0.3-0.9 ms).
+		_, _ = json.Marshal(audit.Start{})
+	}()
 	r.tracef("init started")
 	auditPath := ""
 	if r.trail != nil {
@@ -767,16 +773,9 @@ func (r *runner) finishInit(spec *ns.Spec) (*ns.Sandbox, error) {
 // addHooks puts the feature configuration for init into the spec.
 func (r *runner) addHooks(spec *ns.Spec) error {
 	p := r.pol
-	var err error
-	set := func(name string, v any) {
-		if err != nil {
-			return
-		}
-		var b []byte
-		b, err = json.Marshal(v)
-		spec.Hooks[name] = b
-	}
-	set(ns.HookLandlock, r.plan.Landlock)
+	// In ns's wire format (hookwire.go): init reads them without encoding/json.
+	set := func(name string, b []byte) { spec.Hooks[name] = b }
+	set(ns.HookLandlock, landlockWire(r.plan.Landlock))
 	sc := seccompHook{AllowPtrace: p.AllowPtrace, Replace: p.SeccompReplace, ExecNotify: !p.NoExecAudit || len(p.BlockCommand) > 0,
 		SimulateBusy: p.SimulateNotifyBusy, RequireNotify: p.RequireExecAudit,
 		// Degraded: the walls the network and mount namespaces would be.
@@ -795,26 +794,26 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 	} else if p.SeccompReplace {
 		return &policy.FieldError{Key: "seccomp-replace", Reason: "needs `seccomp` FILE: the filter to use instead"}
 	}
-	set(ns.HookSeccomp, sc)
+	set(ns.HookSeccomp, sc.wire())
 	var noProxy []string
 	if p.Hostname != "" {
 		noProxy = []string{p.Hostname}
 	}
 	switch p.Net {
 	case policy.NetAllow:
-		set(ns.HookNetwork, netConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy})
+		set(ns.HookNetwork, netConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.wire())
 	case policy.NetNone:
 		if r.degraded {
 			break // no network namespace to put them in: seccomp refuses IP sockets
 		}
 		// No route out, but jail's DNS and refusal listeners inside, so
 		// that a refused name fails at once and says so.
-		set(ns.HookNetwork, netConfig{Mode: nsnet.ModeNone, Fake: netproxy.FakeRange.String(), NoProxy: noProxy})
+		set(ns.HookNetwork, netConfig{Mode: nsnet.ModeNone, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.wire())
 	}
 	if p.MaxFileSize > 0 {
 		spec.IgnoreSIGXFSZ = true
 	}
-	return err
+	return nil
 }
 
 func (r *runner) readMessages(done chan struct{}) {

@@ -290,12 +290,6 @@ func (r *runner) run() int {
 	signal.Notify(r.contCh, syscall.SIGCONT)
 	defer signal.Stop(r.contCh)
 
-	if !r.pol.DryRun {
-		// Before the plan: what a killed run left is gone before this
-		// run's protections are decided.
-		r.killedRuns()
-	}
-	r.tracef("killed runs")
 	// The limits and init come first, and init's clone, exec and Go start
 	// run while the supervisor plans (below): init only waits for its spec
 	// until then, and everything that must be in place before the agent
@@ -317,6 +311,12 @@ func (r *runner) run() int {
 			// that never had its spec is killed before its group goes.
 			defer r.beginInit()()
 		}
+		// Before the plan: what a killed run left is gone before this
+		// run's protections are decided. After init's clone: init's start
+		// does not wait for it (init has nothing of the sandbox's before
+		// its spec, which needs the plan).
+		r.killedRuns()
+		r.tracef("killed runs")
 	}
 	var dirs fsrules.DirReader
 	if !r.pol.DryRun {
@@ -559,6 +559,9 @@ func (r *runner) run() int {
 	msgsDone := make(chan struct{})
 	go r.readMessages(msgsDone)
 	r.pruneTrails()
+	if r.group != nil {
+		r.cleanupStaleCgroups()
+	}
 	r.tracef("control, retention")
 
 	defer r.restoreTerminal()

@@ -291,10 +291,15 @@ func builtinRules(allowGitConfig bool, homes []string) []rule {
 	// here. Compiled rules and patterns are never changed; each caller gets
 	// a slice of its own. The key is every input, the list of Builtins
 	// included: whatever changed is compiled afresh.
+	// The homes count only through their anchors (compileBuiltins reads
+	// nothing else of them): the option check's [HOME] and the plan's
+	// [HOME, the account's home] mostly give the same anchors, /root and
+	// /home/* being anchors anyway, and share one compile.
 	// Built without fmt: ~120 Fprintf calls cost a millisecond at start.
+	anchors := homeAnchors(homes)
 	var kb strings.Builder
 	kb.WriteString(strconv.FormatBool(allowGitConfig))
-	for _, h := range homes {
+	for _, h := range anchors {
 		kb.WriteByte(0)
 		kb.WriteString(h)
 	}
@@ -310,7 +315,7 @@ func builtinRules(allowGitConfig bool, homes []string) []rule {
 	builtinMemo.Lock()
 	defer builtinMemo.Unlock()
 	if builtinMemo.rules == nil || builtinMemo.key != key {
-		builtinMemo.key, builtinMemo.rules = key, compileBuiltins(allowGitConfig, homes)
+		builtinMemo.key, builtinMemo.rules = key, compileBuiltins(allowGitConfig, anchors)
 	}
 	return slices.Clone(builtinMemo.rules)
 }
@@ -322,8 +327,9 @@ var builtinMemo struct {
 	rules []rule
 }
 
-func compileBuiltins(allowGitConfig bool, homes []string) []rule {
-	anchors := homeAnchors(homes)
+// compileBuiltins compiles the built-ins, the home-anchored ones at each of
+// anchors (homeAnchors).
+func compileBuiltins(allowGitConfig bool, anchors []string) []rule {
 	n := 0
 	for _, b := range Builtins {
 		if strings.HasPrefix(b.Name, "~/") {

@@ -56,3 +56,25 @@ func TestBuiltinRulesMemo(t *testing.T) {
 		t.Error("a caller's change reached another caller's rules")
 	}
 }
+
+// The rules depend on the homes only through their anchors: homes that give
+// the same anchors (the option check's [HOME] and the plan's [HOME, root's
+// home], /root being an anchor anyway) share one compile, which a start
+// then pays once, not twice. Homes that add an anchor still compile afresh
+// (above).
+func TestBuiltinRulesMemoSameAnchors(t *testing.T) {
+	a := builtinRules(false, []string{"/memo/x"})
+	b := builtinRules(false, []string{"/memo/x", "/root", "/home/someone"})
+	if len(a) != len(b) || len(a) == 0 {
+		t.Fatalf("same anchors, %d and %d rules", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].pat != b[i].pat {
+			t.Fatalf("rule %d (%s) was compiled again for homes with the same anchors", i, a[i].name)
+		}
+	}
+	c := builtinRules(false, []string{"/memo/x", "/memo/y"})
+	if len(c) <= len(a) {
+		t.Errorf("a home that adds an anchor: %d rules, want more than %d", len(c), len(a))
+	}
+}

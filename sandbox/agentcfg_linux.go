@@ -31,10 +31,11 @@ type agentGuard struct {
 	closing bool // the last check (Close) is under way: its events are "exit"
 }
 
-// openGuard finishes what interrupted runs left (Recover), then snapshots
-// the plan's guarded files and starts watching them. Called after the trail
-// is open and before the sandbox starts.
-func (r *runner) openGuard() error {
+// recoverGuard finishes what interrupted runs left (Recover). Called after
+// the trail is open and before init has its spec: a file a killed run's
+// agent changed is put back before init's mounts are made (a file bind
+// mount holds the inode it was made on, and Recover may write by rename).
+func (r *runner) recoverGuard() error {
 	// The records say what to write at the next start and the quarantine
 	// holds the agents' versions: both live in jail's state directory,
 	// which no plan lets the sandbox see (BuildPlan refuses or masks it).
@@ -45,16 +46,27 @@ func (r *runner) openGuard() error {
 		return fmt.Errorf("%w: agent configuration guard: %v", policy.ErrInvalid, statedir.ErrNoStateDir)
 	}
 	r.acfg = &agentGuard{}
-	opts := agentcfg.Options{
+	agentcfg.Recover(r.guardOptions())
+	return nil
+}
+
+func (r *runner) guardOptions() agentcfg.Options {
+	return agentcfg.Options{
 		Dir:        filepath.Join(r.plan.StateDir, statedir.AgentConfig),
 		Quarantine: filepath.Join(r.plan.StateDir, statedir.Quarantine),
 		ID:         r.id, Context: agentcfg.Context{Workspace: r.plan.Workspace}, Report: r.guardReport,
 	}
-	agentcfg.Recover(opts)
-	if len(r.plan.Guarded) == 0 {
+}
+
+// openGuard snapshots the plan's guarded files, writes the record a killed
+// run's next start repairs from, and starts watching them. It runs while
+// init builds the sandbox (raiseWalls), before the go: nothing of the
+// sandbox has run yet, so the snapshot is the files as the user left them.
+func (r *runner) openGuard() error {
+	if r.acfg == nil || len(r.plan.Guarded) == 0 {
 		return nil
 	}
-	g, skipped, err := agentcfg.New(r.plan.Guarded, opts)
+	g, skipped, err := agentcfg.New(r.plan.Guarded, r.guardOptions())
 	if err != nil {
 		return err
 	}

@@ -25,9 +25,6 @@ import (
 const initPidsReserve = 16
 
 func (r *runner) openCgroup(spec *ns.Spec) error {
-	for _, err := range cgroup.CleanupStale() {
-		r.debugf("cleanup of a stale cgroup: %v", err)
-	}
 	lim := cgroup.Limits{MemoryBytes: r.pol.Memory, CPUs: r.pol.CPUs, Pids: r.pol.Pids, NoFile: r.pol.NoFile, FileSize: r.pol.MaxFileSize,
 		// Without a cgroup the supervisor watches memory (watchMemory)
 		// instead of RLIMIT_AS, which breaks node, the JVM and Go.
@@ -189,5 +186,15 @@ func addCounters(spec *ns.Spec, bounds []ucount.Bound) {
 		case ucount.KindRlimit:
 			spec.Rlimits = append(spec.Rlimits, ns.Rlimit{Resource: b.Resource, Cur: b.Value, Max: b.Value})
 		}
+	}
+}
+
+// cleanupStaleCgroups removes the empty groups killed runs left (package
+// cgroup: only groups whose supervisor is gone, never this run's). Pure
+// housekeeping, so it runs after init has its spec, while init builds the
+// sandbox, not before init's clone (it lists the parent group: ~1 ms).
+func (r *runner) cleanupStaleCgroups() {
+	for _, err := range cgroup.CleanupStale() {
+		r.debugf("cleanup of a stale cgroup: %v", err)
 	}
 }

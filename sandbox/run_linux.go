@@ -67,7 +67,7 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 		unix.CloseOnExec(int(so.Lifeline.Fd()))
 	}
 	r := &runner{pol: p, sess: so, logPath: so.LogPath, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
-		startedCh: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
+		startedCh: make(chan struct{}), wallsUp: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
 	r.trace = os.Getenv("JAIL_TRACE") == "1"
 	// No collection during the setup; from the agent's start on, as usual.
 	r.releaseGC = ns.HoldGC()
@@ -130,6 +130,7 @@ type runner struct {
 	ptyDone       <-chan struct{}
 	relay         *ptyrelay.Relay
 	startedCh     chan struct{}       // the agent exists (MsgStarted)
+	wallsUp       chan struct{}       // closed by raiseWalls: the go may be sent
 	stopCh        chan syscall.Signal // the agent stopped (MsgStopped)
 	contCh        chan os.Signal      // SIGCONT: jail was continued
 	ctlCh         chan ctlCall        // jail kill, from the control socket
@@ -289,12 +290,6 @@ func (r *runner) run() int {
 	signal.Notify(r.contCh, syscall.SIGCONT)
 	defer signal.Stop(r.contCh)
 
-	if !r.pol.DryRun {
-		// Before the plan: what a killed run left is gone before this
-		// run's protections are decided.
-		r.killedRuns()
-	}
-	r.tracef("killed runs")
 	// The limits and init come first, and init's clone, exec and Go start
 	// run while the supervisor plans (below): init only waits for its spec
 	// until then, and everything that must be in place before the agent
@@ -316,6 +311,12 @@ func (r *runner) run() int {
 			// that never had its spec is killed before its group goes.
 			defer r.beginInit()()
 		}
+		// Before the plan: what a killed run left is gone before this
+		// run's protections are decided. After init's clone: init's start
+		// does not wait for it (init has nothing of the sandbox's before
+		// its spec, which needs the plan).
+		r.killedRuns()
+		r.tracef("killed runs")
 	}
 	var dirs fsrules.DirReader
 	if !r.pol.DryRun {
@@ -493,15 +494,9 @@ func (r *runner) run() int {
 	}
 	r.tracef("trail")
 	defer r.closeGuard()
-	if err := r.openGuard(); err != nil {
+	if err := r.recoverGuard(); err != nil {
 		return r.fail(err)
 	}
-	r.tracef("agentcfg")
-	for _, n := range plan.gitNotes {
-		r.notef("%s", n)
-	}
-	r.startSentry()
-	r.tracef("sentinel")
 	if cgErr != nil {
 		return r.fail(cgErr)
 	}
@@ -539,9 +534,13 @@ func (r *runner) run() int {
 	}
 	r.sb = sb
 	r.spec = spec
+	r.tracef("init started")
+	if err := r.raiseWalls(); err != nil {
+		return r.failStarted(err)
+	}
 	// The start event's policy (three JSON passes over the policy and the
 	// plan) is made while init starts, off the path to the agent's start:
-	// nothing it reads changes from here on.
+	// nothing it reads changes from here on (raiseWalls added its notes).
 	pc := make(chan any, 1)
 	r.startPolicy = pc
 	go func() {
@@ -551,7 +550,6 @@ func (r *runner) run() int {
 		// recordStart, which the agent's start waits for (0.3-0.9 ms).
 		_, _ = json.Marshal(audit.Start{})
 	}()
-	r.tracef("init started")
 	auditPath := ""
 	if r.trail != nil {
 		auditPath = r.trail.Path()
@@ -567,6 +565,9 @@ func (r *runner) run() int {
 	msgsDone := make(chan struct{})
 	go r.readMessages(msgsDone)
 	r.pruneTrails()
+	if r.group != nil {
+		r.cleanupStaleCgroups()
+	}
 	r.tracef("control, retention")
 
 	defer r.restoreTerminal()
@@ -707,6 +708,40 @@ func (r *runner) run() int {
 	}
 }
 
+// raiseWalls starts the protections the supervisor keeps while the sandbox
+// runs: the agent-configuration guard's snapshot, record and watch, and
+// the sentinel's watch of the writable trees (with its run record). Only
+// the agent can change what they guard, and it does not exist before the
+// go, so they run here, after init has its spec and while it builds the
+// sandbox (mounts, capabilities, Landlock, seccomp: 10-15 ms), not before
+// it. The go is sent only once they are up: readMessages, which sends it,
+// starts after this, and waits for wallsUp too. Nothing else can write in
+// the sandbox before the go: init runs only its own setup, and jail exec
+// is served (serveControl) after this as well.
+func (r *runner) raiseWalls() error {
+	if err := r.openGuard(); err != nil {
+		return err
+	}
+	r.tracef("agentcfg")
+	for _, n := range r.plan.gitNotes {
+		r.notef("%s", n)
+	}
+	r.startSentry()
+	r.tracef("sentinel")
+	close(r.wallsUp)
+	return nil
+}
+
+// failStarted ends a start that failed after init had its spec: init (and
+// with it its pid namespace) is killed and reaped before the failure is
+// recorded, so that nothing of the sandbox outlives the message.
+func (r *runner) failStarted(err error) int {
+	// init waits for the go, which never comes: nothing of the agent ran.
+	_ = unix.Kill(r.sb.Pid, unix.SIGKILL)
+	_, _ = r.sb.Wait()
+	return r.fail(err)
+}
+
 // beginInit clones init in the background (ns.Begin: into the sandbox's
 // cgroup v2 directly, else joined before its spec), so that its clone, exec
 // and Go start overlap the plan; finishInit waits for it and sends the
@@ -826,6 +861,13 @@ func (r *runner) readMessages(done chan struct{}) {
 		}
 		switch m.Type {
 		case ns.MsgFiles:
+			// The walls first (raiseWalls): no go, and so no agent, before
+			// the guard's snapshot and the sentinel's watches are in place.
+			select {
+			case <-r.wallsUp:
+			case <-r.ctx.Done():
+				return
+			}
 			r.handleFiles(m, files)
 			if err := r.sb.Conn.Send(ns.Message{Type: ns.MsgGo}); err != nil {
 				return

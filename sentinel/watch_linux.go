@@ -28,6 +28,76 @@ type Sentinel struct {
 	observed map[string]bool   // directories Inspect judges
 	full     bool              // MaxWatches reached
 	done     chan struct{}
+	look     *look // the look for absent paths under way (rearm, CheckAbsent)
+}
+
+// look is one pass over the absent paths: the directories it listed
+// (listNames) instead of an lstat per absent path below them. A listing
+// answers "absent" only for this pass, and only where nothing can slip
+// past it: at start and during the run, for a directory watched before it
+// was listed (a name made after the listing is an event of that watch);
+// in the exit check (exit), anywhere: the sandbox is gone.
+type look struct {
+	exit   bool
+	names  map[string]map[string]bool // dir -> its names; nil: not listed (lstat)
+	needed map[string]int             // dir -> lookups below it so far
+}
+
+func newLook(exit bool) *look {
+	return &look{exit: exit, names: map[string]map[string]bool{}, needed: map[string]int{}}
+}
+
+// listMax: a directory with more entries is not listed (an lstat per
+// absent path is cheaper than reading it).
+const listMax = 4096
+
+// surelyAbsent reports whether name is surely not in dir, from this look's
+// listing of dir. dir is listed the second time a lookup needs it (one
+// absent path below a directory is one lstat either way). s.mu is held.
+func (s *Sentinel) surelyAbsent(dir, name string) bool {
+	lk := s.look
+	if lk == nil {
+		return false
+	}
+	names, ok := lk.names[dir]
+	if !ok {
+		if !lk.exit && (s.file == nil || s.byPath[dir] == 0) {
+			// Not watched (yet): a name made after a listing would go
+			// unseen. The lstat looks at the moment of the lookup.
+			return false
+		}
+		if lk.needed[dir]++; lk.needed[dir] < 2 {
+			return false
+		}
+		names = listNames(dir)
+		lk.names[dir] = names
+		if afterList != nil {
+			afterList(dir)
+		}
+	}
+	return names != nil && !names[name]
+}
+
+// afterList, when set (tests), runs right after a directory was listed.
+var afterList func(dir string)
+
+// listNames returns dir's names, or nil when it cannot be read whole or
+// holds more than listMax entries.
+func listNames(dir string) map[string]bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	ns, err := f.Readdirnames(listMax + 1)
+	if (err != nil && len(ns) > 0) || len(ns) > listMax {
+		return nil
+	}
+	names := make(map[string]bool, len(ns))
+	for _, n := range ns {
+		names[n] = true
+	}
+	return names
 }
 
 // New makes a Sentinel. Quarantine and Check work at once; Start watches.
@@ -117,6 +187,9 @@ func (s *Sentinel) Watches() (n int, full bool) {
 func (s *Sentinel) CheckAbsent(phase string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The caller's check: nothing of the sandbox runs any more.
+	s.look = newLook(true)
+	defer func() { s.look = nil }()
 	for _, a := range s.absent {
 		s.checkAbsent(a, phase)
 	}
@@ -331,9 +404,11 @@ func (s *Sentinel) rearm(phase string) {
 			s.watch(d)
 		}
 	}
+	s.look = newLook(false)
 	for _, a := range s.absent {
 		s.checkAbsent(a, phase)
 	}
+	s.look = nil
 	for _, d := range sortedKeys(s.observed) {
 		s.inspect(d, nil, phase)
 	}
@@ -410,6 +485,9 @@ func (s *Sentinel) locate(p string) (anchor, hit string, link bool) {
 	cur := root
 	parts := strings.Split(rel, "/")
 	for i, part := range parts {
+		if s.surelyAbsent(cur, part) {
+			return anchor, "", false // cur is the anchor: a directory, no symlink
+		}
 		cur = filepath.Join(cur, part)
 		fi, err := os.Lstat(cur)
 		if err != nil {

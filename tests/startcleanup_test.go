@@ -1,0 +1,34 @@
+//go:build linux
+
+package tests
+
+import (
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A plain run still removes the groups a SIGKILLed supervisor left beside
+// its own (the stale-cgroup cleanup runs after init has its spec now, not
+// before init's clone; it must still run).
+func TestStartRemovesStaleCgroups(t *testing.T) {
+	if limitsMode(t) != "v1" {
+		// Unprivileged (or a v2 host without delegation) there is no jail
+		// cgroup to leave behind (TestGCStaleCgroupElsewhere does the same).
+		return
+	}
+	dead := gcStart(t, workspace(t), nil, jail(t), "--pids", "64", "--", "sleep", "60")
+	gcWait(t, "the supervisor's cgroups", func() bool { return len(limitsCgroupDirs(dead.Process.Pid)) > 0 })
+	dead.Process.Signal(syscall.SIGKILL)
+	dead.Wait()
+	// init dies with its supervisor (its parent-death signal); its groups
+	// are empty then, and stale.
+	time.Sleep(200 * time.Millisecond)
+	if len(limitsCgroupDirs(dead.Process.Pid)) == 0 {
+		t.Fatal("the killed supervisor left no group: the test proves nothing")
+	}
+	mustCode(t, run(t, runOpts{}, "--pids", "64", "--", "true"), 0)
+	if left := limitsCgroupDirs(dead.Process.Pid); len(left) > 0 {
+		t.Errorf("a start left the killed supervisor's groups %v", left)
+	}
+}

@@ -398,11 +398,17 @@ func (w *walker) homeFileLinks(in Input) {
 	w.checkHomeTrees(in, trees)
 }
 
-// surelyMissing reports, from one cached listing of p's top directory (a
-// home or a root, resolved), that nothing exists at p and no symlink is on
-// the way: its first element below that directory is not there. The loops
-// over every built-in in every home would otherwise lstat each name.
+// surelyMissing reports, from cached listings, that nothing exists at p
+// and no symlink is on the way: its first element below its top directory
+// (a home or a root, resolved) is not there, or, below a directory on the
+// way that is a directory itself (lstat: no symlink) and asked about
+// before, the next element is not there (~/.config/gh/hosts.yml with no
+// gh in ~/.config). The loops over every built-in in every home would
+// otherwise lstat each name (some 30 under each ~/.config).
 func (w *walker) surelyMissing(p string) bool {
+	if noShortcut {
+		return false
+	}
 	base := ""
 	for _, d := range w.lists.bases {
 		if under(p, d) && p != d && len(d) > len(base) {
@@ -412,36 +418,69 @@ func (w *walker) surelyMissing(p string) bool {
 	if base == "" {
 		return false
 	}
-	names, ok := w.lists.names[base]
-	if !ok {
-		names = map[string]bool{}
-		if fi, err := os.Lstat(base); err != nil || !fi.IsDir() {
-			names = nil // a symlink or missing: no shortcut
-		} else if f, err := os.Open(base); err != nil {
-			names = nil
-		} else {
-			ns, err := f.Readdirnames(-1)
-			f.Close()
-			if err != nil {
-				names = nil
-			}
+	dir, rest := base, strings.TrimPrefix(p[len(base):], "/")
+	for {
+		names := w.listing(dir, dir == base)
+		if names == nil {
+			return false
+		}
+		first, more, deeper := strings.Cut(rest, "/")
+		if !names[first] {
+			return true
+		}
+		if !deeper {
+			return false // p is there
+		}
+		dir, rest = join(dir, first), more
+	}
+}
+
+// listing returns the names in dir, listed once for the plan, or nil when
+// it gives no shortcut: dir is no directory of its own (a symlink, a file,
+// missing, unreadable), or, below a top directory, asked about for the
+// first time (one lstat answers one name; a listing pays from the second).
+func (w *walker) listing(dir string, top bool) map[string]bool {
+	if names, ok := w.lists.names[dir]; ok {
+		return names
+	}
+	if !top {
+		// Below a top directory the lstat is the plan's own (w.lstat: the
+		// same answer resolvePath gets); a symlink is never listed through.
+		if fi, err := w.lstat(dir); err != nil || !fi.IsDir() {
+			w.lists.names[dir] = nil
+			return nil
+		}
+		if w.lists.asked[dir]++; w.lists.asked[dir] < 2 {
+			return nil
+		}
+	}
+	var names map[string]bool
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		names = nil // a symlink or missing: no shortcut
+	} else if f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0); err == nil {
+		// O_NOFOLLOW: a directory swapped for a symlink since the lstat is
+		// not listed through.
+		ns, err := f.Readdirnames(-1)
+		f.Close()
+		if err == nil {
+			names = make(map[string]bool, len(ns))
 			for _, n := range ns {
 				names[n] = true
 			}
 		}
-		w.lists.names[base] = names
 	}
-	if names == nil {
-		return false
-	}
-	first, _, _ := strings.Cut(strings.TrimPrefix(p[len(base):], "/"), "/")
-	return !names[first]
+	w.lists.names[dir] = names
+	return names
 }
+
+// noShortcut turns surelyMissing off (a test compares the plans).
+var noShortcut bool
 
 // listings caches the names in a few directories (see surelyMissing).
 type listings struct {
 	bases []string
-	names map[string]map[string]bool // nil: no shortcut for this base
+	names map[string]map[string]bool // nil: no shortcut for this directory
+	asked map[string]int             // directories below a base: how often asked
 }
 
 // resolvePath follows the symlinks along p as far as the path exists and

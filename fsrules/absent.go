@@ -402,7 +402,7 @@ func (w *walker) homeFileLinks(in Input) {
 // and no symlink is on the way: its first element below its top directory
 // (a home or a root, resolved) is not there, or, below a directory on the
 // way that is a directory itself (lstat: no symlink) and asked about
-// before, the next element is not there (~/.config/gh/hosts.yml with no
+// for other names before, the next element is not there (~/.config/gh/hosts.yml with no
 // gh in ~/.config). The loops over every built-in in every home would
 // otherwise lstat each name (some 30 under each ~/.config).
 func (w *walker) surelyMissing(p string) bool {
@@ -420,11 +420,11 @@ func (w *walker) surelyMissing(p string) bool {
 	}
 	dir, rest := base, strings.TrimPrefix(p[len(base):], "/")
 	for {
-		names := w.listing(dir, dir == base)
+		first, more, deeper := strings.Cut(rest, "/")
+		names := w.listing(dir, dir == base, first)
 		if names == nil {
 			return false
 		}
-		first, more, deeper := strings.Cut(rest, "/")
 		if !names[first] {
 			return true
 		}
@@ -437,9 +437,11 @@ func (w *walker) surelyMissing(p string) bool {
 
 // listing returns the names in dir, listed once for the plan, or nil when
 // it gives no shortcut: dir is no directory of its own (a symlink, a file,
-// missing, unreadable), or, below a top directory, asked about for the
-// first time (one lstat answers one name; a listing pays from the second).
-func (w *walker) listing(dir string, top bool) map[string]bool {
+// missing, unreadable), or, below a top directory, asked about fewer than
+// listAfter names (name is this look's): an lstat answers one name, and
+// the loops ask about each name up to three times (homeLinks,
+// homeFileLinks, absent), answered from the plan's stats after the first.
+func (w *walker) listing(dir string, top bool, name string) map[string]bool {
 	if names, ok := w.lists.names[dir]; ok {
 		return names
 	}
@@ -450,7 +452,12 @@ func (w *walker) listing(dir string, top bool) map[string]bool {
 			w.lists.names[dir] = nil
 			return nil
 		}
-		if w.lists.asked[dir]++; w.lists.asked[dir] < 2 {
+		asked := w.lists.asked[dir]
+		if asked == nil {
+			asked = map[string]bool{}
+			w.lists.asked[dir] = asked
+		}
+		if asked[name] = true; len(asked) < listAfter {
 			return nil
 		}
 	}
@@ -473,6 +480,11 @@ func (w *walker) listing(dir string, top bool) map[string]bool {
 	return names
 }
 
+// listAfter is how many names below a directory (not a top one) are
+// asked about before it is listed: a listing is some five system calls
+// (open, getdents twice, close, the poller's try), an lstat one.
+const listAfter = 3
+
 // noShortcut turns surelyMissing off (a test compares the plans).
 var noShortcut bool
 
@@ -480,7 +492,7 @@ var noShortcut bool
 type listings struct {
 	bases []string
 	names map[string]map[string]bool // nil: no shortcut for this directory
-	asked map[string]int             // directories below a base: how often asked
+	asked map[string]map[string]bool // directories below a base: the names asked about
 }
 
 // resolvePath follows the symlinks along p as far as the path exists and

@@ -309,7 +309,7 @@ func Expand(in Input) (Plan, error) {
 		}
 	}
 	if !in.NoDefaultDeny {
-		w.lists = listings{bases: append(append(userHomes(in), w.writable...), w.homeDirs(in)...), names: map[string]map[string]bool{}, asked: map[string]int{}}
+		w.lists = listings{bases: append(append(userHomes(in), w.writable...), w.homeDirs(in)...), names: map[string]map[string]bool{}, asked: map[string]map[string]bool{}}
 		w.homeLinks(in)
 		w.homeFileLinks(in)
 	}

@@ -68,6 +68,7 @@ type rootsMemo struct {
 	rec  []byte
 	old  map[string]rootsEntry
 	next []rootsEntry
+	made bool // next holds a record made by this start
 }
 
 // loadRootsMemo returns the memo for these data places and writable roots
@@ -165,12 +166,13 @@ func (m *rootsMemo) keep(r *rootsRec) {
 		}
 	}
 	m.next = append(m.next, r.e)
+	m.made = true
 }
 
 // save sets the state for the next start (when it changed).
 func (m *rootsMemo) save() {
-	if m == nil {
-		return
+	if m == nil || !m.made && len(m.next) == len(m.old) && m.rec != nil {
+		return // every record answered (the same set, nothing to write)
 	}
 	switch b := encodeRoots(m.next); {
 	case len(m.next) == 0:

@@ -461,28 +461,19 @@ func (w *walker) listing(dir string, top bool, name string) map[string]bool {
 			return nil
 		}
 	}
-	var names map[string]bool
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		names = nil // a symlink or missing: no shortcut
-	} else if f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0); err == nil {
-		// O_NOFOLLOW: a directory swapped for a symlink since the lstat is
-		// not listed through.
-		ns, err := f.Readdirnames(-1)
-		f.Close()
-		if err == nil {
-			names = make(map[string]bool, len(ns))
-			for _, n := range ns {
-				names[n] = true
-			}
-		}
+	// O_NOFOLLOW|O_DIRECTORY: a symlink, a file or nothing at dir gives
+	// no listing, so no shortcut (what an lstat would have said).
+	names, ok := listNames(dir)
+	if !ok {
+		names = nil
 	}
 	w.lists.names[dir] = names
 	return names
 }
 
 // listAfter is how many names below a directory (not a top one) are
-// asked about before it is listed: a listing is some five system calls
-// (open, getdents twice, close, the poller's try), an lstat one.
+// asked about before it is listed: a listing is four system calls (open,
+// getdents twice, close) and a map of its names, an lstat one.
 const listAfter = 3
 
 // noShortcut turns surelyMissing off (a test compares the plans).

@@ -266,3 +266,8 @@ func readLinkTexts(dir string, ents []Entry, want Key) (out []Entry, same bool, 
 	}
 	return out, same, nil
 }
+
+// DirKey returns dir's key (device, inode, ctime), and false when dir is
+// no directory (no symlink followed): what a caller keeping its own
+// answer about a directory across runs compares (see the package doc).
+func DirKey(dir string) (Key, bool) { return lstatKey(dir) }

@@ -398,11 +398,17 @@ func (w *walker) homeFileLinks(in Input) {
 	w.checkHomeTrees(in, trees)
 }
 
-// surelyMissing reports, from one cached listing of p's top directory (a
-// home or a root, resolved), that nothing exists at p and no symlink is on
-// the way: its first element below that directory is not there. The loops
-// over every built-in in every home would otherwise lstat each name.
+// surelyMissing reports, from cached listings, that nothing exists at p
+// and no symlink is on the way: its first element below its top directory
+// (a home or a root, resolved) is not there, or, below a directory on the
+// way that is a directory itself (lstat: no symlink) and asked about
+// for other names before, the next element is not there (~/.config/gh/hosts.yml with no
+// gh in ~/.config). The loops over every built-in in every home would
+// otherwise lstat each name (some 30 under each ~/.config).
 func (w *walker) surelyMissing(p string) bool {
+	if noShortcut {
+		return false
+	}
 	base := ""
 	for _, d := range w.lists.bases {
 		if under(p, d) && p != d && len(d) > len(base) {
@@ -412,36 +418,72 @@ func (w *walker) surelyMissing(p string) bool {
 	if base == "" {
 		return false
 	}
-	names, ok := w.lists.names[base]
-	if !ok {
-		names = map[string]bool{}
-		if fi, err := os.Lstat(base); err != nil || !fi.IsDir() {
-			names = nil // a symlink or missing: no shortcut
-		} else if f, err := os.Open(base); err != nil {
-			names = nil
-		} else {
-			ns, err := f.Readdirnames(-1)
-			f.Close()
-			if err != nil {
-				names = nil
-			}
-			for _, n := range ns {
-				names[n] = true
-			}
+	dir, rest := base, strings.TrimPrefix(p[len(base):], "/")
+	for {
+		first, more, deeper := strings.Cut(rest, "/")
+		names := w.listing(dir, dir == base, first)
+		if names == nil {
+			return false
 		}
-		w.lists.names[base] = names
+		if !names[first] {
+			return true
+		}
+		if !deeper {
+			return false // p is there
+		}
+		dir, rest = join(dir, first), more
 	}
-	if names == nil {
-		return false
-	}
-	first, _, _ := strings.Cut(strings.TrimPrefix(p[len(base):], "/"), "/")
-	return !names[first]
 }
+
+// listing returns the names in dir, listed once for the plan, or nil when
+// it gives no shortcut: dir is no directory of its own (a symlink, a file,
+// missing, unreadable), or, below a top directory, asked about fewer than
+// listAfter names (name is this look's): an lstat answers one name, and
+// the loops ask about each name up to three times (homeLinks,
+// homeFileLinks, absent), answered from the plan's stats after the first.
+func (w *walker) listing(dir string, top bool, name string) map[string]bool {
+	if names, ok := w.lists.names[dir]; ok {
+		return names
+	}
+	if !top {
+		// Below a top directory the lstat is the plan's own (w.lstat: the
+		// same answer resolvePath gets); a symlink is never listed through.
+		if fi, err := w.lstat(dir); err != nil || !fi.IsDir() {
+			w.lists.names[dir] = nil
+			return nil
+		}
+		asked := w.lists.asked[dir]
+		if asked == nil {
+			asked = map[string]bool{}
+			w.lists.asked[dir] = asked
+		}
+		if asked[name] = true; len(asked) < listAfter {
+			return nil
+		}
+	}
+	// O_NOFOLLOW|O_DIRECTORY: a symlink, a file or nothing at dir gives
+	// no listing, so no shortcut (what an lstat would have said).
+	names, ok := listNames(dir)
+	if !ok {
+		names = nil
+	}
+	w.lists.names[dir] = names
+	return names
+}
+
+// listAfter is how many names below a directory (not a top one) are
+// asked about before it is listed: a listing is four system calls (open,
+// getdents twice, close) and a map of its names, an lstat one.
+const listAfter = 3
+
+// noShortcut turns surelyMissing off (a test compares the plans).
+var noShortcut bool
 
 // listings caches the names in a few directories (see surelyMissing).
 type listings struct {
 	bases []string
-	names map[string]map[string]bool // nil: no shortcut for this base
+	names map[string]map[string]bool // nil: no shortcut for this directory
+	asked map[string]map[string]bool // directories below a base: the names asked about
 }
 
 // resolvePath follows the symlinks along p as far as the path exists and

@@ -1,7 +1,6 @@
 package fsrules
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -286,6 +285,12 @@ func escapeGlob(p string) string {
 }
 
 func builtinRules(allowGitConfig bool, homes []string) []rule {
+	return appendBuiltinRules(nil, allowGitConfig, homes)
+}
+
+// appendBuiltinRules appends the built-in rules to dst (builtinRules
+// without a copy of its own: the caller's append is the one copy).
+func appendBuiltinRules(dst []rule, allowGitConfig bool, homes []string) []rule {
 	// A start compiles the same built-ins several times (the option check,
 	// each program root's check, the walk): once per process and inputs
 	// here. Compiled rules and patterns are never changed; each caller gets
@@ -317,7 +322,7 @@ func builtinRules(allowGitConfig bool, homes []string) []rule {
 	if builtinMemo.rules == nil || builtinMemo.key != key {
 		builtinMemo.key, builtinMemo.rules = key, compileBuiltins(allowGitConfig, anchors)
 	}
-	return slices.Clone(builtinMemo.rules)
+	return append(dst, builtinMemo.rules...)
 }
 
 // builtinMemo is builtinRules' last answer and its inputs.

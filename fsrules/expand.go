@@ -145,7 +145,7 @@ func compile(in Input) (*compiled, error) {
 	}
 	c.all = append(c.all, c.user...)
 	if !in.NoDefaultDeny {
-		c.all = append(c.all, builtinRules(in.AllowGitConfig, userHomes(in))...)
+		c.all = appendBuiltinRules(c.all, in.AllowGitConfig, userHomes(in))
 	}
 	type root struct {
 		key, p   string
@@ -309,7 +309,7 @@ func Expand(in Input) (Plan, error) {
 		}
 	}
 	if !in.NoDefaultDeny {
-		w.lists = listings{bases: append(append(userHomes(in), w.writable...), w.homeDirs(in)...), names: map[string]map[string]bool{}}
+		w.lists = listings{bases: append(append(userHomes(in), w.writable...), w.homeDirs(in)...), names: map[string]map[string]bool{}, asked: map[string]map[string]bool{}}
 		w.homeLinks(in)
 		w.homeFileLinks(in)
 	}
@@ -918,10 +918,19 @@ type nameIndex struct {
 }
 
 func indexRules(rules []rule) ruleIndex {
-	newIndex := func() nameIndex {
-		return nameIndex{byName: map[string][]int{}, byExt: map[string][]int{}, byFirst: map[byte][]int{}}
+	// Sized for the rules: the built-ins (~200, nearly all folded and
+	// named by their last element) would otherwise grow the map from
+	// empty, rehashing it several times at every walk of a root.
+	nfold := 0
+	for i := range rules {
+		if rules[i].pat.Fold {
+			nfold++
+		}
 	}
-	idx := ruleIndex{exact: newIndex(), fold: newIndex()}
+	newIndex := func(n int) nameIndex {
+		return nameIndex{byName: make(map[string][]int, n), byExt: map[string][]int{}, byFirst: map[byte][]int{}}
+	}
+	idx := ruleIndex{exact: newIndex(len(rules) - nfold), fold: newIndex(nfold)}
 	for i := range rules {
 		ni := &idx.exact
 		if rules[i].pat.Fold {

@@ -42,8 +42,11 @@ func ReadIdentityCached(dir string, env []string, file string) Identity {
 		return ReadIdentity(dir, env)
 	}
 	if b, err := os.ReadFile(file); err == nil {
-		var e cacheEntry
-		if json.Unmarshal(b, &e) == nil && e.Key == key {
+		e, ok := parseEntry(b)
+		if !ok && json.Unmarshal(b, &e) != nil {
+			e = cacheEntry{}
+		}
+		if e.Key == key && key != "" {
 			return Identity{Name: e.Name, Email: e.Email}
 		}
 	}
@@ -54,6 +57,39 @@ func ReadIdentityCached(dir string, env []string, file string) Identity {
 		writeCache(file, cacheEntry{Key: key, Name: id.Name, Email: id.Email})
 	}
 	return id
+}
+
+// parseEntry reads the file as json.Marshal writes a cacheEntry whose
+// strings are printable ASCII with no '"' or '\\' (what nearly every
+// identity is): the same answer as json.Unmarshal without its first use's
+// cost (reflection over the type: a third of this function's start). false
+// for anything else: json.Unmarshal then decides.
+func parseEntry(b []byte) (cacheEntry, bool) {
+	var e cacheEntry
+	s := string(b)
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{`{"key":"`, &e.Key}, {`","name":"`, &e.Name}, {`","email":"`, &e.Email}} {
+		rest, ok := strings.CutPrefix(s, f.name)
+		if !ok {
+			return cacheEntry{}, false
+		}
+		i := strings.IndexByte(rest, '"')
+		if i < 0 {
+			return cacheEntry{}, false
+		}
+		for j := 0; j < i; j++ {
+			if c := rest[j]; c < 0x20 || c >= 0x7f || c == '\\' {
+				return cacheEntry{}, false
+			}
+		}
+		*f.v, s = rest[:i], rest[i:]
+	}
+	if s != `"}` {
+		return cacheEntry{}, false
+	}
+	return e, true
 }
 
 // writeCache replaces file with e (a new file renamed into place: a

@@ -162,8 +162,10 @@ func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, e
 	plan.Env = refusalClientEnv(plan.Env, p.Net)
 
 	// 1. Hide.
-	var mounts []ns.Mount
-	seen := map[string]bool{}
+	// Sized for the hidden places, the home and a few data places: a
+	// Mount is large, and growing the slice copied them several times.
+	mounts := make([]ns.Mount, 0, len(hidden)+12)
+	seen := make(map[string]bool, len(hidden)+12)
 	addHide := func(path string, mode uint32, why string) {
 		if seen[path] || path == "/" {
 			return

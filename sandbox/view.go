@@ -97,6 +97,9 @@ func programRoots(places, hidden, writable []string, path string, command []stri
 	}
 	var seen []string
 	src := newSymlinkSource(links)
+	// What a PATH directory's symlinks lead to, kept across starts (see
+	// progroots_memo.go); nil without a cache.
+	memo := loadRootsMemo(links, places, writable)
 	for _, e := range filepath.SplitList(path) {
 		if !filepath.IsAbs(e) {
 			continue // "" and "." are the working directory: visible anyway
@@ -128,7 +131,23 @@ func programRoots(places, hidden, writable []string, path string, command []stri
 		// The common case decided without a string: a name in the same
 		// directory (python3 -> python3.12) of a system directory with no
 		// data place in or under it.
+		resolve := func(t string) {
+			if r, err := filepath.EvalSymlinks(t); err == nil && enclosing(r, writable) == "" {
+				add(filepath.Dir(r))
+			}
+		}
+		if cands, ok := memo.lookup(d); ok {
+			// d and the directories of its chains unchanged since a start
+			// recorded them: the same candidates, resolved afresh.
+			for _, t := range cands {
+				resolve(t)
+			}
+			continue
+		}
 		sameDirSystem := systemTop[topDir(d)] && enclosing(d, places) == "" && !placeUnder(d, places)
+		rec := memo.recorder(d)
+		src := src
+		src.rec = rec
 		src.each(d, func(name, l string) {
 			if sameDirSystem && !strings.ContainsRune(l, '/') {
 				return
@@ -140,11 +159,12 @@ func programRoots(places, hidden, writable []string, path string, command []stri
 			if top := topDir(t); systemTop[top] && enclosing(t, places) == "" {
 				return // /usr/bin/python3 -> python3.12: the common case, no more syscalls
 			}
-			if r, err := filepath.EvalSymlinks(t); err == nil && enclosing(r, writable) == "" {
-				add(filepath.Dir(r))
-			}
+			rec.cand(t)
+			resolve(t)
 		})
+		memo.keep(rec)
 	}
+	memo.save()
 	if len(command) > 0 && strings.ContainsRune(command[0], '/') {
 		c := command[0]
 		if !filepath.IsAbs(c) {
@@ -241,18 +261,20 @@ func linksView() string { return "program-roots 1\x00" + fsrules.Creds() }
 type symlinkSource struct {
 	r    linkReader
 	view string
+	rec  *rootsRec // notes the directories read (nil: none)
 }
 
 func newSymlinkSource(r linkReader) symlinkSource {
 	if r == nil {
 		return symlinkSource{}
 	}
-	return symlinkSource{r, linksView()}
+	return symlinkSource{r: r, view: linksView()}
 }
 
 // each calls fn for every symlink in dir, with its text (symlinksIn
 // without a cache).
 func (s symlinkSource) each(dir string, fn func(name, target string)) {
+	s.rec.dep(dir) // keyed before it is read
 	if s.r == nil {
 		symlinksIn(dir, fn)
 		return
@@ -262,6 +284,7 @@ func (s symlinkSource) each(dir string, fn func(name, target string)) {
 
 // readlink is os.Readlink, through the cache when there is one.
 func (s symlinkSource) readlink(p string) (string, error) {
+	s.rec.dep(filepath.Dir(p)) // keyed before it is read
 	if s.r == nil {
 		return os.Readlink(p)
 	}

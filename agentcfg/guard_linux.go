@@ -419,6 +419,12 @@ type recTarget struct {
 // a second and more (issue 16).
 const inlineMax = 64 << 10
 
+// Warm builds encoding/json's encoder of the record ahead of New: it is
+// made by reflection over the record's types at their first use, once per
+// process (about a millisecond), and New runs on the path to the agent's
+// start. Safe from any goroutine; it writes nothing.
+func Warm() { _, _ = json.Marshal(record{Targets: []recTarget{{}}}) }
+
 func (g *Guard) writeRecord() error {
 	if len(g.targets) == 0 {
 		return nil
@@ -426,7 +432,7 @@ func (g *Guard) writeRecord() error {
 	if err := os.MkdirAll(g.opts.Dir, 0o700); err != nil {
 		return fmt.Errorf("agent configuration guard: %w", err)
 	}
-	rec := record{ID: g.opts.ID, Pid: os.Getpid(), StartTick: startTick(os.Getpid()), Context: g.opts.Context}
+	rec := record{ID: g.opts.ID, Pid: os.Getpid(), StartTick: procstat.SelfStartTick(), Context: g.opts.Context}
 	for i, t := range g.targets {
 		rt := recTarget{Target: t.Target, Snap: t.snap}
 		if len(t.snap.Data) > inlineMax {

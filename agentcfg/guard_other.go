@@ -22,3 +22,6 @@ func (g *Guard) CheckNow() {}
 
 // Recover does nothing.
 func Recover(o Options) {}
+
+// Warm does nothing.
+func Warm() {}

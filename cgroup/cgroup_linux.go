@@ -16,6 +16,8 @@ import (
 
 	cgroups "github.com/containerd/cgroups/v3"
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 const defaultRoot = "/sys/fs/cgroup"
@@ -60,7 +62,7 @@ func groupName(name string) (string, error) {
 	}
 	// The start tick lets jail gc tell this supervisor from a later
 	// process that got its pid (CollectStale).
-	s := fmt.Sprintf("jail-%d-t%d-%s", os.Getpid(), startTick(os.Getpid()), hex.EncodeToString(b[:]))
+	s := fmt.Sprintf("jail-%d-t%d-%s", os.Getpid(), procstat.SelfStartTick(), hex.EncodeToString(b[:]))
 	var clean strings.Builder
 	for _, r := range name {
 		if r < 128 && (r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {

@@ -3,6 +3,7 @@ package procstat
 import (
 	"fmt"
 	"os"
+	"sync/atomic"
 )
 
 // Read parses /proc/PID/stat under root ("" means /proc; tests give a
@@ -33,4 +34,20 @@ func StartTick(pid int) uint64 {
 		return 0
 	}
 	return s.StartTime
+}
+
+// selfTick is SelfStartTick's answer once known (0: not yet).
+var selfTick atomic.Uint64
+
+// SelfStartTick is StartTick(os.Getpid()), read once per process: a
+// process's start time never changes, and a supervisor's start asked for it
+// three times (its cgroup's name, the agent-config guard's record, the
+// registry entry), each a read of /proc/self/stat.
+func SelfStartTick() uint64 {
+	if t := selfTick.Load(); t != 0 {
+		return t
+	}
+	t := StartTick(os.Getpid())
+	selfTick.Store(t) // 0 (unreadable) is asked again next time
+	return t
 }

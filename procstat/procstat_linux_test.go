@@ -60,3 +60,15 @@ func TestReadRoot(t *testing.T) {
 		t.Fatalf("Read(14) err = %v, want not exist", err)
 	}
 }
+
+func TestSelfStartTick(t *testing.T) {
+	want := StartTick(os.Getpid())
+	if want == 0 {
+		t.Fatal("StartTick(self) = 0")
+	}
+	for i := 0; i < 2; i++ { // the read, then the kept value
+		if got := SelfStartTick(); got != want {
+			t.Fatalf("SelfStartTick() = %d, want %d", got, want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // Leftovers: what a supervisor makes on the host for the time of one run
@@ -22,7 +23,7 @@ import (
 // alive AND has the same start time (pid reuse cannot fool it).
 
 func leftoverName(kind string) string {
-	return fmt.Sprintf("jail-%d-t%d-%s", os.Getpid(), startTick(os.Getpid()), kind)
+	return fmt.Sprintf("jail-%d-t%d-%s", os.Getpid(), procstat.SelfStartTick(), kind)
 }
 
 // parseLeftover reads pid and start tick from a jail-<pid>-t<tick>-... name.

@@ -57,7 +57,7 @@ func register(e Entry) func() {
 	if err != nil {
 		return func() {}
 	}
-	e.Pid, e.StartTick = os.Getpid(), startTick(os.Getpid())
+	e.Pid, e.StartTick = os.Getpid(), procstat.SelfStartTick()
 	b, _ := json.Marshal(e)
 	p := filepath.Join(dir, e.ID+".json")
 	if err := os.WriteFile(p, b, 0o600); err != nil {

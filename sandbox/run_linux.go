@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,7 +66,7 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 		unix.CloseOnExec(int(so.Lifeline.Fd()))
 	}
 	r := &runner{pol: p, sess: so, logPath: so.LogPath, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
-		startedCh: make(chan struct{}), wallsUp: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
+		startedCh: make(chan struct{}), wallsUp: make(chan struct{}), controlUp: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
 	r.trace = os.Getenv("JAIL_TRACE") == "1"
 	// No collection during the setup; from the agent's start on, as usual.
 	r.releaseGC = ns.HoldGC()
@@ -131,6 +130,7 @@ type runner struct {
 	relay         *ptyrelay.Relay
 	startedCh     chan struct{}       // the agent exists (MsgStarted)
 	wallsUp       chan struct{}       // closed by raiseWalls: the go may be sent
+	controlUp     chan struct{}       // closed once the control socket is served and the sandbox registered: so may it
 	stopCh        chan syscall.Signal // the agent stopped (MsgStopped)
 	contCh        chan os.Signal      // SIGCONT: jail was continued
 	ctlCh         chan ctlCall        // jail kill, from the control socket
@@ -331,6 +331,9 @@ func (r *runner) run() int {
 	}
 	r.plan = plan
 	r.tracef("plan")
+	if !r.pol.DryRun {
+		go warmWalls()
+	}
 	r.redact = newRedactor(r.pol, plan.Env)
 	if r.pol.Name != "" && !r.pol.DryRun {
 		release, err := claimName(r.pol.Name)
@@ -545,11 +548,14 @@ func (r *runner) run() int {
 	r.startPolicy = pc
 	go func() {
 		pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep)
-		// And encoding/json's encoder of the start event's own types
-		// (audit.Start, Kernel), built at their first use: here, not in
-		// recordStart, which the agent's start waits for (0.3-0.9 ms).
-		_, _ = json.Marshal(audit.Start{})
 	}()
+	// init's report is read from now on: the start event and the servers
+	// (handleFiles) are made while the control socket and the registry
+	// entry are (each makes a file: ~1 ms apiece here), and the go waits
+	// for both (controlUp): an agent that runs is always one jail kill
+	// and jail ps can find.
+	msgsDone := make(chan struct{})
+	go r.readMessages(msgsDone)
 	auditPath := ""
 	if r.trail != nil {
 		auditPath = r.trail.Path()
@@ -559,16 +565,16 @@ func (r *runner) run() int {
 	defer stopControl()
 	defer register(Entry{ID: r.id, Name: r.pol.Name, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace,
 		Audit: auditPath, Control: ctlPath, Log: r.logPath, Net: netMode(r.pol)})()
+	r.tracef("control")
+	close(r.controlUp)
 	if r.sess.Lifeline != nil {
 		go r.watchLifeline()
 	}
-	msgsDone := make(chan struct{})
-	go r.readMessages(msgsDone)
 	r.pruneTrails()
 	if r.group != nil {
 		r.cleanupStaleCgroups()
 	}
-	r.tracef("control, retention")
+	r.tracef("retention")
 
 	defer r.restoreTerminal()
 	var graceTimer, timeout <-chan time.Time
@@ -869,6 +875,13 @@ func (r *runner) readMessages(done chan struct{}) {
 				return
 			}
 			r.handleFiles(m, files)
+			// And the kill switch: the control socket and the registry
+			// entry, made meanwhile (run).
+			select {
+			case <-r.controlUp:
+			case <-r.ctx.Done():
+				return
+			}
 			if err := r.sb.Conn.Send(ns.Message{Type: ns.MsgGo}); err != nil {
 				return
 			}

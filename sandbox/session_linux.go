@@ -18,6 +18,7 @@ import (
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/procstat"
 	"github.com/jail-sandbox/jail/session"
 )
 
@@ -421,7 +422,7 @@ func claimName(name string) (func(), error) {
 		return nil, err
 	}
 	p := filepath.Join(dir, "name."+name)
-	me := fmt.Sprintf("%d %d\n", os.Getpid(), startTick(os.Getpid()))
+	me := fmt.Sprintf("%d %d\n", os.Getpid(), procstat.SelfStartTick())
 	for try := 0; try < 3; try++ {
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 		if err == nil {

@@ -106,17 +106,13 @@ func (s *homeState) encode() []byte {
 	b := append([]byte(nil), s.mounts[:]...)
 	b = binary.AppendUvarint(b, uint64(len(s.trees)))
 	for _, t := range s.trees {
-		b = binary.AppendUvarint(b, uint64(len(t.root)))
-		b = append(b, t.root...)
+		b = dircache.AppendStr(b, t.root)
 		b = binary.AppendVarint(b, t.start)
 		b = binary.AppendUvarint(b, uint64(t.files))
 		b = binary.AppendUvarint(b, uint64(len(t.dirs)))
 		for _, d := range t.dirs {
-			b = binary.AppendUvarint(b, uint64(len(d.path)))
-			b = append(b, d.path...)
-			b = binary.AppendUvarint(b, d.key.Dev)
-			b = binary.AppendUvarint(b, d.key.Ino)
-			b = binary.AppendVarint(b, d.key.Ctime)
+			b = dircache.AppendStr(b, d.path)
+			b = dircache.AppendKey(b, d.key)
 		}
 	}
 	return b
@@ -125,50 +121,16 @@ func (s *homeState) encode() []byte {
 // decodeHomeState parses what encode wrote; false for anything else.
 func decodeHomeState(b []byte) (homeState, bool) {
 	var s homeState
-	bad := false
-	uv := func() uint64 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			bad = true
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
-	sv := func() int64 {
-		v, n := binary.Varint(b)
-		if n <= 0 {
-			bad = true
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
-	str := func() string {
-		n := uv()
-		if bad || n > uint64(len(b)) {
-			bad = true
-			return ""
-		}
-		v := string(b[:n])
-		b = b[n:]
-		return v
-	}
-	if len(b) < len(s.mounts) {
-		return s, false
-	}
-	copy(s.mounts[:], b)
-	b = b[len(s.mounts):]
-	for i, nt := uint64(0), uv(); !bad && i < nt; i++ {
-		t := treeRecord{root: str(), start: sv(), files: int(uv())}
-		for j, nd := uint64(0), uv(); !bad && j < nd; j++ {
-			d := keyedDir{path: str()}
-			d.key.Dev, d.key.Ino, d.key.Ctime = uv(), uv(), sv()
-			t.dirs = append(t.dirs, d)
+	r := dircache.NewStateReader(b)
+	copy(s.mounts[:], r.Fixed(len(s.mounts)))
+	for i, nt := uint64(0), r.Uvarint(); r.OK() && i < nt; i++ {
+		t := treeRecord{root: r.Str(), start: r.Varint(), files: int(r.Uvarint())}
+		for j, nd := uint64(0), r.Uvarint(); r.OK() && j < nd; j++ {
+			t.dirs = append(t.dirs, keyedDir{path: r.Str(), key: r.Key()})
 		}
 		s.trees = append(s.trees, t)
 	}
-	return s, !bad && len(b) == 0
+	return s, r.Done()
 }
 
 // homeTreeWalks counts the reads of the home's protected directories (a

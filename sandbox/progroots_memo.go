@@ -186,23 +186,17 @@ func (m *rootsMemo) save() {
 
 func encodeRoots(es []rootsEntry) []byte {
 	var b []byte
-	str := func(s string) {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
 	b = binary.AppendUvarint(b, uint64(len(es)))
 	for _, e := range es {
-		str(e.dir)
+		b = dircache.AppendStr(b, e.dir)
 		b = binary.AppendUvarint(b, uint64(len(e.deps)))
 		for _, d := range e.deps {
-			str(d.path)
-			b = binary.AppendUvarint(b, d.key.Dev)
-			b = binary.AppendUvarint(b, d.key.Ino)
-			b = binary.AppendVarint(b, d.key.Ctime)
+			b = dircache.AppendStr(b, d.path)
+			b = dircache.AppendKey(b, d.key)
 		}
 		b = binary.AppendUvarint(b, uint64(len(e.cands)))
 		for _, c := range e.cands {
-			str(c)
+			b = dircache.AppendStr(b, c)
 		}
 	}
 	return b
@@ -214,49 +208,24 @@ func decodeRoots(b []byte) ([]rootsEntry, bool) {
 	if b == nil {
 		return nil, false
 	}
-	bad := false
-	uv := func() uint64 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			bad = true
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
-	str := func() string {
-		n := uv()
-		if bad || n > uint64(len(b)) {
-			bad = true
-			return ""
-		}
-		s := string(b[:n])
-		b = b[n:]
-		if !filepath.IsAbs(s) || filepath.Clean(s) != s {
-			bad = true
+	r := dircache.NewStateReader(b)
+	path := func() string {
+		s := r.Str()
+		if r.OK() && (!filepath.IsAbs(s) || filepath.Clean(s) != s) {
+			r.Fail()
 		}
 		return s
 	}
-	n := uv()
 	var es []rootsEntry
-	for i := uint64(0); !bad && i < n; i++ {
-		e := rootsEntry{dir: str()}
-		for j, nd := uint64(0), uv(); !bad && j < nd; j++ {
-			d := rootsDep{path: str()}
-			d.key.Dev, d.key.Ino = uv(), uv()
-			v, k := binary.Varint(b)
-			if k <= 0 {
-				bad = true
-				break
-			}
-			b = b[k:]
-			d.key.Ctime = v
-			e.deps = append(e.deps, d)
+	for i, n := uint64(0), r.Uvarint(); r.OK() && i < n; i++ {
+		e := rootsEntry{dir: path()}
+		for j, nd := uint64(0), r.Uvarint(); r.OK() && j < nd; j++ {
+			e.deps = append(e.deps, rootsDep{path: path(), key: r.Key()})
 		}
-		for j, nc := uint64(0), uv(); !bad && j < nc; j++ {
-			e.cands = append(e.cands, str())
+		for j, nc := uint64(0), r.Uvarint(); r.OK() && j < nc; j++ {
+			e.cands = append(e.cands, path())
 		}
 		es = append(es, e)
 	}
-	return es, !bad && len(b) == 0
+	return es, r.Done()
 }

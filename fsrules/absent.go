@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/jail-sandbox/jail/dirnames"
 )
 
 // This file: protected paths that do not exist at start (Plan.Absent), and a
@@ -463,7 +465,7 @@ func (w *walker) listing(dir string, top bool, name string) map[string]bool {
 	}
 	// O_NOFOLLOW|O_DIRECTORY: a symlink, a file or nothing at dir gives
 	// no listing, so no shortcut (what an lstat would have said).
-	names, ok := listNames(dir)
+	names, ok := dirnames.Names(dir, 0)
 	if !ok {
 		names = nil
 	}

@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/dirnames"
 )
 
 // Sentinel watches the writable trees and quarantines what must not be
@@ -69,7 +71,7 @@ func (s *Sentinel) surelyAbsent(dir, name string) bool {
 		if lk.needed[dir]++; lk.needed[dir] < 2 {
 			return false
 		}
-		names = listNames(dir)
+		names, _ = dirnames.Names(dir, listMax) // nil: not listed, lstat
 		lk.names[dir] = names
 		if afterList != nil {
 			afterList(dir)
@@ -80,25 +82,6 @@ func (s *Sentinel) surelyAbsent(dir, name string) bool {
 
 // afterList, when set (tests), runs right after a directory was listed.
 var afterList func(dir string)
-
-// listNames returns dir's names, or nil when it cannot be read whole or
-// holds more than listMax entries.
-func listNames(dir string) map[string]bool {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	ns, err := f.Readdirnames(listMax + 1)
-	if (err != nil && len(ns) > 0) || len(ns) > listMax {
-		return nil
-	}
-	names := make(map[string]bool, len(ns))
-	for _, n := range ns {
-		names[n] = true
-	}
-	return names
-}
 
 // New makes a Sentinel. Quarantine and Check work at once; Start watches.
 func New(cfg Config) *Sentinel {

@@ -134,13 +134,17 @@ func TestCopyDuringRotations(t *testing.T) {
 	}
 	w := NewWriter(f, path, 8<<10)
 	var done atomic.Bool
+	writerGone := make(chan struct{})
 	go func() {
+		defer close(writerGone)
 		for i := 0; i < 200000 && !done.Load(); i++ {
 			fmt.Fprintf(w, "line %07d\n", i)
 		}
 		done.Store(true)
 	}()
-	defer done.Store(true)
+	// The writer must be gone before TempDir's cleanup: a rotation it is in
+	// the middle of would create a file in the directory being removed.
+	defer func() { done.Store(true); <-writerGone }()
 	for c := 0; c < 300 && !done.Load(); c++ {
 		var out bytes.Buffer
 		if err := Copy(&out, path); err != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/ptyrelay"
+	"github.com/jail-sandbox/jail/sandbox/inithooks"
 	"github.com/jail-sandbox/jail/seccomp"
 	"github.com/jail-sandbox/jail/session"
 	"github.com/jail-sandbox/jail/termfilter"
@@ -816,8 +817,8 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 	p := r.pol
 	// In ns's wire format (hookwire.go): init reads them without encoding/json.
 	set := func(name string, b []byte) { spec.Hooks[name] = b }
-	set(ns.HookLandlock, landlockWire(r.plan.Landlock))
-	sc := seccompHook{AllowPtrace: p.AllowPtrace, Replace: p.SeccompReplace, ExecNotify: !p.NoExecAudit || len(p.BlockCommand) > 0,
+	set(ns.HookLandlock, inithooks.LandlockWire(r.plan.Landlock))
+	sc := inithooks.SeccompHook{AllowPtrace: p.AllowPtrace, Replace: p.SeccompReplace, ExecNotify: !p.NoExecAudit || len(p.BlockCommand) > 0,
 		SimulateBusy: p.SimulateNotifyBusy, RequireNotify: p.RequireExecAudit,
 		// Degraded: the walls the network and mount namespaces would be.
 		NoInet: r.degraded && p.Net == policy.NetNone, NoUnix: r.degraded}
@@ -835,21 +836,21 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 	} else if p.SeccompReplace {
 		return &policy.FieldError{Key: "seccomp-replace", Reason: "needs `seccomp` FILE: the filter to use instead"}
 	}
-	set(ns.HookSeccomp, sc.wire())
+	set(ns.HookSeccomp, sc.Wire())
 	var noProxy []string
 	if p.Hostname != "" {
 		noProxy = []string{p.Hostname}
 	}
 	switch p.Net {
 	case policy.NetAllow:
-		set(ns.HookNetwork, netConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.wire())
+		set(ns.HookNetwork, inithooks.NetConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.Wire())
 	case policy.NetNone:
 		if r.degraded {
 			break // no network namespace to put them in: seccomp refuses IP sockets
 		}
 		// No route out, but jail's DNS and refusal listeners inside, so
 		// that a refused name fails at once and says so.
-		set(ns.HookNetwork, netConfig{Mode: nsnet.ModeNone, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.wire())
+		set(ns.HookNetwork, inithooks.NetConfig{Mode: nsnet.ModeNone, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.Wire())
 	}
 	if p.MaxFileSize > 0 {
 		spec.IgnoreSIGXFSZ = true

@@ -53,7 +53,7 @@
 //
 // When TPROXY cannot be set up, Proxy.ServeFallback offers the same decisions as
 // an HTTP proxy (CONNECT and absolute-form requests) and a SOCKS5 (CONNECT) server,
-// which only reaches programs that honour the variables from ProxyEnv. The same
+// which only reaches programs that honour the variables from nsnet.ProxyEnv. The same
 // proxy also answers at Proxy.Endpoint in the transparent mode, so that
 // proxy-aware clients hear a refusal of an https:// URL as an HTTP 403 too,
 // with the refusal in its status line (refusalConnect403).

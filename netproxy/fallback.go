@@ -468,24 +468,3 @@ func (c *countConn) Read(b []byte) (int, error) {
 	c.down += int64(n)
 	return n, err
 }
-
-// ProxyEnv returns the environment lines that point proxy-aware programs at
-// jail's proxy at addr (host:port the sandbox can reach: the fallback
-// listener, or the Endpoint of the transparent mode and --net none), in both
-// spellings since tools disagree on case. socks5h makes the proxy resolve
-// names, which is the only way names resolve in fallback mode. noProxy adds
-// names that stay direct besides loopback (the sandbox's own hostname).
-func ProxyEnv(addr string, noProxy ...string) []string {
-	httpURL := "http://" + addr
-	vals := [][2]string{
-		{"HTTP_PROXY", httpURL},
-		{"HTTPS_PROXY", httpURL},
-		{"ALL_PROXY", "socks5h://" + addr},
-		{"NO_PROXY", strings.Join(append([]string{"localhost", "127.0.0.1", "::1"}, noProxy...), ",")},
-	}
-	out := make([]string, 0, 2*len(vals))
-	for _, v := range vals {
-		out = append(out, v[0]+"="+v[1], strings.ToLower(v[0])+"="+v[1])
-	}
-	return out
-}

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -175,23 +174,6 @@ func TestFallbackSOCKS5(t *testing.T) {
 			t.Errorf("SOCKS5 cmd %d: reply %x", cmd, b[:n])
 		}
 		c.Close()
-	}
-}
-
-func TestProxyEnv(t *testing.T) {
-	env := ProxyEnv("127.0.0.1:3128")
-	for _, want := range []string{
-		"HTTP_PROXY=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128",
-		"HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
-		"ALL_PROXY=socks5h://127.0.0.1:3128", "all_proxy=socks5h://127.0.0.1:3128",
-		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
-	} {
-		if !slices.Contains(env, want) {
-			t.Errorf("ProxyEnv lacks %s: %v", want, env)
-		}
-	}
-	if env := ProxyEnv("10.201.0.1:80", "jail"); !slices.Contains(env, "no_proxy=localhost,127.0.0.1,::1,jail") {
-		t.Errorf("ProxyEnv with the sandbox's hostname: %v", env)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package ns builds the sandbox's kernel view: it starts the sandbox's init (a
-// re-exec of the jail binary cloned into new user, mount, pid, net, ipc, uts and
-// cgroup namespaces), and, inside it, builds the mount tree, pivots into it, drops
+// re-exec of the jail binary, or the lean init program Config.Exe names, cloned
+// into new user, mount, pid, net, ipc, uts and cgroup namespaces), and, inside it, builds the mount tree, pivots into it, drops
 // every privilege and starts the agent, staying behind as pid 1 (reaper, signal
 // forwarder, exit reporter).
 //

@@ -35,6 +35,12 @@ type Config struct {
 	Stderr   *os.File
 	// Degraded starts init without any namespace (see Spec.Degraded).
 	Degraded bool
+	// Exe, when set, is the program to exec as init instead of this binary
+	// (/proc/self/exe): the lean init's checked copy (package initbin), an
+	// O_PATH descriptor. Begin execs it through /proc/self/fd, so that
+	// what was checked is what runs; should that exec fail, Begin execs
+	// this binary instead (Starting.ExeErr says why).
+	Exe *os.File
 	// BeforeSpec runs after init exists (its pid is known, it waits for its
 	// spec) and before the spec is sent: the place to put it into a v1 cgroup.
 	BeforeSpec func(pid int) error
@@ -87,6 +93,9 @@ type Starting struct {
 	degraded   bool
 	beforeSpec func(pid int) error
 	done       bool
+	// ExeErr is why Config.Exe could not be exec'd (init is this binary
+	// then); nil when it was, or when there was none.
+	ExeErr error
 }
 
 // Pid is init's pid (in the supervisor's pid namespace).
@@ -112,6 +121,27 @@ func Begin(cfg Config) (*Starting, error) {
 		attr.UseCgroupFD = true
 		attr.CgroupFD = cfg.CgroupFD
 	}
+	s, err := spawn(cfg, attr, child, cfg.Exe)
+	var exeErr error
+	if err != nil && cfg.Exe != nil {
+		// The lean init did not start (an exec error of the copy, or the
+		// clone itself): this binary, as without it. A clone that cannot
+		// work fails again here, with the error the user must see.
+		exeErr = err
+		s, err = spawn(cfg, attr, child, nil)
+	}
+	if err != nil {
+		parent.Close()
+		return nil, startError(err)
+	}
+	s.Conn = NewConn(parent)
+	return &Starting{s: s, parent: parent, rootful: cfg.Rootful, degraded: cfg.Degraded, beforeSpec: cfg.BeforeSpec, ExeErr: exeErr}, nil
+}
+
+// spawn clones and execs init: exe (the lean init, fd 4 of the child,
+// exec'd as /proc/self/fd/4 after the clone; init closes it first thing,
+// with every fd above its socket) or, when nil, this binary.
+func spawn(cfg Config, attr *syscall.SysProcAttr, child, exe *os.File) (*Sandbox, error) {
 	cmd := &exec.Cmd{
 		Path:        "/proc/self/exe",
 		Args:        []string{InitArg0},
@@ -122,7 +152,13 @@ func Begin(cfg Config) (*Starting, error) {
 		ExtraFiles:  []*os.File{child},
 		SysProcAttr: attr,
 	}
-	s := &Sandbox{Conn: NewConn(parent), done: make(chan struct{})}
+	if exe != nil {
+		// A path into the child's own fd table, not a name in a
+		// directory: the very file Open checked is exec'd.
+		cmd.Path = fmt.Sprintf("/proc/self/fd/%d", initFD+1)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, exe)
+	}
+	s := &Sandbox{done: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() {
 		// Pdeathsig is tied to the thread that forked: keep this goroutine on
@@ -144,11 +180,10 @@ func Begin(cfg Config) (*Starting, error) {
 		close(s.done)
 	}()
 	if err := <-started; err != nil {
-		parent.Close()
-		return nil, startError(err)
+		return nil, err
 	}
 	s.Pid = cmd.Process.Pid
-	return &Starting{s: s, parent: parent, rootful: cfg.Rootful, degraded: cfg.Degraded, beforeSpec: cfg.BeforeSpec}, nil
+	return s, nil
 }
 
 // Abort kills an init that has not had its spec, and waits for it: nothing

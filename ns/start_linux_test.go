@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,9 @@ func fakeInit() int {
 	}
 	_, serr := os.Lstat(m.Spec.Hostname)
 	_ = conn.Send(Message{Type: MsgLog, Text: fmt.Sprint(serr == nil)})
+	// Second: which program this init is (Config.Exe's tests).
+	exe, _ := os.Readlink("/proc/self/exe")
+	_ = conn.Send(Message{Type: MsgLog, Text: exe})
 	return 0
 }
 
@@ -155,4 +159,90 @@ func openDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// exeOf starts an init with cfg.Exe = the file at path (opened O_PATH, as
+// initbin.Open hands it) and returns the Starting and the program init
+// says it is.
+func exeOf(t *testing.T, path string) (*Starting, string) {
+	t.Helper()
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := os.NewFile(uintptr(fd), path)
+	defer exe.Close()
+	st, err := Begin(Config{Exe: exe, CgroupFD: -1, Rootful: os.Getuid() == 0,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	if err != nil && strings.Contains(err.Error(), "/proc/self/fd/") {
+		t.Fatalf("the exec of Exe failed the start: %v", err)
+	}
+	if err != nil {
+		skipOrFail(t, "cannot start an init in new namespaces here: %v", err)
+	}
+	defer st.Abort()
+	sb, err := st.Finish(&Spec{Hostname: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := 0; i < 2; i++ {
+		m, _, err := sb.Conn.Recv()
+		if err != nil {
+			t.Fatalf("init's answer %d: %v", i, err)
+		}
+		got = append(got, m.Text)
+	}
+	if ws, _ := sb.Wait(); ws.ExitStatus() != 0 {
+		t.Fatalf("init exited %v", ws)
+	}
+	return st, got[1]
+}
+
+// copyOfSelf is a copy of this test binary (a stand-in init program) that
+// init can exec: 0755, in a directory init can search, as the lean init's
+// copy is for host nobody when root runs jail.
+func copyOfSelf(t *testing.T, mode os.FileMode) string {
+	t.Helper()
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(openDir(t), "init-copy")
+	if err := os.WriteFile(p, self, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Config.Exe is what init execs (the lean init), by its descriptor: init
+// reports that program as its /proc/self/exe, also when root starts it
+// and it runs as host nobody.
+func TestBeginExecsExe(t *testing.T) {
+	p := copyOfSelf(t, 0o755)
+	st, exe := exeOf(t, p)
+	if exe != p {
+		self, _ := os.Readlink("/proc/self/exe")
+		t.Fatalf("init is %q, want the given program %q (this binary: %q)", exe, p, self)
+	}
+	if st.ExeErr != nil {
+		t.Fatalf("ExeErr = %v", st.ExeErr)
+	}
+}
+
+// An Exe that cannot be exec'd (here: no execute permission) does not fail
+// the start: init is this binary, and ExeErr says why.
+func TestBeginFallsBackFromExe(t *testing.T) {
+	p := copyOfSelf(t, 0o644)
+	st, exe := exeOf(t, p)
+	self, _ := os.Readlink("/proc/self/exe")
+	if exe != self {
+		t.Fatalf("init is %q, want this binary %q", exe, self)
+	}
+	if st.ExeErr == nil {
+		t.Fatal("ExeErr is nil: the failed exec of Exe is not reported")
+	}
 }

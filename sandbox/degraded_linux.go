@@ -13,6 +13,7 @@ import (
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/sandbox/inithooks"
 )
 
 // This file: degraded mode (--degraded), for hosts that refuse namespaces
@@ -199,7 +200,7 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 	cleanup := func() { _ = os.RemoveAll(tmp) }
 	var base landlock.Rules
 	if b := spec.Hooks[ns.HookLandlock]; len(b) > 0 {
-		if err := landlockUnwire(b, &base); err != nil {
+		if err := inithooks.LandlockUnwire(b, &base); err != nil {
 			cleanup()
 			return nil, err
 		}
@@ -214,7 +215,7 @@ func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
 		cleanup()
 		return nil, err
 	}
-	spec.Hooks[ns.HookLandlock] = landlockWire(rules)
+	spec.Hooks[ns.HookLandlock] = inithooks.LandlockWire(rules)
 	env := spec.Env[:0:0]
 	for _, kv := range spec.Env {
 		// No mount: no record of denials either ($JAIL_DENIALS would name

@@ -23,6 +23,7 @@ import (
 	"github.com/jail-sandbox/jail/dircache"
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostcheck"
+	"github.com/jail-sandbox/jail/initbin"
 	"github.com/jail-sandbox/jail/memwatch"
 	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
@@ -30,8 +31,10 @@ import (
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/ptyrelay"
+	"github.com/jail-sandbox/jail/sandbox/inithooks"
 	"github.com/jail-sandbox/jail/seccomp"
 	"github.com/jail-sandbox/jail/session"
+	"github.com/jail-sandbox/jail/statedir"
 	"github.com/jail-sandbox/jail/termfilter"
 )
 
@@ -775,8 +778,23 @@ func (r *runner) beginInit() (abort func()) {
 	ch := make(chan initStart, 1)
 	r.initCh = ch
 	go func() {
+		// The lean init's checked copy, or this binary (the trace says
+		// which, and why).
+		sd, _ := statedir.Dir()
+		exe, how, extract := initbin.Open(sd)
+		cfg.Exe = exe
 		st, err := ns.Begin(cfg)
-		ch <- initStart{st, err}
+		if exe != nil {
+			exe.Close()
+			if st != nil && st.ExeErr != nil {
+				how = fmt.Sprintf("%s (exec of the lean init failed: %v)", initbin.Own, st.ExeErr)
+			}
+		}
+		if extract != nil {
+			// For the next runs, while this one's init starts.
+			how += "; " + extract()
+		}
+		ch <- initStart{st, err, how}
 	}()
 	return func() {
 		if r.initCh == nil {
@@ -792,12 +810,16 @@ func (r *runner) beginInit() (abort func()) {
 type initStart struct {
 	st  *ns.Starting
 	err error
+	how string // which program init is (initbin.Open), for the trace
 }
 
 // finishInit waits for beginInit's init and hands it the spec.
 func (r *runner) finishInit(spec *ns.Spec) (*ns.Sandbox, error) {
 	is := <-r.initCh
 	r.initCh = nil
+	if r.trace {
+		r.notes.Notef("trace", notice.Trace, "supervisor init program: %s", is.how)
+	}
 	err := is.err
 	var sb *ns.Sandbox
 	if err == nil {
@@ -814,10 +836,10 @@ func (r *runner) finishInit(spec *ns.Spec) (*ns.Sandbox, error) {
 // addHooks puts the feature configuration for init into the spec.
 func (r *runner) addHooks(spec *ns.Spec) error {
 	p := r.pol
-	// In ns's wire format (hookwire.go): init reads them without encoding/json.
+	// In ns's wire format (inithooks/wire.go): init reads them without encoding/json.
 	set := func(name string, b []byte) { spec.Hooks[name] = b }
-	set(ns.HookLandlock, landlockWire(r.plan.Landlock))
-	sc := seccompHook{AllowPtrace: p.AllowPtrace, Replace: p.SeccompReplace, ExecNotify: !p.NoExecAudit || len(p.BlockCommand) > 0,
+	set(ns.HookLandlock, inithooks.LandlockWire(r.plan.Landlock))
+	sc := inithooks.SeccompHook{AllowPtrace: p.AllowPtrace, Replace: p.SeccompReplace, ExecNotify: !p.NoExecAudit || len(p.BlockCommand) > 0,
 		SimulateBusy: p.SimulateNotifyBusy, RequireNotify: p.RequireExecAudit,
 		// Degraded: the walls the network and mount namespaces would be.
 		NoInet: r.degraded && p.Net == policy.NetNone, NoUnix: r.degraded}
@@ -835,21 +857,21 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 	} else if p.SeccompReplace {
 		return &policy.FieldError{Key: "seccomp-replace", Reason: "needs `seccomp` FILE: the filter to use instead"}
 	}
-	set(ns.HookSeccomp, sc.wire())
+	set(ns.HookSeccomp, sc.Wire())
 	var noProxy []string
 	if p.Hostname != "" {
 		noProxy = []string{p.Hostname}
 	}
 	switch p.Net {
 	case policy.NetAllow:
-		set(ns.HookNetwork, netConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.wire())
+		set(ns.HookNetwork, inithooks.NetConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.Wire())
 	case policy.NetNone:
 		if r.degraded {
 			break // no network namespace to put them in: seccomp refuses IP sockets
 		}
 		// No route out, but jail's DNS and refusal listeners inside, so
 		// that a refused name fails at once and says so.
-		set(ns.HookNetwork, netConfig{Mode: nsnet.ModeNone, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.wire())
+		set(ns.HookNetwork, inithooks.NetConfig{Mode: nsnet.ModeNone, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.Wire())
 	}
 	if p.MaxFileSize > 0 {
 		spec.IgnoreSIGXFSZ = true

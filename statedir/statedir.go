@@ -34,6 +34,9 @@ const (
 	// visible trees (package dircache): a start reads again only what
 	// changed. Trusted only because the sandbox never reaches it.
 	DirCache = "dircache"
+	// The lean init's copy (package initbin) is init-HASH here, HASH its
+	// build's: exec'd as each sandbox's init, trusted only because no
+	// sandbox reaches this directory.
 )
 
 // ErrNoStateDir is returned when neither an absolute $XDG_STATE_HOME nor an

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -155,4 +156,21 @@ func FuzzParseModuleList(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestProxyEnv(t *testing.T) {
+	env := ProxyEnv("127.0.0.1:3128")
+	for _, want := range []string{
+		"HTTP_PROXY=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128",
+		"HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+		"ALL_PROXY=socks5h://127.0.0.1:3128", "all_proxy=socks5h://127.0.0.1:3128",
+		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
+	} {
+		if !slices.Contains(env, want) {
+			t.Errorf("ProxyEnv lacks %s: %v", want, env)
+		}
+	}
+	if env := ProxyEnv("10.201.0.1:80", "jail"); !slices.Contains(env, "no_proxy=localhost,127.0.0.1,::1,jail") {
+		t.Errorf("ProxyEnv with the sandbox's hostname: %v", env)
+	}
 }

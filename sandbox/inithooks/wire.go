@@ -1,4 +1,4 @@
-package sandbox
+package inithooks
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // tag here: TestHookWireCarriesEveryField fails on one that is lost, and
 // FuzzHookWireMatchesJSON holds each to what JSON carried.
 
-// Tags of netConfig.
+// Tags of NetConfig.
 const (
 	tNetMode = iota + 1
 	tNetFake
@@ -22,7 +22,7 @@ const (
 	tNetNoProxy
 )
 
-func (c netConfig) wire() []byte {
+func (c NetConfig) Wire() []byte {
 	w := ns.NewHookWriter()
 	w.String(tNetMode, c.Mode)
 	w.String(tNetFake, c.Fake)
@@ -32,7 +32,7 @@ func (c netConfig) wire() []byte {
 	return w.Done()
 }
 
-func (c *netConfig) unwire(b []byte) error {
+func (c *NetConfig) Unwire(b []byte) error {
 	err := ns.ReadHook(b, func(t byte, r ns.HookReader) bool {
 		switch t {
 		case tNetMode:
@@ -56,7 +56,7 @@ func (c *netConfig) unwire(b []byte) error {
 	return nil
 }
 
-// Tags of seccompHook.
+// Tags of SeccompHook.
 const (
 	tSecAllowPtrace = iota + 1
 	tSecReplace
@@ -69,7 +69,7 @@ const (
 	tSecNoUnix
 )
 
-func (h seccompHook) wire() []byte {
+func (h SeccompHook) Wire() []byte {
 	w := ns.NewHookWriter()
 	w.Bool(tSecAllowPtrace, h.AllowPtrace)
 	w.Bool(tSecReplace, h.Replace)
@@ -83,7 +83,7 @@ func (h seccompHook) wire() []byte {
 	return w.Done()
 }
 
-func (h *seccompHook) unwire(b []byte) error {
+func (h *SeccompHook) Unwire(b []byte) error {
 	err := ns.ReadHook(b, func(t byte, r ns.HookReader) bool {
 		switch t {
 		case tSecAllowPtrace:
@@ -129,7 +129,7 @@ const (
 	tLLMaxABI
 )
 
-func landlockWire(r landlock.Rules) []byte {
+func LandlockWire(r landlock.Rules) []byte {
 	w := ns.NewHookWriter()
 	w.Strings(tLLReadExec, r.ReadExec)
 	w.Strings(tLLReadOnly, r.ReadOnly)
@@ -144,7 +144,7 @@ func landlockWire(r landlock.Rules) []byte {
 	return w.Done()
 }
 
-func landlockUnwire(b []byte, rules *landlock.Rules) error {
+func LandlockUnwire(b []byte, rules *landlock.Rules) error {
 	err := ns.ReadHook(b, func(t byte, r ns.HookReader) bool {
 		switch t {
 		case tLLReadExec:

@@ -1,4 +1,4 @@
-package sandbox
+package inithooks
 
 import (
 	"encoding/json"
@@ -17,15 +17,15 @@ var hookCodecs = []struct {
 	encode func(v any) []byte
 	decode func(b []byte) (any, error)
 }{
-	{"network", func() any { return &netConfig{} },
-		func(v any) []byte { return v.(*netConfig).wire() },
-		func(b []byte) (any, error) { var c netConfig; err := c.unwire(b); return &c, err }},
-	{"seccomp", func() any { return &seccompHook{} },
-		func(v any) []byte { return v.(*seccompHook).wire() },
-		func(b []byte) (any, error) { var h seccompHook; err := h.unwire(b); return &h, err }},
+	{"network", func() any { return &NetConfig{} },
+		func(v any) []byte { return v.(*NetConfig).Wire() },
+		func(b []byte) (any, error) { var c NetConfig; err := c.Unwire(b); return &c, err }},
+	{"seccomp", func() any { return &SeccompHook{} },
+		func(v any) []byte { return v.(*SeccompHook).Wire() },
+		func(b []byte) (any, error) { var h SeccompHook; err := h.Unwire(b); return &h, err }},
 	{"landlock", func() any { return &landlock.Rules{} },
-		func(v any) []byte { return landlockWire(*v.(*landlock.Rules)) },
-		func(b []byte) (any, error) { var r landlock.Rules; err := landlockUnwire(b, &r); return &r, err }},
+		func(v any) []byte { return LandlockWire(*v.(*landlock.Rules)) },
+		func(b []byte) (any, error) { var r landlock.Rules; err := LandlockUnwire(b, &r); return &r, err }},
 }
 
 // fillFields sets every exported field of the struct v points to, to a value

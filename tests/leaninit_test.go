@@ -1,0 +1,231 @@
+//go:build linux
+
+// End-to-end tests of the lean init (package initbin, session 7): jail built
+// by make build execs its embedded init program from a checked copy in its
+// state directory; no sandbox can write or plant that copy, whatever it may
+// write; and that init behaves exactly as jail's own binary as init.
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var initProgramLine = regexp.MustCompile(`(?m)^jail: supervisor init program: (.*)$`)
+
+// leanHome is a HOME whose state directory the copy may live in: every
+// directory above it must be writable by its owner only, or sticky, and
+// /tmp may be neither (it is 0777 on the CI machine): /var/tmp (1777).
+func leanHome(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("/var/tmp", "leaninit-home-")
+	if err != nil {
+		skipOrFailLean(t, "no /var/tmp for a trusted state directory: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	// Started by root, the sandbox is host nobody: it must reach $HOME
+	// through its own permissions for only jail's masks to stop it.
+	os.Chmod(d, 0o755)
+	return d
+}
+
+func skipOrFailLean(t *testing.T, format string, a ...any) {
+	t.Helper()
+	if inCI() {
+		t.Fatalf("CI=true, cannot skip: "+format, a...)
+	}
+	t.Skipf(format, a...)
+}
+
+// initProgram runs jail with JAIL_TRACE and returns the result and which
+// program init was (the trace's "init program" line).
+func initProgram(t *testing.T, home string, args ...string) (result, string) {
+	t.Helper()
+	r := run(t, runOpts{env: []string{"HOME=" + home, "XDG_STATE_HOME=", "JAIL_TRACE=1"}}, args...)
+	m := initProgramLine.FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no init program line in the trace (exit %d):\n%s", r.code, r.stderr)
+	}
+	return r, m[1]
+}
+
+// leanCopy makes the copy in home's state directory (the first run
+// extracts it and execs jail itself; the second execs the copy) and
+// returns its path.
+func leanCopy(t *testing.T, home string) string {
+	t.Helper()
+	r, how := initProgram(t, home, "--quiet", "--", "/bin/true")
+	mustCode(t, r, 0)
+	if strings.Contains(how, "built without the lean init") {
+		skipOrFailLean(t, "JAIL_BIN has no lean init (build it with make build): %s", how)
+	}
+	if !strings.Contains(how, "extracted the lean init") {
+		t.Fatalf("the first run did not extract the lean init: %s", how)
+	}
+	r, how = initProgram(t, home, "--quiet", "--", "/bin/echo", "lean-ok")
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stdout, "lean-ok") {
+		t.Fatalf("the agent did not run under the lean init: %q", r.stdout)
+	}
+	const pre = "the lean init "
+	if !strings.HasPrefix(how, pre) {
+		t.Fatalf("the second run did not exec the copy: %s", how)
+	}
+	p := strings.TrimPrefix(how, pre)
+	if filepath.Dir(p) != filepath.Join(home, ".local", "state", "jail") {
+		t.Fatalf("the copy %s is not in the state directory", p)
+	}
+	return p
+}
+
+// The agent attacks the copy: rewrite, truncate, chmod, replace it, plant
+// the next build's name, move the state directory or any parent away
+// (to put a directory of its own there), and reach init's program through
+// /proc/1/exe. With --write on $HOME or on the state directory's parents.
+func TestLeanInitCopyUnreachable(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		flags func(home string) []string
+	}{
+		{"--write $HOME", func(h string) []string { return []string{"-w", h, "--allow-writable-home"} }},
+		{"--write ~/.local", func(h string) []string { return []string{"-w", filepath.Join(h, ".local")} }},
+		{"--write ~/.local/state", func(h string) []string { return []string{"-w", filepath.Join(h, ".local", "state")} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home := leanHome(t)
+			cp := leanCopy(t, home)
+			before := mustRead(t, cp)
+			d, name := filepath.Dir(cp), filepath.Base(cp)
+			next := "init-ffffffffffffffff"
+			probe := fmt.Sprintf(`d=%q; c=%q; n=%q; h=%q
+(echo x >> "$d/$c") 2>/dev/null && echo APPENDED
+(: > "$d/$c") 2>/dev/null && echo TRUNCATED
+chmod 0777 "$d/$c" 2>/dev/null && echo CHMODDED
+(echo x > "$d/$n") 2>/dev/null && echo PLANTED
+ln -s /bin/sh "$d/$n" 2>/dev/null && echo SYMLINKED
+cp /bin/sh "$d/$c.new" 2>/dev/null && mv -f "$d/$c.new" "$d/$c" 2>/dev/null && echo REPLACED
+mv "$d" "$d.x" 2>/dev/null
+mv "$h/.local/state" "$h/.local/state.x" 2>/dev/null
+mv "$h/.local" "$h/.local.x" 2>/dev/null
+# Moved in the sandbox's own view at most (checked on the host below); a
+# state directory of its own where the moved one was:
+mkdir -p "$d" 2>/dev/null && cp /bin/sh "$d/$c" 2>/dev/null && chmod 0755 "$d/$c" 2>/dev/null
+(cat /proc/1/exe > /dev/null) 2>/dev/null && echo READ-INIT-EXE
+(echo x >> /proc/1/exe) 2>/dev/null && echo WROTE-INIT-EXE
+readlink /proc/1/exe 2>/dev/null | grep -q init- && echo SAW-INIT-EXE
+echo PROBE-DONE`, d, name, next, home)
+			// The trail outside $HOME: only the state directory's mask
+			// stands between the agent and the copy.
+			trail := filepath.Join(auditDir(t), "trail.jsonl")
+			r, how := initProgram(t, home, append(c.flags(home), "--quiet", "--audit", trail, "--", "/bin/sh", "-c", probe)...)
+			mustCode(t, r, 0)
+			if !strings.HasPrefix(how, "the lean init ") {
+				t.Errorf("the attack run did not exec the copy: %s", how)
+			}
+			if !strings.Contains(r.stdout, "PROBE-DONE") {
+				t.Fatalf("probe did not run:\n%s\n%s", r.stdout, r.stderr)
+			}
+			for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+				if l != "PROBE-DONE" {
+					t.Errorf("ATTACK WORKED: %s", l)
+				}
+			}
+			if after, err := os.ReadFile(cp); err != nil || !bytes.Equal(before, after) {
+				t.Fatalf("ATTACK WORKED: the copy changed (%v)", err)
+			}
+			if st, err := os.Lstat(cp); err != nil || st.Mode() != 0o755 {
+				t.Fatalf("ATTACK WORKED: the copy's mode: %v (%v)", st.Mode(), err)
+			}
+			if m, _ := filepath.Glob(filepath.Join(d, "init-*")); len(m) != 1 {
+				t.Fatalf("ATTACK WORKED: planted beside the copy: %v", m)
+			}
+			for _, p := range []string{d + ".x", filepath.Join(home, ".local", "state.x"), filepath.Join(home, ".local.x")} {
+				if _, err := os.Lstat(p); err == nil {
+					t.Fatalf("ATTACK WORKED: %s exists", p)
+				}
+			}
+			r, how = initProgram(t, home, "--quiet", "--", "/bin/true")
+			mustCode(t, r, 0)
+			if how != "the lean init "+cp {
+				t.Errorf("the run after the attack: %s", how)
+			}
+		})
+	}
+}
+
+// A copy tampered with on the host (here: made group-writable, then
+// truncated) is refused and replaced, never exec'd; the runs meanwhile
+// exec jail itself and work.
+func TestLeanInitTamperedCopyReplaced(t *testing.T) {
+	home := leanHome(t)
+	cp := leanCopy(t, home)
+	good := mustRead(t, cp)
+	for _, tamper := range []func(){
+		func() { os.Chmod(cp, 0o775) },
+		func() { os.Truncate(cp, int64(len(good)-1)) },
+	} {
+		tamper()
+		r, how := initProgram(t, home, "--quiet", "--", "/bin/echo", "ran")
+		mustCode(t, r, 0)
+		if !strings.Contains(how, "refused the lean init") || strings.HasPrefix(how, "the lean init") {
+			t.Fatalf("ATTACK WORKED? a tampered copy: %s", how)
+		}
+		if !strings.Contains(r.stdout, "ran") {
+			t.Fatalf("the run with jail itself as init: %q", r.stdout)
+		}
+		if after := mustRead(t, cp); !bytes.Equal(after, good) {
+			t.Fatal("the tampered copy was not replaced")
+		}
+		if _, how := initProgram(t, home, "--quiet", "--", "/bin/true"); how != "the lean init "+cp {
+			t.Fatalf("after the replacement: %s", how)
+		}
+	}
+}
+
+// The lean init is init: what the agent sees and the errors a failing
+// step gives are those of jail's own binary as init (a state directory
+// that is group-writable makes jail exec itself).
+func TestLeanInitSameAsJail(t *testing.T) {
+	lean := leanHome(t)
+	leanCopy(t, lean)
+	own := leanHome(t)
+	os.MkdirAll(filepath.Join(own, ".local", "state", "jail"), 0o700)
+	os.Chmod(filepath.Join(own, ".local", "state", "jail"), 0o770)
+	probe := `echo "proxy=$HTTP_PROXY no=$NO_PROXY uid=$(id -u) host=$(hostname)"
+grep -E '^(NoNewPrivs|Seccomp|Seccomp_filters|CapInh|CapPrm|CapEff|CapBnd|CapAmb):' /proc/self/status
+cat /etc/resolv.conf; ls /proc/self/fd | wc -l; ulimit -c`
+	for _, args := range [][]string{
+		{"--quiet", "--", "/bin/sh", "-c", probe},
+		{"--quiet", "--net", "allow", "--", "/bin/sh", "-c", probe},
+		{"--quiet", "--x-notify-ebusy", "--require-exec-audit", "--", "/bin/true"},
+		{"--quiet", "--", "/nonexistent/cmd"},
+	} {
+		rl, howL := initProgram(t, lean, args...)
+		ro, howO := initProgram(t, own, args...)
+		if !strings.HasPrefix(howL, "the lean init ") || !strings.HasPrefix(howO, "jail's own binary (") {
+			t.Fatalf("the runs did not take the two paths: %q, %q", howL, howO)
+		}
+		if rl.code != ro.code || rl.stdout != ro.stdout || traceless(rl.stderr) != traceless(ro.stderr) {
+			t.Errorf("%v: the lean init differs from jail's own:\nlean: %d %q %q\nown:  %d %q %q", args,
+				rl.code, rl.stdout, traceless(rl.stderr), ro.code, ro.stdout, traceless(ro.stderr))
+		}
+	}
+}
+
+// traceless is stderr without JAIL_TRACE's lines.
+func traceless(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "jail: supervisor ") || strings.HasPrefix(l, "jail: init ") ||
+			strings.HasPrefix(l, "jail: directory cache") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}

@@ -162,6 +162,9 @@ type runner struct {
 	memWatch *memwatch.Watch // --memory without a cgroup
 	memOver  *memwatch.Sample
 
+	limitsDebug string   // openCgroup's -v line, said by sayLimits
+	limitsNotes []string // the limits it cannot enforce, said by sayLimits
+
 	sentry *sentry // what must not appear in the writable trees
 
 	releaseGC func()  // ends ns.HoldGC: the agent has started
@@ -324,23 +327,27 @@ func (r *runner) run() int {
 			// that never had its spec is killed before its group goes.
 			defer r.beginInit()()
 		}
+	}
+	if r.sess.check {
+		// The user's values, checked while init starts rather than before
+		// its clone: still before the killed runs' repair and the plan, and
+		// before anything of the sandbox exists (init has no spec, and the
+		// deferred abort kills it), with the message and status the
+		// caller's check would give, and nothing else said before it.
+		if err := Check(r.pol, os.Environ()); err != nil {
+			r.errorf("%s", Explain(err))
+			return ExitSetup
+		}
+		r.tracef("check")
+	}
+	r.sayLimits()
+	if !r.pol.DryRun {
 		// Before the plan: what a killed run left is gone before this
 		// run's protections are decided. After init's clone: init's start
 		// does not wait for it (init has nothing of the sandbox's before
 		// its spec, which needs the plan).
 		r.killedRuns()
 		r.tracef("killed runs")
-	}
-	if r.sess.check {
-		// The user's values, checked while init starts rather than before
-		// its clone: still before the plan and before anything of the
-		// sandbox exists (init has no spec, and the deferred abort kills
-		// it), with the message and status the caller's check would give.
-		if err := Check(r.pol, os.Environ()); err != nil {
-			r.errorf("%s", Explain(err))
-			return ExitSetup
-		}
-		r.tracef("check")
 	}
 	var dirs fsrules.DirReader
 	if !r.pol.DryRun {

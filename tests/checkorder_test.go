@@ -45,6 +45,11 @@ func TestCheckAfterCloneRefuses(t *testing.T) {
 			"jail: --read " + home + " conflicts with --deny " + home + ": it lies inside the denied path and deny wins: remove one of the two"},
 		{"domain", []string{"--net", "allow", "--allow-domain", "bad..x"},
 			"jail: --allow-domain bad..x: empty label (two dots in a row, or a leading dot)"},
+		// Without a cgroup (an ordinary user), the limits that cannot be
+		// enforced are said only once the values passed: the refusal is
+		// the one line it was.
+		{"with limits", []string{"--memory", "1G", "--cpus", "1", "--write", filepath.Join(home, ".ssh")},
+			"jail: --write " + filepath.Join(home, ".ssh") + ": conflicts with a deny rule: inside default: .ssh/ (deny wins): a built-in protection; --no-default-deny lifts all built-ins, or choose another path"},
 	}
 	// Anything left of the sandbox when jail has returned (an init it did
 	// not kill and reap) becomes this process's child.
@@ -54,9 +59,9 @@ func TestCheckAfterCloneRefuses(t *testing.T) {
 	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			flags := append([]string{"--quiet"}, c.flags...)
+			// Not --quiet: nothing but the mistake may be said.
 			r := sh(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state, "JAIL_TRACE=1"}},
-				"echo RAN; touch "+marker, flags...)
+				"echo RAN; touch "+marker, c.flags...)
 			mustCode(t, r, 125)
 			if strings.Contains(r.stdout, "RAN") {
 				t.Errorf("the command ran:\n%s", r.stdout)
@@ -81,20 +86,21 @@ func TestCheckAfterCloneRefuses(t *testing.T) {
 	}
 }
 
-// The check is made after init's clone and before the plan: the trace of a
-// start that passes it shows its step between the killed-run check (after
-// the clone) and the plan.
+// The check is made after init's clone begins (right after the cgroup's
+// step) and before the killed runs' repair and the plan: the trace of a
+// start that passes it shows its step between those.
 func TestCheckAfterCloneOrder(t *testing.T) {
 	home := t.TempDir()
 	r := run(t, runOpts{env: []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "JAIL_TRACE=1"}}, "--quiet", "--", "/bin/true")
 	mustCode(t, r, 0)
-	killed, ok1 := traceAt(r.stderr, "supervisor", "killed runs")
+	cg, ok1 := traceAt(r.stderr, "supervisor", "cgroup")
 	check, ok2 := traceAt(r.stderr, "supervisor", "check")
-	plan, ok3 := traceAt(r.stderr, "supervisor", "plan")
-	if !ok1 || !ok2 || !ok3 {
-		t.Fatalf("no trace line of the killed-run check, the check or the plan (%v %v %v):\n%s", ok1, ok2, ok3, r.stderr)
+	killed, ok3 := traceAt(r.stderr, "supervisor", "killed runs")
+	plan, ok4 := traceAt(r.stderr, "supervisor", "plan")
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		t.Fatalf("no trace line of the cgroup, the check, the killed runs or the plan (%v %v %v %v):\n%s", ok1, ok2, ok3, ok4, r.stderr)
 	}
-	if !(killed <= check && check <= plan) {
-		t.Errorf("killed runs at %.2f ms, check at %.2f, plan at %.2f: the check is not between init's clone and the plan:\n%s", killed, check, plan, r.stderr)
+	if !(cg <= check && check <= killed && killed <= plan) {
+		t.Errorf("cgroup at %.2f ms, check at %.2f, killed runs at %.2f, plan at %.2f: the check is not between init's clone and the killed runs:\n%s", cg, check, killed, plan, r.stderr)
 	}
 }

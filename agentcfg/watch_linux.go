@@ -53,7 +53,11 @@ func newWatcher(g *Guard) (*watcher, error) {
 	for _, t := range g.targets {
 		w.arm(t)
 	}
-	go w.loop()
+	// The read buffer is made here, on the heap: a 64 KiB slice local to
+	// the loop would be on its goroutine's stack, zeroed there (16 page
+	// faults, and a stack grown and copied to 128 KiB) at every start;
+	// fresh heap pages are touched only as far as a read fills them.
+	go w.loop(make([]byte, inotifyBuf))
 	return w, nil
 }
 
@@ -114,9 +118,11 @@ func (w *watcher) dropLocked(t *gtarget) {
 	t.wd = -1
 }
 
-func (w *watcher) loop() {
+// inotifyBuf is the size of the watcher's read buffer.
+const inotifyBuf = 64 << 10
+
+func (w *watcher) loop(buf []byte) {
 	defer close(w.done)
-	buf := make([]byte, 64<<10)
 	for {
 		n, err := w.f.Read(buf)
 		if err != nil {

@@ -76,17 +76,32 @@ func (r *runner) openCgroup(spec *ns.Spec) error {
 	if rep.Strategy == "scope" {
 		via = " in " + r.scopeUnit + " of the systemd user manager"
 	}
-	r.debugf("limits: cgroup %s (%s)%s %s", rep.Mode, rep.Strategy, via, strings.Join(rep.Enforced, " "))
+	// Said by sayLimits, once the user's values have passed their check: a
+	// start refused for a mistake says only the mistake, as when the check
+	// came before the cgroup.
+	r.limitsDebug = fmt.Sprintf("limits: cgroup %s (%s)%s %s", rep.Mode, rep.Strategy, via, strings.Join(rep.Enforced, " "))
 	if r.pol.Memory > 0 || r.pol.CPUs > 0 || r.pol.Verbose {
 		for _, w := range rep.Warnings {
 			// With a cgroup, only a limit asked for and not enforced is
 			// said (a delegated scope without the cpu controller).
 			if g.Mode() == "none" || strings.HasPrefix(w, "cpus:") {
-				r.notef("%s", w)
+				r.limitsNotes = append(r.limitsNotes, w)
 			}
 		}
 	}
 	return nil
+}
+
+// sayLimits says what openCgroup found (-v) and the limits it could not
+// enforce.
+func (r *runner) sayLimits() {
+	if r.limitsDebug != "" {
+		r.debugf("%s", r.limitsDebug)
+	}
+	for _, w := range r.limitsNotes {
+		r.notef("%s", w)
+	}
+	r.limitsDebug, r.limitsNotes = "", nil
 }
 
 // userScope is cgroup.Options.Scope: it asks the systemd user manager for

@@ -43,6 +43,14 @@ import (
 // to stderr: at once, or, while a terminal is relayed, after it is restored.
 func Run(p *policy.Policy) int { return RunSession(p, SessionOptions{}) }
 
+// RunChecked is Run for a caller that has not made Check: the supervisor
+// makes it itself, after init's clone (init's exec and Go start take
+// longer than the check, and init needs the plan anyway), and before the
+// plan. A mistake fails the start as Check's caller would have, one line
+// naming the value (through Explain) and ExitSetup, and init, which has
+// had no spec, is killed.
+func RunChecked(p *policy.Policy) int { return RunSession(p, SessionOptions{check: true}) }
+
 // SessionOptions make a run a session: named, reachable by jail exec, and
 // telling its starter when it is ready (jail run -d, the Go API).
 type SessionOptions struct {
@@ -59,6 +67,8 @@ type SessionOptions struct {
 	// sandbox's own devpts whose master the supervisor holds, writing its
 	// output to stdout (the log) and relaying it to jail attach.
 	Tty bool
+	// check: Check the policy after init's clone (RunChecked).
+	check bool
 }
 
 // RunSession is Run with session options.
@@ -151,6 +161,9 @@ type runner struct {
 	spec     *ns.Spec
 	memWatch *memwatch.Watch // --memory without a cgroup
 	memOver  *memwatch.Sample
+
+	limitsDebug string   // openCgroup's -v line, said by sayLimits
+	limitsNotes []string // the limits it cannot enforce, said by sayLimits
 
 	sentry *sentry // what must not appear in the writable trees
 
@@ -314,6 +327,21 @@ func (r *runner) run() int {
 			// that never had its spec is killed before its group goes.
 			defer r.beginInit()()
 		}
+	}
+	if r.sess.check {
+		// The user's values, checked while init starts rather than before
+		// its clone: still before the killed runs' repair and the plan, and
+		// before anything of the sandbox exists (init has no spec, and the
+		// deferred abort kills it), with the message and status the
+		// caller's check would give, and nothing else said before it.
+		if err := Check(r.pol, os.Environ()); err != nil {
+			r.errorf("%s", Explain(err))
+			return ExitSetup
+		}
+		r.tracef("check")
+	}
+	r.sayLimits()
+	if !r.pol.DryRun {
 		// Before the plan: what a killed run left is gone before this
 		// run's protections are decided. After init's clone: init's start
 		// does not wait for it (init has nothing of the sandbox's before

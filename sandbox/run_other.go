@@ -16,6 +16,9 @@ func Run(p *policy.Policy) int {
 	return ExitSetup
 }
 
+// RunChecked is Linux-only, as Run.
+func RunChecked(p *policy.Policy) int { return Run(p) }
+
 // Doctor is Linux-only.
 func Doctor(w io.Writer) int {
 	fmt.Fprintln(w, "jail needs Linux")

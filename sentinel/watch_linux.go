@@ -140,7 +140,11 @@ func (s *Sentinel) Start() error {
 	// loop could read it, and a loop reading a nil file spun forever.
 	f := s.file
 	s.mu.Unlock()
-	go s.loop(f)
+	// The read buffer is made here, on the heap: a 64 KiB slice local to
+	// the loop would be on its goroutine's stack, zeroed there (16 page
+	// faults, and a stack grown and copied to 128 KiB) at every start;
+	// fresh heap pages are touched only as far as a read fills them.
+	go s.loop(f, make([]byte, inotifyBuf))
 	return nil
 }
 
@@ -253,9 +257,11 @@ func Resume(cfg Config) {
 	}
 }
 
-func (s *Sentinel) loop(f *os.File) {
+// inotifyBuf is the size of the watcher's read buffer.
+const inotifyBuf = 64 << 10
+
+func (s *Sentinel) loop(f *os.File, buf []byte) {
 	defer close(s.done)
-	buf := make([]byte, 64<<10)
 	for {
 		n, err := f.Read(buf)
 		if err != nil && n <= 0 {

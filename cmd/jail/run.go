@@ -89,19 +89,21 @@ func runRun(f *factory, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := prepare(res, env, opts.Command, false)
+	p, err := prepare(res, env, opts.Command, false, true)
 	if err != nil {
 		return err
 	}
-	return exitStatus(sandbox.Run(&p))
+	return exitStatus(sandbox.RunChecked(&p))
 }
 
 // prepare turns the resolved layers into the policy to run, the same for
 // jail -- COMMAND and jail run: the profiles' arguments for the command's
 // program and their registries, the paths they create, every check that
 // needs no sandbox. idle allows no command (jail run -d). It also points
-// the supervisor's reports at the values' sources.
-func prepare(res *config.Result, env config.Env, command []string, idle bool) (policy.Policy, error) {
+// the supervisor's reports at the values' sources. inRun leaves
+// sandbox.Check to the supervisor of this process (sandbox.RunChecked),
+// which makes it while init starts: its mistakes are reported the same.
+func prepare(res *config.Result, env config.Env, command []string, idle, inRun bool) (policy.Policy, error) {
 	p := res.Policy
 	p.Command = addProgramArgs(command, res, &p)
 	p.Notices = append(p.Notices, res.Notes...)
@@ -122,12 +124,16 @@ func prepare(res *config.Result, env config.Env, command []string, idle bool) (p
 		dropUncreated(&p, res, env)
 	}
 	protectConfigDir(&p, env)
+	// What the supervisor reports later names values with their sources too
+	// (the check's mistakes among them, when it makes the check).
+	sandbox.Explain = res.Origins.Explain
+	sandbox.Spell = config.SpellFlags
+	if inRun {
+		return p, nil
+	}
 	if err := sandbox.Check(&p, os.Environ()); err != nil {
 		return p, &usageError{res.Origins.Explain(err)}
 	}
-	// What the supervisor reports later names values with their sources too.
-	sandbox.Explain = res.Origins.Explain
-	sandbox.Spell = config.SpellFlags
 	return p, nil
 }
 

@@ -79,12 +79,12 @@ func runVerb(f *factory, opts *RunVerbOptions) error {
 		return err
 	}
 	res.Policy.Name = opts.Name
-	p, err := prepare(res, env, opts.Command, true)
+	p, err := prepare(res, env, opts.Command, true, !opts.Detach)
 	if err != nil {
 		return err
 	}
 	if !opts.Detach {
-		return exitStatus(sandbox.Run(&p))
+		return exitStatus(sandbox.RunChecked(&p))
 	}
 	sb, err := jail.Start(context.Background(), &p, jail.Options{Name: opts.Name, Detach: true, Tty: opts.Tty})
 	if err != nil {

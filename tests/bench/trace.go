@@ -30,6 +30,7 @@ var (
 var stepWhat = map[string]string{
 	"sup flags, config":      "main: flags, config files, profiles",
 	"sup killed runs":        "killed runs' exit checks",
+	"sup check":              "the user's values checked (init starting)",
 	"sup plan":               "plan: file rules, program roots, git identity",
 	"sup net policy":         "network policy",
 	"sup exec guard":         "exec guard rails",

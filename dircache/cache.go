@@ -100,11 +100,14 @@ const prefetchRun = 64
 // get returns dir's record: this run's, else the file's, decoded; i is
 // its index in t (-1: this run's). des, when not nil, are its entries as
 // Preload decoded them (r.Ents' fs.DirEntry), handed out this once.
-func (vw *view) get(dir string) (r Record, des []fs.DirEntry, i int, ok bool) {
+//
+// ti is dir's index in t as keyOfDir found it (-1: none), so that a
+// lookup searches the table once.
+func (vw *view) get(dir string, ti int) (r Record, des []fs.DirEntry, i int, ok bool) {
 	if rp := vw.recs[dir]; rp != nil {
 		return *rp, nil, -1, true
 	}
-	if i, ok := vw.t.find(dir); ok {
+	if i := ti; i >= 0 {
 		if d, ok := vw.dec[int32(i)]; ok {
 			delete(vw.dec, int32(i)) // once: the caller owns them
 			k, total, _, _ := vw.t.head(i)
@@ -309,20 +312,26 @@ func (vw *view) preOf(i int) uint8 {
 
 // keyOfDir returns dir's key for view vw (the prefetched stamp of its
 // record, used up, or a fresh lstat), and false when dir is no directory
-// or lies on a file system whose ctimes are not trusted. c.mu is held.
-func (c *Cache) keyOfDir(vw *view, dir string) (Key, bool) {
-	if vw.pre != nil && vw.recs[dir] == nil {
-		if i, ok := vw.t.find(dir); ok && vw.preOf(i) == preSame {
-			// This pass's lstat gave the record's key: that key.
-			k := vw.t.key(i)
-			return k, c.trusted(k.Dev, dir)
+// or lies on a file system whose ctimes are not trusted; and dir's index
+// in vw.t (-1: none, or this run's record replaces it), for get. c.mu is
+// held.
+func (c *Cache) keyOfDir(vw *view, dir string) (Key, bool, int) {
+	ti := -1
+	if vw.recs[dir] == nil {
+		if i, ok := vw.t.find(dir); ok {
+			ti = i
 		}
+	}
+	if vw.pre != nil && ti >= 0 && vw.preOf(ti) == preSame {
+		// This pass's lstat gave the record's key: that key.
+		k := vw.t.key(ti)
+		return k, c.trusted(k.Dev, dir), ti
 	}
 	key, isDir := lstatKey(dir)
 	if !isDir {
-		return Key{}, false
+		return Key{}, false, ti
 	}
-	return key, c.trusted(key.Dev, dir)
+	return key, c.trusted(key.Dev, dir), ti
 }
 
 // entries returns the kept entries as fs.DirEntry: pointers into the
@@ -366,11 +375,11 @@ func (c *Cache) LookupKey(v, dir string) ([]fs.DirEntry, int, Key, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	vw := c.viewOf(v)
-	key, ok := c.keyOfDir(vw, dir)
+	key, ok, ti := c.keyOfDir(vw, dir)
 	if !ok {
 		return nil, 0, Key{}, false
 	}
-	r, des, i, hit := vw.get(dir)
+	r, des, i, hit := vw.get(dir, ti)
 	if !hit || r.Key != key {
 		return nil, 0, Key{}, false
 	}
@@ -392,8 +401,8 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 	t0 := c.now()
 	c.mu.Lock()
 	vw := c.viewOf(v)
-	key, ok := c.keyOfDir(vw, dir)
-	if r, des, i, hit := vw.get(dir); ok && hit && r.Key == key {
+	key, ok, ti := c.keyOfDir(vw, dir)
+	if r, des, i, hit := vw.get(dir, ti); ok && hit && r.Key == key {
 		vw.use(i)
 		c.hits++
 		c.mu.Unlock()
@@ -606,7 +615,7 @@ func (c *Cache) linksKeepable(v, dir string) bool {
 		return !no
 	}
 	vw := c.viewOf(linksView(v))
-	key, ok := c.keyOfDir(vw, dir)
+	key, ok, _ := c.keyOfDir(vw, dir)
 	ok = ok && key.Ctime < t0.Add(-Margin).UnixNano()
 	if c.passNo == nil {
 		c.passNo = map[string]bool{}
@@ -636,8 +645,8 @@ func (c *Cache) links(v, dir string) ([]Entry, error) {
 		return ents, nil
 	}
 	vw := c.viewOf(v)
-	key, ok := c.keyOfDir(vw, dir)
-	if r, _, i, hit := vw.get(dir); ok && hit && r.Key == key {
+	key, ok, ti := c.keyOfDir(vw, dir)
+	if r, _, i, hit := vw.get(dir, ti); ok && hit && r.Key == key {
 		vw.use(i)
 		c.hits++
 		c.remember(passKey, r.Ents)

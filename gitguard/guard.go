@@ -303,7 +303,7 @@ func (s *sweeper) dir(p string) error {
 	}
 	for _, d := range ents {
 		name := d.Name()
-		q := filepath.Join(p, name)
+		q := joinName(p, name)
 		switch {
 		case !d.IsDir():
 			s.name(q, name, false)
@@ -321,6 +321,17 @@ func (s *sweeper) dir(p string) error {
 }
 
 var errTooMany = errors.New("too many entries")
+
+// joinName is filepath.Join(dir, name) for a clean absolute dir and name
+// one element of a directory listing (no '/', not "." or ".."), without
+// Join's Clean: the sweep joins every directory's name (2,800 a run on the
+// bench's tree).
+func joinName(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
 
 func byName(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }
 

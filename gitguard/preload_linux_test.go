@@ -64,3 +64,13 @@ func TestPreloadSweep(t *testing.T) {
 		t.Errorf("%d directories answered, %d read: the unchanged ones should be answered", hits, reads)
 	}
 }
+
+// TestJoinName: joinName is filepath.Join for a clean absolute directory
+// and one element. Seen failing with joinName not minding the root.
+func TestJoinName(t *testing.T) {
+	for _, c := range [][2]string{{"/", "a"}, {"/w", "a"}, {"/w/x y", ".git"}, {"/w/x", "HEAD"}, {"/", ".hidden"}, {"/a/b/c", "..x"}} {
+		if got, want := joinName(c[0], c[1]), filepath.Join(c[0], c[1]); got != want {
+			t.Errorf("joinName(%q, %q) = %q, want %q", c[0], c[1], got, want)
+		}
+	}
+}

@@ -65,6 +65,19 @@ type view struct {
 	wg    sync.WaitGroup
 	recs  map[string]*Record // the records this run read and kept: they replace t's
 	dirty bool
+	// started: this pass has used the view (its stats are under way);
+	// false after Preload, until the pass's first use, and after Save.
+	started bool
+	// dec are t's records that have entries, decoded by Preload ahead of
+	// the pass: each handed out once, by get (a stat of this pass still
+	// decides whether it answers).
+	dec map[int32]decoded
+}
+
+// decoded is one record's entries decoded ahead (Preload).
+type decoded struct {
+	ents []Entry
+	des  []fs.DirEntry // pointers into ents
 }
 
 // pre values
@@ -85,15 +98,32 @@ const (
 const prefetchRun = 64
 
 // get returns dir's record: this run's, else the file's, decoded; i is
-// its index in t (-1: this run's).
-func (vw *view) get(dir string) (r Record, i int, ok bool) {
+// its index in t (-1: this run's). des, when not nil, are its entries as
+// Preload decoded them (r.Ents' fs.DirEntry), handed out this once.
+//
+// ti is dir's index in t as keyOfDir found it (-1: none), so that a
+// lookup searches the table once.
+func (vw *view) get(dir string, ti int) (r Record, des []fs.DirEntry, i int, ok bool) {
 	if rp := vw.recs[dir]; rp != nil {
-		return *rp, -1, true
+		return *rp, nil, -1, true
 	}
-	if i, ok := vw.t.find(dir); ok {
-		return vw.t.record(i), i, true
+	if i := ti; i >= 0 {
+		if d, ok := vw.dec[int32(i)]; ok {
+			delete(vw.dec, int32(i)) // once: the caller owns them
+			k, total, _, _ := vw.t.head(i)
+			return Record{Key: k, Total: total, Ents: d.ents}, d.des, i, true
+		}
+		return vw.t.record(i), nil, i, true
 	}
-	return Record{}, -1, false
+	return Record{}, nil, -1, false
+}
+
+// entriesOf are a hit's entries: Preload's, or made from the record.
+func entriesOf(r Record, des []fs.DirEntry) []fs.DirEntry {
+	if des != nil {
+		return des
+	}
+	return entries(r.Ents)
 }
 
 // use marks record i of t (-1: one of this run's) as used.
@@ -143,11 +173,54 @@ func (c *Cache) fileOf(v string) string {
 	return filepath.Join(c.dir, hex.EncodeToString(sum[:16])+".dc")
 }
 
-// viewOf returns view v, loading its file the first time.
+// viewOf returns view v, loading its file the first time, and starts
+// this pass's stats of its directories at the pass's first use.
 func (c *Cache) viewOf(v string) *view {
-	if vw, ok := c.views[v]; ok {
-		return vw
+	vw, ok := c.views[v]
+	if !ok {
+		vw = c.loadView(v)
 	}
+	if !vw.started {
+		vw.started = true
+		c.prefetch(vw)
+	}
+	return vw
+}
+
+// Preload reads and checks view v's file, and decodes its records that
+// have entries, ahead of the pass that will use it: package sandbox has
+// the exit check's files read while the agent runs, so that its end waits
+// for the stats and the walk only. No directory is stat'ed here: the
+// pass's stats start at its first use of v (an exit check never judges a
+// directory by a stat taken before the agent ran), and what Preload
+// decoded answers only for a directory that stat finds unchanged. A
+// view already in use or loaded is left as it is.
+func (c *Cache) Preload(v string) {
+	if c == nil || c.dir == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.views[v]; ok {
+		return
+	}
+	vw := c.loadView(v)
+	t := &vw.t
+	for i := range t.dirs {
+		if _, _, n, _ := t.head(i); n == 0 {
+			continue
+		}
+		if vw.dec == nil {
+			vw.dec = map[int32]decoded{}
+		}
+		r := t.record(i)
+		vw.dec[int32(i)] = decoded{ents: r.Ents, des: entries(r.Ents)}
+	}
+}
+
+// loadView makes view v from its cache file (none, or one that fails
+// its checks: empty, rewritten at Save). c.mu is held.
+func (c *Cache) loadView(v string) *view {
 	vw := &view{}
 	c.views[v] = vw
 	if c.dir == "" {
@@ -162,7 +235,6 @@ func (c *Cache) viewOf(v string) *view {
 			vw.dirty = true // rewritten at Save
 		}
 	}
-	c.prefetch(vw)
 	return vw
 }
 
@@ -240,20 +312,26 @@ func (vw *view) preOf(i int) uint8 {
 
 // keyOfDir returns dir's key for view vw (the prefetched stamp of its
 // record, used up, or a fresh lstat), and false when dir is no directory
-// or lies on a file system whose ctimes are not trusted. c.mu is held.
-func (c *Cache) keyOfDir(vw *view, dir string) (Key, bool) {
-	if vw.pre != nil && vw.recs[dir] == nil {
-		if i, ok := vw.t.find(dir); ok && vw.preOf(i) == preSame {
-			// This pass's lstat gave the record's key: that key.
-			k := vw.t.key(i)
-			return k, c.trusted(k.Dev, dir)
+// or lies on a file system whose ctimes are not trusted; and dir's index
+// in vw.t (-1: none, or this run's record replaces it), for get. c.mu is
+// held.
+func (c *Cache) keyOfDir(vw *view, dir string) (Key, bool, int) {
+	ti := -1
+	if vw.recs[dir] == nil {
+		if i, ok := vw.t.find(dir); ok {
+			ti = i
 		}
+	}
+	if vw.pre != nil && ti >= 0 && vw.preOf(ti) == preSame {
+		// This pass's lstat gave the record's key: that key.
+		k := vw.t.key(ti)
+		return k, c.trusted(k.Dev, dir), ti
 	}
 	key, isDir := lstatKey(dir)
 	if !isDir {
-		return Key{}, false
+		return Key{}, false, ti
 	}
-	return key, c.trusted(key.Dev, dir)
+	return key, c.trusted(key.Dev, dir), ti
 }
 
 // entries returns the kept entries as fs.DirEntry: pointers into the
@@ -297,17 +375,17 @@ func (c *Cache) LookupKey(v, dir string) ([]fs.DirEntry, int, Key, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	vw := c.viewOf(v)
-	key, ok := c.keyOfDir(vw, dir)
+	key, ok, ti := c.keyOfDir(vw, dir)
 	if !ok {
 		return nil, 0, Key{}, false
 	}
-	r, i, hit := vw.get(dir)
+	r, des, i, hit := vw.get(dir, ti)
 	if !hit || r.Key != key {
 		return nil, 0, Key{}, false
 	}
 	vw.use(i)
 	c.hits++
-	return entries(r.Ents), r.Total, key, true
+	return entriesOf(r, des), r.Total, key, true
 }
 
 // ReadDir returns the entries of dir that keep selects, in no particular
@@ -323,12 +401,12 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 	t0 := c.now()
 	c.mu.Lock()
 	vw := c.viewOf(v)
-	key, ok := c.keyOfDir(vw, dir)
-	if r, i, hit := vw.get(dir); ok && hit && r.Key == key {
+	key, ok, ti := c.keyOfDir(vw, dir)
+	if r, des, i, hit := vw.get(dir, ti); ok && hit && r.Key == key {
 		vw.use(i)
 		c.hits++
 		c.mu.Unlock()
-		return entries(r.Ents), r.Total, key.Dev, nil
+		return entriesOf(r, des), r.Total, key.Dev, nil
 	}
 	c.mu.Unlock()
 	kept, total, k2, ok2, err := readKept(dir, keep)
@@ -399,8 +477,13 @@ func (c *Cache) Save() error {
 		errs = append(errs, err)
 	}
 	for v, vw := range c.views {
+		if !vw.started {
+			continue // not used since the last Save (or only preloaded): as it was
+		}
 		vw.wg.Wait()
-		vw.pre, vw.runs = nil, nil // the pass is over: its stats are not the next one's
+		// The pass is over: its stats are not the next one's, which takes
+		// its own at its first use.
+		vw.pre, vw.runs, vw.started, vw.dec = nil, nil, false, nil
 		nused := 0
 		for _, u := range vw.tUsed {
 			if u {
@@ -532,7 +615,7 @@ func (c *Cache) linksKeepable(v, dir string) bool {
 		return !no
 	}
 	vw := c.viewOf(linksView(v))
-	key, ok := c.keyOfDir(vw, dir)
+	key, ok, _ := c.keyOfDir(vw, dir)
 	ok = ok && key.Ctime < t0.Add(-Margin).UnixNano()
 	if c.passNo == nil {
 		c.passNo = map[string]bool{}
@@ -562,8 +645,8 @@ func (c *Cache) links(v, dir string) ([]Entry, error) {
 		return ents, nil
 	}
 	vw := c.viewOf(v)
-	key, ok := c.keyOfDir(vw, dir)
-	if r, i, hit := vw.get(dir); ok && hit && r.Key == key {
+	key, ok, ti := c.keyOfDir(vw, dir)
+	if r, _, i, hit := vw.get(dir, ti); ok && hit && r.Key == key {
 		vw.use(i)
 		c.hits++
 		c.remember(passKey, r.Ents)

@@ -190,6 +190,27 @@ func (r *runner) startSentry() {
 		r.notef("the writable trees are watched through %d directories only (the limit): the rest is checked when the sandbox ends", n)
 	}
 	r.sentry = se
+	r.preloadExitCheck(g)
+}
+
+// preloadExitCheck has the directory cache read the exit check's records
+// (gitguard's PreloadSweep) once the agent runs, off the run's end: the
+// file's read, checksum and decoding, not its stats. The sweep still stats
+// every directory after the sandbox's last process is gone, and a record
+// answers only for a directory that stat finds unchanged (dircache.Preload).
+// It waits for the agent's start so as not to take a core from init's.
+func (r *runner) preloadExitCheck(g *gitguard.Guard) {
+	if g == nil || r.dirs == nil || r.ctx == nil {
+		return
+	}
+	dirs, started, done := r.dirs, r.startedCh, r.ctx.Done()
+	go func() {
+		select {
+		case <-started:
+			g.PreloadSweep(dirs)
+		case <-done: // the run ended before the agent started
+		}
+	}()
 }
 
 func (se *sentry) count() {

@@ -4,6 +4,8 @@ package initbin
 
 import (
 	"crypto/sha256"
+	"debug/elf"
+	"debug/gosym"
 	"encoding/hex"
 	"strings"
 	"testing"
@@ -21,5 +23,49 @@ func TestEmbeddedProgram(t *testing.T) {
 	}
 	if !strings.HasPrefix(program, "\x7fELF") {
 		t.Fatal("the embedded program is not an ELF executable")
+	}
+}
+
+// The lean init as shipped does not link jail doctor's kernel-config
+// reader (compress/gzip, and with it compress/flate and hash/crc32, whose
+// package inits cost init 20-35 page faults a start): read from the
+// embedded program's own function table.
+func TestEmbeddedProgramLinksNoGzip(t *testing.T) {
+	f, err := elf.NewFile(strings.NewReader(program))
+	if err != nil {
+		t.Fatalf("the embedded program: %v", err)
+	}
+	pcln, text := f.Section(".gopclntab"), f.Section(".text")
+	if pcln == nil || text == nil {
+		t.Fatal("the embedded program has no .gopclntab or .text")
+	}
+	data, err := pcln.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs := map[string]bool{}
+	for i := range tab.Funcs {
+		pkgs[tab.Funcs[i].PackageName()] = true
+	}
+	if !pkgs["github.com/jail-sandbox/jail/ns"] {
+		t.Fatalf("ns not among the embedded program's %d packages: the reading is broken", len(pkgs))
+	}
+	for _, p := range []string{"compress/gzip", "compress/flate", "hash/crc32"} {
+		if pkgs[p] {
+			t.Errorf("the lean init links %s", p)
+		}
+	}
+	// Nor a regular expression compiler: seccomp's guard rails (the
+	// supervisor's) are compiled at a guard's first use, so init, which
+	// never makes a guard, keeps neither regexp/syntax's parser nor the
+	// unicode tables it holds alive (~10 page faults of init's start).
+	for _, f := range []string{"regexp.compile", "regexp/syntax.Parse"} {
+		if tab.LookupFunc(f) != nil {
+			t.Errorf("the lean init links %s", f)
+		}
 	}
 }

@@ -51,7 +51,12 @@ func InitMain(h Hooks) {
 	// Go runs goroutines on several threads; the setup below relies on every
 	// thread sharing the mount namespace and fs (cwd/root), which they do, and
 	// on privilege drops being applied to all threads (AllThreadsSyscall).
-	runtime.GOMAXPROCS(2)
+	// One P (the supervisor starts init with GOMAXPROCS=1 too): init's work
+	// is one step after another, and a second P cost init a thread and a
+	// second set of allocation spans (15-35 page faults a start, each 18-30
+	// µs on a paravirtualized VM) while the supervisor has the other core.
+	// Blocking syscalls still hand the P to another thread.
+	runtime.GOMAXPROCS(1)
 	gcRelease = HoldGC()     // until the agent is forked
 	unix.CloseOnExec(initFD) // the socket must never reach the agent
 	// Go does not close inherited descriptors that lack O_CLOEXEC: close every

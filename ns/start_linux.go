@@ -138,6 +138,12 @@ func Begin(cfg Config) (*Starting, error) {
 	return &Starting{s: s, parent: parent, rootful: cfg.Rootful, degraded: cfg.Degraded, beforeSpec: cfg.BeforeSpec, ExeErr: exeErr}, nil
 }
 
+// initEnv is init's whole environment (the agent's is the spec's, built
+// apart). GOMAXPROCS=1: init's runtime starts with one P, so one mcache
+// (each P's own spans: a fresh page per size class and P) and no thread
+// started to run a second P at its package init; InitMain keeps it at 1.
+var initEnv = []string{"GOMAXPROCS=1"}
+
 // spawn clones and execs init: exe (the lean init, fd 4 of the child,
 // exec'd as /proc/self/fd/4 after the clone; init closes it first thing,
 // with every fd above its socket) or, when nil, this binary.
@@ -145,7 +151,7 @@ func spawn(cfg Config, attr *syscall.SysProcAttr, child, exe *os.File) (*Sandbox
 	cmd := &exec.Cmd{
 		Path:        "/proc/self/exe",
 		Args:        []string{InitArg0},
-		Env:         []string{},
+		Env:         initEnv,
 		Stdin:       cfg.Stdin,
 		Stdout:      cfg.Stdout,
 		Stderr:      cfg.Stderr,

@@ -16,7 +16,7 @@ import (
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/netproxy"
-	"github.com/jail-sandbox/jail/netproxy/nsnet"
+	"github.com/jail-sandbox/jail/netproxy/nsnet/kernelcheck"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/userscope"
 )
@@ -42,7 +42,7 @@ type DoctorOptions struct {
 	// UserManager says what the systemd user manager did when Limits asked
 	// it for a delegated scope (nil = what the default Limits recorded).
 	UserManager func() UserManagerProbe
-	// Egress reports whether transparent egress works (nil = nsnet).
+	// Egress reports whether transparent egress works (nil = kernelcheck.Available).
 	Egress func() (bool, string)
 }
 
@@ -129,7 +129,7 @@ func doctor(w io.Writer, o DoctorOptions) int {
 		o.UserManager = func() UserManagerProbe { return UserManagerProbe{} }
 	}
 	if o.Egress == nil {
-		o.Egress = nsnet.Available
+		o.Egress = kernelcheck.Available
 	}
 	fails := 0
 	line := func(status, what, state, note string) {

@@ -142,17 +142,31 @@ func hasFlag(flags []string, letters string, long ...string) bool {
 	return false
 }
 
+// The default rules' regular expressions, compiled at the first guard's
+// first use. Not package-level sync.OnceValue variables: those are made
+// at package init, which links regexp (and its unicode tables and package
+// inits) into every program that imports seccomp, the sandbox's init
+// among them, which never runs a guard.
+var guardREs struct {
+	once                                  sync.Once
+	mkfsName, blockDev, mode777, forkBomb *regexp.Regexp
+}
+
+func compileGuardREs() {
+	guardREs.once.Do(func() {
+		guardREs.mkfsName = regexp.MustCompile(`^(mkfs(\..+)?|mke2fs|mkswap|mkdosfs|mkntfs|wipefs)$`)
+		guardREs.blockDev = regexp.MustCompile(`^of=/dev/(sd|hd|vd|xvd|nvme|mmcblk|loop|dm-|md|nbd|mapper/|disk/|root$)`)
+		guardREs.mode777 = regexp.MustCompile(`^(0?777|[ugoa]*[+=]rwx[st]*)$`)
+		guardREs.forkBomb = regexp.MustCompile(`(\w+|:)\s*\(\)\s*\{\s*(\w+|:)\s*\|\s*(\w+|:)\s*&\s*\}\s*;?\s*(\w+|:)|fork\s+while\s+fork|while\s*\(\s*1\s*\)\s*\{?\s*fork`)
+	})
+}
+
+func mkfsName() *regexp.Regexp { compileGuardREs(); return guardREs.mkfsName }
+func blockDev() *regexp.Regexp { compileGuardREs(); return guardREs.blockDev }
+func mode777() *regexp.Regexp  { compileGuardREs(); return guardREs.mode777 }
+func forkBomb() *regexp.Regexp { compileGuardREs(); return guardREs.forkBomb }
+
 var (
-	mkfsName = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(mkfs(\..+)?|mke2fs|mkswap|mkdosfs|mkntfs|wipefs)$`)
-	})
-	blockDev = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^of=/dev/(sd|hd|vd|xvd|nvme|mmcblk|loop|dm-|md|nbd|mapper/|disk/|root$)`)
-	})
-	mode777  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(0?777|[ugoa]*[+=]rwx[st]*)$`) })
-	forkBomb = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(\w+|:)\s*\(\)\s*\{\s*(\w+|:)\s*\|\s*(\w+|:)\s*&\s*\}\s*;?\s*(\w+|:)|fork\s+while\s+fork|while\s*\(\s*1\s*\)\s*\{?\s*fork`)
-	})
 	shellNames = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "busybox": true, "perl": true, "python": true, "python3": true}
 )
 

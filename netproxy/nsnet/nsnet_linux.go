@@ -330,7 +330,7 @@ func setupFallback(fdS int, fake netip.Prefix) (res *Result, err error) {
 		res.DNS = dns
 	}
 	if fake.IsValid() {
-		if ls, err := refusalListeners(h, loIndex, fake); err == nil {
+		if ls, err := refusalListeners(loIndex, fake); err == nil {
 			res.Listeners = ls
 		}
 	}
@@ -339,12 +339,11 @@ func setupFallback(fdS int, fake netip.Prefix) (res *Result, err error) {
 
 // refusalListeners routes fake to S's loopback (`local FAKE dev lo` in the local
 // table) and listens on 0.0.0.0 at each of RefusalPorts; see SetupNone.
-func refusalListeners(h *netlink.Handle, lo int, fake netip.Prefix) (ls []*os.File, err error) {
+func refusalListeners(lo int, fake netip.Prefix) (ls []*os.File, err error) {
 	if !fake.IsValid() || !fake.Addr().Is4() {
 		return nil, fmt.Errorf("nsnet: fake range %v: %w", fake, ErrBadSubnet)
 	}
-	if err := h.RouteAdd(&netlink.Route{Family: unix.AF_INET, Type: unix.RTN_LOCAL, Scope: unix.RT_SCOPE_HOST,
-		Dst: ipnet(fake.Masked().Addr(), fake.Bits()), LinkIndex: lo, Table: unix.RT_TABLE_LOCAL}); err != nil {
+	if err := addLocalRoute(lo, fake); err != nil {
 		return nil, fmt.Errorf("route local %s dev lo in sandbox: %w", fake, err)
 	}
 	var files cleanup
@@ -384,34 +383,40 @@ func SetupNone(fake netip.Prefix) (*Result, error) {
 	if !fake.IsValid() || !fake.Addr().Is4() {
 		return nil, fmt.Errorf("nsnet: fake range %v: %w", fake, ErrBadSubnet)
 	}
-	fdS, err := openThreadNetNS()
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fdS)
-	res, err := onDiscardedThread(func() (res *Result, err error) {
-		h, lo, err := sandboxLoopback(fdS)
-		if err != nil {
-			return nil, err
-		}
-		defer h.Close()
-		ls, err := refusalListeners(h, lo, fake)
-		if err != nil {
-			return nil, err
-		}
-		loAddr := netip.AddrFrom4([4]byte{127, 0, 0, 1})
-		res = &Result{Mode: ModeNone, SandboxAddr: loAddr, GatewayAddr: loAddr,
-			ProxyAddr: netip.AddrPortFrom(loAddr, RefusalPorts[0]), Listeners: ls}
-		if res.DNS, err = udpSocket(netip.AddrPortFrom(loAddr, 53)); err != nil {
-			cleanup(ls).close()
-			return nil, err
-		}
-		return res, nil
-	})
+	// S is the calling thread's namespace and nothing here changes a
+	// thread's namespace, so no thread is made and discarded for it (as
+	// Setup must): the goroutine is only kept on its thread, so that every
+	// socket below is made in the same namespace even in a caller whose
+	// threads are not all in S.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	res, err := setupNone(fake)
 	if err != nil {
 		return nil, fmt.Errorf("nsnet: `net` none refusal plumbing: %w", err)
 	}
 	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// setupNone is SetupNone's work on the calling (locked) thread: lo up, the
+// fake range's local route (raw rtnetlink: no netlink handle), the
+// refusal listeners and the DNS socket.
+func setupNone(fake netip.Prefix) (res *Result, err error) {
+	lo, err := loopbackUp()
+	if err != nil {
+		return nil, err
+	}
+	ls, err := refusalListeners(lo, fake)
+	if err != nil {
+		return nil, err
+	}
+	loAddr := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	res = &Result{Mode: ModeNone, SandboxAddr: loAddr, GatewayAddr: loAddr,
+		ProxyAddr: netip.AddrPortFrom(loAddr, RefusalPorts[0]), Listeners: ls}
+	if res.DNS, err = udpSocket(netip.AddrPortFrom(loAddr, 53)); err != nil {
+		cleanup(ls).close()
+		return nil, err
+	}
 	return res, nil
 }
 

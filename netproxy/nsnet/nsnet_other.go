@@ -29,8 +29,3 @@ func DialInSandbox(ctx context.Context, port uint16, sandboxAddr netip.Addr) (*o
 func Probe() error {
 	return fmt.Errorf("nsnet: probe on %s: %w", runtime.GOOS, ErrUnsupported)
 }
-
-// Available is false off Linux.
-func Available() (ok bool, reason string) {
-	return false, "transparent egress needs Linux network namespaces (" + runtime.GOOS + ")"
-}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package nsnet
+package kernelcheck
 
 import (
 	"bytes"

@@ -1,4 +1,9 @@
-package nsnet
+// Package kernelcheck tells `jail doctor`, from static facts only (the
+// kernel config, module lists, sysctls), whether this kernel can build
+// nsnet's transparent egress path. It is apart from nsnet so that the
+// sandbox's init, which links nsnet, does not link compress/gzip (for
+// /proc/config.gz) and run its package inits at every start.
+package kernelcheck
 
 import (
 	"bufio"

@@ -1167,9 +1167,19 @@ const dnsShimEnv = "JAIL_TEST_DNS_SHIM"
 const dnsControlName = "control.dns-shim.jailtest.example"
 
 func dnsShim() {
+	// leftover is the host file behind the bound /etc/resolv.conf: removed
+	// before every exit (os.Exit runs no defers), so that no run leaves it
+	// in the host's TMPDIR.
+	var leftover string
+	exit := func(code int) {
+		if leftover != "" {
+			os.Remove(leftover)
+		}
+		os.Exit(code)
+	}
 	fail := func(format string, a ...any) {
 		fmt.Printf("@@shim-error "+format+"\n", a...)
-		os.Exit(120)
+		exit(120)
 	}
 	// Nothing mounted here may reach the host's mount table.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -1251,6 +1261,7 @@ func dnsShim() {
 	if err != nil {
 		fail("%v", err)
 	}
+	leftover = conf.Name()
 	conf.WriteString("nameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
 	conf.Close()
 	os.Chmod(conf.Name(), 0o644)
@@ -1294,7 +1305,7 @@ func dnsShim() {
 		fmt.Printf("@@forwarded %s\n", q)
 	}
 	mu.Unlock()
-	os.Exit(code)
+	exit(code)
 }
 
 // netSetUp sets a link up (ioctl SIOCSIFFLAGS).

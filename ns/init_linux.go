@@ -46,6 +46,9 @@ func (e *setupError) Error() string { return e.err.Error() }
 func (e *setupError) Unwrap() error { return e.err }
 
 // InitMain is the whole life of the sandbox's init. It never returns.
+// InitComm is init's command name on the host (ps, top, /proc/PID/comm).
+const InitComm = "jail-init"
+
 func InitMain(h Hooks) {
 	initEntered = MonotonicNS() // exec, the Go runtime and package init are done
 	// Go runs goroutines on several threads; the setup below relies on every
@@ -63,6 +66,11 @@ func InitMain(h Hooks) {
 	// fd above the socket, so nothing the supervisor's parent leaked reaches
 	// the agent (the CVE-2024-21626 class: a host fd or cwd in the sandbox).
 	closeFrom(initFD + 1)
+	// Name init for the host's ps and top: its exec path names it "4" (the
+	// lean init, exec'd as /proc/self/fd/4) or "exe" (jail itself).
+	// /proc/self/comm is the thread group leader's name, whichever thread
+	// writes it. A failure only leaves the name as it was.
+	_ = os.WriteFile("/proc/self/comm", []byte(InitComm), 0)
 	// Catch the forwarded signals from the first instant: Go's default for
 	// SIGHUP, SIGINT and SIGTERM is to exit, which would take the sandbox down
 	// instead of passing the signal on. They queue until the agent exists.

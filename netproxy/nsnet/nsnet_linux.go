@@ -313,11 +313,10 @@ func sandboxRules(h *netlink.Handle, gw netip.Addr) error {
 // With a valid fake range, also SetupNone's refusal listeners (best effort), so
 // that a program that ignores the proxy variables hears why it got nowhere.
 func setupFallback(fdS int, fake netip.Prefix) (res *Result, err error) {
-	h, loIndex, err := sandboxLoopback(fdS)
+	loIndex, err := sandboxLoopback(fdS)
 	if err != nil {
 		return nil, err
 	}
-	defer h.Close()
 	lo := netip.AddrFrom4([4]byte{127, 0, 0, 1})
 	tcp, addr, err := listener(netip.AddrPortFrom(lo, 0), false)
 	if err != nil {
@@ -421,22 +420,13 @@ func setupNone(fake netip.Prefix) (res *Result, err error) {
 }
 
 // sandboxLoopback moves this thread (locked, discarded afterwards) into the
-// sandbox's namespace S, brings lo up there and opens a netlink handle (for
-// the routes only): the start of the fallback's and --net none's sandbox
-// side. It returns lo's index; the caller closes the handle.
-func sandboxLoopback(fdS int) (*netlink.Handle, int, error) {
+// sandbox's namespace S and brings lo up there: the start of the fallback's
+// sandbox side. It returns lo's index.
+func sandboxLoopback(fdS int) (int, error) {
 	if err := enterNetNS(fdS); err != nil {
-		return nil, 0, err
+		return 0, err
 	}
-	lo, err := loopbackUp()
-	if err != nil {
-		return nil, 0, err
-	}
-	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
-	if err != nil {
-		return nil, 0, fmt.Errorf("netlink handle in sandbox namespace: %w", err)
-	}
-	return h, lo, nil
+	return loopbackUp()
 }
 
 // loopbackUp sets IFF_UP on lo of the calling thread's network namespace and

@@ -45,10 +45,10 @@ type setupError struct {
 func (e *setupError) Error() string { return e.err.Error() }
 func (e *setupError) Unwrap() error { return e.err }
 
-// InitMain is the whole life of the sandbox's init. It never returns.
 // InitComm is init's command name on the host (ps, top, /proc/PID/comm).
 const InitComm = "jail-init"
 
+// InitMain is the whole life of the sandbox's init. It never returns.
 func InitMain(h Hooks) {
 	initEntered = MonotonicNS() // exec, the Go runtime and package init are done
 	// Go runs goroutines on several threads; the setup below relies on every

@@ -10,11 +10,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/dirnames"
 )
 
 // ctimeFS are the file systems whose directories' ctime changes with every
@@ -140,9 +141,6 @@ func writePrivate(dir, p string, data []byte) error {
 	return nil
 }
 
-// bufs are getdents(2) buffers, one per reader at a time.
-var bufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
 // readKept reads dir with getdents(2) into a reused buffer: only the
 // entries keep selects become strings (the walk of a large tree keeps a
 // few of each directory's entries and would otherwise make an object of
@@ -160,8 +158,8 @@ func readKept(dir string, keep func(string, fs.FileMode) bool) (kept []Entry, to
 		return nil, 0, Key{}, false, &fs.PathError{Op: "fstat", Path: dir, Err: err}
 	}
 	key, ok = keyOf(&st), st.Mode&unix.S_IFMT == unix.S_IFDIR
-	bp := bufs.Get().(*[]byte)
-	defer bufs.Put(bp)
+	bp := dirnames.Buffer()
+	defer dirnames.Release(bp)
 	buf := *bp
 	for {
 		n, err := unix.Getdents(fd, buf)

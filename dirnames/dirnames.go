@@ -4,6 +4,9 @@
 // home, the sentinel's absent paths). It never follows a symlink at the
 // directory itself: a directory swapped for a link fails to list, and the
 // caller falls back to its lstats.
+//
+// It also keeps the getdents(2) buffers of jail's raw directory readers
+// (Buffer, Release): one pool for all of them.
 package dirnames
 
 // Names returns the names in dir (without "." and ".."), and false when

@@ -3,12 +3,12 @@ package fsrules
 import (
 	"bytes"
 	"encoding/binary"
-	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/dircache"
+	"github.com/jail-sandbox/jail/dirnames"
 )
 
 // walkLinks calls each for every regular file under root (root included
@@ -50,19 +50,12 @@ func walkLinksKeys(root string, skip func(dir string) bool, bad func(dir string,
 	default:
 		return 1
 	}
-	buf := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(buf)
+	buf := dirnames.Buffer()
+	defer dirnames.Release(buf)
 	lw := linkWalk{skip: skip, bad: bad, seen: seen, each: each, buf: *buf}
 	lw.dir(root, true)
 	return lw.n + 1
 }
-
-// direntBufs are the walks' getdents(2) buffers, kept for the next walk: a
-// 32 KiB slice made in the walk would be on the caller's stack, zeroed at
-// every call (a start makes a few dozen) and, the first time, faulted in
-// and the stack grown and copied for it. Only the bytes a getdents call
-// returned are ever read from it.
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 type linkWalk struct {
 	skip func(string) bool
@@ -172,8 +165,8 @@ func (lw *linkWalk) read(dir string) ([]string, error) {
 // caller must not conclude there is none).
 func filesLinked(dir string) bool {
 	found := false
-	buf := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(buf)
+	buf := dirnames.Buffer()
+	defer dirnames.Release(buf)
 	lw := linkWalk{each: func(string, uint64, uint64) { found = true }, buf: *buf}
 	if _, err := lw.read(dir); err != nil {
 		return true

@@ -1,17 +1,12 @@
 package sandbox
 
 import (
-	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-)
 
-// direntBufs are symlinksIn's getdents(2) buffers, kept for the next call:
-// a 32 KiB slice made there would be on the caller's stack, zeroed at every
-// call and, the first time, faulted in and the stack grown and copied for
-// it. Only the bytes a getdents call returned are ever read from it.
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+	"github.com/jail-sandbox/jail/dirnames"
+)
 
 // symlinksIn calls each for every symlink directly in dir, with its text:
 // one getdents64 per 32 KiB of entries into one buffer and a readlinkat
@@ -24,8 +19,8 @@ func symlinksIn(dir string, each func(name, target string)) {
 		return
 	}
 	defer unix.Close(fd)
-	bp := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(bp)
+	bp := dirnames.Buffer()
+	defer dirnames.Release(bp)
 	buf := *bp
 	link := make([]byte, unix.PathMax)
 	for {

@@ -1,13 +1,17 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/ns"
@@ -171,6 +175,67 @@ func TestSandboxPid(t *testing.T) {
 	for _, pid := range []int{0, -1, 1 << 30} {
 		if got := sandboxPid(pid); got != pid {
 			t.Errorf("sandboxPid(%d) = %d", pid, got)
+		}
+	}
+}
+
+// A process in a pid namespace of its own is pid 1 there: sandboxPid gives
+// the innermost NSpid, from the pidfd's fdinfo as from /proc/PID/status.
+func TestSandboxPidNested(t *testing.T) {
+	cmd := exec.Command("sleep", "10")
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("user and pid namespaces: %v", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if got := sandboxPid(cmd.Process.Pid); got != 1 {
+		t.Errorf("sandboxPid(nested child %d) = %d, want 1", cmd.Process.Pid, got)
+	}
+	var buf [256]byte
+	fd, err := unix.PidfdOpen(cmd.Process.Pid, 0)
+	if err != nil {
+		t.Fatalf("pidfd_open: %v", err)
+	}
+	defer unix.Close(fd)
+	n, err := readSmall(fmt.Sprintf("/proc/self/fdinfo/%d", fd), buf[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, ok := innermostNSpid(buf[:n]); !ok || pid != 1 {
+		t.Errorf("innermostNSpid(fdinfo %q) = %d, %v; want 1", buf[:n], pid, ok)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, ok := innermostNSpid(b); !ok || pid != 1 {
+		t.Errorf("innermostNSpid(status) = %d, %v; want 1", pid, ok)
+	}
+}
+
+func TestInnermostNSpid(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"Pid:\t5\nNSpid:\t5\n", 5, true},
+		{"Pid:\t5244\nNSpid:\t5244\t12\t1\n", 1, true},
+		{"NStgid:\t9\t2\nNSpid:\t9\t2", 2, true},      // no final newline
+		{"pos:\t0\nPid:\t-1\nNSpid:\t-1\n", 0, false}, // an exited process's pidfd
+		{"Pid:\t5\n", 0, false},
+		{"NSpid:\n", 0, false},
+		{"XNSpid:\t3\n", 0, false},
+		{"NSpid:\tx\n", 0, false},
+		{"", 0, false},
+	} {
+		got, ok := innermostNSpid([]byte(c.in))
+		if got != c.want || ok != c.ok {
+			t.Errorf("innermostNSpid(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 }

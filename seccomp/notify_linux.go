@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -168,12 +169,16 @@ func (s *server) handle(n *seccompNotif) {
 func (s *server) read(n *seccompNotif) (ev ExecEvent, alive bool) {
 	ev = ExecEvent{Pid: int(n.Pid)}
 	proc := "/proc/" + strconv.Itoa(int(n.Pid))
-	mem, err := os.Open(proc + "/mem")
+	// A bare descriptor, not an os.File: os.Open would try the runtime's
+	// poller on it (four fcntl and an epoll_ctl refused) while the exec
+	// waits.
+	fd, err := unix.Open(proc+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		ev.Err = err.Error()
+		ev.Err = (&os.PathError{Op: "open", Path: proc + "/mem", Err: err}).Error()
 		return ev, false
 	}
-	defer mem.Close()
+	defer unix.Close(fd)
+	mem := memFile{fd: fd, path: proc + "/mem"}
 	if err := s.idValid(n.ID); err != nil {
 		ev.Err = fmt.Sprintf("process exited before the exec was answered: %v", err)
 		return ev, false
@@ -223,4 +228,31 @@ func (s *server) read(n *seccompNotif) (ev ExecEvent, alive bool) {
 		ev.Err = strings.Join(errs, "; ")
 	}
 	return ev, alive
+}
+
+// memFile reads a /proc/PID/mem descriptor as os.File.ReadAt would: until
+// b is full, an error or the end (io.EOF), errors naming the file.
+type memFile struct {
+	fd   int
+	path string
+}
+
+func (m memFile) ReadAt(b []byte, off int64) (int, error) {
+	n := 0
+	for len(b) > 0 {
+		k, err := unix.Pread(m.fd, b, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, &os.PathError{Op: "read", Path: m.path, Err: err}
+		}
+		if k == 0 {
+			return n, io.EOF
+		}
+		n += k
+		b = b[k:]
+		off += int64(k)
+	}
+	return n, nil
 }

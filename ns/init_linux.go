@@ -95,6 +95,7 @@ func run(conn *Conn, h Hooks) int {
 	}
 	spec := m.Spec
 	specRead = MonotonicNS()
+	agentTimerSlack = spec.AgentTimerSlack
 	st, err := setup(conn, spec, passed, h)
 	for _, f := range passed {
 		f.Close()
@@ -970,9 +971,22 @@ func hasEnv(env []string, name string) bool {
 	return false
 }
 
+// agentTimerSlack is the spec's AgentTimerSlack: the timer slack of every
+// process init starts (0: the one init has).
+var agentTimerSlack int64
+
 // forkExec starts path, a failure being the exit code the shell would give
 // (127: not found, 126: found but not runnable) with the reason.
 func forkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+	// The child inherits the forking thread's timer slack: jail's caller's
+	// (agentTimerSlack), not init's own (InitTimerSlack), for the fork
+	// only, on a thread held for it.
+	if agentTimerSlack > 0 {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(agentTimerSlack), 0, 0, 0)
+		defer unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
+	}
 	pid, err := syscall.ForkExec(path, argv, attr)
 	if err != nil {
 		code := 126

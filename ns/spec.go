@@ -130,6 +130,11 @@ type Spec struct {
 	// IgnoreSIGXFSZ makes a write past RLIMIT_FSIZE fail with EFBIG instead of
 	// killing the agent.
 	IgnoreSIGXFSZ bool `json:"ignore_sigxfsz,omitempty"`
+	// AgentTimerSlack is the timer slack (ns) of every process init
+	// starts: the supervisor's own, as jail's caller gave it. Init itself
+	// runs with InitTimerSlack; the agent must not inherit that (Finish
+	// sets this field).
+	AgentTimerSlack int64 `json:"agent_timer_slack,omitempty"`
 	// Hooks carries feature configuration (landlock, seccomp, network) that init
 	// hands to the registered Hooks; opaque to this package.
 	Hooks map[string][]byte `json:"hooks,omitempty"`

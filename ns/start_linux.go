@@ -138,6 +138,21 @@ func Begin(cfg Config) (*Starting, error) {
 	return &Starting{s: s, parent: parent, rootful: cfg.Rootful, degraded: cfg.Degraded, beforeSpec: cfg.BeforeSpec, ExeErr: exeErr}, nil
 }
 
+// InitTimerSlack is init's timer slack (ns): how late a sleep of init's
+// may end, so that the kernel can fold its wake-ups together. A millisecond
+// bounds what it delays (sysmon's hand-off of a processor stuck in a
+// system call), and init waits on descriptors, not on timers.
+const InitTimerSlack = 1_000_000
+
+// timerSlack is the calling thread's timer slack (ns); 0 if unknown.
+func timerSlack() int64 {
+	n, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	if err != nil {
+		return 0
+	}
+	return int64(n)
+}
+
 // initEnv is init's whole environment (the agent's is the spec's, built
 // apart). GOMAXPROCS=1: init's runtime starts with one P, so one mcache
 // (each P's own spans: a fresh page per size class and P) and no thread
@@ -170,6 +185,14 @@ func spawn(cfg Config, attr *syscall.SysProcAttr, child, exe *os.File) (*Sandbox
 		// Pdeathsig is tied to the thread that forked: keep this goroutine on
 		// its thread for init's whole life.
 		runtime.LockOSThread()
+		// Init inherits this thread's timer slack from its clone on, its
+		// Go runtime's monitor thread (sysmon) included: that thread
+		// sleeps 20 us at a time while anything runs, about 90 wake-ups
+		// of init in a short run, each a context switch (costly in a VM).
+		// The thread is init's alone and ends with it (it stays locked),
+		// so no other goroutine inherits the setting; init gives every
+		// process it starts the slack jail had (Spec.AgentTimerSlack).
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
 		if err := cmd.Start(); err != nil {
 			started <- err
 			close(s.done)
@@ -232,6 +255,9 @@ func (st *Starting) Finish(spec0 *Spec) (*Sandbox, error) {
 	var files []*os.File
 	var err error
 	spec.Degraded = st.degraded
+	// The slack of any thread here but init's spawner (none changes its
+	// own): what jail's caller gave, for the agent (see spawn).
+	spec.AgentTimerSlack = timerSlack()
 	if st.rootful && !st.degraded {
 		spec.Mounts, files, err = idmapBinds(s.Pid, spec.Mounts)
 		if err != nil {

@@ -71,6 +71,7 @@ const (
 	tSpecIgnoreSIGXFSZ
 	tSpecHooks
 	tSpecDegraded
+	tSpecAgentTimerSlack
 )
 
 const (
@@ -210,6 +211,7 @@ func (e *wenc) spec(s *Spec) {
 		}
 	}
 	e.bool(tSpecDegraded, s.Degraded)
+	e.int(tSpecAgentTimerSlack, s.AgentTimerSlack)
 	e.end()
 }
 
@@ -646,6 +648,8 @@ func (d *wdec) spec(s *Spec) {
 			s.AgentRlimits = d.rlimits()
 		case tSpecIgnoreSIGXFSZ:
 			s.IgnoreSIGXFSZ = true
+		case tSpecAgentTimerSlack:
+			s.AgentTimerSlack = d.int64()
 		case tSpecHooks:
 			n, isNil := d.count()
 			if isNil {

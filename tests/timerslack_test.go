@@ -1,0 +1,105 @@
+//go:build linux
+
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// callerSlack is a timer slack no default has: what the agent must see is
+// jail's caller's, passed through, not init's nor the kernel's default.
+const callerSlack = 70_000
+
+// withSlack runs f on a thread whose timer slack is slack: a process
+// forked there (exec.Cmd.Start) inherits it.
+func withSlack(t *testing.T, slack int, f func()) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	if err != nil {
+		t.Fatalf("PR_GET_TIMERSLACK: %v", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(slack), 0, 0, 0); err != nil {
+		t.Fatalf("PR_SET_TIMERSLACK: %v", err)
+	}
+	defer unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0)
+	f()
+}
+
+// TestTimerSlackAgentIsCallers: init runs with a coarse timer slack of its
+// own (ns.InitTimerSlack, fewer wake-ups of its runtime), but the agent
+// and every command it runs keep the slack jail was started with.
+func TestTimerSlackAgentIsCallers(t *testing.T) {
+	var r result
+	withSlack(t, callerSlack, func() {
+		r = sh(t, runOpts{}, `cat /proc/self/timerslack_ns; sh -c 'cat /proc/self/timerslack_ns'`)
+	})
+	mustCode(t, r, 0)
+	want := strconv.Itoa(callerSlack) + "\n" + strconv.Itoa(callerSlack)
+	if got := strings.TrimSpace(r.stdout); got != want {
+		t.Errorf("the agent's timer slack: %q, want %q (jail's caller's)", got, want)
+	}
+}
+
+// TestTimerSlackInit: init itself runs with ns.InitTimerSlack (the
+// owner of init's user namespace may read it, root or not).
+func TestTimerSlackInit(t *testing.T) {
+	cmd := exec.Command(jail(t), "--quiet", "--", "sleep", "5")
+	cmd.Dir = workspace(t)
+	withSlack(t, callerSlack, func() {
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, pid := range childrenOf(cmd.Process.Pid) {
+			comm, _ := os.ReadFile("/proc/" + pid + "/comm")
+			if strings.TrimSpace(string(comm)) != "jail-init" {
+				continue
+			}
+			b, err := os.ReadFile("/proc/" + pid + "/timerslack_ns")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(string(b)); got != "1000000" {
+				t.Errorf("init's timer slack %s, want 1000000", got)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no jail-init child of the supervisor found")
+}
+
+// childrenOf lists the pids whose parent is ppid.
+func childrenOf(ppid int) []string {
+	var kids []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(ppid) {
+			kids = append(kids, e.Name())
+		}
+	}
+	return kids
+}

@@ -115,6 +115,9 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 		// the entry (init's parent, through CLONE_PARENT): keep this
 		// goroutine on its thread for init's whole life, as spawn does.
 		runtime.LockOSThread()
+		// Init's timer slack, as spawn sets it: inherited by the entry,
+		// by init from its clone, and kept across init's execve.
+		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
 		pid, err := runEntry(cmd, parent, cfg.Rootful)
 		if err != nil {
 			started <- err

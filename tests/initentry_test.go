@@ -184,6 +184,11 @@ func TestInitEntryParentIsSupervisor(t *testing.T) {
 		if ns := strings.Fields(statusField(init, "NSpid")); len(ns) < 2 || ns[len(ns)-1] != "1" {
 			t.Errorf("%q: init's NSpid %v, want pid 1 of a pid namespace of its own", flag, ns)
 		}
+		// Its timer slack, set on the thread that starts it (ns.InitTimerSlack),
+		// inherited through the entry and its clone, and kept by execve.
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/timerslack_ns", init)); strings.TrimSpace(string(b)) != "1000000" {
+			t.Errorf("%q: init's timer slack %q, want 1000000", flag, strings.TrimSpace(string(b)))
+		}
 		if sid, _ := unix.Getsid(init); sid != init {
 			t.Errorf("%q: init's session is %d, want its own (%d)", flag, sid, init)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -111,13 +110,9 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 	s := &Sandbox{done: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() {
-		// init's parent-death signal is tied to the thread that started
-		// the entry (init's parent, through CLONE_PARENT): keep this
-		// goroutine on its thread for init's whole life, as spawn does.
-		runtime.LockOSThread()
-		// Init's timer slack, as spawn sets it: inherited by the entry,
-		// by init from its clone, and kept across init's execve.
-		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
+		// init's parent is the thread that starts the entry (through
+		// CLONE_PARENT), as it is spawn's: the same thread settings.
+		spawnerThread()
 		pid, err := runEntry(cmd, parent, cfg.Rootful)
 		if err != nil {
 			started <- err

@@ -177,6 +177,25 @@ func timerSlack() int64 {
 	return int64(n)
 }
 
+// spawnerThread makes the calling goroutine's thread init's spawner, for
+// init's whole life: both ways of starting init (spawn, spawnEntry) call
+// it before they start anything, so that init inherits the same from it.
+func spawnerThread() {
+	// Pdeathsig is tied to the thread that forked (init's parent): keep
+	// this goroutine on its thread for init's whole life.
+	runtime.LockOSThread()
+	// Init inherits this thread's timer slack from its clone on, its
+	// Go runtime's monitor thread (sysmon) included: that thread
+	// sleeps 20 us at a time while anything runs, about 90 wake-ups
+	// of init in a short run, each a context switch (costly in a VM).
+	// The thread is init's alone and ends with it (it stays locked),
+	// so no other goroutine inherits the setting; init gives every
+	// process it starts the slack jail had (Spec.AgentTimerSlack).
+	// The lean init's entry inherits it too, init from its clone, and
+	// execve keeps it.
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
+}
+
 // initEnv is init's whole environment (the agent's is the spec's, built
 // apart). GOMAXPROCS=1: init's runtime starts with one P, so one mcache
 // (each P's own spans: a fresh page per size class and P) and no thread
@@ -206,17 +225,7 @@ func spawn(cfg Config, attr *syscall.SysProcAttr, child, exe *os.File) (*Sandbox
 	s := &Sandbox{done: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() {
-		// Pdeathsig is tied to the thread that forked: keep this goroutine on
-		// its thread for init's whole life.
-		runtime.LockOSThread()
-		// Init inherits this thread's timer slack from its clone on, its
-		// Go runtime's monitor thread (sysmon) included: that thread
-		// sleeps 20 us at a time while anything runs, about 90 wake-ups
-		// of init in a short run, each a context switch (costly in a VM).
-		// The thread is init's alone and ends with it (it stays locked),
-		// so no other goroutine inherits the setting; init gives every
-		// process it starts the slack jail had (Spec.AgentTimerSlack).
-		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
+		spawnerThread()
 		if err := cmd.Start(); err != nil {
 			started <- err
 			close(s.done)

@@ -116,7 +116,10 @@ func (st *Starting) Pid() int { return st.s.Pid }
 // Begin clones init (cfg.Spec is not needed yet: Finish sends it), so that
 // init's exec and Go start run while the supervisor still plans. Until
 // Finish, init only waits on its socket; cfg.BeforeSpec (joining a v1
-// cgroup) runs in Finish, before the spec, as it did in Start.
+// cgroup) runs in Finish, before the spec, as it did in Start. With
+// cfg.Entry the lean init's own entry clones it (entry_linux.go: this
+// process is not forked); should that fail before init exists, the old
+// way (a fork) starts it.
 func Begin(cfg Config) (*Starting, error) {
 	var entryErr error
 	if cfg.Entry && cfg.Exe != nil && !cfg.Degraded {

@@ -192,6 +192,24 @@ func TestInitEntryParentIsSupervisor(t *testing.T) {
 		if sid, _ := unix.Getsid(init); sid != init {
 			t.Errorf("%q: init's session is %d, want its own (%d)", flag, sid, init)
 		}
+		// New namespaces, every one, seen from the host; readable by the
+		// user who started jail (init's memory belongs to its own user
+		// namespace, whose owner that user is, though init is no longer
+		// dumpable: the memory watch reads /proc/INIT/root so).
+		for _, n := range []string{"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"} {
+			var host, in unix.Stat_t
+			if err := unix.Stat("/proc/self/ns/"+n, &host); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Stat(fmt.Sprintf("/proc/%d/ns/%s", init, n), &in); err != nil {
+				t.Errorf("%q: init's %s namespace: %v", flag, n, err)
+			} else if in.Ino == host.Ino {
+				t.Errorf("%q: init shares the host's %s namespace", flag, n)
+			}
+		}
+		if _, err := os.Readlink(fmt.Sprintf("/proc/%d/root", init)); err != nil {
+			t.Errorf("%q: init's /proc root unreadable by the user who started it: %v", flag, err)
+		}
 		// In the sandbox's cgroup (joined before its spec, or born there),
 		// with the agent: started by root, that is jail's own cgroup.
 		cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", init))

@@ -52,13 +52,14 @@
 #define CAP_V3	0x20080522
 #define PR_CAP_AMBIENT	47
 #define PR_CAP_AMBIENT_RAISE	2
+#define EINVAL	22
 
-// "jail:init-entry\0": ns.EntryArg0 (TestEntryArg0 holds them equal).
+// "jail:init-entry\0": ns.EntryArg0 (ns' TestEntryArgs pins both names).
 DATA entryarg0<>+0(SB)/8, $"jail:ini"
 DATA entryarg0<>+8(SB)/8, $"t-entry\x00"
 GLOBL entryarg0<>(SB), RODATA|NOPTR, $16
 
-// "jail:init\0": ns.InitArg0, init's argv[0].
+// "jail:init\0": ns.InitArg0, init's argv[0] (the same test).
 DATA initarg0<>+0(SB)/8, $"jail:ini"
 DATA initarg0<>+8(SB)/2, $"t\x00"
 GLOBL initarg0<>(SB), RODATA|NOPTR, $10
@@ -265,8 +266,9 @@ init:
 	CMPQ	AX, $0
 	JNE	initquit
 	// Raise every capability the kernel has: 0 up to the first EINVAL
-	// (past cap_last_cap). Any other failure leaves init without a
-	// capability it needs: its first privileged step fails, loudly.
+	// (past cap_last_cap). Any other failure would leave init without a
+	// capability it needs: init exits instead (the supervisor says init
+	// exited before its spec), never runs with less than it should.
 	XORQ	R14, R14
 raise:
 	MOVQ	$SYS_prctl, AX
@@ -277,7 +279,11 @@ raise:
 	XORQ	R8, R8
 	SYSCALL
 	CMPQ	AX, $0
-	JNE	exec
+	JEQ	raised
+	CMPQ	AX, $-EINVAL
+	JEQ	exec
+	JMP	initquit
+raised:
 	INCQ	R14
 	CMPQ	R14, $64
 	JLT	raise

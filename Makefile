@@ -16,10 +16,15 @@ all: build
 # The lean init program first (package initbin embeds it and its sha256 with
 # the build tag jail_leaninit): each sandbox's init then starts sooner. A plain
 # `go build ./cmd/jail` works too: its init is a re-exec of jail itself.
+# On amd64 it gets an ELF entry of its own (cmd/jail-init/entry_linux_amd64.s),
+# which starts init without a fork of jail's supervisor; $(INIT).entry tells
+# jail (package initbin) that it has one.
 INIT     := initbin/jail-init
+INITENTRY := $(if $(filter amd64,$(shell $(GO) env GOARCH)),main.entry)
 build:
-	$(GO) build -trimpath -ldflags '-s -w' -o $(INIT) ./cmd/jail-init
+	$(GO) build -trimpath -ldflags '-s -w $(if $(INITENTRY),-E $(INITENTRY))' -o $(INIT) ./cmd/jail-init
 	sha256sum $(INIT) | cut -d' ' -f1 > $(INIT).sum
+	echo '$(INITENTRY)' > $(INIT).entry
 	$(GO) build -trimpath -tags jail_leaninit -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/jail
 
 # Unit, adversarial and end-to-end tests (the e2e tests use the built binary).

@@ -9,3 +9,9 @@ var program string
 
 //go:embed jail-init.sum
 var sum string
+
+// entry is "main.entry" when make build linked the program with its own
+// ELF entry (amd64: -ldflags=-E=main.entry), empty otherwise.
+//
+//go:embed jail-init.entry
+var entry string

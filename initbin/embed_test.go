@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"debug/gosym"
 	"encoding/hex"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -67,5 +68,42 @@ func TestEmbeddedProgramLinksNoGzip(t *testing.T) {
 		if tab.LookupFunc(f) != nil {
 			t.Errorf("the lean init links %s", f)
 		}
+	}
+}
+
+// On amd64 make build links the lean init with its own ELF entry, and says
+// so (jail-init.entry): the program's ELF entry point is main.entry (read
+// from its own function table), the one that starts init without a fork
+// of the supervisor. A marker without the entry would make jail try it in
+// vain each run; an entry without the marker would leave it unused.
+func TestEmbeddedEntry(t *testing.T) {
+	f, err := elf.NewFile(strings.NewReader(program))
+	if err != nil {
+		t.Fatalf("the embedded program: %v", err)
+	}
+	pcln, text := f.Section(".gopclntab"), f.Section(".text")
+	if pcln == nil || text == nil {
+		t.Fatal("the embedded program has no .gopclntab or .text")
+	}
+	data, err := pcln.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := tab.PCToFunc(f.Entry)
+	name := "?"
+	if fn != nil {
+		name = fn.Name
+	}
+	switch {
+	case runtime.GOARCH == "amd64" && !HasEntry():
+		t.Errorf("amd64: the embedded lean init is not marked as having its entry (jail-init.entry %q)", entry)
+	case HasEntry() && (fn == nil || fn.Name != "main.entry" || fn.Entry != f.Entry):
+		t.Errorf("marked as having its entry, but its ELF entry %#x is in %s", f.Entry, name)
+	case !HasEntry() && name == "main.entry":
+		t.Errorf("its ELF entry is main.entry, but it is not marked so")
 	}
 }

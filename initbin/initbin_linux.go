@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,13 @@ var tmpSeq atomic.Uint64
 func Embedded() bool {
 	_, ok := fileName()
 	return ok
+}
+
+// HasEntry reports whether the embedded program has its own ELF entry
+// (make build links it on amd64), which starts init without a fork of the
+// supervisor: ns.Config.Entry.
+func HasEntry() bool {
+	return Embedded() && runtime.GOARCH == "amd64" && strings.TrimSpace(entry) == "main.entry"
 }
 
 // fileName is the copy's name in the state directory: init- and the first

@@ -6,4 +6,5 @@ package initbin
 var (
 	program string
 	sum     string
+	entry   string
 )

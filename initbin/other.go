@@ -12,3 +12,6 @@ func Embedded() bool { return false }
 
 // Open is Linux-only: there is no init elsewhere.
 func Open(string) (*os.File, string, func() string) { return nil, Own, nil }
+
+// HasEntry is Linux-only.
+func HasEntry() bool { return false }

@@ -1,6 +1,8 @@
 // Package ns builds the sandbox's kernel view: it starts the sandbox's init (a
 // re-exec of the jail binary, or the lean init program Config.Exe names, cloned
-// into new user, mount, pid, net, ipc, uts and cgroup namespaces), and, inside it, builds the mount tree, pivots into it, drops
+// into new user, mount, pid, net, ipc, uts and cgroup namespaces; on amd64 the
+// lean init's own entry makes them and clones init, so that the supervisor is
+// not forked: entry_linux.go), and, inside it, builds the mount tree, pivots into it, drops
 // every privilege and starts the agent, staying behind as pid 1 (reaper, signal
 // forwarder, exit reporter).
 //

@@ -7,6 +7,13 @@ import "os"
 // requires the socket on fd 3), so `jail` cannot be tricked into it.
 const InitArg0 = "jail:init"
 
+// EntryArg0 is argv[0] of the lean init exec'd for its own entry (see
+// Config.Entry): that entry, before the Go runtime, makes the namespaces and
+// clones init, whose main then sees InitArg0. A program without the entry
+// refuses it (cmd/jail-init), as jail's own binary does any argv[0] it does
+// not know.
+const EntryArg0 = "jail:init-entry"
+
 // initFD is where the supervisor places init's end of the socketpair.
 const initFD = 3
 

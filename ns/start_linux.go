@@ -41,6 +41,13 @@ type Config struct {
 	// what was checked is what runs; should that exec fail, Begin execs
 	// this binary instead (Starting.ExeErr says why).
 	Exe *os.File
+	// Entry says that Exe is the lean init with its own ELF entry (amd64,
+	// built by make build; initbin.HasEntry): Begin then starts init
+	// through that entry, without forking the supervisor (entry_linux.go).
+	// Should that fail before init exists, Begin starts init the old way
+	// (Starting.EntryErr says why). Not in degraded mode (no namespace:
+	// Go's fork is already a vfork there).
+	Entry bool
 	// BeforeSpec runs after init exists (its pid is known, it waits for its
 	// spec) and before the spec is sent: the place to put it into a v1 cgroup.
 	BeforeSpec func(pid int) error
@@ -96,6 +103,11 @@ type Starting struct {
 	// ExeErr is why Config.Exe could not be exec'd (init is this binary
 	// then); nil when it was, or when there was none.
 	ExeErr error
+	// Entry: init was started by the lean init's entry (Config.Entry),
+	// without a fork of the supervisor. EntryErr is why that failed, when
+	// it was tried and init was then started the old way.
+	Entry    bool
+	EntryErr error
 }
 
 // Pid is init's pid (in the supervisor's pid namespace).
@@ -104,8 +116,23 @@ func (st *Starting) Pid() int { return st.s.Pid }
 // Begin clones init (cfg.Spec is not needed yet: Finish sends it), so that
 // init's exec and Go start run while the supervisor still plans. Until
 // Finish, init only waits on its socket; cfg.BeforeSpec (joining a v1
-// cgroup) runs in Finish, before the spec, as it did in Start.
+// cgroup) runs in Finish, before the spec, as it did in Start. With
+// cfg.Entry the lean init's own entry clones it (entry_linux.go: this
+// process is not forked); should that fail before init exists, the old
+// way (a fork) starts it.
 func Begin(cfg Config) (*Starting, error) {
+	var entryErr error
+	if cfg.Entry && cfg.Exe != nil && !cfg.Degraded {
+		s, parent, err := spawnEntry(cfg)
+		if err == nil {
+			s.Conn = NewConn(parent)
+			return &Starting{s: s, parent: parent, rootful: cfg.Rootful, beforeSpec: cfg.BeforeSpec, Entry: true}, nil
+		}
+		// Nothing was started (or what was finds its socket closed and
+		// exits): the old way, which fails again, with the error the
+		// user must see, where the entry's namespaces could not be made.
+		entryErr = err
+	}
 	parent, child, err := Socketpair()
 	if err != nil {
 		return nil, err
@@ -135,7 +162,7 @@ func Begin(cfg Config) (*Starting, error) {
 		return nil, startError(err)
 	}
 	s.Conn = NewConn(parent)
-	return &Starting{s: s, parent: parent, rootful: cfg.Rootful, degraded: cfg.Degraded, beforeSpec: cfg.BeforeSpec, ExeErr: exeErr}, nil
+	return &Starting{s: s, parent: parent, rootful: cfg.Rootful, degraded: cfg.Degraded, beforeSpec: cfg.BeforeSpec, ExeErr: exeErr, EntryErr: entryErr}, nil
 }
 
 // InitTimerSlack is init's timer slack (ns): how late a sleep of init's
@@ -151,6 +178,25 @@ func timerSlack() int64 {
 		return 0
 	}
 	return int64(n)
+}
+
+// spawnerThread makes the calling goroutine's thread init's spawner, for
+// init's whole life: both ways of starting init (spawn, spawnEntry) call
+// it before they start anything, so that init inherits the same from it.
+func spawnerThread() {
+	// Pdeathsig is tied to the thread that forked (init's parent): keep
+	// this goroutine on its thread for init's whole life.
+	runtime.LockOSThread()
+	// Init inherits this thread's timer slack from its clone on, its
+	// Go runtime's monitor thread (sysmon) included: that thread
+	// sleeps 20 us at a time while anything runs, about 90 wake-ups
+	// of init in a short run, each a context switch (costly in a VM).
+	// The thread is init's alone and ends with it (it stays locked),
+	// so no other goroutine inherits the setting; init gives every
+	// process it starts the slack jail had (Spec.AgentTimerSlack).
+	// The lean init's entry inherits it too, init from its clone, and
+	// execve keeps it.
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
 }
 
 // initEnv is init's whole environment (the agent's is the spec's, built
@@ -182,17 +228,7 @@ func spawn(cfg Config, attr *syscall.SysProcAttr, child, exe *os.File) (*Sandbox
 	s := &Sandbox{done: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() {
-		// Pdeathsig is tied to the thread that forked: keep this goroutine on
-		// its thread for init's whole life.
-		runtime.LockOSThread()
-		// Init inherits this thread's timer slack from its clone on, its
-		// Go runtime's monitor thread (sysmon) included: that thread
-		// sleeps 20 us at a time while anything runs, about 90 wake-ups
-		// of init in a short run, each a context switch (costly in a VM).
-		// The thread is init's alone and ends with it (it stays locked),
-		// so no other goroutine inherits the setting; init gives every
-		// process it starts the slack jail had (Spec.AgentTimerSlack).
-		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
+		spawnerThread()
 		if err := cmd.Start(); err != nil {
 			started <- err
 			close(s.done)
@@ -279,14 +315,8 @@ func (st *Starting) Finish(spec0 *Spec) (*Sandbox, error) {
 // credentials. Probe uses the very same, so that `jail doctor` tries what a
 // run does.
 func cloneAttr(rootful, netHost bool) *syscall.SysProcAttr {
-	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
-		unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
-	if !netHost {
-		flags |= unix.CLONE_NEWNET
-	}
-	uid, gid := os.Getuid(), os.Getgid()
 	attr := &syscall.SysProcAttr{
-		Cloneflags: flags,
+		Cloneflags: cloneFlags(netHost),
 		// Init dies with the supervisor (and with init the whole pid
 		// namespace): the kernel sends SIGKILL when the thread that started
 		// it exits, so Start and Wait run on one locked thread below.
@@ -299,17 +329,14 @@ func cloneAttr(rootful, netHost bool) *syscall.SysProcAttr {
 		// "negative group permissions" problem, CVE-2014-8989).
 		GidMappingsEnableSetgroups: false,
 	}
+	attr.UidMappings, attr.GidMappings = idMaps(rootful)
 	if rootful {
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: NobodyID, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: NobodyID, Size: 1}}
 		// Writing the map does not change the child's credentials: it is still
 		// host root (kuid 0, unmapped inside). setresuid(0) inside the new
 		// user ns makes it kuid 65534 for real, so root's privileges on the
 		// host are gone before init even execs.
 		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
 	} else {
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		// A non-zero uid loses its capabilities at execve; ambient
 		// capabilities carry init's (full, user-ns-scoped) set across its own
 		// exec. Init clears them all before the agent starts.
@@ -318,6 +345,30 @@ func cloneAttr(rootful, netHost bool) *syscall.SysProcAttr {
 		}
 	}
 	return attr
+}
+
+// cloneFlags are init's namespaces: every one but the network's with
+// --net host (NetHost). Both ways of starting init make exactly these.
+func cloneFlags(netHost bool) uintptr {
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
+		unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
+	if !netHost {
+		flags |= unix.CLONE_NEWNET
+	}
+	return flags
+}
+
+// idMaps are init's user namespace's uid and gid maps: started by root,
+// the namespace's root is host nobody (NobodyID) and nothing else is
+// mapped; started by a user, that user is mapped to itself, alone.
+func idMaps(rootful bool) (uids, gids []syscall.SysProcIDMap) {
+	if rootful {
+		return []syscall.SysProcIDMap{{ContainerID: 0, HostID: NobodyID, Size: 1}},
+			[]syscall.SysProcIDMap{{ContainerID: 0, HostID: NobodyID, Size: 1}}
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	return []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		[]syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 }
 
 func startError(err error) error {

@@ -19,6 +19,11 @@ func TestMain(m *testing.M) {
 	if IsInit() {
 		os.Exit(fakeInit())
 	}
+	if len(os.Args) > 0 && os.Args[0] == EntryArg0 {
+		// Started for an entry this binary lacks (Config.Entry): what
+		// the lean init does then (cmd/jail-init), exit at once.
+		os.Exit(2)
+	}
 	os.Exit(m.Run())
 }
 
@@ -166,14 +171,20 @@ func openDir(t *testing.T) string {
 // says it is.
 func exeOf(t *testing.T, path string) (*Starting, string) {
 	t.Helper()
+	return exeOfCfg(t, path, Config{})
+}
+
+func exeOfCfg(t *testing.T, path string, cfg Config) (*Starting, string) {
+	t.Helper()
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	exe := os.NewFile(uintptr(fd), path)
 	defer exe.Close()
-	st, err := Begin(Config{Exe: exe, CgroupFD: -1, Rootful: os.Getuid() == 0,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	cfg.Exe, cfg.CgroupFD, cfg.Rootful = exe, -1, os.Getuid() == 0
+	cfg.Stdin, cfg.Stdout, cfg.Stderr = os.Stdin, os.Stdout, os.Stderr
+	st, err := Begin(cfg)
 	if err != nil && strings.Contains(err.Error(), "/proc/self/fd/") {
 		t.Fatalf("the exec of Exe failed the start: %v", err)
 	}
@@ -245,4 +256,46 @@ func TestBeginFallsBackFromExe(t *testing.T) {
 	if st.ExeErr == nil {
 		t.Fatal("ExeErr is nil: the failed exec of Exe is not reported")
 	}
+}
+
+// An Exe started for its entry (Config.Entry) that exits without a word (a
+// build without the entry: its main refuses EntryArg0) does not fail the
+// start: init is started the old way, by a fork, from the same Exe, and
+// EntryErr says why. Nothing of the first attempt is left.
+func TestBeginFallsBackFromEntry(t *testing.T) {
+	p := copyOfSelf(t, 0o755)
+	st, exe := exeOfCfg(t, p, Config{Entry: true})
+	if exe != p {
+		t.Fatalf("init is %q, want the given program %q", exe, p)
+	}
+	if st.Entry || st.EntryErr == nil {
+		t.Fatalf("Entry = %v, EntryErr = %v: want the failed entry reported", st.Entry, st.EntryErr)
+	}
+	if !strings.Contains(st.EntryErr.Error(), "exited before it cloned init") || !strings.Contains(st.EntryErr.Error(), "exit status 2") {
+		t.Errorf("EntryErr = %v", st.EntryErr)
+	}
+	if kids := childrenOf(os.Getpid()); len(kids) != 0 {
+		t.Errorf("children left: %v", kids)
+	}
+}
+
+// Degraded mode never uses the entry (no namespace to make): Begin does
+// not even try it.
+func TestBeginDegradedSkipsEntry(t *testing.T) {
+	p := copyOfSelf(t, 0o755)
+	st, exe := exeOfCfg(t, p, Config{Entry: true, Degraded: true})
+	if exe != p || st.Entry || st.EntryErr != nil {
+		t.Fatalf("degraded: init %q (want %q), Entry %v, EntryErr %v", exe, p, st.Entry, st.EntryErr)
+	}
+}
+
+// childrenOf lists pid's children (every thread's).
+func childrenOf(pid int) []string {
+	var out []string
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, tk := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, tk.Name()))
+		out = append(out, strings.Fields(string(b))...)
+	}
+	return out
 }

@@ -118,6 +118,8 @@ var Options = []Option{
 		Help: "fail (exit 125) where the exec audit is unavailable (WSL2, nested sandboxes)", field: func(p *Policy) any { return &p.RequireExecAudit }},
 	{Name: "x-notify-ebusy", Kind: Bool, Group: GroupCommand, Hidden: true,
 		Help: "testing: act as if seccomp user notification returned EBUSY (WSL2)", field: func(p *Policy) any { return &p.SimulateNotifyBusy }},
+	{Name: "x-fork-init", Kind: Bool, Group: GroupHost, Hidden: true,
+		Help: "testing: start init by a fork of jail, not by the lean init's own entry", field: func(p *Policy) any { return &p.ForkInit }},
 
 	// Host: where namespaces are refused.
 	{Name: "degraded", Kind: Bool, Group: GroupHost,

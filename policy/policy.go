@@ -78,6 +78,9 @@ type Policy struct {
 	// SimulateNotifyBusy makes the exec filter's install fail with EBUSY
 	// (testing: the WSL2 path on any host).
 	SimulateNotifyBusy bool `json:"simulate_notify_busy,omitempty"`
+	// ForkInit starts init the old way, by a fork of the supervisor, even
+	// where the lean init's entry could start it (testing: both paths).
+	ForkInit bool `json:"fork_init,omitempty"`
 
 	// Degraded lets jail run without namespaces where the host refuses
 	// them (containers, CI jobs, another sandbox): Landlock, seccomp,

@@ -809,20 +809,42 @@ func (r *runner) beginInit() (abort func()) {
 		// The lean init's checked copy, or this binary (the trace says
 		// which, and why).
 		sd, _ := statedir.Dir()
+		var t0 float64 // when Begin was called, for the trace
+		if r.trace {
+			t0 = r.traceNow()
+		}
 		exe, how, extract := initbin.Open(sd)
 		cfg.Exe = exe
+		// Its own entry starts init without a fork of this process
+		// (ns.Config.Entry); --x-fork-init tests the fork.
+		cfg.Entry = exe != nil && initbin.HasEntry() && !r.pol.ForkInit
 		st, err := ns.Begin(cfg)
+		var at float64 // when init existed (its pid known), for the trace
+		if r.trace {
+			at = r.traceNow()
+		}
+		took := at - t0
 		if exe != nil {
 			exe.Close()
 			if st != nil && st.ExeErr != nil {
 				how = fmt.Sprintf("%s (exec of the lean init failed: %v)", initbin.Own, st.ExeErr)
 			}
 		}
+		// How it was started, for the trace.
+		start := "a fork of jail"
+		switch {
+		case st != nil && st.Entry:
+			start = "the lean init's entry (no fork of jail)"
+		case st != nil && st.EntryErr != nil:
+			start = fmt.Sprintf("a fork of jail (%v)", st.EntryErr)
+		case r.degraded:
+			start = "a vfork of jail (degraded: no namespace)"
+		}
 		if extract != nil {
 			// For the next runs, while this one's init starts.
 			how += "; " + extract()
 		}
-		ch <- initStart{st, err, how}
+		ch <- initStart{st, err, how, start, at, took}
 	}()
 	return func() {
 		if r.initCh == nil {
@@ -836,9 +858,12 @@ func (r *runner) beginInit() (abort func()) {
 
 // initStart is ns.Begin's result.
 type initStart struct {
-	st  *ns.Starting
-	err error
-	how string // which program init is (initbin.Open), for the trace
+	st    *ns.Starting
+	err   error
+	how   string  // which program init is (initbin.Open), for the trace
+	start string  // how it was started: by the lean init's entry or a fork
+	at    float64 // the trace clock when Begin returned
+	took  float64 // how long Begin took (ms)
 }
 
 // finishInit waits for beginInit's init and hands it the spec.
@@ -847,6 +872,11 @@ func (r *runner) finishInit(spec *ns.Spec) (*ns.Sandbox, error) {
 	r.initCh = nil
 	if r.trace {
 		r.notes.Notef("trace", notice.Trace, "supervisor init program: %s", is.how)
+		r.notes.Notef("trace", notice.Trace, "supervisor init start: %s", is.start)
+		// When init existed, and how long its start took (initbin's
+		// checks, the exec, the namespaces, the clone), in the step lines'
+		// format: make bench puts it in its place by its time.
+		r.notes.Notef("trace", notice.Trace, "supervisor %-14s %7.2f ms (+%.2f)", "init cloned", is.at, is.took)
 	}
 	err := is.err
 	var sb *ns.Sandbox

@@ -1,0 +1,5 @@
+package main
+
+// entry is the program's ELF entry when linked with -ldflags=-E=main.entry
+// (make build does, on amd64): entry_linux_amd64.s.
+func entry()

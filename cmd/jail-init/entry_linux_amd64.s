@@ -1,0 +1,330 @@
+// The lean init's ELF entry (linked with -ldflags=-E=main.entry, amd64
+// only): it runs before the Go runtime, on the kernel's initial stack, in a
+// process with one thread. Started with argv[0] ns.EntryArg0 (by ns.Begin,
+// through Go's vfork path: the supervisor is not forked), it makes init's
+// namespaces and clones init as the supervisor's own child, which execs the
+// lean init again as init (argv[0] ns.InitArg0); started any other way it
+// goes straight to the Go runtime, as without it.
+//
+// Why before the runtime: unshare(CLONE_NEWUSER) needs a process with one
+// thread, and the Go runtime starts threads before main (sysmon, the GC's
+// workers). runc's nsexec runs in a C constructor before the runtime for
+// the same reason. Nothing here may touch the stack above SP: the Go
+// runtime's _rt0_amd64_linux reads argc, argv, the environment and the
+// auxiliary vector from it exactly as the kernel left it.
+//
+// The protocol on fd 3 (init's socket, SOCK_SEQPACKET: one message a read),
+// every message two little-endian uint64s (ns/entry_linux.go):
+//   supervisor -> here: {clone flags, options (1: rootful, 2: ambient caps)}
+//   here -> supervisor: {'U', 0}        the user namespace exists: map it
+//   supervisor -> here: {'M', 0}        the maps are written
+//   here -> supervisor: {'P', pid}      init's pid; this process exits 0
+//                       {'E', step<<32 | errno}   a step failed; exits 1
+
+#include "textflag.h"
+
+#define SYS_read	0
+#define SYS_write	1
+#define SYS_poll	7
+#define SYS_clone	56
+#define SYS_setsid	112
+#define SYS_setresuid	117
+#define SYS_setresgid	119
+#define SYS_prctl	157
+#define SYS_exit_group	231
+#define SYS_unshare	272
+#define SYS_execve	59
+#define SYS_capget	125
+#define SYS_capset	126
+
+#define CLONE_NEWUSER	0x10000000
+#define CLONE_PARENT	0x00008000
+#define SIGCHLD	17
+#define SIGKILL	9
+#define PR_SET_PDEATHSIG	1
+#define POLLERR	0x8
+#define POLLHUP	0x10
+#define POLLNVAL	0x20
+
+#define FD	3
+#define OPT_ROOTFUL	1
+#define OPT_AMBIENT	2
+#define CAP_V3	0x20080522
+#define PR_CAP_AMBIENT	47
+#define PR_CAP_AMBIENT_RAISE	2
+#define EINVAL	22
+
+// "jail:init-entry\0": ns.EntryArg0 (ns' TestEntryArgs pins both names).
+DATA entryarg0<>+0(SB)/8, $"jail:ini"
+DATA entryarg0<>+8(SB)/8, $"t-entry\x00"
+GLOBL entryarg0<>(SB), RODATA|NOPTR, $16
+
+// "jail:init\0": ns.InitArg0, init's argv[0] (the same test).
+DATA initarg0<>+0(SB)/8, $"jail:ini"
+DATA initarg0<>+8(SB)/2, $"t\x00"
+GLOBL initarg0<>(SB), RODATA|NOPTR, $10
+
+// "/proc/self/fd/4\0": the lean init's checked copy, as the old path execs it.
+DATA exepath<>+0(SB)/8, $"/proc/se"
+DATA exepath<>+8(SB)/8, $"lf/fd/4\x00"
+GLOBL exepath<>(SB), RODATA|NOPTR, $16
+
+// The message buffers and init's pollfd (struct pollfd {int fd; short
+// events, revents}), in BSS: no stack below the kernel's is touched either.
+GLOBL entryin<>(SB), NOPTR, $16
+GLOBL entryout<>(SB), NOPTR, $16
+GLOBL entrypoll<>(SB), NOPTR, $8
+// capget/capset's header (8 bytes) and data (2 x 12 bytes); execve's argv.
+GLOBL entrycaps<>(SB), NOPTR, $32
+GLOBL entryargv<>(SB), NOPTR, $16
+
+// REPORT sends {kind, val} (val in BX) to the supervisor.
+#define REPORT(kind) \
+	MOVQ	$kind, entryout<>+0(SB); \
+	MOVQ	BX, entryout<>+8(SB); \
+	MOVQ	$SYS_write, AX; \
+	MOVQ	$FD, DI; \
+	LEAQ	entryout<>(SB), SI; \
+	MOVQ	$16, DX; \
+	SYSCALL
+
+// FAIL reports step's errno (-AX) and exits 1: no init was made.
+#define FAIL(step) \
+	NEGQ	AX; \
+	MOVQ	$step, BX; \
+	SHLQ	$32, BX; \
+	ORQ	AX, BX; \
+	REPORT('E'); \
+	MOVQ	$SYS_exit_group, AX; \
+	MOVQ	$1, DI; \
+	SYSCALL
+
+// RECV reads one message into entryin<>; anything but 16 bytes (EOF: the
+// supervisor is gone) exits 1.
+#define RECV \
+	MOVQ	$SYS_read, AX; \
+	MOVQ	$FD, DI; \
+	LEAQ	entryin<>(SB), SI; \
+	MOVQ	$16, DX; \
+	SYSCALL; \
+	CMPQ	AX, $16; \
+	JNE	quit
+
+TEXT main·entry(SB), NOSPLIT|NOFRAME|TOPFRAME, $0-0
+	// argv[0] == "jail:init-entry"? argc is at 0(SP), argv[0] at 8(SP).
+	MOVQ	0(SP), AX
+	CMPQ	AX, $1
+	JLT	runtime
+	MOVQ	8(SP), SI
+	LEAQ	entryarg0<>(SB), DI
+	XORQ	CX, CX
+cmp:
+	MOVB	(SI)(CX*1), AX
+	CMPB	AX, (DI)(CX*1)
+	JNE	runtime
+	TESTB	AX, AX
+	JEQ	intermediate
+	INCQ	CX
+	CMPQ	CX, $16
+	JLT	cmp
+	JMP	runtime
+
+intermediate:
+	RECV
+	MOVQ	entryin<>+0(SB), R12 // the clone flags
+	MOVQ	entryin<>+8(SB), R13 // the options
+
+	// The user namespace first, alone: its id maps must be written (by the
+	// supervisor, from outside) before a rootful start can become the
+	// namespace's root, and every other namespace is then made by and owned
+	// by it, as a clone with all the flags at once would.
+	MOVQ	$SYS_unshare, AX
+	MOVQ	$CLONE_NEWUSER, DI
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	fail1
+	XORQ	BX, BX
+	REPORT('U')
+	RECV
+	MOVQ	entryin<>+0(SB), AX
+	CMPQ	AX, $'M'
+	JNE	quit
+
+	// Rootful: host root (kuid 0) becomes the namespace's root, host
+	// nobody (kuid 65534), before anything else runs: root's rights on the
+	// host are gone before init is even made. Group first: as the same
+	// credential change in Go's fork (SysProcAttr.Credential) did.
+	TESTQ	$OPT_ROOTFUL, R13
+	JEQ	namespaces
+	MOVQ	$SYS_setresgid, AX
+	XORQ	DI, DI
+	XORQ	SI, SI
+	XORQ	DX, DX
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	fail2
+	MOVQ	$SYS_setresuid, AX
+	XORQ	DI, DI
+	XORQ	SI, SI
+	XORQ	DX, DX
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	fail3
+
+namespaces:
+	// The others (mount, pid, ipc, uts, cgroup, net): the pid namespace
+	// takes effect for the next child, init.
+	MOVQ	R12, DI
+	ANDQ	$~CLONE_NEWUSER, DI
+	MOVQ	$SYS_unshare, AX
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	fail4
+
+	// init: pid 1 of the new pid namespace, and (CLONE_PARENT) a child of
+	// the supervisor's thread that started this process, not of this
+	// process: the supervisor waits for it, and its parent-death signal is
+	// tied to that thread, as when Go's fork started it.
+	MOVQ	$SYS_clone, AX
+	MOVQ	$(CLONE_PARENT|SIGCHLD), DI
+	XORQ	SI, SI
+	XORQ	DX, DX
+	XORQ	R10, R10
+	XORQ	R8, R8
+	SYSCALL
+	CMPQ	AX, $0
+	JEQ	init
+	JLT	fail5
+	MOVQ	AX, BX
+	REPORT('P')
+	MOVQ	$SYS_exit_group, AX
+	XORQ	DI, DI
+	SYSCALL
+
+init:
+	// A session of its own: init and the agent have no controlling
+	// terminal of the host's, and the host terminal's signals reach jail
+	// only (init gives the agent a terminal of its own where there is one).
+	MOVQ	$SYS_setsid, AX
+	SYSCALL
+	CMPQ	AX, $0
+	JLT	initquit
+	// Init (and with it its pid namespace) dies with the supervisor's
+	// thread that is its parent. Kept across the execve below: the lean
+	// init is neither set-id nor file-capable.
+	MOVQ	$SYS_prctl, AX
+	MOVQ	$PR_SET_PDEATHSIG, DI
+	MOVQ	$SIGKILL, SI
+	XORQ	DX, DX
+	XORQ	R10, R10
+	XORQ	R8, R8
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	initquit
+	// A supervisor that died before the prctl sends no signal: its end of
+	// the socket is closed then (its files close before its children are
+	// told), so a hang-up here means no supervisor; one that dies after
+	// the prctl kills init. getppid cannot tell: init's parent is outside
+	// its pid namespace, getppid is 0 either way.
+	MOVL	$FD, entrypoll<>+0(SB)
+	MOVL	$0, entrypoll<>+4(SB)
+	MOVQ	$SYS_poll, AX
+	LEAQ	entrypoll<>(SB), DI
+	MOVQ	$1, SI
+	XORQ	DX, DX
+	SYSCALL
+	CMPQ	AX, $0
+	JLT	initquit
+	MOVW	entrypoll<>+6(SB), AX
+	TESTW	$(POLLERR|POLLHUP|POLLNVAL), AX
+	JNE	initquit
+
+	// Started by a user (not root), init's uid is not 0 inside, and
+	// execve would take its capabilities (full, in its own user namespace
+	// only): ambient capabilities carry them across, as Go's fork did
+	// (SysProcAttr.AmbientCaps). Init clears them all before the agent.
+	TESTQ	$OPT_AMBIENT, R13
+	JEQ	exec
+	MOVL	$CAP_V3, entrycaps<>+0(SB)
+	MOVL	$0, entrycaps<>+4(SB)
+	MOVQ	$SYS_capget, AX
+	LEAQ	entrycaps<>+0(SB), DI
+	LEAQ	entrycaps<>+8(SB), SI
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	initquit
+	// inheritable = permitted, in both 32-bit halves ({effective,
+	// permitted, inheritable} twice): an ambient capability must be both.
+	MOVL	entrycaps<>+12(SB), AX
+	MOVL	AX, entrycaps<>+16(SB)
+	MOVL	entrycaps<>+24(SB), AX
+	MOVL	AX, entrycaps<>+28(SB)
+	MOVQ	$SYS_capset, AX
+	LEAQ	entrycaps<>+0(SB), DI
+	LEAQ	entrycaps<>+8(SB), SI
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	initquit
+	// Raise every capability the kernel has: 0 up to the first EINVAL
+	// (past cap_last_cap). Any other failure would leave init without a
+	// capability it needs: init exits instead (the supervisor says init
+	// exited before its spec), never runs with less than it should.
+	XORQ	R14, R14
+raise:
+	MOVQ	$SYS_prctl, AX
+	MOVQ	$PR_CAP_AMBIENT, DI
+	MOVQ	$PR_CAP_AMBIENT_RAISE, SI
+	MOVQ	R14, DX
+	XORQ	R10, R10
+	XORQ	R8, R8
+	SYSCALL
+	CMPQ	AX, $0
+	JEQ	raised
+	CMPQ	AX, $-EINVAL
+	JEQ	exec
+	JMP	initquit
+raised:
+	INCQ	R14
+	CMPQ	R14, $64
+	JLT	raise
+
+exec:
+	// init itself: the lean init again, exec'd as the old path execs it
+	// (argv[0] InitArg0, the same environment, the same checked file on
+	// fd 4), now inside its namespaces: its memory then belongs to its own
+	// user namespace (as the old path's init's does: the supervisor, even
+	// unprivileged, may still read its /proc entries once init is no
+	// longer dumpable), and it starts the Go runtime afresh.
+	LEAQ	initarg0<>(SB), AX
+	MOVQ	AX, entryargv<>+0(SB)
+	MOVQ	$0, entryargv<>+8(SB)
+	MOVQ	0(SP), AX
+	LEAQ	16(SP)(AX*8), DX // envp: past argv and its NULL
+	MOVQ	$SYS_execve, AX
+	LEAQ	exepath<>(SB), DI
+	LEAQ	entryargv<>(SB), SI
+	SYSCALL
+
+initquit:
+	MOVQ	$SYS_exit_group, AX
+	MOVQ	$125, DI
+	SYSCALL
+
+runtime:
+	JMP	_rt0_amd64_linux(SB)
+
+quit:
+	MOVQ	$SYS_exit_group, AX
+	MOVQ	$1, DI
+	SYSCALL
+
+fail1:
+	FAIL(1)
+fail2:
+	FAIL(2)
+fail3:
+	FAIL(3)
+fail4:
+	FAIL(4)
+fail5:
+	FAIL(5)

@@ -1,0 +1,295 @@
+package ns
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The entry path (Config.Entry): init is started without a fork of the
+// supervisor. Go's exec forks the whole supervisor (page tables, then a
+// copy-on-write fault for every page it writes afterwards) whenever the
+// child is to get a new user namespace: it uses vfork only without
+// CLONE_NEWUSER. So the supervisor execs the lean init, through Go's vfork
+// path and in no namespace, with argv[0] EntryArg0; the lean init's own ELF
+// entry (cmd/jail-init/entry_linux_amd64.s), before the Go runtime starts
+// a second thread, makes the namespaces and clones init with CLONE_PARENT,
+// so that init is the supervisor's child exactly as a fork would make it,
+// and exits; init execs the lean init again, inside its namespaces, as
+// the old path's child does. This file is the supervisor's side of their conversation on
+// init's socket (one message of two little-endian uint64s a datagram).
+
+// Entry's messages (the first uint64 of one).
+const (
+	entryUserNS = 'U' // the entry's user namespace exists: write its maps
+	entryMapped = 'M' // the maps are written
+	entryPid    = 'P' // init's pid (the second uint64); the entry exits 0
+	entryFailed = 'E' // a step failed: step<<32 | errno
+)
+
+// The start message's options: entryRootful, become the user namespace's
+// root (host nobody) once it is mapped; entryAmbient, carry init's
+// capabilities across its execve as ambient ones (a user's start: uid 0
+// inside would keep them by itself).
+const (
+	entryRootful = 1
+	entryAmbient = 2
+)
+
+// entrySteps name the entry's steps in its failure reports.
+var entrySteps = map[uint64]string{
+	1: "unshare(CLONE_NEWUSER)",
+	2: "setresgid(0) in the new user namespace",
+	3: "setresuid(0) in the new user namespace",
+	4: "unshare of the mount, pid, ipc, uts, cgroup and network namespaces",
+	5: "clone of init (CLONE_PARENT)",
+}
+
+// EntryError is a start by the lean init's entry that failed before init
+// existed: Begin then starts init the old way.
+type EntryError struct{ Err error }
+
+func (e *EntryError) Error() string { return "the lean init's entry: " + e.Err.Error() }
+func (e *EntryError) Unwrap() error { return e.Err }
+
+// spawnEntry starts init through the lean init's entry (cfg.Exe) and
+// returns it with the supervisor's end of its socket. On an error no init
+// is left: none was cloned, or (the entry killed after the clone) the one
+// cloned finds its socket closed before it has a spec and exits.
+func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
+	parent, child, err := Socketpair()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer child.Close()
+	opts := uint64(entryAmbient)
+	if cfg.Rootful {
+		opts = entryRootful
+	}
+	// The same namespaces as cloneAttr's (the old path): the entry makes
+	// them all, the user namespace first.
+	if err := entrySend(parent, uint64(cloneFlags(cfg.NetHost)), opts); err != nil {
+		parent.Close()
+		return nil, nil, err
+	}
+	attr := &syscall.SysProcAttr{
+		// No namespace flag: Go starts this process with vfork (the
+		// supervisor's memory is not copied). Should the supervisor die
+		// while the entry waits for its maps, the entry dies too.
+		Pdeathsig: syscall.SIGKILL,
+		// Out of the terminal's foreground process group from the start:
+		// a ^C meant for jail never kills the entry between its clone
+		// and its report (init, cloned, makes a session of its own).
+		Setsid: true,
+	}
+	if cfg.CgroupFD >= 0 {
+		// Born in the sandbox's cgroup (clone3 CLONE_INTO_CGROUP): init,
+		// its child, is too, and its cgroup namespace (made there) is
+		// rooted there, as when init was cloned into it directly.
+		attr.UseCgroupFD = true
+		attr.CgroupFD = cfg.CgroupFD
+	}
+	cmd := &exec.Cmd{
+		// The very file initbin checked, as in the old path.
+		Path:        fmt.Sprintf("/proc/self/fd/%d", initFD+1),
+		Args:        []string{EntryArg0},
+		Env:         initEnv,
+		Stdin:       cfg.Stdin,
+		Stdout:      cfg.Stdout,
+		Stderr:      cfg.Stderr,
+		ExtraFiles:  []*os.File{child, cfg.Exe},
+		SysProcAttr: attr,
+	}
+	s := &Sandbox{done: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		// init's parent is the thread that starts the entry (through
+		// CLONE_PARENT), as it is spawn's: the same thread settings.
+		spawnerThread()
+		pid, err := runEntry(cmd, parent, cfg.Rootful)
+		if err != nil {
+			started <- err
+			close(s.done)
+			return
+		}
+		s.Pid = pid
+		started <- nil
+		var ws syscall.WaitStatus
+		var ru syscall.Rusage
+		for {
+			_, err = syscall.Wait4(pid, &ws, 0, &ru)
+			if err != syscall.EINTR {
+				break
+			}
+		}
+		if err == nil {
+			s.ws, s.ru = ws, &ru
+		}
+		s.werr = err
+		close(s.done)
+	}()
+	if err := <-started; err != nil {
+		parent.Close()
+		return nil, nil, &EntryError{err}
+	}
+	return s, parent, nil
+}
+
+// runEntry execs the entry, writes its maps when it asks, and returns
+// init's pid once it has exited.
+func runEntry(cmd *exec.Cmd, parent *os.File, rootful bool) (int, error) {
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	epid := cmd.Process.Pid
+	// The entry's death is seen even while init (which shares its end of
+	// the socket) keeps the socket open.
+	pidfd, err := unix.PidfdOpen(epid, 0)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return 0, fmt.Errorf("pidfd_open of the entry: %w", err)
+	}
+	defer unix.Close(pidfd)
+	end := func(err error) (int, error) {
+		_ = cmd.Wait()
+		if err == errEntryExited && cmd.ProcessState != nil {
+			err = fmt.Errorf("%w (%v)", err, cmd.ProcessState)
+		}
+		return 0, err
+	}
+	for {
+		kind, val, err := entryRecv(parent, pidfd)
+		if err != nil {
+			if err != errEntryExited {
+				_ = cmd.Process.Kill()
+			}
+			return end(err)
+		}
+		switch kind {
+		case entryUserNS:
+			// The maps of today's clone (idMaps), written as Go's fork
+			// writes them: from outside, before the process they map runs
+			// anything as the namespace's user.
+			uids, gids := idMaps(rootful)
+			if err := writeMaps(epid, uids, gids); err != nil {
+				_ = cmd.Process.Kill()
+				return end(fmt.Errorf("write the user namespace's id maps: %w", err))
+			}
+			if err := entrySend(parent, entryMapped, 0); err != nil {
+				_ = cmd.Process.Kill()
+				return end(err)
+			}
+		case entryPid:
+			// The entry exits 0 right after this message: reaped here, it
+			// leaves nothing. init is this process's child (CLONE_PARENT),
+			// unreaped, so its pid stays its own until Wait4 below.
+			_ = cmd.Wait()
+			if val == 0 || val > 1<<22 {
+				return 0, fmt.Errorf("the entry reported pid %d", val)
+			}
+			return int(val), nil
+		case entryFailed:
+			step := entrySteps[val>>32]
+			if step == "" {
+				step = "step " + strconv.FormatUint(val>>32, 10)
+			}
+			return end(fmt.Errorf("%s: %w", step, syscall.Errno(val&0xffffffff)))
+		default:
+			_ = cmd.Process.Kill()
+			return end(fmt.Errorf("unexpected message %#x from the entry", kind))
+		}
+	}
+}
+
+// errEntryExited: the entry exited without a message (a build without
+// it, whose main refuses EntryArg0, or a kill).
+var errEntryExited = errors.New("it exited before it cloned init")
+
+// entryRecv waits for the entry's next message, or its exit.
+func entryRecv(parent *os.File, pidfd int) (kind, val uint64, err error) {
+	fd := int(parent.Fd())
+	var b [16]byte
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(pidfd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return 0, 0, fmt.Errorf("poll the entry: %w", err)
+		}
+		// The socket first (the entry writes init's pid, then exits), and
+		// without blocking: init, once cloned, holds the other end too.
+		n, _, err := unix.Recvfrom(fd, b[:], unix.MSG_DONTWAIT)
+		switch {
+		case err == nil && n == 16:
+			return binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:]), nil
+		case err == nil:
+			return 0, 0, fmt.Errorf("a message of %d bytes from the entry", n)
+		case err != unix.EAGAIN && err != unix.EINTR:
+			return 0, 0, fmt.Errorf("read from the entry: %w", err)
+		}
+		if fds[1].Revents != 0 {
+			return 0, 0, errEntryExited
+		}
+	}
+}
+
+func entrySend(parent *os.File, kind, val uint64) error {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], kind)
+	binary.LittleEndian.PutUint64(b[8:], val)
+	if _, err := unix.Write(int(parent.Fd()), b[:]); err != nil {
+		return fmt.Errorf("write to the entry: %w", err)
+	}
+	return nil
+}
+
+// writeMaps writes a user namespace's maps as Go's fork does: uid_map,
+// then setgroups "deny", then gid_map. setgroups(2) stays denied in the
+// sandbox: an unprivileged user namespace requires it before its gid_map,
+// and it stops dropping groups that guard files (the "negative group
+// permissions" problem, CVE-2014-8989).
+func writeMaps(pid int, uids, gids []syscall.SysProcIDMap) error {
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	if err := writeProc(dir+"uid_map", formatMaps(uids)); err != nil {
+		return err
+	}
+	if err := writeProc(dir+"setgroups", "deny"); err != nil {
+		return err
+	}
+	return writeProc(dir+"gid_map", formatMaps(gids))
+}
+
+func formatMaps(m []syscall.SysProcIDMap) string {
+	var b strings.Builder
+	for _, e := range m {
+		fmt.Fprintf(&b, "%d %d %d\n", e.ContainerID, e.HostID, e.Size)
+	}
+	return b.String()
+}
+
+// writeProc writes s to a /proc file in one write(2), as the kernel wants
+// a map written.
+func writeProc(path, s string) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	_, err = unix.Write(fd, []byte(s))
+	cerr := unix.Close(fd)
+	if err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -321,6 +321,7 @@ func (r *runner) run() int {
 		}
 		cgErr = r.openCgroup(&limits)
 		r.tracef("cgroup")
+		r.traceHeap("cgroup")
 		defer r.deleteCgroup()
 		if cgErr == nil {
 			// Registered after deleteCgroup, so it runs first: an init
@@ -339,6 +340,7 @@ func (r *runner) run() int {
 			return ExitSetup
 		}
 		r.tracef("check")
+		r.traceHeap("check")
 	}
 	r.sayLimits()
 	if !r.pol.DryRun {
@@ -362,6 +364,7 @@ func (r *runner) run() int {
 	}
 	r.plan = plan
 	r.tracef("plan")
+	r.traceHeap("plan")
 	if !r.pol.DryRun {
 		go warmWalls()
 	}
@@ -553,6 +556,7 @@ func (r *runner) run() int {
 		spec.TraceOrigin = ns.MonotonicNS() - int64(r.traceNow()*1e6)
 	}
 	r.tracef("before start")
+	r.traceHeap("before start")
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	defer r.cancel()
 

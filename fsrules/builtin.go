@@ -1,7 +1,7 @@
 package fsrules
 
 import (
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -291,45 +291,40 @@ func builtinRules(allowGitConfig bool, homes []string) []rule {
 // appendBuiltinRules appends the built-in rules to dst (builtinRules
 // without a copy of its own: the caller's append is the one copy).
 func appendBuiltinRules(dst []rule, allowGitConfig bool, homes []string) []rule {
-	// A start compiles the same built-ins several times (the option check,
-	// each program root's check, the walk): once per process and inputs
-	// here. Compiled rules and patterns are never changed; each caller gets
-	// a slice of its own. The key is every input, the list of Builtins
-	// included: whatever changed is compiled afresh.
-	// The homes count only through their anchors (compileBuiltins reads
-	// nothing else of them): the option check's [HOME] and the plan's
-	// [HOME, the account's home] mostly give the same anchors, /root and
-	// /home/* being anchors anyway, and share one compile.
-	// Built without fmt: ~120 Fprintf calls cost a millisecond at start.
-	anchors := homeAnchors(homes)
-	var kb strings.Builder
-	kb.WriteString(strconv.FormatBool(allowGitConfig))
-	for _, h := range anchors {
-		kb.WriteByte(0)
-		kb.WriteString(h)
-	}
-	for _, b := range Builtins {
-		kb.WriteByte(1)
-		kb.WriteString(b.Name)
-		kb.WriteByte(0)
-		kb.WriteString(strconv.Itoa(int(b.Kind)))
-		kb.WriteByte(0)
-		kb.WriteString(strconv.FormatBool(b.Git))
-	}
-	key := kb.String()
-	builtinMemo.Lock()
-	defer builtinMemo.Unlock()
-	if builtinMemo.rules == nil || builtinMemo.key != key {
-		builtinMemo.key, builtinMemo.rules = key, compileBuiltins(allowGitConfig, anchors)
-	}
-	return append(dst, builtinMemo.rules...)
+	rules, _ := builtinRulesAt(allowGitConfig, homeAnchors(homes))
+	return append(dst, rules...)
 }
 
-// builtinMemo is builtinRules' last answer and its inputs.
+// builtinRulesAt returns the built-in rules anchored at anchors
+// (homeAnchors) and the list of Builtins they were compiled from. Both are
+// shared and never changed: a caller copies what it extends.
+//
+// A process compiles them once per inputs: its key is every input, the
+// list of Builtins included (a copy of it, compared entry by entry, so
+// that a list changed in place is compiled afresh too). The homes count
+// only through their anchors (compileBuiltins reads nothing else of them):
+// the option check's [HOME] and the plan's [HOME, the account's home]
+// mostly give the same anchors, /root and /home/* being anchors anyway,
+// and share one compile. The key is compared, not built: building it
+// (every built-in's name, a few KiB) cost fresh heap pages at every call.
+func builtinRulesAt(allowGitConfig bool, anchors []string) ([]rule, []Builtin) {
+	builtinMemo.Lock()
+	defer builtinMemo.Unlock()
+	m := &builtinMemo
+	if m.rules == nil || m.allowGitConfig != allowGitConfig || !slices.Equal(m.anchors, anchors) || !slices.Equal(m.builtins, Builtins) {
+		m.allowGitConfig, m.anchors, m.builtins = allowGitConfig, slices.Clone(anchors), slices.Clone(Builtins)
+		m.rules = compileBuiltins(allowGitConfig, anchors)
+	}
+	return m.rules, m.builtins
+}
+
+// builtinMemo is builtinRulesAt's last answer and its inputs.
 var builtinMemo struct {
 	sync.Mutex
-	key   string
-	rules []rule
+	allowGitConfig bool
+	anchors        []string
+	builtins       []Builtin
+	rules          []rule
 }
 
 // compileBuiltins compiles the built-ins, the home-anchored ones at each of

@@ -50,6 +50,12 @@ type Input struct {
 	// dircache answers for a directory unchanged since an earlier run with
 	// what that run kept of it. Nil: every directory is read.
 	Dirs DirReader `json:"-"`
+	// Rules, when set, are the compiled rules of an Input with the same
+	// Workspace, Home, homes' anchors, Deny, NoDefaultDeny and
+	// AllowGitConfig (CheckRules): Validate and Expand use them instead
+	// of compiling the patterns again. Rules of any other values are not
+	// used: the Input's own are compiled.
+	Rules *Rules `json:"-"`
 }
 
 // DirReader lists a directory for the walk (package dircache implements
@@ -110,6 +116,7 @@ type Absent struct {
 }
 
 type compiled struct {
+	rules    *Rules
 	user     []rule
 	all      []rule // user + built-ins
 	roots    []string
@@ -129,24 +136,83 @@ func Validate(in Input) error {
 	return err
 }
 
+// Rules are the compiled rules of an Input (its --deny patterns and, unless
+// NoDefaultDeny, the built-in protections), with the values they were
+// compiled from. A start checks the options, then each program directory,
+// then plans: CheckRules once, and Input.Rules, let the three share one
+// compile. Compiled rules are never changed.
+type Rules struct {
+	workspace, home string
+	anchors         []string // of the homes (homeAnchors), when built-ins apply
+	deny            []string
+	noDefaultDeny   bool
+	allowGitConfig  bool
+	builtins        []Builtin // the Builtins they hold (the memo's copy)
+
+	user, all []rule
+}
+
+// CheckRules is Validate that also returns the rules it compiled, for the
+// Input.Rules of later Validate and Expand calls with the same values.
+func CheckRules(in Input) (*Rules, error) {
+	c, err := compile(in)
+	if err != nil {
+		return nil, err
+	}
+	return c.rules, nil
+}
+
+// compileRules compiles in's rules: its --deny patterns (errors are
+// *Error, as Validate's) and the built-ins.
+func compileRules(in Input) (*Rules, error) {
+	r := &Rules{workspace: in.Workspace, home: in.Home, deny: slices.Clone(in.Deny),
+		noDefaultDeny: in.NoDefaultDeny, allowGitConfig: in.AllowGitConfig}
+	for _, d := range in.Deny {
+		p, err := Compile(d, in.Workspace, in.Home)
+		if err != nil {
+			return nil, err
+		}
+		r.user = append(r.user, rule{pat: p, kind: Hide, name: "deny " + d, user: true})
+	}
+	if in.NoDefaultDeny {
+		r.all = r.user
+		return r, nil
+	}
+	r.anchors = homeAnchors(userHomes(in))
+	var b []rule
+	b, r.builtins = builtinRulesAt(in.AllowGitConfig, r.anchors)
+	r.all = make([]rule, 0, len(r.user)+len(b))
+	r.all = append(append(r.all, r.user...), b...)
+	return r, nil
+}
+
+// compiledFrom reports whether r were compiled from in's values (and the
+// built-ins as they are now): only then may in use them.
+func (r *Rules) compiledFrom(in Input) bool {
+	if r == nil || r.workspace != in.Workspace || r.home != in.Home || r.noDefaultDeny != in.NoDefaultDeny ||
+		r.allowGitConfig != in.AllowGitConfig || !slices.Equal(r.deny, in.Deny) {
+		return false
+	}
+	if in.NoDefaultDeny {
+		return true
+	}
+	return slices.Equal(r.anchors, homeAnchors(userHomes(in))) && slices.Equal(r.builtins, Builtins)
+}
+
 func compile(in Input) (*compiled, error) {
 	for _, p := range append([]string{in.Workspace, in.Home}, append(in.Readable, in.Writable...)...) {
 		if p != "" && (p[0] != '/' || path.Clean(p) != p) {
 			return nil, &Error{Key: "path", Value: p, Err: fs.ErrInvalid, Hint: "paths must be absolute and clean (a bug in jail if you see this)"}
 		}
 	}
-	c := &compiled{}
-	for _, d := range in.Deny {
-		p, err := Compile(d, in.Workspace, in.Home)
-		if err != nil {
+	rs := in.Rules
+	if !rs.compiledFrom(in) {
+		var err error
+		if rs, err = compileRules(in); err != nil {
 			return nil, err
 		}
-		c.user = append(c.user, rule{pat: p, kind: Hide, name: "deny " + d, user: true})
 	}
-	c.all = append(c.all, c.user...)
-	if !in.NoDefaultDeny {
-		c.all = appendBuiltinRules(c.all, in.AllowGitConfig, userHomes(in))
-	}
+	c := &compiled{rules: rs, user: rs.user, all: rs.all}
 	type root struct {
 		key, p   string
 		writable bool

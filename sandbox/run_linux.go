@@ -329,13 +329,15 @@ func (r *runner) run() int {
 			defer r.beginInit()()
 		}
 	}
+	var chk *checked // what the check built, for the plan and the run
 	if r.sess.check {
+		var err error
 		// The user's values, checked while init starts rather than before
 		// its clone: still before the killed runs' repair and the plan, and
 		// before anything of the sandbox exists (init has no spec, and the
 		// deferred abort kills it), with the message and status the
 		// caller's check would give, and nothing else said before it.
-		if err := Check(r.pol, os.Environ()); err != nil {
+		if chk, err = check(r.pol, os.Environ()); err != nil {
 			r.errorf("%s", Explain(err))
 			return ExitSetup
 		}
@@ -356,7 +358,7 @@ func (r *runner) run() int {
 		r.dirs = openDirCache()
 		dirs = r.dirs
 	}
-	plan, err := buildPlan(r.pol, os.Environ(), dirs)
+	plan, err := planChecked(r.pol, os.Environ(), dirs, chk)
 	r.saveDirCache("plan")
 	if err != nil {
 		r.errorf("%s", Explain(err))
@@ -402,7 +404,7 @@ func (r *runner) run() int {
 		}
 	}
 	if r.pol.Net == policy.NetAllow {
-		if r.netPol, err = buildNetPolicy(r.pol); err != nil {
+		if r.netPol, err = chk.netPolicy(r.pol); err != nil {
 			r.errorf("%s", Explain(err))
 			return ExitSetup
 		}
@@ -438,7 +440,7 @@ func (r *runner) run() int {
 		r.pubPorts = append(r.pubPorts, int(ps.Port))
 	}
 	if !r.pol.NoExecAudit || len(r.pol.BlockCommand) > 0 {
-		r.guard, err = seccomp.NewGuard(r.pol.BlockCommand, !r.pol.NoGuardRails, plan.Workspace, plan.Home)
+		r.guard, err = chk.newGuard(r.pol.BlockCommand, !r.pol.NoGuardRails, plan.Workspace, plan.Home)
 		if err != nil {
 			r.errorf("%s", Explain(err))
 			return ExitSetup

@@ -161,14 +161,29 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
-func splitPath(p string) []string {
-	var out []string
-	for _, e := range strings.Split(p, "/") {
+func splitPath(p string) []string { return appendElements(nil, p) }
+
+// appendElements appends the non-empty slash-separated elements of p to
+// dst (splitPath into a buffer of the caller's).
+func appendElements(dst []string, p string) []string {
+	for p != "" {
+		var e string
+		e, p, _ = strings.Cut(p, "/")
 		if e != "" {
-			out = append(out, e)
+			dst = append(dst, e)
 		}
 	}
-	return out
+	return dst
+}
+
+// lastElement is the last non-empty slash-separated element of p ("" when
+// it has none), without splitting it.
+func lastElement(p string) string {
+	end := len(p)
+	for end > 0 && p[end-1] == '/' {
+		end--
+	}
+	return p[strings.LastIndexByte(p[:end], '/')+1 : end]
 }
 
 // Match reports whether the slash-separated name matches the glob pattern

@@ -1032,20 +1032,22 @@ func indexRules(rules []rule) ruleIndex {
 			last := segs[l-1]
 			switch {
 			case last.kind == segLiteral:
-				ni.byName[last.lit] = append(ni.byName[last.lit], i)
+				ni.byName[last.raw] = append(ni.byName[last.raw], i)
 				continue
-			case last.kind == segSuffix && strings.LastIndexByte(last.lit, '.') == 0:
-				ni.byExt[last.lit[1:]] = append(ni.byExt[last.lit[1:]], i)
+			case last.kind == segSuffix && strings.LastIndexByte(last.lit(), '.') == 0:
+				ext := last.lit()[1:]
+				ni.byExt[ext] = append(ni.byExt[ext], i)
 				continue
-			case last.kind == segPrefix && last.lit != "":
-				ni.byFirst[last.lit[0]] = append(ni.byFirst[last.lit[0]], i)
+			case last.kind == segPrefix && last.lit() != "":
+				ni.byFirst[last.raw[0]] = append(ni.byFirst[last.raw[0]], i)
 				continue
-			case last.kind == segGlob && last.pre != "":
-				ni.byFirst[last.pre[0]] = append(ni.byFirst[last.pre[0]], i)
+			case last.kind == segGlob && last.pre() != "":
+				ni.byFirst[last.raw[0]] = append(ni.byFirst[last.raw[0]], i)
 				continue
-			case last.kind == segGlob && strings.LastIndexByte(last.suf, '.') == 0 && !strings.ContainsAny(last.suf, `*?[\`):
+			case last.kind == segGlob && strings.LastIndexByte(last.suf(), '.') == 0 && !strings.ContainsAny(last.suf(), `*?[\`):
 				// "*service*account*.json": any match ends in ".json".
-				ni.byExt[last.suf[1:]] = append(ni.byExt[last.suf[1:]], i)
+				ext := last.suf()[1:]
+				ni.byExt[ext] = append(ni.byExt[ext], i)
 				continue
 			}
 		}

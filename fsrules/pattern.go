@@ -158,7 +158,7 @@ func compileAbsIn(a *arena, abs string, dirOnly, fold bool) (*Pattern, error) {
 		if i > 0 {
 			b.WriteByte('/')
 		}
-		b.WriteString(s.lit)
+		b.WriteString(s.raw)
 	}
 	p.prefix = b.String()
 	hasDS := false
@@ -170,7 +170,7 @@ func compileAbsIn(a *arena, abs string, dirOnly, fold bool) (*Pattern, error) {
 	}
 	for _, s := range segs[p.nlit:] {
 		if s.kind == segLiteral {
-			p.inner = append(p.inner, "/"+s.lit)
+			p.inner = append(p.inner, "/"+s.raw)
 		}
 	}
 	return p, nil

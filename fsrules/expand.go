@@ -445,9 +445,10 @@ type walker struct {
 	lists listings
 	// dirs lists directories; view names the walk of this root with these
 	// rules for it (viewOf).
-	dirs DirReader
-	view string
-	pbuf []byte // matchEntryBuf's scratch
+	dirs  DirReader
+	view  string
+	pbuf  []byte // matchEntryBuf's scratch
+	every []int  // 0, 1, 2...: everyRule's
 	// stats remembers lstats for this plan only (see lstat); nil: none.
 	stats map[string]lstatResult
 	// The visible side, for the hard-link check of the home's protected
@@ -492,7 +493,7 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 	isDir := st.IsDir()
 	// The root itself (an absolute --deny naming one file or directory).
 	if root != "/" {
-		if w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, indexRules(rules).candidates(path.Base(root), nil), nil) {
+		if w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, w.everyRule(len(rules)), nil) {
 			return nil
 		}
 		w.gitEntry(root)
@@ -522,6 +523,21 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 		w.vdirs = slices.Grow(w.vdirs, sz.Records(w.view))
 	}
 	return w.walkDir(root, live, &idx, ro)
+}
+
+// everyRule returns the indices 0 to n-1: the candidates for the root's
+// own entry, asked of every rule in order (the rules an index would
+// leave out cannot match, and entry decides by the ones that match, in
+// order). An index of every rule for that one name cost two maps sized
+// for the ~265 built-ins at each root, in fresh heap pages.
+func (w *walker) everyRule(n int) []int {
+	if len(w.every) < n {
+		w.every = make([]int, n)
+		for i := range w.every {
+			w.every[i] = i
+		}
+	}
+	return w.every[:n]
 }
 
 // dirSizer is a DirReader that knows how many directories an earlier walk

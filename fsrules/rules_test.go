@@ -2,6 +2,7 @@ package fsrules
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -127,5 +128,53 @@ func TestRulesCheckPathsEachTime(t *testing.T) {
 		if (in.Readable != nil && in.Readable[0] == filepath.Join(ws, "secrets") || in.Writable != nil) && want == nil {
 			t.Errorf("%v %v: no conflict found", in.Readable, in.Writable)
 		}
+	}
+}
+
+// A root's own entry, asked of every rule in order (everyRule), is
+// decided as with the candidates of an index of the rules (indexRules):
+// the same answer and the same masks, for roots named by the built-ins
+// and by --deny patterns, files, directories and symlinks.
+func TestRootEntryEveryRuleSameAsIndex(t *testing.T) {
+	base, home, ws := rulesHome(t)
+	mk(t, base, "links/")
+	for _, l := range [][2]string{{filepath.Join(ws, ".env"), "links/env"}, {filepath.Join(home, ".ssh"), "links/.ssh"}, {filepath.Join(ws, "secrets"), "links/.aws"}} {
+		if err := os.Symlink(l[0], filepath.Join(base, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := CheckRules(Input{Workspace: ws, Home: home, Deny: []string{"secrets/**", "~/notes.txt", "(?i)**/*.PEM", filepath.Join(base, "links", "env")},
+		Homes: []string{filepath.Join(base, "home2")}, Writable: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := []string{ws, filepath.Join(ws, ".env"), filepath.Join(ws, ".vscode"), filepath.Join(ws, ".git", "hooks"), filepath.Join(ws, ".git", "config"),
+		filepath.Join(ws, "secrets"), filepath.Join(ws, "secrets", "key.pem"), filepath.Join(ws, "deep", "a", "b", "server.PEM"),
+		filepath.Join(home, ".ssh"), filepath.Join(home, ".bashrc"), filepath.Join(home, ".local", "bin"), filepath.Join(home, "notes.txt"),
+		filepath.Join(base, "home2", ".ssh"), filepath.Join(base, "links", "env"), filepath.Join(base, "links", ".ssh"), filepath.Join(base, "links", ".aws")}
+	hits := 0
+	for _, rules := range [][]rule{rs.all, rs.user} {
+		for _, root := range roots {
+			for _, writable := range []bool{true, false} {
+				st, err := os.Lstat(root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				newWalker := func() *walker {
+					return &walker{masks: map[string]Mask{}, hits: map[string]int{}, links: map[[2]uint64]linkInfo{}, rootWritable: writable, writable: []string{ws}}
+				}
+				a, b := newWalker(), newWalker()
+				dir, name, isDir, isLink := filepath.Dir(root), filepath.Base(root), st.IsDir(), st.Mode()&os.ModeSymlink != 0
+				ga := a.entry(dir, name, isDir, isLink, rules, a.everyRule(len(rules)), nil)
+				gb := b.entry(dir, name, isDir, isLink, rules, indexRules(rules).candidates(name, nil), nil)
+				if ga != gb || !reflect.DeepEqual(a.masks, b.masks) || !reflect.DeepEqual(a.hits, b.hits) || !reflect.DeepEqual(a.links, b.links) {
+					t.Errorf("%s (writable %v): every rule: %v %v %v; indexed: %v %v %v", root, writable, ga, a.masks, a.hits, gb, b.masks, b.hits)
+				}
+				hits += len(b.hits)
+			}
+		}
+	}
+	if hits < 10 {
+		t.Errorf("only %d rules hit the roots: the table tests little", hits)
 	}
 }

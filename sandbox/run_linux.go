@@ -171,6 +171,7 @@ type runner struct {
 	traceLast float64 // the trace clock at the last step (under mu)
 
 	startPolicy <-chan any     // the start event's policy, made while init starts
+	spare       chan<- func()  // runs the start's work off its path, in order (nil: none)
 	initCh      chan initStart // init, cloned while the supervisor plans (beginInit)
 	// dirs remembers what the walks kept of each directory (package
 	// dircache, in the state directory): nil on --dry-run.
@@ -368,7 +369,20 @@ func (r *runner) run() int {
 	r.tracef("plan")
 	r.traceHeap("plan")
 	if !r.pol.DryRun {
-		go warmWalls()
+		// One goroutine does the start's work that is off its path, in
+		// order: the walls' warm-up now, the start event's policy once
+		// init starts (below). Both build encoding/json's encoders, by deep
+		// recursion: on one goroutine the stack grows once (2 to 32 KiB,
+		// four copies, each new size a fresh span here), not on each.
+		spare := make(chan func(), 2)
+		r.spare = spare
+		go func() {
+			for f := range spare {
+				f()
+			}
+		}()
+		defer close(spare)
+		spare <- warmWalls
 	}
 	r.redact = newRedactor(r.pol, plan.Env)
 	if r.pol.Name != "" && !r.pol.DryRun {
@@ -583,9 +597,12 @@ func (r *runner) run() int {
 	// nothing it reads changes from here on (raiseWalls added its notes).
 	pc := make(chan any, 1)
 	r.startPolicy = pc
-	go func() {
-		pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep)
-	}()
+	startPolicy := func() { pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep) }
+	if r.spare != nil {
+		r.spare <- startPolicy // after the warm-up, on its stack
+	} else {
+		go startPolicy()
+	}
 	// init's report is read from now on: the start event and the servers
 	// (handleFiles) are made while the control socket and the registry
 	// entry are (each makes a file: ~1 ms apiece here), and the go waits

@@ -328,8 +328,83 @@ var builtinMemo struct {
 }
 
 // compileBuiltins compiles the built-ins, the home-anchored ones at each of
-// anchors (homeAnchors).
+// anchors (homeAnchors). The others are taken from builtinTable (compiled
+// when jail was built, in zbuiltins.go) when it is the table of Builtins
+// as they are: the table is data of the binary, read where it lies; the
+// ~200 patterns compiled at every start were fresh heap pages, each a
+// page fault of 18-30 us here (issue 16).
 func compileBuiltins(allowGitConfig bool, anchors []string) []rule {
+	if !builtinTableFits() {
+		return compileBuiltinsFromList(allowGitConfig, anchors)
+	}
+	n := 0
+	for _, b := range Builtins {
+		if strings.HasPrefix(b.Name, "~/") {
+			n += len(anchors)
+		} else {
+			n++
+		}
+	}
+	out := make([]rule, 0, n)
+	var a arena
+	t := 0
+	for _, b := range Builtins {
+		home := strings.HasPrefix(b.Name, "~/")
+		if !home {
+			t++
+		}
+		if b.Git && allowGitConfig {
+			continue
+		}
+		if !home {
+			out = append(out, builtinTable[t-1])
+			continue
+		}
+		out = appendAnchored(out, &a, b, anchors)
+	}
+	return out
+}
+
+// builtinTableFits reports whether builtinTable is the table of Builtins:
+// one rule per built-in that is not home-anchored, in order, of its name,
+// kind and git-ness (what compiling it reads).
+func builtinTableFits() bool {
+	t := 0
+	for _, b := range Builtins {
+		if strings.HasPrefix(b.Name, "~/") {
+			continue
+		}
+		if t >= len(builtinTable) {
+			return false
+		}
+		r := &builtinTable[t]
+		if r.pat.Source != b.Name || r.kind != b.Kind || r.git != b.Git {
+			return false
+		}
+		t++
+	}
+	return t == len(builtinTable)
+}
+
+// appendAnchored appends home-anchored built-in b compiled at each anchor.
+func appendAnchored(out []rule, a *arena, b Builtin, anchors []string) []rule {
+	dirOnly := strings.HasSuffix(b.Name, "/")
+	rest := strings.TrimPrefix(b.Name, "~/")
+	for _, an := range anchors {
+		// Built-ins are matched case-insensitively (see Builtin).
+		p, err := compileAbsIn(a, an+"/"+rest, dirOnly, true)
+		if err != nil {
+			panic("fsrules: bad built-in " + b.Name) // a programming error, caught by tests
+		}
+		p.Source = b.Name
+		out = append(out, rule{pat: p, kind: b.Kind, name: "default: " + b.Name, git: b.Git})
+	}
+	return out
+}
+
+// compileBuiltinsFromList is compileBuiltins compiling every built-in
+// (the list is not the table's: a test changed it).
+func compileBuiltinsFromList(allowGitConfig bool, anchors []string) []rule {
 	n := 0
 	for _, b := range Builtins {
 		if strings.HasPrefix(b.Name, "~/") {

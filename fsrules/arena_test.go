@@ -27,7 +27,7 @@ func TestBuiltinsArenaSameAsAlone(t *testing.T) {
 	}
 	for i := 0; i+1 < len(rules); i++ {
 		next := append([]seg(nil), rules[i+1].pat.segs...)
-		_ = append(rules[i].pat.segs, seg{kind: segLiteral, raw: "x", lit: "x"}, seg{kind: segLiteral, raw: "y", lit: "y"})
+		_ = append(rules[i].pat.segs, seg{kind: segLiteral, raw: "x", j: 1}, seg{kind: segLiteral, raw: "y", j: 1})
 		if !reflect.DeepEqual(next, rules[i+1].pat.segs) {
 			t.Fatalf("appending to rule %d's segments changed rule %d's: %v", i, i+1, rules[i+1].pat.segs)
 		}

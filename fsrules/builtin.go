@@ -1,7 +1,7 @@
 package fsrules
 
 import (
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -291,50 +291,120 @@ func builtinRules(allowGitConfig bool, homes []string) []rule {
 // appendBuiltinRules appends the built-in rules to dst (builtinRules
 // without a copy of its own: the caller's append is the one copy).
 func appendBuiltinRules(dst []rule, allowGitConfig bool, homes []string) []rule {
-	// A start compiles the same built-ins several times (the option check,
-	// each program root's check, the walk): once per process and inputs
-	// here. Compiled rules and patterns are never changed; each caller gets
-	// a slice of its own. The key is every input, the list of Builtins
-	// included: whatever changed is compiled afresh.
-	// The homes count only through their anchors (compileBuiltins reads
-	// nothing else of them): the option check's [HOME] and the plan's
-	// [HOME, the account's home] mostly give the same anchors, /root and
-	// /home/* being anchors anyway, and share one compile.
-	// Built without fmt: ~120 Fprintf calls cost a millisecond at start.
-	anchors := homeAnchors(homes)
-	var kb strings.Builder
-	kb.WriteString(strconv.FormatBool(allowGitConfig))
-	for _, h := range anchors {
-		kb.WriteByte(0)
-		kb.WriteString(h)
-	}
-	for _, b := range Builtins {
-		kb.WriteByte(1)
-		kb.WriteString(b.Name)
-		kb.WriteByte(0)
-		kb.WriteString(strconv.Itoa(int(b.Kind)))
-		kb.WriteByte(0)
-		kb.WriteString(strconv.FormatBool(b.Git))
-	}
-	key := kb.String()
-	builtinMemo.Lock()
-	defer builtinMemo.Unlock()
-	if builtinMemo.rules == nil || builtinMemo.key != key {
-		builtinMemo.key, builtinMemo.rules = key, compileBuiltins(allowGitConfig, anchors)
-	}
-	return append(dst, builtinMemo.rules...)
+	rules, _ := builtinRulesAt(allowGitConfig, homeAnchors(homes))
+	return append(dst, rules...)
 }
 
-// builtinMemo is builtinRules' last answer and its inputs.
+// builtinRulesAt returns the built-in rules anchored at anchors
+// (homeAnchors) and the list of Builtins they were compiled from. Both are
+// shared and never changed: a caller copies what it extends.
+//
+// A process compiles them once per inputs: its key is every input, the
+// list of Builtins included (a copy of it, compared entry by entry, so
+// that a list changed in place is compiled afresh too). The homes count
+// only through their anchors (compileBuiltins reads nothing else of them):
+// the option check's [HOME] and the plan's [HOME, the account's home]
+// mostly give the same anchors, /root and /home/* being anchors anyway,
+// and share one compile. The key is compared, not built: building it
+// (every built-in's name, a few KiB) cost fresh heap pages at every call.
+func builtinRulesAt(allowGitConfig bool, anchors []string) ([]rule, []Builtin) {
+	builtinMemo.Lock()
+	defer builtinMemo.Unlock()
+	m := &builtinMemo
+	if m.rules == nil || m.allowGitConfig != allowGitConfig || !slices.Equal(m.anchors, anchors) || !slices.Equal(m.builtins, Builtins) {
+		m.allowGitConfig, m.anchors, m.builtins = allowGitConfig, slices.Clone(anchors), slices.Clone(Builtins)
+		m.rules = compileBuiltins(allowGitConfig, anchors)
+	}
+	return m.rules, m.builtins
+}
+
+// builtinMemo is builtinRulesAt's last answer and its inputs.
 var builtinMemo struct {
 	sync.Mutex
-	key   string
-	rules []rule
+	allowGitConfig bool
+	anchors        []string
+	builtins       []Builtin
+	rules          []rule
 }
 
 // compileBuiltins compiles the built-ins, the home-anchored ones at each of
-// anchors (homeAnchors).
+// anchors (homeAnchors). The others are taken from builtinTable (compiled
+// when jail was built, in zbuiltins.go) when it is the table of Builtins
+// as they are: the table is data of the binary, read where it lies; the
+// ~200 patterns compiled at every start were fresh heap pages, each a
+// page fault of 18-30 us here (issue 16).
 func compileBuiltins(allowGitConfig bool, anchors []string) []rule {
+	if !builtinTableFits() {
+		return compileBuiltinsFromList(allowGitConfig, anchors)
+	}
+	n := 0
+	for _, b := range Builtins {
+		if strings.HasPrefix(b.Name, "~/") {
+			n += len(anchors)
+		} else {
+			n++
+		}
+	}
+	out := make([]rule, 0, n)
+	var a arena
+	t := 0
+	for _, b := range Builtins {
+		home := strings.HasPrefix(b.Name, "~/")
+		if !home {
+			t++
+		}
+		if b.Git && allowGitConfig {
+			continue
+		}
+		if !home {
+			out = append(out, builtinTable[t-1])
+			continue
+		}
+		out = appendAnchored(out, &a, b, anchors)
+	}
+	return out
+}
+
+// builtinTableFits reports whether builtinTable is the table of Builtins:
+// one rule per built-in that is not home-anchored, in order, of its name,
+// kind and git-ness (what compiling it reads).
+func builtinTableFits() bool {
+	t := 0
+	for _, b := range Builtins {
+		if strings.HasPrefix(b.Name, "~/") {
+			continue
+		}
+		if t >= len(builtinTable) {
+			return false
+		}
+		r := &builtinTable[t]
+		if r.pat.Source != b.Name || r.kind != b.Kind || r.git != b.Git {
+			return false
+		}
+		t++
+	}
+	return t == len(builtinTable)
+}
+
+// appendAnchored appends home-anchored built-in b compiled at each anchor.
+func appendAnchored(out []rule, a *arena, b Builtin, anchors []string) []rule {
+	dirOnly := strings.HasSuffix(b.Name, "/")
+	rest := strings.TrimPrefix(b.Name, "~/")
+	for _, an := range anchors {
+		// Built-ins are matched case-insensitively (see Builtin).
+		p, err := compileAbsIn(a, an+"/"+rest, dirOnly, true)
+		if err != nil {
+			panic("fsrules: bad built-in " + b.Name) // a programming error, caught by tests
+		}
+		p.Source = b.Name
+		out = append(out, rule{pat: p, kind: b.Kind, name: "default: " + b.Name, git: b.Git})
+	}
+	return out
+}
+
+// compileBuiltinsFromList is compileBuiltins compiling every built-in
+// (the list is not the table's: a test changed it).
+func compileBuiltinsFromList(allowGitConfig bool, anchors []string) []rule {
 	n := 0
 	for _, b := range Builtins {
 		if strings.HasPrefix(b.Name, "~/") {

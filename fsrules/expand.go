@@ -50,6 +50,12 @@ type Input struct {
 	// dircache answers for a directory unchanged since an earlier run with
 	// what that run kept of it. Nil: every directory is read.
 	Dirs DirReader `json:"-"`
+	// Rules, when set, are the compiled rules of an Input with the same
+	// Workspace, Home, homes' anchors, Deny, NoDefaultDeny and
+	// AllowGitConfig (CheckRules): Validate and Expand use them instead
+	// of compiling the patterns again. Rules of any other values are not
+	// used: the Input's own are compiled.
+	Rules *Rules `json:"-"`
 }
 
 // DirReader lists a directory for the walk (package dircache implements
@@ -110,6 +116,7 @@ type Absent struct {
 }
 
 type compiled struct {
+	rules    *Rules
 	user     []rule
 	all      []rule // user + built-ins
 	roots    []string
@@ -129,24 +136,83 @@ func Validate(in Input) error {
 	return err
 }
 
+// Rules are the compiled rules of an Input (its --deny patterns and, unless
+// NoDefaultDeny, the built-in protections), with the values they were
+// compiled from. A start checks the options, then each program directory,
+// then plans: CheckRules once, and Input.Rules, let the three share one
+// compile. Compiled rules are never changed.
+type Rules struct {
+	workspace, home string
+	anchors         []string // of the homes (homeAnchors), when built-ins apply
+	deny            []string
+	noDefaultDeny   bool
+	allowGitConfig  bool
+	builtins        []Builtin // the Builtins they hold (the memo's copy)
+
+	user, all []rule
+}
+
+// CheckRules is Validate that also returns the rules it compiled, for the
+// Input.Rules of later Validate and Expand calls with the same values.
+func CheckRules(in Input) (*Rules, error) {
+	c, err := compile(in)
+	if err != nil {
+		return nil, err
+	}
+	return c.rules, nil
+}
+
+// compileRules compiles in's rules: its --deny patterns (errors are
+// *Error, as Validate's) and the built-ins.
+func compileRules(in Input) (*Rules, error) {
+	r := &Rules{workspace: in.Workspace, home: in.Home, deny: slices.Clone(in.Deny),
+		noDefaultDeny: in.NoDefaultDeny, allowGitConfig: in.AllowGitConfig}
+	for _, d := range in.Deny {
+		p, err := Compile(d, in.Workspace, in.Home)
+		if err != nil {
+			return nil, err
+		}
+		r.user = append(r.user, rule{pat: p, kind: Hide, name: "deny " + d, user: true})
+	}
+	if in.NoDefaultDeny {
+		r.all = r.user
+		return r, nil
+	}
+	r.anchors = homeAnchors(userHomes(in))
+	var b []rule
+	b, r.builtins = builtinRulesAt(in.AllowGitConfig, r.anchors)
+	r.all = make([]rule, 0, len(r.user)+len(b))
+	r.all = append(append(r.all, r.user...), b...)
+	return r, nil
+}
+
+// compiledFrom reports whether r were compiled from in's values (and the
+// built-ins as they are now): only then may in use them.
+func (r *Rules) compiledFrom(in Input) bool {
+	if r == nil || r.workspace != in.Workspace || r.home != in.Home || r.noDefaultDeny != in.NoDefaultDeny ||
+		r.allowGitConfig != in.AllowGitConfig || !slices.Equal(r.deny, in.Deny) {
+		return false
+	}
+	if in.NoDefaultDeny {
+		return true
+	}
+	return slices.Equal(r.anchors, homeAnchors(userHomes(in))) && slices.Equal(r.builtins, Builtins)
+}
+
 func compile(in Input) (*compiled, error) {
 	for _, p := range append([]string{in.Workspace, in.Home}, append(in.Readable, in.Writable...)...) {
 		if p != "" && (p[0] != '/' || path.Clean(p) != p) {
 			return nil, &Error{Key: "path", Value: p, Err: fs.ErrInvalid, Hint: "paths must be absolute and clean (a bug in jail if you see this)"}
 		}
 	}
-	c := &compiled{}
-	for _, d := range in.Deny {
-		p, err := Compile(d, in.Workspace, in.Home)
-		if err != nil {
+	rs := in.Rules
+	if !rs.compiledFrom(in) {
+		var err error
+		if rs, err = compileRules(in); err != nil {
 			return nil, err
 		}
-		c.user = append(c.user, rule{pat: p, kind: Hide, name: "deny " + d, user: true})
 	}
-	c.all = append(c.all, c.user...)
-	if !in.NoDefaultDeny {
-		c.all = appendBuiltinRules(c.all, in.AllowGitConfig, userHomes(in))
-	}
+	c := &compiled{rules: rs, user: rs.user, all: rs.all}
 	type root struct {
 		key, p   string
 		writable bool
@@ -379,9 +445,10 @@ type walker struct {
 	lists listings
 	// dirs lists directories; view names the walk of this root with these
 	// rules for it (viewOf).
-	dirs DirReader
-	view string
-	pbuf []byte // matchEntryBuf's scratch
+	dirs  DirReader
+	view  string
+	pbuf  []byte // matchEntryBuf's scratch
+	every []int  // 0, 1, 2...: everyRule's
 	// stats remembers lstats for this plan only (see lstat); nil: none.
 	stats map[string]lstatResult
 	// The visible side, for the hard-link check of the home's protected
@@ -426,7 +493,7 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 	isDir := st.IsDir()
 	// The root itself (an absolute --deny naming one file or directory).
 	if root != "/" {
-		if w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, indexRules(rules).candidates(path.Base(root), nil), nil) {
+		if w.entry(path.Dir(root), path.Base(root), isDir, st.Mode()&fs.ModeSymlink != 0, rules, w.everyRule(len(rules)), nil) {
 			return nil
 		}
 		w.gitEntry(root)
@@ -456,6 +523,21 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 		w.vdirs = slices.Grow(w.vdirs, sz.Records(w.view))
 	}
 	return w.walkDir(root, live, &idx, ro)
+}
+
+// everyRule returns the indices 0 to n-1: the candidates for the root's
+// own entry, asked of every rule in order (the rules an index would
+// leave out cannot match, and entry decides by the ones that match, in
+// order). An index of every rule for that one name cost two maps sized
+// for the ~265 built-ins at each root, in fresh heap pages.
+func (w *walker) everyRule(n int) []int {
+	if len(w.every) < n {
+		w.every = make([]int, n)
+		for i := range w.every {
+			w.every[i] = i
+		}
+	}
+	return w.every[:n]
 }
 
 // dirSizer is a DirReader that knows how many directories an earlier walk
@@ -966,20 +1048,22 @@ func indexRules(rules []rule) ruleIndex {
 			last := segs[l-1]
 			switch {
 			case last.kind == segLiteral:
-				ni.byName[last.lit] = append(ni.byName[last.lit], i)
+				ni.byName[last.raw] = append(ni.byName[last.raw], i)
 				continue
-			case last.kind == segSuffix && strings.LastIndexByte(last.lit, '.') == 0:
-				ni.byExt[last.lit[1:]] = append(ni.byExt[last.lit[1:]], i)
+			case last.kind == segSuffix && strings.LastIndexByte(last.lit(), '.') == 0:
+				ext := last.lit()[1:]
+				ni.byExt[ext] = append(ni.byExt[ext], i)
 				continue
-			case last.kind == segPrefix && last.lit != "":
-				ni.byFirst[last.lit[0]] = append(ni.byFirst[last.lit[0]], i)
+			case last.kind == segPrefix && last.lit() != "":
+				ni.byFirst[last.raw[0]] = append(ni.byFirst[last.raw[0]], i)
 				continue
-			case last.kind == segGlob && last.pre != "":
-				ni.byFirst[last.pre[0]] = append(ni.byFirst[last.pre[0]], i)
+			case last.kind == segGlob && last.pre() != "":
+				ni.byFirst[last.raw[0]] = append(ni.byFirst[last.raw[0]], i)
 				continue
-			case last.kind == segGlob && strings.LastIndexByte(last.suf, '.') == 0 && !strings.ContainsAny(last.suf, `*?[\`):
+			case last.kind == segGlob && strings.LastIndexByte(last.suf(), '.') == 0 && !strings.ContainsAny(last.suf(), `*?[\`):
 				// "*service*account*.json": any match ends in ".json".
-				ni.byExt[last.suf[1:]] = append(ni.byExt[last.suf[1:]], i)
+				ext := last.suf()[1:]
+				ni.byExt[ext] = append(ni.byExt[ext], i)
 				continue
 			}
 		}

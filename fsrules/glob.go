@@ -2,6 +2,7 @@ package fsrules
 
 import (
 	"errors"
+	"math"
 	"path"
 	"strings"
 )
@@ -19,25 +20,38 @@ const (
 	segDoubleStar                // "**": any number of elements
 )
 
+// seg is one compiled element of a glob. Its literal parts are slices of
+// raw, kept as offsets rather than strings of their own: a seg is 32
+// bytes, not 72, and the built-ins are ~1,100 of them, compiled at every
+// start into fresh heap pages (each a page fault).
 type seg struct {
+	raw string // the element as written (runs of "*" folded, see compileSeg)
+	// i and j mark the literal parts: lit is raw[i:j] for the fast kinds;
+	// a segGlob element must start with pre, raw[:i], and end with suf,
+	// raw[j:] (cheap rejection before path.Match).
+	i, j int32
 	kind segKind
-	raw  string // the element as written (for path.Match)
-	lit  string // literal part for the fast kinds
-	// pre and suf are literal runs a segGlob element must start and end with
-	// (cheap rejection before path.Match).
-	pre, suf string
 }
+
+// lit is the literal part of a segLiteral, segSuffix or segPrefix element.
+func (s seg) lit() string { return s.raw[s.i:s.j] }
+
+// pre is the literal run a segGlob element starts with ("" if none).
+func (s seg) pre() string { return s.raw[:s.i] }
+
+// suf is the literal run a segGlob element ends with ("" if none).
+func (s seg) suf() string { return s.raw[s.j:] }
 
 func (s seg) match(name string) bool {
 	switch s.kind {
 	case segLiteral:
-		return name == s.lit
+		return name == s.raw
 	case segSuffix:
-		return strings.HasSuffix(name, s.lit)
+		return strings.HasSuffix(name, s.lit())
 	case segPrefix:
-		return strings.HasPrefix(name, s.lit)
+		return strings.HasPrefix(name, s.lit())
 	case segGlob:
-		if !strings.HasPrefix(name, s.pre) || !strings.HasSuffix(name, s.suf) {
+		if !strings.HasPrefix(name, s.pre()) || !strings.HasSuffix(name, s.suf()) {
 			return false
 		}
 		ok, _ := path.Match(s.raw, name)
@@ -50,6 +64,9 @@ func compileSeg(e string) (seg, error) {
 	if e == "**" {
 		return seg{kind: segDoubleStar, raw: e}, nil
 	}
+	if len(e) > math.MaxInt32 {
+		return seg{}, ErrBadPattern // the offsets are int32
+	}
 	if _, err := path.Match(e, ""); err != nil {
 		return seg{}, ErrBadPattern
 	}
@@ -59,21 +76,22 @@ func compileSeg(e string) (seg, error) {
 			e = strings.ReplaceAll(e, "**", "*")
 		}
 	}
+	n := int32(len(e))
 	if !strings.ContainsAny(e, `*?[\`) {
-		return seg{kind: segLiteral, raw: e, lit: e}, nil
+		return seg{kind: segLiteral, raw: e, i: 0, j: n}, nil
 	}
 	if rest := e[1:]; e[0] == '*' && !strings.ContainsAny(rest, `*?[\`) {
-		return seg{kind: segSuffix, raw: e, lit: rest}, nil
+		return seg{kind: segSuffix, raw: e, i: 1, j: n}, nil
 	}
 	if l := len(e) - 1; e[l] == '*' && !strings.ContainsAny(e[:l], `*?[\`) {
-		return seg{kind: segPrefix, raw: e, lit: e[:l]}, nil
+		return seg{kind: segPrefix, raw: e, i: 0, j: int32(l)}, nil
 	}
-	g := seg{kind: segGlob, raw: e}
+	g := seg{kind: segGlob, raw: e, i: 0, j: n}
 	if i := strings.IndexAny(e, `*?[\`); i > 0 {
-		g.pre = e[:i]
+		g.i = int32(i)
 	}
 	if i := strings.LastIndexAny(e, `*?[]\`); i < len(e)-1 && (i < 1 || e[i-1] != '\\') {
-		g.suf = e[i+1:]
+		g.j = int32(i + 1)
 	}
 	return g, nil
 }
@@ -85,9 +103,10 @@ func compileSegs(pat string) ([]seg, error) { return compileSegsIn(nil, pat) }
 // compileSegsIn is compileSegs with the segments taken from a (nil: a
 // slice of their own).
 func compileSegsIn(a *arena, pat string) ([]seg, error) {
-	// Sized once: the built-ins alone are a few hundred patterns, compiled
-	// at every start.
-	out := a.segSlice(strings.Count(pat, "/") + 1)
+	// Sized once, to the non-empty elements: the built-ins alone are a few
+	// hundred patterns, compiled at every start ("/**/.ssh/" is 2, not
+	// the 4 its slashes would say).
+	out := a.segSlice(elements(pat))
 	for rest := pat; rest != ""; {
 		var e string
 		e, rest, _ = strings.Cut(rest, "/")
@@ -161,14 +180,29 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
-func splitPath(p string) []string {
-	var out []string
-	for _, e := range strings.Split(p, "/") {
+func splitPath(p string) []string { return appendElements(nil, p) }
+
+// appendElements appends the non-empty slash-separated elements of p to
+// dst (splitPath into a buffer of the caller's).
+func appendElements(dst []string, p string) []string {
+	for p != "" {
+		var e string
+		e, p, _ = strings.Cut(p, "/")
 		if e != "" {
-			out = append(out, e)
+			dst = append(dst, e)
 		}
 	}
-	return out
+	return dst
+}
+
+// lastElement is the last non-empty slash-separated element of p ("" when
+// it has none), without splitting it.
+func lastElement(p string) string {
+	end := len(p)
+	for end > 0 && p[end-1] == '/' {
+		end--
+	}
+	return p[strings.LastIndexByte(p[:end], '/')+1 : end]
 }
 
 // Match reports whether the slash-separated name matches the glob pattern

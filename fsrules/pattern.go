@@ -158,7 +158,7 @@ func compileAbsIn(a *arena, abs string, dirOnly, fold bool) (*Pattern, error) {
 		if i > 0 {
 			b.WriteByte('/')
 		}
-		b.WriteString(s.lit)
+		b.WriteString(s.raw)
 	}
 	p.prefix = b.String()
 	hasDS := false
@@ -170,7 +170,7 @@ func compileAbsIn(a *arena, abs string, dirOnly, fold bool) (*Pattern, error) {
 	}
 	for _, s := range segs[p.nlit:] {
 		if s.kind == segLiteral {
-			p.inner = append(p.inner, "/"+s.lit)
+			p.inner = append(p.inner, "/"+s.raw)
 		}
 	}
 	return p, nil
@@ -193,13 +193,26 @@ func (p *Pattern) Match(abs string, isDir bool) bool {
 			return false
 		}
 	}
-	ns := splitPath(abs)
+	// Fast reject on the last element, where most candidates fail, before
+	// the path is split: an element of the prefix is never the last one
+	// the pattern's own last element would see, so this rejects only what
+	// the check below rejects.
+	if l := len(p.segs); l > p.nlit && p.segs[l-1].kind != segDoubleStar {
+		if last := lastElement(abs); last == "" || !p.segs[l-1].match(last) {
+			return false
+		}
+	}
+	// Split into a buffer on the stack: Match runs for every candidate rule
+	// of every entry walked and for every rule at every ancestor of every
+	// visible root, and a new slice each time was a start's largest
+	// source of garbage after the compiled rules.
+	var buf [24]string
+	ns := appendElements(buf[:0], abs)
 	if len(ns) < p.nlit {
 		return false
 	}
 	ns = ns[p.nlit:]
 	ps := p.segs[p.nlit:]
-	// Fast reject on the last element, where most candidates fail.
 	if l := len(ps); l > 0 && ps[l-1].kind != segDoubleStar {
 		if len(ns) == 0 || !ps[l-1].match(ns[len(ns)-1]) {
 			return false

@@ -39,8 +39,70 @@ var Spell = func(s string) string {
 // *fsrules.Error, *netproxy.ParseError (joined, one per bad rule),
 // *seccomp.PatternError.
 func Check(p *policy.Policy, env []string) error {
+	_, err := check(p, env)
+	return err
+}
+
+// checked is what check built on its way (the compiled file rules, the
+// network policy, the exec guard) and the values it built each from. The
+// plan and the run take each only for the very same values, and build
+// their own otherwise: a start made them twice (check, then plan and run;
+// 3.5% of a start's CPU, issue 16). A nil *checked has nothing.
+type checked struct {
+	rules *fsrules.Rules // compared with the plan's values by fsrules
+
+	net      *netproxy.Policy
+	netFlags netproxy.Flags // what net was built from
+
+	guard   *seccomp.Guard
+	guardIn guardInput // what guard was built from
+}
+
+// guardInput are NewGuard's arguments.
+type guardInput struct {
+	patterns        []string
+	defaults        bool
+	workspace, home string
+}
+
+func (g guardInput) equal(o guardInput) bool {
+	return g.defaults == o.defaults && g.workspace == o.workspace && g.home == o.home && slices.Equal(g.patterns, o.patterns)
+}
+
+// fsRules returns the compiled file rules (nil: none), for
+// fsrules.Input.Rules, which uses them only for the values they were
+// compiled from.
+func (c *checked) fsRules() *fsrules.Rules {
+	if c == nil {
+		return nil
+	}
+	return c.rules
+}
+
+// netPolicy returns p's network policy: the checked one when it was built
+// from p's values as they are now, else a new one.
+func (c *checked) netPolicy(p *policy.Policy) (*netproxy.Policy, error) {
+	if c != nil && c.net != nil && netFlagsEqual(c.netFlags, netFlags(p)) {
+		return c.net, nil
+	}
+	return buildNetPolicy(p)
+}
+
+// newGuard returns seccomp.NewGuard(patterns, defaults, workspace, home):
+// the checked guard when it was built from these very values, else a new
+// one.
+func (c *checked) newGuard(patterns []string, defaults bool, workspace, home string) (*seccomp.Guard, error) {
+	in := guardInput{patterns, defaults, workspace, home}
+	if c != nil && c.guard != nil && c.guardIn.equal(in) {
+		return c.guard, nil
+	}
+	return seccomp.NewGuard(patterns, defaults, workspace, home)
+}
+
+// check is Check, returning what it built.
+func check(p *policy.Policy, env []string) (*checked, error) {
 	if err := p.Check(); err != nil {
-		return err
+		return nil, err
 	}
 	home := lookupEnv(env, "HOME")
 	if r, err := filepath.EvalSymlinks(home); err == nil && home != "" {
@@ -50,20 +112,20 @@ func Check(p *policy.Policy, env []string) error {
 	}
 	ws, _, _, err := workspaceOf(p, home)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	binds, raws, err := resolveRoots(p, ws)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if sd, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
 		if err := inStateDir(binds, resolveExisting(sd), raws); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if rd, ok := statedir.RuntimeFrom(func(k string) string { return lookupEnv(env, k) }); ok {
 		if err := inJailDir(binds, resolveExisting(rd), "runtime directory (running sandboxes' control sockets)", raws); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	in := fsrules.Input{Workspace: ws, Home: home, Deny: p.Deny, NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig}
@@ -74,47 +136,64 @@ func Check(p *policy.Policy, env []string) error {
 			in.Readable = append(in.Readable, b.Path)
 		}
 	}
-	if err := fsrules.Validate(in); err != nil {
-		return asGiven(err, raws)
+	c := &checked{}
+	if c.rules, err = fsrules.CheckRules(in); err != nil {
+		return nil, asGiven(err, raws)
 	}
 	if p.Net == policy.NetAllow {
-		if _, err := buildNetPolicy(p); err != nil {
-			return err
+		if c.net, err = buildNetPolicy(p); err != nil {
+			return nil, err
 		}
+		c.netFlags = netFlags(p)
 	}
 	for _, spec := range append(slices.Clip(p.Publish), p.PublishIfFree...) {
 		if _, err := netproxy.ParsePublish(spec); err != nil {
-			return invalid(err)
+			return nil, invalid(err)
 		}
 	}
-	if _, err := seccomp.NewGuard(p.BlockCommand, false, ws, home); err != nil {
-		return invalid(err)
+	// Built as the run builds it (with the guard rails unless lifted),
+	// for the run to take: the guard rails' own patterns are compiled at
+	// their first use, so checking them costs nothing here.
+	if c.guard, err = seccomp.NewGuard(p.BlockCommand, !p.NoGuardRails, ws, home); err != nil {
+		return nil, invalid(err)
 	}
+	c.guardIn = guardInput{slices.Clone(p.BlockCommand), !p.NoGuardRails, ws, home}
 	switch {
 	case p.SeccompFile != "":
 		data, err := os.ReadFile(p.SeccompFile)
 		if err != nil {
-			return &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: err.Error()}
+			return nil, &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: err.Error()}
 		}
 		if _, err := seccomp.ParsePolicy(p.SeccompFile, data); err != nil {
-			return &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: err.Error()}
+			return nil, &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: err.Error()}
 		}
 	case p.SeccompReplace:
-		return &policy.FieldError{Key: "seccomp-replace", Reason: "needs `seccomp` FILE: the filter to use instead"}
+		return nil, &policy.FieldError{Key: "seccomp-replace", Reason: "needs `seccomp` FILE: the filter to use instead"}
 	}
-	return nil
+	return c, nil
 }
 
 // buildNetPolicy parses the network rules; errors name every bad rule.
 func buildNetPolicy(p *policy.Policy) (*netproxy.Policy, error) {
-	cfg, err := netproxy.BuildConfig(netproxy.Flags{
-		AllowDomains: p.AllowDomain, DenyDomains: p.DenyDomain, AllowIPs: p.AllowIP,
-		AddHosts: p.AddHost, HostPorts: p.AllowHostPort,
-	})
+	cfg, err := netproxy.BuildConfig(netFlags(p))
 	if err != nil {
 		return nil, invalid(err)
 	}
 	return netproxy.NewPolicy(cfg)
+}
+
+// netFlags are p's network rules (copies: a later change of p's is not
+// theirs).
+func netFlags(p *policy.Policy) netproxy.Flags {
+	return netproxy.Flags{
+		AllowDomains: slices.Clone(p.AllowDomain), DenyDomains: slices.Clone(p.DenyDomain),
+		AllowIPs: slices.Clone(p.AllowIP), AddHosts: slices.Clone(p.AddHost), HostPorts: slices.Clone(p.AllowHostPort),
+	}
+}
+
+func netFlagsEqual(a, b netproxy.Flags) bool {
+	return slices.Equal(a.AllowDomains, b.AllowDomains) && slices.Equal(a.DenyDomains, b.DenyDomains) &&
+		slices.Equal(a.AllowIPs, b.AllowIPs) && slices.Equal(a.AddHosts, b.AddHosts) && slices.Equal(a.HostPorts, b.HostPorts)
 }
 
 // asGiven turns fsrules' error about a resolved path into one about the

@@ -124,6 +124,12 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) { return buildPlan
 // by dirs (nil: each is read): package dircache, which answers for a
 // directory unchanged since an earlier run.
 func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, error) {
+	return planChecked(p, env, dirs, nil)
+}
+
+// planChecked is buildPlan taking what check built (nil: nothing), each
+// part only for the values it was built from (fsrules.Input.Rules).
+func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *checked) (*Plan, error) {
 	// The options are checked (and the network mode decided) here too, so a
 	// caller that skipped Validate still gets a closed default.
 	if err := p.Check(); err != nil {
@@ -203,15 +209,20 @@ func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, e
 		}
 	}
 	lr, _ := dirs.(linkReader) // the cache across starts (nil: read)
+	// The rules are compiled once for the check (or the first program
+	// directory) and the walk: fsrules uses them only for these values.
+	rules := chk.fsRules()
 	for _, r := range programRoots(places, hiddenPaths(mounts), bindRoots, lookupEnv(plan.Env, "PATH"), p.Command, ws, lr) {
 		if enclosingBind(r, bl) {
 			continue
 		}
-		if fsrules.Validate(fsrules.Input{Workspace: ws, Home: home, Deny: p.Deny, NoDefaultDeny: p.NoDefaultDeny,
-			AllowGitConfig: p.AllowGitConfig, Readable: []string{r}}) != nil {
+		rs, err := fsrules.CheckRules(fsrules.Input{Workspace: ws, Home: home, Deny: p.Deny, NoDefaultDeny: p.NoDefaultDeny,
+			AllowGitConfig: p.AllowGitConfig, Readable: []string{r}, Rules: rules})
+		if err != nil {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("program directory %s is on PATH but denied: it stays hidden", r))
 			continue
 		}
+		rules = rs
 		fi, err := os.Stat(r)
 		if err != nil || !fi.IsDir() {
 			continue
@@ -302,7 +313,7 @@ func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, e
 		// Home-anchored protections hold in the passwd home too; the walk
 		// does not enter what the sandbox replaces with an empty tmpfs.
 		Homes: homes, Hidden: hiddenPaths(mounts),
-		Dirs: dirs,
+		Dirs: dirs, Rules: rules,
 	}
 	fp, err := fsrules.Expand(in)
 	if err != nil {

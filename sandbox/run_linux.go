@@ -171,6 +171,7 @@ type runner struct {
 	traceLast float64 // the trace clock at the last step (under mu)
 
 	startPolicy <-chan any     // the start event's policy, made while init starts
+	spare       chan<- func()  // runs the start's work off its path, in order (nil: none)
 	initCh      chan initStart // init, cloned while the supervisor plans (beginInit)
 	// dirs remembers what the walks kept of each directory (package
 	// dircache, in the state directory): nil on --dry-run.
@@ -321,6 +322,7 @@ func (r *runner) run() int {
 		}
 		cgErr = r.openCgroup(&limits)
 		r.tracef("cgroup")
+		r.traceHeap("cgroup")
 		defer r.deleteCgroup()
 		if cgErr == nil {
 			// Registered after deleteCgroup, so it runs first: an init
@@ -328,17 +330,20 @@ func (r *runner) run() int {
 			defer r.beginInit()()
 		}
 	}
+	var chk *checked // what the check built, for the plan and the run
 	if r.sess.check {
+		var err error
 		// The user's values, checked while init starts rather than before
 		// its clone: still before the killed runs' repair and the plan, and
 		// before anything of the sandbox exists (init has no spec, and the
 		// deferred abort kills it), with the message and status the
 		// caller's check would give, and nothing else said before it.
-		if err := Check(r.pol, os.Environ()); err != nil {
+		if chk, err = check(r.pol, os.Environ()); err != nil {
 			r.errorf("%s", Explain(err))
 			return ExitSetup
 		}
 		r.tracef("check")
+		r.traceHeap("check")
 	}
 	r.sayLimits()
 	if !r.pol.DryRun {
@@ -354,7 +359,7 @@ func (r *runner) run() int {
 		r.dirs = openDirCache()
 		dirs = r.dirs
 	}
-	plan, err := buildPlan(r.pol, os.Environ(), dirs)
+	plan, err := planChecked(r.pol, os.Environ(), dirs, chk)
 	r.saveDirCache("plan")
 	if err != nil {
 		r.errorf("%s", Explain(err))
@@ -362,8 +367,22 @@ func (r *runner) run() int {
 	}
 	r.plan = plan
 	r.tracef("plan")
+	r.traceHeap("plan")
 	if !r.pol.DryRun {
-		go warmWalls()
+		// One goroutine does the start's work that is off its path, in
+		// order: the walls' warm-up now, the start event's policy once
+		// init starts (below). Both build encoding/json's encoders, by deep
+		// recursion: on one goroutine the stack grows once (2 to 32 KiB,
+		// four copies, each new size a fresh span here), not on each.
+		spare := make(chan func(), 2)
+		r.spare = spare
+		go func() {
+			for f := range spare {
+				f()
+			}
+		}()
+		defer close(spare)
+		spare <- warmWalls
 	}
 	r.redact = newRedactor(r.pol, plan.Env)
 	if r.pol.Name != "" && !r.pol.DryRun {
@@ -399,7 +418,7 @@ func (r *runner) run() int {
 		}
 	}
 	if r.pol.Net == policy.NetAllow {
-		if r.netPol, err = buildNetPolicy(r.pol); err != nil {
+		if r.netPol, err = chk.netPolicy(r.pol); err != nil {
 			r.errorf("%s", Explain(err))
 			return ExitSetup
 		}
@@ -435,7 +454,7 @@ func (r *runner) run() int {
 		r.pubPorts = append(r.pubPorts, int(ps.Port))
 	}
 	if !r.pol.NoExecAudit || len(r.pol.BlockCommand) > 0 {
-		r.guard, err = seccomp.NewGuard(r.pol.BlockCommand, !r.pol.NoGuardRails, plan.Workspace, plan.Home)
+		r.guard, err = chk.newGuard(r.pol.BlockCommand, !r.pol.NoGuardRails, plan.Workspace, plan.Home)
 		if err != nil {
 			r.errorf("%s", Explain(err))
 			return ExitSetup
@@ -553,6 +572,7 @@ func (r *runner) run() int {
 		spec.TraceOrigin = ns.MonotonicNS() - int64(r.traceNow()*1e6)
 	}
 	r.tracef("before start")
+	r.traceHeap("before start")
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	defer r.cancel()
 
@@ -577,9 +597,12 @@ func (r *runner) run() int {
 	// nothing it reads changes from here on (raiseWalls added its notes).
 	pc := make(chan any, 1)
 	r.startPolicy = pc
-	go func() {
-		pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep)
-	}()
+	startPolicy := func() { pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep) }
+	if r.spare != nil {
+		r.spare <- startPolicy // after the warm-up, on its stack
+	} else {
+		go startPolicy()
+	}
 	// init's report is read from now on: the start event and the servers
 	// (handleFiles) are made while the control socket and the registry
 	// entry are (each makes a file: ~1 ms apiece here), and the go waits

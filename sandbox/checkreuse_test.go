@@ -1,0 +1,185 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/seccomp"
+)
+
+// reuseFixture is a fixture whose home and workspace hold what the
+// built-ins protect, as a real home does, and a second home.
+func reuseFixture(t *testing.T) (fixture, string) {
+	t.Helper()
+	f := newFixture(t)
+	for _, p := range []string{
+		".ssh/id_ed25519", ".ssh/config", ".aws/credentials", ".bashrc", ".profile", ".gitconfig",
+		".config/gh/hosts.yml", ".config/app/settings.json", ".npmrc", ".local/bin/tool", ".docker/config.json",
+		".netrc", ".config/git/config", ".kube/config", "notes.txt", "proj/.env", "proj/.git/config",
+		"proj/.git/HEAD", "proj/.git/hooks/pre-commit", ".claude/settings.json",
+	} {
+		touch(t, filepath.Join(f.home, p))
+	}
+	f.touch(t, ".env", ".envrc", "secrets/key.pem", "src/main.go", "src/.env.local", ".git/config", ".git/HEAD",
+		".git/hooks/pre-commit", ".vscode/settings.json", "deep/a/b/server.PEM", "node_modules/x/.npmrc", ".mcp.json")
+	home2 := filepath.Join(filepath.Dir(f.home), "home2")
+	touch(t, filepath.Join(home2, ".ssh", "id_rsa"))
+	state := filepath.Join(filepath.Dir(f.home), "state")
+	f.env = append(f.env, "XDG_STATE_HOME="+state)
+	return f, home2
+}
+
+func touch(t *testing.T, p string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// What the check built (the compiled file rules, the network policy, the
+// exec guard) reaches the plan and the run only for the values it was
+// built from: a plan given the check of any policy (or environment) is
+// the plan built alone, on a table of policies that changes each input of
+// each part, with the built-ins over a home laid out as a real one; the
+// network policy and the guard are those built alone, and the check's own
+// when the values are the same.
+func TestPlanFromCheckSameAsAlone(t *testing.T) {
+	f, home2 := reuseFixture(t)
+	pols := []struct {
+		name string
+		mod  func(p *policy.Policy)
+	}{
+		{"default", nil},
+		{"deny", func(p *policy.Policy) { p.Deny = []string{"secrets/**", "~/notes.txt"} }},
+		{"other deny", func(p *policy.Policy) { p.Deny = []string{"**/*.pem"} }},
+		{"write in home", func(p *policy.Policy) {
+			p.Write = []string{filepath.Join(f.home, ".config", "app"), filepath.Join(f.home, "proj")}
+		}},
+		{"read home", func(p *policy.Policy) { p.Read = []string{f.home} }},
+		{"read-only", func(p *policy.Policy) { p.ReadOnly = true }},
+		{"no default deny", func(p *policy.Policy) { p.NoDefaultDeny = true }},
+		{"allow git config", func(p *policy.Policy) { p.AllowGitConfig = true }},
+		{"net allow", func(p *policy.Policy) {
+			p.Net = policy.NetAllow
+			p.AllowDomain = []string{"example.com", "*.example.org"}
+		}},
+		{"net allow other", func(p *policy.Policy) {
+			p.Net = policy.NetAllow
+			p.AllowDomain = []string{"example.net"}
+			p.AddHost = []string{"example.net:192.0.2.1"}
+		}},
+		{"block command", func(p *policy.Policy) { p.BlockCommand = []string{"^git push"} }},
+		{"no guard rails", func(p *policy.Policy) { p.NoGuardRails = true }},
+	}
+	env2 := slices.Clone(f.env)
+	for i, kv := range env2 {
+		if kv == "HOME="+f.home {
+			env2[i] = "HOME=" + home2
+		}
+	}
+	envs := []struct {
+		name string
+		env  []string
+	}{{"", f.env}, {" (other HOME)", env2}}
+	argvs := [][]string{{"git", "push"}, {"rm", "-rf", "/"}, {"rm", "-rf", f.home}, {"rm", "-rf", home2}, {"rm", "-rf", f.ws}, {"ls"}}
+	for i, a := range pols {
+		pa := f.policy(a.mod)
+		if err := pa.Validate(); err != nil {
+			t.Fatalf("%s: %v", a.name, err)
+		}
+		chk, err := check(pa, f.env)
+		if err != nil {
+			t.Fatalf("check %s: %v", a.name, err)
+		}
+		// Each policy's check with its own plan, the default's and the
+		// next policy's (each changes something the one before has).
+		for _, b := range []struct {
+			name string
+			mod  func(p *policy.Policy)
+		}{a, pols[0], pols[(i+1)%len(pols)]} {
+			for _, e := range envs {
+				name := fmt.Sprintf("check %s, plan %s%s", a.name, b.name, e.name)
+				pb := f.policy(b.mod)
+				if err := pb.Validate(); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				// The parts' own values the same: each must be taken.
+				sameNet := pa.Net == policy.NetAllow && netFlagsEqual(netFlags(pa), netFlags(pb))
+				sameGuard := e.name == "" && slices.Equal(pa.BlockCommand, pb.BlockCommand) && pa.NoGuardRails == pb.NoGuardRails
+				want, wantErr := buildPlan(pb, e.env, nil)
+				got, gotErr := planChecked(pb, e.env, nil, chk)
+				if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+					t.Fatalf("%s: error %v, alone %v", name, gotErr, wantErr)
+				}
+				if wantErr != nil {
+					continue
+				}
+				if d := planDiff(got, want); d != "" {
+					t.Errorf("%s: the plan differs from the plan built alone: %s", name, d)
+				}
+				if pb.Net == policy.NetAllow {
+					np, err := chk.netPolicy(pb)
+					alone, aloneErr := buildNetPolicy(pb)
+					if err != nil || aloneErr != nil {
+						t.Fatalf("%s: net policy: %v, alone %v", name, err, aloneErr)
+					}
+					if !reflect.DeepEqual(np, alone) {
+						t.Errorf("%s: the network policy differs from the one built alone", name)
+					}
+					if reused := np == chk.net; reused != sameNet {
+						t.Errorf("%s: the check's network policy used: %v, want %v", name, reused, sameNet)
+					}
+				}
+				g, err := chk.newGuard(pb.BlockCommand, !pb.NoGuardRails, want.Workspace, want.Home)
+				if err != nil {
+					t.Fatal(err)
+				}
+				alone, err := seccomp.NewGuard(pb.BlockCommand, !pb.NoGuardRails, want.Workspace, want.Home)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, argv := range argvs {
+					if r, w := g.Check(argv, want.Cwd), alone.Check(argv, want.Cwd); r != w {
+						t.Errorf("%s: guard says %q to %q, the one built alone %q", name, r, argv, w)
+					}
+				}
+				if reused := g == chk.guard; reused != sameGuard {
+					t.Errorf("%s: the check's guard used: %v, want %v", name, reused, sameGuard)
+				}
+			}
+		}
+	}
+}
+
+// planDiff names the fields in which two plans differ ("": none), but for
+// when git's scan ran (Guard.Since: the clock).
+func planDiff(a, b *Plan) string {
+	for _, p := range []*Plan{a, b} {
+		if p.Git != nil && p.Git.Guard != nil {
+			p.Git.Guard.Since = 0
+		}
+	}
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	var out []string
+	if !slices.Equal(a.gitNotes, b.gitNotes) {
+		out = append(out, fmt.Sprintf("gitNotes %q, alone %q", a.gitNotes, b.gitNotes))
+	}
+	for i := 0; i < va.NumField(); i++ {
+		if !va.Field(i).CanInterface() {
+			continue // gitNotes, above
+		}
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			out = append(out, fmt.Sprintf("%s:\n  %+v\nalone:\n  %+v", va.Type().Field(i).Name, va.Field(i), vb.Field(i)))
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -95,6 +95,7 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 		footer = "audit trail: " + r.trailPath
 	}
 	r.notes.Release(footer)
+	r.tracef("returned")
 	return code
 }
 
@@ -323,7 +324,10 @@ func (r *runner) run() int {
 		cgErr = r.openCgroup(&limits)
 		r.tracef("cgroup")
 		r.traceHeap("cgroup")
-		defer r.deleteCgroup()
+		defer func() {
+			r.deleteCgroup()
+			r.tracef("cgroup removed")
+		}()
 		if cgErr == nil {
 			// Registered after deleteCgroup, so it runs first: an init
 			// that never had its spec is killed before its group goes.
@@ -616,9 +620,13 @@ func (r *runner) run() int {
 	}
 	ctlPath, stopControl := r.serveControl()
 	r.ctlPath = ctlPath
-	defer stopControl()
-	defer register(Entry{ID: r.id, Name: r.pol.Name, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace,
-		Audit: auditPath, Control: ctlPath, Log: r.logPath, Net: netMode(r.pol)})()
+	unregister := register(Entry{ID: r.id, Name: r.pol.Name, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace,
+		Audit: auditPath, Control: ctlPath, Log: r.logPath, Net: netMode(r.pol)})
+	defer func() {
+		unregister()
+		stopControl()
+		r.tracef("unregistered")
+	}()
 	r.tracef("control")
 	close(r.controlUp)
 	if r.sess.Lifeline != nil {
@@ -1114,9 +1122,11 @@ func (r *runner) finish() int {
 		ev, _ = r.group.Events()
 		st, _ = r.group.Stats()
 	}
+	r.tracef("cgroup stats")
 	r.recordStart(nil) // init failed before reporting: the trail still opens with start
 	// The sandbox has ended: no writer is left for the last check.
 	r.closeGuard()
+	r.tracef("agentcfg check")
 	r.exitSentry()
 	r.tracef("exit check")
 	// Every writer of these (the message reader, the signal loop) is done.

@@ -781,6 +781,13 @@ func (st *initState) reap(conn *Conn) int {
 	if st.traceEnd != nil {
 		st.traceEnd("agent exit")
 	}
+	// No command is exec'd from here on (exec checks this under mu, in the
+	// same critical section as its fork): one forked after the kill below
+	// would outlive it, and one forked after the last wait4 would run
+	// while the supervisor's exit check does.
+	st.mu.Lock()
+	st.stopping = true
+	st.mu.Unlock()
 	if st.degraded {
 		// No pid namespace: kill(-1) would reach every process of the
 		// user's. Init is the subreaper of all the agent started, so its

@@ -353,6 +353,33 @@ func rmdirRetry(dir string, timeout time.Duration) error {
 	}
 }
 
+// onlyIn is Group.Only over a group's directories: each lists no process
+// but pid in cgroup.procs, and holds no group of its own (a process there
+// would not be in cgroup.procs).
+func onlyIn(dirs []string, pid int) bool {
+	for _, d := range dirs {
+		pids, err := readPids(d)
+		if err != nil {
+			return false
+		}
+		for _, p := range pids {
+			if p != pid {
+				return false
+			}
+		}
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return false
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // alive reports whether pid exists (EPERM means it exists but is not ours).
 func alive(pid int) bool {
 	err := unix.Kill(pid, 0)
@@ -371,6 +398,7 @@ func (noneGroup) Kill() error             { return nil }
 func (noneGroup) Events() (Events, error) { return Events{}, nil }
 func (noneGroup) Stats() (Stats, error)   { return Stats{}, nil }
 func (noneGroup) Delete() error           { return nil }
+func (noneGroup) Only(int) bool           { return false }
 
 // ---------- CleanupStale ----------
 

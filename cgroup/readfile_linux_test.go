@@ -45,3 +45,42 @@ func TestReadFileAsOS(t *testing.T) {
 		t.Errorf("directory: %v, want a PathError naming it", err)
 	}
 }
+
+// TestOnlyIn: a group answers for pid alone when its cgroup.procs lists
+// nothing else in any of its directories and none has a group below it;
+// when it cannot read, it does not answer.
+func TestOnlyIn(t *testing.T) {
+	mk := func(procs string, sub bool) string {
+		d := t.TempDir()
+		if procs != "-" {
+			if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(procs), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.WriteFile(filepath.Join(d, "pids.max"), []byte("max\n"), 0o644)
+		if sub {
+			os.Mkdir(filepath.Join(d, "child"), 0o755)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		name string
+		dirs []string
+		want bool
+	}{
+		{"init alone", []string{mk("42\n", false)}, true},
+		{"empty (init left)", []string{mk("", false)}, true},
+		{"init alone in both hierarchies", []string{mk("42\n", false), mk("42\n", false)}, true},
+		{"another process", []string{mk("42\n43\n", false)}, false},
+		{"another process in the second hierarchy", []string{mk("42\n", false), mk("7\n", false)}, false},
+		{"a group below", []string{mk("42\n", true)}, false},
+		{"unreadable", []string{mk("-", false)}, false},
+	} {
+		if got := onlyIn(tc.dirs, 42); got != tc.want {
+			t.Errorf("%s: onlyIn = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if (noneGroup{}).Only(42) {
+		t.Error("a none group answered for the sandbox")
+	}
+}

@@ -228,6 +228,8 @@ func (g *v1Group) Stats() (Stats, error) {
 	return s, nil
 }
 
+func (g *v1Group) Only(pid int) bool { return onlyIn(g.order, pid) }
+
 func (g *v1Group) Delete() error {
 	var errs []error
 	for i := len(g.order) - 1; i >= 0; i-- {

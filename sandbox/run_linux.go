@@ -739,9 +739,14 @@ func (r *runner) run() int {
 			exitCh = nil // closed: once
 			r.tracef("exit message")
 			// init reaped every other process of the sandbox before it
-			// said so: the exit check runs now, while the kernel tears
-			// init and its namespaces down (1.5-3 ms here), not after.
-			r.endCheck()
+			// said so: once the kernel agrees (sandboxQuiet), the exit
+			// check runs now, while the kernel tears init and its
+			// namespaces down (1.5-3 ms here), not after.
+			quiet := r.sandboxQuiet()
+			r.tracef("quiet")
+			if quiet {
+				r.endCheck()
+			}
 		case sig := <-r.stopCh:
 			r.suspend(sig, interactive)
 		case <-timeout:

@@ -197,7 +197,7 @@ func TestEndCheckSeesLastWrites(t *testing.T) {
 	}
 	os.Chmod(ws, 0o777) // as root the sandbox writes as host nobody
 	script := `(while :; do for d in d*; do echo "gitdir: ../x" > $d/.git; done; done) & sleep 0.05; exit 0`
-	for round := 0; round < 4; round++ {
+	for round := 0; round < 6; round++ {
 		r := sh(t, runOpts{dir: ws, env: env}, script)
 		mustCode(t, r, 0)
 		if !strings.Contains(r.stderr, "entries the agent left in the writable trees were taken out") {

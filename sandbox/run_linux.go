@@ -154,7 +154,7 @@ type runner struct {
 	startedCh     chan struct{}       // the agent exists (MsgStarted)
 	exitCh        chan struct{}       // init's exit message came: the rest of the sandbox is gone (MsgExit)
 	checked       bool                // endCheck ran (the main loop's goroutine only)
-	trailSynced   chan struct{}       // closed when endCheck's fsync of the trail is done
+	serversDone   chan struct{}       // stopServers: the servers are done, the trail fsynced
 	wallsUp       chan struct{}       // closed by raiseWalls: the go may be sent
 	controlUp     chan struct{}       // closed once the control socket is served and the sandbox registered: so may it
 	stopCh        chan syscall.Signal // the agent stopped (MsgStopped)
@@ -742,6 +742,7 @@ func (r *runner) run() int {
 			// said so: once the kernel agrees (sandboxQuiet), the exit
 			// check runs now, while the kernel tears init and its
 			// namespaces down (1.5-3 ms here), not after.
+			r.stopServers() // whatever sandboxQuiet says: nothing is left to serve
 			quiet := r.sandboxQuiet()
 			r.tracef("quiet")
 			if quiet {
@@ -1131,6 +1132,7 @@ func (r *runner) finish() int {
 	r.tracef("init exited")
 	defer r.tracef("done")
 	r.endCheck() // unless init's exit message came first
+	<-r.serversDone
 	var ev cgroup.Events
 	var st cgroup.Stats
 	if r.group != nil {
@@ -1215,7 +1217,6 @@ func (r *runner) finish() int {
 	r.debugf("exit %d (%s) after %.0f ms; cpu %.0f ms; peak memory %s; limits via %s",
 		code, reason, exit.WallMS, audit.Millis(st.CPU), cgroup.FormatSize(int64(st.MemoryPeak)), r.group.Mode())
 	if r.trail != nil {
-		<-r.trailSynced
 		// Everything the run produced is written before its exit event
 		// (the queue cannot refuse it), which then says what the file does
 		// not hold; the exit event's fsync puts it all on disk.
@@ -1230,38 +1231,51 @@ func (r *runner) finish() int {
 // the sandbox gone: the servers stopped, then the exit checks. Its two
 // callers vouch for that. The main loop calls it on init's exit message,
 // which init sends only after it killed the rest of the sandbox and reaped
-// every child until none was left (ns: reap): a reaped process has made
-// its last write, and init forks nothing from then on. finish calls it
-// once init has exited, when the kernel has killed and reaped the whole
-// pid namespace (a killed init sends no message). Called once; the second
-// call does nothing.
+// every child until none was left (ns: reap), and once the kernel agrees
+// (sandboxQuiet): a reaped process has made its last write, and init
+// forks nothing from then on. finish calls it once init has exited, when
+// the kernel has killed and reaped the whole pid namespace (a killed init
+// sends no message). Called once; the second call does nothing.
 func (r *runner) endCheck() {
 	if r.checked {
 		return
 	}
 	r.checked = true
-	r.cancel()
-	r.bg.Wait()
-	r.tracef("bg wait")
-	// Every event of the sandbox's life is queued now (its servers are
-	// done): their fsync runs while the exit check does, so that the exit
-	// event's own fsync, which ends the run, has only its line to put on
-	// disk (the fsyncs were 1.2-2.6 ms of the run's end, here).
-	if tr := r.trail; tr != nil {
-		synced := make(chan struct{})
-		r.trailSynced = synced
-		go func() {
-			defer close(synced)
-			_ = tr.Sync()
-		}()
-	}
-	r.closeDenials()
+	r.stopServers()
 	r.recordStart(nil) // init failed before reporting: the trail still opens with start
 	// The sandbox has ended: no writer is left for the last check.
 	r.closeGuard()
 	r.tracef("agentcfg check")
 	r.exitSentry()
 	r.tracef("exit check")
+}
+
+// stopServers stops the sandbox's servers (proxy, DNS, exec
+// notifications, memory watch: nothing is left to serve) and, once they
+// are done, closes the denials record and fsyncs the trail, in the
+// background: that runs while the exit checks do, so that the exit
+// event's own fsync, which ends the run, has only its line to put on disk
+// (the fsyncs were 1.2-2.6 ms of the run's end, here). serversDone is
+// closed then: every event of the servers is queued, and the state they
+// write (memOver, killedBy) is final. Called once; the second call does
+// nothing.
+func (r *runner) stopServers() {
+	if r.serversDone != nil {
+		return
+	}
+	done := make(chan struct{})
+	r.serversDone = done
+	r.cancel()
+	tr := r.trail
+	go func() {
+		defer close(done)
+		r.bg.Wait()
+		r.tracef("bg wait")
+		r.closeDenials()
+		if tr != nil {
+			_ = tr.Sync()
+		}
+	}()
 }
 
 // initLog renders one of init's structured log messages (init writes

@@ -56,6 +56,8 @@ var stepWhat = map[string]string{
 	"init started":           "init: fork + exec of the agent",
 	"init agent exit":        "the agent runs and exits (init's wait4)",
 	"init reaped":            "init: the rest killed and reaped",
+	"sup exit message":       "init's exit message reaches the supervisor",
+	"sup quiet":              "the kernel's word: init exiting, nothing else left",
 	"sup init exited":        "init exits (the kernel tears it down)",
 	"sup bg wait":            "servers stopped",
 	"sup cgroup stats":       "cgroup events and stats read",

@@ -84,3 +84,30 @@ func TestOnlyIn(t *testing.T) {
 		t.Error("a none group answered for the sandbox")
 	}
 }
+
+// TestV1Only: a v1 group answers from its first hierarchy's cgroup.procs.
+func TestV1Only(t *testing.T) {
+	mk := func(procs string) string {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(procs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		name  string
+		order []string
+		want  bool
+	}{
+		{"init alone", []string{mk("42\n"), mk("42\n")}, true},
+		{"empty", []string{mk("")}, true},
+		{"another process", []string{mk("42\n43\n"), mk("42\n")}, false},
+		{"unreadable", []string{filepath.Join(t.TempDir(), "gone")}, false},
+		{"no hierarchy", nil, false},
+	} {
+		g := &v1Group{order: tc.order}
+		if got := g.Only(42); got != tc.want {
+			t.Errorf("%s: Only = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -155,6 +155,7 @@ type runner struct {
 	exitCh        chan struct{}       // init's exit message came: the rest of the sandbox is gone (MsgExit)
 	checked       bool                // endCheck ran (the main loop's goroutine only)
 	serversDone   chan struct{}       // stopServers: the servers are done, the trail fsynced
+	sentryDropped chan struct{}       // endCheck: the sentinel's run record is removed
 	wallsUp       chan struct{}       // closed by raiseWalls: the go may be sent
 	controlUp     chan struct{}       // closed once the control socket is served and the sandbox registered: so may it
 	stopCh        chan syscall.Signal // the agent stopped (MsgStopped)
@@ -1216,6 +1217,9 @@ func (r *runner) finish() int {
 	exit.Code, exit.Reason = code, reason
 	r.debugf("exit %d (%s) after %.0f ms; cpu %.0f ms; peak memory %s; limits via %s",
 		code, reason, exit.WallMS, audit.Millis(st.CPU), cgroup.FormatSize(int64(st.MemoryPeak)), r.group.Mode())
+	if r.sentryDropped != nil {
+		<-r.sentryDropped
+	}
 	if r.trail != nil {
 		// Everything the run produced is written before its exit event
 		// (the queue cannot refuse it), which then says what the file does
@@ -1246,7 +1250,16 @@ func (r *runner) endCheck() {
 	// The sandbox has ended: no writer is left for the last check.
 	r.closeGuard()
 	r.tracef("agentcfg check")
-	r.exitSentry()
+	if drop := r.exitSentryChecks(); drop != nil {
+		// The run's record goes while finish waits for init and writes
+		// the exit event; it is gone before that event is (finish).
+		done := make(chan struct{})
+		r.sentryDropped = done
+		go func() {
+			defer close(done)
+			drop()
+		}()
+	}
 	r.tracef("exit check")
 }
 

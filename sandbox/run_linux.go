@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
+	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/denials"
@@ -1280,8 +1281,17 @@ func (r *runner) stopServers() {
 	r.serversDone = done
 	r.cancel()
 	tr := r.trail
+	var acfg *agentcfg.Guard
+	if r.acfg != nil {
+		acfg = r.acfg.g
+	}
 	go func() {
 		defer close(done)
+		if acfg != nil {
+			// Its watch goroutines' stop (two hand-offs) off the check's
+			// path: closeGuard's Close waits for it if need be.
+			acfg.StopWatching()
+		}
 		r.bg.Wait()
 		r.tracef("bg wait")
 		r.closeDenials()

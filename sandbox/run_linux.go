@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
-	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/denials"
@@ -1134,7 +1133,6 @@ func (r *runner) finish() int {
 	r.tracef("init exited")
 	defer r.tracef("done")
 	r.endCheck() // unless init's exit message came first
-	<-r.serversDone
 	var ev cgroup.Events
 	var st cgroup.Stats
 	if r.group != nil {
@@ -1143,7 +1141,10 @@ func (r *runner) finish() int {
 	}
 	r.tracef("cgroup stats")
 	r.removeCgroup()
-	// Every writer of these (the message reader, the signal loop) is done.
+	<-r.serversDone
+	r.tracef("servers done")
+	// Every writer of these (the message reader, the signal loop, the
+	// servers) is done.
 	r.mu.Lock()
 	exitMsg, setupErr, timedOut, killedBy, memOver := r.exit, r.setupErr, r.timedOut, r.killedBy, r.memOver
 	r.mu.Unlock()
@@ -1281,17 +1282,18 @@ func (r *runner) stopServers() {
 	r.serversDone = done
 	r.cancel()
 	tr := r.trail
-	var acfg *agentcfg.Guard
-	if r.acfg != nil {
-		acfg = r.acfg.g
+	// The watches of the agent-config guard and of the sentinel stop now
+	// too, each on its own: closing an inotify descriptor waits for an
+	// SRCU grace period (1-2 ms here), which then passes while the kernel
+	// answers sandboxQuiet. Their checks wait for them (Close, Stop).
+	if r.acfg != nil && r.acfg.g != nil {
+		go r.acfg.g.StopWatching()
+	}
+	if r.sentry != nil {
+		go r.sentry.s.Stop()
 	}
 	go func() {
 		defer close(done)
-		if acfg != nil {
-			// Its watch goroutines' stop (two hand-offs) off the check's
-			// path: closeGuard's Close waits for it if need be.
-			acfg.StopWatching()
-		}
 		r.bg.Wait()
 		r.tracef("bg wait")
 		r.closeDenials()

@@ -61,6 +61,7 @@ var stepWhat = map[string]string{
 	"sup init exited":        "init exits (the kernel tears it down)",
 	"sup bg wait":            "servers stopped",
 	"sup cgroup stats":       "cgroup events and stats read",
+	"sup servers done":       "servers' end, the trail's fsync awaited",
 	"sup agentcfg check":     "agent-config guard's last check",
 	"sup exit check":         "exit checks (sentinel, git)",
 	"sup done":               "exit event written and synced",

@@ -345,6 +345,7 @@ type Guard struct {
 	w        *watcher
 	stop     chan struct{}
 	stopped  sync.WaitGroup
+	stopOnce sync.Once
 	closed   bool
 }
 
@@ -535,6 +536,20 @@ func (g *Guard) beat() {
 	}
 }
 
+// StopWatching stops the watch and the record's heartbeat, and waits for
+// them: the sandbox has ended, nothing is left to react to. Close's last
+// check is still Close's. A caller may stop them ahead of Close (and
+// beside other work): safe to call more than once, and with Close.
+func (g *Guard) StopWatching() {
+	g.stopOnce.Do(func() {
+		close(g.stop)
+		if g.w != nil {
+			g.w.close()
+		}
+		g.stopped.Wait()
+	})
+}
+
 // Close stops watching and checks every target one last time (the sandbox
 // has ended: no writer is left), then removes the record.
 func (g *Guard) Close() {
@@ -545,11 +560,7 @@ func (g *Guard) Close() {
 	}
 	g.closed = true
 	g.mu.Unlock()
-	close(g.stop)
-	if g.w != nil {
-		g.w.close()
-	}
-	g.stopped.Wait()
+	g.StopWatching()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, t := range g.targets {

@@ -17,6 +17,9 @@ func (g *Guard) Watch() error { return ErrUnsupported }
 // Close does nothing.
 func (g *Guard) Close() {}
 
+// StopWatching does nothing.
+func (g *Guard) StopWatching() {}
+
 // CheckNow does nothing.
 func (g *Guard) CheckNow() {}
 

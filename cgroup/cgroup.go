@@ -114,6 +114,10 @@ type Group interface {
 	// Delete removes the group; it retries while exiting processes linger
 	// and fails with an error wrapping ErrBusy if processes remain.
 	Delete() error
+	// Only tells whether the kernel lists no process in the group but pid
+	// (pid may have left it already) and no group below it: false when
+	// the group cannot tell (none) or a read fails.
+	Only(pid int) bool
 }
 
 // Errors callers check with errors.Is.

@@ -228,6 +228,27 @@ func (g *v1Group) Stats() (Stats, error) {
 	return s, nil
 }
 
+// Only reads one hierarchy: a process is in every hierarchy's group (init
+// joined them all; children inherit each), and only root, whose
+// directories these are, could move one into another group of one
+// hierarchy or make a group below. Each v1 cgroup.procs read builds and
+// sorts a pid list (0.1-0.15 ms here).
+func (g *v1Group) Only(pid int) bool {
+	if len(g.order) == 0 {
+		return false
+	}
+	pids, err := readPids(g.order[0])
+	if err != nil {
+		return false
+	}
+	for _, p := range pids {
+		if p != pid {
+			return false
+		}
+	}
+	return true
+}
+
 func (g *v1Group) Delete() error {
 	var errs []error
 	for i := len(g.order) - 1; i >= 0; i-- {

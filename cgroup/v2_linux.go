@@ -410,6 +410,8 @@ func (g *v2Group) Stats() (Stats, error) {
 	return s, nil
 }
 
+func (g *v2Group) Only(pid int) bool { return onlyIn([]string{g.dir}, pid) }
+
 func (g *v2Group) Delete() error {
 	if g.fd >= 0 {
 		_ = unix.Close(g.fd)

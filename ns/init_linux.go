@@ -109,7 +109,24 @@ func run(conn *Conn, h Hooks) int {
 		_ = conn.Send(Message{Type: MsgError, Error: err.Error(), ExitCode: code})
 		return code
 	}
+	if spec.Trace {
+		st.traceEnd = endTracer(conn, spec)
+	}
 	return st.reap(conn)
+}
+
+// endTracer sends init's trace lines of the run's end (JAIL_TRACE=1), in
+// the format of setupRest's: ms since init's main, then on the
+// supervisor's clock (make bench reads both).
+func endTracer(conn *Conn, spec *Spec) func(step string) {
+	return func(step string) {
+		mono := MonotonicNS()
+		text := fmt.Sprintf("init %-10s %6.2f ms", step, float64(mono-initEntered)/1e6)
+		if spec.TraceOrigin != 0 {
+			text += fmt.Sprintf(" (at %.2f ms)", float64(mono-spec.TraceOrigin)/1e6)
+		}
+		_ = conn.Send(Message{Type: MsgLog, Level: LogTrace, Text: text})
+	}
 }
 
 // prepare does what init's start needs and the spec does not decide, before
@@ -153,6 +170,8 @@ type initState struct {
 	// wake tells an idle reaper with no child that a command started or a
 	// stop was asked (wait4 has nothing to wait for then).
 	wake chan struct{}
+	// traceEnd, with JAIL_TRACE=1, says when a step of the end was done.
+	traceEnd func(step string)
 }
 
 // lockedThread runs functions, one at a time, on one dedicated OS thread.
@@ -759,6 +778,16 @@ func (st *initState) reap(conn *Conn) int {
 			break
 		}
 	}
+	if st.traceEnd != nil {
+		st.traceEnd("agent exit")
+	}
+	// No command is exec'd from here on (exec checks this under mu, in the
+	// same critical section as its fork): one forked after the kill below
+	// would outlive it, and one forked after the last wait4 would run
+	// while the supervisor's exit check does.
+	st.mu.Lock()
+	st.stopping = true
+	st.mu.Unlock()
 	if st.degraded {
 		// No pid namespace: kill(-1) would reach every process of the
 		// user's. Init is the subreaper of all the agent started, so its
@@ -769,14 +798,26 @@ func (st *initState) reap(conn *Conn) int {
 		// daemons, double forks and setsid'd children included.
 		st.onAgentThread(func() { _ = unix.Kill(-1, unix.SIGKILL) })
 	}
+	// Every child reaped, until the kernel says none is left (ECHILD): the
+	// exit message below is sent only then, and the supervisor takes it
+	// as its word that every other process of the sandbox is gone (its
+	// exit check starts on it, while the kernel tears init down). A reaped
+	// process has run its last system call: its files are closed, its
+	// writes done. As subreaper (or pid 1), init inherits every orphan, so
+	// none can outlive this loop unseen.
 	for {
 		_, err := unix.Wait4(-1, nil, 0, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
+		if err == unix.ECHILD {
 			break
 		}
+		if err != nil && err != unix.EINTR {
+			// Cannot happen (no pointer, valid options); never taken for
+			// "none left".
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if st.traceEnd != nil {
+		st.traceEnd("reaped")
 	}
 	msg := Message{Type: MsgExit}
 	code := status.ExitStatus()

@@ -23,9 +23,15 @@ type Stat struct {
 	Comm  string // the name between the parentheses, as the kernel wrote it
 	State byte   // field 3: R, S, D, T, Z, ...
 	PPid  int    // field 4: the parent's pid (0 for init and kernel threads' parent)
+	// Flags is field 9: the kernel's PF_* flags of the task.
+	Flags uint64
 	// StartTime is field 22: the start time in clock ticks after boot.
 	StartTime uint64
 }
+
+// PFExiting is the PF_EXITING bit of Flags: the task is in do_exit and
+// runs no more code of its own.
+const PFExiting = 0x4
 
 // ErrFormat says a line is not the stat format this package knows.
 var ErrFormat = errors.New("not a /proc/PID/stat line")
@@ -58,9 +64,13 @@ func Parse(b []byte) (Stat, error) {
 	if err != nil || ppid < 0 {
 		return Stat{}, fmt.Errorf("%w: ppid %q", ErrFormat, f[1])
 	}
+	flags, err := strconv.ParseUint(string(f[6]), 10, 64)
+	if err != nil {
+		return Stat{}, fmt.Errorf("%w: flags %q", ErrFormat, f[6])
+	}
 	st, err := strconv.ParseUint(string(f[19]), 10, 64)
 	if err != nil {
 		return Stat{}, fmt.Errorf("%w: starttime %q", ErrFormat, f[19])
 	}
-	return Stat{Pid: pid, Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid, StartTime: st}, nil
+	return Stat{Pid: pid, Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid, Flags: flags, StartTime: st}, nil
 }

@@ -275,9 +275,18 @@ func (se *sentry) dropRecord() {
 // walk of every writable tree; what was renamed aside during the run is
 // copied into the quarantine and removed from the tree.
 func (r *runner) exitSentry() {
+	if drop := r.exitSentryChecks(); drop != nil {
+		drop()
+	}
+}
+
+// exitSentryChecks is exitSentry up to the run's record, which it leaves
+// to the returned function (nil when there is none): the end removes it
+// in the background, before the exit event is written.
+func (r *runner) exitSentryChecks() (drop func()) {
 	se := r.sentry
 	if se == nil {
-		return
+		return nil
 	}
 	r.sentry = nil
 	se.s.Stop()
@@ -300,15 +309,17 @@ func (r *runner) exitSentry() {
 		}
 	}
 	se.s.Close()
-	se.dropRecord()
-	if se.dir != "" {
-		os.Remove(se.dir) // only when empty: nothing was quarantined
-	}
 	se.mu.Lock()
 	n := se.moved
 	se.mu.Unlock()
 	if n > 0 {
 		r.notef("%d entries the agent left in the writable trees were taken out of them; they are in %s (manifest.jsonl lists each)", n, se.dir)
+	}
+	return func() {
+		se.dropRecord()
+		if se.dir != "" {
+			os.Remove(se.dir) // only when empty: nothing was quarantined
+		}
 	}
 }
 

@@ -154,11 +154,15 @@ func (s *Sentinel) Stop() {
 	f, done := s.file, s.done
 	s.file = nil
 	s.mu.Unlock()
-	if f == nil {
-		return
+	if f != nil {
+		f.Close()
 	}
-	f.Close()
-	<-done
+	// A second Stop (the first may run in the background: closing an
+	// inotify descriptor waits for an SRCU grace period, 1-2 ms here)
+	// returns only once the watch loop has ended too.
+	if done != nil {
+		<-done
+	}
 }
 
 // Watches reports how many directories are watched, and whether some were

@@ -337,15 +337,7 @@ func compileBuiltins(allowGitConfig bool, anchors []string) []rule {
 	if !builtinTableFits() {
 		return compileBuiltinsFromList(allowGitConfig, anchors)
 	}
-	n := 0
-	for _, b := range Builtins {
-		if strings.HasPrefix(b.Name, "~/") {
-			n += len(anchors)
-		} else {
-			n++
-		}
-	}
-	out := make([]rule, 0, n)
+	out := make([]rule, 0, builtinCount(anchors))
 	var a arena
 	t := 0
 	for _, b := range Builtins {
@@ -402,9 +394,9 @@ func appendAnchored(out []rule, a *arena, b Builtin, anchors []string) []rule {
 	return out
 }
 
-// compileBuiltinsFromList is compileBuiltins compiling every built-in
-// (the list is not the table's: a test changed it).
-func compileBuiltinsFromList(allowGitConfig bool, anchors []string) []rule {
+// builtinCount is how many rules the built-ins make: one each, and one per
+// home anchor for each home-anchored one.
+func builtinCount(anchors []string) int {
 	n := 0
 	for _, b := range Builtins {
 		if strings.HasPrefix(b.Name, "~/") {
@@ -413,7 +405,13 @@ func compileBuiltinsFromList(allowGitConfig bool, anchors []string) []rule {
 			n++
 		}
 	}
-	out := make([]rule, 0, n)
+	return n
+}
+
+// compileBuiltinsFromList is compileBuiltins compiling every built-in
+// (the list is not the table's: a test changed it).
+func compileBuiltinsFromList(allowGitConfig bool, anchors []string) []rule {
+	out := make([]rule, 0, builtinCount(anchors))
 	var a arena
 	for _, b := range Builtins {
 		if b.Git && allowGitConfig {

@@ -32,22 +32,7 @@ func TestEmbeddedProgram(t *testing.T) {
 // package inits cost init 20-35 page faults a start): read from the
 // embedded program's own function table.
 func TestEmbeddedProgramLinksNoGzip(t *testing.T) {
-	f, err := elf.NewFile(strings.NewReader(program))
-	if err != nil {
-		t.Fatalf("the embedded program: %v", err)
-	}
-	pcln, text := f.Section(".gopclntab"), f.Section(".text")
-	if pcln == nil || text == nil {
-		t.Fatal("the embedded program has no .gopclntab or .text")
-	}
-	data, err := pcln.Data()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tab := embeddedTable(t)
 	pkgs := map[string]bool{}
 	for i := range tab.Funcs {
 		pkgs[tab.Funcs[i].PackageName()] = true
@@ -77,6 +62,26 @@ func TestEmbeddedProgramLinksNoGzip(t *testing.T) {
 // of the supervisor. A marker without the entry would make jail try it in
 // vain each run; an entry without the marker would leave it unused.
 func TestEmbeddedEntry(t *testing.T) {
+	f, tab := embeddedTable(t)
+	fn := tab.PCToFunc(f.Entry)
+	name := "?"
+	if fn != nil {
+		name = fn.Name
+	}
+	switch {
+	case runtime.GOARCH == "amd64" && !HasEntry():
+		t.Errorf("amd64: the embedded lean init is not marked as having its entry (jail-init.entry %q)", entry)
+	case HasEntry() && (fn == nil || fn.Name != "main.entry" || fn.Entry != f.Entry):
+		t.Errorf("marked as having its entry, but its ELF entry %#x is in %s", f.Entry, name)
+	case !HasEntry() && name == "main.entry":
+		t.Errorf("its ELF entry is main.entry, but it is not marked so")
+	}
+}
+
+// embeddedTable is the embedded program's ELF file and its own function
+// table (.gopclntab; the build strips the symbol table).
+func embeddedTable(t *testing.T) (*elf.File, *gosym.Table) {
+	t.Helper()
 	f, err := elf.NewFile(strings.NewReader(program))
 	if err != nil {
 		t.Fatalf("the embedded program: %v", err)
@@ -93,17 +98,5 @@ func TestEmbeddedEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := tab.PCToFunc(f.Entry)
-	name := "?"
-	if fn != nil {
-		name = fn.Name
-	}
-	switch {
-	case runtime.GOARCH == "amd64" && !HasEntry():
-		t.Errorf("amd64: the embedded lean init is not marked as having its entry (jail-init.entry %q)", entry)
-	case HasEntry() && (fn == nil || fn.Name != "main.entry" || fn.Entry != f.Entry):
-		t.Errorf("marked as having its entry, but its ELF entry %#x is in %s", f.Entry, name)
-	case !HasEntry() && name == "main.entry":
-		t.Errorf("its ELF entry is main.entry, but it is not marked so")
-	}
+	return f, tab
 }

@@ -314,34 +314,16 @@ func placeCameBack(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// placeGone tells whether err, from making or mounting on p, comes from p
-// having been removed under us, in the read-only host view where no mount
-// point can be made.
-func placeGone(p string, err error) bool {
-	if !errors.Is(err, unix.EROFS) && !errors.Is(err, unix.EEXIST) && !errors.Is(err, unix.ENOENT) {
-		return false
-	}
-	_, lerr := os.Lstat(p)
-	return errors.Is(lerr, os.ErrNotExist)
+// placeChurn tells whether err, from making or mounting on a place, is
+// what the host removing (or making again) that place under us gives, in
+// the read-only host view where no mount point can be made.
+func placeChurn(err error) bool {
+	return errors.Is(err, unix.EROFS) || errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOENT)
 }
 
 func applyMount(m Mount, src int) error {
 	switch m.Kind {
 	case KindTmpfs:
-		if err := ensureTarget(m.Path, true); err != nil && !placeCameBack(m.Path) {
-			if placeGone(m.Path, err) {
-				// The host removed the place between the plan and this
-				// mount (a data place the plan hides under an empty
-				// tmpfs), and no mount point can be made in the read-only
-				// host view. Nothing is left there to hide; whatever the
-				// host makes there later is like any directory it makes
-				// after the start. A start must not fail on the host's
-				// own churn (about two in three did while a top-level
-				// directory came and went: TestDataPlaceVanishesDuringStart).
-				return nil
-			}
-			return err
-		}
 		mode := m.Mode
 		if mode == 0 {
 			mode = 0o755
@@ -350,11 +332,34 @@ func applyMount(m Mount, src int) error {
 		if m.Size > 0 {
 			opts += fmt.Sprintf(",size=%d", m.Size)
 		}
-		err := unix.Mount("tmpfs", m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)
-		if err != nil && placeGone(m.Path, err) {
-			return nil // removed by the host just before the mount: as above
+		// The host may remove the place (a data place the plan hides under
+		// an empty tmpfs) between the plan and this mount, and make it
+		// again, any number of times: no mount point can be made in the
+		// read-only host view. What counts is the place as it is now: gone,
+		// nothing is left there to hide (whatever the host makes there
+		// later is like any directory it makes after the start); there, it
+		// is mounted over. A start must not fail on the host's own churn
+		// (about two in three did while a top-level directory came and
+		// went, and then one in a few hundred when it came back between two
+		// looks: TestDataPlaceVanishesDuringStart).
+		for attempt := 0; ; attempt++ {
+			err := ensureTarget(m.Path, true)
+			if err == nil || placeCameBack(m.Path) {
+				if err = unix.Mount("tmpfs", m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err == nil {
+					return nil
+				}
+			}
+			if !placeChurn(err) {
+				return err
+			}
+			if _, lerr := os.Lstat(m.Path); errors.Is(lerr, os.ErrNotExist) {
+				return nil // gone: nothing is left there to hide
+			}
+			if attempt == 7 {
+				return err
+			}
+			// There again since the failed step: mount over it.
 		}
-		return err
 	case KindBind, KindROBind:
 		if err := ensureTarget(m.Path, m.Dir); err != nil {
 			return err

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -92,17 +93,31 @@ func gcCgroup(t *testing.T, name string) string {
 		}
 		t.Cleanup(func() {
 			// Whatever is left is the test's own: empty it, then remove.
-			b, _ := os.ReadFile(d + "/cgroup.procs")
-			for _, p := range strings.Fields(string(b)) {
-				os.WriteFile(filepath.Join("/sys/fs/cgroup", c, "cgroup.procs"), []byte(p), 0)
-			}
-			ents, _ := os.ReadDir(d)
-			for _, e := range ents {
-				if e.IsDir() {
-					syscall.Rmdir(filepath.Join(d, e.Name()))
+			// A killed supervisor's processes may still be exiting (the
+			// groups are busy until they are gone): try again for a while,
+			// so that no group of the test's outlives it.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				b, _ := os.ReadFile(d + "/cgroup.procs")
+				for _, p := range strings.Fields(string(b)) {
+					os.WriteFile(filepath.Join("/sys/fs/cgroup", c, "cgroup.procs"), []byte(p), 0)
 				}
+				ents, _ := os.ReadDir(d)
+				for _, e := range ents {
+					if e.IsDir() {
+						syscall.Rmdir(filepath.Join(d, e.Name()))
+					}
+				}
+				err := syscall.Rmdir(d)
+				if err == nil || errors.Is(err, syscall.ENOENT) {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("the test's cgroup %s is left: %v", d, err)
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
-			syscall.Rmdir(d)
 		})
 		moves = append(moves, fmt.Sprintf("echo $$ > %s/cgroup.procs", d))
 	}

@@ -358,14 +358,8 @@ func rmdirRetry(dir string, timeout time.Duration) error {
 // would not be in cgroup.procs).
 func onlyIn(dirs []string, pid int) bool {
 	for _, d := range dirs {
-		pids, err := readPids(d)
-		if err != nil {
+		if !onlyPid(d, pid) {
 			return false
-		}
-		for _, p := range pids {
-			if p != pid {
-				return false
-			}
 		}
 		ents, err := os.ReadDir(d)
 		if err != nil {
@@ -375,6 +369,21 @@ func onlyIn(dirs []string, pid int) bool {
 			if e.IsDir() {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// onlyPid tells whether dir's cgroup.procs lists no process but pid
+// (false when it cannot be read).
+func onlyPid(dir string, pid int) bool {
+	pids, err := readPids(dir)
+	if err != nil {
+		return false
+	}
+	for _, p := range pids {
+		if p != pid {
+			return false
 		}
 	}
 	return true

@@ -234,19 +234,7 @@ func (g *v1Group) Stats() (Stats, error) {
 // hierarchy or make a group below. Each v1 cgroup.procs read builds and
 // sorts a pid list (0.1-0.15 ms here).
 func (g *v1Group) Only(pid int) bool {
-	if len(g.order) == 0 {
-		return false
-	}
-	pids, err := readPids(g.order[0])
-	if err != nil {
-		return false
-	}
-	for _, p := range pids {
-		if p != pid {
-			return false
-		}
-	}
-	return true
+	return len(g.order) > 0 && onlyPid(g.order[0], pid)
 }
 
 func (g *v1Group) Delete() error {

@@ -285,14 +285,8 @@ func escapeGlob(p string) string {
 }
 
 func builtinRules(allowGitConfig bool, homes []string) []rule {
-	return appendBuiltinRules(nil, allowGitConfig, homes)
-}
-
-// appendBuiltinRules appends the built-in rules to dst (builtinRules
-// without a copy of its own: the caller's append is the one copy).
-func appendBuiltinRules(dst []rule, allowGitConfig bool, homes []string) []rule {
 	rules, _ := builtinRulesAt(allowGitConfig, homeAnchors(homes))
-	return append(dst, rules...)
+	return append([]rule(nil), rules...) // the memo's are shared: a copy
 }
 
 // builtinRulesAt returns the built-in rules anchored at anchors
@@ -334,25 +328,34 @@ var builtinMemo struct {
 // ~200 patterns compiled at every start were fresh heap pages, each a
 // page fault of 18-30 us here (issue 16).
 func compileBuiltins(allowGitConfig bool, anchors []string) []rule {
-	if !builtinTableFits() {
-		return compileBuiltinsFromList(allowGitConfig, anchors)
-	}
+	return compileBuiltinsWith(allowGitConfig, anchors, builtinTableFits())
+}
+
+// compileBuiltinsWith is compileBuiltins, the built-ins that are not
+// home-anchored taken from builtinTable (fromTable: it must fit) or
+// compiled.
+func compileBuiltinsWith(allowGitConfig bool, anchors []string, fromTable bool) []rule {
 	out := make([]rule, 0, builtinCount(anchors))
 	var a arena
 	t := 0
 	for _, b := range Builtins {
-		home := strings.HasPrefix(b.Name, "~/")
+		rest, home := strings.CutPrefix(b.Name, "~/")
 		if !home {
 			t++
 		}
 		if b.Git && allowGitConfig {
 			continue
 		}
-		if !home {
+		switch {
+		case home:
+			for _, an := range anchors {
+				out = appendBuiltin(out, &a, b, an+"/"+rest)
+			}
+		case fromTable:
 			out = append(out, builtinTable[t-1])
-			continue
+		default:
+			out = appendBuiltin(out, &a, b, "/**/"+b.Name)
 		}
-		out = appendAnchored(out, &a, b, anchors)
 	}
 	return out
 }
@@ -378,20 +381,15 @@ func builtinTableFits() bool {
 	return t == len(builtinTable)
 }
 
-// appendAnchored appends home-anchored built-in b compiled at each anchor.
-func appendAnchored(out []rule, a *arena, b Builtin, anchors []string) []rule {
-	dirOnly := strings.HasSuffix(b.Name, "/")
-	rest := strings.TrimPrefix(b.Name, "~/")
-	for _, an := range anchors {
-		// Built-ins are matched case-insensitively (see Builtin).
-		p, err := compileAbsIn(a, an+"/"+rest, dirOnly, true)
-		if err != nil {
-			panic("fsrules: bad built-in " + b.Name) // a programming error, caught by tests
-		}
-		p.Source = b.Name
-		out = append(out, rule{pat: p, kind: b.Kind, name: "default: " + b.Name, git: b.Git})
+// appendBuiltin appends built-in b compiled as glob.
+func appendBuiltin(out []rule, a *arena, b Builtin, glob string) []rule {
+	// Built-ins are matched case-insensitively (see Builtin).
+	p, err := compileAbsIn(a, glob, strings.HasSuffix(b.Name, "/"), true)
+	if err != nil {
+		panic("fsrules: bad built-in " + b.Name) // a programming error, caught by tests
 	}
-	return out
+	p.Source = b.Name
+	return append(out, rule{pat: p, kind: b.Kind, name: "default: " + b.Name, git: b.Git})
 }
 
 // builtinCount is how many rules the built-ins make: one each, and one per
@@ -406,34 +404,4 @@ func builtinCount(anchors []string) int {
 		}
 	}
 	return n
-}
-
-// compileBuiltinsFromList is compileBuiltins compiling every built-in
-// (the list is not the table's: a test changed it).
-func compileBuiltinsFromList(allowGitConfig bool, anchors []string) []rule {
-	out := make([]rule, 0, builtinCount(anchors))
-	var a arena
-	for _, b := range Builtins {
-		if b.Git && allowGitConfig {
-			continue
-		}
-		dirOnly := strings.HasSuffix(b.Name, "/")
-		globs := []string{"/**/" + b.Name}
-		if rest, ok := strings.CutPrefix(b.Name, "~/"); ok {
-			globs = globs[:0]
-			for _, a := range anchors {
-				globs = append(globs, a+"/"+rest)
-			}
-		}
-		for _, g := range globs {
-			// Built-ins are matched case-insensitively (see Builtin).
-			p, err := compileAbsIn(&a, g, dirOnly, true)
-			if err != nil {
-				panic("fsrules: bad built-in " + b.Name) // a programming error, caught by tests
-			}
-			p.Source = b.Name
-			out = append(out, rule{pat: p, kind: b.Kind, name: "default: " + b.Name, git: b.Git})
-		}
-	}
-	return out
 }

@@ -115,18 +115,21 @@ func run(conn *Conn, h Hooks) int {
 	return st.reap(conn)
 }
 
-// endTracer sends init's trace lines of the run's end (JAIL_TRACE=1), in
-// the format of setupRest's: ms since init's main, then on the
-// supervisor's clock (make bench reads both).
+// endTracer sends init's trace lines of the run's end (JAIL_TRACE=1), as
+// setupRest sends those of the setup.
 func endTracer(conn *Conn, spec *Spec) func(step string) {
-	return func(step string) {
-		mono := MonotonicNS()
-		text := fmt.Sprintf("init %-10s %6.2f ms", step, float64(mono-initEntered)/1e6)
-		if spec.TraceOrigin != 0 {
-			text += fmt.Sprintf(" (at %.2f ms)", float64(mono-spec.TraceOrigin)/1e6)
-		}
-		_ = conn.Send(Message{Type: MsgLog, Level: LogTrace, Text: text})
+	return func(step string) { sendTrace(conn, spec, step, MonotonicNS()) }
+}
+
+// sendTrace sends one of init's trace lines (JAIL_TRACE=1): when step
+// ended (mono), in ms since init's main began, then on the supervisor's
+// clock (one timeline for make bench, which reads both).
+func sendTrace(conn *Conn, spec *Spec, step string, mono int64) {
+	text := fmt.Sprintf("init %-10s %6.2f ms", step, float64(mono-initEntered)/1e6)
+	if spec.TraceOrigin != 0 && mono != 0 {
+		text += fmt.Sprintf(" (at %.2f ms)", float64(mono-spec.TraceOrigin)/1e6)
 	}
+	_ = conn.Send(Message{Type: MsgLog, Level: LogTrace, Text: text})
 }
 
 // prepare does what init's start needs and the spec does not decide, before
@@ -230,16 +233,9 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 
 func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []string, files []*os.File, info map[string]string) (*initState, error) {
 	traceAt := func(step string, mono int64) {
-		if !spec.Trace {
-			return
+		if spec.Trace {
+			sendTrace(conn, spec, step, mono)
 		}
-		// ms since init's main began; then on the supervisor's clock.
-		text := fmt.Sprintf("init %-10s %6.2f ms", step, float64(mono-initEntered)/1e6)
-		if spec.TraceOrigin != 0 && mono != 0 {
-			// On the supervisor's clock: one timeline for make bench.
-			text += fmt.Sprintf(" (at %.2f ms)", float64(mono-spec.TraceOrigin)/1e6)
-		}
-		_ = conn.Send(Message{Type: MsgLog, Level: LogTrace, Text: text})
 	}
 	trace := func(step string) { traceAt(step, MonotonicNS()) }
 	// The steps before this function: init's process start (exec, Go

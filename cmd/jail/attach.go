@@ -68,14 +68,17 @@ func runAttach(opts *AttachOptions) error {
 		}
 		out = w
 	}
-	t, err := sb.Attach()
-	if err != nil {
-		return err
-	}
 	restore := func() {}
 	if term.IsTerminal(0) {
 		// Keys go to the sandbox's pty as typed: its line discipline,
 		// not ours, makes Ctrl-C a SIGINT for its foreground job.
+		//
+		// Raw before the attach, not after: the attach itself makes the
+		// command repaint (SIGWINCH), and keys typed in reply to what it
+		// draws must not meet our cooked line discipline. There Ctrl-Q is
+		// eaten as flow control and Ctrl-P echoed and held for a line that
+		// never comes, so the detach keys never arrived (CI saw "^P" and a
+		// client that would not detach).
 		if st, err := term.MakeRaw(0); err == nil {
 			restore = func() { _ = term.Restore(0, st) }
 		}
@@ -83,6 +86,11 @@ func runAttach(opts *AttachOptions) error {
 		restore = noOutputProcessing(1)
 	}
 	defer restore()
+	t, err := sb.Attach()
+	if err != nil {
+		restore()
+		return err
+	}
 	resize := func() {
 		if term.IsTerminal(1) {
 			if w, h, err := term.GetSize(1); err == nil {

@@ -218,7 +218,7 @@ func writeCopy(dfd int, name string) (err error) {
 			_ = unix.Unlinkat(dfd, tmp, 0)
 		}
 	}()
-	if _, err = f.WriteString(program); err != nil {
+	if _, err = f.Write(program); err != nil {
 		return err
 	}
 	// On disk before its name is: a crash never leaves a copy of the

@@ -21,7 +21,7 @@ func setProgram(t *testing.T, data []byte) string {
 	t.Helper()
 	oldP, oldS, oldTop := program, sum, chainTop
 	h := sha256.Sum256(data)
-	program, sum = string(data), hex.EncodeToString(h[:])+"\n"
+	program, sum = data, hex.EncodeToString(h[:])+"\n"
 	t.Cleanup(func() { program, sum, chainTop = oldP, oldS, oldTop })
 	name, ok := fileName()
 	if !ok {
@@ -83,7 +83,7 @@ func mustBeCopy(t *testing.T, dir, name string) {
 		t.Errorf("how = %q", how)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil || string(got) != program {
+	if err != nil || !bytes.Equal(got, program) {
 		t.Fatalf("the copy's bytes differ from the program (%v)", err)
 	}
 	var st unix.Stat_t
@@ -116,7 +116,7 @@ func TestOpenExtractsOnceThenExecs(t *testing.T) {
 
 func TestOpenWithoutProgram(t *testing.T) {
 	oldP, oldS := program, sum
-	program, sum = "", ""
+	program, sum = nil, ""
 	defer func() { program, sum = oldP, oldS }()
 	dir := stateDir(t)
 	if f, how := open(dir); f != nil || !strings.Contains(how, "built without the lean init") {

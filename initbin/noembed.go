@@ -4,7 +4,7 @@ package initbin
 
 // A plain `go build` embeds no lean init: Open says so.
 var (
-	program string
+	program []byte
 	sum     string
 	entry   string
 )

@@ -27,6 +27,10 @@ const (
 	// session-name regexp alone was 852; gitguard's allowlist 50 until
 	// session 5; the most now is seccomp's 12, four sync.OnceValue).
 	ownAllocBudget = 32
+	// ownBytesBudget bounds each of jail's own packages' init bytes:
+	// fsrules' init appended the agent built-ins to Builtins, a 16,720-byte
+	// copy (session 9: now one literal); the most now is sandbox's 1,056.
+	ownBytesBudget = 4 << 10
 )
 
 // initsBanned are packages that must not be linked at all: their init
@@ -85,6 +89,9 @@ func TestPackageInitIsLight(t *testing.T) {
 		}
 		if strings.HasPrefix(p.pkg, "github.com/jail-sandbox/jail") && p.allocs > ownAllocBudget {
 			t.Errorf("%s: %d allocations in package init (budget %d): build it at first use", p.pkg, p.allocs, ownAllocBudget)
+		}
+		if strings.HasPrefix(p.pkg, "github.com/jail-sandbox/jail") && p.bytes > ownBytesBudget {
+			t.Errorf("%s: %d bytes allocated in package init (budget %d): make it static data or build it at first use", p.pkg, p.bytes, ownBytesBudget)
 		}
 	}
 	if allocs > initAllocBudget {

@@ -311,7 +311,10 @@ initquit:
 	SYSCALL
 
 runtime:
-	JMP	_rt0_amd64_linux(SB)
+	// Any other start (init itself, as jail:init): the Go runtime, with
+	// the lean init's code and read-only data mapped ahead first (package
+	// prefault; its import is in entry_linux_amd64.go).
+	JMP	jail_prefault_entry(SB)
 
 quit:
 	MOVQ	$SYS_exit_group, AX

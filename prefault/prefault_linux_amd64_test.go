@@ -1,0 +1,215 @@
+package prefault
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// probeUnderFilter names the program the test binary execs itself into
+// after it installed the seccomp filter of TestEntryFallsBack.
+const probeUnderFilter = "PREFAULT_TEST_EXEC_FILTERED"
+
+func TestMain(m *testing.M) {
+	if p := os.Getenv(probeUnderFilter); p != "" {
+		execFiltered(p)
+	}
+	os.Exit(m.Run())
+}
+
+// execFiltered execs prog with a seccomp filter that answers
+// madvise(MADV_POPULATE_READ) with EINVAL, as a kernel before 5.14 does,
+// and lets every other system call through (the Go runtime's own madvise
+// calls use other advice).
+func execFiltered(prog string) {
+	runtime.LockOSThread() // the filter is this thread's; exec from it
+	const (
+		ldAbsW     = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq        = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret        = unix.BPF_RET | unix.BPF_K
+		archX86_64 = 0xc000003e
+	)
+	filter := []unix.SockFilter{
+		{Code: ldAbsW, K: 4}, // seccomp_data.arch
+		{Code: jeq, Jt: 0, Jf: 5, K: archX86_64},
+		{Code: ldAbsW, K: 0}, // .nr
+		{Code: jeq, Jt: 0, Jf: 3, K: unix.SYS_MADVISE},
+		{Code: ldAbsW, K: 32}, // .args[2], low half
+		{Code: jeq, Jt: 0, Jf: 1, K: unix.MADV_POPULATE_READ},
+		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EINVAL)},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+	}
+	prog_ := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "no_new_privs:", err)
+		os.Exit(97)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog_))); e != 0 {
+		fmt.Fprintln(os.Stderr, "seccomp:", e)
+		os.Exit(97)
+	}
+	env := []string{}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, probeUnderFilter+"=") {
+			env = append(env, e)
+		}
+	}
+	err := syscall.Exec(prog, []string{prog, "under", "filter"}, env)
+	fmt.Fprintln(os.Stderr, "exec:", err)
+	os.Exit(97)
+}
+
+// buildProbe builds testdata/probe, linked with the entry (entry) or
+// without. It needs the Go toolchain and this module's source: the test
+// binary run elsewhere (CI's unprivileged pass) skips, the root pass with
+// the source runs it.
+func buildProbe(t *testing.T, entry bool) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no Go toolchain to build the probe: %v", err)
+	}
+	if _, err := os.Stat("testdata/probe/main.go"); err != nil {
+		t.Skipf("no probe source here: %v", err)
+	}
+	// The probe imports this package: it builds only inside the module
+	// (CI's unprivileged pass runs this binary in a tree holding only the
+	// package's testdata, with no go.mod; the root pass builds it).
+	if mod, err := exec.Command(goBin, "env", "GOMOD").Output(); err != nil || !strings.HasSuffix(strings.TrimSpace(string(mod)), "go.mod") {
+		t.Skipf("not in the repository: no go.mod to build the probe in (%q, %v)", strings.TrimSpace(string(mod)), err)
+	}
+	out := filepath.Join(t.TempDir(), "probe")
+	args := []string{"build", "-o", out}
+	if entry {
+		args = append(args, "-ldflags=-E=jail_prefault_entry")
+	}
+	cmd := exec.Command(goBin, append(args, "./testdata/probe")...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the probe: %v\n%s", err, b)
+	}
+	return out
+}
+
+type probeOut struct {
+	args, env, entered, err string
+	auxvRuntime, auxvKernel string
+	size, rss               map[string]int // by the mapping's permissions
+}
+
+var probeLine = regexp.MustCompile(`(?m)^(args|env|entered|auxv-runtime|auxv-kernel|map) (.*)$`)
+
+func runProbe(t *testing.T, cmd *exec.Cmd) probeOut {
+	t.Helper()
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the probe: %v\n%s", err, b)
+	}
+	o := probeOut{size: map[string]int{}, rss: map[string]int{}}
+	for _, m := range probeLine.FindAllStringSubmatch(string(b), -1) {
+		switch m[1] {
+		case "args":
+			o.args = m[2]
+		case "env":
+			o.env = m[2]
+		case "entered":
+			o.entered, o.err, _ = strings.Cut(m[2], " err ")
+		case "auxv-runtime":
+			o.auxvRuntime = m[2]
+		case "auxv-kernel":
+			o.auxvKernel = m[2]
+		case "map":
+			f := strings.Fields(m[2]) // perms Size|Rss KiB
+			n, _ := strconv.Atoi(f[2])
+			if f[1] == "Size" {
+				o.size[f[0]] += n
+			} else {
+				o.rss[f[0]] += n
+			}
+		}
+	}
+	if o.args == "" || o.auxvKernel == "" || len(o.size) != 2 {
+		t.Fatalf("the probe's output is short:\n%s", b)
+	}
+	return o
+}
+
+// checkStart: the program reached main with its arguments, its environment
+// and its auxiliary vector as the kernel gave them (the Go runtime reads
+// all three from the stack the entry must leave alone).
+func checkStart(t *testing.T, o probeOut, wantArgs string) {
+	t.Helper()
+	if o.args != wantArgs {
+		t.Errorf("args %s, want %s", o.args, wantArgs)
+	}
+	if o.env != `"marker-42"` {
+		t.Errorf("environment variable %s, want \"marker-42\"", o.env)
+	}
+	if o.auxvRuntime != o.auxvKernel {
+		t.Errorf("the runtime's auxiliary vector differs from the kernel's:\n%s\n%s", o.auxvRuntime, o.auxvKernel)
+	}
+}
+
+// Started at the entry, the program reaches main intact and with all of
+// its code and read-only data mapped. Seen failing with the entry's
+// madvise calls removed (Rss below Size: 1404 of 1468 KiB of code, 1516 of
+// 1708 of read-only data) and with a PUSHQ before the entry's jump (the
+// runtime read the stack one word off: no arguments, no environment).
+func TestEntryMapsAheadAndKeepsTheStart(t *testing.T) {
+	p := buildProbe(t, true)
+	cmd := exec.Command(p, "one", "two words")
+	cmd.Env = append(os.Environ(), "PREFAULT_PROBE=marker-42")
+	o := runProbe(t, cmd)
+	checkStart(t, o, fmt.Sprintf("[%q \"one\" \"two words\"]", p))
+	if o.entered != "true" || o.err != "<nil>" {
+		t.Errorf("Result: entered %s, err %s; want true, <nil>", o.entered, o.err)
+	}
+	for perms, size := range o.size {
+		if o.rss[perms] != size {
+			t.Errorf("the %s mapping of the program has %d of %d KiB mapped at main, want all", perms, o.rss[perms], size)
+		}
+	}
+}
+
+// Where the kernel refuses the advice (before Linux 5.14: EINVAL, played
+// here by a seccomp filter), the program starts as without the entry and
+// Result says why nothing was mapped ahead. Seen failing with the entry
+// made to exit on a refusal (exit status 1), and with the madvise calls
+// removed (Result said nil: the filter's refusal must show).
+func TestEntryFallsBack(t *testing.T) {
+	p := buildProbe(t, true)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "PREFAULT_PROBE=marker-42", probeUnderFilter+"="+p)
+	o := runProbe(t, cmd)
+	checkStart(t, o, fmt.Sprintf("[%q \"under\" \"filter\"]", p))
+	if o.entered != "true" || o.err != syscall.EINVAL.Error() {
+		t.Errorf("Result: entered %s, err %s; want true, %s", o.entered, o.err, syscall.EINVAL)
+	}
+}
+
+// A program not linked with the entry says so (Result is not true by
+// default).
+func TestResultWithoutEntry(t *testing.T) {
+	p := buildProbe(t, false)
+	cmd := exec.Command(p)
+	cmd.Env = append(os.Environ(), "PREFAULT_PROBE=marker-42")
+	o := runProbe(t, cmd)
+	checkStart(t, o, fmt.Sprintf("[%q]", p))
+	if o.entered != "false" || o.err != "<nil>" {
+		t.Errorf("Result: entered %s, err %s; want false, <nil>", o.entered, o.err)
+	}
+}

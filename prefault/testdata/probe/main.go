@@ -1,0 +1,82 @@
+// Command probe is package prefault's test program: linked with
+// -ldflags=-E=jail_prefault_entry, it prints what it started with (its
+// arguments, one variable of its environment, the auxiliary vector as the
+// Go runtime read it and as the kernel gave it) and how much of its
+// read-only segments its page tables map (the test reads the lines).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net/http" // weight: enough code and data that faults would not map it all
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/prefault"
+)
+
+// keep links the HTTP client and server, which the probe never runs: most
+// of its code is then never touched, and without the prefault most of it
+// is not mapped when main starts.
+var keep = []any{http.ListenAndServe, http.Get}
+
+func main() {
+	fmt.Printf("args %q\n", os.Args)
+	fmt.Printf("env %q\n", os.Getenv("PREFAULT_PROBE"))
+	entered, err := prefault.Result()
+	fmt.Printf("entered %v err %v\n", entered, err)
+	// The runtime's copy of the auxiliary vector (read from the stack the
+	// entry left alone) against the kernel's own record of it.
+	auxv, err := unix.Auxv()
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	var rt []string
+	for _, v := range auxv {
+		rt = append(rt, fmt.Sprintf("%d=%d", v[0], v[1]))
+	}
+	fmt.Printf("auxv-runtime %s\n", strings.Join(rt, ","))
+	b, err := os.ReadFile("/proc/self/auxv")
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	var k []string
+	for i := 0; i+16 <= len(b); i += 16 {
+		t, v := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
+		if t == 0 {
+			break
+		}
+		k = append(k, fmt.Sprintf("%d=%d", t, v))
+	}
+	fmt.Printf("auxv-kernel %s\n", strings.Join(k, ","))
+	// The executable's read-only mappings (code; data and pclntab): size
+	// and resident (mapped) KiB.
+	exe, _ := os.Readlink("/proc/self/exe")
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	s := bufio.NewScanner(bytes.NewReader(smaps))
+	var perms string
+	for s.Scan() {
+		f := strings.Fields(s.Text())
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-") && len(f[1]) == 4: // a mapping's first line
+			perms = ""
+			if len(f) == 6 && f[5] == exe && !strings.Contains(f[1], "w") {
+				perms = f[1]
+			}
+		case perms != "" && (f[0] == "Size:" || f[0] == "Rss:"):
+			n, _ := strconv.Atoi(f[1])
+			fmt.Printf("map %s %s %d\n", perms, strings.TrimSuffix(f[0], ":"), n)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -864,7 +865,7 @@ func (r *runner) beginInit() (abort func()) {
 	}
 	ch := make(chan initStart, 1)
 	r.initCh = ch
-	go func() {
+	goNow(func() {
 		// The lean init's checked copy, or this binary (the trace says
 		// which, and why).
 		sd, _ := statedir.Dir()
@@ -904,7 +905,7 @@ func (r *runner) beginInit() (abort func()) {
 			how += "; " + extract()
 		}
 		ch <- initStart{st, err, how, start, at, took}
-	}()
+	})
 	return func() {
 		if r.initCh == nil {
 			return // finishInit took it
@@ -913,6 +914,18 @@ func (r *runner) beginInit() (abort func()) {
 			is.st.Abort()
 		}
 	}
+}
+
+// goNow runs f on a new goroutine that starts now: this one yields its
+// thread to it. Go would run f when another thread steals it from this
+// one's queue, which took 1-7 ms at the start's beginning (a thread to
+// create, while this goroutine kept its own busy with the check and the
+// plan): init's clone waited that long. f runs until it blocks (init's
+// start waits in system calls from its first steps), then this goroutine
+// goes on.
+func goNow(f func()) {
+	go f()
+	runtime.Gosched()
 }
 
 // initStart is ns.Begin's result.

@@ -1,12 +1,14 @@
 package landlock
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // configs holds go-landlock's full configuration for each ABI it knows.
@@ -167,7 +169,20 @@ func pinRoot(readExec []string, root string, s accessSets) ([]string, []landlock
 // nothing and returns an error wrapping ErrABITooOld. Any other failure (a
 // path that does not exist, the ruleset stack full) is returned as an error
 // and the caller must not start the agent.
-func (r Rules) Apply() (Report, error) {
+func (r Rules) Apply() (Report, error) { return r.apply(false) }
+
+// ApplyAfterNoNewPrivs is Apply for a caller that has already set
+// no_new_privs on every thread of the process (jail's init, whose privilege
+// drop does, on each thread, before Landlock). Before ABI 8 go-landlock
+// sets it again on every thread, a round of signals to each of them, before
+// the round that enforces the ruleset on each; this skips that first round.
+// Should a thread lack no_new_privs after all, the kernel refuses the
+// enforcement there (EPERM without CAP_SYS_ADMIN), and the Go runtime ends
+// the process (a thread's result differing from the others'): the agent
+// never starts without the ruleset.
+func (r Rules) ApplyAfterNoNewPrivs() (Report, error) { return r.apply(true) }
+
+func (r Rules) apply(nnpSet bool) (Report, error) {
 	abi := effectiveABI(ABI(), r.MaxABI)
 	rep := Report{ABI: abi, Missing: missing(r, abi)}
 	if err := checkRequire(r, abi); err != nil {
@@ -197,11 +212,35 @@ func (r Rules) Apply() (Report, error) {
 	// Not BestEffort: the config is exactly this ABI's rights, so go-landlock
 	// either enforces all of it or fails; it cannot quietly drop to "V0".
 	cfg := landlock.Config{HandledAccessFS: s.handled, HandledAccessNet: s.net, Scoped: s.scoped}
-	if err := cfg.Restrict(rules...); err != nil {
+	restrict := cfg.Restrict
+	if nnpSet && ABI() < 8 {
+		restrict = restrictAllThreads(cfg)
+	}
+	if err := restrict(rules...); err != nil {
 		return rep, fmt.Errorf("landlock: enforcing ABI %d ruleset: %w", abi, err)
 	}
 	rep.Enforced = true
 	return rep, nil
+}
+
+// restrictAllThreads is cfg.Restrict before ABI 8 (no TSYNC) without its
+// no_new_privs round: go-landlock builds the very same ruleset
+// (NewRulesetFD), and each thread enforces it, as in Restrict.
+func restrictAllThreads(cfg landlock.Config) func(...landlock.Rule) error {
+	return func(rules ...landlock.Rule) error {
+		fd, flags, err := cfg.NewRulesetFD(rules...)
+		if err != nil || fd < 0 {
+			return err // fd < 0 with no error: nothing to restrict
+		}
+		defer unix.Close(fd)
+		if err := ll.AllThreadsLandlockRestrictSelf(fd, flags); err != nil {
+			if errors.Is(err, unix.E2BIG) {
+				return fmt.Errorf("the maximum number of stacked rulesets is reached for the current thread: %w", err)
+			}
+			return fmt.Errorf("landlock_restrict_self: %w", err)
+		}
+		return nil
+	}
 }
 
 // Supported reports whether the kernel offers Landlock at all.

@@ -619,7 +619,10 @@ func (r *runner) run() int {
 	r.startPolicy = pc
 	startPolicy := func() { pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep) }
 	if r.spare != nil {
-		r.spare <- startPolicy // after the warm-up, on its stack
+		// After the warm-up, on its stack; then the exec answer's own
+		// warm-up (its first use waits for it, the agent's first
+		// execve), long before init asks for the go.
+		r.spare <- func() { startPolicy(); r.warmExecAnswer() }
 	} else {
 		go startPolicy()
 	}

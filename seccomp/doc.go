@@ -24,9 +24,11 @@
 //     init, 3-8 ms of every jail process's start; it is now a test
 //     dependency only, and TestGenerated, TestCompileMatchesLibrary and
 //     FuzzCompileMatchesLibrary fail when either side drifts from it.
-//   - The exec-notify filter (Install with Config.ExecNotify): a second
-//     filter returning SECCOMP_RET_USER_NOTIF for execve/execveat, whose
-//     listener fd the init passes to the supervisor.
+//   - The exec audit (Install with Config.ExecNotify):
+//     SECCOMP_RET_USER_NOTIF for execve/execveat, merged into the deny
+//     filter (mergeNotify: one program, the kernel's result of the two),
+//     or a second filter where the merged one cannot be loaded; init
+//     passes its listener fd to the supervisor.
 //   - The supervisor side (Serve): reads each notification, the path, argv
 //     (from /proc/PID/mem) and cwd of the exec'ing process, asks the Guard,
 //     reports an ExecEvent and answers CONTINUE or EPERM.

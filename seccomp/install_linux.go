@@ -54,19 +54,41 @@ func Install(cfg Config) (listener *os.File, rep Report, err error) {
 		return nil, rep, err
 	}
 	rep.Instructions = len(deny)
+	if cfg.ExecNotify && !cfg.SimulateBusy {
+		// The deny list and the exec audit as one filter (mergeNotify:
+		// the same result for every system call, one preparation and JIT
+		// instead of two). Where the kernel refuses a listener (EBUSY,
+		// EINVAL...), the two filters below are installed as before, and
+		// report why there is no exec audit.
+		merged, ok, err := mergeNotify(deny)
+		if err != nil {
+			return nil, rep, err
+		}
+		if ok {
+			fd, err := loadFilter(merged, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|
+				unix.SECCOMP_FILTER_FLAG_TSYNC|unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
+			switch {
+			case err == nil:
+				listener := os.NewFile(uintptr(fd), "seccomp-notify")
+				if err := loadExtra(cfg); err != nil {
+					listener.Close()
+					return nil, rep, err
+				}
+				rep.Notify = true
+				return listener, rep, nil
+			case errors.Is(err, unix.EBUSY), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
+			default:
+				return nil, rep, fmt.Errorf("seccomp: install the deny and exec-notify filter: %w", err)
+			}
+		}
+	}
 	// TSYNC: every thread of the Go runtime gets the filter, not only this
 	// one; without it the agent could be forked from an unfiltered thread.
 	if _, err := loadFilter(deny, unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
 		return nil, rep, fmt.Errorf("seccomp: install deny filter: %w", err)
 	}
-	if cfg.Extra != nil && !cfg.Replace {
-		extra, err := cfg.Extra.Assemble()
-		if err != nil {
-			return nil, rep, fmt.Errorf("seccomp: assemble the extra policy (seccomp option): %w", err)
-		}
-		if _, err := loadFilter(extra, unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
-			return nil, rep, fmt.Errorf("seccomp: install the extra policy (seccomp option): %w", err)
-		}
+	if err := loadExtra(cfg); err != nil {
+		return nil, rep, err
 	}
 	if !cfg.ExecNotify {
 		rep.Reason = "exec audit not requested"
@@ -99,6 +121,23 @@ func Install(cfg Config) (listener *os.File, rep Report, err error) {
 		return nil, rep, fmt.Errorf("seccomp: install exec-notify filter: %w", err)
 	}
 	return nil, rep, nil
+}
+
+// loadExtra installs the user's extra policy (the seccomp option) as a
+// filter of its own, when it extends the deny list (with Replace it is
+// the deny list's body instead).
+func loadExtra(cfg Config) error {
+	if cfg.Extra == nil || cfg.Replace {
+		return nil
+	}
+	extra, err := cfg.Extra.Assemble()
+	if err != nil {
+		return fmt.Errorf("seccomp: assemble the extra policy (seccomp option): %w", err)
+	}
+	if _, err := loadFilter(extra, unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
+		return fmt.Errorf("seccomp: install the extra policy (seccomp option): %w", err)
+	}
+	return nil
 }
 
 // ProbeNotify tries what Install does for the exec audit: it sets

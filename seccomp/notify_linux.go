@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -255,4 +256,36 @@ func (m memFile) ReadAt(b []byte, off int64) (int, error) {
 		off += int64(k)
 	}
 	return n, nil
+}
+
+// Warm runs the reads of an exec answer (Serve's read: /proc/PID/mem as a
+// bare descriptor, path, argv, cwd) once over this process's own memory,
+// so that their first real use, while the agent's first execve waits for
+// its answer, finds their code paged in. It reads only this process and
+// changes nothing; errors are ignored (a warm-up that fails costs nothing).
+func Warm() { _, _, _ = warmRead() }
+
+// warmRead is Warm's reads: a path and a one-string argv of this process,
+// read back through /proc/self/mem as Serve reads an exec's.
+func warmRead() (string, []string, error) {
+	arg := []byte("jail\x00")
+	ptrs := []uintptr{uintptr(unsafe.Pointer(&arg[0])), 0}
+	defer runtime.KeepAlive(arg)
+	defer runtime.KeepAlive(ptrs)
+	fd, err := unix.Open("/proc/self/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	defer unix.Close(fd)
+	mem := memFile{fd: fd, path: "/proc/self/mem"}
+	path, err := readString(mem, uint64(ptrs[0]), maxPathLen)
+	if err != nil {
+		return "", nil, err
+	}
+	argv, err := readArgv(mem, uint64(uintptr(unsafe.Pointer(&ptrs[0]))))
+	if err != nil {
+		return path, nil, err
+	}
+	_, err = os.Readlink("/proc/self/cwd")
+	return path, argv, err
 }

@@ -168,7 +168,7 @@ func Hooks() ns.Hooks {
 			r.ReadWrite = existing(r.ReadWrite)
 			r.ReadOnly = existing(r.ReadOnly)
 			r.DevIoctl = existing(r.DevIoctl)
-			rep, err := r.Apply()
+			rep, err := r.ApplyAfterNoNewPrivs() // init's drop set it on every thread
 			if err != nil {
 				return nil, err
 			}

@@ -334,27 +334,82 @@ func (w *walker) maskedAt(p string) bool {
 // ~/.config -> ~/dotfiles/config protects config/git/. The names in the
 // repository match no rule by themselves.
 func (w *walker) homeLinks(in Input) {
+	for _, n := range w.homeNames(in) {
+		b, p := &Builtins[n.i], n.p
+		q := w.resolvePath(p)
+		if q == "" || q == p || enclosingRoot(q, w.roots) == "" {
+			continue
+		}
+		fi, err := w.lstat(q)
+		if err != nil || (strings.HasSuffix(b.Name, "/") && !fi.IsDir()) {
+			continue // missing: absent() lists it
+		}
+		w.hits["default: "+b.Name]++
+		w.protect(q, fi.IsDir(), b.Kind, "default: "+b.Name+" (via symlink "+p+")")
+	}
+}
+
+// homeName is a built-in (Builtins[i]) at its path p in one of the
+// user's homes.
+type homeName struct {
+	p string
+	i int
+}
+
+// homeNames returns the built-ins at their paths in each of the user's
+// homes (homes in order, then Builtins' order) for the two loops over
+// them (homeLinks, homeFileLinks), built once for the plan: those
+// surelyMissing rules out are left out. Where the home is the only base
+// (w.lists.bases) at or below it, every path in it has the home as its
+// base in surelyMissing, whose first look is then the home's own listing:
+// a name whose first element is not in it is left out from that listing
+// without its path being built (most built-ins, most homes).
+func (w *walker) homeNames(in Input) []homeName {
+	if w.homeNamesDone {
+		return w.homeNamesList
+	}
+	w.homeNamesDone = true
+	var out []homeName
 	for _, h := range userHomes(in) {
-		for _, b := range Builtins {
+		var top map[string]bool // the home's listing; nil: no shortcut here
+		if !noShortcut && w.onlyBase(h) {
+			top = w.listing(h, true, "")
+		}
+		for i := range Builtins {
+			b := &Builtins[i]
 			if b.Git && in.AllowGitConfig || strings.ContainsAny(b.Name, `*?[\`) {
 				continue
 			}
-			p := h + "/" + strings.TrimSuffix(strings.TrimPrefix(b.Name, "~/"), "/")
+			rel := strings.TrimSuffix(strings.TrimPrefix(b.Name, "~/"), "/")
+			if top != nil {
+				if first, _, _ := strings.Cut(rel, "/"); !top[first] {
+					continue // surelyMissing's answer for h/rel, from the same listing
+				}
+			}
+			p := h + "/" + rel
 			if w.surelyMissing(p) {
 				continue
 			}
-			q := w.resolvePath(p)
-			if q == "" || q == p || enclosingRoot(q, w.roots) == "" {
-				continue
-			}
-			fi, err := w.lstat(q)
-			if err != nil || (strings.HasSuffix(b.Name, "/") && !fi.IsDir()) {
-				continue // missing: absent() lists it
-			}
-			w.hits["default: "+b.Name]++
-			w.protect(q, fi.IsDir(), b.Kind, "default: "+b.Name+" (via symlink "+p+")")
+			out = append(out, homeName{p: p, i: i})
 		}
 	}
+	w.homeNamesList = out
+	return out
+}
+
+// onlyBase reports whether h is a base of w.lists and no other base lies
+// below it.
+func (w *walker) onlyBase(h string) bool {
+	found := false
+	for _, d := range w.lists.bases {
+		switch {
+		case d == h:
+			found = true
+		case under(d, h):
+			return false
+		}
+	}
+	return found
 }
 
 // homeFileLinks notes the protected files of each home directory that have
@@ -376,26 +431,18 @@ func (w *walker) homeLinks(in Input) {
 // directories changed since.
 func (w *walker) homeFileLinks(in Input) {
 	var trees []homeTree
-	for _, h := range userHomes(in) {
-		for _, b := range Builtins {
-			if b.Git && in.AllowGitConfig || strings.ContainsAny(b.Name, `*?[\`) {
-				continue
-			}
-			p := h + "/" + strings.TrimSuffix(strings.TrimPrefix(b.Name, "~/"), "/")
-			if w.surelyMissing(p) {
-				continue
-			}
-			fi, err := w.lstat(p)
-			if err != nil {
-				continue
-			}
-			rule := "default: " + b.Name
-			if !fi.IsDir() {
-				w.noteLinks(p, b.Kind, rule)
-				continue
-			}
-			trees = append(trees, homeTree{root: p, kind: b.Kind, rule: rule})
+	for _, n := range w.homeNames(in) {
+		b, p := &Builtins[n.i], n.p
+		fi, err := w.lstat(p)
+		if err != nil {
+			continue
 		}
+		rule := "default: " + b.Name
+		if !fi.IsDir() {
+			w.noteLinks(p, b.Kind, rule)
+			continue
+		}
+		trees = append(trees, homeTree{root: p, kind: b.Kind, rule: rule})
 	}
 	w.checkHomeTrees(in, trees)
 }

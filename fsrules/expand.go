@@ -443,6 +443,10 @@ type walker struct {
 	skip map[string]string
 	// lists: names at the top of homes and writable roots.
 	lists listings
+	// homeNamesList: the built-ins in the user's homes that homeLinks and
+	// homeFileLinks look at (homeNames), once homeNamesDone.
+	homeNamesList []homeName
+	homeNamesDone bool
 	// dirs lists directories; view names the walk of this root with these
 	// rules for it (viewOf).
 	dirs  DirReader

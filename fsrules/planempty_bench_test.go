@@ -1,0 +1,28 @@
+package fsrules
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkExpandEmpty: the plan's fixed cost, an empty workspace with
+// an empty $HOME and a passwd home laid out as a developer's (dotfiles,
+// ~/.config, ~/.local, tool directories): what every start pays in the
+// home loops (homeLinks, homeFileLinks, absent) and the watch list.
+func BenchmarkExpandEmpty(b *testing.B) {
+	base := tmp(b)
+	ws, home, pw := filepath.Join(base, "ws"), filepath.Join(base, "home"), filepath.Join(base, "pw")
+	mk(b, ws, "./")
+	mk(b, home, "./")
+	mk(b, pw, ".bashrc", ".profile", ".gitconfig", ".npmrc", ".config/go/env", ".config/app/x",
+		".local/bin/tool", ".local/share/x", ".cargo/bin/cargo", ".cargo/env", ".claude/settings.json",
+		".codex/config.toml", ".gemini/settings.json", ".ssh/known_hosts", ".pyenv/shims/python", "go/bin/gopls")
+	in := Input{Workspace: ws, Home: home, Homes: []string{home, pw}, Writable: []string{ws}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Expand(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -23,8 +23,10 @@ import (
 // a second thread, makes the namespaces and clones init with CLONE_PARENT,
 // so that init is the supervisor's child exactly as a fork would make it,
 // and exits; init execs the lean init again, inside its namespaces, as
-// the old path's child does. This file is the supervisor's side of their conversation on
-// init's socket (one message of two little-endian uint64s a datagram).
+// the old path's child does, or (a rootful start by a supervisor holding
+// CAP_SYS_PTRACE, initNoExec) goes on into the Go runtime without it.
+// This file is the supervisor's side of their conversation on init's
+// socket (one message of two little-endian uint64s a datagram).
 
 // Entry's messages (the first uint64 of one).
 const (

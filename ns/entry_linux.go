@@ -23,8 +23,10 @@ import (
 // a second thread, makes the namespaces and clones init with CLONE_PARENT,
 // so that init is the supervisor's child exactly as a fork would make it,
 // and exits; init execs the lean init again, inside its namespaces, as
-// the old path's child does. This file is the supervisor's side of their conversation on
-// init's socket (one message of two little-endian uint64s a datagram).
+// the old path's child does, or (a rootful start by a supervisor holding
+// CAP_SYS_PTRACE, initNoExec) goes on into the Go runtime without it.
+// This file is the supervisor's side of their conversation on init's
+// socket (one message of two little-endian uint64s a datagram).
 
 // Entry's messages (the first uint64 of one).
 const (
@@ -37,10 +39,12 @@ const (
 // The start message's options: entryRootful, become the user namespace's
 // root (host nobody) once it is mapped; entryAmbient, carry init's
 // capabilities across its execve as ambient ones (a user's start: uid 0
-// inside would keep them by itself).
+// inside would keep them by itself); entryNoExec, init runs on as the
+// entry's clone, without execve'ing the lean init again (initNoExec).
 const (
 	entryRootful = 1
 	entryAmbient = 2
+	entryNoExec  = 4
 )
 
 // entrySteps name the entry's steps in its failure reports.
@@ -50,6 +54,27 @@ var entrySteps = map[uint64]string{
 	3: "setresuid(0) in the new user namespace",
 	4: "unshare of the mount, pid, ipc, uts, cgroup and network namespaces",
 	5: "clone of init (CLONE_PARENT)",
+}
+
+// initNoExec tells whether init may skip its execve (entryNoExec): only
+// for a rootful start by a supervisor that holds CAP_SYS_PTRACE. Without
+// the execve init's memory stays in the supervisor's user namespace (an
+// execve would give it a new one, in the sandbox's) and it is not
+// dumpable from the start (the entry's setresuid), and so are the agent's
+// processes between init's fork and their own execve: reading their
+// /proc entries (the exec answer's /proc/PID/mem and root, the memory
+// watch's /proc/INIT/root, pidfd_getfd) then takes CAP_SYS_PTRACE in the
+// supervisor's user namespace, not ownership of the sandbox's. An
+// unprivileged user, or a root without the capability (a container's
+// default set), keeps the execve: nothing is lost, the start is the
+// entry's as before.
+func initNoExec() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[unix.CAP_SYS_PTRACE/32].Effective&(1<<(unix.CAP_SYS_PTRACE%32)) != 0
 }
 
 // EntryError is a start by the lean init's entry that failed before init
@@ -72,6 +97,9 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 	opts := uint64(entryAmbient)
 	if cfg.Rootful {
 		opts = entryRootful
+		if initNoExec() {
+			opts |= entryNoExec
+		}
 	}
 	// The same namespaces as cloneAttr's (the old path): the entry makes
 	// them all, the user namespace first.

@@ -3,11 +3,15 @@ package ns
 import "testing"
 
 // The lean init's entry (cmd/jail-init/entry_linux_amd64.s) holds these
-// two names as bytes: a change here must be made there too, within its
+// three names as bytes: a change here must be made there too, within its
 // 16- and 10-byte buffers (NUL included).
 func TestEntryArgs(t *testing.T) {
 	if EntryArg0 != "jail:init-entry" || InitArg0 != "jail:init" {
 		t.Fatalf("EntryArg0 %q, InitArg0 %q: entry_linux_amd64.s compares and execs \"jail:init-entry\" and \"jail:init\"; change both places", EntryArg0, InitArg0)
+	}
+	// Its exec-less start names init with prctl(PR_SET_NAME, "jail-init").
+	if InitComm != "jail-init" {
+		t.Fatalf("InitComm %q: entry_linux_amd64.s names init \"jail-init\" when it does not exec it; change both places", InitComm)
 	}
 }
 

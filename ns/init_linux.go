@@ -70,6 +70,8 @@ func InitMain(h Hooks) {
 	// lean init, exec'd as /proc/self/fd/4) or "exe" (jail itself).
 	// /proc/self/comm is the thread group leader's name, whichever thread
 	// writes it. A failure only leaves the name as it was.
+	// Refused to an init that was not exec'd again (rootful: its /proc
+	// belongs to host root): its entry named it already.
 	_ = os.WriteFile("/proc/self/comm", []byte(InitComm), 0)
 	// Catch the forwarded signals from the first instant: Go's default for
 	// SIGHUP, SIGINT and SIGTERM is to exit, which would take the sandbox down

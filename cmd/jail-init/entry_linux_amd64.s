@@ -15,7 +15,8 @@
 //
 // The protocol on fd 3 (init's socket, SOCK_SEQPACKET: one message a read),
 // every message two little-endian uint64s (ns/entry_linux.go):
-//   supervisor -> here: {clone flags, options (1: rootful, 2: ambient caps)}
+//   supervisor -> here: {clone flags, options (1: rootful, 2: ambient caps,
+//                        4: init runs on without its execve)}
 //   here -> supervisor: {'U', 0}        the user namespace exists: map it
 //   supervisor -> here: {'M', 0}        the maps are written
 //   here -> supervisor: {'P', pid}      init's pid; this process exits 0
@@ -42,6 +43,7 @@
 #define SIGCHLD	17
 #define SIGKILL	9
 #define PR_SET_PDEATHSIG	1
+#define PR_SET_NAME	15
 #define POLLERR	0x8
 #define POLLHUP	0x10
 #define POLLNVAL	0x20
@@ -49,6 +51,7 @@
 #define FD	3
 #define OPT_ROOTFUL	1
 #define OPT_AMBIENT	2
+#define OPT_NOEXEC	4
 #define CAP_V3	0x20080522
 #define PR_CAP_AMBIENT	47
 #define PR_CAP_AMBIENT_RAISE	2
@@ -63,6 +66,11 @@ GLOBL entryarg0<>(SB), RODATA|NOPTR, $16
 DATA initarg0<>+0(SB)/8, $"jail:ini"
 DATA initarg0<>+8(SB)/2, $"t\x00"
 GLOBL initarg0<>(SB), RODATA|NOPTR, $10
+
+// "jail-init\0": ns.InitComm, init's name for ps and top (the same test).
+DATA initcomm<>+0(SB)/8, $"jail-ini"
+DATA initcomm<>+8(SB)/2, $"t\x00"
+GLOBL initcomm<>(SB), RODATA|NOPTR, $10
 
 // "/proc/self/fd/4\0": the lean init's checked copy, as the old path execs it.
 DATA exepath<>+0(SB)/8, $"/proc/se"
@@ -239,6 +247,42 @@ init:
 	TESTW	$(POLLERR|POLLHUP|POLLNVAL), AX
 	JNE	initquit
 
+	// No execve (the supervisor asks only when it is root on the host
+	// with CAP_SYS_PTRACE, ns.entryNoExec): this process is already the
+	// lean init, freshly exec'd from the same checked file with the same
+	// environment, fds 0-4 (none close-on-exec: the entry opened nothing)
+	// and every signal at its default or ignored, as the execve below
+	// would leave it. What it keeps that the execve would reset is
+	// stricter: it is not dumpable (the setresuid above made it so,
+	// unless fs.suid_dumpable is 1: then dumpable, as after the execve)
+	// and its memory belongs to the supervisor's user namespace, not the
+	// sandbox's, so no process of the sandbox can ptrace it or read its
+	// /proc entries even before init drops its capabilities; root on the
+	// host still can (ns.Config's rootful start; tests/initnoexec_test.go).
+	// The ambient capabilities are not needed: nothing takes the
+	// capabilities the user namespace gave it. Init's argv[0]
+	// becomes InitArg0 in place (the kernel's copy: 16 bytes, the name
+	// NUL-terminated after 9) and its name InitComm, here, on its one
+	// thread: init's own write of /proc/self/comm is refused (the file
+	// belongs to host root, the owner of a non-dumpable process whose
+	// memory is in the host's user namespace). Then the Go runtime
+	// starts, as init.
+	TESTQ	$OPT_NOEXEC, R13
+	JEQ	ambient
+	MOVQ	8(SP), SI
+	MOVB	$0, 9(SI)
+	MOVL	$0, 10(SI)
+	MOVB	$0, 14(SI)
+	MOVQ	$SYS_prctl, AX
+	MOVQ	$PR_SET_NAME, DI
+	LEAQ	initcomm<>(SB), SI
+	XORQ	DX, DX
+	XORQ	R10, R10
+	XORQ	R8, R8
+	SYSCALL
+	JMP	jail_prefault_entry(SB)
+
+ambient:
 	// Started by a user (not root), init's uid is not 0 inside, and
 	// execve would take its capabilities (full, in its own user namespace
 	// only): ambient capabilities carry them across, as Go's fork did

@@ -11,7 +11,8 @@
 // On amd64, make build links it with an entry of its own (main.entry, in
 // assembly) that runs before the Go runtime: exec'd with argv[0]
 // ns.EntryArg0, it makes init's namespaces and clones init itself (which
-// execs this program again, as init), so that the supervisor starts init
+// execs this program again, as init, or, started by root, goes on as init
+// without the exec), so that the supervisor starts init
 // without a fork of its own (see ns.Config.Entry).
 package main
 

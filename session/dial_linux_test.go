@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bufio"
 	"net"
 	"os"
 	"os/exec"
@@ -49,15 +50,29 @@ print("up", flush=True)
 while True:
     c,_=s.accept(); time.sleep(5)`, theirs)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(theirs); err == nil {
-			break
+	// Its "up" comes after listen(): the socket file alone exists from
+	// bind() on, and a Dial between the two was refused by the kernel
+	// (ECONNREFUSED), not by Dial's owner check (CI saw it once).
+	up := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		up <- line
+	}()
+	select {
+	case line := <-up:
+		if strings.TrimSpace(line) != "up" {
+			t.Fatalf("the listener as nobody did not start: %q", line)
 		}
-		time.Sleep(10 * time.Millisecond)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener as nobody did not start within 10s")
 	}
 	if _, err := Dial(theirs); err == nil || !strings.Contains(err.Error(), "not by you") {
 		t.Fatalf("Dial of a socket served by uid 65534: %v", err)

@@ -562,11 +562,10 @@ echo "== tool"; jail-e2e-tool 2>&1
 // PATH, in npm's layout too (/opt/agents/node_modules/.bin/claude is a
 // symlink into a package that loads its dependencies from the whole
 // node_modules tree), while a secret beside them stays unreadable. As root
-// the test installs such a tree; as any user it runs the agent CLIs this
-// machine has under /opt/agents, if any.
+// the test installs such a tree; as any user it runs the agent CLIs
+// (agentBin: where .ci/run installed them, which is outside HOME).
 func TestPersistDataPlacePrograms(t *testing.T) {
 	ws := workspace(t)
-	ran := false
 	if os.Geteuid() == 0 {
 		top := fmt.Sprintf("/opt/jail-e2e-npm-%d", os.Getpid())
 		t.Cleanup(func() { os.RemoveAll(top) })
@@ -597,21 +596,15 @@ func TestPersistDataPlacePrograms(t *testing.T) {
 				t.Errorf("%s: the secret beside the program leaks:\n%s", c.name, r.stdout)
 			}
 		}
-		ran = true
 	}
 	for _, cli := range []string{"claude", "codex", "gemini"} {
-		p := "/opt/agents/node_modules/.bin/" + cli
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
+		// Where .ci/run installed them ($JAIL_AGENTS_BIN, fatal in CI if
+		// missing), or this machine's install: a data place outside HOME.
+		p := agentBin(t, cli)
 		r := run(t, runOpts{dir: ws}, "--", p, "--version")
 		mustCode(t, r, 0)
 		if !strings.ContainsAny(r.stdout, "0123456789") {
 			t.Errorf("%s --version printed no version:\n%s%s", p, r.stdout, r.stderr)
 		}
-		ran = true
-	}
-	if !ran {
-		t.Skip("not root and no agent CLI under /opt/agents")
 	}
 }

@@ -230,10 +230,11 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	r.ex.mu.Unlock()
 	err = r.sb.Conn.Send(ns.Message{Type: ns.MsgExec, Exec: es}, files...)
 	closeAll(files)
+	w := execWaiter{ch: ch}
 	var sm execMsg
 	var ok bool
 	if err == nil {
-		sm, ok = <-ch
+		sm, ok = w.started()
 	}
 	started := sm.m
 	r.ex.mu.Lock()
@@ -276,7 +277,7 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 			}
 		}
 	}()
-	em, ok := <-ch
+	em, ok := w.exit()
 	exit := em.m
 	if !ok {
 		// init is gone, and every process of the sandbox with it.
@@ -464,4 +465,39 @@ func claimAlive(p string) bool {
 		return serr == nil && time.Since(fi.ModTime()) < time.Second
 	}
 	return pid > 0 && tick != 0 && startTick(pid) == tick
+}
+
+// execWaiter takes one command's two messages from init, its start and its
+// end, in that order whatever order they came in: init's exec handler sends
+// the start after the fork, while its wait loop may already have reaped a
+// command that ended at once and sent the end. Taken as they came, the end
+// would pass for the start, and the start's empty code for the exit code.
+type execWaiter struct {
+	ch    chan execMsg
+	early *execMsg // an end that came before the start
+}
+
+// started waits for the command's start (ok false: init is gone).
+func (w *execWaiter) started() (execMsg, bool) {
+	for {
+		m, ok := <-w.ch
+		if !ok {
+			return execMsg{}, false
+		}
+		if m.m.Type == ns.MsgExecExit && w.early == nil {
+			w.early = &m // kept for exit
+			continue
+		}
+		return m, true
+	}
+}
+
+// exit waits for the command's end (ok false: init is gone).
+func (w *execWaiter) exit() (execMsg, bool) {
+	if m := w.early; m != nil {
+		w.early = nil
+		return *m, true
+	}
+	m, ok := <-w.ch
+	return m, ok
 }

@@ -688,7 +688,11 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 		if st.Kind == kRegular {
 			ev.Saved = g.save(t, st.Data)
 		}
-		g.settle(t, l)
+		want := fstate{Kind: kRegular, Data: res.Out}
+		if res.Remove {
+			want = fstate{Kind: kAbsent}
+		}
+		g.settle(t, l, want, ev.Err == nil)
 		g.opts.Report(ev)
 		return
 	}
@@ -720,7 +724,11 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 	default:
 		ev.Action = "removed"
 	}
-	g.settle(t, l)
+	want := fstate{Kind: kAbsent}
+	if t.snap.Kind == kRegular || t.snap.Kind == kSymlink {
+		want = fstate{Kind: t.snap.Kind, Link: t.snap.Link, Data: t.snap.Data}
+	}
+	g.settle(t, l, want, ev.Err == nil)
 	g.opts.Report(ev)
 }
 
@@ -743,11 +751,21 @@ func (g *Guard) stale(t *gtarget, st fstate) bool {
 	return false
 }
 
-// settle records what is at the path now as accepted (jail's own write).
-func (g *Guard) settle(t *gtarget, l *loc) {
+// settle records what is at the path now as accepted: jail's own write
+// (want), so that the write's own event is no change. Anything else there
+// is a write of the agent that raced jail's (between jail's write and this
+// look): it is not accepted (recorded, it would be "no change" for every
+// later check, Close's last one too, and its hook would stay), want is
+// recorded instead and the next check (its event, or Close's) judges it.
+// After a failed write (ok false) what is there is accepted, as it always
+// was: no retry at every event.
+func (g *Guard) settle(t *gtarget, l *loc, want fstate, ok bool) {
 	st, err := statAt(l.dirfd, l.name, g.opts.MaxSize, nil)
-	if err == nil {
+	switch {
+	case err == nil && (!ok || st.same(want)):
 		t.last = st
+	case ok:
+		t.last = want
 	}
 }
 

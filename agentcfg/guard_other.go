@@ -17,6 +17,9 @@ func (g *Guard) Watch() error { return ErrUnsupported }
 // Close does nothing.
 func (g *Guard) Close() {}
 
+// CloseLater does nothing and returns a close that does nothing.
+func (g *Guard) CloseLater() func() { return func() {} }
+
 // StopWatching does nothing.
 func (g *Guard) StopWatching() {}
 

@@ -138,7 +138,9 @@ func (r *runner) closeGuard() {
 	r.acfg.closing = true
 	r.acfg.mu.Unlock()
 	if r.acfg.g != nil {
-		r.acfg.g.Close()
+		// The inotify descriptor is closed last, off the run's end
+		// (closeWatches).
+		r.closeLater(r.acfg.g.CloseLater())
 	}
 	r.acfg.mu.Lock()
 	evs := r.acfg.events

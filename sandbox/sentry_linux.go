@@ -308,7 +308,8 @@ func (r *runner) exitSentryChecks() (drop func()) {
 			r.notef("%s", n)
 		}
 	}
-	se.s.Close()
+	// The inotify descriptor is closed last, off the run's end (closeWatches).
+	r.closeLater(se.s.CloseLater())
 	se.mu.Lock()
 	n := se.moved
 	se.mu.Unlock()

@@ -19,6 +19,9 @@ func (s *Sentinel) Stop() {}
 // Close does nothing.
 func (s *Sentinel) Close() {}
 
+// CloseLater does nothing and returns a close that does nothing.
+func (s *Sentinel) CloseLater() func() { return func() {} }
+
 // CheckAbsent does nothing.
 func (s *Sentinel) CheckAbsent(phase string) {}
 

@@ -97,12 +97,20 @@ func buildRootInto(spec *Spec, passed []*os.File, record func(string, *os.File))
 	}
 	defer unix.Close(rootFD)
 	sources := make([]int, len(spec.Mounts))
+	fromPassed := make([]*os.File, len(spec.Mounts))
 	for i := range sources {
 		sources[i] = -1
 	}
 	defer func() {
-		for _, fd := range sources {
-			if fd >= 0 {
+		for i, fd := range sources {
+			switch {
+			case fromPassed[i] != nil:
+				// Through its os.File: closed there, the caller's own
+				// Close of passed is a no-op, never a second close(2) of
+				// the number, which by then may be another descriptor's
+				// (the runtime poller's epoll: init's death).
+				fromPassed[i].Close()
+			case fd >= 0:
 				unix.Close(fd)
 			}
 		}
@@ -115,6 +123,7 @@ func buildRootInto(spec *Spec, passed []*os.File, record func(string, *os.File))
 			if m.FD >= len(passed) {
 				return fmt.Errorf("mount plan: %s refers to fd %d of %d passed", m.Path, m.FD, len(passed))
 			}
+			fromPassed[i] = passed[m.FD]
 			sources[i] = int(passed[m.FD].Fd())
 			continue
 		}
@@ -216,10 +225,9 @@ func buildRootInto(spec *Spec, passed []*os.File, record func(string, *os.File))
 
 	// 7. Remove the staged sources and make /dev read-only: the agent cannot
 	//    create device nodes (nodev anyway) or files there.
-	for _, p := range []string{maskFile, maskDir} {
-		_ = os.Remove(p)
-	}
-	_ = os.RemoveAll(dataDir)
+	_ = unix.Unlink(maskFile)
+	_ = unix.Rmdir(maskDir)
+	removeStaged()
 	if err := setAttr("/dev", unix.MOUNT_ATTR_RDONLY, 0, false); err != nil {
 		return err
 	}
@@ -270,10 +278,7 @@ func buildDev(devFDs map[string]int) error {
 	}
 	// Mask sources: an empty file and an empty directory, mode 0, so that even
 	// their owner (the agent's uid, without CAP_DAC_OVERRIDE) gets EACCES.
-	if err := os.WriteFile(maskFile, nil, 0); err != nil {
-		return err
-	}
-	if err := os.Chmod(maskFile, 0); err != nil {
+	if err := createFile(maskFile, unix.O_WRONLY|unix.O_EXCL, 0, nil); err != nil {
 		return err
 	}
 	if err := os.Mkdir(maskDir, 0); err != nil {
@@ -282,12 +287,73 @@ func buildDev(devFDs map[string]int) error {
 	return os.Mkdir(dataDir, 0o755)
 }
 
+// touch makes an empty file at p (a mount point), or opens the one there.
 func touch(p string) error {
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|unix.O_NOFOLLOW, 0o644)
+	return createFile(p, unix.O_WRONLY, 0o644, nil)
+}
+
+// createFile creates (O_CREAT with flags; O_NOFOLLOW, never through a
+// link) the file p with mode (less the umask) and writes data into it,
+// through a bare descriptor: init's files here are on its own tmpfs, where
+// Go's poller (os.OpenFile: four fcntl and a refused epoll_ctl a file, and
+// the poller's own epoll instance and eventfd on the first) has nothing
+// to wait for.
+func createFile(p string, flags int, mode uint32, data []byte) error {
+	fd, err := unix.Open(p, flags|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 	if err != nil {
-		return err
+		return mountErr("open", p, err)
 	}
-	return f.Close()
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			unix.Close(fd)
+			return mountErr("write", p, err)
+		}
+		data = data[n:]
+	}
+	if err := unix.Close(fd); err != nil {
+		return mountErr("close", p, err)
+	}
+	return nil
+}
+
+// staged are the files and directories made under dataDir for the plan's
+// file and record mounts, in order; removeStaged takes them away once
+// their mounts hold them.
+var staged []string
+
+// dataFile writes data to a new file of its own under dataDir, mode 0644
+// (the bind source of a KindFile mount).
+func dataFile(data []byte) (string, error) {
+	p := fmt.Sprintf("%s/f%d", dataDir, len(staged))
+	// O_EXCL: dataDir is init's own (in its /dev tmpfs, before the agent
+	// exists); a name already there is a bug, never a file to reuse.
+	if err := createFile(p, unix.O_WRONLY|unix.O_EXCL, 0o644, data); err != nil {
+		return "", err
+	}
+	staged = append(staged, p)
+	if err := unix.Chmod(p, 0o644); err != nil { // umask may have taken bits away
+		return "", mountErr("chmod", p, err)
+	}
+	return p, nil
+}
+
+// removeStaged removes what the plan's mounts staged under dataDir, then
+// dataDir itself. Anything else found there (nothing else writes it)
+// falls back to a walk of the whole directory.
+func removeStaged() {
+	for i := len(staged) - 1; i >= 0; i-- {
+		if err := unix.Unlink(staged[i]); err == unix.EISDIR {
+			_ = unix.Rmdir(staged[i])
+		}
+	}
+	staged = nil
+	if err := unix.Rmdir(dataDir); err != nil && err != unix.ENOENT {
+		_ = os.RemoveAll(dataDir)
+	}
 }
 
 // ensureTarget makes sure a mount point exists at p. Missing components may
@@ -432,17 +498,7 @@ func applyMount(m Mount, src int) error {
 				source = maskDir
 			}
 		case KindFile:
-			f, err := os.CreateTemp(dataDir, "f")
-			if err != nil {
-				return err
-			}
-			source = f.Name()
-			_, werr := f.Write(m.Data)
-			f.Close()
-			if werr != nil {
-				return werr
-			}
-			if err := os.Chmod(source, 0o644); err != nil {
+			if source, err = dataFile(m.Data); err != nil {
 				return err
 			}
 		}
@@ -464,9 +520,10 @@ func recordMount(m Mount, i int) (*os.File, error) {
 		return nil, fmt.Errorf("record file name %q: %w", m.File, os.ErrInvalid)
 	}
 	stage := filepath.Join(dataDir, fmt.Sprintf("record%d", i))
-	if err := os.MkdirAll(stage, 0o700); err != nil {
-		return nil, err
+	if err := unix.Mkdir(stage, 0o700); err != nil {
+		return nil, mountErr("mkdir", stage, err)
 	}
+	staged = append(staged, stage)
 	opts := "mode=0755"
 	if m.Size > 0 {
 		opts += fmt.Sprintf(",size=%d", m.Size)
@@ -478,11 +535,15 @@ func recordMount(m Mount, i int) (*os.File, error) {
 	detach := func() { _ = unix.Unmount(stage, unix.MNT_DETACH) }
 	// 0444: nobody inside may write it, whatever its owner maps to (the
 	// read-only mount says the same to root and to the owner's chmod).
-	f, err := os.OpenFile(filepath.Join(stage, m.File), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o444)
+	// A bare descriptor (os.NewFile of a blocking one stays out of Go's
+	// poller, as createFile).
+	p := filepath.Join(stage, m.File)
+	fd, err := unix.Open(p, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o444)
 	if err != nil {
 		detach()
-		return nil, err
+		return nil, mountErr("open", p, err)
 	}
+	f := os.NewFile(uintptr(fd), p)
 	fail := func(err error) (*os.File, error) {
 		f.Close()
 		detach()

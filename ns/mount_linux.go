@@ -347,9 +347,8 @@ func createFile(p string, flags int, mode uint32, data []byte) error {
 	return nil
 }
 
-// staged are the files and directories made under dataDir for the plan's
-// file and record mounts, in order; removeStaged takes them away once
-// their mounts hold them.
+// staged are the files made under dataDir for the plan's file mounts, in
+// order; removeStaged takes them away once their mounts hold them.
 var staged []string
 
 // dataFile writes data to a new file of its own under dataDir, mode 0644
@@ -372,10 +371,8 @@ func dataFile(data []byte) (string, error) {
 // dataDir itself. Anything else found there (nothing else writes it)
 // falls back to a walk of the whole directory.
 func removeStaged() {
-	for i := len(staged) - 1; i >= 0; i-- {
-		if err := unix.Unlink(staged[i]); err == unix.EISDIR {
-			_ = unix.Rmdir(staged[i])
-		}
+	for _, p := range staged {
+		_ = unix.Unlink(p)
 	}
 	staged = nil
 	if err := unix.Rmdir(dataDir); err != nil && err != unix.ENOENT {

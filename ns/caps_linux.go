@@ -52,9 +52,56 @@ func allThreads(trap, a1, a2, a3 uintptr) error {
 	return nil
 }
 
+// entryPreset: init's entry (the lean init's assembly, before the Go
+// runtime, on init's one thread; cmd/jail-init) emptied the bounding set,
+// set and locked the securebits and set no_new_privs. Every thread of init
+// was cloned from that thread afterwards and inherited all three.
+var entryPreset bool
+
+// EntryPreset tells init that its entry raised those walls already
+// (cmd/jail-init calls it before InitMain, only when the entry said so).
+func EntryPreset() { entryPreset = true }
+
+// initSecurebits: uid 0 inside gets no capabilities on exec (NOROOT),
+// setuid transitions keep none (NO_SETUID_FIXUP), and ambient raising is
+// refused; each locked. The entry sets the same value (SECUREBITS).
+const initSecurebits = secbitNoroot | secbitNorootLocked | secbitNoSetuidFixup |
+	secbitNoSetuidFixupLocked | secbitKeepCapsLocked |
+	secbitNoCapAmbientRaise | secbitNoCapAmbientRaiseLocked
+
+// presetHolds checks, on the calling thread, what the entry said it did:
+// no_new_privs, the securebits and an empty bounding set (its first and
+// CAP_SYS_ADMIN). A thread of init can only have them by inheritance from
+// the entry's thread, where they were set before any other thread existed
+// (nothing in init sets them on one thread alone), so this one thread
+// stands for all. Anything else and dropPrivileges raises them itself, on
+// every thread, as without the entry.
+func presetHolds() bool {
+	nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	if err != nil || nnp != 1 {
+		return false
+	}
+	bits, err := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0)
+	if err != nil || bits != initSecurebits {
+		return false
+	}
+	for _, c := range []uintptr{0, unix.CAP_SYS_ADMIN} {
+		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0); err != nil || in != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // dropPrivileges leaves init (and so the agent) with no capability in any set,
 // no way to regain one, no_new_privs, and not dumpable.
 func dropPrivileges() error {
+	if entryPreset && presetHolds() {
+		// The bounding set, the securebits and no_new_privs are on every
+		// thread since init's entry (EntryPreset): what is left is the
+		// capability sets themselves, and the rest below.
+		return dropCapabilities()
+	}
 	// Bounding set first (needs CAP_SETPCAP, which we still hold): execve can
 	// then never grant a capability back, even to uid 0 inside the user ns
 	// (file capabilities and the root-exec rule both AND with the bounding set).
@@ -84,13 +131,9 @@ func dropPrivileges() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
-	// Securebits, locked: uid 0 inside gets no capabilities on exec
-	// (NOROOT), setuid transitions keep none (NO_SETUID_FIXUP), and ambient
-	// raising is refused. Defence in depth on top of the empty bounding set.
-	bits := secbitNoroot | secbitNorootLocked | secbitNoSetuidFixup |
-		secbitNoSetuidFixupLocked | secbitKeepCapsLocked |
-		secbitNoCapAmbientRaise | secbitNoCapAmbientRaiseLocked
-	if err := allThreads(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, uintptr(bits), 0); err != nil {
+	// Securebits, locked (initSecurebits). Defence in depth on top of the
+	// empty bounding set.
+	if err := allThreads(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, initSecurebits, 0); err != nil {
 		return fmt.Errorf("set securebits: %w", err)
 	}
 	// Effective, permitted and inheritable to zero, on every thread.
@@ -105,6 +148,26 @@ func dropPrivileges() error {
 	if err := allThreads(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); err != nil {
 		return fmt.Errorf("set no_new_privs: %w", err)
 	}
+	return notDumpable()
+}
+
+// dropCapabilities is dropPrivileges after the entry's presets: the
+// ambient set cleared, effective, permitted and inheritable to zero on
+// every thread, not dumpable.
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := allThreads(unix.SYS_CAPSET, uintptr(ptr(&hdr)), uintptr(ptr(&data[0])), 0); err != nil {
+		return fmt.Errorf("capset to empty: %w", err)
+	}
+	return notDumpable()
+}
+
+// notDumpable ends dropPrivileges.
+func notDumpable() error {
 	// Not dumpable: processes of the same uid in the sandbox cannot ptrace
 	// init or open its /proc/1/mem, /proc/1/exe or fds (the CVE-2019-5736
 	// class, where a container overwrote the runtime binary through

@@ -72,7 +72,12 @@ func InitMain(h Hooks) {
 	// writes it. A failure only leaves the name as it was.
 	// Refused to an init that was not exec'd again (rootful: its /proc
 	// belongs to host root): its entry named it already.
-	_ = os.WriteFile("/proc/self/comm", []byte(InitComm), 0)
+	// A bare descriptor: os.WriteFile would start Go's poller (its epoll
+	// instance and eventfd) for nothing, and init's setup uses none.
+	if fd, err := unix.Open("/proc/self/comm", unix.O_WRONLY|unix.O_CLOEXEC, 0); err == nil {
+		_, _ = unix.Write(fd, []byte(InitComm))
+		unix.Close(fd)
+	}
 	// Catch the forwarded signals from the first instant: Go's default for
 	// SIGHUP, SIGINT and SIGTERM is to exit, which would take the sandbox down
 	// instead of passing the signal on. They queue until the agent exists.
@@ -400,8 +405,12 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	if err != nil {
 		return nil, err
 	}
-	gcRelease() // init now lives as long as the agent: collect as usual
-	if err := conn.Send(Message{Type: MsgStarted, Pid: pid}); err != nil {
+	err = conn.Send(Message{Type: MsgStarted, Pid: pid})
+	// init now lives as long as the agent: collect as usual. After the
+	// report: its timer is the first init makes, and starts Go's poller
+	// (an epoll instance, an eventfd).
+	gcRelease()
+	if err != nil {
 		return nil, err
 	}
 	return &initState{agent: pid, onAgentThread: onThread, dial: h.Dial, degraded: spec.Degraded,

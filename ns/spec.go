@@ -26,10 +26,11 @@ const (
 	KindPin = "pin"
 	// KindRecord makes Path a read-only directory holding one file, File,
 	// that only the supervisor can write (the sandbox's record of denials):
-	// init mounts a private tmpfs of Size bytes on a staging directory,
-	// creates the file there and opens it for appending, binds the tmpfs
-	// read-only at Path, detaches the writable staging mount, and passes the
-	// open file to the supervisor (named RecordName(Path, File)). Inside,
+	// init makes a private tmpfs of Size bytes, attached under its staging
+	// area in the old root's tree, creates the file there and opens it for
+	// appending, attaches a read-only clone of the tmpfs at Path, detaches
+	// the writable staging mount with the old root, and passes the open
+	// file to the supervisor (named RecordName(Path, File)). Inside,
 	// the file is reachable only through the read-only bind: it cannot be
 	// written, truncated, chmod'ed, removed or replaced, and Path, a mount
 	// point, cannot be renamed or removed.

@@ -46,6 +46,9 @@ type initState struct {
 	arg0   string
 	owner  uint32 // /proc/INIT/fd's owner
 	open   []string
+	// threads: for each of init's threads, its capability sets and
+	// no_new_privs ("TID CapBnd: ...").
+	threads []string
 }
 
 var fdKind = regexp.MustCompile(`:\[\d+\]$`)
@@ -99,6 +102,23 @@ func startedInit(t *testing.T, home string, flags ...string) initState {
 		st.status[f] = statusField(init, f)
 	}
 	dir := fmt.Sprintf("/proc/%d/", init)
+	// Capabilities and no_new_privs are per thread: each of init's (world
+	// readable, whoever started jail).
+	tasks, err := os.ReadDir(dir + "task")
+	if err != nil {
+		t.Fatalf("jail %v: init's threads: %v", flags, err)
+	}
+	for _, tk := range tasks {
+		b, err := os.ReadFile(dir + "task/" + tk.Name() + "/status")
+		if err != nil {
+			t.Fatalf("jail %v: init's thread %s: %v", flags, tk.Name(), err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "Cap") || strings.HasPrefix(l, "NoNewPrivs:") {
+				st.threads = append(st.threads, tk.Name()+" "+strings.Join(strings.Fields(l), " "))
+			}
+		}
+	}
 	// Root reads init's fds and program; a user reads neither (init is
 	// not dumpable and its fd directory belongs to a root the user's
 	// namespace does not map), on either path.
@@ -166,6 +186,13 @@ func TestInitNoExecSameOrStricter(t *testing.T) {
 	entry := startedInit(t, home)
 	fork := startedInit(t, home, "--x-fork-init")
 	for f, v := range fork.status {
+		if f == "CapBnd" && os.Getuid() == 0 && entry.status[f] == "0000000000000000" {
+			// Stricter: without its execve, init's bounding set is
+			// emptied by the entry for every thread, where the forked
+			// init empties only the agent's thread's
+			// (TestInitEveryThreadWalled).
+			continue
+		}
 		if entry.status[f] != v {
 			t.Errorf("init's %s: %q started by the entry, %q forked", f, entry.status[f], v)
 		}
@@ -225,5 +252,67 @@ func TestInitNoExecNeedsPtrace(t *testing.T) {
 	// /proc belongs to the sandbox's root: the execve was kept.
 	if r.stdout != "listed\nran\n" {
 		t.Errorf("jail without CAP_SYS_PTRACE: the agent printed %q, want \"listed\\nran\\n\" (init exec'd again, the command run)", r.stdout)
+	}
+}
+
+// Every thread of init has lost every capability (effective, permitted,
+// inheritable, ambient) and has no_new_privs once the agent runs, on both
+// paths: started by the entry and forked. Started by root without init's
+// execve, the entry emptied the bounding set and set the securebits and
+// no_new_privs before the Go runtime made a thread, and init's own drop
+// only empties the capability sets: then every thread's bounding set is
+// empty too. Otherwise init empties the bounding set of the thread that
+// forks the agent (and jail exec's commands), which must be one of them.
+// A thread that kept something (a drop applied to the calling thread
+// alone, or the entry's presets taken for granted where the entry did not
+// raise them) would fail here.
+func TestInitEveryThreadWalled(t *testing.T) {
+	home := entryHome(t)
+	for _, flags := range [][]string{nil, {"--x-fork-init"}} {
+		st := startedInit(t, home, flags...)
+		// The entry without the execve: root's default start.
+		presets := flags == nil && os.Getuid() == 0 && wantEntry() == startEntry
+		tids := map[string]bool{}
+		emptyBounds := 0
+		for _, l := range st.threads {
+			tid, field, _ := strings.Cut(l, " ")
+			tids[tid] = true
+			name, _, _ := strings.Cut(field, " ")
+			want := name + " 0000000000000000"
+			if name == "NoNewPrivs:" {
+				want = "NoNewPrivs: 1"
+			}
+			if name == "CapBnd:" {
+				if field == want {
+					emptyBounds++
+				}
+				if !presets {
+					continue
+				}
+			}
+			if field != want {
+				t.Errorf("jail %v: init's thread %s: %q, want %q", flags, tid, field, want)
+			}
+		}
+		if emptyBounds == 0 {
+			t.Errorf("jail %v: no thread of init has an empty bounding set: %v", flags, st.threads)
+		}
+		// Go's runtime gives init several threads (sysmon, the locked
+		// agent thread, the signal thread...): one alone would not test
+		// that the drop reaches them all.
+		if len(tids) < 3 {
+			t.Errorf("jail %v: init has %d threads (%v), want several", flags, len(tids), st.threads)
+		}
+		t.Logf("jail %v: init's %d threads checked, %d with an empty bounding set", flags, len(tids), emptyBounds)
+		// The securebits, per thread too, set and locked as the agent
+		// (forked by init) reads them: TestSecurebitsLocked's HOME has
+		// no lean init's copy, where init is jail's own binary.
+		seccompNeed(t, "perl")
+		args := append(append([]string{"--quiet"}, flags...), "--", "perl", "-e", `print "bits=", syscall(157, 27, 0, 0, 0, 0), "\n";`)
+		r := runWith(t, runOpts{env: []string{"HOME=" + home, "XDG_STATE_HOME="}}, jail(t), args...)
+		mustCode(t, r, 0)
+		if want := fmt.Sprintf("bits=%d\n", 1<<0|1<<1|1<<2|1<<3|1<<5|1<<6|1<<7); r.stdout != want {
+			t.Errorf("jail %v: the agent's securebits: %q, want %q", flags, r.stdout, want)
+		}
 	}
 }

@@ -292,6 +292,18 @@ cat /proc/self/mountinfo
 	if strings.Contains(r.stdout, "jail-stage") {
 		t.Fatalf("the staging mount is still in the mount table:\n%s", r.stdout)
 	}
+	// The record of denials (/run/jail) is one read-only mount: the
+	// writable mount init opened its file through is detached with the
+	// old root before the agent runs, never in the agent's mount table.
+	var records []string
+	for _, l := range lines {
+		if strings.Contains(l, " - tmpfs jail-record ") {
+			records = append(records, l)
+		}
+	}
+	if len(records) != 1 || strings.Fields(records[0])[4] != "/run/jail" || !strings.HasPrefix(strings.Fields(records[0])[5], "ro,") {
+		t.Fatalf("the record's mounts in the agent's mount table: want one, read-only, at /run/jail:\n%s", strings.Join(records, "\n"))
+	}
 }
 
 func TestEnvironment(t *testing.T) {

@@ -44,6 +44,12 @@
 #define SIGKILL	9
 #define PR_SET_PDEATHSIG	1
 #define PR_SET_NAME	15
+#define PR_CAPBSET_DROP	24
+#define PR_SET_SECUREBITS	28
+#define PR_SET_NO_NEW_PRIVS	38
+// ns' secbitNoroot|NorootLocked|NoSetuidFixup|NoSetuidFixupLocked|
+// KeepCapsLocked|NoCapAmbientRaise|NoCapAmbientRaiseLocked (ns/caps_linux.go).
+#define SECUREBITS	0xef
 #define POLLERR	0x8
 #define POLLHUP	0x10
 #define POLLNVAL	0x20
@@ -269,6 +275,64 @@ init:
 	// starts, as init.
 	TESTQ	$OPT_NOEXEC, R13
 	JEQ	ambient
+
+	// Three of init's walls that need no spec and that init, which never
+	// execs, does not use itself, raised here on its one thread: every
+	// thread the Go runtime makes is cloned from it and inherits them, so
+	// init's privilege drop (ns.dropPrivileges) needs no AllThreadsSyscall
+	// round for them (each signals every thread of init and waits for
+	// all: 0.1-0.3 ms a round, several ms under load). They are what
+	// dropPrivileges would set, only earlier: the bounding set emptied
+	// (every capability up to the kernel's first EINVAL; execve can never
+	// grant one back), the securebits set and locked, no_new_privs. None
+	// takes a capability init uses: the effective and permitted sets stay
+	// full (mounts, the network, the user-namespace limits) until
+	// dropPrivileges empties them on every thread. A failure exits: the
+	// supervisor then reports that init exited before its spec. Done,
+	// entryPresets tells init's Go code (ns.EntryPreset).
+	XORQ	R14, R14
+bset:
+	MOVQ	$SYS_prctl, AX
+	MOVQ	$PR_CAPBSET_DROP, DI
+	MOVQ	R14, SI
+	XORQ	DX, DX
+	XORQ	R10, R10
+	XORQ	R8, R8
+	SYSCALL
+	CMPQ	AX, $0
+	JEQ	bdropped
+	CMPQ	AX, $-EINVAL
+	JNE	initquit
+	TESTQ	R14, R14 // EINVAL for capability 0: not the end of a list
+	JEQ	initquit
+	JMP	secbits
+bdropped:
+	// The sets are 64 bits wide: a kernel that knew more would keep one.
+	CMPQ	R14, $64
+	JGE	initquit
+	INCQ	R14
+	JMP	bset
+secbits:
+	MOVQ	$SYS_prctl, AX
+	MOVQ	$PR_SET_SECUREBITS, DI
+	MOVQ	$SECUREBITS, SI
+	XORQ	DX, DX
+	XORQ	R10, R10
+	XORQ	R8, R8
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	initquit
+	MOVQ	$SYS_prctl, AX
+	MOVQ	$PR_SET_NO_NEW_PRIVS, DI
+	MOVQ	$1, SI
+	XORQ	DX, DX
+	XORQ	R10, R10
+	XORQ	R8, R8
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	initquit
+	MOVL	$1, main·entryPresets(SB)
+
 	MOVQ	8(SP), SI
 	MOVB	$0, 9(SI)
 	MOVL	$0, 10(SI)

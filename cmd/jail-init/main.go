@@ -33,5 +33,6 @@ func main() {
 		// run goes on as before.
 		os.Exit(2)
 	}
+	presetWalls()
 	inithooks.Main()
 }

@@ -361,29 +361,41 @@ var builtinMemo struct {
 // when jail was built, in zbuiltins.go) when it is the table of Builtins
 // as they are: the table is data of the binary, read where it lies; the
 // ~200 patterns compiled at every start were fresh heap pages, each a
-// page fault of 18-30 us here (issue 16).
+// page fault of 18-30 us here (issue 16). So are the home-anchored ones at
+// the anchors every start has, homeGlobs (builtinHomeTable): only a home
+// outside them ($HOME=/var/lib/x) is compiled at the start.
 func compileBuiltins(allowGitConfig bool, anchors []string) []rule {
 	return compileBuiltinsWith(allowGitConfig, anchors, builtinTableFits())
 }
 
 // compileBuiltinsWith is compileBuiltins, the built-ins that are not
-// home-anchored taken from builtinTable (fromTable: it must fit) or
-// compiled.
+// home-anchored, and the home-anchored ones at the homeGlobs leading
+// anchors, taken from builtinTable and builtinHomeTable (fromTable: they
+// must fit) or compiled.
 func compileBuiltinsWith(allowGitConfig bool, anchors []string, fromTable bool) []rule {
 	out := make([]rule, 0, builtinCount(anchors))
 	var a arena
-	t := 0
+	t, h := 0, 0
 	for _, b := range Builtins {
 		rest, home := strings.CutPrefix(b.Name, "~/")
 		if !home {
 			t++
+		} else {
+			h++
 		}
 		if b.Git && allowGitConfig {
 			continue
 		}
 		switch {
 		case home:
-			for _, an := range anchors {
+			for i, an := range anchors {
+				// The table holds this built-in at homeGlobs[i] (its
+				// pattern's Abs, checked by builtinTableFits): taken only
+				// for the very anchor it was compiled at.
+				if fromTable && i < len(homeGlobs) && an == homeGlobs[i] {
+					out = append(out, builtinHomeTable[(h-1)*len(homeGlobs)+i])
+					continue
+				}
 				out = appendBuiltin(out, &a, b, an+"/"+rest)
 			}
 		case fromTable:
@@ -395,13 +407,25 @@ func compileBuiltinsWith(allowGitConfig bool, anchors []string, fromTable bool) 
 	return out
 }
 
-// builtinTableFits reports whether builtinTable is the table of Builtins:
-// one rule per built-in that is not home-anchored, in order, of its name,
-// kind and git-ness (what compiling it reads).
+// builtinTableFits reports whether builtinTable and builtinHomeTable are
+// the tables of Builtins: one rule per built-in that is not home-anchored,
+// and one per home-anchored built-in and homeGlobs anchor, in order, of
+// its name, kind and git-ness and (for the home ones) the glob it was
+// compiled from (what compiling it reads).
 func builtinTableFits() bool {
-	t := 0
+	t, h := 0, 0
 	for _, b := range Builtins {
-		if strings.HasPrefix(b.Name, "~/") {
+		if rest, home := strings.CutPrefix(b.Name, "~/"); home {
+			for _, an := range homeGlobs {
+				if h >= len(builtinHomeTable) {
+					return false
+				}
+				r := &builtinHomeTable[h]
+				if r.pat.Source != b.Name || r.pat.Abs != an+"/"+rest || r.kind != b.Kind || r.git != b.Git {
+					return false
+				}
+				h++
+			}
 			continue
 		}
 		if t >= len(builtinTable) {
@@ -413,7 +437,7 @@ func builtinTableFits() bool {
 		}
 		t++
 	}
-	return t == len(builtinTable)
+	return t == len(builtinTable) && h == len(builtinHomeTable)
 }
 
 // appendBuiltin appends built-in b compiled as glob.

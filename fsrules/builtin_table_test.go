@@ -25,24 +25,15 @@ func builtinTableSource(t *testing.T) []byte {
 	b.WriteString("// builtinTable is every built-in that is not home-anchored, in the order\n")
 	b.WriteString("// of Builtins, compiled (see compileBuiltins).\n")
 	b.WriteString("var builtinTable = [...]rule{\n")
-	for _, bi := range Builtins {
-		if strings.HasPrefix(bi.Name, "~/") {
-			continue
-		}
-		p, err := compileAbs("/**/"+bi.Name, strings.HasSuffix(bi.Name, "/"), true)
-		if err != nil {
-			t.Fatalf("built-in %s: %v", bi.Name, err)
-		}
-		p.Source = bi.Name
-		fmt.Fprintf(&b, "\t{pat: &Pattern{Source: %q, Abs: %q, DirOnly: %v, Fold: %v, segs: []seg{", p.Source, p.Abs, p.DirOnly, p.Fold)
-		for _, s := range p.segs {
-			fmt.Fprintf(&b, "{raw: %q, i: %d, j: %d, kind: %d}, ", s.raw, s.i, s.j, s.kind)
-		}
-		fmt.Fprintf(&b, "}, prefix: %q, nlit: %d, depth: %d", p.prefix, p.nlit, p.depth)
-		if p.inner != nil {
-			fmt.Fprintf(&b, ", inner: %#v", p.inner)
-		}
-		fmt.Fprintf(&b, "}, kind: %d, name: %q, git: %v},\n", bi.Kind, "default: "+bi.Name, bi.Git)
+	for _, r := range tableRules(t, false) {
+		writeRule(&b, r)
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// builtinHomeTable is every home-anchored built-in, in the order of\n")
+	b.WriteString("// Builtins, compiled at each of homeGlobs in turn (see compileBuiltins).\n")
+	b.WriteString("var builtinHomeTable = [...]rule{\n")
+	for _, r := range tableRules(t, true) {
+		writeRule(&b, r)
 	}
 	b.WriteString("}\n")
 	src, err := format.Source(b.Bytes())
@@ -50,6 +41,49 @@ func builtinTableSource(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return src
+}
+
+// tableRules are the rules of builtinTable (home false) or
+// builtinHomeTable (home true), compiled from Builtins.
+func tableRules(t *testing.T, home bool) []rule {
+	t.Helper()
+	var out []rule
+	for _, bi := range Builtins {
+		rest, isHome := strings.CutPrefix(bi.Name, "~/")
+		if isHome != home {
+			continue
+		}
+		globs := []string{"/**/" + bi.Name}
+		if home {
+			globs = nil
+			for _, an := range homeGlobs {
+				globs = append(globs, an+"/"+rest)
+			}
+		}
+		for _, g := range globs {
+			p, err := compileAbs(g, strings.HasSuffix(bi.Name, "/"), true)
+			if err != nil {
+				t.Fatalf("built-in %s: %v", bi.Name, err)
+			}
+			p.Source = bi.Name
+			out = append(out, rule{pat: p, kind: bi.Kind, name: "default: " + bi.Name, git: bi.Git})
+		}
+	}
+	return out
+}
+
+// writeRule writes r as a composite literal of zbuiltins.go.
+func writeRule(b *bytes.Buffer, r rule) {
+	p := r.pat
+	fmt.Fprintf(b, "\t{pat: &Pattern{Source: %q, Abs: %q, DirOnly: %v, Fold: %v, segs: []seg{", p.Source, p.Abs, p.DirOnly, p.Fold)
+	for _, s := range p.segs {
+		fmt.Fprintf(b, "{raw: %q, i: %d, j: %d, kind: %d}, ", s.raw, s.i, s.j, s.kind)
+	}
+	fmt.Fprintf(b, "}, prefix: %q, nlit: %d, depth: %d", p.prefix, p.nlit, p.depth)
+	if p.inner != nil {
+		fmt.Fprintf(b, ", inner: %#v", p.inner)
+	}
+	fmt.Fprintf(b, "}, kind: %d, name: %q, git: %v},\n", r.kind, r.name, r.git)
 }
 
 // zbuiltins.go is the compiled table of the list of built-ins as it is:
@@ -68,21 +102,20 @@ func TestBuiltinTable(t *testing.T) {
 	if !builtinTableFits() {
 		t.Fatal("zbuiltins.go is not the table of Builtins: run go test ./fsrules -run TestBuiltinTable -update-builtins")
 	}
-	i := 0
-	for _, b := range Builtins {
-		if strings.HasPrefix(b.Name, "~/") {
-			continue
+	for _, tab := range []struct {
+		name string
+		rows []rule
+		home bool
+	}{{"builtinTable", builtinTable[:], false}, {"builtinHomeTable", builtinHomeTable[:], true}} {
+		want := tableRules(t, tab.home)
+		if len(tab.rows) != len(want) {
+			t.Fatalf("zbuiltins.go's %s has %d rules, compiled %d: run go test ./fsrules -run TestBuiltinTable -update-builtins", tab.name, len(tab.rows), len(want))
 		}
-		p, err := compileAbs("/**/"+b.Name, strings.HasSuffix(b.Name, "/"), true)
-		if err != nil {
-			t.Fatal(err)
+		for i, got := range tab.rows {
+			if !reflect.DeepEqual(got, want[i]) {
+				t.Fatalf("zbuiltins.go's %s rule %d is %+v (%+v), compiled %+v (%+v): run go test ./fsrules -run TestBuiltinTable -update-builtins", tab.name, i, got, *got.pat, want[i], *want[i].pat)
+			}
 		}
-		p.Source = b.Name
-		want := rule{pat: p, kind: b.Kind, name: "default: " + b.Name, git: b.Git}
-		if got := builtinTable[i]; !reflect.DeepEqual(got, want) {
-			t.Fatalf("zbuiltins.go's rule %d is %+v (%+v), compiled %+v (%+v): run go test ./fsrules -run TestBuiltinTable -update-builtins", i, got, *got.pat, want, *want.pat)
-		}
-		i++
 	}
 }
 
@@ -92,21 +125,32 @@ func TestBuiltinTable(t *testing.T) {
 // (a built-in added, removed, renamed, of another kind or git-ness, or
 // moved) is compiled, not taken from the table.
 func TestBuiltinTableSameAsCompiled(t *testing.T) {
-	anchors := homeAnchors([]string{"/root", "/home/u", "/srv/Other Home", "/h"})
+	// The anchors as the start makes them (homeGlobs first), the same in
+	// another order, and anchors without homeGlobs: the home table serves
+	// only an anchor at its own index that is the glob it was compiled at.
+	anchorSets := [][]string{
+		homeAnchors([]string{"/root", "/home/u", "/srv/Other Home", "/h"}),
+		{"/home/*", "/root", "/h"},
+		{"/h", "/home/*"},
+		{"/root"},
+		nil,
+	}
 	check := func(what string, wantTable bool) {
 		t.Helper()
 		if got := builtinTableFits(); got != wantTable {
 			t.Errorf("%s: the table fits: %v, want %v", what, got, wantTable)
 		}
-		for _, allowGit := range []bool{false, true} {
-			got := compileBuiltins(allowGit, anchors)
-			want := compileBuiltinsWith(allowGit, anchors, false) // every one compiled
-			if len(got) != len(want) {
-				t.Fatalf("%s (allow git %v): %d rules, compiled %d", what, allowGit, len(got), len(want))
-			}
-			for i := range got {
-				if !reflect.DeepEqual(got[i], want[i]) {
-					t.Fatalf("%s (allow git %v): rule %d is %+v (%+v), compiled %+v (%+v)", what, allowGit, i, got[i], *got[i].pat, want[i], *want[i].pat)
+		for _, anchors := range anchorSets {
+			for _, allowGit := range []bool{false, true} {
+				got := compileBuiltins(allowGit, anchors)
+				want := compileBuiltinsWith(allowGit, anchors, false) // every one compiled
+				if len(got) != len(want) {
+					t.Fatalf("%s (anchors %q, allow git %v): %d rules, compiled %d", what, anchors, allowGit, len(got), len(want))
+				}
+				for i := range got {
+					if !reflect.DeepEqual(got[i], want[i]) {
+						t.Fatalf("%s (anchors %q, allow git %v): rule %d is %+v (%+v), compiled %+v (%+v)", what, anchors, allowGit, i, got[i], *got[i].pat, want[i], *want[i].pat)
+					}
 				}
 			}
 		}
@@ -120,7 +164,19 @@ func TestBuiltinTableSameAsCompiled(t *testing.T) {
 		fits bool // the home-anchored ones are not in the table
 	}{
 		{"added", func() []Builtin { return append(slices.Clone(saved), Builtin{Name: "added.key", Kind: Hide}) }, false},
-		{"added home-anchored", func() []Builtin { return append(slices.Clone(saved), Builtin{Name: "~/.added", Kind: Hide}) }, true},
+		{"added home-anchored", func() []Builtin { return append(slices.Clone(saved), Builtin{Name: "~/.added", Kind: Hide}) }, false},
+		{"home-anchored renamed", func() []Builtin { return withHome(saved, func(b *Builtin) { b.Name += "x" }) }, false},
+		{"home-anchored other kind", func() []Builtin { return withHome(saved, func(b *Builtin) { b.Kind = ReadOnly + Hide - b.Kind }) }, false},
+		{"home-anchored git changed", func() []Builtin { return withHome(saved, func(b *Builtin) { b.Git = !b.Git }) }, false},
+		{"home-anchored removed", func() []Builtin {
+			l := slices.Clone(saved)
+			for i := range l {
+				if strings.HasPrefix(l[i].Name, "~/") {
+					return slices.Delete(l, i, i+1)
+				}
+			}
+			return l
+		}, false},
 		{"removed", func() []Builtin { return slices.Clone(saved[1:]) }, false},
 		{"renamed", func() []Builtin { l := slices.Clone(saved); l[0].Name += "x"; return l }, false},
 		{"other kind", func() []Builtin { l := slices.Clone(saved); l[0].Kind = ReadOnly + Hide - l[0].Kind; return l }, false},
@@ -142,4 +198,24 @@ func TestBuiltinTableSameAsCompiled(t *testing.T) {
 	}
 	Builtins = saved
 	check("back as it was", true)
+	// Other home globs: the home table was compiled at the old ones.
+	savedGlobs := homeGlobs
+	defer func() { homeGlobs = savedGlobs }()
+	homeGlobs = []string{"/root", "/users/*"}
+	anchorSets = append(anchorSets, homeAnchors([]string{"/h"}))
+	check("other home globs", false)
+	homeGlobs = savedGlobs
+	check("home globs back", true)
+}
+
+// withHome is list with f applied to its first home-anchored built-in.
+func withHome(list []Builtin, f func(*Builtin)) []Builtin {
+	l := slices.Clone(list)
+	for i := range l {
+		if strings.HasPrefix(l[i].Name, "~/") {
+			f(&l[i])
+			break
+		}
+	}
+	return l
 }

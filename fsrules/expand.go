@@ -424,6 +424,11 @@ type linkInfo struct {
 }
 
 type walker struct {
+	// viewRules and viewSum are viewDigest's last answer: every root of
+	// one Expand is walked with the same rules (c.all), whose digest is
+	// the same for each; only the root differs in the view's name.
+	viewRules    []rule
+	viewSum      string
 	masks        map[string]Mask
 	hits         map[string]int
 	n, max       int
@@ -520,7 +525,7 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 	}
 	idx := indexRules(live)
 	idx.check = checkBelow(root, live)
-	w.view = viewOf(root, rules)
+	w.view = w.viewName(root, rules)
 	if sz, ok := w.dirs.(dirSizer); ok && w.visible {
 		// One slice for the directories of an unchanged tree, not a
 		// doubling of it all the way (the bench's tree: 2,800).
@@ -563,15 +568,36 @@ const viewVersion = "fsrules-walk-2"
 // check: walkDir): another user, group list or capability set is another
 // view.
 func viewOf(root string, rules []rule) string {
+	return viewName(root, viewDigest(rules))
+}
+
+// viewName is the view of root whose rules and credentials have digest sum.
+func viewName(root, sum string) string {
+	return viewVersion + "\x00" + root + "\x00" + sum
+}
+
+// viewName is viewOf, the rules' digest computed once for the walk's
+// roots: the same slice (its first element and length: the rules are
+// never changed during an Expand) gives the same digest.
+func (w *walker) viewName(root string, rules []rule) string {
+	if len(rules) == 0 || len(w.viewRules) != len(rules) || &w.viewRules[0] != &rules[0] {
+		w.viewRules, w.viewSum = rules, viewDigest(rules)
+	}
+	return viewName(root, w.viewSum)
+}
+
+// viewDigest is the hex SHA-256 of the rules and the credentials, as
+// viewOf names them.
+func viewDigest(rules []rule) string {
 	// The bytes of fmt's "%q %q %t %t %d %q %t %t\n" per rule, built
 	// without fmt (a few hundred rules, at every start and exit check):
 	// the same names as the cache files already kept.
 	h := sha256.New()
 	var b []byte
 	for _, r := range rules {
-		b = strconv.AppendQuote(b[:0], r.pat.Source)
+		b = appendQuote(b[:0], r.pat.Source)
 		b = append(b, ' ')
-		b = strconv.AppendQuote(b, r.pat.Abs)
+		b = appendQuote(b, r.pat.Abs)
 		b = append(b, ' ')
 		b = strconv.AppendBool(b, r.pat.DirOnly)
 		b = append(b, ' ')
@@ -579,7 +605,7 @@ func viewOf(root string, rules []rule) string {
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, int64(r.kind), 10)
 		b = append(b, ' ')
-		b = strconv.AppendQuote(b, r.name)
+		b = appendQuote(b, r.name)
 		b = append(b, ' ')
 		b = strconv.AppendBool(b, r.user)
 		b = append(b, ' ')
@@ -588,7 +614,21 @@ func viewOf(root string, rules []rule) string {
 		h.Write(b)
 	}
 	h.Write([]byte("creds " + creds() + "\n"))
-	return viewVersion + "\x00" + root + "\x00" + hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// appendQuote is strconv.AppendQuote: a string of printable ASCII without
+// '"' or '\\' (every built-in's name and pattern) is its bytes between
+// quotes, copied; anything else goes to strconv, which escapes it.
+func appendQuote(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return strconv.AppendQuote(b, s)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // entry tests one entry against the rules, records a mask, and reports whether

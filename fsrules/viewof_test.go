@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"testing"
 )
 
@@ -32,6 +33,56 @@ func TestViewOfSameAsFmt(t *testing.T) {
 	for _, root := range []string{"/ws", "/home/u/proj"} {
 		if got, want := viewOf(root, rules), viewOfFmt(root, rules); got != want {
 			t.Fatalf("viewOf(%s) = %q, want %q", root, got, want)
+		}
+	}
+}
+
+// appendQuote's copy is strconv.AppendQuote's bytes: every single byte,
+// the built-ins' names and patterns, and strings that need escapes.
+func TestAppendQuoteSameAsStrconv(t *testing.T) {
+	var in []string
+	for c := 0; c < 256; c++ {
+		in = append(in, string(rune(c)), "a"+string([]byte{byte(c)})+"z")
+	}
+	for _, r := range builtinRules(false, []string{"/root", "/home/Zoë"}) {
+		in = append(in, r.pat.Source, r.pat.Abs, r.name)
+	}
+	in = append(in, "", `"`, `\`, "é", "\u2028", "\xff\xfe", "tab\there", "~/.ssh/")
+	for _, s := range in {
+		if got, want := string(appendQuote([]byte("x"), s)), string(strconv.AppendQuote([]byte("x"), s)); got != want {
+			t.Errorf("appendQuote(%q) = %s, strconv %s", s, got, want)
+		}
+	}
+}
+
+func FuzzAppendQuote(f *testing.F) {
+	f.Add("plain")
+	f.Add("quote\"back\\slash")
+	f.Add("\x7f\x00é")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(appendQuote(nil, s)), strconv.Quote(s); got != want {
+			t.Fatalf("appendQuote(%q) = %s, strconv %s", s, got, want)
+		}
+	})
+}
+
+// The walker's view names are viewOf's for every rules slice it is given,
+// whichever it was given before: the same slice, another of the same
+// length, a shorter one with the same first rule, a one-rule slice.
+func TestWalkerViewNameSameAsViewOf(t *testing.T) {
+	all := builtinRules(false, []string{"/root"})
+	other := builtinRules(true, []string{"/root", "/srv/h"})[:len(all)]
+	one := []rule{all[3]}
+	w := &walker{}
+	for i, c := range []struct {
+		root  string
+		rules []rule
+	}{
+		{"/ws", all}, {"/usr", all}, {"/ws", other}, {"/ws", all[:len(all)-1]},
+		{"/ws", all[1:]}, {"/x", one}, {"/x", []rule{all[4]}}, {"/ws", all}, {"/ws", nil},
+	} {
+		if got, want := w.viewName(c.root, c.rules), viewOf(c.root, c.rules); got != want {
+			t.Errorf("case %d (%s, %d rules): %q, want %q", i, c.root, len(c.rules), got, want)
 		}
 	}
 }

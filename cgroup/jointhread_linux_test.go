@@ -43,7 +43,6 @@ func inGroup(g *v1Group, lines map[string]string, c string) bool {
 // freeze it and SIGKILL it, leaving a frozen group behind.
 func openV1Joinable(t *testing.T) *v1Group {
 	g := openV1Real(t, Limits{MemoryBytes: 64 << 20, Pids: 64, CPUs: 1})
-	home := cgroupLines("/proc/self/cgroup")
 	t.Cleanup(func() { // before openV1Real's (cleanups run last first)
 		tasks, _ := os.ReadDir("/proc/self/task")
 		for _, tk := range tasks {
@@ -51,8 +50,8 @@ func openV1Joinable(t *testing.T) *v1Group {
 			for _, c := range g.ctrls {
 				if inGroup(g, lines, c) {
 					t.Errorf("thread %s of this test is in the group's %s directory at its end", tk.Name(), c)
-					for _, c := range g.ctrls {
-						_ = os.WriteFile(filepath.Join(g.root, c, home[c], "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0)
+					for _, d := range g.order { // each group's parent: where the process was
+						_ = os.WriteFile(filepath.Join(filepath.Dir(d), "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0)
 					}
 					return
 				}

@@ -25,12 +25,8 @@ type v1Group struct {
 	dirs  map[string]string // controller -> group directory
 	order []string          // distinct directories, creation order
 	ctrls []string          // a controller of each order entry (its hierarchy)
-	root  string            // the cgroupfs root (Options.Root)
-	// threadCgroup is the /proc/<pid>/cgroup-format file of the calling
-	// thread (JoinThread): /proc/thread-self/cgroup, or a test's file.
-	threadCgroup string
-	path         string
-	memsw        bool
+	path  string
+	memsw bool
 	// joined is held while a supervisor thread is inside the group
 	// (JoinThread until its leave): Kill and Delete wait for it, so that
 	// neither ever freezes, signals or counts a thread of jail's own.
@@ -63,10 +59,7 @@ func openV1(opts Options, gname string, lim Limits) (_ Group, _ Report, err erro
 		return nil, Report{}, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), err)
 	}
 	need := v1Needed(lim)
-	g := &v1Group{dirs: map[string]string{}, root: root, threadCgroup: "/proc/thread-self/cgroup"}
-	if opts.SelfCgroup != "" {
-		g.threadCgroup = opts.SelfCgroup // a test's fake tree
-	}
+	g := &v1Group{dirs: map[string]string{}}
 	defer func() {
 		if err != nil {
 			for i := len(g.order) - 1; i >= 0; i-- {
@@ -178,21 +171,21 @@ func (g *v1Group) Add(pid int) error {
 
 // JoinThread moves the calling thread, which its caller has locked to its
 // goroutine (runtime.LockOSThread), into the group in every hierarchy,
-// and returns leave, which moves it back to where it was: what the thread
-// clones in between (init) is born inside, with no moment outside its
-// limits. A thread that moves itself (writing "0" into a v1 tasks file)
+// and returns leave, which moves it back to the supervisor's own group
+// (the group's parent in each hierarchy, where Open found the process):
+// what the thread clones in between (init) is born inside, with no moment
+// outside its limits. A thread that moves itself (writing "0" into a v1 tasks file)
 // skips the kernel's global threadgroup lock, whose taking waits for an
 // RCU grace period (cgroup_procs_write_start: 12-16 ms here for Add's
-// write of another process's pid; 0.2 ms for this). Both sets of tasks
+// write of another process's pid; 0.15 ms for this). Both sets of tasks
 // files are opened before the first move, so that leave only writes.
+// (The thread's own /proc/thread-self/cgroup is not read: 0.16 ms, more
+// than the moves, and Go's threads are where the process is, unless
+// someone moved one alone; leave then puts it with the others.)
 // Kill and Delete wait until leave has run. On an error from either, the
 // thread may be left inside: the caller must end it (a locked goroutine
 // that returns ends its thread), never run anything else on it.
 func (g *v1Group) JoinThread() (leave func() error, err error) {
-	home, _, err := cgroups.ParseCgroupFileUnified(g.threadCgroup)
-	if err != nil {
-		return nil, fmt.Errorf("read the thread's cgroup from %s: %w", g.threadCgroup, err)
-	}
 	in := make([]int, 0, len(g.order))
 	back := make([]int, 0, len(g.order))
 	closeAll := func() {
@@ -207,21 +200,15 @@ func (g *v1Group) JoinThread() (leave func() error, err error) {
 		}
 		return fd, nil
 	}
-	for i, d := range g.order {
-		p, ok := home[g.ctrls[i]]
-		if !ok {
-			closeAll()
-			return nil, fmt.Errorf("the thread's cgroup (%s) names no %s hierarchy", g.threadCgroup, g.ctrls[i])
-		}
+	for _, d := range g.order {
 		fd, err := open(filepath.Join(d, "tasks"))
 		if err != nil {
 			closeAll()
 			return nil, err
 		}
 		in = append(in, fd)
-		// Where the thread is now: the group's parent unless the thread
-		// was put elsewhere (v1 places threads one by one).
-		fd, err = open(filepath.Join(g.root, g.ctrls[i], filepath.Clean("/"+p), "tasks"))
+		// Back to the group's parent: the supervisor's own group.
+		fd, err = open(filepath.Join(filepath.Dir(d), "tasks"))
 		if err != nil {
 			closeAll()
 			return nil, err

@@ -3,6 +3,7 @@ package cgroup
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -97,4 +98,71 @@ func BenchmarkKill500(b *testing.B) {
 			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/kill")
 		})
 	}
+}
+
+// BenchmarkV1Join compares the two ways into a v1 group: Add (another
+// process's pid into each hierarchy's cgroup.procs: the kernel's global
+// threadgroup lock, an RCU grace period) and JoinThread with its leave
+// (the calling thread into each tasks file and back: no global lock).
+// Each join follows a pause, as a start does: the kernel's rcu_sync stays
+// "passed" for a grace period after a writer, so back-to-back Adds would
+// not wait.
+func BenchmarkV1Join(b *testing.B) {
+	lim, opts := benchOpts(b, "v1")
+	lim.MemoryBytes, lim.CPUs = 0, 0 // jail's default: freezer and pids
+	b.Run("add", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			g, _, err := Open("bench", lim, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cmd := exec.Command("/bin/sleep", "10")
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond)
+			b.StartTimer()
+			err = g.Add(cmd.Process.Pid)
+			b.StopTimer()
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := g.Delete(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	})
+	b.Run("jointhread", func(b *testing.B) {
+		g, _, err := Open("bench", lim, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer g.Delete()
+		j := g.(ThreadJoiner)
+		done := make(chan error, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with it
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				time.Sleep(100 * time.Millisecond)
+				b.StartTimer()
+				leave, err := j.JoinThread()
+				if err == nil {
+					err = leave()
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	})
 }

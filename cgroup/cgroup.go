@@ -120,6 +120,17 @@ type Group interface {
 	Only(pid int) bool
 }
 
+// ThreadJoiner is a Group (cgroup v1) that the thread which starts the
+// sandbox's first process joins by itself for that process's clone: see
+// JoinThread in v1_linux.go. v2 clones into the group (FD) instead.
+type ThreadJoiner interface {
+	Group
+	// JoinThread moves the calling, locked thread into the group and
+	// returns leave, which moves it back. After an error from either the
+	// caller must end the thread.
+	JoinThread() (leave func() error, err error)
+}
+
 // Errors callers check with errors.Is.
 var (
 	ErrNoCgroup    = errors.New("no usable cgroup for resource limits")

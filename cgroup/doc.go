@@ -64,7 +64,12 @@
 //     (so a CI runner's outer limit still applies), shares a directory for
 //     co-mounted controllers (cpu,cpuacct), and writes memsw after the
 //     memory limit. cgroup1.New takes OCI runtime-spec resources and acts on
-//     every hierarchy of its list.
+//     every hierarchy of its list. And it has no way into a group but
+//     writing a pid into cgroup.procs, which takes the kernel's global
+//     threadgroup lock and waits for an RCU grace period (12-16 ms of every
+//     start here): jail's init is born inside instead, cloned by a thread
+//     that moved itself in through "tasks" and moves back out (JoinThread,
+//     v1_linux.go), which skips that lock.
 //   - Weight. Importing cgroup1 and cgroup2 links cilium/ebpf, godbus,
 //     coreos/go-systemd, runtime-spec, protobuf and containerd/log into a
 //     static binary that uses none of them.

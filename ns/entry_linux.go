@@ -138,11 +138,11 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 	}
 	s := &Sandbox{done: make(chan struct{})}
 	started := make(chan error, 1)
-	go func() {
+	goSpawner(cfg.JoinThread != nil, func() {
 		// init's parent is the thread that starts the entry (through
 		// CLONE_PARENT), as it is spawn's: the same thread settings.
 		spawnerThread()
-		pid, err := runEntry(cmd, parent, cfg.Rootful)
+		pid, err := runEntry(cmd, parent, cfg.Rootful, cfg.JoinThread)
 		if err != nil {
 			started <- err
 			close(s.done)
@@ -163,9 +163,12 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 		}
 		s.werr = err
 		close(s.done)
-	}()
+	})
 	if err := <-started; err != nil {
 		parent.Close()
+		if je := (*JoinError)(nil); errors.As(err, &je) {
+			return nil, nil, joinFailed(je)
+		}
 		return nil, nil, &EntryError{err}
 	}
 	return s, parent, nil
@@ -173,8 +176,17 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 
 // runEntry execs the entry, writes its maps when it asks, and returns
 // init's pid once it has exited.
-func runEntry(cmd *exec.Cmd, parent *os.File, rootful bool) (int, error) {
-	if err := cmd.Start(); err != nil {
+//
+// join (Config.JoinThread), when set, has the entry born inside the
+// sandbox's cgroups, and with it init, its clone. The thread moves back
+// as soon as the entry exists: before the entry asks for its maps, so
+// that on a failure to move back, killing the entry leaves no init (it
+// clones init only once its maps are written).
+func runEntry(cmd *exec.Cmd, parent *os.File, rootful bool, join func() (func() error, error)) (int, error) {
+	if err := bornIn(join, cmd.Start, func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}); err != nil {
 		return 0, err
 	}
 	epid := cmd.Process.Pid

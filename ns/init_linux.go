@@ -325,9 +325,11 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 			err = dropPrivilegesDegraded()
 			return
 		}
-		// A cgroup namespace rooted where the supervisor has now put us (a
-		// v1 group is joined after the clone): the agent, forked from this
-		// thread, sees its own group as "/" and nothing of the host's tree.
+		// A cgroup namespace rooted where the supervisor has now put us
+		// (init is born in its v2 or v1 groups, whose namespace the clone
+		// made already; a group joined after the clone, Config.BeforeSpec,
+		// is not its root): the agent, forked from this thread, sees its
+		// own group as "/" and nothing of the host's tree.
 		if uerr := unix.Unshare(unix.CLONE_NEWCGROUP); uerr != nil {
 			err = fmt.Errorf("new cgroup namespace: %w", uerr)
 			return

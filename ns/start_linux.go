@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -48,6 +49,17 @@ type Config struct {
 	// (Starting.EntryErr says why). Not in degraded mode (no namespace:
 	// Go's fork is already a vfork there).
 	Entry bool
+	// JoinThread, when set, puts init in the sandbox's cgroup v1 groups
+	// from its birth: it is called on init's spawner thread (locked, and
+	// never the process's main thread: see goSpawner) just before init's
+	// clone, moves that thread into the groups, and returns leave, called
+	// right after the clone, which moves the thread back (cgroup.Group's
+	// JoinThread: a thread moving itself skips the kernel's global lock and
+	// its RCU grace period, which writing init's pid costs). Should either
+	// fail, Begin kills what it started, ends the thread (Go ends the
+	// thread of a locked goroutine that returns: a thread left in a group
+	// leaves it so) and fails with a *JoinError, without falling back.
+	JoinThread func() (leave func() error, err error)
 	// BeforeSpec runs after init exists (its pid is known, it waits for its
 	// spec) and before the spec is sent: the place to put it into a v1 cgroup.
 	BeforeSpec func(pid int) error
@@ -128,6 +140,11 @@ func Begin(cfg Config) (*Starting, error) {
 			s.Conn = NewConn(parent)
 			return &Starting{s: s, parent: parent, rootful: cfg.Rootful, beforeSpec: cfg.BeforeSpec, Entry: true}, nil
 		}
+		if je := (*JoinError)(nil); errors.As(err, &je) {
+			// The cgroup, not the entry, failed: the old way would
+			// fail alike.
+			return nil, err
+		}
 		// Nothing was started (or what was finds its socket closed and
 		// exits): the old way, which fails again, with the error the
 		// user must see, where the entry's namespaces could not be made.
@@ -150,12 +167,20 @@ func Begin(cfg Config) (*Starting, error) {
 	}
 	s, err := spawn(cfg, attr, child, cfg.Exe)
 	var exeErr error
+	if je := (*JoinError)(nil); errors.As(err, &je) {
+		parent.Close()
+		return nil, err
+	}
 	if err != nil && cfg.Exe != nil {
 		// The lean init did not start (an exec error of the copy, or the
 		// clone itself): this binary, as without it. A clone that cannot
 		// work fails again here, with the error the user must see.
 		exeErr = err
 		s, err = spawn(cfg, attr, child, nil)
+	}
+	if je := (*JoinError)(nil); errors.As(err, &je) {
+		parent.Close()
+		return nil, err
 	}
 	if err != nil {
 		parent.Close()
@@ -199,6 +224,101 @@ func spawnerThread() {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
 }
 
+// JoinError is a failure to move init's spawner thread into the sandbox's
+// cgroups or back out (Config.JoinThread): nothing was started, or what
+// was is killed and reaped, and the thread has ended.
+type JoinError struct {
+	Err error
+	tid int // the spawner thread, which Begin waits to end (joinFailed)
+}
+
+func (e *JoinError) Error() string {
+	return "start init inside the sandbox's cgroup: " + e.Err.Error()
+}
+func (e *JoinError) Unwrap() error { return e.Err }
+
+// bornIn runs start (init's clone, or the entry's) with the calling thread
+// inside the sandbox's cgroups when join is set, and moves it back right
+// after. Should the move back fail, undo kills and reaps what start
+// started: no sandbox runs whose supervisor thread is half inside. An
+// error from join or leave is a *JoinError; the caller then ends the
+// thread (its goroutine returns, locked).
+func bornIn(join func() (func() error, error), start func() error, undo func()) error {
+	if join == nil {
+		return start()
+	}
+	leave, err := join()
+	if err != nil {
+		return &JoinError{err, unix.Gettid()}
+	}
+	err = start()
+	if lerr := leave(); lerr != nil {
+		if err == nil {
+			undo()
+		}
+		return &JoinError{lerr, unix.Gettid()}
+	}
+	return err
+}
+
+// joinFailed is a spawner's error as Begin returns it: after a JoinError,
+// once the spawner thread has ended. Its goroutine returned locked, so Go
+// ends the thread, but only after the error was sent: until then it may
+// still be in the sandbox's groups, where the caller's removal (a v1
+// freeze and kill) would stop it or find it. A thread that has exited has
+// left its groups (cgroup_exit), and /proc/self/task/TID is gone once it
+// is reaped, which for a thread that is not the leader is at its exit.
+func joinFailed(err error) error {
+	je := (*JoinError)(nil)
+	if !errors.As(err, &je) {
+		return err
+	}
+	for deadline := time.Now().Add(5 * time.Second); je.tid > 0; time.Sleep(100 * time.Microsecond) {
+		if _, serr := os.Stat(fmt.Sprintf("/proc/self/task/%d", je.tid)); errors.Is(serr, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w (and the thread %d did not end)", je, je.tid)
+		}
+	}
+	return je
+}
+
+// onMainThread tells whether the calling (locked) thread is the process's
+// main thread (a test hook).
+var onMainThread = func() bool { return unix.Gettid() == unix.Getpid() }
+
+// goSpawner runs f on a new goroutine, which f locks to its thread
+// (spawnerThread). With offMain, that thread is never the process's main
+// thread: f may move it into the sandbox's cgroups (Config.JoinThread),
+// and should it fail to move back, it must end; Go never ends the main
+// thread, it parks it for good (runtime.mexit), which would keep it in
+// the group (and, a thread group's leader, list jail itself in the
+// group's cgroup.procs).
+func goSpawner(offMain bool, f func()) {
+	if !offMain {
+		go f()
+		return
+	}
+	go func() {
+		runtime.LockOSThread()
+		if !onMainThread() {
+			f() // its own lock stacks on this one: the thread stays f's
+			return
+		}
+		// Hand f to another thread: while this goroutine keeps the main
+		// thread locked and waits, the new one cannot run there.
+		locked := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(locked)
+			f()
+		}()
+		<-locked
+		runtime.UnlockOSThread()
+	}()
+}
+
 // initEnv is init's whole environment (the agent's is the spec's, built
 // apart). GOMAXPROCS=1: init's runtime starts with one P, so one mcache
 // (each P's own spans: a fresh page per size class and P) and no thread
@@ -227,15 +347,21 @@ func spawn(cfg Config, attr *syscall.SysProcAttr, child, exe *os.File) (*Sandbox
 	}
 	s := &Sandbox{done: make(chan struct{})}
 	started := make(chan error, 1)
-	go func() {
+	goSpawner(cfg.JoinThread != nil, func() {
 		spawnerThread()
-		if err := cmd.Start(); err != nil {
+		err := bornIn(cfg.JoinThread, cmd.Start, func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+		if err != nil {
+			// A locked goroutine that returns ends its thread: after
+			// a JoinError nothing of jail's stays in the sandbox's groups.
 			started <- err
 			close(s.done)
 			return
 		}
 		started <- nil
-		err := cmd.Wait()
+		err = cmd.Wait()
 		if cmd.ProcessState != nil {
 			s.ws = cmd.ProcessState.Sys().(syscall.WaitStatus)
 			s.ru, _ = cmd.ProcessState.SysUsage().(*syscall.Rusage)
@@ -243,9 +369,9 @@ func spawn(cfg Config, attr *syscall.SysProcAttr, child, exe *os.File) (*Sandbox
 		}
 		s.werr = err
 		close(s.done)
-	}()
+	})
 	if err := <-started; err != nil {
-		return nil, err
+		return nil, joinFailed(err)
 	}
 	s.Pid = cmd.Process.Pid
 	return s, nil

@@ -846,7 +846,8 @@ func (r *runner) failStarted(err error) int {
 }
 
 // beginInit clones init in the background (ns.Begin: into the sandbox's
-// cgroup v2 directly, else joined before its spec), so that its clone, exec
+// cgroup v2 directly, born in its v1 groups by a thread that joins them
+// for the clone, else joined before its spec), so that its clone, exec
 // and Go start overlap the plan; finishInit waits for it and sends the
 // spec. The returned function kills an init that never got its spec: every
 // return before finishInit runs it.
@@ -863,6 +864,13 @@ func (r *runner) beginInit() (abort func()) {
 	if fd, ok := r.group.FD(); ok {
 		// No moment in which init runs outside its limits.
 		cfg.CgroupFD = fd
+	} else if j, ok := r.group.(cgroup.ThreadJoiner); ok {
+		// cgroup v1: the thread that clones init joins the groups for
+		// the clone and leaves them, so that init is born inside (no
+		// moment outside its limits either), without the RCU grace
+		// period that writing init's pid into them waits for (12-16 ms
+		// of every rootful start here).
+		cfg.JoinThread = j.JoinThread
 	} else if r.group.Mode() != "none" {
 		// Joined before init has its spec: it has run nothing of the
 		// sandbox's then, and the agent and every process init makes are

@@ -44,15 +44,24 @@ func parseLeftover(name string) (pid int, tick uint64, ok bool) {
 	return p, t, true
 }
 
-// supervisorAlive: pid exists (kill 0: EPERM means it exists, not ours)
-// and, when tick is known and readable, started at tick. A pid reused by
-// another process since is dead for this purpose.
+// supervisorAlive: pid exists (kill 0: EPERM means it exists, not ours),
+// is not a zombie, and, when tick is known and its stat readable, started
+// at tick. A pid reused by another process since is dead for this purpose,
+// and so is a zombie (it runs no more: a SIGKILLed supervisor not yet
+// reaped, as jail ps and List count it). Only an unreadable stat (another
+// user's process under hidepid) is taken for alive.
 func supervisorAlive(pid int, tick uint64) bool {
 	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
 		return false
 	}
-	st := startTick(pid)
-	return tick == 0 || st == 0 || st == tick
+	s, err := procstat.Read("", pid)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ESRCH) // gone since the kill: dead
+	}
+	if s.State == 'Z' || s.State == 'X' {
+		return false
+	}
+	return tick == 0 || s.StartTime == tick
 }
 
 // GC removes what dead supervisors left: cgroups anywhere in the

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -71,7 +72,19 @@ func TestGCLeftovers(t *testing.T) {
 		t.Errorf("jail gc output:\n%s", r.stdout)
 	}
 	if records() != 1 {
-		t.Errorf("jail gc: %d registry records left, want the live one's alone", records())
+		// What is left, and what its supervisor is now (a flake seen once
+		// in CI: the dead one's record kept, with no line for it).
+		m, _ := filepath.Glob(filepath.Join(state, "jail", "run", "*.json"))
+		var left []string
+		for _, f := range m {
+			b, _ := os.ReadFile(f)
+			var e struct{ Pid int }
+			_ = json.Unmarshal(b, &e)
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", e.Pid))
+			left = append(left, fmt.Sprintf("%s\n  /proc/%d/stat: %q", b, e.Pid, st))
+		}
+		t.Errorf("jail gc: %d registry records left, want the live one's alone (dead %d, live %d):\n%s\ngc said:\n%s%s",
+			records(), dead.Process.Pid, live.Process.Pid, strings.Join(left, "\n"), r.stdout, r.stderr)
 	}
 	if !strings.Contains(r.stdout, "ends without an exit event (kept)") {
 		t.Errorf("jail gc did not name the dead supervisor's trail (kept):\n%s", r.stdout)

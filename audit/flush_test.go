@@ -1,8 +1,11 @@
 package audit
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // The end of a run: Sync (the run's events on disk, started early), Flush
@@ -65,5 +68,57 @@ func TestSyncOnlyWhatIsDirty(t *testing.T) {
 	}
 	if st := w.Stats(); st.Fsyncs != 1 || st.Synced != 1 {
 		t.Errorf("Sync after a line: %+v, want it fsynced", st)
+	}
+}
+
+// The run's end writes its exit event with RecordWritten and awaits its
+// fsync only at the very end (Close), doing the rest of its end
+// meanwhile: RecordWritten returns once the line is in the file, before
+// that event's fsync, and Close waits for the fsync.
+func TestRecordWrittenDoesNotWaitForTheFsync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trail.jsonl")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inFsync, release := make(chan struct{}), make(chan struct{})
+	w.beforeFsync = func() {
+		close(inFsync)
+		<-release
+	}
+	written := make(chan error, 1)
+	go func() { written <- w.RecordWritten(Exit{Code: 3, Reason: "exited"}) }()
+	<-inFsync
+	select {
+	case err := <-written:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("RecordWritten waited for the exit event's fsync")
+	}
+	if st := w.Stats(); st.Written != 1 || st.Synced != 0 {
+		t.Errorf("after RecordWritten, the fsync held: %+v, want the exit event written, not yet synced", st)
+	}
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), `"type":"exit"`) {
+		t.Errorf("after RecordWritten the file holds %q (%v), want the exit event", b, err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- w.Close() }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned before the exit event's fsync")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Stats(); st.Written != 1 || st.Synced != 1 || st.Fsyncs != 1 {
+		t.Errorf("after Close: %+v, want the exit event written and fsynced once", st)
+	}
+	if err := w.RecordWritten(Exit{}); err == nil {
+		t.Error("RecordWritten after Close: no error")
 	}
 }

@@ -97,6 +97,9 @@ type item struct {
 	sync chan error // non-nil: a flush+fsync request, not an event
 	// flushOnly: sync asks for the flush without the fsync (Flush).
 	flushOnly bool
+	// written: an event's own "it is in the file" (RecordWritten),
+	// answered after the write, before the fsync the batch may make.
+	written chan error
 }
 
 type lineMeta struct {
@@ -142,6 +145,7 @@ type Writer struct {
 	stats   Stats
 
 	beforeWrite func() // test hook, run by the writer goroutine
+	beforeFsync func() // test hook, run by the writer goroutine
 
 	// owned by the writer goroutine
 	seq      uint64
@@ -234,7 +238,30 @@ func (w *Writer) Emit(typ string, fields any) {
 	if typ == "" {
 		typ = "unknown" // a reader rejects an empty type; keep the event anyway
 	}
-	it := item{ts: w.now(), typ: typ, body: marshalFields(fields)}
+	w.emit(item{ts: w.now(), typ: typ, body: marshalFields(fields)}, false)
+}
+
+// RecordWritten records ev as Record does and waits until its line is
+// written to the file: readers see it. It does not wait for the fsync an
+// exit or kill event gets right after its write: Sync or Close wait for
+// that, and the caller can do other work meanwhile (the run's end: its
+// registry entry, control socket and cgroups go while the exit event is
+// put on disk). Unlike Record it waits for room in the queue, as Sync
+// does: what was queued before it is written first, in the same write
+// when it can be. An event that could not be queued (closed, over budget:
+// never an exit event) is an error.
+func (w *Writer) RecordWritten(ev Event) error {
+	it := item{ts: w.now(), typ: ev.EventType(), body: marshalFields(ev), written: make(chan error, 1)}
+	if !w.emit(it, true) {
+		return fmt.Errorf("audit trail %s: %s event not queued", w.path, it.typ)
+	}
+	return <-it.written
+}
+
+// emit queues it (Emit), and tells whether it did; wait: it waits for
+// room in the queue rather than counting the event as dropped.
+func (w *Writer) emit(it item, wait bool) bool {
+	typ := it.typ
 	var est int64
 	if w.maxBytes > 0 {
 		// The budget is charged here, synchronously: however fast events
@@ -251,24 +278,30 @@ func (w *Writer) Emit(typ string, fields any) {
 			w.accepted.Add(-est)
 			w.over.Store(true)
 			w.dropFor(DropBudget, typ, 1)
-			return
+			return false
 		}
 	}
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.closed {
 		w.late.Add(1)
-		return
+		return false
+	}
+	if wait {
+		w.ch <- it // the writer empties the queue without taking mu
+		return true
 	}
 	select {
 	case w.ch <- it:
 		if q := int64(len(w.ch)); q > w.maxQueued.Load() {
 			w.maxQueued.Store(q) // racy max: a high-water mark, not an exact count
 		}
+		return true
 	default:
 		w.accepted.Add(-est)
 		w.maxQueued.Store(int64(cap(w.ch)))
 		w.drop(typ, 1)
+		return false
 	}
 }
 
@@ -397,7 +430,7 @@ func (w *Writer) batch(first item) {
 	w.buf = w.buf[:0]
 	w.metas = w.metas[:0]
 	startSeq, startPrev := w.seq, w.prev
-	var syncs []chan error
+	var syncs, written []chan error
 	fsync := false
 	add := func(it item) {
 		// Losses are recorded as they happen, except past the budget: then
@@ -419,6 +452,9 @@ func (w *Writer) batch(first item) {
 			body = w.withTrailDropped(body)
 		}
 		w.appendLine(it.ts, it.typ, body, lineMeta{typ: it.typ})
+		if it.written != nil {
+			written = append(written, it.written)
+		}
 		switch it.typ {
 		case TypeKill, TypeExit, TypeTimeout:
 			fsync = true // the issue requires the trail on disk at kill and exit
@@ -453,6 +489,11 @@ write:
 			w.toSinks()
 		}
 	}
+	// RecordWritten's callers learn of the write now, before the fsync
+	// below (an exit event's): they await it separately (Sync, Close).
+	for _, ch := range written {
+		ch <- w.Err()
+	}
 	w.statsMu.Lock()
 	clean := w.stats.Synced == w.stats.Written
 	w.statsMu.Unlock()
@@ -460,6 +501,9 @@ write:
 	// for another to put on disk (Close after the exit event's fsync: an
 	// fsync of a clean file still cost 0.1-0.2 ms at every run's end).
 	if fsync && !clean {
+		if w.beforeFsync != nil {
+			w.beforeFsync()
+		}
 		w.statsMu.Lock()
 		w.stats.Fsyncs++
 		w.statsMu.Unlock()

@@ -98,6 +98,10 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 	code := r.run()
 	r.closeWatches()
 	r.tracef("watches closed")
+	r.awaitTrail() // the exit event on disk before anyone learns the end
+	r.tracef("trail synced")
+	r.awaitMounts()
+	r.tracef("mounts dropped")
 	r.ready(fmt.Errorf("the sandbox ended before it was ready (exit %d)", code))
 	r.endAttach(code)
 	// The terminal is the user's again: what was held is said now.
@@ -158,6 +162,11 @@ type runner struct {
 	exitCh        chan struct{}       // init's exit message came: the rest of the sandbox is gone (MsgExit)
 	checked       bool                // endCheck ran (the main loop's goroutine only)
 	serversDone   chan struct{}       // stopServers: the servers are done, the trail fsynced
+	trailClosed   chan error          // recordExit: the trail's fsync and close (awaitTrail)
+	trailEnd      string              // its path, for awaitTrail's error
+	mntFD         int                 // init's mount namespace, held from its exit message (mntns_linux.go; under mu)
+	mntHeld       bool                // mntFD is open (under mu)
+	mntDropped    chan struct{}       // dropMounts: the namespace's teardown is done
 	sentryDropped chan struct{}       // endCheck: the sentinel's run record is removed
 	watchCloses   []func()            // closeLater: inotify descriptors to close at the end (closeWatches)
 	wallsUp       chan struct{}       // closed by raiseWalls: the go may be sent
@@ -1054,6 +1063,11 @@ func (r *runner) readMessages(done chan struct{}) {
 		case ns.MsgExecStarted, ns.MsgExecExit:
 			r.ex.deliver(m, files)
 		case ns.MsgStarted:
+			// init's mount namespace is complete: held from now on,
+			// its teardown is the supervisor's, beside the rest of the
+			// run's end, instead of a part of init's exit. First: a
+			// short agent (/bin/true) has init exiting 1-2 ms later.
+			r.holdMounts(r.sb.Pid)
 			r.mu.Lock()
 			r.agentPid = m.Pid
 			r.mu.Unlock()
@@ -1158,6 +1172,7 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 func (r *runner) finish() int {
 	ws, werr := r.sb.Wait()
 	r.tracef("init exited")
+	r.dropMounts() // init is reaped: the namespace's teardown, beside the rest
 	defer r.tracef("done")
 	r.endCheck() // unless init's exit message came first
 	var ev cgroup.Events
@@ -1249,14 +1264,7 @@ func (r *runner) finish() int {
 	if r.sentryDropped != nil {
 		<-r.sentryDropped
 	}
-	if r.trail != nil {
-		// Everything the run produced is written before its exit event
-		// (the queue cannot refuse it), which then says what the file does
-		// not hold; the exit event's fsync puts it all on disk.
-		_ = r.trail.Flush()
-	}
-	r.record(exit)
-	r.closeTrail()
+	r.recordExit(exit)
 	return code
 }
 

@@ -78,11 +78,18 @@ func InitMain(h Hooks) {
 		_, _ = unix.Write(fd, []byte(InitComm))
 		unix.Close(fd)
 	}
-	// Catch the forwarded signals from the first instant: Go's default for
-	// SIGHUP, SIGINT and SIGTERM is to exit, which would take the sandbox down
-	// instead of passing the signal on. They queue until the agent exists.
+	// Catch SIGTERM from the first instant: Go's default is to exit, which
+	// would take the sandbox down instead of passing the signal on, and it
+	// is the one signal the supervisor sends init before the agent exists
+	// (its timeout; it holds every relayed signal until the agent started).
+	// It queues until the agent exists. The other forwarded signals are
+	// caught once the agent is forked, before init says so
+	// (catchForwarded): each signal a signal.Notify enables is a round trip
+	// between two of init's threads (the runtime's signal-mask thread, a
+	// scheduling wait for each under load), and the seven of them here were
+	// most of init's time from its main to its spec, with the spec waiting.
 	initSignals = make(chan os.Signal, 32)
-	signal.Notify(initSignals, forwarded...)
+	signal.Notify(initSignals, syscall.SIGTERM)
 	conn := NewConn(os.NewFile(initFD, "jail-init"))
 	code := run(conn, h)
 	os.Exit(code)
@@ -407,6 +414,9 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	if err != nil {
 		return nil, err
 	}
+	// Before the report: the supervisor relays the signals it held once
+	// it has it. After the fork: the round trips overlap the agent's exec.
+	catchForwarded()
 	err = conn.Send(Message{Type: MsgStarted, Pid: pid})
 	// init now lives as long as the agent: collect as usual. After the
 	// report: its timer is the first init makes, and starts Go's poller
@@ -655,6 +665,15 @@ var initSignals chan os.Signal
 var forwarded = []os.Signal{
 	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH,
+}
+
+// catchForwarded catches the forwarded signals InitMain did not (it
+// catches SIGTERM) into initSignals. The supervisor relays none of them
+// before the agent started (it holds them until then), so none comes
+// before this; one sent by another host process before it would end
+// init, as one sent before init's main always could.
+func catchForwarded() {
+	signal.Notify(initSignals, forwarded...)
 }
 
 // serveRequests answers the supervisor's requests while the agent runs:

@@ -773,7 +773,10 @@ func (r *runner) run() int {
 			r.mu.Unlock()
 			r.notef("timeout: %v elapsed, sending SIGTERM (SIGKILL in %v)", r.pol.Timeout, r.pol.KillGrace)
 			r.record(audit.Timeout{LimitMS: audit.Millis(r.pol.Timeout), WallMS: audit.Millis(time.Since(r.started))})
-			_ = unix.Kill(sb.Pid, unix.SIGTERM)
+			// Held until the agent exists, as a relayed signal is: init
+			// (pid 1 of its namespace) drops a signal it has no handler
+			// for yet, and then only the kill grace would end the run.
+			forward(syscall.SIGTERM)
 			timeout = nil
 			if graceTimer == nil {
 				graceTimer = time.After(r.pol.KillGrace)

@@ -556,6 +556,24 @@ func TestLimitsTimeout(t *testing.T) {
 		limitsNoSurvivors(t, 3*time.Second, m)
 		limitsNoCgroupLeft(t, p.cmd.Process.Pid)
 	})
+	// A timeout that fires while init is still starting: its SIGTERM is
+	// held until the agent exists, as a relayed signal is (init, pid 1 of
+	// its namespace, would drop a signal it has no handler for yet), and
+	// the run ends at once, not at the end of the kill grace.
+	t.Run("during-start", func(t *testing.T) {
+		for i := 0; i < 8; i++ {
+			m := marker()
+			p := limitsStart(t, []string{"--timeout", "1ms", "--kill-grace", "8s"}, "sleep", m)
+			p.wait(15 * time.Second)
+			if p.code != 124 {
+				t.Fatalf("round %d: exit %d, want 124\n%s", i, p.code, p.dump())
+			}
+			if p.elapsed() > 4*time.Second {
+				t.Fatalf("round %d: returned after %v: the timeout's SIGTERM was lost, the kill grace (8s) ended the run\n%s", i, p.elapsed(), p.dump())
+			}
+			limitsNoSurvivors(t, 3*time.Second, m)
+		}
+	})
 	t.Run("ignores-term", func(t *testing.T) {
 		m, m1, m2, m3 := marker(), marker(), marker(), marker()
 		script := "trap '' TERM HUP INT\n" + limitsDaemons(m1, m2, m3) + "exec sleep " + m

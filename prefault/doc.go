@@ -11,7 +11,12 @@
 // an entry of the program's own (the lean init's, on its ordinary path). The
 // entry calls madvise(MADV_POPULATE_READ) (Linux 5.14) over the text and
 // over the read-only data with the pclntab, then jumps to the Go runtime's
-// own entry with the stack and the registers as the kernel left them. Where
+// own entry with the stack and the registers as the kernel left them. Before
+// it populates, it gives both mappings MADV_HUGEPAGE (the code's from the
+// 2 MiB boundary at its start, the read-only data's up to its last one; never
+// the data or bss): where the page cache lacks the file, the faults then read
+// it in 2 MiB folios, which this start and every later one map by one
+// page-table entry each instead of 512. Where
 // the kernel refuses the advice (EINVAL before 5.14) nothing is mapped ahead
 // and the program faults its pages in as before. The pages are the file's
 // page cache, shared and read-only: nothing else differs. Result says what

@@ -1,8 +1,9 @@
 // Command probe is package prefault's test program: linked with
 // -ldflags=-E=jail_prefault_entry, it prints what it started with (its
 // arguments, one variable of its environment, the auxiliary vector as the
-// Go runtime read it and as the kernel gave it) and how much of its
-// read-only segments its page tables map (the test reads the lines).
+// Go runtime read it and as the kernel gave it), how much of its read-only
+// segments its page tables map and which of its mappings have the
+// huge-page advice (the test reads the lines).
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"net/http" // weight: enough code and data that faults would not map it all
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -65,15 +67,21 @@ func main() {
 		os.Exit(1)
 	}
 	s := bufio.NewScanner(bytes.NewReader(smaps))
-	var perms string
+	var perms, mapPerms string
+	var exeMap bool
 	for s.Scan() {
 		f := strings.Fields(s.Text())
 		switch {
 		case len(f) >= 5 && strings.Contains(f[0], "-") && len(f[1]) == 4: // a mapping's first line
-			perms = ""
-			if len(f) == 6 && f[5] == exe && !strings.Contains(f[1], "w") {
+			perms, exeMap = "", len(f) == 6 && f[5] == exe
+			if exeMap && !strings.Contains(f[1], "w") {
 				perms = f[1]
 			}
+			mapPerms = f[1]
+		case exeMap && f[0] == "VmFlags:":
+			// Whether the mapping has the huge-page advice (every
+			// mapping of the executable, writable ones too).
+			fmt.Printf("hg %s %v\n", mapPerms, slices.Contains(f[1:], "hg"))
 		case perms != "" && (f[0] == "Size:" || f[0] == "Rss:"):
 			n, _ := strconv.Atoi(f[1])
 			fmt.Printf("map %s %s %d\n", perms, strings.TrimSuffix(f[0], ":"), n)

@@ -104,6 +104,26 @@ func TestJoinThreadAroundClone(t *testing.T) {
 	}
 }
 
+// failingJoinConfig is the Config of the join-failure tests: p's join, no
+// cgroup fd, this process's stdio; with entry, init started through a
+// copy of this test binary as its own program (its entry exits, and init
+// is then forked). The copy's descriptor is closed at the test's end.
+func failingJoinConfig(t *testing.T, p *joinProbe, entry bool) Config {
+	t.Helper()
+	cfg := Config{JoinThread: p.join, CgroupFD: -1, Rootful: os.Getuid() == 0,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if entry {
+		fd, err := unix.Open(copyOfSelf(t, 0o755), unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Exe = os.NewFile(uintptr(fd), "init-copy")
+		t.Cleanup(func() { cfg.Exe.Close() })
+		cfg.Entry = true
+	}
+	return cfg
+}
+
 // A failure to move back out (leave) ends the start cleanly: Begin fails
 // with a *JoinError, without trying another way (one join), what was
 // cloned is killed and reaped, and the spawner thread, which may be left
@@ -115,17 +135,7 @@ func TestJoinThreadLeaveFails(t *testing.T) {
 	for _, entry := range []bool{false, true} {
 		t.Run(fmt.Sprintf("entry=%v", entry), func(t *testing.T) {
 			p := &joinProbe{leaveErr: errors.New("no way back")}
-			cfg := Config{JoinThread: p.join, CgroupFD: -1, Rootful: os.Getuid() == 0,
-				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
-			if entry {
-				fd, err := unix.Open(copyOfSelf(t, 0o755), unix.O_PATH|unix.O_CLOEXEC, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cfg.Exe = os.NewFile(uintptr(fd), "init-copy")
-				defer cfg.Exe.Close()
-				cfg.Entry = true
-			}
+			cfg := failingJoinConfig(t, p, entry)
 			st, err := Begin(cfg)
 			if err == nil {
 				st.Abort()
@@ -161,17 +171,7 @@ func TestJoinThreadJoinFails(t *testing.T) {
 	for _, entry := range []bool{false, true} {
 		t.Run(fmt.Sprintf("entry=%v", entry), func(t *testing.T) {
 			p := &joinProbe{joinErr: errors.New("no way in")}
-			cfg := Config{JoinThread: p.join, CgroupFD: -1, Rootful: os.Getuid() == 0,
-				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
-			if entry {
-				fd, err := unix.Open(copyOfSelf(t, 0o755), unix.O_PATH|unix.O_CLOEXEC, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cfg.Exe = os.NewFile(uintptr(fd), "init-copy")
-				defer cfg.Exe.Close()
-				cfg.Entry = true
-			}
+			cfg := failingJoinConfig(t, p, entry)
 			kids := childrenOf(os.Getpid())
 			st, err := Begin(cfg)
 			if err == nil {

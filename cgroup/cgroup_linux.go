@@ -140,7 +140,7 @@ func noneWarnings(lim Limits, scopeErr error) []string {
 	}
 	w := []string{first}
 	if lim.MemoryBytes > 0 && lim.WatchMemory {
-		w = append(w, "memory: watched, not kernel-enforced: jail samples the sandbox's memory (PSS of its processes plus its private tmpfs) every 100ms and kills it past the limit; an allocation faster than that overshoots until the next sample")
+		w = append(w, "memory: watched, not kernel-enforced: jail samples the sandbox's memory (PSS of its processes plus its private tmpfs) at least every 100ms, down to every 10ms while it grows towards the limit, and kills it past the limit; an allocation faster than that overshoots until the next sample")
 	} else if lim.MemoryBytes > 0 {
 		w = append(w, "memory: RLIMIT_AS caps each process's virtual address space, not the sandbox's total memory (N processes may use N times the limit), and runtimes that reserve address space (node, JVM) may fail to start under it")
 	}

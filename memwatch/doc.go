@@ -10,6 +10,7 @@
 // their users, so forks are not counted twice) of every process of the
 // tree, plus what its private tmpfs file systems hold. Watch samples that
 // and reports an overrun; the caller kills. It is watched, not enforced by
-// the kernel: an allocation faster than the interval overshoots until the
-// next sample.
+// the kernel: an allocation faster than the sampling overshoots until the
+// next sample. Samples come at least an interval apart and, while the tree
+// grows towards the limit, down to a tenth of it.
 package memwatch

@@ -165,9 +165,10 @@ func parentOf(stat []byte) (int, bool) {
 	return n, err == nil
 }
 
-// Watch samples measure every interval until ctx ends or a sample is
-// above limit; then it calls over once with that sample and returns. It
-// also keeps the peak, which Peak returns after Watch has returned.
+// Watch samples measure until ctx ends or a sample is above limit; then it
+// calls over once with that sample and returns. It also keeps the peak,
+// which Peak returns after Watch has returned. Samples are at most
+// Interval apart, and sooner where an overrun could come sooner (next).
 type Watch struct {
 	Limit    uint64
 	Interval time.Duration
@@ -181,9 +182,13 @@ func (w *Watch) Run(ctx context.Context, over func(Sample)) {
 	if iv <= 0 {
 		iv = 100 * time.Millisecond
 	}
-	t := time.NewTicker(iv)
+	wait := iv / minDiv // the first samples ramp up from the shortest wait
+	var prev Sample
+	var prevAt time.Time
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
+		at := time.Now()
 		if s, err := w.Measure(); err == nil {
 			if s.Bytes > w.peak.Bytes {
 				w.peak = s
@@ -192,13 +197,44 @@ func (w *Watch) Run(ctx context.Context, over func(Sample)) {
 				over(s)
 				return
 			}
+			wait = next(w.Limit, prev, prevAt, s, at, wait, iv)
+			prev, prevAt = s, at
+		} else {
+			wait = iv
 		}
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// minDiv: the shortest wait between samples is Interval/minDiv.
+const minDiv = 10
+
+// next is the wait before the sample after s (taken at at; prev at prevAt,
+// none when prevAt is zero), given the last wait and the longest (Interval).
+// An allocation faster than the wait overshoots the limit until the next
+// sample (the watch is not the kernel): the wait doubles from longest/minDiv
+// up to the longest while the tree does not grow towards the limit, and shrinks,
+// down to longest/minDiv, to half the time the last interval's growth rate
+// would take to use up what is left below the limit. A runaway allocation
+// (a start is where most begin) is then seen after a fraction of the
+// interval, not after up to a whole one, and a quiet tree costs one sample
+// an interval, as before.
+func next(limit uint64, prev Sample, prevAt time.Time, s Sample, at time.Time, last, longest time.Duration) time.Duration {
+	shortest := longest / minDiv
+	d := 2 * last
+	if !prevAt.IsZero() && s.Bytes > prev.Bytes && at.After(prevAt) {
+		// The last interval times what is left over what it grew, halved.
+		eta := time.Duration(float64(at.Sub(prevAt)) * float64(limit-s.Bytes) / float64(s.Bytes-prev.Bytes) / 2)
+		if eta < d {
+			d = eta
+		}
+	}
+	return min(max(d, shortest), longest)
 }
 
 // Peak is the largest sample seen (read it after Run returned).

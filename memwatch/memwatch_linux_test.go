@@ -80,3 +80,58 @@ func TestMeasureSelf(t *testing.T) {
 		t.Errorf("self: %+v %v", s, err)
 	}
 }
+
+// next: the waits ramp up from a tenth of the interval to the interval
+// while the tree is quiet, and shrink, to no less than a tenth, to half
+// the time the last growth rate takes to reach the limit.
+func TestNextWait(t *testing.T) {
+	const iv = 100 * time.Millisecond
+	t0 := time.Unix(1000, 0)
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	for _, c := range []struct {
+		name     string
+		prev, s  uint64
+		noPrev   bool
+		el, last time.Duration
+		limit    uint64
+		want     time.Duration
+	}{
+		{name: "first sample: twice the shortest", noPrev: true, s: 10, last: iv / 10, limit: 1000, want: ms(20)},
+		{name: "quiet: doubles", prev: 10, s: 10, el: ms(20), last: ms(20), limit: 1000, want: ms(40)},
+		{name: "quiet: at most the interval", prev: 10, s: 10, el: ms(80), last: ms(80), limit: 1000, want: iv},
+		{name: "shrinking: at most the interval", prev: 20, s: 10, el: iv, last: iv, limit: 1000, want: iv},
+		{name: "slow growth far below: the interval", prev: 100, s: 101, el: iv, last: iv, limit: 1000, want: iv},
+		// 400 in 40 ms: 10 per ms; 500 left: 50 ms to the limit, half is 25.
+		{name: "fast growth: half the time to the limit", prev: 100, s: 500, el: ms(40), last: ms(40), limit: 1000, want: ms(25)},
+		{name: "faster: no less than a tenth", prev: 100, s: 900, el: ms(20), last: ms(20), limit: 1000, want: iv / 10},
+		{name: "at the limit: the shortest", prev: 900, s: 1000, el: ms(10), last: ms(10), limit: 1000, want: iv / 10},
+	} {
+		prevAt := t0
+		if c.noPrev {
+			prevAt = time.Time{}
+		}
+		got := next(c.limit, Sample{Bytes: c.prev}, prevAt, Sample{Bytes: c.s}, t0.Add(c.el), c.last, iv)
+		if got != c.want {
+			t.Errorf("%s: next = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A tree that grows at a steady rate (the limit in 60 ms, as a memory bomb
+// on a fast machine) is seen over the limit well before a whole interval
+// of growth past it. With a sample every interval alone, the first one
+// over it came at 100 ms: 1,666 against a limit of 1,000.
+func TestWatchRunawayGrowth(t *testing.T) {
+	const limit = 1000
+	start := time.Now()
+	w := &Watch{Limit: limit, Interval: 100 * time.Millisecond, Measure: func() (Sample, error) {
+		return Sample{Bytes: uint64(time.Since(start) / (60 * time.Microsecond))}, nil // the limit in 60 ms
+	}}
+	var got Sample
+	w.Run(context.Background(), func(s Sample) { got = s })
+	// The shortest wait is 10 ms (167 over the limit), plus the timer's
+	// lateness on a loaded machine.
+	if got.Bytes > limit+500 {
+		t.Errorf("over at %d, want within 500 of the limit %d (the limit is reached in 60 ms)", got.Bytes, limit)
+	}
+}

@@ -401,7 +401,8 @@ func TestLimitsMemoryBomb(t *testing.T) {
 	max := limitsMaxPrinted(out)
 	t.Logf("bomb held %dM before it was stopped; %s", max, p.dump())
 	// Kernel-enforced, the bomb never holds 64M. Watched (no cgroup), jail
-	// samples every 100ms and the README says an allocation faster than
+	// samples at least every 100ms (down to 10ms while the tree grows
+	// towards the limit) and the README says an allocation faster than
 	// that overshoots until the next sample: it must still be stopped far
 	// below the 512M the bomb would reach unwatched.
 	limit := 64

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -118,6 +119,9 @@ func GC(w io.Writer) int {
 			}
 			fmt.Fprintln(w)
 		}
+		for _, f := range removeUnreadableRecords(dir, time.Now()) {
+			fmt.Fprintf(w, "removed unreadable registry record %s (a supervisor killed while writing it)\n", f)
+		}
 	}
 	seen := map[string]bool{}
 	for _, tmp := range []string{os.TempDir(), "/tmp"} {
@@ -154,4 +158,39 @@ func GC(w io.Writer) int {
 		fmt.Fprintf(w, "jail gc: left %d leftover(s) of dead supervisors that belong to other users (their own jail gc removes them)\n", foreign)
 	}
 	return code
+}
+
+// unreadableAge: a registry file that does not parse and is older than
+// this is no live supervisor's (register writes a record aside and renames
+// it, within milliseconds): one killed while writing left it.
+const unreadableAge = 10 * time.Second
+
+// removeUnreadableRecords removes the registry files of dir that hold no
+// record a reader can judge, an empty or partial .json (an older jail's
+// write) or a .json.tmp register never renamed, once older than
+// unreadableAge; a .tmp whose record parses goes once its supervisor is
+// gone. It returns what it removed.
+func removeUnreadableRecords(dir string, now time.Time) []string {
+	var removed []string
+	tmps, _ := filepath.Glob(filepath.Join(dir, "*.json.tmp"))
+	recs, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, f := range append(recs, tmps...) {
+		fi, err := os.Lstat(f)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		var e Entry
+		if err == nil && json.Unmarshal(b, &e) == nil && e.Pid > 0 {
+			if !strings.HasSuffix(f, ".tmp") || supervisorAlive(e.Pid, e.StartTick) {
+				continue // a record: judged by its supervisor (GC, List)
+			}
+		} else if now.Sub(fi.ModTime()) < unreadableAge {
+			continue // perhaps being written this moment
+		}
+		if os.Remove(f) == nil {
+			removed = append(removed, f)
+		}
+	}
+	return removed
 }

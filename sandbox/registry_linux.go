@@ -60,7 +60,16 @@ func register(e Entry) func() {
 	e.Pid, e.StartTick = os.Getpid(), procstat.SelfStartTick()
 	b, _ := json.Marshal(e)
 	p := filepath.Join(dir, e.ID+".json")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
+	// Written aside, then renamed: a supervisor killed while it writes
+	// leaves no empty or partial record, which no reader could judge
+	// (jail gc removes a stray .tmp: removeUnreadableRecords).
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		os.Remove(tmp)
+		return func() {}
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
 		return func() {}
 	}
 	return func() { os.Remove(p) }

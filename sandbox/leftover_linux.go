@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -92,9 +91,8 @@ func GC(w io.Writer) int {
 	if dir, err := checkRegistry(); err == nil && dir != "" {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 		for _, f := range files {
-			b, err := os.ReadFile(f)
-			var e Entry
-			if err != nil || json.Unmarshal(b, &e) != nil || e.Pid <= 0 {
+			e, ok := readRecord(f)
+			if !ok {
 				continue
 			}
 			if supervisorAlive(e.Pid, e.StartTick) {
@@ -179,9 +177,7 @@ func removeUnreadableRecords(dir string, now time.Time) []string {
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		b, err := os.ReadFile(f)
-		var e Entry
-		if err == nil && json.Unmarshal(b, &e) == nil && e.Pid > 0 {
+		if e, ok := readRecord(f); ok {
 			if !strings.HasSuffix(f, ".tmp") || supervisorAlive(e.Pid, e.StartTick) {
 				continue // a record: judged by its supervisor (GC, List)
 			}

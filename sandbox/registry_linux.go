@@ -75,6 +75,16 @@ func register(e Entry) func() {
 	return func() { os.Remove(p) }
 }
 
+// readRecord reads one registry record; ok is false when it does not hold
+// one (unreadable, not JSON, no pid).
+func readRecord(path string) (e Entry, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &e) != nil || e.Pid <= 0 {
+		return Entry{}, false
+	}
+	return e, true
+}
+
 // List returns the sandboxes of this user that are still running; records
 // of dead supervisors are removed.
 func List() ([]Entry, error) {
@@ -86,9 +96,8 @@ func List() ([]Entry, error) {
 	self, _ := os.Executable()
 	var out []Entry
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		var e Entry
-		if err != nil || json.Unmarshal(b, &e) != nil || e.Pid <= 0 {
+		e, ok := readRecord(f)
+		if !ok {
 			continue
 		}
 		// Alive, the same process (start time), and either running this

@@ -684,7 +684,20 @@ func marshalFields(fields any) []byte {
 	if fields == nil {
 		return nil
 	}
-	b, err := json.Marshal(fields)
+	var b []byte
+	var err error
+	ok := false
+	if s, isStart := fields.(Start); isStart {
+		if p, isPrepared := s.Policy.(Prepared); isPrepared {
+			if b, ok = marshalStart(s, p); !ok && p.b == nil {
+				s.Policy = p.v // its own error, as if never prepared
+				fields = s
+			}
+		}
+	}
+	if !ok {
+		b, err = json.Marshal(fields)
+	}
 	if err != nil {
 		b, _ = json.Marshal(map[string]string{"marshal_error": err.Error()})
 	}

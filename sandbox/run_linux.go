@@ -625,11 +625,13 @@ func (r *runner) run() int {
 		return r.failStarted(err)
 	}
 	// The start event's policy (three JSON passes over the policy and the
-	// plan) is made while init starts, off the path to the agent's start:
-	// nothing it reads changes from here on (raiseWalls added its notes).
+	// plan, and the event's own over the result: audit.Prepare) is made
+	// while init starts, off the path to the agent's start: nothing it
+	// reads changes from here on (raiseWalls added its notes). The event
+	// itself is written once init has reported, before the go.
 	pc := make(chan any, 1)
 	r.startPolicy = pc
-	startPolicy := func() { pc <- r.redact.startPolicy(r.pol, r.plan, r.cgRep) }
+	startPolicy := func() { pc <- audit.Prepare(r.redact.startPolicy(r.pol, r.plan, r.cgRep)) }
 	if r.spare != nil {
 		// After the warm-up, on its stack; then the exec answer's own
 		// warm-up (its first use waits for it, the agent's first

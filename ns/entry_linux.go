@@ -40,11 +40,16 @@ const (
 // root (host nobody) once it is mapped; entryAmbient, carry init's
 // capabilities across its execve as ambient ones (a user's start: uid 0
 // inside would keep them by itself); entryNoExec, init runs on as the
-// entry's clone, without execve'ing the lean init again (initNoExec).
+// entry's clone, without execve'ing the lean init again (initNoExec);
+// entrySelfMap (a user's start, never with entryRootful), the entry
+// writes its user namespace's maps itself, the user to itself as idMaps
+// says, without the 'U' and 'M' round trip through this process (the
+// kernel lets a namespace's owner map its own ids and nothing else).
 const (
 	entryRootful = 1
 	entryAmbient = 2
 	entryNoExec  = 4
+	entrySelfMap = 8
 )
 
 // entrySteps name the entry's steps in its failure reports.
@@ -54,6 +59,7 @@ var entrySteps = map[uint64]string{
 	3: "setresuid(0) in the new user namespace",
 	4: "unshare of the mount, pid, ipc, uts, cgroup and network namespaces",
 	5: "clone of init (CLONE_PARENT)",
+	6: "write of the user namespace's own id maps",
 }
 
 // initNoExec tells whether init may skip its execve (entryNoExec): only
@@ -94,7 +100,9 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 		return nil, nil, err
 	}
 	defer child.Close()
-	opts := uint64(entryAmbient)
+	// A user's start: the entry maps the user to itself on its own
+	// (entrySelfMap), as idMaps(false) would have this process do.
+	opts := uint64(entryAmbient | entrySelfMap)
 	if cfg.Rootful {
 		opts = entryRootful
 		if initNoExec() {
@@ -141,7 +149,7 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 		// init's parent is the thread that starts the entry (through
 		// CLONE_PARENT), as it is spawn's: the same thread settings.
 		spawnerThread()
-		pid, err := runEntry(e, parent, cfg.Rootful, cfg.JoinThread)
+		pid, err := runEntry(e, parent, cfg.Rootful, opts&entrySelfMap != 0, cfg.JoinThread)
 		if err != nil {
 			started <- err
 			close(s.done)
@@ -247,7 +255,8 @@ func entryFiles(cfg Config, child *os.File) (files []uintptr, closeNull func(), 
 	return append(files, child.Fd(), cfg.Exe.Fd()), closeNull, nil
 }
 
-// runEntry execs the entry, writes its maps when it asks, and returns
+// runEntry execs the entry, writes its maps when it asks (a rootful
+// start: with selfMap, a user's, it writes them itself), and returns
 // init's pid once it has exited.
 //
 // join (Config.JoinThread), when set, has the entry born inside the
@@ -255,7 +264,7 @@ func entryFiles(cfg Config, child *os.File) (files []uintptr, closeNull func(), 
 // as soon as the entry exists: before the entry asks for its maps, so
 // that on a failure to move back, killing the entry leaves no init (it
 // clones init only once its maps are written).
-func runEntry(e *entryProc, parent *os.File, rootful bool, join func() (func() error, error)) (int, error) {
+func runEntry(e *entryProc, parent *os.File, rootful, selfMap bool, join func() (func() error, error)) (int, error) {
 	if err := bornIn(join, e.start, func() {
 		e.kill()
 		e.wait()
@@ -289,6 +298,11 @@ func runEntry(e *entryProc, parent *os.File, rootful bool, join func() (func() e
 		}
 		switch kind {
 		case entryUserNS:
+			if selfMap {
+				// It maps itself: the maps are written, or it says why.
+				e.kill()
+				return end(errors.New("the entry asked for maps it writes itself"))
+			}
 			// The maps of today's clone (idMaps), written as Go's fork
 			// writes them: from outside, before the process they map runs
 			// anything as the namespace's user.

@@ -21,6 +21,12 @@ import (
 // and returns the supervisor's end of the socket and the entry.
 func entryConn(t *testing.T, p string, flags uint64) (int, *exec.Cmd) {
 	t.Helper()
+	return entryConnOpts(t, p, flags, 0)
+}
+
+// entryConnOpts is entryConn with the start message's options.
+func entryConnOpts(t *testing.T, p string, flags, opts uint64) (int, *exec.Cmd) {
+	t.Helper()
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the lean init's entry is amd64 only")
 	}
@@ -37,7 +43,7 @@ func entryConn(t *testing.T, p string, flags uint64) (int, *exec.Cmd) {
 	}
 	defer exe.Close()
 	cmd := &exec.Cmd{Path: p, Args: []string{"jail:init-entry"}, Env: []string{"GOMAXPROCS=1"}, ExtraFiles: []*os.File{child, exe}}
-	entrySendT(t, fds[0], flags, 0)
+	entrySendT(t, fds[0], flags, opts)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +141,37 @@ func TestInitEntryNamespaceFailureAfterMaps(t *testing.T) {
 	kind, val, ok := entryRecvT(t, fd, 10*time.Second)
 	if !ok || kind != 'E' || val>>32 != 4 || unix.Errno(val&0xffffffff) != unix.EINVAL {
 		t.Fatalf("after the maps: %q %#x (%v), want 'E', step 4, EINVAL", rune(kind), val, ok)
+	}
+	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "exit status 1") {
+		t.Errorf("the entry after a failed step: %v, want exit status 1", err)
+	}
+	if kids := children(os.Getpid()); len(kids) != 0 {
+		t.Errorf("children left: %v", kids)
+	}
+}
+
+// A user's start (the start message's option 8, ns.entrySelfMap): the
+// entry maps the user to itself on its own and asks the supervisor
+// nothing: its first message is the outcome, here the refused flag of the
+// other namespaces (step 4), made right after the maps. Started by root
+// the option is refused before anything (step 6, EPERM): a map of 0 to 0
+// would be host root's. Seen failing on a build whose entry ignored the
+// option ("'U' ..., want 'E'") and on one that let root map itself ("step
+// 4, want step 6").
+func TestInitEntrySelfMap(t *testing.T) {
+	p := leanCopy(t, leanHome(t))
+	fd, cmd := entryConnOpts(t, p, unix.CLONE_NEWUSER|unix.CLONE_NEWNET|unix.CLONE_PARENT, 2|8)
+	kind, val, ok := entryRecvT(t, fd, 10*time.Second)
+	if !ok || kind != 'E' {
+		t.Fatalf("the entry's first message: %q %#x (%v), want 'E'", rune(kind), val, ok)
+	}
+	step, errno := val>>32, unix.Errno(val&0xffffffff)
+	if os.Getuid() == 0 {
+		if step != 6 || errno != unix.EPERM {
+			t.Errorf("root's self-map: step %d, %v, want step 6, EPERM", step, errno)
+		}
+	} else if step != 4 || errno != unix.EINVAL {
+		t.Errorf("a user's self-map: step %d, %v, want step 4 (the refused flag), EINVAL", step, errno)
 	}
 	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "exit status 1") {
 		t.Errorf("the entry after a failed step: %v, want exit status 1", err)

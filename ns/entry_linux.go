@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,11 +40,16 @@ const (
 // root (host nobody) once it is mapped; entryAmbient, carry init's
 // capabilities across its execve as ambient ones (a user's start: uid 0
 // inside would keep them by itself); entryNoExec, init runs on as the
-// entry's clone, without execve'ing the lean init again (initNoExec).
+// entry's clone, without execve'ing the lean init again (initNoExec);
+// entrySelfMap (a user's start, never with entryRootful), the entry
+// writes its user namespace's maps itself, the user to itself as idMaps
+// says, without the 'U' and 'M' round trip through this process (the
+// kernel lets a namespace's owner map its own ids and nothing else).
 const (
 	entryRootful = 1
 	entryAmbient = 2
 	entryNoExec  = 4
+	entrySelfMap = 8
 )
 
 // entrySteps name the entry's steps in its failure reports.
@@ -55,6 +59,7 @@ var entrySteps = map[uint64]string{
 	3: "setresuid(0) in the new user namespace",
 	4: "unshare of the mount, pid, ipc, uts, cgroup and network namespaces",
 	5: "clone of init (CLONE_PARENT)",
+	6: "write of the user namespace's own id maps",
 }
 
 // initNoExec tells whether init may skip its execve (entryNoExec): only
@@ -95,7 +100,9 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 		return nil, nil, err
 	}
 	defer child.Close()
-	opts := uint64(entryAmbient)
+	// A user's start: the entry maps the user to itself on its own
+	// (entrySelfMap), as idMaps(false) would have this process do.
+	opts := uint64(entryAmbient | entrySelfMap)
 	if cfg.Rootful {
 		opts = entryRootful
 		if initNoExec() {
@@ -125,16 +132,16 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 		attr.UseCgroupFD = true
 		attr.CgroupFD = cfg.CgroupFD
 	}
-	cmd := &exec.Cmd{
+	files, closeNull, err := entryFiles(cfg, child)
+	if err != nil {
+		parent.Close()
+		return nil, nil, err
+	}
+	defer closeNull()
+	e := &entryProc{
 		// The very file initbin checked, as in the old path.
-		Path:        fmt.Sprintf("/proc/self/fd/%d", initFD+1),
-		Args:        []string{EntryArg0},
-		Env:         initEnv,
-		Stdin:       cfg.Stdin,
-		Stdout:      cfg.Stdout,
-		Stderr:      cfg.Stderr,
-		ExtraFiles:  []*os.File{child, cfg.Exe},
-		SysProcAttr: attr,
+		path: fmt.Sprintf("/proc/self/fd/%d", initFD+1),
+		attr: &syscall.ProcAttr{Env: initEnv, Files: files, Sys: attr},
 	}
 	s := &Sandbox{done: make(chan struct{})}
 	started := make(chan error, 1)
@@ -142,7 +149,7 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 		// init's parent is the thread that starts the entry (through
 		// CLONE_PARENT), as it is spawn's: the same thread settings.
 		spawnerThread()
-		pid, err := runEntry(cmd, parent, cfg.Rootful, cfg.JoinThread)
+		pid, err := runEntry(e, parent, cfg.Rootful, opts&entrySelfMap != 0, cfg.JoinThread)
 		if err != nil {
 			started <- err
 			close(s.done)
@@ -174,7 +181,82 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 	return s, parent, nil
 }
 
-// runEntry execs the entry, writes its maps when it asks, and returns
+// entryProc is the entry's process: started by syscall.ForkExec, not
+// os/exec. os.StartProcess first probes, once a process, whether pidfds
+// work (os.checkPidfd: pidfd_open, waitid, pidfd_send_signal and a
+// clone(CLONE_VFORK|CLONE_PIDFD) of a child that exits at once) on this
+// thread, before the entry's own vfork: 0.1-0.3 ms of init's start, and
+// 1-4 ms when the probe's child or this thread then waited for a CPU or
+// for a Go processor. ForkExec is the same vfork (a clone3 with the
+// cgroup's fd) and exec, without the probe and without a Process to
+// track: runEntry opens its own pidfd, and waits for the entry itself.
+type entryProc struct {
+	path string
+	attr *syscall.ProcAttr
+	pid  int
+	ws   syscall.WaitStatus
+}
+
+// start forks and execs the entry.
+func (e *entryProc) start() error {
+	pid, err := syscall.ForkExec(e.path, []string{EntryArg0}, e.attr)
+	if err != nil {
+		return fmt.Errorf("exec the lean init's entry %s: %w", e.path, err)
+	}
+	e.pid = pid
+	return nil
+}
+
+// kill kills the entry (reaped by wait).
+func (e *entryProc) kill() { _ = unix.Kill(e.pid, unix.SIGKILL) }
+
+// wait reaps the entry and keeps its status.
+func (e *entryProc) wait() {
+	for {
+		_, err := syscall.Wait4(e.pid, &e.ws, 0, nil)
+		if err != syscall.EINTR {
+			return
+		}
+	}
+}
+
+// status is the entry's wait status as os.ProcessState says it.
+func (e *entryProc) status() string {
+	switch {
+	case e.ws.Exited():
+		return "exit status " + strconv.Itoa(e.ws.ExitStatus())
+	case e.ws.Signaled():
+		return "signal: " + e.ws.Signal().String()
+	}
+	return fmt.Sprintf("wait status %#x", uint32(e.ws))
+}
+
+// entryFiles are the entry's descriptors 0-4: the caller's stdio (or
+// /dev/null, as os/exec gives for a nil one), init's socket and the lean
+// init's checked copy. closeNull closes the /dev/null opened here.
+func entryFiles(cfg Config, child *os.File) (files []uintptr, closeNull func(), err error) {
+	var null *os.File
+	closeNull = func() {
+		if null != nil {
+			null.Close()
+		}
+	}
+	for _, f := range []*os.File{cfg.Stdin, cfg.Stdout, cfg.Stderr} {
+		if f == nil {
+			if null == nil {
+				if null, err = os.OpenFile(os.DevNull, os.O_RDWR, 0); err != nil {
+					return nil, closeNull, err
+				}
+			}
+			f = null
+		}
+		files = append(files, f.Fd())
+	}
+	return append(files, child.Fd(), cfg.Exe.Fd()), closeNull, nil
+}
+
+// runEntry execs the entry, writes its maps when it asks (a rootful
+// start: with selfMap, a user's, it writes them itself), and returns
 // init's pid once it has exited.
 //
 // join (Config.JoinThread), when set, has the entry born inside the
@@ -182,27 +264,27 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 // as soon as the entry exists: before the entry asks for its maps, so
 // that on a failure to move back, killing the entry leaves no init (it
 // clones init only once its maps are written).
-func runEntry(cmd *exec.Cmd, parent *os.File, rootful bool, join func() (func() error, error)) (int, error) {
-	if err := bornIn(join, cmd.Start, func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+func runEntry(e *entryProc, parent *os.File, rootful, selfMap bool, join func() (func() error, error)) (int, error) {
+	if err := bornIn(join, e.start, func() {
+		e.kill()
+		e.wait()
 	}); err != nil {
 		return 0, err
 	}
-	epid := cmd.Process.Pid
+	epid := e.pid
 	// The entry's death is seen even while init (which shares its end of
 	// the socket) keeps the socket open.
 	pidfd, err := unix.PidfdOpen(epid, 0)
 	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		e.kill()
+		e.wait()
 		return 0, fmt.Errorf("pidfd_open of the entry: %w", err)
 	}
 	defer unix.Close(pidfd)
 	end := func(err error) (int, error) {
-		_ = cmd.Wait()
-		if err == errEntryExited && cmd.ProcessState != nil {
-			err = fmt.Errorf("%w (%v)", err, cmd.ProcessState)
+		e.wait()
+		if err == errEntryExited {
+			err = fmt.Errorf("%w (%s)", err, e.status())
 		}
 		return 0, err
 	}
@@ -210,29 +292,34 @@ func runEntry(cmd *exec.Cmd, parent *os.File, rootful bool, join func() (func() 
 		kind, val, err := entryRecv(parent, pidfd)
 		if err != nil {
 			if err != errEntryExited {
-				_ = cmd.Process.Kill()
+				e.kill()
 			}
 			return end(err)
 		}
 		switch kind {
 		case entryUserNS:
+			if selfMap {
+				// It maps itself: the maps are written, or it says why.
+				e.kill()
+				return end(errors.New("the entry asked for maps it writes itself"))
+			}
 			// The maps of today's clone (idMaps), written as Go's fork
 			// writes them: from outside, before the process they map runs
 			// anything as the namespace's user.
 			uids, gids := idMaps(rootful)
 			if err := writeMaps(epid, uids, gids); err != nil {
-				_ = cmd.Process.Kill()
+				e.kill()
 				return end(fmt.Errorf("write the user namespace's id maps: %w", err))
 			}
 			if err := entrySend(parent, entryMapped, 0); err != nil {
-				_ = cmd.Process.Kill()
+				e.kill()
 				return end(err)
 			}
 		case entryPid:
 			// The entry exits 0 right after this message: reaped here, it
 			// leaves nothing. init is this process's child (CLONE_PARENT),
 			// unreaped, so its pid stays its own until Wait4 below.
-			_ = cmd.Wait()
+			e.wait()
 			if val == 0 || val > 1<<22 {
 				return 0, fmt.Errorf("the entry reported pid %d", val)
 			}
@@ -244,7 +331,7 @@ func runEntry(cmd *exec.Cmd, parent *os.File, rootful bool, join func() (func() 
 			}
 			return end(fmt.Errorf("%s: %w", step, syscall.Errno(val&0xffffffff)))
 		default:
-			_ = cmd.Process.Kill()
+			e.kill()
 			return end(fmt.Errorf("unexpected message %#x from the entry", kind))
 		}
 	}

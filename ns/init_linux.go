@@ -391,14 +391,23 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	if err != nil {
 		return nil, err
 	}
-	if m, _, err := conn.Recv(); err != nil || m.Type != MsgGo {
-		return nil, fmt.Errorf("supervisor did not confirm start: %v", err)
-	}
-	trace("go")
+	// The go is read on the thread that forks the agent, which forks as
+	// soon as it has it: read on init's main goroutine, the go woke that
+	// goroutine's thread, which then handed the processor to the locked
+	// thread (one or two thread wake-ups, each a wait for a CPU under
+	// load, between the go and the fork).
 	var pid int
-	if !idle {
-		onThread(func() { pid, err = startAgent(spec, path, slave) })
-	}
+	onThread(func() {
+		m, _, rerr := conn.Recv()
+		if rerr != nil || m.Type != MsgGo {
+			err = fmt.Errorf("supervisor did not confirm start: %v", rerr)
+			return
+		}
+		trace("go")
+		if !idle {
+			pid, err = startAgent(spec, path, slave)
+		}
+	})
 	if err == nil && !idle {
 		for _, rl := range spec.AgentRlimits {
 			lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}

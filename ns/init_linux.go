@@ -391,14 +391,23 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	if err != nil {
 		return nil, err
 	}
-	if m, _, err := conn.Recv(); err != nil || m.Type != MsgGo {
-		return nil, fmt.Errorf("supervisor did not confirm start: %v", err)
-	}
-	trace("go")
+	// The go is read on the thread that forks the agent, which forks as
+	// soon as it has it: read on init's main goroutine, the go woke that
+	// goroutine's thread, which then handed the processor to the locked
+	// thread (one or two thread wake-ups, each a wait for a CPU under
+	// load, between the go and the fork).
 	var pid int
-	if !idle {
-		onThread(func() { pid, err = startAgent(spec, path, slave) })
-	}
+	onThread(func() {
+		m, _, rerr := conn.Recv()
+		if rerr != nil || m.Type != MsgGo {
+			err = fmt.Errorf("supervisor did not confirm start: %v", rerr)
+			return
+		}
+		trace("go")
+		if !idle {
+			pid, err = startAgent(spec, path, slave)
+		}
+	})
 	if err == nil && !idle {
 		for _, rl := range spec.AgentRlimits {
 			lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
@@ -751,7 +760,8 @@ func (st *initState) signal(m Message) {
 
 // reap is pid 1's job: forward signals to the agent, reap every child (orphans
 // are reparented to us), and when the agent exits, kill everything else in the
-// pid namespace, report the agent's status and exit with it.
+// pid namespace, report the agent's status and exit with it (init's exit,
+// from the agent's thread: reap returns only when it cannot happen).
 func (st *initState) reap(conn *Conn) int {
 	go func() {
 		for s := range initSignals {
@@ -816,37 +826,6 @@ func (st *initState) reap(conn *Conn) int {
 	st.mu.Lock()
 	st.stopping = true
 	st.mu.Unlock()
-	if st.degraded {
-		// No pid namespace: kill(-1) would reach every process of the
-		// user's. Init is the subreaper of all the agent started, so its
-		// descendants are exactly what is left of the sandbox.
-		st.onAgentThread(killDescendants)
-	} else {
-		// pid 1's kill(-1) reaches every other process of the namespace:
-		// daemons, double forks and setsid'd children included.
-		st.onAgentThread(func() { _ = unix.Kill(-1, unix.SIGKILL) })
-	}
-	// Every child reaped, until the kernel says none is left (ECHILD): the
-	// exit message below is sent only then, and the supervisor takes it
-	// as its word that every other process of the sandbox is gone (its
-	// exit check starts on it, while the kernel tears init down). A reaped
-	// process has run its last system call: its files are closed, its
-	// writes done. As subreaper (or pid 1), init inherits every orphan, so
-	// none can outlive this loop unseen.
-	for {
-		_, err := unix.Wait4(-1, nil, 0, nil)
-		if err == unix.ECHILD {
-			break
-		}
-		if err != nil && err != unix.EINTR {
-			// Cannot happen (no pointer, valid options); never taken for
-			// "none left".
-			time.Sleep(time.Millisecond)
-		}
-	}
-	if st.traceEnd != nil {
-		st.traceEnd("reaped")
-	}
 	msg := Message{Type: MsgExit}
 	code := status.ExitStatus()
 	if status.Signaled() {
@@ -854,7 +833,49 @@ func (st *initState) reap(conn *Conn) int {
 		code = 128 + msg.Signal
 	}
 	msg.Code = code
-	_ = conn.Send(msg)
+	// The kill, the reap, the report and init's exit in one visit to the
+	// agent's thread: the kill must come from there, and the rest needs
+	// no other thread, so the main goroutine's thread is not woken in
+	// between (a thread wake-up, a wait for a CPU under load, on the path
+	// from the agent's exit to the supervisor's exit check, or, after the
+	// report, to init's exit, which the supervisor's end waits for).
+	st.onAgentThread(func() {
+		if st.degraded {
+			// No pid namespace: kill(-1) would reach every process of the
+			// user's. Init is the subreaper of all the agent started, so its
+			// descendants are exactly what is left of the sandbox.
+			killDescendants()
+		} else {
+			// pid 1's kill(-1) reaches every other process of the namespace:
+			// daemons, double forks and setsid'd children included.
+			_ = unix.Kill(-1, unix.SIGKILL)
+		}
+		// Every child reaped, until the kernel says none is left (ECHILD):
+		// the exit message below is sent only then, and the supervisor
+		// takes it as its word that every other process of the sandbox is
+		// gone (its exit check starts on it, while the kernel tears init
+		// down). A reaped process has run its last system call: its files
+		// are closed, its writes done. As subreaper (or pid 1), init
+		// inherits every orphan, so none can outlive this loop unseen. (Any
+		// thread of init reaps any child of init: wait4 waits for the
+		// children of the whole thread group.)
+		for {
+			_, err := unix.Wait4(-1, nil, 0, nil)
+			if err == unix.ECHILD {
+				break
+			}
+			if err != nil && err != unix.EINTR {
+				// Cannot happen (no pointer, valid options); never taken
+				// for "none left".
+				time.Sleep(time.Millisecond)
+			}
+		}
+		if st.traceEnd != nil {
+			st.traceEnd("reaped")
+		}
+		_ = conn.Send(msg)
+		os.Exit(code) // InitMain's exit, from here (see above)
+	})
 	return code
 }
 

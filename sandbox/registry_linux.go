@@ -195,6 +195,7 @@ func KillWhy(ids []string, now bool, reason string, w io.Writer) int {
 		want[id] = true
 	}
 	code, found := 0, map[string]bool{}
+	var asked []Entry // every sandbox told to end, waited for below
 	for _, e := range es {
 		if !want["all"] && !want[e.ID] && !want[fmt.Sprint(e.Pid)] && (e.Name == "" || !want[e.Name]) {
 			continue
@@ -205,6 +206,22 @@ func KillWhy(ids []string, now bool, reason string, w io.Writer) int {
 		}
 		if err := killOne(e, now, reason); err != nil {
 			fmt.Fprintf(w, "jail: kill %s (pid %d): %v\n", e.ID, e.Pid, err)
+			code = 1
+			continue
+		}
+		asked = append(asked, e)
+	}
+	// Every sandbox was told first, then each is waited for: jail kill
+	// returns once they have ended, so that what comes next (removing the
+	// workspace, a HOME, starting the same name again) does not race a
+	// supervisor still writing its last files and the trail's end.
+	wait := killWait
+	if now {
+		wait = killNowWait
+	}
+	for _, e := range asked {
+		if err := waitEnded(e, wait); err != nil {
+			fmt.Fprintf(w, "jail: kill %s (pid %d): %v; jail ps lists it while it runs\n", e.ID, e.Pid, err)
 			code = 1
 		}
 	}
@@ -242,6 +259,64 @@ func killOne(e Entry, now bool, reason string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return ignoreGone(unix.Kill(e.Pid, sig))
+}
+
+// How long jail kill waits for a sandbox to end: with --now init kills
+// everything at once and the supervisor only ends the run (seconds for an
+// agent with a large memory to free); without it the supervisor waits its
+// kill grace (--kill-grace, 5 s by default) before the SIGKILL, so the bound
+// is jail stop's.
+const (
+	killNowWait = 30 * time.Second
+	killWait    = 2 * time.Minute
+)
+
+// waitEnded waits until the supervisor e names has exited (a zombie counts:
+// it runs no more), or timeout passes.
+func waitEnded(e Entry, timeout time.Duration) error {
+	fd, err := unix.PidfdOpen(e.Pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		// No pidfd (before Linux 5.3): the registry's own check, polled.
+		return pollEnded(e, timeout)
+	}
+	defer unix.Close(fd)
+	// The pidfd holds whichever process the pid named at its open: a
+	// supervisor that ended before and a pid reused since would be waited
+	// for in its place. Its start time, checked after the open, says.
+	if !alive(e) {
+		return nil
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("still running after %v", timeout)
+		}
+		// A pidfd polls readable once its process has exited, reaped or not.
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(left.Milliseconds())+1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("wait for pid %d: %w", e.Pid, err)
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+}
+
+// pollEnded is waitEnded without a pidfd.
+func pollEnded(e Entry, timeout time.Duration) error {
+	for deadline := time.Now().Add(timeout); alive(e); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("still running after %v", timeout)
+		}
+	}
+	return nil
 }
 
 // ignoreGone: a supervisor that exited between the listing and the signal

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // trailEvents reads every event of a trail as a map.
@@ -167,5 +169,35 @@ func TestKillGracefulNamesRequester(t *testing.T) {
 	req, _ := term["requester"].(map[string]any)
 	if term == nil || req == nil || req["uid"] != float64(os.Getuid()) {
 		t.Fatalf("no SIGTERM event naming the requester: %v", term)
+	}
+}
+
+// jail kill returns once the sandbox has ended, with --now and without: a
+// script that kills a sandbox and then removes its workspace or its HOME
+// must not race a supervisor still writing its last files (a test's
+// TempDir removal once failed so: "dircache directory not empty"). Seen
+// failing on the kill that returned at the control socket's answer: the
+// supervisor was still running (state S) when jail kill returned.
+func TestKillReturnsWhenEnded(t *testing.T) {
+	for _, now := range []bool{true, false} {
+		t.Run(fmt.Sprintf("now=%v", now), func(t *testing.T) {
+			m := marker()
+			cmd, id := startListed(t, "sleep "+m, "--", "sleep", m)
+			time.Sleep(300 * time.Millisecond) // the agent is running, not starting
+			args := []string{"kill", id}
+			if now {
+				args = []string{"kill", "--now", id}
+			}
+			out, err := exec.Command(jail(t), args...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("jail %v: %v\n%s", args, err, out)
+			}
+			// The supervisor is this test's child: exited means a zombie
+			// (not reaped before cmd.Wait below).
+			if st, err := procstat.Read("", cmd.Process.Pid); err == nil && st.State != 'Z' && st.State != 'X' {
+				t.Errorf("jail %v returned while the supervisor still runs (state %c)", args, st.State)
+			}
+			cmd.Wait()
+		})
 	}
 }

@@ -13,7 +13,7 @@ type KillOptions struct {
 func newKillCmd(f *factory, runF func(*KillOptions) error) *command {
 	opts := &KillOptions{IO: f.IO}
 	c := newCommand(f, "kill", "jail kill [--now] [--reason TEXT] NAME|ID|PID|all ...", "the kill switch: SIGTERM, SIGKILL after the grace (--now: at once); --reason goes to the trail")
-	c.long = "NAMEs, IDs and PIDs are those jail ps lists; all stops every sandbox of this user."
+	c.long = "NAMEs, IDs and PIDs are those jail ps lists; all stops every sandbox of this user. jail kill returns once each has ended (at most 30s with --now, 2m without)."
 	c.flags.BoolVar(&opts.Now, "now", false, "kill at once instead of SIGTERM, then SIGKILL after the grace")
 	c.flags.StringVar(&opts.Reason, "reason", "", "why, in `TEXT`: written to the sandbox's audit trail")
 	c.args = func(args []string) error {

@@ -26,6 +26,18 @@ var gcRelease = func() {}
 // the trace.
 var initEntered, specRead, networkDone int64
 
+// runtimeStarted is when the lean init's Go runtime had started, its first
+// package initialized (cmd/jail-init's InitRuntimeStarted; 0: not known,
+// jail's own binary as init), for the trace: the part of init's start
+// before it is the exec or the entry's clone, the prefault and the Go
+// runtime's own start; after it, the program's package inits.
+var runtimeStarted int64
+
+// InitRuntimeStarted gives init the time (MonotonicNS's clock) at which the
+// Go runtime had started, for JAIL_TRACE's "init runtime" line. The lean
+// init calls it before InitMain; nothing else depends on it.
+func InitRuntimeStarted(mono int64) { runtimeStarted = mono }
+
 // MonotonicNS is CLOCK_MONOTONIC in nanoseconds: the same clock in every
 // process of the host, for a trace that spans the supervisor and init.
 func MonotonicNS() int64 {
@@ -255,6 +267,11 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	// The steps before this function: init's process start (exec, Go
 	// runtime, package init), the spec, the network hook.
 	traceAt("main", initEntered)
+	if runtimeStarted > 0 {
+		// After "main", which stays init's first line; its time is
+		// before main's (a negative offset).
+		traceAt("runtime", runtimeStarted)
+	}
 	traceAt("spec", specRead)
 	traceAt("network", networkDone)
 	defer trace("started")

@@ -229,3 +229,53 @@ func traceless(s string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+var initTraceLine = regexp.MustCompile(`(?m)^jail: init (\S+)\s+(-?[\d.]+) ms \(at (-?[\d.]+) ms\)$`)
+
+// The lean init's trace splits its start: "init runtime" is when its Go
+// runtime had started (its first package initialized), before its main,
+// and is sent after "init main" (which stays init's first line: the
+// signal tests wait for it). jail's own binary as init has no such line.
+func TestLeanInitTraceRuntime(t *testing.T) {
+	lean := leanHome(t)
+	leanCopy(t, lean)
+	r, how := initProgram(t, lean, "--quiet", "--", "/bin/true")
+	mustCode(t, r, 0)
+	if !strings.HasPrefix(how, "the lean init ") {
+		t.Fatalf("init was not the lean init: %s", how)
+	}
+	var steps []string
+	var runtimeOff, runtimeAt, mainAt float64 = 1, -1, -1
+	for _, m := range initTraceLine.FindAllStringSubmatch(r.stderr, -1) {
+		steps = append(steps, m[1])
+		var off, at float64
+		fmt.Sscan(m[2], &off)
+		fmt.Sscan(m[3], &at)
+		switch m[1] {
+		case "runtime":
+			runtimeOff, runtimeAt = off, at
+		case "main":
+			mainAt = at
+		}
+	}
+	if len(steps) < 2 || steps[0] != "main" || steps[1] != "runtime" {
+		t.Fatalf("init's first trace lines are %q, want main then runtime:\n%s", steps, r.stderr)
+	}
+	// Before main, after the supervisor's own start (its trace's zero).
+	if runtimeOff > 0 || runtimeAt < 0 || runtimeAt > mainAt {
+		t.Fatalf("init runtime %.2f ms (at %.2f), init main at %.2f: want the runtime before main:\n%s",
+			runtimeOff, runtimeAt, mainAt, r.stderr)
+	}
+
+	own := leanHome(t)
+	os.MkdirAll(filepath.Join(own, ".local", "state", "jail"), 0o700)
+	os.Chmod(filepath.Join(own, ".local", "state", "jail"), 0o770)
+	r, how = initProgram(t, own, "--quiet", "--", "/bin/true")
+	mustCode(t, r, 0)
+	if !strings.HasPrefix(how, "jail's own binary (") {
+		t.Fatalf("init was not jail's own binary: %s", how)
+	}
+	if strings.Contains(r.stderr, "jail: init runtime") {
+		t.Fatalf("jail's own binary as init has a runtime line:\n%s", r.stderr)
+	}
+}

@@ -33,6 +33,7 @@ func main() {
 		// run goes on as before.
 		os.Exit(2)
 	}
+	traceRuntime()
 	presetWalls()
 	inithooks.Main()
 }

@@ -395,8 +395,26 @@ func (c *Cache) LookupKey(v, dir string) ([]fs.DirEntry, int, Key, bool) {
 // os.File.ReadDir's) and, when it qualifies, remembered. keep must depend
 // only on view, dir, the name and the type.
 func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
+	return c.readDir(v, dir, keep, false)
+}
+
+// ReadDirNoFollow is ReadDir of a directory of its own: a symlink at dir
+// (even to a directory), a file or nothing there is an error, and nothing
+// is read through a symlink (the read opens dir with O_NOFOLLOW; a hit's
+// key is lstat(2)'s, which sees the link). For callers that decide what
+// is absent from a listing (fsrules' home names), where a listing of a
+// link's target would answer for the wrong directory.
+func (c *Cache) ReadDirNoFollow(v, dir string, keep func(name string, t fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
+	return c.readDir(v, dir, keep, true)
+}
+
+func (c *Cache) readDir(v, dir string, keep func(name string, t fs.FileMode) bool, nofollow bool) ([]fs.DirEntry, int, uint64, error) {
 	if c == nil {
-		return Read(dir, keep)
+		kept, total, key, _, err := readKept(dir, keep, nofollow)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		return entries(kept), total, key.Dev, nil
 	}
 	t0 := c.now()
 	c.mu.Lock()
@@ -409,7 +427,7 @@ func (c *Cache) ReadDir(v, dir string, keep func(name string, t fs.FileMode) boo
 		return entriesOf(r, des), r.Total, key.Dev, nil
 	}
 	c.mu.Unlock()
-	kept, total, k2, ok2, err := readKept(dir, keep)
+	kept, total, k2, ok2, err := readKept(dir, keep, nofollow)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -454,7 +472,7 @@ func (Uncached) ReadDir(_, dir string, keep func(string, fs.FileMode) bool) ([]f
 // entries it has in all and its device. Its errors are os.Open's, fstat's
 // and os.File.ReadDir's.
 func Read(dir string, keep func(string, fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error) {
-	kept, total, key, _, err := readKept(dir, keep)
+	kept, total, key, _, err := readKept(dir, keep, false)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -629,7 +647,7 @@ func (c *Cache) linksKeepable(v, dir string) bool {
 func (c *Cache) links(v, dir string) ([]Entry, error) {
 	isLink := func(_ string, t fs.FileMode) bool { return t&fs.ModeType == fs.ModeSymlink }
 	if c == nil {
-		kept, _, _, _, err := readKept(dir, isLink)
+		kept, _, _, _, err := readKept(dir, isLink, false)
 		if err != nil {
 			return nil, err
 		}
@@ -654,7 +672,7 @@ func (c *Cache) links(v, dir string) ([]Entry, error) {
 		return r.Ents, nil
 	}
 	c.mu.Unlock()
-	kept, total, k2, ok2, err := readKept(dir, isLink)
+	kept, total, k2, ok2, err := readKept(dir, isLink, false)
 	if err != nil {
 		return nil, err
 	}

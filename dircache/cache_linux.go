@@ -147,8 +147,12 @@ func writePrivate(dir, p string, data []byte) error {
 // every one, under the start's hold on garbage collection). It returns
 // them, how many entries dir has in all, dir's key as fstat gives it, and
 // whether dir is a directory (ok).
-func readKept(dir string, keep func(string, fs.FileMode) bool) (kept []Entry, total int, key Key, ok bool, err error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+func readKept(dir string, keep func(string, fs.FileMode) bool, nofollow bool) (kept []Entry, total int, key Key, ok bool, err error) {
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC | unix.O_NONBLOCK
+	if nofollow {
+		flags |= unix.O_NOFOLLOW // ELOOP at a symlink: never its target's names
+	}
+	fd, err := unix.Open(dir, flags, 0)
 	if err != nil {
 		return nil, 0, Key{}, false, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}

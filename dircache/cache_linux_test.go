@@ -419,3 +419,53 @@ func TestPrefetchIsTheViews(t *testing.T) {
 		t.Errorf("a file planted after another view's prefetch is not seen: %v", names(ents))
 	}
 }
+
+// TestReadDirNoFollow: ReadDirNoFollow answers for a directory of its own,
+// from the cache when it is unchanged, and never for a symlink at its path,
+// even to a directory and even after the directory it replaced was kept:
+// its caller (fsrules' home listings) decides from the names what is
+// absent, and a link's target's names would answer for another directory.
+func TestReadDirNoFollow(t *testing.T) {
+	state, base := t.TempDir(), t.TempDir()
+	dir, other := filepath.Join(base, "d"), filepath.Join(base, "other")
+	for _, d := range []string{dir, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustWrite(t, filepath.Join(dir, "a"))
+	mustWrite(t, filepath.Join(other, "b"))
+	for i := range 2 {
+		c := open(t, state, time.Hour)
+		ents, _, _, err := c.ReadDirNoFollow("v", dir, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(ents); len(got) != 1 || got[0] != "a" {
+			t.Fatalf("run %d: names %q, want [a]", i, got)
+		}
+		if err := c.Save(); err != nil {
+			t.Fatal(err)
+		}
+		if hits, _ := c.Stats(); (hits == 1) != (i == 1) {
+			t.Fatalf("run %d: %d hits", i, hits)
+		}
+	}
+	if err := os.Rename(dir, filepath.Join(base, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, dir); err != nil {
+		t.Fatal(err)
+	}
+	c := open(t, state, time.Hour)
+	if ents, _, _, err := c.ReadDirNoFollow("v", dir, all); err == nil {
+		t.Errorf("a symlink to a directory listed: %q", names(ents))
+	}
+	if ents, _, _, err := c.ReadDir("v", dir, all); err != nil || len(ents) != 1 || ents[0].Name() != "b" {
+		t.Errorf("ReadDir (following the link): %q, %v; want [b]", names(ents), err)
+	}
+	var nilCache *Cache
+	if ents, _, _, err := nilCache.ReadDirNoFollow("v", dir, all); err == nil {
+		t.Errorf("no cache: a symlink to a directory listed: %q", names(ents))
+	}
+}

@@ -18,7 +18,14 @@ func readPrivate(string, int) ([]byte, error)  { return nil, errors.New("dircach
 func writePrivate(_, _ string, _ []byte) error { return errors.New("dircache: Linux only") }
 
 // readKept reads dir with os.File.ReadDir: its device, no key.
-func readKept(dir string, keep func(string, fs.FileMode) bool) ([]Entry, int, Key, bool, error) {
+func readKept(dir string, keep func(string, fs.FileMode) bool, nofollow bool) ([]Entry, int, Key, bool, error) {
+	if nofollow {
+		if fi, err := os.Lstat(dir); err != nil {
+			return nil, 0, Key{}, false, err
+		} else if !fi.IsDir() {
+			return nil, 0, Key{}, false, &fs.PathError{Op: "open", Path: dir, Err: syscall.ENOTDIR}
+		}
+	}
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, 0, Key{}, false, err

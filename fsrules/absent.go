@@ -512,13 +512,53 @@ func (w *walker) listing(dir string, top bool, name string) map[string]bool {
 	}
 	// O_NOFOLLOW|O_DIRECTORY: a symlink, a file or nothing at dir gives
 	// no listing, so no shortcut (what an lstat would have said).
-	names, ok := dirnames.Names(dir, 0)
+	names, ok := w.names(dir)
 	if !ok {
 		names = nil
 	}
 	w.lists.names[dir] = names
 	return names
 }
+
+// namesView is the directory cache's view of the listings surelyMissing
+// takes: every name of each directory, whatever the rules; the view's
+// name adds the credentials (creds), as the walk's does: a listing kept
+// is one these credentials could read.
+const namesView = "fsrules-names-1"
+
+// noFollowReader is a DirReader that reads a directory only when it is
+// one of its own, never through a symlink (package dircache).
+type noFollowReader interface {
+	ReadDirNoFollow(view, dir string, keep func(name string, t fs.FileMode) bool) ([]fs.DirEntry, int, uint64, error)
+}
+
+// names lists dir whole (never through a symlink at dir), from the
+// directory cache when it holds dir unchanged since an earlier start: a
+// name added, removed or renamed changes dir's ctime, which the record's
+// key holds (package dircache's argument, the same as the walk's), so an
+// unchanged key means the same names, and an lstat(2) replaces the open,
+// getdents and close of each home directory surelyMissing lists.
+func (w *walker) names(dir string) (map[string]bool, bool) {
+	c, ok := w.dirs.(noFollowReader)
+	if !ok {
+		return dirnames.Names(dir, 0)
+	}
+	if w.lists.view == "" {
+		w.lists.view = namesView + " " + creds()
+	}
+	ents, _, _, err := c.ReadDirNoFollow(w.lists.view, dir, keepAll)
+	if err != nil {
+		return nil, false
+	}
+	out := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		out[e.Name()] = true
+	}
+	return out, true
+}
+
+// keepAll keeps every entry (a listing's, for namesView).
+func keepAll(string, fs.FileMode) bool { return true }
 
 // listAfter is how many names below a directory (not a top one) are
 // asked about before it is listed: a listing is four system calls (open,
@@ -530,6 +570,7 @@ var noShortcut bool
 
 // listings caches the names in a few directories (see surelyMissing).
 type listings struct {
+	view  string // the directory cache's view of the listings (namesView), once made
 	bases []string
 	names map[string]map[string]bool // nil: no shortcut for this directory
 	asked map[string]map[string]bool // directories below a base: the names asked about

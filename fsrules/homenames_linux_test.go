@@ -98,7 +98,10 @@ func TestHomeNamesSameAsWithout(t *testing.T) {
 // hard-linked into the workspace are each seen by the next plan. (The
 // home loops keep nothing between plans; the record they read across
 // starts, checkHomeTrees', has its own tests of changed mounts and
-// directories: homelinks_cache_linux_test.go.)
+// directories: homelinks_cache_linux_test.go.) The home's listings
+// (surelyMissing's) are the directory cache's from the second start on:
+// each change is made with the directory's mtime put back, as an agent
+// would, and must be seen all the same (the ctime, which no one sets).
 func TestHomeChangeSeenNextPlan(t *testing.T) {
 	base, state := tmp(t), tmp(t)
 	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
@@ -121,11 +124,22 @@ func TestHomeChangeSeenNextPlan(t *testing.T) {
 			t.Fatalf("start %d: dotfiles/bashrc protected before ~/.bashrc points at it: %q", i, ms)
 		}
 	}
-	must(t, os.Symlink(filepath.Join(ws, "dotfiles/bashrc"), filepath.Join(home, ".bashrc")))
+	// The next start can answer the home's listing from the cache, or the
+	// changes below prove nothing about it.
+	dc, err := dircache.Open(state)
+	must(t, err)
+	if n := dc.Records(namesView + " " + creds()); n == 0 {
+		t.Fatalf("no listing of the home kept in the directory cache (view %q)", namesView)
+	}
+	keepMtime(t, home, func() {
+		must(t, os.Symlink(filepath.Join(ws, "dotfiles/bashrc"), filepath.Join(home, ".bashrc")))
+	})
 	if ms := plan(); !contains(ms, "read-only dotfiles/bashrc") {
 		t.Errorf("new symlink ~/.bashrc -> ws/dotfiles/bashrc not seen: masks %q", ms)
 	}
-	mk(t, home, ".ssh/id_ed25519")
+	time.Sleep(dircache.Margin + 100*time.Millisecond) // the home's listing kept again
+	plan()
+	keepMtime(t, home, func() { mk(t, home, ".ssh/id_ed25519") })
 	must(t, os.Link(filepath.Join(home, ".ssh/id_ed25519"), filepath.Join(ws, "key.txt")))
 	if ms := plan(); !contains(ms, "hide key.txt") {
 		t.Errorf("new ~/.ssh/ with its key linked to ws/key.txt not seen: masks %q", ms)

@@ -412,7 +412,12 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 
 	// 4. Masks over system secrets.
 	for _, pat := range systemSecrets {
-		matches, _ := filepath.Glob(pat)
+		matches := []string{pat}
+		if strings.ContainsAny(pat, `*?[\`) {
+			// A pattern: its matches, each lstat'ed below. A plain path
+			// is lstat'ed once, below (Glob would lstat it first too).
+			matches, _ = filepath.Glob(pat)
+		}
 		for _, m := range matches {
 			fi, err := os.Lstat(m)
 			if err != nil || fi.Mode()&os.ModeSymlink != 0 {

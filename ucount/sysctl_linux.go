@@ -2,7 +2,9 @@ package ucount
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -58,4 +60,39 @@ func (s sysctls) read(name string) (uint64, error) {
 		n += m
 	}
 	return parseUint(p, buf[:n])
+}
+
+// names lists the directory through its descriptor, sorted (os.ReadDir's
+// order): the directory is opened once for the listing and the reads, not
+// once more by path. Without the descriptor it is os.ReadDir's listing,
+// and its error.
+func (s sysctls) names() ([]string, error) {
+	if s.fd < 0 {
+		ents, err := os.ReadDir(s.dir)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]string, 0, len(ents))
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out, nil
+	}
+	var out []string
+	var buf [4096]byte
+	for {
+		n, err := unix.Getdents(s.fd, buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdirent", Path: s.dir, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		_, _, out = unix.ParseDirent(buf[:n], -1, out) // no "." and ".."
+	}
+	slices.Sort(out)
+	return out, nil
 }

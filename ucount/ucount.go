@@ -71,7 +71,9 @@ func Plan(src Source) ([]Bound, error) {
 	if getrl == nil {
 		getrl = getrlimit
 	}
-	ents, err := os.ReadDir(dir)
+	rd := openSysctls(dir)
+	defer rd.close()
+	names, err := rd.names() // sorted, as os.ReadDir's
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("per-user counters: %s is missing (a kernel without user namespace limits, before 4.9): %w", dir, err)
@@ -79,10 +81,7 @@ func Plan(src Source) ([]Bound, error) {
 		return nil, fmt.Errorf("per-user counters: %w", err)
 	}
 	var out []Bound
-	rd := openSysctls(dir)
-	defer rd.close()
-	for _, e := range ents {
-		name := e.Name()
+	for _, name := range names {
 		if !strings.HasPrefix(name, "max_") {
 			continue
 		}

@@ -2,8 +2,10 @@ package ucount
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -129,5 +131,44 @@ func TestPlanHost(t *testing.T) {
 	}
 	if users != n {
 		t.Errorf("%d user namespace bounds for %d counters: %+v", users, n, got)
+	}
+}
+
+// TestPlanInNameOrder: the counters come in name order (os.ReadDir's, the
+// listing before it was read through the directory's descriptor), whatever
+// order the directory lists them in, so that a start's spec is the same
+// from one start to the next; on the fake directory and on the host's.
+func TestPlanInNameOrder(t *testing.T) {
+	fake := map[string]string{}
+	for _, n := range []string{"max_d", "max_b", "max_e", "max_a", "max_c", "max_g", "max_f"} {
+		fake[n] = "100"
+	}
+	ok := func(int) (uint64, error) { return 10, nil }
+	for _, dir := range []string{fakeSysctls(t, fake), "/proc/sys/user"} {
+		got, err := Plan(Source{SysctlDir: dir, Getrlimit: ok})
+		if err != nil {
+			if dir == "/proc/sys/user" && errors.Is(err, fs.ErrNotExist) {
+				continue // a kernel without the counters: the fake's order holds
+			}
+			t.Fatal(err)
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, names []string
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "max_") {
+				want = append(want, e.Name())
+			}
+		}
+		for _, b := range got {
+			if b.Kind == KindUserNS {
+				names = append(names, b.Name)
+			}
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("%s: counters %q, want %q", dir, names, want)
+		}
 	}
 }

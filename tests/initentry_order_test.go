@@ -66,8 +66,17 @@ func entrySendT(t *testing.T, fd int, kind, val uint64) {
 func entryRecvT(t *testing.T, fd int, d time.Duration) (kind, val uint64, ok bool) {
 	t.Helper()
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	if n, err := unix.Poll(pfd, int(d.Milliseconds())); err != nil || n == 0 {
-		return 0, 0, false
+	for deadline := time.Now().Add(d); ; {
+		// EINTR (Go's preemption signals) is no answer: poll again
+		// for what is left of d.
+		n, err := unix.Poll(pfd, int(time.Until(deadline).Milliseconds()))
+		if err == unix.EINTR && time.Now().Before(deadline) {
+			continue
+		}
+		if err != nil || n == 0 {
+			return 0, 0, false
+		}
+		break
 	}
 	var b [16]byte
 	n, err := unix.Read(fd, b[:])

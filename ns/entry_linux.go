@@ -32,6 +32,7 @@ import (
 const (
 	entryUserNS = 'U' // the entry's user namespace exists: write its maps
 	entryMapped = 'M' // the maps are written
+	entryCloned = 'C' // (entryParentMap) init's pid: cloned, not yet released
 	entryPid    = 'P' // init's pid (the second uint64); the entry exits 0
 	entryFailed = 'E' // a step failed: step<<32 | errno
 )
@@ -44,12 +45,19 @@ const (
 // entrySelfMap (a user's start, never with entryRootful), the entry
 // writes its user namespace's maps itself, the user to itself as idMaps
 // says, without the 'U' and 'M' round trip through this process (the
-// kernel lets a namespace's owner map its own ids and nothing else).
+// kernel lets a namespace's owner map its own ids and nothing else);
+// entryParentMap (a rootful start, with entryRootful), the entry clones
+// init in all its namespaces at once, writes init's maps from outside as
+// writeMaps does (0 to the host id in the options' bits 32-63: idMaps'
+// NobodyID) and then releases it, without the 'U' and 'M' round trip. It
+// says init's pid ('C') as soon as init exists: on any failure after it
+// this process, init's parent, kills and reaps init (reapCloned).
 const (
-	entryRootful = 1
-	entryAmbient = 2
-	entryNoExec  = 4
-	entrySelfMap = 8
+	entryRootful   = 1
+	entryAmbient   = 2
+	entryNoExec    = 4
+	entrySelfMap   = 8
+	entryParentMap = 16
 )
 
 // entrySteps name the entry's steps in its failure reports.
@@ -60,6 +68,8 @@ var entrySteps = map[uint64]string{
 	4: "unshare of the mount, pid, ipc, uts, cgroup and network namespaces",
 	5: "clone of init (CLONE_PARENT)",
 	6: "write of the user namespace's own id maps",
+	7: "write of init's id maps",
+	8: "release of init after its id maps",
 }
 
 // initNoExec tells whether init may skip its execve (entryNoExec): only
@@ -104,7 +114,9 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 	// (entrySelfMap), as idMaps(false) would have this process do.
 	opts := uint64(entryAmbient | entrySelfMap)
 	if cfg.Rootful {
-		opts = entryRootful
+		// idMaps(true): 0 to NobodyID, uids and gids alike, written by
+		// the entry from outside init's user namespace.
+		opts = entryRootful | entryParentMap | uint64(NobodyID)<<32
 		if initNoExec() {
 			opts |= entryNoExec
 		}
@@ -149,7 +161,7 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 		// init's parent is the thread that starts the entry (through
 		// CLONE_PARENT), as it is spawn's: the same thread settings.
 		spawnerThread()
-		pid, err := runEntry(e, parent, cfg.Rootful, opts&entrySelfMap != 0, cfg.JoinThread)
+		pid, err := runEntry(e, parent, cfg.Rootful, opts, cfg.JoinThread)
 		if err != nil {
 			started <- err
 			close(s.done)
@@ -255,20 +267,19 @@ func entryFiles(cfg Config, child *os.File) (files []uintptr, closeNull func(), 
 	return append(files, child.Fd(), cfg.Exe.Fd()), closeNull, nil
 }
 
-// runEntry execs the entry, writes its maps when it asks (a rootful
-// start: with selfMap, a user's, it writes them itself), and returns
-// init's pid once it has exited.
+// runEntry execs the entry, writes its maps when it asks (only without
+// entrySelfMap, a user's start, and entryParentMap, a rootful one: the
+// entry writes them itself), and returns init's pid once it has exited.
 //
 // join (Config.JoinThread), when set, has the entry born inside the
 // sandbox's cgroups, and with it init, its clone. The thread moves back
-// as soon as the entry exists: before the entry asks for its maps, so
-// that on a failure to move back, killing the entry leaves no init (it
-// clones init only once its maps are written).
-func runEntry(e *entryProc, parent *os.File, rootful, selfMap bool, join func() (func() error, error)) (int, error) {
-	if err := bornIn(join, e.start, func() {
-		e.kill()
-		e.wait()
-	}); err != nil {
+// as soon as the entry exists; on a failure to move back the entry is
+// killed and any init it cloned reaped (entryUndo): the entry clones init
+// only once its maps are written, or (entryParentMap) says its pid at
+// once.
+func runEntry(e *entryProc, parent *os.File, rootful bool, opts uint64, join func() (func() error, error)) (int, error) {
+	selfMap, parentMap := opts&entrySelfMap != 0, opts&entryParentMap != 0
+	if err := bornIn(join, e.start, func() { entryUndo(e, parent) }); err != nil {
 		return 0, err
 	}
 	epid := e.pid
@@ -281,15 +292,25 @@ func runEntry(e *entryProc, parent *os.File, rootful, selfMap bool, join func() 
 		return 0, fmt.Errorf("pidfd_open of the entry: %w", err)
 	}
 	defer unix.Close(pidfd)
+	cloned := 0 // init, once the entry said 'C'
 	end := func(err error) (int, error) {
+		if cloned != 0 {
+			// Killed by the entry after a failed step, or not (the
+			// entry itself killed, an unexpected message): killed and
+			// reaped here either way.
+			reapCloned(cloned)
+		}
 		e.wait()
 		if err == errEntryExited {
+			if cloned != 0 {
+				err = errors.New("it exited before it released init")
+			}
 			err = fmt.Errorf("%w (%s)", err, e.status())
 		}
 		return 0, err
 	}
 	for {
-		kind, val, err := entryRecv(parent, pidfd)
+		kind, val, err := entryRecv(parent, pidfd, parentMap)
 		if err != nil {
 			if err != errEntryExited {
 				e.kill()
@@ -297,9 +318,23 @@ func runEntry(e *entryProc, parent *os.File, rootful, selfMap bool, join func() 
 			return end(err)
 		}
 		switch kind {
+		case entryCloned:
+			if val == 0 || val > 1<<22 {
+				e.kill()
+				return end(fmt.Errorf("the entry reported pid %d", val))
+			}
+			if !parentMap || cloned != 0 {
+				e.kill()
+				if cloned == 0 {
+					cloned = int(val) // reaped by end, if a child
+				}
+				return end(fmt.Errorf("unexpected clone of init %d by the entry", val))
+			}
+			cloned = int(val)
 		case entryUserNS:
-			if selfMap {
-				// It maps itself: the maps are written, or it says why.
+			if selfMap || parentMap {
+				// It maps init itself: the maps are written, or it says
+				// why.
 				e.kill()
 				return end(errors.New("the entry asked for maps it writes itself"))
 			}
@@ -319,10 +354,11 @@ func runEntry(e *entryProc, parent *os.File, rootful, selfMap bool, join func() 
 			// The entry exits 0 right after this message: reaped here, it
 			// leaves nothing. init is this process's child (CLONE_PARENT),
 			// unreaped, so its pid stays its own until Wait4 below.
-			e.wait()
-			if val == 0 || val > 1<<22 {
-				return 0, fmt.Errorf("the entry reported pid %d", val)
+			if val == 0 || val > 1<<22 || parentMap && int(val) != cloned {
+				e.kill()
+				return end(fmt.Errorf("the entry reported pid %d", val))
 			}
+			e.wait()
 			return int(val), nil
 		case entryFailed:
 			step := entrySteps[val>>32]
@@ -337,16 +373,70 @@ func runEntry(e *entryProc, parent *os.File, rootful, selfMap bool, join func() 
 	}
 }
 
+// entryUndo kills and reaps the entry, whose start is undone (its
+// thread failed to leave the sandbox's cgroups), and any init it cloned
+// and said ('C'): once the entry is reaped, all it wrote is on the socket.
+func entryUndo(e *entryProc, parent *os.File) {
+	e.kill()
+	e.wait()
+	var b [16]byte
+	for {
+		n, _, err := unix.Recvfrom(int(parent.Fd()), b[:], unix.MSG_DONTWAIT)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n != 16 {
+			return
+		}
+		if binary.LittleEndian.Uint64(b[:8]) == entryCloned {
+			if pid := binary.LittleEndian.Uint64(b[8:]); pid != 0 && pid <= 1<<22 {
+				reapCloned(int(pid))
+			}
+		}
+	}
+}
+
+// reapCloned kills and reaps pid, an init the entry cloned and said
+// ('C'), when the start fails, if it is this process's child: Wait4
+// of any other pid is ECHILD, and a child's pid, unreaped, is never
+// reused, so the kill reaches no other process.
+func reapCloned(pid int) {
+	var ws syscall.WaitStatus
+	for {
+		wpid, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || wpid == pid {
+			return
+		}
+		break
+	}
+	_ = unix.Kill(pid, unix.SIGKILL)
+	for {
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+			return
+		}
+	}
+}
+
 // errEntryExited: the entry exited without a message (a build without
 // it, whose main refuses EntryArg0, or a kill).
 var errEntryExited = errors.New("it exited before it cloned init")
 
-// entryRecv waits for the entry's next message, or its exit.
-func entryRecv(parent *os.File, pidfd int) (kind, val uint64, err error) {
+// entryRecv waits for the entry's next message, or its exit. With
+// exitFirst (entryParentMap: the entry asks nothing, its last message
+// comes right before its exit) it waits for the exit alone and then reads
+// what the entry wrote: this thread wakes once, not for each message,
+// while init starts on the CPUs.
+func entryRecv(parent *os.File, pidfd int, exitFirst bool) (kind, val uint64, err error) {
 	fd := int(parent.Fd())
 	var b [16]byte
 	for {
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(pidfd), Events: unix.POLLIN}}
+		if exitFirst {
+			fds[0].Fd = -1 // poll(2) skips a negative fd
+		}
 		if _, err := unix.Poll(fds, -1); err != nil {
 			if err == unix.EINTR {
 				continue

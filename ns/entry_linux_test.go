@@ -1,6 +1,16 @@
 package ns
 
-import "testing"
+import (
+	"encoding/binary"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
 
 // The lean init's entry (cmd/jail-init/entry_linux_amd64.s) holds these
 // three names as bytes: a change here must be made there too, within its
@@ -24,5 +34,94 @@ func TestFormatMaps(t *testing.T) {
 	}
 	if got := formatMaps(nil); got != "" {
 		t.Errorf("no map: %q", got)
+	}
+}
+
+// sleeper starts sleep 30 as this process's child (reaped by the caller
+// or the cleanup).
+func sleeper(t *testing.T) int {
+	t.Helper()
+	pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "30"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(pid, &ws, 0, nil)
+	})
+	return pid
+}
+
+// A start undone because the spawner thread failed to leave the
+// sandbox's cgroups (bornIn's undo) kills and reaps the entry, and the
+// init it cloned and said ('C', entryParentMap) too: read from the socket
+// once the entry is gone. Seen failing with the undo that only killed the
+// entry: "init ... still runs".
+func TestEntryUndoReapsCloned(t *testing.T) {
+	parent, child, err := Socketpair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer parent.Close()
+	defer child.Close()
+	init := sleeper(t)
+	e := &entryProc{path: "/bin/sleep", attr: &syscall.ProcAttr{}}
+	if err := e.start(); err != nil {
+		t.Fatal(err)
+	}
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], entryCloned)
+	binary.LittleEndian.PutUint64(b[8:], uint64(init))
+	if _, err := child.Write(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	entryUndo(e, parent)
+	var ws unix.WaitStatus
+	if pid, err := unix.Wait4(init, &ws, unix.WNOHANG, nil); err != unix.ECHILD {
+		t.Errorf("init %d still runs, or unreaped (wait4: %d, %v)", init, pid, err)
+	}
+	if pid, err := unix.Wait4(e.pid, &ws, unix.WNOHANG, nil); err != unix.ECHILD {
+		t.Errorf("the entry %d unreaped (wait4: %d, %v)", e.pid, pid, err)
+	}
+}
+
+// reapCloned kills only a child of this process: a pid the entry said
+// that is not one (here a grandchild) is left alone. Seen failing with a
+// reapCloned that killed first: "... killed".
+func TestReapClonedOnlyChildren(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shPid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "sleep 30 & echo $!; wait"},
+		&syscall.ProcAttr{Files: []uintptr{0, w.Fd(), 2}})
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = unix.Kill(shPid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(shPid, &ws, 0, nil)
+	}()
+	var line [32]byte
+	n, _ := r.Read(line[:])
+	r.Close()
+	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
+	if err != nil {
+		t.Fatalf("the grandchild's pid: %q", line[:n])
+	}
+	defer unix.Kill(pid, unix.SIGKILL)
+	reapCloned(pid)
+	time.Sleep(20 * time.Millisecond)
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err != nil || strings.Contains(string(b), ") Z ") {
+		t.Errorf("the grandchild %d, not this process's child, killed (%v)", pid, err)
+	}
+	mine := sleeper(t)
+	reapCloned(mine)
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(mine, &ws, unix.WNOHANG, nil); err != unix.ECHILD {
+		t.Errorf("the child %d not reaped: %v", mine, err)
 	}
 }

@@ -87,6 +87,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(dnsShimEnv) != "" {
 		dnsShim() // net_test.go; runs jail, never returns
 	}
+	if os.Getenv(entryReleaseKillEnv) != "" {
+		entryReleaseKillShim() // initentry_order_test.go; execs the entry
+	}
 	if strings.HasSuffix(os.Getenv(privateMountsEnv), ":setup") {
 		privateMountsSetup() // execs this binary again, never returns
 	}

@@ -17,9 +17,16 @@
 // every message two little-endian uint64s (ns/entry_linux.go):
 //   supervisor -> here: {clone flags, options (1: rootful, 2: ambient caps,
 //                        4: init runs on without its execve, 8: a user's
-//                        start: map the user namespace here, no 'U'/'M')}
+//                        start: map the user namespace here, no 'U'/'M';
+//                        16, with 1: a rootful start whose init this
+//                        process clones in all its namespaces at once and
+//                        maps from outside, no 'U'/'M'; bits 32-63 the host
+//                        id the namespace's 0 maps to)}
 //   here -> supervisor: {'U', 0}        the user namespace exists: map it
 //   supervisor -> here: {'M', 0}        the maps are written
+//   here -> supervisor: {'C', pid}      (option 16) init is cloned, not
+//                                       yet mapped nor released: on any
+//                                       failure the supervisor reaps it
 //   here -> supervisor: {'P', pid}      init's pid; this process exits 0
 //                       {'E', step<<32 | errno}   a step failed; exits 1
 
@@ -42,6 +49,9 @@
 #define SYS_close	3
 #define SYS_getuid	102
 #define SYS_getgid	104
+#define SYS_socketpair	53
+#define SYS_sendto	44
+#define SYS_kill	62
 
 #define CLONE_NEWUSER	0x10000000
 #define CLONE_PARENT	0x00008000
@@ -64,6 +74,10 @@
 #define OPT_AMBIENT	2
 #define OPT_NOEXEC	4
 #define OPT_SELFMAP	8
+#define OPT_PARENTMAP	16
+#define AF_UNIX	1
+#define SOCK_STREAM_CLOEXEC	0x80001
+#define MSG_NOSIGNAL	0x4000
 #define O_WRONLY_CLOEXEC	0x80001
 #define EPERM	1
 #define CAP_V3	0x20080522
@@ -107,6 +121,20 @@ GLOBL setgroups<>(SB), RODATA|NOPTR, $24
 DATA deny<>+0(SB)/4, $"deny"
 GLOBL deny<>(SB), RODATA|NOPTR, $4
 
+// init's map files, from outside (OPT_PARENTMAP): "/proc/" PID, then one
+// of the names (16 bytes each, NUL-padded: copied whole).
+DATA procdir<>+0(SB)/8, $"/proc/\x00\x00"
+GLOBL procdir<>(SB), RODATA|NOPTR, $8
+DATA puidmap<>+0(SB)/8, $"/uid_map"
+DATA puidmap<>+8(SB)/8, $"\x00\x00\x00\x00\x00\x00\x00\x00"
+GLOBL puidmap<>(SB), RODATA|NOPTR, $16
+DATA pgidmap<>+0(SB)/8, $"/gid_map"
+DATA pgidmap<>+8(SB)/8, $"\x00\x00\x00\x00\x00\x00\x00\x00"
+GLOBL pgidmap<>(SB), RODATA|NOPTR, $16
+DATA psetgroups<>+0(SB)/8, $"/setgrou"
+DATA psetgroups<>+8(SB)/8, $"ps\x00\x00\x00\x00\x00\x00"
+GLOBL psetgroups<>(SB), RODATA|NOPTR, $16
+
 // The message buffers and init's pollfd (struct pollfd {int fd; short
 // events, revents}), in BSS: no stack below the kernel's is touched either.
 GLOBL entryin<>(SB), NOPTR, $16
@@ -119,6 +147,10 @@ GLOBL entryargv<>(SB), NOPTR, $16
 GLOBL entryids<>(SB), NOPTR, $16
 GLOBL entrydigits<>(SB), NOPTR, $24
 GLOBL entryline<>(SB), NOPTR, $64
+// OPT_PARENTMAP: init's release socket pair (two int32s) and the path of
+// one of its map files ("/proc/" PID "/setgroups\0" fits in 32).
+GLOBL entrypair<>(SB), NOPTR, $8
+GLOBL entrypath<>(SB), NOPTR, $32
 
 // REPORT sends {kind, val} (val in BX) to the supervisor.
 #define REPORT(kind) \
@@ -140,6 +172,18 @@ GLOBL entryline<>(SB), NOPTR, $64
 	MOVQ	$SYS_exit_group, AX; \
 	MOVQ	$1, DI; \
 	SYSCALL
+
+// FAILINIT kills the init cloned (pid in R15, never released), then
+// FAILs: init is the supervisor's child, not this process's, and the
+// supervisor, told its pid by 'C', reaps it.
+#define FAILINIT(step) \
+	MOVQ	AX, R8; \
+	MOVQ	$SYS_kill, AX; \
+	MOVQ	R15, DI; \
+	MOVQ	$SIGKILL, SI; \
+	SYSCALL; \
+	MOVQ	R8, AX; \
+	FAIL(step)
 
 // RECV reads one message into entryin<>; anything but 16 bytes (EOF: the
 // supervisor is gone) exits 1.
@@ -175,6 +219,8 @@ intermediate:
 	RECV
 	MOVQ	entryin<>+0(SB), R12 // the clone flags
 	MOVQ	entryin<>+8(SB), R13 // the options
+	TESTQ	$OPT_PARENTMAP, R13
+	JNE	parentmap
 
 	// A user's start (OPT_SELFMAP, never with OPT_ROOTFUL): the ids to
 	// map, read before the unshare (after it they read as the overflow
@@ -606,6 +652,255 @@ selfmapwrite:
 selfmaproot:
 	MOVQ	$-EPERM, AX
 	JMP	fail6
+
+// parentmap: a rootful start (OPT_PARENTMAP) without the 'U'/'M' round
+// trip through the supervisor. This process stays host root in the host's
+// namespaces, clones init in all of its namespaces at once (the user
+// namespace first, then the others, made by and owned by it: the kernel's
+// order in copy_namespaces, as the unshares above make them), writes
+// init's maps from outside as ns.writeMaps did (uid_map "0 ID 1",
+// setgroups "deny", gid_map "0 ID 1": host root in the parent namespace,
+// with CAP_SETUID, CAP_SETGID and CAP_SETFCAP there, may map another id;
+// a process inside may not) and only then releases init through a socket
+// pair. Until released, init runs nothing but its wait: it has every
+// capability of its new user namespace but is still host root's kuid 0,
+// unmapped; released, it becomes the namespace's root (host nobody)
+// itself before anything else, as this process did before its clone in
+// the 'U'/'M' way. init's pid goes to the supervisor ('C') as soon as it
+// is cloned: init is the supervisor's child (CLONE_PARENT), which reaps it
+// on any failure, its own (a thread that fails to leave the sandbox's v1
+// cgroups: ns.entryUndo) or this process's. Should this process die
+// before the release (a kill, the supervisor's death through Pdeathsig),
+// init reads EOF and exits without running anything as root; should a
+// step fail after the clone, init is killed here before the report.
+parentmap:
+	// Only for a rootful start (never with OPT_SELFMAP): another user's
+	// map would be refused anyway, and only root's start maps host
+	// nobody.
+	TESTQ	$OPT_ROOTFUL, R13
+	JEQ	parentmapuser
+	TESTQ	$OPT_SELFMAP, R13
+	JNE	parentmapuser
+	MOVQ	$SYS_socketpair, AX
+	MOVQ	$AF_UNIX, DI
+	MOVQ	$SOCK_STREAM_CLOEXEC, SI
+	XORQ	DX, DX
+	LEAQ	entrypair<>(SB), R10
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	fail8
+	// init: pid 1 of its pid namespace, the supervisor's child (as in
+	// clone: above). CLONE_NEWUSER whatever the flags say: init is never
+	// host root in the host's user namespace.
+	MOVQ	$SYS_clone, AX
+	MOVQ	R12, DI
+	ORQ	$(CLONE_NEWUSER|CLONE_PARENT|SIGCHLD), DI
+	XORQ	SI, SI
+	XORQ	DX, DX
+	XORQ	R10, R10
+	XORQ	R8, R8
+	SYSCALL
+	CMPQ	AX, $0
+	JEQ	mapwait
+	JLT	fail5
+	MOVQ	AX, R15 // init's pid
+	MOVQ	AX, BX
+	REPORT('C')
+	CMPQ	AX, $16
+	JNE	pmnotold
+	MOVQ	$SYS_close, AX
+	MOVL	entrypair<>+4(SB), DI
+	SYSCALL
+
+	// "/proc/PID" into entrypath<> (a pid has at most 7 digits).
+	MOVQ	procdir<>(SB), AX
+	MOVQ	AX, entrypath<>(SB)
+	MOVQ	R15, AX
+	LEAQ	entrydigits<>+24(SB), DI
+	MOVQ	$10, CX
+pmpid:
+	XORQ	DX, DX
+	DIVQ	CX
+	ADDQ	$'0', DX
+	DECQ	DI
+	MOVB	DX, (DI)
+	TESTQ	AX, AX
+	JNE	pmpid
+	LEAQ	entrypath<>+6(SB), SI
+	LEAQ	entrydigits<>+24(SB), R11
+pmpidcopy:
+	MOVB	(DI), BX
+	MOVB	BX, (SI)
+	INCQ	DI
+	INCQ	SI
+	CMPQ	DI, R11
+	JLT	pmpidcopy
+	MOVQ	SI, R14 // where a file's name goes
+
+	// The map line "0 ID 1\n" (ID: the options' bits 32-63), its length
+	// in BX.
+	MOVQ	R13, AX
+	SHRQ	$32, AX
+	LEAQ	entrydigits<>+24(SB), DI
+	MOVQ	$10, CX
+pmid:
+	XORQ	DX, DX
+	DIVQ	CX
+	ADDQ	$'0', DX
+	DECQ	DI
+	MOVB	DX, (DI)
+	TESTQ	AX, AX
+	JNE	pmid
+	LEAQ	entryline<>(SB), SI
+	MOVB	$'0', 0(SI)
+	MOVB	$' ', 1(SI)
+	ADDQ	$2, SI
+	LEAQ	entrydigits<>+24(SB), R11
+pmidcopy:
+	MOVB	(DI), BX
+	MOVB	BX, (SI)
+	INCQ	DI
+	INCQ	SI
+	CMPQ	DI, R11
+	JLT	pmidcopy
+	MOVB	$' ', 0(SI)
+	MOVB	$'1', 1(SI)
+	MOVB	$'\n', 2(SI)
+	ADDQ	$3, SI
+	LEAQ	entryline<>(SB), BX
+	SUBQ	BX, SI
+	MOVQ	SI, BX
+
+	// uid_map (R9 1), setgroups (2), gid_map (3), in ns.writeMaps' order,
+	// each in one write(2); a short write is an error (EIO).
+	LEAQ	puidmap<>(SB), R8
+	MOVQ	$1, R9
+pmfile:
+	MOVQ	0(R8), AX
+	MOVQ	AX, 0(R14)
+	MOVQ	8(R8), AX
+	MOVQ	AX, 8(R14)
+	MOVQ	$SYS_open, AX
+	LEAQ	entrypath<>(SB), DI
+	MOVQ	$O_WRONLY_CLOEXEC, SI
+	XORQ	DX, DX
+	SYSCALL
+	CMPQ	AX, $0
+	JLT	fail7init
+	MOVQ	AX, R10
+	LEAQ	entryline<>(SB), SI
+	MOVQ	BX, DX
+	CMPQ	R9, $2
+	JNE	pmwrite
+	LEAQ	deny<>(SB), SI
+	MOVQ	$4, DX
+pmwrite:
+	MOVQ	DX, R8 // the length, to check
+	MOVQ	$SYS_write, AX
+	MOVQ	R10, DI
+	SYSCALL
+	CMPQ	AX, R8
+	JNE	pmshort
+	MOVQ	$SYS_close, AX
+	MOVQ	R10, DI
+	SYSCALL
+	CMPQ	R9, $1
+	JNE	pmgid
+	LEAQ	psetgroups<>(SB), R8
+	MOVQ	$2, R9
+	JMP	pmfile
+pmgid:
+	CMPQ	R9, $2
+	JNE	pmrelease
+	LEAQ	pgidmap<>(SB), R8
+	MOVQ	$3, R9
+	JMP	pmfile
+
+pmrelease:
+	// One byte releases init (MSG_NOSIGNAL: an init already dead is
+	// EPIPE here, not this process killed by SIGPIPE before it reports).
+	MOVB	$'G', entryout<>+0(SB)
+	MOVQ	$SYS_sendto, AX
+	MOVL	entrypair<>+0(SB), DI
+	LEAQ	entryout<>(SB), SI
+	MOVQ	$1, DX
+	MOVQ	$MSG_NOSIGNAL, R10
+	XORQ	R8, R8
+	XORQ	R9, R9
+	SYSCALL
+	CMPQ	AX, $1
+	JNE	pmnorelease
+	MOVQ	R15, BX
+	REPORT('P')
+	MOVQ	$SYS_exit_group, AX
+	XORQ	DI, DI
+	SYSCALL
+
+// init, cloned by parentmap: it waits for its maps before anything else.
+mapwait:
+	// This process's copy of the releasing end closed first: once that
+	// process is gone without a release, the read below sees EOF.
+	MOVQ	$SYS_close, AX
+	MOVL	entrypair<>+0(SB), DI
+	SYSCALL
+	MOVQ	$SYS_read, AX
+	MOVL	entrypair<>+4(SB), DI
+	LEAQ	entryin<>(SB), SI
+	MOVQ	$1, DX
+	SYSCALL
+	CMPQ	AX, $1
+	JNE	initquit
+	MOVQ	$SYS_close, AX
+	MOVL	entrypair<>+4(SB), DI
+	SYSCALL
+	// Host root (kuid 0) becomes the namespace's root, host nobody,
+	// before init runs anything else (group first, as at clone: above).
+	// A failure exits: the supervisor then says init exited before its
+	// spec.
+	MOVQ	$SYS_setresgid, AX
+	XORQ	DI, DI
+	XORQ	SI, SI
+	XORQ	DX, DX
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	initquit
+	MOVQ	$SYS_setresuid, AX
+	XORQ	DI, DI
+	XORQ	SI, SI
+	XORQ	DX, DX
+	SYSCALL
+	CMPQ	AX, $0
+	JNE	initquit
+	JMP	init
+
+// The supervisor did not hear of init: it is killed before this process
+// exits (and, never released, would exit by itself at EOF).
+pmnotold:
+	CMPQ	AX, $0
+	JLT	fail7init
+	MOVQ	$-5, AX
+	JMP	fail7init
+pmshort:
+	CMPQ	AX, $0
+	JLT	fail7init
+	MOVQ	$-5, AX
+	JMP	fail7init
+pmnorelease:
+	CMPQ	AX, $0
+	JLT	fail8init
+	MOVQ	$-5, AX
+	JMP	fail8init
+parentmapuser:
+	MOVQ	$-EPERM, AX
+	JMP	fail7
+fail7:
+	FAIL(7)
+fail8:
+	FAIL(8)
+fail7init:
+	FAILINIT(7)
+fail8init:
+	FAILINIT(8)
 
 fail1:
 	FAIL(1)

@@ -58,7 +58,7 @@ func dcUnchanged(t *testing.T, stderr string) int {
 // TestDirCacheUsed: the second start on an unchanged tree reads nothing
 // again (else the tests below could not fail).
 func TestDirCacheUsed(t *testing.T) {
-	ws, env := dcTree(t), dcEnv(t)
+	env, ws := dcEnv(t), dcTree(t) // the home first: dcTree's wait makes it old enough to be kept (dircache.Margin)
 	mustCode(t, run(t, runOpts{dir: ws, env: env}, "--", "/bin/true"), 0)
 	r := run(t, runOpts{dir: ws, env: env}, "--", "/bin/true")
 	mustCode(t, r, 0)
@@ -73,7 +73,7 @@ func TestDirCacheUsed(t *testing.T) {
 // secret unreadable, the startup file read-only. A cache keyed by mtime
 // would answer for that directory with the names it had before.
 func TestDirCacheAgentResetsMtime(t *testing.T) {
-	ws, env := dcTree(t), dcEnv(t)
+	env, ws := dcEnv(t), dcTree(t) // the home first: dcTree's wait makes it old enough to be kept (dircache.Margin)
 	mustCode(t, run(t, runOpts{dir: ws, env: env}, "--", "/bin/true"), 0)
 	r := sh(t, runOpts{dir: ws, env: env}, `touch -r a/b /tmp/times && echo TOPSECRET > a/b/.env && echo 'echo pwned' > a/b/.envrc && `+
 		`echo '[core] hooksPath = /tmp' > a/b/.gitmodules && touch -r /tmp/times a/b && echo PLANTED`)
@@ -94,7 +94,7 @@ func TestDirCacheAgentResetsMtime(t *testing.T) {
 // TestDirCacheHostCreates: a secret the host creates between two runs, in
 // a directory the cache knows, is unreadable in the next.
 func TestDirCacheHostCreates(t *testing.T) {
-	ws, env := dcTree(t), dcEnv(t)
+	env, ws := dcEnv(t), dcTree(t) // the home first: dcTree's wait makes it old enough to be kept (dircache.Margin)
 	mustCode(t, run(t, runOpts{dir: ws, env: env}, "--", "/bin/true"), 0)
 	os.WriteFile(filepath.Join(ws, "a/b/c/id_rsa"), []byte("HOSTKEY\n"), 0o600)
 	r := sh(t, runOpts{dir: ws, env: env}, `cat a/b/c/id_rsa; echo DONE`)
@@ -111,7 +111,7 @@ func TestDirCacheHostCreates(t *testing.T) {
 // .git the agent plants two levels down (deeper than the sentinel
 // watches), with the directory's times set back, still leaves the tree.
 func TestDirCacheExitSweep(t *testing.T) {
-	ws, env := dcTree(t), dcEnv(t)
+	env, ws := dcEnv(t), dcTree(t) // the home first: dcTree's wait makes it old enough to be kept (dircache.Margin)
 	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
 	for _, d := range []string{"objects", "refs"} {
 		os.MkdirAll(filepath.Join(ws, ".git", d), 0o755)

@@ -1,0 +1,30 @@
+package slack
+
+import "golang.org/x/sys/unix"
+
+// Supervisor is the supervisor's timer slack (ns), set by its entry: the
+// same bound as init's (ns.InitTimerSlack).
+const Supervisor = 1_000_000
+
+// entry is written by jail_supervisor_entry before the Go runtime starts
+// (amd64): entry[0] is 1 once it ran, entry[1] the caller's timer slack
+// as PR_GET_TIMERSLACK returned it (a negative errno: unknown, and the
+// entry then left the slack alone).
+var entry [2]int64
+
+// Caller is the timer slack (ns) jail's caller started it with: the one
+// its entry found, or, where jail did not start at that entry, the calling
+// thread's own (nothing changed it then); 0 if unknown.
+func Caller() int64 {
+	if entry[0] == 1 && entry[1] >= 0 {
+		return entry[1]
+	}
+	n, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	if err != nil {
+		return 0
+	}
+	return int64(n)
+}
+
+// Entered says whether jail started at its entry and set Supervisor.
+func Entered() bool { return entry[0] == 1 && entry[1] >= 0 }

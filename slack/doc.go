@@ -16,6 +16,10 @@
 // of the sandbox (ns.Spec.AgentTimerSlack), so the agent runs with the
 // slack jail was started with, as without this package.
 //
+// Sleep is a short sleep at the kernel's default slack on the calling
+// thread, for a poll on the run's critical path: a Go timer wakes no sooner
+// than the netpoller's next millisecond plus the slack.
+//
 // What a coarser slack delays: a Go timer of the supervisor's (a sleep, a
 // deadline) may fire up to Supervisor later; sysmon's hand-off of a
 // processor held by a blocking system call while other goroutines wait,

@@ -24,7 +24,9 @@
 // deadline) may fire up to Supervisor later; sysmon's hand-off of a
 // processor held by a blocking system call while other goroutines wait,
 // and its preemption of a goroutine running for 10 ms, come up to that much
-// later. Nothing the supervisor guards waits on a timer: signals, the
-// control socket, init's messages and the agent's exit wake it through
-// descriptors and signals, which the slack does not touch.
+// later. The supervisor's timers on a run's way (the run's timeout, a
+// kill's grace, heartbeats, quiet periods) are tens of milliseconds and
+// longer, and its short polls use Sleep; signals, the control socket,
+// init's messages and the agent's exit wake it through descriptors and
+// signals, which the slack does not touch.
 package slack

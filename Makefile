@@ -22,10 +22,12 @@ all: build
 INIT     := initbin/jail-init
 AMD64    := $(filter amd64,$(shell $(GO) env GOARCH))
 INITENTRY := $(if $(AMD64),main.entry)
-# jail itself starts at package prefault's entry (amd64): its code and
-# read-only data are mapped in one system call before the Go runtime runs,
+# jail itself starts at package slack's entry (amd64), which sets the
+# supervisor's timer slack before the Go runtime makes its first thread (fewer
+# wake-ups of its monitor thread), then jumps to package prefault's: its code
+# and read-only data are mapped in one system call before the Go runtime runs,
 # instead of page by page as they are first touched.
-JAILENTRY := $(if $(AMD64),-E jail_prefault_entry)
+JAILENTRY := $(if $(AMD64),-E jail_supervisor_entry)
 # That mapping costs what the page cache's folios make it cost: the Go
 # linker, cp and install write the program 4 KiB at a time (a copy goes
 # through copy_file_range), and each start's populate then walks ~2,700 small

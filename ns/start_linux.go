@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/slack"
 )
 
 // ErrUserNS means the kernel refused to create a user namespace for us.
@@ -195,15 +197,6 @@ func Begin(cfg Config) (*Starting, error) {
 // bounds what it delays (sysmon's hand-off of a processor stuck in a
 // system call), and init waits on descriptors, not on timers.
 const InitTimerSlack = 1_000_000
-
-// timerSlack is the calling thread's timer slack (ns); 0 if unknown.
-func timerSlack() int64 {
-	n, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
-	if err != nil {
-		return 0
-	}
-	return int64(n)
-}
 
 // spawnerThread makes the calling goroutine's thread init's spawner, for
 // init's whole life: both ways of starting init (spawn, spawnEntry) call
@@ -417,9 +410,10 @@ func (st *Starting) Finish(spec0 *Spec) (*Sandbox, error) {
 	var files []*os.File
 	var err error
 	spec.Degraded = st.degraded
-	// The slack of any thread here but init's spawner (none changes its
-	// own): what jail's caller gave, for the agent (see spawn).
-	spec.AgentTimerSlack = timerSlack()
+	// What jail's caller gave, for the agent (see spawn): not this
+	// thread's, which is the supervisor's own (package slack) or, on
+	// init's spawner, init's.
+	spec.AgentTimerSlack = slack.Caller()
 	if st.rootful && !st.degraded {
 		spec.Mounts, files, err = idmapBinds(s.Pid, spec.Mounts)
 		if err != nil {

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"runtime"
@@ -80,6 +81,63 @@ func TestTimerSlackInit(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("no jail-init child of the supervisor found")
+}
+
+// TestTimerSlackSupervisor: jail's supervisor runs with a coarse timer
+// slack of its own on every thread (package slack, set by its ELF entry
+// before the Go runtime makes its first thread: its monitor thread wakes
+// less often), whatever its caller had; the agent still gets the caller's
+// (TestTimerSlackAgentIsCallers).
+func TestTimerSlackSupervisor(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("jail's own entry (make build's -E jail_supervisor_entry) is amd64's")
+	}
+	const want = "1000000" // slack.Supervisor
+	cmd := exec.Command(jail(t), "--quiet", "--", "sh", "-c", "cat /proc/self/timerslack_ns; sleep 5")
+	cmd.Dir = workspace(t)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withSlack(t, callerSlack, func() {
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// The agent's first line: the sandbox runs, and every thread the
+	// supervisor made for it is there.
+	line := make([]byte, 64)
+	n, err := out.Read(line)
+	if err != nil {
+		t.Fatalf("the agent's timer slack: %v", err)
+	}
+	if got := strings.TrimSpace(string(line[:n])); got != strconv.Itoa(callerSlack) {
+		t.Errorf("the agent's timer slack %s, want %d (jail's caller's)", got, callerSlack)
+	}
+	pid := strconv.Itoa(cmd.Process.Pid)
+	ents, err := os.ReadDir("/proc/" + pid + "/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) < 2 {
+		t.Fatalf("the supervisor has %d threads, want its runtime's too", len(ents))
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/timerslack_ns") // a thread's own
+		if errors.Is(err, os.ErrPermission) && os.Geteuid() != 0 {
+			// Another process's slack is CAP_SYS_NICE's to read, even
+			// the same user's (init's is readable as the owner of its
+			// user namespace): the root pass reads the supervisor's.
+			t.Skip("another process's timer slack needs CAP_SYS_NICE to read")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(string(b)); got != want {
+			t.Errorf("the supervisor's thread %s: timer slack %s, want %s", e.Name(), got, want)
+		}
+	}
 }
 
 // childrenOf lists the pids whose parent is ppid.

@@ -13,14 +13,7 @@ import (
 // ~/.config, ~/.local, tool directories): what every start pays in the
 // home loops (homeLinks, homeFileLinks, absent) and the watch list.
 func BenchmarkExpandEmpty(b *testing.B) {
-	base := tmp(b)
-	ws, home, pw := filepath.Join(base, "ws"), filepath.Join(base, "home"), filepath.Join(base, "pw")
-	mk(b, ws, "./")
-	mk(b, home, "./")
-	mk(b, pw, ".bashrc", ".profile", ".gitconfig", ".npmrc", ".config/go/env", ".config/app/x",
-		".local/bin/tool", ".local/share/x", ".cargo/bin/cargo", ".cargo/env", ".claude/settings.json",
-		".codex/config.toml", ".gemini/settings.json", ".ssh/known_hosts", ".pyenv/shims/python", "go/bin/gopls")
-	in := Input{Workspace: ws, Home: home, Homes: []string{home, pw}, Writable: []string{ws}}
+	in := emptyPlanInput(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -34,15 +27,9 @@ func BenchmarkExpandEmpty(b *testing.B) {
 // with the directory cache of earlier starts (opened, used and saved at
 // each), the trees settled (older than dircache.Margin).
 func BenchmarkExpandEmptyCached(b *testing.B) {
-	base, state := tmp(b), tmp(b)
-	ws, home, pw := filepath.Join(base, "ws"), filepath.Join(base, "home"), filepath.Join(base, "pw")
-	mk(b, ws, "./")
-	mk(b, home, "./")
-	mk(b, pw, ".bashrc", ".profile", ".gitconfig", ".npmrc", ".config/go/env", ".config/app/x",
-		".local/bin/tool", ".local/share/x", ".cargo/bin/cargo", ".cargo/env", ".claude/settings.json",
-		".codex/config.toml", ".gemini/settings.json", ".ssh/known_hosts", ".pyenv/shims/python", "go/bin/gopls")
+	state := tmp(b)
+	in := emptyPlanInput(b)
 	time.Sleep(dircache.Margin + 100*time.Millisecond)
-	in := Input{Workspace: ws, Home: home, Homes: []string{home, pw}, Writable: []string{ws}}
 	start := func() {
 		dc, err := dircache.Open(state)
 		if err != nil {
@@ -62,4 +49,17 @@ func BenchmarkExpandEmptyCached(b *testing.B) {
 	for range b.N {
 		start()
 	}
+}
+
+// emptyPlanInput is the empty plan's input: an empty workspace with an
+// empty $HOME and a passwd home laid out as a developer's.
+func emptyPlanInput(b *testing.B) Input {
+	base := tmp(b)
+	ws, home, pw := filepath.Join(base, "ws"), filepath.Join(base, "home"), filepath.Join(base, "pw")
+	mk(b, ws, "./")
+	mk(b, home, "./")
+	mk(b, pw, ".bashrc", ".profile", ".gitconfig", ".npmrc", ".config/go/env", ".config/app/x",
+		".local/bin/tool", ".local/share/x", ".cargo/bin/cargo", ".cargo/env", ".claude/settings.json",
+		".codex/config.toml", ".gemini/settings.json", ".ssh/known_hosts", ".pyenv/shims/python", "go/bin/gopls")
+	return Input{Workspace: ws, Home: home, Homes: []string{home, pw}, Writable: []string{ws}}
 }

@@ -375,7 +375,8 @@ func runEntry(e *entryProc, parent *os.File, rootful bool, opts uint64, join fun
 
 // entryUndo kills and reaps the entry, whose start is undone (its
 // thread failed to leave the sandbox's cgroups), and any init it cloned
-// and said ('C'): once the entry is reaped, all it wrote is on the socket.
+// and said ('C', or 'P': a user's entry says init only once it is
+// cloned): once the entry is reaped, all it wrote is on the socket.
 func entryUndo(e *entryProc, parent *os.File) {
 	e.kill()
 	e.wait()
@@ -388,7 +389,7 @@ func entryUndo(e *entryProc, parent *os.File) {
 		if err != nil || n != 16 {
 			return
 		}
-		if binary.LittleEndian.Uint64(b[:8]) == entryCloned {
+		if kind := binary.LittleEndian.Uint64(b[:8]); kind == entryCloned || kind == entryPid {
 			if pid := binary.LittleEndian.Uint64(b[8:]); pid != 0 && pid <= 1<<22 {
 				reapCloned(int(pid))
 			}
@@ -397,7 +398,7 @@ func entryUndo(e *entryProc, parent *os.File) {
 }
 
 // reapCloned kills and reaps pid, an init the entry cloned and said
-// ('C'), when the start fails, if it is this process's child: Wait4
+// ('C' or 'P'), when the start fails, if it is this process's child: Wait4
 // of any other pid is ECHILD, and a child's pid, unreaped, is never
 // reused, so the kill reaches no other process.
 func reapCloned(pid int) {

@@ -25,18 +25,6 @@ func TestEntryArgs(t *testing.T) {
 	}
 }
 
-// writeMaps' text is the kernel's: one "inside outside count" line per
-// range, as Go's fork wrote it.
-func TestFormatMaps(t *testing.T) {
-	uids, _ := idMaps(true)
-	if got := formatMaps(uids); got != "0 65534 1\n" {
-		t.Errorf("rootful uid map %q", got)
-	}
-	if got := formatMaps(nil); got != "" {
-		t.Errorf("no map: %q", got)
-	}
-}
-
 // sleeper starts sleep 30 as this process's child (reaped by the caller
 // or the cleanup).
 func sleeper(t *testing.T) int {

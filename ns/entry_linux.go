@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -26,12 +25,12 @@ import (
 // the old path's child does, or (a rootful start by a supervisor holding
 // CAP_SYS_PTRACE, initNoExec) goes on into the Go runtime without it.
 // This file is the supervisor's side of their conversation on init's
-// socket (one message of two little-endian uint64s a datagram).
+// socket (one message of two little-endian uint64s a datagram): the
+// supervisor sends the start message and then only listens; the entry
+// writes every map itself (entrySelfMap, entryParentMap) and asks nothing.
 
 // Entry's messages (the first uint64 of one).
 const (
-	entryUserNS = 'U' // the entry's user namespace exists: write its maps
-	entryMapped = 'M' // the maps are written
 	entryCloned = 'C' // (entryParentMap) init's pid: cloned, not yet released
 	entryPid    = 'P' // init's pid (the second uint64); the entry exits 0
 	entryFailed = 'E' // a step failed: step<<32 | errno
@@ -44,14 +43,15 @@ const (
 // entry's clone, without execve'ing the lean init again (initNoExec);
 // entrySelfMap (a user's start, never with entryRootful), the entry
 // writes its user namespace's maps itself, the user to itself as idMaps
-// says, without the 'U' and 'M' round trip through this process (the
-// kernel lets a namespace's owner map its own ids and nothing else);
-// entryParentMap (a rootful start, with entryRootful), the entry clones
-// init in all its namespaces at once, writes init's maps from outside as
-// writeMaps does (0 to the host id in the options' bits 32-63: idMaps'
-// NobodyID) and then releases it, without the 'U' and 'M' round trip. It
+// says (the kernel lets a namespace's owner map its own ids and nothing
+// else); entryParentMap (a rootful start, with entryRootful), the entry
+// clones init in all its namespaces at once, writes init's maps from
+// outside as Go's fork writes idMaps' on the fork path (0 to the host id
+// in the options' bits 32-63: idMaps' NobodyID) and then releases it. It
 // says init's pid ('C') as soon as init exists: on any failure after it
-// this process, init's parent, kills and reaps init (reapCloned).
+// this process, init's parent, kills and reaps init (reapCloned). Every
+// start has exactly one of the two: the entry refuses a start message
+// with neither (step 9, EINVAL), as it maps every namespace it makes.
 const (
 	entryRootful   = 1
 	entryAmbient   = 2
@@ -63,27 +63,29 @@ const (
 // entrySteps name the entry's steps in its failure reports.
 var entrySteps = map[uint64]string{
 	1: "unshare(CLONE_NEWUSER)",
-	2: "setresgid(0) in the new user namespace",
-	3: "setresuid(0) in the new user namespace",
+	// 2 and 3, the entry's own setresgid and setresuid once the
+	// supervisor had written its maps, are gone with that way: init,
+	// released, makes them itself (it exits on a failure).
 	4: "unshare of the mount, pid, ipc, uts, cgroup and network namespaces",
 	5: "clone of init (CLONE_PARENT)",
 	6: "write of the user namespace's own id maps",
 	7: "write of init's id maps",
 	8: "release of init after its id maps",
+	9: "the start message (no map option)",
 }
 
 // initNoExec tells whether init may skip its execve (entryNoExec): only
 // for a rootful start by a supervisor that holds CAP_SYS_PTRACE. Without
 // the execve init's memory stays in the supervisor's user namespace (an
 // execve would give it a new one, in the sandbox's) and it is not
-// dumpable from the start (the entry's setresuid), and so are the agent's
-// processes between init's fork and their own execve: reading their
-// /proc entries (the exec answer's /proc/PID/mem and root, the memory
-// watch's /proc/INIT/root, pidfd_getfd) then takes CAP_SYS_PTRACE in the
-// supervisor's user namespace, not ownership of the sandbox's. An
-// unprivileged user, or a root without the capability (a container's
-// default set), keeps the execve: nothing is lost, the start is the
-// entry's as before.
+// dumpable from the start (its setresuid at its release, in the entry's
+// code), and so are the agent's processes between init's fork and their
+// own execve: reading their /proc entries (the exec answer's
+// /proc/PID/mem and root, the memory watch's /proc/INIT/root,
+// pidfd_getfd) then takes CAP_SYS_PTRACE in the supervisor's user
+// namespace, not ownership of the sandbox's. An unprivileged user, or a
+// root without the capability (a container's default set), keeps the
+// execve: nothing is lost, the start is the entry's as before.
 func initNoExec() bool {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
@@ -161,7 +163,7 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 		// init's parent is the thread that starts the entry (through
 		// CLONE_PARENT), as it is spawn's: the same thread settings.
 		spawnerThread()
-		pid, err := runEntry(e, parent, cfg.Rootful, opts, cfg.JoinThread)
+		pid, err := runEntry(e, parent, opts, cfg.JoinThread)
 		if err != nil {
 			started <- err
 			close(s.done)
@@ -267,18 +269,17 @@ func entryFiles(cfg Config, child *os.File) (files []uintptr, closeNull func(), 
 	return append(files, child.Fd(), cfg.Exe.Fd()), closeNull, nil
 }
 
-// runEntry execs the entry, writes its maps when it asks (only without
-// entrySelfMap, a user's start, and entryParentMap, a rootful one: the
-// entry writes them itself), and returns init's pid once it has exited.
+// runEntry execs the entry and returns init's pid once the entry has
+// exited (it writes init's maps itself: opts has entrySelfMap or
+// entryParentMap).
 //
 // join (Config.JoinThread), when set, has the entry born inside the
 // sandbox's cgroups, and with it init, its clone. The thread moves back
 // as soon as the entry exists; on a failure to move back the entry is
-// killed and any init it cloned reaped (entryUndo): the entry clones init
-// only once its maps are written, or (entryParentMap) says its pid at
-// once.
-func runEntry(e *entryProc, parent *os.File, rootful bool, opts uint64, join func() (func() error, error)) (int, error) {
-	selfMap, parentMap := opts&entrySelfMap != 0, opts&entryParentMap != 0
+// killed and any init it cloned and said ('C', or 'P' for a user's
+// start, which clones init without a word before) is reaped (entryUndo).
+func runEntry(e *entryProc, parent *os.File, opts uint64, join func() (func() error, error)) (int, error) {
+	parentMap := opts&entryParentMap != 0
 	if err := bornIn(join, e.start, func() { entryUndo(e, parent) }); err != nil {
 		return 0, err
 	}
@@ -331,25 +332,6 @@ func runEntry(e *entryProc, parent *os.File, rootful bool, opts uint64, join fun
 				return end(fmt.Errorf("unexpected clone of init %d by the entry", val))
 			}
 			cloned = int(val)
-		case entryUserNS:
-			if selfMap || parentMap {
-				// It maps init itself: the maps are written, or it says
-				// why.
-				e.kill()
-				return end(errors.New("the entry asked for maps it writes itself"))
-			}
-			// The maps of today's clone (idMaps), written as Go's fork
-			// writes them: from outside, before the process they map runs
-			// anything as the namespace's user.
-			uids, gids := idMaps(rootful)
-			if err := writeMaps(epid, uids, gids); err != nil {
-				e.kill()
-				return end(fmt.Errorf("write the user namespace's id maps: %w", err))
-			}
-			if err := entrySend(parent, entryMapped, 0); err != nil {
-				e.kill()
-				return end(err)
-			}
 		case entryPid:
 			// The entry exits 0 right after this message: reaped here, it
 			// leaves nothing. init is this process's child (CLONE_PARENT),
@@ -375,7 +357,8 @@ func runEntry(e *entryProc, parent *os.File, rootful bool, opts uint64, join fun
 
 // entryUndo kills and reaps the entry, whose start is undone (its
 // thread failed to leave the sandbox's cgroups), and any init it cloned
-// and said ('C'): once the entry is reaped, all it wrote is on the socket.
+// and said ('C', or 'P': a user's entry says init only once it is
+// cloned): once the entry is reaped, all it wrote is on the socket.
 func entryUndo(e *entryProc, parent *os.File) {
 	e.kill()
 	e.wait()
@@ -388,7 +371,7 @@ func entryUndo(e *entryProc, parent *os.File) {
 		if err != nil || n != 16 {
 			return
 		}
-		if binary.LittleEndian.Uint64(b[:8]) == entryCloned {
+		if kind := binary.LittleEndian.Uint64(b[:8]); kind == entryCloned || kind == entryPid {
 			if pid := binary.LittleEndian.Uint64(b[8:]); pid != 0 && pid <= 1<<22 {
 				reapCloned(int(pid))
 			}
@@ -397,7 +380,7 @@ func entryUndo(e *entryProc, parent *os.File) {
 }
 
 // reapCloned kills and reaps pid, an init the entry cloned and said
-// ('C'), when the start fails, if it is this process's child: Wait4
+// ('C' or 'P'), when the start fails, if it is this process's child: Wait4
 // of any other pid is ECHILD, and a child's pid, unreaped, is never
 // reused, so the kill reaches no other process.
 func reapCloned(pid int) {
@@ -425,8 +408,8 @@ func reapCloned(pid int) {
 var errEntryExited = errors.New("it exited before it cloned init")
 
 // entryRecv waits for the entry's next message, or its exit. With
-// exitFirst (entryParentMap: the entry asks nothing, its last message
-// comes right before its exit) it waits for the exit alone and then reads
+// exitFirst (entryParentMap: 'C', then the last message right before
+// the entry's exit; the entry never waits for an answer) it waits for the exit alone and then reads
 // what the entry wrote: this thread wakes once, not for each message,
 // while init starts on the CPUs.
 func entryRecv(parent *os.File, pidfd int, exitFirst bool) (kind, val uint64, err error) {
@@ -468,30 +451,6 @@ func entrySend(parent *os.File, kind, val uint64) error {
 		return fmt.Errorf("write to the entry: %w", err)
 	}
 	return nil
-}
-
-// writeMaps writes a user namespace's maps as Go's fork does: uid_map,
-// then setgroups "deny", then gid_map. setgroups(2) stays denied in the
-// sandbox: an unprivileged user namespace requires it before its gid_map,
-// and it stops dropping groups that guard files (the "negative group
-// permissions" problem, CVE-2014-8989).
-func writeMaps(pid int, uids, gids []syscall.SysProcIDMap) error {
-	dir := "/proc/" + strconv.Itoa(pid) + "/"
-	if err := writeProc(dir+"uid_map", formatMaps(uids)); err != nil {
-		return err
-	}
-	if err := writeProc(dir+"setgroups", "deny"); err != nil {
-		return err
-	}
-	return writeProc(dir+"gid_map", formatMaps(gids))
-}
-
-func formatMaps(m []syscall.SysProcIDMap) string {
-	var b strings.Builder
-	for _, e := range m {
-		fmt.Fprintf(&b, "%d %d %d\n", e.ContainerID, e.HostID, e.Size)
-	}
-	return b.String()
 }
 
 // writeProc writes s to a /proc file in one write(2), as the kernel wants

@@ -25,18 +25,6 @@ func TestEntryArgs(t *testing.T) {
 	}
 }
 
-// writeMaps' text is the kernel's: one "inside outside count" line per
-// range, as Go's fork wrote it.
-func TestFormatMaps(t *testing.T) {
-	uids, _ := idMaps(true)
-	if got := formatMaps(uids); got != "0 65534 1\n" {
-		t.Errorf("rootful uid map %q", got)
-	}
-	if got := formatMaps(nil); got != "" {
-		t.Errorf("no map: %q", got)
-	}
-}
-
 // sleeper starts sleep 30 as this process's child (reaped by the caller
 // or the cleanup).
 func sleeper(t *testing.T) int {
@@ -55,34 +43,41 @@ func sleeper(t *testing.T) int {
 
 // A start undone because the spawner thread failed to leave the
 // sandbox's cgroups (bornIn's undo) kills and reaps the entry, and the
-// init it cloned and said ('C', entryParentMap) too: read from the socket
-// once the entry is gone. Seen failing with the undo that only killed the
-// entry: "init ... still runs".
+// init it cloned and said too: read from the socket once the entry is
+// gone. A rootful entry says init at its clone ('C', entryParentMap); a
+// user's says it only in its last message ('P', entrySelfMap), and may
+// have cloned init before the undo. Seen failing with the undo that only
+// killed the entry ("init ... still runs"), and, for 'P', with the undo
+// that reaped only a 'C' init.
 func TestEntryUndoReapsCloned(t *testing.T) {
-	parent, child, err := Socketpair()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer parent.Close()
-	defer child.Close()
-	init := sleeper(t)
-	e := &entryProc{path: "/bin/sleep", attr: &syscall.ProcAttr{}}
-	if err := e.start(); err != nil {
-		t.Fatal(err)
-	}
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], entryCloned)
-	binary.LittleEndian.PutUint64(b[8:], uint64(init))
-	if _, err := child.Write(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	entryUndo(e, parent)
-	var ws unix.WaitStatus
-	if pid, err := unix.Wait4(init, &ws, unix.WNOHANG, nil); err != unix.ECHILD {
-		t.Errorf("init %d still runs, or unreaped (wait4: %d, %v)", init, pid, err)
-	}
-	if pid, err := unix.Wait4(e.pid, &ws, unix.WNOHANG, nil); err != unix.ECHILD {
-		t.Errorf("the entry %d unreaped (wait4: %d, %v)", e.pid, pid, err)
+	for _, kind := range []uint64{entryCloned, entryPid} {
+		t.Run(string(rune(kind)), func(t *testing.T) {
+			parent, child, err := Socketpair()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer parent.Close()
+			defer child.Close()
+			init := sleeper(t)
+			e := &entryProc{path: "/bin/sleep", attr: &syscall.ProcAttr{}}
+			if err := e.start(); err != nil {
+				t.Fatal(err)
+			}
+			var b [16]byte
+			binary.LittleEndian.PutUint64(b[:8], kind)
+			binary.LittleEndian.PutUint64(b[8:], uint64(init))
+			if _, err := child.Write(b[:]); err != nil {
+				t.Fatal(err)
+			}
+			entryUndo(e, parent)
+			var ws unix.WaitStatus
+			if pid, err := unix.Wait4(init, &ws, unix.WNOHANG, nil); err != unix.ECHILD {
+				t.Errorf("init %d still runs, or unreaped (wait4: %d, %v)", init, pid, err)
+			}
+			if pid, err := unix.Wait4(e.pid, &ws, unix.WNOHANG, nil); err != unix.ECHILD {
+				t.Errorf("the entry %d unreaped (wait4: %d, %v)", e.pid, pid, err)
+			}
+		})
 	}
 }
 

@@ -16,16 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// entryConn starts the lean init's copy at p as the entry (argv[0]
+// entryConnOpts starts the lean init's copy at p as the entry (argv[0]
 // jail:init-entry, ns.EntryArg0), its socket on fd 3 and the copy on fd 4
-// as the supervisor gives them, sends it the start message {flags, 0}
+// as the supervisor gives them, sends it the start message {flags, opts}
 // and returns the supervisor's end of the socket and the entry.
-func entryConn(t *testing.T, p string, flags uint64) (int, *exec.Cmd) {
-	t.Helper()
-	return entryConnOpts(t, p, flags, 0)
-}
-
-// entryConnOpts is entryConn with the start message's options.
 func entryConnOpts(t *testing.T, p string, flags, opts uint64) (int, *exec.Cmd) {
 	t.Helper()
 	if runtime.GOARCH != "amd64" {
@@ -86,77 +80,43 @@ func entryRecvT(t *testing.T, fd int, d time.Duration) (kind, val uint64, ok boo
 	return binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:]), true
 }
 
-// The entry makes init's other namespaces while the supervisor writes
-// the user namespace's maps (session 11): once it has said 'U', its
-// network namespace exists before the supervisor answers 'M' (here it
-// never does: the socket closes, and the entry exits without a clone).
-// Seen failing on the entry that made them after the 'M': "the entry
-// waits for its maps in the host's network namespace".
-func TestInitEntryNamespacesBeforeMaps(t *testing.T) {
+// The entry maps every namespace it makes: a start message without
+// exactly one of its map options (8, ns.entrySelfMap, a user's; 16 with
+// 1, ns.entryParentMap, root's) is refused before anything is made, and
+// no init is cloned. The supervisor's old way (the entry said 'U', the
+// supervisor wrote the maps and answered 'M') is gone: an entry that
+// still waited for maps nobody writes would hang the start, and its
+// unmapped namespaces are nothing a start uses. Rootful without its map
+// option, or with the user's, is refused as before (step 6, EPERM: a
+// self-map of 0 would be host root's). Seen failing on main's entry,
+// which still said 'U' for options 0, 1 and 2 ("'U' 0x0 (true), want
+// 'E'").
+func TestInitEntryRefusesStartWithoutMapOption(t *testing.T) {
 	p := leanCopy(t, leanHome(t))
-	fd, cmd := entryConn(t, p, unix.CLONE_NEWUSER|unix.CLONE_NEWNET)
-	if kind, _, ok := entryRecvT(t, fd, 10*time.Second); !ok || kind != 'U' {
-		t.Fatalf("the entry's first message: %q (%v), want 'U'", rune(kind), ok)
-	}
-	pid := cmd.Process.Pid
-	// Waiting for the 'M': blocked in read(2) on its socket, fd 3.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
-		if err != nil {
-			t.Fatalf("the entry's system call: %v", err)
-		}
-		if strings.HasPrefix(string(b), "0 0x3 ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the entry never waited for its maps: %q", b)
-		}
-		time.Sleep(time.Millisecond)
-	}
-	host, err := os.Readlink("/proc/self/ns/net")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/net")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if in == host {
-		t.Errorf("the entry waits for its maps in the host's network namespace (%s): it makes the others only after them", in)
-	}
-	unix.Close(fd) // no 'M': the entry reads EOF and exits
-	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "exit status 1") {
-		t.Errorf("the entry without its maps: %v, want exit status 1", err)
-	}
-}
-
-// A failure to make the other namespaces (here: unshare refuses a flag,
-// EINVAL) is reported after the maps, with its step and errno, not
-// before the supervisor answered 'U' (which would then write the maps of
-// a process that is gone, and report that instead); no init is cloned.
-// Seen failing with the report made at once: "a message before the
-// maps".
-func TestInitEntryNamespaceFailureAfterMaps(t *testing.T) {
-	p := leanCopy(t, leanHome(t))
-	// CLONE_PARENT is no namespace: unshare(2) refuses it.
-	fd, cmd := entryConn(t, p, unix.CLONE_NEWUSER|unix.CLONE_NEWNET|unix.CLONE_PARENT)
-	if kind, _, ok := entryRecvT(t, fd, 10*time.Second); !ok || kind != 'U' {
-		t.Fatalf("the entry's first message: %q (%v), want 'U'", rune(kind), ok)
-	}
-	if kind, val, ok := entryRecvT(t, fd, 300*time.Millisecond); ok {
-		t.Fatalf("a message before the maps: %q %#x", rune(kind), val)
-	}
-	entrySendT(t, fd, 'M', 0)
-	kind, val, ok := entryRecvT(t, fd, 10*time.Second)
-	if !ok || kind != 'E' || val>>32 != 4 || unix.Errno(val&0xffffffff) != unix.EINVAL {
-		t.Fatalf("after the maps: %q %#x (%v), want 'E', step 4, EINVAL", rune(kind), val, ok)
-	}
-	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "exit status 1") {
-		t.Errorf("the entry after a failed step: %v, want exit status 1", err)
-	}
-	if kids := children(os.Getpid()); len(kids) != 0 {
-		t.Errorf("children left: %v", kids)
+	for _, c := range []struct {
+		opts  uint64
+		step  uint64
+		errno unix.Errno
+	}{
+		{0, 9, unix.EINVAL},
+		{1, 9, unix.EINVAL},     // rootful, no map option
+		{2, 9, unix.EINVAL},     // ambient capabilities alone
+		{1 | 4, 9, unix.EINVAL}, // rootful, no execve, no map option
+		{1 | 8, 6, unix.EPERM},  // rootful with the user's self-map
+	} {
+		t.Run(strconv.FormatUint(c.opts, 10), func(t *testing.T) {
+			fd, cmd := entryConnOpts(t, p, unix.CLONE_NEWUSER|unix.CLONE_NEWNET, c.opts)
+			kind, val, ok := entryRecvT(t, fd, 10*time.Second)
+			if !ok || kind != 'E' || val>>32 != c.step || unix.Errno(val&0xffffffff) != c.errno {
+				t.Fatalf("the entry's first message: %q %#x (%v), want 'E', step %d, %v", rune(kind), val, ok, c.step, c.errno)
+			}
+			if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "exit status 1") {
+				t.Errorf("the entry after a refused start: %v, want exit status 1", err)
+			}
+			if kids := children(os.Getpid()); len(kids) != 0 {
+				t.Errorf("children left: %v", kids)
+			}
+		})
 	}
 }
 
@@ -264,9 +224,9 @@ func entryReleaseKillShim() {
 // at the release's sendto, after the maps; a user's, whose map of 0 is
 // refused, at the open of the first map) leaves an init that exits by
 // itself (125) at EOF, having run nothing but its wait. Seen failing on
-// main's entry, which ignores the option ("'U' 0x0, want 'C'"), and on a
-// build whose init did not wait for the release (it ran on: "init ...
-// still runs").
+// the entry before option 16, which ignored it ("'U' 0x0, want 'C'"),
+// and on a build whose init did not wait for the release (it ran on:
+// "init ... still runs").
 func TestInitEntryParentMapEntryGoneBeforeRelease(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the lean init's entry is amd64 only")
@@ -332,9 +292,9 @@ func TestInitEntryParentMapEntryGoneBeforeRelease(t *testing.T) {
 // A failure after init's clone (here the map itself: 0 to 4294967295
 // is no map, EINVAL) kills init, which never ran as anything but its wait
 // for the release, before the report; its parent (through CLONE_PARENT,
-// here this test; ns.reapCloned) reaps it. Seen failing on main's entry
-// ("'U', want 'C'") and on a build whose FAILINIT did not kill ("exit
-// status 125, want killed by SIGKILL").
+// here this test; ns.reapCloned) reaps it. Seen failing on the entry
+// before option 16 ("'U', want 'C'") and on a build whose FAILINIT did
+// not kill ("exit status 125, want killed by SIGKILL").
 func TestInitEntryParentMapFailureKillsInit(t *testing.T) {
 	p := leanCopy(t, leanHome(t))
 	fd, cmd := entryConnOpts(t, p, unix.CLONE_NEWUSER|unix.CLONE_NEWPID, parentMapOpts(0xffffffff))
@@ -352,13 +312,14 @@ func TestInitEntryParentMapFailureKillsInit(t *testing.T) {
 	}
 }
 
-// Root's entry maps init from outside exactly as the supervisor did
-// (ns.writeMaps: uid_map and gid_map "0 65534 1", setgroups "deny") and
+// Root's entry maps init from outside exactly as Go's fork does on the
+// fork path (ns.idMaps: uid_map and gid_map "0 65534 1", setgroups
+// "deny") and
 // releases it, which becomes the namespace's root, host nobody, on its
 // own; a user may map no other id (EPERM), and its init, cloned, is
 // killed. (The agent's view of the maps against the fork path's:
-// TestInitEntryStartsInit.) Seen failing on main's entry ("'U', want
-// 'C'").
+// TestInitEntryStartsInit.) Seen failing on the entry before option 16
+// ("'U', want 'C'").
 func TestInitEntryParentMapStartsInit(t *testing.T) {
 	p := leanCopy(t, leanHome(t))
 	fd, cmd := entryConnOpts(t, p, unix.CLONE_NEWUSER|unix.CLONE_NEWNS|unix.CLONE_NEWPID|unix.CLONE_NEWIPC|unix.CLONE_NEWUTS|unix.CLONE_NEWCGROUP|unix.CLONE_NEWNET, parentMapOpts(65534))

@@ -15,20 +15,21 @@
 //
 // The protocol on fd 3 (init's socket, SOCK_SEQPACKET: one message a read),
 // every message two little-endian uint64s (ns/entry_linux.go):
-//   supervisor -> here: {clone flags, options (1: rootful, 2: ambient caps,
-//                        4: init runs on without its execve, 8: a user's
-//                        start: map the user namespace here, no 'U'/'M';
-//                        16, with 1: a rootful start whose init this
-//                        process clones in all its namespaces at once and
-//                        maps from outside, no 'U'/'M'; bits 32-63 the host
-//                        id the namespace's 0 maps to)}
-//   here -> supervisor: {'U', 0}        the user namespace exists: map it
-//   supervisor -> here: {'M', 0}        the maps are written
+//   supervisor -> here: {clone flags, options (1: rootful, only with 16;
+//                        2: ambient caps; 4: init runs on without its
+//                        execve; 8: a user's start: the user namespace
+//                        maps its user to itself here; 16, with 1: a
+//                        rootful start whose init this process clones in
+//                        all its namespaces at once and maps from outside;
+//                        bits 32-63 the host id the namespace's 0 maps to.
+//                        Exactly one of 8 and 16: this process maps every
+//                        namespace it makes, the supervisor none)}
 //   here -> supervisor: {'C', pid}      (option 16) init is cloned, not
 //                                       yet mapped nor released: on any
 //                                       failure the supervisor reaps it
 //   here -> supervisor: {'P', pid}      init's pid; this process exits 0
 //                       {'E', step<<32 | errno}   a step failed; exits 1
+// The supervisor never answers: it waits for this process's exit.
 
 #include "textflag.h"
 
@@ -222,12 +223,14 @@ intermediate:
 	TESTQ	$OPT_PARENTMAP, R13
 	JNE	parentmap
 
-	// A user's start (OPT_SELFMAP, never with OPT_ROOTFUL): the ids to
-	// map, read before the unshare (after it they read as the overflow
-	// id until mapped). uid 0 is refused: a map of 0 to 0 would be host
-	// root's, and only a rootful start (the supervisor's maps) runs as 0.
+	// Any other start is a user's (OPT_SELFMAP, never with OPT_ROOTFUL):
+	// one with neither map option is refused before anything is made (no
+	// one else maps a namespace made here). The ids to map are read
+	// before the unshare (after it they read as the overflow id until
+	// mapped). uid 0 is refused: a map of 0 to 0 would be host root's,
+	// and only a rootful start (OPT_PARENTMAP: host nobody) runs as 0.
 	TESTQ	$OPT_SELFMAP, R13
-	JEQ	userns
+	JEQ	nomapopt
 	TESTQ	$OPT_ROOTFUL, R13
 	JNE	selfmaproot
 	MOVQ	$SYS_getuid, AX
@@ -239,69 +242,56 @@ intermediate:
 	SYSCALL
 	MOVQ	AX, entryids<>+8(SB)
 
-userns:
-	// The user namespace first, alone: its id maps must be written (by the
-	// supervisor, from outside, or for a user's start by this process)
-	// before a rootful start can become the namespace's root, and every
-	// other namespace is then made by and owned by it, as a clone with all
-	// the flags at once would.
+	// The user namespace first, alone: this process maps it (below)
+	// before it makes the others, which are then made by and owned by
+	// it, as a clone with all the flags at once would make them.
 	MOVQ	$SYS_unshare, AX
 	MOVQ	$CLONE_NEWUSER, DI
 	SYSCALL
 	CMPQ	AX, $0
 	JNE	fail1
-	TESTQ	$OPT_SELFMAP, R13
-	JNE	selfmap
-	XORQ	BX, BX
-	REPORT('U')
 
-	// The others (mount, pid, ipc, uts, cgroup, net: the pid namespace
-	// takes effect for the next child, init), made while the supervisor
-	// writes the maps: a network namespace alone takes 0.6-0.9 ms here,
-	// which the supervisor's answer no longer waits for, nor they for it.
-	// They need no map: the capabilities they take are the user
-	// namespace's own, full since its unshare, and nothing of them
-	// depends on the ids (a net namespace's sysctls take their owner
-	// when they are looked up). They are made by the same credentials as
-	// when Go's fork made them all at once with its clone, before it
-	// wrote the maps (the old path, ns.spawn): host root's, for a rootful
-	// start, in which nothing here uses a right on the host. A failure is
-	// reported once the maps are written (the supervisor reads it then,
-	// not a failed write to a process that is gone).
+	// This process's own maps, as Go's fork writes ns.idMaps' from
+	// outside on the fork path: uid_map, setgroups "deny" (why:
+	// ns.cloneAttr), gid_map, each line "ID ID 1" (the user to itself,
+	// alone). The kernel allows exactly that much to the namespace's
+	// owner itself, and nothing more. Then the other namespaces (mount,
+	// pid, ipc, uts, cgroup, net: the pid namespace takes effect for the
+	// next child, init), at once.
+	MOVQ	entryids<>+0(SB), AX
+	LEAQ	uidmap<>(SB), R8
+	MOVQ	$1, R9
+	JMP	mapline
+selfmapuid:
+	MOVQ	$SYS_open, AX
+	LEAQ	setgroups<>(SB), DI
+	MOVQ	$O_WRONLY_CLOEXEC, SI
+	XORQ	DX, DX
+	SYSCALL
+	CMPQ	AX, $0
+	JLT	fail6
+	MOVQ	AX, R10
+	MOVQ	$SYS_write, AX
+	MOVQ	R10, DI
+	LEAQ	deny<>(SB), SI
+	MOVQ	$4, DX
+	SYSCALL
+	CMPQ	AX, $4
+	JNE	selfmapwrite
+	MOVQ	$SYS_close, AX
+	MOVQ	R10, DI
+	SYSCALL
+	MOVQ	entryids<>+8(SB), AX
+	LEAQ	gidmap<>(SB), R8
+	MOVQ	$2, R9
+	JMP	mapline
+selfmapgid:
 	MOVQ	R12, DI
 	ANDQ	$~CLONE_NEWUSER, DI
 	MOVQ	$SYS_unshare, AX
 	SYSCALL
-	MOVQ	AX, R14
-	RECV
-	MOVQ	entryin<>+0(SB), AX
-	CMPQ	AX, $'M'
-	JNE	quit
-	MOVQ	R14, AX
 	CMPQ	AX, $0
 	JNE	fail4
-
-	// Rootful: host root (kuid 0) becomes the namespace's root, host
-	// nobody (kuid 65534), before init is made and runs anything: root's
-	// rights on the host are gone before init even exists. Group first:
-	// as the same credential change in Go's fork (SysProcAttr.Credential)
-	// did.
-	TESTQ	$OPT_ROOTFUL, R13
-	JEQ	clone
-	MOVQ	$SYS_setresgid, AX
-	XORQ	DI, DI
-	XORQ	SI, SI
-	XORQ	DX, DX
-	SYSCALL
-	CMPQ	AX, $0
-	JNE	fail2
-	MOVQ	$SYS_setresuid, AX
-	XORQ	DI, DI
-	XORQ	SI, SI
-	XORQ	DX, DX
-	SYSCALL
-	CMPQ	AX, $0
-	JNE	fail3
 
 clone:
 	// init: pid 1 of the new pid namespace, and (CLONE_PARENT) a child of
@@ -368,7 +358,7 @@ init:
 	// environment, fds 0-4 (none close-on-exec: the entry opened nothing)
 	// and every signal at its default or ignored, as the execve below
 	// would leave it. What it keeps that the execve would reset is
-	// stricter: it is not dumpable (the setresuid above made it so,
+	// stricter: it is not dumpable (mapwait's setresuid made it so,
 	// unless fs.suid_dumpable is 1: then dumpable, as after the execve)
 	// and its memory belongs to the supervisor's user namespace, not the
 	// sandbox's, so no process of the sandbox can ptrace it or read its
@@ -538,48 +528,6 @@ quit:
 	MOVQ	$1, DI
 	SYSCALL
 
-// selfmap writes this process's own maps, as ns.writeMaps does from
-// outside: uid_map, setgroups "deny", gid_map, each line "ID ID 1" (the
-// user to itself, alone: ns.idMaps of a user's start). The kernel allows
-// exactly that much to the namespace's owner itself, and nothing more.
-// Then the other namespaces, at once (no answer to wait for), and init.
-selfmap:
-	MOVQ	entryids<>+0(SB), AX
-	LEAQ	uidmap<>(SB), R8
-	MOVQ	$1, R9
-	JMP	mapline
-selfmapuid:
-	MOVQ	$SYS_open, AX
-	LEAQ	setgroups<>(SB), DI
-	MOVQ	$O_WRONLY_CLOEXEC, SI
-	XORQ	DX, DX
-	SYSCALL
-	CMPQ	AX, $0
-	JLT	fail6
-	MOVQ	AX, R10
-	MOVQ	$SYS_write, AX
-	MOVQ	R10, DI
-	LEAQ	deny<>(SB), SI
-	MOVQ	$4, DX
-	SYSCALL
-	CMPQ	AX, $4
-	JNE	selfmapwrite
-	MOVQ	$SYS_close, AX
-	MOVQ	R10, DI
-	SYSCALL
-	MOVQ	entryids<>+8(SB), AX
-	LEAQ	gidmap<>(SB), R8
-	MOVQ	$2, R9
-	JMP	mapline
-selfmapgid:
-	MOVQ	R12, DI
-	ANDQ	$~CLONE_NEWUSER, DI
-	MOVQ	$SYS_unshare, AX
-	SYSCALL
-	CMPQ	AX, $0
-	JNE	fail4
-	JMP	clone
-
 // mapline writes "AX AX 1\n" to the file named at R8, then goes back to
 // selfmapuid (R9 1) or selfmapgid (R9 2). Every buffer is in BSS.
 mapline:
@@ -653,22 +601,22 @@ selfmaproot:
 	MOVQ	$-EPERM, AX
 	JMP	fail6
 
-// parentmap: a rootful start (OPT_PARENTMAP) without the 'U'/'M' round
-// trip through the supervisor. This process stays host root in the host's
-// namespaces, clones init in all of its namespaces at once (the user
-// namespace first, then the others, made by and owned by it: the kernel's
-// order in copy_namespaces, as the unshares above make them), writes
-// init's maps from outside as ns.writeMaps did (uid_map "0 ID 1",
-// setgroups "deny", gid_map "0 ID 1": host root in the parent namespace,
-// with CAP_SETUID, CAP_SETGID and CAP_SETFCAP there, may map another id;
-// a process inside may not) and only then releases init through a socket
-// pair. Until released, init runs nothing but its wait: it has every
-// capability of its new user namespace but is still host root's kuid 0,
-// unmapped; released, it becomes the namespace's root (host nobody)
-// itself before anything else, as this process did before its clone in
-// the 'U'/'M' way. init's pid goes to the supervisor ('C') as soon as it
-// is cloned: init is the supervisor's child (CLONE_PARENT), which reaps it
-// on any failure, its own (a thread that fails to leave the sandbox's v1
+// parentmap: a rootful start (OPT_PARENTMAP; root's start has no other
+// way). This process stays host root in the host's namespaces, clones
+// init in all of its namespaces at once (the user namespace first, then
+// the others, made by and owned by it: the kernel's order in
+// copy_namespaces, as a user's start's unshares above make them), writes
+// init's maps from outside as Go's fork writes ns.idMaps' on the fork
+// path (uid_map "0 ID 1", setgroups "deny", gid_map "0 ID 1": host root
+// in the parent namespace, with CAP_SETUID, CAP_SETGID and CAP_SETFCAP
+// there, may map another id; a process inside may not) and only then
+// releases init through a socket pair. Until released, init runs nothing
+// but its wait: it has every capability of its new user namespace but is
+// still host root's kuid 0, unmapped; released, it becomes the
+// namespace's root (host nobody) itself before anything else (mapwait).
+// init's pid goes to the supervisor ('C') as soon as it is cloned: init
+// is the supervisor's child (CLONE_PARENT), which reaps it on any
+// failure, its own (a thread that fails to leave the sandbox's v1
 // cgroups: ns.entryUndo) or this process's. Should this process die
 // before the release (a kill, the supervisor's death through Pdeathsig),
 // init reads EOF and exits without running anything as root; should a
@@ -771,8 +719,8 @@ pmidcopy:
 	SUBQ	BX, SI
 	MOVQ	SI, BX
 
-	// uid_map (R9 1), setgroups (2), gid_map (3), in ns.writeMaps' order,
-	// each in one write(2); a short write is an error (EIO).
+	// uid_map (R9 1), setgroups (2), gid_map (3), in the order Go's fork
+	// writes them, each in one write(2); a short write is an error (EIO).
 	LEAQ	puidmap<>(SB), R8
 	MOVQ	$1, R9
 pmfile:
@@ -854,8 +802,10 @@ mapwait:
 	MOVL	entrypair<>+4(SB), DI
 	SYSCALL
 	// Host root (kuid 0) becomes the namespace's root, host nobody,
-	// before init runs anything else (group first, as at clone: above).
-	// A failure exits: the supervisor then says init exited before its
+	// before init runs anything else: root's rights on the host are gone
+	// before init runs a line of its own. Group first, as Go's fork
+	// changes credentials (SysProcAttr.Credential) on the fork path. A
+	// failure exits: the supervisor then says init exited before its
 	// spec.
 	MOVQ	$SYS_setresgid, AX
 	XORQ	DI, DI
@@ -902,12 +852,14 @@ fail7init:
 fail8init:
 	FAILINIT(8)
 
+// A start message with neither map option (the supervisor sends none:
+// ns.spawnEntry): refused, EINVAL.
+nomapopt:
+	MOVQ	$-EINVAL, AX
+	FAIL(9)
+
 fail1:
 	FAIL(1)
-fail2:
-	FAIL(2)
-fail3:
-	FAIL(3)
 fail4:
 	FAIL(4)
 fail5:

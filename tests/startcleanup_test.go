@@ -9,9 +9,22 @@ import (
 )
 
 // A plain run still removes the groups a SIGKILLed supervisor left beside
-// its own (the stale-cgroup cleanup runs after init has its spec now, not
-// before init's clone; it must still run).
+// its own (the stale-cgroup cleanup runs once the agent runs now, neither
+// before init's clone nor while init builds the sandbox; it must still run).
 func TestStartRemovesStaleCgroups(t *testing.T) {
+	startSweeps(t, 0, "true")
+}
+
+// A start undone before its agent runs (a command init cannot find) still
+// removes them: the sweep waits for the agent or for the run's end.
+func TestUndoneStartRemovesStaleCgroups(t *testing.T) {
+	startSweeps(t, 127, "/nonexistent-jail-sweep")
+}
+
+// startSweeps leaves a SIGKILLed supervisor's groups, runs jail -- argv
+// (exit code want) and checks that run removed them.
+func startSweeps(t *testing.T, want int, argv ...string) {
+	t.Helper()
 	if limitsMode(t) != "v1" {
 		// Unprivileged (or a v2 host without delegation) there is no jail
 		// cgroup to leave behind (TestGCStaleCgroupElsewhere does the same).
@@ -36,7 +49,7 @@ func TestStartRemovesStaleCgroups(t *testing.T) {
 			}
 			t.Fatal("the killed supervisor left no group in 5 rounds: the test proves nothing")
 		}
-		mustCode(t, run(t, runOpts{}, "--pids", "64", "--", "true"), 0)
+		mustCode(t, run(t, runOpts{}, append([]string{"--pids", "64", "--"}, argv...)...), want)
 		if left := limitsCgroupDirs(dead.Process.Pid); len(left) > 0 {
 			t.Errorf("a start left the killed supervisor's groups %v", left)
 		}

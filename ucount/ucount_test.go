@@ -181,3 +181,15 @@ func TestPlanInNameOrder(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPlanHost: the host's bounds, as every start reads them.
+func BenchmarkPlanHost(b *testing.B) {
+	if _, err := os.Stat("/proc/sys/user"); err != nil {
+		b.Skip("no /proc/sys/user")
+	}
+	for b.Loop() {
+		if _, err := Plan(Source{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -100,14 +100,11 @@ func programRoots(places, hidden, writable []string, path string, command []stri
 	// What a PATH directory's symlinks lead to, kept across starts (see
 	// progroots_memo.go); nil without a cache.
 	memo := loadRootsMemo(links, places, writable)
-	// One resolver for the call: the PATH entries, the targets and the
-	// command share their prefixes (evalsym.go).
-	res := newSymResolver()
 	for _, e := range filepath.SplitList(path) {
 		if !filepath.IsAbs(e) {
 			continue // "" and "." are the working directory: visible anyway
 		}
-		d, err := res.eval(e)
+		d, err := filepath.EvalSymlinks(e)
 		if err != nil || slices.Contains(seen, d) {
 			continue
 		}
@@ -135,7 +132,7 @@ func programRoots(places, hidden, writable []string, path string, command []stri
 		// directory (python3 -> python3.12) of a system directory with no
 		// data place in or under it.
 		resolve := func(t string) {
-			if r, err := res.eval(t); err == nil && enclosing(r, writable) == "" {
+			if r, err := filepath.EvalSymlinks(t); err == nil && enclosing(r, writable) == "" {
 				add(filepath.Dir(r))
 			}
 		}
@@ -173,12 +170,12 @@ func programRoots(places, hidden, writable []string, path string, command []stri
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(ws, c)
 		}
-		if t, err := res.eval(c); err == nil {
+		if t, err := filepath.EvalSymlinks(c); err == nil {
 			add(filepath.Dir(t))
 		}
 		// The name itself, when it is a symlink elsewhere (/opt/x/run ->
 		// /srv/y/bin/run): exec looks it up by that path.
-		if d, err := res.eval(filepath.Dir(c)); err == nil {
+		if d, err := filepath.EvalSymlinks(filepath.Dir(c)); err == nil {
 			add(d)
 		}
 	}

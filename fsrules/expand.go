@@ -334,7 +334,7 @@ func Expand(in Input) (Plan, error) {
 	for _, h := range in.Hidden {
 		w.skip[h] = ""
 	}
-	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+	if b, err := readProcFile("/proc/self/mountinfo"); err == nil {
 		sum := sha256.Sum256(b)
 		w.mounts = &sum
 		for _, m := range ParseMountinfo(b) {

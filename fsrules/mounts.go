@@ -2,8 +2,40 @@ package fsrules
 
 import (
 	"bytes"
+	"errors"
+	"io"
+	"os"
 	"strings"
 )
+
+// readProcFile reads a generated /proc file whole, as os.ReadFile does,
+// with fewer system calls: no fstat (it reports size 0 for these files,
+// so os.ReadFile starts with 512 bytes and reads /proc/self/mountinfo in
+// 512-, 768- and 512-byte pieces, each read starting the kernel's mount
+// table walk again) and a first buffer of a page, what one read of a
+// seq_file returns at most. Read until end of file like os.ReadFile: a
+// short read is no end.
+func readProcFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, 0, 8192)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return b, nil
+			}
+			return nil, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // more room
+		}
+	}
+}
 
 // Mount is one line of /proc/self/mountinfo, as far as the walk needs it.
 type Mount struct {

@@ -58,6 +58,13 @@ func (s sysctls) read(name string) (uint64, error) {
 			break
 		}
 		n += m
+		if buf[n-1] == '\n' {
+			// A sysctl's handler writes its whole value, newline last,
+			// in one read: the read of the end (a second call into the
+			// handler per file) is saved. A file whose read ends
+			// elsewhere is read to its end.
+			break
+		}
 	}
 	return parseUint(p, buf[:n])
 }

@@ -94,9 +94,11 @@ func TestPlanErrors(t *testing.T) {
 	if _, err := Plan(Source{SysctlDir: filepath.Join(t.TempDir(), "missing"), Getrlimit: ok}); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing dir: %v", err)
 	}
-	bad := fakeSysctls(t, map[string]string{"max_inotify_watches": "lots"})
-	if _, err := Plan(Source{SysctlDir: bad, Getrlimit: ok}); err == nil {
-		t.Error("unparsable value accepted")
+	for _, v := range []string{"lots", "12\n34", "12 34", ""} {
+		bad := fakeSysctls(t, map[string]string{"max_inotify_watches": v})
+		if _, err := Plan(Source{SysctlDir: bad, Getrlimit: ok}); err == nil {
+			t.Errorf("unparsable value %q accepted", v)
+		}
 	}
 	if len(rlimits) > 0 {
 		good := fakeSysctls(t, map[string]string{"max_inotify_watches": "8"})
@@ -127,6 +129,13 @@ func TestPlanHost(t *testing.T) {
 	for _, b := range got {
 		if b.Kind == KindUserNS {
 			users++
+			// The value read through the directory's descriptor (one
+			// read, ending at the newline) is the file's, as
+			// os.ReadFile reads it.
+			want, err := readUint(filepath.Join("/proc/sys/user", b.Name))
+			if err != nil || b.Host != want {
+				t.Errorf("%s: host %d, os.ReadFile says %d (%v)", b.Name, b.Host, want, err)
+			}
 		}
 	}
 	if users != n {
@@ -169,6 +178,18 @@ func TestPlanInNameOrder(t *testing.T) {
 		}
 		if !slices.Equal(names, want) {
 			t.Errorf("%s: counters %q, want %q", dir, names, want)
+		}
+	}
+}
+
+// BenchmarkPlanHost: the host's bounds, as every start reads them.
+func BenchmarkPlanHost(b *testing.B) {
+	if _, err := os.Stat("/proc/sys/user"); err != nil {
+		b.Skip("no /proc/sys/user")
+	}
+	for b.Loop() {
+		if _, err := Plan(Source{}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

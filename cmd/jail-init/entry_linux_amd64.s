@@ -531,36 +531,12 @@ quit:
 // mapline writes "AX AX 1\n" to the file named at R8, then goes back to
 // selfmapuid (R9 1) or selfmapgid (R9 2). Every buffer is in BSS.
 mapline:
-	LEAQ	entrydigits<>+24(SB), DI
-	MOVQ	$10, CX
-mapdigit:
-	XORQ	DX, DX
-	DIVQ	CX
-	ADDQ	$'0', DX
-	DECQ	DI
-	MOVB	DX, (DI)
-	TESTQ	AX, AX
-	JNE	mapdigit
+	CALL	entryitoa<>(SB)
 	LEAQ	entryline<>(SB), SI
-	LEAQ	entrydigits<>+24(SB), R11
-	MOVQ	DI, R10
-mapcopy1:
-	MOVB	(R10), BX
-	MOVB	BX, (SI)
-	INCQ	R10
-	INCQ	SI
-	CMPQ	R10, R11
-	JLT	mapcopy1
+	CALL	entrycopy<>(SB)
 	MOVB	$' ', (SI)
 	INCQ	SI
-	MOVQ	DI, R10
-mapcopy2:
-	MOVB	(R10), BX
-	MOVB	BX, (SI)
-	INCQ	R10
-	INCQ	SI
-	CMPQ	R10, R11
-	JLT	mapcopy2
+	CALL	entrycopy<>(SB)
 	MOVB	$' ', 0(SI)
 	MOVB	$'1', 1(SI)
 	MOVB	$'\n', 2(SI)
@@ -664,53 +640,21 @@ parentmap:
 	MOVQ	procdir<>(SB), AX
 	MOVQ	AX, entrypath<>(SB)
 	MOVQ	R15, AX
-	LEAQ	entrydigits<>+24(SB), DI
-	MOVQ	$10, CX
-pmpid:
-	XORQ	DX, DX
-	DIVQ	CX
-	ADDQ	$'0', DX
-	DECQ	DI
-	MOVB	DX, (DI)
-	TESTQ	AX, AX
-	JNE	pmpid
+	CALL	entryitoa<>(SB)
 	LEAQ	entrypath<>+6(SB), SI
-	LEAQ	entrydigits<>+24(SB), R11
-pmpidcopy:
-	MOVB	(DI), BX
-	MOVB	BX, (SI)
-	INCQ	DI
-	INCQ	SI
-	CMPQ	DI, R11
-	JLT	pmpidcopy
+	CALL	entrycopy<>(SB)
 	MOVQ	SI, R14 // where a file's name goes
 
 	// The map line "0 ID 1\n" (ID: the options' bits 32-63), its length
 	// in BX.
 	MOVQ	R13, AX
 	SHRQ	$32, AX
-	LEAQ	entrydigits<>+24(SB), DI
-	MOVQ	$10, CX
-pmid:
-	XORQ	DX, DX
-	DIVQ	CX
-	ADDQ	$'0', DX
-	DECQ	DI
-	MOVB	DX, (DI)
-	TESTQ	AX, AX
-	JNE	pmid
+	CALL	entryitoa<>(SB)
 	LEAQ	entryline<>(SB), SI
 	MOVB	$'0', 0(SI)
 	MOVB	$' ', 1(SI)
 	ADDQ	$2, SI
-	LEAQ	entrydigits<>+24(SB), R11
-pmidcopy:
-	MOVB	(DI), BX
-	MOVB	BX, (SI)
-	INCQ	DI
-	INCQ	SI
-	CMPQ	DI, R11
-	JLT	pmidcopy
+	CALL	entrycopy<>(SB)
 	MOVB	$' ', 0(SI)
 	MOVB	$'1', 1(SI)
 	MOVB	$'\n', 2(SI)
@@ -866,3 +810,37 @@ fail5:
 	FAIL(5)
 fail6:
 	FAIL(6)
+
+// entryitoa writes AX's decimal digits at the end of entrydigits<> and
+// leaves DI at the first of them; it clobbers AX, CX and DX. entrycopy
+// copies the digits from DI to the end of entrydigits<> to SI and leaves
+// SI after the last; DI stays, so the same digits can be copied again; it
+// clobbers BX, R10 and R11. The entry's three numbers (a user's id in its
+// own map line, and for a rootful start init's pid in /proc/PID and the
+// mapped id) go through them. Called on the stack the kernel gave the
+// process: the return address lies below the SP at which the Go runtime
+// later finds argc, and RET leaves SP as it was.
+TEXT entryitoa<>(SB), NOSPLIT|NOFRAME, $0-0
+	LEAQ	entrydigits<>+24(SB), DI
+	MOVQ	$10, CX
+itoadigit:
+	XORQ	DX, DX
+	DIVQ	CX
+	ADDQ	$'0', DX
+	DECQ	DI
+	MOVB	DX, (DI)
+	TESTQ	AX, AX
+	JNE	itoadigit
+	RET
+
+TEXT entrycopy<>(SB), NOSPLIT|NOFRAME, $0-0
+	LEAQ	entrydigits<>+24(SB), R11
+	MOVQ	DI, R10
+copydigit:
+	MOVB	(R10), BX
+	MOVB	BX, (SI)
+	INCQ	R10
+	INCQ	SI
+	CMPQ	R10, R11
+	JLT	copydigit
+	RET

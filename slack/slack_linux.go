@@ -21,7 +21,7 @@ var entry [2]int64
 // its entry found, or, where jail did not start at that entry, the calling
 // thread's own (nothing changed it then); 0 if unknown.
 func Caller() int64 {
-	if entry[0] == 1 && entry[1] >= 0 {
+	if Entered() {
 		return entry[1]
 	}
 	n, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)

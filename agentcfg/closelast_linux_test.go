@@ -1,25 +1,11 @@
 package agentcfg
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
-)
 
-// inotifyWatches reads how many watches the kernel holds for descriptor fd
-// of this process, and whether fd is an inotify descriptor.
-func inotifyWatches(fd int) (n int, open bool) {
-	if l, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err != nil || l != "anon_inode:inotify" {
-		return 0, false
-	}
-	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
-	if err != nil {
-		return 0, false
-	}
-	return strings.Count(string(b), "inotify wd:"), true
-}
+	"github.com/jail-sandbox/jail/internal/inotifytest"
+)
 
 // TestStopWatchingClosesLast: StopWatching removes every watch and ends
 // the watch loop but keeps the descriptor, without a watch, until Close
@@ -40,12 +26,12 @@ func TestStopWatchingClosesLast(t *testing.T) {
 		t.Fatal(err)
 	}
 	fd := g.w.fd
-	if n, open := inotifyWatches(fd); !open || n < 1 {
+	if n, open := inotifytest.Watches(fd); !open || n < 1 {
 		t.Fatalf("before StopWatching: %d watches (open %v)", n, open)
 	}
 	g.StopWatching()
 	time.Sleep(20 * time.Millisecond) // the removals' IN_IGNORED, were anything to read them
-	if n, open := inotifyWatches(fd); !open || n != 0 {
+	if n, open := inotifytest.Watches(fd); !open || n != 0 {
 		t.Fatalf("after StopWatching: descriptor open %v with %d watches, want open with none (the close comes last)", open, n)
 	}
 	write(t, tg.Path, `{"model": "b", "hooks": {}}`)
@@ -54,12 +40,12 @@ func TestStopWatchingClosesLast(t *testing.T) {
 	if got := read(t, tg.Path); got != want {
 		t.Fatalf("after CloseLater: %q, want %q (the last check)", got, want)
 	}
-	if n, open := inotifyWatches(fd); !open || n != 0 {
+	if n, open := inotifytest.Watches(fd); !open || n != 0 {
 		t.Fatalf("after CloseLater: descriptor open %v with %d watches, want open with none", open, n)
 	}
 	closeWatch()
 	closeWatch() // a second call does nothing
-	if _, open := inotifyWatches(fd); open {
+	if _, open := inotifytest.Watches(fd); open {
 		t.Fatal("the close CloseLater returned left the inotify descriptor open")
 	}
 	g.Close() // after CloseLater: nothing more

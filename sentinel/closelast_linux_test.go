@@ -3,25 +3,11 @@ package sentinel
 import (
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
-)
 
-// inotifyWatches reads how many watches the kernel holds for descriptor fd
-// of this process (its fdinfo), and whether fd is an inotify descriptor.
-func inotifyWatches(t *testing.T, fd int) (n int, open bool) {
-	t.Helper()
-	if l, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err != nil || l != "anon_inode:inotify" {
-		return 0, false
-	}
-	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
-	if err != nil {
-		return 0, false
-	}
-	return strings.Count(string(b), "inotify wd:"), true
-}
+	"github.com/jail-sandbox/jail/internal/inotifytest"
+)
 
 // TestStopRemovesWatchesClosesLast: Stop removes every watch and ends the
 // watch loop but keeps the descriptor, without a watch, until Close (or
@@ -44,7 +30,7 @@ func TestStopRemovesWatchesClosesLast(t *testing.T) {
 	s.mu.Lock()
 	fd, done := int(s.file.Fd()), s.done
 	s.mu.Unlock()
-	if n, open := inotifyWatches(t, fd); !open || n < 2 {
+	if n, open := inotifytest.Watches(fd); !open || n < 2 {
 		t.Fatalf("before Stop: %d watches (open %v), want 2 or more", n, open)
 	}
 	s.Stop()
@@ -54,7 +40,7 @@ func TestStopRemovesWatchesClosesLast(t *testing.T) {
 		t.Fatal("Stop returned before the watch loop ended")
 	}
 	time.Sleep(20 * time.Millisecond) // the removals' IN_IGNORED, were anything to read them
-	if n, open := inotifyWatches(t, fd); !open || n != 0 {
+	if n, open := inotifytest.Watches(fd); !open || n != 0 {
 		t.Fatalf("after Stop: descriptor open %v with %d watches, want open with none (the close comes last)", open, n)
 	}
 	if n, _ := s.Watches(); n != 0 {
@@ -62,14 +48,14 @@ func TestStopRemovesWatchesClosesLast(t *testing.T) {
 	}
 	s.CheckAbsent("exit")
 	closeWatch := s.CloseLater()
-	if n, open := inotifyWatches(t, fd); !open || n != 0 {
+	if n, open := inotifytest.Watches(fd); !open || n != 0 {
 		t.Fatalf("after CloseLater: descriptor open %v with %d watches, want open with none", open, n)
 	}
 	t0 := time.Now()
 	closeWatch()
 	t.Logf("close without watches: %v", time.Since(t0))
 	closeWatch() // a second call does nothing
-	if _, open := inotifyWatches(t, fd); open {
+	if _, open := inotifytest.Watches(fd); open {
 		t.Fatal("the close CloseLater returned left the inotify descriptor open")
 	}
 }

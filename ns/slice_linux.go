@@ -10,22 +10,26 @@ import (
 // >= 6.12: sched_setattr's sched_runtime for a SCHED_NORMAL or
 // SCHED_BATCH thread) of init's spawner thread, and so of the lean
 // init's entry and of init, which inherit it across their clone and
-// execve. The kernel's smallest, 0.1 ms (its default here is 1.4 ms).
+// execve. 0.5 ms: shorter than the kernel's default (1.4 ms here), so
+// init is preferred, but not its smallest (0.1 ms), which made init
+// yield and be switched back every 0.1 ms: more context switches (costly
+// in a VM), +0.5-2 ms of CPU a start, and no earlier `main`.
 //
 // Why: on a machine with two CPUs the supervisor's check and plan run
 // while the entry and init's Go runtime start, and init's start is the
 // longer path to the agent. A new or woken task with the default slice
-// waits until the running one's slice is used (measured: the entry's
-// vfork child runnable 2.6-5.5 ms before its execve, init's main thread
-// 2.4 ms before its runtime went on, behind a supervisor thread); one
-// with a shorter slice has an earlier virtual deadline and preempts it
-// at once (the kernel's PREEMPT_SHORT). Its share of the CPU is the same
+// waits until the running one's slice is used (ftrace, load 5-8: from
+// the entry's vfork to init's `main`, 7-24 ms, the entry and init were
+// runnable but not running for 3-15 ms, while the supervisor's threads
+// ran 2-3 ms and other processes the rest); one with a shorter slice
+// has an earlier virtual deadline and preempts it at once (the kernel's
+// PREEMPT_SHORT). Its share of the CPU is the same
 // (a slice changes when a task runs, not how much): what init gains the
 // supervisor loses, later. Any process may set its own threads' slice,
 // so init is given nothing an agent could not take for itself; the
 // agent does not inherit it (Spec.AgentSlice, forkExec). A kernel
 // without custom slices takes the call and ignores the value.
-const InitSlice = 100_000
+const InitSlice = 500_000
 
 // threadSlice is the calling thread's scheduler slice (ns), 0 when
 // unknown or not a fair-class thread's.

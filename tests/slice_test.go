@@ -79,7 +79,7 @@ func TestSliceAgentIsCallers(t *testing.T) {
 	}
 }
 
-// TestSliceInit: every thread of init runs with ns.InitSlice (100 us),
+// TestSliceInit: every thread of init runs with ns.InitSlice (0.5 ms),
 // whatever jail's caller had; the supervisor's main thread keeps the
 // caller's (only init's spawner thread takes the short slice).
 func TestSliceInit(t *testing.T) {
@@ -103,8 +103,8 @@ func TestSliceInit(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, e := range ents {
-				if got := schedSlice(t, "/proc/"+pid+"/task/"+e.Name()+"/sched"); got != "100000" {
-					t.Errorf("init's thread %s: se.slice %s, want 100000 (ns.InitSlice)", e.Name(), got)
+				if got := schedSlice(t, "/proc/"+pid+"/task/"+e.Name()+"/sched"); got != "500000" {
+					t.Errorf("init's thread %s: se.slice %s, want 500000 (ns.InitSlice)", e.Name(), got)
 				}
 			}
 			sup := strconv.Itoa(cmd.Process.Pid)

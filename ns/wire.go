@@ -72,6 +72,7 @@ const (
 	tSpecHooks
 	tSpecDegraded
 	tSpecAgentTimerSlack
+	tSpecAgentSlice
 )
 
 const (
@@ -212,6 +213,7 @@ func (e *wenc) spec(s *Spec) {
 	}
 	e.bool(tSpecDegraded, s.Degraded)
 	e.int(tSpecAgentTimerSlack, s.AgentTimerSlack)
+	e.int(tSpecAgentSlice, s.AgentSlice)
 	e.end()
 }
 
@@ -650,6 +652,8 @@ func (d *wdec) spec(s *Spec) {
 			s.IgnoreSIGXFSZ = true
 		case tSpecAgentTimerSlack:
 			s.AgentTimerSlack = d.int64()
+		case tSpecAgentSlice:
+			s.AgentSlice = d.int64()
 		case tSpecHooks:
 			n, isNil := d.count()
 			if isNil {

@@ -1,0 +1,119 @@
+//go:build linux
+
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// callerSlice is a scheduler slice (ns) no default has and that the
+// kernel keeps as given (0.1-100 ms): what the agent must see is jail's
+// caller's, not init's (ns.InitSlice) nor the kernel's default.
+const callerSlice = 700_000
+
+// withSlice runs f on a thread whose scheduler slice is slice: a process
+// forked there (exec.Cmd.Start) inherits it, and so does every thread of
+// jail's supervisor.
+func withSlice(t *testing.T, slice uint64, f func()) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	old, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		t.Fatalf("sched_getattr: %v", err)
+	}
+	set := func(ns uint64) error {
+		return unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: old.Policy, Nice: old.Nice, Runtime: ns}, 0)
+	}
+	if err := set(slice); err != nil {
+		t.Fatalf("sched_setattr: %v", err)
+	}
+	defer set(old.Runtime)
+	if got := schedSlice(t, "/proc/thread-self/sched"); got != strconv.FormatUint(slice, 10) {
+		t.Skipf("this kernel has no custom scheduler slices (se.slice %s after setting %d)", got, slice)
+	}
+	f()
+}
+
+// schedSlice reads se.slice from a /proc/.../sched file.
+func schedSlice(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "se.slice" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// TestSliceAgentIsCallers: init runs with a short scheduler slice of its
+// own (ns.InitSlice: its start preempts the supervisor's work), but the
+// agent and every command it runs keep the slice jail was started with.
+func TestSliceAgentIsCallers(t *testing.T) {
+	var r result
+	withSlice(t, callerSlice, func() {
+		r = sh(t, runOpts{}, `grep '^se.slice' /proc/self/sched; sh -c "grep '^se.slice' /proc/self/sched"`)
+	})
+	mustCode(t, r, 0)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("the agent's output %q, want two se.slice lines", r.stdout)
+	}
+	for i, l := range lines {
+		_, v, _ := strings.Cut(l, ":")
+		if got := strings.TrimSpace(v); got != strconv.Itoa(callerSlice) {
+			t.Errorf("process %d of the agent: se.slice %s, want %d (jail's caller's)", i, got, callerSlice)
+		}
+	}
+}
+
+// TestSliceInit: every thread of init runs with ns.InitSlice (0.5 ms),
+// whatever jail's caller had; the supervisor's main thread keeps the
+// caller's (only init's spawner thread takes the short slice).
+func TestSliceInit(t *testing.T) {
+	cmd := exec.Command(jail(t), "--quiet", "--", "sleep", "5")
+	cmd.Dir = workspace(t)
+	withSlice(t, callerSlice, func() {
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, pid := range childrenOf(cmd.Process.Pid) {
+			comm, _ := os.ReadFile("/proc/" + pid + "/comm")
+			if strings.TrimSpace(string(comm)) != "jail-init" {
+				continue
+			}
+			ents, err := os.ReadDir("/proc/" + pid + "/task")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ents {
+				if got := schedSlice(t, "/proc/"+pid+"/task/"+e.Name()+"/sched"); got != "500000" {
+					t.Errorf("init's thread %s: se.slice %s, want 500000 (ns.InitSlice)", e.Name(), got)
+				}
+			}
+			sup := strconv.Itoa(cmd.Process.Pid)
+			if got := schedSlice(t, "/proc/"+sup+"/task/"+sup+"/sched"); got != strconv.Itoa(callerSlice) {
+				t.Errorf("the supervisor's main thread: se.slice %s, want %d (jail's caller's)", got, callerSlice)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no jail-init child of the supervisor found")
+}

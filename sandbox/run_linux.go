@@ -1357,19 +1357,27 @@ func (r *runner) stopServers() {
 	}
 	done := make(chan struct{})
 	r.serversDone = done
-	r.cancel()
-	tr := r.trail
-	// The watches of the agent-config guard and of the sentinel stop now
-	// too, each on its own: every watch is removed (the kernel frees
-	// their marks in its reaper, beside the checks) and the watch loops
-	// end, while the kernel answers sandboxQuiet; their descriptors are
-	// closed last (closeWatches). Their checks wait for them (Close, Stop).
+	// The watches of the agent-config guard and of the sentinel are
+	// removed first, here, before anything else of the end is started:
+	// the kernel frees their marks in its reaper (an SRCU grace period,
+	// beside the checks), and their descriptors' close (closeWatches, the
+	// last step) waits for that reaper unless it has run, 2-2.5 ms after
+	// the removals here (endtail rows). Removed in the goroutines below,
+	// they came after the servers' shutdown and the trail's fsync, which
+	// held the other P: 0.6-1 ms after the exit message, and the close
+	// waited that much longer. The watch loops end on their own and the
+	// heartbeats stop in the background, while the kernel answers
+	// sandboxQuiet; the checks wait for them (Close, Stop).
 	if r.acfg != nil && r.acfg.g != nil {
+		r.acfg.g.Unwatch()
 		go r.acfg.g.StopWatching()
 	}
 	if r.sentry != nil {
+		r.sentry.s.Unwatch()
 		go r.sentry.s.Stop()
 	}
+	r.cancel()
+	tr := r.trail
 	go func() {
 		defer close(done)
 		r.bg.Wait()

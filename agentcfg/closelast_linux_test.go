@@ -50,3 +50,45 @@ func TestStopWatchingClosesLast(t *testing.T) {
 	}
 	g.Close() // after CloseLater: nothing more
 }
+
+// TestUnwatchRemovesAtOnce: Guard.Unwatch (the run's end, first thing on
+// init's exit message) has removed every watch when it returns, keeps the
+// descriptor, and the watch loop ends on its own; the last check (Close)
+// still puts the host's hook back. Seen failing with an Unwatch that left
+// the removals to a goroutine (as the end's `go StopWatching()` did): the
+// watch still there when it returned.
+func TestUnwatchRemovesAtOnce(t *testing.T) {
+	e := newGuardEnv(t)
+	tg := e.target(".claude/settings.json")
+	write(t, tg.Path, hostSettings)
+	g, _, err := New([]Target{tg}, e.opts("uw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Watch(); err != nil {
+		t.Fatal(err)
+	}
+	fd, done := g.w.fd, g.w.done
+	if n, open := inotifytest.Watches(fd); !open || n < 1 {
+		t.Fatalf("before Unwatch: %d watches (open %v)", n, open)
+	}
+	g.Unwatch()
+	if n, open := inotifytest.Watches(fd); !open || n != 0 {
+		t.Fatalf("when Unwatch returned: descriptor open %v with %d watches, want open with none", open, n)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch loop did not end after Unwatch")
+	}
+	g.Unwatch() // again: nothing
+	write(t, tg.Path, `{"model": "b", "hooks": {}}`)
+	g.Close()
+	want := `{"model": "b", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}`
+	if got := read(t, tg.Path); got != want {
+		t.Fatalf("after Close: %q, want %q (the last check)", got, want)
+	}
+	if _, open := inotifytest.Watches(fd); open {
+		t.Fatal("Close left the inotify descriptor open")
+	}
+}

@@ -550,6 +550,19 @@ func (g *Guard) StopWatching() {
 	})
 }
 
+// Unwatch removes every watch and wakes the watch loop, without waiting
+// for it or for the heartbeat (StopWatching, Close do): the run's end
+// calls it first thing on init's exit message, so that the kernel's mark
+// reaper, which the descriptor's close waits for unless it has run, starts
+// as soon as it can (see sentinel's Unwatch). What the loop has not
+// handled is Close's last check's. Safe to call more than once, and with
+// StopWatching and Close.
+func (g *Guard) Unwatch() {
+	if g.w != nil {
+		g.w.unwatch()
+	}
+}
+
 // Close stops watching and checks every target one last time (the sandbox
 // has ended: no writer is left), then removes the record and closes the
 // watch's descriptor.

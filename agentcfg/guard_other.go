@@ -23,6 +23,9 @@ func (g *Guard) CloseLater() func() { return func() {} }
 // StopWatching does nothing.
 func (g *Guard) StopWatching() {}
 
+// Unwatch does nothing.
+func (g *Guard) Unwatch() {}
+
 // CheckNow does nothing.
 func (g *Guard) CheckNow() {}
 

@@ -71,6 +71,13 @@ func newWatcher(g *Guard) (*watcher, error) {
 // (closing an instance with watches left, 5-19 ms when another one was
 // closed just before).
 func (w *watcher) stop() {
+	w.unwatch()
+	<-w.done
+}
+
+// unwatch is stop without the wait for the loop (Guard.Unwatch): every
+// watch removed and the loop woken; safe to call more than once.
+func (w *watcher) unwatch() {
 	w.mu.Lock()
 	if !w.stopped {
 		w.stopped = true
@@ -91,7 +98,6 @@ func (w *watcher) stop() {
 	if err := w.f.SetReadDeadline(time.Unix(1, 0)); err != nil {
 		w.release()
 	}
-	<-w.done
 }
 
 // release closes the descriptor (after stop: it holds no watch).

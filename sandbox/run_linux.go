@@ -160,6 +160,7 @@ type runner struct {
 	relay         *ptyrelay.Relay
 	startedCh     chan struct{}       // the agent exists (MsgStarted)
 	exitCh        chan struct{}       // init's exit message came: the rest of the sandbox is gone (MsgExit)
+	unwatch       func()              // raiseWalls, before the reader starts: removes the walls' watches (readMessages, on MsgExit)
 	checked       bool                // endCheck ran (the main loop's goroutine only)
 	serversDone   chan struct{}       // stopServers: the servers are done, the trail fsynced
 	trailClosed   chan error          // recordExit: the trail's fsync and close (awaitTrail)
@@ -860,6 +861,20 @@ func (r *runner) raiseWalls() error {
 	}
 	r.startSentry()
 	r.tracef("sentinel")
+	var ws []interface{ Unwatch() }
+	if r.acfg != nil && r.acfg.g != nil {
+		ws = append(ws, r.acfg.g)
+	}
+	if r.sentry != nil {
+		ws = append(ws, r.sentry.s)
+	}
+	if len(ws) > 0 {
+		r.unwatch = func() {
+			for _, w := range ws {
+				w.Unwatch()
+			}
+		}
+	}
 	close(r.wallsUp)
 	return nil
 }
@@ -1118,6 +1133,16 @@ func (r *runner) readMessages(done chan struct{}) {
 			r.exit = &mm
 			r.mu.Unlock()
 			if first {
+				// The watches go first, here, on the thread that read
+				// the message: the main loop's goroutine, which the
+				// channel wakes, may wait for a processor (another
+				// thread's steal sleeps up to the supervisor's 1 ms
+				// timer slack: 0.77 ms seen under load), and the
+				// descriptors' close at the end waits for fsnotify's
+				// reaper for as long as the removals came late
+				// (stopServers). The same point of the run: the main
+				// loop's stopServers removes them on this message too.
+				r.unwatchNow()
 				close(r.exitCh)
 			}
 		case ns.MsgError:
@@ -1342,6 +1367,13 @@ func (r *runner) closeWatches() {
 	r.watchCloses = nil
 }
 
+// unwatchNow removes the walls' watches (Unwatch: safe to call again).
+func (r *runner) unwatchNow() {
+	if r.unwatch != nil {
+		r.unwatch()
+	}
+}
+
 // stopServers stops the sandbox's servers (proxy, DNS, exec
 // notifications, memory watch: nothing is left to serve) and, once they
 // are done, closes the denials record and fsyncs the trail, in the
@@ -1357,19 +1389,28 @@ func (r *runner) stopServers() {
 	}
 	done := make(chan struct{})
 	r.serversDone = done
-	r.cancel()
-	tr := r.trail
-	// The watches of the agent-config guard and of the sentinel stop now
-	// too, each on its own: every watch is removed (the kernel frees
-	// their marks in its reaper, beside the checks) and the watch loops
-	// end, while the kernel answers sandboxQuiet; their descriptors are
-	// closed last (closeWatches). Their checks wait for them (Close, Stop).
+	// The watches of the agent-config guard and of the sentinel are
+	// removed first, before anything else of the end is started (on
+	// init's exit message the reader has removed them already, and this
+	// does nothing; without a message, here): the kernel frees their
+	// marks in its reaper (an SRCU grace period, beside the checks), and
+	// their descriptors' close (closeWatches, the last step) waits for
+	// that reaper unless it has run, 2-2.5 ms after the removals here
+	// (endtail rows). Removed in the goroutines below, they came after the
+	// servers' shutdown and the trail's fsync, which held the other P:
+	// 0.6-1 ms after the exit message, and the close waited that much
+	// longer. The watch loops end on their own and the heartbeats stop in
+	// the background, while the kernel answers sandboxQuiet; the checks
+	// wait for them (Close, Stop).
+	r.unwatchNow()
 	if r.acfg != nil && r.acfg.g != nil {
 		go r.acfg.g.StopWatching()
 	}
 	if r.sentry != nil {
 		go r.sentry.s.Stop()
 	}
+	r.cancel()
+	tr := r.trail
 	go func() {
 		defer close(done)
 		r.bg.Wait()

@@ -89,3 +89,51 @@ func TestLastWriteBeforeStop(t *testing.T) {
 		t.Fatalf("the manifest has %d lines for %s, want 50", n, p)
 	}
 }
+
+// TestUnwatchRemovesAtOnce: Unwatch (the run's end, first thing on init's
+// exit message) has removed every watch when it returns, keeps the
+// descriptor, and the watch loop then ends on its own; Stop after it waits
+// for that loop, and the exit check still moves what was made before.
+// Seen failing with an Unwatch that left the removals to a goroutine (as
+// the end's `go Stop()` did): 2 watches left when it returned.
+func TestUnwatchRemovesAtOnce(t *testing.T) {
+	h := newHarness(t)
+	sub := filepath.Join(h.root, "sub")
+	os.MkdirAll(sub, 0o755)
+	s := New(Config{Dir: h.qdir, Notify: h.notify, Roots: []string{h.root},
+		Absent:  []Absent{{Path: filepath.Join(h.root, ".mcp.json"), Rule: "t"}, {Path: filepath.Join(sub, "x", "y"), Rule: "t"}},
+		Observe: []string{h.root, sub},
+		Inspect: func(string, []string) ([]Item, []string) { return nil, nil }})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	fd, done := int(s.file.Fd()), s.done
+	s.mu.Unlock()
+	if n, open := inotifytest.Watches(fd); !open || n < 2 {
+		t.Fatalf("before Unwatch: %d watches (open %v), want 2 or more", n, open)
+	}
+	s.Unwatch()
+	if n, open := inotifytest.Watches(fd); !open || n != 0 {
+		t.Fatalf("when Unwatch returned: descriptor open %v with %d watches, want open with none", open, n)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch loop did not end after Unwatch")
+	}
+	s.Unwatch() // again: nothing
+	p := filepath.Join(h.root, ".mcp.json")
+	if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	s.CheckAbsent("exit")
+	if _, err := os.Lstat(p); !os.IsNotExist(err) {
+		t.Fatalf("%s made after Unwatch is still there after the exit check (err %v)", p, err)
+	}
+	s.Close()
+	if _, open := inotifytest.Watches(fd); open {
+		t.Fatal("Close left the inotify descriptor open")
+	}
+}

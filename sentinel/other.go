@@ -16,6 +16,9 @@ func (s *Sentinel) Start() error { return errors.New("sentinel: Linux only") }
 // Stop does nothing.
 func (s *Sentinel) Stop() {}
 
+// Unwatch does nothing.
+func (s *Sentinel) Unwatch() {}
+
 // Close does nothing.
 func (s *Sentinel) Close() {}
 

@@ -67,7 +67,11 @@ var stepWhat = map[string]string{
 	"sup done":               "exit event written and synced",
 	"sup unregistered":       "registry entry, control socket removed",
 	"sup cgroup removed":     "cgroup removed",
-	"sup returned":           "signal handlers released",
+	"sup init cloned":        "init's entry: exec, namespaces, clone (Begin, from the cgroup on)",
+	"sup watches closed":     "inotify descriptors closed (fsnotify's reaper)",
+	"sup trail synced":       "the exit event on disk, awaited",
+	"sup mounts dropped":     "init's mount namespace released, awaited",
+	"sup returned":           "held notices said, the trail's path",
 	"exec, Go runtime, exit": "before main and after the last line",
 }
 

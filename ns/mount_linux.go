@@ -135,11 +135,15 @@ func buildRootInto(spec *Spec, passed []*os.File, record func(string, *os.File))
 	devFDs := map[string]int{}
 	for _, d := range devNodes {
 		p := "/dev/" + d
-		if _, err := os.Stat(p); err != nil {
-			continue // e.g. no /dev/tty on a detached CI runner; skip, do not fail
-		}
 		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		if err != nil {
+			// A node the host lacks (no /dev/tty on a detached CI
+			// runner) is skipped, not a failure, as when a stat came
+			// first: the stat is asked only now, on this rare path
+			// (one system call fewer a node on the usual one).
+			if _, serr := os.Stat(p); serr != nil {
+				continue
+			}
 			return mountErr("open_tree", p, err)
 		}
 		devFDs[d] = fd
@@ -271,7 +275,7 @@ func buildDev(devFDs map[string]int) error {
 			continue
 		}
 		p := "/dev/" + d
-		if err := touch(p); err != nil {
+		if err := mountPointFile(p); err != nil {
 			return err
 		}
 		if err := attach(fd, p); err != nil {
@@ -317,6 +321,26 @@ func buildDev(devFDs map[string]int) error {
 // touch makes an empty file at p (a mount point), or opens the one there.
 func touch(p string) error {
 	return createFile(p, unix.O_WRONLY, 0o644, nil)
+}
+
+// mountPointFile makes an empty regular file at p, a mount point in init's
+// own fresh /dev, where nothing is there before: one mknod instead of
+// touch's open and close. A file that is there already is used, as touch
+// would; mknod, like O_NOFOLLOW|O_CREAT, never follows a link.
+func mountPointFile(p string) error {
+	err := unix.Mknod(p, unix.S_IFREG|0o644, 0)
+	if err == nil || err == unix.EEXIST {
+		if err == unix.EEXIST {
+			// Only a regular file is taken, as touch's open for writing
+			// would refuse a directory and O_NOFOLLOW a link.
+			var st unix.Stat_t
+			if lerr := unix.Lstat(p, &st); lerr != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+				return mountErr("mknod", p, err)
+			}
+		}
+		return nil
+	}
+	return mountErr("mknod", p, err)
 }
 
 // createFile creates (O_CREAT with flags; O_NOFOLLOW, never through a
@@ -418,9 +442,16 @@ func applyMount(m Mount, src int) error {
 		if mode == 0 {
 			mode = 0o755
 		}
-		opts := fmt.Sprintf("mode=%#o", mode)
+		opts := "mode=0" + strconv.FormatUint(uint64(mode), 8)
 		if m.Size > 0 {
-			opts += fmt.Sprintf(",size=%d", m.Size)
+			opts += ",size=" + strconv.FormatInt(m.Size, 10)
+		}
+		// The usual case first: the place is there (a directory, or a
+		// link to one, which the mount follows as before), and one mount
+		// is all it takes, without ensureTarget's lstat. Any failure
+		// goes the whole way below, which begins again with the look.
+		if unix.Mount("tmpfs", m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts) == nil {
+			return nil
 		}
 		// The host may remove the place (a data place the plan hides under
 		// an empty tmpfs) between the plan and this mount, and make it
@@ -485,6 +516,11 @@ func applyMount(m Mount, src int) error {
 		}
 		return nil
 	case KindMask, KindReadOnly, KindFile:
+		if m.Kind == KindMask {
+			if done, err := maskByHint(m); done {
+				return err
+			}
+		}
 		fi, err := os.Stat(m.Path)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) && m.Kind == KindMask {
@@ -532,6 +568,31 @@ func applyMount(m Mount, src int) error {
 		return setAttr(m.Path, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0, true)
 	}
 	return fmt.Errorf("unknown mount kind %q", m.Kind)
+}
+
+// maskByHint masks m.Path without a stat first: the plan says whether it
+// was a directory (Mount.Dir), and the bind of the matching mask source is
+// tried at once. The kernel refuses a directory bound on a file and the
+// reverse (ENOTDIR), so a place that changed its kind since the plan never
+// gets the wrong source; then, and on every failure but ENOENT, done is
+// false and applyMount takes its usual way, stat first, so that every
+// outcome is the one it had. Nothing there (ENOENT: the mask source is
+// init's own and there) is nothing to hide, as applyMount says after its
+// stat. EACCES is not taken for "init cannot reach the place": a security
+// module may refuse the mount itself with it, and only the stat can tell
+// the two apart; a secret must never stay unmasked on a guess.
+func maskByHint(m Mount) (done bool, err error) {
+	source := maskFile
+	if m.Dir {
+		source = maskDir
+	}
+	switch err := unix.Mount(source, m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err {
+	case nil:
+		return true, setAttr(m.Path, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0, true)
+	case unix.ENOENT:
+		return true, nil
+	}
+	return false, nil
 }
 
 // recordMount builds a KindRecord (see its doc) and returns the file's only

@@ -1,0 +1,137 @@
+package ns
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// maskHintEnv makes this test binary maskHintChild (TestMain), in new user
+// and mount namespaces, working under the directory it names.
+const maskHintEnv = "JAIL_NS_TEST_MASKHINT"
+
+// A mask is bound at once with the source the plan's Dir names
+// (maskByHint), without a stat first. A place whose kind changed between
+// the plan and init's mounts (a secret file made a directory, or the
+// reverse) must still be masked with the right source, a missing place
+// must be nothing to hide, and a right hint must mask as before: the
+// secret's content is never readable and the place never writable.
+func TestMaskWrongHintStillMasks(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), maskHintEnv+"="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(string(out), "cannot set up") {
+		skipOrFail(t, "no mount namespace of our own here: %s", out)
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			skipOrFail(t, "cannot start a child in new user and mount namespaces: %v", err)
+		}
+		t.Fatalf("masks by hint:\n%s", out)
+	}
+	if !strings.Contains(string(out), "masked 5 places") {
+		t.Fatalf("the child did not check every place:\n%s", out)
+	}
+}
+
+// maskHintChild is TestMaskWrongHintStillMasks' child: a private tmpfs at
+// dir with secrets in it, a tmpfs /dev with init's mask sources, then
+// applyMount of each mask and a check of what shows.
+func maskHintChild(dir string) int {
+	fail := func(format string, a ...any) int {
+		fmt.Printf(format+"\n", a...)
+		return 1
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fail("cannot set up: make-rprivate: %v", err)
+	}
+	if err := unix.Mount("t", dir, "tmpfs", 0, "mode=0755"); err != nil {
+		return fail("cannot set up: tmpfs %s: %v", dir, err)
+	}
+	if err := unix.Mount("t", "/dev", "tmpfs", 0, "mode=0755"); err != nil {
+		return fail("cannot set up: tmpfs /dev: %v", err)
+	}
+	if err := createFile(maskFile, unix.O_WRONLY|unix.O_EXCL, 0, nil); err != nil {
+		return fail("mask file: %v", err)
+	}
+	if err := os.Mkdir(maskDir, 0); err != nil {
+		return fail("mask dir: %v", err)
+	}
+	secret := []byte("s3cret")
+	mk := func(p string, isDir bool) error {
+		if isDir {
+			if err := os.Mkdir(p, 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(p, "inner"), secret, 0o644)
+		}
+		return os.WriteFile(p, secret, 0o644)
+	}
+	cases := []struct {
+		name        string
+		isDir, hint bool
+	}{
+		{"file-hinted-dir", false, true}, // the plan saw a directory
+		{"dir-hinted-file", true, false}, // the plan saw a file
+		{"file-hinted-file", false, false},
+		{"dir-hinted-dir", true, true},
+	}
+	n := 0
+	for _, c := range cases {
+		p := filepath.Join(dir, c.name)
+		if err := mk(p, c.isDir); err != nil {
+			return fail("make %s: %v", p, err)
+		}
+		if err := applyMount(Mount{Kind: KindMask, Path: p, Dir: c.hint, FD: -1}, -1); err != nil {
+			return fail("mask %s: %v", c.name, err)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fail("%s: stat after the mask: %v", c.name, err)
+		}
+		if fi.IsDir() != c.isDir || fi.Mode().Perm() != 0 {
+			return fail("%s: after the mask: dir %v mode %v, want dir %v mode 0", c.name, fi.IsDir(), fi.Mode(), c.isDir)
+		}
+		if c.isDir {
+			if ents, err := os.ReadDir(p); err == nil && len(ents) > 0 {
+				return fail("%s: the masked directory lists %d entries", c.name, len(ents))
+			}
+			if err := os.WriteFile(filepath.Join(p, "new"), secret, 0o644); err == nil {
+				return fail("%s: a file was made in the masked directory", c.name)
+			}
+		} else {
+			if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
+				return fail("%s: the masked file reads %q", c.name, b)
+			}
+			if err := os.WriteFile(p, []byte("x"), 0o644); err == nil {
+				return fail("%s: the masked file was written", c.name)
+			}
+		}
+		n++
+	}
+	// Nothing there: nothing to hide, and nothing is made.
+	gone := filepath.Join(dir, "gone")
+	if err := applyMount(Mount{Kind: KindMask, Path: gone, Dir: true, FD: -1}, -1); err != nil {
+		return fail("mask of a missing place: %v", err)
+	}
+	if _, err := os.Lstat(gone); !errors.Is(err, os.ErrNotExist) {
+		return fail("mask of a missing place made it: %v", err)
+	}
+	n++
+	fmt.Printf("masked %d places\n", n)
+	return 0
+}

@@ -402,7 +402,9 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	trace("seccomp")
 	// Hand over the fds and wait for the supervisor's go: it must be serving
 	// exec notifications before the agent's first execve blocks on them.
-	err = conn.Send(Message{Type: MsgFiles, Names: names, Info: info}, files...)
+	// With the program the agent's execve will run (path, "" for an idle
+	// init): the supervisor records that exec as given, not read back.
+	err = conn.Send(Message{Type: MsgFiles, Names: names, Info: info, Path: path}, files...)
 	for _, f := range files {
 		f.Close() // the supervisor has its own copies now
 	}

@@ -261,6 +261,10 @@ type Message struct {
 	// Level and Text of a MsgLog.
 	Level string `json:"level,omitempty"`
 	Text  string `json:"text,omitempty"`
+	// Path is the agent's program as init resolved it in the sandbox
+	// (MsgFiles): what its first execve runs, which the supervisor's
+	// exec answer records without reading the process (seccomp.ServeFirst).
+	Path string `json:"path,omitempty"`
 }
 
 // BindSource is the host path a bind mounts: Source, or Path itself.

@@ -51,6 +51,7 @@ const (
 	tMsgExec
 	tMsgLevel
 	tMsgText
+	tMsgPath
 )
 
 const (
@@ -152,6 +153,7 @@ func encodeMessage(m Message) []byte {
 	}
 	e.str(tMsgLevel, m.Level)
 	e.str(tMsgText, m.Text)
+	e.str(tMsgPath, m.Path)
 	e.end()
 	return e.b
 }
@@ -557,6 +559,8 @@ func (d *wdec) message(m *Message) {
 			m.Level = d.str()
 		case tMsgText:
 			m.Text = d.str()
+		case tMsgPath:
+			m.Path = d.str()
 		default:
 			d.fail("message: unknown field %d", t)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -17,12 +18,39 @@ import (
 
 // This file: the exec notifications: record, guard, answer.
 
+// firstExec tells the exec the listener's first notification makes
+// (seccomp.ServeFirst): the agent's own, path being the program init
+// resolved for it in the sandbox (ns.Message.Path), argv and cwd those of
+// the spec. nil for an init with no agent (its first exec is a jail exec
+// command's) or no path; and its answer is nil once the agent has started:
+// exec'd commands are sent to init only then (session_linux.go waits for
+// startedCh), and the agent's own first notification always comes before
+// (init reports the start only once its execve was answered, or its child
+// died before it: then the next notification is a command's).
+func (r *runner) firstExec(path string) func() *seccomp.ExecEvent {
+	if r.spec == nil || len(r.spec.Argv) == 0 || path == "" {
+		return nil
+	}
+	cwd := r.spec.Cwd
+	if !filepath.IsAbs(path) && cwd != "" {
+		path = filepath.Join(cwd, path) // as an answer makes a relative path absolute
+	}
+	ev := &seccomp.ExecEvent{Path: path, Argv: r.spec.Argv, Cwd: cwd}
+	return func() *seccomp.ExecEvent {
+		if r.agentStarted() {
+			return nil
+		}
+		return ev
+	}
+}
+
 // serveExecs answers the sandbox's exec notifications: record, guard, go.
-func (r *runner) serveExecs(l *os.File) {
+// first, when known, is the agent's own exec (firstExec).
+func (r *runner) serveExecs(l *os.File, first func() *seccomp.ExecEvent) {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		_ = seccomp.Serve(r.ctx, l, r.guard, func(ev seccomp.ExecEvent) {
+		_ = seccomp.ServeFirst(r.ctx, l, r.guard, first, func(ev seccomp.ExecEvent) {
 			r.mu.Lock()
 			started := r.agentPid != 0 || r.agentStarted()
 			r.mu.Unlock()

@@ -1196,7 +1196,7 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 			r.resizePty()
 			r.ptyCh <- struct{}{}
 		case "seccomp":
-			r.serveExecs(f)
+			r.serveExecs(f, r.firstExec(m.Path))
 		case "net-tcp":
 			tcps = append(tcps, f)
 		case "net-refuse":

@@ -112,6 +112,12 @@ func notifyRun(t testing.TB, script, filter string, guard *Guard, env ...string)
 
 func notifyRunHook(t testing.TB, script, filter string, guard *Guard, hook func(ExecEvent), env ...string) ([]ExecEvent, string) {
 	t.Helper()
+	return notifyRunFirst(t, script, filter, guard, nil, hook, env...)
+}
+
+// notifyRunFirst is notifyRunHook served by ServeFirst with first.
+func notifyRunFirst(t testing.TB, script, filter string, guard *Guard, first func() *ExecEvent, hook func(ExecEvent), env ...string) ([]ExecEvent, string) {
+	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +181,7 @@ func notifyRunHook(t testing.TB, script, filter string, guard *Guard, hook func(
 		}
 		listener := os.NewFile(uintptr(lfds[0]), "listener")
 		go func() {
-			serveErr <- Serve(ctx, listener, guard, func(ev ExecEvent) {
+			serveErr <- ServeFirst(ctx, listener, guard, first, func(ev ExecEvent) {
 				if hook != nil {
 					hook(ev)
 				}
@@ -266,6 +272,56 @@ func TestExecNotifyPipeline(t *testing.T) {
 		if got[i] != w {
 			t.Errorf("event %d: %q, want %q", i, got[i], w)
 		}
+	}
+}
+
+// TestExecNotifyFirstKnown: ServeFirst records the first notification as
+// the exec it was told (its pid the notification's), and reads every later
+// one as Serve does; the guard judges the first one too.
+func TestExecNotifyFirstKnown(t *testing.T) {
+	requireNotify(t)
+	first := &ExecEvent{Path: "/known/sh", Argv: []string{"known-sh", "-c", "x"}, Cwd: "/known"}
+	var asked atomic.Int32
+	events, out := notifyRunFirst(t, "pipeline", "1", nil, func() *ExecEvent { asked.Add(1); return first }, nil)
+	if s := steps(out); s["pipeline"] != "ok" || s["env"] != "ok" {
+		t.Fatalf("steps: %v", s)
+	}
+	if len(events) != 6 {
+		t.Fatalf("got %d events, want 6: %+v", len(events), events)
+	}
+	e := events[0]
+	if e.Path != first.Path || strings.Join(e.Argv, " ") != "known-sh -c x" || e.Cwd != first.Cwd ||
+		e.Pid <= 0 || !e.Allowed || e.Err != "" {
+		t.Errorf("first event %+v, want the known exec with the notification's pid", e)
+	}
+	wd, _ := os.Getwd()
+	for _, ev := range events[1:] {
+		if ev.Path == first.Path || ev.Cwd != wd || !ev.Allowed || ev.Err != "" {
+			t.Errorf("later event %+v not read from the process", ev)
+		}
+	}
+	if last := events[5]; last.Path != "/bin/true" || strings.Join(last.Argv, " ") != "/bin/true" {
+		t.Errorf("last event %+v, want /bin/true read back", last)
+	}
+	if n := asked.Load(); n != 1 {
+		t.Errorf("first asked %d times, want once", n)
+	}
+	// first saying nil (it cannot vouch: jail's agent has started): read.
+	events, _ = notifyRunFirst(t, "pipeline", "1", nil, func() *ExecEvent { return nil }, nil)
+	if len(events) != 6 || events[0].Path != "/bin/sh" || events[0].Cwd != wd || events[0].Err != "" {
+		t.Errorf("with first nil: %+v, want every exec read back", events)
+	}
+	// The guard judges the known argv: a refused first exec fails.
+	g, err := NewGuard([]string{`^known-sh`}, false, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, out = notifyRunFirst(t, "pipeline", "1", g, func() *ExecEvent { return first }, nil)
+	if s := steps(out); s["pipeline"] == "ok" {
+		t.Errorf("the guard let the refused first exec run: %v", s)
+	}
+	if len(events) == 0 || events[0].Rule == "" || events[0].Allowed {
+		t.Errorf("first event %+v, want refused by the guard", events)
 	}
 }
 

@@ -17,5 +17,10 @@ func Serve(ctx context.Context, listener *os.File, guard *Guard, onExec func(Exe
 	return ErrUnsupported
 }
 
+// ServeFirst is Linux-only.
+func ServeFirst(ctx context.Context, listener *os.File, guard *Guard, first func() *ExecEvent, onExec func(ExecEvent)) error {
+	return ErrUnsupported
+}
+
 // ProbeNotify is Linux-only.
 func ProbeNotify() error { return ErrUnsupported }

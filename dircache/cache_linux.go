@@ -94,27 +94,42 @@ func private(dir string, uid int) error {
 }
 
 // readPrivate reads a cache file that is a regular file of the user's,
-// with one link, writable by no one else, and not too big.
+// with one link, writable by no one else, and not too big. On the
+// descriptor itself: an *os.File of an O_NONBLOCK descriptor asks the
+// runtime's poller for it (fcntl, and epoll_ctl, which a regular file
+// refuses) and carries a cleanup, at each of the start's 4-5 cache files
+// (issue 16).
 func readPrivate(p string, uid int) ([]byte, error) {
+	// O_NONBLOCK: a FIFO put at p does not block the open (fstat below
+	// refuses it); O_NOFOLLOW: no symlink is followed to another file.
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
+	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "fstat", Path: p, Err: err}
 	}
 	// Fail closed: a file someone else could have written decides nothing.
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != uid || st.Mode&0o022 != 0 || st.Nlink != 1 || st.Size > MaxFile {
 		return nil, fmt.Errorf("dircache: %s: not a private regular file of uid %d", p, uid)
 	}
 	// One read of the size fstat gave (a file that grew since is cut there,
-	// and its checksum fails).
+	// and its checksum fails), in as many reads as it takes; a file that
+	// shrank since fails, as io.ReadFull did.
 	b := make([]byte, st.Size)
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, err
+	for got := 0; got < len(b); {
+		n, err := unix.Read(fd, b[got:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, &os.PathError{Op: "read", Path: p, Err: err}
+		case n == 0:
+			return nil, &os.PathError{Op: "read", Path: p, Err: io.ErrUnexpectedEOF}
+		}
+		got += n
 	}
 	return b, nil
 }

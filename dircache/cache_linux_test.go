@@ -206,6 +206,17 @@ func TestFailClosed(t *testing.T) {
 		"group-writable": func(t *testing.T, c *Cache, f string) { os.Chmod(f, 0o620) },
 		"hard link":      func(t *testing.T, c *Cache, f string) { os.Link(f, f+".2") },
 		"foreign owner":  func(t *testing.T, c *Cache, f string) { c.uid++ },
+		// Opened without blocking (no writer ever comes), refused by type.
+		"fifo": func(t *testing.T, c *Cache, f string) {
+			os.Remove(f)
+			if err := syscall.Mkfifo(f, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"directory": func(t *testing.T, c *Cache, f string) {
+			os.Remove(f)
+			os.Mkdir(f, 0o700)
+		},
 	}
 	for name, fn := range damage {
 		t.Run(name, func(t *testing.T) {

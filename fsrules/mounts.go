@@ -2,10 +2,9 @@ package fsrules
 
 import (
 	"bytes"
-	"errors"
-	"io"
-	"os"
+	"io/fs"
 	"strings"
+	"syscall"
 )
 
 // readProcFile reads a generated /proc file whole, as os.ReadFile does,
@@ -14,25 +13,46 @@ import (
 // 512-, 768- and 512-byte pieces, each read starting the kernel's mount
 // table walk again) and a first buffer of a page, what one read of a
 // seq_file returns at most. Read until end of file like os.ReadFile: a
-// short read is no end.
+// short read is no end. On the descriptor itself, not an *os.File:
+// mountinfo can be polled, so os.Open made it non-blocking and added it
+// to the runtime's epoll set (two fcntl and two epoll_ctl calls around
+// the reads), and each *os.File carries a cleanup (issue 16).
 func readProcFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	var fd int
+	err := retryEINTR(func() (err error) {
+		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	defer f.Close()
+	defer syscall.Close(fd)
 	b := make([]byte, 0, 8192)
 	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
+		var n int
+		err := retryEINTR(func() (err error) {
+			n, err = syscall.Read(fd, b[len(b):cap(b)])
+			return err
+		})
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return b, nil
-			}
-			return nil, err
+			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 		}
+		if n == 0 {
+			return b, nil // end of file
+		}
+		b = b[:len(b)+n]
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)] // more room
+		}
+	}
+}
+
+// retryEINTR runs f again while it fails with EINTR (a signal handled
+// during a slow read), as package os does.
+func retryEINTR(f func() error) error {
+	for {
+		if err := f(); err != syscall.EINTR {
+			return err
 		}
 	}
 }

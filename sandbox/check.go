@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -49,6 +48,7 @@ func Check(p *policy.Policy, env []string) error {
 // their own otherwise: a start made them twice (check, then plan and run;
 // 3.5% of a start's CPU, issue 16). A nil *checked has nothing.
 type checked struct {
+	roots *resolved      // the policy's paths resolved, with their inputs
 	rules *fsrules.Rules // compared with the plan's values by fsrules
 
 	net      *netproxy.Policy
@@ -104,27 +104,18 @@ func check(p *policy.Policy, env []string) (*checked, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	home := lookupEnv(env, "HOME")
-	if r, err := filepath.EvalSymlinks(home); err == nil && home != "" {
-		home = r
-	} else {
-		home = ""
-	}
-	ws, _, _, err := workspaceOf(p, home)
+	res, err := resolvePolicy(p, env)
 	if err != nil {
 		return nil, err
 	}
-	binds, raws, err := resolveRoots(p, ws)
-	if err != nil {
-		return nil, err
-	}
+	home, ws, binds, raws := res.home, res.ws, res.binds, res.raws
 	if sd, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
-		if err := inStateDir(binds, resolveExisting(sd), raws); err != nil {
+		if err := inStateDir(binds, res.existingPath(sd), raws); err != nil {
 			return nil, err
 		}
 	}
 	if rd, ok := statedir.RuntimeFrom(func(k string) string { return lookupEnv(env, k) }); ok {
-		if err := inJailDir(binds, resolveExisting(rd), "runtime directory (running sandboxes' control sockets)", raws); err != nil {
+		if err := inJailDir(binds, res.existingPath(rd), "runtime directory (running sandboxes' control sockets)", raws); err != nil {
 			return nil, err
 		}
 	}
@@ -136,7 +127,7 @@ func check(p *policy.Policy, env []string) (*checked, error) {
 			in.Readable = append(in.Readable, b.Path)
 		}
 	}
-	c := &checked{}
+	c := &checked{roots: res}
 	if c.rules, err = fsrules.CheckRules(in); err != nil {
 		return nil, asGiven(err, raws)
 	}

@@ -79,6 +79,16 @@ func TestPlanFromCheckSameAsAlone(t *testing.T) {
 		}},
 		{"block command", func(p *policy.Policy) { p.BlockCommand = []string{"^git push"} }},
 		{"no guard rails", func(p *policy.Policy) { p.NoGuardRails = true }},
+		// The paths' inputs (resolved): the workspace, the current
+		// directory without one (the git work tree's top), the write and
+		// read paths, relative ones among them.
+		{"workspace src", func(p *policy.Policy) { p.Workspace = filepath.Join(f.ws, "src") }},
+		{"cwd, no workspace", func(p *policy.Policy) { p.Workspace, p.Cwd = "", filepath.Join(f.ws, "deep", "a") }},
+		{"cwd and workspace", func(p *policy.Policy) { p.Cwd = filepath.Join(f.ws, "deep") }},
+		{"write relative", func(p *policy.Policy) { p.Write = []string{"secrets"} }},
+		{"write other", func(p *policy.Policy) { p.Write = []string{"deep"} }},
+		{"read relative", func(p *policy.Policy) { p.Read = []string{"secrets"} }},
+		{"read-only, write below", func(p *policy.Policy) { p.ReadOnly, p.Write = true, []string{"secrets"} }},
 	}
 	env2 := slices.Clone(f.env)
 	for i, kv := range env2 {
@@ -86,10 +96,16 @@ func TestPlanFromCheckSameAsAlone(t *testing.T) {
 			env2[i] = "HOME=" + home2
 		}
 	}
+	env3 := append(slices.Clone(f.env), "XDG_RUNTIME_DIR="+filepath.Join(filepath.Dir(f.home), "runtime"))
+	for i, kv := range env3 {
+		if strings.HasPrefix(kv, "XDG_STATE_HOME=") {
+			env3[i] = "XDG_STATE_HOME=" + filepath.Join(filepath.Dir(f.home), "state2")
+		}
+	}
 	envs := []struct {
 		name string
 		env  []string
-	}{{"", f.env}, {" (other HOME)", env2}}
+	}{{"", f.env}, {" (other HOME)", env2}, {" (other state and runtime directories)", env3}}
 	argvs := [][]string{{"git", "push"}, {"rm", "-rf", "/"}, {"rm", "-rf", f.home}, {"rm", "-rf", home2}, {"rm", "-rf", f.ws}, {"ls"}}
 	for i, a := range pols {
 		pa := f.policy(a.mod)
@@ -99,6 +115,10 @@ func TestPlanFromCheckSameAsAlone(t *testing.T) {
 		chk, err := check(pa, f.env)
 		if err != nil {
 			t.Fatalf("check %s: %v", a.name, err)
+		}
+		planA, err := buildPlan(pa, f.env, nil)
+		if err != nil {
+			t.Fatalf("plan %s: %v", a.name, err)
 		}
 		// Each policy's check with its own plan, the default's and the
 		// next policy's (each changes something the one before has).
@@ -114,7 +134,15 @@ func TestPlanFromCheckSameAsAlone(t *testing.T) {
 				}
 				// The parts' own values the same: each must be taken.
 				sameNet := pa.Net == policy.NetAllow && netFlagsEqual(netFlags(pa), netFlags(pb))
-				sameGuard := e.name == "" && slices.Equal(pa.BlockCommand, pb.BlockCommand) && pa.NoGuardRails == pb.NoGuardRails
+				sameGuard := e.name != " (other HOME)" && slices.Equal(pa.BlockCommand, pb.BlockCommand) && pa.NoGuardRails == pb.NoGuardRails
+				sameRoots := e.name != " (other HOME)" && pa.Workspace == pb.Workspace && pa.Cwd == pb.Cwd &&
+					pa.ReadOnly == pb.ReadOnly && slices.Equal(pa.Write, pb.Write) && slices.Equal(pa.Read, pb.Read)
+				if res, err := chk.resolvedFor(pb, e.env); err == nil {
+					// The check's answers share its map of the directories.
+					if reused := reflect.ValueOf(res.existing).Pointer() == reflect.ValueOf(chk.roots.existing).Pointer(); reused != sameRoots {
+						t.Errorf("%s: the check's resolution used: %v, want %v", name, reused, sameRoots)
+					}
+				}
 				want, wantErr := buildPlan(pb, e.env, nil)
 				got, gotErr := planChecked(pb, e.env, nil, chk)
 				if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
@@ -123,6 +151,7 @@ func TestPlanFromCheckSameAsAlone(t *testing.T) {
 				if wantErr != nil {
 					continue
 				}
+				sameGuard = sameGuard && want.Workspace == planA.Workspace
 				if d := planDiff(got, want); d != "" {
 					t.Errorf("%s: the plan differs from the plan built alone: %s", name, d)
 				}
@@ -182,4 +211,36 @@ func planDiff(a, b *Plan) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// "~" in a path is the process's HOME (policy.AbsPath), not the
+// environment's the plan is given: a check made under one process HOME
+// gives a later plan under another nothing of its resolution.
+func TestPlanFromCheckTildeIsProcessHome(t *testing.T) {
+	f, home2 := reuseFixture(t)
+	touch(t, filepath.Join(home2, "proj", "x"))
+	p := f.policy(func(p *policy.Policy) { p.Write = []string{"~/proj"} })
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", f.home)
+	chk, err := check(p, f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home2)
+	want, err := buildPlan(p, f.env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := planChecked(p, f.env, nil, chk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := planDiff(got, want); d != "" {
+		t.Errorf("the plan differs from the plan built alone: %s", d)
+	}
+	if i, _ := find(got.Mounts, filepath.Join(home2, "proj")); i < 0 {
+		t.Errorf("no bind of %s/proj: %+v", home2, got.Mounts)
+	}
 }

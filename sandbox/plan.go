@@ -135,22 +135,12 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	home := lookupEnv(env, "HOME")
-	if home != "" {
-		if r, err := filepath.EvalSymlinks(home); err == nil {
-			home = r
-		} else {
-			home = ""
-		}
-	}
-	ws, cwd, wsNote, err := workspaceOf(p, home)
+	// The check's resolution when it had these very inputs (resolved).
+	res, err := chk.resolvedFor(p, env)
 	if err != nil {
 		return nil, err
 	}
-	bl, raws, err := resolveRoots(p, ws)
-	if err != nil {
-		return nil, err
-	}
+	home, ws, cwd, wsNote, bl, raws := res.home, res.ws, res.cwd, res.wsNote, res.binds, res.raws
 	plan := &Plan{Workspace: ws, Cwd: cwd}
 	if wsNote != "" {
 		plan.Notes = append(plan.Notes, wsNote)
@@ -273,7 +263,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	// sandbox, not even read-only. A bind that names it or a path in it is
 	// refused; where a visible path contains it, it is masked below.
 	if sd, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
-		plan.StateDir = resolveExisting(sd)
+		plan.StateDir = res.existingPath(sd)
 		if err := inStateDir(bl, plan.StateDir, nil); err != nil {
 			return nil, err
 		}
@@ -286,7 +276,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	// directory when XDG_RUNTIME_DIR is not private): the check is the
 	// registry's, the mask does not depend on it.
 	if rd, ok := statedir.RuntimeFrom(func(k string) string { return lookupEnv(env, k) }); ok {
-		plan.RuntimeDir = resolveExisting(rd)
+		plan.RuntimeDir = res.existingPath(rd)
 		if err := inJailDir(bl, plan.RuntimeDir, "runtime directory (running sandboxes' control sockets)", nil); err != nil {
 			return nil, err
 		}

@@ -105,7 +105,14 @@ func writeBig(t *testing.T, path string) {
 // cached at all is read in with the advice, in 2 MiB folios).
 func filePmdMapped(t *testing.T, path string) int {
 	t.Helper()
-	const size, huge = 4 << 20, 2 << 20
+	return filePmdMappedN(t, path, 4<<20)
+}
+
+// filePmdMappedN is filePmdMapped of the first size bytes (a multiple of
+// 2 MiB, within the file).
+func filePmdMappedN(t *testing.T, path string, size int) int {
+	t.Helper()
+	const huge = 2 << 20
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
@@ -119,7 +126,7 @@ func filePmdMapped(t *testing.T, path string) int {
 	defer unix.Munmap(span)
 	first := uintptr(unsafe.Pointer(&span[0]))
 	base := (first + huge - 1) &^ (huge - 1)
-	p, err := unix.MmapPtr(fd, 0, unsafe.Pointer(&span[base-first]), size, unix.PROT_READ, unix.MAP_SHARED|unix.MAP_FIXED)
+	p, err := unix.MmapPtr(fd, 0, unsafe.Pointer(&span[base-first]), uintptr(size), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_FIXED)
 	if err != nil {
 		t.Fatalf("mmap %s: %v", path, err)
 	}

@@ -8,12 +8,16 @@ package tests
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 var initProgramLine = regexp.MustCompile(`(?m)^jail: supervisor init program: (.*)$`)
@@ -156,6 +160,124 @@ echo PROBE-DONE`, d, name, next, home)
 			}
 		})
 	}
+}
+
+// The copy sits in the page cache in 2 MiB folios where a file written
+// 2 MiB at a time does (initbin's writeBig): every start of the lean init
+// then maps its code and read-only data by 2 MiB page-table entries where
+// a segment holds a whole 2 MiB (package prefault), not 4 KiB ones. Seen
+// failing with the copy written by one Write of the embedded program:
+// 2048 of 4096 KiB.
+func TestLeanInitCopyInLargeFolios(t *testing.T) {
+	home := leanHome(t)
+	// Controls written 2 MiB at a time beside the copy, before and after it.
+	writeBig(t, filepath.Join(home, "control-before"))
+	cp := leanCopy(t, home)
+	writeBig(t, filepath.Join(home, "control-after"))
+	fi, err := os.Stat(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int(fi.Size()) &^ (2<<20 - 1) // its whole 2 MiB ranges
+	if size == 0 {
+		t.Fatalf("the copy is %d bytes: no whole 2 MiB to check", fi.Size())
+	}
+	if filePmdMapped(t, filepath.Join(home, "control-before")) != 4096 || filePmdMapped(t, filepath.Join(home, "control-after")) != 4096 {
+		t.Logf("a file written 2 MiB at a time is not in 2 MiB folios here (a kernel or file system without large folios, or memory too fragmented for them): the copy's page cache is not checked")
+		return
+	}
+	if n := filePmdMappedN(t, cp, size); n != size>>10 {
+		t.Errorf("the lean init's copy: %d of its %d KiB in whole 2 MiB ranges mapped by 2 MiB entries (written in smaller folios?)", n, size>>10)
+	}
+}
+
+// Each start of the lean init maps the whole 2 MiB ranges of its read-only
+// data by 2 MiB page-table entries, read from the running init's smaps:
+// the copy's page cache is in 2 MiB folios (initbin's writeBig) and make
+// build lays the segment out to hold such a range (rodataPad); an aligned
+// 2 MiB folio is then mapped whole, with or without package prefault's
+// huge-page advice. Seen failing with main's binary (its copy written by
+// one Write): 0 of 2048 KiB.
+func TestLeanInitReadOnlyDataIn2MiBEntries(t *testing.T) {
+	home := leanHome(t)
+	writeBig(t, filepath.Join(home, "control-before"))
+	cp := leanCopy(t, home)
+	writeBig(t, filepath.Join(home, "control-after"))
+	if filePmdMapped(t, filepath.Join(home, "control-before")) != 4096 || filePmdMapped(t, filepath.Join(home, "control-after")) != 4096 {
+		t.Logf("a file written 2 MiB at a time is not in 2 MiB folios here: init's mappings are not checked")
+		return
+	}
+	f, err := elf.Open(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0 // KiB of the read-only segment in whole 2 MiB ranges
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags == elf.PF_R {
+			start := (p.Vaddr + 2<<20 - 1) &^ (2<<20 - 1)
+			end := (p.Vaddr + p.Memsz + 4<<10 - 1) &^ (4<<10 - 1) &^ (2<<20 - 1)
+			if end > start {
+				want = int(end-start) >> 10
+			}
+		}
+	}
+	f.Close()
+	if want == 0 {
+		t.Logf("the copy's read-only segment holds no whole 2 MiB range (initbin's TestEmbeddedProgramReadOnlyHolds2MiB says why)")
+		return
+	}
+	if got := initReadOnlyPmd(t, home, cp, want); got != want {
+		t.Errorf("init's read-only data: %d KiB mapped by 2 MiB entries, want %d (its whole 2 MiB ranges)", got, want)
+	}
+}
+
+// initReadOnlyPmd starts a sandbox that sleeps and returns how many KiB of
+// its init's read-only mappings of cp 2 MiB entries map (polled until it
+// is want, for up to 2 s).
+func initReadOnlyPmd(t *testing.T, home, cp string, want int) int {
+	t.Helper()
+	cmd := exec.Command(jail(t), "--quiet", "--", "/bin/sleep", "3")
+	cmd.Dir = workspace(t)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_STATE_HOME=")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	got, seen := -1, false
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && got != want; time.Sleep(20 * time.Millisecond) {
+		for _, pid := range children(cmd.Process.Pid) {
+			if argv0, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); !bytes.HasPrefix(argv0, []byte("jail:init\x00")) {
+				continue
+			}
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+			if err != nil {
+				t.Fatalf("init's smaps: %v", err)
+			}
+			seen, got = true, readOnlyPmd(string(b), cp)
+		}
+	}
+	if !seen {
+		t.Fatal("no running init (argv[0] jail:init) among jail's children")
+	}
+	return got
+}
+
+// readOnlyPmd sums FilePmdMapped over smaps' read-only, not executable
+// mappings of path.
+func readOnlyPmd(smaps, path string) int {
+	n, in := 0, false
+	for _, l := range strings.Split(smaps, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-") && len(f[1]) == 4:
+			in = len(f) == 6 && f[5] == path && f[1] == "r--p"
+		case in && len(f) >= 2 && f[0] == "FilePmdMapped:":
+			k, _ := strconv.Atoi(f[1])
+			n += k
+		}
+	}
+	return n
 }
 
 // A copy tampered with on the host (here: made group-writable, then

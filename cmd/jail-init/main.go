@@ -34,6 +34,7 @@ func main() {
 		os.Exit(2)
 	}
 	traceRuntime()
+	_ = padLen()
 	presetWalls()
 	inithooks.Main()
 }

@@ -117,3 +117,56 @@ func TestSliceInit(t *testing.T) {
 	}
 	t.Fatal("no jail-init child of the supervisor found")
 }
+
+// sliceLines parses the se.slice values of an output of
+// `grep '^se.slice' /proc/self/sched` lines (a pty's too: "\r\n").
+func sliceLines(out string) []string {
+	var vs []string
+	for _, l := range strings.Split(strings.ReplaceAll(out, "\r", ""), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "se.slice" {
+			vs = append(vs, strings.TrimSpace(v))
+		}
+	}
+	return vs
+}
+
+// TestSliceExecIsCallers: a command jail exec starts in a running sandbox,
+// with a terminal (-t: a session of its own on the sandbox's pty) or
+// without, is forked by init like the agent and must not run with init's
+// short slice either: it gets the slice jail run -d was started with.
+// Seen failing (se.slice 500000, both) on a build whose forkExec did not
+// set the agent's slice.
+func TestSliceExecIsCallers(t *testing.T) {
+	ws := workspace(t)
+	name := "slice" + strings.ReplaceAll(marker(), ".", "")
+	withSlice(t, callerSlice, func() { startSession(t, ws, name) })
+	for _, args := range [][]string{{"exec", name}, {"exec", "-t", name}} {
+		r := sessJail(t, ws, "", append(args, "--", "grep", "^se.slice", "/proc/self/sched")...)
+		mustCode(t, r, 0)
+		vs := sliceLines(r.stdout)
+		if len(vs) != 1 || vs[0] != strconv.Itoa(callerSlice) {
+			t.Errorf("jail %s: se.slice %v (output %q), want %d (jail run's caller's), not init's", strings.Join(args, " "), vs, r.stdout, callerSlice)
+		}
+	}
+}
+
+// TestSliceDegradedIsCallers: in degraded mode (no namespaces: here a jail
+// inside jail, whose seccomp refuses user namespaces) init still runs with
+// its short slice and the agent still gets its caller's. The outer agent
+// has the slice this test gives jail; the inner jail is its caller. Seen
+// failing (se.slice 500000) on a build whose forkExec did not set the
+// agent's slice.
+func TestSliceDegradedIsCallers(t *testing.T) {
+	script := `"$1" --quiet --degraded -- grep '^se.slice' /proc/self/sched; echo "degraded=$?"`
+	var r result
+	withSlice(t, callerSlice, func() {
+		r = run(t, runOpts{}, "-r", hostsJailDir(t), "--", "/bin/sh", "-c", script, "sh", jail(t))
+	})
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stdout, "degraded=0") {
+		t.Fatalf("the inner jail --degraded failed:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if vs := sliceLines(r.stdout); len(vs) != 1 || vs[0] != strconv.Itoa(callerSlice) {
+		t.Errorf("the degraded sandbox's agent: se.slice %v, want %d (its caller's), not init's:\n%s", vs, callerSlice, r.stdout)
+	}
+}

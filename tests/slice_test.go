@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -81,7 +82,11 @@ func TestSliceAgentIsCallers(t *testing.T) {
 
 // TestSliceInit: every thread of init runs with ns.InitSlice (0.5 ms),
 // whatever jail's caller had; the supervisor's main thread keeps the
-// caller's (only init's spawner thread takes the short slice).
+// caller's (only init's spawner thread takes the short slice). The thread
+// of init that forks the agent holds the caller's slice for that fork
+// (forkExec), until the agent's execve is answered and done: a look then
+// sees it, so a thread of init is wrong only if it stays so (one run in
+// 30 failed on that window when the first look was the only one).
 func TestSliceInit(t *testing.T) {
 	cmd := exec.Command(jail(t), "--quiet", "--", "sleep", "5")
 	cmd.Dir = workspace(t)
@@ -91,6 +96,8 @@ func TestSliceInit(t *testing.T) {
 		}
 	})
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var wrong []string
+	found := false
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, pid := range childrenOf(cmd.Process.Pid) {
@@ -98,14 +105,23 @@ func TestSliceInit(t *testing.T) {
 			if strings.TrimSpace(string(comm)) != "jail-init" {
 				continue
 			}
+			found = true
 			ents, err := os.ReadDir("/proc/" + pid + "/task")
 			if err != nil {
 				t.Fatal(err)
 			}
+			wrong = wrong[:0]
 			for _, e := range ents {
-				if got := schedSlice(t, "/proc/"+pid+"/task/"+e.Name()+"/sched"); got != "500000" {
-					t.Errorf("init's thread %s: se.slice %s, want 500000 (ns.InitSlice)", e.Name(), got)
+				b, err := os.ReadFile("/proc/" + pid + "/task/" + e.Name() + "/sched")
+				if err != nil {
+					continue // a thread gone since the listing
 				}
+				if got := sliceLines(string(b)); len(got) != 1 || got[0] != "500000" {
+					wrong = append(wrong, fmt.Sprintf("init's thread %s: se.slice %v", e.Name(), got))
+				}
+			}
+			if len(wrong) > 0 {
+				break // look again: the agent's fork may be under way
 			}
 			sup := strconv.Itoa(cmd.Process.Pid)
 			if got := schedSlice(t, "/proc/"+sup+"/task/"+sup+"/sched"); got != strconv.Itoa(callerSlice) {
@@ -115,7 +131,10 @@ func TestSliceInit(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatal("no jail-init child of the supervisor found")
+	if !found {
+		t.Fatal("no jail-init child of the supervisor found")
+	}
+	t.Fatalf("for 10 s, want 500000 (ns.InitSlice): %s", strings.Join(wrong, "; "))
 }
 
 // sliceLines parses the se.slice values of an output of

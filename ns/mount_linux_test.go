@@ -43,7 +43,7 @@ func TestMaskWrongHintStillMasks(t *testing.T) {
 		}
 		t.Fatalf("masks by hint:\n%s", out)
 	}
-	if !strings.Contains(string(out), "masked 5 places") {
+	if !strings.Contains(string(out), "masked 8 places") {
 		t.Fatalf("the child did not check every place:\n%s", out)
 	}
 }
@@ -130,6 +130,64 @@ func maskHintChild(dir string) int {
 	}
 	if _, err := os.Lstat(gone); !errors.Is(err, os.ErrNotExist) {
 		return fail("mask of a missing place made it: %v", err)
+	}
+	n++
+	// A link at the place (the host changed it since the plan): the mask
+	// lands where it leads, as the bind follows it, with the source of
+	// what is there (a file the plan saw as a directory).
+	target := filepath.Join(dir, "link-target")
+	if err := os.WriteFile(target, secret, 0o644); err != nil {
+		return fail("make %s: %v", target, err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(target, link); err != nil {
+		return fail("link: %v", err)
+	}
+	if err := applyMount(Mount{Kind: KindMask, Path: link, Dir: true, FD: -1}, -1); err != nil {
+		return fail("mask of a link: %v", err)
+	}
+	if b, err := os.ReadFile(target); err == nil && len(b) > 0 {
+		return fail("the link's target reads %q after the mask", b)
+	}
+	n++
+	// A link that leads nowhere: nothing to hide; one that loops, or a
+	// name too long: no mask can be made, and the start must fail, not
+	// go on with the place as the host has it.
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling")); err != nil {
+		return fail("dangling link: %v", err)
+	}
+	if err := applyMount(Mount{Kind: KindMask, Path: filepath.Join(dir, "dangling"), FD: -1}, -1); err != nil {
+		return fail("mask of a dangling link: %v", err)
+	}
+	loop := filepath.Join(dir, "loop")
+	if err := os.Symlink(loop, loop); err != nil {
+		return fail("loop: %v", err)
+	}
+	if err := applyMount(Mount{Kind: KindMask, Path: loop, FD: -1}, -1); err == nil {
+		return fail("mask of a link to itself: no error")
+	}
+	long := filepath.Join(dir, strings.Repeat("x", 300))
+	if err := applyMount(Mount{Kind: KindMask, Path: long, FD: -1}, -1); err == nil {
+		return fail("mask of a name too long: no error")
+	}
+	n++
+	// The mask sources covered (an earlier mount of the plan over /dev:
+	// a read or write path, or a home, at /dev): the bind's ENOENT is
+	// then the source's, not the place's. A secret that is there must
+	// not be taken for "nothing to hide": the mask fails, and with it
+	// the start.
+	if err := unix.Mount("t", "/dev", "tmpfs", 0, "mode=0755"); err != nil {
+		return fail("cannot set up: tmpfs over /dev: %v", err)
+	}
+	for _, hint := range []bool{false, true} {
+		p := filepath.Join(dir, fmt.Sprintf("uncovered-%v", hint))
+		if err := mk(p, hint); err != nil {
+			return fail("make %s: %v", p, err)
+		}
+		err := applyMount(Mount{Kind: KindMask, Path: p, Dir: hint, FD: -1}, -1)
+		if err == nil {
+			return fail("mask of %s with init's mask sources covered: no error, the secret is left as it is", p)
+		}
 	}
 	n++
 	fmt.Printf("masked %d places\n", n)

@@ -105,3 +105,11 @@ func (r *resolved) existingPath(d string) string {
 	}
 	return resolveExisting(d)
 }
+
+// forgetRoots drops the check's resolution: the plan resolves the paths
+// again (a repair of killed runs changed the trees since). Safe on nil.
+func (c *checked) forgetRoots() {
+	if c != nil {
+		c.roots = nil
+	}
+}

@@ -384,7 +384,14 @@ func (r *runner) run() int {
 		// run's protections are decided. After init's clone: init's start
 		// does not wait for it (init has nothing of the sandbox's before
 		// its spec, which needs the plan).
-		r.killedRuns()
+		if r.killedRuns() {
+			// The check resolved this run's paths before that repair:
+			// a .git a killed run's agent left made the directory above
+			// the one jail started in a "work tree", and the workspace
+			// (TestKilledRunGitDoesNotWidenWorkspace). The plan resolves
+			// them again, as they are now.
+			chk.forgetRoots()
+		}
 		r.tracef("killed runs")
 	}
 	var dirs fsrules.DirReader

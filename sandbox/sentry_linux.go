@@ -332,40 +332,48 @@ func gcKilledRuns(w io.Writer) {
 }
 
 // killedRuns checks the trees of earlier runs whose supervisor was killed
-// before its exit check (their run.json is still there and unlocked).
-func (r *runner) killedRuns() {
+// before its exit check (their run.json is still there and unlocked). It
+// tells whether it checked any: what it moved out of their trees (a .git
+// that made a directory a work tree, a link) may change what this run's
+// paths resolve to.
+func (r *runner) killedRuns() (checked bool) {
 	base, err := quarantineBase()
 	if err != nil {
-		return
+		return false
 	}
 	recs, _ := filepath.Glob(filepath.Join(base, "*", "run.json"))
 	for _, p := range recs {
-		r.killedRun(p)
+		if r.killedRun(p) {
+			checked = true
+		}
 	}
+	return checked
 }
 
-func (r *runner) killedRun(p string) {
+// killedRun checks one killed run's trees (killedRuns), and tells whether
+// it did.
+func (r *runner) killedRun(p string) bool {
 	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return
+		return false
 	}
 	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return // that run is still going
+		return false // that run is still going
 	}
 	// Still the record at that path: another start may have checked it and
 	// removed it while this one waited for the lock.
 	fi, err := f.Stat()
 	if err != nil {
-		return
+		return false
 	}
 	if cur, err := os.Lstat(p); err != nil || !os.SameFile(fi, cur) {
-		return
+		return false
 	}
 	var rec runRecord
 	if err := json.NewDecoder(io.LimitReader(f, 256<<20)).Decode(&rec); err != nil {
 		r.notef("%s: unreadable (%v): remove it; that run's trees were not checked", p, err)
-		return
+		return false
 	}
 	dir := filepath.Dir(p)
 	// The killed run ended at most two beats after the record's last touch.
@@ -389,4 +397,5 @@ func (r *runner) killedRun(p string) {
 		r.notef("%s: %v", p, err)
 	}
 	os.Remove(dir) // only when empty
+	return true
 }

@@ -122,7 +122,6 @@ func run(conn *Conn, h Hooks) int {
 	spec := m.Spec
 	specRead = MonotonicNS()
 	agentTimerSlack = spec.AgentTimerSlack
-	agentSlice = spec.AgentSlice
 	st, err := setup(conn, spec, passed, h)
 	for _, f := range passed {
 		f.Close()
@@ -1085,30 +1084,17 @@ func hasEnv(env []string, name string) bool {
 // process init starts (0: the one init has).
 var agentTimerSlack int64
 
-// agentSlice is the spec's AgentSlice: the scheduler slice of every
-// process init starts (0: the one init has).
-var agentSlice int64
-
 // forkExec starts path, a failure being the exit code the shell would give
 // (127: not found, 126: found but not runnable) with the reason.
 func forkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
 	// The child inherits the forking thread's timer slack: jail's caller's
 	// (agentTimerSlack), not init's own (InitTimerSlack), for the fork
 	// only, on a thread held for it.
-	if agentTimerSlack > 0 || agentSlice > 0 {
+	if agentTimerSlack > 0 {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-	}
-	if agentTimerSlack > 0 {
 		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(agentTimerSlack), 0, 0, 0)
 		defer unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
-	}
-	// Likewise the scheduler slice: jail's caller's (agentSlice), not
-	// init's short one (InitSlice), which would let the agent preempt
-	// the host's tasks sooner than its caller's would.
-	if agentSlice > 0 {
-		_ = setThreadSlice(uint64(agentSlice))
-		defer setThreadSlice(InitSlice)
 	}
 	pid, err := syscall.ForkExec(path, argv, attr)
 	if err != nil {

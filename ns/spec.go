@@ -136,10 +136,6 @@ type Spec struct {
 	// runs with InitTimerSlack; the agent must not inherit that (Finish
 	// sets this field).
 	AgentTimerSlack int64 `json:"agent_timer_slack,omitempty"`
-	// AgentSlice is the scheduler slice (ns) of every process init
-	// starts: jail's caller's. Init itself runs with InitSlice, which the
-	// agent must not inherit (Finish sets this field; 0: init's own).
-	AgentSlice int64 `json:"agent_slice,omitempty"`
 	// Hooks carries feature configuration (landlock, seccomp, network) that init
 	// hands to the registered Hooks; opaque to this package.
 	Hooks map[string][]byte `json:"hooks,omitempty"`

@@ -215,11 +215,6 @@ func spawnerThread() {
 	// The lean init's entry inherits it too, init from its clone, and
 	// execve keeps it.
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
-	// The same way, init's start ahead of the supervisor's work on the
-	// CPUs (InitSlice): the entry and init inherit it, the agent gets
-	// jail's caller's (Spec.AgentSlice). Best effort: without it the
-	// start is only slower.
-	_ = setThreadSlice(InitSlice)
 }
 
 // JoinError is a failure to move init's spawner thread into the sandbox's
@@ -419,7 +414,6 @@ func (st *Starting) Finish(spec0 *Spec) (*Sandbox, error) {
 	// thread's, which is the supervisor's own (package slack) or, on
 	// init's spawner, init's.
 	spec.AgentTimerSlack = slack.Caller()
-	spec.AgentSlice = callerSlice()
 	if st.rootful && !st.degraded {
 		spec.Mounts, files, err = idmapBinds(s.Pid, spec.Mounts)
 		if err != nil {

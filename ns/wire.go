@@ -73,7 +73,6 @@ const (
 	tSpecHooks
 	tSpecDegraded
 	tSpecAgentTimerSlack
-	tSpecAgentSlice
 )
 
 const (
@@ -215,7 +214,6 @@ func (e *wenc) spec(s *Spec) {
 	}
 	e.bool(tSpecDegraded, s.Degraded)
 	e.int(tSpecAgentTimerSlack, s.AgentTimerSlack)
-	e.int(tSpecAgentSlice, s.AgentSlice)
 	e.end()
 }
 
@@ -656,8 +654,6 @@ func (d *wdec) spec(s *Spec) {
 			s.IgnoreSIGXFSZ = true
 		case tSpecAgentTimerSlack:
 			s.AgentTimerSlack = d.int64()
-		case tSpecAgentSlice:
-			s.AgentSlice = d.int64()
 		case tSpecHooks:
 			n, isNil := d.count()
 			if isNil {

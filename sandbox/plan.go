@@ -613,7 +613,7 @@ func foreignNote(path, why string) string {
 // errors about it. Errors are *policy.FieldError or *policy.ConflictError.
 func resolveRoots(p *policy.Policy, ws string) ([]ns.Mount, map[string]string, error) {
 	if ws == "/" && !p.ReadOnly {
-		return nil, nil, &policy.FieldError{Key: "workspace", Value: "/", Reason: "the whole host: cd into a project directory, or add `read-only`"}
+		return nil, nil, &policy.FieldError{Key: "workspace", Value: "/", Reason: "the whole host: cd into a project directory, or give `workspace` one (`degraded` mode also takes it with `read-only`)"}
 	}
 	binds := map[string]ns.Mount{}
 	raw := p.Workspace

@@ -154,7 +154,7 @@ func TestPlanFromCheckSameAsAlone(t *testing.T) {
 				d := ""
 				for try := 0; try < 3; try++ {
 					want, wantErr = buildPlan(pb, e.env, nil)
-					got, gotErr = planChecked(pb, e.env, nil, chk)
+					got, gotErr = planChecked(pb, e.env, nil, chk, false)
 					if wantErr != nil || gotErr != nil {
 						break
 					}
@@ -250,7 +250,7 @@ func TestPlanFromCheckTildeIsProcessHome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := planChecked(p, f.env, nil, chk)
+	got, err := planChecked(p, f.env, nil, chk, false)
 	if err != nil {
 		t.Fatal(err)
 	}

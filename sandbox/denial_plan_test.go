@@ -54,6 +54,10 @@ func TestDenialRecordConflict(t *testing.T) {
 		{"a bind at /run/jail", []ns.Mount{run, {Kind: ns.KindBind, Path: "/run/jail"}}, false},
 		{"a bind under /run/jail", []ns.Mount{run, {Kind: ns.KindROBind, Path: "/run/jail/x"}}, false},
 		{"a bind elsewhere in /run", []ns.Mount{run, {Kind: ns.KindBind, Path: "/run/user/1000"}}, true},
+		// A read or write path at /run itself covers the private tmpfs:
+		// init's mkdir of /run/jail failed the start on the host's tree.
+		{"a read path at /run", []ns.Mount{run, {Kind: ns.KindROBind, Path: "/run"}}, false},
+		{"a write path at /run", []ns.Mount{run, {Kind: ns.KindBind, Path: "/run"}}, false},
 	} {
 		m, why := denialRecord(tt.mounts)
 		if (m != nil) != tt.ok || (m == nil) == (why == "") {

@@ -124,12 +124,14 @@ func BuildPlan(p *policy.Policy, env []string) (*Plan, error) { return buildPlan
 // by dirs (nil: each is read): package dircache, which answers for a
 // directory unchanged since an earlier run.
 func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, error) {
-	return planChecked(p, env, dirs, nil)
+	return planChecked(p, env, dirs, nil, false)
 }
 
 // planChecked is buildPlan taking what check built (nil: nothing), each
 // part only for the values it was built from (fsrules.Input.Rules).
-func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *checked) (*Plan, error) {
+// degraded: the run builds no mount namespace (its paths become Landlock
+// rules), so paths at init's own places are not refused.
+func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *checked, degraded bool) (*Plan, error) {
 	// The options are checked (and the network mode decided) here too, so a
 	// caller that skipped Validate still gets a closed default.
 	if err := p.Check(); err != nil {
@@ -139,6 +141,13 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	res, err := chk.resolvedFor(p, env)
 	if err != nil {
 		return nil, err
+	}
+	if !degraded {
+		// Before any walk of the trees (a workspace at /proc was walked
+		// for the deny rules and failed on a /proc file: "readdirent").
+		if err := refuseOwnPlaces(p, res); err != nil {
+			return nil, err
+		}
 	}
 	home, ws, cwd, wsNote, bl, raws := res.home, res.ws, res.cwd, res.wsNote, res.binds, res.raws
 	plan := &Plan{Workspace: ws, Cwd: cwd}
@@ -523,8 +532,13 @@ func denialRecord(mounts []ns.Mount) (*ns.Mount, string) {
 	run := filepath.Dir(denials.Dir)
 	hasRun := false
 	for _, m := range mounts {
-		if m.Path == run && m.Kind == ns.KindTmpfs {
-			hasRun = true
+		if m.Path == run {
+			// The last mount there is what /run is: a read or write
+			// path at /run, bound after the private tmpfs, covers it, and
+			// init's mkdir of /run/jail failed on the host's tree ("record
+			// /run/jail: mkdir /run/jail: read-only file system", or made
+			// it on the host through a writable one).
+			hasRun = m.Kind == ns.KindTmpfs
 		}
 		if m.Path == denials.Dir || strings.HasPrefix(m.Path, denials.Dir+"/") {
 			return nil, m.Path + " is mounted there"
@@ -599,7 +613,7 @@ func foreignNote(path, why string) string {
 // errors about it. Errors are *policy.FieldError or *policy.ConflictError.
 func resolveRoots(p *policy.Policy, ws string) ([]ns.Mount, map[string]string, error) {
 	if ws == "/" && !p.ReadOnly {
-		return nil, nil, &policy.FieldError{Key: "workspace", Value: "/", Reason: "the whole host: cd into a project directory, or add `read-only`"}
+		return nil, nil, &policy.FieldError{Key: "workspace", Value: "/", Reason: "the whole host: cd into a project directory, or give `workspace` one (`degraded` mode also takes it with `read-only`)"}
 	}
 	binds := map[string]ns.Mount{}
 	raw := p.Workspace

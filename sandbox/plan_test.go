@@ -252,9 +252,17 @@ func TestBuildPlanRootWorkspaceReadOnly(t *testing.T) {
 		t.Skip("walks the host's root file system")
 	}
 	f := newFixture(t)
-	pl, err := BuildPlan(f.policy(func(p *policy.Policy) { p.Workspace = "/"; p.ReadOnly = true }), f.env)
+	p := f.policy(func(p *policy.Policy) { p.Workspace = "/"; p.ReadOnly = true })
+	// With namespaces init binds nothing on the root itself: refused
+	// when the plan is made (refuseOwnPlaces), not by init.
+	var fe *policy.FieldError
+	if _, err := BuildPlan(p, f.env); !errors.As(err, &fe) || fe.Key != "workspace" || fe.Value != "/" {
+		t.Errorf("--read-only with workspace / and namespaces: %v, want refused", err)
+	}
+	// Degraded mode (Landlock rules, no mounts) keeps it.
+	pl, err := planChecked(p, f.env, nil, nil, true)
 	if err != nil {
-		t.Fatalf("--read-only with workspace /: %v", err)
+		t.Fatalf("--read-only with workspace /, degraded: %v", err)
 	}
 	if i := findKind(pl.Mounts, ns.KindROBind, "/"); i < 0 {
 		t.Error("no read-only bind of /")

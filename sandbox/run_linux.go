@@ -394,12 +394,24 @@ func (r *runner) run() int {
 		}
 		r.tracef("killed runs")
 	}
+	if r.pol.DryRun {
+		// What --dry-run prints for a host without namespaces (a run
+		// decided it before the plan, with its limits): decided before the
+		// plan too, which refuses paths at init's own places only where
+		// there are namespaces.
+		if r.degraded, r.degradedWhy = r.decideDegraded(); r.degraded {
+			if err := checkDegraded(r.pol); err != nil {
+				r.errorf("%s", Explain(err))
+				return ExitSetup
+			}
+		}
+	}
 	var dirs fsrules.DirReader
 	if !r.pol.DryRun {
 		r.dirs = openDirCache()
 		dirs = r.dirs
 	}
-	plan, err := planChecked(r.pol, os.Environ(), dirs, chk)
+	plan, err := planChecked(r.pol, os.Environ(), dirs, chk, r.degraded)
 	r.saveDirCache("plan")
 	if err != nil {
 		r.errorf("%s", Explain(err))
@@ -445,16 +457,6 @@ func (r *runner) run() int {
 		// everyday-tools rules changed (see shownNote).
 		if shownNote(n) {
 			r.notef("%s", n)
-		}
-	}
-	if r.pol.DryRun {
-		// What --dry-run prints for a host without namespaces (a run
-		// decided it before the plan, with its limits).
-		if r.degraded, r.degradedWhy = r.decideDegraded(); r.degraded {
-			if err := checkDegraded(r.pol); err != nil {
-				r.errorf("%s", Explain(err))
-				return ExitSetup
-			}
 		}
 	}
 	if r.pol.Net == policy.NetAllow {

@@ -48,8 +48,18 @@ func TestGCLeftovers(t *testing.T) {
 		m, _ := filepath.Glob(fmt.Sprintf("%s/jail-%d-t*-tmp-*", os.TempDir(), sup))
 		return m
 	}
+	// The live one first, and until its housekeeping has run: its trail
+	// retention lists the registry, and that removes a dead supervisor's
+	// record (List), which gc would then not name. It runs once the agent
+	// has started (offstart), which under load came after the kill below
+	// (a CI flake: the dead one's record gone, no line for its trail).
+	trace := filepath.Join(t.TempDir(), "live.trace")
+	live := gcStart(t, workspace(t), append(env, "JAIL_TRACE=1", "JAIL_TEST_STDERR="+trace), "/bin/sh", "-c", `exec "$@" 2>"$JAIL_TEST_STDERR"`, "sh", jail(t), "--x-degraded", "--", "sleep", "60")
+	gcWait(t, "the live supervisor's housekeeping", func() bool {
+		b, _ := os.ReadFile(trace)
+		return strings.Contains(string(b), "supervisor retention")
+	})
 	dead := gcStart(t, workspace(t), env, jail(t), "--x-degraded", "--", "sleep", "60")
-	live := gcStart(t, workspace(t), env, jail(t), "--x-degraded", "--", "sleep", "60")
 	records := func() int { m, _ := filepath.Glob(filepath.Join(state, "jail", "run", "*.json")); return len(m) }
 	gcWait(t, "both private TMPDIRs and records", func() bool {
 		return len(tmpOf(dead.Process.Pid)) == 1 && len(tmpOf(live.Process.Pid)) == 1 && records() == 2

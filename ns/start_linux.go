@@ -217,6 +217,30 @@ func spawnerThread() {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
 }
 
+// dropHostGroups empties the calling thread's supplementary groups, for
+// a rootful start (cfg.Rootful, not degraded), before it starts anything:
+// init (the entry's clone, or the fork) takes its credentials from this
+// thread. Without it init and every process of the sandbox keep the
+// caller's host groups (root's 0, adm, ... under sudo): setgroups(2) is
+// denied in the sandbox's user namespace, so nothing inside can drop
+// them, the gid map names only 0 (host nobody), and they still count in
+// every permission check of a host file bound without an id map (the
+// root file system: a file readable by group 0 alone), shown inside as
+// 65534. The raw system call changes this thread alone (Go's and libc's
+// setgroups change every thread): the thread is init's spawner for
+// init's whole life and ends with it (spawnerThread), so the supervisor
+// keeps its groups and no other goroutine runs here. A refusal fails the
+// start: a rootful start already needs CAP_SETGID for init's gid map.
+func dropHostGroups(cfg Config) error {
+	if !cfg.Rootful || cfg.Degraded {
+		return nil
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+		return fmt.Errorf("drop the supplementary groups of init's spawner thread (setgroups): %w", e)
+	}
+	return nil
+}
+
 // JoinError is a failure to move init's spawner thread into the sandbox's
 // cgroups or back out (Config.JoinThread): nothing was started, or what
 // was is killed and reaped, and the thread has ended.
@@ -342,6 +366,11 @@ func spawn(cfg Config, attr *syscall.SysProcAttr, child, exe *os.File) (*Sandbox
 	started := make(chan error, 1)
 	goSpawner(cfg.JoinThread != nil, func() {
 		spawnerThread()
+		if err := dropHostGroups(cfg); err != nil {
+			started <- err
+			close(s.done)
+			return
+		}
 		err := bornIn(cfg.JoinThread, cmd.Start, func() {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()

@@ -163,6 +163,11 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 		// init's parent is the thread that starts the entry (through
 		// CLONE_PARENT), as it is spawn's: the same thread settings.
 		spawnerThread()
+		if err := dropHostGroups(cfg); err != nil {
+			started <- err
+			close(s.done)
+			return
+		}
 		pid, err := runEntry(e, parent, opts, cfg.JoinThread)
 		if err != nil {
 			started <- err

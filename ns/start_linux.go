@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/procstat"
 	"github.com/jail-sandbox/jail/slack"
 )
 
@@ -217,6 +218,30 @@ func spawnerThread() {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
 }
 
+// dropHostGroups empties the calling thread's supplementary groups, for
+// a rootful start (cfg.Rootful, not degraded), before it starts anything:
+// init (the entry's clone, or the fork) takes its credentials from this
+// thread. Without it init and every process of the sandbox keep the
+// caller's host groups (root's 0, adm, ... under sudo): setgroups(2) is
+// denied in the sandbox's user namespace, so nothing inside can drop
+// them, the gid map names only 0 (host nobody), and they still count in
+// every permission check of a host file bound without an id map (the
+// root file system: a file readable by group 0 alone), shown inside as
+// 65534. The raw system call changes this thread alone (Go's and libc's
+// setgroups change every thread): the thread is init's spawner for
+// init's whole life and ends with it (spawnerThread), so the supervisor
+// keeps its groups and no other goroutine runs here. A refusal fails the
+// start: a rootful start already needs CAP_SETGID for init's gid map.
+func dropHostGroups(cfg Config) error {
+	if !cfg.Rootful || cfg.Degraded {
+		return nil
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+		return fmt.Errorf("drop the supplementary groups of init's spawner thread (setgroups): %w", e)
+	}
+	return nil
+}
+
 // JoinError is a failure to move init's spawner thread into the sandbox's
 // cgroups or back out (Config.JoinThread): nothing was started, or what
 // was is killed and reaped, and the thread has ended.
@@ -342,6 +367,11 @@ func spawn(cfg Config, attr *syscall.SysProcAttr, child, exe *os.File) (*Sandbox
 	started := make(chan error, 1)
 	goSpawner(cfg.JoinThread != nil, func() {
 		spawnerThread()
+		if err := dropHostGroups(cfg); err != nil {
+			started <- err
+			close(s.done)
+			return
+		}
 		err := bornIn(cfg.JoinThread, cmd.Start, func() {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
@@ -506,7 +536,7 @@ func startError(err error) error {
 // is stored as owned by root, as if root had run the agent. Other owners are
 // unmapped inside (read-only to the agent unless world-writable).
 func idmapBinds(pid int, mounts []Mount) ([]Mount, []*os.File, error) {
-	userns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", pid))
+	userns, err := openUserNS(pid)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -536,6 +566,48 @@ func idmapBinds(pid int, mounts []Mount) ([]Mount, []*os.File, error) {
 		files = append(files, os.NewFile(uintptr(fd), m.Path))
 	}
 	return out, files, nil
+}
+
+// pfForkNoExec is PF_FORKNOEXEC, a task's flag (/proc/PID/stat field 9)
+// from its fork until its execve.
+const pfForkNoExec = 0x40
+
+// execWait bounds openUserNS' wait for init's execve: init is throttled
+// at most a CPU quota's period (100 ms) at a time.
+const execWait = 10 * time.Second
+
+// openUserNS opens init's user namespace (pid: init, this process's
+// unreaped child: its pid is not reused). Until its execve a rootful init
+// is the entry's clone (or the fork's child), host nobody and not
+// dumpable (its setresuid), its memory still in the supervisor's user
+// namespace: /proc/PID/ns/user is then refused (EACCES) to a supervisor
+// without CAP_SYS_PTRACE (root in a container's default capability set,
+// which also keeps init's execve: initNoExec), and the start failed
+// whenever init was slower to its execve than the supervisor to its spec
+// (1-2 starts in 10 under load or a small CPU quota). Refused, the open
+// is tried again while init has still not exec'd (PF_FORKNOEXEC in its
+// stat, which anyone may read), up to execWait; refused after its execve,
+// or for an init that ended, the error stands.
+func openUserNS(pid int) (*os.File, error) {
+	path := fmt.Sprintf("/proc/%d/ns/user", pid)
+	deadline := time.Now().Add(execWait)
+	// A short first wait (init is usually a few system calls from its
+	// execve), longer ones for an init that waits for a CPU.
+	for wait := 100 * time.Microsecond; ; wait = min(2*wait, 5*time.Millisecond) {
+		f, err := os.Open(path)
+		if err == nil || !errors.Is(err, unix.EACCES) || time.Now().After(deadline) {
+			return f, err
+		}
+		st, serr := procstat.Read("", pid)
+		if serr != nil || st.Flags&procstat.PFExiting != 0 || st.State == 'Z' {
+			return nil, err
+		}
+		if st.Flags&pfForkNoExec == 0 {
+			// Exec'd, if only since the open: one more try decides.
+			return os.Open(path)
+		}
+		slack.Sleep(wait)
+	}
 }
 
 func idmapped(path string, userns int) (int, error) {

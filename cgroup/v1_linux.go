@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	cgroups "github.com/containerd/cgroups/v3"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,16 +46,17 @@ func v1Needed(lim Limits) []string {
 	return n
 }
 
-func openV1(opts Options, gname string, lim Limits) (_ Group, _ Report, err error) {
+// self and selfErr are this process's v1 paths by controller and why they
+// could not be read (Open reads /proc/self/cgroup once).
+func openV1(opts Options, gname string, lim Limits, self map[string]string, selfErr error) (_ Group, _ Report, err error) {
 	if geteuid() != 0 {
 		// v1 hierarchies are never delegated to users safely (no
 		// containment rule like v2's), so only root uses them.
 		return nil, Report{}, errors.New("needs root")
 	}
 	root := opts.root()
-	self, _, err := cgroups.ParseCgroupFileUnified(opts.selfCgroup())
-	if err != nil {
-		return nil, Report{}, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), err)
+	if selfErr != nil {
+		return nil, Report{}, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), selfErr)
 	}
 	need := v1Needed(lim)
 	g := &v1Group{dirs: map[string]string{}}

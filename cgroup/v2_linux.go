@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	cgroups "github.com/containerd/cgroups/v3"
 	"golang.org/x/sys/unix"
 )
 
@@ -94,15 +93,16 @@ func delegated(dir string) bool {
 
 // openV2 tries the v2 strategies in order; scopeErr receives why
 // opts.Scope (when asked) gave no usable subtree.
-func openV2(opts Options, gname string, lim Limits, scopeErr *error) (Group, Report, error) {
+// unified and selfErr are this process's cgroup2 path and why it could
+// not be read (Open reads /proc/self/cgroup once for both hierarchies).
+func openV2(opts Options, gname string, lim Limits, unified string, selfErr error, scopeErr *error) (Group, Report, error) {
 	root := opts.root()
 	v2root, ok := v2Mount(root)
 	if !ok {
 		return nil, Report{}, fmt.Errorf("no cgroup2 hierarchy under %s", root)
 	}
-	_, unified, err := cgroups.ParseCgroupFileUnified(opts.selfCgroup())
-	if err != nil {
-		return nil, Report{}, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), err)
+	if selfErr != nil {
+		return nil, Report{}, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), selfErr)
 	}
 	need := v2Needed(lim)
 	cur := filepath.Join(v2root, filepath.Clean("/"+unified))
@@ -173,7 +173,7 @@ func tryScope(opts Options, v2root, supLeaf, gname string, lim Limits, need []st
 	// The kernel's word, not the manager's: the process must now be in
 	// the cgroup it was told about (a manager of another user, a fake, or a
 	// move that failed would leave it elsewhere).
-	_, now, err := cgroups.ParseCgroupFileUnified(opts.selfCgroup())
+	_, now, err := readSelf(opts.selfCgroup())
 	if err != nil {
 		return nil, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), err)
 	}

@@ -110,6 +110,27 @@ func openV2(opts Options, gname string, lim Limits, unified string, selfErr erro
 	supLeaf := fmt.Sprintf("jail-%d-supervisor", self)
 	var why []string
 
+	// 0. The hierarchy's root offers every controller a group below it can
+	// have (a group's cgroup.controllers is its parent's subtree_control,
+	// which only names the parent's own controllers). When it lacks one the
+	// limits need (a hybrid host binds memory, pids and cpu to v1), no
+	// group the leaf, sibling or root strategy could use has it: they are
+	// skipped, each of which read the same answer through its own
+	// directory. The scope is still asked for (below): its answer is what
+	// the user is told about the user manager.
+	if rootErr := rootFit(v2root, need, lim, !opts.Require); rootErr != nil && rootFitSkips {
+		why = append(why, rootErr.Error())
+		if opts.Scope != nil {
+			g, err := tryScope(opts, v2root, supLeaf, gname, lim, need, self)
+			if err == nil {
+				return g, v2Report(g, "scope", lim), nil
+			}
+			*scopeErr = err
+			why = append(why, "systemd user scope: "+err.Error())
+		}
+		return nil, Report{}, errors.New(strings.Join(why, "; "))
+	}
+
 	// 1. leaf: our own cgroup, when it is delegated and holds only us. A
 	// cgroup holding processes cannot enable controllers for children, so
 	// the supervisor first moves itself into a leaf child.
@@ -161,6 +182,29 @@ func openV2(opts Options, gname string, lim Limits, unified string, selfErr erro
 		why = append(why, "root: not root")
 	}
 	return nil, Report{}, errors.New(strings.Join(why, "; "))
+}
+
+// rootFitSkips lets rootFit's answer skip the strategies; tests turn it
+// off to check that skipping never changes what Open decides.
+var rootFitSkips = true
+
+// rootFit is fit at the hierarchy's root v2root: nil when its controllers
+// could cover need (with partial, as fit lets a missing cpu go), else why
+// no group below it can.
+func rootFit(v2root string, need []string, lim Limits, partial bool) error {
+	if len(need) == 0 {
+		return nil
+	}
+	have, err := readList(filepath.Join(v2root, "cgroup.controllers"))
+	if err != nil {
+		// No answer is no reason to skip: the strategies decide, as
+		// before, each from its own directory.
+		return nil
+	}
+	if _, _, _, err := fit(v2root, have, need, lim, partial); err != nil {
+		return fmt.Errorf("%w, so no group below it has them", err)
+	}
+	return nil
 }
 
 // tryScope asks opts.Scope for a delegated cgroup holding this process and

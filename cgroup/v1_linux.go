@@ -86,7 +86,7 @@ func openV1(opts Options, gname string, lim Limits, self map[string]string, self
 		// Nest under our own group so an outer limit (a CI runner's)
 		// still applies to the sandbox.
 		parent := filepath.Join(base, filepath.Clean("/"+self[c.name]))
-		real, err := filepath.EvalSymlinks(parent)
+		real, err := v1Real(base, parent)
 		if err != nil {
 			return nil, Report{}, fmt.Errorf("controller %s: %w", c.name, err)
 		}
@@ -140,6 +140,24 @@ func openV1(opts Options, gname string, lim Limits, self map[string]string, self
 		rep.Warnings = append(rep.Warnings, "swap: no memory.memsw (kernel without swap accounting); swap use is not limited separately")
 	}
 	return g, rep, nil
+}
+
+// v1Real is the directory parent (a group below the hierarchy mounted at
+// base) names, with a symlinked base resolved: co-mounted controllers
+// (cpu and cpuacct -> cpu,cpuacct) are one hierarchy, and openV1 makes one
+// group in it. Below base is cgroupfs, which has no symlinks, so only
+// base is looked at (one lstat; filepath.EvalSymlinks of the whole path
+// took one per component for every controller, /sys and /sys/fs each
+// time). A base that is not a symlink keeps the path as the host names it.
+func v1Real(base, parent string) (string, error) {
+	fi, err := os.Lstat(base)
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		return parent, nil
+	}
+	return filepath.EvalSymlinks(parent)
 }
 
 func (g *v1Group) Mode() string    { return "v1" }

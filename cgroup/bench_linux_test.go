@@ -166,3 +166,24 @@ func BenchmarkV1Join(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkOpenDefault measures Open alone (the supervisor's "cgroup" trace
+// step) with jail's default limits and options: every strategy in order,
+// as a start tries them (on a hybrid host: v2's probes, then v1's groups).
+func BenchmarkOpenDefault(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	lim := Limits{Pids: 1024 + 16, WatchMemory: true}
+	for i := 0; i < b.N; i++ {
+		g, _, err := Open("bench", lim, Options{})
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := g.Delete(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

@@ -105,15 +105,20 @@ func Open(name string, lim Limits, opts Options) (Group, Report, error) {
 	}
 	var reasons []string
 	var scopeErr error
+	// Where this process is, read once for both hierarchies' strategies:
+	// a v2 strategy that moves the supervisor (its leaf, a scope) moves it
+	// in the cgroup2 hierarchy only, never in a v1 one, and the scope
+	// strategy reads the file again after its move.
+	v1Self, v2Self, selfErr := readSelf(opts.selfCgroup())
 	if !opts.DisableV2 {
-		g, rep, err := openV2(opts, gname, lim, &scopeErr)
+		g, rep, err := openV2(opts, gname, lim, v2Self, selfErr, &scopeErr)
 		if err == nil {
 			return g, rep, nil
 		}
 		reasons = append(reasons, "cgroup v2: "+err.Error())
 	}
 	if !opts.DisableV1 {
-		g, rep, err := openV1(opts, gname, lim)
+		g, rep, err := openV1(opts, gname, lim, v1Self, selfErr)
 		if err == nil {
 			return g, rep, nil
 		}
@@ -187,18 +192,47 @@ func cgroupEnforced(lim Limits, how string) []string {
 
 // ---------- small file helpers ----------
 
+// writeFile writes val to one cgroup file in plain system calls, as
+// readFile reads: os.OpenFile registers the descriptor with Go's poller,
+// and cgroupfs files support poll, so each write also took an fcntl pair
+// and an epoll_ctl add and delete (the start writes pids.max before
+// init's start begins). A cgroupfs write never blocks: it is done, or
+// refused, when write returns.
 func writeFile(path, val string) error {
-	// O_TRUNC is harmless on cgroupfs and keeps fake trees tidy.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
+	var fd int
+	var err error
+	for {
+		// O_TRUNC is harmless on cgroupfs and keeps fake trees tidy.
+		fd, err = unix.Open(path, unix.O_WRONLY|unix.O_TRUNC|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
 	}
-	_, err = f.WriteString(val)
-	if cerr := f.Close(); err == nil {
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	b := []byte(val)
+	for len(b) > 0 && err == nil {
+		var n int
+		n, err = unix.Write(fd, b)
+		if err == unix.EINTR {
+			err = nil
+			continue
+		}
+		if err == nil && n <= 0 {
+			err = unix.EIO
+		}
+		if err == nil {
+			b = b[n:]
+		}
+	}
+	// cgroupfs checks and applies the value in write itself; close only
+	// releases the descriptor.
+	if cerr := unix.Close(fd); err == nil && cerr != nil && cerr != unix.EINTR {
 		err = cerr
 	}
 	if err != nil {
-		return &fs.PathError{Op: "write " + strconv.Quote(val), Path: path, Err: unwrapPathErr(err)}
+		return &fs.PathError{Op: "write " + strconv.Quote(val), Path: path, Err: err}
 	}
 	return nil
 }
@@ -240,12 +274,14 @@ func readFile(path string) ([]byte, error) {
 	}
 }
 
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
+// readSelf parses a /proc/PID/cgroup file (containerd's parser) read by
+// readFile: each v1 hierarchy's path by controller, and the cgroup2 path.
+func readSelf(path string) (map[string]string, string, error) {
+	b, err := readFile(path)
+	if err != nil {
+		return nil, "", err
 	}
-	return err
+	return cgroups.ParseCgroupFromReaderUnified(bytes.NewReader(b))
 }
 
 func readTrim(path string) (string, error) {
@@ -421,7 +457,7 @@ func CleanupStale() []error { return cleanupStale(Options{}) }
 
 func cleanupStale(opts Options) []error {
 	root := opts.root()
-	v1, unified, err := cgroups.ParseCgroupFileUnified(opts.selfCgroup())
+	v1, unified, err := readSelf(opts.selfCgroup())
 	if err != nil {
 		return []error{fmt.Errorf("cleanup stale cgroups: read %s: %w", opts.selfCgroup(), err)}
 	}

@@ -23,7 +23,9 @@
 //     user's D-Bus (containerd's cgroup2.NewSystemd talks to the system bus
 //     only). Where the delegated subtree lacks only the cpu controller
 //     (systemd before 252), memory and pids are enforced and --cpus is
-//     reported as not, unless Options.Require.
+//     reported as not, unless Options.Require. When the cgroup2 root itself
+//     lacks a controller the limits need (a hybrid host), no group below it
+//     can have it: only the scope is asked for.
 //  2. cgroup v1 (memory, pids, cpu, cpuacct, freezer), as root on a legacy
 //     or hybrid host. The runtime moves init in with Add before it lets init
 //     go on. Kill is freeze, SIGKILL every pid, thaw, until empty.
@@ -35,8 +37,9 @@
 //
 // # Why not containerd/cgroups' managers
 //
-// The module is a dependency for one function, ParseCgroupFileUnified (the
-// caller's own groups from /proc/self/cgroup). Its cgroup2.Manager and
+// The module is a dependency for one function, ParseCgroupFromReaderUnified
+// (the caller's own groups from /proc/self/cgroup, read once per Open
+// without Go's poller). Its cgroup2.Manager and
 // cgroup1.New were weighed against what jail needs (checked at v3.1.3):
 //
 //   - Delegation. cgroup2.NewManager does MkdirAll of the group (creating

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestReadFileAsOS: readFile returns what os.ReadFile does, small and
@@ -109,5 +111,36 @@ func TestV1Only(t *testing.T) {
 		if got := g.Only(42); got != tc.want {
 			t.Errorf("%s: Only = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestWriteFileErrors: writeFile in plain system calls replaces the file's
+// content and fails as os.OpenFile and Write did: an open error names the
+// path with "open" (ErrNotExist for a missing file), a refused write names
+// the value and the path with the kernel's errno (/dev/full: ENOSPC, as a
+// cgroup file refuses a bad value with EINVAL). Seen failing with the
+// write's errno dropped (a refused write returned nil).
+func TestWriteFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "pids.max")
+	if err := os.WriteFile(p, []byte("a longer old value\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(p, "64"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "64" {
+		t.Errorf("content %q, want 64", b)
+	}
+	var pe *fs.PathError
+	if err := writeFile(filepath.Join(dir, "missing"), "1"); !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Op != "open" {
+		t.Errorf("missing file: %v, want an open PathError with ErrNotExist", err)
+	}
+	if _, err := os.Stat("/dev/full"); err != nil {
+		return // no /dev/full in this tree: the rest needs it
+	}
+	err := writeFile("/dev/full", "1")
+	if !errors.Is(err, unix.ENOSPC) || !errors.As(err, &pe) || pe.Op != `write "1"` || pe.Path != "/dev/full" {
+		t.Errorf("refused write: %v, want write \"1\" /dev/full: ENOSPC", err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	cgroups "github.com/containerd/cgroups/v3"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,16 +46,17 @@ func v1Needed(lim Limits) []string {
 	return n
 }
 
-func openV1(opts Options, gname string, lim Limits) (_ Group, _ Report, err error) {
+// self and selfErr are this process's v1 paths by controller and why they
+// could not be read (Open reads /proc/self/cgroup once).
+func openV1(opts Options, gname string, lim Limits, self map[string]string, selfErr error) (_ Group, _ Report, err error) {
 	if geteuid() != 0 {
 		// v1 hierarchies are never delegated to users safely (no
 		// containment rule like v2's), so only root uses them.
 		return nil, Report{}, errors.New("needs root")
 	}
 	root := opts.root()
-	self, _, err := cgroups.ParseCgroupFileUnified(opts.selfCgroup())
-	if err != nil {
-		return nil, Report{}, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), err)
+	if selfErr != nil {
+		return nil, Report{}, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), selfErr)
 	}
 	need := v1Needed(lim)
 	g := &v1Group{dirs: map[string]string{}}
@@ -86,7 +86,7 @@ func openV1(opts Options, gname string, lim Limits) (_ Group, _ Report, err erro
 		// Nest under our own group so an outer limit (a CI runner's)
 		// still applies to the sandbox.
 		parent := filepath.Join(base, filepath.Clean("/"+self[c.name]))
-		real, err := filepath.EvalSymlinks(parent)
+		real, err := v1Real(base, parent)
 		if err != nil {
 			return nil, Report{}, fmt.Errorf("controller %s: %w", c.name, err)
 		}
@@ -140,6 +140,24 @@ func openV1(opts Options, gname string, lim Limits) (_ Group, _ Report, err erro
 		rep.Warnings = append(rep.Warnings, "swap: no memory.memsw (kernel without swap accounting); swap use is not limited separately")
 	}
 	return g, rep, nil
+}
+
+// v1Real is the directory parent (a group below the hierarchy mounted at
+// base) names, with a symlinked base resolved: co-mounted controllers
+// (cpu and cpuacct -> cpu,cpuacct) are one hierarchy, and openV1 makes one
+// group in it. Below base is cgroupfs, which has no symlinks, so only
+// base is looked at (one lstat; filepath.EvalSymlinks of the whole path
+// took one per component for every controller, /sys and /sys/fs each
+// time). A base that is not a symlink keeps the path as the host names it.
+func v1Real(base, parent string) (string, error) {
+	fi, err := os.Lstat(base)
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		return parent, nil
+	}
+	return filepath.EvalSymlinks(parent)
 }
 
 func (g *v1Group) Mode() string    { return "v1" }

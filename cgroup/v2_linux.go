@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	cgroups "github.com/containerd/cgroups/v3"
 	"golang.org/x/sys/unix"
 )
 
@@ -94,21 +93,43 @@ func delegated(dir string) bool {
 
 // openV2 tries the v2 strategies in order; scopeErr receives why
 // opts.Scope (when asked) gave no usable subtree.
-func openV2(opts Options, gname string, lim Limits, scopeErr *error) (Group, Report, error) {
+// unified and selfErr are this process's cgroup2 path and why it could
+// not be read (Open reads /proc/self/cgroup once for both hierarchies).
+func openV2(opts Options, gname string, lim Limits, unified string, selfErr error, scopeErr *error) (Group, Report, error) {
 	root := opts.root()
 	v2root, ok := v2Mount(root)
 	if !ok {
 		return nil, Report{}, fmt.Errorf("no cgroup2 hierarchy under %s", root)
 	}
-	_, unified, err := cgroups.ParseCgroupFileUnified(opts.selfCgroup())
-	if err != nil {
-		return nil, Report{}, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), err)
+	if selfErr != nil {
+		return nil, Report{}, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), selfErr)
 	}
 	need := v2Needed(lim)
 	cur := filepath.Join(v2root, filepath.Clean("/"+unified))
 	self := os.Getpid()
 	supLeaf := fmt.Sprintf("jail-%d-supervisor", self)
 	var why []string
+
+	// 0. The hierarchy's root offers every controller a group below it can
+	// have (a group's cgroup.controllers is its parent's subtree_control,
+	// which only names the parent's own controllers). When it lacks one the
+	// limits need (a hybrid host binds memory, pids and cpu to v1), no
+	// group the leaf, sibling or root strategy could use has it: they are
+	// skipped, each of which read the same answer through its own
+	// directory. The scope is still asked for (below): its answer is what
+	// the user is told about the user manager.
+	if rootErr := rootFit(v2root, need, lim, !opts.Require); rootErr != nil && rootFitSkips {
+		why = append(why, rootErr.Error())
+		if opts.Scope != nil {
+			g, err := tryScope(opts, v2root, supLeaf, gname, lim, need, self)
+			if err == nil {
+				return g, v2Report(g, "scope", lim), nil
+			}
+			*scopeErr = err
+			why = append(why, "systemd user scope: "+err.Error())
+		}
+		return nil, Report{}, errors.New(strings.Join(why, "; "))
+	}
 
 	// 1. leaf: our own cgroup, when it is delegated and holds only us. A
 	// cgroup holding processes cannot enable controllers for children, so
@@ -163,6 +184,29 @@ func openV2(opts Options, gname string, lim Limits, scopeErr *error) (Group, Rep
 	return nil, Report{}, errors.New(strings.Join(why, "; "))
 }
 
+// rootFitSkips lets rootFit's answer skip the strategies; tests turn it
+// off to check that skipping never changes what Open decides.
+var rootFitSkips = true
+
+// rootFit is fit at the hierarchy's root v2root: nil when its controllers
+// could cover need (with partial, as fit lets a missing cpu go), else why
+// no group below it can.
+func rootFit(v2root string, need []string, lim Limits, partial bool) error {
+	if len(need) == 0 {
+		return nil
+	}
+	have, err := readList(filepath.Join(v2root, "cgroup.controllers"))
+	if err != nil {
+		// No answer is no reason to skip: the strategies decide, as
+		// before, each from its own directory.
+		return nil
+	}
+	if _, _, _, err := fit(v2root, have, need, lim, partial); err != nil {
+		return fmt.Errorf("%w, so no group below it has them", err)
+	}
+	return nil
+}
+
 // tryScope asks opts.Scope for a delegated cgroup holding this process and
 // makes the sandbox's group in it, as tryLeaf does in our own cgroup.
 func tryScope(opts Options, v2root, supLeaf, gname string, lim Limits, need []string, self int) (*v2Group, error) {
@@ -173,7 +217,7 @@ func tryScope(opts Options, v2root, supLeaf, gname string, lim Limits, need []st
 	// The kernel's word, not the manager's: the process must now be in
 	// the cgroup it was told about (a manager of another user, a fake, or a
 	// move that failed would leave it elsewhere).
-	_, now, err := cgroups.ParseCgroupFileUnified(opts.selfCgroup())
+	_, now, err := readSelf(opts.selfCgroup())
 	if err != nil {
 		return nil, fmt.Errorf("read own cgroup from %s: %w", opts.selfCgroup(), err)
 	}

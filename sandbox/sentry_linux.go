@@ -38,9 +38,10 @@ type sentry struct {
 	guard *gitguard.Guard
 	dir   string // this run's quarantine directory; "" when there is none
 
-	record *os.File // run.json, flocked while the run lasts
-	stop   chan struct{}
-	beat   sync.WaitGroup
+	record     *os.File // run.json, flocked while the run lasts
+	recordPath string   // its path
+	stop       chan struct{}
+	beat       sync.WaitGroup
 
 	mu    sync.Mutex
 	moved int
@@ -225,22 +226,36 @@ func (se *sentry) keepRecord(rec runRecord) error {
 	if err := os.MkdirAll(se.dir, 0o700); err != nil {
 		return err
 	}
+	// Made under another name, locked and written whole, and only then
+	// named run.json: another start's killedRuns takes an unlocked
+	// run.json for a killed run's. Created as run.json itself, a start
+	// opening it before the lock took the lock, read an empty record
+	// ("unreadable", told to remove a live run's record), and this run,
+	// refused its own lock, went on without one: if killed, it would not
+	// be checked (TestRunRecordNeverSeenUnlocked). The rename keeps the
+	// open file, and so the lock. A start killed before the rename leaves
+	// only the temporary name, which killedRuns never reads.
 	p := filepath.Join(se.dir, "run.json")
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	tmp := filepath.Join(se.dir, ".run.json.new")
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	fail := func(err error) error {
 		f.Close()
-		os.Remove(p)
-		return fmt.Errorf("lock %s: %w", p, err)
+		os.Remove(tmp)
+		return err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fail(fmt.Errorf("lock %s: %w", tmp, err))
 	}
 	if err := json.NewEncoder(f).Encode(rec); err != nil {
-		f.Close()
-		os.Remove(p)
-		return fmt.Errorf("write %s: %w", p, err)
+		return fail(fmt.Errorf("write %s: %w", tmp, err))
 	}
-	se.record, se.stop = f, make(chan struct{})
+	if err := os.Rename(tmp, p); err != nil {
+		return fail(err)
+	}
+	se.record, se.recordPath, se.stop = f, p, make(chan struct{})
 	se.beat.Add(1)
 	go func() {
 		defer se.beat.Done()
@@ -265,7 +280,7 @@ func (se *sentry) dropRecord() {
 	}
 	close(se.stop)
 	se.beat.Wait()
-	os.Remove(se.record.Name())
+	os.Remove(se.recordPath) // its name now, not the one it was made under
 	se.record.Close()
 	se.record = nil
 }

@@ -72,16 +72,7 @@ func TestUnwatchRemovesAtOnce(t *testing.T) {
 	if n, open := inotifytest.Watches(fd); !open || n < 1 {
 		t.Fatalf("before Unwatch: %d watches (open %v)", n, open)
 	}
-	g.Unwatch()
-	if n, open := inotifytest.Watches(fd); !open || n != 0 {
-		t.Fatalf("when Unwatch returned: descriptor open %v with %d watches, want open with none", open, n)
-	}
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the watch loop did not end after Unwatch")
-	}
-	g.Unwatch() // again: nothing
+	inotifytest.Unwatched(t, fd, done, g.Unwatch)
 	write(t, tg.Path, `{"model": "b", "hooks": {}}`)
 	g.Close()
 	want := `{"model": "b", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}`

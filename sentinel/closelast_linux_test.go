@@ -17,19 +17,7 @@ import (
 // removals re-arm nothing. Seen failing on the old Stop, which closed the
 // descriptor with its watches.
 func TestStopRemovesWatchesClosesLast(t *testing.T) {
-	h := newHarness(t)
-	sub := filepath.Join(h.root, "sub")
-	os.MkdirAll(sub, 0o755)
-	s := New(Config{Dir: h.qdir, Notify: h.notify, Roots: []string{h.root},
-		Absent:  []Absent{{Path: filepath.Join(h.root, ".mcp.json"), Rule: "t"}, {Path: filepath.Join(sub, "x", "y"), Rule: "t"}},
-		Observe: []string{h.root, sub},
-		Inspect: func(string, []string) ([]Item, []string) { return nil, nil }})
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s.mu.Lock()
-	fd, done := int(s.file.Fd()), s.done
-	s.mu.Unlock()
+	_, s, fd, done := startWatching(t)
 	if n, open := inotifytest.Watches(fd); !open || n < 2 {
 		t.Fatalf("before Stop: %d watches (open %v), want 2 or more", n, open)
 	}
@@ -97,32 +85,11 @@ func TestLastWriteBeforeStop(t *testing.T) {
 // Seen failing with an Unwatch that left the removals to a goroutine (as
 // the end's `go Stop()` did): 2 watches left when it returned.
 func TestUnwatchRemovesAtOnce(t *testing.T) {
-	h := newHarness(t)
-	sub := filepath.Join(h.root, "sub")
-	os.MkdirAll(sub, 0o755)
-	s := New(Config{Dir: h.qdir, Notify: h.notify, Roots: []string{h.root},
-		Absent:  []Absent{{Path: filepath.Join(h.root, ".mcp.json"), Rule: "t"}, {Path: filepath.Join(sub, "x", "y"), Rule: "t"}},
-		Observe: []string{h.root, sub},
-		Inspect: func(string, []string) ([]Item, []string) { return nil, nil }})
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s.mu.Lock()
-	fd, done := int(s.file.Fd()), s.done
-	s.mu.Unlock()
+	h, s, fd, done := startWatching(t)
 	if n, open := inotifytest.Watches(fd); !open || n < 2 {
 		t.Fatalf("before Unwatch: %d watches (open %v), want 2 or more", n, open)
 	}
-	s.Unwatch()
-	if n, open := inotifytest.Watches(fd); !open || n != 0 {
-		t.Fatalf("when Unwatch returned: descriptor open %v with %d watches, want open with none", open, n)
-	}
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the watch loop did not end after Unwatch")
-	}
-	s.Unwatch() // again: nothing
+	inotifytest.Unwatched(t, fd, done, s.Unwatch)
 	p := filepath.Join(h.root, ".mcp.json")
 	if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
@@ -136,4 +103,24 @@ func TestUnwatchRemovesAtOnce(t *testing.T) {
 	if _, open := inotifytest.Watches(fd); open {
 		t.Fatal("Close left the inotify descriptor open")
 	}
+}
+
+// startWatching starts a sentinel watching a root and a directory in it
+// (two watches or more) with two absent paths, and returns its descriptor
+// and its watch loop's end.
+func startWatching(t *testing.T) (*harness, *Sentinel, int, chan struct{}) {
+	t.Helper()
+	h := newHarness(t)
+	sub := filepath.Join(h.root, "sub")
+	os.MkdirAll(sub, 0o755)
+	s := New(Config{Dir: h.qdir, Notify: h.notify, Roots: []string{h.root},
+		Absent:  []Absent{{Path: filepath.Join(h.root, ".mcp.json"), Rule: "t"}, {Path: filepath.Join(sub, "x", "y"), Rule: "t"}},
+		Observe: []string{h.root, sub},
+		Inspect: func(string, []string) ([]Item, []string) { return nil, nil }})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return h, s, int(s.file.Fd()), s.done
 }

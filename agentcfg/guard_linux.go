@@ -320,6 +320,12 @@ type gtarget struct {
 	bad      fstate // kind, ctime and data of that version
 	badSince time.Time
 	recheck  *time.Timer
+	// unsettled: jail's last write failed, and last is what was there
+	// then, accepted only so that every event does not retry the write
+	// while the sandbox runs. A final check (no writer left) judges it
+	// again: the agent can make a write fail for a while (chmod a-w of
+	// the directory, then +w), and a failure must not settle its version.
+	unsettled bool
 	// m merges against the snapshot, parsed at the first check and kept:
 	// Claude Code rewrites a ~/.claude.json of megabytes many times a
 	// session (issue 16).
@@ -646,7 +652,7 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 		g.opts.Report(Event{Target: t.Target, Err: err, Recovered: recovered})
 		return
 	}
-	if st.same(t.last) {
+	if st.same(t.last) && !(final && t.unsettled) {
 		return
 	}
 	ev := Event{Target: t.Target, Action: "restored", Recovered: recovered}
@@ -666,7 +672,7 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 		return
 	case t.snap.Kind == kSymlink:
 		if st.Kind == kSymlink && st.Link == t.snap.Link {
-			t.last = st
+			t.last, t.unsettled = st, false
 			return
 		}
 		ev.Whole, ev.Keys = true, []string{"the symlink it was at start was replaced"}
@@ -687,7 +693,7 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 			t.badSince = time.Time{}
 		}
 		if !res.Changed() {
-			t.last = st
+			t.last, t.unsettled = st, false
 			return
 		}
 		if res.Unreadable && !final && (len(st.Data) == 0 || !g.stale(t, st)) {
@@ -787,9 +793,11 @@ func (g *Guard) stale(t *gtarget, st fstate) bool {
 // look): it is not accepted (recorded, it would be "no change" for every
 // later check, Close's last one too, and its hook would stay), want is
 // recorded instead and the next check (its event, or Close's) judges it.
-// After a failed write (ok false) what is there is accepted, as it always
-// was: no retry at every event.
+// After a failed write (ok false) what is there is accepted while the
+// sandbox runs (no retry at every event) but stays unsettled: the next
+// final check (Close's) judges it again.
 func (g *Guard) settle(t *gtarget, l *loc, want fstate, ok bool) {
+	t.unsettled = !ok
 	st, err := statAt(l.dirfd, l.name, g.opts.MaxSize, nil)
 	switch {
 	case err == nil && (!ok || st.same(want)):

@@ -87,3 +87,50 @@ func TestHomeViewsHidden(t *testing.T) {
 		})
 	}
 }
+
+// TestStateDirViewsHidden: jail's state directory outside the HOME
+// ($XDG_STATE_HOME elsewhere), shown at a second path by a host bind
+// mount, is not readable there inside (its trails, registry, trail key).
+func TestStateDirViewsHidden(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to bind mounts in a private mount namespace; fsrules.TestViews covers the computation")
+	}
+	if !testHomeVisible {
+		t.Skipf("the test HOME %s is under a place jail hides anyway", testHome)
+	}
+	mk := func(prefix string) string {
+		d, err := os.MkdirTemp(filepath.Dir(testHome), prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		os.Chmod(d, 0o755)
+		return d
+	}
+	state, view := mk("statehome-"), mk("stateview-")
+	secret := "STATEVIEW-SECRET-" + filepath.Base(state)
+	if err := os.MkdirAll(filepath.Join(state, "jail"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "jail", "marker"), []byte(secret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"namespaces", "degraded"} {
+		t.Run(mode, func(t *testing.T) {
+			flags := ""
+			if mode == "degraded" {
+				flags = "--x-degraded"
+			}
+			inner := strings.NewReplacer("V", view).Replace(`cat V/marker; ls -A V; echo done`)
+			script := `set -e; mount --bind "$S/jail" "$V"; exec "$JAIL" --quiet $FLAGS -- /bin/sh -c "$INNER"`
+			o := runOpts{env: []string{"XDG_STATE_HOME=" + state, "S=" + state, "V=" + view, "JAIL=" + jail(t), "INNER=" + inner, "FLAGS=" + flags}}
+			r := runWith(t, o, "unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script)
+			if strings.Contains(r.stdout, secret) || strings.Contains(r.stdout, "marker") {
+				t.Fatalf("a second mount of the state directory shows it inside:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "done") {
+				t.Fatalf("the agent did not run: code %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}

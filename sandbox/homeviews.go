@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/jail-sandbox/jail/fsrules"
@@ -75,4 +76,25 @@ func mountPaths(ms []ns.Mount) []string {
 		out = append(out, m.Path)
 	}
 	return out
+}
+
+// jailDirViews adds to late a mask for each visible place where another
+// mount shows jail's directory dir (its state or runtime directory, when
+// it is outside the HOME: inside, the HOME's views hide it), and refuses
+// a bind that is, or lies in, such a place, as a bind of dir itself is.
+func jailDirViews(late []ns.Mount, hostMounts []fsrules.Mount, dir, what string, bl, mounts []ns.Mount) ([]ns.Mount, error) {
+	for _, v := range fsrules.Views(hostMounts, dir) {
+		if err := inJailDir(bl, v.Path, what+" seen through another mount", nil); err != nil {
+			return nil, err
+		}
+		if !visibleIn(v.Path, mounts) {
+			continue
+		}
+		fi, err := os.Lstat(v.Path)
+		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			continue
+		}
+		late = append(late, ns.Mount{Kind: ns.KindMask, Path: v.Path, Dir: fi.IsDir(), FD: -1, Why: "jail's " + what + ", another mount"})
+	}
+	return late, nil
 }

@@ -318,6 +318,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			return nil, err
 		}
 		plan.StateDirMasked = visibleIn(plan.StateDir, mounts)
+		if lateViews, err = jailDirViews(lateViews, hostMounts, plan.StateDir, "state directory (old audit trails, the run registry)", bl, mounts); err != nil {
+			return nil, err
+		}
 	}
 	// The runtime directory likewise: its control sockets would let the
 	// sandbox ask its own supervisor (or another sandbox's) to run a
@@ -331,6 +334,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			return nil, err
 		}
 		plan.RuntimeDirMasked = visibleIn(plan.RuntimeDir, mounts)
+		if lateViews, err = jailDirViews(lateViews, hostMounts, plan.RuntimeDir, "runtime directory (running sandboxes' control sockets)", bl, mounts); err != nil {
+			return nil, err
+		}
 	}
 	var readable, writable []string
 	for _, b := range bl {

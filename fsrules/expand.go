@@ -43,6 +43,9 @@ type Input struct {
 	// the home directory): the walk does not descend into them (a root
 	// inside one is walked on its own).
 	Hidden []string
+	// Mountinfo is /proc/self/mountinfo as the caller read it (nil: Expand
+	// reads it), so that a plan reads the mount table once.
+	Mountinfo []byte
 	// MaxEntries bounds the walk (0: 1,000,000); beyond it Expand fails with
 	// ErrTooMany rather than return a partial plan.
 	MaxEntries int
@@ -334,7 +337,11 @@ func Expand(in Input) (Plan, error) {
 	for _, h := range in.Hidden {
 		w.skip[h] = ""
 	}
-	if b, err := readProcFile("/proc/self/mountinfo"); err == nil {
+	b, err := in.Mountinfo, error(nil)
+	if b == nil {
+		b, err = readProcFile("/proc/self/mountinfo")
+	}
+	if err == nil {
 		sum := sha256.Sum256(b)
 		w.mounts = &sum
 		for _, m := range ParseMountinfo(b) {

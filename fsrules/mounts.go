@@ -47,6 +47,10 @@ func readProcFile(name string) ([]byte, error) {
 	}
 }
 
+// ReadMountinfo reads /proc/self/mountinfo (the plan reads it once and
+// hands it to Expand through Input.Mountinfo).
+func ReadMountinfo() ([]byte, error) { return readProcFile("/proc/self/mountinfo") }
+
 // retryEINTR runs f again while it fails with EINTR (a signal handled
 // during a slow read), as package os does.
 func retryEINTR(f func() error) error {
@@ -61,6 +65,10 @@ func retryEINTR(f func() error) error {
 type Mount struct {
 	Point  string // the mount point, unescaped
 	FSType string
+	// Dev is the file system's MAJ:MIN and Root the directory of that
+	// file system the mount shows at Point (unescaped): two mounts with
+	// the same Dev show the same files where their Roots overlap.
+	Dev, Root string
 }
 
 // ParseMountinfo reads the mount points and filesystem types of a
@@ -84,7 +92,7 @@ func ParseMountinfo(data []byte) []Mount {
 		if sep < 0 || sep+1 >= len(f) || !strings.HasPrefix(f[4], "/") {
 			continue
 		}
-		out = append(out, Mount{Point: unescapeOctal(f[4]), FSType: f[sep+1]})
+		out = append(out, Mount{Point: unescapeOctal(f[4]), FSType: f[sep+1], Dev: f[2], Root: unescapeOctal(f[3])})
 	}
 	return out
 }

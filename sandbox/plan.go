@@ -257,6 +257,47 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	}
 	bl = append(bl, caches...)
 	sortBinds(bl)
+	// The HOME seen through another mount of its file system (a host bind
+	// of /home/u at /var/lib/v, of ~/.ssh somewhere): hiding the HOME by
+	// its path would leave it readable there. Found in the mount table the
+	// walk reads anyway (read here once, handed to it).
+	mountinfo, _ := fsrules.ReadMountinfo()
+	var hostMounts []fsrules.Mount
+	if mountinfo != nil {
+		hostMounts = fsrules.ParseMountinfo(mountinfo)
+	}
+	var lateViews []ns.Mount // views inside a bind: masked after the binds
+	if home != "" {
+		early, late, notes, err := homeViews(fsrules.Views(hostMounts, home), bl, raws, p.AllowWritableHome)
+		if err != nil {
+			return nil, err
+		}
+		plan.Notes = append(plan.Notes, notes...)
+		for _, v := range early {
+			if !visibleIn(v, mounts) {
+				continue // in a place hidden anyway (/home, /tmp, a data place)
+			}
+			fi, err := os.Lstat(v)
+			if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+				continue // absent: nothing shows the HOME there
+			}
+			if !fi.IsDir() {
+				late = append(late, v)
+				continue
+			}
+			// Like the HOME: an empty tmpfs, where only the read/write
+			// paths named in it reappear.
+			addHide(v, 0o700, "another mount of the home directory: empty; only read/write paths reappear")
+		}
+		for _, v := range late {
+			fi, err := os.Lstat(v)
+			if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+				continue
+			}
+			lateViews = append(lateViews, ns.Mount{Kind: ns.KindMask, Path: v, Dir: fi.IsDir(), FD: -1, Why: "another mount of the home directory"})
+		}
+		sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Path) < depth(mounts[j].Path) })
+	}
 	mounts = append(mounts, bl...)
 	// Symlinks on the way to --write/--read paths and to the command, where
 	// they sit in a hidden place: recreated, so that each works at its own
@@ -277,6 +318,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			return nil, err
 		}
 		plan.StateDirMasked = visibleIn(plan.StateDir, mounts)
+		if lateViews, err = jailDirViews(lateViews, hostMounts, plan.StateDir, "state directory (old audit trails, the run registry)", bl, mounts); err != nil {
+			return nil, err
+		}
 	}
 	// The runtime directory likewise: its control sockets would let the
 	// sandbox ask its own supervisor (or another sandbox's) to run a
@@ -290,6 +334,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			return nil, err
 		}
 		plan.RuntimeDirMasked = visibleIn(plan.RuntimeDir, mounts)
+		if lateViews, err = jailDirViews(lateViews, hostMounts, plan.RuntimeDir, "runtime directory (running sandboxes' control sockets)", bl, mounts); err != nil {
+			return nil, err
+		}
 	}
 	var readable, writable []string
 	for _, b := range bl {
@@ -311,8 +358,8 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		Readable: readable, Writable: writable,
 		// Home-anchored protections hold in the passwd home too; the walk
 		// does not enter what the sandbox replaces with an empty tmpfs.
-		Homes: homes, Hidden: hiddenPaths(mounts),
-		Dirs: dirs, Rules: rules,
+		Homes: homes, Hidden: append(hiddenPaths(mounts), mountPaths(lateViews)...),
+		Dirs: dirs, Rules: rules, Mountinfo: mountinfo,
 	}
 	fp, err := fsrules.Expand(in)
 	if err != nil {
@@ -348,6 +395,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	for _, m := range masks {
 		protected = append(protected, m.Path)
 	}
+	protected = append(protected, mountPaths(lateViews)...)
 	if plan.StateDirMasked {
 		protected = append(protected, plan.StateDir)
 	}
@@ -401,6 +449,10 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		// pins above keep its parents from being renamed away.
 		mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: plan.StateDir, Dir: true, FD: -1, Why: "jail's state directory (audit trails, run registry)"})
 	}
+	// The HOME's views inside a visible bind (a writable workspace holding
+	// a bind of the HOME): empty, mode-0, read-only, like the state
+	// directory; the pins above keep their parents in place.
+	mounts = append(mounts, lateViews...)
 	if plan.RuntimeDirMasked {
 		mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: plan.RuntimeDir, Dir: true, FD: -1, Why: "jail's runtime directory (running sandboxes' control sockets and logs)"})
 	}

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestReadFileAsOS: readFile returns what os.ReadFile does, small and
+// TestReadFileAsOS: readSmall (package rawread) returns what os.ReadFile does, small and
 // large files, pseudo files included, and the same kind of error.
 func TestReadFileAsOS(t *testing.T) {
 	dir := t.TempDir()
@@ -27,7 +27,7 @@ func TestReadFileAsOS(t *testing.T) {
 	}
 	for _, p := range paths {
 		want, werr := os.ReadFile(p)
-		got, err := readFile(p)
+		got, err := readSmall(p)
 		if (werr == nil) != (err == nil) {
 			t.Fatalf("%s: error %v, os.ReadFile's %v", p, err, werr)
 		}
@@ -39,11 +39,11 @@ func TestReadFileAsOS(t *testing.T) {
 			t.Errorf("%s: read nothing, os.ReadFile %d bytes", p, len(want))
 		}
 	}
-	if _, err := readFile(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := readSmall(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v, want ErrNotExist", err)
 	}
 	var pe *fs.PathError
-	if _, err := readFile(dir); !errors.As(err, &pe) || pe.Path != dir {
+	if _, err := readSmall(dir); !errors.As(err, &pe) || pe.Path != dir {
 		t.Errorf("directory: %v, want a PathError naming it", err)
 	}
 }

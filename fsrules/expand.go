@@ -339,7 +339,7 @@ func Expand(in Input) (Plan, error) {
 	}
 	b, err := in.Mountinfo, error(nil)
 	if b == nil {
-		b, err = readProcFile("/proc/self/mountinfo")
+		b, err = ReadMountinfo()
 	}
 	if err == nil {
 		sum := sha256.Sum256(b)

@@ -2,64 +2,14 @@ package fsrules
 
 import (
 	"bytes"
-	"io/fs"
 	"strings"
-	"syscall"
-)
 
-// readProcFile reads a generated /proc file whole, as os.ReadFile does,
-// with fewer system calls: no fstat (it reports size 0 for these files,
-// so os.ReadFile starts with 512 bytes and reads /proc/self/mountinfo in
-// 512-, 768- and 512-byte pieces, each read starting the kernel's mount
-// table walk again) and a first buffer of a page, what one read of a
-// seq_file returns at most. Read until end of file like os.ReadFile: a
-// short read is no end. On the descriptor itself, not an *os.File:
-// mountinfo can be polled, so os.Open made it non-blocking and added it
-// to the runtime's epoll set (two fcntl and two epoll_ctl calls around
-// the reads), and each *os.File carries a cleanup (issue 16).
-func readProcFile(name string) ([]byte, error) {
-	var fd int
-	err := retryEINTR(func() (err error) {
-		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		return err
-	})
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	defer syscall.Close(fd)
-	b := make([]byte, 0, 8192)
-	for {
-		var n int
-		err := retryEINTR(func() (err error) {
-			n, err = syscall.Read(fd, b[len(b):cap(b)])
-			return err
-		})
-		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
-		}
-		if n == 0 {
-			return b, nil // end of file
-		}
-		b = b[:len(b)+n]
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // more room
-		}
-	}
-}
+	"github.com/jail-sandbox/jail/internal/rawread"
+)
 
 // ReadMountinfo reads /proc/self/mountinfo (the plan reads it once and
 // hands it to Expand through Input.Mountinfo).
-func ReadMountinfo() ([]byte, error) { return readProcFile("/proc/self/mountinfo") }
-
-// retryEINTR runs f again while it fails with EINTR (a signal handled
-// during a slow read), as package os does.
-func retryEINTR(f func() error) error {
-	for {
-		if err := f(); err != syscall.EINTR {
-			return err
-		}
-	}
-}
+func ReadMountinfo() ([]byte, error) { return rawread.File("/proc/self/mountinfo", 8192) }
 
 // Mount is one line of /proc/self/mountinfo, as far as the walk needs it.
 type Mount struct {

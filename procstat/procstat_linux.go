@@ -2,10 +2,10 @@ package procstat
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"sync/atomic"
-	"syscall"
+
+	"github.com/jail-sandbox/jail/internal/rawread"
 )
 
 // Read parses /proc/PID/stat under root ("" means /proc; tests give a
@@ -15,7 +15,7 @@ func Read(root string, pid int) (Stat, error) {
 		root = "/proc"
 	}
 	p := fmt.Sprintf("%s/%d/stat", root, pid)
-	b, err := readFile(p)
+	b, err := rawread.File(p, 512) // a stat line is 300-400 bytes
 	if err != nil {
 		return Stat{}, fmt.Errorf("read %s: %w", p, err)
 	}
@@ -52,42 +52,4 @@ func SelfStartTick() uint64 {
 	t := StartTick(os.Getpid())
 	selfTick.Store(t) // 0 (unreadable) is asked again next time
 	return t
-}
-
-// readFile is os.ReadFile for one small /proc file, in plain system calls:
-// os.ReadFile offers every descriptor to Go's poller, which /proc refuses
-// (EPERM), and pays two fcntl pairs, the failed epoll_ctl and an fstat on
-// top of open, read and close (the supervisor's first read of its own
-// stat is on the way to its cgroup, before init's start begins).
-func readFile(path string) ([]byte, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer syscall.Close(fd)
-	// A stat line is 300-400 bytes; /proc answers each read whole.
-	b := make([]byte, 0, 512)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := syscall.Read(fd, b[len(b):cap(b)])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-		}
-		if n <= 0 {
-			return b, nil
-		}
-		b = b[:len(b)+n]
-	}
 }

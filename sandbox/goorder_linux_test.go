@@ -23,19 +23,7 @@ import (
 func TestGoWaitsForWallsAndControl(t *testing.T) {
 	for _, shut := range []string{"walls", "control", "both"} {
 		t.Run(shut, func(t *testing.T) {
-			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sup := ns.NewConn(os.NewFile(uintptr(fds[0]), "supervisor"))
-			ini := ns.NewConn(os.NewFile(uintptr(fds[1]), "init"))
-			defer ini.Close()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			r := &runner{pol: &policy.Policy{}, sb: &ns.Sandbox{Conn: sup}, ctx: ctx,
-				wallsUp: make(chan struct{}), controlUp: make(chan struct{}), startedCh: make(chan struct{}),
-				stopCh: make(chan syscall.Signal, 1)}
-			r.notes = notice.New(&testWriter{t}, notice.Options{})
+			r, ini := pairedRunner(t)
 			if shut == "control" {
 				close(r.wallsUp)
 			}
@@ -45,7 +33,7 @@ func TestGoWaitsForWallsAndControl(t *testing.T) {
 			done := make(chan struct{})
 			go r.readMessages(done)
 			defer func() {
-				sup.Close()
+				r.sb.Conn.Close()
 				select {
 				case <-done:
 				case <-time.After(5 * time.Second):
@@ -92,3 +80,24 @@ func TestGoWaitsForWallsAndControl(t *testing.T) {
 type testWriter struct{ t *testing.T }
 
 func (w *testWriter) Write(b []byte) (int, error) { w.t.Logf("%s", b); return len(b), nil }
+
+// pairedRunner is a runner whose sandbox is the other end of a socket pair
+// (ini, closed with the test) instead of an init: a test sends init's
+// messages itself. Its context ends with the test.
+func pairedRunner(t *testing.T) (*runner, *ns.Conn) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup := ns.NewConn(os.NewFile(uintptr(fds[0]), "supervisor"))
+	ini := ns.NewConn(os.NewFile(uintptr(fds[1]), "init"))
+	t.Cleanup(func() { ini.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	r := &runner{pol: &policy.Policy{}, sb: &ns.Sandbox{Conn: sup}, ctx: ctx,
+		wallsUp: make(chan struct{}), controlUp: make(chan struct{}), startedCh: make(chan struct{}),
+		exitCh: make(chan struct{}), stopCh: make(chan syscall.Signal, 1)}
+	r.notes = notice.New(&testWriter{t}, notice.Options{})
+	return r, ini
+}

@@ -1,17 +1,10 @@
 package sandbox
 
 import (
-	"context"
-	"os"
-	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
-	"github.com/jail-sandbox/jail/policy"
 )
 
 // TestExitMessageUnwatchesFirst: the message reader removes the walls'
@@ -22,19 +15,7 @@ import (
 // leaving the removals to the main loop (stopServers): unwatch not called
 // when exitCh closed.
 func TestExitMessageUnwatchesFirst(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sup := ns.NewConn(os.NewFile(uintptr(fds[0]), "supervisor"))
-	ini := ns.NewConn(os.NewFile(uintptr(fds[1]), "init"))
-	defer ini.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r := &runner{pol: &policy.Policy{}, sb: &ns.Sandbox{Conn: sup}, ctx: ctx,
-		wallsUp: make(chan struct{}), controlUp: make(chan struct{}), startedCh: make(chan struct{}),
-		exitCh: make(chan struct{}), stopCh: make(chan syscall.Signal, 1)}
-	r.notes = notice.New(&testWriter{t}, notice.Options{})
+	r, ini := pairedRunner(t)
 	calls := make(chan bool, 4) // each call: was exitCh still open?
 	r.unwatch = func() {
 		select {
@@ -47,7 +28,7 @@ func TestExitMessageUnwatchesFirst(t *testing.T) {
 	done := make(chan struct{})
 	go r.readMessages(done)
 	defer func() {
-		sup.Close()
+		r.sb.Conn.Close()
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):

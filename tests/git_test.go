@@ -22,7 +22,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -518,26 +517,7 @@ echo ../.cache/c > .git/commondir
 i=0; while [ -e .git/commondir ] && [ $i -lt 100 ]; do sleep 0.02; i=$((i+1)); done
 touch planted
 sleep 60`
-			cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", script, "sh", h.marker)
-			cmd.Dir = ws
-			cmd.Env = append(os.Environ(), h.env()...)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			var se syncBuffer
-			cmd.Stderr = &se
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			deadline := time.Now().Add(30 * time.Second)
-			for !fileExists(filepath.Join(ws, "planted")) {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatalf("the agent never planted: %s", se.String())
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-			waitNoProcs(t, h.marker, 10*time.Second)
+			killAfterPlanting(t, ws, h.env(), h.marker, "--", "/bin/sh", "-c", script, "sh", h.marker)
 			planted := ws + "/a/b/.git"
 			if !fileExists(planted) {
 				t.Fatalf("precondition: %s should survive a SIGKILLed supervisor", planted)

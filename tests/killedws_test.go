@@ -28,7 +28,31 @@ func TestKilledRunGitDoesNotWidenWorkspace(t *testing.T) {
 	m := marker()
 	script := `mkdir -p a/b/y g/objects g/refs && echo 'ref: refs/heads/main' > g/HEAD &&
 echo 'gitdir: ../../g' > a/b/.git && chmod -R a+rwx a g && touch planted; sleep 60 # ` + m
-	cmd := exec.Command(jail(t), "--quiet", "--", "/bin/sh", "-c", script)
+	killAfterPlanting(t, ws, env, m, "--quiet", "--", "/bin/sh", "-c", script)
+	if !fileExists(filepath.Join(ws, "a", "b", ".git")) {
+		t.Fatalf("precondition: a/b/.git should survive a SIGKILLed supervisor (only the exit check finds it)")
+	}
+
+	r := sh(t, runOpts{dir: filepath.Join(ws, "a", "b", "y"), env: env}, `touch ../widened 2>/dev/null; pwd`)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stderr, "earlier run") {
+		t.Fatalf("the second start did not repair the killed run (the test cannot fail):\n%s", r.stderr)
+	}
+	if fileExists(filepath.Join(ws, "a", "b", ".git")) {
+		t.Fatalf("the killed run's a/b/.git is still there after the repair:\n%s", r.stderr)
+	}
+	if fileExists(filepath.Join(ws, "a", "b", "widened")) {
+		t.Fatalf("the workspace was widened to a/b by the killed run's .git, removed before the plan:\n%s", r.stderr)
+	}
+}
+
+// killAfterPlanting starts jail with args in ws (env added to the
+// test's), waits until its agent has made ws/planted, then SIGKILLs the
+// supervisor and waits until no process carrying marker is left: what the
+// agent planted stays for the next start (or jail gc) to find.
+func killAfterPlanting(t *testing.T, ws string, env []string, marker string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(jail(t), args...)
 	cmd.Dir = ws
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -48,20 +72,5 @@ echo 'gitdir: ../../g' > a/b/.git && chmod -R a+rwx a g && touch planted; sleep 
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	waitNoProcs(t, m, 10*time.Second)
-	if !fileExists(filepath.Join(ws, "a", "b", ".git")) {
-		t.Fatalf("precondition: a/b/.git should survive a SIGKILLed supervisor (only the exit check finds it)")
-	}
-
-	r := sh(t, runOpts{dir: filepath.Join(ws, "a", "b", "y"), env: env}, `touch ../widened 2>/dev/null; pwd`)
-	mustCode(t, r, 0)
-	if !strings.Contains(r.stderr, "earlier run") {
-		t.Fatalf("the second start did not repair the killed run (the test cannot fail):\n%s", r.stderr)
-	}
-	if fileExists(filepath.Join(ws, "a", "b", ".git")) {
-		t.Fatalf("the killed run's a/b/.git is still there after the repair:\n%s", r.stderr)
-	}
-	if fileExists(filepath.Join(ws, "a", "b", "widened")) {
-		t.Fatalf("the workspace was widened to a/b by the killed run's .git, removed before the plan:\n%s", r.stderr)
-	}
+	waitNoProcs(t, marker, 10*time.Second)
 }

@@ -194,7 +194,7 @@ func cgroupEnforced(lim Limits, how string) []string {
 // ---------- small file helpers ----------
 
 // writeFile writes val to one cgroup file in plain system calls, as
-// readFile reads: os.OpenFile registers the descriptor with Go's poller,
+// readSmall reads: os.OpenFile registers the descriptor with Go's poller,
 // and cgroupfs files support poll, so each write also took an fcntl pair
 // and an epoll_ctl add and delete (the start writes pids.max before
 // init's start begins). A cgroupfs write never blocks: it is done, or
@@ -239,7 +239,7 @@ func writeFile(path, val string) error {
 }
 
 // readSelf parses a /proc/PID/cgroup file (containerd's parser) read by
-// readFile: each v1 hierarchy's path by controller, and the cgroup2 path.
+// readSmall: each v1 hierarchy's path by controller, and the cgroup2 path.
 func readSelf(path string) (map[string]string, string, error) {
 	b, err := readSmall(path)
 	if err != nil {

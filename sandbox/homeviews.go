@@ -90,11 +90,20 @@ func jailDirViews(late []ns.Mount, hostMounts []fsrules.Mount, dir, what string,
 		if !visibleIn(v.Path, mounts) {
 			continue
 		}
-		fi, err := os.Lstat(v.Path)
-		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-			continue
+		if m, ok := viewMask(v.Path, "jail's "+what+", another mount"); ok {
+			late = append(late, m)
 		}
-		late = append(late, ns.Mount{Kind: ns.KindMask, Path: v.Path, Dir: fi.IsDir(), FD: -1, Why: "jail's " + what + ", another mount"})
 	}
 	return late, nil
+}
+
+// viewMask is the mask of the view at p, masked after the binds: empty,
+// read-only, of the kind p is. Nothing there, or a link (which shows
+// nothing of the directory at p itself), needs none: false.
+func viewMask(p, why string) (ns.Mount, bool) {
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return ns.Mount{}, false
+	}
+	return ns.Mount{Kind: ns.KindMask, Path: p, Dir: fi.IsDir(), FD: -1, Why: why}, true
 }

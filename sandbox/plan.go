@@ -290,11 +290,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			addHide(v, 0o700, "another mount of the home directory: empty; only read/write paths reappear")
 		}
 		for _, v := range late {
-			fi, err := os.Lstat(v)
-			if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-				continue
+			if m, ok := viewMask(v, "another mount of the home directory"); ok {
+				lateViews = append(lateViews, m)
 			}
-			lateViews = append(lateViews, ns.Mount{Kind: ns.KindMask, Path: v, Dir: fi.IsDir(), FD: -1, Why: "another mount of the home directory"})
 		}
 		sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Path) < depth(mounts[j].Path) })
 	}

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // ---------- helpers (prefixed limits*) ----------
@@ -203,13 +205,24 @@ func limitsProcCgroup(pid string) string {
 	return string(b)
 }
 
+// limitsExiting says whether pid has begun to exit (or is gone).
+func limitsExiting(pid string) bool {
+	n, _ := strconv.Atoi(pid)
+	st, err := procstat.Read("/proc", n)
+	return err != nil || st.Flags&procstat.PFExiting != 0
+}
+
 // limitsInJailCgroup says whether every v1 controller line that the limits
 // need (memory, pids, cpu, freezer) of pid names the supervisor's group.
 func limitsInJailCgroup(pid string, supervisor int, ctrls ...string) (bool, string) {
 	cg := limitsProcCgroup(pid)
-	// An exited (zombie) task has an empty cmdline, and cgroup v1 moves
-	// exiting tasks to the root: report it as gone, not as an escape.
-	if cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline"); len(cmdline) == 0 {
+	// The kernel shows a task that has begun to exit (PF_EXITING, set at
+	// the top of do_exit) at "/" on every v1 hierarchy (proc_cgroup_show),
+	// while its memory, and so its cmdline, lives on until exit_mm a few
+	// steps later: report it as gone, not as an escape. Read after the
+	// cgroup, so a task that was exiting when the cgroup was read is seen
+	// exiting here. An exited (zombie) task has an empty cmdline.
+	if cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline"); len(cmdline) == 0 || limitsExiting(pid) {
 		return false, ""
 	}
 	want := fmt.Sprintf("/jail-%d-", supervisor)

@@ -763,6 +763,10 @@ func (g *Guard) checkOnce(t *gtarget, final, recovered bool, reportTo func(Event
 			// Whatever failed, the path holds what jail could not judge
 			// or put back: not settled (Close keeps the record for it).
 			t.unsettled = true
+			if g.closed || recovered {
+				// Close's last check, or a start's: the record stays.
+				ev.Err = fmt.Errorf("%w (the next jail start tries again)", ev.Err)
+			}
 		}
 		reportTo(ev)
 	}
@@ -845,6 +849,19 @@ func (g *Guard) checkOnce(t *gtarget, final, recovered bool, reportTo func(Event
 			perm, uid, gid := permOf(st, t.snap)
 			if err := g.write(t, l, res.Out, perm, uid, gid); err != nil {
 				ev.Err = err
+				// The host's version cannot be written (a disk the
+				// agent filled): the agent's must not stay where the
+				// loader reads it until the next start puts the host's
+				// back (the user may run the agent outside jail
+				// first). Renamed, not removed: nothing of it is lost,
+				// and a rename needs no new space. A file that is a
+				// bind mount in the sandbox keeps its name (the mount
+				// holds the inode, and its write is in place).
+				if !t.InPlace && st.Kind == kRegular {
+					if aside, aerr := g.renameAside(l); aerr == nil {
+						ev.Err = fmt.Errorf("%w; the agent's version was moved out of the way, to %s", err, filepath.Join(filepath.Dir(t.Path), aside))
+					}
+				}
 			}
 		}
 		// Saved after the write: the host's keys come back first.
@@ -956,9 +973,7 @@ func (g *Guard) moveAside(t *gtarget, l *loc, st fstate) error {
 		}
 		return nil
 	}
-	g.seq++
-	aside := fmt.Sprintf(".%s.jail-%s-%d", l.name, g.opts.ID, g.seq)
-	if err := unix.Renameat(l.dirfd, l.name, l.dirfd, aside); err != nil {
+	if _, err := g.renameAside(l); err != nil {
 		return fmt.Errorf("move %s aside: %w", t.Path, err)
 	}
 	return nil
@@ -967,6 +982,17 @@ func (g *Guard) moveAside(t *gtarget, l *loc, st fstate) error {
 // writeFault, set by tests only, fails the writes into a directory as a
 // full disk does (which the agent can bring about; a test cannot).
 var writeFault func(dir string) error
+
+// renameAside renames what is at the path to a name no loader reads, next
+// to it, and returns that name.
+func (g *Guard) renameAside(l *loc) (string, error) {
+	g.seq++
+	aside := fmt.Sprintf(".%s.jail-%s-%d", l.name, g.opts.ID, g.seq)
+	if err := unix.Renameat(l.dirfd, l.name, l.dirfd, aside); err != nil {
+		return "", err
+	}
+	return aside, nil
+}
 
 // write replaces the file's content: a new file renamed over it (readers
 // see the old or the new version, never a mix), or, for a file that is a

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 const evilLocked = `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned-locked"}]}]}}`
@@ -118,8 +120,15 @@ func TestGuardUnsettledRecordKept(t *testing.T) {
 	write(t, tg.Path, evilLocked)
 	undo := failWrites(t, filepath.Dir(tg.Path))
 	g.Close()
-	if !hasErr(e.evs()) || !strings.Contains(read(t, tg.Path), "pwned-locked") {
+	// (Where only the write fails, the agent's version is moved aside:
+	// TestGuardFullDiskMovedAside.)
+	if !hasErr(e.evs()) {
 		t.Fatalf("control: the last restore did not fail (events %+v, file %s)", e.evs(), read(t, tg.Path))
+	}
+	for _, ev := range e.evs() {
+		if ev.Err != nil && !strings.Contains(ev.Err.Error(), "the next jail start tries again") {
+			t.Errorf("the failure does not say what comes next: %v", ev.Err)
+		}
 	}
 	rec := filepath.Join(e.state, "unset.json")
 	if _, err := os.Lstat(rec); err != nil {
@@ -162,4 +171,50 @@ func hasErr(evs []Event) bool {
 		}
 	}
 	return false
+}
+
+// TestGuardFullDiskMovedAside: the agent fills the disk its HOME shares
+// (its own writes), then writes a hook: the guard cannot write the host's
+// version, and the user's next run of the agent outside jail may come
+// before jail's next start. The agent's version must leave the loader's
+// way at once (renamed aside in its directory: a rename needs no new
+// space), the failure be said, and the next start write the host's
+// version. Seen failing before the move aside: the hook stayed in
+// settings.json until the next start.
+func TestGuardFullDiskMovedAside(t *testing.T) {
+	e := newGuardEnv(t)
+	tg := e.target(".claude/settings.json")
+	write(t, tg.Path, hostSettings)
+	g, _, err := New([]Target{tg}, e.opts("full"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, tg.Path, evilLocked)
+	dir := filepath.Dir(tg.Path)
+	writeFault = func(d string) error {
+		if d == dir {
+			return unix.ENOSPC
+		}
+		return nil
+	}
+	t.Cleanup(func() { writeFault = nil })
+	g.Close()
+	if !hasErr(e.evs()) {
+		t.Fatalf("control: the last restore did not fail: %+v", e.evs())
+	}
+	if got := read(t, tg.Path); strings.Contains(got, "pwned-locked") {
+		t.Fatalf("the agent's hook is left where the loader reads it after a restore that failed: %s", got)
+	}
+	aside, _ := filepath.Glob(filepath.Join(dir, ".settings.json.jail-full-*"))
+	if len(aside) != 1 || !strings.Contains(read(t, aside[0]), "pwned-locked") {
+		t.Fatalf("the agent's version is not kept aside (%v): nothing of it may be lost", aside)
+	}
+	if _, err := os.Lstat(filepath.Join(e.state, "full.json")); err != nil {
+		t.Fatalf("the record is gone: %v", err)
+	}
+	writeFault = nil
+	Recover(e.opts("next"))
+	if got := read(t, tg.Path); got != hostSettings {
+		t.Fatalf("the next start did not write the host's version back: %s", got)
+	}
 }

@@ -50,6 +50,30 @@ func (r *runner) recoverGuard() error {
 	return nil
 }
 
+// gcAgentConfig is jail gc's part of it: what a killed run's agent left
+// in its configuration, and what a run's last check could not put back
+// (its record stays), is put back as the next start would (Recover), and
+// said. It tells whether something still could not be.
+func (r *runner) gcAgentConfig() (failed bool) {
+	sd, err := statedir.Dir()
+	if err != nil {
+		return false
+	}
+	dir := filepath.Join(sd, statedir.AgentConfig)
+	if _, err := os.Lstat(dir); err != nil {
+		return false // no run has guarded anything
+	}
+	agentcfg.Recover(agentcfg.Options{
+		Dir: dir, Quarantine: filepath.Join(sd, statedir.Quarantine), ID: audit.NewID(),
+		Report: func(ev agentcfg.Event) {
+			failed = failed || ev.Err != nil
+			guardManifest(ev, "leftover")
+			r.guardNotice(ev)
+		},
+	})
+	return failed
+}
+
 func (r *runner) guardOptions() agentcfg.Options {
 	return agentcfg.Options{
 		Dir:        filepath.Join(r.plan.StateDir, statedir.AgentConfig),

@@ -218,3 +218,64 @@ func TestGuardFullDiskMovedAside(t *testing.T) {
 		t.Fatalf("the next start did not write the host's version back: %s", got)
 	}
 }
+
+// TestGuardLockedInPlace: a file that is itself a bind mount in the
+// sandbox (-w ~/.claude.json) is rewritten in place; the agent makes it
+// read-only (its user owns it) after writing an MCP server into it. The
+// guard gives itself write for the restore and puts the agent's mode
+// back. Seen failing as a user before unlockPath ("permission denied",
+// the server left); root's supervisor passes whatever the mode.
+func TestGuardLockedInPlace(t *testing.T) {
+	e := newGuardEnv(t)
+	p := filepath.Join(e.root, ".claude.json")
+	tg := Target{File: fileFor(t, "claude", Home, ".claude.json"), Path: p, Root: p, InPlace: true}
+	write(t, p, `{"mcpServers": {}}`)
+	g, _, err := New([]Target{tg}, e.opts("inplace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, p, `{"mcpServers": {"evil": {"command": "/tmp/pwned-inplace"}}}`)
+	chmodAll(t, 0o444, p)
+	g.Close()
+	if got := modeOf(t, p); got != 0o444 {
+		t.Errorf("mode %v after Close, want the agent's 0444 back", got)
+	}
+	if got := read(t, p); strings.Contains(got, "pwned-inplace") {
+		t.Fatalf("the agent's MCP server is left after Close: %s (events %+v)", got, e.evs())
+	}
+	if hasErr(e.evs()) {
+		t.Errorf("the guard reported a failure: %+v", e.evs())
+	}
+}
+
+// TestGuardLockedSymlinkParent: the agent swaps the file's directory for a
+// symlink to one of its own (the loader would follow it) and makes the
+// writable root read-only, so that the guard cannot remove the symlink.
+// The guard gives itself write on the root for the removal. Seen failing
+// as a user with unlockPath's walk stopping at the symlink without write
+// on its directory ("remove symlink ...: permission denied").
+func TestGuardLockedSymlinkParent(t *testing.T) {
+	e := newGuardEnv(t)
+	tg := e.target(".claude/settings.json")
+	write(t, tg.Path, hostSettings)
+	g, _, err := New([]Target{tg}, e.opts("symp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := filepath.Join(e.root, "evil")
+	write(t, filepath.Join(evil, "settings.json"), evilLocked)
+	if err := os.Rename(filepath.Dir(tg.Path), filepath.Join(e.root, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("evil", filepath.Dir(tg.Path)); err != nil {
+		t.Fatal(err)
+	}
+	chmodAll(t, 0o555, e.root)
+	g.Close()
+	if got := modeOf(t, e.root); got != 0o555 {
+		t.Errorf("root mode %v after Close, want the agent's 0555 back", got)
+	}
+	if got := read(t, tg.Path); strings.Contains(got, "pwned-locked") || !strings.Contains(got, `"mine"`) {
+		t.Fatalf("the loader still finds the agent's hook after Close: %s (events %+v)", got, e.evs())
+	}
+}

@@ -75,10 +75,9 @@ func unlockPath(t Target) (undo func()) {
 		give(fd, unix.S_IXUSR)
 		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			if err == unix.ENOENT {
-				// The guard makes the missing directories here.
-				give(fd, unix.S_IRWXU)
-			}
+			// Missing: the guard makes the directories here; a symlink
+			// or a file in the way: the guard removes the symlink.
+			give(fd, unix.S_IRWXU)
 			return undo
 		}
 		open = append(open, next)

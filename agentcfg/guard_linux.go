@@ -1147,7 +1147,10 @@ func startTick(pid int) uint64 { return procstat.StartTick(pid) }
 // Recover checks the targets of guards whose supervisor died before its
 // last check (a SIGKILL, a crash): what its sandbox left is put back as a
 // running guard would have. A file changed well after that supervisor was
-// last seen alive is the user's: reported ("left"), not touched. o.ID names
+// last seen alive is the user's: reported ("left"), not touched. It also
+// retries the targets a run's last check could not put back (Close kept
+// their record): those are put back whenever they were touched. A target
+// it still cannot put back is reported and keeps its record. o.ID names
 // this run; each record keeps its own id for the quarantine.
 func Recover(o Options) {
 	if o.MaxSize <= 0 {

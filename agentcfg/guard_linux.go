@@ -1206,6 +1206,10 @@ func Recover(o Options) {
 				continue
 			}
 			t.unsettled = rt.Unsettled
+			g.opts.Report = o.Report
+			if rt.Unsettled {
+				g.opts.Report = func(ev Event) { ev.Retried = true; o.Report(ev) }
+			}
 			g.checkLocked(t, true, true)
 			removeTemps(t.Target, rec.ID, o.MaxSize)
 			if t.unsettled {

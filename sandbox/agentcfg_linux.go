@@ -224,7 +224,9 @@ func (r *runner) guardNotice(ev agentcfg.Event) {
 		saved = "; the agent's version is saved in " + ev.Saved
 	}
 	prefix := "agent configuration"
-	if ev.Recovered {
+	if ev.Retried {
+		prefix += " (left by a jail run that could not put it back)"
+	} else if ev.Recovered {
 		prefix += " (left by an interrupted jail run)"
 	}
 	switch {
@@ -287,7 +289,9 @@ func guardAction(ev agentcfg.Event) string {
 	case "stripped":
 		reason = "taken out of a file the agent created"
 	}
-	if ev.Recovered && ev.Action != "left" {
+	if ev.Retried {
+		reason += " (at the next start: the run that changed it could not put it back)"
+	} else if ev.Recovered && ev.Action != "left" {
 		reason += " (at the next start: the run that changed it was interrupted)"
 	}
 	return reason

@@ -103,6 +103,9 @@ func TestAgentConfigUnsettledKeptForNextStart(t *testing.T) {
 	if strings.Contains(string(b), "pwned-kept") || !strings.Contains(string(b), "notify-send") {
 		t.Fatalf("the agent's hook is left after jail gc: %s\n%s%s", b, g.stdout, g.stderr)
 	}
+	if !strings.Contains(g.stdout+g.stderr, "left by a jail run that could not put it back") {
+		t.Errorf("jail gc does not say whose version it put back:\n%s%s", g.stdout, g.stderr)
+	}
 	recs, _ := filepath.Glob(filepath.Join(e.state, "jail", "agentcfg", "*.json"))
 	if len(recs) != 0 {
 		t.Errorf("records left after everything was put back: %v", recs)

@@ -51,6 +51,19 @@
 // runs are reverted too (jail cannot tell who wrote); they are in the
 // quarantine.
 //
+// The agent runs as the supervisor's user (a user's run): it can take that
+// user's access away from a guarded file or a directory on its way (chmod
+// a-w ~/.claude, chmod 000 settings.json). The supervisor owns all of them:
+// a check refused that way gives itself the missing owner bits on the
+// path, tries once more and puts the agent's modes back (unlock_linux.go).
+// A write that still fails (a disk the agent filled) moves the agent's
+// version aside, out of the loader's way, and leaves the target
+// unsettled: the run's record stays (only its unsettled targets), and the
+// next start, or jail gc, puts the host's version back and says so again
+// while it cannot. A file jail could not put back is the agent's version
+// whenever it was touched since: the next start's "changed after the run
+// ended: left" rule is not for it.
+//
 // While the sandbox runs, a version that does not parse is taken for a
 // write in progress (Claude Code rewrites ~/.claude.json in place, truncating
 // first; Gemini CLI creates a file empty and locks it before renaming its

@@ -12,17 +12,24 @@ import (
 // fsImmutableFL is FS_IMMUTABLE_FL (linux/fs.h; not in x/sys/unix).
 const fsImmutableFL = 0x10
 
-// lockDir makes dir refuse new entries and renames, to every writer: mode
-// 0555 for a user (as an agent's `chmod a-w ~/.claude` does to a user's
-// supervisor), the immutable attribute for root (who ignores the mode).
-// It returns the undo.
-func lockDir(t *testing.T, dir string) func() {
+// failWrites makes the guard's writes into dir fail until the undo it
+// returns, as the agent can make them fail: for root, the immutable
+// attribute (root's supervisor ignores modes; an agent cannot set the
+// attribute, but a full disk fails the write the same way); for a user,
+// whose supervisor gives itself back what a chmod of the agent takes away,
+// a full disk (writeFault: a test cannot fill one of its own).
+func failWrites(t *testing.T, dir string) func() {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		if err := os.Chmod(dir, 0o555); err != nil {
-			t.Fatal(err)
+		writeFault = func(d string) error {
+			if d == dir {
+				return unix.ENOSPC
+			}
+			return nil
 		}
-		return func() { _ = os.Chmod(dir, 0o755) }
+		undo := func() { writeFault = nil }
+		t.Cleanup(undo)
+		return undo
 	}
 	setFlags := func(on bool) error {
 		f, err := os.Open(dir)
@@ -50,9 +57,10 @@ func lockDir(t *testing.T, dir string) func() {
 }
 
 // TestGuardFailedWriteRejudgedAtEnd: the agent writes a hook into a
-// guarded file and makes the guard's restore fail (it takes write away
-// from the file's directory: chmod, which its user may do), then gives
-// write back. The failed restore is reported, but what was there must not
+// guarded file and makes the guard's restore fail for a while (it fills
+// the disk, then frees it; it took write away from the file's directory
+// with chmod before the guard gave itself that back: TestGuardLockedToTheEnd),
+// then lets the write succeed again. The failed restore is reported, but what was there must not
 // be taken as settled: Close's last check, with no writer left and the
 // directory writable again, must put the host's version back. Seen
 // failing on the old settle, which accepted whatever was there after a
@@ -68,14 +76,14 @@ func TestGuardFailedWriteRejudgedAtEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, tg.Path, evil)
-	undo := lockDir(t, filepath.Dir(tg.Path))
+	undo := failWrites(t, filepath.Dir(tg.Path))
 	g.CheckNow()
 	failed := false
 	for _, ev := range e.evs() {
 		failed = failed || ev.Err != nil
 	}
-	if !failed || !strings.Contains(read(t, tg.Path), "pwned-failed") {
-		t.Fatalf("control: the guard's restore into the locked directory did not fail (events %+v, file %s)", e.evs(), read(t, tg.Path))
+	if !failed {
+		t.Fatalf("control: the guard's restore into the refusing directory did not fail (events %+v, file %s)", e.evs(), read(t, tg.Path))
 	}
 	undo()
 	g.Close()

@@ -21,6 +21,9 @@ type Event struct {
 	Saved string
 	// Recovered: found at start, left by a run whose supervisor was killed.
 	Recovered bool
+	// Retried: Recovered, but the run had ended: its last check could not
+	// put the file back (its record was kept for this).
+	Retried bool
 	// Err: the guard could not do what it had to.
 	Err error
 }

@@ -129,6 +129,12 @@ func readState(t Target, max int64, prev []byte) (fstate, *loc, error) {
 			return fstate{Kind: kBadParent, Comp: strings.Join(parts[:i+1], "/"), Link: link}, l, nil
 		}
 		unix.Close(fd)
+		if !errors.Is(err, unix.ENOTDIR) {
+			// Not "absent": a directory the agent made unsearchable
+			// (chmod) holds its version all the same, and taken for a
+			// deleted file the guard wrote nowhere and settled.
+			return fstate{}, l, fmt.Errorf("open %s: %w", filepath.Join(t.Root, strings.Join(parts[:i+1], "/")), err)
+		}
 		return fstate{Kind: kAbsent}, l, nil // a file in the way: the path cannot be read by anyone
 	}
 	l.dirfd, l.name = fd, parts[len(parts)-1]
@@ -419,6 +425,10 @@ type recTarget struct {
 	// this file of the record's directory, as it was read (DataSize bytes).
 	DataFile string `json:"data_file,omitempty"`
 	DataSize int    `json:"data_size,omitempty"`
+	// Unsettled: the run's last check could not put this target back (or
+	// could not look): what is there is the agent's version until the
+	// next start does, whenever it was touched last.
+	Unsettled bool `json:"unsettled,omitempty"`
 }
 
 // inlineMax: larger snapshots are written beside the record, raw. Encoded
@@ -608,9 +618,69 @@ func (g *Guard) CloseLater() (closeWatch func()) {
 		g.checkLocked(t, true, false)
 	}
 	if g.record != "" {
-		removeRecord(g.record, g.sidecars)
+		g.keepOrRemoveRecord()
 	}
 	return closeWatch
+}
+
+// keepOrRemoveRecord ends the record after the last check: removed when
+// every target is settled; otherwise it stays, naming only the unsettled
+// targets, for the next start (Recover) to put back. Removed whatever the
+// last check found, a restore the agent made fail (a full disk, a
+// directory it locked) left its hook on the host for the user's next run
+// of the agent outside jail, with nothing left to say so.
+func (g *Guard) keepOrRemoveRecord() {
+	var keep []recTarget
+	var sidecars []string
+	for i, t := range g.targets {
+		if !t.unsettled {
+			continue
+		}
+		rt := recTarget{Target: t.Target, Snap: t.snap, Unsettled: true}
+		if len(t.snap.Data) > inlineMax {
+			rt.DataFile, rt.DataSize = fmt.Sprintf("%s.%d.snap", g.opts.ID, i), len(t.snap.Data)
+			rt.Snap.Data = nil
+			sidecars = append(sidecars, filepath.Join(g.opts.Dir, rt.DataFile))
+		}
+		keep = append(keep, rt)
+	}
+	if len(keep) == 0 {
+		removeRecord(g.record, g.sidecars)
+		return
+	}
+	// No supervisor is on the job any more (pid 0): the next start takes
+	// it at once.
+	rec := record{ID: g.opts.ID, Context: g.opts.Context, Targets: keep}
+	if err := rewriteRecord(g.record, rec, g.sidecars, sidecars); err != nil {
+		g.opts.Report(Event{Target: keep[0].Target, Err: fmt.Errorf("agent configuration guard: keep the record for the next start: %w", err)})
+	}
+}
+
+// rewriteRecord replaces the record at path with rec, whose snapshots
+// beside it are keep (of the old ones, old): the others are removed.
+func rewriteRecord(path string, rec record, old, keep []string) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := writeNew(path, b); err != nil {
+		return err
+	}
+	for _, p := range old {
+		if !containsString(keep, p) {
+			os.Remove(p)
+		}
+	}
+	return nil
+}
+
+func containsString(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckNow checks every target at once (tests, and a watcher overflow).
@@ -639,6 +709,67 @@ func (g *Guard) check(t *gtarget) {
 // ~/.claude.json in place, truncating first, many times a session) and is
 // put back only once it has stayed so for Stale.
 func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
+	if os.Geteuid() == 0 {
+		g.checkOnce(t, final, recovered, g.opts.Report)
+		return
+	}
+	// A user's supervisor: the agent, as that user, can take the user's
+	// own access away from the file or a directory on its way (chmod a-w
+	// ~/.claude, chmod 000 settings.json) and keep it so until the end, and
+	// the guard's read or write fails. The supervisor owns what the agent
+	// can chmod: it gives itself the access back for the check and tries
+	// once more (unlockPath), then puts the agent's modes back.
+	last, bad, unsettled := t.last, t.bad, t.unsettled
+	var held []Event
+	denied := false
+	g.checkOnce(t, final, recovered, func(ev Event) {
+		if ev.Err != nil && (errors.Is(ev.Err, unix.EACCES) || errors.Is(ev.Err, unix.EPERM)) {
+			denied = true
+		}
+		held = append(held, ev)
+	})
+	if !denied {
+		for _, ev := range held {
+			g.opts.Report(ev)
+		}
+		return
+	}
+	// The failed attempt's other events stand (what it did is done); its
+	// failures are the retry's to report, or not. Its copy of the agent's
+	// version is the retry's (saved once).
+	saved := ""
+	for _, ev := range held {
+		if ev.Err == nil {
+			g.opts.Report(ev)
+		} else if ev.Saved != "" {
+			saved = ev.Saved
+		}
+	}
+	undo := unlockPath(t.Target)
+	defer undo()
+	t.last, t.bad, t.unsettled = last, bad, unsettled
+	g.checkOnce(t, final, recovered, func(ev Event) {
+		if ev.Saved == "" && saved != "" {
+			ev.Saved, saved = saved, ""
+		}
+		g.opts.Report(ev)
+	})
+}
+
+// checkOnce is checkLocked's one attempt, reporting to report.
+func (g *Guard) checkOnce(t *gtarget, final, recovered bool, reportTo func(Event)) {
+	report := func(ev Event) {
+		if ev.Err != nil {
+			// Whatever failed, the path holds what jail could not judge
+			// or put back: not settled (Close keeps the record for it).
+			t.unsettled = true
+			if g.closed || recovered {
+				// Close's last check, or a start's: the record stays.
+				ev.Err = fmt.Errorf("%w (the next jail start tries again)", ev.Err)
+			}
+		}
+		reportTo(ev)
+	}
 	var prev []byte
 	if t.last.Kind == kRegular {
 		prev = t.last.Data
@@ -649,7 +780,7 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 		return
 	}
 	if err != nil {
-		g.opts.Report(Event{Target: t.Target, Err: err, Recovered: recovered})
+		report(Event{Target: t.Target, Err: err, Recovered: recovered})
 		return
 	}
 	if st.same(t.last) && !(final && t.unsettled) {
@@ -665,9 +796,9 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 		if err := unix.Unlinkat(l.badfd, l.badname, 0); err != nil {
 			ev.Err = fmt.Errorf("remove symlink %s: %w", filepath.Join(t.Root, st.Comp), err)
 		}
-		g.opts.Report(ev)
+		report(ev)
 		if ev.Err == nil {
-			g.checkLocked(t, final, recovered)
+			g.checkOnce(t, final, recovered, reportTo)
 		}
 		return
 	case t.snap.Kind == kSymlink:
@@ -718,6 +849,19 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 			perm, uid, gid := permOf(st, t.snap)
 			if err := g.write(t, l, res.Out, perm, uid, gid); err != nil {
 				ev.Err = err
+				// The host's version cannot be written (a disk the
+				// agent filled): the agent's must not stay where the
+				// loader reads it until the next start puts the host's
+				// back (the user may run the agent outside jail
+				// first). Renamed, not removed: nothing of it is lost,
+				// and a rename needs no new space. A file that is a
+				// bind mount in the sandbox keeps its name (the mount
+				// holds the inode, and its write is in place).
+				if !t.InPlace && st.Kind == kRegular {
+					if aside, aerr := g.renameAside(l); aerr == nil {
+						ev.Err = fmt.Errorf("%w; the agent's version was moved out of the way, to %s", err, filepath.Join(filepath.Dir(t.Path), aside))
+					}
+				}
 			}
 		}
 		// Saved after the write: the host's keys come back first.
@@ -729,7 +873,7 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 			want = fstate{Kind: kAbsent}
 		}
 		g.settle(t, l, want, ev.Err == nil)
-		g.opts.Report(ev)
+		report(ev)
 		return
 	}
 	// What is there is not a file jail can merge: save what can be saved,
@@ -743,7 +887,7 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 	if st.Kind != kAbsent {
 		if err := g.moveAside(t, l, st); err != nil {
 			ev.Err = err
-			g.opts.Report(ev)
+			report(ev)
 			return
 		}
 	}
@@ -765,7 +909,7 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 		want = fstate{Kind: t.snap.Kind, Link: t.snap.Link, Data: t.snap.Data}
 	}
 	g.settle(t, l, want, ev.Err == nil)
-	g.opts.Report(ev)
+	report(ev)
 }
 
 // stale reports whether an unreadable version has stayed the same for
@@ -829,18 +973,36 @@ func (g *Guard) moveAside(t *gtarget, l *loc, st fstate) error {
 		}
 		return nil
 	}
-	g.seq++
-	aside := fmt.Sprintf(".%s.jail-%s-%d", l.name, g.opts.ID, g.seq)
-	if err := unix.Renameat(l.dirfd, l.name, l.dirfd, aside); err != nil {
+	if _, err := g.renameAside(l); err != nil {
 		return fmt.Errorf("move %s aside: %w", t.Path, err)
 	}
 	return nil
+}
+
+// writeFault, set by tests only, fails the writes into a directory as a
+// full disk does (which the agent can bring about; a test cannot).
+var writeFault func(dir string) error
+
+// renameAside renames what is at the path to a name no loader reads, next
+// to it, and returns that name.
+func (g *Guard) renameAside(l *loc) (string, error) {
+	g.seq++
+	aside := fmt.Sprintf(".%s.jail-%s-%d", l.name, g.opts.ID, g.seq)
+	if err := unix.Renameat(l.dirfd, l.name, l.dirfd, aside); err != nil {
+		return "", err
+	}
+	return aside, nil
 }
 
 // write replaces the file's content: a new file renamed over it (readers
 // see the old or the new version, never a mix), or, for a file that is a
 // bind mount in the sandbox, in place.
 func (g *Guard) write(t *gtarget, l *loc, data []byte, perm uint32, uid, gid int) error {
+	if writeFault != nil {
+		if err := writeFault(filepath.Dir(t.Path)); err != nil {
+			return fmt.Errorf("write %s: %w", t.Path, err)
+		}
+	}
 	for len(l.missing) > 0 {
 		// The agent removed the directories: they come back with the file.
 		c := l.missing[0]
@@ -985,7 +1147,10 @@ func startTick(pid int) uint64 { return procstat.StartTick(pid) }
 // Recover checks the targets of guards whose supervisor died before its
 // last check (a SIGKILL, a crash): what its sandbox left is put back as a
 // running guard would have. A file changed well after that supervisor was
-// last seen alive is the user's: reported ("left"), not touched. o.ID names
+// last seen alive is the user's: reported ("left"), not touched. It also
+// retries the targets a run's last check could not put back (Close kept
+// their record): those are put back whenever they were touched. A target
+// it still cannot put back is reported and keeps its record. o.ID names
 // this run; each record keeps its own id for the quarantine.
 func Recover(o Options) {
 	if o.MaxSize <= 0 {
@@ -1004,7 +1169,7 @@ func Recover(o Options) {
 		if err != nil || json.Unmarshal(b, &rec) != nil || rec.ID == "" {
 			continue
 		}
-		if tick := startTick(rec.Pid); tick != 0 && tick == rec.StartTick {
+		if tick := startTick(rec.Pid); rec.Pid != 0 && tick != 0 && tick == rec.StartTick {
 			continue // that supervisor is alive: its guard is on the job
 		}
 		fi, err := os.Stat(f)
@@ -1015,7 +1180,8 @@ func Recover(o Options) {
 		ro := o
 		ro.ID, ro.Context = rec.ID, rec.Context
 		g := &Guard{opts: ro}
-		var sidecars []string
+		var sidecars, keepSide []string
+		var keep []recTarget
 		for _, rt := range rec.Targets {
 			snap, side, ok := recSnapshot(o.Dir, rt)
 			if side != "" {
@@ -1028,14 +1194,39 @@ func Recover(o Options) {
 			t := &gtarget{Target: rt.Target, snap: snap, last: snap}
 			st, l, err := readState(t.Target, o.MaxSize, nil)
 			l.close()
-			if err == nil && st.Kind == kRegular && time.Unix(0, st.Ctime).After(lastSeen) {
+			// A target its run's last check could not put back holds the
+			// agent's version whenever it was touched since (the user's
+			// agent, run outside jail, rewrites the file with the hook
+			// kept): the host's values come back (the version there is
+			// saved in the quarantine).
+			if !rt.Unsettled && err == nil && st.Kind == kRegular && time.Unix(0, st.Ctime).After(lastSeen) {
 				if res := Merge(t.File, ro.Context, t.snap.version(), st.version()); res.Changed() {
 					o.Report(Event{Target: t.Target, Keys: res.Keys, Whole: res.Whole, Action: "left", Recovered: true})
 				}
 				continue
 			}
+			t.unsettled = rt.Unsettled
+			g.opts.Report = o.Report
+			if rt.Unsettled {
+				g.opts.Report = func(ev Event) { ev.Retried = true; o.Report(ev) }
+			}
 			g.checkLocked(t, true, true)
 			removeTemps(t.Target, rec.ID, o.MaxSize)
+			if t.unsettled {
+				// Still not put back: the record stays for the start
+				// after this one; the failure was reported (at every
+				// start, until it is put back).
+				rt.Unsettled = true
+				keep = append(keep, rt)
+				keepSide = append(keepSide, side)
+			}
+		}
+		if len(keep) > 0 {
+			nrec := record{ID: rec.ID, Context: rec.Context, Targets: keep}
+			if err := rewriteRecord(f, nrec, sidecars, keepSide); err != nil {
+				o.Report(Event{Target: keep[0].Target, Err: fmt.Errorf("agent configuration guard: keep the record of run %s: %w", rec.ID, err), Recovered: true})
+			}
+			continue
 		}
 		removeRecord(f, sidecars)
 	}

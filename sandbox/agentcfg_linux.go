@@ -50,6 +50,30 @@ func (r *runner) recoverGuard() error {
 	return nil
 }
 
+// gcAgentConfig is jail gc's part of it: what a killed run's agent left
+// in its configuration, and what a run's last check could not put back
+// (its record stays), is put back as the next start would (Recover), and
+// said. It tells whether something still could not be.
+func (r *runner) gcAgentConfig() (failed bool) {
+	sd, err := statedir.Dir()
+	if err != nil {
+		return false
+	}
+	dir := filepath.Join(sd, statedir.AgentConfig)
+	if _, err := os.Lstat(dir); err != nil {
+		return false // no run has guarded anything
+	}
+	agentcfg.Recover(agentcfg.Options{
+		Dir: dir, Quarantine: filepath.Join(sd, statedir.Quarantine), ID: audit.NewID(),
+		Report: func(ev agentcfg.Event) {
+			failed = failed || ev.Err != nil
+			guardManifest(ev, "leftover")
+			r.guardNotice(ev)
+		},
+	})
+	return failed
+}
+
 func (r *runner) guardOptions() agentcfg.Options {
 	return agentcfg.Options{
 		Dir:        filepath.Join(r.plan.StateDir, statedir.AgentConfig),
@@ -200,7 +224,9 @@ func (r *runner) guardNotice(ev agentcfg.Event) {
 		saved = "; the agent's version is saved in " + ev.Saved
 	}
 	prefix := "agent configuration"
-	if ev.Recovered {
+	if ev.Retried {
+		prefix += " (left by a jail run that could not put it back)"
+	} else if ev.Recovered {
 		prefix += " (left by an interrupted jail run)"
 	}
 	switch {
@@ -263,7 +289,9 @@ func guardAction(ev agentcfg.Event) string {
 	case "stripped":
 		reason = "taken out of a file the agent created"
 	}
-	if ev.Recovered && ev.Action != "left" {
+	if ev.Retried {
+		reason += " (at the next start: the run that changed it could not put it back)"
+	} else if ev.Recovered && ev.Action != "left" {
 		reason += " (at the next start: the run that changed it was interrupted)"
 	}
 	return reason

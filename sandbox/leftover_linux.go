@@ -68,7 +68,8 @@ func supervisorAlive(pid int, tick uint64) bool {
 // hierarchies (cgroup.CollectStale, not only under the caller's cgroup),
 // registry records, and degraded mode's private TMPDIRs; and it does the
 // exit check a killed supervisor could not do (what its agent left in the
-// writable trees goes to the quarantine, as at the next start). Trails are
+// writable trees goes to the quarantine, as at the next start; the agent
+// configuration a run could not put back is, or said again). Trails are
 // records and are never removed: the ones whose supervisor died (no exit
 // event) are named. Nothing of a live supervisor is touched (pid and start
 // time, as jail ps checks them), and nothing of another user (by owner):
@@ -151,7 +152,9 @@ func GC(w io.Writer) int {
 		}
 	}
 	// What the agent of a killed run left in its writable trees.
-	gcKilledRuns(w)
+	if gcKilledRuns(w) {
+		code = 1
+	}
 	if foreign > 0 {
 		fmt.Fprintf(w, "jail gc: left %d leftover(s) of dead supervisors that belong to other users (their own jail gc removes them)\n", foreign)
 	}

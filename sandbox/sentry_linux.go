@@ -339,11 +339,14 @@ func (r *runner) exitSentryChecks() (drop func()) {
 	}
 }
 
-// gcKilledRuns is jail gc's part: the exit checks of killed runs, told on w.
-func gcKilledRuns(w io.Writer) {
+// gcKilledRuns is jail gc's part: the exit checks of killed runs, and what
+// runs left in the agent configuration (gcAgentConfig), told on w. It tells
+// whether something could still not be put back.
+func gcKilledRuns(w io.Writer) (failed bool) {
 	r := &runner{pol: &policy.Policy{}, stderr: w}
 	r.notes = notice.New(w, notice.Options{}) // its notices go to w, as a run's would
 	r.killedRuns()
+	return r.gcAgentConfig()
 }
 
 // killedRuns checks the trees of earlier runs whose supervisor was killed

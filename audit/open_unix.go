@@ -4,7 +4,9 @@ package audit
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -29,4 +31,38 @@ func live(path string) bool {
 		return false
 	}
 	return errors.Is(err, syscall.EWOULDBLOCK)
+}
+
+// CheckDirs checks every directory from the trail's (as far as it exists,
+// symlinks resolved) up to /: each must be root's or this user's. The
+// owner of a directory can rename the trail away and put a file of their
+// own, with a chain computed afresh, at its name: the chain has no secret,
+// so --verify would pass. (A directory writable by others without the
+// sticky bit allows the same; it is not refused, see docs/audit-schema.md.)
+func CheckDirs(path string) error { return checkDirs(path, uint32(os.Geteuid())) }
+
+func checkDirs(path string, uid uint32) error {
+	p, err := resolve(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("check the audit trail's directories: %w", err)
+	}
+	for ; ; p = filepath.Dir(p) {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) && p != "/" {
+			continue // Create makes it, 0700
+		}
+		if err != nil {
+			return fmt.Errorf("check the audit trail's directories: %w", err)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		switch {
+		case !fi.IsDir() || !ok:
+			return fmt.Errorf("%s, on the audit trail's path, is not a directory", p)
+		case st.Uid != 0 && st.Uid != uid:
+			return fmt.Errorf("%s is owned by uid %d: %w; set `audit` to a path in directories of yours", p, st.Uid, ErrReplaceable)
+		}
+		if p == "/" {
+			return nil
+		}
+	}
 }

@@ -127,6 +127,12 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	// whose views the plan masks already (jailDirViews).
 	var viewMasks []ns.Mount
 	if r.pol.AuditFile != "" {
+		// A place of the user's choosing: another user must not be able to
+		// swap the trail for one of theirs (the chain has no secret). The
+		// default trail is in the state directory, the user's own.
+		if err := audit.CheckDirs(path); err != nil {
+			return fmt.Errorf("`audit` %s: %w", path, err)
+		}
 		mi, err := fsrules.ReadMountinfo()
 		if err != nil {
 			return fmt.Errorf("`audit` %s: read the mount table for other mounts of its directory: %w", path, err)

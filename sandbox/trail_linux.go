@@ -164,26 +164,26 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 }
 
 // trailViews returns the masks that hide the places views (fsrules.Views of
-// the trail's directory) show the trail at path, its directory or a part of
-// it (older trails), and an error when one of those places is writable in
-// the sandbox (writable, outside hidden): there the agent could rewrite its
-// own trail, or an earlier run's, as if the trail lay in the workspace,
-// which CheckPlacement refuses.
+// the trail's directory) show the trail at path or its directory, and an
+// error when the trail itself would be writable at one of them (writable,
+// outside hidden): there the agent could rewrite it, as if it lay in the
+// workspace, which CheckPlacement refuses. A view of a part of the
+// directory (a subdirectory: older trails) is masked where it is merely
+// visible; where it is, or lies in, a path the plan binds (the workspace
+// may be a subdirectory of the trail's), it is left as that bind shows it,
+// as the same subdirectory is at its own path.
 func trailViews(path string, views []fsrules.View, writable, hidden []string, plan []ns.Mount) ([]ns.Mount, error) {
 	var masks []ns.Mount
 	for _, v := range views {
-		at := v.Path // a part of the directory: its subdirectory, an older trail
 		if !v.Part {
-			at = filepath.Join(v.Path, filepath.Base(path)) // the trail itself
-		}
-		if err := audit.CheckPlacement(at, writable, hidden); err != nil {
-			return nil, fmt.Errorf("`audit` %s: its directory is also mounted at %s: %w", path, v.Path, err)
-		}
-		if !v.Part {
+			at := filepath.Join(v.Path, filepath.Base(path)) // the trail itself
+			if err := audit.CheckPlacement(at, writable, hidden); err != nil {
+				return nil, fmt.Errorf("`audit` %s: its directory is also mounted at %s: %w", path, v.Path, err)
+			}
 			masks = append(masks, hideTrail(at, append(plan, masks...))...)
 			continue
 		}
-		if !visibleIn(v.Path, plan) {
+		if !visibleIn(v.Path, plan) || inBind(v.Path, plan) {
 			continue
 		}
 		if m, ok := viewMask(v.Path, "the audit trail's directory, another mount"); ok {
@@ -191,6 +191,18 @@ func trailViews(path string, views []fsrules.View, writable, hidden []string, pl
 		}
 	}
 	return masks, nil
+}
+
+// inBind tells whether p is, or lies in, a path the plan binds from the
+// host (the workspace, a --write or --read path), not the root's view.
+func inBind(p string, plan []ns.Mount) bool {
+	for _, m := range plan {
+		if (m.Kind == ns.KindBind || m.Kind == ns.KindROBind) && m.Path != "/" &&
+			(p == m.Path || strings.HasPrefix(p, strings.TrimSuffix(m.Path, "/")+"/")) {
+			return true
+		}
+	}
+	return false
 }
 
 // hideTrail returns the mounts that keep the trail out of the sandbox's

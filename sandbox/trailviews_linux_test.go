@@ -19,7 +19,9 @@ import (
 // binary as jailtest (mount --bind ua uws/logs; jail --audit ua/t.jsonl
 // -- sh -c 'echo FORGED >> logs/t.jsonl' appended, and --verify then
 // failed at line 4). Each such place is refused when the sandbox can write
-// it, masked when it can see it.
+// the trail there, masked when it can see it; a view of a part of the
+// directory that a bind of the plan shows (the workspace may be a
+// subdirectory of the trail's) is left to that bind.
 func TestTrailViews(t *testing.T) {
 	root := t.TempDir()
 	ws := filepath.Join(root, "ws")
@@ -48,7 +50,8 @@ func TestTrailViews(t *testing.T) {
 	}{
 		{"no other mount", nil, nil, false},
 		{"the directory in the workspace: refused", []fsrules.View{whole(filepath.Join(ws, "logs"))}, nil, true},
-		{"a part of it in the workspace: refused", []fsrules.View{part(filepath.Join(ws, "old"))}, nil, true},
+		{"a part of it in the workspace: the workspace's", []fsrules.View{part(filepath.Join(ws, "old"))}, nil, false},
+		{"a part of it is the workspace: not masked", []fsrules.View{part(ws)}, nil, false},
 		{"the directory under the read-only root: masked", []fsrules.View{whole(filepath.Join(ro, "v"))}, []string{filepath.Join(ro, "v")}, false},
 		{"a part of it under the read-only root: masked", []fsrules.View{part(filepath.Join(ro, "part"))}, []string{filepath.Join(ro, "part")}, false},
 		{"under a private tmpfs: not visible", []fsrules.View{whole(filepath.Join(root, "home", "v"))}, nil, false},

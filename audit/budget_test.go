@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -159,5 +160,111 @@ func TestBoundArgv(t *testing.T) {
 			}
 			tt.checks(t, out)
 		})
+	}
+}
+
+// Adversarial: the agent can make the supervisor record signal events at
+// will (it stops itself; where jail cannot stop as a job, the supervisor
+// continues it and records a SIGCONT each time: thousands a second). Those
+// must not spend the part of the budget kept for the events that end or
+// explain a run: a user's kill (with its reason and requester), the
+// timeout and the limits are written however many signals came before.
+func TestWriterSignalFloodLeavesRoomForKill(t *testing.T) {
+	const budget = MinBudget
+	w, path := newTestWriterOpts(t, 1024, Options{MaxBytes: budget})
+	w.Record(Start{Schema: SchemaVersion, ID: "sigflood"})
+	for i := 0; i < 2000; i++ { // ordinary events up to their part of the budget
+		w.Record(Exec{PID: i, Path: "/bin/x", Argv: []string{"x", strings.Repeat("a", 200)}, Decision: DecisionAllow})
+		if i%100 == 0 {
+			w.Flush()
+		}
+	}
+	const flood = 5000
+	for i := 0; i < flood; i++ {
+		w.Record(Signal{Signal: "SIGCONT", Number: 18, From: "supervisor", To: "agent", Forwarded: true})
+		if i%100 == 0 {
+			w.Flush()
+		}
+	}
+	w.Record(Limit{Kind: "pids", Source: "cgroup-v2", Limit: 64, Value: 3, Action: "refused"})
+	w.Record(Kill{By: "user", Reason: "stop it: " + strings.Repeat("r", 200), Method: "cgroup.kill", Requester: &Requester{PID: 4242, UID: 1000}})
+	w.Record(Timeout{LimitMS: 1000, WallMS: 1001})
+	w.Record(Exit{Code: 137, Reason: "killed"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > budget {
+		t.Fatalf("%d bytes written, budget %d", len(data), budget)
+	}
+	recs, _, _ := ReadAll(bytes.NewReader(data))
+	seen := map[string]int{}
+	var signalsCounted uint64
+	for _, r := range recs {
+		seen[r.Type]++
+		if r.Type == TypeDropped {
+			var d Dropped
+			r.Decode(&d)
+			signalsCounted += d.Types[TypeSignal]
+		}
+	}
+	if seen[TypeSignal] == flood {
+		t.Fatal("every signal was written: the flood never reached the budget; the test would prove nothing")
+	}
+	for _, typ := range []string{TypeLimit, TypeKill, TypeTimeout, TypeExit} {
+		if seen[typ] != 1 {
+			t.Errorf("ATTACK WORKED: %d %s events in the trail after a flood of signals, want 1", seen[typ], typ)
+		}
+	}
+	if uint64(seen[TypeSignal])+signalsCounted != flood {
+		t.Errorf("%d signals written + %d counted != %d: lost silently", seen[TypeSignal], signalsCounted, flood)
+	}
+	if seen[TypeSignal] == 0 {
+		t.Error("no signal written at all: the first of them belong in the trail")
+	}
+}
+
+// The dropped event that marks the budget's end is written when the budget
+// is reached, not when the next event is: refused events never reach the
+// writer, so after a flood (an agent burying what it does next) the trail
+// would otherwise show the moment only at the exit.
+func TestWriterBudgetMomentWrittenAtOnce(t *testing.T) {
+	w, path := newTestWriterOpts(t, 1024, Options{MaxBytes: MinBudget})
+	w.Record(Start{Schema: SchemaVersion, ID: "moment"})
+	for i := 0; i < 2000; i++ {
+		w.Record(Exec{PID: i, Path: "/bin/x", Argv: []string{"x", strings.Repeat("a", 200)}, Decision: DecisionAllow})
+		if w.Stats().Budget > 0 {
+			break // the first refused event: nothing after it
+		}
+		w.Flush() // the queue is empty when the budget is reached
+	}
+	if w.Stats().Budget == 0 {
+		t.Fatal("the budget was not reached; the test would prove nothing")
+	}
+	// No Flush, Sync or further event: only the writer's own doing counts.
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte(`"type":"dropped"`)) && bytes.Contains(data, []byte(`"reason":"budget"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no dropped event 2s after the budget was reached: the moment is not in the trail")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	w.Record(Exit{Reason: "exited"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Verify(bytes.NewReader(must(os.ReadFile(path))))
+	if err != nil || !res.Ended {
+		t.Fatalf("trail does not verify: %+v %v", res, err)
 	}
 }

@@ -124,6 +124,11 @@ func verifyCmd(in io.Reader, name string, stdout, stderr io.Writer) int {
 	if res.Truncated {
 		fmt.Fprintf(stdout, "warning: final line incomplete (jail was killed mid-write); it is not covered\n")
 	}
+	if res.Lines == 0 && !res.Truncated {
+		// jail's first write is the start event: an empty file is no trail
+		// it finished, or one whose lines were all taken out.
+		fmt.Fprintf(stdout, "warning: no line at all: jail writes a start event first; this is not a trail it wrote, or it was emptied\n")
+	}
 	if !res.Ended && res.Lines > 0 {
 		fmt.Fprintf(stdout, "warning: no exit event: the run is live, jail was killed, or the tail was cut; compare the head with a copy kept elsewhere (audit-syslog)\n")
 	}

@@ -15,8 +15,10 @@ func FormatRecord(rec *Record) string {
 	fmt.Fprintf(&b, "%s %5d %-7s ", rec.TS.UTC().Format("15:04:05.000"), rec.Seq, rec.Type)
 	b.WriteString(describe(rec))
 	// Agent-controlled text (argv, names, paths) must not drive the reader's
-	// terminal: escape sequences are shown quoted, never interpreted.
-	return sanitize(strings.TrimRight(b.String(), " "))
+	// terminal: escape sequences are shown quoted, never interpreted; nor
+	// make lines of its own: the record is one line, so a newline in it is
+	// the agent's (a path it executed) and is shown as \n.
+	return inline(strings.TrimRight(b.String(), " "))
 }
 
 // describe renders the fields of an event (without ts/seq/type).
@@ -334,6 +336,30 @@ func sanitize(s string) string {
 	}
 	return b.String()
 }
+
+// inline is sanitize for text that must stay in its line and cell: it
+// escapes newlines and tabs too. Whatever the agent chose (a file name it
+// executed or planted, a name it looked up, a Host it sent) can hold them,
+// and a raw newline would print a line a reader takes for jail's own (a
+// forged exit, a "Denials (0)" above the real ones), a raw tab a column of
+// the summary's tables.
+func inline(s string) string {
+	if !strings.ContainsFunc(s, isInlineControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isInlineControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isInlineControl(r rune) bool { return r == '\n' || r == '\t' || isControl(r) }
 
 func isControl(r rune) bool {
 	return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0)

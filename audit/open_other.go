@@ -9,3 +9,6 @@ const oNoFollow = 0
 func lockLive(uintptr) {}
 
 func live(string) bool { return false }
+
+// CheckDirs checks nothing where there are no Unix owners and modes.
+func CheckDirs(string) error { return nil }

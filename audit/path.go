@@ -17,6 +17,9 @@ const FileTimeFormat = "20060102T150405Z"
 // ErrBadID is returned by DefaultPath for an id that is not a plain name.
 var ErrBadID = errors.New("audit: sandbox id must be 1-64 characters of [A-Za-z0-9._-], not starting with '.'")
 
+// ErrReplaceable is returned by CheckDirs: another user could replace the trail.
+var ErrReplaceable = errors.New("another user could remove or replace the audit trail there")
+
 // ErrWritableBySandbox is returned by CheckPlacement: the agent could rewrite its own trail.
 var ErrWritableBySandbox = errors.New("audit trail would be writable inside the sandbox")
 

@@ -280,14 +280,14 @@ func (s *Summary) offset(t time.Time) string {
 func (s *Summary) Write(w io.Writer, name string) error {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Trail\t%s\n", name)
+	fmt.Fprintf(tw, "Trail\t%s\n", inline(name))
 	if st := s.Start; st != nil {
 		fmt.Fprintf(tw, "Command\t%s\n", quoteArgv(st.Command))
-		fmt.Fprintf(tw, "Sandbox\tid %s, jail %s, uid %d%s, started %s\n", st.ID, st.Version, st.UID,
+		fmt.Fprintf(tw, "Sandbox\tid %s, jail %s, uid %d%s, started %s\n", inline(st.ID), inline(st.Version), st.UID,
 			map[bool]string{true: " (as root: agent is host nobody)"}[st.Root], s.StartTS.UTC().Format(TimeFormat))
-		fmt.Fprintf(tw, "Kernel\t%s\n", kernelLine(st.Kernel))
+		fmt.Fprintf(tw, "Kernel\t%s\n", inline(kernelLine(st.Kernel)))
 		for _, n := range st.Notes {
-			fmt.Fprintf(tw, "Note\t%s\n", n)
+			fmt.Fprintf(tw, "Note\t%s\n", inline(n))
 		}
 	} else {
 		fmt.Fprintf(tw, "Command\tunknown (no start event)\n")
@@ -295,19 +295,19 @@ func (s *Summary) Write(w io.Writer, name string) error {
 	switch {
 	case s.Exit != nil:
 		fmt.Fprintf(tw, "Duration\t%s\n", msStr(s.Exit.WallMS))
-		fmt.Fprintf(tw, "Exit\t%s\n", exitLine(*s.Exit))
+		fmt.Fprintf(tw, "Exit\t%s\n", inline(exitLine(*s.Exit)))
 	case !s.StartTS.IsZero():
 		fmt.Fprintf(tw, "Duration\tat least %s\n", s.LastTS.Sub(s.StartTS).Round(time.Millisecond))
 		fmt.Fprintf(tw, "Exit\tnone recorded: the run is still going, or jail was killed before it could record one\n")
 	default:
 		fmt.Fprintf(tw, "Exit\tnone recorded\n")
 	}
-	fmt.Fprintf(tw, "Chain\t%s\n", s.chainLine())
+	fmt.Fprintf(tw, "Chain\t%s\n", inline(s.chainLine()))
 	tw.Flush()
 
 	section(&b, fmt.Sprintf("Events (%d)", s.Verify.Lines))
 	for _, t := range s.types() {
-		fmt.Fprintf(&b, "  %-10s %6d\n", t, s.Counts[t])
+		fmt.Fprintf(&b, "  %-10s %6d\n", inline(t), s.Counts[t])
 	}
 
 	n := min(len(s.Commands), TopCommands)
@@ -318,7 +318,7 @@ func (s *Summary) Write(w io.Writer, name string) error {
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  COUNT\tDENIED\tCOMMAND\n")
 		for _, c := range s.Commands[:n] {
-			fmt.Fprintf(tw, "  %d\t%d\t%s\n", c.Count, c.Denied, c.Path)
+			fmt.Fprintf(tw, "  %d\t%d\t%s\n", c.Count, c.Denied, inline(c.Path))
 		}
 		tw.Flush()
 	}
@@ -329,7 +329,7 @@ func (s *Summary) Write(w io.Writer, name string) error {
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  COUNT\tPATH\n")
 		for _, c := range s.Attempts[:n] {
-			fmt.Fprintf(tw, "  %d\t%s\n", c.Count, c.Path)
+			fmt.Fprintf(tw, "  %d\t%s\n", c.Count, inline(c.Path))
 		}
 		tw.Flush()
 	}
@@ -343,9 +343,9 @@ func (s *Summary) Write(w io.Writer, name string) error {
 		for _, r := range s.Net {
 			why := ""
 			if r.Reason != "" {
-				why = "\t" + r.Reason
+				why = "\t" + inline(r.Reason)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s%s\n", r.Dest, r.Decision, r.Conns, bytesStr(r.BytesUp), bytesStr(r.BytesDown), why)
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s%s\n", inline(r.Dest), inline(r.Decision), r.Conns, bytesStr(r.BytesUp), bytesStr(r.BytesDown), why)
 		}
 		tw.Flush()
 	}
@@ -363,13 +363,13 @@ func (s *Summary) Write(w io.Writer, name string) error {
 		if g.Count > 1 {
 			count = fmt.Sprintf(" (%d times)", g.Count)
 		}
-		fmt.Fprintf(&b, "  %s  %-5s %s%s\n", s.offset(g.First), g.Type, g.Text, count)
+		fmt.Fprintf(&b, "  %s  %-5s %s%s\n", s.offset(g.First), inline(g.Type), inline(g.Text), count)
 	}
 
 	if len(s.Notices) > 0 {
 		section(&b, fmt.Sprintf("Notices (%d)", len(s.Notices)))
 		for _, n := range s.Notices {
-			fmt.Fprintf(&b, "  %-7s %-8s %s\n", n.Severity, n.Kind, n.Text)
+			fmt.Fprintf(&b, "  %-7s %-8s %s\n", inline(n.Severity), inline(n.Kind), inline(n.Text))
 		}
 	}
 
@@ -378,7 +378,7 @@ func (s *Summary) Write(w io.Writer, name string) error {
 		b.WriteString("  none\n")
 	}
 	for _, r := range s.Limits {
-		fmt.Fprintf(&b, "  %s  %-7s %s\n", s.offset(r.TS), r.Type, describe(r))
+		fmt.Fprintf(&b, "  %s  %-7s %s\n", s.offset(r.TS), inline(r.Type), inline(describe(r)))
 	}
 
 	if s.Dropped > 0 {
@@ -394,7 +394,7 @@ func (s *Summary) Write(w io.Writer, name string) error {
 	if len(s.Malformed) > 0 {
 		section(&b, fmt.Sprintf("Malformed lines (%d)", len(s.Malformed)))
 		for _, le := range s.Malformed {
-			fmt.Fprintf(&b, "  %v\n", le)
+			fmt.Fprintf(&b, "  %s\n", inline(le.Error()))
 		}
 	}
 	_, err := io.WriteString(w, sanitize(b.String()))

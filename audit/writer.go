@@ -54,8 +54,9 @@ type Options struct {
 	// with reason "budget" marks the moment, a final one (before exit, kill
 	// and timeout events and at Close) carries the rest, and the exit event
 	// says how many were not written. start, limit, signal, kill and
-	// timeout events may use the reserve; exit and the final dropped
-	// events are always written. The file never grows past MaxBytes
+	// timeout events may use the reserve, signal events not its last
+	// part (the agent can cause them at will); exit and the final
+	// dropped events are always written. The file never grows past MaxBytes
 	// (MinBudget or more; smaller values are raised to it).
 	MaxBytes int64
 }
@@ -64,11 +65,19 @@ type Options struct {
 const MinBudget = 128 << 10
 
 // Reserves inside the budget: essentialReserve for start, limit, signal,
-// kill and timeout events once ordinary ones are refused; finalReserve for
+// kill and timeout events once ordinary ones are refused, of which
+// endReserve for start, limit, kill and timeout alone; finalReserve for
 // the closing dropped summaries and the exit event alone.
 const (
 	essentialReserve = 60 << 10
-	finalReserve     = 4 << 10
+	// The agent can make the supervisor record signals at will (it stops
+	// itself, and where jail cannot stop as a job it is continued and a
+	// SIGCONT recorded, thousands a second): they must not spend the room
+	// of the events that end or explain a run, which it cannot cause
+	// (a user's kill with its reason, the timeout, a limit). 16 KiB holds
+	// about 50 of them.
+	endReserve   = 16 << 10
+	finalReserve = 4 << 10
 	// envelopeBytes bounds what the writer adds to an event's fields:
 	// {"ts":"<35>","seq":<20>,"type":"","prev":"<64>",} and a newline.
 	envelopeBytes = 160
@@ -131,12 +140,12 @@ type Writer struct {
 	// The size budget (Options.MaxBytes). accepted estimates the bytes of
 	// every event accepted so far (queued or written), so that a burst is
 	// refused at Emit, before it costs memory in the queue.
-	maxBytes, soft, essential int64
-	accepted                  atomic.Int64
-	over                      atomic.Bool
-	budgetAnnounced           bool // writer goroutine only
-	late                      atomic.Uint64
-	maxQueued                 atomic.Int64
+	maxBytes, soft, signals, essential int64
+	accepted                           atomic.Int64
+	over                               atomic.Bool
+	budgetAnnounced                    bool // writer goroutine only
+	late                               atomic.Uint64
+	maxQueued                          atomic.Int64
 
 	sinkMu sync.Mutex
 	sinks  []*sinkRunner
@@ -206,6 +215,7 @@ func create(path string, now func() time.Time, queue int, o Options) (*Writer, e
 	if o.MaxBytes > 0 {
 		w.maxBytes = max(o.MaxBytes, MinBudget)
 		w.soft = w.maxBytes - essentialReserve - finalReserve
+		w.signals = w.maxBytes - endReserve - finalReserve
 		w.essential = w.maxBytes - finalReserve
 	}
 	go w.run()
@@ -269,15 +279,25 @@ func (w *Writer) emit(it item, wait bool) bool {
 		est = int64(len(it.body)+len(typ)) + envelopeBytes
 		limit := w.soft
 		switch typ {
-		case TypeStart, TypeLimit, TypeSignal, TypeKill, TypeTimeout:
+		case TypeSignal:
+			limit = w.signals // never the end's reserve: see endReserve
+		case TypeStart, TypeLimit, TypeKill, TypeTimeout:
 			limit = w.essential
 		case TypeExit:
 			limit = 1<<63 - 1 // the end of the record is always written
 		}
 		if w.accepted.Add(est) > limit {
 			w.accepted.Add(-est)
-			w.over.Store(true)
+			first := !w.over.Swap(true)
 			w.dropFor(DropBudget, typ, 1)
+			if first {
+				// Refused events never reach the writer: wake it, so that
+				// the dropped event marks the moment the budget was
+				// reached, not whenever an event is next written (at the
+				// exit, after a flood the agent made to bury what came
+				// then).
+				w.wake()
+			}
 			return false
 		}
 	}
@@ -302,6 +322,20 @@ func (w *Writer) emit(it item, wait bool) bool {
 		w.maxQueued.Store(int64(cap(w.ch)))
 		w.drop(typ, 1)
 		return false
+	}
+}
+
+// wake makes the writer write what losses are pending, without waiting
+// for the next event; it never blocks (a full queue wakes it anyway).
+func (w *Writer) wake() {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		return
+	}
+	select {
+	case w.ch <- item{}: // a zero item only writes pending drop counts
+	default:
 	}
 }
 

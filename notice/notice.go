@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Severity orders notices; --quiet and -v choose which are shown.
@@ -240,29 +241,31 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 
 // oneLine keeps a notice on one line and its text inert on a terminal:
 // control characters (an agent-chosen name could carry escape sequences)
-// are written as \xNN.
+// are written as \xNN, and so is every byte that is not UTF-8. The text
+// can hold the agent's bytes as they are (the argv of a refused command):
+// a lone 0x9b is CSI, 0x9d OSC, to a terminal that reads 8-bit controls,
+// and ranging over a string yields U+FFFD for it, which no check sees.
 func oneLine(s string) string {
 	s = strings.TrimRight(s, "\r\n")
-	clean := true
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if !strings.ContainsFunc(s, isControl) && utf8.ValidString(s) {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\t':
 			b.WriteByte(' ')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		case isControl(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
 		default:
-			b.WriteRune(r)
+			b.WriteString(s[i : i+size])
 		}
+		i += size
 	}
 	return b.String()
 }
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }

@@ -124,3 +124,28 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 }
+
+// Adversarial: a notice's text can hold the agent's bytes as they are (the
+// argv of a command the guard rail refused, a name it sent): not UTF-8 at
+// all. A lone 0x9b is CSI to a terminal that reads 8-bit controls (one
+// not in a UTF-8 locale), as 0x1b 0x5b is to every terminal; 0x90 (DCS)
+// and 0x9d (OSC) likewise. Such bytes are shown escaped, never raw.
+func TestNoticeEscapesRawC1Bytes(t *testing.T) {
+	for _, text := range []string{
+		"refused command rm -rf / \x9b2J \xff",                  // nothing else to escape
+		"refused command rm -rf / \x9b2J\x9d52;c;aGk=\x07 \xff", // beside a C0 control
+	} {
+		var out bytes.Buffer
+		s := New(&out, Options{})
+		s.Add(Notice{Kind: "exec", Severity: Warning, Text: text})
+		got := out.String()
+		for _, b := range []byte{0x9b, 0x9d, 0x07, 0xff} {
+			if strings.IndexByte(got, b) >= 0 {
+				t.Errorf("raw byte %#x on the terminal: %q", b, got)
+			}
+		}
+		if !strings.Contains(got, `\x9b2J`) || !strings.Contains(got, `\xff`) {
+			t.Errorf("the bytes are not shown escaped: %q", got)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/statedir"
 )
@@ -119,6 +120,28 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	if err := audit.CheckPlacement(path, r.plan.Writable, hidden); err != nil {
 		return fmt.Errorf("`audit` %s: %w", path, err)
 	}
+	// The trail's directory seen through another mount of its file system
+	// (a host bind of it, or of a parent, inside the workspace): hidden by
+	// its path alone, the trail could be read there, or rewritten where
+	// that place is writable. The default trail is in the state directory,
+	// whose views the plan masks already (jailDirViews).
+	var viewMasks []ns.Mount
+	if r.pol.AuditFile != "" {
+		// A place of the user's choosing: another user must not be able to
+		// swap the trail for one of theirs (the chain has no secret). The
+		// default trail is in the state directory, the user's own.
+		if err := audit.CheckDirs(path); err != nil {
+			return fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		mi, err := fsrules.ReadMountinfo()
+		if err != nil {
+			return fmt.Errorf("`audit` %s: read the mount table for other mounts of its directory: %w", path, err)
+		}
+		views := fsrules.Views(fsrules.ParseMountinfo(mi), resolveExisting(filepath.Dir(path)))
+		if viewMasks, err = trailViews(path, views, r.plan.Writable, hidden, spec.Mounts); err != nil {
+			return err
+		}
+	}
 	// The budget keeps an agent from filling the host's disk through its
 	// trail (failed execs with huge argv, a flood of refused flows).
 	w, err := audit.CreateOptions(path, audit.Options{MaxBytes: r.pol.AuditMaxSize})
@@ -136,7 +159,50 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	r.trail = w
 	r.trailPath = w.Path()
 	spec.Mounts = append(spec.Mounts, hideTrail(w.Path(), spec.Mounts)...)
+	spec.Mounts = append(spec.Mounts, viewMasks...)
 	return nil
+}
+
+// trailViews returns the masks that hide the places views (fsrules.Views of
+// the trail's directory) show the trail at path or its directory, and an
+// error when the trail itself would be writable at one of them (writable,
+// outside hidden): there the agent could rewrite it, as if it lay in the
+// workspace, which CheckPlacement refuses. A view of a part of the
+// directory (a subdirectory: older trails) is masked where it is merely
+// visible; where it is, or lies in, a path the plan binds (the workspace
+// may be a subdirectory of the trail's), it is left as that bind shows it,
+// as the same subdirectory is at its own path.
+func trailViews(path string, views []fsrules.View, writable, hidden []string, plan []ns.Mount) ([]ns.Mount, error) {
+	var masks []ns.Mount
+	for _, v := range views {
+		if !v.Part {
+			at := filepath.Join(v.Path, filepath.Base(path)) // the trail itself
+			if err := audit.CheckPlacement(at, writable, hidden); err != nil {
+				return nil, fmt.Errorf("`audit` %s: its directory is also mounted at %s: %w", path, v.Path, err)
+			}
+			masks = append(masks, hideTrail(at, append(plan, masks...))...)
+			continue
+		}
+		if !visibleIn(v.Path, plan) || inBind(v.Path, plan) {
+			continue
+		}
+		if m, ok := viewMask(v.Path, "the audit trail's directory, another mount"); ok {
+			masks = append(masks, m)
+		}
+	}
+	return masks, nil
+}
+
+// inBind tells whether p is, or lies in, a path the plan binds from the
+// host (the workspace, a --write or --read path), not the root's view.
+func inBind(p string, plan []ns.Mount) bool {
+	for _, m := range plan {
+		if (m.Kind == ns.KindBind || m.Kind == ns.KindROBind) && m.Path != "/" &&
+			(p == m.Path || strings.HasPrefix(p, strings.TrimSuffix(m.Path, "/")+"/")) {
+			return true
+		}
+	}
+	return false
 }
 
 // hideTrail returns the mounts that keep the trail out of the sandbox's

@@ -1,0 +1,88 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/ns"
+)
+
+// Adversarial: an --audit trail whose directory another mount also shows
+// (a host bind of it, or of a parent, inside the workspace or under the
+// root's read-only view). Hidden by its own path only, the agent read its
+// live trail, and every other one there, through the other mount, and
+// rewrote it where that mount lay in the workspace: seen with main's
+// binary as jailtest (mount --bind ua uws/logs; jail --audit ua/t.jsonl
+// -- sh -c 'echo FORGED >> logs/t.jsonl' appended, and --verify then
+// failed at line 4). Each such place is refused when the sandbox can write
+// the trail there, masked when it can see it; a view of a part of the
+// directory that a bind of the plan shows (the workspace may be a
+// subdirectory of the trail's) is left to that bind.
+func TestTrailViews(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	state := filepath.Join(root, "state")
+	ro := filepath.Join(root, "ro")
+	for _, d := range []string{ws, state, ro, filepath.Join(ro, "part"), filepath.Join(root, "home")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trail := filepath.Join(root, "trails", "t.jsonl")
+	plan := []ns.Mount{
+		{Kind: ns.KindROBind, Path: "/"},
+		{Kind: ns.KindBind, Path: ws},
+		{Kind: ns.KindTmpfs, Path: filepath.Join(root, "home")},
+		{Kind: ns.KindMask, Path: state, Dir: true}, // the plan's mask of jail's state directory
+	}
+	writable, hidden := []string{ws}, []string{state}
+	whole := func(p string) fsrules.View { return fsrules.View{Path: p} }
+	part := func(p string) fsrules.View { return fsrules.View{Path: p, Part: true} }
+	for _, c := range []struct {
+		name  string
+		views []fsrules.View
+		masks []string // paths masked, in order
+		err   bool
+	}{
+		{"no other mount", nil, nil, false},
+		{"the directory in the workspace: refused", []fsrules.View{whole(filepath.Join(ws, "logs"))}, nil, true},
+		{"a part of it in the workspace: the workspace's", []fsrules.View{part(filepath.Join(ws, "old"))}, nil, false},
+		{"a part of it is the workspace: not masked", []fsrules.View{part(ws)}, nil, false},
+		{"the directory under the read-only root: masked", []fsrules.View{whole(filepath.Join(ro, "v"))}, []string{filepath.Join(ro, "v")}, false},
+		{"a part of it under the read-only root: masked", []fsrules.View{part(filepath.Join(ro, "part"))}, []string{filepath.Join(ro, "part")}, false},
+		{"under a private tmpfs: not visible", []fsrules.View{whole(filepath.Join(root, "home", "v"))}, nil, false},
+		{"in the masked state directory: fine", []fsrules.View{whole(filepath.Join(state, "v"))}, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			masks, err := trailViews(trail, c.views, writable, hidden, plan)
+			if c.err {
+				if !errors.Is(err, audit.ErrWritableBySandbox) {
+					t.Fatalf("err %v, want ErrWritableBySandbox", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range masks {
+				if m.Kind != ns.KindMask {
+					t.Errorf("mount %+v is not a mask", m)
+				}
+				got = append(got, m.Path)
+			}
+			if len(got) != len(c.masks) {
+				t.Fatalf("masks %q, want %q", got, c.masks)
+			}
+			for i := range got {
+				if got[i] != c.masks[i] {
+					t.Errorf("masks %q, want %q", got, c.masks)
+				}
+			}
+		})
+	}
+}

@@ -307,7 +307,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	mounts = append(mounts, linkMounts(append(links, exp.links...), mounts)...)
 
 	// jail's own state directory (old trails, the run registry, the
-	// quarantine, the trail key) is the user's record: never shown to the
+	// quarantine, the agent-configuration records) is the user's record: never shown to the
 	// sandbox, not even read-only. A bind that names it or a path in it is
 	// refused; where a visible path contains it, it is masked below.
 	if sd, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {

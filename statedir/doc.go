@@ -1,6 +1,6 @@
 // Package statedir is the one place that says where jail keeps its own data
 // on the host: the audit trails, the run registry, the quarantine and the
-// trail key, all under $XDG_STATE_HOME/jail (or ~/.local/state/jail when
+// agent-configuration records, all under $XDG_STATE_HOME/jail (or ~/.local/state/jail when
 // XDG_STATE_HOME is unset or relative, as the XDG spec says).
 //
 // Everything in it is the user's record or jail's bookkeeping, so the

@@ -13,7 +13,6 @@ const (
 	// when the runtime directory cannot be used (RuntimeFrom).
 	Run        = "run"
 	Quarantine = "quarantine" // files jail took out of the agent's reach
-	Key        = "trail.key"  // the per-user secret that keys the trail's hash chain
 	// AgentConfig holds the records of running agent-configuration guards
 	// (package agentcfg): what the next start restores if a supervisor was
 	// killed. The agents' versions it put back go to Quarantine.

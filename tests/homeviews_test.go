@@ -90,7 +90,7 @@ func TestHomeViewsHidden(t *testing.T) {
 
 // TestStateDirViewsHidden: jail's state directory outside the HOME
 // ($XDG_STATE_HOME elsewhere), shown at a second path by a host bind
-// mount, is not readable there inside (its trails, registry, trail key).
+// mount, is not readable there inside (its trails, registry, records).
 func TestStateDirViewsHidden(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to bind mounts in a private mount namespace; fsrules.TestViews covers the computation")

@@ -45,7 +45,7 @@ func hostSocketMasks(mounts []ns.Mount) []ns.Mount {
 			continue // gone since it was bound
 		}
 		sock := filepath.Join(real, filepath.Base(path))
-		if seen[sock] || !socketVisible(sock, mounts) {
+		if seen[sock] || !socketVisible(sock, mounts) || named(sock, mounts) {
 			continue
 		}
 		seen[sock] = true
@@ -74,4 +74,16 @@ func socketVisible(path string, mounts []ns.Mount) bool {
 		}
 	}
 	return deepest == nil || !(deepest.Kind == ns.KindTmpfs || deepest.Kind == ns.KindMask && deepest.Dir)
+}
+
+// named reports whether path is itself a read or write path of the policy
+// (`--write /run/docker.sock`): the user gave the sandbox that very socket.
+// A directory holding it is no such grant.
+func named(path string, mounts []ns.Mount) bool {
+	for _, m := range mounts {
+		if m.Path == path && !m.Dir && (m.Kind == ns.KindBind || m.Kind == ns.KindROBind) {
+			return true
+		}
+	}
+	return false
 }

@@ -12,7 +12,7 @@ import (
 
 // TestHostSocketMasks: each host socket the mounts leave visible is masked
 // at the place its path leads to; vanished, non-socket
-// and hidden ones are not.
+// and hidden ones are not, nor one the user named as a read or write path.
 func TestHostSocketMasks(t *testing.T) {
 	d, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -35,6 +35,7 @@ func TestHostSocketMasks(t *testing.T) {
 	hidden := mk("run/dbus/bus")
 	inMasked := mk("state/run/ctl.sock")
 	inBind := mk("run/ws/lsp.sock") // under the hidden run, but in a bind shown again
+	granted := mk("run/docker.sock") // --write /run/docker.sock: the user named it
 	// A link from a hidden place to a visible one: the socket was bound as
 	// run/link/x.sock, its inode is at var/lib/real/x.sock.
 	mk("var/lib/real/x.sock")
@@ -49,7 +50,7 @@ func TestHostSocketMasks(t *testing.T) {
 	os.WriteFile(plain, nil, 0o644)
 
 	list := []string{visible, spaced, hidden, inMasked, inBind, filepath.Join(d, "run/link/x.sock"),
-		filepath.Join(d, "varrun/dbus/bus"), plain, filepath.Join(d, "gone.sock"), filepath.Join(d, "gone/x.sock"), visible}
+		filepath.Join(d, "varrun/dbus/bus"), granted, plain, filepath.Join(d, "gone.sock"), filepath.Join(d, "gone/x.sock"), visible}
 	old := boundSockets
 	boundSockets = func() ([]string, error) { return list, nil }
 	t.Cleanup(func() { boundSockets = old })
@@ -57,6 +58,7 @@ func TestHostSocketMasks(t *testing.T) {
 	mounts := []ns.Mount{
 		{Kind: ns.KindTmpfs, Path: filepath.Join(d, "run"), Dir: true},
 		{Kind: ns.KindBind, Path: filepath.Join(d, "run/ws"), Dir: true},
+		{Kind: ns.KindBind, Path: granted},
 		{Kind: ns.KindMask, Path: filepath.Join(d, "state"), Dir: true},
 	}
 	var got []string

@@ -34,7 +34,7 @@ func TestHostSocketMasks(t *testing.T) {
 	spaced := mk("srv/my dir/a b.sock")
 	hidden := mk("run/dbus/bus")
 	inMasked := mk("state/run/ctl.sock")
-	inBind := mk("run/ws/lsp.sock") // under the hidden run, but in a bind shown again
+	inBind := mk("run/ws/lsp.sock")  // under the hidden run, but in a bind shown again
 	granted := mk("run/docker.sock") // --write /run/docker.sock: the user named it
 	// A link from a hidden place to a visible one: the socket was bound as
 	// run/link/x.sock, its inode is at var/lib/real/x.sock.

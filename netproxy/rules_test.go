@@ -477,10 +477,11 @@ func TestCheckDialBroadRuleKeepsGuard(t *testing.T) {
 		{"0.0.0.0/1", "10.1.2.3", 443, false},         // RFC 1918
 		{"0.0.0.0/1", "100.100.100.200", 80, false},   // Alibaba metadata inside CGNAT
 		{"100.64.0.0/10", "100.100.100.200", 80, false},
-		{"fc00::/7", "fd00:ec2::254", 80, false},  // AWS IMDS over IPv6 inside a ULA rule
-		{"2000::/3", "2002:7f00:1::1", 80, false}, // 6to4 carrying loopback
-		{"2000::/3", "2001:db8::10", 22, false},   // the host's own IPv6
-		{"::/1", "64:ff9b::a9fe:a9fe", 80, false}, // NAT64 carrying metadata
+		{"fc00::/7", "fd00:ec2::254", 80, false},         // AWS IMDS over IPv6 inside a ULA rule
+		{"2000::/3", "2002:7f00:1::1", 80, false},        // 6to4 carrying loopback
+		{"2000::/3", "2001:db8::10", 22, false},          // the host's own IPv6
+		{"::/1", "64:ff9b::a9fe:a9fe", 80, false},        // NAT64 carrying metadata
+		{"169.254.0.0/16", "169.254.169.254", 80, false}, // the link-local network, not its metadata endpoint
 		// Still open: public addresses under a broad rule, and what a rule
 		// inside the guarded class names.
 		{"0.0.0.0/1", "8.8.8.8", 443, true},
@@ -494,6 +495,7 @@ func TestCheckDialBroadRuleKeepsGuard(t *testing.T) {
 		{"fc00::/7", "fd12::1", 443, true},
 		{"64:ff9b::/96", "64:ff9b::a01:203", 443, true},
 		{"fd00:ec2::254/128", "fd00:ec2::254", 80, true},
+		{"169.254.0.0/16", "169.254.1.1", 80, true},
 	}
 	for _, tt := range tests {
 		p := mustPolicy(t, flags{allow: []string{"ok.test"}, ips: []string{tt.rule}})

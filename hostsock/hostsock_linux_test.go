@@ -77,9 +77,16 @@ func TestBound(t *testing.T) {
 	}
 }
 
-// BenchmarkBound measures both readers with 3,000 more (unnamed) sockets in
-// the namespace, as a busy desktop has.
+// BenchmarkBound measures both readers as the namespace is ("few"), then
+// with 3,000 more (unnamed) sockets in it, as a busy desktop has.
 func BenchmarkBound(b *testing.B) {
+	b.Run("few/sock_diag", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := diag(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for range 1500 {
 		p, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 		if err != nil {

@@ -12,6 +12,11 @@ import (
 // boundSockets lists the host's path-bound Unix sockets (a test seam).
 var boundSockets = hostsock.Bound
 
+// whyHostSocket is the Why of a host socket's mask: degraded mode, which
+// refuses socket(AF_UNIX) with seccomp instead, leaves these masks out of
+// its Landlock rules (degradedRules).
+const whyHostSocket = "a host process's Unix socket"
+
 // hostSocketMasks returns a mask for each host Unix socket bound to a path
 // that mounts would leave visible in the sandbox. The list is the kernel's
 // (package hostsock, in the supervisor's network namespace: the host's):
@@ -55,7 +60,7 @@ func hostSocketMasks(mounts []ns.Mount) []ns.Mount {
 		// Why: connect(2) and sendto(2) on a socket need no write access to
 		// its mount (the host's view is read-only, yet reachable), and
 		// Landlock does not mediate them; a mode-0 file over it refuses both.
-		out = append(out, ns.Mount{Kind: ns.KindMask, Path: sock, FD: -1, Why: "a host process's Unix socket"})
+		out = append(out, ns.Mount{Kind: ns.KindMask, Path: sock, FD: -1, Why: whyHostSocket})
 	}
 	return out
 }

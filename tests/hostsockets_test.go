@@ -83,3 +83,54 @@ func TestHostUnixSocketsHidden(t *testing.T) {
 		})
 	}
 }
+
+// TestNetHostAbstractSockets: abstract Unix sockets live in the network
+// namespace, so under --net host only Landlock's scope (ABI 6) keeps the
+// sandbox from the host's (X11, D-Bus, container shims). Where the scope
+// holds, connect(2) fails; where it does not (an older kernel, simulated
+// with --x-landlock-max-abi 5), jail must say so: its scope notice said
+// "the pid and net namespaces still isolate", untrue for --net host. Seen
+// failing on main's binary (799937e): with ABI 5 the abstract socket
+// answered and no notice named it.
+func TestNetHostAbstractSockets(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	token := "HOST-ABSTRACT-" + strconv.Itoa(os.Getpid())
+	name := "@jail-test-abstract-" + strconv.Itoa(os.Getpid())
+	ln, err := net.Listen("unix", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte(token + "\n"))
+			c.Close()
+		}
+	}()
+	probe := `use Socket; socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
+if (connect($s, pack_sockaddr_un("\0" . $ARGV[0]))) { my $l = <$s>; print "CONNECTED $l"; } else { print "refused: $!\n"; }`
+	const said = "cannot scope abstract Unix sockets"
+	for _, abi := range []string{"", "5"} {
+		args := []string{"--net", "host"}
+		if abi != "" {
+			args = append(args, "--x-landlock-max-abi", abi)
+		}
+		r := run(t, runOpts{}, append(args, "--", "perl", "-e", probe, name[1:])...)
+		reached := strings.Contains(r.stdout, token)
+		if !reached && !strings.Contains(r.stdout, "refused") {
+			t.Fatalf("ABI %q: the probe did not run (code %d):\n%s\nstderr: %s", abi, r.code, r.stdout, r.stderr)
+		}
+		if reached && !strings.Contains(r.stderr, said) {
+			t.Errorf("ABI %q: the host's abstract socket answered under --net host and jail did not say so:\n%s\nstderr: %s", abi, r.stdout, r.stderr)
+		}
+		if abi == "5" && !strings.Contains(r.stderr, said) {
+			t.Errorf("ABI 5: no notice that abstract sockets are not scoped:\nstderr: %s", r.stderr)
+		}
+	}
+}

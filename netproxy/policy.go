@@ -284,18 +284,27 @@ var specialRanges = []struct {
 // CGNAT, ULA: a wildcard allow must not become a way into the user's
 // internal network) and other special-purpose ranges are refused, also when
 // embedded in a NAT64 or 6to4 address, unless an --allow-ip rule covers
-// ip:port, or name is host.jail.internal on an --allow-host-port port and ip
+// ip:port and lies inside the guarded range (classify: 127.0.0.0/8 opens
+// loopback, 10.0.0.0/8 that network, only the address itself the host's
+// own addresses and metadata endpoints; 128.0.0.0/1 opens none), or name is host.jail.internal on an --allow-host-port port and ip
 // is loopback, or (private and shared ranges only) name is pinned to ip with
 // --add-host: the user typed that pairing.
 func (p *Policy) CheckDial(name string, ip netip.Addr, port uint16, hostAddrs []netip.Addr) Decision {
 	ip = ip.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1: never let the mapped form slip past the class checks
-	if r, ok := p.matchIP(ip, port); ok {
-		return Decision{Allow: true, Reason: "allow-ip " + r.String()}
+	class, internal, within := classify(ip, hostAddrs)
+	for _, r := range p.cfg.AllowIPs {
+		// A rule opens a guarded address only when it lies inside the
+		// guarded range itself (the address, 127.0.0.0/8, 10.0.0.0/8):
+		// a rule that merely contains it (128.0.0.0/1, the LAN that holds
+		// the host) was written for the addresses around it, and must not
+		// become a way to the host's own services or cloud metadata.
+		if r.Match(ip, port) && (class == "" || within.Bits() <= r.Prefix.Bits() && within.Contains(r.Prefix.Addr())) {
+			return Decision{Allow: true, Reason: "allow-ip " + r.String()}
+		}
 	}
 	if name == HostInternal && ip.IsLoopback() && slices.Contains(p.cfg.HostPorts, port) {
 		return Decision{Allow: true, Reason: "allow-host-port " + strconv.Itoa(int(port))}
 	}
-	class, internal := addrClass(ip, hostAddrs)
 	if class == "" {
 		return Decision{Allow: true, Reason: "public address"}
 	}
@@ -317,46 +326,82 @@ func (p *Policy) CheckDial(name string, ip netip.Addr, port uint16, hostAddrs []
 	return d
 }
 
+// Guarded ranges named by class rather than by specialRanges.
+var (
+	loopback4  = netip.MustParsePrefix("127.0.0.0/8")
+	linkLocal4 = netip.MustParsePrefix("169.254.0.0/16")
+	linkLocal6 = netip.MustParsePrefix("fe80::/10")
+	multicast4 = netip.MustParsePrefix("224.0.0.0/4")
+	multicast6 = netip.MustParsePrefix("ff00::/8")
+	imds       = netip.AddrFrom4([4]byte{169, 254, 169, 254}) // the usual cloud metadata endpoint
+)
+
 // addrClass names the class of address the guard refuses ip for ("" for a
 // public address) and whether it is an internal-network range.
 func addrClass(ip netip.Addr, hostAddrs []netip.Addr) (string, bool) {
+	class, internal, _ := classify(ip, hostAddrs)
+	return class, internal
+}
+
+// classify is addrClass with the guarded range ip lies in (the one an
+// --allow-ip rule must lie inside to open it): the class's whole range for
+// loopback, link-local, multicast, the fake range, the special and internal
+// ranges, NAT64 and 6to4; the address alone for the host's own addresses,
+// the metadata endpoints and the broadcast address, which share a range
+// with addresses the user may mean.
+func classify(ip netip.Addr, hostAddrs []netip.Addr) (string, bool, netip.Prefix) {
+	only := netip.PrefixFrom(ip, ip.BitLen())
+	either := func(v4, v6 netip.Prefix) netip.Prefix {
+		if ip.Is4() {
+			return v4
+		}
+		return v6
+	}
 	switch {
 	case !ip.IsValid():
-		return "an invalid address", false
+		return "an invalid address", false, netip.Prefix{}
 	case ip.IsLoopback():
-		return "loopback", false
+		return "loopback", false, either(loopback4, only)
 	case ip.IsUnspecified() || ip.Is4() && thisNetwork.Contains(ip):
-		return "the unspecified address", false
+		return "the unspecified address", false, either(thisNetwork, only)
+	case ip == imds:
+		// A rule for the link-local network (a device on it) does not
+		// open the metadata endpoint in it; only the address itself does.
+		return "link-local (cloud metadata)", false, only
 	case ip.IsLinkLocalUnicast():
-		return "link-local (cloud metadata)", false
-	case ip.IsMulticast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return "multicast/broadcast", false
+		return "link-local (cloud metadata)", false, either(linkLocal4, linkLocal6)
+	case ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "multicast/broadcast", false, only
+	case ip.IsMulticast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast():
+		return "multicast/broadcast", false, either(multicast4, multicast6)
 	case slices.Contains(metadataAddrs, ip):
-		return "a cloud metadata address", false
+		return "a cloud metadata address", false, only
 	case fakeRange.Contains(ip):
-		return "jail's fake address range", false
+		return "jail's fake address range", false, fakeRange
 	case slices.Contains(hostAddrs, ip):
-		return "one of the host's own addresses", false
+		return "one of the host's own addresses", false, only
 	}
 	// A NAT64 or 6to4 gateway would carry the flow to the IPv4 address
 	// inside: judge that address (RFC 6052, RFC 3056).
 	if nat64.Contains(ip) || sixToFour.Contains(ip) {
 		b := ip.As16()
 		v4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		pfx := nat64
 		if sixToFour.Contains(ip) {
 			v4 = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+			pfx = sixToFour
 		}
 		if c, _ := addrClass(v4, hostAddrs); c != "" {
-			return "an IPv6 address carrying " + v4.String() + ", " + c, false
+			return "an IPv6 address carrying " + v4.String() + ", " + c, false, pfx
 		}
-		return "", false
+		return "", false, netip.Prefix{}
 	}
 	for _, r := range specialRanges {
 		if r.pfx.Contains(ip) {
-			return r.class, r.internal
+			return r.class, r.internal, r.pfx
 		}
 	}
-	return "", false
+	return "", false, netip.Prefix{}
 }
 
 func nameOr(name string, ip netip.Addr) string {

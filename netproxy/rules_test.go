@@ -451,3 +451,59 @@ func namesKey(err error, key string) bool {
 }
 
 var flagSpelling = regexp.MustCompile(`(^|[\s(])--[a-z]`)
+
+// TestCheckDialBroadRuleKeepsGuard: an --allow-ip rule that merely contains
+// a guarded address (half the internet, a LAN that holds the host) does not
+// open it: `--allow-ip 128.0.0.0/1` reached the host's own services on its
+// LAN address and 169.254.169.254 (a /0 is refused at parsing; a /1 was
+// not). A rule inside the guarded class (the address itself, 127.0.0.0/8,
+// 10.0.0.0/8) still opens what it names.
+func TestCheckDialBroadRuleKeepsGuard(t *testing.T) {
+	host := []netip.Addr{netip.MustParseAddr("192.0.2.2"), netip.MustParseAddr("2001:db8::10")}
+	tests := []struct {
+		rule  string
+		ip    string
+		port  uint16
+		allow bool
+	}{
+		{"128.0.0.0/1", "192.0.2.2", 22, false},       // the host's own address
+		{"192.0.2.0/24", "192.0.2.2", 22, false},      // the host's LAN, not the host
+		{"128.0.0.0/1", "169.254.169.254", 80, false}, // link-local metadata
+		{"128.0.0.0/1", "168.63.129.16", 80, false},   // Azure WireServer
+		{"128.0.0.0/1", "192.168.1.1", 443, false},    // RFC 1918 inside a broad rule
+		{"128.0.0.0/1", "198.18.0.7", 80, false},      // the fake range
+		{"128.0.0.0/1", "224.0.0.1", 80, false},       // multicast
+		{"0.0.0.0/1", "127.0.0.1", 80, false},         // loopback
+		{"0.0.0.0/1", "10.1.2.3", 443, false},         // RFC 1918
+		{"0.0.0.0/1", "100.100.100.200", 80, false},   // Alibaba metadata inside CGNAT
+		{"100.64.0.0/10", "100.100.100.200", 80, false},
+		{"fc00::/7", "fd00:ec2::254", 80, false},         // AWS IMDS over IPv6 inside a ULA rule
+		{"2000::/3", "2002:7f00:1::1", 80, false},        // 6to4 carrying loopback
+		{"2000::/3", "2001:db8::10", 22, false},          // the host's own IPv6
+		{"::/1", "64:ff9b::a9fe:a9fe", 80, false},        // NAT64 carrying metadata
+		{"169.254.0.0/16", "169.254.169.254", 80, false}, // the link-local network, not its metadata endpoint
+		// Still open: public addresses under a broad rule, and what a rule
+		// inside the guarded class names.
+		{"0.0.0.0/1", "8.8.8.8", 443, true},
+		{"128.0.0.0/1", "172.32.0.1", 443, true},
+		{"192.0.2.2/32", "192.0.2.2", 22, true},
+		{"192.0.2.2/32:22", "192.0.2.2", 22, true},
+		{"169.254.169.254", "169.254.169.254", 80, true},
+		{"127.0.0.0/8", "127.0.0.1", 80, true},
+		{"10.0.0.0/8", "10.1.2.3", 443, true},
+		{"192.168.0.0/16", "192.168.1.1", 443, true},
+		{"fc00::/7", "fd12::1", 443, true},
+		{"64:ff9b::/96", "64:ff9b::a01:203", 443, true},
+		{"fd00:ec2::254/128", "fd00:ec2::254", 80, true},
+		{"169.254.0.0/16", "169.254.1.1", 80, true},
+	}
+	for _, tt := range tests {
+		p := mustPolicy(t, flags{allow: []string{"ok.test"}, ips: []string{tt.rule}})
+		for _, name := range []string{"", "ok.test"} {
+			d := p.CheckDial(name, netip.MustParseAddr(tt.ip), tt.port, host)
+			if d.Allow != tt.allow {
+				t.Errorf("--allow-ip %s: CheckDial(%q, %s, %d) = %+v, want allow=%v", tt.rule, name, tt.ip, tt.port, d, tt.allow)
+			}
+		}
+	}
+}

@@ -53,6 +53,7 @@ func touch(t *testing.T, p string) {
 // network policy and the guard are those built alone, and the check's own
 // when the values are the same.
 func TestPlanFromCheckSameAsAlone(t *testing.T) {
+	stableHostSockets(t)
 	f, home2 := reuseFixture(t)
 	pols := []struct {
 		name string
@@ -208,6 +209,17 @@ func TestPlanFromCheckSameAsAlone(t *testing.T) {
 
 // planDiff names the fields in which two plans differ ("": none), but for
 // when git's scan ran (Guard.Since: the clock).
+// stableHostSockets freezes the host's socket list for a test that compares
+// two plans: other tests and programs bind and close sockets (each jail
+// run's control socket) between the two, and each plan masks the visible
+// ones it is told of.
+func stableHostSockets(t *testing.T) {
+	snap, err := boundSockets()
+	old := boundSockets
+	boundSockets = func() ([]string, error) { return snap, err }
+	t.Cleanup(func() { boundSockets = old })
+}
+
 func planDiff(a, b *Plan) string {
 	for _, p := range []*Plan{a, b} {
 		if p.Git != nil && p.Git.Guard != nil {
@@ -234,6 +246,7 @@ func planDiff(a, b *Plan) string {
 // environment's the plan is given: a check made under one process HOME
 // gives a later plan under another nothing of its resolution.
 func TestPlanFromCheckTildeIsProcessHome(t *testing.T) {
+	stableHostSockets(t)
 	f, home2 := reuseFixture(t)
 	touch(t, filepath.Join(home2, "proj", "x"))
 	p := f.policy(func(p *policy.Policy) { p.Write = []string{"~/proj"} })

@@ -107,6 +107,13 @@ func degradedRules(mounts []ns.Mount, base landlock.Rules, tmp string) (landlock
 		}
 	}
 	for _, m := range mounts {
+		if m.Why == whyHostSocket {
+			// A plan made before the run fell back to degraded mode: its
+			// host sockets need no Landlock cover (listing their
+			// directories, where other runs' files come and go), since
+			// seccomp refuses socket(AF_UNIX) here (NoUnix).
+			continue
+		}
 		switch m.Kind {
 		case ns.KindMask, ns.KindReadOnly:
 			if enclosing(m.Path, rw) != "" {

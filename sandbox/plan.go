@@ -475,6 +475,17 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: m, Dir: fi.IsDir(), FD: -1, Why: "host secret"})
 		}
 	}
+	// 4b. Masks over the host's Unix sockets the view still shows (outside
+	//     the private /run, /tmp and HOME): connect(2) needs no write access
+	//     to the mount, and Landlock does not mediate it, so a read-only
+	//     bind of MySQL's /var/lib/mysql/mysql.sock, LXD's socket under
+	//     /var/snap or a language server's socket in the workspace would be
+	//     a way to a host process. A mask (an empty, mode-0 file) refuses
+	//     connect(2) with EACCES. Degraded mode builds no mounts and refuses
+	//     socket(AF_UNIX) with seccomp instead (NoUnix).
+	if !degraded {
+		mounts = append(mounts, hostSocketMasks(mounts)...)
+	}
 	// 5. The sandbox's own record of its denials (package denials): a
 	//    read-only directory in the private /run that only the supervisor
 	//    can write to, named by $JAIL_DENIALS.

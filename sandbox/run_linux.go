@@ -605,7 +605,15 @@ func (r *runner) run() int {
 	}
 
 	if r.pol.Net == policy.NetHost {
-		r.notef("`net` host: the sandbox shares the host's network, with no filtering and no audit of connections")
+		msg := "`net` host: the sandbox shares the host's network, with no filtering and no audit of connections"
+		if abi, _ := landlockABI(); abi < 6 || r.pol.LandlockMaxABI > 0 && r.pol.LandlockMaxABI < 6 {
+			// Abstract Unix sockets live in the network namespace: in the
+			// host's, only Landlock's scope (ABI 6) keeps the sandbox from
+			// the host's (X11, D-Bus, container shims), and the scope's own
+			// notice says the namespaces isolate, which is not so here.
+			msg += "; and Landlock here cannot scope abstract Unix sockets (ABI 6, Linux 6.12): the host's (X11, D-Bus, container shims) are reachable"
+		}
+		r.notef("%s", msg)
 	}
 	spec.Trace = r.trace
 	if r.trace {

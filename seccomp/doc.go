@@ -42,8 +42,9 @@
 // The boundary is the namespaces, Landlock and the deny filter.
 //
 // AF_UNIX sockets stay allowed: the sandbox has its own network namespace
-// (abstract sockets are per net namespace) and the mount tree hides host
-// socket directories, so there is nothing outside to connect to.
+// (abstract sockets are per net namespace), the mount tree hides host
+// socket directories and masks the host's bound sockets elsewhere
+// (sandbox/hostsockets.go), so there is nothing outside to connect to.
 //
 // Kernel versions: seccomp filters with TSYNC need 3.17, KILL_PROCESS 4.14,
 // USER_NOTIF 5.0, USER_NOTIF_FLAG_CONTINUE 5.5, TSYNC together with

@@ -1,0 +1,94 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jail-sandbox/jail/hostsock"
+	"github.com/jail-sandbox/jail/ns"
+)
+
+// boundSockets lists the host's path-bound Unix sockets (a test seam).
+var boundSockets = hostsock.Bound
+
+// whyHostSocket is the Why of a host socket's mask: degraded mode, which
+// refuses socket(AF_UNIX) with seccomp instead, leaves these masks out of
+// its Landlock rules (degradedRules).
+const whyHostSocket = "a host process's Unix socket"
+
+// hostSocketMasks returns a mask for each host Unix socket bound to a path
+// that mounts would leave visible in the sandbox. The list is the kernel's
+// (package hostsock, in the supervisor's network namespace: the host's):
+// every socket a host process has bound to a path, without a walk of the
+// trees. What it cannot list (a socket bound after the start, or in another
+// network namespace, or by a relative path) is said in README (Threat
+// model). A socket in a place the mounts hide (the private /run, /tmp and
+// HOME, a masked directory) needs no mask.
+func hostSocketMasks(mounts []ns.Mount) []ns.Mount {
+	paths, err := boundSockets()
+	if err != nil {
+		return nil // no list (not Linux): the private /run, /tmp and HOME still hide the usual places
+	}
+	var out []ns.Mount
+	seen := map[string]bool{}
+	dirs := map[string]string{} // a socket's directory -> its symlink-free path ("" if gone)
+	for _, path := range paths {
+		// The socket's inode is where the path leads on the host: through
+		// /var/run -> /run into the private /run (hidden), or through a
+		// link out of a hidden place into a visible one (masked there).
+		// Its directory is resolved once for all its sockets.
+		dir := filepath.Dir(filepath.Clean(path))
+		real, ok := dirs[dir]
+		if !ok {
+			if r, err := filepath.EvalSymlinks(dir); err == nil {
+				real = r
+			}
+			dirs[dir] = real
+		}
+		if real == "" {
+			continue // gone since it was bound
+		}
+		sock := filepath.Join(real, filepath.Base(path))
+		if seen[sock] || !socketVisible(sock, mounts) || named(sock, mounts) {
+			continue
+		}
+		seen[sock] = true
+		if fi, err := os.Lstat(sock); err != nil || fi.Mode().Type() != os.ModeSocket {
+			continue // unlinked or replaced: nothing to reach there
+		}
+		// Why: connect(2) and sendto(2) on a socket need no write access to
+		// its mount (the host's view is read-only, yet reachable), and
+		// Landlock does not mediate them; a mode-0 file over it refuses both.
+		out = append(out, ns.Mount{Kind: ns.KindMask, Path: sock, FD: -1, Why: whyHostSocket})
+	}
+	return out
+}
+
+// socketVisible reports whether path would be reachable in the sandbox: the
+// deepest mount holding it is neither a private tmpfs nor a masked
+// directory (no mount at all: the host's read-only view shows it).
+func socketVisible(path string, mounts []ns.Mount) bool {
+	var deepest *ns.Mount
+	for i := range mounts {
+		m := &mounts[i]
+		if path == m.Path || strings.HasPrefix(path, strings.TrimSuffix(m.Path, "/")+"/") {
+			if deepest == nil || len(m.Path) >= len(deepest.Path) { // later mounts cover earlier ones
+				deepest = m
+			}
+		}
+	}
+	return deepest == nil || !(deepest.Kind == ns.KindTmpfs || deepest.Kind == ns.KindMask && deepest.Dir)
+}
+
+// named reports whether path is itself a read or write path of the policy
+// (`--write /run/docker.sock`): the user gave the sandbox that very socket.
+// A directory holding it is no such grant.
+func named(path string, mounts []ns.Mount) bool {
+	for _, m := range mounts {
+		if m.Path == path && !m.Dir && (m.Kind == ns.KindBind || m.Kind == ns.KindROBind) {
+			return true
+		}
+	}
+	return false
+}

@@ -317,28 +317,29 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			}
 		}
 	}
-	// The private and data places hidden above (/tmp, /var/tmp, /run,
-	// /root, /home, /var/spool, /opt, ...), seen through another mount of
-	// their file system (a host bind of /var/tmp at /var/lib/x, of / at
-	// /sysroot, of /run/user/UID and its sockets): hiding a place by its
-	// path would leave others' files, and the user's sockets, readable
-	// there. Their own trees only (TreeViews): what another file system
-	// mounted inside one shows elsewhere is mostly the host's own tree
-	// again (WSLg's /mnt/wslg/distro). First, so that a view of the HOME
-	// inside one of their views is hidden with it.
-	hiddenPlaces := make([]ns.Mount, 0, len(mounts))
-	for _, m := range mounts {
-		if m.Path != home {
-			hiddenPlaces = append(hiddenPlaces, m)
+	// The private places hidden above (/tmp, /var/tmp, /run, /root,
+	// /home, /var/spool, ...), seen through another mount of their file
+	// system (a host bind of /var/tmp at /var/lib/x, of / elsewhere, of
+	// /run/user/UID and its sockets): hiding a place by its path would
+	// leave others' files, and the user's sockets, readable there. Their
+	// own trees only (TreeViews): what another file system mounted inside
+	// one shows elsewhere is mostly the host's own tree again (WSLg's
+	// /mnt/wslg/distro). Not the data places: they are hidden because the
+	// walk does not search them, not because they are private, and a view
+	// of one in a system path (/usr/local/tool bound from /opt/tool) is as
+	// unsearched as any other visible path, and may hold a PATH directory
+	// the plan shows only inside the data place itself. First, so that a
+	// view of the HOME inside one of their views is hidden with it.
+	for _, h := range hidden {
+		if !seen[h.path] || h.path == home {
+			continue // not hidden here (absent, a link), or the HOME (below)
 		}
-	}
-	for _, pl := range hiddenPlaces {
-		early, late, notes, err := placeViews(fsrules.TreeViews(hostMounts, pl.Path), bl, raws, pl.Path)
+		early, late, notes, err := placeViews(fsrules.TreeViews(hostMounts, h.path), bl, raws, h.path)
 		if err != nil {
 			return nil, err
 		}
 		plan.Notes = append(plan.Notes, notes...)
-		hideViews(early, late, pl.Mode, pl.Path)
+		hideViews(early, late, h.mode, h.path)
 	}
 	if home != "" {
 		early, late, notes, err := homeViews(fsrules.Views(hostMounts, home), bl, raws, p.AllowWritableHome)

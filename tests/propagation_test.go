@@ -19,9 +19,12 @@ import (
 // was propagated to the host's mount and stayed there after the run: on
 // main, `mount --make-rshared /; jail -- true` left the workspace's .env
 // masked on the host (an empty file to the user's own tools) until
-// unmounted. The host here is a private mount namespace whose mounts are
-// made shared, its peer groups its own. Seen failing on main (the .env
-// mask and the .git pins in the namespace's table after the run).
+// unmounted, and a cache mounted in a writable bind (-w ~/.cache --cache
+// ~/.cache/go-build) replaced the host's go-build cache with the one the
+// agent had written. The host here is a private mount namespace whose
+// mounts are made shared, its peer groups its own. Seen failing on main
+// (the .env mask and the .git binds in the namespace's table after the
+// run; the host's go-build cache listing the agent's file).
 func TestRootfulMountsStayInside(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("a rootful start only: a user's start clones its bind sources in its own mount namespace, made private first")
@@ -50,5 +53,31 @@ func TestRootfulMountsStayInside(t *testing.T) {
 	_, after, _ := strings.Cut(r.stdout, "after\n")
 	if after != "TOPSECRET=1\n" {
 		t.Errorf("the sandbox's mounts are in the host's mount table after the run (want only the .env's content):\n%s\nstderr:\n%s", after, r.stderr)
+	}
+
+	// A cache (jail's own directory, which the agent writes) mounted at
+	// a tool's path inside a writable bind: propagated, it was the host's
+	// ~/.cache/go-build after the run, with what the agent put there, for
+	// the user's next build outside the sandbox.
+	if !testHomeVisible {
+		t.Skipf("the test HOME %s is under a place jail hides anyway", testHome)
+	}
+	home, err := os.MkdirTemp(filepath.Dir(testHome), "propagation-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	os.Chmod(home, 0o755)
+	if err := os.MkdirAll(filepath.Join(home, ".cache", "go-build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".cache", "go-build", "host-entry"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script = `set -e; mount --make-rshared /; "$JAIL" --quiet -w "$HOME/.cache" --cache '~/.cache/go-build' -- /bin/sh -c 'echo x > "$HOME/.cache/go-build/planted"'; echo after; ls "$HOME/.cache/go-build"`
+	o = runOpts{dir: ws, env: []string{"JAIL=" + jail(t), "HOME=" + home, "XDG_CACHE_HOME=", "XDG_STATE_HOME=", "XDG_CONFIG_HOME="}}
+	r = runWith(t, o, "unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script)
+	if _, after, _ = strings.Cut(r.stdout, "after\n"); r.code != 0 || after != "host-entry\n" {
+		t.Errorf("after a run with a cache in a writable bind, the host's ~/.cache/go-build lists %q (want its own host-entry): code %d\nstderr:\n%s", after, r.code, r.stderr)
 	}
 }

@@ -186,6 +186,11 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 	if err := pol.Check(); err != nil {
 		return nil, err
 	}
+	// Before the log's directory is made (RunDir: the state directory
+	// without a runtime one): a home the plan refuses gets nothing.
+	if err := sandbox.RefuseHomePlace(&pol, os.Environ()); err != nil {
+		return nil, err
+	}
 	if opts.Tty && len(pol.Command) == 0 {
 		return nil, errors.New("a kept terminal (Tty) needs a command: an idle sandbox has nothing to attach to")
 	}

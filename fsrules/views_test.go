@@ -2,6 +2,7 @@ package fsrules
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,8 @@ func TestViews(t *testing.T) {
 		{"overmounted HOME mount point: the last line wins", "10 1 8:3 / /home/u rw - ext4 /dev/sdc1 rw\n11 1 8:5 / /home/u rw - ext4 /dev/sde1 rw\n12 1 8:5 / /var/lib/v rw - ext4 /dev/sde1 rw\n", "/home/u", []string{"/var/lib/v"}},
 		{"escaped root and point", `10 1 8:1 /home/u/my\040keys /var/lib/my\040k rw - ext4 /dev/sda1 rw` + "\n", "/home/u", []string{"/var/lib/my k (part)"}},
 		{"state directory elsewhere", "10 1 8:2 /jail /var/lib/j rw - ext4 /dev/sdb1 rw\n", "/data/jail/state", []string{"/var/lib/j/state"}},
+		{"a directory of the HOME bound onto itself is no other place", "10 1 8:1 /home/u/proj/sub /home/u/proj/sub rw - ext4 /dev/sda1 rw\n", "/home/u", nil},
+		{"... nor one of a disk mounted in it", "10 1 8:4 / /home/u/disk rw - ext4 /dev/sdd1 rw\n11 1 8:4 /sub /home/u/disk/sub rw - ext4 /dev/sdd1 rw\n", "/home/u", nil},
 		{"target at the file system's root", "10 1 8:2 / /var/lib/d rw - ext4 /dev/sdb1 rw\n", "/data", []string{"/var/lib/d"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,6 +49,44 @@ func TestViews(t *testing.T) {
 			}
 			if strings.Join(got, ",") != strings.Join(c.want, ",") {
 				t.Errorf("Views(%s) = %q, want %q", c.target, got, c.want)
+			}
+		})
+	}
+}
+
+// TestTreeViews: TreeViews is Views without the file systems mounted
+// inside the target: a root file system mounted again inside a hidden
+// place (WSLg's /mnt/wslg/distro, a btrfs top level in /run) would make
+// every other mount of it (/var, /home as subvolumes) a "part" of the
+// place, though each shows what is at its own path anyway.
+func TestTreeViews(t *testing.T) {
+	btrfs := "20 1 0:40 /@ / rw - btrfs /dev/sdc1 rw\n21 20 0:40 /@var /var rw - btrfs /dev/sdc1 rw\n" +
+		"22 20 0:41 / /run rw - tmpfs tmpfs rw\n23 22 0:40 / /run/timeshift/backup rw - btrfs /dev/sdc1 rw\n" +
+		"24 20 0:40 /@var/tmp /srv/vt rw - btrfs /dev/sdc1 rw\n"
+	for _, c := range []struct {
+		name, table, target string
+		tree, all           []string
+	}{
+		{"a btrfs top level in /run", btrfs, "/run", nil, []string{"/ (part)", "/var (part)", "/srv/vt (part)"}},
+		{"a view of /var/tmp's own tree", btrfs, "/var/tmp", []string{"/run/timeshift/backup/@var/tmp", "/srv/vt"}, []string{"/run/timeshift/backup/@var/tmp", "/srv/vt"}},
+		{"a disk mounted in the place, shown elsewhere too", viewsBase + "10 1 8:4 / /home/u/disk rw - ext4 /dev/sdd1 rw\n11 1 8:4 /sub /media/s rw - ext4 /dev/sdd1 rw\n", "/home/u", nil, []string{"/media/s (part)"}},
+		{"a directory bound onto itself (/run/netns)", viewsBase + "10 1 8:1 /run/netns /run/netns rw - ext4 /dev/sda1 rw\n", "/run", nil, nil},
+		{"a bind of the place", viewsBase + "10 1 8:1 /var/tmp /var/lib/v rw - ext4 /dev/sda1 rw\n", "/var/tmp", []string{"/var/lib/v"}, []string{"/var/lib/v"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ms := ParseMountinfo([]byte(c.table))
+			for _, f := range []struct {
+				name string
+				fn   func([]Mount, string) []View
+				want []string
+			}{{"TreeViews", TreeViews, c.tree}, {"Views", Views, c.all}} {
+				var got []string
+				for _, v := range f.fn(ms, c.target) {
+					got = append(got, v.Path+map[bool]string{true: " (part)"}[v.Part])
+				}
+				if strings.Join(got, ",") != strings.Join(f.want, ",") {
+					t.Errorf("%s(%s) = %q, want %q", f.name, c.target, got, f.want)
+				}
 			}
 		})
 	}
@@ -62,7 +103,13 @@ func FuzzViews(f *testing.F) {
 			return
 		}
 		ms := ParseMountinfo(b)
-		for _, vw := range Views(ms, target) {
+		all := Views(ms, target)
+		for _, tv := range TreeViews(ms, target) {
+			if !slices.Contains(all, tv) {
+				t.Fatalf("tree view %v of %q is not among its views %v in %q", tv, target, all, b)
+			}
+		}
+		for _, vw := range all {
 			v := vw.Path
 			if v != path.Clean(v) || !strings.HasPrefix(v, "/") || v == target {
 				t.Fatalf("bad view %q of %q in %q", v, target, b)

@@ -610,8 +610,17 @@ func openUserNS(pid int) (*os.File, error) {
 	}
 }
 
+// idmapped returns a detached clone of the mount tree at path (of the
+// path's own mount alone where a submount's file system takes no idmap),
+// idmapped through userns and private. Private: the clone is made here,
+// in the host's mount namespace, and a clone of a shared mount (systemd
+// makes / and every mount below it shared) joins the host mount's peer
+// group, so that every mount init then made inside it (the masks, the
+// pins, the read-only binds of .git) was propagated to the host's mount
+// and stayed there after the run (TestRootfulMountsStayInside). Init's
+// own clones are made after it made its namespace private.
 func idmapped(path string, userns int) (int, error) {
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns)}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns), Propagation: unix.MS_PRIVATE}
 	var last error
 	// Recursive first; if a submount's file system cannot be idmapped, fall
 	// back to the path's own mount alone.

@@ -12,18 +12,9 @@ import (
 
 // homeViews sorts the places where another mount shows the HOME (views,
 // fsrules.Views) by how the plan hides them, given the binds bl (the
-// workspace, the read/write paths, programs, caches):
-//
-//   - a view that a bind is (the workspace is /workspace, a bind of
-//     ~/proj on the host): shown, as asked; a note says so. A writable
-//     bind that is a view of the whole HOME is refused as a writable
-//     HOME is (checkHome);
-//   - a view inside no bind (early): hidden like the HOME, by an empty
-//     tmpfs mounted before the binds, so that a bind named inside it
-//     reappears;
-//   - a view inside a bind (late: a workspace holding a bind of the HOME):
-//     masked after the binds. A bind inside such a view would be covered
-//     by the mask: refused, naming its flag.
+// workspace, the read/write paths, programs, caches): placeViews, after
+// refusing a writable bind that is a view of the whole HOME, as a
+// writable HOME is refused (checkHome).
 func homeViews(views []fsrules.View, bl []ns.Mount, raws map[string]string, allowWritableHome bool) (early, late, notes []string, err error) {
 	for _, v := range views {
 		for _, b := range bl {
@@ -37,6 +28,22 @@ func homeViews(views []fsrules.View, bl []ns.Mount, raws map[string]string, allo
 			}
 		}
 	}
+	return placeViews(views, bl, raws, "your home directory")
+}
+
+// placeViews sorts the views of a place the plan hides (what names it:
+// the HOME, /var/tmp, a data place) by how the plan hides them, given the
+// binds bl:
+//
+//   - a view that a bind is (the workspace is /workspace, a bind of
+//     ~/proj on the host): shown, as asked; a note says so;
+//   - a view inside no bind (early): hidden like the place, by an empty
+//     tmpfs mounted before the binds, so that a bind named inside it
+//     reappears;
+//   - a view inside a bind (late: a workspace holding a bind of the
+//     place): masked after the binds. A bind inside such a view would be
+//     covered by the mask: refused, naming its flag.
+func placeViews(views []fsrules.View, bl []ns.Mount, raws map[string]string, what string) (early, late, notes []string, err error) {
 	for _, v := range views {
 		var named, inside, holder *ns.Mount
 		for i := range bl {
@@ -52,7 +59,7 @@ func homeViews(views []fsrules.View, bl []ns.Mount, raws map[string]string, allo
 		}
 		switch {
 		case named != nil:
-			notes = append(notes, fmt.Sprintf("%s %s is another mount of (part of) the home directory: shown as asked", named.Why, v.Path))
+			notes = append(notes, fmt.Sprintf("%s %s is another mount of (part of) %s: shown as asked", named.Why, v.Path, what))
 		case holder == nil:
 			early = append(early, v.Path)
 		case inside != nil:
@@ -61,7 +68,7 @@ func homeViews(views []fsrules.View, bl []ns.Mount, raws map[string]string, allo
 				val = r
 			}
 			return nil, nil, nil, &policy.FieldError{Key: inside.Why, Value: val, Reason: fmt.Sprintf(
-				"it lies in %s, another mount of your home directory inside %s, which the sandbox hides; name the path in the home directory instead, or the mount itself", v.Path, holder.Path)}
+				"it lies in %s, another mount of %s inside %s, which the sandbox hides; name the path in %s instead, or the mount itself", v.Path, what, holder.Path, what)}
 		default:
 			late = append(late, v.Path)
 		}

@@ -2,6 +2,10 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,5 +65,76 @@ func TestHomeViews(t *testing.T) {
 				t.Errorf("notes %q, want %q", got, c.note)
 			}
 		})
+	}
+}
+
+// TestPlaceViews: the places the plan hides outside the HOME (/var/tmp
+// here) and the system secrets it masks (/etc/shadow) are hidden where
+// another mount of their file system shows them, as the HOME is: a view
+// outside every bind by an empty tmpfs of the place's mode, one in the
+// workspace by a mask after the binds, a secret's view by a mask; a read
+// path inside a view in the workspace is refused, naming the place. The
+// host's mount table gets the second mounts only root could make (the
+// e2e TestHiddenPlaceViewsHidden makes them). Seen failing before the
+// places' and secrets' views were searched (no mount at any view).
+func TestPlaceViews(t *testing.T) {
+	real, err := fsrules.ReadMountinfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file systems holding /var/tmp and /etc/shadow: the mounts with
+	// the longest points that hold them, as fsrules.Views finds them.
+	devOf := func(p string) (dev, root string) {
+		best := ""
+		for _, m := range fsrules.ParseMountinfo(real) {
+			if (m.Point == "/" || p == m.Point || strings.HasPrefix(p, m.Point+"/")) && len(m.Point) >= len(best) {
+				best, dev = m.Point, m.Dev
+				root = filepath.Join(m.Root, strings.TrimPrefix(p, m.Point))
+			}
+		}
+		return dev, root
+	}
+	if fi, err := os.Lstat("/var/tmp"); err != nil || !fi.IsDir() {
+		t.Fatalf("/var/tmp: %v (the test needs the hidden place)", err)
+	}
+	if _, err := os.Lstat("/etc/shadow"); err != nil {
+		t.Fatalf("/etc/shadow: %v (the test needs the secret)", err)
+	}
+	f := newFixture(t)
+	f.mkdir(t, "vt/x", "etcview")
+	f.touch(t, "etcview/shadow")
+	vtDev, vtRoot := devOf("/var/tmp")
+	etcDev, etcRoot := devOf("/etc")
+	esc := strings.NewReplacer(" ", `\040`).Replace
+	extra := fmt.Sprintf("9001 1 %s %s %s rw - ext4 x rw\n9002 1 %s %s %s rw - ext4 x rw\n9003 1 %s %s %s rw - ext4 x rw\n",
+		vtDev, esc(vtRoot), "/usr/share", vtDev, esc(vtRoot), esc(filepath.Join(f.ws, "vt")), etcDev, esc(etcRoot), esc(filepath.Join(f.ws, "etcview")))
+	old := readMountinfo
+	readMountinfo = func() ([]byte, error) { return append(slices.Clip(real), extra...), nil }
+	t.Cleanup(func() { readMountinfo = old })
+
+	plan, err := BuildPlan(f.policy(nil), f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]ns.Mount{
+		"/usr/share":                          {Kind: ns.KindTmpfs, Dir: true, Mode: 0o1777},
+		filepath.Join(f.ws, "vt"):             {Kind: ns.KindMask, Dir: true},
+		filepath.Join(f.ws, "etcview/shadow"): {Kind: ns.KindMask},
+	}
+	for _, m := range plan.Mounts {
+		w, ok := want[m.Path]
+		why := m.Why == "another mount of /var/tmp" || m.Why == "another mount of /var/tmp: empty; only read/write paths reappear" || m.Why == "host secret, another mount"
+		if ok && why && m.Kind == w.Kind && m.Dir == w.Dir && (w.Kind != ns.KindTmpfs || m.Mode == w.Mode) {
+			delete(want, m.Path)
+		}
+	}
+	for p, w := range want {
+		t.Errorf("no %v at %s (a view of a hidden place or secret)", w.Kind, p)
+	}
+
+	_, err = BuildPlan(f.policy(func(p *policy.Policy) { p.Read = []string{filepath.Join(f.ws, "vt/x")} }), f.env)
+	var fe *policy.FieldError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "another mount of /var/tmp inside") {
+		t.Errorf("a read path in a view of /var/tmp in the workspace: %v, want refused naming /var/tmp", err)
 	}
 }

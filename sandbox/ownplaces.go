@@ -107,12 +107,49 @@ func refuseOwnPlaces(p *policy.Policy, res *resolved) error {
 		}
 	}
 	if res.home != "" {
-		if i, ok := ownPlace(res.home); ok {
-			o := ownPlaces[i]
-			// Not an option: the environment's HOME, which the plan hides
-			// behind an empty tmpfs (at /dev: over init's nodes and masks).
-			return &policy.FieldError{Key: "HOME", Value: res.in.home, Reason: o.what + ": the home, hidden inside by an empty directory, cannot be at or below " + o.path + "; set HOME to a directory elsewhere"}
-		}
+		return homePlaceError(res.in.home, res.home)
 	}
 	return nil
+}
+
+// homePlaceError is the refusal of the environment's HOME (raw as set;
+// home resolved) when home is at or below one of init's own places. Not
+// an option: the plan hides the home behind an empty tmpfs, which there
+// would go over init's nodes and masks (/dev) or under its /proc or /sys.
+func homePlaceError(raw, home string) error {
+	i, ok := ownPlace(home)
+	if !ok {
+		return nil
+	}
+	o := ownPlaces[i]
+	return &policy.FieldError{Key: "HOME", Value: raw, Reason: o.what + ": the home, hidden inside by an empty directory, cannot be at or below " + o.path + "; set HOME to a directory elsewhere"}
+}
+
+// RefuseHomePlace refuses a HOME at or below init's own places, as the
+// plan does (refuseOwnPlaces), but before jail creates anything in that
+// home: its config directory, a profile's paths, the state directory
+// with the lean init's copy and the walks' cache (before, the refusal
+// came after them: .config and .local were left in the host's
+// /dev/shm). Callers call it first, before any of those (cmd/jail's
+// prepare, jail.Start); the supervisor calls it again before its first
+// write, once degraded mode is decided. A home that does not exist yet is
+// judged by where it would be (its existing ancestors resolved), since
+// what follows would create it there. Degraded mode keeps such a home
+// (it mounts nothing: the home is a Landlock rule), and whether a run is
+// degraded is decided by the supervisor's probe: asked for (`degraded`,
+// `x-degraded`), the home is left to the supervisor and the plan.
+func RefuseHomePlace(p *policy.Policy, env []string) error {
+	if p.Degraded || p.ForceDegraded {
+		return nil
+	}
+	return refuseHomePlace(env)
+}
+
+// refuseHomePlace is RefuseHomePlace for a run known not to be degraded.
+func refuseHomePlace(env []string) error {
+	raw := lookupEnv(env, "HOME")
+	if !filepath.IsAbs(raw) {
+		return nil // no home to create anything in (statedir.From, config)
+	}
+	return homePlaceError(raw, resolveExisting(raw))
 }

@@ -114,6 +114,29 @@ var systemSecrets = []string{
 	"/etc/security/opasswd", "/var/lib/sss", "/etc/krb5.keytab",
 }
 
+// secretMasks are the masks of systemSecrets as the host has them now:
+// a plain path or a pattern's matches, each that exists and is no
+// symlink.
+func secretMasks() []ns.Mount {
+	var out []ns.Mount
+	for _, pat := range systemSecrets {
+		matches := []string{pat}
+		if strings.ContainsAny(pat, `*?[\`) {
+			// A pattern: its matches, each lstat'ed below. A plain path
+			// is lstat'ed once, below (Glob would lstat it first too).
+			matches, _ = filepath.Glob(pat)
+		}
+		for _, m := range matches {
+			fi, err := os.Lstat(m)
+			if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+				continue
+			}
+			out = append(out, ns.Mount{Kind: ns.KindMask, Path: m, Dir: fi.IsDir(), FD: -1, Why: "host secret"})
+		}
+	}
+	return out
+}
+
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 
 // BuildPlan resolves the policy against the host: paths are made absolute and
@@ -261,41 +284,72 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	// of /home/u at /var/lib/v, of ~/.ssh somewhere): hiding the HOME by
 	// its path would leave it readable there. Found in the mount table the
 	// walk reads anyway (read here once, handed to it).
-	mountinfo, _ := fsrules.ReadMountinfo()
+	mountinfo, _ := readMountinfo()
 	var hostMounts []fsrules.Mount
 	if mountinfo != nil {
 		hostMounts = fsrules.ParseMountinfo(mountinfo)
 	}
 	var lateViews []ns.Mount // views inside a bind: masked after the binds
-	if home != "" {
-		early, late, notes, err := homeViews(fsrules.Views(hostMounts, home), bl, raws, p.AllowWritableHome)
-		if err != nil {
-			return nil, err
-		}
-		plan.Notes = append(plan.Notes, notes...)
+	// hideViews hides the views of a hidden place (what names it) as the
+	// place is hidden: those in no bind by an empty tmpfs of the place's
+	// mode, before the binds; those in a bind, and files, by a mask after
+	// them.
+	hideViews := func(early, late []string, mode uint32, what string) {
 		for _, v := range early {
 			if !visibleIn(v, mounts) {
 				continue // in a place hidden anyway (/home, /tmp, a data place)
 			}
 			fi, err := os.Lstat(v)
 			if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-				continue // absent: nothing shows the HOME there
+				continue // absent: nothing shows the place there
 			}
 			if !fi.IsDir() {
 				late = append(late, v)
 				continue
 			}
-			// Like the HOME: an empty tmpfs, where only the read/write
+			// Like the place: an empty tmpfs, where only the read/write
 			// paths named in it reappear.
-			addHide(v, 0o700, "another mount of the home directory: empty; only read/write paths reappear")
+			addHide(v, mode, "another mount of "+what+": empty; only read/write paths reappear")
 		}
 		for _, v := range late {
-			if m, ok := viewMask(v, "another mount of the home directory"); ok {
+			if m, ok := viewMask(v, "another mount of "+what); ok {
 				lateViews = append(lateViews, m)
 			}
 		}
-		sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Path) < depth(mounts[j].Path) })
 	}
+	// The private places hidden above (/tmp, /var/tmp, /run, /root,
+	// /home, /var/spool, ...), seen through another mount of their file
+	// system (a host bind of /var/tmp at /var/lib/x, of / elsewhere, of
+	// /run/user/UID and its sockets): hiding a place by its path would
+	// leave others' files, and the user's sockets, readable there. Their
+	// own trees only (TreeViews): what another file system mounted inside
+	// one shows elsewhere is mostly the host's own tree again (WSLg's
+	// /mnt/wslg/distro). Not the data places: they are hidden because the
+	// walk does not search them, not because they are private, and a view
+	// of one in a system path (/usr/local/tool bound from /opt/tool) is as
+	// unsearched as any other visible path, and may hold a PATH directory
+	// the plan shows only inside the data place itself. First, so that a
+	// view of the HOME inside one of their views is hidden with it.
+	for _, h := range hidden {
+		if !seen[h.path] || h.path == home {
+			continue // not hidden here (absent, a link), or the HOME (below)
+		}
+		early, late, notes, err := placeViews(fsrules.TreeViews(hostMounts, h.path), bl, raws, h.path)
+		if err != nil {
+			return nil, err
+		}
+		plan.Notes = append(plan.Notes, notes...)
+		hideViews(early, late, h.mode, h.path)
+	}
+	if home != "" {
+		early, late, notes, err := homeViews(fsrules.Views(hostMounts, home), bl, raws, p.AllowWritableHome)
+		if err != nil {
+			return nil, err
+		}
+		plan.Notes = append(plan.Notes, notes...)
+		hideViews(early, late, 0o700, "the home directory")
+	}
+	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Path) < depth(mounts[j].Path) })
 	mounts = append(mounts, bl...)
 	// Symlinks on the way to --write/--read paths and to the command, where
 	// they sit in a hidden place: recreated, so that each works at its own
@@ -334,6 +388,20 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		plan.RuntimeDirMasked = visibleIn(plan.RuntimeDir, mounts)
 		if lateViews, err = jailDirViews(lateViews, hostMounts, plan.RuntimeDir, "runtime directory (running sandboxes' control sockets)", bl, mounts); err != nil {
 			return nil, err
+		}
+	}
+	// The system secrets (masked in 4.), and each place where another
+	// mount shows one (a host bind of / or /etc elsewhere): masked there
+	// too, after the binds, like the HOME's views inside a bind.
+	secrets := secretMasks()
+	for _, sm := range secrets {
+		for _, v := range fsrules.TreeViews(hostMounts, sm.Path) {
+			if !visibleIn(v.Path, mounts) {
+				continue
+			}
+			if m, ok := viewMask(v.Path, "host secret, another mount"); ok {
+				lateViews = append(lateViews, m)
+			}
 		}
 	}
 	var readable, writable []string
@@ -459,22 +527,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan.Notes = append(plan.Notes, mergeRootNotes(fp.Notes, append(append([]string{}, writable...), ws))...)
 	plan.Absent = append(plan.Absent, fp.Absent...)
 
-	// 4. Masks over system secrets.
-	for _, pat := range systemSecrets {
-		matches := []string{pat}
-		if strings.ContainsAny(pat, `*?[\`) {
-			// A pattern: its matches, each lstat'ed below. A plain path
-			// is lstat'ed once, below (Glob would lstat it first too).
-			matches, _ = filepath.Glob(pat)
-		}
-		for _, m := range matches {
-			fi, err := os.Lstat(m)
-			if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-				continue
-			}
-			mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: m, Dir: fi.IsDir(), FD: -1, Why: "host secret"})
-		}
-	}
+	// 4. Masks over system secrets (found before the pins, with the
+	//    places where another mount shows them).
+	mounts = append(mounts, secrets...)
 	// 4b. Masks over the host's Unix sockets the view still shows (outside
 	//     the private /run, /tmp and HOME): connect(2) needs no write access
 	//     to the mount, and Landlock does not mediate it, so a read-only
@@ -645,6 +700,10 @@ func resolveExisting(p string) string {
 		cur = parent
 	}
 }
+
+// readMountinfo reads the host's mount table (a test seam: a table with
+// the second mounts only root can make).
+var readMountinfo = fsrules.ReadMountinfo
 
 // planEUID is who starts jail (a test seam).
 var planEUID = os.Geteuid

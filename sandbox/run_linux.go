@@ -350,6 +350,16 @@ func (r *runner) run() int {
 				return ExitSetup
 			}
 		}
+		if !r.degraded {
+			// Before the first thing this start creates (the cgroup, then
+			// the state directory with init's copy, the walks' cache): a
+			// home the plan refuses gets nothing made in it. The callers
+			// refused it already unless degraded mode was asked for.
+			if err := refuseHomePlace(os.Environ()); err != nil {
+				r.errorf("%s", Explain(err))
+				return ExitSetup
+			}
+		}
 		cgErr = r.openCgroup(&limits)
 		r.tracef("cgroup")
 		r.traceHeap("cgroup")

@@ -134,3 +134,79 @@ func TestStateDirViewsHidden(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenPlaceViewsHidden: the places the plan hides outside the HOME
+// (/var/tmp here: others' and the user's files; likewise /tmp, /run with
+// its sockets, /root, /home, the data places) and the system secrets it
+// masks (/etc/shadow) are not shown inside through another mount of
+// their file system: a host bind of /var/tmp outside the workspace, one
+// inside it, one of a directory in /var/tmp, and one of /etc. Before, the
+// HOME's views were searched, not these: the agent read the /var/tmp
+// file through each bind, and /etc/shadow's view was the host's file
+// (its size; unreadable by mode to the agent's uid, the mask holds it
+// for root). Seen failing on main as root (the user pass cannot bind: on
+// .ci/skips.allow; sandbox.TestPlaceViews carries the plan).
+func TestHiddenPlaceViewsHidden(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to bind mounts in a private mount namespace; sandbox.TestPlaceViews covers the plan")
+	}
+	if !testHomeVisible {
+		t.Skipf("the test HOME %s is under a place jail hides anyway", testHome)
+	}
+	place, err := os.MkdirTemp("/var/tmp", "jail-placeview-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(place) })
+	os.Chmod(place, 0o755)
+	secret := "PLACEVIEW-SECRET-" + filepath.Base(place)
+	if err := os.WriteFile(filepath.Join(place, "s"), []byte(secret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(prefix string) string {
+		d, err := os.MkdirTemp(filepath.Dir(testHome), prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(d) })
+		os.Chmod(d, 0o755)
+		return d
+	}
+	out, part, etc := mk("placeview-"), mk("placeview-part-"), mk("placeview-etc-")
+	var shadow os.FileInfo
+	if shadow, err = os.Stat("/etc/shadow"); err != nil || shadow.Size() == 0 {
+		t.Fatalf("/etc/shadow: %v (the test needs a non-empty one)", err)
+	}
+	name := filepath.Base(place)
+	for _, mode := range []string{"namespaces", "degraded"} {
+		t.Run(mode, func(t *testing.T) {
+			ws := workspace(t)
+			in := filepath.Join(ws, "v")
+			if err := os.Mkdir(in, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			reads := `cat V1/N/s; cat V2/N/s; cat V3/s; ls -A V3; echo "shadow $(stat -c %s V4/shadow)"; echo done`
+			flags := ""
+			if mode == "degraded" {
+				// Landlock is the wall: a view inside the writable
+				// workspace is inside a writable tree, which it cannot
+				// mask (said at start); a mask is no stat's wall.
+				reads = `cat V1/N/s; cat V3/s; ls -A V3; echo done`
+				flags = "--x-degraded"
+			}
+			inner := strings.NewReplacer("V1", out, "V2", in, "V3", part, "V4", etc, "N", name).Replace(reads)
+			script := `set -e; mount --bind /var/tmp "$V1"; mount --bind /var/tmp "$V2"; mount --bind "$P" "$V3"; mount --bind /etc "$V4"; exec "$JAIL" --quiet $FLAGS -- /bin/sh -c "$INNER"`
+			o := runOpts{dir: ws, env: []string{"P=" + place, "V1=" + out, "V2=" + in, "V3=" + part, "V4=" + etc, "JAIL=" + jail(t), "INNER=" + inner, "FLAGS=" + flags}}
+			r := runWith(t, o, "unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script)
+			if !strings.Contains(r.stdout, "done") {
+				t.Fatalf("the agent did not run: code %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stdout, secret) || strings.Contains(r.stdout, "\ns\n") || strings.HasPrefix(r.stdout, "s\n") {
+				t.Errorf("another mount of /var/tmp shows its files inside:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			}
+			if mode == "namespaces" && !strings.Contains(r.stdout, "shadow 0\n") {
+				t.Errorf("another mount of /etc shows the host's /etc/shadow (%d bytes), not the mask:\nstdout:\n%s\nstderr:\n%s", shadow.Size(), r.stdout, r.stderr)
+			}
+		})
+	}
+}

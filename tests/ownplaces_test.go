@@ -86,3 +86,74 @@ func TestOwnPlacesWhereTheStartGoesOn(t *testing.T) {
 		t.Errorf("-r /run: stdout %q (want the .env masked, no $JAIL_DENIALS)\nstderr:\n%s", r.stdout, r.stderr)
 	}
 }
+
+// TestOwnPlacesHomeRefusedBeforeAnything: a HOME at or below /dev (here
+// the host's /dev/shm, which every user can write) is refused, and
+// nothing is made in it first: not jail's config directory, not a
+// profile's paths, not the state directory with the lean init's copy and
+// the walks' cache. Nor is a HOME that does not exist yet made there, and
+// a HOME that reaches /dev/shm through a symlink is refused the same.
+// Before, the plan refused it after all of those: .config/jail and
+// .local/state/jail (init-HASH, dircache) were left in /dev/shm, and
+// -P claude left .claude and .claude.json too. Seen failing on main, root
+// and jailtest.
+func TestOwnPlacesHomeRefusedBeforeAnything(t *testing.T) {
+	shm, err := os.MkdirTemp("/dev/shm", "jail-test-home-")
+	if err != nil {
+		t.Fatalf("a directory in /dev/shm: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	ws := workspace(t)
+	link := filepath.Join(t.TempDir(), "home")
+	if err := os.Symlink(shm, link); err != nil {
+		t.Fatal(err)
+	}
+	// jail's directories default to ones in the HOME.
+	xdg := []string{"XDG_CONFIG_HOME=", "XDG_STATE_HOME=", "XDG_CACHE_HOME="}
+	for _, c := range []struct {
+		home  string
+		flags []string
+	}{
+		{shm, nil},
+		{shm, []string{"-P", "claude"}},
+		{shm, []string{"--dry-run"}},
+		{link, nil},
+		{filepath.Join(shm, "new", "home"), nil},
+	} {
+		r := sh(t, runOpts{dir: ws, env: append([]string{"HOME=" + c.home}, xdg...)}, `echo RAN`, c.flags...)
+		head := `jail: HOME "` + c.home + `": /dev inside is the sandbox's own`
+		if r.code != 125 || strings.Contains(r.stdout, "RAN") || !strings.HasPrefix(r.stderr, head) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("HOME=%s jail %s: exit %d, want 125 and one line %q...\nstdout:\n%s\nstderr:\n%s",
+				c.home, strings.Join(c.flags, " "), r.code, head, r.stdout, r.stderr)
+		}
+		var left []string
+		filepath.WalkDir(shm, func(p string, _ os.DirEntry, err error) error {
+			if p != shm {
+				left = append(left, strings.TrimPrefix(p, shm+"/"))
+			}
+			return err
+		})
+		if len(left) > 0 {
+			t.Errorf("HOME=%s jail %s: left in %s: %s", c.home, strings.Join(c.flags, " "), shm, strings.Join(left, " "))
+			for _, l := range left {
+				os.RemoveAll(filepath.Join(shm, l))
+			}
+		}
+	}
+
+	// Degraded mode asked for: whether the run is degraded is the
+	// supervisor's probe's, and degraded mode keeps such a home (a
+	// Landlock rule). Where namespaces work the supervisor refuses the
+	// home before its first write: no state directory (jail's config
+	// directory is made before, by the command line's reader).
+	r := sh(t, runOpts{dir: ws, env: append([]string{"HOME=" + shm}, xdg...)}, `echo RAN`, "--degraded")
+	if r.code == 0 && strings.Contains(r.stderr, "degraded mode") {
+		return // no namespaces here: degraded, and it ran
+	}
+	if r.code != 125 || !strings.HasPrefix(r.stderr, `jail: HOME "`+shm+`": /dev inside`) {
+		t.Errorf("HOME=%s jail --degraded: exit %d, want 125\nstdout:\n%s\nstderr:\n%s", shm, r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(shm, ".local")); err == nil {
+		t.Errorf("HOME=%s jail --degraded: the state directory was made in it", shm)
+	}
+}

@@ -115,6 +115,12 @@ func prepare(res *config.Result, env config.Env, command []string, idle, inRun b
 	if err := check(); err != nil {
 		return p, &usageError{res.Origins.Explain(err)}
 	}
+	// Before anything is created in the home (the profiles' paths here,
+	// the config directory below, the state directory in the supervisor):
+	// a home the plan would refuse gets none of them.
+	if err := sandbox.RefuseHomePlace(&p, os.Environ()); err != nil {
+		return p, &usageError{res.Origins.Explain(err)}
+	}
 	notes, err := createPaths(res, env, p.DryRun)
 	if err != nil {
 		return p, err

@@ -125,6 +125,11 @@ var Builtins = []Builtin{
 	{".idea/", ReadOnly, false, "run configurations"},
 	{".claude/commands/", ReadOnly, false, "agent commands"},
 	{".claude/agents/", ReadOnly, false, "agent definitions"},
+	// Skills are commands too (one mechanism in Claude Code): a SKILL.md's
+	// !`cmd` lines run when the skill loads, its frontmatter pre-approves
+	// tools (allowed-tools) and adds hooks; the model loads a skill on its
+	// own when the description fits.
+	{".claude/skills/", ReadOnly, false, "agent skills: their !`command` lines and hooks run when a skill loads"},
 	// jail's own config, profiles and trust store decide what the next run
 	// may do: nothing inside may read or change them (an agent that could
 	// would trust its own .jail.toml, or widen its next sandbox).

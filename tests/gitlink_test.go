@@ -73,3 +73,30 @@ i=0; while [ ! -e host-done ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
 		t.Errorf("host git status after the run ran the payload:\n%s", out)
 	}
 }
+
+// The user's global core.hooksPath inside a writable tree that holds no
+// repository (a workspace of many repositories, ~/src with ~/src/hooks):
+// its hooks run in every repository of the host, and they were writable.
+func TestGitUserHooksPathNoRepo(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	hooks := filepath.Join(ws, "hooks")
+	os.MkdirAll(hooks, 0o755)
+	os.WriteFile(filepath.Join(hooks, "pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	os.WriteFile(filepath.Join(h.home, ".gitconfig"), []byte("[core]\n\thooksPath = "+hooks+"\n"), 0o644)
+	r := h.run(t, ws, `payload > hooks/post-commit; chmod +x hooks/post-commit
+payload >> hooks/pre-commit
+rm -f hooks/pre-commit; payload > hooks/pre-commit; chmod +x hooks/pre-commit
+mv hooks hooks.old && mkdir hooks && payload > hooks/pre-commit && chmod +x hooks/pre-commit
+true`, nil)
+	mustCode(t, r, 0)
+	other := t.TempDir()
+	h.repo(t, other)
+	log := h.use(other)
+	if h.pwned() {
+		t.Errorf("the global core.hooksPath's hooks, written in the sandbox, ran on the host:\n%s\nstderr:\n%s", log, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(hooks, "pre-commit")); string(b) != "#!/bin/sh\nexit 0\n" {
+		t.Errorf("hooks/pre-commit = %q", b)
+	}
+}

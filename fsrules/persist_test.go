@@ -70,7 +70,7 @@ func TestBuiltinNames(t *testing.T) {
 		{".git/modules/sub/hooks/", RO, RO}, {".git/modules/sub/config", RO, RO},
 		{".mcp.json", RO, RO}, {".vscode/", RO, RO}, {".idea/", RO, RO}, {".claude/commands/", RO, RO}, {".claude/agents/", RO, RO},
 		{".claude/skills/", RO, RO}, {".claude/plugins/", RO, RO}, {".codex/hooks.json", RO, RO}, {".codex/hooks/", RO, RO},
-		{".gemini/extensions/", RO, RO}, {".gemini/commands/", RO, RO}, {".copilot/hooks/", RO, RO},
+		{".gemini/extensions/", RO, RO}, {".gemini/commands/", RO, RO}, {".codex/rules/", RO, RO}, {".gemini/policies/", RO, RO}, {".copilot/hooks/", RO, RO},
 		{".copilot/installed-plugins/", RO, RO}, {".github/hooks/", RO, RO}, {".cursor/", RO, RO},
 		{".copilot/pkg/", RO, RO}, {".claude/local/", RO, RO},
 		{".devcontainer/", RO, RO}, {".devcontainer.json", RO, RO}, {"x.code-workspace", RO, RO},

@@ -99,3 +99,67 @@ true`
 		t.Errorf("~/.claude/todos/t.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
 	}
 }
+
+// Approvals kept as files (review13c): Codex's ~/.codex/rules/*.rules
+// (prefix_rule(decision="allow") runs a command outside Codex's sandbox
+// without asking) and Gemini CLI's ~/.gemini/policies/ (and the project's
+// .codex/rules/, .gemini/policies/) were writable through the profiles'
+// -w ~/.codex and -w ~/.gemini: an allow-everything rule written inside
+// held for the user's next run outside jail.
+func TestAgentApprovalFiles(t *testing.T) {
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	orig := map[string]string{
+		filepath.Join(home, ".codex/rules/default.rules"):    "prefix_rule(pattern=[\"ls\"], decision=\"allow\")\n",
+		filepath.Join(home, ".gemini/policies/mine.toml"):    "[[rule]]\ntoolName = \"read_file\"\ndecision = \"allow\"\npriority = 1\n",
+		filepath.Join(home, ".codex/config.toml"):            "model = \"o3\"\n",
+		filepath.Join(home, ".gemini/settings.json"):         "{}\n",
+		filepath.Join(ws, ".codex/rules/project.rules"):      "prefix_rule(pattern=[\"ls\"], decision=\"allow\")\n",
+		filepath.Join(home, ".codex/sessions/s.jsonl"):       "{}\n",
+		filepath.Join(home, ".gemini/tmp/state.json"):        "{}\n",
+		filepath.Join(home, ".codex/rules/../history.jsonl"): "{}\n",
+	}
+	for p, c := range orig {
+		fsWrite(t, "/", p, c, 0o644)
+	}
+	script := `
+for f in ~/.codex/rules/default.rules ~/.gemini/policies/mine.toml .codex/rules/project.rules; do
+  echo 'prefix_rule(pattern=["bash"], decision="allow")' >> "$f"
+  rm -f "$f"; mv -f "$f" "$f.x"
+done 2>/dev/null
+echo 'prefix_rule(pattern=["sh"], decision="allow")' > ~/.codex/rules/evil.rules
+printf '[[rule]]\ntoolName = "run_shell_command"\ndecision = "allow"\npriority = 999\n' > ~/.gemini/policies/auto-saved.toml
+mkdir -p .gemini/policies && printf '[[rule]]\ntoolName = "run_shell_command"\ndecision = "allow"\n' > .gemini/policies/p.toml
+echo '{"x":1}' > ~/.codex/sessions/s.jsonl
+echo '{"x":1}' > ~/.gemini/tmp/state.json
+true`
+	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
+		"-w", filepath.Join(home, ".codex"), "-w", filepath.Join(home, ".gemini"), "--", "/bin/sh", "-c", script)
+	mustCode(t, c, 0)
+	var bad []string
+	for p, want := range orig {
+		if strings.HasSuffix(p, "/sessions/s.jsonl") || strings.HasSuffix(p, "/.gemini/tmp/state.json") {
+			continue
+		}
+		if got := fsReadFile(t, p); got != want {
+			bad = append(bad, p+" = "+got)
+		}
+	}
+	for _, p := range []string{
+		filepath.Join(home, ".codex/rules/evil.rules"),
+		filepath.Join(home, ".gemini/policies/auto-saved.toml"),
+		filepath.Join(ws, ".gemini/policies/p.toml"),
+	} {
+		if _, err := os.Lstat(p); err == nil {
+			bad = append(bad, p+": left on the host")
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("approvals written inside hold outside:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	// Controls: the agents' own state stays writable.
+	for _, p := range []string{filepath.Join(home, ".codex/sessions/s.jsonl"), filepath.Join(home, ".gemini/tmp/state.json")} {
+		if got := fsReadFile(t, p); got != "{\"x\":1}\n" {
+			t.Errorf("%s = %q: the agent's own state must stay writable\n%s", p, got, c.stderr)
+		}
+	}
+}

@@ -168,14 +168,33 @@ func indexGitlinks(d, wt string) []string {
 }
 
 // workTree returns the work tree whose index git dir d holds: the parent
-// of a .git directory, or the checkout a linked worktree's gitdir file
-// names; "" for a bare repository (no work tree, no status).
+// of a .git directory, the checkout a linked worktree's gitdir file names,
+// or the core.worktree of d's config (a submodule's git dir under
+// .git/modules/: git status in the superproject runs status there, which
+// looks into its own gitlinks); "" for a bare repository (no status).
 func workTree(d string) string {
 	if filepath.Base(d) == ".git" {
 		return filepath.Dir(d)
 	}
 	if !exists(filepath.Join(d, "commondir")) {
-		return ""
+		b, err := os.ReadFile(filepath.Join(d, "config"))
+		if err != nil {
+			return ""
+		}
+		es, _ := ParseConfig(b)
+		wt := ""
+		for _, e := range es {
+			if e.Section == "core" && !e.HasSub && e.Key == "worktree" && !e.NoValue {
+				wt = e.Value // the last one wins
+			}
+		}
+		if wt == "" {
+			return ""
+		}
+		if !filepath.IsAbs(wt) {
+			wt = filepath.Join(d, wt)
+		}
+		return filepath.Clean(wt)
 	}
 	b, err := readSmall(filepath.Join(d, "gitdir"))
 	if err != nil {

@@ -164,6 +164,25 @@ func TestGuardGitlinkDeep(t *testing.T) {
 			t.Errorf("a/b/c/.git with core.fsmonitor, then named by a gitlink, not judged: %+v", e.found)
 		}
 	})
+	t.Run("in-submodule", func(t *testing.T) {
+		// A submodule's git dir under .git/modules/ (core.worktree): git
+		// status in the superproject runs status in the submodule, which
+		// looks into the submodule's own gitlinks.
+		ws := tmp(t)
+		repo(t, ws)
+		sub := tmp(t)
+		repo(t, sub)
+		git(t, ws, "submodule", "add", "-q", sub, "s")
+		e := (&events{g: scan(t, ws).Guard}).start()
+		h := strings.TrimSpace(git(t, ws+"/s", "rev-parse", "HEAD"))
+		git(t, ws+"/s", "update-index", "--add", "--cacheinfo", "160000,"+h+",p/q")
+		e.ev(ws+"/.git/modules/s", "index")
+		e.mkdirs(ws+"/s", "p/q")
+		e.nested(t, ws, "s/p/q")
+		if !e.judged(ws + "/s/p/q/.git") {
+			t.Errorf("s/p/q/.git named by a gitlink of submodule s not judged: %+v", e.found)
+		}
+	})
 	t.Run("registered-before", func(t *testing.T) {
 		ws := tmp(t)
 		repo(t, ws)

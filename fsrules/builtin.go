@@ -125,6 +125,11 @@ var Builtins = []Builtin{
 	{".idea/", ReadOnly, false, "run configurations"},
 	{".claude/commands/", ReadOnly, false, "agent commands"},
 	{".claude/agents/", ReadOnly, false, "agent definitions"},
+	// Skills are commands too (one mechanism in Claude Code): a SKILL.md's
+	// !`cmd` lines run when the skill loads, its frontmatter pre-approves
+	// tools (allowed-tools) and adds hooks; the model loads a skill on its
+	// own when the description fits.
+	{".claude/skills/", ReadOnly, false, "agent skills: their !`command` lines and hooks run when a skill loads"},
 	// jail's own config, profiles and trust store decide what the next run
 	// may do: nothing inside may read or change them (an agent that could
 	// would trust its own .jail.toml, or widen its next sandbox).
@@ -247,6 +252,16 @@ var Builtins = []Builtin{
 	{".codex/hooks/", ReadOnly, false, "Codex hooks run commands"},
 	{".gemini/extensions/", ReadOnly, false, "Gemini CLI extensions bring MCP servers and hooks"},
 	{".gemini/commands/", ReadOnly, false, "Gemini CLI custom commands run shell snippets"},
+	// Approvals kept as files: what the agent's next run outside jail runs
+	// without asking (as settings' permissions, which agentcfg keeps as on
+	// the host; approved inside, they last for that session). Codex 0.171
+	// loads every *.rules under ~/.codex/rules/ (and a trusted project's
+	// .codex/rules/): prefix_rule(decision="allow") runs a command outside
+	// its sandbox unasked. Gemini CLI 0.61's policy engine loads
+	// ~/.gemini/policies/ and .gemini/policies/ (decision = "allow" for
+	// run_shell_command).
+	{".codex/rules/", ReadOnly, false, "Codex rules: commands Codex runs outside its sandbox without asking"},
+	{".gemini/policies/", ReadOnly, false, "Gemini CLI policies: tools and shell commands it runs without asking"},
 	{".copilot/hooks/", ReadOnly, false, "Copilot CLI user hooks"},
 	{".copilot/installed-plugins/", ReadOnly, false, "Copilot CLI plugins bring hooks and MCP servers"},
 	// Executables an agent keeps in its own writable state and the host

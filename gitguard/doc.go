@@ -8,7 +8,9 @@
 // from there), hooks/, the legacy remotes/ and branches/, and
 // objects/info/alternates; worktrees/NAME/{commondir,gitdir,config.worktree}
 // for linked worktrees; modules/NAME/ (a submodule's git dir, itself all of
-// the above); a .git FILE ("gitdir: PATH") anywhere in a work tree; a bare
+// the above); a .git FILE ("gitdir: PATH") anywhere in a work tree; the
+// checkout of every gitlink (mode 160000) of an index, whose own .git git
+// status at the top of the work tree reads (see gitlink.go); a bare
 // repository (HEAD, objects/, refs/) found by walking up from the current
 // directory; and, through configuration, core.hooksPath, include.path,
 // includeIf.*.path and every program-valued key (core.fsmonitor,

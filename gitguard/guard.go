@@ -53,17 +53,22 @@ const (
 	RoleWorktree  = "worktree"  // G/worktrees/NAME: commondir, config.worktree
 	RoleModules   = "modules"   // G/modules[/...]: submodule git dirs
 	RoleTarget    = "target"    // where a .git file leads that is no git dir yet
+	RoleLink      = "gitlink"   // on the way to a gitlink's checkout (Links): a .git there
 )
 
 // Role is what is judged in an observed directory. Repo is the git dir it
 // belongs to (for hooks, worktrees, worktree and modules). Refs are .git
 // files that lead here while this is no git dir yet: judged again at every
 // change here (whatever the Kind).
+// Links are the gitlink checkouts (submodule paths of an index) at or
+// below this directory: judged again at every change here, whatever the
+// Kind (see gitlink.go).
 type Role struct {
 	Kind      string   `json:"kind"`
 	Repo      string   `json:"repo,omitempty"`
 	Submodule bool     `json:"submodule,omitempty"`
 	Refs      []string `json:"refs,omitempty"`
+	Links     []string `json:"links,omitempty"`
 }
 
 // Guard judges what appears in the writable trees after start. Its state is
@@ -122,6 +127,14 @@ func under(p, dir string) bool {
 // observe adds dir with role r; it reports whether dir is newly observed.
 func (g *Guard) observe(dir string, r Role) bool {
 	if old, ok := g.Dirs[dir]; ok {
+		if old.Kind == RoleLink && r.Kind != RoleLink {
+			// On the way to a gitlink, and more now: judged as both.
+			r.Refs = append(r.Refs, old.Refs...)
+			r.Links = append(r.Links, old.Links...)
+			g.Dirs[dir] = r
+			return false
+		}
+		r.Links = append(r.Links, old.Links...)
 		if old.Kind == RoleSub && r.Kind == RoleFrozen {
 			// A first-level subdirectory that is read-only too (.husky/):
 			// frozen judges a new .git in it as a subdirectory would.
@@ -426,6 +439,9 @@ func (j *judge) inspect(dir string, r Role, names []string) {
 	for _, f := range r.Refs {
 		j.dotGit(f)
 	}
+	for _, p := range r.Links {
+		j.link(dir, p)
+	}
 	switch r.Kind {
 	case RoleRoot, RoleSub:
 		if has(".git") {
@@ -461,6 +477,9 @@ func (j *judge) inspect(dir string, r Role, names []string) {
 		if has("modules") {
 			j.modules(filepath.Join(dir, "modules"))
 		}
+		if has("index") {
+			j.gitlinks(dir)
+		}
 	case RoleNewRepo:
 		j.newRepo(dir, r.Submodule)
 	case RoleHooks:
@@ -471,8 +490,18 @@ func (j *judge) inspect(dir string, r Role, names []string) {
 		j.worktrees(r.Repo, dir, r.Submodule)
 	case RoleWorktree:
 		j.worktree(dir, r.Repo)
+		if has("index") {
+			j.gitlinks(dir)
+		}
 	case RoleModules:
 		j.modules(dir)
+	case RoleLink:
+		// Also what a first-level subdirectory is judged for (it may be
+		// one, observed first on the way to a gitlink).
+		if has(".git") {
+			j.dotGit(filepath.Join(dir, ".git"))
+		}
+		j.headDir(dir)
 	}
 }
 
@@ -659,6 +688,7 @@ func (j *judge) newRepo(d string, submodule bool) {
 	}
 	j.worktrees(d, filepath.Join(d, "worktrees"), submodule)
 	j.modules(filepath.Join(d, "modules"))
+	j.gitlinks(d)
 }
 
 // config judges a config or config.worktree file of a new git dir.

@@ -90,6 +90,7 @@ func Scan(in Input) Plan {
 	for _, f := range in.UserConfigs {
 		s.readUser(f, 0)
 	}
+	s.userEffects()
 	// The verified worktree's git dirs first (outside the walk).
 	for _, w := range s.plan.Writable {
 		s.gitDir(w)
@@ -602,4 +603,44 @@ func (s *scanner) readConfig(p string, depth int) (es []Entry, srcs []string) {
 		es, srcs = append(es, ies...), append(srcs, isrcs...)
 	}
 	return es, srcs
+}
+
+// userEffects protects what the user's own config files name by absolute
+// (or ~/) path inside the writable trees, whether or not a repository is
+// there: a global core.hooksPath runs in every repository of the host, a
+// global init.templateDir's hooks are copied into every repository git
+// init makes later, a program-valued key runs wherever git does. (effects
+// adds the relative ones, per work tree, for each repository.)
+func (s *scanner) userEffects() {
+	abs := func(v string) string {
+		switch {
+		case strings.HasPrefix(v, "~/") && s.in.Home != "":
+			return filepath.Join(s.in.Home, v[2:])
+		case filepath.IsAbs(v):
+			return v
+		}
+		return ""
+	}
+	for _, e := range s.user {
+		if e.NoValue {
+			continue
+		}
+		switch {
+		case e.Section == "core" && !e.HasSub && e.Key == "hookspath":
+			if p := abs(e.Value); p != "" {
+				s.protect(p, true, "core.hooksPath (your git config): git runs the hooks in it, in every repository")
+			}
+		case e.Section == "init" && !e.HasSub && e.Key == "templatedir":
+			if p := abs(e.Value); p != "" {
+				s.protect(p, true, "init.templateDir (your git config): git init copies its hooks into every new repository")
+			}
+		case programKey(e):
+			toks, first := pathTokens(e.Value)
+			for i, t := range toks {
+				if p := abs(t); p != "" && (i == 0 && first || exists(p)) {
+					s.protect(p, false, e.Name()+" (your git config) runs it")
+				}
+			}
+		}
+	}
 }

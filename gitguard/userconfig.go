@@ -74,7 +74,9 @@ func programKey(e Entry) bool {
 	case "credential":
 		return k == "helper"
 	case "gpg":
-		return k == "program"
+		// gpg.program, gpg.<format>.program; gpg.ssh.defaultKeyCommand
+		// runs to find the signing key.
+		return k == "program" || k == "defaultkeycommand"
 	case "alias":
 		return strings.HasPrefix(strings.TrimSpace(e.Value), "!")
 	case "pager":

@@ -450,7 +450,22 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	}
 	plan.Notes = append(plan.Notes, gp.Notes...)
 	plan.gitNotes = gp.Notes
-	masks := mergeMasks(fp.Masks, gp)
+	// 3c. Agent configuration (package agentcfg): the files that name
+	//     commands are guarded key by key while the sandbox runs; the
+	//     scripts those commands run, when they lie in a writable tree, are
+	//     read-only (and watched while absent).
+	var roots []agentcfg.Root
+	for _, b := range bl {
+		// A cache of jail's own (a Source of its own) is read by no program
+		// on the host: nothing in it needs guarding.
+		if b.Kind == ns.KindBind && b.Source == "" {
+			roots = append(roots, agentcfg.Root{Path: b.Path, Dir: b.Dir})
+		}
+	}
+	plan.Guarded = agentcfg.Targets(home, roots, agentcfg.Files)
+	named, namedAbsent := agentNamed(plan.Guarded, home, ws, writable, fp.Masks)
+	masks := mergeMasks(append(fp.Masks, named...), gp)
+	plan.Absent = append(plan.Absent, namedAbsent...)
 	// A mount point cannot be renamed or removed (EBUSY), but the directory
 	// holding it can: `mv .git .git.old && mkdir -p .git/hooks` would leave
 	// the protection behind on the moved tree. Every directory between a
@@ -557,15 +572,6 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		plan.Notes = append(plan.Notes, n)
 	}
 	plan.Writable = writable
-	var roots []agentcfg.Root
-	for _, b := range bl {
-		// A cache of jail's own (a Source of its own) is read by no program
-		// on the host: nothing in it needs guarding.
-		if b.Kind == ns.KindBind && b.Source == "" {
-			roots = append(roots, agentcfg.Root{Path: b.Path, Dir: b.Dir})
-		}
-	}
-	plan.Guarded = agentcfg.Targets(home, roots, agentcfg.Files)
 
 	// The Landlock wall: read and execute everywhere the mounts show, write
 	// only where the mounts allow it. Init drops paths that do not exist in

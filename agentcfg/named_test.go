@@ -1,0 +1,60 @@
+package agentcfg
+
+import (
+	"slices"
+	"testing"
+)
+
+// Named finds the scripts that command-valued keys name, in every form a
+// user writes them (~/, $HOME, "$CLAUDE_PROJECT_DIR", an interpreter's
+// argument, an MCP server's args, an env value), and nothing in data keys.
+func TestNamed(t *testing.T) {
+	home, ws := "/h", "/w"
+	file := func(agent string, scope Scope, path string) Target {
+		for _, f := range Files {
+			if f.Agent == agent && f.Scope == scope && f.Path == path {
+				p := home + "/" + path
+				if scope == Project {
+					p = ws + "/" + path
+				}
+				return Target{File: f, Path: p}
+			}
+		}
+		t.Fatalf("no %s %s %s in Files", agent, scope, path)
+		return Target{}
+	}
+	cases := []struct {
+		t    Target
+		data string
+		want []string
+	}{
+		{file("claude", Home, ".claude/settings.json"), `{
+  "statusLine": {"type": "command", "command": "bash ~/.claude/statusline.sh"},
+  "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "$HOME/.claude/hooks/pre.sh --x"}]}]},
+  "apiKeyHelper": "${HOME}/bin/key.sh",
+  "env": {"BASH_ENV": "~/.claude/env.sh", "NODE_OPTIONS": "--require=/opt/x/pre.js"},
+  "permissions": {"allow": ["Edit(src/main.go)", "Read(~/notes.txt)"]},
+  "model": "/not/a/command"
+}`, []string{"/h/.claude/statusline.sh", "/h/.claude/hooks/pre.sh", "/h/bin/key.sh", "/h/.claude/env.sh", "/opt/x/pre.js"}},
+		{file("claude", Project, ".claude/settings.json"), `{"hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/fmt.sh && scripts/lint.sh"}]}]}}`,
+			[]string{"/w/.claude/hooks/fmt.sh", "/w/scripts/lint.sh"}},
+		{file("claude", Home, ".claude.json"), `{"mcpServers": {"m": {"command": "node", "args": ["/h/.claude/mcp/index.js", "--port", "1"]}}, "projects": {"/w": {"allowedTools": ["Edit(/w/a/b.go)"], "history": [{"display": "/w/c/d.go"}]}}}`,
+			[]string{"/h/.claude/mcp/index.js"}},
+		{file("codex", Home, ".codex/config.toml"), "notify = [\"python3\", \"/h/.codex/notify.py\"]\n[mcp_servers.s]\ncommand = \"/h/.codex/s.sh\"\n[projects.\"/w\"]\ntrust_level = \"trusted\"\n",
+			[]string{"/h/.codex/notify.py", "/h/.codex/s.sh"}},
+		{file("copilot", Home, ".copilot/lsp-config.json"), `{"lspServers": {"go": {"command": "~/.copilot/lsp/gopls"}}}`, []string{"/h/.copilot/lsp/gopls"}},
+		{file("claude", Home, ".claude/settings.json"), `not json`, nil},
+	}
+	for i, c := range cases {
+		var got []string
+		for _, n := range Named(c.t, []byte(c.data), Context{Workspace: ws}, home) {
+			got = append(got, n.Path)
+		}
+		slices.Sort(got)
+		want := slices.Clone(c.want)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("case %d (%s): named %q, want %q", i, c.t.File.Path, got, want)
+		}
+	}
+}

@@ -1,0 +1,287 @@
+package gitguard
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Gitlinks: a submodule is an index entry of mode 160000 (a "gitlink").
+// git status, git diff and an IDE's git view look into every populated
+// gitlink of the index: they run git in that checkout, which reads the
+// checkout's own .git and its config (core.fsmonitor runs a program). The
+// index is data the agent writes freely (git add), and a gitlink needs no
+// .gitmodules entry: a .git made at any depth and named by a gitlink makes
+// the host's `git status` at the top of the work tree run the agent's
+// config during the run, not only a git run inside that directory. So the
+// paths the index names as gitlinks are observed down to their .git, like
+// the first level of subdirectories is (see Role.Links).
+
+// maxIndex bounds the index files read (git's own limit is memory).
+const maxIndex = 128 << 20
+
+// maxGitlinks bounds the gitlinks taken from one index.
+const maxGitlinks = 4096
+
+var errIndex = errors.New("index git would not read")
+
+// ParseGitlinks returns the paths (relative to the work tree, '/'
+// separated) of the gitlink entries of an index file, as git 2.39's
+// read-cache.c reads them: versions 2 and 3 (entries padded to 8 bytes, an
+// extended flags word when flag 0x4000 is set in version 3) and 4
+// (prefix-compressed names). hashSize is 20 (SHA-1) or 32 (SHA-256).
+func ParseGitlinks(data []byte, hashSize int) ([]string, error) {
+	if len(data) < 12 || string(data[:4]) != "DIRC" {
+		return nil, fmt.Errorf("%w: no DIRC header", errIndex)
+	}
+	ver := binary.BigEndian.Uint32(data[4:8])
+	if ver < 2 || ver > 4 {
+		return nil, fmt.Errorf("%w: version %d", errIndex, ver)
+	}
+	n := binary.BigEndian.Uint32(data[8:12])
+	var out []string
+	var prev []byte
+	off := 12
+	for i := uint32(0); i < n; i++ {
+		fixed := 40 + hashSize + 2
+		if off+fixed > len(data) {
+			return out, fmt.Errorf("%w: entry %d truncated", errIndex, i)
+		}
+		mode := binary.BigEndian.Uint32(data[off+24 : off+28])
+		flags := binary.BigEndian.Uint16(data[off+40+hashSize : off+fixed])
+		name := off + fixed
+		if flags&0x4000 != 0 {
+			// Extended flags (git reads them whatever the version).
+			name += 2
+		}
+		if name >= len(data) {
+			return out, fmt.Errorf("%w: entry %d truncated", errIndex, i)
+		}
+		// As create_from_disk: the name's length is in the flags (0xfff:
+		// up to the NUL); version 4 first drops a varint's worth of bytes
+		// from the end of the previous name (none for the first entry)
+		// and keeps the rest of it as the start of this one.
+		ln := int(flags & 0xfff)
+		var path []byte
+		if ver == 4 {
+			k := name
+			c := data[k]
+			k++
+			strip := int(c & 127)
+			for c&128 != 0 {
+				if k >= len(data) || strip > 1<<24 {
+					return out, fmt.Errorf("%w: entry %d: bad name prefix", errIndex, i)
+				}
+				c = data[k]
+				k++
+				strip = ((strip + 1) << 7) | int(c&127)
+			}
+			keep := 0
+			if i > 0 {
+				if strip > len(prev) {
+					return out, fmt.Errorf("%w: entry %d: bad name prefix", errIndex, i)
+				}
+				keep = len(prev) - strip
+			}
+			if ln == 0xfff {
+				nul := bytes.IndexByte(data[min(k, len(data)):], 0)
+				if nul < 0 {
+					return out, fmt.Errorf("%w: entry %d truncated", errIndex, i)
+				}
+				ln = nul + keep
+			}
+			rest := ln - keep
+			if rest < 0 || k+rest >= len(data) {
+				return out, fmt.Errorf("%w: entry %d: bad name", errIndex, i)
+			}
+			path = append(append([]byte{}, prev[:keep]...), data[k:k+rest]...)
+			off = k + rest + 1
+		} else {
+			if ln == 0xfff {
+				if ln = bytes.IndexByte(data[name:], 0); ln < 0 {
+					return out, fmt.Errorf("%w: entry %d truncated", errIndex, i)
+				}
+			}
+			if name+ln > len(data) {
+				return out, fmt.Errorf("%w: entry %d truncated", errIndex, i)
+			}
+			path = data[name : name+ln]
+			// The entry, its name and 1 to 8 NULs: a multiple of 8 bytes.
+			off += (name - off + ln + 8) &^ 7
+		}
+		prev = path
+		if mode&0o170000 == 0o160000 && len(path) > 0 {
+			if len(out) >= maxGitlinks {
+				return out, fmt.Errorf("%w: more than %d gitlinks", errIndex, maxGitlinks)
+			}
+			out = append(out, string(path))
+		}
+	}
+	return out, nil
+}
+
+// indexGitlinks returns the absolute checkout paths of the gitlinks in the
+// index of git dir d, whose work tree is wt; nil when there is none or the
+// index cannot be read.
+func indexGitlinks(d, wt string) []string {
+	f, err := os.Open(filepath.Join(d, "index"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 || fi.Size() > maxIndex {
+		return nil
+	}
+	// Mapped, not read: a big work tree's index is tens of MB, read at
+	// every start (a copy into a fresh buffer cost more than the parse).
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil
+	}
+	defer syscall.Munmap(data)
+	hs := 20
+	if b, err := os.ReadFile(filepath.Join(d, "config")); err == nil {
+		es, _ := ParseConfig(b)
+		for _, e := range es {
+			if e.Section == "extensions" && !e.HasSub && e.Key == "objectformat" && strings.EqualFold(e.Value, "sha256") {
+				hs = 32
+			}
+		}
+	}
+	// What was read before an error counts. (The names are copied out of
+	// the mapping by filepath.Join below.)
+	rels, _ := ParseGitlinks(data, hs)
+	var out []string
+	for _, r := range rels {
+		p := filepath.Join(wt, filepath.FromSlash(r))
+		if under(p, wt) && p != wt {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// workTree returns the work tree whose index git dir d holds: the parent
+// of a .git directory, the checkout a linked worktree's gitdir file names,
+// or the core.worktree of d's config (a submodule's git dir under
+// .git/modules/: git status in the superproject runs status there, which
+// looks into its own gitlinks); "" for a bare repository (no status).
+func workTree(d string) string {
+	if filepath.Base(d) == ".git" {
+		return filepath.Dir(d)
+	}
+	if !exists(filepath.Join(d, "commondir")) {
+		b, err := os.ReadFile(filepath.Join(d, "config"))
+		if err != nil {
+			return ""
+		}
+		es, _ := ParseConfig(b)
+		wt := ""
+		for _, e := range es {
+			if e.Section == "core" && !e.HasSub && e.Key == "worktree" && !e.NoValue {
+				wt = e.Value // the last one wins
+			}
+		}
+		if wt == "" {
+			return ""
+		}
+		if !filepath.IsAbs(wt) {
+			wt = filepath.Join(d, wt)
+		}
+		return filepath.Clean(wt)
+	}
+	b, err := readSmall(filepath.Join(d, "gitdir"))
+	if err != nil {
+		return ""
+	}
+	back := strings.TrimRight(string(b), " \t\r\n")
+	if back == "" {
+		return ""
+	}
+	if !filepath.IsAbs(back) {
+		back = filepath.Join(d, back)
+	}
+	return filepath.Dir(filepath.Clean(back))
+}
+
+// observeLink observes every existing directory from from (wt, or an
+// observed directory on the way) down to gitlink checkout p, each to judge
+// p again at its changes; it returns the newly observed ones.
+// The caller checks that p is inside the roots.
+func (g *Guard) observeLink(from, p string) (added []string) {
+	var rest []string
+	if p != from {
+		r, ok := strings.CutPrefix(p, from+"/")
+		if !ok {
+			return nil
+		}
+		rest = strings.Split(r, "/")
+	}
+	d := from
+	for i := -1; i < len(rest); i++ {
+		if i >= 0 {
+			d = d + "/" + rest[i]
+		}
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			return added // not there yet (or a link git does not follow): judged when it appears
+		}
+		if r, ok := g.Dirs[d]; ok {
+			if !containsStr(r.Links, p) {
+				r.Links = append(r.Links, p)
+				g.Dirs[d] = r
+			}
+			continue
+		}
+		if g.observe(d, Role{Kind: RoleLink, Links: []string{p}}) {
+			added = append(added, d)
+		}
+	}
+	return added
+}
+
+func containsStr(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// gitlinks observes the gitlink checkouts of git dir d's index and judges
+// what is there now. Scan does not read the index (a big work tree's is
+// tens of MB, and the plan is on the start's critical path): the
+// sentinel's first pass, which inspects every observed directory before
+// the sandbox starts and beside init's setup, does, so a submodule
+// registered before the run is observed before the agent runs. The exit
+// check walks every depth: there, nothing to add.
+func (j *judge) gitlinks(d string) {
+	if j.final {
+		return
+	}
+	wt := workTree(d)
+	if wt == "" {
+		return
+	}
+	for _, p := range indexGitlinks(d, wt) {
+		j.link(wt, p)
+	}
+}
+
+// link judges gitlink checkout p below from: its directories are observed
+// as they appear, its .git judged.
+func (j *judge) link(from, p string) {
+	if j.final || !j.g.inRoots(p) {
+		return
+	}
+	j.newDirs = append(j.newDirs, j.g.observeLink(from, p)...)
+	j.dotGit(filepath.Join(p, ".git"))
+	j.headDir(p)
+}

@@ -1,0 +1,102 @@
+//go:build linux
+
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A repository made deeper than the first level of subdirectories and named
+// by a gitlink of the index (review13c): the host's `git status` at the top
+// of the work tree (an IDE's git view during the run) runs git in every
+// populated gitlink, which reads that repository's config: its
+// core.fsmonitor ran on the host while the sandbox ran, since the watch
+// judged new .git entries at the first level only and the exit check came
+// later. The agent needs no .gitmodules: git update-index --cacheinfo
+// 160000 is enough, and the index is data it may write.
+func TestGitGitlinkDuringRun(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	script := gitAgentPrelude + `h=$(git rev-parse HEAD)
+git update-index --add --cacheinfo 160000,$h,a/b/c
+mkdir -p a/b/c && cd a/b/c && git init -q && payload > ../fsm.sh && chmod +x ../fsm.sh &&
+git config core.fsmonitor "$(dirname "$PWD")/fsm.sh" && cd ../../..
+touch planted
+i=0; while [ ! -e host-done ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+`
+	cmd := exec.Command(jail(t), "--audit", h.trail, "--", "/bin/sh", "-c", script, "sh", h.marker)
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), h.env()...)
+	var so, se syncBuffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for !fileExists(filepath.Join(ws, "planted")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent never planted: %s %s", so.String(), se.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	planted := time.Now()
+	cfg := filepath.Join(ws, "a/b/c/.git/config")
+	armed := func() bool {
+		b, _ := os.ReadFile(cfg)
+		return strings.Contains(string(b), "fsmonitor")
+	}
+	for armed() && time.Since(planted) < 2*time.Second {
+		time.Sleep(time.Millisecond)
+	}
+	if armed() {
+		t.Errorf("%s still sets core.fsmonitor %v after the agent planted it", cfg, time.Since(planted))
+	}
+	out, err := h.git(ws, "status")
+	if h.pwned() {
+		t.Errorf("host git status at the top of the work tree, during the run, ran the nested repository's core.fsmonitor:\n%v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(ws, "host-done"), nil, 0o644)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("jail: %v\n%s%s", err, so.String(), se.String())
+	}
+	if q := h.quarantined(t); !hasPath(q, cfg) {
+		t.Errorf("%s not in the quarantine manifest %v\n%s", cfg, q, se.String())
+	}
+	if out, _ := h.git(ws, "status"); h.pwned() {
+		t.Errorf("host git status after the run ran the payload:\n%s", out)
+	}
+}
+
+// The user's global core.hooksPath inside a writable tree that holds no
+// repository (a workspace of many repositories, ~/src with ~/src/hooks):
+// its hooks run in every repository of the host, and they were writable.
+func TestGitUserHooksPathNoRepo(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	hooks := filepath.Join(ws, "hooks")
+	os.MkdirAll(hooks, 0o755)
+	os.WriteFile(filepath.Join(hooks, "pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	os.WriteFile(filepath.Join(h.home, ".gitconfig"), []byte("[core]\n\thooksPath = "+hooks+"\n"), 0o644)
+	r := h.run(t, ws, `payload > hooks/post-commit; chmod +x hooks/post-commit
+payload >> hooks/pre-commit
+rm -f hooks/pre-commit; payload > hooks/pre-commit; chmod +x hooks/pre-commit
+mv hooks hooks.old && mkdir hooks && payload > hooks/pre-commit && chmod +x hooks/pre-commit
+true`, nil)
+	mustCode(t, r, 0)
+	other := t.TempDir()
+	h.repo(t, other)
+	log := h.use(other)
+	if h.pwned() {
+		t.Errorf("the global core.hooksPath's hooks, written in the sandbox, ran on the host:\n%s\nstderr:\n%s", log, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(hooks, "pre-commit")); string(b) != "#!/bin/sh\nexit 0\n" {
+		t.Errorf("hooks/pre-commit = %q", b)
+	}
+}

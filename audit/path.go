@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/jail-sandbox/jail/internal/getrandom"
 )
 
 // FileTimeFormat is the start-time part of a default trail name (UTC, sortable).
@@ -53,7 +54,10 @@ func validID(id string) bool {
 // NewID returns a random 12-hex-digit sandbox id.
 func NewID() string {
 	var b [6]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux >= 3.17 (getrandom)
+	// The kernel's pool, as crypto/rand reads it, without its first use's
+	// cost (package getrandom); it falls back to crypto/rand, which never
+	// returns without the bytes.
+	_ = getrandom.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
 

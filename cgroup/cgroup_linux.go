@@ -3,7 +3,6 @@ package cgroup
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	cgroups "github.com/containerd/cgroups/v3"
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/internal/getrandom"
 	"github.com/jail-sandbox/jail/internal/rawread"
 	"github.com/jail-sandbox/jail/procstat"
 )
@@ -58,7 +58,7 @@ func (o Options) selfCgroup() string {
 // comes from the user and must not walk out of the parent cgroup.
 func groupName(name string) (string, error) {
 	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	if err := getrandom.Read(b[:]); err != nil { // crypto/rand's pool (package getrandom)
 		return "", fmt.Errorf("cgroup name: %w", err)
 	}
 	// The start tick lets jail gc tell this supervisor from a later

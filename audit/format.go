@@ -321,21 +321,7 @@ func shellQuote(s string) string {
 // sanitize escapes terminal control characters (C0 but newline and tab,
 // DEL, C1) in agent-controlled text, so a planted ESC sequence is shown, not
 // interpreted by the terminal of whoever reads the trail.
-func sanitize(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if isControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func sanitize(s string) string { return escapeRunes(s, isControl) }
 
 // inline is sanitize for text that must stay in its line and cell: it
 // escapes newlines and tabs too. Whatever the agent chose (a file name it
@@ -343,13 +329,17 @@ func sanitize(s string) string {
 // and a raw newline would print a line a reader takes for jail's own (a
 // forged exit, a "Denials (0)" above the real ones), a raw tab a column of
 // the summary's tables.
-func inline(s string) string {
-	if !strings.ContainsFunc(s, isInlineControl) {
+func inline(s string) string { return escapeRunes(s, isInlineControl) }
+
+// escapeRunes writes each rune of s that esc picks as its Go escape (\x1b,
+// \n, \u009b): shown, never acted on.
+func escapeRunes(s string, esc func(rune) bool) string {
+	if !strings.ContainsFunc(s, esc) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if isInlineControl(r) {
+		if esc(r) {
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
 			continue

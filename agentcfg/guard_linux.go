@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -667,20 +668,11 @@ func rewriteRecord(path string, rec record, old, keep []string) error {
 		return err
 	}
 	for _, p := range old {
-		if !containsString(keep, p) {
+		if !slices.Contains(keep, p) {
 			os.Remove(p)
 		}
 	}
 	return nil
-}
-
-func containsString(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // CheckNow checks every target at once (tests, and a watcher overflow).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -233,7 +234,7 @@ func (g *Guard) observeLink(from, p string) (added []string) {
 			return added // not there yet (or a link git does not follow): judged when it appears
 		}
 		if r, ok := g.Dirs[d]; ok {
-			if !containsStr(r.Links, p) {
+			if !slices.Contains(r.Links, p) {
 				r.Links = append(r.Links, p)
 				g.Dirs[d] = r
 			}
@@ -244,15 +245,6 @@ func (g *Guard) observeLink(from, p string) (added []string) {
 		}
 	}
 	return added
-}
-
-func containsStr(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // gitlinks observes the gitlink checkouts of git dir d's index and judges

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/jail-sandbox/jail/hostsock"
 	"github.com/jail-sandbox/jail/ns"
@@ -69,15 +68,7 @@ func hostSocketMasks(mounts []ns.Mount) []ns.Mount {
 // deepest mount holding it is neither a private tmpfs nor a masked
 // directory (no mount at all: the host's read-only view shows it).
 func socketVisible(path string, mounts []ns.Mount) bool {
-	var deepest *ns.Mount
-	for i := range mounts {
-		m := &mounts[i]
-		if path == m.Path || strings.HasPrefix(path, strings.TrimSuffix(m.Path, "/")+"/") {
-			if deepest == nil || len(m.Path) >= len(deepest.Path) { // later mounts cover earlier ones
-				deepest = m
-			}
-		}
-	}
+	deepest := deepestMount(path, mounts)
 	return deepest == nil || !(deepest.Kind == ns.KindTmpfs || deepest.Kind == ns.KindMask && deepest.Dir)
 }
 

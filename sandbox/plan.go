@@ -677,6 +677,13 @@ func denialRecord(mounts []ns.Mount) (*ns.Mount, string) {
 // mounts so far: the deepest mount containing it is not a private tmpfs
 // (no mount at all: the read-only view of the host root shows it).
 func visibleIn(path string, mounts []ns.Mount) bool {
+	deepest := deepestMount(path, mounts)
+	return deepest == nil || deepest.Kind != ns.KindTmpfs
+}
+
+// deepestMount is the mount of mounts that holds path in the sandbox (nil
+// where none does: the host's read-only view shows it).
+func deepestMount(path string, mounts []ns.Mount) *ns.Mount {
 	var deepest *ns.Mount
 	for i := range mounts {
 		m := &mounts[i]
@@ -686,7 +693,7 @@ func visibleIn(path string, mounts []ns.Mount) bool {
 			}
 		}
 	}
-	return deepest == nil || deepest.Kind != ns.KindTmpfs
+	return deepest
 }
 
 // resolveExisting makes p symlink-free as far as it exists (the rest is

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -30,10 +32,18 @@ const whyHostSocket = "a host process's Unix socket"
 // (hostMounts, fsrules.Views): a second mount of its directory (a host bind
 // of /var/lib/mysql at /srv/mysql) reaches the same inode by another path,
 // and a mask at the listed path alone leaves it reachable there.
-func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) []ns.Mount {
+//
+// Without the kernel's list (neither sock_diag nor /proc/net/unix answers)
+// nothing is masked, and note says so: the private /run, /tmp and HOME
+// still hide the usual places, but a socket elsewhere would be reachable
+// without a word.
+func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.Mount, note string) {
 	paths, err := boundSockets()
+	if errors.Is(err, hostsock.ErrUnsupported) {
+		return nil, "" // not Linux: no such sockets to list
+	}
 	if err != nil {
-		return nil // no list (not Linux): the private /run, /tmp and HOME still hide the usual places
+		return nil, hostSocketsNote + fmt.Sprintf("the host's Unix sockets could not be listed (%v): those outside /run, /tmp and the home are not masked, and a host service listening on one is reachable", err)
 	}
 	var out []ns.Mount
 	seen := map[string]bool{}
@@ -88,8 +98,11 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) []ns.Mount {
 			out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
 		}
 	}
-	return out
+	return out, ""
 }
+
+// hostSocketsNote begins hostSocketMasks's note (shownNote shows it).
+const hostSocketsNote = "host sockets: "
 
 // socketVisible reports whether path would be reachable in the sandbox: the
 // deepest mount holding it is neither a private tmpfs nor a masked

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/hostsock"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/ns"
 )
@@ -65,7 +67,8 @@ func TestHostSocketMasks(t *testing.T) {
 		{Kind: ns.KindMask, Path: filepath.Join(d, "state"), Dir: true},
 	}
 	var got []string
-	for _, m := range hostSocketMasks(mounts, nil) {
+	masks, _ := hostSocketMasks(mounts, nil)
+	for _, m := range masks {
 		if m.Kind != ns.KindMask || m.Dir {
 			t.Errorf("%s: kind %s dir %v, want a file mask", m.Path, m.Kind, m.Dir)
 		}
@@ -150,7 +153,8 @@ func TestHostSocketMasksViews(t *testing.T) {
 	}
 	mounts := []ns.Mount{{Kind: ns.KindTmpfs, Path: filepath.Join(d, "run"), Dir: true}}
 	var got []string
-	for _, m := range hostSocketMasks(mounts, host) {
+	masks, _ := hostSocketMasks(mounts, host)
+	for _, m := range masks {
 		got = append(got, m.Path)
 	}
 	want := []string{sock, dirAlias, parentAlias, fileAlias}
@@ -161,10 +165,33 @@ func TestHostSocketMasksViews(t *testing.T) {
 	}
 	// No other mount: only the listed path, as before.
 	got = nil
-	for _, m := range hostSocketMasks(mounts, host[:1]) {
+	masks, _ = hostSocketMasks(mounts, host[:1])
+	for _, m := range masks {
 		got = append(got, m.Path)
 	}
 	if !slices.Equal(got, []string{sock}) {
 		t.Errorf("without views: masks %q, want only %s", got, sock)
+	}
+}
+
+// TestHostSocketMasksListFails: without the kernel's list (no unix_diag,
+// no /proc/net/unix) no socket is masked; on main that went without a word
+// (no mask, no note), so a host service on a socket outside /run, /tmp and
+// the home was reachable while the user believed host sockets protected.
+// The plan now carries a note the start shows.
+func TestHostSocketMasksListFails(t *testing.T) {
+	old := boundSockets
+	boundSockets = func() ([]string, error) { return nil, errors.New("sock_diag: no such protocol") }
+	t.Cleanup(func() { boundSockets = old })
+	masks, note := hostSocketMasks(nil, nil)
+	if len(masks) != 0 {
+		t.Errorf("masks without a list: %v", masks)
+	}
+	if !strings.HasPrefix(note, hostSocketsNote) || !strings.Contains(note, "no such protocol") || !shownNote(note) {
+		t.Errorf("note %q: want one that names the failure and is shown at start", note)
+	}
+	boundSockets = func() ([]string, error) { return nil, hostsock.ErrUnsupported }
+	if _, note := hostSocketMasks(nil, nil); note != "" {
+		t.Errorf("no list on this system by design: note %q", note)
 	}
 }

@@ -556,7 +556,11 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	//     mode builds no mounts and refuses socket(AF_UNIX) with seccomp
 	//     instead (NoUnix).
 	if !degraded {
-		mounts = append(mounts, hostSocketMasks(mounts, hostMounts)...)
+		masks, note := hostSocketMasks(mounts, hostMounts)
+		mounts = append(mounts, masks...)
+		if note != "" {
+			plan.Notes = append(plan.Notes, note)
+		}
 	}
 	// 5. The sandbox's own record of its denials (package denials): a
 	//    read-only directory in the private /run that only the supervisor

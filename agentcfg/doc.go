@@ -55,7 +55,11 @@
 // user's access away from a guarded file or a directory on its way (chmod
 // a-w ~/.claude, chmod 000 settings.json). The supervisor owns all of them:
 // a check refused that way gives itself the missing owner bits on the
-// path, tries once more and puts the agent's modes back (unlock_linux.go).
+// path, tries once more and puts the agent's modes back (unlock_linux.go),
+// but for the owner's read on the file and read and search on the
+// directories from the root down, which the last check gives back in any
+// case (readableAgain): a loader reads an unreadable file as none, and
+// the user's own restrictions in it would be gone outside jail.
 // A write that still fails (a disk the agent filled) moves the agent's
 // version aside, out of the loader's way, and leaves the target
 // unsettled: the run's record stays (only its unsettled targets), and the

@@ -15,7 +15,9 @@ type Event struct {
 	// Action: "restored" (keys or the whole file put back), "stripped"
 	// (protected keys taken out of a file the agent created), "removed" (a
 	// file that did not exist at start), "left" (found at the next start,
-	// changed after the interrupted run had ended: not touched).
+	// changed after the interrupted run had ended: not touched),
+	// "readable" (Keys: the modes given back, "PATH: OLD -> NEW", where
+	// the agent had taken the owner's read access away).
 	Action string
 	// Saved is the quarantine copy of the agent's version.
 	Saved string

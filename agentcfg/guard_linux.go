@@ -617,11 +617,21 @@ func (g *Guard) CloseLater() (closeWatch func()) {
 			t.recheck.Stop()
 		}
 		g.checkLocked(t, true, false)
+		g.readable(t, false)
 	}
 	if g.record != "" {
 		g.keepOrRemoveRecord()
 	}
 	return closeWatch
+}
+
+// readable is the last check's part for modes (readableAgain): what the
+// agent left unreadable on t's path is readable by its owner again, and
+// said.
+func (g *Guard) readable(t *gtarget, recovered bool) {
+	if changed := readableAgain(t.Target, t.snap); len(changed) > 0 {
+		g.opts.Report(Event{Target: t.Target, Keys: changed, Action: "readable", Recovered: recovered})
+	}
 }
 
 // keepOrRemoveRecord ends the record after the last check: removed when
@@ -1203,6 +1213,7 @@ func Recover(o Options) {
 				g.opts.Report = func(ev Event) { ev.Retried = true; o.Report(ev) }
 			}
 			g.checkLocked(t, true, true)
+			g.readable(t, true)
 			removeTemps(t.Target, rec.ID, o.MaxSize)
 			if t.unsettled {
 				// Still not put back: the record stays for the start

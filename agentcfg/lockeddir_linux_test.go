@@ -17,7 +17,8 @@ const evilLocked = `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command"
 // directory above it (chmod, which its user may do) and keeps it so until
 // the sandbox ends. The supervisor runs as that user and owns all of them:
 // its last check must still put the host's hooks back (giving itself the
-// access for the check), and put the agent's modes back after. Seen failing
+// access for the check), and put the agent's modes back after (but the
+// owner's read and search: TestGuardUnreadableAtTheEnd). Seen failing
 // as an ordinary user on the old guard (each shape: "permission denied",
 // the hook left on the host); root's supervisor passes whatever the modes.
 func TestGuardLockedToTheEnd(t *testing.T) {
@@ -51,8 +52,10 @@ func TestGuardLockedToTheEnd(t *testing.T) {
 				if p == tg.Path {
 					continue // the file is jail's new one
 				}
-				if got := modeOf(t, p); got != tc.mode {
-					t.Errorf("%s: mode %v after Close, want the agent's %v back", p, got, tc.mode)
+				// The agent's modes come back, but for the owner's read
+				// and search on directories (readableAgain).
+				if got, want := modeOf(t, p), tc.mode|0o500; got != want {
+					t.Errorf("%s: mode %v after Close, want the agent's %v back with u+rx (%v)", p, got, tc.mode, want)
 				}
 				_ = os.Chmod(p, 0o755)
 			}
@@ -277,5 +280,90 @@ func TestGuardLockedSymlinkParent(t *testing.T) {
 	}
 	if got := read(t, tg.Path); strings.Contains(got, "pwned-locked") || !strings.Contains(got, `"mine"`) {
 		t.Fatalf("the loader still finds the agent's hook after Close: %s (events %+v)", got, e.evs())
+	}
+}
+
+// Adversarial: the agent leaves a guarded file whose content is the
+// host's (or is put back) unreadable by its owner: chmod 000 on the file,
+// or on a directory on its way. Claude Code reads an unreadable settings
+// file as none, so the user's own restrictions in it (permissions.deny,
+// sandbox, disableAllHooks) are gone from their next run of the agent
+// outside jail, as if the agent had deleted the file, which the guard
+// puts back. Seen with main's binary as jailtest (-P claude; the agent
+// rewrote ~/.claude/settings.json, then chmod 000 it and chmod 500
+// ~/.claude after the guard had put the host's keys back: the file stayed
+// mode 0000); seen failing here on main's guard (modes left as the agent
+// set them, no event). The owner's read (file) and read and search
+// (directories from the root down) come back; write bits stay the
+// agent's; nothing is followed.
+func TestGuardUnreadableAtTheEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lock  func(e *guardEnv, p string) []string
+		modes map[string]os.FileMode // rel to e.root -> want after Close
+	}{
+		{"file", func(e *guardEnv, p string) []string { return []string{p} }, map[string]os.FileMode{".claude/settings.json": 0o400}},
+		{"directory", func(e *guardEnv, p string) []string { return []string{filepath.Dir(p)} }, map[string]os.FileMode{".claude": 0o500}},
+		{"all", func(e *guardEnv, p string) []string { return []string{p, filepath.Dir(p), e.root} },
+			map[string]os.FileMode{".claude/settings.json": 0o400, ".claude": 0o500, ".": 0o500}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newGuardEnv(t)
+			tg := e.target(".claude/settings.json")
+			write(t, tg.Path, hostSettings)
+			g, _, err := New([]Target{tg}, e.opts("unreadable"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			chmodAll(t, 0, tc.lock(e, tg.Path)...)
+			g.Close()
+			for rel, want := range tc.modes {
+				p := filepath.Join(e.root, rel)
+				if got := modeOf(t, p); got != want {
+					t.Errorf("ATTACK WORKED: %s: mode %v after Close, want %v (the owner's read given back)", rel, got, want)
+				}
+			}
+			var said bool
+			for _, ev := range e.evs() {
+				if ev.Err != nil {
+					t.Errorf("the guard reported a failure: %v", ev.Err)
+				}
+				said = said || ev.Action == "readable"
+			}
+			if !said {
+				t.Errorf("no readable event: %+v", e.evs())
+			}
+			for _, p := range []string{e.root, filepath.Dir(tg.Path), tg.Path} {
+				_ = os.Chmod(p, 0o755)
+			}
+			if got := read(t, tg.Path); got != hostSettings {
+				t.Errorf("content changed: %s", got)
+			}
+		})
+	}
+
+	// A symlink in place of the directory: not followed (the directory it
+	// names, the user's, keeps its mode).
+	e := newGuardEnv(t)
+	tg := e.target(".claude/settings.json")
+	write(t, tg.Path, hostSettings)
+	g, _, err := New([]Target{tg}, e.opts("unreadable-link"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "mine")
+	if err := os.Mkdir(elsewhere, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Dir(tg.Path), filepath.Join(e.root, ".claude-away")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Dir(tg.Path)); err != nil {
+		t.Fatal(err)
+	}
+	chmodAll(t, 0, elsewhere)
+	g.Close()
+	if got := modeOf(t, elsewhere); got != 0 {
+		t.Errorf("the guard followed a symlink and changed %s: mode %v", elsewhere, got)
 	}
 }

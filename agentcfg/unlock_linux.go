@@ -1,6 +1,7 @@
 package agentcfg
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,8 +23,10 @@ import (
 // back protected keys, not the rest of what the agent may change in its
 // writable directories, and a directory left read-only or unsearchable
 // runs nothing more than a writable one (the file in it is the host's
-// again). The access given for the check is no more than the agent's own
-// chmod gives it at any time.
+// again); an unreadable one hides what restricts the agent, and the last
+// check gives the owner's read back in any case (readableAgain). The
+// access given for the check is no more than the agent's own chmod gives
+// it at any time.
 //
 // Nothing is followed: each directory is opened with O_NOFOLLOW below the
 // last, and chmod goes through the opened descriptor (/proc/self/fd, as
@@ -101,3 +104,77 @@ func unlockPath(t Target) (undo func()) {
 }
 
 func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+
+// readableAgain gives the owner back, after the last check, the access a
+// loader needs to read t's file: read on the file (where the host's file
+// had it at start, snap) and read and search on every directory from t's
+// writable root down to the file's. It returns what it changed, as
+// "PATH: MODE -> MODE".
+//
+// The agent's own chmod took them away: unlockPath's undo puts the agent's
+// modes back, and a file whose content was already the host's is never
+// looked at for its mode. An unreadable file is not an inert one: Claude
+// Code and its kind read an unreadable settings file as none, so a file or
+// directory the agent left chmod 000 drops the user's own restrictions
+// (permissions.deny, sandbox, disableAllHooks, deniedMcpServers) from the
+// user's next run of the agent outside jail, as deleting the file would,
+// which the guard puts back. Write bits stay as the agent left them: a
+// read-only file or directory adds nothing to what the agent runs.
+//
+// Only what the file's owner owns is changed (the user's, not another
+// user's nor root's), and nothing is followed: each directory is opened
+// with O_NOFOLLOW below the last, and chmod goes through the descriptor.
+// Directories above the root are out of the agent's reach and not looked
+// at; for a file that is a bind mount in the sandbox (InPlace) the
+// directory is too.
+func readableAgain(t Target, snap fstate) (changed []string) {
+	if snap.Kind != kRegular {
+		return nil // no host file whose keys a loader would miss
+	}
+	uid := uint32(snap.UID)
+	fix := func(fd int, path string, need uint32) {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Uid != uid || st.Mode&need == need {
+			return
+		}
+		mode := st.Mode & 0o7777
+		// Why: see above: a loader reads an unreadable config as none,
+		// and the user's restrictions in it are gone outside jail.
+		if unix.Chmod(procFD(fd), mode|need) == nil {
+			changed = append(changed, fmt.Sprintf("%s: %04o -> %04o", path, mode, mode|need))
+		}
+	}
+	dir, rest := t.Root, []string(nil)
+	if t.InPlace {
+		dir = filepath.Dir(t.Path)
+	} else if rel, err := filepath.Rel(t.Root, filepath.Dir(t.Path)); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		rest = strings.Split(rel, "/")
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return changed
+	}
+	if !t.InPlace {
+		fix(fd, dir, unix.S_IRUSR|unix.S_IXUSR)
+	}
+	for _, c := range rest {
+		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return changed // gone, or a symlink now: nothing a loader reads through
+		}
+		fd, dir = next, filepath.Join(dir, c)
+		fix(fd, dir, unix.S_IRUSR|unix.S_IXUSR)
+	}
+	file, err := unix.Openat(fd, filepath.Base(t.Path), unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	unix.Close(fd)
+	if err != nil {
+		return changed
+	}
+	defer unix.Close(file)
+	var st unix.Stat_t
+	if unix.Fstat(file, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && snap.Mode&unix.S_IRUSR != 0 {
+		fix(file, t.Path, unix.S_IRUSR)
+	}
+	return changed
+}

@@ -79,3 +79,111 @@ func TestVerifyEmptyWarns(t *testing.T) {
 		t.Errorf("--verify of an empty file: %q, want a warning", out)
 	}
 }
+
+// Adversarial: a symlink on the trail's path that another user can point
+// elsewhere (it lies in their directory, or it is theirs) leads, at the
+// check, to a good place. CheckDirs looked only where the path led (the
+// symlinks resolved): the user's trail was written there, then the other
+// user pointed the link at a directory of theirs with a forged trail, and
+// `jail audit --verify` on the path the user gave said "chain verified"
+// (seen with main's binary: jailtest, --audit /var/lib/X/other/x/t.jsonl,
+// other/ and x nobody's, x -> a directory of jailtest's; nobody then
+// pointed x at its own copy of a trail). Seen failing here on main's
+// CheckDirs (both cases accepted).
+func TestCheckDirsSymlinkOnTheWay(t *testing.T) {
+	root := t.TempDir()
+	uid := uint32(os.Geteuid())
+	mine := filepath.Join(root, "mine")
+	theirs := filepath.Join(root, "theirs")
+	for _, d := range []string{mine, theirs} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Where the links lead: a place the checked user may use. As root,
+	// mine, with theirs nobody's; as another user, / (root's), checked on
+	// behalf of a uid that does not own root (the temporary directory is
+	// "another user's" then).
+	good, as := mine, uid
+	if uid == 0 {
+		if err := os.Chown(theirs, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		good, as = "/", uid+1
+	}
+	inTheirs := filepath.Join(theirs, "l")
+	if err := os.Symlink(good, inTheirs); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkDirs(filepath.Join(inTheirs, "t.jsonl"), as); !errors.Is(err, ErrReplaceable) {
+		t.Errorf("ATTACK WORKED: a symlink in another user's directory accepted (err %v)", err)
+	}
+	if err := checkDirs(filepath.Join(inTheirs, "not", "yet", "t.jsonl"), as); !errors.Is(err, ErrReplaceable) {
+		t.Errorf("ATTACK WORKED: a symlink in another user's directory, to a directory to be made, accepted (err %v)", err)
+	}
+	if uid == 0 {
+		// A symlink of theirs in a directory of mine (a sticky shared
+		// directory lets them replace it; ownership is what counts).
+		theirLink := filepath.Join(mine, "their-link")
+		if err := os.Symlink(mine, theirLink); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(theirLink, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkDirs(filepath.Join(theirLink, "t.jsonl"), uid); !errors.Is(err, ErrReplaceable) {
+			t.Errorf("ATTACK WORKED: another user's symlink accepted (err %v)", err)
+		}
+	}
+	// Mine all the way, through links of mine, relative and absolute, and
+	// "..": accepted.
+	if err := os.Mkdir(filepath.Join(mine, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub/../sub", filepath.Join(mine, "rel")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(mine, "rel"), filepath.Join(mine, "abs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckDirs(filepath.Join(mine, "abs", "t.jsonl")); err != nil {
+		t.Errorf("links of mine to a directory of mine refused: %v", err)
+	}
+	loop := filepath.Join(mine, "loop")
+	if err := os.Symlink("loop", loop); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckDirs(filepath.Join(loop, "t.jsonl")); err == nil {
+		t.Errorf("a symlink loop accepted")
+	}
+}
+
+// Adversarial: between CheckDirs and the trail's creation the path can
+// change (another user makes a missing directory of it in a shared /tmp);
+// CheckPlace, asked once the trail exists, sees that the path no longer
+// leads to the file the writer holds.
+func TestCheckPlaceSwapped(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "d")
+	w, err := Create(filepath.Join(dir, "t.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.CheckPlace(); err != nil {
+		t.Fatalf("a trail where it was made refused: %v", err)
+	}
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t.jsonl"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CheckPlace(); !errors.Is(err, ErrReplaceable) {
+		t.Errorf("ATTACK WORKED: a path that leads to another file accepted (err %v)", err)
+	}
+}

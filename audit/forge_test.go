@@ -56,3 +56,36 @@ func TestHumanOutputKeepsAgentTextInItsLine(t *testing.T) {
 		}
 	}
 }
+
+// Adversarial: a bidi control in a name the agent chose (U+202E RIGHT-TO-
+// LEFT OVERRIDE, an isolate) makes a terminal that lays out bidirectional
+// text show another name: /tmp/invoice<RLO>fdp.sh reads as
+// /tmp/invoicehs.pdf in the summary's command table. Seen with main's
+// binary: `jail audit` printed U+202E raw in the Command line and the
+// table; seen failing here on main's isControl. Shown escaped (\u202e).
+func TestHumanOutputEscapesBidiControls(t *testing.T) {
+	path := t.TempDir() + "/trail.jsonl"
+	w, err := create(path, fakeClock(time.Millisecond), 64, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rlo := "/tmp/invoice\u202efdp.sh"
+	w.Record(Start{Schema: SchemaVersion, Version: "0.1.0", ID: "5f2c9a1b7e3d", Command: []string{"sh", "-c", rlo}})
+	w.Record(Exec{PID: 7, Path: rlo, Argv: []string{"x\u2067y"}, Decision: DecisionAllow})
+	w.Record(DNS{Name: "a\u200fb", QType: "A", Decision: DecisionDeny, Reason: "not allowed"})
+	w.Record(Exit{Reason: "exited"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{path}, {"--type", "exec,dns", path}, {"--follow", path}} {
+		out, _, _ := runCLI(t, args...)
+		for _, r := range []rune{0x202e, 0x2067, 0x200f} {
+			if strings.ContainsRune(out, r) {
+				t.Errorf("%v: raw %U in human output:\n%s", args, r, out)
+			}
+		}
+		if !strings.Contains(out, `\u202e`) {
+			t.Errorf("%v: the override is not shown escaped:\n%s", args, out)
+		}
+	}
+}

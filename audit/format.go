@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // FormatRecord renders one event as a single human-readable line, as
@@ -312,7 +313,7 @@ func shellQuote(s string) string {
 	}
 	// strconv.Quote also neutralizes control characters and escape
 	// sequences an agent could plant to spoof a reader's terminal.
-	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\'' }) {
+	if strings.ContainsFunc(s, func(r rune) bool { return r == '\n' || r == '\t' || isControl(r) || r == '\'' }) {
 		return strconv.Quote(s)
 	}
 	return "'" + s + "'"
@@ -352,5 +353,8 @@ func escapeRunes(s string, esc func(rune) bool) string {
 func isInlineControl(r rune) bool { return r == '\n' || r == '\t' || isControl(r) }
 
 func isControl(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0)
+	// Bidi controls too (U+202E RIGHT-TO-LEFT OVERRIDE, the isolates): a
+	// terminal that lays out bidirectional text shows the agent's
+	// /tmp/invoice<RLO>fdp.sh as /tmp/invoicehs.pdf, a name it did not run.
+	return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Bidi_Control, r)
 }

@@ -35,38 +35,88 @@ func live(path string) bool {
 	return errors.Is(err, syscall.EWOULDBLOCK)
 }
 
-// CheckDirs checks every directory from the trail's (as far as it exists,
-// symlinks resolved) up to /: each must be root's or this user's. The
-// owner of a directory can rename the trail away and put a file of their
-// own, with a chain computed afresh, at its name: the chain has no secret,
-// so --verify would pass. (A directory writable by others without the
-// sticky bit allows the same; it is not refused, see docs/audit-schema.md.)
+// CheckDirs checks every directory the trail's path goes through, from /
+// down to the trail's (as far as it exists), and every symlink on the way:
+// each must be root's or this user's. The owner of a directory can rename
+// the trail away and put a file of their own, with a chain computed
+// afresh, at its name: the chain has no secret, so --verify would pass.
+// The owner of a symlink on the way (or of the directory holding it) can
+// point it elsewhere after the check, at a directory of theirs holding a
+// forged trail: the place the trail was checked in is no longer where its
+// path leads. (A directory writable by others without the sticky bit
+// allows the same; it is not refused, see docs/audit-schema.md.)
 func CheckDirs(path string) error { return checkDirs(path, uint32(os.Geteuid())) }
 
+// maxLinks bounds the symlinks followed on one path, as the kernel does
+// (ELOOP after 40).
+const maxLinks = 40
+
 func checkDirs(path string, uid uint32) error {
-	p, err := resolve(filepath.Dir(path))
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("check the audit trail's directories: %w", err)
 	}
-	for ; ; p = filepath.Dir(p) {
-		fi, err := os.Lstat(p)
-		if errors.Is(err, os.ErrNotExist) && p != "/" {
-			continue // Create makes it, 0700
+	// Resolved here one name at a time, not by EvalSymlinks: a symlink's
+	// owner, and the directories the path goes through to reach it, count
+	// as much as the directories it leads to.
+	owned := func(p string, st *syscall.Stat_t, what string) error {
+		if st.Uid != 0 && st.Uid != uid && !unmapped(st.Uid) {
+			return fmt.Errorf("%s%s is owned by uid %d: %w; set `audit` to a path in directories of yours", p, what, st.Uid, ErrReplaceable)
 		}
-		if err != nil {
-			return fmt.Errorf("check the audit trail's directories: %w", err)
+		return nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat("/", &st); err != nil {
+		return fmt.Errorf("check the audit trail's directories: %w", err)
+	}
+	if err := owned("/", &st, ""); err != nil {
+		return err
+	}
+	cur := "/"
+	rest := strings.Split(strings.TrimPrefix(filepath.Dir(abs), "/"), "/")
+	for links := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur) // cur is symlink-free: its parent is its directory's
+			continue
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		switch {
-		case !fi.IsDir() || !ok:
+		p := filepath.Join(cur, c)
+		if err := syscall.Lstat(p, &st); errors.Is(err, syscall.ENOENT) {
+			return nil // Create makes it and what follows, 0700, in cur (checked)
+		} else if err != nil {
+			return fmt.Errorf("check the audit trail's directories: %w", &os.PathError{Op: "lstat", Path: p, Err: err})
+		}
+		switch st.Mode & syscall.S_IFMT {
+		case syscall.S_IFDIR:
+			if err := owned(p, &st, ""); err != nil {
+				return err
+			}
+			cur = p
+		case syscall.S_IFLNK:
+			// Its directory (cur) was checked: its owner could replace it.
+			if err := owned(p, &st, " (a symlink on the audit trail's path)"); err != nil {
+				return err
+			}
+			if links++; links > maxLinks {
+				return fmt.Errorf("check the audit trail's directories: %w", &os.PathError{Op: "resolve", Path: abs, Err: syscall.ELOOP})
+			}
+			target, err := os.Readlink(p)
+			if err != nil {
+				return fmt.Errorf("check the audit trail's directories: %w", err)
+			}
+			if filepath.IsAbs(target) {
+				cur = "/"
+			}
+			rest = append(strings.Split(target, "/"), rest...)
+		default:
 			return fmt.Errorf("%s, on the audit trail's path, is not a directory", p)
-		case st.Uid != 0 && st.Uid != uid && !unmapped(st.Uid):
-			return fmt.Errorf("%s is owned by uid %d: %w; set `audit` to a path in directories of yours", p, st.Uid, ErrReplaceable)
-		}
-		if p == "/" {
-			return nil
 		}
 	}
+	return nil
 }
 
 // unmapped tells whether uid is the overflow uid standing for an owner
@@ -90,4 +140,26 @@ func unmapped(uid uint32) bool {
 		}
 	}
 	return true
+}
+
+// CheckPlace is CheckDirs again once the trail exists, and that its path
+// leads to the file w writes: between CheckDirs and the trail's creation,
+// another user could make a missing directory of the path (in a shared
+// one such as /tmp) or point a name on it elsewhere, and the trail would
+// be created in a place of theirs that the first check never saw.
+func (w *Writer) CheckPlace() error {
+	if err := CheckDirs(w.path); err != nil {
+		return err
+	}
+	var at, own syscall.Stat_t
+	if err := syscall.Lstat(w.path, &at); err != nil {
+		return fmt.Errorf("check the audit trail: %w", &os.PathError{Op: "lstat", Path: w.path, Err: err})
+	}
+	if err := syscall.Fstat(int(w.f.Fd()), &own); err != nil {
+		return fmt.Errorf("check the audit trail: %w", &os.PathError{Op: "fstat", Path: w.path, Err: err})
+	}
+	if at.Dev != own.Dev || at.Ino != own.Ino {
+		return fmt.Errorf("%s is not the trail jail created: a directory or symlink on its path changed meanwhile: %w", w.path, ErrReplaceable)
+	}
+	return nil
 }

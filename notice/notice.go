@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -258,6 +259,8 @@ func oneLine(s string) string {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\t':
 			b.WriteByte(' ')
+		case isControl(r) && r > 0xff:
+			fmt.Fprintf(&b, `\u%04x`, r)
 		case isControl(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
 		default:
@@ -268,4 +271,10 @@ func oneLine(s string) string {
 	return b.String()
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+// isControl: C0, DEL, C1, and the bidi controls (U+202E RIGHT-TO-LEFT
+// OVERRIDE, the isolates), with which an agent-chosen name is laid out by
+// a bidi-aware terminal as another name (invoice<RLO>fdp.sh as
+// invoicehs.pdf).
+func isControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Bidi_Control, r)
+}

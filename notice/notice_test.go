@@ -149,3 +149,22 @@ func TestNoticeEscapesRawC1Bytes(t *testing.T) {
 		}
 	}
 }
+
+// Adversarial: a bidi control in agent-chosen text (a file it created, a
+// command the guard rail refused) makes a bidi-aware terminal show another
+// name (invoice<RLO>fdp.sh as invoicehs.pdf). Seen failing on main's
+// isControl (U+202E written raw). Shown escaped (\u202e).
+func TestNoticeEscapesBidiControls(t *testing.T) {
+	var out bytes.Buffer
+	s := New(&out, Options{})
+	s.Add(Notice{Kind: "exec", Severity: Warning, Text: "created /ws/invoice\u202efdp.sh and a\u2066b"})
+	got := out.String()
+	for _, r := range []rune{0x202e, 0x2066} {
+		if strings.ContainsRune(got, r) {
+			t.Errorf("raw %U on the terminal: %q", r, got)
+		}
+	}
+	if !strings.Contains(got, `\u202e`) || !strings.Contains(got, `\u2066`) {
+		t.Errorf("not shown escaped: %q", got)
+	}
+}

@@ -180,7 +180,8 @@ func mergeGuardEvents(evs []agentcfg.Event) []agentcfg.Event {
 	var out []agentcfg.Event
 	idx := map[string]int{}
 	for _, ev := range evs {
-		if ev.Err != nil {
+		if ev.Err != nil || ev.Action == "readable" {
+			// A failure, or modes given back (not keys): told on their own.
 			out = append(out, ev)
 			continue
 		}
@@ -232,6 +233,8 @@ func (r *runner) guardNotice(ev agentcfg.Event) {
 	switch {
 	case ev.Action == "left":
 		r.notef("%s: %s changed after that run ended (%s): left as it is", prefix, p, noticeKeys(ev.Keys, ", "))
+	case ev.Action == "readable":
+		r.notef("%s: the agent had made %s unreadable (its loader would read no settings, your restrictions in it gone): read access given back (%s)", prefix, p, strings.Join(ev.Keys, "; "))
 	case ev.Action == "stripped":
 		r.notef("%s: took %s out of %s, which the agent created%s", prefix, noticeKeys(ev.Keys, ", "), p, saved)
 	case ev.Action == "removed":
@@ -288,6 +291,8 @@ func guardAction(ev agentcfg.Event) string {
 		reason = "removed: the agent created it"
 	case "stripped":
 		reason = "taken out of a file the agent created"
+	case "readable":
+		reason = "read access given back: the agent had made it unreadable (read as no settings)"
 	}
 	if ev.Retried {
 		reason += " (at the next start: the run that changed it could not put it back)"
@@ -307,7 +312,7 @@ func guardAudit(ev agentcfg.Event) []audit.Event {
 	if ev.Saved != "" {
 		reason += "; the agent's version is saved in " + ev.Saved
 	}
-	if ev.Whole {
+	if ev.Whole || ev.Action == "readable" {
 		return []audit.Event{audit.Deny{Layer: "agent-config", What: "config-file", Target: p, Reason: strings.Join(ev.Keys, "; ") + ": " + reason}}
 	}
 	var out []audit.Event

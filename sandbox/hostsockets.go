@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostsock"
 	"github.com/jail-sandbox/jail/ns"
 )
@@ -24,14 +27,31 @@ const whyHostSocket = "a host process's Unix socket"
 // network namespace, or by a relative path) is said in README (Threat
 // model). A socket in a place the mounts hide (the private /run, /tmp and
 // HOME, a masked directory) needs no mask.
-func hostSocketMasks(mounts []ns.Mount) []ns.Mount {
+//
+// A socket is masked at every place the host's mount table shows it
+// (hostMounts, fsrules.Views): a second mount of its directory (a host bind
+// of /var/lib/mysql at /srv/mysql) reaches the same inode by another path,
+// and a mask at the listed path alone leaves it reachable there.
+//
+// Without the kernel's list (neither sock_diag nor /proc/net/unix answers)
+// nothing is masked, and note says so: the private /run, /tmp and HOME
+// still hide the usual places, but a socket elsewhere would be reachable
+// without a word.
+func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.Mount, note string) {
 	paths, err := boundSockets()
+	if errors.Is(err, hostsock.ErrUnsupported) {
+		return nil, "" // not Linux: no such sockets to list
+	}
 	if err != nil {
-		return nil // no list (not Linux): the private /run, /tmp and HOME still hide the usual places
+		return nil, hostSocketsNote + fmt.Sprintf("the host's Unix sockets could not be listed (%v): those outside /run, /tmp and the home are not masked, and a host service listening on one is reachable", err)
 	}
 	var out []ns.Mount
 	seen := map[string]bool{}
 	dirs := map[string]string{} // a socket's directory -> its symlink-free path ("" if gone)
+	// A socket's symlink-free directory -> whether another mount shows it
+	// or a part of it (then each of its sockets' views is asked for): one
+	// look at the mount table for each directory, not each socket.
+	shown := map[string]bool{}
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
 		// /var/run -> /run into the private /run (hidden), or through a
@@ -49,20 +69,40 @@ func hostSocketMasks(mounts []ns.Mount) []ns.Mount {
 			continue // gone since it was bound
 		}
 		sock := filepath.Join(real, filepath.Base(path))
-		if seen[sock] || !socketVisible(sock, mounts) || named(sock, mounts) {
-			continue
+		places := []string{sock}
+		s, ok := shown[real]
+		if !ok {
+			s = len(fsrules.Views(hostMounts, real)) > 0
+			shown[real] = s
 		}
-		seen[sock] = true
-		if fi, err := os.Lstat(sock); err != nil || fi.Mode().Type() != os.ModeSocket {
-			continue // unlinked or replaced: nothing to reach there
+		if s {
+			// Why: the same socket at another mount of its file system
+			// (its directory, a parent, or the socket itself bound
+			// elsewhere) takes connect(2) there as well.
+			for _, v := range fsrules.Views(hostMounts, sock) {
+				places = append(places, v.Path)
+			}
 		}
-		// Why: connect(2) and sendto(2) on a socket need no write access to
-		// its mount (the host's view is read-only, yet reachable), and
-		// Landlock does not mediate them; a mode-0 file over it refuses both.
-		out = append(out, ns.Mount{Kind: ns.KindMask, Path: sock, FD: -1, Why: whyHostSocket})
+		for _, p := range places {
+			if seen[p] || !socketVisible(p, mounts) || named(p, mounts) {
+				continue
+			}
+			seen[p] = true
+			if fi, err := os.Lstat(p); err != nil || fi.Mode().Type() != os.ModeSocket {
+				continue // unlinked or replaced: nothing to reach there
+			}
+			// Why: connect(2) and sendto(2) on a socket need no write
+			// access to its mount (the host's view is read-only, yet
+			// reachable), and Landlock does not mediate them; a mode-0
+			// file over it refuses both.
+			out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
+		}
 	}
-	return out
+	return out, ""
 }
+
+// hostSocketsNote begins hostSocketMasks's note (shownNote shows it).
+const hostSocketsNote = "host sockets: "
 
 // socketVisible reports whether path would be reachable in the sandbox: the
 // deepest mount holding it is neither a private tmpfs nor a masked

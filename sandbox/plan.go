@@ -551,10 +551,16 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	//     bind of MySQL's /var/lib/mysql/mysql.sock, LXD's socket under
 	//     /var/snap or a language server's socket in the workspace would be
 	//     a way to a host process. A mask (an empty, mode-0 file) refuses
-	//     connect(2) with EACCES. Degraded mode builds no mounts and refuses
-	//     socket(AF_UNIX) with seccomp instead (NoUnix).
+	//     connect(2) with EACCES, at the socket's path and at every other
+	//     place a mount of its file system shows it (hostMounts). Degraded
+	//     mode builds no mounts and refuses socket(AF_UNIX) with seccomp
+	//     instead (NoUnix).
 	if !degraded {
-		mounts = append(mounts, hostSocketMasks(mounts)...)
+		masks, note := hostSocketMasks(mounts, hostMounts)
+		mounts = append(mounts, masks...)
+		if note != "" {
+			plan.Notes = append(plan.Notes, note)
+		}
 	}
 	// 5. The sandbox's own record of its denials (package denials): a
 	//    read-only directory in the private /run that only the supervisor

@@ -148,6 +148,16 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	if err != nil {
 		return fmt.Errorf("audit trail: %w", err)
 	}
+	if r.pol.AuditFile != "" {
+		// Why: CheckDirs looked before the trail existed; another user
+		// may have made a missing directory of its path (under /tmp)
+		// since. The path must still lead, through places only this user
+		// or root can change, to the file this writer holds.
+		if err := w.CheckPlace(); err != nil {
+			w.Close()
+			return fmt.Errorf("`audit` %s: %w", path, err)
+		}
+	}
 	if r.pol.AuditSyslog {
 		s, err := audit.NewSyslog()
 		if err != nil {

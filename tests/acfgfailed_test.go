@@ -16,7 +16,8 @@ import (
 // makes the file and the directory unreadable too, and exits so. The
 // supervisor, that same user, owns both: the guard must get its restore
 // through (it gives itself the access for the check, then puts the
-// agent's modes back), and the host's hooks must be there after the run.
+// agent's modes back but the owner's read and search), and the host's
+// hooks must be there after the run.
 // Seen failing as jailtest on main's binary (the restore failed with
 // "permission denied" while the sandbox ran and at the end; the hook
 // stayed on the host). Root's supervisor writes whatever the modes: the
@@ -37,14 +38,19 @@ func TestAgentConfigLockedToTheEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != 0 {
-		t.Errorf("%s: mode %v after the run, want the agent's 000 back", dir, fi.Mode().Perm())
+	// The agent's 000 back, but for the owner's read and search: an
+	// unreadable settings file is read as none by its loader, the user's
+	// restrictions in it gone outside jail (TestAgentConfigLeftUnreadable).
+	if fi.Mode().Perm() != 0o500 {
+		t.Errorf("%s: mode %v after the run, want the agent's 000 back with u+rx", dir, fi.Mode().Perm())
 	}
 	if strings.Contains(r.stderr, "agent configuration: "+settings) {
 		t.Errorf("the guard reported a failure:\n%s", r.stderr)
 	}
-	// The file's mode may be the agent's too (its chmod can land on the
-	// guard's new file): the user gives access back, as the test does.
+	if fi, err := os.Stat(settings); err != nil || fi.Mode().Perm()&0o400 == 0 {
+		t.Errorf("%s: not readable by its owner after the run: %v %v", settings, fi.Mode(), err)
+	}
+	// The agent's write bits stay: the user gives them back, as the test does.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -109,5 +115,42 @@ func TestAgentConfigUnsettledKeptForNextStart(t *testing.T) {
 	recs, _ := filepath.Glob(filepath.Join(e.state, "jail", "agentcfg", "*.json"))
 	if len(recs) != 0 {
 		t.Errorf("records left after everything was put back: %v", recs)
+	}
+}
+
+// TestAgentConfigLeftUnreadable: the agent leaves ~/.claude/settings.json,
+// whose content is the host's, unreadable (chmod 000 on the file, chmod
+// 100 on ~/.claude) and exits. Claude Code reads an unreadable settings
+// file as none: the user's own restrictions in it (a permissions.deny
+// rule here) would be gone from their next run of the agent outside jail,
+// as if the agent had deleted the file, which the guard puts back. Seen
+// failing with main's binary as jailtest: the file stayed mode 0000 and
+// ~/.claude 0100, with no word. The owner's read comes back, and is said.
+func TestAgentConfigLeftUnreadable(t *testing.T) {
+	e := acfgSetup(t)
+	dir := filepath.Join(e.home, ".claude")
+	settings := filepath.Join(dir, "settings.json")
+	t.Cleanup(func() { os.Chmod(dir, 0o755); os.Chmod(settings, 0o644) })
+	before, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sh(t, runOpts{dir: e.ws, env: e.env}, `chmod 000 "$HOME/.claude/settings.json" && chmod 100 "$HOME/.claude"`, e.flags()...)
+	mustCode(t, r, 0)
+	for p, want := range map[string]os.FileMode{dir: 0o500, settings: 0o400} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&want != want {
+			t.Errorf("ATTACK WORKED: %s: mode %v after the run: its owner cannot read it (want %v at least)", p, fi.Mode().Perm(), want)
+		}
+	}
+	if !strings.Contains(r.stderr, "read access given back") {
+		t.Errorf("no notice that the agent had made it unreadable:\n%s", r.stderr)
+	}
+	os.Chmod(dir, 0o755)
+	if after, err := os.ReadFile(settings); err != nil || string(after) != string(before) {
+		t.Errorf("content changed: %q, %v", after, err)
 	}
 }

@@ -134,3 +134,69 @@ if (connect($s, pack_sockaddr_un("\0" . $ARGV[0]))) { my $l = <$s>; print "CONNE
 		}
 	}
 }
+
+// TestHostUnixSocketViewsHidden: a host socket masked at its own path was
+// still reachable where another mount of its file system shows it: a host
+// bind of its directory elsewhere, or of the socket file itself. Seen
+// failing on main's binary (799adc2), as root and as jailtest, in a
+// private mount namespace: "Permission denied" at the socket's path, the
+// host server's greeting at the bind of its directory. Binding needs root
+// (unshare -m); sandbox.TestHostSocketMasksViews proves the plan as any
+// user.
+func TestHostUnixSocketViewsHidden(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to bind mounts in a private mount namespace; sandbox.TestHostSocketMasksViews covers the plan")
+	}
+	for _, tool := range []string{"perl", "unshare"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed: %v", tool, err)
+		}
+	}
+	ro := hostDir(t)
+	dirView := hostDir(t)
+	fileView := filepath.Join(hostDir(t), "f.sock")
+	if err := os.WriteFile(fileView, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	token := "HOST-SOCKET-VIEW-" + strconv.Itoa(os.Getpid())
+	sock := filepath.Join(ro, "svc.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(sock, 0o777) // the unprivileged sandbox of a root run is host nobody
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte(token + "\n"))
+			c.Close()
+		}
+	}()
+	probe := filepath.Join(ro, "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	viaDir := filepath.Join(dirView, "svc.sock")
+	// The binds are made in a private mount namespace (nothing on the
+	// host's table); the socket's server is this process, in the same
+	// network namespace, so the kernel's list names it.
+	script := `set -e; mount --bind "$RO" "$DV"; mount --bind "$SOCK" "$FV"
+perl "$PROBE" "$VIA" "$FV"; echo host-side
+"$JAIL" --quiet -- perl "$PROBE" "$SOCK" "$VIA" "$FV"`
+	o := runOpts{env: []string{"JAIL=" + jail(t), "RO=" + ro, "DV=" + dirView, "SOCK=" + sock, "FV=" + fileView, "PROBE=" + probe, "VIA=" + viaDir}}
+	r := runWith(t, o, "unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script)
+	host, inside, ok := strings.Cut(r.stdout, "host-side\n")
+	if !ok || strings.Count(host, token) != 2 {
+		t.Fatalf("control: the binds do not show the socket on the host (code %d):\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(inside, token) || strings.Contains(inside, "CONNECTED") {
+		t.Fatalf("ATTACK WORKED: a host socket is reachable through another mount of it:\n%s\nstderr: %s", inside, r.stderr)
+	}
+	if strings.Count(inside, "refused ") != 3 {
+		t.Fatalf("the probe did not run (code %d):\n%s\nstderr: %s", r.code, inside, r.stderr)
+	}
+}

@@ -22,7 +22,7 @@ func TestCheckDirs(t *testing.T) {
 	mine := filepath.Join(root, "mine")
 	theirs := filepath.Join(root, "theirs")
 	for _, d := range []string{mine, theirs} {
-		if err := os.Mkdir(d, 0o777); err != nil {
+		if err := os.Mkdir(d, 0o755); err != nil { // not writable by others, whatever the umask
 			t.Fatal(err)
 		}
 	}
@@ -185,5 +185,39 @@ func TestCheckPlaceSwapped(t *testing.T) {
 	}
 	if err := w.CheckPlace(); !errors.Is(err, ErrReplaceable) {
 		t.Errorf("ATTACK WORKED: a path that leads to another file accepted (err %v)", err)
+	}
+}
+
+// Adversarial: a trail in a directory others may write without the sticky
+// bit (a shared 0777 or 0775 directory) can be renamed away and replaced by
+// anyone who may write there, as by the owner of TestCheckDirs. Seen with
+// main's code: CheckDirs accepted a 0777 and a 0775 directory of the user's
+// own. A sticky one (/tmp) is accepted: only the trail's owner may rename
+// or remove it there.
+func TestCheckDirsWritableByOthers(t *testing.T) {
+	root := t.TempDir()
+	for _, c := range []struct {
+		mode os.FileMode
+		ok   bool
+	}{
+		{0o777, false}, {0o775, false}, {0o757, false},
+		{0o777 | os.ModeSticky, true}, {0o775 | os.ModeSticky, true}, {0o755, true}, {0o700, true},
+	} {
+		d := filepath.Join(root, "d"+c.mode.String())
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{filepath.Join(d, "t.jsonl"), filepath.Join(d, "not", "yet", "t.jsonl")} {
+			err := CheckDirs(p)
+			if c.ok && err != nil {
+				t.Errorf("%s (mode %v) refused: %v", p, c.mode, err)
+			}
+			if !c.ok && !errors.Is(err, ErrReplaceable) {
+				t.Errorf("ATTACK WORKED: %s, in a directory of mode %v, accepted (err %v)", p, c.mode, err)
+			}
+		}
 	}
 }

@@ -43,8 +43,11 @@ func live(path string) bool {
 // The owner of a symlink on the way (or of the directory holding it) can
 // point it elsewhere after the check, at a directory of theirs holding a
 // forged trail: the place the trail was checked in is no longer where its
-// path leads. (A directory writable by others without the sticky bit
-// allows the same; it is not refused, see docs/audit-schema.md.)
+// path leads. A directory writable by group or others without the sticky
+// bit is refused too: whoever may write to it may do what its owner may.
+// In a sticky one (/tmp) another user may take the trail's name first,
+// which Create's O_EXCL refuses, or make a missing directory on its path,
+// which Writer.CheckPlace refuses once the trail exists.
 func CheckDirs(path string) error { return checkDirs(path, uint32(os.Geteuid())) }
 
 // maxLinks bounds the symlinks followed on one path, as the kernel does
@@ -94,6 +97,12 @@ func checkDirs(path string, uid uint32) error {
 		case syscall.S_IFDIR:
 			if err := owned(p, &st, ""); err != nil {
 				return err
+			}
+			// Whoever may write to a directory may rename or remove any
+			// entry of it (the trail, a directory or symlink on its path)
+			// unless the sticky bit keeps that to the entry's owner.
+			if st.Mode&0o022 != 0 && st.Mode&syscall.S_ISVTX == 0 {
+				return fmt.Errorf("%s is writable by others (mode %#o, not sticky): %w; set `audit` to a path in directories only you can write", p, st.Mode&0o7777, ErrReplaceable)
 			}
 			cur = p
 		case syscall.S_IFLNK:

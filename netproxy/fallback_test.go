@@ -13,6 +13,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -189,7 +191,7 @@ func TestPublish(t *testing.T) {
 		done <- ServePublish(ctx, ln, func(ctx context.Context) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", inside.ln.Addr().String())
-		})
+		}, PublishOptions{})
 	}()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -217,7 +219,7 @@ func TestPublish(t *testing.T) {
 	ln3 := ln2(t)
 	ctx3, cancel3 := context.WithCancel(context.Background())
 	defer cancel3()
-	go ServePublish(ctx3, ln3, func(context.Context) (net.Conn, error) { return nil, errors.New("nothing listens") })
+	go ServePublish(ctx3, ln3, func(context.Context) (net.Conn, error) { return nil, errors.New("nothing listens") }, PublishOptions{})
 	c, err = net.Dial("tcp", ln3.Addr().String())
 	if err == nil { // the reset may already have arrived when connect returns
 		c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -225,6 +227,94 @@ func TestPublish(t *testing.T) {
 			t.Errorf("read after failed inside dial: %v", err)
 		}
 		c.Close()
+	}
+}
+
+// Adversarial: any local user can connect to a published port (it listens
+// on the host), and each forwarded connection holds sockets, pipes and
+// goroutines in the supervisor. Past MaxConns open at once a new one is
+// reset at once, OnFull says so, and a slot freed by a closed connection
+// is used again. Seen failing on main's code (no bound): all 12 were
+// forwarded and held.
+func TestPublishBound(t *testing.T) {
+	const max, extra = 8, 4
+	inside := newServer(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // holds every connection open
+	ln := ln2(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var dials, fulls atomic.Int32
+	go ServePublish(ctx, ln, func(ctx context.Context) (net.Conn, error) {
+		dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", inside.ln.Addr().String())
+	}, PublishOptions{MaxConns: max, OnFull: func(n int) {
+		if n != max {
+			t.Errorf("OnFull(%d), want %d", n, max)
+		}
+		fulls.Add(1)
+	}})
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	// dial connects; nil: the reset came before connect returned.
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			if !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatal(err)
+			}
+			return nil
+		}
+		held = append(held, c)
+		return c
+	}
+	// reset tells whether jail closed c (it reads EOF or a reset within wait).
+	reset := func(c net.Conn, wait time.Duration) bool {
+		if c == nil {
+			return true
+		}
+		c.SetReadDeadline(time.Now().Add(wait))
+		_, err := c.Read(make([]byte, 1))
+		var ne net.Error
+		return !(errors.As(err, &ne) && ne.Timeout())
+	}
+	for range max {
+		if dial() == nil {
+			t.Fatal("a connection within the bound was reset")
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); dials.Load() < max && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	closed := 0
+	for range extra {
+		if reset(dial(), 3*time.Second) {
+			closed++
+		}
+	}
+	if closed != extra || int(dials.Load()) != max {
+		t.Errorf("ATTACK WORKED: %d connections past the bound of %d: %d reset, %d forwarded in all", extra, max, closed, dials.Load())
+	}
+	if fulls.Load() != extra {
+		t.Errorf("OnFull called %d times, want %d", fulls.Load(), extra)
+	}
+	for i := range max {
+		if reset(held[i], 100*time.Millisecond) {
+			t.Errorf("connection %d within the bound was closed", i)
+		}
+	}
+	// One ends: its slot serves the next.
+	held[0].Close()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if !reset(dial(), 300*time.Millisecond) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a slot freed by a closed connection is not used again")
+		}
 	}
 }
 

@@ -83,6 +83,21 @@ func ParsePublish(s string) (PublishSpec, error) {
 	return spec, nil
 }
 
+// PublishOptions bounds ServePublish.
+type PublishOptions struct {
+	// MaxConns bounds the connections forwarded at once (0:
+	// DefaultMaxFlows); past it a new connection is reset at once. A
+	// published port listens on the host, where any local user can connect
+	// to it (loopback is no barrier), and each forwarded connection costs
+	// the supervisor 2 sockets, 2 splice pipes and 2 goroutines: unbounded,
+	// another user could exhaust the supervisor's fds and stop that run's
+	// egress, trail and published ports.
+	MaxConns int
+	// OnFull, if set, is called (from the accept loop: it must not block)
+	// for each connection reset because MaxConns were open.
+	OnFull func(max int)
+}
+
 // Publish listens on hostAddr (in the supervisor's, i.e. the host's, network
 // namespace) and forwards every connection to a fresh conn from dial (which
 // reaches the server inside the sandbox). It blocks until ctx is done; a
@@ -93,19 +108,26 @@ func Publish(ctx context.Context, hostAddr string, dial func(context.Context) (n
 	if err != nil {
 		return fmt.Errorf("publish: listen on %s: %w (is the port in use? pick another with -p HOSTPORT:PORT)", hostAddr, err)
 	}
-	return ServePublish(ctx, ln, dial)
+	return ServePublish(ctx, ln, dial, PublishOptions{})
 }
 
 // ServePublish is Publish on a listener the caller opened (so it can report
 // listen errors before the sandbox starts). It closes ln when ctx is done and
 // returns after every forwarded connection has ended.
-func ServePublish(ctx context.Context, ln net.Listener, dial func(context.Context) (net.Conn, error)) error {
+func ServePublish(ctx context.Context, ln net.Listener, dial func(context.Context) (net.Conn, error), o PublishOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	maxConns := o.MaxConns
+	if maxConns <= 0 {
+		maxConns = DefaultMaxFlows
+	}
+	// A slot is taken before anything is spent on a connection (the dial
+	// inside waits its turn holding one), and given back when it ends.
+	slots := make(chan struct{}, maxConns)
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -119,9 +141,19 @@ func ServePublish(ctx context.Context, ln net.Listener, dial func(context.Contex
 				return nil
 			}
 		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			reset(c)
+			if o.OnFull != nil {
+				o.OnFull(maxConns)
+			}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { <-slots }()
 			stopConn := context.AfterFunc(ctx, func() { c.Close() })
 			defer stopConn()
 			dctx, dcancel := context.WithTimeout(ctx, DefaultDialTimeout)

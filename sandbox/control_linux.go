@@ -104,7 +104,7 @@ func (r *runner) handleControl(uc *net.UnixConn) {
 	// (unprivileged jail): the uid check alone would let an agent that
 	// reached a socket (a visible state directory, an inherited fd) exec
 	// into, stop or kill sandboxes. Its user namespace gives it away.
-	if !sameUserNS(int(cred.Pid)) {
+	if !peerInOwnUserNS(uc, int(cred.Pid)) {
 		reply(session.Reply{Error: "permission denied: the peer is inside a sandbox"})
 		return
 	}
@@ -154,6 +154,54 @@ func closeAll(files []*os.File) {
 	for _, f := range files {
 		f.Close()
 	}
+}
+
+// peerInOwnUserNS tells whether the peer of uc, pid being its SO_PEERCRED
+// pid, runs in the supervisor's own user namespace. pid alone is only a
+// number: had the peer (an agent) exited and its pid been reused by a host
+// process before /proc/PID is read, that process's namespace would answer.
+// Where the kernel has SO_PEERPIDFD (6.5+) the answer is pinned to the
+// process that connected: its pidfd is taken first, /proc/PID read, and
+// the pidfd must still name a live process then; alive, it has held the
+// pid all along, so /proc/PID was it. Older kernels: the pid alone.
+func peerInOwnUserNS(uc *net.UnixConn, pid int) bool {
+	pidfd, err := peerPidfd(uc)
+	switch {
+	case errors.Is(err, unix.ENOPROTOOPT):
+		return sameUserNS(pid) // before Linux 6.5
+	case err != nil:
+		return false // the peer is gone (EINVAL, ESRCH) or unknown: fail closed
+	}
+	defer unix.Close(pidfd)
+	if testPeerPidReused != nil {
+		pid = testPeerPidReused(pid)
+	}
+	if !sameUserNS(pid) {
+		return false
+	}
+	// Signal 0 checks that the process lives; EPERM (root's jail kill of a
+	// user's sandbox is allowed, the user cannot signal root) says so too.
+	err = unix.PidfdSendSignal(pidfd, 0, nil, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// testPeerPidReused, set by a test, stands for the peer's pid being reused
+// between its pidfd and the read of /proc/PID: it returns the pid then read.
+var testPeerPidReused func(pid int) int
+
+// peerPidfd returns a pidfd of uc's peer (SO_PEERPIDFD; close-on-exec).
+func peerPidfd(uc *net.UnixConn) (int, error) {
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	pidfd, gerr := -1, error(nil)
+	if err := raw.Control(func(fd uintptr) {
+		pidfd, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PEERPIDFD)
+	}); err != nil {
+		return -1, err
+	}
+	return pidfd, gerr
 }
 
 // sameUserNS tells whether pid runs in the supervisor's own user namespace.

@@ -16,6 +16,8 @@ const (
 	noticeNet     = "net-refused" // a flow or proxy request jail refused
 	noticeNetFail = "net-failed"  // an allowed flow whose upstream could not be reached
 	noticeExec    = "exec-refused"
+	// a published port at its bound of open connections (one per port)
+	noticePublishFull = "publish-full"
 )
 
 // denial is one refusal: what the user is told (once per key) and what the

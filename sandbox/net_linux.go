@@ -48,10 +48,18 @@ func (r *runner) servePublished() {
 	for i, ln := range r.pubs {
 		port := r.pubPorts[i]
 		dial := func(ctx context.Context) (net.Conn, error) { return r.dialInside(ctx, port) }
+		addr := ln.Addr().String()
+		// Any local user can connect to a published port: the bound keeps
+		// them from exhausting this supervisor's fds (see PublishOptions).
+		// The user is told once per port (the trail has the notice; the
+		// exit summary counts the resets).
+		full := func(max int) {
+			r.notice(noticePublishFull, addr, fmt.Sprintf("published port %s: %d connections open at once, the most jail forwards; new ones are reset until some close", addr, max))
+		}
 		r.bg.Add(1)
 		go func(ln net.Listener) {
 			defer r.bg.Done()
-			_ = netproxy.ServePublish(r.ctx, ln, dial)
+			_ = netproxy.ServePublish(r.ctx, ln, dial, netproxy.PublishOptions{OnFull: full})
 		}(ln)
 	}
 }

@@ -44,6 +44,18 @@ func TestNamed(t *testing.T) {
 			[]string{"/h/.codex/notify.py", "/h/.codex/s.sh"}},
 		{file("copilot", Home, ".copilot/lsp-config.json"), `{"lspServers": {"go": {"command": "~/.copilot/lsp/gopls"}}}`, []string{"/h/.copilot/lsp/gopls"}},
 		{file("claude", Home, ".claude/settings.json"), `not json`, nil},
+		// review13e: a cd earlier in the line, a script named without a
+		// slash after an interpreter (and its flags), in a command line,
+		// an argv list and an MCP server's args; not after -c or -m.
+		{file("claude", Home, ".claude/settings.json"), `{"hooks": {"Stop": [{"hooks": [
+  {"type": "command", "command": "cd ~/.claude/hooks && ./pre.sh"},
+  {"type": "command", "command": "cd /opt/h; bash -e post.sh"},
+  {"type": "command", "command": "python3 -u hook.py"},
+  {"type": "command", "command": "uv run --quiet tool.py"},
+  {"type": "command", "command": "python3 -m mod.x && sh -c true && echo done.txt"}]}]}}`,
+			[]string{"/h/.claude/hooks", "/w/pre.sh", "/h/.claude/hooks/pre.sh", "/opt/h", "/w/post.sh", "/opt/h/post.sh", "/w/hook.py", "/w/tool.py"}},
+		{file("claude", Home, ".claude.json"), `{"mcpServers": {"m": {"command": "node", "args": ["server.js"]}}}`, []string{"/w/server.js"}},
+		{file("codex", Home, ".codex/config.toml"), "notify = [\"python3\", \"notify.py\"]\n", []string{"/w/notify.py"}},
 	}
 	for i, c := range cases {
 		var got []string

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/jail-sandbox/jail/agentcfg"
@@ -30,9 +31,20 @@ const maxNamedSource = 32 << 20
 // every mask); absent, they are watched and leave the tree if they appear.
 // fm are fsrules' masks: a path masked already keeps its mask (a hidden
 // file stays hidden).
-func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, fm []fsrules.Mask) ([]fsrules.Mask, []fsrules.Absent) {
+//
+// A symlink on the way to a script (the script itself, ~/.claude/statusline.sh
+// -> scripts/real.sh, or a directory, ~/.claude/hooks -> ../dotfiles/hooks)
+// is not what a mount protects: the mount lands on the link's target, and
+// the link, an entry of a writable directory, can be replaced by a file or
+// a directory of the agent's. Each such link inside a writable tree is
+// returned as a guarded target of its own (format Whole): the guard keeps
+// it a symlink to the same place, as it keeps a guarded file that is a
+// symlink at start. The mask goes on the resolved path (a mount on a path
+// through a symlink would pin the link's name, which the sandbox may not
+// resolve).
+func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots []agentcfg.Root, fm []fsrules.Mask) ([]fsrules.Mask, []fsrules.Absent, []agentcfg.Target) {
 	if len(ts) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	have := make(map[string]bool, len(fm))
 	for _, m := range fm {
@@ -44,14 +56,33 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, fm []f
 	}
 	var masks []fsrules.Mask
 	var absent []fsrules.Absent
+	var links []agentcfg.Target
 	for _, t := range ts {
 		data, err := readAtMost(t.Path, maxNamedSource)
 		if err != nil {
 			continue // absent or unreadable: it names nothing the host runs
 		}
 		for _, n := range agentcfg.Named(t, data, agentcfg.Context{Workspace: ws}, home) {
-			p := n.Path
 			why := fmt.Sprintf("agent config: %s (%s) runs it", t.Path, n.Key)
+			p, via, err := resolveNamed(n.Path)
+			for _, l := range via {
+				if guarded[l] {
+					continue
+				}
+				r := enclosingRoot(l, roots)
+				if r.Path == "" || r.Path == l {
+					continue // not writable inside, or the user's own -w of the link
+				}
+				guarded[l] = true
+				links = append(links, agentcfg.Target{
+					File: agentcfg.File{Agent: t.File.Agent, Scope: agentcfg.Home, Path: l, Format: agentcfg.Whole,
+						Why: "a symlink on the way to " + n.Path + ", which " + why[len("agent config: "):]},
+					Path: l, Root: r.Path,
+				})
+			}
+			if err != nil {
+				continue // a link loop, or too deep: nothing there runs
+			}
 			fi, err := os.Lstat(p)
 			if errors.Is(err, fs.ErrNotExist) {
 				// Written during the run, it would run on the host next
@@ -64,15 +95,6 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, fm []f
 			}
 			if err != nil {
 				continue
-			}
-			if fi.Mode()&os.ModeSymlink != 0 {
-				// A mount lands on the link's target: protect that.
-				if p, err = filepath.EvalSymlinks(p); err != nil {
-					continue
-				}
-				if fi, err = os.Stat(p); err != nil {
-					continue
-				}
 			}
 			// A directory (a PATH entry, a working directory) is not made
 			// read-only: the agent may need to write there.
@@ -88,7 +110,56 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, fm []f
 			masks = append(masks, fsrules.Mask{Path: p, Kind: fsrules.ReadOnly, Rule: why})
 		}
 	}
-	return masks, absent
+	return masks, absent, links
+}
+
+// resolveNamed resolves the symlinks on the way to p (and p's own), one
+// component at a time; via are the symlinks met, in order. Where a
+// component is missing, the rest stays as named (p is absent: watched
+// there). A loop or more than 40 links is an error.
+func resolveNamed(p string) (real string, via []string, err error) {
+	cur := filepath.Clean(p)
+	for n := 0; n <= 40; n++ {
+		next := ""
+		for d := "/"; ; {
+			rest := strings.TrimPrefix(strings.TrimPrefix(cur, d), "/")
+			if rest == "" {
+				return cur, via, nil
+			}
+			elem, tail, _ := strings.Cut(rest, "/")
+			d = filepath.Join(d, elem)
+			fi, err := os.Lstat(d)
+			if err != nil {
+				return cur, via, nil // missing from here (or not a directory)
+			}
+			if fi.Mode()&os.ModeSymlink == 0 {
+				continue
+			}
+			to, err := os.Readlink(d)
+			if err != nil {
+				return "", via, err
+			}
+			via = append(via, d)
+			if !filepath.IsAbs(to) {
+				to = filepath.Join(filepath.Dir(d), to)
+			}
+			next = filepath.Join(to, tail)
+			break
+		}
+		cur = next
+	}
+	return "", via, fmt.Errorf("%s: too many symlinks", p)
+}
+
+// enclosingRoot returns the deepest root holding p (zero if none).
+func enclosingRoot(p string, roots []agentcfg.Root) agentcfg.Root {
+	best := agentcfg.Root{}
+	for _, r := range roots {
+		if (p == r.Path || strings.HasPrefix(p, r.Path+"/")) && len(r.Path) > len(best.Path) {
+			best = r
+		}
+	}
+	return best
 }
 
 // readAtMost reads p when it is a regular file of at most max bytes. A

@@ -12,6 +12,7 @@ package tests
 // run when the skill loads.
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +162,73 @@ true`
 		if got := fsReadFile(t, p); got != "{\"x\":1}\n" {
 			t.Errorf("%s = %q: the agent's own state must stay writable\n%s", p, got, c.stderr)
 		}
+	}
+}
+
+// TestAgentNamedScriptsLinksAndWords (review13e): the scripts agent
+// configuration runs, where the path is reached through a symlink or the
+// command line names it in a way the word scan misread. On review13c's
+// code: a status line script that is a symlink (~/.claude/statusline.sh ->
+// scripts/real.sh) had only its target protected, so the agent replaced the
+// link with its own file; a hook directory that is a symlink
+// (~/.claude/hooks -> ../dotfiles/hooks) was replaced by a directory of the
+// agent's; `cd ~/.claude/hooks && ./pre.sh` protected the project's
+// ./pre.sh, not the hook's; `python3 hook.py` (a script named without a
+// slash, run from the project) was not protected at all.
+func TestAgentNamedScriptsLinksAndWords(t *testing.T) {
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", "{}\n", 0o644)
+	fsWrite(t, home, ".claude/settings.json", `{
+  "statusLine": {"type": "command", "command": "bash ~/.claude/statusline.sh"},
+  "hooks": {"PreToolUse": [{"hooks": [
+    {"type": "command", "command": "cd ~/.claude/hooks.d && ./pre.sh"},
+    {"type": "command", "command": "~/.claude/linked/post.sh"},
+    {"type": "command", "command": "python3 -u hook.py"}]}]}
+}
+`, 0o644)
+	scripts := map[string]string{
+		filepath.Join(home, ".claude/scripts/real.sh"): "#!/bin/sh\necho status\n",
+		filepath.Join(home, ".claude/hooks.d/pre.sh"):  "#!/bin/sh\nexit 0\n",
+		filepath.Join(home, "dotfiles/hooks/post.sh"):  "#!/bin/sh\nexit 0\n",
+		filepath.Join(ws, "hook.py"):                   "print(1)\n",
+	}
+	for p, c := range scripts {
+		fsWrite(t, "/", p, c, 0o755)
+	}
+	links := map[string]string{
+		filepath.Join(home, ".claude/statusline.sh"): "scripts/real.sh",
+		filepath.Join(home, ".claude/linked"):        "../dotfiles/hooks",
+	}
+	for l, to := range links {
+		if err := os.Symlink(to, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `
+rm -f ~/.claude/statusline.sh; echo PWNED > ~/.claude/statusline.sh
+rm -f ~/.claude/linked; mkdir ~/.claude/linked; echo PWNED > ~/.claude/linked/post.sh
+echo PWNED >> ~/.claude/hooks.d/pre.sh
+echo PWNED >> hook.py
+echo x > ~/.claude/todo.txt
+true`
+	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
+		"-w", filepath.Join(home, ".claude"), "-w", filepath.Join(home, ".claude.json"), "--", "/bin/sh", "-c", script)
+	mustCode(t, c, 0)
+	var bad []string
+	for l, to := range links {
+		if got, err := os.Readlink(l); err != nil || got != to {
+			bad = append(bad, fmt.Sprintf("%s: no longer a symlink to %s (%q, %v)", l, to, got, err))
+		}
+	}
+	for p, want := range scripts {
+		if got := fsReadFile(t, p); got != want {
+			bad = append(bad, p+" = "+got)
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("the agent changed what the host runs:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/todo.txt")); got != "x\n" {
+		t.Errorf("~/.claude/todo.txt = %q: the agent's own state must stay writable\n%s", got, c.stderr)
 	}
 }

@@ -209,3 +209,31 @@ func FuzzParseGitlinks(f *testing.F) {
 		ParseGitlinks(b, hs)
 	})
 }
+
+// A split index (core.splitIndex, review13e): the gitlinks of the shared
+// index, a gitlink added after the split, and a file of the shared index
+// made a gitlink (a replacement: its entry has no name in .git/index) are
+// all found; review13c's parse of .git/index alone found only the second.
+func TestIndexGitlinksSplit(t *testing.T) {
+	for _, ver := range []string{"2", "4"} {
+		ws := tmp(t)
+		git(t, ws, "init", "-q", "-b", "main", ".")
+		for _, f := range []string{"a.txt", "r/f", "z.txt"} {
+			write(t, filepath.Join(ws, f), "x\n", 0o644)
+		}
+		git(t, ws, "add", ".")
+		git(t, ws, "commit", "-q", "-m", "one")
+		h := strings.TrimSpace(git(t, ws, "rev-parse", "HEAD"))
+		git(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+h+",s/shared")
+		git(t, ws, "update-index", "--index-version", ver, "--split-index")
+		git(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+h+",s/new")
+		git(t, ws, "update-index", "--cacheinfo", "160000,"+h+",r/f")
+		want := []string{ws + "/r/f", ws + "/s/new", ws + "/s/shared"}
+		got := indexGitlinks(filepath.Join(ws, ".git"), ws)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			ls := git(t, ws, "ls-files", "-s")
+			t.Errorf("split index v%s: indexGitlinks %q, want %q\ngit ls-files -s:\n%s", ver, got, want, ls)
+		}
+	}
+}

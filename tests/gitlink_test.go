@@ -20,11 +20,50 @@ import (
 // later. The agent needs no .gitmodules: git update-index --cacheinfo
 // 160000 is enough, and the index is data it may write.
 func TestGitGitlinkDuringRun(t *testing.T) {
+	gitlinkDuringRun(t, `h=$(git rev-parse HEAD)
+git update-index --add --cacheinfo 160000,$h,a/b/c
+`)
+}
+
+// TestGitGitlinkSplitIndex (review13e): the same gitlink written in a split
+// index (core.splitIndex; git's index holds a "link" extension and the
+// entries live in .git/sharedindex.HASH, which git writes beside
+// .git/index whatever GIT_INDEX_FILE says). The index is built aside and
+// moved in whole, so no version of .git/index that the watch parses
+// holds the gitlink itself: on review13c's code only .git/index was parsed,
+// the gitlink was not observed, and the host's git status during the run
+// ran the nested repository's core.fsmonitor.
+func TestGitGitlinkSplitIndex(t *testing.T) {
+	gitlinkDuringRun(t, `h=$(git rev-parse HEAD)
+cp .git/index /tmp/ix
+GIT_INDEX_FILE=/tmp/ix git update-index --add --cacheinfo 160000,$h,a/b/c
+GIT_INDEX_FILE=/tmp/ix git update-index --split-index
+mv /tmp/ix .git/index
+`)
+}
+
+// TestGitGitlinkSplitIndexReplaced (review13e): in a split index, a file
+// of the shared index turned into a gitlink is a replacement: its entry in
+// .git/index has no name (the name is the shared entry's, found through
+// the replace bitmap).
+func TestGitGitlinkSplitIndexReplaced(t *testing.T) {
+	gitlinkDuringRun(t, `h=$(git rev-parse HEAD)
+mkdir -p a/b && echo x > a/b/c && git add a/b/c && rm a/b/c
+cp .git/index /tmp/ix
+GIT_INDEX_FILE=/tmp/ix git update-index --split-index
+GIT_INDEX_FILE=/tmp/ix git update-index --cacheinfo 160000,$h,a/b/c
+mv /tmp/ix .git/index
+`)
+}
+
+// gitlinkDuringRun: the agent runs register (which makes a/b/c a gitlink
+// of the work tree's index), plants a repository with a core.fsmonitor
+// there, and waits while the host runs git status at the top.
+func gitlinkDuringRun(t *testing.T, register string) {
 	h := newGitHost(t)
 	ws := workspace(t)
 	h.repo(t, ws)
-	script := gitAgentPrelude + `h=$(git rev-parse HEAD)
-git update-index --add --cacheinfo 160000,$h,a/b/c
+	script := gitAgentPrelude + register + `
 mkdir -p a/b/c && cd a/b/c && git init -q && payload > ../fsm.sh && chmod +x ../fsm.sh &&
 git config core.fsmonitor "$(dirname "$PWD")/fsm.sh" && cd ../../..
 touch planted

@@ -232,3 +232,59 @@ true`
 		t.Errorf("~/.claude/todo.txt = %q: the agent's own state must stay writable\n%s", got, c.stderr)
 	}
 }
+
+// TestCopilotAgentsAndSkills (review13e): GitHub Copilot CLI's custom
+// agents (~/.copilot/agents/*.agent.md, a repository's .github/agents/)
+// bring MCP servers in their frontmatter and are delegated to by the model
+// on its own, and its skills (~/.copilot/skills/, .github/skills/) are
+// loaded on their own when their description fits, like Claude Code's
+// .claude/agents/ and .claude/skills/, which are read-only. They were
+// writable through -w ~/.copilot (the copilot profile's state) and in the
+// workspace.
+func TestCopilotAgentsAndSkills(t *testing.T) {
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	orig := map[string]string{
+		filepath.Join(home, ".copilot/agents/mine.agent.md"): "---\nname: mine\n---\nhello\n",
+		filepath.Join(home, ".copilot/skills/s/SKILL.md"):    "---\nname: s\n---\nhello\n",
+		filepath.Join(ws, ".github/agents/repo.agent.md"):    "---\nname: repo\n---\nhello\n",
+		filepath.Join(home, ".copilot/session-state/s.json"): "{}\n",
+	}
+	for p, c := range orig {
+		fsWrite(t, "/", p, c, 0o644)
+	}
+	script := `
+for f in ~/.copilot/agents/mine.agent.md ~/.copilot/skills/s/SKILL.md .github/agents/repo.agent.md; do
+  echo 'mcp-servers: {x: {command: /tmp/evil}}' >> "$f"; rm -f "$f"
+done 2>/dev/null
+printf -- '---\nname: evil\nmcp-servers:\n  x:\n    command: /tmp/evil\n---\n' > ~/.copilot/agents/evil.agent.md
+mkdir -p ~/.copilot/skills/evil .github/skills/evil && echo evil | tee ~/.copilot/skills/evil/SKILL.md > .github/skills/evil/SKILL.md
+echo '{"x":1}' > ~/.copilot/session-state/s.json
+true`
+	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
+		"-w", filepath.Join(home, ".copilot"), "--", "/bin/sh", "-c", script)
+	mustCode(t, c, 0)
+	var bad []string
+	for p, want := range orig {
+		if strings.HasSuffix(p, "s.json") {
+			continue
+		}
+		if got := fsReadFile(t, p); got != want {
+			bad = append(bad, p+" = "+got)
+		}
+	}
+	for _, p := range []string{
+		filepath.Join(home, ".copilot/agents/evil.agent.md"),
+		filepath.Join(home, ".copilot/skills/evil/SKILL.md"),
+		filepath.Join(ws, ".github/skills/evil/SKILL.md"),
+	} {
+		if _, err := os.Lstat(p); err == nil {
+			bad = append(bad, p+": left on the host")
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("Copilot's agents and skills written inside hold outside:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".copilot/session-state/s.json")); got != "{\"x\":1}\n" {
+		t.Errorf("session-state = %q: the agent's own state must stay writable\n%s", got, c.stderr)
+	}
+}

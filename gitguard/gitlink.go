@@ -31,6 +31,9 @@ const maxGitlinks = 4096
 
 var errIndex = errors.New("index git would not read")
 
+// errManyLinks: more gitlinks than maxGitlinks.
+var errManyLinks = errors.New("index names too many gitlinks")
+
 // ParseGitlinks returns the paths (relative to the work tree, '/'
 // separated) of the gitlink entries of an index file, as git 2.39's
 // read-cache.c reads them: versions 2 and 3 (entries padded to 8 bytes, an
@@ -148,7 +151,7 @@ func parseIndex(data []byte, hashSize int, all bool) (ix index, err error) {
 		}
 		if mode&0o170000 == 0o160000 {
 			if len(ix.links) >= maxGitlinks {
-				return ix, fmt.Errorf("%w: more than %d gitlinks", errIndex, maxGitlinks)
+				return ix, fmt.Errorf("%w: more than %d gitlinks", errManyLinks, maxGitlinks)
 			}
 			ix.links = append(ix.links, string(path))
 		}
@@ -222,22 +225,27 @@ func ewahBits(b []byte, max int) (bits []int, n int, ok bool) {
 
 // indexGitlinks returns the absolute checkout paths of the gitlinks in the
 // index of git dir d, whose work tree is wt; nil when there is none or the
-// index cannot be read.
-func indexGitlinks(d, wt string) []string {
+// index cannot be read. over is set when the index names more gitlinks
+// than are taken (maxGitlinks), or is too large to be read: the rest are
+// not observed during the run, which the caller says.
+func indexGitlinks(d, wt string) (out []string, over string) {
 	f, err := os.Open(filepath.Join(d, "index"))
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 || fi.Size() > maxIndex {
-		return nil
+	if err == nil && fi.Mode().IsRegular() && fi.Size() > maxIndex {
+		return nil, fmt.Sprintf("the index is larger than %d MB: the gitlinks it names are not observed", maxIndex>>20)
+	}
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 {
+		return nil, ""
 	}
 	// Mapped, not read: a big work tree's index is tens of MB, read at
 	// every start (a copy into a fresh buffer cost more than the parse).
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	defer syscall.Munmap(data)
 	hs := 20
@@ -251,23 +259,32 @@ func indexGitlinks(d, wt string) []string {
 	}
 	// What was read before an error counts. (The names are copied out of
 	// the mapping by filepath.Join below.)
-	ix, _ := parseIndex(data, hs, false)
+	ix, err := parseIndex(data, hs, false)
 	rels := ix.links
 	if ix.shared != "" {
 		// A split index (core.splitIndex): most entries are in
 		// sharedindex.HASH beside it, whose gitlinks git status looks
 		// into as well; an entry of it that the index replaces takes the
 		// replacement's mode (a file made a gitlink has no name here).
-		rels = append(rels, sharedGitlinks(d, hs, ix)...)
+		sh, shOver := sharedGitlinks(d, hs, ix)
+		rels = append(rels, sh...)
+		if shOver {
+			err = errManyLinks
+		}
 	}
-	var out []string
+	if errors.Is(err, errManyLinks) || len(rels) > maxGitlinks {
+		// A cap an agent can fill with decoys that sort first: the
+		// gitlinks past it are not observed, which is said.
+		over = fmt.Sprintf("the index names more than %d gitlinks: only the first %d are observed", maxGitlinks, maxGitlinks)
+		rels = rels[:min(len(rels), maxGitlinks)]
+	}
 	for _, r := range rels {
 		p := filepath.Join(wt, filepath.FromSlash(r))
 		if under(p, wt) && p != wt {
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, over
 }
 
 // sharedGitlinks returns the gitlinks that split index ix takes from its
@@ -275,29 +292,30 @@ func indexGitlinks(d, wt string) []string {
 // ix's replacements make gitlinks (when the replace bitmap cannot be read,
 // every entry counts, up to maxGitlinks: observing more is safe,
 // observing less is not).
-func sharedGitlinks(d string, hs int, ix index) []string {
+func sharedGitlinks(d string, hs int, ix index) (links []string, over bool) {
 	if len(ix.shared) != 2*hs {
-		return nil
+		return nil, false
 	}
 	f, err := os.Open(filepath.Join(d, "sharedindex."+ix.shared))
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 || fi.Size() > maxIndex {
-		return nil
+		return nil, false
 	}
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	defer syscall.Munmap(data)
 	linkRepl := false
 	for _, m := range ix.replModes {
 		linkRepl = linkRepl || m&0o170000 == 0o160000
 	}
-	sh, _ := parseIndex(data, hs, linkRepl)
+	sh, err := parseIndex(data, hs, linkRepl)
+	over = errors.Is(err, errManyLinks)
 	out := sh.links
 	switch {
 	case !linkRepl:
@@ -311,14 +329,14 @@ func sharedGitlinks(d string, hs int, ix index) []string {
 		}
 	}
 	if len(out) > maxGitlinks {
-		out = out[:maxGitlinks]
+		out, over = out[:maxGitlinks], true
 	}
 	// Copied out of the mapping (the names point into it).
 	res := make([]string, len(out))
 	for i, s := range out {
 		res[i] = strings.Clone(s)
 	}
-	return res
+	return res, over
 }
 
 // workTree returns the work tree whose index git dir d holds: the parent
@@ -415,8 +433,20 @@ func (j *judge) gitlinks(d string) {
 	if wt == "" {
 		return
 	}
-	for _, p := range indexGitlinks(d, wt) {
+	links, over := indexGitlinks(d, wt)
+	for _, p := range links {
 		j.link(wt, p)
+	}
+	if idx := filepath.Join(d, "index"); over != "" && !j.g.Told[idx] {
+		// Not observed during the run: the host's git status there may
+		// run what the agent plants in a checkout past them until the
+		// sandbox ends (the exit check walks every depth). Said once.
+		if j.g.Told == nil {
+			j.g.Told = map[string]bool{}
+		}
+		j.g.Told[idx] = true
+		j.add(Finding{Path: idx, Rule: "git: gitlinks", ReportOnly: true,
+			Reason: over + " while the sandbox runs; until it ends, do not run git in " + wt + " on the host (a submodule checkout could run the agent's core.fsmonitor); the exit check covers every depth"})
 	}
 }
 

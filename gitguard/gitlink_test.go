@@ -48,7 +48,7 @@ func TestParseGitlinks(t *testing.T) {
 		if err != nil || !slices.Equal(got, want) || len(want) != 3 {
 			t.Errorf("index v%s %s: gitlinks %q (%v), git ls-files: %q", c.ver, c.format, got, err, want)
 		}
-		if abs := indexGitlinks(filepath.Join(ws, ".git"), ws); len(abs) != 3 || abs[1] != ws+"/deep/er/c" {
+		if abs, _ := indexGitlinks(filepath.Join(ws, ".git"), ws); len(abs) != 3 || abs[1] != ws+"/deep/er/c" {
 			t.Errorf("index v%s %s: indexGitlinks %q", c.ver, c.format, abs)
 		}
 	}
@@ -229,7 +229,7 @@ func TestIndexGitlinksSplit(t *testing.T) {
 		git(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+h+",s/new")
 		git(t, ws, "update-index", "--cacheinfo", "160000,"+h+",r/f")
 		want := []string{ws + "/r/f", ws + "/s/new", ws + "/s/shared"}
-		got := indexGitlinks(filepath.Join(ws, ".git"), ws)
+		got, _ := indexGitlinks(filepath.Join(ws, ".git"), ws)
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			ls := git(t, ws, "ls-files", "-s")

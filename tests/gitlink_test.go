@@ -56,6 +56,57 @@ mv /tmp/ix .git/index
 `)
 }
 
+// TestGitGitlinkBehindDecoys (review13e): the watch takes at most 4,096
+// gitlinks from an index (each costs watches and work at every change);
+// 4,096 decoys that sort first hide a real one from it, and the host's git
+// status during the run then ran the nested repository's core.fsmonitor.
+// A bound the agent can fill cannot be closed by the watch: the exit check
+// still covers every depth, and the user is now told during the run, at
+// once, not to run git there on the host until the run ends (review13c's
+// code said nothing).
+func TestGitGitlinkBehindDecoys(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	script := gitAgentPrelude + `h=$(git rev-parse HEAD)
+i=0; while [ $i -lt 4100 ]; do printf '160000 %s 0\t0/%05d\n' $h $i; i=$((i+1)); done | git update-index --add --index-info
+git update-index --add --cacheinfo 160000,$h,a/b/c
+touch planted
+i=0; while [ ! -e host-done ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+`
+	cmd := exec.Command(jail(t), "--audit", h.trail, "--", "/bin/sh", "-c", script, "sh", h.marker)
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), h.env()...)
+	var so, se syncBuffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for !fileExists(filepath.Join(ws, "planted")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent never planted: %s %s", so.String(), se.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	planted := time.Now()
+	const told = "more than 4096 gitlinks"
+	for !strings.Contains(se.String(), told) && time.Since(planted) < 2*time.Second {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !strings.Contains(se.String(), told) {
+		t.Errorf("2 s after the agent filled the index with decoys, jail had not said so (%q):\n%s", told, se.String())
+	}
+	os.WriteFile(filepath.Join(ws, "host-done"), nil, 0o644)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("jail: %v\n%s%s", err, so.String(), se.String())
+	}
+	if n := strings.Count(se.String(), told); n != 1 {
+		t.Errorf("said %d times, want once:\n%s", n, se.String())
+	}
+}
+
 // gitlinkDuringRun: the agent runs register (which makes a/b/c a gitlink
 // of the work tree's index), plants a repository with a core.fsmonitor
 // there, and waits while the host runs git status at the top.

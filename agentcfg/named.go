@@ -158,7 +158,7 @@ func commandPaths(s, home, project string) []string {
 		if w == "" || strings.ContainsAny(w, "$*?[~") {
 			return
 		}
-		out = append(out, filepath.Clean(w))
+		out = append(out, clean(w))
 	}
 	cd := ""            // the directory a cd earlier in the line moved to
 	afterCd := false    // the previous word is cd or pushd
@@ -206,7 +206,7 @@ func commandPaths(s, home, project string) []string {
 		if rel {
 			emit(join(project, w))
 			if cd != "" {
-				emit(filepath.Join(cd, w))
+				emit(join(cd, w))
 			}
 			if wasCd {
 				cd = join(project, w)
@@ -215,7 +215,7 @@ func commandPaths(s, home, project string) []string {
 		}
 		emit(abs)
 		if wasCd && abs != "" && !strings.ContainsAny(abs, "$*?[~") {
-			cd = filepath.Clean(abs)
+			cd = clean(abs)
 		}
 	}
 	return out
@@ -238,10 +238,31 @@ func interpreter(w string) bool {
 	return false
 }
 
-// join is filepath.Join for a base that may be unknown ("": no path).
+// join joins base (which may be unknown: "", no path) and rel, and
+// cleans the result as clean does.
 func join(base, rel string) string {
 	if base == "" {
 		return ""
 	}
-	return filepath.Join(base, rel)
+	return clean(base + "/" + rel)
+}
+
+// clean is filepath.Clean for a path without "..": with one, only empty
+// and "." elements go, since the kernel takes ".." after a symlink from
+// the link's target (~/.claude/hooks/../x.sh, hooks a symlink to
+// ../dotfiles/hooks, runs ~/dotfiles/x.sh): the caller resolves it.
+func clean(p string) string {
+	if !strings.Contains(p, "..") {
+		return filepath.Clean(p)
+	}
+	var out []string
+	for _, e := range strings.Split(p, "/") {
+		if e != "" && e != "." {
+			out = append(out, e)
+		}
+	}
+	if strings.HasPrefix(p, "/") {
+		return "/" + strings.Join(out, "/")
+	}
+	return strings.Join(out, "/")
 }

@@ -113,42 +113,48 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 	return masks, absent, links
 }
 
-// resolveNamed resolves the symlinks on the way to p (and p's own), one
-// component at a time; via are the symlinks met, in order. Where a
-// component is missing, the rest stays as named (p is absent: watched
-// there). A loop or more than 40 links is an error.
+// resolveNamed resolves the symlinks on the way to p (and p's own) as the
+// kernel does (a ".." after a link is taken from the link's target); via
+// are the symlinks met, in order. Where a component is missing, the rest
+// is joined as named (p is absent: watched there). A loop or more than 40
+// links is an error.
 func resolveNamed(p string) (real string, via []string, err error) {
-	cur := filepath.Clean(p)
-	for n := 0; n <= 40; n++ {
-		next := ""
-		for d := "/"; ; {
-			rest := strings.TrimPrefix(strings.TrimPrefix(cur, d), "/")
-			if rest == "" {
-				return cur, via, nil
-			}
-			elem, tail, _ := strings.Cut(rest, "/")
-			d = filepath.Join(d, elem)
-			fi, err := os.Lstat(d)
-			if err != nil {
-				return cur, via, nil // missing from here (or not a directory)
-			}
-			if fi.Mode()&os.ModeSymlink == 0 {
-				continue
-			}
-			to, err := os.Readlink(d)
-			if err != nil {
-				return "", via, err
-			}
-			via = append(via, d)
-			if !filepath.IsAbs(to) {
-				to = filepath.Join(filepath.Dir(d), to)
-			}
-			next = filepath.Join(to, tail)
-			break
+	cur := "/"
+	rest := strings.Split(p, "/")
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
 		}
-		cur = next
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Missing from here (or not a directory): the rest as named.
+			return filepath.Join(append([]string{next}, rest...)...), via, nil
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if len(via) == 40 {
+			return "", via, fmt.Errorf("%s: too many symlinks", p)
+		}
+		to, err := os.Readlink(next)
+		if err != nil {
+			return "", via, err
+		}
+		via = append(via, next)
+		if filepath.IsAbs(to) {
+			cur = "/"
+		}
+		rest = append(strings.Split(to, "/"), rest...)
 	}
-	return "", via, fmt.Errorf("%s: too many symlinks", p)
+	return cur, via, nil
 }
 
 // enclosingRoot returns the deepest root holding p (zero if none).

@@ -174,7 +174,9 @@ true`
 // (~/.claude/hooks -> ../dotfiles/hooks) was replaced by a directory of the
 // agent's; `cd ~/.claude/hooks && ./pre.sh` protected the project's
 // ./pre.sh, not the hook's; `python3 hook.py` (a script named without a
-// slash, run from the project) was not protected at all.
+// slash, run from the project) was not protected at all;
+// `sh ~/.claude/l2/../up.sh` (l2 a symlink to sub/inner) runs
+// ~/.claude/sub/up.sh, but the name was cleaned to ~/.claude/up.sh.
 func TestAgentNamedScriptsLinksAndWords(t *testing.T) {
 	home, state, ws := workspace(t), workspace(t), workspace(t)
 	fsWrite(t, home, ".claude.json", "{}\n", 0o644)
@@ -183,7 +185,8 @@ func TestAgentNamedScriptsLinksAndWords(t *testing.T) {
   "hooks": {"PreToolUse": [{"hooks": [
     {"type": "command", "command": "cd ~/.claude/hooks.d && ./pre.sh"},
     {"type": "command", "command": "~/.claude/linked/post.sh"},
-    {"type": "command", "command": "python3 -u hook.py"}]}]}
+    {"type": "command", "command": "python3 -u hook.py"},
+    {"type": "command", "command": "sh ~/.claude/l2/../up.sh"}]}]}
 }
 `, 0o644)
 	scripts := map[string]string{
@@ -191,6 +194,8 @@ func TestAgentNamedScriptsLinksAndWords(t *testing.T) {
 		filepath.Join(home, ".claude/hooks.d/pre.sh"):  "#!/bin/sh\nexit 0\n",
 		filepath.Join(home, "dotfiles/hooks/post.sh"):  "#!/bin/sh\nexit 0\n",
 		filepath.Join(ws, "hook.py"):                   "print(1)\n",
+		filepath.Join(home, ".claude/sub/up.sh"):       "exit 0\n",
+		filepath.Join(home, ".claude/sub/inner/keep"):  "\n",
 	}
 	for p, c := range scripts {
 		fsWrite(t, "/", p, c, 0o755)
@@ -198,6 +203,7 @@ func TestAgentNamedScriptsLinksAndWords(t *testing.T) {
 	links := map[string]string{
 		filepath.Join(home, ".claude/statusline.sh"): "scripts/real.sh",
 		filepath.Join(home, ".claude/linked"):        "../dotfiles/hooks",
+		filepath.Join(home, ".claude/l2"):            "sub/inner",
 	}
 	for l, to := range links {
 		if err := os.Symlink(to, l); err != nil {
@@ -209,6 +215,7 @@ rm -f ~/.claude/statusline.sh; echo PWNED > ~/.claude/statusline.sh
 rm -f ~/.claude/linked; mkdir ~/.claude/linked; echo PWNED > ~/.claude/linked/post.sh
 echo PWNED >> ~/.claude/hooks.d/pre.sh
 echo PWNED >> hook.py
+echo PWNED >> ~/.claude/sub/up.sh
 echo x > ~/.claude/todo.txt
 true`
 	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/gitguard"
 )
 
 // maxNamedSource bounds what agentNamed reads of one guarded file (Claude
@@ -155,6 +156,33 @@ func resolveNamed(p string) (real string, via []string, err error) {
 		rest = append(strings.Split(to, "/"), rest...)
 	}
 	return cur, via, nil
+}
+
+// gitLinks returns guarded targets (format Whole: kept a symlink to the
+// same place) for the symlinks gitguard met on the way to what it
+// protects (gitguard.Plan.Links: a global core.hooksPath of ws/hl ->
+// hooks). The mount protects the target; the link, an entry of a writable
+// directory, would otherwise be replaced by a directory of the agent's,
+// whose hooks every repository of the host then runs. have are the
+// targets guarded already.
+func gitLinks(links []gitguard.Protect, roots []agentcfg.Root, have []agentcfg.Target) []agentcfg.Target {
+	var out []agentcfg.Target
+	seen := make(map[string]bool, len(have))
+	for _, t := range have {
+		seen[t.Path] = true
+	}
+	for _, l := range links {
+		r := enclosingRoot(l.Path, roots)
+		if r.Path == "" || r.Path == l.Path || seen[l.Path] {
+			continue // not writable inside, the user's own -w of the link, or guarded
+		}
+		seen[l.Path] = true
+		out = append(out, agentcfg.Target{
+			File: agentcfg.File{Agent: "git", Scope: agentcfg.Home, Path: l.Path, Format: agentcfg.Whole, Why: l.Why},
+			Path: l.Path, Root: r.Path,
+		})
+	}
+	return out
 }
 
 // enclosingRoot returns the deepest root holding p (zero if none).

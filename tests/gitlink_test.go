@@ -190,3 +190,42 @@ true`, nil)
 		t.Errorf("hooks/pre-commit = %q", b)
 	}
 }
+
+// TestGitUserHooksPathSymlink (review13e): the user's global
+// core.hooksPath through a symlink in a writable tree (ws/hl -> hooks).
+// The mount lands on the link's target; the link itself, an entry of the
+// workspace, was replaced by the agent's own directory of hooks, which
+// every repository of the host then ran (review13c's protect knew the
+// link but judged nothing of it outside a git dir).
+func TestGitUserHooksPathSymlink(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	hooks := filepath.Join(ws, "hooks")
+	os.MkdirAll(hooks, 0o755)
+	os.WriteFile(filepath.Join(hooks, "pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	if err := os.Symlink("hooks", filepath.Join(ws, "hl")); err != nil {
+		t.Fatal(err)
+	}
+	// And a link on the way: init.templateDir = ws/tl/tpl, tl -> tdir.
+	os.MkdirAll(filepath.Join(ws, "tdir/tpl/hooks"), 0o755)
+	if err := os.Symlink("tdir", filepath.Join(ws, "tl")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(h.home, ".gitconfig"), []byte("[core]\n\thooksPath = "+filepath.Join(ws, "hl")+
+		"\n[init]\n\ttemplateDir = "+filepath.Join(ws, "tl/tpl")+"\n"), 0o644)
+	r := h.run(t, ws, `rm -f hl && mkdir hl && payload > hl/post-commit && chmod +x hl/post-commit
+rm -f tl && mkdir -p tl/tpl/hooks && payload > tl/tpl/hooks/post-checkout && chmod +x tl/tpl/hooks/post-checkout
+true`, nil)
+	mustCode(t, r, 0)
+	other := t.TempDir()
+	h.repo(t, other)
+	log := h.use(other)
+	if h.pwned() {
+		t.Errorf("the global core.hooksPath's link, replaced in the sandbox, ran the agent's hooks on the host:\n%s\nstderr:\n%s", log, r.stderr)
+	}
+	for l, want := range map[string]string{"hl": "hooks", "tl": "tdir"} {
+		if to, err := os.Readlink(filepath.Join(ws, l)); err != nil || to != want {
+			t.Errorf("%s: %q, %v: no longer the user's symlink\n%s", l, to, err, r.stderr)
+		}
+	}
+}

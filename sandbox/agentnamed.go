@@ -196,14 +196,17 @@ func enclosingRoot(p string, roots []agentcfg.Root) agentcfg.Root {
 	return best
 }
 
-// readAtMost reads p when it is a regular file of at most max bytes. A
-// FIFO or a device in its place (left by an earlier run) is refused before
-// it is opened, and the open cannot block or follow a link.
+// readAtMost reads p when it is a regular file of at most max bytes, or a
+// symlink to one (a settings file kept in a dotfiles repository: the
+// agent's loader follows the link, so what it names counts). A FIFO or a
+// device in its place (left by an earlier run) is refused before it is
+// opened, the open cannot block (O_NONBLOCK), and what was opened is
+// checked again (a swap between the stat and the open).
 func readAtMost(p string, max int64) ([]byte, error) {
-	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", p)
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -295,3 +295,24 @@ true`
 		t.Errorf("session-state = %q: the agent's own state must stay writable\n%s", got, c.stderr)
 	}
 }
+
+// TestAgentNamedScriptsLinkedSettings (review13e): a settings file that is
+// a symlink (GNU stow, a dotfiles repository: ~/.claude/settings.json ->
+// ../dotfiles/claude-settings.json) was not read for the scripts it names
+// (the read refused a symlink), so ~/.claude/statusline.sh stayed writable.
+func TestAgentNamedScriptsLinkedSettings(t *testing.T) {
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", "{}\n", 0o644)
+	fsWrite(t, home, "dotfiles/claude-settings.json", `{"statusLine": {"type": "command", "command": "bash ~/.claude/statusline.sh"}}`+"\n", 0o644)
+	fsWrite(t, home, ".claude/statusline.sh", "echo status\n", 0o755)
+	if err := os.Symlink("../dotfiles/claude-settings.json", filepath.Join(home, ".claude/settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
+		"-w", filepath.Join(home, ".claude"), "-w", filepath.Join(home, ".claude.json"), "--", "/bin/sh", "-c",
+		`echo PWNED >> ~/.claude/statusline.sh; true`)
+	mustCode(t, c, 0)
+	if got := fsReadFile(t, filepath.Join(home, ".claude/statusline.sh")); got != "echo status\n" {
+		t.Errorf("statusline.sh = %q: the script a symlinked settings file names was writable\n%s", got, c.stderr)
+	}
+}

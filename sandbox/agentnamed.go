@@ -70,15 +70,15 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 				if guarded[l] {
 					continue
 				}
-				r := enclosingRoot(l, roots)
-				if r.Path == "" || r.Path == l {
+				r := enclosing(l, rootPaths(roots))
+				if r == "" || r == l {
 					continue // not writable inside, or the user's own -w of the link
 				}
 				guarded[l] = true
 				links = append(links, agentcfg.Target{
 					File: agentcfg.File{Agent: t.File.Agent, Scope: agentcfg.Home, Path: l, Format: agentcfg.Whole,
 						Why: "a symlink on the way to " + n.Path + ", which " + why[len("agent config: "):]},
-					Path: l, Root: r.Path,
+					Path: l, Root: r,
 				})
 			}
 			if err != nil {
@@ -172,28 +172,26 @@ func gitLinks(links []gitguard.Protect, roots []agentcfg.Root, have []agentcfg.T
 		seen[t.Path] = true
 	}
 	for _, l := range links {
-		r := enclosingRoot(l.Path, roots)
-		if r.Path == "" || r.Path == l.Path || seen[l.Path] {
+		r := enclosing(l.Path, rootPaths(roots))
+		if r == "" || r == l.Path || seen[l.Path] {
 			continue // not writable inside, the user's own -w of the link, or guarded
 		}
 		seen[l.Path] = true
 		out = append(out, agentcfg.Target{
 			File: agentcfg.File{Agent: "git", Scope: agentcfg.Home, Path: l.Path, Format: agentcfg.Whole, Why: l.Why},
-			Path: l.Path, Root: r.Path,
+			Path: l.Path, Root: r,
 		})
 	}
 	return out
 }
 
-// enclosingRoot returns the deepest root holding p (zero if none).
-func enclosingRoot(p string, roots []agentcfg.Root) agentcfg.Root {
-	best := agentcfg.Root{}
-	for _, r := range roots {
-		if (p == r.Path || strings.HasPrefix(p, r.Path+"/")) && len(r.Path) > len(best.Path) {
-			best = r
-		}
+// rootPaths are the paths of roots (for enclosing).
+func rootPaths(roots []agentcfg.Root) []string {
+	out := make([]string, len(roots))
+	for i, r := range roots {
+		out[i] = r.Path
 	}
-	return best
+	return out
 }
 
 // readAtMost reads p when it is a regular file of at most max bytes, or a

@@ -152,7 +152,75 @@ func argv(xs []any) (string, bool) {
 // its script even without a slash: `python3 hook.py`, `bash -e x.sh`,
 // `node x.js` run hook.py, x.sh, x.js of the directory they start in.
 func commandPaths(s, home, project string) []string {
-	s = strings.NewReplacer(`"`, "", `'`, "", "${HOME}", "$HOME", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR").Replace(s)
+	s = strings.NewReplacer("${HOME}", "$HOME", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR").Replace(s)
+	flat := strings.NewReplacer(`"`, "", `'`, "").Replace(s)
+	out := scanWords(strings.FieldsFunc(flat, isSep), home, project, nil)
+	if strings.ContainsAny(s, `"'\`) {
+		// Quoted or escaped spaces ("$HOME/My Scripts/x.sh", My\ Scripts):
+		// the words a shell makes, too, where they hold a space (the rest
+		// were found above; a quoted shell command, bash -c "a && b", is a
+		// word with shell syntax, left out).
+		out = append(out, scanWords(shellWords(s), home, project, func(w string) bool {
+			return strings.ContainsFunc(w, unicode.IsSpace) && !strings.ContainsAny(w, "&;|<>()`")
+		})...)
+	}
+	return out
+}
+
+// isSep reports whether r separates the words of a command line for
+// commandPaths: a space, shell syntax, or what separates a flag's or an
+// environment variable's value.
+func isSep(r rune) bool {
+	return unicode.IsSpace(r) || strings.ContainsRune(";&|()<>`=,:", r)
+}
+
+// shellWords splits s as a shell does into words (quotes and backslashes
+// taken away; no expansion), also at isSep's syntax outside quotes.
+func shellWords(s string) []string {
+	var out []string
+	var b strings.Builder
+	in, q := false, rune(0)
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case q != 0:
+			switch {
+			case r == q:
+				q = 0
+			case r == '\\' && q == '"' && i+1 < len(rs) && strings.ContainsRune("\"\\$`", rs[i+1]):
+				i++
+				b.WriteRune(rs[i])
+			default:
+				b.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			q, in = r, true
+		case r == '\\' && i+1 < len(rs):
+			i++
+			b.WriteRune(rs[i])
+			in = true
+		case isSep(r):
+			if in {
+				out = append(out, b.String())
+				b.Reset()
+				in = false
+			}
+		default:
+			b.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// scanWords is commandPaths over one list of words; keep, when set, says
+// which words may be returned as paths (the context they give, a cd or
+// an interpreter, counts either way).
+func scanWords(words []string, home, project string, keep func(string) bool) []string {
 	var out []string
 	emit := func(w string) {
 		if w == "" || strings.ContainsAny(w, "$*?[~") {
@@ -163,10 +231,9 @@ func commandPaths(s, home, project string) []string {
 	cd := ""            // the directory a cd earlier in the line moved to
 	afterCd := false    // the previous word is cd or pushd
 	wantScript := false // the previous words are an interpreter and its flags
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune(";&|()<>`=,:", r)
-	}) {
+	for _, w := range words {
 		wasCd, wasInterp := afterCd, wantScript
+		kept := keep == nil || keep(w)
 		afterCd, wantScript = w == "cd" || w == "pushd", false
 		var abs string
 		rel := false
@@ -204,16 +271,20 @@ func commandPaths(s, home, project string) []string {
 			continue // a program found on PATH, a flag, a word
 		}
 		if rel {
-			emit(join(project, w))
-			if cd != "" {
-				emit(join(cd, w))
+			if kept {
+				emit(join(project, w))
+				if cd != "" {
+					emit(join(cd, w))
+				}
 			}
 			if wasCd {
 				cd = join(project, w)
 			}
 			continue
 		}
-		emit(abs)
+		if kept {
+			emit(abs)
+		}
 		if wasCd && abs != "" && !strings.ContainsAny(abs, "$*?[~") {
 			cd = clean(abs)
 		}

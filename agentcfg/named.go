@@ -94,16 +94,30 @@ func Named(t Target, data []byte, ctx Context, home string) []NamedFile {
 	return out
 }
 
-// walkStrings calls f with every string in v (a decoded document value).
+// walkStrings calls f with every string in v (a decoded document value),
+// and with the command line an argument list makes: a list of strings
+// (Codex's notify = ["python3", "notify.py"]) joined, and an MCP server's
+// command joined with its args (its script named without a slash is
+// found only there, after the interpreter).
 func walkStrings(v any, f func(string)) {
 	switch x := v.(type) {
 	case string:
 		f(x)
 	case []any:
+		if line, ok := argv(x); ok && len(x) > 1 {
+			f(line)
+		}
 		for _, e := range x {
 			walkStrings(e, f)
 		}
 	case map[string]any:
+		if c, ok := x["command"].(string); ok {
+			if a, ok := x["args"].([]any); ok {
+				if line, ok := argv(a); ok {
+					f(c + " " + line)
+				}
+			}
+		}
 		for _, e := range x {
 			walkStrings(e, f)
 		}
@@ -114,40 +128,212 @@ func walkStrings(v any, f func(string)) {
 	}
 }
 
+// argv joins a list of strings with spaces; ok is false if an element is
+// not a string.
+func argv(xs []any) (string, bool) {
+	ss := make([]string, 0, len(xs))
+	for _, e := range xs {
+		s, ok := e.(string)
+		if !ok {
+			return "", false
+		}
+		ss = append(ss, s)
+	}
+	return strings.Join(ss, " "), true
+}
+
 // commandPaths returns the words of a command line s that are paths, made
 // absolute and clean. Quotes are dropped first (a shell joins `"$X"/a` into
-// one word); a word with another variable, a glob or a URL is skipped.
+// one word); a word with another variable, a glob or a URL is skipped. A
+// relative path is taken from the project and, after a `cd DIR` (or
+// pushd) in the line, from DIR too: `cd ~/.claude/hooks && ./pre.sh` runs
+// ~/.claude/hooks/pre.sh (both are returned: a cd in a subshell does not
+// move the rest). The first word after an interpreter (and its flags) is
+// its script even without a slash: `python3 hook.py`, `bash -e x.sh`,
+// `node x.js` run hook.py, x.sh, x.js of the directory they start in.
 func commandPaths(s, home, project string) []string {
-	s = strings.NewReplacer(`"`, "", `'`, "", "${HOME}", "$HOME", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR").Replace(s)
-	var out []string
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune(";&|()<>`=,:", r)
-	}) {
-		switch {
-		case strings.HasPrefix(w, "~/"):
-			w = join(home, w[2:])
-		case strings.HasPrefix(w, "$HOME/"):
-			w = join(home, w[len("$HOME/"):])
-		case strings.HasPrefix(w, "$CLAUDE_PROJECT_DIR/"):
-			w = join(project, w[len("$CLAUDE_PROJECT_DIR/"):])
-		case filepath.IsAbs(w):
-		case strings.Contains(w, "/"):
-			w = join(project, w)
-		default:
-			continue // a program found on PATH, a flag, a word
-		}
-		if w == "" || strings.ContainsAny(w, "$*?[~") {
-			continue
-		}
-		out = append(out, filepath.Clean(w))
+	s = strings.NewReplacer("${HOME}", "$HOME", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR").Replace(s)
+	flat := strings.NewReplacer(`"`, "", `'`, "").Replace(s)
+	out := scanWords(strings.FieldsFunc(flat, isSep), home, project, nil)
+	if strings.ContainsAny(s, `"'\`) {
+		// Quoted or escaped spaces ("$HOME/My Scripts/x.sh", My\ Scripts):
+		// the words a shell makes, too, where they hold a space (the rest
+		// were found above; a quoted shell command, bash -c "a && b", is a
+		// word with shell syntax, left out).
+		out = append(out, scanWords(shellWords(s), home, project, func(w string) bool {
+			return strings.ContainsFunc(w, unicode.IsSpace) && !strings.ContainsAny(w, "&;|<>()`")
+		})...)
 	}
 	return out
 }
 
-// join is filepath.Join for a base that may be unknown ("": no path).
+// isSep reports whether r separates the words of a command line for
+// commandPaths: a space, shell syntax, or what separates a flag's or an
+// environment variable's value.
+func isSep(r rune) bool {
+	return unicode.IsSpace(r) || strings.ContainsRune(";&|()<>`=,:", r)
+}
+
+// shellWords splits s as a shell does into words (quotes and backslashes
+// taken away; no expansion), also at isSep's syntax outside quotes.
+func shellWords(s string) []string {
+	var out []string
+	var b strings.Builder
+	in, q := false, rune(0)
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case q != 0:
+			switch {
+			case r == q:
+				q = 0
+			case r == '\\' && q == '"' && i+1 < len(rs) && strings.ContainsRune("\"\\$`", rs[i+1]):
+				i++
+				b.WriteRune(rs[i])
+			default:
+				b.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			q, in = r, true
+		case r == '\\' && i+1 < len(rs):
+			i++
+			b.WriteRune(rs[i])
+			in = true
+		case isSep(r):
+			if in {
+				out = append(out, b.String())
+				b.Reset()
+				in = false
+			}
+		default:
+			b.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// scanWords is commandPaths over one list of words; keep, when set, says
+// which words may be returned as paths (the context they give, a cd or
+// an interpreter, counts either way).
+func scanWords(words []string, home, project string, keep func(string) bool) []string {
+	var out []string
+	emit := func(w string) {
+		if w == "" || strings.ContainsAny(w, "$*?[~") {
+			return
+		}
+		out = append(out, clean(w))
+	}
+	cd := ""            // the directory a cd earlier in the line moved to
+	afterCd := false    // the previous word is cd or pushd
+	wantScript := false // the previous words are an interpreter and its flags
+	for _, w := range words {
+		wasCd, wasInterp := afterCd, wantScript
+		kept := keep == nil || keep(w)
+		afterCd, wantScript = w == "cd" || w == "pushd", false
+		var abs string
+		rel := false
+		switch {
+		case w == "~" || w == "$HOME":
+			abs = home
+		case strings.HasPrefix(w, "~/"):
+			abs = join(home, w[2:])
+		case strings.HasPrefix(w, "$HOME/"):
+			abs = join(home, w[len("$HOME/"):])
+		case w == "$CLAUDE_PROJECT_DIR":
+			abs = project
+		case strings.HasPrefix(w, "$CLAUDE_PROJECT_DIR/"):
+			abs = join(project, w[len("$CLAUDE_PROJECT_DIR/"):])
+		case filepath.IsAbs(w):
+			abs = w
+		case strings.Contains(w, "/"):
+			rel = true
+		case wasInterp && strings.HasPrefix(w, "-"):
+			// A flag of the interpreter: the script may still follow,
+			// unless the flag takes code or a module instead.
+			switch w {
+			case "-c", "-m", "--eval", "-p", "--print", "-r", "--require":
+			default:
+				wantScript = true
+			}
+			continue
+		case wasInterp && (w == "run" || w == "exec"):
+			wantScript = true // deno run, bun run, uv run
+			continue
+		case wasInterp && !strings.ContainsAny(w, "$~"):
+			rel = true // the script, named from where it starts
+		default:
+			wantScript = interpreter(w)
+			continue // a program found on PATH, a flag, a word
+		}
+		if rel {
+			if kept {
+				emit(join(project, w))
+				if cd != "" {
+					emit(join(cd, w))
+				}
+			}
+			if wasCd {
+				cd = join(project, w)
+			}
+			continue
+		}
+		if kept {
+			emit(abs)
+		}
+		if wasCd && abs != "" && !strings.ContainsAny(abs, "$*?[~") {
+			cd = clean(abs)
+		}
+	}
+	return out
+}
+
+// interpreter reports whether program w (a name or a path) runs a script
+// named by its first argument that is not a flag.
+func interpreter(w string) bool {
+	switch b := filepath.Base(w); {
+	case strings.HasPrefix(b, "python"), strings.HasPrefix(b, "pypy"):
+		return true
+	default:
+		switch b {
+		case "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "source", ".",
+			"node", "nodejs", "deno", "bun", "tsx", "ts-node", "uv",
+			"ruby", "perl", "php", "lua", "Rscript", "osascript", "pwsh":
+			return true
+		}
+	}
+	return false
+}
+
+// join joins base (which may be unknown: "", no path) and rel, and
+// cleans the result as clean does.
 func join(base, rel string) string {
 	if base == "" {
 		return ""
 	}
-	return filepath.Join(base, rel)
+	return clean(base + "/" + rel)
+}
+
+// clean is filepath.Clean for a path without "..": with one, only empty
+// and "." elements go, since the kernel takes ".." after a symlink from
+// the link's target (~/.claude/hooks/../x.sh, hooks a symlink to
+// ../dotfiles/hooks, runs ~/dotfiles/x.sh): the caller resolves it.
+func clean(p string) string {
+	if !strings.Contains(p, "..") {
+		return filepath.Clean(p)
+	}
+	var out []string
+	for _, e := range strings.Split(p, "/") {
+		if e != "" && e != "." {
+			out = append(out, e)
+		}
+	}
+	if strings.HasPrefix(p, "/") {
+		return "/" + strings.Join(out, "/")
+	}
+	return strings.Join(out, "/")
 }

@@ -2,6 +2,7 @@ package agentcfg
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,22 @@ func TestNamed(t *testing.T) {
 			[]string{"/h/.codex/notify.py", "/h/.codex/s.sh"}},
 		{file("copilot", Home, ".copilot/lsp-config.json"), `{"lspServers": {"go": {"command": "~/.copilot/lsp/gopls"}}}`, []string{"/h/.copilot/lsp/gopls"}},
 		{file("claude", Home, ".claude/settings.json"), `not json`, nil},
+		// review13e: a cd earlier in the line, a script named without a
+		// slash after an interpreter (and its flags), in a command line,
+		// an argv list and an MCP server's args; not after -c or -m.
+		{file("claude", Home, ".claude/settings.json"), `{"hooks": {"Stop": [{"hooks": [
+  {"type": "command", "command": "cd ~/.claude/hooks && ./pre.sh"},
+  {"type": "command", "command": "cd /opt/h; bash -e post.sh"},
+  {"type": "command", "command": "python3 -u hook.py"},
+  {"type": "command", "command": "uv run --quiet tool.py"},
+  {"type": "command", "command": "python3 -m mod.x && sh -c true && echo done.txt"}]}]}}`,
+			[]string{"/h/.claude/hooks", "/w/pre.sh", "/h/.claude/hooks/pre.sh", "/opt/h", "/w/post.sh", "/opt/h/post.sh", "/w/hook.py", "/w/tool.py"}},
+		{file("claude", Home, ".claude.json"), `{"mcpServers": {"m": {"command": "node", "args": ["server.js"]}}}`, []string{"/w/server.js"}},
+		// Quoted and escaped spaces: the shell's word, not two halves
+		// (the halves are still taken: more is safe).
+		{file("claude", Home, ".claude/settings.json"), `{"statusLine": {"type": "command", "command": "bash \"$HOME/My Scripts/s.sh\" && ~/.claude/a\\ b.sh"}}`,
+			[]string{"/h/My", "/w/Scripts/s.sh", "/h/My Scripts/s.sh", `/h/.claude/a\`, "/h/.claude/a b.sh"}},
+		{file("codex", Home, ".codex/config.toml"), "notify = [\"python3\", \"notify.py\"]\n", []string{"/w/notify.py"}},
 	}
 	for i, c := range cases {
 		var got []string
@@ -57,4 +74,18 @@ func TestNamed(t *testing.T) {
 			t.Errorf("case %d (%s): named %q, want %q", i, c.t.File.Path, got, want)
 		}
 	}
+}
+
+// commandPaths reads command lines of files an interrupted run's agent may
+// have left: any bytes, no panic, only absolute clean-or-dotted paths.
+func FuzzCommandPaths(f *testing.F) {
+	f.Add(`cd ~/.claude/hooks && ./pre.sh; python3 -u "my hook.py" a\ b`)
+	f.Add(`bash -c "cd $HOME/x && node ./y.js" '`)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range commandPaths(s, "/h", "/w") {
+			if !strings.HasPrefix(p, "/") {
+				t.Fatalf("commandPaths(%q): %q is not absolute", s, p)
+			}
+		}
+	})
 }

@@ -264,6 +264,15 @@ var Builtins = []Builtin{
 	{".gemini/policies/", ReadOnly, false, "Gemini CLI policies: tools and shell commands it runs without asking"},
 	{".copilot/hooks/", ReadOnly, false, "Copilot CLI user hooks"},
 	{".copilot/installed-plugins/", ReadOnly, false, "Copilot CLI plugins bring hooks and MCP servers"},
+	// Copilot CLI's custom agents (~/.copilot/agents/, a repository's
+	// .github/agents/) name MCP servers in their frontmatter, and the model
+	// delegates to one on its own; its skills (~/.copilot/skills/,
+	// .github/skills/) load on their own when their description fits: as
+	// .claude/agents/ and .claude/skills/ (review13e).
+	{".copilot/agents/", ReadOnly, false, "Copilot CLI custom agents: their MCP servers start when the model delegates"},
+	{".copilot/skills/", ReadOnly, false, "Copilot CLI skills: loaded on their own when their description fits"},
+	{".github/agents/", ReadOnly, false, "Copilot CLI repository agents: their MCP servers start when the model delegates"},
+	{".github/skills/", ReadOnly, false, "Copilot CLI repository skills: loaded on their own"},
 	// Executables an agent keeps in its own writable state and the host
 	// runs next: a replaced one runs outside jail.
 	{".copilot/pkg/", ReadOnly, false, "Copilot CLI's self-updates: the host's copilot runs the newest one from here"},

@@ -31,27 +31,53 @@ const maxGitlinks = 4096
 
 var errIndex = errors.New("index git would not read")
 
+// errManyLinks: more gitlinks than maxGitlinks.
+var errManyLinks = errors.New("index names too many gitlinks")
+
 // ParseGitlinks returns the paths (relative to the work tree, '/'
 // separated) of the gitlink entries of an index file, as git 2.39's
 // read-cache.c reads them: versions 2 and 3 (entries padded to 8 bytes, an
 // extended flags word when flag 0x4000 is set in version 3) and 4
-// (prefix-compressed names). hashSize is 20 (SHA-1) or 32 (SHA-256).
+// (prefix-compressed names). hashSize is 20 (SHA-1) or 32 (SHA-256). The
+// entries of a split index's shared index are not in data (see
+// indexGitlinks).
 func ParseGitlinks(data []byte, hashSize int) ([]string, error) {
+	ix, err := parseIndex(data, hashSize, false)
+	return ix.links, err
+}
+
+// index is what parseIndex takes from an index file.
+type index struct {
+	links []string // the gitlinks' names
+	// all: every entry's name (only when asked: a shared index).
+	all []string
+	// replModes: the modes of the entries with no name, in order: in a
+	// split index, the first entries replace the shared index's entries
+	// that the replace bitmap marks, and keep their names.
+	replModes []uint32
+	// shared: the "link" extension's hash of the shared index (hex);
+	// replace: its replace bitmap's set bits; badReplace: it could not
+	// be read.
+	shared     string
+	replace    []int
+	badReplace bool
+}
+
+func parseIndex(data []byte, hashSize int, all bool) (ix index, err error) {
 	if len(data) < 12 || string(data[:4]) != "DIRC" {
-		return nil, fmt.Errorf("%w: no DIRC header", errIndex)
+		return ix, fmt.Errorf("%w: no DIRC header", errIndex)
 	}
 	ver := binary.BigEndian.Uint32(data[4:8])
 	if ver < 2 || ver > 4 {
-		return nil, fmt.Errorf("%w: version %d", errIndex, ver)
+		return ix, fmt.Errorf("%w: version %d", errIndex, ver)
 	}
 	n := binary.BigEndian.Uint32(data[8:12])
-	var out []string
 	var prev []byte
 	off := 12
 	for i := uint32(0); i < n; i++ {
 		fixed := 40 + hashSize + 2
 		if off+fixed > len(data) {
-			return out, fmt.Errorf("%w: entry %d truncated", errIndex, i)
+			return ix, fmt.Errorf("%w: entry %d truncated", errIndex, i)
 		}
 		mode := binary.BigEndian.Uint32(data[off+24 : off+28])
 		flags := binary.BigEndian.Uint16(data[off+40+hashSize : off+fixed])
@@ -61,7 +87,7 @@ func ParseGitlinks(data []byte, hashSize int) ([]string, error) {
 			name += 2
 		}
 		if name >= len(data) {
-			return out, fmt.Errorf("%w: entry %d truncated", errIndex, i)
+			return ix, fmt.Errorf("%w: entry %d truncated", errIndex, i)
 		}
 		// As create_from_disk: the name's length is in the flags (0xfff:
 		// up to the NUL); version 4 first drops a varint's worth of bytes
@@ -76,7 +102,7 @@ func ParseGitlinks(data []byte, hashSize int) ([]string, error) {
 			strip := int(c & 127)
 			for c&128 != 0 {
 				if k >= len(data) || strip > 1<<24 {
-					return out, fmt.Errorf("%w: entry %d: bad name prefix", errIndex, i)
+					return ix, fmt.Errorf("%w: entry %d: bad name prefix", errIndex, i)
 				}
 				c = data[k]
 				k++
@@ -85,65 +111,141 @@ func ParseGitlinks(data []byte, hashSize int) ([]string, error) {
 			keep := 0
 			if i > 0 {
 				if strip > len(prev) {
-					return out, fmt.Errorf("%w: entry %d: bad name prefix", errIndex, i)
+					return ix, fmt.Errorf("%w: entry %d: bad name prefix", errIndex, i)
 				}
 				keep = len(prev) - strip
 			}
 			if ln == 0xfff {
 				nul := bytes.IndexByte(data[min(k, len(data)):], 0)
 				if nul < 0 {
-					return out, fmt.Errorf("%w: entry %d truncated", errIndex, i)
+					return ix, fmt.Errorf("%w: entry %d truncated", errIndex, i)
 				}
 				ln = nul + keep
 			}
 			rest := ln - keep
 			if rest < 0 || k+rest >= len(data) {
-				return out, fmt.Errorf("%w: entry %d: bad name", errIndex, i)
+				return ix, fmt.Errorf("%w: entry %d: bad name", errIndex, i)
 			}
 			path = append(append([]byte{}, prev[:keep]...), data[k:k+rest]...)
 			off = k + rest + 1
 		} else {
 			if ln == 0xfff {
 				if ln = bytes.IndexByte(data[name:], 0); ln < 0 {
-					return out, fmt.Errorf("%w: entry %d truncated", errIndex, i)
+					return ix, fmt.Errorf("%w: entry %d truncated", errIndex, i)
 				}
 			}
 			if name+ln > len(data) {
-				return out, fmt.Errorf("%w: entry %d truncated", errIndex, i)
+				return ix, fmt.Errorf("%w: entry %d truncated", errIndex, i)
 			}
 			path = data[name : name+ln]
 			// The entry, its name and 1 to 8 NULs: a multiple of 8 bytes.
 			off += (name - off + ln + 8) &^ 7
 		}
 		prev = path
-		if mode&0o170000 == 0o160000 && len(path) > 0 {
-			if len(out) >= maxGitlinks {
-				return out, fmt.Errorf("%w: more than %d gitlinks", errIndex, maxGitlinks)
+		if len(path) == 0 {
+			ix.replModes = append(ix.replModes, mode)
+			continue
+		}
+		if all {
+			ix.all = append(ix.all, string(path))
+		}
+		if mode&0o170000 == 0o160000 {
+			if len(ix.links) >= maxGitlinks {
+				return ix, fmt.Errorf("%w: more than %d gitlinks", errManyLinks, maxGitlinks)
 			}
-			out = append(out, string(path))
+			ix.links = append(ix.links, string(path))
 		}
 	}
-	return out, nil
+	// The extensions, up to the trailing hash: a split index's "link"
+	// names its shared index (hash, then the delete and replace bitmaps).
+	for off+8 <= len(data)-hashSize {
+		sig, size := string(data[off:off+4]), int(binary.BigEndian.Uint32(data[off+4:off+8]))
+		off += 8
+		if size < 0 || size > len(data)-hashSize-off {
+			break
+		}
+		if sig == "link" && size >= hashSize {
+			ext := data[off : off+size]
+			ix.shared = fmt.Sprintf("%x", ext[:hashSize])
+			rest := ext[hashSize:]
+			if len(rest) > 0 {
+				// The delete bitmap first: entries gone (not used:
+				// observing more is safe), then the replace bitmap.
+				var ok bool
+				if _, n, dok := ewahBits(rest, 0); !dok {
+					ix.badReplace = true
+				} else if ix.replace, _, ok = ewahBits(rest[n:], len(ix.replModes)); !ok {
+					ix.badReplace = true
+				}
+			} else if len(ix.replModes) > 0 {
+				ix.badReplace = true
+			}
+		}
+		off += size
+	}
+	return ix, nil
+}
+
+// ewahBits decodes one EWAH bitmap as git's ewah_io.c writes it (32-bit
+// bit count, 32-bit word count, 64-bit words, 32-bit position of the last
+// run word; big-endian): the set bits, at most max of them (max 0: none
+// kept, only the length read), and the bytes it took.
+func ewahBits(b []byte, max int) (bits []int, n int, ok bool) {
+	if len(b) < 12 {
+		return nil, 0, false
+	}
+	words := int(binary.BigEndian.Uint32(b[4:8]))
+	if words < 0 || words > (len(b)-12)/8 {
+		return nil, 0, false
+	}
+	n = 8 + 8*words + 4
+	bit := 0
+	for i := 0; i < words && len(bits) < max; {
+		rlw := binary.BigEndian.Uint64(b[8+8*i:])
+		run, lits := int((rlw>>1)&0xffffffff), int(rlw>>33)
+		if rlw&1 != 0 {
+			for k := 0; k < run*64 && len(bits) < max; k++ {
+				bits = append(bits, bit+k)
+			}
+		}
+		bit += run * 64
+		i++
+		for j := 0; j < lits && i < words; j, i = j+1, i+1 {
+			w := binary.BigEndian.Uint64(b[8+8*i:])
+			for k := 0; k < 64; k++ {
+				if w>>k&1 != 0 && len(bits) < max {
+					bits = append(bits, bit+k)
+				}
+			}
+			bit += 64
+		}
+	}
+	return bits, n, true
 }
 
 // indexGitlinks returns the absolute checkout paths of the gitlinks in the
 // index of git dir d, whose work tree is wt; nil when there is none or the
-// index cannot be read.
-func indexGitlinks(d, wt string) []string {
+// index cannot be read. over is set when the index names more gitlinks
+// than are taken (maxGitlinks), or is too large to be read: the rest are
+// not observed during the run, which the caller says.
+func indexGitlinks(d, wt string) (out []string, over string) {
 	f, err := os.Open(filepath.Join(d, "index"))
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 || fi.Size() > maxIndex {
-		return nil
+	if err == nil && fi.Mode().IsRegular() && fi.Size() > maxIndex {
+		return nil, fmt.Sprintf("the index is larger than %d MB: the gitlinks it names are not observed", maxIndex>>20)
+	}
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 {
+		return nil, ""
 	}
 	// Mapped, not read: a big work tree's index is tens of MB, read at
 	// every start (a copy into a fresh buffer cost more than the parse).
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	defer syscall.Munmap(data)
 	hs := 20
@@ -157,15 +259,84 @@ func indexGitlinks(d, wt string) []string {
 	}
 	// What was read before an error counts. (The names are copied out of
 	// the mapping by filepath.Join below.)
-	rels, _ := ParseGitlinks(data, hs)
-	var out []string
+	ix, err := parseIndex(data, hs, false)
+	rels := ix.links
+	if ix.shared != "" {
+		// A split index (core.splitIndex): most entries are in
+		// sharedindex.HASH beside it, whose gitlinks git status looks
+		// into as well; an entry of it that the index replaces takes the
+		// replacement's mode (a file made a gitlink has no name here).
+		sh, shOver := sharedGitlinks(d, hs, ix)
+		rels = append(rels, sh...)
+		if shOver {
+			err = errManyLinks
+		}
+	}
+	if errors.Is(err, errManyLinks) || len(rels) > maxGitlinks {
+		// A cap an agent can fill with decoys that sort first: the
+		// gitlinks past it are not observed, which is said.
+		over = fmt.Sprintf("the index names more than %d gitlinks: only the first %d are observed", maxGitlinks, maxGitlinks)
+		rels = rels[:min(len(rels), maxGitlinks)]
+	}
 	for _, r := range rels {
 		p := filepath.Join(wt, filepath.FromSlash(r))
 		if under(p, wt) && p != wt {
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, over
+}
+
+// sharedGitlinks returns the gitlinks that split index ix takes from its
+// shared index in git dir d: the shared index's own, and its entries that
+// ix's replacements make gitlinks (when the replace bitmap cannot be read,
+// every entry counts, up to maxGitlinks: observing more is safe,
+// observing less is not).
+func sharedGitlinks(d string, hs int, ix index) (links []string, over bool) {
+	if len(ix.shared) != 2*hs {
+		return nil, false
+	}
+	f, err := os.Open(filepath.Join(d, "sharedindex."+ix.shared))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 || fi.Size() > maxIndex {
+		return nil, false
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, false
+	}
+	defer syscall.Munmap(data)
+	linkRepl := false
+	for _, m := range ix.replModes {
+		linkRepl = linkRepl || m&0o170000 == 0o160000
+	}
+	sh, err := parseIndex(data, hs, linkRepl)
+	over = errors.Is(err, errManyLinks)
+	out := sh.links
+	switch {
+	case !linkRepl:
+	case ix.badReplace:
+		out = append(out, sh.all...)
+	default:
+		for k, pos := range ix.replace {
+			if k < len(ix.replModes) && ix.replModes[k]&0o170000 == 0o160000 && pos < len(sh.all) {
+				out = append(out, sh.all[pos])
+			}
+		}
+	}
+	if len(out) > maxGitlinks {
+		out, over = out[:maxGitlinks], true
+	}
+	// Copied out of the mapping (the names point into it).
+	res := make([]string, len(out))
+	for i, s := range out {
+		res[i] = strings.Clone(s)
+	}
+	return res, over
 }
 
 // workTree returns the work tree whose index git dir d holds: the parent
@@ -262,8 +433,20 @@ func (j *judge) gitlinks(d string) {
 	if wt == "" {
 		return
 	}
-	for _, p := range indexGitlinks(d, wt) {
+	links, over := indexGitlinks(d, wt)
+	for _, p := range links {
 		j.link(wt, p)
+	}
+	if idx := filepath.Join(d, "index"); over != "" && !j.g.Told[idx] {
+		// Not observed during the run: the host's git status there may
+		// run what the agent plants in a checkout past them until the
+		// sandbox ends (the exit check walks every depth). Said once.
+		if j.g.Told == nil {
+			j.g.Told = map[string]bool{}
+		}
+		j.g.Told[idx] = true
+		j.add(Finding{Path: idx, Rule: "git: gitlinks", ReportOnly: true,
+			Reason: over + " while the sandbox runs; until it ends, do not run git in " + wt + " on the host (a submodule checkout could run the agent's core.fsmonitor); the exit check covers every depth"})
 	}
 }
 

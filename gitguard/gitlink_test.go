@@ -48,7 +48,7 @@ func TestParseGitlinks(t *testing.T) {
 		if err != nil || !slices.Equal(got, want) || len(want) != 3 {
 			t.Errorf("index v%s %s: gitlinks %q (%v), git ls-files: %q", c.ver, c.format, got, err, want)
 		}
-		if abs := indexGitlinks(filepath.Join(ws, ".git"), ws); len(abs) != 3 || abs[1] != ws+"/deep/er/c" {
+		if abs, _ := indexGitlinks(filepath.Join(ws, ".git"), ws); len(abs) != 3 || abs[1] != ws+"/deep/er/c" {
 			t.Errorf("index v%s %s: indexGitlinks %q", c.ver, c.format, abs)
 		}
 	}
@@ -208,4 +208,32 @@ func FuzzParseGitlinks(f *testing.F) {
 		}
 		ParseGitlinks(b, hs)
 	})
+}
+
+// A split index (core.splitIndex, review13e): the gitlinks of the shared
+// index, a gitlink added after the split, and a file of the shared index
+// made a gitlink (a replacement: its entry has no name in .git/index) are
+// all found; review13c's parse of .git/index alone found only the second.
+func TestIndexGitlinksSplit(t *testing.T) {
+	for _, ver := range []string{"2", "4"} {
+		ws := tmp(t)
+		git(t, ws, "init", "-q", "-b", "main", ".")
+		for _, f := range []string{"a.txt", "r/f", "z.txt"} {
+			write(t, filepath.Join(ws, f), "x\n", 0o644)
+		}
+		git(t, ws, "add", ".")
+		git(t, ws, "commit", "-q", "-m", "one")
+		h := strings.TrimSpace(git(t, ws, "rev-parse", "HEAD"))
+		git(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+h+",s/shared")
+		git(t, ws, "update-index", "--index-version", ver, "--split-index")
+		git(t, ws, "update-index", "--add", "--cacheinfo", "160000,"+h+",s/new")
+		git(t, ws, "update-index", "--cacheinfo", "160000,"+h+",r/f")
+		want := []string{ws + "/r/f", ws + "/s/new", ws + "/s/shared"}
+		got, _ := indexGitlinks(filepath.Join(ws, ".git"), ws)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			ls := git(t, ws, "ls-files", "-s")
+			t.Errorf("split index v%s: indexGitlinks %q, want %q\ngit ls-files -s:\n%s", ver, got, want, ls)
+		}
+	}
 }

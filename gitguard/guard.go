@@ -91,6 +91,9 @@ type Guard struct {
 	// Since is when Scan ran (Unix nanoseconds): a change time before it is
 	// not the agent's.
 	Since int64 `json:"since,omitempty"`
+	// Told are the index files already reported as naming more gitlinks
+	// than are observed (gitlink.go): said once each.
+	Told map[string]bool `json:"told,omitempty"`
 }
 
 // Finding is one thing found that must leave the tree (or be reported).

@@ -55,7 +55,13 @@ type Plan struct {
 	Observe []string `json:"observe,omitempty"`
 	// Repos are the git dirs found in the writable trees.
 	Repos []string `json:"repos,omitempty"`
-	Notes []string `json:"notes,omitempty"`
+	// Links are symlinks inside the writable trees on the way to a
+	// protected path (a global core.hooksPath of ws/hl -> hooks): the
+	// mount protects the target, not the link, an entry the agent can
+	// replace with a directory of its own. The caller keeps each a
+	// symlink to the same place (package agentcfg's guard).
+	Links []Protect `json:"links,omitempty"`
+	Notes []string  `json:"notes,omitempty"`
 	// Guard judges what appears later (nil with AllowGitConfig).
 	Guard *Guard `json:"-"`
 }
@@ -66,6 +72,7 @@ type scanner struct {
 	g        *Guard
 	plan     Plan
 	ro, hide map[string]Protect
+	links    map[string]Protect
 	absent   map[string]Protect
 	watch    map[string]Protect
 	done     map[string]bool
@@ -127,7 +134,7 @@ func Scan(in Input) Plan {
 		}
 		for _, e := range s.user {
 			if e.Section == "core" && !e.HasSub && e.Key == "hookspath" && !filepath.IsAbs(e.Value) && !strings.HasPrefix(e.Value, "~") {
-				s.protect(filepath.Join(r, e.Value), true, "core.hooksPath (relative, from your git config) of a repository made here")
+				s.protectVia(filepath.Join(r, e.Value), true, "core.hooksPath (relative, from your git config) of a repository made here")
 			}
 		}
 	}
@@ -138,6 +145,7 @@ func Scan(in Input) Plan {
 	sort.Strings(s.g.Roots)
 	s.plan.Guard = s.g
 	s.plan.ReadOnly, s.plan.Hide, s.plan.Absent, s.plan.Watch = sorted(s.ro), sorted(s.hide), sorted(s.absent), sorted(s.watch)
+	s.plan.Links = sorted(s.links)
 	for d := range s.g.Dirs {
 		s.plan.Observe = append(s.plan.Observe, d)
 	}
@@ -186,8 +194,10 @@ func (s *scanner) protect(p string, dir bool, why string) {
 	}
 	if fi.Mode()&os.ModeSymlink != 0 {
 		// A mount lands on the link's target: protect that, and know the
-		// link (replacing it is judged at exit).
+		// link (replacing it is judged at exit); the link is kept as it
+		// is while the sandbox runs (Links).
 		s.know(p)
+		s.link(p, why)
 		t, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			return
@@ -201,6 +211,58 @@ func (s *scanner) protect(p string, dir bool, why string) {
 	if _, ok := s.ro[p]; !ok {
 		s.ro[p] = Protect{Path: p, Dir: fi.IsDir(), Why: why}
 	}
+}
+
+// link records symlink l on the way to a protected path (Plan.Links).
+func (s *scanner) link(l, why string) {
+	if !s.writable(l) {
+		return
+	}
+	if s.links == nil {
+		s.links = map[string]Protect{}
+	}
+	if _, ok := s.links[l]; !ok {
+		s.links[l] = Protect{Path: l, Why: "a symlink on the way: " + why}
+	}
+}
+
+// protectVia protects p (a path the user's own config names, which may
+// lie anywhere in a writable tree) after the symlinks on the way to it,
+// which it records (link): protect handles a link at p itself, but one on
+// the way (ws/hl/pre-commit, hl -> hooks) would leave the mount on a path
+// through the link. Only the components below p's writable root are
+// looked at (one lstat each).
+func (s *scanner) protectVia(p string, dir bool, why string) {
+	p = filepath.Clean(p)
+	root := ""
+	for _, r := range s.roots {
+		if under(p, r) && len(r) > len(root) {
+			root = r
+		}
+	}
+	if root == "" || root == p {
+		s.protect(p, dir, why)
+		return
+	}
+	cur := root
+	for _, c := range strings.Split(p[len(root)+1:], "/") {
+		next := cur + "/" + c
+		fi, err := os.Lstat(next)
+		if err != nil {
+			break // missing: watched as named
+		}
+		if fi.Mode()&os.ModeSymlink != 0 && next != p {
+			s.link(next, why)
+			t, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return // a dangling link: nothing there runs
+			}
+			s.protect(t, dir, why)
+			return
+		}
+		cur = next
+	}
+	s.protect(p, dir, why)
 }
 
 // control protects a control file of a git dir: read-only if it exists,
@@ -598,7 +660,7 @@ func (s *scanner) readConfig(p string, depth int) (es []Entry, srcs []string) {
 		case !filepath.IsAbs(inc):
 			inc = filepath.Join(filepath.Dir(p), inc)
 		}
-		s.protect(inc, false, "included by "+p+": a config file git reads")
+		s.protectVia(inc, false, "included by "+p+": a config file git reads")
 		ies, isrcs := s.readConfig(inc, depth+1)
 		es, srcs = append(es, ies...), append(srcs, isrcs...)
 	}
@@ -628,17 +690,17 @@ func (s *scanner) userEffects() {
 		switch {
 		case e.Section == "core" && !e.HasSub && e.Key == "hookspath":
 			if p := abs(e.Value); p != "" {
-				s.protect(p, true, "core.hooksPath (your git config): git runs the hooks in it, in every repository")
+				s.protectVia(p, true, "core.hooksPath (your git config): git runs the hooks in it, in every repository")
 			}
 		case e.Section == "init" && !e.HasSub && e.Key == "templatedir":
 			if p := abs(e.Value); p != "" {
-				s.protect(p, true, "init.templateDir (your git config): git init copies its hooks into every new repository")
+				s.protectVia(p, true, "init.templateDir (your git config): git init copies its hooks into every new repository")
 			}
 		case programKey(e):
 			toks, first := pathTokens(e.Value)
 			for i, t := range toks {
 				if p := abs(t); p != "" && (i == 0 && first || exists(p)) {
-					s.protect(p, false, e.Name()+" (your git config) runs it")
+					s.protectVia(p, false, e.Name()+" (your git config) runs it")
 				}
 			}
 		}

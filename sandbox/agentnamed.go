@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/gitguard"
 )
 
 // maxNamedSource bounds what agentNamed reads of one guarded file (Claude
@@ -30,9 +32,20 @@ const maxNamedSource = 32 << 20
 // every mask); absent, they are watched and leave the tree if they appear.
 // fm are fsrules' masks: a path masked already keeps its mask (a hidden
 // file stays hidden).
-func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, fm []fsrules.Mask) ([]fsrules.Mask, []fsrules.Absent) {
+//
+// A symlink on the way to a script (the script itself, ~/.claude/statusline.sh
+// -> scripts/real.sh, or a directory, ~/.claude/hooks -> ../dotfiles/hooks)
+// is not what a mount protects: the mount lands on the link's target, and
+// the link, an entry of a writable directory, can be replaced by a file or
+// a directory of the agent's. Each such link inside a writable tree is
+// returned as a guarded target of its own (format Whole): the guard keeps
+// it a symlink to the same place, as it keeps a guarded file that is a
+// symlink at start. The mask goes on the resolved path (a mount on a path
+// through a symlink would pin the link's name, which the sandbox may not
+// resolve).
+func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots []agentcfg.Root, fm []fsrules.Mask) ([]fsrules.Mask, []fsrules.Absent, []agentcfg.Target) {
 	if len(ts) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	have := make(map[string]bool, len(fm))
 	for _, m := range fm {
@@ -44,14 +57,33 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, fm []f
 	}
 	var masks []fsrules.Mask
 	var absent []fsrules.Absent
+	var links []agentcfg.Target
 	for _, t := range ts {
 		data, err := readAtMost(t.Path, maxNamedSource)
 		if err != nil {
 			continue // absent or unreadable: it names nothing the host runs
 		}
 		for _, n := range agentcfg.Named(t, data, agentcfg.Context{Workspace: ws}, home) {
-			p := n.Path
 			why := fmt.Sprintf("agent config: %s (%s) runs it", t.Path, n.Key)
+			p, via, err := resolveNamed(n.Path)
+			for _, l := range via {
+				if guarded[l] {
+					continue
+				}
+				r := enclosing(l, rootPaths(roots))
+				if r == "" || r == l {
+					continue // not writable inside, or the user's own -w of the link
+				}
+				guarded[l] = true
+				links = append(links, agentcfg.Target{
+					File: agentcfg.File{Agent: t.File.Agent, Scope: agentcfg.Home, Path: l, Format: agentcfg.Whole,
+						Why: "a symlink on the way to " + n.Path + ", which " + why[len("agent config: "):]},
+					Path: l, Root: r,
+				})
+			}
+			if err != nil {
+				continue // a link loop, or too deep: nothing there runs
+			}
 			fi, err := os.Lstat(p)
 			if errors.Is(err, fs.ErrNotExist) {
 				// Written during the run, it would run on the host next
@@ -64,15 +96,6 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, fm []f
 			}
 			if err != nil {
 				continue
-			}
-			if fi.Mode()&os.ModeSymlink != 0 {
-				// A mount lands on the link's target: protect that.
-				if p, err = filepath.EvalSymlinks(p); err != nil {
-					continue
-				}
-				if fi, err = os.Stat(p); err != nil {
-					continue
-				}
 			}
 			// A directory (a PATH entry, a working directory) is not made
 			// read-only: the agent may need to write there.
@@ -88,17 +111,100 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, fm []f
 			masks = append(masks, fsrules.Mask{Path: p, Kind: fsrules.ReadOnly, Rule: why})
 		}
 	}
-	return masks, absent
+	return masks, absent, links
 }
 
-// readAtMost reads p when it is a regular file of at most max bytes. A
-// FIFO or a device in its place (left by an earlier run) is refused before
-// it is opened, and the open cannot block or follow a link.
+// resolveNamed resolves the symlinks on the way to p (and p's own) as the
+// kernel does (a ".." after a link is taken from the link's target); via
+// are the symlinks met, in order. Where a component is missing, the rest
+// is joined as named (p is absent: watched there). A loop or more than 40
+// links is an error.
+func resolveNamed(p string) (real string, via []string, err error) {
+	cur := "/"
+	rest := strings.Split(p, "/")
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Missing from here (or not a directory): the rest as named.
+			return filepath.Join(append([]string{next}, rest...)...), via, nil
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if len(via) == 40 {
+			return "", via, fmt.Errorf("%s: too many symlinks", p)
+		}
+		to, err := os.Readlink(next)
+		if err != nil {
+			return "", via, err
+		}
+		via = append(via, next)
+		if filepath.IsAbs(to) {
+			cur = "/"
+		}
+		rest = append(strings.Split(to, "/"), rest...)
+	}
+	return cur, via, nil
+}
+
+// gitLinks returns guarded targets (format Whole: kept a symlink to the
+// same place) for the symlinks gitguard met on the way to what it
+// protects (gitguard.Plan.Links: a global core.hooksPath of ws/hl ->
+// hooks). The mount protects the target; the link, an entry of a writable
+// directory, would otherwise be replaced by a directory of the agent's,
+// whose hooks every repository of the host then runs. have are the
+// targets guarded already.
+func gitLinks(links []gitguard.Protect, roots []agentcfg.Root, have []agentcfg.Target) []agentcfg.Target {
+	var out []agentcfg.Target
+	seen := make(map[string]bool, len(have))
+	for _, t := range have {
+		seen[t.Path] = true
+	}
+	for _, l := range links {
+		r := enclosing(l.Path, rootPaths(roots))
+		if r == "" || r == l.Path || seen[l.Path] {
+			continue // not writable inside, the user's own -w of the link, or guarded
+		}
+		seen[l.Path] = true
+		out = append(out, agentcfg.Target{
+			File: agentcfg.File{Agent: "git", Scope: agentcfg.Home, Path: l.Path, Format: agentcfg.Whole, Why: l.Why},
+			Path: l.Path, Root: r,
+		})
+	}
+	return out
+}
+
+// rootPaths are the paths of roots (for enclosing).
+func rootPaths(roots []agentcfg.Root) []string {
+	out := make([]string, len(roots))
+	for i, r := range roots {
+		out[i] = r.Path
+	}
+	return out
+}
+
+// readAtMost reads p when it is a regular file of at most max bytes, or a
+// symlink to one (a settings file kept in a dotfiles repository: the
+// agent's loader follows the link, so what it names counts). A FIFO or a
+// device in its place (left by an earlier run) is refused before it is
+// opened, the open cannot block (O_NONBLOCK), and what was opened is
+// checked again (a swap between the stat and the open).
 func readAtMost(p string, max int64) ([]byte, error) {
-	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", p)
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -463,7 +463,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		}
 	}
 	plan.Guarded = agentcfg.Targets(home, roots, agentcfg.Files)
-	named, namedAbsent := agentNamed(plan.Guarded, home, ws, writable, fp.Masks)
+	named, namedAbsent, namedLinks := agentNamed(plan.Guarded, home, ws, writable, roots, fp.Masks)
+	plan.Guarded = append(plan.Guarded, namedLinks...)
+	plan.Guarded = append(plan.Guarded, gitLinks(gp.Links, roots, plan.Guarded)...)
 	masks := mergeMasks(append(fp.Masks, named...), gp)
 	plan.Absent = append(plan.Absent, namedAbsent...)
 	// A mount point cannot be renamed or removed (EBUSY), but the directory

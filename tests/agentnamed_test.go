@@ -12,6 +12,7 @@ package tests
 // run when the skill loads.
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +162,157 @@ true`
 		if got := fsReadFile(t, p); got != "{\"x\":1}\n" {
 			t.Errorf("%s = %q: the agent's own state must stay writable\n%s", p, got, c.stderr)
 		}
+	}
+}
+
+// TestAgentNamedScriptsLinksAndWords (review13e): the scripts agent
+// configuration runs, where the path is reached through a symlink or the
+// command line names it in a way the word scan misread. On review13c's
+// code: a status line script that is a symlink (~/.claude/statusline.sh ->
+// scripts/real.sh) had only its target protected, so the agent replaced the
+// link with its own file; a hook directory that is a symlink
+// (~/.claude/hooks -> ../dotfiles/hooks) was replaced by a directory of the
+// agent's; `cd ~/.claude/hooks && ./pre.sh` protected the project's
+// ./pre.sh, not the hook's; `python3 hook.py` (a script named without a
+// slash, run from the project) was not protected at all;
+// `sh ~/.claude/l2/../up.sh` (l2 a symlink to sub/inner) runs
+// ~/.claude/sub/up.sh, but the name was cleaned to ~/.claude/up.sh.
+func TestAgentNamedScriptsLinksAndWords(t *testing.T) {
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", "{}\n", 0o644)
+	fsWrite(t, home, ".claude/settings.json", `{
+  "statusLine": {"type": "command", "command": "bash ~/.claude/statusline.sh"},
+  "hooks": {"PreToolUse": [{"hooks": [
+    {"type": "command", "command": "cd ~/.claude/hooks.d && ./pre.sh"},
+    {"type": "command", "command": "~/.claude/linked/post.sh"},
+    {"type": "command", "command": "python3 -u hook.py"},
+    {"type": "command", "command": "sh ~/.claude/l2/../up.sh"}]}]}
+}
+`, 0o644)
+	scripts := map[string]string{
+		filepath.Join(home, ".claude/scripts/real.sh"): "#!/bin/sh\necho status\n",
+		filepath.Join(home, ".claude/hooks.d/pre.sh"):  "#!/bin/sh\nexit 0\n",
+		filepath.Join(home, "dotfiles/hooks/post.sh"):  "#!/bin/sh\nexit 0\n",
+		filepath.Join(ws, "hook.py"):                   "print(1)\n",
+		filepath.Join(home, ".claude/sub/up.sh"):       "exit 0\n",
+		filepath.Join(home, ".claude/sub/inner/keep"):  "\n",
+	}
+	for p, c := range scripts {
+		fsWrite(t, "/", p, c, 0o755)
+	}
+	links := map[string]string{
+		filepath.Join(home, ".claude/statusline.sh"): "scripts/real.sh",
+		filepath.Join(home, ".claude/linked"):        "../dotfiles/hooks",
+		filepath.Join(home, ".claude/l2"):            "sub/inner",
+	}
+	for l, to := range links {
+		if err := os.Symlink(to, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `
+rm -f ~/.claude/statusline.sh; echo PWNED > ~/.claude/statusline.sh
+rm -f ~/.claude/linked; mkdir ~/.claude/linked; echo PWNED > ~/.claude/linked/post.sh
+echo PWNED >> ~/.claude/hooks.d/pre.sh
+echo PWNED >> hook.py
+echo PWNED >> ~/.claude/sub/up.sh
+echo x > ~/.claude/todo.txt
+true`
+	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
+		"-w", filepath.Join(home, ".claude"), "-w", filepath.Join(home, ".claude.json"), "--", "/bin/sh", "-c", script)
+	mustCode(t, c, 0)
+	var bad []string
+	for l, to := range links {
+		if got, err := os.Readlink(l); err != nil || got != to {
+			bad = append(bad, fmt.Sprintf("%s: no longer a symlink to %s (%q, %v)", l, to, got, err))
+		}
+	}
+	for p, want := range scripts {
+		if got := fsReadFile(t, p); got != want {
+			bad = append(bad, p+" = "+got)
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("the agent changed what the host runs:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/todo.txt")); got != "x\n" {
+		t.Errorf("~/.claude/todo.txt = %q: the agent's own state must stay writable\n%s", got, c.stderr)
+	}
+}
+
+// TestCopilotAgentsAndSkills (review13e): GitHub Copilot CLI's custom
+// agents (~/.copilot/agents/*.agent.md, a repository's .github/agents/)
+// bring MCP servers in their frontmatter and are delegated to by the model
+// on its own, and its skills (~/.copilot/skills/, .github/skills/) are
+// loaded on their own when their description fits, like Claude Code's
+// .claude/agents/ and .claude/skills/, which are read-only. They were
+// writable through -w ~/.copilot (the copilot profile's state) and in the
+// workspace.
+func TestCopilotAgentsAndSkills(t *testing.T) {
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	orig := map[string]string{
+		filepath.Join(home, ".copilot/agents/mine.agent.md"): "---\nname: mine\n---\nhello\n",
+		filepath.Join(home, ".copilot/skills/s/SKILL.md"):    "---\nname: s\n---\nhello\n",
+		filepath.Join(ws, ".github/agents/repo.agent.md"):    "---\nname: repo\n---\nhello\n",
+		filepath.Join(home, ".copilot/session-state/s.json"): "{}\n",
+	}
+	for p, c := range orig {
+		fsWrite(t, "/", p, c, 0o644)
+	}
+	script := `
+for f in ~/.copilot/agents/mine.agent.md ~/.copilot/skills/s/SKILL.md .github/agents/repo.agent.md; do
+  echo 'mcp-servers: {x: {command: /tmp/evil}}' >> "$f"; rm -f "$f"
+done 2>/dev/null
+printf -- '---\nname: evil\nmcp-servers:\n  x:\n    command: /tmp/evil\n---\n' > ~/.copilot/agents/evil.agent.md
+mkdir -p ~/.copilot/skills/evil .github/skills/evil && echo evil | tee ~/.copilot/skills/evil/SKILL.md > .github/skills/evil/SKILL.md
+echo '{"x":1}' > ~/.copilot/session-state/s.json
+true`
+	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
+		"-w", filepath.Join(home, ".copilot"), "--", "/bin/sh", "-c", script)
+	mustCode(t, c, 0)
+	var bad []string
+	for p, want := range orig {
+		if strings.HasSuffix(p, "s.json") {
+			continue
+		}
+		if got := fsReadFile(t, p); got != want {
+			bad = append(bad, p+" = "+got)
+		}
+	}
+	for _, p := range []string{
+		filepath.Join(home, ".copilot/agents/evil.agent.md"),
+		filepath.Join(home, ".copilot/skills/evil/SKILL.md"),
+		filepath.Join(ws, ".github/skills/evil/SKILL.md"),
+	} {
+		if _, err := os.Lstat(p); err == nil {
+			bad = append(bad, p+": left on the host")
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("Copilot's agents and skills written inside hold outside:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".copilot/session-state/s.json")); got != "{\"x\":1}\n" {
+		t.Errorf("session-state = %q: the agent's own state must stay writable\n%s", got, c.stderr)
+	}
+}
+
+// TestAgentNamedScriptsLinkedSettings (review13e): a settings file that is
+// a symlink (GNU stow, a dotfiles repository: ~/.claude/settings.json ->
+// ../dotfiles/claude-settings.json) was not read for the scripts it names
+// (the read refused a symlink), so ~/.claude/statusline.sh stayed writable.
+func TestAgentNamedScriptsLinkedSettings(t *testing.T) {
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", "{}\n", 0o644)
+	fsWrite(t, home, "dotfiles/claude-settings.json", `{"statusLine": {"type": "command", "command": "bash ~/.claude/statusline.sh"}}`+"\n", 0o644)
+	fsWrite(t, home, ".claude/statusline.sh", "echo status\n", 0o755)
+	if err := os.Symlink("../dotfiles/claude-settings.json", filepath.Join(home, ".claude/settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
+		"-w", filepath.Join(home, ".claude"), "-w", filepath.Join(home, ".claude.json"), "--", "/bin/sh", "-c",
+		`echo PWNED >> ~/.claude/statusline.sh; true`)
+	mustCode(t, c, 0)
+	if got := fsReadFile(t, filepath.Join(home, ".claude/statusline.sh")); got != "echo status\n" {
+		t.Errorf("statusline.sh = %q: the script a symlinked settings file names was writable\n%s", got, c.stderr)
 	}
 }

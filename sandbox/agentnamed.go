@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/hostpath"
 )
 
 // maxNamedSource bounds what agentNamed reads of one guarded file (Claude
@@ -120,42 +120,14 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 // is joined as named (p is absent: watched there). A loop or more than 40
 // links is an error.
 func resolveNamed(p string) (real string, via []string, err error) {
-	cur := "/"
-	rest := strings.Split(p, "/")
-	for len(rest) > 0 {
-		c := rest[0]
-		rest = rest[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
-		if err != nil {
-			// Missing from here (or not a directory): the rest as named.
-			return filepath.Join(append([]string{next}, rest...)...), via, nil
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		if len(via) == 40 {
-			return "", via, fmt.Errorf("%s: too many symlinks", p)
-		}
-		to, err := os.Readlink(next)
-		if err != nil {
-			return "", via, err
-		}
-		via = append(via, next)
-		if filepath.IsAbs(to) {
-			cur = "/"
-		}
-		rest = append(strings.Split(to, "/"), rest...)
+	if !filepath.IsAbs(p) {
+		p = "/" + p
 	}
-	return cur, via, nil
+	real, links, err := hostpath.ResolveAsNamed(p)
+	for _, l := range links {
+		via = append(via, l.Path)
+	}
+	return real, via, err
 }
 
 // gitLinks returns guarded targets (format Whole: kept a symlink to the

@@ -749,8 +749,19 @@ func (g *Guard) checkLocked(t *gtarget, final, recovered bool) {
 	}
 	undo := unlockPath(t.Target)
 	defer undo()
+	if afterUnlock != nil {
+		afterUnlock(t.Target)
+	}
 	t.last, t.bad, t.unsettled = last, bad, unsettled
 	g.checkOnce(t, final, recovered, func(ev Event) {
+		if ev.Err != nil && !g.closed && !recovered && (errors.Is(ev.Err, unix.EACCES) || errors.Is(ev.Err, unix.EPERM)) {
+			// Refused again while the sandbox runs: the agent, still
+			// running, took the access away again between the give and
+			// the write (its chmod races ours). Not said: the target is
+			// unsettled (checkOnce), so the last check judges it again,
+			// with the agent gone, and says what it could not do then.
+			return
+		}
 		if ev.Saved == "" && saved != "" {
 			ev.Saved, saved = saved, ""
 		}
@@ -980,6 +991,10 @@ func (g *Guard) moveAside(t *gtarget, l *loc, st fstate) error {
 	}
 	return nil
 }
+
+// afterUnlock, set by tests only, runs between unlockPath and the retry:
+// where the agent, still running, takes the access away again.
+var afterUnlock func(Target)
 
 // writeFault, set by tests only, fails the writes into a directory as a
 // full disk does (which the agent can bring about; a test cannot).

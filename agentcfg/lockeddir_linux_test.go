@@ -367,3 +367,52 @@ func TestGuardUnreadableAtTheEnd(t *testing.T) {
 		t.Errorf("the guard followed a symlink and changed %s: mode %v", elsewhere, got)
 	}
 }
+
+// TestGuardRelockedWhileRunningNotSaid: while the sandbox runs, the agent
+// takes its directory's access away again between the guard's give and
+// its write (its chmod races the guard's, as CI saw once in
+// TestAgentConfigLockedToTheEnd). That retry's refusal is not the run's
+// failure: the target stays unsettled, nothing is said then, and the last
+// check, with the agent gone, puts the host's version back and says only
+// that. Seen failing before the retry's refusal was held back: "write ...:
+// permission denied" was said though the run ended with the host's
+// version. Root's supervisor writes whatever the modes: it never retries.
+func TestGuardRelockedWhileRunningNotSaid(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root's supervisor writes whatever the modes: only a user's guard retries")
+	}
+	e := newGuardEnv(t)
+	tg := e.target(".claude/settings.json")
+	write(t, tg.Path, hostSettings)
+	g, _, err := New([]Target{tg}, e.opts("relock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(tg.Path)
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	write(t, tg.Path, evilLocked)
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	relocks := 0
+	afterUnlock = func(Target) {
+		relocks++
+		os.Chmod(dir, 0o500) // the agent's chmod a-w, again
+	}
+	t.Cleanup(func() { afterUnlock = nil })
+	g.CheckNow()
+	if relocks == 0 {
+		t.Fatal("control: the guard did not retry")
+	}
+	if hasErr(e.evs()) {
+		t.Fatalf("a refusal the agent raced while running was said: %+v", e.evs())
+	}
+	afterUnlock = nil // the agent is gone
+	g.Close()
+	if hasErr(e.evs()) {
+		t.Fatalf("the last check failed: %+v", e.evs())
+	}
+	if got := read(t, tg.Path); strings.Contains(got, "pwned-locked") || !strings.Contains(got, `"mine"`) {
+		t.Fatalf("the host's hooks are not back after the run: %s", got)
+	}
+}

@@ -19,6 +19,7 @@ type Watch struct {
 	cfg Config
 
 	mu    sync.Mutex
+	falls []Fall   // found under mu, reported after it (report)
 	file  *os.File // the inotify instance, while watching
 	idle  *os.File // after Unwatch: no watch left, closed by CloseLater's func
 	dirs  map[int32]string
@@ -87,6 +88,7 @@ func Start(cfg Config) (*Watch, error) {
 	w.mu.Lock()
 	w.recheck(time.Now())
 	w.mu.Unlock()
+	w.report()
 	go w.loop(w.file)
 	return w, nil
 }
@@ -101,14 +103,27 @@ func (w *Watch) Watches() int {
 	return len(w.dirs)
 }
 
-// fall reports e once. w.mu is held.
+// fall notes e's fall once, for report. w.mu is held.
 func (w *Watch) fall(e *entry, how string, at time.Time) {
 	if e.fell {
 		return
 	}
 	e.fell = true
-	if w.cfg.Fell != nil {
-		w.cfg.Fell(Fall{Time: at, Path: e.p, How: how})
+	w.falls = append(w.falls, Fall{Time: at, Path: e.p, How: how})
+}
+
+// report calls Fell for the falls noted so far, without w.mu: Fell may
+// take the caller's locks, which a caller of Unwatch may hold.
+func (w *Watch) report() {
+	w.mu.Lock()
+	fs := w.falls
+	w.falls = nil
+	w.mu.Unlock()
+	if w.cfg.Fell == nil {
+		return
+	}
+	for _, f := range fs {
+		w.cfg.Fell(f)
 	}
 }
 
@@ -143,6 +158,7 @@ func (w *Watch) loop(f *os.File) {
 			return
 		}
 		w.events(buf[:n])
+		w.report()
 	}
 }
 

@@ -115,6 +115,7 @@ func TestOverflowRecheck(t *testing.T) {
 	w.mu.Lock()
 	w.recheck(time.Now())
 	w.mu.Unlock()
+	w.report()
 	want(t, ch, a, "replaced")
 	none(t, ch)
 }

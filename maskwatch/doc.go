@@ -20,7 +20,8 @@
 // It watches the parent directory of every such path with inotify for the
 // path's name being deleted, renamed away or renamed over, and reports
 // each path once (its first such event; later ones change nothing: the
-// mask is gone). When the event queue overflows it compares each path's
+// mask is gone). A mask's path deleted or renamed away is reported only
+// when something is put there next (until then nothing is shown). When the event queue overflows it compares each path's
 // inode with the one seen at start instead (a path deleted and hard-linked
 // back with the same inode is then missed).
 package maskwatch
@@ -32,15 +33,20 @@ type Path struct {
 	Path string // absolute, symlink-free, on the host
 	Kind string // what covers it: "mask", "read-only", "pin"
 	Rule string // why it is covered
+	// Hides: the mount hides what is there (a mask), so the path's
+	// deletion or rename away shows nothing; only a file put there next
+	// is reported. Otherwise (a read-only bind, a pin) the loss itself is
+	// (the sandbox can then write there).
+	Hides bool
 }
 
 // Fall is a path whose mount the host took away.
 type Fall struct {
 	Time time.Time
 	Path
-	// How: "deleted", "renamed away", "renamed over", "created" (seen
-	// without its deletion), "replaced" (after an overflow: another
-	// inode, or none).
+	// How: "deleted", "renamed away", "renamed over", "renamed in after
+	// its removal", "created after its removal", "replaced" (after an
+	// overflow: another inode, or, for a mount that does not hide, none).
 	How string
 }
 

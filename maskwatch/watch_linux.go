@@ -32,6 +32,7 @@ type entry struct {
 	p        Path
 	dev, ino uint64 // at start (overflow check)
 	fell     bool
+	gone     bool // Hides: the path was deleted or renamed away, nothing new is there yet
 }
 
 // watchMask: the events that take a mount off a name in the directory.
@@ -136,7 +137,10 @@ func (w *Watch) recheck(at time.Time) {
 				continue
 			}
 			var st unix.Stat_t
-			if err := unix.Lstat(e.p.Path, &st); err != nil || st.Dev != e.dev || st.Ino != e.ino {
+			switch err := unix.Lstat(e.p.Path, &st); {
+			case err != nil && e.p.Hides:
+				e.gone = true // nothing there to read
+			case err != nil || st.Dev != e.dev || st.Ino != e.ino:
 				w.fall(e, "replaced", at)
 			}
 		}
@@ -197,14 +201,21 @@ func (w *Watch) events(b []byte) {
 			continue
 		}
 		switch {
+		case ev.Mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0 && e.p.Hides:
+			// The mask is gone, but so is what it hid: only a file put
+			// there next shows anything (a host socket of a run that
+			// ended is not worth a word).
+			e.gone = true
 		case ev.Mask&unix.IN_DELETE != 0:
 			w.fall(e, "deleted", now)
 		case ev.Mask&unix.IN_MOVED_FROM != 0:
 			w.fall(e, "renamed away", now)
+		case ev.Mask&unix.IN_MOVED_TO != 0 && e.gone:
+			w.fall(e, "renamed in after its removal", now)
 		case ev.Mask&unix.IN_MOVED_TO != 0:
 			w.fall(e, "renamed over", now)
 		case ev.Mask&unix.IN_CREATE != 0:
-			w.fall(e, "created", now)
+			w.fall(e, "created after its removal", now)
 		}
 	}
 }

@@ -60,7 +60,7 @@ func TestFalls(t *testing.T) {
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, ch := start(t, Path{Path: env, Kind: "mask"}, Path{Path: cfg, Kind: "read-only"}, Path{Path: sock, Kind: "mask"},
+	_, ch := start(t, Path{Path: env, Kind: "mask", Hides: true}, Path{Path: cfg, Kind: "read-only"}, Path{Path: sock, Kind: "mask", Hides: true},
 		Path{Path: sub, Kind: "pin"}, Path{Path: filepath.Join(d, "missing"), Kind: "mask"})
 
 	write(t, filepath.Join(d, "other"), "x")
@@ -89,10 +89,14 @@ func TestFalls(t *testing.T) {
 	}
 	want(t, ch, cfg, "renamed away")
 
+	// A mask's path removed shows nothing: said only when a new one
+	// is there (a daemon binding its socket again).
 	if err := os.Remove(sock); err != nil {
 		t.Fatal(err)
 	}
-	want(t, ch, sock, "deleted")
+	none(t, ch)
+	write(t, sock, "new")
+	want(t, ch, sock, "created after its removal")
 
 	if err := os.Rename(sub, sub+".old"); err != nil {
 		t.Fatal(err)
@@ -103,13 +107,17 @@ func TestFalls(t *testing.T) {
 // After an overflow the paths are compared with what they were at start.
 func TestOverflowRecheck(t *testing.T) {
 	d := t.TempDir()
-	a, b := filepath.Join(d, "a"), filepath.Join(d, "b")
+	a, b, c := filepath.Join(d, "a"), filepath.Join(d, "b"), filepath.Join(d, "c")
 	write(t, a, "a")
 	write(t, b, "b")
-	w, ch := start(t, Path{Path: a, Kind: "mask"}, Path{Path: b, Kind: "mask"})
+	write(t, c, "c")
+	w, ch := start(t, Path{Path: a, Kind: "mask", Hides: true}, Path{Path: b, Kind: "mask", Hides: true}, Path{Path: c, Kind: "mask", Hides: true})
 	w.Unwatch() // no event from here on: the replacement below is seen by the recheck only
 	write(t, a+".tmp", "NEW")
 	if err := os.Rename(a+".tmp", a); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(c); err != nil { // nothing there: nothing shown
 		t.Fatal(err)
 	}
 	w.mu.Lock()

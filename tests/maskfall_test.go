@@ -4,6 +4,7 @@ package tests
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,5 +89,66 @@ show .env masked2; show .env.local masked3`
 	evs := eventsOf(trailEvents(t, trail), "unmasked")
 	if len(evs) != 1 || evs[0]["path"] != env || evs[0]["how"] != "renamed over" || evs[0]["kind"] != "mask" || evs[0]["action"] != "reported" {
 		t.Errorf("want one unmasked event for %s (renamed over, mask, reported), got %v", env, evs)
+	}
+}
+
+// The host's `git config` rewrites .git/config by renaming a new file over
+// it: the sandbox's read-only bind falls, and the agent can write the new
+// file (the exit check puts back what it wrote). Said at once, as for a
+// mask. On main's binary nothing was said.
+func TestHostRewritesReadOnlyGitConfig(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		if inCI() {
+			t.Fatal("git not on PATH")
+		}
+		t.Skip("git not on PATH")
+	}
+	ws := workspace(t)
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", ws}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", ".")
+	cfg := filepath.Join(ws, ".git", "config")
+	trail := filepath.Join(t.TempDir(), "trail.jsonl")
+	script := `echo > ready
+i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; exit 0`
+	done := make(chan result, 1)
+	go func() { done <- sh(t, runOpts{dir: ws}, script, "--audit", trail) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("jail ended before the agent was ready: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent never said ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	git("config", "user.name", "host-user")
+	time.Sleep(200 * time.Millisecond)
+	fsWrite(t, ws, "go", "", 0o644)
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("jail did not end")
+	}
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stderr, cfg+" was renamed over on the host") || !strings.Contains(r.stderr, "read-only bind") {
+		t.Errorf("jail did not say that the host replaced %s (its read-only bind is gone); stderr:\n%s", cfg, r.stderr)
+	}
+	evs := eventsOf(trailEvents(t, trail), "unmasked")
+	if len(evs) != 1 || evs[0]["path"] != cfg || evs[0]["kind"] != "read-only" {
+		t.Errorf("want one unmasked event for %s (read-only), got %v", cfg, evs)
 	}
 }

@@ -277,7 +277,7 @@ type Unmasked struct {
 	Kind   string `json:"kind"`   // the mount it had: "mask", "read-only", "pin"
 	Rule   string `json:"rule"`   // why it had it
 	How    string `json:"how"`    // "deleted", "renamed away", "renamed over", "created", "replaced"
-	Action string `json:"action"` // "reported": the mount is not made again (nothing in the sandbox can mount any more)
+	Action string `json:"action"` // "reported" (the run goes on; the mount is not made again: nothing in the sandbox can mount any more), "ended" (--end-if-unmasked)
 }
 
 // EventType implements Event.

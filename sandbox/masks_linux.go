@@ -61,18 +61,39 @@ func (r *runner) startMaskWatch() {
 	r.masks = w
 }
 
-// unmasked says one fallen mount: a notice at once, and a trail event.
+// unmasked says one fallen mount: a notice at once, and a trail event;
+// with --end-if-unmasked the run ends (the kill's own event follows).
 func (r *runner) unmasked(f maskwatch.Fall) {
 	head := fmt.Sprintf("%s was %s on the host during the run: the kernel took the sandbox's", f.Path.Path, f.How)
+	end := r.pol.EndIfUnmasked
+	var what string
 	switch f.Kind {
 	case ns.KindMask:
-		r.notef("%s mask off it (%s), so the sandbox can read the new file until the run ends; end it (jail kill, Ctrl-C) if that file holds a secret", head, f.Rule)
+		what = "mask off it (%s), so the sandbox can read the new file"
 	case ns.KindReadOnly:
-		r.notef("%s read-only bind off it (%s), so the sandbox can write the new file until the run ends (the exit check still puts back git's and agents' protected files)", head, f.Rule)
+		what = "read-only bind off it (%s), so the sandbox can write the new file"
 	default:
-		r.notef("%s pin off it (%s), so the protected paths below it are not held there until the run ends", head, f.Rule)
+		what = "pin off it (%s), so the protected paths below it are not held there"
 	}
-	r.recordAfterStart(audit.Unmasked{Path: f.Path.Path, Kind: f.Kind, Rule: f.Rule, How: f.How, Action: "reported"})
+	what = fmt.Sprintf(what, f.Rule)
+	ev := audit.Unmasked{Path: f.Path.Path, Kind: f.Kind, Rule: f.Rule, How: f.How, Action: "reported"}
+	switch {
+	case end:
+		ev.Action = "ended"
+		r.notef("%s %s: ending the run (--end-if-unmasked)", head, what)
+	case f.Kind == ns.KindMask:
+		r.notef("%s %s until the run ends; end it (jail kill, Ctrl-C) if that file holds a secret, or run with --end-if-unmasked", head, what)
+	case f.Kind == ns.KindReadOnly:
+		r.notef("%s %s until the run ends (the exit check still puts back git's and agents' protected files)", head, what)
+	default:
+		r.notef("%s %s until the run ends", head, what)
+	}
+	r.recordAfterStart(ev)
+	if end {
+		// Fail closed, as asked: the new file was readable (or writable)
+		// from the host's rename until this kill lands.
+		r.kill("unmasked", "the host replaced "+f.Path.Path+" ("+f.Kind+", "+f.How+"): --end-if-unmasked")
+	}
 }
 
 // stopMaskWatch ends the watch; its descriptor is closed last, off the

@@ -152,3 +152,58 @@ i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; exit 
 		t.Errorf("want one unmasked event for %s (read-only), got %v", cfg, evs)
 	}
 }
+
+// With --end-if-unmasked the run ends when the host replaces a masked
+// file: the agent, waiting for the host's go, never reads the new file.
+// On main's binary the flag did not exist (exit 125: unknown flag).
+func TestEndIfUnmasked(t *testing.T) {
+	ws := workspace(t)
+	env := fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
+	trail := filepath.Join(t.TempDir(), "trail.jsonl")
+	script := `echo > ready
+i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
+cat .env; echo agent-went-on`
+	done := make(chan result, 1)
+	go func() { done <- sh(t, runOpts{dir: ws}, script, "--audit", trail, "--end-if-unmasked") }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("jail ended before the agent was ready: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent never said ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fsWrite(t, ws, ".env.tmp", "SECRET=NEW\n", 0o644)
+	if err := os.Rename(filepath.Join(ws, ".env.tmp"), env); err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		fsWrite(t, ws, "go", "", 0o644)
+		r = <-done
+		t.Fatalf("the run did not end when the host replaced the masked .env: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r.code != 137 || strings.Contains(r.stdout, "agent-went-on") || strings.Contains(r.stdout, "SECRET=NEW") {
+		t.Fatalf("exit %d, want 137 (killed) before the agent went on; stdout %q stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, env+" was renamed over on the host") || !strings.Contains(r.stderr, "ending the run (--end-if-unmasked)") {
+		t.Errorf("jail did not say why it ended the run; stderr:\n%s", r.stderr)
+	}
+	evs := trailEvents(t, trail)
+	um, kills := eventsOf(evs, "unmasked"), eventsOf(evs, "kill")
+	if len(um) != 1 || um[0]["path"] != env || um[0]["action"] != "ended" {
+		t.Errorf("want one unmasked event for %s with action ended, got %v", env, um)
+	}
+	if len(kills) != 1 || kills[0]["by"] != "unmasked" {
+		t.Errorf("want one kill event by unmasked, got %v", kills)
+	}
+}

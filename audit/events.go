@@ -22,11 +22,16 @@ const (
 	// TypeQuarantine: something the agent left in a writable tree was moved
 	// out of it (schema 1 readers that predate it list it as unknown).
 	TypeQuarantine = "quarantine"
-	TypeNotice     = "notice"
+	// TypeUnmasked: the host deleted or renamed over a path the sandbox
+	// had a mount on (a mask, a read-only bind, a pin) while it ran, and
+	// the kernel took that mount away (schema 1 readers that predate it
+	// list it as unknown).
+	TypeUnmasked = "unmasked"
+	TypeNotice   = "notice"
 )
 
 // Types lists every event type of SchemaVersion in summary order.
-var Types = []string{TypeStart, TypeExec, TypeDNS, TypeNet, TypeDeny, TypeQuarantine, TypeLimit,
+var Types = []string{TypeStart, TypeExec, TypeDNS, TypeNet, TypeDeny, TypeQuarantine, TypeUnmasked, TypeLimit,
 	TypeSignal, TypeKill, TypeTimeout, TypeExit, TypeDropped, TypeNotice}
 
 // Decisions used in exec, dns and net events.
@@ -262,6 +267,21 @@ type Quarantine struct {
 
 // EventType implements Event.
 func (Quarantine) EventType() string { return TypeQuarantine }
+
+// Unmasked is a path whose mount in the sandbox the host took away while
+// it ran (package maskwatch): from then on the sandbox sees what the host
+// put at the path (a mask's secret is readable, a read-only file
+// writable) until the run ends.
+type Unmasked struct {
+	Path   string `json:"path"`   // the host path
+	Kind   string `json:"kind"`   // the mount it had: "mask", "read-only", "pin"
+	Rule   string `json:"rule"`   // why it had it
+	How    string `json:"how"`    // "deleted", "renamed away", "renamed over", "created", "replaced"
+	Action string `json:"action"` // "reported" (the run goes on; the mount is not made again: nothing in the sandbox can mount any more), "ended" (--end-if-unmasked)
+}
+
+// EventType implements Event.
+func (Unmasked) EventType() string { return TypeUnmasked }
 
 // Notice is a message jail gave the user (on stderr, or in the summary
 // after a relayed terminal was restored), recorded when it first appears:

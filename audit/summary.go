@@ -184,7 +184,7 @@ func Summarize(r io.Reader) (*Summary, error) {
 			if e.Decision != DecisionAllow {
 				deny(rec)
 			}
-		case TypeDeny, TypeQuarantine:
+		case TypeDeny, TypeQuarantine, TypeUnmasked:
 			deny(rec)
 		case TypeNotice:
 			var e Notice

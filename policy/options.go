@@ -84,6 +84,8 @@ var Options = []Option{
 		Help: "trust the command with git: its config, hooks, commondir and .gitmodules writable, nothing git-related watched or quarantined", field: func(p *Policy) any { return &p.AllowGitConfig }},
 	{Name: "allow-writable-home", Kind: Bool, Group: GroupFiles,
 		Help: "let the workspace or a write path be $HOME or hold it (existing startup files stay read-only, absent ones are watched)", field: func(p *Policy) any { return &p.AllowWritableHome }},
+	{Name: "end-if-unmasked", Kind: Bool, Group: GroupFiles,
+		Help: "end the run when the host replaces a masked or read-only file during it (an editor's save of .env); by default that is said and the run goes on", field: func(p *Policy) any { return &p.EndIfUnmasked }},
 	{Name: "max-file-size", Placeholder: "SIZE", Kind: Size, DefaultText: "none", Group: GroupFiles, Example: "1G",
 		Help: "no file can grow beyond SIZE (writes fail with EFBIG)", field: func(p *Policy) any { return &p.MaxFileSize }},
 	{Name: "tmp-size", Placeholder: "SIZE", Kind: Size, Default: "1G", Group: GroupFiles, Example: "1G",

@@ -50,9 +50,13 @@ type Policy struct {
 	AllowGitConfig bool `json:"allow_git_config,omitempty"`
 	// AllowWritableHome lets the workspace or a --write path be the home
 	// directory or hold it (refused by default: startup files live there).
-	AllowWritableHome bool  `json:"allow_writable_home,omitempty"`
-	MaxFileSize       int64 `json:"max_file_size,omitempty"`
-	RequireLandlock   int   `json:"require_landlock,omitempty"`
+	AllowWritableHome bool `json:"allow_writable_home,omitempty"`
+	// EndIfUnmasked ends the run when the host takes one of the sandbox's
+	// masks, read-only binds or pins away (package maskwatch); by default
+	// that is said and the run goes on.
+	EndIfUnmasked   bool  `json:"end_if_unmasked,omitempty"`
+	MaxFileSize     int64 `json:"max_file_size,omitempty"`
+	RequireLandlock int   `json:"require_landlock,omitempty"`
 	// LandlockMaxABI caps the Landlock ABI used (testing: simulates an older
 	// kernel); 0 means the kernel's own.
 	LandlockMaxABI int `json:"landlock_max_abi,omitempty"`

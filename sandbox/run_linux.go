@@ -25,6 +25,7 @@ import (
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/initbin"
+	"github.com/jail-sandbox/jail/maskwatch"
 	"github.com/jail-sandbox/jail/memwatch"
 	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
@@ -193,7 +194,8 @@ type runner struct {
 	limitsDebug string   // openCgroup's -v line, said by sayLimits
 	limitsNotes []string // the limits it cannot enforce, said by sayLimits
 
-	sentry *sentry // what must not appear in the writable trees
+	sentry *sentry          // what must not appear in the writable trees
+	masks  *maskwatch.Watch // the host taking the sandbox's mounts away (masks_linux.go)
 
 	releaseGC func()  // ends ns.HoldGC: the agent has started
 	traceLast float64 // the trace clock at the last step (under mu)
@@ -888,12 +890,17 @@ func (r *runner) raiseWalls() error {
 	}
 	r.startSentry()
 	r.tracef("sentinel")
+	r.startMaskWatch()
+	r.tracef("mask watch")
 	var ws []interface{ Unwatch() }
 	if r.acfg != nil && r.acfg.g != nil {
 		ws = append(ws, r.acfg.g)
 	}
 	if r.sentry != nil {
 		ws = append(ws, r.sentry.s)
+	}
+	if r.masks != nil {
+		ws = append(ws, r.masks)
 	}
 	if len(ws) > 0 {
 		r.unwatch = func() {

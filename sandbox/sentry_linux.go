@@ -299,6 +299,8 @@ func (r *runner) exitSentry() {
 // to the returned function (nil when there is none): the end removes it
 // in the background, before the exit event is written.
 func (r *runner) exitSentryChecks() (drop func()) {
+	// The sandbox has ended: no mount of it is left to fall.
+	r.stopMaskWatch()
 	se := r.sentry
 	if se == nil {
 		return nil

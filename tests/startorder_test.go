@@ -71,7 +71,7 @@ printf '{"mcpServers": {"evil": {"command": "/tmp/pwned-order"}}}' > .mcp.json`
 	if !ok {
 		t.Fatalf("no trace line of init's go:\n%s", r.stderr)
 	}
-	for _, step := range []string{"agentcfg", "sentinel"} {
+	for _, step := range []string{"agentcfg", "sentinel", "mask watch"} {
 		at, ok := traceAt(r.stderr, "supervisor", step)
 		if !ok {
 			t.Fatalf("no trace line of the supervisor's %s step:\n%s", step, r.stderr)

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package maskwatch
+
+import "errors"
+
+// Watch is Linux-only; elsewhere it does nothing.
+type Watch struct{}
+
+// Start fails: inotify is Linux's.
+func Start(Config) (*Watch, error) { return nil, errors.New("maskwatch: Linux only") }
+
+// Unwatch does nothing.
+func (w *Watch) Unwatch() {}
+
+// CloseLater returns a close that does nothing.
+func (w *Watch) CloseLater() func() { return func() {} }
+
+// Watches reports no watch.
+func (w *Watch) Watches() int { return 0 }

@@ -1,0 +1,280 @@
+package maskwatch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Watch watches the parent directories of the covered paths. Its zero
+// value is not usable: call Start.
+type Watch struct {
+	cfg Config
+
+	mu    sync.Mutex
+	falls []Fall   // found under mu, reported after it (report)
+	file  *os.File // the inotify instance, while watching
+	idle  *os.File // after Unwatch: no watch left, closed by CloseLater's func
+	dirs  map[int32]string
+	names map[string]map[string]*entry // dir -> name -> entry
+	done  chan struct{}
+}
+
+// entry is one watched path.
+type entry struct {
+	p        Path
+	dev, ino uint64 // at start (overflow check)
+	fell     bool
+	gone     bool // Hides: the path was deleted or renamed away, nothing new is there yet
+}
+
+// watchMask: the events that take a mount off a name in the directory.
+// IN_CREATE is there for a deletion whose event was not seen; the
+// directory's own move is not watched: its parent's watch sees its name
+// (every directory between a writable root and a covered path is pinned,
+// and so watched itself).
+const watchMask = unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_CREATE |
+	unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+
+// Start arms a watch on each covered path's parent directory and watches
+// until Unwatch. Paths that do not exist are left out (no mount covers a
+// host path that is not there). An error means nothing is watched.
+func Start(cfg Config) (*Watch, error) {
+	w := &Watch{cfg: cfg, dirs: map[int32]string{}, names: map[string]map[string]*entry{}}
+	for _, p := range cfg.Paths {
+		var st unix.Stat_t
+		if !filepath.IsAbs(p.Path) || unix.Lstat(p.Path, &st) != nil {
+			continue
+		}
+		dir, name := filepath.Dir(p.Path), filepath.Base(p.Path)
+		if dir == p.Path {
+			continue // "/": nothing holds it
+		}
+		if w.names[dir] == nil {
+			w.names[dir] = map[string]*entry{}
+		}
+		w.names[dir][name] = &entry{p: p, dev: st.Dev, ino: st.Ino}
+	}
+	if len(w.names) == 0 {
+		return w, nil
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("inotify_init1: %w", err)
+	}
+	dirs := make([]string, 0, len(w.names))
+	for d := range w.names {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		wd, err := unix.InotifyAddWatch(fd, d, watchMask)
+		if err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("inotify_add_watch %s: %w", d, err)
+		}
+		w.dirs[int32(wd)] = d
+	}
+	// The names were looked at before their directories were watched: a
+	// change in between is found by comparing again now.
+	w.file = os.NewFile(uintptr(fd), "inotify")
+	w.done = make(chan struct{})
+	w.mu.Lock()
+	w.recheck(time.Now())
+	w.mu.Unlock()
+	w.report()
+	go w.loop(w.file)
+	return w, nil
+}
+
+// Watches reports how many directories are watched.
+func (w *Watch) Watches() int {
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.dirs)
+}
+
+// fall notes e's fall once, for report. w.mu is held.
+func (w *Watch) fall(e *entry, how string, at time.Time) {
+	if e.fell {
+		return
+	}
+	e.fell = true
+	w.falls = append(w.falls, Fall{Time: at, Path: e.p, How: how})
+}
+
+// report calls Fell for the falls noted so far, without w.mu: Fell may
+// take the caller's locks, which a caller of Unwatch may hold.
+func (w *Watch) report() {
+	w.mu.Lock()
+	fs := w.falls
+	w.falls = nil
+	w.mu.Unlock()
+	if w.cfg.Fell == nil {
+		return
+	}
+	for _, f := range fs {
+		w.cfg.Fell(f)
+	}
+}
+
+// recheck compares every path not reported yet with what it was at
+// start. w.mu is held.
+func (w *Watch) recheck(at time.Time) {
+	for _, names := range w.names {
+		for _, e := range names {
+			if e.fell {
+				continue
+			}
+			var st unix.Stat_t
+			switch err := unix.Lstat(e.p.Path, &st); {
+			case err != nil && e.p.Hides:
+				e.gone = true // nothing there to read
+			case err != nil || st.Dev != e.dev || st.Ino != e.ino:
+				w.fall(e, "replaced", at)
+			}
+		}
+	}
+}
+
+func (w *Watch) loop(f *os.File) {
+	defer close(w.done)
+	buf := make([]byte, 16<<10)
+	for {
+		n, err := f.Read(buf)
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {
+				return
+			}
+			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
+				continue
+			}
+			return
+		}
+		w.events(buf[:n])
+		w.report()
+	}
+}
+
+// events handles one read's worth of inotify events.
+func (w *Watch) events(b []byte) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.file == nil {
+		return // unwatched: the run has ended
+	}
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
+		size := unix.SizeofInotifyEvent + int(ev.Len)
+		if size > len(b) {
+			return
+		}
+		var name string
+		if ev.Len > 0 {
+			raw := b[unix.SizeofInotifyEvent:size]
+			for i, c := range raw {
+				if c == 0 {
+					raw = raw[:i]
+					break
+				}
+			}
+			name = string(raw)
+		}
+		b = b[size:]
+		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+			w.recheck(now)
+			continue
+		}
+		e := w.names[w.dirs[ev.Wd]][name]
+		if e == nil {
+			continue
+		}
+		switch {
+		case ev.Mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0 && e.p.Hides:
+			// The mask is gone, but so is what it hid: only a file put
+			// there next shows anything (a host socket of a run that
+			// ended is not worth a word).
+			e.gone = true
+		case ev.Mask&unix.IN_DELETE != 0:
+			w.fall(e, "deleted", now)
+		case ev.Mask&unix.IN_MOVED_FROM != 0:
+			w.fall(e, "renamed away", now)
+		case ev.Mask&unix.IN_MOVED_TO != 0 && e.gone:
+			w.fall(e, "renamed in after its removal", now)
+		case ev.Mask&unix.IN_MOVED_TO != 0:
+			w.fall(e, "renamed over", now)
+		case ev.Mask&unix.IN_CREATE != 0:
+			w.fall(e, "created after its removal", now)
+		}
+	}
+}
+
+// Unwatch removes every watch and ends the loop without waiting for it;
+// the descriptor stays open until CloseLater's func (closing an inotify
+// descriptor with watches left, or right after their removal, waits for
+// fsnotify's mark reaper). Safe to call more than once.
+func (w *Watch) Unwatch() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	f := w.file
+	w.file = nil
+	if f != nil {
+		fd := int(f.Fd())
+		for wd := range w.dirs {
+			_, _ = unix.InotifyRmWatch(fd, uint32(wd))
+		}
+		clear(w.dirs)
+		w.idle = f
+	}
+	w.mu.Unlock()
+	if f != nil {
+		if err := f.SetReadDeadline(time.Unix(1, 0)); err != nil {
+			w.mu.Lock()
+			w.idle = nil
+			w.mu.Unlock()
+			f.Close()
+		}
+	}
+}
+
+// Stop is Unwatch and waits for the loop to end.
+func (w *Watch) Stop() {
+	if w == nil {
+		return
+	}
+	w.Unwatch()
+	if w.done != nil {
+		<-w.done
+	}
+}
+
+// CloseLater stops the watch and returns the descriptor's close, for the
+// caller to run off its critical path (safe to call more than once).
+func (w *Watch) CloseLater() func() {
+	if w == nil {
+		return func() {}
+	}
+	w.Stop()
+	w.mu.Lock()
+	f := w.idle
+	w.idle = nil
+	w.mu.Unlock()
+	if f == nil {
+		return func() {}
+	}
+	var once sync.Once
+	return func() { once.Do(func() { f.Close() }) }
+}

@@ -1,0 +1,142 @@
+package maskwatch
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// start watches paths under a fresh directory and returns the falls'
+// channel.
+func start(t *testing.T, paths ...Path) (*Watch, chan Fall) {
+	t.Helper()
+	ch := make(chan Fall, 16)
+	w, err := Start(Config{Paths: paths, Fell: func(f Fall) { ch <- f }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.CloseLater()() })
+	return w, ch
+}
+
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func want(t *testing.T, ch chan Fall, path, how string) {
+	t.Helper()
+	select {
+	case f := <-ch:
+		if f.Path.Path != path || f.How != how {
+			t.Fatalf("fall %s %q, want %s %q", f.Path.Path, f.How, path, how)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no fall reported for %s (%s)", path, how)
+	}
+}
+
+func none(t *testing.T, ch chan Fall) {
+	t.Helper()
+	select {
+	case f := <-ch:
+		t.Fatalf("unexpected fall %s %q", f.Path.Path, f.How)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// Each way the host takes a path's dentry away is reported once; what
+// happens to other names, and a write in place (the same dentry: the
+// mount stays), is not.
+func TestFalls(t *testing.T) {
+	d := t.TempDir()
+	env, cfg, sock, sub := filepath.Join(d, ".env"), filepath.Join(d, "config"), filepath.Join(d, "s.sock"), filepath.Join(d, "sub")
+	for _, p := range []string{env, cfg, sock} {
+		write(t, p, "old")
+	}
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, ch := start(t, Path{Path: env, Kind: "mask", Hides: true}, Path{Path: cfg, Kind: "read-only"}, Path{Path: sock, Kind: "mask", Hides: true},
+		Path{Path: sub, Kind: "pin"}, Path{Path: filepath.Join(d, "missing"), Kind: "mask"})
+
+	write(t, filepath.Join(d, "other"), "x")
+	write(t, env, "in place") // same inode, same dentry
+	if err := os.Remove(filepath.Join(d, "other")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(d, "missing"), "made later: was never covered")
+	none(t, ch)
+
+	// An editor's atomic save.
+	write(t, env+".tmp", "NEW")
+	if err := os.Rename(env+".tmp", env); err != nil {
+		t.Fatal(err)
+	}
+	want(t, ch, env, "renamed over")
+	// Once: the mask is gone already.
+	write(t, env+".tmp", "NEWER")
+	if err := os.Rename(env+".tmp", env); err != nil {
+		t.Fatal(err)
+	}
+	none(t, ch)
+
+	if err := os.Rename(cfg, cfg+".old"); err != nil {
+		t.Fatal(err)
+	}
+	want(t, ch, cfg, "renamed away")
+
+	// A mask's path removed shows nothing: said only when a new one
+	// is there (a daemon binding its socket again).
+	if err := os.Remove(sock); err != nil {
+		t.Fatal(err)
+	}
+	none(t, ch)
+	write(t, sock, "new")
+	want(t, ch, sock, "created after its removal")
+
+	if err := os.Rename(sub, sub+".old"); err != nil {
+		t.Fatal(err)
+	}
+	want(t, ch, sub, "renamed away")
+}
+
+// After an overflow the paths are compared with what they were at start.
+func TestOverflowRecheck(t *testing.T) {
+	d := t.TempDir()
+	a, b, c := filepath.Join(d, "a"), filepath.Join(d, "b"), filepath.Join(d, "c")
+	write(t, a, "a")
+	write(t, b, "b")
+	write(t, c, "c")
+	w, ch := start(t, Path{Path: a, Kind: "mask", Hides: true}, Path{Path: b, Kind: "mask", Hides: true}, Path{Path: c, Kind: "mask", Hides: true})
+	w.Unwatch() // no event from here on: the replacement below is seen by the recheck only
+	write(t, a+".tmp", "NEW")
+	if err := os.Rename(a+".tmp", a); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(c); err != nil { // nothing there: nothing shown
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.recheck(time.Now())
+	w.mu.Unlock()
+	w.report()
+	want(t, ch, a, "replaced")
+	none(t, ch)
+}
+
+// Nothing to watch: no inotify instance, no error.
+func TestNothing(t *testing.T) {
+	w, err := Start(Config{Paths: []Path{{Path: "/nonexistent/x"}, {Path: "relative"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := w.Watches(); n != 0 {
+		t.Fatalf("%d watches, want 0", n)
+	}
+	w.Unwatch()
+	w.CloseLater()()
+}

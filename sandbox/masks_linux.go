@@ -1,0 +1,107 @@
+package sandbox
+
+import (
+	"fmt"
+
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/maskwatch"
+	"github.com/jail-sandbox/jail/ns"
+)
+
+// This file: the host taking one of the sandbox's mounts away (package
+// maskwatch). A mask, a read-only bind or a pin is a mount on a host
+// dentry; when a host process deletes that path or renames something over
+// it while the sandbox runs, the kernel detaches the mount in every
+// namespace and the sandbox sees the new file. The agent cannot do it (a
+// mountpoint in its namespace: EBUSY), and nothing can mount the mask
+// again: init dropped every capability before the agent started, and the
+// supervisor, a multithreaded Go process, cannot join the sandbox's mount
+// namespace. Ending the run would not close the window either (the new
+// file is readable from the rename on, before any kill): it is said at
+// once, on stderr and in the trail, for the user to decide.
+
+// watchedMasks is every mount of the plan the host can take away and the
+// sandbox would miss: masks, read-only binds and pins in a writable tree
+// (the workspace's secrets, git's files, what holds them), and the masks
+// over host sockets wherever they are (a daemon binding again). Elsewhere
+// the view is the host's read-only root, whose files the agent could not
+// write anyway, or a tmpfs of the sandbox's own, which no host process
+// reaches.
+func watchedMasks(pl *Plan) []maskwatch.Path {
+	var out []maskwatch.Path
+	for _, m := range pl.Mounts {
+		switch m.Kind {
+		case ns.KindMask, ns.KindReadOnly, ns.KindPin:
+		default:
+			continue
+		}
+		if m.Source != "" || (enclosing(m.Path, pl.Writable) == "" && m.Why != whyHostSocket) {
+			continue
+		}
+		out = append(out, maskwatch.Path{Path: m.Path, Kind: m.Kind, Rule: m.Why, Hides: m.Kind == ns.KindMask})
+	}
+	return out
+}
+
+// startMaskWatch watches the plan's masks from before the go until the
+// run's end (stopMaskWatch). Degraded mode has no mounts.
+func (r *runner) startMaskWatch() {
+	if r.degraded {
+		return
+	}
+	paths := watchedMasks(r.plan)
+	if len(paths) == 0 {
+		return
+	}
+	w, err := maskwatch.Start(maskwatch.Config{Paths: paths, Fell: r.unmasked})
+	if err != nil {
+		r.notef("the sandbox's masks are not watched (%v): a file the host replaces at a masked path during the run is visible inside, unannounced", err)
+		return
+	}
+	r.masks = w
+}
+
+// unmasked says one fallen mount: a notice at once, and a trail event;
+// with --end-if-unmasked the run ends (the kill's own event follows).
+func (r *runner) unmasked(f maskwatch.Fall) {
+	head := fmt.Sprintf("%s was %s on the host during the run: the kernel took the sandbox's", f.Path.Path, f.How)
+	end := r.pol.EndIfUnmasked
+	var what string
+	switch f.Kind {
+	case ns.KindMask:
+		what = "mask off it (%s), so the sandbox can read the new file"
+	case ns.KindReadOnly:
+		what = "read-only bind off it (%s), so the sandbox can write the new file"
+	default:
+		what = "pin off it (%s), so the protected paths below it are not held there"
+	}
+	what = fmt.Sprintf(what, f.Rule)
+	ev := audit.Unmasked{Path: f.Path.Path, Kind: f.Kind, Rule: f.Rule, How: f.How, Action: "reported"}
+	switch {
+	case end:
+		ev.Action = "ended"
+		r.notef("%s %s: ending the run (--end-if-unmasked)", head, what)
+	case f.Kind == ns.KindMask:
+		r.notef("%s %s until the run ends; end it (jail kill, Ctrl-C) if that file holds a secret, or run with --end-if-unmasked", head, what)
+	case f.Kind == ns.KindReadOnly:
+		r.notef("%s %s until the run ends (the exit check still puts back git's and agents' protected files)", head, what)
+	default:
+		r.notef("%s %s until the run ends", head, what)
+	}
+	r.recordAfterStart(ev)
+	if end {
+		// Fail closed, as asked: the new file was readable (or writable)
+		// from the host's rename until this kill lands.
+		r.kill("unmasked", "the host replaced "+f.Path.Path+" ("+f.Kind+", "+f.How+"): --end-if-unmasked")
+	}
+}
+
+// stopMaskWatch ends the watch; its descriptor is closed last, off the
+// run's end (closeWatches).
+func (r *runner) stopMaskWatch() {
+	if r.masks == nil {
+		return
+	}
+	r.closeLater(r.masks.CloseLater())
+	r.masks = nil
+}

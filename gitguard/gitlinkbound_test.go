@@ -1,0 +1,101 @@
+package gitguard
+
+import (
+	"bytes"
+	"encoding/binary"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// v4Entry appends one index version 4 entry: mode, a name length of 0xfff
+// (up to the NUL), strip bytes dropped from the previous name, then rest.
+func v4Entry(b []byte, mode uint32, strip byte, rest string) []byte {
+	e := make([]byte, 40+20+2)
+	binary.BigEndian.PutUint32(e[24:28], mode)
+	binary.BigEndian.PutUint16(e[60:62], 0xfff)
+	b = append(b, e...)
+	b = append(b, strip)
+	b = append(b, rest...)
+	return append(b, 0)
+}
+
+// A version 4 index names each entry by the previous one's name: an entry
+// that keeps all of a long name and adds nothing is one byte of the file
+// and the whole name again. review13c's parse copied the kept prefix for
+// every entry: a 1 MB name then n empty entries of 64 bytes made the
+// supervisor's sentinel (outside the sandbox's cgroup) copy n MB at each
+// write of .git/index, and keep up to 4,096 such names for gitlinks: a
+// 128 MB index is about two million entries, terabytes of copying (the
+// guard stalls: the gitlinks it should observe are not), or an OOM of the
+// supervisor (its last checks and restores never run). Seen failing on
+// main: 3,001 MB allocated (1.4 s) for an index of 1,149 KB.
+func TestParseGitlinksV4Bounded(t *testing.T) {
+	const n = 1000
+	b := []byte("DIRC\x00\x00\x00\x04")
+	b = binary.BigEndian.AppendUint32(b, 2*n+2)
+	b = v4Entry(b, 0o100644, 0, strings.Repeat("a", 1<<20))
+	for i := 0; i < n; i++ {
+		b = v4Entry(b, 0o100644, 0, "")
+		b = v4Entry(b, 0o160000, 0, "")
+	}
+	// A short name after them: still read (prefix 1 MB dropped, "x/y"),
+	// and a gitlink git can reach.
+	b = v4Entry(b, 0o160000, 0x7f, "")
+	b = b[:len(b)-2] // rewrite the last entry's name field below
+	b = append(b, v4Strip(1<<20)...)
+	b = append(b, "x/y\x00"...)
+	b = append(b, bytes.Repeat([]byte{0}, 20)...)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	links, err := ParseGitlinks(b, 20)
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("parse of a %d KB index allocated %d MB (limit 64 MB)", len(b)>>10, got>>20)
+	}
+	if err != nil || len(links) != 1 || links[0] != "x/y" {
+		t.Errorf("gitlinks %d (last %q), %v; want only x/y (names longer than PATH_MAX cannot be checkouts)", len(links), last(links), err)
+	}
+}
+
+func last(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1]
+}
+
+// v4Strip encodes strip as read-cache.c's decode_varint reads it.
+func v4Strip(v int) []byte {
+	var buf [16]byte
+	pos := len(buf) - 1
+	buf[pos] = byte(v & 127)
+	for v >>= 7; v != 0; v >>= 7 {
+		v--
+		pos--
+		buf[pos] = 128 | byte(v&127)
+	}
+	return buf[pos:]
+}
+
+// The replace bitmap of a split index is the agent's too: 8 M zero literal
+// words (64 MB, half of maxIndex) took the supervisor 1.1 s at each write
+// of .git/index on main (64 steps a word; 2.3 s at maxIndex), seen failing
+// here; now a step a word.
+func TestEwahBitsBounded(t *testing.T) {
+	words := 8 << 20
+	b := make([]byte, 12+8*words)
+	binary.BigEndian.PutUint32(b[4:8], uint32(words))
+	binary.BigEndian.PutUint64(b[8:], uint64(words-1)<<33) // no run, words-1 literals
+	binary.BigEndian.PutUint64(b[len(b)-12:], 1<<5)        // bit 5 of the last literal
+	st := time.Now()
+	bits, n, ok := ewahBits(b, 1)
+	if d := time.Since(st); d > 400*time.Millisecond {
+		t.Errorf("ewahBits over %d zero words: %v (limit 400 ms)", words, d)
+	}
+	if want := 64*(words-2) + 5; !ok || n != len(b) || len(bits) != 1 || bits[0] != want {
+		t.Errorf("ewahBits: %v %d %v, want [%d] %d true", bits, n, ok, want, len(b))
+	}
+}

@@ -99,3 +99,43 @@ func TestEwahBitsBounded(t *testing.T) {
 		t.Errorf("ewahBits: %v %d %v, want [%d] %d true", bits, n, ok, want, len(b))
 	}
 }
+
+// The split index's extension and bitmaps are the agent's bytes: no panic,
+// at most max bits, each past the one before, and no more bytes than given
+// (review13e's parse had no fuzz of its own for them).
+func FuzzEwahBits(f *testing.F) {
+	f.Add([]byte("\x00\x00\x00\x40\x00\x00\x00\x02\x00\x00\x00\x02\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00"), 4)
+	f.Add([]byte("\x00\x00\x00\x40\x00\x00\x00\x01\xff\xff\xff\xff\xff\xff\xff\xff\x00\x00\x00\x00"), 100)
+	f.Fuzz(func(t *testing.T, b []byte, max int) {
+		max = max & 0xffff
+		bits, n, ok := ewahBits(b, max)
+		if !ok {
+			return
+		}
+		if n > len(b) || len(bits) > max {
+			t.Fatalf("ewahBits: n %d of %d bytes, %d bits (max %d)", n, len(b), len(bits), max)
+		}
+		for i := 1; i < len(bits); i++ {
+			if bits[i] <= bits[i-1] {
+				t.Fatalf("ewahBits: bits out of order %v", bits)
+			}
+		}
+	})
+}
+
+// parseIndex with every name kept (a shared index) on the agent's bytes:
+// no panic, no name longer than maxName.
+func FuzzParseIndexAll(f *testing.F) {
+	f.Add([]byte("DIRC\x00\x00\x00\x04\x00\x00\x00\x02"+strings.Repeat("\x00", 24)+"\x00\x00\xe0\x00"+strings.Repeat("\x00", 34)+"\x00\x03a/b\x00\x05c/d\x00"), 20)
+	f.Fuzz(func(t *testing.T, b []byte, hs int) {
+		if hs != 20 && hs != 32 {
+			hs = 20
+		}
+		ix, _ := parseIndex(b, hs, true)
+		for _, s := range append(ix.all, ix.links...) {
+			if len(s) > maxName {
+				t.Fatalf("a name of %d bytes", len(s))
+			}
+		}
+	})
+}

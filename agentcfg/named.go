@@ -2,6 +2,7 @@ package agentcfg
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -231,13 +232,20 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 	cd := ""            // the directory a cd earlier in the line moved to
 	afterCd := false    // the previous word is cd or pushd
 	wantScript := false // the previous words are an interpreter and its flags
+	value := false      // the previous word is an interpreter's flag that takes a value
 	for _, w := range words {
-		wasCd, wasInterp := afterCd, wantScript
+		wasCd, wasInterp, wasValue := afterCd, wantScript, value
 		kept := keep == nil || keep(w)
-		afterCd, wantScript = w == "cd" || w == "pushd", false
+		// After a flag's value, the script may still follow: `node -r
+		// ./setup.js hook.js`, `bash -o pipefail hook.sh`, `python3 -W
+		// ignore hook.py` run hook.js, hook.sh, hook.py (review13f: the
+		// value was taken for the script, the script was missed).
+		afterCd, wantScript, value = w == "cd" || w == "pushd", wasValue, false
 		var abs string
 		rel := false
 		switch {
+		case wasValue && !strings.ContainsAny(w, "/~$"):
+			continue // a module or option name, not a file of the line
 		case w == "~" || w == "$HOME":
 			abs = home
 		case strings.HasPrefix(w, "~/"):
@@ -252,11 +260,13 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 			abs = w
 		case strings.Contains(w, "/"):
 			rel = true
-		case wasInterp && strings.HasPrefix(w, "-"):
+		case wasInterp && (strings.HasPrefix(w, "-") || w == "+o" || w == "+O"):
 			// A flag of the interpreter: the script may still follow,
 			// unless the flag takes code or a module instead.
-			switch w {
-			case "-c", "-m", "--eval", "-p", "--print", "-r", "--require":
+			switch {
+			case slices.Contains(codeFlags, w):
+			case slices.Contains(valueFlags, w):
+				wantScript, value = true, true
 			default:
 				wantScript = true
 			}
@@ -291,6 +301,17 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 	}
 	return out
 }
+
+// codeFlags are interpreters' flags after which no script file follows
+// (code, a module, or the code's output).
+var codeFlags = []string{"-c", "-m", "--eval", "-p", "--print"}
+
+// valueFlags are interpreters' flags whose value is the next word, with the
+// script after it: node's and ruby's preloads (-r, --require, --import,
+// --loader), a shell's options (-o, +o, -O, +O), python's -W and -X,
+// perl's and ruby's -I.
+var valueFlags = []string{"-r", "--require", "--import", "--loader", "--experimental-loader",
+	"-o", "+o", "-O", "+O", "-W", "-X", "-I"}
 
 // interpreter reports whether program w (a name or a path) runs a script
 // named by its first argument that is not a flag.

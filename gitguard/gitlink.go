@@ -51,15 +51,18 @@ var errManyLinks = errors.New("index names too many gitlinks")
 // The entries of a split index's shared index are not in data (see
 // indexGitlinks).
 func ParseGitlinks(data []byte, hashSize int) ([]string, error) {
-	ix, err := parseIndex(data, hashSize, false)
+	ix, err := parseIndex(data, hashSize, nil)
 	return ix.links, err
 }
 
 // index is what parseIndex takes from an index file.
 type index struct {
 	links []string // the gitlinks' names
-	// all: every entry's name (only when asked: a shared index).
-	all []string
+	// named: the names of the named entries at the positions asked for
+	// (a shared index: those a split index replaces), by position among
+	// the named entries; count: how many named entries there are.
+	named map[int]string
+	count int
 	// replModes: the modes of the entries with no name, in order: in a
 	// split index, the first entries replace the shared index's entries
 	// that the replace bitmap marks, and keep their names.
@@ -72,7 +75,11 @@ type index struct {
 	badReplace bool
 }
 
-func parseIndex(data []byte, hashSize int, all bool) (ix index, err error) {
+// parseIndex reads an index file; want, if set, says which named entries
+// names to keep (ix.named): only those, not every name, since each can be
+// up to maxName bytes made from one byte of a version 4 file (100,000
+// entries of a shared index kept 826 MB; review13f).
+func parseIndex(data []byte, hashSize int, want func(pos int) bool) (ix index, err error) {
 	if len(data) < 12 || string(data[:4]) != "DIRC" {
 		return ix, fmt.Errorf("%w: no DIRC header", errIndex)
 	}
@@ -87,6 +94,9 @@ func parseIndex(data []byte, hashSize int, all bool) (ix index, err error) {
 	// that keep it (64 bytes each) cost 1 MB each: terabytes for an
 	// index of maxIndex, in the supervisor (review13f).
 	var prev []byte
+	if ver == 4 {
+		prev = make([]byte, 0, maxName+1)
+	}
 	prevLen := 0
 	off := 12
 	for i := uint32(0); i < n; i++ {
@@ -141,10 +151,11 @@ func parseIndex(data []byte, hashSize int, all bool) (ix index, err error) {
 			if rest < 0 || k+rest >= len(data) {
 				return ix, fmt.Errorf("%w: entry %d: bad name", errIndex, i)
 			}
-			// At most maxName+1 bytes copied: a longer name is marked
-			// too long by its length (prevLen), not by its bytes.
-			path = append(append(make([]byte, 0, min(ln, maxName+1)), prev[:min(keep, maxName+1)]...),
-				data[k:k+min(rest, max(0, maxName+1-keep))]...)
+			// In place: the name begins with the kept part of the
+			// previous one, and only what the file adds is copied, at
+			// most maxName+1 bytes in all: a longer name is marked too
+			// long by its length (prevLen), not by its bytes.
+			path = append(prev[:min(keep, maxName+1)], data[k:k+min(rest, max(0, maxName+1-keep))]...)
 			prevLen = ln
 			off = k + rest + 1
 		} else {
@@ -166,16 +177,16 @@ func parseIndex(data []byte, hashSize int, all bool) (ix index, err error) {
 			ix.replModes = append(ix.replModes, mode)
 			continue
 		}
+		pos := ix.count
+		ix.count++
 		if prevLen > maxName {
-			// No checkout git can reach (see maxName); "" keeps the
-			// shared index's positions for the replace bitmap.
-			if all {
-				ix.all = append(ix.all, "")
-			}
-			continue
+			continue // no checkout git can reach (see maxName)
 		}
-		if all {
-			ix.all = append(ix.all, string(path))
+		if want != nil && want(pos) {
+			if ix.named == nil {
+				ix.named = map[int]string{}
+			}
+			ix.named[pos] = string(path)
 		}
 		if mode&0o170000 == 0o160000 {
 			if len(ix.links) >= maxGitlinks {
@@ -287,7 +298,7 @@ func indexGitlinks(d, wt string) (out []string, over string) {
 	}
 	// What was read before an error counts. (The names are copied out of
 	// the mapping by filepath.Join below.)
-	ix, err := parseIndex(data, hs, false)
+	ix, err := parseIndex(data, hs, nil)
 	rels := ix.links
 	if ix.shared != "" {
 		// A split index (core.splitIndex): most entries are in
@@ -342,17 +353,41 @@ func sharedGitlinks(d string, hs int, ix index) (links []string, over bool) {
 	for _, m := range ix.replModes {
 		linkRepl = linkRepl || m&0o170000 == 0o160000
 	}
-	sh, err := parseIndex(data, hs, linkRepl)
+	// The shared entries a gitlink replaces (at most maxGitlinks of them:
+	// no more are observed), or, the bitmap unreadable, the first
+	// maxGitlinks entries.
+	var want func(int) bool
+	var repl []int
+	switch {
+	case !linkRepl:
+	case ix.badReplace:
+		want = func(pos int) bool { return pos < maxGitlinks }
+	default:
+		set := map[int]bool{}
+		for k, pos := range ix.replace {
+			if k < len(ix.replModes) && ix.replModes[k]&0o170000 == 0o160000 && len(repl) < maxGitlinks {
+				repl = append(repl, pos)
+				set[pos] = true
+			}
+		}
+		want = func(pos int) bool { return set[pos] }
+	}
+	sh, err := parseIndex(data, hs, want)
 	over = errors.Is(err, errManyLinks)
 	out := sh.links
 	switch {
 	case !linkRepl:
 	case ix.badReplace:
-		out = append(out, sh.all...)
+		for pos := 0; pos < min(sh.count, maxGitlinks); pos++ {
+			if n, ok := sh.named[pos]; ok {
+				out = append(out, n)
+			}
+		}
+		over = over || sh.count > maxGitlinks
 	default:
-		for k, pos := range ix.replace {
-			if k < len(ix.replModes) && ix.replModes[k]&0o170000 == 0o160000 && pos < len(sh.all) {
-				out = append(out, sh.all[pos])
+		for _, pos := range repl {
+			if n, ok := sh.named[pos]; ok {
+				out = append(out, n)
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package gitguard
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -131,11 +133,63 @@ func FuzzParseIndexAll(f *testing.F) {
 		if hs != 20 && hs != 32 {
 			hs = 20
 		}
-		ix, _ := parseIndex(b, hs, true)
-		for _, s := range append(ix.all, ix.links...) {
+		ix, _ := parseIndex(b, hs, func(int) bool { return true })
+		for pos, s := range ix.named {
+			if len(s) > maxName || pos >= ix.count {
+				t.Fatalf("a name of %d bytes at %d of %d", len(s), pos, ix.count)
+			}
+		}
+		for _, s := range ix.links {
 			if len(s) > maxName {
-				t.Fatalf("a name of %d bytes", len(s))
+				t.Fatalf("a gitlink of %d bytes", len(s))
 			}
 		}
 	})
+}
+
+// A split index whose replace bitmap cannot be read makes every name of
+// the shared index count (observing more is safe), and the shared index is
+// the agent's too: a version 4 one of a 4,096-byte name, then 100,000
+// entries of 64 bytes that keep it, made the supervisor allocate 826 MB
+// for names (about 8 GB for one of 128 MB), though at most maxGitlinks of
+// them are used. Seen failing with every name kept (826 MB: review13f's
+// first bound limited each name, not their sum) and with a fresh buffer
+// per name (442 MB allocated, 4 KB copied per 64 bytes of file).
+func TestSharedGitlinksBounded(t *testing.T) {
+	d := t.TempDir()
+	hash := bytes.Repeat([]byte{0xab}, 20)
+	sh := []byte("DIRC\x00\x00\x00\x04")
+	const n = 100000
+	sh = binary.BigEndian.AppendUint32(sh, n+1)
+	sh = v4Entry(sh, 0o100644, 0, "d/"+strings.Repeat("a", maxName-2))
+	for i := 0; i < n; i++ {
+		sh = v4Entry(sh, 0o100644, 0, "")
+	}
+	sh = append(sh, hash...)
+	if err := os.WriteFile(filepath.Join(d, "sharedindex."+strings.Repeat("ab", 20)), sh, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The split index: one replacement that is a gitlink (no name), and a
+	// link extension with no bitmaps (unreadable: every name counts).
+	ix := []byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x01")
+	e := make([]byte, 64)
+	binary.BigEndian.PutUint32(e[24:28], 0o160000)
+	ix = append(ix, e...)
+	ix = append(ix, "link\x00\x00\x00\x14"...)
+	ix = append(ix, hash...)
+	ix = append(ix, bytes.Repeat([]byte{0}, 20)...)
+	if err := os.WriteFile(filepath.Join(d, "index"), ix, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	links, over := indexGitlinks(d, "/w")
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("a shared index of %d KB: %d MB allocated (limit 64 MB)", len(sh)>>10, got>>20)
+	}
+	if len(links) != maxGitlinks || over == "" {
+		t.Errorf("%d gitlinks observed, over %q; want %d and the cap said", len(links), over, maxGitlinks)
+	}
 }

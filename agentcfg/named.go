@@ -233,8 +233,10 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 	afterCd := false    // the previous word is cd or pushd
 	wantScript := false // the previous words are an interpreter and its flags
 	value := false      // the previous word is an interpreter's flag that takes a value
+	loads := false      // that value is a file it loads (--env-file, --rcfile)
 	for _, w := range words {
-		wasCd, wasInterp, wasValue := afterCd, wantScript, value
+		wasCd, wasInterp, wasValue, fileValue := afterCd, wantScript, value, loads
+		loads = false
 		kept := keep == nil || keep(w)
 		// After a flag's value, the script may still follow: `node -r
 		// ./setup.js hook.js`, `bash -o pipefail hook.sh`, `python3 -W
@@ -245,6 +247,17 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 		rel := false
 		switch {
 		case wasValue && !strings.ContainsAny(w, "/~$"):
+			switch {
+			case wasCd:
+				cd = join(project, w) // uv run --directory hooks x.py
+			case fileValue && kept:
+				// A file the interpreter loads first (node's env file
+				// can set NODE_OPTIONS: --require runs code).
+				emit(join(project, w))
+				if cd != "" {
+					emit(join(cd, w))
+				}
+			}
 			continue // a module or option name, not a file of the line
 		case w == "~" || w == "$HOME":
 			abs = home
@@ -267,6 +280,9 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 			case slices.Contains(codeFlags, w):
 			case slices.Contains(valueFlags, w):
 				wantScript, value = true, true
+				// Its value is where the script is named from.
+				afterCd = w == "--directory" || w == "--cwd"
+				loads = w == "--env-file" || w == "--rcfile" || w == "--init-file"
 			default:
 				wantScript = true
 			}
@@ -308,10 +324,14 @@ var codeFlags = []string{"-c", "-m", "--eval", "-p", "--print"}
 
 // valueFlags are interpreters' flags whose value is the next word, with the
 // script after it: node's and ruby's preloads (-r, --require, --import,
-// --loader), a shell's options (-o, +o, -O, +O), python's -W and -X,
-// perl's and ruby's -I.
-var valueFlags = []string{"-r", "--require", "--import", "--loader", "--experimental-loader",
-	"-o", "+o", "-O", "+O", "-W", "-X", "-I"}
+// --loader), node's --env-file, a shell's options (-o, +o, -O, +O) and
+// startup file (--rcfile, --init-file), python's -W and -X, perl's and
+// ruby's -I, uv run's and bun's --with, --project, --directory, --cwd,
+// --python (`uv run --with requests hook.py`, the usual form of a uv
+// script hook).
+var valueFlags = []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file",
+	"-o", "+o", "-O", "+O", "--rcfile", "--init-file", "-W", "-X", "-I",
+	"--with", "--with-editable", "--with-requirements", "--project", "--directory", "--cwd", "--python"}
 
 // interpreter reports whether program w (a name or a path) runs a script
 // named by its first argument that is not a flag.

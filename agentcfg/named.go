@@ -2,6 +2,7 @@ package agentcfg
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -231,13 +232,33 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 	cd := ""            // the directory a cd earlier in the line moved to
 	afterCd := false    // the previous word is cd or pushd
 	wantScript := false // the previous words are an interpreter and its flags
+	value := false      // the previous word is an interpreter's flag that takes a value
+	loads := false      // that value is a file it loads (--env-file, --rcfile)
 	for _, w := range words {
-		wasCd, wasInterp := afterCd, wantScript
+		wasCd, wasInterp, wasValue, fileValue := afterCd, wantScript, value, loads
+		loads = false
 		kept := keep == nil || keep(w)
-		afterCd, wantScript = w == "cd" || w == "pushd", false
+		// After a flag's value, the script may still follow: `node -r
+		// ./setup.js hook.js`, `bash -o pipefail hook.sh`, `python3 -W
+		// ignore hook.py` run hook.js, hook.sh, hook.py (review13f: the
+		// value was taken for the script, the script was missed).
+		afterCd, wantScript, value = w == "cd" || w == "pushd", wasValue, false
 		var abs string
 		rel := false
 		switch {
+		case wasValue && !strings.ContainsAny(w, "/~$"):
+			switch {
+			case wasCd:
+				cd = join(project, w) // uv run --directory hooks x.py
+			case fileValue && kept:
+				// A file the interpreter loads first (node's env file
+				// can set NODE_OPTIONS: --require runs code).
+				emit(join(project, w))
+				if cd != "" {
+					emit(join(cd, w))
+				}
+			}
+			continue // a module or option name, not a file of the line
 		case w == "~" || w == "$HOME":
 			abs = home
 		case strings.HasPrefix(w, "~/"):
@@ -252,11 +273,16 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 			abs = w
 		case strings.Contains(w, "/"):
 			rel = true
-		case wasInterp && strings.HasPrefix(w, "-"):
+		case wasInterp && (strings.HasPrefix(w, "-") || w == "+o" || w == "+O"):
 			// A flag of the interpreter: the script may still follow,
 			// unless the flag takes code or a module instead.
-			switch w {
-			case "-c", "-m", "--eval", "-p", "--print", "-r", "--require":
+			switch {
+			case slices.Contains(codeFlags, w):
+			case slices.Contains(valueFlags, w):
+				wantScript, value = true, true
+				// Its value is where the script is named from.
+				afterCd = w == "--directory" || w == "--cwd"
+				loads = w == "--env-file" || w == "--rcfile" || w == "--init-file"
 			default:
 				wantScript = true
 			}
@@ -291,6 +317,21 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 	}
 	return out
 }
+
+// codeFlags are interpreters' flags after which no script file follows
+// (code, a module, or the code's output).
+var codeFlags = []string{"-c", "-m", "--eval", "-p", "--print"}
+
+// valueFlags are interpreters' flags whose value is the next word, with the
+// script after it: node's and ruby's preloads (-r, --require, --import,
+// --loader), node's --env-file, a shell's options (-o, +o, -O, +O) and
+// startup file (--rcfile, --init-file), python's -W and -X, perl's and
+// ruby's -I, uv run's and bun's --with, --project, --directory, --cwd,
+// --python (`uv run --with requests hook.py`, the usual form of a uv
+// script hook).
+var valueFlags = []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file",
+	"-o", "+o", "-O", "+O", "--rcfile", "--init-file", "-W", "-X", "-I",
+	"--with", "--with-editable", "--with-requirements", "--project", "--directory", "--cwd", "--python"}
 
 // interpreter reports whether program w (a name or a path) runs a script
 // named by its first argument that is not a flag.

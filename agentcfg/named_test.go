@@ -61,6 +61,22 @@ func TestNamed(t *testing.T) {
 		{file("claude", Home, ".claude/settings.json"), `{"statusLine": {"type": "command", "command": "bash \"$HOME/My Scripts/s.sh\" && ~/.claude/a\\ b.sh"}}`,
 			[]string{"/h/My", "/w/Scripts/s.sh", "/h/My Scripts/s.sh", `/h/.claude/a\`, "/h/.claude/a b.sh"}},
 		{file("codex", Home, ".codex/config.toml"), "notify = [\"python3\", \"notify.py\"]\n", []string{"/w/notify.py"}},
+		// review13f: an interpreter's flag that takes a value, then the
+		// script (main took the value for the script and missed it).
+		{file("claude", Home, ".claude/settings.json"), `{"hooks": {"Stop": [{"hooks": [
+  {"type": "command", "command": "node -r ./setup.js hook.js"},
+  {"type": "command", "command": "node --require dotenv/config --import tsx srv.js"},
+  {"type": "command", "command": "bash -o pipefail +O extglob stop.sh"},
+  {"type": "command", "command": "python3 -X dev -W ignore check.py"},
+  {"type": "command", "command": "ruby -I lib -r json r.rb"},
+  {"type": "command", "command": "uv run --with requests uvhook.py"},
+  {"type": "command", "command": "uv run --directory ~/.claude/hooks dirhook.py"},
+  {"type": "command", "command": "node --env-file .env.hook envhook.js"},
+  {"type": "command", "command": "bash --rcfile ~/.claude/rc rc.sh"}]}]}}`,
+			[]string{"/w/setup.js", "/w/hook.js", "/w/dotenv/config", "/w/srv.js", "/w/stop.sh", "/w/check.py", "/w/r.rb",
+				"/w/uvhook.py", "/h/.claude/hooks", "/w/dirhook.py", "/h/.claude/hooks/dirhook.py", "/w/.env.hook", "/w/envhook.js", "/h/.claude/rc", "/w/rc.sh"}},
+		{file("claude", Home, ".claude.json"), `{"mcpServers": {"m": {"command": "node", "args": ["--require", "~/.claude/pre.js", "server.js"]}}}`,
+			[]string{"/h/.claude/pre.js", "/w/server.js"}},
 	}
 	for i, c := range cases {
 		var got []string

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	mbits "math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,13 @@ const maxIndex = 128 << 20
 // maxGitlinks bounds the gitlinks taken from one index.
 const maxGitlinks = 4096
 
+// maxName: the longest entry name that can be a checkout. git looks at a
+// gitlink's checkout by its name relative to the top of the work tree
+// (lstat, then name/.git); the kernel refuses a path of PATH_MAX (4096)
+// bytes or more with ENAMETOOLONG, so git never sees a longer one, and
+// neither gitlink nor prefix of one needs more bytes than this.
+const maxName = 4096
+
 var errIndex = errors.New("index git would not read")
 
 // errManyLinks: more gitlinks than maxGitlinks.
@@ -38,19 +46,23 @@ var errManyLinks = errors.New("index names too many gitlinks")
 // separated) of the gitlink entries of an index file, as git 2.39's
 // read-cache.c reads them: versions 2 and 3 (entries padded to 8 bytes, an
 // extended flags word when flag 0x4000 is set in version 3) and 4
-// (prefix-compressed names). hashSize is 20 (SHA-1) or 32 (SHA-256). The
-// entries of a split index's shared index are not in data (see
+// (prefix-compressed names). hashSize is 20 (SHA-1) or 32 (SHA-256). A
+// name longer than maxName is no checkout git can reach and is skipped.
+// The entries of a split index's shared index are not in data (see
 // indexGitlinks).
 func ParseGitlinks(data []byte, hashSize int) ([]string, error) {
-	ix, err := parseIndex(data, hashSize, false)
+	ix, err := parseIndex(data, hashSize, nil)
 	return ix.links, err
 }
 
 // index is what parseIndex takes from an index file.
 type index struct {
 	links []string // the gitlinks' names
-	// all: every entry's name (only when asked: a shared index).
-	all []string
+	// named: the names of the named entries at the positions asked for
+	// (a shared index: those a split index replaces), by position among
+	// the named entries; count: how many named entries there are.
+	named map[int]string
+	count int
 	// replModes: the modes of the entries with no name, in order: in a
 	// split index, the first entries replace the shared index's entries
 	// that the replace bitmap marks, and keep their names.
@@ -63,7 +75,11 @@ type index struct {
 	badReplace bool
 }
 
-func parseIndex(data []byte, hashSize int, all bool) (ix index, err error) {
+// parseIndex reads an index file; want, if set, says which named entries
+// names to keep (ix.named): only those, not every name, since each can be
+// up to maxName bytes made from one byte of a version 4 file (100,000
+// entries of a shared index kept 826 MB; review13f).
+func parseIndex(data []byte, hashSize int, want func(pos int) bool) (ix index, err error) {
 	if len(data) < 12 || string(data[:4]) != "DIRC" {
 		return ix, fmt.Errorf("%w: no DIRC header", errIndex)
 	}
@@ -72,7 +88,16 @@ func parseIndex(data []byte, hashSize int, all bool) (ix index, err error) {
 		return ix, fmt.Errorf("%w: version %d", errIndex, ver)
 	}
 	n := binary.BigEndian.Uint32(data[8:12])
+	// prev: the previous name (version 4 names are made from it), kept
+	// to at most maxName bytes, and prevLen its whole length. Copying a
+	// whole kept prefix per entry let a 1 MB name followed by entries
+	// that keep it (64 bytes each) cost 1 MB each: terabytes for an
+	// index of maxIndex, in the supervisor (review13f).
 	var prev []byte
+	if ver == 4 {
+		prev = make([]byte, 0, maxName+1)
+	}
+	prevLen := 0
 	off := 12
 	for i := uint32(0); i < n; i++ {
 		fixed := 40 + hashSize + 2
@@ -110,10 +135,10 @@ func parseIndex(data []byte, hashSize int, all bool) (ix index, err error) {
 			}
 			keep := 0
 			if i > 0 {
-				if strip > len(prev) {
+				if strip > prevLen {
 					return ix, fmt.Errorf("%w: entry %d: bad name prefix", errIndex, i)
 				}
-				keep = len(prev) - strip
+				keep = prevLen - strip
 			}
 			if ln == 0xfff {
 				nul := bytes.IndexByte(data[min(k, len(data)):], 0)
@@ -126,7 +151,12 @@ func parseIndex(data []byte, hashSize int, all bool) (ix index, err error) {
 			if rest < 0 || k+rest >= len(data) {
 				return ix, fmt.Errorf("%w: entry %d: bad name", errIndex, i)
 			}
-			path = append(append([]byte{}, prev[:keep]...), data[k:k+rest]...)
+			// In place: the name begins with the kept part of the
+			// previous one, and only what the file adds is copied, at
+			// most maxName+1 bytes in all: a longer name is marked too
+			// long by its length (prevLen), not by its bytes.
+			path = append(prev[:min(keep, maxName+1)], data[k:k+min(rest, max(0, maxName+1-keep))]...)
+			prevLen = ln
 			off = k + rest + 1
 		} else {
 			if ln == 0xfff {
@@ -138,16 +168,25 @@ func parseIndex(data []byte, hashSize int, all bool) (ix index, err error) {
 				return ix, fmt.Errorf("%w: entry %d truncated", errIndex, i)
 			}
 			path = data[name : name+ln]
+			prevLen = ln
 			// The entry, its name and 1 to 8 NULs: a multiple of 8 bytes.
 			off += (name - off + ln + 8) &^ 7
 		}
 		prev = path
-		if len(path) == 0 {
+		if prevLen == 0 {
 			ix.replModes = append(ix.replModes, mode)
 			continue
 		}
-		if all {
-			ix.all = append(ix.all, string(path))
+		pos := ix.count
+		ix.count++
+		if prevLen > maxName {
+			continue // no checkout git can reach (see maxName)
+		}
+		if want != nil && want(pos) {
+			if ix.named == nil {
+				ix.named = map[int]string{}
+			}
+			ix.named[pos] = string(path)
 		}
 		if mode&0o170000 == 0o160000 {
 			if len(ix.links) >= maxGitlinks {
@@ -211,11 +250,11 @@ func ewahBits(b []byte, max int) (bits []int, n int, ok bool) {
 		bit += run * 64
 		i++
 		for j := 0; j < lits && i < words; j, i = j+1, i+1 {
-			w := binary.BigEndian.Uint64(b[8+8*i:])
-			for k := 0; k < 64; k++ {
-				if w>>k&1 != 0 && len(bits) < max {
-					bits = append(bits, bit+k)
-				}
+			// Only the set bits visited: a bitmap of maxIndex bytes of
+			// zero literal words took 64 steps a word, 2.3 s of the
+			// supervisor at each write of the index (review13f).
+			for w := binary.BigEndian.Uint64(b[8+8*i:]); w != 0 && len(bits) < max; w &= w - 1 {
+				bits = append(bits, bit+mbits.TrailingZeros64(w))
 			}
 			bit += 64
 		}
@@ -259,7 +298,7 @@ func indexGitlinks(d, wt string) (out []string, over string) {
 	}
 	// What was read before an error counts. (The names are copied out of
 	// the mapping by filepath.Join below.)
-	ix, err := parseIndex(data, hs, false)
+	ix, err := parseIndex(data, hs, nil)
 	rels := ix.links
 	if ix.shared != "" {
 		// A split index (core.splitIndex): most entries are in
@@ -314,17 +353,41 @@ func sharedGitlinks(d string, hs int, ix index) (links []string, over bool) {
 	for _, m := range ix.replModes {
 		linkRepl = linkRepl || m&0o170000 == 0o160000
 	}
-	sh, err := parseIndex(data, hs, linkRepl)
+	// The shared entries a gitlink replaces (at most maxGitlinks of them:
+	// no more are observed), or, the bitmap unreadable, the first
+	// maxGitlinks entries.
+	var want func(int) bool
+	var repl []int
+	switch {
+	case !linkRepl:
+	case ix.badReplace:
+		want = func(pos int) bool { return pos < maxGitlinks }
+	default:
+		set := map[int]bool{}
+		for k, pos := range ix.replace {
+			if k < len(ix.replModes) && ix.replModes[k]&0o170000 == 0o160000 && len(repl) < maxGitlinks {
+				repl = append(repl, pos)
+				set[pos] = true
+			}
+		}
+		want = func(pos int) bool { return set[pos] }
+	}
+	sh, err := parseIndex(data, hs, want)
 	over = errors.Is(err, errManyLinks)
 	out := sh.links
 	switch {
 	case !linkRepl:
 	case ix.badReplace:
-		out = append(out, sh.all...)
+		for pos := 0; pos < min(sh.count, maxGitlinks); pos++ {
+			if n, ok := sh.named[pos]; ok {
+				out = append(out, n)
+			}
+		}
+		over = over || sh.count > maxGitlinks
 	default:
-		for k, pos := range ix.replace {
-			if k < len(ix.replModes) && ix.replModes[k]&0o170000 == 0o160000 && pos < len(sh.all) {
-				out = append(out, sh.all[pos])
+		for _, pos := range repl {
+			if n, ok := sh.named[pos]; ok {
+				out = append(out, n)
 			}
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/jail-sandbox/jail/hostpath"
 )
 
 // Input is what Scan needs. Paths are absolute and symlink-free.
@@ -228,41 +230,27 @@ func (s *scanner) link(l, why string) {
 
 // protectVia protects p (a path the user's own config names, which may
 // lie anywhere in a writable tree) after the symlinks on the way to it,
-// which it records (link): protect handles a link at p itself, but one on
-// the way (ws/hl/pre-commit, hl -> hooks) would leave the mount on a path
-// through the link. Only the components below p's writable root are
-// looked at (one lstat each).
+// which it records (link) and knows, every one of them inside the writable
+// trees: protect handles a link at p itself, but one on the way
+// (ws/hl/pre-commit, hl -> hooks) would leave the mount on a path through
+// the link, and so would a second link inside the first one's target
+// (hooksPath ws/a/c/hooks, a -> b, b/c -> ../d: review13e kept a only, and
+// the agent repointed b/c). The path is resolved as the kernel does for
+// git (hostpath: '..' after a link from its target, up to 40 links).
 func (s *scanner) protectVia(p string, dir bool, why string) {
-	p = filepath.Clean(p)
-	root := ""
-	for _, r := range s.roots {
-		if under(p, r) && len(r) > len(root) {
-			root = r
+	real, links, err := hostpath.ResolveAsNamed(p)
+	for _, l := range links {
+		if s.writable(l.Path) {
+			// Kept a symlink to the same place while the sandbox runs,
+			// and known (replacing it is judged at exit).
+			s.know(l.Path)
+			s.link(l.Path, why)
 		}
 	}
-	if root == "" || root == p {
-		s.protect(p, dir, why)
-		return
+	if err != nil {
+		return // a loop, or unreadable: nothing there runs
 	}
-	cur := root
-	for _, c := range strings.Split(p[len(root)+1:], "/") {
-		next := cur + "/" + c
-		fi, err := os.Lstat(next)
-		if err != nil {
-			break // missing: watched as named
-		}
-		if fi.Mode()&os.ModeSymlink != 0 && next != p {
-			s.link(next, why)
-			t, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				return // a dangling link: nothing there runs
-			}
-			s.protect(t, dir, why)
-			return
-		}
-		cur = next
-	}
-	s.protect(p, dir, why)
+	s.protect(real, dir, why)
 }
 
 // control protects a control file of a git dir: read-only if it exists,

@@ -229,3 +229,42 @@ true`, nil)
 		}
 	}
 }
+
+// TestGitUserHooksPathSecondLink (review13f): a second symlink on the way
+// to the user's global core.hooksPath, inside the first one's target
+// (hooksPath = ws/a/c/hooks, a -> b, b/c -> ../d), and one inside a
+// protected link's target (hl -> e/hooks, e -> f). review13e kept only the
+// first link met (a, hl): the agent repointed b/c (or replaced e) with a
+// directory of its own, and every repository of the host ran its hooks,
+// though d/hooks and f/hooks stayed read-only.
+func TestGitUserHooksPathSecondLink(t *testing.T) {
+	for _, c := range []struct{ hooks, attack string }{
+		{"a/c/hooks", "rm -f b/c && mkdir -p b/c/hooks && payload > b/c/hooks/post-commit && chmod +x b/c/hooks/post-commit"},
+		{"hl", "rm -f e && mkdir -p e/hooks && payload > e/hooks/post-commit && chmod +x e/hooks/post-commit"},
+	} {
+		h := newGitHost(t)
+		ws := workspace(t)
+		for _, d := range []string{"b", "d/hooks", "f/hooks"} {
+			os.MkdirAll(filepath.Join(ws, d), 0o755)
+		}
+		for l, to := range map[string]string{"a": "b", "b/c": "../d", "hl": "e/hooks", "e": "f"} {
+			if err := os.Symlink(to, filepath.Join(ws, l)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.WriteFile(filepath.Join(h.home, ".gitconfig"), []byte("[core]\n\thooksPath = "+filepath.Join(ws, c.hooks)+"\n"), 0o644)
+		r := h.run(t, ws, c.attack+"\ntrue", nil)
+		mustCode(t, r, 0)
+		other := t.TempDir()
+		h.repo(t, other)
+		log := h.use(other)
+		if h.pwned() {
+			t.Errorf("hooksPath %s: a second link on the way, replaced in the sandbox, ran the agent's hooks on the host:\n%s\nstderr:\n%s", c.hooks, log, r.stderr)
+		}
+		for l, want := range map[string]string{"a": "b", "b/c": "../d", "hl": "e/hooks", "e": "f"} {
+			if to, err := os.Readlink(filepath.Join(ws, l)); err != nil || to != want {
+				t.Errorf("hooksPath %s: %s: %q, %v: no longer the user's symlink\n%s", c.hooks, l, to, err, r.stderr)
+			}
+		}
+	}
+}

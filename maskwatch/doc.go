@@ -59,3 +59,10 @@ type Config struct {
 	// Fell is called once per fallen path, from the watch's goroutine.
 	Fell func(Fall)
 }
+
+// Unwatched is a covered path left out: its directory could not be
+// watched.
+type Unwatched struct {
+	Path Path
+	Err  error
+}

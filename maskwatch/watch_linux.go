@@ -25,6 +25,16 @@ type Watch struct {
 	dirs  map[int32]string
 	names map[string]map[string]*entry // dir -> name -> entry
 	done  chan struct{}
+	// unwatched: the paths whose directory could not be watched (Start).
+	unwatched []Unwatched
+}
+
+// Unwatched returns the paths Start could not watch.
+func (w *Watch) Unwatched() []Unwatched {
+	if w == nil {
+		return nil
+	}
+	return w.unwatched
 }
 
 // entry is one watched path.
@@ -42,6 +52,9 @@ type entry struct {
 // and so watched itself).
 const watchMask = unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_CREATE |
 	unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+
+// addWatch is inotify_add_watch (a test makes it fail for one directory).
+var addWatch = unix.InotifyAddWatch
 
 // Start arms a watch on each covered path's parent directory and watches
 // until Unwatch. Paths that do not exist are left out (no mount covers a
@@ -78,13 +91,22 @@ func Start(cfg Config) (*Watch, error) {
 	}
 	sort.Strings(dirs)
 	for _, d := range dirs {
-		wd, err := unix.InotifyAddWatch(fd, d, watchMask)
+		wd, err := addWatch(fd, d, watchMask)
 		if err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("inotify_add_watch %s: %w", d, err)
+			// One directory that cannot be watched (a host socket's in a
+			// directory the user may search but not read, the watches'
+			// limit) leaves its paths out, not the others: the caller
+			// says which (Unwatched).
+			err = fmt.Errorf("inotify_add_watch %s: %w", d, err)
+			for _, e := range w.names[d] {
+				w.unwatched = append(w.unwatched, Unwatched{Path: e.p, Err: err})
+			}
+			delete(w.names, d)
+			continue
 		}
 		w.dirs[int32(wd)] = d
 	}
+	sort.Slice(w.unwatched, func(i, j int) bool { return w.unwatched[i].Path.Path < w.unwatched[j].Path.Path })
 	// The names were looked at before their directories were watched: a
 	// change in between is found by comparing again now.
 	w.file = os.NewFile(uintptr(fd), "inotify")

@@ -240,3 +240,42 @@ func TestOverflowUnsearchable(t *testing.T) {
 	defer os.Chmod(sub, 0o755)
 	want(t, ch, env, "replaced")
 }
+
+// A directory that cannot be watched (a host socket's in a directory the
+// user may search but not read: EACCES) leaves its own paths out, named,
+// and the others watched. On main's code one such directory made Start
+// fail and nothing was watched (seen by hand as jailtest: a socket in a
+// root-owned 0711 directory turned off the watch of the workspace's .env).
+func TestUnwatchableDirLeftOut(t *testing.T) {
+	d := t.TempDir()
+	a, b := filepath.Join(d, "ws"), filepath.Join(d, "sockdir")
+	for _, x := range []string{a, b} {
+		if err := os.Mkdir(x, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env, sock := filepath.Join(a, ".env"), filepath.Join(b, "s.sock")
+	write(t, env, "old")
+	write(t, sock, "")
+	saved := addWatch
+	defer func() { addWatch = saved }()
+	addWatch = func(fd int, p string, mask uint32) (int, error) {
+		if p == b {
+			return -1, unix.EACCES
+		}
+		return saved(fd, p, mask)
+	}
+	w, ch := start(t, Path{Path: env, Kind: "mask", Hides: true}, Path{Path: sock, Kind: "mask", Hides: true})
+	un := w.Unwatched()
+	if len(un) != 1 || un[0].Path.Path != sock {
+		t.Fatalf("unwatched %v, want %s", un, sock)
+	}
+	if n := w.Watches(); n != 1 {
+		t.Fatalf("%d watches, want 1", n)
+	}
+	write(t, env+".tmp", "NEW")
+	if err := os.Rename(env+".tmp", env); err != nil {
+		t.Fatal(err)
+	}
+	want(t, ch, env, "renamed over")
+}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/maskwatch"
@@ -65,6 +66,23 @@ func (r *runner) startMaskWatch() error {
 		}
 		r.notef("the sandbox's masks are not watched (%v): a file the host replaces at a masked path during the run is visible inside, unannounced", err)
 		return nil
+	}
+	if un := w.Unwatched(); len(un) > 0 {
+		names := make([]string, 0, len(un))
+		for _, u := range un {
+			names = append(names, u.Path.Path)
+		}
+		list := strings.Join(names, ", ")
+		if len(names) > 5 {
+			list = strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+		}
+		if r.pol.EndIfUnmasked {
+			// Fail closed, as asked: a fall at these paths could not end
+			// the run.
+			w.CloseLater()()
+			return fmt.Errorf("--end-if-unmasked: %s cannot be watched (%v): not starting; run without --end-if-unmasked, or make the directory readable to you", list, un[0].Err)
+		}
+		r.notef("%s not watched (%v): a file the host replaces there during the run is visible inside, unannounced; the other masks are watched", list, un[0].Err)
 	}
 	r.masks = w
 	return nil

@@ -22,8 +22,11 @@
 // each path once (its first such event; later ones change nothing: the
 // mask is gone). A mask's path deleted or renamed away is reported only
 // when something is put there next (until then nothing is shown). When the event queue overflows it compares each path's
-// inode with the one seen at start instead (a path deleted and hard-linked
-// back with the same inode is then missed).
+// inode and birth time with the ones seen at start instead (a file made
+// again often gets the freed inode number back; a path deleted and
+// hard-linked back is then missed), and reports a path it cannot look at
+// (the agent can make its workspace's directories unsearchable by the
+// supervisor's uid while it floods the queue).
 package maskwatch
 
 import "time"
@@ -55,4 +58,11 @@ type Config struct {
 	Paths []Path
 	// Fell is called once per fallen path, from the watch's goroutine.
 	Fell func(Fall)
+}
+
+// Unwatched is a covered path left out: its directory could not be
+// watched.
+type Unwatched struct {
+	Path Path
+	Err  error
 }

@@ -18,3 +18,6 @@ func (w *Watch) CloseLater() func() { return func() {} }
 
 // Watches reports no watch.
 func (w *Watch) Watches() int { return 0 }
+
+// Unwatched reports nothing.
+func (w *Watch) Unwatched() []Unwatched { return nil }

@@ -25,14 +25,24 @@ type Watch struct {
 	dirs  map[int32]string
 	names map[string]map[string]*entry // dir -> name -> entry
 	done  chan struct{}
+	// unwatched: the paths whose directory could not be watched (Start).
+	unwatched []Unwatched
+}
+
+// Unwatched returns the paths Start could not watch.
+func (w *Watch) Unwatched() []Unwatched {
+	if w == nil {
+		return nil
+	}
+	return w.unwatched
 }
 
 // entry is one watched path.
 type entry struct {
-	p        Path
-	dev, ino uint64 // at start (overflow check)
-	fell     bool
-	gone     bool // Hides: the path was deleted or renamed away, nothing new is there yet
+	p    Path
+	id   ident // at start (overflow check)
+	fell bool
+	gone bool // Hides: the path was deleted or renamed away, nothing new is there yet
 }
 
 // watchMask: the events that take a mount off a name in the directory.
@@ -43,14 +53,20 @@ type entry struct {
 const watchMask = unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_CREATE |
 	unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
 
+// addWatch is inotify_add_watch (a test makes it fail for one directory).
+var addWatch = unix.InotifyAddWatch
+
 // Start arms a watch on each covered path's parent directory and watches
 // until Unwatch. Paths that do not exist are left out (no mount covers a
 // host path that is not there). An error means nothing is watched.
 func Start(cfg Config) (*Watch, error) {
 	w := &Watch{cfg: cfg, dirs: map[int32]string{}, names: map[string]map[string]*entry{}}
 	for _, p := range cfg.Paths {
-		var st unix.Stat_t
-		if !filepath.IsAbs(p.Path) || unix.Lstat(p.Path, &st) != nil {
+		if !filepath.IsAbs(p.Path) {
+			continue
+		}
+		id, err := identify(p.Path)
+		if err != nil {
 			continue
 		}
 		dir, name := filepath.Dir(p.Path), filepath.Base(p.Path)
@@ -60,7 +76,7 @@ func Start(cfg Config) (*Watch, error) {
 		if w.names[dir] == nil {
 			w.names[dir] = map[string]*entry{}
 		}
-		w.names[dir][name] = &entry{p: p, dev: st.Dev, ino: st.Ino}
+		w.names[dir][name] = &entry{p: p, id: id}
 	}
 	if len(w.names) == 0 {
 		return w, nil
@@ -75,13 +91,22 @@ func Start(cfg Config) (*Watch, error) {
 	}
 	sort.Strings(dirs)
 	for _, d := range dirs {
-		wd, err := unix.InotifyAddWatch(fd, d, watchMask)
+		wd, err := addWatch(fd, d, watchMask)
 		if err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("inotify_add_watch %s: %w", d, err)
+			// One directory that cannot be watched (a host socket's in a
+			// directory the user may search but not read, the watches'
+			// limit) leaves its paths out, not the others: the caller
+			// says which (Unwatched).
+			err = fmt.Errorf("inotify_add_watch %s: %w", d, err)
+			for _, e := range w.names[d] {
+				w.unwatched = append(w.unwatched, Unwatched{Path: e.p, Err: err})
+			}
+			delete(w.names, d)
+			continue
 		}
 		w.dirs[int32(wd)] = d
 	}
+	sort.Slice(w.unwatched, func(i, j int) bool { return w.unwatched[i].Path.Path < w.unwatched[j].Path.Path })
 	// The names were looked at before their directories were watched: a
 	// change in between is found by comparing again now.
 	w.file = os.NewFile(uintptr(fd), "inotify")
@@ -136,15 +161,54 @@ func (w *Watch) recheck(at time.Time) {
 			if e.fell {
 				continue
 			}
-			var st unix.Stat_t
-			switch err := unix.Lstat(e.p.Path, &st); {
-			case err != nil && e.p.Hides:
+			id, err := identify(e.p.Path)
+			switch {
+			case errors.Is(err, unix.ENOENT) && e.p.Hides:
 				e.gone = true // nothing there to read
-			case err != nil || st.Dev != e.dev || st.Ino != e.ino:
+			case err != nil || !id.same(e.id):
+				// Another file, or one that cannot be looked at: the
+				// agent owns the directories of its workspace and can
+				// make one unsearchable by the supervisor (the same
+				// uid) while this recheck runs, after an overflow it
+				// caused; taking that for "gone" would hide a real
+				// replacement, so it is reported.
 				w.fall(e, "replaced", at)
 			}
 		}
 	}
+}
+
+// ident is what tells a file from another at the same path: the device
+// and inode number, and the birth time where the filesystem keeps one (a
+// file deleted and made again often gets the freed inode number back:
+// ext4 takes the first free one).
+type ident struct {
+	dev, ino uint64
+	btime    unix.StatxTimestamp
+	hasBtime bool
+}
+
+// identify looks at path without following a final symlink.
+func identify(path string) (ident, error) {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC,
+		unix.STATX_INO|unix.STATX_BTIME, &st); err != nil {
+		return ident{}, fmt.Errorf("statx %s: %w", path, err)
+	}
+	return ident{
+		dev:      unix.Mkdev(st.Dev_major, st.Dev_minor),
+		ino:      st.Ino,
+		btime:    st.Btime,
+		hasBtime: st.Mask&unix.STATX_BTIME != 0,
+	}, nil
+}
+
+// same: a and b are one file (as far as they tell).
+func (a ident) same(b ident) bool {
+	if a.dev != b.dev || a.ino != b.ino {
+		return false
+	}
+	return !a.hasBtime || !b.hasBtime || a.btime == b.btime
 }
 
 func (w *Watch) loop(f *os.File) {

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/maskwatch"
@@ -44,22 +45,51 @@ func watchedMasks(pl *Plan) []maskwatch.Path {
 }
 
 // startMaskWatch watches the plan's masks from before the go until the
-// run's end (stopMaskWatch). Degraded mode has no mounts.
-func (r *runner) startMaskWatch() {
+// run's end (stopMaskWatch). Degraded mode has no mounts. A watch that
+// cannot start is said; with --end-if-unmasked it refuses the run.
+func (r *runner) startMaskWatch() error {
 	if r.degraded {
-		return
+		return nil
 	}
 	paths := watchedMasks(r.plan)
 	if len(paths) == 0 {
-		return
+		return nil
 	}
-	w, err := maskwatch.Start(maskwatch.Config{Paths: paths, Fell: r.unmasked})
+	w, err := startMasks(maskwatch.Config{Paths: paths, Fell: r.unmasked})
 	if err != nil {
+		if r.pol.EndIfUnmasked {
+			// Fail closed, as asked: without the watch no fall could end
+			// the run. The inotify instances are the user's, shared with
+			// the user's other programs and other runs (each sandbox may
+			// hold a share of them: package ucount), so they can run out.
+			return fmt.Errorf("--end-if-unmasked: the sandbox's masks cannot be watched (%w): not starting; close some inotify users (fs.inotify.max_user_instances, max_user_watches) or run without --end-if-unmasked", err)
+		}
 		r.notef("the sandbox's masks are not watched (%v): a file the host replaces at a masked path during the run is visible inside, unannounced", err)
-		return
+		return nil
+	}
+	if un := w.Unwatched(); len(un) > 0 {
+		names := make([]string, 0, len(un))
+		for _, u := range un {
+			names = append(names, u.Path.Path)
+		}
+		list := strings.Join(names, ", ")
+		if len(names) > 5 {
+			list = strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+		}
+		if r.pol.EndIfUnmasked {
+			// Fail closed, as asked: a fall at these paths could not end
+			// the run.
+			w.CloseLater()()
+			return fmt.Errorf("--end-if-unmasked: %s cannot be watched (%v): not starting; run without --end-if-unmasked, or make the directory readable to you", list, un[0].Err)
+		}
+		r.notef("%s not watched (%v): a file the host replaces there during the run is visible inside, unannounced; the other masks are watched", list, un[0].Err)
 	}
 	r.masks = w
+	return nil
 }
+
+// startMasks is maskwatch.Start (a test makes it fail).
+var startMasks = maskwatch.Start
 
 // unmasked says one fallen mount: a notice at once, and a trail event;
 // with --end-if-unmasked the run ends (the kill's own event follows).

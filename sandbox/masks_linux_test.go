@@ -1,9 +1,15 @@
 package sandbox
 
 import (
+	"bytes"
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/maskwatch"
+	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
 )
 
 // The watched mounts: masks, read-only binds and pins in a writable tree,
@@ -28,6 +34,33 @@ func TestWatchedMasks(t *testing.T) {
 	for i, p := range got {
 		if p.Path != want[i] {
 			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+// --end-if-unmasked fails closed: a mask watch that cannot start (the
+// user's inotify instances ran out: other programs, other runs) refuses
+// the run instead of running it with nothing to end it. Without the flag
+// it is said and the run goes on. On main's code the run went on with the
+// flag (seen as jailtest with its 128 inotify instances held by another
+// process: "second run ran", exit 0).
+func TestEndIfUnmaskedWatchFails(t *testing.T) {
+	saved := startMasks
+	defer func() { startMasks = saved }()
+	startMasks = func(maskwatch.Config) (*maskwatch.Watch, error) {
+		return nil, errors.New("inotify_init1: too many open files")
+	}
+	pl := &Plan{Writable: []string{"/ws"}, Mounts: []ns.Mount{{Kind: ns.KindMask, Path: "/ws/.env", Why: "secret"}}}
+	for _, end := range []bool{false, true} {
+		var buf bytes.Buffer
+		r := &runner{pol: &policy.Policy{EndIfUnmasked: end}, plan: pl}
+		r.notes = notice.New(&buf, notice.Options{})
+		err := r.startMaskWatch()
+		if end && (err == nil || !strings.Contains(err.Error(), "--end-if-unmasked")) {
+			t.Errorf("--end-if-unmasked: the run starts unwatched (err %v)", err)
+		}
+		if !end && (err != nil || !strings.Contains(buf.String(), "not watched")) {
+			t.Errorf("without the flag: err %v, said %q", err, buf.String())
 		}
 	}
 }

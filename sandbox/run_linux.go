@@ -890,7 +890,9 @@ func (r *runner) raiseWalls() error {
 	}
 	r.startSentry()
 	r.tracef("sentinel")
-	r.startMaskWatch()
+	if err := r.startMaskWatch(); err != nil {
+		return err
+	}
 	r.tracef("mask watch")
 	var ws []interface{ Unwatch() }
 	if r.acfg != nil && r.acfg.g != nil {

@@ -455,23 +455,8 @@ touch planted
 i=0; while [ ! -e host-done ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
 ls -a .git sub newdir > agent-view 2>&1
 `
-	cmd := exec.Command(jail(t), "--audit", h.trail, "--", "/bin/sh", "-c", script, "sh", h.marker)
-	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), h.env()...)
-	var so, se syncBuffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, so, se, planted := h.startPlanted(t, ws, script)
 	defer cmd.Process.Kill()
-	deadline := time.Now().Add(30 * time.Second)
-	for !fileExists(filepath.Join(ws, "planted")) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent never planted: %s %s", so.String(), se.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	planted := time.Now()
 	watched := []string{ws + "/.git/commondir", ws + "/sub/.git", ws + "/newdir/.git"}
 	for _, p := range watched {
 		for fileExists(p) && time.Since(planted) < 2*time.Second {
@@ -655,4 +640,29 @@ func TestGitDryRun(t *testing.T) {
 			t.Errorf("the start event lacks %s", want)
 		}
 	}
+}
+
+// startPlanted starts script as the agent under jail in ws, with h's trail
+// and environment, and waits until it has touched "planted" (its attack is
+// in place): it returns the running jail, its output and when the plant
+// was seen. The caller kills it when done.
+func (h *gitHost) startPlanted(t *testing.T, ws, script string) (cmd *exec.Cmd, so, se *syncBuffer, planted time.Time) {
+	t.Helper()
+	cmd = exec.Command(jail(t), "--audit", h.trail, "--", "/bin/sh", "-c", script, "sh", h.marker)
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), h.env()...)
+	so, se = &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = so, se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !fileExists(filepath.Join(ws, "planted")) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the agent never planted: %s %s", so.String(), se.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return cmd, so, se, time.Now()
 }

@@ -4,7 +4,6 @@ package tests
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,23 +73,8 @@ git update-index --add --cacheinfo 160000,$h,a/b/c
 touch planted
 i=0; while [ ! -e host-done ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
 `
-	cmd := exec.Command(jail(t), "--audit", h.trail, "--", "/bin/sh", "-c", script, "sh", h.marker)
-	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), h.env()...)
-	var so, se syncBuffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, so, se, planted := h.startPlanted(t, ws, script)
 	defer cmd.Process.Kill()
-	deadline := time.Now().Add(30 * time.Second)
-	for !fileExists(filepath.Join(ws, "planted")) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent never planted: %s %s", so.String(), se.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	planted := time.Now()
 	const told = "more than 4096 gitlinks"
 	for !strings.Contains(se.String(), told) && time.Since(planted) < 2*time.Second {
 		time.Sleep(5 * time.Millisecond)
@@ -120,23 +104,8 @@ git config core.fsmonitor "$(dirname "$PWD")/fsm.sh" && cd ../../..
 touch planted
 i=0; while [ ! -e host-done ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
 `
-	cmd := exec.Command(jail(t), "--audit", h.trail, "--", "/bin/sh", "-c", script, "sh", h.marker)
-	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), h.env()...)
-	var so, se syncBuffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, so, se, planted := h.startPlanted(t, ws, script)
 	defer cmd.Process.Kill()
-	deadline := time.Now().Add(30 * time.Second)
-	for !fileExists(filepath.Join(ws, "planted")) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent never planted: %s %s", so.String(), se.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	planted := time.Now()
 	cfg := filepath.Join(ws, "a/b/c/.git/config")
 	armed := func() bool {
 		b, _ := os.ReadFile(cfg)

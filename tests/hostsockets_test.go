@@ -40,22 +40,7 @@ func TestHostUnixSocketsHidden(t *testing.T) {
 	token := "HOST-SOCKET-" + strconv.Itoa(os.Getpid())
 	paths := []string{filepath.Join(ro, "svc.sock"), filepath.Join(ws, "dev.sock")}
 	for _, p := range paths {
-		ln, err := net.Listen("unix", p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.Chmod(p, 0o777) // the unprivileged sandbox of a root run is host nobody
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Write([]byte(token + "\n"))
-				c.Close()
-			}
-		}()
+		greetOnUnix(t, p, token)
 	}
 	probe := filepath.Join(ro, "probe.pl")
 	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
@@ -160,22 +145,7 @@ func TestHostUnixSocketViewsHidden(t *testing.T) {
 	}
 	token := "HOST-SOCKET-VIEW-" + strconv.Itoa(os.Getpid())
 	sock := filepath.Join(ro, "svc.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(sock, 0o777) // the unprivileged sandbox of a root run is host nobody
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte(token + "\n"))
-			c.Close()
-		}
-	}()
+	greetOnUnix(t, sock, token)
 	probe := filepath.Join(ro, "probe.pl")
 	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
 		t.Fatal(err)
@@ -199,4 +169,27 @@ perl "$PROBE" "$VIA" "$FV"; echo host-side
 	if strings.Count(inside, "refused ") != 3 {
 		t.Fatalf("the probe did not run (code %d):\n%s\nstderr: %s", r.code, inside, r.stderr)
 	}
+}
+
+// greetOnUnix serves a Unix socket at path, open to everyone (the
+// unprivileged sandbox of a root run is host nobody), that writes token
+// and a newline to each connection and closes it, until the test ends.
+func greetOnUnix(t *testing.T, path, token string) {
+	t.Helper()
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, 0o777)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte(token + "\n"))
+			c.Close()
+		}
+	}()
 }

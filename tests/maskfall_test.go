@@ -32,23 +32,7 @@ func TestHostReplacesMaskedFile(t *testing.T) {
 show .env masked1; echo > ready
 i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
 show .env masked2; show .env.local masked3`
-	done := make(chan result, 1)
-	go func() { done <- sh(t, runOpts{dir: ws}, script, "--audit", trail) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("jail ended before the agent was ready: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the agent never said ready")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	done := startUntilReady(t, ws, script, "--audit", trail)
 	// An editor's atomic save of .env, and a write in place of .env.local.
 	fsWrite(t, ws, ".env.tmp", "SECRET=NEW\n", 0o644)
 	if err := os.Rename(filepath.Join(ws, ".env.tmp"), env); err != nil {
@@ -117,23 +101,7 @@ func TestHostRewritesReadOnlyGitConfig(t *testing.T) {
 	trail := filepath.Join(t.TempDir(), "trail.jsonl")
 	script := `echo > ready
 i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; exit 0`
-	done := make(chan result, 1)
-	go func() { done <- sh(t, runOpts{dir: ws}, script, "--audit", trail) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("jail ended before the agent was ready: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the agent never said ready")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	done := startUntilReady(t, ws, script, "--audit", trail)
 	git("config", "user.name", "host-user")
 	time.Sleep(200 * time.Millisecond)
 	fsWrite(t, ws, "go", "", 0o644)
@@ -163,23 +131,7 @@ func TestEndIfUnmasked(t *testing.T) {
 	script := `echo > ready
 i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
 cat .env; echo agent-went-on`
-	done := make(chan result, 1)
-	go func() { done <- sh(t, runOpts{dir: ws}, script, "--audit", trail, "--end-if-unmasked") }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("jail ended before the agent was ready: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the agent never said ready")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	done := startUntilReady(t, ws, script, "--audit", trail, "--end-if-unmasked")
 	fsWrite(t, ws, ".env.tmp", "SECRET=NEW\n", 0o644)
 	if err := os.Rename(filepath.Join(ws, ".env.tmp"), env); err != nil {
 		t.Fatal(err)
@@ -206,4 +158,29 @@ cat .env; echo agent-went-on`
 	if len(kills) != 1 || kills[0]["by"] != "unmasked" {
 		t.Errorf("want one kill event by unmasked, got %v", kills)
 	}
+}
+
+// startUntilReady runs script as the agent under jail (args its flags) in
+// ws and returns once it has written "ready", with the channel its result
+// comes on: the host acts on the running sandbox from there.
+func startUntilReady(t *testing.T, ws, script string, args ...string) <-chan result {
+	t.Helper()
+	done := make(chan result, 1)
+	go func() { done <- sh(t, runOpts{dir: ws}, script, args...) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("jail ended before the agent was ready: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent never said ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return done
 }

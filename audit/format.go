@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
+
+	"github.com/jail-sandbox/jail/internal/termsafe"
 )
 
 // FormatRecord renders one event as a single human-readable line, as
@@ -355,11 +356,8 @@ func escapeRunes(s string, esc func(rune) bool) string {
 	return b.String()
 }
 
-func isInlineControl(r rune) bool { return r == '\n' || r == '\t' || isControl(r) }
+func isInlineControl(r rune) bool { return termsafe.Control(r) }
 
-func isControl(r rune) bool {
-	// Bidi controls too (U+202E RIGHT-TO-LEFT OVERRIDE, the isolates): a
-	// terminal that lays out bidirectional text shows the agent's
-	// /tmp/invoice<RLO>fdp.sh as /tmp/invoicehs.pdf, a name it did not run.
-	return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Bidi_Control, r)
-}
+// isControl is termsafe.Control but newline and tab, which a multi-line
+// text (an argv shown as it was) may keep.
+func isControl(r rune) bool { return r != '\n' && r != '\t' && termsafe.Control(r) }

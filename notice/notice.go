@@ -6,8 +6,9 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/jail-sandbox/jail/internal/termsafe"
 )
 
 // Severity orders notices; --quiet and -v choose which are shown.
@@ -248,7 +249,7 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 // and ranging over a string yields U+FFFD for it, which no check sees.
 func oneLine(s string) string {
 	s = strings.TrimRight(s, "\r\n")
-	if !strings.ContainsFunc(s, isControl) && utf8.ValidString(s) {
+	if !strings.ContainsFunc(s, termsafe.Control) && utf8.ValidString(s) {
 		return s
 	}
 	var b strings.Builder
@@ -259,9 +260,9 @@ func oneLine(s string) string {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\t':
 			b.WriteByte(' ')
-		case isControl(r) && r > 0xff:
+		case termsafe.Control(r) && r > 0xff:
 			fmt.Fprintf(&b, `\u%04x`, r)
-		case isControl(r):
+		case termsafe.Control(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -269,12 +270,4 @@ func oneLine(s string) string {
 		i += size
 	}
 	return b.String()
-}
-
-// isControl: C0, DEL, C1, and the bidi controls (U+202E RIGHT-TO-LEFT
-// OVERRIDE, the isolates), with which an agent-chosen name is laid out by
-// a bidi-aware terminal as another name (invoice<RLO>fdp.sh as
-// invoicehs.pdf).
-func isControl(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Bidi_Control, r)
 }

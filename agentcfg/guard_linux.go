@@ -1002,13 +1002,33 @@ var writeFault func(dir string) error
 
 // renameAside renames what is at the path to a name no loader reads, next
 // to it, and returns that name.
+// An aside never replaces another: the next start's retry runs under the
+// same run's id with its counter back at zero, and a version moved aside
+// earlier (the agent's, kept for the user to see) must not be lost.
 func (g *Guard) renameAside(l *loc) (string, error) {
-	g.seq++
-	aside := fmt.Sprintf(".%s.jail-%s-%d", l.name, g.opts.ID, g.seq)
-	if err := unix.Renameat(l.dirfd, l.name, l.dirfd, aside); err != nil {
-		return "", err
+	for range 1000 {
+		g.seq++
+		aside := fmt.Sprintf(".%s.jail-%s-%d", l.name, g.opts.ID, g.seq)
+		err := unix.Renameat2(l.dirfd, l.name, l.dirfd, aside, unix.RENAME_NOREPLACE)
+		if errors.Is(err, unix.EINVAL) {
+			// A file system without RENAME_NOREPLACE: look first. The
+			// agent could plant the name in between; what it loses is
+			// its own file, not a version kept aside.
+			var st unix.Stat_t
+			if unix.Fstatat(l.dirfd, aside, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				continue
+			}
+			err = unix.Renameat(l.dirfd, l.name, l.dirfd, aside)
+		}
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		return aside, nil
 	}
-	return aside, nil
+	return "", fmt.Errorf("move %s aside: 1000 names taken: %w", l.name, unix.EEXIST)
 }
 
 // write replaces the file's content: a new file renamed over it (readers

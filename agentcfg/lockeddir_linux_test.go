@@ -416,3 +416,47 @@ func TestGuardRelockedWhileRunningNotSaid(t *testing.T) {
 		t.Fatalf("the host's hooks are not back after the run: %s", got)
 	}
 }
+
+// TestGuardSecondAsideKeepsFirst: a run whose restore failed moved the
+// agent's version aside and kept its record; before the disk is freed,
+// something writes the file again, and the next start's retry, still
+// refused, moves that aside too. The first copy must stay: the retry runs
+// under the same run's id with its counter at zero, and a plain rename
+// replaced the first aside. Seen failing before the rename refused to
+// replace (one aside left, holding the second version).
+func TestGuardSecondAsideKeepsFirst(t *testing.T) {
+	e := newGuardEnv(t)
+	tg := e.target(".claude/settings.json")
+	write(t, tg.Path, hostSettings)
+	g, _, err := New([]Target{tg}, e.opts("twice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, tg.Path, evilLocked)
+	dir := filepath.Dir(tg.Path)
+	writeFault = func(d string) error {
+		if d == dir {
+			return unix.ENOSPC
+		}
+		return nil
+	}
+	t.Cleanup(func() { writeFault = nil })
+	g.Close()
+	const second = `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned-second"}]}]}}`
+	write(t, tg.Path, second)
+	Recover(e.opts("next"))
+	aside, _ := filepath.Glob(filepath.Join(dir, ".settings.json.jail-twice-*"))
+	var first, again bool
+	for _, p := range aside {
+		first = first || strings.Contains(read(t, p), "pwned-locked")
+		again = again || strings.Contains(read(t, p), "pwned-second")
+	}
+	if !first || !again {
+		t.Fatalf("a version moved aside was lost (asides %v: first kept %v, second kept %v): nothing may be lost", aside, first, again)
+	}
+	writeFault = nil
+	Recover(e.opts("last"))
+	if got := read(t, tg.Path); got != hostSettings {
+		t.Fatalf("the start after the disk was freed did not write the host's version back: %s", got)
+	}
+}

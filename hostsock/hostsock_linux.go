@@ -1,22 +1,16 @@
 package hostsock
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
-	"syscall"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
 
-const (
-	udiagShowName = 0x1 // UDIAG_SHOW_NAME
-	unixDiagName  = 0   // UNIX_DIAG_NAME attribute
-)
+const udiagShowName = 0x1 // UDIAG_SHOW_NAME
 
 // procNetUnix is the fallback's list (a test seam).
 var procNetUnix = "/proc/net/unix"
@@ -59,88 +53,41 @@ func diag() ([]string, error) {
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return nil, fmt.Errorf("sock_diag request: %w", err)
 	}
-	seen := map[string]bool{}
-	var out []string
+	var n names
 	buf := make([]byte, 32<<10)
 	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
+		k, _, err := unix.Recvfrom(fd, buf, 0)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("sock_diag reply: %w", err)
 		}
-		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+		done, err := parseDiag(buf[:k], &n)
 		if err != nil {
-			return nil, fmt.Errorf("sock_diag reply: %w", err)
+			return nil, err
 		}
-		for _, m := range msgs {
-			switch m.Header.Type {
-			case unix.NLMSG_DONE:
-				return out, nil
-			case unix.NLMSG_ERROR:
-				if len(m.Data) >= 4 {
-					if e := int32(binary.NativeEndian.Uint32(m.Data)); e < 0 {
-						return nil, fmt.Errorf("sock_diag: %w", syscall.Errno(-e))
-					}
-				}
-				return nil, errors.New("sock_diag: error reply")
-			}
-			// struct unix_diag_msg (16 bytes), then attributes.
-			if len(m.Data) < 16 {
-				continue
-			}
-			a := m.Data[16:]
-			for len(a) >= 4 {
-				l := int(binary.NativeEndian.Uint16(a))
-				if l < 4 || l > len(a) {
-					break
-				}
-				if binary.NativeEndian.Uint16(a[2:]) == unixDiagName {
-					add(&out, seen, string(a[4:l]))
-				}
-				a = a[min((l+3)&^3, len(a)):]
-			}
+		if done {
+			return n.out, nil
 		}
 	}
 }
 
-// add keeps an absolute path once. Abstract names start with a NUL (or
-// '@' in /proc/net/unix): they are per network namespace, and Landlock
-// scopes them; a relative path cannot be placed.
-func add(out *[]string, seen map[string]bool, p string) {
-	if i := strings.IndexByte(p, 0); i >= 0 {
-		p = p[:i]
-	}
-	if !strings.HasPrefix(p, "/") || seen[p] {
-		return
-	}
-	seen[p] = true
-	*out = append(*out, p)
-}
-
-// fromProc reads the same list from /proc/net/unix: "Num RefCount Protocol
-// Flags Type St Inode [Path]"; every line with a path, as diag.
+// fromProc reads the same list from /proc/net/unix (parseProc). A reading
+// of a name over several lines is kept where it is a socket: a name with a
+// newline is listed, the many readings that are no name are not.
 func fromProc(path string) ([]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for first := true; sc.Scan(); first = false {
-		line := sc.Text()
-		if first || len(strings.Fields(line)) < 8 {
-			continue // the header, an unnamed socket
+	paths, overrun := parseProc(data)
+	for _, p := range overrun {
+		// Why: the kernel prints a name's newline as it is; the socket
+		// of such a name is found only by its joined reading.
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() == os.ModeSocket && !slices.Contains(paths, p) {
+			paths = append(paths, p)
 		}
-		// The path is what follows the seventh field, spaces and all.
-		for range 7 {
-			line = strings.TrimLeft(line, " ")
-			line = line[strings.IndexByte(line, ' ')+1:]
-		}
-		add(&out, seen, strings.TrimLeft(line, " "))
 	}
-	return out, sc.Err()
+	return paths, nil
 }

@@ -38,7 +38,10 @@ func TestHostUnixSocketsHidden(t *testing.T) {
 	ws := workspace(t)
 	ro := hostDir(t)
 	token := "HOST-SOCKET-" + strconv.Itoa(os.Getpid())
-	paths := []string{filepath.Join(ro, "svc.sock"), filepath.Join(ws, "dev.sock")}
+	// A name with a newline: /proc/net/unix prints it as it is, over two
+	// lines (the fallback's reader keeps every reading); sock_diag gives
+	// its bytes, and the mask goes on that very name.
+	paths := []string{filepath.Join(ro, "svc.sock"), filepath.Join(ws, "dev.sock"), filepath.Join(ro, "new\nline.sock")}
 	for _, p := range paths {
 		greetOnUnix(t, p, token)
 	}
@@ -192,4 +195,61 @@ func greetOnUnix(t *testing.T, path, token string) {
 			c.Close()
 		}
 	}()
+}
+
+// TestHostSocketUnreadableDir: a host socket in a directory the user cannot
+// search is not masked when jail runs as that user (the supervisor cannot
+// resolve its path), and need not be: the agent has no more rights than
+// the supervisor (the user's own uid without capabilities; a rootful start's
+// agent is host nobody), the host's view is read-only (no chmod of the
+// directory), and in the workspace, where the agent could chmod a directory
+// it owns, jail hides an unreadable directory whole. The probe chmods each
+// directory before it connects. As root the supervisor resolves both and
+// masks them. Seen failing with the workspace's unreadable-directory rule
+// switched off (fsrules' walker.unreadable returning nil at once): as
+// jailtest the probe chmodded the workspace's directory and printed
+// CONNECTED with the host's token.
+func TestHostSocketUnreadableDir(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	ws := workspace(t)
+	ro := hostDir(t)
+	token := "HOST-SOCKET-PRIV-" + strconv.Itoa(os.Getpid())
+	var dirs, paths []string
+	for _, dir := range []string{filepath.Join(ro, "priv"), filepath.Join(ws, "priv")} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "s.sock")
+		greetOnUnix(t, p, token)
+		t.Cleanup(func() { os.Chmod(dir, 0o755) }) // before the tree's removal
+		dirs, paths = append(dirs, dir), append(paths, p)
+	}
+	probe := filepath.Join(ro, "probe.pl")
+	if err := os.WriteFile(probe, []byte("use File::Basename; for (@ARGV) { chmod 0755, dirname($_); }\n"+unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Control: on the host the probe's chmod opens each directory again
+	// and reaches the socket.
+	lock := func() {
+		for _, d := range dirs {
+			if err := os.Chmod(d, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	lock()
+	out, err := exec.Command("perl", append([]string{probe}, paths...)...).CombinedOutput()
+	if err != nil || strings.Count(string(out), token) != len(paths) {
+		t.Fatalf("control: the probe does not reach the sockets from the host: %v\n%s", err, out)
+	}
+	lock()
+	r := run(t, runOpts{dir: ws}, append([]string{"--", "perl", probe}, paths...)...)
+	if strings.Contains(r.stdout, token) || strings.Contains(r.stdout, "CONNECTED") {
+		t.Fatalf("a host socket in an unreadable directory is reachable from the sandbox:\n%s\nstderr: %s", r.stdout, r.stderr)
+	}
+	if strings.Count(r.stdout, "refused ") != len(paths) {
+		t.Fatalf("the probe did not run (code %d):\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
 }

@@ -56,12 +56,18 @@ func diag() ([]string, error) {
 	var n names
 	buf := make([]byte, 32<<10)
 	for {
-		k, _, err := unix.Recvfrom(fd, buf, 0)
+		k, from, err := unix.Recvfrom(fd, buf, 0)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("sock_diag reply: %w", err)
+		}
+		// Why: only the kernel's reply is the list. Another process
+		// needs CAP_NET_ADMIN to send to this socket (sock_diag does not
+		// take unprivileged unicast), so this is a belt to that brace.
+		if sa, ok := from.(*unix.SockaddrNetlink); !ok || sa.Pid != 0 {
+			return nil, fmt.Errorf("sock_diag reply: from %#v, not the kernel", from)
 		}
 		done, err := parseDiag(buf[:k], &n)
 		if err != nil {

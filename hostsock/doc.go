@@ -14,9 +14,12 @@
 // The names are what other local users chose: the two parsers (parse.go)
 // are pure, table-tested and fuzzed, and /proc/net/unix, which prints a
 // name's newline as it is, is read in every way its text allows (parseProc).
+// A socket bound by a relative name is looked for in the working
+// directories /proc shows (placeRelative).
 // What neither lists: sockets bound later, sockets bound in another network
 // namespace (a container's) to a path the host shares, sockets bound by a
-// relative path. On other systems Bound returns ErrUnsupported.
+// relative name where no process shown works any more. On other systems
+// Bound returns ErrUnsupported.
 package hostsock
 
 import "errors"

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,26 +20,78 @@ var procNetUnix = "/proc/net/unix"
 // Bound returns the absolute paths of the reachable path-bound Unix sockets
 // of the calling process's network namespace, each once, as their binders
 // gave them (not resolved).
+//
+// A socket bound by a relative name is looked for in each working
+// directory /proc shows (placeRelative).
 func Bound() ([]string, error) {
-	paths, err := diag()
-	if err == nil {
-		return paths, nil
+	paths, rel, err := diag()
+	if err != nil {
+		var ferr error
+		if paths, rel, ferr = fromProc(procNetUnix); ferr != nil {
+			return nil, errors.Join(err, ferr)
+		}
 	}
-	paths, ferr := fromProc(procNetUnix)
-	if ferr != nil {
-		return nil, errors.Join(err, ferr)
+	for _, p := range placeRelative(rel, procDir) {
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
 	}
 	return paths, nil
+}
+
+// procDir is where placeRelative reads the working directories (a test
+// seam).
+var procDir = "/proc"
+
+// placeRelative returns where sockets bound by the relative names rel are
+// found: each joined with each process's working directory that procDir
+// shows (the user's own processes; every one for root), kept where a
+// socket is. Why: the kernel keeps a relative name as given, not the
+// binder's directory (a tool that binds "./agent.sock" in the project it
+// serves); the binder, or a process of the same session, usually still
+// works there. Not found: one whose binder moved away and left no process
+// there, or another user's (their working directories are not shown). A
+// socket of that name in another process's directory is a host socket too:
+// masking it costs a mask. Nothing is read when rel is empty, as it is on
+// most hosts.
+func placeRelative(rel []string, proc string) []string {
+	if len(rel) == 0 {
+		return nil
+	}
+	ents, err := os.ReadDir(proc)
+	if err != nil {
+		return nil
+	}
+	cwds := map[string]bool{}
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		if c, err := os.Readlink(filepath.Join(proc, e.Name(), "cwd")); err == nil && strings.HasPrefix(c, "/") {
+			cwds[c] = true
+		}
+	}
+	var out []string
+	for c := range cwds {
+		for _, r := range rel {
+			p := filepath.Join(c, r)
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() == os.ModeSocket && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // diag asks unix_diag for every socket with its name. Not filtered by
 // state: when a client connect(2)s a datagram socket, the kernel marks both
 // ends established, and the server's end still takes anyone's datagrams
 // (the journal's and syslog's sockets).
-func diag() ([]string, error) {
+func diag() (paths, rel []string, err error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return nil, fmt.Errorf("sock_diag socket: %w", err)
+		return nil, nil, fmt.Errorf("sock_diag socket: %w", err)
 	}
 	defer unix.Close(fd)
 	// nlmsghdr (16 bytes) + struct unix_diag_req (24 bytes).
@@ -51,7 +105,7 @@ func diag() ([]string, error) {
 	binary.NativeEndian.PutUint32(r[4:], ^uint32(0))     // udiag_states: all
 	binary.NativeEndian.PutUint32(r[12:], udiagShowName) // udiag_show
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return nil, fmt.Errorf("sock_diag request: %w", err)
+		return nil, nil, fmt.Errorf("sock_diag request: %w", err)
 	}
 	var n names
 	buf := make([]byte, 32<<10)
@@ -61,20 +115,20 @@ func diag() ([]string, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sock_diag reply: %w", err)
+			return nil, nil, fmt.Errorf("sock_diag reply: %w", err)
 		}
 		// Why: only the kernel's reply is the list. Another process
 		// needs CAP_NET_ADMIN to send to this socket (sock_diag does not
 		// take unprivileged unicast), so this is a belt to that brace.
 		if sa, ok := from.(*unix.SockaddrNetlink); !ok || sa.Pid != 0 {
-			return nil, fmt.Errorf("sock_diag reply: from %#v, not the kernel", from)
+			return nil, nil, fmt.Errorf("sock_diag reply: from %#v, not the kernel", from)
 		}
 		done, err := parseDiag(buf[:k], &n)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if done {
-			return n.out, nil
+			return n.out, n.rel, nil
 		}
 	}
 }
@@ -82,12 +136,12 @@ func diag() ([]string, error) {
 // fromProc reads the same list from /proc/net/unix (parseProc). A reading
 // of a name over several lines is kept where it is a socket: a name with a
 // newline is listed, the many readings that are no name are not.
-func fromProc(path string) ([]string, error) {
+func fromProc(path string) (paths, rel []string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	paths, overrun := parseProc(data)
+	paths, overrun, rel := parseProc(data)
 	for _, p := range overrun {
 		// Why: the kernel prints a name's newline as it is; the socket
 		// of such a name is found only by its joined reading.
@@ -95,5 +149,5 @@ func fromProc(path string) ([]string, error) {
 			paths = append(paths, p)
 		}
 	}
-	return paths, nil
+	return paths, rel, nil
 }

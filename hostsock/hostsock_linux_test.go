@@ -1,6 +1,7 @@
 package hostsock
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +15,7 @@ import (
 // and seqpacket sockets, a bound stream socket that does not listen yet, an
 // unbound-peer datagram socket and a datagram server a client connected to
 // (the kernel marks it established; it still takes anyone's datagrams); not
-// an abstract name, nor a relative one (it cannot be placed).
+// an abstract name; a relative one apart (Bound places it).
 //
 // Names other local users choose: a newline in a name (the kernel prints it
 // as it is in /proc/net/unix, so the record ran over into the next line and
@@ -136,7 +137,7 @@ func TestBound(t *testing.T) {
 			}
 		}
 	}
-	got, err := diag()
+	got, rel, err := diag()
 	if err != nil {
 		t.Fatalf("sock_diag: %v", err)
 	}
@@ -144,11 +145,64 @@ func TestBound(t *testing.T) {
 	if g := mine(got); !slices.Equal(g, want) {
 		t.Errorf("sock_diag:\n got %q\nwant %q", g, want)
 	}
-	got, err = fromProc("/proc/net/unix")
+	if !slices.Contains(rel, "./rel.sock") {
+		t.Errorf("sock_diag: relative names %q lack ./rel.sock", rel)
+	}
+	got, rel, err = fromProc("/proc/net/unix")
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("/proc/net/unix", got)
+	if !slices.Contains(rel, "./rel.sock") {
+		t.Errorf("/proc/net/unix: relative names %q lack ./rel.sock", rel)
+	}
+	// Bound places the relative name in the binder's working directory
+	// (this process's: d).
+	got, err = Bound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, filepath.Join(d, "rel.sock"))
+	slices.Sort(want)
+	check("Bound", got)
+}
+
+// TestPlaceRelative: a relative name is looked for in each working
+// directory /proc shows and kept where a socket is: not where a file of
+// that name is no socket, nor where nothing is; entries that are no
+// process, or whose cwd cannot be read, are passed over.
+func TestPlaceRelative(t *testing.T) {
+	d := t.TempDir()
+	proc := filepath.Join(d, "proc")
+	dirs := map[string]string{"1": "a", "22": "b", "333": "c", "4": "a", "self": "c"}
+	for pid, dir := range dirs {
+		if err := os.MkdirAll(filepath.Join(proc, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(d, dir, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(d, dir), filepath.Join(proc, pid, "cwd")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(filepath.Join(proc, "5"), 0o755) // no cwd: gone, or another user's
+	for _, p := range []string{"a/x.sock", "b/sub/y.sock", "c/x.sock", "c/y.sock"} {
+		ln, err := net.Listen("unix", filepath.Join(d, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+	}
+	os.WriteFile(filepath.Join(d, "b/x.sock"), nil, 0o644) // a file, no socket
+	got := placeRelative([]string{"x.sock", "./sub/y.sock", "../a/x.sock", "none.sock"}, proc)
+	want := []string{filepath.Join(d, "a/x.sock"), filepath.Join(d, "b/sub/y.sock"), filepath.Join(d, "c/x.sock")}
+	if !slices.Equal(got, want) {
+		t.Errorf("placed:\n got %q\nwant %q", got, want)
+	}
+	if got := placeRelative(nil, proc); got != nil {
+		t.Errorf("nothing to place: %q", got)
+	}
 }
 
 // BenchmarkBound measures both readers as the namespace is ("few"), then
@@ -156,7 +210,7 @@ func TestBound(t *testing.T) {
 func BenchmarkBound(b *testing.B) {
 	b.Run("few/sock_diag", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := diag(); err != nil {
+			if _, _, err := diag(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -170,14 +224,14 @@ func BenchmarkBound(b *testing.B) {
 	}
 	b.Run("sock_diag", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := diag(); err != nil {
+			if _, _, err := diag(); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("proc", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := fromProc("/proc/net/unix"); err != nil {
+			if _, _, err := fromProc("/proc/net/unix"); err != nil {
 				b.Fatal(err)
 			}
 		}

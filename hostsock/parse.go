@@ -27,27 +27,34 @@ const (
 	nlmsgErrorMinLen = 4   // struct nlmsgerr's error field
 )
 
-// names gathers the absolute paths a parser found, each once.
+// names gathers the absolute paths a parser found, each once, and apart
+// the relative ones (rel), each once.
 type names struct {
 	seen map[string]bool
 	out  []string
+	rel  []string
 }
 
-// add keeps an absolute path once. Abstract names start with a NUL (or
-// '@' in /proc/net/unix): they are per network namespace, and Landlock
-// scopes them; a relative path cannot be placed (the kernel keeps the name
-// as given, not the binder's directory at bind(2)).
-func (n *names) add(p string) {
+// add keeps a name once. A path's name ends at its first NUL. An abstract
+// name (a leading NUL; in /proc/net/unix a leading '@', at true) is left
+// out: it belongs to the network namespace, and Landlock scopes it. A
+// relative name goes to rel: the kernel keeps the name as given, relative
+// to the binder's working directory at bind(2), which it does not say.
+func (n *names) add(p string, at bool) {
 	if i := strings.IndexByte(p, 0); i >= 0 {
 		p = p[:i]
 	}
-	if !strings.HasPrefix(p, "/") || n.seen[p] {
+	if p == "" || at && p[0] == '@' || n.seen[p] {
 		return
 	}
 	if n.seen == nil {
 		n.seen = map[string]bool{}
 	}
 	n.seen[p] = true
+	if p[0] != '/' {
+		n.rel = append(n.rel, p)
+		return
+	}
 	n.out = append(n.out, p)
 }
 
@@ -91,7 +98,7 @@ func parseDiag(b []byte, n *names) (done bool, err error) {
 			// The attribute type's top bits are flags (NLA_F_NESTED,
 			// NLA_F_NET_BYTEORDER); the kernel sets neither on a name.
 			if binary.NativeEndian.Uint16(a[2:])&^0xc000 == unixDiagName {
-				n.add(string(a[nlaHdrLen:l]))
+				n.add(string(a[nlaHdrLen:l]), false)
 			}
 			a = a[min((l+3)&^3, len(a)):]
 		}
@@ -108,9 +115,9 @@ func parseDiag(b []byte, n *names) (done bool, err error) {
 // keeps every reading: paths has each record's path as its line gives it;
 // overrun has each record's path joined with each following line while the
 // whole fits a name's 108 bytes (ordinary names give some too: the next
-// record read as their tail), for the caller to keep those that are sockets.
-// A missed name would leave a host service reachable.
-func parseProc(data []byte) (paths, overrun []string) {
+// record read as their tail), for the caller to keep those that are sockets;
+// rel has the relative names. A missed name would leave a host service reachable.
+func parseProc(data []byte) (paths, overrun, rel []string) {
 	var n, o names
 	lines := bytes.Split(data, []byte{'\n'})
 	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
@@ -125,7 +132,10 @@ func parseProc(data []byte) (paths, overrun []string) {
 			continue // a name's continuation, an unnamed socket
 		}
 		p := string(path)
-		n.add(p)
+		n.add(p, true)
+		if p[0] != '/' {
+			continue // abstract, or relative: no joined readings
+		}
 		// Why: a newline in the name ended the record early; the rest
 		// of the name is on the next lines.
 		for _, next := range lines[i+1:] {
@@ -133,10 +143,10 @@ func parseProc(data []byte) (paths, overrun []string) {
 				break
 			}
 			p += "\n" + string(next)
-			o.add(p)
+			o.add(p, true)
 		}
 	}
-	return n.out, o.out
+	return n.out, o.out, n.rel
 }
 
 // procRecord parses the seven fields before a /proc/net/unix record's path

@@ -93,22 +93,26 @@ func TestParseProc(t *testing.T) {
 		name          string
 		socks         []string
 		paths, overun []string // overrun: only the names the case is about
+		rel           []string
 	}{
-		{"plain", []string{"/run/a.sock", "", "/var/lib/my sql/s", "rel.sock", "\x00abstract"}, []string{"/run/a.sock", "/var/lib/my sql/s"}, nil},
-		{"spaces around", []string{" /lead", "/trail "}, []string{"/trail "}, nil},
-		{"carriage return", []string{"/x/cr\r"}, []string{"/x/cr\r"}, nil},
-		{"newline", []string{"/x/new\nline", "/y"}, []string{"/x/new", "/y"}, []string{"/x/new\nline"}},
-		{"newline at end", []string{"/x/end\n"}, []string{"/x/end"}, []string{"/x/end\n"}},
-		{"newlines", []string{"/x/a\n\nb\nc"}, []string{"/x/a"}, []string{"/x/a\n", "/x/a\n\nb", "/x/a\n\nb\nc"}},
-		{"tail like a record", []string{"/x/a\n" + fake}, []string{"/x/a", "/fake.sock"}, []string{"/x/a\n" + fake}},
-		{"abstract tail like a record", []string{"\x00a\n" + fake}, []string{"/fake.sock"}, nil},
-		{"108 bytes", []string{"/" + strings.Repeat("L", 107)}, []string{"/" + strings.Repeat("L", 107)}, nil},
-		{"unnamed tail", []string{"/x/a\n00000000bf1a54fd: 00000003 00000000 00000000 0001 03  1058"}, []string{"/x/a"}, []string{"/x/a\n00000000bf1a54fd: 00000003 00000000 00000000 0001 03  1058"}},
+		{"plain", []string{"/run/a.sock", "", "/var/lib/my sql/s", "rel.sock", "\x00abstract", "../up.sock"}, []string{"/run/a.sock", "/var/lib/my sql/s"}, nil, []string{"rel.sock", "../up.sock"}},
+		{"spaces around", []string{" /lead", "/trail "}, []string{"/trail "}, nil, []string{" /lead"}},
+		{"carriage return", []string{"/x/cr\r"}, []string{"/x/cr\r"}, nil, nil},
+		{"newline", []string{"/x/new\nline", "/y"}, []string{"/x/new", "/y"}, []string{"/x/new\nline"}, nil},
+		{"newline at end", []string{"/x/end\n"}, []string{"/x/end"}, []string{"/x/end\n"}, nil},
+		{"newlines", []string{"/x/a\n\nb\nc"}, []string{"/x/a"}, []string{"/x/a\n", "/x/a\n\nb", "/x/a\n\nb\nc"}, nil},
+		{"tail like a record", []string{"/x/a\n" + fake}, []string{"/x/a", "/fake.sock"}, []string{"/x/a\n" + fake}, nil},
+		{"abstract tail like a record", []string{"\x00a\n" + fake}, []string{"/fake.sock"}, nil, nil},
+		{"108 bytes", []string{"/" + strings.Repeat("L", 107)}, []string{"/" + strings.Repeat("L", 107)}, nil, nil},
+		{"unnamed tail", []string{"/x/a\n00000000bf1a54fd: 00000003 00000000 00000000 0001 03  1058"}, []string{"/x/a"}, []string{"/x/a\n00000000bf1a54fd: 00000003 00000000 00000000 0001 03  1058"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			paths, overrun := parseProc(procText(c.socks))
+			paths, overrun, rel := parseProc(procText(c.socks))
 			if !slices.Equal(paths, c.paths) {
 				t.Errorf("paths:\n got %q\nwant %q", paths, c.paths)
+			}
+			if !slices.Equal(rel, c.rel) {
+				t.Errorf("relative names:\n got %q\nwant %q", rel, c.rel)
 			}
 			for _, o := range c.overun {
 				if !slices.Contains(overrun, o) {
@@ -132,7 +136,7 @@ func TestParseProc(t *testing.T) {
 		t.Errorf("an unnamed record: %q %v", p, ok)
 	}
 	// The file as read on a host with the kernel's real header.
-	if p, _ := parseProc(nil); p != nil {
+	if p, _, _ := parseProc(nil); p != nil {
 		t.Errorf("empty file: %q", p)
 	}
 }
@@ -154,8 +158,8 @@ func TestParseDiag(t *testing.T) {
 		}
 	}
 	want := []string{"/run/a.sock", "/x/new\nline", "/" + strings.Repeat("L", 107)}
-	if !done || !slices.Equal(n.out, want) {
-		t.Errorf("done %v, names %q, want %q", done, n.out, want)
+	if !done || !slices.Equal(n.out, want) || !slices.Equal(n.rel, []string{"rel"}) {
+		t.Errorf("done %v, names %q, want %q; relative %q, want [rel]", done, n.out, want, n.rel)
 	}
 
 	errMsg := make([]byte, nlmsgHdrLen+4)
@@ -183,7 +187,8 @@ func TestParseDiag(t *testing.T) {
 // lists only absolute names without NULs, each once, the joined readings
 // no longer than a name; and every path-bound name the kernel would print
 // (whatever bytes it has: newlines, text like a record) is among its
-// readings. Names are the input split at 0xff bytes; a leading NUL makes an
+// readings (and a relative name's first line among the relative names).
+// Names are the input split at 0xff bytes; a leading NUL makes an
 // abstract name.
 func FuzzParseProc(f *testing.F) {
 	f.Add([]byte("/run/a.sock\xff\xff\x00abs\xffrel\xff/x/new\nline"))
@@ -203,7 +208,7 @@ func FuzzParseProc(f *testing.F) {
 			socks = append(socks, n)
 		}
 		for i, data := range [][]byte{in, procText(socks)} {
-			paths, overrun := parseProc(data)
+			paths, overrun, rel := parseProc(data)
 			for _, l := range [][]string{paths, overrun} {
 				seen := map[string]bool{}
 				for _, p := range l {
@@ -211,6 +216,11 @@ func FuzzParseProc(f *testing.F) {
 						t.Fatalf("reading %q: not absolute, a NUL, or twice", p)
 					}
 					seen[p] = true
+				}
+			}
+			for _, r := range rel {
+				if r == "" || r[0] == '/' || r[0] == '@' || strings.Contains(r, "\x00") {
+					t.Fatalf("relative name %q: empty, absolute, abstract or a NUL", r)
 				}
 			}
 			for _, o := range overrun {
@@ -225,6 +235,12 @@ func FuzzParseProc(f *testing.F) {
 				if pathName(s) && !slices.Contains(paths, s) && !slices.Contains(overrun, s) {
 					t.Fatalf("missed %q\nfile:\n%s\npaths %q\noverrun %q", s, data, paths, overrun)
 				}
+				// A relative name's first line (/proc/net/unix cannot
+				// tell a relative "@x" from an abstract name).
+				first, _, _ := strings.Cut(s, "\n")
+				if first != "" && first[0] != '/' && first[0] != '@' && first[0] != 0 && !slices.Contains(rel, first) {
+					t.Fatalf("missed the relative name %q\nfile:\n%s\nrel %q", first, data, rel)
+				}
 			}
 		}
 	})
@@ -233,7 +249,7 @@ func FuzzParseProc(f *testing.F) {
 // FuzzParseDiag: whatever the datagram holds, parseDiag does not panic and
 // lists only absolute names without NULs, each once; a dump of the input's
 // names (split at 0xff; a leading NUL makes an abstract name) read back
-// gives exactly its absolute path names.
+// gives exactly its absolute path names, and its relative ones apart.
 func FuzzParseDiag(f *testing.F) {
 	f.Add([]byte("/run/a.sock\xff\xff\x00abs\xffrel\xff/x/new\nline"), uint8(2))
 	f.Add(diagReply([]string{"/a", "\x00b"}, 1)[0], uint8(0))
@@ -248,7 +264,7 @@ func FuzzParseDiag(f *testing.F) {
 			}
 			seen[p] = true
 		}
-		var socks, want []string
+		var socks, want, wantRel []string
 		for _, s := range bytes.Split(in, []byte{0xff}) {
 			name := string(s)
 			if name != "" && name[0] != 0 {
@@ -261,6 +277,9 @@ func FuzzParseDiag(f *testing.F) {
 			if pathName(name) && !slices.Contains(want, name) {
 				want = append(want, name)
 			}
+			if name != "" && name[0] != '/' && name[0] != 0 && !slices.Contains(wantRel, name) {
+				wantRel = append(wantRel, name)
+			}
 		}
 		var got names
 		done := false
@@ -270,8 +289,8 @@ func FuzzParseDiag(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		if !done || !slices.Equal(got.out, want) {
-			t.Fatalf("done %v, names %q, want %q", done, got.out, want)
+		if !done || !slices.Equal(got.out, want) || !slices.Equal(got.rel, wantRel) {
+			t.Fatalf("done %v, names %q, want %q; relative %q, want %q", done, got.out, want, got.rel, wantRel)
 		}
 	})
 }

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -250,6 +251,57 @@ func TestHostSocketUnreadableDir(t *testing.T) {
 		t.Fatalf("a host socket in an unreadable directory is reachable from the sandbox:\n%s\nstderr: %s", r.stdout, r.stderr)
 	}
 	if strings.Count(r.stdout, "refused ") != len(paths) {
+		t.Fatalf("the probe did not run (code %d):\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestHostSocketRelativeName: a host process that bound its socket by a
+// relative name (a tool serving the project it runs in, binding
+// "./tool.sock") left it unmasked: the kernel keeps the name as given, and
+// hostsock skipped every name that was not absolute, so the agent connected
+// to it in the workspace. Seen failing on main's binary (d9caff0):
+// CONNECTED with the host's token. Bound now looks for a relative name in
+// each working directory /proc shows (the binder's is the workspace).
+func TestHostSocketRelativeName(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the server and the probe: %v", err)
+	}
+	ws := workspace(t)
+	token := "HOST-SOCKET-REL-" + strconv.Itoa(os.Getpid())
+	srv := exec.Command("perl", "-e", `use Socket; $| = 1;
+socket(S, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
+bind(S, pack_sockaddr_un("tool.sock")) or die "bind: $!";
+chmod 0777, "tool.sock"; listen(S, 5) or die "listen: $!";
+print "READY\n";
+while (accept(C, S)) { print C "$ARGV[0]\n"; close C; }`, token)
+	srv.Dir = ws
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	line := make([]byte, 6)
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "READY\n" {
+		t.Fatalf("the server did not start: %q %v", line, err)
+	}
+	probe := filepath.Join(ws, "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(ws, "tool.sock")
+	// Control: the probe reaches it from the host.
+	if o, err := exec.Command("perl", probe, sock).CombinedOutput(); err != nil || !strings.Contains(string(o), token) {
+		t.Fatalf("control: the probe does not reach the socket from the host: %v\n%s", err, o)
+	}
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, sock, "tool.sock")
+	if strings.Contains(r.stdout, token) || strings.Contains(r.stdout, "CONNECTED") {
+		t.Fatalf("a host socket bound by a relative name is reachable from the sandbox:\n%s\nstderr: %s", r.stdout, r.stderr)
+	}
+	if strings.Count(r.stdout, "refused ") != 2 {
 		t.Fatalf("the probe did not run (code %d):\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }

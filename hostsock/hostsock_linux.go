@@ -1,22 +1,18 @@
 package hostsock
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-const (
-	udiagShowName = 0x1 // UDIAG_SHOW_NAME
-	unixDiagName  = 0   // UNIX_DIAG_NAME attribute
-)
+const udiagShowName = 0x1 // UDIAG_SHOW_NAME
 
 // procNetUnix is the fallback's list (a test seam).
 var procNetUnix = "/proc/net/unix"
@@ -24,26 +20,78 @@ var procNetUnix = "/proc/net/unix"
 // Bound returns the absolute paths of the reachable path-bound Unix sockets
 // of the calling process's network namespace, each once, as their binders
 // gave them (not resolved).
+//
+// A socket bound by a relative name is looked for in each working
+// directory /proc shows (placeRelative).
 func Bound() ([]string, error) {
-	paths, err := diag()
-	if err == nil {
-		return paths, nil
+	paths, rel, err := diag()
+	if err != nil {
+		var ferr error
+		if paths, rel, ferr = fromProc(procNetUnix); ferr != nil {
+			return nil, errors.Join(err, ferr)
+		}
 	}
-	paths, ferr := fromProc(procNetUnix)
-	if ferr != nil {
-		return nil, errors.Join(err, ferr)
+	for _, p := range placeRelative(rel, procDir) {
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
 	}
 	return paths, nil
+}
+
+// procDir is where placeRelative reads the working directories (a test
+// seam).
+var procDir = "/proc"
+
+// placeRelative returns where sockets bound by the relative names rel are
+// found: each joined with each process's working directory that procDir
+// shows (the user's own processes; every one for root), kept where a
+// socket is. Why: the kernel keeps a relative name as given, not the
+// binder's directory (a tool that binds "./agent.sock" in the project it
+// serves); the binder, or a process of the same session, usually still
+// works there. Not found: one whose binder moved away and left no process
+// there, or another user's (their working directories are not shown). A
+// socket of that name in another process's directory is a host socket too:
+// masking it costs a mask. Nothing is read when rel is empty, as it is on
+// most hosts.
+func placeRelative(rel []string, proc string) []string {
+	if len(rel) == 0 {
+		return nil
+	}
+	ents, err := os.ReadDir(proc)
+	if err != nil {
+		return nil
+	}
+	cwds := map[string]bool{}
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		if c, err := os.Readlink(filepath.Join(proc, e.Name(), "cwd")); err == nil && strings.HasPrefix(c, "/") {
+			cwds[c] = true
+		}
+	}
+	var out []string
+	for c := range cwds {
+		for _, r := range rel {
+			p := filepath.Join(c, r)
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() == os.ModeSocket && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // diag asks unix_diag for every socket with its name. Not filtered by
 // state: when a client connect(2)s a datagram socket, the kernel marks both
 // ends established, and the server's end still takes anyone's datagrams
 // (the journal's and syslog's sockets).
-func diag() ([]string, error) {
+func diag() (paths, rel []string, err error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return nil, fmt.Errorf("sock_diag socket: %w", err)
+		return nil, nil, fmt.Errorf("sock_diag socket: %w", err)
 	}
 	defer unix.Close(fd)
 	// nlmsghdr (16 bytes) + struct unix_diag_req (24 bytes).
@@ -57,90 +105,49 @@ func diag() ([]string, error) {
 	binary.NativeEndian.PutUint32(r[4:], ^uint32(0))     // udiag_states: all
 	binary.NativeEndian.PutUint32(r[12:], udiagShowName) // udiag_show
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return nil, fmt.Errorf("sock_diag request: %w", err)
+		return nil, nil, fmt.Errorf("sock_diag request: %w", err)
 	}
-	seen := map[string]bool{}
-	var out []string
+	var n names
 	buf := make([]byte, 32<<10)
 	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
+		k, from, err := unix.Recvfrom(fd, buf, 0)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sock_diag reply: %w", err)
+			return nil, nil, fmt.Errorf("sock_diag reply: %w", err)
 		}
-		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+		// Why: only the kernel's reply is the list. Another process
+		// needs CAP_NET_ADMIN to send to this socket (sock_diag does not
+		// take unprivileged unicast), so this is a belt to that brace.
+		if sa, ok := from.(*unix.SockaddrNetlink); !ok || sa.Pid != 0 {
+			return nil, nil, fmt.Errorf("sock_diag reply: from %#v, not the kernel", from)
+		}
+		done, err := parseDiag(buf[:k], &n)
 		if err != nil {
-			return nil, fmt.Errorf("sock_diag reply: %w", err)
+			return nil, nil, err
 		}
-		for _, m := range msgs {
-			switch m.Header.Type {
-			case unix.NLMSG_DONE:
-				return out, nil
-			case unix.NLMSG_ERROR:
-				if len(m.Data) >= 4 {
-					if e := int32(binary.NativeEndian.Uint32(m.Data)); e < 0 {
-						return nil, fmt.Errorf("sock_diag: %w", syscall.Errno(-e))
-					}
-				}
-				return nil, errors.New("sock_diag: error reply")
-			}
-			// struct unix_diag_msg (16 bytes), then attributes.
-			if len(m.Data) < 16 {
-				continue
-			}
-			a := m.Data[16:]
-			for len(a) >= 4 {
-				l := int(binary.NativeEndian.Uint16(a))
-				if l < 4 || l > len(a) {
-					break
-				}
-				if binary.NativeEndian.Uint16(a[2:]) == unixDiagName {
-					add(&out, seen, string(a[4:l]))
-				}
-				a = a[min((l+3)&^3, len(a)):]
-			}
+		if done {
+			return n.out, n.rel, nil
 		}
 	}
 }
 
-// add keeps an absolute path once. Abstract names start with a NUL (or
-// '@' in /proc/net/unix): they are per network namespace, and Landlock
-// scopes them; a relative path cannot be placed.
-func add(out *[]string, seen map[string]bool, p string) {
-	if i := strings.IndexByte(p, 0); i >= 0 {
-		p = p[:i]
-	}
-	if !strings.HasPrefix(p, "/") || seen[p] {
-		return
-	}
-	seen[p] = true
-	*out = append(*out, p)
-}
-
-// fromProc reads the same list from /proc/net/unix: "Num RefCount Protocol
-// Flags Type St Inode [Path]"; every line with a path, as diag.
-func fromProc(path string) ([]string, error) {
+// fromProc reads the same list from /proc/net/unix (parseProc). A reading
+// of a name over several lines is kept where it is a socket: a name with a
+// newline is listed, the many readings that are no name are not.
+func fromProc(path string) (paths, rel []string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	seen := map[string]bool{}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for first := true; sc.Scan(); first = false {
-		line := sc.Text()
-		if first || len(strings.Fields(line)) < 8 {
-			continue // the header, an unnamed socket
+	paths, overrun, rel := parseProc(data)
+	for _, p := range overrun {
+		// Why: the kernel prints a name's newline as it is; the socket
+		// of such a name is found only by its joined reading.
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() == os.ModeSocket && !slices.Contains(paths, p) {
+			paths = append(paths, p)
 		}
-		// The path is what follows the seventh field, spaces and all.
-		for range 7 {
-			line = strings.TrimLeft(line, " ")
-			line = line[strings.IndexByte(line, ' ')+1:]
-		}
-		add(&out, seen, strings.TrimLeft(line, " "))
 	}
-	return out, sc.Err()
+	return paths, rel, nil
 }

@@ -1,31 +1,49 @@
 package hostsock
 
 import (
+	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 )
 
 // TestBound: both readers list every path-bound socket: listening stream
 // and seqpacket sockets, a bound stream socket that does not listen yet, an
 // unbound-peer datagram socket and a datagram server a client connected to
 // (the kernel marks it established; it still takes anyone's datagrams); not
-// an abstract name.
+// an abstract name; a relative one apart (Bound places it).
+//
+// Names other local users choose: a newline in a name (the kernel prints it
+// as it is in /proc/net/unix, so the record ran over into the next line and
+// the fallback listed only the part before it: that socket went unmasked;
+// seen failing on main's fromProc, which listed ".../new" for ".../new\nline.sock"
+// and ".../x" and "/fake/s" for the name whose tail looks like a record), a name ending in
+// a carriage return (bufio's line splitting dropped it: seen failing too), a
+// name of sun_path's full 108 bytes without a NUL, an abstract name whose
+// tail looks like a record of a path-bound socket.
 func TestBound(t *testing.T) {
-	d := t.TempDir()
+	// A short directory whatever TMPDIR is: the names below need most of
+	// sun_path's 108 bytes.
+	d, err := os.MkdirTemp("/tmp", "hs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
 	sock := func(typ int, name string, listen bool) int {
 		fd, err := syscall.Socket(syscall.AF_UNIX, typ|syscall.SOCK_CLOEXEC, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { syscall.Close(fd) })
-		if !strings.HasPrefix(name, "@") {
+		if !strings.HasPrefix(name, "@") && !strings.HasPrefix(name, "./") && !filepath.IsAbs(name) {
 			name = filepath.Join(d, name)
 		}
 		if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: name}); err != nil {
-			t.Fatalf("bind %s: %v", name, err)
+			t.Fatalf("bind %q: %v", name, err)
 		}
 		if listen {
 			if err := syscall.Listen(fd, 1); err != nil {
@@ -45,7 +63,42 @@ func TestBound(t *testing.T) {
 	}
 	_ = peer
 	sock(syscall.SOCK_STREAM, "@hostsock-test-"+filepath.Base(d), true)
-	want := []string{filepath.Join(d, "bound-only.sock"), filepath.Join(d, "connected.sock"), filepath.Join(d, "dgram sock"), filepath.Join(d, "listen.sock"), filepath.Join(d, "peer.sock"), filepath.Join(d, "seq.sock")}
+	// An abstract name whose tail looks like a record of a path.
+	sock(syscall.SOCK_STREAM, "@"+filepath.Base(d)+"\n0: 00000002 00000000 00010000 0001 01 99 /nonexistent/hostsock.sock", true)
+	sock(syscall.SOCK_STREAM, "new\nline.sock", true)
+	sock(syscall.SOCK_STREAM, "end\n", true)
+	sock(syscall.SOCK_STREAM, "cr.sock\r", true)
+	tail := "x\n0000000000000000: 00000002 00000000 00010000 0001 01 9 "
+	if err := os.MkdirAll(filepath.Join(d, tail, "fake"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock(syscall.SOCK_STREAM, filepath.Join(tail, "fake", "s"), true)
+	long := filepath.Join(d, strings.Repeat("L", maxName-len(d)-1))
+	if len(long) != maxName {
+		t.Fatalf("the long name has %d bytes, want %d (temporary directory %s too long?)", len(long), maxName, d)
+	}
+	// Go's Bind refuses a 108-byte path (it wants room for a NUL); the
+	// kernel takes it.
+	lfd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(lfd) })
+	var sa syscall.RawSockaddrUnix
+	sa.Family = syscall.AF_UNIX
+	for i := range len(long) {
+		sa.Path[i] = int8(long[i])
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_BIND, uintptr(lfd), uintptr(unsafe.Pointer(&sa)), unsafe.Sizeof(sa)); e != 0 {
+		t.Fatalf("bind the %d-byte name: %v", len(long), e)
+	}
+	t.Chdir(d)
+	sock(syscall.SOCK_STREAM, "./rel.sock", true)
+
+	want := []string{filepath.Join(d, "bound-only.sock"), filepath.Join(d, "connected.sock"), filepath.Join(d, "cr.sock\r"),
+		filepath.Join(d, "dgram sock"), d + "/end\n", filepath.Join(d, "listen.sock"), filepath.Join(d, "new\nline.sock"),
+		filepath.Join(d, "peer.sock"), filepath.Join(d, "seq.sock"), filepath.Join(d, tail, "fake", "s"), long}
+	slices.Sort(want)
 	mine := func(all []string) []string {
 		var out []string
 		for _, p := range all {
@@ -56,24 +109,99 @@ func TestBound(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	got, err := diag()
+	check := func(reader string, got []string) {
+		t.Helper()
+		seen := map[string]bool{}
+		for _, p := range got {
+			if !strings.HasPrefix(p, "/") || strings.IndexByte(p, 0) >= 0 {
+				t.Errorf("%s: not an absolute path: %q", reader, p)
+			}
+			if seen[p] {
+				t.Errorf("%s: listed twice: %q", reader, p)
+			}
+			seen[p] = true
+		}
+		for _, w := range want {
+			if !seen[w] {
+				t.Errorf("%s: missed %q (a host service there would stay reachable)", reader, w)
+			}
+		}
+		// A reading the fallback cannot tell from a name (the part of
+		// a name before its newline) may be listed: it is no socket,
+		// and the caller masks only sockets.
+		for _, p := range mine(got) {
+			if !slices.Contains(want, p) {
+				if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() == os.ModeSocket {
+					t.Errorf("%s: lists %q, a socket not bound by that name", reader, p)
+				}
+			}
+		}
+	}
+	got, rel, err := diag()
 	if err != nil {
 		t.Fatalf("sock_diag: %v", err)
 	}
+	check("sock_diag", got)
 	if g := mine(got); !slices.Equal(g, want) {
 		t.Errorf("sock_diag:\n got %q\nwant %q", g, want)
 	}
-	got, err = fromProc("/proc/net/unix")
+	if !slices.Contains(rel, "./rel.sock") {
+		t.Errorf("sock_diag: relative names %q lack ./rel.sock", rel)
+	}
+	got, rel, err = fromProc("/proc/net/unix")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := mine(got); !slices.Equal(g, want) {
-		t.Errorf("/proc/net/unix:\n got %q\nwant %q", g, want)
+	check("/proc/net/unix", got)
+	if !slices.Contains(rel, "./rel.sock") {
+		t.Errorf("/proc/net/unix: relative names %q lack ./rel.sock", rel)
 	}
-	for _, p := range got {
-		if !strings.HasPrefix(p, "/") {
-			t.Errorf("not absolute: %q", p)
+	// Bound places the relative name in the binder's working directory
+	// (this process's: d).
+	got, err = Bound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, filepath.Join(d, "rel.sock"))
+	slices.Sort(want)
+	check("Bound", got)
+}
+
+// TestPlaceRelative: a relative name is looked for in each working
+// directory /proc shows and kept where a socket is: not where a file of
+// that name is no socket, nor where nothing is; entries that are no
+// process, or whose cwd cannot be read, are passed over.
+func TestPlaceRelative(t *testing.T) {
+	d := t.TempDir()
+	proc := filepath.Join(d, "proc")
+	dirs := map[string]string{"1": "a", "22": "b", "333": "c", "4": "a", "self": "c"}
+	for pid, dir := range dirs {
+		if err := os.MkdirAll(filepath.Join(proc, pid), 0o755); err != nil {
+			t.Fatal(err)
 		}
+		if err := os.MkdirAll(filepath.Join(d, dir, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(d, dir), filepath.Join(proc, pid, "cwd")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(filepath.Join(proc, "5"), 0o755) // no cwd: gone, or another user's
+	for _, p := range []string{"a/x.sock", "b/sub/y.sock", "c/x.sock", "c/y.sock"} {
+		ln, err := net.Listen("unix", filepath.Join(d, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+	}
+	os.WriteFile(filepath.Join(d, "b/x.sock"), nil, 0o644) // a file, no socket
+	got := placeRelative([]string{"x.sock", "./sub/y.sock", "../a/x.sock", "none.sock"}, proc)
+	want := []string{filepath.Join(d, "a/x.sock"), filepath.Join(d, "b/sub/y.sock"), filepath.Join(d, "c/x.sock")}
+	if !slices.Equal(got, want) {
+		t.Errorf("placed:\n got %q\nwant %q", got, want)
+	}
+	if got := placeRelative(nil, proc); got != nil {
+		t.Errorf("nothing to place: %q", got)
 	}
 }
 
@@ -82,7 +210,7 @@ func TestBound(t *testing.T) {
 func BenchmarkBound(b *testing.B) {
 	b.Run("few/sock_diag", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := diag(); err != nil {
+			if _, _, err := diag(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -96,14 +224,14 @@ func BenchmarkBound(b *testing.B) {
 	}
 	b.Run("sock_diag", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := diag(); err != nil {
+			if _, _, err := diag(); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("proc", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := fromProc("/proc/net/unix"); err != nil {
+			if _, _, err := fromProc("/proc/net/unix"); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -24,8 +24,8 @@ const whyHostSocket = "a host process's Unix socket"
 // (package hostsock, in the supervisor's network namespace: the host's):
 // every socket a host process has bound to a path, without a walk of the
 // trees. What it cannot list (a socket bound after the start, or in another
-// network namespace, or by a relative path) is said in README (Threat
-// model). A socket in a place the mounts hide (the private /run, /tmp and
+// network namespace, or by a relative name it cannot place) is said in
+// README (Threat model). A socket in a place the mounts hide (the private /run, /tmp and
 // HOME, a masked directory) needs no mask.
 //
 // A socket is masked at every place the host's mount table shows it

@@ -20,6 +20,7 @@ import (
 	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
 	"github.com/jail-sandbox/jail/ns"
@@ -940,8 +941,10 @@ func lookupEnv(env []string, name string) string {
 	return ""
 }
 
-// Print writes the plan for --dry-run, one step a line.
+// Print writes the plan for --dry-run, one step a line, each line inert on
+// a terminal (safeLines).
 func (pl *Plan) Print(w io.Writer) {
+	w = safeLines{w}
 	fmt.Fprintf(w, "workspace  %s\n", pl.Workspace)
 	fmt.Fprintf(w, "root       / read-only, nosuid, nodev (recursive bind of the host root)\n")
 	for _, m := range pl.Mounts {
@@ -1017,3 +1020,24 @@ func (pl *Plan) printWatched(w io.Writer) {
 
 // IsInvalid reports whether err is the user's to fix.
 func IsInvalid(err error) bool { return errors.Is(err, policy.ErrInvalid) }
+
+// safeLines writes each Write (one Fprintf: one line) with its control
+// characters escaped but its final newline. Why: --dry-run's lines name
+// paths that others chose: a host socket's name is any local user's
+// (bind(2) in a directory of theirs), a file's in the workspace may be an
+// earlier agent's; an escape sequence in one reached the user's terminal
+// as it was (a title, a cleared screen, a clipboard write with OSC 52, a
+// line overwritten so a mask seems absent).
+type safeLines struct{ w io.Writer }
+
+func (s safeLines) Write(p []byte) (int, error) {
+	line, nl := strings.CutSuffix(string(p), "\n")
+	line = termsafe.Escape(line)
+	if nl {
+		line += "\n"
+	}
+	if _, err := io.WriteString(s.w, line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

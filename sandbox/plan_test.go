@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 )
@@ -593,6 +595,36 @@ func TestPlanPrint(t *testing.T) {
 	}
 	if strings.Contains(out, "/usr/bin:/bin") || strings.Contains(out, "hunter2") {
 		t.Error("--dry-run prints environment values")
+	}
+}
+
+// Adversarial: --dry-run printed each path as it was, so a name another
+// local user chose (a host socket's, bound in a directory of theirs) or an
+// earlier agent left in the workspace put its escape sequences on the
+// user's terminal (a title, a cleared screen, OSC 52's clipboard write).
+// Seen failing on main's Print: the socket's ESC and BEL came out raw
+// (and, by hand, `jail --dry-run` beside such a socket set the terminal's
+// title).
+func TestPlanPrintEscapes(t *testing.T) {
+	f := newFixture(t)
+	f.touch(t, ".env.\x1b]0;WS\x07")
+	pl, err := BuildPlan(f.policy(nil), f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := "/var/lib/other/e\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2K\rx\nl.sock\x9b2J"
+	pl.Mounts = append(pl.Mounts, ns.Mount{Kind: ns.KindMask, Path: sock, FD: -1, Why: whyHostSocket})
+	pl.Notes = append(pl.Notes, "a note naming "+sock)
+	var b strings.Builder
+	pl.Print(&b)
+	out := b.String()
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if strings.ContainsFunc(l, termsafe.Control) || !utf8.ValidString(l) {
+			t.Errorf("--dry-run writes a control character to the terminal: %q", l)
+		}
+	}
+	if want := "mask       " + termsafe.Escape(sock) + "  (" + whyHostSocket + ")\n"; !strings.Contains(out, want) {
+		t.Errorf("--dry-run output lacks %q:\n%s", want, out)
 	}
 }
 

@@ -565,9 +565,10 @@ func (r *runner) run() int {
 	if r.pol.DryRun {
 		plan.Print(os.Stdout)
 		if r.degraded {
-			fmt.Fprintf(os.Stdout, "note       degraded: %s\n", r.degradedWhy)
+			out := safeLines{os.Stdout} // names in the notes, as in Print
+			fmt.Fprintf(out, "note       degraded: %s\n", r.degradedWhy)
 			for _, n := range degradedNotes {
-				fmt.Fprintf(os.Stdout, "note       %s\n", n)
+				fmt.Fprintf(out, "note       %s\n", n)
 			}
 		}
 		return 0

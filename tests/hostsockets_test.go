@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -38,7 +39,10 @@ func TestHostUnixSocketsHidden(t *testing.T) {
 	ws := workspace(t)
 	ro := hostDir(t)
 	token := "HOST-SOCKET-" + strconv.Itoa(os.Getpid())
-	paths := []string{filepath.Join(ro, "svc.sock"), filepath.Join(ws, "dev.sock")}
+	// A name with a newline: /proc/net/unix prints it as it is, over two
+	// lines (the fallback's reader keeps every reading); sock_diag gives
+	// its bytes, and the mask goes on that very name.
+	paths := []string{filepath.Join(ro, "svc.sock"), filepath.Join(ws, "dev.sock"), filepath.Join(ro, "new\nline.sock")}
 	for _, p := range paths {
 		greetOnUnix(t, p, token)
 	}
@@ -192,4 +196,112 @@ func greetOnUnix(t *testing.T, path, token string) {
 			c.Close()
 		}
 	}()
+}
+
+// TestHostSocketUnreadableDir: a host socket in a directory the user cannot
+// search is not masked when jail runs as that user (the supervisor cannot
+// resolve its path), and need not be: the agent has no more rights than
+// the supervisor (the user's own uid without capabilities; a rootful start's
+// agent is host nobody), the host's view is read-only (no chmod of the
+// directory), and in the workspace, where the agent could chmod a directory
+// it owns, jail hides an unreadable directory whole. The probe chmods each
+// directory before it connects. As root the supervisor resolves both and
+// masks them. Seen failing with the workspace's unreadable-directory rule
+// switched off (fsrules' walker.unreadable returning nil at once): as
+// jailtest the probe chmodded the workspace's directory and printed
+// CONNECTED with the host's token.
+func TestHostSocketUnreadableDir(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	ws := workspace(t)
+	ro := hostDir(t)
+	token := "HOST-SOCKET-PRIV-" + strconv.Itoa(os.Getpid())
+	var dirs, paths []string
+	for _, dir := range []string{filepath.Join(ro, "priv"), filepath.Join(ws, "priv")} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "s.sock")
+		greetOnUnix(t, p, token)
+		t.Cleanup(func() { os.Chmod(dir, 0o755) }) // before the tree's removal
+		dirs, paths = append(dirs, dir), append(paths, p)
+	}
+	probe := filepath.Join(ro, "probe.pl")
+	if err := os.WriteFile(probe, []byte("use File::Basename; for (@ARGV) { chmod 0755, dirname($_); }\n"+unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Control: on the host the probe's chmod opens each directory again
+	// and reaches the socket.
+	lock := func() {
+		for _, d := range dirs {
+			if err := os.Chmod(d, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	lock()
+	out, err := exec.Command("perl", append([]string{probe}, paths...)...).CombinedOutput()
+	if err != nil || strings.Count(string(out), token) != len(paths) {
+		t.Fatalf("control: the probe does not reach the sockets from the host: %v\n%s", err, out)
+	}
+	lock()
+	r := run(t, runOpts{dir: ws}, append([]string{"--", "perl", probe}, paths...)...)
+	if strings.Contains(r.stdout, token) || strings.Contains(r.stdout, "CONNECTED") {
+		t.Fatalf("a host socket in an unreadable directory is reachable from the sandbox:\n%s\nstderr: %s", r.stdout, r.stderr)
+	}
+	if strings.Count(r.stdout, "refused ") != len(paths) {
+		t.Fatalf("the probe did not run (code %d):\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestHostSocketRelativeName: a host process that bound its socket by a
+// relative name (a tool serving the project it runs in, binding
+// "./tool.sock") left it unmasked: the kernel keeps the name as given, and
+// hostsock skipped every name that was not absolute, so the agent connected
+// to it in the workspace. Seen failing on main's binary (d9caff0):
+// CONNECTED with the host's token. Bound now looks for a relative name in
+// each working directory /proc shows (the binder's is the workspace).
+func TestHostSocketRelativeName(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the server and the probe: %v", err)
+	}
+	ws := workspace(t)
+	token := "HOST-SOCKET-REL-" + strconv.Itoa(os.Getpid())
+	srv := exec.Command("perl", "-e", `use Socket; $| = 1;
+socket(S, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
+bind(S, pack_sockaddr_un("tool.sock")) or die "bind: $!";
+chmod 0777, "tool.sock"; listen(S, 5) or die "listen: $!";
+print "READY\n";
+while (accept(C, S)) { print C "$ARGV[0]\n"; close C; }`, token)
+	srv.Dir = ws
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	line := make([]byte, 6)
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "READY\n" {
+		t.Fatalf("the server did not start: %q %v", line, err)
+	}
+	probe := filepath.Join(ws, "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(ws, "tool.sock")
+	// Control: the probe reaches it from the host.
+	if o, err := exec.Command("perl", probe, sock).CombinedOutput(); err != nil || !strings.Contains(string(o), token) {
+		t.Fatalf("control: the probe does not reach the socket from the host: %v\n%s", err, o)
+	}
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, sock, "tool.sock")
+	if strings.Contains(r.stdout, token) || strings.Contains(r.stdout, "CONNECTED") {
+		t.Fatalf("a host socket bound by a relative name is reachable from the sandbox:\n%s\nstderr: %s", r.stdout, r.stderr)
+	}
+	if strings.Count(r.stdout, "refused ") != 2 {
+		t.Fatalf("the probe did not run (code %d):\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
 }

@@ -1,0 +1,201 @@
+package hostsock
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+)
+
+// The two parsers below read names that any local user chooses (bind(2) in
+// a directory they own): they are pure, so tests and fuzz targets feed them
+// what a hostile binder could make the kernel print.
+
+// maxName is the longest name a path-bound socket can have: sun_path's 108
+// bytes, the last one not necessarily a NUL.
+const maxName = 108
+
+const (
+	nlmsgHdrLen      = 16  // struct nlmsghdr
+	nlmsgDone        = 0x3 // NLMSG_DONE
+	nlmsgError       = 0x2 // NLMSG_ERROR
+	unixDiagMsgLen   = 16  // struct unix_diag_msg
+	unixDiagName     = 0   // UNIX_DIAG_NAME attribute
+	nlaHdrLen        = 4   // struct nlattr
+	nlmsgErrorMinLen = 4   // struct nlmsgerr's error field
+)
+
+// names gathers the absolute paths a parser found, each once, and apart
+// the relative ones (rel), each once.
+type names struct {
+	seen map[string]bool
+	out  []string
+	rel  []string
+}
+
+// add keeps a name once. A path's name ends at its first NUL. An abstract
+// name (a leading NUL; in /proc/net/unix a leading '@', at true) is left
+// out: it belongs to the network namespace, and Landlock scopes it. A
+// relative name goes to rel: the kernel keeps the name as given, relative
+// to the binder's working directory at bind(2), which it does not say.
+func (n *names) add(p string, at bool) {
+	if i := strings.IndexByte(p, 0); i >= 0 {
+		p = p[:i]
+	}
+	if p == "" || at && p[0] == '@' || n.seen[p] {
+		return
+	}
+	if n.seen == nil {
+		n.seen = map[string]bool{}
+	}
+	n.seen[p] = true
+	if p[0] != '/' {
+		n.rel = append(n.rel, p)
+		return
+	}
+	n.out = append(n.out, p)
+}
+
+// parseDiag reads one datagram of a sock_diag dump of AF_UNIX sockets
+// (netlink messages, each a struct unix_diag_msg and its attributes) and adds
+// each UNIX_DIAG_NAME to n. done is true when the dump's NLMSG_DONE came;
+// an NLMSG_ERROR or a malformed datagram is an error (the caller falls back
+// to /proc/net/unix rather than trust half a list).
+func parseDiag(b []byte, n *names) (done bool, err error) {
+	for len(b) > 0 {
+		if len(b) < nlmsgHdrLen {
+			return false, fmt.Errorf("sock_diag reply: %d bytes left, less than a message header", len(b))
+		}
+		l := binary.NativeEndian.Uint32(b)
+		if l < nlmsgHdrLen || l > uint32(len(b)) {
+			return false, fmt.Errorf("sock_diag reply: message length %d of %d bytes", l, len(b))
+		}
+		typ := binary.NativeEndian.Uint16(b[4:])
+		data := b[nlmsgHdrLen:l]
+		b = b[min(int(l+3)&^3, len(b)):]
+		switch typ {
+		case nlmsgDone:
+			return true, nil
+		case nlmsgError:
+			if len(data) >= nlmsgErrorMinLen {
+				if e := int32(binary.NativeEndian.Uint32(data)); e < 0 {
+					return false, fmt.Errorf("sock_diag: %w", syscall.Errno(-e))
+				}
+			}
+			return false, errors.New("sock_diag: error reply")
+		}
+		if len(data) < unixDiagMsgLen {
+			continue
+		}
+		a := data[unixDiagMsgLen:]
+		for len(a) >= nlaHdrLen {
+			l := int(binary.NativeEndian.Uint16(a))
+			if l < nlaHdrLen || l > len(a) {
+				break
+			}
+			// The attribute type's top bits are flags (NLA_F_NESTED,
+			// NLA_F_NET_BYTEORDER); the kernel sets neither on a name.
+			if binary.NativeEndian.Uint16(a[2:])&^0xc000 == unixDiagName {
+				n.add(string(a[nlaHdrLen:l]), false)
+			}
+			a = a[min((l+3)&^3, len(a)):]
+		}
+	}
+	return false, nil
+}
+
+// parseProc reads /proc/net/unix: a header, then one record per socket,
+// "Num: RefCount Protocol Flags Type St Inode[ Path]". The kernel prints the
+// path's bytes as they are (net/unix/af_unix.c, unix_seq_show: no escaping,
+// an abstract name's NULs as '@'), so a name with a newline runs over into
+// the next lines, and the text after the newline may itself look like a
+// record. Whose line a line is cannot be told from the text, so parseProc
+// keeps every reading: paths has each record's path as its line gives it;
+// overrun has each record's path joined with each following line while the
+// whole fits a name's 108 bytes (ordinary names give some too: the next
+// record read as their tail), for the caller to keep those that are sockets;
+// rel has the relative names. A missed name would leave a host service reachable.
+func parseProc(data []byte) (paths, overrun, rel []string) {
+	var n, o names
+	lines := bytes.Split(data, []byte{'\n'})
+	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1] // the newline ending the last record
+	}
+	for i, line := range lines {
+		if i == 0 && bytes.HasPrefix(line, []byte("Num ")) {
+			continue // the header
+		}
+		path, ok := procRecord(line)
+		if !ok || len(path) == 0 {
+			continue // a name's continuation, an unnamed socket
+		}
+		p := string(path)
+		n.add(p, true)
+		if p[0] != '/' {
+			continue // abstract, or relative: no joined readings
+		}
+		// Why: a newline in the name ended the record early; the rest
+		// of the name is on the next lines.
+		for _, next := range lines[i+1:] {
+			if len(p)+1+len(next) > maxName {
+				break
+			}
+			p += "\n" + string(next)
+			o.add(p, true)
+		}
+	}
+	return n.out, o.out, n.rel
+}
+
+// procRecord parses the seven fields before a /proc/net/unix record's path
+// ("%pK: %08X %08X %08X %04X %02X %5lu") and returns what follows the one
+// space after them: the path, or nothing for an unnamed socket. ok is false
+// for a line that is no record (a name's continuation).
+func procRecord(line []byte) (path []byte, ok bool) {
+	rest := line
+	for f := range 7 {
+		rest = bytes.TrimLeft(rest, " ")
+		end := bytes.IndexByte(rest, ' ')
+		if end < 0 {
+			end = len(rest)
+		}
+		tok := rest[:end]
+		rest = rest[end:]
+		switch f {
+		case 0:
+			if len(tok) < 2 || tok[len(tok)-1] != ':' || !isDigits(tok[:len(tok)-1], 16) {
+				return nil, false
+			}
+		case 6:
+			if !isDigits(tok, 10) {
+				return nil, false
+			}
+		default:
+			if !isDigits(tok, 16) {
+				return nil, false
+			}
+		}
+	}
+	if len(rest) == 0 {
+		return nil, true
+	}
+	return rest[1:], true // after the one space the kernel puts before it
+}
+
+// isDigits reports whether b is one or more digits of base 10 or 16.
+func isDigits(b []byte, base int) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+		case base == 16 && ('a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
+		default:
+			return false
+		}
+	}
+	return true
+}

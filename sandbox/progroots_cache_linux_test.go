@@ -86,6 +86,7 @@ func TestProgramRootsCacheSeesRetarget(t *testing.T) {
 // without it, on this host's own PATH.
 func TestBuildPlanCachedRootsEqualFresh(t *testing.T) {
 	f := newFixture(t)
+	stableHostSockets(t)
 	state := t.TempDir()
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + state}, f.env...)
 	p := f.policy(nil)

@@ -167,6 +167,8 @@ func (b *besides) add(p, why string) {
 	if b.agentDirs == nil {
 		b.agentDirs = agentDirs(b.ts, b.home, b.ws)
 	}
+	// why is "agent config: FILE (KEY) runs it": say what "it" is.
+	runs := strings.TrimSuffix(why, "it") + p
 	dir := filepath.Dir(p)
 	agent := enclosing(dir, b.agentDirs)
 	if agent == "" {
@@ -185,10 +187,10 @@ func (b *besides) add(p, why string) {
 	// writable by name, the home, the workspace or one holding it, or one
 	// holding a guarded file (merged key by key, it must stay writable).
 	if dir != agent && dir != root && dir != b.home && enclosing(b.ws, []string{dir}) == "" && !b.holdsGuarded(dir) {
-		b.protect(dir, true, why+" (and loads what lies beside it)")
+		b.protect(dir, true, runs+", whose interpreter loads what lies beside it")
 		up = filepath.Dir(dir)
 	} else if fi, err := os.Stat(p); dir == agent && err == nil && fi.Mode().IsRegular() && agentcfg.Python(p, head(p)) {
-		b.protect(filepath.Join(dir, agentcfg.PyCache), true, why+" (python loads cached code from here)")
+		b.protect(filepath.Join(dir, agentcfg.PyCache), true, runs+", which python runs with the cached code of its neighbours from here")
 		b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs in python, which imports modules from its directory first, "+
 			"where the agent can write (what it plants there runs outside jail): keep the script in a directory of its own, such as %s/, which jail makes read-only",
 			p, filepath.Join(agent, "hooks")))
@@ -198,7 +200,7 @@ func (b *besides) add(p, why string) {
 	// agent's to plant.
 	for d := up; enclosing(d, []string{agent}) != ""; d = filepath.Dir(d) {
 		for _, l := range agentcfg.LoadedAbove {
-			b.protect(filepath.Join(d, l.Name), l.Dir, why+" (node looks for "+l.Name+" in each directory above a script)")
+			b.protect(filepath.Join(d, l.Name), l.Dir, runs+": node looks for "+l.Name+" in each directory above a script")
 		}
 		if d == agent {
 			break
@@ -240,7 +242,7 @@ func (b *besides) protect(p string, dir bool, why string) {
 		if r := enclosing(p, rootPaths(b.roots)); r != "" && r != p && !b.guarded[p] {
 			b.guarded[p] = true
 			b.links = append(b.links, agentcfg.Target{
-				File: agentcfg.File{Agent: b.agent, Scope: agentcfg.Home, Path: p, Format: agentcfg.Whole, Why: "a symlink " + why[len("agent config: "):]},
+				File: agentcfg.File{Agent: b.agent, Scope: agentcfg.Home, Path: p, Format: agentcfg.Whole, Why: "a symlink, kept as one: " + why},
 				Path: p, Root: r,
 			})
 		}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/jail-sandbox/jail/agentcfg"
@@ -43,9 +44,13 @@ const maxNamedSource = 32 << 20
 // symlink at start. The mask goes on the resolved path (a mount on a path
 // through a symlink would pin the link's name, which the sandbox may not
 // resolve).
-func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots []agentcfg.Root, fm []fsrules.Mask) ([]fsrules.Mask, []fsrules.Absent, []agentcfg.Target) {
+//
+// What the script's interpreter loads from beside it is protected too
+// (agentcfg's beside.go has the rule; besides.add applies it), and notes
+// says what is not.
+func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots []agentcfg.Root, fm []fsrules.Mask) (_ []fsrules.Mask, _ []fsrules.Absent, _ []agentcfg.Target, notes []string) {
 	if len(ts) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	have := make(map[string]bool, len(fm))
 	for _, m := range fm {
@@ -58,7 +63,9 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 	var masks []fsrules.Mask
 	var absent []fsrules.Absent
 	var links []agentcfg.Target
+	b := besides{home: home, ws: ws, writable: writable, roots: roots, ts: ts, have: have, guarded: guarded}
 	for _, t := range ts {
+		b.agent = t.File.Agent
 		data, err := readAtMost(t.Path, maxNamedSource)
 		if err != nil {
 			continue // absent or unreadable: it names nothing the host runs
@@ -84,6 +91,7 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 			if err != nil {
 				continue // a link loop, or too deep: nothing there runs
 			}
+			b.add(p, why)
 			fi, err := os.Lstat(p)
 			if errors.Is(err, fs.ErrNotExist) {
 				// Written during the run, it would run on the host next
@@ -111,7 +119,153 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 			masks = append(masks, fsrules.Mask{Path: p, Kind: fsrules.ReadOnly, Rule: why})
 		}
 	}
-	return masks, absent, links
+	return append(masks, b.masks...), append(absent, b.absent...), append(links, b.links...), b.notes
+}
+
+// besides collects what protects the files loaded from beside named
+// scripts (agentcfg's beside.go: the rule and why).
+type besides struct {
+	home, ws  string
+	writable  []string
+	roots     []agentcfg.Root
+	ts        []agentcfg.Target
+	agent     string          // the agent whose configuration names the script
+	have      map[string]bool // paths masked or watched already
+	guarded   map[string]bool // paths guarded (agentNamed's)
+	agentDirs []string        // resolved, on the first add (most starts name no script)
+	masks     []fsrules.Mask
+	absent    []fsrules.Absent
+	links     []agentcfg.Target
+	notes     []string
+}
+
+// agentDirs are the agents' own directories (agentcfg.AgentDirs) of the
+// home, the workspace and every project a guarded target lies in,
+// resolved as the named scripts are.
+func agentDirs(ts []agentcfg.Target, home, ws string) []string {
+	projects := []string{ws}
+	for _, t := range ts {
+		if t.File.Scope == agentcfg.Project {
+			projects = append(projects, strings.TrimSuffix(t.Path, "/"+t.File.Path))
+		}
+	}
+	out := []string{} // not nil: computed once
+	for _, d := range agentcfg.AgentDirs(home, projects) {
+		if r, _, err := resolveNamed(d); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// add protects what the interpreter of script p (resolved) loads from
+// beside it; why says which configuration runs p.
+func (b *besides) add(p, why string) {
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return // a cd's directory, a PATH entry: its files are named on their own
+	}
+	if b.agentDirs == nil {
+		b.agentDirs = agentDirs(b.ts, b.home, b.ws)
+	}
+	// why is "agent config: FILE (KEY) runs it": say what "it" is.
+	runs := strings.TrimSuffix(why, "it") + p
+	dir := filepath.Dir(p)
+	agent := enclosing(dir, b.agentDirs)
+	if agent == "" {
+		return // in the project, or elsewhere: not guarded (see beside.go)
+	}
+	root := enclosing(dir, b.writable)
+	if root == "" {
+		return // not writable inside
+	}
+	up := dir
+	// Why: python3 imports from the script's directory before the
+	// standard library, node resolves node_modules there, a shell script
+	// sources its neighbours: a directory of the script's own, below the
+	// agent's directory, is made read-only whole. Not the agent's
+	// directory itself (its state), nor a directory the user made
+	// writable by name, the home, the workspace or one holding it, or one
+	// holding a guarded file (merged key by key, it must stay writable).
+	if dir != agent && dir != root && dir != b.home && enclosing(b.ws, []string{dir}) == "" && !b.holdsGuarded(dir) {
+		b.protect(dir, true, runs+", whose interpreter loads what lies beside it")
+		up = filepath.Dir(dir)
+	} else if fi, err := os.Stat(p); dir == agent && err == nil && fi.Mode().IsRegular() && agentcfg.Python(p, head(p)) {
+		b.protect(filepath.Join(dir, agentcfg.PyCache), true, runs+", which python runs with the cached code of its neighbours from here")
+		b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs in python, which imports modules from its directory first, "+
+			"where the agent can write (what it plants there runs outside jail): keep the script in a directory of its own, such as %s/, which jail makes read-only",
+			p, filepath.Join(agent, "hooks")))
+	}
+	// Why: node walks up from the script for node_modules/ and the
+	// nearest package.json; up to the agent's directory, they are the
+	// agent's to plant.
+	for d := up; enclosing(d, []string{agent}) != ""; d = filepath.Dir(d) {
+		for _, l := range agentcfg.LoadedAbove {
+			b.protect(filepath.Join(d, l.Name), l.Dir, runs+": node looks for "+l.Name+" in each directory above a script")
+		}
+		if d == agent {
+			break
+		}
+	}
+}
+
+// holdsGuarded reports whether a guarded file lies inside dir.
+func (b *besides) holdsGuarded(dir string) bool {
+	for _, t := range b.ts {
+		if strings.HasPrefix(t.Path, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// protect makes p read-only when it exists, or watches it while it does
+// not (created inside, it leaves the tree), when it lies in a writable
+// tree and is not the root itself.
+func (b *besides) protect(p string, dir bool, why string) {
+	if r := enclosing(p, b.writable); r == "" || r == p || b.have[p] {
+		return
+	}
+	fi, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		b.absent = append(b.absent, fsrules.Absent{Path: p, Dir: dir, Kind: fsrules.ReadOnly, Rule: why})
+	case err != nil:
+		return
+	case fi.IsDir() || fi.Mode().IsRegular():
+		b.masks = append(b.masks, fsrules.Mask{Path: p, Kind: fsrules.ReadOnly, Dir: fi.IsDir(), Rule: why})
+	case fi.Mode()&fs.ModeSymlink != 0:
+		// Why: a mount would land on the link's target, and the link, an
+		// entry of a writable directory, could be replaced by the agent's
+		// own node_modules: it is guarded as a symlink to the same place
+		// (as agentNamed's links), and its target protected.
+		b.have[p] = true
+		if r := enclosing(p, rootPaths(b.roots)); r != "" && r != p && !b.guarded[p] {
+			b.guarded[p] = true
+			b.links = append(b.links, agentcfg.Target{
+				File: agentcfg.File{Agent: b.agent, Scope: agentcfg.Home, Path: p, Format: agentcfg.Whole, Why: "a symlink, kept as one: " + why},
+				Path: p, Root: r,
+			})
+		}
+		if real, _, err := resolveNamed(p); err == nil && real != p {
+			b.protect(real, dir, why)
+		}
+		return
+	default:
+		return // a FIFO, a socket, a device: nothing loads code from it
+	}
+	b.have[p] = true
+}
+
+// head is the start of file p (its #! line), or nil.
+func head(p string) []byte {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	return buf[:n]
 }
 
 // resolveNamed resolves the symlinks on the way to p (and p's own) as the

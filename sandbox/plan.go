@@ -464,7 +464,8 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		}
 	}
 	plan.Guarded = agentcfg.Targets(home, roots, agentcfg.Files)
-	named, namedAbsent, namedLinks := agentNamed(plan.Guarded, home, ws, writable, roots, fp.Masks)
+	named, namedAbsent, namedLinks, namedNotes := agentNamed(plan.Guarded, home, ws, writable, roots, fp.Masks)
+	plan.Notes = append(plan.Notes, namedNotes...)
 	plan.Guarded = append(plan.Guarded, namedLinks...)
 	plan.Guarded = append(plan.Guarded, gitLinks(gp.Links, roots, plan.Guarded)...)
 	masks := mergeMasks(append(fp.Masks, named...), gp)

@@ -1,0 +1,102 @@
+package agentcfg
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+)
+
+// What a named script's interpreter loads besides the script (review13f).
+// Making the script read-only is not enough: python3 puts the script's
+// directory first on sys.path (json.py, a sourceless json.pyc or a json/
+// package there is imported instead of the standard library's, by the
+// script and by every module it imports; __pycache__/ holds the cached
+// code of the modules beside it), node resolves require() and import
+// through node_modules/ in the script's directory and in every directory
+// above it, and reads the nearest package.json ("type", "imports"). A
+// shell script sources its neighbours by name. The rule (sandbox's
+// agentNamed applies it):
+//
+//   - A script in a directory of its own under an agent's directory
+//     (~/.claude/hooks/h.py, a project's .claude/hooks/x.sh, not ~/.claude
+//     itself): that directory is read-only, so nothing can be planted
+//     beside the script (or watched, when it does not exist yet: created
+//     inside, it leaves the tree). Not when the directory is a writable
+//     root of its own (the user's -w of it), the home or the workspace.
+//   - Above that directory, up to and including the agent's directory:
+//     node_modules/ and package.json are read-only when they exist and
+//     watched when they do not (node walks up past them to ~ and /, which
+//     are not writable unless the user made them so).
+//   - A python script directly in the agent's directory (~/.claude/x.py):
+//     that directory is the agent's own state and stays writable; its
+//     __pycache__/ is protected as above, and the plan says that modules
+//     planted beside the script are imported by it (keep it in a directory
+//     of its own).
+//   - A script in the project (not under its .claude/ and the like): the
+//     project is the agent's to write, and the user runs its code anyway;
+//     not guarded.
+
+// AgentDirs returns the agents' own directories that Files names under
+// home and under each of projects (~/.claude, ~/.codex, a project's
+// .claude or .github/copilot): the directory of each table path that has
+// one. home or a project may be empty (skipped).
+func AgentDirs(home string, projects []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(base, rel string) {
+		if base == "" {
+			return
+		}
+		p := filepath.Join(base, rel)
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, f := range Files {
+		d := filepath.Dir(f.Path)
+		if d == "." || filepath.IsAbs(f.Path) {
+			continue
+		}
+		switch f.Scope {
+		case Home:
+			add(home, d)
+		case Project:
+			for _, p := range projects {
+				add(p, d)
+			}
+		}
+	}
+	return out
+}
+
+// LoadedAbove are the names node looks up in a script's directory and in
+// each directory above it: a package there is what require("dep") finds,
+// and the nearest package.json decides how the script is read.
+var LoadedAbove = []struct {
+	Name string
+	Dir  bool
+}{{"node_modules", true}, {"package.json", false}}
+
+// PyCache is the directory beside a python module that holds its
+// compiled code (checked against the source's size and mtime only).
+const PyCache = "__pycache__"
+
+// Python reports whether the script at path, which starts with head,
+// runs in python: its name ends in .py or .pyw, or its #! line names a
+// python.
+func Python(path string, head []byte) bool {
+	if ext := filepath.Ext(path); ext == ".py" || ext == ".pyw" {
+		return true
+	}
+	if !bytes.HasPrefix(head, []byte("#!")) {
+		return false
+	}
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	for _, w := range strings.Fields(string(line[2:])) {
+		if b := filepath.Base(w); strings.HasPrefix(b, "python") || strings.HasPrefix(b, "pypy") {
+			return true
+		}
+	}
+	return false
+}

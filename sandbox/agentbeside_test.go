@@ -1,0 +1,113 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jail-sandbox/jail/agentcfg"
+)
+
+// agentNamed's rule for what a named script's interpreter loads from
+// beside it (agentcfg's beside.go, review13f): a directory of the script's
+// own under an agent's directory is read-only (watched when absent), node's
+// node_modules/ and package.json above it up to the agent's directory are
+// read-only or watched, a python script directly in the agent's directory
+// gets its __pycache__/ protected and a note; the agent's directory itself,
+// a directory the user made writable by name, and the project's own
+// scripts are left writable.
+func TestAgentNamedBeside(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, g := filepath.Join(home, ".claude"), filepath.Join(ws, ".claude")
+	write(filepath.Join(c, "settings.json"), `{
+  "statusLine": {"type": "command", "command": "python3 ~/.claude/status.py"},
+  "hooks": {"Stop": [{"hooks": [
+    {"type": "command", "command": "python3 ~/.claude/hooks/h.py"},
+    {"type": "command", "command": "node ~/.claude/mcp/srv/index.js"},
+    {"type": "command", "command": "sh ~/.claude/mine/x.sh"},
+    {"type": "command", "command": "cd ~/.claude/data/work && ../../bin/t.sh"},
+    {"type": "command", "command": "sh ~/.claude/later/absent.sh"},
+    {"type": "command", "command": "python3 scripts/p.py"}]}]}
+}`)
+	write(filepath.Join(g, "settings.json"), `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/fmt.sh"}]}]}}`)
+	for _, p := range []string{"status.py", "hooks/h.py", "mcp/srv/index.js", "mine/x.sh"} {
+		write(filepath.Join(c, p), "#\n")
+	}
+	write(filepath.Join(c, "node_modules/dep/index.js"), "#\n")
+	write(filepath.Join(c, "data/work/state.json"), "{}\n")
+	write(filepath.Join(g, "hooks/fmt.sh"), "#\n")
+	write(filepath.Join(ws, "scripts/p.py"), "#\n")
+	writable := []string{c, filepath.Join(c, "mine"), ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	masks, absent, _, notes := agentNamed(ts, home, ws, writable, roots, nil)
+	ro := map[string]bool{}
+	for _, m := range masks {
+		ro[m.Path] = m.Dir
+	}
+	watched := map[string]bool{}
+	for _, a := range absent {
+		watched[a.Path] = a.Dir
+	}
+	for p, dir := range map[string]bool{
+		filepath.Join(c, "hooks"):            true, // beside h.py
+		filepath.Join(c, "mcp/srv"):          true, // beside index.js
+		filepath.Join(c, "node_modules"):     true, // exists: read-only
+		filepath.Join(g, "hooks"):            true, // a project's agent directory counts
+		filepath.Join(c, "hooks/h.py"):       false,
+		filepath.Join(c, "status.py"):        false,
+		filepath.Join(c, "mine/x.sh"):        false,
+		filepath.Join(ws, "scripts/p.py"):    false,
+		filepath.Join(g, "hooks/fmt.sh"):     false,
+		filepath.Join(c, "mcp/srv/index.js"): false,
+	} {
+		if d, ok := ro[p]; !ok || d != dir {
+			t.Errorf("%s: not read-only (dir %v); masks %v", p, dir, masks)
+		}
+	}
+	for p, dir := range map[string]bool{
+		filepath.Join(c, "later"):            true, // absent: watched whole
+		filepath.Join(c, "mcp/node_modules"): true,
+		filepath.Join(c, "mcp/package.json"): false,
+		filepath.Join(c, "package.json"):     false,
+		filepath.Join(c, "__pycache__"):      true, // status.py's
+	} {
+		if d, ok := watched[p]; !ok || d != dir {
+			t.Errorf("%s: not watched (dir %v); absent %v", p, dir, absent)
+		}
+	}
+	for _, p := range []string{
+		c,                                                                      // the agent's own state
+		filepath.Join(c, "mine"),                                               // the user's -w of it
+		filepath.Join(ws, "scripts"),                                           // the project's
+		ws,                                                                     // the workspace
+		filepath.Join(ws, "node_modules"), filepath.Join(home, "node_modules"), // above the agent's directory
+		g,
+		filepath.Join(c, "data"), filepath.Join(c, "data/work"), // a cd's directory is not a script
+	} {
+		if _, ok := ro[p]; ok {
+			t.Errorf("%s made read-only: it must stay writable", p)
+		}
+		if _, ok := watched[p]; ok {
+			t.Errorf("%s watched: it must stay writable", p)
+		}
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.HasPrefix(n, "agent script: "+filepath.Join(c, "status.py")) && shownNote(n)
+	}) || len(notes) != 1 {
+		t.Errorf("notes %q: want one shown note on status.py", notes)
+	}
+}

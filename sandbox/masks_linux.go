@@ -6,6 +6,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/maskwatch"
+	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
 )
 
@@ -107,17 +108,22 @@ func (r *runner) unmasked(f maskwatch.Fall) {
 	}
 	what = fmt.Sprintf(what, f.Rule)
 	ev := audit.Unmasked{Path: f.Path.Path, Kind: f.Kind, Rule: f.Rule, How: f.How, Action: "reported"}
+	var text string
 	switch {
 	case end:
 		ev.Action = "ended"
-		r.notef("%s %s: ending the run (--end-if-unmasked)", head, what)
+		text = fmt.Sprintf("%s %s: ending the run (--end-if-unmasked)", head, what)
 	case f.Kind == ns.KindMask:
-		r.notef("%s %s until the run ends; end it (jail kill, Ctrl-C) if that file holds a secret, or run with --end-if-unmasked", head, what)
+		text = fmt.Sprintf("%s %s until the run ends; end it (jail kill, Ctrl-C) if that file holds a secret, or run with --end-if-unmasked", head, what)
 	case f.Kind == ns.KindReadOnly:
-		r.notef("%s %s until the run ends (the exit check still puts back git's and agents' protected files)", head, what)
+		text = fmt.Sprintf("%s %s until the run ends (the exit check still puts back git's and agents' protected files)", head, what)
 	default:
-		r.notef("%s %s until the run ends", head, what)
+		text = fmt.Sprintf("%s %s until the run ends", head, what)
 	}
+	// Urgent: a protection fell while the agent runs; the user must hear
+	// it now, with --quiet and on a relayed agent's screen too (not only
+	// in the summary after the agent's exit), to end the run in time.
+	r.say(notice.Notice{Kind: "jail", Severity: notice.Warning, Text: Spell(text), Urgent: true})
 	r.recordAfterStart(ev)
 	if end {
 		// Fail closed, as asked: the new file was readable (or writable)

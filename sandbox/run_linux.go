@@ -177,6 +177,7 @@ type runner struct {
 	contCh        chan os.Signal      // SIGCONT: jail was continued
 	ctlCh         chan ctlCall        // jail kill, from the control socket
 	term          *termfilter.Writer  // filters the pty relay's output
+	screen        *ptyrelay.Screen    // the terminal the filter writes to, shared with urgent notices
 	ttyFD         int                 // the host terminal the relay writes to
 	noticed       map[string]bool     // notices said once (kind, key)
 	noticeCount   map[string]int      // notices said, by kind
@@ -558,7 +559,8 @@ func (r *runner) run() int {
 		termOut = os.Stderr // only stderr is a terminal
 	}
 	r.ttyFD = int(termOut.Fd())
-	if r.term, err = newTermFilter(r.pol, termOut); err != nil {
+	r.screen = ptyrelay.NewScreen(termOut)
+	if r.term, err = newTermFilter(r.pol, r.screen); err != nil {
 		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}

@@ -45,6 +45,21 @@ func watchedMasks(pl *Plan) []maskwatch.Path {
 	return out
 }
 
+// identifyMasks takes the watched paths' identities before init has its
+// spec (it mounts over them once it has): the watch is armed later, while
+// init mounts, and a file the host put at a masked path in between (after
+// init's mount took the mask off it) would otherwise be taken for the
+// masked one, the fall unsaid. The watch compares with these once armed
+// (maskwatch.Config.Before).
+func (r *runner) identifyMasks() {
+	if r.degraded {
+		return
+	}
+	if paths := watchedMasks(r.plan); len(paths) > 0 {
+		r.maskBefore = maskwatch.Identify(paths)
+	}
+}
+
 // startMaskWatch watches the plan's masks from before the go until the
 // run's end (stopMaskWatch). Degraded mode has no mounts. A watch that
 // cannot start is said; with --end-if-unmasked it refuses the run.
@@ -56,7 +71,7 @@ func (r *runner) startMaskWatch() error {
 	if len(paths) == 0 {
 		return nil
 	}
-	w, err := startMasks(maskwatch.Config{Paths: paths, Fell: r.unmasked})
+	w, err := startMasks(maskwatch.Config{Paths: paths, Before: r.maskBefore, Fell: r.unmasked})
 	if err != nil {
 		if r.pol.EndIfUnmasked {
 			// Fail closed, as asked: without the watch no fall could end

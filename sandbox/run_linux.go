@@ -25,6 +25,7 @@ import (
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/initbin"
+	"github.com/jail-sandbox/jail/internal/seam"
 	"github.com/jail-sandbox/jail/maskwatch"
 	"github.com/jail-sandbox/jail/memwatch"
 	"github.com/jail-sandbox/jail/netproxy"
@@ -197,6 +198,9 @@ type runner struct {
 
 	sentry *sentry          // what must not appear in the writable trees
 	masks  *maskwatch.Watch // the host taking the sandbox's mounts away (masks_linux.go)
+	// maskBefore: the watched paths' identities before init had its spec
+	// (identifyMasks), which the watch compares with once armed.
+	maskBefore *maskwatch.Before
 
 	releaseGC func()  // ends ns.HoldGC: the agent has started
 	traceLast float64 // the trace clock at the last step (under mu)
@@ -647,6 +651,7 @@ func (r *runner) run() int {
 		return r.fail(&interrupted{sig})
 	}
 
+	r.identifyMasks()
 	sb, err := r.finishInit(spec)
 	if err != nil {
 		return r.fail(err)
@@ -893,6 +898,9 @@ func (r *runner) raiseWalls() error {
 	}
 	r.startSentry()
 	r.tracef("sentinel")
+	if seam.MaskWatch != nil {
+		seam.MaskWatch(r.sb.Pid) // a test's: the host acts while init mounts
+	}
 	if err := r.startMaskWatch(); err != nil {
 		return err
 	}

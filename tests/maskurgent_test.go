@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // hostSaves renames a new .env over ws's, as an editor's atomic save does.
@@ -57,6 +59,9 @@ func TestUnmaskedOnRelayedScreenAtOnce(t *testing.T) {
 	fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
 	master, slave := openPty(t)
 	defer master.Close()
+	// Wide enough for the whole line (it is cut to the width): the test's
+	// workspace path is long.
+	unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 400})
 	script := `printf 'agent-screen\r\n'; echo > ready
 i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; printf 'agent-done\r\n'`
 	cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", script)

@@ -3,6 +3,9 @@ package ptyrelay
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/jail-sandbox/jail/internal/termsafe"
 )
 
 // The urgent line is one row: saved and restored around, cut to the width
@@ -20,4 +23,40 @@ func TestUrgentLine(t *testing.T) {
 	if n := len([]rune(UrgentLine(strings.Repeat("é", 100), 20))); n > 60 {
 		t.Fatalf("wide text not cut: %d runes", n)
 	}
+}
+
+// Whatever the text, the urgent line's body is inert (no control
+// character, no invalid UTF-8: nothing the terminal would take for a
+// sequence) and at most cols-1 cells wide.
+func FuzzUrgentLine(f *testing.F) {
+	f.Add("jail: /ws/.env was renamed over", 80)
+	f.Add("\x1b]52;c;aGk=\x07\x9b2J\xff\u202e", 10)
+	f.Fuzz(func(t *testing.T, text string, cols int) {
+		got := UrgentLine(text, cols)
+		const head, tail = "\x1b[2K\x1b[7m", "\x1b[0m\x1b8"
+		i := strings.Index(got, head)
+		if i < 0 || !strings.HasSuffix(got, tail) {
+			t.Fatalf("frame lost: %q", got)
+		}
+		body := got[i+len(head) : len(got)-len(tail)]
+		if !utf8.ValidString(body) {
+			t.Fatalf("invalid UTF-8 in %q", body)
+		}
+		width := 0
+		for _, r := range body {
+			if termsafe.Control(r) {
+				t.Fatalf("control %U in %q", r, body)
+			}
+			width++
+			if r >= utf8.RuneSelf {
+				width++
+			}
+		}
+		if cols < 2 {
+			cols = 80
+		}
+		if width > cols-1 {
+			t.Fatalf("%d cells for %d columns: %q", width, cols, body)
+		}
+	})
 }

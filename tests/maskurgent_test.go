@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,18 +30,9 @@ func hostSaves(t *testing.T, ws string) string {
 func TestUnmaskedShownWithQuiet(t *testing.T) {
 	ws := workspace(t)
 	fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
-	script := `echo > ready
-i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; exit 0`
-	done := startUntilReady(t, ws, script, "--quiet")
+	done := startUntilReady(t, ws, waitForGo+"; exit 0", "--quiet")
 	env := hostSaves(t, ws)
-	time.Sleep(200 * time.Millisecond)
-	fsWrite(t, ws, "go", "", 0o644)
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("jail did not end")
-	}
+	r := sayGo(t, ws, done)
 	mustCode(t, r, 0)
 	if !strings.Contains(r.stderr, env+" was renamed over on the host") {
 		t.Errorf("--quiet hid that the host took the mask off %s; stderr:\n%s", env, r.stderr)
@@ -57,25 +47,15 @@ i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; exit 
 func TestUnmaskedOnRelayedScreenAtOnce(t *testing.T) {
 	ws := workspace(t)
 	fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
-	master, slave := openPty(t)
-	defer master.Close()
-	// Wide enough for the whole line (it is cut to the width): the test's
-	// workspace path is long.
-	unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 400})
-	script := `printf 'agent-screen\r\n'; echo > ready
-i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; printf 'agent-done\r\n'`
+	script := `printf 'agent-screen\r\n'; ` + waitForGo + `; printf 'agent-done\r\n'`
 	cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", script)
 	cmd.Dir = ws
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	scr := watch(master)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer cmd.Process.Kill()
+	s := startOnPty(t, cmd)
+	// Wide enough for the whole line (it is cut to the width): the test's
+	// workspace path is long. Set before jail reads the size (it does at
+	// the urgent line).
+	unix.IoctlSetWinsize(int(s.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 400})
+	scr := s.scr
 	scr.waitFor(t, "agent-screen", 30*time.Second)
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
@@ -90,11 +70,7 @@ i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; print
 	said := scr.waitUntil(env+" was renamed over", 5*time.Second)
 	before := scr.String()
 	fsWrite(t, ws, "go", "", 0o644)
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("jail did not end; the terminal shows:\n%q", scr.String())
-	}
+	s.wait(t, 30*time.Second)
 	if !said {
 		t.Fatalf("the fall of %s's mask was not on the agent's screen while it ran; it showed:\n%q", env, before)
 	}

@@ -107,8 +107,9 @@ func (r *runner) startMaskWatch() error {
 // startMasks is maskwatch.Start (a test makes it fail).
 var startMasks = maskwatch.Start
 
-// unmasked says one fallen mount: a notice at once, and a trail event;
-// with --end-if-unmasked the run ends (the kill's own event follows).
+// unmasked says one fallen mount: a trail event and a notice at once;
+// with --end-if-unmasked the run ends first (the kill's own event follows
+// the unmasked one).
 func (r *runner) unmasked(f maskwatch.Fall) {
 	head := fmt.Sprintf("%s was %s on the host during the run: the kernel took the sandbox's", f.Path.Path, f.How)
 	end := r.pol.EndIfUnmasked
@@ -135,16 +136,18 @@ func (r *runner) unmasked(f maskwatch.Fall) {
 	default:
 		text = fmt.Sprintf("%s %s until the run ends", head, what)
 	}
+	r.recordAfterStart(ev)
+	if end {
+		// Fail closed, as asked: the new file was readable (or writable)
+		// from the host's rename until this kill lands. Before the notice:
+		// saying it may wait for the user's terminal (a stalled one holds
+		// the screen's lock), the kill must not.
+		r.kill("unmasked", "the host replaced "+f.Path.Path+" ("+f.Kind+", "+f.How+"): --end-if-unmasked")
+	}
 	// Urgent: a protection fell while the agent runs; the user must hear
 	// it now, with --quiet and on a relayed agent's screen too (not only
 	// in the summary after the agent's exit), to end the run in time.
 	r.say(notice.Notice{Kind: "jail", Severity: notice.Warning, Text: Spell(text), Urgent: true})
-	r.recordAfterStart(ev)
-	if end {
-		// Fail closed, as asked: the new file was readable (or writable)
-		// from the host's rename until this kill lands.
-		r.kill("unmasked", "the host replaced "+f.Path.Path+" ("+f.Kind+", "+f.How+"): --end-if-unmasked")
-	}
 }
 
 // stopMaskWatch ends the watch; its descriptor is closed last, off the

@@ -17,6 +17,11 @@
 // mount namespace (a Go process is multithreaded): what is left is to say
 // it at once.
 //
+// Each path's identity is taken before init mounts over it (Identify,
+// Config.Before): the watch is armed while init mounts, and a file the host
+// puts at the path in between is compared with what was masked, not taken
+// for it.
+//
 // It watches the parent directory of every such path with inotify for the
 // path's name being deleted, renamed away or renamed over, and reports
 // each path once (its first such event; later ones change nothing: the
@@ -56,6 +61,13 @@ type Fall struct {
 // Config configures a Watch.
 type Config struct {
 	Paths []Path
+	// Before, when set, holds the paths' identities taken before init
+	// mounted over them (Identify): the watch compares with those, not
+	// with what is there when it is armed, which may already be a file
+	// the host put there after init's mount (the mask then gone). A path
+	// Before could not look at is left out, as Start leaves out one it
+	// cannot look at itself.
+	Before *Before
 	// Fell is called once per fallen path, from the watch's goroutine.
 	Fell func(Fall)
 }

@@ -7,6 +7,12 @@ import "errors"
 // Watch is Linux-only; elsewhere it does nothing.
 type Watch struct{}
 
+// Before is Linux-only.
+type Before struct{}
+
+// Identify returns nothing to compare with.
+func Identify([]Path) *Before { return nil }
+
 // Start fails: inotify is Linux's.
 func Start(Config) (*Watch, error) { return nil, errors.New("maskwatch: Linux only") }
 

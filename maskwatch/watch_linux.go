@@ -56,6 +56,31 @@ const watchMask = unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.
 // addWatch is inotify_add_watch (a test makes it fail for one directory).
 var addWatch = unix.InotifyAddWatch
 
+// Before is what the covered paths were before init mounted over them.
+type Before struct {
+	ids map[string]ident
+}
+
+// Identify takes the identity of each of paths, for Config.Before. Call
+// it before init has its spec: from then on init mounts over the paths,
+// and a file the host puts at one of them after its mount is not covered
+// (the kernel took the mask off); compared with these identities, such a
+// file is a fall. (One the host puts there before init's mount is covered,
+// but is reported too: the watch cannot tell the two apart; a false
+// alarm, in a window of milliseconds, rather than a fall missed.)
+func Identify(paths []Path) *Before {
+	b := &Before{ids: make(map[string]ident, len(paths))}
+	for _, p := range paths {
+		if !filepath.IsAbs(p.Path) {
+			continue
+		}
+		if id, err := identify(p.Path); err == nil {
+			b.ids[p.Path] = id
+		}
+	}
+	return b
+}
+
 // Start arms a watch on each covered path's parent directory and watches
 // until Unwatch. Paths that do not exist are left out (no mount covers a
 // host path that is not there). An error means nothing is watched.
@@ -65,9 +90,21 @@ func Start(cfg Config) (*Watch, error) {
 		if !filepath.IsAbs(p.Path) {
 			continue
 		}
-		id, err := identify(p.Path)
-		if err != nil {
-			continue
+		var id ident
+		if cfg.Before != nil {
+			// Compared with what the path was before init mounted, not
+			// with what is there now: the host may have put a new file
+			// there since init's mount took the mask off (the recheck
+			// below, once the directories are watched, then reports it).
+			var ok bool
+			if id, ok = cfg.Before.ids[p.Path]; !ok {
+				continue
+			}
+		} else {
+			var err error
+			if id, err = identify(p.Path); err != nil {
+				continue
+			}
 		}
 		dir, name := filepath.Dir(p.Path), filepath.Base(p.Path)
 		if dir == p.Path {

@@ -279,3 +279,50 @@ func TestUnwatchableDirLeftOut(t *testing.T) {
 	}
 	want(t, ch, env, "renamed over")
 }
+
+// The identities taken before init mounted (Identify, Config.Before) are
+// the ones compared with once the watch is armed: a file put at a path in
+// between (after init's mount took the mask off) is a fall; a path that
+// did not change, or was written in place, is not; a path absent before
+// is left out. Without Before the replaced file was taken for the masked
+// one (Start's own identities): nothing was reported.
+func TestBeforeIdentities(t *testing.T) {
+	d := t.TempDir()
+	env, cfg, kept, absent := filepath.Join(d, ".env"), filepath.Join(d, "config"), filepath.Join(d, "kept"), filepath.Join(d, "absent")
+	for _, p := range []string{env, cfg, kept} {
+		write(t, p, "old")
+	}
+	paths := []Path{{Path: env, Kind: "mask", Hides: true}, {Path: cfg, Kind: "read-only"}, {Path: kept, Kind: "mask", Hides: true},
+		{Path: absent, Kind: "mask", Hides: true}}
+	before := Identify(paths)
+	// The host, while init mounts: a save of .env, config deleted, kept
+	// written in place, absent made.
+	write(t, env+".tmp", "NEW")
+	if err := os.Rename(env+".tmp", env); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(cfg); err != nil {
+		t.Fatal(err)
+	}
+	write(t, kept, "in place")
+	write(t, absent, "made")
+	ch := make(chan Fall, 16)
+	w, err := Start(Config{Paths: paths, Before: before, Fell: func(f Fall) { ch <- f }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.CloseLater()() })
+	got := map[string]string{}
+	for len(got) < 2 {
+		select {
+		case f := <-ch:
+			got[f.Path.Path] = f.How
+		case <-time.After(5 * time.Second):
+			t.Fatalf("falls %v, want %s and %s replaced", got, env, cfg)
+		}
+	}
+	if got[env] != "replaced" || got[cfg] != "replaced" {
+		t.Fatalf("falls %v, want %s and %s replaced", got, env, cfg)
+	}
+	none(t, ch)
+}

@@ -7,7 +7,11 @@
 // agent (Hold), keeps it: the agent owns the screen, and a line of jail's in
 // the middle of a full-screen program breaks it. Release prints what was
 // kept as a short summary once the terminal is restored. Notices that are
-// the same thing (same Kind and Group) are shown once and counted.
+// the same thing (same Kind and Group) are shown once and counted. An
+// urgent notice (a security event the user must see now) is shown even
+// with --quiet, and while held it is written at once as well, through a
+// writer the supervisor sets (SetUrgent) that knows how to put one line on
+// the agent's screen.
 //
 // The package knows nothing of jail's other packages; the supervisor owns
 // the Sink and decides when a terminal is relayed.

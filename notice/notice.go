@@ -56,6 +56,12 @@ type Notice struct {
 	// Group, when set, makes notices of one Kind with the same Group one
 	// thing: the first is shown (and recorded), later ones are counted.
 	Group string
+	// Urgent marks a security event the user must see now (a mask the
+	// host took away: the sandbox can read what it hid): it is shown
+	// whatever --quiet says, and while notices are held it is also
+	// written at once through the Sink's urgent writer (SetUrgent), not
+	// only in the summary after the agent's exit.
+	Urgent bool
 }
 
 // Options configure a Sink.
@@ -75,7 +81,8 @@ type Sink struct {
 	eol    func() string
 	o      Options
 	held   bool
-	kept   []*entry // held entries, in order of first appearance
+	urgent func(line string) // writes an urgent line on a held screen (SetUrgent)
+	kept   []*entry          // held entries, in order of first appearance
 	groups map[string]*entry
 }
 
@@ -90,8 +97,14 @@ func New(w io.Writer, o Options) *Sink {
 	return &Sink{w: w, eol: lineEnding(w), o: o, groups: map[string]*entry{}}
 }
 
-func (s *Sink) visible(sev Severity) bool {
-	switch sev {
+// visible: n is shown (at once, or in the summary). An urgent notice is
+// shown whatever --quiet says: a security event the user asked not to
+// hear about routine things for is not routine.
+func (s *Sink) visible(n Notice) bool {
+	if n.Urgent {
+		return true
+	}
+	switch n.Severity {
 	case Trace:
 		return s.o.Trace
 	case Debug:
@@ -119,17 +132,25 @@ func (s *Sink) Add(n Notice) {
 	} else {
 		e = &entry{n: n, count: 1}
 	}
-	held := s.held
-	if held && s.visible(n.Severity) {
+	held, urgent := s.held, s.urgent
+	if held && s.visible(n) {
 		s.kept = append(s.kept, e)
 	}
 	s.mu.Unlock()
 	if n.Severity >= Info && s.o.Record != nil {
 		s.o.Record(n)
 	}
-	if held || !s.visible(n.Severity) {
+	if !s.visible(n) || held && !n.Urgent {
 		return
 	}
+	if held && urgent != nil {
+		// The screen is the agent's: the supervisor's writer puts the
+		// line where it does not scramble it. It is in the summary too.
+		urgent("jail: " + n.Text)
+		return
+	}
+	// Held without an urgent writer (no screen relayed yet): the
+	// terminal is not drawn on by the agent, the line goes out as usual.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e.shown = true
@@ -146,6 +167,16 @@ func (s *Sink) Notef(kind string, sev Severity, format string, a ...any) {
 func (s *Sink) Hold() {
 	s.mu.Lock()
 	s.held = true
+	s.mu.Unlock()
+}
+
+// SetUrgent sets how an urgent notice is written while notices are held
+// (the supervisor's: a line on the agent's screen that does not scramble
+// it); nil writes it as any other line. It is called without the Sink's
+// lock, with the line ("jail: " and the escaped text, no line ending).
+func (s *Sink) SetUrgent(write func(line string)) {
+	s.mu.Lock()
+	s.urgent = write
 	s.mu.Unlock()
 }
 

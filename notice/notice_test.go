@@ -168,3 +168,38 @@ func TestNoticeEscapesBidiControls(t *testing.T) {
 		t.Errorf("not shown escaped: %q", got)
 	}
 }
+
+// An urgent notice (a mask the host took away) is shown with --quiet, and
+// while held it goes out at once through the urgent writer as well as in
+// the summary; without an urgent writer it is written as any line. On
+// main's Sink it was hidden by --quiet and held until Release.
+func TestUrgentBreaksThroughQuietAndHold(t *testing.T) {
+	var out bytes.Buffer
+	s := New(&out, Options{Quiet: true})
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "routine"})
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "mask fell \x1b[2J", Urgent: true})
+	if got := out.String(); got != "jail: mask fell \\x1b[2J\n" {
+		t.Fatalf("--quiet: wrote %q, want only the urgent line, escaped", got)
+	}
+	out.Reset()
+	s.Hold()
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "held before a writer", Urgent: true})
+	if got := out.String(); got != "jail: held before a writer\n" {
+		t.Fatalf("held without an urgent writer: wrote %q", got)
+	}
+	out.Reset()
+	var screen []string
+	s.SetUrgent(func(line string) { screen = append(screen, line) })
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "routine while held"})
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "second fall", Urgent: true})
+	if out.Len() != 0 {
+		t.Fatalf("held: wrote %q on the screen directly", out.String())
+	}
+	if len(screen) != 1 || screen[0] != "jail: second fall" {
+		t.Fatalf("urgent writer had %q, want the urgent line only", screen)
+	}
+	s.Release("")
+	if got := out.String(); got != "jail: held before a writer\njail: second fall\n" {
+		t.Fatalf("summary %q: want both urgent notices again, not the routine one (--quiet)", got)
+	}
+}

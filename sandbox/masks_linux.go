@@ -6,6 +6,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/maskwatch"
+	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
 )
 
@@ -44,6 +45,21 @@ func watchedMasks(pl *Plan) []maskwatch.Path {
 	return out
 }
 
+// identifyMasks takes the watched paths' identities before init has its
+// spec (it mounts over them once it has): the watch is armed later, while
+// init mounts, and a file the host put at a masked path in between (after
+// init's mount took the mask off it) would otherwise be taken for the
+// masked one, the fall unsaid. The watch compares with these once armed
+// (maskwatch.Config.Before).
+func (r *runner) identifyMasks() {
+	if r.degraded {
+		return
+	}
+	if paths := watchedMasks(r.plan); len(paths) > 0 {
+		r.maskBefore = maskwatch.Identify(paths)
+	}
+}
+
 // startMaskWatch watches the plan's masks from before the go until the
 // run's end (stopMaskWatch). Degraded mode has no mounts. A watch that
 // cannot start is said; with --end-if-unmasked it refuses the run.
@@ -55,7 +71,7 @@ func (r *runner) startMaskWatch() error {
 	if len(paths) == 0 {
 		return nil
 	}
-	w, err := startMasks(maskwatch.Config{Paths: paths, Fell: r.unmasked})
+	w, err := startMasks(maskwatch.Config{Paths: paths, Before: r.maskBefore, Fell: r.unmasked})
 	if err != nil {
 		if r.pol.EndIfUnmasked {
 			// Fail closed, as asked: without the watch no fall could end
@@ -91,8 +107,9 @@ func (r *runner) startMaskWatch() error {
 // startMasks is maskwatch.Start (a test makes it fail).
 var startMasks = maskwatch.Start
 
-// unmasked says one fallen mount: a notice at once, and a trail event;
-// with --end-if-unmasked the run ends (the kill's own event follows).
+// unmasked says one fallen mount: a trail event and a notice at once;
+// with --end-if-unmasked the run ends first (the kill's own event follows
+// the unmasked one).
 func (r *runner) unmasked(f maskwatch.Fall) {
 	head := fmt.Sprintf("%s was %s on the host during the run: the kernel took the sandbox's", f.Path.Path, f.How)
 	end := r.pol.EndIfUnmasked
@@ -107,23 +124,30 @@ func (r *runner) unmasked(f maskwatch.Fall) {
 	}
 	what = fmt.Sprintf(what, f.Rule)
 	ev := audit.Unmasked{Path: f.Path.Path, Kind: f.Kind, Rule: f.Rule, How: f.How, Action: "reported"}
+	var text string
 	switch {
 	case end:
 		ev.Action = "ended"
-		r.notef("%s %s: ending the run (--end-if-unmasked)", head, what)
+		text = fmt.Sprintf("%s %s: ending the run (--end-if-unmasked)", head, what)
 	case f.Kind == ns.KindMask:
-		r.notef("%s %s until the run ends; end it (jail kill, Ctrl-C) if that file holds a secret, or run with --end-if-unmasked", head, what)
+		text = fmt.Sprintf("%s %s until the run ends; end it (jail kill, Ctrl-C) if that file holds a secret, or run with --end-if-unmasked", head, what)
 	case f.Kind == ns.KindReadOnly:
-		r.notef("%s %s until the run ends (the exit check still puts back git's and agents' protected files)", head, what)
+		text = fmt.Sprintf("%s %s until the run ends (the exit check still puts back git's and agents' protected files)", head, what)
 	default:
-		r.notef("%s %s until the run ends", head, what)
+		text = fmt.Sprintf("%s %s until the run ends", head, what)
 	}
 	r.recordAfterStart(ev)
 	if end {
 		// Fail closed, as asked: the new file was readable (or writable)
-		// from the host's rename until this kill lands.
+		// from the host's rename until this kill lands. Before the notice:
+		// saying it may wait for the user's terminal (a stalled one holds
+		// the screen's lock), the kill must not.
 		r.kill("unmasked", "the host replaced "+f.Path.Path+" ("+f.Kind+", "+f.How+"): --end-if-unmasked")
 	}
+	// Urgent: a protection fell while the agent runs; the user must hear
+	// it now, with --quiet and on a relayed agent's screen too (not only
+	// in the summary after the agent's exit), to end the run in time.
+	r.say(notice.Notice{Kind: "jail", Severity: notice.Warning, Text: Spell(text), Urgent: true})
 }
 
 // stopMaskWatch ends the watch; its descriptor is closed last, off the

@@ -3,8 +3,11 @@ package sandbox
 import (
 	"bytes"
 	"errors"
+	"io"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jail-sandbox/jail/maskwatch"
 	"github.com/jail-sandbox/jail/notice"
@@ -63,4 +66,37 @@ func TestEndIfUnmaskedWatchFails(t *testing.T) {
 			t.Errorf("without the flag: err %v, said %q", err, buf.String())
 		}
 	}
+}
+
+// --end-if-unmasked kills before it says: the notice may wait for the
+// user's terminal (the urgent line on a relayed screen takes the screen's
+// lock, which a write to a stalled terminal holds), and the kill must not.
+// Seen failing with the notice said first: the sandbox lived until the
+// terminal's write returned.
+func TestEndIfUnmaskedKillsBeforeItSays(t *testing.T) {
+	sleep := exec.Command("sleep", "60")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleep.Process.Kill()
+	exited := make(chan struct{})
+	go func() { sleep.Wait(); close(exited) }()
+	r := &runner{pol: &policy.Policy{EndIfUnmasked: true}, sb: &ns.Sandbox{Pid: sleep.Process.Pid}}
+	r.notes = notice.New(io.Discard, notice.Options{})
+	r.notes.Hold()
+	release := make(chan struct{})
+	r.notes.SetUrgent(func(string) { <-release }) // a stalled terminal
+	said := make(chan struct{})
+	go func() {
+		r.unmasked(maskwatch.Fall{Path: maskwatch.Path{Path: "/ws/.env", Kind: ns.KindMask, Rule: "secret", Hides: true}, How: "renamed over"})
+		close(said)
+	}()
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("the sandbox was not killed while the notice waited for the terminal")
+	}
+	close(release)
+	<-said
 }

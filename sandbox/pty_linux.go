@@ -114,6 +114,13 @@ func (r *runner) startRelay(interactive bool, out io.Writer) {
 	r.relay = rl
 	r.ptyDone = rl.Done()
 	r.mu.Unlock()
+	if r.screen != nil {
+		// From here the screen is the agent's and notices are held; a
+		// security event (a mask the host took away) cannot wait for the
+		// agent's exit: it is put on the agent's screen between two of the
+		// filter's writes, as one restored line (ptyrelay.UrgentLine).
+		r.notes.SetUrgent(r.screen.Urgent)
+	}
 }
 
 // restoreTerminal gives the host terminal back as it was.

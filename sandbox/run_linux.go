@@ -25,6 +25,7 @@ import (
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/initbin"
+	"github.com/jail-sandbox/jail/internal/seam"
 	"github.com/jail-sandbox/jail/maskwatch"
 	"github.com/jail-sandbox/jail/memwatch"
 	"github.com/jail-sandbox/jail/netproxy"
@@ -177,6 +178,7 @@ type runner struct {
 	contCh        chan os.Signal      // SIGCONT: jail was continued
 	ctlCh         chan ctlCall        // jail kill, from the control socket
 	term          *termfilter.Writer  // filters the pty relay's output
+	screen        *ptyrelay.Screen    // the terminal the filter writes to, shared with urgent notices
 	ttyFD         int                 // the host terminal the relay writes to
 	noticed       map[string]bool     // notices said once (kind, key)
 	noticeCount   map[string]int      // notices said, by kind
@@ -196,6 +198,9 @@ type runner struct {
 
 	sentry *sentry          // what must not appear in the writable trees
 	masks  *maskwatch.Watch // the host taking the sandbox's mounts away (masks_linux.go)
+	// maskBefore: the watched paths' identities before init had its spec
+	// (identifyMasks), which the watch compares with once armed.
+	maskBefore *maskwatch.Before
 
 	releaseGC func()  // ends ns.HoldGC: the agent has started
 	traceLast float64 // the trace clock at the last step (under mu)
@@ -558,7 +563,8 @@ func (r *runner) run() int {
 		termOut = os.Stderr // only stderr is a terminal
 	}
 	r.ttyFD = int(termOut.Fd())
-	if r.term, err = newTermFilter(r.pol, termOut); err != nil {
+	r.screen = ptyrelay.NewScreen(termOut)
+	if r.term, err = newTermFilter(r.pol, r.screen); err != nil {
 		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}
@@ -645,6 +651,7 @@ func (r *runner) run() int {
 		return r.fail(&interrupted{sig})
 	}
 
+	r.identifyMasks()
 	sb, err := r.finishInit(spec)
 	if err != nil {
 		return r.fail(err)
@@ -891,6 +898,9 @@ func (r *runner) raiseWalls() error {
 	}
 	r.startSentry()
 	r.tracef("sentinel")
+	if seam.MaskWatch != nil {
+		seam.MaskWatch(r.sb.Pid) // a test's: the host acts while init mounts
+	}
 	if err := r.startMaskWatch(); err != nil {
 		return err
 	}

@@ -41,14 +41,7 @@ show .env masked2; show .env.local masked3`
 	if err := os.WriteFile(local, []byte("LOCAL=NEW\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the notice is said at once: well before the run's end
-	fsWrite(t, ws, "go", "", 0o644)
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("jail did not end")
-	}
+	r := sayGo(t, ws, done)
 	mustCode(t, r, 0)
 	if !strings.HasPrefix(r.stdout, "masked1\n") || strings.Contains(r.stdout, "old") || !strings.Contains(r.stdout, "masked3") {
 		t.Fatalf("the masks did not hold before the replacement (or over the file written in place):\n%s", r.stdout)
@@ -99,18 +92,9 @@ func TestHostRewritesReadOnlyGitConfig(t *testing.T) {
 	git("init", "-q", ".")
 	cfg := filepath.Join(ws, ".git", "config")
 	trail := filepath.Join(t.TempDir(), "trail.jsonl")
-	script := `echo > ready
-i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; exit 0`
-	done := startUntilReady(t, ws, script, "--audit", trail)
+	done := startUntilReady(t, ws, waitForGo+"; exit 0", "--audit", trail)
 	git("config", "user.name", "host-user")
-	time.Sleep(200 * time.Millisecond)
-	fsWrite(t, ws, "go", "", 0o644)
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("jail did not end")
-	}
+	r := sayGo(t, ws, done)
 	mustCode(t, r, 0)
 	if !strings.Contains(r.stderr, cfg+" was renamed over on the host") || !strings.Contains(r.stderr, "read-only bind") {
 		t.Errorf("jail did not say that the host replaced %s (its read-only bind is gone); stderr:\n%s", cfg, r.stderr)
@@ -128,14 +112,8 @@ func TestEndIfUnmasked(t *testing.T) {
 	ws := workspace(t)
 	env := fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
 	trail := filepath.Join(t.TempDir(), "trail.jsonl")
-	script := `echo > ready
-i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
-cat .env; echo agent-went-on`
-	done := startUntilReady(t, ws, script, "--audit", trail, "--end-if-unmasked")
-	fsWrite(t, ws, ".env.tmp", "SECRET=NEW\n", 0o644)
-	if err := os.Rename(filepath.Join(ws, ".env.tmp"), env); err != nil {
-		t.Fatal(err)
-	}
+	done := startUntilReady(t, ws, waitForGo+"\ncat .env; echo agent-went-on", "--audit", trail, "--end-if-unmasked")
+	hostSaves(t, ws)
 	var r result
 	select {
 	case r = <-done:
@@ -158,6 +136,26 @@ cat .env; echo agent-went-on`
 	if len(kills) != 1 || kills[0]["by"] != "unmasked" {
 		t.Errorf("want one kill event by unmasked, got %v", kills)
 	}
+}
+
+// waitForGo is the agent's part of a start-until-ready test: it says it
+// is ready and waits (up to 20 s) for the host's go.
+const waitForGo = `echo > ready
+i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done`
+
+// sayGo gives the agent the host's go once a notice said at once has had
+// time to be (well before the run's end), and returns the run's result.
+func sayGo(t *testing.T, ws string, done <-chan result) result {
+	t.Helper()
+	time.Sleep(200 * time.Millisecond)
+	fsWrite(t, ws, "go", "", 0o644)
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(60 * time.Second):
+		t.Fatal("jail did not end")
+	}
+	return result{}
 }
 
 // startUntilReady runs script as the agent under jail (args its flags) in

@@ -1,0 +1,81 @@
+package ptyrelay
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/jail-sandbox/jail/internal/termsafe"
+)
+
+// Screen is the user's terminal as the relay writes it: the agent's
+// output (through the terminal filter) and jail's urgent lines share one
+// lock, so that a line of jail's lands between two of the filter's writes,
+// where the filter has left the terminal in its ground state (it emits
+// only whole sequences), never inside one of the agent's sequences. (With
+// allow-terminal=all the filter passes bytes as they come and that is not
+// so: a line may then land inside a sequence, a cosmetic fault.)
+type Screen struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+// NewScreen returns the Screen writing to f, the user's terminal.
+func NewScreen(f *os.File) *Screen { return &Screen{f: f} }
+
+// Write writes p (the filter's output) as one piece.
+func (s *Screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f.Write(p)
+}
+
+// Urgent writes text on the agent's screen at once (UrgentLine), for a
+// security event that cannot wait for the agent's exit.
+func (s *Screen) Urgent(text string) {
+	cols, _, err := term.GetSize(int(s.f.Fd()))
+	if err != nil {
+		cols = 80
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, _ = s.f.WriteString(UrgentLine(text, cols))
+}
+
+// UrgentLine is text as one line on a screen a full-screen program owns,
+// disturbing the least that still makes it seen: a bell; the cursor, its
+// attributes, character sets and origin mode saved (DECSC); plain
+// attributes and the ASCII set; the screen's (or scroll region's) last row
+// erased and the text written there in reverse video, cut to the width
+// less one (no wrap, no scroll); then all restored (DECRC). The program
+// draws over it at its next redraw of that row; the summary at exit says
+// it again. What the program loses: its own DECSC slot (one per screen),
+// which now holds the cursor as it was at this line. Control characters
+// left in text are written as "?".
+func UrgentLine(text string, cols int) string {
+	if cols < 2 {
+		cols = 80
+	}
+	var b strings.Builder
+	b.WriteString("\a\x1b7\x1b[0m\x1b(B\x0f\x1b[999;1H\x1b[2K\x1b[7m")
+	width := 0
+	for _, r := range text {
+		w := 1
+		if r >= utf8.RuneSelf {
+			w = 2 // wide or not: never more than the row holds
+		}
+		if width+w > cols-1 {
+			break
+		}
+		width += w
+		if r == utf8.RuneError || termsafe.Control(r) {
+			r = '?'
+		}
+		b.WriteRune(r)
+	}
+	b.WriteString("\x1b[0m\x1b8")
+	return b.String()
+}

@@ -1,0 +1,62 @@
+package ptyrelay
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/jail-sandbox/jail/internal/termsafe"
+)
+
+// The urgent line is one row: saved and restored around, cut to the width
+// less one (a full row would wrap or scroll the agent's screen), inert
+// (no control character of the text reaches the terminal).
+func TestUrgentLine(t *testing.T) {
+	got := UrgentLine("jail: /ws/.env was renamed over \x1b]52;c;x\x07 and more text", 40)
+	if !strings.HasPrefix(got, "\a\x1b7") || !strings.HasSuffix(got, "\x1b8") {
+		t.Fatalf("not saved and restored: %q", got)
+	}
+	body := got[strings.Index(got, "\x1b[7m")+len("\x1b[7m") : strings.LastIndex(got, "\x1b[0m")]
+	if want := "jail: /ws/.env was renamed over ?]52;c;"; body != want {
+		t.Fatalf("body %q, want %q (39 cells, controls as ?)", body, want)
+	}
+	if n := len([]rune(UrgentLine(strings.Repeat("é", 100), 20))); n > 60 {
+		t.Fatalf("wide text not cut: %d runes", n)
+	}
+}
+
+// Whatever the text, the urgent line's body is inert (no control
+// character, no invalid UTF-8: nothing the terminal would take for a
+// sequence) and at most cols-1 cells wide.
+func FuzzUrgentLine(f *testing.F) {
+	f.Add("jail: /ws/.env was renamed over", 80)
+	f.Add("\x1b]52;c;aGk=\x07\x9b2J\xff\u202e", 10)
+	f.Fuzz(func(t *testing.T, text string, cols int) {
+		got := UrgentLine(text, cols)
+		const head, tail = "\x1b[2K\x1b[7m", "\x1b[0m\x1b8"
+		i := strings.Index(got, head)
+		if i < 0 || !strings.HasSuffix(got, tail) {
+			t.Fatalf("frame lost: %q", got)
+		}
+		body := got[i+len(head) : len(got)-len(tail)]
+		if !utf8.ValidString(body) {
+			t.Fatalf("invalid UTF-8 in %q", body)
+		}
+		width := 0
+		for _, r := range body {
+			if termsafe.Control(r) {
+				t.Fatalf("control %U in %q", r, body)
+			}
+			width++
+			if r >= utf8.RuneSelf {
+				width++
+			}
+		}
+		if cols < 2 {
+			cols = 80
+		}
+		if width > cols-1 {
+			t.Fatalf("%d cells for %d columns: %q", width, cols, body)
+		}
+	})
+}

@@ -1,0 +1,95 @@
+//go:build linux
+
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// hostSaves renames a new .env over ws's, as an editor's atomic save does.
+func hostSaves(t *testing.T, ws string) string {
+	t.Helper()
+	env := filepath.Join(ws, ".env")
+	fsWrite(t, ws, ".env.tmp", "SECRET=NEW\n", 0o644)
+	if err := os.Rename(filepath.Join(ws, ".env.tmp"), env); err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// A mask the host took away is a security event: --quiet (which hides the
+// routine notices) does not hide it. On main's binary nothing was said on
+// stderr with --quiet (the trail alone had it).
+func TestUnmaskedShownWithQuiet(t *testing.T) {
+	ws := workspace(t)
+	fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
+	done := startUntilReady(t, ws, waitForGo+"; exit 0", "--quiet")
+	env := hostSaves(t, ws)
+	r := sayGo(t, ws, done)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stderr, env+" was renamed over on the host") {
+		t.Errorf("--quiet hid that the host took the mask off %s; stderr:\n%s", env, r.stderr)
+	}
+}
+
+// On a relayed terminal (the agent's screen: every other notice waits for
+// its exit), the fall is put on the screen at once, while the agent still
+// runs, as one saved-and-restored line at the bottom with a bell; the
+// summary at exit says it again. On main's binary the terminal showed
+// nothing until the agent exited.
+func TestUnmaskedOnRelayedScreenAtOnce(t *testing.T) {
+	ws := workspace(t)
+	fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
+	script := `printf 'agent-screen\r\n'; ` + waitForGo + `; printf 'agent-done\r\n'`
+	cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", script)
+	cmd.Dir = ws
+	s := startOnPty(t, cmd)
+	// Wide enough for the whole line (it is cut to the width): the test's
+	// workspace path is long. Set before jail reads the size (it does at
+	// the urgent line).
+	unix.IoctlSetWinsize(int(s.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 400})
+	scr := s.scr
+	scr.waitFor(t, "agent-screen", 30*time.Second)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent never said ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	env := hostSaves(t, ws)
+	said := scr.waitUntil(env+" was renamed over", 5*time.Second)
+	before := scr.String()
+	fsWrite(t, ws, "go", "", 0o644)
+	s.wait(t, 30*time.Second)
+	if !said {
+		t.Fatalf("the fall of %s's mask was not on the agent's screen while it ran; it showed:\n%q", env, before)
+	}
+	// The line is saved and restored around, with a bell: the agent's
+	// cursor and attributes are as they were.
+	i := strings.Index(before, env+" was renamed over")
+	if j := strings.LastIndex(before[:i], "\a\x1b7"); j < 0 || !strings.Contains(before[i:], "\x1b8") {
+		t.Errorf("the urgent line is not saved and restored around (DECSC ... DECRC): %q", before)
+	}
+	scr.waitFor(t, "agent-done", 5*time.Second)
+	// The summary at exit says it again, after the agent's last words.
+	again := func() bool {
+		all := scr.String()
+		return strings.LastIndex(all, env+" was renamed over") > strings.Index(all, "agent-done")
+	}
+	for deadline := time.Now().Add(5 * time.Second); !again() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !again() {
+		t.Errorf("the summary at exit does not say it again: %q", scr.String())
+	}
+}

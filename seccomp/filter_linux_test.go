@@ -70,6 +70,7 @@ var probeCases = []probeCase{
 	{"tiocsti", "EPERM", false},
 	{"tiocsti-highbits", "EPERM", false},
 	{"tioclinux", "EPERM", false},
+	{"tiocsetd", "EPERM", false},
 	{"status", "ok", false},
 }
 
@@ -255,6 +256,9 @@ func TestDenyFilterEmulated(t *testing.T) {
 		{"ioctl TIOCSTI high bits", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCSTI), retEPERM},
 		{"ioctl TIOCSTI all high", seccompInput(nr("ioctl"), native, 0, 0xffffffff00000000|unix.TIOCSTI), retEPERM},
 		{"ioctl TIOCLINUX high", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCLINUX), retEPERM},
+		{"ioctl TIOCSETD", seccompInput(nr("ioctl"), native, 0, unix.TIOCSETD), retEPERM},
+		{"ioctl TIOCSETD high", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCSETD), retEPERM},
+		{"ioctl TIOCGETD", seccompInput(nr("ioctl"), native, 0, unix.TIOCGETD), retAllow},
 		{"ioctl TCGETS", seccompInput(nr("ioctl"), native, 0, unix.TCGETS), retAllow},
 		{"ioctl FIONREAD", seccompInput(nr("ioctl"), native, 0, unix.TIOCINQ), retAllow},
 		{"socket unix", seccompInput(nr("socket"), native, unix.AF_UNIX, unix.SOCK_STREAM), retAllow},

@@ -264,6 +264,16 @@ var probes = map[string]func() error{
 		sub := byte(6) // TIOCL_GETSHIFTSTATE
 		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TIOCLINUX), uintptr(unsafe.Pointer(&sub))))
 	},
+	"tiocsetd": func() error {
+		s, err := openCttyPty()
+		if err != nil {
+			return errors.New("pty setup: " + err.Error())
+		}
+		// N_TTY: the line discipline a pty already has, so the kernel
+		// answers ok without the rule (any other autoloads a module).
+		ldisc := int32(0)
+		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TIOCSETD), uintptr(unsafe.Pointer(&ldisc))))
+	},
 	"status": func() error {
 		b, err := os.ReadFile("/proc/self/status")
 		if err != nil {

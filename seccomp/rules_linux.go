@@ -149,7 +149,13 @@ func argPrefix(a *asm, allowPtrace bool) {
 	a.label("ioctl")
 	a.ld(offArgLo(1))
 	a.jmp(bpf.JumpEqual, unix.TIOCSTI, "eperm", "")
-	a.jmp(bpf.JumpEqual, unix.TIOCLINUX, "eperm", "allow")
+	a.jmp(bpf.JumpEqual, unix.TIOCLINUX, "eperm", "")
+	// TIOCSETD sets a terminal's line discipline; on a pty of its own
+	// (ptmx) any process may, and the kernel autoloads the discipline's
+	// module (tty-ldisc-N, unless dev.tty.ldisc_autoload=0): n_hdlc
+	// (CVE-2017-2636), n_gsm (CVE-2023-6546), slcan and others, old code
+	// no agent needs (only serial tools: slattach, pppd, ldattach).
+	a.jmp(bpf.JumpEqual, unix.TIOCSETD, "eperm", "allow")
 
 	// socket(int family, int type, int protocol): only families an agent
 	// needs. AF_VSOCK reaches the hypervisor/host and is not namespaced

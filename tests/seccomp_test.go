@@ -104,6 +104,8 @@ sc("open_tree_attr", 467, -100, "/", 0, 0, 0);
   sc("ioctl-tiocsti-hi", 16, $fd, $H | 0x5412, $c);
   sc("ioctl-tioclinux", 16, $fd, 0x541C, $c);
   sc("ioctl-tioclinux-hi", 16, $fd, $H | 0x541C, $c);
+  sc("ioctl-tiocsetd", 16, $fd, 0x5423, $c);
+  sc("ioctl-tiocsetd-hi", 16, $fd, $H | 0x5423, $c);
   sc("ioctl-fionread", 16, $fd, 0x541B, $c); }
 sc("personality-rie", 135, 0x0400000);
 sc("personality-rie-hi", 135, $H | 0x0400000);
@@ -176,6 +178,8 @@ var seccompProbes = []seccompProbe{
 	{"ioctl-tiocsti-hi", "1", true, "TIOCSTI | 1<<32 (CVE-2019-10063)"},
 	{"ioctl-tioclinux", "1", true, "TIOCLINUX"},
 	{"ioctl-tioclinux-hi", "1", true, "TIOCLINUX | 1<<32"},
+	{"ioctl-tiocsetd", "1", true, "TIOCSETD (ENOTTY on a pipe if it reaches the kernel): line discipline modules autoload"},
+	{"ioctl-tiocsetd-hi", "1", true, "TIOCSETD | 1<<32"},
 	{"ioctl-fionread", "ok", false, "other ioctls pass (FIONREAD on a pipe)"},
 	{"personality-rie", "1", true, "personality(READ_IMPLIES_EXEC)"},
 	{"personality-rie-hi", "1", true, "personality(READ_IMPLIES_EXEC | 1<<32)"},

@@ -27,7 +27,8 @@ type Rules struct {
 	// DenyTCP denies every TCP bind and connect (ABI 4+), for network "none".
 	// It also stops servers on loopback inside the sandbox. Kernel rule:
 	// Landlock checks only IPPROTO_TCP sockets, so MPTCP (IPPROTO_MPTCP) is
-	// NOT covered; seccomp must refuse that protocol if it matters.
+	// NOT covered; jail's seccomp filter refuses that protocol
+	// (seccomp/rules_linux.go, argPrefix).
 	DenyTCP bool `json:"deny_tcp,omitempty"`
 	// ConnectTCP lists, under DenyTCP, the ports that may still be connected
 	// to (ABI 4+); binding stays denied on every port. Under --net none jail

@@ -236,6 +236,25 @@ func buildRootInto(spec *Spec, passed []*os.File, record func(string, *os.File))
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return mountErr("mount proc", "/proc", err)
 	}
+	// /proc/keys and /proc/key-users list every kernel key the reader's
+	// uid may view, host-wide (keyrings are not namespaced): in a user's
+	// start the agent's uid is the user's, so they named the user's own
+	// keys (their payloads stay behind the keyctl rule of seccomp).
+	// Masked read-only with the empty mask file, as Docker and rootless
+	// podman do; absent without CONFIG_KEYS.
+	for _, p := range []string{"/proc/keys", "/proc/key-users"} {
+		if err := unix.Mount(maskFile, p, "", unix.MS_BIND, ""); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			return mountErr("mask", p, err)
+		}
+		// Read-only: the mask file is init's, and the agent's uid is
+		// init's; every mask shares it.
+		if err := setAttr(p, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0, false); err != nil {
+			return err
+		}
+	}
 	// A fresh, read-only sysfs shows only our network namespace's devices and
 	// none of the host's cgroup or debug mounts. Where the kernel refuses it,
 	// the host's read-only /sys stays.

@@ -943,11 +943,13 @@ func (r *runner) failStarted(err error) int {
 // spec. The returned function kills an init that never got its spec: every
 // return before finishInit runs it.
 func (r *runner) beginInit() (abort func()) {
+	// A terminal on stdin alone is handed on read-only (stdin_linux.go).
+	stdin, closeStdin := r.agentStdin()
 	cfg := ns.Config{
 		Rootful:  os.Getuid() == 0,
 		NetHost:  r.pol.Net == policy.NetHost,
 		CgroupFD: -1,
-		Stdin:    os.Stdin,
+		Stdin:    stdin,
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,
 		Degraded: r.degraded,
@@ -984,6 +986,7 @@ func (r *runner) beginInit() (abort func()) {
 		// (ns.Config.Entry); --x-fork-init tests the fork.
 		cfg.Entry = exe != nil && initbin.HasEntry() && !r.pol.ForkInit
 		st, err := ns.Begin(cfg)
+		closeStdin()   // init has its own copy now
 		var at float64 // when init existed (its pid known), for the trace
 		if r.trace {
 			at = r.traceNow()

@@ -7,9 +7,9 @@
 //     architecture (i386 `int 0x80`, the x32 ABI), because go-seccomp-bpf
 //     sends foreign arches to the default action, which for a deny-list is
 //     "allow"; and (2) checks the arguments whose kernel type is a 32-bit
-//     int (ioctl request, socket family/type/protocol, personality) on their
-//     low 32 bits only, because a 64-bit comparison is bypassed by setting
-//     the high bits (CVE-2019-10063); (3) refuses every syscall that would
+//     int (ioctl request, socket family/type/protocol, socketpair family,
+//     personality) on their low 32 bits only, because a 64-bit comparison
+//     is bypassed by setting the high bits (CVE-2019-10063); (3) refuses every syscall that would
 //     set a setuid or setgid bit (chmod, fchmod, fchmodat, fchmodat2, and
 //     open, openat, creat, mknod, mknodat when they create), comparing mode
 //     and flags on their low 32 bits, and answers openat2 (whose mode it

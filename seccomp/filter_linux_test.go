@@ -54,6 +54,14 @@ var probeCases = []probeCase{
 	{"socket-tcp", "ok", true},
 	{"socket-unix", "ok", true},
 	{"socket-icmpdgr", "", true},
+	{"socket-mptcp", "EPERM", false},
+	{"socket-mptcp-highbits", "EPERM", false},
+	{"socketpair-tipc", "EPERM", false},
+	{"socketpair-vsock", "EPERM", false},
+	{"socketpair-vsock-highbits", "EPERM", false},
+	{"socketpair-unix", "ok", true},
+	{"open_tree_attr", "EPERM", false},
+	{"modify_ldt", "EPERM", false},
 	{"ptrace", "EPERM", false},
 	{"process_vm_readv", "EPERM", false},
 	{"personality", "EPERM", false},
@@ -62,6 +70,7 @@ var probeCases = []probeCase{
 	{"tiocsti", "EPERM", false},
 	{"tiocsti-highbits", "EPERM", false},
 	{"tioclinux", "EPERM", false},
+	{"tiocsetd", "EPERM", false},
 	{"status", "ok", false},
 }
 
@@ -85,8 +94,8 @@ func TestFilterProbes(t *testing.T) {
 					t.Skipf("kernel has no i386 entry: %s", why)
 				}
 			}
-			if pc.name == "x32-getpid" && runtime.GOARCH != "amd64" {
-				t.Skip("x32 exists on amd64 only")
+			if (pc.name == "x32-getpid" || pc.name == "modify_ldt") && runtime.GOARCH != "amd64" {
+				t.Skip("x32 and modify_ldt exist on amd64 only")
 			}
 			got := runProbe(t, pc.name, true)
 			ctl := runProbe(t, pc.name, false)
@@ -247,6 +256,9 @@ func TestDenyFilterEmulated(t *testing.T) {
 		{"ioctl TIOCSTI high bits", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCSTI), retEPERM},
 		{"ioctl TIOCSTI all high", seccompInput(nr("ioctl"), native, 0, 0xffffffff00000000|unix.TIOCSTI), retEPERM},
 		{"ioctl TIOCLINUX high", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCLINUX), retEPERM},
+		{"ioctl TIOCSETD", seccompInput(nr("ioctl"), native, 0, unix.TIOCSETD), retEPERM},
+		{"ioctl TIOCSETD high", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCSETD), retEPERM},
+		{"ioctl TIOCGETD", seccompInput(nr("ioctl"), native, 0, unix.TIOCGETD), retAllow},
 		{"ioctl TCGETS", seccompInput(nr("ioctl"), native, 0, unix.TCGETS), retAllow},
 		{"ioctl FIONREAD", seccompInput(nr("ioctl"), native, 0, unix.TIOCINQ), retAllow},
 		{"socket unix", seccompInput(nr("socket"), native, unix.AF_UNIX, unix.SOCK_STREAM), retAllow},
@@ -261,6 +273,16 @@ func TestDenyFilterEmulated(t *testing.T) {
 		{"socket netlink diag", seccompInput(nr("socket"), native, unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_SOCK_DIAG), retAllow},
 		{"socket netlink generic", seccompInput(nr("socket"), native, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_GENERIC), retEPERM},
 		{"socket netlink route+high", seccompInput(nr("socket"), native, unix.AF_NETLINK, unix.SOCK_RAW, hi|unix.NETLINK_ROUTE), retAllow},
+		{"socket inet mptcp", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), retEPERM},
+		{"socket inet6 mptcp high", seccompInput(nr("socket"), native, unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, hi|unix.IPPROTO_MPTCP), retEPERM},
+		{"socket inet tcp proto", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP), retAllow},
+		{"socketpair unix", seccompInput(nr("socketpair"), native, unix.AF_UNIX, unix.SOCK_STREAM), retAllow},
+		{"socketpair unix high", seccompInput(nr("socketpair"), native, hi|unix.AF_UNIX, unix.SOCK_DGRAM), retAllow},
+		{"socketpair tipc", seccompInput(nr("socketpair"), native, unix.AF_TIPC, unix.SOCK_SEQPACKET), retEPERM},
+		{"socketpair vsock high", seccompInput(nr("socketpair"), native, hi|unix.AF_VSOCK, unix.SOCK_STREAM), retEPERM},
+		{"socketpair inet", seccompInput(nr("socketpair"), native, unix.AF_INET, unix.SOCK_STREAM), retEPERM},
+		{"socketpair netlink", seccompInput(nr("socketpair"), native, unix.AF_NETLINK, unix.SOCK_RAW), retEPERM},
+		{"open_tree_attr", seccompInput(nr("open_tree_attr"), native), retEPERM},
 		{"personality 0", seccompInput(nr("personality"), native, 0), retAllow},
 		{"personality query", seccompInput(nr("personality"), native, 0xffffffff), retAllow},
 		{"personality ADDR_NO_RANDOMIZE", seccompInput(nr("personality"), native, addrNoRandomize), retEPERM},

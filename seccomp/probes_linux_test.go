@@ -70,6 +70,19 @@ func socketRaw(family, typ, proto uint64) error {
 	return rawErr(unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), uintptr(typ), uintptr(proto)))
 }
 
+// socketpairRaw is socketpair(2) with raw arguments; it closes the pair.
+func socketpairRaw(family, typ, proto uint64) error {
+	var fds [2]int32
+	_, _, e := unix.RawSyscall6(unix.SYS_SOCKETPAIR, uintptr(family), uintptr(typ), uintptr(proto),
+		uintptr(unsafe.Pointer(&fds[0])), 0, 0)
+	if e != 0 {
+		return e
+	}
+	unix.Close(int(fds[0]))
+	unix.Close(int(fds[1]))
+	return nil
+}
+
 const hi = uint64(1) << 32 // set in the high word: a 64-bit compare misses
 
 // probes: each attacks one rule. Run in a child by runProbe.
@@ -134,6 +147,20 @@ var probes = map[string]func() error{
 		}
 		return err
 	},
+	"open_tree_attr": func() error {
+		// open_tree's twin (Linux 6.15): without OPEN_TREE_CLONE it needs no
+		// capability, so it answers even where open_tree's clone would not.
+		dirfd := unix.AT_FDCWD
+		return rawErr(unix.RawSyscall6(unix.SYS_OPEN_TREE_ATTR, uintptr(dirfd),
+			uintptr(unsafe.Pointer(&[]byte("/tmp\x00")[0])), unix.OPEN_TREE_CLOEXEC, 0, 0, 0))
+	},
+	"modify_ldt": func() error {
+		if runtime.GOARCH != "amd64" {
+			return nil // x86 only: the probe is skipped elsewhere
+		}
+		var buf [16]byte // func 0 reads the LDT: works unprivileged
+		return rawErr(unix.RawSyscall(154, 0, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf))))
+	},
 	"io_uring_setup": func() error {
 		var params [120]byte // struct io_uring_params
 		return rawErr(unix.RawSyscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0))
@@ -178,6 +205,15 @@ var probes = map[string]func() error{
 	"socket-tcp":     func() error { return socketRaw(unix.AF_INET6, unix.SOCK_STREAM, 0) },
 	"socket-unix":    func() error { return socketRaw(unix.AF_UNIX, unix.SOCK_STREAM, 0) },
 	"socket-icmpdgr": func() error { return socketRaw(unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_ICMP) },
+	// MPTCP: Landlock's TCP rules check IPPROTO_TCP sockets only.
+	"socket-mptcp":          func() error { return socketRaw(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP) },
+	"socket-mptcp-highbits": func() error { return socketRaw(unix.AF_INET6, unix.SOCK_STREAM, hi|unix.IPPROTO_MPTCP) },
+	// socketpair creates its sockets through the same family code as
+	// socket(2) (and autoloads the family's module): TIPC implements it.
+	"socketpair-tipc":           func() error { return socketpairRaw(unix.AF_TIPC, unix.SOCK_SEQPACKET, 0) },
+	"socketpair-vsock":          func() error { return socketpairRaw(unix.AF_VSOCK, unix.SOCK_STREAM, 0) },
+	"socketpair-vsock-highbits": func() error { return socketpairRaw(hi|unix.AF_VSOCK, unix.SOCK_STREAM, 0) },
+	"socketpair-unix":           func() error { return socketpairRaw(unix.AF_UNIX, unix.SOCK_STREAM, 0) },
 	"ptrace": func() error {
 		runtime.LockOSThread() // the tracer is a thread
 		cmd := exec.Command("/bin/sleep", "30")
@@ -227,6 +263,16 @@ var probes = map[string]func() error{
 		}
 		sub := byte(6) // TIOCL_GETSHIFTSTATE
 		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TIOCLINUX), uintptr(unsafe.Pointer(&sub))))
+	},
+	"tiocsetd": func() error {
+		s, err := openCttyPty()
+		if err != nil {
+			return errors.New("pty setup: " + err.Error())
+		}
+		// N_TTY: the line discipline a pty already has, so the kernel
+		// answers ok without the rule (any other autoloads a module).
+		ldisc := int32(0)
+		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TIOCSETD), uintptr(unsafe.Pointer(&ldisc))))
 	},
 	"status": func() error {
 		b, err := os.ReadFile("/proc/self/status")

@@ -40,7 +40,9 @@ var denyEPERM = []rule{
 	{[]string{"unshare", "setns"}, "new or foreign namespaces (userns -> CAP_SYS_ADMIN/NET_ADMIN LPEs; setns joins leaked /proc/*/ns fds)"},
 	// Mount changes could unmask what jail hides (a tmpfs over ~/.ssh, a
 	// read-only bind): umount2 of the mask reveals the file underneath.
-	{[]string{"mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount",
+	// open_tree_attr (Linux 6.15) is open_tree with mount attributes: the
+	// same family, refused with it.
+	{[]string{"mount", "umount2", "pivot_root", "chroot", "open_tree", "open_tree_attr", "move_mount",
 		"fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"}, "mount tree changes (unmask hidden paths, remount rw; CVE-2022-0185 in fsconfig)"},
 	// Kernel keyrings are not namespaced: the user's session keyring is
 	// shared with the host (docker denies them too; CVE-2016-0728).
@@ -60,6 +62,10 @@ var denyEPERM = []rule{
 	{[]string{"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module"}, "kernel code loading"},
 	// Raw x86 port I/O.
 	{[]string{"iopl", "ioperm"}, "raw I/O ports"},
+	// x86 local descriptor tables: 16-bit segments (Wine, DOSEMU), nothing
+	// an agent runs, and a history of kernel bugs (CVE-2015-5157,
+	// CVE-2017-17053); flatpak refuses it too. Absent on arm64.
+	{[]string{"modify_ldt"}, "x86 LDT (16-bit segments; CVE-2015-5157, CVE-2017-17053)"},
 	// Host-wide administration an agent never needs.
 	{[]string{"swapon", "swapoff", "reboot", "acct", "quotactl", "quotactl_fd", "lookup_dcookie",
 		"settimeofday", "clock_settime", "vhangup", "uselib", "nfsservctl"}, "host administration (swap, reboot, accounting, quotas, clock)"},
@@ -131,6 +137,7 @@ func archPrefix(a *asm, auditArch uint32, foreign string) {
 func argPrefix(a *asm, allowPtrace bool) {
 	a.jmp(bpf.JumpEqual, uint32(unix.SYS_IOCTL), "ioctl", "")
 	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKET), "socket", "")
+	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKETPAIR), "socketpair", "")
 	a.jmp(bpf.JumpEqual, uint32(unix.SYS_PERSONALITY), "personality", "")
 	a.ja("next")
 
@@ -142,7 +149,13 @@ func argPrefix(a *asm, allowPtrace bool) {
 	a.label("ioctl")
 	a.ld(offArgLo(1))
 	a.jmp(bpf.JumpEqual, unix.TIOCSTI, "eperm", "")
-	a.jmp(bpf.JumpEqual, unix.TIOCLINUX, "eperm", "allow")
+	a.jmp(bpf.JumpEqual, unix.TIOCLINUX, "eperm", "")
+	// TIOCSETD sets a terminal's line discipline; on a pty of its own
+	// (ptmx) any process may, and the kernel autoloads the discipline's
+	// module (tty-ldisc-N, unless dev.tty.ldisc_autoload=0): n_hdlc
+	// (CVE-2017-2636), n_gsm (CVE-2023-6546), slcan and others, old code
+	// no agent needs (only serial tools: slattach, pppd, ldattach).
+	a.jmp(bpf.JumpEqual, unix.TIOCSETD, "eperm", "allow")
 
 	// socket(int family, int type, int protocol): only families an agent
 	// needs. AF_VSOCK reaches the hypervisor/host and is not namespaced
@@ -157,10 +170,19 @@ func argPrefix(a *asm, allowPtrace bool) {
 	a.jmp(bpf.JumpEqual, unix.AF_INET, "inet", "")
 	a.jmp(bpf.JumpEqual, unix.AF_INET6, "inet", "")
 	a.jmp(bpf.JumpEqual, unix.AF_NETLINK, "netlink", "eperm")
+	// IPPROTO_MPTCP: Landlock's TCP rules (--no-local-tcp, ABI 4) check
+	// IPPROTO_TCP sockets only, so an MPTCP socket binds, listens and
+	// connects where TCP is denied (it falls back to plain TCP with a
+	// plain peer). Refused everywhere: a large, young kernel surface no
+	// agent needs, and every MPTCP user retries with TCP on an error (Go
+	// 1.24+ listens with MPTCP by default and falls back on any error).
+	// protocol is an int: low 32 bits.
+	a.label("inet")
+	a.ld(offArgLo(2))
+	a.jmp(bpf.JumpEqual, unix.IPPROTO_MPTCP, "eperm", "")
 	// SOCK_RAW / SOCK_PACKET on IP: packet spoofing and sniffing in our
 	// net ns (needs CAP_NET_RAW, which the agent lacks: depth). The type
 	// word carries SOCK_NONBLOCK|SOCK_CLOEXEC, hence the 0xf mask.
-	a.label("inet")
 	a.ld(offArgLo(1))
 	a.and(0xf)
 	a.jmp(bpf.JumpEqual, unix.SOCK_RAW, "eperm", "")
@@ -174,6 +196,16 @@ func argPrefix(a *asm, allowPtrace bool) {
 	a.ld(offArgLo(2))
 	a.jmp(bpf.JumpEqual, unix.NETLINK_ROUTE, "allow", "")
 	a.jmp(bpf.JumpEqual, unix.NETLINK_SOCK_DIAG, "allow", "eperm")
+
+	// socketpair(int family, ...): AF_UNIX only. The kernel makes both
+	// sockets through the family's create function, exactly as socket(2)
+	// does (autoloading the family's module first), and TIPC implements
+	// socketpair: without this rule every family refused above is reached
+	// through socketpair (socket creation code, module autoload), and a
+	// TIPC pair is a working TIPC socket (CVE-2022-0435).
+	a.label("socketpair")
+	a.ld(offArgLo(0))
+	a.jmp(bpf.JumpEqual, unix.AF_UNIX, "allow", "eperm")
 
 	// personality(unsigned int): only PER_LINUX and the 0xffffffff query.
 	// READ_IMPLIES_EXEC/MMAP_PAGE_ZERO help null-dereference exploits

@@ -20,21 +20,22 @@ func baseProgram(info *archInfo, allowPtrace bool) []bpf.RawInstruction {
 	return nil
 }
 
-// baseX86_64: x86_64, ptrace denied, 77 instructions.
+// baseX86_64: x86_64, ptrace denied, 80 instructions.
 var baseX86_64 = []bpf.RawInstruction{
 	{Op: 0x20, Jt: 0, Jf: 0, K: 0x4},
-	{Op: 0x15, Jt: 0, Jf: 74, K: 0xc000003e},
+	{Op: 0x15, Jt: 0, Jf: 77, K: 0xc000003e},
 	{Op: 0x20, Jt: 0, Jf: 0, K: 0x0},
 	{Op: 0x35, Jt: 0, Jf: 1, K: 0x40000000},
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x50026},
 	{Op: 0x15, Jt: 1, Jf: 0, K: 0x110},
 	{Op: 0x15, Jt: 0, Jf: 1, K: 0x134},
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x50001},
-	{Op: 0x15, Jt: 10, Jf: 0, K: 0xa5},
-	{Op: 0x15, Jt: 9, Jf: 0, K: 0xa6},
-	{Op: 0x15, Jt: 8, Jf: 0, K: 0x9b},
-	{Op: 0x15, Jt: 7, Jf: 0, K: 0xa1},
-	{Op: 0x15, Jt: 6, Jf: 0, K: 0x1ac},
+	{Op: 0x15, Jt: 11, Jf: 0, K: 0xa5},
+	{Op: 0x15, Jt: 10, Jf: 0, K: 0xa6},
+	{Op: 0x15, Jt: 9, Jf: 0, K: 0x9b},
+	{Op: 0x15, Jt: 8, Jf: 0, K: 0xa1},
+	{Op: 0x15, Jt: 7, Jf: 0, K: 0x1ac},
+	{Op: 0x15, Jt: 6, Jf: 0, K: 0x1d3},
 	{Op: 0x15, Jt: 5, Jf: 0, K: 0x1ad},
 	{Op: 0x15, Jt: 4, Jf: 0, K: 0x1ae},
 	{Op: 0x15, Jt: 3, Jf: 0, K: 0x1af},
@@ -64,6 +65,8 @@ var baseX86_64 = []bpf.RawInstruction{
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x50001},
 	{Op: 0x15, Jt: 1, Jf: 0, K: 0xac},
 	{Op: 0x15, Jt: 0, Jf: 1, K: 0xad},
+	{Op: 0x6, Jt: 0, Jf: 0, K: 0x50001},
+	{Op: 0x15, Jt: 0, Jf: 1, K: 0x9a},
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x50001},
 	{Op: 0x15, Jt: 11, Jf: 0, K: 0xa7},
 	{Op: 0x15, Jt: 10, Jf: 0, K: 0xa8},
@@ -101,21 +104,22 @@ var baseX86_64 = []bpf.RawInstruction{
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x7fff0000},
 }
 
-// baseX86_64Ptrace: x86_64, ptrace allowed, 70 instructions.
+// baseX86_64Ptrace: x86_64, ptrace allowed, 73 instructions.
 var baseX86_64Ptrace = []bpf.RawInstruction{
 	{Op: 0x20, Jt: 0, Jf: 0, K: 0x4},
-	{Op: 0x15, Jt: 0, Jf: 67, K: 0xc000003e},
+	{Op: 0x15, Jt: 0, Jf: 70, K: 0xc000003e},
 	{Op: 0x20, Jt: 0, Jf: 0, K: 0x0},
 	{Op: 0x35, Jt: 0, Jf: 1, K: 0x40000000},
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x50026},
 	{Op: 0x15, Jt: 1, Jf: 0, K: 0x110},
 	{Op: 0x15, Jt: 0, Jf: 1, K: 0x134},
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x50001},
-	{Op: 0x15, Jt: 10, Jf: 0, K: 0xa5},
-	{Op: 0x15, Jt: 9, Jf: 0, K: 0xa6},
-	{Op: 0x15, Jt: 8, Jf: 0, K: 0x9b},
-	{Op: 0x15, Jt: 7, Jf: 0, K: 0xa1},
-	{Op: 0x15, Jt: 6, Jf: 0, K: 0x1ac},
+	{Op: 0x15, Jt: 11, Jf: 0, K: 0xa5},
+	{Op: 0x15, Jt: 10, Jf: 0, K: 0xa6},
+	{Op: 0x15, Jt: 9, Jf: 0, K: 0x9b},
+	{Op: 0x15, Jt: 8, Jf: 0, K: 0xa1},
+	{Op: 0x15, Jt: 7, Jf: 0, K: 0x1ac},
+	{Op: 0x15, Jt: 6, Jf: 0, K: 0x1d3},
 	{Op: 0x15, Jt: 5, Jf: 0, K: 0x1ad},
 	{Op: 0x15, Jt: 4, Jf: 0, K: 0x1ae},
 	{Op: 0x15, Jt: 3, Jf: 0, K: 0x1af},
@@ -146,6 +150,8 @@ var baseX86_64Ptrace = []bpf.RawInstruction{
 	{Op: 0x15, Jt: 1, Jf: 0, K: 0xac},
 	{Op: 0x15, Jt: 0, Jf: 1, K: 0xad},
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x50001},
+	{Op: 0x15, Jt: 0, Jf: 1, K: 0x9a},
+	{Op: 0x6, Jt: 0, Jf: 0, K: 0x50001},
 	{Op: 0x15, Jt: 11, Jf: 0, K: 0xa7},
 	{Op: 0x15, Jt: 10, Jf: 0, K: 0xa8},
 	{Op: 0x15, Jt: 9, Jf: 0, K: 0xa9},
@@ -175,19 +181,20 @@ var baseX86_64Ptrace = []bpf.RawInstruction{
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x7fff0000},
 }
 
-// baseAARCH64: aarch64, ptrace denied, 71 instructions.
+// baseAARCH64: aarch64, ptrace denied, 72 instructions.
 var baseAARCH64 = []bpf.RawInstruction{
 	{Op: 0x20, Jt: 0, Jf: 0, K: 0x4},
-	{Op: 0x15, Jt: 0, Jf: 68, K: 0xc00000b7},
+	{Op: 0x15, Jt: 0, Jf: 69, K: 0xc00000b7},
 	{Op: 0x20, Jt: 0, Jf: 0, K: 0x0},
 	{Op: 0x15, Jt: 1, Jf: 0, K: 0x61},
 	{Op: 0x15, Jt: 0, Jf: 1, K: 0x10c},
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x50001},
-	{Op: 0x15, Jt: 10, Jf: 0, K: 0x28},
-	{Op: 0x15, Jt: 9, Jf: 0, K: 0x27},
-	{Op: 0x15, Jt: 8, Jf: 0, K: 0x29},
-	{Op: 0x15, Jt: 7, Jf: 0, K: 0x33},
-	{Op: 0x15, Jt: 6, Jf: 0, K: 0x1ac},
+	{Op: 0x15, Jt: 11, Jf: 0, K: 0x28},
+	{Op: 0x15, Jt: 10, Jf: 0, K: 0x27},
+	{Op: 0x15, Jt: 9, Jf: 0, K: 0x29},
+	{Op: 0x15, Jt: 8, Jf: 0, K: 0x33},
+	{Op: 0x15, Jt: 7, Jf: 0, K: 0x1ac},
+	{Op: 0x15, Jt: 6, Jf: 0, K: 0x1d3},
 	{Op: 0x15, Jt: 5, Jf: 0, K: 0x1ad},
 	{Op: 0x15, Jt: 4, Jf: 0, K: 0x1ae},
 	{Op: 0x15, Jt: 3, Jf: 0, K: 0x1af},
@@ -250,19 +257,20 @@ var baseAARCH64 = []bpf.RawInstruction{
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x7fff0000},
 }
 
-// baseAARCH64Ptrace: aarch64, ptrace allowed, 64 instructions.
+// baseAARCH64Ptrace: aarch64, ptrace allowed, 65 instructions.
 var baseAARCH64Ptrace = []bpf.RawInstruction{
 	{Op: 0x20, Jt: 0, Jf: 0, K: 0x4},
-	{Op: 0x15, Jt: 0, Jf: 61, K: 0xc00000b7},
+	{Op: 0x15, Jt: 0, Jf: 62, K: 0xc00000b7},
 	{Op: 0x20, Jt: 0, Jf: 0, K: 0x0},
 	{Op: 0x15, Jt: 1, Jf: 0, K: 0x61},
 	{Op: 0x15, Jt: 0, Jf: 1, K: 0x10c},
 	{Op: 0x6, Jt: 0, Jf: 0, K: 0x50001},
-	{Op: 0x15, Jt: 10, Jf: 0, K: 0x28},
-	{Op: 0x15, Jt: 9, Jf: 0, K: 0x27},
-	{Op: 0x15, Jt: 8, Jf: 0, K: 0x29},
-	{Op: 0x15, Jt: 7, Jf: 0, K: 0x33},
-	{Op: 0x15, Jt: 6, Jf: 0, K: 0x1ac},
+	{Op: 0x15, Jt: 11, Jf: 0, K: 0x28},
+	{Op: 0x15, Jt: 10, Jf: 0, K: 0x27},
+	{Op: 0x15, Jt: 9, Jf: 0, K: 0x29},
+	{Op: 0x15, Jt: 8, Jf: 0, K: 0x33},
+	{Op: 0x15, Jt: 7, Jf: 0, K: 0x1ac},
+	{Op: 0x15, Jt: 6, Jf: 0, K: 0x1d3},
 	{Op: 0x15, Jt: 5, Jf: 0, K: 0x1ad},
 	{Op: 0x15, Jt: 4, Jf: 0, K: 0x1ae},
 	{Op: 0x15, Jt: 3, Jf: 0, K: 0x1af},

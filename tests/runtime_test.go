@@ -480,6 +480,17 @@ except OSError as e:
 	if !strings.Contains(r.stdout, "TCP hi") || strings.Contains(r.stdout, "EGRESS") {
 		t.Fatalf("--net none: %q", r.stdout)
 	}
+	// MPTCP (IPPROTO_MPTCP, 262) is TCP that Landlock's TCP rules do not
+	// check: it bound, listened and connected under --no-local-tcp
+	// (review14a). seccomp refuses the protocol: EPERM at socket(2).
+	mptcp := strings.ReplaceAll(probe, "s=socket.socket()\ntry:\n", "try:\n    s=socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)\n")
+	mptcp = strings.ReplaceAll(mptcp, `c=socket.create_connection(("127.0.0.1",p))`,
+		`c=socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); c.connect(("127.0.0.1",p))`)
+	r = run(t, runOpts{}, "--no-local-tcp", "--", "python3", "-c", mptcp)
+	mustCode(t, r, 0)
+	if strings.Contains(r.stdout, "TCP hi") || !strings.Contains(r.stdout, "REFUSED") {
+		t.Fatalf("--no-local-tcp, MPTCP: %q", r.stdout)
+	}
 	r = sh(t, runOpts{}, "cat /sys/class/net/lo/operstate; ls /sys/class/net")
 	if strings.Contains(r.stdout, "down") || strings.TrimSpace(strings.Split(r.stdout, "\n")[1]) != "lo" {
 		t.Fatalf("interfaces: %q", r.stdout)

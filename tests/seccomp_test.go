@@ -90,11 +90,22 @@ sc("socket-netfilter", 41, 16, 3, 12);
 sc("socket-netlink-route", 41, 16, 3, 0);
 sc("socket-unix", 41, 1, 1, 0);
 sc("socket-inet", 41, 2, 1, 0);
+sc("socket-mptcp", 41, 2, 1, 262);
+sc("socket-mptcp-hi", 41, 10, 1, $H | 262);
+{ my $sv = "\0" x 8;
+  sc("socketpair-tipc", 53, 30, 5, 0, $sv);
+  sc("socketpair-vsock", 53, 40, 1, 0, $sv);
+  sc("socketpair-vsock-hi", 53, $H | 40, 1, 0, $sv);
+  sc("socketpair-unix", 53, 1, 1, 0, $sv); }
+sc("open_tree_attr", 467, -100, "/", 0, 0, 0);
+{ my $ldt = "\0" x 16; sc("modify_ldt", 154, 0, $ldt, 16); }
 { pipe(my $pr, my $pw) or die "pipe: $!"; my $c = "XXXXXXXX"; my $fd = fileno($pr);
   sc("ioctl-tiocsti", 16, $fd, 0x5412, $c);
   sc("ioctl-tiocsti-hi", 16, $fd, $H | 0x5412, $c);
   sc("ioctl-tioclinux", 16, $fd, 0x541C, $c);
   sc("ioctl-tioclinux-hi", 16, $fd, $H | 0x541C, $c);
+  sc("ioctl-tiocsetd", 16, $fd, 0x5423, $c);
+  sc("ioctl-tiocsetd-hi", 16, $fd, $H | 0x5423, $c);
   sc("ioctl-fionread", 16, $fd, 0x541B, $c); }
 sc("personality-rie", 135, 0x0400000);
 sc("personality-rie-hi", 135, $H | 0x0400000);
@@ -155,10 +166,20 @@ var seccompProbes = []seccompProbe{
 	{"socket-netlink-route", "ok", false, "NETLINK_ROUTE stays allowed (ip addr, getaddrinfo)"},
 	{"socket-unix", "ok", false, "AF_UNIX stays allowed"},
 	{"socket-inet", "ok", false, "AF_INET stays allowed"},
+	{"socket-mptcp", "1", true, "socket(AF_INET, IPPROTO_MPTCP): Landlock's TCP rules miss MPTCP"},
+	{"socket-mptcp-hi", "1", true, "socket(AF_INET6, IPPROTO_MPTCP | 1<<32): protocol compared on 32 bits"},
+	{"socketpair-tipc", "1", true, "socketpair(AF_TIPC): TIPC implements socketpair (EAFNOSUPPORT without the tipc module)"},
+	{"socketpair-vsock", "1", true, "socketpair(AF_VSOCK) runs vsock's create (EOPNOTSUPP after it)"},
+	{"socketpair-vsock-hi", "1", true, "socketpair(AF_VSOCK | 1<<32): family compared on 32 bits"},
+	{"socketpair-unix", "ok", false, "socketpair(AF_UNIX) stays allowed"},
+	{"open_tree_attr", "1", true, "open_tree_attr (Linux 6.15; ENOSYS before): open_tree's twin"},
+	{"modify_ldt", "1", true, "modify_ldt (reading the LDT works unprivileged without the rule)"},
 	{"ioctl-tiocsti", "1", true, "TIOCSTI (ENOTTY on a pipe if it reaches the kernel)"},
 	{"ioctl-tiocsti-hi", "1", true, "TIOCSTI | 1<<32 (CVE-2019-10063)"},
 	{"ioctl-tioclinux", "1", true, "TIOCLINUX"},
 	{"ioctl-tioclinux-hi", "1", true, "TIOCLINUX | 1<<32"},
+	{"ioctl-tiocsetd", "1", true, "TIOCSETD (ENOTTY on a pipe if it reaches the kernel): line discipline modules autoload"},
+	{"ioctl-tiocsetd-hi", "1", true, "TIOCSETD | 1<<32"},
 	{"ioctl-fionread", "ok", false, "other ioctls pass (FIONREAD on a pipe)"},
 	{"personality-rie", "1", true, "personality(READ_IMPLIES_EXEC)"},
 	{"personality-rie-hi", "1", true, "personality(READ_IMPLIES_EXEC | 1<<32)"},

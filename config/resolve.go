@@ -11,6 +11,7 @@ import (
 
 	"github.com/jail-sandbox/jail/hostgit"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/statedir"
 )
 
 // ProjectFileName is a project's own file, read from the workspace once the
@@ -37,14 +38,18 @@ func ProcessEnv() (Env, error) {
 }
 
 // configDir follows the XDG spec: a relative XDG_CONFIG_HOME is ignored.
+// The rule is statedir's, which the sandbox's plan hides by.
 func configDir(xdg, home string) string {
-	if filepath.IsAbs(xdg) {
-		return filepath.Join(xdg, "jail")
-	}
-	if filepath.IsAbs(home) {
-		return filepath.Join(home, ".config", "jail")
-	}
-	return ""
+	d, _ := statedir.ConfigFrom(func(k string) string {
+		switch k {
+		case "XDG_CONFIG_HOME":
+			return xdg
+		case "HOME":
+			return home
+		}
+		return ""
+	})
+	return d
 }
 
 // UserConfigPath is the user's config file.

@@ -18,7 +18,8 @@ import (
 // TrustStore records which project files the user has read and trusted, by
 // absolute path and SHA-256 of their bytes. It lives in the user's config
 // directory, outside every workspace, and jail hides that directory from the
-// sandbox (a built-in protection), so an agent can neither trust a file for
+// sandbox (the plan masks it, as the state directory: --no-default-deny
+// does not lift it), so an agent can neither trust a file for
 // the user nor keep a trust after editing the file: any change to the bytes
 // loses it, and jail says so.
 type TrustStore struct {

@@ -145,6 +145,41 @@ touch ~/.config/other-tool-config && echo OTHER`, "-w", filepath.Join(h.dir, ".c
 	}
 }
 
+// jail's own config directory stays hidden under --no-default-deny, as its
+// state and runtime directories do: that flag lifts the protections of the
+// user's files, not of jail's own, and a config, profile or trust record the
+// agent writes would weaken every later run (review14b). Seen failing on
+// main's binary (ad705ff): the agent wrote config.toml, a profile and
+// trust.json through -w ~/.config.
+func TestConfigDirHiddenWithoutDefaultDeny(t *testing.T) {
+	h := newHome(t)
+	writeFile(t, filepath.Join(h.cfg, "config.toml"), "hostname = \"mine\"\n")
+	o := runOpts{env: h.env}
+	r := sh(t, o, `cat ~/.config/jail/config.toml 2>/dev/null && echo READ
+printf 'write = ["/"]\n' > ~/.config/jail/config.toml 2>/dev/null && echo WROTE
+mkdir -p ~/.config/jail/profiles 2>/dev/null && echo x > ~/.config/jail/profiles/evil.toml 2>/dev/null && echo PROFILE
+echo '{}' > ~/.config/jail/trust.json 2>/dev/null && echo TRUST
+touch ~/.config/other-tool-config && echo OTHER`, "--no-default-deny", "-w", filepath.Join(h.dir, ".config"))
+	mustCode(t, r, 0)
+	if out := r.stdout; strings.Contains(out, "READ") || strings.Contains(out, "WROTE") || strings.Contains(out, "PROFILE") || strings.Contains(out, "TRUST") || !strings.Contains(out, "OTHER") {
+		t.Fatalf("--no-default-deny: jail's config dir reachable inside:\n%s\n%s", out, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.cfg, "config.toml")); !strings.Contains(string(b), "mine") {
+		t.Fatalf("--no-default-deny: the sandbox rewrote the config file: %q", b)
+	}
+	for _, name := range []string{"profiles/evil.toml", "trust.json"} {
+		if _, err := os.Stat(filepath.Join(h.cfg, name)); err == nil {
+			t.Fatalf("--no-default-deny: the sandbox planted %s", name)
+		}
+	}
+	// Naming it is refused, as the state directory is: the sandbox never
+	// sees it.
+	r = sh(t, o, `true`, "--no-default-deny", "-w", h.cfg)
+	if r.code != 125 || !strings.Contains(r.stderr, "config directory") {
+		t.Fatalf("-w of jail's config directory: code %d\n%s", r.code, r.stderr)
+	}
+}
+
 // --settings: sandbox-runtime's JSON changes the run, and what jail cannot
 // honour is said, one line each.
 func TestSettingsFile(t *testing.T) {

@@ -181,11 +181,18 @@ func Resolve(req Request) (*Result, error) {
 	var project *File
 	if !noProject && ws != "" {
 		path := filepath.Join(ws, ProjectFileName)
-		if data, err := os.ReadFile(path); err == nil {
-			trust := req.Trust
-			if trust == nil {
-				trust = &TrustStore{Path: filepath.Join(env.ConfigDir, "trust.json")}
+		trust := req.Trust
+		if trust == nil {
+			// No config directory (neither HOME nor XDG_CONFIG_HOME
+			// absolute): a store without a path, which trusts nothing.
+			// Joined with "", the store was ./trust.json: a file in the
+			// workspace, the agent's to write (review14b).
+			trust = &TrustStore{}
+			if env.ConfigDir != "" {
+				trust.Path = filepath.Join(env.ConfigDir, "trust.json")
 			}
+		}
+		if data, err := os.ReadFile(path); err == nil {
 			// The bytes checked are the bytes parsed: nothing can swap the
 			// file between the check and the read.
 			if err := trust.Check(path, data); err != nil {
@@ -195,7 +202,14 @@ func Resolve(req Request) (*Result, error) {
 			if project, err = Parse(path, data, ProjectConfig, Source{Kind: FromFile, File: path}); err != nil {
 				return nil, err
 			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
+		} else if errors.Is(err, fs.ErrNotExist) {
+			// A trusted file that is gone is a change like any other:
+			// its restrictions must not vanish because the agent
+			// deleted it (review14b).
+			if err := trust.CheckAbsent(path); err != nil {
+				return nil, err
+			}
+		} else {
 			// An unreadable project file is not skipped: it may hold the
 			// project's restrictions.
 			return nil, &FileError{File: path, Reason: readReason(err) + " (pass --no-project-file to run without it)"}

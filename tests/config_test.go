@@ -104,6 +104,41 @@ func TestProjectFileTrust(t *testing.T) {
 	}
 }
 
+// A trusted project file the sandboxed command deletes does not take its
+// restrictions with it: the next run is refused until the user restores the
+// file or revokes its trust, as for a changed file (review14b). Seen failing
+// on main's binary (ad705ff): after the agent's rm .jail.toml, the next run
+// started without the file's deny and read secret.txt.
+func TestProjectFileDeleted(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	proj := filepath.Join(ws, ".jail.toml")
+	writeFile(t, proj, "deny = [\"secret.txt\"]\n")
+	writeFile(t, filepath.Join(ws, "secret.txt"), "s3cret\n")
+	o := runOpts{env: h.env, dir: ws}
+	mustCode(t, run(t, o, "trust"), 0)
+	r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
+		t.Fatalf("trusted project file not applied: %q %s", r.stdout, r.stderr)
+	}
+	// The agent removes the project's restrictions for the next run.
+	mustCode(t, sh(t, o, `rm -f .jail.toml`), 0)
+	if _, err := os.Stat(proj); err == nil {
+		t.Fatalf("the sandbox could not remove .jail.toml: the test checks nothing")
+	}
+	oneLine(t, sh(t, o, "cat secret.txt"), proj+" was trusted but is gone", "jail trust --revoke "+proj)
+	// Said how to go on: without the file, or after revoking its trust.
+	r = sh(t, o, `echo ok`, "--no-project-file")
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {
+		t.Fatalf("--no-project-file: %q", r.stdout)
+	}
+	mustCode(t, run(t, o, "trust", "--revoke", proj), 0)
+	r = sh(t, o, `echo ok`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {
+		t.Fatalf("after --revoke: %q %s", r.stdout, r.stderr)
+	}
+}
+
 // jail's own config directory is out of the sandbox's reach even when the
 // directory holding it is writable: nothing inside can read the config,
 // trust its own project file or leave a config for the next run.

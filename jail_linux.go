@@ -766,6 +766,17 @@ func (c *Cmd) relayPty(master *os.File) {
 	if out == nil {
 		out = io.Discard
 	}
+	if f, ok := out.(*os.File); ok && isTerminal(f) {
+		// The user's terminal: filtered as in output (review14b). The
+		// allow classes come from a checked policy; should the filter
+		// still refuse them, nothing reaches the terminal rather than
+		// everything.
+		fw, err := sandbox.TerminalFilter(c.sb.allowTerminal(), f)
+		if err != nil {
+			fw = io.Discard
+		}
+		out = fw
+	}
 	c.copies.Add(1)
 	go func() {
 		defer c.copies.Done()

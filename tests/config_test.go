@@ -139,6 +139,29 @@ func TestProjectFileDeleted(t *testing.T) {
 	}
 }
 
+// jail trust on a project file the agent wrote: jail's error quotes the
+// file's key, which must reach the user's terminal inert. The refusal to
+// start tells the user to run jail trust, whose parse error printed the
+// agent's bytes as they were: an OSC 52 in a key wrote the user's
+// clipboard (review14b). Seen failing on main's binary (ad705ff): stderr
+// held ESC ] 52 ... BEL.
+func TestTrustErrorEscapesAgentBytes(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	o := runOpts{env: h.env, dir: ws}
+	// Written from inside, as an agent would.
+	mustCode(t, sh(t, o, `printf '"\\u001b]52;c;aGVsbG8=\\u0007" = 1\n' > .jail.toml; printf '"k\\u202e\\u009b21t" = 1\n' > c.toml`), 0)
+	for _, args := range [][]string{{"trust"}, {"--config", "c.toml", "--no-project-file", "--", "true"}} {
+		r := run(t, o, args...)
+		if r.code != 125 || !strings.Contains(r.stderr, "jail: ") {
+			t.Fatalf("jail %v: exit %d, want 125 and an error\n%s", args, r.code, r.stderr)
+		}
+		if strings.ContainsAny(r.stderr, "\x1b\x07\u009b\u202e") {
+			t.Errorf("jail %v: the agent's control characters reached stderr as they are: %q", args, r.stderr)
+		}
+	}
+}
+
 // jail's own config directory is out of the sandbox's reach even when the
 // directory holding it is writable: nothing inside can read the config,
 // trust its own project file or leave a config for the next run.

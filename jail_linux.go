@@ -499,7 +499,9 @@ type Cmd struct {
 	// Stdin, Stdout and Stderr are as os/exec's: nil is the null device;
 	// an *os.File that is not a terminal is passed as it is; anything else
 	// (a terminal included, never handed in: CVE-2017-5226) is copied
-	// through a pipe.
+	// through a pipe. Output to a terminal passes jail's terminal filter
+	// (no clipboard writes, title or font changes, answerback), as the
+	// main command's relayed output does.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Tty runs the command on a pty of the sandbox's own: Stdin feeds it,
@@ -610,8 +612,21 @@ func (c *Cmd) output(w io.Writer) (*os.File, error) {
 		}
 		return f, err
 	}
-	if f, ok := w.(*os.File); ok && !isTerminal(f) {
-		return f, nil
+	if f, ok := w.(*os.File); ok {
+		if !isTerminal(f) {
+			return f, nil
+		}
+		// The user's terminal: what the command prints passes the filter
+		// the foreground relay and a Tty command's output pass (package
+		// termfilter), so that bytes the agent chose (a file it wrote,
+		// cat'ed here) cannot write the clipboard (OSC 52: the next paste
+		// into a host shell), retitle or reconfigure the terminal, or
+		// make it answer (review14b).
+		fw, err := sandbox.TerminalFilter(c.sb.allowTerminal(), f)
+		if err != nil {
+			return nil, err
+		}
+		w = fw
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -625,6 +640,22 @@ func (c *Cmd) output(w io.Writer) (*os.File, error) {
 		pr.Close()
 	}()
 	return pw, nil
+}
+
+// allowTerminal is the sandbox's allow-terminal: what its policy lets
+// through the terminal filter.
+func (s *Sandbox) allowTerminal() []string {
+	raw := s.info.Policy
+	if len(raw) == 0 {
+		if in, err := s.Inspect(); err == nil {
+			raw = in.Policy
+		}
+	}
+	var p struct {
+		AllowTerminal []string `json:"allow_terminal"`
+	}
+	_ = json.Unmarshal(raw, &p) // none: the strictest filter
+	return p.AllowTerminal
 }
 
 // Start starts the command; Wait waits for it.
@@ -734,6 +765,17 @@ func (c *Cmd) relayPty(master *os.File) {
 	out := c.Stdout
 	if out == nil {
 		out = io.Discard
+	}
+	if f, ok := out.(*os.File); ok && isTerminal(f) {
+		// The user's terminal: filtered as in output (review14b). The
+		// allow classes come from a checked policy; should the filter
+		// still refuse them, nothing reaches the terminal rather than
+		// everything.
+		fw, err := sandbox.TerminalFilter(c.sb.allowTerminal(), f)
+		if err != nil {
+			fw = io.Discard
+		}
+		out = fw
 	}
 	c.copies.Add(1)
 	go func() {

@@ -32,7 +32,9 @@
 // Trust: a project file is read only when its absolute path and SHA-256 are
 // recorded in $XDG_CONFIG_HOME/jail/trust.json (TrustStore), which jail hides
 // from every sandbox. Any change to the file, by the user or by an agent,
-// loses the trust; jail then refuses to start and says how to trust it again.
+// loses the trust, and so does its removal (its restrictions must not
+// vanish with it); jail then refuses to start and says how to go on.
+// Without a config directory nothing is trusted.
 //
 // Errors about values reach the user through Origins.Explain, which puts the
 // value's source in front of the library's message: "--timeout 10: add a

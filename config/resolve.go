@@ -11,6 +11,7 @@ import (
 
 	"github.com/jail-sandbox/jail/hostgit"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/statedir"
 )
 
 // ProjectFileName is a project's own file, read from the workspace once the
@@ -37,14 +38,18 @@ func ProcessEnv() (Env, error) {
 }
 
 // configDir follows the XDG spec: a relative XDG_CONFIG_HOME is ignored.
+// The rule is statedir's, which the sandbox's plan hides by.
 func configDir(xdg, home string) string {
-	if filepath.IsAbs(xdg) {
-		return filepath.Join(xdg, "jail")
-	}
-	if filepath.IsAbs(home) {
-		return filepath.Join(home, ".config", "jail")
-	}
-	return ""
+	d, _ := statedir.ConfigFrom(func(k string) string {
+		switch k {
+		case "XDG_CONFIG_HOME":
+			return xdg
+		case "HOME":
+			return home
+		}
+		return ""
+	})
+	return d
 }
 
 // UserConfigPath is the user's config file.
@@ -176,11 +181,18 @@ func Resolve(req Request) (*Result, error) {
 	var project *File
 	if !noProject && ws != "" {
 		path := filepath.Join(ws, ProjectFileName)
-		if data, err := os.ReadFile(path); err == nil {
-			trust := req.Trust
-			if trust == nil {
-				trust = &TrustStore{Path: filepath.Join(env.ConfigDir, "trust.json")}
+		trust := req.Trust
+		if trust == nil {
+			// No config directory (neither HOME nor XDG_CONFIG_HOME
+			// absolute): a store without a path, which trusts nothing.
+			// Joined with "", the store was ./trust.json: a file in the
+			// workspace, the agent's to write (review14b).
+			trust = &TrustStore{}
+			if env.ConfigDir != "" {
+				trust.Path = filepath.Join(env.ConfigDir, "trust.json")
 			}
+		}
+		if data, err := os.ReadFile(path); err == nil {
 			// The bytes checked are the bytes parsed: nothing can swap the
 			// file between the check and the read.
 			if err := trust.Check(path, data); err != nil {
@@ -190,7 +202,14 @@ func Resolve(req Request) (*Result, error) {
 			if project, err = Parse(path, data, ProjectConfig, Source{Kind: FromFile, File: path}); err != nil {
 				return nil, err
 			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
+		} else if errors.Is(err, fs.ErrNotExist) {
+			// A trusted file that is gone is a change like any other:
+			// its restrictions must not vanish because the agent
+			// deleted it (review14b).
+			if err := trust.CheckAbsent(path); err != nil {
+				return nil, err
+			}
+		} else {
 			// An unreadable project file is not skipped: it may hold the
 			// project's restrictions.
 			return nil, &FileError{File: path, Reason: readReason(err) + " (pass --no-project-file to run without it)"}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -20,7 +21,10 @@ func Show(w io.Writer, p *policy.Policy, header []string) error {
 	b.WriteString("# Save as ~/.config/jail/config.toml, or as .jail.toml in a project (then: jail trust).\n")
 	b.WriteString("# Lines starting with \"# key =\" are defaults; the key is the flag without --.\n")
 	for _, h := range header {
-		b.WriteString("# " + h + "\n")
+		// A header quotes files' bytes (a note naming a settings file's
+		// key, a file the agent may have written): inert on a terminal
+		// (review14b).
+		b.WriteString("# " + termsafe.Escape(h) + "\n")
 	}
 	fmt.Fprintf(&b, "\nversion = %d\n", Version)
 	for _, g := range policy.Groups {
@@ -70,6 +74,20 @@ func quote(s string) string {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
-	// TOML wants DEL escaped too; JSON leaves it raw.
-	return strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\x7f", `\u007f`)
+	// TOML wants DEL escaped too; JSON leaves it raw, and C1 and bidi
+	// controls as well, which act on a terminal (U+009B is CSI to one
+	// reading 8-bit controls): \uXXXX for each, TOML's escape too.
+	out := strings.TrimSuffix(b.String(), "\n")
+	if !strings.ContainsFunc(out, termsafe.Control) {
+		return out
+	}
+	var e strings.Builder
+	for _, r := range out {
+		if termsafe.Control(r) {
+			fmt.Fprintf(&e, `\u%04x`, r)
+			continue
+		}
+		e.WriteRune(r)
+	}
+	return e.String()
 }

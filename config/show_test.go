@@ -82,3 +82,30 @@ func TestShowLayout(t *testing.T) {
 		t.Error("show lists a hidden testing option at its default")
 	}
 }
+
+// What Show prints reaches a terminal inert: a note quoting a settings
+// file's key (a file in the workspace, the agent's to write) and values
+// with C1 or bidi controls (JSON's escapes leave U+009B and U+202E raw)
+// are escaped, and the values still load back the same (review14b). Seen
+// failing on main (ad705ff): the note's ESC ] 52 and the value's U+009B
+// were written as they were.
+func TestShowEscapesControls(t *testing.T) {
+	p := policy.Default()
+	p.Hostname = "h\u009b21t\u202e"
+	p.SetEnv = []string{"A=\x1b]52;c;eA==\a"}
+	var b bytes.Buffer
+	if err := Show(&b, &p, []string{"note: s.json:1: \x1b]52;c;eA==\a: unknown key; ignored"}); err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.IndexFunc(b.String(), func(r rune) bool { return r != '\n' && termsafeControl(r) }); i >= 0 {
+		t.Fatalf("a control character at %d of the output:\n%q", i, b.String())
+	}
+	got := load(t, b.Bytes())
+	if got.Hostname != p.Hostname || !reflect.DeepEqual(got.SetEnv, p.SetEnv) {
+		t.Errorf("round trip: hostname %q setenv %q, want %q %q", got.Hostname, got.SetEnv, p.Hostname, p.SetEnv)
+	}
+}
+
+func termsafeControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x202e
+}

@@ -18,7 +18,8 @@ import (
 // TrustStore records which project files the user has read and trusted, by
 // absolute path and SHA-256 of their bytes. It lives in the user's config
 // directory, outside every workspace, and jail hides that directory from the
-// sandbox (a built-in protection), so an agent can neither trust a file for
+// sandbox (the plan masks it, as the state directory: --no-default-deny
+// does not lift it), so an agent can neither trust a file for
 // the user nor keep a trust after editing the file: any change to the bytes
 // loses it, and jail says so.
 type TrustStore struct {
@@ -41,6 +42,9 @@ type trustFile struct {
 var (
 	ErrUntrusted = errors.New("not trusted")
 	ErrChanged   = errors.New("changed since it was trusted")
+	// ErrGone is a trusted project file that no longer exists
+	// (CheckAbsent).
+	ErrGone = errors.New("trusted but gone")
 )
 
 // TrustError is a project file jail will not read yet, with the fix.
@@ -52,6 +56,10 @@ type TrustError struct {
 }
 
 func (e *TrustError) Error() string {
+	if errors.Is(e.Err, ErrGone) {
+		return fmt.Sprintf("%s was trusted but is gone (removed by you or by a command run in the sandbox), and with it what it set for this project: restore it, or run jail trust --revoke %s to go on without it (or pass --no-project-file)",
+			e.File, e.File)
+	}
 	if errors.Is(e.Err, ErrChanged) {
 		return fmt.Sprintf("%s changed since you trusted it (sha256 %.12s, now %.12s), by you or by a command run in the sandbox: review it, then run jail trust %s again (or pass --no-project-file)",
 			e.File, e.Was, e.Now, e.File)
@@ -68,6 +76,11 @@ func hashOf(data []byte) string {
 }
 
 func (t *TrustStore) load() (*trustFile, error) {
+	if !filepath.IsAbs(t.Path) {
+		// A relative store would be read from the current directory, the
+		// workspace: a record the sandbox could have written.
+		return nil, fmt.Errorf("%w: no config directory to keep trusted project files in: set HOME or XDG_CONFIG_HOME (or pass --no-project-file)", policy.ErrInvalid)
+	}
 	tf := &trustFile{Version: 1, Files: map[string]Trusted{}}
 	data, err := os.ReadFile(t.Path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -101,6 +114,35 @@ func (t *TrustStore) Check(path string, data []byte) error {
 	}
 	if now := hashOf(data); now != rec.SHA256 {
 		return &TrustError{File: path, Err: ErrChanged, Was: rec.SHA256, Now: now}
+	}
+	return nil
+}
+
+// CheckAbsent is Check for a project file that does not exist: an error
+// when the store still has a record for it. A trusted file holds the
+// project's restrictions (deny, read-only, limits, net "none" over a user
+// config's allowlist), and the workspace it lies in is writable: an agent
+// that deletes it must not have the next run start without them, any more
+// than one that edits it.
+func (t *TrustStore) CheckAbsent(path string) error {
+	if !filepath.IsAbs(t.Path) {
+		return nil // no store: nothing was trusted
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	// The key Trust recorded: the directory resolved, the name kept.
+	key := abs
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		key = filepath.Join(dir, filepath.Base(abs))
+	}
+	tf, err := t.load()
+	if err != nil {
+		return err
+	}
+	if _, ok := tf.Files[key]; ok {
+		return &TrustError{File: path, Err: ErrGone}
 	}
 	return nil
 }

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jail-sandbox/jail/policy"
 )
 
 func TestTrustStore(t *testing.T) {
@@ -54,5 +57,70 @@ func TestTrustStore(t *testing.T) {
 	os.WriteFile(w.trust.Path, []byte("{"), 0o600)
 	if _, err := w.trust.Trust(proj, time.Now()); err == nil {
 		t.Error("a damaged trust store was overwritten")
+	}
+}
+
+// A trusted project file that is gone refuses the run, as a changed one
+// does: the agent (whose workspace holds it) must not drop the project's
+// restrictions for the next run by deleting it. Seen failing on main
+// (ad705ff): Resolve skipped the missing file and ran without it.
+func TestTrustedProjectFileGone(t *testing.T) {
+	w := newWorld(t)
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "deny = [\"secret.txt\"]\n")
+	if _, err := w.trust.Trust(proj, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.resolve(Request{}); err != nil || len(r.Policy.Deny) != 1 {
+		t.Fatalf("trusted file: %+v %v", r, err)
+	}
+	os.Remove(proj)
+	_, err := w.resolve(Request{})
+	var te *TrustError
+	if !errors.As(err, &te) || !errors.Is(err, ErrGone) || te.File != proj {
+		t.Fatalf("trusted file gone: %v, want a TrustError ErrGone for %s", err, proj)
+	}
+	no := true
+	if _, err := w.resolve(Request{NoProject: &no}); err != nil {
+		t.Fatalf("--no-project-file: %v", err)
+	}
+	// A project that never had one is unaffected.
+	other := filepath.Join(w.home, "other")
+	os.MkdirAll(other, 0o755)
+	w.env.Cwd = other
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Fatalf("a project without a file: %v", err)
+	}
+	w.env.Cwd = w.ws
+	if ok, err := w.trust.Revoke(proj); !ok || err != nil {
+		t.Fatalf("Revoke: %v %v", ok, err)
+	}
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Fatalf("after revoke: %v", err)
+	}
+}
+
+// Without a config directory (no absolute HOME nor XDG_CONFIG_HOME) nothing
+// is trusted: the store is not ./trust.json, which lies in the workspace
+// the agent writes. Seen failing on main (ad705ff): a trust.json the agent
+// wrote beside its own .jail.toml made the next run read it.
+func TestNoConfigDirTrustsNothing(t *testing.T) {
+	w := newWorld(t)
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "setenv = [\"FROM_PROJECT=agent\"]\n")
+	data, _ := os.ReadFile(proj)
+	w.write(filepath.Join(w.ws, "trust.json"), `{"version":1,"files":{"`+proj+`":{"sha256":"`+hashOf(data)+`","trusted":"2026-01-01T00:00:00Z"}}}`+"\n")
+	wd, _ := os.Getwd()
+	if err := os.Chdir(w.ws); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chdir(wd) })
+	env := w.env
+	env.ConfigDir, env.Home = "", ""
+	r, err := Resolve(Request{Env: env, Profiles: w.profile})
+	if err == nil || !errors.Is(err, policy.ErrInvalid) || !strings.Contains(err.Error(), "HOME") {
+		t.Fatalf("no config directory: %+v %v, want the project file refused (set HOME)", r, err)
+	}
+	os.Remove(proj)
+	if _, err := Resolve(Request{Env: env, Profiles: w.profile}); err != nil {
+		t.Fatalf("no config directory, no project file: %v", err)
 	}
 }

@@ -119,6 +119,11 @@ func check(p *policy.Policy, env []string) (*checked, error) {
 			return nil, err
 		}
 	}
+	if cd, ok := statedir.ConfigFrom(func(k string) string { return lookupEnv(env, k) }); ok {
+		if err := inJailDir(binds, res.existingPath(cd), configDirWhat, raws); err != nil {
+			return nil, err
+		}
+	}
 	in := fsrules.Input{Workspace: ws, Home: home, Deny: p.Deny, NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig}
 	for _, b := range binds {
 		if b.Kind == ns.KindBind {

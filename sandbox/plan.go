@@ -82,6 +82,11 @@ type Plan struct {
 	// RuntimeDirMasked says the plan covers it, as StateDir.
 	RuntimeDir       string `json:"runtime_dir,omitempty"`
 	RuntimeDirMasked bool   `json:"runtime_dir_masked,omitempty"`
+	// ConfigDir is jail's config directory ($XDG_CONFIG_HOME/jail: the
+	// user's config, profiles and trust records), resolved;
+	// ConfigDirMasked says the plan covers it, as StateDir.
+	ConfigDir       string `json:"config_dir,omitempty"`
+	ConfigDirMasked bool   `json:"config_dir_masked,omitempty"`
 
 	gitNotes []string // the git notes (in Notes too): told at start
 }
@@ -391,6 +396,21 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			return nil, err
 		}
 	}
+	// The config directory likewise, and not as a built-in protection
+	// (which --no-default-deny lifts, and which the Go API's sandboxes, with
+	// $XDG_CONFIG_HOME elsewhere than ~/.config, never matched): a config,
+	// profile or trust record the agent left there would be read and
+	// trusted by every later run (review14b).
+	if cd, ok := statedir.ConfigFrom(func(k string) string { return lookupEnv(env, k) }); ok {
+		plan.ConfigDir = res.existingPath(cd)
+		if err := inJailDir(bl, plan.ConfigDir, configDirWhat, nil); err != nil {
+			return nil, err
+		}
+		plan.ConfigDirMasked = visibleIn(plan.ConfigDir, mounts)
+		if lateViews, err = jailDirViews(lateViews, hostMounts, plan.ConfigDir, configDirWhat, bl, mounts); err != nil {
+			return nil, err
+		}
+	}
 	// The system secrets (masked in 4.), and each place where another
 	// mount shows one (a host bind of / or /etc elsewhere): masked there
 	// too, after the binds, like the HOME's views inside a bind.
@@ -487,6 +507,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	if plan.RuntimeDirMasked {
 		protected = append(protected, plan.RuntimeDir)
 	}
+	if plan.ConfigDirMasked {
+		protected = append(protected, plan.ConfigDir)
+	}
 	for _, mp := range protected {
 		root := enclosing(mp, writable)
 		if root == "" {
@@ -541,10 +564,25 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	if plan.RuntimeDirMasked {
 		mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: plan.RuntimeDir, Dir: true, FD: -1, Why: "jail's runtime directory (running sandboxes' control sockets and logs)"})
 	}
+	if plan.ConfigDirMasked {
+		// Empty, mode-0, read-only: the agent can neither read the user's
+		// config nor write one, a profile or a trust record for the next
+		// run; the pins above keep its parents from being renamed away.
+		mounts = append(mounts, ns.Mount{Kind: ns.KindMask, Path: plan.ConfigDir, Dir: true, FD: -1, Why: "jail's " + configDirWhat})
+	}
 	plan.Notes = append(plan.Notes, p.Notices...) // recorded in the trail's start event
 	// One note per thing said, naming every root it is true of (not one per -w).
 	plan.Notes = append(plan.Notes, mergeRootNotes(fp.Notes, append(append([]string{}, writable...), ws))...)
-	plan.Absent = append(plan.Absent, fp.Absent...)
+	for _, a := range fp.Absent {
+		// The built-in .config/jail/ watch is not for jail's own config
+		// directory: the plan masks it, and the supervisor creates it for
+		// the mask to cover (a watch would quarantine that directory, and
+		// the mask would then cover nothing).
+		if plan.ConfigDirMasked && a.Path == plan.ConfigDir {
+			continue
+		}
+		plan.Absent = append(plan.Absent, a)
+	}
 
 	// 4. Masks over system secrets (found before the pins, with the
 	//    places where another mount shows them).
@@ -629,6 +667,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 func inStateDir(binds []ns.Mount, stateDir string, raws map[string]string) error {
 	return inJailDir(binds, stateDir, "state directory (old audit trails, the run registry)", raws)
 }
+
+// configDirWhat names jail's config directory in reasons and refusals.
+const configDirWhat = "config directory (config, profiles, trusted project files)"
 
 // inJailDir refuses a bind that is, or lies in, jail's directory stateDir
 // (what names it for the message).

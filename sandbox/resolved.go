@@ -82,6 +82,9 @@ func resolvePolicy(p *policy.Policy, env []string) (*resolved, error) {
 	if rd, ok := statedir.RuntimeFrom(getenv); ok {
 		r.existing[rd] = resolveExisting(rd)
 	}
+	if cd, ok := statedir.ConfigFrom(getenv); ok {
+		r.existing[cd] = resolveExisting(cd)
+	}
 	return r, nil
 }
 

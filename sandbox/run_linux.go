@@ -602,6 +602,14 @@ func (r *runner) run() int {
 			return ExitSetup
 		}
 	}
+	if plan.ConfigDirMasked {
+		// As the state directory: left absent under a writable path, the
+		// agent could create it with a config or a trust record of its own.
+		if err := os.MkdirAll(plan.ConfigDir, 0o700); err != nil {
+			r.errorf("jail's config directory %s: %v (set XDG_CONFIG_HOME to a writable place)", plan.ConfigDir, err)
+			return ExitSetup
+		}
+	}
 	if err := r.openTrail(spec); err != nil {
 		r.errorf("%s", Explain(err))
 		return ExitSetup

@@ -14,6 +14,10 @@
 // is in the runtime directory instead: $XDG_RUNTIME_DIR/jail (Runtime),
 // hidden from the sandbox the same way.
 //
+// jail's config directory ($XDG_CONFIG_HOME/jail, ConfigFrom: the user's
+// config, profiles and trusted project files) is hidden the same way: what
+// the sandbox wrote there, every later run would read and trust.
+//
 // The package is pure Go, reads only the environment, and builds on every
 // GOOS; it imports no other jail package.
 package statedir

@@ -106,6 +106,25 @@ func CacheFrom(getenv func(string) string) (string, error) {
 // absolute $HOME is set.
 var ErrNoCacheDir = errors.New("no cache directory for the sandbox's caches: set $XDG_CACHE_HOME or $HOME")
 
+// ConfigFrom returns jail's config directory for the environment getenv
+// reads: $XDG_CONFIG_HOME/jail, or $HOME/.config/jail when XDG_CONFIG_HOME
+// is unset or not absolute (the XDG spec ignores relative values); false
+// when neither is absolute. It holds the user's config, profiles and the
+// trust records of project files (package config): what every later run
+// reads and trusts, so the sandbox never reaches it, like the state
+// directory.
+func ConfigFrom(getenv func(string) string) (string, bool) {
+	base := getenv("XDG_CONFIG_HOME")
+	if !filepath.IsAbs(base) {
+		home := getenv("HOME")
+		if !filepath.IsAbs(home) {
+			return "", false
+		}
+		base = filepath.Join(home, ".config")
+	}
+	return filepath.Join(filepath.Clean(base), "jail"), true
+}
+
 // RuntimeFrom returns the runtime directory the environment getenv reads
 // asks for: $XDG_RUNTIME_DIR/jail, and false when XDG_RUNTIME_DIR is unset
 // or not absolute. Whether it may be used (the XDG directory is the user's

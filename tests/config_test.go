@@ -104,6 +104,64 @@ func TestProjectFileTrust(t *testing.T) {
 	}
 }
 
+// A trusted project file the sandboxed command deletes does not take its
+// restrictions with it: the next run is refused until the user restores the
+// file or revokes its trust, as for a changed file (review14b). Seen failing
+// on main's binary (ad705ff): after the agent's rm .jail.toml, the next run
+// started without the file's deny and read secret.txt.
+func TestProjectFileDeleted(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	proj := filepath.Join(ws, ".jail.toml")
+	writeFile(t, proj, "deny = [\"secret.txt\"]\n")
+	writeFile(t, filepath.Join(ws, "secret.txt"), "s3cret\n")
+	o := runOpts{env: h.env, dir: ws}
+	mustCode(t, run(t, o, "trust"), 0)
+	r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
+		t.Fatalf("trusted project file not applied: %q %s", r.stdout, r.stderr)
+	}
+	// The agent removes the project's restrictions for the next run.
+	mustCode(t, sh(t, o, `rm -f .jail.toml`), 0)
+	if _, err := os.Stat(proj); err == nil {
+		t.Fatalf("the sandbox could not remove .jail.toml: the test checks nothing")
+	}
+	oneLine(t, sh(t, o, "cat secret.txt"), proj+" was trusted but is gone", "jail trust --revoke "+proj)
+	// Said how to go on: without the file, or after revoking its trust.
+	r = sh(t, o, `echo ok`, "--no-project-file")
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {
+		t.Fatalf("--no-project-file: %q", r.stdout)
+	}
+	mustCode(t, run(t, o, "trust", "--revoke", proj), 0)
+	r = sh(t, o, `echo ok`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {
+		t.Fatalf("after --revoke: %q %s", r.stdout, r.stderr)
+	}
+}
+
+// jail trust on a project file the agent wrote: jail's error quotes the
+// file's key, which must reach the user's terminal inert. The refusal to
+// start tells the user to run jail trust, whose parse error printed the
+// agent's bytes as they were: an OSC 52 in a key wrote the user's
+// clipboard (review14b). Seen failing on main's binary (ad705ff): stderr
+// held ESC ] 52 ... BEL.
+func TestTrustErrorEscapesAgentBytes(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	o := runOpts{env: h.env, dir: ws}
+	// Written from inside, as an agent would.
+	mustCode(t, sh(t, o, `printf '"\\u001b]52;c;aGVsbG8=\\u0007" = 1\n' > .jail.toml; printf '"k\\u202e\\u009b21t" = 1\n' > c.toml`), 0)
+	for _, args := range [][]string{{"trust"}, {"--config", "c.toml", "--no-project-file", "--", "true"}} {
+		r := run(t, o, args...)
+		if r.code != 125 || !strings.Contains(r.stderr, "jail: ") {
+			t.Fatalf("jail %v: exit %d, want 125 and an error\n%s", args, r.code, r.stderr)
+		}
+		if strings.ContainsAny(r.stderr, "\x1b\x07\u009b\u202e") {
+			t.Errorf("jail %v: the agent's control characters reached stderr as they are: %q", args, r.stderr)
+		}
+	}
+}
+
 // jail's own config directory is out of the sandbox's reach even when the
 // directory holding it is writable: nothing inside can read the config,
 // trust its own project file or leave a config for the next run.
@@ -142,6 +200,41 @@ touch ~/.config/other-tool-config && echo OTHER`, "-w", filepath.Join(h.dir, ".c
 	mustCode(t, r, 0)
 	if strings.Contains(r.stdout, "READ") || strings.Contains(r.stdout, "WROTE") || !strings.HasPrefix(r.stdout, "mine\n") {
 		t.Fatalf("XDG_CONFIG_HOME elsewhere: %q\n%s", r.stdout, r.stderr)
+	}
+}
+
+// jail's own config directory stays hidden under --no-default-deny, as its
+// state and runtime directories do: that flag lifts the protections of the
+// user's files, not of jail's own, and a config, profile or trust record the
+// agent writes would weaken every later run (review14b). Seen failing on
+// main's binary (ad705ff): the agent wrote config.toml, a profile and
+// trust.json through -w ~/.config.
+func TestConfigDirHiddenWithoutDefaultDeny(t *testing.T) {
+	h := newHome(t)
+	writeFile(t, filepath.Join(h.cfg, "config.toml"), "hostname = \"mine\"\n")
+	o := runOpts{env: h.env}
+	r := sh(t, o, `cat ~/.config/jail/config.toml 2>/dev/null && echo READ
+printf 'write = ["/"]\n' > ~/.config/jail/config.toml 2>/dev/null && echo WROTE
+mkdir -p ~/.config/jail/profiles 2>/dev/null && echo x > ~/.config/jail/profiles/evil.toml 2>/dev/null && echo PROFILE
+echo '{}' > ~/.config/jail/trust.json 2>/dev/null && echo TRUST
+touch ~/.config/other-tool-config && echo OTHER`, "--no-default-deny", "-w", filepath.Join(h.dir, ".config"))
+	mustCode(t, r, 0)
+	if out := r.stdout; strings.Contains(out, "READ") || strings.Contains(out, "WROTE") || strings.Contains(out, "PROFILE") || strings.Contains(out, "TRUST") || !strings.Contains(out, "OTHER") {
+		t.Fatalf("--no-default-deny: jail's config dir reachable inside:\n%s\n%s", out, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.cfg, "config.toml")); !strings.Contains(string(b), "mine") {
+		t.Fatalf("--no-default-deny: the sandbox rewrote the config file: %q", b)
+	}
+	for _, name := range []string{"profiles/evil.toml", "trust.json"} {
+		if _, err := os.Stat(filepath.Join(h.cfg, name)); err == nil {
+			t.Fatalf("--no-default-deny: the sandbox planted %s", name)
+		}
+	}
+	// Naming it is refused, as the state directory is: the sandbox never
+	// sees it.
+	r = sh(t, o, `true`, "--no-default-deny", "-w", h.cfg)
+	if r.code != 125 || !strings.Contains(r.stderr, "config directory") {
+		t.Fatalf("-w of jail's config directory: code %d\n%s", r.code, r.stderr)
 	}
 }
 

@@ -206,6 +206,8 @@ func TestExitCode(t *testing.T) {
 		{&usageError{"x: y"}, 125, "jail: x: y\n"},
 		{errors.New("two\nlines"), 125, "jail: two lines\n"},
 		{&policy.FieldError{Key: "k", Value: "v", Reason: "r"}, 125, "jail: k \"v\": r\n"},
+		// A file's bytes quoted in an error reach the terminal inert.
+		{errors.New("f.toml:1: \x1b]52;c;eA==\a\u202e\u009b: unknown key"), 125, `jail: f.toml:1: \x1b]52;c;eA==\x07\u202e\x9b: unknown key` + "\n"},
 	} {
 		b.Reset()
 		if code := exitCode(&b, c.err); code != c.code || b.String() != c.out {

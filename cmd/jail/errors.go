@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/jail-sandbox/jail/internal/termsafe"
 )
 
 // Exit statuses of jail itself (the command's own status passes through).
@@ -45,6 +47,10 @@ func exitCode(stderr io.Writer, err error) int {
 	// One line, whatever the error: a message spanning lines would be lost
 	// in an agent's terminal output.
 	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
-	fmt.Fprintf(stderr, "jail: %s\n", msg)
+	// Escaped by termsafe's rule, as notices are: an error quotes what
+	// files hold (a key of a .jail.toml the agent wrote, which jail trust
+	// parses), and an ESC, C1 or bidi control in it would act on the
+	// user's terminal (OSC 52 writes the clipboard) (review14b).
+	fmt.Fprintf(stderr, "jail: %s\n", termsafe.Escape(msg))
 	return exitSetup
 }

@@ -129,7 +129,9 @@ func prepare(res *config.Result, env config.Env, command []string, idle, inRun b
 	if p.DryRun {
 		dropUncreated(&p, res, env)
 	}
-	protectConfigDir(&p, env)
+	// jail's own config directory (config.toml, profiles, trust.json) is
+	// hidden by the sandbox's plan, as its state directory is, for every
+	// sandbox (the Go API's too) and whatever --no-default-deny lifts.
 	// What the supervisor reports later names values with their sources too
 	// (the check's mistakes among them, when it makes the check).
 	sandbox.Explain = res.Origins.Explain
@@ -258,22 +260,3 @@ func writeNew(path string, data []byte) error {
 	}
 	return f.Close()
 }
-
-// protectConfigDir keeps jail's own config directory (config.toml,
-// profiles, trust.json) out of the sandbox's reach. It is made to exist, so
-// the built-in .config/jail/ protection can cover it wherever a visible,
-// writable tree holds it (a missing one could be created from inside and
-// read by the next run); one outside ~/.config ($XDG_CONFIG_HOME elsewhere)
-// is hidden by path.
-func protectConfigDir(p *policy.Policy, env config.Env) {
-	if env.ConfigDir == "" {
-		return
-	}
-	_ = os.MkdirAll(env.ConfigDir, 0o700) // best effort: a read-only home has nothing to protect
-	if !strings.HasSuffix(filepath.Clean(env.ConfigDir), "/.config/jail") {
-		// A deny entry is a glob: its metacharacters are escaped.
-		p.Deny = append(p.Deny, globEscape.Replace(env.ConfigDir))
-	}
-}
-
-var globEscape = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)

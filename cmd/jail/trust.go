@@ -24,7 +24,7 @@ func newTrustCmd(f *factory, runF func(*TrustOptions) error) *command {
 SHA-256 in your config directory, outside every workspace and hidden from
 every sandbox. Any change to the file (yours, or one made by a command in the
 sandbox) loses the trust; jail then refuses to start until you run jail trust
-again. FILE defaults to the .jail.toml a run here reads: at the top level of
+again. So does its removal: restore it, or forget it with --revoke FILE. FILE defaults to the .jail.toml a run here reads: at the top level of
 the git work tree, else in the current directory.`
 	c.flags.BoolVar(&opts.List, "list", false, "list trusted files and whether they changed")
 	c.flags.BoolVar(&opts.Revoke, "revoke", false, "forget FILE")

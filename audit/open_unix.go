@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,17 +52,11 @@ func live(path string) bool {
 func CheckDirs(path string) error { return checkDirs(path, uint32(os.Geteuid())) }
 
 func checkDirs(path string, uid uint32) error {
-	// Made absolute without cleaning it as text (filepath.Abs would): a
-	// ".." after a symlink is taken from the link's target, as the kernel
-	// opening the trail takes it, so mine/l/.. is the directory above l's
-	// target, not mine.
-	abs := path
-	if !filepath.IsAbs(abs) {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fmt.Errorf("check the audit trail's directories: %w", err)
-		}
-		abs = wd + "/" + abs
+	// Not cleaned as text (absNamed): mine/l/.. is the directory above
+	// l's target, as the kernel opening the trail takes it, not mine.
+	abs, err := absNamed(path)
+	if err != nil {
+		return fmt.Errorf("check the audit trail's directories: %w", err)
 	}
 	// The trail's directory as named (the text before its last name, not
 	// filepath.Dir, which cleans it too).
@@ -85,7 +78,7 @@ func checkDirs(path string, uid uint32) error {
 	// by EvalSymlinks: a symlink's owner, and the directories the path goes
 	// through to reach it, count as much as the directories it leads to.
 	var refused error // the visit's own verdict, returned as is
-	_, err := hostpath.Walk(dir, func(s hostpath.Step) error {
+	_, err = hostpath.Walk(dir, func(s hostpath.Step) error {
 		refused = checkStep(s, owned)
 		return refused
 	})

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,11 +134,18 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 		if err := audit.CheckDirs(path); err != nil {
 			return fmt.Errorf("`audit` %s: %w", path, err)
 		}
-		mi, err := fsrules.ReadMountinfo()
-		if err != nil {
+		// The plan's copy of the mount table (read once, at the plan): the
+		// trail's masks are made from what the plan's are. Without one,
+		// no view can be ruled out: refused, as before.
+		if !r.plan.mountsRead {
+			err := r.plan.mountsErr
+			if err == nil {
+				err = errors.New("the plan holds no mount table")
+			}
 			return fmt.Errorf("`audit` %s: read the mount table for other mounts of its directory: %w", path, err)
 		}
-		views := fsrules.Views(fsrules.ParseMountinfo(mi), resolveExisting(filepath.Dir(path)))
+		views := fsrules.Views(r.plan.hostMounts, resolveExisting(filepath.Dir(path)))
+		var err error
 		if viewMasks, err = trailViews(path, views, r.plan.Writable, hidden, spec.Mounts); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Link is one symbolic link met while resolving a path: Path is where it
@@ -95,10 +96,20 @@ func Walk(p string, visit func(Step) error) (string, error) {
 	}
 	links := 0
 	cur := "/"
+	notDir := false // cur is no directory: whatever follows it fails
 	rest := strings.Split(p, "/")
 	for len(rest) > 0 {
 		c := rest[0]
 		rest = rest[1:]
+		if notDir {
+			// As the kernel: f/.., f/. and f/ are ENOTDIR for a file f, not
+			// f's directory or f (".." would otherwise be taken as text).
+			next := filepath.Join(cur, c)
+			if err := visit(Step{Path: next, Err: &os.PathError{Op: "lstat", Path: next, Err: syscall.ENOTDIR}}); err != nil {
+				return "", err
+			}
+			return filepath.Join(append([]string{next}, rest...)...), nil
+		}
 		switch c {
 		case "", ".":
 			continue
@@ -118,7 +129,7 @@ func Walk(p string, visit func(Step) error) (string, error) {
 			if err := visit(Step{Path: next, Info: fi}); err != nil {
 				return "", err
 			}
-			cur = next
+			cur, notDir = next, !fi.IsDir()
 			continue
 		}
 		if links == maxLinks {

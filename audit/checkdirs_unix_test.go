@@ -317,3 +317,32 @@ func TestCheckDirsLongChain(t *testing.T) {
 		t.Errorf("a file on the way: %v, want an error (not a directory)", err)
 	}
 }
+
+// Create makes the missing directories where the kernel opens the trail,
+// the one place CheckDirs and CheckPlacement checked: mine/l/../new/t.jsonl
+// with l -> mine/a/b is mine/a/new/t.jsonl. Seen failing on main's Create,
+// which made mine/new (the path cleaned as text) and then could not open
+// the trail (ENOENT).
+func TestCreateWhereTheKernelOpens(t *testing.T) {
+	mine := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(mine, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(mine, "a", "b"), filepath.Join(mine, "l")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Create(filepath.Join(mine, "l") + "/../new/t.jsonl")
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	defer w.Close()
+	if err := w.CheckPlace(); err != nil {
+		t.Errorf("CheckPlace: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(mine, "a", "new", "t.jsonl")); err != nil {
+		t.Errorf("the trail is not where the kernel opens its path: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(mine, "new")); err == nil {
+		t.Errorf("a directory made where the path, cleaned as text, leads")
+	}
+}

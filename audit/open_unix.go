@@ -52,9 +52,9 @@ func live(path string) bool {
 func CheckDirs(path string) error { return checkDirs(path, uint32(os.Geteuid())) }
 
 func checkDirs(path string, uid uint32) error {
-	// Not cleaned as text (absNamed): mine/l/.. is the directory above
+	// Not cleaned as text (hostpath.Abs): mine/l/.. is the directory above
 	// l's target, as the kernel opening the trail takes it, not mine.
-	abs, err := absNamed(path)
+	abs, err := hostpath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("check the audit trail's directories: %w", err)
 	}

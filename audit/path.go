@@ -76,7 +76,7 @@ func NewID() string {
 // directory it leaves for a link). The supervisor calls it before Create and
 // exits 125 on error.
 func CheckPlacement(path string, writable, hidden []string) error {
-	abs, err := absNamed(path)
+	abs, err := hostpath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("check audit trail placement: %w", err)
 	}
@@ -140,20 +140,6 @@ func CheckPlacement(path string, writable, hidden []string) error {
 		}
 	}
 	return nil
-}
-
-// absNamed makes p absolute without cleaning it as text (filepath.Abs
-// would): a ".." after a symlink is the link target's parent, as the
-// kernel takes it, so the path checked is the one the trail is opened at.
-func absNamed(p string) (string, error) {
-	if filepath.IsAbs(p) {
-		return p, nil
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	return wd + "/" + p, nil
 }
 
 // resolve makes p absolute and resolves symlinks in its longest existing prefix.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -198,8 +199,13 @@ func create(path string, now func() time.Time, queue int, o Options) (*Writer, e
 		return nil, errors.New("create audit trail: empty path")
 	}
 	// 0700: the trail names every command and host the agent touched.
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create audit trail directory: %w", err)
+	// The directory as named, not filepath.Dir (which cleans ".." away
+	// as text): made where the kernel opens the trail, the place
+	// CheckDirs and CheckPlacement checked (MkdirAll walks up the text).
+	if i := strings.LastIndexByte(path, filepath.Separator); i > 0 {
+		if err := os.MkdirAll(path[:i], 0o700); err != nil {
+			return nil, fmt.Errorf("create audit trail directory: %w", err)
+		}
 	}
 	// O_EXCL: never reuse (and so never splice into) an existing trail;
 	// O_NOFOLLOW: a planted symlink must not redirect the write (CWE-59).

@@ -59,6 +59,21 @@ func ResolveAsNamed(p string) (string, []Link, error) {
 	return final, links, nil
 }
 
+// Abs makes p absolute, against the current directory, without cleaning
+// it as text (filepath.Abs would): a ".." after a symlink is the parent of
+// the link's target, as the kernel takes it, so the path Walk resolves is
+// the one a program opening p reaches.
+func Abs(p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return p, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("make %s absolute: %w", p, err)
+	}
+	return wd + "/" + p, nil
+}
+
 // Step is one name looked up while Walk resolves a path.
 type Step struct {
 	// Path is where the name is: the symlink-free path resolved so far

@@ -14,6 +14,7 @@ import (
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/hostpath"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/statedir"
 )
@@ -144,8 +145,19 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 			}
 			return fmt.Errorf("`audit` %s: read the mount table for other mounts of its directory: %w", path, err)
 		}
-		views := fsrules.Views(r.plan.hostMounts, resolveExisting(filepath.Dir(path)))
-		var err error
+		// The trail's directory where the kernel opens the path (a ".."
+		// after a symlink is the target's parent), not the path cleaned
+		// as text: the directory CheckDirs, CheckPlacement and Create
+		// take.
+		abs, err := hostpath.Abs(path)
+		if err != nil {
+			return fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		real, _, err := hostpath.ResolveAsNamed(abs)
+		if err != nil {
+			return fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		views := fsrules.Views(r.plan.hostMounts, filepath.Dir(real))
 		if viewMasks, err = trailViews(path, views, r.plan.Writable, hidden, spec.Mounts); err != nil {
 			return err
 		}

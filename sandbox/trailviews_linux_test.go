@@ -117,12 +117,14 @@ func TestTrailViewsFromPlan(t *testing.T) {
 	dev, root := mountOf(real, trails)
 	esc := strings.NewReplacer(" ", `\040`).Replace
 	extra := fmt.Sprintf("9001 1 %s %s %s rw - ext4 x rw\n", dev, esc(root), esc(filepath.Join(f.ws, "logs")))
-	open := func(table func() ([]byte, error)) error {
+	var openAt func(dir string, table func() ([]byte, error)) error
+	open := func(table func() ([]byte, error)) error { return openAt(trails, table) }
+	openAt = func(dir string, table func() ([]byte, error)) error {
 		t.Helper()
 		old := readMountinfo
 		readMountinfo = table
 		defer func() { readMountinfo = old }()
-		pol := f.policy(func(p *policy.Policy) { p.AuditFile = filepath.Join(trails, "t"+strconv.Itoa(rand.Int())+".jsonl") })
+		pol := f.policy(func(p *policy.Policy) { p.AuditFile = dir + "/t" + strconv.Itoa(rand.Int()) + ".jsonl" })
 		plan, err := BuildPlan(pol, f.env)
 		if err != nil {
 			t.Fatal(err)
@@ -144,5 +146,22 @@ func TestTrailViewsFromPlan(t *testing.T) {
 	}
 	if err := open(func() ([]byte, error) { return nil, errors.New("unreadable") }); err == nil {
 		t.Errorf("a plan without a mount table: the trail accepted with no view ruled out")
+	}
+	// The path spelled through a link and "..": the views are the
+	// directory's the kernel opens (trails), not the text's (elsewhere).
+	// Seen failing before the directory was resolved as the kernel does
+	// (the views of elsewhere: none; accepted).
+	elsewhere := filepath.Join(filepath.Dir(f.ws), "elsewhere")
+	if err := os.MkdirAll(filepath.Join(trails, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(elsewhere, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(trails, "sub"), filepath.Join(elsewhere, "l")); err != nil {
+		t.Fatal(err)
+	}
+	if err := openAt(elsewhere+"/l/..", func() ([]byte, error) { return append(slices.Clip(real), extra...), nil }); !errors.Is(err, audit.ErrWritableBySandbox) {
+		t.Errorf("ATTACK WORKED: elsewhere/l/.. (the trail's directory, mounted in the workspace) accepted (err %v)", err)
 	}
 }

@@ -190,27 +190,8 @@ func TestWriterSignalFloodLeavesRoomForKill(t *testing.T) {
 	w.Record(Kill{By: "user", Reason: "stop it: " + strings.Repeat("r", 200), Method: "cgroup.kill", Requester: &Requester{PID: 4242, UID: 1000}})
 	w.Record(Timeout{LimitMS: 1000, WallMS: 1001})
 	w.Record(Exit{Code: 137, Reason: "killed"})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) > budget {
-		t.Fatalf("%d bytes written, budget %d", len(data), budget)
-	}
-	recs, _, _ := ReadAll(bytes.NewReader(data))
-	seen := map[string]int{}
-	var signalsCounted uint64
-	for _, r := range recs {
-		seen[r.Type]++
-		if r.Type == TypeDropped {
-			var d Dropped
-			r.Decode(&d)
-			signalsCounted += d.Types[TypeSignal]
-		}
-	}
+	seen, counted := closeAndCount(t, w, path, budget)
+	signalsCounted := counted[TypeSignal]
 	if seen[TypeSignal] == flood {
 		t.Fatal("every signal was written: the flood never reached the budget; the test would prove nothing")
 	}
@@ -299,29 +280,7 @@ func TestWriterDenialsKeepTheirShare(t *testing.T) {
 	}
 	w.Record(Kill{By: "user", Reason: "test", Method: "pid1"})
 	w.Record(Exit{Code: 137, Reason: "killed"})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) > budget {
-		t.Fatalf("%d bytes written, budget %d", len(data), budget)
-	}
-	recs, _, _ := ReadAll(bytes.NewReader(data))
-	seen := map[string]int{}
-	counted := map[string]uint64{}
-	for _, r := range recs {
-		seen[r.Type]++
-		if r.Type == TypeDropped {
-			var d Dropped
-			r.Decode(&d)
-			for typ, n := range d.Types {
-				counted[typ] += n
-			}
-		}
-	}
+	seen, counted := closeAndCount(t, w, path, budget)
 	for _, typ := range []string{TypeDeny, TypeQuarantine, TypeUnmasked} {
 		if seen[typ] == 0 {
 			t.Errorf("ATTACK WORKED: no %s event written after cheap events spent the budget (%d counted)", typ, counted[typ])
@@ -339,4 +298,34 @@ func TestWriterDenialsKeepTheirShare(t *testing.T) {
 	if seen[TypeKill] != 1 || seen[TypeExit] != 1 {
 		t.Errorf("kill %d, exit %d after the denials, want 1 each", seen[TypeKill], seen[TypeExit])
 	}
+}
+
+// closeAndCount closes w, checks that its trail at path kept to budget,
+// and returns the events written and those counted in dropped events, by
+// type.
+func closeAndCount(t *testing.T, w *Writer, path string, budget int) (seen map[string]int, counted map[string]uint64) {
+	t.Helper()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > budget {
+		t.Fatalf("%d bytes written, budget %d", len(data), budget)
+	}
+	recs, _, _ := ReadAll(bytes.NewReader(data))
+	seen, counted = map[string]int{}, map[string]uint64{}
+	for _, r := range recs {
+		seen[r.Type]++
+		if r.Type == TypeDropped {
+			var d Dropped
+			r.Decode(&d)
+			for typ, n := range d.Types {
+				counted[typ] += n
+			}
+		}
+	}
+	return seen, counted
 }

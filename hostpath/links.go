@@ -25,29 +25,21 @@ var ErrLoop = errors.New("too many levels of symbolic links")
 // Resolve resolves the absolute path p like the kernel does and returns the
 // final, symlink-free path and every link met on the way, in order. A
 // missing component is an error wrapping os.ErrNotExist.
-func Resolve(p string) (string, []Link, error) {
-	var links []Link
-	final, err := Walk(p, func(s Step) error {
-		if s.Err != nil {
-			return fmt.Errorf("resolve %s: %w", p, s.Err)
-		}
-		if s.Link() {
-			links = append(links, Link{Path: s.Path, Target: s.Target})
-		}
-		return nil
-	})
-	if err != nil {
-		return "", links, err
-	}
-	return final, links, nil
-}
+func Resolve(p string) (string, []Link, error) { return resolve(p, false) }
 
 // ResolveAsNamed is Resolve for a path that may not exist yet: from the
 // first component that is missing (or no directory) on, the rest is joined
 // as named, and that is no error (the caller watches it there).
-func ResolveAsNamed(p string) (string, []Link, error) {
+func ResolveAsNamed(p string) (string, []Link, error) { return resolve(p, true) }
+
+// resolve walks p, collecting its links; a name it cannot look up is an
+// error unless asNamed.
+func resolve(p string, asNamed bool) (string, []Link, error) {
 	var links []Link
 	final, err := Walk(p, func(s Step) error {
+		if s.Err != nil && !asNamed {
+			return fmt.Errorf("resolve %s: %w", p, s.Err)
+		}
 		if s.Link() {
 			links = append(links, Link{Path: s.Path, Target: s.Target})
 		}

@@ -190,27 +190,8 @@ func TestWriterSignalFloodLeavesRoomForKill(t *testing.T) {
 	w.Record(Kill{By: "user", Reason: "stop it: " + strings.Repeat("r", 200), Method: "cgroup.kill", Requester: &Requester{PID: 4242, UID: 1000}})
 	w.Record(Timeout{LimitMS: 1000, WallMS: 1001})
 	w.Record(Exit{Code: 137, Reason: "killed"})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) > budget {
-		t.Fatalf("%d bytes written, budget %d", len(data), budget)
-	}
-	recs, _, _ := ReadAll(bytes.NewReader(data))
-	seen := map[string]int{}
-	var signalsCounted uint64
-	for _, r := range recs {
-		seen[r.Type]++
-		if r.Type == TypeDropped {
-			var d Dropped
-			r.Decode(&d)
-			signalsCounted += d.Types[TypeSignal]
-		}
-	}
+	seen, counted := closeAndCount(t, w, path, budget)
+	signalsCounted := counted[TypeSignal]
 	if seen[TypeSignal] == flood {
 		t.Fatal("every signal was written: the flood never reached the budget; the test would prove nothing")
 	}
@@ -267,4 +248,84 @@ func TestWriterBudgetMomentWrittenAtOnce(t *testing.T) {
 	if err != nil || !res.Ended {
 		t.Fatalf("trail does not verify: %+v %v", res, err)
 	}
+}
+
+// Adversarial (review13a's leftover): a slow stream of cheap events the
+// agent causes at will (execs of /bin/true, DNS lookups) spends the
+// ordinary part of the budget, and every denial after it (a refused
+// connection, a blocked command, a Landlock refusal) was counted, not
+// written: the trail said how many, never what. Denials, quarantines and
+// fallen masks have a share the others cannot spend. Seen failing on
+// main's writer: after the execs reached the budget, no deny line at all.
+func TestWriterDenialsKeepTheirShare(t *testing.T) {
+	const budget = MinBudget
+	w, path := newTestWriterOpts(t, 1024, Options{MaxBytes: budget})
+	w.Record(Start{Schema: SchemaVersion, ID: "denyshare"})
+	execs := 0
+	for w.Stats().Budget == 0 { // cheap events until the first is refused
+		w.Record(Exec{PID: execs, Path: "/bin/true", Argv: []string{"true"}, Decision: DecisionAllow})
+		execs++
+	}
+	const flood = 2000
+	for i := range flood {
+		switch i % 3 {
+		case 0:
+			w.Record(Deny{Layer: "proxy", What: "connect", Target: "203.0.113.7:443", PID: i, Reason: "not allowed"})
+		case 1:
+			w.Record(Quarantine{Phase: "run", Path: "/w/.env", Rule: "deny", Reason: "protected", Action: "moved"})
+		default:
+			w.Record(Unmasked{Path: "/w/.env", Kind: "mask", Rule: "secret", How: "replaced", Action: "reported"})
+		}
+		w.Record(Exec{PID: i, Path: "/bin/true", Argv: []string{"true"}, Decision: DecisionAllow})
+	}
+	w.Record(Kill{By: "user", Reason: "test", Method: "pid1"})
+	w.Record(Exit{Code: 137, Reason: "killed"})
+	seen, counted := closeAndCount(t, w, path, budget)
+	for _, typ := range []string{TypeDeny, TypeQuarantine, TypeUnmasked} {
+		if seen[typ] == 0 {
+			t.Errorf("ATTACK WORKED: no %s event written after cheap events spent the budget (%d counted)", typ, counted[typ])
+		}
+	}
+	if n := seen[TypeDeny] + seen[TypeQuarantine] + seen[TypeUnmasked]; n == flood {
+		t.Error("every denial was written: the share was never spent; the test would prove nothing about its bound")
+	}
+	if seen[TypeExec]+int(counted[TypeExec]) != execs+flood {
+		t.Errorf("%d execs written + %d counted != %d: lost silently", seen[TypeExec], counted[TypeExec], execs+flood)
+	}
+	if seen[TypeExec] >= execs {
+		t.Errorf("%d execs written of the %d before the denials: an exec spent the denials' share", seen[TypeExec], execs)
+	}
+	if seen[TypeKill] != 1 || seen[TypeExit] != 1 {
+		t.Errorf("kill %d, exit %d after the denials, want 1 each", seen[TypeKill], seen[TypeExit])
+	}
+}
+
+// closeAndCount closes w, checks that its trail at path kept to budget,
+// and returns the events written and those counted in dropped events, by
+// type.
+func closeAndCount(t *testing.T, w *Writer, path string, budget int) (seen map[string]int, counted map[string]uint64) {
+	t.Helper()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > budget {
+		t.Fatalf("%d bytes written, budget %d", len(data), budget)
+	}
+	recs, _, _ := ReadAll(bytes.NewReader(data))
+	seen, counted = map[string]int{}, map[string]uint64{}
+	for _, r := range recs {
+		seen[r.Type]++
+		if r.Type == TypeDropped {
+			var d Dropped
+			r.Decode(&d)
+			for typ, n := range d.Types {
+				counted[typ] += n
+			}
+		}
+	}
+	return seen, counted
 }

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/hostpath"
 )
 
 // Adversarial: a trail in a directory another user owns (a shared
@@ -219,5 +222,127 @@ func TestCheckDirsWritableByOthers(t *testing.T) {
 				t.Errorf("ATTACK WORKED: %s, in a directory of mode %v, accepted (err %v)", p, c.mode, err)
 			}
 		}
+	}
+}
+
+// Adversarial: a ".." is taken from where the path has led so far, as the
+// kernel takes it, not as text. --audit mine/l/../t.jsonl, l a symlink of
+// another user's (or leading through their directory), is created in the
+// directory above l's target: a place of theirs. Seen failing on main's
+// CheckDirs, which cleaned the path as text (filepath.Abs) to
+// mine/t.jsonl and checked that: both paths accepted, and the trail was
+// created where the other user could swap it.
+func TestCheckDirsDotDotAfterTheirs(t *testing.T) {
+	root := t.TempDir()
+	uid := uint32(os.Geteuid())
+	if uid != 0 {
+		// As another user: a path through the temporary directory (this
+		// user's, so "another user's" for the uid checked) and back up to
+		// / as text: the text names only root's /, the kernel walks
+		// through the other user's directories, whose owner can swap one
+		// of them for a symlink and so choose where the ".."s lead.
+		depth := strings.Count(strings.Trim(root, "/"), "/") + 1
+		p := root + strings.Repeat("/..", depth) + "/t.jsonl"
+		if err := checkDirs(p, uid+1); !errors.Is(err, ErrReplaceable) {
+			t.Errorf("ATTACK WORKED: %s, through another user's directories, accepted (err %v)", p, err)
+		}
+		return
+	}
+	mine := filepath.Join(root, "mine")
+	sub := filepath.Join(root, "theirs", "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Dir(sub), sub} {
+		if err := os.Chown(d, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A symlink of theirs, and one of root's leading into their directory.
+	theirLink, rootLink := filepath.Join(mine, "their-link"), filepath.Join(mine, "root-link")
+	for _, l := range []string{theirLink, rootLink} {
+		if err := os.Symlink(sub, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Lchown(theirLink, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{theirLink, rootLink} {
+		p := l + "/../t.jsonl" // not filepath.Join: it would clean the ".." away
+		if err := checkDirs(p, uid); !errors.Is(err, ErrReplaceable) {
+			t.Errorf("ATTACK WORKED: %s (the kernel opens %s) accepted (err %v)", p, filepath.Join(filepath.Dir(sub), "t.jsonl"), err)
+		}
+	}
+	// Links of mine to a directory of mine, and ".." after them: accepted.
+	if err := os.Mkdir(filepath.Join(mine, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(mine, "a"), filepath.Join(mine, "to-a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkDirs(filepath.Join(mine, "to-a")+"/../a/t.jsonl", uid); err != nil {
+		t.Errorf("a link of mine and .. in my directories refused: %v", err)
+	}
+}
+
+// A chain of links as long as the kernel follows (40) is checked link by
+// link and accepted; one more is refused, as the kernel would refuse to
+// open the trail (ELOOP), and a file on the way is no directory to put a
+// trail in.
+func TestCheckDirsLongChain(t *testing.T) {
+	root := t.TempDir()
+	prev := root
+	for i := range 41 {
+		l := filepath.Join(root, "c"+strconv.Itoa(i))
+		if err := os.Symlink(prev, l); err != nil {
+			t.Fatal(err)
+		}
+		prev = l
+	}
+	if err := CheckDirs(filepath.Join(root, "c39", "t.jsonl")); err != nil {
+		t.Errorf("40 links of mine refused: %v", err)
+	}
+	if err := CheckDirs(filepath.Join(root, "c40", "t.jsonl")); !errors.Is(err, hostpath.ErrLoop) {
+		t.Errorf("41 links: %v, want a loop", err)
+	}
+	f := filepath.Join(root, "file")
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckDirs(filepath.Join(f, "t.jsonl")); err == nil || errors.Is(err, ErrReplaceable) {
+		t.Errorf("a file on the way: %v, want an error (not a directory)", err)
+	}
+}
+
+// Create makes the missing directories where the kernel opens the trail,
+// the one place CheckDirs and CheckPlacement checked: mine/l/../new/t.jsonl
+// with l -> mine/a/b is mine/a/new/t.jsonl. Seen failing on main's Create,
+// which made mine/new (the path cleaned as text) and then could not open
+// the trail (ENOENT).
+func TestCreateWhereTheKernelOpens(t *testing.T) {
+	mine := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(mine, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(mine, "a", "b"), filepath.Join(mine, "l")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Create(filepath.Join(mine, "l") + "/../new/t.jsonl")
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	defer w.Close()
+	if err := w.CheckPlace(); err != nil {
+		t.Errorf("CheckPlace: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(mine, "a", "new", "t.jsonl")); err != nil {
+		t.Errorf("the trail is not where the kernel opens its path: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(mine, "new")); err == nil {
+		t.Errorf("a directory made where the path, cleaned as text, leads")
 	}
 }

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/jail-sandbox/jail/hostpath"
 )
 
 const oNoFollow = syscall.O_NOFOLLOW
@@ -50,18 +51,16 @@ func live(path string) bool {
 // which Writer.CheckPlace refuses once the trail exists.
 func CheckDirs(path string) error { return checkDirs(path, uint32(os.Geteuid())) }
 
-// maxLinks bounds the symlinks followed on one path, as the kernel does
-// (ELOOP after 40).
-const maxLinks = 40
-
 func checkDirs(path string, uid uint32) error {
-	abs, err := filepath.Abs(path)
+	// Not cleaned as text (hostpath.Abs): mine/l/.. is the directory above
+	// l's target, as the kernel opening the trail takes it, not mine.
+	abs, err := hostpath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("check the audit trail's directories: %w", err)
 	}
-	// Resolved here one name at a time, not by EvalSymlinks: a symlink's
-	// owner, and the directories the path goes through to reach it, count
-	// as much as the directories it leads to.
+	// The trail's directory as named (the text before its last name, not
+	// filepath.Dir, which cleans it too).
+	dir := abs[:strings.LastIndex(abs, "/")+1]
 	owned := func(p string, st *syscall.Stat_t, what string) error {
 		if st.Uid != 0 && st.Uid != uid && !unmapped(st.Uid) {
 			return fmt.Errorf("%s%s is owned by uid %d: %w; set `audit` to a path in directories of yours", p, what, st.Uid, ErrReplaceable)
@@ -75,55 +74,53 @@ func checkDirs(path string, uid uint32) error {
 	if err := owned("/", &st, ""); err != nil {
 		return err
 	}
-	cur := "/"
-	rest := strings.Split(strings.TrimPrefix(filepath.Dir(abs), "/"), "/")
-	for links := 0; len(rest) > 0; {
-		c := rest[0]
-		rest = rest[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur) // cur is symlink-free: its parent is its directory's
-			continue
+	// Resolved one name at a time (hostpath.Walk, the kernel's way), not
+	// by EvalSymlinks: a symlink's owner, and the directories the path goes
+	// through to reach it, count as much as the directories it leads to.
+	var refused error // the visit's own verdict, returned as is
+	_, err = hostpath.Walk(dir, func(s hostpath.Step) error {
+		refused = checkStep(s, owned)
+		return refused
+	})
+	if refused != nil {
+		return refused
+	}
+	if err != nil { // the walk's: a loop, an unreadable link
+		return fmt.Errorf("check the audit trail's directories: %w", err)
+	}
+	return nil
+}
+
+// checkStep checks one name on the trail's path (checkDirs' rules).
+func checkStep(s hostpath.Step, owned func(string, *syscall.Stat_t, string) error) error {
+	if errors.Is(s.Err, syscall.ENOENT) {
+		return nil // Create makes it and what follows, 0700, in its directory (checked)
+	} else if s.Err != nil {
+		return fmt.Errorf("check the audit trail's directories: %w", s.Err)
+	}
+	st, ok := s.Info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("check the audit trail's directories: %s: no owner to check", s.Path)
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		if err := owned(s.Path, st, ""); err != nil {
+			return err
 		}
-		p := filepath.Join(cur, c)
-		if err := syscall.Lstat(p, &st); errors.Is(err, syscall.ENOENT) {
-			return nil // Create makes it and what follows, 0700, in cur (checked)
-		} else if err != nil {
-			return fmt.Errorf("check the audit trail's directories: %w", &os.PathError{Op: "lstat", Path: p, Err: err})
+		// Whoever may write to a directory may rename or remove any
+		// entry of it (the trail, a directory or symlink on its path)
+		// unless the sticky bit keeps that to the entry's owner.
+		if st.Mode&0o022 != 0 && st.Mode&syscall.S_ISVTX == 0 {
+			return fmt.Errorf("%s is writable by others (mode %#o, not sticky): %w; set `audit` to a path in directories only you can write", s.Path, st.Mode&0o7777, ErrReplaceable)
 		}
-		switch st.Mode & syscall.S_IFMT {
-		case syscall.S_IFDIR:
-			if err := owned(p, &st, ""); err != nil {
-				return err
-			}
-			// Whoever may write to a directory may rename or remove any
-			// entry of it (the trail, a directory or symlink on its path)
-			// unless the sticky bit keeps that to the entry's owner.
-			if st.Mode&0o022 != 0 && st.Mode&syscall.S_ISVTX == 0 {
-				return fmt.Errorf("%s is writable by others (mode %#o, not sticky): %w; set `audit` to a path in directories only you can write", p, st.Mode&0o7777, ErrReplaceable)
-			}
-			cur = p
-		case syscall.S_IFLNK:
-			// Its directory (cur) was checked: its owner could replace it.
-			if err := owned(p, &st, " (a symlink on the audit trail's path)"); err != nil {
-				return err
-			}
-			if links++; links > maxLinks {
-				return fmt.Errorf("check the audit trail's directories: %w", &os.PathError{Op: "resolve", Path: abs, Err: syscall.ELOOP})
-			}
-			target, err := os.Readlink(p)
-			if err != nil {
-				return fmt.Errorf("check the audit trail's directories: %w", err)
-			}
-			if filepath.IsAbs(target) {
-				cur = "/"
-			}
-			rest = append(strings.Split(target, "/"), rest...)
-		default:
-			return fmt.Errorf("%s, on the audit trail's path, is not a directory", p)
+	case syscall.S_IFLNK:
+		// Its directory was checked (the step before): its owner
+		// could replace it. Its own owner can point it elsewhere.
+		if err := owned(s.Path, st, " (a symlink on the audit trail's path)"); err != nil {
+			return err
 		}
+	default:
+		return fmt.Errorf("%s, on the audit trail's path, is not a directory", s.Path)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jail-sandbox/jail/hostpath"
 	"github.com/jail-sandbox/jail/internal/getrandom"
 )
 
@@ -64,32 +65,78 @@ func NewID() string {
 // CheckPlacement reports, wrapping ErrWritableBySandbox, whether the trail
 // path lies inside (or is) one of the paths the sandbox may write, unless it
 // lies inside one of hidden: directories the sandbox cannot reach at all
-// (the supervisor masks them with an empty read-only directory). Both
-// sides are resolved through symlinks (the trail's deepest existing
-// ancestor), so a symlinked workspace cannot hide the overlap. The
-// supervisor calls it before Create and exits 125 on error.
+// (the supervisor masks them with an empty read-only directory). The trail
+// is followed as the kernel opens it (hostpath.Walk: a ".." after a link
+// is taken from the link's target), and so are the writable and hidden
+// paths (their deepest existing ancestor), so a symlinked workspace cannot
+// hide the overlap. A path that goes into a place the sandbox can write
+// and leaves it again is refused too, though the trail lies elsewhere: by a
+// symlink there (the agent points it at a forgery of its own after the
+// run, and the trail's path leads to that) or by ".." (the agent swaps the
+// directory it leaves for a link). The supervisor calls it before Create and
+// exits 125 on error.
 func CheckPlacement(path string, writable, hidden []string) error {
-	p, err := resolve(path)
+	abs, err := hostpath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("check audit trail placement: %w", err)
 	}
-	for _, h := range hidden {
-		r, err := resolve(h)
-		if err != nil {
-			return fmt.Errorf("check audit trail placement: %w", err)
+	resolveAll := func(ps []string) ([]string, error) {
+		rs := make([]string, 0, len(ps))
+		for _, p := range ps {
+			r, err := resolve(p)
+			if err != nil {
+				return nil, fmt.Errorf("check audit trail placement: %w", err)
+			}
+			rs = append(rs, r)
 		}
-		if within(p, r) {
-			return nil
-		}
+		return rs, nil
 	}
-	for _, wp := range writable {
-		r, err := resolve(wp)
-		if err != nil {
-			return fmt.Errorf("check audit trail placement: %w", err)
+	hid, err := resolveAll(hidden)
+	if err != nil {
+		return err
+	}
+	wr, err := resolveAll(writable)
+	if err != nil {
+		return err
+	}
+	// writableAt names the writable path (as given) that p lies in, outside
+	// every hidden one; "" if none.
+	writableAt := func(p string) string {
+		for _, h := range hid {
+			if within(p, h) {
+				return ""
+			}
 		}
-		if within(p, r) {
-			return fmt.Errorf("%s is inside %s, which the sandbox can write; set `audit` to a path outside it: %w",
-				path, wp, ErrWritableBySandbox)
+		for i, r := range wr {
+			if within(p, r) {
+				return writable[i]
+			}
+		}
+		return ""
+	}
+	var on []string // the names met on the way that the sandbox can write
+	p, err := hostpath.Walk(abs, func(s hostpath.Step) error {
+		if s.Err == nil && writableAt(s.Path) != "" {
+			on = append(on, s.Path)
+		} // a missing name: the rest is made as named, under what was checked
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("check audit trail placement: %w", err)
+	}
+	if wp := writableAt(p); wp != "" {
+		return fmt.Errorf("%s is inside %s, which the sandbox can write; set `audit` to a path outside it: %w",
+			path, wp, ErrWritableBySandbox)
+	}
+	for i := len(on) - 1; i >= 0; i-- { // the deepest first: the link, or the directory left
+		n := on[i]
+		// Why: the path went into n, which the sandbox can change, and
+		// left it (n is a symlink, or a ".." led out of it): the agent can
+		// point n, or swap it for a link, and choose where the path leads
+		// after the run (to a forged trail of its own).
+		if !within(p, n) {
+			return fmt.Errorf("%s goes through %s (in %s, which the sandbox can write) and leaves it (a symlink or \"..\"): the sandbox could make the path lead elsewhere; set `audit` to a path outside it: %w",
+				path, n, writableAt(n), ErrWritableBySandbox)
 		}
 	}
 	return nil

@@ -78,3 +78,53 @@ func TestCheckPlacement(t *testing.T) {
 		t.Errorf("trail beside the masked directory not caught: %v", err)
 	}
 }
+
+// Adversarial: a name on the trail's path that the sandbox can write can
+// be changed by the agent after the check. A symlink in the workspace that
+// leads out of it (ws/out -> outside): the trail is written outside, then
+// the agent points ws/out at a copy of its own making in the workspace,
+// and `jail audit --verify ws/out/t.jsonl` checks the forgery. A ".." out
+// of a workspace directory (ws/sub/../../outside): the agent swaps ws/sub
+// for a link and chooses where the ".." leads. And a ".." after a link is
+// the link target's parent, not text to clean: outside/ln/../t.jsonl with
+// ln -> ws/sub is ws/t.jsonl. Seen failing on main's CheckPlacement (all
+// three accepted: it cleaned the path as text and looked only where the
+// path led).
+func TestCheckPlacementOnTheWay(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, "work")
+	outside := filepath.Join(root, "state")
+	for _, d := range []string{filepath.Join(ws, "sub"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for l, target := range map[string]string{
+		filepath.Join(ws, "out"):     outside,
+		filepath.Join(outside, "ln"): filepath.Join(ws, "sub"),
+		filepath.Join(outside, "me"): outside,
+	} {
+		if err := os.Symlink(target, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name, path string
+		bad        bool
+	}{
+		{"a link in the workspace leading out", filepath.Join(ws, "out", "t.jsonl"), true},
+		{"a link in the workspace, to a directory to be made", filepath.Join(ws, "out", "new", "t.jsonl"), true},
+		{"dotdot out of a workspace directory", ws + "/sub/../../state/t.jsonl", true},
+		{"dotdot after a link into the workspace", outside + "/ln/../t.jsonl", true},
+		{"a link outside leading outside", filepath.Join(outside, "me", "t.jsonl"), false},
+		{"dotdot after a link outside, staying outside", outside + "/me/../state/t.jsonl", false},
+	} {
+		err := CheckPlacement(tt.path, []string{ws}, nil)
+		if errors.Is(err, ErrWritableBySandbox) != tt.bad {
+			t.Errorf("%s: CheckPlacement(%s) = %v, want refused=%v", tt.name, tt.path, err, tt.bad)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,7 +56,9 @@ type Options struct {
 	// and timeout events and at Close) carries the rest, and the exit event
 	// says how many were not written. start, limit, signal, kill and
 	// timeout events may use the reserve, signal events not its last
-	// part (the agent can cause them at will); exit and the final
+	// part (the agent can cause them at will); deny, quarantine and
+	// unmasked events have a share (an eighth of the budget) that the
+	// ordinary ones cannot spend; exit and the final
 	// dropped events are always written. The file never grows past MaxBytes
 	// (MinBudget or more; smaller values are raised to it).
 	MaxBytes int64
@@ -67,7 +70,8 @@ const MinBudget = 128 << 10
 // Reserves inside the budget: essentialReserve for start, limit, signal,
 // kill and timeout events once ordinary ones are refused, of which
 // endReserve for start, limit, kill and timeout alone; finalReserve for
-// the closing dropped summaries and the exit event alone.
+// the closing dropped summaries and the exit event alone. Below them,
+// denialShare keeps a part of the rest for denials.
 const (
 	essentialReserve = 60 << 10
 	// The agent can make the supervisor record signals at will (it stops
@@ -78,6 +82,15 @@ const (
 	// about 50 of them.
 	endReserve   = 16 << 10
 	finalReserve = 4 << 10
+	// denialShare: 1/denialShare of the budget, below the reserves, is
+	// kept for deny, quarantine and unmasked events: what was refused or
+	// fell. The agent can spend the ordinary part with events it causes
+	// at will and that cost it nothing (execs of /bin/true, DNS lookups,
+	// a slow stream over hours); without a share of their own, every
+	// denial after that was counted, not written: the trail said how many
+	// but not what. They may use the ordinary part as well (8 MiB of
+	// their own in the default 64 MiB: some 25,000 denials).
+	denialShare = 8
 	// envelopeBytes bounds what the writer adds to an event's fields:
 	// {"ts":"<35>","seq":<20>,"type":"","prev":"<64>",} and a newline.
 	envelopeBytes = 160
@@ -140,12 +153,12 @@ type Writer struct {
 	// The size budget (Options.MaxBytes). accepted estimates the bytes of
 	// every event accepted so far (queued or written), so that a burst is
 	// refused at Emit, before it costs memory in the queue.
-	maxBytes, soft, signals, essential int64
-	accepted                           atomic.Int64
-	over                               atomic.Bool
-	budgetAnnounced                    bool // writer goroutine only
-	late                               atomic.Uint64
-	maxQueued                          atomic.Int64
+	maxBytes, ordinary, soft, signals, essential int64
+	accepted                                     atomic.Int64
+	over                                         atomic.Bool
+	budgetAnnounced                              bool // writer goroutine only
+	late                                         atomic.Uint64
+	maxQueued                                    atomic.Int64
 
 	sinkMu sync.Mutex
 	sinks  []*sinkRunner
@@ -186,8 +199,13 @@ func create(path string, now func() time.Time, queue int, o Options) (*Writer, e
 		return nil, errors.New("create audit trail: empty path")
 	}
 	// 0700: the trail names every command and host the agent touched.
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create audit trail directory: %w", err)
+	// The directory as named, not filepath.Dir (which cleans ".." away
+	// as text): made where the kernel opens the trail, the place
+	// CheckDirs and CheckPlacement checked (MkdirAll walks up the text).
+	if i := strings.LastIndexByte(path, filepath.Separator); i > 0 {
+		if err := os.MkdirAll(path[:i], 0o700); err != nil {
+			return nil, fmt.Errorf("create audit trail directory: %w", err)
+		}
 	}
 	// O_EXCL: never reuse (and so never splice into) an existing trail;
 	// O_NOFOLLOW: a planted symlink must not redirect the write (CWE-59).
@@ -215,6 +233,7 @@ func create(path string, now func() time.Time, queue int, o Options) (*Writer, e
 	if o.MaxBytes > 0 {
 		w.maxBytes = max(o.MaxBytes, MinBudget)
 		w.soft = w.maxBytes - essentialReserve - finalReserve
+		w.ordinary = w.soft - w.maxBytes/denialShare
 		w.signals = w.maxBytes - endReserve - finalReserve
 		w.essential = w.maxBytes - finalReserve
 	}
@@ -277,8 +296,10 @@ func (w *Writer) emit(it item, wait bool) bool {
 		// The budget is charged here, synchronously: however fast events
 		// come, what is accepted never exceeds it.
 		est = int64(len(it.body)+len(typ)) + envelopeBytes
-		limit := w.soft
+		limit := w.ordinary
 		switch typ {
+		case TypeDeny, TypeQuarantine, TypeUnmasked:
+			limit = w.soft // their share: see denialShare
 		case TypeSignal:
 			limit = w.signals // never the end's reserve: see endReserve
 		case TypeStart, TypeLimit, TypeKill, TypeTimeout:

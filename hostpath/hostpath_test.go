@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -161,5 +162,58 @@ func TestFindCommand(t *testing.T) {
 	c, err = FindCommand("./cli", "", j("b"))
 	if err != nil || c.Files[0].Path != j("b", "cli") {
 		t.Fatalf("./cli: %+v %v", c, err)
+	}
+}
+
+// Walk visits every name it looks up, in order, links before they are
+// followed; an error from visit ends it; a missing name is visited with
+// its error.
+func TestWalk(t *testing.T) {
+	root := tree(t)
+	j := func(p ...string) string { return filepath.Join(append([]string{root}, p...)...) }
+	os.MkdirAll(j("a", "b"), 0o755)
+	os.Symlink("a/b", j("l"))
+	var got []string
+	visit := func(s Step) error {
+		switch {
+		case s.Err != nil:
+			got = append(got, "missing "+s.Path)
+		case s.Link():
+			got = append(got, "link "+s.Path+" -> "+s.Target)
+		case s.Info.IsDir():
+			got = append(got, "dir "+s.Path)
+		}
+		return nil
+	}
+	final, err := Walk(j("l")+"/../b/new/x", visit)
+	if err != nil || final != j("a", "b", "new", "x") {
+		t.Errorf("Walk = %s, %v", final, err)
+	}
+	want := []string{"link " + j("l") + " -> a/b", "dir " + j("a"), "dir " + j("a", "b"), "dir " + j("a", "b"), "missing " + j("a", "b", "new")}
+	// The directories above root are visited too: compare the tail.
+	if len(got) < len(want) || !reflect.DeepEqual(got[len(got)-len(want):], want) {
+		t.Errorf("steps %q, want them to end with %q", got, want)
+	}
+	stop := errors.New("stop")
+	if _, err := Walk(j("l", "x"), func(s Step) error {
+		if s.Link() {
+			return stop
+		}
+		return nil
+	}); err != stop {
+		t.Errorf("visit's error: %v, want it as is", err)
+	}
+	// A chain of 40 links resolves, one more is a loop, as the kernel has it.
+	prev := j("a")
+	for i := range 41 {
+		l := j("c" + strconv.Itoa(i))
+		os.Symlink(prev, l)
+		prev = l
+	}
+	if final, _, err := Resolve(j("c39")); err != nil || final != j("a") {
+		t.Errorf("40 links: %s, %v", final, err)
+	}
+	if _, _, err := Resolve(j("c40")); !errors.Is(err, ErrLoop) {
+		t.Errorf("41 links: %v, want ErrLoop", err)
 	}
 }

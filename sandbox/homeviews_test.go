@@ -84,16 +84,7 @@ func TestPlaceViews(t *testing.T) {
 	}
 	// The file systems holding /var/tmp and /etc/shadow: the mounts with
 	// the longest points that hold them, as fsrules.Views finds them.
-	devOf := func(p string) (dev, root string) {
-		best := ""
-		for _, m := range fsrules.ParseMountinfo(real) {
-			if (m.Point == "/" || p == m.Point || strings.HasPrefix(p, m.Point+"/")) && len(m.Point) >= len(best) {
-				best, dev = m.Point, m.Dev
-				root = filepath.Join(m.Root, strings.TrimPrefix(p, m.Point))
-			}
-		}
-		return dev, root
-	}
+	devOf := func(p string) (dev, root string) { return mountOf(real, p) }
 	if fi, err := os.Lstat("/var/tmp"); err != nil || !fi.IsDir() {
 		t.Fatalf("/var/tmp: %v (the test needs the hidden place)", err)
 	}
@@ -137,4 +128,18 @@ func TestPlaceViews(t *testing.T) {
 	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "another mount of /var/tmp inside") {
 		t.Errorf("a read path in a view of /var/tmp in the workspace: %v, want refused naming /var/tmp", err)
 	}
+}
+
+// mountOf returns the file system (its device) holding p in the mount
+// table and p's path in it: the mount with the longest point holding p,
+// as fsrules.Views finds it. A test adds a second mount of it.
+func mountOf(table []byte, p string) (dev, root string) {
+	best := ""
+	for _, m := range fsrules.ParseMountinfo(table) {
+		if (m.Point == "/" || p == m.Point || strings.HasPrefix(p, m.Point+"/")) && len(m.Point) >= len(best) {
+			best, dev = m.Point, m.Dev
+			root = filepath.Join(m.Root, strings.TrimPrefix(p, m.Point))
+		}
+	}
+	return dev, root
 }

@@ -89,6 +89,15 @@ type Plan struct {
 	ConfigDirMasked bool   `json:"config_dir_masked,omitempty"`
 
 	gitNotes []string // the git notes (in Notes too): told at start
+
+	// hostMounts is the host's mount table as the plan read and used it
+	// (its views of hidden places), when mountsRead (mountsErr: why not).
+	// The --audit trail's views are found in it too, so that the trail's
+	// masks and the plan's agree; a plan without it (not read, or not
+	// built by buildPlan) has none to offer, and the trail is refused.
+	hostMounts []fsrules.Mount
+	mountsRead bool
+	mountsErr  error
 }
 
 // hidden are host places replaced by empty private tmpfs: where other users'
@@ -290,11 +299,14 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	// of /home/u at /var/lib/v, of ~/.ssh somewhere): hiding the HOME by
 	// its path would leave it readable there. Found in the mount table the
 	// walk reads anyway (read here once, handed to it).
-	mountinfo, _ := readMountinfo()
+	mountinfo, miErr := readMountinfo()
 	var hostMounts []fsrules.Mount
 	if mountinfo != nil {
 		hostMounts = fsrules.ParseMountinfo(mountinfo)
 	}
+	// Kept for the --audit trail's views (openTrail): the trail's masks
+	// come from the very table the plan's do.
+	plan.hostMounts, plan.mountsRead, plan.mountsErr = hostMounts, miErr == nil && mountinfo != nil, miErr
 	var lateViews []ns.Mount // views inside a bind: masked after the binds
 	// hideViews hides the views of a hidden place (what names it) as the
 	// place is hidden: those in no bind by an empty tmpfs of the place's

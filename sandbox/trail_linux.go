@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/hostpath"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/statedir"
 )
@@ -133,11 +135,29 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 		if err := audit.CheckDirs(path); err != nil {
 			return fmt.Errorf("`audit` %s: %w", path, err)
 		}
-		mi, err := fsrules.ReadMountinfo()
-		if err != nil {
+		// The plan's copy of the mount table (read once, at the plan): the
+		// trail's masks are made from what the plan's are. Without one,
+		// no view can be ruled out: refused, as before.
+		if !r.plan.mountsRead {
+			err := r.plan.mountsErr
+			if err == nil {
+				err = errors.New("the plan holds no mount table")
+			}
 			return fmt.Errorf("`audit` %s: read the mount table for other mounts of its directory: %w", path, err)
 		}
-		views := fsrules.Views(fsrules.ParseMountinfo(mi), resolveExisting(filepath.Dir(path)))
+		// The trail's directory where the kernel opens the path (a ".."
+		// after a symlink is the target's parent), not the path cleaned
+		// as text: the directory CheckDirs, CheckPlacement and Create
+		// take.
+		abs, err := hostpath.Abs(path)
+		if err != nil {
+			return fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		real, _, err := hostpath.ResolveAsNamed(abs)
+		if err != nil {
+			return fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		views := fsrules.Views(r.plan.hostMounts, filepath.Dir(real))
 		if viewMasks, err = trailViews(path, views, r.plan.Writable, hidden, spec.Mounts); err != nil {
 			return err
 		}

@@ -2,13 +2,20 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
 )
 
 // Adversarial: an --audit trail whose directory another mount also shows
@@ -84,5 +91,77 @@ func TestTrailViews(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The --audit trail's other mounts are found in the mount table the plan
+// read (Plan.hostMounts), not in one read again later: the trail's masks
+// and the plan's agree, and a table the plan could not read refuses the
+// trail as a failed read did. Here the plan's table has a second mount of
+// the trail's directory in the workspace (only root could make it: the
+// e2e TestTrailViews* make them): the trail, writable there, is refused.
+// Seen failing on main's openTrail, which read /proc/self/mountinfo
+// afresh (no such mount there: the trail was accepted), and accepted the
+// trail when the plan's read failed.
+func TestTrailViewsFromPlan(t *testing.T) {
+	real, err := fsrules.ReadMountinfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	trails := filepath.Join(filepath.Dir(f.ws), "trails")
+	if err := os.Mkdir(trails, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f.mkdir(t, "logs")
+	dev, root := mountOf(real, trails)
+	esc := strings.NewReplacer(" ", `\040`).Replace
+	extra := fmt.Sprintf("9001 1 %s %s %s rw - ext4 x rw\n", dev, esc(root), esc(filepath.Join(f.ws, "logs")))
+	var openAt func(dir string, table func() ([]byte, error)) error
+	open := func(table func() ([]byte, error)) error { return openAt(trails, table) }
+	openAt = func(dir string, table func() ([]byte, error)) error {
+		t.Helper()
+		old := readMountinfo
+		readMountinfo = table
+		defer func() { readMountinfo = old }()
+		pol := f.policy(func(p *policy.Policy) { p.AuditFile = dir + "/t" + strconv.Itoa(rand.Int()) + ".jsonl" })
+		plan, err := BuildPlan(pol, f.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readMountinfo = func() ([]byte, error) { return real, nil } // after the plan: the table as it is now
+		r := &runner{pol: pol, plan: plan, started: time.Now()}
+		spec := &ns.Spec{Mounts: plan.Mounts}
+		err = r.openTrail(spec)
+		if r.trail != nil {
+			r.trail.Close()
+		}
+		return err
+	}
+	if err := open(func() ([]byte, error) { return real, nil }); err != nil {
+		t.Fatalf("a trail outside the workspace, with no other mount: %v", err)
+	}
+	if err := open(func() ([]byte, error) { return append(slices.Clip(real), extra...), nil }); !errors.Is(err, audit.ErrWritableBySandbox) {
+		t.Errorf("ATTACK WORKED: the trail's directory mounted in the workspace in the plan's table, accepted (err %v)", err)
+	}
+	if err := open(func() ([]byte, error) { return nil, errors.New("unreadable") }); err == nil {
+		t.Errorf("a plan without a mount table: the trail accepted with no view ruled out")
+	}
+	// The path spelled through a link and "..": the views are the
+	// directory's the kernel opens (trails), not the text's (elsewhere).
+	// Seen failing before the directory was resolved as the kernel does
+	// (the views of elsewhere: none; accepted).
+	elsewhere := filepath.Join(filepath.Dir(f.ws), "elsewhere")
+	if err := os.MkdirAll(filepath.Join(trails, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(elsewhere, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(trails, "sub"), filepath.Join(elsewhere, "l")); err != nil {
+		t.Fatal(err)
+	}
+	if err := openAt(elsewhere+"/l/..", func() ([]byte, error) { return append(slices.Clip(real), extra...), nil }); !errors.Is(err, audit.ErrWritableBySandbox) {
+		t.Errorf("ATTACK WORKED: elsewhere/l/.. (the trail's directory, mounted in the workspace) accepted (err %v)", err)
 	}
 }

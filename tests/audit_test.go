@@ -689,6 +689,15 @@ func TestAuditRefusesWritablePlace(t *testing.T) {
 			os.Symlink(ws, filepath.Join(o, "link"))
 			return filepath.Join(o, "link", "trail.jsonl"), nil, nil
 		}},
+		// The trail itself lies outside, but the agent can point ws/out
+		// at a forgery of its own after the run (seen accepted by main's
+		// binary: exit 0, the trail written outside, ws/out then pointed
+		// by the agent at its own directory, where the path now leads).
+		{"through a symlink in the workspace leading out of it", func(t *testing.T, ws string) (string, []string, []string) {
+			o := auditDir(t)
+			os.Symlink(o, filepath.Join(ws, "out"))
+			return filepath.Join(ws, "out", "trail.jsonl"), nil, nil
+		}},
 		{"in a --write dir", func(t *testing.T, ws string) (string, []string, []string) {
 			w := auditDir(t)
 			return filepath.Join(w, "trail.jsonl"), nil, []string{"-w", w}

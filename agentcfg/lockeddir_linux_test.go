@@ -176,6 +176,31 @@ func hasErr(evs []Event) bool {
 	return false
 }
 
+// closeOnFullDisk runs a guard (id) over settings.json whose agent writes
+// evilLocked and then fills the disk (writeFault: the guard's writes into
+// the file's directory fail until the test clears it) before Close.
+func closeOnFullDisk(t *testing.T, id string) (e *guardEnv, tg Target, dir string) {
+	t.Helper()
+	e = newGuardEnv(t)
+	tg = e.target(".claude/settings.json")
+	write(t, tg.Path, hostSettings)
+	g, _, err := New([]Target{tg}, e.opts(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, tg.Path, evilLocked)
+	dir = filepath.Dir(tg.Path)
+	writeFault = func(d string) error {
+		if d == dir {
+			return unix.ENOSPC
+		}
+		return nil
+	}
+	t.Cleanup(func() { writeFault = nil })
+	g.Close()
+	return e, tg, dir
+}
+
 // TestGuardFullDiskMovedAside: the agent fills the disk its HOME shares
 // (its own writes), then writes a hook: the guard cannot write the host's
 // version, and the user's next run of the agent outside jail may come
@@ -185,23 +210,7 @@ func hasErr(evs []Event) bool {
 // version. Seen failing before the move aside: the hook stayed in
 // settings.json until the next start.
 func TestGuardFullDiskMovedAside(t *testing.T) {
-	e := newGuardEnv(t)
-	tg := e.target(".claude/settings.json")
-	write(t, tg.Path, hostSettings)
-	g, _, err := New([]Target{tg}, e.opts("full"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, tg.Path, evilLocked)
-	dir := filepath.Dir(tg.Path)
-	writeFault = func(d string) error {
-		if d == dir {
-			return unix.ENOSPC
-		}
-		return nil
-	}
-	t.Cleanup(func() { writeFault = nil })
-	g.Close()
+	e, tg, dir := closeOnFullDisk(t, "full")
 	if !hasErr(e.evs()) {
 		t.Fatalf("control: the last restore did not fail: %+v", e.evs())
 	}
@@ -425,23 +434,7 @@ func TestGuardRelockedWhileRunningNotSaid(t *testing.T) {
 // replaced the first aside. Seen failing before the rename refused to
 // replace (one aside left, holding the second version).
 func TestGuardSecondAsideKeepsFirst(t *testing.T) {
-	e := newGuardEnv(t)
-	tg := e.target(".claude/settings.json")
-	write(t, tg.Path, hostSettings)
-	g, _, err := New([]Target{tg}, e.opts("twice"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, tg.Path, evilLocked)
-	dir := filepath.Dir(tg.Path)
-	writeFault = func(d string) error {
-		if d == dir {
-			return unix.ENOSPC
-		}
-		return nil
-	}
-	t.Cleanup(func() { writeFault = nil })
-	g.Close()
+	e, tg, dir := closeOnFullDisk(t, "twice")
 	const second = `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch /tmp/pwned-second"}]}]}}`
 	write(t, tg.Path, second)
 	Recover(e.opts("next"))

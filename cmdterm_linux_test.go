@@ -3,14 +3,11 @@ package jail_test
 import (
 	"bytes"
 	"context"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/jail-sandbox/jail"
+	"github.com/jail-sandbox/jail/internal/ptytest"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -32,7 +29,7 @@ func TestCmdOutputToTerminalFiltered(t *testing.T) {
 		tty    bool
 		stream string
 	}{{"stdout", false, "1"}, {"stderr", false, "2"}, {"tty", true, "1"}} {
-		master, slave := openPty(t)
+		master, slave := ptytest.Open(t)
 		got := make(chan []byte, 1)
 		go func() {
 			var all []byte
@@ -67,25 +64,4 @@ func TestCmdOutputToTerminalFiltered(t *testing.T) {
 			t.Errorf("%s: the terminal got the command's sequences unfiltered: %q", tc.what, out)
 		}
 	}
-}
-
-// openPty returns a host-side pty pair standing in for the user's terminal.
-func openPty(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open /dev/ptmx: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, s
 }

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/internal/ptytest"
 	"github.com/jail-sandbox/jail/procstat"
 	"github.com/jail-sandbox/jail/session"
 )
@@ -143,18 +144,7 @@ func TestSessionRefusesTerminalAndDirFDs(t *testing.T) {
 	name := "f" + strings.ReplaceAll(marker(), ".", "")
 	startSession(t, ws, name)
 	ctl := sessInspect(t, name).Control
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer master.Close()
-	unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0)
-	n, _ := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slave.Close()
+	_, slave := ptytest.Open(t)
 	dir, _ := os.Open(ws)
 	defer dir.Close()
 	null, _ := os.OpenFile(os.DevNull, os.O_RDWR, 0)

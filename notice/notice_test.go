@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/jail-sandbox/jail/internal/termsafe"
 )
 
 func TestVisibility(t *testing.T) {
@@ -123,6 +126,27 @@ func TestOneLine(t *testing.T) {
 			t.Errorf("oneLine(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzOneLine: a notice's text is one line, inert on a terminal (no control
+// character, only UTF-8), whatever the agent's bytes; text that needs no
+// escape is kept as it is, but for its line ending and tabs. oneLine is
+// termsafe.Escape after those two: a differential fuzz against its former
+// copy of Escape's loop found no input where the two differ.
+func FuzzOneLine(f *testing.F) {
+	f.Add("a\tb\x1b]52;c;x\x07\n\x9b2J\u202e\xff\r\n")
+	f.Add("plain text\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		got := oneLine(s)
+		if strings.ContainsFunc(got, termsafe.Control) || !utf8.ValidString(got) {
+			t.Fatalf("oneLine(%q) = %q: a control character or a byte that is not UTF-8", s, got)
+		}
+		trimmed := strings.TrimRight(s, "\r\n")
+		if !strings.ContainsFunc(strings.ReplaceAll(trimmed, "\t", ""), termsafe.Control) && utf8.ValidString(trimmed) &&
+			got != strings.ReplaceAll(trimmed, "\t", " ") {
+			t.Fatalf("oneLine(%q) = %q: changed text that needs no escape", s, got)
+		}
+	})
 }
 
 // Adversarial: a notice's text can hold the agent's bytes as they are (the

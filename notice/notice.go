@@ -81,6 +81,7 @@ type Sink struct {
 	o      Options
 	held   bool
 	urgent func(line string) // writes an urgent line on a held screen (SetUrgent)
+	also   func(line string) // gets every urgent line besides (AlsoUrgent)
 	kept   []*entry          // held entries, in order of first appearance
 	groups map[string]*entry
 }
@@ -131,13 +132,16 @@ func (s *Sink) Add(n Notice) {
 	} else {
 		e = &entry{n: n, count: 1}
 	}
-	held, urgent := s.held, s.urgent
+	held, urgent, also := s.held, s.urgent, s.also
 	if held && s.visible(n) {
 		s.kept = append(s.kept, e)
 	}
 	s.mu.Unlock()
 	if n.Severity >= Info && s.o.Record != nil {
 		s.o.Record(n)
+	}
+	if n.Urgent && also != nil {
+		also("jail: " + n.Text)
 	}
 	if !s.visible(n) || held && !n.Urgent {
 		return
@@ -176,6 +180,16 @@ func (s *Sink) Hold() {
 func (s *Sink) SetUrgent(write func(line string)) {
 	s.mu.Lock()
 	s.urgent = write
+	s.mu.Unlock()
+}
+
+// AlsoUrgent sets a function that gets every urgent notice's line ("jail: "
+// and the escaped text, no line ending) besides how the Sink shows it: the
+// client attached to a background sandbox's terminal (jail attach), whose
+// screen is not the Sink's writer. Called without the Sink's lock.
+func (s *Sink) AlsoUrgent(fn func(line string)) {
+	s.mu.Lock()
+	s.also = fn
 	s.mu.Unlock()
 }
 

@@ -227,3 +227,24 @@ func TestUrgentBreaksThroughQuietAndHold(t *testing.T) {
 		t.Fatalf("summary %q: want both urgent notices again, not the routine one (--quiet)", got)
 	}
 }
+
+// AlsoUrgent gets every urgent line, escaped, held or not, besides the
+// Sink's own writing (a client attached to a background sandbox's
+// terminal); routine notices never.
+func TestAlsoUrgent(t *testing.T) {
+	var out bytes.Buffer
+	s := New(&out, Options{})
+	var also []string
+	s.AlsoUrgent(func(line string) { also = append(also, line) })
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "routine"})
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "fell \x1b]0;x\x07", Urgent: true})
+	s.Hold()
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "fell again", Urgent: true})
+	want := []string{`jail: fell \x1b]0;x\x07`, "jail: fell again"}
+	if strings.Join(also, "|") != strings.Join(want, "|") {
+		t.Fatalf("AlsoUrgent got %q, want %q", also, want)
+	}
+	if !strings.Contains(out.String(), `jail: fell \x1b]0;x\x07`) {
+		t.Fatalf("the Sink's own line is gone: %q", out.String())
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/sandbox"
 	"github.com/jail-sandbox/jail/session"
@@ -855,9 +856,10 @@ func Running() ([]session.Info, error) {
 // CopyTo gets what it prints. One client at a time: a later Attach takes
 // over. No fd crosses: the caller's terminal never reaches the sandbox.
 type Terminal struct {
-	conn *session.Conn
-	mu   sync.Mutex
-	done bool
+	conn   *session.Conn
+	mu     sync.Mutex
+	done   bool
+	notice func(line string)
 }
 
 // Attach attaches to the sandbox's kept terminal.
@@ -918,6 +920,15 @@ func (t *Terminal) Detach() error {
 	return t.conn.Unix().CloseWrite()
 }
 
+// OnNotice sets what CopyTo does with jail's urgent notices (a mask the
+// host took away while the sandbox runs: the user should hear of it now,
+// to end the run in time): fn gets each line ("jail: " and the text, with
+// no control character), from CopyTo's goroutine, between two of its
+// writes to w. Those said before the attach come first. Without it they
+// are dropped here (the sandbox's log and audit trail have them). Set it
+// before CopyTo.
+func (t *Terminal) OnNotice(fn func(line string)) { t.notice = fn }
+
 // CopyTo writes what the terminal prints to w until the command ends (nil
 // for exit 0, else an *ExitError), Detach (ErrDetached), or another
 // client's Attach (ErrTakenOver).
@@ -938,6 +949,12 @@ func (t *Terminal) CopyTo(w io.Writer) error {
 		case session.EventOutput:
 			if _, err := w.Write(rep.Data); err != nil {
 				return err
+			}
+		case session.EventNotice:
+			if t.notice != nil {
+				// The supervisor escaped it; escaped again (a no-op then),
+				// so that no byte of the wire reaches a terminal raw.
+				t.notice(termsafe.Escape(string(rep.Data)))
 			}
 		case session.EventDetached:
 			return ErrTakenOver

@@ -122,3 +122,6 @@ func (t *Terminal) Detach() error { return ErrUnsupported }
 
 // CopyTo writes what the terminal prints to w.
 func (t *Terminal) CopyTo(w io.Writer) error { return ErrUnsupported }
+
+// OnNotice sets what CopyTo does with jail's urgent notices.
+func (t *Terminal) OnNotice(fn func(line string)) {}

@@ -11,7 +11,8 @@
 // urgent notice (a security event the user must see now) is shown even
 // with --quiet, and while held it is written at once as well, through a
 // writer the supervisor sets (SetUrgent) that knows how to put one line on
-// the agent's screen.
+// the agent's screen; AlsoUrgent gets each urgent line besides (the client
+// attached to a background sandbox's terminal).
 //
 // The package knows nothing of jail's other packages; the supervisor owns
 // the Sink and decides when a terminal is relayed.

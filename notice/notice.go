@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/jail-sandbox/jail/internal/termsafe"
 )
@@ -82,6 +81,7 @@ type Sink struct {
 	o      Options
 	held   bool
 	urgent func(line string) // writes an urgent line on a held screen (SetUrgent)
+	also   func(line string) // gets every urgent line besides (AlsoUrgent)
 	kept   []*entry          // held entries, in order of first appearance
 	groups map[string]*entry
 }
@@ -132,13 +132,16 @@ func (s *Sink) Add(n Notice) {
 	} else {
 		e = &entry{n: n, count: 1}
 	}
-	held, urgent := s.held, s.urgent
+	held, urgent, also := s.held, s.urgent, s.also
 	if held && s.visible(n) {
 		s.kept = append(s.kept, e)
 	}
 	s.mu.Unlock()
 	if n.Severity >= Info && s.o.Record != nil {
 		s.o.Record(n)
+	}
+	if n.Urgent && also != nil {
+		also("jail: " + n.Text)
 	}
 	if !s.visible(n) || held && !n.Urgent {
 		return
@@ -177,6 +180,16 @@ func (s *Sink) Hold() {
 func (s *Sink) SetUrgent(write func(line string)) {
 	s.mu.Lock()
 	s.urgent = write
+	s.mu.Unlock()
+}
+
+// AlsoUrgent sets a function that gets every urgent notice's line ("jail: "
+// and the escaped text, no line ending) besides how the Sink shows it: the
+// client attached to a background sandbox's terminal (jail attach), whose
+// screen is not the Sink's writer. Called without the Sink's lock.
+func (s *Sink) AlsoUrgent(fn func(line string)) {
+	s.mu.Lock()
+	s.also = fn
 	s.mu.Unlock()
 }
 
@@ -272,33 +285,13 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// oneLine keeps a notice on one line and its text inert on a terminal:
-// control characters (an agent-chosen name could carry escape sequences)
-// are written as \xNN, and so is every byte that is not UTF-8. The text
-// can hold the agent's bytes as they are (the argv of a refused command):
-// a lone 0x9b is CSI, 0x9d OSC, to a terminal that reads 8-bit controls,
-// and ranging over a string yields U+FFFD for it, which no check sees.
+// oneLine keeps a notice on one line and its text inert on a terminal, by
+// termsafe's rule (one rule for every output of agent-chosen text): control
+// characters (an agent-chosen name could carry escape sequences, a lone
+// 0x9b is CSI to a terminal reading 8-bit controls) and bytes that are not
+// UTF-8 are written as \xNN, bidi controls as \uNNNN. Only the line's own
+// ending is dropped, and a tab is shown as a space (it moves the cursor
+// but starts no sequence); every other newline stays escaped.
 func oneLine(s string) string {
-	s = strings.TrimRight(s, "\r\n")
-	if !strings.ContainsFunc(s, termsafe.Control) && utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\t':
-			b.WriteByte(' ')
-		case termsafe.Control(r) && r > 0xff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case termsafe.Control(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
+	return termsafe.Escape(strings.ReplaceAll(strings.TrimRight(s, "\r\n"), "\t", " "))
 }

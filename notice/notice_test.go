@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/jail-sandbox/jail/internal/termsafe"
 )
 
 func TestVisibility(t *testing.T) {
@@ -125,6 +128,27 @@ func TestOneLine(t *testing.T) {
 	}
 }
 
+// FuzzOneLine: a notice's text is one line, inert on a terminal (no control
+// character, only UTF-8), whatever the agent's bytes; text that needs no
+// escape is kept as it is, but for its line ending and tabs. oneLine is
+// termsafe.Escape after those two: a differential fuzz against its former
+// copy of Escape's loop found no input where the two differ.
+func FuzzOneLine(f *testing.F) {
+	f.Add("a\tb\x1b]52;c;x\x07\n\x9b2J\u202e\xff\r\n")
+	f.Add("plain text\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		got := oneLine(s)
+		if strings.ContainsFunc(got, termsafe.Control) || !utf8.ValidString(got) {
+			t.Fatalf("oneLine(%q) = %q: a control character or a byte that is not UTF-8", s, got)
+		}
+		trimmed := strings.TrimRight(s, "\r\n")
+		if !strings.ContainsFunc(strings.ReplaceAll(trimmed, "\t", ""), termsafe.Control) && utf8.ValidString(trimmed) &&
+			got != strings.ReplaceAll(trimmed, "\t", " ") {
+			t.Fatalf("oneLine(%q) = %q: changed text that needs no escape", s, got)
+		}
+	})
+}
+
 // Adversarial: a notice's text can hold the agent's bytes as they are (the
 // argv of a command the guard rail refused, a name it sent): not UTF-8 at
 // all. A lone 0x9b is CSI to a terminal that reads 8-bit controls (one
@@ -201,5 +225,26 @@ func TestUrgentBreaksThroughQuietAndHold(t *testing.T) {
 	s.Release("")
 	if got := out.String(); got != "jail: held before a writer\njail: second fall\n" {
 		t.Fatalf("summary %q: want both urgent notices again, not the routine one (--quiet)", got)
+	}
+}
+
+// AlsoUrgent gets every urgent line, escaped, held or not, besides the
+// Sink's own writing (a client attached to a background sandbox's
+// terminal); routine notices never.
+func TestAlsoUrgent(t *testing.T) {
+	var out bytes.Buffer
+	s := New(&out, Options{})
+	var also []string
+	s.AlsoUrgent(func(line string) { also = append(also, line) })
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "routine"})
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "fell \x1b]0;x\x07", Urgent: true})
+	s.Hold()
+	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "fell again", Urgent: true})
+	want := []string{`jail: fell \x1b]0;x\x07`, "jail: fell again"}
+	if strings.Join(also, "|") != strings.Join(want, "|") {
+		t.Fatalf("AlsoUrgent got %q, want %q", also, want)
+	}
+	if !strings.Contains(out.String(), `jail: fell \x1b]0;x\x07`) {
+		t.Fatalf("the Sink's own line is gone: %q", out.String())
 	}
 }

@@ -37,12 +37,23 @@ type keptTty struct {
 
 	mu     sync.Mutex
 	client *attachClient
+	// urgent: jail's urgent lines so far (a mask that fell), sent to the
+	// attached client at once and to each later one when it attaches: a
+	// user who attaches after the fall must hear of it too. Bounded: the
+	// first maxUrgent and a count of the rest.
+	urgent  []string
+	dropped int
 }
 
+// maxUrgent bounds the urgent lines a kept terminal holds for later
+// clients (one per mask that fell: a handful).
+const maxUrgent = 32
+
 type attachClient struct {
-	c    *session.Conn
-	mu   sync.Mutex // one Send at a time
-	gone bool
+	c        *session.Conn
+	mu       sync.Mutex // one Send at a time
+	gone     bool
+	attached bool // told EventAttached: notices may follow
 }
 
 // send writes one reply; a client that cannot take it within a few
@@ -50,6 +61,31 @@ type attachClient struct {
 func (a *attachClient) send(rep session.Reply) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.sendLocked(rep)
+}
+
+// sendAttached tells the client it is attached; from then on sendNotice
+// sends.
+func (a *attachClient) sendAttached() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	err := a.sendLocked(session.Reply{OK: true, Event: session.EventAttached})
+	a.attached = err == nil
+	return err
+}
+
+// sendNotice sends an urgent line once the client was told it is
+// attached (its first reply must be EventAttached); before, the line is
+// in urgentSoFar, which the client gets right after.
+func (a *attachClient) sendNotice(line string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.attached {
+		_ = a.sendLocked(session.Reply{OK: true, Event: session.EventNotice, Data: []byte(line)})
+	}
+}
+
+func (a *attachClient) sendLocked(rep session.Reply) error {
 	if a.gone {
 		return errors.New("detached")
 	}
@@ -73,6 +109,10 @@ func (r *runner) keepTty(master *os.File) {
 	r.kept = k
 	r.ptyDone = k.done
 	r.mu.Unlock()
+	// The log gets urgent notices as any other (the Sink writes them
+	// there); the attached client's screen, which is not the Sink's, gets
+	// them through this.
+	r.notes.AlsoUrgent(k.sayUrgent)
 	// The answers to the queries made while nobody is attached, written by
 	// a goroutine of their own: a program that does not read its input must
 	// not stop the reading of its output (a full answer queue drops them).
@@ -115,6 +155,34 @@ func (r *runner) keepTty(master *os.File) {
 	}()
 }
 
+// sayUrgent sends an urgent line to the attached client, and keeps it for
+// later ones. A client that cannot take it within send's deadline is
+// dropped, as for output.
+func (k *keptTty) sayUrgent(line string) {
+	k.mu.Lock()
+	if len(k.urgent) < maxUrgent {
+		k.urgent = append(k.urgent, line)
+	} else {
+		k.dropped++
+	}
+	c := k.client
+	k.mu.Unlock()
+	if c != nil {
+		c.sendNotice(line)
+	}
+}
+
+// urgentSoFar returns the urgent lines said so far, for a new client.
+func (k *keptTty) urgentSoFar() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	lines := append([]string(nil), k.urgent...)
+	if k.dropped > 0 {
+		lines = append(lines, fmt.Sprintf("jail: and %d more urgent notices: see jail logs or the audit trail", k.dropped))
+	}
+	return lines
+}
+
 func (k *keptTty) current() *attachClient {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -152,9 +220,18 @@ func (r *runner) handleAttach(c *session.Conn, who *audit.Requester) {
 		old.mu.Unlock()
 	}
 	r.record(audit.Notice{Kind: "session", Severity: "info", Text: "terminal attached by " + describe(who)})
-	if err := me.send(session.Reply{OK: true, Event: session.EventAttached}); err != nil {
+	if err := me.sendAttached(); err != nil {
 		k.release(me)
 		return
+	}
+	// What fell before this client was told it is attached (sayUrgent sends
+	// it what falls from then on: a line said in between may come twice,
+	// never not at all).
+	for _, line := range k.urgentSoFar() {
+		if err := me.send(session.Reply{OK: true, Event: session.EventNotice, Data: []byte(line)}); err != nil {
+			k.release(me)
+			return
+		}
 	}
 	sized := false // this client's first resize, which repaints, is done
 	for {

@@ -13,9 +13,13 @@
 //     set a setuid or setgid bit (chmod, fchmod, fchmodat, fchmodat2, and
 //     open, openat, creat, mknod, mknodat when they create), comparing mode
 //     and flags on their low 32 bits, and answers openat2 (whose mode it
-//     cannot read) with ENOSYS so callers fall back to openat. The set-id
-//     rule and the arch check stay under Config.Replace. The rules and the
-//     attack each one stops are listed beside them in rules_linux.go.
+//     cannot read) with ENOSYS so callers fall back to openat; (4) allows
+//     only the socket families the network namespace isolates, and no
+//     MPTCP (which Landlock's TCP rules do not check). The arch check, the
+//     set-id rule and those network walls stay under Config.Replace: other
+//     options' promises (--net none, --no-local-tcp) rest on them. The
+//     rules and the attack each one stops are listed beside them in
+//     rules_linux.go.
 //   - Precomputed, not linked: the deny-list's program for each arch is
 //     generated (zfilter.go, with the syscall tables in zsyscalls.go) by
 //     `go generate`, and a user's --seccomp policy is compiled by

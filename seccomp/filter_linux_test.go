@@ -172,6 +172,20 @@ func TestExtraPolicy(t *testing.T) {
 			t.Errorf("replace: x32 %s, want %s (arch kill must stay)", got, killedSIGSYS)
 		}
 	}
+	// The network walls stay (netPrefix): MPTCP goes around Landlock's
+	// TCP rules (--no-local-tcp), AF_VSOCK around the network namespace.
+	// Each must give something else without the filter, or the probe
+	// proves nothing (TestFilterProbes checks the same attacks).
+	for _, name := range []string{"socket-mptcp", "socket-mptcp-highbits", "socket-vsock", "socket-vsock-highbits", "socket-alg", "socketpair-tipc", "socketpair-vsock"} {
+		if got := runProbe(t, name, true, repl...); got.String() != "EPERM" {
+			t.Errorf("replace: %s %s, want EPERM (network walls must stay under Replace)", name, got)
+		}
+	}
+	for _, name := range []string{"socket-tcp", "socket-unix", "socketpair-unix"} {
+		if got := runProbe(t, name, true, repl...); got.String() != "ok" {
+			t.Errorf("replace: %s %s, want ok", name, got)
+		}
+	}
 }
 
 func requireUserns(t *testing.T) {
@@ -353,4 +367,102 @@ func TestReplaceRequiresExtra(t *testing.T) {
 		t.Errorf("replace: foreign arch %#x, want kill", got)
 	}
 	_ = native
+}
+
+// TestReplaceKeepsNetWalls: Replace swaps the deny list, not the rules
+// other options' promises rest on. MPTCP is TCP that Landlock's TCP rules
+// (--no-local-tcp) do not check; AF_VSOCK reaches the hypervisor around the
+// network namespace (--net none, --net allow); the other families are not
+// isolated by it either. Those refusals stay in front of the user's
+// policy; what passes them goes on to that policy (never straight to
+// allow), and the kernel-surface rules (SOCK_RAW, netlink protocols) are
+// the user's to choose.
+func TestReplaceKeepsNetWalls(t *testing.T) {
+	info, native, err := nativeArch()
+	if err != nil {
+		t.Skip(err)
+	}
+	nr := func(name string) uint32 { return uint32(info.mustNr(name)) }
+	allowAll := &Policy{DefaultAction: ActionAllow, Syscalls: []SyscallGroup{{Names: []string{"sync"}, Action: ActionErrno}}}
+	noSocket := &Policy{DefaultAction: ActionAllow, Syscalls: []SyscallGroup{{Names: []string{"socket", "socketpair"}, Action: ActionErrno}}}
+	for _, pc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"built-in", Config{}},
+		{"replace", Config{Replace: true, Extra: allowAll}},
+		{"replace, ptrace", Config{Replace: true, Extra: allowAll, AllowPtrace: true}},
+	} {
+		ins, err := buildDeny(pc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []struct {
+			name string
+			in   []byte
+		}{
+			{"socket inet mptcp", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP)},
+			{"socket inet6 mptcp high", seccompInput(nr("socket"), native, unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, hi|unix.IPPROTO_MPTCP)},
+			{"socket vsock", seccompInput(nr("socket"), native, unix.AF_VSOCK, unix.SOCK_STREAM)},
+			{"socket vsock high", seccompInput(nr("socket"), native, hi|unix.AF_VSOCK, unix.SOCK_STREAM)},
+			{"socket packet", seccompInput(nr("socket"), native, unix.AF_PACKET, unix.SOCK_DGRAM)},
+			{"socket tipc", seccompInput(nr("socket"), native, unix.AF_TIPC, unix.SOCK_RDM)},
+			{"socket alg", seccompInput(nr("socket"), native, unix.AF_ALG, unix.SOCK_SEQPACKET)},
+			{"socketpair tipc", seccompInput(nr("socketpair"), native, unix.AF_TIPC, unix.SOCK_SEQPACKET)},
+			{"socketpair vsock high", seccompInput(nr("socketpair"), native, hi|unix.AF_VSOCK, unix.SOCK_STREAM)},
+			{"socketpair inet", seccompInput(nr("socketpair"), native, unix.AF_INET, unix.SOCK_STREAM)},
+		} {
+			if got := runVM(t, ins, k.in); got != retEPERM {
+				t.Errorf("%s: %s: %#x, want EPERM", pc.name, k.name, got)
+			}
+		}
+		for _, k := range []struct {
+			name string
+			in   []byte
+		}{
+			{"socket unix", seccompInput(nr("socket"), native, unix.AF_UNIX, unix.SOCK_STREAM)},
+			{"socket inet tcp", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP)},
+			{"socket inet6 dgram", seccompInput(nr("socket"), native, unix.AF_INET6, unix.SOCK_DGRAM, 0)},
+			{"socket netlink route", seccompInput(nr("socket"), native, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)},
+			{"socketpair unix high", seccompInput(nr("socketpair"), native, hi|unix.AF_UNIX, unix.SOCK_DGRAM)},
+			{"getpid", seccompInput(nr("getpid"), native)},
+		} {
+			if got := runVM(t, ins, k.in); got != retAllow {
+				t.Errorf("%s: %s: %#x, want allow", pc.name, k.name, got)
+			}
+		}
+	}
+	// Under Replace the kernel-surface rules are the user's: a raw IP
+	// socket or a generic netlink socket is what the user's policy says.
+	ins, err := buildDeny(Config{Replace: true, Extra: allowAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string][]byte{
+		"socket inet raw":        seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP),
+		"socket netlink generic": seccompInput(nr("socket"), native, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_GENERIC),
+	} {
+		if got := runVM(t, ins, in); got != retAllow {
+			t.Errorf("replace: %s: %#x, want allow (the user's policy decides)", name, got)
+		}
+	}
+	if got := runVM(t, ins, seccompInput(nr("sync"), native)); got != retEPERM {
+		t.Errorf("replace: sync %#x, want EPERM (the user's policy)", got)
+	}
+	// What the walls pass goes on to the user's policy: a policy that
+	// refuses socket refuses a TCP socket too.
+	ins, err = buildDeny(Config{Replace: true, Extra: noSocket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string][]byte{
+		"socket inet tcp":   seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP),
+		"socket unix":       seccompInput(nr("socket"), native, unix.AF_UNIX, unix.SOCK_STREAM),
+		"socketpair unix":   seccompInput(nr("socketpair"), native, unix.AF_UNIX, unix.SOCK_STREAM),
+		"socket inet mptcp": seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP),
+	} {
+		if got := runVM(t, ins, in); got != retEPERM {
+			t.Errorf("replace, socket refused by the policy: %s: %#x, want EPERM", name, got)
+		}
+	}
 }

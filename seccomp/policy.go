@@ -20,8 +20,11 @@ type Config struct {
 	// Replace it is installed as an additional filter: the kernel applies
 	// the most restrictive answer of all filters, so it can only tighten.
 	Extra *Policy
-	// Replace makes Extra replace the built-in deny-list. The foreign-arch
-	// kill prefix stays in front of it (without it any deny-list is void).
+	// Replace makes Extra replace the built-in deny-list. What other
+	// options' promises rest on stays in front of it: the foreign-arch
+	// kill (without it any deny-list is void), the set-id rule (it guards
+	// the host), the network walls (socket families, MPTCP: netPrefix) and
+	// NoInet/NoUnix.
 	Replace bool
 	// ExecNotify adds the execve/execveat USER_NOTIF filter and makes Install
 	// return its listener.

@@ -134,10 +134,9 @@ func archPrefix(a *asm, auditArch uint32, foreign string) {
 // unsigned int). Only the low 32 bits are compared: a 64-bit comparison
 // lets `ioctl(fd, TIOCSTI | 1<<32, ...)` through, since the kernel
 // truncates the request (CVE-2019-10063, flatpak). Expects A = syscall nr.
+// socket and socketpair are netPrefix's (in front of this).
 func argPrefix(a *asm, allowPtrace bool) {
 	a.jmp(bpf.JumpEqual, uint32(unix.SYS_IOCTL), "ioctl", "")
-	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKET), "socket", "")
-	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKETPAIR), "socketpair", "")
 	a.jmp(bpf.JumpEqual, uint32(unix.SYS_PERSONALITY), "personality", "")
 	a.ja("next")
 
@@ -157,56 +156,6 @@ func argPrefix(a *asm, allowPtrace bool) {
 	// no agent needs (only serial tools: slattach, pppd, ldattach).
 	a.jmp(bpf.JumpEqual, unix.TIOCSETD, "eperm", "allow")
 
-	// socket(int family, int type, int protocol): only families an agent
-	// needs. AF_VSOCK reaches the hypervisor/host and is not namespaced
-	// (CVE-2021-26708); AF_PACKET raw frames (CVE-2016-8655, CVE-2017-7308,
-	// CVE-2020-14386); the rarely used families (AF_ALG, AF_RDS, AF_TIPC,
-	// AF_CAN, AF_BLUETOOTH...) autoload old modules, a classic LPE path
-	// (CVE-2010-3904 RDS, CVE-2022-0435 TIPC). Allowed: AF_UNIX (isolated
-	// by the net namespace and the mount tree), AF_INET/6, AF_NETLINK.
-	a.label("socket")
-	a.ld(offArgLo(0))
-	a.jmp(bpf.JumpEqual, unix.AF_UNIX, "allow", "")
-	a.jmp(bpf.JumpEqual, unix.AF_INET, "inet", "")
-	a.jmp(bpf.JumpEqual, unix.AF_INET6, "inet", "")
-	a.jmp(bpf.JumpEqual, unix.AF_NETLINK, "netlink", "eperm")
-	// IPPROTO_MPTCP: Landlock's TCP rules (--no-local-tcp, ABI 4) check
-	// IPPROTO_TCP sockets only, so an MPTCP socket binds, listens and
-	// connects where TCP is denied (it falls back to plain TCP with a
-	// plain peer). Refused everywhere: a large, young kernel surface no
-	// agent needs, and every MPTCP user retries with TCP on an error (Go
-	// 1.24+ listens with MPTCP by default and falls back on any error).
-	// protocol is an int: low 32 bits.
-	a.label("inet")
-	a.ld(offArgLo(2))
-	a.jmp(bpf.JumpEqual, unix.IPPROTO_MPTCP, "eperm", "")
-	// SOCK_RAW / SOCK_PACKET on IP: packet spoofing and sniffing in our
-	// net ns (needs CAP_NET_RAW, which the agent lacks: depth). The type
-	// word carries SOCK_NONBLOCK|SOCK_CLOEXEC, hence the 0xf mask.
-	a.ld(offArgLo(1))
-	a.and(0xf)
-	a.jmp(bpf.JumpEqual, unix.SOCK_RAW, "eperm", "")
-	a.jmp(bpf.JumpEqual, unix.SOCK_PACKET, "eperm", "allow")
-	// AF_NETLINK: NETLINK_ROUTE stays (glibc getaddrinfo AI_ADDRCONFIG, Go
-	// net.Interfaces and `ip addr` read it; changes need CAP_NET_ADMIN,
-	// which the agent has not) and NETLINK_SOCK_DIAG (`ss`). Every other
-	// protocol is refused: NETLINK_NETFILTER is nf_tables (CVE-2023-32233,
-	// CVE-2024-1086), NETLINK_GENERIC fronts dozens of subsystems.
-	a.label("netlink")
-	a.ld(offArgLo(2))
-	a.jmp(bpf.JumpEqual, unix.NETLINK_ROUTE, "allow", "")
-	a.jmp(bpf.JumpEqual, unix.NETLINK_SOCK_DIAG, "allow", "eperm")
-
-	// socketpair(int family, ...): AF_UNIX only. The kernel makes both
-	// sockets through the family's create function, exactly as socket(2)
-	// does (autoloading the family's module first), and TIPC implements
-	// socketpair: without this rule every family refused above is reached
-	// through socketpair (socket creation code, module autoload), and a
-	// TIPC pair is a working TIPC socket (CVE-2022-0435).
-	a.label("socketpair")
-	a.ld(offArgLo(0))
-	a.jmp(bpf.JumpEqual, unix.AF_UNIX, "allow", "eperm")
-
 	// personality(unsigned int): only PER_LINUX and the 0xffffffff query.
 	// READ_IMPLIES_EXEC/MMAP_PAGE_ZERO help null-dereference exploits
 	// (CVE-2009-2692); UNAME26 leaked kernel memory (CVE-2012-0957).
@@ -223,6 +172,98 @@ func argPrefix(a *asm, allowPtrace bool) {
 	a.ret(retEPERM)
 	a.label("allow")
 	a.ret(retAllow)
+}
+
+// netPrefix: socket(2) and socketpair(2), int arguments compared on their
+// low 32 bits (as in argPrefix). Two kinds of rule:
+//
+//   - The network walls, kept under --seccomp-replace because other
+//     options' promises rest on them (the user's policy replaces the
+//     kernel-surface deny list, not --net none or --no-local-tcp): only
+//     the families the sandbox's network namespace isolates or that reach
+//     nothing (AF_UNIX, AF_INET/6, AF_NETLINK), and no IPPROTO_MPTCP.
+//   - With full (the built-in list, not Replace): the kernel-surface
+//     rules, SOCK_RAW/SOCK_PACKET on IP and netlink protocols other than
+//     ROUTE and SOCK_DIAG. Under Replace these are the user's policy's.
+//
+// What passes returns allow with full (the built-in list has no rule on
+// socket); under Replace it goes on to the user's policy with A = syscall
+// nr, never straight to allow. Expects and leaves A = syscall nr.
+func netPrefix(a *asm, full bool) {
+	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKET), "net-socket", "")
+	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKETPAIR), "net-socketpair", "net-done")
+
+	// socket(int family, int type, int protocol): only families an agent
+	// needs. AF_VSOCK reaches the hypervisor/host and is not namespaced
+	// (CVE-2021-26708): under --net none it is a network the namespace
+	// does not close, hence kept under Replace. AF_PACKET raw frames
+	// (CVE-2016-8655, CVE-2017-7308, CVE-2020-14386); the rarely used
+	// families (AF_ALG, AF_RDS, AF_TIPC, AF_CAN, AF_BLUETOOTH...) autoload
+	// old modules, a classic LPE path (CVE-2010-3904 RDS, CVE-2022-0435
+	// TIPC). Allowed: AF_UNIX (isolated by the net namespace and the mount
+	// tree), AF_INET/6, AF_NETLINK.
+	a.label("net-socket")
+	a.ld(offArgLo(0))
+	a.jmp(bpf.JumpEqual, unix.AF_UNIX, "net-pass", "")
+	a.jmp(bpf.JumpEqual, unix.AF_INET, "net-inet", "")
+	a.jmp(bpf.JumpEqual, unix.AF_INET6, "net-inet", "")
+	netlink := "net-pass"
+	if full {
+		netlink = "net-netlink"
+	}
+	a.jmp(bpf.JumpEqual, unix.AF_NETLINK, netlink, "net-eperm")
+	// IPPROTO_MPTCP: Landlock's TCP rules (--no-local-tcp, ABI 4) check
+	// IPPROTO_TCP sockets only, so an MPTCP socket binds, listens and
+	// connects where TCP is denied (it falls back to plain TCP with a
+	// plain peer). Refused everywhere, Replace included: a large, young
+	// kernel surface no agent needs, and every MPTCP user retries with TCP
+	// on an error (Go 1.24+ listens with MPTCP by default and falls back
+	// on any error). protocol is an int: low 32 bits.
+	a.label("net-inet")
+	a.ld(offArgLo(2))
+	a.jmp(bpf.JumpEqual, unix.IPPROTO_MPTCP, "net-eperm", "")
+	if full {
+		// SOCK_RAW / SOCK_PACKET on IP: packet spoofing and sniffing in
+		// our net ns (needs CAP_NET_RAW, which the agent lacks: depth).
+		// The type word carries SOCK_NONBLOCK|SOCK_CLOEXEC, hence the 0xf
+		// mask.
+		a.ld(offArgLo(1))
+		a.and(0xf)
+		a.jmp(bpf.JumpEqual, unix.SOCK_RAW, "net-eperm", "")
+		a.jmp(bpf.JumpEqual, unix.SOCK_PACKET, "net-eperm", "net-pass")
+		// AF_NETLINK: NETLINK_ROUTE stays (glibc getaddrinfo AI_ADDRCONFIG,
+		// Go net.Interfaces and `ip addr` read it; changes need
+		// CAP_NET_ADMIN, which the agent has not) and NETLINK_SOCK_DIAG
+		// (`ss`). Every other protocol is refused: NETLINK_NETFILTER is
+		// nf_tables (CVE-2023-32233, CVE-2024-1086), NETLINK_GENERIC fronts
+		// dozens of subsystems.
+		a.label("net-netlink")
+		a.ld(offArgLo(2))
+		a.jmp(bpf.JumpEqual, unix.NETLINK_ROUTE, "net-pass", "")
+		a.jmp(bpf.JumpEqual, unix.NETLINK_SOCK_DIAG, "net-pass", "net-eperm")
+	} else {
+		a.ja("net-pass")
+	}
+
+	// socketpair(int family, ...): AF_UNIX only. The kernel makes both
+	// sockets through the family's create function, exactly as socket(2)
+	// does (autoloading the family's module first), and TIPC implements
+	// socketpair: without this rule every family refused above is reached
+	// through socketpair (socket creation code, module autoload), and a
+	// TIPC pair is a working TIPC socket (CVE-2022-0435).
+	a.label("net-socketpair")
+	a.ld(offArgLo(0))
+	a.jmp(bpf.JumpEqual, unix.AF_UNIX, "net-pass", "net-eperm")
+
+	a.label("net-eperm")
+	a.ret(retEPERM)
+	a.label("net-pass")
+	if full {
+		a.ret(retAllow)
+	} else {
+		a.ld(offNr)
+	}
+	a.label("net-done")
 }
 
 // setidMode is where one syscall carries a file mode (and, for the open
@@ -336,8 +377,8 @@ func socketPrefix(a *asm, cfg Config) {
 	a.label("sock-done")
 }
 
-// buildDeny returns the deny filter: arch prefix, the set-id rule, argument
-// rules, then the base policy's program (precomputed, zfilter.go) or, with
+// buildDeny returns the deny filter: arch prefix, the set-id rule, the
+// socket rules (the network walls even with cfg.Replace), argument rules, then the base policy's program (precomputed, zfilter.go) or, with
 // cfg.Replace, cfg.Extra compiled.
 func buildDeny(cfg Config) ([]bpf.Instruction, error) {
 	info, err := archNative()
@@ -348,6 +389,8 @@ func buildDeny(cfg Config) ([]bpf.Instruction, error) {
 	archPrefix(&a, info.Audit, "kill")
 	setidPrefix(&a, info)
 	socketPrefix(&a, cfg)
+	// The network walls stay under Replace (netPrefix says why).
+	netPrefix(&a, !cfg.Replace)
 	if cfg.Replace {
 		if cfg.Extra == nil {
 			return nil, fmt.Errorf("seccomp: Replace without an Extra policy: %w", ErrInvalidPolicy)

@@ -17,4 +17,6 @@
 // terminal never reaches the sandbox and the supervisor keeps the pty when
 // the client detaches. One client at a time: a second attach takes over
 // (the first gets "detached"). The main command's end comes as "exit".
+// jail's urgent notices (a mask that fell) come as "notice", those said
+// before the attach first.
 package session

@@ -26,6 +26,11 @@ const (
 	// EventDetached ends an attach connection whose place another client
 	// took (Error says so): a second jail attach takes over.
 	EventDetached = "detached"
+	// EventNotice on an attach connection is an urgent notice of jail's (a
+	// mask the host took away): Data is its line, "jail: " and the text
+	// escaped (no control character), to show at once. Those said before
+	// the client attached come right after EventAttached.
+	EventNotice = "notice"
 )
 
 // Request is one line from the client.

@@ -212,8 +212,17 @@ func auditSameArgv(a, b []string) bool {
 // auditStart starts jail in the background.
 func auditStart(t testing.TB, dir string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	t.Helper()
+	return auditStartEnv(t, dir, nil, args...)
+}
+
+// auditStartEnv is auditStart with env added to the test's environment.
+func auditStartEnv(t testing.TB, dir string, env []string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	t.Helper()
 	cmd := exec.Command(jail(t), args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	so, se := &syncBuffer{}, &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = so, se
 	if err := cmd.Start(); err != nil {
@@ -901,7 +910,9 @@ func TestAuditSupervisorSIGKILL(t *testing.T) {
 			m := marker()
 			trail := filepath.Join(auditDir(t), "killed.jsonl")
 			ws := workspace(t)
-			cmd, _, se := auditStart(t, ws, "--audit", trail, "--", "/bin/sh", "-c",
+			// The killed run's record in a state directory of its own: no
+			// later test's start reports it (TestSupervisorKilled says why).
+			cmd, _, se := auditStartEnv(t, ws, []string{"XDG_STATE_HOME=" + t.TempDir()}, "--audit", trail, "--", "/bin/sh", "-c",
 				fmt.Sprintf("m=%s; while :; do /bin/true $m; done", m))
 			// A hang guard, not a timing claim: 2,000 execs take a loaded
 			// 2-core machine well over 30s.

@@ -93,3 +93,49 @@ func TestUnmaskedOnRelayedScreenAtOnce(t *testing.T) {
 		t.Errorf("the summary at exit does not say it again: %q", scr.String())
 	}
 }
+
+// A background sandbox's terminal (jail run -d -t): the fall is put on the
+// attached client's screen at once, as on a relayed one (bell, saved and
+// restored line), and said again after the client lets go; a client that
+// attaches later is told of a fall it missed. On main's binary the fall
+// went to the sandbox's log and trail only: the attached screen showed
+// nothing.
+func TestUnmaskedOnAttachedScreen(t *testing.T) {
+	ws := workspace(t)
+	fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
+	m := strings.ReplaceAll(marker(), ".", "")
+	name := "u" + m
+	startSession(t, ws, name, "-t", "--", "/bin/sh")
+	// Wide enough for the whole line (it is cut to the width).
+	a := attachOnPty(t, ws, name, 24, 400)
+	time.Sleep(300 * time.Millisecond) // the attach's first resize
+	a.master.Write([]byte("echo ready-$((6*7))-" + m + "\r"))
+	a.scr.waitFor(t, "ready-42-"+m, 10*time.Second)
+	env := hostSaves(t, ws)
+	said := a.scr.waitUntil(env+" was renamed over", 5*time.Second)
+	before := a.scr.String()
+	if !said {
+		t.Fatalf("the fall of %s's mask was not on the attached screen; it showed:\n%q", env, before)
+	}
+	i := strings.Index(before, env+" was renamed over")
+	if j := strings.LastIndex(before[:i], "\a\x1b7"); j < 0 || !strings.Contains(before[i:], "\x1b8") {
+		t.Errorf("the urgent line is not saved and restored around (DECSC ... DECRC): %q", before)
+	}
+	// Detach: said again on the user's terminal, after the relay ends.
+	mark := len(a.scr.String())
+	a.master.Write([]byte{0x10, 0x11})
+	if err := a.wait(t, 10*time.Second); err != nil {
+		t.Fatalf("jail attach after Ctrl-P Ctrl-Q: %v\n%s", err, a.scr.String())
+	}
+	a.scr.waitFor(t, "detached from "+name, 5*time.Second)
+	if after := a.scr.String()[mark:]; !strings.Contains(after, "jail: "+env+" was renamed over") {
+		t.Errorf("not said again when the client let go: %q", after)
+	}
+	// A later client is told of the fall it missed.
+	b := attachOnPty(t, ws, name, 24, 400)
+	if !b.scr.waitUntil(env+" was renamed over", 5*time.Second) {
+		t.Errorf("a later attach was not told that %s's mask fell: %q", env, b.scr.String())
+	}
+	b.master.Write([]byte("exit 0\r"))
+	b.wait(t, 10*time.Second)
+}

@@ -91,11 +91,16 @@ until [ -e go ]; do sleep 0.02; done; exit 0`, m1, m2, m3)
 	}
 }
 
-// SIGKILL of the supervisor takes the whole sandbox down.
+// SIGKILL of the supervisor takes the whole sandbox down. The killed run
+// leaves its record for the next start's check (sentry): in a state
+// directory of its own, so that no later test's start reports it (it put
+// "jail: earlier run ... ended without its exit check" on
+// TestNoticeScreenIsTheProgramsOwn's screen).
 func TestSupervisorKilled(t *testing.T) {
 	m := marker()
 	cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", fmt.Sprintf("setsid sleep %s & sleep %s", m, m))
 	cmd.Dir = workspace(t)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -147,7 +147,10 @@ func TestNoticeScreenIsTheProgramsOwn(t *testing.T) {
 
 	trail := filepath.Join(t.TempDir(), "trail.jsonl")
 	j := exec.Command(jail(t), "--audit", trail, "--block-command", "jail-refused-marker", "--", py, prog)
-	j.Dir, j.Env = ws, screenEnv()
+	// A state directory of its own: a record another test's killed
+	// supervisor left in the shared one makes this start say so (a notice
+	// before the program's first byte), which is not what this test looks at.
+	j.Dir, j.Env = ws, screenEnv("XDG_STATE_HOME="+t.TempDir())
 	got := drive(j)
 	if b, _ := os.ReadFile(filepath.Join(ws, "outcome")); string(b) != "refused" {
 		t.Fatalf("the guard rail did not refuse the exec (outcome %q; the test needs a notice)", b)

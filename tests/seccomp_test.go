@@ -220,7 +220,8 @@ func seccompRunProbes(t *testing.T, flags ...string) map[string]string {
 }
 
 // seccompOffPolicy replaces the deny-list with one harmless rule: the
-// control for "what if the rule were missing" (the architecture check stays).
+// control for "what if the rule were missing" (the architecture check, the
+// set-id rule and the network walls stay).
 const seccompOffPolicy = `{"default_action": "allow", "syscalls": [{"names": ["acct"], "action": "errno"}]}`
 
 func seccompWriteFile(t *testing.T, name, content string) string {
@@ -412,17 +413,66 @@ func TestSeccompDenyList(t *testing.T) {
 	}
 }
 
+// seccompKept: the probes of the network walls, which --seccomp-replace
+// keeps (other options' promises rest on them: AF_VSOCK goes around the
+// network namespace, MPTCP around --no-local-tcp). Their control is
+// seccomp's TestFilterProbes, which runs the same attacks with no filter.
+var seccompKept = map[string]bool{
+	"socket-packet": true, "socket-packet-raw": true, "socket-packet-hi": true,
+	"socket-vsock": true, "socket-vsock-hi": true,
+	"socket-mptcp": true, "socket-mptcp-hi": true,
+	"socketpair-tipc": true, "socketpair-vsock": true, "socketpair-vsock-hi": true,
+}
+
 // The control for TestSeccompDenyList: with the deny-list replaced by a
 // harmless one (--seccomp-replace), every discriminating probe must get
-// another answer, so that a missing rule fails TestSeccompDenyList.
+// another answer, so that a missing rule fails TestSeccompDenyList; the
+// network walls' probes (seccompKept) must get the same one.
 func TestSeccompProbesDiscriminate(t *testing.T) {
 	seccompNeed(t, "perl")
 	pol := seccompWriteFile(t, "off.json", seccompOffPolicy)
 	got := seccompRunProbes(t, "--seccomp", pol, "--seccomp-replace")
 	for _, p := range seccompProbes {
-		if p.discr && got[p.name] == p.want {
+		switch {
+		case seccompKept[p.name]:
+			if got[p.name] != p.want {
+				t.Errorf("%s: %q with the deny-list replaced, want %q: --seccomp-replace must keep the network walls (%s)", p.name, got[p.name], p.want, p.why)
+			}
+		case p.discr && got[p.name] == p.want:
 			t.Errorf("%s: still %q with the deny-list replaced: the probe does not show the rule (or --seccomp-replace kept it)", p.name, got[p.name])
 		}
+	}
+}
+
+// --no-local-tcp's promise holds under --seccomp-replace: MPTCP, which
+// Landlock's TCP rules do not check, bound, listened and connected on the
+// sandbox's loopback when the replacing policy dropped the built-in MPTCP
+// rule (the same probe as TestLoopbackAndLocalTCP's).
+func TestSeccompReplaceKeepsNoLocalTCP(t *testing.T) {
+	seccompNeed(t, "python3")
+	pol := seccompWriteFile(t, "off.json", seccompOffPolicy)
+	probe := `import socket
+for name, proto in (("TCP", 0), ("MPTCP", 262)):
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
+        s.bind(("127.0.0.1", 0)); s.listen(1); p = s.getsockname()[1]
+        c = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto); c.connect(("127.0.0.1", p))
+        a, _ = s.accept(); c.send(b"hi"); print(name, "CONNECTED", a.recv(2).decode())
+    except OSError as e:
+        print(name, "REFUSED", e.errno)
+`
+	r := run(t, runOpts{}, "--no-local-tcp", "--seccomp", pol, "--seccomp-replace", "--", "python3", "-c", probe)
+	mustCode(t, r, 0)
+	// TCP: Landlock's EACCES at bind; MPTCP: seccomp's EPERM at socket.
+	if !strings.Contains(r.stdout, "TCP REFUSED 13\n") || !strings.Contains(r.stdout, "MPTCP REFUSED 1\n") {
+		t.Fatalf("--no-local-tcp --seccomp-replace: %q%s", r.stdout, r.stderr)
+	}
+	// The control: without --no-local-tcp both connect, so the probe can
+	// tell a wall from a broken loopback.
+	r = run(t, runOpts{}, "--", "python3", "-c", strings.ReplaceAll(probe, "262", "0"))
+	mustCode(t, r, 0)
+	if strings.Count(r.stdout, "CONNECTED hi") != 2 {
+		t.Fatalf("control, --net none: %q%s", r.stdout, r.stderr)
 	}
 }
 

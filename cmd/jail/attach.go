@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jail-sandbox/jail"
+	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/sandbox"
 )
 
@@ -107,9 +108,34 @@ func runAttach(opts *AttachOptions) error {
 			resize()
 		}
 	}()
+	// jail's urgent notices (a mask the host took away): on the user's
+	// screen at once, as one saved-and-restored line at the bottom (the
+	// screen is the command's, as in jail's own relay), from CopyTo's
+	// goroutine so that it lands between two of the filter's writes, never
+	// inside a sequence of the command's; and said again as plain lines
+	// once the relay ends.
+	var said []string
+	t.OnNotice(func(line string) {
+		said = append(said, line)
+		if term.IsTerminal(1) {
+			cols, _, err := term.GetSize(1)
+			if err != nil {
+				cols = 80
+			}
+			_, _ = os.Stdout.WriteString(ptyrelay.UrgentLine(line, cols))
+			return
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "%s\r\n", line)
+	})
 	go copyKeys(t, os.Stdin)
 	err = t.CopyTo(out)
 	restore()
+	if len(said) > 0 {
+		fmt.Fprint(opts.IO.ErrOut, "\r\n")
+		for _, line := range said {
+			fmt.Fprintln(opts.IO.ErrOut, line)
+		}
+	}
 	switch {
 	case errors.Is(err, jail.ErrDetached):
 		fmt.Fprintf(opts.IO.ErrOut, "\r\njail: detached from %s; it runs on (jail attach %s to come back, jail logs %s for its output)\n", opts.Name, opts.Name, opts.Name)

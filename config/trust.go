@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jail-sandbox/jail/policy"
@@ -45,17 +46,26 @@ var (
 	// ErrGone is a trusted project file that no longer exists
 	// (CheckAbsent).
 	ErrGone = errors.New("trusted but gone")
+	// ErrAbove is a trusted project file in a directory above the
+	// workspace, which a run there would not read (CheckAbove).
+	ErrAbove = errors.New("trusted above the workspace")
 )
 
 // TrustError is a project file jail will not read yet, with the fix.
 type TrustError struct {
-	File string
-	Err  error // ErrUntrusted or ErrChanged
-	Was  string
-	Now  string
+	File      string
+	Err       error // ErrUntrusted, ErrChanged, ErrGone or ErrAbove
+	Was       string
+	Now       string
+	Workspace string // ErrAbove: the workspace below File's directory
 }
 
 func (e *TrustError) Error() string {
+	if errors.Is(e.Err, ErrAbove) {
+		dir := filepath.Dir(e.File)
+		return fmt.Sprintf("%s is trusted for %s, which holds this workspace (%s, a git work tree of its own or the current directory), so a run here would not apply it (a .git made there by a command run in the sandbox does this): pass --workspace %s to run under it, or --no-project-file to run without it",
+			e.File, dir, e.Workspace, dir)
+	}
 	if errors.Is(e.Err, ErrGone) {
 		return fmt.Sprintf("%s was trusted but is gone (removed by you or by a command run in the sandbox), and with it what it set for this project: restore it, or run jail trust --revoke %s to go on without it (or pass --no-project-file)",
 			e.File, e.File)
@@ -145,6 +155,61 @@ func (t *TrustStore) CheckAbsent(path string) error {
 		return &TrustError{File: path, Err: ErrGone}
 	}
 	return nil
+}
+
+// CheckAbove is for a workspace jail chose (the git top level of the
+// current directory, else the current directory) that has no project file:
+// an error when the store has a record for a project file in a directory
+// above it. That file holds the enclosing project's restrictions, and the
+// workspace is narrower only because of a .git below them, which a command
+// run in that project's sandbox can make (its workspace is writable): the
+// next run from the subfolder must not start without them (trustfollow).
+// The user's home and the directories above it are not projects of
+// anything below them (the sandbox never makes a work tree holding the home
+// the workspace), so a record there does not count.
+func (t *TrustStore) CheckAbove(ws, home string) error {
+	if !filepath.IsAbs(t.Path) {
+		return nil // no store: nothing was trusted
+	}
+	tf, err := t.load()
+	if err != nil || len(tf.Files) == 0 {
+		return err
+	}
+	// The records' directories are resolved (canonical): so is the
+	// workspace, or a symlinked path to it would slip past.
+	if r, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = r
+	}
+	if home != "" {
+		if r, err := filepath.EvalSymlinks(home); err == nil {
+			home = r
+		}
+	}
+	best := ""
+	for key := range tf.Files {
+		dir := filepath.Dir(key)
+		if !below(ws, dir) {
+			continue
+		}
+		if home != "" && (dir == home || below(home, dir)) {
+			continue
+		}
+		if len(key) > len(best) {
+			best = key // the closest enclosing project
+		}
+	}
+	if best != "" {
+		return &TrustError{File: best, Err: ErrAbove, Workspace: ws}
+	}
+	return nil
+}
+
+// below reports whether p lies strictly below dir.
+func below(p, dir string) bool {
+	if dir == "/" {
+		return p != "/" && strings.HasPrefix(p, "/")
+	}
+	return strings.HasPrefix(p, dir+"/")
 }
 
 // Trust records path's current bytes as trusted. The file must parse as a

@@ -360,3 +360,42 @@ func TestProjectFileTrustFromSubfolder(t *testing.T) {
 		t.Fatalf("project file trusted from a subfolder not applied: %q %s", r.stdout, r.stderr)
 	}
 }
+
+// A .git the sandboxed command makes in a subfolder of a project whose
+// trusted .jail.toml denies something narrows the workspace of the next run
+// started in that subfolder: that run is refused, naming --workspace and
+// --no-project-file, rather than started without the project's deny
+// (trustfollow). Seen failing on main's binary (7c2873e): after the plant,
+// the run from sub/ started with sub/ as its workspace and read secret.txt.
+func TestProjectFileAboveNarrowedWorkspace(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	proj := filepath.Join(ws, ".jail.toml")
+	writeFile(t, proj, "deny = [\"sub/secret.txt\"]\n")
+	sub := filepath.Join(ws, "sub")
+	writeFile(t, filepath.Join(sub, "secret.txt"), "s3cret\n")
+	o := runOpts{env: h.env, dir: sub}
+	mustCode(t, run(t, o, "trust"), 0)
+	r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
+		t.Fatalf("trusted project file not applied from the subfolder: %q %s", r.stdout, r.stderr)
+	}
+	// The agent makes sub/ a work tree of its own.
+	mustCode(t, sh(t, o, `mkdir -p .git && echo 'ref: refs/heads/main' > .git/HEAD`), 0)
+	if _, err := os.Stat(filepath.Join(sub, ".git", "HEAD")); err != nil {
+		t.Fatalf("the sandbox could not make sub/.git/HEAD: the test checks nothing (%v)", err)
+	}
+	oneLine(t, sh(t, o, "cat secret.txt"), proj+" is trusted for "+ws, "--workspace "+ws, "--no-project-file")
+	// The ways on: the project's workspace (its deny applies), or without it.
+	r = sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`, "--workspace", ws)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
+		t.Fatalf("--workspace the project: %q %s", r.stdout, r.stderr)
+	}
+	r = sh(t, o, `echo ok`, "--no-project-file")
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {
+		t.Fatalf("--no-project-file: %q %s", r.stdout, r.stderr)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/hostpath"
 	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
@@ -860,12 +861,91 @@ func resolveRoots(p *policy.Policy, ws string) ([]ns.Mount, map[string]string, e
 			return nil, nil, err
 		}
 	}
+	if err := grantLinks(p, ws, binds); err != nil {
+		return nil, nil, err
+	}
 	var bl []ns.Mount
 	for _, b := range binds {
 		bl = append(bl, b)
 	}
 	sortBinds(bl)
 	return bl, raws, nil
+}
+
+// grantLinks refuses a write or read path reached through a symlink that
+// lies in the workspace or in a write path, unless the path it leads to is
+// given too, by a way with no symlink, with at least the same access. The
+// bind is of the link's target, resolved at start; a command run in the
+// sandbox can write those trees, so an earlier run can have pointed the
+// link elsewhere (~/.ssh, a dotfile's directory) for this one to grant
+// (trustfollow). The workspace counts even when read-only now: it was
+// writable in earlier runs. A link elsewhere (~/.cache -> /data/cache)
+// is the user's and works at its own path, as before.
+func grantLinks(p *policy.Policy, ws string, binds map[string]ns.Mount) error {
+	trees := []string{ws}
+	for _, b := range binds {
+		if b.Kind == ns.KindBind {
+			trees = append(trees, b.Path)
+		}
+	}
+	type grant struct {
+		key, raw, final string
+		rw              bool
+		links           []hostpath.Link
+	}
+	var grants []grant
+	// The paths given with no link on the way, and whether writable; the
+	// workspace is one (what lies in it is granted already).
+	direct := map[string]bool{ws: !p.ReadOnly}
+	for _, set := range []struct {
+		key   string
+		paths []string
+	}{{"write", p.Write}, {"read", p.Read}} {
+		for _, raw := range set.paths {
+			abs, err := policy.AbsPath(set.key, ws, raw)
+			if err != nil {
+				return err
+			}
+			final, links, err := hostpath.Resolve(abs)
+			if err != nil {
+				continue // resolved above already: gone since, the bind says so
+			}
+			g := grant{key: set.key, raw: raw, final: final, rw: set.key == "write", links: links}
+			if len(links) == 0 {
+				direct[final] = direct[final] || g.rw
+				continue
+			}
+			grants = append(grants, g)
+		}
+	}
+	for _, g := range grants {
+		covered := false
+		for d, rw := range direct {
+			if enclosing(g.final, []string{d}) != "" && (rw || !g.rw) {
+				covered = true // the user named the target itself (or its tree)
+				break
+			}
+		}
+		if covered {
+			continue
+		}
+		for _, l := range g.links {
+			tree := enclosing(l.Path, trees)
+			if tree == "" || tree == l.Path {
+				continue
+			}
+			what := "the workspace " + ws
+			if tree != ws {
+				what = "the writable " + tree
+			}
+			// Why: a link the sandbox could have retargeted must not
+			// choose what this run grants.
+			return &policy.FieldError{Key: g.key, Value: g.raw, Reason: fmt.Sprintf(
+				"leads through the symlink %s, in %s, which a command run in the sandbox can point elsewhere, to %s: give that path itself (`%s` %s) if you mean it",
+				l.Path, what, g.final, g.key, g.final)}
+		}
+	}
+	return nil
 }
 
 // sortBinds orders binds shallow first (then by path), so that a deeper

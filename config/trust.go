@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -215,24 +216,54 @@ func below(p, dir string) bool {
 // Trust records path's current bytes as trusted. The file must parse as a
 // project file: a file jail would refuse is not worth trusting.
 func (t *TrustStore) Trust(path string, now time.Time) (string, error) {
+	h, _, err := t.TrustShown(path, now)
+	return h, err
+}
+
+// TrustShown is Trust that also says what the trusted bytes set (Describe):
+// the very bytes hashed, read once. The user read the file before; a
+// command still running in the sandbox may have changed it since, and
+// jail trust shows what it trusted so that such a change is seen
+// (trustfollow).
+func (t *TrustStore) TrustShown(path string, now time.Time) (string, []string, error) {
 	key, err := canonical(path)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	data, err := os.ReadFile(key)
 	if err != nil {
-		return "", &FileError{File: path, Reason: readReason(err)}
+		return "", nil, &FileError{File: path, Reason: readReason(err)}
 	}
-	if _, err := Parse(key, data, ProjectConfig, Source{Kind: FromFile, File: path}); err != nil {
-		return "", err
+	f, err := Parse(key, data, ProjectConfig, Source{Kind: FromFile, File: path})
+	if err != nil {
+		return "", nil, err
 	}
 	tf, err := t.load()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	h := hashOf(data)
 	tf.Files[key] = Trusted{SHA256: h, Trusted: now.UTC()}
-	return h, t.save(tf)
+	return h, Describe(f), t.save(tf)
+}
+
+// Describe lists what a parsed file sets, one value a line, in file order:
+// "line 3: write = "~/x"". Values are the file's bytes, which the agent
+// may have written: quoted as config show quotes them (controls, C1 and
+// bidi as \u escapes), inert on a terminal. Keys are the option table's.
+func Describe(f *File) []string {
+	var out []string
+	for _, s := range f.Settings {
+		v := quote(s.Value)
+		switch s.Option.Kind {
+		case policy.Bool, policy.Int, policy.Uint, policy.Float:
+			if !strings.ContainsFunc(s.Value, termsafe.Control) {
+				v = s.Value // as TOML writes it
+			}
+		}
+		out = append(out, fmt.Sprintf("line %d: %s = %s", s.Source.Line, s.Option.Name, v))
+	}
+	return out
 }
 
 // Revoke forgets path; it reports whether there was a record.

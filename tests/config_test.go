@@ -399,3 +399,28 @@ func TestProjectFileAboveNarrowedWorkspace(t *testing.T) {
 		t.Fatalf("--no-project-file: %q %s", r.stdout, r.stderr)
 	}
 }
+
+// jail trust says what it trusted, from the bytes it hashed: a line the
+// sandboxed command added after the user read the file shows in its output,
+// escaped (trustfollow). Seen failing on main's binary (7c2873e): its output
+// was the path and hash only.
+func TestTrustShowsWhatItTrusts(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	proj := filepath.Join(ws, ".jail.toml")
+	writeFile(t, proj, "memory = \"2G\"\n")
+	o := runOpts{env: h.env, dir: ws}
+	// The user has read the file; a command in a sandbox still running
+	// adds to it before the user runs jail trust.
+	mustCode(t, sh(t, o, `printf '%s\n' 'net = "host"' 'hostname = "a\u001b]0;x\u0007"' >> .jail.toml`, "--no-project-file"), 0)
+	r := run(t, o, "trust")
+	mustCode(t, r, 0)
+	for _, w := range []string{proj, "it sets:", `line 1: memory = "2G"`, `line 2: net = "host"`, `line 3: hostname = "a\u001b]0;x\u0007"`} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("jail trust output lacks %q:\n%s", w, r.stdout)
+		}
+	}
+	if strings.ContainsAny(r.stdout, "\x1b\x07") {
+		t.Errorf("a control reached the terminal: %q", r.stdout)
+	}
+}

@@ -76,3 +76,23 @@ func TestGrantLinks(t *testing.T) {
 		})
 	}
 }
+
+// A path that resolves differently between resolveRoots' bind and
+// grantLinks' walk (a sandbox still running retargets the link in between)
+// is refused: the links checked must be the bound path's. Seen failing with
+// the final != path comparison taken out (checked and accepted).
+func TestGrantLinksChangedMeanwhile(t *testing.T) {
+	f := newFixture(t)
+	f.mkdir(t, "a", "b")
+	if err := os.Symlink(filepath.Join(f.ws, "a"), filepath.Join(f.ws, "l")); err != nil {
+		t.Fatal(err)
+	}
+	// Bound as b (the link's target a moment earlier), now leads to a.
+	err := grantLinks(f.ws, true, []grant{{key: "write", raw: "l", path: filepath.Join(f.ws, "b"), rw: true}}, nil)
+	if err == nil || !errors.Is(err, policy.ErrInvalid) || !strings.Contains(err.Error(), "changed while jail started") {
+		t.Fatalf("changed meanwhile: %v", err)
+	}
+	if err := grantLinks(f.ws, true, []grant{{key: "write", raw: "l", path: filepath.Join(f.ws, "a"), rw: true}}, nil); err != nil {
+		t.Fatalf("unchanged, into the workspace: %v", err)
+	}
+}

@@ -181,16 +181,20 @@ func (t *TrustStore) CheckAbove(ws, home string) error {
 	if r, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = r
 	}
-	if home != "" {
-		if r, err := filepath.EvalSymlinks(home); err == nil {
-			home = r
-		}
-	}
+	homeResolved := false
 	best := ""
 	for key := range tf.Files {
 		dir := filepath.Dir(key)
 		if !below(ws, dir) {
 			continue
+		}
+		if home != "" && !homeResolved {
+			// Only once a record encloses the workspace: most
+			// starts have none.
+			if r, err := filepath.EvalSymlinks(home); err == nil {
+				home = r
+			}
+			homeResolved = true
 		}
 		if home != "" && (dir == home || below(home, dir)) {
 			continue

@@ -214,7 +214,7 @@ func Resolve(req Request) (*Result, error) {
 			// project's restrictions (trustfollow). A workspace the
 			// user set is the user's choice.
 			if !wsSet {
-				if err := trust.CheckAbove(ws, env.Home); err != nil {
+				if err := trust.CheckAbove(ws, filepath.Clean(env.Cwd), env.Home); err != nil {
 					return nil, err
 				}
 			}

@@ -301,6 +301,24 @@ func TestResolveTrustedAbove(t *testing.T) {
 		t.Fatalf("symlinked current directory: %v", err)
 	}
 	w.env.Cwd = filepath.Join(sub, "deeper")
+	// The subfolder replaced by a symlink to a place outside the project
+	// (a -w path elsewhere): the resolved workspace is out of it, the
+	// path the user typed is not.
+	elsewhere := filepath.Join(w.home, "cache", "x")
+	w.write(filepath.Join(elsewhere, "deeper", "y"), "")
+	if err := os.Rename(sub, sub+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, sub); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.resolve(Request{}); !errors.Is(err, ErrAbove) {
+		t.Fatalf("subfolder replaced by a symlink out: %v", err)
+	}
+	os.Remove(sub)
+	if err := os.Rename(sub+".old", sub); err != nil {
+		t.Fatal(err)
+	}
 	// The ways on the message names.
 	yes := true
 	if r, err := w.resolve(Request{NoProject: &yes}); err != nil || r.Policy.Memory != 0 {

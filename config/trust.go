@@ -168,7 +168,13 @@ func (t *TrustStore) CheckAbsent(path string) error {
 // The user's home and the directories above it are not projects of
 // anything below them (the sandbox never makes a work tree holding the home
 // the workspace), so a record there does not count.
-func (t *TrustStore) CheckAbove(ws, home string) error {
+//
+// cwd is the current directory as the user reached it (its symlinks kept,
+// as $PWD has it): a directory of the project that a command in the
+// sandbox replaced with a symlink to a place it can write elsewhere (a -w
+// path) takes the resolved workspace out of the project; the path the user
+// typed still lies in it.
+func (t *TrustStore) CheckAbove(ws, cwd, home string) error {
 	if !filepath.IsAbs(t.Path) {
 		return nil // no store: nothing was trusted
 	}
@@ -185,7 +191,7 @@ func (t *TrustStore) CheckAbove(ws, home string) error {
 	best := ""
 	for key := range tf.Files {
 		dir := filepath.Dir(key)
-		if !below(ws, dir) {
+		if !below(ws, dir) && !(cwd != "" && (cwd == dir || below(cwd, dir))) {
 			continue
 		}
 		if home != "" && !homeResolved {

@@ -366,7 +366,8 @@ func TestProjectFileTrustFromSubfolder(t *testing.T) {
 // started in that subfolder: that run is refused, naming --workspace and
 // --no-project-file, rather than started without the project's deny
 // (trustfollow). Seen failing on main's binary (7c2873e): after the plant,
-// the run from sub/ started with sub/ as its workspace and read secret.txt.
+// the run from sub/ started with sub/ as its workspace and read secret.txt;
+// with sub/ replaced by a link out of the project, it started too.
 func TestProjectFileAboveNarrowedWorkspace(t *testing.T) {
 	h := newHome(t)
 	ws := workspace(t)
@@ -398,6 +399,16 @@ func TestProjectFileAboveNarrowedWorkspace(t *testing.T) {
 	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {
 		t.Fatalf("--no-project-file: %q %s", r.stdout, r.stderr)
 	}
+	// The subfolder replaced by a symlink to a place the agent can write
+	// outside the project (a -w path): the resolved workspace leaves the
+	// project, the path the user cd'd through ($PWD) does not. (Made by a
+	// run without the project file: its deny's mask in sub/ pins sub.)
+	other := workspace(t)
+	mustCode(t, sh(t, runOpts{env: h.env, dir: ws}, `rm -rf sub/.git && mv sub sub.old && mkdir -p `+other+`/x && ln -s `+other+`/x sub`, "--write", other, "--no-project-file"), 0)
+	if l, err := os.Readlink(sub); err != nil || l != other+"/x" {
+		t.Fatalf("the sandbox could not replace sub with a link: the test checks nothing (%q %v)", l, err)
+	}
+	oneLine(t, sh(t, runOpts{env: append(append([]string{}, h.env...), "PWD="+sub), dir: sub}, "true"), proj+" is trusted for "+ws, "--no-project-file")
 }
 
 // jail trust says what it trusted, from the bytes it hashed: a line the

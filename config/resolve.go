@@ -209,6 +209,15 @@ func Resolve(req Request) (*Result, error) {
 			if err := trust.CheckAbsent(path); err != nil {
 				return nil, err
 			}
+			// A workspace jail chose, narrower than a trusted
+			// project's: refused rather than run without that
+			// project's restrictions (trustfollow). A workspace the
+			// user set is the user's choice.
+			if !wsSet {
+				if err := trust.CheckAbove(ws, filepath.Clean(env.Cwd), env.Home); err != nil {
+					return nil, err
+				}
+			}
 		} else {
 			// An unreadable project file is not skipped: it may hold the
 			// project's restrictions.

@@ -252,3 +252,105 @@ func TestResolveSettingsPlacement(t *testing.T) {
 		t.Errorf("settings source %+v", src)
 	}
 }
+
+// A .git planted below a trusted project's top narrows the workspace jail
+// chooses: the run from there is refused, naming the ways on, rather than
+// started without the project's restrictions (trustfollow). Seen failing
+// before CheckAbove: the run resolved with no error and memory 0.
+func TestResolveTrustedAbove(t *testing.T) {
+	w := newWorld(t)
+	w.write(filepath.Join(w.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"3G\"\n")
+	if _, err := w.trust.Trust(proj, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(w.ws, "a", "sub")
+	w.write(filepath.Join(sub, "deeper", "x"), "")
+	w.env.Cwd = filepath.Join(sub, "deeper")
+	// Before the plant: the subfolder's run is the project's.
+	if r, err := w.resolve(Request{}); err != nil || r.Policy.Memory != 3<<30 || r.Workspace != w.ws {
+		t.Fatalf("before: %v %+v", err, r)
+	}
+	// The agent plants a work tree of its own in the subfolder.
+	w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
+	_, err := w.resolve(Request{})
+	var te *TrustError
+	if !errors.As(err, &te) || !errors.Is(err, ErrAbove) || !errors.Is(err, policy.ErrInvalid) || te.File != proj ||
+		!strings.Contains(err.Error(), "--workspace "+w.ws) || !strings.Contains(err.Error(), "--no-project-file") {
+		t.Fatalf("narrowed workspace: %v", err)
+	}
+	// A .git file (gitdir:) narrows it the same way.
+	os.RemoveAll(filepath.Join(sub, ".git"))
+	w.write(filepath.Join(sub, ".git"), "gitdir: /nowhere\n")
+	if _, err := w.resolve(Request{}); !errors.Is(err, ErrAbove) {
+		t.Fatalf(".git file: %v", err)
+	}
+	// No git at all: the current directory is the workspace, still below.
+	os.Remove(filepath.Join(sub, ".git"))
+	os.RemoveAll(filepath.Join(w.ws, ".git"))
+	if _, err := w.resolve(Request{}); !errors.Is(err, ErrAbove) {
+		t.Fatalf("current directory below the project: %v", err)
+	}
+	// Reached through a symlink: the same directory.
+	link := filepath.Join(w.home, "link")
+	if err := os.Symlink(filepath.Join(sub, "deeper"), link); err != nil {
+		t.Fatal(err)
+	}
+	w.env.Cwd = link
+	if _, err := w.resolve(Request{}); !errors.Is(err, ErrAbove) {
+		t.Fatalf("symlinked current directory: %v", err)
+	}
+	w.env.Cwd = filepath.Join(sub, "deeper")
+	// The subfolder replaced by a symlink to a place outside the project
+	// (a -w path elsewhere): the resolved workspace is out of it, the
+	// path the user typed is not.
+	elsewhere := filepath.Join(w.home, "cache", "x")
+	w.write(filepath.Join(elsewhere, "deeper", "y"), "")
+	if err := os.Rename(sub, sub+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, sub); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.resolve(Request{}); !errors.Is(err, ErrAbove) {
+		t.Fatalf("subfolder replaced by a symlink out: %v", err)
+	}
+	os.Remove(sub)
+	if err := os.Rename(sub+".old", sub); err != nil {
+		t.Fatal(err)
+	}
+	// The ways on the message names.
+	yes := true
+	if r, err := w.resolve(Request{NoProject: &yes}); err != nil || r.Policy.Memory != 0 {
+		t.Fatalf("--no-project-file: %v", err)
+	}
+	if r, err := w.resolve(Request{Flags: []Setting{flag("workspace", w.ws)}}); err != nil || r.Policy.Memory != 3<<30 {
+		t.Fatalf("--workspace the project: %v %+v", err, r)
+	}
+	if _, err := w.resolve(Request{Flags: []Setting{flag("workspace", ".")}}); err != nil {
+		t.Fatalf("--workspace chosen by the user: %v", err)
+	}
+	// A subfolder trusted on its own is its own project.
+	own := w.write(filepath.Join(w.env.Cwd, ProjectFileName), "memory = \"1G\"\n")
+	if _, err := w.trust.Trust(own, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.resolve(Request{}); err != nil || r.Policy.Memory != 1<<30 {
+		t.Fatalf("own trusted file: %v %+v", err, r)
+	}
+	os.Remove(own)
+	w.trust.Revoke(own)
+	// Records that do not enclose the workspace: a sibling, and the home
+	// (never a project of what lies below it).
+	w.trust.Revoke(proj)
+	sib := w.write(filepath.Join(w.home, "sib", ProjectFileName), "memory = \"1G\"\n")
+	homeFile := w.write(filepath.Join(w.home, ProjectFileName), "memory = \"1G\"\n")
+	for _, f := range []string{sib, homeFile} {
+		if _, err := w.trust.Trust(f, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Fatalf("records not above the workspace: %v", err)
+	}
+}

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -45,17 +47,26 @@ var (
 	// ErrGone is a trusted project file that no longer exists
 	// (CheckAbsent).
 	ErrGone = errors.New("trusted but gone")
+	// ErrAbove is a trusted project file in a directory above the
+	// workspace, which a run there would not read (CheckAbove).
+	ErrAbove = errors.New("trusted above the workspace")
 )
 
 // TrustError is a project file jail will not read yet, with the fix.
 type TrustError struct {
-	File string
-	Err  error // ErrUntrusted or ErrChanged
-	Was  string
-	Now  string
+	File      string
+	Err       error // ErrUntrusted, ErrChanged, ErrGone or ErrAbove
+	Was       string
+	Now       string
+	Workspace string // ErrAbove: the workspace below File's directory
 }
 
 func (e *TrustError) Error() string {
+	if errors.Is(e.Err, ErrAbove) {
+		dir := filepath.Dir(e.File)
+		return fmt.Sprintf("%s is trusted for %s, which holds this workspace (%s, a git work tree of its own or the current directory), so a run here would not apply it (a .git made there by a command run in the sandbox does this): pass --workspace %s to run under it, or --no-project-file to run without it",
+			e.File, dir, e.Workspace, dir)
+	}
 	if errors.Is(e.Err, ErrGone) {
 		return fmt.Sprintf("%s was trusted but is gone (removed by you or by a command run in the sandbox), and with it what it set for this project: restore it, or run jail trust --revoke %s to go on without it (or pass --no-project-file)",
 			e.File, e.File)
@@ -147,27 +158,122 @@ func (t *TrustStore) CheckAbsent(path string) error {
 	return nil
 }
 
+// CheckAbove is for a workspace jail chose (the git top level of the
+// current directory, else the current directory) that has no project file:
+// an error when the store has a record for a project file in a directory
+// above it. That file holds the enclosing project's restrictions, and the
+// workspace is narrower only because of a .git below them, which a command
+// run in that project's sandbox can make (its workspace is writable): the
+// next run from the subfolder must not start without them (trustfollow).
+// The user's home and the directories above it are not projects of
+// anything below them (the sandbox never makes a work tree holding the home
+// the workspace), so a record there does not count.
+//
+// cwd is the current directory as the user reached it (its symlinks kept,
+// as $PWD has it): a directory of the project that a command in the
+// sandbox replaced with a symlink to a place it can write elsewhere (a -w
+// path) takes the resolved workspace out of the project; the path the user
+// typed still lies in it.
+func (t *TrustStore) CheckAbove(ws, cwd, home string) error {
+	if !filepath.IsAbs(t.Path) {
+		return nil // no store: nothing was trusted
+	}
+	tf, err := t.load()
+	if err != nil || len(tf.Files) == 0 {
+		return err
+	}
+	// The records' directories are resolved (canonical): so is the
+	// workspace, or a symlinked path to it would slip past.
+	if r, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = r
+	}
+	homeResolved := false
+	best := ""
+	for key := range tf.Files {
+		dir := filepath.Dir(key)
+		if !below(ws, dir) && !(cwd != "" && (cwd == dir || below(cwd, dir))) {
+			continue
+		}
+		if home != "" && !homeResolved {
+			// Only once a record encloses the workspace: most
+			// starts have none.
+			if r, err := filepath.EvalSymlinks(home); err == nil {
+				home = r
+			}
+			homeResolved = true
+		}
+		if home != "" && (dir == home || below(home, dir)) {
+			continue
+		}
+		if len(key) > len(best) {
+			best = key // the closest enclosing project
+		}
+	}
+	if best != "" {
+		return &TrustError{File: best, Err: ErrAbove, Workspace: ws}
+	}
+	return nil
+}
+
+// below reports whether p lies strictly below dir.
+func below(p, dir string) bool {
+	if dir == "/" {
+		return p != "/" && strings.HasPrefix(p, "/")
+	}
+	return strings.HasPrefix(p, dir+"/")
+}
+
 // Trust records path's current bytes as trusted. The file must parse as a
 // project file: a file jail would refuse is not worth trusting.
 func (t *TrustStore) Trust(path string, now time.Time) (string, error) {
+	h, _, err := t.TrustShown(path, now)
+	return h, err
+}
+
+// TrustShown is Trust that also says what the trusted bytes set (Describe):
+// the very bytes hashed, read once. The user read the file before; a
+// command still running in the sandbox may have changed it since, and
+// jail trust shows what it trusted so that such a change is seen
+// (trustfollow).
+func (t *TrustStore) TrustShown(path string, now time.Time) (string, []string, error) {
 	key, err := canonical(path)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	data, err := os.ReadFile(key)
 	if err != nil {
-		return "", &FileError{File: path, Reason: readReason(err)}
+		return "", nil, &FileError{File: path, Reason: readReason(err)}
 	}
-	if _, err := Parse(key, data, ProjectConfig, Source{Kind: FromFile, File: path}); err != nil {
-		return "", err
+	f, err := Parse(key, data, ProjectConfig, Source{Kind: FromFile, File: path})
+	if err != nil {
+		return "", nil, err
 	}
 	tf, err := t.load()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	h := hashOf(data)
 	tf.Files[key] = Trusted{SHA256: h, Trusted: now.UTC()}
-	return h, t.save(tf)
+	return h, Describe(f), t.save(tf)
+}
+
+// Describe lists what a parsed file sets, one value a line, in file order:
+// "line 3: write = "~/x"". Values are the file's bytes, which the agent
+// may have written: quoted as config show quotes them (controls, C1 and
+// bidi as \u escapes), inert on a terminal. Keys are the option table's.
+func Describe(f *File) []string {
+	var out []string
+	for _, s := range f.Settings {
+		v := quote(s.Value)
+		switch s.Option.Kind {
+		case policy.Bool, policy.Int, policy.Uint, policy.Float:
+			if !strings.ContainsFunc(s.Value, termsafe.Control) {
+				v = s.Value // as TOML writes it
+			}
+		}
+		out = append(out, fmt.Sprintf("line %d: %s = %s", s.Source.Line, s.Option.Name, v))
+	}
+	return out
 }
 
 // Revoke forgets path; it reports whether there was a record.

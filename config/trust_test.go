@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -122,5 +123,39 @@ func TestNoConfigDirTrustsNothing(t *testing.T) {
 	os.Remove(proj)
 	if _, err := Resolve(Request{Env: env, Profiles: w.profile}); err != nil {
 		t.Fatalf("no config directory, no project file: %v", err)
+	}
+}
+
+// TrustShown says what the bytes it hashed set, one value a line with its
+// line number, values inert on a terminal (trustfollow): a change an agent
+// made after the user read the file is seen in jail trust's output.
+func TestTrustShown(t *testing.T) {
+	w := newWorld(t)
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"1G\"\n\nwrite = [\"a\", \"b\\u001b]0;x\\u0007\\u009b\\u202e\"]\nallow-local-tcp = true\npids = 7\n")
+	h, sets, err := w.trust.TrustShown(proj, time.Unix(0, 0))
+	if err != nil || len(h) != 64 {
+		t.Fatalf("TrustShown: %q %v", h, err)
+	}
+	want := []string{
+		`line 1: memory = "1G"`,
+		`line 3: write = "a"`,
+		`line 3: write = "b\u001b]0;x\u0007\u009b\u202e"`,
+		`line 4: allow-local-tcp = true`,
+		`line 5: pids = 7`,
+	}
+	if strings.Join(sets, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("sets:\n%s\nwant:\n%s", strings.Join(sets, "\n"), strings.Join(want, "\n"))
+	}
+	for _, l := range sets {
+		if strings.ContainsFunc(l, termsafe.Control) {
+			t.Errorf("a control reaches the terminal: %q", l)
+		}
+	}
+	if err := w.trust.Check(proj, []byte("memory = \"1G\"\n\nwrite = [\"a\", \"b\\u001b]0;x\\u0007\\u009b\\u202e\"]\nallow-local-tcp = true\npids = 7\n")); err != nil {
+		t.Fatalf("the bytes shown are not the bytes trusted: %v", err)
+	}
+	empty := w.write(filepath.Join(w.home, "e", ProjectFileName), "version = 1\n")
+	if _, sets, err := w.trust.TrustShown(empty, time.Unix(0, 0)); err != nil || len(sets) != 0 {
+		t.Fatalf("empty: %q %v", sets, err)
 	}
 }

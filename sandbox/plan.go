@@ -20,6 +20,7 @@ import (
 	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/hostpath"
 	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
@@ -817,10 +818,14 @@ func resolveRoots(p *policy.Policy, ws string) ([]ns.Mount, map[string]string, e
 		raw = ws
 	}
 	raws := map[string]string{ws: raw}
+	var grants []grant
 	addBind := func(key, raw string, rw bool, why string) error {
 		path, err := policy.ResolvePath(key, ws, raw)
 		if err != nil {
 			return err
+		}
+		if key != "workspace" {
+			grants = append(grants, grant{key: key, raw: raw, path: path, rw: rw})
 		}
 		if _, seen := raws[path]; !seen {
 			raws[path] = raw
@@ -860,12 +865,99 @@ func resolveRoots(p *policy.Policy, ws string) ([]ns.Mount, map[string]string, e
 			return nil, nil, err
 		}
 	}
+	if err := grantLinks(ws, !p.ReadOnly, grants, binds); err != nil {
+		return nil, nil, err
+	}
 	var bl []ns.Mount
 	for _, b := range binds {
 		bl = append(bl, b)
 	}
 	sortBinds(bl)
 	return bl, raws, nil
+}
+
+// grant is one write or read path as resolveRoots bound it.
+type grant struct {
+	key, raw string
+	path     string // what it was resolved to, and is bound
+	rw       bool
+}
+
+// grantLinks refuses a write or read path reached through a symlink that
+// lies in the workspace or in a write path, unless the path it leads to is
+// given too, by a way with no symlink, with at least the same access (or
+// lies in the writable workspace). The bind is of the link's target,
+// resolved at start; a command run in the sandbox can write those trees,
+// so an earlier run can have pointed the link elsewhere (~/.ssh, a
+// dotfile's directory) for this one to grant (trustfollow). The workspace
+// counts even when read-only now: it was writable in earlier runs. A link
+// elsewhere (~/.cache -> /data/cache) is the user's and works at its own
+// path, as before.
+func grantLinks(ws string, wsWritable bool, grants []grant, binds map[string]ns.Mount) error {
+	trees := []string{ws}
+	for _, b := range binds {
+		if b.Kind == ns.KindBind {
+			trees = append(trees, b.Path)
+		}
+	}
+	type linked struct {
+		grant
+		links []hostpath.Link
+	}
+	var viaLinks []linked
+	// The paths given with no link on the way, and whether writable; the
+	// workspace is one (what lies in it is granted already).
+	direct := map[string]bool{ws: wsWritable}
+	for _, g := range grants {
+		abs, err := policy.AbsPath(g.key, ws, g.raw)
+		if err != nil {
+			return err
+		}
+		final, links, err := hostpath.Resolve(abs)
+		if err == nil && final != g.path {
+			err = fmt.Errorf("now leads to %s", final)
+		}
+		if err != nil {
+			// Why: the links checked must be those of the path bound;
+			// one that changes while jail starts (a sandbox still
+			// running retargets it) is refused, not guessed at.
+			return &policy.FieldError{Key: g.key, Value: g.raw, Reason: fmt.Sprintf(
+				"resolved to %s, then changed while jail started (%v): a command running in a sandbox may be changing it", g.path, err)}
+		}
+		if len(links) == 0 {
+			direct[g.path] = direct[g.path] || g.rw
+			continue
+		}
+		viaLinks = append(viaLinks, linked{g, links})
+	}
+	for _, g := range viaLinks {
+		covered := false
+		for d, rw := range direct {
+			if enclosing(g.path, []string{d}) != "" && (rw || !g.rw) {
+				covered = true // the user named the target itself (or its tree)
+				break
+			}
+		}
+		if covered {
+			continue
+		}
+		for _, l := range g.links {
+			tree := enclosing(l.Path, trees)
+			if tree == "" || tree == l.Path {
+				continue
+			}
+			what := "the workspace " + ws
+			if tree != ws {
+				what = "the writable " + tree
+			}
+			// Why: a link the sandbox could have retargeted must not
+			// choose what this run grants.
+			return &policy.FieldError{Key: g.key, Value: g.raw, Reason: fmt.Sprintf(
+				"leads through the symlink %s, in %s, which a command run in the sandbox can point elsewhere, to %s: give that path itself (`%s` %s) if you mean it",
+				l.Path, what, g.path, g.key, g.path)}
+		}
+	}
+	return nil
 }
 
 // sortBinds orders binds shallow first (then by path), so that a deeper

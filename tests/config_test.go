@@ -360,3 +360,78 @@ func TestProjectFileTrustFromSubfolder(t *testing.T) {
 		t.Fatalf("project file trusted from a subfolder not applied: %q %s", r.stdout, r.stderr)
 	}
 }
+
+// A .git the sandboxed command makes in a subfolder of a project whose
+// trusted .jail.toml denies something narrows the workspace of the next run
+// started in that subfolder: that run is refused, naming --workspace and
+// --no-project-file, rather than started without the project's deny
+// (trustfollow). Seen failing on main's binary (7c2873e): after the plant,
+// the run from sub/ started with sub/ as its workspace and read secret.txt;
+// with sub/ replaced by a link out of the project, it started too.
+func TestProjectFileAboveNarrowedWorkspace(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	proj := filepath.Join(ws, ".jail.toml")
+	writeFile(t, proj, "deny = [\"sub/secret.txt\"]\n")
+	sub := filepath.Join(ws, "sub")
+	writeFile(t, filepath.Join(sub, "secret.txt"), "s3cret\n")
+	o := runOpts{env: h.env, dir: sub}
+	mustCode(t, run(t, o, "trust"), 0)
+	r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
+		t.Fatalf("trusted project file not applied from the subfolder: %q %s", r.stdout, r.stderr)
+	}
+	// The agent makes sub/ a work tree of its own.
+	mustCode(t, sh(t, o, `mkdir -p .git && echo 'ref: refs/heads/main' > .git/HEAD`), 0)
+	if _, err := os.Stat(filepath.Join(sub, ".git", "HEAD")); err != nil {
+		t.Fatalf("the sandbox could not make sub/.git/HEAD: the test checks nothing (%v)", err)
+	}
+	oneLine(t, sh(t, o, "cat secret.txt"), proj+" is trusted for "+ws, "--workspace "+ws, "--no-project-file")
+	// The ways on: the project's workspace (its deny applies), or without it.
+	r = sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`, "--workspace", ws)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
+		t.Fatalf("--workspace the project: %q %s", r.stdout, r.stderr)
+	}
+	r = sh(t, o, `echo ok`, "--no-project-file")
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {
+		t.Fatalf("--no-project-file: %q %s", r.stdout, r.stderr)
+	}
+	// The subfolder replaced by a symlink to a place the agent can write
+	// outside the project (a -w path): the resolved workspace leaves the
+	// project, the path the user cd'd through ($PWD) does not. (Made by a
+	// run without the project file: its deny's mask in sub/ pins sub.)
+	other := workspace(t)
+	mustCode(t, sh(t, runOpts{env: h.env, dir: ws}, `rm -rf sub/.git && mv sub sub.old && mkdir -p `+other+`/x && ln -s `+other+`/x sub`, "--write", other, "--no-project-file"), 0)
+	if l, err := os.Readlink(sub); err != nil || l != other+"/x" {
+		t.Fatalf("the sandbox could not replace sub with a link: the test checks nothing (%q %v)", l, err)
+	}
+	oneLine(t, sh(t, runOpts{env: append(append([]string{}, h.env...), "PWD="+sub), dir: sub}, "true"), proj+" is trusted for "+ws, "--no-project-file")
+}
+
+// jail trust says what it trusted, from the bytes it hashed: a line the
+// sandboxed command added after the user read the file shows in its output,
+// escaped (trustfollow). Seen failing on main's binary (7c2873e): its output
+// was the path and hash only.
+func TestTrustShowsWhatItTrusts(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	proj := filepath.Join(ws, ".jail.toml")
+	writeFile(t, proj, "memory = \"2G\"\n")
+	o := runOpts{env: h.env, dir: ws}
+	// The user has read the file; a command in a sandbox still running
+	// adds to it before the user runs jail trust.
+	mustCode(t, sh(t, o, `printf '%s\n' 'net = "host"' 'hostname = "a\u001b]0;x\u0007"' >> .jail.toml`, "--no-project-file"), 0)
+	r := run(t, o, "trust")
+	mustCode(t, r, 0)
+	for _, w := range []string{proj, "it sets:", `line 1: memory = "2G"`, `line 2: net = "host"`, `line 3: hostname = "a\u001b]0;x\u0007"`} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("jail trust output lacks %q:\n%s", w, r.stdout)
+		}
+	}
+	if strings.ContainsAny(r.stdout, "\x1b\x07") {
+		t.Errorf("a control reached the terminal: %q", r.stdout)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/config"
+	"github.com/jail-sandbox/jail/internal/termsafe"
 )
 
 // TrustOptions is jail trust.
@@ -25,7 +26,9 @@ SHA-256 in your config directory, outside every workspace and hidden from
 every sandbox. Any change to the file (yours, or one made by a command in the
 sandbox) loses the trust; jail then refuses to start until you run jail trust
 again. So does its removal: restore it, or forget it with --revoke FILE. FILE defaults to the .jail.toml a run here reads: at the top level of
-the git work tree, else in the current directory.`
+the git work tree, else in the current directory. jail trust lists what the
+bytes it trusted set, line by line: check it against what you read (a
+command still running in a sandbox may have changed the file since).`
 	c.flags.BoolVar(&opts.List, "list", false, "list trusted files and whether they changed")
 	c.flags.BoolVar(&opts.Revoke, "revoke", false, "forget FILE")
 	c.args = func(args []string) error {
@@ -64,7 +67,7 @@ func trustRun(f *factory, opts *TrustOptions) error {
 			return err
 		}
 		for _, t := range list {
-			fmt.Fprintf(opts.IO.Out, "%-8s %s  %.12s  %s\n", t.State, t.Trusted.Trusted.Format("2006-01-02"), t.SHA256, t.Path)
+			fmt.Fprintf(opts.IO.Out, "%-8s %s  %.12s  %s\n", t.State, t.Trusted.Trusted.Format("2006-01-02"), t.SHA256, termsafe.Escape(t.Path))
 		}
 		return nil
 	}
@@ -82,13 +85,23 @@ func trustRun(f *factory, opts *TrustOptions) error {
 		if !ok {
 			return &usageError{fmt.Sprintf("trust --revoke: %s was not trusted", file)}
 		}
-		fmt.Fprintf(opts.IO.Out, "no longer trusted: %s\n", file)
+		fmt.Fprintf(opts.IO.Out, "no longer trusted: %s\n", termsafe.Escape(file))
 		return nil
 	}
-	h, err := store.Trust(file, time.Now())
+	h, sets, err := store.TrustShown(file, time.Now())
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.Out, "trusted %s (sha256 %.12s): jail reads it while it stays as it is\n", file, h)
+	// What was trusted, from the bytes hashed: a change made since the
+	// user read the file (by a command still running in the sandbox) shows
+	// here, to revoke at once (trustfollow).
+	what := "it sets nothing"
+	if len(sets) > 0 {
+		what = "it sets:"
+	}
+	fmt.Fprintf(opts.IO.Out, "trusted %s (sha256 %.12s): jail reads it while it stays as it is; %s\n", termsafe.Escape(file), h, what)
+	for _, l := range sets {
+		fmt.Fprintf(opts.IO.Out, "  %s\n", l)
+	}
 	return nil
 }

@@ -31,12 +31,28 @@ func Bound() ([]string, error) {
 			return nil, errors.Join(err, ferr)
 		}
 	}
-	for _, p := range placeRelative(rel, procDir) {
-		if !slices.Contains(paths, p) {
+	return addPlaced(paths, placeRelative(rel, procDir)), nil
+}
+
+// addPlaced appends to paths each of placed not in it already. Why a
+// set: another local user chooses how many names there are (tens of
+// thousands of sockets bound in a directory of theirs); a search of the
+// list for each made every root start quadratic in them (review14c).
+func addPlaced(paths, placed []string) []string {
+	if len(placed) == 0 {
+		return paths
+	}
+	have := make(map[string]bool, len(paths)+len(placed))
+	for _, p := range paths {
+		have[p] = true
+	}
+	for _, p := range placed {
+		if !have[p] {
+			have[p] = true
 			paths = append(paths, p)
 		}
 	}
-	return paths, nil
+	return paths
 }
 
 // procDir is where placeRelative reads the working directories (a test
@@ -72,10 +88,15 @@ func placeRelative(rel []string, proc string) []string {
 		}
 	}
 	var out []string
+	found := map[string]bool{} // a set: the names are another user's to multiply (addPlaced)
 	for c := range cwds {
 		for _, r := range rel {
 			p := filepath.Join(c, r)
-			if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() == os.ModeSocket && !slices.Contains(out, p) {
+			if found[p] {
+				continue
+			}
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() == os.ModeSocket {
+				found[p] = true
 				out = append(out, p)
 			}
 		}
@@ -142,12 +163,13 @@ func fromProc(path string) (paths, rel []string, err error) {
 		return nil, nil, err
 	}
 	paths, overrun, rel := parseProc(data)
+	var joined []string
 	for _, p := range overrun {
 		// Why: the kernel prints a name's newline as it is; the socket
 		// of such a name is found only by its joined reading.
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() == os.ModeSocket && !slices.Contains(paths, p) {
-			paths = append(paths, p)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().Type() == os.ModeSocket {
+			joined = append(joined, p)
 		}
 	}
-	return paths, rel, nil
+	return addPlaced(paths, joined), rel, nil
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"golang.org/x/term"
@@ -21,7 +22,17 @@ import (
 type Screen struct {
 	mu sync.Mutex
 	f  *os.File
+
+	// The urgent lines' queue and writer (Urgent). qmu guards queue and
+	// is never held across a write; closed is read by the writer under mu.
+	qmu    sync.Mutex
+	queue  chan string
+	closed atomic.Bool
 }
+
+// urgentQueue is how many urgent lines wait for a terminal that does not
+// read; more are dropped from the screen (the summary at exit says each).
+const urgentQueue = 8
 
 // NewScreen returns the Screen writing to f, the user's terminal.
 func NewScreen(f *os.File) *Screen { return &Screen{f: f} }
@@ -33,16 +44,58 @@ func (s *Screen) Write(p []byte) (int, error) {
 	return s.f.Write(p)
 }
 
-// Urgent writes text on the agent's screen at once (UrgentLine), for a
-// security event that cannot wait for the agent's exit.
+// Urgent puts text on the agent's screen (UrgentLine), for a security
+// event that cannot wait for the agent's exit. It never waits for the
+// terminal: a writer of the Screen's own takes the lock and writes.
+// Why: a terminal that stops reading (a stalled link, a paused pane)
+// blocks the relay's write, which holds the lock; the caller is the mask
+// watch, whose stop the run's end waits for before its exit check and
+// its trail's exit event (review14c: they never came while the terminal
+// stalled). A line that finds urgentQueue lines waiting is dropped from
+// the screen only (the caller's summary says it at exit).
 func (s *Screen) Urgent(text string) {
-	cols, _, err := term.GetSize(int(s.f.Fd()))
-	if err != nil {
-		cols = 80
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.closed.Load() {
+		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, _ = s.f.WriteString(UrgentLine(text, cols))
+	if s.queue == nil {
+		s.queue = make(chan string, urgentQueue)
+		go s.writeUrgent(s.queue)
+	}
+	select {
+	case s.queue <- text:
+	default:
+	}
+}
+
+// writeUrgent writes the queued lines, each between two of the filter's
+// writes, until Close.
+func (s *Screen) writeUrgent(q <-chan string) {
+	for text := range q {
+		s.mu.Lock()
+		if !s.closed.Load() {
+			cols, _, err := term.GetSize(int(s.f.Fd()))
+			if err != nil {
+				cols = 80
+			}
+			_, _ = s.f.WriteString(UrgentLine(text, cols))
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Close ends the urgent lines: the terminal is the user's again (what
+// was held, urgent lines included, is said in the summary). Lines still
+// queued are not written; a write under way is not waited for.
+func (s *Screen) Close() {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.closed.Swap(true) || s.queue == nil {
+		return
+	}
+	close(s.queue)
+	s.queue = nil
 }
 
 // UrgentLine is text as one line on a screen a full-screen program owns,

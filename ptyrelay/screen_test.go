@@ -1,8 +1,11 @@
 package ptyrelay
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jail-sandbox/jail/internal/termsafe"
@@ -59,4 +62,64 @@ func FuzzUrgentLine(f *testing.F) {
 			t.Fatalf("%d cells for %d columns: %q", width, cols, body)
 		}
 	})
+}
+
+// A terminal that does not read holds the Screen's lock (the relay's
+// write blocks under it): Urgent must still return at once (review14c:
+// the mask watch that calls it is waited for by the run's end, before
+// its exit check). Seen failing on main (Urgent waited for the lock).
+// The line is written once the terminal reads again; after Close,
+// nothing more is.
+func TestUrgentDoesNotWaitForTheTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	s := NewScreen(w)
+	s.mu.Lock() // the relay's write, blocked on the terminal
+	returned := make(chan struct{})
+	go func() {
+		s.Urgent("jail: first")
+		for i := range 2 * urgentQueue {
+			s.Urgent(fmt.Sprintf("jail: more %d", i)) // beyond the queue: dropped, not waited for
+		}
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		s.mu.Unlock()
+		t.Fatal("Urgent waited for a terminal that does not read")
+	}
+	s.mu.Unlock() // the terminal reads again
+	got := make([]byte, 0, 4096)
+	buf := make([]byte, 4096)
+	for !strings.Contains(string(got), "jail: first") {
+		r.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatalf("the urgent line never came: %v (got %q)", err, got)
+		}
+		got = append(got, buf[:n]...)
+	}
+	s.Close()
+	s.Close()
+	s.Urgent("jail: after close")
+	s.mu.Lock() // a line under way when Close came is written by now
+	s.mu.Unlock()
+	time.Sleep(100 * time.Millisecond)
+	var rest []byte
+	for {
+		r.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		n, err := r.Read(buf)
+		rest = append(rest, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	if strings.Contains(string(rest), "after close") {
+		t.Fatalf("an urgent line was written after Close: %q", rest)
+	}
 }

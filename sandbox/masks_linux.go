@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/maskwatch"
 	"github.com/jail-sandbox/jail/notice"
@@ -147,7 +149,27 @@ func (r *runner) unmasked(f maskwatch.Fall) {
 	// Urgent: a protection fell while the agent runs; the user must hear
 	// it now, with --quiet and on a relayed agent's screen too (not only
 	// in the summary after the agent's exit), to end the run in time.
-	r.say(notice.Notice{Kind: "jail", Severity: notice.Warning, Text: Spell(text), Urgent: true})
+	n := notice.Notice{Kind: "jail", Severity: notice.Warning, Text: Spell(text), Urgent: true}
+	if f.Rule == whyHostSocket {
+		// Why: host sockets are masked wherever any local user binds
+		// them, and that user may bind hundreds and bind them again (a
+		// daemon's restart, or on purpose): one urgent line, with a bell,
+		// each, even with --quiet, would flood the user's screen. The
+		// falls of one owner's sockets (the new file's: another user
+		// cannot make root's or the user's) are one notice, counted in
+		// the summary; the trail has each.
+		n.Group = "unmasked socket of " + socketOwner(f.Path.Path)
+	}
+	r.say(n)
+}
+
+// socketOwner names the owner of the file at p now ("uid N"), or "?".
+func socketOwner(p string) string {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("uid %d", st.Uid)
 }
 
 // stopMaskWatch ends the watch; its descriptor is closed last, off the

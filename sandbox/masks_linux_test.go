@@ -3,8 +3,11 @@ package sandbox
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -99,4 +102,36 @@ func TestEndIfUnmaskedKillsBeforeItSays(t *testing.T) {
 	}
 	close(release)
 	<-said
+}
+
+// Host sockets are masked wherever any local user binds them, and that
+// user can bind them again (hundreds, in a loop): each fall was an urgent
+// line with a bell on the user's screen, --quiet or not (review14c: 300
+// sockets of another user bound again gave 300 lines). One owner's socket
+// falls are one urgent notice, counted in the summary; another mask's fall
+// (the workspace's .env) still has its own. Seen failing on main: 51
+// urgent lines.
+func TestUnmaskedSocketsOneLinePerOwner(t *testing.T) {
+	dir := t.TempDir()
+	r := &runner{pol: &policy.Policy{}}
+	var summary strings.Builder
+	r.notes = notice.New(&summary, notice.Options{Quiet: true})
+	r.notes.Hold()
+	var lines []string
+	r.notes.SetUrgent(func(l string) { lines = append(lines, l) })
+	for i := range 50 {
+		p := filepath.Join(dir, fmt.Sprintf("s%d", i))
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r.unmasked(maskwatch.Fall{Path: maskwatch.Path{Path: p, Kind: ns.KindMask, Rule: whyHostSocket, Hides: true}, How: "created after its removal"})
+	}
+	r.unmasked(maskwatch.Fall{Path: maskwatch.Path{Path: "/ws/.env", Kind: ns.KindMask, Rule: "secret", Hides: true}, How: "renamed over"})
+	if len(lines) != 2 || !strings.Contains(lines[0], "/s0 ") || !strings.Contains(lines[1], "/ws/.env") {
+		t.Errorf("%d urgent lines, want 2 (one for the owner's sockets, one for .env):\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	r.notes.Release("")
+	if !strings.Contains(summary.String(), "(50 times)") || !strings.Contains(summary.String(), "/ws/.env") {
+		t.Errorf("the summary does not count the sockets' falls or lost .env's:\n%s", summary.String())
+	}
 }

@@ -131,6 +131,11 @@ func (r *runner) restoreTerminal() {
 	if rl != nil {
 		rl.Restore()
 	}
+	if r.screen != nil {
+		// The screen is the user's again: no urgent line may land on it
+		// now (the summary says them).
+		r.screen.Close()
+	}
 }
 
 // TerminalFilter wraps w, a terminal, in the filter the pty relay uses,

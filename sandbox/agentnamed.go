@@ -91,6 +91,10 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 			if err != nil {
 				continue // a link loop, or too deep: nothing there runs
 			}
+			if n.Dir {
+				b.loadDir(p, t.Path, n.Key)
+				continue
+			}
 			b.add(p, why)
 			fi, err := os.Lstat(p)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -206,6 +210,43 @@ func (b *besides) add(p, why string) {
 			break
 		}
 	}
+}
+
+// loadDir protects directory p (resolved), which the configuration in
+// file (key) puts on a load path (agentcfg.NamedFile.Dir: PATH,
+// PYTHONPATH, NODE_PATH in an env map or a hook's command line), when it
+// lies under an agent's directory (~/.claude/bin, a project's
+// .claude/py): read-only whole, or watched while it does not exist.
+// Elsewhere it is not: the home's own PATH directories (~/bin,
+// ~/.local/bin) are built-ins, and the project is the agent's to write.
+// Not when it is the agent's directory itself (its state: a note says
+// so), a directory the user made writable by name, the home, one holding
+// the workspace or a guarded file.
+func (b *besides) loadDir(p, file, key string) {
+	if b.agentDirs == nil {
+		b.agentDirs = agentDirs(b.ts, b.home, b.ws)
+	}
+	agent := enclosing(p, b.agentDirs)
+	root := enclosing(p, b.writable)
+	if agent == "" || root == "" {
+		return // not the agent's, or not writable inside
+	}
+	why := fmt.Sprintf("agent config: %s (%s) puts it on a load path", file, key)
+	switch {
+	case p == root && p != agent:
+		return // the user's -w of it by name: their choice
+	case p == agent || p == b.home || enclosing(b.ws, []string{p}) != "" || b.holdsGuarded(p):
+		b.notes = append(b.notes, fmt.Sprintf("agent script: %s (%s) puts %s on a load path (PATH, PYTHONPATH, NODE_PATH...), "+
+			"where the agent can write: a program or module it plants there runs outside jail when the host's hooks call it by name; "+
+			"keep them in a directory of their own, such as %s/, which jail makes read-only", file, key, p, filepath.Join(agent, "bin")))
+		return
+	}
+	// Why: a hook's `python3`, `git` or `node` is the first one found on
+	// PATH, an import the first module found on PYTHONPATH: what the agent
+	// writes in such a directory runs in the host's next run of a hook
+	// outside jail. Everything in it counts, so the whole directory is
+	// read-only (a data directory is not on a load path: not touched).
+	b.protect(p, true, why)
 }
 
 // holdsGuarded reports whether a guarded file lies inside dir.

@@ -414,3 +414,42 @@ func TestAgentNamedScriptNodeModulesLink(t *testing.T) {
 		t.Errorf("~/.claude/node_modules: no longer a symlink to ../nm (%q, %v)\n%s", got, err, c.stderr)
 	}
 }
+
+// TestAgentNamedLoadPathDir (session 14): a directory the host's settings
+// put on a load path (env PATH, PYTHONPATH; a PATH= in a hook's command
+// line) under ~/.claude. As the agent, plant a python3 in ~/.claude/bin
+// and a json.py in ~/.claude/py, and create ~/.claude/later (on a hook's
+// PATH, absent at start) with a python3 in it: the host's hooks would run
+// them by name. On main's binary bin/python3 and py/json.py stayed on the
+// host (later/ left already: watched as a word of the line). Control:
+// a data directory an env variable names stays writable.
+func TestAgentNamedLoadPathDir(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", "{}\n", 0o644)
+	fsWrite(t, home, ".claude/settings.json", `{
+  "env": {"PATH": "~/.claude/bin:/usr/bin:/bin", "PYTHONPATH": "~/.claude/py", "MY_STORE": "~/.claude/data"},
+  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "PATH=$HOME/.claude/later:$PATH python3 -c 'print(1)'"}]}]}
+}
+`, 0o644)
+	fsWrite(t, home, ".claude/bin/tool", "#!/bin/sh\n", 0o755)
+	fsWrite(t, home, ".claude/py/mod.py", "x = 1\n", 0o644)
+	fsWrite(t, home, ".claude/data/db.json", "{}\n", 0o644)
+	c := claudeRun(t, home, ws, `
+printf '#!/bin/sh\ntouch /tmp/pwned\n' > ~/.claude/bin/python3; chmod +x ~/.claude/bin/python3
+echo 'print("PWNED")' > ~/.claude/py/json.py
+mkdir -p ~/.claude/later && printf '#!/bin/sh\ntouch /tmp/pwned\n' > ~/.claude/later/python3
+echo '{"x":1}' > ~/.claude/data/db.json
+true 2>/dev/null`)
+	var bad []string
+	for _, p := range []string{".claude/bin/python3", ".claude/py/json.py", ".claude/later"} {
+		if _, err := os.Lstat(filepath.Join(home, p)); err == nil {
+			bad = append(bad, "~/"+p+": left on the host")
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("the agent planted programs on the host's hooks' load path:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/data/db.json")); got != "{\"x\":1}\n" {
+		t.Errorf("~/.claude/data/db.json = %q: a data directory must stay writable\n%s", got, c.stderr)
+	}
+}

@@ -53,7 +53,7 @@ func TestAgentNamedBeside(t *testing.T) {
 	writable := []string{c, filepath.Join(c, "mine"), ws}
 	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
 	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	masks, absent, _, notes := agentNamed(ts, home, ws, writable, roots, nil)
+	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
 	ro := map[string]bool{}
 	for _, m := range masks {
 		ro[m.Path] = m.Dir
@@ -141,7 +141,7 @@ func TestAgentNamedLoadPath(t *testing.T) {
 	writable := []string{c, filepath.Join(c, "mine"), ws}
 	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
 	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	masks, absent, _, notes := agentNamed(ts, home, ws, writable, roots, nil)
+	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
 	ro, watched := map[string]bool{}, map[string]bool{}
 	for _, m := range masks {
 		ro[m.Path] = m.Dir

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -47,10 +48,11 @@ const maxNamedSource = 32 << 20
 //
 // What the script's interpreter loads from beside it is protected too
 // (agentcfg's beside.go has the rule; besides.add applies it), and notes
-// says what is not.
-func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots []agentcfg.Root, fm []fsrules.Mask) (_ []fsrules.Mask, _ []fsrules.Absent, _ []agentcfg.Target, notes []string) {
+// says what is not; py are the agents' directories that hold a python
+// script the configuration runs (PyDir).
+func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots []agentcfg.Root, fm []fsrules.Mask) (_ []fsrules.Mask, _ []fsrules.Absent, _ []agentcfg.Target, notes []string, py []PyDir) {
 	if len(ts) == 0 {
-		return nil, nil, nil, nil
+		return nil, nil, nil, nil, nil
 	}
 	have := make(map[string]bool, len(fm))
 	for _, m := range fm {
@@ -123,7 +125,7 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 			masks = append(masks, fsrules.Mask{Path: p, Kind: fsrules.ReadOnly, Rule: why})
 		}
 	}
-	return append(masks, b.masks...), append(absent, b.absent...), append(links, b.links...), b.notes
+	return append(masks, b.masks...), append(absent, b.absent...), append(links, b.links...), b.notes, b.pyDirs
 }
 
 // besides collects what protects the files loaded from beside named
@@ -139,6 +141,7 @@ type besides struct {
 	agentDirs []string        // resolved, on the first add (most starts name no script)
 	masks     []fsrules.Mask
 	absent    []fsrules.Absent
+	pyDirs    []PyDir
 	links     []agentcfg.Target
 	notes     []string
 }
@@ -195,8 +198,23 @@ func (b *besides) add(p, why string) {
 		up = filepath.Dir(dir)
 	} else if fi, err := os.Stat(p); dir == agent && err == nil && fi.Mode().IsRegular() && agentcfg.Python(p, head(p)) {
 		b.protect(filepath.Join(dir, agentcfg.PyCache), true, runs+", which python runs with the cached code of its neighbours from here")
+		// Why: python imports from the script's directory first, and the
+		// agent's directory stays writable (its state): the modules there
+		// at start are read-only, and one the agent adds leaves the tree
+		// (PyDir: the sentinel judges the directory).
+		if !slices.ContainsFunc(b.pyDirs, func(d PyDir) bool { return d.Dir == dir }) {
+			pd := newPyDir(dir, p)
+			b.pyDirs = append(b.pyDirs, pd)
+			for _, n := range pd.Had {
+				if n == filepath.Base(p) {
+					continue // the script: agentNamed's own
+				}
+				fi, err := os.Lstat(filepath.Join(dir, n))
+				b.protect(filepath.Join(dir, n), err == nil && fi.IsDir(), runs+", which imports the modules beside it")
+			}
+		}
 		b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs in python, which imports modules from its directory first, "+
-			"where the agent can write (what it plants there runs outside jail): keep the script in a directory of its own, such as %s/, which jail makes read-only",
+			"where the agent can write: the modules there are read-only and a new one leaves the tree, but keep the script in a directory of its own, such as %s/, which jail makes read-only whole",
 			p, filepath.Join(agent, "hooks")))
 	}
 	// Why: node walks up from the script for node_modules/ and the

@@ -174,6 +174,9 @@ func (j *pyJudge) inspect(dir string, names []string) (items []sentinel.Item, ob
 		}
 	}
 	for _, n := range names {
+		if ext := filepath.Ext(n); ext != ".py" && ext != ".pyc" && ext != ".so" && !pyIdent(n) {
+			continue // no module by its name (~/.claude/.credentials.json): no lstat per event
+		}
 		p := filepath.Join(dir, n)
 		if strings.HasPrefix(n, sentinel.AsidePrefix) || slices.Contains(pd.Had, n) || j.subs[p].old {
 			continue

@@ -514,3 +514,27 @@ true 2>/dev/null`)
 		t.Errorf("history.jsonl = %q: the agent's new state must stay\n%s", got, c.stderr)
 	}
 }
+
+// TestAgentNamedPythonKilledRun (session 14): a module that appeared
+// beside ~/.codex/notify.py in a run whose supervisor was killed (no exit
+// check; here written just after the kill, as if the sentinel had not
+// handled it yet) is moved out by the next start, from the killed run's
+// record. Without the PyDirs in the record (seen: the check removed from
+// the leftover path) the json.py stayed.
+func TestAgentNamedPythonKilledRun(t *testing.T) {
+	home, env := endHome(t)
+	ws := workspace(t)
+	fsWrite(t, home, ".codex/config.toml", "notify = [\"python3\", \""+filepath.Join(home, ".codex/notify.py")+"\"]\n", 0o644)
+	fsWrite(t, home, ".codex/notify.py", "import json\n", 0o644)
+	m := marker()
+	killAfterPlanting(t, ws, env, m, "--quiet", "-w", filepath.Join(home, ".codex"), "--", "/bin/sh", "-c", "touch planted; sleep 60 # "+m)
+	fsWrite(t, home, ".codex/json.py", "print('PWNED')\n", 0o644)
+	r := sh(t, runOpts{dir: ws, env: env}, `true`)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stderr, "earlier run") {
+		t.Fatalf("the second start did not check the killed run (the test cannot fail):\n%s", r.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(home, ".codex/json.py")); err == nil {
+		t.Errorf("~/.codex/json.py, planted in the killed run, is still there:\n%s", r.stderr)
+	}
+}

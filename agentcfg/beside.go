@@ -34,6 +34,11 @@ import (
 //     python's import finds there: .py, .pyc, .so, a package) leaves the
 //     tree (sandbox's PyDir), and the plan says to keep the script in a
 //     directory of its own.
+//   - A directory the configuration puts on a load path (NamedFile.Dir:
+//     PATH=~/.claude/bin, PYTHONPATH, NODE_PATH in an env map or a
+//     hook's line): everything in it is found by name, so under an
+//     agent's directory it is read-only whole (watched when absent); the
+//     agent's directory itself is announced instead.
 //   - A script in the project (not under its .claude/ and the like): the
 //     project is the agent's to write, and the user runs its code anyway;
 //     not guarded.

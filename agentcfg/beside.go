@@ -27,11 +27,18 @@ import (
 //     node_modules/ and package.json are read-only when they exist and
 //     watched when they do not (node walks up past them to ~ and /, which
 //     are not writable unless the user made them so).
-//   - A python script directly in the agent's directory (~/.claude/x.py):
-//     that directory is the agent's own state and stays writable; its
-//     __pycache__/ is protected as above, and the plan says that modules
-//     planted beside the script are imported by it (keep it in a directory
-//     of its own).
+//   - A python script directly in the agent's directory (~/.claude/x.py,
+//     ~/.codex/notify.py): that directory is the agent's own state and
+//     stays writable; its __pycache__/ is protected as above, the modules
+//     there at start are read-only, a module added during the run (what
+//     python's import finds there: .py, .pyc, .so, a package) leaves the
+//     tree (sandbox's PyDir), and the plan says to keep the script in a
+//     directory of its own.
+//   - A directory the configuration puts on a load path (NamedFile.Dir:
+//     PATH=~/.claude/bin, PYTHONPATH, NODE_PATH in an env map or a
+//     hook's line): everything in it is found by name, so under an
+//     agent's directory it is read-only whole (watched when absent); the
+//     agent's directory itself is announced instead.
 //   - A script in the project (not under its .claude/ and the like): the
 //     project is the agent's to write, and the user runs its code anyway;
 //     not guarded.

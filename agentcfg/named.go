@@ -15,6 +15,11 @@ type NamedFile struct {
 	Path string `json:"path"`
 	// Key is the protected key (display form) whose value names it.
 	Key string `json:"key"`
+	// Dir: a directory that programs load code from because the
+	// configuration puts it on a load path (PATH, PYTHONPATH, NODE_PATH:
+	// loadPathVars), in an env map or an assignment in a command line.
+	// Everything in it counts, not one file: the caller protects it whole.
+	Dir bool `json:"dir,omitempty"`
 }
 
 // dataKeys are protected keys whose values are data (approvals, trust,
@@ -53,14 +58,32 @@ func Named(t Target, data []byte, ctx Context, home string) []NamedFile {
 		project = strings.TrimSuffix(t.Path, "/"+t.File.Path)
 	}
 	var out []NamedFile
-	seen := map[string]bool{}
+	type seenKey struct {
+		path string
+		dir  bool
+	}
+	seen := map[seenKey]bool{}
+	emit := func(n NamedFile) {
+		if k := (seenKey{n.Path, n.Dir}); len(out) < maxNamed && !seen[k] {
+			seen[k] = true
+			out = append(out, n)
+		}
+	}
 	add := func(key string, v any) {
-		walkStrings(v, func(s string) {
-			for _, p := range commandPaths(s, home, project) {
-				if len(out) < maxNamed && !seen[p] {
-					seen[p] = true
-					out = append(out, NamedFile{Path: p, Key: key})
+		// The key's own name counts (Codex's js_repl_node_module_dirs).
+		walkStrings(v, key[strings.LastIndexByte(key, '.')+1:], func(name, s string) {
+			// Load-path directories first: the same path is a word of
+			// the line too, and the caller takes the first of them.
+			if loadPathVars[name] {
+				for _, p := range loadPaths(s, home, project) {
+					emit(NamedFile{Path: p, Key: key, Dir: true})
 				}
+			}
+			for _, p := range assignedLoadPaths(s, home, project) {
+				emit(NamedFile{Path: p, Key: key, Dir: true})
+			}
+			for _, p := range commandPaths(s, home, project) {
+				emit(NamedFile{Path: p, Key: key})
 			}
 		})
 	}
@@ -100,33 +123,112 @@ func Named(t Target, data []byte, ctx Context, home string) []NamedFile {
 // (Codex's notify = ["python3", "notify.py"]) joined, and an MCP server's
 // command joined with its args (its script named without a slash is
 // found only there, after the interpreter).
-func walkStrings(v any, f func(string)) {
+//
+// name is the key the string sits under (an environment variable's name
+// in an env map; a list's elements have the list's key), "" at the top.
+func walkStrings(v any, name string, f func(name, s string)) {
 	switch x := v.(type) {
 	case string:
-		f(x)
+		f(name, x)
 	case []any:
 		if line, ok := argv(x); ok && len(x) > 1 {
-			f(line)
+			f("", line)
 		}
 		for _, e := range x {
-			walkStrings(e, f)
+			walkStrings(e, name, f)
 		}
 	case map[string]any:
 		if c, ok := x["command"].(string); ok {
 			if a, ok := x["args"].([]any); ok {
 				if line, ok := argv(a); ok {
-					f(c + " " + line)
+					f("", c+" "+line)
 				}
 			}
 		}
-		for _, e := range x {
-			walkStrings(e, f)
+		for k, e := range x {
+			walkStrings(e, k, f)
 		}
 	case []map[string]any: // TOML arrays of tables
 		for _, e := range x {
-			walkStrings(e, f)
+			walkStrings(e, name, f)
 		}
 	}
+}
+
+// loadPathVars are the environment variables whose value lists
+// directories that programs load code from: executables found by name
+// (PATH: a hook's `python3`, `node`, `git` is the first one found there),
+// modules and packages (PYTHONPATH, NODE_PATH, PERL5LIB, RUBYLIB, ...),
+// shared libraries, a shell's startup files (ZDOTDIR), compiled code
+// (PYTHONPYCACHEPREFIX), the configuration tools read (XDG_CONFIG_HOME:
+// git's config names hooks). Codex's js_repl_node_module_dirs is a
+// configuration key of the same kind. A variable that names a data
+// directory (an MCP server's store) is not here: that directory stays
+// writable.
+var loadPathVars = map[string]bool{
+	"PATH": true, "PYTHONPATH": true, "PYTHONHOME": true, "PYTHONUSERBASE": true, "PYTHONPYCACHEPREFIX": true,
+	"NODE_PATH": true, "PERL5LIB": true, "PERLLIB": true, "RUBYLIB": true, "GEM_PATH": true, "GEM_HOME": true,
+	"LD_LIBRARY_PATH": true, "CLASSPATH": true, "R_LIBS": true, "R_LIBS_USER": true, "LUA_PATH": true, "LUA_CPATH": true,
+	"ZDOTDIR": true, "XDG_CONFIG_HOME": true, "GOPATH": true, "GOBIN": true, "CARGO_HOME": true,
+	"NPM_CONFIG_PREFIX": true, "npm_config_prefix": true, "BUN_INSTALL": true, "DENO_INSTALL_ROOT": true,
+	"js_repl_node_module_dirs": true,
+}
+
+// loadPaths returns the directories that the value v of a load-path
+// variable lists (':'-separated; ';' too, LUA_PATH's), made absolute as
+// commandPaths makes a path: ~/, $HOME, ${HOME} the home,
+// $CLAUDE_PROJECT_DIR the project, a relative entry taken from the
+// project. An entry with another variable or a pattern (LUA_PATH's
+// "?.lua") is left out, but its directory is taken where the pattern
+// is the last element.
+func loadPaths(v, home, project string) []string {
+	v = strings.NewReplacer("${HOME}", "$HOME", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", `"`, "", `'`, "").Replace(v)
+	var out []string
+	for _, e := range strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ';' || unicode.IsSpace(r) }) {
+		if i := strings.LastIndexByte(e, '/'); i > 0 && strings.ContainsAny(e[i:], "?*") {
+			e = e[:i] // LUA_PATH's ~/.claude/lua/?.lua: the directory
+		}
+		var abs string
+		switch {
+		case e == "~" || e == "$HOME":
+			abs = home
+		case strings.HasPrefix(e, "~/"):
+			abs = join(home, e[2:])
+		case strings.HasPrefix(e, "$HOME/"):
+			abs = join(home, e[len("$HOME/"):])
+		case e == "$CLAUDE_PROJECT_DIR":
+			abs = project
+		case strings.HasPrefix(e, "$CLAUDE_PROJECT_DIR/"):
+			abs = join(project, e[len("$CLAUDE_PROJECT_DIR/"):])
+		case strings.ContainsAny(e, "$~"):
+			continue // $PATH, another variable: not a directory of the file's
+		case filepath.IsAbs(e):
+			abs = clean(e)
+		default:
+			abs = join(project, e)
+		}
+		if abs != "" && !strings.ContainsAny(abs, "$*?[") {
+			out = append(out, abs)
+		}
+	}
+	return out
+}
+
+// assignedLoadPaths returns the directories that the assignments of
+// load-path variables in command line s list: `PATH=~/.claude/bin:$PATH
+// python3 h.py`, `export PYTHONPATH=...; ...`, `env NODE_PATH=... node`.
+func assignedLoadPaths(s, home, project string) []string {
+	if !strings.Contains(s, "=") {
+		return nil
+	}
+	var out []string
+	flat := strings.NewReplacer(`"`, "", `'`, "").Replace(s)
+	for _, w := range strings.FieldsFunc(flat, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(";&|()<>`", r) }) {
+		if name, v, ok := strings.Cut(w, "="); ok && loadPathVars[name] {
+			out = append(out, loadPaths(v, home, project)...)
+		}
+	}
+	return out
 }
 
 // argv joins a list of strings with spaces; ok is false if an element is

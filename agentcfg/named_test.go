@@ -105,3 +105,66 @@ func FuzzCommandPaths(f *testing.F) {
 		}
 	})
 }
+
+// Named marks the directories that a load-path variable lists (env maps
+// of Claude, Codex and Gemini, an assignment in a hook's command line,
+// Codex's js_repl_node_module_dirs) as Dir, and no other variable's: the
+// agent plants ~/.claude/bin/python3 and the host's hooks run it
+// (session 14; on main none was marked).
+func TestNamedLoadPaths(t *testing.T) {
+	home, ws := "/h", "/w"
+	target := func(agent, path string) Target {
+		for _, f := range Files {
+			if f.Agent == agent && f.Scope == Home && f.Path == path {
+				return Target{File: f, Path: home + "/" + path}
+			}
+		}
+		t.Fatalf("no %s %s", agent, path)
+		return Target{}
+	}
+	cases := []struct {
+		t    Target
+		data string
+		want []string
+	}{
+		{target("claude", ".claude/settings.json"), `{
+  "env": {"PATH": "~/.claude/bin:$HOME/.claude/tools/bin:/usr/bin:$PATH", "PYTHONPATH": "${HOME}/.claude/py", "NODE_PATH": "rel/nm",
+          "LUA_PATH": "~/.claude/lua/?.lua;;", "MCP_DATA_DIR": "~/.claude/data"},
+  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "PATH=\"$HOME/.claude/hb:$PATH\" python3 ~/.claude/hooks/h.py"},
+    {"type": "command", "command": "export PERL5LIB=~/.claude/perl; env ZDOTDIR=~/.claude/z zsh -c true"}]}]}
+}`, []string{"/h/.claude/bin", "/h/.claude/tools/bin", "/usr/bin", "/h/.claude/py", "/w/rel/nm", "/h/.claude/lua",
+			"/h/.claude/hb", "/h/.claude/perl", "/h/.claude/z"}},
+		{target("codex", ".codex/config.toml"), "js_repl_node_module_dirs = [\"~/.codex/nm\"]\n[shell_environment_policy.set]\nPATH = \"/h/.codex/bin:/bin\"\n[mcp_servers.s]\ncommand = \"x\"\nenv = { PYTHONPATH = \"/h/.codex/py\", STORE = \"/h/.codex/store\" }\n",
+			[]string{"/h/.codex/nm", "/h/.codex/bin", "/bin", "/h/.codex/py"}},
+		{target("gemini", ".gemini/settings.json"), `{"mcpServers": {"m": {"command": "node", "args": ["s.js"], "env": {"NODE_PATH": "/h/.gemini/nm", "HOME_DIR": "/h/.gemini/x"}}}}`,
+			[]string{"/h/.gemini/nm"}},
+	}
+	for i, c := range cases {
+		var got []string
+		for _, n := range Named(c.t, []byte(c.data), Context{Workspace: ws}, home) {
+			if n.Dir {
+				got = append(got, n.Path)
+			}
+		}
+		slices.Sort(got)
+		want := slices.Clone(c.want)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("case %d (%s): load-path dirs %q, want %q", i, c.t.File.Path, got, want)
+		}
+	}
+}
+
+// loadPaths and assignedLoadPaths read values of files an interrupted
+// run's agent may have left: any bytes, no panic, only absolute paths.
+func FuzzLoadPaths(f *testing.F) {
+	f.Add(`PATH="$HOME/.claude/hb:$PATH" python3 x.py; export PYTHONPATH=~/a:b`)
+	f.Add(`~/.claude/lua/?.lua;;/x/y:$CLAUDE_PROJECT_DIR/z`)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range append(loadPaths(s, "/h", "/w"), assignedLoadPaths(s, "/h", "/w")...) {
+			if !strings.HasPrefix(p, "/") {
+				t.Fatalf("%q: %q is not absolute", s, p)
+			}
+		}
+	})
+}

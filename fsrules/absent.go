@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -182,10 +183,25 @@ func ownDir(p string, homes []string, name string) bool {
 // every home. Missing at start, it is not watched: one the agent creates in a
 // project (cp .env.example .env) is its own work, exposes no secret and is
 // loaded by nothing but the project's own code; in a home (~/.npmrc,
-// ~/.netrc) it is configuration the user's tools load, and watched.
+// ~/.netrc) it is configuration the user's tools load, and watched. Not a
+// name that the user's shell runs by itself (runOnCd).
 func projectSecret(a Absent, homes []string) bool {
-	return a.Kind == Hide && !a.Dir && enclosingRoot(a.Path, homes) == ""
+	return a.Kind == Hide && !a.Dir && !runOnCd(a.Path) && enclosingRoot(a.Path, homes) == ""
 }
+
+// runOnCd reports whether p is a file that the user's shell runs when it
+// enters p's directory, not the project's own code: direnv's .envrc. A new
+// one in the workspace is blocked until `direnv allow` only where the
+// user's direnv.toml does not allow the directory already (its
+// [whitelist] prefix and exact lists run every .envrc below them without
+// asking), and an allow is one keystroke the user gives to a file they
+// did not write: the agent's .envrc would be shell code run outside jail.
+func runOnCd(p string) bool {
+	return lowerASCII(path.Base(p)) == ".envrc"
+}
+
+// envrcName is the built-in that watches a new .envrc at each git top.
+const envrcName = ".envrc"
 
 // absent lists the protected paths that do not exist at start but could be
 // created by the agent: each literal built-in name at the top of every
@@ -276,6 +292,18 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 		for _, h := range homes {
 			if enclosingRoot(h, w.writable) != "" && !w.gitGated(h, b) {
 				consider(join(h, name), b)
+			}
+		}
+	}
+	// Why: a .envrc runs in the directory direnv finds it in and every
+	// one below, and a repository's top is where people put one (and cd
+	// to): the top of each repository found inside a writable root (a
+	// nested checkout, a submodule) is watched for a new one as the
+	// roots' tops are. Deeper directories are not (see README).
+	if i := slices.IndexFunc(Builtins, func(b Builtin) bool { return b.Name == envrcName }); i >= 0 {
+		for _, f := range w.found {
+			if path.Base(f) == ".git" {
+				consider(path.Join(path.Dir(f), envrcName), Builtins[i])
 			}
 		}
 	}

@@ -370,3 +370,33 @@ func TestExpandFound(t *testing.T) {
 		t.Errorf("absent lacks .gitmodules: %v", absent)
 	}
 }
+
+// A .envrc the agent creates at the top of a writable root, of a home
+// inside one, or of a repository found inside one is watched (absent),
+// although it is a Hide name: direnv runs it outside jail when the user
+// enters the directory (a [whitelist] in direnv.toml without asking).
+// Other secret names missing in a project are not (projectSecret). On the
+// code before, no .envrc was listed: a new one stayed on the host.
+func TestExpandEnvrcAbsent(t *testing.T) {
+	base := tmp(t)
+	ws := filepath.Join(base, "ws")
+	mk(t, ws, ".git/HEAD", "sub/.git/HEAD", "mod/.git", "has/.envrc", "has/.git/HEAD", "deep/a/x.go")
+	plan, err := Expand(Input{Workspace: ws, Writable: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Kind{}
+	for _, a := range plan.Absent {
+		got[strings.TrimPrefix(a.Path, ws+"/")] = a.Kind
+	}
+	for _, p := range []string{".envrc", "sub/.envrc", "mod/.envrc"} {
+		if k, ok := got[p]; !ok || k != Hide {
+			t.Errorf("%s not watched as absent (hide): %v", p, got)
+		}
+	}
+	for _, p := range []string{"has/.envrc", "deep/.envrc", "deep/a/.envrc", ".env"} {
+		if _, ok := got[p]; ok {
+			t.Errorf("%s watched: %v", p, got)
+		}
+	}
+}

@@ -285,7 +285,8 @@ func TestExpandSymlinkedDotfiles(t *testing.T) {
 // exist deeper in the tree (.codex/ without hooks.json). A secret-named file
 // outside every home (a project's new .env, sub/.docker/config.json) is the
 // agent's own work, loaded by nothing of the user's: not listed (not
-// watched); in a home it is (~/.npmrc).
+// watched); in a home it is (~/.npmrc). A .envrc is, at the top of the
+// root and of each repository in it: direnv runs it (session 14).
 func TestAbsentHomeAndNested(t *testing.T) {
 	base := tmp(t)
 	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
@@ -303,7 +304,7 @@ func TestAbsentHomeAndNested(t *testing.T) {
 		got[a.Path] = a
 	}
 	for rel, want := range map[string]Kind{
-		"ws/.zshenv": ReadOnly, "ws/.ssh": Hide, "ws/sub/.codex/hooks.json": ReadOnly,
+		"ws/.zshenv": ReadOnly, "ws/.ssh": Hide, "ws/sub/.codex/hooks.json": ReadOnly, "ws/.envrc": Hide, "ws/sub/.envrc": Hide,
 		"home/.zshenv": ReadOnly, "home/.bash_login": ReadOnly, "home/.ssh": Hide, "home/.npmrc": Hide,
 		"home/.config/git": ReadOnly, "home/.config/systemd": ReadOnly, "home/.config/autostart": ReadOnly,
 		"home/.local/bin": ReadOnly, "home/bin": ReadOnly, "home/.cargo/config.toml": ReadOnly,
@@ -319,7 +320,7 @@ func TestAbsentHomeAndNested(t *testing.T) {
 		}
 	}
 	for _, rel := range []string{"ws/.bashrc", "home/.zshrc", "ws/.local/bin", "ws/bin", "ws/.config/git", "ws/sub/.zshenv",
-		"ws/.envrc", "ws/.env", "ws/sub/.docker/config.json", "ws/sub/.kube/config", // the project's own
+		"ws/.env", "ws/sub/.docker/config.json", "ws/sub/.kube/config", // the project's own
 		"ws/sub/.git/config", "ws/sub/.git/hooks"} { // package gitguard's
 		if _, ok := got[filepath.Join(base, rel)]; ok {
 			t.Errorf("Absent lists %s", rel)

@@ -53,7 +53,7 @@ func TestAgentNamedBeside(t *testing.T) {
 	writable := []string{c, filepath.Join(c, "mine"), ws}
 	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
 	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	masks, absent, _, notes := agentNamed(ts, home, ws, writable, roots, nil)
+	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
 	ro := map[string]bool{}
 	for _, m := range masks {
 		ro[m.Path] = m.Dir
@@ -109,5 +109,65 @@ func TestAgentNamedBeside(t *testing.T) {
 		return strings.HasPrefix(n, "agent script: "+filepath.Join(c, "status.py")) && shownNote(n)
 	}) || len(notes) != 1 {
 		t.Errorf("notes %q: want one shown note on status.py", notes)
+	}
+}
+
+// A directory the agent configuration puts on a load path (env PATH,
+// PYTHONPATH, an assignment in a hook's command line) under an agent's
+// directory is read-only whole, or watched while absent (session 14: the
+// agent planted ~/.claude/bin/python3 and the host's hooks ran it). Left
+// writable: a data directory an env variable names, the agent's
+// directory itself (a note instead), a directory the user made writable
+// by name, and load-path directories outside the agents' directories.
+func TestAgentNamedLoadPath(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	for _, d := range []string{"bin", "py", "data", "mine", "hooks"} {
+		if err := os.MkdirAll(filepath.Join(c, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(c, "settings.json"), []byte(`{
+  "env": {"PATH": "~/.claude/bin:~/.claude/mine:~/.claude:`+ws+`/tools:/usr/bin:$PATH", "PYTHONPATH": "~/.claude/py", "STORE": "~/.claude/data"},
+  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "PATH=~/.claude/later:$PATH python3 ~/.claude/hooks/h.py"}]}]}
+}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writable := []string{c, filepath.Join(c, "mine"), ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	ro, watched := map[string]bool{}, map[string]bool{}
+	for _, m := range masks {
+		ro[m.Path] = m.Dir
+	}
+	for _, a := range absent {
+		watched[a.Path] = a.Dir
+	}
+	for _, d := range []string{"bin", "py"} {
+		if dir, ok := ro[filepath.Join(c, d)]; !ok || !dir {
+			t.Errorf("~/.claude/%s (on a load path) not read-only whole: masks %v", d, masks)
+		}
+	}
+	if dir, ok := watched[filepath.Join(c, "later")]; !ok || !dir {
+		t.Errorf("~/.claude/later (on PATH in a hook's line, absent) not watched as a directory: %v", absent)
+	}
+	for _, p := range []string{c, filepath.Join(c, "data"), filepath.Join(c, "mine"), filepath.Join(ws, "tools")} {
+		if _, ok := ro[p]; ok {
+			t.Errorf("%s made read-only: it must stay writable", p)
+		}
+		if _, ok := watched[p]; ok {
+			t.Errorf("%s watched: it must stay writable", p)
+		}
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.Contains(n, "puts "+c+" on a load path") && shownNote(n)
+	}) {
+		t.Errorf("notes %q: want a shown note on ~/.claude on PATH", notes)
 	}
 }

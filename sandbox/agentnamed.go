@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -47,10 +48,11 @@ const maxNamedSource = 32 << 20
 //
 // What the script's interpreter loads from beside it is protected too
 // (agentcfg's beside.go has the rule; besides.add applies it), and notes
-// says what is not.
-func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots []agentcfg.Root, fm []fsrules.Mask) (_ []fsrules.Mask, _ []fsrules.Absent, _ []agentcfg.Target, notes []string) {
+// says what is not; py are the agents' directories that hold a python
+// script the configuration runs (PyDir).
+func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots []agentcfg.Root, fm []fsrules.Mask) (_ []fsrules.Mask, _ []fsrules.Absent, _ []agentcfg.Target, notes []string, py []PyDir) {
 	if len(ts) == 0 {
-		return nil, nil, nil, nil
+		return nil, nil, nil, nil, nil
 	}
 	have := make(map[string]bool, len(fm))
 	for _, m := range fm {
@@ -91,6 +93,10 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 			if err != nil {
 				continue // a link loop, or too deep: nothing there runs
 			}
+			if n.Dir {
+				b.loadDir(p, t.Path, n.Key)
+				continue
+			}
 			b.add(p, why)
 			fi, err := os.Lstat(p)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -119,7 +125,7 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 			masks = append(masks, fsrules.Mask{Path: p, Kind: fsrules.ReadOnly, Rule: why})
 		}
 	}
-	return append(masks, b.masks...), append(absent, b.absent...), append(links, b.links...), b.notes
+	return append(masks, b.masks...), append(absent, b.absent...), append(links, b.links...), b.notes, b.pyDirs
 }
 
 // besides collects what protects the files loaded from beside named
@@ -135,6 +141,7 @@ type besides struct {
 	agentDirs []string        // resolved, on the first add (most starts name no script)
 	masks     []fsrules.Mask
 	absent    []fsrules.Absent
+	pyDirs    []PyDir
 	links     []agentcfg.Target
 	notes     []string
 }
@@ -191,8 +198,23 @@ func (b *besides) add(p, why string) {
 		up = filepath.Dir(dir)
 	} else if fi, err := os.Stat(p); dir == agent && err == nil && fi.Mode().IsRegular() && agentcfg.Python(p, head(p)) {
 		b.protect(filepath.Join(dir, agentcfg.PyCache), true, runs+", which python runs with the cached code of its neighbours from here")
+		// Why: python imports from the script's directory first, and the
+		// agent's directory stays writable (its state): the modules there
+		// at start are read-only, and one the agent adds leaves the tree
+		// (PyDir: the sentinel judges the directory).
+		if !slices.ContainsFunc(b.pyDirs, func(d PyDir) bool { return d.Dir == dir }) {
+			pd := newPyDir(dir, p)
+			b.pyDirs = append(b.pyDirs, pd)
+			for _, n := range pd.Had {
+				if n == filepath.Base(p) {
+					continue // the script: agentNamed's own
+				}
+				fi, err := os.Lstat(filepath.Join(dir, n))
+				b.protect(filepath.Join(dir, n), err == nil && fi.IsDir(), runs+", which imports the modules beside it")
+			}
+		}
 		b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs in python, which imports modules from its directory first, "+
-			"where the agent can write (what it plants there runs outside jail): keep the script in a directory of its own, such as %s/, which jail makes read-only",
+			"where the agent can write: the modules there are read-only and a new one leaves the tree, but keep the script in a directory of its own, such as %s/, which jail makes read-only whole",
 			p, filepath.Join(agent, "hooks")))
 	}
 	// Why: node walks up from the script for node_modules/ and the
@@ -206,6 +228,43 @@ func (b *besides) add(p, why string) {
 			break
 		}
 	}
+}
+
+// loadDir protects directory p (resolved), which the configuration in
+// file (key) puts on a load path (agentcfg.NamedFile.Dir: PATH,
+// PYTHONPATH, NODE_PATH in an env map or a hook's command line), when it
+// lies under an agent's directory (~/.claude/bin, a project's
+// .claude/py): read-only whole, or watched while it does not exist.
+// Elsewhere it is not: the home's own PATH directories (~/bin,
+// ~/.local/bin) are built-ins, and the project is the agent's to write.
+// Not when it is the agent's directory itself (its state: a note says
+// so), a directory the user made writable by name, the home, one holding
+// the workspace or a guarded file.
+func (b *besides) loadDir(p, file, key string) {
+	if b.agentDirs == nil {
+		b.agentDirs = agentDirs(b.ts, b.home, b.ws)
+	}
+	agent := enclosing(p, b.agentDirs)
+	root := enclosing(p, b.writable)
+	if agent == "" || root == "" {
+		return // not the agent's, or not writable inside
+	}
+	why := fmt.Sprintf("agent config: %s (%s) puts it on a load path", file, key)
+	switch {
+	case p == root && p != agent:
+		return // the user's -w of it by name: their choice
+	case p == agent || p == b.home || enclosing(b.ws, []string{p}) != "" || b.holdsGuarded(p):
+		b.notes = append(b.notes, fmt.Sprintf("agent script: %s (%s) puts %s on a load path (PATH, PYTHONPATH, NODE_PATH...), "+
+			"where the agent can write: a program or module it plants there runs outside jail when the host's hooks call it by name; "+
+			"keep them in a directory of their own, such as %s/, which jail makes read-only", file, key, p, filepath.Join(agent, "bin")))
+		return
+	}
+	// Why: a hook's `python3`, `git` or `node` is the first one found on
+	// PATH, an import the first module found on PYTHONPATH: what the agent
+	// writes in such a directory runs in the host's next run of a hook
+	// outside jail. Everything in it counts, so the whole directory is
+	// read-only (a data directory is not on a load path: not touched).
+	b.protect(p, true, why)
 }
 
 // holdsGuarded reports whether a guarded file lies inside dir.

@@ -64,6 +64,10 @@ type Plan struct {
 	// absent ones, observed directories. Nil when git is trusted
 	// (--allow-git-config, --no-default-deny).
 	Git *gitguard.Plan `json:"git,omitempty"`
+	// PyDirs are agents' directories holding a python script the agent
+	// configuration runs: a module new in one is moved out of the tree
+	// (sentry_linux.go).
+	PyDirs []PyDir `json:"py_dirs,omitempty"`
 	// Writable lists every path the agent may write (mount and Landlock):
 	// the audit trail must not be under any of them.
 	Writable []string `json:"writable"`
@@ -497,7 +501,8 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		}
 	}
 	plan.Guarded = agentcfg.Targets(home, roots, agentcfg.Files)
-	named, namedAbsent, namedLinks, namedNotes := agentNamed(plan.Guarded, home, ws, writable, roots, fp.Masks)
+	named, namedAbsent, namedLinks, namedNotes, pyDirs := agentNamed(plan.Guarded, home, ws, writable, roots, fp.Masks)
+	plan.PyDirs = pyDirs
 	plan.Notes = append(plan.Notes, namedNotes...)
 	plan.Guarded = append(plan.Guarded, namedLinks...)
 	plan.Guarded = append(plan.Guarded, gitLinks(gp.Links, roots, plan.Guarded)...)
@@ -1142,9 +1147,12 @@ func (pl *Plan) printWatched(w io.Writer) {
 	for _, a := range pl.Absent {
 		fmt.Fprintf(w, "watch      %s  (%s; %s)\n", a.Path, a.Rule, moved)
 	}
+	for _, d := range pl.PyDirs {
+		fmt.Fprintf(w, "observe    %s  (python imports from here for %s: a module new here is moved to the quarantine)\n", d.Dir, d.Script)
+	}
 	g := pl.Git
 	if g == nil {
-		if len(pl.Absent) > 0 {
+		if len(pl.Absent) > 0 || len(pl.PyDirs) > 0 {
 			fmt.Fprintf(w, "exit       the paths above are checked again when the sandbox ends\n")
 		}
 		return

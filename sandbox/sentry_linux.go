@@ -36,7 +36,8 @@ const heartbeat = 2 * time.Second
 type sentry struct {
 	s     *sentinel.Sentinel
 	guard *gitguard.Guard
-	dir   string // this run's quarantine directory; "" when there is none
+	py    *pyJudge // agents' directories with a named python script (PyDir); nil: none
+	dir   string   // this run's quarantine directory; "" when there is none
 
 	record     *os.File // run.json, flocked while the run lasts
 	recordPath string   // its path
@@ -55,6 +56,7 @@ type runRecord struct {
 	Roots     []string          `json:"roots"`
 	Absent    []sentinel.Absent `json:"absent,omitempty"`
 	Guard     *gitguard.Guard   `json:"guard,omitempty"`
+	PyDirs    []PyDir           `json:"py_dirs,omitempty"`
 }
 
 // quarantineBase is where every run's quarantine directory lives: in jail's
@@ -93,7 +95,7 @@ func items(fs []gitguard.Finding) []sentinel.Item {
 
 // sentinelConfig is the sentinel of one run: this one (run "") or a killed
 // one found at start (its id).
-func (r *runner) sentinelConfig(dir string, roots []string, absent []sentinel.Absent, g *gitguard.Guard, run string, count func()) sentinel.Config {
+func (r *runner) sentinelConfig(dir string, roots []string, absent []sentinel.Absent, g *gitguard.Guard, py *pyJudge, run string, count func()) sentinel.Config {
 	cfg := sentinel.Config{
 		Dir: dir, Roots: roots, Absent: absent,
 		Notify: func(ev sentinel.Event) {
@@ -108,9 +110,22 @@ func (r *runner) sentinelConfig(dir string, roots []string, absent []sentinel.Ab
 			cfg.Observe = append(cfg.Observe, d)
 		}
 		sort.Strings(cfg.Observe)
+	}
+	if py != nil {
+		cfg.Observe = append(cfg.Observe, py.observe()...)
+	}
+	if g != nil || py != nil {
 		cfg.Inspect = func(dir string, names []string) ([]sentinel.Item, []string) {
-			f, obs := g.Inspect(dir, names)
-			return items(f), obs
+			// A directory of the python judge's (an agent's directory
+			// with a named python script) is judged by it; git's
+			// observed directories by gitguard. One directory can be
+			// both (a writable root that is an agent's directory).
+			its, obs, _ := py.inspect(dir, names)
+			if g != nil {
+				f, o := g.Inspect(dir, names)
+				its, obs = append(its, items(f)...), append(obs, o...)
+			}
+			return its, obs
 		}
 	}
 	return cfg
@@ -160,7 +175,8 @@ func (r *runner) startSentry() {
 	if pl.Git != nil {
 		g = pl.Git.Guard
 	}
-	if len(absent) == 0 && g == nil {
+	py := newPyJudge(pl.PyDirs)
+	if len(absent) == 0 && g == nil && py == nil {
 		return
 	}
 	if r.degraded && g != nil {
@@ -174,17 +190,17 @@ func (r *runner) startSentry() {
 			r.notef("%s", n)
 		}
 	}
-	se := &sentry{guard: g}
+	se := &sentry{guard: g, py: py}
 	base, err := quarantineBase()
 	if err != nil {
 		r.notef("no quarantine directory (%v): what the agent leaves is renamed in place, and a killed run cannot be checked at the next start", err)
 	} else {
 		se.dir = filepath.Join(base, r.id)
-		if err := se.keepRecord(runRecord{ID: r.id, Started: r.started, Workspace: pl.Workspace, Roots: pl.Writable, Absent: absent, Guard: g}); err != nil {
+		if err := se.keepRecord(runRecord{ID: r.id, Started: r.started, Workspace: pl.Workspace, Roots: pl.Writable, Absent: absent, Guard: g, PyDirs: pl.PyDirs}); err != nil {
 			r.notef("quarantine %s: %v: a killed run cannot be checked at the next start", se.dir, err)
 		}
 	}
-	se.s = sentinel.New(r.sentinelConfig(se.dir, pl.Writable, absent, g, "", se.count))
+	se.s = sentinel.New(r.sentinelConfig(se.dir, pl.Writable, absent, g, py, "", se.count))
 	if err := se.s.Start(); err != nil {
 		r.notef("the writable trees are not watched while the sandbox runs (%v): they are checked when it ends", err)
 	} else if n, full := se.s.Watches(); full {
@@ -310,6 +326,8 @@ func (r *runner) exitSentryChecks() (drop func()) {
 	// gitguard's Sweep below judges every git dir and .git at any depth:
 	// the observed directories need no second look.
 	se.s.CheckAbsent("exit")
+	// The python judge's directories are not in gitguard's sweep.
+	se.s.Quarantine(se.py.check(), "exit")
 	if se.guard != nil {
 		// Through the directory cache: a directory unchanged since the
 		// start (its ctime, which the agent cannot set back) holds no new
@@ -400,11 +418,13 @@ func (r *runner) killedRun(p string) bool {
 	end := fi.ModTime().Add(2 * heartbeat)
 	r.notef("earlier run %s (started %s in %s) ended without its exit check (its supervisor was killed): checking its writable trees now",
 		rec.ID, rec.Started.Local().Format(time.DateTime), rec.Workspace)
-	cfg := r.sentinelConfig(dir, rec.Roots, rec.Absent, rec.Guard, rec.ID, nil)
+	py := newPyJudge(rec.PyDirs)
+	cfg := r.sentinelConfig(dir, rec.Roots, rec.Absent, rec.Guard, py, rec.ID, nil)
 	cfg.Before = end
 	sentinel.Resume(cfg)
 	s := sentinel.New(cfg)
 	s.CheckAbsent("leftover")
+	s.Quarantine(py.check(), "leftover")
 	if rec.Guard != nil {
 		found, notes := rec.Guard.Sweep(0)
 		s.Quarantine(items(found), "leftover")

@@ -414,3 +414,127 @@ func TestAgentNamedScriptNodeModulesLink(t *testing.T) {
 		t.Errorf("~/.claude/node_modules: no longer a symlink to ../nm (%q, %v)\n%s", got, err, c.stderr)
 	}
 }
+
+// TestAgentNamedLoadPathDir (session 14): a directory the host's settings
+// put on a load path (env PATH, PYTHONPATH; a PATH= in a hook's command
+// line) under ~/.claude. As the agent, plant a python3 in ~/.claude/bin
+// and a json.py in ~/.claude/py, and create ~/.claude/later (on a hook's
+// PATH, absent at start) with a python3 in it: the host's hooks would run
+// them by name. On main's binary bin/python3 and py/json.py stayed on the
+// host (later/ left already: watched as a word of the line). Control:
+// a data directory an env variable names stays writable.
+func TestAgentNamedLoadPathDir(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", "{}\n", 0o644)
+	fsWrite(t, home, ".claude/settings.json", `{
+  "env": {"PATH": "~/.claude/bin:/usr/bin:/bin", "PYTHONPATH": "~/.claude/py", "MY_STORE": "~/.claude/data"},
+  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "PATH=$HOME/.claude/later:$PATH python3 -c 'print(1)'"}]}]}
+}
+`, 0o644)
+	fsWrite(t, home, ".claude/bin/tool", "#!/bin/sh\n", 0o755)
+	fsWrite(t, home, ".claude/py/mod.py", "x = 1\n", 0o644)
+	fsWrite(t, home, ".claude/data/db.json", "{}\n", 0o644)
+	c := claudeRun(t, home, ws, `
+printf '#!/bin/sh\ntouch /tmp/pwned\n' > ~/.claude/bin/python3; chmod +x ~/.claude/bin/python3
+echo 'print("PWNED")' > ~/.claude/py/json.py
+mkdir -p ~/.claude/later && printf '#!/bin/sh\ntouch /tmp/pwned\n' > ~/.claude/later/python3
+echo '{"x":1}' > ~/.claude/data/db.json
+true 2>/dev/null`)
+	var bad []string
+	for _, p := range []string{".claude/bin/python3", ".claude/py/json.py", ".claude/later"} {
+		if _, err := os.Lstat(filepath.Join(home, p)); err == nil {
+			bad = append(bad, "~/"+p+": left on the host")
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("the agent planted programs on the host's hooks' load path:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/data/db.json")); got != "{\"x\":1}\n" {
+		t.Errorf("~/.claude/data/db.json = %q: a data directory must stay writable\n%s", got, c.stderr)
+	}
+}
+
+// TestAgentNamedPythonInAgentDir (session 14): a python script kept
+// directly in the agent's directory (Codex's notify = ["python3",
+// "~/.codex/notify.py"]) imports from that directory first, which stays
+// writable (the agent's state). As the agent, plant modules there (a
+// json.py while the run goes, checked gone before the run ends; a
+// sourceless .pyc, an extension module, a package, an __init__.py in a
+// directory that was there) and change a module that was there: none of
+// it may be on the host afterwards, and the host's python3 notify.py
+// must not import it. On main's binary every planted module stayed and
+// helper.py was changed. Control: the agent's state (sessions/, a new
+// history file) stays writable.
+func TestAgentNamedPythonInAgentDir(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, home, ".codex/config.toml", "notify = [\"python3\", \""+filepath.Join(home, ".codex/notify.py")+"\"]\n", 0o644)
+	fsWrite(t, home, ".codex/notify.py", "import json, helper\nprint('host notify')\n", 0o644)
+	fsWrite(t, home, ".codex/helper.py", "x = 1\n", 0o644)
+	fsWrite(t, home, ".codex/sessions/s.jsonl", "{}\n", 0o644)
+	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + workspace(t)}},
+		"-w", filepath.Join(home, ".codex"), "--", "/bin/sh", "-c", `
+echo 'print("PWNED")' > ~/.codex/json.py
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -e ~/.codex/json.py ] || break; sleep 0.1; done
+[ -e ~/.codex/json.py ] && echo "json.py still there during the run" >&2
+echo x > ~/.codex/re.pyc
+echo x > ~/.codex/_socket.cpython-311-x86_64-linux-gnu.so
+mkdir ~/.codex/encodings && echo 'print("PWNED")' > ~/.codex/encodings/__init__.py
+echo 'print("PWNED")' > ~/.codex/sessions/__init__.py
+echo 'print("PWNED")' >> ~/.codex/helper.py
+echo '{"x":1}' > ~/.codex/sessions/s.jsonl
+echo '{}' > ~/.codex/history.jsonl
+true 2>/dev/null`)
+	mustCode(t, c, 0)
+	if strings.Contains(c.stderr, "still there during the run") {
+		t.Errorf("~/.codex/json.py was not moved while the run went:\n%s", c.stderr)
+	}
+	var bad []string
+	for _, p := range []string{".codex/json.py", ".codex/re.pyc", ".codex/_socket.cpython-311-x86_64-linux-gnu.so", ".codex/encodings", ".codex/sessions/__init__.py"} {
+		if _, err := os.Lstat(filepath.Join(home, p)); err == nil {
+			bad = append(bad, "~/"+p+": left on the host")
+		}
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".codex/helper.py")); got != "x = 1\n" {
+		bad = append(bad, "~/.codex/helper.py = "+got)
+	}
+	if len(bad) > 0 {
+		t.Errorf("the agent planted modules the host's notify.py imports:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if py, err := exec.LookPath("python3"); err == nil {
+		cmd := exec.Command(py, filepath.Join(home, ".codex/notify.py"))
+		cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+		if out, _ := cmd.CombinedOutput(); strings.Contains(string(out), "PWNED") {
+			t.Errorf("the host's python3 notify.py ran the agent's code: %s", out)
+		}
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".codex/sessions/s.jsonl")); got != "{\"x\":1}\n" {
+		t.Errorf("sessions/s.jsonl = %q: the agent's state must stay writable\n%s", got, c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".codex/history.jsonl")); got != "{}\n" {
+		t.Errorf("history.jsonl = %q: the agent's new state must stay\n%s", got, c.stderr)
+	}
+}
+
+// TestAgentNamedPythonKilledRun (session 14): a module that appeared
+// beside ~/.codex/notify.py in a run whose supervisor was killed (no exit
+// check; here written just after the kill, as if the sentinel had not
+// handled it yet) is moved out by the next start, from the killed run's
+// record. Without the PyDirs in the record (seen: the check removed from
+// the leftover path) the json.py stayed.
+func TestAgentNamedPythonKilledRun(t *testing.T) {
+	home, env := endHome(t)
+	ws := workspace(t)
+	fsWrite(t, home, ".codex/config.toml", "notify = [\"python3\", \""+filepath.Join(home, ".codex/notify.py")+"\"]\n", 0o644)
+	fsWrite(t, home, ".codex/notify.py", "import json\n", 0o644)
+	m := marker()
+	killAfterPlanting(t, ws, env, m, "--quiet", "-w", filepath.Join(home, ".codex"), "--", "/bin/sh", "-c", "touch planted; sleep 60 # "+m)
+	fsWrite(t, home, ".codex/json.py", "print('PWNED')\n", 0o644)
+	r := sh(t, runOpts{dir: ws, env: env}, `true`)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stderr, "earlier run") {
+		t.Fatalf("the second start did not check the killed run (the test cannot fail):\n%s", r.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(home, ".codex/json.py")); err == nil {
+		t.Errorf("~/.codex/json.py, planted in the killed run, is still there:\n%s", r.stderr)
+	}
+}

@@ -71,6 +71,8 @@ var probeCases = []probeCase{
 	{"tiocsti-highbits", "EPERM", false},
 	{"tioclinux", "EPERM", false},
 	{"tiocsetd", "EPERM", false},
+	{"tcxonc", "EPERM", false},
+	{"tiocexcl", "EPERM", false},
 	{"status", "ok", false},
 }
 
@@ -272,6 +274,12 @@ func TestDenyFilterEmulated(t *testing.T) {
 		{"ioctl TIOCLINUX high", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCLINUX), retEPERM},
 		{"ioctl TIOCSETD", seccompInput(nr("ioctl"), native, 0, unix.TIOCSETD), retEPERM},
 		{"ioctl TIOCSETD high", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCSETD), retEPERM},
+		{"ioctl TCXONC", seccompInput(nr("ioctl"), native, 0, unix.TCXONC, unix.TCIOFF), retEPERM},
+		{"ioctl TCXONC high", seccompInput(nr("ioctl"), native, 0, hi|unix.TCXONC, unix.TCION), retEPERM},
+		{"ioctl TIOCEXCL", seccompInput(nr("ioctl"), native, 0, unix.TIOCEXCL), retEPERM},
+		{"ioctl TIOCEXCL high", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCEXCL), retEPERM},
+		{"ioctl TIOCNXCL", seccompInput(nr("ioctl"), native, 0, unix.TIOCNXCL), retAllow},
+		{"ioctl TCSETS", seccompInput(nr("ioctl"), native, 0, unix.TCSETS), retAllow},
 		{"ioctl TIOCGETD", seccompInput(nr("ioctl"), native, 0, unix.TIOCGETD), retAllow},
 		{"ioctl TCGETS", seccompInput(nr("ioctl"), native, 0, unix.TCGETS), retAllow},
 		{"ioctl FIONREAD", seccompInput(nr("ioctl"), native, 0, unix.TIOCINQ), retAllow},

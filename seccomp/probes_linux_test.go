@@ -274,6 +274,22 @@ var probes = map[string]func() error{
 		ldisc := int32(0)
 		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TIOCSETD), uintptr(unsafe.Pointer(&ldisc))))
 	},
+	"tcxonc": func() error {
+		s, err := openCttyPty()
+		if err != nil {
+			return errors.New("pty setup: " + err.Error())
+		}
+		// TCION: sends the START character (^Q) to the pty's master,
+		// which nobody reads; the kernel answers ok without the rule.
+		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TCXONC), uintptr(unix.TCION)))
+	},
+	"tiocexcl": func() error {
+		s, err := openCttyPty()
+		if err != nil {
+			return errors.New("pty setup: " + err.Error())
+		}
+		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TIOCEXCL), 0))
+	},
 	"status": func() error {
 		b, err := os.ReadFile("/proc/self/status")
 		if err != nil {

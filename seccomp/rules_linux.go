@@ -154,7 +154,21 @@ func argPrefix(a *asm, allowPtrace bool) {
 	// module (tty-ldisc-N, unless dev.tty.ldisc_autoload=0): n_hdlc
 	// (CVE-2017-2636), n_gsm (CVE-2023-6546), slcan and others, old code
 	// no agent needs (only serial tools: slattach, pppd, ldattach).
-	a.jmp(bpf.JumpEqual, unix.TIOCSETD, "eperm", "allow")
+	a.jmp(bpf.JumpEqual, unix.TIOCSETD, "eperm", "")
+	// TCXONC (tcflow): TCIOFF/TCION send the terminal's STOP/START
+	// character to the other side, which the agent sets first (TCSETS) to
+	// any byte but NUL; the kernel writes it with the driver's write
+	// (tty_send_xchar; a pty has no send_xchar), raw. One byte per call,
+	// on a descriptor of any open mode: the user's terminal that jail hands
+	// on read-only as stdin (sandbox/stdin_linux.go) would take any escape
+	// sequence around termfilter. TCOOFF stops the terminal's output past
+	// the run (^Q does not restart it). Only serial tools call tcflow.
+	a.jmp(bpf.JumpEqual, unix.TCXONC, "eperm", "")
+	// TIOCEXCL: every later open of the terminal fails with EBUSY for
+	// whoever lacks CAP_SYS_ADMIN, past the run: on the user's terminal
+	// handed on as stdin, the user's sudo, ssh and gpg prompts (they open
+	// /dev/tty) fail until TIOCNXCL. Only serial tools set it.
+	a.jmp(bpf.JumpEqual, unix.TIOCEXCL, "eperm", "allow")
 
 	// personality(unsigned int): only PER_LINUX and the 0xffffffff query.
 	// READ_IMPLIES_EXEC/MMAP_PAGE_ZERO help null-dereference exploits

@@ -311,6 +311,68 @@ func gitLinks(links []gitguard.Protect, roots []agentcfg.Root, have []agentcfg.T
 	return out
 }
 
+// jailDirLinks guards each symlink on the way to one of jail's own
+// directories (dirs: as the next run names them, $XDG_CONFIG_HOME/jail and
+// the like) that lies inside a writable root. The plan masks where such a
+// link points now, but the link itself is the agent's to replace: with
+// ~/.config/jail a symlink into a dotfiles tree (GNU stow's way) and
+// ~/.config the workspace, the agent removed the link and made a
+// directory there, whose config.toml (write, net, no-default-deny) or
+// trust.json every later run read as the user's (review14d). Guarded,
+// the link comes back and what the agent put there is moved aside, as for
+// git's links.
+func jailDirLinks(dirs []string, roots []agentcfg.Root, have []agentcfg.Target) []agentcfg.Target {
+	var links []gitguard.Protect
+	for _, d := range dirs {
+		for _, l := range linksOn(d) {
+			links = append(links, gitguard.Protect{Path: l, Why: "a symlink on the way to jail's own directory " + d + ", which every later run follows"})
+		}
+	}
+	return gitLinks(links, roots, have)
+}
+
+// linksOn returns the symlinks the kernel follows on its way to p, each
+// by the path it has at that point (after the links before it), up to
+// the first component that does not exist; a dangling link is returned
+// too (it is where the next run would look).
+func linksOn(p string) []string {
+	var out []string
+	todo := strings.Split(filepath.Clean(p), "/")
+	cur := "/"
+	for len(todo) > 0 {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur) // cur holds no link: the kernel's ".." too
+			continue
+		}
+		next := filepath.Join(cur, part)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return out
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		out = append(out, next)
+		target, err := os.Readlink(next)
+		if err != nil || len(out) > 40 {
+			return out // unreadable, or a loop: the kernel stops here too
+		}
+		// Followed one link at a time, so that a link to a link is named
+		// too (each is a place the agent might rewrite).
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	return out
+}
+
 // rootPaths are the paths of roots (for enclosing).
 func rootPaths(roots []agentcfg.Root) []string {
 	out := make([]string, len(roots))

@@ -216,6 +216,10 @@ var probes = map[string]func() error{
 	// MPTCP: Landlock's TCP rules check IPPROTO_TCP sockets only.
 	"socket-mptcp":          func() error { return socketRaw(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP) },
 	"socket-mptcp-highbits": func() error { return socketRaw(unix.AF_INET6, unix.SOCK_STREAM, hi|unix.IPPROTO_MPTCP) },
+	// SMC through AF_INET (Linux 6.11): without the rule, ok where the
+	// kernel has SMC (its module autoloads), EPROTONOSUPPORT elsewhere.
+	"socket-smc":          func() error { return socketRaw(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SMC) },
+	"socket-smc-highbits": func() error { return socketRaw(unix.AF_INET6, unix.SOCK_STREAM, hi|unix.IPPROTO_SMC) },
 	// socketpair creates its sockets through the same family code as
 	// socket(2) (and autoloads the family's module): TIPC implements it.
 	"socketpair-tipc":           func() error { return socketpairRaw(unix.AF_TIPC, unix.SOCK_SEQPACKET, 0) },

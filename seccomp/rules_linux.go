@@ -206,7 +206,8 @@ func argPrefix(a *asm, allowPtrace bool) {
 //     options' promises rest on them (the user's policy replaces the
 //     kernel-surface deny list, not --net none or --no-local-tcp): only
 //     the families the sandbox's network namespace isolates or that reach
-//     nothing (AF_UNIX, AF_INET/6, AF_NETLINK), and no IPPROTO_MPTCP.
+//     nothing (AF_UNIX, AF_INET/6, AF_NETLINK), and no IPPROTO_MPTCP or
+//     IPPROTO_SMC.
 //   - With full (the built-in list, not Replace): the kernel-surface
 //     rules, SOCK_RAW/SOCK_PACKET on IP and netlink protocols other than
 //     ROUTE and SOCK_DIAG. Under Replace these are the user's policy's.
@@ -247,6 +248,12 @@ func netPrefix(a *asm, full bool) {
 	a.label("net-inet")
 	a.ld(offArgLo(2))
 	a.jmp(bpf.JumpEqual, unix.IPPROTO_MPTCP, "net-eperm", "")
+	// IPPROTO_SMC (Linux 6.11: SMC through AF_INET/AF_INET6, its module
+	// autoloaded by the protocol number) is the same bypass, kept under
+	// Replace too: Landlock's TCP rules skip it (its erratum 1 names SMC
+	// with MPTCP), and SMC falls back to TCP with a peer that does not
+	// speak it. AF_SMC itself is refused with the other families.
+	a.jmp(bpf.JumpEqual, unix.IPPROTO_SMC, "net-eperm", "")
 	if full {
 		// SOCK_RAW / SOCK_PACKET on IP: packet spoofing and sniffing in
 		// our net ns (needs CAP_NET_RAW, which the agent lacks: depth).

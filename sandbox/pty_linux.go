@@ -131,6 +131,7 @@ func (r *runner) restoreTerminal() {
 	if rl != nil {
 		rl.Restore()
 	}
+	r.restoreStdinTerm()
 }
 
 // TerminalFilter wraps w, a terminal, in the filter the pty relay uses,

@@ -89,3 +89,42 @@ echo DONE`
 		}
 	}
 }
+
+// Degraded mode with a terminal on stdin and stdout: the agent's own pty
+// comes from the host's devpts, whose ptmx node is mode 0 on many hosts
+// (ptmxmode=000, the kernel's default): as a user, init's open of
+// /dev/pts/ptmx failed with EACCES and the run did not start (review14d;
+// seen failing on main's binary as jailtest: "open /dev/pts/ptmx:
+// permission denied"). /dev/ptmx is the same multiplexer.
+func TestDegradedInteractivePty(t *testing.T) {
+	master, slave := openPty(t)
+	defer master.Close()
+	cmd := exec.Command(jail(t), "--x-degraded", "--quiet", "--", "/bin/sh", "-c", `tty; echo via-devtty > /dev/tty; echo DONE`)
+	cmd.Dir = workspace(t)
+	cmd.Env = append(os.Environ(), "TERM=dumb")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	scr := watch(master)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("jail: %v\nterminal: %q", err, scr.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("no exit\nterminal: %q", scr.String())
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, w := range []string{"/dev/pts/", "via-devtty", "DONE"} {
+		if !strings.Contains(scr.String(), w) {
+			t.Errorf("terminal lacks %q: %q", w, scr.String())
+		}
+	}
+}

@@ -292,6 +292,13 @@ func resolveNamed(p string) (real string, via []string, err error) {
 // whose hooks every repository of the host then runs. have are the
 // targets guarded already.
 func gitLinks(links []gitguard.Protect, roots []agentcfg.Root, have []agentcfg.Target) []agentcfg.Target {
+	return linkTargets("git", links, roots, have)
+}
+
+// linkTargets guards each link of links that lies inside a writable root
+// (not a root itself, not guarded already) as agent's (named in the plan
+// and the events).
+func linkTargets(agent string, links []gitguard.Protect, roots []agentcfg.Root, have []agentcfg.Target) []agentcfg.Target {
 	var out []agentcfg.Target
 	seen := make(map[string]bool, len(have))
 	for _, t := range have {
@@ -304,7 +311,7 @@ func gitLinks(links []gitguard.Protect, roots []agentcfg.Root, have []agentcfg.T
 		}
 		seen[l.Path] = true
 		out = append(out, agentcfg.Target{
-			File: agentcfg.File{Agent: "git", Scope: agentcfg.Home, Path: l.Path, Format: agentcfg.Whole, Why: l.Why},
+			File: agentcfg.File{Agent: agent, Scope: agentcfg.Home, Path: l.Path, Format: agentcfg.Whole, Why: l.Why},
 			Path: l.Path, Root: r,
 		})
 	}
@@ -328,7 +335,7 @@ func jailDirLinks(dirs []string, roots []agentcfg.Root, have []agentcfg.Target) 
 			links = append(links, gitguard.Protect{Path: l, Why: "a symlink on the way to jail's own directory " + d + ", which every later run follows"})
 		}
 	}
-	return gitLinks(links, roots, have)
+	return linkTargets("jail", links, roots, have)
 }
 
 // linksOn returns the symlinks the kernel follows on its way to p, each

@@ -554,7 +554,16 @@ func lookPath(file string, env []string) (string, error) {
 func openPty() (master, slave *os.File, err error) {
 	mfd, err := unix.Open("/dev/pts/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, mountErr("open", "/dev/pts/ptmx", err)
+		// Degraded mode (no devpts of the sandbox's own): the host's
+		// devpts may keep its ptmx node at mode 0 (ptmxmode=000, the
+		// kernel's default) and hand out ptys through /dev/ptmx only; as
+		// a user, /dev/pts/ptmx is then EACCES. Same multiplexer, same
+		// instance. Under namespaces /dev/ptmx is a link to pts/ptmx.
+		fd, ferr := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if ferr != nil {
+			return nil, nil, mountErr("open", "/dev/pts/ptmx", err)
+		}
+		mfd = fd
 	}
 	if err := unix.IoctlSetPointerInt(mfd, unix.TIOCSPTLCK, 0); err != nil {
 		unix.Close(mfd)

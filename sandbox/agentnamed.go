@@ -351,6 +351,13 @@ func resolveNamed(p string) (real string, via []string, err error) {
 // whose hooks every repository of the host then runs. have are the
 // targets guarded already.
 func gitLinks(links []gitguard.Protect, roots []agentcfg.Root, have []agentcfg.Target) []agentcfg.Target {
+	return linkTargets("git", links, roots, have)
+}
+
+// linkTargets guards each link of links that lies inside a writable root
+// (not a root itself, not guarded already) as agent's (named in the plan
+// and the events).
+func linkTargets(agent string, links []gitguard.Protect, roots []agentcfg.Root, have []agentcfg.Target) []agentcfg.Target {
 	var out []agentcfg.Target
 	seen := make(map[string]bool, len(have))
 	for _, t := range have {
@@ -363,9 +370,71 @@ func gitLinks(links []gitguard.Protect, roots []agentcfg.Root, have []agentcfg.T
 		}
 		seen[l.Path] = true
 		out = append(out, agentcfg.Target{
-			File: agentcfg.File{Agent: "git", Scope: agentcfg.Home, Path: l.Path, Format: agentcfg.Whole, Why: l.Why},
+			File: agentcfg.File{Agent: agent, Scope: agentcfg.Home, Path: l.Path, Format: agentcfg.Whole, Why: l.Why},
 			Path: l.Path, Root: r,
 		})
+	}
+	return out
+}
+
+// jailDirLinks guards each symlink on the way to one of jail's own
+// directories (dirs: as the next run names them, $XDG_CONFIG_HOME/jail and
+// the like) that lies inside a writable root. The plan masks where such a
+// link points now, but the link itself is the agent's to replace: with
+// ~/.config/jail a symlink into a dotfiles tree (GNU stow's way) and
+// ~/.config the workspace, the agent removed the link and made a
+// directory there, whose config.toml (write, net, no-default-deny) or
+// trust.json every later run read as the user's (review14d). Guarded,
+// the link comes back and what the agent put there is moved aside, as for
+// git's links.
+func jailDirLinks(dirs []string, roots []agentcfg.Root, have []agentcfg.Target) []agentcfg.Target {
+	var links []gitguard.Protect
+	for _, d := range dirs {
+		for _, l := range linksOn(d) {
+			links = append(links, gitguard.Protect{Path: l, Why: "a symlink on the way to jail's own directory " + d + ", which every later run follows"})
+		}
+	}
+	return linkTargets("jail", links, roots, have)
+}
+
+// linksOn returns the symlinks the kernel follows on its way to p, each
+// by the path it has at that point (after the links before it), up to
+// the first component that does not exist; a dangling link is returned
+// too (it is where the next run would look).
+func linksOn(p string) []string {
+	var out []string
+	todo := strings.Split(filepath.Clean(p), "/")
+	cur := "/"
+	for len(todo) > 0 {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur) // cur holds no link: the kernel's ".." too
+			continue
+		}
+		next := filepath.Join(cur, part)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return out
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		out = append(out, next)
+		target, err := os.Readlink(next)
+		if err != nil || len(out) > 40 {
+			return out // unreadable, or a loop: the kernel stops here too
+		}
+		// Followed one link at a time, so that a link to a link is named
+		// too (each is a place the agent might rewrite).
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		todo = append(strings.Split(target, "/"), todo...)
 	}
 	return out
 }

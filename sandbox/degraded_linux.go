@@ -123,17 +123,34 @@ func degradedRules(mounts []ns.Mount, base landlock.Rules, tmp string) (landlock
 			}
 		}
 	}
-	// The host's shared memory: writable by every user, outside the
-	// workspace.
-	hidden = append(hidden, "/dev/shm")
+	// The host's /dev: its shared memory (writable by every user), and
+	// every terminal of the host: the user's other terminals and tmux
+	// panes (/dev/pts/N, the user's own: Landlock was all that stood
+	// between the agent and writing escape sequences to them, or reading
+	// the keys typed there), the user's terminal jail hands on read-only
+	// as stdin (reopened for writing through /proc/self/fd/0), consoles,
+	// serial lines, and whatever device the user's groups or seat ACLs
+	// open (cameras, sound, security keys; without ABI 5 Landlock does not
+	// check their ioctls). Under namespaces /dev is the sandbox's own; here
+	// only the same few nodes are (devNodes), and the agent's terminal is
+	// the descriptors it was given plus /dev/tty.
+	hidden = append(hidden, "/dev")
 	visible, err := cover("/", hidden)
 	if err != nil {
 		return landlock.Rules{}, nil, err
 	}
 	r := base
 	// A --read path inside a hidden place reappears, like its bind would.
-	r.ReadExec = append(visible, ro...)
+	r.ReadExec = append(append(visible, ro...), "/dev/random", "/dev/urandom")
 	r.ReadOnly = nil
+	// /dev/tty is the caller's controlling terminal, whatever its path:
+	// the relayed pty, or none (ENXIO). /dev/pts would be the host's.
+	r.DevIoctl = nil
+	for _, d := range base.DevIoctl {
+		if d == "/dev/tty" {
+			r.DevIoctl = append(r.DevIoctl, d)
+		}
+	}
 	r.ReadWrite = append(append([]string{}, rw...), tmp, "/dev/null", "/dev/zero", "/dev/full")
 	// Without a network namespace, Landlock's TCP rule is all there is for
 	// TCP under --net none (seccomp also refuses IP sockets), and there are

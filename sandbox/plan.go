@@ -387,7 +387,12 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	// quarantine, the agent-configuration records) is the user's record: never shown to the
 	// sandbox, not even read-only. A bind that names it or a path in it is
 	// refused; where a visible path contains it, it is masked below.
+	// jailDirs are jail's directories as the next run names them, before
+	// any symlink is followed: a symlink on the way that the agent can
+	// replace would send the next run elsewhere (3c guards it).
+	var jailDirs []string
 	if sd, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
+		jailDirs = append(jailDirs, sd)
 		plan.StateDir = res.existingPath(sd)
 		if err := inStateDir(bl, plan.StateDir, nil); err != nil {
 			return nil, err
@@ -404,6 +409,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	// directory when XDG_RUNTIME_DIR is not private): the check is the
 	// registry's, the mask does not depend on it.
 	if rd, ok := statedir.RuntimeFrom(func(k string) string { return lookupEnv(env, k) }); ok {
+		jailDirs = append(jailDirs, rd)
 		plan.RuntimeDir = res.existingPath(rd)
 		if err := inJailDir(bl, plan.RuntimeDir, "runtime directory (running sandboxes' control sockets)", nil); err != nil {
 			return nil, err
@@ -419,6 +425,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	// profile or trust record the agent left there would be read and
 	// trusted by every later run (review14b).
 	if cd, ok := statedir.ConfigFrom(func(k string) string { return lookupEnv(env, k) }); ok {
+		jailDirs = append(jailDirs, cd)
 		plan.ConfigDir = res.existingPath(cd)
 		if err := inJailDir(bl, plan.ConfigDir, configDirWhat, nil); err != nil {
 			return nil, err
@@ -506,6 +513,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan.Notes = append(plan.Notes, namedNotes...)
 	plan.Guarded = append(plan.Guarded, namedLinks...)
 	plan.Guarded = append(plan.Guarded, gitLinks(gp.Links, roots, plan.Guarded)...)
+	plan.Guarded = append(plan.Guarded, jailDirLinks(jailDirs, roots, plan.Guarded)...)
 	masks := mergeMasks(append(fp.Masks, named...), gp)
 	plan.Absent = append(plan.Absent, namedAbsent...)
 	// A mount point cannot be renamed or removed (EBUSY), but the directory

@@ -136,6 +136,7 @@ func (r *runner) restoreTerminal() {
 		// now (the summary says them).
 		r.screen.Close()
 	}
+	r.restoreStdinTerm()
 }
 
 // TerminalFilter wraps w, a terminal, in the filter the pty relay uses,

@@ -180,6 +180,7 @@ type runner struct {
 	term          *termfilter.Writer  // filters the pty relay's output
 	screen        *ptyrelay.Screen    // the terminal the filter writes to, shared with urgent notices
 	ttyFD         int                 // the host terminal the relay writes to
+	stdinTerm     *stdinTermState     // the terminal on stdin handed on read-only, as it was (stdin_linux.go)
 	noticed       map[string]bool     // notices said once (kind, key)
 	noticeCount   map[string]int      // notices said, by kind
 	denials       *denials.Writer     // the sandbox's record of its denials; nil without one

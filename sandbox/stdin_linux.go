@@ -37,6 +37,7 @@ func (r *runner) agentStdin() (*os.File, func()) {
 	}
 	f, err := reopenReadOnly(0)
 	if err == nil {
+		r.stdinTerm = saveStdinTerm(0)
 		return f, func() { f.Close() }
 	}
 	null, nerr := os.Open(os.DevNull)
@@ -74,4 +75,40 @@ func reopenReadOnly(fd int) (*os.File, error) {
 		return nil, fmt.Errorf("reopen %s: clear O_NONBLOCK: %w", path, err)
 	}
 	return os.NewFile(uintptr(nfd), path), nil
+}
+
+// stdinTermState is the terminal on stdin as the agent got it. A
+// read-only descriptor still takes TCSETS (the kernel checks no open
+// mode for it): the agent could leave the user's terminal without echo,
+// without ^C (-isig) or raw, past the run. jail puts the settings back at
+// exit, as the relay does its raw mode. The window size (TIOCSWINSZ) is
+// left: the terminal sets it again at its next resize, and one made
+// during the run must not be undone.
+type stdinTermState struct {
+	termios *unix.Termios
+}
+
+func saveStdinTerm(fd int) *stdinTermState {
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return nil
+	}
+	return &stdinTermState{termios: t}
+}
+
+// restoreStdinTerm puts the terminal on stdin back as it was handed on,
+// where the agent changed it; only while jail is the terminal's
+// foreground job (a background job's tcsetattr would stop it with
+// SIGTTOU, and the user's shell owns the terminal then).
+func (r *runner) restoreStdinTerm() {
+	st := r.stdinTerm
+	if st == nil {
+		return
+	}
+	if pg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err != nil || pg != unix.Getpgrp() {
+		return
+	}
+	if now, err := unix.IoctlGetTermios(0, unix.TCGETS); err == nil && *now != *st.termios {
+		_ = unix.IoctlSetTermios(0, unix.TCSETS, st.termios)
+	}
 }

@@ -56,12 +56,15 @@ var probeCases = []probeCase{
 	{"socket-icmpdgr", "", true},
 	{"socket-mptcp", "EPERM", false},
 	{"socket-mptcp-highbits", "EPERM", false},
+	{"socket-smc", "EPERM", false},
+	{"socket-smc-highbits", "EPERM", false},
 	{"socketpair-tipc", "EPERM", false},
 	{"socketpair-vsock", "EPERM", false},
 	{"socketpair-vsock-highbits", "EPERM", false},
 	{"socketpair-unix", "ok", true},
 	{"open_tree_attr", "EPERM", false},
 	{"modify_ldt", "EPERM", false},
+	{"file_getattr", "ENOSYS", false},
 	{"ptrace", "EPERM", false},
 	{"process_vm_readv", "EPERM", false},
 	{"personality", "EPERM", false},
@@ -71,6 +74,8 @@ var probeCases = []probeCase{
 	{"tiocsti-highbits", "EPERM", false},
 	{"tioclinux", "EPERM", false},
 	{"tiocsetd", "EPERM", false},
+	{"tcxonc", "EPERM", false},
+	{"tiocexcl", "EPERM", false},
 	{"status", "ok", false},
 }
 
@@ -272,6 +277,12 @@ func TestDenyFilterEmulated(t *testing.T) {
 		{"ioctl TIOCLINUX high", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCLINUX), retEPERM},
 		{"ioctl TIOCSETD", seccompInput(nr("ioctl"), native, 0, unix.TIOCSETD), retEPERM},
 		{"ioctl TIOCSETD high", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCSETD), retEPERM},
+		{"ioctl TCXONC", seccompInput(nr("ioctl"), native, 0, unix.TCXONC, unix.TCIOFF), retEPERM},
+		{"ioctl TCXONC high", seccompInput(nr("ioctl"), native, 0, hi|unix.TCXONC, unix.TCION), retEPERM},
+		{"ioctl TIOCEXCL", seccompInput(nr("ioctl"), native, 0, unix.TIOCEXCL), retEPERM},
+		{"ioctl TIOCEXCL high", seccompInput(nr("ioctl"), native, 0, hi|unix.TIOCEXCL), retEPERM},
+		{"ioctl TIOCNXCL", seccompInput(nr("ioctl"), native, 0, unix.TIOCNXCL), retAllow},
+		{"ioctl TCSETS", seccompInput(nr("ioctl"), native, 0, unix.TCSETS), retAllow},
 		{"ioctl TIOCGETD", seccompInput(nr("ioctl"), native, 0, unix.TIOCGETD), retAllow},
 		{"ioctl TCGETS", seccompInput(nr("ioctl"), native, 0, unix.TCGETS), retAllow},
 		{"ioctl FIONREAD", seccompInput(nr("ioctl"), native, 0, unix.TIOCINQ), retAllow},
@@ -289,6 +300,8 @@ func TestDenyFilterEmulated(t *testing.T) {
 		{"socket netlink route+high", seccompInput(nr("socket"), native, unix.AF_NETLINK, unix.SOCK_RAW, hi|unix.NETLINK_ROUTE), retAllow},
 		{"socket inet mptcp", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), retEPERM},
 		{"socket inet6 mptcp high", seccompInput(nr("socket"), native, unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, hi|unix.IPPROTO_MPTCP), retEPERM},
+		{"socket inet smc", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SMC), retEPERM},
+		{"socket inet6 smc high", seccompInput(nr("socket"), native, unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, hi|unix.IPPROTO_SMC), retEPERM},
 		{"socket inet tcp proto", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP), retAllow},
 		{"socketpair unix", seccompInput(nr("socketpair"), native, unix.AF_UNIX, unix.SOCK_STREAM), retAllow},
 		{"socketpair unix high", seccompInput(nr("socketpair"), native, hi|unix.AF_UNIX, unix.SOCK_DGRAM), retAllow},
@@ -297,6 +310,10 @@ func TestDenyFilterEmulated(t *testing.T) {
 		{"socketpair inet", seccompInput(nr("socketpair"), native, unix.AF_INET, unix.SOCK_STREAM), retEPERM},
 		{"socketpair netlink", seccompInput(nr("socketpair"), native, unix.AF_NETLINK, unix.SOCK_RAW), retEPERM},
 		{"open_tree_attr", seccompInput(nr("open_tree_attr"), native), retEPERM},
+		{"file_getattr (468, unreviewed)", seccompInput(468, native), retENOSYS},
+		{"file_setattr (469, unreviewed)", seccompInput(469, native), retENOSYS},
+		{"nr 1000", seccompInput(1000, native), retENOSYS},
+		{"nr 0x3fffffff", seccompInput(0x3fffffff, native), retENOSYS},
 		{"personality 0", seccompInput(nr("personality"), native, 0), retAllow},
 		{"personality query", seccompInput(nr("personality"), native, 0xffffffff), retAllow},
 		{"personality ADDR_NO_RANDOMIZE", seccompInput(nr("personality"), native, addrNoRandomize), retEPERM},
@@ -403,6 +420,8 @@ func TestReplaceKeepsNetWalls(t *testing.T) {
 		}{
 			{"socket inet mptcp", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP)},
 			{"socket inet6 mptcp high", seccompInput(nr("socket"), native, unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, hi|unix.IPPROTO_MPTCP)},
+			{"socket inet smc", seccompInput(nr("socket"), native, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SMC)},
+			{"socket inet6 smc high", seccompInput(nr("socket"), native, unix.AF_INET6, unix.SOCK_STREAM, hi|unix.IPPROTO_SMC)},
 			{"socket vsock", seccompInput(nr("socket"), native, unix.AF_VSOCK, unix.SOCK_STREAM)},
 			{"socket vsock high", seccompInput(nr("socket"), native, hi|unix.AF_VSOCK, unix.SOCK_STREAM)},
 			{"socket packet", seccompInput(nr("socket"), native, unix.AF_PACKET, unix.SOCK_DGRAM)},
@@ -464,5 +483,48 @@ func TestReplaceKeepsNetWalls(t *testing.T) {
 		if got := runVM(t, ins, in); got != retEPERM {
 			t.Errorf("replace, socket refused by the policy: %s: %#x, want EPERM", name, got)
 		}
+	}
+}
+
+// TestUnknownSyscallsBoundary: every syscall of every table is at most
+// lastReviewedNr (regenerated tables with newer syscalls fail here until
+// each is judged), the newest of them is exactly it (a raised boundary
+// names a real syscall), and the deny filter lets the newest through to
+// its rules while one past it answers ENOSYS.
+func TestUnknownSyscallsBoundary(t *testing.T) {
+	for _, goarch := range []string{"amd64", "arm64"} {
+		info, err := archFor(goarch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := 0
+		for _, e := range info.table {
+			if int(e.nr) > lastReviewedNr {
+				t.Errorf("%s: %s is %d, above lastReviewedNr %d: judge it (a deny rule, or raise the boundary)", goarch, e.name, e.nr, lastReviewedNr)
+			}
+			top = max(top, int(e.nr))
+		}
+		if top != lastReviewedNr {
+			t.Errorf("%s: newest syscall in the table is %d, lastReviewedNr %d", goarch, top, lastReviewedNr)
+		}
+	}
+	_, native, err := nativeArch()
+	if err != nil {
+		t.Skip(err)
+	}
+	ins, err := buildDeny(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// getpid stays allowed; the newest reviewed goes to its rule (EPERM
+	// for open_tree_attr); one past it is unknown.
+	if got := runVM(t, ins, seccompInput(uint32(unix.SYS_GETPID), native)); got != retAllow {
+		t.Errorf("getpid: %#x, want allow", got)
+	}
+	if got := runVM(t, ins, seccompInput(lastReviewedNr, native)); got != retEPERM {
+		t.Errorf("nr %d (open_tree_attr): %#x, want EPERM", lastReviewedNr, got)
+	}
+	if got := runVM(t, ins, seccompInput(lastReviewedNr+1, native)); got != retENOSYS {
+		t.Errorf("nr %d: %#x, want ENOSYS", lastReviewedNr+1, got)
 	}
 }

@@ -154,6 +154,14 @@ var probes = map[string]func() error{
 		return rawErr(unix.RawSyscall6(unix.SYS_OPEN_TREE_ATTR, uintptr(dirfd),
 			uintptr(unsafe.Pointer(&[]byte("/tmp\x00")[0])), unix.OPEN_TREE_CLOEXEC, 0, 0, 0))
 	},
+	"file_getattr": func() error {
+		// Linux 6.17, above lastReviewedNr: unknown to the filter, which
+		// answers ENOSYS. struct file_attr, first version: 24 bytes.
+		var attr [24]byte
+		dirfd := unix.AT_FDCWD
+		return rawErr(unix.RawSyscall6(468, uintptr(dirfd), uintptr(unsafe.Pointer(&[]byte("/\x00")[0])),
+			uintptr(unsafe.Pointer(&attr[0])), uintptr(len(attr)), 0, 0))
+	},
 	"modify_ldt": func() error {
 		if runtime.GOARCH != "amd64" {
 			return nil // x86 only: the probe is skipped elsewhere
@@ -208,6 +216,10 @@ var probes = map[string]func() error{
 	// MPTCP: Landlock's TCP rules check IPPROTO_TCP sockets only.
 	"socket-mptcp":          func() error { return socketRaw(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP) },
 	"socket-mptcp-highbits": func() error { return socketRaw(unix.AF_INET6, unix.SOCK_STREAM, hi|unix.IPPROTO_MPTCP) },
+	// SMC through AF_INET (Linux 6.11): without the rule, ok where the
+	// kernel has SMC (its module autoloads), EPROTONOSUPPORT elsewhere.
+	"socket-smc":          func() error { return socketRaw(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SMC) },
+	"socket-smc-highbits": func() error { return socketRaw(unix.AF_INET6, unix.SOCK_STREAM, hi|unix.IPPROTO_SMC) },
 	// socketpair creates its sockets through the same family code as
 	// socket(2) (and autoloads the family's module): TIPC implements it.
 	"socketpair-tipc":           func() error { return socketpairRaw(unix.AF_TIPC, unix.SOCK_SEQPACKET, 0) },
@@ -273,6 +285,22 @@ var probes = map[string]func() error{
 		// answers ok without the rule (any other autoloads a module).
 		ldisc := int32(0)
 		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TIOCSETD), uintptr(unsafe.Pointer(&ldisc))))
+	},
+	"tcxonc": func() error {
+		s, err := openCttyPty()
+		if err != nil {
+			return errors.New("pty setup: " + err.Error())
+		}
+		// TCION: sends the START character (^Q) to the pty's master,
+		// which nobody reads; the kernel answers ok without the rule.
+		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TCXONC), uintptr(unix.TCION)))
+	},
+	"tiocexcl": func() error {
+		s, err := openCttyPty()
+		if err != nil {
+			return errors.New("pty setup: " + err.Error())
+		}
+		return rawErr(unix.Syscall(unix.SYS_IOCTL, uintptr(s), uintptr(hi|unix.TIOCEXCL), 0))
 	},
 	"status": func() error {
 		b, err := os.ReadFile("/proc/self/status")

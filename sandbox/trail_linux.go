@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,8 +158,18 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 		if err != nil {
 			return fmt.Errorf("`audit` %s: %w", path, err)
 		}
+		// Why: the places other mounts show a writable path at are as
+		// writable (a host bind of the workspace elsewhere): a path
+		// through one of them that leaves it again (a link the agent
+		// can point anew after the run, a ".." out of a directory it can
+		// swap for a link) leads where the agent chooses, as through the
+		// workspace's own path, which CheckPlacement refuses.
+		writable := append(slices.Clip(r.plan.Writable), writableViews(r.plan.hostMounts, r.plan.Writable)...)
+		if err := audit.CheckPlacement(path, writable, hidden); err != nil {
+			return fmt.Errorf("`audit` %s: %w", path, err)
+		}
 		views := fsrules.Views(r.plan.hostMounts, filepath.Dir(real))
-		if viewMasks, err = trailViews(path, views, r.plan.Writable, hidden, spec.Mounts); err != nil {
+		if viewMasks, err = trailViews(path, views, writable, hidden, spec.Mounts); err != nil {
 			return err
 		}
 	}
@@ -191,6 +202,23 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	spec.Mounts = append(spec.Mounts, hideTrail(w.Path(), spec.Mounts)...)
 	spec.Mounts = append(spec.Mounts, viewMasks...)
 	return nil
+}
+
+// writableViews returns the other places the host's mount table shows
+// each writable path (or a part of it) at: another mount of its file
+// system, such as a host bind of the workspace elsewhere. Each path is
+// resolved first (the table holds real paths).
+func writableViews(hostMounts []fsrules.Mount, writable []string) []string {
+	var out []string
+	for _, w := range writable {
+		if r, err := filepath.EvalSymlinks(w); err == nil {
+			w = r
+		}
+		for _, v := range fsrules.Views(hostMounts, w) {
+			out = append(out, v.Path)
+		}
+	}
+	return out
 }
 
 // trailViews returns the masks that hide the places views (fsrules.Views of

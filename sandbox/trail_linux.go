@@ -104,7 +104,21 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	id := audit.NewID()
 	r.id = id
 	path := r.pol.AuditFile
-	if path == "" {
+	if path != "" {
+		// Why: the trail's path is kept (the registry, the Go API's
+		// TrailPath and Events, jail ps, jail audit ID) and opened again
+		// by other processes in other directories: a relative one (the Go
+		// API's AuditFile; the CLI makes --audit absolute) led each to a
+		// file of its own directory's, the agent's from the workspace.
+		// Made absolute against this directory (the policy's Cwd), where
+		// the checks below and Create take it, and not cleaned as text
+		// (hostpath.Abs: a ".." after a symlink stays the target's parent).
+		abs, err := hostpath.Abs(path)
+		if err != nil {
+			return fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		path = abs
+	} else {
 		dir, err := statedir.Path(statedir.Audit)
 		if err == nil {
 			path, err = audit.DefaultPath(dir, r.started, id)

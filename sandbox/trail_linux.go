@@ -172,13 +172,16 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 		if err != nil {
 			return fmt.Errorf("`audit` %s: %w", path, err)
 		}
-		// Why: the places other mounts show a writable path at are as
-		// writable (a host bind of the workspace elsewhere): a path
-		// through one of them that leaves it again (a link the agent
-		// can point anew after the run, a ".." out of a directory it can
-		// swap for a link) leads where the agent chooses, as through the
-		// workspace's own path, which CheckPlacement refuses.
-		writable := append(slices.Clip(r.plan.Writable), writableViews(r.plan.hostMounts, r.plan.Writable)...)
+		// Why: the plan's writable paths are where the sandbox sees
+		// what it can write; on the host, the same directories are also
+		// where a bind's source is (a cache of jail's own, bound at the
+		// cache's path) and where other mounts show them (a host bind of
+		// the workspace elsewhere). A trail there, or a path through one
+		// of them that leaves it again (a link the agent can point anew
+		// after the run, a ".." out of a directory it can swap for a
+		// link), is the agent's to rewrite or redirect, as in the
+		// workspace itself.
+		writable := trailWritable(r.plan)
 		if err := audit.CheckPlacement(path, writable, hidden); err != nil {
 			return fmt.Errorf("`audit` %s: %w", path, err)
 		}
@@ -216,6 +219,20 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	spec.Mounts = append(spec.Mounts, hideTrail(w.Path(), spec.Mounts)...)
 	spec.Mounts = append(spec.Mounts, viewMasks...)
 	return nil
+}
+
+// trailWritable returns every host path the sandbox can write (the
+// trail's checks): the plan's writable paths, the host directories that
+// its binds from elsewhere show (Source: a cache's, under jail's cache
+// directory), and the places the host's mount table shows any of them at.
+func trailWritable(pl *Plan) []string {
+	w := slices.Clip(pl.Writable)
+	for _, m := range pl.Mounts {
+		if m.Kind == ns.KindBind && m.Source != "" {
+			w = append(w, m.Source)
+		}
+	}
+	return append(w, writableViews(pl.hostMounts, w)...)
 }
 
 // writableViews returns the other places the host's mount table shows

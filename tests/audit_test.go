@@ -707,6 +707,15 @@ func TestAuditRefusesWritablePlace(t *testing.T) {
 			os.Symlink(o, filepath.Join(ws, "out"))
 			return filepath.Join(ws, "out", "trail.jsonl"), nil, nil
 		}},
+		// The cache's directory in jail's cache directory is bound
+		// writable at the cache's path (~/.mycache): the agent rewrote
+		// a trail there through it (seen with main's binary: exit 0,
+		// a FORGED line appended by echo >> ~/.mycache/trail.jsonl).
+		{"in a cache's directory, bound at the cache's path", func(t *testing.T, ws string) (string, []string, []string) {
+			c := auditDir(t)
+			return filepath.Join(c, "jail", "cache", "x", "home", ".mycache", "trail.jsonl"),
+				[]string{"XDG_CACHE_HOME=" + c}, []string{"--cache", "x:~/.mycache"}
+		}},
 		{"in a --write dir", func(t *testing.T, ws string) (string, []string, []string) {
 			w := auditDir(t)
 			return filepath.Join(w, "trail.jsonl"), nil, []string{"-w", w}

@@ -101,6 +101,11 @@ func Walk(p string, visit func(Step) error) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("resolve %s: not an absolute path", p)
 	}
+	look, err := newLookup()
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", p, err)
+	}
+	defer look.close()
 	links := 0
 	cur := "/"
 	notDir := false // cur is no directory: whatever follows it fails
@@ -121,11 +126,14 @@ func Walk(p string, visit func(Step) error) (string, error) {
 		case "", ".":
 			continue
 		case "..":
-			cur = filepath.Dir(cur) // cur is symlink-free: its parent is its directory's
+			cur = parent(cur) // cur is symlink-free: its parent is its directory's
+			if err := look.up(cur); err != nil {
+				return "", fmt.Errorf("resolve %s: %w", p, err)
+			}
 			continue
 		}
-		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
+		next := join(cur, c)
+		fi, err := look.stat(next, c)
 		if err != nil {
 			if err := visit(Step{Path: next, Err: err}); err != nil {
 				return "", err
@@ -137,13 +145,18 @@ func Walk(p string, visit func(Step) error) (string, error) {
 				return "", err
 			}
 			cur, notDir = next, !fi.IsDir()
+			if !notDir {
+				if err := look.enter(next, c); err != nil {
+					return "", fmt.Errorf("resolve %s: %w", p, err)
+				}
+			}
 			continue
 		}
 		if links == maxLinks {
 			return "", fmt.Errorf("resolve %s: %w", p, ErrLoop)
 		}
 		links++
-		t, err := os.Readlink(next)
+		t, err := look.readlink(next, c)
 		if err != nil {
 			return "", fmt.Errorf("resolve %s: %w", p, err)
 		}
@@ -152,8 +165,39 @@ func Walk(p string, visit func(Step) error) (string, error) {
 		}
 		if filepath.IsAbs(t) {
 			cur = "/"
+			if err := look.root(); err != nil {
+				return "", fmt.Errorf("resolve %s: %w", p, err)
+			}
 		}
 		rest = append(strings.Split(t, "/"), rest...)
 	}
 	return cur, nil
+}
+
+// join is filepath.Join of the clean path dir and a plain name, without
+// cleaning dir again (Walk's cost stays a name's, however deep dir is).
+func join(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// parent is filepath.Dir of a clean absolute path, without cleaning it.
+func parent(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return "/"
+}
+
+// lookup looks up the names Walk meets, in the directory resolved so far
+// (cur: its path is given too, for errors and where a lookup needs it).
+type lookup interface {
+	stat(path, name string) (os.FileInfo, error) // lstat of name in cur
+	readlink(path, name string) (string, error)  // the link name in cur
+	enter(path, name string) error               // cur = the directory name in cur
+	up(path string) error                        // cur = cur's parent, at path
+	root() error                                 // cur = /
+	close()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,7 +104,21 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	id := audit.NewID()
 	r.id = id
 	path := r.pol.AuditFile
-	if path == "" {
+	if path != "" {
+		// Why: the trail's path is kept (the registry, the Go API's
+		// TrailPath and Events, jail ps, jail audit ID) and opened again
+		// by other processes in other directories: a relative one (the Go
+		// API's AuditFile; the CLI makes --audit absolute) led each to a
+		// file of its own directory's, the agent's from the workspace.
+		// Made absolute against this directory (the policy's Cwd), where
+		// the checks below and Create take it, and not cleaned as text
+		// (hostpath.Abs: a ".." after a symlink stays the target's parent).
+		abs, err := hostpath.Abs(path)
+		if err != nil {
+			return fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		path = abs
+	} else {
 		dir, err := statedir.Path(statedir.Audit)
 		if err == nil {
 			path, err = audit.DefaultPath(dir, r.started, id)
@@ -157,8 +172,21 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 		if err != nil {
 			return fmt.Errorf("`audit` %s: %w", path, err)
 		}
+		// Why: the plan's writable paths are where the sandbox sees
+		// what it can write; on the host, the same directories are also
+		// where a bind's source is (a cache of jail's own, bound at the
+		// cache's path) and where other mounts show them (a host bind of
+		// the workspace elsewhere). A trail there, or a path through one
+		// of them that leaves it again (a link the agent can point anew
+		// after the run, a ".." out of a directory it can swap for a
+		// link), is the agent's to rewrite or redirect, as in the
+		// workspace itself.
+		writable := trailWritable(r.plan)
+		if err := audit.CheckPlacement(path, writable, hidden); err != nil {
+			return fmt.Errorf("`audit` %s: %w", path, err)
+		}
 		views := fsrules.Views(r.plan.hostMounts, filepath.Dir(real))
-		if viewMasks, err = trailViews(path, views, r.plan.Writable, hidden, spec.Mounts); err != nil {
+		if viewMasks, err = trailViews(path, views, writable, hidden, spec.Mounts); err != nil {
 			return err
 		}
 	}
@@ -191,6 +219,37 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	spec.Mounts = append(spec.Mounts, hideTrail(w.Path(), spec.Mounts)...)
 	spec.Mounts = append(spec.Mounts, viewMasks...)
 	return nil
+}
+
+// trailWritable returns every host path the sandbox can write (the
+// trail's checks): the plan's writable paths, the host directories that
+// its binds from elsewhere show (Source: a cache's, under jail's cache
+// directory), and the places the host's mount table shows any of them at.
+func trailWritable(pl *Plan) []string {
+	w := slices.Clip(pl.Writable)
+	for _, m := range pl.Mounts {
+		if m.Kind == ns.KindBind && m.Source != "" {
+			w = append(w, m.Source)
+		}
+	}
+	return append(w, writableViews(pl.hostMounts, w)...)
+}
+
+// writableViews returns the other places the host's mount table shows
+// each writable path (or a part of it) at: another mount of its file
+// system, such as a host bind of the workspace elsewhere. Each path is
+// resolved first (the table holds real paths).
+func writableViews(hostMounts []fsrules.Mount, writable []string) []string {
+	var out []string
+	for _, w := range writable {
+		if r, err := filepath.EvalSymlinks(w); err == nil {
+			w = r
+		}
+		for _, v := range fsrules.Views(hostMounts, w) {
+			out = append(out, v.Path)
+		}
+	}
+	return out
 }
 
 // trailViews returns the masks that hide the places views (fsrules.Views of

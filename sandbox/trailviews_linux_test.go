@@ -165,3 +165,71 @@ func TestTrailViewsFromPlan(t *testing.T) {
 		t.Errorf("ATTACK WORKED: elsewhere/l/.. (the trail's directory, mounted in the workspace) accepted (err %v)", err)
 	}
 }
+
+// Adversarial: the --audit path goes through another mount of the
+// workspace (a host bind of it elsewhere) and leaves it again, by a
+// symlink there or by "..". The trail lies outside, but the link is the
+// workspace's: the agent points it at a forgery of its own after the run,
+// and the path then leads there. CheckPlacement refuses such a path
+// through the workspace's own path; through its other mount it was
+// accepted: seen with main's binary as root (mount --bind ws wsview;
+// ws/out -> trails; jail --audit wsview/out/t.jsonl -- sh -c 'ln -sfn
+// ws/forged out.new; mv -T out.new out; echo FORGED > forged/t.jsonl':
+// exit 0, and wsview/out/t.jsonl was FORGED after the run), and here on
+// main's openTrail (both cases accepted). The places the plan's mount
+// table shows the writable paths at are writable too.
+func TestTrailPathThroughAViewOfTheWorkspace(t *testing.T) {
+	real, err := fsrules.ReadMountinfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	base := filepath.Dir(f.ws)
+	trails := filepath.Join(base, "trails")
+	// wsview stands for the workspace's other mount: the plan's table
+	// says so; on disk it holds what the workspace would show there.
+	wsview := filepath.Join(base, "wsview")
+	for _, d := range []string{trails, filepath.Join(wsview, "sub")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(trails, filepath.Join(wsview, "out")); err != nil {
+		t.Fatal(err)
+	}
+	dev, root := mountOf(real, f.ws)
+	esc := strings.NewReplacer(" ", `\040`).Replace
+	view := fmt.Sprintf("9002 1 %s %s %s rw - ext4 x rw\n", dev, esc(root), esc(wsview))
+	withView := func() ([]byte, error) { return append(slices.Clip(real), view...), nil }
+	open := func(dir string, table func() ([]byte, error)) error {
+		t.Helper()
+		old := readMountinfo
+		readMountinfo = table
+		defer func() { readMountinfo = old }()
+		pol := f.policy(func(p *policy.Policy) { p.AuditFile = dir + "/t" + strconv.Itoa(rand.Int()) + ".jsonl" })
+		plan, err := BuildPlan(pol, f.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &runner{pol: pol, plan: plan, started: time.Now()}
+		err = r.openTrail(&ns.Spec{Mounts: plan.Mounts})
+		if r.trail != nil {
+			r.trail.Close()
+		}
+		return err
+	}
+	// Without the other mount in the table wsview is a place of the
+	// user's own, and the path is fine.
+	if err := open(filepath.Join(wsview, "out"), func() ([]byte, error) { return real, nil }); err != nil {
+		t.Fatalf("no other mount of the workspace: %v", err)
+	}
+	for _, dir := range []string{filepath.Join(wsview, "out"), wsview + "/sub/../../trails"} {
+		if err := open(dir, withView); !errors.Is(err, audit.ErrWritableBySandbox) {
+			t.Errorf("ATTACK WORKED: %s, through another mount of the workspace and out of it, accepted (err %v)", dir, err)
+		}
+	}
+	// Where it stays out of every writable place: still fine.
+	if err := open(trails, withView); err != nil {
+		t.Errorf("a trail outside, the workspace mounted elsewhere too: %v", err)
+	}
+}

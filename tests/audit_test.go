@@ -707,6 +707,15 @@ func TestAuditRefusesWritablePlace(t *testing.T) {
 			os.Symlink(o, filepath.Join(ws, "out"))
 			return filepath.Join(ws, "out", "trail.jsonl"), nil, nil
 		}},
+		// The cache's directory in jail's cache directory is bound
+		// writable at the cache's path (~/.mycache): the agent rewrote
+		// a trail there through it (seen with main's binary: exit 0,
+		// a FORGED line appended by echo >> ~/.mycache/trail.jsonl).
+		{"in a cache's directory, bound at the cache's path", func(t *testing.T, ws string) (string, []string, []string) {
+			c := auditDir(t)
+			return filepath.Join(c, "jail", "cache", "x", "home", ".mycache", "trail.jsonl"),
+				[]string{"XDG_CACHE_HOME=" + c}, []string{"--cache", "x:~/.mycache"}
+		}},
 		{"in a --write dir", func(t *testing.T, ws string) (string, []string, []string) {
 			w := auditDir(t)
 			return filepath.Join(w, "trail.jsonl"), nil, []string{"-w", w}
@@ -1090,7 +1099,16 @@ func TestAuditFollow(t *testing.T) {
 			f.Wait()
 		}
 	})
-	auditWaitFor(t, 10*time.Second, "--follow to print the start event", func() bool { return strings.Contains(fo.String(), "start") })
+	// Once timed out at load 11 (passes alone in 0.3 s, 18/18 in
+	// parallel, 12/12 at load 10 in review14e): say what follow printed
+	// (an error, a partial line) and what the trail held by then.
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(fo.String(), "start"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(trail)
+			t.Fatalf("timed out after 20s waiting for --follow to print the start event\nits output: %q\nthe trail's first %d bytes: %q",
+				fo.String(), min(len(b), 300), b[:min(len(b), 300)])
+		}
+	}
 	if strings.Contains(fo.String(), "followed-marker") {
 		t.Fatalf("--follow printed an event before it happened")
 	}

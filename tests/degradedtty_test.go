@@ -13,20 +13,14 @@ package tests
 // there.
 
 import (
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 func TestDegradedHostTerminals(t *testing.T) {
-	master, slave := openPty(t)
-	defer master.Close()
 	// The user's other terminal: a pty pair of the test's, nobody reading.
 	otherM, otherS := openPty(t)
 	defer otherM.Close()
@@ -45,30 +39,9 @@ func TestDegradedHostTerminals(t *testing.T) {
 head -c 4 /dev/urandom | wc -c | grep -q 4 && echo URANDOM-OK
 (exec 3<> /dev/tty) 2>/dev/null || echo NO-CTTY
 echo DONE`
-	cmd := exec.Command(jail(t), "--x-degraded", "--", "/bin/sh", "-c", script, "sh", other)
-	cmd.Dir = workspace(t)
-	cmd.Env = append(os.Environ(), "TERM=dumb")
-	var so, se syncBuffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, &so, &se
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	scr := watch(master)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("jail: %v\nstdout: %s\nstderr: %s", err, so.String(), se.String())
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("no exit\nstdout: %s\nstderr: %s", so.String(), se.String())
-	}
-	time.Sleep(100 * time.Millisecond) // the last bytes on the terminals
+	r := startOnTty(t, false, "--x-degraded", "--", "/bin/sh", "-c", script, "sh", other)
+	r.wait(t)
+	so, se, scr := &r.so, &r.se, r.scr
 	out := so.String()
 	if !strings.Contains(se.String(), "degraded") {
 		t.Fatalf("not a degraded run:\n%s", se.String())
@@ -97,31 +70,9 @@ echo DONE`
 // seen failing on main's binary as jailtest: "open /dev/pts/ptmx:
 // permission denied"). /dev/ptmx is the same multiplexer.
 func TestDegradedInteractivePty(t *testing.T) {
-	master, slave := openPty(t)
-	defer master.Close()
-	cmd := exec.Command(jail(t), "--x-degraded", "--quiet", "--", "/bin/sh", "-c", `tty; echo via-devtty > /dev/tty; echo DONE`)
-	cmd.Dir = workspace(t)
-	cmd.Env = append(os.Environ(), "TERM=dumb")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	scr := watch(master)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("jail: %v\nterminal: %q", err, scr.String())
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("no exit\nterminal: %q", scr.String())
-	}
-	time.Sleep(100 * time.Millisecond)
+	r := startOnTty(t, true, "--x-degraded", "--quiet", "--", "/bin/sh", "-c", `tty; echo via-devtty > /dev/tty; echo DONE`)
+	r.wait(t)
+	scr := r.scr
 	for _, w := range []string{"/dev/pts/", "via-devtty", "DONE"} {
 		if !strings.Contains(scr.String(), w) {
 			t.Errorf("terminal lacks %q: %q", w, scr.String())

@@ -24,6 +24,57 @@ func openPty(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
+// ttyRun is jail started on a new pty of the test's (the user's terminal):
+// its stdin and controlling terminal, and its stdout and stderr too unless
+// the run is given buffers for them (stdout a file: no relay).
+type ttyRun struct {
+	cmd    *exec.Cmd
+	scr    *screen
+	master *os.File
+	so, se syncBuffer
+	exited chan error
+}
+
+// startOnTty starts jail with args in a new workspace on a new pty, TERM
+// dumb; with allOnTty the terminal is its stdout and stderr as well.
+func startOnTty(t *testing.T, allOnTty bool, args ...string) *ttyRun {
+	t.Helper()
+	master, slave := openPty(t)
+	r := &ttyRun{master: master, exited: make(chan error, 1)}
+	r.cmd = exec.Command(jail(t), args...)
+	r.cmd.Dir = workspace(t)
+	r.cmd.Env = append(os.Environ(), "TERM=dumb")
+	r.cmd.Stdin, r.cmd.Stdout, r.cmd.Stderr = slave, &r.so, &r.se
+	if allOnTty {
+		r.cmd.Stdout, r.cmd.Stderr = slave, slave
+	}
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	r.scr = watch(master)
+	go func() { r.exited <- r.cmd.Wait() }()
+	return r
+}
+
+// wait waits (30 s at most) for jail to exit 0, then for the last bytes
+// on the terminal.
+func (r *ttyRun) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-r.exited:
+		if err != nil {
+			t.Fatalf("jail: %v\nstdout: %s\nstderr: %s\nterminal: %q", err, r.so.String(), r.se.String(), r.scr.String())
+		}
+	case <-time.After(30 * time.Second):
+		r.cmd.Process.Kill()
+		<-r.exited
+		t.Fatalf("no exit\nstdout: %s\nstderr: %s\nterminal: %q", r.so.String(), r.se.String(), r.scr.String())
+	}
+	time.Sleep(100 * time.Millisecond)
+}
+
 // watch copies what the terminal shows into a screen, until it closes.
 func watch(master *os.File) *screen {
 	scr := &screen{}

@@ -20,44 +20,21 @@ import (
 )
 
 func TestStdinTerminalReadOnly(t *testing.T) {
-	master, slave := openPty(t)
-	defer master.Close()
 	script := `test -t 0 && echo STDIN-IS-TTY
 printf '\033]52;c;cm0gLXJmIH4K\007\033]0;PWNED-TITLE\007' >&0 2>/dev/null || echo WRITE-REFUSED
 (exec 3>/proc/self/fd/0) 2>/dev/null && echo REOPENED-FOR-WRITING
 read line; echo "READ:$line"`
-	cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", script)
-	cmd.Dir = workspace(t)
-	cmd.Env = append(os.Environ(), "TERM=dumb")
-	var so, se syncBuffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, &so, &se
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	scr := watch(master)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	r := startOnTty(t, false, "--", "/bin/sh", "-c", script)
+	so, se := &r.so, &r.se
 	// Typed once the agent waits for it (typed earlier, the terminal
 	// would echo it before the agent's attempt, which changes nothing).
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(so.String()+se.String(), "STDIN-IS-TTY") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	master.Write([]byte("typed-line\n"))
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("jail: %v\nstdout: %s\nstderr: %s", err, so.String(), se.String())
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("no exit\nstdout: %s\nstderr: %s", so.String(), se.String())
-	}
-	time.Sleep(100 * time.Millisecond) // the last bytes on the terminal
-	shown := scr.String()
+	r.master.Write([]byte("typed-line\n"))
+	r.wait(t)
+	shown := r.scr.String()
 	out := so.String()
 	if strings.Contains(shown, "PWNED-TITLE") || strings.Contains(shown, "\x1b]52") {
 		t.Errorf("the agent wrote to the user's terminal through stdin, around the filter:\n%q", shown)
@@ -89,8 +66,6 @@ func TestStdinTerminalNoFlowControlWrite(t *testing.T) {
 	if _, err := os.Stat(py); err != nil {
 		t.Fatalf("this test drives the ioctls with %s: %v", py, err)
 	}
-	master, slave := openPty(t)
-	defer master.Close()
 	// Each byte of an OSC title, sent as the STOP character; then the
 	// terminal's settings put back, and a line on stdout saying how far
 	// it got.
@@ -119,31 +94,10 @@ except OSError as e:
     print("EXCL-REFUSED", e)
 termios.tcsetattr(0, termios.TCSANOW, orig)
 `
-	cmd := exec.Command(jail(t), "--", py, "-c", prog)
-	cmd.Dir = workspace(t)
-	cmd.Env = append(os.Environ(), "TERM=dumb")
-	var so, se syncBuffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, &so, &se
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	scr := watch(master)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("jail: %v\nstdout: %s\nstderr: %s", err, so.String(), se.String())
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("no exit\nstdout: %s\nstderr: %s", so.String(), se.String())
-	}
-	time.Sleep(100 * time.Millisecond) // the last bytes on the terminal
-	shown, out := scr.String(), so.String()
+	r := startOnTty(t, false, "--", py, "-c", prog)
+	r.wait(t)
+	so, se := &r.so, &r.se
+	shown, out := r.scr.String(), so.String()
 	if strings.Contains(shown, "PWNED-XCHAR") || strings.Contains(out, "XCHAR-SENT") {
 		t.Errorf("the agent wrote to the user's terminal with TCSETS+TCXONC on its read-only stdin:\nterminal: %q\nstdout: %s", shown, out)
 	}

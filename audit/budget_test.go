@@ -329,3 +329,50 @@ func closeAndCount(t *testing.T, w *Writer, path string, budget int) (seen map[s
 	}
 	return seen, counted
 }
+
+// review14e: the denials' share is the agent's to spend (a blocked command
+// in a loop, connections refused by the proxy) and signals it causes at
+// will spend the reserve's signal part; an unmasked event (the host took a
+// mask away: a secret is readable from then on) came after both and was
+// counted, not written. It is caused by the host, once per path: it has
+// room of its own, which neither denials nor signals reach, and a flood of
+// them (another user's sockets going away) does not reach the room of the
+// events that end the run. Seen failing on main's writer: no unmasked line.
+func TestWriterUnmaskedAfterDenialFlood(t *testing.T) {
+	const budget = MinBudget
+	w, path := newTestWriterOpts(t, 1024, Options{MaxBytes: budget})
+	w.Record(Start{Schema: SchemaVersion, ID: "unmaskroom"})
+	refused := func() uint64 { return w.Stats().Budget }
+	for i := 0; refused() == 0; i++ { // the ordinary part
+		w.Record(Exec{PID: i, Path: "/bin/true", Argv: []string{"true"}, Decision: DecisionAllow})
+	}
+	for i, r := 0, refused(); refused() == r; i++ { // the denials' share
+		w.Record(Deny{Layer: "exec", What: "exec", Target: "/usr/bin/rm", PID: i, Reason: "blocked command"})
+	}
+	for r := refused(); refused() == r; { // the reserve's signal part
+		w.Record(Signal{Signal: "SIGCONT", Number: 18, From: "sandbox", To: "agent"})
+	}
+	w.Record(Deny{Layer: "exec", What: "exec", Target: "/usr/bin/rm", Reason: "blocked command"})
+	w.Record(Unmasked{Path: "/w/.env", Kind: "mask", Rule: "secret", How: "replaced", Action: "reported"})
+	// A flood of them (another user's 1,024 sockets, deleted) keeps to
+	// its room: the kill and timeout events after it are still written.
+	for i := range 2000 {
+		w.Record(Unmasked{Path: "/tmp/other/s" + strings.Repeat("x", i%50), Kind: "mask", Rule: "socket", How: "deleted", Action: "reported"})
+	}
+	w.Record(Timeout{LimitMS: 1000, WallMS: 1001})
+	w.Record(Kill{By: "user", Reason: "test", Method: "pid1"})
+	w.Record(Exit{Code: 137, Reason: "killed"})
+	seen, counted := closeAndCount(t, w, path, budget)
+	if seen[TypeUnmasked] == 0 {
+		t.Errorf("ATTACK WORKED: the unmasked event after the agent's denials and signals was counted (%d), not written", counted[TypeUnmasked])
+	}
+	if counted[TypeDeny] == 0 || counted[TypeSignal] == 0 {
+		t.Errorf("denials %d and signals %d counted: the floods did not spend their room; the test proves nothing", counted[TypeDeny], counted[TypeSignal])
+	}
+	if counted[TypeUnmasked] == 0 {
+		t.Error("every unmasked event of the flood was written: its room has no bound")
+	}
+	if seen[TypeTimeout] != 1 || seen[TypeKill] != 1 || seen[TypeExit] != 1 {
+		t.Errorf("timeout %d, kill %d, exit %d after the unmasked flood, want 1 each", seen[TypeTimeout], seen[TypeKill], seen[TypeExit])
+	}
+}

@@ -56,7 +56,8 @@ type Options struct {
 	// and timeout events and at Close) carries the rest, and the exit event
 	// says how many were not written. start, limit, signal, kill and
 	// timeout events may use the reserve, signal events not its last
-	// part (the agent can cause them at will); deny, quarantine and
+	// part (the agent can cause them at will), unmasked events a part of
+	// their own that neither signals nor denials reach; deny, quarantine and
 	// unmasked events have a share (an eighth of the budget) that the
 	// ordinary ones cannot spend; exit and the final
 	// dropped events are always written. The file never grows past MaxBytes
@@ -69,7 +70,8 @@ const MinBudget = 128 << 10
 
 // Reserves inside the budget: essentialReserve for start, limit, signal,
 // kill and timeout events once ordinary ones are refused, of which
-// endReserve for start, limit, kill and timeout alone; finalReserve for
+// endReserve for start, limit, kill and timeout alone; unmaskedReserve,
+// above it, for unmasked events (and those above); finalReserve for
 // the closing dropped summaries and the exit event alone. Below them,
 // denialShare keeps a part of the rest for denials.
 const (
@@ -82,6 +84,16 @@ const (
 	// about 50 of them.
 	endReserve   = 16 << 10
 	finalReserve = 4 << 10
+	// unmaskedReserve: an unmasked event says that a secret became
+	// readable (the host took a mask away). The agent spends the
+	// denials' share with its own denials (a blocked command in a loop)
+	// and the signal part of the reserve with signals (review14e): an
+	// unmasked event after both was counted, not written. The host causes
+	// it, once per path, so it gets room of its own above the signals';
+	// below endReserve, so that a flood of them (another user's masked
+	// sockets going away) cannot take the room of the events that end the
+	// run. 16 KiB holds about 60 of them.
+	unmaskedReserve = 16 << 10
 	// denialShare: 1/denialShare of the budget, below the reserves, is
 	// kept for deny, quarantine and unmasked events: what was refused or
 	// fell. The agent can spend the ordinary part with events it causes
@@ -153,12 +165,12 @@ type Writer struct {
 	// The size budget (Options.MaxBytes). accepted estimates the bytes of
 	// every event accepted so far (queued or written), so that a burst is
 	// refused at Emit, before it costs memory in the queue.
-	maxBytes, ordinary, soft, signals, essential int64
-	accepted                                     atomic.Int64
-	over                                         atomic.Bool
-	budgetAnnounced                              bool // writer goroutine only
-	late                                         atomic.Uint64
-	maxQueued                                    atomic.Int64
+	maxBytes, ordinary, soft, signals, unmasked, essential int64
+	accepted                                               atomic.Int64
+	over                                                   atomic.Bool
+	budgetAnnounced                                        bool // writer goroutine only
+	late                                                   atomic.Uint64
+	maxQueued                                              atomic.Int64
 
 	sinkMu sync.Mutex
 	sinks  []*sinkRunner
@@ -232,9 +244,10 @@ func create(path string, now func() time.Time, queue int, o Options) (*Writer, e
 	w.stats.Head = GenesisPrev
 	if o.MaxBytes > 0 {
 		w.maxBytes = max(o.MaxBytes, MinBudget)
-		w.soft = w.maxBytes - essentialReserve - finalReserve
+		w.soft = w.maxBytes - essentialReserve - unmaskedReserve - finalReserve
 		w.ordinary = w.soft - w.maxBytes/denialShare
-		w.signals = w.maxBytes - endReserve - finalReserve
+		w.signals = w.maxBytes - endReserve - unmaskedReserve - finalReserve
+		w.unmasked = w.maxBytes - endReserve - finalReserve
 		w.essential = w.maxBytes - finalReserve
 	}
 	go w.run()
@@ -298,8 +311,10 @@ func (w *Writer) emit(it item, wait bool) bool {
 		est = int64(len(it.body)+len(typ)) + envelopeBytes
 		limit := w.ordinary
 		switch typ {
-		case TypeDeny, TypeQuarantine, TypeUnmasked:
+		case TypeDeny, TypeQuarantine:
 			limit = w.soft // their share: see denialShare
+		case TypeUnmasked:
+			limit = w.unmasked // the share and a reserve: see unmaskedReserve
 		case TypeSignal:
 			limit = w.signals // never the end's reserve: see endReserve
 		case TypeStart, TypeLimit, TypeKill, TypeTimeout:

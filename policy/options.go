@@ -107,7 +107,7 @@ var Options = []Option{
 	{Name: "seccomp", Placeholder: "FILE", Kind: String, Group: GroupCommand, Example: "/etc/jail/seccomp.json",
 		Help: "extend the seccomp filter with a JSON policy (go-seccomp-bpf format)", field: func(p *Policy) any { return &p.SeccompFile }},
 	{Name: "seccomp-replace", Kind: Bool, Group: GroupCommand,
-		Help: "with --seccomp: replace the built-in deny-list (the architecture check, the set-id rule and the network walls stay)", field: func(p *Policy) any { return &p.SeccompReplace }},
+		Help: "with --seccomp: replace the built-in deny-list (the architecture check, the set-id rule, the network walls and the terminal ioctl rules stay)", field: func(p *Policy) any { return &p.SeccompReplace }},
 	{Name: "allow-ptrace", Kind: Bool, Group: GroupCommand,
 		Help: "allow ptrace between the sandbox's own processes (debuggers)", field: func(p *Policy) any { return &p.AllowPtrace }},
 	{Name: "block-command", Placeholder: "REGEX", Kind: List, Group: GroupCommand, Example: "^git push",

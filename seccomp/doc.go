@@ -17,7 +17,9 @@
 //     only the socket families the network namespace isolates, and no
 //     MPTCP (which Landlock's TCP rules do not check). The arch check, the
 //     set-id rule and those network walls stay under Config.Replace: other
-//     options' promises (--net none, --no-local-tcp) rest on them. The
+//     options' promises (--net none, --no-local-tcp) rest on them; so do
+//     the terminal ioctl rules (TIOCSTI, TCXONC, TIOCEXCL...), which reach
+//     the user's terminal when jail hands it on as stdin. The
 //     rules and the attack each one stops are listed beside them in
 //     rules_linux.go.
 //   - Precomputed, not linked: the deny-list's program for each arch is

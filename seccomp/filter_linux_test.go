@@ -528,3 +528,59 @@ func TestUnknownSyscallsBoundary(t *testing.T) {
 		t.Errorf("nr %d: %#x, want ENOSYS", lastReviewedNr+1, got)
 	}
 }
+
+// TestReplaceKeepsTerminalRules (review14d): the terminal ioctl rules stay
+// under Replace. With stdin a host terminal and stdout not one, jail hands
+// the user's terminal on (read-only): TIOCSTI types into the user's shell
+// (where dev.tty.legacy_tiocsti=1), TCXONC writes any byte to it around
+// termfilter, TIOCEXCL breaks the user's later sudo/ssh prompts, TIOCSETD
+// autoloads line disciplines, TIOCLINUX pastes on a VT, TIOCCONS takes the
+// console's output. A replacing policy that allows ioctl must not let them
+// through; other ioctls go on to the user's policy (never straight to allow).
+// Seen failing on main's code: under Replace every case was allowed.
+func TestReplaceKeepsTerminalRules(t *testing.T) {
+	info, native, err := nativeArch()
+	if err != nil {
+		t.Skip(err)
+	}
+	nr := uint32(info.mustNr("ioctl"))
+	allowAll := &Policy{DefaultAction: ActionAllow, Syscalls: []SyscallGroup{{Names: []string{"sync"}, Action: ActionErrno}}}
+	noIoctl := &Policy{DefaultAction: ActionAllow, Syscalls: []SyscallGroup{{Names: []string{"ioctl"}, Action: ActionErrno}}}
+	for _, pc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"built-in", Config{}},
+		{"ptrace", Config{AllowPtrace: true}},
+		{"replace", Config{Replace: true, Extra: allowAll}},
+		{"replace, ptrace", Config{Replace: true, Extra: allowAll, AllowPtrace: true}},
+		{"replace, no ioctl", Config{Replace: true, Extra: noIoctl}},
+	} {
+		ins, err := buildDeny(pc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, req := range []struct {
+			name string
+			req  uint64
+		}{
+			{"TIOCSTI", unix.TIOCSTI}, {"TIOCLINUX", unix.TIOCLINUX}, {"TIOCSETD", unix.TIOCSETD},
+			{"TCXONC", unix.TCXONC}, {"TIOCEXCL", unix.TIOCEXCL}, {"TIOCCONS", unix.TIOCCONS},
+		} {
+			for _, high := range []uint64{0, hi, 0xffffffff00000000} {
+				if got := runVM(t, ins, seccompInput(nr, native, 0, high|req.req, unix.TCIOFF)); got != retEPERM {
+					t.Errorf("%s: ioctl %s (high %#x): %#x, want EPERM", pc.name, req.name, high, got)
+				}
+			}
+		}
+		want := uint32(retAllow)
+		if pc.cfg.Extra == noIoctl {
+			want = retEPERM // the user's policy decides the rest
+		}
+		for _, req := range []uint64{unix.TCGETS, unix.TCSETS, unix.TIOCNXCL, unix.TIOCINQ} {
+			if got := runVM(t, ins, seccompInput(nr, native, 0, req)); got != want {
+				t.Errorf("%s: ioctl %#x: %#x, want %#x", pc.name, req, got, want)
+			}
+		}
+	}
+}

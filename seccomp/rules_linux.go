@@ -130,11 +130,11 @@ func archPrefix(a *asm, auditArch uint32, foreign string) {
 	}
 }
 
-// argPrefix: rules on arguments the kernel declares as 32-bit (int or
-// unsigned int). Only the low 32 bits are compared: a 64-bit comparison
-// lets `ioctl(fd, TIOCSTI | 1<<32, ...)` through, since the kernel
-// truncates the request (CVE-2019-10063, flatpak). Expects A = syscall nr.
-// socket and socketpair are netPrefix's (in front of this).
+// argPrefix: the built-in list's rules on arguments the kernel declares
+// as 32-bit (int or unsigned int), and the unknown-syscall stub. Only the
+// low 32 bits are compared (as in ttyPrefix). Expects A = syscall nr.
+// socket and socketpair are netPrefix's, ioctl ttyPrefix's (in front of
+// this); under Replace the user's policy stands in for this.
 func argPrefix(a *asm, allowPtrace bool) {
 	// Syscalls newer than this list answer ENOSYS, as a kernel without
 	// them would (runc prepends the same stub to every container's
@@ -145,39 +145,8 @@ func argPrefix(a *asm, allowPtrace bool) {
 	// FS_IOC_FS[GS]ETXATTR ioctls). Both arches number every syscall
 	// since 424 alike.
 	a.jmp(bpf.JumpGreaterThan, lastReviewedNr, "unknown-enosys", "")
-	a.jmp(bpf.JumpEqual, uint32(unix.SYS_IOCTL), "ioctl", "")
 	a.jmp(bpf.JumpEqual, uint32(unix.SYS_PERSONALITY), "personality", "")
 	a.ja("next")
-
-	// ioctl(fd, unsigned int cmd): TIOCSTI pushes bytes into the terminal's
-	// input queue, so a sandboxed process types commands into the user's
-	// shell after it exits (CVE-2017-5226 bubblewrap, CVE-2016-7545
-	// SELinux sandbox); TIOCLINUX can do the same on a VT via selection
-	// paste (CVE-2023-1523).
-	a.label("ioctl")
-	a.ld(offArgLo(1))
-	a.jmp(bpf.JumpEqual, unix.TIOCSTI, "eperm", "")
-	a.jmp(bpf.JumpEqual, unix.TIOCLINUX, "eperm", "")
-	// TIOCSETD sets a terminal's line discipline; on a pty of its own
-	// (ptmx) any process may, and the kernel autoloads the discipline's
-	// module (tty-ldisc-N, unless dev.tty.ldisc_autoload=0): n_hdlc
-	// (CVE-2017-2636), n_gsm (CVE-2023-6546), slcan and others, old code
-	// no agent needs (only serial tools: slattach, pppd, ldattach).
-	a.jmp(bpf.JumpEqual, unix.TIOCSETD, "eperm", "")
-	// TCXONC (tcflow): TCIOFF/TCION send the terminal's STOP/START
-	// character to the other side, which the agent sets first (TCSETS) to
-	// any byte but NUL; the kernel writes it with the driver's write
-	// (tty_send_xchar; a pty has no send_xchar), raw. One byte per call,
-	// on a descriptor of any open mode: the user's terminal that jail hands
-	// on read-only as stdin (sandbox/stdin_linux.go) would take any escape
-	// sequence around termfilter. TCOOFF stops the terminal's output past
-	// the run (^Q does not restart it). Only serial tools call tcflow.
-	a.jmp(bpf.JumpEqual, unix.TCXONC, "eperm", "")
-	// TIOCEXCL: every later open of the terminal fails with EBUSY for
-	// whoever lacks CAP_SYS_ADMIN, past the run: on the user's terminal
-	// handed on as stdin, the user's sudo, ssh and gpg prompts (they open
-	// /dev/tty) fail until TIOCNXCL. Only serial tools set it.
-	a.jmp(bpf.JumpEqual, unix.TIOCEXCL, "eperm", "allow")
 
 	// personality(unsigned int): only PER_LINUX and the 0xffffffff query.
 	// READ_IMPLIES_EXEC/MMAP_PAGE_ZERO help null-dereference exploits
@@ -389,6 +358,63 @@ func setidPrefix(a *asm, info *archInfo) {
 	a.ld(offNr)
 }
 
+// ttyPrefix: the terminal ioctls, refused in every filter, under
+// --seccomp-replace too: they reach the user's terminal, not only the
+// agent's. With stdin a host terminal and stdout not one, jail hands the
+// user's terminal on (read-only, sandbox/stdin_linux.go), and a replacing
+// policy that allows ioctl would let the agent type into the user's shell,
+// write to the screen around termfilter or lock the terminal past the run
+// (review14d). Kept always, not only when a host terminal is handed on:
+// one filter for every run, nothing depends on which descriptors the
+// agent holds (it may be given a terminal other ways), and no agent needs
+// these (only serial tools and console daemons do). Only the low 32 bits of
+// the request are compared: the kernel truncates it (unsigned int), so
+// TIOCSTI|1<<32 must not slip past a 64-bit compare (CVE-2019-10063,
+// flatpak). Expects A = syscall nr; leaves A = syscall nr when the call
+// goes on.
+func ttyPrefix(a *asm) {
+	a.jmp(bpf.JumpEqual, uint32(unix.SYS_IOCTL), "", "tty-done")
+	a.ld(offArgLo(1))
+	// ioctl(fd, unsigned int cmd): TIOCSTI pushes bytes into the terminal's
+	// input queue, so a sandboxed process types commands into the user's
+	// shell after it exits (CVE-2017-5226 bubblewrap, CVE-2016-7545
+	// SELinux sandbox); TIOCLINUX can do the same on a VT via selection
+	// paste (CVE-2023-1523).
+	a.ld(offArgLo(1))
+	a.jmp(bpf.JumpEqual, unix.TIOCSTI, "tty-eperm", "")
+	a.jmp(bpf.JumpEqual, unix.TIOCLINUX, "tty-eperm", "")
+	// TIOCSETD sets a terminal's line discipline; on a pty of its own
+	// (ptmx) any process may, and the kernel autoloads the discipline's
+	// module (tty-ldisc-N, unless dev.tty.ldisc_autoload=0): n_hdlc
+	// (CVE-2017-2636), n_gsm (CVE-2023-6546), slcan and others, old code
+	// no agent needs (only serial tools: slattach, pppd, ldattach).
+	a.jmp(bpf.JumpEqual, unix.TIOCSETD, "tty-eperm", "")
+	// TCXONC (tcflow): TCIOFF/TCION send the terminal's STOP/START
+	// character to the other side, which the agent sets first (TCSETS) to
+	// any byte but NUL; the kernel writes it with the driver's write
+	// (tty_send_xchar; a pty has no send_xchar), raw. One byte per call,
+	// on a descriptor of any open mode: the user's terminal that jail hands
+	// on read-only as stdin (sandbox/stdin_linux.go) would take any escape
+	// sequence around termfilter. TCOOFF stops the terminal's output past
+	// the run (^Q does not restart it). Only serial tools call tcflow.
+	a.jmp(bpf.JumpEqual, unix.TCXONC, "tty-eperm", "")
+	// TIOCEXCL: every later open of the terminal fails with EBUSY for
+	// whoever lacks CAP_SYS_ADMIN, past the run: on the user's terminal
+	// handed on as stdin, the user's sudo, ssh and gpg prompts (they open
+	// /dev/tty) fail until TIOCNXCL. Only serial tools set it.
+	a.jmp(bpf.JumpEqual, unix.TIOCEXCL, "tty-eperm", "")
+	// TIOCCONS sends the console's output (kernel messages, whatever
+	// writes /dev/console) to this terminal. The kernel wants
+	// CAP_SYS_ADMIN in the initial namespace, which the agent never
+	// holds; refused here too, as nothing needs it.
+	a.jmp(bpf.JumpEqual, unix.TIOCCONS, "tty-eperm", "")
+	a.ld(offNr)
+	a.ja("tty-done")
+	a.label("tty-eperm")
+	a.ret(retEPERM)
+	a.label("tty-done")
+}
+
 // socketPrefix: degraded mode's socket families (Config.NoInet, NoUnix).
 // Without namespaces these are the walls that the network namespace and
 // the private mount tree would be: no IP socket under --net none (Landlock
@@ -430,6 +456,8 @@ func buildDeny(cfg Config) ([]bpf.Instruction, error) {
 	socketPrefix(&a, cfg)
 	// The network walls stay under Replace (netPrefix says why).
 	netPrefix(&a, !cfg.Replace)
+	// The terminal ioctls stay under Replace (ttyPrefix says why).
+	ttyPrefix(&a)
 	if cfg.Replace {
 		if cfg.Extra == nil {
 			return nil, fmt.Errorf("seccomp: Replace without an Extra policy: %w", ErrInvalidPolicy)

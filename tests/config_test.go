@@ -404,7 +404,11 @@ func TestProjectFileAboveNarrowedWorkspace(t *testing.T) {
 	// project, the path the user cd'd through ($PWD) does not. (Made by a
 	// run without the project file: its deny's mask in sub/ pins sub.)
 	other := workspace(t)
-	mustCode(t, sh(t, runOpts{env: h.env, dir: ws}, `rm -rf sub/.git && mv sub sub.old && mkdir -p `+other+`/x && ln -s `+other+`/x sub`, "--write", other, "--no-project-file"), 0)
+	// (The planted repository goes first, in a run of its own: while sub/
+	// is a repository, a link in its place is a link on the way to its
+	// watched .envrc, which the run takes out of the tree.)
+	mustCode(t, sh(t, runOpts{env: h.env, dir: ws}, `rm -rf sub/.git`, "--no-project-file"), 0)
+	mustCode(t, sh(t, runOpts{env: h.env, dir: ws}, `mv sub sub.old && mkdir -p `+other+`/x && ln -s `+other+`/x sub`, "--write", other, "--no-project-file"), 0)
 	if l, err := os.Readlink(sub); err != nil || l != other+"/x" {
 		t.Fatalf("the sandbox could not replace sub with a link: the test checks nothing (%q %v)", l, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jail-sandbox/jail/internal/termsafe"
@@ -32,6 +33,15 @@ type TrustStore struct {
 type Trusted struct {
 	SHA256  string    `json:"sha256"`
 	Trusted time.Time `json:"trusted"`
+	// Dev and Ino are the identity of the file's directory when it was
+	// trusted (0: a record from before they were kept). A record is
+	// found by its path or by this identity: the same directory reached
+	// by another name (a bind mount, a case-folding directory, the
+	// project moved) is the same project, and an agent that deletes or
+	// narrows around the trusted file must not escape its restrictions
+	// because the next run names the directory differently (review14d).
+	Dev uint64 `json:"dev,omitempty"`
+	Ino uint64 `json:"ino,omitempty"`
 }
 
 type trustFile struct {
@@ -119,7 +129,7 @@ func (t *TrustStore) Check(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	rec, ok := tf.Files[key]
+	_, rec, ok := tf.find(key)
 	if !ok {
 		return &TrustError{File: path, Err: ErrUntrusted}
 	}
@@ -152,7 +162,10 @@ func (t *TrustStore) CheckAbsent(path string) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := tf.Files[key]; ok {
+	// Found by path or by the directory's identity: the project's
+	// directory reached by another name (a bind mount) is the same
+	// project, and its file is as gone (review14d).
+	if _, _, ok := tf.find(key); ok {
 		return &TrustError{File: path, Err: ErrGone}
 	}
 	return nil
@@ -212,7 +225,123 @@ func (t *TrustStore) CheckAbove(ws, cwd, home string) error {
 	if best != "" {
 		return &TrustError{File: best, Err: ErrAbove, Workspace: ws}
 	}
+	// The same check by identity: a directory above the workspace (or
+	// the current directory) that is a trusted project's directory
+	// reached by another name (a bind mount of it) holds that project
+	// as much (review14d). Closest first; the home and above excluded
+	// as above, by both names.
+	if f := tf.above(ws, cwd, home); f != "" {
+		return &TrustError{File: f, Err: ErrAbove, Workspace: ws}
+	}
 	return nil
+}
+
+// dirID is a directory's identity: device and inode.
+type dirID struct{ dev, ino uint64 }
+
+// idOf is the identity of the directory at path (symlinks followed).
+func idOf(path string) (dirID, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return dirID{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return dirID{}, false
+	}
+	return dirID{uint64(st.Dev), uint64(st.Ino)}, true //nolint:unconvert // Dev is int32 on darwin
+}
+
+// idOfRecord is the identity of key's directory: the one stored when it
+// was trusted, or, for a record from before identities were kept, the one
+// its path has now.
+func idOfRecord(key string, rec Trusted) (dirID, bool) {
+	if rec.Ino != 0 {
+		return dirID{rec.Dev, rec.Ino}, true
+	}
+	return idOf(filepath.Dir(key))
+}
+
+// find looks key up by path, then by its directory's identity (a record
+// for a file of the same name in the same directory reached by another
+// path). It returns the record's own key.
+func (tf *trustFile) find(key string) (string, Trusted, bool) {
+	if rec, ok := tf.Files[key]; ok {
+		return key, rec, true
+	}
+	if len(tf.Files) == 0 {
+		return "", Trusted{}, false
+	}
+	id, ok := idOf(filepath.Dir(key))
+	if !ok {
+		return "", Trusted{}, false
+	}
+	// Sorted: the same record whichever order the map gives.
+	keys := make([]string, 0, len(tf.Files))
+	for k := range tf.Files {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if filepath.Base(k) != filepath.Base(key) {
+			continue
+		}
+		if rid, ok := idOfRecord(k, tf.Files[k]); ok && rid == id {
+			return k, tf.Files[k], true
+		}
+	}
+	return "", Trusted{}, false
+}
+
+// above is CheckAbove by identity: the project file, named by the path
+// that reaches it from ws (or cwd), of the closest directory strictly above
+// ws, or at or above cwd, that is a trusted record's directory. Records in
+// or above home, and directories in or above home, do not count.
+func (tf *trustFile) above(ws, cwd, home string) string {
+	ids := map[dirID]string{} // identity -> file name
+	for k, rec := range tf.Files {
+		dir := filepath.Dir(k)
+		if home != "" && (dir == home || below(home, dir)) {
+			continue
+		}
+		if id, ok := idOfRecord(k, rec); ok {
+			ids[id] = filepath.Base(k)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	var homeID dirID
+	haveHome := false
+	if home != "" {
+		homeID, haveHome = idOf(home)
+	}
+	look := func(start string) string {
+		for d := start; ; d = filepath.Dir(d) {
+			if home != "" && (d == home || below(home, d)) {
+				return "" // the home and above are no project's
+			}
+			id, ok := idOf(d)
+			if ok && haveHome && id == homeID {
+				return "" // the home by another name
+			}
+			if name, hit := ids[id]; ok && hit {
+				return filepath.Join(d, name)
+			}
+			if d == "/" || d == "." {
+				return ""
+			}
+		}
+	}
+	if ws != "" && ws != "/" {
+		if f := look(filepath.Dir(ws)); f != "" {
+			return f
+		}
+	}
+	if cwd != "" && filepath.IsAbs(cwd) {
+		return look(cwd)
+	}
+	return ""
 }
 
 // below reports whether p lies strictly below dir.
@@ -253,7 +382,11 @@ func (t *TrustStore) TrustShown(path string, now time.Time) (string, []string, e
 		return "", nil, err
 	}
 	h := hashOf(data)
-	tf.Files[key] = Trusted{SHA256: h, Trusted: now.UTC()}
+	rec := Trusted{SHA256: h, Trusted: now.UTC()}
+	if id, ok := idOf(filepath.Dir(key)); ok {
+		rec.Dev, rec.Ino = id.dev, id.ino
+	}
+	tf.Files[key] = rec
 	return h, Describe(f), t.save(tf)
 }
 
@@ -289,10 +422,13 @@ func (t *TrustStore) Revoke(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, ok := tf.Files[key]; !ok {
+	// By path or by identity, as CheckAbsent finds it: the file named in
+	// its refusal, by whatever path the run reached it, can be revoked.
+	found, _, ok := tf.find(key)
+	if !ok {
 		return false, nil
 	}
-	delete(tf.Files, key)
+	delete(tf.Files, found)
 	return true, t.save(tf)
 }
 

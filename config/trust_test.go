@@ -159,3 +159,59 @@ func TestTrustShown(t *testing.T) {
 		t.Fatalf("empty: %q %v", sets, err)
 	}
 }
+
+// A record is found by its directory's identity as well as its path: the
+// project reached by another name (here moved; a bind mount in
+// TestTrustBindMount) is the same project. Seen failing on main
+// (1450a8d): with the trusted file deleted, the run from the moved
+// directory resolved with no error and without the file's deny.
+func TestTrustFoundByIdentity(t *testing.T) {
+	w := newWorld(t)
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "deny = [\"secret.txt\"]\n")
+	data, _ := os.ReadFile(proj)
+	if _, err := w.trust.Trust(proj, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(w.home, "moved")
+	if err := os.Rename(w.ws, moved); err != nil {
+		t.Fatal(err)
+	}
+	mproj := filepath.Join(moved, ProjectFileName)
+	if err := w.trust.Check(mproj, data); err != nil {
+		t.Errorf("same file by another path: %v", err)
+	}
+	if err := w.trust.Check(mproj, append(data, ' ')); !errors.Is(err, ErrChanged) {
+		t.Errorf("changed, by another path: %v", err)
+	}
+	// Narrowed below it by a planted .git, reached by the new name.
+	sub := filepath.Join(moved, "sub")
+	w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
+	w.env.Cwd = sub
+	_, err := w.resolve(Request{})
+	var te *TrustError
+	if !errors.As(err, &te) || !errors.Is(err, ErrAbove) || te.File != mproj {
+		t.Fatalf("narrowed below the moved project: %v, want ErrAbove naming %s", err, mproj)
+	}
+	// Gone, reached by the new name.
+	os.Remove(mproj)
+	w.env.Cwd = moved
+	if _, err := w.resolve(Request{}); !errors.Is(err, ErrGone) {
+		t.Fatalf("trusted file gone, by another path: %v, want ErrGone", err)
+	}
+	// Revoked by the name the refusal gave.
+	if ok, err := w.trust.Revoke(mproj); !ok || err != nil {
+		t.Fatalf("Revoke by another path: %v %v", ok, err)
+	}
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Fatalf("after revoke: %v", err)
+	}
+	// A file of another name in the same directory is another record.
+	w.write(mproj, "deny = [\"secret.txt\"]\n")
+	if _, err := w.trust.Trust(mproj, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	other := w.write(filepath.Join(moved, "other.toml"), string(data))
+	if err := w.trust.Check(other, data); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("another name in the same directory: %v", err)
+	}
+}

@@ -110,11 +110,32 @@ func (t *TrustStore) load() (*trustFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read trust store %s: %w", t.Path, err)
 	}
-	if err := json.Unmarshal(data, tf); err != nil || tf.Version != 1 {
+	tf, err = parseStore(data)
+	if err != nil {
 		return nil, fmt.Errorf("trust store %s is damaged (%v): move it away and trust your project files again", t.Path, err)
+	}
+	return tf, nil
+}
+
+// parseStore parses the store's bytes (fuzzed: FuzzParseStore). Only
+// version 1 is read; keys that are not absolute paths are dropped (Trust
+// writes none; a relative key would be compared with nothing, and the
+// directory of "" is ".", the current directory).
+func parseStore(data []byte) (*trustFile, error) {
+	tf := &trustFile{Version: 1, Files: map[string]Trusted{}}
+	if err := json.Unmarshal(data, tf); err != nil {
+		return nil, err
+	}
+	if tf.Version != 1 {
+		return nil, fmt.Errorf("version %d, want 1", tf.Version)
 	}
 	if tf.Files == nil {
 		tf.Files = map[string]Trusted{}
+	}
+	for k := range tf.Files {
+		if !filepath.IsAbs(k) || filepath.Clean(k) != k {
+			delete(tf.Files, k)
+		}
 	}
 	return tf, nil
 }
@@ -129,12 +150,23 @@ func (t *TrustStore) Check(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, rec, ok := tf.find(key)
+	found, rec, ok := tf.find(key)
 	if !ok {
 		return &TrustError{File: path, Err: ErrUntrusted}
 	}
 	if now := hashOf(data); now != rec.SHA256 {
 		return &TrustError{File: path, Err: ErrChanged, Was: rec.SHA256, Now: now}
+	}
+	// Found by identity alone, trust is given only while the record's
+	// own path still reaches that directory (a bind mount, another name
+	// of it): a stored identity whose directory is gone may be an inode
+	// reused by a directory the agent made, with the trusted bytes
+	// copied in. Refusals (changed, gone, above) need no such proof:
+	// at worst one refuses a run it need not.
+	if found != key {
+		if id, ok := idOf(filepath.Dir(found)); !ok || rec.Ino != 0 && id != (dirID{rec.Dev, rec.Ino}) {
+			return &TrustError{File: path, Err: ErrUntrusted}
+		}
 	}
 	return nil
 }

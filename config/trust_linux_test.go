@@ -67,6 +67,14 @@ func TestTrustBindMount(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { syscall.Unmount(bproj, syscall.MNT_DETACH) })
+		bfile := filepath.Join(bproj, ProjectFileName)
+		data, _ := os.ReadFile(proj)
+		if err := w.trust.Check(bfile, data); err != nil {
+			t.Errorf("old=%v the same file via bind: %v", old, err)
+		}
+		if err := w.trust.Check(bfile, append(data, ' ')); !errors.Is(err, ErrChanged) {
+			t.Errorf("old=%v changed via bind: %v, want ErrChanged", old, err)
+		}
 		sub := filepath.Join(bproj, "sub")
 		w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
 		w.env.Cwd = sub

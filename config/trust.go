@@ -164,7 +164,9 @@ func (t *TrustStore) Check(path string, data []byte) error {
 	// copied in. Refusals (changed, gone, above) need no such proof:
 	// at worst one refuses a run it need not.
 	if found != key {
-		if id, ok := idOf(filepath.Dir(found)); !ok || rec.Ino != 0 && id != (dirID{rec.Dev, rec.Ino}) {
+		was, ok1 := idOf(filepath.Dir(found))
+		is, ok2 := idOf(filepath.Dir(key))
+		if !ok1 || !ok2 || was != is {
 			return &TrustError{File: path, Err: ErrUntrusted}
 		}
 	}
@@ -284,14 +286,21 @@ func idOf(path string) (dirID, bool) {
 	return dirID{uint64(st.Dev), uint64(st.Ino)}, true //nolint:unconvert // Dev is int32 on darwin
 }
 
-// idOfRecord is the identity of key's directory: the one stored when it
-// was trusted, or, for a record from before identities were kept, the one
-// its path has now.
+// idOfRecord is the identity of key's directory: the one its path has
+// now, or, where that path no longer leads to a directory (the project
+// moved or deleted), the one stored when it was trusted. The live one
+// first: a stored identity goes stale where the path still leads (btrfs
+// numbers a subvolume's device anew at each mount, and every subvolume's
+// top directory is inode 256), and a stale one could match an unrelated
+// directory and refuse its runs.
 func idOfRecord(key string, rec Trusted) (dirID, bool) {
+	if id, ok := idOf(filepath.Dir(key)); ok {
+		return id, true
+	}
 	if rec.Ino != 0 {
 		return dirID{rec.Dev, rec.Ino}, true
 	}
-	return idOf(filepath.Dir(key))
+	return dirID{}, false
 }
 
 // find looks key up by path, then by its directory's identity (a record

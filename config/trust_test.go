@@ -256,3 +256,46 @@ func FuzzParseStore(f *testing.F) {
 		}
 	})
 }
+
+// A stored identity that went stale while the record's path still leads to
+// its directory (btrfs numbers a subvolume's device anew at each mount; its
+// top directory is always inode 256) is not used: the live one is, and an
+// unrelated directory that now has the stale identity is not refused.
+func TestTrustStaleIdentity(t *testing.T) {
+	w := newWorld(t)
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "deny = [\"secret.txt\"]\n")
+	if _, err := w.trust.Trust(proj, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(w.home, "other")
+	w.write(filepath.Join(other, "sub", ".git", "HEAD"), "ref: refs/heads/main\n")
+	id, ok := idOf(other)
+	if !ok {
+		t.Fatal("stat other")
+	}
+	tf, err := w.trust.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tf.Files[proj]
+	rec.Dev, rec.Ino = id.dev, id.ino // as if stale, now another directory's
+	tf.Files[proj] = rec
+	if err := w.trust.save(tf); err != nil {
+		t.Fatal(err)
+	}
+	w.env.Cwd = filepath.Join(other, "sub")
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Errorf("a run below the directory a stale identity names: %v", err)
+	}
+	w.env.Cwd = other
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Errorf("a run in the directory a stale identity names: %v", err)
+	}
+	// Once the record's path is gone, the stored identity is what is left.
+	if err := os.Rename(w.ws, w.ws+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.resolve(Request{}); !errors.Is(err, ErrGone) {
+		t.Errorf("record's path gone, stored identity: %v, want ErrGone", err)
+	}
+}

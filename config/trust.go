@@ -339,6 +339,13 @@ func (tf *trustFile) find(key string) (string, Trusted, bool) {
 // ws, or at or above cwd, that is a trusted record's directory. Records in
 // or above home, and directories in or above home, do not count.
 func (tf *trustFile) above(ws, cwd, home string) string {
+	if home != "" {
+		// Resolved as the records' keys are, so that the string
+		// checks below agree with them.
+		if r, err := filepath.EvalSymlinks(home); err == nil {
+			home = r
+		}
+	}
 	ids := map[dirID]string{} // identity -> file name
 	for k, rec := range tf.Files {
 		dir := filepath.Dir(k)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jail-sandbox/jail/internal/termsafe"
@@ -32,6 +33,15 @@ type TrustStore struct {
 type Trusted struct {
 	SHA256  string    `json:"sha256"`
 	Trusted time.Time `json:"trusted"`
+	// Dev and Ino are the identity of the file's directory when it was
+	// trusted (0: a record from before they were kept). A record is
+	// found by its path or by this identity: the same directory reached
+	// by another name (a bind mount, a case-folding directory, the
+	// project moved) is the same project, and an agent that deletes or
+	// narrows around the trusted file must not escape its restrictions
+	// because the next run names the directory differently (review14d).
+	Dev uint64 `json:"dev,omitempty"`
+	Ino uint64 `json:"ino,omitempty"`
 }
 
 type trustFile struct {
@@ -100,11 +110,32 @@ func (t *TrustStore) load() (*trustFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read trust store %s: %w", t.Path, err)
 	}
-	if err := json.Unmarshal(data, tf); err != nil || tf.Version != 1 {
+	tf, err = parseStore(data)
+	if err != nil {
 		return nil, fmt.Errorf("trust store %s is damaged (%v): move it away and trust your project files again", t.Path, err)
+	}
+	return tf, nil
+}
+
+// parseStore parses the store's bytes (fuzzed: FuzzParseStore). Only
+// version 1 is read; keys that are not absolute paths are dropped (Trust
+// writes none; a relative key would be compared with nothing, and the
+// directory of "" is ".", the current directory).
+func parseStore(data []byte) (*trustFile, error) {
+	tf := &trustFile{Version: 1, Files: map[string]Trusted{}}
+	if err := json.Unmarshal(data, tf); err != nil {
+		return nil, err
+	}
+	if tf.Version != 1 {
+		return nil, fmt.Errorf("version %d, want 1", tf.Version)
 	}
 	if tf.Files == nil {
 		tf.Files = map[string]Trusted{}
+	}
+	for k := range tf.Files {
+		if !filepath.IsAbs(k) || filepath.Clean(k) != k {
+			delete(tf.Files, k)
+		}
 	}
 	return tf, nil
 }
@@ -119,12 +150,25 @@ func (t *TrustStore) Check(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	rec, ok := tf.Files[key]
+	found, rec, ok := tf.find(key)
 	if !ok {
 		return &TrustError{File: path, Err: ErrUntrusted}
 	}
 	if now := hashOf(data); now != rec.SHA256 {
 		return &TrustError{File: path, Err: ErrChanged, Was: rec.SHA256, Now: now}
+	}
+	// Found by identity alone, trust is given only while the record's
+	// own path still reaches that directory (a bind mount, another name
+	// of it): a stored identity whose directory is gone may be an inode
+	// reused by a directory the agent made, with the trusted bytes
+	// copied in. Refusals (changed, gone, above) need no such proof:
+	// at worst one refuses a run it need not.
+	if found != key {
+		was, ok1 := idOf(filepath.Dir(found))
+		is, ok2 := idOf(filepath.Dir(key))
+		if !ok1 || !ok2 || was != is {
+			return &TrustError{File: path, Err: ErrUntrusted}
+		}
 	}
 	return nil
 }
@@ -152,7 +196,10 @@ func (t *TrustStore) CheckAbsent(path string) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := tf.Files[key]; ok {
+	// Found by path or by the directory's identity: the project's
+	// directory reached by another name (a bind mount) is the same
+	// project, and its file is as gone (review14d).
+	if _, _, ok := tf.find(key); ok {
 		return &TrustError{File: path, Err: ErrGone}
 	}
 	return nil
@@ -212,7 +259,137 @@ func (t *TrustStore) CheckAbove(ws, cwd, home string) error {
 	if best != "" {
 		return &TrustError{File: best, Err: ErrAbove, Workspace: ws}
 	}
+	// The same check by identity: a directory above the workspace (or
+	// the current directory) that is a trusted project's directory
+	// reached by another name (a bind mount of it) holds that project
+	// as much (review14d). Closest first; the home and above excluded
+	// as above, by both names.
+	if f := tf.above(ws, cwd, home); f != "" {
+		return &TrustError{File: f, Err: ErrAbove, Workspace: ws}
+	}
 	return nil
+}
+
+// dirID is a directory's identity: device and inode.
+type dirID struct{ dev, ino uint64 }
+
+// idOf is the identity of the directory at path (symlinks followed).
+func idOf(path string) (dirID, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return dirID{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return dirID{}, false
+	}
+	return dirID{uint64(st.Dev), uint64(st.Ino)}, true //nolint:unconvert // Dev is int32 on darwin
+}
+
+// idOfRecord is the identity of key's directory: the one its path has
+// now, or, where that path no longer leads to a directory (the project
+// moved or deleted), the one stored when it was trusted. The live one
+// first: a stored identity goes stale where the path still leads (btrfs
+// numbers a subvolume's device anew at each mount, and every subvolume's
+// top directory is inode 256), and a stale one could match an unrelated
+// directory and refuse its runs.
+func idOfRecord(key string, rec Trusted) (dirID, bool) {
+	if id, ok := idOf(filepath.Dir(key)); ok {
+		return id, true
+	}
+	if rec.Ino != 0 {
+		return dirID{rec.Dev, rec.Ino}, true
+	}
+	return dirID{}, false
+}
+
+// find looks key up by path, then by its directory's identity (a record
+// for a file of the same name in the same directory reached by another
+// path). It returns the record's own key.
+func (tf *trustFile) find(key string) (string, Trusted, bool) {
+	if rec, ok := tf.Files[key]; ok {
+		return key, rec, true
+	}
+	if len(tf.Files) == 0 {
+		return "", Trusted{}, false
+	}
+	id, ok := idOf(filepath.Dir(key))
+	if !ok {
+		return "", Trusted{}, false
+	}
+	// Sorted: the same record whichever order the map gives.
+	keys := make([]string, 0, len(tf.Files))
+	for k := range tf.Files {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if filepath.Base(k) != filepath.Base(key) {
+			continue
+		}
+		if rid, ok := idOfRecord(k, tf.Files[k]); ok && rid == id {
+			return k, tf.Files[k], true
+		}
+	}
+	return "", Trusted{}, false
+}
+
+// above is CheckAbove by identity: the project file, named by the path
+// that reaches it from ws (or cwd), of the closest directory strictly above
+// ws, or at or above cwd, that is a trusted record's directory. Records in
+// or above home, and directories in or above home, do not count.
+func (tf *trustFile) above(ws, cwd, home string) string {
+	if home != "" {
+		// Resolved as the records' keys are, so that the string
+		// checks below agree with them.
+		if r, err := filepath.EvalSymlinks(home); err == nil {
+			home = r
+		}
+	}
+	ids := map[dirID]string{} // identity -> file name
+	for k, rec := range tf.Files {
+		dir := filepath.Dir(k)
+		if home != "" && (dir == home || below(home, dir)) {
+			continue
+		}
+		if id, ok := idOfRecord(k, rec); ok {
+			ids[id] = filepath.Base(k)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	var homeID dirID
+	haveHome := false
+	if home != "" {
+		homeID, haveHome = idOf(home)
+	}
+	look := func(start string) string {
+		for d := start; ; d = filepath.Dir(d) {
+			if home != "" && (d == home || below(home, d)) {
+				return "" // the home and above are no project's
+			}
+			id, ok := idOf(d)
+			if ok && haveHome && id == homeID {
+				return "" // the home by another name
+			}
+			if name, hit := ids[id]; ok && hit {
+				return filepath.Join(d, name)
+			}
+			if d == "/" || d == "." {
+				return ""
+			}
+		}
+	}
+	if ws != "" && ws != "/" {
+		if f := look(filepath.Dir(ws)); f != "" {
+			return f
+		}
+	}
+	if cwd != "" && filepath.IsAbs(cwd) {
+		return look(cwd)
+	}
+	return ""
 }
 
 // below reports whether p lies strictly below dir.
@@ -253,7 +430,11 @@ func (t *TrustStore) TrustShown(path string, now time.Time) (string, []string, e
 		return "", nil, err
 	}
 	h := hashOf(data)
-	tf.Files[key] = Trusted{SHA256: h, Trusted: now.UTC()}
+	rec := Trusted{SHA256: h, Trusted: now.UTC()}
+	if id, ok := idOf(filepath.Dir(key)); ok {
+		rec.Dev, rec.Ino = id.dev, id.ino
+	}
+	tf.Files[key] = rec
 	return h, Describe(f), t.save(tf)
 }
 
@@ -289,10 +470,13 @@ func (t *TrustStore) Revoke(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, ok := tf.Files[key]; !ok {
+	// By path or by identity, as CheckAbsent finds it: the file named in
+	// its refusal, by whatever path the run reached it, can be revoked.
+	found, _, ok := tf.find(key)
+	if !ok {
 		return false, nil
 	}
-	delete(tf.Files, key)
+	delete(tf.Files, found)
 	return true, t.save(tf)
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -157,5 +158,144 @@ func TestTrustShown(t *testing.T) {
 	empty := w.write(filepath.Join(w.home, "e", ProjectFileName), "version = 1\n")
 	if _, sets, err := w.trust.TrustShown(empty, time.Unix(0, 0)); err != nil || len(sets) != 0 {
 		t.Fatalf("empty: %q %v", sets, err)
+	}
+}
+
+// A record is found by its directory's identity as well as its path: the
+// project reached by another name (here moved; a bind mount in
+// TestTrustBindMount) is the same project. Seen failing on main
+// (1450a8d): with the trusted file deleted, the run from the moved
+// directory resolved with no error and without the file's deny.
+func TestTrustFoundByIdentity(t *testing.T) {
+	w := newWorld(t)
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "deny = [\"secret.txt\"]\n")
+	data, _ := os.ReadFile(proj)
+	if _, err := w.trust.Trust(proj, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(w.home, "moved")
+	if err := os.Rename(w.ws, moved); err != nil {
+		t.Fatal(err)
+	}
+	mproj := filepath.Join(moved, ProjectFileName)
+	// Trust is not given by identity alone: the record's own path no
+	// longer reaches the directory, and a stored identity whose
+	// directory is gone may be an inode reused by a directory the agent
+	// made (TestTrustBindMount: given while the record's path is alive).
+	if err := w.trust.Check(mproj, data); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("same bytes, the record's directory gone: %v, want ErrUntrusted", err)
+	}
+	if err := w.trust.Check(mproj, append(data, ' ')); !errors.Is(err, ErrChanged) {
+		t.Errorf("changed, by another path: %v", err)
+	}
+	// Narrowed below it by a planted .git, reached by the new name.
+	sub := filepath.Join(moved, "sub")
+	w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
+	w.env.Cwd = sub
+	_, err := w.resolve(Request{})
+	var te *TrustError
+	if !errors.As(err, &te) || !errors.Is(err, ErrAbove) || te.File != mproj {
+		t.Fatalf("narrowed below the moved project: %v, want ErrAbove naming %s", err, mproj)
+	}
+	// Gone, reached by the new name.
+	os.Remove(mproj)
+	w.env.Cwd = moved
+	if _, err := w.resolve(Request{}); !errors.Is(err, ErrGone) {
+		t.Fatalf("trusted file gone, by another path: %v, want ErrGone", err)
+	}
+	// Revoked by the name the refusal gave.
+	if ok, err := w.trust.Revoke(mproj); !ok || err != nil {
+		t.Fatalf("Revoke by another path: %v %v", ok, err)
+	}
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Fatalf("after revoke: %v", err)
+	}
+	// A file of another name in the same directory is another record.
+	w.write(mproj, "deny = [\"secret.txt\"]\n")
+	if _, err := w.trust.Trust(mproj, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	other := w.write(filepath.Join(moved, "other.toml"), string(data))
+	if err := w.trust.Check(other, data); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("another name in the same directory: %v", err)
+	}
+}
+
+// FuzzParseStore: the store's parser never panics, keeps only absolute
+// clean keys, and what it keeps survives a save and a parse unchanged.
+func FuzzParseStore(f *testing.F) {
+	f.Add([]byte(`{"version":1,"files":{"/p/.jail.toml":{"sha256":"ab","trusted":"2026-01-01T00:00:00Z","dev":64768,"ino":12}}}`))
+	f.Add([]byte(`{"version":1,"files":{"rel/.jail.toml":{"sha256":"ab"},"/a/../b":{}}}`))
+	f.Add([]byte(`{"version":2}`))
+	f.Add([]byte(`{"version":1,"files":null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tf, err := parseStore(data)
+		if err != nil {
+			return
+		}
+		if tf.Version != 1 || tf.Files == nil {
+			t.Fatalf("parsed %+v", tf)
+		}
+		for k := range tf.Files {
+			if !filepath.IsAbs(k) || filepath.Clean(k) != k {
+				t.Fatalf("kept key %q", k)
+			}
+		}
+		out, err := json.Marshal(tf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := parseStore(out)
+		if err != nil || len(again.Files) != len(tf.Files) {
+			t.Fatalf("round trip: %v %d != %d", err, len(again.Files), len(tf.Files))
+		}
+		for k, r := range tf.Files {
+			if a := again.Files[k]; a.SHA256 != r.SHA256 || a.Dev != r.Dev || a.Ino != r.Ino || !a.Trusted.Equal(r.Trusted) {
+				t.Fatalf("round trip of %q: %+v != %+v", k, a, r)
+			}
+		}
+	})
+}
+
+// A stored identity that went stale while the record's path still leads to
+// its directory (btrfs numbers a subvolume's device anew at each mount; its
+// top directory is always inode 256) is not used: the live one is, and an
+// unrelated directory that now has the stale identity is not refused.
+func TestTrustStaleIdentity(t *testing.T) {
+	w := newWorld(t)
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "deny = [\"secret.txt\"]\n")
+	if _, err := w.trust.Trust(proj, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(w.home, "other")
+	w.write(filepath.Join(other, "sub", ".git", "HEAD"), "ref: refs/heads/main\n")
+	id, ok := idOf(other)
+	if !ok {
+		t.Fatal("stat other")
+	}
+	tf, err := w.trust.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tf.Files[proj]
+	rec.Dev, rec.Ino = id.dev, id.ino // as if stale, now another directory's
+	tf.Files[proj] = rec
+	if err := w.trust.save(tf); err != nil {
+		t.Fatal(err)
+	}
+	w.env.Cwd = filepath.Join(other, "sub")
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Errorf("a run below the directory a stale identity names: %v", err)
+	}
+	w.env.Cwd = other
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Errorf("a run in the directory a stale identity names: %v", err)
+	}
+	// Once the record's path is gone, the stored identity is what is left.
+	if err := os.Rename(w.ws, w.ws+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.resolve(Request{}); !errors.Is(err, ErrGone) {
+		t.Errorf("record's path gone, stored identity: %v, want ErrGone", err)
 	}
 }

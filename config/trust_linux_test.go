@@ -1,0 +1,95 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A trusted project reached through a bind mount of its directory is the
+// same project (review14d's reproduction): the agent deletes the trusted
+// .jail.toml, and the next run from the bind mount's path is refused
+// (ErrGone), as is one from a subfolder narrowed by a planted .git
+// (ErrAbove); a record from before identities were kept is found too (the
+// record's directory stat'ed now). The mounts are made in a user and mount
+// namespace of the test's own, so root and an unprivileged user run the
+// same test (mapped to 0 in it: capabilities survive the exec only for
+// uid 0). Seen failing on main (1450a8d): "gone via bind: <nil>".
+func TestTrustBindMount(t *testing.T) {
+	if os.Getenv("JAIL_TEST_TRUST_BIND") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTrustBindMount$", "-test.v")
+		cmd.Env = append(os.Environ(), "JAIL_TEST_TRUST_BIND=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("in a user and mount namespace: %v\n%s", err, out)
+		}
+		return
+	}
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, old := range []bool{false, true} {
+		w := newWorld(t)
+		proj := w.write(filepath.Join(w.ws, ProjectFileName), "deny = [\"secret.txt\"]\n")
+		if _, err := w.trust.Trust(proj, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if old {
+			// A store written before records kept the identity.
+			var tf trustFile
+			data, _ := os.ReadFile(w.trust.Path)
+			if err := json.Unmarshal(data, &tf); err != nil {
+				t.Fatal(err)
+			}
+			for k, r := range tf.Files {
+				r.Dev, r.Ino = 0, 0
+				tf.Files[k] = r
+			}
+			if err := w.trust.save(&tf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bproj := filepath.Join(filepath.Dir(w.home), "bproj")
+		if err := os.Mkdir(bproj, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mount(w.ws, bproj, "", syscall.MS_BIND, ""); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Unmount(bproj, syscall.MNT_DETACH) })
+		bfile := filepath.Join(bproj, ProjectFileName)
+		data, _ := os.ReadFile(proj)
+		if err := w.trust.Check(bfile, data); err != nil {
+			t.Errorf("old=%v the same file via bind: %v", old, err)
+		}
+		if err := w.trust.Check(bfile, append(data, ' ')); !errors.Is(err, ErrChanged) {
+			t.Errorf("old=%v changed via bind: %v, want ErrChanged", old, err)
+		}
+		sub := filepath.Join(bproj, "sub")
+		w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
+		w.env.Cwd = sub
+		_, err := w.resolve(Request{})
+		var te *TrustError
+		if !errors.As(err, &te) || !errors.Is(err, ErrAbove) || te.File != filepath.Join(bproj, ProjectFileName) {
+			t.Errorf("old=%v narrowed via bind: %v, want ErrAbove", old, err)
+		}
+		os.Remove(proj)
+		w.env.Cwd = bproj
+		if _, err := w.resolve(Request{}); !errors.Is(err, ErrGone) {
+			t.Errorf("old=%v gone via bind: %v, want ErrGone", old, err)
+		}
+		if ok, err := w.trust.Revoke(filepath.Join(bproj, ProjectFileName)); !ok || err != nil {
+			t.Errorf("old=%v revoke via bind: %v %v", old, ok, err)
+		}
+	}
+}

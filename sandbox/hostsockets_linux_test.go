@@ -2,12 +2,15 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostsock"
@@ -193,5 +196,83 @@ func TestHostSocketMasksListFails(t *testing.T) {
 	boundSockets = func() ([]string, error) { return nil, hostsock.ErrUnsupported }
 	if _, note := hostSocketMasks(nil, nil); note != "" {
 		t.Errorf("no list on this system by design: note %q", note)
+	}
+}
+
+// TestHostSocketMasksCapPerOwner: another user's sockets are masked up to
+// the cap, the rest left with one shown note naming the uid and the count;
+// root's and the user's own are masked however many. On main every socket
+// was masked, whoever bound it: a local user binding 114,000 made every
+// root start fail (fs.mount-max). Seen failing with the cap check removed
+// (main's loop): 8 masks of uid 4242, no note. As root the other user's
+// files are really chowned; as a user (no chown) the owner is stubbed.
+func TestHostSocketMasksCapPerOwner(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const other = 4242
+	oldCap := socketCap
+	socketCap = 3
+	t.Cleanup(func() { socketCap = oldCap })
+	if os.Getuid() != 0 {
+		oldUID := socketUID
+		socketUID = func(fi os.FileInfo) uint32 {
+			if strings.HasPrefix(fi.Name(), "other") {
+				return other
+			}
+			return oldUID(fi)
+		}
+		t.Cleanup(func() { socketUID = oldUID })
+	}
+	var list []string
+	bind := func(name string, owner int) string {
+		p := filepath.Join(d, name)
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
+			t.Fatal(err)
+		}
+		if owner >= 0 && os.Getuid() == 0 {
+			if err := os.Lchown(p, owner, owner); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list = append(list, p)
+		return p
+	}
+	var own, others []string
+	for i := range 8 {
+		own = append(own, bind(fmt.Sprintf("own%d.sock", i), -1))
+		others = append(others, bind(fmt.Sprintf("other%d.sock", i), other))
+	}
+	old := boundSockets
+	boundSockets = func() ([]string, error) { return list, nil }
+	t.Cleanup(func() { boundSockets = old })
+
+	masks, note := hostSocketMasks(nil, nil)
+	got := map[string]bool{}
+	for _, m := range masks {
+		got[m.Path] = true
+	}
+	for _, p := range own {
+		if !got[p] {
+			t.Errorf("%s (uid %d's own): not masked; root's and the user's sockets are masked however many", p, os.Getuid())
+		}
+	}
+	n := 0
+	for _, p := range others {
+		if got[p] {
+			n++
+		}
+	}
+	if n != socketCap {
+		t.Errorf("uid %d's sockets masked: %d, want the cap %d", other, n, socketCap)
+	}
+	if want := fmt.Sprintf("uid %d's %d past the first %d", other, len(others)-socketCap, socketCap); !strings.Contains(note, want) || !shownNote(note) {
+		t.Errorf("note %q: want one shown at start with %q", note, want)
 	}
 }

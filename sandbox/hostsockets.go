@@ -43,8 +43,9 @@ const whyHostSocket = "a host process's Unix socket"
 //
 // Each socket file's owner (the uid of its inode: the binder's, which no
 // other user can change) decides its cap: root's and the user's own are
-// always masked; another user's up to socketCap each, and the rest of that
-// user's left with one note naming the uid and the count. Every mask is a
+// always masked; another user's up to socketCap each (socketCapAll for
+// all other users together), and the rest left with one note naming the
+// uids and the counts. Every mask is a
 // mount, and the kernel's fs.mount-max (100,000) bounds a namespace's
 // mounts: a local user binding 100,000 sockets where the sandbox sees them
 // would otherwise fail every start (and slow each one per socket). What is
@@ -67,6 +68,7 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 	shown := map[string]bool{}
 	// Masks made for each other owner, and the sockets left past the cap.
 	perOwner, left := map[uint32]int{}, map[uint32]int{}
+	others := 0 // masks made for other owners, all together
 	self := uint32(os.Getuid())
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
@@ -114,11 +116,15 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 			// daemon's or the user's service is what the masks are for.
 			// An owner that cannot be read counts as root (masked).
 			if uid := socketUID(fi); uid != 0 && uid != self {
-				if perOwner[uid] >= socketCap {
+				// Why the total too: one user with subordinate uids
+				// (/etc/subuid, rootless containers: 65,536 by
+				// default) owns sockets under many uids, 1,024 each.
+				if perOwner[uid] >= socketCap || others >= socketCapAll {
 					left[uid]++
 					continue
 				}
 				perOwner[uid]++
+				others++
 			}
 			// Why: connect(2) and sendto(2) on a socket need no write
 			// access to its mount (the host's view is read-only, yet
@@ -130,9 +136,10 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 	return out, leftNote(left)
 }
 
-// socketCap is how many of one other user's sockets are masked (a test
-// lowers it).
-var socketCap = 1024
+// socketCap is how many of one other user's sockets are masked, and
+// socketCapAll how many of all other users' together (a test lowers
+// them): far below fs.mount-max (100,000), whatever the count of owners.
+var socketCap, socketCapAll = 1024, 4096
 
 // socketUID is the uid of a socket file's inode (0 if it cannot be read:
 // then the socket is masked as root's). A test as a user without the
@@ -155,11 +162,22 @@ func leftNote(left map[uint32]int) string {
 		uids = append(uids, u)
 	}
 	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
+	// One line, however many owners (a user's subordinate uids can be
+	// 65,536): the first few named, the others counted.
 	var parts []string
-	for _, u := range uids {
-		parts = append(parts, fmt.Sprintf("uid %d's %d past the first %d", u, left[u], socketCap))
+	total, rest, restN := 0, 0, 0
+	for i, u := range uids {
+		total += left[u]
+		if i >= 5 {
+			rest, restN = rest+1, restN+left[u]
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("uid %d: %d", u, left[u]))
 	}
-	return hostSocketsNote + strings.Join(parts, ", ") + " are not masked (one mount each; a user binding thousands would fail the start): the sandbox can connect to those, which lead only to that user's own processes"
+	if rest > 0 {
+		parts = append(parts, fmt.Sprintf("%d more uids: %d", rest, restN))
+	}
+	return hostSocketsNote + fmt.Sprintf("%d of other users' sockets are not masked (%s): one mount each, at most %d of one user's and %d of all other users' together, so that sockets another user binds cannot fail or slow the start; the sandbox can connect to those, which lead only to their owners' own processes", total, strings.Join(parts, ", "), socketCap, socketCapAll)
 }
 
 // hostSocketsNote begins hostSocketMasks's note (shownNote shows it).

@@ -211,15 +211,18 @@ func TestHostSocketMasksCapPerOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const other = 4242
-	oldCap := socketCap
-	socketCap = 3
-	t.Cleanup(func() { socketCap = oldCap })
+	const other, third = 4242, 4243
+	oldCap, oldAll := socketCap, socketCapAll
+	socketCap, socketCapAll = 3, 5
+	t.Cleanup(func() { socketCap, socketCapAll = oldCap, oldAll })
 	if os.Getuid() != 0 {
 		oldUID := socketUID
 		socketUID = func(fi os.FileInfo) uint32 {
 			if strings.HasPrefix(fi.Name(), "other") {
 				return other
+			}
+			if strings.HasPrefix(fi.Name(), "third") {
+				return third
 			}
 			return oldUID(fi)
 		}
@@ -244,10 +247,11 @@ func TestHostSocketMasksCapPerOwner(t *testing.T) {
 		list = append(list, p)
 		return p
 	}
-	var own, others []string
+	var own, others, thirds []string
 	for i := range 8 {
 		own = append(own, bind(fmt.Sprintf("own%d.sock", i), -1))
 		others = append(others, bind(fmt.Sprintf("other%d.sock", i), other))
+		thirds = append(thirds, bind(fmt.Sprintf("third%d.sock", i), third))
 	}
 	old := boundSockets
 	boundSockets = func() ([]string, error) { return list, nil }
@@ -263,16 +267,34 @@ func TestHostSocketMasksCapPerOwner(t *testing.T) {
 			t.Errorf("%s (uid %d's own): not masked; root's and the user's sockets are masked however many", p, os.Getuid())
 		}
 	}
-	n := 0
-	for _, p := range others {
-		if got[p] {
-			n++
+	count := func(ps []string) (n int) {
+		for _, p := range ps {
+			if got[p] {
+				n++
+			}
 		}
+		return n
 	}
-	if n != socketCap {
-		t.Errorf("uid %d's sockets masked: %d, want the cap %d", other, n, socketCap)
+	// Bound in turn: uid 4242's first 3 (its cap), then uid 4243's first
+	// 2 (all others' cap, 5, reached: a user's subordinate uids would
+	// otherwise each have their own 1,024).
+	if n, m := count(others), count(thirds); n != 3 || m != 2 {
+		t.Errorf("masked: uid %d's %d (want 3), uid %d's %d (want 2)", other, n, third, m)
 	}
-	if want := fmt.Sprintf("uid %d's %d past the first %d", other, len(others)-socketCap, socketCap); !strings.Contains(note, want) || !shownNote(note) {
+	if want := fmt.Sprintf("11 of other users' sockets are not masked (uid %d: 5, uid %d: 6)", other, third); !strings.Contains(note, want) || !shownNote(note) {
 		t.Errorf("note %q: want one shown at start with %q", note, want)
+	}
+}
+
+// TestHostSocketsLeftNoteBounded: the note names five owners at most (a
+// user's subordinate uids can be 65,536) and counts the others.
+func TestHostSocketsLeftNoteBounded(t *testing.T) {
+	left := map[uint32]int{}
+	for u := range uint32(70000) {
+		left[100000+u] = 2
+	}
+	note := leftNote(left)
+	if len(note) > 600 || !strings.Contains(note, "140000 of other users'") || !strings.Contains(note, "69995 more uids: 139990") || !strings.Contains(note, "uid 100000: 2") {
+		t.Errorf("note (%d bytes): %.600s", len(note), note)
 	}
 }

@@ -67,8 +67,8 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 	// look at the mount table for each directory, not each socket.
 	shown := map[string]bool{}
 	// Masks made for each other owner, and the sockets left past the cap.
-	perOwner, left := map[uint32]int{}, map[uint32]int{}
-	others := 0 // masks made for other owners, all together
+	// Other owners' sockets, by uid, decided after the walk (capOthers).
+	others := map[uint32][]string{}
 	self := uint32(os.Getuid())
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
@@ -116,15 +116,8 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 			// daemon's or the user's service is what the masks are for.
 			// An owner that cannot be read counts as root (masked).
 			if uid := socketUID(fi); uid != 0 && uid != self {
-				// Why the total too: one user with subordinate uids
-				// (/etc/subuid, rootless containers: 65,536 by
-				// default) owns sockets under many uids, 1,024 each.
-				if perOwner[uid] >= socketCap || others >= socketCapAll {
-					left[uid]++
-					continue
-				}
-				perOwner[uid]++
-				others++
+				others[uid] = append(others[uid], p)
+				continue
 			}
 			// Why: connect(2) and sendto(2) on a socket need no write
 			// access to its mount (the host's view is read-only, yet
@@ -133,7 +126,40 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 			out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
 		}
 	}
+	masked, left := capOthers(others)
+	for _, p := range masked {
+		out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
+	}
 	return out, leftNote(left)
+}
+
+// capOthers picks which of other users' sockets (by owner) are masked:
+// at most socketCap of one owner's and socketCapAll of all together. The
+// owners with fewest sockets come first (then the lower uid): one user
+// with subordinate uids (/etc/subuid, rootless containers: 65,536 by
+// default) owns sockets under many uids, and must not push a third user's
+// few sockets out of the total by binding many. left counts the rest.
+func capOthers(others map[uint32][]string) (masked []string, left map[uint32]int) {
+	uids := make([]uint32, 0, len(others))
+	for u := range others {
+		uids = append(uids, u)
+	}
+	sort.Slice(uids, func(i, j int) bool {
+		a, b := len(others[uids[i]]), len(others[uids[j]])
+		return a < b || a == b && uids[i] < uids[j]
+	})
+	left = map[uint32]int{}
+	budget := socketCapAll
+	for _, u := range uids {
+		ps := others[u]
+		n := min(len(ps), socketCap, budget)
+		masked = append(masked, ps[:n]...)
+		budget -= n
+		if n < len(ps) {
+			left[u] = len(ps) - n
+		}
+	}
+	return masked, left
 }
 
 // socketCap is how many of one other user's sockets are masked, and

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
 
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostsock"
@@ -37,6 +40,17 @@ const whyHostSocket = "a host process's Unix socket"
 // nothing is masked, and note says so: the private /run, /tmp and HOME
 // still hide the usual places, but a socket elsewhere would be reachable
 // without a word.
+//
+// Each socket file's owner (the uid of its inode: the binder's, which no
+// other user can change) decides its cap: root's and the user's own are
+// always masked; another user's up to socketCap each (socketCapAll for
+// all other users together), and the rest left with one note naming the
+// uids and the counts. Every mask is a
+// mount, and the kernel's fs.mount-max (100,000) bounds a namespace's
+// mounts: a local user binding 100,000 sockets where the sandbox sees them
+// would otherwise fail every start (and slow each one per socket). What is
+// left reaches only the processes that user's sockets lead to: that user's
+// own services (a socket's file is made by bind(2), owned by the binder).
 func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.Mount, note string) {
 	paths, err := boundSockets()
 	if errors.Is(err, hostsock.ErrUnsupported) {
@@ -52,6 +66,10 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 	// or a part of it (then each of its sockets' views is asked for): one
 	// look at the mount table for each directory, not each socket.
 	shown := map[string]bool{}
+	// Masks made for each other owner, and the sockets left past the cap.
+	// Other owners' sockets, by uid, decided after the walk (capOthers).
+	others := map[uint32][]string{}
+	self := uint32(os.Getuid())
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
 		// /var/run -> /run into the private /run (hidden), or through a
@@ -88,8 +106,18 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 				continue
 			}
 			seen[p] = true
-			if fi, err := os.Lstat(p); err != nil || fi.Mode().Type() != os.ModeSocket {
+			fi, err := os.Lstat(p)
+			if err != nil || fi.Mode().Type() != os.ModeSocket {
 				continue // unlinked or replaced: nothing to reach there
+			}
+			// Why: another user's sockets must not block or slow the
+			// start (one mount each); past the cap they are left, and
+			// said. Root's and the user's own are never left: a
+			// daemon's or the user's service is what the masks are for.
+			// An owner that cannot be read counts as root (masked).
+			if uid := socketUID(fi); uid != 0 && uid != self {
+				others[uid] = append(others[uid], p)
+				continue
 			}
 			// Why: connect(2) and sendto(2) on a socket need no write
 			// access to its mount (the host's view is read-only, yet
@@ -98,7 +126,84 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 			out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
 		}
 	}
-	return out, ""
+	masked, left := capOthers(others)
+	for _, p := range masked {
+		out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
+	}
+	return out, leftNote(left)
+}
+
+// capOthers picks which of other users' sockets (by owner) are masked:
+// at most socketCap of one owner's and socketCapAll of all together. The
+// owners with fewest sockets come first (then the lower uid): one user
+// with subordinate uids (/etc/subuid, rootless containers: 65,536 by
+// default) owns sockets under many uids, and must not push a third user's
+// few sockets out of the total by binding many. left counts the rest.
+func capOthers(others map[uint32][]string) (masked []string, left map[uint32]int) {
+	uids := make([]uint32, 0, len(others))
+	for u := range others {
+		uids = append(uids, u)
+	}
+	sort.Slice(uids, func(i, j int) bool {
+		a, b := len(others[uids[i]]), len(others[uids[j]])
+		return a < b || a == b && uids[i] < uids[j]
+	})
+	left = map[uint32]int{}
+	budget := socketCapAll
+	for _, u := range uids {
+		ps := others[u]
+		n := min(len(ps), socketCap, budget)
+		masked = append(masked, ps[:n]...)
+		budget -= n
+		if n < len(ps) {
+			left[u] = len(ps) - n
+		}
+	}
+	return masked, left
+}
+
+// socketCap is how many of one other user's sockets are masked, and
+// socketCapAll how many of all other users' together (a test lowers
+// them): far below fs.mount-max (100,000), whatever the count of owners.
+var socketCap, socketCapAll = 1024, 4096
+
+// socketUID is the uid of a socket file's inode (0 if it cannot be read:
+// then the socket is masked as root's). A test as a user without the
+// right to chown stubs it.
+var socketUID = func(fi os.FileInfo) uint32 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid
+	}
+	return 0
+}
+
+// leftNote says the sockets left unmasked past the cap, one clause per
+// owner ("" if none).
+func leftNote(left map[uint32]int) string {
+	if len(left) == 0 {
+		return ""
+	}
+	uids := make([]uint32, 0, len(left))
+	for u := range left {
+		uids = append(uids, u)
+	}
+	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
+	// One line, however many owners (a user's subordinate uids can be
+	// 65,536): the first few named, the others counted.
+	var parts []string
+	total, rest, restN := 0, 0, 0
+	for i, u := range uids {
+		total += left[u]
+		if i >= 5 {
+			rest, restN = rest+1, restN+left[u]
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("uid %d: %d", u, left[u]))
+	}
+	if rest > 0 {
+		parts = append(parts, fmt.Sprintf("%d more uids: %d", rest, restN))
+	}
+	return hostSocketsNote + fmt.Sprintf("%d of other users' sockets are not masked (%s): one mount each, at most %d of one user's and %d of all other users' together, so that sockets another user binds cannot fail or slow the start; the sandbox can connect to those, which lead only to their owners' own processes", total, strings.Join(parts, ", "), socketCap, socketCapAll)
 }
 
 // hostSocketsNote begins hostSocketMasks's note (shownNote shows it).

@@ -2,12 +2,15 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostsock"
@@ -193,5 +196,108 @@ func TestHostSocketMasksListFails(t *testing.T) {
 	boundSockets = func() ([]string, error) { return nil, hostsock.ErrUnsupported }
 	if _, note := hostSocketMasks(nil, nil); note != "" {
 		t.Errorf("no list on this system by design: note %q", note)
+	}
+}
+
+// TestHostSocketMasksCapPerOwner: another user's sockets are masked up to
+// the cap, the rest left with one shown note naming the uid and the count;
+// root's and the user's own are masked however many. On main every socket
+// was masked, whoever bound it: a local user binding 114,000 made every
+// root start fail (fs.mount-max). Seen failing with the cap check removed
+// (main's loop): 8 masks of uid 4242, no note. As root the other user's
+// files are really chowned; as a user (no chown) the owner is stubbed.
+func TestHostSocketMasksCapPerOwner(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const other, third = 4242, 4243
+	oldCap, oldAll := socketCap, socketCapAll
+	socketCap, socketCapAll = 3, 4
+	t.Cleanup(func() { socketCap, socketCapAll = oldCap, oldAll })
+	if os.Getuid() != 0 {
+		oldUID := socketUID
+		socketUID = func(fi os.FileInfo) uint32 {
+			if strings.HasPrefix(fi.Name(), "other") {
+				return other
+			}
+			if strings.HasPrefix(fi.Name(), "third") {
+				return third
+			}
+			return oldUID(fi)
+		}
+		t.Cleanup(func() { socketUID = oldUID })
+	}
+	var list []string
+	bind := func(name string, owner int) string {
+		p := filepath.Join(d, name)
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
+			t.Fatal(err)
+		}
+		if owner >= 0 && os.Getuid() == 0 {
+			if err := os.Lchown(p, owner, owner); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list = append(list, p)
+		return p
+	}
+	var own, others, thirds []string
+	for i := range 8 {
+		own = append(own, bind(fmt.Sprintf("own%d.sock", i), -1))
+		others = append(others, bind(fmt.Sprintf("other%d.sock", i), other))
+	}
+	for i := range 2 {
+		thirds = append(thirds, bind(fmt.Sprintf("third%d.sock", i), third))
+	}
+	old := boundSockets
+	boundSockets = func() ([]string, error) { return list, nil }
+	t.Cleanup(func() { boundSockets = old })
+
+	masks, note := hostSocketMasks(nil, nil)
+	got := map[string]bool{}
+	for _, m := range masks {
+		got[m.Path] = true
+	}
+	for _, p := range own {
+		if !got[p] {
+			t.Errorf("%s (uid %d's own): not masked; root's and the user's sockets are masked however many", p, os.Getuid())
+		}
+	}
+	count := func(ps []string) (n int) {
+		for _, p := range ps {
+			if got[p] {
+				n++
+			}
+		}
+		return n
+	}
+	// uid 4242 binds 8, then uid 4243 (a third user) 2: the total (4)
+	// masks the owner with fewer first, so that one user binding many
+	// under many uids (its subordinate uids) cannot push another user's
+	// few out. In the list's order uid 4242 took 3 and left uid 4243 one.
+	if n, m := count(others), count(thirds); n != 2 || m != 2 {
+		t.Errorf("masked: uid %d's %d (want 2), uid %d's %d (want all 2)", other, n, third, m)
+	}
+	if want := fmt.Sprintf("6 of other users' sockets are not masked (uid %d: 6)", other); !strings.Contains(note, want) || !shownNote(note) {
+		t.Errorf("note %q: want one shown at start with %q", note, want)
+	}
+}
+
+// TestHostSocketsLeftNoteBounded: the note names five owners at most (a
+// user's subordinate uids can be 65,536) and counts the others.
+func TestHostSocketsLeftNoteBounded(t *testing.T) {
+	left := map[uint32]int{}
+	for u := range uint32(70000) {
+		left[100000+u] = 2
+	}
+	note := leftNote(left)
+	if len(note) > 600 || !strings.Contains(note, "140000 of other users'") || !strings.Contains(note, "69995 more uids: 139990") || !strings.Contains(note, "uid 100000: 2") {
+		t.Errorf("note (%d bytes): %.600s", len(note), note)
 	}
 }

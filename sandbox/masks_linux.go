@@ -116,10 +116,15 @@ func (r *runner) unmasked(f maskwatch.Fall) {
 	head := fmt.Sprintf("%s was %s on the host during the run: the kernel took the sandbox's", f.Path.Path, f.How)
 	end := r.pol.EndIfUnmasked
 	var what string
-	switch f.Kind {
-	case ns.KindMask:
+	sock := f.Kind == ns.KindMask && f.Rule == whyHostSocket
+	switch {
+	case sock:
+		// A socket holds no secret to read: what fell is the wall
+		// between the sandbox and the process listening there now.
+		what = "mask off it (%s), so the sandbox can connect to the socket there now"
+	case f.Kind == ns.KindMask:
 		what = "mask off it (%s), so the sandbox can read the new file"
-	case ns.KindReadOnly:
+	case f.Kind == ns.KindReadOnly:
 		what = "read-only bind off it (%s), so the sandbox can write the new file"
 	default:
 		what = "pin off it (%s), so the protected paths below it are not held there"
@@ -131,6 +136,8 @@ func (r *runner) unmasked(f maskwatch.Fall) {
 	case end:
 		ev.Action = "ended"
 		text = fmt.Sprintf("%s %s: ending the run (--end-if-unmasked)", head, what)
+	case sock:
+		text = fmt.Sprintf("%s %s until the run ends; end it (jail kill, Ctrl-C) if the service listening there must not be reached from the sandbox, or run with --end-if-unmasked", head, what)
 	case f.Kind == ns.KindMask:
 		text = fmt.Sprintf("%s %s until the run ends; end it (jail kill, Ctrl-C) if that file holds a secret, or run with --end-if-unmasked", head, what)
 	case f.Kind == ns.KindReadOnly:

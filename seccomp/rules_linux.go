@@ -193,9 +193,9 @@ func netPrefix(a *asm, full bool) {
 		// listened and connected under --no-local-tcp, and AF_VSOCK ones
 		// under --net none. The walls below mean nothing without this
 		// refusal, so it is kept under Replace too (the built-in list
-		// refuses io_uring already: denyEPERM). Every io_uring user
-		// we know of (liburing callers, tokio-uring) falls back on EPERM, which is
-		// what container runtimes' default profiles answer.
+		// refuses io_uring already: denyEPERM). The io_uring users we
+		// know of (liburing callers, tokio-uring) fall back on EPERM,
+		// which is what container runtimes' default profiles answer.
 		a.jmp(bpf.JumpEqual, uint32(unix.SYS_IO_URING_SETUP), "net-eperm", "")
 		a.jmp(bpf.JumpEqual, uint32(unix.SYS_IO_URING_ENTER), "net-eperm", "")
 		a.jmp(bpf.JumpEqual, uint32(unix.SYS_IO_URING_REGISTER), "net-eperm", "")

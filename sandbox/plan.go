@@ -862,7 +862,10 @@ func resolveRoots(p *policy.Policy, ws string) ([]ns.Mount, map[string]string, e
 		if old, ok := binds[path]; ok && old.Kind == ns.KindBind {
 			return nil // writable wins over read-only for the same path
 		}
-		binds[path] = ns.Mount{Kind: kind, Path: path, Dir: fi.IsDir(), FD: -1, Why: why}
+		// NoLinks: path is resolved, and grantLinks checks the links that
+		// led to it; init opens it with none on the way (a link put there
+		// since is refused, not followed).
+		binds[path] = ns.Mount{Kind: kind, Path: path, NoLinks: true, Dir: fi.IsDir(), FD: -1, Why: why}
 		return nil
 	}
 	if err := addBind("workspace", ws, !p.ReadOnly, "workspace"); err != nil {

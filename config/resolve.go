@@ -198,6 +198,14 @@ func Resolve(req Request) (*Result, error) {
 			if err := trust.Check(path, data); err != nil {
 				return nil, err
 			}
+			// A workspace jail chose, wider than a trusted project's
+			// that holds the current directory: refused rather than run
+			// without that project's restrictions (review14f).
+			if !wsSet {
+				if err := trust.CheckInside(ws, filepath.Clean(env.Cwd)); err != nil {
+					return nil, err
+				}
+			}
 			r.Files = append(r.Files, path)
 			if project, err = Parse(path, data, ProjectConfig, Source{Kind: FromFile, File: path}); err != nil {
 				return nil, err

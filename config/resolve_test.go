@@ -354,3 +354,63 @@ func TestResolveTrustedAbove(t *testing.T) {
 		t.Fatalf("records not above the workspace: %v", err)
 	}
 }
+
+// A nested work tree with a trusted project file of its own, inside a
+// work tree with a trusted file: when the inner .git is emptied (a command
+// run there can remove HEAD), the workspace jail chooses widens to the outer
+// tree; the run from inside is refused, naming both ways on, rather than
+// started with the outer file alone (review14f). Seen failing before
+// CheckInside: the run resolved with no error, the outer memory and no deny.
+func TestResolveTrustedInside(t *testing.T) {
+	w := newWorld(t)
+	w.write(filepath.Join(w.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	outer := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"3G\"\n")
+	sub := filepath.Join(w.ws, "sub")
+	w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
+	inner := w.write(filepath.Join(sub, ProjectFileName), "deny = [\"secret\"]\n")
+	for _, f := range []string{outer, inner} {
+		if _, err := w.trust.Trust(f, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.write(filepath.Join(sub, "deeper", "x"), "")
+	w.env.Cwd = filepath.Join(sub, "deeper")
+	if r, err := w.resolve(Request{}); err != nil || r.Workspace != sub || len(r.Policy.Deny) != 1 {
+		t.Fatalf("before: %v %+v", err, r)
+	}
+	// Nested trusted projects each run as their own from their own trees.
+	w.env.Cwd = w.ws
+	if r, err := w.resolve(Request{}); err != nil || r.Workspace != w.ws {
+		t.Fatalf("the outer project: %v %+v", err, r)
+	}
+	w.env.Cwd = filepath.Join(sub, "deeper")
+	if err := os.Remove(filepath.Join(sub, ".git", "HEAD")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.resolve(Request{})
+	var te *TrustError
+	if !errors.As(err, &te) || !errors.Is(err, ErrInside) || !errors.Is(err, policy.ErrInvalid) || te.File != inner ||
+		!strings.Contains(err.Error(), "--workspace "+sub+" ") || !strings.Contains(err.Error(), "--workspace "+w.ws) {
+		t.Fatalf("widened workspace: %v", err)
+	}
+	// Reached through a symlink: the same directory.
+	link := filepath.Join(w.home, "link")
+	if err := os.Symlink(filepath.Join(sub, "deeper"), link); err != nil {
+		t.Fatal(err)
+	}
+	w.env.Cwd = link
+	if _, err := w.resolve(Request{}); !errors.Is(err, ErrInside) {
+		t.Fatalf("symlinked current directory: %v", err)
+	}
+	// The ways on: a workspace the user sets is the user's choice.
+	for _, ws := range []string{sub, w.ws} {
+		if _, err := w.resolve(Request{Flags: []Setting{flag("workspace", ws)}}); err != nil {
+			t.Fatalf("--workspace %s: %v", ws, err)
+		}
+	}
+	// From the outer project's own tree, outside sub: nothing to refuse.
+	w.env.Cwd = w.ws
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Fatalf("the outer project after: %v", err)
+	}
+}

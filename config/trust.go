@@ -60,18 +60,26 @@ var (
 	// ErrAbove is a trusted project file in a directory above the
 	// workspace, which a run there would not read (CheckAbove).
 	ErrAbove = errors.New("trusted above the workspace")
+	// ErrInside is a trusted project file in a directory inside the
+	// workspace that holds the current directory (CheckInside).
+	ErrInside = errors.New("trusted inside the workspace")
 )
 
 // TrustError is a project file jail will not read yet, with the fix.
 type TrustError struct {
 	File      string
-	Err       error // ErrUntrusted, ErrChanged, ErrGone or ErrAbove
+	Err       error // ErrUntrusted, ErrChanged, ErrGone, ErrAbove or ErrInside
 	Was       string
 	Now       string
-	Workspace string // ErrAbove: the workspace below File's directory
+	Workspace string // ErrAbove, ErrInside: the workspace jail chose
 }
 
 func (e *TrustError) Error() string {
+	if errors.Is(e.Err, ErrInside) {
+		dir := filepath.Dir(e.File)
+		return fmt.Sprintf("%s is trusted for %s, which holds the current directory, but the workspace would be %s (the enclosing git work tree; if %s was one of its own, its .git is gone or emptied, which a command run in the sandbox can do), so a run here would not apply it: pass --workspace %s to run under it, or --workspace %s to run under the enclosing project's file alone",
+			e.File, dir, e.Workspace, dir, dir, e.Workspace)
+	}
 	if errors.Is(e.Err, ErrAbove) {
 		dir := filepath.Dir(e.File)
 		return fmt.Sprintf("%s is trusted for %s, which holds this workspace (%s, a git work tree of its own or the current directory), so a run here would not apply it (a .git made there by a command run in the sandbox does this): pass --workspace %s to run under it, or --no-project-file to run without it",
@@ -390,6 +398,51 @@ func (tf *trustFile) above(ws, cwd, home string) string {
 		return look(cwd)
 	}
 	return ""
+}
+
+// CheckInside is for a workspace jail chose (the git top level of the
+// current directory) that has a project file of its own: an error when the
+// store has a record for a project file in a directory strictly inside the
+// workspace that holds the current directory. The user trusted that file
+// for runs with its directory as the workspace (a git work tree of its
+// own); a command run there can empty its .git (HEAD, objects and refs are
+// the workspace's files), and the next run from that directory would then
+// widen the workspace to the enclosing work tree and apply only the
+// enclosing project's file, without the inner one's restrictions
+// (review14f; CheckAbove catches the same when the enclosing tree has no
+// project file). cwd is the current directory as the user reached it; it
+// is resolved too, as the records are.
+func (t *TrustStore) CheckInside(ws, cwd string) error {
+	if !filepath.IsAbs(t.Path) || cwd == "" {
+		return nil // no store: nothing was trusted
+	}
+	tf, err := t.load()
+	if err != nil || len(tf.Files) == 0 {
+		return err
+	}
+	if r, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = r
+	}
+	cwds := []string{cwd}
+	if r, err := filepath.EvalSymlinks(cwd); err == nil && r != cwd {
+		cwds = append(cwds, r)
+	}
+	best := ""
+	for key := range tf.Files {
+		dir := filepath.Dir(key)
+		if !below(dir, ws) {
+			continue // the workspace's own file, or one outside it
+		}
+		for _, c := range cwds {
+			if (c == dir || below(c, dir)) && len(key) > len(best) {
+				best = key // the closest enclosing inner project
+			}
+		}
+	}
+	if best != "" {
+		return &TrustError{File: best, Err: ErrInside, Workspace: ws}
+	}
+	return nil
 }
 
 // below reports whether p lies strictly below dir.

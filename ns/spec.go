@@ -55,6 +55,12 @@ type Mount struct {
 	// Path itself (a jail-owned cache directory mounted where the tool
 	// expects its cache); "" means Path.
 	Source string `json:"source,omitempty"`
+	// NoLinks, for a bind, says its source was resolved on the host and
+	// checked with no symlink on the way (a write or read path): it is
+	// opened with none (RESOLVE_NO_SYMLINKS), so a link that a command
+	// running in another sandbox puts on the way after the check is
+	// refused, not followed.
+	NoLinks bool `json:"nolinks,omitempty"`
 	// Dir tells whether Path is a directory (for masks and mount points).
 	Dir bool `json:"dir,omitempty"`
 	// Size caps a tmpfs, in bytes; Mode is its root's permissions (0755 when 0).

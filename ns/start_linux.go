@@ -548,7 +548,7 @@ func idmapBinds(pid int, mounts []Mount) ([]Mount, []*os.File, error) {
 		if m.Kind != KindBind && m.Kind != KindROBind {
 			continue
 		}
-		fd, err := idmapped(m.BindSource(), int(userns.Fd()))
+		fd, err := idmapped(m.BindSource(), m.NoLinks, int(userns.Fd()))
 		if err != nil {
 			for _, f := range files {
 				f.Close()
@@ -619,15 +619,15 @@ func openUserNS(pid int) (*os.File, error) {
 // pins, the read-only binds of .git) was propagated to the host's mount
 // and stayed there after the run (TestRootfulMountsStayInside). Init's
 // own clones are made after it made its namespace private.
-func idmapped(path string, userns int) (int, error) {
+func idmapped(path string, noLinks bool, userns int) (int, error) {
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(userns), Propagation: unix.MS_PRIVATE}
 	var last error
 	// Recursive first; if a submount's file system cannot be idmapped, fall
 	// back to the path's own mount alone.
 	for _, rec := range []uint{unix.AT_RECURSIVE, 0} {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|rec)
+		fd, err := openTreeAt(path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|rec, noLinks)
 		if err != nil {
-			return -1, mountErr("open_tree", path, err)
+			return -1, err
 		}
 		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|rec, &attr); err != nil {
 			unix.Close(fd)

@@ -88,6 +88,7 @@ const (
 	tMountFile
 	tMountLink
 	tMountWhy
+	tMountNoLinks
 )
 
 const (
@@ -174,6 +175,7 @@ func (e *wenc) spec(s *Spec) {
 			e.str(tMountFile, mt.File)
 			e.str(tMountLink, mt.Link)
 			e.str(tMountWhy, mt.Why)
+			e.bool(tMountNoLinks, mt.NoLinks)
 			e.end()
 		}
 	}
@@ -688,6 +690,8 @@ func (d *wdec) mount(mt *Mount) {
 			mt.Source = d.str()
 		case tMountDir:
 			mt.Dir = true
+		case tMountNoLinks:
+			mt.NoLinks = true
 		case tMountSize:
 			mt.Size = d.int64()
 		case tMountMode:

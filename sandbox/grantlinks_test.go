@@ -96,3 +96,63 @@ func TestGrantLinksChangedMeanwhile(t *testing.T) {
 		t.Fatalf("unchanged, into the workspace: %v", err)
 	}
 }
+
+// The workspace the user named goes by grantLinks' rule too: through a
+// symlink in a write path (a tree a command run in the sandbox writes) it
+// is refused unless given as a write path itself; a link elsewhere (the
+// user's), or one a write path does not hold, works as before (review14f).
+// Seen failing on main's code (703b0bf): "through a link in a write path"
+// was planned with the secret directory as the writable workspace.
+func TestWorkspaceLinks(t *testing.T) {
+	f := newFixture(t)
+	root := filepath.Dir(f.ws)
+	data, secret := filepath.Join(root, "data"), filepath.Join(root, "secret")
+	for _, d := range []string{data, secret} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for at, target := range map[string]string{
+		filepath.Join(data, "wsl"):     secret, // in a write path, out of it
+		filepath.Join(root, "userlnk"): secret, // the user's, in no write path
+		filepath.Join(f.ws, "self"):    f.ws,   // in the workspace it leads to
+	} {
+		if err := os.Symlink(target, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		ws       string
+		write    []string
+		readOnly bool
+		refused  bool
+	}{
+		{name: "through a link in a write path", ws: filepath.Join(data, "wsl"), write: []string{data}, refused: true},
+		{name: "read-only, through a link in a write path", ws: filepath.Join(data, "wsl"), write: []string{data}, readOnly: true, refused: true},
+		{name: "the link's tree not writable now", ws: filepath.Join(data, "wsl")},
+		{name: "target given as a write path", ws: filepath.Join(data, "wsl"), write: []string{data, secret}},
+		{name: "target given through the link only", ws: filepath.Join(data, "wsl"), write: []string{data, filepath.Join(data, "wsl")}, refused: true},
+		{name: "the user's link", ws: filepath.Join(root, "userlnk"), write: []string{data}},
+		{name: "a link to itself in the workspace", ws: filepath.Join(f.ws, "self")},
+		{name: "no link", ws: f.ws, write: []string{data}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := BuildPlan(f.policy(func(p *policy.Policy) { p.Workspace, p.Write, p.ReadOnly = c.ws, c.write, c.readOnly }), f.env)
+			if !c.refused {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("planned")
+			}
+			var fe *policy.FieldError
+			if !errors.As(err, &fe) || fe.Key != "workspace" || !strings.Contains(err.Error(), "symlink "+filepath.Join(data, "wsl")+",") ||
+				!strings.Contains(err.Error(), "can point elsewhere") || !strings.Contains(err.Error(), secret) {
+				t.Fatalf("error: %v", err)
+			}
+		})
+	}
+}

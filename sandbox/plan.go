@@ -862,7 +862,10 @@ func resolveRoots(p *policy.Policy, ws string) ([]ns.Mount, map[string]string, e
 		if old, ok := binds[path]; ok && old.Kind == ns.KindBind {
 			return nil // writable wins over read-only for the same path
 		}
-		binds[path] = ns.Mount{Kind: kind, Path: path, Dir: fi.IsDir(), FD: -1, Why: why}
+		// NoLinks: path is resolved, and grantLinks checks the links that
+		// led to it; init opens it with none on the way (a link put there
+		// since is refused, not followed).
+		binds[path] = ns.Mount{Kind: kind, Path: path, NoLinks: true, Dir: fi.IsDir(), FD: -1, Why: why}
 		return nil
 	}
 	if err := addBind("workspace", ws, !p.ReadOnly, "workspace"); err != nil {
@@ -880,6 +883,11 @@ func resolveRoots(p *policy.Policy, ws string) ([]ns.Mount, map[string]string, e
 	}
 	if err := grantLinks(ws, !p.ReadOnly, grants, binds); err != nil {
 		return nil, nil, err
+	}
+	if p.Workspace != "" {
+		if err := workspaceLinks(p.Workspace, ws, grants, binds); err != nil {
+			return nil, nil, err
+		}
 	}
 	var bl []ns.Mount
 	for _, b := range binds {
@@ -969,6 +977,67 @@ func grantLinks(ws string, wsWritable bool, grants []grant, binds map[string]ns.
 				"leads through the symlink %s, in %s, which a command run in the sandbox can point elsewhere, to %s: give that path itself (`%s` %s) if you mean it",
 				l.Path, what, g.path, g.key, g.path)}
 		}
+	}
+	return nil
+}
+
+// workspaceLinks is grantLinks' rule for the workspace the user named
+// (--workspace, `workspace`: raw, resolved from / as workspaceOf does): a
+// symlink on its way that lies in a write path is refused unless the
+// workspace is given as a write path itself, with no link on the way. The
+// workspace is bound writable at the link's target, resolved at start; a
+// command run in the sandbox (this one's, or an earlier run's with the
+// same write path) can point that link anywhere (~/.ssh), and the next
+// run with the same flags would make it the writable workspace
+// (review14f). A link elsewhere (~/src -> /data/src) is the user's and
+// works as before; so does one in the workspace it leads to (a loop back
+// to itself), which is not a write path of its own.
+func workspaceLinks(raw, ws string, grants []grant, binds map[string]ns.Mount) error {
+	abs, err := policy.AbsPath("workspace", "/", raw)
+	if err != nil {
+		return err
+	}
+	final, links, err := hostpath.Resolve(abs)
+	if err == nil && final != ws {
+		err = fmt.Errorf("now leads to %s", final)
+	}
+	if err != nil {
+		// Why: the links checked must be those of the workspace bound.
+		return &policy.FieldError{Key: "workspace", Value: raw, Reason: fmt.Sprintf(
+			"resolved to %s, then changed while jail started (%v): a command running in a sandbox may be changing it", ws, err)}
+	}
+	if len(links) == 0 {
+		return nil
+	}
+	var trees []string
+	for _, b := range binds {
+		if b.Kind == ns.KindBind && b.Path != ws {
+			trees = append(trees, b.Path)
+		}
+	}
+	for _, g := range grants {
+		if !g.rw || enclosing(ws, []string{g.path}) == "" {
+			continue
+		}
+		// Named as a write path by a way with no link: the user's choice.
+		abs, err := policy.AbsPath(g.key, ws, g.raw)
+		if err != nil {
+			continue
+		}
+		if _, gl, err := hostpath.Resolve(abs); err == nil && len(gl) == 0 {
+			return nil
+		}
+	}
+	for _, l := range links {
+		tree := enclosing(l.Path, trees)
+		if tree == "" || tree == l.Path {
+			continue
+		}
+		// Why: a link the sandbox could have retargeted must not choose
+		// the tree this run makes writable.
+		return &policy.FieldError{Key: "workspace", Value: raw, Reason: fmt.Sprintf(
+			"leads through the symlink %s, in the writable %s, which a command run in the sandbox can point elsewhere, to %s: give that path itself (`workspace` %s) if you mean it",
+			l.Path, tree, ws, ws)}
 	}
 	return nil
 }

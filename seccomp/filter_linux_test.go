@@ -191,6 +191,19 @@ func TestExtraPolicy(t *testing.T) {
 			t.Errorf("replace: %s %s, want ok", name, got)
 		}
 	}
+	// io_uring's socket op makes a socket seccomp never sees: a replacing
+	// policy that allowed io_uring let MPTCP listen and connect under
+	// --no-local-tcp and AF_VSOCK out of --net none. io_uring stays
+	// refused under Replace. The control: without the filter the same
+	// op makes the socket (on kernels with IORING_OP_SOCKET, 5.19+).
+	for _, name := range []string{"uring-socket-mptcp", "uring-socket-vsock"} {
+		if got := runProbe(t, name, true, repl...); got.String() != "EPERM" {
+			t.Errorf("replace: %s %s, want EPERM (io_uring goes around the network walls)", name, got)
+		}
+		if got := runProbe(t, name, false); got.String() == "EPERM" {
+			t.Errorf("%s without the filter: %s: the probe cannot tell the rule", name, got)
+		}
+	}
 }
 
 func requireUserns(t *testing.T) {

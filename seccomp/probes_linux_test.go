@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -220,6 +221,10 @@ var probes = map[string]func() error{
 	// kernel has SMC (its module autoloads), EPROTONOSUPPORT elsewhere.
 	"socket-smc":          func() error { return socketRaw(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SMC) },
 	"socket-smc-highbits": func() error { return socketRaw(unix.AF_INET6, unix.SOCK_STREAM, hi|unix.IPPROTO_SMC) },
+	// io_uring's IORING_OP_SOCKET (5.19+) makes a socket without socket(2):
+	// seccomp never sees its family or protocol.
+	"uring-socket-mptcp": func() error { return uringSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP) },
+	"uring-socket-vsock": func() error { return uringSocket(unix.AF_VSOCK, unix.SOCK_STREAM, 0) },
 	// socketpair creates its sockets through the same family code as
 	// socket(2) (and autoloads the family's module): TIPC implements it.
 	"socketpair-tipc":           func() error { return socketpairRaw(unix.AF_TIPC, unix.SOCK_SEQPACKET, 0) },
@@ -312,4 +317,57 @@ var probes = map[string]func() error{
 		}
 		return nil
 	},
+}
+
+// uringSocket makes a socket through io_uring's IORING_OP_SOCKET: one ring,
+// one submission, one completion. Its error is io_uring_setup's or the
+// completion's.
+func uringSocket(family, typ, proto uint32) error {
+	// struct io_uring_params: sq_entries, cq_entries (0, 4), then the SQ
+	// ring offsets at 40 (head, tail, ring_mask, ring_entries, flags,
+	// dropped, array) and the CQ ring offsets at 80 (head, tail,
+	// ring_mask, ring_entries, overflow, cqes).
+	var params [120]byte
+	fd, _, e := unix.RawSyscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&params[0])), 0)
+	if e != 0 {
+		return e
+	}
+	defer unix.Close(int(fd))
+	u32 := func(b []byte, off int) uint32 { return *(*uint32)(unsafe.Pointer(&b[off])) }
+	sqEntries, cqEntries := u32(params[:], 0), u32(params[:], 4)
+	sqTail, sqArray := u32(params[:], 44), u32(params[:], 64)
+	cqHead, cqes := u32(params[:], 80), u32(params[:], 100)
+	size := max(int(sqArray+4*sqEntries), int(cqes+16*cqEntries))
+	ring, err := unix.Mmap(int(fd), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return err
+	}
+	defer unix.Munmap(ring)
+	sqes, err := unix.Mmap(int(fd), 0x10000000, 64*int(sqEntries), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return err
+	}
+	defer unix.Munmap(sqes)
+	// struct io_uring_sqe: opcode at 0 (IORING_OP_SOCKET = 45), fd at 4
+	// (the family), off at 8 (the type), len at 24 (the protocol).
+	sqe := sqes[:64]
+	clear(sqe)
+	sqe[0] = 45
+	*(*uint32)(unsafe.Pointer(&sqe[4])) = family
+	*(*uint64)(unsafe.Pointer(&sqe[8])) = uint64(typ)
+	*(*uint32)(unsafe.Pointer(&sqe[24])) = proto
+	*(*uint32)(unsafe.Pointer(&ring[sqArray])) = 0
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&ring[sqTail])), 1)
+	const enterGetEvents = 1
+	if _, _, e := unix.Syscall6(unix.SYS_IO_URING_ENTER, fd, 1, 1, enterGetEvents, 0, 0); e != 0 {
+		return e
+	}
+	head := atomic.LoadUint32((*uint32)(unsafe.Pointer(&ring[cqHead])))
+	// struct io_uring_cqe: user_data, res (int32 at 8), flags; 16 bytes.
+	res := *(*int32)(unsafe.Pointer(&ring[int(cqes)+16*int(head&(cqEntries-1))+8]))
+	if res < 0 {
+		return syscall.Errno(-res)
+	}
+	unix.Close(int(res))
+	return nil
 }

@@ -177,6 +177,7 @@ func argPrefix(a *asm, allowPtrace bool) {
 //     the families the sandbox's network namespace isolates or that reach
 //     nothing (AF_UNIX, AF_INET/6, AF_NETLINK), and no IPPROTO_MPTCP or
 //     IPPROTO_SMC.
+//   - Without full (Replace): io_uring, whose socket op goes around both.
 //   - With full (the built-in list, not Replace): the kernel-surface
 //     rules, SOCK_RAW/SOCK_PACKET on IP and netlink protocols other than
 //     ROUTE and SOCK_DIAG. Under Replace these are the user's policy's.
@@ -185,6 +186,20 @@ func argPrefix(a *asm, allowPtrace bool) {
 // socket); under Replace it goes on to the user's policy with A = syscall
 // nr, never straight to allow. Expects and leaves A = syscall nr.
 func netPrefix(a *asm, full bool) {
+	if !full {
+		// io_uring's IORING_OP_SOCKET (5.19+) makes a socket without
+		// socket(2), so seccomp never sees its family or protocol: a
+		// replacing policy that allowed io_uring made MPTCP sockets that
+		// listened and connected under --no-local-tcp, and AF_VSOCK ones
+		// under --net none. The walls below mean nothing without this
+		// refusal, so it is kept under Replace too (the built-in list
+		// refuses io_uring already: denyEPERM). The io_uring users we
+		// know of (liburing callers, tokio-uring) fall back on EPERM,
+		// which is what container runtimes' default profiles answer.
+		a.jmp(bpf.JumpEqual, uint32(unix.SYS_IO_URING_SETUP), "net-eperm", "")
+		a.jmp(bpf.JumpEqual, uint32(unix.SYS_IO_URING_ENTER), "net-eperm", "")
+		a.jmp(bpf.JumpEqual, uint32(unix.SYS_IO_URING_REGISTER), "net-eperm", "")
+	}
 	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKET), "net-socket", "")
 	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKETPAIR), "net-socketpair", "net-done")
 

@@ -439,3 +439,49 @@ func TestTrustShowsWhatItTrusts(t *testing.T) {
 		t.Errorf("a control reached the terminal: %q", r.stdout)
 	}
 }
+
+// The other way round: a nested work tree with a trusted .jail.toml of its
+// own (deny secret.txt) inside a work tree with a trusted .jail.toml that
+// does not deny it. A run there empties sub/.git (HEAD is the workspace's
+// file): the next run from sub/ would widen the workspace to the enclosing
+// tree and apply only its file. Refused, naming both ways on (review14f).
+// Seen failing on main's binary (1450a8d), as root and as jailtest: after
+// the removal, the run from sub/ read secret.txt.
+func TestProjectFileInsideWidenedWorkspace(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	sub := filepath.Join(ws, "sub")
+	for _, d := range []string{ws, sub} {
+		if out, err := exec.Command("git", "init", "-q", d).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v %s", err, out)
+		}
+	}
+	writeFile(t, filepath.Join(ws, ".jail.toml"), "memory = \"2G\"\n")
+	inner := filepath.Join(sub, ".jail.toml")
+	writeFile(t, inner, "deny = [\"secret.txt\"]\n")
+	writeFile(t, filepath.Join(sub, "secret.txt"), "s3cret\n")
+	mustCode(t, run(t, runOpts{env: h.env, dir: ws}, "trust"), 0)
+	o := runOpts{env: h.env, dir: sub}
+	mustCode(t, run(t, o, "trust"), 0)
+	r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED; rm -f .git/HEAD`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
+		t.Fatalf("the inner project's file not applied: %q %s", r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(sub, ".git", "HEAD")); err == nil {
+		t.Fatal("the sandbox could not remove sub/.git/HEAD: the test checks nothing")
+	}
+	r = sh(t, o, "cat secret.txt")
+	if strings.Contains(r.stdout, "s3cret") {
+		t.Fatalf("the run from sub/ widened to the enclosing work tree without sub's deny: %q %s", r.stdout, r.stderr)
+	}
+	oneLine(t, r, inner+" is trusted for "+sub, "--workspace "+sub, "--workspace "+ws)
+	// The ways on: the inner project (its deny applies), or the outer.
+	r = sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`, "--workspace", sub)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
+		t.Fatalf("--workspace the inner project: %q %s", r.stdout, r.stderr)
+	}
+	r = sh(t, runOpts{env: h.env, dir: ws}, `echo ok`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {
+		t.Fatalf("a run from the enclosing project: %q %s", r.stdout, r.stderr)
+	}
+}

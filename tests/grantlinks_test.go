@@ -44,3 +44,37 @@ func TestWriteThroughRetargetedLink(t *testing.T) {
 		t.Fatalf("target given: %q %s", r.stdout, r.stderr)
 	}
 }
+
+// The same for the workspace the user names: a run with --write DATA lets
+// its command point a link in DATA at another directory; the next run with
+// the same --write and --workspace DATA/link would make that directory the
+// writable workspace. Refused, naming the link, unless the target is given
+// itself (review14f). Seen failing on main's binary (703b0bf), as root and
+// as jailtest: the second run wrote into the victim directory.
+func TestWorkspaceThroughRetargetedLink(t *testing.T) {
+	ws := workspace(t)
+	data := workspace(t)
+	victim := workspace(t)
+	o := runOpts{dir: ws}
+	mustCode(t, sh(t, o, `ln -s `+victim+` `+data+`/proj`, "--write", data), 0)
+	if l, err := os.Readlink(filepath.Join(data, "proj")); err != nil || l != victim {
+		t.Fatalf("the sandbox could not make the link: the test checks nothing (%q %v)", l, err)
+	}
+	link := filepath.Join(data, "proj")
+	r := sh(t, o, `echo x > `+victim+`/planted`, "--write", data, "--workspace", link)
+	if _, err := os.Stat(filepath.Join(victim, "planted")); err == nil {
+		t.Fatalf("--workspace through a link in a write path made its target writable: %s", r.stderr)
+	}
+	mustCode(t, r, 125)
+	for _, w := range []string{link, victim, "can point elsewhere"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("refusal lacks %q: %s", w, r.stderr)
+		}
+	}
+	// Without the write path that holds the link, the link is the user's
+	// (as for --write): the workspace is its target, writable.
+	r = sh(t, o, `echo x > `+victim+`/planted && echo ok`, "--workspace", link)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {
+		t.Fatalf("link in no write path: %q %s", r.stdout, r.stderr)
+	}
+}

@@ -85,6 +85,20 @@ func (a *attachClient) sendNotice(line string) {
 	}
 }
 
+// sendOutput relays the command's output once the client was told it is
+// attached. The client is the output's receiver from the moment it takes
+// over (handleAttach), a little before that event is sent; output sent in
+// between came first, and the client, whose first reply must be
+// EventAttached, gave up ("attach: "). What it misses there is in the log,
+// and its first resize repaints the screen.
+func (a *attachClient) sendOutput(p []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.attached {
+		_ = a.sendLocked(session.Reply{OK: true, Event: session.EventOutput, Data: append([]byte(nil), p...)})
+	}
+}
+
 func (a *attachClient) sendLocked(rep session.Reply) error {
 	if a.gone {
 		return errors.New("detached")
@@ -140,7 +154,7 @@ func (r *runner) keepTty(master *os.File) {
 				// (then its terminal answers, and only it).
 				a := queries.Scan(buf[:n])
 				if c := k.current(); c != nil {
-					_ = c.send(session.Reply{OK: true, Event: session.EventOutput, Data: append([]byte(nil), buf[:n]...)})
+					c.sendOutput(buf[:n])
 				} else if len(a) > 0 {
 					select {
 					case answers <- a:

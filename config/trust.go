@@ -439,10 +439,39 @@ func (t *TrustStore) CheckInside(ws, cwd string) error {
 			}
 		}
 	}
+	if best == "" {
+		best = tf.inside(ws, cwds)
+	}
 	if best != "" {
 		return &TrustError{File: best, Err: ErrInside, Workspace: ws}
 	}
 	return nil
+}
+
+// inside is CheckInside by identity: the project file, named by the path
+// that reaches it from the current directory, of the closest directory
+// at or above a cwd and strictly below ws that is a trusted record's
+// directory. Why: a bind mount of the outer project (trusted by identity,
+// Check) reaches the inner one by a path no record has; by path alone its
+// deny was dropped once a command in its sandbox emptied its .git
+// (review14g).
+func (tf *trustFile) inside(ws string, cwds []string) string {
+	ids := map[dirID]string{} // identity -> file name
+	for k, rec := range tf.Files {
+		if id, ok := idOfRecord(k, rec); ok {
+			ids[id] = filepath.Base(k)
+		}
+	}
+	for _, c := range cwds {
+		for d := c; below(d, ws); d = filepath.Dir(d) {
+			if id, ok := idOf(d); ok {
+				if name, hit := ids[id]; hit {
+					return filepath.Join(d, name)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // below reports whether p lies strictly below dir.

@@ -93,3 +93,67 @@ func TestTrustBindMount(t *testing.T) {
 		}
 	}
 }
+
+// TestTrustInsideBindMount is TestResolveTrustedInside reached through a
+// bind mount of the outer project (review14g): nested trusted projects
+// /p and /p/sub, a command run in sub's sandbox empties sub/.git, and the
+// next run from bp/sub (bp a bind mount of /p) widened the workspace to
+// bp, whose file is trusted by identity, and applied it alone: sub's
+// deny was dropped, as CheckInside looked records up by path only. Seen
+// failing on main (faabf71): "widened via bind: <nil>".
+func TestTrustInsideBindMount(t *testing.T) {
+	if os.Getenv("JAIL_TEST_TRUST_BIND") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTrustInsideBindMount$", "-test.v")
+		cmd.Env = append(os.Environ(), "JAIL_TEST_TRUST_BIND=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("in a user and mount namespace: %v\n%s", err, out)
+		}
+		return
+	}
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t)
+	w.write(filepath.Join(w.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	outer := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"3G\"\n")
+	sub := filepath.Join(w.ws, "sub")
+	w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
+	inner := w.write(filepath.Join(sub, ProjectFileName), "deny = [\"secret\"]\n")
+	for _, f := range []string{outer, inner} {
+		if _, err := w.trust.Trust(f, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bproj := filepath.Join(filepath.Dir(w.home), "bproj")
+	if err := os.Mkdir(bproj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount(w.ws, bproj, "", syscall.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Unmount(bproj, syscall.MNT_DETACH) })
+	w.write(filepath.Join(sub, "deeper", "x"), "")
+	w.env.Cwd = filepath.Join(bproj, "sub", "deeper")
+	if r, err := w.resolve(Request{}); err != nil || len(r.Policy.Deny) != 1 {
+		t.Fatalf("before, via bind: %v %+v", err, r)
+	}
+	if err := os.Remove(filepath.Join(sub, ".git", "HEAD")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.resolve(Request{})
+	var te *TrustError
+	if !errors.As(err, &te) || !errors.Is(err, ErrInside) || te.File != filepath.Join(bproj, "sub", ProjectFileName) {
+		t.Fatalf("widened via bind: %v", err)
+	}
+	// From the outer project's own tree, outside sub: nothing to refuse.
+	w.env.Cwd = bproj
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Fatalf("the outer project via bind: %v", err)
+	}
+}

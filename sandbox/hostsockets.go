@@ -134,17 +134,28 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 }
 
 // capOthers picks which of other users' sockets (by owner) are masked:
-// at most socketCap of one owner's and socketCapAll of all together. The
-// owners with fewest sockets come first (then the lower uid): one user
-// with subordinate uids (/etc/subuid, rootless containers: 65,536 by
-// default) owns sockets under many uids, and must not push a third user's
-// few sockets out of the total by binding many. left counts the rest.
+// at most socketCap of one owner's and socketCapAll of all together.
+// System uids come first, then login users', then subordinate uids
+// (uidTier); within each, the owners with fewest sockets (then the lower
+// uid): one user with subordinate uids (/etc/subuid, rootless
+// containers: 65,536 by default) owns sockets under many uids, and must
+// not push a system service's or a third user's few sockets out of the
+// total by binding many. left counts the rest.
 func capOthers(others map[uint32][]string) (masked []string, left map[uint32]int) {
 	uids := make([]uint32, 0, len(others))
 	for u := range others {
 		uids = append(uids, u)
 	}
 	sort.Slice(uids, func(i, j int) bool {
+		// Why: fewest-first alone let one user's subordinate uids (one
+		// socket under each of 4,096) take the whole total and leave a
+		// system service's sockets (postfix's dozens) and a third user's
+		// unmasked (review14g). System uids first, then login users',
+		// then the subordinate ranges: a flood under subuids competes only
+		// with other subuids.
+		if ti, tj := uidTier(uids[i]), uidTier(uids[j]); ti != tj {
+			return ti < tj
+		}
 		a, b := len(others[uids[i]]), len(others[uids[j]])
 		return a < b || a == b && uids[i] < uids[j]
 	})
@@ -160,6 +171,22 @@ func capOthers(others map[uint32][]string) (masked []string, left map[uint32]int
 		}
 	}
 	return masked, left
+}
+
+// uidTier orders other owners for the total: 0 for system accounts
+// (below 1000: login.defs' SYS_UID_MAX 999, the daemons' uids, made only
+// by root), 1 for login users (below 100000: login.defs' SUB_UID_MIN, where
+// useradd's subordinate ranges begin), 2 for the rest (subordinate uids
+// and containers' mapped uids: a user with /etc/subuid owns 65,536 of
+// them and can bind sockets under each from a user namespace).
+func uidTier(uid uint32) int {
+	switch {
+	case uid < 1000:
+		return 0
+	case uid < 100000:
+		return 1
+	}
+	return 2
 }
 
 // socketCap is how many of one other user's sockets are masked, and

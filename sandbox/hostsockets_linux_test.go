@@ -301,3 +301,41 @@ func TestHostSocketsLeftNoteBounded(t *testing.T) {
 		t.Errorf("note (%d bytes): %.600s", len(note), note)
 	}
 }
+
+// TestHostSocketsCapOthersSubuidFlood: one user with subordinate uids
+// (rootless containers: 65,536 from 100000 by default) binds one socket
+// under each of 5,000 of them. A system service's sockets (postfix's
+// dozens under /var/spool/postfix, owned by a system uid) and a third
+// login user's few must still be masked: the flood only competes with
+// other subordinate uids. Seen failing before the tiers: fewest-first
+// gave the 4,096 one-socket subuids the whole total, and uid 110's 20
+// and uid 1003's 2 were left.
+func TestHostSocketsCapOthersSubuidFlood(t *testing.T) {
+	others := map[uint32][]string{}
+	for i := range 5000 {
+		u := uint32(100000 + i)
+		others[u] = []string{fmt.Sprintf("/srv/flood/%d.sock", u)}
+	}
+	for i := range 20 {
+		others[110] = append(others[110], fmt.Sprintf("/var/spool/postfix/private/s%d", i))
+	}
+	others[1003] = []string{"/srv/c/a.sock", "/srv/c/b.sock"}
+	masked, left := capOthers(others)
+	got := map[string]bool{}
+	for _, p := range masked {
+		got[p] = true
+	}
+	for _, u := range []uint32{110, 1003} {
+		for _, p := range others[u] {
+			if !got[p] {
+				t.Errorf("uid %d's %s left unmasked by another user's subuid flood", u, p)
+			}
+		}
+		if left[u] != 0 {
+			t.Errorf("uid %d: %d left", u, left[u])
+		}
+	}
+	if len(masked) != socketCapAll {
+		t.Errorf("masked %d, want the total %d", len(masked), socketCapAll)
+	}
+}

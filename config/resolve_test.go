@@ -363,16 +363,7 @@ func TestResolveTrustedAbove(t *testing.T) {
 // CheckInside: the run resolved with no error, the outer memory and no deny.
 func TestResolveTrustedInside(t *testing.T) {
 	w := newWorld(t)
-	w.write(filepath.Join(w.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
-	outer := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"3G\"\n")
-	sub := filepath.Join(w.ws, "sub")
-	w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
-	inner := w.write(filepath.Join(sub, ProjectFileName), "deny = [\"secret\"]\n")
-	for _, f := range []string{outer, inner} {
-		if _, err := w.trust.Trust(f, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sub := w.nestedTrusted(t)
 	w.write(filepath.Join(sub, "deeper", "x"), "")
 	w.env.Cwd = filepath.Join(sub, "deeper")
 	if r, err := w.resolve(Request{}); err != nil || r.Workspace != sub || len(r.Policy.Deny) != 1 {
@@ -389,7 +380,7 @@ func TestResolveTrustedInside(t *testing.T) {
 	}
 	_, err := w.resolve(Request{})
 	var te *TrustError
-	if !errors.As(err, &te) || !errors.Is(err, ErrInside) || !errors.Is(err, policy.ErrInvalid) || te.File != inner ||
+	if !errors.As(err, &te) || !errors.Is(err, ErrInside) || !errors.Is(err, policy.ErrInvalid) || te.File != filepath.Join(sub, ProjectFileName) ||
 		!strings.Contains(err.Error(), "--workspace "+sub+" ") || !strings.Contains(err.Error(), "--workspace "+w.ws) {
 		t.Fatalf("widened workspace: %v", err)
 	}
@@ -413,4 +404,22 @@ func TestResolveTrustedInside(t *testing.T) {
 	if _, err := w.resolve(Request{}); err != nil {
 		t.Fatalf("the outer project after: %v", err)
 	}
+}
+
+// nestedTrusted makes the world's workspace a git work tree with a trusted
+// project file (memory 3G) and its sub/ a work tree of its own with a
+// trusted file denying "secret"; it returns sub.
+func (w *world) nestedTrusted(t *testing.T) string {
+	t.Helper()
+	w.write(filepath.Join(w.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	outer := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"3G\"\n")
+	sub := filepath.Join(w.ws, "sub")
+	w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
+	inner := w.write(filepath.Join(sub, ProjectFileName), "deny = [\"secret\"]\n")
+	for _, f := range []string{outer, inner} {
+		if _, err := w.trust.Trust(f, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sub
 }

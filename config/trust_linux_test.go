@@ -21,22 +21,8 @@ import (
 // same test (mapped to 0 in it: capabilities survive the exec only for
 // uid 0). Seen failing on main (1450a8d): "gone via bind: <nil>".
 func TestTrustBindMount(t *testing.T) {
-	if os.Getenv("JAIL_TEST_TRUST_BIND") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestTrustBindMount$", "-test.v")
-		cmd.Env = append(os.Environ(), "JAIL_TEST_TRUST_BIND=1")
-		cmd.SysProcAttr = &syscall.SysProcAttr{
-			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("in a user and mount namespace: %v\n%s", err, out)
-		}
+	if !inOwnMountNS(t) {
 		return
-	}
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		t.Fatal(err)
 	}
 	for _, old := range []bool{false, true} {
 		w := newWorld(t)
@@ -102,34 +88,11 @@ func TestTrustBindMount(t *testing.T) {
 // deny was dropped, as CheckInside looked records up by path only. Seen
 // failing on main (faabf71): "widened via bind: <nil>".
 func TestTrustInsideBindMount(t *testing.T) {
-	if os.Getenv("JAIL_TEST_TRUST_BIND") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestTrustInsideBindMount$", "-test.v")
-		cmd.Env = append(os.Environ(), "JAIL_TEST_TRUST_BIND=1")
-		cmd.SysProcAttr = &syscall.SysProcAttr{
-			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("in a user and mount namespace: %v\n%s", err, out)
-		}
+	if !inOwnMountNS(t) {
 		return
 	}
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		t.Fatal(err)
-	}
 	w := newWorld(t)
-	w.write(filepath.Join(w.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
-	outer := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"3G\"\n")
-	sub := filepath.Join(w.ws, "sub")
-	w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
-	inner := w.write(filepath.Join(sub, ProjectFileName), "deny = [\"secret\"]\n")
-	for _, f := range []string{outer, inner} {
-		if _, err := w.trust.Trust(f, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sub := w.nestedTrusted(t)
 	bproj := filepath.Join(filepath.Dir(w.home), "bproj")
 	if err := os.Mkdir(bproj, 0o755); err != nil {
 		t.Fatal(err)
@@ -156,4 +119,31 @@ func TestTrustInsideBindMount(t *testing.T) {
 	if _, err := w.resolve(Request{}); err != nil {
 		t.Fatalf("the outer project via bind: %v", err)
 	}
+}
+
+// inOwnMountNS runs the calling test again in a user and mount namespace
+// of its own (uid and gid mapped to 0: capabilities survive the exec only
+// for uid 0) and reports false in the parent, whose test is then done; in
+// the child it makes the mount tree private and reports true. Root and an
+// unprivileged user run the same test.
+func inOwnMountNS(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("JAIL_TEST_TRUST_BIND") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
+		cmd.Env = append(os.Environ(), "JAIL_TEST_TRUST_BIND=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("in a user and mount namespace: %v\n%s", err, out)
+		}
+		return false
+	}
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		t.Fatal(err)
+	}
+	return true
 }

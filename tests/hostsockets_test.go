@@ -15,6 +15,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// probeRefusedAll fails the test if unixProbePL's run in the sandbox (r)
+// reached a socket (its token or CONNECTED in the output), or did not
+// report n refusals (the probe did not run: a pass would prove nothing).
+func probeRefusedAll(t *testing.T, r result, token string, n int, what string) {
+	t.Helper()
+	if strings.Contains(r.stdout, token) || strings.Contains(r.stdout, "CONNECTED") {
+		t.Fatalf("%s is reachable from the sandbox:\n%s\nstderr: %s", what, r.stdout, r.stderr)
+	}
+	if strings.Count(r.stdout, "refused ") != n {
+		t.Fatalf("the probe did not run (code %d):\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // unixProbePL connects to each path in @ARGV as a stream Unix socket and
 // prints what the server said, or why the connect failed.
 const unixProbePL = `use Socket;
@@ -65,12 +78,7 @@ func TestHostUnixSocketsHidden(t *testing.T) {
 			}
 			args = append(args, "--", "perl", probe)
 			r := run(t, runOpts{dir: ws}, append(args, paths...)...)
-			if strings.Contains(r.stdout, token) || strings.Contains(r.stdout, "CONNECTED") {
-				t.Fatalf("a host process's Unix socket is reachable from the sandbox:\n%s\nstderr: %s", r.stdout, r.stderr)
-			}
-			if strings.Count(r.stdout, "refused ") != len(paths) {
-				t.Fatalf("the probe did not run (code %d):\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
-			}
+			probeRefusedAll(t, r, token, len(paths), "a host process's Unix socket")
 		})
 	}
 }
@@ -249,12 +257,7 @@ func TestHostSocketUnreadableDir(t *testing.T) {
 	}
 	lock()
 	r := run(t, runOpts{dir: ws}, append([]string{"--", "perl", probe}, paths...)...)
-	if strings.Contains(r.stdout, token) || strings.Contains(r.stdout, "CONNECTED") {
-		t.Fatalf("a host socket in an unreadable directory is reachable from the sandbox:\n%s\nstderr: %s", r.stdout, r.stderr)
-	}
-	if strings.Count(r.stdout, "refused ") != len(paths) {
-		t.Fatalf("the probe did not run (code %d):\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
-	}
+	probeRefusedAll(t, r, token, len(paths), "a host socket in an unreadable directory")
 }
 
 // TestHostSocketRelativeName: a host process that bound its socket by a
@@ -300,12 +303,7 @@ while (accept(C, S)) { print C "$ARGV[0]\n"; close C; }`, token)
 		t.Fatalf("control: the probe does not reach the socket from the host: %v\n%s", err, o)
 	}
 	r := run(t, runOpts{dir: ws}, "--", "perl", probe, sock, "tool.sock")
-	if strings.Contains(r.stdout, token) || strings.Contains(r.stdout, "CONNECTED") {
-		t.Fatalf("a host socket bound by a relative name is reachable from the sandbox:\n%s\nstderr: %s", r.stdout, r.stderr)
-	}
-	if strings.Count(r.stdout, "refused ") != 2 {
-		t.Fatalf("the probe did not run (code %d):\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
-	}
+	probeRefusedAll(t, r, token, 2, "a host socket bound by a relative name")
 }
 
 // TestHostSocketsCapPerOwner: every visible host socket was masked with a

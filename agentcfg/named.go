@@ -189,17 +189,10 @@ func loadPaths(v, home, project string) []string {
 			e = e[:i] // LUA_PATH's ~/.claude/lua/?.lua: the directory
 		}
 		var abs string
+		anchoredAbs, anchoredOK := anchored(e, home, project)
 		switch {
-		case e == "~" || e == "$HOME":
-			abs = home
-		case strings.HasPrefix(e, "~/"):
-			abs = join(home, e[2:])
-		case strings.HasPrefix(e, "$HOME/"):
-			abs = join(home, e[len("$HOME/"):])
-		case e == "$CLAUDE_PROJECT_DIR":
-			abs = project
-		case strings.HasPrefix(e, "$CLAUDE_PROJECT_DIR/"):
-			abs = join(project, e[len("$CLAUDE_PROJECT_DIR/"):])
+		case anchoredOK:
+			abs = anchoredAbs
 		case strings.ContainsAny(e, "$~"):
 			continue // $PATH, another variable: not a directory of the file's
 		case filepath.IsAbs(e):
@@ -347,6 +340,7 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 		afterCd, wantScript, value = w == "cd" || w == "pushd", wasValue, false
 		var abs string
 		rel := false
+		anchoredAbs, anchoredOK := anchored(w, home, project)
 		switch {
 		case wasValue && !strings.ContainsAny(w, "/~$"):
 			switch {
@@ -361,16 +355,8 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 				}
 			}
 			continue // a module or option name, not a file of the line
-		case w == "~" || w == "$HOME":
-			abs = home
-		case strings.HasPrefix(w, "~/"):
-			abs = join(home, w[2:])
-		case strings.HasPrefix(w, "$HOME/"):
-			abs = join(home, w[len("$HOME/"):])
-		case w == "$CLAUDE_PROJECT_DIR":
-			abs = project
-		case strings.HasPrefix(w, "$CLAUDE_PROJECT_DIR/"):
-			abs = join(project, w[len("$CLAUDE_PROJECT_DIR/"):])
+		case anchoredOK:
+			abs = anchoredAbs
 		case filepath.IsAbs(w):
 			abs = w
 		case strings.Contains(w, "/"):
@@ -454,6 +440,25 @@ func interpreter(w string) bool {
 
 // join joins base (which may be unknown: "", no path) and rel, and
 // cleans the result as clean does.
+// anchored makes a word that starts at the home (~, ~/, $HOME, $HOME/)
+// or at the project ($CLAUDE_PROJECT_DIR, $CLAUDE_PROJECT_DIR/) absolute;
+// ok is false for any other word.
+func anchored(w, home, project string) (abs string, ok bool) {
+	switch {
+	case w == "~" || w == "$HOME":
+		return home, true
+	case strings.HasPrefix(w, "~/"):
+		return join(home, w[2:]), true
+	case strings.HasPrefix(w, "$HOME/"):
+		return join(home, w[len("$HOME/"):]), true
+	case w == "$CLAUDE_PROJECT_DIR":
+		return project, true
+	case strings.HasPrefix(w, "$CLAUDE_PROJECT_DIR/"):
+		return join(project, w[len("$CLAUDE_PROJECT_DIR/"):]), true
+	}
+	return "", false
+}
+
 func join(base, rel string) string {
 	if base == "" {
 		return ""

@@ -35,16 +35,7 @@ func TestWriterBudget(t *testing.T) {
 	wg.Wait()
 	w.Record(Kill{By: "user", Reason: "test", Method: "pid1"})
 	w.Record(Exit{Code: 137, Reason: "killed"})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) > budget {
-		t.Fatalf("ATTACK WORKED: %d bytes written, budget %d", len(data), budget)
-	}
+	data := closeAndRead(t, w, path, budget)
 	res, err := Verify(bytes.NewReader(data))
 	if err != nil || !res.Ended {
 		t.Fatalf("trail does not verify: %+v %v", res, err)
@@ -305,17 +296,7 @@ func TestWriterDenialsKeepTheirShare(t *testing.T) {
 // type.
 func closeAndCount(t *testing.T, w *Writer, path string, budget int) (seen map[string]int, counted map[string]uint64) {
 	t.Helper()
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) > budget {
-		t.Fatalf("%d bytes written, budget %d", len(data), budget)
-	}
-	recs, _, _ := ReadAll(bytes.NewReader(data))
+	recs, _, _ := ReadAll(bytes.NewReader(closeAndRead(t, w, path, budget)))
 	seen, counted = map[string]int{}, map[string]uint64{}
 	for _, r := range recs {
 		seen[r.Type]++
@@ -375,4 +356,21 @@ func TestWriterUnmaskedAfterDenialFlood(t *testing.T) {
 	if seen[TypeTimeout] != 1 || seen[TypeKill] != 1 || seen[TypeExit] != 1 {
 		t.Errorf("timeout %d, kill %d, exit %d after the unmasked flood, want 1 each", seen[TypeTimeout], seen[TypeKill], seen[TypeExit])
 	}
+}
+
+// closeAndRead closes w and returns its trail at path, failing the test
+// when the file went past budget: what every flood test checks first.
+func closeAndRead(t *testing.T, w *Writer, path string, budget int) []byte {
+	t.Helper()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > budget {
+		t.Fatalf("ATTACK WORKED: %d bytes written, budget %d", len(data), budget)
+	}
+	return data
 }

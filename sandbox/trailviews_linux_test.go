@@ -117,27 +117,13 @@ func TestTrailViewsFromPlan(t *testing.T) {
 	dev, root := mountOf(real, trails)
 	esc := strings.NewReplacer(" ", `\040`).Replace
 	extra := fmt.Sprintf("9001 1 %s %s %s rw - ext4 x rw\n", dev, esc(root), esc(filepath.Join(f.ws, "logs")))
-	var openAt func(dir string, table func() ([]byte, error)) error
-	open := func(table func() ([]byte, error)) error { return openAt(trails, table) }
-	openAt = func(dir string, table func() ([]byte, error)) error {
+	// After the plan the table is as it is now: openTrail must not read it.
+	now := func() ([]byte, error) { return real, nil }
+	openAt := func(dir string, table func() ([]byte, error)) error {
 		t.Helper()
-		old := readMountinfo
-		readMountinfo = table
-		defer func() { readMountinfo = old }()
-		pol := f.policy(func(p *policy.Policy) { p.AuditFile = dir + "/t" + strconv.Itoa(rand.Int()) + ".jsonl" })
-		plan, err := BuildPlan(pol, f.env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		readMountinfo = func() ([]byte, error) { return real, nil } // after the plan: the table as it is now
-		r := &runner{pol: pol, plan: plan, started: time.Now()}
-		spec := &ns.Spec{Mounts: plan.Mounts}
-		err = r.openTrail(spec)
-		if r.trail != nil {
-			r.trail.Close()
-		}
-		return err
+		return openTrailWith(t, f, dir, table, now)
 	}
+	open := func(table func() ([]byte, error)) error { return openAt(trails, table) }
 	if err := open(func() ([]byte, error) { return real, nil }); err != nil {
 		t.Fatalf("a trail outside the workspace, with no other mount: %v", err)
 	}
@@ -203,20 +189,7 @@ func TestTrailPathThroughAViewOfTheWorkspace(t *testing.T) {
 	withView := func() ([]byte, error) { return append(slices.Clip(real), view...), nil }
 	open := func(dir string, table func() ([]byte, error)) error {
 		t.Helper()
-		old := readMountinfo
-		readMountinfo = table
-		defer func() { readMountinfo = old }()
-		pol := f.policy(func(p *policy.Policy) { p.AuditFile = dir + "/t" + strconv.Itoa(rand.Int()) + ".jsonl" })
-		plan, err := BuildPlan(pol, f.env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := &runner{pol: pol, plan: plan, started: time.Now()}
-		err = r.openTrail(&ns.Spec{Mounts: plan.Mounts})
-		if r.trail != nil {
-			r.trail.Close()
-		}
-		return err
+		return openTrailWith(t, f, dir, table, nil)
 	}
 	// Without the other mount in the table wsview is a place of the
 	// user's own, and the path is fine.
@@ -232,4 +205,28 @@ func TestTrailPathThroughAViewOfTheWorkspace(t *testing.T) {
 	if err := open(trails, withView); err != nil {
 		t.Errorf("a trail outside, the workspace mounted elsewhere too: %v", err)
 	}
+}
+
+// openTrailWith plans a run with its trail in dir while the mount table
+// reads as table, then opens the trail (the table reading as now, when
+// given, from after the plan on) and closes it: openTrail's answer.
+func openTrailWith(t *testing.T, f fixture, dir string, table, now func() ([]byte, error)) error {
+	t.Helper()
+	old := readMountinfo
+	readMountinfo = table
+	defer func() { readMountinfo = old }()
+	pol := f.policy(func(p *policy.Policy) { p.AuditFile = dir + "/t" + strconv.Itoa(rand.Int()) + ".jsonl" })
+	plan, err := BuildPlan(pol, f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now != nil {
+		readMountinfo = now
+	}
+	r := &runner{pol: pol, plan: plan, started: time.Now()}
+	err = r.openTrail(&ns.Spec{Mounts: plan.Mounts})
+	if r.trail != nil {
+		r.trail.Close()
+	}
+	return err
 }

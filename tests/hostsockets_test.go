@@ -329,25 +329,7 @@ func TestHostSocketsCapPerOwner(t *testing.T) {
 	root := os.Getuid() == 0
 	for i := range n {
 		p := filepath.Join(ro, "o"+strconv.Itoa(i))
-		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { unix.Close(fd) })
-		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
-			t.Fatal(err)
-		}
-		// Open to all (connect needs write access to the file): only a
-		// mask refuses it then, and an unmasked one answers ECONNREFUSED
-		// (bound, not listening).
-		if err := os.Chmod(p, 0o777); err != nil {
-			t.Fatal(err)
-		}
-		if root {
-			if err := os.Lchown(p, other, other); err != nil {
-				t.Fatal(err)
-			}
-		}
+		bindOpenSocket(t, p, other)
 		paths = append(paths, p)
 	}
 	probe := filepath.Join(ro, "probe.pl")
@@ -388,26 +370,7 @@ func TestHostSocketsSubuidFlood(t *testing.T) {
 	ws := workspace(t)
 	ro := hostDir(t)
 	root := os.Getuid() == 0
-	bind := func(p string, owner int) {
-		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { unix.Close(fd) })
-		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
-			t.Fatal(err)
-		}
-		// Open to all: only a mask refuses connect then; an unmasked
-		// one answers ECONNREFUSED (bound, not listening).
-		if err := os.Chmod(p, 0o777); err != nil {
-			t.Fatal(err)
-		}
-		if root {
-			if err := os.Lchown(p, owner, owner); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	bind := func(p string, owner int) { bindOpenSocket(t, p, owner) }
 	for i := range flood {
 		bind(filepath.Join(ro, "f"+strconv.Itoa(i)), 100000+i)
 	}
@@ -425,5 +388,29 @@ func TestHostSocketsSubuidFlood(t *testing.T) {
 	}
 	if root && !strings.Contains(r.stderr, "6 of other users' sockets are not masked") {
 		t.Fatalf("as root: want 6 of the flood left, said:\nstderr: %.600s", r.stderr)
+	}
+}
+
+// bindOpenSocket binds a socket at p, bound and not listening, open to all
+// (connect needs write access to the file): only a mask refuses connect
+// then, and an unmasked one answers ECONNREFUSED. As root it is chowned to
+// owner, a stand-in for another user's; the socket closes at the test's end.
+func bindOpenSocket(t *testing.T, p string, owner int) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getuid() == 0 {
+		if err := os.Lchown(p, owner, owner); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -214,9 +214,11 @@ func (t *TrustStore) CheckAbsent(path string) error {
 }
 
 // CheckAbove is for a workspace jail chose (the git top level of the
-// current directory, else the current directory) that has no project file:
-// an error when the store has a record for a project file in a directory
-// above it. That file holds the enclosing project's restrictions, and the
+// current directory, else the current directory) that has no project file
+// and no trusted project above it to apply (Enclosing: since trustsub,
+// Resolve applies that one instead of calling this): an error when the
+// store has a record for a project file in a directory above it or above
+// the current directory as the user reached it. That file holds the enclosing project's restrictions, and the
 // workspace is narrower only because of a .git below them, which a command
 // run in that project's sandbox can make (its workspace is writable): the
 // next run from the subfolder must not start without them (trustfollow).
@@ -403,7 +405,9 @@ func (tf *trustFile) above(ws, cwd, home string) string {
 // CheckInside is for a workspace jail chose (the git top level of the
 // current directory) that has a project file of its own: an error when the
 // store has a record for a project file in a directory strictly inside the
-// workspace that holds the current directory. The user trusted that file
+// workspace that holds the current directory. Since trustsub Resolve makes
+// such a directory the workspace first (Inner), which leaves this the
+// current directory as the user reached it (its links kept). The user trusted that file
 // for runs with its directory as the workspace (a git work tree of its
 // own); a command run there can empty its .git (HEAD, objects and refs are
 // the workspace's files), and the next run from that directory would then

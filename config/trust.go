@@ -499,29 +499,52 @@ func (t *TrustStore) Trust(path string, now time.Time) (string, error) {
 // jail trust shows what it trusted so that such a change is seen
 // (trustfollow).
 func (t *TrustStore) TrustShown(path string, now time.Time) (string, []string, error) {
-	key, err := canonical(path)
+	p, err := t.Prepare(path)
 	if err != nil {
 		return "", nil, err
+	}
+	return p.SHA256, p.Sets, t.Record(p, now)
+}
+
+// Pending is a project file read once to be trusted: what jail trust
+// shows the user and, once confirmed, records (Record). The hash is of
+// the bytes described: a change made between the question and the answer
+// is not what gets trusted (the next run then refuses it as changed).
+type Pending struct {
+	Key    string   // the record's key (canonical)
+	SHA256 string   // of the bytes read
+	Sets   []string // Describe of those bytes
+}
+
+// Prepare reads and parses path as Trust does, recording nothing.
+func (t *TrustStore) Prepare(path string) (*Pending, error) {
+	key, err := canonical(path)
+	if err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(key)
 	if err != nil {
-		return "", nil, &FileError{File: path, Reason: readReason(err)}
+		return nil, &FileError{File: path, Reason: readReason(err)}
 	}
 	f, err := Parse(key, data, ProjectConfig, Source{Kind: FromFile, File: path})
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
+	return &Pending{Key: key, SHA256: hashOf(data), Sets: Describe(f)}, nil
+}
+
+// Record trusts what Prepare read.
+func (t *TrustStore) Record(p *Pending, now time.Time) error {
 	tf, err := t.load()
 	if err != nil {
-		return "", nil, err
+		return err
 	}
-	h := hashOf(data)
-	rec := Trusted{SHA256: h, Trusted: now.UTC()}
-	if id, ok := idOf(filepath.Dir(key)); ok {
+	rec := Trusted{SHA256: p.SHA256, Trusted: now.UTC()}
+	if id, ok := idOf(filepath.Dir(p.Key)); ok {
 		rec.Dev, rec.Ino = id.dev, id.ino
 	}
-	tf.Files[key] = rec
-	return h, Describe(f), t.save(tf)
+	tf.Files[p.Key] = rec
+	return t.save(tf)
 }
 
 // Describe lists what a parsed file sets, one value a line, in file order:

@@ -85,7 +85,7 @@ func TestProjectFileTrust(t *testing.T) {
 	writeFile(t, proj, "setenv = [\"FROM_PROJECT=yes\"]\n")
 	o := runOpts{env: h.env, dir: ws}
 	oneLine(t, sh(t, o, "true"), proj+" is not trusted", "jail trust "+proj)
-	mustCode(t, run(t, o, "trust"), 0)
+	mustCode(t, run(t, o, "trust", "--yes"), 0)
 	r := sh(t, o, `echo "$FROM_PROJECT"`)
 	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "yes" {
 		t.Fatalf("trusted project file not applied: %q %s", r.stdout, r.stderr)
@@ -116,7 +116,7 @@ func TestProjectFileDeleted(t *testing.T) {
 	writeFile(t, proj, "deny = [\"secret.txt\"]\n")
 	writeFile(t, filepath.Join(ws, "secret.txt"), "s3cret\n")
 	o := runOpts{env: h.env, dir: ws}
-	mustCode(t, run(t, o, "trust"), 0)
+	mustCode(t, run(t, o, "trust", "--yes"), 0)
 	r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`)
 	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
 		t.Fatalf("trusted project file not applied: %q %s", r.stdout, r.stderr)
@@ -151,7 +151,7 @@ func TestTrustErrorEscapesAgentBytes(t *testing.T) {
 	o := runOpts{env: h.env, dir: ws}
 	// Written from inside, as an agent would.
 	mustCode(t, sh(t, o, `printf '"\\u001b]52;c;aGVsbG8=\\u0007" = 1\n' > .jail.toml; printf '"k\\u202e\\u009b21t" = 1\n' > c.toml`), 0)
-	for _, args := range [][]string{{"trust"}, {"--config", "c.toml", "--no-project-file", "--", "true"}} {
+	for _, args := range [][]string{{"trust", "--yes"}, {"--config", "c.toml", "--no-project-file", "--", "true"}} {
 		r := run(t, o, args...)
 		if r.code != 125 || !strings.Contains(r.stderr, "jail: ") {
 			t.Fatalf("jail %v: exit %d, want 125 and an error\n%s", args, r.code, r.stderr)
@@ -350,7 +350,7 @@ func TestProjectFileTrustFromSubfolder(t *testing.T) {
 	os.MkdirAll(sub, 0o777)
 	o := runOpts{env: h.env, dir: sub}
 	oneLine(t, sh(t, o, "true"), proj+" is not trusted", "jail trust "+proj)
-	r := run(t, o, "trust")
+	r := run(t, o, "trust", "--yes")
 	mustCode(t, r, 0)
 	if !strings.Contains(r.stdout+r.stderr, proj) {
 		t.Fatalf("jail trust in a subfolder did not name %s: %q %q", proj, r.stdout, r.stderr)
@@ -380,7 +380,7 @@ func TestProjectFileAboveNarrowedWorkspace(t *testing.T) {
 	sub := filepath.Join(ws, "sub")
 	writeFile(t, filepath.Join(sub, "secret.txt"), "s3cret\n")
 	o := runOpts{env: h.env, dir: sub}
-	mustCode(t, run(t, o, "trust"), 0)
+	mustCode(t, run(t, o, "trust", "--yes"), 0)
 	denied := func(what string, o runOpts, extra ...string) {
 		t.Helper()
 		r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED; touch written`, extra...)
@@ -445,7 +445,7 @@ func TestTrustShowsWhatItTrusts(t *testing.T) {
 	// The user has read the file; a command in a sandbox still running
 	// adds to it before the user runs jail trust.
 	mustCode(t, sh(t, o, `printf '%s\n' 'net = "host"' 'hostname = "a\u001b]0;x\u0007"' >> .jail.toml`, "--no-project-file"), 0)
-	r := run(t, o, "trust")
+	r := run(t, o, "trust", "--yes")
 	mustCode(t, r, 0)
 	for _, w := range []string{proj, "it sets:", `line 1: memory = "2G"`, `line 2: net = "host"`, `line 3: hostname = "a\u001b]0;x\u0007"`} {
 		if !strings.Contains(r.stdout, w) {
@@ -478,9 +478,9 @@ func TestProjectFileInsideWidenedWorkspace(t *testing.T) {
 	writeFile(t, inner, "deny = [\"secret.txt\"]\n")
 	writeFile(t, filepath.Join(sub, "secret.txt"), "s3cret\n")
 	writeFile(t, filepath.Join(ws, "outer.txt"), "")
-	mustCode(t, run(t, runOpts{env: h.env, dir: ws}, "trust"), 0)
+	mustCode(t, run(t, runOpts{env: h.env, dir: ws}, "trust", "--yes"), 0)
 	o := runOpts{env: h.env, dir: sub}
-	mustCode(t, run(t, o, "trust"), 0)
+	mustCode(t, run(t, o, "trust", "--yes"), 0)
 	r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED; rm -f .git/HEAD`)
 	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
 		t.Fatalf("the inner project's file not applied: %q %s", r.stdout, r.stderr)

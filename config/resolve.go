@@ -531,10 +531,27 @@ func ProfileChain(src Profiles, names []string) ([]*File, error) {
 
 // ProjectFile is the project file a run started in env.Cwd reads when no
 // workspace is set: .jail.toml at the git top level, else in the current
-// directory. jail trust names the same file, so that trusting from a
-// subfolder trusts what the run will read.
+// directory; a trusted project's between that and the current directory
+// (Inner); where the workspace has none, the trusted one above it
+// (Enclosing). jail trust names the same file, so that trusting from a
+// subfolder trusts what the run will read (trustsub: re-trusting a
+// changed enclosing file from a submodule).
 func ProjectFile(env Env) string {
-	return filepath.Join(gitTopLevel(env), ProjectFileName)
+	ws := gitTopLevel(env)
+	if env.ConfigDir == "" {
+		return filepath.Join(ws, ProjectFileName)
+	}
+	trust := &TrustStore{Path: filepath.Join(env.ConfigDir, "trust.json")}
+	if inner, err := trust.Inner(ws, filepath.Clean(env.Cwd)); err == nil && inner != "" {
+		return filepath.Join(inner, ProjectFileName)
+	}
+	own := filepath.Join(ws, ProjectFileName)
+	if _, err := os.Lstat(own); errors.Is(err, fs.ErrNotExist) {
+		if f, err := trust.Enclosing(ws, env.Home); err == nil && f != "" {
+			return f
+		}
+	}
+	return own
 }
 
 // gitTopLevel is the workspace jail chooses without a workspace setting:

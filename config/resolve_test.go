@@ -292,6 +292,10 @@ func TestResolveTrustedAbove(t *testing.T) {
 	if r := applied("planted .git"); r.Workspace != sub || r.Policy.Workspace != "" {
 		t.Fatalf("planted .git: workspace %s (%q), want %s chosen as ever", r.Workspace, r.Policy.Workspace, sub)
 	}
+	// jail trust from there names the file the run reads.
+	if got := ProjectFile(w.env); got != proj {
+		t.Fatalf("ProjectFile below the project: %s, want %s", got, proj)
+	}
 	// A .git file (gitdir:, a submodule's) narrows it the same way.
 	os.RemoveAll(filepath.Join(sub, ".git"))
 	w.write(filepath.Join(sub, ".git"), "gitdir: ../../.git/modules/sub\n")
@@ -426,6 +430,9 @@ func TestResolveTrustedInside(t *testing.T) {
 		}
 	}
 	inner("emptied .git")
+	if got, want := ProjectFile(w.env), filepath.Join(sub, ProjectFileName); got != want {
+		t.Fatalf("ProjectFile in the inner project: %s, want %s", got, want)
+	}
 	// Reached through a symlink: the same directory.
 	link := filepath.Join(w.home, "link")
 	if err := os.Symlink(filepath.Join(sub, "deeper"), link); err != nil {

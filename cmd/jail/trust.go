@@ -34,7 +34,9 @@ SHA-256 in your config directory, outside every workspace and hidden from
 every sandbox. Any change to the file (yours, or one made by a command in the
 sandbox) loses the trust; jail then refuses to start until you run jail trust
 again. So does its removal: restore it, or forget it with --revoke FILE. FILE defaults to the .jail.toml a run here reads: at the top level of
-the git work tree, else in the current directory. jail trust lists what the
+the git work tree, else in the current directory (or a trusted project's
+holding the current directory inside that tree, or, where there is none,
+the trusted one above). jail trust lists what the
 bytes it read set, line by line, and asks before recording them: check them
 against what you read (a command still running in a sandbox may have changed
 the file since). --yes records without asking (for scripts); without a

@@ -127,12 +127,15 @@ func rebase(f *File, dir string) {
 // syntax: '\' escapes), so that a project directory named "a[1]" anchors
 // the pattern at itself.
 func globEscape(s string) string {
+	// By bytes: a directory's name need not be UTF-8, and ranging over
+	// runes would write an invalid byte back as U+FFFD, anchoring the
+	// deny at a directory that does not exist (FuzzRebaseDeny).
 	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune(`*?[]\`, c) {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[]\`, s[i]) >= 0 {
 			b.WriteByte('\\')
 		}
-		b.WriteRune(c)
+		b.WriteByte(s[i])
 	}
 	return b.String()
 }

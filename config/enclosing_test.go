@@ -1,6 +1,8 @@
 package config
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jail-sandbox/jail/fsrules"
@@ -45,4 +47,33 @@ func TestRebaseDenyEscapes(t *testing.T) {
 			t.Errorf("%s rebased to %s", v, f.Settings[0].Value)
 		}
 	}
+}
+
+// FuzzRebaseDeny: a literal relative deny of a project in any directory,
+// rebased, names that file in that directory and not the same name in a
+// directory spelled alike (the directory's glob characters escaped).
+func FuzzRebaseDeny(f *testing.F) {
+	for _, s := range [][2]string{{"/p/a[1]*", "sub/secret"}, {`/p/q?\r`, "x"}, {"/p/[!a]", "k"}, {"/p/**", "a/b"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, dir, name string) {
+		dir = filepath.Clean("/" + dir)
+		name = filepath.Clean(name)
+		if dir == "/" || strings.ContainsRune(dir+name, 0) || filepath.IsAbs(name) || name == "." ||
+			strings.HasPrefix(name, "..") || strings.HasPrefix(name, "~") || strings.HasPrefix(name, "(?i)") || strings.ContainsAny(name, `*?[]\`) {
+			return
+		}
+		f := &File{Settings: []Setting{{Option: policy.Lookup("deny"), Value: name}}}
+		rebase(f, dir)
+		p, err := fsrules.Compile(f.Settings[0].Value, "/elsewhere", "/home/u")
+		if err != nil {
+			return // a pattern fsrules refuses, as it would unrebased
+		}
+		if !p.Match(dir+"/"+name, false) {
+			t.Fatalf("%q in %q (%q): %s not matched", name, dir, f.Settings[0].Value, dir+"/"+name)
+		}
+		if other := dir + "x/" + name; p.Match(other, false) {
+			t.Fatalf("%q in %q (%q): %s matched", name, dir, f.Settings[0].Value, other)
+		}
+	})
 }

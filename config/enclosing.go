@@ -67,16 +67,19 @@ func (t *TrustStore) Inner(ws, cwd string) (string, error) {
 	if !filepath.IsAbs(t.Path) || cwd == "" {
 		return "", nil
 	}
-	tf, err := t.load()
-	if err != nil || len(tf.Files) == 0 {
-		return "", err
-	}
 	if r, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = r
 	}
 	r, err := filepath.EvalSymlinks(cwd)
-	if err != nil {
-		return "", nil // no resolved current directory: nothing to narrow to
+	if err != nil || !below(r, ws) {
+		// No resolved current directory, or one at the workspace's top
+		// (most starts): nothing between to narrow to, and the store
+		// is not read.
+		return "", nil
+	}
+	tf, err := t.load()
+	if err != nil || len(tf.Files) == 0 {
+		return "", err
 	}
 	best := ""
 	for key := range tf.Files {

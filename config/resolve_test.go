@@ -499,3 +499,56 @@ func (w *world) nestedTrusted(t *testing.T) string {
 	}
 	return sub
 }
+
+// A stored identity whose directory is gone may be an inode reused by a
+// directory a command in the sandbox made: narrowing the workspace to it
+// (Inner) or applying its file from above (Enclosing) on the strength of
+// that identity would trust bytes the agent copied there. Forged here (the
+// record's identity set to the agent's directory, its path gone): the run
+// is refused, naming the file, never started with or without it
+// (trustsub).
+func TestResolveIdentityReuseRefused(t *testing.T) {
+	w := newWorld(t)
+	w.write(filepath.Join(w.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	gone := w.write(filepath.Join(w.home, "gone", ProjectFileName), "memory = \"1G\"\n")
+	if _, err := w.trust.Trust(gone, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Dir(gone))
+	// The agent's directory inside the work tree, the trusted bytes
+	// copied in, and a deeper one for a run below it.
+	made := filepath.Join(w.ws, "made")
+	w.write(filepath.Join(made, ProjectFileName), "memory = \"1G\"\n")
+	w.write(filepath.Join(made, "deeper", "x"), "")
+	id, ok := idOf(made)
+	if !ok {
+		t.Fatal("no identity")
+	}
+	tf, err := w.trust.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tf.Files[gone]
+	rec.Dev, rec.Ino = id.dev, id.ino
+	tf.Files[gone] = rec
+	if err := w.trust.save(tf); err != nil {
+		t.Fatal(err)
+	}
+	for _, cwd := range []string{made, filepath.Join(made, "deeper")} {
+		w.env.Cwd = cwd
+		r, err := w.resolve(Request{})
+		var te *TrustError
+		if !errors.As(err, &te) || !errors.Is(err, ErrUntrusted) || te.File != filepath.Join(made, ProjectFileName) {
+			t.Fatalf("from %s: %v %+v, want ErrUntrusted naming the agent's copy", cwd, err, r)
+		}
+	}
+	// From above, the agent's directory a work tree of its own's parent:
+	// its copy is found by identity as the enclosing file, and refused.
+	w.write(filepath.Join(made, "deeper", ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.RemoveAll(filepath.Join(w.ws, ".git"))
+	w.env.Cwd = filepath.Join(made, "deeper")
+	var te *TrustError
+	if _, err := w.resolve(Request{}); !errors.As(err, &te) || !errors.Is(err, ErrUntrusted) {
+		t.Fatalf("enclosing by a reused identity: %v, want ErrUntrusted", err)
+	}
+}

@@ -36,6 +36,18 @@
 // vanish with it); jail then refuses to start and says how to go on.
 // Without a config directory nothing is trusted.
 //
+// A workspace jail chooses (no workspace setting) below a trusted project
+// -- a git submodule, a subdirectory of a project that is no repository,
+// or a .git a command in the project's sandbox planted -- has no file of
+// its own: the closest trusted project file above it applies, its
+// relative write, read and deny paths anchored at its own directory
+// (Enclosing, rebase). A trusted project strictly inside the git work
+// tree that holds the current directory is the workspace (Inner): the
+// user trusted its file for runs there. Either way the file is checked as
+// the workspace's own (changed or gone: refused); what would still skip a
+// trusted file (a directory of the project replaced with a link out of
+// it) is refused (CheckAbove, CheckInside).
+//
 // Errors about values reach the user through Origins.Explain, which puts the
 // value's source in front of the library's message: "--timeout 10: add a
 // unit", "config.toml:3: memory "lots": not a size", "net "none"

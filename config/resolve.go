@@ -173,25 +173,43 @@ func Resolve(req Request) (*Result, error) {
 			}
 		}
 	}
+	trust := req.Trust
+	if trust == nil {
+		// No config directory (neither HOME nor XDG_CONFIG_HOME
+		// absolute): a store without a path, which trusts nothing.
+		// Joined with "", the store was ./trust.json: a file in the
+		// workspace, the agent's to write (review14b).
+		trust = &TrustStore{}
+		if env.ConfigDir != "" {
+			trust.Path = filepath.Join(env.ConfigDir, "trust.json")
+		}
+	}
+	narrowed := false
 	if !wsSet {
 		// The sandbox makes the top level of the git work tree the
 		// workspace (and says so); the project file is looked for there.
 		ws = gitTopLevel(env)
+		// Unless a trusted project lies between it and the current
+		// directory: that project is the workspace, as it was when the
+		// user trusted its file (its own work tree, or --workspace),
+		// so that its restrictions hold (trustsub; a run there that
+		// emptied its .git widened the workspace without them,
+		// review14f). Narrower, never wider: nothing more is reachable.
+		if !noProject && ws != "" {
+			inner, err := trust.Inner(ws, filepath.Clean(env.Cwd))
+			if err != nil {
+				return nil, err
+			}
+			if inner != "" {
+				r.Notes = append(r.Notes, fmt.Sprintf("workspace: %s, the trusted project holding the current directory (its %s applies), inside the git work tree %s (`workspace` %s for that tree)",
+					inner, ProjectFileName, ws, ws))
+				ws, narrowed = inner, true
+			}
+		}
 	}
 	var project *File
 	if !noProject && ws != "" {
 		path := filepath.Join(ws, ProjectFileName)
-		trust := req.Trust
-		if trust == nil {
-			// No config directory (neither HOME nor XDG_CONFIG_HOME
-			// absolute): a store without a path, which trusts nothing.
-			// Joined with "", the store was ./trust.json: a file in the
-			// workspace, the agent's to write (review14b).
-			trust = &TrustStore{}
-			if env.ConfigDir != "" {
-				trust.Path = filepath.Join(env.ConfigDir, "trust.json")
-			}
-		}
 		if data, err := os.ReadFile(path); err == nil {
 			// The bytes checked are the bytes parsed: nothing can swap the
 			// file between the check and the read.
@@ -222,8 +240,18 @@ func Resolve(req Request) (*Result, error) {
 			// project's restrictions (trustfollow). A workspace the
 			// user set is the user's choice.
 			if !wsSet {
-				if err := trust.CheckAbove(ws, filepath.Clean(env.Cwd), env.Home); err != nil {
+				if project, err = enclosingProject(r, trust, ws, env.Home); err != nil {
 					return nil, err
+				}
+				// What is left: a trusted project holding the
+				// current directory as the user reached it ($PWD, its
+				// links kept) but not the resolved workspace (a
+				// directory of the project replaced with a link out
+				// of it): refused.
+				if project == nil {
+					if err := trust.CheckAbove(ws, filepath.Clean(env.Cwd), env.Home); err != nil {
+						return nil, err
+					}
 				}
 			}
 		} else {
@@ -317,7 +345,7 @@ func Resolve(req Request) (*Result, error) {
 			}
 		}
 	}
-	if wsSet {
+	if wsSet || narrowed {
 		p.Workspace = ws // made absolute above, relative to its source
 	}
 	r.Workspace = ws
@@ -336,6 +364,38 @@ func Resolve(req Request) (*Result, error) {
 	}
 	r.Policy = p
 	return r, nil
+}
+
+// enclosingProject reads, checks and parses the trusted project file of
+// the closest project above ws (a workspace jail chose, with no project
+// file of its own), its relative paths made relative to its own directory
+// (rebase); nil when there is none (trustsub). The file is held to what
+// the workspace's own would be: changed or gone since it was trusted, the
+// run is refused (its restrictions must not vanish with it).
+func enclosingProject(r *Result, trust *TrustStore, ws, home string) (*File, error) {
+	path, err := trust.Enclosing(ws, home)
+	if err != nil || path == "" {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &TrustError{File: path, Err: ErrGone}
+	}
+	if err != nil {
+		return nil, &FileError{File: path, Reason: readReason(err) + " (pass --no-project-file to run without it)"}
+	}
+	if err := trust.Check(path, data); err != nil {
+		return nil, err
+	}
+	f, err := Parse(path, data, ProjectConfig, Source{Kind: FromFile, File: path})
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	rebase(f, dir)
+	r.Files = append(r.Files, path)
+	r.Notes = append(r.Notes, fmt.Sprintf("%s applies: trusted for %s, which holds this workspace (%s); its relative paths are %s's", path, dir, ws, dir))
+	return f, nil
 }
 
 // layer is one file (or the flags) and the settings files it names.
@@ -471,10 +531,27 @@ func ProfileChain(src Profiles, names []string) ([]*File, error) {
 
 // ProjectFile is the project file a run started in env.Cwd reads when no
 // workspace is set: .jail.toml at the git top level, else in the current
-// directory. jail trust names the same file, so that trusting from a
-// subfolder trusts what the run will read.
+// directory; a trusted project's between that and the current directory
+// (Inner); where the workspace has none, the trusted one above it
+// (Enclosing). jail trust names the same file, so that trusting from a
+// subfolder trusts what the run will read (trustsub: re-trusting a
+// changed enclosing file from a submodule).
 func ProjectFile(env Env) string {
-	return filepath.Join(gitTopLevel(env), ProjectFileName)
+	ws := gitTopLevel(env)
+	if env.ConfigDir == "" {
+		return filepath.Join(ws, ProjectFileName)
+	}
+	trust := &TrustStore{Path: filepath.Join(env.ConfigDir, "trust.json")}
+	if inner, err := trust.Inner(ws, filepath.Clean(env.Cwd)); err == nil && inner != "" {
+		return filepath.Join(inner, ProjectFileName)
+	}
+	own := filepath.Join(ws, ProjectFileName)
+	if _, err := os.Lstat(own); errors.Is(err, fs.ErrNotExist) {
+		if f, err := trust.Enclosing(ws, env.Home); err == nil && f != "" {
+			return f
+		}
+	}
+	return own
 }
 
 // gitTopLevel is the workspace jail chooses without a workspace setting:

@@ -253,14 +253,16 @@ func TestResolveSettingsPlacement(t *testing.T) {
 	}
 }
 
-// A .git planted below a trusted project's top narrows the workspace jail
-// chooses: the run from there is refused, naming the ways on, rather than
-// started without the project's restrictions (trustfollow). Seen failing
-// before CheckAbove: the run resolved with no error and memory 0.
+// A workspace jail chooses below a trusted project's top -- a .git
+// planted there by a command run in the project's sandbox, a submodule,
+// the current directory in a project that is no repository -- gets the
+// project's file, its relative paths the project's (trustsub). Seen failing
+// before CheckAbove (trustfollow): the run resolved with memory 0 and no
+// deny; seen refused on main (a34609b) where it now applies.
 func TestResolveTrustedAbove(t *testing.T) {
 	w := newWorld(t)
 	w.write(filepath.Join(w.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
-	proj := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"3G\"\n")
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"3G\"\ndeny = [\"a/sub/secret\", \"(?i)**/*.pem\", \"/abs\", \"~/h\"]\nwrite = [\"out\", \"~/x\"]\n")
 	if _, err := w.trust.Trust(proj, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -268,28 +270,54 @@ func TestResolveTrustedAbove(t *testing.T) {
 	w.write(filepath.Join(sub, "deeper", "x"), "")
 	w.env.Cwd = filepath.Join(sub, "deeper")
 	// Before the plant: the subfolder's run is the project's.
-	if r, err := w.resolve(Request{}); err != nil || r.Policy.Memory != 3<<30 || r.Workspace != w.ws {
+	if r, err := w.resolve(Request{}); err != nil || r.Policy.Memory != 3<<30 || r.Workspace != w.ws || r.Policy.Deny[0] != "a/sub/secret" {
 		t.Fatalf("before: %v %+v", err, r)
+	}
+	applied := func(what string) *Result {
+		t.Helper()
+		r, err := w.resolve(Request{})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		wantDeny := []string{w.ws + "/a/sub/secret", "(?i)" + w.ws + "/**/*.pem", "/abs", "~/h"}
+		wantWrite := []string{w.ws + "/out", "~/x"}
+		if r.Policy.Memory != 3<<30 || !slices.Equal(r.Policy.Deny, wantDeny) || !slices.Equal(r.Policy.Write, wantWrite) ||
+			!slices.Contains(r.Files, proj) || !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, proj+" applies") }) {
+			t.Fatalf("%s: the project's file not applied: memory %d deny %q write %q files %q notes %q", what, r.Policy.Memory, r.Policy.Deny, r.Policy.Write, r.Files, r.Notes)
+		}
+		return r
 	}
 	// The agent plants a work tree of its own in the subfolder.
 	w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
-	_, err := w.resolve(Request{})
-	var te *TrustError
-	if !errors.As(err, &te) || !errors.Is(err, ErrAbove) || !errors.Is(err, policy.ErrInvalid) || te.File != proj ||
-		!strings.Contains(err.Error(), "--workspace "+w.ws) || !strings.Contains(err.Error(), "--no-project-file") {
-		t.Fatalf("narrowed workspace: %v", err)
+	if r := applied("planted .git"); r.Workspace != sub || r.Policy.Workspace != "" {
+		t.Fatalf("planted .git: workspace %s (%q), want %s chosen as ever", r.Workspace, r.Policy.Workspace, sub)
 	}
-	// A .git file (gitdir:) narrows it the same way.
+	// jail trust from there names the file the run reads.
+	if got := ProjectFile(w.env); got != proj {
+		t.Fatalf("ProjectFile below the project: %s, want %s", got, proj)
+	}
+	// A .git file (gitdir:, a submodule's) narrows it the same way.
 	os.RemoveAll(filepath.Join(sub, ".git"))
-	w.write(filepath.Join(sub, ".git"), "gitdir: /nowhere\n")
-	if _, err := w.resolve(Request{}); !errors.Is(err, ErrAbove) {
-		t.Fatalf(".git file: %v", err)
+	w.write(filepath.Join(sub, ".git"), "gitdir: ../../.git/modules/sub\n")
+	applied(".git file")
+	// Changed or gone since it was trusted: refused as the workspace's
+	// own file would be, its restrictions not dropped.
+	data, _ := os.ReadFile(proj)
+	w.write(proj, "memory = \"3G\"\n")
+	var te *TrustError
+	if _, err := w.resolve(Request{}); !errors.As(err, &te) || !errors.Is(err, ErrChanged) || te.File != proj {
+		t.Fatalf("changed above: %v", err)
 	}
+	os.Remove(proj)
+	if _, err := w.resolve(Request{}); !errors.As(err, &te) || !errors.Is(err, ErrGone) || te.File != proj {
+		t.Fatalf("gone above: %v", err)
+	}
+	w.write(proj, string(data))
 	// No git at all: the current directory is the workspace, still below.
 	os.Remove(filepath.Join(sub, ".git"))
 	os.RemoveAll(filepath.Join(w.ws, ".git"))
-	if _, err := w.resolve(Request{}); !errors.Is(err, ErrAbove) {
-		t.Fatalf("current directory below the project: %v", err)
+	if r := applied("no repository"); r.Workspace != w.env.Cwd {
+		t.Fatalf("no repository: workspace %s", r.Workspace)
 	}
 	// Reached through a symlink: the same directory.
 	link := filepath.Join(w.home, "link")
@@ -297,13 +325,12 @@ func TestResolveTrustedAbove(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.env.Cwd = link
-	if _, err := w.resolve(Request{}); !errors.Is(err, ErrAbove) {
-		t.Fatalf("symlinked current directory: %v", err)
-	}
+	applied("symlinked current directory")
 	w.env.Cwd = filepath.Join(sub, "deeper")
 	// The subfolder replaced by a symlink to a place outside the project
 	// (a -w path elsewhere): the resolved workspace is out of it, the
-	// path the user typed is not.
+	// path the user typed is not: refused (the file's paths would name
+	// nothing of that workspace).
 	elsewhere := filepath.Join(w.home, "cache", "x")
 	w.write(filepath.Join(elsewhere, "deeper", "y"), "")
 	if err := os.Rename(sub, sub+".old"); err != nil {
@@ -312,22 +339,24 @@ func TestResolveTrustedAbove(t *testing.T) {
 	if err := os.Symlink(elsewhere, sub); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.resolve(Request{}); !errors.Is(err, ErrAbove) {
+	_, err := w.resolve(Request{})
+	if !errors.As(err, &te) || !errors.Is(err, ErrAbove) || !errors.Is(err, policy.ErrInvalid) || te.File != proj ||
+		!strings.Contains(err.Error(), "--workspace "+w.ws) || !strings.Contains(err.Error(), "--no-project-file") {
 		t.Fatalf("subfolder replaced by a symlink out: %v", err)
 	}
 	os.Remove(sub)
 	if err := os.Rename(sub+".old", sub); err != nil {
 		t.Fatal(err)
 	}
-	// The ways on the message names.
+	// The user's choices: without project files, or another workspace.
 	yes := true
 	if r, err := w.resolve(Request{NoProject: &yes}); err != nil || r.Policy.Memory != 0 {
 		t.Fatalf("--no-project-file: %v", err)
 	}
-	if r, err := w.resolve(Request{Flags: []Setting{flag("workspace", w.ws)}}); err != nil || r.Policy.Memory != 3<<30 {
+	if r, err := w.resolve(Request{Flags: []Setting{flag("workspace", w.ws)}}); err != nil || r.Policy.Memory != 3<<30 || r.Policy.Deny[0] != "a/sub/secret" {
 		t.Fatalf("--workspace the project: %v %+v", err, r)
 	}
-	if _, err := w.resolve(Request{Flags: []Setting{flag("workspace", ".")}}); err != nil {
+	if r, err := w.resolve(Request{Flags: []Setting{flag("workspace", ".")}}); err != nil || r.Policy.Memory != 0 {
 		t.Fatalf("--workspace chosen by the user: %v", err)
 	}
 	// A subfolder trusted on its own is its own project.
@@ -335,14 +364,27 @@ func TestResolveTrustedAbove(t *testing.T) {
 	if _, err := w.trust.Trust(own, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := w.resolve(Request{}); err != nil || r.Policy.Memory != 1<<30 {
+	if r, err := w.resolve(Request{}); err != nil || r.Policy.Memory != 1<<30 || len(r.Policy.Deny) != 0 {
 		t.Fatalf("own trusted file: %v %+v", err, r)
 	}
 	os.Remove(own)
 	w.trust.Revoke(own)
+	// The closest enclosing project wins.
+	mid := w.write(filepath.Join(w.ws, "a", ProjectFileName), "memory = \"2G\"\n")
+	if _, err := w.trust.Trust(mid, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.resolve(Request{}); err != nil || r.Policy.Memory != 2<<30 || len(r.Policy.Deny) != 0 {
+		t.Fatalf("the closer project: %v %+v", err, r)
+	}
+	w.trust.Revoke(mid)
+	// An untrusted file above is no project's: nothing applies.
+	w.trust.Revoke(proj)
+	if r, err := w.resolve(Request{}); err != nil || r.Policy.Memory != 0 {
+		t.Fatalf("untrusted above: %v %+v", err, r)
+	}
 	// Records that do not enclose the workspace: a sibling, and the home
 	// (never a project of what lies below it).
-	w.trust.Revoke(proj)
 	sib := w.write(filepath.Join(w.home, "sib", ProjectFileName), "memory = \"1G\"\n")
 	homeFile := w.write(filepath.Join(w.home, ProjectFileName), "memory = \"1G\"\n")
 	for _, f := range []string{sib, homeFile} {
@@ -350,39 +392,46 @@ func TestResolveTrustedAbove(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.resolve(Request{}); err != nil {
+	if r, err := w.resolve(Request{}); err != nil || r.Policy.Memory != 0 {
 		t.Fatalf("records not above the workspace: %v", err)
 	}
 }
 
 // A nested work tree with a trusted project file of its own, inside a
 // work tree with a trusted file: when the inner .git is emptied (a command
-// run there can remove HEAD), the workspace jail chooses widens to the outer
-// tree; the run from inside is refused, naming both ways on, rather than
-// started with the outer file alone (review14f). Seen failing before
-// CheckInside: the run resolved with no error, the outer memory and no deny.
+// run there can remove HEAD), the run from inside keeps the inner project
+// as its workspace, with its file, rather than widening to the outer tree
+// with the outer file alone; so does a trusted subdirectory that was only
+// ever run with --workspace (trustsub). Seen failing before CheckInside
+// (review14f): the outer memory and no deny; refused on main (a34609b).
 func TestResolveTrustedInside(t *testing.T) {
 	w := newWorld(t)
 	sub := w.nestedTrusted(t)
 	w.write(filepath.Join(sub, "deeper", "x"), "")
 	w.env.Cwd = filepath.Join(sub, "deeper")
-	if r, err := w.resolve(Request{}); err != nil || r.Workspace != sub || len(r.Policy.Deny) != 1 {
+	if r, err := w.resolve(Request{}); err != nil || r.Workspace != sub || len(r.Policy.Deny) != 1 || r.Policy.Workspace != "" {
 		t.Fatalf("before: %v %+v", err, r)
 	}
 	// Nested trusted projects each run as their own from their own trees.
 	w.env.Cwd = w.ws
-	if r, err := w.resolve(Request{}); err != nil || r.Workspace != w.ws {
+	if r, err := w.resolve(Request{}); err != nil || r.Workspace != w.ws || r.Policy.Memory != 3<<30 {
 		t.Fatalf("the outer project: %v %+v", err, r)
 	}
 	w.env.Cwd = filepath.Join(sub, "deeper")
 	if err := os.Remove(filepath.Join(sub, ".git", "HEAD")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := w.resolve(Request{})
-	var te *TrustError
-	if !errors.As(err, &te) || !errors.Is(err, ErrInside) || !errors.Is(err, policy.ErrInvalid) || te.File != filepath.Join(sub, ProjectFileName) ||
-		!strings.Contains(err.Error(), "--workspace "+sub+" ") || !strings.Contains(err.Error(), "--workspace "+w.ws) {
-		t.Fatalf("widened workspace: %v", err)
+	inner := func(what string) {
+		t.Helper()
+		r, err := w.resolve(Request{})
+		if err != nil || r.Workspace != sub || r.Policy.Workspace != sub || !slices.Equal(r.Policy.Deny, []string{"secret"}) || r.Policy.Memory != 0 ||
+			!slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "workspace: "+sub+", the trusted project") }) {
+			t.Fatalf("%s: %v %+v", what, err, r)
+		}
+	}
+	inner("emptied .git")
+	if got, want := ProjectFile(w.env), filepath.Join(sub, ProjectFileName); got != want {
+		t.Fatalf("ProjectFile in the inner project: %s, want %s", got, want)
 	}
 	// Reached through a symlink: the same directory.
 	link := filepath.Join(w.home, "link")
@@ -390,19 +439,46 @@ func TestResolveTrustedInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.env.Cwd = link
-	if _, err := w.resolve(Request{}); !errors.Is(err, ErrInside) {
-		t.Fatalf("symlinked current directory: %v", err)
+	inner("symlinked current directory")
+	// A subdirectory trusted for runs with --workspace, never a work
+	// tree: the same, and with no file in the outer tree too.
+	os.RemoveAll(filepath.Join(sub, ".git"))
+	inner("never a work tree")
+	outer := filepath.Join(w.ws, ProjectFileName)
+	data, _ := os.ReadFile(outer)
+	os.Remove(outer)
+	w.trust.Revoke(outer)
+	inner("no outer file")
+	w.write(outer, string(data))
+	w.trust.Trust(outer, time.Now())
+	// The inner file changed or gone: refused, naming it.
+	innerFile := filepath.Join(sub, ProjectFileName)
+	idata, _ := os.ReadFile(innerFile)
+	w.write(innerFile, "")
+	var te *TrustError
+	if _, err := w.resolve(Request{}); !errors.As(err, &te) || !errors.Is(err, ErrChanged) || te.File != innerFile {
+		t.Fatalf("inner changed: %v", err)
 	}
-	// The ways on: a workspace the user sets is the user's choice.
+	os.Remove(innerFile)
+	if _, err := w.resolve(Request{}); !errors.As(err, &te) || !errors.Is(err, ErrGone) || te.File != innerFile {
+		t.Fatalf("inner gone: %v", err)
+	}
+	w.write(innerFile, string(idata))
+	// The user's choices: a workspace set is the user's, and without
+	// project files nothing narrows.
 	for _, ws := range []string{sub, w.ws} {
 		if _, err := w.resolve(Request{Flags: []Setting{flag("workspace", ws)}}); err != nil {
 			t.Fatalf("--workspace %s: %v", ws, err)
 		}
 	}
-	// From the outer project's own tree, outside sub: nothing to refuse.
+	yes := true
+	if r, err := w.resolve(Request{NoProject: &yes}); err != nil || r.Workspace != w.ws || r.Policy.Workspace != "" {
+		t.Fatalf("--no-project-file: %v %+v", err, r)
+	}
+	// From the outer project's own tree, outside sub: the outer project.
 	w.env.Cwd = w.ws
-	if _, err := w.resolve(Request{}); err != nil {
-		t.Fatalf("the outer project after: %v", err)
+	if r, err := w.resolve(Request{}); err != nil || r.Workspace != w.ws || r.Policy.Memory != 3<<30 {
+		t.Fatalf("the outer project after: %v %+v", err, r)
 	}
 }
 
@@ -422,4 +498,57 @@ func (w *world) nestedTrusted(t *testing.T) string {
 		}
 	}
 	return sub
+}
+
+// A stored identity whose directory is gone may be an inode reused by a
+// directory a command in the sandbox made: narrowing the workspace to it
+// (Inner) or applying its file from above (Enclosing) on the strength of
+// that identity would trust bytes the agent copied there. Forged here (the
+// record's identity set to the agent's directory, its path gone): the run
+// is refused, naming the file, never started with or without it
+// (trustsub).
+func TestResolveIdentityReuseRefused(t *testing.T) {
+	w := newWorld(t)
+	w.write(filepath.Join(w.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	gone := w.write(filepath.Join(w.home, "gone", ProjectFileName), "memory = \"1G\"\n")
+	if _, err := w.trust.Trust(gone, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Dir(gone))
+	// The agent's directory inside the work tree, the trusted bytes
+	// copied in, and a deeper one for a run below it.
+	made := filepath.Join(w.ws, "made")
+	w.write(filepath.Join(made, ProjectFileName), "memory = \"1G\"\n")
+	w.write(filepath.Join(made, "deeper", "x"), "")
+	id, ok := idOf(made)
+	if !ok {
+		t.Fatal("no identity")
+	}
+	tf, err := w.trust.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tf.Files[gone]
+	rec.Dev, rec.Ino = id.dev, id.ino
+	tf.Files[gone] = rec
+	if err := w.trust.save(tf); err != nil {
+		t.Fatal(err)
+	}
+	for _, cwd := range []string{made, filepath.Join(made, "deeper")} {
+		w.env.Cwd = cwd
+		r, err := w.resolve(Request{})
+		var te *TrustError
+		if !errors.As(err, &te) || !errors.Is(err, ErrUntrusted) || te.File != filepath.Join(made, ProjectFileName) {
+			t.Fatalf("from %s: %v %+v, want ErrUntrusted naming the agent's copy", cwd, err, r)
+		}
+	}
+	// From above, the agent's directory a work tree of its own's parent:
+	// its copy is found by identity as the enclosing file, and refused.
+	w.write(filepath.Join(made, "deeper", ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.RemoveAll(filepath.Join(w.ws, ".git"))
+	w.env.Cwd = filepath.Join(made, "deeper")
+	var te *TrustError
+	if _, err := w.resolve(Request{}); !errors.As(err, &te) || !errors.Is(err, ErrUntrusted) {
+		t.Fatalf("enclosing by a reused identity: %v, want ErrUntrusted", err)
+	}
 }

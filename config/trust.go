@@ -214,9 +214,11 @@ func (t *TrustStore) CheckAbsent(path string) error {
 }
 
 // CheckAbove is for a workspace jail chose (the git top level of the
-// current directory, else the current directory) that has no project file:
-// an error when the store has a record for a project file in a directory
-// above it. That file holds the enclosing project's restrictions, and the
+// current directory, else the current directory) that has no project file
+// and no trusted project above it to apply (Enclosing: since trustsub,
+// Resolve applies that one instead of calling this): an error when the
+// store has a record for a project file in a directory above it or above
+// the current directory as the user reached it. That file holds the enclosing project's restrictions, and the
 // workspace is narrower only because of a .git below them, which a command
 // run in that project's sandbox can make (its workspace is writable): the
 // next run from the subfolder must not start without them (trustfollow).
@@ -403,7 +405,9 @@ func (tf *trustFile) above(ws, cwd, home string) string {
 // CheckInside is for a workspace jail chose (the git top level of the
 // current directory) that has a project file of its own: an error when the
 // store has a record for a project file in a directory strictly inside the
-// workspace that holds the current directory. The user trusted that file
+// workspace that holds the current directory. Since trustsub Resolve makes
+// such a directory the workspace first (Inner), which leaves this the
+// current directory as the user reached it (its links kept). The user trusted that file
 // for runs with its directory as the workspace (a git work tree of its
 // own); a command run there can empty its .git (HEAD, objects and refs are
 // the workspace's files), and the next run from that directory would then
@@ -495,29 +499,52 @@ func (t *TrustStore) Trust(path string, now time.Time) (string, error) {
 // jail trust shows what it trusted so that such a change is seen
 // (trustfollow).
 func (t *TrustStore) TrustShown(path string, now time.Time) (string, []string, error) {
-	key, err := canonical(path)
+	p, err := t.Prepare(path)
 	if err != nil {
 		return "", nil, err
+	}
+	return p.SHA256, p.Sets, t.Record(p, now)
+}
+
+// Pending is a project file read once to be trusted: what jail trust
+// shows the user and, once confirmed, records (Record). The hash is of
+// the bytes described: a change made between the question and the answer
+// is not what gets trusted (the next run then refuses it as changed).
+type Pending struct {
+	Key    string   // the record's key (canonical)
+	SHA256 string   // of the bytes read
+	Sets   []string // Describe of those bytes
+}
+
+// Prepare reads and parses path as Trust does, recording nothing.
+func (t *TrustStore) Prepare(path string) (*Pending, error) {
+	key, err := canonical(path)
+	if err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(key)
 	if err != nil {
-		return "", nil, &FileError{File: path, Reason: readReason(err)}
+		return nil, &FileError{File: path, Reason: readReason(err)}
 	}
 	f, err := Parse(key, data, ProjectConfig, Source{Kind: FromFile, File: path})
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
+	return &Pending{Key: key, SHA256: hashOf(data), Sets: Describe(f)}, nil
+}
+
+// Record trusts what Prepare read.
+func (t *TrustStore) Record(p *Pending, now time.Time) error {
 	tf, err := t.load()
 	if err != nil {
-		return "", nil, err
+		return err
 	}
-	h := hashOf(data)
-	rec := Trusted{SHA256: h, Trusted: now.UTC()}
-	if id, ok := idOf(filepath.Dir(key)); ok {
+	rec := Trusted{SHA256: p.SHA256, Trusted: now.UTC()}
+	if id, ok := idOf(filepath.Dir(p.Key)); ok {
 		rec.Dev, rec.Ino = id.dev, id.ino
 	}
-	tf.Files[key] = rec
-	return h, Describe(f), t.save(tf)
+	tf.Files[p.Key] = rec
+	return t.save(tf)
 }
 
 // Describe lists what a parsed file sets, one value a line, in file order:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -14,8 +15,8 @@ import (
 // A trusted project reached through a bind mount of its directory is the
 // same project (review14d's reproduction): the agent deletes the trusted
 // .jail.toml, and the next run from the bind mount's path is refused
-// (ErrGone), as is one from a subfolder narrowed by a planted .git
-// (ErrAbove); a record from before identities were kept is found too (the
+// (ErrGone), and one from a subfolder narrowed by a planted .git gets its
+// file (ErrAbove before trustsub); a record from before identities were kept is found too (the
 // record's directory stat'ed now). The mounts are made in a user and mount
 // namespace of the test's own, so root and an unprivileged user run the
 // same test (mapped to 0 in it: capabilities survive the exec only for
@@ -64,10 +65,9 @@ func TestTrustBindMount(t *testing.T) {
 		sub := filepath.Join(bproj, "sub")
 		w.write(filepath.Join(sub, ".git", "HEAD"), "ref: refs/heads/main\n")
 		w.env.Cwd = sub
-		_, err := w.resolve(Request{})
-		var te *TrustError
-		if !errors.As(err, &te) || !errors.Is(err, ErrAbove) || te.File != filepath.Join(bproj, ProjectFileName) {
-			t.Errorf("old=%v narrowed via bind: %v, want ErrAbove", old, err)
+		// Its file applies, named by the path that reaches it (trustsub).
+		if r, err := w.resolve(Request{}); err != nil || !slices.Equal(r.Policy.Deny, []string{bproj + "/secret.txt"}) {
+			t.Errorf("old=%v narrowed via bind: %v %+v, want the file applied", old, err, r)
 		}
 		os.Remove(proj)
 		w.env.Cwd = bproj
@@ -86,7 +86,8 @@ func TestTrustBindMount(t *testing.T) {
 // next run from bp/sub (bp a bind mount of /p) widened the workspace to
 // bp, whose file is trusted by identity, and applied it alone: sub's
 // deny was dropped, as CheckInside looked records up by path only. Seen
-// failing on main (faabf71): "widened via bind: <nil>".
+// failing on main (faabf71): "widened via bind: <nil>". Since trustsub
+// the run keeps bp/sub as its workspace, with sub's file.
 func TestTrustInsideBindMount(t *testing.T) {
 	if !inOwnMountNS(t) {
 		return
@@ -109,10 +110,10 @@ func TestTrustInsideBindMount(t *testing.T) {
 	if err := os.Remove(filepath.Join(sub, ".git", "HEAD")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := w.resolve(Request{})
-	var te *TrustError
-	if !errors.As(err, &te) || !errors.Is(err, ErrInside) || te.File != filepath.Join(bproj, "sub", ProjectFileName) {
-		t.Fatalf("widened via bind: %v", err)
+	// The inner project stays the workspace, named by the path that
+	// reaches it (trustsub).
+	if r, err := w.resolve(Request{}); err != nil || r.Workspace != filepath.Join(bproj, "sub") || !slices.Equal(r.Policy.Deny, []string{"secret"}) {
+		t.Fatalf("widened via bind: %v %+v", err, r)
 	}
 	// From the outer project's own tree, outside sub: nothing to refuse.
 	w.env.Cwd = bproj

@@ -194,8 +194,10 @@ func TestTrustFoundByIdentity(t *testing.T) {
 	w.env.Cwd = sub
 	_, err := w.resolve(Request{})
 	var te *TrustError
-	if !errors.As(err, &te) || !errors.Is(err, ErrAbove) || te.File != mproj {
-		t.Fatalf("narrowed below the moved project: %v, want ErrAbove naming %s", err, mproj)
+	// Found by identity alone, its record's path gone: refused, not
+	// applied (and not skipped).
+	if !errors.As(err, &te) || !errors.Is(err, ErrUntrusted) || te.File != mproj {
+		t.Fatalf("narrowed below the moved project: %v, want ErrUntrusted naming %s", err, mproj)
 	}
 	// Gone, reached by the new name.
 	os.Remove(mproj)

@@ -85,7 +85,7 @@ func TestProjectFileTrust(t *testing.T) {
 	writeFile(t, proj, "setenv = [\"FROM_PROJECT=yes\"]\n")
 	o := runOpts{env: h.env, dir: ws}
 	oneLine(t, sh(t, o, "true"), proj+" is not trusted", "jail trust "+proj)
-	mustCode(t, run(t, o, "trust"), 0)
+	mustCode(t, run(t, o, "trust", "--yes"), 0)
 	r := sh(t, o, `echo "$FROM_PROJECT"`)
 	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "yes" {
 		t.Fatalf("trusted project file not applied: %q %s", r.stdout, r.stderr)
@@ -116,7 +116,7 @@ func TestProjectFileDeleted(t *testing.T) {
 	writeFile(t, proj, "deny = [\"secret.txt\"]\n")
 	writeFile(t, filepath.Join(ws, "secret.txt"), "s3cret\n")
 	o := runOpts{env: h.env, dir: ws}
-	mustCode(t, run(t, o, "trust"), 0)
+	mustCode(t, run(t, o, "trust", "--yes"), 0)
 	r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`)
 	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
 		t.Fatalf("trusted project file not applied: %q %s", r.stdout, r.stderr)
@@ -151,7 +151,7 @@ func TestTrustErrorEscapesAgentBytes(t *testing.T) {
 	o := runOpts{env: h.env, dir: ws}
 	// Written from inside, as an agent would.
 	mustCode(t, sh(t, o, `printf '"\\u001b]52;c;aGVsbG8=\\u0007" = 1\n' > .jail.toml; printf '"k\\u202e\\u009b21t" = 1\n' > c.toml`), 0)
-	for _, args := range [][]string{{"trust"}, {"--config", "c.toml", "--no-project-file", "--", "true"}} {
+	for _, args := range [][]string{{"trust", "--yes"}, {"--config", "c.toml", "--no-project-file", "--", "true"}} {
 		r := run(t, o, args...)
 		if r.code != 125 || !strings.Contains(r.stderr, "jail: ") {
 			t.Fatalf("jail %v: exit %d, want 125 and an error\n%s", args, r.code, r.stderr)
@@ -350,7 +350,7 @@ func TestProjectFileTrustFromSubfolder(t *testing.T) {
 	os.MkdirAll(sub, 0o777)
 	o := runOpts{env: h.env, dir: sub}
 	oneLine(t, sh(t, o, "true"), proj+" is not trusted", "jail trust "+proj)
-	r := run(t, o, "trust")
+	r := run(t, o, "trust", "--yes")
 	mustCode(t, r, 0)
 	if !strings.Contains(r.stdout+r.stderr, proj) {
 		t.Fatalf("jail trust in a subfolder did not name %s: %q %q", proj, r.stdout, r.stderr)
@@ -363,11 +363,12 @@ func TestProjectFileTrustFromSubfolder(t *testing.T) {
 
 // A .git the sandboxed command makes in a subfolder of a project whose
 // trusted .jail.toml denies something narrows the workspace of the next run
-// started in that subfolder: that run is refused, naming --workspace and
-// --no-project-file, rather than started without the project's deny
-// (trustfollow). Seen failing on main's binary (7c2873e): after the plant,
-// the run from sub/ started with sub/ as its workspace and read secret.txt;
-// with sub/ replaced by a link out of the project, it started too.
+// started in that subfolder: that run gets the project's file, its deny
+// anchored at the project (trustsub), rather than starting without it
+// (before trustfollow) or being refused (main, a34609b: "is trusted for").
+// So do the honest narrower workspaces: a submodule of the project and a
+// subdirectory of a project that is no repository. Seen failing on main's
+// binary (a34609b), as root and as jailtest: each run below was refused.
 func TestProjectFileAboveNarrowedWorkspace(t *testing.T) {
 	h := newHome(t)
 	ws := workspace(t)
@@ -379,35 +380,51 @@ func TestProjectFileAboveNarrowedWorkspace(t *testing.T) {
 	sub := filepath.Join(ws, "sub")
 	writeFile(t, filepath.Join(sub, "secret.txt"), "s3cret\n")
 	o := runOpts{env: h.env, dir: sub}
-	mustCode(t, run(t, o, "trust"), 0)
-	r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`)
-	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
-		t.Fatalf("trusted project file not applied from the subfolder: %q %s", r.stdout, r.stderr)
+	mustCode(t, run(t, o, "trust", "--yes"), 0)
+	denied := func(what string, o runOpts, extra ...string) {
+		t.Helper()
+		r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED; touch written`, extra...)
+		if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
+			t.Fatalf("%s: the project's deny not applied: %q %s", what, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(o.dir, "written")); err != nil {
+			t.Fatalf("%s: the workspace not writable: %v %s", what, err, r.stderr)
+		}
+		os.Remove(filepath.Join(o.dir, "written"))
 	}
+	denied("from the subfolder", o)
 	// The agent makes sub/ a work tree of its own.
 	mustCode(t, sh(t, o, `mkdir -p .git && echo 'ref: refs/heads/main' > .git/HEAD`), 0)
 	if _, err := os.Stat(filepath.Join(sub, ".git", "HEAD")); err != nil {
 		t.Fatalf("the sandbox could not make sub/.git/HEAD: the test checks nothing (%v)", err)
 	}
-	oneLine(t, sh(t, o, "cat secret.txt"), proj+" is trusted for "+ws, "--workspace "+ws, "--no-project-file")
-	// The ways on: the project's workspace (its deny applies), or without it.
-	r = sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`, "--workspace", ws)
-	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
-		t.Fatalf("--workspace the project: %q %s", r.stdout, r.stderr)
+	denied("planted .git", o)
+	r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`, "--dry-run")
+	if !strings.Contains(r.stdout+r.stderr, proj+" applies") {
+		t.Fatalf("--dry-run does not say the project's file applies: %q %q", r.stdout, r.stderr)
 	}
-	r = sh(t, o, `echo ok`, "--no-project-file")
-	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {
+	// A submodule: sub/.git a file naming the superproject's modules dir.
+	os.RemoveAll(filepath.Join(sub, ".git"))
+	mod := filepath.Join(ws, ".git", "modules", "sub")
+	os.MkdirAll(filepath.Dir(mod), 0o755)
+	if out, err := exec.Command("git", "init", "-q", "--separate-git-dir", mod, sub).CombinedOutput(); err != nil {
+		t.Fatalf("git init submodule: %v %s", err, out)
+	}
+	denied("submodule", o)
+	// No repository at all: the subfolder is the workspace.
+	os.Remove(filepath.Join(sub, ".git"))
+	os.RemoveAll(filepath.Join(ws, ".git"))
+	denied("no repository", o)
+	// The ways on: the project's workspace, or without it.
+	denied("--workspace the project", o, "--workspace", ws)
+	r = sh(t, o, `cat secret.txt`, "--no-project-file")
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "s3cret" {
 		t.Fatalf("--no-project-file: %q %s", r.stdout, r.stderr)
 	}
 	// The subfolder replaced by a symlink to a place the agent can write
 	// outside the project (a -w path): the resolved workspace leaves the
-	// project, the path the user cd'd through ($PWD) does not. (Made by a
-	// run without the project file: its deny's mask in sub/ pins sub.)
+	// project, the path the user cd'd through ($PWD) does not: refused.
 	other := workspace(t)
-	// (The planted repository goes first, in a run of its own: while sub/
-	// is a repository, a link in its place is a link on the way to its
-	// watched .envrc, which the run takes out of the tree.)
-	mustCode(t, sh(t, runOpts{env: h.env, dir: ws}, `rm -rf sub/.git`, "--no-project-file"), 0)
 	mustCode(t, sh(t, runOpts{env: h.env, dir: ws}, `mv sub sub.old && mkdir -p `+other+`/x && ln -s `+other+`/x sub`, "--write", other, "--no-project-file"), 0)
 	if l, err := os.Readlink(sub); err != nil || l != other+"/x" {
 		t.Fatalf("the sandbox could not replace sub with a link: the test checks nothing (%q %v)", l, err)
@@ -428,7 +445,7 @@ func TestTrustShowsWhatItTrusts(t *testing.T) {
 	// The user has read the file; a command in a sandbox still running
 	// adds to it before the user runs jail trust.
 	mustCode(t, sh(t, o, `printf '%s\n' 'net = "host"' 'hostname = "a\u001b]0;x\u0007"' >> .jail.toml`, "--no-project-file"), 0)
-	r := run(t, o, "trust")
+	r := run(t, o, "trust", "--yes")
 	mustCode(t, r, 0)
 	for _, w := range []string{proj, "it sets:", `line 1: memory = "2G"`, `line 2: net = "host"`, `line 3: hostname = "a\u001b]0;x\u0007"`} {
 		if !strings.Contains(r.stdout, w) {
@@ -443,10 +460,10 @@ func TestTrustShowsWhatItTrusts(t *testing.T) {
 // The other way round: a nested work tree with a trusted .jail.toml of its
 // own (deny secret.txt) inside a work tree with a trusted .jail.toml that
 // does not deny it. A run there empties sub/.git (HEAD is the workspace's
-// file): the next run from sub/ would widen the workspace to the enclosing
-// tree and apply only its file. Refused, naming both ways on (review14f).
-// Seen failing on main's binary (1450a8d), as root and as jailtest: after
-// the removal, the run from sub/ read secret.txt.
+// file): the next run from sub/ keeps sub/ as its workspace with its file
+// (trustsub), as does a run in a trusted subdirectory only ever run with
+// --workspace. Seen failing on main's binary (1450a8d) before review14f:
+// the run from sub/ read secret.txt; on a34609b: refused ("is trusted for").
 func TestProjectFileInsideWidenedWorkspace(t *testing.T) {
 	h := newHome(t)
 	ws := workspace(t)
@@ -460,9 +477,10 @@ func TestProjectFileInsideWidenedWorkspace(t *testing.T) {
 	inner := filepath.Join(sub, ".jail.toml")
 	writeFile(t, inner, "deny = [\"secret.txt\"]\n")
 	writeFile(t, filepath.Join(sub, "secret.txt"), "s3cret\n")
-	mustCode(t, run(t, runOpts{env: h.env, dir: ws}, "trust"), 0)
+	writeFile(t, filepath.Join(ws, "outer.txt"), "")
+	mustCode(t, run(t, runOpts{env: h.env, dir: ws}, "trust", "--yes"), 0)
 	o := runOpts{env: h.env, dir: sub}
-	mustCode(t, run(t, o, "trust"), 0)
+	mustCode(t, run(t, o, "trust", "--yes"), 0)
 	r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED; rm -f .git/HEAD`)
 	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
 		t.Fatalf("the inner project's file not applied: %q %s", r.stdout, r.stderr)
@@ -470,15 +488,29 @@ func TestProjectFileInsideWidenedWorkspace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(sub, ".git", "HEAD")); err == nil {
 		t.Fatal("the sandbox could not remove sub/.git/HEAD: the test checks nothing")
 	}
-	r = sh(t, o, "cat secret.txt")
-	if strings.Contains(r.stdout, "s3cret") {
-		t.Fatalf("the run from sub/ widened to the enclosing work tree without sub's deny: %q %s", r.stdout, r.stderr)
+	innerRun := func(what string) {
+		t.Helper()
+		r := sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED; echo WIDE 2>/dev/null >../outer.txt; true`)
+		if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
+			t.Fatalf("%s: the run from sub/ lost sub's deny: %q %s", what, r.stdout, r.stderr)
+		}
+		if b, _ := os.ReadFile(filepath.Join(ws, "outer.txt")); len(b) != 0 {
+			t.Fatalf("%s: the run from sub/ widened to the enclosing work tree: %q %s", what, b, r.stderr)
+		}
 	}
-	oneLine(t, r, inner+" is trusted for "+sub, "--workspace "+sub, "--workspace "+ws)
+	innerRun("emptied .git")
+	// Never a work tree of its own (run with --workspace only).
+	os.RemoveAll(filepath.Join(sub, ".git"))
+	innerRun("never a work tree")
 	// The ways on: the inner project (its deny applies), or the outer.
 	r = sh(t, o, `cat secret.txt 2>/dev/null || echo DENIED`, "--workspace", sub)
 	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "DENIED" {
 		t.Fatalf("--workspace the inner project: %q %s", r.stdout, r.stderr)
+	}
+	r = sh(t, o, `echo x >../outer.txt && echo ok`, "--workspace", ws)
+	mustCode(t, r, 0)
+	if b, _ := os.ReadFile(filepath.Join(ws, "outer.txt")); string(b) != "x\n" {
+		t.Fatalf("--workspace the outer project: %q %q %s", b, r.stdout, r.stderr)
 	}
 	r = sh(t, runOpts{env: h.env, dir: ws}, `echo ok`)
 	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {

@@ -2,11 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jail-sandbox/jail/config"
 	"github.com/jail-sandbox/jail/internal/termsafe"
+	"golang.org/x/term"
 )
 
 // TrustOptions is jail trust.
@@ -15,22 +19,33 @@ type TrustOptions struct {
 	File   string // "" : the workspace's .jail.toml
 	List   bool
 	Revoke bool
+	Yes    bool // trust without asking (scripts)
+	// Interactive reports whether the user can be asked (stdin a
+	// terminal); nil: that of IO.In.
+	Interactive func() bool
 }
 
 func newTrustCmd(f *factory, runF func(*TrustOptions) error) *command {
 	opts := &TrustOptions{IO: f.IO}
-	c := newCommand(f, "trust", "jail trust [FILE] | jail trust --list | jail trust --revoke [FILE]",
+	c := newCommand(f, "trust", "jail trust [--yes] [FILE] | jail trust --list | jail trust --revoke [FILE]",
 		"trust a project's .jail.toml, as it is now")
 	c.long = `A project's .jail.toml is read only once you trust it: jail records its path and
 SHA-256 in your config directory, outside every workspace and hidden from
 every sandbox. Any change to the file (yours, or one made by a command in the
 sandbox) loses the trust; jail then refuses to start until you run jail trust
 again. So does its removal: restore it, or forget it with --revoke FILE. FILE defaults to the .jail.toml a run here reads: at the top level of
-the git work tree, else in the current directory. jail trust lists what the
-bytes it trusted set, line by line: check it against what you read (a
-command still running in a sandbox may have changed the file since).`
+the git work tree, else in the current directory (or a trusted project's
+holding the current directory inside that tree, or, where there is none,
+the trusted one above). jail trust lists what the
+bytes it read set, line by line, and asks before recording them: check them
+against what you read (a command still running in a sandbox may have changed
+the file since). --yes records without asking (for scripts); without a
+terminal to ask on, jail trust needs it. A trusted file holds for runs in its
+directory and below it that have no .jail.toml of their own (subdirectories,
+submodules).`
 	c.flags.BoolVar(&opts.List, "list", false, "list trusted files and whether they changed")
 	c.flags.BoolVar(&opts.Revoke, "revoke", false, "forget FILE")
+	c.flags.BoolVar(&opts.Yes, "yes", false, "trust FILE without asking (for scripts)")
 	c.args = func(args []string) error {
 		switch {
 		case len(args) > 1:
@@ -88,20 +103,80 @@ func trustRun(f *factory, opts *TrustOptions) error {
 		fmt.Fprintf(opts.IO.Out, "no longer trusted: %s\n", termsafe.Escape(file))
 		return nil
 	}
-	h, sets, err := store.TrustShown(file, time.Now())
+	// The user is asked before anything is recorded; with no terminal to
+	// ask on (a script, an agent running jail trust through a tool),
+	// nothing is trusted without --yes: one line, before reading.
+	interactive := opts.Interactive
+	if interactive == nil {
+		interactive = func() bool {
+			in, ok := opts.IO.In.(*os.File)
+			return ok && term.IsTerminal(int(in.Fd()))
+		}
+	}
+	if !opts.Yes && !interactive() {
+		return &usageError{fmt.Sprintf("trust: nothing to ask on (stdin is no terminal): read %s, then run jail trust --yes %s", termsafe.Escape(file), termsafe.Escape(file))}
+	}
+	p, err := store.Prepare(file)
 	if err != nil {
 		return err
 	}
-	// What was trusted, from the bytes hashed: a change made since the
-	// user read the file (by a command still running in the sandbox) shows
-	// here, to revoke at once (trustfollow).
-	what := "it sets nothing"
-	if len(sets) > 0 {
-		what = "it sets:"
+	if opts.Yes {
+		if err := store.Record(p, time.Now()); err != nil {
+			return err
+		}
+		// What was trusted, from the bytes hashed: a change made since
+		// the user read the file (by a command still running in the
+		// sandbox) shows here, to revoke at once (trustfollow).
+		what := "it sets nothing"
+		if len(p.Sets) > 0 {
+			what = "it sets:"
+		}
+		fmt.Fprintf(opts.IO.Out, "trusted %s (sha256 %.12s): jail reads it while it stays as it is; %s\n", termsafe.Escape(file), p.SHA256, what)
+		for _, l := range p.Sets {
+			fmt.Fprintf(opts.IO.Out, "  %s\n", l)
+		}
+		return nil
 	}
-	fmt.Fprintf(opts.IO.Out, "trusted %s (sha256 %.12s): jail reads it while it stays as it is; %s\n", termsafe.Escape(file), h, what)
-	for _, l := range sets {
+	// What the bytes read set, then the question: what is recorded is
+	// the hash of these very bytes, whatever the file holds by the time
+	// the user answers (a later change is refused at the next run).
+	what := "sets nothing"
+	if len(p.Sets) > 0 {
+		what = "sets:"
+	}
+	fmt.Fprintf(opts.IO.Out, "%s (sha256 %.12s) %s\n", termsafe.Escape(file), p.SHA256, what)
+	for _, l := range p.Sets {
 		fmt.Fprintf(opts.IO.Out, "  %s\n", l)
 	}
+	dir := filepath.Dir(p.Key)
+	fmt.Fprintf(opts.IO.Out, "it applies to runs in %s and below it with no .jail.toml of their own (subdirectories, submodules)\ntrust it? [y/N] ", termsafe.Escape(dir))
+	if !yes(opts.IO.In) {
+		return &usageError{fmt.Sprintf("trust: %s not trusted (answered no)", termsafe.Escape(file))}
+	}
+	if err := store.Record(p, time.Now()); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.Out, "trusted %s: jail reads it while it stays as it is\n", termsafe.Escape(file))
 	return nil
+}
+
+// yes reads one answer line from in, a byte at a time (nothing past the
+// line is taken from the terminal): "y" or "yes", any case.
+func yes(in io.Reader) bool {
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) < 64 {
+		n, err := in.Read(b)
+		if n == 1 {
+			if b[0] == '\n' {
+				break
+			}
+			line = append(line, b[0])
+		}
+		if err != nil {
+			break
+		}
+	}
+	a := strings.ToLower(strings.TrimSpace(string(line)))
+	return a == "y" || a == "yes"
 }

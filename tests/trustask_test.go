@@ -1,0 +1,99 @@
+//go:build linux
+
+package tests
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// jail trust asks before it records, showing what the bytes it read set;
+// without a terminal to ask on it records nothing unless --yes is given
+// (one line). An agent that runs `jail trust` through a tool (no terminal)
+// used to trust its own project file at once; the answer given after the
+// file changed trusts the bytes shown, not the new ones (trustsub). Seen
+// failing on main's binary (a34609b): `jail trust` with stdin a pipe
+// exited 0 and the next run applied the file.
+func TestTrustAsks(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	proj := filepath.Join(ws, ".jail.toml")
+	writeFile(t, proj, "setenv = [\"FROM_PROJECT=yes\"]\n")
+	o := runOpts{env: h.env, dir: ws}
+	// No terminal: refused in one line, nothing recorded.
+	oneLine(t, run(t, runOpts{env: h.env, dir: ws, stdin: "y\n"}, "trust"), "nothing to ask on", "jail trust --yes "+proj)
+	oneLine(t, sh(t, o, "true"), proj+" is not trusted")
+
+	// On a terminal: what it sets, the question; "n" records nothing.
+	ask := func(answer string, change func()) (string, int) {
+		t.Helper()
+		m, s := openPty(t)
+		cmd := exec.Command(jail(t), "trust", proj)
+		cmd.Dir, cmd.Env = ws, append(os.Environ(), h.env...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		var out bytes.Buffer
+		buf := make([]byte, 4096)
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(out.String(), "[y/N] ") && time.Now().Before(deadline) {
+			m.SetReadDeadline(time.Now().Add(time.Second))
+			n, _ := m.Read(buf)
+			out.Write(buf[:n])
+		}
+		if change != nil {
+			change()
+		}
+		m.Write([]byte(answer + "\n"))
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		for {
+			m.SetReadDeadline(time.Now().Add(time.Second))
+			n, _ := m.Read(buf)
+			out.Write(buf[:n])
+			select {
+			case <-done:
+				return out.String(), cmd.ProcessState.ExitCode()
+			default:
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("jail trust did not end: %q", out.String())
+			}
+		}
+	}
+	out, code := ask("n", nil)
+	for _, w := range []string{proj, `line 1: setenv = "FROM_PROJECT=yes"`, "it applies to runs in " + ws + " and below", "trust it? [y/N]", "not trusted (answered no)"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("jail trust, answered no: lacks %q:\n%s", w, out)
+		}
+	}
+	if code != 125 {
+		t.Errorf("answered no: exit %d, want 125", code)
+	}
+	oneLine(t, sh(t, o, "true"), proj+" is not trusted")
+	// "y": trusted, applied.
+	if out, code := ask("y", nil); code != 0 || !strings.Contains(out, "trusted "+proj) {
+		t.Fatalf("answered yes: exit %d\n%s", code, out)
+	}
+	r := sh(t, o, `echo "$FROM_PROJECT"`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "yes" {
+		t.Fatalf("trusted on the terminal, not applied: %q %s", r.stdout, r.stderr)
+	}
+	// The file changed while the question was on screen (a command still
+	// running in a sandbox): the bytes shown are trusted, the new ones are
+	// refused at the next run.
+	mustCode(t, run(t, o, "trust", "--revoke", proj), 0)
+	out, code = ask("y", func() { writeFile(t, proj, "setenv = [\"FROM_PROJECT=yes\"]\nnet = \"host\"\n") })
+	if code != 0 || strings.Contains(out, "net") {
+		t.Fatalf("answered yes: exit %d\n%s", code, out)
+	}
+	oneLine(t, sh(t, o, "true"), proj+" changed since you trusted it")
+}

@@ -55,7 +55,8 @@ func packSums(t *testing.T, ws string) map[string]string {
 }
 
 // historyAttack is every way the agent tries to lose the packed commits,
-// each going on when the one before fails.
+// each going on when the one before fails (the hard link and the /proc
+// reopen were tried by hand on the new binary first: EXDEV, EROFS).
 const historyAttack = `cd "$2"
 P=$(ls .git/objects/pack/pack-*.pack | head -1)
 I=${P%.pack}.idx
@@ -63,6 +64,11 @@ I=${P%.pack}.idx
 chmod u+w "$P" "$I"
 dd if=/dev/zero of="$P" bs=1 seek=12 count=64 conv=notrunc 2>&1
 cat /dev/null > "$I"
+# Other names for the same file: a hard link, the descriptor's /proc link.
+ln "$P" hl && dd if=/dev/zero of=hl bs=1 seek=12 count=64 conv=notrunc 2>&1
+exec 3<"$P"
+dd if=/dev/zero of=/proc/self/fd/3 bs=1 seek=12 count=64 conv=notrunc 2>&1
+exec 3<&-
 # What a "clean up the repository" agent does.
 git reset -q --hard "$3"
 git reflog expire --expire=now --all

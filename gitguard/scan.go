@@ -63,7 +63,11 @@ type Plan struct {
 	// replace with a directory of its own. The caller keeps each a
 	// symlink to the same place (package agentcfg's guard).
 	Links []Protect `json:"links,omitempty"`
-	Notes []string  `json:"notes,omitempty"`
+	// History are the pack files (pack-*.pack and its .idx) of every git
+	// dir in the writable trees, mounted read-only over themselves like
+	// ReadOnly (see history).
+	History []Protect `json:"history,omitempty"`
+	Notes   []string  `json:"notes,omitempty"`
 	// Guard judges what appears later (nil with AllowGitConfig).
 	Guard *Guard `json:"-"`
 }
@@ -74,6 +78,8 @@ type scanner struct {
 	g        *Guard
 	plan     Plan
 	ro, hide map[string]Protect
+	packs    []Protect // Plan.History
+	morePack bool      // packs past MaxHistoryPacks were left
 	links    map[string]Protect
 	absent   map[string]Protect
 	watch    map[string]Protect
@@ -148,6 +154,10 @@ func Scan(in Input) Plan {
 	s.plan.Guard = s.g
 	s.plan.ReadOnly, s.plan.Hide, s.plan.Absent, s.plan.Watch = sorted(s.ro), sorted(s.hide), sorted(s.absent), sorted(s.watch)
 	s.plan.Links = sorted(s.links)
+	s.plan.History = s.packs
+	if s.morePack {
+		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: only the first %d packs are read-only; the others' history can be deleted in this run (git gc on the host packs them into one)", MaxHistoryPacks))
+	}
 	for d := range s.g.Dirs {
 		s.plan.Observe = append(s.plan.Observe, d)
 	}
@@ -413,6 +423,7 @@ func (s *scanner) gitDir(d string) {
 		s.protect(alt, false, "alternates make git read objects from other directories")
 	}
 	s.g.observe(d, Role{Kind: RoleRepo, Submodule: sub})
+	s.history(d)
 	for _, n := range []string{"worktrees", "modules"} {
 		if fi, err := os.Lstat(filepath.Join(d, n)); err == nil && fi.IsDir() {
 			s.know(filepath.Join(d, n))
@@ -436,6 +447,65 @@ func (s *scanner) gitDir(d string) {
 		}
 	}
 	s.effects(d, sub)
+}
+
+// HistoryWhy is the reason given for every pack Plan.History holds.
+const HistoryWhy = "history: a pack of commits (deleting or rewriting it loses them)"
+
+// MaxHistoryPacks bounds the packs made read-only in one run (two mounts
+// each): past it the rest is said (Plan.Notes).
+const MaxHistoryPacks = 256
+
+// history makes the packs of git dir d read-only: a commit, a clone, a
+// fetch or a gc writes each pack once, under a new name, and never changes
+// it; git deletes one only when it repacks. A read-only bind is a mount
+// point: the agent can neither write, chmod, truncate, unlink nor rename
+// it (EROFS, EBUSY), and the directories above it are pinned (package
+// sandbox), so `rm -rf .git`, `git gc --prune=now` and a pack overwritten
+// in place lose no packed commit. Inside, git keeps working: a commit
+// writes loose objects, a fetch or gc writes new packs beside the old ones
+// (which stay, as garbage, until a gc on the host). Not covered: loose
+// objects (commits made since the last gc, often the unpushed ones) and
+// refs and reflogs (where a branch points), which are data the agent may
+// rewrite; the objects survive a rewritten ref, `git fsck --lost-found`
+// or the reflog finds them. Only regular files named as git names them are
+// taken, through a pack directory that is a real directory: a symlinked
+// objects/ or pack/ leads outside what was scanned.
+func (s *scanner) history(d string) {
+	obj := filepath.Join(d, "objects")
+	dir := filepath.Join(obj, "pack")
+	if !s.writable(dir) {
+		return
+	}
+	for _, p := range []string{obj, dir} {
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+			return
+		}
+	}
+	ents, err := os.ReadDir(dir) // no stat per entry: the type is the dirent's
+	if err != nil {
+		return
+	}
+	have := map[string]bool{}
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			have[e.Name()] = true
+		}
+	}
+	for _, e := range ents {
+		n := e.Name()
+		base, ok := strings.CutSuffix(n, ".pack")
+		if !ok || !strings.HasPrefix(n, "pack-") || !have[n] || !have[base+".idx"] {
+			continue
+		}
+		if len(s.packs)/2 >= MaxHistoryPacks {
+			s.morePack = true
+			return
+		}
+		s.packs = append(s.packs,
+			Protect{Path: filepath.Join(dir, base+".idx"), Why: HistoryWhy},
+			Protect{Path: filepath.Join(dir, n), Why: HistoryWhy})
+	}
 }
 
 // knowTree records the directories under modules/ (nested submodule names).

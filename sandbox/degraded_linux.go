@@ -89,6 +89,7 @@ func landlockABI() (int, error) { return landlock.ABI(), nil }
 // and read-only files inside writable trees).
 func degradedRules(mounts []ns.Mount, base landlock.Rules, tmp string) (landlock.Rules, []string, error) {
 	var hidden, ro, rw, lost []string
+	packs := 0
 	for _, m := range mounts {
 		switch m.Kind {
 		case ns.KindTmpfs:
@@ -116,6 +117,12 @@ func degradedRules(mounts []ns.Mount, base landlock.Rules, tmp string) (landlock
 		}
 		switch m.Kind {
 		case ns.KindMask, ns.KindReadOnly:
+			if m.Why == whyHistory {
+				if enclosing(m.Path, rw) != "" {
+					packs++
+				}
+				continue
+			}
 			if enclosing(m.Path, rw) != "" {
 				lost = append(lost, m.Path)
 			} else if m.Kind == ns.KindMask {
@@ -157,6 +164,11 @@ func degradedRules(mounts []ns.Mount, base landlock.Rules, tmp string) (landlock
 	// no refusal listeners: ports 80 and 443 would be the host's.
 	r.ConnectTCP = nil
 	sort.Strings(lost)
+	if packs > 0 {
+		// One entry for them all: a repository has many packs, each a
+		// .pack and its .idx.
+		lost = append(lost, fmt.Sprintf("(git history: %d pack files)", packs))
+	}
 	return r, lost, nil
 }
 

@@ -42,6 +42,12 @@ func watchedMasks(pl *Plan) []maskwatch.Path {
 		if m.Source != "" || (enclosing(m.Path, pl.Writable) == "" && m.Why != whyHostSocket) {
 			continue
 		}
+		if m.Why == whyHistory {
+			// A pack the host deletes (a gc on the host) is gone for the
+			// agent too: the fallen bind hands it nothing to read or
+			// write, and saying it would warn of every host gc.
+			continue
+		}
 		out = append(out, maskwatch.Path{Path: m.Path, Kind: m.Kind, Rule: m.Why, Hides: m.Kind == ns.KindMask})
 	}
 	return out

@@ -1084,6 +1084,7 @@ func mergeMasks(fm []fsrules.Mask, gp gitguard.Plan) []fsrules.Mask {
 		}
 	}
 	add(gp.ReadOnly, fsrules.ReadOnly)
+	add(gp.History, fsrules.ReadOnly)
 	add(gp.Hide, fsrules.Hide)
 	paths := make([]string, 0, len(byPath))
 	for p := range byPath {
@@ -1115,6 +1116,9 @@ func mergeMasks(fm []fsrules.Mask, gp gitguard.Plan) []fsrules.Mask {
 	}
 	return out
 }
+
+// whyHistory is the mount reason of a git pack (gitguard.Plan.History).
+const whyHistory = "git: " + gitguard.HistoryWhy
 
 // enclosingBind reports whether p is a directory bind in binds or lies
 // inside one.

@@ -1,0 +1,93 @@
+package gitguard
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestScanHistory: the packs of every git dir in a writable tree are in
+// Plan.History (each pack and its index), nothing else of objects/ is, and
+// what is not a pack as git names one is left: a pack without its index
+// (being written), git's temporary files, a symlink, a pack directory that
+// is a symlink. A submodule's git dir is a repository too.
+func TestScanHistory(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	git(t, ws, "gc", "-q")
+	pack := filepath.Join(ws, ".git", "objects", "pack")
+	packs, _ := filepath.Glob(filepath.Join(pack, "pack-*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("git gc made %d packs", len(packs))
+	}
+	write(t, filepath.Join(pack, "pack-half.pack"), "x", 0o444)
+	write(t, filepath.Join(pack, "tmp_pack_x"), "x", 0o444)
+	write(t, filepath.Join(pack, "pack-other.idx"), "x", 0o444)
+	os.Symlink(packs[0], filepath.Join(pack, "pack-link.pack"))
+	write(t, filepath.Join(pack, "pack-link.idx"), "x", 0o444)
+	// A submodule's git dir, its pack directory a symlink: left.
+	sub := filepath.Join(ws, ".git", "modules", "s")
+	os.MkdirAll(sub, 0o755)
+	git(t, sub, "init", "-q", "--bare", ".")
+	os.Remove(filepath.Join(sub, "objects", "pack"))
+	os.Symlink(pack, filepath.Join(sub, "objects", "pack"))
+	// A second repository, nested, with a pack of its own.
+	nested := filepath.Join(ws, "n")
+	repo(t, nested)
+	git(t, nested, "gc", "-q")
+	npacks, _ := filepath.Glob(filepath.Join(nested, ".git", "objects", "pack", "pack-*.pack"))
+
+	p := Scan(Input{Writable: []string{ws}, Workspace: ws, Found: []string{filepath.Join(ws, ".git"), filepath.Join(sub, "HEAD"), filepath.Join(nested, ".git")}})
+	want := map[string]bool{
+		packs[0]: true, packs[0][:len(packs[0])-len(".pack")] + ".idx": true,
+		npacks[0]: true, npacks[0][:len(npacks[0])-len(".pack")] + ".idx": true,
+	}
+	got := map[string]bool{}
+	for _, h := range p.History {
+		if h.Why != HistoryWhy || h.Dir {
+			t.Errorf("history entry %+v", h)
+		}
+		got[h.Path] = true
+	}
+	for w := range want {
+		if !got[w] {
+			t.Errorf("history lacks %s (has %v)", w, p.History)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("history has %d entries, want %d: %v", len(got), len(want), p.History)
+	}
+
+	// Outside the writable trees nothing is taken (the agent cannot
+	// delete it anyway), and --allow-git-config lifts it.
+	if p := Scan(Input{Writable: []string{nested}, Workspace: nested, Found: []string{filepath.Join(ws, ".git"), filepath.Join(nested, ".git")}}); len(p.History) != 2 {
+		t.Errorf("writable nested only: history %v", p.History)
+	}
+	if p := Scan(Input{Writable: []string{ws}, Workspace: ws, Found: []string{filepath.Join(ws, ".git")}, AllowGitConfig: true}); len(p.History) != 0 {
+		t.Errorf("--allow-git-config: history %v", p.History)
+	}
+}
+
+// TestScanHistoryBound: past MaxHistoryPacks the rest is said in a note.
+func TestScanHistoryBound(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	pack := filepath.Join(ws, ".git", "objects", "pack")
+	for i := 0; i <= MaxHistoryPacks; i++ {
+		for _, ext := range []string{".pack", ".idx"} {
+			write(t, filepath.Join(pack, "pack-"+string(rune('a'+i/26/26%26))+string(rune('a'+i/26%26))+string(rune('a'+i%26))+ext), "x", 0o444)
+		}
+	}
+	p := Scan(Input{Writable: []string{ws}, Workspace: ws, Found: []string{filepath.Join(ws, ".git")}})
+	if len(p.History) != 2*MaxHistoryPacks {
+		t.Errorf("history has %d entries, want %d", len(p.History), 2*MaxHistoryPacks)
+	}
+	said := false
+	for _, n := range p.Notes {
+		said = said || strings.Contains(n, "only the first")
+	}
+	if !said {
+		t.Errorf("no note of the packs left: %v", p.Notes)
+	}
+}

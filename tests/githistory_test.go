@@ -1,0 +1,177 @@
+//go:build linux
+
+package tests
+
+// End-to-end tests of git history's protection (session 15, lane
+// githistory): the packs of every repository in a writable tree are
+// read-only inside (gitguard.Plan.History), so the ways an agent deletes
+// history -- rm -rf .git, rm -rf .git/objects, git gc --prune=now after a
+// reset and an expired reflog, a pack rewritten in place, the objects
+// directory renamed away -- lose no commit that was packed at start, and git
+// keeps working inside. Each attack is paired with a control run under
+// --allow-git-config (git's protection lifted), in which the same script
+// must lose the commit: an attack that cannot work proves nothing.
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// historyRepo makes a repository with two commits packed by a host gc and a
+// third, loose, on top; it returns the packed commit (HEAD~1), the root
+// commit, and the sha256 of each pack file.
+func historyRepo(t *testing.T, h *gitHost, ws string) (packed, root string, sums map[string]string) {
+	t.Helper()
+	h.mustGit(t, ws, "init", "-q", "-b", "main", ".")
+	for _, f := range []string{"a", "b", "c"} {
+		os.WriteFile(filepath.Join(ws, f), []byte(f+"\n"), 0o644)
+		h.mustGit(t, ws, "add", f)
+		h.mustGit(t, ws, "-c", "commit.gpgsign=false", "commit", "-q", "-m", f)
+		if f == "b" {
+			h.mustGit(t, ws, "gc", "-q")
+		}
+	}
+	packed = strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "HEAD~1"))
+	root = strings.TrimSpace(h.mustGit(t, ws, "rev-list", "--max-parents=0", "HEAD"))
+	return packed, root, packSums(t, ws)
+}
+
+func packSums(t *testing.T, ws string) map[string]string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(ws, ".git", "objects", "pack", "pack-*"))
+	sums := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums[filepath.Base(f)] = fmt.Sprintf("%x", sha256.Sum256(b))
+	}
+	return sums
+}
+
+// historyAttack is every way the agent tries to lose the packed commits,
+// each going on when the one before fails (the hard link and the /proc
+// reopen were tried by hand on the new binary first: EXDEV, EROFS).
+const historyAttack = `cd "$2"
+P=$(ls .git/objects/pack/pack-*.pack | head -1)
+I=${P%.pack}.idx
+# In place: make the pack writable and overwrite its objects, truncate its index.
+chmod u+w "$P" "$I"
+dd if=/dev/zero of="$P" bs=1 seek=12 count=64 conv=notrunc 2>&1
+cat /dev/null > "$I"
+# Other names for the same file: a hard link, the descriptor's /proc link.
+ln "$P" hl && dd if=/dev/zero of=hl bs=1 seek=12 count=64 conv=notrunc 2>&1
+exec 3<"$P"
+dd if=/dev/zero of=/proc/self/fd/3 bs=1 seek=12 count=64 conv=notrunc 2>&1
+exec 3<&-
+# What a "clean up the repository" agent does.
+git reset -q --hard "$3"
+git reflog expire --expire=now --all
+git gc -q --prune=now
+git repack -a -d -q
+# The objects moved away, then deleted; the whole git dir deleted.
+mv .git/objects .git/objects.old
+rm -rf .git/objects.old .git/objects
+rm -rf .git
+exit 0
+`
+
+// TestGitHistoryPacksSurvive: after every attack above, each pack file of
+// the start is there, byte for byte, and the packed commit reads on the
+// host. Seen failing on main's binary (a34609b, before this lane): the gc
+// pruned the packed commit and rm -rf took the packs.
+func TestGitHistoryPacksSurvive(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	packed, root, before := historyRepo(t, h, ws)
+	if len(before) < 2 {
+		t.Fatalf("host gc made no pack: %v", before)
+	}
+	r := h.run(t, ws, historyAttack, nil, ws, root)
+	if r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	after := packSums(t, ws)
+	for name, sum := range before {
+		if after[name] != sum {
+			t.Errorf("pack file %s changed or went (%q, was %q)\nagent:\n%s%s", name, after[name], sum, r.stdout, r.stderr)
+		}
+	}
+	// rm -rf .git took HEAD and refs: a host `git init` puts them back
+	// (the config survived, read-only), and the packed commit reads.
+	h.mustGit(t, ws, "init", "-q")
+	if out, err := h.git(ws, "cat-file", "-p", packed); err != nil {
+		t.Errorf("packed commit %s lost: %v\n%s\nagent:\n%s%s", packed, err, out, r.stdout, r.stderr)
+	}
+	for name := range before {
+		if strings.HasSuffix(name, ".idx") {
+			if out, err := h.git(ws, "verify-pack", filepath.Join(ws, ".git", "objects", "pack", name)); err != nil {
+				t.Errorf("verify-pack %s: %v\n%s", name, err, out)
+			}
+		}
+	}
+
+	// The control: with git's protection lifted, the same script loses
+	// the packed commit (the attack works).
+	t.Run("control --allow-git-config", func(t *testing.T) {
+		h := newGitHost(t)
+		ws := workspace(t)
+		packed, root, _ := historyRepo(t, h, ws)
+		r := h.run(t, ws, historyAttack, []string{"--allow-git-config"}, ws, root)
+		if r.code != 0 {
+			t.Fatalf("jail exit %d\nstderr:\n%s", r.code, r.stderr)
+		}
+		h.mustGit(t, ws, "init", "-q")
+		if out, err := h.git(ws, "cat-file", "-e", packed); err == nil {
+			t.Errorf("control: packed commit %s still there: the attack proves nothing\n%s\nagent:\n%s%s", packed, out, r.stdout, r.stderr)
+		}
+	})
+}
+
+// TestGitHistoryGitWorksInside: with the packs read-only, a commit, a gc, a
+// repack and a prune inside succeed and leave a repository the host's
+// fsck finds whole, with the commit made inside; the old pack stays beside
+// the new one (the cost: garbage until a gc on the host).
+func TestGitHistoryGitWorksInside(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	_, _, before := historyRepo(t, h, ws)
+	script := `cd "$2"
+set -e
+g() { git -c user.name=agent -c user.email=agent@example.invalid -c commit.gpgsign=false "$@"; }
+echo d > d; g add d; g commit -q -m inside
+g gc -q
+g repack -a -d -q
+g prune --expire=now
+g gc -q --prune=now
+g log --oneline | grep -q inside
+echo ok
+`
+	r := h.run(t, ws, script, nil, ws)
+	if r.code != 0 || !strings.Contains(r.stdout, "ok") {
+		t.Fatalf("git inside failed: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if out, err := h.git(ws, "fsck", "--strict"); err != nil {
+		t.Errorf("host fsck after git inside: %v\n%s", err, out)
+	}
+	if out := h.mustGit(t, ws, "log", "--format=%s", "-1"); strings.TrimSpace(out) != "inside" {
+		t.Errorf("host HEAD is %q, want the commit made inside", out)
+	}
+	after := packSums(t, ws)
+	for name := range before {
+		if _, ok := after[name]; !ok {
+			t.Errorf("old pack %s went: the gc inside deleted it", name)
+		}
+	}
+	if len(after) <= len(before) {
+		t.Errorf("no new pack beside the old ones: before %v after %v", before, after)
+	}
+	if strings.Contains(r.stderr, "was deleted on the host") {
+		t.Errorf("a pack mount said as fallen:\n%s", r.stderr)
+	}
+}

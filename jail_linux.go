@@ -508,6 +508,13 @@ type Cmd struct {
 	// Tty runs the command on a pty of the sandbox's own: Stdin feeds it,
 	// Stdout gets its output (Stderr is unused).
 	Tty bool
+	// OnNotice, when set, gets jail's urgent lines while the command runs
+	// (a protection that fell: a mask the host took away), those said
+	// before it started first: "jail: " and the text, no control character
+	// in it. The caller shows them where the user looks (jail exec -t: one
+	// line at the bottom of the command's screen, ptyrelay.UrgentLine).
+	// Called from one goroutine, in order, before Wait returns.
+	OnNotice func(line string)
 
 	sb      *Sandbox
 	ctx     context.Context
@@ -670,7 +677,7 @@ func (c *Cmd) Start() error {
 	if err := c.ctx.Err(); err != nil {
 		return err
 	}
-	req := session.Request{Op: session.OpExec, Dir: c.Dir, Tty: c.Tty}
+	req := session.Request{Op: session.OpExec, Dir: c.Dir, Tty: c.Tty, Notices: c.OnNotice != nil}
 	for _, a := range c.Args {
 		req.Argv = append(req.Argv, []byte(a))
 	}
@@ -737,9 +744,21 @@ func (c *Cmd) Start() error {
 	c.exit = make(chan session.Reply, 1)
 	go func() {
 		var r session.Reply
-		if _, err := conn.Recv(&r); err != nil || r.Event != session.EventExit {
-			// The supervisor is gone, and the sandbox with it.
-			r = session.Reply{Code: 128 + int(syscall.SIGKILL), Signal: int(syscall.SIGKILL)}
+		for {
+			r = session.Reply{}
+			fds, err := conn.Recv(&r)
+			for _, f := range fds {
+				f.Close() // a notice carries no fd
+			}
+			if err == nil && r.Event == session.EventNotice && c.OnNotice != nil {
+				c.OnNotice(string(r.Data))
+				continue
+			}
+			if err != nil || r.Event != session.EventExit {
+				// The supervisor is gone, and the sandbox with it.
+				r = session.Reply{Code: 128 + int(syscall.SIGKILL), Signal: int(syscall.SIGKILL)}
+			}
+			break
 		}
 		c.exit <- r
 	}()

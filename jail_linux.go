@@ -503,6 +503,13 @@ type Cmd struct {
 	// through a pipe. Output to a terminal passes jail's terminal filter
 	// (no clipboard writes, title or font changes, answerback), as the
 	// main command's relayed output does.
+	//
+	// Only an *os.File is seen to be a terminal: a writer that wraps one
+	// (io.MultiWriter(os.Stdout, log), a bufio.Writer, a logger) gets the
+	// command's bytes as they come, escape sequences included, and so
+	// does the terminal behind it. Filter it yourself, one filter per
+	// stream: io.MultiWriter(sb.TerminalFilter(os.Stdout), log) -- see
+	// TerminalFilter.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Tty runs the command on a pty of the sandbox's own: Stdin feeds it,
@@ -648,6 +655,16 @@ func (c *Cmd) output(w io.Writer) (*os.File, error) {
 		pr.Close()
 	}()
 	return pw, nil
+}
+
+// TerminalFilter returns w behind jail's terminal filter, with the classes
+// the sandbox's allow-terminal lets through: for a terminal the caller
+// wraps before giving it to a Cmd (Cmd.Stdout as io.MultiWriter(filtered
+// terminal, log)), which Cmd cannot see inside. The filter keeps state
+// across writes (a sequence split between two): one per stream, not
+// shared by Stdout and Stderr.
+func (s *Sandbox) TerminalFilter(w io.Writer) (io.Writer, error) {
+	return sandbox.TerminalFilter(s.allowTerminal(), w)
 }
 
 // allowTerminal is the sandbox's allow-terminal: what its policy lets

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,4 +190,62 @@ func TestUnmaskedOnExecTtyScreen(t *testing.T) {
 	}
 	b.master.Write([]byte("exit 0\r"))
 	b.wait(t, 10*time.Second)
+}
+
+// jail exec without -t: the fall is said on its stderr at once, while the
+// command still runs (the user may be watching its output). On main's
+// binary jail exec said nothing.
+func TestUnmaskedToExecStderr(t *testing.T) {
+	ws := workspace(t)
+	fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
+	name := "f" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	cmd := exec.Command(jail(t), "exec", name, "--", "/bin/sh", "-c", waitForGo)
+	cmd.Dir = ws
+	var stderr syncWriter
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never said ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	env := hostSaves(t, ws)
+	said := false
+	for deadline := time.Now().Add(5 * time.Second); !said && time.Now().Before(deadline); {
+		said = strings.Contains(stderr.String(), "jail: "+env+" was renamed over")
+		time.Sleep(20 * time.Millisecond)
+	}
+	fsWrite(t, ws, "go", "", 0o644)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("jail exec: %v\n%s", err, stderr.String())
+	}
+	if !said {
+		t.Fatalf("the fall of %s's mask was not on jail exec's stderr while the command ran: %q", env, stderr.String())
+	}
+}
+
+// syncWriter is a buffer one goroutine writes while another reads it.
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

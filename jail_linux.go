@@ -503,11 +503,25 @@ type Cmd struct {
 	// through a pipe. Output to a terminal passes jail's terminal filter
 	// (no clipboard writes, title or font changes, answerback), as the
 	// main command's relayed output does.
+	//
+	// Only an *os.File is seen to be a terminal: a writer that wraps one
+	// (io.MultiWriter(os.Stdout, log), a bufio.Writer, a logger) gets the
+	// command's bytes as they come, escape sequences included, and so
+	// does the terminal behind it. Filter it yourself, one filter per
+	// stream: io.MultiWriter(sb.TerminalFilter(os.Stdout), log) -- see
+	// TerminalFilter.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Tty runs the command on a pty of the sandbox's own: Stdin feeds it,
 	// Stdout gets its output (Stderr is unused).
 	Tty bool
+	// OnNotice, when set, gets jail's urgent lines while the command runs
+	// (a protection that fell: a mask the host took away), those said
+	// before it started first: "jail: " and the text, no control character
+	// in it. The caller shows them where the user looks (jail exec -t: one
+	// line at the bottom of the command's screen, ptyrelay.UrgentLine).
+	// Called from one goroutine, in order, before Wait returns.
+	OnNotice func(line string)
 
 	sb      *Sandbox
 	ctx     context.Context
@@ -643,6 +657,16 @@ func (c *Cmd) output(w io.Writer) (*os.File, error) {
 	return pw, nil
 }
 
+// TerminalFilter returns w behind jail's terminal filter, with the classes
+// the sandbox's allow-terminal lets through: for a terminal the caller
+// wraps before giving it to a Cmd (Cmd.Stdout as io.MultiWriter(filtered
+// terminal, log)), which Cmd cannot see inside. The filter keeps state
+// across writes (a sequence split between two): one per stream, not
+// shared by Stdout and Stderr.
+func (s *Sandbox) TerminalFilter(w io.Writer) (io.Writer, error) {
+	return sandbox.TerminalFilter(s.allowTerminal(), w)
+}
+
 // allowTerminal is the sandbox's allow-terminal: what its policy lets
 // through the terminal filter.
 func (s *Sandbox) allowTerminal() []string {
@@ -670,7 +694,7 @@ func (c *Cmd) Start() error {
 	if err := c.ctx.Err(); err != nil {
 		return err
 	}
-	req := session.Request{Op: session.OpExec, Dir: c.Dir, Tty: c.Tty}
+	req := session.Request{Op: session.OpExec, Dir: c.Dir, Tty: c.Tty, Notices: c.OnNotice != nil}
 	for _, a := range c.Args {
 		req.Argv = append(req.Argv, []byte(a))
 	}
@@ -737,9 +761,21 @@ func (c *Cmd) Start() error {
 	c.exit = make(chan session.Reply, 1)
 	go func() {
 		var r session.Reply
-		if _, err := conn.Recv(&r); err != nil || r.Event != session.EventExit {
-			// The supervisor is gone, and the sandbox with it.
-			r = session.Reply{Code: 128 + int(syscall.SIGKILL), Signal: int(syscall.SIGKILL)}
+		for {
+			r = session.Reply{}
+			fds, err := conn.Recv(&r)
+			for _, f := range fds {
+				f.Close() // a notice carries no fd
+			}
+			if err == nil && r.Event == session.EventNotice && c.OnNotice != nil {
+				c.OnNotice(string(r.Data))
+				continue
+			}
+			if err != nil || r.Event != session.EventExit {
+				// The supervisor is gone, and the sandbox with it.
+				r = session.Reply{Code: 128 + int(syscall.SIGKILL), Signal: int(syscall.SIGKILL)}
+			}
+			break
 		}
 		c.exit <- r
 	}()

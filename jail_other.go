@@ -76,7 +76,11 @@ type Cmd struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Tty            bool
+	OnNotice       func(line string)
 }
+
+// TerminalFilter is jail's terminal filter on w (Linux-only).
+func (s *Sandbox) TerminalFilter(w io.Writer) (io.Writer, error) { return nil, ErrUnsupported }
 
 // Pid is Linux-only.
 func (c *Cmd) Pid() int { return 0 }

@@ -12,7 +12,7 @@
 // with --quiet, and while held it is written at once as well, through a
 // writer the supervisor sets (SetUrgent) that knows how to put one line on
 // the agent's screen; AlsoUrgent gets each urgent line besides (the client
-// attached to a background sandbox's terminal).
+// attached to a background sandbox's terminal, jail exec clients).
 //
 // The package knows nothing of jail's other packages; the supervisor owns
 // the Sink and decides when a terminal is relayed.

@@ -185,8 +185,8 @@ func (s *Sink) SetUrgent(write func(line string)) {
 
 // AlsoUrgent sets a function that gets every urgent notice's line ("jail: "
 // and the escaped text, no line ending) besides how the Sink shows it: the
-// client attached to a background sandbox's terminal (jail attach), whose
-// screen is not the Sink's writer. Called without the Sink's lock.
+// client attached to a background sandbox's terminal (jail attach) and jail
+// exec clients, whose screens are not the Sink's writer. Called without the Sink's lock.
 func (s *Sink) AlsoUrgent(fn func(line string)) {
 	s.mu.Lock()
 	s.also = fn

@@ -125,8 +125,11 @@ func (r *runner) keepTty(master *os.File) {
 	r.mu.Unlock()
 	// The log gets urgent notices as any other (the Sink writes them
 	// there); the attached client's screen, which is not the Sink's, gets
-	// them through this.
-	r.notes.AlsoUrgent(k.sayUrgent)
+	// them through this (those said before the terminal was kept too).
+	soFar, _ := r.urgent.listen(k.sayUrgent)
+	for _, line := range soFar {
+		k.sayUrgent(line)
+	}
 	// The answers to the queries made while nobody is attached, written by
 	// a goroutine of their own: a program that does not read its input must
 	// not stop the reading of its output (a full answer queue drops them).

@@ -96,6 +96,7 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 	r.releaseGC = ns.HoldGC()
 	defer r.releaseGC()
 	r.notes = notice.New(r.stderr, notice.Options{Quiet: p.Quiet, Verbose: p.Verbose, Trace: r.trace, Record: r.recordNotice})
+	r.notes.AlsoUrgent(r.urgent.say)
 	r.tracef("flags, config")
 	code := r.run()
 	r.closeWatches()
@@ -222,6 +223,9 @@ type runner struct {
 	ctlPath   string
 	stopping  bool     // jail stop asked (guarded by mu)
 	kept      *keptTty // the terminal of jail run -d -t (attach_linux.go; under mu)
+	// urgent: jail's urgent lines for the screens that are not the Sink's
+	// (the attached client, jail exec clients: urgent_linux.go).
+	urgent urgentLines
 }
 
 // ready tells the session's starter, once, whether the sandbox runs.

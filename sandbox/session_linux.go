@@ -260,6 +260,14 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	} else {
 		_ = c.Send(rep)
 	}
+	// jail's urgent lines (a mask the host took away) to a client that
+	// shows them: the command's output is on the user's terminal, often
+	// a full-screen one the Sink's stderr line would not reach (termmend).
+	var sendMu sync.Mutex
+	endNotices := func() {}
+	if req.Notices {
+		endNotices = r.noticeExec(c, &sendMu)
+	}
 	// The client's requests while the command runs: signals. When the
 	// client goes away (killed, its terminal closed), the command gets
 	// SIGHUP, as a shell's job does when its terminal hangs up.
@@ -283,7 +291,10 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 		// init is gone, and every process of the sandbox with it.
 		exit = ns.Message{Code: 128 + int(syscall.SIGKILL), Signal: int(syscall.SIGKILL)}
 	}
+	endNotices() // the exit reply comes last
+	sendMu.Lock()
 	_ = c.Send(session.Reply{OK: true, Event: session.EventExit, Code: exit.Code, Signal: exit.Signal})
+	sendMu.Unlock()
 }
 
 // setEnv sets name in env to kv (NAME=VALUE), replacing an earlier one.

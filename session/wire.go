@@ -26,10 +26,12 @@ const (
 	// EventDetached ends an attach connection whose place another client
 	// took (Error says so): a second jail attach takes over.
 	EventDetached = "detached"
-	// EventNotice on an attach connection is an urgent notice of jail's (a
-	// mask the host took away): Data is its line, "jail: " and the text
-	// escaped (no control character), to show at once. Those said before
-	// the client attached come right after EventAttached.
+	// EventNotice on an attach connection, or on an exec connection whose
+	// request asked (Notices), is an urgent notice of jail's (a mask the
+	// host took away): Data is its line, "jail: " and the text escaped (no
+	// control character), to show at once. Those said before the client
+	// attached come right after EventAttached; before the command started,
+	// right after EventStarted.
 	EventNotice = "notice"
 )
 
@@ -47,6 +49,11 @@ type Request struct {
 	// the started reply); without it, three stdio fds come with the request.
 	Tty    bool `json:"tty,omitempty"`
 	Signal int  `json:"signal,omitempty"`
+	// Notices asks, on an exec connection, for jail's urgent notices
+	// (EventNotice) between EventStarted and EventExit: the client shows
+	// them. A client that does not ask gets none (an older one would take
+	// the first for the exit).
+	Notices bool `json:"notices,omitempty"`
 	// Data is an attach connection's input; Rows and Cols its window size.
 	Data []byte `json:"data,omitempty"`
 	Rows uint16 `json:"rows,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,4 +139,113 @@ func TestUnmaskedOnAttachedScreen(t *testing.T) {
 	}
 	b.master.Write([]byte("exit 0\r"))
 	b.wait(t, 10*time.Second)
+}
+
+// jail exec -t: the command's screen is the user's terminal too, so the
+// fall is put on it at once, as on a relayed or attached one (bell, saved
+// and restored line), and said again when the command ends; a later jail
+// exec is told of a fall that came before it started. On main's binary
+// the exec client's screen showed nothing (the fall went to the sandbox's
+// log and trail only).
+func TestUnmaskedOnExecTtyScreen(t *testing.T) {
+	ws := workspace(t)
+	fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
+	m := strings.ReplaceAll(marker(), ".", "")
+	name := "e" + m
+	startSession(t, ws, name)
+	execOnPty := func() *ptySession {
+		cmd := exec.Command(jail(t), "exec", "-i", "-t", name, "--", "/bin/sh")
+		cmd.Dir = ws
+		cmd.Env = screenEnv()
+		s := startOnPty(t, cmd)
+		// Wide enough for the whole line (it is cut to the width).
+		unix.IoctlSetWinsize(int(s.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 400})
+		return s
+	}
+	a := execOnPty()
+	a.master.Write([]byte("echo ready-$((6*7))-" + m + "\r"))
+	a.scr.waitFor(t, "ready-42-"+m, 10*time.Second)
+	env := hostSaves(t, ws)
+	said := a.scr.waitUntil(env+" was renamed over", 5*time.Second)
+	before := a.scr.String()
+	if !said {
+		t.Fatalf("the fall of %s's mask was not on the jail exec -t screen; it showed:\n%q", env, before)
+	}
+	i := strings.Index(before, env+" was renamed over")
+	if j := strings.LastIndex(before[:i], "\a\x1b7"); j < 0 || !strings.Contains(before[i:], "\x1b8") {
+		t.Errorf("the urgent line is not saved and restored around (DECSC ... DECRC): %q", before)
+	}
+	mark := len(before)
+	a.master.Write([]byte("exit 0\r"))
+	if err := a.wait(t, 10*time.Second); err != nil {
+		t.Fatalf("jail exec -t: %v\n%s", err, a.scr.String())
+	}
+	// Said again when the command ended (the screen's reader may lag
+	// behind the client's exit).
+	a.waitSince(t, mark, "jail: "+env+" was renamed over", 5*time.Second)
+	// A later jail exec -t is told of the fall it missed.
+	b := execOnPty()
+	if !b.scr.waitUntil(env+" was renamed over", 5*time.Second) {
+		t.Errorf("a later jail exec -t was not told that %s's mask fell: %q", env, b.scr.String())
+	}
+	b.master.Write([]byte("exit 0\r"))
+	b.wait(t, 10*time.Second)
+}
+
+// jail exec without -t: the fall is said on its stderr at once, while the
+// command still runs (the user may be watching its output). On main's
+// binary jail exec said nothing.
+func TestUnmaskedToExecStderr(t *testing.T) {
+	ws := workspace(t)
+	fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
+	name := "f" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	cmd := exec.Command(jail(t), "exec", name, "--", "/bin/sh", "-c", waitForGo)
+	cmd.Dir = ws
+	var stderr syncWriter
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never said ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	env := hostSaves(t, ws)
+	said := false
+	for deadline := time.Now().Add(5 * time.Second); !said && time.Now().Before(deadline); {
+		said = strings.Contains(stderr.String(), "jail: "+env+" was renamed over")
+		time.Sleep(20 * time.Millisecond)
+	}
+	fsWrite(t, ws, "go", "", 0o644)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("jail exec: %v\n%s", err, stderr.String())
+	}
+	if !said {
+		t.Fatalf("the fall of %s's mask was not on jail exec's stderr while the command ran: %q", env, stderr.String())
+	}
+}
+
+// syncWriter is a buffer one goroutine writes while another reads it.
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jail-sandbox/jail"
+	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/sandbox"
 )
 
@@ -69,6 +70,7 @@ func runExec(opts *ExecOptions) error {
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	var restore func()
+	var screen *ptyrelay.Screen
 	if opts.Tty && term.IsTerminal(1) {
 		// What the command prints reaches the user's terminal: the same
 		// filter as jail's own relay (no clipboard writes, no title or
@@ -77,11 +79,34 @@ func runExec(opts *ExecOptions) error {
 		if info, err := sb.Inspect(); err == nil {
 			allow = allowTerminal(info.Policy)
 		}
-		w, err := sandbox.TerminalFilter(allow, os.Stdout)
+		// The filter writes through a Screen, which puts jail's urgent
+		// lines between two of its writes, never inside a sequence of
+		// the command's.
+		screen = ptyrelay.NewScreen(os.Stdout)
+		w, err := sandbox.TerminalFilter(allow, screen)
 		if err != nil {
 			return err
 		}
 		cmd.Stdout = w
+	}
+	// jail's urgent notices (a mask the host took away, now or before
+	// this command started): the user is looking at this command's output,
+	// so they are said here at once -- on its screen as one saved-and-
+	// restored line at the bottom with a bell (as jail's relay and jail
+	// attach do), else on stderr -- and said again as plain lines once the
+	// command ends.
+	var said []string
+	cmd.OnNotice = func(line string) {
+		said = append(said, line)
+		if screen != nil {
+			screen.Urgent(line)
+			return
+		}
+		if restore != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "%s\r\n", line) // raw mode
+			return
+		}
+		fmt.Fprintln(opts.IO.ErrOut, line)
 	}
 	switch {
 	case opts.Tty && opts.Interactive && term.IsTerminal(0):
@@ -123,8 +148,16 @@ func runExec(opts *ExecOptions) error {
 		}
 	}()
 	err = cmd.Wait()
+	if screen != nil {
+		screen.Close() // the screen is the user's shell's again
+	}
 	if restore != nil {
 		restore()
+	}
+	if screen != nil && len(said) > 0 {
+		for _, line := range said {
+			fmt.Fprintln(opts.IO.ErrOut, line)
+		}
 	}
 	return execErr(opts.IO, err)
 }

@@ -85,7 +85,12 @@ func FuzzRecv(f *testing.F) {
 	f.Add([]byte("{\"argv\":[1,2]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, b := pair(t)
+		// The writer is done before pair's cleanup closes a again: two
+		// Closes at once were a data race of the test's own (-race).
+		done := make(chan struct{})
+		defer func() { <-done }()
 		go func() {
+			defer close(done)
 			a.c.Write(data)
 			a.Close()
 		}()

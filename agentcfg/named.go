@@ -20,6 +20,14 @@ type NamedFile struct {
 	// loadPathVars), in an env map or an assignment in a command line.
 	// Everything in it counts, not one file: the caller protects it whole.
 	Dir bool `json:"dir,omitempty"`
+	// Interp is the interpreter (its base name: python3, node, bash, npx)
+	// whose script the path is, when the line names it as one: the first
+	// word after the interpreter and its flags. It runs whatever the name
+	// (`python3 ~/.claude/noext` is python without a .py or a #! line),
+	// and a directory too (`node ~/.claude/mcp/srv` runs its package.json
+	// "main" or index.js, `python3 DIR` its __main__.py, `npx DIR` its
+	// bin): the caller judges the script by it.
+	Interp string `json:"interp,omitempty"`
 }
 
 // dataKeys are protected keys whose values are data (approvals, trust,
@@ -62,10 +70,19 @@ func Named(t Target, data []byte, ctx Context, home string) []NamedFile {
 		path string
 		dir  bool
 	}
-	seen := map[seenKey]bool{}
+	seen := map[seenKey]int{}
 	emit := func(n NamedFile) {
-		if k := (seenKey{n.Path, n.Dir}); len(out) < maxNamed && !seen[k] {
-			seen[k] = true
+		k := seenKey{n.Path, n.Dir}
+		if i, ok := seen[k]; ok {
+			// Named as a script in one line and as a plain word in
+			// another: the script's interpreter counts.
+			if out[i].Interp == "" {
+				out[i].Interp = n.Interp
+			}
+			return
+		}
+		if len(out) < maxNamed {
+			seen[k] = len(out)
 			out = append(out, n)
 		}
 	}
@@ -82,8 +99,8 @@ func Named(t Target, data []byte, ctx Context, home string) []NamedFile {
 			for _, p := range assignedLoadPaths(s, home, project) {
 				emit(NamedFile{Path: p, Key: key, Dir: true})
 			}
-			for _, p := range commandPaths(s, home, project) {
-				emit(NamedFile{Path: p, Key: key})
+			for _, c := range commandScripts(s, home, project) {
+				emit(NamedFile{Path: c.path, Key: key, Interp: c.interp})
 			}
 		})
 	}
@@ -248,6 +265,22 @@ func argv(xs []any) (string, bool) {
 // its script even without a slash: `python3 hook.py`, `bash -e x.sh`,
 // `node x.js` run hook.py, x.sh, x.js of the directory they start in.
 func commandPaths(s, home, project string) []string {
+	var out []string
+	for _, c := range commandScripts(s, home, project) {
+		out = append(out, c.path)
+	}
+	return out
+}
+
+// cmdPath is a path of a command line (commandScripts); interp is the
+// interpreter whose script it is, "" for any other word.
+type cmdPath struct {
+	path, interp string
+}
+
+// commandScripts is commandPaths with, for each path, the interpreter
+// whose script it is (NamedFile.Interp).
+func commandScripts(s, home, project string) []cmdPath {
 	s = strings.NewReplacer("${HOME}", "$HOME", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR").Replace(s)
 	flat := strings.NewReplacer(`"`, "", `'`, "").Replace(s)
 	out := scanWords(strings.FieldsFunc(flat, isSep), home, project, nil)
@@ -316,13 +349,15 @@ func shellWords(s string) []string {
 // scanWords is commandPaths over one list of words; keep, when set, says
 // which words may be returned as paths (the context they give, a cd or
 // an interpreter, counts either way).
-func scanWords(words []string, home, project string, keep func(string) bool) []string {
-	var out []string
+func scanWords(words []string, home, project string, keep func(string) bool) []cmdPath {
+	var out []cmdPath
+	interp := "" // the interpreter the words after it are flags or the script of
+	script := "" // interp, for the word being looked at when it is the script
 	emit := func(w string) {
 		if w == "" || strings.ContainsAny(w, "$*?[~") {
 			return
 		}
-		out = append(out, clean(w))
+		out = append(out, cmdPath{clean(w), script})
 	}
 	cd := ""            // the directory a cd earlier in the line moved to
 	afterCd := false    // the previous word is cd or pushd
@@ -338,6 +373,14 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 		// ignore hook.py` run hook.js, hook.sh, hook.py (review13f: the
 		// value was taken for the script, the script was missed).
 		afterCd, wantScript, value = w == "cd" || w == "pushd", wasValue, false
+		script = ""
+		if wasInterp && !wasValue {
+			// Why: the first word after an interpreter and its flags is
+			// its script whatever its name (no .py, no #!) and whatever
+			// it is (a directory node or python runs): the caller
+			// protects what that interpreter loads beside it.
+			script = interp
+		}
 		var abs string
 		rel := false
 		anchoredAbs, anchoredOK := anchored(w, home, project)
@@ -378,11 +421,36 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 		case wasInterp && (w == "run" || w == "exec"):
 			wantScript = true // deno run, bun run, uv run
 			continue
+		case wasInterp && runner(interp) && !strings.HasPrefix(w, "."):
+			// npx's and bunx's word is a package's name, not a file
+			// (a path to a local package has a slash: above); one that
+			// is an interpreter takes a script (`npx tsx hook.ts`).
+			wantScript = interpreter(w) && !runner(w)
+			interp = ""
+			if wantScript {
+				interp = filepath.Base(w)
+			}
+			continue
 		case wasInterp && !strings.ContainsAny(w, "$~"):
 			rel = true // the script, named from where it starts
 		default:
 			wantScript = interpreter(w)
+			interp = ""
+			if wantScript {
+				interp = filepath.Base(w)
+			}
 			continue // a program found on PATH, a flag, a word
+		}
+		if script != "" && runner(script) && strings.HasPrefix(w, "@") {
+			script = "" // npx @scope/pkg: a package's name
+			if !anchoredOK && !filepath.IsAbs(w) {
+				continue
+			}
+		}
+		if script == "" && !wasValue && !wasCd && interpreter(w) {
+			// The program named by its path (/usr/bin/python3,
+			// ~/.venv/bin/python): its script follows.
+			wantScript, interp = true, filepath.Base(w)
 		}
 		if rel {
 			if kept {
@@ -425,7 +493,7 @@ var valueFlags = []string{"-r", "--require", "--import", "--loader", "--experime
 // named by its first argument that is not a flag.
 func interpreter(w string) bool {
 	switch b := filepath.Base(w); {
-	case strings.HasPrefix(b, "python"), strings.HasPrefix(b, "pypy"):
+	case strings.HasPrefix(b, "python"), strings.HasPrefix(b, "pypy"), runner(b):
 		return true
 	default:
 		switch b {
@@ -436,6 +504,20 @@ func interpreter(w string) bool {
 		}
 	}
 	return false
+}
+
+// runner reports whether program b (a base name) runs a package named by
+// its argument: npx, bunx, pnpx. A path there (`npx ~/.claude/mcp/srv`,
+// `npx ./tool`) is a local package, whose bin runs: a script directory.
+func runner(b string) bool {
+	return b == "npx" || b == "bunx" || b == "pnpx"
+}
+
+// PythonInterp reports whether interpreter b (NamedFile.Interp) runs its
+// script in python: a python or pypy, or uv (`uv run x` runs x in the
+// project's python).
+func PythonInterp(b string) bool {
+	return strings.HasPrefix(b, "python") || strings.HasPrefix(b, "pypy") || b == "uv"
 }
 
 // join joins base (which may be unknown: "", no path) and rel, and

@@ -171,3 +171,61 @@ func TestAgentNamedLoadPath(t *testing.T) {
 		t.Errorf("notes %q: want a shown note on ~/.claude on PATH", notes)
 	}
 }
+
+// An interpreter's script is judged by the line that runs it, not only by
+// its name (session 15, scriptdirs): `python3 ~/.claude/noext` (no .py,
+// no #!) imports from ~/.claude first, so ~/.claude gets a PyDir (a
+// json.py the agent adds leaves the tree); a directory an interpreter
+// runs (`node ~/.claude/mcp/srv2`: its index.js; `npx ~/.claude/mcp/pkg`:
+// its bin; `cd ~/.claude/mcp/c && node .`) is read-only whole. On main
+// none of them was guarded: no PyDir, and the directories stayed
+// writable (the agent rewrote srv2/index.js, which the host's next MCP
+// start ran).
+func TestAgentNamedInterpreterWord(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(home, ".claude.json"), `{"mcpServers": {
+  "a": {"command": "python3", "args": ["~/.claude/noext"]},
+  "b": {"command": "node", "args": ["~/.claude/mcp/srv2"]},
+  "c": {"command": "npx", "args": ["-y", "~/.claude/mcp/pkg"]},
+  "d": {"command": "sh", "args": ["-c", "cd ~/.claude/mcp/c && node ."]},
+  "e": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory", "~/.claude/memdata"]}
+}}`)
+	write(filepath.Join(c, "noext"), "import json\n")
+	write(filepath.Join(c, "mcp/srv2/index.js"), "//\n")
+	write(filepath.Join(c, "mcp/pkg/package.json"), `{"bin": "x.js"}`)
+	write(filepath.Join(c, "mcp/c/index.js"), "//\n")
+	write(filepath.Join(c, "memdata/m.json"), "{}")
+	writable := []string{c, filepath.Join(home, ".claude.json"), ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(home, ".claude.json")}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	masks, _, _, _, py := agentNamed(ts, home, ws, writable, roots, nil)
+	ro := map[string]bool{}
+	for _, m := range masks {
+		ro[m.Path] = m.Dir
+	}
+	if !slices.ContainsFunc(py, func(d PyDir) bool { return d.Dir == c }) {
+		t.Errorf("python3 ~/.claude/noext: no PyDir for %s: %+v", c, py)
+	}
+	for _, d := range []string{"mcp/srv2", "mcp/pkg", "mcp/c"} {
+		if dir, ok := ro[filepath.Join(c, d)]; !ok || !dir {
+			t.Errorf("~/.claude/%s (run by an interpreter) not read-only whole: masks %v", d, masks)
+		}
+	}
+	for _, p := range []string{c, filepath.Join(c, "memdata"), filepath.Join(c, "mcp"), ws} {
+		if _, ok := ro[p]; ok {
+			t.Errorf("%s made read-only: it must stay writable (masks %v)", p, masks)
+		}
+	}
+}

@@ -97,7 +97,7 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 				b.loadDir(p, t.Path, n.Key)
 				continue
 			}
-			b.add(p, why)
+			b.add(p, why, n.Interp)
 			fi, err := os.Lstat(p)
 			if errors.Is(err, fs.ErrNotExist) {
 				// Written during the run, it would run on the host next
@@ -166,9 +166,12 @@ func agentDirs(ts []agentcfg.Target, home, ws string) []string {
 }
 
 // add protects what the interpreter of script p (resolved) loads from
-// beside it; why says which configuration runs p.
-func (b *besides) add(p, why string) {
-	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+// beside it; why says which configuration runs p, interp the interpreter
+// the line names p the script of ("" when none: agentcfg.NamedFile).
+func (b *besides) add(p, why, interp string) {
+	fi, err := os.Stat(p)
+	isDir := err == nil && fi.IsDir()
+	if isDir && interp == "" {
 		return // a cd's directory, a PATH entry: its files are named on their own
 	}
 	if b.agentDirs == nil {
@@ -177,6 +180,15 @@ func (b *besides) add(p, why string) {
 	// why is "agent config: FILE (KEY) runs it": say what "it" is.
 	runs := strings.TrimSuffix(why, "it") + p
 	dir := filepath.Dir(p)
+	if isDir {
+		// Why: an interpreter given a directory runs code in it
+		// (`node ~/.claude/mcp/srv`: its package.json "main" or
+		// index.js; `python3 DIR`: its __main__.py, with DIR first on
+		// sys.path; `npx DIR`: its bin): the directory is the script's
+		// own, made read-only whole as one holding a script is.
+		dir = p
+		runs += " (" + interp + " runs what it holds)"
+	}
 	agent := enclosing(dir, b.agentDirs)
 	if agent == "" {
 		return // in the project, or elsewhere: not guarded (see beside.go)
@@ -196,7 +208,10 @@ func (b *besides) add(p, why string) {
 	if dir != agent && dir != root && dir != b.home && enclosing(b.ws, []string{dir}) == "" && !b.holdsGuarded(dir) {
 		b.protect(dir, true, runs+", whose interpreter loads what lies beside it")
 		up = filepath.Dir(dir)
-	} else if fi, err := os.Stat(p); dir == agent && err == nil && fi.Mode().IsRegular() && agentcfg.Python(p, head(p)) {
+	} else if dir == agent && err == nil && (agentcfg.PythonInterp(interp) || fi.Mode().IsRegular() && agentcfg.Python(p, head(p))) {
+		// Why: python runs what it is given whatever its name
+		// (`python3 ~/.claude/noext`, no .py, no #!): the line's
+		// interpreter counts, as the script's name and #! line do.
 		b.protect(filepath.Join(dir, agentcfg.PyCache), true, runs+", which python runs with the cached code of its neighbours from here")
 		// Why: python imports from the script's directory first, and the
 		// agent's directory stays writable (its state): the modules there

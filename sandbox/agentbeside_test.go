@@ -229,3 +229,53 @@ func TestAgentNamedInterpreterWord(t *testing.T) {
 		}
 	}
 }
+
+// A read-only script directory that holds what its scripts write at
+// runtime (a hook's log beside it, an MCP server's state file) gets one
+// shown note naming the directory, those files and the fixes: the hook
+// fails inside with EROFS, which Claude Code shows only in its verbose
+// mode (session 15: the failure was silent). A directory of code only,
+// or one the user made writable by name, gets none.
+func TestAgentNamedRuntimeNote(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(c, "settings.json"), `{"hooks": {"Stop": [{"hooks": [
+  {"type": "command", "command": "~/.claude/hooks/log.sh"},
+  {"type": "command", "command": "node ~/.claude/mcp/srv/index.js"},
+  {"type": "command", "command": "~/.claude/mine/m.sh"}]}]}}`)
+	write(filepath.Join(c, "hooks/log.sh"), "#!/bin/sh\n")
+	write(filepath.Join(c, "hooks/lib.sh"), "#\n")
+	write(filepath.Join(c, "hooks/hook.log"), "x\n")
+	write(filepath.Join(c, "mcp/srv/index.js"), "//\n")
+	write(filepath.Join(c, "mcp/srv/package.json"), "{}\n")
+	write(filepath.Join(c, "mcp/srv/node_modules/dep/index.js"), "//\n")
+	write(filepath.Join(c, "mine/m.sh"), "#\n")
+	write(filepath.Join(c, "mine/m.log"), "#\n")
+	writable := []string{c, filepath.Join(c, "mine"), ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	_, _, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	var got []string
+	for _, n := range notes {
+		if strings.Contains(n, "written at runtime") {
+			got = append(got, n)
+		}
+	}
+	hooks := filepath.Join(c, "hooks")
+	if len(got) != 1 || !strings.HasPrefix(got[0], "agent script: "+hooks+" is read-only") || !shownNote(got[0]) ||
+		!strings.Contains(got[0], "holds hook.log,") || strings.Contains(got[0], "lib.sh") ||
+		!strings.Contains(got[0], "-w "+hooks) || !strings.Contains(got[0], filepath.Join(c, "logs")+"/") {
+		t.Errorf("notes %q: want one shown note on %s naming hook.log, the logs/ place and -w", got, hooks)
+	}
+}

@@ -206,8 +206,12 @@ func (b *besides) add(p, why, interp string) {
 	// writable by name, the home, the workspace or one holding it, or one
 	// holding a guarded file (merged key by key, it must stay writable).
 	if dir != agent && dir != root && dir != b.home && enclosing(b.ws, []string{dir}) == "" && !b.holdsGuarded(dir) {
+		was := b.have[dir]
 		b.protect(dir, true, runs+", whose interpreter loads what lies beside it")
 		up = filepath.Dir(dir)
+		if !was && b.have[dir] {
+			b.noteRuntime(dir, runs)
+		}
 	} else if dir == agent && err == nil && (agentcfg.PythonInterp(interp) || fi.Mode().IsRegular() && agentcfg.Python(p, head(p))) {
 		// Why: python runs what it is given whatever its name
 		// (`python3 ~/.claude/noext`, no .py, no #!): the line's
@@ -243,6 +247,50 @@ func (b *besides) add(p, why, interp string) {
 			break
 		}
 	}
+}
+
+// maxRuntimeScan bounds the entries of a script directory noteRuntime
+// looks at (a directory of hooks holds a few; one that holds thousands is
+// state, said from what the first ones show).
+const maxRuntimeScan = 256
+
+// noteRuntime says, once per run, that script directory dir (made
+// read-only, runs says which configuration runs what in it) holds files
+// that something writes while it runs (agentcfg.RuntimeData: hook.log,
+// state.json, a logs/ directory): the hook or server that writes them
+// fails inside with "Read-only file system", which the agent's own
+// display may not show (Claude Code shows a failed hook's output in its
+// verbose mode only), so the user learns it here, with the fixes. The
+// directory stays read-only: written by the agent, what lies beside the
+// script runs on the host (beside.go).
+func (b *besides) noteRuntime(dir, runs string) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	ents, _ := f.ReadDir(maxRuntimeScan)
+	f.Close()
+	var names []string
+	for _, e := range ents {
+		if agentcfg.RuntimeData(e.Name(), e.IsDir()) {
+			n := e.Name()
+			if e.IsDir() {
+				n += "/"
+			}
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	slices.Sort(names)
+	if len(names) > 4 {
+		names = append(names[:4], "...")
+	}
+	b.notes = append(b.notes, fmt.Sprintf("agent script: %s is read-only (%s) but holds %s, written at runtime by the look of it: "+
+		"a hook or server that writes there fails inside with \"Read-only file system\" (an agent may show that only in a verbose mode); "+
+		"keep logs and state outside it (such as %s/), or pass -w %s to let the agent change what runs there",
+		dir, strings.TrimPrefix(runs, "agent config: "), strings.Join(names, ", "), filepath.Join(filepath.Dir(dir), "logs"), dir))
 }
 
 // loadDir protects directory p (resolved), which the configuration in

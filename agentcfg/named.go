@@ -364,9 +364,10 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 	wantScript := false // the previous words are an interpreter and its flags
 	value := false      // the previous word is an interpreter's flag that takes a value
 	loads := false      // that value is a file it loads (--env-file, --rcfile)
+	pkg := false        // that value is a package whose code runs (uv's --project, uvx's --from)
 	for _, w := range words {
-		wasCd, wasInterp, wasValue, fileValue := afterCd, wantScript, value, loads
-		loads = false
+		wasCd, wasInterp, wasValue, fileValue, pkgValue := afterCd, wantScript, value, loads, pkg
+		loads, pkg = false, false
 		kept := keep == nil || keep(w)
 		// After a flag's value, the script may still follow: `node -r
 		// ./setup.js hook.js`, `bash -o pipefail hook.sh`, `python3 -W
@@ -374,7 +375,7 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 		// value was taken for the script, the script was missed).
 		afterCd, wantScript, value = w == "cd" || w == "pushd", wasValue, false
 		script = ""
-		if wasInterp && !wasValue {
+		if wasInterp && (!wasValue || pkgValue) {
 			// Why: the first word after an interpreter and its flags is
 			// its script whatever its name (no .py, no #!) and whatever
 			// it is (a directory node or python runs): the caller
@@ -414,6 +415,10 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 				// Its value is where the script is named from.
 				afterCd = w == "--directory" || w == "--cwd"
 				loads = w == "--env-file" || w == "--rcfile" || w == "--init-file"
+				// Why: a local package's code runs (`uv run --project
+				// ~/.claude/mcp/srv srv`, `uvx --from DIR cmd`): its
+				// directory counts as the script's own.
+				pkg = w == "--project" || w == "--from" || w == "--with-editable"
 			default:
 				wantScript = true
 			}
@@ -484,10 +489,10 @@ var codeFlags = []string{"-c", "-m", "--eval", "-p", "--print"}
 // startup file (--rcfile, --init-file), python's -W and -X, perl's and
 // ruby's -I, uv run's and bun's --with, --project, --directory, --cwd,
 // --python (`uv run --with requests hook.py`, the usual form of a uv
-// script hook).
+// script hook), uvx's --from.
 var valueFlags = []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file",
 	"-o", "+o", "-O", "+O", "--rcfile", "--init-file", "-W", "-X", "-I",
-	"--with", "--with-editable", "--with-requirements", "--project", "--directory", "--cwd", "--python"}
+	"--with", "--with-editable", "--with-requirements", "--project", "--directory", "--cwd", "--python", "--from"}
 
 // interpreter reports whether program w (a name or a path) runs a script
 // named by its first argument that is not a flag.
@@ -507,17 +512,17 @@ func interpreter(w string) bool {
 }
 
 // runner reports whether program b (a base name) runs a package named by
-// its argument: npx, bunx, pnpx. A path there (`npx ~/.claude/mcp/srv`,
+// its argument: npx, bunx, pnpx, uvx. A path there (`npx ~/.claude/mcp/srv`,
 // `npx ./tool`) is a local package, whose bin runs: a script directory.
 func runner(b string) bool {
-	return b == "npx" || b == "bunx" || b == "pnpx"
+	return b == "npx" || b == "bunx" || b == "pnpx" || b == "uvx"
 }
 
 // PythonInterp reports whether interpreter b (NamedFile.Interp) runs its
 // script in python: a python or pypy, or uv (`uv run x` runs x in the
 // project's python).
 func PythonInterp(b string) bool {
-	return strings.HasPrefix(b, "python") || strings.HasPrefix(b, "pypy") || b == "uv"
+	return strings.HasPrefix(b, "python") || strings.HasPrefix(b, "pypy") || b == "uv" || b == "uvx"
 }
 
 // join joins base (which may be unknown: "", no path) and rel, and

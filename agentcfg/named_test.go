@@ -198,6 +198,11 @@ func TestCommandScripts(t *testing.T) {
 		{`npx -y server-memory`, map[string]string{}},
 		{`npx tsx ~/.claude/h.ts`, map[string]string{"/h/.claude/h.ts": "tsx"}},
 		{`npx ./tool`, map[string]string{"/w/tool": "npx"}},
+		{`uv --directory ~/.claude/mcp/weather run weather.py`, map[string]string{"/h/.claude/mcp/weather": "", "/w/weather.py": "uv", "/h/.claude/mcp/weather/weather.py": "uv"}},
+		{`uv run --project ~/.claude/mcp/srv srv`, map[string]string{"/h/.claude/mcp/srv": "uv", "/w/srv": "uv"}},
+		{`uvx --from ~/.claude/mcp/pkg pkg-cmd`, map[string]string{"/h/.claude/mcp/pkg": "uvx"}},
+		{`uvx mcp-server-fetch`, map[string]string{}},
+		{`uv run --with-editable ./lib x.py`, map[string]string{"/w/lib": "uv", "/w/x.py": "uv"}},
 		{`~/.claude/hooks/h.sh ~/.claude/arg`, map[string]string{"/h/.claude/hooks/h.sh": "", "/h/.claude/arg": ""}},
 		{`git status ~/.claude/x`, map[string]string{"/h/.claude/x": ""}},
 	} {

@@ -200,8 +200,12 @@ func TestAgentNamedInterpreterWord(t *testing.T) {
   "b": {"command": "node", "args": ["~/.claude/mcp/srv2"]},
   "c": {"command": "npx", "args": ["-y", "~/.claude/mcp/pkg"]},
   "d": {"command": "sh", "args": ["-c", "cd ~/.claude/mcp/c && node ."]},
-  "e": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory", "~/.claude/memdata"]}
+  "e": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory", "~/.claude/memdata"]},
+  "f": {"command": "uv", "args": ["--directory", "~/.claude/mcp/weather", "run", "weather.py"]},
+  "g": {"command": "uvx", "args": ["--from", "~/.claude/mcp/upkg", "upkg-server"]}
 }}`)
+	write(filepath.Join(c, "mcp/weather/weather.py"), "#\n")
+	write(filepath.Join(c, "mcp/upkg/pyproject.toml"), "#\n")
 	write(filepath.Join(c, "noext"), "import json\n")
 	write(filepath.Join(c, "mcp/srv2/index.js"), "//\n")
 	write(filepath.Join(c, "mcp/pkg/package.json"), `{"bin": "x.js"}`)
@@ -218,7 +222,7 @@ func TestAgentNamedInterpreterWord(t *testing.T) {
 	if !slices.ContainsFunc(py, func(d PyDir) bool { return d.Dir == c }) {
 		t.Errorf("python3 ~/.claude/noext: no PyDir for %s: %+v", c, py)
 	}
-	for _, d := range []string{"mcp/srv2", "mcp/pkg", "mcp/c"} {
+	for _, d := range []string{"mcp/srv2", "mcp/pkg", "mcp/c", "mcp/weather", "mcp/upkg"} {
 		if dir, ok := ro[filepath.Join(c, d)]; !ok || !dir {
 			t.Errorf("~/.claude/%s (run by an interpreter) not read-only whole: masks %v", d, masks)
 		}

@@ -2,6 +2,7 @@ package agentcfg
 
 import (
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -282,6 +283,10 @@ type cmdPath struct {
 // whose script it is (NamedFile.Interp).
 func commandScripts(s, home, project string) []cmdPath {
 	s = strings.NewReplacer("${HOME}", "$HOME", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR").Replace(s)
+	// A flag's value given with '=' (`deno run --allow-write=~/.claude/data
+	// x.ts`, `node --env-file=.env h.js`) is that flag's value, not the
+	// script: the mark keeps it one after isSep has split at the '='.
+	s = flagEq.ReplaceAllString(s, "${1}${2} "+flagValueMark+" ")
 	flat := strings.NewReplacer(`"`, "", `'`, "").Replace(s)
 	out := scanWords(strings.FieldsFunc(flat, isSep), home, project, nil)
 	if strings.ContainsAny(s, `"'\`) {
@@ -295,6 +300,14 @@ func commandScripts(s, home, project string) []cmdPath {
 	}
 	return out
 }
+
+// flagEq finds a flag given its value with '=' (commandScripts).
+var flagEq = regexp.MustCompile(`(^|[\s;&|()"'])(--?[A-Za-z][A-Za-z0-9_-]*)=`)
+
+// flagValueMark is the word commandScripts puts between a flag and the
+// value it was given with '=' (a control character: no word of a
+// command line holds it, and scanWords emits no word that does).
+const flagValueMark = "\x01"
 
 // isSep reports whether r separates the words of a command line for
 // commandPaths: a space, shell syntax, or what separates a flag's or an
@@ -354,7 +367,7 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 	interp := "" // the interpreter the words after it are flags or the script of
 	script := "" // interp, for the word being looked at when it is the script
 	emit := func(w string) {
-		if w == "" || strings.ContainsAny(w, "$*?[~") {
+		if w == "" || strings.ContainsAny(w, "$*?[~"+flagValueMark) {
 			return
 		}
 		out = append(out, cmdPath{clean(w), script})
@@ -365,7 +378,21 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 	value := false      // the previous word is an interpreter's flag that takes a value
 	loads := false      // that value is a file it loads (--env-file, --rcfile)
 	pkg := false        // that value is a package whose code runs (uv's --project, uvx's --from)
+	prev := ""
 	for _, w := range words {
+		if w == flagValueMark {
+			// The next word is prev's value: for an interpreter's flag,
+			// as a flag of valueFlags' takes it (the script may still
+			// follow); elsewhere the mark is no word.
+			if wantScript && strings.HasPrefix(prev, "-") {
+				value = true
+				afterCd = prev == "--directory" || prev == "--cwd"
+				loads = prev == "--env-file" || prev == "--rcfile" || prev == "--init-file"
+				pkg = prev == "--project" || prev == "--from" || prev == "--with-editable"
+			}
+			continue
+		}
+		prev = w
 		wasCd, wasInterp, wasValue, fileValue, pkgValue := afterCd, wantScript, value, loads, pkg
 		loads, pkg = false, false
 		kept := keep == nil || keep(w)

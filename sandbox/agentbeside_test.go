@@ -202,8 +202,11 @@ func TestAgentNamedInterpreterWord(t *testing.T) {
   "d": {"command": "sh", "args": ["-c", "cd ~/.claude/mcp/c && node ."]},
   "e": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory", "~/.claude/memdata"]},
   "f": {"command": "uv", "args": ["--directory", "~/.claude/mcp/weather", "run", "weather.py"]},
-  "g": {"command": "uvx", "args": ["--from", "~/.claude/mcp/upkg", "upkg-server"]}
+  "g": {"command": "uvx", "args": ["--from", "~/.claude/mcp/upkg", "upkg-server"]},
+  "h": {"command": "deno", "args": ["run", "--allow-write=~/.claude/denodata", "~/.claude/mcp/d/s.ts"]}
 }}`)
+	write(filepath.Join(c, "denodata/x.json"), "{}")
+	write(filepath.Join(c, "mcp/d/s.ts"), "//\n")
 	write(filepath.Join(c, "mcp/weather/weather.py"), "#\n")
 	write(filepath.Join(c, "mcp/upkg/pyproject.toml"), "#\n")
 	write(filepath.Join(c, "noext"), "import json\n")
@@ -227,7 +230,9 @@ func TestAgentNamedInterpreterWord(t *testing.T) {
 			t.Errorf("~/.claude/%s (run by an interpreter) not read-only whole: masks %v", d, masks)
 		}
 	}
-	for _, p := range []string{c, filepath.Join(c, "memdata"), filepath.Join(c, "mcp"), ws} {
+	// A flag's value given with '=' is no script: deno's data directory
+	// stays writable.
+	for _, p := range []string{c, filepath.Join(c, "memdata"), filepath.Join(c, "denodata"), filepath.Join(c, "mcp"), ws} {
 		if _, ok := ro[p]; ok {
 			t.Errorf("%s made read-only: it must stay writable (masks %v)", p, masks)
 		}

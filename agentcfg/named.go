@@ -288,7 +288,9 @@ func commandScripts(s, home, project string) []cmdPath {
 	// script: the mark keeps it one after isSep has split at the '='.
 	s = flagEq.ReplaceAllString(s, "${1}${2} "+flagValueMark+" ")
 	flat := strings.NewReplacer(`"`, "", `'`, "").Replace(s)
-	out := scanWords(strings.FieldsFunc(flat, isSep), home, project, nil)
+	words := strings.FieldsFunc(flat, isSep)
+	out := scanWords(words, home, project, nil)
+	out = append(out, packageDirs(words, home, project)...)
 	if strings.ContainsAny(s, `"'\`) {
 		// Quoted or escaped spaces ("$HOME/My Scripts/x.sh", My\ Scripts):
 		// the words a shell makes, too, where they hold a space (the rest
@@ -297,6 +299,49 @@ func commandScripts(s, home, project string) []cmdPath {
 		out = append(out, scanWords(shellWords(s), home, project, func(w string) bool {
 			return strings.ContainsFunc(w, unicode.IsSpace) && !strings.ContainsAny(w, "&;|<>()`")
 		})...)
+	}
+	return out
+}
+
+// packageManagers run the scripts of a package.json (and the code they
+// start) in the directory a flag names: `npm --prefix DIR run start`,
+// `pnpm -C DIR start`, `yarn --cwd DIR start`, `bun --cwd DIR run x`.
+var packageManagers = map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true}
+
+// packageDirs returns the directories that a package manager in words
+// (commandScripts') is told to run a package from, with the manager as
+// their interpreter: the package's code runs, so the directory is a
+// script's own. A word after the line's first package manager counts.
+func packageDirs(words []string, home, project string) []cmdPath {
+	var out []cmdPath
+	pm := ""
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if b := filepath.Base(w); packageManagers[b] {
+			pm = b
+			continue
+		}
+		if pm == "" || (w != "--prefix" && w != "-C" && w != "--dir" && w != "--cwd") {
+			continue
+		}
+		if i+1 < len(words) && words[i+1] == flagValueMark {
+			i++
+		}
+		if i+1 >= len(words) {
+			break
+		}
+		v := words[i+1]
+		abs, ok := anchored(v, home, project)
+		switch {
+		case ok:
+		case filepath.IsAbs(v):
+			abs = clean(v)
+		default:
+			abs = join(project, v)
+		}
+		if abs != "" && !strings.ContainsAny(abs, "$*?[~"+flagValueMark) {
+			out = append(out, cmdPath{abs, pm})
+		}
 	}
 	return out
 }

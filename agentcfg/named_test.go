@@ -198,6 +198,10 @@ func TestCommandScripts(t *testing.T) {
 		{`npx -y server-memory`, map[string]string{}},
 		{`npx tsx ~/.claude/h.ts`, map[string]string{"/h/.claude/h.ts": "tsx"}},
 		{`npx ./tool`, map[string]string{"/w/tool": "npx"}},
+		{`npm run start --prefix ~/.claude/mcp/srv`, map[string]string{"/h/.claude/mcp/srv": "npm"}},
+		{`pnpm -C=~/.claude/mcp/p start`, map[string]string{"/h/.claude/mcp/p": "pnpm"}},
+		{`yarn --cwd $HOME/.claude/mcp/y start`, map[string]string{"/h/.claude/mcp/y": "yarn"}},
+		{`git -C ~/.claude/repo pull`, map[string]string{"/h/.claude/repo": ""}},
 		{`deno run --allow-write=~/.claude/data ~/.claude/s.ts`, map[string]string{"/h/.claude/data": "", "/h/.claude/s.ts": "deno"}},
 		{`node --env-file=~/.claude/.env --require=./pre.js ~/.claude/h.js`, map[string]string{"/h/.claude/.env": "", "/w/pre.js": "", "/h/.claude/h.js": "node"}},
 		{`node --env-file=.env h.js`, map[string]string{"/w/.env": "", "/w/h.js": "node"}},
@@ -232,7 +236,7 @@ func FuzzCommandScripts(f *testing.F) {
 			if !strings.HasPrefix(p.path, "/") {
 				t.Fatalf("commandScripts(%q): %q is not absolute", s, p.path)
 			}
-			if p.interp != "" && !interpreter(p.interp) {
+			if p.interp != "" && !interpreter(p.interp) && !packageManagers[p.interp] {
 				t.Fatalf("commandScripts(%q): %q: %q is no interpreter", s, p.path, p.interp)
 			}
 		}

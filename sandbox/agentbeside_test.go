@@ -203,8 +203,10 @@ func TestAgentNamedInterpreterWord(t *testing.T) {
   "e": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory", "~/.claude/memdata"]},
   "f": {"command": "uv", "args": ["--directory", "~/.claude/mcp/weather", "run", "weather.py"]},
   "g": {"command": "uvx", "args": ["--from", "~/.claude/mcp/upkg", "upkg-server"]},
-  "h": {"command": "deno", "args": ["run", "--allow-write=~/.claude/denodata", "~/.claude/mcp/d/s.ts"]}
+  "h": {"command": "deno", "args": ["run", "--allow-write=~/.claude/denodata", "~/.claude/mcp/d/s.ts"]},
+  "i": {"command": "npm", "args": ["run", "start", "--prefix", "~/.claude/mcp/npmsrv"]}
 }}`)
+	write(filepath.Join(c, "mcp/npmsrv/package.json"), `{"scripts": {"start": "node s.js"}}`)
 	write(filepath.Join(c, "denodata/x.json"), "{}")
 	write(filepath.Join(c, "mcp/d/s.ts"), "//\n")
 	write(filepath.Join(c, "mcp/weather/weather.py"), "#\n")
@@ -225,7 +227,7 @@ func TestAgentNamedInterpreterWord(t *testing.T) {
 	if !slices.ContainsFunc(py, func(d PyDir) bool { return d.Dir == c }) {
 		t.Errorf("python3 ~/.claude/noext: no PyDir for %s: %+v", c, py)
 	}
-	for _, d := range []string{"mcp/srv2", "mcp/pkg", "mcp/c", "mcp/weather", "mcp/upkg"} {
+	for _, d := range []string{"mcp/srv2", "mcp/pkg", "mcp/c", "mcp/weather", "mcp/upkg", "mcp/npmsrv"} {
 		if dir, ok := ro[filepath.Join(c, d)]; !ok || !dir {
 			t.Errorf("~/.claude/%s (run by an interpreter) not read-only whole: masks %v", d, masks)
 		}

@@ -107,3 +107,40 @@ func Python(path string, head []byte) bool {
 	}
 	return false
 }
+
+// RuntimeData reports whether an entry named name (dir: a directory) of a
+// script's directory looks written while the script runs rather than
+// code: a log (hook.log, hook.log.1, events.jsonl), a database, a pid or
+// lock file, a state, cache, history, session or token file, a logs/,
+// state/, data/, cache/ or tmp/ directory. It only chooses what the
+// sandbox names in a note on a read-only script directory: nothing is
+// made writable by it (a name says nothing of what a loader makes of a
+// file).
+func RuntimeData(name string, dir bool) bool {
+	n := strings.ToLower(name)
+	if dir {
+		switch strings.TrimPrefix(n, ".") {
+		case "log", "logs", "state", "data", "cache", "tmp", "sessions", "history":
+			return true
+		}
+		return false
+	}
+	switch filepath.Ext(n) {
+	case ".log", ".jsonl", ".ndjson", ".db", ".sqlite", ".sqlite3", ".db-wal", ".db-shm", ".db-journal", ".pid", ".err":
+		return true // not .lock: yarn.lock, uv.lock are the package's own
+	}
+	if strings.Contains(n, ".log.") {
+		return true // hook.log.1, rotated
+	}
+	switch filepath.Ext(n) {
+	case ".json", ".txt", ".yaml", ".yml", ".toml", "":
+		stem := strings.TrimSuffix(n, filepath.Ext(n))
+		for _, w := range strings.FieldsFunc(stem, func(r rune) bool { return !('a' <= r && r <= 'z' || '0' <= r && r <= '9') }) {
+			switch strings.TrimSuffix(w, "s") {
+			case "state", "cache", "history", "session", "token", "log":
+				return true
+			}
+		}
+	}
+	return false
+}

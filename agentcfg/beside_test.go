@@ -56,3 +56,40 @@ func FuzzPython(f *testing.F) {
 		_ = Python(path, []byte(head))
 	})
 }
+
+// RuntimeData names what a hook or server writes beside itself (for the
+// note on a read-only script directory), not its code or its package's
+// files.
+func TestRuntimeData(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		dir  bool
+		want bool
+	}{
+		{"hook.log", false, true},
+		{"hook.log.1", false, true},
+		{"events.jsonl", false, true},
+		{"state.json", false, true},
+		{"hook-state.json", false, true},
+		{".tokens.json", false, true},
+		{"memory.db", false, true},
+		{"server.pid", false, true},
+		{"logs", true, true},
+		{".cache", true, true},
+		{"data", true, true},
+		{"log.sh", false, false},
+		{"index.js", false, false},
+		{"package.json", false, false},
+		{"package-lock.json", false, false},
+		{"yarn.lock", false, false},
+		{"catalog.json", false, false},
+		{"statusline.py", false, false},
+		{"node_modules", true, false},
+		{"lib", true, false},
+		{"state.json", true, false},
+	} {
+		if got := RuntimeData(c.name, c.dir); got != c.want {
+			t.Errorf("RuntimeData(%q, %v) = %v, want %v", c.name, c.dir, got, c.want)
+		}
+	}
+}

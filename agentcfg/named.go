@@ -2,6 +2,7 @@ package agentcfg
 
 import (
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -20,6 +21,14 @@ type NamedFile struct {
 	// loadPathVars), in an env map or an assignment in a command line.
 	// Everything in it counts, not one file: the caller protects it whole.
 	Dir bool `json:"dir,omitempty"`
+	// Interp is the interpreter (its base name: python3, node, bash, npx)
+	// whose script the path is, when the line names it as one: the first
+	// word after the interpreter and its flags. It runs whatever the name
+	// (`python3 ~/.claude/noext` is python without a .py or a #! line),
+	// and a directory too (`node ~/.claude/mcp/srv` runs its package.json
+	// "main" or index.js, `python3 DIR` its __main__.py, `npx DIR` its
+	// bin): the caller judges the script by it.
+	Interp string `json:"interp,omitempty"`
 }
 
 // dataKeys are protected keys whose values are data (approvals, trust,
@@ -62,10 +71,19 @@ func Named(t Target, data []byte, ctx Context, home string) []NamedFile {
 		path string
 		dir  bool
 	}
-	seen := map[seenKey]bool{}
+	seen := map[seenKey]int{}
 	emit := func(n NamedFile) {
-		if k := (seenKey{n.Path, n.Dir}); len(out) < maxNamed && !seen[k] {
-			seen[k] = true
+		k := seenKey{n.Path, n.Dir}
+		if i, ok := seen[k]; ok {
+			// Named as a script in one line and as a plain word in
+			// another: the script's interpreter counts.
+			if out[i].Interp == "" {
+				out[i].Interp = n.Interp
+			}
+			return
+		}
+		if len(out) < maxNamed {
+			seen[k] = len(out)
 			out = append(out, n)
 		}
 	}
@@ -82,8 +100,8 @@ func Named(t Target, data []byte, ctx Context, home string) []NamedFile {
 			for _, p := range assignedLoadPaths(s, home, project) {
 				emit(NamedFile{Path: p, Key: key, Dir: true})
 			}
-			for _, p := range commandPaths(s, home, project) {
-				emit(NamedFile{Path: p, Key: key})
+			for _, c := range commandScripts(s, home, project) {
+				emit(NamedFile{Path: c.path, Key: key, Interp: c.interp})
 			}
 		})
 	}
@@ -248,9 +266,31 @@ func argv(xs []any) (string, bool) {
 // its script even without a slash: `python3 hook.py`, `bash -e x.sh`,
 // `node x.js` run hook.py, x.sh, x.js of the directory they start in.
 func commandPaths(s, home, project string) []string {
+	var out []string
+	for _, c := range commandScripts(s, home, project) {
+		out = append(out, c.path)
+	}
+	return out
+}
+
+// cmdPath is a path of a command line (commandScripts); interp is the
+// interpreter whose script it is, "" for any other word.
+type cmdPath struct {
+	path, interp string
+}
+
+// commandScripts is commandPaths with, for each path, the interpreter
+// whose script it is (NamedFile.Interp).
+func commandScripts(s, home, project string) []cmdPath {
 	s = strings.NewReplacer("${HOME}", "$HOME", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR").Replace(s)
+	// A flag's value given with '=' (`deno run --allow-write=~/.claude/data
+	// x.ts`, `node --env-file=.env h.js`) is that flag's value, not the
+	// script: the mark keeps it one after isSep has split at the '='.
+	s = flagEq.ReplaceAllString(s, "${1}${2} "+flagValueMark+" ")
 	flat := strings.NewReplacer(`"`, "", `'`, "").Replace(s)
-	out := scanWords(strings.FieldsFunc(flat, isSep), home, project, nil)
+	words := strings.FieldsFunc(flat, isSep)
+	out := scanWords(words, home, project, nil)
+	out = append(out, packageDirs(words, home, project)...)
 	if strings.ContainsAny(s, `"'\`) {
 		// Quoted or escaped spaces ("$HOME/My Scripts/x.sh", My\ Scripts):
 		// the words a shell makes, too, where they hold a space (the rest
@@ -262,6 +302,57 @@ func commandPaths(s, home, project string) []string {
 	}
 	return out
 }
+
+// packageManagers run the scripts of a package.json (and the code they
+// start) in the directory a flag names: `npm --prefix DIR run start`,
+// `pnpm -C DIR start`, `yarn --cwd DIR start`, `bun --cwd DIR run x`.
+var packageManagers = map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true}
+
+// packageDirs returns the directories that a package manager in words
+// (commandScripts') is told to run a package from, with the manager as
+// their interpreter: the package's code runs, so the directory is a
+// script's own. A word after the line's first package manager counts.
+func packageDirs(words []string, home, project string) []cmdPath {
+	var out []cmdPath
+	pm := ""
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if b := filepath.Base(w); packageManagers[b] {
+			pm = b
+			continue
+		}
+		if pm == "" || (w != "--prefix" && w != "-C" && w != "--dir" && w != "--cwd") {
+			continue
+		}
+		if i+1 < len(words) && words[i+1] == flagValueMark {
+			i++
+		}
+		if i+1 >= len(words) {
+			break
+		}
+		v := words[i+1]
+		abs, ok := anchored(v, home, project)
+		switch {
+		case ok:
+		case filepath.IsAbs(v):
+			abs = clean(v)
+		default:
+			abs = join(project, v)
+		}
+		if abs != "" && !strings.ContainsAny(abs, "$*?[~"+flagValueMark) {
+			out = append(out, cmdPath{abs, pm})
+		}
+	}
+	return out
+}
+
+// flagEq finds a flag given its value with '=' (commandScripts).
+var flagEq = regexp.MustCompile(`(^|[\s;&|()"'])(--?[A-Za-z][A-Za-z0-9_-]*)=`)
+
+// flagValueMark is the word commandScripts puts between a flag and the
+// value it was given with '=' (a control character: no word of a
+// command line holds it, and scanWords emits no word that does).
+const flagValueMark = "\x01"
 
 // isSep reports whether r separates the words of a command line for
 // commandPaths: a space, shell syntax, or what separates a flag's or an
@@ -316,28 +407,53 @@ func shellWords(s string) []string {
 // scanWords is commandPaths over one list of words; keep, when set, says
 // which words may be returned as paths (the context they give, a cd or
 // an interpreter, counts either way).
-func scanWords(words []string, home, project string, keep func(string) bool) []string {
-	var out []string
+func scanWords(words []string, home, project string, keep func(string) bool) []cmdPath {
+	var out []cmdPath
+	interp := "" // the interpreter the words after it are flags or the script of
+	script := "" // interp, for the word being looked at when it is the script
 	emit := func(w string) {
-		if w == "" || strings.ContainsAny(w, "$*?[~") {
+		if w == "" || strings.ContainsAny(w, "$*?[~"+flagValueMark) {
 			return
 		}
-		out = append(out, clean(w))
+		out = append(out, cmdPath{clean(w), script})
 	}
 	cd := ""            // the directory a cd earlier in the line moved to
 	afterCd := false    // the previous word is cd or pushd
 	wantScript := false // the previous words are an interpreter and its flags
 	value := false      // the previous word is an interpreter's flag that takes a value
 	loads := false      // that value is a file it loads (--env-file, --rcfile)
+	pkg := false        // that value is a package whose code runs (uv's --project, uvx's --from)
+	prev := ""
 	for _, w := range words {
-		wasCd, wasInterp, wasValue, fileValue := afterCd, wantScript, value, loads
-		loads = false
+		if w == flagValueMark {
+			// The next word is prev's value: for an interpreter's flag,
+			// as a flag of valueFlags' takes it (the script may still
+			// follow); elsewhere the mark is no word.
+			if wantScript && strings.HasPrefix(prev, "-") {
+				value = true
+				afterCd = prev == "--directory" || prev == "--cwd"
+				loads = prev == "--env-file" || prev == "--rcfile" || prev == "--init-file"
+				pkg = prev == "--project" || prev == "--from" || prev == "--with-editable"
+			}
+			continue
+		}
+		prev = w
+		wasCd, wasInterp, wasValue, fileValue, pkgValue := afterCd, wantScript, value, loads, pkg
+		loads, pkg = false, false
 		kept := keep == nil || keep(w)
 		// After a flag's value, the script may still follow: `node -r
 		// ./setup.js hook.js`, `bash -o pipefail hook.sh`, `python3 -W
 		// ignore hook.py` run hook.js, hook.sh, hook.py (review13f: the
 		// value was taken for the script, the script was missed).
 		afterCd, wantScript, value = w == "cd" || w == "pushd", wasValue, false
+		script = ""
+		if wasInterp && (!wasValue || pkgValue) {
+			// Why: the first word after an interpreter and its flags is
+			// its script whatever its name (no .py, no #!) and whatever
+			// it is (a directory node or python runs): the caller
+			// protects what that interpreter loads beside it.
+			script = interp
+		}
 		var abs string
 		rel := false
 		anchoredAbs, anchoredOK := anchored(w, home, project)
@@ -371,6 +487,10 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 				// Its value is where the script is named from.
 				afterCd = w == "--directory" || w == "--cwd"
 				loads = w == "--env-file" || w == "--rcfile" || w == "--init-file"
+				// Why: a local package's code runs (`uv run --project
+				// ~/.claude/mcp/srv srv`, `uvx --from DIR cmd`): its
+				// directory counts as the script's own.
+				pkg = w == "--project" || w == "--from" || w == "--with-editable"
 			default:
 				wantScript = true
 			}
@@ -378,11 +498,36 @@ func scanWords(words []string, home, project string, keep func(string) bool) []s
 		case wasInterp && (w == "run" || w == "exec"):
 			wantScript = true // deno run, bun run, uv run
 			continue
+		case wasInterp && runner(interp) && !strings.HasPrefix(w, "."):
+			// npx's and bunx's word is a package's name, not a file
+			// (a path to a local package has a slash: above); one that
+			// is an interpreter takes a script (`npx tsx hook.ts`).
+			wantScript = interpreter(w) && !runner(w)
+			interp = ""
+			if wantScript {
+				interp = filepath.Base(w)
+			}
+			continue
 		case wasInterp && !strings.ContainsAny(w, "$~"):
 			rel = true // the script, named from where it starts
 		default:
 			wantScript = interpreter(w)
+			interp = ""
+			if wantScript {
+				interp = filepath.Base(w)
+			}
 			continue // a program found on PATH, a flag, a word
+		}
+		if script != "" && runner(script) && strings.HasPrefix(w, "@") {
+			script = "" // npx @scope/pkg: a package's name
+			if !anchoredOK && !filepath.IsAbs(w) {
+				continue
+			}
+		}
+		if script == "" && !wasValue && !wasCd && interpreter(w) {
+			// The program named by its path (/usr/bin/python3,
+			// ~/.venv/bin/python): its script follows.
+			wantScript, interp = true, filepath.Base(w)
 		}
 		if rel {
 			if kept {
@@ -416,16 +561,16 @@ var codeFlags = []string{"-c", "-m", "--eval", "-p", "--print"}
 // startup file (--rcfile, --init-file), python's -W and -X, perl's and
 // ruby's -I, uv run's and bun's --with, --project, --directory, --cwd,
 // --python (`uv run --with requests hook.py`, the usual form of a uv
-// script hook).
+// script hook), uvx's --from.
 var valueFlags = []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file",
 	"-o", "+o", "-O", "+O", "--rcfile", "--init-file", "-W", "-X", "-I",
-	"--with", "--with-editable", "--with-requirements", "--project", "--directory", "--cwd", "--python"}
+	"--with", "--with-editable", "--with-requirements", "--project", "--directory", "--cwd", "--python", "--from"}
 
 // interpreter reports whether program w (a name or a path) runs a script
 // named by its first argument that is not a flag.
 func interpreter(w string) bool {
 	switch b := filepath.Base(w); {
-	case strings.HasPrefix(b, "python"), strings.HasPrefix(b, "pypy"):
+	case strings.HasPrefix(b, "python"), strings.HasPrefix(b, "pypy"), runner(b):
 		return true
 	default:
 		switch b {
@@ -436,6 +581,20 @@ func interpreter(w string) bool {
 		}
 	}
 	return false
+}
+
+// runner reports whether program b (a base name) runs a package named by
+// its argument: npx, bunx, pnpx, uvx. A path there (`npx ~/.claude/mcp/srv`,
+// `npx ./tool`) is a local package, whose bin runs: a script directory.
+func runner(b string) bool {
+	return b == "npx" || b == "bunx" || b == "pnpx" || b == "uvx"
+}
+
+// PythonInterp reports whether interpreter b (NamedFile.Interp) runs its
+// script in python: a python or pypy, or uv (`uv run x` runs x in the
+// project's python).
+func PythonInterp(b string) bool {
+	return strings.HasPrefix(b, "python") || strings.HasPrefix(b, "pypy") || b == "uv" || b == "uvx"
 }
 
 // join joins base (which may be unknown: "", no path) and rel, and

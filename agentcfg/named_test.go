@@ -1,6 +1,7 @@
 package agentcfg
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -164,6 +165,79 @@ func FuzzLoadPaths(f *testing.F) {
 		for _, p := range append(loadPaths(s, "/h", "/w"), assignedLoadPaths(s, "/h", "/w")...) {
 			if !strings.HasPrefix(p, "/") {
 				t.Fatalf("%q: %q is not absolute", s, p)
+			}
+		}
+	})
+}
+
+// commandScripts names the interpreter of the word after it (and its
+// flags) whatever the word is: a script without .py or #! (`python3
+// ~/.claude/noext` was no python script to the sandbox, so python's
+// imports from ~/.claude were not guarded: session 15), a directory node
+// or python runs, npx's local package; and no interpreter for a flag's
+// value, a package's name or a plain argument.
+func TestCommandScripts(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want map[string]string // path -> interp
+	}{
+		{`python3 ~/.claude/noext`, map[string]string{"/h/.claude/noext": "python3"}},
+		{`python3 -u ~/.claude/noext --flag ~/.claude/data`, map[string]string{"/h/.claude/noext": "python3", "/h/.claude/data": ""}},
+		{`/usr/bin/python3.12 -W ignore $HOME/.claude/x`, map[string]string{"/usr/bin/python3.12": "", "/h/.claude/x": "python3.12"}},
+		{`node ~/.claude/mcp/srv`, map[string]string{"/h/.claude/mcp/srv": "node"}},
+		{`node -r ./pre.js ~/.claude/mcp/srv`, map[string]string{"/w/pre.js": "", "/h/.claude/mcp/srv": "node"}},
+		{`cd ~/.claude/mcp/srv && node .`, map[string]string{"/h/.claude/mcp/srv": "node", "/w": "node"}},
+		{`bash ~/.claude/hook`, map[string]string{"/h/.claude/hook": "bash"}},
+		{`sh -c 'python3 ~/.claude/noext'`, map[string]string{"/h/.claude/noext": "python3"}},
+		{`sh -c ~/.claude/x`, map[string]string{"/h/.claude/x": ""}},
+		{`uv run --with requests ~/.claude/h`, map[string]string{"/h/.claude/h": "uv"}},
+		{`deno run -A ~/.claude/x.ts`, map[string]string{"/h/.claude/x.ts": "deno"}},
+		{`bun ~/.claude/x`, map[string]string{"/h/.claude/x": "bun"}},
+		{`npx ~/.claude/mcp/pkg`, map[string]string{"/h/.claude/mcp/pkg": "npx"}},
+		{`npx -y @modelcontextprotocol/server-filesystem ~/.claude/data`, map[string]string{"/h/.claude/data": ""}},
+		{`npx -y server-memory`, map[string]string{}},
+		{`npx tsx ~/.claude/h.ts`, map[string]string{"/h/.claude/h.ts": "tsx"}},
+		{`npx ./tool`, map[string]string{"/w/tool": "npx"}},
+		{`npm run start --prefix ~/.claude/mcp/srv`, map[string]string{"/h/.claude/mcp/srv": "npm"}},
+		{`pnpm -C=~/.claude/mcp/p start`, map[string]string{"/h/.claude/mcp/p": "pnpm"}},
+		{`yarn --cwd $HOME/.claude/mcp/y start`, map[string]string{"/h/.claude/mcp/y": "yarn"}},
+		{`git -C ~/.claude/repo pull`, map[string]string{"/h/.claude/repo": ""}},
+		{`deno run --allow-write=~/.claude/data ~/.claude/s.ts`, map[string]string{"/h/.claude/data": "", "/h/.claude/s.ts": "deno"}},
+		{`node --env-file=~/.claude/.env --require=./pre.js ~/.claude/h.js`, map[string]string{"/h/.claude/.env": "", "/w/pre.js": "", "/h/.claude/h.js": "node"}},
+		{`node --env-file=.env h.js`, map[string]string{"/w/.env": "", "/w/h.js": "node"}},
+		{`uv run --project=~/.claude/mcp/srv srv`, map[string]string{"/h/.claude/mcp/srv": "uv", "/w/srv": "uv"}},
+		{`uv --directory ~/.claude/mcp/weather run weather.py`, map[string]string{"/h/.claude/mcp/weather": "", "/w/weather.py": "uv", "/h/.claude/mcp/weather/weather.py": "uv"}},
+		{`uv run --project ~/.claude/mcp/srv srv`, map[string]string{"/h/.claude/mcp/srv": "uv", "/w/srv": "uv"}},
+		{`uvx --from ~/.claude/mcp/pkg pkg-cmd`, map[string]string{"/h/.claude/mcp/pkg": "uvx"}},
+		{`uvx mcp-server-fetch`, map[string]string{}},
+		{`uv run --with-editable ./lib x.py`, map[string]string{"/w/lib": "uv", "/w/x.py": "uv"}},
+		{`~/.claude/hooks/h.sh ~/.claude/arg`, map[string]string{"/h/.claude/hooks/h.sh": "", "/h/.claude/arg": ""}},
+		{`git status ~/.claude/x`, map[string]string{"/h/.claude/x": ""}},
+	} {
+		got := map[string]string{}
+		for _, p := range commandScripts(c.line, "/h", "/w") {
+			if _, ok := got[p.path]; !ok || got[p.path] == "" {
+				got[p.path] = p.interp
+			}
+		}
+		if !maps.Equal(got, c.want) {
+			t.Errorf("commandScripts(%q) = %v, want %v", c.line, got, c.want)
+		}
+	}
+}
+
+// commandScripts names an interpreter only for a path it returns, and
+// only one that interpreter() knows.
+func FuzzCommandScripts(f *testing.F) {
+	f.Add(`npx -y @a/b ~/.claude/x; python3 -W x ./y && node .`)
+	f.Add(`uv run --directory d x; bunx tsx z`)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range commandScripts(s, "/h", "/w") {
+			if !strings.HasPrefix(p.path, "/") {
+				t.Fatalf("commandScripts(%q): %q is not absolute", s, p.path)
+			}
+			if p.interp != "" && !interpreter(p.interp) && !packageManagers[p.interp] {
+				t.Fatalf("commandScripts(%q): %q: %q is no interpreter", s, p.path, p.interp)
 			}
 		}
 	})

@@ -171,3 +171,122 @@ func TestAgentNamedLoadPath(t *testing.T) {
 		t.Errorf("notes %q: want a shown note on ~/.claude on PATH", notes)
 	}
 }
+
+// An interpreter's script is judged by the line that runs it, not only by
+// its name (session 15, scriptdirs): `python3 ~/.claude/noext` (no .py,
+// no #!) imports from ~/.claude first, so ~/.claude gets a PyDir (a
+// json.py the agent adds leaves the tree); a directory an interpreter
+// runs (`node ~/.claude/mcp/srv2`: its index.js; `npx ~/.claude/mcp/pkg`:
+// its bin; `cd ~/.claude/mcp/c && node .`) is read-only whole. On main
+// none of them was guarded: no PyDir, and the directories stayed
+// writable (the agent rewrote srv2/index.js, which the host's next MCP
+// start ran).
+func TestAgentNamedInterpreterWord(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(home, ".claude.json"), `{"mcpServers": {
+  "a": {"command": "python3", "args": ["~/.claude/noext"]},
+  "b": {"command": "node", "args": ["~/.claude/mcp/srv2"]},
+  "c": {"command": "npx", "args": ["-y", "~/.claude/mcp/pkg"]},
+  "d": {"command": "sh", "args": ["-c", "cd ~/.claude/mcp/c && node ."]},
+  "e": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory", "~/.claude/memdata"]},
+  "f": {"command": "uv", "args": ["--directory", "~/.claude/mcp/weather", "run", "weather.py"]},
+  "g": {"command": "uvx", "args": ["--from", "~/.claude/mcp/upkg", "upkg-server"]},
+  "h": {"command": "deno", "args": ["run", "--allow-write=~/.claude/denodata", "~/.claude/mcp/d/s.ts"]},
+  "i": {"command": "npm", "args": ["run", "start", "--prefix", "~/.claude/mcp/npmsrv"]}
+}}`)
+	write(filepath.Join(c, "mcp/npmsrv/package.json"), `{"scripts": {"start": "node s.js"}}`)
+	write(filepath.Join(c, "denodata/x.json"), "{}")
+	write(filepath.Join(c, "mcp/d/s.ts"), "//\n")
+	write(filepath.Join(c, "mcp/weather/weather.py"), "#\n")
+	write(filepath.Join(c, "mcp/upkg/pyproject.toml"), "#\n")
+	write(filepath.Join(c, "noext"), "import json\n")
+	write(filepath.Join(c, "mcp/srv2/index.js"), "//\n")
+	write(filepath.Join(c, "mcp/pkg/package.json"), `{"bin": "x.js"}`)
+	write(filepath.Join(c, "mcp/c/index.js"), "//\n")
+	write(filepath.Join(c, "memdata/m.json"), "{}")
+	writable := []string{c, filepath.Join(home, ".claude.json"), ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(home, ".claude.json")}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	masks, _, _, _, py := agentNamed(ts, home, ws, writable, roots, nil)
+	ro := map[string]bool{}
+	for _, m := range masks {
+		ro[m.Path] = m.Dir
+	}
+	if !slices.ContainsFunc(py, func(d PyDir) bool { return d.Dir == c }) {
+		t.Errorf("python3 ~/.claude/noext: no PyDir for %s: %+v", c, py)
+	}
+	for _, d := range []string{"mcp/srv2", "mcp/pkg", "mcp/c", "mcp/weather", "mcp/upkg", "mcp/npmsrv"} {
+		if dir, ok := ro[filepath.Join(c, d)]; !ok || !dir {
+			t.Errorf("~/.claude/%s (run by an interpreter) not read-only whole: masks %v", d, masks)
+		}
+	}
+	// A flag's value given with '=' is no script: deno's data directory
+	// stays writable.
+	for _, p := range []string{c, filepath.Join(c, "memdata"), filepath.Join(c, "denodata"), filepath.Join(c, "mcp"), ws} {
+		if _, ok := ro[p]; ok {
+			t.Errorf("%s made read-only: it must stay writable (masks %v)", p, masks)
+		}
+	}
+}
+
+// A read-only script directory that holds what its scripts write at
+// runtime (a hook's log beside it, an MCP server's state file) gets one
+// shown note naming the directory, those files and the fixes: the hook
+// fails inside with EROFS, which Claude Code shows only in its verbose
+// mode (session 15: the failure was silent). A directory of code only,
+// or one the user made writable by name, gets none.
+func TestAgentNamedRuntimeNote(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(c, "settings.json"), `{"hooks": {"Stop": [{"hooks": [
+  {"type": "command", "command": "~/.claude/hooks/log.sh"},
+  {"type": "command", "command": "node ~/.claude/mcp/srv/index.js"},
+  {"type": "command", "command": "~/.claude/mine/m.sh"}]}]}}`)
+	write(filepath.Join(c, "hooks/log.sh"), "#!/bin/sh\n")
+	write(filepath.Join(c, "hooks/lib.sh"), "#\n")
+	write(filepath.Join(c, "hooks/hook.log"), "x\n")
+	write(filepath.Join(c, "mcp/srv/index.js"), "//\n")
+	write(filepath.Join(c, "mcp/srv/package.json"), "{}\n")
+	write(filepath.Join(c, "mcp/srv/node_modules/dep/index.js"), "//\n")
+	write(filepath.Join(c, "mine/m.sh"), "#\n")
+	write(filepath.Join(c, "mine/m.log"), "#\n")
+	writable := []string{c, filepath.Join(c, "mine"), ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	_, _, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	var got []string
+	for _, n := range notes {
+		if strings.Contains(n, "written at runtime") {
+			got = append(got, n)
+		}
+	}
+	hooks := filepath.Join(c, "hooks")
+	if len(got) != 1 || !strings.HasPrefix(got[0], "agent script: "+hooks+" is read-only") || !shownNote(got[0]) ||
+		!strings.Contains(got[0], "holds hook.log,") || strings.Contains(got[0], "lib.sh") ||
+		!strings.Contains(got[0], "-w "+hooks) || !strings.Contains(got[0], filepath.Join(c, "logs")+"/") {
+		t.Errorf("notes %q: want one shown note on %s naming hook.log, the logs/ place and -w", got, hooks)
+	}
+}

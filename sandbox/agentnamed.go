@@ -97,7 +97,7 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 				b.loadDir(p, t.Path, n.Key)
 				continue
 			}
-			b.add(p, why)
+			b.add(p, why, n.Interp)
 			fi, err := os.Lstat(p)
 			if errors.Is(err, fs.ErrNotExist) {
 				// Written during the run, it would run on the host next
@@ -166,9 +166,12 @@ func agentDirs(ts []agentcfg.Target, home, ws string) []string {
 }
 
 // add protects what the interpreter of script p (resolved) loads from
-// beside it; why says which configuration runs p.
-func (b *besides) add(p, why string) {
-	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+// beside it; why says which configuration runs p, interp the interpreter
+// the line names p the script of ("" when none: agentcfg.NamedFile).
+func (b *besides) add(p, why, interp string) {
+	fi, err := os.Stat(p)
+	isDir := err == nil && fi.IsDir()
+	if isDir && interp == "" {
 		return // a cd's directory, a PATH entry: its files are named on their own
 	}
 	if b.agentDirs == nil {
@@ -177,6 +180,15 @@ func (b *besides) add(p, why string) {
 	// why is "agent config: FILE (KEY) runs it": say what "it" is.
 	runs := strings.TrimSuffix(why, "it") + p
 	dir := filepath.Dir(p)
+	if isDir {
+		// Why: an interpreter given a directory runs code in it
+		// (`node ~/.claude/mcp/srv`: its package.json "main" or
+		// index.js; `python3 DIR`: its __main__.py, with DIR first on
+		// sys.path; `npx DIR`: its bin): the directory is the script's
+		// own, made read-only whole as one holding a script is.
+		dir = p
+		runs += " (" + interp + " runs what it holds)"
+	}
 	agent := enclosing(dir, b.agentDirs)
 	if agent == "" {
 		return // in the project, or elsewhere: not guarded (see beside.go)
@@ -194,9 +206,16 @@ func (b *besides) add(p, why string) {
 	// writable by name, the home, the workspace or one holding it, or one
 	// holding a guarded file (merged key by key, it must stay writable).
 	if dir != agent && dir != root && dir != b.home && enclosing(b.ws, []string{dir}) == "" && !b.holdsGuarded(dir) {
+		was := b.have[dir]
 		b.protect(dir, true, runs+", whose interpreter loads what lies beside it")
 		up = filepath.Dir(dir)
-	} else if fi, err := os.Stat(p); dir == agent && err == nil && fi.Mode().IsRegular() && agentcfg.Python(p, head(p)) {
+		if !was && b.have[dir] {
+			b.noteRuntime(dir, runs)
+		}
+	} else if dir == agent && err == nil && (agentcfg.PythonInterp(interp) || fi.Mode().IsRegular() && agentcfg.Python(p, head(p))) {
+		// Why: python runs what it is given whatever its name
+		// (`python3 ~/.claude/noext`, no .py, no #!): the line's
+		// interpreter counts, as the script's name and #! line do.
 		b.protect(filepath.Join(dir, agentcfg.PyCache), true, runs+", which python runs with the cached code of its neighbours from here")
 		// Why: python imports from the script's directory first, and the
 		// agent's directory stays writable (its state): the modules there
@@ -228,6 +247,50 @@ func (b *besides) add(p, why string) {
 			break
 		}
 	}
+}
+
+// maxRuntimeScan bounds the entries of a script directory noteRuntime
+// looks at (a directory of hooks holds a few; one that holds thousands is
+// state, said from what the first ones show).
+const maxRuntimeScan = 256
+
+// noteRuntime says, once per run, that script directory dir (made
+// read-only, runs says which configuration runs what in it) holds files
+// that something writes while it runs (agentcfg.RuntimeData: hook.log,
+// state.json, a logs/ directory): the hook or server that writes them
+// fails inside with "Read-only file system", which the agent's own
+// display may not show (Claude Code shows a failed hook's output in its
+// verbose mode only), so the user learns it here, with the fixes. The
+// directory stays read-only: written by the agent, what lies beside the
+// script runs on the host (beside.go).
+func (b *besides) noteRuntime(dir, runs string) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	ents, _ := f.ReadDir(maxRuntimeScan)
+	f.Close()
+	var names []string
+	for _, e := range ents {
+		if agentcfg.RuntimeData(e.Name(), e.IsDir()) {
+			n := e.Name()
+			if e.IsDir() {
+				n += "/"
+			}
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	slices.Sort(names)
+	if len(names) > 4 {
+		names = append(names[:4], "...")
+	}
+	b.notes = append(b.notes, fmt.Sprintf("agent script: %s is read-only (%s) but holds %s, written at runtime by the look of it: "+
+		"a hook or server that writes there fails inside with \"Read-only file system\" (an agent may show that only in a verbose mode); "+
+		"keep logs and state outside it (such as %s/), or pass -w %s to let the agent change what runs there",
+		dir, strings.TrimPrefix(runs, "agent config: "), strings.Join(names, ", "), filepath.Join(filepath.Dir(dir), "logs"), dir))
 }
 
 // loadDir protects directory p (resolved), which the configuration in

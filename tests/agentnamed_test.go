@@ -538,3 +538,55 @@ func TestAgentNamedPythonKilledRun(t *testing.T) {
 		t.Errorf("~/.codex/json.py, planted in the killed run, is still there:\n%s", r.stderr)
 	}
 }
+
+// TestAgentNamedInterpreterWord (session 15, scriptdirs): the host's MCP
+// servers run `python3 ~/.claude/noext` (no .py, no #! line), `node
+// ~/.claude/mcp/srv` (a directory: node runs its index.js) and `npx
+// ~/.claude/mcp/pkg` (a local package: its bin). As the agent, plant a
+// json.py beside noext and rewrite srv/index.js and pkg/cli.js: none of it
+// may be on the host afterwards. On main's binary all three stayed (the
+// script was taken for no python, the directories for a cd's). And a
+// hook's script directory holding its own log gets one line at start
+// naming it and the fix; the agent's state stays writable.
+func TestAgentNamedInterpreterWord(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", `{"mcpServers": {
+  "a": {"command": "python3", "args": ["~/.claude/noext"]},
+  "b": {"command": "node", "args": ["~/.claude/mcp/srv"]},
+  "c": {"command": "npx", "args": ["-y", "~/.claude/mcp/pkg"]}
+}}
+`, 0o644)
+	fsWrite(t, home, ".claude/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "~/.claude/hooks/log.sh"}]}]}}`+"\n", 0o644)
+	fsWrite(t, home, ".claude/hooks/log.sh", "#!/bin/sh\necho x >> \"$(dirname \"$0\")/hook.log\"\n", 0o755)
+	fsWrite(t, home, ".claude/hooks/hook.log", "", 0o644)
+	fsWrite(t, home, ".claude/noext", "import json\n", 0o644)
+	fsWrite(t, home, ".claude/mcp/srv/index.js", "// host\n", 0o644)
+	fsWrite(t, home, ".claude/mcp/pkg/package.json", `{"name": "pkg", "bin": "cli.js"}`+"\n", 0o644)
+	fsWrite(t, home, ".claude/mcp/pkg/cli.js", "// host\n", 0o644)
+	c := claudeRun(t, home, ws, `
+echo 'print("PWNED")' > ~/.claude/json.py
+echo 'PWNED' > ~/.claude/mcp/srv/index.js
+echo 'PWNED' > ~/.claude/mcp/pkg/cli.js
+echo '{}' > ~/.claude/mine.json
+true 2>/dev/null`)
+	var bad []string
+	if _, err := os.Lstat(filepath.Join(home, ".claude/json.py")); err == nil {
+		bad = append(bad, "~/.claude/json.py: left on the host")
+	}
+	for _, p := range []string{".claude/mcp/srv/index.js", ".claude/mcp/pkg/cli.js"} {
+		if got := fsReadFile(t, filepath.Join(home, p)); got != "// host\n" {
+			bad = append(bad, "~/"+p+" = "+got)
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("the agent changed code the host's MCP servers run:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	hooks := filepath.Join(home, ".claude/hooks")
+	if !strings.Contains(c.stderr, "agent script: "+hooks+" is read-only") || !strings.Contains(c.stderr, "holds hook.log") ||
+		!strings.Contains(c.stderr, "-w "+hooks) {
+		t.Errorf("no line at start on %s, whose hook.log its hook writes:\n%s", hooks, c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/mine.json")); got != "{}\n" {
+		t.Errorf("~/.claude/mine.json = %q: the agent's state must stay writable\n%s", got, c.stderr)
+	}
+}

@@ -1,0 +1,133 @@
+package pastwrite
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Header is the file's first line; a file of another version is refused.
+const Header = "jail written trees v1"
+
+// MaxTrees bounds the trees kept; the least recently recorded go first.
+const MaxTrees = 512
+
+// MaxSize bounds the file read, in bytes: MaxTrees lines of the longest
+// paths a record holds (maxPath, quoted) fit.
+const MaxSize = 1 << 20
+
+// maxPath bounds one tree's path (PATH_MAX).
+const maxPath = 4096
+
+// Tree is one directory a run made writable: its path, symlink-free, as
+// the run bound it, and its identity then.
+type Tree struct {
+	Path     string
+	Dev, Ino uint64
+}
+
+// ErrCorrupt is returned for a file Parse refuses.
+var ErrCorrupt = errors.New("not a record jail wrote")
+
+// Parse reads a file Format wrote: the header line, then one tree a line,
+// "DEV INO QUOTED-PATH" (decimal numbers, the path as strconv.Quote writes
+// it: absolute, clean, no NUL). Anything else, a duplicate path, or more
+// than MaxTrees lines is an error wrapping ErrCorrupt that names the line.
+func Parse(data []byte) ([]Tree, error) {
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrCorrupt, MaxSize)
+	}
+	rest, ok := bytes.CutPrefix(data, []byte(Header+"\n"))
+	if !ok {
+		return nil, fmt.Errorf("%w: line 1 is not %q", ErrCorrupt, Header)
+	}
+	var trees []Tree
+	seen := map[string]bool{}
+	for n := 2; len(rest) > 0; n++ {
+		line, after, ok := bytes.Cut(rest, []byte("\n"))
+		if !ok {
+			return nil, fmt.Errorf("%w: line %d has no end", ErrCorrupt, n)
+		}
+		rest = after
+		t, err := parseLine(string(line))
+		if err != nil {
+			return nil, fmt.Errorf("%w: line %d: %v", ErrCorrupt, n, err)
+		}
+		if seen[t.Path] {
+			return nil, fmt.Errorf("%w: line %d: %s twice", ErrCorrupt, n, strconv.Quote(t.Path))
+		}
+		seen[t.Path] = true
+		if len(trees) == MaxTrees {
+			return nil, fmt.Errorf("%w: more than %d trees", ErrCorrupt, MaxTrees)
+		}
+		trees = append(trees, t)
+	}
+	return trees, nil
+}
+
+func parseLine(line string) (Tree, error) {
+	dev, rest, ok1 := strings.Cut(line, " ")
+	ino, quoted, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 {
+		return Tree{}, errors.New("not DEV INO PATH")
+	}
+	var t Tree
+	var err error
+	if t.Dev, err = number(dev); err != nil {
+		return Tree{}, fmt.Errorf("device: %v", err)
+	}
+	if t.Ino, err = number(ino); err != nil {
+		return Tree{}, fmt.Errorf("inode: %v", err)
+	}
+	// Only what strconv.Quote writes: a double-quoted string that
+	// unquotes and quotes back to the very same bytes.
+	if !strings.HasPrefix(quoted, `"`) {
+		return Tree{}, errors.New("path not quoted")
+	}
+	p, err := strconv.Unquote(quoted)
+	if err != nil || strconv.Quote(p) != quoted {
+		return Tree{}, errors.New("path not quoted as jail quotes it")
+	}
+	if err := validPath(p); err != nil {
+		return Tree{}, err
+	}
+	t.Path = p
+	return t, nil
+}
+
+// number is a decimal uint64 with no sign, no leading zero and no spaces.
+func number(s string) (uint64, error) {
+	if s == "" || (len(s) > 1 && s[0] == '0') || s[0] == '+' {
+		return 0, fmt.Errorf("%q is not a decimal number", s)
+	}
+	return strconv.ParseUint(s, 10, 64)
+}
+
+// validPath is a tree's path as a run binds it: absolute, clean, not the
+// root (never writable), no NUL, at most maxPath bytes.
+func validPath(p string) error {
+	switch {
+	case len(p) > maxPath:
+		return fmt.Errorf("path longer than %d bytes", maxPath)
+	case !filepath.IsAbs(p) || filepath.Clean(p) != p:
+		return fmt.Errorf("path %s not absolute and clean", strconv.Quote(p))
+	case p == "/":
+		return errors.New("path is /")
+	case strings.ContainsRune(p, 0):
+		return errors.New("path holds a NUL")
+	}
+	return nil
+}
+
+// Format writes trees as Parse reads them, in their order.
+func Format(trees []Tree) []byte {
+	var b bytes.Buffer
+	b.WriteString(Header + "\n")
+	for _, t := range trees {
+		fmt.Fprintf(&b, "%d %d %s\n", t.Dev, t.Ino, strconv.Quote(t.Path))
+	}
+	return b.Bytes()
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -44,8 +43,12 @@ func Parse(data []byte) ([]Tree, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: line 1 is not %q", ErrCorrupt, Header)
 	}
-	var trees []Tree
-	seen := map[string]bool{}
+	lines := bytes.Count(rest, []byte("\n"))
+	if lines > MaxTrees {
+		return nil, fmt.Errorf("%w: more than %d trees", ErrCorrupt, MaxTrees)
+	}
+	trees := make([]Tree, 0, lines)
+	seen := make(map[string]bool, lines)
 	for n := 2; len(rest) > 0; n++ {
 		line, after, ok := bytes.Cut(rest, []byte("\n"))
 		if !ok {
@@ -82,20 +85,38 @@ func parseLine(line string) (Tree, error) {
 	if t.Ino, err = number(ino); err != nil {
 		return Tree{}, fmt.Errorf("inode: %v", err)
 	}
-	// Only what strconv.Quote writes: a double-quoted string that
-	// unquotes and quotes back to the very same bytes.
-	if !strings.HasPrefix(quoted, `"`) {
-		return Tree{}, errors.New("path not quoted")
-	}
-	p, err := strconv.Unquote(quoted)
-	if err != nil || strconv.Quote(p) != quoted {
-		return Tree{}, errors.New("path not quoted as jail quotes it")
+	p, ok := plainQuoted(quoted)
+	if !ok {
+		// Only what strconv.Quote writes: a double-quoted string that
+		// unquotes and quotes back to the very same bytes.
+		if !strings.HasPrefix(quoted, `"`) {
+			return Tree{}, errors.New("path not quoted")
+		}
+		if p, err = strconv.Unquote(quoted); err != nil || strconv.Quote(p) != quoted {
+			return Tree{}, errors.New("path not quoted as jail quotes it")
+		}
 	}
 	if err := validPath(p); err != nil {
 		return Tree{}, err
 	}
 	t.Path = p
 	return t, nil
+}
+
+// plainQuoted is strconv.Unquote for the common case, a quoted string of
+// printable ASCII with no quote or backslash in it, which strconv.Quote
+// writes as it is: a start reads every line (issue 16).
+func plainQuoted(q string) (string, bool) {
+	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
+		return "", false
+	}
+	in := q[1 : len(q)-1]
+	for i := 0; i < len(in); i++ {
+		if c := in[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return in, true
 }
 
 // number is a decimal uint64 with no sign, no leading zero and no spaces.
@@ -112,7 +133,7 @@ func validPath(p string) error {
 	switch {
 	case len(p) > maxPath:
 		return fmt.Errorf("path longer than %d bytes", maxPath)
-	case !filepath.IsAbs(p) || filepath.Clean(p) != p:
+	case !clean(p):
 		return fmt.Errorf("path %s not absolute and clean", strconv.Quote(p))
 	case p == "/":
 		return errors.New("path is /")
@@ -120,6 +141,29 @@ func validPath(p string) error {
 		return errors.New("path holds a NUL")
 	}
 	return nil
+}
+
+// clean reports whether p is absolute and filepath.Clean(p) == p, without
+// Clean's copy: no empty, "." or ".." element, no trailing slash.
+func clean(p string) bool {
+	if len(p) == 0 || p[0] != '/' {
+		return false
+	}
+	if p == "/" {
+		return true
+	}
+	// Each element, from after its slash to the next one (or the end).
+	for i := 1; i <= len(p); {
+		j := strings.IndexByte(p[i:], '/')
+		if j < 0 {
+			j = len(p) - i
+		}
+		if e := p[i : i+j]; e == "" || e == "." || e == ".." {
+			return false
+		}
+		i += j + 1
+	}
+	return true
 }
 
 // Format writes trees as Parse reads them, in their order.

@@ -3,6 +3,7 @@ package pastwrite
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -105,4 +106,12 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestClean(t *testing.T) {
+	for _, p := range []string{"", "/", "//", "/a", "/a/", "/a//b", "/a/./b", "/a/../b", "/.", "/..", "a", "./a", "/a/b.", "/a/.b", "/a/..b", "/a/b/..", "/a/b/."} {
+		if got, want := clean(p), filepath.IsAbs(p) && filepath.Clean(p) == p; got != want {
+			t.Errorf("clean(%q) = %v, want %v", p, got, want)
+		}
+	}
 }

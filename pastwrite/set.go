@@ -1,6 +1,7 @@
 package pastwrite
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -53,7 +54,14 @@ func read(file string) ([]Tree, error) {
 		return nil, fmt.Errorf("record of trees earlier runs could write: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	// Sized by the file's size, as os.ReadFile: one read most times.
+	size := 512
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() <= MaxSize {
+		size = int(fi.Size()) + 1
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err = buf.ReadFrom(io.LimitReader(f, MaxSize+1))
+	data := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("record of trees earlier runs could write: read %s: %w", file, err)
 	}

@@ -143,3 +143,37 @@ func TestMergeBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkStart is what a start adds when its trees are recorded already:
+// one Load and one Record that writes nothing.
+func BenchmarkStart(b *testing.B) {
+	for _, n := range []int{20, MaxTrees} {
+		b.Run(itoa(n), func(b *testing.B) { benchStart(b, n) })
+	}
+}
+
+func benchStart(b *testing.B, n int) {
+	dir := b.TempDir()
+	file := filepath.Join(dir, "written-trees")
+	var trees []string
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, "some-project-directory-"+itoa(i))
+		if err := os.Mkdir(p, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		trees = append(trees, p)
+	}
+	if err := Record(file, nil, trees); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := Load(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Record(file, s, trees[:2]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

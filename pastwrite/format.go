@@ -47,25 +47,25 @@ func Parse(data []byte) ([]Tree, error) {
 	if lines > MaxTrees {
 		return nil, fmt.Errorf("%w: more than %d trees", ErrCorrupt, MaxTrees)
 	}
+	// One string for all lines: the paths are slices of it, not a copy
+	// each (a start reads every line; issue 16).
+	text := string(rest)
 	trees := make([]Tree, 0, lines)
-	seen := make(map[string]bool, lines)
-	for n := 2; len(rest) > 0; n++ {
-		line, after, ok := bytes.Cut(rest, []byte("\n"))
+	seen := make(map[string]struct{}, lines)
+	for n := 2; len(text) > 0; n++ {
+		line, after, ok := strings.Cut(text, "\n")
 		if !ok {
 			return nil, fmt.Errorf("%w: line %d has no end", ErrCorrupt, n)
 		}
-		rest = after
-		t, err := parseLine(string(line))
+		text = after
+		t, err := parseLine(line)
 		if err != nil {
 			return nil, fmt.Errorf("%w: line %d: %v", ErrCorrupt, n, err)
 		}
-		if seen[t.Path] {
+		if _, dup := seen[t.Path]; dup {
 			return nil, fmt.Errorf("%w: line %d: %s twice", ErrCorrupt, n, strconv.Quote(t.Path))
 		}
-		seen[t.Path] = true
-		if len(trees) == MaxTrees {
-			return nil, fmt.Errorf("%w: more than %d trees", ErrCorrupt, MaxTrees)
-		}
+		seen[t.Path] = struct{}{}
 		trees = append(trees, t)
 	}
 	return trees, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 )
 
@@ -63,14 +64,11 @@ func Record(file string, seen *Set, trees []string) error {
 	return write(file, merge(old, add))
 }
 
-// known reports whether every tree of add is in old with the same identity.
+// known reports whether every tree of add is in old with the same
+// identity. A scan, not a map: add is a run's few trees.
 func known(old, add []Tree) bool {
-	have := make(map[string]Tree, len(old))
-	for _, t := range old {
-		have[t.Path] = t
-	}
 	for _, t := range add {
-		if have[t.Path] != t {
+		if !slices.Contains(old, t) {
 			return false
 		}
 	}

@@ -1,7 +1,6 @@
 package pastwrite
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +15,7 @@ import (
 // *Set holds nothing.
 type Set struct {
 	trees []Tree
-	ids   map[id]string // identity -> the tree's path
+	ids   map[id]string // identity -> the tree's path, built by Holds
 }
 
 type id struct{ dev, ino uint64 }
@@ -38,11 +37,7 @@ func Load(file string) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{trees: trees, ids: make(map[id]string, len(trees))}
-	for _, t := range trees {
-		s.ids[id{t.Dev, t.Ino}] = t.Path
-	}
-	return s, nil
+	return &Set{trees: trees}, nil
 }
 
 func read(file string) ([]Tree, error) {
@@ -54,16 +49,28 @@ func read(file string) ([]Tree, error) {
 		return nil, fmt.Errorf("record of trees earlier runs could write: %w", err)
 	}
 	defer f.Close()
-	// Sized by the file's size, as os.ReadFile: one read most times.
+	// Sized by the file's size, as os.ReadFile: one read, one buffer,
+	// most times; never more than MaxSize+1 bytes (Parse refuses those).
 	size := 512
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() <= MaxSize {
 		size = int(fi.Size()) + 1
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	_, err = buf.ReadFrom(io.LimitReader(f, MaxSize+1))
-	data := buf.Bytes()
-	if err != nil {
-		return nil, fmt.Errorf("record of trees earlier runs could write: read %s: %w", file, err)
+	data := make([]byte, 0, size)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("record of trees earlier runs could write: read %s: %w", file, err)
+		}
+		if len(data) > MaxSize {
+			break
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 	}
 	trees, err := Parse(data)
 	if err != nil {
@@ -88,6 +95,13 @@ func (s *Set) Holds(p string) (string, bool) {
 	for _, t := range s.trees {
 		if strings.HasPrefix(p, t.Path+"/") {
 			return t.Path, true
+		}
+	}
+	if s.ids == nil {
+		// Only now: most starts check no link.
+		s.ids = make(map[id]string, len(s.trees))
+		for _, t := range s.trees {
+			s.ids[id{t.Dev, t.Ino}] = t.Path
 		}
 	}
 	for d := filepath.Dir(p); ; d = filepath.Dir(d) {

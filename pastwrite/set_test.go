@@ -108,6 +108,14 @@ func TestCorruptRecord(t *testing.T) {
 	if got, _ := os.ReadFile(file); string(got) != string(bad) {
 		t.Errorf("rewritten: %q", got)
 	}
+	// Larger than MaxSize: read no further than that, refused.
+	big := append([]byte(Header+"\n"), []byte(strings.Repeat("1 2 \"/a\"\n", MaxSize/8+10))...)
+	if err := os.WriteFile(file, big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(file); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("too large: %v", err)
+	}
 }
 
 func TestMergeBounds(t *testing.T) {

@@ -16,7 +16,7 @@
 // directory's identity (the same tree reached by another name: a bind mount).
 //
 // The file is bounded (MaxTrees, MaxSize: the most recently recorded are
-// kept) and pruned of trees whose directory is gone or was replaced
+// kept) and pruned of trees whose directory is gone
 // whenever it is rewritten. It is parsed strictly: a file that is not
 // exactly what Format writes is refused (ErrCorrupt), never read in part:
 // a record that lost a tree would let that tree's links pass for the

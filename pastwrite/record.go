@@ -13,8 +13,9 @@ import (
 // directory (0700) as needed. Nothing is written when every tree is
 // recorded already with its identity now, which is most starts: in seen
 // (what the caller loaded from file, nil: read it), else in the file. When it
-// writes, it keeps the file bounded: trees whose directory is gone or was
-// replaced (another identity at the path) are dropped, the ones recorded
+// writes, it keeps the file bounded: trees whose directory is gone are
+// dropped (one whose path leads to another directory is kept, its
+// identity renewed), the ones recorded
 // now go last, and only the last MaxTrees stay. Writers are serialized by
 // a lock beside the file, and the file is replaced whole (a reader sees
 // the old record or the new one). A record Parse refuses is an error,
@@ -87,11 +88,16 @@ func merge(old, add []Tree) []Tree {
 		if adding[t.Path] {
 			continue
 		}
-		// Why: a tree whose directory is gone or replaced at its path
-		// holds no link an earlier run made; dropping it bounds the file.
-		if i, ok := idOf(t.Path); !ok || i != (id{t.Dev, t.Ino}) {
+		// Why: a tree whose directory is gone holds no link an earlier
+		// run made; dropping it bounds the file. One whose path leads to
+		// another directory now is kept, with that one's identity: a
+		// device numbered anew (btrfs at each mount) is the same tree,
+		// and keeping a replaced one refuses more links, never fewer.
+		i, ok := idOf(t.Path)
+		if !ok {
 			continue
 		}
+		t.Dev, t.Ino = i.dev, i.ino
 		out = append(out, t)
 	}
 	seen := map[string]bool{}

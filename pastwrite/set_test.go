@@ -88,6 +88,28 @@ func TestRecordLoadHolds(t *testing.T) {
 	if got := s.Trees(); len(got) != 1 || got[0].Path != b {
 		t.Fatalf("after prune: %v", got)
 	}
+	// A tree whose path leads to another directory now (replaced, or a
+	// device numbered anew) is kept, its identity renewed.
+	if err := os.Rename(b, b+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := filepath.Join(base, "c")
+	if err := os.Mkdir(c, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := Record(file, nil, []string{c}); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Load(file); err != nil {
+		t.Fatal(err)
+	}
+	bi2, _ := idOf(b)
+	if got := s.Trees(); len(got) != 2 || got[0].Path != b || (id{got[0].Dev, got[0].Ino}) != bi2 || got[1].Path != c {
+		t.Fatalf("after renewal: %v", got)
+	}
 }
 
 // A corrupt record is refused by Load and Record alike, with the file's

@@ -25,6 +25,7 @@ import (
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/pastwrite"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/statedir"
 	"github.com/jail-sandbox/jail/ucount"
@@ -71,6 +72,9 @@ type Plan struct {
 	// Writable lists every path the agent may write (mount and Landlock):
 	// the audit trail must not be under any of them.
 	Writable []string `json:"writable"`
+	// past is what the plan read of the trees earlier runs made writable
+	// (package pastwrite); the run adds its own to it (recordWritten).
+	past *pastwrite.Set
 	// Landlock is the second, independent wall, applied by init.
 	Landlock landlock.Rules `json:"landlock"`
 	// Counters bound the per-user kernel counters inside (package ucount),
@@ -193,7 +197,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		}
 	}
 	home, ws, cwd, wsNote, bl, raws := res.home, res.ws, res.cwd, res.wsNote, res.binds, res.raws
-	plan := &Plan{Workspace: ws, Cwd: cwd}
+	plan := &Plan{Workspace: ws, Cwd: cwd, past: res.past}
 	if wsNote != "" {
 		plan.Notes = append(plan.Notes, wsNote)
 	}
@@ -821,7 +825,7 @@ func foreignNote(path, why string) string {
 // shallow first, so that a deeper writable path inside a read-only one stays
 // writable. raw maps each resolved path back to the value as given, for
 // errors about it. Errors are *policy.FieldError or *policy.ConflictError.
-func resolveRoots(p *policy.Policy, ws string) ([]ns.Mount, map[string]string, error) {
+func resolveRoots(p *policy.Policy, ws string, past *pastwrite.Set) ([]ns.Mount, map[string]string, error) {
 	if ws == "/" && !p.ReadOnly {
 		return nil, nil, &policy.FieldError{Key: "workspace", Value: "/", Reason: "the whole host: cd into a project directory, or give `workspace` one (`degraded` mode also takes it with `read-only`)"}
 	}
@@ -881,11 +885,11 @@ func resolveRoots(p *policy.Policy, ws string) ([]ns.Mount, map[string]string, e
 			return nil, nil, err
 		}
 	}
-	if err := grantLinks(ws, !p.ReadOnly, grants, binds); err != nil {
+	if err := grantLinks(ws, !p.ReadOnly, grants, binds, past); err != nil {
 		return nil, nil, err
 	}
 	if p.Workspace != "" {
-		if err := workspaceLinks(p.Workspace, ws, grants, binds); err != nil {
+		if err := workspaceLinks(p.Workspace, ws, grants, binds, past); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -913,8 +917,10 @@ type grant struct {
 // dotfile's directory) for this one to grant (trustfollow). The workspace
 // counts even when read-only now: it was writable in earlier runs. A link
 // elsewhere (~/.cache -> /data/cache) is the user's and works at its own
-// path, as before.
-func grantLinks(ws string, wsWritable bool, grants []grant, binds map[string]ns.Mount) error {
+// path, as before, unless it lies in a tree an earlier run made writable
+// (past: an earlier --write path, another project's workspace), which a
+// command run then could have pointed anywhere as well (prevwrite).
+func grantLinks(ws string, wsWritable bool, grants []grant, binds map[string]ns.Mount, past *pastwrite.Set) error {
 	trees := []string{ws}
 	for _, b := range binds {
 		if b.Kind == ns.KindBind {
@@ -964,12 +970,18 @@ func grantLinks(ws string, wsWritable bool, grants []grant, binds map[string]ns.
 		}
 		for _, l := range g.links {
 			tree := enclosing(l.Path, trees)
-			if tree == "" || tree == l.Path {
-				continue
-			}
 			what := "the workspace " + ws
 			if tree != ws {
 				what = "the writable " + tree
+			}
+			if tree == "" || tree == l.Path {
+				// Why: a tree only an earlier run could write holds
+				// links its command may have made, as this run's do.
+				t, ok := past.Holds(l.Path)
+				if !ok {
+					continue
+				}
+				what = t + ", writable in an earlier run"
 			}
 			// Why: a link the sandbox could have retargeted must not
 			// choose what this run grants.
@@ -991,8 +1003,10 @@ func grantLinks(ws string, wsWritable bool, grants []grant, binds map[string]ns.
 // run with the same flags would make it the writable workspace
 // (review14f). A link elsewhere (~/src -> /data/src) is the user's and
 // works as before; so does one in the workspace it leads to (a loop back
-// to itself), which is not a write path of its own.
-func workspaceLinks(raw, ws string, grants []grant, binds map[string]ns.Mount) error {
+// to itself), which is not a write path of its own. A link in a tree an
+// earlier run made writable (past) is refused like one in a write path
+// now (prevwrite).
+func workspaceLinks(raw, ws string, grants []grant, binds map[string]ns.Mount, past *pastwrite.Set) error {
 	abs, err := policy.AbsPath("workspace", "/", raw)
 	if err != nil {
 		return err
@@ -1030,14 +1044,22 @@ func workspaceLinks(raw, ws string, grants []grant, binds map[string]ns.Mount) e
 	}
 	for _, l := range links {
 		tree := enclosing(l.Path, trees)
+		what := "the writable " + tree
 		if tree == "" || tree == l.Path {
-			continue
+			// Why: as grantLinks, a tree only an earlier run could
+			// write holds links its command may have made. Not one in
+			// the workspace it leads to (a loop back to itself).
+			t, ok := past.Holds(l.Path)
+			if !ok || enclosing(l.Path, []string{ws}) != "" {
+				continue
+			}
+			what = t + ", writable in an earlier run"
 		}
 		// Why: a link the sandbox could have retargeted must not choose
 		// the tree this run makes writable.
 		return &policy.FieldError{Key: "workspace", Value: raw, Reason: fmt.Sprintf(
-			"leads through the symlink %s, in the writable %s, which a command run in the sandbox can point elsewhere, to %s: give that path itself (`workspace` %s) if you mean it",
-			l.Path, tree, ws, ws)}
+			"leads through the symlink %s, in %s, which a command run in the sandbox can point elsewhere, to %s: give that path itself (`workspace` %s) if you mean it",
+			l.Path, what, ws, ws)}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/pastwrite"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/statedir"
 )
@@ -29,6 +30,9 @@ type resolved struct {
 	ws, cwd, wsNote string // workspaceOf's answer
 	binds           []ns.Mount
 	raws            map[string]string // resolveRoots' answer
+	// past is the trees earlier runs made writable (package pastwrite),
+	// read from the state directory; nil when there is none.
+	past *pastwrite.Set
 	// existing maps a path given to resolveExisting (the state and
 	// runtime directories) to its answer.
 	existing map[string]string
@@ -66,17 +70,28 @@ func resolvePolicy(p *policy.Policy, env []string) (*resolved, error) {
 		}
 	}
 	var err error
+	getenv := func(k string) string { return lookupEnv(env, k) }
+	sd, sdErr := statedir.From(getenv)
+	if sdErr == nil {
+		// Why: a record jail cannot read whole is refused, not skipped:
+		// a tree it lost would let that tree's links pass for the
+		// user's (pastwrite.Load says which file and what to do).
+		// Before workspaceOf: a link on the way to the current
+		// directory is such a link too (r.past.Holds).
+		if r.past, err = pastwrite.Load(filepath.Join(sd, statedir.Written)); err != nil {
+			return nil, err
+		}
+	}
 	if r.ws, r.cwd, r.wsNote, err = workspaceOf(p, r.home); err != nil {
 		return nil, err
 	}
-	if r.binds, r.raws, err = resolveRoots(p, r.ws); err != nil {
+	if r.binds, r.raws, err = resolveRoots(p, r.ws, r.past); err != nil {
 		return nil, err
 	}
 	// Keyed by the raw path: an answer holds for that path whatever the
 	// environment that named it.
 	r.existing = map[string]string{}
-	getenv := func(k string) string { return lookupEnv(env, k) }
-	if sd, err := statedir.From(getenv); err == nil {
+	if sdErr == nil {
 		r.existing[sd] = resolveExisting(sd)
 	}
 	if rd, ok := statedir.RuntimeFrom(getenv); ok {

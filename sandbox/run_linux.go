@@ -443,6 +443,15 @@ func (r *runner) run() int {
 	r.tracef("plan")
 	r.traceHeap("plan")
 	if !r.pol.DryRun {
+		// Before anything of the sandbox can write: a supervisor killed
+		// later still leaves this run's trees recorded.
+		if err := recordWritten(plan); err != nil {
+			r.errorf("%s", Explain(err))
+			return ExitSetup
+		}
+		r.tracef("written trees")
+	}
+	if !r.pol.DryRun {
 		// One goroutine does the start's work that is off its path, in
 		// order: the walls' warm-up now, the start event's policy once
 		// init starts (below). Both build encoding/json's encoders, by deep

@@ -33,6 +33,12 @@ const (
 	// visible trees (package dircache): a start reads again only what
 	// changed. Trusted only because the sandbox never reaches it.
 	DirCache = "dircache"
+	// Written records the trees earlier runs made writable (package
+	// pastwrite): a symlink in one is the agent's, not the user's, for
+	// every later run's link checks. Trusted only because no sandbox
+	// reaches it: a tree the agent could strike from it would let its
+	// links pass for the user's.
+	Written = "written-trees"
 	// The lean init's copy (package initbin) is init-HASH here, HASH its
 	// build's: exec'd as each sandbox's init, trusted only because no
 	// sandbox reaches this directory.

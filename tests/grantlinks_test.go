@@ -71,9 +71,20 @@ func TestWorkspaceThroughRetargetedLink(t *testing.T) {
 			t.Errorf("refusal lacks %q: %s", w, r.stderr)
 		}
 	}
-	// Without the write path that holds the link, the link is the user's
-	// (as for --write): the workspace is its target, writable.
-	r = sh(t, o, `echo x > `+victim+`/planted && echo ok`, "--workspace", link)
+	// Without the write path that holds the link, the link is still one
+	// an earlier run's command could have made (prevwrite): refused too.
+	r = sh(t, o, `echo x > `+victim+`/planted`, "--workspace", link)
+	mustCode(t, r, 125)
+	if !strings.Contains(r.stderr, "earlier run") {
+		t.Errorf("refusal lacks the earlier run: %s", r.stderr)
+	}
+	// A link the user made in a tree no run could write is the user's:
+	// the workspace is its target, writable.
+	mine := workspace(t)
+	if err := os.Symlink(victim, filepath.Join(mine, "proj")); err != nil {
+		t.Fatal(err)
+	}
+	r = sh(t, o, `echo x > `+victim+`/planted && echo ok`, "--workspace", filepath.Join(mine, "proj"))
 	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "ok" {
 		t.Fatalf("link in no write path: %q %s", r.stdout, r.stderr)
 	}

@@ -36,7 +36,11 @@ func TestCwdLinks(t *testing.T) {
 	repo(p)
 	repo(filepath.Join(p, "nested"))
 	repo(other)
-	repo(f.home) // a dotfiles repository: its links stay the user's
+	repo(f.home)                                // a dotfiles repository: its links stay the user's
+	headless := filepath.Join(root, "headless") // a work tree whose .git/HEAD a sandbox deleted
+	if err := os.MkdirAll(filepath.Join(headless, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for at, target := range map[string]string{
 		filepath.Join(p, "out"):          victim,                           // planted: out of its tree
 		filepath.Join(p, "deep"):         filepath.Join(other, "x"),        // into another repository
@@ -47,6 +51,7 @@ func TestCwdLinks(t *testing.T) {
 		filepath.Join(root, "userlink"):  victim,                           // the user's
 		filepath.Join(root, "chain"):     filepath.Join(p, "out"),          // the user's, then a planted one
 		filepath.Join(f.home, "proj"):    victim,                           // in the dotfiles repository
+		filepath.Join(headless, "out"):   victim,                           // planted, HEAD deleted
 	} {
 		if err := os.Symlink(target, at); err != nil {
 			t.Fatal(err)
@@ -64,6 +69,7 @@ func TestCwdLinks(t *testing.T) {
 		{name: "into another repository", cwd: filepath.Join(p, "deep"), refused: filepath.Join(p, "deep")},
 		{name: "out of a nested repository", cwd: filepath.Join(p, "nested", "up"), refused: filepath.Join(p, "nested", "up")},
 		{name: "a chain through a planted link", cwd: filepath.Join(root, "chain"), refused: filepath.Join(p, "out")},
+		{name: "in a work tree without HEAD", cwd: filepath.Join(headless, "out"), refused: filepath.Join(headless, "out")},
 		{name: "in a write path", cwd: filepath.Join(data, "l"), write: []string{data}, refused: filepath.Join(data, "l")},
 		{name: "within its tree", cwd: filepath.Join(p, "here")},
 		{name: "into a repository inside its tree", cwd: filepath.Join(p, "down")},

@@ -117,10 +117,11 @@ func cwdLinks(raw, cwd, ws, home string, binds []ns.Mount) error {
 		if t := enclosing(l.Path, trees); t != "" && t != l.Path && enclosing(ws, []string{t}) == "" {
 			in = append(in, "the writable "+t)
 		}
-		// A work tree whose top level holds the home is no workspace jail
-		// makes (TopLevel says ""): links in a dotfiles repository stay
-		// the user's.
-		if t, _ := hostgit.TopLevel(filepath.Dir(l.Path), home); t != "" && enclosing(ws, []string{t}) == "" {
+		// Why MarkedTop: a work tree whose .git/HEAD the sandbox deleted
+		// still counts. A work tree whose top level holds the home is no
+		// workspace jail makes (MarkedTop says ""): links in a dotfiles
+		// repository stay the user's.
+		if t, _ := hostgit.MarkedTop(filepath.Dir(l.Path), home); t != "" && enclosing(ws, []string{t}) == "" {
 			in = append(in, "the git work tree "+t)
 		}
 		if len(in) == 0 {

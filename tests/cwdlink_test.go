@@ -10,14 +10,17 @@ import (
 )
 
 // fakeRepo makes dir the top level of a git work tree as git (and jail's
-// hostgit.TopLevel) finds one: a .git directory with a HEAD.
+// hostgit.TopLevel) finds one: a .git directory with a HEAD, a config and
+// hooks (which the sandbox keeps read-only, as in a real repository).
 func fakeRepo(t *testing.T, dir string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for name, data := range map[string]string{"HEAD": "ref: refs/heads/main\n", "config": "[core]\n\trepositoryformatversion = 0\n"} {
+		if err := os.WriteFile(filepath.Join(dir, ".git", name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -33,6 +36,27 @@ func TestCwdThroughPlantedLink(t *testing.T) {
 	fakeRepo(t, p)
 	victim := workspace(t)
 	mustCode(t, sh(t, runOpts{dir: p}, `ln -s `+victim+` out`), 0)
+	cwdThroughPlantedLink(t, p, victim)
+}
+
+// The same when the command also deleted .git/HEAD, after which git (and
+// hostgit.TopLevel) no longer sees a work tree in P; the .git directory
+// stays (its config and hooks are mounts inside). Seen failing with the
+// check by hostgit.TopLevel (cwdlink's first version), as root and as
+// jailtest: the second run wrote into the other project.
+func TestCwdThroughPlantedLinkHeadless(t *testing.T) {
+	p := workspace(t)
+	fakeRepo(t, p)
+	victim := workspace(t)
+	mustCode(t, sh(t, runOpts{dir: p}, `rm -rf .git 2>/dev/null; ls .git/HEAD 2>/dev/null; ln -s `+victim+` out`), 0)
+	if _, err := os.Stat(filepath.Join(p, ".git", "HEAD")); err == nil {
+		t.Fatal("the sandbox could not delete .git/HEAD: the test checks nothing")
+	}
+	cwdThroughPlantedLink(t, p, victim)
+}
+
+func cwdThroughPlantedLink(t *testing.T, p, victim string) {
+	t.Helper()
 	link := filepath.Join(p, "out")
 	if l, err := os.Readlink(link); err != nil || l != victim {
 		t.Fatalf("the sandbox could not make the link: the test checks nothing (%q %v)", l, err)

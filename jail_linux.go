@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -299,7 +300,7 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 			why = "the supervisor exited"
 		}
 		s.abort()
-		return nil, fmt.Errorf("the sandbox did not start: %s%s", why, logTail(logPath))
+		return nil, fmt.Errorf("the sandbox did not start: %s%s", why, logTail(logPath, why))
 	}
 	s.info = *res.line.Info
 	if s.info.Control == "" {
@@ -320,10 +321,12 @@ func (s *Sandbox) abort() {
 	}
 }
 
-// logTail is the end of the supervisor's log, for an error message.
-func logTail(path string) string {
+// logTail is the end of the supervisor's log, for an error message; ""
+// when it is only the error why already says (the supervisor's ready line
+// carries its first error).
+func logTail(path, why string) string {
 	b, err := os.ReadFile(path)
-	if err != nil || len(b) == 0 {
+	if err != nil || len(b) == 0 || strings.HasSuffix(why, strings.TrimPrefix(strings.TrimSpace(string(b)), "jail: ")) {
 		return ""
 	}
 	if len(b) > 2000 {

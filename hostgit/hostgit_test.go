@@ -39,15 +39,18 @@ func TestTopLevel(t *testing.T) {
 	tests := []struct {
 		dir, want string
 		reason    bool
+		marked    string // MarkedTop's answer, when it differs
 	}{
-		{"repo", "repo", false},
-		{"repo/a/b", "repo", false},
-		{"wt/sub", "wt", false},
-		{"fake/sub", "", false},
-		{"notgit/sub", "", false},
-		{"home/proj/sub", "", true}, // a dotfiles repository in ~: never the workspace
-		{"home", "", true},
+		{"repo", "repo", false, ""},
+		{"repo/a/b", "repo", false, ""},
+		{"wt/sub", "wt", false, ""},
+		{"fake/sub", "", false, "fake"}, // a .git whose HEAD is gone still marks one
+		{"notgit/sub", "", false, "notgit"},
+		{"home/proj/sub", "", true, ""}, // a dotfiles repository in ~: never the workspace
+		{"home", "", true, ""},
+		{"plain/sub", "", false, ""},
 	}
+	mk("plain/sub")
 	for _, tt := range tests {
 		got, reason := TopLevel(filepath.Join(root, tt.dir), home)
 		want := ""
@@ -56,6 +59,12 @@ func TestTopLevel(t *testing.T) {
 		}
 		if got != want || (reason != "") != tt.reason {
 			t.Errorf("TopLevel(%s) = %q, %q; want %q (reason %v)", tt.dir, got, reason, want, tt.reason)
+		}
+		if tt.marked != "" {
+			want = filepath.Join(root, tt.marked)
+		}
+		if got, reason := MarkedTop(filepath.Join(root, tt.dir), home); got != want || (reason != "") != tt.reason {
+			t.Errorf("MarkedTop(%s) = %q, %q; want %q (reason %v)", tt.dir, got, reason, want, tt.reason)
 		}
 	}
 }

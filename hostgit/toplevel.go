@@ -18,13 +18,28 @@ import (
 // home or contains it (a dotfiles repository in ~, a repository at /) is not
 // returned, reason says so; widening the workspace to it would make the
 // whole home writable.
-func TopLevel(dir, home string) (top, reason string) {
+func TopLevel(dir, home string) (top, reason string) { return nearest(dir, home, isGitEntry) }
+
+// MarkedTop is TopLevel for a check that a sandbox must not talk out of:
+// any .git entry marks a work tree, also one git no longer takes. A command
+// run in the work tree can delete .git/HEAD (only .git/config, hooks and
+// the like are read-only inside; the .git directory itself stays, as the
+// mounts on them keep it), and TopLevel would then see no work tree there.
+func MarkedTop(dir, home string) (top, reason string) {
+	return nearest(dir, home, func(p string) bool {
+		_, err := os.Lstat(p)
+		return err == nil
+	})
+}
+
+// nearest walks up from dir to the first directory whose .git entry is.
+func nearest(dir, home string, is func(string) bool) (top, reason string) {
 	dev, ok := device(dir)
 	if !ok {
 		return "", ""
 	}
 	for d := filepath.Clean(dir); ; {
-		if isGitEntry(filepath.Join(d, ".git")) {
+		if is(filepath.Join(d, ".git")) {
 			if d == "/" || (home != "" && (d == home || within(home, d))) {
 				return "", "the work tree at " + d + " holds your home"
 			}

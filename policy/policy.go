@@ -29,7 +29,14 @@ type Policy struct {
 	// git work tree Cwd is in, else Cwd (the sandbox decides, and says so).
 	Workspace string `json:"workspace"`
 	// Cwd is where the command starts: the directory jail was started in.
-	// Outside the workspace, the command starts in the workspace.
+	// Outside the workspace, the command starts in the workspace. Empty:
+	// the process's, $PWD as the shell keeps it when it names that
+	// directory (os.Getwd). Without Workspace, a Cwd named through a
+	// symlink that lies in a git work tree (or a Write path) and leads out
+	// of that tree is refused: a sandboxed command can point such a link at
+	// another project, which would become the writable workspace. A Cwd
+	// given here is the caller's choice and checked all the same (it may be
+	// a path a user typed); give the resolved path, or set Workspace.
 	Cwd      string   `json:"cwd,omitempty"`
 	ReadOnly bool     `json:"read_only,omitempty"`
 	Write    []string `json:"write,omitempty"`

@@ -221,6 +221,27 @@ func TestPastWriteLinks(t *testing.T) {
 			}
 		})
 	}
+	// The current directory a workspace is chosen from (no --workspace):
+	// `cd DATA/l; jail` would make secret the writable workspace. Seen
+	// planned before cwdLinks asked the record (cwdlink and prevwrite met
+	// on main).
+	for _, c := range []struct {
+		cwd     string
+		refused bool
+	}{{link, true}, {filepath.Join(mine, "l"), false}} {
+		_, err := BuildPlan(f.policy(func(p *policy.Policy) { p.Workspace, p.Cwd = "", c.cwd }), f.env)
+		if !c.refused {
+			if err != nil {
+				t.Errorf("current directory %s, the user's link: refused: %v", c.cwd, err)
+			}
+			continue
+		}
+		var fe *policy.FieldError
+		if !errors.As(err, &fe) || fe.Key != "the current directory" || !strings.Contains(err.Error(), "symlink "+link+" ") ||
+			!strings.Contains(err.Error(), "the tree "+data+" (writable in an earlier run)") {
+			t.Errorf("ATTACK WORKED? current directory %s, through a link in an earlier run's tree: %v", c.cwd, err)
+		}
+	}
 	if err := os.WriteFile(record, []byte("junk\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

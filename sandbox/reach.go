@@ -17,6 +17,7 @@ import (
 	"github.com/jail-sandbox/jail/hostgit"
 	"github.com/jail-sandbox/jail/hostpath"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/pastwrite"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/statedir"
 )
@@ -65,6 +66,81 @@ func workspaceOf(p *policy.Policy, home string) (ws, cwd, note string, err error
 		return cwd, cwd, fmt.Sprintf("git: the workspace stays %s: %s, which is never made writable whole (`workspace` DIR to choose)", cwd, why), nil
 	}
 	return cwd, cwd, "", nil
+}
+
+// cwdLinks refuses a workspace that jail chose from the current directory
+// (no --workspace) when the directory was named through a symlink that lies
+// in a tree a command run in a sandbox could write, and the workspace it
+// leads to lies outside that tree: the top level of a git work tree (an
+// earlier run's workspace, or one that could be) or one of this run's write
+// paths (cwdlink). raw is the directory as the user named it (the shell's
+// $PWD, which os.Getwd returns when it names the current directory; the
+// Go API's Cwd), cwd and ws are workspaceOf's answers, binds resolveRoots'.
+//
+// The shell keeps $PWD as typed: after `cd P/out`, with P/out pointed at
+// another project by a command run in P, the kernel's current directory is
+// that project, and it would become the writable workspace. A link that
+// leads within its own tree (the workspace is that tree, or inside it)
+// widens nothing; a link outside every such tree (~/proj -> /data/proj) is
+// the user's. $PWD unset or stale never reaches here: os.Getwd then gives
+// the real path, with no link on it.
+func cwdLinks(raw, cwd, ws, home string, binds []ns.Mount, past *pastwrite.Set) error {
+	if raw == "" || filepath.Clean(raw) == cwd {
+		// Resolved to the same text: no link on the way (a final path
+		// has none), and nothing more to read at the usual start.
+		return nil
+	}
+	abs, err := policy.AbsPath("the current directory", "/", raw)
+	if err != nil {
+		return err
+	}
+	final, links, err := hostpath.Resolve(abs)
+	if err == nil && final != cwd {
+		err = fmt.Errorf("now leads to %s", final)
+	}
+	if err != nil {
+		// Why: the links checked must be those of the directory the
+		// workspace was chosen from; one retargeted while jail starts is
+		// refused, not guessed at.
+		return &policy.FieldError{Key: "the current directory", Value: raw, Reason: fmt.Sprintf(
+			"resolved to %s, then changed while jail started (%v): a command running in a sandbox may be changing it; cd to the real path", cwd, err)}
+	}
+	// This run's write paths; the workspace itself is what the links
+	// lead to, not a tree they lie in.
+	var trees []string
+	for _, b := range binds {
+		if b.Kind == ns.KindBind && b.Path != ws {
+			trees = append(trees, b.Path)
+		}
+	}
+	for _, l := range links {
+		var in []string // "the writable D", "the git work tree T"
+		if t := enclosing(l.Path, trees); t != "" && t != l.Path && enclosing(ws, []string{t}) == "" {
+			in = append(in, "the writable "+t)
+		}
+		// Why MarkedTop: a work tree whose .git/HEAD the sandbox deleted
+		// still counts. A work tree whose top level holds the home is no
+		// workspace jail makes (MarkedTop says ""): links in a dotfiles
+		// repository stay the user's.
+		if t, _ := hostgit.MarkedTop(filepath.Dir(l.Path), home); t != "" && enclosing(ws, []string{t}) == "" {
+			in = append(in, "the git work tree "+t)
+		}
+		// Why past: a tree an earlier run made writable (a -w path, a
+		// workspace that is no work tree) held the sandbox as long as
+		// this run's write paths do; its links are as much the agent's.
+		if t, ok := past.Holds(l.Path); ok && enclosing(ws, []string{t}) == "" {
+			in = append(in, "the tree "+t+" (writable in an earlier run)")
+		}
+		if len(in) == 0 {
+			continue // the user's link, or one that leads within its tree
+		}
+		// Why: a link a sandbox could have retargeted must not choose the
+		// tree this run makes writable.
+		return &policy.FieldError{Key: "the current directory", Value: raw, Reason: fmt.Sprintf(
+			"leads through the symlink %s (-> %s) in %s, which a command run in a sandbox can point elsewhere; the workspace would be %s: `cd %s` (the real path), or `--workspace %s` if you mean it",
+			l.Path, l.Target, in[0], ws, cwd, ws)}
+	}
+	return nil
 }
 
 // withGitIdentity adds the host's git identity (user.name, user.email, read

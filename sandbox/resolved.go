@@ -88,6 +88,14 @@ func resolvePolicy(p *policy.Policy, env []string) (*resolved, error) {
 	if r.binds, r.raws, err = resolveRoots(p, r.ws, r.past); err != nil {
 		return nil, err
 	}
+	if p.Workspace == "" {
+		// A workspace the user named is the user's choice (resolveRoots
+		// checks its links against the write paths); one chosen from the
+		// current directory is checked for the links on the way to it.
+		if err := cwdLinks(p.Cwd, r.cwd, r.ws, r.home, r.binds, r.past); err != nil {
+			return nil, err
+		}
+	}
 	// Keyed by the raw path: an answer holds for that path whatever the
 	// environment that named it.
 	r.existing = map[string]string{}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -105,7 +106,13 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 	r.tracef("trail synced")
 	r.awaitMounts()
 	r.tracef("mounts dropped")
-	r.ready(fmt.Errorf("the sandbox ended before it was ready (exit %d)", code))
+	// The starter (the Go API's Start) hears why, not only that: the log
+	// it could read is removed for a sandbox with no name.
+	why := ""
+	if e := r.firstError.Load(); e != nil {
+		why = ": " + *e
+	}
+	r.ready(fmt.Errorf("the sandbox ended before it was ready (exit %d)%s", code, why))
 	r.endAttach(code)
 	// The terminal is the user's again: what was held is said now.
 	footer := ""
@@ -144,7 +151,8 @@ type runner struct {
 	dialCh       chan dialReply
 	pubPorts     []int
 	agentRlimits []ns.Rlimit
-	bg           sync.WaitGroup // proxy, DNS and exec-notify servers
+	bg           sync.WaitGroup         // proxy, DNS and exec-notify servers
+	firstError   atomic.Pointer[string] // the first error said (errorf), for ready
 
 	mu            sync.Mutex
 	exit          *ns.Message // the agent's status, from init
@@ -268,7 +276,9 @@ func (r *runner) traceNow() float64 {
 
 // errorf says what went wrong; always shown (--quiet too).
 func (r *runner) errorf(format string, a ...any) {
-	r.notes.Notef("jail", notice.Error, "%s", Spell(fmt.Sprintf(format, a...)))
+	msg := Spell(fmt.Sprintf(format, a...))
+	r.firstError.CompareAndSwap(nil, &msg)
+	r.notes.Notef("jail", notice.Error, "%s", msg)
 }
 
 // notef is a notice shown unless --quiet.

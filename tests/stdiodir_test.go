@@ -37,6 +37,9 @@ func TestStdioDirectoryRefused(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "key"), []byte(marker+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, marker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	openDir := func(flags int) *os.File {
 		fd, err := unix.Open(dir, flags|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -47,13 +50,18 @@ func TestStdioDirectoryRefused(t *testing.T) {
 		t.Cleanup(func() { f.Close() })
 		return f
 	}
-	// The agent's read of the hidden file through each stdio fd in turn
-	// (copied first: the shell's own redirections move fds 1 and 2), said
-	// on stdout and on stderr, whichever is not the directory.
+	// The agent's listing of the hidden directory and read of the file
+	// in it (named as it reads: Landlock refuses the read, not the
+	// listing, of a file under a host directory the sandbox mounts over,
+	// such as /tmp or /home) through each stdio fd in turn (copied first:
+	// the shell's own redirections move fds 1 and 2), said on stdout and
+	// on stderr, whichever is not the directory.
 	script := `exec 3<&0 4>&1 5>&2
 for n in 3 4 5; do
-	cat /proc/self/fd/$n/key >&4 2>/dev/null
-	cat /proc/self/fd/$n/key >&5 2>/dev/null
+	for o in 4 5; do
+		ls /proc/self/fd/$n/ >&$o 2>/dev/null
+		cat /proc/self/fd/$n/key >&$o 2>/dev/null
+	done
 done
 true`
 	cases := []struct {
@@ -119,7 +127,7 @@ true`
 			}
 			all := out.String() + errb.String() + got.String()
 			if strings.Contains(all, marker) {
-				t.Fatalf("the agent read a hidden file through its fd %d, a directory of the host's:\n%s", c.fd, all)
+				t.Fatalf("the agent listed or read a hidden directory through its fd %d, a directory of the host's:\n%s", c.fd, all)
 			}
 			if code != 125 {
 				t.Fatalf("exit %d, want 125 (refused)\n%s", code, all)

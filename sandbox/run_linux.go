@@ -366,6 +366,11 @@ func (r *runner) run() int {
 	var limits ns.Spec // the rlimits openCgroup decides, for the spec
 	var cgErr error    // reported once the trail is open, as before
 	if !r.pol.DryRun {
+		// Before anything is made: init inherits these three as they are.
+		if err := checkOwnStdio(); err != nil {
+			r.errorf("%v", err)
+			return ExitSetup
+		}
 		if r.degraded, r.degradedWhy = r.decideDegraded(); r.degraded {
 			if err := checkDegraded(r.pol); err != nil {
 				r.errorf("%s", Explain(err))

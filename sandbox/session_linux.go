@@ -130,26 +130,53 @@ func (r *runner) takePending(hostPid int) *ns.ExecSpec {
 // checkStdio refuses what must never become an exec'd command's stdio.
 func checkStdio(files []*os.File) error {
 	for i, f := range files {
-		var st unix.Stat_t
-		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-			return fmt.Errorf("fd %d: %w", i, err)
-		}
 		// A host terminal handed in as it is lets the command push input
 		// into the user's shell (TIOCSTI, CVE-2017-5226) or read it: a
 		// terminal is relayed through a pty of the sandbox's (-t) or a pipe.
 		if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
 			return fmt.Errorf("fd %d is a terminal: use -t, or a pipe", i)
 		}
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFREG, unix.S_IFCHR:
-		default:
-			// A directory (or an O_PATH fd of one) would be a way out of
-			// the mount tree (openat relative to it; CVE-2024-21626).
-			return fmt.Errorf("fd %d is not a pipe, socket, file or device", i)
+		if err := checkStdioKind(f); err != nil {
+			return fmt.Errorf("fd %d %w", i, err)
 		}
-		fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
-		if err != nil || fl&unix.O_PATH != 0 {
-			return fmt.Errorf("fd %d is an O_PATH descriptor", i)
+	}
+	return nil
+}
+
+// checkStdioKind refuses a stdio fd that is a way out of the mount tree
+// rather than a stream: a directory, or an O_PATH descriptor of anything.
+// The sandbox reaches the host's tree below a directory with openat or
+// /proc/self/fd/N/NAME, around every mask, the hidden $HOME and the
+// read-only view (CVE-2024-21626's class); an O_PATH one is reopened
+// through /proc/self/fd/N with rights its holder never had. The error
+// reads after "fd N" or "stdin".
+func checkStdioKind(f *os.File) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fmt.Errorf("cannot be checked: %w", err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFREG, unix.S_IFCHR:
+	case unix.S_IFDIR:
+		return errors.New("is a directory: the sandbox would reach the host's files below it, around every mask")
+	default:
+		return errors.New("is not a pipe, socket, file or device")
+	}
+	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	if err != nil || fl&unix.O_PATH != 0 {
+		return errors.New("is an O_PATH descriptor: the sandbox could reopen it with rights it was not given")
+	}
+	return nil
+}
+
+// checkOwnStdio refuses a run whose stdin, stdout or stderr (init's, so
+// the agent's) fails checkStdioKind: `jail -- agent < ~` would hand the
+// agent the real home, .ssh included. Terminals are not refused: a run
+// relays them or hands stdin on read-only (stdin_linux.go).
+func checkOwnStdio() error {
+	for i, f := range []*os.File{os.Stdin, os.Stdout, os.Stderr} {
+		if err := checkStdioKind(f); err != nil {
+			return fmt.Errorf("%s %w; give a file, a pipe or a terminal", [...]string{"stdin", "stdout", "stderr"}[i], err)
 		}
 	}
 	return nil

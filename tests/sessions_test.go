@@ -156,7 +156,7 @@ func TestSessionRefusesTerminalAndDirFDs(t *testing.T) {
 	}{
 		{"a terminal as stdin", []*os.File{slave, null, null}, "terminal"},
 		{"a terminal as stderr", []*os.File{null, null, slave}, "terminal"},
-		{"a directory as stdin", []*os.File{dir, null, null}, "not a pipe"},
+		{"a directory as stdin", []*os.File{dir, null, null}, "is a directory"},
 	} {
 		c, err := session.Dial(ctl)
 		if err != nil {

@@ -16,7 +16,9 @@
 //     cannot read) with ENOSYS so callers fall back to openat; (4) allows
 //     only the socket families the network namespace isolates, and no
 //     MPTCP (which Landlock's TCP rules do not check), and under Replace
-//     no io_uring (its socket op goes around both). The arch check, the
+//     no io_uring (its socket op goes around both); (5) refuses socket
+//     filters (setsockopt SO_ATTACH_FILTER and kin: classic BPF reaches
+//     the kernel's BPF JIT without bpf(2)). The arch check, the
 //     set-id rule and those network walls stay under Config.Replace: other
 //     options' promises (--net none, --no-local-tcp) rest on them; so do
 //     the terminal ioctl rules (TIOCSTI, TCXONC, TIOCEXCL...), which reach

@@ -146,7 +146,39 @@ func argPrefix(a *asm, allowPtrace bool) {
 	// since 424 alike.
 	a.jmp(bpf.JumpGreaterThan, lastReviewedNr, "unknown-enosys", "")
 	a.jmp(bpf.JumpEqual, uint32(unix.SYS_PERSONALITY), "personality", "")
+	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SETSOCKOPT), "setsockopt", "")
 	a.ja("next")
+
+	// setsockopt(int fd, int level, int optname, ...): no socket filters.
+	// SO_ATTACH_FILTER and SO_ATTACH_REUSEPORT_CBPF take a classic BPF
+	// program from any unprivileged process on any socket it may make
+	// (UDP, TCP, netlink, AF_UNIX); the kernel converts it to eBPF and
+	// JIT-compiles it (bpf_prepare_filter): the converter and the JIT,
+	// code eBPF LPEs live in (CVE-2021-29154, JIT branch offsets), reached
+	// without bpf(2).
+	// SO_ATTACH_BPF and SO_ATTACH_REUSEPORT_EBPF take an eBPF program fd,
+	// which only bpf(2) makes (refused): refused here too, so no fd passed
+	// in can be attached. Their users are packet tools (libpcap, dhcp
+	// clients: AF_PACKET, refused anyway) and load-balanced servers
+	// steering SO_REUSEPORT groups (optional everywhere we know: nginx's
+	// quic_bpf is off by default), not agents. seccomp(2)'s own cBPF stays
+	// allowed: sandboxes agents bring install filters (Claude Code's
+	// sandbox-runtime and Codex CLI apply seccomp on Linux: PEERS.md;
+	// bubblewrap, Chromium), refusing it would break them, and every
+	// container reaches that JIT anyway. Detaching and locking touch no
+	// BPF code.
+	// level and optname are ints: low 32 bits only (CVE-2019-10063). A
+	// --seccomp-replace policy stands in for this rule (kernel surface,
+	// like SOCK_RAW); io_uring's setsockopt op (URING_CMD, 6.7) is no
+	// other door: io_uring is refused in every filter (netPrefix).
+	a.label("setsockopt")
+	a.ld(offArgLo(1))
+	a.jmp(bpf.JumpEqual, unix.SOL_SOCKET, "", "allow")
+	a.ld(offArgLo(2))
+	a.jmp(bpf.JumpEqual, unix.SO_ATTACH_FILTER, "eperm", "")
+	a.jmp(bpf.JumpEqual, unix.SO_ATTACH_REUSEPORT_CBPF, "eperm", "")
+	a.jmp(bpf.JumpEqual, unix.SO_ATTACH_BPF, "eperm", "")
+	a.jmp(bpf.JumpEqual, unix.SO_ATTACH_REUSEPORT_EBPF, "eperm", "allow")
 
 	// personality(unsigned int): only PER_LINUX and the 0xffffffff query.
 	// READ_IMPLIES_EXEC/MMAP_PAGE_ZERO help null-dereference exploits

@@ -33,6 +33,10 @@
 //     init, 3-8 ms of every jail process's start; it is now a test
 //     dependency only, and TestGenerated, TestCompileMatchesLibrary and
 //     FuzzCompileMatchesLibrary fail when either side drifts from it.
+//     The hand-written prefixes take syscall numbers from the same tables
+//     (asm.sys), so the arm64 filter is built and run in a BPF VM on
+//     amd64 too (TestArm64FilterEmulated), against the kernel's numbers
+//     (testdata/arm64-syscalls.golden, TestArm64TableMatchesKernel).
 //   - The exec audit (Install with Config.ExecNotify):
 //     SECCOMP_RET_USER_NOTIF for execve/execveat, merged into the deny
 //     filter (mergeNotify: one program, the kernel's result of the two),

@@ -84,6 +84,9 @@ func everydayShim() {
 		fmt.Printf("READY %d\n", ln.Addr().(*net.TCPAddr).Port)
 		io.Copy(io.Discard, os.Stdin) // until the test closes stdin
 		os.Exit(0)
+	case mode == "fanotify":
+		fanotifyShim() // fanotify_test.go
+		os.Exit(0)
 	case mode == "sockfilter":
 		sockFilterShim() // sockfilter_test.go
 		os.Exit(0)

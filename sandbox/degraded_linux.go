@@ -33,6 +33,12 @@ var degradedNotes = []string{
 	"degraded: no pid namespace: the sandbox sees the host's processes and their command lines (Landlock ABI 6 scoping stops signals to them; ptrace is refused)",
 	"degraded: no network namespace: `net` none is seccomp refusing IP and Unix sockets (socketpair stays); `net` allow is not available",
 	"degraded: no ipc or uts namespace; the host's /tmp, /dev/shm and /run are unreadable, TMPDIR is a private directory",
+	// Not masked with a mount (none here), and Landlock cannot help: it
+	// only allows, so hiding one file of /proc means allowing each of its
+	// siblings instead of /proc, and the /proc/PID of every process
+	// started later (the agent's own /proc/self) would be unreadable.
+	// keyctl, which reads the payloads, is refused by seccomp as always.
+	"degraded: /proc/keys and /proc/key-users are not masked: the agent sees the names of your kernel keys (not their contents: keyctl stays refused)",
 	"degraded: if jail itself is SIGKILLed, processes the agent left may outlive it (no pid namespace whose end kills them)",
 	"degraded: refused connections are not answered by name and there is no record of denials inside ($JAIL_DENIALS); the guard rail's notices remain",
 }

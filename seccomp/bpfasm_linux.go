@@ -9,9 +9,23 @@ import (
 // asm is a tiny forward-label assembler for the hand-written parts of the
 // filters (go-seccomp-bpf has no argument masks or low-32-bit compares).
 type asm struct {
+	info   *archInfo // the arch whose syscall numbers sys returns
 	ins    []bpf.Instruction
 	fix    []fixup
 	labels map[string]int
+	err    error // the first name sys did not find
+}
+
+// sys returns the number of syscall name on a's arch, from its table
+// (zsyscalls.go), not from the build's unix.SYS_*, so that the filter of
+// another arch can be built and run in a BPF VM here (the arm64 filter
+// is tested on amd64). A name the table lacks fails assemble.
+func (a *asm) sys(name string) uint32 {
+	n, ok := a.info.nr(name)
+	if !ok && a.err == nil {
+		a.err = fmt.Errorf("seccomp: no syscall %q on %s: %w", name, a.info.Name, ErrUnsupportedArch)
+	}
+	return uint32(n)
 }
 
 type fixup struct {
@@ -48,6 +62,9 @@ func (a *asm) label(l string) {
 }
 
 func (a *asm) assemble() ([]bpf.Instruction, error) {
+	if a.err != nil {
+		return nil, a.err
+	}
 	skip := func(at int, l string) (int, error) {
 		if l == "" {
 			return 0, nil

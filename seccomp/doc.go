@@ -16,7 +16,9 @@
 //     cannot read) with ENOSYS so callers fall back to openat; (4) allows
 //     only the socket families the network namespace isolates, and no
 //     MPTCP (which Landlock's TCP rules do not check), and under Replace
-//     no io_uring (its socket op goes around both). The arch check, the
+//     no io_uring (its socket op goes around both); (5) refuses socket
+//     filters (setsockopt SO_ATTACH_FILTER and kin: classic BPF reaches
+//     the kernel's BPF JIT without bpf(2)). The arch check, the
 //     set-id rule and those network walls stay under Config.Replace: other
 //     options' promises (--net none, --no-local-tcp) rest on them; so do
 //     the terminal ioctl rules (TIOCSTI, TCXONC, TIOCEXCL...), which reach
@@ -31,6 +33,10 @@
 //     init, 3-8 ms of every jail process's start; it is now a test
 //     dependency only, and TestGenerated, TestCompileMatchesLibrary and
 //     FuzzCompileMatchesLibrary fail when either side drifts from it.
+//     The hand-written prefixes take syscall numbers from the same tables
+//     (asm.sys), so the arm64 filter is built and run in a BPF VM on
+//     amd64 too (TestArm64FilterEmulated), against the kernel's numbers
+//     (testdata/arm64-syscalls.golden, TestArm64TableMatchesKernel).
 //   - The exec audit (Install with Config.ExecNotify):
 //     SECCOMP_RET_USER_NOTIF for execve/execveat, merged into the deny
 //     filter (mergeNotify: one program, the kernel's result of the two),

@@ -71,6 +71,49 @@ func socketRaw(family, typ, proto uint64) error {
 	return rawErr(unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), uintptr(typ), uintptr(proto)))
 }
 
+// setsockoptRaw sets the int option level/opt (plus high, set in both
+// words' high halves) to 1 on a fresh UDP socket.
+func setsockoptRaw(level, opt, high uint64) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return errors.New("socket: " + err.Error())
+	}
+	defer unix.Close(fd)
+	one := int32(1)
+	_, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(high|level), uintptr(high|opt),
+		uintptr(unsafe.Pointer(&one)), 4, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// attachFilter attaches a one-instruction classic BPF program (accept
+// everything) with setsockopt(SOL_SOCKET, opt) on a fresh UDP socket;
+// high is set in the level's and opt's high words (the kernel truncates
+// both to int). reuseport sets SO_REUSEPORT first, as its filters need.
+func attachFilter(opt, high uint64, reuseport bool) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return errors.New("socket: " + err.Error())
+	}
+	defer unix.Close(fd)
+	if reuseport {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return errors.New("SO_REUSEPORT: " + err.Error())
+		}
+	}
+	ins := []unix.SockFilter{{Code: 0x06, K: 0xffff}} // BPF_RET|BPF_K
+	prog := unix.SockFprog{Len: uint16(len(ins)), Filter: &ins[0]}
+	_, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(high|unix.SOL_SOCKET), uintptr(high|opt),
+		uintptr(unsafe.Pointer(&prog)), unsafe.Sizeof(prog), 0)
+	runtime.KeepAlive(ins)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
 // socketpairRaw is socketpair(2) with raw arguments; it closes the pair.
 func socketpairRaw(family, typ, proto uint64) error {
 	var fds [2]int32
@@ -209,11 +252,17 @@ var probes = map[string]func() error{
 	"socket-netfilter-highbits": func() error {
 		return socketRaw(unix.AF_NETLINK, unix.SOCK_RAW, hi|unix.NETLINK_NETFILTER)
 	},
-	"socket-alg":     func() error { return socketRaw(unix.AF_ALG, unix.SOCK_SEQPACKET, 0) },
-	"socket-route":   func() error { return socketRaw(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE) },
-	"socket-tcp":     func() error { return socketRaw(unix.AF_INET6, unix.SOCK_STREAM, 0) },
-	"socket-unix":    func() error { return socketRaw(unix.AF_UNIX, unix.SOCK_STREAM, 0) },
-	"socket-icmpdgr": func() error { return socketRaw(unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_ICMP) },
+	"socket-alg": func() error { return socketRaw(unix.AF_ALG, unix.SOCK_SEQPACKET, 0) },
+	// Classic BPF socket filters reach the kernel's BPF JIT (cBPF is
+	// converted to eBPF and compiled) from any unprivileged socket.
+	"so-attach-filter":          func() error { return attachFilter(unix.SO_ATTACH_FILTER, 0, false) },
+	"so-attach-filter-highbits": func() error { return attachFilter(unix.SO_ATTACH_FILTER, hi, false) },
+	"so-attach-reuseport-cbpf":  func() error { return attachFilter(unix.SO_ATTACH_REUSEPORT_CBPF, 0, true) },
+	"so-reuseaddr":              func() error { return setsockoptRaw(unix.SOL_SOCKET, unix.SO_REUSEADDR, 0) },
+	"socket-route":              func() error { return socketRaw(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE) },
+	"socket-tcp":                func() error { return socketRaw(unix.AF_INET6, unix.SOCK_STREAM, 0) },
+	"socket-unix":               func() error { return socketRaw(unix.AF_UNIX, unix.SOCK_STREAM, 0) },
+	"socket-icmpdgr":            func() error { return socketRaw(unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_ICMP) },
 	// MPTCP: Landlock's TCP rules check IPPROTO_TCP sockets only.
 	"socket-mptcp":          func() error { return socketRaw(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP) },
 	"socket-mptcp-highbits": func() error { return socketRaw(unix.AF_INET6, unix.SOCK_STREAM, hi|unix.IPPROTO_MPTCP) },

@@ -145,8 +145,40 @@ func argPrefix(a *asm, allowPtrace bool) {
 	// FS_IOC_FS[GS]ETXATTR ioctls). Both arches number every syscall
 	// since 424 alike.
 	a.jmp(bpf.JumpGreaterThan, lastReviewedNr, "unknown-enosys", "")
-	a.jmp(bpf.JumpEqual, uint32(unix.SYS_PERSONALITY), "personality", "")
+	a.jmp(bpf.JumpEqual, a.sys("personality"), "personality", "")
+	a.jmp(bpf.JumpEqual, a.sys("setsockopt"), "setsockopt", "")
 	a.ja("next")
+
+	// setsockopt(int fd, int level, int optname, ...): no socket filters.
+	// SO_ATTACH_FILTER and SO_ATTACH_REUSEPORT_CBPF take a classic BPF
+	// program from any unprivileged process on any socket it may make
+	// (UDP, TCP, netlink, AF_UNIX); the kernel converts it to eBPF and
+	// JIT-compiles it (bpf_prepare_filter): the converter and the JIT,
+	// code eBPF LPEs live in (CVE-2021-29154, JIT branch offsets), reached
+	// without bpf(2).
+	// SO_ATTACH_BPF and SO_ATTACH_REUSEPORT_EBPF take an eBPF program fd,
+	// which only bpf(2) makes (refused): refused here too, so no fd passed
+	// in can be attached. Their users are packet tools (libpcap, dhcp
+	// clients: AF_PACKET, refused anyway) and load-balanced servers
+	// steering SO_REUSEPORT groups (optional everywhere we know: nginx's
+	// quic_bpf is off by default), not agents. seccomp(2)'s own cBPF stays
+	// allowed: sandboxes agents bring install filters (Claude Code's
+	// sandbox-runtime and Codex CLI apply seccomp on Linux: PEERS.md;
+	// bubblewrap, Chromium), refusing it would break them, and every
+	// container reaches that JIT anyway. Detaching and locking touch no
+	// BPF code.
+	// level and optname are ints: low 32 bits only (CVE-2019-10063). A
+	// --seccomp-replace policy stands in for this rule (kernel surface,
+	// like SOCK_RAW); io_uring's setsockopt op (URING_CMD, 6.7) is no
+	// other door: io_uring is refused in every filter (netPrefix).
+	a.label("setsockopt")
+	a.ld(offArgLo(1))
+	a.jmp(bpf.JumpEqual, unix.SOL_SOCKET, "", "allow")
+	a.ld(offArgLo(2))
+	a.jmp(bpf.JumpEqual, unix.SO_ATTACH_FILTER, "eperm", "")
+	a.jmp(bpf.JumpEqual, unix.SO_ATTACH_REUSEPORT_CBPF, "eperm", "")
+	a.jmp(bpf.JumpEqual, unix.SO_ATTACH_BPF, "eperm", "")
+	a.jmp(bpf.JumpEqual, unix.SO_ATTACH_REUSEPORT_EBPF, "eperm", "allow")
 
 	// personality(unsigned int): only PER_LINUX and the 0xffffffff query.
 	// READ_IMPLIES_EXEC/MMAP_PAGE_ZERO help null-dereference exploits
@@ -196,12 +228,12 @@ func netPrefix(a *asm, full bool) {
 		// refuses io_uring already: denyEPERM). The io_uring users we
 		// know of (liburing callers, tokio-uring) fall back on EPERM,
 		// which is what container runtimes' default profiles answer.
-		a.jmp(bpf.JumpEqual, uint32(unix.SYS_IO_URING_SETUP), "net-eperm", "")
-		a.jmp(bpf.JumpEqual, uint32(unix.SYS_IO_URING_ENTER), "net-eperm", "")
-		a.jmp(bpf.JumpEqual, uint32(unix.SYS_IO_URING_REGISTER), "net-eperm", "")
+		a.jmp(bpf.JumpEqual, a.sys("io_uring_setup"), "net-eperm", "")
+		a.jmp(bpf.JumpEqual, a.sys("io_uring_enter"), "net-eperm", "")
+		a.jmp(bpf.JumpEqual, a.sys("io_uring_register"), "net-eperm", "")
 	}
-	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKET), "net-socket", "")
-	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKETPAIR), "net-socketpair", "net-done")
+	a.jmp(bpf.JumpEqual, a.sys("socket"), "net-socket", "")
+	a.jmp(bpf.JumpEqual, a.sys("socketpair"), "net-socketpair", "net-done")
 
 	// socket(int family, int type, int protocol): only families an agent
 	// needs. AF_VSOCK reaches the hypervisor/host and is not namespaced
@@ -388,7 +420,7 @@ func setidPrefix(a *asm, info *archInfo) {
 // flatpak). Expects A = syscall nr; leaves A = syscall nr when the call
 // goes on.
 func ttyPrefix(a *asm) {
-	a.jmp(bpf.JumpEqual, uint32(unix.SYS_IOCTL), "", "tty-done")
+	a.jmp(bpf.JumpEqual, a.sys("ioctl"), "", "tty-done")
 	a.ld(offArgLo(1))
 	// ioctl(fd, unsigned int cmd): TIOCSTI pushes bytes into the terminal's
 	// input queue, so a sandboxed process types commands into the user's
@@ -440,7 +472,7 @@ func socketPrefix(a *asm, cfg Config) {
 	if !cfg.NoInet && !cfg.NoUnix {
 		return
 	}
-	a.jmp(bpf.JumpEqual, uint32(unix.SYS_SOCKET), "", "sock-done")
+	a.jmp(bpf.JumpEqual, a.sys("socket"), "", "sock-done")
 	a.ld(offArgLo(0))
 	if cfg.NoInet {
 		a.jmp(bpf.JumpEqual, unix.AF_INET, "sock-eperm", "")
@@ -465,7 +497,14 @@ func buildDeny(cfg Config) ([]bpf.Instruction, error) {
 	if err != nil {
 		return nil, err
 	}
-	var a asm
+	return buildDenyFor(info, cfg)
+}
+
+// buildDenyFor is buildDeny for the arch info (tests build the arm64
+// filter on amd64 with it). cfg.Replace's policy is compiled for the
+// native arch: with Replace, info must be native.
+func buildDenyFor(info *archInfo, cfg Config) ([]bpf.Instruction, error) {
+	a := asm{info: info}
 	archPrefix(&a, info.Audit, "kill")
 	setidPrefix(&a, info)
 	socketPrefix(&a, cfg)
@@ -509,19 +548,21 @@ func buildDeny(cfg Config) ([]bpf.Instruction, error) {
 // buildNotify returns the exec-audit filter: USER_NOTIF for execve and
 // execveat, allow for everything else (foreign arches are killed by the
 // deny filter; the kernel applies the most severe result of all filters).
-func buildNotify() ([]bpf.Instruction, error) { return notifyProgram(retAllow) }
-
-// notifyProgram is the exec-audit filter returning otherwise where it
-// does not notify.
-func notifyProgram(otherwise uint32) ([]bpf.Instruction, error) {
+func buildNotify() ([]bpf.Instruction, error) {
 	info, err := archNative()
 	if err != nil {
 		return nil, err
 	}
-	var a asm
+	return notifyProgram(info, retAllow)
+}
+
+// notifyProgram is the exec-audit filter returning otherwise where it
+// does not notify.
+func notifyProgram(info *archInfo, otherwise uint32) ([]bpf.Instruction, error) {
+	a := asm{info: info}
 	archPrefix(&a, info.Audit, "other")
-	a.jmp(bpf.JumpEqual, uint32(unix.SYS_EXECVE), "notify", "")
-	a.jmp(bpf.JumpEqual, uint32(unix.SYS_EXECVEAT), "notify", "other")
+	a.jmp(bpf.JumpEqual, a.sys("execve"), "notify", "")
+	a.jmp(bpf.JumpEqual, a.sys("execveat"), "notify", "other")
 	a.label("notify")
 	a.ret(retNotify)
 	a.label("other")
@@ -542,6 +583,15 @@ func notifyProgram(otherwise uint32) ([]bpf.Instruction, error) {
 // is not a constant (RET A), that notifies itself, that holds an
 // instruction it cannot read, or that would grow past BPF_MAXINSNS.
 func mergeNotify(deny []bpf.Instruction) (merged []bpf.Instruction, ok bool, err error) {
+	info, err := archNative()
+	if err != nil {
+		return nil, false, err
+	}
+	return mergeNotifyFor(info, deny)
+}
+
+// mergeNotifyFor is mergeNotify for deny built for the arch info.
+func mergeNotifyFor(info *archInfo, deny []bpf.Instruction) (merged []bpf.Instruction, ok bool, err error) {
 	var order []uint32 // the constants to rewrite, in first-seen order
 	seen := map[uint32]bool{}
 	for _, in := range deny {
@@ -562,7 +612,7 @@ func mergeNotify(deny []bpf.Instruction) (merged []bpf.Instruction, ok bool, err
 	merged = append([]bpf.Instruction(nil), deny...)
 	tail := map[uint32]int{}
 	for _, v := range order {
-		t, err := notifyProgram(v)
+		t, err := notifyProgram(info, v)
 		if err != nil {
 			return nil, false, err
 		}

@@ -348,6 +348,10 @@ func Resolve(req Request) (*Result, error) {
 	if wsSet || narrowed {
 		p.Workspace = ws // made absolute above, relative to its source
 	}
+	// Why: a workspace narrowed to a trusted project was chosen from the
+	// current directory, not typed: the sandbox checks the links on the
+	// way to it ($PWD) as for one it chooses (review15b).
+	p.WorkspaceFromCwd = narrowed && !wsSet
 	r.Workspace = ws
 	p.Cwd = env.Cwd
 

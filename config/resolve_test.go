@@ -424,7 +424,9 @@ func TestResolveTrustedInside(t *testing.T) {
 	inner := func(what string) {
 		t.Helper()
 		r, err := w.resolve(Request{})
-		if err != nil || r.Workspace != sub || r.Policy.Workspace != sub || !slices.Equal(r.Policy.Deny, []string{"secret"}) || r.Policy.Memory != 0 ||
+		// WorkspaceFromCwd: the sandbox checks the links on the way to
+		// it as for a workspace it chooses (review15b).
+		if err != nil || r.Workspace != sub || r.Policy.Workspace != sub || !r.Policy.WorkspaceFromCwd || !slices.Equal(r.Policy.Deny, []string{"secret"}) || r.Policy.Memory != 0 ||
 			!slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "workspace: "+sub+", the trusted project") }) {
 			t.Fatalf("%s: %v %+v", what, err, r)
 		}
@@ -467,8 +469,8 @@ func TestResolveTrustedInside(t *testing.T) {
 	// The user's choices: a workspace set is the user's, and without
 	// project files nothing narrows.
 	for _, ws := range []string{sub, w.ws} {
-		if _, err := w.resolve(Request{Flags: []Setting{flag("workspace", ws)}}); err != nil {
-			t.Fatalf("--workspace %s: %v", ws, err)
+		if r, err := w.resolve(Request{Flags: []Setting{flag("workspace", ws)}}); err != nil || r.Policy.WorkspaceFromCwd {
+			t.Fatalf("--workspace %s: %v %+v", ws, err, r)
 		}
 	}
 	yes := true

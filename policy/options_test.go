@@ -72,7 +72,7 @@ func TestOptionsTable(t *testing.T) {
 	rv := reflect.ValueOf(&p).Elem()
 	for i := 0; i < rv.NumField(); i++ {
 		f := rv.Type().Field(i)
-		if f.Name == "Command" || f.Name == "Cwd" || f.Name == "Notices" || f.Name == "Name" {
+		if f.Name == "Command" || f.Name == "Cwd" || f.Name == "WorkspaceFromCwd" || f.Name == "Notices" || f.Name == "Name" {
 			continue
 		}
 		if _, ok := owner[rv.Field(i).Addr().Pointer()]; !ok {

@@ -28,6 +28,13 @@ type Policy struct {
 	// Workspace is writable unless ReadOnly. Empty: the top level of the
 	// git work tree Cwd is in, else Cwd (the sandbox decides, and says so).
 	Workspace string `json:"workspace"`
+	// WorkspaceFromCwd says Workspace was chosen by jail's readers from
+	// Cwd (package config: a trusted project holding the current
+	// directory, narrower than its git work tree), not by the user: Cwd's
+	// links are then checked as with no Workspace. Why: a symlink a
+	// sandboxed command planted, leading into such a project, would
+	// otherwise choose the writable workspace unchecked (review15b).
+	WorkspaceFromCwd bool `json:"workspace_from_cwd,omitempty"`
 	// Cwd is where the command starts: the directory jail was started in.
 	// Outside the workspace, the command starts in the workspace. Empty:
 	// the process's, $PWD as the shell keeps it when it names that

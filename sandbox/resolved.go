@@ -44,6 +44,7 @@ type resolved struct {
 type rootsInput struct {
 	home, procHome string
 	cwd, workspace string
+	fromCwd        bool // p.WorkspaceFromCwd: the links on the way to cwd are checked
 	readOnly       bool
 	write, read    []string
 }
@@ -51,13 +52,13 @@ type rootsInput struct {
 func rootsInputOf(p *policy.Policy, env []string) rootsInput {
 	return rootsInput{
 		home: lookupEnv(env, "HOME"), procHome: os.Getenv("HOME"),
-		cwd: p.Cwd, workspace: p.Workspace, readOnly: p.ReadOnly,
+		cwd: p.Cwd, workspace: p.Workspace, fromCwd: p.WorkspaceFromCwd, readOnly: p.ReadOnly,
 		write: slices.Clone(p.Write), read: slices.Clone(p.Read),
 	}
 }
 
 func (a rootsInput) equal(b rootsInput) bool {
-	return a.home == b.home && a.procHome == b.procHome && a.cwd == b.cwd && a.workspace == b.workspace &&
+	return a.home == b.home && a.procHome == b.procHome && a.cwd == b.cwd && a.workspace == b.workspace && a.fromCwd == b.fromCwd &&
 		a.readOnly == b.readOnly && slices.Equal(a.write, b.write) && slices.Equal(a.read, b.read)
 }
 
@@ -88,10 +89,12 @@ func resolvePolicy(p *policy.Policy, env []string) (*resolved, error) {
 	if r.binds, r.raws, err = resolveRoots(p, r.ws, r.past); err != nil {
 		return nil, err
 	}
-	if p.Workspace == "" {
+	if p.Workspace == "" || p.WorkspaceFromCwd {
 		// A workspace the user named is the user's choice (resolveRoots
 		// checks its links against the write paths); one chosen from the
-		// current directory is checked for the links on the way to it.
+		// current directory is checked for the links on the way to it,
+		// also when jail's readers chose it (a trusted project holding
+		// the current directory: review15b).
 		if err := cwdLinks(p.Cwd, r.cwd, r.ws, r.home, r.binds, r.past); err != nil {
 			return nil, err
 		}

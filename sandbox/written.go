@@ -8,8 +8,9 @@ import (
 	"github.com/jail-sandbox/jail/statedir"
 )
 
-// recordWritten adds the trees plan makes writable (the workspace unless
-// read-only, the write paths) to the record of trees earlier runs could
+// recordWritten adds the host trees plan makes writable (the workspace
+// unless read-only, the write paths, the host's own caches under
+// --host-caches, a linked worktree's shared git dir) to the record of trees earlier runs could
 // write (package pastwrite), in jail's state directory: a later run's link
 // checks (grantLinks, workspaceLinks) then treat a symlink in one as this
 // run's command may have left it. Nothing is written when the plan's
@@ -22,7 +23,12 @@ func recordWritten(plan *Plan) error {
 	}
 	var trees []string
 	for _, m := range plan.Mounts {
-		if m.Kind == ns.KindBind && m.Dir && (m.Why == "workspace" || m.Why == "write") {
+		// Why every writable bind of a host directory at its own path
+		// (no Source), not only the workspace and --write: a command can
+		// plant links in a host cache --host-caches binds as well
+		// (review15b). A bind from elsewhere (jail's own caches) leaves
+		// the host's directory at that path untouched.
+		if m.Kind == ns.KindBind && m.Dir && m.Source == "" {
 			trees = append(trees, m.Path)
 		}
 	}

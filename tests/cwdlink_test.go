@@ -143,3 +143,43 @@ func TestCwdThroughUserLink(t *testing.T) {
 		}
 	}
 }
+
+// A planted link that leads into a trusted project inside another work
+// tree: run 1's command (in P) points P/out at Q/lib, a directory the user
+// trusted on its own inside the work tree Q (`jail trust` there, used with
+// `--workspace Q/lib`). The readers then make Q/lib the workspace (the
+// trusted project holding the current directory, trustsub), and a
+// workspace the readers set skipped cwdlink's check as one the user typed:
+// `cd P/out; jail` wrote into Q/lib. Refused now as any workspace chosen
+// from the current directory (review15b). Seen failing on main's binary
+// (30093d6), as root and as jailtest: the second run wrote into Q/lib.
+func TestCwdThroughPlantedLinkToTrustedInner(t *testing.T) {
+	h := newHome(t)
+	p, q := workspace(t), workspace(t)
+	fakeRepo(t, p)
+	fakeRepo(t, q)
+	lib := filepath.Join(q, "lib")
+	writeFile(t, filepath.Join(lib, ".jail.toml"), "setenv = [\"FROM_LIB=yes\"]\n")
+	mustCode(t, run(t, runOpts{env: h.env, dir: lib}, "trust", "--yes", filepath.Join(lib, ".jail.toml")), 0)
+	mustCode(t, sh(t, runOpts{env: h.env, dir: p}, `ln -s `+lib+` out`), 0)
+	link := filepath.Join(p, "out")
+	if l, err := os.Readlink(link); err != nil || l != lib {
+		t.Fatalf("the sandbox could not make the link: the test checks nothing (%q %v)", l, err)
+	}
+	o := runOpts{dir: link, env: append([]string{"PWD=" + link}, h.env...)}
+	r := sh(t, o, `echo x > `+lib+`/planted`)
+	if _, err := os.Stat(filepath.Join(lib, "planted")); err == nil {
+		t.Fatalf("a start through a planted link made the trusted project it leads to the writable workspace: %s", r.stderr)
+	}
+	mustCode(t, r, 125)
+	for _, w := range []string{link, lib, "cd " + lib} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("refusal lacks %q: %s", w, r.stderr)
+		}
+	}
+	// The real path still narrows to the trusted project, its file applied.
+	r = sh(t, runOpts{dir: lib, env: append([]string{"PWD=" + lib}, h.env...)}, `echo "$FROM_LIB" && pwd`)
+	if mustCode(t, r, 0); strings.TrimSpace(r.stdout) != "yes\n"+lib {
+		t.Fatalf("from the real path: %q %s", r.stdout, r.stderr)
+	}
+}

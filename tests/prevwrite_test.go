@@ -112,3 +112,47 @@ func TestWrittenTreesRecord(t *testing.T) {
 		t.Errorf("corrupt record: %q %q", r.stdout, r.stderr)
 	}
 }
+
+// The host's own directories that --host-caches binds writable (a cache
+// path, ~/go/pkg/mod from a profile) are trees an earlier run could write
+// as much as its --write paths: run 1 with --cache DIR --host-caches
+// points DIR/l at a victim; run 2 in another project, without the cache,
+// with --write DIR/l would make the victim writable (so would `cd DIR/l;
+// jail`, DIR/l a module directory the user looks into). Seen failing on
+// main's binary (30093d6), as root and as jailtest: run 2 wrote into the
+// victim (only the workspace and --write paths were recorded; review15b).
+func TestLinkInEarlierHostCache(t *testing.T) {
+	state := workspace(t)
+	env := []string{"XDG_STATE_HOME=" + state}
+	cache := filepath.Join(workspace(t), "cache")
+	victim := workspace(t)
+	o1 := runOpts{dir: workspace(t), env: env}
+	mustCode(t, sh(t, o1, `ln -s `+victim+` `+cache+`/l`, "--cache", cache, "--host-caches"), 0)
+	link := filepath.Join(cache, "l")
+	if got, err := os.Readlink(link); err != nil || got != victim {
+		t.Fatalf("the sandbox could not make the link: the test checks nothing (%q %v)", got, err)
+	}
+	o2 := runOpts{dir: workspace(t), env: env}
+	for _, c := range []struct {
+		name string
+		o    runOpts
+		args []string
+	}{
+		{"--write", o2, []string{"--write", link}},
+		{"current directory", runOpts{dir: link, env: append([]string{"PWD=" + link}, env...)}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(filepath.Join(victim, "planted"))
+			r := sh(t, c.o, `echo x > `+victim+`/planted`, c.args...)
+			if _, err := os.Stat(filepath.Join(victim, "planted")); err == nil {
+				t.Fatalf("a link an earlier run planted in a host cache chose what this run grants: %s", r.stderr)
+			}
+			mustCode(t, r, 125)
+			for _, w := range []string{link, cache, "earlier run"} {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("refusal lacks %q: %s", w, r.stderr)
+				}
+			}
+		})
+	}
+}

@@ -97,3 +97,35 @@ func TestTrustAsks(t *testing.T) {
 	}
 	oneLine(t, sh(t, o, "true"), proj+" changed since you trusted it")
 }
+
+// Trusting a file inside a trusted project says that it replaces the
+// outer one for runs started there: a nested project's file stands alone,
+// so an innocent-looking file a command in the outer project's sandbox
+// planted (with a .git beside it, which narrows the next run from there
+// and asks for a trust) takes the outer file's restrictions away from those
+// runs once trusted. The line is where the user decides (review15b). Seen
+// failing on main's binary (30093d6): jail trust listed only `setenv`.
+func TestTrustSaysWhatItReplaces(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	fakeRepo(t, ws)
+	outer := filepath.Join(ws, ".jail.toml")
+	writeFile(t, outer, "net = \"none\"\n")
+	o := runOpts{env: h.env, dir: ws}
+	r := run(t, o, "trust", "--yes", outer)
+	if mustCode(t, r, 0); strings.Contains(r.stdout, "instead of") {
+		t.Fatalf("nothing above, yet a line says it replaces something:\n%s", r.stdout)
+	}
+	sub := filepath.Join(ws, "sub")
+	fakeRepo(t, sub)
+	inner := filepath.Join(sub, ".jail.toml")
+	writeFile(t, inner, "setenv = [\"DEBUG=1\"]\n")
+	oneLine(t, sh(t, runOpts{env: h.env, dir: sub}, "true"), inner+" is not trusted")
+	r = run(t, runOpts{env: h.env, dir: sub}, "trust", "--yes", inner)
+	mustCode(t, r, 0)
+	for _, w := range []string{"runs started in " + sub + " and below it get it instead of the trusted " + outer, "its restrictions too"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("jail trust of a nested file lacks %q:\n%s", w, r.stdout)
+		}
+	}
+}

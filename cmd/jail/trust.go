@@ -135,6 +135,9 @@ func trustRun(f *factory, opts *TrustOptions) error {
 		for _, l := range p.Sets {
 			fmt.Fprintf(opts.IO.Out, "  %s\n", l)
 		}
+		if l := replaces(store, p.Key, env.Home); l != "" {
+			fmt.Fprintf(opts.IO.Out, "%s\n", l)
+		}
 		return nil
 	}
 	// What the bytes read set, then the question: what is recorded is
@@ -149,6 +152,9 @@ func trustRun(f *factory, opts *TrustOptions) error {
 		fmt.Fprintf(opts.IO.Out, "  %s\n", l)
 	}
 	dir := filepath.Dir(p.Key)
+	if l := replaces(store, p.Key, env.Home); l != "" {
+		fmt.Fprintf(opts.IO.Out, "%s\n", l)
+	}
 	fmt.Fprintf(opts.IO.Out, "it applies to runs in %s and below it with no .jail.toml of their own (subdirectories, submodules)\ntrust it? [y/N] ", termsafe.Escape(dir))
 	if !yes(opts.IO.In) {
 		return &usageError{fmt.Sprintf("trust: %s not trusted (answered no)", termsafe.Escape(file))}
@@ -179,4 +185,20 @@ func yes(in io.Reader) bool {
 	}
 	a := strings.ToLower(strings.TrimSpace(string(line)))
 	return a == "y" || a == "yes"
+}
+
+// replaces is the line saying which trusted file above key's directory
+// stops applying there once key is trusted ("" when none): a nested
+// project's file stands alone, so trusting one a command in the outer
+// project's sandbox planted (beside a .git it made, to narrow the next
+// run) drops the outer file's restrictions below it. Why: the settings
+// listed look harmless; what the user gives up is said where they decide
+// (review15b).
+func replaces(store *config.TrustStore, key, home string) string {
+	outer, err := store.Enclosing(filepath.Dir(key), home)
+	if err != nil || outer == "" {
+		return ""
+	}
+	return fmt.Sprintf("runs started in %s and below it get it instead of the trusted %s: what that one sets, its restrictions too, no longer applies to them",
+		termsafe.Escape(filepath.Dir(key)), termsafe.Escape(outer))
 }

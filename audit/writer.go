@@ -59,7 +59,8 @@ type Options struct {
 	// part (the agent can cause them at will), unmasked events a part of
 	// their own that neither signals nor denials reach; deny, quarantine and
 	// unmasked events have a share (an eighth of the budget) that the
-	// ordinary ones cannot spend; exit and the final
+	// ordinary ones cannot spend (in it a repeated deny or quarantine is
+	// written 4 times, one kind spends a quarter: see shareKeys); exit and the final
 	// dropped events are always written. The file never grows past MaxBytes
 	// (MinBudget or more; smaller values are raised to it).
 	MaxBytes int64

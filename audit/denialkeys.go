@@ -2,12 +2,13 @@ package audit
 
 import (
 	"sort"
+	"strconv"
 	"sync"
 )
 
 // Within the denials' share (see denialShare) each denial is keyed by
-// what it refused: its kind (deny: layer and what; quarantine: the rule)
-// and its target. The agent can cause some denials at will and as often
+// what it refused: its kind (deny: layer and what; quarantine: the rule;
+// a net, dns or exec event with decision "deny": its type) and its target. The agent can cause some denials at will and as often
 // as it likes (a blocked command in a loop, a connection retried, a
 // protected file written again and again): without keys it spent the
 // whole share with one of them, and a different, later denial -- the one
@@ -58,6 +59,33 @@ func (q Quarantine) denialKey() (string, string) {
 	return kind, cutKey(kind + " " + q.Path)
 }
 
+// Refusals recorded as net, dns and exec events (decision "deny"; the
+// proxy's have no deny event) are denials too: keyed, in the share.
+func (n Net) denialKey() (string, string) {
+	if n.Decision != DecisionDeny {
+		return "", ""
+	}
+	target := n.Address
+	if n.Name != "" {
+		target = n.Name
+	}
+	return "net deny", cutKey("net deny " + target + ":" + strconv.Itoa(n.Port))
+}
+
+func (d DNS) denialKey() (string, string) {
+	if d.Decision != DecisionDeny {
+		return "", ""
+	}
+	return "dns deny", cutKey("dns deny " + d.Name)
+}
+
+func (e Exec) denialKey() (string, string) {
+	if e.Decision != DecisionDeny {
+		return "", ""
+	}
+	return "exec deny", cutKey("exec deny " + e.Path)
+}
+
 func cutKey(k string) string {
 	if len(k) > maxKeyBytes {
 		return k[:maxKeyBytes]
@@ -67,8 +95,29 @@ func cutKey(k string) string {
 
 // keyOf returns the denial kind and key of fields ("" for none).
 func keyOf(fields any) (kind, key string) {
-	if k, ok := fields.(denialKeyer); ok {
-		return k.denialKey()
+	switch f := fields.(type) {
+	case Deny, Quarantine, Net, DNS, Exec:
+		return f.(denialKeyer).denialKey()
+	case *Deny:
+		if f != nil {
+			return f.denialKey()
+		}
+	case *Quarantine:
+		if f != nil {
+			return f.denialKey()
+		}
+	case *Net:
+		if f != nil {
+			return f.denialKey()
+		}
+	case *DNS:
+		if f != nil {
+			return f.denialKey()
+		}
+	case *Exec:
+		if f != nil { // a typed nil: no fields, no key
+			return f.denialKey()
+		}
 	}
 	return "", ""
 }

@@ -104,3 +104,37 @@ func TestWriterDenialFloodOfOneKindLeavesOtherKinds(t *testing.T) {
 		t.Errorf("%d of 5000 distinct denials written: want some, not all", n)
 	}
 }
+
+// trail15: a refused connection, DNS name or exec is recorded as a net,
+// dns or exec event with decision "deny" (the proxy's refusals have no
+// deny event): those were ordinary events, so once the agent spent the
+// ordinary part with cheap allowed ones (execs of /bin/true), a refused
+// connection to an exfiltration host was counted, not written. They take
+// the denials' share too, keyed as deny events are. Seen failing on the
+// branch's first commit (b006b4e): no net, dns or exec deny line.
+func TestWriterRefusedFlowsKeepTheDenialsShare(t *testing.T) {
+	const budget = MinBudget
+	w, path := newTestWriterOpts(t, 1024, Options{MaxBytes: budget})
+	w.Record(Start{Schema: SchemaVersion, ID: "denyflows"})
+	spendOrdinary(w)
+	for i := range 3000 { // one refused host retried: must not hide the next
+		w.Record(Net{Decision: DecisionDeny, Proto: "tcp", Address: "203.0.113.7", Port: 443, Reason: "not allowed"})
+		w.Record(Exec{PID: i, Path: "/bin/true", Argv: []string{"true"}, Decision: DecisionAllow})
+	}
+	w.Record(Net{Decision: DecisionDeny, Proto: "tcp", Name: "exfil.example", Address: "198.51.100.9", Port: 443, Reason: "not allowed"})
+	w.Record(DNS{Name: "secret.exfil.example", QType: "A", Decision: DecisionDeny, Reason: "not allowed"})
+	w.Record(Exec{PID: 9, Path: "/usr/bin/curl", Argv: []string{"curl"}, Decision: DecisionDeny, Rule: "curl"})
+	w.Record(Exit{Code: 0, Reason: "exited"})
+	data := closeAndRead(t, w, path, budget)
+	for _, want := range []string{`"exfil.example"`, `"secret.exfil.example"`, `"/usr/bin/curl"`} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("ATTACK WORKED: the refusal of %s after the ordinary part was spent was counted, not written", want)
+		}
+	}
+	if n := bytes.Count(data, []byte(`"203.0.113.7"`)); n == 0 || n >= 3000 {
+		t.Errorf("%d of 3000 repeated refusals written: want some, not all", n)
+	}
+	if bytes.Count(data, []byte(`"decision":"allow"`)) == 0 {
+		t.Error("no allowed exec written: the test spent nothing")
+	}
+}

@@ -245,8 +245,9 @@ type Dropped struct {
 	// Budget is the trail's size budget in bytes, with reason "budget".
 	Budget int64 `json:"budget,omitempty"`
 	// Keys, with reason "budget", counts the most repeated of the refused
-	// deny and quarantine events by what they refused ("deny LAYER/WHAT
-	// TARGET", "quarantine RULE PATH"; at most MaxDroppedKeys of them).
+	// denials by what they refused ("deny LAYER/WHAT TARGET", "quarantine
+	// RULE PATH", "net deny HOST:PORT", "dns deny NAME", "exec deny PATH";
+	// at most MaxDroppedKeys of them).
 	Keys map[string]uint64 `json:"keys,omitempty"`
 }
 

@@ -58,7 +58,8 @@ type Options struct {
 	// timeout events may use the reserve, signal events not its last
 	// part (the agent can cause them at will), unmasked events a part of
 	// their own that neither signals nor denials reach; deny, quarantine and
-	// unmasked events have a share (an eighth of the budget) that the
+	// unmasked events (and net, dns, exec events whose decision is deny)
+	// have a share (an eighth of the budget) that the
 	// ordinary ones cannot spend (in it a repeated deny or quarantine is
 	// written 4 times, one kind spends a quarter: see shareKeys); exit and the final
 	// dropped events are always written. The file never grows past MaxBytes
@@ -96,7 +97,8 @@ const (
 	// run. 16 KiB holds about 60 of them.
 	unmaskedReserve = 16 << 10
 	// denialShare: 1/denialShare of the budget, below the reserves, is
-	// kept for deny, quarantine and unmasked events: what was refused or
+	// kept for deny, quarantine and unmasked events, and refused flows,
+	// names and execs (decision deny): what was refused or
 	// fell. The agent can spend the ordinary part with events it causes
 	// at will and that cost it nothing (execs of /bin/true, DNS lookups,
 	// a slow stream over hours); without a share of their own, every
@@ -333,6 +335,12 @@ func (w *Writer) emit(it item, wait bool) bool {
 			limit = w.essential
 		case TypeExit:
 			limit = 1<<63 - 1 // the end of the record is always written
+		default:
+			if it.key != "" {
+				// A refused flow, name or exec (decision "deny"): a
+				// denial, in their share; allowed ones are ordinary.
+				limit = w.soft
+			}
 		}
 		n := w.accepted.Add(est)
 		refused := n > limit

@@ -244,6 +244,11 @@ type Dropped struct {
 	Reason string `json:"reason,omitempty"`
 	// Budget is the trail's size budget in bytes, with reason "budget".
 	Budget int64 `json:"budget,omitempty"`
+	// Keys, with reason "budget", counts the most repeated of the refused
+	// denials by what they refused ("deny LAYER/WHAT TARGET", "quarantine
+	// RULE PATH", "net deny HOST:PORT", "dns deny NAME", "exec deny PATH";
+	// at most MaxDroppedKeys of them).
+	Keys map[string]uint64 `json:"keys,omitempty"`
 }
 
 // EventType implements Event.

@@ -151,6 +151,9 @@ func describe(rec *Record) string {
 			if len(e.Types) > 0 {
 				s += " (" + countsStr(e.Types) + ")"
 			}
+			if len(e.Keys) > 0 {
+				s += "; refused denials: " + countsStr(e.Keys)
+			}
 			return s
 		}
 	}

@@ -58,8 +58,10 @@ type Options struct {
 	// timeout events may use the reserve, signal events not its last
 	// part (the agent can cause them at will), unmasked events a part of
 	// their own that neither signals nor denials reach; deny, quarantine and
-	// unmasked events have a share (an eighth of the budget) that the
-	// ordinary ones cannot spend; exit and the final
+	// unmasked events (and net, dns, exec events whose decision is deny)
+	// have a share (an eighth of the budget) that the
+	// ordinary ones cannot spend (in it a repeated deny or quarantine is
+	// written 4 times, one kind spends a quarter: see shareKeys); exit and the final
 	// dropped events are always written. The file never grows past MaxBytes
 	// (MinBudget or more; smaller values are raised to it).
 	MaxBytes int64
@@ -95,7 +97,8 @@ const (
 	// run. 16 KiB holds about 60 of them.
 	unmaskedReserve = 16 << 10
 	// denialShare: 1/denialShare of the budget, below the reserves, is
-	// kept for deny, quarantine and unmasked events: what was refused or
+	// kept for deny, quarantine and unmasked events, and refused flows,
+	// names and execs (decision deny): what was refused or
 	// fell. The agent can spend the ordinary part with events it causes
 	// at will and that cost it nothing (execs of /bin/true, DNS lookups,
 	// a slow stream over hours); without a share of their own, every
@@ -134,6 +137,9 @@ type item struct {
 	// written: an event's own "it is in the file" (RecordWritten),
 	// answered after the write, before the fsync the batch may make.
 	written chan error
+	// kind, key: a deny or quarantine event's, for the denials' share
+	// (see shareKeys).
+	kind, key string
 }
 
 type lineMeta struct {
@@ -141,6 +147,7 @@ type lineMeta struct {
 	typ        string
 	drops      uint64 // for a dropped line: the count it carried
 	dropTypes  map[string]uint64
+	dropKeys   map[string]uint64
 	dropReason string
 	sink       *sinkRunner
 }
@@ -161,6 +168,10 @@ type Writer struct {
 	dropMu   sync.Mutex
 	pending  map[string]map[string]uint64 // reason ("" or DropBudget) -> type -> count
 	pendingN map[string]uint64
+	// pendingKeys counts refused denials by key (reason DropBudget),
+	// bounded by maxPendingKeys.
+	pendingKeys map[string]uint64
+	shareKeys   shareKeys
 
 	// The size budget (Options.MaxBytes). accepted estimates the bytes of
 	// every event accepted so far (queued or written), so that a burst is
@@ -280,7 +291,8 @@ func (w *Writer) Emit(typ string, fields any) {
 	if typ == "" {
 		typ = "unknown" // a reader rejects an empty type; keep the event anyway
 	}
-	w.emit(item{ts: w.now(), typ: typ, body: marshalFields(fields)}, false)
+	kind, key := keyOf(fields)
+	w.emit(item{ts: w.now(), typ: typ, kind: kind, key: key, body: marshalFields(fields)}, false)
 }
 
 // RecordWritten records ev as Record does and waits until its line is
@@ -293,7 +305,8 @@ func (w *Writer) Emit(typ string, fields any) {
 // when it can be. An event that could not be queued (closed, over budget:
 // never an exit event) is an error.
 func (w *Writer) RecordWritten(ev Event) error {
-	it := item{ts: w.now(), typ: ev.EventType(), body: marshalFields(ev), written: make(chan error, 1)}
+	kind, key := keyOf(ev)
+	it := item{ts: w.now(), typ: ev.EventType(), kind: kind, key: key, body: marshalFields(ev), written: make(chan error, 1)}
 	if !w.emit(it, true) {
 		return fmt.Errorf("audit trail %s: %s event not queued", w.path, it.typ)
 	}
@@ -305,6 +318,7 @@ func (w *Writer) RecordWritten(ev Event) error {
 func (w *Writer) emit(it item, wait bool) bool {
 	typ := it.typ
 	var est int64
+	keyed := false // charged to the share's key table
 	if w.maxBytes > 0 {
 		// The budget is charged here, synchronously: however fast events
 		// come, what is accepted never exceeds it.
@@ -321,10 +335,28 @@ func (w *Writer) emit(it item, wait bool) bool {
 			limit = w.essential
 		case TypeExit:
 			limit = 1<<63 - 1 // the end of the record is always written
+		default:
+			if it.key != "" {
+				// A refused flow, name or exec (decision "deny"): a
+				// denial, in their share; allowed ones are ordinary.
+				limit = w.soft
+			}
 		}
-		if w.accepted.Add(est) > limit {
+		n := w.accepted.Add(est)
+		refused := n > limit
+		if !refused && it.key != "" && n > w.ordinary {
+			// In the denials' share: a repeat of one denial, or a kind
+			// that spent its part, is counted so that a different denial
+			// after a flood the agent made is still written (trail15).
+			refused = !w.shareKeys.admit(it.kind, it.key, est, (w.soft-w.ordinary)/kindShareDiv)
+			keyed = !refused
+		}
+		if refused {
 			w.accepted.Add(-est)
 			first := !w.over.Swap(true)
+			if it.key != "" {
+				w.dropKey(it.key) // first: the dropped event that counts it carries its key
+			}
 			w.dropFor(DropBudget, typ, 1)
 			if first {
 				// Refused events never reach the writer: wake it, so that
@@ -355,6 +387,9 @@ func (w *Writer) emit(it item, wait bool) bool {
 		return true
 	default:
 		w.accepted.Add(-est)
+		if keyed {
+			w.shareKeys.release(it.kind, it.key, est)
+		}
 		w.maxQueued.Store(int64(cap(w.ch)))
 		w.drop(typ, 1)
 		return false
@@ -376,6 +411,20 @@ func (w *Writer) wake() {
 }
 
 func (w *Writer) drop(typ string, n uint64) { w.dropFor("", typ, n) }
+
+// dropKey counts a denial refused by the budget under its key (for the
+// next dropped event's keys; bounded: past maxPendingKeys a new key is
+// counted by type only).
+func (w *Writer) dropKey(key string) {
+	w.dropMu.Lock()
+	defer w.dropMu.Unlock()
+	if w.pendingKeys == nil {
+		w.pendingKeys = map[string]uint64{}
+	}
+	if _, ok := w.pendingKeys[key]; ok || len(w.pendingKeys) < maxPendingKeys {
+		w.pendingKeys[key]++
+	}
+}
 
 // dropFor counts n lost events of type typ for reason ("" or DropBudget).
 func (w *Writer) dropFor(reason, typ string, n uint64) {
@@ -610,6 +659,12 @@ func (w *Writer) rollback(err error, seq uint64, prev string) {
 			for t, n := range m.dropTypes {
 				w.pending[m.dropReason][t] += n
 			}
+			for k, n := range m.dropKeys {
+				if w.pendingKeys == nil {
+					w.pendingKeys = map[string]uint64{}
+				}
+				w.pendingKeys[k] += n
+			}
 			w.pendingN[m.dropReason] += m.drops
 			w.dropped.Add(m.drops)
 			w.dropMu.Unlock()
@@ -649,9 +704,11 @@ func (w *Writer) appendDropped(force bool) {
 			ev := Dropped{Count: n, Types: types, Reason: reason}
 			if reason == DropBudget {
 				ev.Budget = w.maxBytes
+				ev.Keys = topKeys(w.pendingKeys)
+				w.pendingKeys = nil
 				w.budgetAnnounced = true
 			}
-			w.appendAccounted(TypeDropped, marshalFields(ev), lineMeta{typ: TypeDropped, drops: n, dropTypes: types, dropReason: reason})
+			w.appendAccounted(TypeDropped, marshalFields(ev), lineMeta{typ: TypeDropped, drops: n, dropTypes: types, dropKeys: ev.Keys, dropReason: reason})
 		}
 		w.dropMu.Unlock()
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostpath"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/pastwrite"
 	"github.com/jail-sandbox/jail/statedir"
 )
 
@@ -185,6 +186,9 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 		if err := audit.CheckPlacement(path, writable, hidden); err != nil {
 			return fmt.Errorf("`audit` %s: %w", path, err)
 		}
+		if err := trailPastPlacement(path, real, r.plan.past, hidden); err != nil {
+			return err
+		}
 		views := fsrules.Views(r.plan.hostMounts, filepath.Dir(real))
 		if viewMasks, err = trailViews(path, views, writable, hidden, spec.Mounts); err != nil {
 			return err
@@ -218,6 +222,40 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	r.trailPath = w.Path()
 	spec.Mounts = append(spec.Mounts, hideTrail(w.Path(), spec.Mounts)...)
 	spec.Mounts = append(spec.Mounts, viewMasks...)
+	return nil
+}
+
+// trailPastPlacement refuses a trail at path (real: as the kernel opens
+// it) in a tree another run could write: an earlier or a running
+// sandbox's workspace or --write path, as jail's record of them (package
+// pastwrite) has it. Why: that run's agent can rewrite the trail while it
+// runs, and any run there later can, after this one ended: the chain has
+// no secret, so a rewrite from the first line verifies. The trails of this
+// run's own trees are CheckPlacement's; these are checked the same way
+// (by path, a link or ".." on the way out of one too) and by the
+// directory's identity (the tree reached by another name: a bind mount).
+func trailPastPlacement(path, real string, past *pastwrite.Set, hidden []string) error {
+	trees := past.Trees()
+	if len(trees) == 0 {
+		return nil
+	}
+	paths := make([]string, 0, len(trees))
+	for _, t := range trees {
+		paths = append(paths, t.Path)
+	}
+	const why = "a tree an earlier or running jail run could write (that run's agent, or a later one there, could rewrite the trail; the default trail is out of every run's reach)"
+	if err := audit.CheckPlacement(path, paths, hidden); err != nil {
+		return fmt.Errorf("`audit` %s: %s: %w", path, why, err)
+	}
+	for _, h := range hidden {
+		if real == h || strings.HasPrefix(real, strings.TrimSuffix(h, "/")+"/") {
+			return nil // masked in every run (jail's state directory)
+		}
+	}
+	if t, ok := past.Holds(real); ok {
+		return fmt.Errorf("`audit` %s: it is inside %s (as %s), %s; set `audit` to a path outside it: %w",
+			path, t, real, why, audit.ErrWritableBySandbox)
+	}
 	return nil
 }
 

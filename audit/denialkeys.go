@@ -1,0 +1,189 @@
+package audit
+
+import (
+	"sort"
+	"strconv"
+	"sync"
+)
+
+// Within the denials' share (see denialShare) each denial is keyed by
+// what it refused: its kind (deny: layer and what; quarantine: the rule;
+// a net, dns or exec event with decision "deny": its type) and its target. The agent can cause some denials at will and as often
+// as it likes (a blocked command in a loop, a connection retried, a
+// protected file written again and again): without keys it spent the
+// whole share with one of them, and a different, later denial -- the one
+// that mattered -- was counted by type, not written (trail15). So, in
+// the share:
+//
+//   - the first perKeyShare events of one key are written, later repeats
+//     only counted (by key in the dropped events, the most repeated
+//     first): a flood of one denial cannot hide another;
+//   - one kind spends at most 1/kindShareDiv of the share: a flood of
+//     distinct targets of one kind (a thousand names, each refused)
+//     cannot hide a denial of another kind.
+//
+// A flood of distinct targets over every kind the agent can cause still
+// runs the share out; the denials after it are then counted, by type and
+// by key, as before: the trail says how many, not which. The ordinary
+// part of the budget, before the share, keys nothing (every denial there
+// is written).
+const (
+	perKeyShare  = 4
+	kindShareDiv = 4
+	// maxShareKeys bounds the key table (memory: a key is at most
+	// maxKeyBytes). Past it a new key has no count of its own; its
+	// kind's part still bounds it.
+	maxShareKeys = 4096
+	maxKeyBytes  = 256
+	// maxPendingKeys bounds the refused keys counted between two dropped
+	// events; MaxDroppedKeys of them, the most repeated, are written.
+	maxPendingKeys = 1024
+)
+
+// MaxDroppedKeys is the most keys a dropped event counts (Dropped.Keys).
+const MaxDroppedKeys = 16
+
+// denialKeyer is implemented by the events the denials' share is keyed
+// for.
+type denialKeyer interface {
+	denialKey() (kind, key string)
+}
+
+func (d Deny) denialKey() (string, string) {
+	kind := "deny " + d.Layer + "/" + d.What
+	return kind, cutKey(kind + " " + d.Target)
+}
+
+func (q Quarantine) denialKey() (string, string) {
+	kind := "quarantine " + q.Rule
+	return kind, cutKey(kind + " " + q.Path)
+}
+
+// Refusals recorded as net, dns and exec events (decision "deny"; the
+// proxy's have no deny event) are denials too: keyed, in the share.
+func (n Net) denialKey() (string, string) {
+	if n.Decision != DecisionDeny {
+		return "", ""
+	}
+	target := n.Address
+	if n.Name != "" {
+		target = n.Name
+	}
+	return "net deny", cutKey("net deny " + target + ":" + strconv.Itoa(n.Port))
+}
+
+func (d DNS) denialKey() (string, string) {
+	if d.Decision != DecisionDeny {
+		return "", ""
+	}
+	return "dns deny", cutKey("dns deny " + d.Name)
+}
+
+func (e Exec) denialKey() (string, string) {
+	if e.Decision != DecisionDeny {
+		return "", ""
+	}
+	return "exec deny", cutKey("exec deny " + e.Path)
+}
+
+func cutKey(k string) string {
+	if len(k) > maxKeyBytes {
+		return k[:maxKeyBytes]
+	}
+	return k
+}
+
+// keyOf returns the denial kind and key of fields ("" for none).
+func keyOf(fields any) (kind, key string) {
+	switch f := fields.(type) {
+	case Deny, Quarantine, Net, DNS, Exec:
+		return f.(denialKeyer).denialKey()
+	case *Deny:
+		if f != nil {
+			return f.denialKey()
+		}
+	case *Quarantine:
+		if f != nil {
+			return f.denialKey()
+		}
+	case *Net:
+		if f != nil {
+			return f.denialKey()
+		}
+	case *DNS:
+		if f != nil {
+			return f.denialKey()
+		}
+	case *Exec:
+		if f != nil { // a typed nil: no fields, no key
+			return f.denialKey()
+		}
+	}
+	return "", ""
+}
+
+// shareKeys is the writer's key table for the denials' share.
+type shareKeys struct {
+	mu    sync.Mutex
+	uses  map[string]int   // events written in the share, per key
+	kinds map[string]int64 // bytes charged to the share, per kind
+}
+
+// admit charges an event of kind and key, est bytes, to the share and
+// tells whether it may be written there; part is the share's bytes of
+// one kind.
+func (s *shareKeys) admit(kind, key string, est, part int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.uses == nil {
+		s.uses, s.kinds = map[string]int{}, map[string]int64{}
+	}
+	n, known := s.uses[key]
+	if n >= perKeyShare {
+		return false // a repeat: counted, so that the share stays for others
+	}
+	if s.kinds[kind]+est > part {
+		return false // this kind's part is spent: the others keep theirs
+	}
+	if known || len(s.uses) < maxShareKeys {
+		s.uses[key] = n + 1
+	}
+	s.kinds[kind] += est
+	return true
+}
+
+// release undoes admit for an event that was not queued after all.
+func (s *shareKeys) release(kind, key string, est int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n, ok := s.uses[key]; ok && n > 0 {
+		s.uses[key] = n - 1
+	}
+	s.kinds[kind] -= est
+}
+
+// topKeys returns at most MaxDroppedKeys of counts, the largest first
+// (ties by key), or nil.
+func topKeys(counts map[string]uint64) map[string]uint64 {
+	if len(counts) <= MaxDroppedKeys {
+		if len(counts) == 0 {
+			return nil
+		}
+		return counts
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if counts[keys[i]] != counts[keys[j]] {
+			return counts[keys[i]] > counts[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	out := make(map[string]uint64, MaxDroppedKeys)
+	for _, k := range keys[:MaxDroppedKeys] {
+		out[k] = counts[k]
+	}
+	return out
+}

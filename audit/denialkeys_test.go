@@ -1,0 +1,140 @@
+package audit
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// spendOrdinary fills the ordinary part of w's budget with cheap events
+// the agent causes at will, so that what follows lands in the denials'
+// share.
+func spendOrdinary(w *Writer) {
+	for i := 0; w.Stats().Budget == 0; i++ {
+		w.Record(Exec{PID: i, Path: "/bin/true", Argv: []string{"true"}, Decision: DecisionAllow})
+	}
+}
+
+// deniedTargets returns the targets of the deny events in a trail.
+func deniedTargets(t *testing.T, data []byte) (targets map[string]int, keys map[string]uint64) {
+	t.Helper()
+	recs, _, _ := ReadAll(bytes.NewReader(data))
+	targets, keys = map[string]int{}, map[string]uint64{}
+	for _, r := range recs {
+		switch r.Type {
+		case TypeDeny:
+			var d Deny
+			r.Decode(&d)
+			targets[d.Target]++
+		case TypeDropped:
+			var d Dropped
+			r.Decode(&d)
+			for k, n := range d.Keys {
+				keys[k] += n
+			}
+		}
+	}
+	return targets, keys
+}
+
+// trail15: the denials' share was the agent's to spend with one denial
+// repeated (a blocked command in a loop, a connection retried), after
+// which a different, later denial -- the one that mattered -- was counted,
+// not written. Within the share each (kind, target) is written a few
+// times, repeats only counted: a flood of one denial cannot hide another.
+// Seen failing on main's writer: the distinct denial after the flood was
+// counted (no deny line with its target).
+func TestWriterDenialFloodOfOneKeyLeavesOthers(t *testing.T) {
+	const budget = MinBudget
+	w, path := newTestWriterOpts(t, 1024, Options{MaxBytes: budget})
+	w.Record(Start{Schema: SchemaVersion, ID: "denykeys"})
+	spendOrdinary(w)
+	const flood = 5000
+	for i := range flood {
+		w.Record(Deny{Layer: "guard-rail", What: "exec", Target: "/usr/bin/git", PID: i, Reason: "git push --force"})
+	}
+	w.Record(Deny{Layer: "guard-rail", What: "exec", Target: "/usr/bin/rm", PID: 7, Reason: "rm -rf ~"})
+	w.Record(Quarantine{Phase: "run", Path: "/w/.git/hooks/pre-commit", Rule: "git-hook", Reason: "runs at commit", Action: "moved"})
+	w.Record(Exit{Code: 0, Reason: "exited"})
+	data := closeAndRead(t, w, path, budget)
+	targets, keys := deniedTargets(t, data)
+	if targets["/usr/bin/rm"] != 1 {
+		t.Errorf("ATTACK WORKED: the distinct denial after a flood of one was not written (deny targets %v)", targets)
+	}
+	if !bytes.Contains(data, []byte(`"type":"quarantine"`)) {
+		t.Error("ATTACK WORKED: the quarantine after a flood of one denial was not written")
+	}
+	if targets["/usr/bin/git"] == 0 || targets["/usr/bin/git"] == flood {
+		t.Errorf("%d of %d flooded denials written: want some, not all", targets["/usr/bin/git"], flood)
+	}
+	k := "deny guard-rail/exec /usr/bin/git"
+	if keys[k] == 0 {
+		t.Errorf("dropped events name no count for %q: %v", k, keys)
+	}
+}
+
+// trail15: a flood of distinct targets of one kind (execs of a thousand
+// names, each refused) spends at most a part of the share: a denial of
+// another kind after it is still written. A flood over every kind the
+// agent can cause still runs out the share: then denials are counted
+// (by type, and by key for the most repeated), as before.
+func TestWriterDenialFloodOfOneKindLeavesOtherKinds(t *testing.T) {
+	const budget = MinBudget
+	w, path := newTestWriterOpts(t, 1024, Options{MaxBytes: budget})
+	w.Record(Start{Schema: SchemaVersion, ID: "denykinds"})
+	spendOrdinary(w)
+	for i := range 5000 {
+		w.Record(Deny{Layer: "guard-rail", What: "exec", Target: fmt.Sprintf("/tmp/x%d", i), PID: i, Reason: "blocked"})
+	}
+	w.Record(Deny{Layer: "agent-config", What: "config-key", Target: "/h/.claude/settings.json#hooks", Reason: "put back"})
+	w.Record(Exit{Code: 0, Reason: "exited"})
+	data := closeAndRead(t, w, path, budget)
+	targets, _ := deniedTargets(t, data)
+	if targets["/h/.claude/settings.json#hooks"] != 1 {
+		t.Errorf("ATTACK WORKED: a denial of another kind after a flood of distinct targets was not written")
+	}
+	n := 0
+	for k := range targets {
+		if strings.HasPrefix(k, "/tmp/x") {
+			n++
+		}
+	}
+	if n == 0 || n == 5000 {
+		t.Errorf("%d of 5000 distinct denials written: want some, not all", n)
+	}
+}
+
+// trail15: a refused connection, DNS name or exec is recorded as a net,
+// dns or exec event with decision "deny" (the proxy's refusals have no
+// deny event): those were ordinary events, so once the agent spent the
+// ordinary part with cheap allowed ones (execs of /bin/true), a refused
+// connection to an exfiltration host was counted, not written. They take
+// the denials' share too, keyed as deny events are. Seen failing on the
+// branch's first commit (b006b4e): no net, dns or exec deny line.
+func TestWriterRefusedFlowsKeepTheDenialsShare(t *testing.T) {
+	const budget = MinBudget
+	w, path := newTestWriterOpts(t, 1024, Options{MaxBytes: budget})
+	w.Record(Start{Schema: SchemaVersion, ID: "denyflows"})
+	spendOrdinary(w)
+	for i := range 3000 { // one refused host retried: must not hide the next
+		w.Record(Net{Decision: DecisionDeny, Proto: "tcp", Address: "203.0.113.7", Port: 443, Reason: "not allowed"})
+		w.Record(Exec{PID: i, Path: "/bin/true", Argv: []string{"true"}, Decision: DecisionAllow})
+	}
+	w.Record(Net{Decision: DecisionDeny, Proto: "tcp", Name: "exfil.example", Address: "198.51.100.9", Port: 443, Reason: "not allowed"})
+	w.Record(DNS{Name: "secret.exfil.example", QType: "A", Decision: DecisionDeny, Reason: "not allowed"})
+	w.Record(Exec{PID: 9, Path: "/usr/bin/curl", Argv: []string{"curl"}, Decision: DecisionDeny, Rule: "curl"})
+	w.Record(Exit{Code: 0, Reason: "exited"})
+	data := closeAndRead(t, w, path, budget)
+	for _, want := range []string{`"exfil.example"`, `"secret.exfil.example"`, `"/usr/bin/curl"`} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("ATTACK WORKED: the refusal of %s after the ordinary part was spent was counted, not written", want)
+		}
+	}
+	if n := bytes.Count(data, []byte(`"203.0.113.7"`)); n == 0 || n >= 3000 {
+		t.Errorf("%d of 3000 repeated refusals written: want some, not all", n)
+	}
+	if bytes.Count(data, []byte(`"decision":"allow"`)) == 0 {
+		t.Error("no allowed exec written: the test spent nothing")
+	}
+}

@@ -465,6 +465,13 @@ func (r *runner) run() int {
 			return ExitSetup
 		}
 		r.tracef("written trees")
+		// Before the sandbox can delete them too: the loose objects and
+		// refs of the writable trees' repositories, kept where the user can
+		// fetch them back from (package gitkeep).
+		for _, n := range keepGitHistory(plan) {
+			r.notef("%s", n)
+		}
+		r.tracef("git kept")
 	}
 	if !r.pol.DryRun {
 		// One goroutine does the start's work that is off its path, in

@@ -1,0 +1,105 @@
+//go:build linux
+
+package tests
+
+// End-to-end tests of the store of loose objects and refs (session 15, lane
+// githistory2, package gitkeep): what the read-only packs leave the agent
+// able to delete -- loose objects (commits since the last gc) and refs --
+// is kept at start in jail's state directory, and the documented command
+// fetches it back after the agent deleted it all.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// keptRepo makes a repository with no pack: two commits on main and one
+// on a side branch, all loose objects (the unpushed work). It returns the
+// main and side commits.
+func keptRepo(t *testing.T, h *gitHost, ws string) (main, side string) {
+	t.Helper()
+	h.mustGit(t, ws, "init", "-q", "-b", "main", ".")
+	commit := func(f string) {
+		os.WriteFile(filepath.Join(ws, f), []byte(f+"\n"), 0o644)
+		h.mustGit(t, ws, "add", f)
+		h.mustGit(t, ws, "-c", "commit.gpgsign=false", "commit", "-q", "-m", f)
+	}
+	commit("a")
+	commit("b")
+	h.mustGit(t, ws, "checkout", "-q", "-b", "side")
+	commit("s")
+	h.mustGit(t, ws, "checkout", "-q", "main")
+	return strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "main")), strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "side"))
+}
+
+// keptAttack deletes every loose object, both branches and the git dir.
+const keptAttack = `cd "$2"
+rm -rf .git/objects/??
+git update-ref -d refs/heads/side
+git update-ref -d refs/heads/main
+git reflog expire --expire=now --all
+git gc -q --prune=now
+rm -rf .git 2>/dev/null
+exit 0
+`
+
+// recoverKept runs the README's recovery: git init (the agent deleted the
+// git dir), then a fetch from the one store in the state directory whose
+// alternates names the workspace's objects.
+func recoverKept(t *testing.T, h *gitHost, ws string) (string, error) {
+	t.Helper()
+	h.mustGit(t, ws, "init", "-q")
+	alts, _ := filepath.Glob(filepath.Join(h.state, "jail", "git-kept", "*", "objects", "info", "alternates"))
+	for _, a := range alts {
+		if b, _ := os.ReadFile(a); strings.TrimSpace(string(b)) == filepath.Join(ws, ".git", "objects") {
+			return h.git(ws, "fetch", "-q", filepath.Dir(filepath.Dir(filepath.Dir(a))), "+refs/*:refs/jail-kept/*")
+		}
+	}
+	return "", os.ErrNotExist
+}
+
+// TestGitKeptLooseAndRefs: after the agent deleted the loose objects, both
+// branches and the git dir, the documented fetch brings back both branches
+// at their start commits. Seen failing on main's binary (30093d6): no
+// store, nothing to fetch, the commits are gone.
+func TestGitKeptLooseAndRefs(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	main, side := keptRepo(t, h, ws)
+	r := h.run(t, ws, keptAttack, nil, ws)
+	if r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := h.git(ws, "cat-file", "-e", side); err == nil {
+		t.Fatalf("the attack left the side commit in the workspace: it proves nothing\n%s%s", r.stdout, r.stderr)
+	}
+	if out, err := recoverKept(t, h, ws); err != nil {
+		t.Fatalf("recovery fetch: %v\n%s\nagent:\n%s%s", err, out, r.stdout, r.stderr)
+	}
+	for ref, want := range map[string]string{"refs/jail-kept/heads/main": main, "refs/jail-kept/heads/side": side, "refs/jail-kept/jail/HEAD": main} {
+		if got := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", ref)); got != want {
+			t.Errorf("%s is %q, want %s", ref, got, want)
+		}
+	}
+	if out, err := h.git(ws, "fsck", "--strict"); err != nil {
+		t.Errorf("fsck after the recovery: %v\n%s", err, out)
+	}
+
+	// The control: with git's protection lifted (no store kept), the same
+	// attack loses the commits for good.
+	t.Run("control --allow-git-config", func(t *testing.T) {
+		h := newGitHost(t)
+		ws := workspace(t)
+		_, side := keptRepo(t, h, ws)
+		r := h.run(t, ws, keptAttack, []string{"--allow-git-config"}, ws)
+		if r.code != 0 {
+			t.Fatalf("jail exit %d\nstderr:\n%s", r.code, r.stderr)
+		}
+		recoverKept(t, h, ws)
+		if _, err := h.git(ws, "cat-file", "-e", side); err == nil {
+			t.Errorf("control: side commit %s still there: the attack proves nothing\nagent:\n%s%s", side, r.stdout, r.stderr)
+		}
+	})
+}

@@ -37,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -69,13 +70,15 @@ type Result struct {
 	Full    bool // the budget ran out: some objects are kept at a later start
 	CrossFS bool // the store is on another file system: no object kept
 	Refs    int  // refs recorded (with those recorded before)
+	// Start are the refs gitDir had at this start (Lost's start).
+	Start map[string]string
 }
 
 // Keep brings store, the store of git dir gitDir, up to date: every loose
 // object hard-linked (budget is what is left of MaxLinks for this start,
 // lowered by what is linked), every ref and HEAD's commit recorded. An
-// objects/xx directory whose mtime is the one recorded at the last start is
-// not read: nothing was added to or removed from it since.
+// objects/xx directory whose mtime is the one recorded when the store last
+// kept it whole (seenFile) is not read: nothing was added to it since.
 func Keep(store, gitDir string, budget *int) (Result, error) {
 	var res Result
 	objs := filepath.Join(store, "objects")
@@ -99,7 +102,7 @@ func Keep(store, gitDir string, budget *int) (Result, error) {
 	if err := writeIfChanged(filepath.Join(objs, "info", "alternates"), []byte(alt)); err != nil {
 		return res, err
 	}
-	if err := keepObjects(gitDir, objs, budget, &res); err != nil {
+	if err := keepObjects(gitDir, store, budget, &res); err != nil {
 		return res, err
 	}
 	err := keepRefs(store, gitDir, &res)
@@ -114,12 +117,21 @@ func objectFormat(gitDir string) string {
 	return "sha1"
 }
 
-func keepObjects(gitDir, objs string, budget *int, res *Result) error {
-	src := filepath.Join(gitDir, "objects")
+// seenFile, in a store, holds the mtime (ns) of each of the workspace's
+// objects/xx directories as it was when the store last kept it whole: one
+// read a start instead of a stat a directory in the store.
+const seenFile = "fanout-mtimes"
+
+func keepObjects(gitDir, store string, budget *int, res *Result) error {
+	src, objs := filepath.Join(gitDir, "objects"), filepath.Join(store, "objects")
 	ents, err := os.ReadDir(src) // the dirent's type: no stat per entry
 	if err != nil {
 		return nil // no objects directory: nothing to keep
 	}
+	seenPath := filepath.Join(store, seenFile)
+	var seen [256]int64
+	old, _ := os.ReadFile(seenPath)
+	parseSeen(old, &seen)
 	now := time.Now()
 	for _, e := range ents {
 		n := e.Name()
@@ -128,14 +140,17 @@ func keepObjects(gitDir, objs string, budget *int, res *Result) error {
 		if len(n) != 2 || !isHex(n) || !e.IsDir() {
 			continue
 		}
+		x := fanout(n)
 		sd, dd := filepath.Join(src, n), filepath.Join(objs, n)
 		si, err := os.Lstat(sd)
 		if err != nil || !si.IsDir() {
 			continue
 		}
-		if di, err := os.Lstat(dd); err == nil && di.ModTime().Equal(si.ModTime()) {
+		mt := si.ModTime().UnixNano()
+		if seen[x] == mt {
 			continue // unchanged since the last start
 		}
+		seen[x] = 0
 		files, err := os.ReadDir(sd)
 		if err != nil {
 			continue
@@ -174,20 +189,46 @@ func keepObjects(gitDir, objs string, budget *int, res *Result) error {
 		// The mtime marks the directory as kept whole; one that changed in
 		// the file system's last tick is read again next time.
 		if done && now.Sub(si.ModTime()) > settle {
-			_ = os.Chtimes(dd, si.ModTime(), si.ModTime())
+			seen[x] = mt
 		}
 	}
-	return nil
+	var out bytes.Buffer
+	for i, t := range seen {
+		if t != 0 {
+			fmt.Fprintf(&out, "%02x %d\n", i, t)
+		}
+	}
+	return writeIfChanged(seenPath, out.Bytes())
 }
 
-// keepRefs records every ref of gitDir (packed and loose) and HEAD's commit
-// (as refs/jail/HEAD) in store's packed-refs, with the refs recorded at
-// earlier starts that are gone now: a branch the agent deleted stays
-// recorded. HEAD of the store names that commit.
-func keepRefs(store, gitDir string, res *Result) error {
-	refs := map[string]string{}
-	old, _ := os.ReadFile(filepath.Join(store, "packed-refs"))
-	parsePacked(old, refs)
+// parseSeen reads seenFile's lines ("xx NS"); a line it cannot read is
+// a directory read again.
+func parseSeen(b []byte, seen *[256]int64) {
+	for _, l := range strings.Split(string(b), "\n") {
+		n, t, ok := strings.Cut(l, " ")
+		if !ok || len(n) != 2 || !isHex(n) {
+			continue
+		}
+		if v, err := strconv.ParseInt(t, 10, 64); err == nil {
+			seen[fanout(n)] = v
+		}
+	}
+}
+
+func fanout(n string) int { return hexVal(n[0])<<4 | hexVal(n[1]) }
+
+func hexVal(c byte) int {
+	if c <= '9' {
+		return int(c - '0')
+	}
+	return int(c-'a') + 10
+}
+
+// Refs returns the refs of git dir gitDir, packed and loose (symbolic ones
+// left out), and HEAD's commit ("" when HEAD is gone, unborn or names no
+// ref read). At most MaxRefs loose refs are read.
+func Refs(gitDir string) (refs map[string]string, head string) {
+	refs = map[string]string{}
 	packed, _ := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
 	parsePacked(packed, refs)
 	n := 0
@@ -208,7 +249,6 @@ func keepRefs(store, gitDir string, res *Result) error {
 		}
 		return nil
 	})
-	head := ""
 	if b, err := os.ReadFile(filepath.Join(gitDir, "HEAD")); err == nil {
 		h := strings.TrimSpace(string(b))
 		if t, ok := strings.CutPrefix(h, "ref: "); ok {
@@ -216,8 +256,41 @@ func keepRefs(store, gitDir string, res *Result) error {
 		}
 		if isID(h) {
 			head = h
-			refs["refs/jail/HEAD"] = h
 		}
+	}
+	return refs, head
+}
+
+// Lost compares the refs a start read (Result.Start) with gitDir's now: the
+// names gone (sorted), and whether HEAD itself is gone (the git dir
+// deleted). A ref that moved is not lost: a commit moves its branch.
+func Lost(start map[string]string, gitDir string) (gone []string, headGone bool) {
+	now, _ := Refs(gitDir)
+	for r := range start {
+		if _, ok := now[r]; !ok {
+			gone = append(gone, r)
+		}
+	}
+	sort.Strings(gone)
+	_, err := os.Lstat(filepath.Join(gitDir, "HEAD"))
+	return gone, err != nil
+}
+
+// keepRefs records every ref of gitDir and HEAD's commit (as
+// refs/jail/HEAD) in store's packed-refs, with the refs recorded at
+// earlier starts that are gone now: a branch the agent deleted stays
+// recorded. HEAD of the store names that commit.
+func keepRefs(store, gitDir string, res *Result) error {
+	now, head := Refs(gitDir)
+	res.Start = now
+	refs := map[string]string{}
+	old, _ := os.ReadFile(filepath.Join(store, "packed-refs"))
+	parsePacked(old, refs)
+	for r, id := range now {
+		refs[r] = id
+	}
+	if head != "" {
+		refs["refs/jail/HEAD"] = head
 	}
 	names := make([]string, 0, len(refs))
 	for r := range refs {

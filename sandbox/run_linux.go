@@ -195,9 +195,10 @@ type runner struct {
 	denials       *denials.Writer     // the sandbox's record of its denials; nil without one
 	denialsFile   *os.File            // its writable file (from init)
 
-	degraded    bool     // no namespaces (--degraded on a host refusing them)
-	degradedWhy string   // the host's refusal, one line
-	startNotes  []string // for the start event: degraded mode, exec audit off
+	degraded    bool       // no namespaces (--degraded on a host refusing them)
+	degradedWhy string     // the host's refusal, one line
+	startNotes  []string   // for the start event: degraded mode, exec audit off
+	gitKept     []keptRepo // the repositories whose history the start kept (keepGitHistory)
 
 	spec     *ns.Spec
 	memWatch *memwatch.Watch // --memory without a cgroup
@@ -468,7 +469,9 @@ func (r *runner) run() int {
 		// Before the sandbox can delete them too: the loose objects and
 		// refs of the writable trees' repositories, kept where the user can
 		// fetch them back from (package gitkeep).
-		for _, n := range keepGitHistory(plan) {
+		var notes []string
+		notes, r.gitKept = keepGitHistory(plan)
+		for _, n := range notes {
 			r.notef("%s", n)
 		}
 		r.tracef("git kept")
@@ -1435,6 +1438,11 @@ func (r *runner) endCheck() {
 			defer close(done)
 			drop()
 		}()
+	}
+	// The agent has ended: a ref or a git dir it deleted is said, with
+	// the command that fetches it back from what the start kept.
+	for _, n := range lostGitHistory(r.gitKept) {
+		r.notef("%s", n)
 	}
 	r.tracef("exit check")
 }

@@ -60,20 +60,32 @@ func recoverKept(t *testing.T, h *gitHost, ws string) (string, error) {
 	return "", os.ErrNotExist
 }
 
-// TestGitKeptLooseAndRefs: after the agent deleted the loose objects, both
-// branches and the git dir, the documented fetch brings back both branches
-// at their start commits. Seen failing on main's binary (30093d6): no
+// TestGitKeptLooseAndRefs: a deleted branch is said at the run's end; after
+// the agent deleted the loose objects, both branches and the git dir, the
+// end says so with the fetch command, and that fetch brings back both
+// branches at their start commits. Seen failing on main's binary (30093d6): no
 // store, nothing to fetch, the commits are gone.
 func TestGitKeptLooseAndRefs(t *testing.T) {
 	h := newGitHost(t)
 	ws := workspace(t)
 	main, side := keptRepo(t, h, ws)
-	r := h.run(t, ws, keptAttack, nil, ws)
+	// A run that deletes one branch only: the end names it.
+	r := h.run(t, ws, "git update-ref -d refs/heads/side\n", nil, ws)
+	if !strings.Contains(r.stderr, "this run deleted the ref refs/heads/side of ") {
+		t.Errorf("no end notice of the deleted branch:\n%s", r.stderr)
+	}
+	h.mustGit(t, ws, "branch", "side", side)
+	os.Remove(h.trail) // one trail a run
+	r = h.run(t, ws, keptAttack, nil, ws)
 	if r.code != 0 {
 		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	if _, err := h.git(ws, "cat-file", "-e", side); err == nil {
 		t.Fatalf("the attack left the side commit in the workspace: it proves nothing\n%s%s", r.stdout, r.stderr)
+	}
+	// The end said it, with the command.
+	if want := "this run deleted the git dir of " + filepath.Join(ws, ".git"); !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "fetch "+filepath.Join(h.state, "jail", "git-kept")) {
+		t.Errorf("no end notice %q with the fetch command:\n%s", want, r.stderr)
 	}
 	if out, err := recoverKept(t, h, ws); err != nil {
 		t.Fatalf("recovery fetch: %v\n%s\nagent:\n%s%s", err, out, r.stdout, r.stderr)

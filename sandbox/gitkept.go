@@ -11,22 +11,22 @@ import (
 )
 
 // keepGitHistory brings the store of every repository the plan found in
-// its writable trees up to date (package gitkeep: loose objects
+// its writable trees (repos: gitguard.Plan.Repos) up to date (package gitkeep: loose objects
 // hard-linked, refs recorded) before anything of the sandbox runs, so that
 // what this run's agent deletes from them is in the store, which no
 // sandbox reaches. Linked worktrees' git dirs hold no objects: their
 // repository's own git dir is kept. Nothing with --allow-git-config (the
-// user trusts the command with git: plan.Git is nil) or without a state
-// directory. It returns the notices to say (a store on another file
+// user trusts the command with git: the plan has no git guard; the caller
+// does not call) or without a state directory (stateDir ""). It returns the notices to say (a store on another file
 // system: no object kept; a start that had more objects to link than one
 // start links) and the repositories kept, for lostGitHistory at the end.
-func keepGitHistory(plan *Plan) (notes []string, kept []keptRepo) {
-	if plan.StateDir == "" || plan.Git == nil {
+func keepGitHistory(stateDir string, repos []string) (notes []string, kept []keptRepo) {
+	if stateDir == "" {
 		return nil, nil
 	}
-	base := filepath.Join(plan.StateDir, statedir.GitKept)
+	base := filepath.Join(stateDir, statedir.GitKept)
 	budget := gitkeep.MaxLinks
-	for _, d := range plan.Git.Repos {
+	for _, d := range repos {
 		if _, err := os.Lstat(filepath.Join(d, "commondir")); err == nil {
 			continue
 		}

@@ -466,15 +466,26 @@ func (r *runner) run() int {
 			return ExitSetup
 		}
 		r.tracef("written trees")
-		// Before the sandbox can delete them too: the loose objects and
-		// refs of the writable trees' repositories, kept where the user can
-		// fetch them back from (package gitkeep).
-		var notes []string
-		notes, r.gitKept = keepGitHistory(plan)
-		for _, n := range notes {
-			r.notef("%s", n)
-		}
-		r.tracef("git kept")
+	}
+	// The loose objects and refs of the writable trees' repositories, kept
+	// where the user can fetch them back from (package gitkeep): on
+	// another goroutine, beside the rest of the setup (a stat of each of
+	// up to 256 objects/xx directories a repository), joined before init
+	// starts, so kept before anything of the sandbox runs.
+	keepDone := make(chan func(), 1)
+	if r.pol.DryRun || plan.Git == nil {
+		keepDone <- func() {}
+	} else {
+		stateDir, repos := plan.StateDir, append([]string(nil), plan.Git.Repos...)
+		go func() {
+			notes, kept := keepGitHistory(stateDir, repos)
+			keepDone <- func() {
+				r.gitKept = kept
+				for _, n := range notes {
+					r.notef("%s", n)
+				}
+			}
+		}()
 	}
 	if !r.pol.DryRun {
 		// One goroutine does the start's work that is off its path, in
@@ -687,6 +698,8 @@ func (r *runner) run() int {
 		// init's lines are then on the same timeline.
 		spec.TraceOrigin = ns.MonotonicNS() - int64(r.traceNow()*1e6)
 	}
+	(<-keepDone)()
+	r.tracef("git kept")
 	r.tracef("before start")
 	r.traceHeap("before start")
 	r.ctx, r.cancel = context.WithCancel(context.Background())

@@ -244,8 +244,9 @@ func Refs(gitDir string) (refs map[string]string, head string) {
 		if err != nil {
 			return nil
 		}
-		if id := strings.TrimSpace(string(b)); isID(id) {
-			refs["refs/"+filepath.ToSlash(strings.TrimPrefix(p, root+"/"))] = id
+		name := "refs/" + filepath.ToSlash(strings.TrimPrefix(p, root+"/"))
+		if id := strings.TrimSpace(string(b)); isID(id) && validRef(name) {
+			refs[name] = id
 		}
 		return nil
 	})
@@ -316,10 +317,34 @@ func keepRefs(store, gitDir string, res *Result) error {
 func parsePacked(b []byte, refs map[string]string) {
 	for _, l := range strings.Split(string(b), "\n") {
 		id, name, ok := strings.Cut(strings.TrimSpace(l), " ")
-		if ok && isID(id) && strings.HasPrefix(name, "refs/") && !strings.ContainsAny(name, " \t") {
+		if ok && isID(id) && validRef(name) {
 			refs[name] = id
 		}
 	}
+}
+
+// validRef reports whether name is a ref name git takes (its
+// check_refname_format, for names under refs/): the workspace's refs are
+// the agent's to name, and one name git refuses in the store's packed-refs
+// ("packed refname is dangerous") makes every fetch from the store fail,
+// the recovery with it. A name left out here is only not recorded.
+func validRef(name string) bool {
+	if !strings.HasPrefix(name, "refs/") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".") ||
+		strings.Contains(name, "..") || strings.Contains(name, "@{") || strings.Contains(name, "//") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
+			return false
+		}
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == "" || part[0] == '.' || strings.HasSuffix(part, ".lock") || part == "@" {
+			return false
+		}
+	}
+	return true
 }
 
 func isID(s string) bool { return (len(s) == 40 || len(s) == 64) && isHex(s) }

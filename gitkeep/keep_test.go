@@ -170,3 +170,29 @@ func FuzzParse(f *testing.F) {
 		parseSeen(b, &seen)
 	})
 }
+
+// TestKeepRefusesBadRefNames: a ref name git refuses, planted by the agent
+// in the workspace's packed-refs or as a loose ref file, is not recorded:
+// in the store's packed-refs it would make every fetch from the store (the
+// recovery) fail ("packed refname is dangerous"). Seen failing before
+// validRef (the names were recorded; the fetch failed by hand).
+func TestKeepRefusesBadRefNames(t *testing.T) {
+	g := fakeRepo(t)
+	bad := []string{"refs/heads/../../x", "refs/heads/a*b", "refs/heads/x.lock", "refs/heads/.hid", "refs/heads/a@{1}", "refs/heads/a b", "refs/heads/a\x01"}
+	var pr strings.Builder
+	for _, n := range bad {
+		pr.WriteString(id2 + " " + n + "\n")
+	}
+	os.WriteFile(filepath.Join(g, "packed-refs"), []byte(pr.String()), 0o644)
+	os.WriteFile(filepath.Join(g, "refs", "heads", "x.lock"), []byte(id2+"\n"), 0o644)
+	os.WriteFile(filepath.Join(g, "refs", "heads", "q?"), []byte(id2+"\n"), 0o644)
+	st := Store(t.TempDir(), g)
+	budget := MaxLinks
+	if _, err := Keep(st, g, &budget); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(st, "packed-refs"))
+	if want := id1 + " refs/heads/main\n" + id1 + " refs/jail/HEAD\n"; string(got) != want {
+		t.Errorf("packed-refs:\n%q\nwant:\n%q", got, want)
+	}
+}

@@ -61,9 +61,11 @@ func recoverKept(t *testing.T, h *gitHost, ws string) (string, error) {
 }
 
 // TestGitKeptLooseAndRefs: a deleted branch is said at the run's end; after
-// the agent deleted the loose objects, both branches and the git dir, the
-// end says so with the fetch command, and that fetch brings back both
-// branches at their start commits. Seen failing on main's binary (30093d6): no
+// a run planted a ref name git refuses and the next deleted the loose
+// objects, both branches and the git dir, the end says so with the fetch
+// command, and that fetch brings back both branches at their start
+// commits. The planted name seen failing the fetch before gitkeep's
+// validRef ("packed refname is dangerous"). Seen failing on main's binary (30093d6): no
 // store, nothing to fetch, the commits are gone.
 func TestGitKeptLooseAndRefs(t *testing.T) {
 	h := newGitHost(t)
@@ -75,7 +77,14 @@ func TestGitKeptLooseAndRefs(t *testing.T) {
 		t.Errorf("no end notice of the deleted branch:\n%s", r.stderr)
 	}
 	h.mustGit(t, ws, "branch", "side", side)
+	// A run that plants a ref name git refuses: recorded at the next
+	// start, it would make every fetch from the store fail.
 	os.Remove(h.trail) // one trail a run
+	r = h.run(t, ws, `printf '%s refs/heads/../../x\n' "$(git rev-parse HEAD)" >> .git/packed-refs`+"\n", nil, ws)
+	if r.code != 0 {
+		t.Fatalf("plant: jail exit %d\n%s", r.code, r.stderr)
+	}
+	os.Remove(h.trail)
 	r = h.run(t, ws, keptAttack, nil, ws)
 	if r.code != 0 {
 		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)

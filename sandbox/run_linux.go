@@ -195,9 +195,10 @@ type runner struct {
 	denials       *denials.Writer     // the sandbox's record of its denials; nil without one
 	denialsFile   *os.File            // its writable file (from init)
 
-	degraded    bool     // no namespaces (--degraded on a host refusing them)
-	degradedWhy string   // the host's refusal, one line
-	startNotes  []string // for the start event: degraded mode, exec audit off
+	degraded    bool       // no namespaces (--degraded on a host refusing them)
+	degradedWhy string     // the host's refusal, one line
+	startNotes  []string   // for the start event: degraded mode, exec audit off
+	gitKept     []keptRepo // the repositories whose history the start kept (keepGitHistory)
 
 	spec     *ns.Spec
 	memWatch *memwatch.Watch // --memory without a cgroup
@@ -466,6 +467,26 @@ func (r *runner) run() int {
 		}
 		r.tracef("written trees")
 	}
+	// The loose objects and refs of the writable trees' repositories, kept
+	// where the user can fetch them back from (package gitkeep): on
+	// another goroutine, beside the rest of the setup (a stat of each of
+	// up to 256 objects/xx directories a repository), joined before init
+	// starts, so kept before anything of the sandbox runs.
+	keepDone := make(chan func(), 1)
+	if r.pol.DryRun || plan.Git == nil {
+		keepDone <- func() {}
+	} else {
+		stateDir, repos := plan.StateDir, append([]string(nil), plan.Git.Repos...)
+		go func() {
+			notes, kept := keepGitHistory(stateDir, repos)
+			keepDone <- func() {
+				r.gitKept = kept
+				for _, n := range notes {
+					r.notef("%s", n)
+				}
+			}
+		}()
+	}
 	if !r.pol.DryRun {
 		// One goroutine does the start's work that is off its path, in
 		// order: the walls' warm-up now, the start event's policy once
@@ -677,6 +698,8 @@ func (r *runner) run() int {
 		// init's lines are then on the same timeline.
 		spec.TraceOrigin = ns.MonotonicNS() - int64(r.traceNow()*1e6)
 	}
+	(<-keepDone)()
+	r.tracef("git kept")
 	r.tracef("before start")
 	r.traceHeap("before start")
 	r.ctx, r.cancel = context.WithCancel(context.Background())
@@ -1428,6 +1451,11 @@ func (r *runner) endCheck() {
 			defer close(done)
 			drop()
 		}()
+	}
+	// The agent has ended: a ref or a git dir it deleted is said, with
+	// the command that fetches it back from what the start kept.
+	for _, n := range lostGitHistory(r.gitKept) {
+		r.notef("%s", n)
 	}
 	r.tracef("exit check")
 }

@@ -39,6 +39,12 @@ const (
 	// reaches it: a tree the agent could strike from it would let its
 	// links pass for the user's.
 	Written = "written-trees"
+	// GitKept holds one store per repository of the writable trees
+	// (package gitkeep): its loose objects hard-linked and its refs
+	// recorded at each start, for the user to fetch back what a run's
+	// agent deleted. Out of the sandbox's reach like the rest: it is what
+	// survives the agent.
+	GitKept = "git-kept"
 	// The lean init's copy (package initbin) is init-HASH here, HASH its
 	// build's: exec'd as each sandbox's init, trusted only because no
 	// sandbox reaches this directory.

@@ -1,0 +1,95 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jail-sandbox/jail/gitkeep"
+	"github.com/jail-sandbox/jail/statedir"
+)
+
+// keepGitHistory brings the store of every repository the plan found in
+// its writable trees (repos: gitguard.Plan.Repos) up to date (package gitkeep: loose objects
+// hard-linked, refs recorded) before anything of the sandbox runs, so that
+// what this run's agent deletes from them is in the store, which no
+// sandbox reaches. Linked worktrees' git dirs hold no objects: their
+// repository's own git dir is kept. Nothing with --allow-git-config (the
+// user trusts the command with git: the plan has no git guard; the caller
+// does not call) or without a state directory (stateDir ""). It returns the notices to say (a store on another file
+// system: no object kept; a start that had more objects to link than one
+// start links) and the repositories kept, for lostGitHistory at the end.
+func keepGitHistory(stateDir string, repos []string) (notes []string, kept []keptRepo) {
+	if stateDir == "" {
+		return nil, nil
+	}
+	base := filepath.Join(stateDir, statedir.GitKept)
+	budget := gitkeep.MaxLinks
+	for _, d := range repos {
+		if _, err := os.Lstat(filepath.Join(d, "commondir")); err == nil {
+			continue
+		}
+		st := gitkeep.Store(base, d)
+		res, err := gitkeep.Keep(st, d, &budget)
+		if err == nil {
+			kept = append(kept, keptRepo{dir: d, store: st, refs: res.Start})
+		}
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("git: the loose objects and refs of %s are not kept outside the sandbox: %v", d, err))
+		case res.CrossFS:
+			notes = append(notes, fmt.Sprintf("git: the loose objects of %s are not kept outside the sandbox: %s is on another file system (its refs are)", d, base))
+		case res.Full:
+			notes = append(notes, fmt.Sprintf("git: only %d loose objects are kept outside the sandbox at one start; the others of %s can be deleted in this run (git gc on the host packs them)", gitkeep.MaxLinks, d))
+		}
+	}
+	return notes, kept
+}
+
+// keptRepo is a repository whose store a start brought up to date.
+type keptRepo struct {
+	dir, store string
+	refs       map[string]string // its refs at start
+}
+
+// lostGitHistory is the end's look at the kept repositories: a ref the
+// start read that is gone, or a git dir gone whole, is said in one line
+// each (a notice, so in the trail too) with the command that fetches the
+// start's refs and commits back from the store. A ref that moved is not
+// said: a commit or a rebase inside moves its branch, and the store has
+// the old commit either way.
+func lostGitHistory(kept []keptRepo) []string {
+	var out []string
+	for _, k := range kept {
+		gone, headGone := gitkeep.Lost(k.refs, k.dir)
+		if len(gone) == 0 && !headGone {
+			continue
+		}
+		what := fmt.Sprintf("%d refs (%s)", len(gone), shortList(gone, 4))
+		if len(gone) == 1 {
+			what = "the ref " + gone[0]
+		}
+		if headGone {
+			what = "the git dir"
+		}
+		git := "git --git-dir=" + k.dir
+		first := git + " init --bare && "
+		if filepath.Base(k.dir) == ".git" {
+			git = "git -C " + filepath.Dir(k.dir)
+			first = git + " init && "
+		}
+		if !headGone {
+			first = ""
+		}
+		out = append(out, fmt.Sprintf("git: this run deleted %s of %s; the start's refs and commits are kept, to fetch back: %s%s fetch %s '+refs/*:refs/jail-kept/*'", what, k.dir, first, git, k.store))
+	}
+	return out
+}
+
+func shortList(s []string, n int) string {
+	if len(s) <= n {
+		return strings.Join(s, ", ")
+	}
+	return strings.Join(s[:n], ", ") + fmt.Sprintf(", and %d more", len(s)-n)
+}

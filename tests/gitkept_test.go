@@ -1,0 +1,126 @@
+//go:build linux
+
+package tests
+
+// End-to-end tests of the store of loose objects and refs (session 15, lane
+// githistory2, package gitkeep): what the read-only packs leave the agent
+// able to delete -- loose objects (commits since the last gc) and refs --
+// is kept at start in jail's state directory, and the documented command
+// fetches it back after the agent deleted it all.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// keptRepo makes a repository with no pack: two commits on main and one
+// on a side branch, all loose objects (the unpushed work). It returns the
+// main and side commits.
+func keptRepo(t *testing.T, h *gitHost, ws string) (main, side string) {
+	t.Helper()
+	h.mustGit(t, ws, "init", "-q", "-b", "main", ".")
+	commit := func(f string) {
+		os.WriteFile(filepath.Join(ws, f), []byte(f+"\n"), 0o644)
+		h.mustGit(t, ws, "add", f)
+		h.mustGit(t, ws, "-c", "commit.gpgsign=false", "commit", "-q", "-m", f)
+	}
+	commit("a")
+	commit("b")
+	h.mustGit(t, ws, "checkout", "-q", "-b", "side")
+	commit("s")
+	h.mustGit(t, ws, "checkout", "-q", "main")
+	return strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "main")), strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "side"))
+}
+
+// keptAttack deletes every loose object, both branches and the git dir.
+const keptAttack = `cd "$2"
+rm -rf .git/objects/??
+git update-ref -d refs/heads/side
+git update-ref -d refs/heads/main
+git reflog expire --expire=now --all
+git gc -q --prune=now
+rm -rf .git 2>/dev/null
+exit 0
+`
+
+// recoverKept runs the README's recovery: git init (the agent deleted the
+// git dir), then a fetch from the one store in the state directory whose
+// alternates names the workspace's objects.
+func recoverKept(t *testing.T, h *gitHost, ws string) (string, error) {
+	t.Helper()
+	h.mustGit(t, ws, "init", "-q")
+	alts, _ := filepath.Glob(filepath.Join(h.state, "jail", "git-kept", "*", "objects", "info", "alternates"))
+	for _, a := range alts {
+		if b, _ := os.ReadFile(a); strings.TrimSpace(string(b)) == filepath.Join(ws, ".git", "objects") {
+			return h.git(ws, "fetch", "-q", filepath.Dir(filepath.Dir(filepath.Dir(a))), "+refs/*:refs/jail-kept/*")
+		}
+	}
+	return "", os.ErrNotExist
+}
+
+// TestGitKeptLooseAndRefs: a deleted branch is said at the run's end; after
+// a run planted a ref name git refuses and the next deleted the loose
+// objects, both branches and the git dir, the end says so with the fetch
+// command, and that fetch brings back both branches at their start
+// commits. The planted name seen failing the fetch before gitkeep's
+// validRef ("packed refname is dangerous"). Seen failing on main's binary (30093d6): no
+// store, nothing to fetch, the commits are gone.
+func TestGitKeptLooseAndRefs(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	main, side := keptRepo(t, h, ws)
+	// A run that deletes one branch only: the end names it.
+	r := h.run(t, ws, "git update-ref -d refs/heads/side\n", nil, ws)
+	if !strings.Contains(r.stderr, "this run deleted the ref refs/heads/side of ") {
+		t.Errorf("no end notice of the deleted branch:\n%s", r.stderr)
+	}
+	h.mustGit(t, ws, "branch", "side", side)
+	// A run that plants a ref name git refuses: recorded at the next
+	// start, it would make every fetch from the store fail.
+	os.Remove(h.trail) // one trail a run
+	r = h.run(t, ws, `printf '%s refs/heads/../../x\n' "$(git rev-parse HEAD)" >> .git/packed-refs`+"\n", nil, ws)
+	if r.code != 0 {
+		t.Fatalf("plant: jail exit %d\n%s", r.code, r.stderr)
+	}
+	os.Remove(h.trail)
+	r = h.run(t, ws, keptAttack, nil, ws)
+	if r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := h.git(ws, "cat-file", "-e", side); err == nil {
+		t.Fatalf("the attack left the side commit in the workspace: it proves nothing\n%s%s", r.stdout, r.stderr)
+	}
+	// The end said it, with the command.
+	if want := "this run deleted the git dir of " + filepath.Join(ws, ".git"); !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "fetch "+filepath.Join(h.state, "jail", "git-kept")) {
+		t.Errorf("no end notice %q with the fetch command:\n%s", want, r.stderr)
+	}
+	if out, err := recoverKept(t, h, ws); err != nil {
+		t.Fatalf("recovery fetch: %v\n%s\nagent:\n%s%s", err, out, r.stdout, r.stderr)
+	}
+	for ref, want := range map[string]string{"refs/jail-kept/heads/main": main, "refs/jail-kept/heads/side": side, "refs/jail-kept/jail/HEAD": main} {
+		if got := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", ref)); got != want {
+			t.Errorf("%s is %q, want %s", ref, got, want)
+		}
+	}
+	if out, err := h.git(ws, "fsck", "--strict"); err != nil {
+		t.Errorf("fsck after the recovery: %v\n%s", err, out)
+	}
+
+	// The control: with git's protection lifted (no store kept), the same
+	// attack loses the commits for good.
+	t.Run("control --allow-git-config", func(t *testing.T) {
+		h := newGitHost(t)
+		ws := workspace(t)
+		_, side := keptRepo(t, h, ws)
+		r := h.run(t, ws, keptAttack, []string{"--allow-git-config"}, ws)
+		if r.code != 0 {
+			t.Fatalf("jail exit %d\nstderr:\n%s", r.code, r.stderr)
+		}
+		recoverKept(t, h, ws)
+		if _, err := h.git(ws, "cat-file", "-e", side); err == nil {
+			t.Errorf("control: side commit %s still there: the attack proves nothing\nagent:\n%s%s", side, r.stdout, r.stderr)
+		}
+	})
+}

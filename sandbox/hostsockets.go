@@ -43,7 +43,8 @@ const whyHostSocket = "a host process's Unix socket"
 //
 // Each socket file's owner (the uid of its inode: the binder's, which no
 // other user can change) decides its cap: root's and the user's own are
-// always masked; another user's up to socketCap each (socketCapAll for
+// always masked (and nobody's, started by root: the agent's own there,
+// alwaysMasked); another user's up to socketCap each (socketCapAll for
 // all other users together), and the rest left with one note naming the
 // uids and the counts. Every mask is a
 // mount, and the kernel's fs.mount-max (100,000) bounds a namespace's
@@ -69,7 +70,7 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 	// Masks made for each other owner, and the sockets left past the cap.
 	// Other owners' sockets, by uid, decided after the walk (capOthers).
 	others := map[uint32][]string{}
-	self := uint32(os.Getuid())
+	self := uint32(hostUID())
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
 		// /var/run -> /run into the private /run (hidden), or through a
@@ -115,7 +116,7 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 			// said. Root's and the user's own are never left: a
 			// daemon's or the user's service is what the masks are for.
 			// An owner that cannot be read counts as root (masked).
-			if uid := socketUID(fi); uid != 0 && uid != self {
+			if uid := socketUID(fi); !alwaysMasked(uid, self) {
 				others[uid] = append(others[uid], p)
 				continue
 			}
@@ -188,6 +189,23 @@ func uidTier(uid uint32) int {
 	}
 	return 2
 }
+
+// alwaysMasked reports whether a socket owned by uid is masked whatever
+// the caps, for a run started by host uid self: root's, the user's own,
+// and, started by root, nobody's (ns.NobodyID).
+func alwaysMasked(uid, self uint32) bool {
+	// Why: started by root, the agent is host uid 65534 (ns.NobodyID, the
+	// user namespace maps its root there), so a socket nobody owns is the
+	// agent's own on the host: one of mode 0700 that no other user can
+	// connect to takes the agent's connect(2). Any process of any user
+	// started as nobody (a daemon's dropped privileges, a NFS squash)
+	// binds as it; capped with other users', its sockets past the cap
+	// were reachable by the sandbox with the owner's rights.
+	return uid == 0 || uid == self || self == 0 && uid == ns.NobodyID
+}
+
+// hostUID is the uid that starts the run (a test poses as root).
+var hostUID = os.Getuid
 
 // socketCap is how many of one other user's sockets are masked, and
 // socketCapAll how many of all other users' together (a test lowers

@@ -339,3 +339,51 @@ func TestHostSocketsCapOthersSubuidFlood(t *testing.T) {
 		t.Errorf("masked %d, want the total %d", len(masked), socketCapAll)
 	}
 }
+
+// TestHostSocketMasksNobodyAlways (socks15): started by root, the agent is
+// host uid 65534 (ns.NobodyID), so nobody's sockets are the agent's own on
+// the host: capped with other users', those past the cap (a 0700 one no
+// other user can connect to) took the agent's connect(2). Started by root
+// they are all masked; started by a user they are capped as another
+// user's. Seen failing with main's condition (uid != 0 && uid != self): 3
+// of nobody's 8 masked as root. The owner and the starter are stubbed, so
+// the test runs the same as root and as a user.
+func TestHostSocketMasksNobodyAlways(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldCap, oldAll := socketCap, socketCapAll
+	socketCap, socketCapAll = 3, 4
+	oldUID, oldHost := socketUID, hostUID
+	socketUID = func(fi os.FileInfo) uint32 { return ns.NobodyID }
+	t.Cleanup(func() { socketCap, socketCapAll, socketUID, hostUID = oldCap, oldAll, oldUID, oldHost })
+	var list []string
+	for i := range 8 {
+		p := filepath.Join(d, fmt.Sprintf("nobody%d.sock", i))
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = unix.Bind(fd, &unix.SockaddrUnix{Name: p})
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list = append(list, p)
+	}
+	old := boundSockets
+	boundSockets = func() ([]string, error) { return list, nil }
+	t.Cleanup(func() { boundSockets = old })
+	for _, tc := range []struct {
+		starter  int
+		want     int
+		wantNote bool
+	}{{0, 8, false}, {1000, 3, true}} {
+		hostUID = func() int { return tc.starter }
+		masks, note := hostSocketMasks(nil, nil)
+		if len(masks) != tc.want || (note != "") != tc.wantNote {
+			t.Errorf("started by uid %d: %d of nobody's 8 sockets masked (want %d), note %q", tc.starter, len(masks), tc.want, note)
+		}
+	}
+}

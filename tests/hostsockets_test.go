@@ -353,6 +353,36 @@ func TestHostSocketsCapPerOwner(t *testing.T) {
 	}
 }
 
+// TestHostSocketsNobodyMasked (socks15): started by root, the agent is host
+// uid 65534 (nobody): a nobody-owned socket is the agent's own on the host
+// (mode 0700 would admit it and no other user). Capped as another user's,
+// those past 1,024 were reachable. Started by root all of nobody's are
+// masked; as a user the sockets are the user's own, all masked. Seen
+// failing on main's binary (30093d6) as root: 1,024 of 1,030 masked, the
+// other 6 answered "Connection refused" (reached).
+func TestHostSocketsNobodyMasked(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	const nobody, n = 65534, 1030
+	ws := workspace(t)
+	ro := hostDir(t)
+	var paths []string
+	for i := range n {
+		p := filepath.Join(ro, "n"+strconv.Itoa(i))
+		bindOpenSocket(t, p, nobody)
+		paths = append(paths, p)
+	}
+	probe := filepath.Join(ro, "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, runOpts{dir: ws}, append([]string{"--", "perl", probe}, paths...)...)
+	if masked := strings.Count(r.stdout, "Permission denied"); r.code != 0 || masked != n || strings.Contains(r.stderr, "other users' sockets") {
+		t.Fatalf("ATTACK WORKED? code %d: %d of %d nobody-owned sockets masked (want all; reached: %d)\nstderr: %.600s", r.code, masked, n, strings.Count(r.stdout, "Connection refused"), r.stderr)
+	}
+}
+
 // TestHostSocketsSubuidFlood (review14g): one user with subordinate uids
 // (/etc/subuid: 65,536 from 100000) binds one socket under each of 4,100
 // of them, where the sandbox sees them. Fewest-first gave those one-socket

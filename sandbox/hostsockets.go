@@ -70,6 +70,7 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 	// Masks made for each other owner, and the sockets left past the cap.
 	// Other owners' sockets, by uid, decided after the walk (capOthers).
 	others := map[uint32][]string{}
+	var linked []string // sockets with more than one name (hard links)
 	self := uint32(hostUID())
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
@@ -120,6 +121,18 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 				others[uid] = append(others[uid], p)
 				continue
 			}
+			// Why: the kernel lists a socket by the name given at
+			// bind(2) only; another name of the same inode (a hard link
+			// an earlier run's agent made in the workspace to a socket
+			// bound there after that start, or one a host user with
+			// write access to it made) is neither listed nor masked.
+			// Root's and the user's only: another user's socket is
+			// theirs by any name. Where the other name is cannot be
+			// found without a walk; that there is one is in the inode,
+			// from this lstat, at no cost: said.
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+				linked = append(linked, p)
+			}
 			// Why: connect(2) and sendto(2) on a socket need no write
 			// access to its mount (the host's view is read-only, yet
 			// reachable), and Landlock does not mediate them; a mode-0
@@ -131,7 +144,31 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 	for _, p := range masked {
 		out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
 	}
-	return out, leftNote(left)
+	return out, joinNotes(leftNote(left), linkedNote(linked))
+}
+
+// joinNotes makes hostSocketMasks's notes one note (its caller shows one).
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + strings.TrimPrefix(b, hostSocketsNote)
+}
+
+// linkedNote says the sockets masked at one name whose inode has others
+// (hard links): those are not masked ("" if none).
+func linkedNote(linked []string) string {
+	if len(linked) == 0 {
+		return ""
+	}
+	list := strings.Join(linked[:min(len(linked), 3)], ", ")
+	if len(linked) > 3 {
+		list += fmt.Sprintf(" and %d more", len(linked)-3)
+	}
+	return hostSocketsNote + fmt.Sprintf("%s masked, but each has another name (a hard link) that is not: the sandbox can connect to the socket there if it sees it; find it with find / -xdev -samefile %s, and remove the link if it is in a tree a sandbox could write", list, linked[0])
 }
 
 // capOthers picks which of other users' sockets (by owner) are masked:

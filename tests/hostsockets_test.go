@@ -383,6 +383,39 @@ func TestHostSocketsNobodyMasked(t *testing.T) {
 	}
 }
 
+// TestHostSocketHardLinkSaid (socks15): the kernel lists a socket by its
+// bind(2) name only, so another name of the same inode is not masked: a
+// tool's socket bound in the workspace after a run's start is reachable
+// in that run (README: bound after the start), and its agent can hard-link
+// it in the workspace (same mount: no EXDEV); the next run masks the
+// listed name, not the link, and the sandbox connects through it. That is
+// not found without a walk of the trees; the start now says it (the
+// inode's link count, from the lstat each socket already gets). Seen
+// failing on main's binary (30093d6): the link reached the socket and
+// nothing was said.
+func TestHostSocketHardLinkSaid(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	ws := workspace(t)
+	token := "HOST-SOCKET-LINK-" + strconv.Itoa(os.Getpid())
+	sock := filepath.Join(ws, "tool.sock")
+	greetOnUnix(t, sock, token)
+	planted := filepath.Join(ws, "planted.sock")
+	if err := os.Link(sock, planted); err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(hostDir(t), "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, sock)
+	probeRefusedAll(t, r, token, 1, "the socket at its bound name")
+	if want := sock + " masked, but each has another name (a hard link) that is not"; !strings.Contains(r.stderr, want) {
+		t.Fatalf("the start does not say the socket's other name: want %q\nstderr: %s", want, r.stderr)
+	}
+}
+
 // TestHostSocketsSubuidFlood (review14g): one user with subordinate uids
 // (/etc/subuid: 65,536 from 100000) binds one socket under each of 4,100
 // of them, where the sandbox sees them. Fewest-first gave those one-socket

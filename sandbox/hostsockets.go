@@ -12,6 +12,7 @@ import (
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostsock"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/subid"
 )
 
 // boundSockets lists the host's path-bound Unix sockets (a test seam).
@@ -172,51 +173,82 @@ func linkedNote(linked []string) string {
 }
 
 // capOthers picks which of other users' sockets (by owner) are masked:
-// at most socketCap of one owner's and socketCapAll of all together.
-// System uids come first, then login users', then subordinate uids
-// (uidTier); within each, the owners with fewest sockets (then the lower
-// uid): one user with subordinate uids (/etc/subuid, rootless
-// containers: 65,536 by default) owns sockets under many uids, and must
-// not push a system service's or a third user's few sockets out of the
-// total by binding many. left counts the rest.
+// at most socketCap of one owner's and socketCapAll of all together. An
+// owner is a user with the subordinate uids /etc/subuid gives them
+// (subOwners): a rootless container's sockets are owned by its user's
+// subordinate uids on the host, and count as that user's. System uids
+// come first, then login users', then uids no range names (uidTier);
+// within each, the owners with fewest sockets (then the lower uid): one
+// user binding many, under many uids, must not push a system service's
+// or a third user's few sockets out of the total. left counts the rest,
+// by uid.
 func capOthers(others map[uint32][]string) (masked []string, left map[uint32]int) {
-	uids := make([]uint32, 0, len(others))
-	for u := range others {
-		uids = append(uids, u)
+	left = map[uint32]int{}
+	if len(others) == 0 {
+		return nil, left
 	}
-	sort.Slice(uids, func(i, j int) bool {
+	// Why: one user's 65,536 subordinate uids were 65,536 owners, each
+	// with its own cap: that user's containers could take the whole
+	// total (ranked after login users', they still pushed another
+	// user's containers' sockets out). Grouped under their owner, one
+	// user's sockets, whatever the uid, are capped as one.
+	ranges := subOwners()
+	groups := map[uint32][]uint32{} // owner -> its uids with sockets
+	count := map[uint32]int{}       // owner -> its sockets
+	for u, ps := range others {
+		o := u
+		if r, ok := ranges.Owner(u); ok {
+			o = r
+		}
+		groups[o] = append(groups[o], u)
+		count[o] += len(ps)
+	}
+	owners := make([]uint32, 0, len(groups))
+	for o := range groups {
+		owners = append(owners, o)
+	}
+	sort.Slice(owners, func(i, j int) bool {
 		// Why: fewest-first alone let one user's subordinate uids (one
 		// socket under each of 4,096) take the whole total and leave a
 		// system service's sockets (postfix's dozens) and a third user's
 		// unmasked (review14g). System uids first, then login users',
-		// then the subordinate ranges: a flood under subuids competes only
-		// with other subuids.
-		if ti, tj := uidTier(uids[i]), uidTier(uids[j]); ti != tj {
+		// then the rest: a flood under uids no range names competes only
+		// with those.
+		if ti, tj := uidTier(owners[i]), uidTier(owners[j]); ti != tj {
 			return ti < tj
 		}
-		a, b := len(others[uids[i]]), len(others[uids[j]])
-		return a < b || a == b && uids[i] < uids[j]
+		a, b := count[owners[i]], count[owners[j]]
+		return a < b || a == b && owners[i] < owners[j]
 	})
-	left = map[uint32]int{}
 	budget := socketCapAll
-	for _, u := range uids {
-		ps := others[u]
-		n := min(len(ps), socketCap, budget)
-		masked = append(masked, ps[:n]...)
+	for _, o := range owners {
+		uids := groups[o]
+		sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
+		n := min(count[o], socketCap, budget)
 		budget -= n
-		if n < len(ps) {
-			left[u] = len(ps) - n
+		for _, u := range uids {
+			ps := others[u]
+			k := min(len(ps), n)
+			masked = append(masked, ps[:k]...)
+			n -= k
+			if k < len(ps) {
+				left[u] = len(ps) - k
+			}
 		}
 	}
 	return masked, left
 }
 
+// subOwners reads /etc/subuid's ranges (a test sets its own). Read only
+// when another user's socket is visible: most starts do not read it.
+var subOwners = func() subid.Ranges { return subid.Load("/etc/subuid") }
+
 // uidTier orders other owners for the total: 0 for system accounts
 // (below 1000: login.defs' SYS_UID_MAX 999, the daemons' uids, made only
 // by root), 1 for login users (below 100000: login.defs' SUB_UID_MIN, where
 // useradd's subordinate ranges begin), 2 for the rest (subordinate uids
-// and containers' mapped uids: a user with /etc/subuid owns 65,536 of
-// them and can bind sockets under each from a user namespace).
+// /etc/subuid does not name, containers' mapped uids: capOthers groups
+// those it names under their owner).
 func uidTier(uid uint32) int {
 	switch {
 	case uid < 1000:

@@ -2,6 +2,11 @@ package ns
 
 import "encoding/json"
 
+// NobodyID is the host uid and gid a sandbox started by root runs as: the
+// agent then has exactly the rights of `nobody` on everything but the paths
+// the user made visible (which are idmapped to it).
+const NobodyID = 65534
+
 // Mount kinds of a Spec's mount plan, applied in order on top of a read-only,
 // nosuid recursive clone of the host's root.
 const (

@@ -18,11 +18,6 @@ import (
 // ErrUserNS means the kernel refused to create a user namespace for us.
 var ErrUserNS = errors.New("cannot create a user namespace")
 
-// NobodyID is the host uid and gid a sandbox started by root runs as: the
-// agent then has exactly the rights of `nobody` on everything but the paths
-// the user made visible (which are idmapped to it).
-const NobodyID = 65534
-
 // Config says how to start one sandbox.
 type Config struct {
 	Spec *Spec

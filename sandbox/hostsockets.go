@@ -12,6 +12,7 @@ import (
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostsock"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/subid"
 )
 
 // boundSockets lists the host's path-bound Unix sockets (a test seam).
@@ -43,7 +44,8 @@ const whyHostSocket = "a host process's Unix socket"
 //
 // Each socket file's owner (the uid of its inode: the binder's, which no
 // other user can change) decides its cap: root's and the user's own are
-// always masked; another user's up to socketCap each (socketCapAll for
+// always masked (and nobody's, started by root: the agent's own there,
+// alwaysMasked); another user's up to socketCap each (socketCapAll for
 // all other users together), and the rest left with one note naming the
 // uids and the counts. Every mask is a
 // mount, and the kernel's fs.mount-max (100,000) bounds a namespace's
@@ -69,7 +71,8 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 	// Masks made for each other owner, and the sockets left past the cap.
 	// Other owners' sockets, by uid, decided after the walk (capOthers).
 	others := map[uint32][]string{}
-	self := uint32(os.Getuid())
+	var linked []string // sockets with more than one name (hard links)
+	self := uint32(hostUID())
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
 		// /var/run -> /run into the private /run (hidden), or through a
@@ -115,9 +118,21 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 			// said. Root's and the user's own are never left: a
 			// daemon's or the user's service is what the masks are for.
 			// An owner that cannot be read counts as root (masked).
-			if uid := socketUID(fi); uid != 0 && uid != self {
+			if uid := socketUID(fi); !alwaysMasked(uid, self) {
 				others[uid] = append(others[uid], p)
 				continue
+			}
+			// Why: the kernel lists a socket by the name given at
+			// bind(2) only; another name of the same inode (a hard link
+			// an earlier run's agent made in the workspace to a socket
+			// bound there after that start, or one a host user with
+			// write access to it made) is neither listed nor masked.
+			// Root's and the user's only: another user's socket is
+			// theirs by any name. Where the other name is cannot be
+			// found without a walk; that there is one is in the inode,
+			// from this lstat, at no cost: said.
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+				linked = append(linked, p)
 			}
 			// Why: connect(2) and sendto(2) on a socket need no write
 			// access to its mount (the host's view is read-only, yet
@@ -130,55 +145,110 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 	for _, p := range masked {
 		out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
 	}
-	return out, leftNote(left)
+	return out, joinNotes(leftNote(left), linkedNote(linked))
+}
+
+// joinNotes makes hostSocketMasks's notes one note (its caller shows one).
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + strings.TrimPrefix(b, hostSocketsNote)
+}
+
+// linkedNote says the sockets masked at one name whose inode has others
+// (hard links): those are not masked ("" if none).
+func linkedNote(linked []string) string {
+	if len(linked) == 0 {
+		return ""
+	}
+	list := strings.Join(linked[:min(len(linked), 3)], ", ")
+	if len(linked) > 3 {
+		list += fmt.Sprintf(" and %d more", len(linked)-3)
+	}
+	return hostSocketsNote + fmt.Sprintf("%s masked, but each has another name (a hard link) that is not: the sandbox can connect to the socket there if it sees it; find it with find / -xdev -samefile %s, and remove the link if it is in a tree a sandbox could write", list, linked[0])
 }
 
 // capOthers picks which of other users' sockets (by owner) are masked:
-// at most socketCap of one owner's and socketCapAll of all together.
-// System uids come first, then login users', then subordinate uids
-// (uidTier); within each, the owners with fewest sockets (then the lower
-// uid): one user with subordinate uids (/etc/subuid, rootless
-// containers: 65,536 by default) owns sockets under many uids, and must
-// not push a system service's or a third user's few sockets out of the
-// total by binding many. left counts the rest.
+// at most socketCap of one owner's and socketCapAll of all together. An
+// owner is a user with the subordinate uids /etc/subuid gives them
+// (subOwners): a rootless container's sockets are owned by its user's
+// subordinate uids on the host, and count as that user's. System uids
+// come first, then login users', then uids no range names (uidTier);
+// within each, the owners with fewest sockets (then the lower uid): one
+// user binding many, under many uids, must not push a system service's
+// or a third user's few sockets out of the total. left counts the rest,
+// by uid.
 func capOthers(others map[uint32][]string) (masked []string, left map[uint32]int) {
-	uids := make([]uint32, 0, len(others))
-	for u := range others {
-		uids = append(uids, u)
+	left = map[uint32]int{}
+	if len(others) == 0 {
+		return nil, left
 	}
-	sort.Slice(uids, func(i, j int) bool {
+	// Why: one user's 65,536 subordinate uids were 65,536 owners, each
+	// with its own cap: that user's containers could take the whole
+	// total (ranked after login users', they still pushed another
+	// user's containers' sockets out). Grouped under their owner, one
+	// user's sockets, whatever the uid, are capped as one.
+	ranges := subOwners()
+	groups := map[uint32][]uint32{} // owner -> its uids with sockets
+	count := map[uint32]int{}       // owner -> its sockets
+	for u, ps := range others {
+		o := u
+		if r, ok := ranges.Owner(u); ok {
+			o = r
+		}
+		groups[o] = append(groups[o], u)
+		count[o] += len(ps)
+	}
+	owners := make([]uint32, 0, len(groups))
+	for o := range groups {
+		owners = append(owners, o)
+	}
+	sort.Slice(owners, func(i, j int) bool {
 		// Why: fewest-first alone let one user's subordinate uids (one
 		// socket under each of 4,096) take the whole total and leave a
 		// system service's sockets (postfix's dozens) and a third user's
 		// unmasked (review14g). System uids first, then login users',
-		// then the subordinate ranges: a flood under subuids competes only
-		// with other subuids.
-		if ti, tj := uidTier(uids[i]), uidTier(uids[j]); ti != tj {
+		// then the rest: a flood under uids no range names competes only
+		// with those.
+		if ti, tj := uidTier(owners[i]), uidTier(owners[j]); ti != tj {
 			return ti < tj
 		}
-		a, b := len(others[uids[i]]), len(others[uids[j]])
-		return a < b || a == b && uids[i] < uids[j]
+		a, b := count[owners[i]], count[owners[j]]
+		return a < b || a == b && owners[i] < owners[j]
 	})
-	left = map[uint32]int{}
 	budget := socketCapAll
-	for _, u := range uids {
-		ps := others[u]
-		n := min(len(ps), socketCap, budget)
-		masked = append(masked, ps[:n]...)
+	for _, o := range owners {
+		uids := groups[o]
+		sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
+		n := min(count[o], socketCap, budget)
 		budget -= n
-		if n < len(ps) {
-			left[u] = len(ps) - n
+		for _, u := range uids {
+			ps := others[u]
+			k := min(len(ps), n)
+			masked = append(masked, ps[:k]...)
+			n -= k
+			if k < len(ps) {
+				left[u] = len(ps) - k
+			}
 		}
 	}
 	return masked, left
 }
 
+// subOwners reads /etc/subuid's ranges (a test sets its own). Read only
+// when another user's socket is visible: most starts do not read it.
+var subOwners = func() subid.Ranges { return subid.Load("/etc/subuid") }
+
 // uidTier orders other owners for the total: 0 for system accounts
 // (below 1000: login.defs' SYS_UID_MAX 999, the daemons' uids, made only
 // by root), 1 for login users (below 100000: login.defs' SUB_UID_MIN, where
 // useradd's subordinate ranges begin), 2 for the rest (subordinate uids
-// and containers' mapped uids: a user with /etc/subuid owns 65,536 of
-// them and can bind sockets under each from a user namespace).
+// /etc/subuid does not name, containers' mapped uids: capOthers groups
+// those it names under their owner).
 func uidTier(uid uint32) int {
 	switch {
 	case uid < 1000:
@@ -188,6 +258,23 @@ func uidTier(uid uint32) int {
 	}
 	return 2
 }
+
+// alwaysMasked reports whether a socket owned by uid is masked whatever
+// the caps, for a run started by host uid self: root's, the user's own,
+// and, started by root, nobody's (ns.NobodyID).
+func alwaysMasked(uid, self uint32) bool {
+	// Why: started by root, the agent is host uid 65534 (ns.NobodyID, the
+	// user namespace maps its root there), so a socket nobody owns is the
+	// agent's own on the host: one of mode 0700 that no other user can
+	// connect to takes the agent's connect(2). Any process of any user
+	// started as nobody (a daemon's dropped privileges, a NFS squash)
+	// binds as it; capped with other users', its sockets past the cap
+	// were reachable by the sandbox with the owner's rights.
+	return uid == 0 || uid == self || self == 0 && uid == ns.NobodyID
+}
+
+// hostUID is the uid that starts the run (a test poses as root).
+var hostUID = os.Getuid
 
 // socketCap is how many of one other user's sockets are masked, and
 // socketCapAll how many of all other users' together (a test lowers

@@ -16,6 +16,7 @@ import (
 	"github.com/jail-sandbox/jail/hostsock"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/subid"
 )
 
 // TestHostSocketMasks: each host socket the mounts leave visible is masked
@@ -311,6 +312,9 @@ func TestHostSocketsLeftNoteBounded(t *testing.T) {
 // gave the 4,096 one-socket subuids the whole total, and uid 110's 20
 // and uid 1003's 2 were left.
 func TestHostSocketsCapOthersSubuidFlood(t *testing.T) {
+	oldSub := subOwners
+	subOwners = func() subid.Ranges { return nil } // no /etc/subuid: each uid its own owner
+	t.Cleanup(func() { subOwners = oldSub })
 	others := map[uint32][]string{}
 	for i := range 5000 {
 		u := uint32(100000 + i)
@@ -337,5 +341,110 @@ func TestHostSocketsCapOthersSubuidFlood(t *testing.T) {
 	}
 	if len(masked) != socketCapAll {
 		t.Errorf("masked %d, want the total %d", len(masked), socketCapAll)
+	}
+}
+
+// TestHostSocketMasksNobodyAlways (socks15): started by root, the agent is
+// host uid 65534 (ns.NobodyID), so nobody's sockets are the agent's own on
+// the host: capped with other users', those past the cap (a 0700 one no
+// other user can connect to) took the agent's connect(2). Started by root
+// they are all masked; started by a user they are capped as another
+// user's. Seen failing with main's condition (uid != 0 && uid != self): 3
+// of nobody's 8 masked as root. The owner and the starter are stubbed, so
+// the test runs the same as root and as a user.
+func TestHostSocketMasksNobodyAlways(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldCap, oldAll := socketCap, socketCapAll
+	socketCap, socketCapAll = 3, 4
+	oldUID, oldHost := socketUID, hostUID
+	socketUID = func(fi os.FileInfo) uint32 { return ns.NobodyID }
+	t.Cleanup(func() { socketCap, socketCapAll, socketUID, hostUID = oldCap, oldAll, oldUID, oldHost })
+	var list []string
+	for i := range 8 {
+		p := filepath.Join(d, fmt.Sprintf("nobody%d.sock", i))
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = unix.Bind(fd, &unix.SockaddrUnix{Name: p})
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list = append(list, p)
+	}
+	old := boundSockets
+	boundSockets = func() ([]string, error) { return list, nil }
+	t.Cleanup(func() { boundSockets = old })
+	for _, tc := range []struct {
+		starter  int
+		want     int
+		wantNote bool
+	}{{0, 8, false}, {1000, 3, true}} {
+		hostUID = func() int { return tc.starter }
+		masks, note := hostSocketMasks(nil, nil)
+		if len(masks) != tc.want || (note != "") != tc.wantNote {
+			t.Errorf("started by uid %d: %d of nobody's 8 sockets masked (want %d), note %q", tc.starter, len(masks), tc.want, note)
+		}
+	}
+}
+
+// TestHostSocketsCapOthersSubuidOwner (socks15): a user's subordinate
+// uids (/etc/subuid) are that user's: one user's containers binding one
+// socket under each of 5,000 of them took the whole total, and another
+// user's containers' few sockets (under that user's range) were left,
+// with a third user's. Grouped under their owners, the flood is capped
+// at socketCap as one user's, and the others are masked. Seen failing
+// before the grouping: uid 1001's two subuid sockets left, 4,096 of the
+// flood masked.
+func TestHostSocketsCapOthersSubuidOwner(t *testing.T) {
+	oldSub := subOwners
+	subOwners = func() subid.Ranges {
+		return subid.Ranges{{Owner: 1000, Start: 100000, Count: 65536}, {Owner: 1001, Start: 165536, Count: 65536}}
+	}
+	t.Cleanup(func() { subOwners = oldSub })
+	others := map[uint32][]string{}
+	for i := range 5000 {
+		u := uint32(100000 + i)
+		others[u] = []string{fmt.Sprintf("/srv/flood/%d.sock", u)}
+	}
+	others[1000] = []string{"/srv/a/own.sock"}                                             // the flooder's own uid: same owner
+	others[165536] = []string{"/srv/b/c1.sock"}                                            // uid 1001's container
+	others[165537] = []string{"/srv/b/c2.sock"}                                            // and another of its uids
+	others[300000] = []string{"/srv/x/1.sock", "/srv/x/2.sock"}                            // a uid no range names
+	others[110] = []string{"/var/spool/postfix/private/a", "/var/spool/postfix/private/b"} // a daemon
+	masked, left := capOthers(others)
+	got := map[string]bool{}
+	for _, p := range masked {
+		got[p] = true
+	}
+	for _, u := range []uint32{165536, 165537, 300000, 110} {
+		for _, p := range others[u] {
+			if !got[p] {
+				t.Errorf("uid %d's %s left unmasked by another user's container flood", u, p)
+			}
+		}
+	}
+	flood := 0
+	for u := uint32(100000); u < 105000; u++ {
+		if got[others[u][0]] {
+			flood++
+		}
+	}
+	if got["/srv/a/own.sock"] {
+		flood++
+	}
+	if flood != socketCap {
+		t.Errorf("uid 1000 and its subuids: %d masked, want the one-user cap %d", flood, socketCap)
+	}
+	total := 0
+	for _, n := range left {
+		total += n
+	}
+	if total != 5001-socketCap || len(masked) != socketCap+6 {
+		t.Errorf("left %d (want %d), masked %d (want %d)", total, 5001-socketCap, len(masked), socketCap+6)
 	}
 }

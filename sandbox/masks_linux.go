@@ -1,7 +1,10 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -136,9 +139,25 @@ func (r *runner) unmasked(f maskwatch.Fall) {
 		what = "pin off it (%s), so the protected paths below it are not held there"
 	}
 	what = fmt.Sprintf(what, f.Rule)
+	// Why: any local user can bind a socket of theirs again where it was
+	// masked (that is how their daemons restart), so a fall of another
+	// user's socket ending the run let every local user end the user's
+	// run at will. What the sandbox reaches there is that user's own
+	// process (the new file is the binder's: no other user can make one
+	// of root's or the user's), as with their sockets past the caps:
+	// said, not acted on. Root's, the user's and (started by root) the
+	// agent's own uid's still end the run.
+	foreign := ""
+	if end && sock {
+		if owner, ok := foreignSocket(f.Path.Path); ok {
+			end, foreign = false, owner
+		}
+	}
 	ev := audit.Unmasked{Path: f.Path.Path, Kind: f.Kind, Rule: f.Rule, How: f.How, Action: "reported"}
 	var text string
 	switch {
+	case foreign != "":
+		text = fmt.Sprintf("%s %s; not ending the run: the file there now is %s, not root's or yours, and --end-if-unmasked acts on root's and your sockets only (any local user can bind theirs again)", head, what, foreign)
 	case end:
 		ev.Action = "ended"
 		text = fmt.Sprintf("%s %s: ending the run (--end-if-unmasked)", head, what)
@@ -174,6 +193,26 @@ func (r *runner) unmasked(f maskwatch.Fall) {
 		n.Group = "unmasked socket of " + socketOwner(f.Path.Path)
 	}
 	r.say(n)
+}
+
+// foreignSocket reports whether the file at a fallen host socket mask's
+// path is another user's now (not alwaysMasked), and names its owner.
+// Unreadable: not foreign (fail closed: the run ends). Gone: foreign (the
+// path leads nowhere; a file put there next is a fall of its own, and a
+// user who binds and unlinks at once can only have let the sandbox reach
+// their own socket). Followed, not lstat'd: connect(2) follows a link
+// another user puts there to whatever it names (a hard link to root's
+// socket is root's inode either way).
+func foreignSocket(p string) (owner string, foreign bool) {
+	fi, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "no one's (gone again)", true
+	}
+	if err != nil {
+		return "", false
+	}
+	uid := socketUID(fi)
+	return fmt.Sprintf("uid %d's", uid), !alwaysMasked(uid, uint32(hostUID()))
 }
 
 // socketOwner names the owner of the file at p now ("uid N"), or "?".

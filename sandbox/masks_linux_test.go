@@ -141,3 +141,78 @@ func TestUnmaskedSocketsOneLinePerOwner(t *testing.T) {
 		t.Errorf("the summary does not count the sockets' falls or lost .env's:\n%s", summary.String())
 	}
 }
+
+// TestEndIfUnmaskedOtherUsersSocket (socks15): host sockets are masked
+// wherever any local user binds them, and any local user can bind theirs
+// again (a daemon's restart, or on purpose): with --end-if-unmasked that
+// fall ended the run, so every local user could end the user's run at
+// will. Another user's socket now is said, not acted on (what the sandbox
+// reaches there is that user's own process); root's and the user's own,
+// a link to root's, and, started by root, nobody's (the agent's host uid)
+// still end it, and so does a masked secret's fall. Seen failing on main's
+// code: uid 4242's socket killed the run. Owners are stubbed (socketUID,
+// hostUID), so it runs the same as root and as a user.
+func TestEndIfUnmaskedOtherUsersSocket(t *testing.T) {
+	dir := t.TempDir()
+	oldUID, oldHost := socketUID, hostUID
+	t.Cleanup(func() { socketUID, hostUID = oldUID, oldHost })
+	socketUID = func(fi os.FileInfo) uint32 {
+		switch {
+		case strings.HasPrefix(fi.Name(), "other"):
+			return 4242
+		case strings.HasPrefix(fi.Name(), "nobody"):
+			return ns.NobodyID
+		case strings.HasPrefix(fi.Name(), "root"):
+			return 0
+		}
+		return uint32(hostUID()) // own.sock: the starter's
+	}
+	for _, name := range []string{"other.sock", "nobody.sock", "root.sock", "own.sock"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "root.sock"), filepath.Join(dir, "link.sock")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path string
+		starter    int
+		ends       bool
+	}{
+		{"another user's socket", "other.sock", 1000, false},
+		{"another user's socket, started by root", "other.sock", 0, false},
+		{"gone again", "gone.sock", 1000, false},
+		{"nobody's, started by a user", "nobody.sock", 1000, false},
+		{"nobody's, started by root (the agent's uid)", "nobody.sock", 0, true},
+		{"root's", "root.sock", 1000, true},
+		{"a link to root's", "link.sock", 1000, true},
+		{"the user's own", "own.sock", 1000, true},
+		{"a masked secret", ".env", 1000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hostUID = func() int { return tc.starter }
+			sleep := exec.Command("sleep", "60")
+			if err := sleep.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { sleep.Process.Kill(); sleep.Wait() }()
+			r := &runner{pol: &policy.Policy{EndIfUnmasked: true}, sb: &ns.Sandbox{Pid: sleep.Process.Pid}}
+			r.notes = notice.New(io.Discard, notice.Options{})
+			r.notes.Hold()
+			var lines []string
+			r.notes.SetUrgent(func(l string) { lines = append(lines, l) })
+			rule := whyHostSocket
+			if tc.path == ".env" {
+				rule = "secret"
+			}
+			r.unmasked(maskwatch.Fall{Path: maskwatch.Path{Path: filepath.Join(dir, tc.path), Kind: ns.KindMask, Rule: rule, Hides: true}, How: "created after its removal"})
+			if ended := r.killedBy != ""; ended != tc.ends {
+				t.Errorf("run ended: %v, want %v; said: %q", ended, tc.ends, lines)
+			}
+			if !tc.ends && (len(lines) != 1 || !strings.Contains(lines[0], "not ending the run")) {
+				t.Errorf("the fall left acted on is not said as such: %q", lines)
+			}
+		})
+	}
+}

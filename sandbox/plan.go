@@ -768,13 +768,25 @@ func deepestMount(path string, mounts []ns.Mount) *ns.Mount {
 	var deepest *ns.Mount
 	for i := range mounts {
 		m := &mounts[i]
-		if path == m.Path || strings.HasPrefix(path, strings.TrimSuffix(m.Path, "/")+"/") {
+		if pathUnder(path, m.Path) {
 			if deepest == nil || len(m.Path) >= len(deepest.Path) { // later mounts cover earlier ones
 				deepest = m
 			}
 		}
 	}
 	return deepest
+}
+
+// pathUnder reports whether path is dir or below it (dir may end in "/").
+// Why not HasPrefix(path, dir+"/"): that concatenation, for each mount
+// and each host socket (deepestMount from socketVisible), was most of a
+// root start's time with another user's 50,000 sockets visible (socks15).
+func pathUnder(path, dir string) bool {
+	if path == dir {
+		return true
+	}
+	d := strings.TrimSuffix(dir, "/")
+	return len(path) > len(d) && path[len(d)] == '/' && path[:len(d)] == d
 }
 
 // resolveExisting makes p symlink-free as far as it exists (the rest is

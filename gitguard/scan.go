@@ -2,10 +2,12 @@ package gitguard
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jail-sandbox/jail/hostpath"
@@ -78,7 +80,7 @@ type scanner struct {
 	g        *Guard
 	plan     Plan
 	ro, hide map[string]Protect
-	packs    []Protect // Plan.History
+	packs    []Protect // Plan.History's candidates: each pack's .idx, then its .pack
 	morePack bool      // packs past MaxHistoryPacks were left
 	links    map[string]Protect
 	absent   map[string]Protect
@@ -154,9 +156,9 @@ func Scan(in Input) Plan {
 	s.plan.Guard = s.g
 	s.plan.ReadOnly, s.plan.Hide, s.plan.Absent, s.plan.Watch = sorted(s.ro), sorted(s.hide), sorted(s.absent), sorted(s.watch)
 	s.plan.Links = sorted(s.links)
-	s.plan.History = s.packs
+	s.plan.History = s.keepPacks()
 	if s.morePack {
-		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: only the first %d packs are read-only; the others' history can be deleted in this run (git gc on the host packs them into one)", MaxHistoryPacks))
+		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: only the oldest %d packs are read-only; the others' history can be deleted in this run (git gc on the host packs them into one)", MaxHistoryPacks))
 	}
 	for d := range s.g.Dirs {
 		s.plan.Observe = append(s.plan.Observe, d)
@@ -498,14 +500,46 @@ func (s *scanner) history(d string) {
 		if !ok || !strings.HasPrefix(n, "pack-") || !have[n] || !have[base+".idx"] {
 			continue
 		}
-		if len(s.packs)/2 >= MaxHistoryPacks {
-			s.morePack = true
-			return
-		}
 		s.packs = append(s.packs,
 			Protect{Path: filepath.Join(dir, base+".idx"), Why: HistoryWhy},
 			Protect{Path: filepath.Join(dir, n), Why: HistoryWhy})
 	}
+}
+
+// keepPacks returns the packs of Plan.History: all of them up to
+// MaxHistoryPacks, past it the oldest by ctime (the later of the pack's and
+// its index's). Never the first by name: the agent names files as it likes,
+// so in one run it could write MaxHistoryPacks pairs named as packs
+// ("pack-!000.pack" sorts before every hex name), in this repository or a
+// nested one, and the next run would have made those read-only and left
+// the real history deletable. A ctime the agent cannot set back (utimes
+// sets it to now), and the packs made read-only in its run it cannot bump
+// (no chmod, no link: EROFS, EXDEV), so the packs older than its first run
+// win. A stat per candidate only past the bound.
+func (s *scanner) keepPacks() []Protect {
+	if len(s.packs)/2 <= MaxHistoryPacks {
+		return s.packs
+	}
+	s.morePack = true
+	type pair struct {
+		idx, pack Protect
+		ct        int64
+	}
+	pairs := make([]pair, 0, len(s.packs)/2)
+	for i := 0; i+1 < len(s.packs); i += 2 {
+		p := pair{idx: s.packs[i], pack: s.packs[i+1], ct: math.MaxInt64}
+		var a, b syscall.Stat_t
+		if syscall.Lstat(p.idx.Path, &a) == nil && syscall.Lstat(p.pack.Path, &b) == nil {
+			p.ct = max(ctime(&a), ctime(&b))
+		}
+		pairs = append(pairs, p)
+	}
+	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].ct < pairs[j].ct })
+	out := make([]Protect, 0, 2*MaxHistoryPacks)
+	for _, p := range pairs[:MaxHistoryPacks] {
+		out = append(out, p.idx, p.pack)
+	}
+	return out
 }
 
 // knowTree records the directories under modules/ (nested submodule names).

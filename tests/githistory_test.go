@@ -175,3 +175,42 @@ echo ok
 		t.Errorf("a pack mount said as fallen:\n%s", r.stderr)
 	}
 }
+
+// TestGitHistoryPlantedPacksDoNotCrowdOut: in run 1 the agent writes 256
+// pairs of files named as packs, sorting before the real one's hex name;
+// in run 2 it deletes the git dir. The real pack, older than the planted
+// ones, must still be among the read-only packs (gitguard keeps the oldest
+// past its bound, not the first by name) and survive. Seen failing on
+// main's binary (30093d6): run 2 said "only the first 256 packs are
+// read-only" and rm -rf took the real pack and the packed commit.
+func TestGitHistoryPlantedPacksDoNotCrowdOut(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	packed, _, before := historyRepo(t, h, ws)
+	plant := `cd "$2/.git/objects/pack" || exit 1
+i=0
+while [ $i -lt 256 ]; do
+  n=$(printf 'pack-!%03d' $i)
+  echo x > $n.pack; echo x > $n.idx
+  i=$((i+1))
+done
+`
+	if r := h.run(t, ws, plant, nil, ws); r.code != 0 {
+		t.Fatalf("run 1: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl") // a new trail per run
+	r := h.run(t, ws, `cd "$2" && rm -rf .git; exit 0`, nil, ws)
+	if r.code != 0 {
+		t.Fatalf("run 2: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	after := packSums(t, ws)
+	for name, sum := range before {
+		if after[name] != sum {
+			t.Errorf("pack file %s changed or went (%q, was %q)\nrun 2:\n%s%s", name, after[name], sum, r.stdout, r.stderr)
+		}
+	}
+	h.mustGit(t, ws, "init", "-q")
+	if out, err := h.git(ws, "cat-file", "-e", packed); err != nil {
+		t.Errorf("packed commit %s lost: %v\n%s\nrun 2:\n%s%s", packed, err, out, r.stdout, r.stderr)
+	}
+}

@@ -80,8 +80,9 @@ type scanner struct {
 	g        *Guard
 	plan     Plan
 	ro, hide map[string]Protect
-	packs    []Protect // Plan.History's candidates: each pack's .idx, then its .pack
-	morePack bool      // packs past MaxHistoryPacks were left
+	packs    []Protect       // Plan.History's candidates: each pack's .idx, then its .pack
+	morePack bool            // packs past MaxHistoryPacks were left
+	packDirs map[string]bool // pack directories taken (resolved)
 	links    map[string]Protect
 	absent   map[string]Protect
 	watch    map[string]Protect
@@ -93,7 +94,7 @@ type scanner struct {
 // Scan inventories the git directories in the writable trees and decides
 // their protection (see the package doc).
 func Scan(in Input) Plan {
-	s := &scanner{in: in, ro: map[string]Protect{}, hide: map[string]Protect{}, absent: map[string]Protect{}, watch: map[string]Protect{}, done: map[string]bool{}}
+	s := &scanner{in: in, ro: map[string]Protect{}, hide: map[string]Protect{}, absent: map[string]Protect{}, watch: map[string]Protect{}, done: map[string]bool{}, packDirs: map[string]bool{}}
 	s.roots = append(s.roots, in.Writable...)
 	s.worktreeRoot()
 	if in.AllowGitConfig {
@@ -471,19 +472,24 @@ const MaxHistoryPacks = 256
 // refs and reflogs (where a branch points), which are data the agent may
 // rewrite; the objects survive a rewritten ref, `git fsck --lost-found`
 // or the reflog finds them. Only regular files named as git names them are
-// taken, through a pack directory that is a real directory: a symlinked
-// objects/ or pack/ leads outside what was scanned.
+// taken. A symlinked objects/ or pack/ is followed, and the packs are
+// protected where they are when that is inside a writable tree (outside
+// one the agent cannot delete them anyway): in a young repository (loose
+// objects only, nothing pinned) an agent can move objects/ aside and leave
+// a link git follows; the host's next gc packs the history behind the link,
+// and a run that skipped linked pack directories left it deletable, said
+// nowhere (review15c).
 func (s *scanner) history(d string) {
-	obj := filepath.Join(d, "objects")
-	dir := filepath.Join(obj, "pack")
-	if !s.writable(dir) {
+	dir, err := filepath.EvalSymlinks(filepath.Join(d, "objects", "pack"))
+	if err != nil || s.packDirs[dir] || !s.writable(dir) {
 		return
 	}
-	for _, p := range []string{obj, dir} {
-		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
-			return
-		}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return
 	}
+	// One pack directory reached from two git dirs (a link, a
+	// submodule's) is taken once.
+	s.packDirs[dir] = true
 	ents, err := os.ReadDir(dir) // no stat per entry: the type is the dirent's
 	if err != nil {
 		return

@@ -214,3 +214,56 @@ done
 		t.Errorf("packed commit %s lost: %v\n%s\nrun 2:\n%s%s", packed, err, out, r.stdout, r.stderr)
 	}
 }
+
+// TestGitHistoryObjectsLinkPlanted: in run 1 (a young repository: loose
+// objects only, nothing to pin) the agent moves .git/objects aside and
+// leaves a symlink in its place; git works through it, and the host's gc
+// later packs the history into the symlink's target. In run 2 those packs
+// must still be read-only (gitguard follows a link to a pack directory
+// inside the writable trees) and survive rm -rf. Seen failing on main's
+// binary (30093d6): run 2 protected nothing, said nothing, and rm -rf took
+// the packed commit.
+func TestGitHistoryObjectsLinkPlanted(t *testing.T) {
+	for _, which := range []string{"objects", "objects/pack"} {
+		t.Run(strings.ReplaceAll(which, "/", "-"), func(t *testing.T) {
+			h := newGitHost(t)
+			ws := workspace(t)
+			h.mustGit(t, ws, "init", "-q", "-b", "main", ".")
+			for _, f := range []string{"a", "b"} {
+				os.WriteFile(filepath.Join(ws, f), []byte(f+"\n"), 0o644)
+				h.mustGit(t, ws, "add", f)
+				h.mustGit(t, ws, "-c", "commit.gpgsign=false", "commit", "-q", "-m", f)
+			}
+			swap := `cd "$2/.git" || exit 1
+mv ` + which + ` moved && ln -s "$PWD/moved" ` + which + ` || exit 1
+`
+			if r := h.run(t, ws, swap, nil, ws); r.code != 0 {
+				t.Fatalf("run 1: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			h.mustGit(t, ws, "gc", "-q")
+			head := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "HEAD"))
+			before := map[string]string{}
+			files, _ := filepath.Glob(filepath.Join(ws, ".git", "moved", "*pack-*"))
+			files2, _ := filepath.Glob(filepath.Join(ws, ".git", "moved", "pack", "pack-*"))
+			for _, f := range append(files, files2...) {
+				b, _ := os.ReadFile(f)
+				before[f] = fmt.Sprintf("%x", sha256.Sum256(b))
+			}
+			if len(before) < 2 {
+				t.Fatalf("host gc wrote no pack through the link")
+			}
+			h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
+			r := h.run(t, ws, `cd "$2" && rm -rf .git/moved .git; exit 0`, nil, ws)
+			if r.code != 0 {
+				t.Fatalf("run 2: jail exit %d\nstderr:\n%s", r.code, r.stderr)
+			}
+			for f, sum := range before {
+				b, err := os.ReadFile(f)
+				if err != nil || fmt.Sprintf("%x", sha256.Sum256(b)) != sum {
+					t.Errorf("pack file %s changed or went (%v)\nrun 2:\n%s%s", f, err, r.stdout, r.stderr)
+				}
+			}
+			_ = head
+		})
+	}
+}

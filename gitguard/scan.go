@@ -422,9 +422,13 @@ func (s *scanner) gitDir(d string) {
 	for _, n := range []string{"remotes", "branches"} {
 		s.control(filepath.Join(d, n), true, "legacy "+n+"/ names remotes git fetches from and pushes to")
 	}
-	if alt := filepath.Join(d, "objects", "info", "alternates"); exists(alt) {
-		s.protect(alt, false, "alternates make git read objects from other directories")
-	}
+	// Absent at start, it is watched and leaves the tree if it appears
+	// (protect): an alternates file the agent adds, naming a copy of the
+	// objects it made in the workspace, makes the host's next ordinary
+	// `git gc` (repack -l: local objects only) delete every local pack,
+	// the history then living only in that copy, which the agent deletes
+	// in a later run (review15c).
+	s.protect(filepath.Join(d, "objects", "info", "alternates"), false, "alternates make git read objects from other directories")
 	s.g.observe(d, Role{Kind: RoleRepo, Submodule: sub})
 	s.history(d)
 	for _, n := range []string{"worktrees", "modules"} {

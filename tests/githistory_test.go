@@ -267,3 +267,36 @@ mv ` + which + ` moved && ln -s "$PWD/moved" ` + which + ` || exit 1
 		})
 	}
 }
+
+// TestGitHistoryAlternatesPlanted: in a repository with no alternates at
+// start, the agent copies the objects into the workspace and adds
+// objects/info/alternates naming the copy. On the host, an ordinary `git
+// gc` would then delete every local pack (repack -l keeps only objects the
+// alternate lacks), and a later run deletes the copy: all history gone.
+// The added alternates must not be on the host after the run. Seen failing
+// on main's binary (30093d6): the file stayed, and the host gc emptied
+// objects/pack.
+func TestGitHistoryAlternatesPlanted(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	packed, _, before := historyRepo(t, h, ws)
+	plant := `cd "$2" || exit 1
+mkdir -p .cache .git/objects/info && cp -r .git/objects .cache/objs || exit 1
+echo "$PWD/.cache/objs" > .git/objects/info/alternates || exit 1
+`
+	if r := h.run(t, ws, plant, nil, ws); r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	alt := filepath.Join(ws, ".git", "objects", "info", "alternates")
+	if _, err := os.Lstat(alt); err == nil {
+		t.Errorf("the alternates file the agent added is on the host")
+	}
+	h.mustGit(t, ws, "gc", "-q")
+	os.RemoveAll(filepath.Join(ws, ".cache"))
+	if out, err := h.git(ws, "cat-file", "-e", packed); err != nil {
+		t.Errorf("after a host gc and the copy deleted, packed commit %s is lost: %v\n%s", packed, err, out)
+	}
+	if len(packSums(t, ws)) == 0 && len(before) > 0 {
+		t.Errorf("the host gc left no local pack")
+	}
+}

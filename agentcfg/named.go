@@ -576,7 +576,19 @@ func interpreter(w string) bool {
 		switch b {
 		case "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "source", ".",
 			"node", "nodejs", "deno", "bun", "tsx", "ts-node", "uv",
-			"ruby", "perl", "php", "lua", "Rscript", "osascript", "pwsh":
+			"ruby", "perl", "php", "lua", "Rscript", "osascript", "pwsh",
+			// review15c: these run a script named without a slash too
+			// (`cd ~/.claude/hooks && julia h.jl`; java's single-file
+			// source launcher, awk -f, R -f), and were missed: the
+			// agent could rewrite the script and it ran on the host.
+			// Not those whose next word is mostly a subcommand (swift
+			// build, bb test, scala compile, go run): the word would
+			// be taken for a script in the project and watched, and
+			// a directory of that name the agent makes there would
+			// leave the tree.
+			"julia", "java", "awk", "gawk", "mawk", "nawk", "tclsh", "wish", "expect",
+			"elixir", "csh", "tcsh", "yash", "guile", "racket", "groovy",
+			"nu", "xonsh", "R", "raku", "perl6":
 			return true
 		}
 	}

@@ -1,10 +1,12 @@
 package gitguard
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestScanHistory: the packs of every git dir in a writable tree are in
@@ -85,9 +87,61 @@ func TestScanHistoryBound(t *testing.T) {
 	}
 	said := false
 	for _, n := range p.Notes {
-		said = said || strings.Contains(n, "only the first")
+		said = said || strings.Contains(n, "only the oldest")
 	}
 	if !said {
 		t.Errorf("no note of the packs left: %v", p.Notes)
+	}
+}
+
+// TestScanHistoryBoundKeepsOldest: past MaxHistoryPacks the packs kept are
+// the oldest by ctime, not the first by name. An agent in one run writes
+// MaxHistoryPacks pairs of files named as packs ("pack-!000.pack" sorts
+// before every hex name), in this repository or a nested one it made;
+// without this the next run took those and left the real packs writable
+// (and deletable). The agent cannot set a file's ctime back, nor bump the
+// real packs' (read-only binds in its run). Seen failing on main (30093d6):
+// the real pack was not in Plan.History.
+func TestScanHistoryBoundKeepsOldest(t *testing.T) {
+	for _, nested := range []bool{false, true} {
+		ws := tmp(t)
+		repo(t, ws)
+		git(t, ws, "gc", "-q")
+		real, _ := filepath.Glob(filepath.Join(ws, ".git", "objects", "pack", "pack-*.pack"))
+		if len(real) != 1 {
+			t.Fatalf("git gc made %d packs", len(real))
+		}
+		time.Sleep(20 * time.Millisecond) // a later ctime on any clock granularity
+		found := []string{filepath.Join(ws, ".git")}
+		pack := filepath.Join(ws, ".git", "objects", "pack")
+		if nested {
+			n := filepath.Join(ws, "a")
+			repo(t, n)
+			pack = filepath.Join(n, ".git", "objects", "pack")
+			found = []string{filepath.Join(n, ".git"), filepath.Join(ws, ".git")}
+		}
+		for i := 0; i < MaxHistoryPacks; i++ {
+			for _, ext := range []string{".pack", ".idx"} {
+				write(t, filepath.Join(pack, fmt.Sprintf("pack-!%03d%s", i, ext)), "x", 0o444)
+			}
+		}
+		p := Scan(Input{Writable: []string{ws}, Workspace: ws, Found: found})
+		has := false
+		for _, h := range p.History {
+			has = has || h.Path == real[0]
+		}
+		if !has {
+			t.Errorf("nested=%v: the real pack %s is not kept read-only past the bound (history has %d entries, first %v)", nested, real[0], len(p.History), p.History[:2])
+		}
+		if len(p.History) != 2*MaxHistoryPacks {
+			t.Errorf("nested=%v: history has %d entries, want %d", nested, len(p.History), 2*MaxHistoryPacks)
+		}
+		said := false
+		for _, n := range p.Notes {
+			said = said || strings.Contains(n, "packs are read-only")
+		}
+		if !said {
+			t.Errorf("nested=%v: no note of the packs left: %v", nested, p.Notes)
+		}
 	}
 }

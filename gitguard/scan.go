@@ -2,10 +2,12 @@ package gitguard
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jail-sandbox/jail/hostpath"
@@ -78,8 +80,9 @@ type scanner struct {
 	g        *Guard
 	plan     Plan
 	ro, hide map[string]Protect
-	packs    []Protect // Plan.History
-	morePack bool      // packs past MaxHistoryPacks were left
+	packs    []Protect       // Plan.History's candidates: each pack's .idx, then its .pack
+	morePack bool            // packs past MaxHistoryPacks were left
+	packDirs map[string]bool // pack directories taken (resolved)
 	links    map[string]Protect
 	absent   map[string]Protect
 	watch    map[string]Protect
@@ -91,7 +94,7 @@ type scanner struct {
 // Scan inventories the git directories in the writable trees and decides
 // their protection (see the package doc).
 func Scan(in Input) Plan {
-	s := &scanner{in: in, ro: map[string]Protect{}, hide: map[string]Protect{}, absent: map[string]Protect{}, watch: map[string]Protect{}, done: map[string]bool{}}
+	s := &scanner{in: in, ro: map[string]Protect{}, hide: map[string]Protect{}, absent: map[string]Protect{}, watch: map[string]Protect{}, done: map[string]bool{}, packDirs: map[string]bool{}}
 	s.roots = append(s.roots, in.Writable...)
 	s.worktreeRoot()
 	if in.AllowGitConfig {
@@ -154,9 +157,9 @@ func Scan(in Input) Plan {
 	s.plan.Guard = s.g
 	s.plan.ReadOnly, s.plan.Hide, s.plan.Absent, s.plan.Watch = sorted(s.ro), sorted(s.hide), sorted(s.absent), sorted(s.watch)
 	s.plan.Links = sorted(s.links)
-	s.plan.History = s.packs
+	s.plan.History = s.keepPacks()
 	if s.morePack {
-		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: only the first %d packs are read-only; the others' history can be deleted in this run (git gc on the host packs them into one)", MaxHistoryPacks))
+		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: only the oldest %d packs are read-only; the others' history can be deleted in this run (git gc on the host packs them into one)", MaxHistoryPacks))
 	}
 	for d := range s.g.Dirs {
 		s.plan.Observe = append(s.plan.Observe, d)
@@ -419,9 +422,13 @@ func (s *scanner) gitDir(d string) {
 	for _, n := range []string{"remotes", "branches"} {
 		s.control(filepath.Join(d, n), true, "legacy "+n+"/ names remotes git fetches from and pushes to")
 	}
-	if alt := filepath.Join(d, "objects", "info", "alternates"); exists(alt) {
-		s.protect(alt, false, "alternates make git read objects from other directories")
-	}
+	// Absent at start, it is watched and leaves the tree if it appears
+	// (protect): an alternates file the agent adds, naming a copy of the
+	// objects it made in the workspace, makes the host's next ordinary
+	// `git gc` (repack -l: local objects only) delete every local pack,
+	// the history then living only in that copy, which the agent deletes
+	// in a later run (review15c).
+	s.protect(filepath.Join(d, "objects", "info", "alternates"), false, "alternates make git read objects from other directories")
 	s.g.observe(d, Role{Kind: RoleRepo, Submodule: sub})
 	s.history(d)
 	for _, n := range []string{"worktrees", "modules"} {
@@ -469,19 +476,24 @@ const MaxHistoryPacks = 256
 // refs and reflogs (where a branch points), which are data the agent may
 // rewrite; the objects survive a rewritten ref, `git fsck --lost-found`
 // or the reflog finds them. Only regular files named as git names them are
-// taken, through a pack directory that is a real directory: a symlinked
-// objects/ or pack/ leads outside what was scanned.
+// taken. A symlinked objects/ or pack/ is followed, and the packs are
+// protected where they are when that is inside a writable tree (outside
+// one the agent cannot delete them anyway): in a young repository (loose
+// objects only, nothing pinned) an agent can move objects/ aside and leave
+// a link git follows; the host's next gc packs the history behind the link,
+// and a run that skipped linked pack directories left it deletable, said
+// nowhere (review15c).
 func (s *scanner) history(d string) {
-	obj := filepath.Join(d, "objects")
-	dir := filepath.Join(obj, "pack")
-	if !s.writable(dir) {
+	dir, err := filepath.EvalSymlinks(filepath.Join(d, "objects", "pack"))
+	if err != nil || s.packDirs[dir] || !s.writable(dir) {
 		return
 	}
-	for _, p := range []string{obj, dir} {
-		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
-			return
-		}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return
 	}
+	// One pack directory reached from two git dirs (a link, a
+	// submodule's) is taken once.
+	s.packDirs[dir] = true
 	ents, err := os.ReadDir(dir) // no stat per entry: the type is the dirent's
 	if err != nil {
 		return
@@ -498,14 +510,46 @@ func (s *scanner) history(d string) {
 		if !ok || !strings.HasPrefix(n, "pack-") || !have[n] || !have[base+".idx"] {
 			continue
 		}
-		if len(s.packs)/2 >= MaxHistoryPacks {
-			s.morePack = true
-			return
-		}
 		s.packs = append(s.packs,
 			Protect{Path: filepath.Join(dir, base+".idx"), Why: HistoryWhy},
 			Protect{Path: filepath.Join(dir, n), Why: HistoryWhy})
 	}
+}
+
+// keepPacks returns the packs of Plan.History: all of them up to
+// MaxHistoryPacks, past it the oldest by ctime (the later of the pack's and
+// its index's). Never the first by name: the agent names files as it likes,
+// so in one run it could write MaxHistoryPacks pairs named as packs
+// ("pack-!000.pack" sorts before every hex name), in this repository or a
+// nested one, and the next run would have made those read-only and left
+// the real history deletable. A ctime the agent cannot set back (utimes
+// sets it to now), and the packs made read-only in its run it cannot bump
+// (no chmod, no link: EROFS, EXDEV), so the packs older than its first run
+// win. A stat per candidate only past the bound.
+func (s *scanner) keepPacks() []Protect {
+	if len(s.packs)/2 <= MaxHistoryPacks {
+		return s.packs
+	}
+	s.morePack = true
+	type pair struct {
+		idx, pack Protect
+		ct        int64
+	}
+	pairs := make([]pair, 0, len(s.packs)/2)
+	for i := 0; i+1 < len(s.packs); i += 2 {
+		p := pair{idx: s.packs[i], pack: s.packs[i+1], ct: math.MaxInt64}
+		var a, b syscall.Stat_t
+		if syscall.Lstat(p.idx.Path, &a) == nil && syscall.Lstat(p.pack.Path, &b) == nil {
+			p.ct = max(ctime(&a), ctime(&b))
+		}
+		pairs = append(pairs, p)
+	}
+	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].ct < pairs[j].ct })
+	out := make([]Protect, 0, 2*MaxHistoryPacks)
+	for _, p := range pairs[:MaxHistoryPacks] {
+		out = append(out, p.idx, p.pack)
+	}
+	return out
 }
 
 // knowTree records the directories under modules/ (nested submodule names).

@@ -98,6 +98,15 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 				continue
 			}
 			b.add(p, why, n.Interp)
+			if ld, err := filepath.EvalSymlinks(filepath.Dir(n.Path)); err == nil && len(via) > 0 && ld != filepath.Dir(p) {
+				// Why: the script is a symlink, and what lies beside the
+				// link counts too: a shell's `. "$(dirname "$0")/lib.sh"`
+				// and perl's $FindBin::Bin take $0 as given, not resolved
+				// (python, node and ruby resolve it: the target's
+				// directory, above). Unprotected, the agent plants lib.sh
+				// beside the link and the host runs it (review15c).
+				b.add(filepath.Join(ld, filepath.Base(n.Path)), why, n.Interp)
+			}
 			fi, err := os.Lstat(p)
 			if errors.Is(err, fs.ErrNotExist) {
 				// Written during the run, it would run on the host next

@@ -590,3 +590,27 @@ true 2>/dev/null`)
 		t.Errorf("~/.claude/mine.json = %q: the agent's state must stay writable\n%s", got, c.stderr)
 	}
 }
+
+// TestAgentNamedLinkedScriptBeside (review15c): a hook script that is a
+// symlink in the agent's directory (~/.claude/hooks/h.sh ->
+// ~/dotfiles/h.sh, the usual dotfiles setup) sources lib.sh from
+// "$(dirname "$0")", the link's directory, not its target's. As the agent,
+// plant ~/.claude/hooks/lib.sh: it must not be on the host afterwards.
+// Seen failing on main's binary (30093d6): lib.sh stayed, and the host's
+// next Stop hook would have run it.
+func TestAgentNamedLinkedScriptBeside(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, home, ".claude/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "bash ~/.claude/hooks/h.sh"}]}]}}`+"\n", 0o644)
+	fsWrite(t, home, "dotfiles/h.sh", ". \"$(dirname \"$0\")/lib.sh\"\n", 0o755)
+	fsWrite(t, home, ".claude.json", "{}\n", 0o644)
+	os.MkdirAll(filepath.Join(home, ".claude/hooks"), 0o755)
+	if err := os.Symlink(filepath.Join(home, "dotfiles/h.sh"), filepath.Join(home, ".claude/hooks/h.sh")); err != nil {
+		t.Fatal(err)
+	}
+	c := claudeRun(t, home, ws, `
+echo 'echo PWNED' > ~/.claude/hooks/lib.sh
+true 2>/dev/null`)
+	if _, err := os.Lstat(filepath.Join(home, ".claude/hooks/lib.sh")); err == nil {
+		t.Errorf("~/.claude/hooks/lib.sh, beside the linked hook script, was left on the host\nstderr:\n%s", c.stderr)
+	}
+}

@@ -175,3 +175,143 @@ echo ok
 		t.Errorf("a pack mount said as fallen:\n%s", r.stderr)
 	}
 }
+
+// TestGitHistoryPlantedPacksDoNotCrowdOut: in run 1 the agent writes 256
+// pairs of files named as packs, sorting before the real one's hex name;
+// in run 2 it deletes the git dir. The real pack, older than the planted
+// ones, must still be among the read-only packs (gitguard keeps the oldest
+// past its bound, not the first by name) and survive. Seen failing on
+// main's binary (30093d6): run 2 said "only the first 256 packs are
+// read-only" and rm -rf took the real pack and the packed commit.
+func TestGitHistoryPlantedPacksDoNotCrowdOut(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	packed, _, before := historyRepo(t, h, ws)
+	plant := `cd "$2/.git/objects/pack" || exit 1
+i=0
+while [ $i -lt 256 ]; do
+  n=$(printf 'pack-!%03d' $i)
+  echo x > $n.pack; echo x > $n.idx
+  i=$((i+1))
+done
+`
+	if r := h.run(t, ws, plant, nil, ws); r.code != 0 {
+		t.Fatalf("run 1: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl") // a new trail per run
+	r := h.run(t, ws, `cd "$2" && rm -rf .git; exit 0`, nil, ws)
+	if r.code != 0 {
+		t.Fatalf("run 2: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	after := packSums(t, ws)
+	for name, sum := range before {
+		if after[name] != sum {
+			t.Errorf("pack file %s changed or went (%q, was %q)\nrun 2:\n%s%s", name, after[name], sum, r.stdout, r.stderr)
+		}
+	}
+	h.mustGit(t, ws, "init", "-q")
+	if out, err := h.git(ws, "cat-file", "-e", packed); err != nil {
+		t.Errorf("packed commit %s lost: %v\n%s\nrun 2:\n%s%s", packed, err, out, r.stdout, r.stderr)
+	}
+}
+
+// TestGitHistoryObjectsLinkPlanted: in run 1 (a young repository: loose
+// objects only, nothing to pin) the agent moves .git/objects aside and
+// leaves a symlink in its place; git works through it, and the host's gc
+// later packs the history into the symlink's target. In run 2 those packs
+// must still be read-only (gitguard follows a link to a pack directory
+// inside the writable trees) and survive rm -rf. Seen failing on main's
+// binary (30093d6): run 2 protected nothing, said nothing, and rm -rf took
+// the packed commit.
+func TestGitHistoryObjectsLinkPlanted(t *testing.T) {
+	for _, which := range []string{"objects", "objects/pack"} {
+		t.Run(strings.ReplaceAll(which, "/", "-"), func(t *testing.T) {
+			h := newGitHost(t)
+			ws := workspace(t)
+			h.mustGit(t, ws, "init", "-q", "-b", "main", ".")
+			for _, f := range []string{"a", "b"} {
+				os.WriteFile(filepath.Join(ws, f), []byte(f+"\n"), 0o644)
+				h.mustGit(t, ws, "add", f)
+				h.mustGit(t, ws, "-c", "commit.gpgsign=false", "commit", "-q", "-m", f)
+			}
+			swap := `cd "$2/.git" || exit 1
+mv ` + which + ` moved && ln -s "$PWD/moved" ` + which + ` || exit 1
+`
+			r1 := h.run(t, ws, swap, nil, ws)
+			if r1.code != 0 {
+				t.Fatalf("run 1: jail exit %d\nstdout:\n%s\nstderr:\n%s", r1.code, r1.stdout, r1.stderr)
+			}
+			if _, err := os.Lstat(filepath.Join(ws, ".git", which)); err != nil {
+				// The link was taken out at the end of run 1 (a linked
+				// objects/ is on the way to objects/info/alternates,
+				// watched while absent): the attack stops there, said,
+				// and the objects are where the agent moved them.
+				if !strings.Contains(r1.stderr, "out of the tree") {
+					t.Errorf("run 1: %s gone, not said:\n%s", which, r1.stderr)
+				}
+				if err := os.Rename(filepath.Join(ws, ".git", "moved"), filepath.Join(ws, ".git", which)); err != nil {
+					t.Fatal(err)
+				}
+				h.mustGit(t, ws, "fsck")
+				return
+			}
+			h.mustGit(t, ws, "gc", "-q")
+			head := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "HEAD"))
+			before := map[string]string{}
+			files, _ := filepath.Glob(filepath.Join(ws, ".git", "moved", "*pack-*"))
+			files2, _ := filepath.Glob(filepath.Join(ws, ".git", "moved", "pack", "pack-*"))
+			for _, f := range append(files, files2...) {
+				b, _ := os.ReadFile(f)
+				before[f] = fmt.Sprintf("%x", sha256.Sum256(b))
+			}
+			if len(before) < 2 {
+				t.Fatalf("host gc wrote no pack through the link")
+			}
+			h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
+			r := h.run(t, ws, `cd "$2" && rm -rf .git/moved .git; exit 0`, nil, ws)
+			if r.code != 0 {
+				t.Fatalf("run 2: jail exit %d\nstderr:\n%s", r.code, r.stderr)
+			}
+			for f, sum := range before {
+				b, err := os.ReadFile(f)
+				if err != nil || fmt.Sprintf("%x", sha256.Sum256(b)) != sum {
+					t.Errorf("pack file %s changed or went (%v)\nrun 2:\n%s%s", f, err, r.stdout, r.stderr)
+				}
+			}
+			_ = head
+		})
+	}
+}
+
+// TestGitHistoryAlternatesPlanted: in a repository with no alternates at
+// start, the agent copies the objects into the workspace and adds
+// objects/info/alternates naming the copy. On the host, an ordinary `git
+// gc` would then delete every local pack (repack -l keeps only objects the
+// alternate lacks), and a later run deletes the copy: all history gone.
+// The added alternates must not be on the host after the run. Seen failing
+// on main's binary (30093d6): the file stayed, and the host gc emptied
+// objects/pack.
+func TestGitHistoryAlternatesPlanted(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	packed, _, before := historyRepo(t, h, ws)
+	plant := `cd "$2" || exit 1
+mkdir -p .cache .git/objects/info && cp -r .git/objects .cache/objs || exit 1
+echo "$PWD/.cache/objs" > .git/objects/info/alternates || exit 1
+`
+	if r := h.run(t, ws, plant, nil, ws); r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	alt := filepath.Join(ws, ".git", "objects", "info", "alternates")
+	if _, err := os.Lstat(alt); err == nil {
+		t.Errorf("the alternates file the agent added is on the host")
+	}
+	h.mustGit(t, ws, "gc", "-q")
+	os.RemoveAll(filepath.Join(ws, ".cache"))
+	if out, err := h.git(ws, "cat-file", "-e", packed); err != nil {
+		t.Errorf("after a host gc and the copy deleted, packed commit %s is lost: %v\n%s", packed, err, out)
+	}
+	if len(packSums(t, ws)) == 0 && len(before) > 0 {
+		t.Errorf("the host gc left no local pack")
+	}
+}

@@ -937,6 +937,13 @@ func (st *initState) exec(conn *Conn, es *ExecSpec, files []*os.File) {
 		fail(125, errors.New("no command"))
 		return
 	}
+	if es.Deadline != 0 && MonotonicNS() > es.Deadline {
+		// The supervisor has told the client the command did not start
+		// (init was stopped or starved meanwhile): starting it now would run
+		// a command nobody waits for, on the client's stdio.
+		fail(125, errors.New("the request came after its deadline"))
+		return
+	}
 	if !es.Tty && len(files) != 3 {
 		fail(125, fmt.Errorf("exec: %d stdio fds, want 3", len(files)))
 		return

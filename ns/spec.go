@@ -237,6 +237,10 @@ type ExecSpec struct {
 	// Tty gives the command a pty of the sandbox's own devpts as its
 	// controlling terminal and stdio (a session of its own).
 	Tty bool `json:"tty,omitempty"`
+	// Deadline (CLOCK_MONOTONIC ns; 0: none) is when the supervisor stops
+	// waiting for the start: init refuses a request it reads later, so a
+	// command whose client was told it did not start never runs.
+	Deadline int64 `json:"deadline,omitempty"`
 }
 
 // Levels of a MsgLog.

@@ -109,6 +109,7 @@ const (
 	tExecEnv
 	tExecCwd
 	tExecTty
+	tExecDeadline
 )
 
 // maxWireDepth bounds nesting; the protocol's deepest value is two
@@ -149,6 +150,7 @@ func encodeMessage(m Message) []byte {
 		e.strs(tExecEnv, x.Env)
 		e.str(tExecCwd, x.Cwd)
 		e.bool(tExecTty, x.Tty)
+		e.int(tExecDeadline, x.Deadline)
 		e.end()
 	}
 	e.str(tMsgLevel, m.Level)
@@ -580,6 +582,8 @@ func (d *wdec) exec(x *ExecSpec) {
 			x.Cwd = d.str()
 		case tExecTty:
 			x.Tty = true
+		case tExecDeadline:
+			x.Deadline = d.int64()
 		default:
 			d.fail("exec: unknown field %d", t)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -255,19 +256,40 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	r.ex.mu.Lock()
 	r.ex.pending = es
 	r.ex.mu.Unlock()
+	// The wait for init's answer is bounded: init serves the starts one
+	// at a time, and one that never answers (init stopped, starved, or
+	// hung by the agent: review15a's prlimit on init) held every later
+	// jail exec of the sandbox forever. init refuses the request once
+	// past the deadline, so a command the client was told did not start
+	// does not start later.
+	es.Deadline = ns.MonotonicNS() + int64(execStartWait)
 	err = r.sb.Conn.Send(ns.Message{Type: ns.MsgExec, Exec: es}, files...)
 	closeAll(files)
 	w := execWaiter{ch: ch}
 	var sm execMsg
-	var ok bool
+	var ok, late bool
 	if err == nil {
-		sm, ok = w.started()
+		sm, ok, late = w.startedWithin(execStartWait)
 	}
 	started := sm.m
 	r.ex.mu.Lock()
 	r.ex.pending = nil
 	r.ex.mu.Unlock()
 	r.ex.startMu.Unlock()
+	if late {
+		// Should init still start it (it read the request just before the
+		// deadline), the command ends at once: the kill follows the
+		// request on the same ordered socket.
+		_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGKILL)})
+		ref := r.pol.Name
+		if ref == "" {
+			ref = r.id
+		}
+		msg := fmt.Sprintf("the sandbox's init did not start the command within %s (stopped, starved or stuck); `jail kill %s` ends the sandbox", execStartWait, ref)
+		r.record(audit.Notice{Kind: "session", Severity: "warning", Text: fmt.Sprintf("exec %d: %s", id, msg)})
+		_ = c.Send(session.Reply{Error: msg, ExitCode: ExitSetup})
+		return
+	}
 	if err != nil || !ok {
 		_ = c.Send(session.Reply{Error: "the sandbox has ended", ExitCode: ExitSetup})
 		return
@@ -515,19 +537,39 @@ type execWaiter struct {
 	early *execMsg // an end that came before the start
 }
 
-// started waits for the command's start (ok false: init is gone).
-func (w *execWaiter) started() (execMsg, bool) {
+// execStartWait bounds the wait for init's answer to a start (fork and
+// exec, the exec audit's round trip included): milliseconds normally,
+// seconds on a loaded host; past it init is not serving.
+const execStartWait = 15 * time.Second
+
+// startedWithin waits for the command's start (ok false: init is gone),
+// at most d (late: none came).
+func (w *execWaiter) startedWithin(d time.Duration) (m execMsg, ok, late bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	for {
-		m, ok := <-w.ch
+		var m execMsg
+		select {
+		case m, ok = <-w.ch:
+		case <-t.C:
+			return execMsg{}, false, true
+		}
 		if !ok {
-			return execMsg{}, false
+			return execMsg{}, false, false
 		}
 		if m.m.Type == ns.MsgExecExit && w.early == nil {
 			w.early = &m // kept for exit
 			continue
 		}
-		return m, true
+		return m, true, false
 	}
+}
+
+// started waits for the command's start, unbounded (ok false: init is
+// gone).
+func (w *execWaiter) started() (execMsg, bool) {
+	m, ok, _ := w.startedWithin(math.MaxInt64)
+	return m, ok
 }
 
 // exit waits for the command's end (ok false: init is gone).

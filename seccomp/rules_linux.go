@@ -632,3 +632,45 @@ func mergeNotifyFor(info *archInfo, deny []bpf.Instruction) (merged []bpf.Instru
 	}
 	return merged, true, nil
 }
+
+// buildAgent returns the agent filter: prlimit64 setting another
+// process's limits (pid != 0, a new limit given) answers EPERM. It goes
+// on init's agent thread only (InstallAgent), after the deny filter, so
+// that the agent and every exec'd command inherit it and init keeps
+// prlimit for the limits it sets on them. Kept in every run, under
+// --seccomp-replace too: it guards init, not the kernel.
+//
+// Why: init runs as the agent's uid, so the kernel lets the agent set
+// init's limits (prlimit's check is the uids, no capability, no
+// dumpability), and init serves jail exec, forwards signals and reaps.
+// RLIMIT_NOFILE (3,3) on init made every later `jail exec` hang: init's
+// receive of the command's stdio is truncated (MSG_CTRUNC), its request
+// loop ends, and the supervisor waited forever (review15a). RLIMIT_NPROC
+// 0 makes every start fail, RLIMIT_CPU or RLIMIT_AS end init. pid == 1
+// alone is not enough: prlimit64 takes a thread id as well, and init's
+// other threads (2, 3, ...: /proc/1/task) share its limits. A process's
+// own limits (pid 0: setrlimit, `prlimit cmd`, ulimit) and every query
+// (new NULL) stay allowed; what is lost is setting another process's
+// limits from inside (`prlimit --pid N --nofile=...`), which no agent
+// needs. pid is a pid_t (int): low 32 bits, as the kernel truncates it
+// (CVE-2019-10063); new is a pointer: both halves.
+func buildAgent(info *archInfo) ([]bpf.Instruction, error) {
+	a := asm{info: info}
+	// A foreign arch's numbers mean something else: the deny filter in
+	// front kills it anyway; this one must not read them as ours.
+	archPrefix(&a, info.Audit, "agent-kill")
+	a.jmp(bpf.JumpEqual, a.sys("prlimit64"), "", "agent-allow")
+	a.ld(offArgLo(0))
+	a.jmp(bpf.JumpEqual, 0, "agent-allow", "")
+	a.ld(offArgLo(2))
+	a.jmp(bpf.JumpEqual, 0, "", "agent-eperm")
+	a.ld(offArgHi(2))
+	a.jmp(bpf.JumpEqual, 0, "agent-allow", "agent-eperm")
+	a.label("agent-eperm")
+	a.ret(retEPERM)
+	a.label("agent-kill")
+	a.ret(retKill)
+	a.label("agent-allow")
+	a.ret(retAllow)
+	return a.assemble()
+}

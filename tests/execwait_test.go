@@ -1,0 +1,131 @@
+//go:build linux
+
+package tests
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// This file: the agent must not be able to hang jail exec (review15a), and
+// jail exec's wait for a start is bounded whatever stops init.
+
+// initLimitsProbe, run as the agent: prlimit64 on init (pid 1) and on each
+// of init's other threads (their ids share init's limits), with a limit
+// that broke init's request loop (RLIMIT_NOFILE 3: the exec request's
+// stdio fds arrive truncated) and one that fails every start (RLIMIT_NPROC
+// 0); then what must keep working: a query of init's limits, the agent's
+// own limits, by pid 0.
+const initLimitsProbe = `
+import os, resource, errno, time
+tids = sorted(int(t) for t in os.listdir("/proc/1/task"))
+out = []
+for tid in tids:
+    for name, res, lim in (("nofile", resource.RLIMIT_NOFILE, (3, 3)), ("nproc", resource.RLIMIT_NPROC, (0, 0))):
+        try:
+            resource.prlimit(tid, res, lim)
+            out.append("SET %s %d" % (name, tid))
+        except OSError as e:
+            out.append("%s %s %d" % (errno.errorcode.get(e.errno, e.errno), name, tid))
+resource.prlimit(1, resource.RLIMIT_NOFILE)
+resource.prlimit(0, resource.RLIMIT_NOFILE, (200, 200))
+out.append("self %d" % resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+out.append("threads %d" % len(tids))
+open("probe.out", "w").write("\n".join(out) + "\n")
+time.sleep(120)
+`
+
+// TestExecInitLimits: the agent cannot set init's limits, so jail exec keeps
+// working. On main's binary the probe printed SET for pid 1 and every
+// thread, and the jail exec below hung until the test's timeout killed it.
+func TestExecInitLimits(t *testing.T) {
+	ws := workspace(t)
+	name := "w" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name, "--", "/usr/bin/python3", "-c", initLimitsProbe)
+	probe := filepath.Join(ws, "probe.out")
+	var out string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if b, err := os.ReadFile(probe); err == nil && strings.Contains(string(b), "threads") {
+			out = string(b)
+			break
+		}
+	}
+	if out == "" {
+		t.Fatalf("the probe wrote nothing in 30s\n%s", sessJail(t, ws, "", "logs", name).stderr)
+	}
+	if strings.Contains(out, "SET") || !strings.Contains(out, "EPERM nofile 1\n") || !strings.Contains(out, "self 200\n") {
+		t.Errorf("the agent set init's limits (or lost its own):\n%s", out)
+	}
+	if !strings.Contains(out, "EPERM nofile 2\n") {
+		t.Errorf("init has one thread only: its other threads' ids were not tried\n%s", out)
+	}
+	start := time.Now()
+	r := run(t, runOpts{dir: ws, timeout: 25 * time.Second}, "exec", name, "--", "/bin/sh", "-c", "echo started")
+	if r.code != 0 || !strings.Contains(r.stdout, "started") {
+		t.Fatalf("jail exec after the agent's prlimit on init: exit %d after %s\n%s%s", r.code, time.Since(start).Round(time.Millisecond), r.stdout, r.stderr)
+	}
+}
+
+// TestExecStartDeadline: a start init never answers (init stopped from the
+// host) fails after the supervisor's deadline with a line naming jail kill,
+// later execs are not held forever behind it, and the command does not
+// run when init comes back. On main's binary jail exec hung until the
+// test's timeout killed it.
+func TestExecStartDeadline(t *testing.T) {
+	ws := workspace(t)
+	name := "d" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	in := sessInspect(t, name)
+	if in.InitPid <= 0 {
+		t.Fatalf("jail inspect gave no init pid: %+v", in)
+	}
+	if err := syscall.Kill(in.InitPid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("stop init %d: %v", in.InitPid, err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			syscall.Kill(in.InitPid, syscall.SIGCONT)
+		}
+	}()
+	// stdio in files, not pipes: the request's copies of them wait in
+	// init's socket until init runs again, so a pipe would not end.
+	outf, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outf.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, jail(t), "exec", name, "--", "/bin/sh", "-c", "echo late > late.out")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = ws, outf, outf
+	start := time.Now()
+	err = cmd.Run()
+	took := time.Since(start)
+	out, _ := os.ReadFile(outf.Name())
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != 125 || !strings.Contains(string(out), "jail kill "+name) {
+		t.Fatalf("jail exec with init stopped: exit %d after %s, want 125 and a line naming `jail kill %s`\n%s", code, took.Round(time.Millisecond), name, out)
+	}
+	syscall.Kill(in.InitPid, syscall.SIGCONT)
+	stopped = false
+	r := run(t, runOpts{dir: ws, timeout: 30 * time.Second}, "exec", name, "--", "/bin/sh", "-c", "echo again")
+	if r.code != 0 || !strings.Contains(r.stdout, "again") {
+		t.Fatalf("jail exec once init runs again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The timed-out request was read after its deadline: refused, never run.
+	if _, err := os.Stat(filepath.Join(ws, "late.out")); err == nil {
+		t.Fatalf("the command jail exec said did not start ran once init came back")
+	}
+}

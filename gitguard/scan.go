@@ -429,6 +429,22 @@ func (s *scanner) gitDir(d string) {
 	// the history then living only in that copy, which the agent deletes
 	// in a later run (review15c).
 	s.protect(filepath.Join(d, "objects", "info", "alternates"), false, "alternates make git read objects from other directories")
+	// What the host's next `git gc` believes is reachable: it deletes
+	// the rest (packed objects older than its two weeks of grace, so the
+	// read-only packs do not save them). .git/shallow cuts the walk at
+	// the commits it lists; a commit-graph gives the parents git reads
+	// instead of the commits' own (one entry's parent taken out, the
+	// checksum made again, and everything below it is gone). With the
+	// reflogs expired (data the agent may rewrite) no ref moves and
+	// nothing is said (review15f). Read-only if present (git commit-graph
+	// write and gc inside fail to replace it, said by git), leaving the
+	// tree if it appears: git rebuilds a commit-graph at the host's next
+	// gc, and a shallow clone's `fetch --deepen/--unshallow` is the user's
+	// to run on the host.
+	for _, p := range []string{"shallow", filepath.Join("objects", "info", "commit-graph")} {
+		s.protect(filepath.Join(d, p), false, "it decides what git gc on the host keeps")
+	}
+	s.protect(filepath.Join(d, "objects", "info", "commit-graphs"), true, "it decides what git gc on the host keeps")
 	s.g.observe(d, Role{Kind: RoleRepo, Submodule: sub})
 	s.history(d)
 	for _, n := range []string{"worktrees", "modules"} {

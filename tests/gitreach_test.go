@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -149,4 +150,70 @@ func hostGCLoses(t *testing.T, h *gitHost, ws, root string) string {
 		return err.Error() + ": " + out
 	}
 	return ""
+}
+
+// TestGitHistoryPlantedPacksBeforeGC: ctime ranks the packs past 256, but
+// the agent can plant its 256 pairs before the real pack exists: in run 1
+// (a repository whose history is still loose, or packed later) it writes
+// them, the user's next gc on the host packs the history into a pack
+// newer than every one of them, and run 2 kept the 256 planted ones
+// read-only and left the real one deletable: rm -rf .git took it. Seen
+// failing on main's binary (77c4d85): the packed commit was lost.
+func TestGitHistoryPlantedPacksBeforeGC(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.mustGit(t, ws, "init", "-q", "-b", "main", ".")
+	for _, f := range []string{"a", "b"} {
+		os.WriteFile(filepath.Join(ws, f), []byte(f+"\n"), 0o644)
+		h.mustGit(t, ws, "add", f)
+		h.mustGit(t, ws, "-c", "commit.gpgsign=false", "commit", "-q", "-m", f)
+	}
+	// Valid packs (of a scratch repository's objects) with a .keep each:
+	// the host's gc neither fails on them nor deletes them.
+	plant := `S="$2/.scratch" && git init -q "$S" && cd "$S" || exit 1
+echo x > x && git add x && git -c user.name=a -c user.email=a@b commit -q -m x && git repack -q -a -d || exit 1
+P=$(ls .git/objects/pack/pack-*.pack) && P=${P%.pack}
+mkdir -p "$2/.git/objects/pack" || exit 1
+i=0
+while [ $i -lt 256 ]; do
+  n="$2/.git/objects/pack/$(printf 'pack-%040x' $i)"
+  cp $P.pack $n.pack && cp $P.idx $n.idx && : > $n.keep || exit 1
+  i=$((i+1))
+done
+cd "$2" && rm -rf "$S"
+`
+	if r := h.run(t, ws, plant, nil, ws); r.code != 0 {
+		t.Fatalf("run 1: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	// The user's commit after run 1, packed by the user's gc: never loose
+	// at a start, so not in the git-kept store either.
+	os.WriteFile(filepath.Join(ws, "c"), []byte("c\n"), 0o644)
+	h.mustGit(t, ws, "add", "c")
+	h.mustGit(t, ws, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "c")
+	h.mustGit(t, ws, "gc", "-q")
+	packed := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "HEAD"))
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl") // a new trail per run
+	r := h.run(t, ws, `cd "$2" && rm -rf .git; exit 0`, nil, ws)
+	if r.code != 0 {
+		t.Fatalf("run 2: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	h.mustGit(t, ws, "init", "-q")
+	// The recovery the end of the run names, if it names one.
+	if m := regexp.MustCompile(`fetch (\S+) '([^']+)'`).FindStringSubmatch(r.stderr); m != nil {
+		h.git(ws, "fetch", "-q", m[1], m[2])
+	}
+	if out, err := h.git(ws, "cat-file", "-e", packed); err != nil {
+		t.Errorf("packed commit %s lost: %v\n%s\nrun 2:\n%s", packed, err, out, notRm(r.stderr))
+	}
+}
+
+// notRm is stderr without rm's refusals.
+func notRm(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(l, "rm: ") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -482,7 +482,7 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 			// unless the flag takes code or a module instead.
 			switch {
 			case slices.Contains(codeFlags, w):
-			case slices.Contains(valueFlags, w):
+			case slices.Contains(valueFlags, w) && !(PythonInterp(interp) && slices.Contains(pythonBare, w)):
 				wantScript, value = true, true
 				// Its value is where the script is named from.
 				afterCd = w == "--directory" || w == "--cwd"
@@ -511,6 +511,16 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 		case wasInterp && !strings.ContainsAny(w, "$~"):
 			rel = true // the script, named from where it starts
 		default:
+			if wasCd && !strings.HasPrefix(w, "-") {
+				// `cd ~/.claude && cd hooks && python3 h.py`: the
+				// second cd is from the first (review15f).
+				if cd != "" {
+					cd = join(cd, w)
+				} else {
+					cd = join(project, w)
+				}
+				continue
+			}
 			wantScript = interpreter(w)
 			interp = ""
 			if wantScript {
@@ -524,9 +534,15 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 				continue
 			}
 		}
-		if script == "" && !wasValue && !wasCd && interpreter(w) {
+		if !wasValue && !wasCd && interpreter(w) {
 			// The program named by its path (/usr/bin/python3,
-			// ~/.venv/bin/python): its script follows.
+			// ~/.venv/bin/python): its script follows. So does an
+			// interpreter's after `uv run` or `bun run` (`cd
+			// ~/.claude/hooks && uv run python h.py`: uv runs the venv's
+			// python, whose script is h.py); the word stays a script of
+			// the first too (a file of that name would run), fail-safe
+			// (review15f: h.py was named by no rule, and the agent could
+			// rewrite it).
 			wantScript, interp = true, filepath.Base(w)
 		}
 		if rel {
@@ -554,6 +570,11 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 // codeFlags are interpreters' flags after which no script file follows
 // (code, a module, or the code's output).
 var codeFlags = []string{"-c", "-m", "--eval", "-p", "--print"}
+
+// pythonBare are valueFlags that take no value in python (-O optimizes,
+// -I isolates): `python3 -I h.py` runs h.py (review15f: h.py was taken
+// for -I's value, and named by no rule).
+var pythonBare = []string{"-O", "+O", "-o", "+o", "-I"}
 
 // valueFlags are interpreters' flags whose value is the next word, with the
 // script after it: node's and ruby's preloads (-r, --require, --import,

@@ -231,6 +231,7 @@ func TestCommandScripts(t *testing.T) {
 func FuzzCommandScripts(f *testing.F) {
 	f.Add(`npx -y @a/b ~/.claude/x; python3 -W x ./y && node .`)
 	f.Add(`uv run --directory d x; bunx tsx z`)
+	f.Add(`cd ~/.claude && cd hooks && uv run -- python3 -I -O h; bun run node i`)
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, p := range commandScripts(s, "/h", "/w") {
 			if !strings.HasPrefix(p.path, "/") {

@@ -82,16 +82,88 @@ func TestScanHistoryBound(t *testing.T) {
 		}
 	}
 	p := Scan(Input{Writable: []string{ws}, Workspace: ws, Found: []string{filepath.Join(ws, ".git")}})
-	if len(p.History) != 2*MaxHistoryPacks {
-		t.Errorf("history has %d entries, want %d", len(p.History), 2*MaxHistoryPacks)
+	// More than WholePackDir in one directory: the directory whole.
+	if len(p.History) != 1 || p.History[0].Path != pack || !p.History[0].Dir {
+		t.Errorf("history %v, want %s whole", p.History, pack)
 	}
 	said := false
 	for _, n := range p.Notes {
-		said = said || strings.Contains(n, "only the oldest")
+		said = said || strings.Contains(n, "read-only whole")
+	}
+	if !said {
+		t.Errorf("no note of the directory made read-only whole: %v", p.Notes)
+	}
+
+	// Spread over repositories of WholePackDir each: MaxHistoryPacks
+	// pairs, the rest said.
+	ws = tmp(t)
+	repo(t, ws)
+	var found []string
+	for r := 0; r*WholePackDir <= MaxHistoryPacks; r++ {
+		n := filepath.Join(ws, fmt.Sprintf("r%d", r))
+		repo(t, n)
+		found = append(found, filepath.Join(n, ".git"))
+		for i := 0; i < WholePackDir; i++ {
+			for _, ext := range []string{".pack", ".idx"} {
+				write(t, filepath.Join(n, ".git", "objects", "pack", fmt.Sprintf("pack-%03d%s", i, ext)), "x", 0o444)
+			}
+		}
+	}
+	p = Scan(Input{Writable: []string{ws}, Workspace: ws, Found: append(found, filepath.Join(ws, ".git"))})
+	if len(p.History) != 2*MaxHistoryPacks {
+		t.Errorf("history has %d entries, want %d", len(p.History), 2*MaxHistoryPacks)
+	}
+	said = false
+	for _, n := range p.Notes {
+		said = said || strings.Contains(n, "only the workspace's repository's and then the oldest")
 	}
 	if !said {
 		t.Errorf("no note of the packs left: %v", p.Notes)
 	}
+}
+
+// TestScanHistoryBoundOwnFirst: the agent plants its packs before the real
+// one exists (in a run before the user's gc on the host), spread over
+// nested repositories of WholePackDir packs each so that no directory is
+// made read-only whole: older than the workspace's real pack, they won by
+// ctime and the real pack was left deletable. The workspace's own
+// repository's packs come first now. Seen failing on main (77c4d85): the
+// real pack was not in Plan.History.
+func TestScanHistoryBoundOwnFirst(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	var found []string
+	for r := 0; r*WholePackDir <= MaxHistoryPacks; r++ {
+		n := filepath.Join(ws, fmt.Sprintf("r%d", r))
+		repo(t, n)
+		found = append(found, filepath.Join(n, ".git"))
+		for i := 0; i < WholePackDir; i++ {
+			for _, ext := range []string{".pack", ".idx"} {
+				write(t, filepath.Join(n, ".git", "objects", "pack", fmt.Sprintf("pack-%040x%s", i, ext)), "x", 0o444)
+			}
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // a later ctime on any clock granularity
+	git(t, ws, "gc", "-q")
+	real, _ := filepath.Glob(filepath.Join(ws, ".git", "objects", "pack", "pack-*.pack"))
+	if len(real) != 1 {
+		t.Fatalf("git gc made %d packs", len(real))
+	}
+	p := Scan(Input{Writable: []string{ws}, Workspace: ws, Found: append(found, filepath.Join(ws, ".git"))})
+	if !historyCovers(p.History, real[0]) {
+		t.Errorf("the real pack %s is not kept read-only past the bound (history has %d entries)", real[0], len(p.History))
+	}
+}
+
+// historyCovers reports whether path is in h, or in a directory h holds
+// whole.
+func historyCovers(h []Protect, path string) bool {
+	for _, p := range h {
+		if p.Path == path || p.Dir && strings.HasPrefix(path, p.Path+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // TestScanHistoryBoundKeepsOldest: past MaxHistoryPacks the packs kept are
@@ -126,19 +198,15 @@ func TestScanHistoryBoundKeepsOldest(t *testing.T) {
 			}
 		}
 		p := Scan(Input{Writable: []string{ws}, Workspace: ws, Found: found})
-		has := false
-		for _, h := range p.History {
-			has = has || h.Path == real[0]
+		if !historyCovers(p.History, real[0]) {
+			t.Errorf("nested=%v: the real pack %s is not kept read-only past the bound (history has %d entries, first %v)", nested, real[0], len(p.History), p.History[0])
 		}
-		if !has {
-			t.Errorf("nested=%v: the real pack %s is not kept read-only past the bound (history has %d entries, first %v)", nested, real[0], len(p.History), p.History[:2])
-		}
-		if len(p.History) != 2*MaxHistoryPacks {
-			t.Errorf("nested=%v: history has %d entries, want %d", nested, len(p.History), 2*MaxHistoryPacks)
+		if len(p.History) > 2*MaxHistoryPacks {
+			t.Errorf("nested=%v: history has %d entries, more than %d", nested, len(p.History), 2*MaxHistoryPacks)
 		}
 		said := false
 		for _, n := range p.Notes {
-			said = said || strings.Contains(n, "packs are read-only")
+			said = said || strings.Contains(n, "read-only whole")
 		}
 		if !said {
 			t.Errorf("nested=%v: no note of the packs left: %v", nested, p.Notes)

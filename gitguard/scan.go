@@ -159,7 +159,7 @@ func Scan(in Input) Plan {
 	s.plan.Links = sorted(s.links)
 	s.plan.History = s.keepPacks()
 	if s.morePack {
-		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: only the oldest %d packs are read-only; the others' history can be deleted in this run (git gc on the host packs them into one)", MaxHistoryPacks))
+		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: past %d packs, only the workspace's repository's and then the oldest are read-only; the others' history can be deleted in this run (git gc on the host packs them into one)", MaxHistoryPacks))
 	}
 	for d := range s.g.Dirs {
 		s.plan.Observe = append(s.plan.Observe, d)
@@ -429,6 +429,22 @@ func (s *scanner) gitDir(d string) {
 	// the history then living only in that copy, which the agent deletes
 	// in a later run (review15c).
 	s.protect(filepath.Join(d, "objects", "info", "alternates"), false, "alternates make git read objects from other directories")
+	// What the host's next `git gc` believes is reachable: it deletes
+	// the rest (packed objects older than its two weeks of grace, so the
+	// read-only packs do not save them). .git/shallow cuts the walk at
+	// the commits it lists; a commit-graph gives the parents git reads
+	// instead of the commits' own (one entry's parent taken out, the
+	// checksum made again, and everything below it is gone). With the
+	// reflogs expired (data the agent may rewrite) no ref moves and
+	// nothing is said (review15f). Read-only if present (git commit-graph
+	// write and gc inside fail to replace it, said by git), leaving the
+	// tree if it appears: git rebuilds a commit-graph at the host's next
+	// gc, and a shallow clone's `fetch --deepen/--unshallow` is the user's
+	// to run on the host.
+	for _, p := range []string{"shallow", filepath.Join("objects", "info", "commit-graph")} {
+		s.protect(filepath.Join(d, p), false, "it decides what git gc on the host keeps")
+	}
+	s.protect(filepath.Join(d, "objects", "info", "commit-graphs"), true, "it decides what git gc on the host keeps")
 	s.g.observe(d, Role{Kind: RoleRepo, Submodule: sub})
 	s.history(d)
 	for _, n := range []string{"worktrees", "modules"} {
@@ -517,40 +533,80 @@ func (s *scanner) history(d string) {
 }
 
 // keepPacks returns the packs of Plan.History: all of them up to
-// MaxHistoryPacks, past it the oldest by ctime (the later of the pack's and
-// its index's). Never the first by name: the agent names files as it likes,
-// so in one run it could write MaxHistoryPacks pairs named as packs
-// ("pack-!000.pack" sorts before every hex name), in this repository or a
-// nested one, and the next run would have made those read-only and left
-// the real history deletable. A ctime the agent cannot set back (utimes
-// sets it to now), and the packs made read-only in its run it cannot bump
-// (no chmod, no link: EROFS, EXDEV), so the packs older than its first run
-// win. A stat per candidate only past the bound.
+// MaxHistoryPacks. Past it, a pack directory holding more than
+// WholePackDir packs is read-only whole (one mount: every pack in it
+// kept, however many), then the workspace's own repository's packs, then
+// the oldest by ctime (the later of the pack's and its index's), up to the
+// same number of mounts. Never the first by name: the agent names files as
+// it likes ("pack-!000.pack" sorts before every hex name). Nor by ctime
+// alone (review15f): the agent cannot set a ctime back, but it can plant
+// its pairs before the real pack exists -- in a run before the user's
+// next gc on the host packs the history into a new pack, newer than every
+// planted one (valid packs with a .keep each: the gc neither fails on them
+// nor deletes them) -- and the next run kept the planted ones and left the
+// real one deletable. Planted in the same directory, they now make it
+// read-only whole; spread over nested repositories, they cannot push out
+// the workspace's own. A stat per candidate only past the bound.
 func (s *scanner) keepPacks() []Protect {
 	if len(s.packs)/2 <= MaxHistoryPacks {
 		return s.packs
 	}
-	s.morePack = true
+	count := map[string]int{}
+	for i := 1; i < len(s.packs); i += 2 {
+		count[filepath.Dir(s.packs[i].Path)]++
+	}
+	out := make([]Protect, 0, 2*MaxHistoryPacks)
+	for i := 1; i < len(s.packs); i += 2 {
+		d := filepath.Dir(s.packs[i].Path)
+		if count[d] > WholePackDir {
+			count[d] = 0 // taken
+			out = append(out, Protect{Path: d, Dir: true, Why: HistoryWhy})
+			s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: %s holds more than %d packs: read-only whole in this run, so no new pack can be written there (git fetch and git gc inside fail; git gc on the host packs them into one)", d, WholePackDir))
+		}
+	}
+	own := ""
+	if s.in.Workspace != "" {
+		own, _ = filepath.EvalSymlinks(filepath.Join(s.in.Workspace, ".git", "objects", "pack"))
+	}
 	type pair struct {
 		idx, pack Protect
+		own       bool
 		ct        int64
 	}
 	pairs := make([]pair, 0, len(s.packs)/2)
 	for i := 0; i+1 < len(s.packs); i += 2 {
-		p := pair{idx: s.packs[i], pack: s.packs[i+1], ct: math.MaxInt64}
+		d := filepath.Dir(s.packs[i+1].Path)
+		if count[d] == 0 {
+			continue // its directory is read-only whole
+		}
+		p := pair{idx: s.packs[i], pack: s.packs[i+1], own: d == own, ct: math.MaxInt64}
 		var a, b syscall.Stat_t
 		if syscall.Lstat(p.idx.Path, &a) == nil && syscall.Lstat(p.pack.Path, &b) == nil {
 			p.ct = max(ctime(&a), ctime(&b))
 		}
 		pairs = append(pairs, p)
 	}
-	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].ct < pairs[j].ct })
-	out := make([]Protect, 0, 2*MaxHistoryPacks)
-	for _, p := range pairs[:MaxHistoryPacks] {
+	sort.SliceStable(pairs, func(i, j int) bool {
+		if pairs[i].own != pairs[j].own {
+			return pairs[i].own
+		}
+		return pairs[i].ct < pairs[j].ct
+	})
+	for _, p := range pairs {
+		if len(out)+2 > 2*MaxHistoryPacks {
+			s.morePack = true
+			break
+		}
 		out = append(out, p.idx, p.pack)
 	}
 	return out
 }
+
+// WholePackDir: past MaxHistoryPacks, a pack directory holding more packs
+// than this is made read-only whole (keepPacks). git's own automatic gc
+// packs a repository's packs into one at 50 (gc.autoPackLimit), so an
+// honest repository rarely holds more.
+const WholePackDir = 50
 
 // knowTree records the directories under modules/ (nested submodule names).
 func (s *scanner) knowTree(m string) {

@@ -594,11 +594,21 @@ echo all-ok`
 	if out := h.mustGit(t, ws+"/newrepo", "log", "--format=%s"); !strings.Contains(out, "agent new repo") {
 		t.Errorf("the agent's new repository: %q", out)
 	}
-	if q := h.quarantined(t); len(q) > 0 {
-		t.Errorf("an ordinary git workflow was quarantined: %v\n%s", q, r.stderr)
+	// The one cost: git gc in a repository with no commit-graph at start
+	// writes one, which leaves the tree, said (a commit-graph decides
+	// what the host's next gc keeps: review15f); the host's next gc
+	// writes it again.
+	graph := filepath.Join(ws, ".git", "objects", "info", "commit-graph")
+	for _, q := range h.quarantined(t) {
+		if q != graph {
+			t.Errorf("an ordinary git workflow was quarantined: %s\n%s", q, r.stderr)
+		}
 	}
-	if strings.Contains(r.stderr, "quarantine") {
-		t.Errorf("notices about quarantine in an ordinary workflow:\n%s", r.stderr)
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(l, "quarantine") && !strings.Contains(l, graph) && !strings.Contains(l, "1 entries") {
+			t.Errorf("notices about quarantine in an ordinary workflow:\n%s", r.stderr)
+			break
+		}
 	}
 }
 

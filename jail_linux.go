@@ -505,7 +505,10 @@ type Cmd struct {
 	// (a terminal included, never handed in: CVE-2017-5226) is copied
 	// through a pipe. Output to a terminal passes jail's terminal filter
 	// (no clipboard writes, title or font changes, answerback), as the
-	// main command's relayed output does.
+	// main command's relayed output does. A directory, an O_PATH
+	// descriptor or a network socket's *os.File (net.Conn.File) is
+	// refused (*ExitError, code 125): the command would reach the host's
+	// tree or network through it; give a pipe instead.
 	//
 	// Only an *os.File is seen to be a terminal: a writer that wraps one
 	// (io.MultiWriter(os.Stdout, log), a bufio.Writer, a logger) gets the

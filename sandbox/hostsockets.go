@@ -54,12 +54,22 @@ const whyHostSocket = "a host process's Unix socket"
 // left reaches only the processes that user's sockets lead to: that user's
 // own services (a socket's file is made by bind(2), owned by the binder).
 func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.Mount, note string) {
+	masks, _, note = hostSocketMasksOwned(mounts, hostMounts)
+	return masks, note
+}
+
+// hostSocketMasksOwned is hostSocketMasks that also says which masked
+// paths were another user's socket (capped, not alwaysMasked): a fall
+// there ends an --end-if-unmasked run only if the file there then is
+// root's, the user's or the agent's own (runner.unmasked); a fall of any
+// other socket mask ends it whatever is there by then.
+func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.Mount, theirs map[string]bool, note string) {
 	paths, err := boundSockets()
 	if errors.Is(err, hostsock.ErrUnsupported) {
-		return nil, "" // not Linux: no such sockets to list
+		return nil, nil, "" // not Linux: no such sockets to list
 	}
 	if err != nil {
-		return nil, hostSocketsNote + fmt.Sprintf("the host's Unix sockets could not be listed (%v): those outside /run, /tmp and the home are not masked, and a host service listening on one is reachable", err)
+		return nil, nil, hostSocketsNote + fmt.Sprintf("the host's Unix sockets could not be listed (%v): those outside /run, /tmp and the home are not masked, and a host service listening on one is reachable", err)
 	}
 	var out []ns.Mount
 	seen := map[string]bool{}
@@ -144,8 +154,12 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 	masked, left := capOthers(others)
 	for _, p := range masked {
 		out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
+		if theirs == nil {
+			theirs = map[string]bool{}
+		}
+		theirs[p] = true
 	}
-	return out, joinNotes(leftNote(left), linkedNote(linked))
+	return out, theirs, joinNotes(leftNote(left), linkedNote(linked))
 }
 
 // joinNotes makes hostSocketMasks's notes one note (its caller shows one).

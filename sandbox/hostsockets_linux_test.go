@@ -288,6 +288,20 @@ func TestHostSocketMasksCapPerOwner(t *testing.T) {
 	if want := fmt.Sprintf("6 of other users' sockets are not masked (uid %d: 6)", other); !strings.Contains(note, want) || !shownNote(note) {
 		t.Errorf("note %q: want one shown at start with %q", note, want)
 	}
+	// The plan keeps which masks were another user's socket (review15d):
+	// a fall there alone may leave an --end-if-unmasked run going; the
+	// user's own are never among them.
+	_, theirs, _ := hostSocketMasksOwned(nil, nil)
+	for _, p := range own {
+		if theirs[p] {
+			t.Errorf("%s (the user's own) recorded as another user's socket", p)
+		}
+	}
+	for _, p := range append(append([]string(nil), others...), thirds...) {
+		if theirs[p] != got[p] {
+			t.Errorf("%s: recorded as another user's %v, masked %v", p, theirs[p], got[p])
+		}
+	}
 }
 
 // TestHostSocketsLeftNoteBounded: the note names five owners at most (a

@@ -147,8 +147,17 @@ func (r *runner) unmasked(f maskwatch.Fall) {
 	// of root's or the user's), as with their sockets past the caps:
 	// said, not acted on. Root's, the user's and (started by root) the
 	// agent's own uid's still end the run.
+	// Why only where the masked socket was another user's at the start
+	// (review15d): maskwatch says each path once, so the file there when
+	// it is said is not the last word -- the path found empty (a daemon
+	// that binds, fails and unlinks; a file another user with write access
+	// to the directory put there and took away) or holding another user's
+	// file, root's or the user's daemon binds there next, unsaid, and the
+	// sandbox connected to it with the run going on. Root's and the user's
+	// sockets can only be taken away by them or by a writer of their
+	// directory, so ending there is no lever for other users.
 	foreign := ""
-	if end && sock {
+	if end && sock && r.plan != nil && r.plan.otherSockets[f.Path.Path] {
 		if owner, ok := foreignSocket(f.Path.Path); ok {
 			end, foreign = false, owner
 		}
@@ -196,11 +205,11 @@ func (r *runner) unmasked(f maskwatch.Fall) {
 }
 
 // foreignSocket reports whether the file at a fallen host socket mask's
-// path is another user's now (not alwaysMasked), and names its owner.
+// path is another user's now (not alwaysMasked), and names its owner;
+// asked only where another user's socket was masked (runner.unmasked).
 // Unreadable: not foreign (fail closed: the run ends). Gone: foreign (the
-// path leads nowhere; a file put there next is a fall of its own, and a
-// user who binds and unlinks at once can only have let the sandbox reach
-// their own socket). Followed, not lstat'd: connect(2) follows a link
+// path leads nowhere; at that path the socket was another user's).
+// Followed, not lstat'd: connect(2) follows a link
 // another user puts there to whatever it names (a hard link to root's
 // socket is root's inode either way).
 func foreignSocket(p string) (owner string, foreign bool) {

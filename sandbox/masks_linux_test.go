@@ -178,17 +178,26 @@ func TestEndIfUnmaskedOtherUsersSocket(t *testing.T) {
 	for _, tc := range []struct {
 		name, path string
 		starter    int
+		theirs     bool // the masked socket was another user's at the start
 		ends       bool
 	}{
-		{"another user's socket", "other.sock", 1000, false},
-		{"another user's socket, started by root", "other.sock", 0, false},
-		{"gone again", "gone.sock", 1000, false},
-		{"nobody's, started by a user", "nobody.sock", 1000, false},
-		{"nobody's, started by root (the agent's uid)", "nobody.sock", 0, true},
-		{"root's", "root.sock", 1000, true},
-		{"a link to root's", "link.sock", 1000, true},
-		{"the user's own", "own.sock", 1000, true},
-		{"a masked secret", ".env", 1000, true},
+		{"another user's socket", "other.sock", 1000, true, false},
+		{"another user's socket, started by root", "other.sock", 0, true, false},
+		{"gone again", "gone.sock", 1000, true, false},
+		{"nobody's, started by a user", "nobody.sock", 1000, true, false},
+		{"nobody's, started by root (the agent's uid)", "nobody.sock", 0, false, true},
+		{"root's", "root.sock", 1000, false, true},
+		{"a link to root's", "link.sock", 1000, true, true},
+		{"the user's own", "own.sock", 1000, false, true},
+		{"a masked secret", ".env", 1000, false, true},
+		// review15d: maskwatch says a path once, so what is there when
+		// it is said is not the last word: root's or the user's daemon
+		// binds there next, unsaid. Where root's or the user's socket
+		// was masked, the run ends whatever is there by then. Seen
+		// failing on main's code (0c3548a): neither ended the run.
+		{"root's, gone again", "gone.sock", 1000, false, true},
+		{"root's, another user's file there now", "other.sock", 1000, false, true},
+		{"the agent's (started by root), gone again", "gone.sock", 0, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hostUID = func() int { return tc.starter }
@@ -197,7 +206,10 @@ func TestEndIfUnmaskedOtherUsersSocket(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { sleep.Process.Kill(); sleep.Wait() }()
-			r := &runner{pol: &policy.Policy{EndIfUnmasked: true}, sb: &ns.Sandbox{Pid: sleep.Process.Pid}}
+			r := &runner{pol: &policy.Policy{EndIfUnmasked: true}, sb: &ns.Sandbox{Pid: sleep.Process.Pid}, plan: &Plan{}}
+			if tc.theirs {
+				r.plan.otherSockets = map[string]bool{filepath.Join(dir, tc.path): true}
+			}
 			r.notes = notice.New(io.Discard, notice.Options{})
 			r.notes.Hold()
 			var lines []string

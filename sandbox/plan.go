@@ -75,6 +75,9 @@ type Plan struct {
 	// past is what the plan read of the trees earlier runs made writable
 	// (package pastwrite); the run adds its own to it (recordWritten).
 	past *pastwrite.Set
+	// otherSockets are the masked host sockets that were another user's
+	// at the start (capped, not always masked): see runner.unmasked.
+	otherSockets map[string]bool
 	// Landlock is the second, independent wall, applied by init.
 	Landlock landlock.Rules `json:"landlock"`
 	// Counters bound the per-user kernel counters inside (package ucount),
@@ -628,8 +631,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	//     mode builds no mounts and refuses socket(AF_UNIX) with seccomp
 	//     instead (NoUnix).
 	if !degraded {
-		masks, note := hostSocketMasks(mounts, hostMounts)
+		masks, others, note := hostSocketMasksOwned(mounts, hostMounts)
 		mounts = append(mounts, masks...)
+		plan.otherSockets = others
 		if note != "" {
 			plan.Notes = append(plan.Notes, note)
 		}

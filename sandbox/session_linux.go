@@ -149,7 +149,8 @@ func checkStdio(files []*os.File) error {
 // The sandbox reaches the host's tree below a directory with openat or
 // /proc/self/fd/N/NAME, around every mask, the hidden $HOME and the
 // read-only view (CVE-2024-21626's class); an O_PATH one is reopened
-// through /proc/self/fd/N with rights its holder never had. The error
+// through /proc/self/fd/N with rights its holder never had. A host
+// network socket is a way around --net (checkStdioSocket). The error
 // reads after "fd N" or "stdin".
 func checkStdioKind(f *os.File) error {
 	var st unix.Stat_t
@@ -157,7 +158,11 @@ func checkStdioKind(f *os.File) error {
 		return fmt.Errorf("cannot be checked: %w", err)
 	}
 	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFREG, unix.S_IFCHR:
+	case unix.S_IFIFO, unix.S_IFREG, unix.S_IFCHR:
+	case unix.S_IFSOCK:
+		if err := checkStdioSocket(int(f.Fd())); err != nil {
+			return err
+		}
 	case unix.S_IFDIR:
 		return errors.New("is a directory: the sandbox would reach the host's files below it, around every mask")
 	default:
@@ -166,6 +171,30 @@ func checkStdioKind(f *os.File) error {
 	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
 	if err != nil || fl&unix.O_PATH != 0 {
 		return errors.New("is an O_PATH descriptor: the sandbox could reopen it with rights it was not given")
+	}
+	return nil
+}
+
+// checkStdioSocket refuses a stdio socket that is a way onto the host's
+// network (review15d). A socket keeps the network namespace it was made
+// in, the host's: an IP socket, whatever its state, is a door to every
+// address there -- a datagram one is connect(2)ed again or sendto(2)s
+// anywhere, a listening or unconnected one accepts or connects, and even
+// a connected TCP stream is taken off its peer with connect(AF_UNSPEC)
+// and connected anew -- around --net none, the proxy's allow list and
+// --no-local-tcp (bash's `< /dev/udp/HOST/PORT` or `/dev/tcp`, an inetd
+// or socket-activated service's, a Go caller's net.Conn). Only Unix
+// sockets pass (ssh's and journald's stdio): their paths resolve in the
+// sandbox's mount tree, their abstract names under Landlock's scope; any
+// other family (netlink, packet: the host's network configuration, its
+// frames) is refused too. A pipe carries the same bytes (socat).
+func checkStdioSocket(fd int) error {
+	domain, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return fmt.Errorf("is a socket that cannot be checked: %w", err)
+	}
+	if domain != unix.AF_UNIX {
+		return fmt.Errorf("is a host network socket (family %d): the sandbox could reach any address of the host's network through it, around --net; relay it through a pipe", domain)
 	}
 	return nil
 }

@@ -34,11 +34,6 @@ type Hooks struct {
 	// Seccomp runs last, just before the agent starts; an optional listener
 	// (user notification) goes to the supervisor.
 	Seccomp func(cfg []byte) (listener *os.File, info map[string]string, err error)
-	// SeccompAgent runs right after Seccomp, on the thread the agent and
-	// every exec'd command are forked from, and only there: a filter for
-	// them that init's other threads must not have (they set the
-	// agent-only limits on those children; seccomp.InstallAgent).
-	SeccompAgent func() error
 	// Dial connects, inside the sandbox's network namespace, to a server the
 	// agent runs on port (for --publish). It runs after the agent started.
 	Dial func(port int) (*os.File, error)

@@ -397,18 +397,6 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		if l != nil {
 			names, files = append(names, "seccomp"), append(files, l)
 		}
-		// The agent's own filter, on the agent's thread only: without it
-		// the agent (init's uid) could set init's limits (prlimit64 on pid
-		// 1 or any of init's thread ids) and hang every later jail exec
-		// (seccomp.InstallAgent says why). Fail closed: no agent without it.
-		if h.SeccompAgent == nil {
-			return nil, errors.New("seccomp configuration given but no agent filter built in")
-		}
-		var aerr error
-		onThread(func() { aerr = h.SeccompAgent() })
-		if aerr != nil {
-			return nil, fmt.Errorf("seccomp: %w", aerr)
-		}
 	}
 	trace("seccomp")
 	// Hand over the fds and wait for the supervisor's go: it must be serving

@@ -25,11 +25,6 @@
 //     the user's terminal when jail hands it on as stdin. The
 //     rules and the attack each one stops are listed beside them in
 //     rules_linux.go.
-//   - The agent filter (InstallAgent, on init's agent thread only): no
-//     prlimit64 on another process, so the agent cannot set init's limits
-//     (it has init's uid); init's other threads keep prlimit for the
-//     limits they set on the agent and exec'd commands. Every run, under
-//     Replace too.
 //   - Precomputed, not linked: the deny-list's program for each arch is
 //     generated (zfilter.go, with the syscall tables in zsyscalls.go) by
 //     `go generate`, and a user's --seccomp policy is compiled by

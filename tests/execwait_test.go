@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// This file: the agent must not be able to hang jail exec (review15a), and
-// jail exec's wait for a start is bounded whatever stops init.
+// This file: the agent must not be able to hang jail exec (review15a): jail
+// exec's wait for a start is bounded whatever stops init.
 
 // initLimitsProbe, run as the agent: prlimit64 on init (pid 1) and on each
 // of init's other threads (their ids share init's limits), with a limit
@@ -41,9 +41,12 @@ open("probe.out", "w").write("\n".join(out) + "\n")
 time.sleep(120)
 `
 
-// TestExecInitLimits: the agent cannot set init's limits, so jail exec keeps
-// working. On main's binary the probe printed SET for pid 1 and every
-// thread, and the jail exec below hung until the test's timeout killed it.
+// TestExecInitLimits: the agent can lower init's limits (same uid: a
+// seccomp rule refusing prlimit64 on other pids broke jail inside jail,
+// whose inner init sets its agent's limits the same way), but it cannot
+// hang jail exec: the start fails within the deadline, in one line naming
+// jail kill. On a34609b's binary the jail exec below hung until the test's
+// timeout killed it.
 func TestExecInitLimits(t *testing.T) {
 	ws := workspace(t)
 	name := "w" + strings.ReplaceAll(marker(), ".", "")
@@ -59,16 +62,17 @@ func TestExecInitLimits(t *testing.T) {
 	if out == "" {
 		t.Fatalf("the probe wrote nothing in 30s\n%s", sessJail(t, ws, "", "logs", name).stderr)
 	}
-	if strings.Contains(out, "SET") || !strings.Contains(out, "EPERM nofile 1\n") || !strings.Contains(out, "self 200\n") {
-		t.Errorf("the agent set init's limits (or lost its own):\n%s", out)
-	}
-	if !strings.Contains(out, "EPERM nofile 2\n") {
-		t.Errorf("init has one thread only: its other threads' ids were not tried\n%s", out)
+	if !strings.Contains(out, "self 200\n") {
+		t.Errorf("the agent lost its own limits:\n%s", out)
 	}
 	start := time.Now()
 	r := run(t, runOpts{dir: ws, timeout: 25 * time.Second}, "exec", name, "--", "/bin/sh", "-c", "echo started")
-	if r.code != 0 || !strings.Contains(r.stdout, "started") {
-		t.Fatalf("jail exec after the agent's prlimit on init: exit %d after %s\n%s%s", r.code, time.Since(start).Round(time.Millisecond), r.stdout, r.stderr)
+	took := time.Since(start)
+	if r.code == 0 && strings.Contains(r.stdout, "started") {
+		return // init was not starved after all (the probe's limits did not take)
+	}
+	if r.code != 125 || took > 20*time.Second || !strings.Contains(r.stderr, "jail kill "+name) {
+		t.Fatalf("jail exec after the agent's prlimit on init: exit %d after %s (want 125 within the deadline, naming jail kill)\n%s%s", r.code, took.Round(time.Millisecond), r.stdout, r.stderr)
 	}
 }
 

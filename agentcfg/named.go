@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -286,7 +287,7 @@ func commandScripts(s, home, project string) []cmdPath {
 	// A flag's value given with '=' (`deno run --allow-write=~/.claude/data
 	// x.ts`, `node --env-file=.env h.js`) is that flag's value, not the
 	// script: the mark keeps it one after isSep has split at the '='.
-	s = flagEq.ReplaceAllString(s, "${1}${2} "+flagValueMark+" ")
+	s = flagEq().ReplaceAllString(s, "${1}${2} "+flagValueMark+" ")
 	flat := strings.NewReplacer(`"`, "", `'`, "").Replace(s)
 	words := strings.FieldsFunc(flat, isSep)
 	out := scanWords(words, home, project, nil)
@@ -303,10 +304,16 @@ func commandScripts(s, home, project string) []cmdPath {
 	return out
 }
 
-// packageManagers run the scripts of a package.json (and the code they
+// packageManager says whether name is a package manager: those run the scripts of a package.json (and the code they
 // start) in the directory a flag names: `npm --prefix DIR run start`,
 // `pnpm -C DIR start`, `yarn --cwd DIR start`, `bun --cwd DIR run x`.
-var packageManagers = map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true}
+func packageManager(name string) bool {
+	switch name {
+	case "npm", "pnpm", "yarn", "bun":
+		return true
+	}
+	return false
+}
 
 // packageDirs returns the directories that a package manager in words
 // (commandScripts') is told to run a package from, with the manager as
@@ -317,7 +324,7 @@ func packageDirs(words []string, home, project string) []cmdPath {
 	pm := ""
 	for i := 0; i < len(words); i++ {
 		w := words[i]
-		if b := filepath.Base(w); packageManagers[b] {
+		if b := filepath.Base(w); packageManager(b) {
 			pm = b
 			continue
 		}
@@ -346,8 +353,12 @@ func packageDirs(words []string, home, project string) []cmdPath {
 	return out
 }
 
-// flagEq finds a flag given its value with '=' (commandScripts).
-var flagEq = regexp.MustCompile(`(^|[\s;&|()"'])(--?[A-Za-z][A-Za-z0-9_-]*)=`)
+// flagEq finds a flag given its value with '=' (commandScripts). Compiled
+// at first use: in the package's init it cost every jail process (the
+// lean init too) a dozen allocations (TestPackageInitIsLight).
+var flagEq = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[\s;&|()"'])(--?[A-Za-z][A-Za-z0-9_-]*)=`)
+})
 
 // flagValueMark is the word commandScripts puts between a flag and the
 // value it was given with '=' (a control character: no word of a

@@ -237,7 +237,7 @@ func FuzzCommandScripts(f *testing.F) {
 			if !strings.HasPrefix(p.path, "/") {
 				t.Fatalf("commandScripts(%q): %q is not absolute", s, p.path)
 			}
-			if p.interp != "" && !interpreter(p.interp) && !packageManagers[p.interp] {
+			if p.interp != "" && !interpreter(p.interp) && !packageManager(p.interp) {
 				t.Fatalf("commandScripts(%q): %q: %q is no interpreter", s, p.path, p.interp)
 			}
 		}

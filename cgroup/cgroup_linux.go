@@ -475,6 +475,12 @@ func cleanupStale(opts Options) []error {
 // from outrunning us.
 func removeTree(dir string) error {
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Removed meanwhile: another jail gc, or another run's own
+		// cleanup, got there first (seen as a failed jail gc when two
+		// ran at once in the e2e tests).
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("cleanup stale cgroup: %w", err)
 	}

@@ -28,3 +28,12 @@ func TestKillEmptyGroupDoesNotFreeze(t *testing.T) {
 		t.Errorf("empty group: cgroup.freeze = %q, want it untouched", got)
 	}
 }
+
+// A stale group another jail gc removed first is no error: two gc runs at
+// once failed one of them ("cleanup stale cgroup: open ...: no such file",
+// seen in the e2e tests' TestGitKilledRunLeftovers/jail_gc).
+func TestRemoveTreeGoneMeanwhile(t *testing.T) {
+	if err := removeTree(filepath.Join(t.TempDir(), "gone")); err != nil {
+		t.Fatalf("a group removed meanwhile: %v", err)
+	}
+}

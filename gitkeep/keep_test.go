@@ -1,6 +1,7 @@
 package gitkeep
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,4 +260,21 @@ func TestKeepAgentShapedFiles(t *testing.T) {
 func mkfifo(p string) error {
 	os.Remove(p)
 	return syscall.Mkfifo(p, 0o644)
+}
+
+// TestKeepPackedTooLarge: a packed-refs past MaxPacked (the agent's, made to
+// slow every start: 16 MiB cost 1.5 s a start before the bound) is not
+// read: said by PackedUnread, the loose refs still recorded.
+func TestKeepPackedTooLarge(t *testing.T) {
+	g := fakeRepo(t)
+	var b strings.Builder
+	for i := 0; b.Len() <= MaxPacked; i++ {
+		fmt.Fprintf(&b, "%040x refs/tags/t%d\n", i+1, i)
+	}
+	os.WriteFile(filepath.Join(g, "packed-refs"), []byte(b.String()), 0o644)
+	budget := MaxLinks
+	res, err := Keep(Store(t.TempDir(), g), g, &budget)
+	if err != nil || !res.PackedUnread || res.Start["refs/heads/main"] != id1 || res.Start["refs/tags/t0"] != "" {
+		t.Fatalf("Keep: unread %v, main %q, t0 %q, %v", res.PackedUnread, res.Start["refs/heads/main"], res.Start["refs/tags/t0"], err)
+	}
 }

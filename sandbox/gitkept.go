@@ -40,6 +40,8 @@ func keepGitHistory(stateDir string, repos []string) (notes []string, kept []kep
 			notes = append(notes, fmt.Sprintf("git: the loose objects and refs of %s are not kept outside the sandbox: %v", d, err))
 		case res.CrossFS:
 			notes = append(notes, fmt.Sprintf("git: the loose objects of %s are not kept outside the sandbox: %s is on another file system (its refs are)", d, base))
+		case res.PackedUnread:
+			notes = append(notes, fmt.Sprintf("git: the packed refs of %s are not recorded outside the sandbox: its packed-refs is larger than %d MiB (its loose objects and loose refs are kept)", d, gitkeep.MaxPacked>>20))
 		case res.Full:
 			notes = append(notes, fmt.Sprintf("git: only %d loose objects are kept outside the sandbox at one start; the others of %s can be deleted in this run (git gc on the host packs them)", gitkeep.MaxLinks, d))
 		}

@@ -33,6 +33,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -48,8 +49,19 @@ import (
 // start. Past it the rest is linked at later starts.
 const MaxLinks = 20000
 
-// MaxRefs bounds the loose refs read from one repository.
+// MaxRefs bounds the entries (loose refs and their directories) read under
+// one repository's refs/.
 const MaxRefs = 20000
+
+// MaxPacked bounds the packed-refs file read from one repository (about
+// 35,000 refs): a larger one is not read (its refs are not recorded, said
+// by Result.PackedUnread), so the agent's packed-refs costs no start more
+// than ~0.1 s (16 MiB cost 1.5 s at the start and 0.7 s at the end; a
+// gigabyte, the supervisor's memory).
+const MaxPacked = 2 << 20
+
+// maxSmall bounds a loose ref, HEAD and config read (a ref is 41 bytes).
+const maxSmall = 64 << 10
 
 // settle is how old a directory's mtime must be before the store trusts
 // it: a file system's mtime ticks coarsely, and an object linked into a
@@ -70,6 +82,9 @@ type Result struct {
 	Full    bool // the budget ran out: some objects are kept at a later start
 	CrossFS bool // the store is on another file system: no object kept
 	Refs    int  // refs recorded (with those recorded before)
+	// PackedUnread: packed-refs is larger than MaxPacked, so its refs are
+	// not recorded (the loose ones and the objects are).
+	PackedUnread bool
 	// Start are the refs gitDir had at this start (Lost's start).
 	Start map[string]string
 }
@@ -110,7 +125,7 @@ func Keep(store, gitDir string, budget *int) (Result, error) {
 }
 
 func objectFormat(gitDir string) string {
-	b, _ := os.ReadFile(filepath.Join(gitDir, "config"))
+	b, _ := readFile(filepath.Join(gitDir, "config"), maxSmall)
 	if bytes.Contains(bytes.ToLower(b), []byte("objectformat = sha256")) {
 		return "sha256"
 	}
@@ -124,7 +139,9 @@ const seenFile = "fanout-mtimes"
 
 func keepObjects(gitDir, store string, budget *int, res *Result) error {
 	src, objs := filepath.Join(gitDir, "objects"), filepath.Join(store, "objects")
-	ents, err := os.ReadDir(src) // the dirent's type: no stat per entry
+	// A symlinked objects directory leads out of the repository, and one
+	// that is a FIFO would block the read: only a real directory is read.
+	ents, err := readDir(src) // the dirent's type: no stat per entry
 	if err != nil {
 		return nil // no objects directory: nothing to keep
 	}
@@ -151,7 +168,7 @@ func keepObjects(gitDir, store string, budget *int, res *Result) error {
 			continue // unchanged since the last start
 		}
 		seen[x] = 0
-		files, err := os.ReadDir(sd)
+		files, err := readDir(sd)
 		if err != nil {
 			continue
 		}
@@ -226,21 +243,26 @@ func hexVal(c byte) int {
 
 // Refs returns the refs of git dir gitDir, packed and loose (symbolic ones
 // left out), and HEAD's commit ("" when HEAD is gone, unborn or names no
-// ref read). At most MaxRefs loose refs are read.
+// ref read). At most MaxRefs entries under refs/ and MaxPacked bytes of
+// packed-refs are read.
 func Refs(gitDir string) (refs map[string]string, head string) {
 	refs = map[string]string{}
-	packed, _ := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	// Each file is the agent's to replace: read without following a
+	// symlink, only when regular, never blocking and only so much.
+	packed, _ := readFile(filepath.Join(gitDir, "packed-refs"), MaxPacked)
 	parsePacked(packed, refs)
 	n := 0
 	root := filepath.Join(gitDir, "refs")
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil // symlinks are neither walked nor read
-		}
+		// Every entry counts, directories too: a million empty
+		// directories under refs/ would otherwise be walked at each start.
 		if n++; n > MaxRefs {
 			return filepath.SkipAll
 		}
-		b, err := os.ReadFile(p)
+		if err != nil || !d.Type().IsRegular() {
+			return nil // symlinks are neither walked nor read
+		}
+		b, err := readFile(p, maxSmall)
 		if err != nil {
 			return nil
 		}
@@ -250,7 +272,7 @@ func Refs(gitDir string) (refs map[string]string, head string) {
 		}
 		return nil
 	})
-	if b, err := os.ReadFile(filepath.Join(gitDir, "HEAD")); err == nil {
+	if b, err := readFile(filepath.Join(gitDir, "HEAD"), maxSmall); err == nil {
 		h := strings.TrimSpace(string(b))
 		if t, ok := strings.CutPrefix(h, "ref: "); ok {
 			h = refs[strings.TrimSpace(t)]
@@ -284,6 +306,9 @@ func Lost(start map[string]string, gitDir string) (gone []string, headGone bool)
 func keepRefs(store, gitDir string, res *Result) error {
 	now, head := Refs(gitDir)
 	res.Start = now
+	if fi, err := os.Lstat(filepath.Join(gitDir, "packed-refs")); err == nil && fi.Size() > MaxPacked {
+		res.PackedUnread = true
+	}
 	refs := map[string]string{}
 	old, _ := os.ReadFile(filepath.Join(store, "packed-refs"))
 	parsePacked(old, refs)
@@ -374,4 +399,46 @@ func writeIfChanged(p string, b []byte) error {
 		return fmt.Errorf("gitkeep: %w", err)
 	}
 	return nil
+}
+
+// readFile reads p, a file of the workspace's repository: the agent's, which
+// it could have replaced with a FIFO (an open that blocks until a writer
+// comes: the start, or the run's end, would hang for good), a symlink to
+// /dev/zero or to a file elsewhere, or a sparse file of terabytes. So: no
+// symlink followed (O_NOFOLLOW), no blocking open (O_NONBLOCK), a regular
+// file only, and at most max bytes (a larger file is an error).
+func readFile(p string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("gitkeep: %s: not a regular file", p)
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("gitkeep: %s: larger than %d bytes", p, max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("gitkeep: %s: larger than %d bytes", p, max)
+	}
+	return b, err
+}
+
+// readDir lists directory p, refusing a symlink (it leads out of the
+// repository) and anything not a directory (a FIFO would block the open).
+func readDir(p string) ([]fs.DirEntry, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents, err
 }

@@ -1,9 +1,11 @@
 package gitkeep
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -194,5 +196,85 @@ func TestKeepRefusesBadRefNames(t *testing.T) {
 	got, _ := os.ReadFile(filepath.Join(st, "packed-refs"))
 	if want := id1 + " refs/heads/main\n" + id1 + " refs/jail/HEAD\n"; string(got) != want {
 		t.Errorf("packed-refs:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+// TestKeepAgentShapedFiles: the repository's files are the agent's to
+// replace. A FIFO as packed-refs, HEAD or config, or as objects/, would
+// block the open for good (the start and the run's end hung, SIGTERM did
+// not help); packed-refs as a symlink to /dev/zero grows without end; a
+// sparse loose ref of a terabyte would be allocated whole. Each Keep and
+// Lost must return at once, with the real refs still read. Seen failing
+// (hanging) with os.ReadFile/os.ReadDir as before.
+func TestKeepAgentShapedFiles(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		plant func(g string) error
+	}{
+		{"fifo packed-refs", func(g string) error { return mkfifo(filepath.Join(g, "packed-refs")) }},
+		{"fifo HEAD", func(g string) error { return mkfifo(filepath.Join(g, "HEAD")) }},
+		{"fifo config", func(g string) error { return mkfifo(filepath.Join(g, "config")) }},
+		{"fifo objects", func(g string) error {
+			os.RemoveAll(filepath.Join(g, "objects"))
+			return mkfifo(filepath.Join(g, "objects"))
+		}},
+		{"packed-refs to /dev/zero", func(g string) error {
+			os.Remove(filepath.Join(g, "packed-refs"))
+			return os.Symlink("/dev/zero", filepath.Join(g, "packed-refs"))
+		}},
+		{"sparse loose ref", func(g string) error {
+			f, err := os.Create(filepath.Join(g, "refs", "heads", "huge"))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return f.Truncate(1 << 40)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := fakeRepo(t)
+			if err := c.plant(g); err != nil {
+				t.Skipf("plant: %v", err)
+			}
+			st := Store(t.TempDir(), g)
+			done := make(chan string, 1)
+			go func() {
+				budget := MaxLinks
+				res, _ := Keep(st, g, &budget)
+				Lost(res.Start, g)
+				done <- res.Start["refs/heads/main"]
+			}()
+			select {
+			case main := <-done:
+				if main != id1 && c.name != "fifo objects" {
+					t.Errorf("refs/heads/main not read: %q", main)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Keep or Lost blocked on the planted file")
+			}
+		})
+	}
+}
+
+// mkfifo replaces p with a FIFO.
+func mkfifo(p string) error {
+	os.Remove(p)
+	return syscall.Mkfifo(p, 0o644)
+}
+
+// TestKeepPackedTooLarge: a packed-refs past MaxPacked (the agent's, made to
+// slow every start: 16 MiB cost 1.5 s a start before the bound) is not
+// read: said by PackedUnread, the loose refs still recorded.
+func TestKeepPackedTooLarge(t *testing.T) {
+	g := fakeRepo(t)
+	var b strings.Builder
+	for i := 0; b.Len() <= MaxPacked; i++ {
+		fmt.Fprintf(&b, "%040x refs/tags/t%d\n", i+1, i)
+	}
+	os.WriteFile(filepath.Join(g, "packed-refs"), []byte(b.String()), 0o644)
+	budget := MaxLinks
+	res, err := Keep(Store(t.TempDir(), g), g, &budget)
+	if err != nil || !res.PackedUnread || res.Start["refs/heads/main"] != id1 || res.Start["refs/tags/t0"] != "" {
+		t.Fatalf("Keep: unread %v, main %q, t0 %q, %v", res.PackedUnread, res.Start["refs/heads/main"], res.Start["refs/tags/t0"], err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/jail-sandbox/jail/gitkeep"
@@ -20,12 +21,21 @@ import (
 // does not call) or without a state directory (stateDir ""). It returns the notices to say (a store on another file
 // system: no object kept; a start that had more objects to link than one
 // start links) and the repositories kept, for lostGitHistory at the end.
-func keepGitHistory(stateDir string, repos []string) (notes []string, kept []keptRepo) {
+func keepGitHistory(stateDir string, roots, repos []string) (notes []string, kept []keptRepo) {
 	if stateDir == "" {
 		return nil, nil
 	}
 	base := filepath.Join(stateDir, statedir.GitKept)
 	budget := gitkeep.MaxLinks
+	repos = keptOrder(roots, repos)
+	if len(repos) > maxKeptRepos {
+		// The agent can leave thousands of repositories in a writable
+		// tree (git init in a loop): 2,000 made each later start 1.3 s
+		// slower and its end 0.5 s, with a store each. The shallowest
+		// are kept: the workspace's own and the -w roots' first.
+		notes = append(notes, fmt.Sprintf("git: only %d repositories' loose objects and refs are kept outside the sandbox at one start (the shallowest); %d others are not: %s", maxKeptRepos, len(repos)-maxKeptRepos, shortList(repos[maxKeptRepos:], 2)))
+		repos = repos[:maxKeptRepos]
+	}
 	for _, d := range repos {
 		if _, err := os.Lstat(filepath.Join(d, "commondir")); err == nil {
 			continue
@@ -40,11 +50,34 @@ func keepGitHistory(stateDir string, repos []string) (notes []string, kept []kep
 			notes = append(notes, fmt.Sprintf("git: the loose objects and refs of %s are not kept outside the sandbox: %v", d, err))
 		case res.CrossFS:
 			notes = append(notes, fmt.Sprintf("git: the loose objects of %s are not kept outside the sandbox: %s is on another file system (its refs are)", d, base))
+		case res.PackedUnread:
+			notes = append(notes, fmt.Sprintf("git: the packed refs of %s are not recorded outside the sandbox: its packed-refs is larger than %d MiB (its loose objects and loose refs are kept)", d, gitkeep.MaxPacked>>20))
 		case res.Full:
 			notes = append(notes, fmt.Sprintf("git: only %d loose objects are kept outside the sandbox at one start; the others of %s can be deleted in this run (git gc on the host packs them)", gitkeep.MaxLinks, d))
 		}
 	}
 	return notes, kept
+}
+
+// maxKeptRepos bounds the repositories whose store one start brings up to
+// date (each costs a few file reads and writes at the start and a refs read
+// at the end).
+const maxKeptRepos = 64
+
+// keptOrder sorts git dirs shallowest first in their writable root (then
+// by name): the workspace's own repository and the -w roots' come before
+// those deeper in the trees, where an agent's git init loop would put them.
+func keptOrder(roots, repos []string) []string {
+	out := append([]string(nil), repos...)
+	depth := func(p string) int { return strings.Count(strings.TrimPrefix(p, enclosing(p, roots)), "/") }
+	sort.SliceStable(out, func(i, j int) bool {
+		di, dj := depth(out[i]), depth(out[j])
+		if di != dj {
+			return di < dj
+		}
+		return out[i] < out[j]
+	})
+	return out
 }
 
 // keptRepo is a repository whose store a start brought up to date.

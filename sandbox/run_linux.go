@@ -477,8 +477,9 @@ func (r *runner) run() int {
 		keepDone <- func() {}
 	} else {
 		stateDir, repos := plan.StateDir, append([]string(nil), plan.Git.Repos...)
+		roots := append([]string(nil), plan.Writable...)
 		go func() {
-			notes, kept := keepGitHistory(stateDir, repos)
+			notes, kept := keepGitHistory(stateDir, roots, repos)
 			keepDone <- func() {
 				r.gitKept = kept
 				for _, n := range notes {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // keptRepo makes a repository with no pack: two commits on main and one
@@ -123,4 +124,32 @@ func TestGitKeptLooseAndRefs(t *testing.T) {
 			t.Errorf("control: side commit %s still there: the attack proves nothing\nagent:\n%s%s", side, r.stdout, r.stderr)
 		}
 	})
+}
+
+// TestGitKeptPlantedFifo: the agent replaces .git/packed-refs with a FIFO
+// (or links it to /dev/zero). The store's reads at the run's end and at the
+// next start must neither block nor grow without end: both runs end, the
+// second one runs its command. Seen failing on main's binary (0c3548a): the
+// first run's end hung (SIGTERM did not end it), every later start hung;
+// the /dev/zero link: runtime: out of memory.
+func TestGitKeptPlantedFifo(t *testing.T) {
+	for name, plant := range map[string]string{
+		"fifo":      "rm -f .git/packed-refs; mkfifo .git/packed-refs",
+		"/dev/zero": "rm -f .git/packed-refs; ln -s /dev/zero .git/packed-refs",
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newGitHost(t)
+			ws := workspace(t)
+			keptRepo(t, h, ws)
+			o := runOpts{dir: ws, env: h.env(), timeout: 30 * time.Second}
+			r := run(t, o, "--", "/bin/sh", "-c", plant+" && echo planted")
+			if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+				t.Fatalf("plant run: exit %d (137: killed at the timeout, the end hung)\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			r = run(t, o, "--", "/bin/echo", "second run")
+			if r.code != 0 || !strings.Contains(r.stdout, "second run") {
+				t.Fatalf("next start: exit %d (137: killed at the timeout, the start hung)\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
 }

@@ -1,0 +1,273 @@
+package gitkeep
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Age is how long a store keeps an object after the workspace's own link
+// to it went while no pack of the repository holds it (an object the agent
+// deleted, or one the host's git gc pruned), and a store whose repository
+// is gone: git's own gc.reflogExpireUnreachable, the time git itself keeps
+// a commit that only a reflog reaches. The run that deletes a ref or the
+// git dir says so at its end, with the command that fetches it back.
+const Age = 30 * 24 * time.Hour
+
+// fullEvery is how often a prune looks at every objects/xx directory of
+// a store, not only those whose workspace directory changed: the age rule
+// needs the look, and a pack made by a later gc may hold what was
+// deleted.
+const fullEvery = 24 * time.Hour
+
+// Store files of the prune: the workspace's objects/xx mtimes at the
+// start whose end last looked at each store directory whole ("xx NS", -1
+// absent), when the last full look was (unix ns), and since when the
+// repository is gone.
+const (
+	prunedFile = "pruned-mtimes"
+	fullFile   = "pruned-full"
+	goneFile   = "gone-since"
+)
+
+// Pruned is what one Prune did.
+type Pruned struct {
+	Packed int  // copies removed: a pack of the repository holds the object
+	Aged   int  // copies removed: past Age without the workspace's link
+	Refs   int  // recorded refs dropped: their object is nowhere
+	More   bool // the deadline came first: the rest at a later end
+	// NoPacks says why no pack was read (none counts as holding
+	// anything): too many, or a git dir whose objects/ or objects/pack is
+	// not a plain directory.
+	NoPacks error
+}
+
+// Prune frees what store (the store of git dir gitDir) no longer needs to
+// hold, at a run's end, under lock (Lock's file, made exclusive here:
+// with another run of the store alive, nothing is done). A copy whose
+// workspace link is still there costs no space and stays. A copy the
+// workspace no longer has goes when one of the repository's own packs
+// (at most maxPacks: those githistory keeps read-only) holds the object,
+// verified by its bytes, or after Age. A recorded ref goes when its object
+// is in neither the store nor the repository. start is Keep's
+// Result.Mtimes: only the store directories whose workspace directory
+// changed since the last prune are read, all of them once a day.
+// Everything stops at deadline (More).
+func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int, now, deadline time.Time) (Pruned, error) {
+	var res Pruned
+	if !exclusive(lock) {
+		return res, nil
+	}
+	width := 20
+	if b, _ := os.ReadFile(filepath.Join(store, "config")); bytes.Contains(b, []byte("objectformat = sha256")) {
+		width = 32
+	}
+	budget := int64(1) << 30
+	packs, perr := openPacks(gitDir, width, maxPacks, &budget)
+	defer closePacks(packs)
+	res.NoPacks = perr
+
+	var last [256]int64
+	old, _ := os.ReadFile(filepath.Join(store, prunedFile))
+	parseSeen(old, &last)
+	full := true
+	if b, err := os.ReadFile(filepath.Join(store, fullFile)); err == nil {
+		if t, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && now.Sub(time.Unix(0, t)) < fullEvery {
+			full = false
+		}
+	}
+	objs := filepath.Join(store, "objects")
+	ents, _ := os.ReadDir(objs)
+	for _, e := range ents {
+		n := e.Name()
+		if len(n) != 2 || !isHex(n) || !e.IsDir() {
+			continue
+		}
+		x := fanout(n)
+		if !full && last[x] != 0 && last[x] == start[x] {
+			continue // the workspace's directory is as it was at the last look
+		}
+		done, err := pruneDir(filepath.Join(objs, n), n, packs, now, deadline, &res)
+		if err != nil {
+			return res, err
+		}
+		if !done {
+			res.More, full = true, false
+			break
+		}
+		// One that changed in the file system's last tick is read again.
+		if start[x] == -1 || now.Sub(time.Unix(0, start[x])) > settle {
+			last[x] = start[x]
+		}
+	}
+	var out bytes.Buffer
+	for i, t := range last {
+		if t != 0 {
+			fmt.Fprintf(&out, "%02x %d\n", i, t)
+		}
+	}
+	if err := writeIfChanged(filepath.Join(store, prunedFile), out.Bytes()); err != nil {
+		return res, err
+	}
+	if full {
+		if err := writeIfChanged(filepath.Join(store, fullFile), []byte(strconv.FormatInt(now.UnixNano(), 10)+"\n")); err != nil {
+			return res, err
+		}
+	}
+	return res, pruneRefs(store, gitDir, packs, perr, &res)
+}
+
+// pruneDir looks at the copies in one store directory; false when the
+// deadline came first.
+func pruneDir(dir, n string, packs []*pack, now, deadline time.Time, res *Pruned) (bool, error) {
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		return true, nil
+	}
+	for _, f := range files {
+		fn := f.Name()
+		if (len(fn) != 38 && len(fn) != 62) || !isHex(fn) || !f.Type().IsRegular() {
+			continue
+		}
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		fi, err := f.Info()
+		if err != nil {
+			continue
+		}
+		nlink, ctime, ok := linkInfo(fi)
+		if !ok || nlink != 1 {
+			continue // the workspace still links it: no space of its own
+		}
+		switch {
+		case packsHold(packs, n+fn):
+			res.Packed++
+		case now.Sub(time.Unix(0, ctime)) > Age:
+			res.Aged++
+		default:
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, fn)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return true, fmt.Errorf("gitkeep: %w", err)
+		}
+	}
+	os.Remove(dir) // only when empty
+	return true, nil
+}
+
+// pruneRefs drops the recorded refs whose object the store's fetch could
+// not find: neither a copy in the store nor, in the repository, a loose
+// object or a pack's entry (the idx's word is enough here: keeping is the
+// safe side). With the packs unread (perr), every ref is kept.
+func pruneRefs(store, gitDir string, packs []*pack, perr error, res *Pruned) error {
+	if perr != nil {
+		return nil
+	}
+	p := filepath.Join(store, "packed-refs")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	refs := map[string]string{}
+	parsePacked(b, refs)
+	var names []string
+	for r, id := range refs {
+		if has(store, id) || has(gitDir, id) || inIdx(packs, id) {
+			names = append(names, r)
+		} else {
+			res.Refs++
+		}
+	}
+	if res.Refs == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	var out bytes.Buffer
+	for _, r := range names {
+		fmt.Fprintf(&out, "%s %s\n", refs[r], r)
+	}
+	return writeIfChanged(p, out.Bytes())
+}
+
+func has(gitDir, id string) bool {
+	fi, err := os.Lstat(filepath.Join(gitDir, "objects", id[:2], id[2:]))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func inIdx(packs []*pack, hexID string) bool {
+	id, err := hex.DecodeString(hexID)
+	if err != nil {
+		return false
+	}
+	for _, p := range packs {
+		if _, ok := p.x.find(id); ok && len(id) == p.x.width {
+			return true
+		}
+	}
+	return false
+}
+
+// Sweep looks at every store under base (not those in skip: this run's,
+// pruned by Prune) and removes one whose repository has been gone (no
+// HEAD in the git dir its alternates names) for Age; a repository seen
+// again clears the mark. A store another run holds is left alone. It
+// returns the stores removed.
+func Sweep(base string, skip map[string]bool, now, deadline time.Time) ([]string, error) {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return nil, nil
+	}
+	var removed []string
+	for _, e := range ents {
+		st := filepath.Join(base, e.Name())
+		if !e.IsDir() || skip[st] || len(e.Name()) != 16 || !isHex(e.Name()) {
+			continue
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		alt, err := os.ReadFile(filepath.Join(st, "objects", "info", "alternates"))
+		dir := strings.TrimSuffix(strings.TrimSpace(string(alt)), "/objects")
+		if err != nil || !filepath.IsAbs(dir) || Store(base, dir) != st {
+			continue // not a store Keep made: not ours to judge
+		}
+		gone := filepath.Join(st, goneFile)
+		if _, err := os.Lstat(filepath.Join(dir, "HEAD")); err == nil {
+			os.Remove(gone)
+			continue
+		}
+		b, err := os.ReadFile(gone)
+		t, perr := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || perr != nil {
+			if err := writeIfChanged(gone, []byte(strconv.FormatInt(now.UnixNano(), 10)+"\n")); err != nil {
+				return removed, err
+			}
+			continue
+		}
+		if now.Sub(time.Unix(0, t)) <= Age {
+			continue
+		}
+		lock, err := Lock(st)
+		if err != nil {
+			continue
+		}
+		if exclusive(lock) {
+			if err := os.RemoveAll(st); err != nil {
+				lock.Close()
+				return removed, fmt.Errorf("gitkeep: %w", err)
+			}
+			removed = append(removed, st)
+		}
+		lock.Close()
+	}
+	return removed, nil
+}

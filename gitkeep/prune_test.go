@@ -1,0 +1,339 @@
+//go:build linux
+
+package gitkeep
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gitRepo makes a repository of loose objects only: commits of a file
+// that grows a little each time (so a gc makes deltas) on main, one on a
+// side branch. It returns the work tree and a git runner.
+func gitRepo(t *testing.T) (string, func(args ...string) string) {
+	t.Helper()
+	home := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.MkdirAll(ws, 0o755)
+	git := func(args ...string) string {
+		t.Helper()
+		c := exec.Command("git", append([]string{"-C", ws}, args...)...)
+		c.Env = append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=commit.gpgsign", "GIT_CONFIG_VALUE_0=false")
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git("init", "-q", "-b", "main", ".")
+	var body strings.Builder
+	for i := 0; i < 12; i++ {
+		for j := 0; j < 40; j++ {
+			body.WriteString("line of the file that a delta can share, round ")
+			body.WriteString(strings.Repeat("x", i))
+			body.WriteString("\n")
+		}
+		os.WriteFile(filepath.Join(ws, "f"), []byte(body.String()), 0o644)
+		git("add", "f")
+		git("commit", "-q", "-m", "c")
+	}
+	git("checkout", "-q", "-b", "side")
+	os.WriteFile(filepath.Join(ws, "s"), []byte("side\n"), 0o644)
+	git("add", "s")
+	git("commit", "-q", "-m", "s")
+	git("checkout", "-q", "main")
+	return ws, git
+}
+
+// start is a run's start: the store locked and brought up to date.
+func start(t *testing.T, st, g string) (*os.File, Result) {
+	t.Helper()
+	lock, err := Lock(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := MaxLinks
+	res, err := Keep(st, g, &budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lock, res
+}
+
+// copies counts the store's object copies and those only the store links.
+func copies(t *testing.T, st string) (all, own int) {
+	t.Helper()
+	ps, _ := filepath.Glob(filepath.Join(st, "objects", "??", "*"))
+	for _, p := range ps {
+		var s syscall.Stat_t
+		if syscall.Lstat(p, &s) == nil {
+			all++
+			if s.Nlink == 1 {
+				own++
+			}
+		}
+	}
+	return all, own
+}
+
+func end(t *testing.T, lock *os.File, st, g string, res Result, now time.Time) Pruned {
+	t.Helper()
+	defer lock.Close()
+	p, err := Prune(lock, st, g, &res.Mtimes, 256, now, time.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestPruneAfterHostGC: the host's gc packs the loose objects (deltas
+// too) and deletes them: the store's copies are then its own, and the
+// next run's end frees every one, verified in the pack; the store still
+// gives the whole history back (its alternates reach the pack).
+func TestPruneAfterHostGC(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	st := Store(t.TempDir(), g)
+	lock, res := start(t, st, g)
+	n, own := copies(t, st)
+	if n < 30 || own != 0 {
+		t.Fatalf("store has %d copies (%d its own only)", n, own)
+	}
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed+p.Aged+p.Refs != 0 || p.NoPacks != nil {
+		t.Fatalf("a prune with nothing packed: %+v", p)
+	}
+	git("gc", "-q")
+	if _, own := copies(t, st); own != n {
+		t.Fatalf("after gc %d of %d copies are the store's own", own, n)
+	}
+	if !strings.Contains(git("verify-pack", "-v", mustGlob(t, filepath.Join(g, "objects", "pack", "*.idx"))), "chain length") {
+		t.Fatal("the gc made no delta: the test does not read one")
+	}
+	lock, res = start(t, st, g)
+	p := end(t, lock, st, g, res, time.Now())
+	if p.Packed != n || p.Aged != 0 || p.Refs != 0 {
+		t.Fatalf("prune after gc: %+v, want %d packed", p, n)
+	}
+	if all, _ := copies(t, st); all != 0 {
+		t.Errorf("%d copies left", all)
+	}
+	// The recovery: a new repository fetches everything from the store.
+	rec := filepath.Join(t.TempDir(), "r")
+	c := exec.Command("sh", "-c", `git init -q "$1" && git -C "$1" fetch -q "$2" '+refs/*:refs/jail-kept/*' && git -C "$1" fsck --strict`, "sh", rec, st)
+	c.Env = append(os.Environ(), "HOME="+t.TempDir(), "GIT_CONFIG_NOSYSTEM=1")
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("fetch from the pruned store: %v\n%s", err, out)
+	}
+}
+
+func mustGlob(t *testing.T, p string) string {
+	t.Helper()
+	m, _ := filepath.Glob(p)
+	if len(m) != 1 {
+		t.Fatalf("%s: %d matches", p, len(m))
+	}
+	return m[0]
+}
+
+// TestPruneKeepsDeleted: objects and a ref the agent deleted (no pack
+// holds them) stay in the store until Age has passed since; then they
+// go, and the ref whose object is nowhere with them.
+func TestPruneKeepsDeleted(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	side := strings.TrimSpace(git("rev-parse", "side"))
+	st := Store(t.TempDir(), g)
+	lock, res := start(t, st, g)
+	n, _ := copies(t, st)
+	// The agent.
+	ds, _ := filepath.Glob(filepath.Join(g, "objects", "??"))
+	for _, d := range ds {
+		os.RemoveAll(d)
+	}
+	git("update-ref", "-d", "refs/heads/side")
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed+p.Aged+p.Refs != 0 {
+		t.Fatalf("the deleted history was pruned: %+v", p)
+	}
+	lock, res = start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now().Add(Age-time.Hour)); p.Packed+p.Aged+p.Refs != 0 {
+		t.Fatalf("pruned before Age: %+v", p)
+	}
+	if all, own := copies(t, st); all != n || own != n {
+		t.Fatalf("store %d/%d copies, want %d", all, own, n)
+	}
+	pr, _ := os.ReadFile(filepath.Join(st, "packed-refs"))
+	if !strings.Contains(string(pr), side+" refs/heads/side\n") {
+		t.Fatalf("side not recorded:\n%s", pr)
+	}
+	lock, res = start(t, st, g)
+	p := end(t, lock, st, g, res, time.Now().Add(Age+fullEvery+time.Hour))
+	if p.Aged != n || p.Refs != 3 { // main, side, refs/jail/HEAD
+		t.Fatalf("prune past Age: %+v, want %d aged, 3 refs", p, n)
+	}
+	if pr, _ := os.ReadFile(filepath.Join(st, "packed-refs")); len(pr) != 0 {
+		t.Errorf("refs to nothing still recorded:\n%s", pr)
+	}
+}
+
+// TestPruneRefusesLyingPacks: the agent deletes the loose objects and
+// plants a pack whose idx names them all (each at a real entry of other
+// bytes), or an idx that does not parse: nothing goes. Seen failing with
+// holds reduced to the idx lookup (every copy pruned).
+func TestPruneRefusesLyingPacks(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	st := Store(t.TempDir(), g)
+	lock, res := start(t, st, g)
+	lock.Close()
+	n, _ := copies(t, st)
+	var ids [][]byte
+	ps, _ := filepath.Glob(filepath.Join(g, "objects", "??", "*"))
+	for _, p := range ps {
+		id, _ := hex.DecodeString(filepath.Base(filepath.Dir(p)) + filepath.Base(p))
+		ids = append(ids, id)
+	}
+	// A real pack of one other object.
+	other := strings.TrimSpace(git("hash-object", "-w", "--stdin", "-t", "blob", os.DevNull))
+	c := exec.Command("git", "-C", ws, "pack-objects", "-q", "--stdout")
+	c.Stdin = strings.NewReader(other + "\n")
+	pk, err := c.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"??"} {
+		ds, _ := filepath.Glob(filepath.Join(g, "objects", d))
+		for _, d := range ds {
+			os.RemoveAll(d)
+		}
+	}
+	pd := filepath.Join(g, "objects", "pack")
+	os.WriteFile(filepath.Join(pd, "pack-lie.pack"), pk, 0o444)
+	os.WriteFile(filepath.Join(pd, "pack-lie.idx"), fakeIdx(ids, 12), 0o444)
+	os.WriteFile(filepath.Join(pd, "pack-bad.pack"), pk, 0o444)
+	os.WriteFile(filepath.Join(pd, "pack-bad.idx"), append(fakeIdx(ids, 12)[:1100], 0xff), 0o444)
+	lock, res = start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed+p.Aged+p.Refs != 0 {
+		t.Fatalf("a lying pack pruned the store: %+v", p)
+	}
+	if all, _ := copies(t, st); all != n {
+		t.Fatalf("%d of %d copies left", all, n)
+	}
+}
+
+// fakeIdx is an idx v2 naming ids, every one at offset off.
+func fakeIdx(ids [][]byte, off uint32) []byte {
+	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i], ids[j]) < 0 })
+	var b bytes.Buffer
+	b.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
+	for i := 0; i < 256; i++ {
+		n := sort.Search(len(ids), func(k int) bool { return int(ids[k][0]) > i })
+		binary.Write(&b, binary.BigEndian, uint32(n))
+	}
+	for _, id := range ids {
+		b.Write(id)
+	}
+	for range ids {
+		b.Write([]byte{0, 0, 0, 0})
+	}
+	for range ids {
+		binary.Write(&b, binary.BigEndian, off)
+	}
+	b.Write(make([]byte, 40))
+	return b.Bytes()
+}
+
+// TestPruneWaitsForOtherRuns: while another run holds the store (its
+// agent could still delete a pack it made), an end prunes nothing.
+func TestPruneWaitsForOtherRuns(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	st := Store(t.TempDir(), g)
+	l, _ := start(t, st, g)
+	l.Close()
+	git("gc", "-q")
+	other, err := Lock(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, res := start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed != 0 {
+		t.Fatalf("pruned under another run: %+v", p)
+	}
+	other.Close()
+	lock, res = start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed == 0 {
+		t.Fatalf("control: nothing pruned alone: %+v", p)
+	}
+}
+
+// TestSweepGoneRepo: a store whose repository is gone is marked, kept
+// for Age, then removed; a repository back clears the mark.
+func TestSweepGoneRepo(t *testing.T) {
+	ws, _ := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	base := t.TempDir()
+	st := Store(base, g)
+	l, _ := start(t, st, g)
+	l.Close()
+	now := time.Now()
+	dl := now.Add(time.Minute)
+	os.Rename(g, g+".away")
+	if rm, err := Sweep(base, nil, now, dl); err != nil || len(rm) != 0 {
+		t.Fatalf("first sweep removed %v (%v)", rm, err)
+	}
+	if _, err := os.Stat(filepath.Join(st, goneFile)); err != nil {
+		t.Fatal("no gone mark")
+	}
+	os.Rename(g+".away", g)
+	Sweep(base, nil, now.Add(Age+time.Hour), dl)
+	if _, err := os.Stat(filepath.Join(st, goneFile)); err == nil {
+		t.Fatal("mark kept with the repository back")
+	}
+	os.RemoveAll(g)
+	Sweep(base, nil, now, dl)
+	if rm, _ := Sweep(base, nil, now.Add(Age-time.Hour), dl); len(rm) != 0 {
+		t.Fatal("removed before Age")
+	}
+	if rm, _ := Sweep(base, nil, now.Add(Age+time.Hour), dl); len(rm) != 1 || rm[0] != st {
+		t.Fatalf("sweep past Age removed %v", rm)
+	}
+	if _, err := os.Lstat(st); err == nil {
+		t.Error("store still there")
+	}
+}
+
+// FuzzPack: the workspace's idx and pack entries are the agent's to
+// write; parseIdx, find, object and applyDelta never panic, and a hash
+// never matches bytes that are not the object's.
+func FuzzPack(f *testing.F) {
+	id := sha1.Sum([]byte("blob 0\x00"))
+	f.Add(fakeIdx([][]byte{id[:]}, 12), []byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01\x30\x78\x9c\x03\x00\x00\x00\x00\x01"))
+	f.Add([]byte{0xff, 't', 'O', 'c'}, []byte{0x05, 0x03, 0x91, 0x00, 0x03})
+	f.Fuzz(func(t *testing.T, ib, pb []byte) {
+		applyDelta([]byte("hello"), pb)
+		x, err := parseIdx(ib, 20)
+		if err != nil {
+			return
+		}
+		budget := int64(1 << 24)
+		pk := &pack{f: bytes.NewReader(pb), size: int64(len(pb)), x: x, budget: &budget}
+		for i := range x.offs {
+			id := x.ids[i*20 : (i+1)*20]
+			if o, ok := x.find(id); !ok || o != x.offs[i] {
+				t.Fatalf("find %x", id)
+			}
+			pk.holds(id)
+		}
+	})
+}

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/jail-sandbox/jail/gitguard"
 	"github.com/jail-sandbox/jail/gitkeep"
 	"github.com/jail-sandbox/jail/statedir"
 )
@@ -31,9 +33,17 @@ func keepGitHistory(stateDir string, repos []string) (notes []string, kept []kep
 			continue
 		}
 		st := gitkeep.Store(base, d)
-		res, err := gitkeep.Keep(st, d, &budget)
+		// Held shared to the run's end: no other run's end prunes the
+		// store while this run's agent is alive (gitkeep.Prune).
+		lock, err := gitkeep.Lock(st)
+		var res gitkeep.Result
 		if err == nil {
-			kept = append(kept, keptRepo{dir: d, store: st, refs: res.Start})
+			res, err = gitkeep.Keep(st, d, &budget)
+		}
+		if err == nil {
+			kept = append(kept, keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock})
+		} else if lock != nil {
+			lock.Close()
 		}
 		switch {
 		case err != nil:
@@ -51,6 +61,8 @@ func keepGitHistory(stateDir string, repos []string) (notes []string, kept []kep
 type keptRepo struct {
 	dir, store string
 	refs       map[string]string // its refs at start
+	mtimes     [256]int64        // its objects/xx mtimes at start
+	lock       *os.File          // the store's lock, shared (gitkeep.Lock)
 }
 
 // lostGitHistory is the end's look at the kept repositories: a ref the
@@ -92,4 +104,37 @@ func shortList(s []string, n int) string {
 		return strings.Join(s, ", ")
 	}
 	return strings.Join(s[:n], ", ") + fmt.Sprintf(", and %d more", len(s)-n)
+}
+
+// pruneBudget bounds the end's pruning of the stores (gitkeep.Prune,
+// gitkeep.Sweep): after a host gc packed thousands of loose objects, each
+// copy is verified in its pack before it goes; what the budget leaves is
+// pruned at a later end.
+const pruneBudget = 150 * time.Millisecond
+
+// pruneGitKept is the end's pruning of the stores the start kept (the
+// agent has ended: nothing of this run can make a pack after the look),
+// then of the stores of repositories gone for gitkeep.Age; each store's
+// lock released. Errors are said, never fatal: a store left as it was
+// loses nothing.
+func pruneGitKept(kept []keptRepo) []string {
+	if len(kept) == 0 {
+		return nil
+	}
+	now := time.Now()
+	deadline := now.Add(pruneBudget)
+	var notes []string
+	skip := map[string]bool{}
+	for _, k := range kept {
+		skip[k.store] = true
+		_, err := gitkeep.Prune(k.lock, k.store, k.dir, &k.mtimes, gitguard.MaxHistoryPacks, now, deadline)
+		k.lock.Close()
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("git: the store of %s was not pruned: %v", k.dir, err))
+		}
+	}
+	if _, err := gitkeep.Sweep(filepath.Dir(kept[0].store), skip, now, deadline); err != nil {
+		notes = append(notes, fmt.Sprintf("git: the stores of removed repositories were not pruned: %v", err))
+	}
+	return notes
 }

@@ -1457,6 +1457,12 @@ func (r *runner) endCheck() {
 	for _, n := range lostGitHistory(r.gitKept) {
 		r.notef("%s", n)
 	}
+	// Then the stores are pruned (bounded; what the repository holds in
+	// its own packs again, what is past gitkeep.Age).
+	for _, n := range pruneGitKept(r.gitKept) {
+		r.notef("%s", n)
+	}
+	r.gitKept = nil
 	r.tracef("exit check")
 }
 

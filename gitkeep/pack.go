@@ -27,9 +27,10 @@ import (
 
 var errPack = errors.New("malformed pack")
 
-// maxIdx bounds an .idx read whole (about 28 bytes an object: 38 million
-// objects).
-const maxIdx = 1 << 30
+// maxIdx bounds an .idx read whole (about 28 bytes an object: 2.4
+// million objects); a pack with a bigger one counts as holding nothing
+// (the copies it would free go after Age).
+const maxIdx = 64 << 20
 
 // idx is a parsed pack index: the sorted ids and each one's pack offset.
 type idx struct {

@@ -70,10 +70,21 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 	if b, _ := os.ReadFile(filepath.Join(store, "config")); bytes.Contains(b, []byte("objectformat = sha256")) {
 		width = 32
 	}
+	// The packs are opened at the first copy the workspace no longer
+	// links (after a host gc, or a deletion): most ends open none.
 	budget := int64(1) << 30
-	packs, perr := openPacks(gitDir, width, maxPacks, &budget)
-	defer closePacks(packs)
-	res.NoPacks = perr
+	var packs []*pack
+	var perr error
+	opened := false
+	open := func() ([]*pack, error) {
+		if !opened {
+			opened = true
+			packs, perr = openPacks(gitDir, width, maxPacks, &budget)
+			res.NoPacks = perr
+		}
+		return packs, perr
+	}
+	defer func() { closePacks(packs) }()
 
 	var last [256]int64
 	old, _ := os.ReadFile(filepath.Join(store, prunedFile))
@@ -95,7 +106,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 		if !full && last[x] != 0 && last[x] == start[x] {
 			continue // the workspace's directory is as it was at the last look
 		}
-		done, err := pruneDir(filepath.Join(objs, n), n, packs, now, deadline, &res)
+		done, err := pruneDir(filepath.Join(objs, n), n, open, now, deadline, &res)
 		if err != nil {
 			return res, err
 		}
@@ -122,12 +133,12 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			return res, err
 		}
 	}
-	return res, pruneRefs(store, gitDir, packs, perr, &res)
+	return res, pruneRefs(store, gitDir, open, &res)
 }
 
 // pruneDir looks at the copies in one store directory; false when the
 // deadline came first.
-func pruneDir(dir, n string, packs []*pack, now, deadline time.Time, res *Pruned) (bool, error) {
+func pruneDir(dir, n string, open func() ([]*pack, error), now, deadline time.Time, res *Pruned) (bool, error) {
 	files, err := os.ReadDir(dir)
 	if err != nil {
 		return true, nil
@@ -148,6 +159,7 @@ func pruneDir(dir, n string, packs []*pack, now, deadline time.Time, res *Pruned
 		if !ok || nlink != 1 {
 			continue // the workspace still links it: no space of its own
 		}
+		packs, _ := open()
 		switch {
 		case packsHold(packs, n+fn):
 			res.Packed++
@@ -165,13 +177,11 @@ func pruneDir(dir, n string, packs []*pack, now, deadline time.Time, res *Pruned
 }
 
 // pruneRefs drops the recorded refs whose object the store's fetch could
-// not find: neither a copy in the store nor, in the repository, a loose
-// object or a pack's entry (the idx's word is enough here: keeping is the
-// safe side). With the packs unread (perr), every ref is kept.
-func pruneRefs(store, gitDir string, packs []*pack, perr error, res *Pruned) error {
-	if perr != nil {
-		return nil
-	}
+// not find: a ref the repository no longer has whose object is neither a
+// copy in the store nor, in the repository, a loose object or a pack's
+// entry (the idx's word is enough here: keeping is the safe side). With
+// the packs unread, every ref is kept.
+func pruneRefs(store, gitDir string, open func() ([]*pack, error), res *Pruned) error {
 	p := filepath.Join(store, "packed-refs")
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -179,17 +189,25 @@ func pruneRefs(store, gitDir string, packs []*pack, perr error, res *Pruned) err
 	}
 	refs := map[string]string{}
 	parsePacked(b, refs)
+	now, head := Refs(gitDir)
 	var names []string
+	drop := 0
 	for r, id := range refs {
-		if has(store, id) || has(gitDir, id) || inIdx(packs, id) {
+		if now[r] == id || (r == "refs/jail/HEAD" && head == id) || has(store, id) || has(gitDir, id) {
 			names = append(names, r)
-		} else {
-			res.Refs++
+			continue
 		}
+		packs, perr := open()
+		if perr != nil || inIdx(packs, id) {
+			names = append(names, r)
+			continue
+		}
+		drop++
 	}
-	if res.Refs == 0 {
+	if drop == 0 {
 		return nil
 	}
+	res.Refs = drop
 	sort.Strings(names)
 	var out bytes.Buffer
 	for _, r := range names {

@@ -96,15 +96,16 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 		}
 	}
 	objs := filepath.Join(store, "objects")
-	ents, _ := os.ReadDir(objs)
-	for _, e := range ents {
-		n := e.Name()
-		if len(n) != 2 || !isHex(n) || !e.IsDir() {
-			continue
-		}
-		x := fanout(n)
+	for x := 0; x < 256; x++ {
 		if !full && last[x] != 0 && last[x] == start[x] {
 			continue // the workspace's directory is as it was at the last look
+		}
+		n := fmt.Sprintf("%02x", x)
+		if fi, err := os.Lstat(filepath.Join(objs, n)); err != nil || !fi.IsDir() {
+			if start[x] == -1 || now.Sub(time.Unix(0, start[x])) > settle {
+				last[x] = start[x] // nothing kept there
+			}
+			continue
 		}
 		done, err := pruneDir(filepath.Join(objs, n), n, open, now, deadline, &res)
 		if err != nil {

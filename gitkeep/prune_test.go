@@ -338,3 +338,52 @@ func FuzzPack(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPruneUnchanged is a run end's prune of a store of 5,120
+// copies whose workspace is as the last prune saw it: nothing read.
+func BenchmarkPruneUnchanged(b *testing.B) {
+	g := filepath.Join(b.TempDir(), ".git")
+	old := time.Now().Add(-time.Hour)
+	for i := 0; i < 256; i++ {
+		d := filepath.Join(g, "objects", hex2(i))
+		os.MkdirAll(d, 0o755)
+		for j := 0; j < 20; j++ {
+			os.WriteFile(filepath.Join(d, hex2(j)+strings.Repeat("0", 36)), nil, 0o444)
+		}
+		os.Chtimes(d, old, old)
+	}
+	os.MkdirAll(filepath.Join(g, "objects", "pack"), 0o755)
+	os.MkdirAll(filepath.Join(g, "refs", "heads"), 0o755)
+	os.WriteFile(filepath.Join(g, "refs", "heads", "main"), []byte(id1+"\n"), 0o644)
+	os.WriteFile(filepath.Join(g, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	base := b.TempDir()
+	st := Store(base, g)
+	round := func() {
+		lock, err := Lock(st)
+		if err != nil {
+			b.Fatal(err)
+		}
+		budget := MaxLinks
+		res, err := Keep(st, g, &budget)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		now := time.Now()
+		if _, err := Prune(lock, st, g, &res.Mtimes, 256, now, now.Add(time.Second)); err != nil {
+			b.Fatal(err)
+		}
+		lock.Close()
+		if _, err := Sweep(base, map[string]bool{st: true}, now, now.Add(time.Second)); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+	}
+	b.StopTimer()
+	round()
+	b.ResetTimer()
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		round()
+	}
+}

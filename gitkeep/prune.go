@@ -54,7 +54,7 @@ type Pruned struct {
 // hold, at a run's end, under lock (Lock's file, made exclusive here:
 // with another run of the store alive, nothing is done). A copy whose
 // workspace link is still there costs no space and stays. A copy the
-// workspace no longer has goes when one of the repository's own packs
+// workspace no longer has (whatever other links it has) goes when one of the repository's own packs
 // (at most maxPacks: those githistory keeps read-only) holds the object,
 // verified by its bytes, or after Age. A recorded ref goes when its object
 // is in neither the store nor the repository. start is Keep's
@@ -107,7 +107,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			}
 			continue
 		}
-		done, err := pruneDir(filepath.Join(objs, n), n, open, now, deadline, &res)
+		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, now, deadline, &res)
 		if err != nil {
 			return res, err
 		}
@@ -139,7 +139,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 
 // pruneDir looks at the copies in one store directory; false when the
 // deadline came first.
-func pruneDir(dir, n string, open func() ([]*pack, error), now, deadline time.Time, res *Pruned) (bool, error) {
+func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline time.Time, res *Pruned) (bool, error) {
 	files, err := os.ReadDir(dir)
 	if err != nil {
 		return true, nil
@@ -157,8 +157,16 @@ func pruneDir(dir, n string, open func() ([]*pack, error), now, deadline time.Ti
 			continue
 		}
 		nlink, ctime, ok := linkInfo(fi)
-		if !ok || nlink != 1 {
-			continue // the workspace still links it: no space of its own
+		if !ok {
+			continue
+		}
+		// The workspace still links it: no space of its own. Another link
+		// (a second store, a clone that hard-linked the objects) is not
+		// the workspace's.
+		if nlink != 1 {
+			if wi, err := os.Lstat(filepath.Join(gitDir, "objects", n, fn)); err == nil && os.SameFile(fi, wi) {
+				continue
+			}
 		}
 		packs, _ := open()
 		switch {

@@ -113,9 +113,15 @@ func TestPruneAfterHostGC(t *testing.T) {
 	if p := end(t, lock, st, g, res, time.Now()); p.Packed+p.Aged+p.Refs != 0 || p.NoPacks != nil {
 		t.Fatalf("a prune with nothing packed: %+v", p)
 	}
+	// A second store of the same repository (another state directory)
+	// links the same files: after the gc no copy is alone, yet none is
+	// the workspace's. Seen failing when only a link count of 1 counted
+	// (nothing pruned).
+	l2, _ := start(t, Store(t.TempDir(), g), g)
+	l2.Close()
 	git("gc", "-q")
-	if _, own := copies(t, st); own != n {
-		t.Fatalf("after gc %d of %d copies are the store's own", own, n)
+	if _, err := os.Stat(filepath.Join(g, "objects", "info", "packs")); err != nil {
+		t.Fatal("no pack after gc")
 	}
 	if !strings.Contains(git("verify-pack", "-v", mustGlob(t, filepath.Join(g, "objects", "pack", "*.idx"))), "chain length") {
 		t.Fatal("the gc made no delta: the test does not read one")

@@ -119,6 +119,8 @@ type pack struct {
 	// budget is the inflated bytes left for this prune: a pack of huge
 	// objects or long delta chains costs the prune its time, not more.
 	budget *int64
+	z      io.ReadCloser // the zlib reader inflate resets
+	mem    []byte        // the whole pack, when read into memory
 }
 
 // maxDepth bounds a delta chain followed (git makes 50 at most by
@@ -240,11 +242,21 @@ func (p *pack) inflate(off int64, size uint64) ([]byte, error) {
 		return nil, errPack
 	}
 	*p.budget -= int64(size)
-	z, err := zlib.NewReader(io.NewSectionReader(p.f, off, p.size-off))
-	if err != nil {
+	var src io.Reader = io.NewSectionReader(p.f, off, p.size-off)
+	if p.mem != nil {
+		src = bytes.NewReader(p.mem[off:]) // a ByteReader: flate adds no bufio
+	}
+	// One zlib reader a pack, reset for each entry (its window is 32 KiB).
+	if p.z == nil {
+		z, err := zlib.NewReader(src)
+		if err != nil {
+			return nil, errPack
+		}
+		p.z = z
+	} else if err := p.z.(zlib.Resetter).Reset(src, nil); err != nil {
 		return nil, errPack
 	}
-	defer z.Close()
+	z := p.z
 	out := make([]byte, size)
 	if _, err := io.ReadFull(z, out); err != nil {
 		return nil, errPack
@@ -383,8 +395,22 @@ func openPack(base string, width int, budget *int64) *pack {
 		f.Close()
 		return nil
 	}
+	// A pack up to inMemory is read whole (one read, then no syscall an
+	// object); a bigger one is read where each entry is.
+	if fi.Size() <= inMemory {
+		b := make([]byte, fi.Size())
+		_, err := f.ReadAt(b, 0)
+		f.Close()
+		if err != nil {
+			return nil
+		}
+		return &pack{f: bytes.NewReader(b), mem: b, size: int64(len(b)), x: x, budget: budget}
+	}
 	return &pack{f: f, size: fi.Size(), x: x, budget: budget}
 }
+
+// inMemory bounds a pack read whole into memory by a prune.
+const inMemory = 32 << 20
 
 func readNoFollow(p string, max int64) ([]byte, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)

@@ -334,7 +334,7 @@ func FuzzPack(f *testing.F) {
 			return
 		}
 		budget := int64(1 << 24)
-		pk := &pack{f: bytes.NewReader(pb), size: int64(len(pb)), x: x, budget: &budget}
+		pk := &pack{f: bytes.NewReader(pb), mem: pb, size: int64(len(pb)), x: x, budget: &budget}
 		for i := range x.offs {
 			id := x.ids[i*20 : (i+1)*20]
 			if o, ok := x.find(id); !ok || o != x.offs[i] {

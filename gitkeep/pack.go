@@ -12,6 +12,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"syscall"
@@ -344,6 +345,13 @@ func applyDelta(base, d []byte) ([]byte, error) {
 // parse is skipped (its objects count as not held: kept).
 func openPacks(gitDir string, width, maxPacks int, budget *int64) ([]*pack, error) {
 	dir := gitDir + "/objects/pack"
+	// gitDir as the start found it, no link on the way: a .git the agent
+	// replaced with a link to a repository of its own would make that
+	// repository's packs (not read-only in a later run, if no scan finds
+	// them) the ones that count.
+	if r, err := filepath.EvalSymlinks(gitDir); err != nil || r != filepath.Clean(gitDir) {
+		return nil, fmt.Errorf("gitkeep: %s: not the git dir the start found (a link on the way)", gitDir)
+	}
 	for _, d := range []string{gitDir + "/objects", dir} {
 		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
 			return nil, fmt.Errorf("gitkeep: %s: not a directory", d)

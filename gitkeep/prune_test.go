@@ -393,3 +393,35 @@ func BenchmarkPruneUnchanged(b *testing.B) {
 		round()
 	}
 }
+
+// TestPruneRefusesLinkedGitDir: the agent moves the real git dir away and
+// puts a link to a repository of its own (a real pack holding every
+// object) where it was: nothing goes. Seen failing without the
+// EvalSymlinks check in openPacks (every copy pruned).
+func TestPruneRefusesLinkedGitDir(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	st := Store(t.TempDir(), g)
+	lock, res := start(t, st, g)
+	lock.Close()
+	n, _ := copies(t, st)
+	evil := filepath.Join(t.TempDir(), "evil.git")
+	if out, err := exec.Command("cp", "-a", g, evil).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	c := exec.Command("git", "--git-dir="+evil, "gc", "-q")
+	c.Env = append(os.Environ(), "HOME="+t.TempDir(), "GIT_CONFIG_NOSYSTEM=1")
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("gc: %v %s", err, out)
+	}
+	os.Rename(g, g+".moved")
+	os.Symlink(evil, g)
+	_ = git
+	lock, res = start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed != 0 || p.NoPacks == nil {
+		t.Fatalf("a linked git dir's packs counted: %+v", p)
+	}
+	if all, _ := copies(t, st); all != n {
+		t.Fatalf("%d of %d copies left", all, n)
+	}
+}

@@ -36,7 +36,17 @@ const (
 	prunedFile = "pruned-mtimes"
 	fullFile   = "pruned-full"
 	goneFile   = "gone-since"
+	// unprotectedFile marks a store whose repository a run used without
+	// read-only packs (degraded mode: no mounts): its packs were, and can
+	// again be, the agent's to delete, so none counts any more.
+	unprotectedFile = "packs-unprotected"
 )
+
+// Unprotected marks store: a run uses its repository while the packs are
+// not read-only (degraded mode). From then on its copies go by Age only.
+func Unprotected(store string) error {
+	return writeIfChanged(filepath.Join(store, unprotectedFile), []byte("a run without read-only packs used this repository\n"))
+}
 
 // Pruned is what one Prune did.
 type Pruned struct {
@@ -79,7 +89,11 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 	open := func() ([]*pack, error) {
 		if !opened {
 			opened = true
-			packs, perr = openPacks(gitDir, width, maxPacks, &budget)
+			if _, err := os.Lstat(filepath.Join(store, unprotectedFile)); err == nil {
+				perr = fmt.Errorf("gitkeep: %s: a run without read-only packs used this repository", gitDir)
+			} else {
+				packs, perr = openPacks(gitDir, width, maxPacks, &budget)
+			}
 			res.NoPacks = perr
 		}
 		return packs, perr

@@ -425,3 +425,23 @@ func TestPruneRefusesLinkedGitDir(t *testing.T) {
 		t.Fatalf("%d of %d copies left", all, n)
 	}
 }
+
+// TestPruneUnprotected: once a run used the repository without read-only
+// packs (degraded mode), its packs count for nothing: a later run like it
+// could delete the pack the copy went for. Seen failing without the
+// marker's check in Prune (every copy pruned).
+func TestPruneUnprotected(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	st := Store(t.TempDir(), g)
+	lock, _ := start(t, st, g)
+	if err := Unprotected(st); err != nil {
+		t.Fatal(err)
+	}
+	lock.Close()
+	git("gc", "-q")
+	lock, res := start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed != 0 || p.NoPacks == nil {
+		t.Fatalf("packs counted after a degraded run: %+v", p)
+	}
+}

@@ -22,7 +22,9 @@ import (
 // does not call) or without a state directory (stateDir ""). It returns the notices to say (a store on another file
 // system: no object kept; a start that had more objects to link than one
 // start links) and the repositories kept, for lostGitHistory at the end.
-func keepGitHistory(stateDir string, repos []string) (notes []string, kept []keptRepo) {
+// A degraded run (no mounts: no pack read-only) marks each store: its
+// copies go by age only from then on (gitkeep.Unprotected).
+func keepGitHistory(stateDir string, repos []string, degraded bool) (notes []string, kept []keptRepo) {
 	if stateDir == "" {
 		return nil, nil
 	}
@@ -39,6 +41,11 @@ func keepGitHistory(stateDir string, repos []string) (notes []string, kept []kep
 		var res gitkeep.Result
 		if err == nil {
 			res, err = gitkeep.Keep(st, d, &budget)
+		}
+		if err == nil && degraded {
+			// No pack is read-only in this run: the end's prune (this
+			// run's and every later one's) must not count on one.
+			err = gitkeep.Unprotected(st)
 		}
 		if err == nil {
 			kept = append(kept, keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock})

@@ -476,9 +476,9 @@ func (r *runner) run() int {
 	if r.pol.DryRun || plan.Git == nil {
 		keepDone <- func() {}
 	} else {
-		stateDir, repos := plan.StateDir, append([]string(nil), plan.Git.Repos...)
+		stateDir, repos, degraded := plan.StateDir, append([]string(nil), plan.Git.Repos...), r.degraded
 		go func() {
-			notes, kept := keepGitHistory(stateDir, repos)
+			notes, kept := keepGitHistory(stateDir, repos, degraded)
 			keepDone <- func() {
 				r.gitKept = kept
 				for _, n := range notes {

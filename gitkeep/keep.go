@@ -87,6 +87,9 @@ type Result struct {
 	PackedUnread bool
 	// Start are the refs gitDir had at this start (Lost's start).
 	Start map[string]string
+	// Mtimes are the mtimes (ns) of gitDir's objects/xx directories at
+	// this start, -1 for one absent (Prune's look).
+	Mtimes [256]int64
 }
 
 // Keep brings store, the store of git dir gitDir, up to date: every loose
@@ -139,6 +142,9 @@ const seenFile = "fanout-mtimes"
 
 func keepObjects(gitDir, store string, budget *int, res *Result) error {
 	src, objs := filepath.Join(gitDir, "objects"), filepath.Join(store, "objects")
+	for i := range res.Mtimes {
+		res.Mtimes[i] = -1
+	}
 	// A symlinked objects directory leads out of the repository, and one
 	// that is a FIFO would block the read: only a real directory is read.
 	ents, err := readDir(src) // the dirent's type: no stat per entry
@@ -164,6 +170,7 @@ func keepObjects(gitDir, store string, budget *int, res *Result) error {
 			continue
 		}
 		mt := si.ModTime().UnixNano()
+		res.Mtimes[x] = mt
 		if seen[x] == mt {
 			continue // unchanged since the last start
 		}

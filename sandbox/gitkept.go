@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/jail-sandbox/jail/gitguard"
 	"github.com/jail-sandbox/jail/gitkeep"
 	"github.com/jail-sandbox/jail/statedir"
 )
@@ -21,7 +23,9 @@ import (
 // does not call) or without a state directory (stateDir ""). It returns the notices to say (a store on another file
 // system: no object kept; a start that had more objects to link than one
 // start links) and the repositories kept, for lostGitHistory at the end.
-func keepGitHistory(stateDir string, roots, repos []string) (notes []string, kept []keptRepo) {
+// A degraded run (no mounts: no pack read-only) marks each store: its
+// copies go by age only from then on (gitkeep.Unprotected).
+func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (notes []string, kept []keptRepo) {
 	if stateDir == "" {
 		return nil, nil
 	}
@@ -41,9 +45,22 @@ func keepGitHistory(stateDir string, roots, repos []string) (notes []string, kep
 			continue
 		}
 		st := gitkeep.Store(base, d)
-		res, err := gitkeep.Keep(st, d, &budget)
+		// Held shared to the run's end: no other run's end prunes the
+		// store while this run's agent is alive (gitkeep.Prune).
+		lock, err := gitkeep.Lock(st)
+		var res gitkeep.Result
 		if err == nil {
-			kept = append(kept, keptRepo{dir: d, store: st, refs: res.Start})
+			res, err = gitkeep.Keep(st, d, &budget)
+		}
+		if err == nil && degraded {
+			// No pack is read-only in this run: the end's prune (this
+			// run's and every later one's) must not count on one.
+			err = gitkeep.Unprotected(st)
+		}
+		if err == nil {
+			kept = append(kept, keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock})
+		} else if lock != nil {
+			lock.Close()
 		}
 		switch {
 		case err != nil:
@@ -84,6 +101,8 @@ func keptOrder(roots, repos []string) []string {
 type keptRepo struct {
 	dir, store string
 	refs       map[string]string // its refs at start
+	mtimes     [256]int64        // its objects/xx mtimes at start
+	lock       *os.File          // the store's lock, shared (gitkeep.Lock)
 }
 
 // lostGitHistory is the end's look at the kept repositories: a ref the
@@ -125,4 +144,37 @@ func shortList(s []string, n int) string {
 		return strings.Join(s, ", ")
 	}
 	return strings.Join(s[:n], ", ") + fmt.Sprintf(", and %d more", len(s)-n)
+}
+
+// pruneBudget bounds the end's pruning of the stores (gitkeep.Prune,
+// gitkeep.Sweep): after a host gc packed thousands of loose objects, each
+// copy is verified in its pack before it goes; what the budget leaves is
+// pruned at a later end.
+const pruneBudget = 150 * time.Millisecond
+
+// pruneGitKept is the end's pruning of the stores the start kept (the
+// agent has ended: nothing of this run can make a pack after the look),
+// then of the stores of repositories gone for gitkeep.Age; each store's
+// lock released. Errors are said, never fatal: a store left as it was
+// loses nothing.
+func pruneGitKept(kept []keptRepo) []string {
+	if len(kept) == 0 {
+		return nil
+	}
+	now := time.Now()
+	deadline := now.Add(pruneBudget)
+	var notes []string
+	skip := map[string]bool{}
+	for _, k := range kept {
+		skip[k.store] = true
+		_, err := gitkeep.Prune(k.lock, k.store, k.dir, &k.mtimes, gitguard.MaxHistoryPacks, now, deadline)
+		k.lock.Close()
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("git: the store of %s was not pruned: %v", k.dir, err))
+		}
+	}
+	if _, err := gitkeep.Sweep(filepath.Dir(kept[0].store), skip, now, deadline); err != nil {
+		notes = append(notes, fmt.Sprintf("git: the stores of removed repositories were not pruned: %v", err))
+	}
+	return notes
 }

@@ -476,10 +476,10 @@ func (r *runner) run() int {
 	if r.pol.DryRun || plan.Git == nil {
 		keepDone <- func() {}
 	} else {
-		stateDir, repos := plan.StateDir, append([]string(nil), plan.Git.Repos...)
+		stateDir, repos, degraded := plan.StateDir, append([]string(nil), plan.Git.Repos...), r.degraded
 		roots := append([]string(nil), plan.Writable...)
 		go func() {
-			notes, kept := keepGitHistory(stateDir, roots, repos)
+			notes, kept := keepGitHistory(stateDir, roots, repos, degraded)
 			keepDone <- func() {
 				r.gitKept = kept
 				for _, n := range notes {
@@ -1458,6 +1458,12 @@ func (r *runner) endCheck() {
 	for _, n := range lostGitHistory(r.gitKept) {
 		r.notef("%s", n)
 	}
+	// Then the stores are pruned (bounded; what the repository holds in
+	// its own packs again, what is past gitkeep.Age).
+	for _, n := range pruneGitKept(r.gitKept) {
+		r.notef("%s", n)
+	}
+	r.gitKept = nil
 	r.tracef("exit check")
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -151,5 +152,75 @@ func TestGitKeptPlantedFifo(t *testing.T) {
 				t.Fatalf("next start: exit %d (137: killed at the timeout, the start hung)\n%s%s", r.code, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// keptCopies counts the object copies of the one store under the state
+// directory that only the store links (the workspace's link gone).
+func keptCopies(t *testing.T, h *gitHost) (all, own int) {
+	t.Helper()
+	ps, _ := filepath.Glob(filepath.Join(h.state, "jail", "git-kept", "*", "objects", "??", "*"))
+	for _, p := range ps {
+		var s syscall.Stat_t
+		if syscall.Lstat(p, &s) == nil {
+			all++
+			if s.Nlink == 1 {
+				own++
+			}
+		}
+	}
+	return all, own
+}
+
+// TestGitKeptPruned (lane gitkeepgc): after the host's git gc packed the
+// loose objects, the next run's end frees the store's copies (each found
+// in the repository's own pack), and the store still gives the history
+// back; objects the agent deleted (no pack holds them) stay. Seen failing
+// on main's binary (77c4d85): the copies stayed after the run.
+func TestGitKeptPruned(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	main, side := keptRepo(t, h, ws)
+	if r := h.run(t, ws, "true\n", nil, ws); r.code != 0 {
+		t.Fatalf("jail exit %d\n%s", r.code, r.stderr)
+	}
+	n, own := keptCopies(t, h)
+	if n < 9 || own != 0 {
+		t.Fatalf("store: %d copies, %d its own", n, own)
+	}
+	h.mustGit(t, ws, "gc", "-q")
+	if _, own := keptCopies(t, h); own != n {
+		t.Fatalf("after the host's gc %d of %d copies are the store's own", own, n)
+	}
+	os.Remove(h.trail)
+	if r := h.run(t, ws, "true\n", nil, ws); r.code != 0 {
+		t.Fatalf("jail exit %d\n%s", r.code, r.stderr)
+	}
+	if all, _ := keptCopies(t, h); all != 0 {
+		t.Errorf("%d of %d copies left after a run following the host's gc", all, n)
+	}
+
+	// New loose work, then an agent that deletes it: kept.
+	os.WriteFile(filepath.Join(ws, "c"), []byte("c\n"), 0o644)
+	h.mustGit(t, ws, "add", "c")
+	h.mustGit(t, ws, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "c")
+	newMain := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "main"))
+	os.Remove(h.trail)
+	if r := h.run(t, ws, keptAttack, nil, ws); r.code != 0 {
+		t.Fatalf("jail exit %d\n%s", r.code, r.stderr)
+	}
+	if all, own := keptCopies(t, h); all == 0 || own != all {
+		t.Errorf("the deleted commit's copies: %d, %d the store's own", all, own)
+	}
+	if out, err := recoverKept(t, h, ws); err != nil {
+		t.Fatalf("recovery fetch: %v\n%s", err, out)
+	}
+	for ref, want := range map[string]string{"refs/jail-kept/heads/main": newMain, "refs/jail-kept/heads/side": side} {
+		if got := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", ref)); got != want {
+			t.Errorf("%s is %q, want %s", ref, got, want)
+		}
+	}
+	if got := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "refs/jail-kept/heads/main~1")); got != main {
+		t.Errorf("main~1 is %q, want %s", got, main)
 	}
 }

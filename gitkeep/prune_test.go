@@ -199,17 +199,9 @@ func TestPruneKeepsDeleted(t *testing.T) {
 // holds reduced to the idx lookup (every copy pruned).
 func TestPruneRefusesLyingPacks(t *testing.T) {
 	ws, git := gitRepo(t)
-	g := filepath.Join(ws, ".git")
-	st := Store(t.TempDir(), g)
-	lock, res := start(t, st, g)
-	lock.Close()
-	n, _ := copies(t, st)
-	var ids [][]byte
-	ps, _ := filepath.Glob(filepath.Join(g, "objects", "??", "*"))
-	for _, p := range ps {
-		id, _ := hex.DecodeString(filepath.Base(filepath.Dir(p)) + filepath.Base(p))
-		ids = append(ids, id)
-	}
+	g, st, n, ids, _ := keptLoose(t, ws)
+	var lock *os.File
+	var res Result
 	// A real pack of one other object.
 	other := strings.TrimSpace(git("hash-object", "-w", "--stdin", "-t", "blob", os.DevNull))
 	c := exec.Command("git", "-C", ws, "pack-objects", "-q", "--stdout")
@@ -453,17 +445,9 @@ func TestPruneUnprotected(t *testing.T) {
 // opened the .pack without O_NONBLOCK.
 func TestPruneFifoPack(t *testing.T) {
 	ws, _ := gitRepo(t)
-	g := filepath.Join(ws, ".git")
-	st := Store(t.TempDir(), g)
-	lock, res := start(t, st, g)
-	lock.Close()
-	n, _ := copies(t, st)
-	var ids [][]byte
-	ps, _ := filepath.Glob(filepath.Join(g, "objects", "??", "*"))
-	for _, p := range ps {
-		id, _ := hex.DecodeString(filepath.Base(filepath.Dir(p)) + filepath.Base(p))
-		ids = append(ids, id)
-	}
+	g, st, n, ids, ps := keptLoose(t, ws)
+	var lock *os.File
+	var res Result
 	for _, p := range ps {
 		os.Remove(p)
 	}
@@ -491,4 +475,22 @@ func TestPruneFifoPack(t *testing.T) {
 	if all, _ := copies(t, st); all != n {
 		t.Fatalf("%d of %d copies left", all, n)
 	}
+}
+
+// keptLoose keeps the repository at ws in a new store, as a run's start
+// does, and returns its git dir, the store, the copies in it, and the
+// loose objects' ids and paths (what an agent would delete).
+func keptLoose(t *testing.T, ws string) (g, st string, n int, ids [][]byte, loose []string) {
+	t.Helper()
+	g = filepath.Join(ws, ".git")
+	st = Store(t.TempDir(), g)
+	lock, _ := start(t, st, g)
+	lock.Close()
+	n, _ = copies(t, st)
+	loose, _ = filepath.Glob(filepath.Join(g, "objects", "??", "*"))
+	for _, p := range loose {
+		id, _ := hex.DecodeString(filepath.Base(filepath.Dir(p)) + filepath.Base(p))
+		ids = append(ids, id)
+	}
+	return g, st, n, ids, loose
 }

@@ -106,12 +106,26 @@ func (w *watcher) release() {
 }
 
 // arm (re)places t's watch on its directory, or on the nearest ancestor
-// that exists.
+// that exists. A directory on the way made between the look and the watch
+// (mkdir -p new/.claude: .claude appears after new was seen, before new's
+// watch) would send no event to any watch: after an ancestor's watch is in
+// place, arm looks again and goes deeper while the way goes on (a
+// TestGuardWatch flake under load: the file in new/.claude never checked).
 func (w *watcher) arm(t *gtarget) {
+	for range 64 {
+		if !w.armOnce(t) {
+			return
+		}
+	}
+}
+
+// armOnce places t's watch once and reports whether it is on an ancestor
+// whose next directory toward t now exists (arm again, deeper).
+func (w *watcher) armOnce(t *gtarget) (deeper bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
-		return // checked at exit regardless
+		return false // checked at exit regardless
 	}
 	path, mask := filepath.Dir(t.Path), uint32(dirEvents)
 	if t.InPlace {
@@ -126,19 +140,24 @@ func (w *watcher) arm(t *gtarget) {
 	}
 	wd, err := unix.InotifyAddWatch(w.fd, path, mask)
 	if err != nil {
-		return // checked at exit regardless
+		return false // checked at exit regardless
 	}
-	if t.wd == wd {
-		return
+	if t.wd != wd {
+		w.dropLocked(t)
+		e := w.wds[wd]
+		if e == nil {
+			e = &watchEntry{path: path}
+			w.wds[wd] = e
+		}
+		e.targets = append(e.targets, t)
+		t.wd = wd
 	}
-	w.dropLocked(t)
-	e := w.wds[wd]
-	if e == nil {
-		e = &watchEntry{path: path}
-		w.wds[wd] = e
+	if t.InPlace || path == filepath.Dir(t.Path) {
+		return false
 	}
-	e.targets = append(e.targets, t)
-	t.wd = wd
+	first, _, _ := strings.Cut(strings.TrimPrefix(t.Path, path+"/"), "/")
+	fi, err := os.Lstat(filepath.Join(path, first))
+	return err == nil && fi.IsDir() && filepath.Join(path, first) != t.Path
 }
 
 // dropLocked removes t from its current watch.

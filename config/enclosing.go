@@ -29,21 +29,7 @@ func (t *TrustStore) Enclosing(ws, home string) (string, error) {
 	if r, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = r
 	}
-	if home != "" {
-		if r, err := filepath.EvalSymlinks(home); err == nil {
-			home = r
-		}
-	}
-	best := ""
-	for key := range tf.Files {
-		dir := filepath.Dir(key)
-		if !below(ws, dir) || (home != "" && (dir == home || below(home, dir))) {
-			continue
-		}
-		if len(key) > len(best) {
-			best = key // the closest enclosing project
-		}
-	}
+	best := tf.closestByPath(ws, "", home)
 	// By identity, closest first: a nearer directory that is a trusted
 	// project by another name wins over a farther one found by path.
 	if f := tf.above(ws, "", home); f != "" && (best == "" || len(filepath.Dir(f)) > len(filepath.Dir(best))) {

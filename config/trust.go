@@ -244,6 +244,25 @@ func (t *TrustStore) CheckAbove(ws, cwd, home string) error {
 	if r, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = r
 	}
+	if best := tf.closestByPath(ws, cwd, home); best != "" {
+		return &TrustError{File: best, Err: ErrAbove, Workspace: ws}
+	}
+	// The same check by identity: a directory above the workspace (or
+	// the current directory) that is a trusted project's directory
+	// reached by another name (a bind mount of it) holds that project
+	// as much (review14d). Closest first; the home and above excluded
+	// as above, by both names.
+	if f := tf.above(ws, cwd, home); f != "" {
+		return &TrustError{File: f, Err: ErrAbove, Workspace: ws}
+	}
+	return nil
+}
+
+// closestByPath is the record of the closest trusted project whose
+// directory lies strictly above ws, or at or above cwd (when given), by
+// the records' paths; records in or above home do not count. "" when none.
+// ws and cwd are resolved as the records' keys are.
+func (tf *trustFile) closestByPath(ws, cwd, home string) string {
 	homeResolved := false
 	best := ""
 	for key := range tf.Files {
@@ -266,18 +285,7 @@ func (t *TrustStore) CheckAbove(ws, cwd, home string) error {
 			best = key // the closest enclosing project
 		}
 	}
-	if best != "" {
-		return &TrustError{File: best, Err: ErrAbove, Workspace: ws}
-	}
-	// The same check by identity: a directory above the workspace (or
-	// the current directory) that is a trusted project's directory
-	// reached by another name (a bind mount of it) holds that project
-	// as much (review14d). Closest first; the home and above excluded
-	// as above, by both names.
-	if f := tf.above(ws, cwd, home); f != "" {
-		return &TrustError{File: f, Err: ErrAbove, Workspace: ws}
-	}
-	return nil
+	return best
 }
 
 // dirID is a directory's identity: device and inode.

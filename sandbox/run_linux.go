@@ -516,14 +516,17 @@ func (r *runner) run() int {
 	}
 	// The readers' notices (an unset env name, a created profile path, a
 	// settings key with no equivalent) go through the one notice channel.
+	said := make(map[string]bool, len(r.pol.Notices))
 	for _, n := range r.pol.Notices {
 		r.notef("%s", n)
+		said[n] = true
 	}
 	for _, n := range plan.Notes {
 		// A deny that matched nothing, a path the agent cannot write, a
 		// directory hidden whole because it cannot be read, and what the
-		// everyday-tools rules changed (see shownNote).
-		if shownNote(n) {
+		// everyday-tools rules changed (see shownNote). The readers'
+		// notices are in plan.Notes too (for the trail): said above.
+		if shownNote(n) && !said[n] {
 			r.notef("%s", n)
 		}
 	}

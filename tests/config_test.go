@@ -462,7 +462,7 @@ func TestTrustShowsWhatItTrusts(t *testing.T) {
 // does not deny it. A run there empties sub/.git (HEAD is the workspace's
 // file): the next run from sub/ keeps sub/ as its workspace with its file
 // (trustsub), as does a run in a trusted subdirectory only ever run with
-// --workspace. Seen failing on main's binary (1450a8d) before review14f:
+// --workspace. The workspace line is said once. Seen failing on main's binary (1450a8d) before review14f:
 // the run from sub/ read secret.txt; on a34609b: refused ("is trusted for").
 func TestProjectFileInsideWidenedWorkspace(t *testing.T) {
 	h := newHome(t)
@@ -496,6 +496,11 @@ func TestProjectFileInsideWidenedWorkspace(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(filepath.Join(ws, "outer.txt")); len(b) != 0 {
 			t.Fatalf("%s: the run from sub/ widened to the enclosing work tree: %q %s", what, b, r.stderr)
+		}
+		// Said once: the readers' notes reached the plan's notes too and
+		// were printed from both (seen twice on e4c1d18's binary).
+		if n := strings.Count(r.stderr, "the trusted project holding the current directory"); what == "emptied .git" && n != 1 {
+			t.Fatalf("%s: the workspace line said %d times: %s", what, n, r.stderr)
 		}
 	}
 	innerRun("emptied .git")

@@ -60,6 +60,17 @@ func TestTrustAsks(t *testing.T) {
 			out.Write(buf[:n])
 			select {
 			case <-done:
+				// What it wrote after the read above is still in the
+				// pty: read until it is empty (EIO once the slave is
+				// gone), or the last line can be missed under load.
+				for {
+					m.SetReadDeadline(time.Now().Add(time.Second))
+					n, err := m.Read(buf)
+					out.Write(buf[:n])
+					if err != nil || n == 0 {
+						break
+					}
+				}
 				return out.String(), cmd.ProcessState.ExitCode()
 			default:
 			}

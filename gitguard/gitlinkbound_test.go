@@ -92,10 +92,23 @@ func TestEwahBitsBounded(t *testing.T) {
 	binary.BigEndian.PutUint32(b[4:8], uint32(words))
 	binary.BigEndian.PutUint64(b[8:], uint64(words-1)<<33) // no run, words-1 literals
 	binary.BigEndian.PutUint64(b[len(b)-12:], 1<<5)        // bit 5 of the last literal
-	st := time.Now()
-	bits, n, ok := ewahBits(b, 1)
-	if d := time.Since(st); d > 400*time.Millisecond {
-		t.Errorf("ewahBits over %d zero words: %v (limit 400 ms)", words, d)
+	// The fastest of three: a bit-by-bit walk takes seconds every time,
+	// a word-by-word one ~10 ms; one try alone flaked at load 12-17.
+	var (
+		bits    []int
+		n       int
+		ok      bool
+		fastest time.Duration
+	)
+	for i := 0; i < 3; i++ {
+		st := time.Now()
+		bits, n, ok = ewahBits(b, 1)
+		if d := time.Since(st); i == 0 || d < fastest {
+			fastest = d
+		}
+	}
+	if fastest > 400*time.Millisecond {
+		t.Errorf("ewahBits over %d zero words: %v at best of 3 (limit 400 ms)", words, fastest)
 	}
 	if want := 64*(words-2) + 5; !ok || n != len(b) || len(bits) != 1 || bits[0] != want {
 		t.Errorf("ewahBits: %v %d %v, want [%d] %d true", bits, n, ok, want, len(b))

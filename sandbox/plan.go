@@ -1130,10 +1130,18 @@ func mergeMasks(fm []fsrules.Mask, gp gitguard.Plan) []fsrules.Mask {
 	}
 	sort.Strings(paths)
 	var out []fsrules.Mask
-	var hidden, ro []string
-	within := func(p string, dirs []string) bool {
-		for _, d := range dirs {
-			if strings.HasPrefix(p, d+"/") {
+	// The directories kept so far, by path: a path's ancestors are looked
+	// up (its depth in lookups), not every directory compared with every
+	// path -- 2,000 repositories in a writable tree (each git dir's hooks a
+	// read-only directory) made that 40 million string joins, 1.4 s of a
+	// start (gitpacks3).
+	hidden, ro := map[string]bool{}, map[string]bool{}
+	within := func(p string, dirs map[string]bool) bool {
+		if len(dirs) == 0 {
+			return false
+		}
+		for d := filepath.Dir(p); d != "/" && d != "."; d = filepath.Dir(d) {
+			if dirs[d] {
 				return true
 			}
 		}
@@ -1146,10 +1154,10 @@ func mergeMasks(fm []fsrules.Mask, gp gitguard.Plan) []fsrules.Mask {
 		}
 		out = append(out, m)
 		if m.Dir && m.Kind == fsrules.Hide {
-			hidden = append(hidden, p)
+			hidden[p] = true
 		}
 		if m.Dir && m.Kind == fsrules.ReadOnly {
-			ro = append(ro, p)
+			ro[p] = true
 		}
 	}
 	return out

@@ -24,7 +24,8 @@ import (
 // written them. The idx is only where to look; an object counts as held
 // only when its entry in the .pack inflates (deltas applied) to bytes
 // whose hash is its name. A pack that lies (an idx naming objects the pack
-// lacks, a pack entry of other bytes) makes nothing go.
+// lacks, a pack entry of other bytes) makes nothing go, nor does one with
+// another name (a hard link the agent can write through later).
 
 var errPack = errors.New("malformed pack")
 
@@ -381,6 +382,14 @@ func openPacks(gitDir string, width, maxPacks int, budget *int64) ([]*pack, erro
 }
 
 func openPack(base string, width int, budget *int64) *pack {
+	// A pack or idx with another name counts for nothing (review16a):
+	// the next run's read-only bind covers this name only, and the agent
+	// that linked it elsewhere in a writable tree (before it was
+	// protected: the run that made it) rewrites it through the other
+	// name, after this prune dropped the copies it held.
+	if !oneName(base + ".idx") {
+		return nil
+	}
 	b, err := readNoFollow(base+".idx", maxIdx)
 	if err != nil {
 		return nil
@@ -398,7 +407,7 @@ func openPack(base string, width int, budget *int64) *pack {
 	}
 	fi, err := f.Stat()
 	var hdr [12]byte
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 || !oneLink(fi) {
 		f.Close()
 		return nil
 	}
@@ -418,6 +427,18 @@ func openPack(base string, width int, budget *int64) *pack {
 		return &pack{f: bytes.NewReader(b), mem: b, size: int64(len(b)), x: x, budget: budget}
 	}
 	return &pack{f: f, size: fi.Size(), x: x, budget: budget}
+}
+
+// oneName reports whether p is a regular file with one link only.
+func oneName(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode().IsRegular() && oneLink(fi)
+}
+
+// oneLink reports whether fi's file has one link only.
+func oneLink(fi os.FileInfo) bool {
+	n, _, ok := linkInfo(fi)
+	return ok && n == 1
 }
 
 // inMemory bounds a pack read whole into memory by a prune.

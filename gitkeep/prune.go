@@ -103,6 +103,9 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 				perr = fmt.Errorf("gitkeep: %s: a run without read-only packs used this repository", gitDir)
 			} else {
 				packs, perr = openPacks(gitDir, width, maxPacks, &budget)
+				for _, p := range packs {
+					p.deadline = deadline
+				}
 			}
 			res.NoPacks = perr
 		}

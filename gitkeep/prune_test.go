@@ -320,7 +320,8 @@ func FuzzPack(f *testing.F) {
 	f.Add(fakeIdx([][]byte{id[:]}, 12), []byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01\x30\x78\x9c\x03\x00\x00\x00\x00\x01"))
 	f.Add([]byte{0xff, 't', 'O', 'c'}, []byte{0x05, 0x03, 0x91, 0x00, 0x03})
 	f.Fuzz(func(t *testing.T, ib, pb []byte) {
-		applyDelta([]byte("hello"), pb)
+		big := int64(1) << 30
+		applyDelta([]byte("hello"), pb, &big)
 		x, err := parseIdx(ib, 20)
 		if err != nil {
 			return

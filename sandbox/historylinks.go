@@ -26,14 +26,12 @@ import (
 // links would slow every later start), the rest are said, not protected.
 func historyLinks(history []gitguard.Protect, writable []string) ([]gitguard.Protect, []string) {
 	files := map[[2]uint64]string{}
+	var st syscall.Stat_t // one, no FileInfo a file: up to 512 at a start
 	note := func(p string) {
-		fi, err := os.Lstat(p)
-		if err != nil || !fi.Mode().IsRegular() {
+		if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink < 2 {
 			return
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			files[[2]uint64{uint64(st.Dev), uint64(st.Ino)}] = p
-		}
+		files[[2]uint64{uint64(st.Dev), uint64(st.Ino)}] = p //nolint:unconvert // Dev is int32 on darwin
 	}
 	for _, h := range history {
 		if !h.Dir {

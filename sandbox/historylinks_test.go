@@ -49,3 +49,24 @@ func TestHistoryLinks(t *testing.T) {
 		t.Fatalf("past the bound: %d protected, notes %v", len(got), notes)
 	}
 }
+
+// BenchmarkHistoryLinks: the start's cost with MaxHistoryPacks packs of
+// one name each (an lstat per pack file, no walk).
+func BenchmarkHistoryLinks(b *testing.B) {
+	pd := filepath.Join(b.TempDir(), ".git", "objects", "pack")
+	os.MkdirAll(pd, 0o755)
+	var hist []gitguard.Protect
+	for i := 0; i < gitguard.MaxHistoryPacks; i++ {
+		for _, ext := range []string{".idx", ".pack"} {
+			p := filepath.Join(pd, fmt.Sprintf("pack-%040d%s", i, ext))
+			os.WriteFile(p, []byte("PACK"), 0o444)
+			hist = append(hist, gitguard.Protect{Path: p, Why: gitguard.HistoryWhy})
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if got, _ := historyLinks(hist, []string{filepath.Dir(pd)}); len(got) != 0 {
+			b.Fatal(got)
+		}
+	}
+}

@@ -40,7 +40,16 @@ const (
 	// read-only packs (degraded mode: no mounts): its packs were, and can
 	// again be, the agent's to delete, so none counts any more.
 	unprotectedFile = "packs-unprotected"
+	// unlinkedFile: "id NS" a line, when an end first saw the
+	// workspace's link to a copy gone while the copy had other names
+	// (its ctime does not say when: unlinkedSince).
+	unlinkedFile = "unlinked-since"
 )
+
+// maxUnlinked bounds the unlinked-since record read (about 60 bytes a
+// copy: 270,000 copies); past it the record is read as empty, so every
+// such copy's age starts again: kept longer, never shorter.
+const maxUnlinked = 16 << 20
 
 // Unprotected marks store: a run uses its repository while the packs are
 // not read-only (degraded mode). From then on its copies go by Age only.
@@ -65,8 +74,9 @@ type Pruned struct {
 // with another run of the store alive, nothing is done). A copy whose
 // workspace link is still there costs no space and stays. A copy the
 // workspace no longer has (whatever other links it has) goes when one of the repository's own packs
-// (at most maxPacks: those githistory keeps read-only) holds the object,
-// verified by its bytes, or after Age. A recorded ref goes when its object
+// (at most maxPacks: those githistory keeps read-only; each of one name)
+// holds the object, verified by its bytes, or Age after the workspace's
+// link went (unlinkedSince). A recorded ref goes when its object
 // is in neither the store nor the repository. start is Keep's
 // Result.Mtimes: only the store directories whose workspace directory
 // changed since the last prune are read, all of them once a day.
@@ -93,6 +103,9 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 				perr = fmt.Errorf("gitkeep: %s: a run without read-only packs used this repository", gitDir)
 			} else {
 				packs, perr = openPacks(gitDir, width, maxPacks, &budget)
+				for _, p := range packs {
+					p.deadline = deadline
+				}
 			}
 			res.NoPacks = perr
 		}
@@ -109,6 +122,10 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			full = false
 		}
 	}
+	since := map[string]int64{}
+	if b, err := readFile(filepath.Join(store, unlinkedFile), maxUnlinked); err == nil {
+		parseSince(b, since)
+	}
 	objs := filepath.Join(store, "objects")
 	for x := 0; x < 256; x++ {
 		if !full && last[x] != 0 && last[x] == start[x] {
@@ -121,8 +138,9 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			}
 			continue
 		}
-		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, now, deadline, &res)
+		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, since, now, deadline, &res)
 		if err != nil {
+			writeSince(store, since)
 			return res, err
 		}
 		if !done {
@@ -140,6 +158,9 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			fmt.Fprintf(&out, "%02x %d\n", i, t)
 		}
 	}
+	if err := writeSince(store, since); err != nil {
+		return res, err
+	}
 	if err := writeIfChanged(filepath.Join(store, prunedFile), out.Bytes()); err != nil {
 		return res, err
 	}
@@ -153,7 +174,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 
 // pruneDir looks at the copies in one store directory; false when the
 // deadline came first.
-func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline time.Time, res *Pruned) (bool, error) {
+func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[string]int64, now, deadline time.Time, res *Pruned) (bool, error) {
 	files, err := os.ReadDir(dir)
 	if err != nil {
 		return true, nil
@@ -179,6 +200,7 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline
 		// the workspace's.
 		if nlink != 1 {
 			if wi, err := os.Lstat(filepath.Join(gitDir, "objects", n, fn)); err == nil && os.SameFile(fi, wi) {
+				delete(since, n+fn) // the workspace has it again
 				continue
 			}
 		}
@@ -186,17 +208,73 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline
 		switch {
 		case packsHold(packs, n+fn):
 			res.Packed++
-		case now.Sub(time.Unix(0, ctime)) > Age:
+		case now.Sub(unlinkedSince(since, n+fn, nlink, ctime, now)) > Age:
 			res.Aged++
 		default:
 			continue
 		}
+		delete(since, n+fn)
 		if err := os.Remove(filepath.Join(dir, fn)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return true, fmt.Errorf("gitkeep: %w", err)
 		}
 	}
 	os.Remove(dir) // only when empty
 	return true, nil
+}
+
+// unlinkedSince is when the workspace's link to the copy id went, for the
+// age rule. A copy with one link (the store's) has the ctime of the last
+// unlink or rename of another name, which is at or after the workspace's
+// link went. A copy with other names does not tell: the agent that
+// renames an objects/xx directory aside takes the workspace's link away
+// without touching its files' ctime, and a copy the store made more than
+// Age ago went at the same end, leaving the renamed file, the agent's to
+// delete, the only one (review16a). Such a copy's age starts at the first
+// end that sees it so (since, the store's record, which no sandbox
+// reaches); it costs no space of its own while the other names last.
+func unlinkedSince(since map[string]int64, id string, nlink uint64, ctime int64, now time.Time) time.Time {
+	if nlink == 1 {
+		return time.Unix(0, ctime)
+	}
+	t, ok := since[id]
+	if !ok {
+		t = now.UnixNano()
+		since[id] = t
+	}
+	return time.Unix(0, t)
+}
+
+func parseSince(b []byte, since map[string]int64) {
+	for _, l := range strings.Split(string(b), "\n") {
+		id, t, ok := strings.Cut(l, " ")
+		if !ok || (len(id) != 40 && len(id) != 64) || !isHex(id) {
+			continue
+		}
+		if v, err := strconv.ParseInt(t, 10, 64); err == nil {
+			since[id] = v
+		}
+	}
+}
+
+// writeSince writes the unlinked-since record (none when empty).
+func writeSince(store string, since map[string]int64) error {
+	p := filepath.Join(store, unlinkedFile)
+	if len(since) == 0 {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("gitkeep: %w", err)
+		}
+		return nil
+	}
+	ids := make([]string, 0, len(since))
+	for id := range since {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out bytes.Buffer
+	for _, id := range ids {
+		fmt.Fprintf(&out, "%s %d\n", id, since[id])
+	}
+	return writeIfChanged(p, out.Bytes())
 }
 
 // pruneRefs drops the recorded refs whose object the store's fetch could

@@ -497,6 +497,11 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		mounts = append(mounts, ns.Mount{Kind: ns.KindBind, Path: w, Dir: true, FD: -1, Why: "git worktree's shared git dir"})
 		writable = append(writable, w)
 	}
+	// A pack's other names (hard links) in the writable trees: the
+	// read-only bind covers one name, not the file (historyLinks).
+	packLinks, linkNotes := historyLinks(gp.History, writable)
+	gp.History = append(gp.History, packLinks...)
+	gp.Notes = append(gp.Notes, linkNotes...)
 	if gp.Guard != nil && len(gp.Guard.Roots) > 0 {
 		plan.Git = &gp
 	}

@@ -54,7 +54,7 @@ const whyHostSocket = "a host process's Unix socket"
 // left reaches only the processes that user's sockets lead to: that user's
 // own services (a socket's file is made by bind(2), owned by the binder).
 func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.Mount, note string) {
-	masks, _, note = hostSocketMasksOwned(mounts, hostMounts)
+	masks, _, note, _ = hostSocketMasksOwned(mounts, hostMounts, nil)
 	return masks, note
 }
 
@@ -63,13 +63,18 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 // there ends an --end-if-unmasked run only if the file there then is
 // root's, the user's or the agent's own (runner.unmasked); a fall of any
 // other socket mask ends it whatever is there by then.
-func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.Mount, theirs map[string]bool, note string) {
+//
+// roots are the trees the start walks (the workspace, --read and --write
+// paths: fsrules' roots): the other names (hard links) of root's and the
+// user's sockets are looked for there and masked too (linkedMasks); an
+// error is a start that cannot be made safe that way (too many names).
+func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots []string) (masks []ns.Mount, theirs map[string]bool, note string, err error) {
 	paths, err := boundSockets()
 	if errors.Is(err, hostsock.ErrUnsupported) {
-		return nil, nil, "" // not Linux: no such sockets to list
+		return nil, nil, "", nil // not Linux: no such sockets to list
 	}
 	if err != nil {
-		return nil, nil, hostSocketsNote + fmt.Sprintf("the host's Unix sockets could not be listed (%v): those outside /run, /tmp and the home are not masked, and a host service listening on one is reachable", err)
+		return nil, nil, hostSocketsNote + fmt.Sprintf("the host's Unix sockets could not be listed (%v): those outside /run, /tmp and the home are not masked, and a host service listening on one is reachable", err), nil
 	}
 	var out []ns.Mount
 	seen := map[string]bool{}
@@ -81,7 +86,10 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks 
 	// Masks made for each other owner, and the sockets left past the cap.
 	// Other owners' sockets, by uid, decided after the walk (capOthers).
 	others := map[uint32][]string{}
-	var linked []string // sockets with more than one name (hard links)
+	// Root's and the user's sockets with more than one name (hard links),
+	// by inode: their other names are looked for in roots (linkedMasks).
+	linked := map[[2]uint64]*linkedSocket{}
+	hid := hiddenLinks{roots: roots}
 	self := uint32(hostUID())
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
@@ -115,7 +123,20 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks 
 			}
 		}
 		for _, p := range places {
-			if seen[p] || !socketVisible(p, mounts) || named(p, mounts) {
+			if seen[p] || named(p, mounts) {
+				continue
+			}
+			if !socketVisible(p, mounts) {
+				// Why: the mask is per path, connect(2) goes to the
+				// inode: a socket of root's or the user's in a place the
+				// sandbox hides (the workspace's .ssh/, the private HOME)
+				// is reached through another name of it where the
+				// sandbox sees one (a hard link on the same file system).
+				// Looked at only on the devices of the walked trees,
+				// where such a name can be found.
+				if st, ok := hid.linkedSocket(real, p); ok && alwaysMasked(st.Uid, self) {
+					noteLinked(linked, p, st)
+				}
 				continue
 			}
 			seen[p] = true
@@ -138,11 +159,11 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks 
 			// bound there after that start, or one a host user with
 			// write access to it made) is neither listed nor masked.
 			// Root's and the user's only: another user's socket is
-			// theirs by any name. Where the other name is cannot be
-			// found without a walk; that there is one is in the inode,
-			// from this lstat, at no cost: said.
+			// theirs by any name. That there is one is in the inode,
+			// from this lstat, at no cost; where it is takes a walk
+			// (linkedMasks).
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-				linked = append(linked, p)
+				noteLinked(linked, p, st)
 			}
 			// Why: connect(2) and sendto(2) on a socket need no write
 			// access to its mount (the host's view is read-only, yet
@@ -159,7 +180,141 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks 
 		}
 		theirs[p] = true
 	}
-	return out, theirs, joinNotes(leftNote(left), linkedNote(linked))
+	lm, unfound, err := linkedMasks(linked, roots, mounts, seen)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return append(out, lm...), theirs, joinNotes(leftNote(left), linkedNote(unfound)), nil
+}
+
+// linkedSocket is a socket of root's or the user's with other names: its
+// name as the kernel lists it, its link count, and how many of its other
+// names linkedMasks found.
+type linkedSocket struct {
+	path  string
+	nlink uint64
+	found uint64
+}
+
+// noteLinked records the socket at p (st its lstat) in linked, by inode.
+func noteLinked(linked map[[2]uint64]*linkedSocket, p string, st *syscall.Stat_t) {
+	key := [2]uint64{uint64(st.Dev), uint64(st.Ino)}
+	if linked[key] == nil {
+		linked[key] = &linkedSocket{path: p, nlink: uint64(st.Nlink)}
+	}
+}
+
+// maxLinkedMasks bounds the masks over other names of sockets (one mount
+// each, under fs.mount-max like the rest; a test lowers it).
+var maxLinkedMasks = 1024
+
+// linkedMasks masks every other name of the linked sockets found in
+// roots (the trees the start walks: the workspace, --read and --write
+// paths), where the sandbox sees it (not in a hidden place, not a path
+// the user named: that socket is given). The walk is fsrules'
+// (LinkedSockets: one getdents per directory, an fstatat per socket
+// entry), over trees fsrules has just walked within its entry bound, and
+// made only when one of root's or the user's sockets has another name.
+// It returns the sockets with names it did not find (outside roots, or
+// in a place hidden from the sandbox), for the start to say; more than
+// maxLinkedMasks names refuse the start.
+func linkedMasks(linked map[[2]uint64]*linkedSocket, roots []string, mounts []ns.Mount, seen map[string]bool) (out []ns.Mount, unfound []string, err error) {
+	if len(linked) == 0 {
+		return nil, nil, nil
+	}
+	// Why skip these: a directory the sandbox replaces (a tmpfs) or masks
+	// whole shows nothing of the host's, and another root is walked on
+	// its own (once).
+	skipDirs := map[string]bool{}
+	for _, m := range mounts {
+		if m.Kind == ns.KindTmpfs || m.Kind == ns.KindMask && m.Dir {
+			skipDirs[m.Path] = true
+		}
+	}
+	for _, r := range roots {
+		skipDirs[r] = true
+	}
+	skip := func(dir string) bool { return skipDirs[dir] }
+	for _, r := range roots {
+		if err != nil {
+			break
+		}
+		fsrules.LinkedSockets(r, skip, func(p string, dev, ino uint64) {
+			ls := linked[[2]uint64{dev, ino}]
+			if ls == nil || p == ls.path || err != nil {
+				return
+			}
+			if seen[p] {
+				return // a place of it masked already (a view through another mount)
+			}
+			seen[p] = true
+			ls.found++
+			if named(p, mounts) || !socketVisible(p, mounts) {
+				return
+			}
+			if len(out) >= maxLinkedMasks {
+				err = fmt.Errorf("host sockets: more than %d other names (hard links) of root's or your sockets in the workspace and --read/--write paths, as %s (of %s): each would be a mount; not starting; remove the links (find %s -samefile %s)", maxLinkedMasks, p, ls.path, r, ls.path)
+				return
+			}
+			// Why: a hard link is the socket itself by another name:
+			// connect(2) there reaches the process listening on it.
+			out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
+		})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ls := range linked {
+		if ls.found+1 < ls.nlink {
+			unfound = append(unfound, ls.path)
+		}
+	}
+	sort.Strings(unfound)
+	return out, unfound, nil
+}
+
+// hiddenLinks answers, for a socket the sandbox does not see by its
+// listed name, whether it could have another name in the walked trees:
+// only on a device one of roots is on (a hard link never leaves its file
+// system), one stat per directory and one lstat per such socket.
+type hiddenLinks struct {
+	roots   []string
+	devs    map[uint64]bool // the roots' devices (nil: not yet stat'ed)
+	dirDevs map[string]uint64
+}
+
+// linkedSocket lstats the socket p in the symlink-free directory dir if
+// dir is on a root's device, and returns it if it is a socket with other
+// names.
+func (h *hiddenLinks) linkedSocket(dir, p string) (*syscall.Stat_t, bool) {
+	if len(h.roots) == 0 {
+		return nil, false
+	}
+	if h.devs == nil {
+		h.devs, h.dirDevs = map[uint64]bool{}, map[string]uint64{}
+		for _, r := range h.roots {
+			var st syscall.Stat_t
+			if syscall.Stat(r, &st) == nil {
+				h.devs[uint64(st.Dev)] = true
+			}
+		}
+	}
+	dev, ok := h.dirDevs[dir]
+	if !ok {
+		var st syscall.Stat_t
+		if syscall.Stat(dir, &st) == nil {
+			dev = uint64(st.Dev)
+		}
+		h.dirDevs[dir] = dev
+	}
+	if !h.devs[dev] {
+		return nil, false
+	}
+	var st syscall.Stat_t
+	if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK || st.Nlink < 2 {
+		return nil, false
+	}
+	return &st, true
 }
 
 // joinNotes makes hostSocketMasks's notes one note (its caller shows one).
@@ -173,8 +328,9 @@ func joinNotes(a, b string) string {
 	return a + "; " + strings.TrimPrefix(b, hostSocketsNote)
 }
 
-// linkedNote says the sockets masked at one name whose inode has others
-// (hard links): those are not masked ("" if none).
+// linkedNote says the sockets of root's or the user's with another name
+// (a hard link) linkedMasks did not find: those names are not masked (""
+// if none).
 func linkedNote(linked []string) string {
 	if len(linked) == 0 {
 		return ""
@@ -183,7 +339,11 @@ func linkedNote(linked []string) string {
 	if len(linked) > 3 {
 		list += fmt.Sprintf(" and %d more", len(linked)-3)
 	}
-	return hostSocketsNote + fmt.Sprintf("%s masked, but each has another name (a hard link) that is not: the sandbox can connect to the socket there if it sees it; find it with find / -xdev -samefile %s, and remove the link if it is in a tree a sandbox could write", list, linked[0])
+	has := "has another name"
+	if len(linked) > 1 {
+		has = "each have another name"
+	}
+	return hostSocketsNote + fmt.Sprintf("%s %s (a hard link) not masked: outside the workspace and --read/--write paths (where such names are), or in a part of them the sandbox hides: the sandbox can connect to the socket by that name if it sees it; find it with find / -xdev -samefile %s, and remove the link if it is in a tree a sandbox could write", list, has, linked[0])
 }
 
 // capOthers picks which of other users' sockets (by owner) are masked:

@@ -291,7 +291,7 @@ func TestHostSocketMasksCapPerOwner(t *testing.T) {
 	// The plan keeps which masks were another user's socket (review15d):
 	// a fall there alone may leave an --end-if-unmasked run going; the
 	// user's own are never among them.
-	_, theirs, _ := hostSocketMasksOwned(nil, nil)
+	_, theirs, _, _ := hostSocketMasksOwned(nil, nil, nil)
 	for _, p := range own {
 		if theirs[p] {
 			t.Errorf("%s (the user's own) recorded as another user's socket", p)
@@ -460,5 +460,83 @@ func TestHostSocketsCapOthersSubuidOwner(t *testing.T) {
 	}
 	if total != 5001-socketCap || len(masked) != socketCap+6 {
 		t.Errorf("left %d (want %d), masked %d (want %d)", total, 5001-socketCap, len(masked), socketCap+6)
+	}
+}
+
+// TestHostSocketLinkedMasks (sockets16): the other names of root's or the
+// user's sockets in the walked roots are masked where the sandbox sees
+// them (also those of a socket whose listed name it does not see), not in
+// a hidden directory nor at a path the user named; a name outside the
+// roots or in a hidden directory (not walked) is said; more names than
+// maxLinkedMasks refuse the start.
+func TestHostSocketLinkedMasks(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(rel string) string {
+		p := filepath.Join(d, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		return p
+	}
+	link := func(from, rel string) string {
+		p := filepath.Join(d, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(from, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ws, ro := filepath.Join(d, "ws"), filepath.Join(d, "ro")
+	tool := mk("ws/tool.sock")
+	agent := mk("ws/.ssh/agent.sock") // its listed name hidden
+	far := mk("ws/far.sock")
+	plain := mk("ws/plain.sock") // one name: no walk for it
+	want := []string{tool, far, plain,
+		link(tool, "ws/a/b/deep.sock"), link(tool, "ro/ro.sock"), link(agent, "ws/agent-link.sock")}
+	link(tool, "ws/hid/x.sock")            // in a hidden directory: needs no mask, not walked (said)
+	granted := link(tool, "ws/given.sock") // --write ws/given.sock: named
+	link(far, "elsewhere/far.sock")        // outside the roots: said
+	old := boundSockets
+	boundSockets = func() ([]string, error) { return []string{tool, agent, far, plain}, nil }
+	t.Cleanup(func() { boundSockets = old })
+	mounts := []ns.Mount{
+		{Kind: ns.KindBind, Path: ws, Dir: true},
+		{Kind: ns.KindROBind, Path: ro, Dir: true},
+		{Kind: ns.KindMask, Path: filepath.Join(ws, ".ssh"), Dir: true},
+		{Kind: ns.KindTmpfs, Path: filepath.Join(ws, "hid"), Dir: true},
+		{Kind: ns.KindBind, Path: granted},
+	}
+	roots := []string{ws, ro}
+	masks, _, note, err := hostSocketMasksOwned(mounts, nil, roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range masks {
+		got = append(got, m.Path)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("masks:\n got %q\nwant %q", got, want)
+	}
+	if !strings.Contains(note, far+", "+tool+" each have another name (a hard link) not masked") || strings.Contains(note, agent) {
+		t.Errorf("note: want %s and %s said, got %q", far, tool, note)
+	}
+	oldMax := maxLinkedMasks
+	maxLinkedMasks = 2
+	t.Cleanup(func() { maxLinkedMasks = oldMax })
+	if _, _, _, err := hostSocketMasksOwned(mounts, nil, roots); err == nil || !strings.Contains(err.Error(), "not starting") {
+		t.Errorf("more names than maxLinkedMasks: err %v, want a refusal", err)
 	}
 }

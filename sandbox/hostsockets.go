@@ -45,7 +45,8 @@ const whyHostSocket = "a host process's Unix socket"
 // Each socket file's owner (the uid of its inode: the binder's, which no
 // other user can change) decides its cap: root's and the user's own are
 // always masked (and nobody's, started by root: the agent's own there,
-// alwaysMasked); another user's up to socketCap each (socketCapAll for
+// alwaysMasked; and the user's subordinate uids', its rootless
+// containers': owners.of); another user's up to socketCap each (socketCapAll for
 // all other users together), and the rest left with one note naming the
 // uids and the counts. Every mask is a
 // mount, and the kernel's fs.mount-max (100,000) bounds a namespace's
@@ -90,7 +91,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 	// by inode: their other names are looked for in roots (linkedMasks).
 	linked := map[[2]uint64]*linkedSocket{}
 	hid := hiddenLinks{roots: roots}
-	self := uint32(hostUID())
+	own := owners{self: uint32(hostUID())}
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
 		// /var/run -> /run into the private /run (hidden), or through a
@@ -134,7 +135,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 				// sandbox sees one (a hard link on the same file system).
 				// Looked at only on the devices of the walked trees,
 				// where such a name can be found.
-				if st, ok := hid.linkedSocket(real, p); ok && alwaysMasked(st.Uid, self) {
+				if st, ok := hid.linkedSocket(real, p); ok && own.of(st.Uid) {
 					noteLinked(linked, p, st)
 				}
 				continue
@@ -149,7 +150,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 			// said. Root's and the user's own are never left: a
 			// daemon's or the user's service is what the masks are for.
 			// An owner that cannot be read counts as root (masked).
-			if uid := socketUID(fi); !alwaysMasked(uid, self) {
+			if uid := socketUID(fi); !own.of(uid) {
 				others[uid] = append(others[uid], p)
 				continue
 			}
@@ -172,7 +173,11 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 			out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
 		}
 	}
-	masked, left := capOthers(others)
+	var masked []string
+	left := map[uint32]int{}
+	if len(others) > 0 { // /etc/subuid is read only then (and by own.of)
+		masked, left = capOthersIn(others, own.subOwners())
+	}
 	for _, p := range masked {
 		out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
 		if theirs == nil {
@@ -357,6 +362,14 @@ func linkedNote(linked []string) string {
 // or a third user's few sockets out of the total. left counts the rest,
 // by uid.
 func capOthers(others map[uint32][]string) (masked []string, left map[uint32]int) {
+	if len(others) == 0 {
+		return nil, map[uint32]int{}
+	}
+	return capOthersIn(others, subOwners())
+}
+
+// capOthersIn is capOthers with /etc/subuid's ranges as read.
+func capOthersIn(others map[uint32][]string, ranges subid.Ranges) (masked []string, left map[uint32]int) {
 	left = map[uint32]int{}
 	if len(others) == 0 {
 		return nil, left
@@ -366,7 +379,6 @@ func capOthers(others map[uint32][]string) (masked []string, left map[uint32]int
 	// total (ranked after login users', they still pushed another
 	// user's containers' sockets out). Grouped under their owner, one
 	// user's sockets, whatever the uid, are capped as one.
-	ranges := subOwners()
 	groups := map[uint32][]uint32{} // owner -> its uids with sockets
 	count := map[uint32]int{}       // owner -> its sockets
 	for u, ps := range others {
@@ -445,6 +457,42 @@ func alwaysMasked(uid, self uint32) bool {
 	// binds as it; capped with other users', its sockets past the cap
 	// were reachable by the sandbox with the owner's rights.
 	return uid == 0 || uid == self || self == 0 && uid == ns.NobodyID
+}
+
+// owners decides which sockets are the run's starter's own (self's):
+// alwaysMasked, and those of self's subordinate uids (/etc/subuid, read
+// once, only when a socket of another uid is seen).
+type owners struct {
+	self   uint32
+	ranges subid.Ranges
+	read   bool
+}
+
+// of reports whether a socket owned by uid is masked whatever the caps.
+func (o *owners) of(uid uint32) bool {
+	if alwaysMasked(uid, o.self) {
+		return true
+	}
+	// Why: a socket a rootless container of the user's binds (podman's
+	// under a volume of the workspace, a dev container's database) is
+	// owned on the host by one of the user's subordinate uids. It is the
+	// user's own service: the user runs it, reaches it from outside
+	// (podman unshare, the container's own mapping) and it holds what the
+	// user gave it. Capped as another user's, 1,024 of them were masked
+	// and the rest reachable. No other user can make a file of those uids
+	// (only the user's newuidmap'd namespaces and root), so masking all of
+	// them is no lever for other users' floods: the user's own sockets
+	// are masked however many, these likewise.
+	r, ok := o.subOwners().Owner(uid)
+	return ok && r == o.self
+}
+
+// subOwners is /etc/subuid's ranges, read at the first ask.
+func (o *owners) subOwners() subid.Ranges {
+	if !o.read {
+		o.ranges, o.read = subOwners(), true
+	}
+	return o.ranges
 }
 
 // hostUID is the uid that starts the run (a test poses as root).

@@ -1,11 +1,14 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -189,7 +192,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 	if err != nil {
 		return nil, nil, "", err
 	}
-	return append(out, lm...), theirs, joinNotes(leftNote(left), linkedNote(unfound)), nil
+	return append(out, lm...), theirs, joinNotes(leftNote(left, own.ranges), linkedNote(unfound)), nil
 }
 
 // linkedSocket is a socket of root's or the user's with other names: its
@@ -514,8 +517,9 @@ var socketUID = func(fi os.FileInfo) uint32 {
 }
 
 // leftNote says the sockets left unmasked past the cap, one clause per
-// owner ("" if none).
-func leftNote(left map[uint32]int) string {
+// owner ("" if none), each uid with its user's name (passwdNames) or, for
+// a subordinate uid, its range's owner's (ranges: /etc/subuid as read).
+func leftNote(left map[uint32]int, ranges subid.Ranges) string {
 	if len(left) == 0 {
 		return ""
 	}
@@ -526,20 +530,115 @@ func leftNote(left map[uint32]int) string {
 	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
 	// One line, however many owners (a user's subordinate uids can be
 	// 65,536): the first few named, the others counted.
+	shown := uids[:min(len(uids), 5)]
+	ask := append([]uint32{}, shown...)
+	for _, u := range shown {
+		if o, ok := ranges.Owner(u); ok {
+			ask = append(ask, o)
+		}
+	}
+	names := passwdNames(passwdPath, ask)
 	var parts []string
 	total, rest, restN := 0, 0, 0
 	for i, u := range uids {
 		total += left[u]
-		if i >= 5 {
+		if i >= len(shown) {
 			rest, restN = rest+1, restN+left[u]
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("uid %d: %d", u, left[u]))
+		who := ""
+		if n, ok := names[u]; ok {
+			who = " (" + n + ")"
+		} else if o, ok := ranges.Owner(u); ok {
+			on := fmt.Sprintf("uid %d", o)
+			if n, ok := names[o]; ok {
+				on = n
+			}
+			who = " (" + on + "'s subordinate uid)"
+		}
+		parts = append(parts, fmt.Sprintf("uid %d%s: %d", u, who, left[u]))
 	}
 	if rest > 0 {
 		parts = append(parts, fmt.Sprintf("%d more uids: %d", rest, restN))
 	}
 	return hostSocketsNote + fmt.Sprintf("%d of other users' sockets are not masked (%s): one mount each, at most %d of one user's and %d of all other users' together, so that sockets another user binds cannot fail or slow the start; the sandbox can connect to those, which lead only to their owners' own processes", total, strings.Join(parts, ", "), socketCap, socketCapAll)
+}
+
+// passwdPath is the user database passwdNames reads (a test sets its own).
+var passwdPath = "/etc/passwd"
+
+// maxPasswd bounds how much of the user database passwdNames reads.
+const maxPasswd = 4 << 20
+
+// passwdNames returns the login names of uids from the passwd file at
+// path ("name:x:uid:..." lines), read once and at most maxPasswd bytes:
+// no cgo (getpwuid), no NSS (a directory service's users are named by
+// uid). A name that is not a plain login name (letters, digits, '.',
+// '_', '-', a trailing '$', at most 32 bytes) is left out: it goes into
+// a line on the user's terminal. The first line of a uid wins.
+func passwdNames(path string, uids []uint32) map[uint32]string {
+	names := map[uint32]string{}
+	if len(uids) == 0 {
+		return names
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return names
+	}
+	defer f.Close()
+	// Why regular only: a FIFO or device at the path would hang or flood
+	// the start.
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return names
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, maxPasswd))
+	return parsePasswdNames(data, uids)
+}
+
+// parsePasswdNames is passwdNames's parse of the file's text.
+func parsePasswdNames(data []byte, uids []uint32) map[uint32]string {
+	want := map[uint32]bool{}
+	for _, u := range uids {
+		want[u] = true
+	}
+	names := map[uint32]string{}
+	for len(data) > 0 && len(names) < len(want) {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		f := bytes.SplitN(line, []byte(":"), 4)
+		if len(f) < 4 || !loginName(f[0]) {
+			continue
+		}
+		u, err := strconv.ParseUint(string(f[2]), 10, 32)
+		if err != nil || !want[uint32(u)] {
+			continue
+		}
+		if _, ok := names[uint32(u)]; !ok {
+			names[uint32(u)] = string(f[0])
+		}
+	}
+	return names
+}
+
+// loginName reports whether b is a plain login name (shadow-utils'
+// default rule, with upper case, which some sites use).
+func loginName(b []byte) bool {
+	if len(b) == 0 || len(b) > 32 || b[0] == '-' {
+		return false
+	}
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		case c == '$' && i == len(b)-1:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // hostSocketsNote begins hostSocketMasks's note (shownNote shows it).

@@ -311,7 +311,7 @@ func TestHostSocketsLeftNoteBounded(t *testing.T) {
 	for u := range uint32(70000) {
 		left[100000+u] = 2
 	}
-	note := leftNote(left)
+	note := leftNote(left, nil)
 	if len(note) > 600 || !strings.Contains(note, "140000 of other users'") || !strings.Contains(note, "69995 more uids: 139990") || !strings.Contains(note, "uid 100000: 2") {
 		t.Errorf("note (%d bytes): %.600s", len(note), note)
 	}
@@ -610,4 +610,56 @@ func TestHostSocketsOwnSubuidMasked(t *testing.T) {
 	if _, foreign := foreignSocket(list[mine]); !foreign {
 		t.Errorf("another user's container's socket counted as the user's own")
 	}
+}
+
+// TestHostSocketsLeftNoteNames (sockets16): the not-masked line names each
+// uid's user from the passwd file (no cgo), and a subordinate uid's range
+// owner; a uid without a plain login name stays a bare uid. Seen failing
+// on main's code: "uid 1001: 6" only.
+func TestHostSocketsLeftNoteNames(t *testing.T) {
+	pw := filepath.Join(t.TempDir(), "passwd")
+	text := "root:x:0:0:root:/root:/bin/bash\n" +
+		"bob:x:1001:1001::/home/bob:/bin/bash\n" +
+		"evil\x1b[2J:x:1002:1002::/:/bin/sh\n" + // a terminal escape: not a name
+		"short:x:1003\n" + // too few fields
+		"bob2:x:1001:1001::/:/bin/sh\n" + // the first line of a uid wins
+		"carol:x:1004:1004::/:/bin/sh"
+	if err := os.WriteFile(pw, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := passwdPath
+	passwdPath = pw
+	t.Cleanup(func() { passwdPath = old })
+	ranges := subid.Ranges{{Owner: 1004, Start: 200000, Count: 65536}, {Owner: 7777, Start: 300000, Count: 10}}
+	note := leftNote(map[uint32]int{1001: 6, 1002: 2, 1003: 1, 200005: 3, 300001: 4}, ranges)
+	for _, want := range []string{"uid 1001 (bob): 6", "uid 1002: 2", "uid 1003: 1", "uid 200005 (carol's subordinate uid): 3", "uid 300001 (uid 7777's subordinate uid): 4"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note lacks %q:\n%s", want, note)
+		}
+	}
+	if strings.Contains(note, "\x1b") {
+		t.Errorf("note carries a terminal escape from the passwd file: %q", note)
+	}
+	// A FIFO at the path: not read (a start must not hang on it).
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := passwdNames(fifo, []uint32{0}); len(n) != 0 {
+		t.Errorf("names from a FIFO: %v", n)
+	}
+}
+
+// FuzzPasswdNames: any text gives names that are plain login names, of
+// uids asked for, and never panics.
+func FuzzPasswdNames(f *testing.F) {
+	f.Add([]byte("root:x:0:0:root:/root:/bin/bash\nbob:x:1001:1001::/home/bob:/bin/sh\n"), uint32(1001))
+	f.Add([]byte("a:b:4294967295:\n::0:\nx:x:99999999999:0\n"), uint32(0))
+	f.Fuzz(func(t *testing.T, data []byte, uid uint32) {
+		for u, n := range parsePasswdNames(data, []uint32{uid, 0}) {
+			if u != uid && u != 0 || !loginName([]byte(n)) {
+				t.Fatalf("uid %d name %q", u, n)
+			}
+		}
+	})
 }

@@ -39,14 +39,16 @@ func walkLinks(root string, skip func(dir string) bool, bad func(dir string, top
 // directory below root, one getdents per directory), with an fstatat for
 // each socket entry only. Package sandbox finds with it the other names of
 // the host sockets it masks. It returns how many entries it saw.
-func LinkedSockets(root string, skip func(dir string) bool, each func(p string, dev, ino uint64)) int {
+//
+// With all, every socket file is reported, whatever its link count.
+func LinkedSockets(root string, skip func(dir string) bool, all bool, each func(p string, dev, ino uint64)) int {
 	var st unix.Stat_t
 	if err := unix.Lstat(root, &st); err != nil {
 		return 0
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFSOCK:
-		if st.Nlink >= 2 {
+		if st.Nlink >= 2 || all {
 			each(root, st.Dev, st.Ino)
 		}
 		return 1
@@ -56,7 +58,7 @@ func LinkedSockets(root string, skip func(dir string) bool, each func(p string, 
 	}
 	buf := dirnames.Buffer()
 	defer dirnames.Release(buf)
-	lw := linkWalk{skip: skip, each: each, buf: *buf, sockets: true}
+	lw := linkWalk{skip: skip, each: each, buf: *buf, sockets: true, allSockets: all}
 	lw.dir(root, true)
 	return lw.n + 1
 }
@@ -95,6 +97,8 @@ type linkWalk struct {
 	// sockets: report Unix socket files with other links instead of
 	// regular files (LinkedSockets).
 	sockets bool
+	// allSockets: every socket file, whatever its link count.
+	allSockets bool
 }
 
 // dir checks the files of dir, then walks its subdirectories.
@@ -195,7 +199,7 @@ func (lw *linkWalk) read(dir string) ([]string, error) {
 					lw.each(join(dir, name), st.Dev, st.Ino)
 				}
 			case unix.S_IFSOCK:
-				if st.Nlink >= 2 && lw.sockets {
+				if lw.sockets && (st.Nlink >= 2 || lw.allSockets) {
 					lw.each(join(dir, name), st.Dev, st.Ino)
 				}
 			}

@@ -44,7 +44,7 @@ func walkLinks(root string, skip func(dir string) bool, bad func(dir string, top
 }
 
 // LinkedSockets: see linkwalk_linux.go (this is the portable, slower walk).
-func LinkedSockets(root string, skip func(dir string) bool, each func(p string, dev, ino uint64)) int {
+func LinkedSockets(root string, skip func(dir string) bool, all bool, each func(p string, dev, ino uint64)) int {
 	n := 0
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -64,7 +64,7 @@ func LinkedSockets(root string, skip func(dir string) bool, each func(p string, 
 		if err != nil {
 			return nil
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode()&fs.ModeSocket != 0 && st.Nlink >= 2 {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode()&fs.ModeSocket != 0 && (st.Nlink >= 2 || all) {
 			each(p, uint64(st.Dev), uint64(st.Ino))
 		}
 		return nil

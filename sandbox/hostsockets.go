@@ -94,6 +94,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 	// by inode: their other names are looked for in roots (linkedMasks).
 	linked := map[[2]uint64]*linkedSocket{}
 	hid := hiddenLinks{roots: roots}
+	moved := false // a listed socket in roots is not at its name
 	own := owners{self: uint32(hostUID())}
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
@@ -109,6 +110,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 			dirs[dir] = real
 		}
 		if real == "" {
+			moved = moved || underAny(dir, roots)
 			continue // gone since it was bound
 		}
 		sock := filepath.Join(real, filepath.Base(path))
@@ -146,6 +148,13 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 			seen[p] = true
 			fi, err := os.Lstat(p)
 			if err != nil || fi.Mode().Type() != os.ModeSocket {
+				// Why: the bound socket may live on under another name
+				// (a rename by an earlier run's agent, of it or of its
+				// directory: the kernel keeps the bind(2) name), and
+				// connect(2) there reaches its listener: in the walked
+				// trees every socket of root's or the user's is then
+				// masked (linkedMasks).
+				moved = moved || underAny(p, roots)
 				continue // unlinked or replaced: nothing to reach there
 			}
 			// Why: another user's sockets must not block or slow the
@@ -188,7 +197,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 		}
 		theirs[p] = true
 	}
-	lm, unfound, err := linkedMasks(linked, roots, mounts, seen)
+	lm, unfound, err := linkedMasks(linked, moved, &own, roots, mounts, seen)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -226,8 +235,13 @@ var maxLinkedMasks = 1024
 // It returns the sockets with names it did not find (outside roots, or
 // in a place hidden from the sandbox), for the start to say; more than
 // maxLinkedMasks names refuse the start.
-func linkedMasks(linked map[[2]uint64]*linkedSocket, roots []string, mounts []ns.Mount, seen map[string]bool) (out []ns.Mount, unfound []string, err error) {
-	if len(linked) == 0 {
+//
+// moved (a socket the kernel lists in roots is not at its name: renamed,
+// or its directory) masks every socket file of own's in roots: which one
+// is the listed socket is not said by its name (the kernel's list has no
+// inode here), and a stale socket file needs no more than a mask.
+func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, own *owners, roots []string, mounts []ns.Mount, seen map[string]bool) (out []ns.Mount, unfound []string, err error) {
+	if len(linked) == 0 && !moved {
 		return nil, nil, nil
 	}
 	// Why skip these: a directory the sandbox replaces (a tmpfs) or masks
@@ -247,21 +261,34 @@ func linkedMasks(linked map[[2]uint64]*linkedSocket, roots []string, mounts []ns
 		if err != nil {
 			break
 		}
-		fsrules.LinkedSockets(r, skip, func(p string, dev, ino uint64) {
+		fsrules.LinkedSockets(r, skip, moved, func(p string, dev, ino uint64) {
 			ls := linked[[2]uint64{dev, ino}]
-			if ls == nil || p == ls.path || err != nil {
+			if ls == nil && !moved || ls != nil && p == ls.path || err != nil {
 				return
 			}
 			if seen[p] {
 				return // a place of it masked already (a view through another mount)
 			}
+			if ls == nil {
+				// moved: any socket file of root's or the user's.
+				var st syscall.Stat_t
+				if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK || !own.of(st.Uid) {
+					return
+				}
+			}
 			seen[p] = true
-			ls.found++
+			if ls != nil {
+				ls.found++
+			}
 			if named(p, mounts) || !socketVisible(p, mounts) {
 				return
 			}
+			what := ""
+			if ls != nil {
+				what = " (a name of " + ls.path + ")"
+			}
 			if len(out) >= maxLinkedMasks {
-				err = fmt.Errorf("host sockets: more than %d other names (hard links) of root's or your sockets in the workspace and --read/--write paths, as %s (of %s): each would be a mount; not starting; remove the links (find %s -samefile %s)", maxLinkedMasks, p, ls.path, r, ls.path)
+				err = fmt.Errorf("host sockets: more than %d other names (hard links or renamed sockets) of root's or your sockets in the workspace and --read/--write paths, as %s%s: each would be a mount; not starting; remove them (find %s -type s)", maxLinkedMasks, p, what, r)
 				return
 			}
 			// Why: a hard link is the socket itself by another name:
@@ -279,6 +306,16 @@ func linkedMasks(linked map[[2]uint64]*linkedSocket, roots []string, mounts []ns
 	}
 	sort.Strings(unfound)
 	return out, unfound, nil
+}
+
+// underAny reports whether p is one of roots or below one.
+func underAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if pathUnder(p, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // hiddenLinks answers, for a socket the sandbox does not see by its

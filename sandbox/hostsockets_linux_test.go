@@ -663,3 +663,44 @@ func FuzzPasswdNames(f *testing.F) {
 		}
 	})
 }
+
+// TestHostSocketMovedMasks (sockets16): a socket the kernel lists in a
+// walked root that is not at its name any more (renamed, or its directory)
+// masks every socket file of the user's in the roots; a listed name gone
+// outside the roots walks nothing.
+func TestHostSocketMovedMasks(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(d, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(ws, "sub", "moved.sock")
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: moved}); err != nil {
+		t.Fatal(err)
+	}
+	old := boundSockets
+	t.Cleanup(func() { boundSockets = old })
+	mounts := []ns.Mount{{Kind: ns.KindBind, Path: ws, Dir: true}}
+	for _, tc := range []struct {
+		listed string
+		want   int
+	}{
+		{filepath.Join(ws, "tool.sock"), 1},          // renamed
+		{filepath.Join(ws, "gone", "x.sock"), 1},     // its directory renamed
+		{filepath.Join(d, "elsewhere", "x.sock"), 0}, // not in a root
+	} {
+		boundSockets = func() ([]string, error) { return []string{tc.listed}, nil }
+		masks, _, _, err := hostSocketMasksOwned(mounts, nil, []string{ws})
+		if err != nil || len(masks) != tc.want || tc.want == 1 && masks[0].Path != moved {
+			t.Errorf("listed %s: masks %v, err %v; want %d (%s)", tc.listed, masks, err, tc.want, moved)
+		}
+	}
+}

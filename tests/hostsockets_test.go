@@ -447,6 +447,48 @@ func TestHostSocketHardLinkMasked(t *testing.T) {
 	}
 }
 
+// TestHostSocketRenamedMasked (sockets16): the kernel lists a socket by
+// its bind(2) name, and a rename keeps the inode (and its listener): an
+// earlier run's agent renames a socket bound in the workspace after its
+// start, or its directory, and the next run found nothing at the listed
+// name and masked nothing; the sandbox connected at the new name. A listed
+// name in the walked trees that is gone now masks every socket of root's
+// or the user's there. Seen failing on main's binary (e4c1d18): both new
+// names printed CONNECTED with the tool's token.
+func TestHostSocketRenamedMasked(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	ws := workspace(t)
+	token := "HOST-SOCKET-MOVED-" + strconv.Itoa(os.Getpid())
+	greetOnUnix(t, filepath.Join(ws, "tool.sock"), token)
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(ws, "sub", "moved.sock")
+	if err := os.Rename(filepath.Join(ws, "tool.sock"), moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ws, "d1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	greetOnUnix(t, filepath.Join(ws, "d1", "lsp.sock"), token)
+	if err := os.Rename(filepath.Join(ws, "d1"), filepath.Join(ws, "d2")); err != nil {
+		t.Fatal(err)
+	}
+	inDir := filepath.Join(ws, "d2", "lsp.sock")
+	probe := filepath.Join(hostDir(t), "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("perl", probe, moved, inDir).CombinedOutput()
+	if err != nil || strings.Count(string(out), token) != 2 {
+		t.Fatalf("control: the renamed sockets do not answer from the host: %v\n%s", err, out)
+	}
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved, inDir)
+	probeRefusedAll(t, r, token, 2, "a renamed socket")
+}
+
 // TestHostSocketHardLinkElsewhereSaid (socks15): another name of a masked
 // socket outside the trees the start walks (a host directory the sandbox
 // sees read-only, not a --read path) is not found without a walk of every

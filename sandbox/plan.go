@@ -636,7 +636,10 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	//     mode builds no mounts and refuses socket(AF_UNIX) with seccomp
 	//     instead (NoUnix).
 	if !degraded {
-		masks, others, note := hostSocketMasksOwned(mounts, hostMounts)
+		masks, others, note, err := hostSocketMasksOwned(mounts, hostMounts, append(append([]string{}, readable...), writable...))
+		if err != nil {
+			return nil, err
+		}
 		mounts = append(mounts, masks...)
 		plan.otherSockets = others
 		if note != "" {

@@ -73,6 +73,8 @@ func TestAgentNamedBeside(t *testing.T) {
 		filepath.Join(ws, "scripts/p.py"):    false,
 		filepath.Join(g, "hooks/fmt.sh"):     false,
 		filepath.Join(c, "mcp/srv/index.js"): false,
+		// A cd's directory is run from (scriptdirs2): t.sh runs there.
+		filepath.Join(c, "data/work"): true,
 	} {
 		if d, ok := ro[p]; !ok || d != dir {
 			t.Errorf("%s: not read-only (dir %v); masks %v", p, dir, masks)
@@ -96,7 +98,7 @@ func TestAgentNamedBeside(t *testing.T) {
 		ws,                                                                     // the workspace
 		filepath.Join(ws, "node_modules"), filepath.Join(home, "node_modules"), // above the agent's directory
 		g,
-		filepath.Join(c, "data"), filepath.Join(c, "data/work"), // a cd's directory is not a script
+		filepath.Join(c, "data"), // above a cd's directory
 	} {
 		if _, ok := ro[p]; ok {
 			t.Errorf("%s made read-only: it must stay writable", p)
@@ -107,8 +109,10 @@ func TestAgentNamedBeside(t *testing.T) {
 	}
 	if !slices.ContainsFunc(notes, func(n string) bool {
 		return strings.HasPrefix(n, "agent script: "+filepath.Join(c, "status.py")) && shownNote(n)
-	}) || len(notes) != 1 {
-		t.Errorf("notes %q: want one shown note on status.py", notes)
+	}) || !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.HasPrefix(n, "agent script: "+filepath.Join(c, "data/work")+" is read-only") && strings.Contains(n, "state.json") && shownNote(n)
+	}) || len(notes) != 2 {
+		t.Errorf("notes %q: want a shown note on status.py and one on data/work's state.json", notes)
 	}
 }
 
@@ -288,5 +292,78 @@ func TestAgentNamedRuntimeNote(t *testing.T) {
 		!strings.Contains(got[0], "holds hook.log,") || strings.Contains(got[0], "lib.sh") ||
 		!strings.Contains(got[0], "-w "+hooks) || !strings.Contains(got[0], filepath.Join(c, "logs")+"/") {
 		t.Errorf("notes %q: want one shown note on %s naming hook.log, the logs/ place and -w", got, hooks)
+	}
+}
+
+// A directory a hook's line moves to before it runs something (a cd,
+// pushd, in a `bash -c` too) under an agent's directory is run from
+// (scriptdirs2): `cd ~/.claude/hooks && make` names no script, but make
+// runs the Makefile there, npm its package.json, a shell ./lib.sh.
+// Read-only whole, or watched while absent; the agent's own directory
+// gets a note (its state stays writable) and its package.json is
+// watched. Left writable: the project, a directory the user made
+// writable by name. Seen failing on main: hooks, tools and srv stayed
+// writable (a cd's directory was no script's).
+func TestAgentNamedRunFrom(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	for _, d := range []string{"hooks", "tools", "srv", "mine", "deep/er"} {
+		if err := os.MkdirAll(filepath.Join(c, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(c, "settings.json"), []byte(`{
+  "hooks": {"Stop": [{"hooks": [
+    {"type": "command", "command": "cd ~/.claude/hooks && make"},
+    {"type": "command", "command": "bash -c 'cd \"$HOME/.claude/tools\" && exec ./x'"},
+    {"type": "command", "command": "pushd ~/.claude/srv >/dev/null; npm test"},
+    {"type": "command", "command": "cd ~/.claude && cd deep/er && make -s"},
+    {"type": "command", "command": "cd ~/.claude/later && make"},
+    {"type": "command", "command": "cd ~/.claude/mine && make"},
+    {"type": "command", "command": "cd \"$CLAUDE_PROJECT_DIR\" && make lint"},
+    {"type": "command", "command": "cd ~/.claude && make"}]}]}
+}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writable := []string{c, filepath.Join(c, "mine"), ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	ro, watched := map[string]bool{}, map[string]bool{}
+	for _, m := range masks {
+		ro[m.Path] = m.Dir
+	}
+	for _, a := range absent {
+		watched[a.Path] = a.Dir
+	}
+	for _, d := range []string{"hooks", "tools", "srv", "deep/er"} {
+		if dir, ok := ro[filepath.Join(c, d)]; !ok || !dir {
+			t.Errorf("%s: a cd's directory not read-only whole; masks %v", d, masks)
+		}
+	}
+	for p, dir := range map[string]bool{
+		filepath.Join(c, "later"):             true, // absent: leaves the tree if made
+		filepath.Join(c, "package.json"):      false,
+		filepath.Join(c, "node_modules"):      true,
+		filepath.Join(c, "deep/package.json"): false,
+	} {
+		if d, ok := watched[p]; !ok || d != dir {
+			t.Errorf("%s: not watched (dir %v); absent %v", p, dir, absent)
+		}
+	}
+	for _, p := range []string{c, filepath.Join(c, "mine"), ws, filepath.Join(c, "deep")} {
+		if _, ok := ro[p]; ok {
+			t.Errorf("%s made read-only: it must stay writable", p)
+		}
+		if _, ok := watched[p]; ok {
+			t.Errorf("%s watched: it must stay writable", p)
+		}
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.HasPrefix(n, "agent script: ") && strings.Contains(n, "runs a program in "+c+" after a cd") && shownNote(n)
+	}) || len(notes) != 1 {
+		t.Errorf("notes %q: want one shown note on the cd into %s", notes, c)
 	}
 }

@@ -98,6 +98,9 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 				continue
 			}
 			b.add(p, why, n.Interp)
+			if n.Cwd {
+				b.runFrom(p, why)
+			}
 			if ld, err := filepath.EvalSymlinks(filepath.Dir(n.Path)); err == nil && len(via) > 0 && ld != filepath.Dir(p) {
 				// Why: the script is a symlink, and what lies beside the
 				// link counts too: a shell's `. "$(dirname "$0")/lib.sh"`
@@ -251,6 +254,65 @@ func (b *besides) add(p, why, interp string) {
 	for d := up; enclosing(d, []string{agent}) != ""; d = filepath.Dir(d) {
 		for _, l := range agentcfg.LoadedAbove {
 			b.protect(filepath.Join(d, l.Name), l.Dir, runs+": node looks for "+l.Name+" in each directory above a script")
+		}
+		if d == agent {
+			break
+		}
+	}
+}
+
+// runFrom protects directory p (resolved), which a command line of the
+// configuration moves to before it runs something (agentcfg.NamedFile.Cwd:
+// `cd ~/.claude/hooks && make`, `cd D && npm test`, `bash -c 'cd D &&
+// ./x'`, `uv run --directory D`), as a script's own directory: what runs
+// there reads what the directory holds (a Makefile, package.json,
+// pyproject.toml, a neighbour sourced by relative name) whatever the
+// program, so under an agent's directory it is read-only whole, or
+// watched while absent (created inside, it leaves the tree), and
+// node_modules/ and package.json above it up to the agent's directory are
+// protected as above a script. The agent's directory itself (its state),
+// or one holding a guarded file, cannot be: a note says so. Not a
+// directory the user made writable by name, the home, or one holding the
+// workspace.
+func (b *besides) runFrom(p, why string) {
+	if b.agentDirs == nil {
+		b.agentDirs = agentDirs(b.ts, b.home, b.ws)
+	}
+	agent := enclosing(p, b.agentDirs)
+	root := enclosing(p, b.writable)
+	if agent == "" || root == "" {
+		return // in the project, or elsewhere: not guarded (see beside.go)
+	}
+	// why is "agent config: FILE (KEY) runs it": say what "it" is.
+	runs := strings.TrimSuffix(why, "it") + "what it holds (a cd moves there)"
+	up := p
+	switch {
+	case p == root && p != agent, p == b.home, enclosing(b.ws, []string{p}) != "":
+		return // the user's -w of it by name, the home, the workspace: their choice
+	case p == agent || b.holdsGuarded(p):
+		b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs a program in %s after a cd, "+
+			"where the agent can write: what it reads there (a Makefile, package.json, a script by relative name) runs outside jail the next time the hook runs; "+
+			"keep what it runs in a directory of its own, such as %s/, which jail makes read-only whole",
+			strings.TrimSuffix(strings.TrimPrefix(why, "agent config: "), " runs it"), p, filepath.Join(agent, "hooks")))
+	default:
+		// Why: `cd ~/.claude/hooks && make` names no script, but make
+		// runs the Makefile there (npm its package.json, uv its
+		// pyproject.toml, a shell ./lib.sh): written by the agent, it
+		// runs on the host at the hook's next run outside jail. The
+		// directory is read-only whole, as a script's own is.
+		was := b.have[p]
+		b.protect(p, true, runs+", which a program run there reads")
+		up = filepath.Dir(p)
+		if !was && b.have[p] {
+			b.noteRuntime(p, runs)
+		}
+	}
+	// Why: node walks up from where it runs for node_modules/ and the
+	// nearest package.json (npm too): up to the agent's directory, they
+	// are the agent's to plant.
+	for d := up; enclosing(d, []string{agent}) != ""; d = filepath.Dir(d) {
+		for _, l := range agentcfg.LoadedAbove {
+			b.protect(filepath.Join(d, l.Name), l.Dir, runs+": node looks for "+l.Name+" in each directory above where it runs")
 		}
 		if d == agent {
 			break

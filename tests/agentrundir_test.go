@@ -1,0 +1,79 @@
+//go:build linux
+
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAgentNamedRunFromDir (scriptdirs2): a hook that moves into a
+// directory under ~/.claude before it runs a program (`cd
+// ~/.claude/hooks && make`, `cd D && npm test`, `make -C D`) names no
+// script, but the program runs what it reads there. As the agent,
+// rewrite the Makefile and package.json those hooks read, create the
+// absent directory a hook cds into with a Makefile, and add a hook of
+// the same shape to the settings; none of it may be on the host
+// afterwards. Seen failing on main's binary: the Makefile, package.json
+// and later/Makefile held the agent's versions (`make` on the host then
+// ran `touch /tmp/pwned`). Control: the agent's own state in ~/.claude
+// stays writable.
+func TestAgentNamedRunFromDir(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", "{}\n", 0o644)
+	settings := `{
+  "hooks": {"Stop": [{"hooks": [
+    {"type": "command", "command": "cd ~/.claude/hooks && make -s"},
+    {"type": "command", "command": "cd \"$HOME/.claude/srv\" && npm test"},
+    {"type": "command", "command": "make -C ~/.claude/mk"},
+    {"type": "command", "command": "cd ~/.claude/later && make"}]}]}
+}
+`
+	fsWrite(t, home, ".claude/settings.json", settings, 0o644)
+	orig := map[string]string{
+		filepath.Join(home, ".claude/hooks/Makefile"):   "all:\n\t@true\n",
+		filepath.Join(home, ".claude/srv/package.json"): `{"scripts": {"test": "true"}}` + "\n",
+		filepath.Join(home, ".claude/mk/Makefile"):      "all:\n\t@true\n",
+	}
+	for p, c := range orig {
+		fsWrite(t, "/", p, c, 0o644)
+	}
+	fsWrite(t, home, ".claude/todos/t.json", "[]\n", 0o644)
+	script := `
+for f in ~/.claude/hooks/Makefile ~/.claude/srv/package.json ~/.claude/mk/Makefile; do
+  printf 'all:\n\ttouch /tmp/pwned\n' > "$f"
+  rm -f "$f"; mv -f "$f" "$f.x"
+done 2>/dev/null
+printf 'include evil.mk\n' > ~/.claude/hooks/GNUmakefile 2>/dev/null
+mkdir -p ~/.claude/later 2>/dev/null && printf 'all:\n\ttouch /tmp/pwned\n' > ~/.claude/later/Makefile
+sed -i 's|make -s|make -s; cd ~/.claude/new \&\& make|' ~/.claude/settings.json
+mkdir -p ~/.claude/new && printf 'all:\n\ttouch /tmp/pwned\n' > ~/.claude/new/Makefile
+echo '["x"]' > ~/.claude/todos/t.json
+true`
+	c := claudeRun(t, home, ws, script)
+	var bad []string
+	for p, want := range orig {
+		if got := fsReadFile(t, p); got != want {
+			bad = append(bad, p+" = "+got)
+		}
+	}
+	for _, p := range []string{
+		filepath.Join(home, ".claude/hooks/GNUmakefile"),
+		filepath.Join(home, ".claude/later/Makefile"),
+	} {
+		if _, err := os.Lstat(p); err == nil {
+			bad = append(bad, p+": left on the host")
+		}
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/settings.json")); strings.Contains(got, "claude/new") {
+		bad = append(bad, "settings.json runs ~/.claude/new: "+got)
+	}
+	if len(bad) > 0 {
+		t.Errorf("the agent changed what the host's hooks run after a cd:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/todos/t.json")); got != "[\"x\"]\n" {
+		t.Errorf("~/.claude/todos/t.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
+	}
+}

@@ -367,3 +367,75 @@ func TestAgentNamedRunFrom(t *testing.T) {
 		t.Errorf("notes %q: want one shown note on the cd into %s", notes, c)
 	}
 }
+
+// An interpreter given the agent's directory itself (`node ~/.claude`,
+// `npx ~/.claude`, `cd ~/.claude && node .`) runs its package.json
+// "main" or "bin", or its index.js: the directory is the agent's state
+// and stays writable, so those entry files are read-only (watched while
+// absent), a "main" in a subdirectory is judged as a script there, and a
+// note says to keep the server in a directory of its own. Seen failing
+// on main (scriptdirs2): index.js, srv.js and lib/ stayed writable, and
+// nothing was said.
+func TestAgentNamedAgentDirRun(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	for p, s := range map[string]string{
+		"settings.json": `{"statusLine": {"type": "command", "command": "node ~/.claude"}}`,
+		"package.json":  `{"main": "lib/main.js", "bin": {"srv": "./srv.js", "up": "../up.js", "ln": "ln/main.js"}}`,
+		"lib/main.js":   "//\n",
+		"srv.js":        "//\n",
+		"index.js":      "//\n",
+		"state.json":    "{}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(c, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(c, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("lib", filepath.Join(c, "ln")); err != nil {
+		t.Fatal(err)
+	}
+	writable := []string{c, ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	masks, absent, links, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	if !slices.ContainsFunc(links, func(l agentcfg.Target) bool { return l.Path == filepath.Join(c, "ln") }) {
+		t.Errorf("the link ln on the way to a bin entry is not kept a link: %v", links)
+	}
+	ro, watched := map[string]bool{}, map[string]bool{}
+	for _, m := range masks {
+		ro[m.Path] = m.Dir
+	}
+	for _, a := range absent {
+		watched[a.Path] = a.Dir
+	}
+	for p, dir := range map[string]bool{
+		"package.json": false, "index.js": false, "srv.js": false, "lib": true, "lib/main.js": false,
+	} {
+		if d, ok := ro[filepath.Join(c, p)]; !ok || d != dir {
+			t.Errorf("%s: not read-only (dir %v); masks %v", p, dir, masks)
+		}
+	}
+	for _, p := range []string{"index.json", "index.node"} {
+		if _, ok := watched[filepath.Join(c, p)]; !ok {
+			t.Errorf("%s: not watched; absent %v", p, absent)
+		}
+	}
+	for _, p := range []string{c, filepath.Join(c, "state.json"), filepath.Join(home, "up.js")} {
+		if _, ok := ro[p]; ok {
+			t.Errorf("%s made read-only: it must stay writable", p)
+		}
+		if _, ok := watched[p]; ok {
+			t.Errorf("%s watched: it must stay writable", p)
+		}
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.HasPrefix(n, "agent script: ") && strings.Contains(n, c+" itself") && shownNote(n)
+	}) {
+		t.Errorf("notes %q: want a shown note on node running %s", notes, c)
+	}
+}

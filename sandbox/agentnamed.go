@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -247,6 +248,12 @@ func (b *besides) add(p, why, interp string) {
 		b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs in python, which imports modules from its directory first, "+
 			"where the agent can write: the modules there are read-only and a new one leaves the tree, but keep the script in a directory of its own, such as %s/, which jail makes read-only whole",
 			p, filepath.Join(agent, "hooks")))
+	} else if isDir && (dir == agent || dir != root && b.holdsGuarded(dir)) {
+		// Why: `node ~/.claude` runs what the agent's own directory
+		// holds (its package.json "main", npx its "bin", or index.js),
+		// and that directory stays writable (its state): the entry
+		// files are protected one by one instead (scriptdirs2).
+		b.entryFiles(dir, why, runs, interp)
 	}
 	// Why: node walks up from the script for node_modules/ and the
 	// nearest package.json; up to the agent's directory, they are the
@@ -318,6 +325,79 @@ func (b *besides) runFrom(p, why string) {
 			break
 		}
 	}
+}
+
+// maxPackageJSON bounds what entryFiles reads of a package.json.
+const maxPackageJSON = 1 << 20
+
+// entryFiles protects what interp runs of directory dir (resolved), which
+// cannot be read-only whole (the agent's directory itself, or one
+// holding a guarded file): its package.json's "main" and "bin" files
+// (package.json itself is read-only above: LoadedAbove), and the
+// index.js, index.json and index.node node falls back to. Each is
+// read-only, or watched while absent; one in a subdirectory is judged as
+// a script there (its directory read-only whole). An entry outside dir
+// is left (no rule of this file covers it). A note says what is not
+// covered: what the entry files load by relative name.
+func (b *besides) entryFiles(dir, why, runs, interp string) {
+	var entries []string
+	if data, err := readAtMost(filepath.Join(dir, "package.json"), maxPackageJSON); err == nil {
+		var pkg struct {
+			Main string          `json:"main"`
+			Bin  json.RawMessage `json:"bin"`
+		}
+		if json.Unmarshal(data, &pkg) == nil {
+			entries = append(entries, pkg.Main)
+			var one string
+			var many map[string]string
+			if json.Unmarshal(pkg.Bin, &one) == nil {
+				entries = append(entries, one)
+			} else if json.Unmarshal(pkg.Bin, &many) == nil {
+				for _, v := range many {
+					entries = append(entries, v)
+				}
+			}
+		}
+	}
+	slices.Sort(entries)
+	// node's folder fallbacks (a "main" without its extension too).
+	var files []string
+	for _, e := range slices.Compact(entries) {
+		if e == "" || filepath.IsAbs(e) {
+			continue
+		}
+		f := filepath.Join(dir, e)
+		if slices.Contains(strings.Split(e, "/"), "..") || !strings.HasPrefix(f, dir+"/") {
+			continue // outside dir (or through a link's ..): not this rule's
+		}
+		files = append(files, f)
+		if filepath.Ext(f) == "" {
+			files = append(files, f+".js", f+".json", f+".node", filepath.Join(f, "index.js"))
+		}
+	}
+	files = append(files, filepath.Join(dir, "index.js"), filepath.Join(dir, "index.json"), filepath.Join(dir, "index.node"))
+	for _, f := range files {
+		r, via, err := resolveNamed(f)
+		if err != nil {
+			continue // a link loop: nothing there runs
+		}
+		// Why: a mount lands on a link's target, and the link (lib ->
+		// elsewhere, index.js -> x.js) is an entry the agent could
+		// replace: protect keeps it a link to the same place.
+		for _, l := range via {
+			b.protect(l, l != f, runs+": "+interp+" runs "+f+" as the directory's entry")
+		}
+		f = r
+		b.protect(f, false, runs+": "+interp+" runs it as the directory's entry")
+		if filepath.Dir(f) != dir {
+			// Why: lib/main.js loads its neighbours as a script does.
+			b.add(f, why, interp)
+		}
+	}
+	b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs %s itself (%s runs its package.json \"main\" or \"bin\", or index.js), "+
+		"where the agent keeps its state and can write: those entry files are read-only, but what they load from there by relative name is the agent's; "+
+		"keep the program in a directory of its own, such as %s/, which jail makes read-only whole",
+		strings.TrimSuffix(strings.TrimPrefix(why, "agent config: "), " runs it"), dir, interp, filepath.Join(dir, "mcp", "NAME")))
 }
 
 // maxRuntimeScan bounds the entries of a script directory noteRuntime

@@ -77,3 +77,51 @@ true`
 		t.Errorf("~/.claude/todos/t.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
 	}
 }
+
+// TestAgentNamedAgentDirEntry (scriptdirs2): `node ~/.claude` runs the
+// agent's directory itself (its index.js, or package.json's "main"),
+// which stays writable (the agent's state). As the agent, rewrite
+// index.js and the "main" file and create the index.json node would take;
+// none of it may be on the host afterwards, and the start says to move
+// the program into a directory of its own. Seen failing on main's binary:
+// index.js and lib/main.js held the agent's code, and nothing was said.
+func TestAgentNamedAgentDirEntry(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", `{"mcpServers": {"m": {"command": "node", "args": ["`+filepath.Join(home, ".claude")+`"]}}}`+"\n", 0o644)
+	fsWrite(t, home, ".claude/settings.json", `{"statusLine": {"type": "command", "command": "node ~/.claude"}}`+"\n", 0o644)
+	orig := map[string]string{
+		filepath.Join(home, ".claude/index.js"):     "console.log(1)\n",
+		filepath.Join(home, ".claude/lib/main.js"):  "console.log(2)\n",
+		filepath.Join(home, ".claude/package.json"): `{"main": "lib/main.js"}` + "\n",
+	}
+	for p, c := range orig {
+		fsWrite(t, "/", p, c, 0o644)
+	}
+	script := `
+for f in ~/.claude/index.js ~/.claude/lib/main.js ~/.claude/package.json; do
+  echo 'require("child_process").execSync("touch /tmp/pwned")' > "$f"
+  rm -f "$f"; mv -f "$f" "$f.x"
+done 2>/dev/null
+echo '{}' > ~/.claude/index.json 2>/dev/null
+echo '{"x":1}' > ~/.claude/state.json
+true`
+	c := claudeRun(t, home, ws, script)
+	var bad []string
+	for p, want := range orig {
+		if got := fsReadFile(t, p); got != want {
+			bad = append(bad, p+" = "+got)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(home, ".claude/index.json")); err == nil {
+		bad = append(bad, "~/.claude/index.json: left on the host")
+	}
+	if len(bad) > 0 {
+		t.Errorf("the agent changed what `node ~/.claude` runs on the host:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if !strings.Contains(c.stderr, "runs "+filepath.Join(home, ".claude")+" itself") {
+		t.Errorf("no line on node running ~/.claude itself:\n%s", c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/state.json")); got != "{\"x\":1}\n" {
+		t.Errorf("~/.claude/state.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
+	}
+}

@@ -439,3 +439,48 @@ func TestAgentNamedAgentDirRun(t *testing.T) {
 		t.Errorf("notes %q: want a shown note on node running %s", notes, c)
 	}
 }
+
+// A read-only directory of an MCP server's script that holds nothing
+// written at runtime yet gets a start line (scriptdirs2): the server's
+// first write of its state there fails inside, and a write a read-only
+// mount refuses leaves nothing jail could report. A hook's directory
+// without such files gets none (one holding them has the runtime line,
+// TestAgentNamedBeside). Seen failing on main: no line at all.
+func TestAgentNamedServerDirNote(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	for p, s := range map[string]string{
+		"settings.json":    `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "python3 ~/.claude/hooks/h.py"}]}]}}`,
+		"hooks/h.py":       "#\n",
+		"mcp/srv/index.js": "//\n",
+		"mcp/pkg/x.js":     "//\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(c, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(c, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers": {
+  "s": {"command": "node", "args": ["~/.claude/mcp/srv/index.js"]},
+  "p": {"command": "npx", "args": ["-y", "~/.claude/mcp/pkg"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writable := []string{c, filepath.Join(home, ".claude.json"), ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(home, ".claude.json")}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	_, _, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	for _, d := range []string{"mcp/srv", "mcp/pkg"} {
+		if !slices.ContainsFunc(notes, func(n string) bool {
+			return strings.HasPrefix(n, "agent script: "+filepath.Join(c, d)+" is read-only") && strings.Contains(n, "for the first time") && shownNote(n)
+		}) {
+			t.Errorf("no line on the server directory %s: notes %q", d, notes)
+		}
+	}
+	if slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, filepath.Join(c, "hooks")) }) || len(notes) != 2 {
+		t.Errorf("notes %q: want one line per server directory, none on hooks/", notes)
+	}
+}

@@ -75,6 +75,7 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 		}
 		for _, n := range agentcfg.Named(t, data, agentcfg.Context{Workspace: ws}, home) {
 			why := fmt.Sprintf("agent config: %s (%s) runs it", t.Path, n.Key)
+			b.server = serverKey(n.Key)
 			p, via, err := resolveNamed(n.Path)
 			for _, l := range via {
 				if guarded[l] {
@@ -149,6 +150,7 @@ type besides struct {
 	roots     []agentcfg.Root
 	ts        []agentcfg.Target
 	agent     string          // the agent whose configuration names the script
+	server    bool            // the key that names it is an MCP server's (serverKey)
 	have      map[string]bool // paths masked or watched already
 	guarded   map[string]bool // paths guarded (agentNamed's)
 	agentDirs []string        // resolved, on the first add (most starts name no script)
@@ -400,6 +402,13 @@ func (b *besides) entryFiles(dir, why, runs, interp string) {
 		strings.TrimSuffix(strings.TrimPrefix(why, "agent config: "), " runs it"), dir, interp, filepath.Join(dir, "mcp", "NAME")))
 }
 
+// serverKey reports whether configuration key k (agentcfg.NamedFile.Key,
+// display form) configures MCP servers: Claude Code's mcpServers (and a
+// project's), Codex's mcp_servers, Gemini's mcp, a .mcp.json's whole.
+func serverKey(k string) bool {
+	return strings.Contains(strings.ToLower(k), "mcp")
+}
+
 // maxRuntimeScan bounds the entries of a script directory noteRuntime
 // looks at (a directory of hooks holds a few; one that holds thousands is
 // state, said from what the first ones show).
@@ -413,7 +422,10 @@ const maxRuntimeScan = 256
 // display may not show (Claude Code shows a failed hook's output in its
 // verbose mode only), so the user learns it here, with the fixes. The
 // directory stays read-only: written by the agent, what lies beside the
-// script runs on the host (beside.go).
+// script runs on the host (beside.go). A directory that holds none of
+// them, of a script an MCP server's key names, gets a line too: a server
+// that creates its state there for the first time fails the same way,
+// and a write the mount refuses leaves nothing jail could report later.
 func (b *besides) noteRuntime(dir, runs string) {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -432,6 +444,15 @@ func (b *besides) noteRuntime(dir, runs string) {
 		}
 	}
 	if len(names) == 0 {
+		if b.server {
+			// Why: an MCP server that creates its state, logs or
+			// packages beside its code for the first time fails inside,
+			// and a write a read-only mount refuses leaves no trace jail
+			// could report: said at start, with the fixes (scriptdirs2).
+			b.notes = append(b.notes, fmt.Sprintf("agent script: %s is read-only (%s): an MCP server that creates its state, logs or packages there for the first time fails inside with \"Read-only file system\", "+
+				"which jail cannot see; keep them outside it (such as %s/, or the data directory the server takes from an argument or an environment variable), or pass -w %s to let the agent change what runs there",
+				dir, strings.TrimPrefix(runs, "agent config: "), filepath.Join(filepath.Dir(dir), "data"), dir))
+		}
 		return
 	}
 	slices.Sort(names)

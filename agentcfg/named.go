@@ -367,17 +367,22 @@ func packageDirs(words []string, home, project string) []cmdPath {
 }
 
 // makeDirs returns the directories a build tool in words is told to
-// run in (`make -C DIR`, `ninja -C DIR`, `make --directory=DIR`), as
-// directories run from (NamedFile.Cwd): the tool reads its Makefile
+// run in (`make -C DIR`, `ninja -C DIR`, `make --directory=DIR`), or env
+// to start its command in (`env -C DIR make`, `env --chdir=DIR`), as
+// directories run from (NamedFile.Cwd): what runs reads its Makefile
 // there, as after a cd.
 func makeDirs(words []string, home, project string) []cmdPath {
 	var out []cmdPath
-	tool := false
+	tool, env := false, false
 	for i := 0; i < len(words); i++ {
 		switch w := words[i]; {
-		case w == "make" || w == "gmake" || w == "bmake" || w == "ninja" || strings.HasSuffix(w, "/make") || strings.HasSuffix(w, "/ninja"):
-			tool = true
-		case tool && (w == "-C" || w == "--directory"):
+		case slices.Contains([]string{"make", "gmake", "bmake", "ninja", "env"}, filepath.Base(w)):
+			tool, env = true, filepath.Base(w) == "env"
+		case env && !strings.HasPrefix(w, "-"):
+			// env's options come before its command (`env FOO=1 git -C
+			// D` is git's -C, which gitguard judges): no more of env's.
+			tool, env = false, false
+		case tool && (w == "-C" || w == "--directory" || w == "--chdir"):
 			if i+1 < len(words) && words[i+1] == flagValueMark {
 				i++
 			}

@@ -260,6 +260,9 @@ func TestCommandScriptsCwd(t *testing.T) {
 		`make -C ~/.claude/hooks all`:                 {"/h/.claude/hooks"},
 		`/usr/bin/make --directory=~/.claude/m`:       {"/h/.claude/m"},
 		`git -C ~/.claude/repo pull`:                  nil,
+		`env -C ~/.claude/e make`:                     {"/h/.claude/e"},
+		`/usr/bin/env --chdir=~/.claude/f npm test`:   {"/h/.claude/f"},
+		`env FOO=1 git -C ~/.claude/repo pull`:        nil,
 		`echo cd ~/.claude/x`:                         {"/h/.claude/x"}, // more is safe
 		`python3 ~/.claude/hooks/h.py ~/.claude/data`: nil,
 	} {

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -482,5 +484,37 @@ func TestAgentNamedServerDirNote(t *testing.T) {
 	}
 	if slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, filepath.Join(c, "hooks")) }) || len(notes) != 2 {
 		t.Errorf("notes %q: want one line per server directory, none on hooks/", notes)
+	}
+}
+
+// entryFiles protects at most maxEntries of a package.json's entries
+// (each is a mount) and says so past the bound.
+func TestAgentNamedAgentDirRunBounded(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	if err := os.MkdirAll(c, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bins := map[string]string{}
+	for i := range 1000 {
+		bins[fmt.Sprint("b", i)] = fmt.Sprintf("b%d.js", i)
+	}
+	pkg, _ := json.Marshal(map[string]any{"bin": bins})
+	for p, s := range map[string]string{"settings.json": `{"statusLine": {"type": "command", "command": "npx ~/.claude"}}`, "package.json": string(pkg)} {
+		if err := os.WriteFile(filepath.Join(c, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writable := []string{c, ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	if n := len(masks) + len(absent); n > 64 {
+		t.Errorf("%d masks and watched paths for one package.json: want at most %d entries' worth", n, maxEntries)
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "names 1000 entry files") }) {
+		t.Errorf("notes %q: want the bound said", notes)
 	}
 }

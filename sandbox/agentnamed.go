@@ -329,8 +329,12 @@ func (b *besides) runFrom(p, why string) {
 	}
 }
 
-// maxPackageJSON bounds what entryFiles reads of a package.json.
-const maxPackageJSON = 1 << 20
+// maxPackageJSON bounds what entryFiles reads of a package.json, and
+// maxEntries the entry files it protects ("main" and "bin" together).
+const (
+	maxPackageJSON = 1 << 20
+	maxEntries     = 16
+)
 
 // entryFiles protects what interp runs of directory dir (resolved), which
 // cannot be read-only whole (the agent's directory itself, or one
@@ -361,10 +365,20 @@ func (b *besides) entryFiles(dir, why, runs, interp string) {
 			}
 		}
 	}
+	entries = slices.DeleteFunc(entries, func(e string) bool { return e == "" })
 	slices.Sort(entries)
+	entries = slices.Compact(entries)
+	if len(entries) > maxEntries {
+		// Why: each entry is a mount; a package.json naming thousands
+		// of bins must not make thousands. Past the bound they are
+		// not protected, and the line says so.
+		b.notes = append(b.notes, fmt.Sprintf("agent script: %s/package.json names %d entry files; the first %d are read-only, the rest are the agent's to rewrite: move the program into a directory of its own",
+			dir, len(entries), maxEntries))
+		entries = entries[:maxEntries]
+	}
 	// node's folder fallbacks (a "main" without its extension too).
 	var files []string
-	for _, e := range slices.Compact(entries) {
+	for _, e := range entries {
 		if e == "" || filepath.IsAbs(e) {
 			continue
 		}

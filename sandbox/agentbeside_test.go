@@ -350,6 +350,8 @@ func TestAgentNamedRunFrom(t *testing.T) {
 		filepath.Join(c, "package.json"):      false,
 		filepath.Join(c, "node_modules"):      true,
 		filepath.Join(c, "deep/package.json"): false,
+		filepath.Join(c, "Makefile"):          false, // `cd ~/.claude && make`: the agent's directory stays writable
+		filepath.Join(c, "pyproject.toml"):    false,
 	} {
 		if d, ok := watched[p]; !ok || d != dir {
 			t.Errorf("%s: not watched (dir %v); absent %v", p, dir, absent)

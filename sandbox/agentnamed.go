@@ -299,8 +299,16 @@ func (b *besides) runFrom(p, why string) {
 	case p == root && p != agent, p == b.home, enclosing(b.ws, []string{p}) != "":
 		return // the user's -w of it by name, the home, the workspace: their choice
 	case p == agent || b.holdsGuarded(p):
+		// Why: the directory stays writable (the agent's state), so the
+		// files a program started there reads to decide what to run
+		// (`cd ~/.claude && make`: the Makefile) are protected one by
+		// one; what else it reads there is said.
+		for _, n := range agentcfg.RunFromFiles {
+			b.protect(filepath.Join(p, n), false, runs+": a program started there reads "+n)
+		}
 		b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs a program in %s after a cd, "+
-			"where the agent can write: what it reads there (a Makefile, package.json, a script by relative name) runs outside jail the next time the hook runs; "+
+			"where the agent can write: the files programs read there to decide what to run (Makefile, package.json, pyproject.toml...) are read-only or leave the tree if created, "+
+			"but what else it reads there (a script by relative name, a file it opens) runs outside jail the next time the hook runs; "+
 			"keep what it runs in a directory of its own, such as %s/, which jail makes read-only whole",
 			strings.TrimSuffix(strings.TrimPrefix(why, "agent config: "), " runs it"), p, filepath.Join(agent, "hooks")))
 	default:

@@ -13,7 +13,8 @@ import (
 // directory under ~/.claude before it runs a program (`cd
 // ~/.claude/hooks && make`, `cd D && npm test`, `make -C D`) names no
 // script, but the program runs what it reads there. As the agent,
-// rewrite the Makefile and package.json those hooks read, create the
+// rewrite the Makefile and package.json those hooks read (in ~/.claude
+// itself too, which stays writable: `cd ~/.claude && make`), create the
 // absent directory a hook cds into with a Makefile, and add a hook of
 // the same shape to the settings; none of it may be on the host
 // afterwards. Seen failing on main's binary: the Makefile, package.json
@@ -28,7 +29,8 @@ func TestAgentNamedRunFromDir(t *testing.T) {
     {"type": "command", "command": "cd ~/.claude/hooks && make -s"},
     {"type": "command", "command": "cd \"$HOME/.claude/srv\" && npm test"},
     {"type": "command", "command": "make -C ~/.claude/mk"},
-    {"type": "command", "command": "cd ~/.claude/later && make"}]}]}
+    {"type": "command", "command": "cd ~/.claude/later && make"},
+    {"type": "command", "command": "cd ~/.claude && make -s"}]}]}
 }
 `
 	fsWrite(t, home, ".claude/settings.json", settings, 0o644)
@@ -36,17 +38,19 @@ func TestAgentNamedRunFromDir(t *testing.T) {
 		filepath.Join(home, ".claude/hooks/Makefile"):   "all:\n\t@true\n",
 		filepath.Join(home, ".claude/srv/package.json"): `{"scripts": {"test": "true"}}` + "\n",
 		filepath.Join(home, ".claude/mk/Makefile"):      "all:\n\t@true\n",
+		filepath.Join(home, ".claude/Makefile"):         "all:\n\t@true\n",
 	}
 	for p, c := range orig {
 		fsWrite(t, "/", p, c, 0o644)
 	}
 	fsWrite(t, home, ".claude/todos/t.json", "[]\n", 0o644)
 	script := `
-for f in ~/.claude/hooks/Makefile ~/.claude/srv/package.json ~/.claude/mk/Makefile; do
+for f in ~/.claude/hooks/Makefile ~/.claude/srv/package.json ~/.claude/mk/Makefile ~/.claude/Makefile; do
   printf 'all:\n\ttouch /tmp/pwned\n' > "$f"
   rm -f "$f"; mv -f "$f" "$f.x"
 done 2>/dev/null
 printf 'include evil.mk\n' > ~/.claude/hooks/GNUmakefile 2>/dev/null
+printf 'include evil.mk\n' > ~/.claude/GNUmakefile
 mkdir -p ~/.claude/later 2>/dev/null && printf 'all:\n\ttouch /tmp/pwned\n' > ~/.claude/later/Makefile
 sed -i 's|make -s|make -s; cd ~/.claude/new \&\& make|' ~/.claude/settings.json
 mkdir -p ~/.claude/new && printf 'all:\n\ttouch /tmp/pwned\n' > ~/.claude/new/Makefile
@@ -61,6 +65,7 @@ true`
 	}
 	for _, p := range []string{
 		filepath.Join(home, ".claude/hooks/GNUmakefile"),
+		filepath.Join(home, ".claude/GNUmakefile"),
 		filepath.Join(home, ".claude/later/Makefile"),
 	} {
 		if _, err := os.Lstat(p); err == nil {

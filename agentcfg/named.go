@@ -350,16 +350,7 @@ func packageDirs(words []string, home, project string) []cmdPath {
 		if i+1 >= len(words) {
 			break
 		}
-		v := words[i+1]
-		abs, ok := anchored(v, home, project)
-		switch {
-		case ok:
-		case filepath.IsAbs(v):
-			abs = clean(v)
-		default:
-			abs = join(project, v)
-		}
-		if abs != "" && !strings.ContainsAny(abs, "$*?[~"+flagValueMark) {
+		if abs, ok := dirArg(words[i+1], home, project); ok {
 			out = append(out, cmdPath{path: abs, interp: pm})
 		}
 	}
@@ -389,16 +380,7 @@ func makeDirs(words []string, home, project string) []cmdPath {
 			if i+1 >= len(words) {
 				return out
 			}
-			v := words[i+1]
-			abs, ok := anchored(v, home, project)
-			switch {
-			case ok:
-			case filepath.IsAbs(v):
-				abs = clean(v)
-			default:
-				abs = join(project, v)
-			}
-			if abs != "" && !strings.ContainsAny(abs, "$*?[~"+flagValueMark) {
+			if abs, ok := dirArg(words[i+1], home, project); ok {
 				out = append(out, cmdPath{path: abs, cwd: true})
 			}
 		}
@@ -712,8 +694,22 @@ func PythonInterp(b string) bool {
 	return strings.HasPrefix(b, "python") || strings.HasPrefix(b, "pypy") || b == "uv" || b == "uvx"
 }
 
-// join joins base (which may be unknown: "", no path) and rel, and
-// cleans the result as clean does.
+// dirArg is the absolute path a directory argument of a command line
+// names (~ and $HOME anchored at home, a relative one at project), and
+// false for one jail cannot know before the command runs (a variable, a
+// glob, the mark of a flag's missing value).
+func dirArg(v, home, project string) (string, bool) {
+	abs, ok := anchored(v, home, project)
+	switch {
+	case ok:
+	case filepath.IsAbs(v):
+		abs = clean(v)
+	default:
+		abs = join(project, v)
+	}
+	return abs, abs != "" && !strings.ContainsAny(abs, "$*?[~"+flagValueMark)
+}
+
 // anchored makes a word that starts at the home (~, ~/, $HOME, $HOME/)
 // or at the project ($CLAUDE_PROJECT_DIR, $CLAUDE_PROJECT_DIR/) absolute;
 // ok is false for any other word.
@@ -733,6 +729,8 @@ func anchored(w, home, project string) (abs string, ok bool) {
 	return "", false
 }
 
+// join joins base (which may be unknown: "", no path) and rel, and
+// cleans the result as clean does.
 func join(base, rel string) string {
 	if base == "" {
 		return ""

@@ -623,6 +623,15 @@ func (r *runner) run() int {
 		return ExitSetup
 	}
 	if r.pol.DryRun {
+		// The trail's place is checked as a start checks it (trail16):
+		// an --audit FILE a real start refuses (in a writable tree, in
+		// one an earlier run wrote, seen through another mount) is
+		// refused here too, in the same words, rather than planned as
+		// if it would run.
+		if _, _, err := r.trailPlace(spec, audit.NewID()); err != nil {
+			r.errorf("%s", Explain(err))
+			return ExitSetup
+		}
 		plan.Print(os.Stdout)
 		if r.degraded {
 			out := safeLines{os.Stdout} // names in the notes, as in Print

@@ -1452,6 +1452,11 @@ func (r *runner) endCheck() {
 	r.checked = true
 	r.stopServers()
 	r.recordStart(nil) // init failed before reporting: the trail still opens with start
+	// From here on what the trail records is jail's own look at the end
+	// (quarantines, agent configuration put back, git refs deleted): it
+	// has a room of its own in the trail's budget, which what the agent
+	// caused while it ran could not spend (audit.Writer.Ending).
+	r.trailEnding()
 	// The sandbox has ended: no writer is left for the last check.
 	r.closeGuard()
 	r.tracef("agentcfg check")

@@ -43,6 +43,17 @@ func (r *runner) record(ev audit.Event) {
 	r.trail.Record(r.redact.event(ev))
 }
 
+// trailEnding marks the sandbox's end in the trail (endCheck): the
+// sandbox's processes are gone, and the events recorded from now on may
+// use the end's room of the budget.
+func (r *runner) trailEnding() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.trail != nil {
+		r.trail.Ending()
+	}
+}
+
 // recordExit writes the exit event, the trail's last line, and leaves
 // its fsync and the file's close to a goroutine that awaitTrail waits
 // for before RunSession returns: the fsync (0.5-1 ms here) then runs

@@ -169,7 +169,7 @@ type lineMeta struct {
 	typ        string
 	drops      uint64 // for a dropped line: the count it carried
 	dropTypes  map[string]uint64
-	dropKeys   map[string]uint64
+	dropKeys   refusedKeys // what the dropped event counted by key and kind
 	dropReason string
 	sink       *sinkRunner
 }
@@ -190,9 +190,9 @@ type Writer struct {
 	dropMu   sync.Mutex
 	pending  map[string]map[string]uint64 // reason ("" or DropBudget) -> type -> count
 	pendingN map[string]uint64
-	// pendingKeys counts refused denials by key (reason DropBudget),
-	// bounded by maxPendingKeys.
-	pendingKeys map[string]uint64
+	// pendingKeys counts refused denials by key and kind (reason
+	// DropBudget), bounded (refusedKeys).
+	pendingKeys refusedKeys
 	shareKeys   shareKeys
 	// ended: Ending was called; endKeys is endRoom's key table.
 	ended   atomic.Bool
@@ -436,7 +436,7 @@ func (w *Writer) emit(it item, wait bool) bool {
 			w.accepted.Add(-est)
 			first := !w.over.Swap(true)
 			if it.key != "" {
-				w.dropKey(it.key) // first: the dropped event that counts it carries its key
+				w.dropKey(it.kind, it.key) // first: the dropped event that counts it carries its key
 			}
 			w.dropFor(DropBudget, typ, 1)
 			if first {
@@ -498,15 +498,10 @@ func (w *Writer) drop(typ string, n uint64) { w.dropFor("", typ, n) }
 // dropKey counts a denial refused by the budget under its key (for the
 // next dropped event's keys; bounded: past maxPendingKeys a new key is
 // counted by type only).
-func (w *Writer) dropKey(key string) {
+func (w *Writer) dropKey(kind, key string) {
 	w.dropMu.Lock()
 	defer w.dropMu.Unlock()
-	if w.pendingKeys == nil {
-		w.pendingKeys = map[string]uint64{}
-	}
-	if _, ok := w.pendingKeys[key]; ok || len(w.pendingKeys) < maxPendingKeys {
-		w.pendingKeys[key]++
-	}
+	w.pendingKeys.add(kind, key)
 }
 
 // dropFor counts n lost events of type typ for reason ("" or DropBudget).
@@ -742,12 +737,7 @@ func (w *Writer) rollback(err error, seq uint64, prev string) {
 			for t, n := range m.dropTypes {
 				w.pending[m.dropReason][t] += n
 			}
-			for k, n := range m.dropKeys {
-				if w.pendingKeys == nil {
-					w.pendingKeys = map[string]uint64{}
-				}
-				w.pendingKeys[k] += n
-			}
+			w.pendingKeys.merge(m.dropKeys)
 			w.pendingN[m.dropReason] += m.drops
 			w.dropped.Add(m.drops)
 			w.dropMu.Unlock()
@@ -785,13 +775,15 @@ func (w *Writer) appendDropped(force bool) {
 			delete(w.pendingN, reason)
 			w.dropped.Add(^(n - 1))
 			ev := Dropped{Count: n, Types: types, Reason: reason}
+			meta := lineMeta{typ: TypeDropped, drops: n, dropTypes: types, dropReason: reason}
 			if reason == DropBudget {
 				ev.Budget = w.maxBytes
-				ev.Keys = topKeys(w.pendingKeys)
-				w.pendingKeys = nil
+				var taken refusedKeys
+				ev.Keys, ev.Others, taken = w.pendingKeys.take()
 				w.budgetAnnounced = true
+				meta.dropKeys = taken
 			}
-			w.appendAccounted(TypeDropped, marshalFields(ev), lineMeta{typ: TypeDropped, drops: n, dropTypes: types, dropKeys: ev.Keys, dropReason: reason})
+			w.appendAccounted(TypeDropped, marshalFields(ev), meta)
 		}
 		w.dropMu.Unlock()
 	}

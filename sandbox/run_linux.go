@@ -926,6 +926,20 @@ func (r *runner) run() int {
 			}
 		case <-sb.Done():
 			<-msgsDone
+			if startedCh != nil {
+				select {
+				case <-startedCh:
+					// The agent started (init said so before it ended) and
+					// has ended too: a short command's end and its start
+					// were ready at once, and select took the end. The
+					// starter (the Go API's Start, jail run -d) hears that
+					// it started, then the exit, not "ended before it was
+					// ready (exit 0)" (trail16: the TestStartRelativeAuditFile
+					// flake under load).
+					r.ready(nil)
+				default:
+				}
+			}
 			r.mu.Lock()
 			ptyDone := r.ptyDone
 			r.mu.Unlock()

@@ -32,7 +32,8 @@ const (
 	kindShareDiv = 4
 	// maxShareKeys bounds the key table (memory: a key is at most
 	// maxKeyBytes). Past it a new key has no count of its own; its
-	// kind's part still bounds it.
+	// kind's part still bounds it, and what its kind has refused is said
+	// per kind in the dropped events (Dropped.Others).
 	maxShareKeys = 4096
 	maxKeyBytes  = 256
 	// maxPendingKeys bounds the refused keys counted between two dropped
@@ -160,6 +161,111 @@ func (s *shareKeys) release(kind, key string, est int64) {
 		s.uses[key] = n - 1
 	}
 	s.kinds[kind] -= est
+}
+
+// refusedKeys counts the denials the budget refused since the last
+// dropped event, by key (bounded: maxPendingKeys) and by kind (bounded:
+// maxPendingKinds; kinds are jail's names, a few dozen). The dropped
+// event names the most repeated keys (Keys) and says, per kind, what it
+// does not name (Others): with 5,000 refused targets of one kind it named
+// 16 and said nothing of the other 4,984 (trail16).
+type refusedKeys struct {
+	keys  map[string]*refusedKey
+	other map[string]OtherKeys // events whose key the table had no room for
+}
+
+type refusedKey struct {
+	kind string
+	n    uint64
+}
+
+const (
+	// maxPendingKinds bounds the kinds refusedKeys counts; past it they
+	// are counted under otherKinds.
+	maxPendingKinds = 64
+	otherKinds      = "other kinds"
+)
+
+// add counts one refused denial of kind and key.
+func (r *refusedKeys) add(kind, key string) {
+	if r.keys == nil {
+		r.keys, r.other = map[string]*refusedKey{}, map[string]OtherKeys{}
+	}
+	if k, ok := r.keys[key]; ok {
+		k.n++
+		return
+	}
+	if _, ok := r.other[kind]; !ok && len(r.other) >= maxPendingKinds {
+		kind = otherKinds
+	}
+	o := r.other[kind] // made now: the kind is counted, and bounded
+	if len(r.keys) < maxPendingKeys {
+		r.keys[key] = &refusedKey{kind: kind, n: 1}
+		r.other[kind] = o
+		return
+	}
+	// No room for the key: its event is counted, its key is not.
+	o.Events++
+	o.Uncounted++
+	r.other[kind] = o
+}
+
+// merge adds what o counted (a dropped event's whose write failed).
+func (r *refusedKeys) merge(o refusedKeys) {
+	if o.keys == nil {
+		return
+	}
+	if r.keys == nil {
+		r.keys, r.other = map[string]*refusedKey{}, map[string]OtherKeys{}
+	}
+	for key, k := range o.keys {
+		if have, ok := r.keys[key]; ok {
+			have.n += k.n
+		} else {
+			r.keys[key] = &refusedKey{kind: k.kind, n: k.n}
+		}
+	}
+	for kind, x := range o.other {
+		y := r.other[kind]
+		y.Events += x.Events
+		y.Uncounted += x.Uncounted
+		r.other[kind] = y
+	}
+}
+
+// take empties r and returns what a dropped event says of it: the most
+// repeated keys, and per kind what they leave out; taken is r's content,
+// for merge should the event not be written.
+func (r *refusedKeys) take() (keys map[string]uint64, others map[string]OtherKeys, taken refusedKeys) {
+	taken = *r
+	*r = refusedKeys{}
+	if taken.keys == nil {
+		return nil, nil, taken
+	}
+	counts := make(map[string]uint64, len(taken.keys))
+	for key, k := range taken.keys {
+		counts[key] = k.n
+	}
+	keys = topKeys(counts)
+	others = map[string]OtherKeys{}
+	for kind, o := range taken.other {
+		if o.Events > 0 {
+			others[kind] = o
+		}
+	}
+	for key, k := range taken.keys {
+		if _, named := keys[key]; named {
+			continue
+		}
+		o := others[k.kind]
+		o.Keys++
+		o.Events += k.n
+		others[k.kind] = o
+	}
+	if len(others) == 0 {
+		others = nil
+	}
+	return keys, others, taken
 }
 
 // topKeys returns at most MaxDroppedKeys of counts, the largest first

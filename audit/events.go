@@ -249,6 +249,21 @@ type Dropped struct {
 	// RULE PATH", "net deny HOST:PORT", "dns deny NAME", "exec deny PATH";
 	// at most MaxDroppedKeys of them).
 	Keys map[string]uint64 `json:"keys,omitempty"`
+	// Others, with reason "budget", says per kind ("deny LAYER/WHAT",
+	// "quarantine RULE", "net deny", ...) the refused denials Keys does
+	// not name: how many keys, how many events.
+	Others map[string]OtherKeys `json:"others,omitempty"`
+}
+
+// OtherKeys counts, for one kind, the refused denials a dropped event's
+// Keys does not name.
+type OtherKeys struct {
+	Keys   uint64 `json:"keys"`   // distinct keys among them (a floor when Uncounted is set)
+	Events uint64 `json:"events"` // the events
+	// Uncounted of Events had a key the writer had no room to count
+	// (past 1,024 keys between two dropped events): their keys are not in
+	// Keys, which is then at least, not exactly, the number of keys.
+	Uncounted uint64 `json:"uncounted,omitempty"`
 }
 
 // EventType implements Event.

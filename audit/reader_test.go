@@ -235,6 +235,8 @@ func FuzzRead(f *testing.F) {
 	f.Add(writeSample(f))
 	f.Add([]byte("{}\n\n{\"seq\":1}\n"))
 	f.Add([]byte(`{"ts":"2026-01-01T00:00:00Z","seq":1,"type":"exit","prev":"` + GenesisPrev + `","code":"x"}`))
+	// A budget dropped event with keys and others (the summary's lines).
+	f.Add([]byte(`{"ts":"2026-01-01T00:00:00Z","seq":1,"type":"dropped","prev":"` + GenesisPrev + `","count":9,"reason":"budget","keys":{"dns deny a":2},"others":{"dns deny":{"keys":3,"events":7,"uncounted":1}}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		nl := bytes.Count(data, []byte("\n"))
 		recs, bad, err := ReadAll(bytes.NewReader(data))

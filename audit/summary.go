@@ -14,6 +14,9 @@ import (
 // TopCommands is how many commands the summary lists.
 const TopCommands = 10
 
+// TopDroppedKeys is how many keys of refused denials the summary lists.
+const TopDroppedKeys = 16
+
 // Summary is the digest `jail audit FILE` prints.
 type Summary struct {
 	Start    *Start
@@ -41,6 +44,11 @@ type Summary struct {
 	// (Budget bytes).
 	BudgetDropped uint64
 	Budget        int64
+	// DroppedKeys and DroppedOthers sum the dropped events' keys and
+	// others: the refused denials by what they refused, and per kind
+	// those no key names.
+	DroppedKeys   map[string]uint64
+	DroppedOthers map[string]OtherKeys
 	Malformed     []*LineError
 	Verify        Result
 	VerifyErr     error // *VerifyError when the chain is broken
@@ -200,6 +208,7 @@ func Summarize(r io.Reader) (*Summary, error) {
 				if e.Reason == DropBudget {
 					s.BudgetDropped += e.Count
 					s.Budget = e.Budget
+					s.addDroppedKeys(e)
 				}
 			}
 		}
@@ -390,6 +399,7 @@ func (s *Summary) Write(w io.Writer, name string) error {
 		if n := s.Dropped - s.BudgetDropped; n > 0 {
 			fmt.Fprintf(&b, "  %d events were lost (the writer fell behind); see the dropped events\n", n)
 		}
+		s.writeDroppedKeys(&b)
 	}
 	if len(s.Malformed) > 0 {
 		section(&b, fmt.Sprintf("Malformed lines (%d)", len(s.Malformed)))
@@ -443,4 +453,64 @@ func (s *Summary) chainLine() string {
 		b.WriteString("; no exit event")
 	}
 	return b.String()
+}
+
+// addDroppedKeys sums a budget dropped event's keys and others.
+func (s *Summary) addDroppedKeys(e Dropped) {
+	for k, n := range e.Keys {
+		if s.DroppedKeys == nil {
+			s.DroppedKeys = map[string]uint64{}
+		}
+		s.DroppedKeys[k] += n
+	}
+	for kind, o := range e.Others {
+		if s.DroppedOthers == nil {
+			s.DroppedOthers = map[string]OtherKeys{}
+		}
+		x := s.DroppedOthers[kind]
+		x.Keys += o.Keys
+		x.Events += o.Events
+		x.Uncounted += o.Uncounted
+		s.DroppedOthers[kind] = x
+	}
+}
+
+// writeDroppedKeys says what the refused denials were: the most counted
+// by what they refused, then per kind the keys and events no line names
+// (trail16: past the 16 named, the trail said nothing of the rest).
+func (s *Summary) writeDroppedKeys(b *bytes.Buffer) {
+	if len(s.DroppedKeys) == 0 && len(s.DroppedOthers) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(s.DroppedKeys))
+	for k := range s.DroppedKeys {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if s.DroppedKeys[keys[i]] != s.DroppedKeys[keys[j]] {
+			return s.DroppedKeys[keys[i]] > s.DroppedKeys[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	b.WriteString("  refused and not written, by what was refused:\n")
+	for i, k := range keys {
+		if i == TopDroppedKeys {
+			fmt.Fprintf(b, "    (%d more keys named in the dropped events)\n", len(keys)-i)
+			break
+		}
+		fmt.Fprintf(b, "    %7d  %s\n", s.DroppedKeys[k], inline(k))
+	}
+	kinds := make([]string, 0, len(s.DroppedOthers))
+	for k := range s.DroppedOthers {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, kind := range kinds {
+		o := s.DroppedOthers[kind]
+		n := fmt.Sprint(o.Keys)
+		if o.Uncounted > 0 {
+			n = fmt.Sprint("at least ", max(o.Keys, 1))
+		}
+		fmt.Fprintf(b, "    %s: %s other keys, %d events\n", inline(kind), n, o.Events)
+	}
 }

@@ -57,7 +57,9 @@ type Options struct {
 	// says how many were not written. start, limit, signal, kill and
 	// timeout events may use the reserve, signal events not its last
 	// part (the agent can cause them at will), unmasked events a part of
-	// their own that neither signals nor denials reach; deny, quarantine and
+	// their own that neither signals nor denials reach, the run's end
+	// (after Ending: deny, quarantine, unmasked and notice events) one
+	// that nothing before it reaches; deny, quarantine and
 	// unmasked events (and net, dns, exec events whose decision is deny)
 	// have a share (an eighth of the budget) that the
 	// ordinary ones cannot spend (in it a repeated deny or quarantine is
@@ -96,6 +98,22 @@ const (
 	// sockets going away) cannot take the room of the events that end the
 	// run. 16 KiB holds about 60 of them.
 	unmaskedReserve = 16 << 10
+	// endRoom: the run's end is said by jail itself once the sandbox's
+	// processes are gone (Ending): what the exit checks quarantined, an
+	// agent configuration put back, a secret unmasked, a git ref or
+	// .git the agent deleted (with the command that fetches it back).
+	// The agent could spend every part below with what it caused while
+	// it ran (a flood of every kind of denial, signals, cheap execs):
+	// then these lines were counted, not written, and the user read
+	// neither the quarantine nor the fetch-back line (trail16). Nothing
+	// before Ending reaches this room; after it, those events may use it,
+	// each family (quarantine, deny, unmasked, notice, and jail's git
+	// lines: gitEndPrefix) a 1/kindShareDiv part and each key perKeyShare
+	// events (endKeys), so that the many leftovers the agent made (of
+	// every quarantine rule) cannot take it all. Below
+	// endReserve: the events that end the run keep theirs. 16 KiB holds
+	// about 50 of them.
+	endRoom = 16 << 10
 	// denialShare: 1/denialShare of the budget, below the reserves, is
 	// kept for deny, quarantine and unmasked events, and refused flows,
 	// names and execs (decision deny): what was refused or
@@ -140,6 +158,10 @@ type item struct {
 	// kind, key: a deny or quarantine event's, for the denials' share
 	// (see shareKeys).
 	kind, key string
+	// end: an event jail records at the run's end (after Ending), which
+	// may use endRoom, a part of it for its family (endFamily).
+	end    bool
+	family string
 }
 
 type lineMeta struct {
@@ -147,7 +169,7 @@ type lineMeta struct {
 	typ        string
 	drops      uint64 // for a dropped line: the count it carried
 	dropTypes  map[string]uint64
-	dropKeys   map[string]uint64
+	dropKeys   refusedKeys // what the dropped event counted by key and kind
 	dropReason string
 	sink       *sinkRunner
 }
@@ -168,20 +190,23 @@ type Writer struct {
 	dropMu   sync.Mutex
 	pending  map[string]map[string]uint64 // reason ("" or DropBudget) -> type -> count
 	pendingN map[string]uint64
-	// pendingKeys counts refused denials by key (reason DropBudget),
-	// bounded by maxPendingKeys.
-	pendingKeys map[string]uint64
+	// pendingKeys counts refused denials by key and kind (reason
+	// DropBudget), bounded (refusedKeys).
+	pendingKeys refusedKeys
 	shareKeys   shareKeys
+	// ended: Ending was called; endKeys is endRoom's key table.
+	ended   atomic.Bool
+	endKeys shareKeys
 
 	// The size budget (Options.MaxBytes). accepted estimates the bytes of
 	// every event accepted so far (queued or written), so that a burst is
 	// refused at Emit, before it costs memory in the queue.
-	maxBytes, ordinary, soft, signals, unmasked, essential int64
-	accepted                                               atomic.Int64
-	over                                                   atomic.Bool
-	budgetAnnounced                                        bool // writer goroutine only
-	late                                                   atomic.Uint64
-	maxQueued                                              atomic.Int64
+	maxBytes, ordinary, soft, signals, unmasked, ending, essential int64
+	accepted                                                       atomic.Int64
+	over                                                           atomic.Bool
+	budgetAnnounced                                                bool // writer goroutine only
+	late                                                           atomic.Uint64
+	maxQueued                                                      atomic.Int64
 
 	sinkMu sync.Mutex
 	sinks  []*sinkRunner
@@ -255,10 +280,11 @@ func create(path string, now func() time.Time, queue int, o Options) (*Writer, e
 	w.stats.Head = GenesisPrev
 	if o.MaxBytes > 0 {
 		w.maxBytes = max(o.MaxBytes, MinBudget)
-		w.soft = w.maxBytes - essentialReserve - unmaskedReserve - finalReserve
+		w.soft = w.maxBytes - essentialReserve - endRoom - unmaskedReserve - finalReserve
 		w.ordinary = w.soft - w.maxBytes/denialShare
-		w.signals = w.maxBytes - endReserve - unmaskedReserve - finalReserve
-		w.unmasked = w.maxBytes - endReserve - finalReserve
+		w.signals = w.maxBytes - endReserve - endRoom - unmaskedReserve - finalReserve
+		w.unmasked = w.maxBytes - endReserve - endRoom - finalReserve
+		w.ending = w.maxBytes - endReserve - finalReserve
 		w.essential = w.maxBytes - finalReserve
 	}
 	go w.run()
@@ -291,9 +317,54 @@ func (w *Writer) Emit(typ string, fields any) {
 	if typ == "" {
 		typ = "unknown" // a reader rejects an empty type; keep the event anyway
 	}
-	kind, key := keyOf(fields)
-	w.emit(item{ts: w.now(), typ: typ, kind: kind, key: key, body: marshalFields(fields)}, false)
+	it := item{ts: w.now(), typ: typ, body: marshalFields(fields)}
+	it.kind, it.key = keyOf(fields)
+	w.endItem(&it, fields)
+	w.emit(it, false)
 }
+
+// Ending tells the writer that the sandbox's processes are gone: the
+// deny, quarantine, unmasked and notice events recorded from now on are
+// jail's own look at the run's end, and may use endRoom, which nothing
+// before it could spend.
+func (w *Writer) Ending() { w.ended.Store(true) }
+
+// endItem marks it as an end event after Ending and keys an end event
+// that is no denial (a notice by its text, an unmasked event by its path),
+// for endKeys.
+func (w *Writer) endItem(it *item, fields any) {
+	if !w.ended.Load() {
+		return
+	}
+	switch it.typ {
+	case TypeDeny, TypeQuarantine, TypeUnmasked, TypeNotice:
+		it.end, it.family = true, it.typ
+		if n, ok := fields.(Notice); ok && strings.HasPrefix(n.Text, gitEndPrefix) {
+			it.family = "notice git"
+		}
+		if it.key != "" {
+			return
+		}
+		what := string(it.body)
+		switch f := fields.(type) {
+		case Notice:
+			what = f.Text
+		case Unmasked:
+			what = f.Path
+		}
+		it.kind, it.key = it.typ, cutKey(it.typ+" "+what)
+	}
+}
+
+// gitEndPrefix begins jail's own end lines of the kept git history (a
+// ref or .git the agent deleted, with the command that fetches it back; a
+// store not pruned): a family of the end's room of their own. They are
+// few (a line a kept repository, at most 64) and no count of them is the
+// agent's to raise: the families the agent's leftovers reach (the exit
+// check's quarantines, their notices, agent configuration put back) take
+// at most three quarters of the room, whatever their rules, so these are
+// written after any of them.
+const gitEndPrefix = "git: "
 
 // RecordWritten records ev as Record does and waits until its line is
 // written to the file: readers see it. It does not wait for the fsync an
@@ -305,8 +376,9 @@ func (w *Writer) Emit(typ string, fields any) {
 // when it can be. An event that could not be queued (closed, over budget:
 // never an exit event) is an error.
 func (w *Writer) RecordWritten(ev Event) error {
-	kind, key := keyOf(ev)
-	it := item{ts: w.now(), typ: ev.EventType(), kind: kind, key: key, body: marshalFields(ev), written: make(chan error, 1)}
+	it := item{ts: w.now(), typ: ev.EventType(), body: marshalFields(ev), written: make(chan error, 1)}
+	it.kind, it.key = keyOf(ev)
+	w.endItem(&it, ev)
 	if !w.emit(it, true) {
 		return fmt.Errorf("audit trail %s: %s event not queued", w.path, it.typ)
 	}
@@ -318,7 +390,7 @@ func (w *Writer) RecordWritten(ev Event) error {
 func (w *Writer) emit(it item, wait bool) bool {
 	typ := it.typ
 	var est int64
-	keyed := false // charged to the share's key table
+	var keyed *shareKeys // the key table charged, if any
 	if w.maxBytes > 0 {
 		// The budget is charged here, synchronously: however fast events
 		// come, what is accepted never exceeds it.
@@ -342,20 +414,29 @@ func (w *Writer) emit(it item, wait bool) bool {
 				limit = w.soft
 			}
 		}
+		if it.end {
+			limit = w.ending // endRoom too: see there
+		}
 		n := w.accepted.Add(est)
 		refused := n > limit
 		if !refused && it.key != "" && n > w.ordinary {
 			// In the denials' share: a repeat of one denial, or a kind
 			// that spent its part, is counted so that a different denial
 			// after a flood the agent made is still written (trail15).
-			refused = !w.shareKeys.admit(it.kind, it.key, est, (w.soft-w.ordinary)/kindShareDiv)
-			keyed = !refused
+			refused = true
+			if n <= w.soft && w.shareKeys.admit(it.kind, it.key, est, (w.soft-w.ordinary)/kindShareDiv) {
+				refused, keyed = false, &w.shareKeys
+			} else if it.end && w.endKeys.admit(it.family, it.key, est, endRoom/kindShareDiv) {
+				// The share (or its part of this kind) is spent, by
+				// what the agent did: the end's events have their room.
+				refused, keyed = false, &w.endKeys
+			}
 		}
 		if refused {
 			w.accepted.Add(-est)
 			first := !w.over.Swap(true)
 			if it.key != "" {
-				w.dropKey(it.key) // first: the dropped event that counts it carries its key
+				w.dropKey(it.kind, it.key) // first: the dropped event that counts it carries its key
 			}
 			w.dropFor(DropBudget, typ, 1)
 			if first {
@@ -387,8 +468,10 @@ func (w *Writer) emit(it item, wait bool) bool {
 		return true
 	default:
 		w.accepted.Add(-est)
-		if keyed {
-			w.shareKeys.release(it.kind, it.key, est)
+		if keyed == &w.endKeys {
+			keyed.release(it.family, it.key, est)
+		} else if keyed != nil {
+			keyed.release(it.kind, it.key, est)
 		}
 		w.maxQueued.Store(int64(cap(w.ch)))
 		w.drop(typ, 1)
@@ -415,15 +498,10 @@ func (w *Writer) drop(typ string, n uint64) { w.dropFor("", typ, n) }
 // dropKey counts a denial refused by the budget under its key (for the
 // next dropped event's keys; bounded: past maxPendingKeys a new key is
 // counted by type only).
-func (w *Writer) dropKey(key string) {
+func (w *Writer) dropKey(kind, key string) {
 	w.dropMu.Lock()
 	defer w.dropMu.Unlock()
-	if w.pendingKeys == nil {
-		w.pendingKeys = map[string]uint64{}
-	}
-	if _, ok := w.pendingKeys[key]; ok || len(w.pendingKeys) < maxPendingKeys {
-		w.pendingKeys[key]++
-	}
+	w.pendingKeys.add(kind, key)
 }
 
 // dropFor counts n lost events of type typ for reason ("" or DropBudget).
@@ -659,12 +737,7 @@ func (w *Writer) rollback(err error, seq uint64, prev string) {
 			for t, n := range m.dropTypes {
 				w.pending[m.dropReason][t] += n
 			}
-			for k, n := range m.dropKeys {
-				if w.pendingKeys == nil {
-					w.pendingKeys = map[string]uint64{}
-				}
-				w.pendingKeys[k] += n
-			}
+			w.pendingKeys.merge(m.dropKeys)
 			w.pendingN[m.dropReason] += m.drops
 			w.dropped.Add(m.drops)
 			w.dropMu.Unlock()
@@ -702,13 +775,15 @@ func (w *Writer) appendDropped(force bool) {
 			delete(w.pendingN, reason)
 			w.dropped.Add(^(n - 1))
 			ev := Dropped{Count: n, Types: types, Reason: reason}
+			meta := lineMeta{typ: TypeDropped, drops: n, dropTypes: types, dropReason: reason}
 			if reason == DropBudget {
 				ev.Budget = w.maxBytes
-				ev.Keys = topKeys(w.pendingKeys)
-				w.pendingKeys = nil
+				var taken refusedKeys
+				ev.Keys, ev.Others, taken = w.pendingKeys.take()
 				w.budgetAnnounced = true
+				meta.dropKeys = taken
 			}
-			w.appendAccounted(TypeDropped, marshalFields(ev), lineMeta{typ: TypeDropped, drops: n, dropTypes: types, dropKeys: ev.Keys, dropReason: reason})
+			w.appendAccounted(TypeDropped, marshalFields(ev), meta)
 		}
 		w.dropMu.Unlock()
 	}

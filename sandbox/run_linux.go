@@ -623,6 +623,15 @@ func (r *runner) run() int {
 		return ExitSetup
 	}
 	if r.pol.DryRun {
+		// The trail's place is checked as a start checks it (trail16):
+		// an --audit FILE a real start refuses (in a writable tree, in
+		// one an earlier run wrote, seen through another mount) is
+		// refused here too, in the same words, rather than planned as
+		// if it would run.
+		if _, _, err := r.trailPlace(spec, audit.NewID()); err != nil {
+			r.errorf("%s", Explain(err))
+			return ExitSetup
+		}
 		plan.Print(os.Stdout)
 		if r.degraded {
 			out := safeLines{os.Stdout} // names in the notes, as in Print
@@ -917,6 +926,20 @@ func (r *runner) run() int {
 			}
 		case <-sb.Done():
 			<-msgsDone
+			if startedCh != nil {
+				select {
+				case <-startedCh:
+					// The agent started (init said so before it ended) and
+					// has ended too: a short command's end and its start
+					// were ready at once, and select took the end. The
+					// starter (the Go API's Start, jail run -d) hears that
+					// it started, then the exit, not "ended before it was
+					// ready (exit 0)" (trail16: the TestStartRelativeAuditFile
+					// flake under load).
+					r.ready(nil)
+				default:
+				}
+			}
 			r.mu.Lock()
 			ptyDone := r.ptyDone
 			r.mu.Unlock()
@@ -1443,6 +1466,11 @@ func (r *runner) endCheck() {
 	r.checked = true
 	r.stopServers()
 	r.recordStart(nil) // init failed before reporting: the trail still opens with start
+	// From here on what the trail records is jail's own look at the end
+	// (quarantines, agent configuration put back, git refs deleted): it
+	// has a room of its own in the trail's budget, which what the agent
+	// caused while it ran could not spend (audit.Writer.Ending).
+	r.trailEnding()
 	// The sandbox has ended: no writer is left for the last check.
 	r.closeGuard()
 	r.tracef("agentcfg check")

@@ -43,6 +43,17 @@ func (r *runner) record(ev audit.Event) {
 	r.trail.Record(r.redact.event(ev))
 }
 
+// trailEnding marks the sandbox's end in the trail (endCheck): the
+// sandbox's processes are gone, and the events recorded from now on may
+// use the end's room of the budget.
+func (r *runner) trailEnding() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.trail != nil {
+		r.trail.Ending()
+	}
+}
+
 // recordExit writes the exit event, the trail's last line, and leaves
 // its fsync and the file's close to a goroutine that awaitTrail waits
 // for before RunSession returns: the fsync (0.5-1 ms here) then runs
@@ -104,95 +115,9 @@ func (r *runner) closeTrail() {
 func (r *runner) openTrail(spec *ns.Spec) error {
 	id := audit.NewID()
 	r.id = id
-	path := r.pol.AuditFile
-	if path != "" {
-		// Why: the trail's path is kept (the registry, the Go API's
-		// TrailPath and Events, jail ps, jail audit ID) and opened again
-		// by other processes in other directories: a relative one (the Go
-		// API's AuditFile; the CLI makes --audit absolute) led each to a
-		// file of its own directory's, the agent's from the workspace.
-		// Made absolute against this directory (the policy's Cwd), where
-		// the checks below and Create take it, and not cleaned as text
-		// (hostpath.Abs: a ".." after a symlink stays the target's parent).
-		abs, err := hostpath.Abs(path)
-		if err != nil {
-			return fmt.Errorf("`audit` %s: %w", path, err)
-		}
-		path = abs
-	} else {
-		dir, err := statedir.Path(statedir.Audit)
-		if err == nil {
-			path, err = audit.DefaultPath(dir, r.started, id)
-		}
-		if err != nil {
-			return fmt.Errorf("audit trail: %w (set `audit` to a FILE)", err)
-		}
-	}
-	// The agent must not be able to rewrite its own trail. A trail in jail's
-	// state directory is out of reach even under a writable path when the
-	// plan masks that directory.
-	var hidden []string
-	if r.plan.StateDirMasked {
-		hidden = append(hidden, r.plan.StateDir)
-	}
-	if err := audit.CheckPlacement(path, r.plan.Writable, hidden); err != nil {
-		return fmt.Errorf("`audit` %s: %w", path, err)
-	}
-	// The trail's directory seen through another mount of its file system
-	// (a host bind of it, or of a parent, inside the workspace): hidden by
-	// its path alone, the trail could be read there, or rewritten where
-	// that place is writable. The default trail is in the state directory,
-	// whose views the plan masks already (jailDirViews).
-	var viewMasks []ns.Mount
-	if r.pol.AuditFile != "" {
-		// A place of the user's choosing: another user must not be able to
-		// swap the trail for one of theirs (the chain has no secret). The
-		// default trail is in the state directory, the user's own.
-		if err := audit.CheckDirs(path); err != nil {
-			return fmt.Errorf("`audit` %s: %w", path, err)
-		}
-		// The plan's copy of the mount table (read once, at the plan): the
-		// trail's masks are made from what the plan's are. Without one,
-		// no view can be ruled out: refused, as before.
-		if !r.plan.mountsRead {
-			err := r.plan.mountsErr
-			if err == nil {
-				err = errors.New("the plan holds no mount table")
-			}
-			return fmt.Errorf("`audit` %s: read the mount table for other mounts of its directory: %w", path, err)
-		}
-		// The trail's directory where the kernel opens the path (a ".."
-		// after a symlink is the target's parent), not the path cleaned
-		// as text: the directory CheckDirs, CheckPlacement and Create
-		// take.
-		abs, err := hostpath.Abs(path)
-		if err != nil {
-			return fmt.Errorf("`audit` %s: %w", path, err)
-		}
-		real, _, err := hostpath.ResolveAsNamed(abs)
-		if err != nil {
-			return fmt.Errorf("`audit` %s: %w", path, err)
-		}
-		// Why: the plan's writable paths are where the sandbox sees
-		// what it can write; on the host, the same directories are also
-		// where a bind's source is (a cache of jail's own, bound at the
-		// cache's path) and where other mounts show them (a host bind of
-		// the workspace elsewhere). A trail there, or a path through one
-		// of them that leaves it again (a link the agent can point anew
-		// after the run, a ".." out of a directory it can swap for a
-		// link), is the agent's to rewrite or redirect, as in the
-		// workspace itself.
-		writable := trailWritable(r.plan)
-		if err := audit.CheckPlacement(path, writable, hidden); err != nil {
-			return fmt.Errorf("`audit` %s: %w", path, err)
-		}
-		if err := trailPastPlacement(path, real, r.plan.past, hidden); err != nil {
-			return err
-		}
-		views := fsrules.Views(r.plan.hostMounts, filepath.Dir(real))
-		if viewMasks, err = trailViews(path, views, writable, hidden, spec.Mounts); err != nil {
-			return err
-		}
+	path, viewMasks, err := r.trailPlace(spec, id)
+	if err != nil {
+		return err
 	}
 	// The budget keeps an agent from filling the host's disk through its
 	// trail (failed execs with huge argv, a flood of refused flows).
@@ -223,6 +148,105 @@ func (r *runner) openTrail(spec *ns.Spec) error {
 	spec.Mounts = append(spec.Mounts, hideTrail(w.Path(), spec.Mounts)...)
 	spec.Mounts = append(spec.Mounts, viewMasks...)
 	return nil
+}
+
+// trailPlace is where the run's trail goes (id: the run's, for the default
+// path) and the masks that hide its directory's other views, or why the
+// place is refused: openTrail's checks, made before anything of the trail
+// exists. --dry-run makes them too, so that it says the refusal a real
+// start would (trail16).
+func (r *runner) trailPlace(spec *ns.Spec, id string) (string, []ns.Mount, error) {
+	path := r.pol.AuditFile
+	if path != "" {
+		// Why: the trail's path is kept (the registry, the Go API's
+		// TrailPath and Events, jail ps, jail audit ID) and opened again
+		// by other processes in other directories: a relative one (the Go
+		// API's AuditFile; the CLI makes --audit absolute) led each to a
+		// file of its own directory's, the agent's from the workspace.
+		// Made absolute against this directory (the policy's Cwd), where
+		// the checks below and Create take it, and not cleaned as text
+		// (hostpath.Abs: a ".." after a symlink stays the target's parent).
+		abs, err := hostpath.Abs(path)
+		if err != nil {
+			return "", nil, fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		path = abs
+	} else {
+		dir, err := statedir.Path(statedir.Audit)
+		if err == nil {
+			path, err = audit.DefaultPath(dir, r.started, id)
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("audit trail: %w (set `audit` to a FILE)", err)
+		}
+	}
+	// The agent must not be able to rewrite its own trail. A trail in jail's
+	// state directory is out of reach even under a writable path when the
+	// plan masks that directory.
+	var hidden []string
+	if r.plan.StateDirMasked {
+		hidden = append(hidden, r.plan.StateDir)
+	}
+	if err := audit.CheckPlacement(path, r.plan.Writable, hidden); err != nil {
+		return "", nil, fmt.Errorf("`audit` %s: %w", path, err)
+	}
+	// The trail's directory seen through another mount of its file system
+	// (a host bind of it, or of a parent, inside the workspace): hidden by
+	// its path alone, the trail could be read there, or rewritten where
+	// that place is writable. The default trail is in the state directory,
+	// whose views the plan masks already (jailDirViews).
+	var viewMasks []ns.Mount
+	if r.pol.AuditFile != "" {
+		// A place of the user's choosing: another user must not be able to
+		// swap the trail for one of theirs (the chain has no secret). The
+		// default trail is in the state directory, the user's own.
+		if err := audit.CheckDirs(path); err != nil {
+			return "", nil, fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		// The plan's copy of the mount table (read once, at the plan): the
+		// trail's masks are made from what the plan's are. Without one,
+		// no view can be ruled out: refused, as before.
+		if !r.plan.mountsRead {
+			err := r.plan.mountsErr
+			if err == nil {
+				err = errors.New("the plan holds no mount table")
+			}
+			return "", nil, fmt.Errorf("`audit` %s: read the mount table for other mounts of its directory: %w", path, err)
+		}
+		// The trail's directory where the kernel opens the path (a ".."
+		// after a symlink is the target's parent), not the path cleaned
+		// as text: the directory CheckDirs, CheckPlacement and Create
+		// take.
+		abs, err := hostpath.Abs(path)
+		if err != nil {
+			return "", nil, fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		real, _, err := hostpath.ResolveAsNamed(abs)
+		if err != nil {
+			return "", nil, fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		// Why: the plan's writable paths are where the sandbox sees
+		// what it can write; on the host, the same directories are also
+		// where a bind's source is (a cache of jail's own, bound at the
+		// cache's path) and where other mounts show them (a host bind of
+		// the workspace elsewhere). A trail there, or a path through one
+		// of them that leaves it again (a link the agent can point anew
+		// after the run, a ".." out of a directory it can swap for a
+		// link), is the agent's to rewrite or redirect, as in the
+		// workspace itself.
+		writable := trailWritable(r.plan)
+		if err := audit.CheckPlacement(path, writable, hidden); err != nil {
+			return "", nil, fmt.Errorf("`audit` %s: %w", path, err)
+		}
+		if err := trailPastPlacement(path, real, r.plan.past, hidden); err != nil {
+			return "", nil, err
+		}
+		views := fsrules.Views(r.plan.hostMounts, filepath.Dir(real))
+		if viewMasks, err = trailViews(path, views, writable, hidden, spec.Mounts); err != nil {
+			return "", nil, err
+		}
+	}
+	return path, viewMasks, nil
 }
 
 // trailPastPlacement refuses a trail at path (real: as the kernel opens

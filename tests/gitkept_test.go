@@ -224,3 +224,39 @@ func TestGitKeptPruned(t *testing.T) {
 		t.Errorf("main~1 is %q, want %s", got, main)
 	}
 }
+
+// TestGitKeptLineAfterTrailFlood: the end's line naming a ref the agent
+// deleted (with the command that fetches it back) is jail's own, said
+// once the sandbox is gone; an agent that first spent the trail's budget
+// (failed execs in a loop) had it counted, not written: the trail, and `jail
+// audit`, did not say what to fetch back (trail16). The end has a room of
+// its own in the budget. Seen failing on main's binary (e4c1d18), as root
+// and as jailtest: no notice of the deleted ref in the trail.
+func TestGitKeptLineAfterTrailFlood(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	keptRepo(t, h, ws)
+	r := h.run(t, ws, "/usr/bin/python3 - 100 2 8000 <<'PY'\n"+failedExecs+"PY\n"+
+		// Then small ones: the ordinary part spent to its last bytes.
+		"/usr/bin/python3 - 6000 0 1 <<'PY'\n"+failedExecs+"PY\ngit update-ref -d refs/heads/side\n",
+		[]string{"--audit-max-size", "1M"}, ws)
+	mustCode(t, r, 0)
+	const want = "this run deleted the ref refs/heads/side of "
+	if !strings.Contains(r.stderr, want) {
+		t.Fatalf("no end notice of the deleted branch on stderr: the test proves nothing\n%s", r.stderr)
+	}
+	size, evs := trailSize(t, h.trail)
+	if len(auditOf(evs, "dropped")) == 0 {
+		t.Fatalf("the flood spent no budget (trail %d bytes): the test proves nothing", size)
+	}
+	found := false
+	for _, e := range auditOf(evs, "notice") {
+		found = found || strings.Contains(e.str("text"), want)
+	}
+	if !found {
+		t.Errorf("ATTACK WORKED: the end's line of the deleted ref was counted, not written (trail %d bytes)", size)
+	}
+	if s := auditCLI(t, h.trail); !strings.Contains(s.stdout, want) {
+		t.Errorf("jail audit does not show the end's line of the deleted ref:\n%.2000s", s.stdout)
+	}
+}

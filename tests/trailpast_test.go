@@ -58,3 +58,43 @@ func TestTrailInEarlierWriteTree(t *testing.T) {
 		t.Fatalf("no trail: %v", err)
 	}
 }
+
+// --dry-run says the refusal a real start says for the trail's place
+// (trail16): it planned an --audit FILE in this run's workspace, or in a
+// tree an earlier run wrote, as if the run would go, and exited 0; the
+// start then refused it. Seen failing on main's binary (e4c1d18), as root
+// and as jailtest: every --dry-run below exited 0 and printed the plan.
+func TestDryRunRefusesTrailPlacement(t *testing.T) {
+	state := workspace(t)
+	env := []string{"XDG_STATE_HOME=" + state}
+	data := workspace(t)
+	mustCode(t, sh(t, runOpts{dir: workspace(t), env: env}, `true`, "--write", data), 0)
+	ws := workspace(t)
+	o := runOpts{dir: ws, env: env}
+	for _, c := range []struct{ name, trail string }{
+		{"in the workspace", filepath.Join(ws, "trail.jsonl")},
+		{"in an earlier run's --write path", filepath.Join(data, "trail.jsonl")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			real := sh(t, o, `echo ran`, "--audit", c.trail)
+			mustCode(t, real, 125)
+			dry := sh(t, o, `echo ran`, "--dry-run", "--audit", c.trail)
+			if dry.code != 125 {
+				t.Errorf("--dry-run exited %d (printed %d bytes of plan) where the start refuses the trail: %s", dry.code, len(dry.stdout), strings.TrimSpace(real.stderr))
+			}
+			if dry.stderr != real.stderr {
+				t.Errorf("--dry-run's refusal differs from the start's:\n dry-run: %q\n start:   %q", dry.stderr, real.stderr)
+			}
+			if _, err := os.Stat(c.trail); err == nil {
+				t.Errorf("a trail was made at %s", c.trail)
+			}
+		})
+	}
+	// A place no run can write is planned, and nothing is made there.
+	mine := filepath.Join(workspace(t), "sub", "trail.jsonl")
+	r := sh(t, o, `echo ran`, "--dry-run", "--audit", mine)
+	mustCode(t, r, 0)
+	if _, err := os.Stat(filepath.Dir(mine)); err == nil {
+		t.Errorf("--dry-run made the trail's directory %s", filepath.Dir(mine))
+	}
+}

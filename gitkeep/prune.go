@@ -48,6 +48,14 @@ func Unprotected(store string) error {
 	return writeIfChanged(filepath.Join(store, unprotectedFile), []byte("a run without read-only packs used this repository\n"))
 }
 
+// A copy's mode says whether the workspace had the object at the last
+// prune that looked (keptPerm, as written) or not (gonePerm, set by the
+// prune that first found it gone: its ctime is then when it went).
+const (
+	keptPerm fs.FileMode = 0o444
+	gonePerm fs.FileMode = 0o400
+)
+
 // Pruned is what one Prune did.
 type Pruned struct {
 	Packed int  // copies removed: a pack of the repository holds the object
@@ -63,8 +71,8 @@ type Pruned struct {
 // Prune frees what store (the store of git dir gitDir) no longer needs to
 // hold, at a run's end, under lock (Lock's file, made exclusive here:
 // with another run of the store alive, nothing is done). A copy whose
-// workspace link is still there costs no space and stays. A copy the
-// workspace no longer has (whatever other links it has) goes when one of the repository's own packs
+// object the workspace still has stays. A copy the workspace no longer
+// has goes when one of the repository's own packs
 // (at most maxPacks: those githistory keeps read-only) holds the object,
 // verified by its bytes, or after Age. A recorded ref goes when its object
 // is in neither the store nor the repository. start is Keep's
@@ -170,17 +178,29 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline
 		if err != nil {
 			continue
 		}
-		nlink, ctime, ok := linkInfo(fi)
+		_, ctime, ok := linkInfo(fi)
 		if !ok {
 			continue
 		}
-		// The workspace still links it: no space of its own. Another link
-		// (a second store, a clone that hard-linked the objects) is not
-		// the workspace's.
-		if nlink != 1 {
-			if wi, err := os.Lstat(filepath.Join(gitDir, "objects", n, fn)); err == nil && os.SameFile(fi, wi) {
+		p := filepath.Join(dir, fn)
+		// The workspace still has the object (the twin of a copy, or the
+		// same inode, an older store's link): the copy stays, the
+		// protection against the agent deleting or writing it. A link of
+		// another (a second store, a clone's) is not the workspace's.
+		if wi, err := os.Lstat(filepath.Join(gitDir, "objects", n, fn)); err == nil && wi.Mode().IsRegular() {
+			if fi.Mode().Perm() == gonePerm {
+				os.Chmod(p, keptPerm) // back: its age counts from its next going
+			}
+			continue
+		}
+		if fi.Mode().Perm() != gonePerm {
+			// First seen gone from the workspace: the mode marks it and
+			// the chmod sets its ctime, from which Age counts (the agent
+			// cannot reach the store to set it back).
+			if err := os.Chmod(p, gonePerm); err != nil {
 				continue
 			}
+			ctime = time.Now().UnixNano()
 		}
 		packs, _ := open()
 		switch {
@@ -191,7 +211,7 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline
 		default:
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, fn)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return true, fmt.Errorf("gitkeep: %w", err)
 		}
 	}

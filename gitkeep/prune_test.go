@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -63,7 +62,7 @@ func start(t *testing.T, st, g string) (*os.File, Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := MaxLinks
+	budget := NewBudget()
 	res, err := Keep(st, g, &budget)
 	if err != nil {
 		t.Fatal(err)
@@ -71,17 +70,17 @@ func start(t *testing.T, st, g string) (*os.File, Result) {
 	return lock, res
 }
 
-// copies counts the store's object copies and those only the store links.
+// copies counts the store's object copies and those whose object the
+// workspace (the git dir its alternates names) no longer has.
 func copies(t *testing.T, st string) (all, own int) {
 	t.Helper()
+	alt, _ := os.ReadFile(filepath.Join(st, "objects", "info", "alternates"))
+	ws := strings.TrimSpace(string(alt))
 	ps, _ := filepath.Glob(filepath.Join(st, "objects", "??", "*"))
 	for _, p := range ps {
-		var s syscall.Stat_t
-		if syscall.Lstat(p, &s) == nil {
-			all++
-			if s.Nlink == 1 {
-				own++
-			}
+		all++
+		if _, err := os.Lstat(filepath.Join(ws, filepath.Base(filepath.Dir(p)), filepath.Base(p))); err != nil {
+			own++
 		}
 	}
 	return all, own
@@ -361,7 +360,7 @@ func BenchmarkPruneUnchanged(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		budget := MaxLinks
+		budget := NewBudget()
 		res, err := Keep(st, g, &budget)
 		if err != nil {
 			b.Fatal(err)
@@ -493,4 +492,48 @@ func keptLoose(t *testing.T, ws string) (g, st string, n int, ids [][]byte, loos
 		ids = append(ids, id)
 	}
 	return g, st, n, ids, loose
+}
+
+// TestPruneMarksGoing: a copy whose object the workspace no longer has is
+// marked (gonePerm: its ctime, when it went, starts Age) and unmarked when
+// the workspace has the object again; a copy (nlink 1) the workspace
+// still has is never pruned, packs or not.
+func TestPruneMarksGoing(t *testing.T) {
+	ws, _ := gitRepo(t)
+	g, st, n, _, loose := keptLoose(t, ws)
+	saved := map[string][]byte{}
+	for _, p := range loose {
+		saved[p], _ = os.ReadFile(p)
+		os.Remove(p)
+	}
+	lock, res := start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed+p.Aged != 0 {
+		t.Fatalf("pruned: %+v", p)
+	}
+	perms := func() (gone, kept int) {
+		ps, _ := filepath.Glob(filepath.Join(st, "objects", "??", "*"))
+		for _, p := range ps {
+			fi, _ := os.Lstat(p)
+			switch fi.Mode().Perm() {
+			case gonePerm:
+				gone++
+			case keptPerm:
+				kept++
+			}
+		}
+		return
+	}
+	if gone, _ := perms(); gone != n {
+		t.Fatalf("%d of %d copies marked gone", gone, n)
+	}
+	for p, b := range saved {
+		os.WriteFile(p, b, 0o444)
+	}
+	lock, res = start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now().Add(2*Age)); p.Packed+p.Aged != 0 {
+		t.Fatalf("pruned copies the workspace has: %+v", p)
+	}
+	if _, kept := perms(); kept != n {
+		t.Fatalf("%d of %d copies unmarked", kept, n)
+	}
 }

@@ -30,7 +30,7 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (note
 		return nil, nil
 	}
 	base := filepath.Join(stateDir, statedir.GitKept)
-	budget := gitkeep.MaxLinks
+	budget := gitkeep.NewBudget()
 	repos = keptOrder(roots, repos)
 	if len(repos) > maxKeptRepos {
 		// The agent can leave thousands of repositories in a writable
@@ -65,12 +65,24 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (note
 		switch {
 		case err != nil:
 			notes = append(notes, fmt.Sprintf("git: the loose objects and refs of %s are not kept outside the sandbox: %v", d, err))
-		case res.CrossFS:
-			notes = append(notes, fmt.Sprintf("git: the loose objects of %s are not kept outside the sandbox: %s is on another file system (its refs are)", d, base))
 		case res.PackedUnread:
 			notes = append(notes, fmt.Sprintf("git: the packed refs of %s are not recorded outside the sandbox: its packed-refs is larger than %d MiB (its loose objects and loose refs are kept)", d, gitkeep.MaxPacked>>20))
 		case res.Full:
 			notes = append(notes, fmt.Sprintf("git: only %d loose objects are kept outside the sandbox at one start; the others of %s can be deleted in this run (git gc on the host packs them)", gitkeep.MaxLinks, d))
+		}
+		if err != nil {
+			continue
+		}
+		if res.CrossFS {
+			notes = append(notes, fmt.Sprintf("git: the loose objects of %s too large to copy are not kept outside the sandbox: %s is on another file system (the others are copied)", d, base))
+		}
+		if res.Linked > 0 {
+			// A link is the workspace's inode: the agent can chmod it and
+			// write it in place (copied at a later start).
+			notes = append(notes, fmt.Sprintf("git: %d loose objects of %s are kept outside the sandbox as hard links, not copies (more than %d MiB to copy at one start, or one too large): written in place in this run, they are lost", res.Linked, d, gitkeep.MaxCopyBytes>>20))
+		}
+		if res.Junk > 0 {
+			notes = append(notes, fmt.Sprintf("git: %d files of %s named like loose objects are not the objects of their names (corrupt, or not git's): not kept outside the sandbox", res.Junk, filepath.Join(d, "objects")))
 		}
 	}
 	return notes, kept

@@ -118,24 +118,37 @@ type keptRepo struct {
 }
 
 // lostGitHistory is the end's look at the kept repositories: a ref the
-// start read that is gone, or a git dir gone whole, is said in one line
-// each (a notice, so in the trail too) with the command that fetches the
-// start's refs and commits back from the store. A ref that moved is not
-// said: a commit or a rebase inside moves its branch, and the store has
-// the old commit either way.
+// start read that is gone, one moved off its start commit (a reset, a
+// rebase, a forced update: the start commit is no ancestor of where it is
+// now), or a git dir gone whole, is said in one line each (a notice, so in
+// the trail too) with the command that fetches the start's refs and
+// commits back from the store (a moved ref's start value under
+// refs/jail-kept/jail/moved/). A ref moved forward (a commit inside) is
+// not said. The walk that tells the two apart is bounded (moveBudget over
+// every repository; a ref not walked by then is said).
 func lostGitHistory(kept []keptRepo) []string {
 	var out []string
+	deadline := time.Now().Add(moveBudget)
 	for _, k := range kept {
-		gone, headGone := gitkeep.Lost(k.refs, k.dir)
-		if len(gone) == 0 && !headGone {
+		c := gitkeep.Look(k.refs, k.dir, k.store, deadline)
+		if len(c.Gone) == 0 && len(c.Moved) == 0 && !c.HeadGone {
 			continue
 		}
-		what := fmt.Sprintf("%d refs (%s)", len(gone), shortList(gone, 4))
-		if len(gone) == 1 {
-			what = "the ref " + gone[0]
+		var what []string
+		switch {
+		case c.HeadGone:
+			what = append(what, "deleted the git dir")
+		case len(c.Gone) == 1:
+			what = append(what, "deleted the ref "+c.Gone[0])
+		case len(c.Gone) > 1:
+			what = append(what, fmt.Sprintf("deleted %d refs (%s)", len(c.Gone), shortList(c.Gone, 4)))
 		}
-		if headGone {
-			what = "the git dir"
+		switch {
+		case c.HeadGone:
+		case len(c.Moved) == 1:
+			what = append(what, "moved the ref "+c.Moved[0]+" off its start commit (not a fast-forward)")
+		case len(c.Moved) > 1:
+			what = append(what, fmt.Sprintf("moved %d refs off their start commits (not fast-forwards: %s)", len(c.Moved), shortList(c.Moved, 4)))
 		}
 		git := "git --git-dir=" + k.dir
 		first := git + " init --bare && "
@@ -143,13 +156,19 @@ func lostGitHistory(kept []keptRepo) []string {
 			git = "git -C " + filepath.Dir(k.dir)
 			first = git + " init && "
 		}
-		if !headGone {
+		if !c.HeadGone {
 			first = ""
 		}
-		out = append(out, fmt.Sprintf("git: this run deleted %s of %s; the start's refs and commits are kept, to fetch back: %s%s fetch %s '+refs/*:refs/jail-kept/*'", what, k.dir, first, git, k.store))
+		out = append(out, fmt.Sprintf("git: this run %s of %s; the start's refs and commits are kept, to fetch back: %s%s fetch %s '+refs/*:refs/jail-kept/*'", strings.Join(what, " and "), k.dir, first, git, k.store))
 	}
 	return out
 }
+
+// moveBudget bounds the end's walks of commits telling a moved ref from a
+// forced one (gitkeep.Look): a commit inside moves its branch one commit
+// (one object read); a reset to an old commit walks at most a few
+// thousand.
+const moveBudget = 100 * time.Millisecond
 
 func shortList(s []string, n int) string {
 	if len(s) <= n {

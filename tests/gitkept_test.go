@@ -266,3 +266,45 @@ git cat-file -p HEAD >/dev/null 2>&1 && echo intact || echo overwritten
 		t.Errorf("fsck after the recovery: %v\n%s", err, out)
 	}
 }
+
+// TestGitKeptMovedRef (lane gitkeep3): a run that commits says nothing of
+// git; a run that resets main to an older commit and amends side says
+// both refs moved, with the fetch command, and that fetch (after a later
+// start recorded the new values) brings their start commits back under
+// refs/jail-kept/jail/moved/. Seen failing on main's binary (e21fcff): no
+// line, and the later start's record named the new commits only.
+func TestGitKeptMovedRef(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	main, side := keptRepo(t, h, ws)
+	r := h.run(t, ws, `cd "$2"
+echo c > c && git add c && git -c commit.gpgsign=false -c user.name=a -c user.email=a@a commit -q -m c
+`, nil, ws)
+	if r.code != 0 || strings.Contains(r.stderr, "this run") {
+		t.Fatalf("a commit inside: exit %d, said:\n%s", r.code, r.stderr)
+	}
+	main2 := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "main"))
+	if main2 == main {
+		t.Fatal("the commit inside did not land")
+	}
+	os.Remove(h.trail)
+	r = h.run(t, ws, `cd "$2"
+git reset -q --hard HEAD~2
+git checkout -q side && git -c commit.gpgsign=false -c user.name=a -c user.email=a@a commit -q --amend -m amended && git checkout -q main
+`, nil, ws)
+	if want := "this run moved 2 refs off their start commits (not fast-forwards: refs/heads/main, refs/heads/side) of " + filepath.Join(ws, ".git"); r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, no %q:\n%s", r.code, want, r.stderr)
+	}
+	os.Remove(h.trail)
+	if r := h.run(t, ws, "true\n", nil, ws); r.code != 0 {
+		t.Fatalf("later run: exit %d\n%s", r.code, r.stderr)
+	}
+	if out, err := recoverKept(t, h, ws); err != nil {
+		t.Fatalf("recovery fetch: %v\n%s", err, out)
+	}
+	for ref, want := range map[string]string{"refs/jail-kept/jail/moved/heads/main": main2, "refs/jail-kept/jail/moved/heads/side": side} {
+		if got, _ := h.git(ws, "rev-parse", "-q", "--verify", ref); strings.TrimSpace(got) != want {
+			t.Errorf("%s is %q, want %s", ref, got, want)
+		}
+	}
+}

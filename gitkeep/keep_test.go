@@ -270,7 +270,8 @@ func TestKeepFanoutSwapped(t *testing.T) {
 func TestKeepPastByteBudget(t *testing.T) {
 	g := fakeRepo(t)
 	st := Store(t.TempDir(), g)
-	budget := Budget{Objects: MaxLinks, Bytes: 1}
+	budget := NewBudget()
+	budget.Bytes = 1
 	res, err := Keep(st, g, &budget)
 	if err != nil || res.Copied != 1 || res.Linked != 2 {
 		t.Fatalf("Keep: %+v %v", res, err)
@@ -330,11 +331,13 @@ func TestKeepSkipsUnchangedAndLinks(t *testing.T) {
 func TestKeepBudget(t *testing.T) {
 	g := fakeRepo(t)
 	st := Store(t.TempDir(), g)
-	budget := Budget{Objects: 2, Bytes: MaxCopyBytes}
+	budget := NewBudget()
+	budget.Objects = 2
 	res, err := Keep(st, g, &budget)
 	if err != nil || res.Copied != 2 || !res.Full || budget.Objects != 0 {
 		t.Fatalf("Keep: %+v %v budget %+v", res, err, budget)
 	}
+	budget = NewBudget()
 	budget.Objects = 5
 	if res, err = Keep(st, g, &budget); err != nil || res.Copied != 1 || res.Full {
 		t.Fatalf("next Keep: %+v %v", res, err)

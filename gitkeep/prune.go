@@ -52,7 +52,7 @@ func Unprotected(store string) error {
 // prune that looked (keptPerm, as written) or not (gonePerm, set by the
 // prune that first found it gone: its ctime is then when it went).
 const (
-	keptPerm fs.FileMode = 0o444
+	keptPerm fs.FileMode = 0o600
 	gonePerm fs.FileMode = 0o400
 )
 

@@ -79,7 +79,7 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (note
 		if res.Linked > 0 {
 			// A link is the workspace's inode: the agent can chmod it and
 			// write it in place (copied at a later start).
-			notes = append(notes, fmt.Sprintf("git: %d loose objects of %s are kept outside the sandbox as hard links, not copies (more than %d MiB to copy at one start, or one too large): written in place in this run, they are lost", res.Linked, d, gitkeep.MaxCopyBytes>>20))
+			notes = append(notes, fmt.Sprintf("git: %d loose objects of %s are kept outside the sandbox as hard links, not copies (more than one start copies, %d MiB or %d ms, or one too large; copied at the next starts): written in place in this run, they are lost", res.Linked, d, gitkeep.MaxCopyBytes>>20, gitkeep.MaxCopyTime.Milliseconds()))
 		}
 		if res.Junk > 0 {
 			notes = append(notes, fmt.Sprintf("git: %d files of %s named like loose objects are not the objects of their names (corrupt, or not git's): not kept outside the sandbox", res.Junk, filepath.Join(d, "objects")))

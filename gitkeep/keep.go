@@ -173,7 +173,7 @@ const MaxCopyTime = 150 * time.Millisecond
 
 // minCopies objects a start copies whatever the time (a load spike in
 // the copy of a usual start's few new objects does not leave them links).
-const minCopies = 256
+const minCopies = 32
 
 // Budget is what one start may still keep, over every repository.
 type Budget struct {

@@ -24,7 +24,8 @@
 // workspace has it (loose objects are the few since the last gc; the prune
 // frees a copy once a pack holds it). An object larger than maxCopyObject,
 // or past a start's MaxCopyBytes, is hard-linked (kept against deletion
-// only; copied at a later start while the workspace still has it). Loose
+// only; copied at a later start while the workspace still has it). A
+// store holds at most MaxStoreBytes of objects (said past it). Loose
 // objects and a state directory on different file systems: the copies are
 // made, only a link cannot be (Result.CrossFS).
 //
@@ -88,11 +89,14 @@ type Result struct {
 	// Linked are the objects linked at this start (kept against deletion,
 	// not a write in place): larger than maxCopyObject, or past
 	// MaxCopyBytes (copied at a later start).
-	Linked  int
-	Junk    int  // files named like an object that are not that object: not kept
-	Full    bool // the budget ran out: some objects are kept at a later start
-	CrossFS bool // the store is on another file system: objects to link not kept
-	Refs    int  // refs recorded (with those recorded before)
+	Linked int
+	Junk   int // files named like an object that are not that object: not kept
+	// StoreFull: the store holds MaxStoreBytes of copies: new objects
+	// are not kept.
+	StoreFull bool
+	Full      bool // the budget ran out: some objects are kept at a later start
+	CrossFS   bool // the store is on another file system: objects to link not kept
+	Refs      int  // refs recorded (with those recorded before)
 	// PackedUnread: packed-refs is larger than MaxPacked, so its refs are
 	// not recorded (the loose ones and the objects are).
 	PackedUnread bool
@@ -171,6 +175,18 @@ const maxCopyObject = 16 << 20
 // MaxCopyBytes, and copied at the next starts.
 const MaxCopyTime = 150 * time.Millisecond
 
+// MaxStoreBytes bounds the bytes of the copies one store holds: the
+// agent can write objects (git hash-object -w of anything) and delete
+// them, run after run, each kept Age. Past it, a start keeps no new object
+// of the repository (said): the user's git gc on the host packs the loose
+// objects, and the end's prune then frees the copies a pack holds.
+const MaxStoreBytes = 1 << 30
+
+// bytesFile, in a store, holds the bytes of its copies: added to by each
+// start's copies, taken from by each prune, and counted again by a prune
+// that looks at the whole store (once a day).
+const bytesFile = "kept-bytes"
+
 // minCopies objects a start copies whatever the time (a load spike in
 // the copy of a usual start's few new objects does not leave them links).
 const minCopies = 32
@@ -220,6 +236,8 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 		return nil
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	used := readBytes(store)
+	usedAtStart := used
 	seenPath := filepath.Join(store, seenFile)
 	var seen [256]int64
 	old, _ := os.ReadFile(seenPath)
@@ -249,7 +267,7 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 			continue // unchanged since the last start
 		}
 		seen[x] = 0
-		done, err := keepDir(sub, n, filepath.Join(objs, n), budget, res)
+		done, err := keepDir(sub, n, filepath.Join(objs, n), budget, &used, res)
 		sub.Close()
 		if err != nil {
 			return err
@@ -266,12 +284,32 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 			fmt.Fprintf(&out, "%02x %d\n", i, t)
 		}
 	}
+	if used != usedAtStart {
+		if err := writeBytes(store, used); err != nil {
+			return err
+		}
+	}
 	return writeIfChanged(seenPath, out.Bytes())
+}
+
+// readBytes is bytesFile's count (0 when absent or unreadable: the next
+// whole prune counts again).
+func readBytes(store string) int64 {
+	b, _ := os.ReadFile(filepath.Join(store, bytesFile))
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+func writeBytes(store string, n int64) error {
+	return writeIfChanged(filepath.Join(store, bytesFile), []byte(strconv.FormatInt(max(n, 0), 10)+"\n"))
 }
 
 // keepDir keeps the objects of one fan-out directory (sub, named n) in
 // the store's directory dd; false when some are left for a later start.
-func keepDir(sub *os.File, n, dd string, budget *Budget, res *Result) (bool, error) {
+func keepDir(sub *os.File, n, dd string, budget *Budget, used *int64, res *Result) (bool, error) {
 	files, err := sub.ReadDir(-1)
 	if err != nil {
 		return false, nil
@@ -303,7 +341,13 @@ func keepDir(sub *os.File, n, dd string, budget *Budget, res *Result) (bool, err
 			res.Full = true
 			return false, nil
 		}
-		k, later, err := keepOne(int(sub.Fd()), fn, n+fn, dst, have, budget)
+		if *used >= MaxStoreBytes {
+			// Neither a copy nor a link (a link too is the store's bytes
+			// once the workspace's name goes).
+			res.StoreFull = true
+			return false, nil
+		}
+		k, later, err := keepOne(int(sub.Fd()), fn, n+fn, dst, have, budget, used)
 		if err != nil {
 			return false, err
 		}
@@ -341,14 +385,20 @@ const (
 // start's copy budget is spent. have is dst when it is a link already.
 // later: a later start should try it again (a copy the budget left for
 // it; gone or unreadable now).
-func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget) (k kept, later bool, err error) {
+func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget, used *int64) (k kept, later bool, err error) {
 	if budget.Bytes <= 0 || (budget.copies >= minCopies && time.Now().After(budget.Until)) {
 		// Past the copy budget: a link, as cheap as a link can be (not
 		// even opened), copied and checked at a later start.
 		if have != nil {
 			return skipped, true, nil
 		}
-		return linkOne(dirfd, name, dst, nil), true, nil
+		k := linkOne(dirfd, name, dst, nil)
+		if k == linked {
+			if li, err := os.Lstat(dst); err == nil {
+				*used += li.Size()
+			}
+		}
+		return k, true, nil
 	}
 	// The workspace's file: no link followed, no FIFO waited for, a
 	// regular file only.
@@ -383,7 +433,11 @@ func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget) 
 		if have != nil {
 			return skipped, false, nil
 		}
-		return linkOne(dirfd, name, dst, fi), false, nil
+		k := linkOne(dirfd, name, dst, fi)
+		if k == linked {
+			*used += fi.Size()
+		}
+		return k, false, nil
 	}
 	b, err := io.ReadAll(io.NewSectionReader(f, 0, fi.Size()))
 	if err != nil {
@@ -397,6 +451,9 @@ func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget) 
 	budget.copies++
 	if err := writeCopy(dst, b); err != nil {
 		return skipped, true, err
+	}
+	if have == nil { // a link replaced was counted when made
+		*used += int64(len(b))
 	}
 	return copied, false, nil
 }

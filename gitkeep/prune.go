@@ -117,6 +117,10 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			full = false
 		}
 	}
+	// The bytes of the copies looked at (kept) and freed: a whole look
+	// counts the store's bytes again (bytesFile).
+	var sizes [2]int64
+	wholeLook := full
 	objs := filepath.Join(store, "objects")
 	for x := 0; x < 256; x++ {
 		if !full && last[x] != 0 && last[x] == start[x] {
@@ -129,7 +133,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			}
 			continue
 		}
-		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, now, deadline, &res)
+		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, now, deadline, &res, &sizes)
 		if err != nil {
 			return res, err
 		}
@@ -151,6 +155,15 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 	if err := writeIfChanged(filepath.Join(store, prunedFile), out.Bytes()); err != nil {
 		return res, err
 	}
+	if wholeLook && full {
+		if err := writeBytes(store, sizes[0]); err != nil {
+			return res, err
+		}
+	} else if sizes[1] > 0 {
+		if err := writeBytes(store, readBytes(store)-sizes[1]); err != nil {
+			return res, err
+		}
+	}
 	if full {
 		if err := writeIfChanged(filepath.Join(store, fullFile), []byte(strconv.FormatInt(now.UnixNano(), 10)+"\n")); err != nil {
 			return res, err
@@ -161,7 +174,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 
 // pruneDir looks at the copies in one store directory; false when the
 // deadline came first.
-func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline time.Time, res *Pruned) (bool, error) {
+func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline time.Time, res *Pruned, sizes *[2]int64) (bool, error) {
 	files, err := os.ReadDir(dir)
 	if err != nil {
 		return true, nil
@@ -178,6 +191,7 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline
 		if err != nil {
 			continue
 		}
+		sizes[0] += fi.Size()
 		_, ctime, ok := linkInfo(fi)
 		if !ok {
 			continue
@@ -214,6 +228,8 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return true, fmt.Errorf("gitkeep: %w", err)
 		}
+		sizes[0] -= fi.Size()
+		sizes[1] += fi.Size()
 	}
 	os.Remove(dir) // only when empty
 	return true, nil

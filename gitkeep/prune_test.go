@@ -537,3 +537,40 @@ func TestPruneMarksGoing(t *testing.T) {
 		t.Fatalf("%d of %d copies unmarked", kept, n)
 	}
 }
+
+// TestStoreBound (lane gitkeep3): a store holding MaxStoreBytes of copies
+// keeps no new object (StoreFull: the agent writing and deleting objects
+// run after run fills it no further), and a whole prune counts the store's
+// bytes again. main (e21fcff) had no bound: every object was linked,
+// whatever the store held; seen failing with the StoreFull check removed.
+func TestStoreBound(t *testing.T) {
+	ws, _ := gitRepo(t)
+	g, st, n, _, _ := keptLoose(t, ws)
+	var sum int64
+	ps, _ := filepath.Glob(filepath.Join(st, "objects", "??", "*"))
+	for _, p := range ps {
+		fi, _ := os.Lstat(p)
+		sum += fi.Size()
+	}
+	if got := readBytes(st); got != sum || n == 0 {
+		t.Fatalf("kept-bytes %d after the first start, the copies hold %d", got, sum)
+	}
+	writeBytes(st, MaxStoreBytes)
+	p := writeBlob(t, g, "new object\n")
+	lock, res := start(t, st, g)
+	if !res.StoreFull || res.Copied+res.Linked != 0 {
+		t.Fatalf("a full store kept more: %+v", res)
+	}
+	if _, err := os.Lstat(storePath(st, p)); err == nil {
+		t.Fatal("the new object was kept")
+	}
+	end(t, lock, st, g, res, time.Now()) // a whole look (the first prune)
+	if got := readBytes(st); got != sum {
+		t.Fatalf("kept-bytes %d after a whole prune, the copies hold %d", got, sum)
+	}
+	lock, res = start(t, st, g)
+	lock.Close()
+	if res.StoreFull || res.Copied != 1 {
+		t.Fatalf("after the count: %+v", res)
+	}
+}

@@ -81,6 +81,9 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (note
 			// write it in place (copied at a later start).
 			notes = append(notes, fmt.Sprintf("git: %d loose objects of %s are kept outside the sandbox as hard links, not copies (more than one start copies, %d MiB or %d ms, or one too large; copied at the next starts): written in place in this run, they are lost", res.Linked, d, gitkeep.MaxCopyBytes>>20, gitkeep.MaxCopyTime.Milliseconds()))
 		}
+		if res.StoreFull {
+			notes = append(notes, fmt.Sprintf("git: the store of %s holds %d MiB of kept objects: its new loose objects are not kept outside the sandbox (git gc on the host packs them; the store then frees what a pack holds)", d, gitkeep.MaxStoreBytes>>20))
+		}
 		if res.Junk > 0 {
 			notes = append(notes, fmt.Sprintf("git: %d files of %s named like loose objects are not the objects of their names (corrupt, or not git's): not kept outside the sandbox", res.Junk, filepath.Join(d, "objects")))
 		}

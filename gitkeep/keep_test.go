@@ -86,7 +86,7 @@ func storePath(st, p string) string {
 func TestKeepCopiesAndRecords(t *testing.T) {
 	g := fakeRepo(t)
 	st := Store(t.TempDir(), g)
-	budget := NewBudget()
+	budget := testBudget()
 	res, err := Keep(st, g, &budget)
 	if err != nil || res.Copied != 3 || res.Linked != 0 || res.CrossFS || res.Full {
 		t.Fatalf("Keep: %+v %v", res, err)
@@ -151,7 +151,7 @@ func mustRead(t *testing.T, p string) []byte {
 func TestKeepOverwrittenInPlace(t *testing.T) {
 	g := fakeRepo(t)
 	st := Store(t.TempDir(), g)
-	budget := NewBudget()
+	budget := testBudget()
 	if _, err := Keep(st, g, &budget); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestKeepOverwrittenInPlace(t *testing.T) {
 	// The next start (the directory's mtime unchanged, or changed) keeps
 	// the verified copy: a corrupt workspace object is not copied over it.
 	os.Remove(filepath.Join(st, seenFile))
-	budget = NewBudget()
+	budget = testBudget()
 	if res, err := Keep(st, g, &budget); err != nil || res.Copied != 0 {
 		t.Fatalf("next Keep: %+v %v", res, err)
 	}
@@ -220,7 +220,7 @@ func TestKeepJunk(t *testing.T) {
 	os.MkdirAll(filepath.Join(g, "objects", realID[:2]), 0o755)
 	os.WriteFile(filepath.Join(g, "objects", realID[:2], realID[2:]), real, 0o444)
 	st := Store(t.TempDir(), g)
-	budget := NewBudget()
+	budget := testBudget()
 	res, err := Keep(st, g, &budget)
 	if err != nil || res.Copied != 1 || res.Linked != 0 || res.Junk != 6 {
 		t.Fatalf("Keep: %+v %v, want 1 copied, 6 junk", res, err)
@@ -253,7 +253,7 @@ func TestKeepFanoutSwapped(t *testing.T) {
 	}
 	defer func() { keepHook = nil }()
 	st := Store(t.TempDir(), g)
-	budget := NewBudget()
+	budget := testBudget()
 	if _, err := Keep(st, g, &budget); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestKeepFanoutSwapped(t *testing.T) {
 func TestKeepPastByteBudget(t *testing.T) {
 	g := fakeRepo(t)
 	st := Store(t.TempDir(), g)
-	budget := NewBudget()
+	budget := testBudget()
 	budget.Bytes = 1
 	res, err := Keep(st, g, &budget)
 	if err != nil || res.Copied != 1 || res.Linked != 2 {
@@ -289,7 +289,7 @@ func TestKeepPastByteBudget(t *testing.T) {
 	}
 	os.Chmod(bad, 0o644)
 	os.WriteFile(bad, []byte("junk"), 0o644)
-	budget = NewBudget()
+	budget = testBudget()
 	if res, err = Keep(st, g, &budget); err != nil || res.Copied != 1 || res.Junk != 1 || res.Linked != 0 {
 		t.Fatalf("next Keep: %+v %v", res, err)
 	}
@@ -312,7 +312,7 @@ func TestKeepPastByteBudget(t *testing.T) {
 func TestKeepSkipsUnchangedAndLinks(t *testing.T) {
 	g := fakeRepo(t)
 	st := Store(t.TempDir(), g)
-	budget := NewBudget()
+	budget := testBudget()
 	if _, err := Keep(st, g, &budget); err != nil {
 		t.Fatal(err)
 	}
@@ -348,13 +348,13 @@ func TestKeepSkipsUnchangedAndLinks(t *testing.T) {
 func TestKeepBudget(t *testing.T) {
 	g := fakeRepo(t)
 	st := Store(t.TempDir(), g)
-	budget := NewBudget()
+	budget := testBudget()
 	budget.Objects = 2
 	res, err := Keep(st, g, &budget)
 	if err != nil || res.Copied != 2 || !res.Full || budget.Objects != 0 {
 		t.Fatalf("Keep: %+v %v budget %+v", res, err, budget)
 	}
-	budget = NewBudget()
+	budget = testBudget()
 	budget.Objects = 5
 	if res, err = Keep(st, g, &budget); err != nil || res.Copied != 1 || res.Full {
 		t.Fatalf("next Keep: %+v %v", res, err)
@@ -379,13 +379,13 @@ func BenchmarkKeepUnchanged(b *testing.B) {
 	os.WriteFile(filepath.Join(g, "refs", "heads", "main"), []byte(id1+"\n"), 0o644)
 	os.WriteFile(filepath.Join(g, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
 	st := Store(b.TempDir(), g)
-	budget := NewBudget()
+	budget := testBudget()
 	if _, err := Keep(st, g, &budget); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		budget := NewBudget()
+		budget := testBudget()
 		if res, err := Keep(st, g, &budget); err != nil || res.Copied+res.Linked != 0 {
 			b.Fatalf("%+v %v", res, err)
 		}
@@ -429,7 +429,7 @@ func TestKeepRefusesBadRefNames(t *testing.T) {
 	os.WriteFile(filepath.Join(g, "refs", "heads", "x.lock"), []byte(id2+"\n"), 0o644)
 	os.WriteFile(filepath.Join(g, "refs", "heads", "q?"), []byte(id2+"\n"), 0o644)
 	st := Store(t.TempDir(), g)
-	budget := NewBudget()
+	budget := testBudget()
 	if _, err := Keep(st, g, &budget); err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +479,7 @@ func TestKeepAgentShapedFiles(t *testing.T) {
 			st := Store(t.TempDir(), g)
 			done := make(chan string, 1)
 			go func() {
-				budget := NewBudget()
+				budget := testBudget()
 				res, _ := Keep(st, g, &budget)
 				Lost(res.Start, g)
 				done <- res.Start["refs/heads/main"]
@@ -512,7 +512,7 @@ func TestKeepPackedTooLarge(t *testing.T) {
 		fmt.Fprintf(&b, "%040x refs/tags/t%d\n", i+1, i)
 	}
 	os.WriteFile(filepath.Join(g, "packed-refs"), []byte(b.String()), 0o644)
-	budget := NewBudget()
+	budget := testBudget()
 	res, err := Keep(Store(t.TempDir(), g), g, &budget)
 	if err != nil || !res.PackedUnread || res.Start["refs/heads/main"] != id1 || res.Start["refs/tags/t0"] != "" {
 		t.Fatalf("Keep: unread %v, main %q, t0 %q, %v", res.PackedUnread, res.Start["refs/heads/main"], res.Start["refs/tags/t0"], err)
@@ -545,4 +545,28 @@ func FuzzLoose(f *testing.F) {
 			t.Fatalf("inflateLoose of a true object: %v", err)
 		}
 	})
+}
+
+// testBudget is a start's budget without its time bound: a loaded test
+// machine must not turn the fixtures' copies into links.
+func testBudget() Budget {
+	b := NewBudget()
+	b.Until = time.Now().Add(time.Hour)
+	return b
+}
+
+// TestKeepPastTime: past MaxCopyTime (and minCopies made) a start links,
+// as past MaxCopyBytes; the next start copies.
+func TestKeepPastTime(t *testing.T) {
+	g := fakeRepo(t)
+	st := Store(t.TempDir(), g)
+	budget := NewBudget()
+	budget.Until, budget.copies = time.Now().Add(-time.Second), minCopies
+	if res, err := Keep(st, g, &budget); err != nil || res.Copied != 0 || res.Linked != 3 {
+		t.Fatalf("Keep: %+v %v", res, err)
+	}
+	budget = testBudget()
+	if res, err := Keep(st, g, &budget); err != nil || res.Copied != 3 {
+		t.Fatalf("next Keep: %+v %v", res, err)
+	}
 }

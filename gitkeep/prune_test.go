@@ -62,7 +62,7 @@ func start(t *testing.T, st, g string) (*os.File, Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := NewBudget()
+	budget := testBudget()
 	res, err := Keep(st, g, &budget)
 	if err != nil {
 		t.Fatal(err)
@@ -360,7 +360,7 @@ func BenchmarkPruneUnchanged(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		budget := NewBudget()
+		budget := testBudget()
 		res, err := Keep(st, g, &budget)
 		if err != nil {
 			b.Fatal(err)

@@ -85,6 +85,18 @@ var LoadedAbove = []struct {
 	Dir  bool
 }{{"node_modules", true}, {"package.json", false}}
 
+// RunFromFiles are the files a program started in a directory reads
+// there to decide what to run: make's Makefile, just's and task's files,
+// uv's and pip's pyproject.toml, deno's and bun's configuration, npm's
+// .npmrc (package.json and node_modules/ are LoadedAbove's), cargo's
+// manifest (its build.rs runs), rake's and setup.py. The sandbox keeps
+// them read-only (watched while absent) in an agent's own directory
+// that a hook cds into, which cannot be read-only whole (its state).
+var RunFromFiles = []string{
+	"Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", ".justfile", "Taskfile.yml", "Taskfile.yaml",
+	"pyproject.toml", "uv.toml", "setup.py", "deno.json", "deno.jsonc", "bunfig.toml", ".npmrc", "Cargo.toml", "Rakefile",
+}
+
 // PyCache is the directory beside a python module that holds its
 // compiled code (checked against the source's size and mtime only).
 const PyCache = "__pycache__"

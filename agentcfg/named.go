@@ -30,6 +30,13 @@ type NamedFile struct {
 	// "main" or index.js, `python3 DIR` its __main__.py, `npx DIR` its
 	// bin): the caller judges the script by it.
 	Interp string `json:"interp,omitempty"`
+	// Cwd: a directory the line moves to (cd, pushd, uv's --directory)
+	// before what it runs: `cd ~/.claude/hooks && make` runs the
+	// Makefile there, `npm test` its package.json, `uv run` its
+	// pyproject.toml, a script its neighbours by relative name. What
+	// runs there reads what the directory holds, whatever the program:
+	// the caller judges it as a script's own directory.
+	Cwd bool `json:"cwd,omitempty"`
 }
 
 // dataKeys are protected keys whose values are data (approvals, trust,
@@ -81,6 +88,9 @@ func Named(t Target, data []byte, ctx Context, home string) []NamedFile {
 			if out[i].Interp == "" {
 				out[i].Interp = n.Interp
 			}
+			// A cd's directory named as a plain word elsewhere
+			// (`git -C D`) is still run from.
+			out[i].Cwd = out[i].Cwd || n.Cwd
 			return
 		}
 		if len(out) < maxNamed {
@@ -102,7 +112,7 @@ func Named(t Target, data []byte, ctx Context, home string) []NamedFile {
 				emit(NamedFile{Path: p, Key: key, Dir: true})
 			}
 			for _, c := range commandScripts(s, home, project) {
-				emit(NamedFile{Path: c.path, Key: key, Interp: c.interp})
+				emit(NamedFile{Path: c.path, Key: key, Interp: c.interp, Cwd: c.cwd})
 			}
 		})
 	}
@@ -275,9 +285,11 @@ func commandPaths(s, home, project string) []string {
 }
 
 // cmdPath is a path of a command line (commandScripts); interp is the
-// interpreter whose script it is, "" for any other word.
+// interpreter whose script it is, "" for any other word; cwd: a
+// directory the line moves to (NamedFile.Cwd).
 type cmdPath struct {
 	path, interp string
+	cwd          bool
 }
 
 // commandScripts is commandPaths with, for each path, the interpreter
@@ -292,6 +304,7 @@ func commandScripts(s, home, project string) []cmdPath {
 	words := strings.FieldsFunc(flat, isSep)
 	out := scanWords(words, home, project, nil)
 	out = append(out, packageDirs(words, home, project)...)
+	out = append(out, makeDirs(words, home, project)...)
 	if strings.ContainsAny(s, `"'\`) {
 		// Quoted or escaped spaces ("$HOME/My Scripts/x.sh", My\ Scripts):
 		// the words a shell makes, too, where they hold a space (the rest
@@ -347,7 +360,47 @@ func packageDirs(words []string, home, project string) []cmdPath {
 			abs = join(project, v)
 		}
 		if abs != "" && !strings.ContainsAny(abs, "$*?[~"+flagValueMark) {
-			out = append(out, cmdPath{abs, pm})
+			out = append(out, cmdPath{path: abs, interp: pm})
+		}
+	}
+	return out
+}
+
+// makeDirs returns the directories a build tool in words is told to
+// run in (`make -C DIR`, `ninja -C DIR`, `make --directory=DIR`), or env
+// to start its command in (`env -C DIR make`, `env --chdir=DIR`), as
+// directories run from (NamedFile.Cwd): what runs reads its Makefile
+// there, as after a cd.
+func makeDirs(words []string, home, project string) []cmdPath {
+	var out []cmdPath
+	tool, env := false, false
+	for i := 0; i < len(words); i++ {
+		switch w := words[i]; {
+		case slices.Contains([]string{"make", "gmake", "bmake", "ninja", "env"}, filepath.Base(w)):
+			tool, env = true, filepath.Base(w) == "env"
+		case env && !strings.HasPrefix(w, "-"):
+			// env's options come before its command (`env FOO=1 git -C
+			// D` is git's -C, which gitguard judges): no more of env's.
+			tool, env = false, false
+		case tool && (w == "-C" || w == "--directory" || w == "--chdir"):
+			if i+1 < len(words) && words[i+1] == flagValueMark {
+				i++
+			}
+			if i+1 >= len(words) {
+				return out
+			}
+			v := words[i+1]
+			abs, ok := anchored(v, home, project)
+			switch {
+			case ok:
+			case filepath.IsAbs(v):
+				abs = clean(v)
+			default:
+				abs = join(project, v)
+			}
+			if abs != "" && !strings.ContainsAny(abs, "$*?[~"+flagValueMark) {
+				out = append(out, cmdPath{path: abs, cwd: true})
+			}
 		}
 	}
 	return out
@@ -426,9 +479,20 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 		if w == "" || strings.ContainsAny(w, "$*?[~"+flagValueMark) {
 			return
 		}
-		out = append(out, cmdPath{clean(w), script})
+		out = append(out, cmdPath{path: clean(w), interp: script})
 	}
-	cd := ""            // the directory a cd earlier in the line moved to
+	cd := "" // the directory a cd earlier in the line moved to
+	// setCd moves the line to d (a cd's, pushd's or --directory's value)
+	// and returns it as a directory run from when w may be returned.
+	setCd := func(d, w string) {
+		cd = d
+		if (keep == nil || keep(w)) && d != "" && !strings.ContainsAny(d, "$*?[~"+flagValueMark) {
+			// Why: what the line runs after the cd reads what lies
+			// there (a Makefile, package.json, pyproject.toml, ./lib.sh):
+			// the directory counts as a script's own (NamedFile.Cwd).
+			out = append(out, cmdPath{path: clean(d), cwd: true})
+		}
+	}
 	afterCd := false    // the previous word is cd or pushd
 	wantScript := false // the previous words are an interpreter and its flags
 	value := false      // the previous word is an interpreter's flag that takes a value
@@ -472,7 +536,7 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 		case wasValue && !strings.ContainsAny(w, "/~$"):
 			switch {
 			case wasCd:
-				cd = join(project, w) // uv run --directory hooks x.py
+				setCd(join(project, w), w) // uv run --directory hooks x.py
 			case fileValue && kept:
 				// A file the interpreter loads first (node's env file
 				// can set NODE_OPTIONS: --require runs code).
@@ -526,9 +590,9 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 				// `cd ~/.claude && cd hooks && python3 h.py`: the
 				// second cd is from the first (review15f).
 				if cd != "" {
-					cd = join(cd, w)
+					setCd(join(cd, w), w)
 				} else {
-					cd = join(project, w)
+					setCd(join(project, w), w)
 				}
 				continue
 			}
@@ -564,7 +628,14 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 				}
 			}
 			if wasCd {
-				cd = join(project, w)
+				// From an earlier cd's directory when there is one
+				// (`cd ~/.claude && cd hooks/x`), as for a word
+				// without a slash; from the project otherwise.
+				if cd != "" {
+					setCd(join(cd, w), w)
+				} else {
+					setCd(join(project, w), w)
+				}
 			}
 			continue
 		}
@@ -572,7 +643,7 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 			emit(abs)
 		}
 		if wasCd && abs != "" && !strings.ContainsAny(abs, "$*?[~") {
-			cd = clean(abs)
+			setCd(clean(abs), w)
 		}
 	}
 	return out

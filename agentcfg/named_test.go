@@ -243,3 +243,38 @@ func FuzzCommandScripts(f *testing.F) {
 		}
 	})
 }
+
+// commandScripts marks the directories a line moves to (cd, pushd, uv's
+// --directory, a second cd from the first, in a quoted `bash -c` too):
+// what runs there reads what they hold (scriptdirs2: `cd ~/.claude/hooks
+// && make` named no script, and the Makefile stayed the agent's).
+func TestCommandScriptsCwd(t *testing.T) {
+	for line, want := range map[string][]string{
+		`cd ~/.claude/hooks && make`:                  {"/h/.claude/hooks"},
+		`bash -c 'cd "$HOME/.claude/t" && ./x'`:       {"/h/.claude/t"},
+		`pushd ~/.claude/srv; npm test`:               {"/h/.claude/srv"},
+		`cd ~/.claude && cd hooks/x && make`:          {"/h/.claude", "/h/.claude/hooks/x"},
+		`cd ~/.claude; cd sub; sh ./run`:              {"/h/.claude", "/h/.claude/sub"},
+		`uv run --directory ~/.claude/u x.py`:         {"/h/.claude/u"},
+		`cd "$HOME/My Hooks" && make`:                 {"/h/My", "/h/My Hooks"},
+		`make -C ~/.claude/hooks all`:                 {"/h/.claude/hooks"},
+		`/usr/bin/make --directory=~/.claude/m`:       {"/h/.claude/m"},
+		`git -C ~/.claude/repo pull`:                  nil,
+		`env -C ~/.claude/e make`:                     {"/h/.claude/e"},
+		`/usr/bin/env --chdir=~/.claude/f npm test`:   {"/h/.claude/f"},
+		`env FOO=1 git -C ~/.claude/repo pull`:        nil,
+		`echo cd ~/.claude/x`:                         {"/h/.claude/x"}, // more is safe
+		`python3 ~/.claude/hooks/h.py ~/.claude/data`: nil,
+	} {
+		var got []string
+		for _, p := range commandScripts(line, "/h", "/w") {
+			if p.cwd {
+				got = append(got, p.path)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("commandScripts(%q): run from %q, want %q", line, got, want)
+		}
+	}
+}

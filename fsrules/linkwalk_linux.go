@@ -33,6 +33,36 @@ func walkLinks(root string, skip func(dir string) bool, bad func(dir string, top
 	return walkLinksKeys(root, skip, bad, nil, each)
 }
 
+// LinkedSockets calls each for every Unix socket file under root (root
+// included when it is one) that has other hard links, with its device and
+// inode: walkLinks's walk (symlinks not followed, skip asked of every
+// directory below root, one getdents per directory), with an fstatat for
+// each socket entry only. Package sandbox finds with it the other names of
+// the host sockets it masks. It returns how many entries it saw.
+//
+// With all, every socket file is reported, whatever its link count.
+func LinkedSockets(root string, skip func(dir string) bool, all bool, each func(p string, dev, ino uint64)) int {
+	var st unix.Stat_t
+	if err := unix.Lstat(root, &st); err != nil {
+		return 0
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFSOCK:
+		if st.Nlink >= 2 || all {
+			each(root, st.Dev, st.Ino)
+		}
+		return 1
+	case unix.S_IFDIR:
+	default:
+		return 1
+	}
+	buf := dirnames.Buffer()
+	defer dirnames.Release(buf)
+	lw := linkWalk{skip: skip, each: each, buf: *buf, sockets: true, allSockets: all}
+	lw.dir(root, true)
+	return lw.n + 1
+}
+
 // walkLinksKeys is walkLinks, telling seen of every directory it reads,
 // with its key as fstat(2) gave it on the descriptor it then listed.
 func walkLinksKeys(root string, skip func(dir string) bool, bad func(dir string, top bool, err error), seen func(dir string, k dircache.Key), each func(p string, dev, ino uint64)) int {
@@ -64,6 +94,11 @@ type linkWalk struct {
 	each func(string, uint64, uint64)
 	buf  []byte
 	n    int
+	// sockets: report Unix socket files with other links instead of
+	// regular files (LinkedSockets).
+	sockets bool
+	// allSockets: every socket file, whatever its link count.
+	allSockets bool
 }
 
 // dir checks the files of dir, then walks its subdirectories.
@@ -136,9 +171,17 @@ func (lw *linkWalk) read(dir string) ([]string, error) {
 			case unix.DT_DIR:
 				subs = append(subs, string(raw))
 				continue
-			case unix.DT_REG, unix.DT_UNKNOWN:
+			case unix.DT_UNKNOWN:
+			case unix.DT_REG:
+				if lw.sockets {
+					continue
+				}
+			case unix.DT_SOCK:
+				if !lw.sockets {
+					continue
+				}
 			default:
-				continue // a symlink, device, fifo or socket: no file's other name
+				continue // a symlink, device or fifo: no file's other name
 			}
 			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 				if err == unix.ENOENT {
@@ -152,7 +195,11 @@ func (lw *linkWalk) read(dir string) ([]string, error) {
 			case unix.S_IFDIR:
 				subs = append(subs, string(raw))
 			case unix.S_IFREG:
-				if st.Nlink >= 2 {
+				if st.Nlink >= 2 && !lw.sockets {
+					lw.each(join(dir, name), st.Dev, st.Ino)
+				}
+			case unix.S_IFSOCK:
+				if lw.sockets && (st.Nlink >= 2 || lw.allSockets) {
 					lw.each(join(dir, name), st.Dev, st.Ino)
 				}
 			}

@@ -43,6 +43,35 @@ func walkLinks(root string, skip func(dir string) bool, bad func(dir string, top
 	return n
 }
 
+// LinkedSockets: see linkwalk_linux.go (this is the portable, slower walk).
+func LinkedSockets(root string, skip func(dir string) bool, all bool, each func(p string, dev, ino uint64)) int {
+	n := 0
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		n++
+		if d.IsDir() {
+			if p != root && skip != nil && skip(p) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSocket == 0 {
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode()&fs.ModeSocket != 0 && (st.Nlink >= 2 || all) {
+			each(p, uint64(st.Dev), uint64(st.Ino))
+		}
+		return nil
+	})
+	return n
+}
+
 // walkLinksKeys is walkLinks; seen is not called (no cache here).
 func walkLinksKeys(root string, skip func(dir string) bool, bad func(dir string, top bool, err error), _ func(string, dircache.Key), each func(p string, dev, ino uint64)) int {
 	return walkLinks(root, skip, bad, each)

@@ -94,8 +94,9 @@ func TestScanHistoryBound(t *testing.T) {
 		t.Errorf("no note of the directory made read-only whole: %v", p.Notes)
 	}
 
-	// Spread over repositories of WholePackDir each: MaxHistoryPacks
-	// pairs, the rest said.
+	// Spread over repositories of WholePackDir each, more than
+	// MaxHistoryPacks in all: every pack kept, pack by pack while the
+	// budget of 2*MaxHistoryPacks mounts lasts, the rest whole.
 	ws = tmp(t)
 	repo(t, ws)
 	var found []string
@@ -110,15 +111,113 @@ func TestScanHistoryBound(t *testing.T) {
 		}
 	}
 	p = Scan(Input{Writable: []string{ws}, Workspace: ws, Found: append(found, filepath.Join(ws, ".git"))})
-	if len(p.History) != 2*MaxHistoryPacks {
-		t.Errorf("history has %d entries, want %d", len(p.History), 2*MaxHistoryPacks)
+	if len(p.History) > 2*MaxHistoryPacks {
+		t.Errorf("history has %d entries, more than %d", len(p.History), 2*MaxHistoryPacks)
+	}
+	for r := 0; r*WholePackDir <= MaxHistoryPacks; r++ {
+		for i := 0; i < WholePackDir; i++ {
+			if f := filepath.Join(ws, fmt.Sprintf("r%d", r), ".git", "objects", "pack", fmt.Sprintf("pack-%03d.pack", i)); !historyCovers(p.History, f) {
+				t.Fatalf("%s not kept", f)
+			}
+		}
 	}
 	said = false
 	for _, n := range p.Notes {
-		said = said || strings.Contains(n, "only the workspace's repository's and then the oldest")
+		said = said || strings.Contains(n, "1 pack directories are read-only whole")
 	}
 	if !said {
-		t.Errorf("no note of the packs left: %v", p.Notes)
+		t.Errorf("no note of the directory made whole: %v", p.Notes)
+	}
+}
+
+// TestScanHistoryBoundNested: the agent plants its packs in run 1 in six
+// nested repositories of WholePackDir packs each (none made whole, more
+// than MaxHistoryPacks in all), before the user's gc on the host packs a
+// nested repository of the user's: its new pack, newer than every planted
+// one, was left deletable (the workspace's own first, then the oldest by
+// ctime). Seen failing on main's scan.go (e4c1d18): vendor's pack was not
+// in Plan.History.
+func TestScanHistoryBoundNested(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	git(t, ws, "gc", "-q")
+	vendor := filepath.Join(ws, "vendor", "lib")
+	repo(t, vendor)
+	found := []string{filepath.Join(ws, ".git"), filepath.Join(vendor, ".git")}
+	for r := 0; r < 6; r++ {
+		n := filepath.Join(ws, fmt.Sprintf("p%d", r))
+		repo(t, n)
+		found = append(found, filepath.Join(n, ".git"))
+		for i := 0; i < WholePackDir; i++ {
+			for _, ext := range []string{".pack", ".idx"} {
+				write(t, filepath.Join(n, ".git", "objects", "pack", fmt.Sprintf("pack-%040x%s", i, ext)), "x", 0o444)
+			}
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // a later ctime on any clock granularity
+	git(t, vendor, "gc", "-q")
+	real, _ := filepath.Glob(filepath.Join(vendor, ".git", "objects", "pack", "pack-*.pack"))
+	own, _ := filepath.Glob(filepath.Join(ws, ".git", "objects", "pack", "pack-*.pack"))
+	if len(real) != 1 || len(own) != 1 {
+		t.Fatalf("git gc made %d and %d packs", len(real), len(own))
+	}
+	p := Scan(Input{Writable: []string{ws}, Workspace: ws, Found: found})
+	for _, f := range append(real, own...) {
+		if !historyCovers(p.History, f) {
+			t.Errorf("the real pack %s is not kept read-only past the bound (history has %d entries)", f, len(p.History))
+		}
+		for _, h := range p.History {
+			if h.Dir && strings.HasPrefix(f, h.Path+"/") {
+				t.Errorf("%s made read-only whole: git fetch there would fail, while planted ones are taken pack by pack", h.Path)
+			}
+		}
+	}
+}
+
+// TestScanHistoryBoundDirs: past 2*MaxHistoryPacks pack directories the
+// rest is left, said in one line naming how many; the workspace's own and
+// the shallowest directories are kept first; never more mounts than the
+// budget.
+func TestScanHistoryBoundDirs(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	git(t, ws, "gc", "-q")
+	own, _ := filepath.Glob(filepath.Join(ws, ".git", "objects", "pack", "pack-*.pack"))
+	found := []string{filepath.Join(ws, ".git")}
+	// Git dirs as IsGitDir knows them (HEAD, objects, refs), one pack each.
+	const n = 2*MaxHistoryPacks + 10
+	for r := 0; r < n; r++ {
+		d := filepath.Join(ws, fmt.Sprintf("d%04d", r), ".git")
+		write(t, filepath.Join(d, "HEAD"), "ref: refs/heads/main\n", 0o644)
+		os.MkdirAll(filepath.Join(d, "refs"), 0o755)
+		for _, ext := range []string{".pack", ".idx"} {
+			write(t, filepath.Join(d, "objects", "pack", "pack-1"+ext), "x", 0o444)
+		}
+		found = append(found, d)
+	}
+	deep := filepath.Join(ws, "a", "b", ".git")
+	write(t, filepath.Join(deep, "HEAD"), "ref: refs/heads/main\n", 0o644)
+	os.MkdirAll(filepath.Join(deep, "refs"), 0o755)
+	for _, ext := range []string{".pack", ".idx"} {
+		write(t, filepath.Join(deep, "objects", "pack", "pack-1"+ext), "x", 0o444)
+	}
+	found = append(found, deep)
+	p := Scan(Input{Writable: []string{ws}, Workspace: ws, Found: found})
+	if len(p.History) > 2*MaxHistoryPacks {
+		t.Errorf("history has %d entries, more than %d", len(p.History), 2*MaxHistoryPacks)
+	}
+	if !historyCovers(p.History, own[0]) {
+		t.Errorf("the workspace's own pack %s is not kept", own[0])
+	}
+	if historyCovers(p.History, filepath.Join(deep, "objects", "pack", "pack-1.pack")) {
+		t.Errorf("the deepest pack directory kept before shallower ones")
+	}
+	said := false
+	for _, l := range p.Notes {
+		said = said || strings.Contains(l, fmt.Sprintf("the packs of %d are not read-only", n+2-2*MaxHistoryPacks))
+	}
+	if !said {
+		t.Errorf("no note of the directories left: %v", p.Notes)
 	}
 }
 

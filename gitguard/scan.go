@@ -2,12 +2,10 @@ package gitguard
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jail-sandbox/jail/hostpath"
@@ -81,7 +79,6 @@ type scanner struct {
 	plan     Plan
 	ro, hide map[string]Protect
 	packs    []Protect       // Plan.History's candidates: each pack's .idx, then its .pack
-	morePack bool            // packs past MaxHistoryPacks were left
 	packDirs map[string]bool // pack directories taken (resolved)
 	links    map[string]Protect
 	absent   map[string]Protect
@@ -158,9 +155,6 @@ func Scan(in Input) Plan {
 	s.plan.ReadOnly, s.plan.Hide, s.plan.Absent, s.plan.Watch = sorted(s.ro), sorted(s.hide), sorted(s.absent), sorted(s.watch)
 	s.plan.Links = sorted(s.links)
 	s.plan.History = s.keepPacks()
-	if s.morePack {
-		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: past %d packs, only the workspace's repository's and then the oldest are read-only; the others' history can be deleted in this run (git gc on the host packs them into one)", MaxHistoryPacks))
-	}
 	for d := range s.g.Dirs {
 		s.plan.Observe = append(s.plan.Observe, d)
 	}
@@ -533,73 +527,120 @@ func (s *scanner) history(d string) {
 }
 
 // keepPacks returns the packs of Plan.History: all of them up to
-// MaxHistoryPacks. Past it, a pack directory holding more than
-// WholePackDir packs is read-only whole (one mount: every pack in it
-// kept, however many), then the workspace's own repository's packs, then
-// the oldest by ctime (the later of the pack's and its index's), up to the
-// same number of mounts. Never the first by name: the agent names files as
-// it likes ("pack-!000.pack" sorts before every hex name). Nor by ctime
-// alone (review15f): the agent cannot set a ctime back, but it can plant
-// its pairs before the real pack exists -- in a run before the user's
-// next gc on the host packs the history into a new pack, newer than every
+// MaxHistoryPacks. Past it the mounts are a budget shared by pack
+// directory (one per repository), never by pack: each directory, in the
+// order below, first gets one mount (the directory read-only whole: every
+// pack in it kept, however many); then the remaining budget makes
+// directories pack by pack (two mounts a pack, the directory writable so
+// that git fetch and git gc inside still work), the workspace's own
+// repository first, then those with the fewest packs; a directory of more
+// than WholePackDir packs stays whole. The order is the workspace's own
+// repository, then the shallowest directories, then by name; the
+// directories past the budget are left, said in one line (Notes).
+// Never by pack: review15c ranked packs by ctime (the agent names files as
+// it likes, "pack-!000.pack" sorts before every hex name), and review15f
+// put the workspace's own first; but the agent can plant its pairs before
+// the real pack exists -- in a run before the user's next gc on the host
+// packs a nested repository's history into a new pack, newer than every
 // planted one (valid packs with a .keep each: the gc neither fails on them
-// nor deletes them) -- and the next run kept the planted ones and left the
-// real one deletable. Planted in the same directory, they now make it
-// read-only whole; spread over nested repositories, they cannot push out
-// the workspace's own. A stat per candidate only past the bound.
+// nor deletes them) -- and six nested repositories of 50 planted packs
+// each took the whole budget from the user's nested repository
+// (gitpacks3). Now a repository loses its protection only past
+// 2*MaxHistoryPacks pack directories in front of it, and every mount
+// counts: a thousand directories of 51 packs are no longer a thousand
+// mounts.
 func (s *scanner) keepPacks() []Protect {
 	if len(s.packs)/2 <= MaxHistoryPacks {
 		return s.packs
 	}
-	count := map[string]int{}
-	for i := 1; i < len(s.packs); i += 2 {
-		count[filepath.Dir(s.packs[i].Path)]++
-	}
-	out := make([]Protect, 0, 2*MaxHistoryPacks)
-	for i := 1; i < len(s.packs); i += 2 {
-		d := filepath.Dir(s.packs[i].Path)
-		if count[d] > WholePackDir {
-			count[d] = 0 // taken
-			out = append(out, Protect{Path: d, Dir: true, Why: HistoryWhy})
-			s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: %s holds more than %d packs: read-only whole in this run, so no new pack can be written there (git fetch and git gc inside fail; git gc on the host packs them into one)", d, WholePackDir))
-		}
+	type packDir struct {
+		dir         string
+		pairs       []Protect // each pack's .idx, then its .pack
+		own         bool
+		depth       int
+		kept, split bool // one mount at least; pack by pack
 	}
 	own := ""
 	if s.in.Workspace != "" {
 		own, _ = filepath.EvalSymlinks(filepath.Join(s.in.Workspace, ".git", "objects", "pack"))
 	}
-	type pair struct {
-		idx, pack Protect
-		own       bool
-		ct        int64
-	}
-	pairs := make([]pair, 0, len(s.packs)/2)
+	var dirs []*packDir
+	byDir := map[string]*packDir{}
 	for i := 0; i+1 < len(s.packs); i += 2 {
 		d := filepath.Dir(s.packs[i+1].Path)
-		if count[d] == 0 {
-			continue // its directory is read-only whole
+		pd := byDir[d]
+		if pd == nil {
+			pd = &packDir{dir: d, own: d == own, depth: strings.Count(d, "/")}
+			byDir[d] = pd
+			dirs = append(dirs, pd)
 		}
-		p := pair{idx: s.packs[i], pack: s.packs[i+1], own: d == own, ct: math.MaxInt64}
-		var a, b syscall.Stat_t
-		if syscall.Lstat(p.idx.Path, &a) == nil && syscall.Lstat(p.pack.Path, &b) == nil {
-			p.ct = max(ctime(&a), ctime(&b))
-		}
-		pairs = append(pairs, p)
+		pd.pairs = append(pd.pairs, s.packs[i], s.packs[i+1])
 	}
-	sort.SliceStable(pairs, func(i, j int) bool {
-		if pairs[i].own != pairs[j].own {
-			return pairs[i].own
+	sort.SliceStable(dirs, func(i, j int) bool {
+		a, b := dirs[i], dirs[j]
+		if a.own != b.own {
+			return a.own
 		}
-		return pairs[i].ct < pairs[j].ct
+		if a.depth != b.depth {
+			return a.depth < b.depth
+		}
+		return a.dir < b.dir
 	})
-	for _, p := range pairs {
-		if len(out)+2 > 2*MaxHistoryPacks {
-			s.morePack = true
+	budget := 2 * MaxHistoryPacks
+	for _, d := range dirs {
+		if budget == 0 {
 			break
 		}
-		out = append(out, p.idx, p.pack)
+		d.kept = true
+		budget--
+	}
+	split := make([]*packDir, 0, len(dirs))
+	for _, d := range dirs {
+		if d.kept && len(d.pairs)/2 <= WholePackDir {
+			split = append(split, d)
+		}
+	}
+	sort.SliceStable(split, func(i, j int) bool {
+		if split[i].own != split[j].own {
+			return split[i].own
+		}
+		return len(split[i].pairs) < len(split[j].pairs)
+	})
+	for _, d := range split {
+		if extra := len(d.pairs) - 1; extra <= budget {
+			d.split = true
+			budget -= extra
+		}
+	}
+	out := make([]Protect, 0, 2*MaxHistoryPacks)
+	var whole, left []string
+	for _, d := range dirs {
+		switch {
+		case d.split:
+			out = append(out, d.pairs...)
+		case d.kept:
+			out = append(out, Protect{Path: d.dir, Dir: true, Why: HistoryWhy})
+			whole = append(whole, d.dir)
+		default:
+			left = append(left, d.dir)
+		}
+	}
+	if len(whole) > 0 {
+		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: past %d packs, %d pack directories are read-only whole in this run (more than %d packs in one, or too many repositories to take pack by pack), so no new pack can be written there (git fetch and git gc inside fail; git gc on the host packs them into one): %s", MaxHistoryPacks, len(whole), WholePackDir, someOf(whole)))
+	}
+	if len(left) > 0 {
+		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: past %d pack directories, the packs of %d are not read-only (the workspace's repository's and then the shallowest are); their history can be deleted in this run: %s", 2*MaxHistoryPacks, len(left), someOf(left)))
 	}
 	return out
+}
+
+// someOf names the first few of ps and how many more there are.
+func someOf(ps []string) string {
+	const n = 3
+	if len(ps) <= n {
+		return strings.Join(ps, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ps[:n], ", "), len(ps)-n)
 }
 
 // WholePackDir: past MaxHistoryPacks, a pack directory holding more packs

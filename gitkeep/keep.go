@@ -483,7 +483,7 @@ func writeCopy(dst string, b []byte) error {
 	if err != nil {
 		return fmt.Errorf("gitkeep: %w", err)
 	}
-	_, err = t.Write(b) // 0600 (keptPerm): no chmod
+	_, err = t.Write(b) // 0600: no chmod
 	if err2 := t.Close(); err == nil {
 		err = err2
 	}

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // A pack's .idx (version 2) and .pack, read to learn whether the
@@ -24,7 +25,8 @@ import (
 // written them. The idx is only where to look; an object counts as held
 // only when its entry in the .pack inflates (deltas applied) to bytes
 // whose hash is its name. A pack that lies (an idx naming objects the pack
-// lacks, a pack entry of other bytes) makes nothing go.
+// lacks, a pack entry of other bytes) makes nothing go, nor does one with
+// another name (a hard link the agent can write through later).
 
 var errPack = errors.New("malformed pack")
 
@@ -122,6 +124,10 @@ type pack struct {
 	budget *int64
 	z      io.ReadCloser // the zlib reader inflate resets
 	mem    []byte        // the whole pack, when read into memory
+	// deadline is the prune's: checked at each entry of a delta chain,
+	// so that one object costs the prune at most one entry past it (zero:
+	// none).
+	deadline time.Time
 }
 
 // maxDepth bounds a delta chain followed (git makes 50 at most by
@@ -160,6 +166,7 @@ func (p *pack) object(off uint64, depth int) (string, []byte, error) {
 	if depth > maxDepth || off < 12 || off >= uint64(p.size) {
 		return "", nil, errPack
 	}
+
 	var hdr [32 + 10 + 10]byte
 	n, _ := p.f.ReadAt(hdr[:], int64(off))
 	h := hdr[:n]
@@ -225,6 +232,13 @@ func (p *pack) object(off uint64, depth int) (string, []byte, error) {
 	default:
 		return "", nil, errPack
 	}
+	// Each level's work is done on the way back up the chain: a chain of
+	// 300 deltas each copying a 64 MiB base whole inflates a few KiB a
+	// level; without this (and the budget charged with what a delta
+	// makes), one object held an end 50 s (review16a).
+	if !p.deadline.IsZero() && time.Now().After(p.deadline) {
+		return "", nil, errPack
+	}
 	data, err := p.inflate(int64(off)+int64(i), size)
 	if err != nil {
 		return "", nil, err
@@ -232,7 +246,7 @@ func (p *pack) object(off uint64, depth int) (string, []byte, error) {
 	if base == nil {
 		return objTypes[t], data, nil
 	}
-	out, err := applyDelta(base, data)
+	out, err := applyDelta(base, data, p.budget)
 	return btype, out, err
 }
 
@@ -270,8 +284,9 @@ func (p *pack) inflate(off int64, size uint64) ([]byte, error) {
 }
 
 // applyDelta applies a git delta (source size, target size, then copy
-// and insert instructions) to base.
-func applyDelta(base, d []byte) ([]byte, error) {
+// and insert instructions) to base. What it makes is charged to budget:
+// a delta of a few bytes copies up to maxObject.
+func applyDelta(base, d []byte, budget *int64) ([]byte, error) {
 	varint := func() (uint64, bool) {
 		var v uint64
 		for s := uint(0); s < 64; s += 7 {
@@ -289,9 +304,10 @@ func applyDelta(base, d []byte) ([]byte, error) {
 	}
 	src, ok1 := varint()
 	dst, ok2 := varint()
-	if !ok1 || !ok2 || src != uint64(len(base)) || dst > maxObject {
+	if !ok1 || !ok2 || src != uint64(len(base)) || dst > maxObject || *budget < int64(dst) {
 		return nil, errPack
 	}
+	*budget -= int64(dst)
 	out := make([]byte, 0, min(dst, 1<<20)) // grows to dst only as the copies fill it
 	for len(d) > 0 {
 		c := d[0]
@@ -381,6 +397,14 @@ func openPacks(gitDir string, width, maxPacks int, budget *int64) ([]*pack, erro
 }
 
 func openPack(base string, width int, budget *int64) *pack {
+	// A pack or idx with another name counts for nothing (review16a):
+	// the next run's read-only bind covers this name only, and the agent
+	// that linked it elsewhere in a writable tree (before it was
+	// protected: the run that made it) rewrites it through the other
+	// name, after this prune dropped the copies it held.
+	if !oneName(base + ".idx") {
+		return nil
+	}
 	b, err := readNoFollow(base+".idx", maxIdx)
 	if err != nil {
 		return nil
@@ -398,7 +422,7 @@ func openPack(base string, width int, budget *int64) *pack {
 	}
 	fi, err := f.Stat()
 	var hdr [12]byte
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 || !oneLink(fi) {
 		f.Close()
 		return nil
 	}
@@ -418,6 +442,18 @@ func openPack(base string, width int, budget *int64) *pack {
 		return &pack{f: bytes.NewReader(b), mem: b, size: int64(len(b)), x: x, budget: budget}
 	}
 	return &pack{f: f, size: fi.Size(), x: x, budget: budget}
+}
+
+// oneName reports whether p is a regular file with one link only.
+func oneName(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode().IsRegular() && oneLink(fi)
+}
+
+// oneLink reports whether fi's file has one link only.
+func oneLink(fi os.FileInfo) bool {
+	n, _, ok := linkInfo(fi)
+	return ok && n == 1
 }
 
 // inMemory bounds a pack read whole into memory by a prune.

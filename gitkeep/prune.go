@@ -40,21 +40,22 @@ const (
 	// read-only packs (degraded mode: no mounts): its packs were, and can
 	// again be, the agent's to delete, so none counts any more.
 	unprotectedFile = "packs-unprotected"
+	// unlinkedFile: "id NS" a line, when an end first saw the
+	// workspace's link to a copy gone while the copy had other names
+	// (its ctime does not say when: unlinkedSince).
+	unlinkedFile = "unlinked-since"
 )
+
+// maxUnlinked bounds the unlinked-since record read (about 60 bytes a
+// copy: 270,000 copies); past it the record is read as empty, so every
+// such copy's age starts again: kept longer, never shorter.
+const maxUnlinked = 16 << 20
 
 // Unprotected marks store: a run uses its repository while the packs are
 // not read-only (degraded mode). From then on its copies go by Age only.
 func Unprotected(store string) error {
 	return writeIfChanged(filepath.Join(store, unprotectedFile), []byte("a run without read-only packs used this repository\n"))
 }
-
-// A copy's mode says whether the workspace had the object at the last
-// prune that looked (keptPerm, as written) or not (gonePerm, set by the
-// prune that first found it gone: its ctime is then when it went).
-const (
-	keptPerm fs.FileMode = 0o600
-	gonePerm fs.FileMode = 0o400
-)
 
 // Pruned is what one Prune did.
 type Pruned struct {
@@ -73,8 +74,9 @@ type Pruned struct {
 // with another run of the store alive, nothing is done). A copy whose
 // object the workspace still has stays. A copy the workspace no longer
 // has goes when one of the repository's own packs
-// (at most maxPacks: those githistory keeps read-only) holds the object,
-// verified by its bytes, or after Age. A recorded ref goes when its object
+// (at most maxPacks: those githistory keeps read-only; each of one name)
+// holds the object, verified by its bytes, or Age after the workspace's
+// link went (unlinkedSince). A recorded ref goes when its object
 // is in neither the store nor the repository. start is Keep's
 // Result.Mtimes: only the store directories whose workspace directory
 // changed since the last prune are read, all of them once a day.
@@ -101,6 +103,9 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 				perr = fmt.Errorf("gitkeep: %s: a run without read-only packs used this repository", gitDir)
 			} else {
 				packs, perr = openPacks(gitDir, width, maxPacks, &budget)
+				for _, p := range packs {
+					p.deadline = deadline
+				}
 			}
 			res.NoPacks = perr
 		}
@@ -116,6 +121,10 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 		if t, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && now.Sub(time.Unix(0, t)) < fullEvery {
 			full = false
 		}
+	}
+	since := map[string]int64{}
+	if b, err := readFile(filepath.Join(store, unlinkedFile), maxUnlinked); err == nil {
+		parseSince(b, since)
 	}
 	// The bytes of the copies looked at (kept) and freed: a whole look
 	// counts the store's bytes again (bytesFile).
@@ -133,8 +142,9 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			}
 			continue
 		}
-		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, now, deadline, &res, &sizes)
+		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, since, now, deadline, &res, &sizes)
 		if err != nil {
+			writeSince(store, since)
 			return res, err
 		}
 		if !done {
@@ -151,6 +161,9 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 		if t != 0 {
 			fmt.Fprintf(&out, "%02x %d\n", i, t)
 		}
+	}
+	if err := writeSince(store, since); err != nil {
+		return res, err
 	}
 	if err := writeIfChanged(filepath.Join(store, prunedFile), out.Bytes()); err != nil {
 		return res, err
@@ -174,7 +187,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 
 // pruneDir looks at the copies in one store directory; false when the
 // deadline came first.
-func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline time.Time, res *Pruned, sizes *[2]int64) (bool, error) {
+func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[string]int64, now, deadline time.Time, res *Pruned, sizes *[2]int64) (bool, error) {
 	files, err := os.ReadDir(dir)
 	if err != nil {
 		return true, nil
@@ -192,40 +205,25 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline
 			continue
 		}
 		sizes[0] += fi.Size()
-		_, ctime, ok := linkInfo(fi)
-		if !ok {
-			continue
-		}
-		p := filepath.Join(dir, fn)
 		// The workspace still has the object (the twin of a copy, or the
 		// same inode, an older store's link): the copy stays, the
 		// protection against the agent deleting or writing it. A link of
 		// another (a second store, a clone's) is not the workspace's.
 		if wi, err := os.Lstat(filepath.Join(gitDir, "objects", n, fn)); err == nil && wi.Mode().IsRegular() {
-			if fi.Mode().Perm() == gonePerm {
-				os.Chmod(p, keptPerm) // back: its age counts from its next going
-			}
+			delete(since, n+fn) // the workspace has it again
 			continue
-		}
-		if fi.Mode().Perm() != gonePerm {
-			// First seen gone from the workspace: the mode marks it and
-			// the chmod sets its ctime, from which Age counts (the agent
-			// cannot reach the store to set it back).
-			if err := os.Chmod(p, gonePerm); err != nil {
-				continue
-			}
-			ctime = time.Now().UnixNano()
 		}
 		packs, _ := open()
 		switch {
 		case packsHold(packs, n+fn):
 			res.Packed++
-		case now.Sub(time.Unix(0, ctime)) > Age:
+		case now.Sub(unlinkedSince(since, n+fn, now)) > Age:
 			res.Aged++
 		default:
 			continue
 		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		delete(since, n+fn)
+		if err := os.Remove(filepath.Join(dir, fn)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return true, fmt.Errorf("gitkeep: %w", err)
 		}
 		sizes[0] -= fi.Size()
@@ -233,6 +231,56 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), now, deadline
 	}
 	os.Remove(dir) // only when empty
 	return true, nil
+}
+
+// unlinkedSince is when the end first saw the workspace's object id gone,
+// for the age rule (since, the store's record, which no sandbox reaches).
+// Not the copy's ctime: a copy's is when the store made it (lane gitkeep3:
+// copies, not links), and a link's does not change when the agent renames
+// an objects/xx directory aside, which takes the workspace's name away
+// without touching its files (review16a: a copy made more than Age ago then
+// went at that same end, leaving the renamed file, the agent's to delete,
+// the only one).
+func unlinkedSince(since map[string]int64, id string, now time.Time) time.Time {
+	t, ok := since[id]
+	if !ok {
+		t = now.UnixNano()
+		since[id] = t
+	}
+	return time.Unix(0, t)
+}
+
+func parseSince(b []byte, since map[string]int64) {
+	for _, l := range strings.Split(string(b), "\n") {
+		id, t, ok := strings.Cut(l, " ")
+		if !ok || (len(id) != 40 && len(id) != 64) || !isHex(id) {
+			continue
+		}
+		if v, err := strconv.ParseInt(t, 10, 64); err == nil {
+			since[id] = v
+		}
+	}
+}
+
+// writeSince writes the unlinked-since record (none when empty).
+func writeSince(store string, since map[string]int64) error {
+	p := filepath.Join(store, unlinkedFile)
+	if len(since) == 0 {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("gitkeep: %w", err)
+		}
+		return nil
+	}
+	ids := make([]string, 0, len(since))
+	for id := range since {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out bytes.Buffer
+	for _, id := range ids {
+		fmt.Fprintf(&out, "%s %d\n", id, since[id])
+	}
+	return writeIfChanged(p, out.Bytes())
 }
 
 // pruneRefs drops the recorded refs whose object the store's fetch could

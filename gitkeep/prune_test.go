@@ -319,7 +319,8 @@ func FuzzPack(f *testing.F) {
 	f.Add(fakeIdx([][]byte{id[:]}, 12), []byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01\x30\x78\x9c\x03\x00\x00\x00\x00\x01"))
 	f.Add([]byte{0xff, 't', 'O', 'c'}, []byte{0x05, 0x03, 0x91, 0x00, 0x03})
 	f.Fuzz(func(t *testing.T, ib, pb []byte) {
-		applyDelta([]byte("hello"), pb)
+		big := int64(1) << 30
+		applyDelta([]byte("hello"), pb, &big)
 		x, err := parseIdx(ib, 20)
 		if err != nil {
 			return
@@ -494,10 +495,11 @@ func keptLoose(t *testing.T, ws string) (g, st string, n int, ids [][]byte, loos
 	return g, st, n, ids, loose
 }
 
-// TestPruneMarksGoing: a copy whose object the workspace no longer has is
-// marked (gonePerm: its ctime, when it went, starts Age) and unmarked when
-// the workspace has the object again; a copy (nlink 1) the workspace
-// still has is never pruned, packs or not.
+// TestPruneMarksGoing (lane gitkeep3): a copy (one link: its ctime is
+// when the store made it) whose object the workspace no longer has is
+// recorded from the end that first saw it gone (unlinked-since) and
+// dropped from the record when the workspace has the object again; a copy
+// the workspace still has is never pruned, packs or not.
 func TestPruneMarksGoing(t *testing.T) {
 	ws, _ := gitRepo(t)
 	g, st, n, _, loose := keptLoose(t, ws)
@@ -506,25 +508,18 @@ func TestPruneMarksGoing(t *testing.T) {
 		saved[p], _ = os.ReadFile(p)
 		os.Remove(p)
 	}
+	recorded := func() int {
+		since := map[string]int64{}
+		b, _ := os.ReadFile(filepath.Join(st, unlinkedFile))
+		parseSince(b, since)
+		return len(since)
+	}
 	lock, res := start(t, st, g)
 	if p := end(t, lock, st, g, res, time.Now()); p.Packed+p.Aged != 0 {
 		t.Fatalf("pruned: %+v", p)
 	}
-	perms := func() (gone, kept int) {
-		ps, _ := filepath.Glob(filepath.Join(st, "objects", "??", "*"))
-		for _, p := range ps {
-			fi, _ := os.Lstat(p)
-			switch fi.Mode().Perm() {
-			case gonePerm:
-				gone++
-			case keptPerm:
-				kept++
-			}
-		}
-		return
-	}
-	if gone, _ := perms(); gone != n {
-		t.Fatalf("%d of %d copies marked gone", gone, n)
+	if got := recorded(); got != n {
+		t.Fatalf("%d of %d copies recorded gone", got, n)
 	}
 	for p, b := range saved {
 		os.WriteFile(p, b, 0o444)
@@ -533,8 +528,8 @@ func TestPruneMarksGoing(t *testing.T) {
 	if p := end(t, lock, st, g, res, time.Now().Add(2*Age)); p.Packed+p.Aged != 0 {
 		t.Fatalf("pruned copies the workspace has: %+v", p)
 	}
-	if _, kept := perms(); kept != n {
-		t.Fatalf("%d of %d copies unmarked", kept, n)
+	if got := recorded(); got != 0 {
+		t.Fatalf("%d copies still recorded gone", got)
 	}
 }
 
@@ -572,5 +567,93 @@ func TestStoreBound(t *testing.T) {
 	lock.Close()
 	if res.StoreFull || res.Copied != 1 {
 		t.Fatalf("after the count: %+v", res)
+	}
+}
+
+// TestPruneAgeAfterDirRename (review16a): the agent renames the
+// workspace's objects/xx directories aside. The objects' own ctime does
+// not change (a directory's rename touches the directory's inode, not its
+// files'), so a copy the store made more than Age ago looked deleted Age
+// ago: the same end pruned it, and the next run's agent deleted the
+// renamed directory, the only copy left. Seen failing on main (every copy
+// aged at the first end). The copies stay Age from the end that first saw
+// them gone, then go.
+func TestPruneAgeAfterDirRename(t *testing.T) {
+	ws, _ := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	st := Store(t.TempDir(), g)
+	lock, res := start(t, st, g)
+	n, _ := copies(t, st)
+	end(t, lock, st, g, res, time.Now())
+	// The agent, a month and more after the store linked the objects.
+	ds, _ := filepath.Glob(filepath.Join(g, "objects", "??"))
+	for _, d := range ds {
+		if err := os.Rename(d, d+"-aside"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	later := time.Now().Add(Age + fullEvery + time.Hour)
+	lock, res = start(t, st, g)
+	if p := end(t, lock, st, g, res, later); p.Aged != 0 {
+		t.Fatalf("copies of objects renamed aside aged at once: %+v", p)
+	}
+	if all, _ := copies(t, st); all != n {
+		t.Fatalf("%d of %d copies left", all, n)
+	}
+	lock, res = start(t, st, g)
+	if p := end(t, lock, st, g, res, later.Add(Age-time.Hour)); p.Aged != 0 {
+		t.Fatalf("pruned before Age since the end that saw them gone: %+v", p)
+	}
+	lock, res = start(t, st, g)
+	if p := end(t, lock, st, g, res, later.Add(Age+fullEvery+time.Hour)); p.Aged != n {
+		t.Fatalf("prune Age after the end that saw them gone: %+v, want %d aged", p, n)
+	}
+	if _, err := os.Stat(filepath.Join(st, unlinkedFile)); err == nil {
+		if b, _ := os.ReadFile(filepath.Join(st, unlinkedFile)); len(b) != 0 {
+			t.Errorf("record left after every copy went:\n%s", b)
+		}
+	}
+}
+
+// TestPruneHardLinkedPack (review16a): the agent's gc inside writes the
+// pack and links it under a second name in the workspace. The end's
+// prune found the objects in the pack and dropped the store's copies; the
+// next run makes the pack's name read-only (a bind: the name, not the
+// file), and the agent truncates the file through its other name. Seen
+// failing on main (every copy pruned). A pack or idx with another name
+// counts for nothing.
+func TestPruneHardLinkedPack(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	st := Store(t.TempDir(), g)
+	lock, res := start(t, st, g)
+	n, _ := copies(t, st)
+	// The agent.
+	git("gc", "-q")
+	pk := mustGlob(t, filepath.Join(g, "objects", "pack", "*.pack"))
+	if err := os.Link(pk, filepath.Join(ws, "other-name")); err != nil {
+		t.Fatal(err)
+	}
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed != 0 {
+		t.Fatalf("a pack with a second name pruned the store: %+v", p)
+	}
+	if all, _ := copies(t, st); all != n {
+		t.Fatalf("%d of %d copies left", all, n)
+	}
+	// The same with the idx linked (the pack alone).
+	os.Remove(filepath.Join(ws, "other-name"))
+	ix := mustGlob(t, filepath.Join(g, "objects", "pack", "*.idx"))
+	if err := os.Link(ix, filepath.Join(ws, "other-idx")); err != nil {
+		t.Fatal(err)
+	}
+	lock, res = start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed != 0 {
+		t.Fatalf("an idx with a second name pruned the store: %+v", p)
+	}
+	// One name each: the pack counts (at the next whole look).
+	os.Remove(filepath.Join(ws, "other-idx"))
+	lock, res = start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now().Add(fullEvery+time.Hour)); p.Packed != n {
+		t.Fatalf("prune of a pack of one name: %+v, want %d packed", p, n)
 	}
 }

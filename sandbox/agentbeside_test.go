@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,6 +75,8 @@ func TestAgentNamedBeside(t *testing.T) {
 		filepath.Join(ws, "scripts/p.py"):    false,
 		filepath.Join(g, "hooks/fmt.sh"):     false,
 		filepath.Join(c, "mcp/srv/index.js"): false,
+		// A cd's directory is run from (scriptdirs2): t.sh runs there.
+		filepath.Join(c, "data/work"): true,
 	} {
 		if d, ok := ro[p]; !ok || d != dir {
 			t.Errorf("%s: not read-only (dir %v); masks %v", p, dir, masks)
@@ -96,7 +100,7 @@ func TestAgentNamedBeside(t *testing.T) {
 		ws,                                                                     // the workspace
 		filepath.Join(ws, "node_modules"), filepath.Join(home, "node_modules"), // above the agent's directory
 		g,
-		filepath.Join(c, "data"), filepath.Join(c, "data/work"), // a cd's directory is not a script
+		filepath.Join(c, "data"), // above a cd's directory
 	} {
 		if _, ok := ro[p]; ok {
 			t.Errorf("%s made read-only: it must stay writable", p)
@@ -107,8 +111,10 @@ func TestAgentNamedBeside(t *testing.T) {
 	}
 	if !slices.ContainsFunc(notes, func(n string) bool {
 		return strings.HasPrefix(n, "agent script: "+filepath.Join(c, "status.py")) && shownNote(n)
-	}) || len(notes) != 1 {
-		t.Errorf("notes %q: want one shown note on status.py", notes)
+	}) || !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.HasPrefix(n, "agent script: "+filepath.Join(c, "data/work")+" is read-only") && strings.Contains(n, "state.json") && shownNote(n)
+	}) || len(notes) != 2 {
+		t.Errorf("notes %q: want a shown note on status.py and one on data/work's state.json", notes)
 	}
 }
 
@@ -288,5 +294,229 @@ func TestAgentNamedRuntimeNote(t *testing.T) {
 		!strings.Contains(got[0], "holds hook.log,") || strings.Contains(got[0], "lib.sh") ||
 		!strings.Contains(got[0], "-w "+hooks) || !strings.Contains(got[0], filepath.Join(c, "logs")+"/") {
 		t.Errorf("notes %q: want one shown note on %s naming hook.log, the logs/ place and -w", got, hooks)
+	}
+}
+
+// A directory a hook's line moves to before it runs something (a cd,
+// pushd, in a `bash -c` too) under an agent's directory is run from
+// (scriptdirs2): `cd ~/.claude/hooks && make` names no script, but make
+// runs the Makefile there, npm its package.json, a shell ./lib.sh.
+// Read-only whole, or watched while absent; the agent's own directory
+// gets a note (its state stays writable) and its package.json is
+// watched. Left writable: the project, a directory the user made
+// writable by name. Seen failing on main: hooks, tools and srv stayed
+// writable (a cd's directory was no script's).
+func TestAgentNamedRunFrom(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	for _, d := range []string{"hooks", "tools", "srv", "mine", "deep/er"} {
+		if err := os.MkdirAll(filepath.Join(c, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(c, "settings.json"), []byte(`{
+  "hooks": {"Stop": [{"hooks": [
+    {"type": "command", "command": "cd ~/.claude/hooks && make"},
+    {"type": "command", "command": "bash -c 'cd \"$HOME/.claude/tools\" && exec ./x'"},
+    {"type": "command", "command": "pushd ~/.claude/srv >/dev/null; npm test"},
+    {"type": "command", "command": "cd ~/.claude && cd deep/er && make -s"},
+    {"type": "command", "command": "cd ~/.claude/later && make"},
+    {"type": "command", "command": "cd ~/.claude/mine && make"},
+    {"type": "command", "command": "cd \"$CLAUDE_PROJECT_DIR\" && make lint"},
+    {"type": "command", "command": "cd ~/.claude && make"}]}]}
+}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writable := []string{c, filepath.Join(c, "mine"), ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	ro, watched := map[string]bool{}, map[string]bool{}
+	for _, m := range masks {
+		ro[m.Path] = m.Dir
+	}
+	for _, a := range absent {
+		watched[a.Path] = a.Dir
+	}
+	for _, d := range []string{"hooks", "tools", "srv", "deep/er"} {
+		if dir, ok := ro[filepath.Join(c, d)]; !ok || !dir {
+			t.Errorf("%s: a cd's directory not read-only whole; masks %v", d, masks)
+		}
+	}
+	for p, dir := range map[string]bool{
+		filepath.Join(c, "later"):             true, // absent: leaves the tree if made
+		filepath.Join(c, "package.json"):      false,
+		filepath.Join(c, "node_modules"):      true,
+		filepath.Join(c, "deep/package.json"): false,
+		filepath.Join(c, "Makefile"):          false, // `cd ~/.claude && make`: the agent's directory stays writable
+		filepath.Join(c, "pyproject.toml"):    false,
+	} {
+		if d, ok := watched[p]; !ok || d != dir {
+			t.Errorf("%s: not watched (dir %v); absent %v", p, dir, absent)
+		}
+	}
+	for _, p := range []string{c, filepath.Join(c, "mine"), ws, filepath.Join(c, "deep")} {
+		if _, ok := ro[p]; ok {
+			t.Errorf("%s made read-only: it must stay writable", p)
+		}
+		if _, ok := watched[p]; ok {
+			t.Errorf("%s watched: it must stay writable", p)
+		}
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.HasPrefix(n, "agent script: ") && strings.Contains(n, "runs a program in "+c+" after a cd") && shownNote(n)
+	}) || len(notes) != 1 {
+		t.Errorf("notes %q: want one shown note on the cd into %s", notes, c)
+	}
+}
+
+// An interpreter given the agent's directory itself (`node ~/.claude`,
+// `npx ~/.claude`, `cd ~/.claude && node .`) runs its package.json
+// "main" or "bin", or its index.js: the directory is the agent's state
+// and stays writable, so those entry files are read-only (watched while
+// absent), a "main" in a subdirectory is judged as a script there, and a
+// note says to keep the server in a directory of its own. Seen failing
+// on main (scriptdirs2): index.js, srv.js and lib/ stayed writable, and
+// nothing was said.
+func TestAgentNamedAgentDirRun(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	for p, s := range map[string]string{
+		"settings.json": `{"statusLine": {"type": "command", "command": "node ~/.claude"}}`,
+		"package.json":  `{"main": "lib/main.js", "bin": {"srv": "./srv.js", "up": "../up.js", "ln": "ln/main.js"}}`,
+		"lib/main.js":   "//\n",
+		"srv.js":        "//\n",
+		"index.js":      "//\n",
+		"state.json":    "{}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(c, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(c, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("lib", filepath.Join(c, "ln")); err != nil {
+		t.Fatal(err)
+	}
+	writable := []string{c, ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	masks, absent, links, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	if !slices.ContainsFunc(links, func(l agentcfg.Target) bool { return l.Path == filepath.Join(c, "ln") }) {
+		t.Errorf("the link ln on the way to a bin entry is not kept a link: %v", links)
+	}
+	ro, watched := map[string]bool{}, map[string]bool{}
+	for _, m := range masks {
+		ro[m.Path] = m.Dir
+	}
+	for _, a := range absent {
+		watched[a.Path] = a.Dir
+	}
+	for p, dir := range map[string]bool{
+		"package.json": false, "index.js": false, "srv.js": false, "lib": true, "lib/main.js": false,
+	} {
+		if d, ok := ro[filepath.Join(c, p)]; !ok || d != dir {
+			t.Errorf("%s: not read-only (dir %v); masks %v", p, dir, masks)
+		}
+	}
+	for _, p := range []string{"index.json", "index.node"} {
+		if _, ok := watched[filepath.Join(c, p)]; !ok {
+			t.Errorf("%s: not watched; absent %v", p, absent)
+		}
+	}
+	for _, p := range []string{c, filepath.Join(c, "state.json"), filepath.Join(home, "up.js")} {
+		if _, ok := ro[p]; ok {
+			t.Errorf("%s made read-only: it must stay writable", p)
+		}
+		if _, ok := watched[p]; ok {
+			t.Errorf("%s watched: it must stay writable", p)
+		}
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool {
+		return strings.HasPrefix(n, "agent script: ") && strings.Contains(n, c+" itself") && shownNote(n)
+	}) {
+		t.Errorf("notes %q: want a shown note on node running %s", notes, c)
+	}
+}
+
+// A read-only directory of an MCP server's script that holds nothing
+// written at runtime yet gets a start line (scriptdirs2): the server's
+// first write of its state there fails inside, and a write a read-only
+// mount refuses leaves nothing jail could report. A hook's directory
+// without such files gets none (one holding them has the runtime line,
+// TestAgentNamedBeside). Seen failing on main: no line at all.
+func TestAgentNamedServerDirNote(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	for p, s := range map[string]string{
+		"settings.json":    `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "python3 ~/.claude/hooks/h.py"}]}]}}`,
+		"hooks/h.py":       "#\n",
+		"mcp/srv/index.js": "//\n",
+		"mcp/pkg/x.js":     "//\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(c, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(c, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers": {
+  "s": {"command": "node", "args": ["~/.claude/mcp/srv/index.js"]},
+  "p": {"command": "npx", "args": ["-y", "~/.claude/mcp/pkg"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writable := []string{c, filepath.Join(home, ".claude.json"), ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(home, ".claude.json")}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	_, _, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	for _, d := range []string{"mcp/srv", "mcp/pkg"} {
+		if !slices.ContainsFunc(notes, func(n string) bool {
+			return strings.HasPrefix(n, "agent script: "+filepath.Join(c, d)+" is read-only") && strings.Contains(n, "for the first time") && shownNote(n)
+		}) {
+			t.Errorf("no line on the server directory %s: notes %q", d, notes)
+		}
+	}
+	if slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, filepath.Join(c, "hooks")) }) || len(notes) != 2 {
+		t.Errorf("notes %q: want one line per server directory, none on hooks/", notes)
+	}
+}
+
+// entryFiles protects at most maxEntries of a package.json's entries
+// (each is a mount) and says so past the bound.
+func TestAgentNamedAgentDirRunBounded(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	c := filepath.Join(home, ".claude")
+	if err := os.MkdirAll(c, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bins := map[string]string{}
+	for i := range 1000 {
+		bins[fmt.Sprint("b", i)] = fmt.Sprintf("b%d.js", i)
+	}
+	pkg, _ := json.Marshal(map[string]any{"bin": bins})
+	for p, s := range map[string]string{"settings.json": `{"statusLine": {"type": "command", "command": "npx ~/.claude"}}`, "package.json": string(pkg)} {
+		if err := os.WriteFile(filepath.Join(c, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writable := []string{c, ws}
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
+	ts := agentcfg.Targets(home, roots, agentcfg.Files)
+	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	if n := len(masks) + len(absent); n > 64 {
+		t.Errorf("%d masks and watched paths for one package.json: want at most %d entries' worth", n, maxEntries)
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "names 1000 entry files") }) {
+		t.Errorf("notes %q: want the bound said", notes)
 	}
 }

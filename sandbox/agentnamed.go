@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +75,7 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 		}
 		for _, n := range agentcfg.Named(t, data, agentcfg.Context{Workspace: ws}, home) {
 			why := fmt.Sprintf("agent config: %s (%s) runs it", t.Path, n.Key)
+			b.server = serverKey(n.Key)
 			p, via, err := resolveNamed(n.Path)
 			for _, l := range via {
 				if guarded[l] {
@@ -98,6 +100,9 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 				continue
 			}
 			b.add(p, why, n.Interp)
+			if n.Cwd {
+				b.runFrom(p, why)
+			}
 			if ld, err := filepath.EvalSymlinks(filepath.Dir(n.Path)); err == nil && len(via) > 0 && ld != filepath.Dir(p) {
 				// Why: the script is a symlink, and what lies beside the
 				// link counts too: a shell's `. "$(dirname "$0")/lib.sh"`
@@ -145,6 +150,7 @@ type besides struct {
 	roots     []agentcfg.Root
 	ts        []agentcfg.Target
 	agent     string          // the agent whose configuration names the script
+	server    bool            // the key that names it is an MCP server's (serverKey)
 	have      map[string]bool // paths masked or watched already
 	guarded   map[string]bool // paths guarded (agentNamed's)
 	agentDirs []string        // resolved, on the first add (most starts name no script)
@@ -244,6 +250,12 @@ func (b *besides) add(p, why, interp string) {
 		b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs in python, which imports modules from its directory first, "+
 			"where the agent can write: the modules there are read-only and a new one leaves the tree, but keep the script in a directory of its own, such as %s/, which jail makes read-only whole",
 			p, filepath.Join(agent, "hooks")))
+	} else if isDir && (dir == agent || dir != root && b.holdsGuarded(dir)) {
+		// Why: `node ~/.claude` runs what the agent's own directory
+		// holds (its package.json "main", npx its "bin", or index.js),
+		// and that directory stays writable (its state): the entry
+		// files are protected one by one instead (scriptdirs2).
+		b.entryFiles(dir, why, runs, interp)
 	}
 	// Why: node walks up from the script for node_modules/ and the
 	// nearest package.json; up to the agent's directory, they are the
@@ -256,6 +268,167 @@ func (b *besides) add(p, why, interp string) {
 			break
 		}
 	}
+}
+
+// runFrom protects directory p (resolved), which a command line of the
+// configuration moves to before it runs something (agentcfg.NamedFile.Cwd:
+// `cd ~/.claude/hooks && make`, `cd D && npm test`, `bash -c 'cd D &&
+// ./x'`, `uv run --directory D`), as a script's own directory: what runs
+// there reads what the directory holds (a Makefile, package.json,
+// pyproject.toml, a neighbour sourced by relative name) whatever the
+// program, so under an agent's directory it is read-only whole, or
+// watched while absent (created inside, it leaves the tree), and
+// node_modules/ and package.json above it up to the agent's directory are
+// protected as above a script. The agent's directory itself (its state),
+// or one holding a guarded file, cannot be: a note says so. Not a
+// directory the user made writable by name, the home, or one holding the
+// workspace.
+func (b *besides) runFrom(p, why string) {
+	if b.agentDirs == nil {
+		b.agentDirs = agentDirs(b.ts, b.home, b.ws)
+	}
+	agent := enclosing(p, b.agentDirs)
+	root := enclosing(p, b.writable)
+	if agent == "" || root == "" {
+		return // in the project, or elsewhere: not guarded (see beside.go)
+	}
+	// why is "agent config: FILE (KEY) runs it": say what "it" is.
+	runs := strings.TrimSuffix(why, "it") + "what it holds (a cd moves there)"
+	up := p
+	switch {
+	case p == root && p != agent, p == b.home, enclosing(b.ws, []string{p}) != "":
+		return // the user's -w of it by name, the home, the workspace: their choice
+	case p == agent || b.holdsGuarded(p):
+		// Why: the directory stays writable (the agent's state), so the
+		// files a program started there reads to decide what to run
+		// (`cd ~/.claude && make`: the Makefile) are protected one by
+		// one; what else it reads there is said.
+		for _, n := range agentcfg.RunFromFiles {
+			b.protect(filepath.Join(p, n), false, runs+": a program started there reads "+n)
+		}
+		b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs a program in %s after a cd, "+
+			"where the agent can write: the files programs read there to decide what to run (Makefile, package.json, pyproject.toml...) are read-only or leave the tree if created, "+
+			"but what else it reads there (a script by relative name, a file it opens) runs outside jail the next time the hook runs; "+
+			"keep what it runs in a directory of its own, such as %s/, which jail makes read-only whole",
+			strings.TrimSuffix(strings.TrimPrefix(why, "agent config: "), " runs it"), p, filepath.Join(agent, "hooks")))
+	default:
+		// Why: `cd ~/.claude/hooks && make` names no script, but make
+		// runs the Makefile there (npm its package.json, uv its
+		// pyproject.toml, a shell ./lib.sh): written by the agent, it
+		// runs on the host at the hook's next run outside jail. The
+		// directory is read-only whole, as a script's own is.
+		was := b.have[p]
+		b.protect(p, true, runs+", which a program run there reads")
+		up = filepath.Dir(p)
+		if !was && b.have[p] {
+			b.noteRuntime(p, runs)
+		}
+	}
+	// Why: node walks up from where it runs for node_modules/ and the
+	// nearest package.json (npm too): up to the agent's directory, they
+	// are the agent's to plant.
+	for d := up; enclosing(d, []string{agent}) != ""; d = filepath.Dir(d) {
+		for _, l := range agentcfg.LoadedAbove {
+			b.protect(filepath.Join(d, l.Name), l.Dir, runs+": node looks for "+l.Name+" in each directory above where it runs")
+		}
+		if d == agent {
+			break
+		}
+	}
+}
+
+// maxPackageJSON bounds what entryFiles reads of a package.json, and
+// maxEntries the entry files it protects ("main" and "bin" together).
+const (
+	maxPackageJSON = 1 << 20
+	maxEntries     = 16
+)
+
+// entryFiles protects what interp runs of directory dir (resolved), which
+// cannot be read-only whole (the agent's directory itself, or one
+// holding a guarded file): its package.json's "main" and "bin" files
+// (package.json itself is read-only above: LoadedAbove), and the
+// index.js, index.json and index.node node falls back to. Each is
+// read-only, or watched while absent; one in a subdirectory is judged as
+// a script there (its directory read-only whole). An entry outside dir
+// is left (no rule of this file covers it). A note says what is not
+// covered: what the entry files load by relative name.
+func (b *besides) entryFiles(dir, why, runs, interp string) {
+	var entries []string
+	if data, err := readAtMost(filepath.Join(dir, "package.json"), maxPackageJSON); err == nil {
+		var pkg struct {
+			Main string          `json:"main"`
+			Bin  json.RawMessage `json:"bin"`
+		}
+		if json.Unmarshal(data, &pkg) == nil {
+			entries = append(entries, pkg.Main)
+			var one string
+			var many map[string]string
+			if json.Unmarshal(pkg.Bin, &one) == nil {
+				entries = append(entries, one)
+			} else if json.Unmarshal(pkg.Bin, &many) == nil {
+				for _, v := range many {
+					entries = append(entries, v)
+				}
+			}
+		}
+	}
+	entries = slices.DeleteFunc(entries, func(e string) bool { return e == "" })
+	slices.Sort(entries)
+	entries = slices.Compact(entries)
+	if len(entries) > maxEntries {
+		// Why: each entry is a mount; a package.json naming thousands
+		// of bins must not make thousands. Past the bound they are
+		// not protected, and the line says so.
+		b.notes = append(b.notes, fmt.Sprintf("agent script: %s/package.json names %d entry files; the first %d are read-only, the rest are the agent's to rewrite: move the program into a directory of its own",
+			dir, len(entries), maxEntries))
+		entries = entries[:maxEntries]
+	}
+	// node's folder fallbacks (a "main" without its extension too).
+	var files []string
+	for _, e := range entries {
+		if e == "" || filepath.IsAbs(e) {
+			continue
+		}
+		f := filepath.Join(dir, e)
+		if slices.Contains(strings.Split(e, "/"), "..") || !strings.HasPrefix(f, dir+"/") {
+			continue // outside dir (or through a link's ..): not this rule's
+		}
+		files = append(files, f)
+		if filepath.Ext(f) == "" {
+			files = append(files, f+".js", f+".json", f+".node", filepath.Join(f, "index.js"))
+		}
+	}
+	files = append(files, filepath.Join(dir, "index.js"), filepath.Join(dir, "index.json"), filepath.Join(dir, "index.node"))
+	for _, f := range files {
+		r, via, err := resolveNamed(f)
+		if err != nil {
+			continue // a link loop: nothing there runs
+		}
+		// Why: a mount lands on a link's target, and the link (lib ->
+		// elsewhere, index.js -> x.js) is an entry the agent could
+		// replace: protect keeps it a link to the same place.
+		for _, l := range via {
+			b.protect(l, l != f, runs+": "+interp+" runs "+f+" as the directory's entry")
+		}
+		f = r
+		b.protect(f, false, runs+": "+interp+" runs it as the directory's entry")
+		if filepath.Dir(f) != dir {
+			// Why: lib/main.js loads its neighbours as a script does.
+			b.add(f, why, interp)
+		}
+	}
+	b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs %s itself (%s runs its package.json \"main\" or \"bin\", or index.js), "+
+		"where the agent keeps its state and can write: those entry files are read-only, but what they load from there by relative name is the agent's; "+
+		"keep the program in a directory of its own, such as %s/, which jail makes read-only whole",
+		strings.TrimSuffix(strings.TrimPrefix(why, "agent config: "), " runs it"), dir, interp, filepath.Join(dir, "mcp", "NAME")))
+}
+
+// serverKey reports whether configuration key k (agentcfg.NamedFile.Key,
+// display form) configures MCP servers: Claude Code's mcpServers (and a
+// project's), Codex's mcp_servers, Gemini's mcp, a .mcp.json's whole.
+func serverKey(k string) bool {
+	return strings.Contains(strings.ToLower(k), "mcp")
 }
 
 // maxRuntimeScan bounds the entries of a script directory noteRuntime
@@ -271,7 +444,10 @@ const maxRuntimeScan = 256
 // display may not show (Claude Code shows a failed hook's output in its
 // verbose mode only), so the user learns it here, with the fixes. The
 // directory stays read-only: written by the agent, what lies beside the
-// script runs on the host (beside.go).
+// script runs on the host (beside.go). A directory that holds none of
+// them, of a script an MCP server's key names, gets a line too: a server
+// that creates its state there for the first time fails the same way,
+// and a write the mount refuses leaves nothing jail could report later.
 func (b *besides) noteRuntime(dir, runs string) {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -290,6 +466,15 @@ func (b *besides) noteRuntime(dir, runs string) {
 		}
 	}
 	if len(names) == 0 {
+		if b.server {
+			// Why: an MCP server that creates its state, logs or
+			// packages beside its code for the first time fails inside,
+			// and a write a read-only mount refuses leaves no trace jail
+			// could report: said at start, with the fixes (scriptdirs2).
+			b.notes = append(b.notes, fmt.Sprintf("agent script: %s is read-only (%s): an MCP server that creates its state, logs or packages there for the first time fails inside with \"Read-only file system\", "+
+				"which jail cannot see; keep them outside it (such as %s/, or the data directory the server takes from an argument or an environment variable), or pass -w %s to let the agent change what runs there",
+				dir, strings.TrimPrefix(runs, "agent config: "), filepath.Join(filepath.Dir(dir), "data"), dir))
+		}
 		return
 	}
 	slices.Sort(names)

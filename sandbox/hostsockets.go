@@ -1,11 +1,14 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -45,7 +48,8 @@ const whyHostSocket = "a host process's Unix socket"
 // Each socket file's owner (the uid of its inode: the binder's, which no
 // other user can change) decides its cap: root's and the user's own are
 // always masked (and nobody's, started by root: the agent's own there,
-// alwaysMasked); another user's up to socketCap each (socketCapAll for
+// alwaysMasked; and the user's subordinate uids', its rootless
+// containers': owners.of); another user's up to socketCap each (socketCapAll for
 // all other users together), and the rest left with one note naming the
 // uids and the counts. Every mask is a
 // mount, and the kernel's fs.mount-max (100,000) bounds a namespace's
@@ -54,7 +58,7 @@ const whyHostSocket = "a host process's Unix socket"
 // left reaches only the processes that user's sockets lead to: that user's
 // own services (a socket's file is made by bind(2), owned by the binder).
 func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.Mount, note string) {
-	masks, _, note = hostSocketMasksOwned(mounts, hostMounts)
+	masks, _, note, _ = hostSocketMasksOwned(mounts, hostMounts, nil)
 	return masks, note
 }
 
@@ -63,13 +67,18 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 // there ends an --end-if-unmasked run only if the file there then is
 // root's, the user's or the agent's own (runner.unmasked); a fall of any
 // other socket mask ends it whatever is there by then.
-func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.Mount, theirs map[string]bool, note string) {
+//
+// roots are the trees the start walks (the workspace, --read and --write
+// paths: fsrules' roots): the other names (hard links) of root's and the
+// user's sockets are looked for there and masked too (linkedMasks); an
+// error is a start that cannot be made safe that way (too many names).
+func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots []string) (masks []ns.Mount, theirs map[string]bool, note string, err error) {
 	paths, err := boundSockets()
 	if errors.Is(err, hostsock.ErrUnsupported) {
-		return nil, nil, "" // not Linux: no such sockets to list
+		return nil, nil, "", nil // not Linux: no such sockets to list
 	}
 	if err != nil {
-		return nil, nil, hostSocketsNote + fmt.Sprintf("the host's Unix sockets could not be listed (%v): those outside /run, /tmp and the home are not masked, and a host service listening on one is reachable", err)
+		return nil, nil, hostSocketsNote + fmt.Sprintf("the host's Unix sockets could not be listed (%v): those outside /run, /tmp and the home are not masked, and a host service listening on one is reachable", err), nil
 	}
 	var out []ns.Mount
 	seen := map[string]bool{}
@@ -81,8 +90,12 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks 
 	// Masks made for each other owner, and the sockets left past the cap.
 	// Other owners' sockets, by uid, decided after the walk (capOthers).
 	others := map[uint32][]string{}
-	var linked []string // sockets with more than one name (hard links)
-	self := uint32(hostUID())
+	// Root's and the user's sockets with more than one name (hard links),
+	// by inode: their other names are looked for in roots (linkedMasks).
+	linked := map[[2]uint64]*linkedSocket{}
+	hid := hiddenLinks{roots: roots}
+	moved := false // a listed socket in roots is not at its name
+	own := owners{self: uint32(hostUID())}
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
 		// /var/run -> /run into the private /run (hidden), or through a
@@ -97,6 +110,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks 
 			dirs[dir] = real
 		}
 		if real == "" {
+			moved = moved || underAny(dir, roots)
 			continue // gone since it was bound
 		}
 		sock := filepath.Join(real, filepath.Base(path))
@@ -115,12 +129,32 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks 
 			}
 		}
 		for _, p := range places {
-			if seen[p] || !socketVisible(p, mounts) || named(p, mounts) {
+			if seen[p] || named(p, mounts) {
+				continue
+			}
+			if !socketVisible(p, mounts) {
+				// Why: the mask is per path, connect(2) goes to the
+				// inode: a socket of root's or the user's in a place the
+				// sandbox hides (the workspace's .ssh/, the private HOME)
+				// is reached through another name of it where the
+				// sandbox sees one (a hard link on the same file system).
+				// Looked at only on the devices of the walked trees,
+				// where such a name can be found.
+				if st, ok := hid.linkedSocket(real, p); ok && own.of(st.Uid) {
+					noteLinked(linked, p, st)
+				}
 				continue
 			}
 			seen[p] = true
 			fi, err := os.Lstat(p)
 			if err != nil || fi.Mode().Type() != os.ModeSocket {
+				// Why: the bound socket may live on under another name
+				// (a rename by an earlier run's agent, of it or of its
+				// directory: the kernel keeps the bind(2) name), and
+				// connect(2) there reaches its listener: in the walked
+				// trees every socket of root's or the user's is then
+				// masked (linkedMasks).
+				moved = moved || underAny(p, roots)
 				continue // unlinked or replaced: nothing to reach there
 			}
 			// Why: another user's sockets must not block or slow the
@@ -128,7 +162,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks 
 			// said. Root's and the user's own are never left: a
 			// daemon's or the user's service is what the masks are for.
 			// An owner that cannot be read counts as root (masked).
-			if uid := socketUID(fi); !alwaysMasked(uid, self) {
+			if uid := socketUID(fi); !own.of(uid) {
 				others[uid] = append(others[uid], p)
 				continue
 			}
@@ -138,11 +172,11 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks 
 			// bound there after that start, or one a host user with
 			// write access to it made) is neither listed nor masked.
 			// Root's and the user's only: another user's socket is
-			// theirs by any name. Where the other name is cannot be
-			// found without a walk; that there is one is in the inode,
-			// from this lstat, at no cost: said.
+			// theirs by any name. That there is one is in the inode,
+			// from this lstat, at no cost; where it is takes a walk
+			// (linkedMasks).
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-				linked = append(linked, p)
+				noteLinked(linked, p, st)
 			}
 			// Why: connect(2) and sendto(2) on a socket need no write
 			// access to its mount (the host's view is read-only, yet
@@ -151,7 +185,11 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks 
 			out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
 		}
 	}
-	masked, left := capOthers(others)
+	var masked []string
+	left := map[uint32]int{}
+	if len(others) > 0 { // /etc/subuid is read only then (and by own.of)
+		masked, left = capOthersIn(others, own.subOwners())
+	}
 	for _, p := range masked {
 		out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
 		if theirs == nil {
@@ -159,7 +197,169 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks 
 		}
 		theirs[p] = true
 	}
-	return out, theirs, joinNotes(leftNote(left), linkedNote(linked))
+	lm, unfound, err := linkedMasks(linked, moved, &own, roots, mounts, seen)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return append(out, lm...), theirs, joinNotes(leftNote(left, own.ranges), linkedNote(unfound)), nil
+}
+
+// linkedSocket is a socket of root's or the user's with other names: its
+// name as the kernel lists it, its link count, and how many of its other
+// names linkedMasks found.
+type linkedSocket struct {
+	path  string
+	nlink uint64
+	found uint64
+}
+
+// noteLinked records the socket at p (st its lstat) in linked, by inode.
+func noteLinked(linked map[[2]uint64]*linkedSocket, p string, st *syscall.Stat_t) {
+	key := [2]uint64{uint64(st.Dev), uint64(st.Ino)}
+	if linked[key] == nil {
+		linked[key] = &linkedSocket{path: p, nlink: uint64(st.Nlink)}
+	}
+}
+
+// maxLinkedMasks bounds the masks over other names of sockets (one mount
+// each, under fs.mount-max like the rest; a test lowers it).
+var maxLinkedMasks = 1024
+
+// linkedMasks masks every other name of the linked sockets found in
+// roots (the trees the start walks: the workspace, --read and --write
+// paths), where the sandbox sees it (not in a hidden place, not a path
+// the user named: that socket is given). The walk is fsrules'
+// (LinkedSockets: one getdents per directory, an fstatat per socket
+// entry), over trees fsrules has just walked within its entry bound, and
+// made only when one of root's or the user's sockets has another name.
+// It returns the sockets with names it did not find (outside roots, or
+// in a place hidden from the sandbox), for the start to say; more than
+// maxLinkedMasks names refuse the start.
+//
+// moved (a socket the kernel lists in roots is not at its name: renamed,
+// or its directory) masks every socket file of own's in roots: which one
+// is the listed socket is not said by its name (the kernel's list has no
+// inode here), and a stale socket file needs no more than a mask.
+func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, own *owners, roots []string, mounts []ns.Mount, seen map[string]bool) (out []ns.Mount, unfound []string, err error) {
+	if len(linked) == 0 && !moved {
+		return nil, nil, nil
+	}
+	// Why skip these: a directory the sandbox replaces (a tmpfs) or masks
+	// whole shows nothing of the host's, and another root is walked on
+	// its own (once).
+	skipDirs := map[string]bool{}
+	for _, m := range mounts {
+		if m.Kind == ns.KindTmpfs || m.Kind == ns.KindMask && m.Dir {
+			skipDirs[m.Path] = true
+		}
+	}
+	for _, r := range roots {
+		skipDirs[r] = true
+	}
+	skip := func(dir string) bool { return skipDirs[dir] }
+	for _, r := range roots {
+		if err != nil {
+			break
+		}
+		fsrules.LinkedSockets(r, skip, moved, func(p string, dev, ino uint64) {
+			ls := linked[[2]uint64{dev, ino}]
+			if ls == nil && !moved || ls != nil && p == ls.path || err != nil {
+				return
+			}
+			if seen[p] {
+				return // a place of it masked already (a view through another mount)
+			}
+			if ls == nil {
+				// moved: any socket file of root's or the user's.
+				var st syscall.Stat_t
+				if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK || !own.of(st.Uid) {
+					return
+				}
+			}
+			seen[p] = true
+			if ls != nil {
+				ls.found++
+			}
+			if named(p, mounts) || !socketVisible(p, mounts) {
+				return
+			}
+			what := ""
+			if ls != nil {
+				what = " (a name of " + ls.path + ")"
+			}
+			if len(out) >= maxLinkedMasks {
+				err = fmt.Errorf("host sockets: more than %d other names (hard links or renamed sockets) of root's or your sockets in the workspace and --read/--write paths, as %s%s: each would be a mount; not starting; remove them (find %s -type s)", maxLinkedMasks, p, what, r)
+				return
+			}
+			// Why: a hard link is the socket itself by another name:
+			// connect(2) there reaches the process listening on it.
+			out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
+		})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ls := range linked {
+		if ls.found+1 < ls.nlink {
+			unfound = append(unfound, ls.path)
+		}
+	}
+	sort.Strings(unfound)
+	return out, unfound, nil
+}
+
+// underAny reports whether p is one of roots or below one.
+func underAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if pathUnder(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// hiddenLinks answers, for a socket the sandbox does not see by its
+// listed name, whether it could have another name in the walked trees:
+// only on a device one of roots is on (a hard link never leaves its file
+// system), one stat per directory and one lstat per such socket.
+type hiddenLinks struct {
+	roots   []string
+	devs    map[uint64]bool // the roots' devices (nil: not yet stat'ed)
+	dirDevs map[string]uint64
+}
+
+// linkedSocket lstats the socket p in the symlink-free directory dir if
+// dir is on a root's device, and returns it if it is a socket with other
+// names.
+func (h *hiddenLinks) linkedSocket(dir, p string) (*syscall.Stat_t, bool) {
+	if len(h.roots) == 0 {
+		return nil, false
+	}
+	if h.devs == nil {
+		h.devs, h.dirDevs = map[uint64]bool{}, map[string]uint64{}
+		for _, r := range h.roots {
+			var st syscall.Stat_t
+			if syscall.Stat(r, &st) == nil {
+				h.devs[uint64(st.Dev)] = true
+			}
+		}
+	}
+	dev, ok := h.dirDevs[dir]
+	if !ok {
+		var st syscall.Stat_t
+		if syscall.Stat(dir, &st) == nil {
+			dev = uint64(st.Dev)
+		}
+		h.dirDevs[dir] = dev
+	}
+	if !h.devs[dev] {
+		return nil, false
+	}
+	var st syscall.Stat_t
+	if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK || st.Nlink < 2 {
+		return nil, false
+	}
+	return &st, true
 }
 
 // joinNotes makes hostSocketMasks's notes one note (its caller shows one).
@@ -173,8 +373,9 @@ func joinNotes(a, b string) string {
 	return a + "; " + strings.TrimPrefix(b, hostSocketsNote)
 }
 
-// linkedNote says the sockets masked at one name whose inode has others
-// (hard links): those are not masked ("" if none).
+// linkedNote says the sockets of root's or the user's with another name
+// (a hard link) linkedMasks did not find: those names are not masked (""
+// if none).
 func linkedNote(linked []string) string {
 	if len(linked) == 0 {
 		return ""
@@ -183,7 +384,11 @@ func linkedNote(linked []string) string {
 	if len(linked) > 3 {
 		list += fmt.Sprintf(" and %d more", len(linked)-3)
 	}
-	return hostSocketsNote + fmt.Sprintf("%s masked, but each has another name (a hard link) that is not: the sandbox can connect to the socket there if it sees it; find it with find / -xdev -samefile %s, and remove the link if it is in a tree a sandbox could write", list, linked[0])
+	has := "has another name"
+	if len(linked) > 1 {
+		has = "each have another name"
+	}
+	return hostSocketsNote + fmt.Sprintf("%s %s (a hard link) not masked: outside the workspace and --read/--write paths (where such names are), or in a part of them the sandbox hides: the sandbox can connect to the socket by that name if it sees it; find it with find / -xdev -samefile %s, and remove the link if it is in a tree a sandbox could write", list, has, linked[0])
 }
 
 // capOthers picks which of other users' sockets (by owner) are masked:
@@ -197,6 +402,14 @@ func linkedNote(linked []string) string {
 // or a third user's few sockets out of the total. left counts the rest,
 // by uid.
 func capOthers(others map[uint32][]string) (masked []string, left map[uint32]int) {
+	if len(others) == 0 {
+		return nil, map[uint32]int{}
+	}
+	return capOthersIn(others, subOwners())
+}
+
+// capOthersIn is capOthers with /etc/subuid's ranges as read.
+func capOthersIn(others map[uint32][]string, ranges subid.Ranges) (masked []string, left map[uint32]int) {
 	left = map[uint32]int{}
 	if len(others) == 0 {
 		return nil, left
@@ -206,7 +419,6 @@ func capOthers(others map[uint32][]string) (masked []string, left map[uint32]int
 	// total (ranked after login users', they still pushed another
 	// user's containers' sockets out). Grouped under their owner, one
 	// user's sockets, whatever the uid, are capped as one.
-	ranges := subOwners()
 	groups := map[uint32][]uint32{} // owner -> its uids with sockets
 	count := map[uint32]int{}       // owner -> its sockets
 	for u, ps := range others {
@@ -287,6 +499,42 @@ func alwaysMasked(uid, self uint32) bool {
 	return uid == 0 || uid == self || self == 0 && uid == ns.NobodyID
 }
 
+// owners decides which sockets are the run's starter's own (self's):
+// alwaysMasked, and those of self's subordinate uids (/etc/subuid, read
+// once, only when a socket of another uid is seen).
+type owners struct {
+	self   uint32
+	ranges subid.Ranges
+	read   bool
+}
+
+// of reports whether a socket owned by uid is masked whatever the caps.
+func (o *owners) of(uid uint32) bool {
+	if alwaysMasked(uid, o.self) {
+		return true
+	}
+	// Why: a socket a rootless container of the user's binds (podman's
+	// under a volume of the workspace, a dev container's database) is
+	// owned on the host by one of the user's subordinate uids. It is the
+	// user's own service: the user runs it, reaches it from outside
+	// (podman unshare, the container's own mapping) and it holds what the
+	// user gave it. Capped as another user's, 1,024 of them were masked
+	// and the rest reachable. No other user can make a file of those uids
+	// (only the user's newuidmap'd namespaces and root), so masking all of
+	// them is no lever for other users' floods: the user's own sockets
+	// are masked however many, these likewise.
+	r, ok := o.subOwners().Owner(uid)
+	return ok && r == o.self
+}
+
+// subOwners is /etc/subuid's ranges, read at the first ask.
+func (o *owners) subOwners() subid.Ranges {
+	if !o.read {
+		o.ranges, o.read = subOwners(), true
+	}
+	return o.ranges
+}
+
 // hostUID is the uid that starts the run (a test poses as root).
 var hostUID = os.Getuid
 
@@ -306,8 +554,9 @@ var socketUID = func(fi os.FileInfo) uint32 {
 }
 
 // leftNote says the sockets left unmasked past the cap, one clause per
-// owner ("" if none).
-func leftNote(left map[uint32]int) string {
+// owner ("" if none), each uid with its user's name (passwdNames) or, for
+// a subordinate uid, its range's owner's (ranges: /etc/subuid as read).
+func leftNote(left map[uint32]int, ranges subid.Ranges) string {
 	if len(left) == 0 {
 		return ""
 	}
@@ -318,20 +567,115 @@ func leftNote(left map[uint32]int) string {
 	sort.Slice(uids, func(i, j int) bool { return uids[i] < uids[j] })
 	// One line, however many owners (a user's subordinate uids can be
 	// 65,536): the first few named, the others counted.
+	shown := uids[:min(len(uids), 5)]
+	ask := append([]uint32{}, shown...)
+	for _, u := range shown {
+		if o, ok := ranges.Owner(u); ok {
+			ask = append(ask, o)
+		}
+	}
+	names := passwdNames(passwdPath, ask)
 	var parts []string
 	total, rest, restN := 0, 0, 0
 	for i, u := range uids {
 		total += left[u]
-		if i >= 5 {
+		if i >= len(shown) {
 			rest, restN = rest+1, restN+left[u]
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("uid %d: %d", u, left[u]))
+		who := ""
+		if n, ok := names[u]; ok {
+			who = " (" + n + ")"
+		} else if o, ok := ranges.Owner(u); ok {
+			on := fmt.Sprintf("uid %d", o)
+			if n, ok := names[o]; ok {
+				on = n
+			}
+			who = " (" + on + "'s subordinate uid)"
+		}
+		parts = append(parts, fmt.Sprintf("uid %d%s: %d", u, who, left[u]))
 	}
 	if rest > 0 {
 		parts = append(parts, fmt.Sprintf("%d more uids: %d", rest, restN))
 	}
 	return hostSocketsNote + fmt.Sprintf("%d of other users' sockets are not masked (%s): one mount each, at most %d of one user's and %d of all other users' together, so that sockets another user binds cannot fail or slow the start; the sandbox can connect to those, which lead only to their owners' own processes", total, strings.Join(parts, ", "), socketCap, socketCapAll)
+}
+
+// passwdPath is the user database passwdNames reads (a test sets its own).
+var passwdPath = "/etc/passwd"
+
+// maxPasswd bounds how much of the user database passwdNames reads.
+const maxPasswd = 4 << 20
+
+// passwdNames returns the login names of uids from the passwd file at
+// path ("name:x:uid:..." lines), read once and at most maxPasswd bytes:
+// no cgo (getpwuid), no NSS (a directory service's users are named by
+// uid). A name that is not a plain login name (letters, digits, '.',
+// '_', '-', a trailing '$', at most 32 bytes) is left out: it goes into
+// a line on the user's terminal. The first line of a uid wins.
+func passwdNames(path string, uids []uint32) map[uint32]string {
+	names := map[uint32]string{}
+	if len(uids) == 0 {
+		return names
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return names
+	}
+	defer f.Close()
+	// Why regular only: a FIFO or device at the path would hang or flood
+	// the start.
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return names
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, maxPasswd))
+	return parsePasswdNames(data, uids)
+}
+
+// parsePasswdNames is passwdNames's parse of the file's text.
+func parsePasswdNames(data []byte, uids []uint32) map[uint32]string {
+	want := map[uint32]bool{}
+	for _, u := range uids {
+		want[u] = true
+	}
+	names := map[uint32]string{}
+	for len(data) > 0 && len(names) < len(want) {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		f := bytes.SplitN(line, []byte(":"), 4)
+		if len(f) < 4 || !loginName(f[0]) {
+			continue
+		}
+		u, err := strconv.ParseUint(string(f[2]), 10, 32)
+		if err != nil || !want[uint32(u)] {
+			continue
+		}
+		if _, ok := names[uint32(u)]; !ok {
+			names[uint32(u)] = string(f[0])
+		}
+	}
+	return names
+}
+
+// loginName reports whether b is a plain login name (shadow-utils'
+// default rule, with upper case, which some sites use).
+func loginName(b []byte) bool {
+	if len(b) == 0 || len(b) > 32 || b[0] == '-' {
+		return false
+	}
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		case c == '$' && i == len(b)-1:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // hostSocketsNote begins hostSocketMasks's note (shownNote shows it).

@@ -221,7 +221,10 @@ func foreignSocket(p string) (owner string, foreign bool) {
 		return "", false
 	}
 	uid := socketUID(fi)
-	return fmt.Sprintf("uid %d's", uid), !alwaysMasked(uid, uint32(hostUID()))
+	// The user's subordinate uids' are the user's own (owners.of): no
+	// other user can make one, so ending there is no lever for them.
+	own := owners{self: uint32(hostUID())}
+	return fmt.Sprintf("uid %d's", uid), !own.of(uid)
 }
 
 // socketOwner names the owner of the file at p now ("uid N"), or "?".

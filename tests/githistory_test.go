@@ -315,3 +315,50 @@ echo "$PWD/.cache/objs" > .git/objects/info/alternates || exit 1
 		t.Errorf("the host gc left no local pack")
 	}
 }
+
+// TestGitHistoryPackLinkedBefore (review16a): a pack with a second name
+// in the workspace, made in a run where the pack was not yet read-only
+// (the host's gc ran during the run, its pack the only one left; or the
+// agent's own gc wrote it). The read-only bind covers the pack's name,
+// not the file: in any later run, through
+// the other name the agent rewrote the protected pack, every packed
+// commit lost. Seen failing on main's binary (the pack's sum changed,
+// git fsck failed). The other name is read-only too.
+func TestGitHistoryPackLinkedBefore(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	packed, _, before := historyRepo(t, h, ws)
+	var pk string
+	for n := range before {
+		if strings.HasSuffix(n, ".pack") {
+			pk = n
+		}
+	}
+	pd := filepath.Join(ws, ".git", "objects", "pack")
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range [][2]string{{pk, "hl"}, {strings.TrimSuffix(pk, ".pack") + ".idx", "sub/hl.idx"}} {
+		if err := os.Link(filepath.Join(pd, l[0]), filepath.Join(ws, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := h.run(t, ws, `cd "$2"
+chmod u+w hl sub/hl.idx
+dd if=/dev/zero of=hl bs=1 seek=12 count=64 conv=notrunc 2>&1
+dd if=/dev/zero of=sub/hl.idx bs=1 seek=1000 count=64 conv=notrunc 2>&1
+exit 0
+`, nil, ws)
+	if r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	after := packSums(t, ws)
+	for name, sum := range before {
+		if after[name] != sum {
+			t.Errorf("pack file %s changed through its other name\nagent:\n%s%s", name, r.stdout, r.stderr)
+		}
+	}
+	if out, err := h.git(ws, "cat-file", "-p", packed); err != nil {
+		t.Errorf("packed commit %s lost: %v\n%s", packed, err, out)
+	}
+}

@@ -385,17 +385,19 @@ func TestHostSocketsNobodyMasked(t *testing.T) {
 	}
 }
 
-// TestHostSocketHardLinkSaid (socks15): the kernel lists a socket by its
-// bind(2) name only, so another name of the same inode is not masked: a
-// tool's socket bound in the workspace after a run's start is reachable
-// in that run (README: bound after the start), and its agent can hard-link
-// it in the workspace (same mount: no EXDEV); the next run masks the
-// listed name, not the link, and the sandbox connects through it. That is
-// not found without a walk of the trees; the start now says it (the
-// inode's link count, from the lstat each socket already gets). Seen
-// failing on main's binary (30093d6): the link reached the socket and
-// nothing was said.
-func TestHostSocketHardLinkSaid(t *testing.T) {
+// TestHostSocketHardLinkMasked (sockets16): the kernel lists a socket by
+// its bind(2) name only, and connect(2) goes to the inode whatever the
+// name: a tool's socket bound in the workspace after a run's start is
+// reachable in that run (README: bound after the start), its agent can
+// hard-link it in the workspace (same mount: no EXDEV), and the next run
+// masked the listed name, not the link (socks15 only said it). Each other
+// name in the trees the start walks (the workspace, --read and --write
+// paths) is masked now: in the workspace beside the socket, deeper down,
+// in a --read path, and the link of a socket whose own name the sandbox
+// does not even see (inside the workspace's hidden .ssh/: the mask there
+// is per path, the link led to the agent). Seen failing on main's binary
+// (e4c1d18): the three links printed CONNECTED with the tool's token.
+func TestHostSocketHardLinkMasked(t *testing.T) {
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Fatalf("perl is needed for the probe: %v", err)
 	}
@@ -403,17 +405,105 @@ func TestHostSocketHardLinkSaid(t *testing.T) {
 	token := "HOST-SOCKET-LINK-" + strconv.Itoa(os.Getpid())
 	sock := filepath.Join(ws, "tool.sock")
 	greetOnUnix(t, sock, token)
-	planted := filepath.Join(ws, "planted.sock")
-	if err := os.Link(sock, planted); err != nil {
+	if err := os.MkdirAll(filepath.Join(ws, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
+	}
+	hidden := filepath.Join(ws, ".ssh", "agent.sock")
+	greetOnUnix(t, hidden, token)
+	if err := os.MkdirAll(filepath.Join(ws, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ro := filepath.Join(ws, "..", filepath.Base(ws)+"-ro")
+	if err := os.Mkdir(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(ro) })
+	links := map[string]string{
+		filepath.Join(ws, "planted.sock"):        sock,
+		filepath.Join(ws, "a", "b", "deep.sock"): sock,
+		filepath.Join(ro, "ro.sock"):             sock,
+		filepath.Join(ws, "a", "agent.sock"):     hidden,
+	}
+	var probeArgs []string
+	for l, s := range links {
+		if err := os.Link(s, l); err != nil {
+			t.Fatal(err)
+		}
+		probeArgs = append(probeArgs, l)
 	}
 	probe := filepath.Join(hostDir(t), "probe.pl")
 	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, runOpts{dir: ws}, "--", "perl", probe, sock)
-	probeRefusedAll(t, r, token, 1, "the socket at its bound name")
-	if want := sock + " masked, but each has another name (a hard link) that is not"; !strings.Contains(r.stderr, want) {
+	// Control: each link reaches its socket from the host.
+	out, err := exec.Command("perl", append([]string{probe}, probeArgs...)...).CombinedOutput()
+	if err != nil || strings.Count(string(out), token) != len(probeArgs) {
+		t.Fatalf("control: the links do not reach the sockets from the host: %v\n%s", err, out)
+	}
+	r := run(t, runOpts{dir: ws}, append([]string{"-r", ro, "--", "perl", probe, sock}, probeArgs...)...)
+	probeRefusedAll(t, r, token, 1+len(probeArgs), "a hard link of a masked socket")
+	if strings.Contains(r.stderr, "another name") {
+		t.Fatalf("every other name was masked, yet the start says one is not:\n%s", r.stderr)
+	}
+}
+
+// TestHostSocketRenamedMasked (sockets16): the kernel lists a socket by
+// its bind(2) name, and a rename keeps the inode (and its listener): an
+// earlier run's agent renames a socket bound in the workspace after its
+// start, or its directory, and the next run found nothing at the listed
+// name and masked nothing; the sandbox connected at the new name. A listed
+// name in the walked trees that is gone now masks every socket of root's
+// or the user's there. Seen failing on main's binary (e4c1d18): both new
+// names printed CONNECTED with the tool's token.
+func TestHostSocketRenamedMasked(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	ws := workspace(t)
+	token := "HOST-SOCKET-MOVED-" + strconv.Itoa(os.Getpid())
+	greetOnUnix(t, filepath.Join(ws, "tool.sock"), token)
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(ws, "sub", "moved.sock")
+	if err := os.Rename(filepath.Join(ws, "tool.sock"), moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ws, "d1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	greetOnUnix(t, filepath.Join(ws, "d1", "lsp.sock"), token)
+	if err := os.Rename(filepath.Join(ws, "d1"), filepath.Join(ws, "d2")); err != nil {
+		t.Fatal(err)
+	}
+	inDir := filepath.Join(ws, "d2", "lsp.sock")
+	probe := filepath.Join(hostDir(t), "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("perl", probe, moved, inDir).CombinedOutput()
+	if err != nil || strings.Count(string(out), token) != 2 {
+		t.Fatalf("control: the renamed sockets do not answer from the host: %v\n%s", err, out)
+	}
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved, inDir)
+	probeRefusedAll(t, r, token, 2, "a renamed socket")
+}
+
+// TestHostSocketHardLinkElsewhereSaid (socks15): another name of a masked
+// socket outside the trees the start walks (a host directory the sandbox
+// sees read-only, not a --read path) is not found without a walk of every
+// tree; the start says it, with the find -samefile command, since the
+// names it found (none) are fewer than the inode's link count.
+func TestHostSocketHardLinkElsewhereSaid(t *testing.T) {
+	host := hostDir(t)
+	token := "HOST-SOCKET-FAR-" + strconv.Itoa(os.Getpid())
+	sock := filepath.Join(host, "tool.sock")
+	greetOnUnix(t, sock, token)
+	if err := os.Link(sock, filepath.Join(host, "far.sock")); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, runOpts{}, "--", "true")
+	if want := sock + " has another name (a hard link) not masked: outside the workspace and --read/--write paths"; !strings.Contains(r.stderr, want) {
 		t.Fatalf("the start does not say the socket's other name: want %q\nstderr: %s", want, r.stderr)
 	}
 }

@@ -249,3 +249,48 @@ func (w *syncWriter) String() string {
 	defer w.mu.Unlock()
 	return w.b.String()
 }
+
+// jail exec without -t on the user's terminal (review16a): the command's
+// output is the agent's, and the terminal filter lets a program clear its
+// screen or erase lines (progress bars do). The fall's line said on
+// stderr while the command ran was erased by the command's next output,
+// and, unlike with -t, never said again: on main's binary the last thing
+// on the terminal was the agent's clear screen. It is said again when the
+// command ends, as with -t.
+func TestUnmaskedToExecTerminalSaidAgain(t *testing.T) {
+	ws := workspace(t)
+	fsWrite(t, ws, ".env", "SECRET=old\n", 0o644)
+	name := "g" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	cmd := exec.Command(jail(t), "exec", name, "--", "/bin/sh", "-c", waitForGo+`; printf '\033[2J\033[Hagent-cleared\n'`)
+	cmd.Dir = ws
+	cmd.Env = screenEnv()
+	s := startOnPty(t, cmd)
+	unix.IoctlSetWinsize(int(s.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 400})
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never said ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	env := hostSaves(t, ws)
+	line := "jail: " + env + " was renamed over"
+	if !s.scr.waitUntil(line, 5*time.Second) {
+		t.Fatalf("the fall was not said while the command ran: %q", s.scr.String())
+	}
+	fsWrite(t, ws, "go", "", 0o644)
+	if err := s.wait(t, 10*time.Second); err != nil {
+		t.Fatalf("jail exec: %v\n%q", err, s.scr.String())
+	}
+	out := s.settled(300 * time.Millisecond)
+	cleared := strings.LastIndex(out, "agent-cleared")
+	if cleared < 0 {
+		t.Fatalf("the command's clear screen never came: %q", out)
+	}
+	if strings.LastIndex(out, line) < cleared {
+		t.Errorf("the fall's line was not said again after the command's output ended (the agent erased it): %q", out)
+	}
+}

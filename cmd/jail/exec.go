@@ -154,7 +154,16 @@ func runExec(opts *ExecOptions) error {
 	if restore != nil {
 		restore()
 	}
-	if screen != nil && len(said) > 0 {
+	// Said again once the command's output has ended, on a terminal
+	// whether -t or not: without -t the command's own stdout and stderr
+	// reach the same terminal (filtered, but a clear screen or an erased
+	// line passes, as progress bars need), and the agent could erase the
+	// line it got at once (review16a).
+	again := screen != nil
+	if f, ok := opts.IO.ErrOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		again = true
+	}
+	if again && len(said) > 0 {
 		for _, line := range said {
 			fmt.Fprintln(opts.IO.ErrOut, line)
 		}

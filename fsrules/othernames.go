@@ -1,0 +1,33 @@
+package fsrules
+
+// OtherNames walks roots for the other names of the files in files (by
+// device and inode: the name already protected) and returns each one
+// found with that protected name. A protection that is a bind over a
+// name covers that name only: the same file under another name in a
+// writable tree is written there (a hard link made before the file was
+// protected). Nested roots are walked once; symlinks are not followed.
+// The cost is a walk of the trees (getdents, an fstatat per regular
+// file): callers ask only when a protected file has more than one link.
+func OtherNames(roots []string, files map[[2]uint64]string) map[string]string {
+	out := map[string]string{}
+	if len(files) == 0 {
+		return out
+	}
+	for _, r := range roots {
+		nested := false
+		for _, o := range roots {
+			if o != r && under(r, o) {
+				nested = true // walked with o
+			}
+		}
+		if nested {
+			continue
+		}
+		walkLinks(r, nil, nil, func(p string, dev, ino uint64) {
+			if orig, ok := files[[2]uint64{dev, ino}]; ok && p != orig {
+				out[p] = orig
+			}
+		})
+	}
+	return out
+}

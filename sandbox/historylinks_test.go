@@ -1,0 +1,72 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jail-sandbox/jail/gitguard"
+)
+
+// TestHistoryLinks: a pack's other names in the writable trees are
+// read-only as the pack is, those outside them are not looked for, and
+// past maxHistoryLinks the rest are said. A pack of one name costs no walk.
+func TestHistoryLinks(t *testing.T) {
+	base := t.TempDir()
+	ws, out := filepath.Join(base, "ws"), filepath.Join(base, "out")
+	pd := filepath.Join(ws, ".git", "objects", "pack")
+	for _, d := range []string{pd, out, filepath.Join(ws, "deep", "er")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pk, one := filepath.Join(pd, "pack-a.pack"), filepath.Join(pd, "pack-b.pack")
+	os.WriteFile(pk, []byte("PACK"), 0o444)
+	os.WriteFile(one, []byte("PACK"), 0o444)
+	hist := []gitguard.Protect{{Path: pk, Why: gitguard.HistoryWhy}, {Path: one, Why: gitguard.HistoryWhy}}
+	if got, notes := historyLinks(hist, []string{ws}); len(got)+len(notes) != 0 {
+		t.Fatalf("packs of one name: %v %v", got, notes)
+	}
+	os.Link(pk, filepath.Join(ws, "deep", "er", "x"))
+	os.Link(pk, filepath.Join(out, "y"))
+	got, notes := historyLinks(hist, []string{ws, filepath.Join(ws, "deep")})
+	if len(got) != 1 || got[0].Path != filepath.Join(ws, "deep", "er", "x") || got[0].Why != gitguard.HistoryWhy || len(notes) != 0 {
+		t.Fatalf("one other name in the tree: %v %v", got, notes)
+	}
+	// Whole pack directory read-only (past WholePackDir packs).
+	if got, _ := historyLinks([]gitguard.Protect{{Path: pd, Dir: true, Why: gitguard.HistoryWhy}}, []string{ws}); len(got) != 1 {
+		t.Fatalf("pack dir read-only whole: %v", got)
+	}
+	for i := 0; i < maxHistoryLinks+5; i++ {
+		os.Link(pk, filepath.Join(ws, fmt.Sprintf("l%03d", i)))
+	}
+	got, notes = historyLinks(hist, []string{ws})
+	if len(got) != maxHistoryLinks || len(notes) != 1 || !strings.Contains(notes[0], fmt.Sprintf("%d other names", maxHistoryLinks+6)) {
+		t.Fatalf("past the bound: %d protected, notes %v", len(got), notes)
+	}
+}
+
+// BenchmarkHistoryLinks: the start's cost with MaxHistoryPacks packs of
+// one name each (an lstat per pack file, no walk).
+func BenchmarkHistoryLinks(b *testing.B) {
+	pd := filepath.Join(b.TempDir(), ".git", "objects", "pack")
+	os.MkdirAll(pd, 0o755)
+	var hist []gitguard.Protect
+	for i := 0; i < gitguard.MaxHistoryPacks; i++ {
+		for _, ext := range []string{".idx", ".pack"} {
+			p := filepath.Join(pd, fmt.Sprintf("pack-%040d%s", i, ext))
+			os.WriteFile(p, []byte("PACK"), 0o444)
+			hist = append(hist, gitguard.Protect{Path: p, Why: gitguard.HistoryWhy})
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if got, _ := historyLinks(hist, []string{filepath.Dir(pd)}); len(got) != 0 {
+			b.Fatal(got)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+//go:build linux
+
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAgentNamedRunFromDir (scriptdirs2): a hook that moves into a
+// directory under ~/.claude before it runs a program (`cd
+// ~/.claude/hooks && make`, `cd D && npm test`, `make -C D`) names no
+// script, but the program runs what it reads there. As the agent,
+// rewrite the Makefile and package.json those hooks read (in ~/.claude
+// itself too, which stays writable: `cd ~/.claude && make`), create the
+// absent directory a hook cds into with a Makefile, and add a hook of
+// the same shape to the settings; none of it may be on the host
+// afterwards. Seen failing on main's binary: the Makefile, package.json
+// and later/Makefile held the agent's versions (`make` on the host then
+// ran `touch /tmp/pwned`). Control: the agent's own state in ~/.claude
+// stays writable.
+func TestAgentNamedRunFromDir(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", "{}\n", 0o644)
+	settings := `{
+  "hooks": {"Stop": [{"hooks": [
+    {"type": "command", "command": "cd ~/.claude/hooks && make -s"},
+    {"type": "command", "command": "cd \"$HOME/.claude/srv\" && npm test"},
+    {"type": "command", "command": "make -C ~/.claude/mk"},
+    {"type": "command", "command": "cd ~/.claude/later && make"},
+    {"type": "command", "command": "cd ~/.claude && make -s"}]}]}
+}
+`
+	fsWrite(t, home, ".claude/settings.json", settings, 0o644)
+	orig := map[string]string{
+		filepath.Join(home, ".claude/hooks/Makefile"):   "all:\n\t@true\n",
+		filepath.Join(home, ".claude/srv/package.json"): `{"scripts": {"test": "true"}}` + "\n",
+		filepath.Join(home, ".claude/mk/Makefile"):      "all:\n\t@true\n",
+		filepath.Join(home, ".claude/Makefile"):         "all:\n\t@true\n",
+	}
+	for p, c := range orig {
+		fsWrite(t, "/", p, c, 0o644)
+	}
+	fsWrite(t, home, ".claude/todos/t.json", "[]\n", 0o644)
+	script := `
+for f in ~/.claude/hooks/Makefile ~/.claude/srv/package.json ~/.claude/mk/Makefile ~/.claude/Makefile; do
+  printf 'all:\n\ttouch /tmp/pwned\n' > "$f"
+  rm -f "$f"; mv -f "$f" "$f.x"
+done 2>/dev/null
+printf 'include evil.mk\n' > ~/.claude/hooks/GNUmakefile 2>/dev/null
+printf 'include evil.mk\n' > ~/.claude/GNUmakefile
+mkdir -p ~/.claude/later 2>/dev/null && printf 'all:\n\ttouch /tmp/pwned\n' > ~/.claude/later/Makefile
+sed -i 's|make -s|make -s; cd ~/.claude/new \&\& make|' ~/.claude/settings.json
+mkdir -p ~/.claude/new && printf 'all:\n\ttouch /tmp/pwned\n' > ~/.claude/new/Makefile
+echo '["x"]' > ~/.claude/todos/t.json
+true`
+	c := claudeRun(t, home, ws, script)
+	var bad []string
+	for p, want := range orig {
+		if got := fsReadFile(t, p); got != want {
+			bad = append(bad, p+" = "+got)
+		}
+	}
+	for _, p := range []string{
+		filepath.Join(home, ".claude/hooks/GNUmakefile"),
+		filepath.Join(home, ".claude/GNUmakefile"),
+		filepath.Join(home, ".claude/later/Makefile"),
+	} {
+		if _, err := os.Lstat(p); err == nil {
+			bad = append(bad, p+": left on the host")
+		}
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/settings.json")); strings.Contains(got, "claude/new") {
+		bad = append(bad, "settings.json runs ~/.claude/new: "+got)
+	}
+	if len(bad) > 0 {
+		t.Errorf("the agent changed what the host's hooks run after a cd:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/todos/t.json")); got != "[\"x\"]\n" {
+		t.Errorf("~/.claude/todos/t.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
+	}
+}
+
+// TestAgentNamedAgentDirEntry (scriptdirs2): `node ~/.claude` runs the
+// agent's directory itself (its index.js, or package.json's "main"),
+// which stays writable (the agent's state). As the agent, rewrite
+// index.js and the "main" file and create the index.json node would take;
+// none of it may be on the host afterwards, and the start says to move
+// the program into a directory of its own. Seen failing on main's binary:
+// index.js and lib/main.js held the agent's code, and nothing was said.
+func TestAgentNamedAgentDirEntry(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", `{"mcpServers": {"m": {"command": "node", "args": ["`+filepath.Join(home, ".claude")+`"]}}}`+"\n", 0o644)
+	fsWrite(t, home, ".claude/settings.json", `{"statusLine": {"type": "command", "command": "node ~/.claude"}}`+"\n", 0o644)
+	orig := map[string]string{
+		filepath.Join(home, ".claude/index.js"):     "console.log(1)\n",
+		filepath.Join(home, ".claude/lib/main.js"):  "console.log(2)\n",
+		filepath.Join(home, ".claude/package.json"): `{"main": "lib/main.js"}` + "\n",
+	}
+	for p, c := range orig {
+		fsWrite(t, "/", p, c, 0o644)
+	}
+	script := `
+for f in ~/.claude/index.js ~/.claude/lib/main.js ~/.claude/package.json; do
+  echo 'require("child_process").execSync("touch /tmp/pwned")' > "$f"
+  rm -f "$f"; mv -f "$f" "$f.x"
+done 2>/dev/null
+echo '{}' > ~/.claude/index.json 2>/dev/null
+echo '{"x":1}' > ~/.claude/state.json
+true`
+	c := claudeRun(t, home, ws, script)
+	var bad []string
+	for p, want := range orig {
+		if got := fsReadFile(t, p); got != want {
+			bad = append(bad, p+" = "+got)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(home, ".claude/index.json")); err == nil {
+		bad = append(bad, "~/.claude/index.json: left on the host")
+	}
+	if len(bad) > 0 {
+		t.Errorf("the agent changed what `node ~/.claude` runs on the host:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if !strings.Contains(c.stderr, "runs "+filepath.Join(home, ".claude")+" itself") {
+		t.Errorf("no line on node running ~/.claude itself:\n%s", c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/state.json")); got != "{\"x\":1}\n" {
+		t.Errorf("~/.claude/state.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
+	}
+}

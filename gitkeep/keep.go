@@ -5,24 +5,29 @@
 // pointed when the run started).
 //
 // Each repository gets a store: a bare repository under the state directory
-// whose objects are hard links to the workspace's loose objects (same inode:
-// no copy, a few microseconds an object, and only objects new since the last
-// start are linked), whose objects/info/alternates names the workspace's
-// objects directory (the packs, which the sandbox cannot delete), and whose
-// packed-refs records every ref the repository had at each start (a ref
-// that later goes stays recorded). After any run, the user gets the start's
-// history back with
+// whose objects are copies of the workspace's loose objects (each verified
+// to be the object of its name: zlib, git's header, the hash; only objects
+// new since the last start are copied), whose objects/info/alternates names
+// the workspace's objects directory (the packs, which the sandbox cannot
+// delete), and whose packed-refs records every ref the repository had at
+// each start (a ref that later goes stays recorded). After any run, the
+// user gets the start's history back with
 //
 //	git fetch STORE '+refs/*:refs/jail-kept/*'
 //
 // Nothing is ever written into the workspace: the recovery is the user's
 // command. The store is out of the sandbox's reach (the whole state directory
-// is hidden), so the agent can neither delete nor unlink what it holds. It
-// can write a kept object in place (chmod, then write the same inode): git
-// hashes each object it reads against its name, so such an object is found
-// corrupt (git fsck, or the fetch), never silently taken. Loose objects and
-// a state directory on different file systems cannot be linked: the caller
-// says so (Result.CrossFS).
+// is hidden), so the agent can neither delete nor write what it holds. A copy,
+// not a hard link: a link is the workspace's inode, which the agent can chmod
+// and write in place, and the store's object was lost with it (lane
+// gitkeep3). The cost: a loose object takes its space twice while the
+// workspace has it (loose objects are the few since the last gc; the prune
+// frees a copy once a pack holds it). An object larger than maxCopyObject,
+// or past a start's MaxCopyBytes, is hard-linked (kept against deletion
+// only; copied at a later start while the workspace still has it). A
+// store holds at most MaxStoreBytes of objects (said past it). Loose
+// objects and a state directory on different file systems: the copies are
+// made, only a link cannot be (Result.CrossFS).
 //
 // The package is pure Go and builds on every GOOS.
 package gitkeep
@@ -42,6 +47,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // MaxLinks bounds the objects linked in one start (over every repository):
@@ -78,10 +85,18 @@ func Store(base, gitDir string) string {
 
 // Result is what one Keep did.
 type Result struct {
-	Linked  int  // objects linked at this start
-	Full    bool // the budget ran out: some objects are kept at a later start
-	CrossFS bool // the store is on another file system: no object kept
-	Refs    int  // refs recorded (with those recorded before)
+	Copied int // objects copied at this start (verified)
+	// Linked are the objects linked at this start (kept against deletion,
+	// not a write in place): larger than maxCopyObject, or past
+	// MaxCopyBytes (copied at a later start).
+	Linked int
+	Junk   int // files named like an object that are not that object: not kept
+	// StoreFull: the store holds MaxStoreBytes of copies: new objects
+	// are not kept.
+	StoreFull bool
+	Full      bool // the budget ran out: some objects are kept at a later start
+	CrossFS   bool // the store is on another file system: objects to link not kept
+	Refs      int  // refs recorded (with those recorded before)
 	// PackedUnread: packed-refs is larger than MaxPacked, so its refs are
 	// not recorded (the loose ones and the objects are).
 	PackedUnread bool
@@ -97,7 +112,7 @@ type Result struct {
 // lowered by what is linked), every ref and HEAD's commit recorded. An
 // objects/xx directory whose mtime is the one recorded when the store last
 // kept it whole (seenFile) is not read: nothing was added to it since.
-func Keep(store, gitDir string, budget *int) (Result, error) {
+func Keep(store, gitDir string, budget *Budget) (Result, error) {
 	var res Result
 	objs := filepath.Join(store, "objects")
 	if err := os.MkdirAll(filepath.Join(objs, "info"), 0o700); err != nil {
@@ -137,20 +152,92 @@ func objectFormat(gitDir string) string {
 
 // seenFile, in a store, holds the mtime (ns) of each of the workspace's
 // objects/xx directories as it was when the store last kept it whole: one
-// read a start instead of a stat a directory in the store.
-const seenFile = "fanout-mtimes"
+// read a start instead of a stat a directory in the store. (Its name
+// changed when copies replaced links: a store made before reads every
+// directory once more, and its links become copies.)
+const seenFile = "fanout-mtimes-copied"
 
-func keepObjects(gitDir, store string, budget *int, res *Result) error {
+// MaxCopyBytes bounds the bytes (inflated: what the hash check reads) of
+// the objects copied at one start over every repository: about 0.15 s of
+// inflating and hashing. Past it, objects are linked (kept against
+// deletion, not against a write in place) and copied at a later start.
+const MaxCopyBytes = 64 << 20
+
+// maxCopyObject bounds one copied object (inflated, and its file): a
+// larger one is linked, never copied (a loose object that big is rare: git
+// add of a large file; git gc on the host packs it).
+const maxCopyObject = 16 << 20
+
+// MaxCopyTime bounds the time one start spends copying objects, over every
+// repository: a first start in a repository of 5,000 loose objects (21 MB)
+// took 6 s to copy them all on a loaded 2-core VM (ext4: no reflink; a link
+// makes no inode, a copy does). Past it, objects are linked, as past
+// MaxCopyBytes, and copied at the next starts.
+const MaxCopyTime = 150 * time.Millisecond
+
+// MaxStoreBytes bounds the bytes of the copies one store holds: the
+// agent can write objects (git hash-object -w of anything) and delete
+// them, run after run, each kept Age. Past it, a start keeps no new object
+// of the repository (said): the user's git gc on the host packs the loose
+// objects, and the end's prune then frees the copies a pack holds.
+const MaxStoreBytes = 1 << 30
+
+// bytesFile, in a store, holds the bytes of its copies: added to by each
+// start's copies, taken from by each prune, and counted again by a prune
+// that looks at the whole store (once a day).
+const bytesFile = "kept-bytes"
+
+// minCopies objects a start copies whatever the time (a load spike in
+// the copy of a usual start's few new objects does not leave them links).
+const minCopies = 32
+
+// Budget is what one start may still keep, over every repository.
+type Budget struct {
+	copies  int       // objects copied so far
+	Objects int       // objects kept (copied or linked), from MaxLinks
+	Bytes   int64     // bytes copied (inflated), from MaxCopyBytes
+	Until   time.Time // copies made until then, from MaxCopyTime
+}
+
+// NewBudget is a start's whole budget, from now.
+func NewBudget() Budget {
+	return Budget{Objects: MaxLinks, Bytes: MaxCopyBytes, Until: time.Now().Add(MaxCopyTime)}
+}
+
+// keepHook, when set (tests), runs after a fan-out directory's listing,
+// before its files are opened: where a concurrent sandbox could swap the
+// directory for a link.
+var keepHook func(dir string)
+
+// keepObjects keeps each loose object of gitDir in the store. Everything
+// of the workspace is opened relative to a descriptor of a directory
+// opened without following a link (openat, O_NOFOLLOW|O_DIRECTORY): a
+// second sandbox writing the same repository cannot swap objects/xx for a
+// link to elsewhere between the listing and the copy. Each object is
+// copied, not linked: a hard link is the workspace's inode, which the
+// agent can chmod and write in place, and the store's copy would change
+// with it. A copy is made only of a file that is a git loose object of
+// its name (zlib, a header of git's, bytes hashing to the name): an
+// agent's junk named like an object is not kept.
+func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 	src, objs := filepath.Join(gitDir, "objects"), filepath.Join(store, "objects")
 	for i := range res.Mtimes {
 		res.Mtimes[i] = -1
 	}
 	// A symlinked objects directory leads out of the repository, and one
 	// that is a FIFO would block the read: only a real directory is read.
-	ents, err := readDir(src) // the dirent's type: no stat per entry
+	top, err := openDir(unix.AT_FDCWD, src)
 	if err != nil {
 		return nil // no objects directory: nothing to keep
 	}
+	defer top.Close()
+	ents, err := top.ReadDir(-1) // the dirent's type: no stat per entry
+	if err != nil {
+		return nil
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	used := readBytes(store)
+	usedAtStart := used
 	seenPath := filepath.Join(store, seenFile)
 	var seen [256]int64
 	old, _ := os.ReadFile(seenPath)
@@ -164,51 +251,26 @@ func keepObjects(gitDir, store string, budget *int, res *Result) error {
 			continue
 		}
 		x := fanout(n)
-		sd, dd := filepath.Join(src, n), filepath.Join(objs, n)
-		si, err := os.Lstat(sd)
-		if err != nil || !si.IsDir() {
+		sub, err := openDir(int(top.Fd()), n)
+		if err != nil {
+			continue // swapped for a link or gone since the listing
+		}
+		si, err := sub.Stat()
+		if err != nil {
+			sub.Close()
 			continue
 		}
 		mt := si.ModTime().UnixNano()
 		res.Mtimes[x] = mt
 		if seen[x] == mt {
+			sub.Close()
 			continue // unchanged since the last start
 		}
 		seen[x] = 0
-		files, err := readDir(sd)
+		done, err := keepDir(sub, n, filepath.Join(objs, n), budget, &used, res)
+		sub.Close()
 		if err != nil {
-			continue
-		}
-		if err := os.Mkdir(dd, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("gitkeep: %w", err)
-		}
-		done := true
-		for _, f := range files {
-			fn := f.Name()
-			// Objects only (a name of hex digits, a regular file): link(2)
-			// never follows a symlink, and git's tmp files are not history.
-			if (len(fn) != 38 && len(fn) != 62) || !isHex(fn) || !f.Type().IsRegular() {
-				continue
-			}
-			if *budget <= 0 {
-				res.Full, done = true, false
-				break
-			}
-			err := os.Link(filepath.Join(sd, fn), filepath.Join(dd, fn))
-			switch {
-			case err == nil:
-				res.Linked++
-				*budget--
-			case errors.Is(err, fs.ErrExist):
-				// Kept at an earlier start: objects never change.
-			case errors.Is(err, syscall.EXDEV):
-				res.CrossFS = true
-				return nil
-			default:
-				// Not ours to link (fs.protected_hardlinks: another owner's
-				// file), or gone since the read: the rest still count.
-				done = false
-			}
+			return err
 		}
 		// The mtime marks the directory as kept whole; one that changed in
 		// the file system's last tick is read again next time.
@@ -222,7 +284,227 @@ func keepObjects(gitDir, store string, budget *int, res *Result) error {
 			fmt.Fprintf(&out, "%02x %d\n", i, t)
 		}
 	}
+	if used != usedAtStart {
+		if err := writeBytes(store, used); err != nil {
+			return err
+		}
+	}
 	return writeIfChanged(seenPath, out.Bytes())
+}
+
+// readBytes is bytesFile's count (0 when absent or unreadable: the next
+// whole prune counts again).
+func readBytes(store string) int64 {
+	b, _ := os.ReadFile(filepath.Join(store, bytesFile))
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+func writeBytes(store string, n int64) error {
+	return writeIfChanged(filepath.Join(store, bytesFile), []byte(strconv.FormatInt(max(n, 0), 10)+"\n"))
+}
+
+// keepDir keeps the objects of one fan-out directory (sub, named n) in
+// the store's directory dd; false when some are left for a later start.
+func keepDir(sub *os.File, n, dd string, budget *Budget, used *int64, res *Result) (bool, error) {
+	files, err := sub.ReadDir(-1)
+	if err != nil {
+		return false, nil
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name() < files[j].Name() })
+	if keepHook != nil {
+		keepHook(sub.Name())
+	}
+	if err := os.Mkdir(dd, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return false, fmt.Errorf("gitkeep: %w", err)
+	}
+	done := true
+	for _, f := range files {
+		fn := f.Name()
+		// Objects only (a name of hex digits, a regular file): git's tmp
+		// files are not history.
+		if (len(fn) != 38 && len(fn) != 62) || !isHex(fn) || !f.Type().IsRegular() {
+			continue
+		}
+		dst := filepath.Join(dd, fn)
+		var have os.FileInfo
+		if fi, err := os.Lstat(dst); err == nil {
+			if nlink, _, ok := linkInfo(fi); ok && nlink == 1 {
+				continue // a copy, kept at an earlier start: objects never change
+			}
+			have = fi // a link (an older store, or past a budget): copied now
+		}
+		if budget.Objects <= 0 {
+			res.Full = true
+			return false, nil
+		}
+		if *used >= MaxStoreBytes {
+			// Neither a copy nor a link (a link too is the store's bytes
+			// once the workspace's name goes).
+			res.StoreFull = true
+			return false, nil
+		}
+		k, later, err := keepOne(int(sub.Fd()), fn, n+fn, dst, have, budget, used)
+		if err != nil {
+			return false, err
+		}
+		if later {
+			done = false // read again at the next start
+		}
+		switch k {
+		case copied:
+			res.Copied++
+			budget.Objects--
+		case linked:
+			res.Linked++
+			budget.Objects--
+		case crossFS:
+			res.CrossFS = true
+		case junk:
+			res.Junk++
+		}
+	}
+	return done, nil
+}
+
+type kept int
+
+const (
+	skipped kept = iota // gone, unreadable, or an earlier link left as it is
+	copied              // a verified copy in the store
+	linked              // hard-linked (too large, or past the byte budget)
+	junk                // not a git loose object of its name: not kept
+	crossFS             // to be linked, but the store is on another file system
+)
+
+// keepOne keeps object name (id: the hex id) of the directory dirfd in
+// the store at dst: a verified copy, or a link when it is too large or the
+// start's copy budget is spent. have is dst when it is a link already.
+// later: a later start should try it again (a copy the budget left for
+// it; gone or unreadable now).
+func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget, used *int64) (k kept, later bool, err error) {
+	if budget.Bytes <= 0 || (budget.copies >= minCopies && time.Now().After(budget.Until)) {
+		// Past the copy budget: a link, as cheap as a link can be (not
+		// even opened), copied and checked at a later start.
+		if have != nil {
+			return skipped, true, nil
+		}
+		k := linkOne(dirfd, name, dst, nil)
+		if k == linked {
+			if li, err := os.Lstat(dst); err == nil {
+				*used += li.Size()
+			}
+		}
+		return k, true, nil
+	}
+	// The workspace's file: no link followed, no FIFO waited for, a
+	// regular file only.
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return skipped, true, nil
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return skipped, true, nil
+	}
+	want, err := hex.DecodeString(id)
+	if err != nil {
+		return junk, false, nil
+	}
+	notObject := func() (kept, bool, error) {
+		// Not the object its name says (junk, or one already written in
+		// place): a copy of it would restore nothing, and a link an
+		// earlier start made past its budget goes.
+		if have != nil {
+			os.Remove(dst)
+		}
+		return junk, false, nil
+	}
+	size, err := looseHeader(f, len(want))
+	if err != nil {
+		return notObject()
+	}
+	if size > maxCopyObject || fi.Size() > maxCopyObject {
+		if have != nil {
+			return skipped, false, nil
+		}
+		k := linkOne(dirfd, name, dst, fi)
+		if k == linked {
+			*used += fi.Size()
+		}
+		return k, false, nil
+	}
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, fi.Size()))
+	if err != nil {
+		return skipped, true, nil
+	}
+	n, err := checkLoose(b, want)
+	if err != nil {
+		return notObject()
+	}
+	budget.Bytes -= n
+	budget.copies++
+	if err := writeCopy(dst, b); err != nil {
+		return skipped, true, err
+	}
+	if have == nil { // a link replaced was counted when made
+		*used += int64(len(b))
+	}
+	return copied, false, nil
+}
+
+// linkOne hard-links name of the directory dirfd at dst (linkat relative
+// to the directory's descriptor: no link on the way followed, none at the
+// end either), then checks dst is a regular file, and fi's inode when fi
+// is the file read.
+func linkOne(dirfd int, name, dst string, fi os.FileInfo) kept {
+	if err := unix.Linkat(dirfd, name, unix.AT_FDCWD, dst, 0); err != nil {
+		if errors.Is(err, syscall.EXDEV) {
+			return crossFS
+		}
+		return skipped // fs.protected_hardlinks, or gone
+	}
+	if li, err := os.Lstat(dst); err != nil || !li.Mode().IsRegular() || (fi != nil && !os.SameFile(li, fi)) {
+		os.Remove(dst)
+		return skipped
+	}
+	return linked
+}
+
+// writeCopy writes b, a verified object, at dst through a temporary file
+// and a rename (a link left there by an older store is replaced).
+func writeCopy(dst string, b []byte) error {
+	t, err := os.CreateTemp(filepath.Dir(dst), ".tmp-obj-*")
+	if err != nil {
+		return fmt.Errorf("gitkeep: %w", err)
+	}
+	_, err = t.Write(b) // 0600: no chmod
+	if err2 := t.Close(); err == nil {
+		err = err2
+	}
+	if err == nil {
+		err = os.Rename(t.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(t.Name())
+		return fmt.Errorf("gitkeep: copy %s: %w", dst, err)
+	}
+	return nil
+}
+
+// openDir opens directory name (relative to dirfd) without following a
+// link in its last part, without blocking (a FIFO), a directory only.
+func openDir(dirfd int, name string) (*os.File, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), name), nil
 }
 
 // parseSeen reads seenFile's lines ("xx NS"); a line it cannot read is
@@ -435,17 +717,4 @@ func readFile(p string, max int64) ([]byte, error) {
 		err = fmt.Errorf("gitkeep: %s: larger than %d bytes", p, max)
 	}
 	return b, err
-}
-
-// readDir lists directory p, refusing a symlink (it leads out of the
-// repository) and anything not a directory (a FIFO would block the open).
-func readDir(p string) ([]fs.DirEntry, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	ents, err := f.ReadDir(-1)
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-	return ents, err
 }

@@ -72,8 +72,8 @@ type Pruned struct {
 // Prune frees what store (the store of git dir gitDir) no longer needs to
 // hold, at a run's end, under lock (Lock's file, made exclusive here:
 // with another run of the store alive, nothing is done). A copy whose
-// workspace link is still there costs no space and stays. A copy the
-// workspace no longer has (whatever other links it has) goes when one of the repository's own packs
+// object the workspace still has stays. A copy the workspace no longer
+// has goes when one of the repository's own packs
 // (at most maxPacks: those githistory keeps read-only; each of one name)
 // holds the object, verified by its bytes, or Age after the workspace's
 // link went (unlinkedSince). A recorded ref goes when its object
@@ -126,6 +126,10 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 	if b, err := readFile(filepath.Join(store, unlinkedFile), maxUnlinked); err == nil {
 		parseSince(b, since)
 	}
+	// The bytes of the copies looked at (kept) and freed: a whole look
+	// counts the store's bytes again (bytesFile).
+	var sizes [2]int64
+	wholeLook := full
 	objs := filepath.Join(store, "objects")
 	for x := 0; x < 256; x++ {
 		if !full && last[x] != 0 && last[x] == start[x] {
@@ -138,7 +142,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			}
 			continue
 		}
-		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, since, now, deadline, &res)
+		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, since, now, deadline, &res, &sizes)
 		if err != nil {
 			writeSince(store, since)
 			return res, err
@@ -164,6 +168,15 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 	if err := writeIfChanged(filepath.Join(store, prunedFile), out.Bytes()); err != nil {
 		return res, err
 	}
+	if wholeLook && full {
+		if err := writeBytes(store, sizes[0]); err != nil {
+			return res, err
+		}
+	} else if sizes[1] > 0 {
+		if err := writeBytes(store, readBytes(store)-sizes[1]); err != nil {
+			return res, err
+		}
+	}
 	if full {
 		if err := writeIfChanged(filepath.Join(store, fullFile), []byte(strconv.FormatInt(now.UnixNano(), 10)+"\n")); err != nil {
 			return res, err
@@ -174,7 +187,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 
 // pruneDir looks at the copies in one store directory; false when the
 // deadline came first.
-func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[string]int64, now, deadline time.Time, res *Pruned) (bool, error) {
+func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[string]int64, now, deadline time.Time, res *Pruned, sizes *[2]int64) (bool, error) {
 	files, err := os.ReadDir(dir)
 	if err != nil {
 		return true, nil
@@ -191,24 +204,20 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[str
 		if err != nil {
 			continue
 		}
-		nlink, ctime, ok := linkInfo(fi)
-		if !ok {
+		sizes[0] += fi.Size()
+		// The workspace still has the object (the twin of a copy, or the
+		// same inode, an older store's link): the copy stays, the
+		// protection against the agent deleting or writing it. A link of
+		// another (a second store, a clone's) is not the workspace's.
+		if wi, err := os.Lstat(filepath.Join(gitDir, "objects", n, fn)); err == nil && wi.Mode().IsRegular() {
+			delete(since, n+fn) // the workspace has it again
 			continue
-		}
-		// The workspace still links it: no space of its own. Another link
-		// (a second store, a clone that hard-linked the objects) is not
-		// the workspace's.
-		if nlink != 1 {
-			if wi, err := os.Lstat(filepath.Join(gitDir, "objects", n, fn)); err == nil && os.SameFile(fi, wi) {
-				delete(since, n+fn) // the workspace has it again
-				continue
-			}
 		}
 		packs, _ := open()
 		switch {
 		case packsHold(packs, n+fn):
 			res.Packed++
-		case now.Sub(unlinkedSince(since, n+fn, nlink, ctime, now)) > Age:
+		case now.Sub(unlinkedSince(since, n+fn, now)) > Age:
 			res.Aged++
 		default:
 			continue
@@ -217,25 +226,22 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[str
 		if err := os.Remove(filepath.Join(dir, fn)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return true, fmt.Errorf("gitkeep: %w", err)
 		}
+		sizes[0] -= fi.Size()
+		sizes[1] += fi.Size()
 	}
 	os.Remove(dir) // only when empty
 	return true, nil
 }
 
-// unlinkedSince is when the workspace's link to the copy id went, for the
-// age rule. A copy with one link (the store's) has the ctime of the last
-// unlink or rename of another name, which is at or after the workspace's
-// link went. A copy with other names does not tell: the agent that
-// renames an objects/xx directory aside takes the workspace's link away
-// without touching its files' ctime, and a copy the store made more than
-// Age ago went at the same end, leaving the renamed file, the agent's to
-// delete, the only one (review16a). Such a copy's age starts at the first
-// end that sees it so (since, the store's record, which no sandbox
-// reaches); it costs no space of its own while the other names last.
-func unlinkedSince(since map[string]int64, id string, nlink uint64, ctime int64, now time.Time) time.Time {
-	if nlink == 1 {
-		return time.Unix(0, ctime)
-	}
+// unlinkedSince is when the end first saw the workspace's object id gone,
+// for the age rule (since, the store's record, which no sandbox reaches).
+// Not the copy's ctime: a copy's is when the store made it (lane gitkeep3:
+// copies, not links), and a link's does not change when the agent renames
+// an objects/xx directory aside, which takes the workspace's name away
+// without touching its files (review16a: a copy made more than Age ago then
+// went at that same end, leaving the renamed file, the agent's to delete,
+// the only one).
+func unlinkedSince(since map[string]int64, id string, now time.Time) time.Time {
 	t, ok := since[id]
 	if !ok {
 		t = now.UnixNano()

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -63,7 +62,7 @@ func start(t *testing.T, st, g string) (*os.File, Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := MaxLinks
+	budget := testBudget()
 	res, err := Keep(st, g, &budget)
 	if err != nil {
 		t.Fatal(err)
@@ -71,17 +70,17 @@ func start(t *testing.T, st, g string) (*os.File, Result) {
 	return lock, res
 }
 
-// copies counts the store's object copies and those only the store links.
+// copies counts the store's object copies and those whose object the
+// workspace (the git dir its alternates names) no longer has.
 func copies(t *testing.T, st string) (all, own int) {
 	t.Helper()
+	alt, _ := os.ReadFile(filepath.Join(st, "objects", "info", "alternates"))
+	ws := strings.TrimSpace(string(alt))
 	ps, _ := filepath.Glob(filepath.Join(st, "objects", "??", "*"))
 	for _, p := range ps {
-		var s syscall.Stat_t
-		if syscall.Lstat(p, &s) == nil {
-			all++
-			if s.Nlink == 1 {
-				own++
-			}
+		all++
+		if _, err := os.Lstat(filepath.Join(ws, filepath.Base(filepath.Dir(p)), filepath.Base(p))); err != nil {
+			own++
 		}
 	}
 	return all, own
@@ -362,7 +361,7 @@ func BenchmarkPruneUnchanged(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		budget := MaxLinks
+		budget := testBudget()
 		res, err := Keep(st, g, &budget)
 		if err != nil {
 			b.Fatal(err)
@@ -494,6 +493,81 @@ func keptLoose(t *testing.T, ws string) (g, st string, n int, ids [][]byte, loos
 		ids = append(ids, id)
 	}
 	return g, st, n, ids, loose
+}
+
+// TestPruneMarksGoing (lane gitkeep3): a copy (one link: its ctime is
+// when the store made it) whose object the workspace no longer has is
+// recorded from the end that first saw it gone (unlinked-since) and
+// dropped from the record when the workspace has the object again; a copy
+// the workspace still has is never pruned, packs or not.
+func TestPruneMarksGoing(t *testing.T) {
+	ws, _ := gitRepo(t)
+	g, st, n, _, loose := keptLoose(t, ws)
+	saved := map[string][]byte{}
+	for _, p := range loose {
+		saved[p], _ = os.ReadFile(p)
+		os.Remove(p)
+	}
+	recorded := func() int {
+		since := map[string]int64{}
+		b, _ := os.ReadFile(filepath.Join(st, unlinkedFile))
+		parseSince(b, since)
+		return len(since)
+	}
+	lock, res := start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed+p.Aged != 0 {
+		t.Fatalf("pruned: %+v", p)
+	}
+	if got := recorded(); got != n {
+		t.Fatalf("%d of %d copies recorded gone", got, n)
+	}
+	for p, b := range saved {
+		os.WriteFile(p, b, 0o444)
+	}
+	lock, res = start(t, st, g)
+	if p := end(t, lock, st, g, res, time.Now().Add(2*Age)); p.Packed+p.Aged != 0 {
+		t.Fatalf("pruned copies the workspace has: %+v", p)
+	}
+	if got := recorded(); got != 0 {
+		t.Fatalf("%d copies still recorded gone", got)
+	}
+}
+
+// TestStoreBound (lane gitkeep3): a store holding MaxStoreBytes of copies
+// keeps no new object (StoreFull: the agent writing and deleting objects
+// run after run fills it no further), and a whole prune counts the store's
+// bytes again. main (e21fcff) had no bound: every object was linked,
+// whatever the store held; seen failing with the StoreFull check removed.
+func TestStoreBound(t *testing.T) {
+	ws, _ := gitRepo(t)
+	g, st, n, _, _ := keptLoose(t, ws)
+	var sum int64
+	ps, _ := filepath.Glob(filepath.Join(st, "objects", "??", "*"))
+	for _, p := range ps {
+		fi, _ := os.Lstat(p)
+		sum += fi.Size()
+	}
+	if got := readBytes(st); got != sum || n == 0 {
+		t.Fatalf("kept-bytes %d after the first start, the copies hold %d", got, sum)
+	}
+	writeBytes(st, MaxStoreBytes)
+	p := writeBlob(t, g, "new object\n")
+	lock, res := start(t, st, g)
+	if !res.StoreFull || res.Copied+res.Linked != 0 {
+		t.Fatalf("a full store kept more: %+v", res)
+	}
+	if _, err := os.Lstat(storePath(st, p)); err == nil {
+		t.Fatal("the new object was kept")
+	}
+	end(t, lock, st, g, res, time.Now()) // a whole look (the first prune)
+	if got := readBytes(st); got != sum {
+		t.Fatalf("kept-bytes %d after a whole prune, the copies hold %d", got, sum)
+	}
+	lock, res = start(t, st, g)
+	lock.Close()
+	if res.StoreFull || res.Copied != 1 {
+		t.Fatalf("after the count: %+v", res)
+	}
 }
 
 // TestPruneAgeAfterDirRename (review16a): the agent renames the

@@ -30,7 +30,7 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (note
 		return nil, nil
 	}
 	base := filepath.Join(stateDir, statedir.GitKept)
-	budget := gitkeep.MaxLinks
+	budget := gitkeep.NewBudget()
 	repos = keptOrder(roots, repos)
 	if len(repos) > maxKeptRepos {
 		// The agent can leave thousands of repositories in a writable
@@ -65,12 +65,27 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (note
 		switch {
 		case err != nil:
 			notes = append(notes, fmt.Sprintf("git: the loose objects and refs of %s are not kept outside the sandbox: %v", d, err))
-		case res.CrossFS:
-			notes = append(notes, fmt.Sprintf("git: the loose objects of %s are not kept outside the sandbox: %s is on another file system (its refs are)", d, base))
 		case res.PackedUnread:
 			notes = append(notes, fmt.Sprintf("git: the packed refs of %s are not recorded outside the sandbox: its packed-refs is larger than %d MiB (its loose objects and loose refs are kept)", d, gitkeep.MaxPacked>>20))
 		case res.Full:
 			notes = append(notes, fmt.Sprintf("git: only %d loose objects are kept outside the sandbox at one start; the others of %s can be deleted in this run (git gc on the host packs them)", gitkeep.MaxLinks, d))
+		}
+		if err != nil {
+			continue
+		}
+		if res.CrossFS {
+			notes = append(notes, fmt.Sprintf("git: the loose objects of %s too large to copy are not kept outside the sandbox: %s is on another file system (the others are copied)", d, base))
+		}
+		if res.Linked > 0 {
+			// A link is the workspace's inode: the agent can chmod it and
+			// write it in place (copied at a later start).
+			notes = append(notes, fmt.Sprintf("git: %d loose objects of %s are kept outside the sandbox as hard links, not copies (more than one start copies, %d MiB or %d ms, or one too large; copied at the next starts): written in place in this run, they are lost", res.Linked, d, gitkeep.MaxCopyBytes>>20, gitkeep.MaxCopyTime.Milliseconds()))
+		}
+		if res.StoreFull {
+			notes = append(notes, fmt.Sprintf("git: the store of %s holds %d MiB of kept objects: its new loose objects are not kept outside the sandbox (git gc on the host packs them; the store then frees what a pack holds)", d, gitkeep.MaxStoreBytes>>20))
+		}
+		if res.Junk > 0 {
+			notes = append(notes, fmt.Sprintf("git: %d files of %s named like loose objects are not the objects of their names (corrupt, or not git's): not kept outside the sandbox", res.Junk, filepath.Join(d, "objects")))
 		}
 	}
 	return notes, kept
@@ -106,24 +121,37 @@ type keptRepo struct {
 }
 
 // lostGitHistory is the end's look at the kept repositories: a ref the
-// start read that is gone, or a git dir gone whole, is said in one line
-// each (a notice, so in the trail too) with the command that fetches the
-// start's refs and commits back from the store. A ref that moved is not
-// said: a commit or a rebase inside moves its branch, and the store has
-// the old commit either way.
+// start read that is gone, one moved off its start commit (a reset, a
+// rebase, a forced update: the start commit is no ancestor of where it is
+// now), or a git dir gone whole, is said in one line each (a notice, so in
+// the trail too) with the command that fetches the start's refs and
+// commits back from the store (a moved ref's start value under
+// refs/jail-kept/jail/moved/). A ref moved forward (a commit inside) is
+// not said. The walk that tells the two apart is bounded (moveBudget over
+// every repository; a ref not walked by then is said).
 func lostGitHistory(kept []keptRepo) []string {
 	var out []string
+	deadline := time.Now().Add(moveBudget)
 	for _, k := range kept {
-		gone, headGone := gitkeep.Lost(k.refs, k.dir)
-		if len(gone) == 0 && !headGone {
+		c := gitkeep.Look(k.refs, k.dir, k.store, deadline)
+		if len(c.Gone) == 0 && len(c.Moved) == 0 && !c.HeadGone {
 			continue
 		}
-		what := fmt.Sprintf("%d refs (%s)", len(gone), shortList(gone, 4))
-		if len(gone) == 1 {
-			what = "the ref " + gone[0]
+		var what []string
+		switch {
+		case c.HeadGone:
+			what = append(what, "deleted the git dir")
+		case len(c.Gone) == 1:
+			what = append(what, "deleted the ref "+c.Gone[0])
+		case len(c.Gone) > 1:
+			what = append(what, fmt.Sprintf("deleted %d refs (%s)", len(c.Gone), shortList(c.Gone, 4)))
 		}
-		if headGone {
-			what = "the git dir"
+		switch {
+		case c.HeadGone:
+		case len(c.Moved) == 1:
+			what = append(what, "moved the ref "+c.Moved[0]+" off its start commit (not a fast-forward)")
+		case len(c.Moved) > 1:
+			what = append(what, fmt.Sprintf("moved %d refs off their start commits (not fast-forwards: %s)", len(c.Moved), shortList(c.Moved, 4)))
 		}
 		git := "git --git-dir=" + k.dir
 		first := git + " init --bare && "
@@ -131,13 +159,19 @@ func lostGitHistory(kept []keptRepo) []string {
 			git = "git -C " + filepath.Dir(k.dir)
 			first = git + " init && "
 		}
-		if !headGone {
+		if !c.HeadGone {
 			first = ""
 		}
-		out = append(out, fmt.Sprintf("git: this run deleted %s of %s; the start's refs and commits are kept, to fetch back: %s%s fetch %s '+refs/*:refs/jail-kept/*'", what, k.dir, first, git, k.store))
+		out = append(out, fmt.Sprintf("git: this run %s of %s; the start's refs and commits are kept, to fetch back: %s%s fetch %s '+refs/*:refs/jail-kept/*'", strings.Join(what, " and "), k.dir, first, git, k.store))
 	}
 	return out
 }
+
+// moveBudget bounds the end's walks of commits telling a moved ref from a
+// forced one (gitkeep.Look): a commit inside moves its branch one commit
+// (one object read); a reset to an old commit walks at most a few
+// thousand.
+const moveBudget = 100 * time.Millisecond
 
 func shortList(s []string, n int) string {
 	if len(s) <= n {

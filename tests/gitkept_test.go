@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -155,18 +154,18 @@ func TestGitKeptPlantedFifo(t *testing.T) {
 	}
 }
 
-// keptCopies counts the object copies of the one store under the state
-// directory that only the store links (the workspace's link gone).
+// keptCopies counts the object copies of the stores under the state
+// directory and those whose object the workspace (the git dir the store's
+// alternates names) no longer has.
 func keptCopies(t *testing.T, h *gitHost) (all, own int) {
 	t.Helper()
 	ps, _ := filepath.Glob(filepath.Join(h.state, "jail", "git-kept", "*", "objects", "??", "*"))
 	for _, p := range ps {
-		var s syscall.Stat_t
-		if syscall.Lstat(p, &s) == nil {
-			all++
-			if s.Nlink == 1 {
-				own++
-			}
+		st := filepath.Dir(filepath.Dir(filepath.Dir(p)))
+		alt, _ := os.ReadFile(filepath.Join(st, "objects", "info", "alternates"))
+		all++
+		if _, err := os.Lstat(filepath.Join(strings.TrimSpace(string(alt)), filepath.Base(filepath.Dir(p)), filepath.Base(p))); err != nil {
+			own++
 		}
 	}
 	return all, own
@@ -258,5 +257,90 @@ func TestGitKeptLineAfterTrailFlood(t *testing.T) {
 	}
 	if s := auditCLI(t, h.trail); !strings.Contains(s.stdout, want) {
 		t.Errorf("jail audit does not show the end's line of the deleted ref:\n%.2000s", s.stdout)
+	}
+}
+
+// TestGitKeptOverwrittenInPlace (lane gitkeep3): the agent makes every
+// loose object writable and writes other bytes into the same inode (the
+// directory is unchanged: no unlink, no new name). The store kept at the
+// start still gives back both branches, fsck-clean, into a new
+// repository. Seen failing on main's binary (e21fcff): the store's hard
+// links were the overwritten inodes ("fatal: loose object ... is
+// corrupt", the fetch failed).
+func TestGitKeptOverwrittenInPlace(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	main, side := keptRepo(t, h, ws)
+	r := h.run(t, ws, `cd "$2"
+for f in .git/objects/??/*; do chmod u+w "$f" && printf 'not the object' > "$f"; done
+git cat-file -p HEAD >/dev/null 2>&1 && echo intact || echo overwritten
+`, nil, ws)
+	if r.code != 0 || !strings.Contains(r.stdout, "overwritten") {
+		t.Fatalf("the attack did not overwrite the objects (exit %d): it proves nothing\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var store string
+	alts, _ := filepath.Glob(filepath.Join(h.state, "jail", "git-kept", "*", "objects", "info", "alternates"))
+	for _, a := range alts {
+		if b, _ := os.ReadFile(a); strings.TrimSpace(string(b)) == filepath.Join(ws, ".git", "objects") {
+			store = filepath.Dir(filepath.Dir(filepath.Dir(a)))
+		}
+	}
+	if store == "" {
+		t.Fatal("no store")
+	}
+	rec := filepath.Join(t.TempDir(), "rec")
+	h.mustGit(t, filepath.Dir(rec), "init", "-q", rec)
+	if out, err := h.git(rec, "fetch", "-q", store, "+refs/*:refs/jail-kept/*"); err != nil {
+		t.Fatalf("recovery fetch: %v\n%s", err, out)
+	}
+	for ref, want := range map[string]string{"refs/jail-kept/heads/main": main, "refs/jail-kept/heads/side": side} {
+		if got := strings.TrimSpace(h.mustGit(t, rec, "rev-parse", ref)); got != want {
+			t.Errorf("%s is %q, want %s", ref, got, want)
+		}
+	}
+	if out, err := h.git(rec, "fsck", "--strict"); err != nil {
+		t.Errorf("fsck after the recovery: %v\n%s", err, out)
+	}
+}
+
+// TestGitKeptMovedRef (lane gitkeep3): a run that commits says nothing of
+// git; a run that resets main to an older commit and amends side says
+// both refs moved, with the fetch command, and that fetch (after a later
+// start recorded the new values) brings their start commits back under
+// refs/jail-kept/jail/moved/. Seen failing on main's binary (e21fcff): no
+// line, and the later start's record named the new commits only.
+func TestGitKeptMovedRef(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	main, side := keptRepo(t, h, ws)
+	r := h.run(t, ws, `cd "$2"
+echo c > c && git add c && git -c commit.gpgsign=false -c user.name=a -c user.email=a@a commit -q -m c
+`, nil, ws)
+	if r.code != 0 || strings.Contains(r.stderr, "this run") {
+		t.Fatalf("a commit inside: exit %d, said:\n%s", r.code, r.stderr)
+	}
+	main2 := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "main"))
+	if main2 == main {
+		t.Fatal("the commit inside did not land")
+	}
+	os.Remove(h.trail)
+	r = h.run(t, ws, `cd "$2"
+git reset -q --hard HEAD~2
+git checkout -q side && git -c commit.gpgsign=false -c user.name=a -c user.email=a@a commit -q --amend -m amended && git checkout -q main
+`, nil, ws)
+	if want := "this run moved 2 refs off their start commits (not fast-forwards: refs/heads/main, refs/heads/side) of " + filepath.Join(ws, ".git"); r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, no %q:\n%s", r.code, want, r.stderr)
+	}
+	os.Remove(h.trail)
+	if r := h.run(t, ws, "true\n", nil, ws); r.code != 0 {
+		t.Fatalf("later run: exit %d\n%s", r.code, r.stderr)
+	}
+	if out, err := recoverKept(t, h, ws); err != nil {
+		t.Fatalf("recovery fetch: %v\n%s", err, out)
+	}
+	for ref, want := range map[string]string{"refs/jail-kept/jail/moved/heads/main": main2, "refs/jail-kept/jail/moved/heads/side": side} {
+		if got, _ := h.git(ws, "rev-parse", "-q", "--verify", ref); strings.TrimSpace(got) != want {
+			t.Errorf("%s is %q, want %s", ref, got, want)
+		}
 	}
 }

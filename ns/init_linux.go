@@ -719,6 +719,22 @@ func catchForwarded() {
 func (st *initState) serveRequests(conn *Conn) {
 	for {
 		m, files, err := conn.Recv()
+		if errors.Is(err, ErrFDsLost) && m.Type == MsgExec && m.Exec != nil {
+			// The request is whole, its stdio is not: the agent (init's
+			// uid) lowered init's open-file limit (prlimit64 on one of
+			// init's thread ids). Answer at once with why, so jail exec
+			// says it in one line instead of waiting for its deadline.
+			_ = conn.Send(Message{Type: MsgExecStarted, ID: m.Exec.ID, ExitCode: 125,
+				Error: "the sandbox's init could not receive the command's stdio (its open-file limit is too low: lowered from inside the sandbox?); not started"})
+			continue
+		}
+		if errors.Is(err, ErrBadMessage) || errors.Is(err, ErrFDsLost) {
+			// One message lost, not the connection: go on serving (the
+			// request loop ended here, and every later jail exec of the
+			// sandbox waited for its deadline). The supervisor's deadline
+			// answers the request this was, if any.
+			continue
+		}
 		if err != nil {
 			return
 		}

@@ -383,6 +383,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		}
 	}
 	trace("landlock")
+	var agentFilter func() error
 	if cfg, ok := spec.Hooks[HookSeccomp]; ok {
 		if h.Seccomp == nil {
 			return nil, errors.New("seccomp configuration given but no seccomp support built in")
@@ -397,6 +398,11 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		if l != nil {
 			names, files = append(names, "seccomp"), append(files, l)
 		}
+		// The agent's own filter goes on the agent's thread below.
+		if h.SeccompAgent == nil {
+			return nil, errors.New("seccomp configuration given but no agent filter built in")
+		}
+		agentFilter = h.SeccompAgent
 	}
 	trace("seccomp")
 	// Hand over the fds and wait for the supervisor's go: it must be serving
@@ -417,6 +423,19 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	// load, between the go and the fork).
 	var pid int
 	onThread(func() {
+		// The agent's own filter, on the agent's thread only (the agent
+		// and every exec'd command are forked from it): without it the
+		// agent (init's uid) could set init's limits by pid 1 and starve
+		// every later jail exec (seccomp.buildAgent says why, and why
+		// init's other thread ids stay open). Fail closed: no agent without
+		// it. Here, while the supervisor reads the files: off the path
+		// from the go to the fork, and no thread hop of its own.
+		if agentFilter != nil {
+			if ferr := agentFilter(); ferr != nil {
+				err = fmt.Errorf("seccomp: %w", ferr)
+				return
+			}
+		}
 		m, _, rerr := conn.Recv()
 		if rerr != nil || m.Type != MsgGo {
 			err = fmt.Errorf("supervisor did not confirm start: %v", rerr)

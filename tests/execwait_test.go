@@ -193,3 +193,128 @@ func TestExecInitStarvedAnswers(t *testing.T) {
 		t.Fatalf("jail exec once init's limit is back: exit %d (init stopped serving after the request it could not receive)\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// initDoorsProbe, run as the agent: every door to init's limits and state
+// the agent's uid might open, on pid 1 and on each of init's thread ids;
+// one line each, "OPEN" or "shut ERRNO". What must stay open is said
+// apart: queries of init's limits, setting a child's limits (an inner
+// jail's init sets its agent's), the agent's own.
+const initDoorsProbe = `
+import os, ctypes, errno, signal, time, resource
+libc = ctypes.CDLL(None, use_errno=True)
+out = []
+def say(what, fn):
+    try:
+        fn()
+        out.append("OPEN " + what)
+    except OSError as e:
+        out.append("shut %s %s" % (what, errno.errorcode.get(e.errno, e.errno)))
+def sc(nr, *a):
+    r = libc.syscall(nr, *a)
+    if r < 0:
+        e = ctypes.get_errno(); raise OSError(e, os.strerror(e))
+    return r
+class iov(ctypes.Structure): _fields_ = [("b", ctypes.c_void_p), ("n", ctypes.c_size_t)]
+buf = ctypes.create_string_buffer(8)
+l, r = iov(ctypes.addressof(buf), 8), iov(0x400000, 8)
+amd64 = os.uname().machine == "x86_64"
+NR = {"ptrace": 101 if amd64 else 117, "readv": 310 if amd64 else 270, "writev": 311 if amd64 else 271, "getfd": 438}
+say("prlimit 1 nofile", lambda: resource.prlimit(1, resource.RLIMIT_NOFILE, (3, 3)))
+say("prlimit 1 nproc", lambda: resource.prlimit(1, resource.RLIMIT_NPROC, (0, 0)))
+for t in sorted(int(x) for x in os.listdir("/proc/1/task")):
+    say("ptrace seize %d" % t, lambda: sc(NR["ptrace"], 0x4206, t, 0, 0))
+    say("ptrace attach %d" % t, lambda: sc(NR["ptrace"], 16, t, 0, 0))
+    say("process_vm_readv %d" % t, lambda: sc(NR["readv"], t, ctypes.byref(l), 1, ctypes.byref(r), 1, 0))
+    say("process_vm_writev %d" % t, lambda: sc(NR["writev"], t, ctypes.byref(l), 1, ctypes.byref(r), 1, 0))
+    say("open /proc/1/task/%d/mem" % t, lambda: os.close(os.open("/proc/1/task/%d/mem" % t, os.O_RDWR)))
+    say("open /proc/%d/mem" % t, lambda: os.close(os.open("/proc/%d/mem" % t, os.O_RDWR)))
+    say("write /proc/%d/limits" % t, lambda: os.close(os.open("/proc/%d/limits" % t, os.O_WRONLY)))
+    say("write /proc/%d/oom_score_adj" % t, lambda: open("/proc/%d/oom_score_adj" % t, "w").write("1000"))
+    say("open /proc/%d/exe" % t, lambda: os.close(os.open("/proc/%d/exe" % t, os.O_RDONLY)))
+    say("readlink /proc/%d/cwd" % t, lambda: os.readlink("/proc/%d/cwd" % t))
+    say("read /proc/%d/environ" % t, lambda: open("/proc/%d/environ" % t, "rb").read())
+    try:
+        os.kill(t, signal.SIGSTOP); out.append("sent SIGSTOP %d" % t)
+    except OSError as e:
+        out.append("shut kill SIGSTOP %d %s" % (t, errno.errorcode.get(e.errno, e.errno)))
+def getfd():
+    pfd = os.pidfd_open(1)
+    try:
+        sc(NR["getfd"], pfd, 0, 0)
+    finally:
+        os.close(pfd)
+say("pidfd_getfd 1", getfd)
+time.sleep(0.3)
+state = open("/proc/1/stat").read().rsplit(")", 1)[1].split()[0]
+out.append("init state " + state)
+keep = []
+def query(): resource.prlimit(1, resource.RLIMIT_NOFILE)
+keep.append(("query 1", query))
+def child():
+    c = os.fork()
+    if c == 0:
+        time.sleep(5); os._exit(0)
+    try:
+        resource.prlimit(c, resource.RLIMIT_NOFILE, (50, 50))
+    finally:
+        os.kill(c, 9); os.waitpid(c, 0)
+keep.append(("child", child))
+keep.append(("self", lambda: resource.prlimit(0, resource.RLIMIT_NOFILE, (200, 200))))
+for what, fn in keep:
+    try:
+        fn(); out.append("keep " + what)
+    except OSError as e:
+        out.append("LOST %s %s" % (what, e))
+open("probe.out", "w").write("\n".join(out) + "\nend\n")
+time.sleep(120)
+`
+
+// TestExecInitDoors: the agent runs as init's uid; none of the doors to
+// init's limits and state opens: prlimit64 setting pid 1's limits
+// (refused by the agent filter), ptrace, process_vm_readv/writev,
+// /proc/N/mem, environ, exe, cwd, oom_score_adj and pidfd_getfd on pid 1
+// and every thread id of init (init is not dumpable), /proc/N/limits
+// (read-only), SIGSTOP (pid 1 of its namespace ignores it; the signal may
+// be delivered to init's agent thread, which shares the agent's Landlock
+// domain, and must leave init running). jail exec works afterwards.
+// Querying init's limits and setting a child's and its own stay open.
+// On main's binary "prlimit 1 nofile" and "prlimit 1 nproc" were OPEN
+// and the jail exec below failed.
+func TestExecInitDoors(t *testing.T) {
+	ws := workspace(t)
+	name := "o" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name, "--", "/usr/bin/python3", "-c", initDoorsProbe)
+	probe := filepath.Join(ws, "probe.out")
+	var out string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if b, err := os.ReadFile(probe); err == nil && strings.HasSuffix(string(b), "end\n") {
+			out = string(b)
+			break
+		}
+	}
+	if out == "" {
+		t.Fatalf("the probe wrote nothing in 30s\n%s", sessJail(t, ws, "", "logs", name).stderr)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "OPEN "):
+			t.Errorf("the agent opened a door to init: %s", line)
+		case strings.HasPrefix(line, "LOST "):
+			t.Errorf("the agent lost what it must keep: %s", line)
+		case strings.HasPrefix(line, "init state ") && strings.TrimPrefix(line, "init state ") == "T":
+			t.Errorf("init stopped by the agent's SIGSTOP")
+		}
+	}
+	for _, want := range []string{"shut prlimit 1 nofile EPERM", "shut ptrace seize 1 ", "keep query 1", "keep child", "keep self"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("probe: no %q\n%s", want, out)
+		}
+	}
+	r := run(t, runOpts{dir: ws, timeout: 25 * time.Second}, "exec", name, "--", "/bin/sh", "-c", "echo started")
+	if r.code != 0 || !strings.Contains(r.stdout, "started") {
+		t.Errorf("jail exec after the probe: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if t.Failed() {
+		t.Logf("probe:\n%s", out)
+	}
+}

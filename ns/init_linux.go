@@ -730,6 +730,18 @@ var forwarded = []os.Signal{
 // init, as one sent before init's main always could.
 func catchForwarded() {
 	signal.Notify(initSignals, forwarded...)
+	// The agent can signal init: pid 1 of the namespace ignores what the
+	// agent sends it only for signals without a handler, and Go's runtime
+	// handles these, and ends the program on them when sent by kill, with
+	// a stack dump of init on the user's terminal (the thread the agent is
+	// forked from shares the agent's Landlock domain, whose signal scope
+	// lets them through). Caught here and dropped: init stays. Only
+	// SIGABRT costs a round trip to the runtime's signal-mask thread; the
+	// others' handlers are Go's from the start, so enabling them only
+	// marks them wanted. A real fault in init is not from kill and still
+	// crashes it, as it must.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGABRT, syscall.SIGSEGV, syscall.SIGBUS,
+		syscall.SIGFPE, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSTKFLT, syscall.SIGSYS)
 }
 
 // serveRequests answers the supervisor's requests while the agent runs:

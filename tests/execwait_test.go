@@ -244,6 +244,17 @@ def getfd():
     finally:
         os.close(pfd)
 say("pidfd_getfd 1", getfd)
+# init's cgroup: moved into a group of the agent's making, or frozen, it
+# would be starved the same way.
+cg = []
+for d, dirs, files in os.walk("/sys/fs/cgroup"):
+    cg += [os.path.join(d, f) for f in files if f in ("cgroup.procs", "tasks", "cgroup.freeze", "freezer.state", "pids.max", "memory.max", "memory.limit_in_bytes")]
+    if len(cg) > 200:
+        break
+out.append("cgroup files %d" % len(cg))
+for f in cg[:200]:
+    say("write " + f, lambda: os.close(os.open(f, os.O_WRONLY)))
+say("mkdir in /sys/fs/cgroup", lambda: os.mkdir("/sys/fs/cgroup/agent-made"))
 time.sleep(0.3)
 state = open("/proc/1/stat").read().rsplit(")", 1)[1].split()[0]
 out.append("init state " + state)
@@ -274,6 +285,7 @@ time.sleep(120)
 // (refused by the agent filter), ptrace, process_vm_readv/writev,
 // /proc/N/mem, environ, exe, cwd, oom_score_adj and pidfd_getfd on pid 1
 // and every thread id of init (init is not dumpable), /proc/N/limits
+// (read-only), the cgroup files that would move, freeze or limit init
 // (read-only), SIGSTOP (pid 1 of its namespace ignores it; the signal may
 // be delivered to init's agent thread, which shares the agent's Landlock
 // domain, and must leave init running). jail exec works afterwards.

@@ -184,6 +184,10 @@ type initState struct {
 	idle bool
 	// agentRlimits are set on every exec'd command too (Spec.AgentRlimits).
 	agentRlimits []Rlimit
+	// startLimits are init's own process and open-file soft limits before
+	// the agent existed: a start that fails on a lower one says so
+	// (initLimitSaid).
+	startLimits startLimits
 	// netEnv is what the network hook added to the agent's environment
 	// (the *_PROXY variables): an exec'd command gets it too, unless its
 	// request names the variable itself.
@@ -324,6 +328,8 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 			return nil, fmt.Errorf("setrlimit %d: %w", rl.Resource, err)
 		}
 	}
+	// Before the agent exists, which can lower them (see initLimitSaid).
+	limits := readStartLimits()
 	if spec.IgnoreSIGXFSZ {
 		// SIG_IGN survives execve: a write past RLIMIT_FSIZE then fails with
 		// EFBIG instead of killing the agent.
@@ -473,7 +479,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		return nil, err
 	}
 	return &initState{agent: pid, onAgentThread: onThread, dial: h.Dial, degraded: spec.Degraded,
-		idle: idle, agentRlimits: spec.AgentRlimits, execs: map[int]int{}, wake: make(chan struct{}, 1)}, nil
+		idle: idle, agentRlimits: spec.AgentRlimits, startLimits: limits, execs: map[int]int{}, wake: make(chan struct{}, 1)}, nil
 }
 
 // LoopbackUp sets IFF_UP on lo of the calling thread's network namespace (a new
@@ -1003,7 +1009,7 @@ func (st *initState) exec(conn *Conn, es *ExecSpec, files []*os.File) {
 	stdio := files
 	if es.Tty {
 		if master, slave, err = openPty(); err != nil {
-			fail(125, err)
+			fail(125, st.startLimits.said(err))
 			return
 		}
 		defer slave.Close()
@@ -1028,7 +1034,7 @@ func (st *initState) exec(conn *Conn, es *ExecSpec, files []*os.File) {
 		if errors.As(err, &se) {
 			code = se.code
 		}
-		fail(code, err)
+		fail(code, st.startLimits.said(err))
 		return
 	}
 	for _, rl := range st.agentRlimits {
@@ -1048,6 +1054,44 @@ func (st *initState) exec(conn *Conn, es *ExecSpec, files []*os.File) {
 		return
 	}
 	_ = conn.Send(reply)
+}
+
+// startLimits are init's process and open-file soft limits when it set up.
+type startLimits struct{ nproc, nofile uint64 }
+
+func readStartLimits() startLimits {
+	var l startLimits
+	var r unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NPROC, &r) == nil {
+		l.nproc = r.Cur
+	}
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &r) == nil {
+		l.nofile = r.Cur
+	}
+	return l
+}
+
+// said adds to a start that failed for want of processes or fds that
+// init's own limit for them is lower than when it set up: the agent runs
+// as init's uid and can lower it through one of init's thread ids (the
+// agent filter refuses pid 1 only), and "resource temporarily
+// unavailable" alone does not say whose limit, nor what to do. The
+// sandbox's own bounds (its cgroup's pids.max, the limits jail set) are
+// not named here: they were there from the start.
+func (l startLimits) said(err error) error {
+	res, what, start := unix.RLIMIT_NPROC, "process limit", l.nproc
+	switch {
+	case errors.Is(err, unix.EAGAIN):
+	case errors.Is(err, unix.EMFILE):
+		res, what, start = unix.RLIMIT_NOFILE, "open-file limit", l.nofile
+	default:
+		return err
+	}
+	var r unix.Rlimit
+	if unix.Getrlimit(res, &r) != nil || r.Cur >= start {
+		return err
+	}
+	return fmt.Errorf("%w (init's %s is %d, %d when it started: lowered from inside the sandbox)", err, what, r.Cur, start)
 }
 
 // execEnded reports an exec'd command's end; other children (orphans

@@ -72,8 +72,11 @@ func TestExecInitLimits(t *testing.T) {
 		return // init was not starved after all (the probe's limits did not take)
 	}
 	// Either init answered at once (it could not receive the stdio: the
-	// open-file limit) or, starved otherwise, the deadline did.
-	if r.code != 125 || took > 20*time.Second || !strings.Contains(r.stderr, "jail kill "+name) && !strings.Contains(r.stderr, "open-file limit") {
+	// open-file limit), or it died of the process limit (its runtime
+	// could not start a thread: the sandbox ended), or, starved
+	// otherwise, the deadline answered.
+	said := strings.Contains(r.stderr, "jail kill "+name) || strings.Contains(r.stderr, "open-file limit") || strings.Contains(r.stderr, "the sandbox has ended")
+	if r.code != 125 || took > 20*time.Second || !said {
 		t.Fatalf("jail exec after the agent's prlimit on init: exit %d after %s (want 125 within the deadline, naming jail kill or init's open-file limit)\n%s%s", r.code, took.Round(time.Millisecond), r.stdout, r.stderr)
 	}
 }
@@ -192,6 +195,55 @@ func TestExecInitStarvedAnswers(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "started") {
 		t.Fatalf("jail exec once init's limit is back: exit %d (init stopped serving after the request it could not receive)\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// initNprocProbe, run as the agent: sets init's process limit to 0
+// through one of init's thread ids other than 1.
+const initNprocProbe = `
+import os, resource, time
+tid = max(int(t) for t in os.listdir("/proc/1/task"))
+resource.prlimit(tid, resource.RLIMIT_NPROC, (0, 0))
+open("probe.out", "w").write("lowered %d\n" % tid)
+time.sleep(120)
+`
+
+// TestExecInitNprocSaid: with init's process limit lowered by the agent,
+// jail exec fails at once, in one line that says whose limit it was. Go's
+// runtime in init may need a new thread meanwhile and die of the same
+// limit (fatal error: newosproc), ending the sandbox, as the agent ending
+// itself would: that try is taken again, a few times. On main's binary the
+// line was "exec /bin/sh: resource temporarily unavailable", naming
+// nothing (four tries of four).
+func TestExecInitNprocSaid(t *testing.T) {
+	ws := workspace(t)
+	probe := filepath.Join(ws, "probe.out")
+	for try := 0; try < 4; try++ {
+		os.Remove(probe)
+		name := "n" + strings.ReplaceAll(marker(), ".", "")
+		startSession(t, ws, name, "--", "/usr/bin/python3", "-c", initNprocProbe)
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if b, err := os.ReadFile(probe); err == nil && strings.Contains(string(b), "lowered") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the probe did not lower init's limit in 30s\n%s", sessJail(t, ws, "", "logs", name).stderr)
+			}
+		}
+		start := time.Now()
+		r := run(t, runOpts{dir: ws, timeout: 25 * time.Second}, "exec", name, "--", "/bin/sh", "-c", "echo started")
+		took := time.Since(start)
+		if r.code == 125 && strings.Contains(r.stderr, "the sandbox has ended") {
+			continue // init died of the limit (a thread it could not start)
+		}
+		if r.code == 0 {
+			t.Fatalf("init's process limit 0 did not stop its fork (the probe's limit did not take?)\n%s", r.stdout)
+		}
+		if took > 5*time.Second || !strings.Contains(r.stderr, "init's process limit is 0") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Fatalf("jail exec with init's process limit at 0: exit %d after %s, want a failure at once in one line naming init's process limit\n%s%s", r.code, took.Round(time.Millisecond), r.stdout, r.stderr)
+		}
+		return
+	}
+	t.Fatalf("init died of its process limit in every try: the line was never seen")
 }
 
 // initDoorsProbe, run as the agent: every door to init's limits and state

@@ -34,6 +34,10 @@ type Hooks struct {
 	// Seccomp runs last, just before the agent starts; an optional listener
 	// (user notification) goes to the supervisor.
 	Seccomp func(cfg []byte) (listener *os.File, info map[string]string, err error)
+	// SeccompAgent runs after Seccomp, on the thread the agent and every
+	// exec'd command are forked from, and only there: a filter for them
+	// (no prlimit64 on pid 1; seccomp.InstallAgent).
+	SeccompAgent func() error
 	// Dial connects, inside the sandbox's network namespace, to a server the
 	// agent runs on port (for --publish). It runs after the agent started.
 	Dial func(port int) (*os.File, error)

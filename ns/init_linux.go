@@ -184,6 +184,10 @@ type initState struct {
 	idle bool
 	// agentRlimits are set on every exec'd command too (Spec.AgentRlimits).
 	agentRlimits []Rlimit
+	// startLimits are init's own process and open-file soft limits before
+	// the agent existed: a start that fails on a lower one says so
+	// (initLimitSaid).
+	startLimits startLimits
 	// netEnv is what the network hook added to the agent's environment
 	// (the *_PROXY variables): an exec'd command gets it too, unless its
 	// request names the variable itself.
@@ -324,6 +328,8 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 			return nil, fmt.Errorf("setrlimit %d: %w", rl.Resource, err)
 		}
 	}
+	// Before the agent exists, which can lower them (see initLimitSaid).
+	limits := readStartLimits()
 	if spec.IgnoreSIGXFSZ {
 		// SIG_IGN survives execve: a write past RLIMIT_FSIZE then fails with
 		// EFBIG instead of killing the agent.
@@ -383,6 +389,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		}
 	}
 	trace("landlock")
+	var agentFilter func() error
 	if cfg, ok := spec.Hooks[HookSeccomp]; ok {
 		if h.Seccomp == nil {
 			return nil, errors.New("seccomp configuration given but no seccomp support built in")
@@ -397,6 +404,11 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		if l != nil {
 			names, files = append(names, "seccomp"), append(files, l)
 		}
+		// The agent's own filter goes on the agent's thread below.
+		if h.SeccompAgent == nil {
+			return nil, errors.New("seccomp configuration given but no agent filter built in")
+		}
+		agentFilter = h.SeccompAgent
 	}
 	trace("seccomp")
 	// Hand over the fds and wait for the supervisor's go: it must be serving
@@ -417,6 +429,19 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 	// load, between the go and the fork).
 	var pid int
 	onThread(func() {
+		// The agent's own filter, on the agent's thread only (the agent
+		// and every exec'd command are forked from it): without it the
+		// agent (init's uid) could set init's limits by pid 1 and starve
+		// every later jail exec (seccomp.buildAgent says why, and why
+		// init's other thread ids stay open). Fail closed: no agent without
+		// it. Here, while the supervisor reads the files: off the path
+		// from the go to the fork, and no thread hop of its own.
+		if agentFilter != nil {
+			if ferr := agentFilter(); ferr != nil {
+				err = fmt.Errorf("seccomp: %w", ferr)
+				return
+			}
+		}
 		m, _, rerr := conn.Recv()
 		if rerr != nil || m.Type != MsgGo {
 			err = fmt.Errorf("supervisor did not confirm start: %v", rerr)
@@ -454,7 +479,7 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		return nil, err
 	}
 	return &initState{agent: pid, onAgentThread: onThread, dial: h.Dial, degraded: spec.Degraded,
-		idle: idle, agentRlimits: spec.AgentRlimits, execs: map[int]int{}, wake: make(chan struct{}, 1)}, nil
+		idle: idle, agentRlimits: spec.AgentRlimits, startLimits: limits, execs: map[int]int{}, wake: make(chan struct{}, 1)}, nil
 }
 
 // LoopbackUp sets IFF_UP on lo of the calling thread's network namespace (a new
@@ -711,6 +736,18 @@ var forwarded = []os.Signal{
 // init, as one sent before init's main always could.
 func catchForwarded() {
 	signal.Notify(initSignals, forwarded...)
+	// The agent can signal init: pid 1 of the namespace ignores what the
+	// agent sends it only for signals without a handler, and Go's runtime
+	// handles these, and ends the program on them when sent by kill, with
+	// a stack dump of init on the user's terminal (the thread the agent is
+	// forked from shares the agent's Landlock domain, whose signal scope
+	// lets them through). Caught here and dropped: init stays. Only
+	// SIGABRT costs a round trip to the runtime's signal-mask thread; the
+	// others' handlers are Go's from the start, so enabling them only
+	// marks them wanted. A real fault in init is not from kill and still
+	// crashes it, as it must.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGABRT, syscall.SIGSEGV, syscall.SIGBUS,
+		syscall.SIGFPE, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSTKFLT, syscall.SIGSYS)
 }
 
 // serveRequests answers the supervisor's requests while the agent runs:
@@ -719,6 +756,22 @@ func catchForwarded() {
 func (st *initState) serveRequests(conn *Conn) {
 	for {
 		m, files, err := conn.Recv()
+		if errors.Is(err, ErrFDsLost) && m.Type == MsgExec && m.Exec != nil {
+			// The request is whole, its stdio is not: the agent (init's
+			// uid) lowered init's open-file limit (prlimit64 on one of
+			// init's thread ids). Answer at once with why, so jail exec
+			// says it in one line instead of waiting for its deadline.
+			_ = conn.Send(Message{Type: MsgExecStarted, ID: m.Exec.ID, ExitCode: 125,
+				Error: "the sandbox's init could not receive the command's stdio (its open-file limit is too low: lowered from inside the sandbox?); not started"})
+			continue
+		}
+		if errors.Is(err, ErrBadMessage) || errors.Is(err, ErrFDsLost) {
+			// One message lost, not the connection: go on serving (the
+			// request loop ended here, and every later jail exec of the
+			// sandbox waited for its deadline). The supervisor's deadline
+			// answers the request this was, if any.
+			continue
+		}
 		if err != nil {
 			return
 		}
@@ -956,7 +1009,7 @@ func (st *initState) exec(conn *Conn, es *ExecSpec, files []*os.File) {
 	stdio := files
 	if es.Tty {
 		if master, slave, err = openPty(); err != nil {
-			fail(125, err)
+			fail(125, st.startLimits.said(err))
 			return
 		}
 		defer slave.Close()
@@ -981,7 +1034,7 @@ func (st *initState) exec(conn *Conn, es *ExecSpec, files []*os.File) {
 		if errors.As(err, &se) {
 			code = se.code
 		}
-		fail(code, err)
+		fail(code, st.startLimits.said(err))
 		return
 	}
 	for _, rl := range st.agentRlimits {
@@ -1001,6 +1054,44 @@ func (st *initState) exec(conn *Conn, es *ExecSpec, files []*os.File) {
 		return
 	}
 	_ = conn.Send(reply)
+}
+
+// startLimits are init's process and open-file soft limits when it set up.
+type startLimits struct{ nproc, nofile uint64 }
+
+func readStartLimits() startLimits {
+	var l startLimits
+	var r unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NPROC, &r) == nil {
+		l.nproc = r.Cur
+	}
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &r) == nil {
+		l.nofile = r.Cur
+	}
+	return l
+}
+
+// said adds to a start that failed for want of processes or fds that
+// init's own limit for them is lower than when it set up: the agent runs
+// as init's uid and can lower it through one of init's thread ids (the
+// agent filter refuses pid 1 only), and "resource temporarily
+// unavailable" alone does not say whose limit, nor what to do. The
+// sandbox's own bounds (its cgroup's pids.max, the limits jail set) are
+// not named here: they were there from the start.
+func (l startLimits) said(err error) error {
+	res, what, start := unix.RLIMIT_NPROC, "process limit", l.nproc
+	switch {
+	case errors.Is(err, unix.EAGAIN):
+	case errors.Is(err, unix.EMFILE):
+		res, what, start = unix.RLIMIT_NOFILE, "open-file limit", l.nofile
+	default:
+		return err
+	}
+	var r unix.Rlimit
+	if unix.Getrlimit(res, &r) != nil || r.Cur >= start {
+		return err
+	}
+	return fmt.Errorf("%w (init's %s is %d, %d when it started: lowered from inside the sandbox)", err, what, r.Cur, start)
 }
 
 // execEnded reports an exec'd command's end; other children (orphans

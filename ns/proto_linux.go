@@ -2,6 +2,7 @@ package ns
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,6 +26,18 @@ var recvBufs = sync.Pool{New: func() any { b := make([]byte, maxMsg); return &b 
 
 // maxFDs is the most fds one message carries (the kernel's SCM_MAX_FD is 253).
 const maxFDs = 250
+
+// ErrBadMessage is Recv's error for one message that arrived but could not
+// be taken whole (truncated, undecodable, its memfd unreadable): that
+// datagram is consumed and the connection goes on; the next Recv reads the
+// next message.
+var ErrBadMessage = errors.New("message not received whole")
+
+// ErrFDsLost is Recv's error for a message whose payload arrived whole but
+// whose fds did not all (MSG_CTRUNC: the receiver's open-file limit, or more
+// fds than the control buffer holds). Recv returns the decoded message with
+// it, and no fds, so the receiver can answer that request with why.
+var ErrFDsLost = errors.New("the fds sent with it could not all be received")
 
 // Conn is one end of the supervisor/init socketpair (SOCK_SEQPACKET: message
 // boundaries are kept, so one read is one message and its fds).
@@ -113,7 +126,8 @@ func (c *Conn) Recv() (Message, []*os.File, error) {
 	if oobn > 0 {
 		scms, err := unix.ParseSocketControlMessage(oob[:oobn])
 		if err != nil {
-			return m, nil, fmt.Errorf("parse control message: %w", err)
+			closeAll()
+			return m, nil, fmt.Errorf("parse control message: %w: %w", ErrBadMessage, err)
 		}
 		for _, scm := range scms {
 			fds, err := unix.ParseUnixRights(&scm)
@@ -127,14 +141,31 @@ func (c *Conn) Recv() (Message, []*os.File, error) {
 	}
 	// A truncated message or control buffer loses data or fds silently:
 	// refuse it (and close what did arrive) rather than act on half of it.
-	if rflags&(unix.MSG_CTRUNC|unix.MSG_TRUNC) != 0 {
+	if rflags&unix.MSG_TRUNC != 0 {
 		closeAll()
-		return m, nil, fmt.Errorf("receive message: truncated (flags %#x)", rflags)
+		return m, nil, fmt.Errorf("receive message: %w: truncated (flags %#x)", ErrBadMessage, rflags)
 	}
 	payload := buf[:n]
+	if rflags&unix.MSG_CTRUNC != 0 {
+		// The payload is whole, some fds are not: never act on it with
+		// part of its fds (a command with stdin missing would read
+		// whatever took that number), but hand back what it was, without
+		// fds, so the receiver can refuse that very request: the agent can
+		// lower init's open-file limit (review15a), and init's request
+		// loop ended here, every later jail exec waiting for its deadline.
+		closeAll()
+		if bytes.Equal(payload, bigEnvelope()) {
+			return m, nil, fmt.Errorf("receive message: %w: large message, %w (flags %#x)", ErrBadMessage, ErrFDsLost, rflags)
+		}
+		m, err = decodeMessage(payload)
+		if err != nil {
+			return Message{}, nil, fmt.Errorf("decode message: %w: %w", ErrBadMessage, err)
+		}
+		return m, nil, fmt.Errorf("receive %s message: %w (flags %#x)", m.Type, ErrFDsLost, rflags)
+	}
 	if bytes.Equal(payload, bigEnvelope()) {
 		if len(files) == 0 {
-			return m, nil, fmt.Errorf("receive message: large message without its memfd")
+			return m, nil, fmt.Errorf("receive message: %w: large message without its memfd", ErrBadMessage)
 		}
 		mf := files[0]
 		files = files[1:]
@@ -142,13 +173,13 @@ func (c *Conn) Recv() (Message, []*os.File, error) {
 		mf.Close()
 		if err != nil {
 			closeAll()
-			return m, nil, fmt.Errorf("receive message: read memfd: %w", err)
+			return m, nil, fmt.Errorf("receive message: %w: read memfd: %w", ErrBadMessage, err)
 		}
 	}
 	m, err = decodeMessage(payload)
 	if err != nil {
 		closeAll()
-		return m, nil, fmt.Errorf("decode message: %w", err)
+		return m, nil, fmt.Errorf("decode message: %w: %w", ErrBadMessage, err)
 	}
 	return m, files, nil
 }

@@ -553,3 +553,36 @@ func TestRecvReusesItsBuffer(t *testing.T) {
 		t.Errorf("a small message's Send and Recv allocate %d bytes, want the receive buffer reused", per)
 	}
 }
+
+// TestRecvFDsLostKeepsRequest: a message whose payload is whole but whose
+// fds did not all arrive (MSG_CTRUNC: init's open-file limit lowered by the
+// agent, here more fds than Recv's control buffer) comes back decoded,
+// with ErrFDsLost and no fds (the ones that did arrive closed), so init can
+// answer that request; the connection goes on: the next message is read
+// whole. Before, Recv returned a bare error and init's request loop ended.
+func TestRecvFDsLostKeepsRequest(t *testing.T) {
+	sup, child := pair(t)
+	_, ws := pipes(t, maxFDs+3)
+	fds := make([]int, len(ws))
+	for i, f := range ws {
+		fds[i] = int(f.Fd())
+	}
+	before := openFDs(t)
+	b := encodeMessage(Message{Type: MsgExec, ID: 7, Exec: &ExecSpec{ID: 7, Argv: Strings{"true"}}})
+	if err := unix.Sendmsg(int(sup.f.Fd()), b, unix.UnixRights(fds...), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	m, files, err := child.Recv()
+	if !errors.Is(err, ErrFDsLost) || len(files) != 0 || m.Type != MsgExec || m.Exec == nil || m.Exec.ID != 7 {
+		t.Fatalf("Recv of an exec request with its fds cut: %v, %d fds, %+v; want ErrFDsLost, no fds and the request", err, len(files), m)
+	}
+	if n := openFDs(t); n != before {
+		t.Errorf("the fds that did arrive were not closed: %d open before, %d after", before, n)
+	}
+	if err := sup.Send(Message{Type: MsgStop}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _, err := child.Recv(); err != nil || m.Type != MsgStop {
+		t.Fatalf("the message after the cut one: %v %+v", err, m)
+	}
+}

@@ -39,6 +39,9 @@ const (
 
 func offArgLo(i int) uint32 { return uint32(16 + 8*i) }
 
+// offArgHi is argument i's high 32 bits (for a pointer's NULL test).
+func offArgHi(i int) uint32 { return offArgLo(i) + 4 }
+
 // The tables are static data (zsyscalls.go, generated from
 // go-seccomp-bpf's): looking a name up is a binary search, and nothing is
 // built at package init, which every jail process pays.

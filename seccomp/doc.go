@@ -25,6 +25,11 @@
 //     the user's terminal when jail hands it on as stdin. The
 //     rules and the attack each one stops are listed beside them in
 //     rules_linux.go.
+//   - The agent filter (InstallAgent, on init's agent thread only): no
+//     prlimit64 setting pid 1's limits, so the agent cannot set init's
+//     limits by its pid (it has init's uid); other pids stay allowed (an
+//     inner jail's init sets its agent's limits). Every run, under
+//     Replace too.
 //   - Precomputed, not linked: the deny-list's program for each arch is
 //     generated (zfilter.go, with the syscall tables in zsyscalls.go) by
 //     `go generate`, and a user's --seccomp policy is compiled by

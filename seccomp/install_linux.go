@@ -140,6 +140,29 @@ func loadExtra(cfg Config) error {
 	return nil
 }
 
+// InstallAgent installs the agent filter (buildAgent: no prlimit64
+// setting pid 1's limits) on the calling thread only, without TSYNC. init
+// calls it on the locked thread it forks the agent and every exec'd
+// command from, after Install: they inherit it across fork; init's other
+// threads do not need it. The caller's thread must already have no_new_privs (Install
+// set it on every thread) and must stay locked to its goroutine: Go never
+// starts a new thread from a thread locked with LockOSThread (it hands
+// that to its template thread), so no other thread of init gets it.
+func InstallAgent() error {
+	info, err := archNative()
+	if err != nil {
+		return err
+	}
+	ins, err := buildAgent(info)
+	if err != nil {
+		return err
+	}
+	if _, err := loadFilter(ins, 0); err != nil {
+		return fmt.Errorf("seccomp: agent filter: %w", err)
+	}
+	return nil
+}
+
 // ProbeNotify tries what Install does for the exec audit: it sets
 // no_new_privs and installs the exec notification filter with a listener,
 // then closes the listener. Call it only in a throwaway process (jail

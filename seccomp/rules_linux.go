@@ -632,3 +632,50 @@ func mergeNotifyFor(info *archInfo, deny []bpf.Instruction) (merged []bpf.Instru
 	}
 	return merged, true, nil
 }
+
+// buildAgent returns the agent filter: prlimit64 setting pid 1's limits
+// (pid == 1, a new limit given) answers EPERM. It goes on init's agent
+// thread only (InstallAgent), after the deny filter, so that the agent and
+// every exec'd command inherit it. Kept in every run, under
+// --seccomp-replace too: it guards init, not the kernel.
+//
+// Why: init runs as the agent's uid, so the kernel lets the agent set
+// init's limits (prlimit's check is the uids, no capability, no
+// dumpability), and init serves jail exec, forwards signals and reaps.
+// RLIMIT_NOFILE (3,3) on init made every later `jail exec` wait for its
+// deadline (review15a), RLIMIT_NPROC 0 fails every start, RLIMIT_CPU or
+// RLIMIT_AS end init. In the agent's pid namespace pid 1 is always jail's
+// init, and nothing the agent runs needs to set its limits.
+//
+// Only pid 1: a rule on every other pid (session 15's) broke jail inside
+// jail, whose inner init, a descendant of this agent, sets its own agent's
+// limits by prlimit64 on that agent's pid; init's thread ids (2, 3, ...:
+// /proc/1/task) name init too but are not told from an inner init's agent
+// by number, so they stay open (init answers a request it cannot take with
+// why and goes on serving: ns.ErrFDsLost). In a degraded run (no pid
+// namespace) init is not pid 1 and this rule guards nothing.
+//
+// A process's own limits (pid 0: setrlimit, `prlimit cmd`, ulimit), other
+// processes' (the agent's children, an inner init's agent) and every query
+// (new NULL) stay allowed. pid is a pid_t (int): low 32 bits, as the
+// kernel truncates it (CVE-2019-10063); new is a pointer: both halves.
+func buildAgent(info *archInfo) ([]bpf.Instruction, error) {
+	a := asm{info: info}
+	// A foreign arch's numbers mean something else: the deny filter in
+	// front kills it anyway; this one must not read them as ours.
+	archPrefix(&a, info.Audit, "agent-kill")
+	a.jmp(bpf.JumpEqual, a.sys("prlimit64"), "", "agent-allow")
+	a.ld(offArgLo(0))
+	a.jmp(bpf.JumpEqual, 1, "", "agent-allow")
+	a.ld(offArgLo(2))
+	a.jmp(bpf.JumpEqual, 0, "", "agent-eperm")
+	a.ld(offArgHi(2))
+	a.jmp(bpf.JumpEqual, 0, "agent-allow", "agent-eperm")
+	a.label("agent-eperm")
+	a.ret(retEPERM)
+	a.label("agent-kill")
+	a.ret(retKill)
+	a.label("agent-allow")
+	a.ret(retAllow)
+	return a.assemble()
+}

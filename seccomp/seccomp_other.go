@@ -24,3 +24,6 @@ func ServeFirst(ctx context.Context, listener *os.File, guard *Guard, first func
 
 // ProbeNotify is Linux-only.
 func ProbeNotify() error { return ErrUnsupported }
+
+// InstallAgent is Linux-only.
+func InstallAgent() error { return ErrUnsupported }

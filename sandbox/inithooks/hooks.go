@@ -179,6 +179,7 @@ func Hooks() ns.Hooks {
 			}
 			return info, nil
 		},
+		SeccompAgent: seccomp.InstallAgent,
 		Dial: func(port int) (*os.File, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

@@ -51,17 +51,7 @@ func TestExecInitLimits(t *testing.T) {
 	ws := workspace(t)
 	name := "w" + strings.ReplaceAll(marker(), ".", "")
 	startSession(t, ws, name, "--", "/usr/bin/python3", "-c", initLimitsProbe)
-	probe := filepath.Join(ws, "probe.out")
-	var out string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if b, err := os.ReadFile(probe); err == nil && strings.Contains(string(b), "threads") {
-			out = string(b)
-			break
-		}
-	}
-	if out == "" {
-		t.Fatalf("the probe wrote nothing in 30s\n%s", sessJail(t, ws, "", "logs", name).stderr)
-	}
+	out := waitProbe(t, ws, name, func(s string) bool { return strings.Contains(s, "threads") })
 	if !strings.Contains(out, "self 200\n") {
 		t.Errorf("the agent lost its own limits:\n%s", out)
 	}
@@ -167,18 +157,11 @@ func TestExecInitStarvedAnswers(t *testing.T) {
 	ws := workspace(t)
 	name := "s" + strings.ReplaceAll(marker(), ".", "")
 	startSession(t, ws, name, "--", "/usr/bin/python3", "-c", initStarveProbe)
-	probe := filepath.Join(ws, "probe.out")
-	waitProbe := func(word string) string {
+	said := func(word string) string {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if b, err := os.ReadFile(probe); err == nil && strings.Contains(string(b), word) {
-				return string(b)
-			}
-		}
-		t.Fatalf("the probe did not say %q in 30s\n%s", word, sessJail(t, ws, "", "logs", name).stderr)
-		return ""
+		return waitProbe(t, ws, name, func(s string) bool { return strings.Contains(s, word) })
 	}
-	waitProbe("lowered")
+	said("lowered")
 	for i := 0; i < 2; i++ {
 		start := time.Now()
 		r := run(t, runOpts{dir: ws, timeout: 25 * time.Second}, "exec", name, "--", "/bin/sh", "-c", "echo started")
@@ -190,7 +173,7 @@ func TestExecInitStarvedAnswers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "restore"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitProbe("restored")
+	said("restored")
 	r := run(t, runOpts{dir: ws, timeout: 25 * time.Second}, "exec", name, "--", "/bin/sh", "-c", "echo started")
 	if r.code != 0 || !strings.Contains(r.stdout, "started") {
 		t.Fatalf("jail exec once init's limit is back: exit %d (init stopped serving after the request it could not receive)\n%s%s", r.code, r.stdout, r.stderr)
@@ -221,14 +204,7 @@ func TestExecInitNprocSaid(t *testing.T) {
 		os.Remove(probe)
 		name := "n" + strings.ReplaceAll(marker(), ".", "")
 		startSession(t, ws, name, "--", "/usr/bin/python3", "-c", initNprocProbe)
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if b, err := os.ReadFile(probe); err == nil && strings.Contains(string(b), "lowered") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the probe did not lower init's limit in 30s\n%s", sessJail(t, ws, "", "logs", name).stderr)
-			}
-		}
+		waitProbe(t, ws, name, func(s string) bool { return strings.Contains(s, "lowered") })
 		start := time.Now()
 		r := run(t, runOpts{dir: ws, timeout: 25 * time.Second}, "exec", name, "--", "/bin/sh", "-c", "echo started")
 		took := time.Since(start)
@@ -348,17 +324,7 @@ func TestExecInitDoors(t *testing.T) {
 	ws := workspace(t)
 	name := "o" + strings.ReplaceAll(marker(), ".", "")
 	startSession(t, ws, name, "--", "/usr/bin/python3", "-c", initDoorsProbe)
-	probe := filepath.Join(ws, "probe.out")
-	var out string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if b, err := os.ReadFile(probe); err == nil && strings.HasSuffix(string(b), "end\n") {
-			out = string(b)
-			break
-		}
-	}
-	if out == "" {
-		t.Fatalf("the probe wrote nothing in 30s\n%s", sessJail(t, ws, "", "logs", name).stderr)
-	}
+	out := waitProbe(t, ws, name, func(s string) bool { return strings.HasSuffix(s, "end\n") })
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		switch {
 		case strings.HasPrefix(line, "OPEN "):
@@ -437,4 +403,18 @@ func TestExecInitSignals(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "started") {
 		t.Fatalf("jail exec after the agent's signals to init: exit %d\n%s%s\nprobe: %s", r.code, r.stdout, r.stderr, out)
 	}
+}
+
+// waitProbe waits up to 30 s for the probe.out the agent of session name
+// writes in ws to say what ok looks for, and returns it; it fails the test
+// with the session's logs otherwise.
+func waitProbe(t *testing.T, ws, name string, ok func(string) bool) string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(ws, "probe.out")); err == nil && ok(string(b)) {
+			return string(b)
+		}
+	}
+	t.Fatalf("the probe did not say it was done in 30s\n%s", sessJail(t, ws, "", "logs", name).stderr)
+	return ""
 }

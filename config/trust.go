@@ -543,15 +543,55 @@ func (t *TrustStore) Prepare(path string) (*Pending, error) {
 
 // Record trusts what Prepare read.
 func (t *TrustStore) Record(p *Pending, now time.Time) error {
-	tf, err := t.load()
-	if err != nil {
-		return err
-	}
 	rec := Trusted{SHA256: p.SHA256, Trusted: now.UTC()}
 	if id, ok := idOf(filepath.Dir(p.Key)); ok {
 		rec.Dev, rec.Ino = id.dev, id.ino
 	}
-	tf.Files[p.Key] = rec
+	return t.update(func(tf *trustFile) bool {
+		tf.Files[p.Key] = rec
+		return true
+	})
+}
+
+// update reads the store, lets change edit it and, when change reports a
+// change, writes it back, all under an exclusive lock on the store's
+// directory. Why: two jail trust (or a trust and a revoke) at once each
+// read the store and rename a new one in; unlocked, the later rename
+// drops the other's change, and a lost revoke leaves trusted a file the
+// user revoked (TestTrustConcurrent). Readers (Check) need no lock: the
+// store is replaced whole by a rename. The lock is flock(2) on the
+// directory itself, so nothing is left beside the store; it goes with the
+// descriptor, also when jail is killed.
+func (t *TrustStore) update(change func(*trustFile) bool) error {
+	if !filepath.IsAbs(t.Path) {
+		_, err := t.load() // its error: no config directory
+		return err
+	}
+	dir := filepath.Dir(t.Path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("trust store: lock %s: %w", dir, err)
+	}
+	defer d.Close()
+	for {
+		err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("trust store: lock %s: %w", dir, err)
+	}
+	tf, err := t.load()
+	if err != nil {
+		return err
+	}
+	if !change(tf) {
+		return nil
+	}
 	return t.save(tf)
 }
 
@@ -583,18 +623,18 @@ func (t *TrustStore) Revoke(path string) (bool, error) {
 			return false, err
 		}
 	}
-	tf, err := t.load()
-	if err != nil {
-		return false, err
-	}
-	// By path or by identity, as CheckAbsent finds it: the file named in
-	// its refusal, by whatever path the run reached it, can be revoked.
-	found, _, ok := tf.find(key)
-	if !ok {
-		return false, nil
-	}
-	delete(tf.Files, found)
-	return true, t.save(tf)
+	found := false
+	err = t.update(func(tf *trustFile) bool {
+		// By path or by identity, as CheckAbsent finds it: the file
+		// named in its refusal, by whatever path the run reached it,
+		// can be revoked.
+		var k string
+		if k, _, found = tf.find(key); found {
+			delete(tf.Files, k)
+		}
+		return found
+	})
+	return found, err
 }
 
 // TrustedFile is one record of List.

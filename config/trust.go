@@ -530,7 +530,7 @@ func (t *TrustStore) Prepare(path string) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(key)
+	data, err := readProjectFile(key)
 	if err != nil {
 		return nil, &FileError{File: path, Reason: readReason(err)}
 	}

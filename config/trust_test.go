@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -362,5 +363,71 @@ func TestTrustConcurrent(t *testing.T) {
 		if e.Name() != filepath.Base(w.trust.Path) {
 			t.Errorf("left in the config directory: %s", e.Name())
 		}
+	}
+}
+
+// A project file the agent made a FIFO, a link to a device or a huge
+// sparse file (the workspace is its to write) is refused at once, in one
+// error naming the file: os.ReadFile blocked on the FIFO until a writer
+// came (every later start in the project hung, and so did jail trust and
+// jail config show), and read /dev/zero or a 64 GiB hole into memory.
+// Seen failing on main (62db6d0): "Resolve still running after 5s" for
+// the FIFO.
+func TestProjectFileNotPlain(t *testing.T) {
+	for _, kind := range []string{"fifo", "device", "huge"} {
+		t.Run(kind, func(t *testing.T) {
+			w := newWorld(t)
+			proj := filepath.Join(w.ws, ProjectFileName)
+			w.write(filepath.Join(w.ws, "x"), "")
+			switch kind {
+			case "fifo":
+				if err := syscall.Mkfifo(proj, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			case "device":
+				if err := os.Symlink("/dev/zero", proj); err != nil {
+					t.Fatal(err)
+				}
+			case "huge":
+				f, err := os.Create(proj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := f.Truncate(64 << 30); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+			}
+			type answer struct {
+				what string
+				err  error
+			}
+			done := make(chan answer, 3)
+			go func() { _, err := w.resolve(Request{}); done <- answer{"Resolve", err} }()
+			go func() { _, err := w.trust.Trust(proj, time.Now()); done <- answer{"Trust", err} }()
+			go func() {
+				l, err := w.trust.List() // nothing trusted: nothing read
+				if err == nil && len(l) != 0 {
+					err = errors.New("listed")
+				}
+				done <- answer{"", err}
+			}()
+			for range 3 {
+				select {
+				case a := <-done:
+					if a.what == "" && a.err != nil {
+						t.Errorf("List: %v", a.err)
+					}
+					if a.what != "" && (a.err == nil || !strings.Contains(a.err.Error(), proj)) {
+						t.Errorf("%s: %v, want a refusal naming the file", a.what, a.err)
+					}
+					if a.what != "" {
+						t.Logf("%s: %v", a.what, a.err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatalf("Resolve, Trust or List still running after 5s")
+				}
+			}
+		})
 	}
 }

@@ -641,11 +641,24 @@ func (t *TrustStore) Revoke(path string) (bool, error) {
 type TrustedFile struct {
 	Path string
 	Trusted
-	// State is "ok", "changed" or "missing".
+	// State is one of the List states.
 	State string
 }
 
-// List returns every record, by path, with whether the file still matches.
+// List states: what a run in the record's directory would make of it.
+const (
+	StateOK         = "ok"         // the trusted bytes: read
+	StateChanged    = "changed"    // other bytes: the run is refused
+	StateGone       = "gone"       // no file, its directory there: refused
+	StateDirGone    = "dir-gone"   // the directory is gone too (Prune)
+	StateNotFile    = "not-file"   // a symlink, FIFO, device: refused
+	StateUnreadable = "unreadable" // refused
+)
+
+// List returns every record, by path, with what a run would make of its
+// file now (the State constants). The file is read as a run reads it
+// (readProjectFile: a FIFO or a link to a device the agent made neither
+// blocks nor is followed).
 func (t *TrustStore) List() ([]TrustedFile, error) {
 	tf, err := t.load()
 	if err != nil {
@@ -653,16 +666,48 @@ func (t *TrustStore) List() ([]TrustedFile, error) {
 	}
 	var out []TrustedFile
 	for p, rec := range tf.Files {
-		st := "ok"
-		if data, err := os.ReadFile(p); err != nil {
-			st = "missing"
-		} else if hashOf(data) != rec.SHA256 {
-			st = "changed"
-		}
-		out = append(out, TrustedFile{Path: p, Trusted: rec, State: st})
+		out = append(out, TrustedFile{Path: p, Trusted: rec, State: stateOf(p, rec)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+func stateOf(p string, rec Trusted) string {
+	data, err := readProjectFile(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, err := os.Stat(filepath.Dir(p)); errors.Is(err, fs.ErrNotExist) {
+			return StateDirGone
+		}
+		return StateGone
+	case errors.Is(err, errNotPlain):
+		return StateNotFile
+	case err != nil:
+		return StateUnreadable
+	case hashOf(data) != rec.SHA256:
+		return StateChanged
+	}
+	return StateOK
+}
+
+// Prune forgets the records whose directory is gone (StateDirGone: the
+// project deleted or moved away) and returns their paths. A record whose
+// file alone is gone stays: its refusal (ErrGone) is what keeps a project
+// whose file a command in its sandbox deleted from running without its
+// restrictions, and only the user, naming it (Revoke), lets it go.
+func (t *TrustStore) Prune() ([]string, error) {
+	var gone []string
+	err := t.update(func(tf *trustFile) bool {
+		for p, rec := range tf.Files {
+			if stateOf(p, rec) == StateDirGone {
+				gone = append(gone, p)
+				delete(tf.Files, p)
+			}
+		}
+		return len(gone) > 0
+	})
+	sort.Strings(gone)
+	return gone, err
 }
 
 // save writes the store atomically, private to the user.

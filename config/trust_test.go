@@ -431,3 +431,65 @@ func TestProjectFileNotPlain(t *testing.T) {
 		})
 	}
 }
+
+// List says what a run would make of each record's file, reading it as a
+// run does (a FIFO neither blocks nor counts as the file: on main it hung,
+// and a symlink to the trusted bytes listed "ok" though runs refuse it);
+// Prune forgets only the records whose directory is gone, never one whose
+// file alone is gone (its refusal is what holds the project's
+// restrictions once a command in the sandbox deleted the file).
+func TestTrustListStates(t *testing.T) {
+	w := newWorld(t)
+	const body = "memory = \"1G\"\n"
+	mk := func(name string) string {
+		p := w.write(filepath.Join(w.home, "p", name, ProjectFileName), body)
+		if _, err := w.trust.Trust(p, time.Unix(0, 0)); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ok, changed, gone, dirGone, link, fifo := mk("ok"), mk("changed"), mk("gone"), mk("dirgone"), mk("link"), mk("fifo")
+	w.write(changed, "memory = \"2G\"\n")
+	os.Remove(gone)
+	os.RemoveAll(filepath.Dir(dirGone))
+	os.Remove(link)
+	if err := os.Symlink(ok, link); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(fifo)
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{ok: StateOK, changed: StateChanged, gone: StateGone, dirGone: StateDirGone, link: StateNotFile, fifo: StateNotFile}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		list, err := w.trust.List()
+		if err != nil || len(list) != len(want) {
+			t.Errorf("List: %v %+v", err, list)
+		}
+		for _, l := range list {
+			if l.State != want[l.Path] {
+				t.Errorf("%s: %s, want %s", l.Path, l.State, want[l.Path])
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("List still running after 5s")
+	}
+	pruned, err := w.trust.Prune()
+	if err != nil || len(pruned) != 1 || pruned[0] != dirGone {
+		t.Fatalf("Prune: %v %v, want %s alone", pruned, err, dirGone)
+	}
+	if err := w.trust.CheckAbsent(gone); !errors.Is(err, ErrGone) {
+		t.Errorf("a file gone from its directory after Prune: %v, want ErrGone", err)
+	}
+	if list, _ := w.trust.List(); len(list) != len(want)-1 {
+		t.Errorf("after Prune: %+v", list)
+	}
+	if pruned, err := w.trust.Prune(); err != nil || len(pruned) != 0 {
+		t.Errorf("Prune again: %v %v", pruned, err)
+	}
+}

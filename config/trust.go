@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/policy"
@@ -756,6 +757,13 @@ func canonical(path string) (string, error) {
 		return abs, &FileError{File: path, Reason: readReason(err)}
 	}
 	key := filepath.Join(dir, filepath.Base(abs))
+	// Why: the store is JSON, which keeps a path that is not UTF-8 as
+	// U+FFFD, another path (one the agent can make beside it): trusted
+	// under it, the file itself would never be, and every run would
+	// refuse it as untrusted and ask to trust it again.
+	if !utf8.ValidString(key) {
+		return key, &FileError{File: path, Reason: "its path is not UTF-8, which the trust store (JSON text) cannot keep as it is: rename the directory, or pass --no-project-file to run without it"}
+	}
 	fi, err := os.Lstat(key)
 	if err != nil {
 		return key, &FileError{File: path, Reason: readReason(err)}

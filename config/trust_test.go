@@ -493,3 +493,24 @@ func TestTrustListStates(t *testing.T) {
 		t.Errorf("Prune again: %v %v", pruned, err)
 	}
 }
+
+// A project in a directory whose name is not UTF-8: the store is JSON,
+// which keeps such a path as U+FFFD, another path (one the agent can
+// make beside it). jail trust said "trusted" and every run then refused
+// the file as not trusted, naming jail trust again: a loop. Both now say
+// the path cannot be kept, and what to do. Seen failing on main
+// (62db6d0): Trust returned no error and stored ".../caf\ufffd/.jail.toml".
+func TestTrustNonUTF8Path(t *testing.T) {
+	w := newWorld(t)
+	proj := w.write(filepath.Join(w.home, "caf\xe9", ProjectFileName), "memory = \"1G\"\n")
+	if _, err := w.trust.Trust(proj, time.Now()); err == nil || !strings.Contains(err.Error(), "not UTF-8") {
+		t.Errorf("Trust: %v, want a refusal saying the path is not UTF-8", err)
+	}
+	data, _ := os.ReadFile(proj)
+	if err := w.trust.Check(proj, data); err == nil || !strings.Contains(err.Error(), "not UTF-8") {
+		t.Errorf("Check: %v, want a refusal saying the path is not UTF-8", err)
+	}
+	if l, _ := w.trust.List(); len(l) != 0 {
+		t.Errorf("recorded: %+v", l)
+	}
+}

@@ -583,7 +583,10 @@ func (t *TrustStore) update(change func(*trustFile) bool) error {
 			break
 		}
 	}
-	if err != nil {
+	// A file system without flock (some NFS mounts: ENOLCK, EOPNOTSUPP)
+	// goes on unlocked, as jail trust always did there: the race lost a
+	// record, which the next run says; refusing would lose every one.
+	if err != nil && err != syscall.ENOLCK && err != syscall.EOPNOTSUPP {
 		return fmt.Errorf("trust store: lock %s: %w", dir, err)
 	}
 	tf, err := t.load()

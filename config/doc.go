@@ -34,7 +34,11 @@
 // from every sandbox. Any change to the file, by the user or by an agent,
 // loses the trust, and so does its removal (its restrictions must not
 // vanish with it); jail then refuses to start and says how to go on.
-// Without a config directory nothing is trusted.
+// Without a config directory nothing is trusted. jail trust changes the
+// store under a lock (two at once keep both records); a project file is
+// read only as a plain file of at most 1 MiB (readProjectFile: a FIFO or a
+// device link the agent made is refused, not waited on), from a path that
+// is UTF-8 (the store's JSON could not keep another).
 //
 // A workspace jail chooses (no workspace setting) below a trusted project
 // -- a git submodule, a subdirectory of a project that is no repository,

@@ -210,7 +210,7 @@ func Resolve(req Request) (*Result, error) {
 	var project *File
 	if !noProject && ws != "" {
 		path := filepath.Join(ws, ProjectFileName)
-		if data, err := os.ReadFile(path); err == nil {
+		if data, err := readProjectFile(path); err == nil {
 			// The bytes checked are the bytes parsed: nothing can swap the
 			// file between the check and the read.
 			if err := trust.Check(path, data); err != nil {
@@ -381,7 +381,7 @@ func enclosingProject(r *Result, trust *TrustStore, ws, home string) (*File, err
 	if err != nil || path == "" {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := readProjectFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &TrustError{File: path, Err: ErrGone}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/policy"
@@ -530,7 +531,7 @@ func (t *TrustStore) Prepare(path string) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(key)
+	data, err := readProjectFile(key)
 	if err != nil {
 		return nil, &FileError{File: path, Reason: readReason(err)}
 	}
@@ -543,15 +544,58 @@ func (t *TrustStore) Prepare(path string) (*Pending, error) {
 
 // Record trusts what Prepare read.
 func (t *TrustStore) Record(p *Pending, now time.Time) error {
-	tf, err := t.load()
-	if err != nil {
-		return err
-	}
 	rec := Trusted{SHA256: p.SHA256, Trusted: now.UTC()}
 	if id, ok := idOf(filepath.Dir(p.Key)); ok {
 		rec.Dev, rec.Ino = id.dev, id.ino
 	}
-	tf.Files[p.Key] = rec
+	return t.update(func(tf *trustFile) bool {
+		tf.Files[p.Key] = rec
+		return true
+	})
+}
+
+// update reads the store, lets change edit it and, when change reports a
+// change, writes it back, all under an exclusive lock on the store's
+// directory. Why: two jail trust (or a trust and a revoke) at once each
+// read the store and rename a new one in; unlocked, the later rename
+// drops the other's change, and a lost revoke leaves trusted a file the
+// user revoked (TestTrustConcurrent). Readers (Check) need no lock: the
+// store is replaced whole by a rename. The lock is flock(2) on the
+// directory itself, so nothing is left beside the store; it goes with the
+// descriptor, also when jail is killed.
+func (t *TrustStore) update(change func(*trustFile) bool) error {
+	if !filepath.IsAbs(t.Path) {
+		_, err := t.load() // its error: no config directory
+		return err
+	}
+	dir := filepath.Dir(t.Path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("trust store: lock %s: %w", dir, err)
+	}
+	defer d.Close()
+	for {
+		err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	// A file system without flock (some NFS mounts: ENOLCK, EOPNOTSUPP)
+	// goes on unlocked, as jail trust always did there: the race lost a
+	// record, which the next run says; refusing would lose every one.
+	if err != nil && err != syscall.ENOLCK && err != syscall.EOPNOTSUPP {
+		return fmt.Errorf("trust store: lock %s: %w", dir, err)
+	}
+	tf, err := t.load()
+	if err != nil {
+		return err
+	}
+	if !change(tf) {
+		return nil
+	}
 	return t.save(tf)
 }
 
@@ -583,29 +627,42 @@ func (t *TrustStore) Revoke(path string) (bool, error) {
 			return false, err
 		}
 	}
-	tf, err := t.load()
-	if err != nil {
-		return false, err
-	}
-	// By path or by identity, as CheckAbsent finds it: the file named in
-	// its refusal, by whatever path the run reached it, can be revoked.
-	found, _, ok := tf.find(key)
-	if !ok {
-		return false, nil
-	}
-	delete(tf.Files, found)
-	return true, t.save(tf)
+	found := false
+	err = t.update(func(tf *trustFile) bool {
+		// By path or by identity, as CheckAbsent finds it: the file
+		// named in its refusal, by whatever path the run reached it,
+		// can be revoked.
+		var k string
+		if k, _, found = tf.find(key); found {
+			delete(tf.Files, k)
+		}
+		return found
+	})
+	return found, err
 }
 
 // TrustedFile is one record of List.
 type TrustedFile struct {
 	Path string
 	Trusted
-	// State is "ok", "changed" or "missing".
+	// State is one of the List states.
 	State string
 }
 
-// List returns every record, by path, with whether the file still matches.
+// List states: what a run in the record's directory would make of it.
+const (
+	StateOK         = "ok"         // the trusted bytes: read
+	StateChanged    = "changed"    // other bytes: the run is refused
+	StateGone       = "gone"       // no file, its directory there: refused
+	StateDirGone    = "dir-gone"   // the directory is gone too (Prune)
+	StateNotFile    = "not-file"   // a symlink, FIFO, device: refused
+	StateUnreadable = "unreadable" // refused
+)
+
+// List returns every record, by path, with what a run would make of its
+// file now (the State constants). The file is read as a run reads it
+// (readProjectFile: a FIFO or a link to a device the agent made neither
+// blocks nor is followed).
 func (t *TrustStore) List() ([]TrustedFile, error) {
 	tf, err := t.load()
 	if err != nil {
@@ -613,16 +670,48 @@ func (t *TrustStore) List() ([]TrustedFile, error) {
 	}
 	var out []TrustedFile
 	for p, rec := range tf.Files {
-		st := "ok"
-		if data, err := os.ReadFile(p); err != nil {
-			st = "missing"
-		} else if hashOf(data) != rec.SHA256 {
-			st = "changed"
-		}
-		out = append(out, TrustedFile{Path: p, Trusted: rec, State: st})
+		out = append(out, TrustedFile{Path: p, Trusted: rec, State: stateOf(p, rec)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+func stateOf(p string, rec Trusted) string {
+	data, err := readProjectFile(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, err := os.Stat(filepath.Dir(p)); errors.Is(err, fs.ErrNotExist) {
+			return StateDirGone
+		}
+		return StateGone
+	case errors.Is(err, errNotPlain):
+		return StateNotFile
+	case err != nil:
+		return StateUnreadable
+	case hashOf(data) != rec.SHA256:
+		return StateChanged
+	}
+	return StateOK
+}
+
+// Prune forgets the records whose directory is gone (StateDirGone: the
+// project deleted or moved away) and returns their paths. A record whose
+// file alone is gone stays: its refusal (ErrGone) is what keeps a project
+// whose file a command in its sandbox deleted from running without its
+// restrictions, and only the user, naming it (Revoke), lets it go.
+func (t *TrustStore) Prune() ([]string, error) {
+	var gone []string
+	err := t.update(func(tf *trustFile) bool {
+		for p, rec := range tf.Files {
+			if stateOf(p, rec) == StateDirGone {
+				gone = append(gone, p)
+				delete(tf.Files, p)
+			}
+		}
+		return len(gone) > 0
+	})
+	sort.Strings(gone)
+	return gone, err
 }
 
 // save writes the store atomically, private to the user.
@@ -671,6 +760,13 @@ func canonical(path string) (string, error) {
 		return abs, &FileError{File: path, Reason: readReason(err)}
 	}
 	key := filepath.Join(dir, filepath.Base(abs))
+	// Why: the store is JSON, which keeps a path that is not UTF-8 as
+	// U+FFFD, another path (one the agent can make beside it): trusted
+	// under it, the file itself would never be, and every run would
+	// refuse it as untrusted and ask to trust it again.
+	if !utf8.ValidString(key) {
+		return key, &FileError{File: path, Reason: "its path is not UTF-8, which the trust store (JSON text) cannot keep as it is: rename the directory, or pass --no-project-file to run without it"}
+	}
 	fi, err := os.Lstat(key)
 	if err != nil {
 		return key, &FileError{File: path, Reason: readReason(err)}

@@ -178,6 +178,8 @@ func TestVerbParsing(t *testing.T) {
 		{newAuditCmd(f, nil), []string{"--verify", "--json", "x"}, "jail: audit: --verify takes no other flag"},
 		{newAuditCmd(f, nil), []string{"--type", "bogus", "x"}, "jail: audit: --type bogus: want one of"},
 		{newTrustCmd(f, nil), []string{"--list", "x"}, "jail: trust: --list takes nothing else"},
+		{newTrustCmd(f, nil), []string{"--prune", "x"}, "jail: trust: --prune takes nothing else"},
+		{newTrustCmd(f, nil), []string{"--prune", "--revoke"}, "jail: trust: --prune takes nothing else"},
 		{newProfilesCmd(f, nil), []string{"show"}, "jail: profiles: show which profile?"},
 		{newConfigCmd(f, nil), []string{"shw"}, "jail: config: want show or path"},
 		{newCompletionCmd(f, nil), []string{"tcsh"}, "jail: completion: want one of bash, zsh, fish"},

@@ -18,6 +18,7 @@ type TrustOptions struct {
 	IO     *iostreams
 	File   string // "" : the workspace's .jail.toml
 	List   bool
+	Prune  bool
 	Revoke bool
 	Yes    bool // trust without asking (scripts)
 	// Interactive reports whether the user can be asked (stdin a
@@ -27,7 +28,7 @@ type TrustOptions struct {
 
 func newTrustCmd(f *factory, runF func(*TrustOptions) error) *command {
 	opts := &TrustOptions{IO: f.IO}
-	c := newCommand(f, "trust", "jail trust [--yes] [FILE] | jail trust --list | jail trust --revoke [FILE]",
+	c := newCommand(f, "trust", "jail trust [--yes] [FILE] | jail trust --list | jail trust --revoke [FILE] | jail trust --prune",
 		"trust a project's .jail.toml, as it is now")
 	c.long = `A project's .jail.toml is read only once you trust it: jail records its path and
 SHA-256 in your config directory, outside every workspace and hidden from
@@ -42,16 +43,28 @@ against what you read (a command still running in a sandbox may have changed
 the file since). --yes records without asking (for scripts); without a
 terminal to ask on, jail trust needs it. A trusted file holds for runs in its
 directory and below it that have no .jail.toml of their own (subdirectories,
-submodules).`
+submodules).
+
+--list prints one record a line: its state, the day it was trusted, the
+SHA-256's first 12 digits and the path. States: ok (read as trusted),
+changed, gone (the file; its directory is there), not-file (a symlink, FIFO
+or device), unreadable: runs there are refused until you trust the file
+again or revoke it; dir-gone (the project's directory is gone: deleted or
+moved). --prune forgets the dir-gone records only: a file gone from a
+directory still there keeps refusing runs there (a command run in the
+sandbox can delete it) until you restore it or --revoke it by name.`
 	c.flags.BoolVar(&opts.List, "list", false, "list trusted files and whether they changed")
 	c.flags.BoolVar(&opts.Revoke, "revoke", false, "forget FILE")
+	c.flags.BoolVar(&opts.Prune, "prune", false, "forget the records whose project directory is gone")
 	c.flags.BoolVar(&opts.Yes, "yes", false, "trust FILE without asking (for scripts)")
 	c.args = func(args []string) error {
 		switch {
 		case len(args) > 1:
 			return c.usageErr("one FILE at a time")
-		case opts.List && (len(args) > 0 || opts.Revoke):
+		case opts.List && (len(args) > 0 || opts.Revoke || opts.Prune || opts.Yes):
 			return c.usageErr("--list takes nothing else")
+		case opts.Prune && (len(args) > 0 || opts.Revoke || opts.Yes):
+			return c.usageErr("--prune takes nothing else")
 		}
 		return nil
 	}
@@ -77,12 +90,18 @@ func trustRun(f *factory, opts *TrustOptions) error {
 	}
 	store := &config.TrustStore{Path: filepath.Join(env.ConfigDir, "trust.json")}
 	if opts.List {
-		list, err := store.List()
+		return trustList(opts, store)
+	}
+	if opts.Prune {
+		gone, err := store.Prune()
 		if err != nil {
 			return err
 		}
-		for _, t := range list {
-			fmt.Fprintf(opts.IO.Out, "%-8s %s  %.12s  %s\n", t.State, t.Trusted.Trusted.Format("2006-01-02"), t.SHA256, termsafe.Escape(t.Path))
+		for _, p := range gone {
+			fmt.Fprintf(opts.IO.Out, "forgot %s (its directory is gone)\n", termsafe.Escape(p))
+		}
+		if len(gone) == 0 {
+			fmt.Fprintln(opts.IO.ErrOut, "jail: trust --prune: no record's directory is gone")
 		}
 		return nil
 	}
@@ -163,6 +182,38 @@ func trustRun(f *factory, opts *TrustOptions) error {
 		return err
 	}
 	fmt.Fprintf(opts.IO.Out, "trusted %s: jail reads it while it stays as it is\n", termsafe.Escape(file))
+	return nil
+}
+
+// trustList prints the records on Out, one a line (state, day, hash
+// prefix, path: the path escaped, it may hold the agent's bytes), then on
+// ErrOut what to do about the ones not as trusted, one line a kind.
+func trustList(opts *TrustOptions, store *config.TrustStore) error {
+	list, err := store.List()
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(opts.IO.ErrOut, "jail: trust --list: no project file is trusted")
+		return nil
+	}
+	refused, dirGone := 0, 0
+	for _, t := range list {
+		fmt.Fprintf(opts.IO.Out, "%-10s %s  %.12s  %s\n", t.State, t.Trusted.Trusted.Format("2006-01-02"), t.SHA256, termsafe.Escape(t.Path))
+		switch t.State {
+		case config.StateOK:
+		case config.StateDirGone:
+			dirGone++
+		default:
+			refused++
+		}
+	}
+	if refused > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "jail: %d not as trusted: runs there are refused until you review the file and run jail trust FILE again, or jail trust --revoke FILE to go on without it\n", refused)
+	}
+	if dirGone > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "jail: %d whose directory is gone: jail trust --prune forgets them\n", dirGone)
+	}
 	return nil
 }
 

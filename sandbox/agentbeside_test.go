@@ -520,3 +520,70 @@ func TestAgentNamedAgentDirRunBounded(t *testing.T) {
 		t.Errorf("notes %q: want the bound said", notes)
 	}
 }
+
+// uv given the agent's directory itself as its project (`uv run --project
+// ~/.claude srv`, `uvx --from ~/.claude srv`, `cd ~/.claude && uv run
+// x`) reads what to run there: pyproject.toml (its build backend and
+// scripts), uv.toml, uv.lock (where each package comes from), setup.py,
+// and runs the project's .venv (its python, its site-packages' .pth
+// files). The directory stays writable (its state): those are read-only
+// one by one (watched while absent). Seen failing on main (review16c):
+// pyproject.toml, uv.lock and .venv stayed writable with --project, and
+// .venv and uv.lock after a cd.
+func TestAgentNamedUvProject(t *testing.T) {
+	for name, line := range map[string]string{
+		"project":   "uv run --project ~/.claude srv",
+		"projectEq": "uv run --project=$HOME/.claude srv",
+		"uvxFrom":   "uvx --from ~/.claude srv",
+		"cd":        "cd ~/.claude && uv run srv",
+	} {
+		// Why a plain name: t.TempDir() holds the subtest's name, and a
+		// path with '~' or '$' is no path to the scan.
+		t.Run(name, func(t *testing.T) {
+			home, ws := t.TempDir(), t.TempDir()
+			home, _ = filepath.EvalSymlinks(home)
+			ws, _ = filepath.EvalSymlinks(ws)
+			c := filepath.Join(home, ".claude")
+			for p, s := range map[string]string{
+				"settings.json":              fmt.Sprintf(`{"statusLine": {"type": "command", "command": %q}}`, line),
+				"pyproject.toml":             "[project]\nname = \"srv\"\n",
+				".venv/bin/python":           "#!/bin/sh\n",
+				".venv/lib/site-packages/.k": "",
+			} {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(c, p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(c, p), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writable := []string{c, ws}
+			roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
+			ts := agentcfg.Targets(home, roots, agentcfg.Files)
+			masks, absent, _, _, _ := agentNamed(ts, home, ws, writable, roots, nil)
+			ro, watched := map[string]bool{}, map[string]bool{}
+			for _, m := range masks {
+				ro[m.Path] = m.Dir
+			}
+			for _, a := range absent {
+				watched[a.Path] = true
+			}
+			for p, dir := range map[string]bool{
+				filepath.Join(c, "pyproject.toml"): false,
+				filepath.Join(c, ".venv"):          true,
+			} {
+				if d, ok := ro[p]; !ok || d != dir {
+					t.Errorf("%s: not read-only (dir %v); masks %v", p, dir, masks)
+				}
+			}
+			for _, n := range []string{"uv.lock", "uv.toml", "setup.py", "setup.cfg"} {
+				if !watched[filepath.Join(c, n)] {
+					t.Errorf("%s: not watched; absent %v", n, absent)
+				}
+			}
+			if _, ok := ro[c]; ok {
+				t.Errorf("%s made read-only: the agent's state", c)
+			}
+		})
+	}
+}

@@ -88,8 +88,11 @@ var LoadedAbove = []struct {
 // RunFromFiles are the files a program started in a directory reads
 // there to decide what to run: make's Makefile, just's and task's files,
 // uv's and pip's pyproject.toml, deno's and bun's configuration, npm's
-// .npmrc (package.json and node_modules/ are LoadedAbove's), cargo's
-// manifest (its build.rs runs), rake's and setup.py; uv's lock (where
+// .npmrc (script-shell, node-options; package.json and node_modules/ are
+// LoadedAbove's), cargo's
+// manifest (its build.rs runs), rake's and setup.py; yarn's .yarnrc.yml
+// and .yarnrc (yarnPath: yarn runs that file), pnpm's .pnpmfile.cjs (its
+// hooks run at install); uv's lock (where
 // each package comes from: a path or URL it builds and installs) and
 // .python-version (an interpreter request may be a path), setuptools'
 // setup.cfg. The sandbox keeps them read-only (watched while absent) in
@@ -98,7 +101,7 @@ var LoadedAbove = []struct {
 var RunFromFiles = []string{
 	"Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", ".justfile", "Taskfile.yml", "Taskfile.yaml",
 	"pyproject.toml", "uv.toml", "uv.lock", ".python-version", "setup.py", "setup.cfg",
-	"deno.json", "deno.jsonc", "bunfig.toml", ".npmrc", "Cargo.toml", "Rakefile",
+	"deno.json", "deno.jsonc", "bunfig.toml", ".npmrc", ".yarnrc.yml", ".yarnrc", ".pnpmfile.cjs", "Cargo.toml", "Rakefile",
 }
 
 // RunFromDirs are RunFromFiles' directories: uv's project environment

@@ -390,6 +390,13 @@ func commandScripts1(s, home, project string) []cmdPath {
 // start) in the directory a flag names: `npm --prefix DIR run start`,
 // `pnpm -C DIR start`, `yarn --cwd DIR start`, `bun --cwd DIR run x`.
 func packageManager(name string) bool {
+	return PackageManager(name)
+}
+
+// PackageManager is packageManager, for the sandbox: a package manager
+// given a directory (NamedFile.Interp) reads its configuration there
+// (.npmrc, .yarnrc.yml) before it runs the package.
+func PackageManager(name string) bool {
 	switch name {
 	case "npm", "pnpm", "yarn", "bun":
 		return true

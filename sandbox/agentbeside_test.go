@@ -587,3 +587,61 @@ func TestAgentNamedUvProject(t *testing.T) {
 		})
 	}
 }
+
+// A package manager given the agent's directory itself (`npm --prefix
+// ~/.claude run x`, `yarn --cwd ~/.claude x`, `pnpm -C ~/.claude x`, `cd
+// ~/.claude && yarn x`) reads its configuration there before it runs
+// anything: .npmrc (script-shell, node-options: --require runs code),
+// .yarnrc.yml and .yarnrc (yarnPath, yarn-path: yarn runs that file),
+// .pnpmfile.cjs (pnpm runs its hooks), bunfig.toml (preload). The
+// directory stays writable (its state): those are read-only one by one
+// (watched while absent). Seen failing on main (review16c): with a flag,
+// none was protected, and after a cd .yarnrc.yml, .yarnrc and
+// .pnpmfile.cjs were not.
+func TestAgentNamedPackageManagerDir(t *testing.T) {
+	for name, line := range map[string]string{
+		"npm":  "npm --prefix ~/.claude run x",
+		"yarn": "yarn --cwd ~/.claude x",
+		"pnpm": "pnpm -C ~/.claude x",
+		"bun":  "bun --cwd ~/.claude run x",
+		"cd":   "cd ~/.claude && yarn x",
+	} {
+		t.Run(name, func(t *testing.T) {
+			home, ws := t.TempDir(), t.TempDir()
+			home, _ = filepath.EvalSymlinks(home)
+			ws, _ = filepath.EvalSymlinks(ws)
+			c := filepath.Join(home, ".claude")
+			if err := os.MkdirAll(c, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(c, "settings.json"), []byte(fmt.Sprintf(`{"statusLine": {"type": "command", "command": %q}}`, line)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(c, ".npmrc"), []byte("fund=false\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			writable := []string{c, ws}
+			roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
+			ts := agentcfg.Targets(home, roots, agentcfg.Files)
+			masks, absent, _, _, _ := agentNamed(ts, home, ws, writable, roots, nil)
+			ro, watched := map[string]bool{}, map[string]bool{}
+			for _, m := range masks {
+				ro[m.Path] = true
+			}
+			for _, a := range absent {
+				watched[a.Path] = true
+			}
+			if !ro[filepath.Join(c, ".npmrc")] {
+				t.Errorf(".npmrc: not read-only; masks %v", masks)
+			}
+			for _, n := range []string{".yarnrc.yml", ".yarnrc", ".pnpmfile.cjs", "bunfig.toml", "package.json"} {
+				if !watched[filepath.Join(c, n)] {
+					t.Errorf("%s: not watched; absent %v", n, absent)
+				}
+			}
+			if ro[c] {
+				t.Errorf("%s made read-only: the agent's state", c)
+			}
+		})
+	}
+}

@@ -257,13 +257,15 @@ func (b *besides) add(p, why, interp string) {
 		// files are protected one by one instead (scriptdirs2).
 		b.entryFiles(dir, why, runs, interp)
 	}
-	if isDir && (interp == "uv" || interp == "uvx") {
+	if isDir && (interp == "uv" || interp == "uvx" || agentcfg.PackageManager(interp)) {
 		// Why: uv given a directory (`uv run --project ~/.claude srv`,
 		// `uvx --from DIR`) runs that project: its pyproject.toml, uv.lock
 		// and .venv decide what runs, as after a cd into it (review16c:
 		// in the agent's directory itself, which stays writable, they
-		// were the agent's to rewrite).
-		b.runFrom(p, why, "as uv's project")
+		// were the agent's to rewrite). So does a package manager given
+		// a directory (`npm --prefix ~/.claude run x`: its .npmrc's
+		// script-shell, yarn's yarnPath in .yarnrc.yml).
+		b.runFrom(p, why, "as "+interp+"'s project")
 	}
 	// Why: node walks up from the script for node_modules/ and the
 	// nearest package.json; up to the agent's directory, they are the

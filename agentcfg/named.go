@@ -440,18 +440,23 @@ func packageDirs(words []string, home, project string) []cmdPath {
 // there, as after a cd.
 func makeDirs(words []string, home, project string) []cmdPath {
 	var out []cmdPath
-	tool, env := false, false
+	var flags []string // the flags of the line's tool that name where it runs
+	tool, env, short := false, false, false
 	for i := 0; i < len(words); i++ {
 		switch w := words[i]; {
-		case slices.Contains([]string{"make", "gmake", "bmake", "ninja", "env"}, filepath.Base(w)):
+		case runInFlags[filepath.Base(w)] != nil:
+			flags = runInFlags[filepath.Base(w)]
 			tool, env = true, filepath.Base(w) == "env"
+			// make's and env's -C may end a cluster of short flags or
+			// have its value attached (shortC).
+			short = slices.Contains([]string{"make", "gmake", "bmake", "env"}, filepath.Base(w))
 		case env && !strings.HasPrefix(w, "-"):
 			// env's options come before its command (`env FOO=1 git -C
 			// D` is git's -C, which gitguard judges): no more of env's.
 			tool, env = false, false
-		case tool && (w == "-C" || w == "--directory" || w == "--chdir" || shortC(w, env) != ""):
+		case tool && (slices.Contains(flags, w) || short && shortC(w, env) != ""):
 			v := ""
-			if a := shortC(w, env); a != "" && a != w {
+			if a := shortC(w, env); short && a != "" && a != w {
 				// Why: `make -sC DIR`, `make -CDIR`, `env -iC DIR`
 				// move there as `-C DIR` does (review16c: missed).
 				v = strings.TrimPrefix(a, "C")
@@ -471,6 +476,21 @@ func makeDirs(words []string, home, project string) []cmdPath {
 		}
 	}
 	return out
+}
+
+// runInFlags are, for each tool whose flag tells it where to run (or
+// which directory's package to build), those flags: make's and ninja's
+// -C (make's in a cluster of short flags too, shortC), env's -C, go's -C,
+// poetry's -C, --directory and --project, task's -d, gradle's -p, just's
+// working directory, pip's editable install (it builds the package:
+// setup.py runs). What runs reads the directory's build files, as after
+// a cd (review16c: only make, ninja and env were known).
+var runInFlags = map[string][]string{
+	"make": {"-C", "--directory"}, "gmake": {"-C", "--directory"}, "bmake": {"-C", "--directory"},
+	"ninja": {"-C"}, "env": {"-C", "--chdir"}, "go": {"-C"},
+	"poetry": {"-C", "--directory", "-P", "--project"}, "task": {"-d", "--dir"},
+	"gradle": {"-p", "--project-dir"}, "gradlew": {"-p", "--project-dir"},
+	"just": {"-d", "--working-directory"}, "pip": {"-e", "--editable"}, "pip3": {"-e", "--editable"},
 }
 
 // shortC returns, for a cluster of short flags w of make's, ninja's or

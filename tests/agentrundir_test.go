@@ -135,7 +135,8 @@ true`
 // hid the directory it runs from, and uv given the agent's directory as
 // its project. As the agent, rewrite the Makefiles of `cd -P D && make`,
 // `make -sC D` and `D=...; cd "$D" && make`, and the pyproject.toml and
-// .venv python of `uv run --project ~/.claude srv`, and create its
+// .venv python of `uv run --project ~/.claude srv`, go's main.go (`go -C
+// D run .`) and poetry's pyproject.toml (`poetry -C D run x`), and create its
 // uv.lock; none of it may be on the host afterwards. Seen failing on
 // main's binary: every Makefile, pyproject.toml and .venv/bin/python held
 // the agent's versions, and uv.lock was left on the host.
@@ -147,22 +148,26 @@ func TestAgentNamedRunFromHidden(t *testing.T) {
     {"type": "command", "command": "cd -P ~/.claude/p && make -s"},
     {"type": "command", "command": "make -sC ~/.claude/q"},
     {"type": "command", "command": "D=~/.claude/v; cd \"$D\" && make"},
+    {"type": "command", "command": "go -C ~/.claude/g run ."},
+    {"type": "command", "command": "poetry -C ~/.claude/po run x"},
     {"type": "command", "command": "uv run --project ~/.claude srv"}]}]}
 }
 `
 	fsWrite(t, home, ".claude/settings.json", settings, 0o644)
 	orig := map[string]string{
-		filepath.Join(home, ".claude/p/Makefile"):       "all:\n\t@true\n",
-		filepath.Join(home, ".claude/q/Makefile"):       "all:\n\t@true\n",
-		filepath.Join(home, ".claude/v/Makefile"):       "all:\n\t@true\n",
-		filepath.Join(home, ".claude/pyproject.toml"):   "[project]\nname = \"srv\"\n",
-		filepath.Join(home, ".claude/.venv/bin/python"): "#!/bin/sh\n",
+		filepath.Join(home, ".claude/p/Makefile"):        "all:\n\t@true\n",
+		filepath.Join(home, ".claude/q/Makefile"):        "all:\n\t@true\n",
+		filepath.Join(home, ".claude/v/Makefile"):        "all:\n\t@true\n",
+		filepath.Join(home, ".claude/g/main.go"):         "package main\n",
+		filepath.Join(home, ".claude/po/pyproject.toml"): "[tool.poetry]\n",
+		filepath.Join(home, ".claude/pyproject.toml"):    "[project]\nname = \"srv\"\n",
+		filepath.Join(home, ".claude/.venv/bin/python"):  "#!/bin/sh\n",
 	}
 	for p, c := range orig {
 		fsWrite(t, "/", p, c, 0o644)
 	}
 	script := `
-for f in ~/.claude/p/Makefile ~/.claude/q/Makefile ~/.claude/v/Makefile ~/.claude/pyproject.toml ~/.claude/.venv/bin/python; do
+for f in ~/.claude/p/Makefile ~/.claude/q/Makefile ~/.claude/v/Makefile ~/.claude/g/main.go ~/.claude/po/pyproject.toml ~/.claude/pyproject.toml ~/.claude/.venv/bin/python; do
   printf 'all:\n\ttouch /tmp/pwned\n' > "$f"
   rm -f "$f"; mv -f "$f" "$f.x"
 done 2>/dev/null

@@ -88,14 +88,26 @@ var LoadedAbove = []struct {
 // RunFromFiles are the files a program started in a directory reads
 // there to decide what to run: make's Makefile, just's and task's files,
 // uv's and pip's pyproject.toml, deno's and bun's configuration, npm's
-// .npmrc (package.json and node_modules/ are LoadedAbove's), cargo's
-// manifest (its build.rs runs), rake's and setup.py. The sandbox keeps
-// them read-only (watched while absent) in an agent's own directory
-// that a hook cds into, which cannot be read-only whole (its state).
+// .npmrc (script-shell, node-options; package.json and node_modules/ are
+// LoadedAbove's), cargo's
+// manifest (its build.rs runs), rake's and setup.py; yarn's .yarnrc.yml
+// and .yarnrc (yarnPath: yarn runs that file), pnpm's .pnpmfile.cjs (its
+// hooks run at install); uv's lock (where
+// each package comes from: a path or URL it builds and installs) and
+// .python-version (an interpreter request may be a path), setuptools'
+// setup.cfg. The sandbox keeps them read-only (watched while absent) in
+// an agent's own directory that a hook cds into or uv is given as its
+// project, which cannot be read-only whole (its state).
 var RunFromFiles = []string{
 	"Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", ".justfile", "Taskfile.yml", "Taskfile.yaml",
-	"pyproject.toml", "uv.toml", "setup.py", "deno.json", "deno.jsonc", "bunfig.toml", ".npmrc", "Cargo.toml", "Rakefile",
+	"pyproject.toml", "uv.toml", "uv.lock", ".python-version", "setup.py", "setup.cfg",
+	"deno.json", "deno.jsonc", "bunfig.toml", ".npmrc", ".yarnrc.yml", ".yarnrc", ".pnpmfile.cjs", "Cargo.toml", "Rakefile",
 }
+
+// RunFromDirs are RunFromFiles' directories: uv's project environment
+// (`uv run` in a project runs .venv/bin's programs with its python,
+// which runs the site-packages' .pth files at every start).
+var RunFromDirs = []string{".venv"}
 
 // PyCache is the directory beside a python module that holds its
 // compiled code (checked against the source's size and mtime only).

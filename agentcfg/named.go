@@ -296,6 +296,75 @@ type cmdPath struct {
 // whose script it is (NamedFile.Interp).
 func commandScripts(s, home, project string) []cmdPath {
 	s = strings.NewReplacer("${HOME}", "$HOME", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR").Replace(s)
+	if x := expandAssigned(s); x != s {
+		// Why: `D=~/.claude/hooks; cd "$D" && make` moves where `cd
+		// ~/.claude/hooks` does (review16c: a variable hid the
+		// directory). Both forms are scanned: more is safe.
+		return append(commandScripts1(s, home, project), commandScripts1(x, home, project)...)
+	}
+	return commandScripts1(s, home, project)
+}
+
+// maxAssigned bounds the variables expandAssigned takes from one line.
+const maxAssigned = 32
+
+// assignment finds a shell variable assignment (`D=...`, `export
+// D="..."`, `local D='...'`) and its value (expandAssigned).
+var assignment = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|'[^']*'|[^\s;&|()'"]*)`)
+})
+
+// expandAssigned returns s with each $NAME and ${NAME} of a variable
+// assigned in s replaced by the value assigned (quotes taken away; the
+// last assignment of a name wins; one pass: a value's own variables stay
+// as written, $HOME anchored later). No other expansion: a value computed
+// at run time ($(...), `...`) is left as the text, which names no
+// directory.
+func expandAssigned(s string) string {
+	if !strings.Contains(s, "=") || !strings.Contains(s, "$") {
+		return s
+	}
+	vals := map[string]string{}
+	for _, m := range assignment().FindAllStringSubmatch(s, maxAssigned) {
+		v := m[2]
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') {
+			v = v[1 : len(v)-1]
+		}
+		vals[m[1]] = v
+	}
+	if len(vals) == 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' {
+			b.WriteByte(s[i])
+			continue
+		}
+		name, end := "", i+1
+		if end < len(s) && s[end] == '{' {
+			if j := strings.IndexByte(s[end:], '}'); j > 0 {
+				name, end = s[end+1:end+j], end+j+1
+			}
+		} else {
+			for end < len(s) && (s[end] == '_' || s[end] >= 'a' && s[end] <= 'z' || s[end] >= 'A' && s[end] <= 'Z' || end > i+1 && s[end] >= '0' && s[end] <= '9') {
+				end++
+			}
+			name = s[i+1 : end]
+		}
+		v, ok := vals[name]
+		if !ok {
+			b.WriteByte(s[i])
+			continue
+		}
+		b.WriteString(v)
+		i = end - 1
+	}
+	return b.String()
+}
+
+// commandScripts1 is commandScripts over one form of the line.
+func commandScripts1(s, home, project string) []cmdPath {
 	// A flag's value given with '=' (`deno run --allow-write=~/.claude/data
 	// x.ts`, `node --env-file=.env h.js`) is that flag's value, not the
 	// script: the mark keeps it one after isSep has split at the '='.
@@ -321,6 +390,13 @@ func commandScripts(s, home, project string) []cmdPath {
 // start) in the directory a flag names: `npm --prefix DIR run start`,
 // `pnpm -C DIR start`, `yarn --cwd DIR start`, `bun --cwd DIR run x`.
 func packageManager(name string) bool {
+	return PackageManager(name)
+}
+
+// PackageManager is packageManager, for the sandbox: a package manager
+// given a directory (NamedFile.Interp) reads its configuration there
+// (.npmrc, .yarnrc.yml) before it runs the package.
+func PackageManager(name string) bool {
 	switch name {
 	case "npm", "pnpm", "yarn", "bun":
 		return true
@@ -364,28 +440,81 @@ func packageDirs(words []string, home, project string) []cmdPath {
 // there, as after a cd.
 func makeDirs(words []string, home, project string) []cmdPath {
 	var out []cmdPath
-	tool, env := false, false
+	var flags []string // the flags of the line's tool that name where it runs
+	tool, env, short := false, false, false
 	for i := 0; i < len(words); i++ {
 		switch w := words[i]; {
-		case slices.Contains([]string{"make", "gmake", "bmake", "ninja", "env"}, filepath.Base(w)):
+		case runInFlags[filepath.Base(w)] != nil:
+			flags = runInFlags[filepath.Base(w)]
 			tool, env = true, filepath.Base(w) == "env"
+			// make's and env's -C may end a cluster of short flags or
+			// have its value attached (shortC).
+			short = slices.Contains([]string{"make", "gmake", "bmake", "env"}, filepath.Base(w))
 		case env && !strings.HasPrefix(w, "-"):
 			// env's options come before its command (`env FOO=1 git -C
 			// D` is git's -C, which gitguard judges): no more of env's.
 			tool, env = false, false
-		case tool && (w == "-C" || w == "--directory" || w == "--chdir"):
-			if i+1 < len(words) && words[i+1] == flagValueMark {
-				i++
+		case tool && (slices.Contains(flags, w) || short && shortC(w, env) != ""):
+			v := ""
+			if a := shortC(w, env); short && a != "" && a != w {
+				// Why: `make -sC DIR`, `make -CDIR`, `env -iC DIR`
+				// move there as `-C DIR` does (review16c: missed).
+				v = strings.TrimPrefix(a, "C")
 			}
-			if i+1 >= len(words) {
-				return out
+			if v == "" {
+				if i+1 < len(words) && words[i+1] == flagValueMark {
+					i++
+				}
+				if i+1 >= len(words) {
+					return out
+				}
+				v = words[i+1]
 			}
-			if abs, ok := dirArg(words[i+1], home, project); ok {
+			if abs, ok := dirArg(v, home, project); ok {
 				out = append(out, cmdPath{path: abs, cwd: true})
 			}
 		}
 	}
 	return out
+}
+
+// runInFlags are, for each tool whose flag tells it where to run (or
+// which directory's package to build), those flags: make's and ninja's
+// -C (make's in a cluster of short flags too, shortC), env's -C, go's -C,
+// poetry's -C, --directory and --project, task's -d, gradle's -p, just's
+// working directory, pip's editable install (it builds the package:
+// setup.py runs). What runs reads the directory's build files, as after
+// a cd (review16c: only make, ninja and env were known).
+var runInFlags = map[string][]string{
+	"make": {"-C", "--directory"}, "gmake": {"-C", "--directory"}, "bmake": {"-C", "--directory"},
+	"ninja": {"-C"}, "env": {"-C", "--chdir"}, "go": {"-C"},
+	"poetry": {"-C", "--directory", "-P", "--project"}, "task": {"-d", "--dir"},
+	"gradle": {"-p", "--project-dir"}, "gradlew": {"-p", "--project-dir"},
+	"just": {"-d", "--working-directory"}, "pip": {"-e", "--editable"}, "pip3": {"-e", "--editable"},
+}
+
+// shortC returns, for a cluster of short flags w of make's, ninja's or
+// (env) env's that holds -C, the cluster from that C on ("C" when the
+// directory is the next word, "CDIR" when attached); "" when w holds no
+// -C (a flag before it that takes a value takes the rest: `make -j4`,
+// `env -u C`).
+func shortC(w string, env bool) string {
+	if len(w) < 2 || w[0] != '-' || w[1] == '-' {
+		return ""
+	}
+	valued := "fIoWjlEdtkw" // make's and ninja's flags that take a value
+	if env {
+		valued = "uS"
+	}
+	for i, c := range w[1:] {
+		switch {
+		case c == 'C':
+			return w[1+i:]
+		case strings.ContainsRune(valued, c):
+			return ""
+		}
+	}
+	return ""
 }
 
 // flagEq finds a flag given its value with '=' (commandScripts). Compiled
@@ -502,7 +631,10 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 		// ./setup.js hook.js`, `bash -o pipefail hook.sh`, `python3 -W
 		// ignore hook.py` run hook.js, hook.sh, hook.py (review13f: the
 		// value was taken for the script, the script was missed).
-		afterCd, wantScript, value = w == "cd" || w == "pushd", wasValue, false
+		// Why cdFlag: `cd -P ~/.claude/hooks && make` moves there as
+		// `cd ~/.claude/hooks` does (review16c: the flag took the cd's
+		// place, and the directory was no directory run from).
+		afterCd, wantScript, value = w == "cd" || w == "pushd" || wasCd && cdFlag(w), wasValue, false
 		script = ""
 		if wasInterp && (!wasValue || pkgValue) {
 			// Why: the first word after an interpreter and its flags is
@@ -629,6 +761,23 @@ func scanWords(words []string, home, project string, keep func(string) bool) []c
 		}
 	}
 	return out
+}
+
+// cdFlag reports whether w is a flag of cd or pushd (`-P`, `-L`, `-e`,
+// `-@`, pushd's `-n`, `--`): the directory is the next word.
+func cdFlag(w string) bool {
+	if w == "--" {
+		return true
+	}
+	if len(w) < 2 || w[0] != '-' {
+		return false
+	}
+	for _, c := range w[1:] {
+		if !strings.ContainsRune("PLe@n", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // codeFlags are interpreters' flags after which no script file follows

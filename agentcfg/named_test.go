@@ -232,6 +232,7 @@ func FuzzCommandScripts(f *testing.F) {
 	f.Add(`npx -y @a/b ~/.claude/x; python3 -W x ./y && node .`)
 	f.Add(`uv run --directory d x; bunx tsx z`)
 	f.Add(`cd ~/.claude && cd hooks && uv run -- python3 -I -O h; bun run node i`)
+	f.Add(`D="$HOME/x"; export E=${D}y; cd -P -- $E && make -sC$D; env -iC ${E} -u C make`)
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, p := range commandScripts(s, "/h", "/w") {
 			if !strings.HasPrefix(p.path, "/") {
@@ -265,6 +266,35 @@ func TestCommandScriptsCwd(t *testing.T) {
 		`env FOO=1 git -C ~/.claude/repo pull`:        nil,
 		`echo cd ~/.claude/x`:                         {"/h/.claude/x"}, // more is safe
 		`python3 ~/.claude/hooks/h.py ~/.claude/data`: nil,
+		// review16c: cd's and pushd's own flags, and -C's value attached
+		// or after other short flags, hid the directory (seen failing on
+		// main: none of these was run from, and the Makefile stayed the
+		// agent's to rewrite).
+		`cd -P ~/.claude/hooks && make`:    {"/h/.claude/hooks"},
+		`cd -L -- ~/.claude/hooks && make`: {"/h/.claude/hooks"},
+		`cd -e -P ~/.claude/p && make`:     {"/h/.claude/p"},
+		`pushd -n ~/.claude/q; make`:       {"/h/.claude/q"},
+		`cd -P hooks && make`:              {"/w/hooks"},
+		`make -sC ~/.claude/m1`:            {"/h/.claude/m1"},
+		`make -C$HOME/.claude/m2`:          {"/h/.claude/m2"},
+		`make -C/h/.claude/m3 all`:         {"/h/.claude/m3"},
+		`env -iC ~/.claude/e1 make`:        {"/h/.claude/e1"},
+		`env -C$HOME/.claude/e2 make`:      {"/h/.claude/e2"},
+		// review16c: other tools told where to run (go's -C, poetry's
+		// -C/--directory/--project, task's -d, gradle's -p, just's -d,
+		// pip's editable install: each runs what the directory holds).
+		`go -C ~/.claude/g run .`:                    {"/h/.claude/g"},
+		`poetry -C ~/.claude/po run x`:               {"/h/.claude/po"},
+		`poetry --directory=~/.claude/pd run x`:      {"/h/.claude/pd"},
+		`task -d ~/.claude/t`:                        {"/h/.claude/t"},
+		`./gradlew -p ~/.claude/gr build`:            {"/h/.claude/gr"},
+		`just -d ~/.claude/j --justfile x`:           {"/h/.claude/j"},
+		`pip install -e ~/.claude/pe`:                {"/h/.claude/pe"},
+		`make -Bj4 all`:                              nil,
+		`env -u C make`:                              nil,
+		`D=~/.claude/v1; cd $D && make`:              {"/h/.claude/v1"},
+		`D="$HOME/.claude/v2"; cd "$D" && make`:      {"/h/.claude/v2"},
+		`export D=$HOME/.claude; cd ${D}/v3 && make`: {"/h/.claude/v3"},
 	} {
 		var got []string
 		for _, p := range commandScripts(line, "/h", "/w") {

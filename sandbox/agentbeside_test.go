@@ -520,3 +520,128 @@ func TestAgentNamedAgentDirRunBounded(t *testing.T) {
 		t.Errorf("notes %q: want the bound said", notes)
 	}
 }
+
+// uv given the agent's directory itself as its project (`uv run --project
+// ~/.claude srv`, `uvx --from ~/.claude srv`, `cd ~/.claude && uv run
+// x`) reads what to run there: pyproject.toml (its build backend and
+// scripts), uv.toml, uv.lock (where each package comes from), setup.py,
+// and runs the project's .venv (its python, its site-packages' .pth
+// files). The directory stays writable (its state): those are read-only
+// one by one (watched while absent). Seen failing on main (review16c):
+// pyproject.toml, uv.lock and .venv stayed writable with --project, and
+// .venv and uv.lock after a cd.
+func TestAgentNamedUvProject(t *testing.T) {
+	for name, line := range map[string]string{
+		"project":   "uv run --project ~/.claude srv",
+		"projectEq": "uv run --project=$HOME/.claude srv",
+		"uvxFrom":   "uvx --from ~/.claude srv",
+		"cd":        "cd ~/.claude && uv run srv",
+	} {
+		// Why a plain name: t.TempDir() holds the subtest's name, and a
+		// path with '~' or '$' is no path to the scan.
+		t.Run(name, func(t *testing.T) {
+			home, ws := t.TempDir(), t.TempDir()
+			home, _ = filepath.EvalSymlinks(home)
+			ws, _ = filepath.EvalSymlinks(ws)
+			c := filepath.Join(home, ".claude")
+			for p, s := range map[string]string{
+				"settings.json":              fmt.Sprintf(`{"statusLine": {"type": "command", "command": %q}}`, line),
+				"pyproject.toml":             "[project]\nname = \"srv\"\n",
+				".venv/bin/python":           "#!/bin/sh\n",
+				".venv/lib/site-packages/.k": "",
+			} {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(c, p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(c, p), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writable := []string{c, ws}
+			roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
+			ts := agentcfg.Targets(home, roots, agentcfg.Files)
+			masks, absent, _, _, _ := agentNamed(ts, home, ws, writable, roots, nil)
+			ro, watched := map[string]bool{}, map[string]bool{}
+			for _, m := range masks {
+				ro[m.Path] = m.Dir
+			}
+			for _, a := range absent {
+				watched[a.Path] = true
+			}
+			for p, dir := range map[string]bool{
+				filepath.Join(c, "pyproject.toml"): false,
+				filepath.Join(c, ".venv"):          true,
+			} {
+				if d, ok := ro[p]; !ok || d != dir {
+					t.Errorf("%s: not read-only (dir %v); masks %v", p, dir, masks)
+				}
+			}
+			for _, n := range []string{"uv.lock", "uv.toml", "setup.py", "setup.cfg"} {
+				if !watched[filepath.Join(c, n)] {
+					t.Errorf("%s: not watched; absent %v", n, absent)
+				}
+			}
+			if _, ok := ro[c]; ok {
+				t.Errorf("%s made read-only: the agent's state", c)
+			}
+		})
+	}
+}
+
+// A package manager given the agent's directory itself (`npm --prefix
+// ~/.claude run x`, `yarn --cwd ~/.claude x`, `pnpm -C ~/.claude x`, `cd
+// ~/.claude && yarn x`) reads its configuration there before it runs
+// anything: .npmrc (script-shell, node-options: --require runs code),
+// .yarnrc.yml and .yarnrc (yarnPath, yarn-path: yarn runs that file),
+// .pnpmfile.cjs (pnpm runs its hooks), bunfig.toml (preload). The
+// directory stays writable (its state): those are read-only one by one
+// (watched while absent). Seen failing on main (review16c): with a flag,
+// none was protected, and after a cd .yarnrc.yml, .yarnrc and
+// .pnpmfile.cjs were not.
+func TestAgentNamedPackageManagerDir(t *testing.T) {
+	for name, line := range map[string]string{
+		"npm":  "npm --prefix ~/.claude run x",
+		"yarn": "yarn --cwd ~/.claude x",
+		"pnpm": "pnpm -C ~/.claude x",
+		"bun":  "bun --cwd ~/.claude run x",
+		"cd":   "cd ~/.claude && yarn x",
+	} {
+		t.Run(name, func(t *testing.T) {
+			home, ws := t.TempDir(), t.TempDir()
+			home, _ = filepath.EvalSymlinks(home)
+			ws, _ = filepath.EvalSymlinks(ws)
+			c := filepath.Join(home, ".claude")
+			if err := os.MkdirAll(c, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(c, "settings.json"), []byte(fmt.Sprintf(`{"statusLine": {"type": "command", "command": %q}}`, line)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(c, ".npmrc"), []byte("fund=false\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			writable := []string{c, ws}
+			roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
+			ts := agentcfg.Targets(home, roots, agentcfg.Files)
+			masks, absent, _, _, _ := agentNamed(ts, home, ws, writable, roots, nil)
+			ro, watched := map[string]bool{}, map[string]bool{}
+			for _, m := range masks {
+				ro[m.Path] = true
+			}
+			for _, a := range absent {
+				watched[a.Path] = true
+			}
+			if !ro[filepath.Join(c, ".npmrc")] {
+				t.Errorf(".npmrc: not read-only; masks %v", masks)
+			}
+			for _, n := range []string{".yarnrc.yml", ".yarnrc", ".pnpmfile.cjs", "bunfig.toml", "package.json"} {
+				if !watched[filepath.Join(c, n)] {
+					t.Errorf("%s: not watched; absent %v", n, absent)
+				}
+			}
+			if ro[c] {
+				t.Errorf("%s made read-only: the agent's state", c)
+			}
+		})
+	}
+}

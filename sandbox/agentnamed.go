@@ -101,7 +101,7 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 			}
 			b.add(p, why, n.Interp)
 			if n.Cwd {
-				b.runFrom(p, why)
+				b.runFrom(p, why, "after a cd")
 			}
 			if ld, err := filepath.EvalSymlinks(filepath.Dir(n.Path)); err == nil && len(via) > 0 && ld != filepath.Dir(p) {
 				// Why: the script is a symlink, and what lies beside the
@@ -257,6 +257,16 @@ func (b *besides) add(p, why, interp string) {
 		// files are protected one by one instead (scriptdirs2).
 		b.entryFiles(dir, why, runs, interp)
 	}
+	if isDir && (interp == "uv" || interp == "uvx" || agentcfg.PackageManager(interp)) {
+		// Why: uv given a directory (`uv run --project ~/.claude srv`,
+		// `uvx --from DIR`) runs that project: its pyproject.toml, uv.lock
+		// and .venv decide what runs, as after a cd into it (review16c:
+		// in the agent's directory itself, which stays writable, they
+		// were the agent's to rewrite). So does a package manager given
+		// a directory (`npm --prefix ~/.claude run x`: its .npmrc's
+		// script-shell, yarn's yarnPath in .yarnrc.yml).
+		b.runFrom(p, why, "as "+interp+"'s project")
+	}
 	// Why: node walks up from the script for node_modules/ and the
 	// nearest package.json; up to the agent's directory, they are the
 	// agent's to plant.
@@ -283,7 +293,7 @@ func (b *besides) add(p, why, interp string) {
 // or one holding a guarded file, cannot be: a note says so. Not a
 // directory the user made writable by name, the home, or one holding the
 // workspace.
-func (b *besides) runFrom(p, why string) {
+func (b *besides) runFrom(p, why, how string) {
 	if b.agentDirs == nil {
 		b.agentDirs = agentDirs(b.ts, b.home, b.ws)
 	}
@@ -306,7 +316,10 @@ func (b *besides) runFrom(p, why string) {
 		for _, n := range agentcfg.RunFromFiles {
 			b.protect(filepath.Join(p, n), false, runs+": a program started there reads "+n)
 		}
-		b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs a program in %s after a cd, "+
+		for _, n := range agentcfg.RunFromDirs {
+			b.protect(filepath.Join(p, n), true, runs+": a program started there runs what "+n+" holds")
+		}
+		b.notes = append(b.notes, fmt.Sprintf("agent script: %s runs a program in %s "+how+", "+
 			"where the agent can write: the files programs read there to decide what to run (Makefile, package.json, pyproject.toml...) are read-only or leave the tree if created, "+
 			"but what else it reads there (a script by relative name, a file it opens) runs outside jail the next time the hook runs; "+
 			"keep what it runs in a directory of its own, such as %s/, which jail makes read-only whole",

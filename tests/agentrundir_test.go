@@ -130,3 +130,64 @@ true`
 		t.Errorf("~/.claude/state.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
 	}
 }
+
+// TestAgentNamedRunFromHidden (review16c): the forms of a hook line that
+// hid the directory it runs from, and uv given the agent's directory as
+// its project. As the agent, rewrite the Makefiles of `cd -P D && make`,
+// `make -sC D` and `D=...; cd "$D" && make`, and the pyproject.toml and
+// .venv python of `uv run --project ~/.claude srv`, go's main.go (`go -C
+// D run .`) and poetry's pyproject.toml (`poetry -C D run x`), and create its
+// uv.lock; none of it may be on the host afterwards. Seen failing on
+// main's binary: every Makefile, pyproject.toml and .venv/bin/python held
+// the agent's versions, and uv.lock was left on the host.
+func TestAgentNamedRunFromHidden(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, home, ".claude.json", "{}\n", 0o644)
+	settings := `{
+  "hooks": {"Stop": [{"hooks": [
+    {"type": "command", "command": "cd -P ~/.claude/p && make -s"},
+    {"type": "command", "command": "make -sC ~/.claude/q"},
+    {"type": "command", "command": "D=~/.claude/v; cd \"$D\" && make"},
+    {"type": "command", "command": "go -C ~/.claude/g run ."},
+    {"type": "command", "command": "poetry -C ~/.claude/po run x"},
+    {"type": "command", "command": "uv run --project ~/.claude srv"}]}]}
+}
+`
+	fsWrite(t, home, ".claude/settings.json", settings, 0o644)
+	orig := map[string]string{
+		filepath.Join(home, ".claude/p/Makefile"):        "all:\n\t@true\n",
+		filepath.Join(home, ".claude/q/Makefile"):        "all:\n\t@true\n",
+		filepath.Join(home, ".claude/v/Makefile"):        "all:\n\t@true\n",
+		filepath.Join(home, ".claude/g/main.go"):         "package main\n",
+		filepath.Join(home, ".claude/po/pyproject.toml"): "[tool.poetry]\n",
+		filepath.Join(home, ".claude/pyproject.toml"):    "[project]\nname = \"srv\"\n",
+		filepath.Join(home, ".claude/.venv/bin/python"):  "#!/bin/sh\n",
+	}
+	for p, c := range orig {
+		fsWrite(t, "/", p, c, 0o644)
+	}
+	script := `
+for f in ~/.claude/p/Makefile ~/.claude/q/Makefile ~/.claude/v/Makefile ~/.claude/g/main.go ~/.claude/po/pyproject.toml ~/.claude/pyproject.toml ~/.claude/.venv/bin/python; do
+  printf 'all:\n\ttouch /tmp/pwned\n' > "$f"
+  rm -f "$f"; mv -f "$f" "$f.x"
+done 2>/dev/null
+printf '[[package]]\nname = "x"\nsource = { path = "/tmp/evil" }\n' > ~/.claude/uv.lock 2>/dev/null
+echo '{"x":1}' > ~/.claude/state.json
+true`
+	c := claudeRun(t, home, ws, script)
+	var bad []string
+	for p, want := range orig {
+		if got := fsReadFile(t, p); got != want {
+			bad = append(bad, p+" = "+got)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(home, ".claude/uv.lock")); err == nil {
+		bad = append(bad, "~/.claude/uv.lock: left on the host")
+	}
+	if len(bad) > 0 {
+		t.Errorf("the agent changed what the host's hooks run:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	if got := fsReadFile(t, filepath.Join(home, ".claude/state.json")); got != "{\"x\":1}\n" {
+		t.Errorf("~/.claude/state.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
+	}
+}

@@ -107,3 +107,45 @@ func TestWriterEndRoomKeyedByFamily(t *testing.T) {
 		t.Errorf("%d of 5000 exit quarantines written: want some, not all", n)
 	}
 }
+
+// TestWriterEndRoomHoldsEveryGitLine: jail keeps up to 64 repositories a
+// start, and says a line of each at the end; the agent can plant
+// repositories that sort before the user's (shallowest first, then by
+// name), so every one of the 64 lines must fit, at realistic lengths,
+// after a flood of every kind and the leftovers' quarantines, in the
+// smallest budget --audit-max-size takes. Seen failing with the git
+// lines' part a quarter of a 16 KiB room (review16c's reproduction: 8 of
+// 20 written; here 6 of 64, the user's proj/b not among them).
+func TestWriterEndRoomHoldsEveryGitLine(t *testing.T) {
+	const budget = 1 << 20 // --audit-max-size's smallest
+	w, path := newTestWriterOpts(t, 1<<15, Options{MaxBytes: budget})
+	w.Record(Start{Schema: SchemaVersion, ID: "endgit"})
+	floodEveryKind(w)
+	w.Ending()
+	for i := range 1000 {
+		p := fmt.Sprintf("/w/e%d/hook", i)
+		w.Record(Quarantine{Phase: "exit", Path: p, Rule: "git-hook", Reason: "left by the agent", Action: "moved"})
+		w.Record(Notice{Kind: "jail", Severity: "warning", Text: "moved " + p + " out of the tree: left by the agent"})
+	}
+	dir := "/home/someone/src/" + strings.Repeat("project-", 12)
+	for i := range 64 {
+		name := fmt.Sprintf("a%02d", i)
+		if i == 63 {
+			name = "proj/b"
+		}
+		w.Record(Notice{Kind: "jail", Severity: "warning", Text: fmt.Sprintf(
+			"git: this run deleted the ref refs/heads/feature-branch of %s/%s/.git; `git fetch %s/.local/state/jail/git-kept/%040x refs/heads/feature-branch:refs/heads/feature-branch` brings it back", dir, name, dir, i)})
+	}
+	w.Record(Exit{Code: 0, Reason: "exited"})
+	data := closeAndRead(t, w, path, budget)
+	n, user := 0, false
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if bytes.Contains(l, []byte(`"type":"notice"`)) && bytes.Contains(l, []byte(`git: this run deleted`)) {
+			n++
+			user = user || bytes.Contains(l, []byte(`/proj/b/.git`))
+		}
+	}
+	if n != 64 || !user {
+		t.Errorf("ATTACK WORKED: %d of 64 git lines written, the user's repository's among them: %v", n, user)
+	}
+}

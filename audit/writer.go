@@ -107,13 +107,25 @@ const (
 	// then these lines were counted, not written, and the user read
 	// neither the quarantine nor the fetch-back line (trail16). Nothing
 	// before Ending reaches this room; after it, those events may use it,
-	// each family (quarantine, deny, unmasked, notice, and jail's git
-	// lines: gitEndPrefix) a 1/kindShareDiv part and each key perKeyShare
-	// events (endKeys), so that the many leftovers the agent made (of
+	// each family (quarantine, deny, unmasked, notice) a 1/kindShareDiv
+	// part of endShared, jail's git lines (gitEndPrefix) gitRoom, and
+	// each key perKeyShare events (endKeys), so that the many leftovers the agent made (of
 	// every quarantine rule) cannot take it all. Below
 	// endReserve: the events that end the run keep theirs. 16 KiB holds
-	// about 50 of them.
-	endRoom = 16 << 10
+	// about 50 of them; jail's git lines have gitRoom besides (Writer.endRoom
+	// is the sum).
+	// endShared is the four families' part of endRoom (a quarter each).
+	endShared = 16 << 10
+	// maxGitRoom is the git lines' own part of endRoom (Writer.gitRoom: a
+	// 16th of the budget at most, 64 KiB from --audit-max-size's smallest,
+	// 1M): a line for each repository a start keeps (at most 64), about 1
+	// KiB each. A quarter
+	// of endShared held about 8 at realistic path lengths, and the agent
+	// can plant repositories that sort before the user's (shallowest
+	// first, then by name): the user's line was counted, not written
+	// (review16c). Lines longer than 1 KiB (paths near PATH_MAX) can still
+	// crowd it; stderr has every line.
+	maxGitRoom = 64 << 10
 	// denialShare: 1/denialShare of the budget, below the reserves, is
 	// kept for deny, quarantine and unmasked events, and refused flows,
 	// names and execs (decision deny): what was refused or
@@ -202,11 +214,13 @@ type Writer struct {
 	// every event accepted so far (queued or written), so that a burst is
 	// refused at Emit, before it costs memory in the queue.
 	maxBytes, ordinary, soft, signals, unmasked, ending, essential int64
-	accepted                                                       atomic.Int64
-	over                                                           atomic.Bool
-	budgetAnnounced                                                bool // writer goroutine only
-	late                                                           atomic.Uint64
-	maxQueued                                                      atomic.Int64
+	// endRoom and gitRoom: see the constants endShared and maxGitRoom.
+	endRoom, gitRoom int64
+	accepted         atomic.Int64
+	over             atomic.Bool
+	budgetAnnounced  bool // writer goroutine only
+	late             atomic.Uint64
+	maxQueued        atomic.Int64
 
 	sinkMu sync.Mutex
 	sinks  []*sinkRunner
@@ -280,10 +294,12 @@ func create(path string, now func() time.Time, queue int, o Options) (*Writer, e
 	w.stats.Head = GenesisPrev
 	if o.MaxBytes > 0 {
 		w.maxBytes = max(o.MaxBytes, MinBudget)
-		w.soft = w.maxBytes - essentialReserve - endRoom - unmaskedReserve - finalReserve
+		w.gitRoom = min(maxGitRoom, w.maxBytes/16)
+		w.endRoom = endShared + w.gitRoom
+		w.soft = w.maxBytes - essentialReserve - w.endRoom - unmaskedReserve - finalReserve
 		w.ordinary = w.soft - w.maxBytes/denialShare
-		w.signals = w.maxBytes - endReserve - endRoom - unmaskedReserve - finalReserve
-		w.unmasked = w.maxBytes - endReserve - endRoom - finalReserve
+		w.signals = w.maxBytes - endReserve - w.endRoom - unmaskedReserve - finalReserve
+		w.unmasked = w.maxBytes - endReserve - w.endRoom - finalReserve
 		w.ending = w.maxBytes - endReserve - finalReserve
 		w.essential = w.maxBytes - finalReserve
 	}
@@ -340,7 +356,7 @@ func (w *Writer) endItem(it *item, fields any) {
 	case TypeDeny, TypeQuarantine, TypeUnmasked, TypeNotice:
 		it.end, it.family = true, it.typ
 		if n, ok := fields.(Notice); ok && strings.HasPrefix(n.Text, gitEndPrefix) {
-			it.family = "notice git"
+			it.family = gitEndFamily
 		}
 		if it.key != "" {
 			return
@@ -365,6 +381,17 @@ func (w *Writer) endItem(it *item, fields any) {
 // at most three quarters of the room, whatever their rules, so these are
 // written after any of them.
 const gitEndPrefix = "git: "
+
+// endPart is how much of endRoom the end events of family may take.
+func (w *Writer) endPart(family string) int64 {
+	if family == gitEndFamily {
+		return w.gitRoom
+	}
+	return endShared / kindShareDiv
+}
+
+// gitEndFamily is the family of the end lines that begin with gitEndPrefix.
+const gitEndFamily = "notice git"
 
 // RecordWritten records ev as Record does and waits until its line is
 // written to the file: readers see it. It does not wait for the fsync an
@@ -426,7 +453,7 @@ func (w *Writer) emit(it item, wait bool) bool {
 			refused = true
 			if n <= w.soft && w.shareKeys.admit(it.kind, it.key, est, (w.soft-w.ordinary)/kindShareDiv) {
 				refused, keyed = false, &w.shareKeys
-			} else if it.end && w.endKeys.admit(it.family, it.key, est, endRoom/kindShareDiv) {
+			} else if it.end && w.endKeys.admit(it.family, it.key, est, w.endPart(it.family)) {
 				// The share (or its part of this kind) is spent, by
 				// what the agent did: the end's events have their room.
 				refused, keyed = false, &w.endKeys

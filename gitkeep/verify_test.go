@@ -178,3 +178,20 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkVerifyPack reads a pack whole: JAIL_BENCH_PACK (a base path,
+// .../pack-X). A pack of 57 MB (Go's src
+// and pkg, four commits, repack -adf) is in docs/performance.md.
+func BenchmarkVerifyPack(b *testing.B) {
+	base := os.Getenv("JAIL_BENCH_PACK")
+	if base == "" {
+		b.Skip("JAIL_BENCH_PACK names no pack")
+	}
+	for i := 0; i < b.N; i++ {
+		v := VerifyPack(base, 20, time.Now().Add(time.Hour))
+		if v.Lie != "" || v.Unverified != "" {
+			b.Fatalf("%+v", v)
+		}
+		b.ReportMetric(float64(v.Objects), "objects")
+	}
+}

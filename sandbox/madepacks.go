@@ -35,6 +35,7 @@ const packTick = time.Second
 func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []string) {
 	deadline := now.Add(packBudget)
 	for _, k := range kept {
+		width := 20
 		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-packTick))
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("git: the packs this run made in %s were not checked (%v): run git --git-dir=%s fsck before a git gc on the host", k.dir, err, k.dir))
@@ -44,9 +45,11 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			items = append(items, sentinel.Item{Path: c.Index, Rule: "git: pack",
 				Reason: "a multi-pack-index changed in this run: git reads objects through it before the packs' own idx, and jail does not check one (git works without it; git multi-pack-index write makes it again)"})
 		}
-		width := gitkeep.Width(k.store)
 		var unread []string
-		for _, base := range c.Packs {
+		for i, base := range c.Packs {
+			if i == 0 {
+				width = gitkeep.Width(k.store)
+			}
 			v := gitkeep.VerifyPack(base, width, deadline)
 			switch {
 			case v.Lie != "":
@@ -61,8 +64,12 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			}
 		}
 		if len(unread) > 0 {
-			notes = append(notes, fmt.Sprintf("git: %d packs this run made in %s were not checked: %s; before a git gc on the host, run git --git-dir=%s fsck (a pack whose idx lies makes gc delete history)",
-				len(unread), c.Dir, strings.Join(unread, ", "), k.dir))
+			what := fmt.Sprintf("%d packs this run made in %s were", len(unread), c.Dir)
+			if len(unread) == 1 {
+				what = "a pack this run made in " + c.Dir + " was"
+			}
+			notes = append(notes, fmt.Sprintf("git: %s not checked: %s; before a git gc on the host, run git --git-dir=%s fsck (a pack whose idx lies makes gc delete history)",
+				what, strings.Join(unread, ", "), k.dir))
 		}
 	}
 	return items, notes

@@ -222,3 +222,101 @@ ls .git/objects/pack
 	h.mustGit(t, ws, "cat-file", "-e", root)
 	h.mustGit(t, ws, "fsck", "--no-dangling")
 }
+
+// lieMidx files id c at id a's entry in a multi-pack-index (version 1,
+// sha1; its OIDL and OOFF chunks) and makes its checksum again: c is then
+// read as a's bytes, and c's own entry is named by no id.
+func lieMidx(t *testing.T, b []byte, a, c string) []byte {
+	t.Helper()
+	if string(b[:4]) != "MIDX" || b[4] != 1 || b[5] != 1 {
+		t.Fatalf("lieMidx: not a sha1 multi-pack-index v1: %x", b[:8])
+	}
+	chunks := map[string]uint64{}
+	for i := 0; i < int(b[6]); i++ {
+		e := b[12+i*12:]
+		chunks[string(e[:4])] = binary.BigEndian.Uint64(e[4:12])
+	}
+	oidl, ooff := chunks["OIDL"], chunks["OOFF"]
+	n := int(binary.BigEndian.Uint32(b[chunks["OIDF"]+255*4:]))
+	at := func(h string) int {
+		id, _ := hex.DecodeString(h)
+		for i := 0; i < n; i++ {
+			if bytes.Equal(b[oidl+uint64(i*20):oidl+uint64(i*20+20)], id) {
+				return i
+			}
+		}
+		t.Fatalf("lieMidx: %s not in the multi-pack-index", h)
+		return 0
+	}
+	out := append([]byte(nil), b...)
+	i, j := at(a), at(c)
+	ei, ej := ooff+uint64(i*8), ooff+uint64(j*8)
+	copy(out[ej:ej+8], b[ei:ei+8])
+	sum := sha1.Sum(out[:len(out)-20])
+	copy(out[len(out)-20:], sum[:])
+	return out
+}
+
+// TestGitHistoryLyingMultiPackIndex: the same forgery through a
+// multi-pack-index, which git reads before each pack's own idx: the
+// agent's pack is honest (the parentless commit under its own id), the
+// index it writes beside it files HEAD~1's id at that commit's entry. The
+// pack check reads packs by their idx and passes this one: the index must
+// leave the tree itself. Seen failing on main's binary (2d4ab36): the host
+// gc's repack dropped the root commit (the gc then failed in its prune:
+// "Could not read" the root; fsck "missing commit").
+func TestGitHistoryLyingMultiPackIndex(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	root := threeCommits(t, h, ws)
+	rev := func(r string) string { return strings.TrimSpace(h.mustGit(t, ws, "rev-parse", r)) }
+	// The index is made on a copy of the repository (same pack names):
+	// the agent only copies it in.
+	cp := filepath.Join(t.TempDir(), "cp")
+	h.mustGit(t, filepath.Dir(cp), "clone", "-q", "--bare", "--no-local", ws, cp)
+	os.RemoveAll(filepath.Join(cp, "objects", "pack"))
+	os.MkdirAll(filepath.Join(cp, "objects", "pack"), 0o755)
+	ps, _ := filepath.Glob(filepath.Join(ws, ".git", "objects", "pack", "pack-*"))
+	for _, p := range ps {
+		b, _ := os.ReadFile(p)
+		os.WriteFile(filepath.Join(cp, "objects", "pack", filepath.Base(p)), b, 0o444)
+	}
+	tree := rev("HEAD~1^{tree}")
+	forged := gitStdin(t, h, cp, "tree "+tree+"\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n\nb\n", "hash-object", "-t", "commit", "-w", "--stdin")
+	q := gitStdin(t, h, cp, forged+"\n", "pack-objects", "-q", filepath.Join(cp, "objects", "pack", "pack"))
+	h.mustGit(t, cp, "multi-pack-index", "write")
+	midx, err := os.ReadFile(filepath.Join(cp, "objects", "pack", "multi-pack-index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plant := filepath.Join(ws, "plant")
+	os.Mkdir(plant, 0o755)
+	for _, ext := range []string{".pack", ".idx"} {
+		b, _ := os.ReadFile(filepath.Join(cp, "objects", "pack", "pack-"+q+ext))
+		os.WriteFile(filepath.Join(plant, "q"+ext), b, 0o644)
+	}
+	os.WriteFile(filepath.Join(plant, "midx"), lieMidx(t, midx, forged, rev("HEAD~1")), 0o644)
+	script := `cd "$2" || exit 1
+git reflog expire --expire=now --all || exit 1
+P=.git/objects/pack
+cp plant/q.pack $P/pack-$3.pack && cp plant/q.idx $P/pack-$3.idx && cp plant/midx $P/multi-pack-index || exit 1
+rm -rf plant
+git log --format=%s
+`
+	r := h.run(t, ws, script, nil, ws, q)
+	if r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := strings.Fields(r.stdout); len(got) != 2 || got[0] != "c" || got[1] != "b" {
+		t.Fatalf("inside, git log shows %q, want the forged history [c b] (the attack did not take)", got)
+	}
+	gc, gcErr := h.git(ws, "gc", "-q")
+	if out, err := h.git(ws, "cat-file", "-e", root); err != nil {
+		fsck, _ := h.git(ws, "fsck")
+		t.Errorf("after the host's git gc (%v: %s), the root commit %s is gone: %v %s\nfsck:\n%s\njail's stderr:\n%s", gcErr, gc, root, err, out, fsck, r.stderr)
+	}
+	m := filepath.Join(ws, ".git", "objects", "pack", "multi-pack-index")
+	if !hasPath(h.quarantined(t), m) || !strings.Contains(r.stderr, m) {
+		t.Errorf("%s is not in the quarantine manifest or not named\nstderr:\n%s", m, r.stderr)
+	}
+}

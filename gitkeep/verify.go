@@ -45,8 +45,9 @@ func Width(store string) int {
 type Changed struct {
 	Dir   string   // the pack directory, links resolved (as git reaches it)
 	Packs []string // base paths of new or changed packs
-	// Index is the multi-pack-index when it changed: git reads objects
-	// through it before the packs' own idx files.
+	// Index is the multi-pack-index when it changed, or names a pack
+	// that changed: git reads objects through it before the packs' own
+	// idx files.
 	Index string
 }
 
@@ -107,6 +108,23 @@ func ChangedPacks(gitDir string, since time.Time) (Changed, error) {
 	sort.Slice(cs, func(i, j int) bool { return cs[i].size < cs[j].size })
 	for _, x := range cs {
 		c.Packs = append(c.Packs, x.base)
+	}
+	if c.Index == "" && len(c.Packs) > 0 {
+		// A multi-pack-index older than the run that names a pack
+		// rewritten in it (one that was not read-only: past the mount
+		// budget, a run without mounts) files ids at offsets of the old
+		// bytes: the new ones may be anything there, and the pack's own
+		// idx, which VerifyPack reads, is not what git reads. A pack git
+		// writes has a new name (its checksum): never in an older index.
+		p := filepath.Join(dir, "multi-pack-index")
+		if b, err := readFile(p, maxIdx); err == nil {
+			for _, base := range c.Packs {
+				if bytes.Contains(b, []byte(filepath.Base(base)+".idx\x00")) {
+					c.Index = p
+					break
+				}
+			}
+		}
 	}
 	return c, nil
 }

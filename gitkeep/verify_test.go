@@ -195,3 +195,30 @@ func BenchmarkVerifyPack(b *testing.B) {
 		b.ReportMetric(float64(v.Objects), "objects")
 	}
 }
+
+// TestChangedPacksOldIndex: a multi-pack-index from before the run that
+// names a pack rewritten in the run (no read-only mount on it) is listed;
+// one that names only packs the run did not touch is not. Seen failing
+// without the look into the old index.
+func TestChangedPacksOldIndex(t *testing.T) {
+	g := filepath.Join(t.TempDir(), ".git")
+	pd := filepath.Join(g, "objects", "pack")
+	os.MkdirAll(pd, 0o755)
+	for _, n := range []string{"pack-a.idx", "pack-a.pack", "pack-b.idx", "pack-b.pack"} {
+		os.WriteFile(filepath.Join(pd, n), []byte("x"), 0o644)
+	}
+	os.WriteFile(filepath.Join(pd, "multi-pack-index"), []byte("MIDX...PNAMpack-a.idx\x00pack-b.idx\x00"), 0o444)
+	time.Sleep(50 * time.Millisecond)
+	since := time.Now()
+	time.Sleep(50 * time.Millisecond)
+	os.WriteFile(filepath.Join(pd, "pack-c.idx"), []byte("x"), 0o444)
+	c, err := ChangedPacks(g, since)
+	if err != nil || c.Index != "" || len(c.Packs) != 1 {
+		t.Fatalf("a new pack only: %+v %v, want no index", c, err)
+	}
+	os.WriteFile(filepath.Join(pd, "pack-b.pack"), []byte("y"), 0o644) // in place
+	c, err = ChangedPacks(g, since)
+	if err != nil || c.Index != filepath.Join(pd, "multi-pack-index") {
+		t.Fatalf("pack-b rewritten: %+v %v, want the old multi-pack-index listed", c, err)
+	}
+}

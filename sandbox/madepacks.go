@@ -43,7 +43,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		}
 		if c.Index != "" {
 			items = append(items, sentinel.Item{Path: c.Index, Rule: "git: pack",
-				Reason: "a multi-pack-index changed in this run: git reads objects through it before the packs' own idx, and jail does not check one (git works without it; git multi-pack-index write makes it again)"})
+				Reason: "a multi-pack-index changed in this run, or naming a pack rewritten in it: git reads objects through it before the packs' own idx, and jail does not check one (git works without it; git multi-pack-index write makes it again)"})
 		}
 		var unread []string
 		for i, base := range c.Packs {

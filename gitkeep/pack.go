@@ -30,6 +30,12 @@ import (
 
 var errPack = errors.New("malformed pack")
 
+// errLimit is an entry past one of the reader's bounds (maxDepth,
+// maxObject, the budget, the deadline): not read, which says nothing of
+// whether it is true (VerifyPack tells the two apart; holds says no to
+// both).
+var errLimit = errors.New("pack entry past the reader's bounds")
+
 // maxIdx bounds an .idx read whole (about 28 bytes an object: 2.4
 // million objects); a pack with a bigger one counts as holding nothing
 // (the copies it would free go after Age).
@@ -128,6 +134,9 @@ type pack struct {
 	// so that one object costs the prune at most one entry past it (zero:
 	// none).
 	deadline time.Time
+	// cache, when set, keeps objects read by offset (VerifyPack: each
+	// delta's base is read once, not once per delta on its chain).
+	cache *objCache
 }
 
 // maxDepth bounds a delta chain followed (git makes 50 at most by
@@ -163,10 +172,17 @@ func (p *pack) holds(id []byte) bool {
 // object reads the entry at off: its type and its bytes (a delta applied
 // to its base, read the same way).
 func (p *pack) object(off uint64, depth int) (string, []byte, error) {
-	if depth > maxDepth || off < 12 || off >= uint64(p.size) {
+	if depth > maxDepth {
+		return "", nil, errLimit
+	}
+	if off < 12 || off >= uint64(p.size) {
 		return "", nil, errPack
 	}
-
+	if p.cache != nil {
+		if o, ok := p.cache.m[off]; ok {
+			return o.typ, o.data, nil
+		}
+	}
 	var hdr [32 + 10 + 10]byte
 	n, _ := p.f.ReadAt(hdr[:], int64(off))
 	h := hdr[:n]
@@ -187,7 +203,7 @@ func (p *pack) object(off uint64, depth int) (string, []byte, error) {
 		shift += 7
 	}
 	if size > maxObject {
-		return "", nil, errPack
+		return "", nil, errLimit
 	}
 	var base []byte
 	var btype string
@@ -237,24 +253,28 @@ func (p *pack) object(off uint64, depth int) (string, []byte, error) {
 	// level; without this (and the budget charged with what a delta
 	// makes), one object held an end 50 s (review16a).
 	if !p.deadline.IsZero() && time.Now().After(p.deadline) {
-		return "", nil, errPack
+		return "", nil, errLimit
 	}
 	data, err := p.inflate(int64(off)+int64(i), size)
 	if err != nil {
 		return "", nil, err
 	}
-	if base == nil {
-		return objTypes[t], data, nil
+	typ := objTypes[t]
+	if base != nil {
+		typ = btype
+		if data, err = applyDelta(base, data, p.budget); err != nil {
+			return "", nil, err
+		}
 	}
-	out, err := applyDelta(base, data, p.budget)
-	return btype, out, err
+	p.cache.put(off, typ, data)
+	return typ, data, nil
 }
 
 // inflate reads the zlib stream at off, which must give exactly size
 // bytes.
 func (p *pack) inflate(off int64, size uint64) ([]byte, error) {
 	if *p.budget < int64(size) {
-		return nil, errPack
+		return nil, errLimit
 	}
 	*p.budget -= int64(size)
 	var src io.Reader = io.NewSectionReader(p.f, off, p.size-off)
@@ -304,8 +324,11 @@ func applyDelta(base, d []byte, budget *int64) ([]byte, error) {
 	}
 	src, ok1 := varint()
 	dst, ok2 := varint()
-	if !ok1 || !ok2 || src != uint64(len(base)) || dst > maxObject || *budget < int64(dst) {
+	if !ok1 || !ok2 || src != uint64(len(base)) {
 		return nil, errPack
+	}
+	if dst > maxObject || *budget < int64(dst) {
+		return nil, errLimit
 	}
 	*budget -= int64(dst)
 	out := make([]byte, 0, min(dst, 1<<20)) // grows to dst only as the copies fill it

@@ -31,6 +31,9 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (note
 	}
 	base := filepath.Join(stateDir, statedir.GitKept)
 	budget := gitkeep.NewBudget()
+	// Before the sandbox: a pack file changed from now on is the run's
+	// (madePacks).
+	started := time.Now()
 	repos = keptOrder(roots, repos)
 	if len(repos) > maxKeptRepos {
 		// The agent can leave thousands of repositories in a writable
@@ -58,7 +61,7 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (note
 			err = gitkeep.Unprotected(st)
 		}
 		if err == nil {
-			kept = append(kept, keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock})
+			kept = append(kept, keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock, started: started})
 		} else if lock != nil {
 			lock.Close()
 		}
@@ -118,6 +121,7 @@ type keptRepo struct {
 	refs       map[string]string // its refs at start
 	mtimes     [256]int64        // its objects/xx mtimes at start
 	lock       *os.File          // the store's lock, shared (gitkeep.Lock)
+	started    time.Time         // before the sandbox started (madePacks)
 }
 
 // lostGitHistory is the end's look at the kept repositories: a ref the

@@ -343,6 +343,16 @@ func (r *runner) exitSentryChecks() (drop func()) {
 			r.notef("%s", n)
 		}
 	}
+	// The packs the run made, read whole: one whose idx lies leaves the
+	// tree before a host gc believes it (madePacks).
+	if len(r.gitKept) > 0 {
+		its, notes := madePacks(r.gitKept, time.Now())
+		se.s.Quarantine(its, "exit")
+		for _, n := range notes {
+			r.notef("%s", n)
+		}
+		r.tracef("pack check")
+	}
 	// The inotify descriptor is closed last, off the run's end (closeWatches).
 	r.closeLater(se.s.CloseLater())
 	se.mu.Lock()

@@ -63,11 +63,16 @@ func (h *gitHost) env() []string {
 
 // git runs the host's git in dir.
 func (h *gitHost) git(dir string, args ...string) (string, error) {
+	out, err := h.cmd(dir, args...).CombinedOutput()
+	return string(out), err
+}
+
+// cmd is the host's git in dir, not started.
+func (h *gitHost) cmd(dir string, args ...string) *exec.Cmd {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), h.env()...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return cmd
 }
 
 func (h *gitHost) mustGit(t *testing.T, dir string, args ...string) string {

@@ -1,0 +1,76 @@
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jail-sandbox/jail/gitkeep"
+	"github.com/jail-sandbox/jail/sentinel"
+)
+
+// packBudget bounds the end's reading of the packs a run made (madePacks):
+// most runs make none (nothing read); a fetch makes a small one; a gc
+// inside makes one of the whole history, read as far as the budget goes.
+const packBudget = 2 * time.Second
+
+// packTick is how far before the start's clock a change time still counts
+// as the run's: the file system stamps with its coarse clock (a tick of a
+// few ms), behind the start's fine one.
+const packTick = time.Second
+
+// madePacks is the end's look at the pack directories of the kept
+// repositories (the agent has ended): each pack whose files changed during
+// the run is read whole (gitkeep.VerifyPack), smallest first, until the
+// budget. A pack whose idx files an object under an id its bytes do not
+// hash to, or that git reads another way than it writes (an entry that
+// does not inflate, a link), leaves the tree: git looks in the newest pack
+// first and believes its idx, so the host's next gc would keep the forgery
+// under the true id and delete what the true object led to (packlie).
+// Git's own packs always read true: nothing it writes is taken. A changed
+// multi-pack-index leaves too: git reads objects through it first and it
+// is not read here (git works without it). What the budget leaves unread
+// is said with the fsck that checks it.
+func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []string) {
+	deadline := now.Add(packBudget)
+	for _, k := range kept {
+		width := 20
+		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-packTick))
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("git: the packs this run made in %s were not checked (%v): run git --git-dir=%s fsck before a git gc on the host", k.dir, err, k.dir))
+			continue
+		}
+		if c.Index != "" {
+			items = append(items, sentinel.Item{Path: c.Index, Rule: "git: pack",
+				Reason: "a multi-pack-index changed in this run, or naming a pack rewritten in it: git reads objects through it before the packs' own idx, and jail does not check one (git works without it; git multi-pack-index write makes it again)"})
+		}
+		var unread []string
+		for i, base := range c.Packs {
+			if i == 0 {
+				width = gitkeep.Width(k.store)
+			}
+			v := gitkeep.VerifyPack(base, width, deadline)
+			switch {
+			case v.Lie != "":
+				// Why: the idx is what git believes; without it the pack
+				// is not read at all. The .pack goes with it.
+				why := fmt.Sprintf("a pack made in this run lies: %s; the host's next git gc would keep the forgery under that id and delete the history behind the true object", v.Lie)
+				for _, ext := range []string{".idx", ".pack"} {
+					items = append(items, sentinel.Item{Path: base + ext, Rule: "git: pack", Reason: why})
+				}
+			case v.Unverified != "":
+				unread = append(unread, fmt.Sprintf("%s (%s)", filepath.Base(base), v.Unverified))
+			}
+		}
+		if len(unread) > 0 {
+			what := fmt.Sprintf("%d packs this run made in %s were", len(unread), c.Dir)
+			if len(unread) == 1 {
+				what = "a pack this run made in " + c.Dir + " was"
+			}
+			notes = append(notes, fmt.Sprintf("git: %s not checked: %s; before a git gc on the host, run git --git-dir=%s fsck (a pack whose idx lies makes gc delete history)",
+				what, strings.Join(unread, ", "), k.dir))
+		}
+	}
+	return items, notes
+}

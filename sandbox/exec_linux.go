@@ -50,12 +50,21 @@ func (r *runner) serveExecs(l *os.File, first func() *seccomp.ExecEvent) {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		_ = seccomp.ServeFirst(r.ctx, l, r.guard, first, func(ev seccomp.ExecEvent) {
+		_ = seccomp.ServeFirst(r.ctx, l, r.guard, first, func(evp *seccomp.ExecEvent) {
+			ev := *evp
 			r.mu.Lock()
 			started := r.agentPid != 0 || r.agentStarted()
 			r.mu.Unlock()
+			refused := ""
 			if started {
-				if es := r.takePending(ev.Pid); es != nil {
+				es, refuse := r.takePending(ev.Pid)
+				if refuse {
+					// A jail exec start its client was told did not
+					// happen (given up at its deadline): it never runs.
+					evp.Refuse = true
+					refused = "a jail exec command started after its request was given up"
+				}
+				if es != nil {
 					// An exec'd command's first execve, paused until we
 					// answer: the sandbox's agent-only limits are in force
 					// before it runs (as for the agent, below), and its
@@ -101,6 +110,9 @@ func (r *runner) serveExecs(l *os.File, first func() *seccomp.ExecEvent) {
 			e.Bound()
 			for i := range e.Argv {
 				e.Argv[i] = byteExact(e.Argv[i])
+			}
+			if refused != "" {
+				e.Decision, e.Reason = audit.DecisionDeny, refused
 			}
 			if ev.Rule != "" {
 				e.Decision = audit.DecisionDeny

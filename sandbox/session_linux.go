@@ -40,11 +40,12 @@ type execs struct {
 	// argv the supervisor asked for; with one start at a time, which one
 	// it is cannot be mistaken.
 	startMu sync.Mutex
-	// pending is the command being started, until its first exec is seen
-	// (an exec of a direct child of init). An orphan of the sandbox's
-	// (reparented to init) that made itself non-dumpable and execs in
-	// that window could take the label; the command's own exec is then
-	// recorded as unreadable: mislabelled at worst, never unrecorded.
+	// pending is the command being started, until its first exec is seen:
+	// the exec of init's own fork child, which shares init's address
+	// space until it execs (initForkChild). Not "a direct child of init":
+	// an orphan of the agent's (reparented to init) has that too, and took
+	// the command's argv and limits. Where kcmp is refused (jail inside
+	// jail) the parent test stands in: mislabelled at worst.
 	pending *ns.ExecSpec
 	closed  bool
 }
@@ -115,17 +116,56 @@ func (x *execs) running() int {
 	return len(x.wait)
 }
 
-// takePending returns the command being started if hostPid is init's
-// child (its first execve, from the fork): once.
-func (r *runner) takePending(hostPid int) *ns.ExecSpec {
+// takePending returns the command being started if hostPid's exec is its
+// first one: once. refuse tells an exec of init's fork child when no
+// command is pending: a start whose request was given up at its deadline
+// (init read it just before), which must fail rather than run a command
+// nobody waits for, without the limits set before its first instruction.
+func (r *runner) takePending(hostPid int) (es *ns.ExecSpec, refuse bool) {
 	r.ex.mu.Lock()
 	defer r.ex.mu.Unlock()
-	if r.ex.pending == nil || r.sb == nil || parentPid(hostPid) != r.sb.Pid {
-		return nil
+	if r.sb == nil {
+		return nil, false
+	}
+	child, known := initForkChild(r.sb.Pid, hostPid)
+	if !known {
+		// No kcmp (an outer jail's filter refuses it, or the kernel lacks
+		// it): "its parent is init", which an orphan of the agent's
+		// (reparented to init) also meets: mislabelled at worst.
+		child = r.ex.pending != nil && parentPid(hostPid) == r.sb.Pid
+	}
+	if !child {
+		return nil, false
+	}
+	if r.ex.pending == nil {
+		return nil, known
 	}
 	p := r.ex.pending
 	r.ex.pending = nil
-	return p
+	return p, false
+}
+
+// kcmpVM is KCMP_VM (linux/kcmp.h): do two processes share one mm.
+const kcmpVM = 1
+
+// initForkChild tells whether hostPid is a child init forked that has not
+// exec'd yet. Go's ForkExec clones with CLONE_VM|CLONE_VFORK, so until its
+// execve completes the child shares init's address space, which no other
+// process of the sandbox can: an orphan of the agent's, reparented to init,
+// has init as its parent but its own mm (review16a: it took a jail exec
+// command's match, its argv and its limits). The exec waits for our
+// answer, so hostPid is still that process. known is false where kcmp
+// fails (refused by an outer jail's seccomp filter, a kernel without
+// CONFIG_KCMP, no ptrace access).
+func initForkChild(initPid, hostPid int) (child, known bool) {
+	if initPid <= 0 || hostPid <= 0 {
+		return false, false
+	}
+	ret, _, e := unix.Syscall6(unix.SYS_KCMP, uintptr(initPid), uintptr(hostPid), kcmpVM, 0, 0, 0)
+	if e != 0 {
+		return false, false
+	}
+	return ret == 0, true
 }
 
 // checkStdio refuses what must never become an exec'd command's stdio.
@@ -300,15 +340,28 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	if err == nil {
 		sm, ok, late = w.startedWithin(execStartWait)
 	}
-	started := sm.m
 	r.ex.mu.Lock()
+	// taken: the command's first exec was seen and answered (it runs).
+	// Not taken, pending is cleared under the same lock the exec answer
+	// takes: a start init makes from here on is refused at its exec
+	// (takePending), so the client's "did not start" stays true.
+	taken := r.ex.pending != es
 	r.ex.pending = nil
 	r.ex.mu.Unlock()
+	if late && taken && err == nil {
+		// Its exec was allowed: init's answer follows at once unless init
+		// is stuck right after it. Wait for that rather than tell the
+		// client a running command did not start.
+		sm, ok, late = w.startedWithin(execStartWait)
+	}
+	started := sm.m
 	r.ex.startMu.Unlock()
 	if late {
 		// Should init still start it (it read the request just before the
-		// deadline), the command ends at once: the kill follows the
-		// request on the same ordered socket.
+		// deadline), its exec is refused (takePending). Where that cannot
+		// be told (no kcmp), or init stuck after an exec we allowed, the
+		// kill follows the request on the same ordered socket: it reaches
+		// the command's process group only, not what it moved out (setsid).
 		_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGKILL)})
 		ref := r.pol.Name
 		if ref == "" {

@@ -10,4 +10,8 @@ type ExecEvent struct {
 	Allowed bool   // false: refused with EPERM, or the process vanished
 	Rule    string // the Guard rule that refused it
 	Err     string // what could not be read ("" when all went well)
+	// Refuse, set by Serve's onExec, answers the exec EPERM though the
+	// guard allows it (sandbox: a jail exec command whose request was
+	// given up must not start late).
+	Refuse bool
 }

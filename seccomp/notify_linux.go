@@ -46,10 +46,10 @@ type notifSizes struct{ Notif, Resp, Data uint16 }
 // id is still valid (so PID was not reused), reads path, argv and cwd,
 // checks the id again, asks guard (nil allows all), calls onExec
 // synchronously (keep it quick: the exec waits) and answers CONTINUE, or
-// EPERM when the guard refuses. A notification is never dropped: the exec
-// blocks until answered, and a process that died meanwhile (ENOENT) is
-// still reported, with Err set. Serve closes listener when it returns.
-func Serve(ctx context.Context, listener *os.File, guard *Guard, onExec func(ExecEvent)) error {
+// EPERM when the guard refuses or onExec set the event's Refuse. A
+// notification is never dropped: the exec blocks until answered, and a
+// process that died meanwhile (ENOENT) is still reported, with Err set. Serve closes listener when it returns.
+func Serve(ctx context.Context, listener *os.File, guard *Guard, onExec func(*ExecEvent)) error {
 	return ServeFirst(ctx, listener, guard, nil, onExec)
 }
 
@@ -70,7 +70,7 @@ func Serve(ctx context.Context, listener *os.File, guard *Guard, onExec func(Exe
 // the agent's first instruction's wait). An execveat, or any other call,
 // as the first notification is read as every other one is, and so is
 // every later notification.
-func ServeFirst(ctx context.Context, listener *os.File, guard *Guard, first func() *ExecEvent, onExec func(ExecEvent)) error {
+func ServeFirst(ctx context.Context, listener *os.File, guard *Guard, first func() *ExecEvent, onExec func(*ExecEvent)) error {
 	if listener == nil {
 		return fmt.Errorf("seccomp: Serve: nil listener: %w", unix.EBADF)
 	}
@@ -146,7 +146,7 @@ func ServeFirst(ctx context.Context, listener *os.File, guard *Guard, first func
 type server struct {
 	fd     int
 	guard  *Guard
-	onExec func(ExecEvent)
+	onExec func(*ExecEvent)
 	// first tells the exec the first notification makes, when known
 	// (ServeFirst); nil once a notification came or went.
 	first func() *ExecEvent
@@ -196,10 +196,10 @@ func (s *server) handle(n *seccompNotif) {
 	ev.Rule = s.guard.Check(args, ev.Cwd)
 	ev.Allowed = ev.Rule == "" && alive
 	if s.onExec != nil {
-		s.onExec(ev)
+		s.onExec(&ev)
 	}
 	// ENOENT here means the target died meanwhile: nothing to answer.
-	_ = s.respond(n.ID, ev.Rule == "")
+	_ = s.respond(n.ID, ev.Rule == "" && !ev.Refuse)
 }
 
 // known is read for the exec the notification is known to make (first):

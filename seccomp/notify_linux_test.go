@@ -110,13 +110,13 @@ func notifyRun(t testing.TB, script, filter string, guard *Guard, env ...string)
 	return notifyRunHook(t, script, filter, guard, nil, env...)
 }
 
-func notifyRunHook(t testing.TB, script, filter string, guard *Guard, hook func(ExecEvent), env ...string) ([]ExecEvent, string) {
+func notifyRunHook(t testing.TB, script, filter string, guard *Guard, hook func(*ExecEvent), env ...string) ([]ExecEvent, string) {
 	t.Helper()
 	return notifyRunFirst(t, script, filter, guard, nil, hook, env...)
 }
 
 // notifyRunFirst is notifyRunHook served by ServeFirst with first.
-func notifyRunFirst(t testing.TB, script, filter string, guard *Guard, first func() *ExecEvent, hook func(ExecEvent), env ...string) ([]ExecEvent, string) {
+func notifyRunFirst(t testing.TB, script, filter string, guard *Guard, first func() *ExecEvent, hook func(*ExecEvent), env ...string) ([]ExecEvent, string) {
 	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -181,10 +181,11 @@ func notifyRunFirst(t testing.TB, script, filter string, guard *Guard, first fun
 		}
 		listener := os.NewFile(uintptr(lfds[0]), "listener")
 		go func() {
-			serveErr <- ServeFirst(ctx, listener, guard, first, func(ev ExecEvent) {
+			serveErr <- ServeFirst(ctx, listener, guard, first, func(evp *ExecEvent) {
 				if hook != nil {
-					hook(ev)
+					hook(evp)
 				}
+				ev := *evp
 				lastEvent.Store(time.Now().UnixNano())
 				mu.Lock()
 				events = append(events, ev)
@@ -426,7 +427,7 @@ func TestExecNotifyNoLoss(t *testing.T) {
 // answer (ENOENT on SEND) neither stops Serve nor loses later records.
 func TestServeDeadTarget(t *testing.T) {
 	requireNotify(t)
-	events, out := notifyRunHook(t, "victim", "1", nil, func(ev ExecEvent) {
+	events, out := notifyRunHook(t, "victim", "1", nil, func(ev *ExecEvent) {
 		if len(ev.Argv) == 2 && ev.Argv[1] == "victim" {
 			syscall.Kill(ev.Pid, syscall.SIGKILL)
 			time.Sleep(50 * time.Millisecond)
@@ -464,3 +465,25 @@ func TestServeCancel(t *testing.T) {
 }
 
 func uintptrOf(p *notifSizes) uintptr { return uintptr(unsafe.Pointer(p)) }
+
+// TestServeRefuse: an exec onExec sets Refuse on is answered EPERM though
+// the guard allows it (the sandbox refuses a jail exec command started
+// after its request was given up); the others run. Before Refuse existed
+// onExec could not change an answer.
+func TestServeRefuse(t *testing.T) {
+	requireNotify(t)
+	events, out := notifyRunHook(t, "pipeline", "1", nil, func(ev *ExecEvent) {
+		if ev.Path == "/usr/bin/env" {
+			ev.Refuse = true
+		}
+	})
+	s := steps(out)
+	if s["pipeline"] != "ok" || s["env"] != "EPERM" {
+		t.Fatalf("steps: %v (want pipeline ok, env refused with EPERM)", s)
+	}
+	for _, ev := range events {
+		if ev.Path == "/usr/bin/env" && !ev.Refuse {
+			t.Errorf("the refused exec's event does not say so: %+v", ev)
+		}
+	}
+}

@@ -13,12 +13,12 @@ func Install(cfg Config) (*os.File, Report, error) {
 }
 
 // Serve is Linux-only.
-func Serve(ctx context.Context, listener *os.File, guard *Guard, onExec func(ExecEvent)) error {
+func Serve(ctx context.Context, listener *os.File, guard *Guard, onExec func(*ExecEvent)) error {
 	return ErrUnsupported
 }
 
 // ServeFirst is Linux-only.
-func ServeFirst(ctx context.Context, listener *os.File, guard *Guard, first func() *ExecEvent, onExec func(ExecEvent)) error {
+func ServeFirst(ctx context.Context, listener *os.File, guard *Guard, first func() *ExecEvent, onExec func(*ExecEvent)) error {
 	return ErrUnsupported
 }
 

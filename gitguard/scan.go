@@ -67,7 +67,12 @@ type Plan struct {
 	// dir in the writable trees, mounted read-only over themselves like
 	// ReadOnly (see history).
 	History []Protect `json:"history,omitempty"`
-	Notes   []string  `json:"notes,omitempty"`
+	// PacksLeft are the pack directories (resolved) past the budget of
+	// read-only pack mounts (keepPacks): their packs are the agent's to
+	// delete in this run. The git-kept store of their repositories must
+	// not count on them any more (gitkeep.Unprotected).
+	PacksLeft []string `json:"packs_left,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
 	// Guard judges what appears later (nil with AllowGitConfig).
 	Guard *Guard `json:"-"`
 }
@@ -628,6 +633,7 @@ func (s *scanner) keepPacks() []Protect {
 	if len(whole) > 0 {
 		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: past %d packs, %d pack directories are read-only whole in this run (more than %d packs in one, or too many repositories to take pack by pack), so no new pack can be written there (git fetch and git gc inside fail; git gc on the host packs them into one): %s", MaxHistoryPacks, len(whole), WholePackDir, someOf(whole)))
 	}
+	s.plan.PacksLeft = left
 	if len(left) > 0 {
 		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: past %d pack directories, the packs of %d are not read-only (the workspace's repository's and then the shallowest are); their history can be deleted in this run: %s", 2*MaxHistoryPacks, len(left), someOf(left)))
 	}

@@ -24,8 +24,10 @@ import (
 // system: no object kept; a start that had more objects to link than one
 // start links) and the repositories kept, for lostGitHistory at the end.
 // A degraded run (no mounts: no pack read-only) marks each store: its
-// copies go by age only from then on (gitkeep.Unprotected).
-func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (notes []string, kept []keptRepo) {
+// copies go by age only from then on (gitkeep.Unprotected); so does a run
+// that leaves a repository's packs writable past the budget of pack
+// mounts (packsLeft: gitguard.Plan.PacksLeft, resolved pack directories).
+func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packsLeft []string) (notes []string, kept []keptRepo) {
 	if stateDir == "" {
 		return nil, nil
 	}
@@ -34,6 +36,10 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (note
 	// Before the sandbox: a pack file changed from now on is the run's
 	// (madePacks).
 	started := time.Now()
+	left := make(map[string]bool, len(packsLeft))
+	for _, p := range packsLeft {
+		left[p] = true
+	}
 	repos = keptOrder(roots, repos)
 	if len(repos) > maxKeptRepos {
 		// The agent can leave thousands of repositories in a writable
@@ -55,9 +61,12 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (note
 		if err == nil {
 			res, err = gitkeep.Keep(st, d, &budget)
 		}
-		if err == nil && degraded {
+		if err == nil && (degraded || packsCut(d, left)) {
 			// No pack is read-only in this run: the end's prune (this
-			// run's and every later one's) must not count on one.
+			// run's and every later one's) must not count on one. Cut
+			// from the budget too (review16b): planted repositories
+			// that push a repository's packs past it let this run's
+			// agent delete the pack the prune freed the copies for.
 			err = gitkeep.Unprotected(st)
 		}
 		if err == nil {
@@ -92,6 +101,17 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool) (note
 		}
 	}
 	return notes, kept
+}
+
+// packsCut says whether git dir d's pack directory is one the start left
+// writable past the budget of pack mounts (left: resolved, as gitguard
+// found them).
+func packsCut(d string, left map[string]bool) bool {
+	if len(left) == 0 {
+		return false
+	}
+	p, err := filepath.EvalSymlinks(filepath.Join(d, "objects", "pack"))
+	return err == nil && left[p]
 }
 
 // maxKeptRepos bounds the repositories whose store one start brings up to

@@ -477,9 +477,10 @@ func (r *runner) run() int {
 		keepDone <- func() {}
 	} else {
 		stateDir, repos, degraded := plan.StateDir, append([]string(nil), plan.Git.Repos...), r.degraded
+		packsLeft := append([]string(nil), plan.Git.PacksLeft...)
 		roots := append([]string(nil), plan.Writable...)
 		go func() {
-			notes, kept := keepGitHistory(stateDir, roots, repos, degraded)
+			notes, kept := keepGitHistory(stateDir, roots, repos, degraded, packsLeft)
 			keepDone <- func() {
 				r.gitKept = kept
 				for _, n := range notes {

@@ -28,8 +28,9 @@
 //   - The agent filter (InstallAgent, on init's agent thread only): no
 //     prlimit64 setting pid 1's limits, so the agent cannot set init's
 //     limits by its pid (it has init's uid); other pids stay allowed (an
-//     inner jail's init sets its agent's limits). Every run, under
-//     Replace too.
+//     inner jail's init sets its agent's limits). Without a pid
+//     namespace (degraded: init not pid 1) no other process's limits at
+//     all. Every run, under Replace too.
 //   - Precomputed, not linked: the deny-list's program for each arch is
 //     generated (zfilter.go, with the syscall tables in zsyscalls.go) by
 //     `go generate`, and a user's --seccomp policy is compiled by

@@ -141,7 +141,8 @@ func loadExtra(cfg Config) error {
 }
 
 // InstallAgent installs the agent filter (buildAgent: no prlimit64
-// setting pid 1's limits) on the calling thread only, without TSYNC. init
+// setting pid 1's limits; any other process's when the caller, init, is
+// not pid 1) on the calling thread only, without TSYNC. init
 // calls it on the locked thread it forks the agent and every exec'd
 // command from, after Install: they inherit it across fork; init's other
 // threads do not need it. The caller's thread must already have no_new_privs (Install
@@ -153,7 +154,10 @@ func InstallAgent() error {
 	if err != nil {
 		return err
 	}
-	ins, err := buildAgent(info)
+	// Init is pid 1 only in a pid namespace of its own; otherwise (a
+	// degraded run) the agent names init, the supervisor and the user's
+	// other processes by their pids: every other pid is refused.
+	ins, err := buildAgent(info, unix.Getpid() != 1)
 	if err != nil {
 		return err
 	}

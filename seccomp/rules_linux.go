@@ -659,14 +659,30 @@ func mergeNotifyFor(info *archInfo, deny []bpf.Instruction) (merged []bpf.Instru
 // processes' (the agent's children, an inner init's agent) and every query
 // (new NULL) stay allowed. pid is a pid_t (int): low 32 bits, as the
 // kernel truncates it (CVE-2019-10063); new is a pointer: both halves.
-func buildAgent(info *archInfo) ([]bpf.Instruction, error) {
+//
+// noPidNS (init is not pid 1: a degraded run, no pid namespace) refuses
+// setting every pid's limits but the caller's own (pid 0). Why: there the
+// agent sees init, jail's supervisor and every other process of the
+// user by their real pids, all with its uid, and the supervisor's
+// end-of-run work (the git watch, the agent configuration guard) is what
+// degraded mode still promises: an open-file limit of 5 set on the
+// supervisor made the guard fail with EMFILE (review16b). The cost: in a
+// degraded run nothing sets another process's limits (`prlimit --pid N`,
+// and a jail started inside it, whose init sets its agent's limits by
+// pid, fails at start, 125).
+func buildAgent(info *archInfo, noPidNS bool) ([]bpf.Instruction, error) {
 	a := asm{info: info}
 	// A foreign arch's numbers mean something else: the deny filter in
 	// front kills it anyway; this one must not read them as ours.
 	archPrefix(&a, info.Audit, "agent-kill")
 	a.jmp(bpf.JumpEqual, a.sys("prlimit64"), "", "agent-allow")
 	a.ld(offArgLo(0))
-	a.jmp(bpf.JumpEqual, 1, "", "agent-allow")
+	if noPidNS {
+		// Only the caller's own limits (pid 0) are its to set.
+		a.jmp(bpf.JumpEqual, 0, "agent-allow", "")
+	} else {
+		a.jmp(bpf.JumpEqual, 1, "", "agent-allow")
+	}
 	a.ld(offArgLo(2))
 	a.jmp(bpf.JumpEqual, 0, "", "agent-eperm")
 	a.ld(offArgHi(2))

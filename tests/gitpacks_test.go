@@ -72,3 +72,76 @@ cd "$2" && rm -rf "$S"
 		t.Errorf("nested repository's packed commit %s lost: %v\n%s\nrun 2:\n%s", packed, err, out, notRm(r.stderr))
 	}
 }
+
+// TestGitHistoryPruneCutPacks: the git-kept store's prune frees a copy
+// when one of the repository's packs holds the object, counting on that
+// pack being read-only in every later run. Past the per-start budget of
+// pack directories (gitpacks3) a repository's packs are not read-only:
+// planted repositories in the workspace (each with a pack, shallower than a
+// -w root's repository) cut the -w repository's packs. Run 2's agent packed
+// that repository's loose commit into a pack of its own and removed the
+// loose copy (git repack -a -d, git prune-packed); run 3 (that pack cut)
+// freed the store's copy at its end (a pack held it); run 4, cut again,
+// deleted the repository: its commit was in neither, while the end said
+// "the start's refs and commits are kept, to fetch back". Seen failing on
+// main's binary (f83664d): the -w repository's commit was lost. Now a
+// repository whose packs a run leaves writable is marked in its store (as
+// a degraded run's is): its copies go by age only.
+func TestGitHistoryPruneCutPacks(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	// The -w root deeper than the planted pack directories: its
+	// repository is the first its store keeps and the last the pack
+	// budget takes.
+	zz := filepath.Join(t.TempDir(), "a", "b", "c", "d", "e", "zz")
+	if err := os.MkdirAll(zz, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.repo(t, zz)
+	commit := strings.TrimSpace(h.mustGit(t, zz, "rev-parse", "HEAD"))
+	flags := []string{"-w", zz}
+	// Run 1: 2*256+8 repositories of one valid pack each.
+	plant := `S="$2/.scratch" && git init -q "$S" && cd "$S" || exit 1
+echo x > x && git add x && git -c user.name=a -c user.email=a@b commit -q -m x && git repack -q -a -d || exit 1
+P=$(ls .git/objects/pack/pack-*.pack) && P=${P%.pack}
+r=0
+while [ $r -lt 520 ]; do
+  d="$2/p$(printf %03d $r)/.git/objects/pack" && mkdir -p "$d" "$2/p$(printf %03d $r)/.git/refs" && echo 'ref: refs/heads/main' > "$d/../../HEAD" || exit 1
+  cp $P.pack "$d/pack-1.pack" && cp $P.idx "$d/pack-1.idx" || exit 1
+  r=$((r+1))
+done
+cd "$2" && rm -rf "$S"
+`
+	if r := h.run(t, ws, plant, flags, ws); r.code != 0 {
+		t.Fatalf("run 1: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	// Run 2: the -w repository's packs are cut; its loose commit goes
+	// into a pack of the agent's, the loose copy away.
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
+	r := h.run(t, ws, `cd "$2" && git repack -q -a -d && git prune-packed && echo repacked`, flags, zz)
+	if r.code != 0 || !strings.Contains(r.stdout, "repacked") {
+		t.Fatalf("run 2: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	// Run 3: the -w repository's pack (the agent's) is cut; the end's
+	// prune sees the loose copy gone (the ends look at what changed
+	// before the start) and the pack holding the commit.
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
+	r = h.run(t, ws, `exit 0`, flags, zz)
+	if r.code != 0 || !strings.Contains(r.stderr, "the packs of 9 are not read-only") {
+		t.Fatalf("run 3: jail exit %d; the -w repository's packs must be cut (the test's premise):\n%s", r.code, r.stderr)
+	}
+	// Run 4: cut again, the repository deleted.
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
+	r = h.run(t, ws, `rm -rf "$2/.git"; exit 0`, flags, zz)
+	if r.code != 0 {
+		t.Fatalf("run 4: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	h.mustGit(t, zz, "init", "-q")
+	for _, m := range regexp.MustCompile(`fetch (\S+) '([^']+)'`).FindAllStringSubmatch(r.stderr, -1) {
+		h.git(zz, "fetch", "-q", m[1], m[2])
+	}
+	if out, err := h.git(zz, "cat-file", "-e", commit); err != nil {
+		t.Errorf("the -w repository's commit %s lost: %v\n%s\nrun 4:\n%s", commit, err, out, notRm(r.stderr))
+	}
+}

@@ -318,3 +318,64 @@ func TestHostsForeignWorkspace(t *testing.T) {
 		t.Errorf("a root-owned workspace got the notice:\n%s", r.stderr)
 	}
 }
+
+// degradedLimitsProbe, run as the agent of a degraded run inside jail (no
+// pid namespace of its own: init, jail's supervisor and the outer agent
+// are named by their pids in the outer namespace): sets each ancestor's
+// open-file limit to its current value (a non-NULL new limit: the door,
+// not a change), then what must stay open: a query of the parent's
+// limits and the agent's own.
+const degradedLimitsProbe = `
+import os, resource
+def ppid(p):
+    for l in open("/proc/%d/status" % p):
+        if l.startswith("PPid:"):
+            return int(l.split()[1])
+p = os.getppid()
+while p > 1:
+    name = open("/proc/%d/comm" % p).read().strip()
+    try:
+        cur = resource.prlimit(p, resource.RLIMIT_NOFILE)
+        resource.prlimit(p, resource.RLIMIT_NOFILE, cur)
+        print("OPEN prlimit", p, name)
+    except OSError as e:
+        print("shut prlimit", p, name, e.errno)
+    p = ppid(p)
+try:
+    resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE); print("keep query")
+except OSError as e:
+    print("LOST query", e.errno)
+try:
+    cur = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, cur); resource.prlimit(0, resource.RLIMIT_NOFILE, cur); print("keep self")
+except OSError as e:
+    print("LOST self", e.errno)
+`
+
+// TestHostsDegradedLimits: in a degraded run (jail --degraded inside jail:
+// no pid namespace) init is not pid 1, so the agent filter's pid 1 rule
+// named nobody and the agent (same uid) set the limits of the inner init,
+// of jail's supervisor -- whose end-of-run git watch and agent
+// configuration guard still hold in degraded mode, README says -- and of
+// the outer agent. On main's binary every ancestor printed "OPEN prlimit"
+// (and an open-file limit of 5 on the supervisor made its agent
+// configuration guard fail with "too many open files"). Now prlimit64
+// setting any other process's limits is refused in a run whose init is not
+// pid 1; queries and the agent's own limits stay open.
+func TestHostsDegradedLimits(t *testing.T) {
+	jb := jail(t)
+	outer := workspace(t)
+	os.MkdirAll(filepath.Join(outer, "inner"), 0o755)
+	os.WriteFile(filepath.Join(outer, "inner", "probe.py"), []byte(degradedLimitsProbe), 0o644)
+	script := `cd inner && "$1" --degraded -- /usr/bin/python3 probe.py; echo "inner-exit=$?"`
+	r := run(t, runOpts{dir: outer}, "-r", hostsJailDir(t), "--", "/bin/sh", "-c", script, "sh", jb)
+	mustCode(t, r, 0)
+	for _, w := range []string{"inner-exit=0", "keep query", "keep self", "shut prlimit"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("no %q:\nstdout:\n%s\nstderr:\n%s", w, r.stdout, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout, "OPEN ") || strings.Contains(r.stdout, "LOST ") {
+		t.Errorf("the degraded agent reached another process's limits or lost its own:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+}

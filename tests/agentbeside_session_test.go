@@ -7,7 +7,10 @@ package tests
 // the sandbox, sources its shell snapshot
 // (~/.claude/shell-snapshots/snapshot-*.sh) before every Bash command it
 // runs; a Codex session puts its ~/.codex/tmp/arg0-linux/codex-arg0XXXX/
-// directory first on the PATH of every command it runs. Both directories are
+// directory first on the PATH of every command it runs; a Gemini CLI session
+// with checkpointing runs git in its shadow repository
+// (~/.gemini/history/HASH/) with GIT_CONFIG_SYSTEM naming
+// .gitconfig_system_empty there (core.fsmonitor runs a command). All three are
 // in the profile's writable state directory: appended to from inside, the
 // host session's next command would run the agent's code outside jail. The
 // profiles give the sandbox its own copies (jail-owned caches): the agent's
@@ -23,7 +26,8 @@ func TestProfileAgentSessionFilesSeparate(t *testing.T) {
 	h := newProfHome(t)
 	const snap = "~/.claude/shell-snapshots/snapshot-bash-1764662400000-abc123.sh"
 	const arg0 = "~/.codex/tmp/arg0-linux/codex-arg0AbCdEf"
-	for _, d := range []string{"~/.claude/shell-snapshots", arg0} {
+	const shadow = "~/.gemini/history/0123abcd"
+	for _, d := range []string{"~/.claude/shell-snapshots", arg0, shadow} {
 		if err := os.MkdirAll(h.path(d), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -35,6 +39,9 @@ func TestProfileAgentSessionFilesSeparate(t *testing.T) {
 	if err := os.WriteFile(h.path(arg0+"/.lock"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(h.path(shadow+"/.gitconfig_system_empty"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		profile, script, want string
 	}{
@@ -42,6 +49,8 @@ func TestProfileAgentSessionFilesSeparate(t *testing.T) {
 true`, "wrote-snapshot"},
 		{"codex", `d="$HOME/.codex/tmp/arg0-linux/codex-arg0AbCdEf"; mkdir -p "$d" && printf '#!/bin/sh\necho agent-code-ran\n' > "$d/git" && chmod +x "$d/git" && echo wrote-arg0
 true`, "wrote-arg0"},
+		{"gemini", `d="$HOME/.gemini/history/0123abcd"; mkdir -p "$d" && printf '[core]\n\tfsmonitor = echo agent-code-ran\n' >> "$d/.gitconfig_system_empty" && echo wrote-shadow
+true`, "wrote-shadow"},
 	} {
 		r := sh(t, runOpts{dir: h.ws, env: h.env}, tc.script, "--profile", tc.profile)
 		mustCode(t, r, 0)
@@ -56,5 +65,8 @@ true`, "wrote-arg0"},
 	}
 	if _, err := os.Lstat(h.path(arg0 + "/git")); err == nil {
 		t.Errorf("a program the agent chose is in the host codex session's arg0 directory (first on the PATH of its commands)")
+	}
+	if b, _ := os.ReadFile(h.path(shadow + "/.gitconfig_system_empty")); len(b) != 0 {
+		t.Errorf("the host gemini session's shadow repository system config was written from inside (its next checkpoint runs git with it): %q", b)
 	}
 }

@@ -270,6 +270,11 @@ var Builtins = []Builtin{
 	// .github/skills/) load on their own when their description fits: as
 	// .claude/agents/ and .claude/skills/ (review13e).
 	{".copilot/agents/", ReadOnly, false, "Copilot CLI custom agents: their MCP servers start when the model delegates"},
+	// Gemini CLI 0.61's local subagents (~/.gemini/agents/*.md, a project's
+	// .gemini/agents/) name MCP servers in their frontmatter (mcp_servers:
+	// command), started when the model delegates; subagents are on by
+	// default and user agents need no acknowledgement (review16d).
+	{".gemini/agents/", ReadOnly, false, "Gemini CLI subagents: their MCP servers start when the model delegates"},
 	{".copilot/skills/", ReadOnly, false, "Copilot CLI skills: loaded on their own when their description fits"},
 	{".github/agents/", ReadOnly, false, "Copilot CLI repository agents: their MCP servers start when the model delegates"},
 	{".github/skills/", ReadOnly, false, "Copilot CLI repository skills: loaded on their own"},

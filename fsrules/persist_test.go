@@ -71,7 +71,7 @@ func TestBuiltinNames(t *testing.T) {
 		{".mcp.json", RO, RO}, {".vscode/", RO, RO}, {".idea/", RO, RO}, {".claude/commands/", RO, RO}, {".claude/agents/", RO, RO},
 		{".claude/skills/", RO, RO}, {".claude/plugins/", RO, RO}, {".codex/hooks.json", RO, RO}, {".codex/hooks/", RO, RO},
 		{".gemini/extensions/", RO, RO}, {".gemini/commands/", RO, RO}, {".codex/rules/", RO, RO}, {".gemini/policies/", RO, RO}, {".copilot/hooks/", RO, RO},
-		{".copilot/installed-plugins/", RO, RO}, {".copilot/agents/", RO, RO}, {".copilot/skills/", RO, RO}, {".github/agents/", RO, RO}, {".github/skills/", RO, RO}, {".github/hooks/", RO, RO}, {".cursor/", RO, RO},
+		{".copilot/installed-plugins/", RO, RO}, {".copilot/agents/", RO, RO}, {".gemini/agents/", RO, RO}, {".copilot/skills/", RO, RO}, {".github/agents/", RO, RO}, {".github/skills/", RO, RO}, {".github/hooks/", RO, RO}, {".cursor/", RO, RO},
 		{".copilot/pkg/", RO, RO}, {".claude/local/", RO, RO},
 		{".devcontainer/", RO, RO}, {".devcontainer.json", RO, RO}, {"x.code-workspace", RO, RO},
 		{"opencode.json", RO, RO}, {"opencode.jsonc", RO, RO}, {".opencode/", RO, RO}, {".config/opencode/", RO, RO},

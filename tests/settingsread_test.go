@@ -45,3 +45,18 @@ func TestSettingsFileFifoRefused(t *testing.T) {
 		t.Fatalf("--settings /dev/fd/3 not read: %q", r.stderr)
 	}
 }
+
+// The same for a --seccomp policy file in the workspace the agent made a
+// FIFO. Seen failing on main's binary (2fb6e72): hung until the timeout.
+func TestSeccompFileFifoRefused(t *testing.T) {
+	h := newHome(t)
+	root := workspace(t)
+	file := filepath.Join(root, "seccomp.json")
+	if err := syscall.Mkfifo(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, runOpts{env: h.env, dir: root, timeout: 20 * time.Second}, "--seccomp", file, "--", "true")
+	if r.code == 0 || r.code >= 128 || !strings.Contains(r.stderr, file) || !strings.Contains(r.stderr, "not a regular file") {
+		t.Fatalf("--seccomp FIFO: exit %d, stderr %q; want a refusal naming %s", r.code, r.stderr, file)
+	}
+}

@@ -36,7 +36,8 @@
 // vanish with it); jail then refuses to start and says how to go on.
 // Without a config directory nothing is trusted. jail trust changes the
 // store under a lock (two at once keep both records); a project file is
-// read only as a plain file of at most 1 MiB (readProjectFile: a FIFO or a
+// read only as a plain file of at most 1 MiB (readProjectFile, package
+// plainfile, as are settings and --config files: a FIFO or a
 // device link the agent made is refused, not waited on), from a path that
 // is UTF-8 (the store's JSON could not keep another).
 //

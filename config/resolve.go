@@ -113,7 +113,9 @@ func Resolve(req Request) (*Result, error) {
 	var layers []layer // user, project, explicit, flags: in order
 
 	read := func(path string, kind FileKind, mustExist bool) (*File, error) {
-		data, err := os.ReadFile(path)
+		// --config may name a file in the workspace: read bounded, never
+		// blocking on a FIFO the agent put there (readConfigFile).
+		data, err := readConfigFile(path)
 		if errors.Is(err, fs.ErrNotExist) && !mustExist {
 			return nil, nil
 		}
@@ -270,7 +272,10 @@ func Resolve(req Request) (*Result, error) {
 				continue
 			}
 			path := absFrom(s, env)
-			data, err := os.ReadFile(path)
+			// A settings file is often the agent's own (.claude/settings.json
+			// in the workspace): a FIFO, a device link or a huge file there
+			// is refused, not read (readConfigFile).
+			data, err := readConfigFile(path)
 			if err != nil {
 				return nil, &settingsReadError{src: s.Source, err: readReason(err)}
 			}

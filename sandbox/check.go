@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"os"
 	"slices"
 	"strings"
 
@@ -156,7 +155,7 @@ func check(p *policy.Policy, env []string) (*checked, error) {
 	c.guardIn = guardInput{slices.Clone(p.BlockCommand), !p.NoGuardRails, ws, home}
 	switch {
 	case p.SeccompFile != "":
-		data, err := os.ReadFile(p.SeccompFile)
+		data, err := seccomp.ReadPolicyFile(p.SeccompFile)
 		if err != nil {
 			return nil, &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: err.Error()}
 		}

@@ -1172,7 +1172,7 @@ func (r *runner) addHooks(spec *ns.Spec) error {
 	if p.SeccompFile != "" {
 		// Validated here, with errors naming the file; init parses the same
 		// bytes again (the file may not be visible inside).
-		data, rerr := os.ReadFile(p.SeccompFile)
+		data, rerr := seccomp.ReadPolicyFile(p.SeccompFile)
 		if rerr != nil {
 			return &policy.FieldError{Key: "seccomp", Value: p.SeccompFile, Reason: rerr.Error()}
 		}

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
+
+	"github.com/jail-sandbox/jail/plainfile"
 )
 
 // Config says which filters Install builds.
@@ -96,19 +96,25 @@ type argEntry struct {
 // convert with any YAML-to-JSON tool). Errors wrap ErrInvalidPolicy and
 // name the file and the entry, e.g. `syscalls[1].names[0] "mount2"`.
 func LoadPolicyFile(path string) (*Policy, error) {
-	f, err := os.Open(path)
+	data, err := ReadPolicyFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp policy: %w", err) // *PathError names the file
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxPolicyFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("seccomp policy: read %s: %w", path, err)
-	}
-	if len(data) > maxPolicyFile {
-		return nil, fmt.Errorf("seccomp policy %s: larger than %d bytes: %w", path, maxPolicyFile, ErrInvalidPolicy)
-	}
 	return parsePolicy(path, data)
+}
+
+// errNotPlain is a policy file that is no regular file (nor a pipe passed
+// as /dev/fd/N).
+var errNotPlain = errors.New("not a regular file (a FIFO, a device?): jail reads a seccomp policy only as a plain file, or as a pipe passed as /dev/fd/N")
+
+// ReadPolicyFile reads a policy file's bytes. The file may lie in the
+// workspace (--seccomp ./policy.json), the agent's to write: os.ReadFile
+// blocked for ever on a FIFO it put there (every later start hung) and
+// read a link to /dev/zero into memory. plainfile.ReadNamed reads a
+// regular file only (a symlink followed to one), without blocking, at
+// most maxPolicyFile bytes, or a pipe jail was handed as /dev/fd/N.
+func ReadPolicyFile(path string) ([]byte, error) {
+	return plainfile.ReadNamed(path, maxPolicyFile, errNotPlain)
 }
 
 // ParsePolicy parses and validates a policy read elsewhere; name is used in

@@ -2,7 +2,6 @@ package toolreg
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -136,7 +135,7 @@ func cargoHosts(c *collector) {
 			continue
 		}
 		seen[f] = true
-		data, err := os.ReadFile(f)
+		data, err := readConfig(f)
 		if err != nil {
 			continue
 		}
@@ -203,7 +202,7 @@ func cargoRecord(c *collector, home, host string) {
 		if c.env.Writable(f) {
 			continue
 		}
-		data, err := os.ReadFile(f)
+		data, err := readConfig(f)
 		if err != nil {
 			continue
 		}

@@ -121,7 +121,7 @@ func npmHosts(c *collector, cache *cache) {
 	var layers []layer
 	layers = append(layers, layer{"the environment (npm_config_registry)", npmEnvEntries(e.Environ)})
 	readFile := func(path, what string) {
-		data, err := os.ReadFile(path)
+		data, err := readConfig(path)
 		if err != nil {
 			return
 		}

@@ -3,9 +3,11 @@ package toolreg
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // pipKeys are the pip options that name where packages come from.
@@ -115,7 +117,7 @@ func pipHosts(c *collector, cache *cache) {
 	vals := map[string][]string{}
 	from := map[string]string{}
 	for _, f := range pipConfigFiles(e) {
-		data, err := os.ReadFile(f)
+		data, err := readConfig(f)
 		if err != nil {
 			continue
 		}
@@ -169,18 +171,31 @@ func pipPython(c *collector) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if f, err := os.Open(pip); err == nil {
-		line, _ := bufio.NewReader(f).ReadString('\n')
-		f.Close()
-		if strings.HasPrefix(line, "#!") {
-			fields := strings.Fields(line[2:])
-			if len(fields) > 0 && strings.HasPrefix(filepath.Base(fields[0]), "python") && filepath.IsAbs(fields[0]) {
-				if c.env.Writable(fields[0]) {
-					return "", false
-				}
-				return fields[0], true
+	if line := firstLine(pip); strings.HasPrefix(line, "#!") {
+		fields := strings.Fields(line[2:])
+		if len(fields) > 0 && strings.HasPrefix(filepath.Base(fields[0]), "python") && filepath.IsAbs(fields[0]) {
+			if c.env.Writable(fields[0]) {
+				return "", false
 			}
+			return fields[0], true
 		}
 	}
 	return findTool(c, "python3")
+}
+
+// firstLine returns the first line of the regular file at path, at most
+// 4 KiB. The pip found may be the workspace's (a venv's bin on the PATH):
+// the open does not block on a FIFO the agent put there, nothing but a
+// regular file is read, and a binary without a newline is not read whole.
+func firstLine(path string) string {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	line, _ := bufio.NewReader(io.LimitReader(f, 4096)).ReadString('\n')
+	return line
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/jail-sandbox/jail/plainfile"
 )
 
 // This file: ReadIdentity without running git when nothing git would read
@@ -195,7 +197,11 @@ func identityKey(dir string, env []string) (string, bool) {
 			continue
 		}
 		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
-			b, err := os.ReadFile(f)
+			// Read without blocking and bounded: the repository's config
+			// is in a tree a sandbox can write, and a FIFO or a huge file
+			// swapped in after the Stat hung or filled the start (the
+			// project file's lesson, trust16). Anything odd: git runs.
+			b, err := plainfile.Read(f, maxConfig, errNotPlain)
 			if err != nil || bytes.Contains(bytes.ToLower(b), []byte("include")) {
 				return "", false // include.path, includeIf: other files
 			}

@@ -2,9 +2,12 @@ package hostgit
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/jail-sandbox/jail/plainfile"
 )
 
 // TopLevel returns the top level of the git work tree that contains dir, as
@@ -86,6 +89,16 @@ func isGitEntry(p string) bool {
 	if !fi.Mode().IsRegular() || fi.Size() > 4096 {
 		return false
 	}
-	b, err := os.ReadFile(p)
+	// Without blocking, bounded: a FIFO swapped in after the Lstat by a
+	// sandbox writing this tree would hang the start.
+	b, err := plainfile.Read(p, 4096, errNotPlain)
 	return err == nil && bytes.HasPrefix(b, []byte("gitdir: "))
 }
+
+// errNotPlain: a .git file or repository config that is no regular file
+// is not read (a FIFO, a device, a symlink at the last component).
+var errNotPlain = errors.New("not a regular file")
+
+// maxConfig bounds a repository config read to decide the identity cache's
+// key; a bigger one is not cached (git runs).
+const maxConfig = 1 << 20

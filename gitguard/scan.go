@@ -192,6 +192,12 @@ func (s *scanner) know(p string) {
 	}
 }
 
+// knowAs records p's identity from fi, an lstat of p the caller just made
+// (one lstat, not two, for each protected path).
+func (s *scanner) knowAs(p string, fi os.FileInfo) {
+	s.g.Known[p] = identOf(fi)
+}
+
 // protect makes p read-only if it exists, or watches it if it does not; only
 // inside the writable trees (elsewhere the agent cannot touch it anyway).
 func (s *scanner) protect(p string, dir bool, why string) {
@@ -200,6 +206,12 @@ func (s *scanner) protect(p string, dir bool, why string) {
 		return
 	}
 	fi, err := os.Lstat(p)
+	s.protectStat(p, fi, err, dir, why)
+}
+
+// protectStat is protect with p's lstat already made (fi, err): control
+// lstats each control file once, not three times (exists, protect, know).
+func (s *scanner) protectStat(p string, fi os.FileInfo, err error, dir bool, why string) {
 	if err != nil {
 		if _, ok := s.absent[p]; !ok {
 			s.absent[p] = Protect{Path: p, Dir: dir, Why: why}
@@ -210,18 +222,18 @@ func (s *scanner) protect(p string, dir bool, why string) {
 		// A mount lands on the link's target: protect that, and know the
 		// link (replacing it is judged at exit); the link is kept as it
 		// is while the sandbox runs (Links).
-		s.know(p)
+		s.knowAs(p, fi)
 		s.link(p, why)
 		t, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			return
 		}
 		p = t
-		if fi, err = os.Stat(p); err != nil || !s.writable(p) {
+		if fi, err = os.Lstat(p); err != nil || !s.writable(p) {
 			return
 		}
 	}
-	s.know(p)
+	s.knowAs(p, fi)
 	if _, ok := s.ro[p]; !ok {
 		s.ro[p] = Protect{Path: p, Dir: fi.IsDir(), Why: why}
 	}
@@ -268,11 +280,23 @@ func (s *scanner) protectVia(p string, dir bool, why string) {
 // control protects a control file of a git dir: read-only if it exists,
 // else judged by the Guard when it appears (the git dir is observed).
 func (s *scanner) control(p string, dir bool, why string) {
-	if exists(p) {
-		s.protect(p, dir, why)
-	} else if s.writable(p) {
-		s.watch[p] = Protect{Path: p, Dir: dir, Why: why}
+	if !s.writable(p) {
+		return // outside the writable trees the agent cannot touch it
 	}
+	fi, err := os.Lstat(p)
+	s.controlStat(p, fi, err, dir, why)
+}
+
+// controlStat is control with p's lstat already made (fi, err).
+func (s *scanner) controlStat(p string, fi os.FileInfo, err error, dir bool, why string) {
+	if !s.writable(p) {
+		return
+	}
+	if err != nil {
+		s.watch[p] = Protect{Path: p, Dir: dir, Why: why}
+		return
+	}
+	s.protectStat(filepath.Clean(p), fi, nil, dir, why)
 }
 
 // worktreeRoot: a workspace whose .git is a verified worktree's .git file
@@ -326,7 +350,7 @@ func (s *scanner) dotGit(p string) {
 	if err != nil {
 		return
 	}
-	s.know(p)
+	s.knowAs(p, fi)
 	switch {
 	case fi.IsDir():
 		if IsGitDir(p) {
@@ -402,10 +426,14 @@ func (s *scanner) gitDir(d string) {
 	s.done[d] = true
 	s.know(d)
 	s.plan.Repos = append(s.plan.Repos, d)
-	if exists(filepath.Join(d, "commondir")) {
+	// commondir's lstat, once: it tells a linked worktree's git dir, and
+	// it is a control file either way.
+	cd := filepath.Join(d, "commondir")
+	cfi, cerr := os.Lstat(cd)
+	if cerr == nil {
 		// A linked worktree's git dir: HEAD, index and logs are its own;
 		// commondir and gitdir say where its repository and checkout are.
-		s.control(filepath.Join(d, "commondir"), false, "commondir: which repository this worktree uses")
+		s.controlStat(cd, cfi, nil, false, "commondir: which repository this worktree uses")
 		if exists(filepath.Join(d, "gitdir")) {
 			s.protect(filepath.Join(d, "gitdir"), false, "gitdir: where this worktree is checked out")
 		}
@@ -417,7 +445,7 @@ func (s *scanner) gitDir(d string) {
 	s.control(filepath.Join(d, "config"), false, "config: core.hooksPath, core.fsmonitor, aliases and filters run code")
 	s.control(filepath.Join(d, "config.worktree"), false, "config.worktree can set core.hooksPath and core.fsmonitor")
 	s.control(filepath.Join(d, "hooks"), true, "hooks run on the next git command")
-	s.control(filepath.Join(d, "commondir"), false, "commondir would make git take config and hooks from another directory")
+	s.controlStat(cd, cfi, cerr, false, "commondir would make git take config and hooks from another directory")
 	for _, n := range []string{"remotes", "branches"} {
 		s.control(filepath.Join(d, n), true, "legacy "+n+"/ names remotes git fetches from and pushes to")
 	}
@@ -471,6 +499,35 @@ func (s *scanner) gitDir(d string) {
 	s.effects(d, sub)
 }
 
+// resolveBelow resolves names (one component each) below git dir d, which
+// is symlink-free (Input's paths are; gitDir's other callers resolve what
+// they read): one lstat a component, where filepath.EvalSymlinks of the
+// whole path lstats every component from / again (gitpacks3: half of the
+// scan's calls with 2,000 repositories). A symlink on the way is followed
+// as EvalSymlinks does (a linked objects/ or pack/ is protected where it
+// leads, review15c; a linked hooks/ is read where it leads). fi is the
+// lstat of the result (never a symlink).
+func resolveBelow(d string, names ...string) (string, os.FileInfo, error) {
+	p := d
+	var fi os.FileInfo
+	for _, n := range names {
+		p = filepath.Join(p, n)
+		var err error
+		if fi, err = os.Lstat(p); err != nil {
+			return "", nil, err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			r, err := filepath.EvalSymlinks(filepath.Join(d, filepath.Join(names...)))
+			if err != nil {
+				return "", nil, err
+			}
+			fi, err = os.Lstat(r)
+			return r, fi, err
+		}
+	}
+	return p, fi, nil
+}
+
 // HistoryWhy is the reason given for every pack Plan.History holds.
 const HistoryWhy = "history: a pack of commits (deleting or rewriting it loses them)"
 
@@ -499,11 +556,8 @@ const MaxHistoryPacks = 256
 // and a run that skipped linked pack directories left it deletable, said
 // nowhere (review15c).
 func (s *scanner) history(d string) {
-	dir, err := filepath.EvalSymlinks(filepath.Join(d, "objects", "pack"))
-	if err != nil || s.packDirs[dir] || !s.writable(dir) {
-		return
-	}
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+	dir, fi, err := resolveBelow(d, "objects", "pack")
+	if err != nil || s.packDirs[dir] || !s.writable(dir) || !fi.IsDir() {
 		return
 	}
 	// One pack directory reached from two git dirs (a link, a
@@ -750,8 +804,14 @@ func (s *scanner) effects(d string, sub bool) {
 		}
 	}
 	installed := false
-	for _, h := range hookDirs {
-		hh, err := filepath.EvalSymlinks(h)
+	for i, h := range hookDirs {
+		var hh string
+		var err error
+		if i == 0 {
+			hh, _, err = resolveBelow(d, "hooks") // d is resolved
+		} else {
+			hh, err = filepath.EvalSymlinks(h)
+		}
 		if err != nil {
 			continue
 		}

@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/jail-sandbox/jail/agentcfg"
 )
 
 // TestAgentNamedBesideLink: a hook script reached through a symlink in an
@@ -31,10 +29,7 @@ func TestAgentNamedBesideLink(t *testing.T) {
 	if err := os.Symlink(filepath.Join(home, "dotfiles", "h.sh"), filepath.Join(c, "hooks", "h.sh")); err != nil {
 		t.Fatal(err)
 	}
-	writable := []string{c, ws}
-	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
-	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	masks, _, links, _, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	masks, _, links, _ := namedBeside(home, ws, c)
 	ro := false
 	for _, m := range masks {
 		ro = ro || (m.Path == filepath.Join(c, "hooks") && m.Dir)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jail-sandbox/jail/agentcfg"
+	"github.com/jail-sandbox/jail/fsrules"
 )
 
 // agentNamed's rule for what a named script's interpreter loads from
@@ -403,10 +404,7 @@ func TestAgentNamedAgentDirRun(t *testing.T) {
 	if err := os.Symlink("lib", filepath.Join(c, "ln")); err != nil {
 		t.Fatal(err)
 	}
-	writable := []string{c, ws}
-	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
-	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	masks, absent, links, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	masks, absent, links, notes := namedBeside(home, ws, c)
 	if !slices.ContainsFunc(links, func(l agentcfg.Target) bool { return l.Path == filepath.Join(c, "ln") }) {
 		t.Errorf("the link ln on the way to a bin entry is not kept a link: %v", links)
 	}
@@ -509,10 +507,7 @@ func TestAgentNamedAgentDirRunBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writable := []string{c, ws}
-	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
-	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	masks, absent, _, notes := namedBeside(home, ws, c)
 	if n := len(masks) + len(absent); n > 64 {
 		t.Errorf("%d masks and watched paths for one package.json: want at most %d entries' worth", n, maxEntries)
 	}
@@ -557,10 +552,7 @@ func TestAgentNamedUvProject(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			writable := []string{c, ws}
-			roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
-			ts := agentcfg.Targets(home, roots, agentcfg.Files)
-			masks, absent, _, _, _ := agentNamed(ts, home, ws, writable, roots, nil)
+			masks, absent, _, _ := namedBeside(home, ws, c)
 			ro, watched := map[string]bool{}, map[string]bool{}
 			for _, m := range masks {
 				ro[m.Path] = m.Dir
@@ -620,10 +612,7 @@ func TestAgentNamedPackageManagerDir(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(c, ".npmrc"), []byte("fund=false\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			writable := []string{c, ws}
-			roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
-			ts := agentcfg.Targets(home, roots, agentcfg.Files)
-			masks, absent, _, _, _ := agentNamed(ts, home, ws, writable, roots, nil)
+			masks, absent, _, _ := namedBeside(home, ws, c)
 			ro, watched := map[string]bool{}, map[string]bool{}
 			for _, m := range masks {
 				ro[m.Path] = true
@@ -644,4 +633,12 @@ func TestAgentNamedPackageManagerDir(t *testing.T) {
 			}
 		})
 	}
+}
+
+// namedBeside is agentNamed for a run with the agent's directory c (under
+// home) and the workspace ws writable, as `-w ~/.claude` has them.
+func namedBeside(home, ws, c string) ([]fsrules.Mask, []fsrules.Absent, []agentcfg.Target, []string) {
+	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
+	masks, absent, links, notes, _ := agentNamed(agentcfg.Targets(home, roots, agentcfg.Files), home, ws, []string{c, ws}, roots, nil)
+	return masks, absent, links, notes
 }

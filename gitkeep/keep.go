@@ -49,6 +49,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/plainfile"
 )
 
 // MaxLinks bounds the objects linked in one start (over every repository):
@@ -693,28 +695,12 @@ func writeIfChanged(p string, b []byte) error {
 // readFile reads p, a file of the workspace's repository: the agent's, which
 // it could have replaced with a FIFO (an open that blocks until a writer
 // comes: the start, or the run's end, would hang for good), a symlink to
-// /dev/zero or to a file elsewhere, or a sparse file of terabytes. So: no
-// symlink followed (O_NOFOLLOW), no blocking open (O_NONBLOCK), a regular
-// file only, and at most max bytes (a larger file is an error).
+// /dev/zero or to a file elsewhere, or a sparse file of terabytes. So:
+// plainfile's reader (no symlink followed, no blocking open, a regular file
+// only, at most max bytes; a larger file is an error).
 func readFile(p string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("gitkeep: %s: not a regular file", p)
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("gitkeep: %s: larger than %d bytes", p, max)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err == nil && int64(len(b)) > max {
-		err = fmt.Errorf("gitkeep: %s: larger than %d bytes", p, max)
-	}
-	return b, err
+	return plainfile.Read(p, max, errNotRegular)
 }
+
+// errNotRegular: a repository file that is no regular file is not read.
+var errNotRegular = errors.New("gitkeep: not a regular file")

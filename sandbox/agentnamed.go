@@ -16,6 +16,7 @@ import (
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/gitguard"
 	"github.com/jail-sandbox/jail/hostpath"
+	"github.com/jail-sandbox/jail/plainfile"
 )
 
 // maxNamedSource bounds what agentNamed reads of one guarded file (Claude
@@ -720,25 +721,14 @@ func rootPaths(roots []agentcfg.Root) []string {
 
 // readAtMost reads p when it is a regular file of at most max bytes, or a
 // symlink to one (a settings file kept in a dotfiles repository: the
-// agent's loader follows the link, so what it names counts). A FIFO or a
-// device in its place (left by an earlier run) is refused before it is
-// opened, the open cannot block (O_NONBLOCK), and what was opened is
-// checked again (a swap between the stat and the open).
+// agent's loader follows the link, so what it names counts): plainfile's
+// reader of named files. A FIFO or a device in its place (left by an
+// earlier run) is refused before it is opened, the open cannot block, and
+// what was opened is checked again (a swap between the look and the open).
 func readAtMost(p string, max int64) ([]byte, error) {
-	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", p)
-	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", p, max)
-	}
-	return io.ReadAll(io.LimitReader(f, max))
+	return plainfile.ReadNamed(p, max, errNotRegular)
 }
+
+// errNotRegular: an agent configuration file that is no regular file (or
+// link to one) names nothing jail reads.
+var errNotRegular = errors.New("not a regular file")

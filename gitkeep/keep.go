@@ -600,14 +600,39 @@ func keepRefs(store, gitDir string, res *Result) error {
 	if fi, err := os.Lstat(filepath.Join(gitDir, "packed-refs")); err == nil && fi.Size() > MaxPacked {
 		res.PackedUnread = true
 	}
-	refs := map[string]string{}
-	old, _ := os.ReadFile(filepath.Join(store, "packed-refs"))
-	parsePacked(old, refs)
+	add := make(map[string]string, len(now)+1)
 	for r, id := range now {
-		refs[r] = id
+		add[r] = id
 	}
 	if head != "" {
-		refs["refs/jail/HEAD"] = head
+		add["refs/jail/HEAD"] = head
+	}
+	n, err := addPacked(store, add)
+	res.Refs = n
+	if err != nil {
+		return err
+	}
+	if head == "" {
+		head = "ref: refs/heads/main"
+	}
+	return writeIfChanged(filepath.Join(store, "HEAD"), []byte(head+"\n"))
+}
+
+// addPacked adds refs (git's names only: validRef) to store's packed-refs,
+// replacing the same names and keeping the rest (a ref recorded at an
+// earlier start stays, deleted in the workspace or not), and returns how
+// many it holds. The file is jail's own: read whole, never bounded, since
+// a bounded read that failed on a record grown past its bound would write
+// the new refs alone and forget every earlier one (recordRefs had one).
+func addPacked(store string, add map[string]string) (int, error) {
+	p := filepath.Join(store, "packed-refs")
+	refs := map[string]string{}
+	old, _ := os.ReadFile(p)
+	parsePacked(old, refs)
+	for r, id := range add {
+		if validRef(r) {
+			refs[r] = id
+		}
 	}
 	names := make([]string, 0, len(refs))
 	for r := range refs {
@@ -616,16 +641,9 @@ func keepRefs(store, gitDir string, res *Result) error {
 	sort.Strings(names)
 	var out bytes.Buffer
 	for _, r := range names {
-		fmt.Fprintf(&out, "%s %s\n", refs[r], r)
+		out.WriteString(refs[r] + " " + r + "\n")
 	}
-	res.Refs = len(names)
-	if err := writeIfChanged(filepath.Join(store, "packed-refs"), out.Bytes()); err != nil {
-		return err
-	}
-	if head == "" {
-		head = "ref: refs/heads/main"
-	}
-	return writeIfChanged(filepath.Join(store, "HEAD"), []byte(head+"\n"))
+	return len(names), writeIfChanged(p, out.Bytes())
 }
 
 // parsePacked adds the refs of a packed-refs file to refs (peeled lines

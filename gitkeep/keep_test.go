@@ -570,3 +570,28 @@ func TestKeepPastTime(t *testing.T) {
 		t.Fatalf("next Keep: %+v %v", res, err)
 	}
 }
+
+// A moved ref recorded at the end keeps every ref the store recorded
+// before, however long its packed-refs has grown (refs deleted in the
+// workspace stay recorded start after start). Seen failing with the
+// bounded read recordRefs had: past MaxPacked the store held the moved
+// ref alone.
+func TestRecordRefsKeepsALongRecord(t *testing.T) {
+	store := t.TempDir()
+	var b strings.Builder
+	n := 0
+	for b.Len() <= MaxPacked+maxSmall {
+		fmt.Fprintf(&b, "%040x refs/heads/branch-%06d\n", n+1, n)
+		n++
+	}
+	if err := os.WriteFile(filepath.Join(store, "packed-refs"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recordRefs(store, map[string]string{"refs/jail/moved/heads/main": strings.Repeat("ab", 20)})
+	got := map[string]string{}
+	data, _ := os.ReadFile(filepath.Join(store, "packed-refs"))
+	parsePacked(data, got)
+	if len(got) != n+1 || got["refs/heads/branch-000000"] == "" || got["refs/jail/moved/heads/main"] == "" {
+		t.Fatalf("the store holds %d refs after recording one more on %d", len(got), n)
+	}
+}

@@ -78,29 +78,10 @@ func Look(start map[string]string, gitDir, store string, deadline time.Time) Cha
 	return c
 }
 
-// recordRefs adds refs to store's packed-refs (replacing the same
-// names). An error leaves the file as it was: the end says the move
-// anyway.
+// recordRefs adds refs to store's packed-refs (addPacked). An error
+// leaves the file as it was: the end says the move anyway.
 func recordRefs(store string, add map[string]string) {
-	p := filepath.Join(store, "packed-refs")
-	refs := map[string]string{}
-	old, _ := readFile(p, MaxPacked+maxSmall)
-	parsePacked(old, refs)
-	for r, id := range add {
-		if validRef(r) {
-			refs[r] = id
-		}
-	}
-	names := make([]string, 0, len(refs))
-	for r := range refs {
-		names = append(names, r)
-	}
-	sort.Strings(names)
-	var out bytes.Buffer
-	for _, r := range names {
-		out.WriteString(refs[r] + " " + r + "\n")
-	}
-	writeIfChanged(p, out.Bytes())
+	addPacked(store, add)
 }
 
 // walker reads the commits of a repository: its loose objects, the

@@ -190,9 +190,6 @@ func (b *besides) add(p, why, interp string) {
 	if isDir && interp == "" {
 		return // a cd's directory, a PATH entry: its files are named on their own
 	}
-	if b.agentDirs == nil {
-		b.agentDirs = agentDirs(b.ts, b.home, b.ws)
-	}
 	// why is "agent config: FILE (KEY) runs it": say what "it" is.
 	runs := strings.TrimSuffix(why, "it") + p
 	dir := filepath.Dir(p)
@@ -205,11 +202,10 @@ func (b *besides) add(p, why, interp string) {
 		dir = p
 		runs += " (" + interp + " runs what it holds)"
 	}
-	agent := enclosing(dir, b.agentDirs)
+	agent, root := b.under(dir)
 	if agent == "" {
 		return // in the project, or elsewhere: not guarded (see beside.go)
 	}
-	root := enclosing(dir, b.writable)
 	if root == "" {
 		return // not writable inside
 	}
@@ -295,11 +291,7 @@ func (b *besides) add(p, why, interp string) {
 // directory the user made writable by name, the home, or one holding the
 // workspace.
 func (b *besides) runFrom(p, why, how string) {
-	if b.agentDirs == nil {
-		b.agentDirs = agentDirs(b.ts, b.home, b.ws)
-	}
-	agent := enclosing(p, b.agentDirs)
-	root := enclosing(p, b.writable)
+	agent, root := b.under(p)
 	if agent == "" || root == "" {
 		return // in the project, or elsewhere: not guarded (see beside.go)
 	}
@@ -512,11 +504,7 @@ func (b *besides) noteRuntime(dir, runs string) {
 // so), a directory the user made writable by name, the home, one holding
 // the workspace or a guarded file.
 func (b *besides) loadDir(p, file, key string) {
-	if b.agentDirs == nil {
-		b.agentDirs = agentDirs(b.ts, b.home, b.ws)
-	}
-	agent := enclosing(p, b.agentDirs)
-	root := enclosing(p, b.writable)
+	agent, root := b.under(p)
 	if agent == "" || root == "" {
 		return // not the agent's, or not writable inside
 	}
@@ -732,3 +720,12 @@ func readAtMost(p string, max int64) ([]byte, error) {
 // errNotRegular: an agent configuration file that is no regular file (or
 // link to one) names nothing jail reads.
 var errNotRegular = errors.New("not a regular file")
+
+// under returns the agent's directory and the writable tree p lies in
+// ("" for none), finding the agents' directories at first use.
+func (b *besides) under(p string) (agent, root string) {
+	if b.agentDirs == nil {
+		b.agentDirs = agentDirs(b.ts, b.home, b.ws)
+	}
+	return enclosing(p, b.agentDirs), enclosing(p, b.writable)
+}

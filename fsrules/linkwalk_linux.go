@@ -42,38 +42,31 @@ func walkLinks(root string, skip func(dir string) bool, bad func(dir string, top
 //
 // With all, every socket file is reported, whatever its link count.
 func LinkedSockets(root string, skip func(dir string) bool, all bool, each func(p string, dev, ino uint64)) int {
-	var st unix.Stat_t
-	if err := unix.Lstat(root, &st); err != nil {
-		return 0
-	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFSOCK:
-		if st.Nlink >= 2 || all {
-			each(root, st.Dev, st.Ino)
-		}
-		return 1
-	case unix.S_IFDIR:
-	default:
-		return 1
-	}
-	buf := dirnames.Buffer()
-	defer dirnames.Release(buf)
-	lw := linkWalk{skip: skip, each: each, buf: *buf, sockets: true, allSockets: all}
-	lw.dir(root, true)
-	return lw.n + 1
+	return (&linkWalk{skip: skip, each: each, sockets: true, allSockets: all}).walk(root)
 }
 
 // walkLinksKeys is walkLinks, telling seen of every directory it reads,
 // with its key as fstat(2) gave it on the descriptor it then listed.
 func walkLinksKeys(root string, skip func(dir string) bool, bad func(dir string, top bool, err error), seen func(dir string, k dircache.Key), each func(p string, dev, ino uint64)) int {
+	return (&linkWalk{skip: skip, bad: bad, seen: seen, each: each}).walk(root)
+}
+
+// walk walks root: root itself when it is the kind of file lw reports (a
+// regular file, or a socket with sockets), else the tree below it when it
+// is a directory. It returns how many entries it saw.
+func (lw *linkWalk) walk(root string) int {
 	var st unix.Stat_t
 	if err := unix.Lstat(root, &st); err != nil {
 		return 0
 	}
+	want := uint32(unix.S_IFREG)
+	if lw.sockets {
+		want = unix.S_IFSOCK
+	}
 	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		if st.Nlink >= 2 {
-			each(root, st.Dev, st.Ino)
+	case want:
+		if st.Nlink >= 2 || lw.allSockets {
+			lw.each(root, st.Dev, st.Ino)
 		}
 		return 1
 	case unix.S_IFDIR:
@@ -82,7 +75,7 @@ func walkLinksKeys(root string, skip func(dir string) bool, bad func(dir string,
 	}
 	buf := dirnames.Buffer()
 	defer dirnames.Release(buf)
-	lw := linkWalk{skip: skip, bad: bad, seen: seen, each: each, buf: *buf}
+	lw.buf = *buf
 	lw.dir(root, true)
 	return lw.n + 1
 }

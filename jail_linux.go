@@ -87,13 +87,17 @@ func superviseMain() int {
 	p.Notices, p.Quiet, p.Verbose = sr.Notices, sr.Quiet, sr.Verbose
 	so := sandbox.SessionOptions{LogPath: sr.LogPath, Tty: sr.Tty}
 	var once sync.Once
+	var failed *readyLine
 	so.Ready = func(info *session.Info, err error) {
 		once.Do(func() {
-			line := readyLine{Info: info}
 			if err != nil {
-				line = readyLine{Error: err.Error()}
+				// Said once the log is drained (below): Start reads the
+				// log's tail with the error, and the copier may not have
+				// written the sandbox's last lines yet.
+				failed = &readyLine{Error: err.Error()}
+				return
 			}
-			_ = json.NewEncoder(ready).Encode(line)
+			_ = json.NewEncoder(ready).Encode(readyLine{Info: info})
 			ready.Close()
 		})
 	}
@@ -106,6 +110,10 @@ func superviseMain() int {
 	}
 	code := sandbox.RunSession(p, so)
 	endLog()
+	if failed != nil {
+		_ = json.NewEncoder(ready).Encode(failed)
+		ready.Close()
+	}
 	if sr.RemoveLog {
 		sessionlog.Remove(sr.LogPath)
 	}

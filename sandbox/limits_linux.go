@@ -192,6 +192,13 @@ func (r *runner) removeCgroup() {
 // the kernel kill every process of its pid namespace.
 func (r *runner) kill(by, why string) { r.killFor(by, why, nil) }
 
+// killReason is why the supervisor killed the sandbox ("" if it did not).
+func (r *runner) killReason() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.killedBy
+}
+
 // killFor is kill naming who asked (jail kill through the control socket).
 func (r *runner) killFor(by, why string, who *audit.Requester) {
 	r.mu.Lock()

@@ -181,6 +181,12 @@ func (r *runner) unmasked(f maskwatch.Fall) {
 	}
 	r.recordAfterStart(ev)
 	if end {
+		// The run's first error is this notice: a starter waiting for the
+		// sandbox to be ready (the Go API's Start) hears why it ended in
+		// the ready line itself, not only in a log that may not have the
+		// line yet (its copier runs behind) or is removed at the end.
+		why := Spell(text)
+		r.firstError.CompareAndSwap(nil, &why)
 		// Fail closed, as asked: the new file was readable (or writable)
 		// from the host's rename until this kill lands. Before the notice:
 		// saying it may wait for the user's terminal (a stalled one holds

@@ -111,6 +111,8 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 	why := ""
 	if e := r.firstError.Load(); e != nil {
 		why = ": " + *e
+	} else if k := r.killReason(); k != "" {
+		why = ": killed the sandbox: " + k
 	}
 	r.ready(fmt.Errorf("the sandbox ended before it was ready (exit %d)%s", code, why))
 	r.endAttach(code)

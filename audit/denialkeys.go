@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"hash/maphash"
 	"sort"
 	"strconv"
 	"sync"
@@ -31,11 +32,25 @@ const (
 	perKeyShare  = 4
 	kindShareDiv = 4
 	// maxShareKeys bounds the key table (memory: a key is at most
-	// maxKeyBytes). Past it a new key has no count of its own; its
-	// kind's part still bounds it, and what its kind has refused is said
-	// per kind in the dropped events (Dropped.Others).
+	// maxKeyBytes). Past it a new key is counted in one of overflowSlots
+	// (see shareKeys.over); what its kind has refused is said per kind
+	// in the dropped events (Dropped.Others).
 	maxShareKeys = 4096
-	maxKeyBytes  = 256
+	// overflowSlots: past the table, a key's count is a slot chosen by
+	// its hash (one byte each, 64 KiB, made at the first key past the
+	// table). Before, such a key had no bound of its own: 4,096 distinct
+	// denials, then a flood of one new one, spent its kind's part, and a
+	// later denial of that kind was counted, not written (trail17). The
+	// hash is keyed with a seed of the writer's (maphash): the agent
+	// cannot aim a flood at the slot of the denial it wants hidden; it
+	// shares one by chance, 1 in 65,536 for a flood of one key. To fill
+	// slots at will it must make perKeyShare denials of a slot's keys:
+	// the whole default share (8 MiB of 64 MiB, ~31,000 denials) fills
+	// about 1 slot in 700; budgets past ~500 MiB can fill them all,
+	// which is the flood of distinct targets the share already cannot
+	// stop (it is then said, not written).
+	overflowSlots = 1 << 16
+	maxKeyBytes   = 256
 	// maxPendingKeys bounds the refused keys counted between two dropped
 	// events; MaxDroppedKeys of them, the most repeated, are written.
 	maxPendingKeys = 1024
@@ -128,6 +143,18 @@ type shareKeys struct {
 	mu    sync.Mutex
 	uses  map[string]int   // events written in the share, per key
 	kinds map[string]int64 // bytes charged to the share, per kind
+	// over counts the keys past maxShareKeys, by slot (overflowSlots);
+	// seed keys the slot's hash.
+	over []uint8
+	seed maphash.Seed
+}
+
+// slot returns the overflow count of key (made at the first call).
+func (s *shareKeys) slot(key string) *uint8 {
+	if s.over == nil {
+		s.over, s.seed = make([]uint8, overflowSlots), maphash.MakeSeed()
+	}
+	return &s.over[maphash.String(s.seed, key)%overflowSlots]
 }
 
 // admit charges an event of kind and key, est bytes, to the share and
@@ -140,13 +167,22 @@ func (s *shareKeys) admit(kind, key string, est, part int64) bool {
 		s.uses, s.kinds = map[string]int{}, map[string]int64{}
 	}
 	n, known := s.uses[key]
+	var over *uint8
+	if !known && len(s.uses) >= maxShareKeys {
+		// No room in the table: the key's slot bounds it, so that a
+		// flood of one key past the table cannot spend its kind's part.
+		over = s.slot(key)
+		n = int(*over)
+	}
 	if n >= perKeyShare {
 		return false // a repeat: counted, so that the share stays for others
 	}
 	if s.kinds[kind]+est > part {
 		return false // this kind's part is spent: the others keep theirs
 	}
-	if known || len(s.uses) < maxShareKeys {
+	if over != nil {
+		*over++
+	} else {
 		s.uses[key] = n + 1
 	}
 	s.kinds[kind] += est
@@ -157,8 +193,14 @@ func (s *shareKeys) admit(kind, key string, est, part int64) bool {
 func (s *shareKeys) release(kind, key string, est int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n, ok := s.uses[key]; ok && n > 0 {
-		s.uses[key] = n - 1
+	if n, ok := s.uses[key]; ok {
+		if n > 0 {
+			s.uses[key] = n - 1
+		}
+	} else if s.over != nil {
+		if o := s.slot(key); *o > 0 {
+			*o-- // admitted past the table
+		}
 	}
 	s.kinds[kind] -= est
 }

@@ -220,3 +220,56 @@ func TestWriterDroppedKeysOverflowSaidPerKind(t *testing.T) {
 		}
 	}
 }
+
+// trail17: the share's key table holds maxShareKeys keys; past it a new
+// key had no count of its own, only its kind's part bounding it. An agent
+// that made 4,096 distinct denials (of several kinds, none spending its
+// kind's part) and then flooded one new one spent that kind's part with
+// it: a different, later denial of the kind -- the one that mattered --
+// was counted, not written. Past the table a key is counted in a slot of
+// its own hash (keyed: the agent cannot aim at another key's slot).
+// Seen failing on main's writer: no deny line for /usr/bin/rm, and the
+// flooded key written some thousand times.
+func TestWriterDenialFloodPastTheKeyTable(t *testing.T) {
+	const budget = 16 << 20 // a share that holds more than maxShareKeys denials
+	w, path := newTestWriterOpts(t, 1<<15, Options{MaxBytes: budget})
+	w.Record(Start{Schema: SchemaVersion, ID: "pasttable"})
+	spendOrdinary(w)
+	before := w.Stats().Dropped // spendOrdinary's last, refused
+	// The table filled, a quarter of the keys of each of four kinds (so
+	// that none spends its kind's part).
+	whats := []string{"exec", "write", "read", "connect"}
+	for i := range maxShareKeys {
+		w.Record(Deny{Layer: "guard-rail", What: whats[i%len(whats)], Target: fmt.Sprintf("/tmp/k%d", i), PID: i, Reason: "blocked"})
+		if i%1024 == 1023 {
+			if err := w.Flush(); err != nil { // the queue kept from overflowing
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := w.Stats().Dropped - before; n != 0 {
+		t.Fatalf("%d of the table's %d keys not written: the test proves nothing", n, maxShareKeys)
+	}
+	const flood = 20000
+	for i := range flood {
+		w.Record(Deny{Layer: "guard-rail", What: "exec", Target: "/usr/bin/git", PID: i, Reason: "git push --force"})
+		if i%1024 == 1023 {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.Record(Deny{Layer: "guard-rail", What: "exec", Target: "/usr/bin/rm", PID: 7, Reason: "rm -rf ~"})
+	w.Record(Exit{Code: 0, Reason: "exited"})
+	data := closeAndRead(t, w, path, budget)
+	targets, keys := deniedTargets(t, data)
+	if targets["/usr/bin/rm"] != 1 {
+		t.Errorf("ATTACK WORKED: the distinct denial after a flood of one key past the table was not written (%d lines of the flooded key)", targets["/usr/bin/git"])
+	}
+	if targets["/usr/bin/git"] == 0 || targets["/usr/bin/git"] > perKeyShare {
+		t.Errorf("%d of %d flooded denials written: want 1 to %d", targets["/usr/bin/git"], flood, perKeyShare)
+	}
+	if k := "deny guard-rail/exec /usr/bin/git"; keys[k] == 0 {
+		t.Errorf("dropped events name no count for %q", k)
+	}
+}

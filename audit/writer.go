@@ -339,6 +339,23 @@ func (w *Writer) Emit(typ string, fields any) {
 	w.emit(it, false)
 }
 
+// RecordRun is Record for an event of the run that may come after Ending
+// (a refusal a server of the run decided late, from what the agent left
+// in a socket's buffer before it exited): it is never one of the end's
+// events, and never reaches endRoom. Ending is marked when the exit check
+// starts, while the run's servers still shut down beside it: their late
+// refusals' notices, recorded as end events, took the end room's notice
+// part, and jail's own end lines were counted, not written (trail17).
+func (w *Writer) RecordRun(ev Event) {
+	typ := ev.EventType()
+	if typ == "" {
+		typ = "unknown"
+	}
+	it := item{ts: w.now(), typ: typ, body: marshalFields(ev)}
+	it.kind, it.key = keyOf(ev)
+	w.emit(it, false)
+}
+
 // Ending tells the writer that the sandbox's processes are gone: the
 // deny, quarantine, unmasked and notice events recorded from now on are
 // jail's own look at the run's end, and may use endRoom, which nothing

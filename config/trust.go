@@ -172,14 +172,39 @@ func (t *TrustStore) Check(path string, data []byte) error {
 	// reused by a directory the agent made, with the trusted bytes
 	// copied in. Refusals (changed, gone, above) need no such proof:
 	// at worst one refuses a run it need not.
+	//
+	// "Reaches" with no symlink on the way: the record's key is canonical
+	// (its directory resolved when trusted), and a link now at that path
+	// (or above it) is one a command in the sandbox could put there, to
+	// a directory of its own with the trusted bytes copied in. Through it
+	// the identities matched, and the file was trusted in the agent's
+	// directory, its relative write, read and deny paths anchored where
+	// the agent chose (trail17). A bind mount is no link: it still counts.
+	// Checked before and after the identity is read: a link put there
+	// only between the two checks takes two swaps in a few microseconds.
 	if found != key {
-		was, ok1 := idOf(filepath.Dir(found))
+		dir := filepath.Dir(found)
+		was, ok1 := linkFreeID(dir)
 		is, ok2 := idOf(filepath.Dir(key))
-		if !ok1 || !ok2 || was != is {
+		if !ok1 || !ok2 || was != is || !linkFree(dir) {
 			return &TrustError{File: path, Err: ErrUntrusted}
 		}
 	}
 	return nil
+}
+
+// linkFree tells whether dir (absolute, clean) has no symlink on it.
+func linkFree(dir string) bool {
+	r, err := filepath.EvalSymlinks(dir)
+	return err == nil && r == dir
+}
+
+// linkFreeID is idOf for a dir with no symlink on it (linkFree first).
+func linkFreeID(dir string) (dirID, bool) {
+	if !linkFree(dir) {
+		return dirID{}, false
+	}
+	return idOf(dir)
 }
 
 // CheckAbsent is Check for a project file that does not exist: an error

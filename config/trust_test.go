@@ -514,3 +514,63 @@ func TestTrustNonUTF8Path(t *testing.T) {
 		t.Errorf("recorded: %+v", l)
 	}
 }
+
+// trail17: a record is found by its directory's identity, and trust is
+// given by identity while the record's own path still reaches that
+// directory. The agent (whose workspace, mono, holds a trusted project two
+// levels down) renamed the project's directory away and left a symlink at
+// its path to a directory of its own one level up holding a copy of the
+// trusted bytes: the record's path "reached" the agent's directory through
+// the link, its identity matched, and the file was trusted there, its
+// relative write paths anchored where the agent chose: the trusted
+// "../../shared" (mono's shared) became src/shared, outside mono. The
+// sandbox's cwdLinks lets the start through that link pass: it leads
+// within the tree it lies in. The record's path reaches its directory only
+// with no symlink on it (the record's key is canonical: its directory was
+// resolved when trusted). Seen failing on main: Check returned nil for the
+// copy, by both names, and the run in the link resolved.
+func TestTrustNotGivenThroughALinkAtTheRecordsPath(t *testing.T) {
+	w := newWorld(t)
+	mono := filepath.Join(w.home, "src", "mono")
+	proj := filepath.Join(mono, "a", "svc")
+	doc := "write = [\"../../shared\"]\n"
+	pf := w.write(filepath.Join(proj, ProjectFileName), doc)
+	if _, err := w.trust.Trust(pf, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// The agent, with mono writable: the project's directory moved
+	// away, a directory of its own one level up, the trusted bytes
+	// copied in, a link at the project's path.
+	if err := os.Rename(proj, proj+".old"); err != nil {
+		t.Fatal(err)
+	}
+	z := filepath.Join(mono, "z")
+	zf := w.write(filepath.Join(z, ProjectFileName), doc)
+	if err := os.Symlink(z, proj); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.trust.Check(zf, []byte(doc)); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("ATTACK WORKED: the copy in the link's target: %v, want ErrUntrusted", err)
+	}
+	if err := w.trust.Check(filepath.Join(proj, ProjectFileName), []byte(doc)); !errors.Is(err, ErrUntrusted) {
+		t.Errorf("ATTACK WORKED: the copy through the link at the record's path: %v, want ErrUntrusted", err)
+	}
+	// The user's next start in the project, by its usual path.
+	w.env.Cwd = proj
+	r, err := w.resolve(Request{})
+	if err == nil {
+		t.Errorf("ATTACK WORKED: a run in the link resolved, write %v (from %s)", r.Policy.Write, z)
+	} else if !errors.Is(err, ErrUntrusted) {
+		t.Errorf("a run in the link: %v, want ErrUntrusted", err)
+	}
+	// Unchanged: the project itself, back at its path, is trusted.
+	if err := os.Remove(proj); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(proj+".old", proj); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.resolve(Request{}); err != nil {
+		t.Errorf("the trusted project at its path: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
@@ -72,7 +73,8 @@ func (r *runner) notice(kind, key, text string) {
 		r.say(notice.Notice{Kind: kind, Severity: notice.Warning, Group: key})
 	case n > maxNotices:
 	case n == maxNotices:
-		r.notef("more than %d %s notices; the audit trail has every one", maxNotices, kind)
+		// Of kind, not "jail": recorded as the run's (recordNotice).
+		r.say(notice.Notice{Kind: kind, Severity: notice.Warning, Text: Spell(fmt.Sprintf("more than %d %s notices; the audit trail has every one", maxNotices, kind))})
 	default:
 		// The agent chose the names and commands: an --env/--setenv value
 		// it put there is the user's secret, on the screen as in the trail.

@@ -117,7 +117,8 @@ func (r *runner) serveExecs(l *os.File, first func() *seccomp.ExecEvent) {
 			if ev.Rule != "" {
 				e.Decision = audit.DecisionDeny
 				r.deny(execDenial(e.Path, e.Argv, ev.Rule))
-				r.record(audit.Deny{Layer: "guard-rail", What: "exec", Target: e.Path, PID: ev.Pid, Reason: ev.Rule})
+				// The run's, even if decided after the exit check began.
+				r.recordRun(audit.Deny{Layer: "guard-rail", What: "exec", Target: e.Path, PID: ev.Pid, Reason: ev.Rule})
 			}
 			r.record(e)
 		})

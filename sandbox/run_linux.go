@@ -304,7 +304,16 @@ func (r *runner) say(n notice.Notice) { r.notes.Add(n) }
 // recordNotice puts a notice into the trail (the sink calls it once per
 // group, before the notice is shown or held).
 func (r *runner) recordNotice(n notice.Notice) {
-	r.record(audit.Notice{Kind: n.Kind, Severity: n.Severity.String(), Text: n.Text})
+	ev := audit.Notice{Kind: n.Kind, Severity: n.Severity.String(), Text: n.Text}
+	switch n.Kind {
+	case noticeNet, noticeNetFail, noticeExec, noticePublishFull:
+		// The run's servers' refusals (denial.go): the agent can have
+		// them decided after the exit check began; they are the run's,
+		// never the end's room (recordRun).
+		r.recordRun(ev)
+	default:
+		r.record(ev)
+	}
 }
 
 // fail reports a setup failure: one line on stderr, a record, exit 125

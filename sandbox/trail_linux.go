@@ -30,7 +30,15 @@ import (
 // Held events may come before the trail is even open (the exit check of a
 // killed earlier run happens before this run's plan): they are kept as they
 // are and redacted when written, once the redactor exists.
-func (r *runner) record(ev audit.Event) {
+func (r *runner) record(ev audit.Event) { r.recordAs(ev, false) }
+
+// recordRun is record for what the run's servers (the egress proxy, the
+// DNS server, the exec guard) decide: it may come after the exit check
+// began (trailEnding), from what the agent left in a socket before it
+// exited, and must not take the end's room (audit.Writer.RecordRun).
+func (r *runner) recordRun(ev audit.Event) { r.recordAs(ev, true) }
+
+func (r *runner) recordAs(ev audit.Event, run bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.startRecorded {
@@ -38,6 +46,10 @@ func (r *runner) record(ev audit.Event) {
 		return
 	}
 	if r.trail == nil {
+		return
+	}
+	if run {
+		r.trail.RecordRun(r.redact.event(ev))
 		return
 	}
 	r.trail.Record(r.redact.event(ev))

@@ -219,6 +219,21 @@ func TestScanHistoryBoundDirs(t *testing.T) {
 	if !said {
 		t.Errorf("no note of the directories left: %v", p.Notes)
 	}
+	// The deepest repository's history a store has kept longest: it
+	// comes before every shallower one, whose stores are younger or
+	// absent (review16b's prune freed its copies while its pack was
+	// read-only). Seen failing without the store's age in the order.
+	ages := map[string]int64{deep: 1, filepath.Join(ws, "d0000", ".git"): 2}
+	p = Scan(Input{Writable: []string{ws}, Workspace: ws, Found: found, KeptSince: func(g string) (int64, bool) {
+		t, ok := ages[g]
+		return t, ok
+	}})
+	if !historyCovers(p.History, filepath.Join(deep, "objects", "pack", "pack-1.pack")) {
+		t.Errorf("the pack directory whose store is the oldest was left")
+	}
+	if !historyCovers(p.History, own[0]) {
+		t.Errorf("the workspace's own pack %s is not kept", own[0])
+	}
 }
 
 // TestScanHistoryBoundOwnFirst: the agent plants its packs before the real

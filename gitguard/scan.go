@@ -28,6 +28,11 @@ type Input struct {
 	AllowGitConfig bool
 	// MaxObserve bounds the observed directories (inotify watches); 0: 4096.
 	MaxObserve int
+	// KeptSince says since when a git dir's history has been kept
+	// outside the sandbox (package gitkeep's store; false: not kept): past
+	// the budget of pack mounts, the oldest stores' packs are taken first
+	// (keepPacks). Nil: none is.
+	KeptSince func(gitDir string) (int64, bool)
 }
 
 // Protect is one path of the plan and why.
@@ -83,8 +88,9 @@ type scanner struct {
 	g        *Guard
 	plan     Plan
 	ro, hide map[string]Protect
-	packs    []Protect       // Plan.History's candidates: each pack's .idx, then its .pack
-	packDirs map[string]bool // pack directories taken (resolved)
+	packs    []Protect           // Plan.History's candidates: each pack's .idx, then its .pack
+	packDirs map[string]bool     // pack directories taken (resolved)
+	packGit  map[string][]string // the git dirs reaching each one taken
 	links    map[string]Protect
 	absent   map[string]Protect
 	watch    map[string]Protect
@@ -96,7 +102,7 @@ type scanner struct {
 // Scan inventories the git directories in the writable trees and decides
 // their protection (see the package doc).
 func Scan(in Input) Plan {
-	s := &scanner{in: in, ro: map[string]Protect{}, hide: map[string]Protect{}, absent: map[string]Protect{}, watch: map[string]Protect{}, done: map[string]bool{}, packDirs: map[string]bool{}}
+	s := &scanner{in: in, ro: map[string]Protect{}, hide: map[string]Protect{}, absent: map[string]Protect{}, watch: map[string]Protect{}, done: map[string]bool{}, packDirs: map[string]bool{}, packGit: map[string][]string{}}
 	s.roots = append(s.roots, in.Writable...)
 	s.worktreeRoot()
 	if in.AllowGitConfig {
@@ -557,7 +563,11 @@ const MaxHistoryPacks = 256
 // nowhere (review15c).
 func (s *scanner) history(d string) {
 	dir, fi, err := resolveBelow(d, "objects", "pack")
-	if err != nil || s.packDirs[dir] || !s.writable(dir) || !fi.IsDir() {
+	if err != nil || !s.writable(dir) || !fi.IsDir() {
+		return
+	}
+	s.packGit[dir] = append(s.packGit[dir], d)
+	if s.packDirs[dir] {
 		return
 	}
 	// One pack directory reached from two git dirs (a link, a
@@ -594,7 +604,9 @@ func (s *scanner) history(d string) {
 // that git fetch and git gc inside still work), the workspace's own
 // repository first, then those with the fewest packs; a directory of more
 // than WholePackDir packs stays whole. The order is the workspace's own
-// repository, then the shallowest directories, then by name; the
+// repository, then those whose history a store has kept longest
+// (Input.KeptSince, oldest first), then the shallowest directories, then
+// by name; the
 // directories past the budget are left, said in one line (Notes).
 // Never by pack: review15c ranked packs by ctime (the agent names files as
 // it likes, "pack-!000.pack" sorts before every hex name), and review15f
@@ -617,7 +629,9 @@ func (s *scanner) keepPacks() []Protect {
 		pairs       []Protect // each pack's .idx, then its .pack
 		own         bool
 		depth       int
-		kept, split bool // one mount at least; pack by pack
+		since       int64 // the oldest store's (KeptSince) of its git dirs
+		kept0       bool  // one of them has a store
+		kept, split bool  // one mount at least; pack by pack
 	}
 	own := ""
 	if s.in.Workspace != "" {
@@ -630,6 +644,14 @@ func (s *scanner) keepPacks() []Protect {
 		pd := byDir[d]
 		if pd == nil {
 			pd = &packDir{dir: d, own: d == own, depth: strings.Count(d, "/")}
+			for _, g := range s.packGit[d] {
+				if s.in.KeptSince == nil {
+					break
+				}
+				if t, ok := s.in.KeptSince(g); ok && (!pd.kept0 || t < pd.since) {
+					pd.since, pd.kept0 = t, true
+				}
+			}
 			byDir[d] = pd
 			dirs = append(dirs, pd)
 		}
@@ -639,6 +661,21 @@ func (s *scanner) keepPacks() []Protect {
 		a, b := dirs[i], dirs[j]
 		if a.own != b.own {
 			return a.own
+		}
+		// Why: the store's prune frees a copy when a pack holds it,
+		// counting on that pack being read-only in every later run; a
+		// repository cut from the budget is marked (its copies go by age
+		// only) but a copy freed before stays freed, so a repository the
+		// store counted on must never fall behind ones planted after. By
+		// the store's age: the agent's repositories have no store when the
+		// start that first sees them plans, then a younger one; a
+		// repository first cut at its first start is marked before any
+		// copy is freed (review16b, TestGitHistoryPruneFreedThenCut).
+		if a.kept0 != b.kept0 {
+			return a.kept0
+		}
+		if a.kept0 && a.since != b.since {
+			return a.since < b.since
 		}
 		if a.depth != b.depth {
 			return a.depth < b.depth
@@ -689,7 +726,7 @@ func (s *scanner) keepPacks() []Protect {
 	}
 	s.plan.PacksLeft = left
 	if len(left) > 0 {
-		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: past %d pack directories, the packs of %d are not read-only (the workspace's repository's and then the shallowest are); their history can be deleted in this run: %s", 2*MaxHistoryPacks, len(left), someOf(left)))
+		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: past %d pack directories, the packs of %d are not read-only (the workspace's repository's, then those kept longest outside the sandbox, then the shallowest are); their history can be deleted in this run: %s", 2*MaxHistoryPacks, len(left), someOf(left)))
 	}
 	return out
 }

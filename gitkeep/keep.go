@@ -123,6 +123,9 @@ func Keep(store, gitDir string, budget *Budget) (Result, error) {
 	if err := os.MkdirAll(filepath.Join(store, "refs"), 0o700); err != nil {
 		return res, fmt.Errorf("gitkeep: %w", err)
 	}
+	if err := markSince(store); err != nil {
+		return res, err
+	}
 	wide := objectFormat(gitDir) == "sha256"
 	cfg := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
 	if wide {
@@ -142,6 +145,42 @@ func Keep(store, gitDir string, budget *Budget) (Result, error) {
 	}
 	err := keepRefs(store, gitDir, &res)
 	return res, err
+}
+
+// sinceFile, in a store, holds when the store was first kept (unix ns):
+// its age, by which a start's budget of pack mounts takes repositories
+// (KeptSince).
+const sinceFile = "kept-since"
+
+// markSince records when store was first kept, once: the directory's
+// birth time where the file system keeps one (a store kept before the
+// record was written has its true age), else now.
+func markSince(store string) error {
+	p := filepath.Join(store, sinceFile)
+	if _, err := os.Lstat(p); err == nil {
+		return nil
+	}
+	t, ok := birth(store)
+	if !ok {
+		t = time.Now().UnixNano()
+	}
+	return writeIfChanged(p, []byte(strconv.FormatInt(t, 10)+"\n"))
+}
+
+// KeptSince says since when store has been kept (unix ns; false: not
+// kept, or not known): its record (markSince), else its directory's birth
+// time. The store is jail's (the state directory): no sandbox sets either.
+// A start that leaves pack directories writable past its budget of mounts
+// leaves the youngest stores' (gitguard.Input.KeptSince): a copy the
+// store freed because a pack held it was freed while that pack was
+// read-only, and repositories planted after it stay younger.
+func KeptSince(store string) (int64, bool) {
+	if b, err := readFile(filepath.Join(store, sinceFile), 64); err == nil {
+		if t, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			return t, true
+		}
+	}
+	return birth(store)
 }
 
 func objectFormat(gitDir string) string {

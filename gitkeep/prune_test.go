@@ -657,3 +657,29 @@ func TestPruneHardLinkedPack(t *testing.T) {
 		t.Fatalf("prune of a pack of one name: %+v, want %d packed", p, n)
 	}
 }
+
+// TestKeptSince: a store's age is recorded at its first Keep and not
+// moved by later ones; a directory never kept has none.
+func TestKeptSince(t *testing.T) {
+	ws, _ := gitRepo(t)
+	st := filepath.Join(t.TempDir(), "store")
+	if _, ok := KeptSince(st); ok {
+		t.Fatal("an age for a store never kept")
+	}
+	b := NewBudget()
+	if _, err := Keep(st, filepath.Join(ws, ".git"), &b); err != nil {
+		t.Fatal(err)
+	}
+	t1, ok := KeptSince(st)
+	if !ok || t1 > time.Now().UnixNano() {
+		t.Fatalf("after Keep: %d %v", t1, ok)
+	}
+	time.Sleep(10 * time.Millisecond)
+	b = NewBudget()
+	if _, err := Keep(st, filepath.Join(ws, ".git"), &b); err != nil {
+		t.Fatal(err)
+	}
+	if t2, _ := KeptSince(st); t2 != t1 {
+		t.Fatalf("a second Keep moved the age: %d, was %d", t2, t1)
+	}
+}

@@ -3,6 +3,8 @@ package gitkeep
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // linkInfo is a file's link count and ctime (ns): the ctime of a store's
@@ -16,4 +18,14 @@ func linkInfo(fi os.FileInfo) (nlink uint64, ctime int64, ok bool) {
 		return 0, 0, false
 	}
 	return uint64(st.Nlink), st.Ctim.Sec*1e9 + st.Ctim.Nsec, true
+}
+
+// birth is when dir was made (statx's btime, ns), where the file system
+// keeps one: set by the kernel, no one sets it back.
+func birth(dir string) (int64, bool) {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, dir, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &st); err != nil || st.Mask&unix.STATX_BTIME == 0 {
+		return 0, false
+	}
+	return st.Btime.Sec*1e9 + int64(st.Btime.Nsec), true
 }

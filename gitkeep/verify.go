@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -50,6 +51,33 @@ type Changed struct {
 	// that changed: git reads objects through it before the packs' own
 	// idx files.
 	Index string
+	// Side are the new or changed files git reads beside a pack or the
+	// multi-pack-index, which a host git believes as they are (Sides).
+	Side []string
+}
+
+// Sides are the files git reads beside a pack (pack-X.bitmap, .rev,
+// .mtimes) and beside the multi-pack-index (multi-pack-index-X.bitmap,
+// .rev), each a cache git makes again and works without. Git checks none
+// of them against the pack (git 2.39.5, tried): a bitmap whose commits
+// reach fewer objects than they do makes every push and every fetch served
+// from the repository send too little (the other side refuses it:
+// "failed to push some refs"), and `git repack -adb` copies the lie into
+// the bitmap it writes, so it outlives the host's gcs; a reverse index
+// (.rev) whose order is not the pack's makes the host's `git gc` and
+// `git repack -ad` fail ("packed object ... is corrupt") until it goes.
+// A .mtimes (a cruft pack's object ages) decides what gc --cruft prunes.
+var Sides = []string{".bitmap", ".rev", ".mtimes"}
+
+// side reports whether name is a file git reads beside a pack or the
+// multi-pack-index (Sides).
+func side(name string) bool {
+	for _, ext := range Sides {
+		if b, ok := strings.CutSuffix(name, ext); ok {
+			return strings.HasPrefix(b, "pack-") || (ext != ".mtimes" && strings.HasPrefix(b, "multi-pack-index-"))
+		}
+	}
+	return false
 }
 
 // ChangedPacks reads gitDir's objects/pack for files changed since: a
@@ -91,6 +119,12 @@ func ChangedPacks(gitDir string, since time.Time) (Changed, error) {
 		if n == "multi-pack-index" {
 			if _, ch := changed(n); ch {
 				c.Index = filepath.Join(dir, n)
+			}
+			continue
+		}
+		if side(n) {
+			if _, ch := changed(n); ch {
+				c.Side = append(c.Side, filepath.Join(dir, n))
 			}
 			continue
 		}
@@ -283,4 +317,43 @@ func (c *objCache) put(off uint64, typ string, data []byte) {
 	}
 	c.m[off] = cached{typ, data}
 	c.size += len(data)
+}
+
+// RevTrue reports whether the reverse index rev (a pack's .rev) is the
+// one git makes from the pack's idx beside it (base.idx): version 1, the
+// idx positions in pack order, the pack's checksum, its own checksum.
+// Git reads a .rev's order as it is (git 2.39.5: only its header and size
+// are checked); the order is the idx's offsets sorted, so a true one is
+// made again here and compared whole (a few bytes an object).
+func RevTrue(rev, base string, width int) bool {
+	b, err := readFile(rev, maxIdx)
+	if err != nil {
+		return false
+	}
+	ib, err := readFile(base+".idx", maxIdx)
+	if err != nil {
+		return false
+	}
+	x, err := parseIdx(ib, width)
+	if err != nil {
+		return false
+	}
+	order := make([]uint32, len(x.offs))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	sort.Slice(order, func(i, j int) bool { return x.offs[order[i]] < x.offs[order[j]] })
+	id := uint32(1)
+	var h hash.Hash = sha1.New()
+	if width == 32 {
+		id, h = 2, sha256.New()
+	}
+	want := []byte("RIDX\x00\x00\x00\x01")
+	want = binary.BigEndian.AppendUint32(want, id)
+	for _, o := range order {
+		want = binary.BigEndian.AppendUint32(want, o)
+	}
+	want = append(want, ib[len(ib)-2*width:len(ib)-width]...) // the pack's checksum
+	h.Write(want)
+	return bytes.Equal(b, h.Sum(want))
 }

@@ -236,3 +236,15 @@ func pruneGitKept(kept []keptRepo) []string {
 	}
 	return notes
 }
+
+// keptSince is gitguard.Input.KeptSince for the stores of stateDir (nil
+// without one: no store, nothing kept).
+func keptSince(stateDir string) func(gitDir string) (int64, bool) {
+	if stateDir == "" {
+		return nil
+	}
+	base := filepath.Join(stateDir, statedir.GitKept)
+	return func(gitDir string) (int64, bool) {
+		return gitkeep.KeptSince(gitkeep.Store(base, gitDir))
+	}
+}

@@ -30,8 +30,10 @@ const packTick = time.Second
 // under the true id and delete what the true object led to (packlie).
 // Git's own packs always read true: nothing it writes is taken. A changed
 // multi-pack-index leaves too: git reads objects through it first and it
-// is not read here (git works without it). What the budget leaves unread
-// is said with the fsck that checks it.
+// is not read here (git works without it). So does a changed file git
+// reads beside a pack or that index (a bitmap, a reverse index that is not
+// the one its idx makes, a cruft pack's .mtimes: gitkeep.Sides). What the
+// budget leaves unread is said with the fsck that checks it.
 func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []string) {
 	deadline := now.Add(packBudget)
 	for _, k := range kept {
@@ -44,6 +46,19 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		if c.Index != "" {
 			items = append(items, sentinel.Item{Path: c.Index, Rule: "git: pack",
 				Reason: "a multi-pack-index changed in this run, or naming a pack rewritten in it: git reads objects through it before the packs' own idx, and jail does not check one (git works without it; git multi-pack-index write makes it again)"})
+		}
+		// Why: git believes these as they are and checks none against
+		// the pack (gitkeep.Sides): a lying bitmap outlives the host's
+		// repacks and breaks its pushes, a lying .rev its gcs. Each is a
+		// cache git works without and makes again; a .rev is kept when it
+		// is the one git makes from its idx (git 2.41 and later write one
+		// beside every pack).
+		for _, p := range c.Side {
+			if strings.HasSuffix(p, ".rev") && strings.HasPrefix(filepath.Base(p), "pack-") && gitkeep.RevTrue(p, strings.TrimSuffix(p, ".rev"), gitkeep.Width(k.store)) {
+				continue
+			}
+			items = append(items, sentinel.Item{Path: p, Rule: "git: pack",
+				Reason: "a file git reads beside a pack (a bitmap, a reverse index, a cruft pack's ages) changed in this run: git believes it unchecked (a lying bitmap breaks the host's pushes and outlives its repacks, a lying reverse index its gcs), and jail does not check one; git works without it and makes it again"})
 		}
 		var unread []string
 		for i, base := range c.Packs {

@@ -492,6 +492,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		UserConfigs: gitguard.UserConfigFiles(env),
 		// Both flags lift the built-in git protections.
 		AllowGitConfig: p.AllowGitConfig || p.NoDefaultDeny,
+		KeptSince:      keptSince(plan.StateDir),
 	})
 	for _, w := range gp.Writable {
 		mounts = append(mounts, ns.Mount{Kind: ns.KindBind, Path: w, Dir: true, FD: -1, Why: "git worktree's shared git dir"})

@@ -86,7 +86,11 @@ cd "$2" && rm -rf "$S"
 // "the start's refs and commits are kept, to fetch back". Seen failing on
 // main's binary (f83664d): the -w repository's commit was lost. Now a
 // repository whose packs a run leaves writable is marked in its store (as
-// a degraded run's is): its copies go by age only.
+// a degraded run's is): its copies go by age only. Since gitbitmap the
+// budget takes pack directories by their store's age first: from run 2 on
+// the -w repository's store (made at run 1) is older than every planted
+// one's, so its packs are read-only again (the 9 cut are planted ones);
+// TestGitHistoryPruneFreedThenCut is the attack on a copy freed before.
 func TestGitHistoryPruneCutPacks(t *testing.T) {
 	h := newGitHost(t)
 	ws := workspace(t)
@@ -143,5 +147,67 @@ cd "$2" && rm -rf "$S"
 	}
 	if out, err := h.git(zz, "cat-file", "-e", commit); err != nil {
 		t.Errorf("the -w repository's commit %s lost: %v\n%s\nrun 4:\n%s", commit, err, out, notRm(r.stderr))
+	}
+}
+
+// TestGitHistoryPruneFreedThenCut: review16b's mark (a store whose
+// repository's packs a start leaves writable goes by age only) comes a run
+// too late for a copy freed before. Run 1 keeps a -w repository's loose
+// commit in its store; the user's git gc on the host packs it; run 2 (the
+// pack read-only) frees the store's copy at its end (the pack holds it),
+// while its agent plants 520 repositories of one pack each, shallower than
+// the -w root's; run 3 (the -w repository's packs cut from the budget of
+// pack mounts, marked only now) deletes the repository: the commit was in
+// neither. Seen failing on main's binary (e413f85), as root and as
+// jailtest: the -w repository's commit lost. Now the budget takes pack
+// directories by their store's age (the one kept longest first): the
+// agent's repositories have no store when the start plans, or a younger
+// one than any repository the store counted on a pack for.
+func TestGitHistoryPruneFreedThenCut(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	zz := filepath.Join(t.TempDir(), "a", "b", "c", "d", "e", "zz")
+	if err := os.MkdirAll(zz, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.repo(t, zz)
+	commit := strings.TrimSpace(h.mustGit(t, zz, "rev-parse", "HEAD"))
+	flags := []string{"-w", zz}
+	if r := h.run(t, ws, `exit 0`, flags, ws); r.code != 0 {
+		t.Fatalf("run 1: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	h.mustGit(t, zz, "gc", "-q")
+	if out, _ := h.git(zz, "count-objects"); !strings.HasPrefix(out, "0 objects") {
+		t.Fatalf("the host's gc left loose objects (the test's premise): %s", out)
+	}
+	plant := `S="$2/.scratch" && git init -q "$S" && cd "$S" || exit 1
+echo x > x && git add x && git -c user.name=a -c user.email=a@b commit -q -m x && git repack -q -a -d || exit 1
+P=$(ls .git/objects/pack/pack-*.pack) && P=${P%.pack}
+r=0
+while [ $r -lt 520 ]; do
+  d="$2/p$(printf %03d $r)/.git/objects/pack" && mkdir -p "$d" "$2/p$(printf %03d $r)/.git/refs" && echo 'ref: refs/heads/main' > "$d/../../HEAD" || exit 1
+  cp $P.pack "$d/pack-1.pack" && cp $P.idx "$d/pack-1.idx" || exit 1
+  r=$((r+1))
+done
+cd "$2" && rm -rf "$S"
+`
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
+	if r := h.run(t, ws, plant, flags, ws); r.code != 0 {
+		t.Fatalf("run 2: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
+	r := h.run(t, ws, `rm -rf "$2/.git"; exit 0`, flags, zz)
+	if r.code != 0 {
+		t.Fatalf("run 3: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(zz, ".git", "HEAD")); err != nil {
+		h.mustGit(t, zz, "init", "-q")
+	}
+	for _, m := range regexp.MustCompile(`fetch (\S+) '([^']+)'`).FindAllStringSubmatch(r.stderr, -1) {
+		h.git(zz, "fetch", "-q", m[1], m[2])
+	}
+	if out, err := h.git(zz, "cat-file", "-e", commit); err != nil {
+		t.Errorf("the -w repository's commit %s lost: %v\n%s\nrun 3:\n%s", commit, err, out, notRm(r.stderr))
 	}
 }

@@ -189,7 +189,9 @@ git log --format=%s
 
 // TestGitPacksMadeInsideKept: what git itself writes in the pack directory
 // during a run (a fetch, a repack, a gc) is never taken for a lie: nothing
-// quarantined, nothing said about packs, and the history is whole.
+// quarantined, nothing said about packs, and the history is whole. The
+// repack and the gc write reverse indexes (.rev, git 2.41's default): true
+// ones, kept (gitkeep.RevTrue).
 func TestGitPacksMadeInsideKept(t *testing.T) {
 	h := newGitHost(t)
 	ws := workspace(t)
@@ -200,14 +202,17 @@ func TestGitPacksMadeInsideKept(t *testing.T) {
 	script := `cd "$2" || exit 1
 git fetch -q ./up main:refs/remotes/up/main || exit 1
 echo d > d && git add d && git -c user.name=a -c user.email=a@b commit -q -m d || exit 1
-git repack -q -a -d || exit 1
+git -c pack.writeReverseIndex=true repack -q -a -d || exit 1
 echo e > e && git add e && git -c user.name=a -c user.email=a@b commit -q -m e || exit 1
-git gc -q || exit 1
+git -c pack.writeReverseIndex=true gc -q || exit 1
 ls .git/objects/pack
 `
 	r := h.run(t, ws, script, nil, ws)
 	if r.code != 0 {
 		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, ".rev") {
+		t.Fatalf("no reverse index written inside:\n%s", r.stdout)
 	}
 	// The gc's commit-graph leaves the tree (review15f): not a pack.
 	for _, q := range h.quarantined(t) {

@@ -35,7 +35,8 @@
 // loses the trust, and so does its removal (its restrictions must not
 // vanish with it); jail then refuses to start and says how to go on.
 // Without a config directory nothing is trusted. jail trust changes the
-// store under a lock (two at once keep both records); a project file is
+// store under a lock (two at once keep both records; a 0600 lock file
+// beside the store, which no other user can open and hold); a project file is
 // read only as a plain file of at most 1 MiB (readProjectFile, package
 // plainfile, as are settings and --config files: a FIFO or a
 // device link the agent made is refused, not waited on), from a path that

@@ -585,9 +585,14 @@ func (t *TrustStore) Record(p *Pending, now time.Time) error {
 // read the store and rename a new one in; unlocked, the later rename
 // drops the other's change, and a lost revoke leaves trusted a file the
 // user revoked (TestTrustConcurrent). Readers (Check) need no lock: the
-// store is replaced whole by a rename. The lock is flock(2) on the
-// directory itself, so nothing is left beside the store; it goes with the
-// descriptor, also when jail is killed.
+// store is replaced whole by a rename. The lock is flock(2) on a lock
+// file beside the store (trustLockName), mode 0600: it goes with the
+// descriptor, also when jail is killed. Why not the directory itself
+// (which left nothing beside the store): flock needs only a descriptor,
+// and any local user who can read the directory (a ~/.config/jail made
+// 0755 by hand) opened it, held the lock, and every jail trust, --revoke
+// and --prune hung for as long as they liked; a 0600 file of the user's
+// only the user opens.
 func (t *TrustStore) update(change func(*trustFile) bool) error {
 	if !filepath.IsAbs(t.Path) {
 		_, err := t.load() // its error: no config directory
@@ -597,13 +602,20 @@ func (t *TrustStore) update(change func(*trustFile) bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("trust store: %w", err)
 	}
-	d, err := os.Open(dir)
+	lockPath := filepath.Join(dir, trustLockName)
+	// O_NOFOLLOW: a link there is not followed to a file of another's.
+	l, err := os.OpenFile(lockPath, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return fmt.Errorf("trust store: lock %s: %w", dir, err)
+		return fmt.Errorf("trust store: lock %s: %w", lockPath, err)
 	}
-	defer d.Close()
+	defer l.Close()
+	// Only a regular file of the user's, which no one else can open: one
+	// another user made (a directory others may write) they could hold.
+	if fi, err := l.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 || !ownedBySelf(fi) {
+		return fmt.Errorf("trust store: lock %s: not a private regular file of yours (remove it; jail makes it again, mode 0600)", lockPath)
+	}
 	for {
-		err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX)
+		err = syscall.Flock(int(l.Fd()), syscall.LOCK_EX)
 		if err != syscall.EINTR {
 			break
 		}
@@ -612,7 +624,7 @@ func (t *TrustStore) update(change func(*trustFile) bool) error {
 	// goes on unlocked, as jail trust always did there: the race lost a
 	// record, which the next run says; refusing would lose every one.
 	if err != nil && err != syscall.ENOLCK && err != syscall.EOPNOTSUPP {
-		return fmt.Errorf("trust store: lock %s: %w", dir, err)
+		return fmt.Errorf("trust store: lock %s: %w", lockPath, err)
 	}
 	tf, err := t.load()
 	if err != nil {
@@ -622,6 +634,15 @@ func (t *TrustStore) update(change func(*trustFile) bool) error {
 		return nil
 	}
 	return t.save(tf)
+}
+
+// trustLockName is the trust store's lock file, beside it (update).
+const trustLockName = ".trust.lock"
+
+// ownedBySelf reports whether fi is owned by this process's user.
+func ownedBySelf(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
 }
 
 // Describe lists what a parsed file sets, one value a line, in file order:

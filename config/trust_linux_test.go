@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -147,4 +148,55 @@ func inOwnMountNS(t *testing.T) bool {
 		t.Fatal(err)
 	}
 	return true
+}
+
+// Whoever can open the config directory (a ~/.config/jail made 0755 by
+// hand: any local user) could hold an exclusive flock on it, and jail
+// trust, --revoke and --prune, which locked the directory itself, waited
+// for as long as they held it. The lock is a 0600 file of the user's now:
+// a lock held on the directory keeps nothing waiting. (The lock on the
+// directory is taken here by a second open of it, as another user's
+// process takes it: flock conflicts between open files, not processes.)
+// Seen failing on main (e413f85): "jail trust still waits".
+func TestTrustLockNotOthers(t *testing.T) {
+	w := newWorld(t)
+	f := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"1G\"\n")
+	d, err := os.Open(w.cfgDir) // 0755: any local user may
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := (&TrustStore{Path: w.trust.Path}).Trust(f, time.Now())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		syscall.Flock(int(d.Fd()), syscall.LOCK_UN) // let it finish
+		<-done
+		t.Fatal("jail trust still waits for a lock another user's process holds on the config directory")
+	}
+	fi, err := os.Lstat(filepath.Join(w.cfgDir, trustLockName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+		t.Errorf("lock file %v: want a regular file of mode 0600 (no one else may open it)", fi.Mode())
+	}
+	// A lock file others could open (another user made it, or its mode
+	// was widened) is refused, not waited on.
+	if err := os.Chmod(filepath.Join(w.cfgDir, trustLockName), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&TrustStore{Path: w.trust.Path}).Revoke(f); err == nil || !strings.Contains(err.Error(), "not a private regular file") {
+		t.Errorf("revoke with a lock file others may open: %v", err)
+	}
 }

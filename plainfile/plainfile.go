@@ -21,10 +21,12 @@ import (
 
 // Read reads the regular file at path, whose last component must not be a
 // symlink, refusing anything else with notPlain and more than max bytes.
-// The open neither blocks (O_NONBLOCK: a FIFO) nor follows a final symlink
-// (O_NOFOLLOW: no device is opened, whose open may itself act); the
-// descriptor must be a regular file of at most max bytes, and no more is
-// read. A dangling symlink is no file: fs.ErrNotExist.
+// Nothing but a regular file is opened (openRegular: on Linux the kind is
+// read from an O_PATH descriptor first, so no FIFO or device is opened,
+// whose open may itself act, even through a directory on the way swapped
+// for a link); elsewhere the open neither blocks (O_NONBLOCK) nor follows a
+// final symlink. The descriptor must be a regular file of at most max
+// bytes, and no more is read. A dangling symlink is no file: fs.ErrNotExist.
 func Read(path string, max int64, notPlain error) ([]byte, error) {
 	return read(path, path, max, notPlain)
 }
@@ -32,10 +34,10 @@ func Read(path string, max int64, notPlain error) ([]byte, error) {
 // read reads the regular file at open (its last component no symlink),
 // naming it path in errors.
 func read(path, open string, max int64, notPlain error) ([]byte, error) {
-	// O_NOCTTY: should an intermediate directory be swapped for a link to
-	// /dev between a caller's check and this open, a terminal opened here
-	// does not become jail's controlling terminal.
-	f, err := os.OpenFile(open, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_NOCTTY, 0)
+	f, err := openRegular(open)
+	if errors.Is(err, errNotRegular) {
+		return nil, &os.PathError{Op: "open", Path: path, Err: notPlain}
+	}
 	if errors.Is(err, syscall.ELOOP) {
 		if _, serr := os.Stat(open); serr != nil {
 			return nil, serr // dangling: no such file
@@ -57,6 +59,17 @@ func read(path, open string, max int64, notPlain error) ([]byte, error) {
 		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%d bytes, more than such a file holds (at most %d)", fi.Size(), max)}
 	}
 	return readBounded(path, f, max)
+}
+
+// errNotRegular: openRegular found another kind of file than a regular one.
+var errNotRegular = errors.New("not a regular file")
+
+// openPlain opens path for reading without blocking (a FIFO) and without
+// following a final symlink. O_NOCTTY: should a directory on the way be a
+// link to /dev, a terminal opened here does not become jail's controlling
+// terminal. The caller checks the descriptor is a regular file.
+func openPlain(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_NOCTTY, 0)
 }
 
 // readBounded reads at most max bytes from r and refuses more.

@@ -75,12 +75,12 @@ type profCase struct {
 
 var profCases = []profCase{
 	{name: "claude", dirs: []string{"~/.claude"}, files: map[string]string{"~/.claude.json": "{}\n"},
-		caches:   map[string]string{"~/.claude/shell-snapshots": "claude"},
+		caches:   map[string]string{"~/.claude/shell-snapshots": "claude", "~/.claude/session-env": "claude"},
 		readonly: []string{"~/.claude/local/claude"},
 		domains:  []string{"api.anthropic.com", "platform.claude.com"},
 		env:      []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
 		setenv:   map[string]string{"IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1"}},
-	{name: "codex", dirs: []string{"~/.codex"}, caches: map[string]string{"~/.codex/packages": "codex", "~/.codex/app-server-daemon": "codex", "~/.codex/app-server-control": "codex", "~/.codex/tmp": "codex"},
+	{name: "codex", dirs: []string{"~/.codex"}, caches: map[string]string{"~/.codex/packages": "codex", "~/.codex/app-server-daemon": "codex", "~/.codex/app-server-control": "codex", "~/.codex/tmp": "codex", "~/.codex/shell_snapshots": "codex"},
 		domains: []string{"api.openai.com", "auth.openai.com", "chatgpt.com"},
 		env:     []string{"OPENAI_API_KEY", "CODEX_API_KEY"}},
 	{name: "gemini", dirs: []string{"~/.gemini"}, caches: map[string]string{"~/.gemini/history": "gemini"},
@@ -125,7 +125,7 @@ var profCases = []profCase{
 		hostfiles: map[string]string{"~/.cargo/config.toml": "[source.crates-io]\nreplace-with = \"mirror\"\n[source.mirror]\nregistry = \"sparse+https://crates-mirror.test/index/\"\n[registries.alt]\nindex = \"https://crates-alt.test/git/index\"\n"}},
 	// An agent with a toolchain: the two grants add up.
 	{name: "claude", extends: []string{"go"}, dirs: []string{"~/.claude"}, files: map[string]string{"~/.claude.json": "{}\n"},
-		caches:  map[string]string{"~/.claude/shell-snapshots": "claude", "~/go/pkg/mod": "go", "~/.cache/go-build": "go"},
+		caches:  map[string]string{"~/.claude/shell-snapshots": "claude", "~/.claude/session-env": "claude", "~/go/pkg/mod": "go", "~/.cache/go-build": "go"},
 		domains: []string{"api.anthropic.com", "platform.claude.com", "goproxy.test", "sumdb.test"},
 		env:     []string{"ANTHROPIC_API_KEY", "GOFLAGS"},
 		hostenv: []string{"GOPROXY=https://goproxy.test", "GOSUMDB=sumdb.test"}},

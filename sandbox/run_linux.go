@@ -1367,6 +1367,9 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 func (r *runner) finish() int {
 	ws, werr := r.sb.Wait()
 	r.tracef("init exited")
+	if r.degraded {
+		r.killLeft()
+	}
 	r.dropMounts() // init is reaped: the namespace's teardown, beside the rest
 	defer r.tracef("done")
 	r.endCheck() // unless init's exit message came first

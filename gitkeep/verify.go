@@ -30,10 +30,11 @@ import (
 // the run is read as the prune reads one (inflate, deltas applied, hash):
 // every entry must hash to the id its idx files it under.
 
-// Width returns the object id size of the repository a store keeps (32
-// for sha256, else 20).
+// Width returns the object id size of the repository a store keeps, or
+// of a git dir (32 for sha256, else 20). Its config is read bounded and
+// only as a plain file: a git dir's is in a tree the agent wrote.
 func Width(store string) int {
-	if b, _ := os.ReadFile(filepath.Join(store, "config")); bytes.Contains(b, []byte("objectformat = sha256")) {
+	if b, _ := readFile(filepath.Join(store, "config"), maxConfig); bytes.Contains(b, []byte("objectformat = sha256")) {
 		return 32
 	}
 	return 20
@@ -163,6 +164,10 @@ func ChangedPacks(gitDir string, since time.Time) (Changed, error) {
 	}
 	return c, nil
 }
+
+// maxConfig bounds the config Width reads (git's own are a few hundred
+// bytes).
+const maxConfig = 1 << 20
 
 // Verdict is what VerifyPack found.
 type Verdict struct {

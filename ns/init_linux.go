@@ -637,6 +637,12 @@ func startAgent(spec *Spec, path string, slave *os.File) (int, error) {
 	return forkExec(path, spec.Argv, attr)
 }
 
+// KillDescendants is killDescendants for the supervisor of a degraded
+// run, the child subreaper above init there: once init is gone (the agent
+// can SIGKILL it where there is no pid namespace), the sandbox's orphans
+// are the supervisor's.
+func KillDescendants() { killDescendants() }
+
 // killDescendants SIGKILLs every descendant of this process, reaping as it
 // goes, until none is left. As the child subreaper, init inherits every
 // orphan below it, so a descendant that forks while its parent dies is

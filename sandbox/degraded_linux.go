@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/landlock"
@@ -235,6 +237,16 @@ func cover(root string, hidden []string) ([]string, error) {
 // Landlock rules that stand in for the mount plan, and the notices. The
 // returned func removes the private TMPDIR.
 func (r *runner) setupDegraded(spec *ns.Spec) (func(), error) {
+	// Without a pid namespace init's death kills no one, and the agent can
+	// SIGKILL init: the thread init forks it from shares its Landlock
+	// domain, whose signal scope lets the signal through (review17a). Init
+	// is the subreaper of the agent's orphans; the supervisor, the only
+	// process above init, becomes theirs once init is gone, so that the
+	// run's end finds and kills them (finish: killLeft) before its checks,
+	// instead of leaving the agent writing after jail has exited.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("degraded mode: become the child subreaper: %w", err)
+	}
 	tmp, err := os.MkdirTemp("", leftoverName("tmp")+"-")
 	if err != nil {
 		return nil, fmt.Errorf("degraded mode: private TMPDIR: %w", err)
@@ -316,4 +328,31 @@ func (r *runner) diagnoseSetup(msg string) string {
 	}
 	f := hostcheck.Read("", os.Environ(), os.Getuid())
 	return "cannot build the sandbox in its namespaces: " + hostcheck.Diagnose(f, probeErr(err)).Line
+}
+
+// killLeft kills what is left of a degraded run's sandbox once init is
+// reaped, before the run's end checks (endCheck) and jail's exit. Without
+// a pid namespace, init's death (the agent's own SIGKILL to it, or the
+// kill switch's, which signals init alone where there is no cgroup) kills
+// none of its descendants: they were re-parented to the supervisor
+// (setupDegraded made it the child subreaper) and would go on writing in
+// the workspace after the checks, past jail's exit. The cgroup, where
+// there is one, is killed first; then every descendant of the supervisor,
+// whose only child was init, round after round until none is left.
+func (r *runner) killLeft() {
+	if r.group != nil && r.group.Mode() != "none" {
+		_ = r.group.Kill()
+	}
+	// Init is reaped: its orphans were re-parented before it became a
+	// zombie. The kernel's word that none is left (read twice, as
+	// sandboxQuiet does: a child moves between threads' lists as they
+	// exit) spares the scan of every process; without children files,
+	// the scan.
+	self := os.Getpid()
+	if tids, ok := threads(self); ok && childless(self, tids) && childless(self, tids) {
+		r.tracef("left none")
+		return
+	}
+	ns.KillDescendants()
+	r.tracef("left killed")
 }

@@ -27,9 +27,11 @@ import (
 // copies go by age only from then on (gitkeep.Unprotected); so does a run
 // that leaves a repository's packs writable past the budget of pack
 // mounts (packsLeft: gitguard.Plan.PacksLeft, resolved pack directories).
-func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packsLeft []string) (notes []string, kept []keptRepo) {
+// checked is every repository's git dir (kept or not: past the bound, a
+// store that failed), each with the start's time, for madePacks.
+func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packsLeft []string) (notes []string, kept, checked []keptRepo) {
 	if stateDir == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	base := filepath.Join(stateDir, statedir.GitKept)
 	budget := gitkeep.NewBudget()
@@ -41,6 +43,14 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 		left[p] = true
 	}
 	repos = keptOrder(roots, repos)
+	// The end's pack check reads every repository's new packs, not only
+	// the kept ones (review17a): repositories an earlier run left, sorting
+	// first, pushed a deeper repository of the user's (a nested checkout,
+	// a submodule's git dir) out of the kept set, and its lying pack was
+	// never read: the host's next git gc lost its root commit. A store is
+	// not needed to read a pack.
+	isKept := make(map[string]bool, min(len(repos), maxKeptRepos))
+	all := repos
 	if len(repos) > maxKeptRepos {
 		// The agent can leave thousands of repositories in a writable
 		// tree (git init in a loop): 2,000 made each later start 1.3 s
@@ -70,7 +80,10 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			err = gitkeep.Unprotected(st)
 		}
 		if err == nil {
-			kept = append(kept, keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock, started: started})
+			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock, started: started}
+			kept = append(kept, k)
+			checked = append(checked, k)
+			isKept[d] = true
 		} else if lock != nil {
 			lock.Close()
 		}
@@ -100,7 +113,16 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			notes = append(notes, fmt.Sprintf("git: %d files of %s named like loose objects are not the objects of their names (corrupt, or not git's): not kept outside the sandbox", res.Junk, filepath.Join(d, "objects")))
 		}
 	}
-	return notes, kept
+	for _, d := range all {
+		if isKept[d] {
+			continue
+		}
+		// Nothing read here, off the start's path: a linked worktree's
+		// git dir has no objects/pack (its repository's is in the list),
+		// which the end finds at no cost.
+		checked = append(checked, keptRepo{dir: d, started: started})
+	}
+	return notes, kept, checked
 }
 
 // packsCut says whether git dir d's pack directory is one the start left

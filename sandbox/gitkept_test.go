@@ -21,9 +21,17 @@ func TestKeepGitHistoryBounded(t *testing.T) {
 		repos = append(repos, filepath.Join(ws, fmt.Sprintf("-%03d", i), ".git"))
 	}
 	repos = append(repos, filepath.Join(ws, ".git"))
-	notes, kept := keepGitHistory(t.TempDir(), []string{ws, w}, repos, false, nil)
+	notes, kept, checked := keepGitHistory(t.TempDir(), []string{ws, w}, repos, false, nil)
 	if len(kept) != maxKeptRepos {
 		t.Fatalf("%d repositories kept, want %d", len(kept), maxKeptRepos)
+	}
+	// The end's pack check reads them all, kept or not (review17a).
+	seen := map[string]bool{}
+	for _, c := range checked {
+		seen[c.dir] = true
+	}
+	if len(checked) != len(repos) || len(seen) != len(repos) {
+		t.Errorf("%d repositories' packs checked at the end (%d distinct), want %d", len(checked), len(seen), len(repos))
 	}
 	has := map[string]bool{}
 	for _, k := range kept {

@@ -20,8 +20,9 @@ const packBudget = 2 * time.Second
 // few ms), behind the start's fine one.
 const packTick = time.Second
 
-// madePacks is the end's look at the pack directories of the kept
-// repositories (the agent has ended): each pack whose files changed during
+// madePacks is the end's look at the pack directories of the writable
+// trees' repositories (kept or not: keepGitHistory's checked; the agent
+// has ended): each pack whose files changed during
 // the run is read whole (gitkeep.VerifyPack), smallest first, until the
 // budget. A pack whose idx files an object under an id its bytes do not
 // hash to, or that git reads another way than it writes (an entry that
@@ -63,7 +64,14 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		var unread []string
 		for i, base := range c.Packs {
 			if i == 0 {
-				width = gitkeep.Width(k.store)
+				// The store's config when kept (jail's own); else the
+				// git dir's, which gitguard keeps read-only inside
+				// (read bounded, plain files only).
+				src := k.store
+				if src == "" {
+					src = k.dir
+				}
+				width = gitkeep.Width(src)
 			}
 			v := gitkeep.VerifyPack(base, width, deadline)
 			switch {

@@ -201,6 +201,7 @@ type runner struct {
 	degradedWhy string     // the host's refusal, one line
 	startNotes  []string   // for the start event: degraded mode, exec audit off
 	gitKept     []keptRepo // the repositories whose history the start kept (keepGitHistory)
+	gitPacks    []keptRepo // every repository whose new packs the end reads (madePacks)
 
 	spec     *ns.Spec
 	memWatch *memwatch.Watch // --memory without a cgroup
@@ -491,9 +492,9 @@ func (r *runner) run() int {
 		packsLeft := append([]string(nil), plan.Git.PacksLeft...)
 		roots := append([]string(nil), plan.Writable...)
 		go func() {
-			notes, kept := keepGitHistory(stateDir, roots, repos, degraded, packsLeft)
+			notes, kept, checked := keepGitHistory(stateDir, roots, repos, degraded, packsLeft)
 			keepDone <- func() {
-				r.gitKept = kept
+				r.gitKept, r.gitPacks = kept, checked
 				for _, n := range notes {
 					r.notef("%s", n)
 				}
@@ -1366,6 +1367,9 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 func (r *runner) finish() int {
 	ws, werr := r.sb.Wait()
 	r.tracef("init exited")
+	if r.degraded {
+		r.killLeft()
+	}
 	r.dropMounts() // init is reaped: the namespace's teardown, beside the rest
 	defer r.tracef("done")
 	r.endCheck() // unless init's exit message came first

@@ -345,8 +345,8 @@ func (r *runner) exitSentryChecks() (drop func()) {
 	}
 	// The packs the run made, read whole: one whose idx lies leaves the
 	// tree before a host gc believes it (madePacks).
-	if len(r.gitKept) > 0 {
-		its, notes := madePacks(r.gitKept, time.Now())
+	if len(r.gitPacks) > 0 {
+		its, notes := madePacks(r.gitPacks, time.Now())
 		se.s.Quarantine(its, "exit")
 		for _, n := range notes {
 			r.notef("%s", n)

@@ -122,6 +122,10 @@ func (x *execs) running() int {
 // (init read it just before), which must fail rather than run a command
 // nobody waits for, without the limits set before its first instruction.
 func (r *runner) takePending(hostPid int) (es *ns.ExecSpec, refuse bool) {
+	// Before r.ex.mu: r.mu is never taken under it.
+	r.mu.Lock()
+	agent := r.agentPid
+	r.mu.Unlock()
 	r.ex.mu.Lock()
 	defer r.ex.mu.Unlock()
 	if r.sb == nil {
@@ -129,10 +133,11 @@ func (r *runner) takePending(hostPid int) (es *ns.ExecSpec, refuse bool) {
 	}
 	child, known := initForkChild(r.sb.Pid, hostPid)
 	if !known {
-		// No kcmp (an outer jail's filter refuses it, or the kernel lacks
-		// it): "its parent is init", which an orphan of the agent's
-		// (reparented to init) also meets: mislabelled at worst.
-		child = r.ex.pending != nil && parentPid(hostPid) == r.sb.Pid
+		// No kcmp (an outer jail's filter refuses it, the kernel lacks
+		// it, or, degraded and unprivileged, init is not dumpable to
+		// jail: EPERM): what the kernel shows of the process stands in
+		// (forkedByInitThread).
+		child = r.ex.pending != nil && forkedByInitThread(r.sb.Pid, hostPid, agent)
 	}
 	if !child {
 		return nil, false
@@ -167,6 +172,52 @@ func initForkChild(initPid, hostPid int) (child, known bool) {
 	}
 	return ret == 0, true
 }
+
+// forkedByInitThread is initForkChild's stand-in where kcmp fails: hostPid
+// is init's child, has not exec'd since its fork (PF_FORKNOEXEC: the agent
+// and every earlier command have), and is listed as a child of one of
+// init's threads other than its leader. Why the thread (review17a): an
+// orphan of the agent's, reparented to init (the subreaper, or pid 1), is
+// put on the list of init's first live thread, its leader, while init
+// forks the agent and every command from its own locked thread; an orphan
+// that never exec'd has PF_FORKNOEXEC too, and took a command's match
+// (argv, limits) in a degraded run: 3 of 15. Where that locked thread is
+// the leader itself (the agent, agent, is on the leader's list) the two
+// cannot be told apart: the parent and flag tests stand, mislabelled at
+// worst.
+func forkedByInitThread(initPid, hostPid, agent int) bool {
+	st, err := procstat.Read("", hostPid)
+	if err != nil || st.PPid != initPid || st.Flags&pfForkNoExec == 0 {
+		return false
+	}
+	tids, ok := threads(initPid)
+	if !ok {
+		return false
+	}
+	var buf [4096]byte
+	onLeader, agentOnLeader := false, false
+	for _, tid := range tids {
+		n, err := readSmall(fmt.Sprintf("/proc/%d/task/%d/children", initPid, tid), buf[:])
+		if err != nil {
+			return false // no children files: no word from the kernel
+		}
+		for _, f := range strings.Fields(string(buf[:n])) {
+			pid, _ := strconv.Atoi(f)
+			switch {
+			case pid == hostPid && tid != initPid:
+				return true
+			case pid == hostPid:
+				onLeader = true
+			case pid == agent && agent > 0 && tid == initPid:
+				agentOnLeader = true
+			}
+		}
+	}
+	return onLeader && agentOnLeader
+}
+
+// pfForkNoExec is PF_FORKNOEXEC (linux/sched.h): forked, not exec'd since.
+const pfForkNoExec = 0x40
 
 // checkStdio refuses what must never become an exec'd command's stdio.
 func checkStdio(files []*os.File) error {

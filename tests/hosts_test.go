@@ -379,3 +379,49 @@ func TestHostsDegradedLimits(t *testing.T) {
 		t.Errorf("the degraded agent reached another process's limits or lost its own:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 }
+
+// degradedLeftScript runs two degraded inner jails (jail in jail: no pid
+// namespace, no cgroup) whose agents leave a process that writes a file
+// in the workspace 2 s later: the first SIGKILLs init through the thread
+// init forked it from (that thread shares the agent's Landlock domain,
+// whose signal scope lets the signal through), the second ignores SIGTERM
+// and is ended by --timeout's SIGKILL to init. Then it waits 3 s.
+const degradedLeftScript = `cd inner || exit 1
+"$1" --degraded -- /bin/sh -c '
+setsid sh -c "sleep 2; echo late > late-killed" </dev/null >/dev/null 2>&1 &
+for t in $(ls /proc/$PPID/task); do kill -9 $t 2>/dev/null && echo "init killed via $t"; done
+sleep 0.3'
+echo "inner-exit=$?"
+"$1" --degraded --timeout 1s --kill-grace 200ms -- /bin/sh -c '
+trap "" TERM
+setsid sh -c "sleep 2; echo late > late-timeout" </dev/null >/dev/null 2>&1 &
+sleep 30'
+echo "inner-exit=$?"
+sleep 3
+ls
+`
+
+// TestHostsDegradedNothingLeft: where a degraded run has no pid namespace,
+// init's death kills no one. The agent could SIGKILL init (tgkill's
+// cousin: kill(2) on the thread init forked it from) and the kill switch
+// signals init alone where there is no cgroup: either way the run ended,
+// its checks ran and jail exited while the agent's processes went on
+// writing in the workspace. Seen failing on main's binary (e413f85), root
+// and jailtest: late-killed and late-timeout written after both inner
+// jails had exited. Now the supervisor is the child subreaper above init
+// and kills what is left before the end's checks.
+func TestHostsDegradedNothingLeft(t *testing.T) {
+	jb := jail(t)
+	outer := workspace(t)
+	os.MkdirAll(filepath.Join(outer, "inner"), 0o755)
+	r := run(t, runOpts{dir: outer}, "-r", hostsJailDir(t), "--", "/bin/sh", "-c", degradedLeftScript, "sh", jb)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stdout, "init killed via") || !strings.Contains(r.stdout, "inner-exit=137") || !strings.Contains(r.stdout, "inner-exit=124") {
+		t.Fatalf("the attack did not take (init not killed, or the runs did not end as expected):\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	for _, f := range []string{"late-killed", "late-timeout"} {
+		if strings.Contains(r.stdout, f) || fileExists(filepath.Join(outer, "inner", f)) {
+			t.Errorf("%s written after its jail exited: the agent outlived the run\nstdout:\n%s\nstderr:\n%s", f, r.stdout, r.stderr)
+		}
+	}
+}

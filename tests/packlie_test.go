@@ -10,6 +10,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -323,5 +324,53 @@ git log --format=%s
 	m := filepath.Join(ws, ".git", "objects", "pack", "multi-pack-index")
 	if !hasPath(h.quarantined(t), m) || !strings.Contains(r.stderr, m) {
 		t.Errorf("%s is not in the quarantine manifest or not named\nstderr:\n%s", m, r.stderr)
+	}
+}
+
+// TestGitHistoryLyingPackPastKept: the end's pack check read only the
+// repositories whose store the start kept, the 64 shallowest. Repositories
+// an earlier run left (git init in a loop, here 64 of them one level down,
+// named to sort first) pushed a deeper repository of the user's (a nested
+// checkout, a submodule's git dir) out of that set: its lying pack was not
+// read and the host's git gc lost its root commit. Seen failing on main's
+// binary (e413f85), as root and as jailtest: the root commit gone after the
+// host gc, nothing quarantined.
+func TestGitHistoryLyingPackPastKept(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	for i := 0; i < 64; i++ {
+		h.mustGit(t, ws, "init", "-q", filepath.Join(ws, fmt.Sprintf("a%02d", i)))
+	}
+	vic := filepath.Join(ws, "z")
+	if err := os.Mkdir(vic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := threeCommits(t, h, vic)
+	name, pack, idx := lyingPack(t, h, vic)
+	plant := filepath.Join(ws, "plant")
+	os.Mkdir(plant, 0o755)
+	os.WriteFile(filepath.Join(plant, "q.pack"), pack, 0o644)
+	os.WriteFile(filepath.Join(plant, "q.idx"), idx, 0o644)
+	script := `cd "$2/z" || exit 1
+git reflog expire --expire=now --all || exit 1
+P=.git/objects/pack/pack-$3
+cp ../plant/q.pack $P.pack && cp ../plant/q.idx $P.idx || exit 1
+rm -rf ../plant
+git log --format=%s
+`
+	r := h.run(t, ws, script, nil, ws, name)
+	if r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := strings.Fields(r.stdout); len(got) != 2 || got[0] != "c" || got[1] != "b" {
+		t.Fatalf("inside, git log shows %q, want the forged history [c b] (the attack did not take)", got)
+	}
+	lie := filepath.Join(vic, ".git", "objects", "pack", "pack-"+name+".idx")
+	gc, gcErr := h.git(vic, "gc", "-q")
+	if out, err := h.git(vic, "cat-file", "-e", root); err != nil {
+		t.Errorf("after the host's git gc (%v: %s), the root commit %s is gone: %v %s\njail's stderr:\n%s", gcErr, gc, root, err, out, r.stderr)
+	}
+	if !hasPath(h.quarantined(t), lie) {
+		t.Errorf("the lying pack's %s is not in the quarantine manifest\nstderr:\n%s", lie, r.stderr)
 	}
 }

@@ -4,6 +4,7 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -133,7 +134,13 @@ func TestExecLateKillWhole(t *testing.T) {
 	}
 	out, _ := os.ReadFile(outf.Name())
 	if code != 125 {
-		t.Fatalf("jail exec with init stopped after the command's exec: exit %d, want 125\n%s", code, out)
+		// -1: still waiting when the test's context ended it (60 s, twice
+		// the deadlines). The trail says how far the supervisor got.
+		var trail []string
+		for _, e := range trailEvents(t, in.Audit) {
+			trail = append(trail, fmt.Sprint(e["ts"], " ", e["type"], " ", e["pid"], " ", e["argv"], e["text"], " ", e["decision"]))
+		}
+		t.Fatalf("jail exec with init stopped after the command's exec: exit %d, want 125\n%s\ntrail:\n%s", code, out, strings.Join(trail, "\n"))
 	}
 	time.Sleep(500 * time.Millisecond)
 	if left := pidsOf(escaped...); len(left) > 0 {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/procstat"
+	"github.com/jail-sandbox/jail/proctree"
 )
 
 // gcRelease ends init's HoldGC.
@@ -828,6 +829,18 @@ func (st *initState) signal(m Message) {
 			}
 		}
 		st.mu.Unlock()
+		if pgid > 0 && m.Group && sig == syscall.SIGKILL {
+			// The kill of a start given up at its deadline: the client was
+			// told the command did not start, so nothing of it may stay --
+			// not what it moved out of its process group with setsid,
+			// which kill(-pgid) misses (proctree: by parent, group and
+			// session, stopped first so none forks past the walk).
+			never := map[int]bool{os.Getpid(): true, os.Getppid(): true, st.agent: true}
+			st.onAgentThread(func() {
+				proctree.Kill("/proc", pgid, 0, never, func(pid int, sig syscall.Signal) error { return unix.Kill(pid, sig) })
+			})
+			return
+		}
 		if pgid > 0 && sig > 0 && sig < 65 {
 			st.onAgentThread(func() { _ = unix.Kill(-pgid, sig) })
 		}

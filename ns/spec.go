@@ -208,7 +208,9 @@ const (
 	// MsgSignal: supervisor -> init: send Signal to the agent, or with
 	// Group to its process group (SIGTSTP, SIGCONT, SIGWINCH of job control).
 	// With ID, to the process group of that exec'd command (any signal:
-	// the user's own command).
+	// the user's own command); with ID, Group and SIGKILL, to the command
+	// and every process found to come from it (proctree): the kill of a
+	// start given up at its deadline.
 	MsgSignal = "signal"
 	// MsgExec: supervisor -> init: start one more command (Exec) in the
 	// sandbox, as the agent was started (same thread, namespaces, walls and

@@ -23,6 +23,9 @@ type Stat struct {
 	Comm  string // the name between the parentheses, as the kernel wrote it
 	State byte   // field 3: R, S, D, T, Z, ...
 	PPid  int    // field 4: the parent's pid (0 for init and kernel threads' parent)
+	Pgrp  int    // field 5: the process group
+	// Session is field 6: the session id.
+	Session int
 	// Flags is field 9: the kernel's PF_* flags of the task.
 	Flags uint64
 	// StartTime is field 22: the start time in clock ticks after boot.
@@ -64,6 +67,14 @@ func Parse(b []byte) (Stat, error) {
 	if err != nil || ppid < 0 {
 		return Stat{}, fmt.Errorf("%w: ppid %q", ErrFormat, f[1])
 	}
+	pgrp, err := strconv.Atoi(string(f[2]))
+	if err != nil || pgrp < 0 {
+		return Stat{}, fmt.Errorf("%w: pgrp %q", ErrFormat, f[2])
+	}
+	sid, err := strconv.Atoi(string(f[3]))
+	if err != nil || sid < 0 {
+		return Stat{}, fmt.Errorf("%w: session %q", ErrFormat, f[3])
+	}
 	flags, err := strconv.ParseUint(string(f[6]), 10, 64)
 	if err != nil {
 		return Stat{}, fmt.Errorf("%w: flags %q", ErrFormat, f[6])
@@ -72,5 +83,5 @@ func Parse(b []byte) (Stat, error) {
 	if err != nil {
 		return Stat{}, fmt.Errorf("%w: starttime %q", ErrFormat, f[19])
 	}
-	return Stat{Pid: pid, Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid, Flags: flags, StartTime: st}, nil
+	return Stat{Pid: pid, Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid, Pgrp: pgrp, Session: sid, Flags: flags, StartTime: st}, nil
 }

@@ -23,16 +23,16 @@ func TestParse(t *testing.T) {
 		want  Stat
 		isErr bool
 	}{
-		{"plain", line(1234, "bash", tail), Stat{1234, "bash", 'S', 1, 4194560, 4242}, false},
-		{"space in comm", line(7, "tmux: server", tail), Stat{7, "tmux: server", 'S', 1, 4194560, 4242}, false},
+		{"plain", line(1234, "bash", tail), Stat{1234, "bash", 'S', 1, 1234, 1234, 4194560, 4242}, false},
+		{"space in comm", line(7, "tmux: server", tail), Stat{7, "tmux: server", 'S', 1, 1234, 1234, 4194560, 4242}, false},
 		// A name that imitates the fields after it: only the last ')' ends it.
-		{"fake fields", line(7, "x) R 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 9", tail), Stat{7, "x) R 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 9", 'S', 1, 4194560, 4242}, false},
-		{"parens", line(7, "(sd-pam)", tail), Stat{7, "(sd-pam)", 'S', 1, 4194560, 4242}, false},
-		{"only close paren", line(7, ")", tail), Stat{7, ")", 'S', 1, 4194560, 4242}, false},
-		{"newline in comm", line(7, "a\nb", tail), Stat{7, "a\nb", 'S', 1, 4194560, 4242}, false},
-		{"empty comm", line(7, "", tail), Stat{7, "", 'S', 1, 4194560, 4242}, false},
-		{"zombie", line(9, "z", "Z"+tail[1:]), Stat{9, "z", 'Z', 1, 4194560, 4242}, false},
-		{"exactly 20 fields", line(9, "z", strings.Join(strings.Fields(tail)[:20], " ")), Stat{9, "z", 'S', 1, 4194560, 4242}, false},
+		{"fake fields", line(7, "x) R 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 9", tail), Stat{7, "x) R 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 9", 'S', 1, 1234, 1234, 4194560, 4242}, false},
+		{"parens", line(7, "(sd-pam)", tail), Stat{7, "(sd-pam)", 'S', 1, 1234, 1234, 4194560, 4242}, false},
+		{"only close paren", line(7, ")", tail), Stat{7, ")", 'S', 1, 1234, 1234, 4194560, 4242}, false},
+		{"newline in comm", line(7, "a\nb", tail), Stat{7, "a\nb", 'S', 1, 1234, 1234, 4194560, 4242}, false},
+		{"empty comm", line(7, "", tail), Stat{7, "", 'S', 1, 1234, 1234, 4194560, 4242}, false},
+		{"zombie", line(9, "z", "Z"+tail[1:]), Stat{9, "z", 'Z', 1, 1234, 1234, 4194560, 4242}, false},
+		{"exactly 20 fields", line(9, "z", strings.Join(strings.Fields(tail)[:20], " ")), Stat{9, "z", 'S', 1, 1234, 1234, 4194560, 4242}, false},
 		{"19 fields", line(9, "z", strings.Join(strings.Fields(tail)[:19], " ")), Stat{}, true},
 		{"empty", nil, Stat{}, true},
 		{"no parens", []byte("7 bash " + tail), Stat{}, true},
@@ -42,7 +42,7 @@ func TestParse(t *testing.T) {
 		{"bad starttime", line(7, "x", strings.Replace(tail, " 4242 ", " -1 ", 1)), Stat{}, true},
 		{"bad ppid", line(7, "x", "S x"+tail[3:]), Stat{}, true},
 		{"bad flags", line(7, "x", strings.Replace(tail, " 4194560 ", " -4 ", 1)), Stat{}, true},
-		{"exiting", line(9, "x", strings.Replace(tail, " 4194560 ", " 4194564 ", 1)), Stat{9, "x", 'S', 1, 4194560 | PFExiting, 4242}, false},
+		{"exiting", line(9, "x", strings.Replace(tail, " 4194560 ", " 4194564 ", 1)), Stat{9, "x", 'S', 1, 1234, 1234, 4194560 | PFExiting, 4242}, false},
 		{"long state", line(7, "x", "SS"+tail[1:]), Stat{}, true},
 		{"starttime overflow", line(7, "x", strings.Replace(tail, " 4242 ", " 18446744073709551616 ", 1)), Stat{}, true},
 	} {

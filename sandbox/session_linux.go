@@ -20,6 +20,7 @@ import (
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/procstat"
+	"github.com/jail-sandbox/jail/proctree"
 	"github.com/jail-sandbox/jail/session"
 )
 
@@ -47,7 +48,13 @@ type execs struct {
 	// the command's argv and limits. Where kcmp is refused (jail inside
 	// jail) the parent test stands in: mislabelled at worst.
 	pending *ns.ExecSpec
-	closed  bool
+	// taken is the host pid and start time of the pending command's first
+	// exec, once seen: the supervisor's own kill of a start given up after
+	// its exec was allowed reaches it without init (stuck, the reason the
+	// start was late).
+	taken      int
+	takenStart uint64
+	closed     bool
 }
 
 // execMsg is init's message about one command, with the pty master that
@@ -147,6 +154,7 @@ func (r *runner) takePending(hostPid int) (es *ns.ExecSpec, refuse bool) {
 	}
 	p := r.ex.pending
 	r.ex.pending = nil
+	r.ex.taken, r.ex.takenStart = hostPid, procstat.StartTick(hostPid)
 	return p, false
 }
 
@@ -375,6 +383,7 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	r.ex.startMu.Lock()
 	r.ex.mu.Lock()
 	r.ex.pending = es
+	r.ex.taken, r.ex.takenStart = 0, 0
 	r.ex.mu.Unlock()
 	// The wait for init's answer is bounded: init serves the starts one
 	// at a time, and one that never answers (init stopped, starved, or
@@ -398,6 +407,7 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	// (takePending), so the client's "did not start" stays true.
 	taken := r.ex.pending != es
 	r.ex.pending = nil
+	hostPid, hostStart := r.ex.taken, r.ex.takenStart
 	r.ex.mu.Unlock()
 	if late && taken && err == nil {
 		// Its exec was allowed: init's answer follows at once unless init
@@ -410,10 +420,18 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	if late {
 		// Should init still start it (it read the request just before the
 		// deadline), its exec is refused (takePending). Where that cannot
-		// be told (no kcmp), or init stuck after an exec we allowed, the
-		// kill follows the request on the same ordered socket: it reaches
-		// the command's process group only, not what it moved out (setsid).
-		_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGKILL)})
+		// be told (no kcmp, no exec audit), or init stuck after an exec we
+		// allowed, the client is told it did not start, so nothing of it
+		// may stay: not its process group only (kill -pgid), which setsid
+		// leaves, but every process found to come from it (proctree).
+		// init's kill follows the request on the same ordered socket;
+		// where its exec was seen (hostPid) the supervisor kills too,
+		// without waiting for init, which may be the one stuck.
+		_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGKILL), Group: true})
+		if taken && hostPid > 0 {
+			never := map[int]bool{os.Getpid(): true, r.sb.Pid: true}
+			proctree.Kill("/proc", hostPid, hostStart, never, func(pid int, sig syscall.Signal) error { return unix.Kill(pid, sig) })
+		}
 		ref := r.pol.Name
 		if ref == "" {
 			ref = r.id

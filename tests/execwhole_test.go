@@ -1,0 +1,154 @@
+//go:build linux
+
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// This file: a jail exec command whose client was told it did not start
+// leaves nothing running, not even what it moved out of its process group.
+
+// pidsOf lists the host pids whose command line is argv joined by NULs.
+func pidsOf(argv ...string) []int {
+	want := strings.Join(argv, "\x00") + "\x00"
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && string(b) == want {
+			if s, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+				if i := strings.LastIndexByte(string(s), ')'); i > 0 && len(s) > i+2 && s[i+2] == 'Z' {
+					continue
+				}
+			}
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// hasChild tells whether pid has a child: by the children's stat lines,
+// readable by anyone (init's own task/*/children is not: init is not
+// dumpable, so a test run as the user cannot read it).
+func hasChild(pid int) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		if f := strings.Fields(string(b[i+1:])); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestExecLateKillWhole: init forks the command and stops (the host stops
+// it while the command's first exec waits for the stopped supervisor),
+// the supervisor allows that exec, and init's answer never comes: the
+// client is told after the deadlines that the command did not start (125).
+// The command had set a setsid'd process going: it must be gone at once,
+// init still stopped, and stay gone once init runs again. On main's binary
+// (e413f85) the deadline's kill went through init to the command's process
+// group only: the setsid'd sleep was alive with init stopped and after.
+func TestExecLateKillWhole(t *testing.T) {
+	ws := workspace(t)
+	name := "k" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	in := sessInspect(t, name)
+	if in.InitPid <= 0 || in.Pid <= 0 {
+		t.Fatalf("jail inspect gave no pids: %+v", in)
+	}
+	defer sessJail(t, ws, "", "kill", "--now", name)
+	cont := func(pid int) { syscall.Kill(pid, syscall.SIGCONT) }
+	defer cont(in.InitPid)
+	defer cont(in.Pid)
+	secs := marker()
+	escaped := []string{"sleep", secs}
+	defer func() {
+		for _, p := range pidsOf(escaped...) {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	}()
+	if err := syscall.Kill(in.InitPid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("stop init %d: %v", in.InitPid, err)
+	}
+	outf, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outf.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, jail(t), "exec", name, "--", "/bin/sh", "-c", "setsid sleep "+secs+" & exec sleep "+secs+"1")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = ws, outf, outf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The supervisor has sent the request; it is stopped before it can
+	// answer the command's first exec, init forks the command, and is
+	// stopped in turn while its fork waits on that exec.
+	time.Sleep(time.Second)
+	if err := syscall.Kill(in.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("stop the supervisor %d: %v", in.Pid, err)
+	}
+	cont(in.InitPid)
+	// init's fork child (an idle session: init's only child) waits on
+	// its exec, which the stopped supervisor does not answer.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !hasChild(in.InitPid); time.Sleep(20 * time.Millisecond) {
+	}
+	syscall.Kill(in.InitPid, syscall.SIGSTOP)
+	cont(in.Pid)
+	// The setsid'd sleep runs once the exec is allowed.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(pidsOf(escaped...)) == 0; time.Sleep(50 * time.Millisecond) {
+	}
+	if len(pidsOf(escaped...)) == 0 {
+		cont(in.InitPid)
+		cmd.Wait()
+		out, _ := os.ReadFile(outf.Name())
+		t.Fatalf("the command's exec did not run with init stopped (init forked nothing?)\n%s", out)
+	}
+	err = cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := os.ReadFile(outf.Name())
+	if code != 125 {
+		// -1: still waiting when the test's context ended it (60 s, twice
+		// the deadlines). The trail says how far the supervisor got.
+		var trail []string
+		for _, e := range trailEvents(t, in.Audit) {
+			trail = append(trail, fmt.Sprint(e["ts"], " ", e["type"], " ", e["pid"], " ", e["argv"], e["text"], " ", e["decision"]))
+		}
+		t.Fatalf("jail exec with init stopped after the command's exec: exit %d, want 125\n%s\ntrail:\n%s", code, out, strings.Join(trail, "\n"))
+	}
+	time.Sleep(500 * time.Millisecond)
+	if left := pidsOf(escaped...); len(left) > 0 {
+		t.Errorf("jail exec said the command did not start, and its setsid'd process %v runs on (init stopped)\n%s", left, out)
+	}
+	cont(in.InitPid)
+	time.Sleep(time.Second)
+	if left := pidsOf(escaped...); len(left) > 0 {
+		t.Errorf("jail exec said the command did not start, and its setsid'd process %v runs on once init runs again\n%s", left, out)
+	}
+}

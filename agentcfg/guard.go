@@ -44,8 +44,25 @@ type Options struct {
 	// the sandbox runs and from Close.
 	Report func(Event)
 	// MaxSize: larger files are not parsed (the snapshot comes back whole);
-	// 0 means 64 MiB.
+	// 0 means MaxSize.
 	MaxSize int64
+}
+
+// MaxSize is the largest file the guard parses unless Options say
+// otherwise.
+const MaxSize = 64 << 20
+
+// Unguarded is a target whose path holds, at start, what the guard cannot
+// snapshot: not a regular file (a FIFO, a directory, a socket, a device),
+// or one larger than MaxSize. New would leave it out, and the sandbox
+// could put a file of its own there that outlives the run: the plan masks
+// the path instead (package sandbox).
+type Unguarded struct {
+	Target Target
+	// What is there, for the notice: "a FIFO", "larger than N bytes".
+	What string
+	// Dir: a directory is there (a mask over it must be one too).
+	Dir bool
 }
 
 // Quiet and Late bound the wait for a writer that keeps the file open: the

@@ -85,31 +85,42 @@ var errRootGone = errors.New("agentcfg: the writable root is gone")
 // prev: what the file held at the last look (nil: unknown); a file that
 // still holds it is compared as it is read, without a buffer of its size.
 func readState(t Target, max int64, prev []byte) (fstate, *loc, error) {
-	l := &loc{dirfd: -1, badfd: -1}
+	st, l, done, err := locate(t)
+	if done || err != nil {
+		return st, l, err
+	}
+	st, err = statAt(l.dirfd, l.name, max, prev)
+	return st, l, err
+}
+
+// locate opens the directory of t.Path as readState does. done: the path's
+// state is known already (a directory on the way is missing or a symlink),
+// and st is it; otherwise l.dirfd and l.name name the file.
+func locate(t Target) (st fstate, l *loc, done bool, err error) {
+	l = &loc{dirfd: -1, badfd: -1}
 	if t.InPlace {
 		// A bind mount inside: the agent cannot replace it, and its host
 		// directory is out of the agent's reach.
 		dir, err := unix.Open(filepath.Dir(t.Path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.ENOENT) {
-			return fstate{}, l, errRootGone
+			return fstate{}, l, true, errRootGone
 		}
 		if err != nil {
-			return fstate{}, l, fmt.Errorf("open %s: %w", filepath.Dir(t.Path), err)
+			return fstate{}, l, true, fmt.Errorf("open %s: %w", filepath.Dir(t.Path), err)
 		}
 		l.dirfd, l.name = dir, filepath.Base(t.Path)
-		st, err := statAt(dir, l.name, max, prev)
-		return st, l, err
+		return fstate{}, l, false, nil
 	}
 	rel, err := filepath.Rel(t.Root, t.Path)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return fstate{}, l, fmt.Errorf("guarded path %s is not under %s", t.Path, t.Root)
+		return fstate{}, l, true, fmt.Errorf("guarded path %s is not under %s", t.Path, t.Root)
 	}
 	fd, err := unix.Open(t.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
-		return fstate{}, l, errRootGone
+		return fstate{}, l, true, errRootGone
 	}
 	if err != nil {
-		return fstate{}, l, fmt.Errorf("open %s: %w", t.Root, err)
+		return fstate{}, l, true, fmt.Errorf("open %s: %w", t.Root, err)
 	}
 	parts := strings.Split(rel, "/")
 	for i, c := range parts[:len(parts)-1] {
@@ -121,26 +132,25 @@ func readState(t Target, max int64, prev []byte) (fstate, *loc, error) {
 		}
 		if errors.Is(err, unix.ENOENT) {
 			l.dirfd, l.name, l.missing = fd, parts[len(parts)-1], parts[i:len(parts)-1]
-			return fstate{Kind: kAbsent}, l, nil
+			return fstate{Kind: kAbsent}, l, true, nil
 		}
 		var st unix.Stat_t
 		if unix.Fstatat(fd, c, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			link := readlinkAt(fd, c)
 			l.badfd, l.badname = fd, c
-			return fstate{Kind: kBadParent, Comp: strings.Join(parts[:i+1], "/"), Link: link}, l, nil
+			return fstate{Kind: kBadParent, Comp: strings.Join(parts[:i+1], "/"), Link: link}, l, true, nil
 		}
 		unix.Close(fd)
 		if !errors.Is(err, unix.ENOTDIR) {
 			// Not "absent": a directory the agent made unsearchable
 			// (chmod) holds its version all the same, and taken for a
 			// deleted file the guard wrote nowhere and settled.
-			return fstate{}, l, fmt.Errorf("open %s: %w", filepath.Join(t.Root, strings.Join(parts[:i+1], "/")), err)
+			return fstate{}, l, true, fmt.Errorf("open %s: %w", filepath.Join(t.Root, strings.Join(parts[:i+1], "/")), err)
 		}
-		return fstate{Kind: kAbsent}, l, nil // a file in the way: the path cannot be read by anyone
+		return fstate{Kind: kAbsent}, l, true, nil // a file in the way: the path cannot be read by anyone
 	}
 	l.dirfd, l.name = fd, parts[len(parts)-1]
-	st, err := statAt(fd, l.name, max, prev)
-	return st, l, err
+	return fstate{}, l, false, nil
 }
 
 func readlinkAt(dirfd int, name string) string {
@@ -368,7 +378,7 @@ type Guard struct {
 // regular file) is left out; skipped says why.
 func New(targets []Target, o Options) (g *Guard, skipped []string, err error) {
 	if o.MaxSize <= 0 {
-		o.MaxSize = 64 << 20
+		o.MaxSize = MaxSize
 	}
 	if o.Report == nil {
 		o.Report = func(Event) {}
@@ -1191,7 +1201,7 @@ func startTick(pid int) uint64 { return procstat.StartTick(pid) }
 // this run; each record keeps its own id for the quarantine.
 func Recover(o Options) {
 	if o.MaxSize <= 0 {
-		o.MaxSize = 64 << 20
+		o.MaxSize = MaxSize
 	}
 	if o.Report == nil {
 		o.Report = func(Event) {}

@@ -120,6 +120,11 @@ var Files = []File{
 			{Path: "projects.*.disabledMcpjsonServers"}, {Path: "projects.*.enableAllProjectMcpServers"},
 			{Path: "projects.*.allowedTools"},
 			{Path: "projects.*.hasTrustDialogAccepted", Except: []Except{{Path: "projects.{workspace}.hasTrustDialogAccepted"}}},
+			// Connects every start to the IDE MCP server a
+			// ~/.claude/ide/*.lock names (outside an IDE's terminal: no
+			// check of the lock's pid), whose tools and notifications
+			// reach the session (session 17).
+			{Path: "autoConnectIde"},
 		}},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.local.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},

@@ -248,6 +248,13 @@ var Builtins = []Builtin{
 	// is static data, an append was 16 KB copied in every jail process's
 	// start.
 	{".claude/plugins/", ReadOnly, false, "Claude Code plugins bring hooks and MCP servers"},
+	// Claude Code (2.1.197) reads every ide/*.lock at start and, with
+	// autoConnectIde or in an IDE's terminal, connects to the port it
+	// names as an MCP server (its authToken, any workspaceFolders holding
+	// the cwd): a lock the agent plants names its own server, published
+	// on the host's loopback with -p while it runs. Only IDE extensions
+	// write them.
+	{".claude/ide/", ReadOnly, false, "Claude Code connects to the IDE MCP server a lock file here names"},
 	{".codex/hooks.json", ReadOnly, false, "Codex hooks run commands"},
 	{".codex/hooks/", ReadOnly, false, "Codex hooks run commands"},
 	{".gemini/extensions/", ReadOnly, false, "Gemini CLI extensions bring MCP servers and hooks"},

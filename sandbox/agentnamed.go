@@ -472,14 +472,20 @@ func (b *besides) noteRuntime(dir, runs string) {
 		}
 	}
 	if len(names) == 0 {
+		// Why: a server or hook that creates its state, logs or packages
+		// beside its code for the first time fails inside, and a write a
+		// read-only mount refuses leaves no trace jail could report: said
+		// at start, with the fixes (scriptdirs2), once per directory and
+		// configuration (firstWriteMark: the run remembers it in the
+		// state directory), not at every start.
 		if b.server {
-			// Why: an MCP server that creates its state, logs or
-			// packages beside its code for the first time fails inside,
-			// and a write a read-only mount refuses leaves no trace jail
-			// could report: said at start, with the fixes (scriptdirs2).
-			b.notes = append(b.notes, fmt.Sprintf("agent script: %s is read-only (%s): an MCP server that creates its state, logs or packages there for the first time fails inside with \"Read-only file system\", "+
+			b.notes = append(b.notes, fmt.Sprintf("agent script: %s is read-only (%s): an MCP server that creates its state, logs or packages there "+firstWriteMark+" with \"Read-only file system\", "+
 				"which jail cannot see; keep them outside it (such as %s/, or the data directory the server takes from an argument or an environment variable), or pass -w %s to let the agent change what runs there",
 				dir, strings.TrimPrefix(runs, "agent config: "), filepath.Join(filepath.Dir(dir), "data"), dir))
+		} else {
+			b.notes = append(b.notes, fmt.Sprintf("agent script: %s is read-only (%s): a hook or helper that creates a log, state or cache there "+firstWriteMark+" with \"Read-only file system\", "+
+				"which jail cannot see (an agent may show that only in a verbose mode); keep them outside it (such as %s/), or pass -w %s to let the agent change what runs there",
+				dir, strings.TrimPrefix(runs, "agent config: "), filepath.Join(filepath.Dir(dir), "logs"), dir))
 		}
 		return
 	}

@@ -527,7 +527,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan.Guarded = append(plan.Guarded, namedLinks...)
 	plan.Guarded = append(plan.Guarded, gitLinks(gp.Links, roots, plan.Guarded)...)
 	plan.Guarded = append(plan.Guarded, jailDirLinks(jailDirs, roots, plan.Guarded)...)
-	masks := mergeMasks(append(fp.Masks, named...), gp)
+	cfgMasks, cfgNotes := unguardedMasks(plan)
+	plan.Notes = append(plan.Notes, cfgNotes...)
+	masks := mergeMasks(append(append(fp.Masks, named...), cfgMasks...), gp)
 	plan.Absent = append(plan.Absent, namedAbsent...)
 	// A mount point cannot be renamed or removed (EBUSY), but the directory
 	// holding it can: `mv .git .git.old && mkdir -p .git/hooks` would leave
@@ -1330,4 +1332,34 @@ func (s safeLines) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// unguardedNote starts the note for a guarded path masked for the run.
+const unguardedNote = "agent configuration masked: "
+
+// unguardedMasks takes out of plan.Guarded the paths that hold, at start,
+// what the guard cannot snapshot (a FIFO, a directory, a file larger than
+// agentcfg.MaxSize), and masks them. Left unguarded, the agent could
+// unlink or rename away what the host put there and write a settings file
+// of its own (hooks the host's next agent session runs) that outlives the
+// run: it fails closed instead. The mask is an empty, mode-0, read-only
+// file (a directory over a directory): a mount point, which the agent can
+// neither unlink nor rename over (EBUSY); the pins made for every mask
+// keep the directories above it from being renamed away, and maskwatch
+// says when the host takes it away. The host's path is left as it is.
+func unguardedMasks(plan *Plan) ([]fsrules.Mask, []string) {
+	ok, bad := agentcfg.Unguardable(plan.Guarded)
+	if len(bad) == 0 {
+		return nil, nil
+	}
+	plan.Guarded = ok
+	masks := make([]fsrules.Mask, 0, len(bad))
+	notes := make([]string, 0, len(bad))
+	for _, u := range bad {
+		masks = append(masks, fsrules.Mask{Path: u.Target.Path, Kind: fsrules.Hide, Dir: u.Dir,
+			Rule: "agent configuration jail cannot guard: " + u.What})
+		notes = append(notes, fmt.Sprintf("%s%s is %s, not a file jail can guard: hidden for the run (an empty, unreadable %s the agent cannot replace)",
+			unguardedNote, u.Target.Path, u.What, map[bool]string{false: "file", true: "directory"}[u.Dir]))
+	}
+	return masks, notes
 }

@@ -45,6 +45,10 @@ const (
 	// agent deleted. Out of the sandbox's reach like the rest: it is what
 	// survives the agent.
 	GitKept = "git-kept"
+	// SaidOnce holds the hashes of the start notes said once, not at every
+	// start (a script directory's first-write line): out of the sandbox's
+	// reach, so the agent cannot silence one for the next run.
+	SaidOnce = "said-once"
 	// The lean init's copy (package initbin) is init-HASH here, HASH its
 	// build's: exec'd as each sandbox's init, trusted only because no
 	// sandbox reaches this directory.

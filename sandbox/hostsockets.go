@@ -18,8 +18,9 @@ import (
 	"github.com/jail-sandbox/jail/subid"
 )
 
-// boundSockets lists the host's path-bound Unix sockets (a test seam).
-var boundSockets = hostsock.Bound
+// boundSockets lists the host's path-bound Unix sockets and, where
+// sock_diag answered, the files they were bound to (a test seam).
+var boundSockets = hostsock.BoundFiles
 
 // whyHostSocket is the Why of a host socket's mask: degraded mode, which
 // refuses socket(AF_UNIX) with seccomp instead, leaves these masks out of
@@ -73,7 +74,7 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 // user's sockets are looked for there and masked too (linkedMasks); an
 // error is a start that cannot be made safe that way (too many names).
 func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots []string) (masks []ns.Mount, theirs map[string]bool, note string, err error) {
-	paths, err := boundSockets()
+	paths, files, err := boundSockets()
 	if errors.Is(err, hostsock.ErrUnsupported) {
 		return nil, nil, "", nil // not Linux: no such sockets to list
 	}
@@ -147,6 +148,16 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 			}
 			seen[p] = true
 			fi, err := os.Lstat(p)
+			if err == nil && fi.Mode().Type() == os.ModeSocket && files != nil && !files.Holds(path, statIno(fi)) {
+				// Why: a socket file at the name that is not the one the
+				// kernel lists by it (sock_diag's inode): the bound one
+				// was renamed away and another bound there after it (a
+				// dead file, or the agent's own). The listed socket's
+				// listener is reachable at its new name: looked for by
+				// its inode (linkedMasks). This one is masked too (it
+				// may be another live socket's other name).
+				moved = moved || underAny(p, roots)
+			}
 			if err != nil || fi.Mode().Type() != os.ModeSocket {
 				// Why: the bound socket may live on under another name
 				// (a rename by an earlier run's agent, of it or of its
@@ -197,7 +208,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 		}
 		theirs[p] = true
 	}
-	lm, unfound, err := linkedMasks(linked, moved, &own, roots, mounts, seen)
+	lm, unfound, err := linkedMasks(linked, moved, files, &own, roots, mounts, seen)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -237,10 +248,14 @@ var maxLinkedMasks = 1024
 // maxLinkedMasks names refuse the start.
 //
 // moved (a socket the kernel lists in roots is not at its name: renamed,
-// or its directory) masks every socket file of own's in roots: which one
-// is the listed socket is not said by its name (the kernel's list has no
-// inode here), and a stale socket file needs no more than a mask.
-func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, own *owners, roots []string, mounts []ns.Mount, seen map[string]bool) (out []ns.Mount, unfound []string, err error) {
+// or its directory) masks every socket file of own's in roots that is a
+// bound socket's file (files: sock_diag's inodes), wherever it is and
+// whatever its name: a dead socket file (the agent's thousand, left from
+// earlier runs) reaches no listener and is left alone. Without files (the
+// list came from /proc/net/unix, which has no file inode) every socket
+// file of own's in roots is masked: which one is the listed socket is
+// not said by its name, and a stale one needs no more than a mask.
+func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, files *hostsock.Files, own *owners, roots []string, mounts []ns.Mount, seen map[string]bool) (out []ns.Mount, unfound []string, err error) {
 	if len(linked) == 0 && !moved {
 		return nil, nil, nil
 	}
@@ -270,7 +285,13 @@ func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, own *owners, ro
 				return // a place of it masked already (a view through another mount)
 			}
 			if ls == nil {
-				// moved: any socket file of root's or the user's.
+				// Why: moved, and a bound socket's file (by its inode:
+				// the kernel's, not a name the agent chose), or, with no
+				// inodes known, any socket file: of root's or the
+				// user's.
+				if files != nil && !files.Live(ino) {
+					return
+				}
 				var st syscall.Stat_t
 				if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK || !own.of(st.Uid) {
 					return
@@ -306,6 +327,15 @@ func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, own *owners, ro
 	}
 	sort.Strings(unfound)
 	return out, unfound, nil
+}
+
+// statIno is fi's inode number (0 if fi has none: then it holds no
+// listed socket's file and the start looks for that by its inode).
+func statIno(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
 }
 
 // underAny reports whether p is one of roots or below one.

@@ -148,24 +148,26 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 			}
 			seen[p] = true
 			fi, err := os.Lstat(p)
-			if err == nil && fi.Mode().Type() == os.ModeSocket && files != nil && !files.Holds(path, statIno(fi)) {
-				// Why: a socket file at the name that is not the one the
-				// kernel lists by it (sock_diag's inode): the bound one
-				// was renamed away and another bound there after it (a
-				// dead file, or the agent's own). The listed socket's
-				// listener is reachable at its new name: looked for by
-				// its inode (linkedMasks). This one is masked too (it
-				// may be another live socket's other name).
-				moved = moved || underAny(p, roots)
-			}
-			if err != nil || fi.Mode().Type() != os.ModeSocket {
+			gone := err != nil || fi.Mode().Type() != os.ModeSocket
+			if gone || files != nil && !files.Holds(path, statIno(fi)) {
 				// Why: the bound socket may live on under another name
 				// (a rename by an earlier run's agent, of it or of its
 				// directory: the kernel keeps the bind(2) name), and
-				// connect(2) there reaches its listener: in the walked
-				// trees every socket of root's or the user's is then
-				// masked (linkedMasks).
-				moved = moved || underAny(p, roots)
+				// connect(2) there reaches its listener. A socket file
+				// at the name that is not the one the kernel lists by
+				// it (sock_diag's inode) is such a case too: another
+				// was bound there after the rename (a dead file, or the
+				// agent's own). With the kernel's inodes only the
+				// bound files are masked (linkedMasks), so a name gone
+				// anywhere the sandbox sees is looked for: an earlier
+				// run's --write path is no root now, and its agent
+				// could rename a socket from there into the workspace.
+				// Without them (/proc/net/unix) every socket file of
+				// root's or the user's in the roots is masked: only a
+				// name gone in the roots makes that walk.
+				moved = moved || files != nil || underAny(p, roots)
+			}
+			if gone {
 				continue // unlinked or replaced: nothing to reach there
 			}
 			// Why: another user's sockets must not block or slow the

@@ -712,7 +712,8 @@ func TestHostSocketMovedMasks(t *testing.T) {
 // alone, where masking every one refused the start (more than
 // maxLinkedMasks). A dead socket bound at the old name after the rename
 // (not the file the kernel lists by it) is masked and the walk still
-// finds the live one. Seen failing on main's linkedMasks (every socket
+// finds the live one. A socket listed outside the roots and renamed into
+// them is found too. Seen failing on main's linkedMasks (every socket
 // file masked, the start refused).
 func TestHostSocketMovedByInode(t *testing.T) {
 	d, err := filepath.EvalSymlinks(t.TempDir())
@@ -747,7 +748,17 @@ func TestHostSocketMovedByInode(t *testing.T) {
 	old := boundSockets
 	t.Cleanup(func() { boundSockets = old })
 	mounts := []ns.Mount{{Kind: ns.KindBind, Path: ws, Dir: true}}
-	for _, replaced := range []bool{false, true} {
+	// A socket listed outside the roots, renamed into them (an earlier
+	// run's --write path, not one now).
+	far := filepath.Join(d, "far.sock")
+	fd2 := bind(far)
+	t.Cleanup(func() { unix.Close(fd2) })
+	fromFar := filepath.Join(ws, "sub", "from-far.sock")
+	if err := os.Rename(far, fromFar); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []string{"far only", "renamed", "replaced"} {
+		replaced := tc == "replaced"
 		if replaced {
 			unix.Close(bind(listed)) // a dead socket at the listed name
 		}
@@ -759,7 +770,7 @@ func TestHostSocketMovedByInode(t *testing.T) {
 			}
 			var mine []string
 			for _, p := range paths {
-				if strings.HasPrefix(p, ws+"/") {
+				if strings.HasPrefix(p, ws+"/") && tc != "far only" || p == far {
 					mine = append(mine, p)
 				}
 			}
@@ -771,12 +782,12 @@ func TestHostSocketMovedByInode(t *testing.T) {
 			got = append(got, m.Path)
 		}
 		slices.Sort(got)
-		want := []string{moved}
+		want := []string{fromFar, moved}
 		if replaced {
-			want = []string{moved, listed}
+			want = []string{fromFar, moved, listed}
 		}
 		if err != nil || !slices.Equal(got, want) {
-			t.Errorf("replaced %v: masks %q, err %v; want %q", replaced, got, err, want)
+			t.Errorf("%s: masks %q, err %v; want %q", tc, got, err, want)
 		}
 	}
 }

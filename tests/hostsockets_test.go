@@ -580,6 +580,44 @@ func TestHostSocketRenamedReplaced(t *testing.T) {
 	probeRefusedAll(t, r, token, 2, "a renamed socket whose old name holds another")
 }
 
+// TestHostSocketRenamedIntoWorkspace (sockets17): a socket bound in a
+// host directory an earlier run had as a --write path (not one now: the
+// sandbox sees it read-only) is renamed by that run's agent into the
+// workspace. The kernel lists it by its old name, outside the trees the
+// start walks: main looked for moved sockets only when the listed name was
+// in them, and the sandbox connected at the new name. With the kernel's
+// inodes the walk masks only bound sockets' files, so a listed name gone
+// anywhere the sandbox sees makes it. Seen failing on main's binary
+// (e413f85): the probe printed CONNECTED with the tool's token.
+func TestHostSocketRenamedIntoWorkspace(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	// Both in one host directory: one file system (a rename), and the
+	// old place seen read-only, outside the workspace.
+	old := hostDir(t)
+	ws := filepath.Join(old, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	token := "HOST-SOCKET-INTO-WS-" + strconv.Itoa(os.Getpid())
+	greetOnUnix(t, filepath.Join(old, "tool.sock"), token)
+	moved := filepath.Join(ws, "moved.sock")
+	if err := os.Rename(filepath.Join(old, "tool.sock"), moved); err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(hostDir(t), "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("perl", probe, moved).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), token) {
+		t.Fatalf("control: the renamed socket does not answer from the host: %v\n%s", err, out)
+	}
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved)
+	probeRefusedAll(t, r, token, 1, "a socket renamed into the workspace from another tree")
+}
+
 // TestHostSocketHardLinkElsewhereSaid (socks15): another name of a masked
 // socket outside the trees the start walks (a host directory the sandbox
 // sees read-only, not a --read path) is not found without a walk of every

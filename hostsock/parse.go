@@ -66,9 +66,17 @@ func (f *Files) Live(ino uint64) bool {
 // Holds reports whether the file of inode ino at name is, by its number,
 // one a socket was bound to by that very name: false for a file put there
 // after the bound one was renamed away (then the socket lives on under
-// another name).
+// another name). A name the kernel did not give (a relative name placed
+// in a working directory, Bound's) holds any bound socket's file.
 func (f *Files) Holds(name string, ino uint64) bool {
-	return f != nil && slices.Contains(f.byName[name], uint32(ino))
+	if f == nil {
+		return false
+	}
+	inos, ok := f.byName[name]
+	if !ok {
+		return f.live[uint32(ino)]
+	}
+	return slices.Contains(inos, uint32(ino))
 }
 
 // addFile records that a socket was bound to the file of inode ino by

@@ -169,10 +169,12 @@ func TestParseDiag(t *testing.T) {
 	// Each path's file by its inode, under the name it was bound by:
 	// both of /run/a.sock's (a name bound again after an unlink), the
 	// relative name's; none for the unnamed and abstract sockets; by the
-	// low 32 bits (udiag_vfs_ino is a __u32).
+	// low 32 bits (udiag_vfs_ino is a __u32). A name the kernel did not
+	// give (the relative one placed) holds any bound socket's file.
 	f := n.files
 	if !f.Holds("/run/a.sock", 1000) || !f.Holds("/run/a.sock", 1006) || f.Holds("/run/a.sock", 1003) ||
-		!f.Holds("/x/new\nline", 1003) || !f.Live(1004) || !f.Live(1<<32|1005) || f.Live(1001) || f.Live(1002) {
+		!f.Holds("/x/new\nline", 1003) || !f.Live(1004) || !f.Live(1<<32|1005) || f.Live(1001) || f.Live(1002) ||
+		!f.Holds("/placed/rel", 1004) || f.Holds("/placed/rel", 1001) {
 		t.Errorf("files %+v", f)
 	}
 	var none *Files

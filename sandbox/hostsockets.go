@@ -141,8 +141,19 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 				// sandbox sees one (a hard link on the same file system).
 				// Looked at only on the devices of the walked trees,
 				// where such a name can be found.
-				if st, ok := hid.linkedSocket(real, p); ok && own.of(st.Uid) {
+				st, onRoots := hid.linkedSocket(real, p)
+				if st != nil && st.Nlink > 1 && own.of(st.Uid) {
 					noteLinked(linked, p, st)
+				}
+				// Why: renamed from a hidden place into a walked tree on
+				// its file system (an earlier run's --write path in the
+				// home, private in this run), the socket is reachable at
+				// its new name: not at its listed name any more (gone, or
+				// another file there) is looked for by its inode, as in
+				// a place the sandbox sees. Only with the kernel's
+				// inodes: without them the walk masks every socket file.
+				if onRoots && files != nil && (st == nil || !files.Holds(path, st.Ino)) {
+					moved = true
 				}
 				continue
 			}
@@ -361,9 +372,9 @@ type hiddenLinks struct {
 }
 
 // linkedSocket lstats the socket p in the symlink-free directory dir if
-// dir is on a root's device, and returns it if it is a socket with other
-// names.
-func (h *hiddenLinks) linkedSocket(dir, p string) (*syscall.Stat_t, bool) {
+// dir is on a root's device (onRoots), and returns it if it is a socket
+// (nil if it is gone or no socket).
+func (h *hiddenLinks) linkedSocket(dir, p string) (st *syscall.Stat_t, onRoots bool) {
 	if len(h.roots) == 0 {
 		return nil, false
 	}
@@ -387,11 +398,11 @@ func (h *hiddenLinks) linkedSocket(dir, p string) (*syscall.Stat_t, bool) {
 	if !h.devs[dev] {
 		return nil, false
 	}
-	var st syscall.Stat_t
-	if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK || st.Nlink < 2 {
-		return nil, false
+	var s syscall.Stat_t
+	if syscall.Lstat(p, &s) != nil || s.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
+		return nil, true
 	}
-	return &st, true
+	return &s, true
 }
 
 // joinNotes makes hostSocketMasks's notes one note (its caller shows one).

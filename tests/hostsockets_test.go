@@ -618,6 +618,45 @@ func TestHostSocketRenamedIntoWorkspace(t *testing.T) {
 	probeRefusedAll(t, r, token, 1, "a socket renamed into the workspace from another tree")
 }
 
+// TestHostSocketRenamedFromHome (sockets17): as TestHostSocketRenamedIntoWorkspace,
+// from a place this run hides: a socket bound in the home (an earlier
+// run's --write path there), renamed into the workspace on the same file
+// system. Its listed name is in the private home, which the start did not
+// look at but for hard links: the sandbox connected at the new name. Seen
+// failing on this branch before the hidden names' check (07f8920's
+// binary): CONNECTED with the tool's token; on main's too.
+func TestHostSocketRenamedFromHome(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	host := hostDir(t) // beside the test HOME: one file system
+	ws := filepath.Join(host, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.MkdirTemp(testHome, "oldwrite-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(old) })
+	token := "HOST-SOCKET-FROM-HOME-" + strconv.Itoa(os.Getpid())
+	greetOnUnix(t, filepath.Join(old, "tool.sock"), token)
+	moved := filepath.Join(ws, "moved.sock")
+	if err := os.Rename(filepath.Join(old, "tool.sock"), moved); err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(host, "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("perl", probe, moved).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), token) {
+		t.Fatalf("control: the renamed socket does not answer from the host: %v\n%s", err, out)
+	}
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved)
+	probeRefusedAll(t, r, token, 1, "a socket renamed into the workspace from the hidden home")
+}
+
 // TestHostSocketHardLinkElsewhereSaid (socks15): another name of a masked
 // socket outside the trees the start walks (a host directory the sandbox
 // sees read-only, not a --read path) is not found without a walk of every

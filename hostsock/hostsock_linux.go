@@ -12,7 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const udiagShowName = 0x1 // UDIAG_SHOW_NAME
+const (
+	udiagShowName = 0x1 // UDIAG_SHOW_NAME
+	udiagShowVFS  = 0x2 // UDIAG_SHOW_VFS: the bound file's inode
+)
 
 // procNetUnix is the fallback's list (a test seam).
 var procNetUnix = "/proc/net/unix"
@@ -24,14 +27,23 @@ var procNetUnix = "/proc/net/unix"
 // A socket bound by a relative name is looked for in each working
 // directory /proc shows (placeRelative).
 func Bound() ([]string, error) {
-	paths, rel, err := diag()
+	paths, _, err := BoundFiles()
+	return paths, err
+}
+
+// BoundFiles is Bound, with which files the sockets were bound to (nil
+// where the list came from /proc/net/unix: sock_diag refused, or no
+// unix_diag in this kernel).
+func BoundFiles() ([]string, *Files, error) {
+	paths, rel, files, err := diag()
 	if err != nil {
 		var ferr error
 		if paths, rel, ferr = fromProc(procNetUnix); ferr != nil {
-			return nil, errors.Join(err, ferr)
+			return nil, nil, errors.Join(err, ferr)
 		}
+		files = nil
 	}
-	return addPlaced(paths, placeRelative(rel, procDir)), nil
+	return addPlaced(paths, placeRelative(rel, procDir)), files, nil
 }
 
 // addPlaced appends to paths each of placed not in it already. Why a
@@ -105,14 +117,14 @@ func placeRelative(rel []string, proc string) []string {
 	return out
 }
 
-// diag asks unix_diag for every socket with its name. Not filtered by
+// diag asks unix_diag for every socket with its name and its file's inode. Not filtered by
 // state: when a client connect(2)s a datagram socket, the kernel marks both
 // ends established, and the server's end still takes anyone's datagrams
 // (the journal's and syslog's sockets).
-func diag() (paths, rel []string, err error) {
+func diag() (paths, rel []string, files *Files, err error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sock_diag socket: %w", err)
+		return nil, nil, nil, fmt.Errorf("sock_diag socket: %w", err)
 	}
 	defer unix.Close(fd)
 	// nlmsghdr (16 bytes) + struct unix_diag_req (24 bytes).
@@ -123,10 +135,10 @@ func diag() (paths, rel []string, err error) {
 	binary.NativeEndian.PutUint32(req[8:], 1) // sequence number
 	r := req[unix.NLMSG_HDRLEN:]
 	r[0] = unix.AF_UNIX
-	binary.NativeEndian.PutUint32(r[4:], ^uint32(0))     // udiag_states: all
-	binary.NativeEndian.PutUint32(r[12:], udiagShowName) // udiag_show
+	binary.NativeEndian.PutUint32(r[4:], ^uint32(0))                  // udiag_states: all
+	binary.NativeEndian.PutUint32(r[12:], udiagShowName|udiagShowVFS) // udiag_show
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return nil, nil, fmt.Errorf("sock_diag request: %w", err)
+		return nil, nil, nil, fmt.Errorf("sock_diag request: %w", err)
 	}
 	var n names
 	buf := make([]byte, 32<<10)
@@ -136,20 +148,25 @@ func diag() (paths, rel []string, err error) {
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("sock_diag reply: %w", err)
+			return nil, nil, nil, fmt.Errorf("sock_diag reply: %w", err)
 		}
 		// Why: only the kernel's reply is the list. Another process
 		// needs CAP_NET_ADMIN to send to this socket (sock_diag does not
 		// take unprivileged unicast), so this is a belt to that brace.
 		if sa, ok := from.(*unix.SockaddrNetlink); !ok || sa.Pid != 0 {
-			return nil, nil, fmt.Errorf("sock_diag reply: from %#v, not the kernel", from)
+			return nil, nil, nil, fmt.Errorf("sock_diag reply: from %#v, not the kernel", from)
 		}
 		done, err := parseDiag(buf[:k], &n)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if done {
-			return n.out, n.rel, nil
+			if n.files == nil {
+				// Why: the kernel answered, with no bound file: an
+				// empty set, not "unknown".
+				n.files = &Files{}
+			}
+			return n.out, n.rel, n.files, nil
 		}
 	}
 }

@@ -139,7 +139,7 @@ func TestBound(t *testing.T) {
 			}
 		}
 	}
-	got, rel, err := diag()
+	got, rel, _, err := diag()
 	if err != nil {
 		t.Fatalf("sock_diag: %v", err)
 	}
@@ -212,7 +212,7 @@ func TestPlaceRelative(t *testing.T) {
 func BenchmarkBound(b *testing.B) {
 	b.Run("few/sock_diag", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, err := diag(); err != nil {
+			if _, _, _, err := diag(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -226,7 +226,7 @@ func BenchmarkBound(b *testing.B) {
 	}
 	b.Run("sock_diag", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, err := diag(); err != nil {
+			if _, _, _, err := diag(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -301,5 +301,57 @@ func TestPlaceRelativeMany(t *testing.T) {
 	// One already listed is not added again.
 	if again := addPlaced(all, placed[:10]); len(again) != len(all) {
 		t.Errorf("a path already listed was added again: %d, want %d", len(again), len(all))
+	}
+}
+
+// TestBoundFiles (sockets17): sock_diag's UNIX_DIAG_VFS names the file a
+// socket was bound to, whatever its name is now: a socket renamed into a
+// subdirectory is live by its inode there, and a socket bound at its old
+// name after the rename (then closed: a dead file) is not the one the
+// kernel lists by that name, nor live.
+func TestBoundFiles(t *testing.T) {
+	d := t.TempDir()
+	bind := func(p string) int {
+		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: p}); err != nil {
+			t.Fatalf("bind %s: %v", p, err)
+		}
+		return fd
+	}
+	ino := func(p string) uint64 {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ino
+	}
+	name, moved := filepath.Join(d, "tool.sock"), filepath.Join(d, "sub", "moved.sock")
+	fd := bind(name)
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := os.Mkdir(filepath.Join(d, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(name, moved); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Close(bind(name)) // a dead socket file at the old name
+	paths, files, err := BoundFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files == nil {
+		t.Fatal("sock_diag gave no files (it answered: the list has names)")
+	}
+	if !slices.Contains(paths, name) {
+		t.Errorf("%s not listed: %q", name, paths)
+	}
+	if !files.Live(ino(moved)) || !files.Holds(name, ino(moved)) {
+		t.Errorf("the renamed socket %s (inode %d) is not live by its file", moved, ino(moved))
+	}
+	if files.Live(ino(name)) || files.Holds(name, ino(name)) {
+		t.Errorf("the dead socket file at %s (inode %d) is taken for the live one", name, ino(name))
 	}
 }

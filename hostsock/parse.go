@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -23,16 +24,77 @@ const (
 	nlmsgError       = 0x2 // NLMSG_ERROR
 	unixDiagMsgLen   = 16  // struct unix_diag_msg
 	unixDiagName     = 0   // UNIX_DIAG_NAME attribute
+	unixDiagVFS      = 1   // UNIX_DIAG_VFS attribute: struct unix_diag_vfs
+	unixDiagVFSLen   = 8   // struct unix_diag_vfs {__u32 udiag_vfs_ino; __u32 udiag_vfs_dev;}
 	nlaHdrLen        = 4   // struct nlattr
 	nlmsgErrorMinLen = 4   // struct nlmsgerr's error field
 )
 
 // names gathers the absolute paths a parser found, each once, and apart
-// the relative ones (rel), each once.
+// the relative ones (rel), each once; from sock_diag also the files the
+// sockets were bound to (files).
 type names struct {
-	seen map[string]bool
-	out  []string
-	rel  []string
+	seen  map[string]bool
+	out   []string
+	rel   []string
+	files *Files
+}
+
+// Files says which files are the files of bound sockets (sock_diag's
+// UNIX_DIAG_VFS: the inode the socket was bound to, whatever its name is
+// now). A nil *Files knows none (the list came from /proc/net/unix, which
+// has the socket's inode, not its file's).
+//
+// By inode number alone, its low 32 bits (udiag_vfs_ino is a __u32), not
+// the device: the kernel gives the superblock's s_dev, which is not the
+// st_dev stat(2) shows on btrfs (a subvolume's own device) or for an
+// overlayfs lower file, and a match missed there would leave a live
+// socket unmasked. A file of another file system with the same number is
+// taken for a live socket: a mask too many (one per live socket and file
+// system at most: numbers are unique within one), never one too few.
+type Files struct {
+	byName map[string][]uint32 // a name as bound -> the inodes bound by it
+	live   map[uint32]bool
+}
+
+// Live reports whether ino is, by its low 32 bits, the inode number of a
+// bound socket's file.
+func (f *Files) Live(ino uint64) bool {
+	return f != nil && f.live[uint32(ino)]
+}
+
+// Holds reports whether the file of inode ino at name is, by its number,
+// one a socket was bound to by that very name: false for a file put there
+// after the bound one was renamed away (then the socket lives on under
+// another name). A name the kernel did not give (a relative name placed
+// in a working directory, Bound's) holds any bound socket's file.
+func (f *Files) Holds(name string, ino uint64) bool {
+	if f == nil {
+		return false
+	}
+	inos, ok := f.byName[name]
+	if !ok {
+		return f.live[uint32(ino)]
+	}
+	return slices.Contains(inos, uint32(ino))
+}
+
+// addFile records that a socket was bound to the file of inode ino by
+// name p (as add takes it).
+func (n *names) addFile(p string, ino uint32) {
+	if n.files == nil {
+		n.files = &Files{byName: map[string][]uint32{}, live: map[uint32]bool{}}
+	}
+	n.files.live[ino] = true
+	if i := strings.IndexByte(p, 0); i >= 0 {
+		p = p[:i]
+	}
+	if p == "" {
+		return
+	}
+	if !slices.Contains(n.files.byName[p], ino) {
+		n.files.byName[p] = append(n.files.byName[p], ino)
+	}
 }
 
 // add keeps a name once. A path's name ends at its first NUL. An abstract
@@ -90,6 +152,8 @@ func parseDiag(b []byte, n *names) (done bool, err error) {
 			continue
 		}
 		a := data[unixDiagMsgLen:]
+		name, vfs := "", false
+		var ino uint32
 		for len(a) >= nlaHdrLen {
 			l := int(binary.NativeEndian.Uint16(a))
 			if l < nlaHdrLen || l > len(a) {
@@ -97,10 +161,22 @@ func parseDiag(b []byte, n *names) (done bool, err error) {
 			}
 			// The attribute type's top bits are flags (NLA_F_NESTED,
 			// NLA_F_NET_BYTEORDER); the kernel sets neither on a name.
-			if binary.NativeEndian.Uint16(a[2:])&^0xc000 == unixDiagName {
-				n.add(string(a[nlaHdrLen:l]), false)
+			switch binary.NativeEndian.Uint16(a[2:]) &^ 0xc000 {
+			case unixDiagName:
+				name = string(a[nlaHdrLen:l])
+				n.add(name, false)
+			case unixDiagVFS:
+				if l >= nlaHdrLen+unixDiagVFSLen {
+					ino, vfs = binary.NativeEndian.Uint32(a[nlaHdrLen:]), true
+				}
 			}
 			a = a[min((l+3)&^3, len(a)):]
+		}
+		// Why: the kernel's name is the bind(2) name only; the file's
+		// inode is the socket wherever that file is now (renamed, its
+		// directory renamed, another hard link).
+		if vfs {
+			n.addFile(name, ino)
 		}
 	}
 	return false, nil

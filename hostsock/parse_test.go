@@ -32,8 +32,9 @@ func procText(names []string) []byte {
 // message per socket (struct unix_diag_msg, then attributes: the kernel
 // puts the name, with its NUL for a path, first and a one-byte
 // UNIX_DIAG_SHUTDOWN later; here a one-byte one comes first too, so the
-// name's place depends on the padding), perDatagram messages to a
-// datagram, NLMSG_DONE after the last.
+// name's place depends on the padding; a path's UNIX_DIAG_VFS, its file
+// inode 1000+i, after it), perDatagram messages to a datagram, NLMSG_DONE
+// after the last.
 func diagReply(names []string, perDatagram int) [][]byte {
 	attr := func(b []byte, typ uint16, data []byte) []byte {
 		h := make([]byte, nlaHdrLen)
@@ -67,7 +68,11 @@ func diagReply(names []string, perDatagram int) [][]byte {
 			}
 			body = attr(body, unixDiagName, []byte(n))
 		}
-		body = attr(body, 2, make([]byte, 8)) // UNIX_DIAG_VFS
+		body = attr(body, 2, make([]byte, 4)) // UNIX_DIAG_PEER
+		if n != "" && n[0] != 0 {
+			// UNIX_DIAG_VFS: a path's file, inode 1000+i.
+			body = attr(body, unixDiagVFS, binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(nil, uint32(1000+i)), 0x800001))
+		}
 		body = attr(body, 6, []byte{0})
 		cur = append(cur, msg(20, body)...) // SOCK_DIAG_BY_FAMILY
 		if (i+1)%max(perDatagram, 1) == 0 {
@@ -160,6 +165,21 @@ func TestParseDiag(t *testing.T) {
 	want := []string{"/run/a.sock", "/x/new\nline", "/" + strings.Repeat("L", 107)}
 	if !done || !slices.Equal(n.out, want) || !slices.Equal(n.rel, []string{"rel"}) {
 		t.Errorf("done %v, names %q, want %q; relative %q, want [rel]", done, n.out, want, n.rel)
+	}
+	// Each path's file by its inode, under the name it was bound by:
+	// both of /run/a.sock's (a name bound again after an unlink), the
+	// relative name's; none for the unnamed and abstract sockets; by the
+	// low 32 bits (udiag_vfs_ino is a __u32). A name the kernel did not
+	// give (the relative one placed) holds any bound socket's file.
+	f := n.files
+	if !f.Holds("/run/a.sock", 1000) || !f.Holds("/run/a.sock", 1006) || f.Holds("/run/a.sock", 1003) ||
+		!f.Holds("/x/new\nline", 1003) || !f.Live(1004) || !f.Live(1<<32|1005) || f.Live(1001) || f.Live(1002) ||
+		!f.Holds("/placed/rel", 1004) || f.Holds("/placed/rel", 1001) {
+		t.Errorf("files %+v", f)
+	}
+	var none *Files
+	if none.Live(1000) || none.Holds("/run/a.sock", 1000) {
+		t.Error("a nil Files knows a file")
 	}
 
 	errMsg := make([]byte, nlmsgHdrLen+4)
@@ -291,6 +311,12 @@ func FuzzParseDiag(f *testing.F) {
 		}
 		if !done || !slices.Equal(got.out, want) || !slices.Equal(got.rel, wantRel) {
 			t.Fatalf("done %v, names %q, want %q; relative %q, want %q", done, got.out, want, got.rel, wantRel)
+		}
+		// Every path's file (diagReply: inode 1000+i) under its name.
+		for i, name := range socks {
+			if name != "" && name[0] != 0 && !got.files.Holds(name, uint64(1000+i)) {
+				t.Fatalf("socket %d %q: its file (inode %d) is not held by its name: %+v", i, name, 1000+i, got.files)
+			}
 		}
 	})
 }

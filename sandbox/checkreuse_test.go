@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/hostsock"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/seccomp"
 )
@@ -215,7 +216,7 @@ func TestPlanFromCheckSameAsAlone(t *testing.T) {
 // (hostsockets_linux_test.go, TestHostUnixSocketsHidden).
 func stableHostSockets(t *testing.T) {
 	old := boundSockets
-	boundSockets = func() ([]string, error) { return nil, nil }
+	boundSockets = func() ([]string, *hostsock.Files, error) { return nil, nil, nil }
 	t.Cleanup(func() { boundSockets = old })
 }
 

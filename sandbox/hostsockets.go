@@ -18,8 +18,9 @@ import (
 	"github.com/jail-sandbox/jail/subid"
 )
 
-// boundSockets lists the host's path-bound Unix sockets (a test seam).
-var boundSockets = hostsock.Bound
+// boundSockets lists the host's path-bound Unix sockets and, where
+// sock_diag answered, the files they were bound to (a test seam).
+var boundSockets = hostsock.BoundFiles
 
 // whyHostSocket is the Why of a host socket's mask: degraded mode, which
 // refuses socket(AF_UNIX) with seccomp instead, leaves these masks out of
@@ -73,7 +74,7 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 // user's sockets are looked for there and masked too (linkedMasks); an
 // error is a start that cannot be made safe that way (too many names).
 func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots []string) (masks []ns.Mount, theirs map[string]bool, note string, err error) {
-	paths, err := boundSockets()
+	paths, files, err := boundSockets()
 	if errors.Is(err, hostsock.ErrUnsupported) {
 		return nil, nil, "", nil // not Linux: no such sockets to list
 	}
@@ -140,21 +141,44 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 				// sandbox sees one (a hard link on the same file system).
 				// Looked at only on the devices of the walked trees,
 				// where such a name can be found.
-				if st, ok := hid.linkedSocket(real, p); ok && own.of(st.Uid) {
+				st, onRoots := hid.linkedSocket(real, p)
+				if st != nil && st.Nlink > 1 && own.of(st.Uid) {
 					noteLinked(linked, p, st)
+				}
+				// Why: renamed from a hidden place into a walked tree on
+				// its file system (an earlier run's --write path in the
+				// home, private in this run), the socket is reachable at
+				// its new name: not at its listed name any more (gone, or
+				// another file there) is looked for by its inode, as in
+				// a place the sandbox sees. Only with the kernel's
+				// inodes: without them the walk masks every socket file.
+				if onRoots && files != nil && (st == nil || !files.Holds(path, st.Ino)) {
+					moved = true
 				}
 				continue
 			}
 			seen[p] = true
 			fi, err := os.Lstat(p)
-			if err != nil || fi.Mode().Type() != os.ModeSocket {
+			gone := err != nil || fi.Mode().Type() != os.ModeSocket
+			if gone || files != nil && !files.Holds(path, statIno(fi)) {
 				// Why: the bound socket may live on under another name
 				// (a rename by an earlier run's agent, of it or of its
 				// directory: the kernel keeps the bind(2) name), and
-				// connect(2) there reaches its listener: in the walked
-				// trees every socket of root's or the user's is then
-				// masked (linkedMasks).
-				moved = moved || underAny(p, roots)
+				// connect(2) there reaches its listener. A socket file
+				// at the name that is not the one the kernel lists by
+				// it (sock_diag's inode) is such a case too: another
+				// was bound there after the rename (a dead file, or the
+				// agent's own). With the kernel's inodes only the
+				// bound files are masked (linkedMasks), so a name gone
+				// anywhere the sandbox sees is looked for: an earlier
+				// run's --write path is no root now, and its agent
+				// could rename a socket from there into the workspace.
+				// Without them (/proc/net/unix) every socket file of
+				// root's or the user's in the roots is masked: only a
+				// name gone in the roots makes that walk.
+				moved = moved || files != nil || underAny(p, roots)
+			}
+			if gone {
 				continue // unlinked or replaced: nothing to reach there
 			}
 			// Why: another user's sockets must not block or slow the
@@ -197,7 +221,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 		}
 		theirs[p] = true
 	}
-	lm, unfound, err := linkedMasks(linked, moved, &own, roots, mounts, seen)
+	lm, unfound, err := linkedMasks(linked, moved, files, &own, roots, mounts, seen)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -237,10 +261,14 @@ var maxLinkedMasks = 1024
 // maxLinkedMasks names refuse the start.
 //
 // moved (a socket the kernel lists in roots is not at its name: renamed,
-// or its directory) masks every socket file of own's in roots: which one
-// is the listed socket is not said by its name (the kernel's list has no
-// inode here), and a stale socket file needs no more than a mask.
-func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, own *owners, roots []string, mounts []ns.Mount, seen map[string]bool) (out []ns.Mount, unfound []string, err error) {
+// or its directory) masks every socket file of own's in roots that is a
+// bound socket's file (files: sock_diag's inodes), wherever it is and
+// whatever its name: a dead socket file (the agent's thousand, left from
+// earlier runs) reaches no listener and is left alone. Without files (the
+// list came from /proc/net/unix, which has no file inode) every socket
+// file of own's in roots is masked: which one is the listed socket is
+// not said by its name, and a stale one needs no more than a mask.
+func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, files *hostsock.Files, own *owners, roots []string, mounts []ns.Mount, seen map[string]bool) (out []ns.Mount, unfound []string, err error) {
 	if len(linked) == 0 && !moved {
 		return nil, nil, nil
 	}
@@ -270,7 +298,13 @@ func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, own *owners, ro
 				return // a place of it masked already (a view through another mount)
 			}
 			if ls == nil {
-				// moved: any socket file of root's or the user's.
+				// Why: moved, and a bound socket's file (by its inode:
+				// the kernel's, not a name the agent chose), or, with no
+				// inodes known, any socket file: of root's or the
+				// user's.
+				if files != nil && !files.Live(ino) {
+					return
+				}
 				var st syscall.Stat_t
 				if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK || !own.of(st.Uid) {
 					return
@@ -308,6 +342,15 @@ func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, own *owners, ro
 	return out, unfound, nil
 }
 
+// statIno is fi's inode number (0 if fi has none: then it holds no
+// listed socket's file and the start looks for that by its inode).
+func statIno(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
 // underAny reports whether p is one of roots or below one.
 func underAny(p string, roots []string) bool {
 	for _, r := range roots {
@@ -329,9 +372,9 @@ type hiddenLinks struct {
 }
 
 // linkedSocket lstats the socket p in the symlink-free directory dir if
-// dir is on a root's device, and returns it if it is a socket with other
-// names.
-func (h *hiddenLinks) linkedSocket(dir, p string) (*syscall.Stat_t, bool) {
+// dir is on a root's device (onRoots), and returns it if it is a socket
+// (nil if it is gone or no socket).
+func (h *hiddenLinks) linkedSocket(dir, p string) (st *syscall.Stat_t, onRoots bool) {
 	if len(h.roots) == 0 {
 		return nil, false
 	}
@@ -355,11 +398,11 @@ func (h *hiddenLinks) linkedSocket(dir, p string) (*syscall.Stat_t, bool) {
 	if !h.devs[dev] {
 		return nil, false
 	}
-	var st syscall.Stat_t
-	if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK || st.Nlink < 2 {
-		return nil, false
+	var s syscall.Stat_t
+	if syscall.Lstat(p, &s) != nil || s.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
+		return nil, true
 	}
-	return &st, true
+	return &s, true
 }
 
 // joinNotes makes hostSocketMasks's notes one note (its caller shows one).

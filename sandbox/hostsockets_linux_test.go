@@ -61,7 +61,7 @@ func TestHostSocketMasks(t *testing.T) {
 	list := []string{visible, spaced, hidden, inMasked, inBind, filepath.Join(d, "run/link/x.sock"),
 		filepath.Join(d, "varrun/dbus/bus"), granted, plain, filepath.Join(d, "gone.sock"), filepath.Join(d, "gone/x.sock"), visible}
 	old := boundSockets
-	boundSockets = func() ([]string, error) { return list, nil }
+	boundSockets = func() ([]string, *hostsock.Files, error) { return list, nil, nil }
 	t.Cleanup(func() { boundSockets = old })
 
 	mounts := []ns.Mount{
@@ -145,7 +145,7 @@ func TestHostSocketMasksViews(t *testing.T) {
 		listen(p)
 	}
 	old := boundSockets
-	boundSockets = func() ([]string, error) { return []string{sock}, nil }
+	boundSockets = func() ([]string, *hostsock.Files, error) { return []string{sock}, nil, nil }
 	t.Cleanup(func() { boundSockets = old })
 	host := []fsrules.Mount{
 		{Point: "/", FSType: "ext4", Dev: "8:1", Root: "/"},
@@ -185,7 +185,7 @@ func TestHostSocketMasksViews(t *testing.T) {
 // The plan now carries a note the start shows.
 func TestHostSocketMasksListFails(t *testing.T) {
 	old := boundSockets
-	boundSockets = func() ([]string, error) { return nil, errors.New("sock_diag: no such protocol") }
+	boundSockets = func() ([]string, *hostsock.Files, error) { return nil, nil, errors.New("sock_diag: no such protocol") }
 	t.Cleanup(func() { boundSockets = old })
 	masks, note := hostSocketMasks(nil, nil)
 	if len(masks) != 0 {
@@ -194,7 +194,7 @@ func TestHostSocketMasksListFails(t *testing.T) {
 	if !strings.HasPrefix(note, hostSocketsNote) || !strings.Contains(note, "no such protocol") || !shownNote(note) {
 		t.Errorf("note %q: want one that names the failure and is shown at start", note)
 	}
-	boundSockets = func() ([]string, error) { return nil, hostsock.ErrUnsupported }
+	boundSockets = func() ([]string, *hostsock.Files, error) { return nil, nil, hostsock.ErrUnsupported }
 	if _, note := hostSocketMasks(nil, nil); note != "" {
 		t.Errorf("no list on this system by design: note %q", note)
 	}
@@ -257,7 +257,7 @@ func TestHostSocketMasksCapPerOwner(t *testing.T) {
 		thirds = append(thirds, bind(fmt.Sprintf("third%d.sock", i), third))
 	}
 	old := boundSockets
-	boundSockets = func() ([]string, error) { return list, nil }
+	boundSockets = func() ([]string, *hostsock.Files, error) { return list, nil, nil }
 	t.Cleanup(func() { boundSockets = old })
 
 	masks, note := hostSocketMasks(nil, nil)
@@ -391,7 +391,7 @@ func TestHostSocketMasksNobodyAlways(t *testing.T) {
 		list = append(list, p)
 	}
 	old := boundSockets
-	boundSockets = func() ([]string, error) { return list, nil }
+	boundSockets = func() ([]string, *hostsock.Files, error) { return list, nil, nil }
 	t.Cleanup(func() { boundSockets = old })
 	for _, tc := range []struct {
 		starter  int
@@ -507,7 +507,7 @@ func TestHostSocketLinkedMasks(t *testing.T) {
 	granted := link(tool, "ws/given.sock") // --write ws/given.sock: named
 	link(far, "elsewhere/far.sock")        // outside the roots: said
 	old := boundSockets
-	boundSockets = func() ([]string, error) { return []string{tool, agent, far, plain}, nil }
+	boundSockets = func() ([]string, *hostsock.Files, error) { return []string{tool, agent, far, plain}, nil, nil }
 	t.Cleanup(func() { boundSockets = old })
 	mounts := []ns.Mount{
 		{Kind: ns.KindBind, Path: ws, Dir: true},
@@ -585,7 +585,7 @@ func TestHostSocketsOwnSubuidMasked(t *testing.T) {
 		mk(fmt.Sprintf("o%d.sock", i), uint32(165536+i%50))
 	}
 	old := boundSockets
-	boundSockets = func() ([]string, error) { return list, nil }
+	boundSockets = func() ([]string, *hostsock.Files, error) { return list, nil, nil }
 	t.Cleanup(func() { boundSockets = old })
 	masks, note := hostSocketMasks(nil, nil)
 	got := map[string]bool{}
@@ -697,10 +697,97 @@ func TestHostSocketMovedMasks(t *testing.T) {
 		{filepath.Join(ws, "gone", "x.sock"), 1},     // its directory renamed
 		{filepath.Join(d, "elsewhere", "x.sock"), 0}, // not in a root
 	} {
-		boundSockets = func() ([]string, error) { return []string{tc.listed}, nil }
+		boundSockets = func() ([]string, *hostsock.Files, error) { return []string{tc.listed}, nil, nil }
 		masks, _, _, err := hostSocketMasksOwned(mounts, nil, []string{ws})
 		if err != nil || len(masks) != tc.want || tc.want == 1 && masks[0].Path != moved {
 			t.Errorf("listed %s: masks %v, err %v; want %d (%s)", tc.listed, masks, err, tc.want, moved)
+		}
+	}
+}
+
+// TestHostSocketMovedByInode (sockets17): with sock_diag's inodes, a
+// socket listed in a walked root that is not at its name masks the bound
+// socket's file wherever it is in the roots, and no other socket file of
+// the user's: 1,100 dead sockets (an earlier run's agent's) are left
+// alone, where masking every one refused the start (more than
+// maxLinkedMasks). A dead socket bound at the old name after the rename
+// (not the file the kernel lists by it) is masked and the walk still
+// finds the live one. A socket listed outside the roots and renamed into
+// them is found too. Seen failing on main's linkedMasks (every socket
+// file masked, the start refused).
+func TestHostSocketMovedByInode(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(d, "ws")
+	for _, s := range []string{"sub", "dead"} {
+		if err := os.MkdirAll(filepath.Join(ws, s), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bind := func(p string) int {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
+			t.Fatal(err)
+		}
+		return fd
+	}
+	for i := range 1100 {
+		unix.Close(bind(filepath.Join(ws, "dead", fmt.Sprint(i))))
+	}
+	listed, moved := filepath.Join(ws, "tool.sock"), filepath.Join(ws, "sub", "moved.sock")
+	fd := bind(listed)
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := os.Rename(listed, moved); err != nil {
+		t.Fatal(err)
+	}
+	old := boundSockets
+	t.Cleanup(func() { boundSockets = old })
+	mounts := []ns.Mount{{Kind: ns.KindBind, Path: ws, Dir: true}}
+	// A socket listed outside the roots, renamed into them (an earlier
+	// run's --write path, not one now).
+	far := filepath.Join(d, "far.sock")
+	fd2 := bind(far)
+	t.Cleanup(func() { unix.Close(fd2) })
+	fromFar := filepath.Join(ws, "sub", "from-far.sock")
+	if err := os.Rename(far, fromFar); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []string{"far only", "renamed", "replaced"} {
+		replaced := tc == "replaced"
+		if replaced {
+			unix.Close(bind(listed)) // a dead socket at the listed name
+		}
+		// The kernel's own list, of this test's sockets.
+		boundSockets = func() ([]string, *hostsock.Files, error) {
+			paths, files, err := hostsock.BoundFiles()
+			if files == nil {
+				t.Fatalf("sock_diag gave no files: %v", err)
+			}
+			var mine []string
+			for _, p := range paths {
+				if strings.HasPrefix(p, ws+"/") && tc != "far only" || p == far {
+					mine = append(mine, p)
+				}
+			}
+			return mine, files, err
+		}
+		masks, _, _, err := hostSocketMasksOwned(mounts, nil, []string{ws})
+		var got []string
+		for _, m := range masks {
+			got = append(got, m.Path)
+		}
+		slices.Sort(got)
+		want := []string{fromFar, moved}
+		if replaced {
+			want = []string{fromFar, moved, listed}
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: masks %q, err %v; want %q", tc, got, err, want)
 		}
 	}
 }

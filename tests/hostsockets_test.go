@@ -489,6 +489,174 @@ func TestHostSocketRenamedMasked(t *testing.T) {
 	probeRefusedAll(t, r, token, 2, "a renamed socket")
 }
 
+// TestHostSocketRenamedAmongDead (sockets17): an earlier run's agent left
+// 1,100 dead sockets (bound, then closed) in the workspace and renamed a
+// live one bound there after its start. The renamed-socket fix masked
+// every socket file of the user's in the walked trees, and past 1,024 the
+// start refused ("more than 1024 other names") until they were removed.
+// The kernel's list says which file each socket was bound to (sock_diag's
+// UNIX_DIAG_VFS inode): only the live one is masked, wherever it is, and
+// the start goes on. Seen failing on main's binary (e413f85): the start
+// refused with "more than 1024 other names".
+func TestHostSocketRenamedAmongDead(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	ws := workspace(t)
+	token := "HOST-SOCKET-AMONG-DEAD-" + strconv.Itoa(os.Getpid())
+	if err := os.Mkdir(filepath.Join(ws, "dead"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1100 {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = unix.Bind(fd, &unix.SockaddrUnix{Name: filepath.Join(ws, "dead", strconv.Itoa(i))})
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	greetOnUnix(t, filepath.Join(ws, "tool.sock"), token)
+	moved := filepath.Join(ws, "moved.sock")
+	if err := os.Rename(filepath.Join(ws, "tool.sock"), moved); err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(hostDir(t), "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(ws, "dead", "7")
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved, dead)
+	if r.code != 0 || strings.Contains(r.stderr, "not starting") {
+		t.Fatalf("code %d: the start refused over dead sockets:\n%s\nstderr: %.600s", r.code, r.stdout, r.stderr)
+	}
+	probeRefusedAll(t, r, token, 2, "a renamed socket among dead ones")
+	// The dead socket is not masked: nothing listens there.
+	if !strings.Contains(r.stdout, "refused "+dead+": Connection refused") {
+		t.Fatalf("a dead socket file was masked (or the probe did not reach it):\n%s", r.stdout)
+	}
+}
+
+// TestHostSocketRenamedReplaced (sockets17): an earlier run's agent renames
+// a live socket bound in the workspace after its start, then binds a socket
+// of its own at the old name and exits (a dead socket file there). The next
+// start found a socket at the listed name, masked it, and did not look for
+// the renamed one: the sandbox connected to the listener at its new name.
+// The kernel's inode for that name is not the file there now: the start
+// looks for it. Seen failing on main's binary (e413f85): the probe printed
+// CONNECTED with the tool's token.
+func TestHostSocketRenamedReplaced(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	ws := workspace(t)
+	token := "HOST-SOCKET-REPLACED-" + strconv.Itoa(os.Getpid())
+	name := filepath.Join(ws, "tool.sock")
+	greetOnUnix(t, name, token)
+	moved := filepath.Join(ws, "moved.sock")
+	if err := os.Rename(name, moved); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = unix.Bind(fd, &unix.SockaddrUnix{Name: name})
+	unix.Close(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(hostDir(t), "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("perl", probe, moved).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), token) {
+		t.Fatalf("control: the renamed socket does not answer from the host: %v\n%s", err, out)
+	}
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved, name)
+	probeRefusedAll(t, r, token, 2, "a renamed socket whose old name holds another")
+}
+
+// TestHostSocketRenamedIntoWorkspace (sockets17): a socket bound in a
+// host directory an earlier run had as a --write path (not one now: the
+// sandbox sees it read-only) is renamed by that run's agent into the
+// workspace. The kernel lists it by its old name, outside the trees the
+// start walks: main looked for moved sockets only when the listed name was
+// in them, and the sandbox connected at the new name. With the kernel's
+// inodes the walk masks only bound sockets' files, so a listed name gone
+// anywhere the sandbox sees makes it. Seen failing on main's binary
+// (e413f85): the probe printed CONNECTED with the tool's token.
+func TestHostSocketRenamedIntoWorkspace(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	// Both in one host directory: one file system (a rename), and the
+	// old place seen read-only, outside the workspace.
+	old := hostDir(t)
+	ws := filepath.Join(old, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	token := "HOST-SOCKET-INTO-WS-" + strconv.Itoa(os.Getpid())
+	greetOnUnix(t, filepath.Join(old, "tool.sock"), token)
+	moved := filepath.Join(ws, "moved.sock")
+	if err := os.Rename(filepath.Join(old, "tool.sock"), moved); err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(hostDir(t), "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("perl", probe, moved).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), token) {
+		t.Fatalf("control: the renamed socket does not answer from the host: %v\n%s", err, out)
+	}
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved)
+	probeRefusedAll(t, r, token, 1, "a socket renamed into the workspace from another tree")
+}
+
+// TestHostSocketRenamedFromHome (sockets17): as TestHostSocketRenamedIntoWorkspace,
+// from a place this run hides: a socket bound in the home (an earlier
+// run's --write path there), renamed into the workspace on the same file
+// system. Its listed name is in the private home, which the start did not
+// look at but for hard links: the sandbox connected at the new name. Seen
+// failing on this branch before the hidden names' check (07f8920's
+// binary): CONNECTED with the tool's token; on main's too.
+func TestHostSocketRenamedFromHome(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	host := hostDir(t) // beside the test HOME: one file system
+	ws := filepath.Join(host, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.MkdirTemp(testHome, "oldwrite-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(old) })
+	token := "HOST-SOCKET-FROM-HOME-" + strconv.Itoa(os.Getpid())
+	greetOnUnix(t, filepath.Join(old, "tool.sock"), token)
+	moved := filepath.Join(ws, "moved.sock")
+	if err := os.Rename(filepath.Join(old, "tool.sock"), moved); err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(host, "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("perl", probe, moved).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), token) {
+		t.Fatalf("control: the renamed socket does not answer from the host: %v\n%s", err, out)
+	}
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved)
+	probeRefusedAll(t, r, token, 1, "a socket renamed into the workspace from the hidden home")
+}
+
 // TestHostSocketHardLinkElsewhereSaid (socks15): another name of a masked
 // socket outside the trees the start walks (a host directory the sandbox
 // sees read-only, not a --read path) is not found without a walk of every

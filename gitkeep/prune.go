@@ -63,6 +63,9 @@ type Pruned struct {
 	Aged   int  // copies removed: past Age without the workspace's link
 	Refs   int  // recorded refs dropped: their object is nowhere
 	More   bool // the deadline came first: the rest at a later end
+	// PacksAged and PacksOver are the kept packs removed (KeepPacks):
+	// gone from the workspace for Age, or past MaxKeptPackBytes.
+	PacksAged, PacksOver int
 	// NoPacks says why no pack was read (none counts as holding
 	// anything): too many, or a git dir whose objects/ or objects/pack is
 	// not a plain directory.
@@ -86,6 +89,10 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 	if !exclusive(lock) {
 		return res, nil
 	}
+	var err error
+	if res.PacksAged, res.PacksOver, err = prunePacks(store, now, MaxKeptPackBytes); err != nil {
+		return res, err
+	}
 	width := 20
 	if b, _ := os.ReadFile(filepath.Join(store, "config")); bytes.Contains(b, []byte("objectformat = sha256")) {
 		width = 32
@@ -102,7 +109,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			if _, err := os.Lstat(filepath.Join(store, unprotectedFile)); err == nil {
 				perr = fmt.Errorf("gitkeep: %s: a run without read-only packs used this repository", gitDir)
 			} else {
-				packs, perr = openPacks(gitDir, width, maxPacks, &budget)
+				packs, perr = openPacks(gitDir, store, width, maxPacks, &budget)
 				for _, p := range packs {
 					p.deadline = deadline
 				}

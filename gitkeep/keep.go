@@ -148,6 +148,9 @@ func Keep(store, gitDir string, budget *Budget) (Result, error) {
 	if err := keepObjects(gitDir, store, budget, &res); err != nil {
 		return res, err
 	}
+	if err := copyShared(store, budget, &res); err != nil {
+		return res, err
+	}
 	err := keepRefs(store, gitDir, &res)
 	return res, err
 }

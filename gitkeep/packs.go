@@ -3,6 +3,7 @@ package gitkeep
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -228,4 +229,91 @@ func prunePacks(store string, now time.Time, limit int64) (aged, over int, err e
 		total -= g.size
 	}
 	return aged, over, nil
+}
+
+// maxShared bounds the shared-links record read (past it: read as
+// empty; those links stay links, as before it).
+const maxShared = 1 << 20
+
+// readShared reads the store's shared-links record (sharedFile).
+func readShared(store string) map[string]bool {
+	m := map[string]bool{}
+	b, err := readFile(filepath.Join(store, sharedFile), maxShared)
+	if err != nil {
+		return m
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if (len(l) == 40 || len(l) == 64) && isHex(l) {
+			m[l] = true
+		}
+	}
+	return m
+}
+
+// writeShared writes the record (none when empty).
+func writeShared(store string, m map[string]bool) error {
+	p := filepath.Join(store, sharedFile)
+	if len(m) == 0 {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("gitkeep: %w", err)
+		}
+		return nil
+	}
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return writeIfChanged(p, []byte(strings.Join(ids, "\n")+"\n"))
+}
+
+// copyShared turns the store's shared links (sharedFile: links whose
+// workspace name is gone, kept by another name) into copies, within the
+// start's copy budget; the rest stay for a later start. A link that no
+// longer reads as its object (written in place already) goes: it restores
+// nothing. One past maxCopyObject stays a link (as a larger object is
+// kept).
+func copyShared(store string, budget *Budget, res *Result) error {
+	m := readShared(store)
+	if len(m) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if budget.Objects <= 0 || budget.Bytes <= 0 || (budget.copies >= minCopies && time.Now().After(budget.Until)) {
+			res.Full = true
+			break
+		}
+		dst := filepath.Join(store, "objects", id[:2], id[2:])
+		fi, err := os.Lstat(dst)
+		if nl, _, ok := linkInfo(fi); err != nil || !ok || nl == 1 || !fi.Mode().IsRegular() || fi.Size() > maxCopyObject {
+			delete(m, id) // gone, a copy already, or too large to copy
+			continue
+		}
+		b, err := readFile(dst, maxCopyObject)
+		if err != nil {
+			continue // read again at a later start
+		}
+		want, _ := hex.DecodeString(id)
+		n, err := checkLoose(b, want)
+		if err != nil {
+			os.Remove(dst)
+			delete(m, id)
+			res.Junk++
+			continue
+		}
+		budget.Bytes -= n
+		budget.copies++
+		budget.Objects--
+		if err := writeCopy(dst, b); err != nil {
+			return err
+		}
+		delete(m, id)
+		res.Copied++
+	}
+	return writeShared(store, m)
 }

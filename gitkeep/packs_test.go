@@ -144,3 +144,44 @@ func TestPrunePacks(t *testing.T) {
 		t.Fatalf("gone past Age: %d aged, %d over, %v; left %v", a, o, err, packsOf(t, sp))
 	}
 }
+
+// TestSharedLinkCopied: a loose object kept as a link (past a start's
+// copy budget) whose workspace name then goes while another name keeps
+// the file (a `git clone --local`'s link, in a writable tree) is copied
+// at a later start: before, it stayed a link for good, and the agent
+// wrote it in place through the other name. Seen failing on main
+// (e413f85): the store's object still had 2 links after the second start,
+// and the write through the other name changed it.
+func TestSharedLinkCopied(t *testing.T) {
+	ws, _ := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	st := Store(t.TempDir(), g)
+	lock, err := Lock(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := testBudget()
+	zero.Bytes = 0 // every object linked
+	res, err := Keep(st, g, &zero)
+	if err != nil || res.Linked == 0 || res.Copied != 0 {
+		t.Fatalf("Keep past the budget: %+v, %v", res, err)
+	}
+	objs, _ := filepath.Glob(filepath.Join(g, "objects", "??", "*"))
+	obj := objs[0]
+	id := filepath.Base(filepath.Dir(obj)) + filepath.Base(obj)
+	kept := filepath.Join(st, "objects", id[:2], id[2:])
+	want, _ := os.ReadFile(kept)
+	other := filepath.Join(ws, "other")
+	if err := os.Link(obj, other); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(obj)
+	end(t, lock, st, g, res, time.Now())
+	lock, res = start(t, st, g)
+	end(t, lock, st, g, res, time.Now())
+	os.Chmod(other, 0o644)
+	os.WriteFile(other, []byte("written in place"), 0o644)
+	if got, _ := os.ReadFile(kept); string(got) != string(want) {
+		t.Fatalf("the store's %s changed through the other name (still a link)", id)
+	}
+}

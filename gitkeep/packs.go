@@ -55,7 +55,13 @@ const maxUnchecked = 1 << 20
 // other name in a writable tree and write the pack through it. It returns
 // the pairs newly kept; crossFS when the store is on another file system
 // (no link can be made: nothing kept).
-func KeepPacks(store, gitDir string, maxPacks int) (kept int, crossFS bool, err error) {
+//
+// Only while no other run uses the store (Alone, called before the
+// start's Lock: a pack another live run's agent made is not checked yet)
+// and only packs whose files' change time is before since (the time
+// before Alone, less the file system's tick): a pack made since may be
+// a run's that started after the look.
+func KeepPacks(store, gitDir string, maxPacks int, since time.Time) (kept int, crossFS bool, err error) {
 	dir := filepath.Join(gitDir, "objects", "pack")
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 		return 0, false, nil // none, or not git's: the scan protects none
@@ -91,7 +97,12 @@ func KeepPacks(store, gitDir string, maxPacks int) (kept int, crossFS bool, err 
 		ok := true
 		for _, ext := range []string{".pack", ".idx"} {
 			fi, err := os.Lstat(filepath.Join(dir, n+ext))
-			if nl, _, ok2 := linkInfo(fi); err != nil || !fi.Mode().IsRegular() || !ok2 || nl != 1 {
+			if err != nil {
+				ok = false
+				break
+			}
+			nl, ct, ok2 := linkInfo(fi)
+			if !fi.Mode().IsRegular() || !ok2 || nl != 1 || ct >= since.UnixNano() {
 				ok = false
 			}
 		}
@@ -114,6 +125,22 @@ func KeepPacks(store, gitDir string, maxPacks int) (kept int, crossFS bool, err 
 		kept++
 	}
 	return kept, false, nil
+}
+
+// Alone reports whether no run holds store's lock (none uses the store):
+// an exclusive lock taken without waiting and let go. Called before the
+// start's own Lock. A store not made yet is alone.
+func Alone(store string) bool {
+	f, err := os.OpenFile(filepath.Join(store, lockFile), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return false
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return true
 }
 
 // MarkUnchecked records in store that the packs named (base paths or

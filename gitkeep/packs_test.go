@@ -35,7 +35,7 @@ func TestKeepPacksPruneCounts(t *testing.T) {
 	end(t, lock, st, g, res, time.Now())
 	git("gc", "-q")
 	lock, res = start(t, st, g)
-	kept, cross, err := KeepPacks(st, g, 256)
+	kept, cross, err := KeepPacks(st, g, 256, time.Now().Add(time.Hour))
 	if err != nil || cross || kept != 1 {
 		t.Fatalf("KeepPacks: %d kept, crossFS %v, %v", kept, cross, err)
 	}
@@ -52,7 +52,7 @@ func TestKeepPacksPruneCounts(t *testing.T) {
 		t.Fatalf("after the gc, with the pack kept: %+v, want %d packed", p, n)
 	}
 	// A second start links nothing new.
-	if kept, _, err := KeepPacks(st, g, 256); err != nil || kept != 0 {
+	if kept, _, err := KeepPacks(st, g, 256, time.Now().Add(time.Hour)); err != nil || kept != 0 {
 		t.Fatalf("second KeepPacks: %d, %v", kept, err)
 	}
 }
@@ -70,21 +70,37 @@ func TestKeepPacksRefused(t *testing.T) {
 
 	st := Store(t.TempDir(), g)
 	os.MkdirAll(filepath.Join(st, "objects"), 0o700)
-	if kept, _, _ := KeepPacks(st, g, 0); kept != 0 {
+	if kept, _, _ := KeepPacks(st, g, 0, time.Now().Add(time.Hour)); kept != 0 {
 		t.Errorf("past the cap: %d kept", kept)
 	}
 	if err := MarkUnchecked(st, []string{filepath.Join(pd, b)}); err != nil {
 		t.Fatal(err)
 	}
-	if kept, _, _ := KeepPacks(st, g, 256); kept != 0 {
+	if kept, _, _ := KeepPacks(st, g, 256, time.Now().Add(time.Hour)); kept != 0 {
 		t.Errorf("an unchecked pack: %d kept", kept)
 	}
 
 	st2 := Store(t.TempDir(), g)
 	os.MkdirAll(filepath.Join(st2, "objects", "pack"), 0o700)
 	os.WriteFile(filepath.Join(st2, "objects", "pack", b+".idx"), []byte("older"), 0o600)
-	if kept, _, _ := KeepPacks(st2, g, 256); kept != 0 {
+	if kept, _, _ := KeepPacks(st2, g, 256, time.Now().Add(time.Hour)); kept != 0 {
 		t.Errorf("a name the store has: %d kept", kept)
+	}
+	st4 := Store(t.TempDir(), g)
+	if kept, _, _ := KeepPacks(st4, g, 256, time.Now().Add(-time.Hour)); kept != 0 {
+		t.Errorf("a pack changed after since: %d kept", kept)
+	}
+	// Another run holds the store: not alone.
+	l, err := Lock(st4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Alone(st4) {
+		t.Errorf("Alone with another run's lock held")
+	}
+	l.Close()
+	if !Alone(st4) || !Alone(filepath.Join(t.TempDir(), "none")) {
+		t.Errorf("not Alone with no lock held")
 	}
 	if got, _ := os.ReadFile(filepath.Join(st2, "objects", "pack", b+".idx")); string(got) != "older" {
 		t.Errorf("the store's file was replaced")
@@ -95,11 +111,11 @@ func TestKeepPacksRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	st3 := Store(t.TempDir(), g)
-	if kept, _, _ := KeepPacks(st3, g, 256); kept != 0 {
+	if kept, _, _ := KeepPacks(st3, g, 256, time.Now().Add(time.Hour)); kept != 0 {
 		t.Errorf("a pack with another name: %d kept", kept)
 	}
 	os.Remove(other)
-	if kept, _, _ := KeepPacks(st3, g, 256); kept != 1 {
+	if kept, _, _ := KeepPacks(st3, g, 256, time.Now().Add(time.Hour)); kept != 1 {
 		t.Errorf("the same pack alone: %d kept, want 1", kept)
 	}
 }
@@ -112,7 +128,7 @@ func TestPrunePacks(t *testing.T) {
 	g := filepath.Join(ws, ".git")
 	git("gc", "-q")
 	st := Store(t.TempDir(), g)
-	if kept, _, err := KeepPacks(st, g, 256); kept != 1 || err != nil {
+	if kept, _, err := KeepPacks(st, g, 256, time.Now().Add(time.Hour)); kept != 1 || err != nil {
 		t.Fatalf("KeepPacks: %d, %v", kept, err)
 	}
 	sp := filepath.Join(st, "objects", "pack")
@@ -133,7 +149,7 @@ func TestPrunePacks(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(sp, packsOf(t, filepath.Join(g, "objects", "pack"))[0]+".pack")); err == nil {
 		t.Fatal("the workspace's new pack is in the store without a start")
 	}
-	if kept, _, _ := KeepPacks(st, g, 256); kept != 1 {
+	if kept, _, _ := KeepPacks(st, g, 256, time.Now().Add(time.Hour)); kept != 1 {
 		t.Fatalf("the new pack: %d kept", kept)
 	}
 	os.WriteFile(filepath.Join(ws, "m"), []byte("m\n"), 0o644)

@@ -54,6 +54,9 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			continue
 		}
 		st := gitkeep.Store(base, d)
+		// Before the lock: a pack another live run's agent made is not
+		// checked yet (gitkeep.KeepPacks keeps none then).
+		alone, lookedAt := gitkeep.Alone(st), time.Now().Add(-packTick)
 		// Held shared to the run's end: no other run's end prunes the
 		// store while this run's agent is alive (gitkeep.Prune).
 		lock, err := gitkeep.Lock(st)
@@ -68,12 +71,12 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			// that push a repository's packs past it let this run's
 			// agent delete the pack the prune freed the copies for.
 			err = gitkeep.Unprotected(st)
-		} else if err == nil {
+		} else if err == nil && alone {
 			// The start's packs, read-only in this run, hard-linked into
 			// the store: a host gc after a lying pack the end could not
 			// read through deletes them from the workspace only.
 			var crossFS bool
-			if _, crossFS, err = gitkeep.KeepPacks(st, d, gitguard.MaxHistoryPacks); crossFS {
+			if _, crossFS, err = gitkeep.KeepPacks(st, d, gitguard.MaxHistoryPacks, lookedAt); crossFS {
 				notes = append(notes, fmt.Sprintf("git: the packs of %s are not kept outside the sandbox: %s is on another file system (a host git gc after a pack of this run's that lies loses history)", d, base))
 			}
 		}

@@ -109,6 +109,9 @@ func KeepPacks(store, gitDir string, maxPacks int, since time.Time) (kept int, c
 		if !ok {
 			continue
 		}
+		// A .pack without its .idx (a start stopped between the two) is
+		// read by no git: made again from the workspace's.
+		os.Remove(filepath.Join(dst, n+".pack"))
 		// The .pack first: git takes a pack by its .idx, and one without
 		// its .pack is an error to it.
 		for _, ext := range []string{".pack", ".idx"} {

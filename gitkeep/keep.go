@@ -127,9 +127,14 @@ func Keep(store, gitDir string, budget *Budget) (Result, error) {
 		return res, err
 	}
 	wide := objectFormat(gitDir) == "sha256"
-	cfg := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+	// Why commitGraph, multiPackIndex and useBitmaps off: git reads
+	// each of them from the alternates (the workspace) too, and believes
+	// them before the packs: a commit-graph the host's gc wrote after a
+	// lying pack says the forged parents, and the fetch from the store
+	// then leaves out the history its own packs hold (lane gitkeep4).
+	cfg := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tcommitGraph = false\n\tmultiPackIndex = false\n[pack]\n\tuseBitmaps = false\n"
 	if wide {
-		cfg = "[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n"
+		cfg = "[core]\n\trepositoryformatversion = 1\n\tbare = true\n\tcommitGraph = false\n\tmultiPackIndex = false\n[pack]\n\tuseBitmaps = false\n[extensions]\n\tobjectformat = sha256\n"
 	}
 	if err := writeIfChanged(filepath.Join(store, "config"), []byte(cfg)); err != nil {
 		return res, err
@@ -141,6 +146,9 @@ func Keep(store, gitDir string, budget *Budget) (Result, error) {
 		return res, err
 	}
 	if err := keepObjects(gitDir, store, budget, &res); err != nil {
+		return res, err
+	}
+	if err := copyShared(store, budget, &res); err != nil {
 		return res, err
 	}
 	err := keepRefs(store, gitDir, &res)

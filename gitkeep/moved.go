@@ -177,7 +177,7 @@ func (w *walker) object(hexID string) (string, []byte, bool) {
 	if !w.opened {
 		w.opened = true
 		w.budget = 64 << 20
-		w.packs, _ = openPacks(w.gitDir, len(id), 256, &w.budget)
+		w.packs, _ = openPacks(w.gitDir, w.store, len(id), 256, &w.budget)
 	}
 	for _, p := range w.packs {
 		if p.x.width != len(id) {

@@ -382,7 +382,7 @@ func applyDelta(base, d []byte, budget *int64) ([]byte, error) {
 // (maxPacks) opens none: a pack past that cap is the agent's to delete in
 // a later run, so what it holds does not count. A pack whose idx does not
 // parse is skipped (its objects count as not held: kept).
-func openPacks(gitDir string, width, maxPacks int, budget *int64) ([]*pack, error) {
+func openPacks(gitDir, store string, width, maxPacks int, budget *int64) ([]*pack, error) {
 	dir := gitDir + "/objects/pack"
 	// gitDir as the start found it, no link on the way: a .git the agent
 	// replaced with a link to a repository of its own would make that
@@ -412,20 +412,22 @@ func openPacks(gitDir string, width, maxPacks int, budget *int64) ([]*pack, erro
 	}
 	var out []*pack
 	for _, n := range names {
-		if p := openPack(dir+"/"+n, width, budget); p != nil {
+		if p := openPack(dir+"/"+n, store, width, budget); p != nil {
 			out = append(out, p)
 		}
 	}
 	return out, nil
 }
 
-func openPack(base string, width int, budget *int64) *pack {
+func openPack(base, store string, width int, budget *int64) *pack {
 	// A pack or idx with another name counts for nothing (review16a):
 	// the next run's read-only bind covers this name only, and the agent
 	// that linked it elsewhere in a writable tree (before it was
 	// protected: the run that made it) rewrites it through the other
 	// name, after this prune dropped the copies it held.
-	if !oneName(base + ".idx") {
+	// The store's own link (KeepPacks) is no other name: no sandbox
+	// reaches it.
+	if !oneName(base+".idx", store) {
 		return nil
 	}
 	b, err := readNoFollow(base+".idx", maxIdx)
@@ -445,7 +447,7 @@ func openPack(base string, width int, budget *int64) *pack {
 	}
 	fi, err := f.Stat()
 	var hdr [12]byte
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 || !oneLink(fi) {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 12 || !ownLinks(fi, base+".pack", store) {
 		f.Close()
 		return nil
 	}
@@ -467,16 +469,29 @@ func openPack(base string, width int, budget *int64) *pack {
 	return &pack{f: f, size: fi.Size(), x: x, budget: budget}
 }
 
-// oneName reports whether p is a regular file with one link only.
-func oneName(p string) bool {
+// oneName reports whether p is a regular file with one link only, or two
+// when the other is the store's kept pack of its name (KeepPacks; store
+// "": none counts).
+func oneName(p, store string) bool {
 	fi, err := os.Lstat(p)
-	return err == nil && fi.Mode().IsRegular() && oneLink(fi)
+	return err == nil && fi.Mode().IsRegular() && ownLinks(fi, p, store)
 }
 
-// oneLink reports whether fi's file has one link only.
-func oneLink(fi os.FileInfo) bool {
+// ownLinks reports whether fi (the file at p) has one link only, or two
+// whose other is the store's kept pack file of its name.
+func ownLinks(fi os.FileInfo, p, store string) bool {
 	n, _, ok := linkInfo(fi)
-	return ok && n == 1
+	if !ok || n > 2 {
+		return false
+	}
+	if n == 1 {
+		return true
+	}
+	if store == "" {
+		return false
+	}
+	k, err := os.Lstat(filepath.Join(store, "objects", "pack", filepath.Base(p)))
+	return err == nil && os.SameFile(fi, k)
 }
 
 // inMemory bounds a pack read whole into memory by a prune.

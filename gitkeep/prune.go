@@ -44,6 +44,11 @@ const (
 	// workspace's link to a copy gone while the copy had other names
 	// (its ctime does not say when: unlinkedSince).
 	unlinkedFile = "unlinked-since"
+	// sharedFile: "id" a line, links (kept past a start's copy budget)
+	// whose workspace name an end found gone while the file had another
+	// name (a local clone's link, in a tree the agent writes): the next
+	// start copies them (copyShared).
+	sharedFile = "links-shared"
 )
 
 // maxUnlinked bounds the unlinked-since record read (about 60 bytes a
@@ -63,6 +68,9 @@ type Pruned struct {
 	Aged   int  // copies removed: past Age without the workspace's link
 	Refs   int  // recorded refs dropped: their object is nowhere
 	More   bool // the deadline came first: the rest at a later end
+	// PacksAged and PacksOver are the kept packs removed (KeepPacks):
+	// gone from the workspace for Age, or past MaxKeptPackBytes.
+	PacksAged, PacksOver int
 	// NoPacks says why no pack was read (none counts as holding
 	// anything): too many, or a git dir whose objects/ or objects/pack is
 	// not a plain directory.
@@ -86,6 +94,10 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 	if !exclusive(lock) {
 		return res, nil
 	}
+	var err error
+	if res.PacksAged, res.PacksOver, err = prunePacks(store, now, MaxKeptPackBytes); err != nil {
+		return res, err
+	}
 	width := 20
 	if b, _ := os.ReadFile(filepath.Join(store, "config")); bytes.Contains(b, []byte("objectformat = sha256")) {
 		width = 32
@@ -102,7 +114,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			if _, err := os.Lstat(filepath.Join(store, unprotectedFile)); err == nil {
 				perr = fmt.Errorf("gitkeep: %s: a run without read-only packs used this repository", gitDir)
 			} else {
-				packs, perr = openPacks(gitDir, width, maxPacks, &budget)
+				packs, perr = openPacks(gitDir, store, width, maxPacks, &budget)
 				for _, p := range packs {
 					p.deadline = deadline
 				}
@@ -126,6 +138,8 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 	if b, err := readFile(filepath.Join(store, unlinkedFile), maxUnlinked); err == nil {
 		parseSince(b, since)
 	}
+	shared := readShared(store)
+	defer func() { writeShared(store, shared) }()
 	// The bytes of the copies looked at (kept) and freed: a whole look
 	// counts the store's bytes again (bytesFile).
 	var sizes [2]int64
@@ -142,7 +156,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			}
 			continue
 		}
-		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, since, now, deadline, &res, &sizes)
+		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, since, shared, now, deadline, &res, &sizes)
 		if err != nil {
 			writeSince(store, since)
 			return res, err
@@ -187,7 +201,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 
 // pruneDir looks at the copies in one store directory; false when the
 // deadline came first.
-func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[string]int64, now, deadline time.Time, res *Pruned, sizes *[2]int64) (bool, error) {
+func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[string]int64, shared map[string]bool, now, deadline time.Time, res *Pruned, sizes *[2]int64) (bool, error) {
 	files, err := os.ReadDir(dir)
 	if err != nil {
 		return true, nil
@@ -213,6 +227,12 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[str
 			delete(since, n+fn) // the workspace has it again
 			continue
 		}
+		// Why: a link whose workspace name went but that has another
+		// name (in a tree the agent writes) is the agent's to write in
+		// place: the next start copies it (copyShared).
+		if nl, _, ok := linkInfo(fi); ok && nl > 1 {
+			shared[n+fn] = true
+		}
 		packs, _ := open()
 		switch {
 		case packsHold(packs, n+fn):
@@ -223,6 +243,7 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[str
 			continue
 		}
 		delete(since, n+fn)
+		delete(shared, n+fn)
 		if err := os.Remove(filepath.Join(dir, fn)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return true, fmt.Errorf("gitkeep: %w", err)
 		}

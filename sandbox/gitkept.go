@@ -64,6 +64,9 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			continue
 		}
 		st := gitkeep.Store(base, d)
+		// Before the lock: a pack another live run's agent made is not
+		// checked yet (gitkeep.KeepPacks keeps none then).
+		alone, lookedAt := gitkeep.Alone(st), time.Now().Add(-packTick)
 		// Held shared to the run's end: no other run's end prunes the
 		// store while this run's agent is alive (gitkeep.Prune).
 		lock, err := gitkeep.Lock(st)
@@ -78,6 +81,14 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			// that push a repository's packs past it let this run's
 			// agent delete the pack the prune freed the copies for.
 			err = gitkeep.Unprotected(st)
+		} else if err == nil && alone {
+			// The start's packs, read-only in this run, hard-linked into
+			// the store: a host gc after a lying pack the end could not
+			// read through deletes them from the workspace only.
+			var crossFS bool
+			if _, crossFS, err = gitkeep.KeepPacks(st, d, gitguard.MaxHistoryPacks, lookedAt); crossFS {
+				notes = append(notes, fmt.Sprintf("git: the packs of %s are not kept outside the sandbox: %s is on another file system (a host git gc after a pack of this run's that lies loses history)", d, base))
+			}
 		}
 		if err == nil {
 			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock, started: started}
@@ -247,10 +258,13 @@ func pruneGitKept(kept []keptRepo) []string {
 	skip := map[string]bool{}
 	for _, k := range kept {
 		skip[k.store] = true
-		_, err := gitkeep.Prune(k.lock, k.store, k.dir, &k.mtimes, gitguard.MaxHistoryPacks, now, deadline)
+		res, err := gitkeep.Prune(k.lock, k.store, k.dir, &k.mtimes, gitguard.MaxHistoryPacks, now, deadline)
 		k.lock.Close()
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("git: the store of %s was not pruned: %v", k.dir, err))
+		}
+		if res.PacksOver > 0 {
+			notes = append(notes, fmt.Sprintf("git: %d kept packs of %s that the repository no longer has were removed from its store: its kept packs passed %d GiB", res.PacksOver, k.dir, gitkeep.MaxKeptPackBytes>>30))
 		}
 	}
 	if _, err := gitkeep.Sweep(filepath.Dir(kept[0].store), skip, now, deadline); err != nil {

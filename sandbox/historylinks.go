@@ -9,6 +9,7 @@ import (
 
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/gitkeep"
 )
 
 // historyLinks returns the other names, in the writable trees, of the
@@ -24,12 +25,24 @@ import (
 // source's packs).
 // Past maxHistoryLinks other names (each is a mount: an agent's loop of
 // links would slow every later start), the rest are said, not protected.
-func historyLinks(history []gitguard.Protect, writable []string) ([]gitguard.Protect, []string) {
+// keptBase is the state directory's git-kept dir ("" for none): a pack's
+// second link that is its store's kept pack (gitkeep.KeepPacks) is no
+// name the sandbox reaches (the state directory is hidden), so it alone
+// walks no tree.
+func historyLinks(history []gitguard.Protect, writable []string, keptBase string) ([]gitguard.Protect, []string) {
 	files := map[[2]uint64]string{}
 	var st syscall.Stat_t // one, no FileInfo a file: up to 512 at a start
 	note := func(p string) {
 		if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink < 2 {
 			return
+		}
+		if st.Nlink == 2 && keptBase != "" {
+			var ks syscall.Stat_t
+			gitDir := filepath.Dir(filepath.Dir(filepath.Dir(p)))
+			k := filepath.Join(gitkeep.Store(keptBase, gitDir), "objects", "pack", filepath.Base(p))
+			if syscall.Lstat(k, &ks) == nil && ks.Dev == st.Dev && ks.Ino == st.Ino {
+				return
+			}
 		}
 		files[[2]uint64{uint64(st.Dev), uint64(st.Ino)}] = p //nolint:unconvert // Dev is int32 on darwin
 	}

@@ -61,7 +61,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			items = append(items, sentinel.Item{Path: p, Rule: "git: pack",
 				Reason: "a file git reads beside a pack (a bitmap, a reverse index, a cruft pack's ages) changed in this run: git believes it unchecked (a lying bitmap breaks the host's pushes and outlives its repacks, a lying reverse index its gcs), and jail does not check one; git works without it and makes it again"})
 		}
-		var unread []string
+		var unread, unreadBases []string
 		for i, base := range c.Packs {
 			if i == 0 {
 				// The store's config when kept (jail's own); else the
@@ -84,15 +84,22 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 				}
 			case v.Unverified != "":
 				unread = append(unread, fmt.Sprintf("%s (%s)", filepath.Base(base), v.Unverified))
+				unreadBases = append(unreadBases, base)
 			}
+		}
+		// Why: a later start must not keep an unread pack in the store
+		// (gitkeep.KeepPacks): the store's own packs come first when the
+		// history is fetched back from it, and this one may lie.
+		if err := gitkeep.MarkUnchecked(k.store, unreadBases); err != nil {
+			notes = append(notes, fmt.Sprintf("git: the unchecked packs of %s were not recorded in its store: %v", k.dir, err))
 		}
 		if len(unread) > 0 {
 			what := fmt.Sprintf("%d packs this run made in %s were", len(unread), c.Dir)
 			if len(unread) == 1 {
 				what = "a pack this run made in " + c.Dir + " was"
 			}
-			notes = append(notes, fmt.Sprintf("git: %s not checked: %s; before a git gc on the host, run git --git-dir=%s fsck (a pack whose idx lies makes gc delete history)",
-				what, strings.Join(unread, ", "), k.dir))
+			notes = append(notes, fmt.Sprintf("git: %s not checked: %s; before a git gc on the host, run git --git-dir=%s fsck (a pack whose idx lies makes gc delete history; the start's packs are kept: after such a gc, git init a new repository and git fetch %s '+refs/*:refs/jail-kept/*' there)",
+				what, strings.Join(unread, ", "), k.dir, k.store))
 		}
 	}
 	return items, notes

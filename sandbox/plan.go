@@ -500,7 +500,11 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	}
 	// A pack's other names (hard links) in the writable trees: the
 	// read-only bind covers one name, not the file (historyLinks).
-	packLinks, linkNotes := historyLinks(gp.History, writable)
+	keptBase := ""
+	if plan.StateDir != "" {
+		keptBase = filepath.Join(plan.StateDir, statedir.GitKept)
+	}
+	packLinks, linkNotes := historyLinks(gp.History, writable, keptBase)
 	gp.History = append(gp.History, packLinks...)
 	gp.Notes = append(gp.Notes, linkNotes...)
 	if gp.Guard != nil && len(gp.Guard.Roots) > 0 {

@@ -1,0 +1,349 @@
+package gitkeep
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The start's packs, kept (lane gitkeep4). The packs of the start are
+// read-only inside, but the host's next git gc deletes them: after a run
+// that left a pack whose idx lies (one the end could not read through in
+// its budget: only said), that gc keeps the forgery and deletes what the
+// true object led to. So each start hard-links the repository's packs
+// into the store's objects/pack: whatever the host's gc does, the store
+// still holds the start's pack, and git reads the store's own packs
+// before its alternates (the workspace), so
+//
+//	git fetch STORE '+refs/*:refs/jail-kept/*'
+//
+// (into a fresh repository when the workspace's objects are forged) gets
+// the start's history back. A link, not a copy: it costs nothing while
+// the workspace has the pack (a pack is the whole history; a copy would
+// double it), and the read-only bind keeps the agent from writing it in
+// place or giving it another name (a link across mounts is refused).
+
+// MaxKeptPackBytes bounds the bytes of a store's kept packs that the
+// workspace no longer has (a link the workspace shares costs nothing).
+// Past it, the end's prune removes those gone longest first (said).
+const MaxKeptPackBytes = 4 << 30
+
+// uncheckedFile, in a store, names the packs ("pack-X" a line) a run's
+// end could not read through (MarkUnchecked): a later start does not
+// keep them, for the store's own packs come first when the history is
+// fetched back, and one of them may lie.
+const uncheckedFile = "packs-unchecked"
+
+// maxUnchecked bounds the unchecked record read (past it: read as
+// "every pack unchecked", keeping none new).
+const maxUnchecked = 1 << 20
+
+// KeepPacks hard-links each pack of gitDir (its .idx and .pack, at most
+// maxPacks pairs: the ones the start binds read-only) into store's
+// objects/pack, unless the store holds that name already (never replaced:
+// a pack the host's gc deleted may come back under its name, the agent's)
+// or an end named it unchecked. A pack with another name in the
+// workspace (a link count above one) is not kept: the agent may hold the
+// other name in a writable tree and write the pack through it. It returns
+// the pairs newly kept; crossFS when the store is on another file system
+// (no link can be made: nothing kept).
+//
+// Only while no other run uses the store (Alone, called before the
+// start's Lock: a pack another live run's agent made is not checked yet)
+// and only packs whose files' change time is before since (the time
+// before Alone, less the file system's tick): a pack made since may be
+// a run's that started after the look.
+func KeepPacks(store, gitDir string, maxPacks int, since time.Time) (kept int, crossFS bool, err error) {
+	dir := filepath.Join(gitDir, "objects", "pack")
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return 0, false, nil // none, or not git's: the scan protects none
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, false, fmt.Errorf("gitkeep: %w", err)
+	}
+	var names []string
+	for _, e := range ents {
+		if b, ok := strings.CutSuffix(e.Name(), ".idx"); ok && strings.HasPrefix(b, "pack-") && e.Type().IsRegular() {
+			names = append(names, b)
+		}
+	}
+	if len(names) > maxPacks {
+		return 0, false, nil // not read-only in this run (gitguard's cap)
+	}
+	dst := filepath.Join(store, "objects", "pack")
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return 0, false, fmt.Errorf("gitkeep: %w", err)
+	}
+	unchecked, all := readUnchecked(store)
+	if all {
+		return 0, false, nil
+	}
+	for _, n := range names {
+		if unchecked[n] {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dst, n+".idx")); err == nil {
+			continue // kept already (or a name the store keeps: never replaced)
+		}
+		ok := true
+		for _, ext := range []string{".pack", ".idx"} {
+			fi, err := os.Lstat(filepath.Join(dir, n+ext))
+			if err != nil {
+				ok = false
+				break
+			}
+			nl, ct, ok2 := linkInfo(fi)
+			if !fi.Mode().IsRegular() || !ok2 || nl != 1 || ct >= since.UnixNano() {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		// A .pack without its .idx (a start stopped between the two) is
+		// read by no git: made again from the workspace's.
+		os.Remove(filepath.Join(dst, n+".pack"))
+		// The .pack first: git takes a pack by its .idx, and one without
+		// its .pack is an error to it.
+		for _, ext := range []string{".pack", ".idx"} {
+			err := os.Link(filepath.Join(dir, n+ext), filepath.Join(dst, n+ext))
+			if errors.Is(err, syscall.EXDEV) {
+				os.Remove(filepath.Join(dst, n+".pack"))
+				return kept, true, nil
+			}
+			if err != nil && !errors.Is(err, os.ErrExist) {
+				os.Remove(filepath.Join(dst, n+".pack"))
+				return kept, false, fmt.Errorf("gitkeep: %w", err)
+			}
+		}
+		kept++
+	}
+	return kept, false, nil
+}
+
+// Alone reports whether no run holds store's lock (none uses the store):
+// an exclusive lock taken without waiting and let go. Called before the
+// start's own Lock. A store not made yet is alone.
+func Alone(store string) bool {
+	f, err := os.OpenFile(filepath.Join(store, lockFile), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return false
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return true
+}
+
+// MarkUnchecked records in store that the packs named (base paths or
+// names, pack-X) were made in a run and not read through at its end:
+// no later start keeps them (KeepPacks).
+func MarkUnchecked(store string, packs []string) error {
+	if len(packs) == 0 {
+		return nil
+	}
+	have, _ := readUnchecked(store)
+	var b bytes.Buffer
+	if old, err := readFile(filepath.Join(store, uncheckedFile), maxUnchecked); err == nil {
+		b.Write(old)
+	}
+	for _, p := range packs {
+		n := filepath.Base(p)
+		if !have[n] {
+			have[n] = true
+			b.WriteString(n + "\n")
+		}
+	}
+	return writeIfChanged(filepath.Join(store, uncheckedFile), b.Bytes())
+}
+
+// readUnchecked reads the unchecked record; all when it is past its bound.
+func readUnchecked(store string) (map[string]bool, bool) {
+	m := map[string]bool{}
+	p := filepath.Join(store, uncheckedFile)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return m, false
+	}
+	if fi.Size() > maxUnchecked {
+		return m, true
+	}
+	b, err := readFile(p, maxUnchecked)
+	if err != nil {
+		return m, true
+	}
+	s := bufio.NewScanner(bytes.NewReader(b))
+	for s.Scan() {
+		if t := strings.TrimSpace(s.Text()); t != "" {
+			m[t] = true
+		}
+	}
+	return m, false
+}
+
+// prunePacks removes the store's kept packs the workspace no longer has
+// (the store's link is the only one) for Age, then, past
+// limit (MaxKeptPackBytes), those gone longest first. The store's link's ctime
+// says since when it is the only one (its link count changed then; it
+// cannot be set back). It returns the packs removed by age and by bytes.
+func prunePacks(store string, now time.Time, limit int64) (aged, over int, err error) {
+	dir := filepath.Join(store, "objects", "pack")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, 0, nil
+		}
+		return 0, 0, fmt.Errorf("gitkeep: %w", err)
+	}
+	type gone struct {
+		name  string
+		since int64
+		size  int64
+	}
+	var gs []gone
+	var total int64
+	for _, e := range ents {
+		b, ok := strings.CutSuffix(e.Name(), ".idx")
+		if !ok {
+			continue
+		}
+		var g gone
+		alone := true
+		for _, ext := range []string{".idx", ".pack"} {
+			fi, err := os.Lstat(filepath.Join(dir, b+ext))
+			if err != nil {
+				continue
+			}
+			n, ct, ok := linkInfo(fi)
+			if !ok || n != 1 {
+				alone = false
+				break
+			}
+			g.since = max(g.since, ct)
+			g.size += fi.Size()
+		}
+		if !alone {
+			continue
+		}
+		g.name = b
+		gs = append(gs, g)
+		total += g.size
+	}
+	sort.Slice(gs, func(i, j int) bool { return gs[i].since < gs[j].since })
+	for _, g := range gs {
+		switch {
+		case now.Sub(time.Unix(0, g.since)) > Age:
+			aged++
+		case total > limit:
+			over++
+		default:
+			continue
+		}
+		// The .idx first: git reads a pack by it.
+		for _, ext := range []string{".idx", ".pack"} {
+			if err := os.Remove(filepath.Join(dir, g.name+ext)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return aged, over, fmt.Errorf("gitkeep: %w", err)
+			}
+		}
+		total -= g.size
+	}
+	return aged, over, nil
+}
+
+// maxShared bounds the shared-links record read (past it: read as
+// empty; those links stay links, as before it).
+const maxShared = 1 << 20
+
+// readShared reads the store's shared-links record (sharedFile).
+func readShared(store string) map[string]bool {
+	m := map[string]bool{}
+	b, err := readFile(filepath.Join(store, sharedFile), maxShared)
+	if err != nil {
+		return m
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if (len(l) == 40 || len(l) == 64) && isHex(l) {
+			m[l] = true
+		}
+	}
+	return m
+}
+
+// writeShared writes the record (none when empty).
+func writeShared(store string, m map[string]bool) error {
+	p := filepath.Join(store, sharedFile)
+	if len(m) == 0 {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("gitkeep: %w", err)
+		}
+		return nil
+	}
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return writeIfChanged(p, []byte(strings.Join(ids, "\n")+"\n"))
+}
+
+// copyShared turns the store's shared links (sharedFile: links whose
+// workspace name is gone, kept by another name) into copies, within the
+// start's copy budget; the rest stay for a later start. A link that no
+// longer reads as its object (written in place already) goes: it restores
+// nothing. One past maxCopyObject stays a link (as a larger object is
+// kept).
+func copyShared(store string, budget *Budget, res *Result) error {
+	m := readShared(store)
+	if len(m) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if budget.Objects <= 0 || budget.Bytes <= 0 || (budget.copies >= minCopies && time.Now().After(budget.Until)) {
+			res.Full = true
+			break
+		}
+		dst := filepath.Join(store, "objects", id[:2], id[2:])
+		fi, err := os.Lstat(dst)
+		if nl, _, ok := linkInfo(fi); err != nil || !ok || nl == 1 || !fi.Mode().IsRegular() || fi.Size() > maxCopyObject {
+			delete(m, id) // gone, a copy already, or too large to copy
+			continue
+		}
+		b, err := readFile(dst, maxCopyObject)
+		if err != nil {
+			continue // read again at a later start
+		}
+		want, _ := hex.DecodeString(id)
+		n, err := checkLoose(b, want)
+		if err != nil {
+			os.Remove(dst)
+			delete(m, id)
+			res.Junk++
+			continue
+		}
+		budget.Bytes -= n
+		budget.copies++
+		budget.Objects--
+		if err := writeCopy(dst, b); err != nil {
+			return err
+		}
+		delete(m, id)
+		res.Copied++
+	}
+	return writeShared(store, m)
+}

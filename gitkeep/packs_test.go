@@ -1,0 +1,203 @@
+//go:build linux
+
+package gitkeep
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// packsOf returns the base names (pack-X) of dir's packs.
+func packsOf(t *testing.T, dir string) []string {
+	t.Helper()
+	ps, _ := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
+	var out []string
+	for _, p := range ps {
+		out = append(out, strings.TrimSuffix(filepath.Base(p), ".idx"))
+	}
+	return out
+}
+
+// TestKeepPacksPruneCounts: a start's pack hard-linked into the store
+// still counts for the prune (its second name is the store's, no
+// sandbox's): after the host's gc the copies it holds are freed. Seen
+// failing with a link count of 1 as the only rule (openPack): nothing
+// freed (Packed 0).
+func TestKeepPacksPruneCounts(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	st := Store(t.TempDir(), g)
+	lock, res := start(t, st, g)
+	n, _ := copies(t, st)
+	end(t, lock, st, g, res, time.Now())
+	git("gc", "-q")
+	lock, res = start(t, st, g)
+	kept, cross, err := KeepPacks(st, g, 256, time.Now().Add(time.Hour))
+	if err != nil || cross || kept != 1 {
+		t.Fatalf("KeepPacks: %d kept, crossFS %v, %v", kept, cross, err)
+	}
+	for _, b := range packsOf(t, filepath.Join(g, "objects", "pack")) {
+		for _, ext := range []string{".idx", ".pack"} {
+			a, _ := os.Lstat(filepath.Join(g, "objects", "pack", b+ext))
+			k, err := os.Lstat(filepath.Join(st, "objects", "pack", b+ext))
+			if err != nil || !os.SameFile(a, k) {
+				t.Fatalf("%s%s not linked in the store: %v", b, ext, err)
+			}
+		}
+	}
+	if p := end(t, lock, st, g, res, time.Now()); p.Packed != n || p.NoPacks != nil {
+		t.Fatalf("after the gc, with the pack kept: %+v, want %d packed", p, n)
+	}
+	// A second start links nothing new.
+	if kept, _, err := KeepPacks(st, g, 256, time.Now().Add(time.Hour)); err != nil || kept != 0 {
+		t.Fatalf("second KeepPacks: %d, %v", kept, err)
+	}
+}
+
+// TestKeepPacksRefused: a pack with another name in the workspace (the
+// agent may write it through that name), one an end named unchecked (it
+// may lie), one past the read-only cap, and a name the store keeps with
+// other bytes (never replaced) are not kept.
+func TestKeepPacksRefused(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	git("gc", "-q")
+	pd := filepath.Join(g, "objects", "pack")
+	b := packsOf(t, pd)[0]
+
+	st := Store(t.TempDir(), g)
+	os.MkdirAll(filepath.Join(st, "objects"), 0o700)
+	if kept, _, _ := KeepPacks(st, g, 0, time.Now().Add(time.Hour)); kept != 0 {
+		t.Errorf("past the cap: %d kept", kept)
+	}
+	if err := MarkUnchecked(st, []string{filepath.Join(pd, b)}); err != nil {
+		t.Fatal(err)
+	}
+	if kept, _, _ := KeepPacks(st, g, 256, time.Now().Add(time.Hour)); kept != 0 {
+		t.Errorf("an unchecked pack: %d kept", kept)
+	}
+
+	st2 := Store(t.TempDir(), g)
+	os.MkdirAll(filepath.Join(st2, "objects", "pack"), 0o700)
+	os.WriteFile(filepath.Join(st2, "objects", "pack", b+".idx"), []byte("older"), 0o600)
+	if kept, _, _ := KeepPacks(st2, g, 256, time.Now().Add(time.Hour)); kept != 0 {
+		t.Errorf("a name the store has: %d kept", kept)
+	}
+	st4 := Store(t.TempDir(), g)
+	if kept, _, _ := KeepPacks(st4, g, 256, time.Now().Add(-time.Hour)); kept != 0 {
+		t.Errorf("a pack changed after since: %d kept", kept)
+	}
+	// Another run holds the store: not alone.
+	l, err := Lock(st4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Alone(st4) {
+		t.Errorf("Alone with another run's lock held")
+	}
+	l.Close()
+	if !Alone(st4) || !Alone(filepath.Join(t.TempDir(), "none")) {
+		t.Errorf("not Alone with no lock held")
+	}
+	if got, _ := os.ReadFile(filepath.Join(st2, "objects", "pack", b+".idx")); string(got) != "older" {
+		t.Errorf("the store's file was replaced")
+	}
+
+	other := filepath.Join(ws, "other.pack")
+	if err := os.Link(filepath.Join(pd, b+".pack"), other); err != nil {
+		t.Fatal(err)
+	}
+	st3 := Store(t.TempDir(), g)
+	if kept, _, _ := KeepPacks(st3, g, 256, time.Now().Add(time.Hour)); kept != 0 {
+		t.Errorf("a pack with another name: %d kept", kept)
+	}
+	os.Remove(other)
+	if kept, _, _ := KeepPacks(st3, g, 256, time.Now().Add(time.Hour)); kept != 1 {
+		t.Errorf("the same pack alone: %d kept, want 1", kept)
+	}
+}
+
+// TestPrunePacks: a kept pack the workspace still has stays whatever its
+// age; one the host's gc deleted goes Age after (its ctime), or past the
+// byte bound.
+func TestPrunePacks(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	git("gc", "-q")
+	st := Store(t.TempDir(), g)
+	if kept, _, err := KeepPacks(st, g, 256, time.Now().Add(time.Hour)); kept != 1 || err != nil {
+		t.Fatalf("KeepPacks: %d, %v", kept, err)
+	}
+	sp := filepath.Join(st, "objects", "pack")
+	later := time.Now().Add(Age + time.Hour)
+	if a, o, err := prunePacks(st, later, 0); a+o != 0 || err != nil {
+		t.Fatalf("a pack the workspace has: %d aged, %d over, %v", a, o, err)
+	}
+	os.WriteFile(filepath.Join(ws, "n"), []byte("n\n"), 0o644)
+	git("add", "n")
+	git("commit", "-q", "-m", "n")
+	git("gc", "-q") // a new pack; the kept one gone from the workspace
+	if a, o, err := prunePacks(st, time.Now(), MaxKeptPackBytes); a+o != 0 || err != nil || len(packsOf(t, sp)) != 1 {
+		t.Fatalf("a pack gone a moment ago: %d aged, %d over, %v", a, o, err)
+	}
+	if a, o, err := prunePacks(st, time.Now(), 1); o != 1 || a != 0 || err != nil || len(packsOf(t, sp)) != 0 {
+		t.Fatalf("past the bytes: %d aged, %d over, %v; left %v", a, o, err, packsOf(t, sp))
+	}
+	if _, err := os.Lstat(filepath.Join(sp, packsOf(t, filepath.Join(g, "objects", "pack"))[0]+".pack")); err == nil {
+		t.Fatal("the workspace's new pack is in the store without a start")
+	}
+	if kept, _, _ := KeepPacks(st, g, 256, time.Now().Add(time.Hour)); kept != 1 {
+		t.Fatalf("the new pack: %d kept", kept)
+	}
+	os.WriteFile(filepath.Join(ws, "m"), []byte("m\n"), 0o644)
+	git("add", "m")
+	git("commit", "-q", "-m", "m")
+	git("gc", "-q")
+	if a, o, err := prunePacks(st, later, MaxKeptPackBytes); a != 1 || o != 0 || err != nil || len(packsOf(t, sp)) != 0 {
+		t.Fatalf("gone past Age: %d aged, %d over, %v; left %v", a, o, err, packsOf(t, sp))
+	}
+}
+
+// TestSharedLinkCopied: a loose object kept as a link (past a start's
+// copy budget) whose workspace name then goes while another name keeps
+// the file (a `git clone --local`'s link, in a writable tree) is copied
+// at a later start: before, it stayed a link for good, and the agent
+// wrote it in place through the other name. Seen failing on main
+// (e413f85): the store's object still had 2 links after the second start,
+// and the write through the other name changed it.
+func TestSharedLinkCopied(t *testing.T) {
+	ws, _ := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	st := Store(t.TempDir(), g)
+	lock, err := Lock(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := testBudget()
+	zero.Bytes = 0 // every object linked
+	res, err := Keep(st, g, &zero)
+	if err != nil || res.Linked == 0 || res.Copied != 0 {
+		t.Fatalf("Keep past the budget: %+v, %v", res, err)
+	}
+	objs, _ := filepath.Glob(filepath.Join(g, "objects", "??", "*"))
+	obj := objs[0]
+	id := filepath.Base(filepath.Dir(obj)) + filepath.Base(obj)
+	kept := filepath.Join(st, "objects", id[:2], id[2:])
+	want, _ := os.ReadFile(kept)
+	other := filepath.Join(ws, "other")
+	if err := os.Link(obj, other); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(obj)
+	end(t, lock, st, g, res, time.Now())
+	lock, res = start(t, st, g)
+	end(t, lock, st, g, res, time.Now())
+	os.Chmod(other, 0o644)
+	os.WriteFile(other, []byte("written in place"), 0o644)
+	if got, _ := os.ReadFile(kept); string(got) != string(want) {
+		t.Fatalf("the store's %s changed through the other name (still a link)", id)
+	}
+}

@@ -1,0 +1,186 @@
+//go:build linux
+
+package tests
+
+// End-to-end tests of the start's packs kept in the git-kept store
+// (gitkeep.KeepPacks): a lying pack the end cannot read through in its
+// budget is only said; the host's gc after it loses history in the
+// workspace, never in the store.
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bigLyingPack is lyingPack (a true copy of HEAD, a parentless commit
+// filed under HEAD~1's id) with a delta chain of large blobs after it:
+// each blob is past what the end's check keeps of a delta's bases, so
+// reading the chain through costs more than the end's budget (or more
+// bytes than it makes for one pack), and the pack is said, not read.
+func bigLyingPack(t *testing.T, h *gitHost, ws string) (name string, pack, idx []byte) {
+	t.Helper()
+	s := t.TempDir()
+	h.mustGit(t, s, "init", "-q", "--bare", ".")
+	rev := func(r string) string { return strings.TrimSpace(h.mustGit(t, ws, "rev-parse", r)) }
+	tree := rev("HEAD~1^{tree}")
+	forged := gitStdin(t, h, s, "tree "+tree+"\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n\nb\n", "hash-object", "-t", "commit", "-w", "--stdin")
+	head := h.mustGit(t, ws, "cat-file", "commit", "HEAD")
+	if got := gitStdin(t, h, s, head, "hash-object", "-t", "commit", "-w", "--stdin"); got != rev("HEAD") {
+		t.Fatalf("HEAD copied as %s, want %s", got, rev("HEAD"))
+	}
+	// A 17 MiB blob (past what the check caches of a delta's base) and a
+	// chain of 60 deltas on it, each the one before with its first two
+	// bytes changed: reading the chain through makes more bytes than the
+	// check makes for one pack. Then the commits (the check reads in pack
+	// order), and git index-pack makes the (true) idx.
+	const size = 17 << 20
+	pack = []byte("PACK\x00\x00\x00\x02")
+	pack = binary.BigEndian.AppendUint32(pack, 1+60+2)
+	deflate := func(b []byte) []byte {
+		var z bytes.Buffer
+		w := zlib.NewWriter(&z)
+		w.Write(b)
+		w.Close()
+		return z.Bytes()
+	}
+	// hdr is git's entry header: the type and the (inflated) size.
+	hdr := func(typ, sz int) []byte {
+		c := byte(typ<<4 | sz&15)
+		sz >>= 4
+		var out []byte
+		for sz > 0 {
+			out = append(out, c|0x80)
+			c, sz = byte(sz&0x7f), sz>>7
+		}
+		return append(out, c)
+	}
+	varint := func(out []byte, n int) []byte {
+		for n >= 0x80 {
+			out = append(out, byte(n)|0x80)
+			n >>= 7
+		}
+		return append(out, byte(n))
+	}
+	copyOp := func(out []byte, off, n int) []byte {
+		cmd, args := byte(0x80), []byte{}
+		for i := 0; i < 4; i++ {
+			if x := byte(off >> (8 * i)); x != 0 {
+				cmd |= 1 << i
+				args = append(args, x)
+			}
+		}
+		for i := 0; i < 3; i++ {
+			if x := byte(n >> (8 * i)); x != 0 {
+				cmd |= 0x10 << i
+				args = append(args, x)
+			}
+		}
+		return append(append(out, cmd), args...)
+	}
+	block := make([]byte, 4096)
+	for i := range block {
+		block[i] = byte(i*7 + i/13)
+	}
+	prev := len(pack)
+	pack = append(pack, hdr(3, size)...)
+	pack = append(pack, deflate(bytes.Repeat(block, size/len(block)))...)
+	for v := 0; v < 60; v++ {
+		d := varint(varint(nil, size), size)
+		d = append(d, 2, byte(v), byte(v>>8))
+		d = copyOp(d, 2, 0xffffff)
+		d = copyOp(d, 2+0xffffff, size-2-0xffffff)
+		at := len(pack)
+		pack = append(pack, hdr(6, len(d))...)
+		// The base's offset back from this entry, as git encodes it.
+		ofs := at - prev
+		enc := []byte{byte(ofs & 127)}
+		for ofs >>= 7; ofs > 0; ofs >>= 7 {
+			ofs--
+			enc = append([]byte{byte(128 | ofs&127)}, enc...)
+		}
+		pack = append(pack, enc...)
+		pack = append(pack, deflate(d)...)
+		prev = at
+	}
+	for _, id := range []string{forged, rev("HEAD")} {
+		body := []byte(h.mustGit(t, s, "cat-file", "commit", id))
+		pack = append(pack, hdr(1, len(body))...)
+		pack = append(pack, deflate(body)...)
+	}
+	sum := sha1.Sum(pack)
+	pack = append(pack, sum[:]...)
+	name = hex.EncodeToString(sum[:])
+	q := filepath.Join(s, "q.pack")
+	if err := os.WriteFile(q, pack, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.mustGit(t, s, "index-pack", "-o", filepath.Join(s, "q.idx"), q)
+	idx, err := os.ReadFile(filepath.Join(s, "q.idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name, pack, lieIdx(t, idx, forged, rev("HEAD~1"))
+}
+
+// TestGitHistoryLyingPackPastBudget: packlie's attack with a pack the
+// end's check cannot read through: the end says it, and the host's next
+// git gc deletes the root commit from the workspace (git believes the
+// idx). The start's pack is kept in the store, so a fetch from the store
+// gets the whole history back. Seen failing on main's binary (e413f85):
+// the store held no pack and the workspace's was gone, the fetch had no
+// root commit ("did not send all necessary objects").
+func TestGitHistoryLyingPackPastBudget(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	root := threeCommits(t, h, ws)
+	name, pack, idx := bigLyingPack(t, h, ws)
+	plant := filepath.Join(ws, "plant")
+	os.Mkdir(plant, 0o755)
+	os.WriteFile(filepath.Join(plant, "q.pack"), pack, 0o644)
+	os.WriteFile(filepath.Join(plant, "q.idx"), idx, 0o644)
+	script := `cd "$2" || exit 1
+git reflog expire --expire=now --all || exit 1
+P=.git/objects/pack/pack-$3
+cp plant/q.pack $P.pack && cp plant/q.idx $P.idx || exit 1
+rm -rf plant
+git log --format=%s
+`
+	r := h.run(t, ws, script, nil, ws, name)
+	if r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := strings.Fields(r.stdout); len(got) != 2 || got[0] != "c" || got[1] != "b" {
+		t.Fatalf("inside, git log shows %q, want the forged history [c b] (the attack did not take)", got)
+	}
+	if !strings.Contains(r.stderr, "pack-"+name) || !strings.Contains(r.stderr, "not checked") {
+		t.Fatalf("the end did not say the lying pack was not checked (read through? quarantined?):\n%s", r.stderr)
+	}
+	h.git(ws, "gc", "-q")
+	if _, err := h.git(ws, "cat-file", "-e", root); err == nil {
+		t.Fatalf("the host's gc kept the root commit %s: the attack did not take", root)
+	}
+	alts, _ := filepath.Glob(filepath.Join(h.state, "jail", "git-kept", "*", "objects", "info", "alternates"))
+	if len(alts) != 1 {
+		t.Fatalf("stores: %v", alts)
+	}
+	store := filepath.Dir(filepath.Dir(filepath.Dir(alts[0])))
+	fresh := t.TempDir()
+	h.mustGit(t, fresh, "init", "-q")
+	out, err := h.git(fresh, "fetch", "-q", store, "+refs/*:refs/jail-kept/*")
+	if err != nil {
+		t.Errorf("fetch from the store %s: %v\n%s", store, err, out)
+	}
+	if out, err := h.git(fresh, "cat-file", "-e", root); err != nil {
+		t.Errorf("the store does not give the root commit %s back: %v %s\njail's stderr:\n%s", root, err, out, r.stderr)
+	}
+	if out, err := h.git(fresh, "fsck", "--no-dangling"); err != nil {
+		t.Errorf("git fsck of the fetched history: %v\n%s", err, out)
+	}
+}

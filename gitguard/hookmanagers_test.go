@@ -1,6 +1,7 @@
 package gitguard
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -164,5 +165,24 @@ func TestScanNoHookManagerNoNote(t *testing.T) {
 	write(t, ws+"/.husky/pre-commit", "npm test\n", 0o644)
 	if p := scan(t, ws); len(p.Notes) > 0 {
 		t.Errorf("notes without an installed hook manager: %q", p.Notes)
+	}
+}
+
+// lefthook's remotes (remotes: in its config) are clones in the git dir's
+// info/lefthook-remotes/, whose configs and scripts the installed hooks run
+// with no fetch at each commit: read-only, and quarantined if made in the
+// run. Seen failing on main's code (neither protected nor absent).
+func TestScanLefthookRemotes(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	write(t, ws+"/lefthook.yml", "remotes:\n  - git_url: https://example.invalid/hooks\n", 0o644)
+	write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+	write(t, ws+"/.git/info/lefthook-remotes/hooks/lefthook.yml", "pre-commit: {}\n", 0o644)
+	if m := has(paths(scan(t, ws).ReadOnly, ws), ".git/info/lefthook-remotes"); len(m) > 0 {
+		t.Errorf("read-only lacks %v", m)
+	}
+	os.RemoveAll(ws + "/.git/info/lefthook-remotes")
+	if m := has(paths(scan(t, ws).Absent, ws), ".git/info/lefthook-remotes"); len(m) > 0 {
+		t.Errorf("absent lacks %v", m)
 	}
 }

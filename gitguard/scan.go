@@ -946,6 +946,13 @@ func (s *scanner) effects(d string, sub bool) {
 				s.manage(p, true, "husky runs the hook scripts in it when the installed hooks run")
 			}
 		}
+		if managers["lefthook"] {
+			// Why: lefthook clones a config's remotes into the git dir's
+			// info/lefthook-remotes/ and the installed hooks run their
+			// configs and scripts from there, with no fetch at each commit:
+			// an agent's edit in a clone runs in the host's next commit.
+			s.manage(filepath.Join(d, "info", "lefthook-remotes"), true, "lefthook runs its remotes' configs and scripts from it")
+		}
 		for _, hm := range hookManagers {
 			if !managers[hm.name] {
 				continue

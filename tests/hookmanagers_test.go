@@ -76,4 +76,32 @@ true`, nil)
 		}
 		h.expectSafe(t, r, "", filepath.Join(ws, "lefthook-local.toml"))
 	})
+
+	// lefthook's remotes: clones in .git/info/lefthook-remotes/ whose
+	// configs the installed hooks run. On main an edit there, and a clone
+	// made in the run, stayed.
+	t.Run("lefthook remotes", func(t *testing.T) {
+		for _, present := range []bool{true, false} {
+			h := newGitHost(t)
+			ws := workspace(t)
+			h.repo(t, ws)
+			fsWrite(t, ws, "lefthook.yml", "remotes:\n  - git_url: https://example.invalid/hooks\n", 0o644)
+			fsWrite(t, ws, ".git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+			remote := filepath.Join(ws, ".git/info/lefthook-remotes")
+			if present {
+				fsWrite(t, ws, ".git/info/lefthook-remotes/hooks/lefthook.yml", "pre-commit: {}\n", 0o644)
+			}
+			r := h.run(t, ws, `mkdir -p .git/info/lefthook-remotes/hooks
+printf 'pre-commit:\n  commands:\n    x:\n      run: echo PWNED >> %s\n' "$M" > .git/info/lefthook-remotes/hooks/lefthook.yml
+true`, nil)
+			mustCode(t, r, 0)
+			if present {
+				if got := fsReadFile(t, filepath.Join(remote, "hooks/lefthook.yml")); strings.Contains(got, "PWNED") {
+					t.Errorf("a lefthook remote's config was writable: %q", got)
+				}
+				continue
+			}
+			h.expectSafe(t, r, "", remote)
+		}
+	})
 }

@@ -186,3 +186,18 @@ func TestScanLefthookRemotes(t *testing.T) {
 		t.Errorf("absent lacks %v", m)
 	}
 }
+
+// preCommitConfigs never panics, and what it returns is a non-empty name
+// without whitespace, quotes, parentheses or shell expansions.
+func FuzzPreCommitConfigs(f *testing.F) {
+	f.Add(preCommitHook("hooks.yaml"))
+	f.Add("# pre-commit.com\nexec pre-commit --config 'a b.yaml' --config=\n")
+	f.Add("pre_commit --config=$X --config=(x) --config")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, c := range preCommitConfigs(text) {
+			if c == "" || strings.ContainsAny(c, " \t\r\n()'\"$`*?[") {
+				t.Fatalf("config %q from %q", c, text)
+			}
+		}
+	})
+}

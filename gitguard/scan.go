@@ -1020,7 +1020,7 @@ func preCommitConfigs(text string) []string {
 		if strings.HasPrefix(strings.TrimSpace(line), "#") {
 			continue
 		}
-		f := strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(" \t()'\"", r) })
+		f := strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(" \t\r()'\"", r) })
 		for i, w := range f {
 			var c string
 			switch {

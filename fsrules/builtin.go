@@ -305,6 +305,15 @@ var Builtins = []Builtin{
 	{"mise.local.toml", ReadOnly, false, "mise hooks and tasks run on cd and on demand"},
 	{".mise.local.toml", ReadOnly, false, "mise hooks and tasks run on cd and on demand"},
 	{".config/mise/", ReadOnly, false, "mise hooks and tasks run on cd and on demand"},
+	// Editors that read a project's own settings on open and ask nothing:
+	// helix merges .helix/languages.toml (a language server's command,
+	// started when a file of that language opens) and .helix/config.toml;
+	// Zed's .zed/settings.json names language-server binaries (lsp.*.binary
+	// .path) and .zed/tasks.json commands. (Not here: .kakrc, which
+	// kakoune sources only if the user's kakrc says so; .lvimrc, which the
+	// localvimrc plugin asks about and sandboxes by default.)
+	{".helix/", ReadOnly, false, "helix starts the language servers its languages.toml names when a file opens"},
+	{".zed/", ReadOnly, false, "Zed project settings name language-server binaries and tasks"},
 }
 
 // rule is a compiled pattern with what it does.

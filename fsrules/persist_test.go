@@ -77,6 +77,7 @@ func TestBuiltinNames(t *testing.T) {
 		{"opencode.json", RO, RO}, {"opencode.jsonc", RO, RO}, {".opencode/", RO, RO}, {".config/opencode/", RO, RO},
 		{".config/goose/config.yaml", RO, RO}, {".aider.conf.yml", RO, RO}, {"mise.toml", RO, RO},
 		{".mise.toml", RO, RO}, {"mise.local.toml", RO, RO}, {".mise.local.toml", RO, RO}, {".config/mise/", RO, RO},
+		{".helix/", RO, RO}, {".zed/", RO, RO},
 		{".config/jail/", H, H}, // jail's own config, profiles and trust store
 		// Startup files of shells and tools: any depth.
 		{".bash_login", RO, RO}, {".bash_logout", RO, RO}, {".bash_aliases", RO, RO}, {".bashrc.d/", RO, RO},

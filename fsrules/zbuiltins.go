@@ -150,6 +150,8 @@ var builtinTable = [...]rule{
 	{pat: &Pattern{Source: "mise.local.toml", Abs: "/**/mise.local.toml", DirOnly: false, Fold: true, segs: []seg{{raw: "**", i: 0, j: 0, kind: 4}, {raw: "mise.local.toml", i: 0, j: 15, kind: 0}}, prefix: "/", nlit: 0, depth: -1, inner: []string{"/mise.local.toml"}}, kind: 2, name: "default: mise.local.toml", git: false},
 	{pat: &Pattern{Source: ".mise.local.toml", Abs: "/**/.mise.local.toml", DirOnly: false, Fold: true, segs: []seg{{raw: "**", i: 0, j: 0, kind: 4}, {raw: ".mise.local.toml", i: 0, j: 16, kind: 0}}, prefix: "/", nlit: 0, depth: -1, inner: []string{"/.mise.local.toml"}}, kind: 2, name: "default: .mise.local.toml", git: false},
 	{pat: &Pattern{Source: ".config/mise/", Abs: "/**/.config/mise/", DirOnly: true, Fold: true, segs: []seg{{raw: "**", i: 0, j: 0, kind: 4}, {raw: ".config", i: 0, j: 7, kind: 0}, {raw: "mise", i: 0, j: 4, kind: 0}}, prefix: "/", nlit: 0, depth: -1, inner: []string{"/.config", "/mise"}}, kind: 2, name: "default: .config/mise/", git: false},
+	{pat: &Pattern{Source: ".helix/", Abs: "/**/.helix/", DirOnly: true, Fold: true, segs: []seg{{raw: "**", i: 0, j: 0, kind: 4}, {raw: ".helix", i: 0, j: 6, kind: 0}}, prefix: "/", nlit: 0, depth: -1, inner: []string{"/.helix"}}, kind: 2, name: "default: .helix/", git: false},
+	{pat: &Pattern{Source: ".zed/", Abs: "/**/.zed/", DirOnly: true, Fold: true, segs: []seg{{raw: "**", i: 0, j: 0, kind: 4}, {raw: ".zed", i: 0, j: 4, kind: 0}}, prefix: "/", nlit: 0, depth: -1, inner: []string{"/.zed"}}, kind: 2, name: "default: .zed/", git: false},
 }
 
 // builtinHomeTable is every home-anchored built-in, in the order of

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -97,6 +98,9 @@ type scanner struct {
 	done     map[string]bool
 	user     []Entry // entries of the user's own config files
 	userSrc  []string
+	// managed: hook managers' work-tree files made read-only (they exist),
+	// said in one note at the start (Scan).
+	managed []string
 }
 
 // Scan inventories the git directories in the writable trees and decides
@@ -159,6 +163,11 @@ func Scan(in Input) Plan {
 	}
 	if s.g.Dropped > 0 {
 		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: %d directories are not watched (more than %d); the exit check still covers them", s.g.Dropped, max))
+	}
+	if len(s.managed) > 0 {
+		// Said, because an agent asked to add a lint step fails to write
+		// them and the user needs to know how to allow it.
+		s.plan.Notes = append(s.plan.Notes, fmt.Sprintf("git: the files your installed git hooks' manager runs are read-only in this run (%s); `allow-git-config` lets the agent change them", someOf(s.managed)))
 	}
 	s.g.Roots = append([]string{}, s.roots...)
 	sort.Strings(s.g.Roots)
@@ -817,14 +826,25 @@ func (s *scanner) effects(d string, sub bool) {
 	}
 	hookDirs := []string{filepath.Join(d, "hooks")}
 	managers := map[string]bool{}
+	// huskyDirs: hooks paths named DIR/_, husky 9's layout (`husky DIR`):
+	// its helper DIR/_/h runs DIR/<hook>, the work-tree script beside the
+	// hooks path, whatever DIR is called.
+	var huskyDirs []string
 	for _, e := range es {
 		switch {
 		case e.Section == "core" && !e.HasSub && e.Key == "hookspath" && !e.NoValue:
 			for _, p := range resolve(e.Value) {
 				s.protect(p, true, "core.hooksPath: git runs the hooks in it")
 				hookDirs = append(hookDirs, p)
-				if strings.Contains(e.Value, ".husky") {
+				if strings.Contains(e.Value, "husky") {
 					managers["husky"] = true
+				}
+				// Only a DIR strictly inside a work tree: a hooks path "_"
+				// at the top would make the whole work tree read-only.
+				if dir := filepath.Dir(p); filepath.Base(p) == "_" && slices.ContainsFunc(wts, func(w string) bool {
+					return strings.HasPrefix(dir, w+string(filepath.Separator))
+				}) {
+					huskyDirs = append(huskyDirs, dir)
 				}
 			}
 		case programKey(e):
@@ -879,11 +899,28 @@ func (s *scanner) effects(d string, sub bool) {
 			}
 			b, _ := readSmall(p)
 			text := string(b)
+			// Marks in any case: husky 9's helper may say only $HUSKY.
+			lower := strings.ToLower(text)
 			for _, hm := range hookManagers {
 				for _, m := range hm.marks {
-					if strings.Contains(text, m) {
+					if strings.Contains(lower, m) {
 						managers[hm.name] = true
 					}
+				}
+			}
+			// husky 9's layout whatever its text: a helper "h" in a hooks
+			// path named DIR/_ (huskyDirs).
+			if i > 0 && e.Name() == "h" && filepath.Base(h) == "_" {
+				managers["husky"] = true
+			}
+			// `pre-commit install -c FILE` names its config in the hook
+			// (ARGS=(hook-impl --config=FILE ...)): pre-commit runs that
+			// file's `repo: local` entries. A name without a slash is no
+			// path token below, so it is protected here, present or not
+			// (a config created later arms the installed hook).
+			for _, c := range preCommitConfigs(text) {
+				for _, p := range resolve(c) {
+					s.manage(p, false, "pre-commit reads it when the "+e.Name()+" hook runs")
 				}
 			}
 			for _, line := range strings.Split(text, "\n") {
@@ -902,13 +939,27 @@ func (s *scanner) effects(d string, sub bool) {
 		}
 	}
 	if installed {
+		if managers["husky"] {
+			for _, p := range huskyDirs {
+				// Why: husky's h runs DIR/pre-commit etc. from the work tree;
+				// an agent's edit there runs in the host's next git commit.
+				s.manage(p, true, "husky runs the hook scripts in it when the installed hooks run")
+			}
+		}
+		if managers["lefthook"] {
+			// Why: lefthook clones a config's remotes into the git dir's
+			// info/lefthook-remotes/ and the installed hooks run their
+			// configs and scripts from there, with no fetch at each commit:
+			// an agent's edit in a clone runs in the host's next commit.
+			s.manage(filepath.Join(d, "info", "lefthook-remotes"), true, "lefthook runs its remotes' configs and scripts from it")
+		}
 		for _, hm := range hookManagers {
 			if !managers[hm.name] {
 				continue
 			}
 			for _, f := range hm.files {
 				for _, w := range wts {
-					s.protect(filepath.Join(w, strings.TrimSuffix(f, "/")), strings.HasSuffix(f, "/"),
+					s.manage(filepath.Join(w, strings.TrimSuffix(f, "/")), strings.HasSuffix(f, "/"),
 						hm.name+" reads it when the installed hooks run")
 				}
 			}
@@ -916,19 +967,74 @@ func (s *scanner) effects(d string, sub bool) {
 	}
 }
 
-// hookManagers: marks recognise a hook manager in an installed hook's text;
+// hookManagers: marks (lower case; the text is compared folded) recognise a
+// hook manager in an installed hook's text;
 // files are what it reads from the work tree. (A slice literal, laid out by
 // the compiler; package-level maps are built in every jail process's init.)
 var hookManagers = []struct {
 	name         string
 	marks, files []string
 }{
-	{"husky", []string{"husky"}, []string{".husky/"}},
-	{"lefthook", []string{"lefthook"}, []string{"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
-		"lefthook-local.yml", ".lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yaml",
-		".config/lefthook.yml", ".config/lefthook-local.yml", ".lefthook/", ".lefthook-local/"}},
+	// husky 9 runs .husky/<hook> (another DIR: see huskyDirs); husky 4's
+	// hooks run what its cosmiconfig files name (and package.json's
+	// "husky" key, which is not protected: see README).
+	{"husky", []string{"husky"}, []string{".husky/", ".huskyrc", ".huskyrc.json", ".huskyrc.yaml", ".huskyrc.yml",
+		".huskyrc.js", ".huskyrc.cjs", "husky.config.js", "husky.config.cjs"}},
+	// Every name lefthook 1.x loads (its docs' "Config file name"): main
+	// and -local configs in YAML, TOML, JSON and JSONC, at the top (with or
+	// without a dot) and under .config/; its script dirs.
+	{"lefthook", []string{"lefthook"}, []string{
+		"lefthook.yml", "lefthook.yaml", "lefthook.toml", "lefthook.json", "lefthook.jsonc",
+		".lefthook.yml", ".lefthook.yaml", ".lefthook.toml", ".lefthook.json", ".lefthook.jsonc",
+		"lefthook-local.yml", "lefthook-local.yaml", "lefthook-local.toml", "lefthook-local.json", "lefthook-local.jsonc",
+		".lefthook-local.yml", ".lefthook-local.yaml", ".lefthook-local.toml", ".lefthook-local.json", ".lefthook-local.jsonc",
+		".config/lefthook.yml", ".config/lefthook.yaml", ".config/lefthook.toml", ".config/lefthook.json", ".config/lefthook.jsonc",
+		".config/lefthook-local.yml", ".config/lefthook-local.yaml", ".config/lefthook-local.toml",
+		".config/lefthook-local.json", ".config/lefthook-local.jsonc",
+		".lefthook/", ".lefthook-local/"}},
 	{"pre-commit", []string{"pre-commit.com", "pre_commit"}, []string{".pre-commit-config.yaml"}},
-	{"overcommit", []string{"overcommit", "Overcommit"}, []string{".overcommit.yml", ".git-hooks/"}},
+	{"overcommit", []string{"overcommit"}, []string{".overcommit.yml", ".git-hooks/"}},
+}
+
+// manage protects a hook manager's file p (as protect) and remembers it for
+// the start's note when it exists and became read-only.
+func (s *scanner) manage(p string, dir bool, why string) {
+	p = filepath.Clean(p)
+	_, had := s.ro[p]
+	s.protect(p, dir, why)
+	if _, ok := s.ro[p]; ok && !had && !slices.Contains(s.managed, p) {
+		s.managed = append(s.managed, p)
+	}
+}
+
+// preCommitConfigs returns the configs an installed pre-commit hook names
+// (--config=FILE or --config FILE, in its ARGS line), without duplicates.
+// Only a hook pre-commit wrote is read: the caller passes any hook's text,
+// and text without pre-commit's mark gives nothing.
+func preCommitConfigs(text string) []string {
+	if !strings.Contains(text, "pre-commit.com") && !strings.Contains(text, "pre_commit") {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		f := strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(" \t\r()'\"", r) })
+		for i, w := range f {
+			var c string
+			switch {
+			case strings.HasPrefix(w, "--config="):
+				c = strings.TrimPrefix(w, "--config=")
+			case w == "--config" && i+1 < len(f):
+				c = f[i+1]
+			}
+			if c != "" && !strings.ContainsAny(c, "$`*?[") && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // readUser reads one of the user's own config files (and its includes).

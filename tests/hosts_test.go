@@ -389,6 +389,7 @@ func TestHostsDegradedLimits(t *testing.T) {
 const degradedLeftScript = `cd inner || exit 1
 "$1" --degraded -- /bin/sh -c '
 setsid sh -c "sleep 2; echo late > late-killed" </dev/null >/dev/null 2>&1 &
+echo "killing init through its threads"
 for t in $(ls /proc/$PPID/task); do kill -9 $t 2>/dev/null && echo "init killed via $t"; done
 sleep 0.3'
 echo "inner-exit=$?"
@@ -416,7 +417,11 @@ func TestHostsDegradedNothingLeft(t *testing.T) {
 	os.MkdirAll(filepath.Join(outer, "inner"), 0o755)
 	r := run(t, runOpts{dir: outer}, "-r", hostsJailDir(t), "--", "/bin/sh", "-c", degradedLeftScript, "sh", jb)
 	mustCode(t, r, 0)
-	if !strings.Contains(r.stdout, "init killed via") || !strings.Contains(r.stdout, "inner-exit=137") || !strings.Contains(r.stdout, "inner-exit=124") {
+	// "init killed via" may never be said: the kill can take init and
+	// then the supervisor's kill of what is left takes this shell before
+	// its echo. The line before the kill, and init's exit by SIGKILL (137),
+	// say the attack ran.
+	if !strings.Contains(r.stdout, "killing init through its threads") || !strings.Contains(r.stdout, "inner-exit=137") || !strings.Contains(r.stdout, "inner-exit=124") {
 		t.Fatalf("the attack did not take (init not killed, or the runs did not end as expected):\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 	for _, f := range []string{"late-killed", "late-timeout"} {

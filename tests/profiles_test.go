@@ -83,7 +83,7 @@ var profCases = []profCase{
 	{name: "codex", dirs: []string{"~/.codex"}, caches: map[string]string{"~/.codex/packages": "codex", "~/.codex/app-server-daemon": "codex", "~/.codex/app-server-control": "codex", "~/.codex/tmp": "codex", "~/.codex/shell_snapshots": "codex"},
 		domains: []string{"api.openai.com", "auth.openai.com", "chatgpt.com"},
 		env:     []string{"OPENAI_API_KEY", "CODEX_API_KEY"}},
-	{name: "gemini", dirs: []string{"~/.gemini"}, caches: map[string]string{"~/.gemini/history": "gemini"},
+	{name: "gemini", dirs: []string{"~/.gemini"}, caches: map[string]string{"~/.gemini/history": "gemini", "~/.gemini/tmp": "gemini"},
 		domains: []string{"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com", "www.googleapis.com"},
 		env:     []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI"},
 		setenv:  map[string]string{"GEMINI_SANDBOX": "false", "NO_BROWSER": "true"}},

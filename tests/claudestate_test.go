@@ -145,6 +145,7 @@ func TestProfileClaudeHostRewindAfterRun(t *testing.T) {
 		"ANTHROPIC_API_KEY=sk-ant-test-not-a-key",
 		"ANTHROPIC_BASE_URL=http://127.0.0.1:9", // nothing is sent: the rewind is local
 		"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", // no telemetry from a test
 		"DISABLE_AUTOUPDATER=1")
 	cmd.Stdin = strings.NewReader(`{"type":"control_request","request_id":"r1","request":{"subtype":"rewind_files","user_message_id":"` + claudeMsg + `","dry_run":false}}` + "\n")
 	out, _ := cmd.CombinedOutput()

@@ -31,6 +31,7 @@ type Target struct {
 // has one target per path.
 func Targets(home string, roots []Root, files []File) []Target {
 	byPath := map[string]Target{}
+	resolved := map[string]string{} // a directory's resolved path ("": none)
 	// add guards p if a writable root holds it; false if none does.
 	add := func(f File, p string) bool {
 		if _, dup := byPath[p]; dup {
@@ -67,7 +68,7 @@ func Targets(home string, roots []Root, files []File) []Target {
 					// through the symlink, from that root, and the agent's
 					// hooks written there stayed after the run (review17d).
 					// The file is guarded where it lies.
-					if rp, ok := resolvedDir(p); ok {
+					if rp, ok := resolvedDir(p, resolved); ok {
 						add(f, rp)
 					}
 				}
@@ -92,9 +93,16 @@ func Targets(home string, roots []Root, files []File) []Target {
 
 // resolvedDir is p with its directory's symlinks resolved (the file's own
 // name kept: a symlink there is guarded as one), when that differs from p.
-func resolvedDir(p string) (string, bool) {
-	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
-	if err != nil {
+// seen caches each directory's resolution: the table's files share a few
+// directories (~/.claude, ~/.codex), and this runs at every start.
+func resolvedDir(p string, seen map[string]string) (string, bool) {
+	d := filepath.Dir(p)
+	dir, ok := seen[d]
+	if !ok {
+		dir, _ = filepath.EvalSymlinks(d) // "" if it fails: absent, nothing to guard
+		seen[d] = dir
+	}
+	if dir == "" {
 		return "", false
 	}
 	rp := filepath.Join(dir, filepath.Base(p))

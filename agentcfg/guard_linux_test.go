@@ -548,3 +548,27 @@ func TestRecoverOrphanSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// A Home file reached through a symlinked directory (~/.claude ->
+// dotfiles/claude) whose resolved directory is the writable root is
+// guarded where it lies (review17d: it was not guarded at all).
+func TestTargetsThroughSymlinkedDir(t *testing.T) {
+	home := t.TempDir()
+	real := filepath.Join(home, "dotfiles", "claude")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("dotfiles/claude", filepath.Join(home, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	files := []File{{Agent: "claude", Path: ".claude/settings.json", Scope: Home}}
+	got := Targets(home, []Root{{Path: real, Dir: true}}, files)
+	want := filepath.Join(real, "settings.json")
+	if len(got) != 1 || got[0].Path != want || got[0].Root != real {
+		t.Fatalf("targets %+v, want %s under %s", got, want, real)
+	}
+	// Not writable: nothing to guard, resolved or not.
+	if got := Targets(home, []Root{{Path: filepath.Join(home, "other"), Dir: true}}, files); len(got) != 0 {
+		t.Fatalf("targets %+v with no root holding the file", got)
+	}
+}

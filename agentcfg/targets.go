@@ -31,9 +31,11 @@ type Target struct {
 // has one target per path.
 func Targets(home string, roots []Root, files []File) []Target {
 	byPath := map[string]Target{}
-	add := func(f File, p string) {
+	resolved := map[string]string{} // a directory's resolved path ("": none)
+	// add guards p if a writable root holds it; false if none does.
+	add := func(f File, p string) bool {
 		if _, dup := byPath[p]; dup {
-			return
+			return true
 		}
 		best := Root{}
 		for _, r := range roots {
@@ -43,20 +45,33 @@ func Targets(home string, roots []Root, files []File) []Target {
 		}
 		switch {
 		case best.Path == "":
-			return // not writable inside: nothing to guard
+			return false // not writable inside: nothing to guard
 		case best.Path == p && !best.Dir:
 			byPath[p] = Target{File: f, Path: p, Root: p, InPlace: true}
 		case best.Path == p:
-			return // a directory where the file should be
+			// a directory where the file should be
 		default:
 			byPath[p] = Target{File: f, Path: p, Root: best.Path}
 		}
+		return true
 	}
 	for _, f := range files {
 		switch f.Scope {
 		case Home:
 			if home != "" {
-				add(f, filepath.Join(home, f.Path))
+				p := filepath.Join(home, f.Path)
+				if !add(f, p) {
+					// Why: roots are resolved paths. With ~/.claude a
+					// symlink to ~/dotfiles/claude, `-w ~/.claude` is the
+					// root ~/dotfiles/claude, which holds no path spelled
+					// ~/.claude/...: the host's agent reads its settings
+					// through the symlink, from that root, and the agent's
+					// hooks written there stayed after the run (review17d).
+					// The file is guarded where it lies.
+					if rp, ok := resolvedDir(p, resolved); ok {
+						add(f, rp)
+					}
+				}
 			}
 		case Project:
 			for _, r := range roots {
@@ -74,4 +89,22 @@ func Targets(home string, roots []Root, files []File) []Target {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
+}
+
+// resolvedDir is p with its directory's symlinks resolved (the file's own
+// name kept: a symlink there is guarded as one), when that differs from p.
+// seen caches each directory's resolution: the table's files share a few
+// directories (~/.claude, ~/.codex), and this runs at every start.
+func resolvedDir(p string, seen map[string]string) (string, bool) {
+	d := filepath.Dir(p)
+	dir, ok := seen[d]
+	if !ok {
+		dir, _ = filepath.EvalSymlinks(d) // "" if it fails: absent, nothing to guard
+		seen[d] = dir
+	}
+	if dir == "" {
+		return "", false
+	}
+	rp := filepath.Join(dir, filepath.Base(p))
+	return rp, rp != p
 }

@@ -132,7 +132,7 @@ func policyFileRules(p *policy.Policy, roots []agentcfg.Root, guarded []agentcfg
 		if degraded {
 			how = "put back if changed (degraded: no mounts)"
 		}
-		notes = append(notes, fmt.Sprintf("policy files in a writable tree, %s for this run (the next run reads them again): %s", how, strings.Join(said, ", ")))
+		notes = append(notes, fmt.Sprintf("policy files: %s for this run, as the next run reads its policy from them too: %s", how, strings.Join(said, ", ")))
 	}
 	return masks, targets, notes
 }

@@ -103,6 +103,9 @@ func TestPolicyFilesReadOnly(t *testing.T) {
 	if ch := f.changed(t); len(ch) > 0 {
 		t.Fatalf("policy files changed on the host after the run: %q\nstdout: %s\nstderr: %s", ch, r.stdout, r.stderr)
 	}
+	if !strings.Contains(r.stderr, "jail: policy files: read-only inside for this run") || !strings.Contains(r.stderr, f.srt+" (--settings)") {
+		t.Errorf("the start does not say the policy files are read-only:\n%s", r.stderr)
+	}
 	// Said at the start, in one line naming each file and what named it.
 	r = run(t, runOpts{env: f.h.env, dir: f.ws}, append(append([]string{"--dry-run"}, f.flags...), "--", "true")...)
 	mustCode(t, r, 0)

@@ -601,8 +601,8 @@ func gitTopLevel(env Env) string {
 // start (each an lstat).
 const maxLinkedProfiles = 256
 
-// linkedConfigFiles returns the trust store and the user's profiles that
-// are symlinks (followed by every later run's reads), each as a policy
+// linkedConfigFiles returns the trust store, the profiles directory and the
+// user's profiles that are symlinks (followed by every later run's reads), each as a policy
 // file: the sandbox makes what they point at read-only when it lies in a
 // writable tree. The config directory itself is hidden inside, so a plain
 // file there needs nothing.
@@ -618,6 +618,11 @@ func linkedConfigFiles(dir string) []policy.PolicyFile {
 	}
 	link(filepath.Join(dir, "trust.json"), "your trust store")
 	pd := filepath.Join(dir, "profiles")
+	// Why: a profiles directory that is a link is all policy: a profile
+	// the agent added there would shadow a built-in one of its name
+	// (`-P claude` loading the agent's), so the directory is made
+	// read-only whole, not only the profiles there now.
+	link(pd, "your profiles directory")
 	f, err := os.Open(pd)
 	if err != nil {
 		return out

@@ -97,7 +97,22 @@ func policyFileRules(p *policy.Policy, roots []agentcfg.Root, guarded []agentcfg
 			continue
 		}
 		var st syscall.Stat_t
-		if syscall.Lstat(real, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		if syscall.Lstat(real, &st) != nil {
+			continue
+		}
+		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			// The profiles directory, a link out of jail's config
+			// directory: what is added there is a profile too.
+			if degraded {
+				notes = append(notes, fmt.Sprintf("policy file %s (%s) is writable inside: degraded mode cannot make a directory read-only, so the agent can add or change what the next run reads there", real, f.From))
+				continue
+			}
+			have[real] = true
+			masks = append(masks, fsrules.Mask{Path: real, Kind: fsrules.ReadOnly, Dir: true, Rule: why})
+			said = append(said, real+"/ ("+f.From+")")
+			continue
+		}
+		if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 			continue // read as a pipe, or replaced since: nothing to keep
 		}
 		protect(real, root, why)

@@ -168,3 +168,34 @@ true`)
 		}
 	}
 }
+
+// A profiles directory that is itself a link into a writable tree is all
+// policy: a profile the agent added there shadows the built-in one of its
+// name (`-P claude` would load the agent's). Read-only whole. Seen
+// failing on main's binary (a493adb): claude.toml planted, mine.toml
+// rewritten.
+func TestPolicyFilesProfilesDirLink(t *testing.T) {
+	h := newHome(t)
+	dots := workspace(t)
+	const prof = "description = \"mine\"\n"
+	writeFile(t, filepath.Join(dots, "profiles", "mine.toml"), prof)
+	if err := os.Symlink(filepath.Join(dots, "profiles"), filepath.Join(h.cfg, "profiles")); err != nil {
+		t.Fatal(err)
+	}
+	r := sh(t, runOpts{env: h.env, dir: dots}, `printf 'write = ["~"]\n' > profiles/claude.toml 2>/dev/null && echo WROTE claude
+printf 'write = ["~"]\n' >> profiles/mine.toml 2>/dev/null && echo WROTE mine
+true`)
+	mustCode(t, r, 0)
+	if strings.Contains(r.stdout, "WROTE") {
+		t.Errorf("the agent wrote the linked profiles directory:\n%s", r.stdout)
+	}
+	if _, err := os.Lstat(filepath.Join(dots, "profiles", "claude.toml")); err == nil {
+		t.Errorf("the agent planted a profile")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dots, "profiles", "mine.toml")); string(b) != prof {
+		t.Errorf("mine.toml changed on the host: %q", b)
+	}
+	if !strings.Contains(r.stderr, filepath.Join(dots, "profiles")+"/ (your profiles directory)") {
+		t.Errorf("the start does not name the profiles directory:\n%s", r.stderr)
+	}
+}

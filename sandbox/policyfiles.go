@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -32,8 +33,8 @@ const maxPolicyLinks = 16
 // A symlink on the way to one (a dotfiles manager's link) is guarded as
 // agentNamed's are: kept a link to the same place. Not protected: a file
 // the user made writable by name (-w FILE: said), a file already guarded
-// key by key (a Claude Code settings.json, whose sandbox and permissions
-// keys the guard keeps), one hidden inside anyway, and a trusted project
+// key by key with every key jail reads kept (a Claude Code settings.json:
+// sandbox and permissions), one hidden inside anyway, and a trusted project
 // file (not in PolicyFiles: its trust covers its bytes, and a change
 // refuses the next run).
 //
@@ -55,7 +56,14 @@ func policyFileRules(p *policy.Policy, roots []agentcfg.Root, guarded []agentcfg
 		have[m.Path] = true
 	}
 	for _, t := range guarded {
-		have[t.Path] = true
+		// Why: a guarded file whose guard keeps every key jail reads from
+		// it (a Claude Code settings.json: "sandbox", and "permissions"
+		// for WebFetch domains; the sandbox block's presence decides its
+		// format) stays the agent's to write otherwise. Another guarded
+		// file named as a policy file is made read-only like any.
+		if keepsKeys(t, "sandbox", "permissions") {
+			have[t.Path] = true
+		}
 	}
 	var links []gitguard.Protect
 	var said []string
@@ -150,4 +158,18 @@ func policyFileRules(p *policy.Policy, roots []agentcfg.Root, guarded []agentcfg
 		notes = append(notes, fmt.Sprintf("policy files: %s for this run, as the next run reads its policy from them too: %s", how, strings.Join(said, ", ")))
 	}
 	return masks, targets, notes
+}
+
+// keepsKeys says whether the guard keeps each of keys of target t (top-level
+// key paths) as on the host.
+func keepsKeys(t agentcfg.Target, keys ...string) bool {
+	if t.File.Format == agentcfg.Whole {
+		return true
+	}
+	for _, k := range keys {
+		if !slices.ContainsFunc(t.File.Keys, func(g agentcfg.Key) bool { return g.Path == k && len(g.Except) == 0 }) {
+			return false
+		}
+	}
+	return true
 }

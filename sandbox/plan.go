@@ -550,7 +550,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			covered = append(covered, d.path)
 		}
 	}
-	pfMasks, pfTargets, pfNotes := policyFileRules(p, roots, plan.Guarded, append(fp.Masks, named...), covered, degraded)
+	pfMasks, pfTargets, pfNotes := policyFileRules(p, roots, plan.Guarded, append(fp.Masks, named...), covered, hostMounts, degraded)
 	named = append(named, pfMasks...)
 	plan.Guarded = append(plan.Guarded, pfTargets...)
 	plan.Notes = append(plan.Notes, pfNotes...)

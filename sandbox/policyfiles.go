@@ -39,8 +39,9 @@ const maxPolicyLinks = 16
 // refuses the next run).
 //
 // roots are the writable binds of host paths; guarded the targets the
-// agent configuration guard has already; fm the masks so far.
-func policyFileRules(p *policy.Policy, roots []agentcfg.Root, guarded []agentcfg.Target, fm []fsrules.Mask, hidden []string, degraded bool) (masks []fsrules.Mask, targets []agentcfg.Target, notes []string) {
+// agent configuration guard has already; fm the masks so far; mounts the
+// host's mount table (the file's other views).
+func policyFileRules(p *policy.Policy, roots []agentcfg.Root, guarded []agentcfg.Target, fm []fsrules.Mask, hidden []string, mounts []fsrules.Mount, degraded bool) (masks []fsrules.Mask, targets []agentcfg.Target, notes []string) {
 	files := append([]policy.PolicyFile{}, p.PolicyFiles...)
 	if p.SeccompFile != "" {
 		if abs, err := filepath.Abs(p.SeccompFile); err == nil {
@@ -93,41 +94,61 @@ func policyFileRules(p *policy.Policy, roots []agentcfg.Root, guarded []agentcfg
 			}
 			links = append(links, gitguard.Protect{Path: l, Why: "a symlink on the way to " + f.Path + ", a policy file (" + f.From + ") the next run reads again"})
 		}
-		if err != nil || have[real] || enclosing(real, hidden) != "" {
-			continue // gone, masked or guarded already, or hidden inside
+		if err != nil {
+			continue // gone: nothing to keep
 		}
-		root := enclosing(real, rootP)
-		if root == "" {
-			continue // not writable inside
+		// Why: a mount of the same file system elsewhere (a bind of the
+		// project's directory) shows the file under another name, which
+		// may lie in a writable tree when the name read does not: each
+		// such view is protected as the file is (fsrules.TreeViews: the
+		// host's mount table as the plan read it).
+		names := []string{real}
+		for _, v := range fsrules.TreeViews(mounts, real) {
+			if !v.Part {
+				names = append(names, v.Path)
+			}
 		}
-		if root == real {
-			notes = append(notes, fmt.Sprintf("policy file %s (%s) is writable inside: you made it writable by name, so the agent can change the next run's policy", real, f.From))
-			continue
-		}
-		var st syscall.Stat_t
-		if syscall.Lstat(real, &st) != nil {
-			continue
-		}
-		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-			// The profiles directory, a link out of jail's config
-			// directory: what is added there is a profile too.
-			if degraded {
-				notes = append(notes, fmt.Sprintf("policy file %s (%s) is writable inside: degraded mode cannot make a directory read-only, so the agent can add or change what the next run reads there", real, f.From))
+		for i, name := range names {
+			if have[name] || enclosing(name, hidden) != "" {
+				continue // masked or guarded already, or hidden inside
+			}
+			root := enclosing(name, rootP)
+			if root == "" {
+				continue // not writable inside
+			}
+			if root == name {
+				notes = append(notes, fmt.Sprintf("policy file %s (%s) is writable inside: you made it writable by name, so the agent can change the next run's policy", name, f.From))
 				continue
 			}
-			have[real] = true
-			masks = append(masks, fsrules.Mask{Path: real, Kind: fsrules.ReadOnly, Dir: true, Rule: why})
-			said = append(said, real+"/ ("+f.From+")")
-			continue
-		}
-		if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-			continue // read as a pipe, or replaced since: nothing to keep
-		}
-		protect(real, root, why)
-		whyOf[real] = why
-		said = append(said, real+" ("+f.From+")")
-		if st.Nlink > 1 {
-			shared[[2]uint64{uint64(st.Dev), uint64(st.Ino)}] = real //nolint:unconvert // Dev is int32 on darwin
+			var st syscall.Stat_t
+			if syscall.Lstat(name, &st) != nil {
+				continue
+			}
+			why := why
+			if i > 0 {
+				why = "another view (a mount) of " + real + ", a " + why
+			}
+			if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+				// The profiles directory, a link out of jail's config
+				// directory: what is added there is a profile too.
+				if degraded {
+					notes = append(notes, fmt.Sprintf("policy file %s (%s) is writable inside: degraded mode cannot make a directory read-only, so the agent can add or change what the next run reads there", name, f.From))
+					continue
+				}
+				have[name] = true
+				masks = append(masks, fsrules.Mask{Path: name, Kind: fsrules.ReadOnly, Dir: true, Rule: why})
+				said = append(said, name+"/ ("+f.From+")")
+				continue
+			}
+			if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+				continue // read as a pipe, or replaced since: nothing to keep
+			}
+			protect(name, root, why)
+			whyOf[name] = why
+			said = append(said, name+" ("+f.From+")")
+			if st.Nlink > 1 {
+				shared[[2]uint64{uint64(st.Dev), uint64(st.Ino)}] = name //nolint:unconvert // Dev is int32 on darwin
+			}
 		}
 	}
 	if len(shared) > 0 {

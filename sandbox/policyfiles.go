@@ -155,7 +155,7 @@ func policyFileRules(p *policy.Policy, roots []agentcfg.Root, guarded []agentcfg
 		var other []string
 		byName := fsrules.OtherNames(rootP, shared)
 		for n := range byName {
-			if !have[n] {
+			if !have[n] && enclosing(n, hidden) == "" { // hidden inside: nothing to write through
 				other = append(other, n)
 			}
 		}

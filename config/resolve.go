@@ -92,6 +92,10 @@ type Result struct {
 	Args []ProgramArgs
 	// Files are the files read, in the order they were read.
 	Files []string
+	// PolicyFiles are the files read that the sandbox keeps read-only when
+	// they lie in a writable tree (policy.Policy.PolicyFiles): every file
+	// read but a trusted project file, which its trust covers.
+	PolicyFiles []policy.PolicyFile
 	// Workspace is the workspace the layers chose (the git top level of the
 	// current directory when none did): where the project file was looked
 	// for.
@@ -112,7 +116,7 @@ func Resolve(req Request) (*Result, error) {
 	r := &Result{Origins: Origins{}}
 	var layers []layer // user, project, explicit, flags: in order
 
-	read := func(path string, kind FileKind, mustExist bool) (*File, error) {
+	read := func(path string, kind FileKind, mustExist bool, from string) (*File, error) {
 		// --config may name a file in the workspace: read bounded, never
 		// blocking on a FIFO the agent put there (readConfigFile).
 		data, err := readConfigFile(path)
@@ -123,10 +127,11 @@ func Resolve(req Request) (*Result, error) {
 			return nil, &FileError{File: path, Reason: readReason(err)}
 		}
 		r.Files = append(r.Files, path)
+		r.PolicyFiles = append(r.PolicyFiles, policy.PolicyFile{Path: path, From: from})
 		return Parse(path, data, kind, Source{Kind: FromFile, File: path})
 	}
 
-	user, err := read(env.UserConfigPath(), UserConfig, false)
+	user, err := read(env.UserConfigPath(), UserConfig, false, "your config")
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +141,7 @@ func Resolve(req Request) (*Result, error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(env.Cwd, path)
 		}
-		if explicit, err = read(path, ExplicitConfig, true); err != nil {
+		if explicit, err = read(path, ExplicitConfig, true, "--config"); err != nil {
 			var fe *FileError
 			if errors.As(err, &fe) && fe.Line == 0 {
 				fe.Reason += " (given with --config)"
@@ -280,6 +285,11 @@ func Resolve(req Request) (*Result, error) {
 				return nil, &settingsReadError{src: s.Source, err: readReason(err)}
 			}
 			r.Files = append(r.Files, path)
+			from := "--settings"
+			if s.Source.Kind != FromFlag {
+				from = "settings in " + s.Source.where()
+			}
+			r.PolicyFiles = append(r.PolicyFiles, policy.PolicyFile{Path: path, From: from})
 			sf, err := ParseSettings(path, data, env)
 			if err != nil {
 				return nil, err
@@ -288,6 +298,12 @@ func Resolve(req Request) (*Result, error) {
 		}
 		layers = append(layers, l)
 	}
+
+	// The config directory is hidden inside; what its entries link to is
+	// not: a trust store or a profile that is a symlink into a tree the
+	// sandbox writes (a dotfiles repository as the workspace) is a policy
+	// file of every later run (policyfiles).
+	r.PolicyFiles = append(r.PolicyFiles, linkedConfigFiles(env.ConfigDir)...)
 
 	// Profiles, from every layer, each after what it extends.
 	var profiles []*File
@@ -579,4 +595,45 @@ func gitTopLevel(env Env) string {
 		return top
 	}
 	return env.Cwd
+}
+
+// maxLinkedProfiles bounds the profiles directory's entries looked at a
+// start (each an lstat).
+const maxLinkedProfiles = 256
+
+// linkedConfigFiles returns the trust store, the profiles directory and the
+// user's profiles that are symlinks (followed by every later run's reads), each as a policy
+// file: the sandbox makes what they point at read-only when it lies in a
+// writable tree. The config directory itself is hidden inside, so a plain
+// file there needs nothing.
+func linkedConfigFiles(dir string) []policy.PolicyFile {
+	if dir == "" {
+		return nil
+	}
+	var out []policy.PolicyFile
+	link := func(p, from string) {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			out = append(out, policy.PolicyFile{Path: p, From: from})
+		}
+	}
+	link(filepath.Join(dir, "trust.json"), "your trust store")
+	pd := filepath.Join(dir, "profiles")
+	// Why: a profiles directory that is a link is all policy: a profile
+	// the agent added there would shadow a built-in one of its name
+	// (`-P claude` loading the agent's), so the directory is made
+	// read-only whole, not only the profiles there now.
+	link(pd, "your profiles directory")
+	f, err := os.Open(pd)
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(maxLinkedProfiles)
+	slices.Sort(names)
+	for _, n := range names {
+		if strings.HasSuffix(n, ".toml") {
+			link(filepath.Join(pd, n), "your profile "+strings.TrimSuffix(n, ".toml"))
+		}
+	}
+	return out
 }

@@ -554,3 +554,52 @@ func TestResolveIdentityReuseRefused(t *testing.T) {
 		t.Fatalf("enclosing by a reused identity: %v, want ErrUntrusted", err)
 	}
 }
+
+// PolicyFiles names every file the policy was read from, with what named
+// it, for the sandbox to keep read-only (policyfiles): the user's config,
+// its settings files, --config, --settings, and the trust store and
+// profiles (and the profiles directory) that are symlinks; never a trusted
+// project file (its trust covers its bytes) nor a plain file in the config
+// directory other than the config (hidden inside).
+func TestResolvePolicyFiles(t *testing.T) {
+	w := newWorld(t)
+	srt := w.write(filepath.Join(w.ws, "srt.json"), `{"filesystem": {"allowWrite": ["."]}}`)
+	flagSrt := w.write(filepath.Join(w.ws, "flag.json"), `{"filesystem": {"allowWrite": ["."]}}`)
+	cfg := w.write(filepath.Join(w.cfgDir, "config.toml"), "settings = [\""+srt+"\"]\n")
+	explicit := w.write(filepath.Join(w.ws, "jail.toml"), "memory = \"1G\"\n")
+	proj := w.write(filepath.Join(w.ws, ProjectFileName), "memory = \"2G\"\n")
+	if _, err := w.trust.Trust(proj, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w.write(filepath.Join(w.cfgDir, "profiles", "plain.toml"), "")
+	dots := w.write(filepath.Join(w.home, "dots", "linked.toml"), "")
+	if err := os.Symlink(dots, filepath.Join(w.cfgDir, "profiles", "linked.toml")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.resolve(Request{ConfigFile: explicit, Flags: []Setting{flag("settings", flagSrt)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []policy.PolicyFile{
+		{Path: cfg, From: "your config"},
+		{Path: explicit, From: "--config"},
+		{Path: srt, From: "settings in " + cfg + ":1"},
+		{Path: flagSrt, From: "--settings"},
+		{Path: filepath.Join(w.cfgDir, "profiles", "linked.toml"), From: "your profile linked"},
+	}
+	if !slices.Equal(r.PolicyFiles, want) {
+		t.Errorf("PolicyFiles\n %+v\nwant\n %+v", r.PolicyFiles, want)
+	}
+	// A profiles directory that is a link is named whole.
+	os.RemoveAll(filepath.Join(w.cfgDir, "profiles"))
+	if err := os.Symlink(filepath.Dir(dots), filepath.Join(w.cfgDir, "profiles")); err != nil {
+		t.Fatal(err)
+	}
+	r, err = w.resolve(Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(r.PolicyFiles, policy.PolicyFile{Path: filepath.Join(w.cfgDir, "profiles"), From: "your profiles directory"}) {
+		t.Errorf("linked profiles directory not named: %+v", r.PolicyFiles)
+	}
+}

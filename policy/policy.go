@@ -163,6 +163,13 @@ type Policy struct {
 	// (package config) have already merged them into the fields above.
 	Profile  []string `json:"profile,omitempty"`
 	Settings []string `json:"settings,omitempty"`
+	// PolicyFiles are the files the readers read this policy from (the
+	// user's config, --config, settings files; not a trusted project
+	// file, whose trust covers its bytes), besides SeccompFile. The
+	// sandbox makes the ones inside a writable tree read-only for the
+	// run: the next run reads them again, and an agent that rewrote one
+	// (allowWrite, allowedDomains) would widen that run (policyfiles).
+	PolicyFiles []PolicyFile `json:"policy_files,omitempty"`
 
 	Quiet   bool `json:"-"`
 	Verbose bool `json:"-"`
@@ -171,6 +178,13 @@ type Policy struct {
 	// Notices are one-line messages from the readers (an unset --env name, a
 	// created profile path) for the supervisor's notice channel.
 	Notices []string `json:"-"`
+}
+
+// PolicyFile is a file a policy was read from, and what named it ("--settings",
+// "--config", "settings in ~/.config/jail/config.toml").
+type PolicyFile struct {
+	Path string `json:"path"` // absolute
+	From string `json:"from"`
 }
 
 // Network modes.

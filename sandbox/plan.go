@@ -533,7 +533,28 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan.Guarded = append(plan.Guarded, jailDirLinks(jailDirs, roots, plan.Guarded)...)
 	cfgMasks, cfgNotes := unguardedMasks(plan)
 	plan.Notes = append(plan.Notes, cfgNotes...)
-	masks := mergeMasks(append(append(fp.Masks, named...), cfgMasks...), gp)
+	named = append(named, cfgMasks...)
+	// 3d. The files this run's policy was read from (settings, --config,
+	//     --seccomp), when the sandbox could write them: read-only.
+	var covered []string // what a directory mask (hidden or read-only whole) covers already
+	for _, m := range append(fp.Masks, named...) {
+		if m.Dir {
+			covered = append(covered, m.Path)
+		}
+	}
+	for _, d := range []struct {
+		masked bool
+		path   string
+	}{{plan.StateDirMasked, plan.StateDir}, {plan.RuntimeDirMasked, plan.RuntimeDir}, {plan.ConfigDirMasked, plan.ConfigDir}} {
+		if d.masked {
+			covered = append(covered, d.path)
+		}
+	}
+	pfMasks, pfTargets, pfNotes := policyFileRules(p, roots, plan.Guarded, append(fp.Masks, named...), covered, hostMounts, degraded)
+	named = append(named, pfMasks...)
+	plan.Guarded = append(plan.Guarded, pfTargets...)
+	plan.Notes = append(plan.Notes, pfNotes...)
+	masks := mergeMasks(append(fp.Masks, named...), gp)
 	plan.Absent = append(plan.Absent, namedAbsent...)
 	// A mount point cannot be renamed or removed (EBUSY), but the directory
 	// holding it can: `mv .git .git.old && mkdir -p .git/hooks` would leave

@@ -107,6 +107,9 @@ func prepare(res *config.Result, env config.Env, command []string, idle, inRun b
 	p := res.Policy
 	p.Command = addProgramArgs(command, res, &p)
 	p.Notices = append(p.Notices, res.Notes...)
+	// Why: the files read for this policy are read again by the next run;
+	// the sandbox keeps the ones in a writable tree read-only (policyfiles).
+	p.PolicyFiles = append(p.PolicyFiles, res.PolicyFiles...)
 	allowRegistries(&p, res, env, os.Environ())
 	check := p.Validate
 	if idle && len(p.Command) == 0 {

@@ -1,0 +1,51 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jail-sandbox/jail/agentcfg"
+	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/policy"
+)
+
+// A policy file shown under another name by a mount of its file system (a
+// bind of the project's directory: the user runs in the view, names the
+// file by its own path) lies in the writable tree under that name: the
+// view is made read-only too. Seen failing before the views were looked at
+// (and on main's binary a493adb by hand, as root: `mount --bind src view`,
+// `cd view; jail --settings src/srt.json` and the agent rewrote
+// view/srt.json, that is src/srt.json).
+func TestPolicyFileRulesViews(t *testing.T) {
+	d := t.TempDir()
+	src, view := filepath.Join(d, "src"), filepath.Join(d, "view")
+	for _, p := range []string{src, view} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// The view's name must exist as the bind would show it.
+		if err := os.WriteFile(filepath.Join(p, "srt.json"), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mounts := []fsrules.Mount{
+		{Point: "/", FSType: "ext4", Dev: "8:1", Root: "/"},
+		{Point: view, FSType: "ext4", Dev: "8:1", Root: src},
+	}
+	p := &policy.Policy{PolicyFiles: []policy.PolicyFile{{Path: filepath.Join(src, "srt.json"), From: "--settings"}}}
+	roots := []agentcfg.Root{{Path: view, Dir: true}}
+	masks, _, notes := policyFileRules(p, roots, nil, nil, nil, mounts, false)
+	if len(masks) != 1 || masks[0].Path != filepath.Join(view, "srt.json") || masks[0].Kind != fsrules.ReadOnly ||
+		!strings.Contains(masks[0].Rule, "another view (a mount) of "+filepath.Join(src, "srt.json")) {
+		t.Fatalf("masks %+v", masks)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], filepath.Join(view, "srt.json")+" (--settings)") {
+		t.Fatalf("notes %q", notes)
+	}
+	// Without the mount there is no other name: nothing writable to keep.
+	if masks, _, _ := policyFileRules(p, roots, nil, nil, nil, mounts[:1], false); len(masks) != 0 {
+		t.Fatalf("no view, masks %+v", masks)
+	}
+}

@@ -1,0 +1,224 @@
+//go:build linux
+
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// policyFilesFixture is a workspace holding every kind of file a run's
+// policy can be read from: a settings file named by --settings, one named
+// by the user's config (settings = [...]), a --config file, a --seccomp
+// file, a hard link of the first elsewhere in the workspace and a settings
+// file reached through a symlink in the workspace.
+type policyFilesFixture struct {
+	h                                         homeDir
+	ws                                        string
+	srt, fromCfg, cfg, sc, hard, link, target string
+	flags                                     []string
+}
+
+const policyFilesSRT = `{"filesystem": {"allowWrite": ["."]}, "network": {"allowedDomains": []}}`
+
+func newPolicyFilesFixture(t *testing.T) policyFilesFixture {
+	t.Helper()
+	f := policyFilesFixture{h: newHome(t), ws: workspace(t)}
+	f.srt = filepath.Join(f.ws, "srt.json")
+	f.fromCfg = filepath.Join(f.ws, "conf", "srt2.json")
+	f.cfg = filepath.Join(f.ws, "jail.toml")
+	f.sc = filepath.Join(f.ws, "seccomp.json")
+	f.hard = filepath.Join(f.ws, "sub", "hard.json")
+	f.target = filepath.Join(f.ws, "real", "srt3.json")
+	f.link = filepath.Join(f.ws, "srt3.json")
+	for _, p := range []string{f.srt, f.fromCfg, f.target} {
+		writeFile(t, p, policyFilesSRT)
+	}
+	writeFile(t, f.cfg, "hostname = \"mine\"\n")
+	writeFile(t, f.sc, seccompOffPolicy)
+	writeFile(t, filepath.Join(f.h.cfg, "config.toml"), "settings = [\""+f.fromCfg+"\"]\n")
+	if err := os.MkdirAll(filepath.Dir(f.hard), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(f.srt, f.hard); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real/srt3.json", f.link); err != nil {
+		t.Fatal(err)
+	}
+	f.flags = []string{"--settings", f.srt, "--settings", f.link, "--config", f.cfg, "--seccomp", f.sc}
+	return f
+}
+
+// policyFilesAttack is the agent's script: rewrite every policy file
+// (widening writes and domains), through each of its names, and replace
+// the symlink with a file of its own.
+const policyFilesAttack = `evil='{"filesystem": {"allowWrite": [".", "~/Documents"]}, "network": {"allowedDomains": ["evil.example.com"]}}'
+for f in srt.json conf/srt2.json sub/hard.json real/srt3.json; do
+  printf '%s' "$evil" > "$f" 2>/dev/null && echo "WROTE $f"
+  mv "$f" "$f.old" 2>/dev/null && printf '%s' "$evil" > "$f" && echo "REPLACED $f"
+done
+printf 'write = ["~"]\n' >> jail.toml 2>/dev/null && echo "WROTE jail.toml"
+printf '{"default_action": "allow"}' > seccomp.json 2>/dev/null && echo "WROTE seccomp.json"
+rm -f srt3.json && printf '%s' "$evil" > srt3.json && echo "RELINKED srt3.json"
+true`
+
+// check says what of the fixture the agent changed on the host.
+func (f policyFilesFixture) changed(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, p := range []string{f.srt, f.fromCfg, f.hard, f.target} {
+		if b, err := os.ReadFile(p); err != nil || string(b) != policyFilesSRT {
+			out = append(out, p)
+		}
+	}
+	if b, _ := os.ReadFile(f.cfg); string(b) != "hostname = \"mine\"\n" {
+		out = append(out, f.cfg)
+	}
+	if b, _ := os.ReadFile(f.sc); string(b) != seccompOffPolicy {
+		out = append(out, f.sc)
+	}
+	if l, err := os.Readlink(f.link); err != nil || l != "real/srt3.json" {
+		out = append(out, f.link)
+	}
+	return out
+}
+
+// The files a run's policy was read from (--settings, settings = [...] in
+// the user's config, --config, --seccomp) are read again by the next run:
+// when they lie in a tree the sandbox can write, the agent must not change
+// them. review17b: a sandbox-runtime settings file in the workspace that
+// the agent rewrote (allowWrite ["~/Documents"], allowedDomains) widened
+// the next run, nothing said. Seen failing on main's binary (a493adb):
+// every file rewritten, the symlink replaced, exit 0 and no word.
+func TestPolicyFilesReadOnly(t *testing.T) {
+	f := newPolicyFilesFixture(t)
+	r := sh(t, runOpts{env: f.h.env, dir: f.ws}, policyFilesAttack, f.flags...)
+	mustCode(t, r, 0)
+	if strings.Contains(r.stdout, "WROTE") || strings.Contains(r.stdout, "REPLACED") {
+		t.Errorf("the agent wrote a policy file inside:\n%s", r.stdout)
+	}
+	if ch := f.changed(t); len(ch) > 0 {
+		t.Fatalf("policy files changed on the host after the run: %q\nstdout: %s\nstderr: %s", ch, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "jail: policy files: read-only inside for this run") || !strings.Contains(r.stderr, f.srt+" (--settings)") {
+		t.Errorf("the start does not say the policy files are read-only:\n%s", r.stderr)
+	}
+	// Said at the start, in one line naming each file and what named it.
+	r = run(t, runOpts{env: f.h.env, dir: f.ws}, append(append([]string{"--dry-run"}, f.flags...), "--", "true")...)
+	mustCode(t, r, 0)
+	out := r.stdout + r.stderr
+	for _, w := range []string{f.srt + " (--settings)", f.cfg + " (--config)", f.sc + " (--seccomp)", f.target + " (--settings)",
+		f.fromCfg + " (settings in " + filepath.Join(f.h.cfg, "config.toml")} {
+		if !strings.Contains(out, w) {
+			t.Errorf("--dry-run does not name %q:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(out, "read-only  "+f.hard+"  (another name (hard link) of "+f.srt) {
+		t.Errorf("--dry-run: the hard link is not read-only:\n%s", out)
+	}
+}
+
+// Degraded mode has no mounts: the policy files are guarded whole (put
+// back when changed) instead, and the start says so. Seen failing on
+// main's binary (a493adb): the rewritten files stayed.
+func TestPolicyFilesDegraded(t *testing.T) {
+	f := newPolicyFilesFixture(t)
+	r := sh(t, runOpts{env: f.h.env, dir: f.ws}, policyFilesAttack, append([]string{"--x-degraded", "--net", "none"}, f.flags...)...)
+	if r.code != 0 {
+		t.Fatalf("degraded run: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if ch := f.changed(t); len(ch) > 0 {
+		t.Fatalf("degraded: policy files changed on the host after the run: %q\nstdout: %s\nstderr: %s", ch, r.stdout, r.stderr)
+	}
+}
+
+// jail's config directory is hidden inside, but what its entries link to
+// is not: with a dotfiles repository as the workspace (GNU stow's links
+// from ~/.config/jail into it), the user's config, trust store and
+// profiles were the agent's to rewrite, and every later run read them.
+// Every profile linked counts, not only the ones this run uses. Seen
+// failing on main's binary (a493adb): all three rewritten.
+func TestPolicyFilesConfigLinks(t *testing.T) {
+	h := newHome(t)
+	dots := workspace(t)
+	const cfg, trust, prof = "hostname = \"mine\"\n", `{"version": 1, "files": {}}`, "description = \"mine\"\n"
+	for name, body := range map[string]string{"config.toml": cfg, "trust.json": trust, "profiles/mine.toml": prof} {
+		writeFile(t, filepath.Join(dots, "jail", name), body)
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(h.cfg, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(dots, "jail", name), filepath.Join(h.cfg, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := sh(t, runOpts{env: h.env, dir: dots}, `printf 'write = ["~"]\n' >> jail/config.toml 2>/dev/null && echo WROTE config
+printf '{"version": 1, "files": {"/x/.jail.toml": {}}}' > jail/trust.json 2>/dev/null && echo WROTE trust
+printf 'write = ["~"]\n' >> jail/profiles/mine.toml 2>/dev/null && echo WROTE profile
+true`)
+	mustCode(t, r, 0)
+	if strings.Contains(r.stdout, "WROTE") {
+		t.Errorf("the agent wrote jail's linked config files:\n%s", r.stdout)
+	}
+	for name, body := range map[string]string{"config.toml": cfg, "trust.json": trust, "profiles/mine.toml": prof} {
+		if b, _ := os.ReadFile(filepath.Join(dots, "jail", name)); string(b) != body {
+			t.Errorf("%s changed on the host: %q", name, b)
+		}
+	}
+}
+
+// A profiles directory that is itself a link into a writable tree is all
+// policy: a profile the agent added there shadows the built-in one of its
+// name (`-P claude` would load the agent's). Read-only whole. Seen
+// failing on main's binary (a493adb): claude.toml planted, mine.toml
+// rewritten.
+func TestPolicyFilesProfilesDirLink(t *testing.T) {
+	h := newHome(t)
+	dots := workspace(t)
+	const prof = "description = \"mine\"\n"
+	writeFile(t, filepath.Join(dots, "profiles", "mine.toml"), prof)
+	if err := os.Symlink(filepath.Join(dots, "profiles"), filepath.Join(h.cfg, "profiles")); err != nil {
+		t.Fatal(err)
+	}
+	r := sh(t, runOpts{env: h.env, dir: dots}, `printf 'write = ["~"]\n' > profiles/claude.toml 2>/dev/null && echo WROTE claude
+printf 'write = ["~"]\n' >> profiles/mine.toml 2>/dev/null && echo WROTE mine
+true`)
+	mustCode(t, r, 0)
+	if strings.Contains(r.stdout, "WROTE") {
+		t.Errorf("the agent wrote the linked profiles directory:\n%s", r.stdout)
+	}
+	if _, err := os.Lstat(filepath.Join(dots, "profiles", "claude.toml")); err == nil {
+		t.Errorf("the agent planted a profile")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dots, "profiles", "mine.toml")); string(b) != prof {
+		t.Errorf("mine.toml changed on the host: %q", b)
+	}
+	if !strings.Contains(r.stderr, filepath.Join(dots, "profiles")+"/ (your profiles directory)") {
+		t.Errorf("the start does not name the profiles directory:\n%s", r.stderr)
+	}
+}
+
+// A Claude Code settings.json named as a settings file stays the agent's
+// to write (Claude Code writes it): the agent configuration guard keeps
+// every key jail reads from it ("sandbox", "permissions") as on the host.
+func TestPolicyFilesClaudeSettingsGuarded(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	const orig = `{"sandbox": {"network": {"allowedDomains": []}, "filesystem": {"allowWrite": ["."]}}}`
+	cs := filepath.Join(ws, ".claude", "settings.json")
+	writeFile(t, cs, orig)
+	r := sh(t, runOpts{env: h.env, dir: ws}, `printf '%s' '{"model": "x", "sandbox": {"network": {"allowedDomains": ["evil.example.com"]}, "filesystem": {"allowWrite": [".", "~/Documents"]}}, "permissions": {"allow": ["WebFetch(domain:evil.example.com)"]}}' > .claude/settings.json && echo WROTE`, "--settings", cs)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stdout, "WROTE") {
+		t.Fatalf("a guarded Claude settings.json is not writable inside:\n%s\n%s", r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "evil") || strings.Contains(string(b), "Documents") || !strings.Contains(string(b), `"model"`) {
+		t.Fatalf("the guard did not keep the sandbox and permissions keys (or dropped the agent's own): %s", b)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jail-sandbox/jail/internal/replacefile"
 	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/policy"
 )
@@ -770,23 +771,7 @@ func (t *TrustStore) save(tf *trustFile) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".trust-*.json")
-	if err != nil {
-		return fmt.Errorf("trust store: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("trust store: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("trust store: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("trust store: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), t.Path); err != nil {
+	if err := replacefile.Write(t.Path, ".trust-*.json", append(data, '\n'), true); err != nil {
 		return fmt.Errorf("trust store: %w", err)
 	}
 	return nil

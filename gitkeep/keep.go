@@ -50,6 +50,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/internal/replacefile"
 	"github.com/jail-sandbox/jail/plainfile"
 )
 
@@ -746,15 +747,23 @@ func writeIfChanged(p string, b []byte) error {
 	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("gitkeep: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
+	if err := replacefile.Write(p, "", b, false); err != nil {
 		return fmt.Errorf("gitkeep: %w", err)
 	}
 	return nil
+}
+
+// writeLines writes a record of the store: lines sorted, one a line (none:
+// the record removed).
+func writeLines(p string, lines []string) error {
+	if len(lines) == 0 {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("gitkeep: %w", err)
+		}
+		return nil
+	}
+	sort.Strings(lines)
+	return writeIfChanged(p, []byte(strings.Join(lines, "\n")+"\n"))
 }
 
 // readFile reads p, a file of the workspace's repository: the agent's, which

@@ -282,19 +282,11 @@ func readShared(store string) map[string]bool {
 
 // writeShared writes the record (none when empty).
 func writeShared(store string, m map[string]bool) error {
-	p := filepath.Join(store, sharedFile)
-	if len(m) == 0 {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("gitkeep: %w", err)
-		}
-		return nil
-	}
 	ids := make([]string, 0, len(m))
 	for id := range m {
 		ids = append(ids, id)
 	}
-	sort.Strings(ids)
-	return writeIfChanged(p, []byte(strings.Join(ids, "\n")+"\n"))
+	return writeLines(filepath.Join(store, sharedFile), ids)
 }
 
 // copyShared turns the store's shared links (sharedFile: links whose

@@ -285,23 +285,13 @@ func parseSince(b []byte, since map[string]int64) {
 
 // writeSince writes the unlinked-since record (none when empty).
 func writeSince(store string, since map[string]int64) error {
-	p := filepath.Join(store, unlinkedFile)
-	if len(since) == 0 {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("gitkeep: %w", err)
-		}
-		return nil
+	lines := make([]string, 0, len(since))
+	for id, t := range since {
+		// Sorted as the ids: an id ends at the space, which sorts before
+		// every hex digit.
+		lines = append(lines, id+" "+strconv.FormatInt(t, 10))
 	}
-	ids := make([]string, 0, len(since))
-	for id := range since {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	var out bytes.Buffer
-	for _, id := range ids {
-		fmt.Fprintf(&out, "%s %d\n", id, since[id])
-	}
-	return writeIfChanged(p, out.Bytes())
+	return writeLines(filepath.Join(store, unlinkedFile), lines)
 }
 
 // pruneRefs drops the recorded refs whose object the store's fetch could

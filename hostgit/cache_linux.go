@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/jail-sandbox/jail/internal/replacefile"
 	"github.com/jail-sandbox/jail/plainfile"
 )
 
@@ -103,20 +104,7 @@ func writeCache(file string, e cacheEntry) {
 	if err != nil {
 		return
 	}
-	f, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".*")
-	if err != nil {
-		return
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), file)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
+	_ = replacefile.Write(file, "", b, false)
 }
 
 // identityKey is the cache key for ReadIdentity(dir, env), and false when

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // Sample is one measurement.
@@ -115,54 +117,11 @@ func kbField(b []byte, name string) (uint64, bool) {
 // procRoot/*/stat (each process's parent). Orphans re-parented to root (a
 // pid namespace's init, a child subreaper) are found as its children.
 func Descendants(procRoot string, root int) ([]int, error) {
-	ents, err := os.ReadDir(procRoot)
+	all, err := procstat.All(procRoot)
 	if err != nil {
-		return nil, fmt.Errorf("memwatch: list %s: %w", procRoot, err)
+		return nil, fmt.Errorf("memwatch: %w", err)
 	}
-	children := map[int][]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(procRoot, e.Name(), "stat"))
-		if err != nil {
-			continue // gone
-		}
-		if ppid, ok := parentOf(b); ok {
-			children[ppid] = append(children[ppid], pid)
-		}
-	}
-	var out []int
-	queue := []int{root}
-	seen := map[int]bool{root: true}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			if !seen[c] {
-				seen[c] = true
-				out = append(out, c)
-				queue = append(queue, c)
-			}
-		}
-	}
-	return out, nil
-}
-
-// parentOf reads the ppid from a /proc/PID/stat line: "pid (comm) state
-// ppid ...", where comm may hold spaces and parentheses.
-func parentOf(stat []byte) (int, bool) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 2 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(f[1])
-	return n, err == nil
+	return procstat.Descendants(all, root), nil
 }
 
 // Watch samples measure until ctx ends or a sample is above limit; then it

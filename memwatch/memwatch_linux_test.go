@@ -16,7 +16,7 @@ func fakeProc(t *testing.T) string {
 	proc := func(pid, ppid int, comm string, pssKB int, statmPages string) {
 		d := filepath.Join(root, strconv.Itoa(pid))
 		os.MkdirAll(d, 0o755)
-		os.WriteFile(filepath.Join(d, "stat"), []byte(strconv.Itoa(pid)+" ("+comm+") S "+strconv.Itoa(ppid)+" 1 1 0 -1\n"), 0o644)
+		os.WriteFile(filepath.Join(d, "stat"), []byte(strconv.Itoa(pid)+" ("+comm+") S "+strconv.Itoa(ppid)+" 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 4242\n"), 0o644)
 		if pssKB >= 0 {
 			os.WriteFile(filepath.Join(d, "smaps_rollup"), []byte("00400000-7fff [rollup]\nRss:    9999 kB\nPss:  "+strconv.Itoa(pssKB)+" kB\nPss_Anon: 1 kB\n"), 0o644)
 		}

@@ -7,7 +7,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -675,32 +674,10 @@ func killDescendants() {
 
 // descendants lists the pids below root in the process tree (from /proc).
 func descendants(root int) []int {
-	ents, _ := os.ReadDir("/proc")
-	children := map[int][]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		// procstat ends comm at the last ')': an agent's process named
-		// ") S 1" cannot pose as another parent's child and escape the kill.
-		st, err := procstat.Read("", pid)
-		if err != nil {
-			continue
-		}
-		children[st.PPid] = append(children[st.PPid], pid)
-	}
-	var out []int
-	queue := []int{root}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
+	// procstat ends comm at the last ')': an agent's process named
+	// ") S 1" cannot pose as another parent's child and escape the kill.
+	all, _ := procstat.All("")
+	return procstat.Descendants(all, root)
 }
 
 // ptyFDs lists which of the agent's fds 0, 1, 2 are the sandbox's pty.

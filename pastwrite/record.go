@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+
+	"github.com/jail-sandbox/jail/internal/replacefile"
 )
 
 // Record adds trees (absolute, symlink-free directories a run is about to
@@ -125,22 +127,7 @@ func merge(old, add []Tree) []Tree {
 // write replaces file with trees, through a temporary file in its
 // directory, synced before the rename.
 func write(file string, trees []Tree) error {
-	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".*")
-	if err != nil {
-		return fmt.Errorf("record of trees earlier runs could write: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename, nothing there
-	_, err = tmp.Write(Format(trees))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), file)
-	}
-	if err != nil {
+	if err := replacefile.Write(file, "", Format(trees), true); err != nil {
 		return fmt.Errorf("record of trees earlier runs could write: %w", err)
 	}
 	return nil

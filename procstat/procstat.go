@@ -85,3 +85,29 @@ func Parse(b []byte) (Stat, error) {
 	}
 	return Stat{Pid: pid, Comm: string(b[open+1 : end]), State: f[0][0], PPid: ppid, Pgrp: pgrp, Session: sid, Flags: flags, StartTime: st}, nil
 }
+
+// Descendants lists the pids below root in all (one reading of /proc:
+// All), parents before their children. Each pid is named once: a reading
+// taken process by process may hold a parent link that pid reuse made
+// since, and a loop of such links must not walk for ever.
+func Descendants(all []Stat, root int) []int {
+	children := map[int][]int{}
+	for _, st := range all {
+		children[st.PPid] = append(children[st.PPid], st.Pid)
+	}
+	var out []int
+	queue := []int{root}
+	seen := map[int]bool{root: true}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package procstat
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/jail-sandbox/jail/internal/rawread"
@@ -24,6 +25,34 @@ func Read(root string, pid int) (Stat, error) {
 		return Stat{}, fmt.Errorf("parse %s: %w", p, err)
 	}
 	return s, nil
+}
+
+// All reads the stat line of every process listed under root ("" means
+// /proc): the one walk of /proc that proctree, init's last kill, the
+// session's status and memwatch share. A process gone (or unreadable)
+// between the listing and its read is left out; the error is the
+// listing's.
+func All(root string) ([]Stat, error) {
+	if root == "" {
+		root = "/proc"
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", root, err)
+	}
+	all := make([]Stat, 0, len(ents))
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		st, err := Read(root, pid)
+		if err != nil {
+			continue // gone since the listing
+		}
+		all = append(all, st)
+	}
+	return all, nil
 }
 
 // StartTick is pid's start time in clock ticks after boot (field 22 of

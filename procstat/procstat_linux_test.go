@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -70,5 +72,30 @@ func TestSelfStartTick(t *testing.T) {
 		if got := SelfStartTick(); got != want {
 			t.Fatalf("SelfStartTick() = %d, want %d", got, want)
 		}
+	}
+}
+
+// TestAll: every process under a root of the test's own, a garbled or
+// gone one left out, names that are not pids passed over; and the listing's
+// error said.
+func TestAll(t *testing.T) {
+	root := t.TempDir()
+	for pid, ppid := range map[int]string{10: "1", 11: "10", 12: "11"} {
+		os.MkdirAll(filepath.Join(root, strconv.Itoa(pid)), 0o755)
+		os.WriteFile(filepath.Join(root, strconv.Itoa(pid), "stat"), line(pid, "x) S 99", "S "+ppid+tail[3:]), 0o644)
+	}
+	os.MkdirAll(filepath.Join(root, "13"), 0o755)
+	os.WriteFile(filepath.Join(root, "13", "stat"), []byte("garbage"), 0o644)
+	os.MkdirAll(filepath.Join(root, "14"), 0o755) // gone: no stat
+	os.MkdirAll(filepath.Join(root, "self"), 0o755)
+	all, err := All(root)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("All = %+v, %v; want 10, 11, 12", all, err)
+	}
+	if got := Descendants(all, 10); !slices.Equal(got, []int{11, 12}) {
+		t.Fatalf("Descendants(10) = %v, want [11 12]", got)
+	}
+	if _, err := All(filepath.Join(root, "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("All(missing) err = %v, want not exist", err)
 	}
 }

@@ -3,6 +3,7 @@ package procstat
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -100,4 +101,20 @@ func FuzzParseComm(f *testing.F) {
 			t.Fatalf("comm %q start %d: got %+v", comm, start, s)
 		}
 	})
+}
+
+// TestDescendants: parents before children, root itself left out, and a
+// loop of parent links (pid reuse between reads) walked once.
+func TestDescendants(t *testing.T) {
+	all := []Stat{{Pid: 1}, {Pid: 10, PPid: 1}, {Pid: 11, PPid: 10}, {Pid: 12, PPid: 11}, {Pid: 13, PPid: 10}, {Pid: 20, PPid: 1}}
+	if got := Descendants(all, 10); !slices.Equal(got, []int{11, 13, 12}) {
+		t.Fatalf("Descendants(10) = %v, want [11 13 12]", got)
+	}
+	loop := []Stat{{Pid: 10, PPid: 12}, {Pid: 11, PPid: 10}, {Pid: 12, PPid: 11}}
+	if got := Descendants(loop, 10); !slices.Equal(got, []int{11, 12}) {
+		t.Fatalf("Descendants in a loop = %v, want [11 12]", got)
+	}
+	if got := Descendants(nil, 10); len(got) != 0 {
+		t.Fatalf("Descendants(none) = %v", got)
+	}
 }

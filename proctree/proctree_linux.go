@@ -1,8 +1,6 @@
 package proctree
 
 import (
-	"os"
-	"strconv"
 	"syscall"
 
 	"github.com/jail-sandbox/jail/procstat"
@@ -63,21 +61,9 @@ func Kill(proc string, root int, rootStart uint64, never map[int]bool, send func
 // members lists the live processes under proc that are root's (package
 // doc): a fixpoint over one reading of /proc.
 func members(proc string, root int, never map[int]bool) []int {
-	ents, err := os.ReadDir(proc)
+	all, err := procstat.All(proc)
 	if err != nil {
 		return nil
-	}
-	var all []procstat.Stat
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 0 {
-			continue
-		}
-		st, err := procstat.Read(proc, pid)
-		if err != nil {
-			continue // gone since the listing
-		}
-		all = append(all, st)
 	}
 	return closure(all, root, never)
 }

@@ -25,15 +25,7 @@ func TestAgentNamedBeside(t *testing.T) {
 	home, ws := t.TempDir(), t.TempDir()
 	home, _ = filepath.EvalSymlinks(home)
 	ws, _ = filepath.EvalSymlinks(ws)
-	write := func(p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(p, s string) { writeFile(t, p, s) }
 	c, g := filepath.Join(home, ".claude"), filepath.Join(ws, ".claude")
 	write(filepath.Join(c, "settings.json"), `{
   "statusLine": {"type": "command", "command": "python3 ~/.claude/status.py"},
@@ -53,10 +45,7 @@ func TestAgentNamedBeside(t *testing.T) {
 	write(filepath.Join(c, "data/work/state.json"), "{}\n")
 	write(filepath.Join(g, "hooks/fmt.sh"), "#\n")
 	write(filepath.Join(ws, "scripts/p.py"), "#\n")
-	writable := []string{c, filepath.Join(c, "mine"), ws}
-	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
-	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	masks, absent, _, notes, _ := agentNamedFor(home, ws, agentcfg.Root{Path: c, Dir: true}, agentcfg.Root{Path: filepath.Join(c, "mine"), Dir: true}, agentcfg.Root{Path: ws, Dir: true})
 	ro := map[string]bool{}
 	for _, m := range masks {
 		ro[m.Path] = m.Dir
@@ -127,10 +116,7 @@ func TestAgentNamedBeside(t *testing.T) {
 // directory itself (a note instead), a directory the user made writable
 // by name, and load-path directories outside the agents' directories.
 func TestAgentNamedLoadPath(t *testing.T) {
-	home, ws := t.TempDir(), t.TempDir()
-	home, _ = filepath.EvalSymlinks(home)
-	ws, _ = filepath.EvalSymlinks(ws)
-	c := filepath.Join(home, ".claude")
+	home, ws, c := besideHome(t)
 	for _, d := range []string{"bin", "py", "data", "mine", "hooks"} {
 		if err := os.MkdirAll(filepath.Join(c, d), 0o755); err != nil {
 			t.Fatal(err)
@@ -145,17 +131,8 @@ func TestAgentNamedLoadPath(t *testing.T) {
 }`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	writable := []string{c, filepath.Join(c, "mine"), ws}
-	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
-	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
-	ro, watched := map[string]bool{}, map[string]bool{}
-	for _, m := range masks {
-		ro[m.Path] = m.Dir
-	}
-	for _, a := range absent {
-		watched[a.Path] = a.Dir
-	}
+	masks, absent, _, notes, _ := agentNamedFor(home, ws, agentcfg.Root{Path: c, Dir: true}, agentcfg.Root{Path: filepath.Join(c, "mine"), Dir: true}, agentcfg.Root{Path: ws, Dir: true})
+	ro, watched := byPath(masks, absent)
 	for _, d := range []string{"bin", "py"} {
 		if dir, ok := ro[filepath.Join(c, d)]; !ok || !dir {
 			t.Errorf("~/.claude/%s (on a load path) not read-only whole: masks %v", d, masks)
@@ -189,19 +166,8 @@ func TestAgentNamedLoadPath(t *testing.T) {
 // writable (the agent rewrote srv2/index.js, which the host's next MCP
 // start ran).
 func TestAgentNamedInterpreterWord(t *testing.T) {
-	home, ws := t.TempDir(), t.TempDir()
-	home, _ = filepath.EvalSymlinks(home)
-	ws, _ = filepath.EvalSymlinks(ws)
-	c := filepath.Join(home, ".claude")
-	write := func(p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	home, ws, c := besideHome(t)
+	write := func(p, s string) { writeFile(t, p, s) }
 	write(filepath.Join(home, ".claude.json"), `{"mcpServers": {
   "a": {"command": "python3", "args": ["~/.claude/noext"]},
   "b": {"command": "node", "args": ["~/.claude/mcp/srv2"]},
@@ -223,10 +189,7 @@ func TestAgentNamedInterpreterWord(t *testing.T) {
 	write(filepath.Join(c, "mcp/pkg/package.json"), `{"bin": "x.js"}`)
 	write(filepath.Join(c, "mcp/c/index.js"), "//\n")
 	write(filepath.Join(c, "memdata/m.json"), "{}")
-	writable := []string{c, filepath.Join(home, ".claude.json"), ws}
-	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(home, ".claude.json")}, {Path: ws, Dir: true}}
-	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	masks, _, _, _, py := agentNamed(ts, home, ws, writable, roots, nil)
+	masks, _, _, _, py := agentNamedFor(home, ws, agentcfg.Root{Path: c, Dir: true}, agentcfg.Root{Path: filepath.Join(home, ".claude.json")}, agentcfg.Root{Path: ws, Dir: true})
 	ro := map[string]bool{}
 	for _, m := range masks {
 		ro[m.Path] = m.Dir
@@ -255,19 +218,8 @@ func TestAgentNamedInterpreterWord(t *testing.T) {
 // mode (session 15: the failure was silent). A directory of code only,
 // or one the user made writable by name, gets none.
 func TestAgentNamedRuntimeNote(t *testing.T) {
-	home, ws := t.TempDir(), t.TempDir()
-	home, _ = filepath.EvalSymlinks(home)
-	ws, _ = filepath.EvalSymlinks(ws)
-	c := filepath.Join(home, ".claude")
-	write := func(p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	home, ws, c := besideHome(t)
+	write := func(p, s string) { writeFile(t, p, s) }
 	write(filepath.Join(c, "settings.json"), `{"hooks": {"Stop": [{"hooks": [
   {"type": "command", "command": "~/.claude/hooks/log.sh"},
   {"type": "command", "command": "node ~/.claude/mcp/srv/index.js"},
@@ -280,10 +232,7 @@ func TestAgentNamedRuntimeNote(t *testing.T) {
 	write(filepath.Join(c, "mcp/srv/node_modules/dep/index.js"), "//\n")
 	write(filepath.Join(c, "mine/m.sh"), "#\n")
 	write(filepath.Join(c, "mine/m.log"), "#\n")
-	writable := []string{c, filepath.Join(c, "mine"), ws}
-	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
-	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	_, _, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	_, _, _, notes, _ := agentNamedFor(home, ws, agentcfg.Root{Path: c, Dir: true}, agentcfg.Root{Path: filepath.Join(c, "mine"), Dir: true}, agentcfg.Root{Path: ws, Dir: true})
 	var got []string
 	for _, n := range notes {
 		if strings.Contains(n, "written at runtime") {
@@ -308,10 +257,7 @@ func TestAgentNamedRuntimeNote(t *testing.T) {
 // writable by name. Seen failing on main: hooks, tools and srv stayed
 // writable (a cd's directory was no script's).
 func TestAgentNamedRunFrom(t *testing.T) {
-	home, ws := t.TempDir(), t.TempDir()
-	home, _ = filepath.EvalSymlinks(home)
-	ws, _ = filepath.EvalSymlinks(ws)
-	c := filepath.Join(home, ".claude")
+	home, ws, c := besideHome(t)
 	for _, d := range []string{"hooks", "tools", "srv", "mine", "deep/er"} {
 		if err := os.MkdirAll(filepath.Join(c, d), 0o755); err != nil {
 			t.Fatal(err)
@@ -330,17 +276,8 @@ func TestAgentNamedRunFrom(t *testing.T) {
 }`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	writable := []string{c, filepath.Join(c, "mine"), ws}
-	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(c, "mine"), Dir: true}, {Path: ws, Dir: true}}
-	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	masks, absent, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
-	ro, watched := map[string]bool{}, map[string]bool{}
-	for _, m := range masks {
-		ro[m.Path] = m.Dir
-	}
-	for _, a := range absent {
-		watched[a.Path] = a.Dir
-	}
+	masks, absent, _, notes, _ := agentNamedFor(home, ws, agentcfg.Root{Path: c, Dir: true}, agentcfg.Root{Path: filepath.Join(c, "mine"), Dir: true}, agentcfg.Root{Path: ws, Dir: true})
+	ro, watched := byPath(masks, absent)
 	for _, d := range []string{"hooks", "tools", "srv", "deep/er"} {
 		if dir, ok := ro[filepath.Join(c, d)]; !ok || !dir {
 			t.Errorf("%s: a cd's directory not read-only whole; masks %v", d, masks)
@@ -382,25 +319,15 @@ func TestAgentNamedRunFrom(t *testing.T) {
 // on main (scriptdirs2): index.js, srv.js and lib/ stayed writable, and
 // nothing was said.
 func TestAgentNamedAgentDirRun(t *testing.T) {
-	home, ws := t.TempDir(), t.TempDir()
-	home, _ = filepath.EvalSymlinks(home)
-	ws, _ = filepath.EvalSymlinks(ws)
-	c := filepath.Join(home, ".claude")
-	for p, s := range map[string]string{
+	home, ws, c := besideHome(t)
+	writeFiles(t, c, map[string]string{
 		"settings.json": `{"statusLine": {"type": "command", "command": "node ~/.claude"}}`,
 		"package.json":  `{"main": "lib/main.js", "bin": {"srv": "./srv.js", "up": "../up.js", "ln": "ln/main.js"}}`,
 		"lib/main.js":   "//\n",
 		"srv.js":        "//\n",
 		"index.js":      "//\n",
 		"state.json":    "{}\n",
-	} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(c, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(c, p), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	if err := os.Symlink("lib", filepath.Join(c, "ln")); err != nil {
 		t.Fatal(err)
 	}
@@ -408,13 +335,7 @@ func TestAgentNamedAgentDirRun(t *testing.T) {
 	if !slices.ContainsFunc(links, func(l agentcfg.Target) bool { return l.Path == filepath.Join(c, "ln") }) {
 		t.Errorf("the link ln on the way to a bin entry is not kept a link: %v", links)
 	}
-	ro, watched := map[string]bool{}, map[string]bool{}
-	for _, m := range masks {
-		ro[m.Path] = m.Dir
-	}
-	for _, a := range absent {
-		watched[a.Path] = a.Dir
-	}
+	ro, watched := byPath(masks, absent)
 	for p, dir := range map[string]bool{
 		"package.json": false, "index.js": false, "srv.js": false, "lib": true, "lib/main.js": false,
 	} {
@@ -449,32 +370,19 @@ func TestAgentNamedAgentDirRun(t *testing.T) {
 // without such files gets none (one holding them has the runtime line,
 // TestAgentNamedBeside). Seen failing on main: no line at all.
 func TestAgentNamedServerDirNote(t *testing.T) {
-	home, ws := t.TempDir(), t.TempDir()
-	home, _ = filepath.EvalSymlinks(home)
-	ws, _ = filepath.EvalSymlinks(ws)
-	c := filepath.Join(home, ".claude")
-	for p, s := range map[string]string{
+	home, ws, c := besideHome(t)
+	writeFiles(t, c, map[string]string{
 		"settings.json":    `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "python3 ~/.claude/hooks/h.py"}]}]}}`,
 		"hooks/h.py":       "#\n",
 		"mcp/srv/index.js": "//\n",
 		"mcp/pkg/x.js":     "//\n",
-	} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(c, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(c, p), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers": {
   "s": {"command": "node", "args": ["~/.claude/mcp/srv/index.js"]},
   "p": {"command": "npx", "args": ["-y", "~/.claude/mcp/pkg"]}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	writable := []string{c, filepath.Join(home, ".claude.json"), ws}
-	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: filepath.Join(home, ".claude.json")}, {Path: ws, Dir: true}}
-	ts := agentcfg.Targets(home, roots, agentcfg.Files)
-	_, _, _, notes, _ := agentNamed(ts, home, ws, writable, roots, nil)
+	_, _, _, notes, _ := agentNamedFor(home, ws, agentcfg.Root{Path: c, Dir: true}, agentcfg.Root{Path: filepath.Join(home, ".claude.json")}, agentcfg.Root{Path: ws, Dir: true})
 	// A hook's directory gets its line too (session 17: it had none).
 	for _, d := range []string{"mcp/srv", "mcp/pkg", "hooks"} {
 		if !slices.ContainsFunc(notes, func(n string) bool {
@@ -491,10 +399,7 @@ func TestAgentNamedServerDirNote(t *testing.T) {
 // entryFiles protects at most maxEntries of a package.json's entries
 // (each is a mount) and says so past the bound.
 func TestAgentNamedAgentDirRunBounded(t *testing.T) {
-	home, ws := t.TempDir(), t.TempDir()
-	home, _ = filepath.EvalSymlinks(home)
-	ws, _ = filepath.EvalSymlinks(ws)
-	c := filepath.Join(home, ".claude")
+	home, ws, c := besideHome(t)
 	if err := os.MkdirAll(c, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -536,23 +441,13 @@ func TestAgentNamedUvProject(t *testing.T) {
 		// Why a plain name: t.TempDir() holds the subtest's name, and a
 		// path with '~' or '$' is no path to the scan.
 		t.Run(name, func(t *testing.T) {
-			home, ws := t.TempDir(), t.TempDir()
-			home, _ = filepath.EvalSymlinks(home)
-			ws, _ = filepath.EvalSymlinks(ws)
-			c := filepath.Join(home, ".claude")
-			for p, s := range map[string]string{
+			home, ws, c := besideHome(t)
+			writeFiles(t, c, map[string]string{
 				"settings.json":              fmt.Sprintf(`{"statusLine": {"type": "command", "command": %q}}`, line),
 				"pyproject.toml":             "[project]\nname = \"srv\"\n",
 				".venv/bin/python":           "#!/bin/sh\n",
 				".venv/lib/site-packages/.k": "",
-			} {
-				if err := os.MkdirAll(filepath.Dir(filepath.Join(c, p)), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(c, p), []byte(s), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			})
 			masks, absent, _, _ := namedBeside(home, ws, c)
 			ro, watched := map[string]bool{}, map[string]bool{}
 			for _, m := range masks {
@@ -600,10 +495,7 @@ func TestAgentNamedPackageManagerDir(t *testing.T) {
 		"cd":   "cd ~/.claude && yarn x",
 	} {
 		t.Run(name, func(t *testing.T) {
-			home, ws := t.TempDir(), t.TempDir()
-			home, _ = filepath.EvalSymlinks(home)
-			ws, _ = filepath.EvalSymlinks(ws)
-			c := filepath.Join(home, ".claude")
+			home, ws, c := besideHome(t)
 			if err := os.MkdirAll(c, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -639,9 +531,58 @@ func TestAgentNamedPackageManagerDir(t *testing.T) {
 // namedBeside is agentNamed for a run with the agent's directory c (under
 // home) and the workspace ws writable, as `-w ~/.claude` has them.
 func namedBeside(home, ws, c string) ([]fsrules.Mask, []fsrules.Absent, []agentcfg.Target, []string) {
-	roots := []agentcfg.Root{{Path: c, Dir: true}, {Path: ws, Dir: true}}
-	masks, absent, links, notes, _ := agentNamed(agentcfg.Targets(home, roots, agentcfg.Files), home, ws, []string{c, ws}, roots, nil)
+	masks, absent, links, notes, _ := agentNamedFor(home, ws, agentcfg.Root{Path: c, Dir: true}, agentcfg.Root{Path: ws, Dir: true})
 	return masks, absent, links, notes
+}
+
+// agentNamedFor is agentNamed for a run whose writable trees are roots'
+// paths (as -w names them), the agent's files found under home.
+func agentNamedFor(home, ws string, roots ...agentcfg.Root) ([]fsrules.Mask, []fsrules.Absent, []agentcfg.Target, []string, []PyDir) {
+	writable := make([]string, len(roots))
+	for i, r := range roots {
+		writable[i] = r.Path
+	}
+	return agentNamed(agentcfg.Targets(home, roots, agentcfg.Files), home, ws, writable, roots, nil)
+}
+
+// besideHome makes a home and a workspace (symlinks resolved: the scan
+// compares resolved paths) and names the agent's directory in the home.
+func besideHome(t *testing.T) (home, ws, c string) {
+	home, _ = filepath.EvalSymlinks(t.TempDir())
+	ws, _ = filepath.EvalSymlinks(t.TempDir())
+	return home, ws, filepath.Join(home, ".claude")
+}
+
+// writeFile writes s to p, its parent directories made.
+func writeFile(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeFiles writes files (names relative to dir) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, s := range files {
+		writeFile(t, filepath.Join(dir, p), s)
+	}
+}
+
+// byPath maps the masks' and the watched paths' paths to whether each is
+// a directory.
+func byPath(masks []fsrules.Mask, absent []fsrules.Absent) (ro, watched map[string]bool) {
+	ro, watched = map[string]bool{}, map[string]bool{}
+	for _, m := range masks {
+		ro[m.Path] = m.Dir
+	}
+	for _, a := range absent {
+		watched[a.Path] = a.Dir
+	}
+	return ro, watched
 }
 
 // countFirstWrite counts the script directories' first-write lines (said

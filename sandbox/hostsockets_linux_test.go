@@ -60,9 +60,7 @@ func TestHostSocketMasks(t *testing.T) {
 
 	list := []string{visible, spaced, hidden, inMasked, inBind, filepath.Join(d, "run/link/x.sock"),
 		filepath.Join(d, "varrun/dbus/bus"), granted, plain, filepath.Join(d, "gone.sock"), filepath.Join(d, "gone/x.sock"), visible}
-	old := boundSockets
-	boundSockets = func() ([]string, *hostsock.Files, error) { return list, nil, nil }
-	t.Cleanup(func() { boundSockets = old })
+	stubBound(t, list, nil)
 
 	mounts := []ns.Mount{
 		{Kind: ns.KindTmpfs, Path: filepath.Join(d, "run"), Dir: true},
@@ -144,9 +142,7 @@ func TestHostSocketMasksViews(t *testing.T) {
 	for _, p := range []string{sock, dirAlias, parentAlias, fileAlias, hiddenAlias} {
 		listen(p)
 	}
-	old := boundSockets
-	boundSockets = func() ([]string, *hostsock.Files, error) { return []string{sock}, nil, nil }
-	t.Cleanup(func() { boundSockets = old })
+	stubBound(t, []string{sock}, nil)
 	host := []fsrules.Mount{
 		{Point: "/", FSType: "ext4", Dev: "8:1", Root: "/"},
 		{Point: filepath.Join(d, "srv/db"), FSType: "ext4", Dev: "8:1", Root: filepath.Join(d, "var/lib/db")},
@@ -184,9 +180,7 @@ func TestHostSocketMasksViews(t *testing.T) {
 // the home was reachable while the user believed host sockets protected.
 // The plan now carries a note the start shows.
 func TestHostSocketMasksListFails(t *testing.T) {
-	old := boundSockets
-	boundSockets = func() ([]string, *hostsock.Files, error) { return nil, nil, errors.New("sock_diag: no such protocol") }
-	t.Cleanup(func() { boundSockets = old })
+	stubBound(t, nil, errors.New("sock_diag: no such protocol"))
 	masks, note := hostSocketMasks(nil, nil)
 	if len(masks) != 0 {
 		t.Errorf("masks without a list: %v", masks)
@@ -256,9 +250,7 @@ func TestHostSocketMasksCapPerOwner(t *testing.T) {
 	for i := range 2 {
 		thirds = append(thirds, bind(fmt.Sprintf("third%d.sock", i), third))
 	}
-	old := boundSockets
-	boundSockets = func() ([]string, *hostsock.Files, error) { return list, nil, nil }
-	t.Cleanup(func() { boundSockets = old })
+	stubBound(t, list, nil)
 
 	masks, note := hostSocketMasks(nil, nil)
 	got := map[string]bool{}
@@ -390,9 +382,7 @@ func TestHostSocketMasksNobodyAlways(t *testing.T) {
 		}
 		list = append(list, p)
 	}
-	old := boundSockets
-	boundSockets = func() ([]string, *hostsock.Files, error) { return list, nil, nil }
-	t.Cleanup(func() { boundSockets = old })
+	stubBound(t, list, nil)
 	for _, tc := range []struct {
 		starter  int
 		want     int
@@ -506,9 +496,7 @@ func TestHostSocketLinkedMasks(t *testing.T) {
 	link(tool, "ws/hid/x.sock")            // in a hidden directory: needs no mask, not walked (said)
 	granted := link(tool, "ws/given.sock") // --write ws/given.sock: named
 	link(far, "elsewhere/far.sock")        // outside the roots: said
-	old := boundSockets
-	boundSockets = func() ([]string, *hostsock.Files, error) { return []string{tool, agent, far, plain}, nil, nil }
-	t.Cleanup(func() { boundSockets = old })
+	stubBound(t, []string{tool, agent, far, plain}, nil)
 	mounts := []ns.Mount{
 		{Kind: ns.KindBind, Path: ws, Dir: true},
 		{Kind: ns.KindROBind, Path: ro, Dir: true},
@@ -584,9 +572,7 @@ func TestHostSocketsOwnSubuidMasked(t *testing.T) {
 	for i := range theirs {
 		mk(fmt.Sprintf("o%d.sock", i), uint32(165536+i%50))
 	}
-	old := boundSockets
-	boundSockets = func() ([]string, *hostsock.Files, error) { return list, nil, nil }
-	t.Cleanup(func() { boundSockets = old })
+	stubBound(t, list, nil)
 	masks, note := hostSocketMasks(nil, nil)
 	got := map[string]bool{}
 	for _, m := range masks {
@@ -790,4 +776,13 @@ func TestHostSocketMovedByInode(t *testing.T) {
 			t.Errorf("%s: masks %q, err %v; want %q", tc, got, err, want)
 		}
 	}
+}
+
+// stubBound makes boundSockets answer list and err for the test, with no
+// file identities (the /proc/net/unix listing's answer).
+func stubBound(t *testing.T, list []string, err error) {
+	t.Helper()
+	old := boundSockets
+	boundSockets = func() ([]string, *hostsock.Files, error) { return list, nil, err }
+	t.Cleanup(func() { boundSockets = old })
 }

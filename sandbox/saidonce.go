@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jail-sandbox/jail/internal/replacefile"
 	"github.com/jail-sandbox/jail/statedir"
 )
 
@@ -62,15 +63,6 @@ func saidBefore(stateDir, n string, peek bool) bool {
 	}
 	// A new file renamed over the record: a start reading it meanwhile
 	// sees one version or the other.
-	tmp, err := os.CreateTemp(stateDir, ".said-once-*")
-	if err != nil {
-		return false
-	}
-	_, werr := tmp.Write(buf.Bytes())
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), p) != nil {
-		os.Remove(tmp.Name())
-		return false
-	}
+	_ = replacefile.Write(p, ".said-once-*", buf.Bytes(), false)
 	return false
 }

@@ -547,26 +547,8 @@ func (r *runner) inspect() *session.Info {
 
 // descendantsOf lists the host pids below root (from /proc).
 func descendantsOf(root int) []int {
-	ents, _ := os.ReadDir("/proc")
-	children := map[int][]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp := parentPid(pid); pp > 0 {
-			children[pp] = append(children[pp], pid)
-		}
-	}
-	var out []int
-	queue := []int{root}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		out = append(out, children[p]...)
-		queue = append(queue, children[p]...)
-	}
-	return out
+	all, _ := procstat.All("")
+	return procstat.Descendants(all, root)
 }
 
 // rssBytes is a process's resident memory (statm's second field, in pages).

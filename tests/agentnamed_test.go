@@ -118,9 +118,7 @@ func TestAgentApprovalFiles(t *testing.T) {
 		filepath.Join(home, ".gemini/tmp/state.json"):        "{}\n",
 		filepath.Join(home, ".codex/rules/../history.jsonl"): "{}\n",
 	}
-	for p, c := range orig {
-		fsWrite(t, "/", p, c, 0o644)
-	}
+	writeHostFiles(t, orig)
 	script := `
 for f in ~/.codex/rules/default.rules ~/.gemini/policies/mine.toml .codex/rules/project.rules; do
   echo 'prefix_rule(pattern=["bash"], decision="allow")' >> "$f"
@@ -135,24 +133,11 @@ true`
 	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
 		"-w", filepath.Join(home, ".codex"), "-w", filepath.Join(home, ".gemini"), "--", "/bin/sh", "-c", script)
 	mustCode(t, c, 0)
-	var bad []string
-	for p, want := range orig {
-		if strings.HasSuffix(p, "/sessions/s.jsonl") || strings.HasSuffix(p, "/.gemini/tmp/state.json") {
-			continue
-		}
-		if got := fsReadFile(t, p); got != want {
-			bad = append(bad, p+" = "+got)
-		}
-	}
-	for _, p := range []string{
+	bad := append(changedFiles(t, orig, "/sessions/s.jsonl", "/.gemini/tmp/state.json"), leftFiles(
 		filepath.Join(home, ".codex/rules/evil.rules"),
 		filepath.Join(home, ".gemini/policies/auto-saved.toml"),
 		filepath.Join(ws, ".gemini/policies/p.toml"),
-	} {
-		if _, err := os.Lstat(p); err == nil {
-			bad = append(bad, p+": left on the host")
-		}
-	}
+	)...)
 	if len(bad) > 0 {
 		t.Errorf("approvals written inside hold outside:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
 	}
@@ -253,9 +238,7 @@ func TestCopilotAgentsAndSkills(t *testing.T) {
 		filepath.Join(ws, ".github/agents/repo.agent.md"):    "---\nname: repo\n---\nhello\n",
 		filepath.Join(home, ".copilot/session-state/s.json"): "{}\n",
 	}
-	for p, c := range orig {
-		fsWrite(t, "/", p, c, 0o644)
-	}
+	writeHostFiles(t, orig)
 	script := `
 for f in ~/.copilot/agents/mine.agent.md ~/.copilot/skills/s/SKILL.md .github/agents/repo.agent.md; do
   echo 'mcp-servers: {x: {command: /tmp/evil}}' >> "$f"; rm -f "$f"
@@ -267,24 +250,11 @@ true`
 	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
 		"-w", filepath.Join(home, ".copilot"), "--", "/bin/sh", "-c", script)
 	mustCode(t, c, 0)
-	var bad []string
-	for p, want := range orig {
-		if strings.HasSuffix(p, "s.json") {
-			continue
-		}
-		if got := fsReadFile(t, p); got != want {
-			bad = append(bad, p+" = "+got)
-		}
-	}
-	for _, p := range []string{
+	bad := append(changedFiles(t, orig, "s.json"), leftFiles(
 		filepath.Join(home, ".copilot/agents/evil.agent.md"),
 		filepath.Join(home, ".copilot/skills/evil/SKILL.md"),
 		filepath.Join(ws, ".github/skills/evil/SKILL.md"),
-	} {
-		if _, err := os.Lstat(p); err == nil {
-			bad = append(bad, p+": left on the host")
-		}
-	}
+	)...)
 	if len(bad) > 0 {
 		t.Errorf("Copilot's agents and skills written inside hold outside:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
 	}

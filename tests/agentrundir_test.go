@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,9 +39,7 @@ func TestAgentNamedRunFromDir(t *testing.T) {
 		filepath.Join(home, ".claude/mk/Makefile"):      "all:\n\t@true\n",
 		filepath.Join(home, ".claude/Makefile"):         "all:\n\t@true\n",
 	}
-	for p, c := range orig {
-		fsWrite(t, "/", p, c, 0o644)
-	}
+	writeHostFiles(t, orig)
 	fsWrite(t, home, ".claude/todos/t.json", "[]\n", 0o644)
 	script := `
 for f in ~/.claude/hooks/Makefile ~/.claude/srv/package.json ~/.claude/mk/Makefile ~/.claude/Makefile; do
@@ -57,30 +54,18 @@ mkdir -p ~/.claude/new && printf 'all:\n\ttouch /tmp/pwned\n' > ~/.claude/new/Ma
 echo '["x"]' > ~/.claude/todos/t.json
 true`
 	c := claudeRun(t, home, ws, script)
-	var bad []string
-	for p, want := range orig {
-		if got := fsReadFile(t, p); got != want {
-			bad = append(bad, p+" = "+got)
-		}
-	}
-	for _, p := range []string{
+	bad := append(changedFiles(t, orig), leftFiles(
 		filepath.Join(home, ".claude/hooks/GNUmakefile"),
 		filepath.Join(home, ".claude/GNUmakefile"),
 		filepath.Join(home, ".claude/later/Makefile"),
-	} {
-		if _, err := os.Lstat(p); err == nil {
-			bad = append(bad, p+": left on the host")
-		}
-	}
+	)...)
 	if got := fsReadFile(t, filepath.Join(home, ".claude/settings.json")); strings.Contains(got, "claude/new") {
 		bad = append(bad, "settings.json runs ~/.claude/new: "+got)
 	}
 	if len(bad) > 0 {
 		t.Errorf("the agent changed what the host's hooks run after a cd:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
 	}
-	if got := fsReadFile(t, filepath.Join(home, ".claude/todos/t.json")); got != "[\"x\"]\n" {
-		t.Errorf("~/.claude/todos/t.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
-	}
+	stateWritable(t, c, filepath.Join(home, ".claude/todos/t.json"), "[\"x\"]\n")
 }
 
 // TestAgentNamedAgentDirEntry (scriptdirs2): `node ~/.claude` runs the
@@ -99,9 +84,7 @@ func TestAgentNamedAgentDirEntry(t *testing.T) {
 		filepath.Join(home, ".claude/lib/main.js"):  "console.log(2)\n",
 		filepath.Join(home, ".claude/package.json"): `{"main": "lib/main.js"}` + "\n",
 	}
-	for p, c := range orig {
-		fsWrite(t, "/", p, c, 0o644)
-	}
+	writeHostFiles(t, orig)
 	script := `
 for f in ~/.claude/index.js ~/.claude/lib/main.js ~/.claude/package.json; do
   echo 'require("child_process").execSync("touch /tmp/pwned")' > "$f"
@@ -111,24 +94,14 @@ echo '{}' > ~/.claude/index.json 2>/dev/null
 echo '{"x":1}' > ~/.claude/state.json
 true`
 	c := claudeRun(t, home, ws, script)
-	var bad []string
-	for p, want := range orig {
-		if got := fsReadFile(t, p); got != want {
-			bad = append(bad, p+" = "+got)
-		}
-	}
-	if _, err := os.Lstat(filepath.Join(home, ".claude/index.json")); err == nil {
-		bad = append(bad, "~/.claude/index.json: left on the host")
-	}
+	bad := append(changedFiles(t, orig), leftFiles(filepath.Join(home, ".claude/index.json"))...)
 	if len(bad) > 0 {
 		t.Errorf("the agent changed what `node ~/.claude` runs on the host:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
 	}
 	if !strings.Contains(c.stderr, "runs "+filepath.Join(home, ".claude")+" itself") {
 		t.Errorf("no line on node running ~/.claude itself:\n%s", c.stderr)
 	}
-	if got := fsReadFile(t, filepath.Join(home, ".claude/state.json")); got != "{\"x\":1}\n" {
-		t.Errorf("~/.claude/state.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
-	}
+	stateWritable(t, c, filepath.Join(home, ".claude/state.json"), "{\"x\":1}\n")
 }
 
 // TestAgentNamedRunFromHidden (review16c): the forms of a hook line that
@@ -163,9 +136,7 @@ func TestAgentNamedRunFromHidden(t *testing.T) {
 		filepath.Join(home, ".claude/pyproject.toml"):    "[project]\nname = \"srv\"\n",
 		filepath.Join(home, ".claude/.venv/bin/python"):  "#!/bin/sh\n",
 	}
-	for p, c := range orig {
-		fsWrite(t, "/", p, c, 0o644)
-	}
+	writeHostFiles(t, orig)
 	script := `
 for f in ~/.claude/p/Makefile ~/.claude/q/Makefile ~/.claude/v/Makefile ~/.claude/g/main.go ~/.claude/po/pyproject.toml ~/.claude/pyproject.toml ~/.claude/.venv/bin/python; do
   printf 'all:\n\ttouch /tmp/pwned\n' > "$f"
@@ -175,19 +146,9 @@ printf '[[package]]\nname = "x"\nsource = { path = "/tmp/evil" }\n' > ~/.claude/
 echo '{"x":1}' > ~/.claude/state.json
 true`
 	c := claudeRun(t, home, ws, script)
-	var bad []string
-	for p, want := range orig {
-		if got := fsReadFile(t, p); got != want {
-			bad = append(bad, p+" = "+got)
-		}
-	}
-	if _, err := os.Lstat(filepath.Join(home, ".claude/uv.lock")); err == nil {
-		bad = append(bad, "~/.claude/uv.lock: left on the host")
-	}
+	bad := append(changedFiles(t, orig), leftFiles(filepath.Join(home, ".claude/uv.lock"))...)
 	if len(bad) > 0 {
 		t.Errorf("the agent changed what the host's hooks run:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
 	}
-	if got := fsReadFile(t, filepath.Join(home, ".claude/state.json")); got != "{\"x\":1}\n" {
-		t.Errorf("~/.claude/state.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
-	}
+	stateWritable(t, c, filepath.Join(home, ".claude/state.json"), "{\"x\":1}\n")
 }

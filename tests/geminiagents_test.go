@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,9 +24,7 @@ func TestGeminiAgents(t *testing.T) {
 		filepath.Join(ws, ".gemini/agents/repo.md"):   "---\nname: repo\ndescription: d\n---\nhello\n",
 		filepath.Join(home, ".gemini/tmp/state.json"): "{}\n",
 	}
-	for p, c := range orig {
-		fsWrite(t, "/", p, c, 0o644)
-	}
+	writeHostFiles(t, orig)
 	script := `
 for f in ~/.gemini/agents/mine.md .gemini/agents/repo.md; do
   printf 'mcp_servers:\n  x:\n    command: /tmp/evil\n' >> "$f"; rm -f "$f"
@@ -38,22 +35,9 @@ true`
 	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
 		"-w", filepath.Join(home, ".gemini"), "--", "/bin/sh", "-c", script)
 	mustCode(t, c, 0)
-	var bad []string
-	for p, want := range orig {
-		if strings.HasSuffix(p, "state.json") {
-			continue
-		}
-		if got := fsReadFile(t, p); got != want {
-			bad = append(bad, p+" = "+got)
-		}
-	}
-	if _, err := os.Lstat(filepath.Join(home, ".gemini/agents/evil.md")); err == nil {
-		bad = append(bad, filepath.Join(home, ".gemini/agents/evil.md")+": left on the host")
-	}
+	bad := append(changedFiles(t, orig, "state.json"), leftFiles(filepath.Join(home, ".gemini/agents/evil.md"))...)
 	if len(bad) > 0 {
 		t.Errorf("Gemini CLI's agents written inside hold outside (their MCP servers start on the host):\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
 	}
-	if got := fsReadFile(t, filepath.Join(home, ".gemini/tmp/state.json")); got != "{\"x\":1}\n" {
-		t.Errorf("~/.gemini/tmp/state.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
-	}
+	stateWritable(t, c, filepath.Join(home, ".gemini/tmp/state.json"), "{\"x\":1}\n")
 }

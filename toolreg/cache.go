@@ -2,14 +2,14 @@ package toolreg
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/jail-sandbox/jail/internal/replacefile"
 )
 
 // cache keeps the tools' answers in one JSON file, each with what it was
@@ -110,16 +110,5 @@ func (c *cache) save() {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(dir, ".toolreg-*.json")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return
-	}
-	if err := os.Rename(tmp.Name(), c.path); err != nil && !errors.Is(err, fs.ErrExist) {
-		os.Remove(tmp.Name())
-	}
+	_ = replacefile.Write(c.path, ".toolreg-*.json", data, false)
 }

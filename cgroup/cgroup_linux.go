@@ -355,8 +355,9 @@ func rmdirRetry(dir string, timeout time.Duration) error {
 
 // onlyIn is Group.Only over a group's directories: each lists no process
 // but pid in cgroup.procs, and holds no group of its own (a process there
-// would not be in cgroup.procs).
-func onlyIn(dirs []string, pid int) bool {
+// would not be in cgroup.procs) but those sub says are known (the caller
+// checks those).
+func onlyIn(dirs []string, pid int, sub func(name string) bool) bool {
 	for _, d := range dirs {
 		if !onlyPid(d, pid) {
 			return false
@@ -366,7 +367,7 @@ func onlyIn(dirs []string, pid int) bool {
 			return false
 		}
 		for _, e := range ents {
-			if e.IsDir() {
+			if e.IsDir() && (sub == nil || !sub(e.Name())) {
 				return false
 			}
 		}

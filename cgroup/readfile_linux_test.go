@@ -78,7 +78,7 @@ func TestOnlyIn(t *testing.T) {
 		{"a group below", []string{mk("42\n", true)}, false},
 		{"unreadable", []string{mk("-", false)}, false},
 	} {
-		if got := onlyIn(tc.dirs, 42); got != tc.want {
+		if got := onlyIn(tc.dirs, 42, nil); got != tc.want {
 			t.Errorf("%s: onlyIn = %v, want %v", tc.name, got, tc.want)
 		}
 	}

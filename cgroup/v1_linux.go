@@ -30,6 +30,7 @@ type v1Group struct {
 	// (JoinThread until its leave): Kill and Delete wait for it, so that
 	// neither ever freezes, signals or counts a thread of jail's own.
 	joined sync.Mutex
+	subs   subs // jail exec commands' groups, in the freezer hierarchy
 }
 
 func v1Needed(lim Limits) []string {
@@ -262,6 +263,11 @@ func (g *v1Group) JoinThread() (leave func() error, err error) {
 func (g *v1Group) Kill() error {
 	g.joined.Lock()
 	defer g.joined.Unlock()
+	// The subs first: the group's own cgroup.procs lists none of their
+	// processes (freezing it freezes them, but signals only what it lists).
+	if err := g.subs.killAll(); err != nil {
+		return err
+	}
 	fz := g.dirs["freezer"]
 	if err := freezeKill(fz, filepath.Join(fz, "freezer.state"), "FROZEN", "THAWED"); err != nil {
 		return err
@@ -329,13 +335,16 @@ func (g *v1Group) Stats() (Stats, error) {
 // hierarchy or make a group below. Each v1 cgroup.procs read builds and
 // sorts a pid list (0.1-0.15 ms here).
 func (g *v1Group) Only(pid int) bool {
-	return len(g.order) > 0 && onlyPid(g.order[0], pid)
+	return len(g.order) > 0 && onlyPid(g.order[0], pid) && g.subs.empty()
 }
 
 func (g *v1Group) Delete() error {
 	g.joined.Lock()
 	defer g.joined.Unlock()
 	var errs []error
+	if err := g.subs.removeAll(); err != nil {
+		errs = append(errs, err)
+	}
 	for i := len(g.order) - 1; i >= 0; i-- {
 		if err := rmdirRetry(g.order[i], killTimeout); err != nil {
 			errs = append(errs, err)

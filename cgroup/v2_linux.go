@@ -397,6 +397,7 @@ type v2Group struct {
 	fd         int
 	noSwapFile bool
 	cpuDropped bool // --cpus asked, but the parent had no cpu controller (see fit)
+	subs       subs // jail exec commands' groups below this one
 }
 
 func (g *v2Group) Mode() string { return "v2" }
@@ -409,7 +410,14 @@ func (g *v2Group) Add(pid int) error {
 	return writeFile(filepath.Join(g.dir, "cgroup.procs"), strconv.Itoa(pid))
 }
 
-func (g *v2Group) Kill() error { return killV2(g.dir) }
+// Kill: cgroup.kill takes the subs with the group; where it is missing
+// (freeze and kill what cgroup.procs lists) they are killed first.
+func (g *v2Group) Kill() error {
+	if err := g.subs.killAll(); err != nil {
+		return err
+	}
+	return killV2(g.dir)
+}
 
 // killV2 uses cgroup.kill (5.14+: the kernel SIGKILLs the whole subtree
 // and new forks into it fail), else freeze+kill via cgroup.freeze (5.2+).
@@ -454,12 +462,19 @@ func (g *v2Group) Stats() (Stats, error) {
 	return s, nil
 }
 
-func (g *v2Group) Only(pid int) bool { return onlyIn([]string{g.dir}, pid) }
+// Only: a group below it other than a live sub (none is made but subs)
+// says no, as does a process in a sub.
+func (g *v2Group) Only(pid int) bool {
+	return onlyIn([]string{g.dir}, pid, g.subs.known) && g.subs.empty()
+}
 
 func (g *v2Group) Delete() error {
 	if g.fd >= 0 {
 		_ = unix.Close(g.fd)
 		g.fd = -1
+	}
+	if err := g.subs.removeAll(); err != nil {
+		return err
 	}
 	return rmdirRetry(g.dir, killTimeout)
 }

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/cgroup"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/procstat"
@@ -54,7 +55,13 @@ type execs struct {
 	// start was late).
 	taken      int
 	takenStart uint64
-	closed     bool
+	// sub is each running command's cgroup below the sandbox's (by ID),
+	// where the sandbox has one: the command is put in at its first exec,
+	// before it can fork, so its kill reaches all it started, even a
+	// double-forked setsid'd child whose parent exited (no link to the
+	// command left in /proc for proctree to follow).
+	sub    map[int]*cgroup.Sub
+	closed bool
 }
 
 // execMsg is init's message about one command, with the pty master that
@@ -155,7 +162,56 @@ func (r *runner) takePending(hostPid int) (es *ns.ExecSpec, refuse bool) {
 	p := r.ex.pending
 	r.ex.pending = nil
 	r.ex.taken, r.ex.takenStart = hostPid, procstat.StartTick(hostPid)
+	if sub := r.execSub(p.ID, hostPid); sub != nil {
+		if r.ex.sub == nil {
+			r.ex.sub = map[int]*cgroup.Sub{}
+		}
+		r.ex.sub[p.ID] = sub
+	}
 	return p, false
+}
+
+// execSub puts hostPid, a jail exec command paused at its first exec (it
+// has forked nothing yet), into a cgroup of its own below the sandbox's:
+// nil where the sandbox has none, or the move failed (then the kill walks
+// /proc: proctree). Under r.ex.mu: the late start's kill (handleExec)
+// finds the sub once the exec is taken.
+func (r *runner) execSub(id, hostPid int) *cgroup.Sub {
+	sm, ok := r.group.(cgroup.SubMaker)
+	if !ok || r.group.Mode() == "none" {
+		return nil
+	}
+	sub, err := sm.Sub(fmt.Sprintf("exec-%d", id))
+	if err != nil {
+		r.debugf("exec %d: no cgroup of its own: %v", id, err)
+		return nil
+	}
+	if err := sub.Add(hostPid); err != nil {
+		r.debugf("exec %d: no cgroup of its own: %v", id, err)
+		_, _ = sub.Remove()
+		return nil
+	}
+	return sub
+}
+
+// execSubOf is command id's cgroup (nil: none).
+func (x *execs) subOf(id int) *cgroup.Sub {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.sub[id]
+}
+
+// endSub removes command id's cgroup once it has exited, if nothing it
+// started runs on (a background job keeps it until the sandbox's end,
+// whose kill and removal take it).
+func (x *execs) endSub(id int) {
+	x.mu.Lock()
+	sub := x.sub[id]
+	delete(x.sub, id)
+	x.mu.Unlock()
+	if sub != nil {
+		_, _ = sub.Remove()
+	}
 }
 
 // kcmpVM is KCMP_VM (linux/kcmp.h): do two processes share one mm.
@@ -377,6 +433,7 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 		return
 	}
 	defer r.ex.remove(id)
+	defer r.ex.endSub(id)
 	es.ID = id
 	r.record(audit.Notice{Kind: "session", Severity: "info",
 		Text: fmt.Sprintf("exec %d requested by pid %d, uid %d: %s", id, who.PID, who.UID, r.redact.str(strings.Join(es.Argv, " ")))})
@@ -428,7 +485,13 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 		// where its exec was seen (hostPid) the supervisor kills too,
 		// without waiting for init, which may be the one stuck.
 		_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGKILL), Group: true})
-		if taken && hostPid > 0 {
+		if sub := r.ex.subOf(id); sub != nil {
+			// Its cgroup holds all it started, whatever session or parent
+			// they have now.
+			if err := sub.Kill(); err != nil {
+				r.record(audit.Notice{Kind: "session", Severity: "warning", Text: fmt.Sprintf("exec %d: %v", id, err)})
+			}
+		} else if taken && hostPid > 0 {
 			never := map[int]bool{os.Getpid(): true, r.sb.Pid: true}
 			proctree.Kill("/proc", hostPid, hostStart, never, func(pid int, sig syscall.Signal) error { return unix.Kill(pid, sig) })
 		}
@@ -482,6 +545,14 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 			}
 			if q.Op == session.OpSignal && q.Signal > 0 && q.Signal < 65 {
 				_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: q.Signal})
+				if q.Signal == int(syscall.SIGKILL) {
+					// A kill of the command (the Go API's Cmd.Signal):
+					// where it has a cgroup, all it started, not only its
+					// process group, which setsid leaves.
+					if sub := r.ex.subOf(id); sub != nil {
+						_ = sub.Kill()
+					}
+				}
 			}
 		}
 	}()

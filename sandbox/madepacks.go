@@ -39,7 +39,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 	deadline := now.Add(packBudget)
 	for _, k := range kept {
 		width := 20
-		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-packTick))
+		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-packTick), k.packDir)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("git: the packs this run made in %s were not checked (%v): run git --git-dir=%s fsck before a git gc on the host", k.dir, err, k.dir))
 			continue

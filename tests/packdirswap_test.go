@@ -90,3 +90,51 @@ func threeLoose(t *testing.T, h *gitHost, ws string) (root string) {
 	}
 	return strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "HEAD~2"))
 }
+
+// TestGitUncheckedRecordNoStore: a pack the end cannot read through is
+// recorded in its repository's store (gitkeep.MarkUnchecked); a repository
+// past the kept bound (64: run 1 planted 70 shallower ones) has none, and
+// the record went to "packs-unchecked" relative to the supervisor's
+// working directory -- the workspace -- written through a ".tmp" link the
+// agent left there: a host file outside the trees truncated and filled
+// with the agent's pack names (a shell startup file runs them). Seen
+// failing on main's binary (9f4d378): the victim file held the pack's
+// name after the run.
+func TestGitUncheckedRecordNoStore(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	threeCommits(t, h, ws)
+	name, pack, idx := bigLyingPack(t, h, ws)
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("safe\n"), 0o644)
+	r := h.run(t, ws, `cd "$2" || exit 1
+for i in $(seq 10 79); do git init -q a$i || exit 1; done
+mkdir -p z/deep && git init -q z/deep || exit 1
+`, nil, ws)
+	if r.code != 0 {
+		t.Fatalf("run 1: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	plant := filepath.Join(ws, "plant")
+	os.Mkdir(plant, 0o755)
+	os.WriteFile(filepath.Join(plant, "q.pack"), pack, 0o644)
+	os.WriteFile(filepath.Join(plant, "q.idx"), idx, 0o644)
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
+	r = h.run(t, ws, `cd "$2" || exit 1
+P=z/deep/.git/objects/pack/pack-$3
+cp plant/q.pack $P.pack && cp plant/q.idx $P.idx || exit 1
+rm -rf plant
+ln -s "$4" packs-unchecked.tmp
+`, nil, ws, name, victim)
+	if r.code != 0 {
+		t.Fatalf("run 2: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "pack-"+name) || !strings.Contains(r.stderr, "not checked") {
+		t.Fatalf("the end did not say the pack was not checked (read through?):\n%s", r.stderr)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "safe\n" {
+		t.Errorf("the end wrote through the agent's link: the victim now holds %q\nstderr:\n%s", b, r.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "packs-unchecked")); err == nil {
+		t.Errorf("the end left packs-unchecked in the workspace")
+	}
+}

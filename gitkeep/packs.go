@@ -153,6 +153,11 @@ func MarkUnchecked(store string, packs []string) error {
 	if len(packs) == 0 {
 		return nil
 	}
+	if store == "" {
+		// Why: a relative name is the caller's working directory (the
+		// supervisor's is the workspace): never a store (review17c).
+		return errors.New("gitkeep: no store to record unchecked packs in")
+	}
 	have, _ := readUnchecked(store)
 	var b bytes.Buffer
 	if old, err := readFile(filepath.Join(store, uncheckedFile), maxUnchecked); err == nil {

@@ -201,3 +201,33 @@ func TestSharedLinkCopied(t *testing.T) {
 		t.Fatalf("the store's %s changed through the other name (still a link)", id)
 	}
 }
+
+// TestMarkUncheckedNoFollow: no store ("") records nothing (a relative
+// name is the caller's working directory: the workspace), and a link left
+// at the record's temporary name is replaced, not written through. Seen
+// failing on main (9f4d378): the record was written in the working
+// directory, through the link, into the file it named.
+func TestMarkUncheckedNoFollow(t *testing.T) {
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("safe\n"), 0o644)
+	os.Symlink(victim, uncheckedFile+".tmp")
+	if err := MarkUnchecked("", []string{"/x/pack-a"}); err == nil {
+		t.Error("MarkUnchecked with no store: no error")
+	}
+	if _, err := os.Lstat(filepath.Join(cwd, uncheckedFile)); err == nil {
+		t.Error("MarkUnchecked with no store wrote in the working directory")
+	}
+	store := t.TempDir()
+	os.Symlink(victim, filepath.Join(store, uncheckedFile+".tmp"))
+	if err := MarkUnchecked(store, []string{"/x/pack-a"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "safe\n" {
+		t.Errorf("written through the link: the victim holds %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(store, uncheckedFile)); string(b) != "pack-a\n" {
+		t.Errorf("the record holds %q", b)
+	}
+}

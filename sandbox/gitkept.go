@@ -91,7 +91,7 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			}
 		}
 		if err == nil {
-			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock, started: started}
+			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock, started: started, packDir: gitkeep.PackDir(d)}
 			kept = append(kept, k)
 			checked = append(checked, k)
 			isKept[d] = true
@@ -128,10 +128,11 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 		if isKept[d] {
 			continue
 		}
-		// Nothing read here, off the start's path: a linked worktree's
-		// git dir has no objects/pack (its repository's is in the list),
-		// which the end finds at no cost.
-		checked = append(checked, keptRepo{dir: d, started: started})
+		// One stat here, off the start's path (beside the setup): the
+		// pack directory the end's check trusts for its old files. A
+		// linked worktree's git dir has no objects/pack (its
+		// repository's is in the list), which the end finds at no cost.
+		checked = append(checked, keptRepo{dir: d, started: started, packDir: gitkeep.PackDir(d)})
 	}
 	return notes, kept, checked
 }
@@ -175,6 +176,7 @@ type keptRepo struct {
 	mtimes     [256]int64        // its objects/xx mtimes at start
 	lock       *os.File          // the store's lock, shared (gitkeep.Lock)
 	started    time.Time         // before the sandbox started (madePacks)
+	packDir    os.FileInfo       // its pack directory then (gitkeep.PackDir)
 }
 
 // lostGitHistory is the end's look at the kept repositories: a ref the

@@ -38,8 +38,23 @@ const packTick = time.Second
 func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []string) {
 	deadline := now.Add(packBudget)
 	for _, k := range kept {
-		width := 20
-		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-packTick))
+		// The store's config when kept (jail's own); else the git dir's,
+		// which gitguard keeps read-only inside (read bounded, plain
+		// files only). Never "" (a repository past the kept bound has no
+		// store): a relative name is the supervisor's working directory,
+		// the workspace (review17c).
+		width := 0 // read when a changed pack or .rev needs it
+		widthOf := func() int {
+			if width == 0 {
+				src := k.store
+				if src == "" {
+					src = k.dir
+				}
+				width = gitkeep.Width(src)
+			}
+			return width
+		}
+		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-packTick), k.packDir)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("git: the packs this run made in %s were not checked (%v): run git --git-dir=%s fsck before a git gc on the host", k.dir, err, k.dir))
 			continue
@@ -55,25 +70,15 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		// is the one git makes from its idx (git 2.41 and later write one
 		// beside every pack).
 		for _, p := range c.Side {
-			if strings.HasSuffix(p, ".rev") && strings.HasPrefix(filepath.Base(p), "pack-") && gitkeep.RevTrue(p, strings.TrimSuffix(p, ".rev"), gitkeep.Width(k.store)) {
+			if strings.HasSuffix(p, ".rev") && strings.HasPrefix(filepath.Base(p), "pack-") && gitkeep.RevTrue(p, strings.TrimSuffix(p, ".rev"), widthOf()) {
 				continue
 			}
 			items = append(items, sentinel.Item{Path: p, Rule: "git: pack",
 				Reason: "a file git reads beside a pack (a bitmap, a reverse index, a cruft pack's ages) changed in this run: git believes it unchecked (a lying bitmap breaks the host's pushes and outlives its repacks, a lying reverse index its gcs), and jail does not check one; git works without it and makes it again"})
 		}
 		var unread, unreadBases []string
-		for i, base := range c.Packs {
-			if i == 0 {
-				// The store's config when kept (jail's own); else the
-				// git dir's, which gitguard keeps read-only inside
-				// (read bounded, plain files only).
-				src := k.store
-				if src == "" {
-					src = k.dir
-				}
-				width = gitkeep.Width(src)
-			}
-			v := gitkeep.VerifyPack(base, width, deadline)
+		for _, base := range c.Packs {
+			v := gitkeep.VerifyPack(base, widthOf(), deadline)
 			switch {
 			case v.Lie != "":
 				// Why: the idx is what git believes; without it the pack
@@ -89,9 +94,15 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		}
 		// Why: a later start must not keep an unread pack in the store
 		// (gitkeep.KeepPacks): the store's own packs come first when the
-		// history is fetched back from it, and this one may lie.
-		if err := gitkeep.MarkUnchecked(k.store, unreadBases); err != nil {
-			notes = append(notes, fmt.Sprintf("git: the unchecked packs of %s were not recorded in its store: %v", k.dir, err))
+		// history is fetched back from it, and this one may lie. A
+		// repository past the kept bound has no store (k.store ""):
+		// nothing to record (MarkUnchecked refuses ""; it wrote
+		// "packs-unchecked" in the workspace, through the agent's link,
+		// review17c).
+		if k.store != "" {
+			if err := gitkeep.MarkUnchecked(k.store, unreadBases); err != nil {
+				notes = append(notes, fmt.Sprintf("git: the unchecked packs of %s were not recorded in its store: %v", k.dir, err))
+			}
 		}
 		if len(unread) > 0 {
 			what := fmt.Sprintf("%d packs this run made in %s were", len(unread), c.Dir)

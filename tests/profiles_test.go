@@ -75,7 +75,7 @@ type profCase struct {
 
 var profCases = []profCase{
 	{name: "claude", dirs: []string{"~/.claude"}, files: map[string]string{"~/.claude.json": "{}\n"},
-		caches:   map[string]string{"~/.claude/shell-snapshots": "claude", "~/.claude/session-env": "claude", "~/.claude/projects": "claude", "~/.claude/file-history": "claude"},
+		caches:   map[string]string{"~/.claude/shell-snapshots": "claude", "~/.claude/session-env": "claude", "~/.claude/projects": "claude", "~/.claude/file-history": "claude", "~/.claude/sessions": "claude", "~/.claude/jobs": "claude", "~/.claude/daemon": "claude"},
 		readonly: []string{"~/.claude/local/claude"},
 		domains:  []string{"api.anthropic.com", "platform.claude.com"},
 		env:      []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
@@ -125,7 +125,7 @@ var profCases = []profCase{
 		hostfiles: map[string]string{"~/.cargo/config.toml": "[source.crates-io]\nreplace-with = \"mirror\"\n[source.mirror]\nregistry = \"sparse+https://crates-mirror.test/index/\"\n[registries.alt]\nindex = \"https://crates-alt.test/git/index\"\n"}},
 	// An agent with a toolchain: the two grants add up.
 	{name: "claude", extends: []string{"go"}, dirs: []string{"~/.claude"}, files: map[string]string{"~/.claude.json": "{}\n"},
-		caches:  map[string]string{"~/.claude/shell-snapshots": "claude", "~/.claude/session-env": "claude", "~/.claude/projects": "claude", "~/.claude/file-history": "claude", "~/go/pkg/mod": "go", "~/.cache/go-build": "go"},
+		caches:  map[string]string{"~/.claude/shell-snapshots": "claude", "~/.claude/session-env": "claude", "~/.claude/projects": "claude", "~/.claude/file-history": "claude", "~/.claude/sessions": "claude", "~/.claude/jobs": "claude", "~/.claude/daemon": "claude", "~/go/pkg/mod": "go", "~/.cache/go-build": "go"},
 		domains: []string{"api.anthropic.com", "platform.claude.com", "goproxy.test", "sumdb.test"},
 		env:     []string{"ANTHROPIC_API_KEY", "GOFLAGS"},
 		hostenv: []string{"GOPROXY=https://goproxy.test", "GOSUMDB=sumdb.test"}},

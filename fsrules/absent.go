@@ -58,7 +58,11 @@ func nestedRules(allowGit bool) map[string][]nested {
 // nestedAbsent lists the protected children missing under dir (named name),
 // a directory of a writable root.
 func (w *walker) nestedAbsent(dir, name string) {
-	for _, n := range w.parents[lowerASCII(name)] {
+	ns := w.parents[lowerASCII(name)]
+	if len(ns) > 0 && w.ownRoot(dir) {
+		return // a directory of jail's own: no host program reads it (Input.Own)
+	}
+	for _, n := range ns {
 		if !n.parent.Match(dir, true) {
 			continue
 		}
@@ -71,6 +75,13 @@ func (w *walker) nestedAbsent(dir, name string) {
 		}
 		w.nested = append(w.nested, Absent{Path: p, Dir: strings.HasSuffix(n.b.Name, "/"), Kind: n.b.Kind, Rule: "default: " + n.b.Name})
 	}
+}
+
+// ownRoot reports whether p lies in a writable root of jail's own
+// (Input.Own) -- the innermost writable root holding it, so that a path in
+// ~/.claude beside a cache at ~/.claude/projects is not one.
+func (w *walker) ownRoot(p string) bool {
+	return len(w.own) > 0 && w.own[enclosingRoot(p, w.writable)]
 }
 
 // missing reports whether nothing exists at p (a file in the way of a parent
@@ -228,7 +239,7 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 		}
 		// gone: surelyMissing saw nothing at p and no symlink on the way,
 		// which is what missing would lstat again.
-		if q == "" || seen[q] || enclosingRoot(q, w.writable) == "" || !(gone || w.missing(q)) || w.maskedAt(q) {
+		if q == "" || seen[q] || enclosingRoot(q, w.writable) == "" || w.ownRoot(q) || !(gone || w.missing(q)) || w.maskedAt(q) {
 			return
 		}
 		seen[q] = true
@@ -257,6 +268,9 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 	// nothing can be created under it), stat'ed once for all the names.
 	var dirRoots []string
 	for _, r := range w.writable {
+		if w.own[r] {
+			continue // jail's own (Input.Own): what appears there reaches no host program
+		}
 		if st, err := os.Stat(r); err == nil && st.IsDir() {
 			dirRoots = append(dirRoots, r)
 		}

@@ -39,6 +39,15 @@ type Input struct {
 	AllowGitConfig bool
 	Readable       []string
 	Writable       []string
+	// Own are the Writable roots that are jail's own directories (a
+	// cache's, statedir.CacheFrom) bound at a tool's path: no program on
+	// the host reads them, only the next sandbox that mounts them. They are
+	// walked like any writable root (protected names found there are
+	// masked or kept read-only, hard links to protected files caught), but
+	// the protected names missing there are not listed in Plan.Absent:
+	// watching for a secret or a startup file to appear guards a reader on
+	// the host, and there is none.
+	Own []string
 	// Hidden are paths the sandbox replaces with empty tmpfs (/tmp, /home,
 	// the home directory): the walk does not descend into them (a root
 	// inside one is walked on its own).
@@ -328,6 +337,14 @@ func Expand(in Input) (Plan, error) {
 	}
 	w := &walker{masks: map[string]Mask{}, hits: map[string]int{}, max: max, roots: c.roots, writable: c.writable,
 		links: map[[2]uint64]linkInfo{}, skip: map[string]string{}, dirs: in.Dirs}
+	for _, o := range in.Own {
+		if contains(c.writable, o) {
+			if w.own == nil {
+				w.own = map[string]bool{}
+			}
+			w.own[o] = true
+		}
+	}
 	if w.dirs == nil {
 		w.dirs = dircache.Uncached{}
 	}
@@ -442,6 +459,7 @@ type walker struct {
 	roots        []string
 	writable     []string               // the writable roots
 	rootWritable bool                   // the root being walked is writable
+	own          map[string]bool        // writable roots of jail's own (Input.Own): no absent names
 	links        map[[2]uint64]linkInfo // (dev, ino) of protected files with other links
 	found        []string               // .git and HEAD entries (Plan.Found)
 	notes        []string

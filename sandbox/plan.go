@@ -474,6 +474,11 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		Workspace: ws, Home: home, Deny: p.Deny,
 		NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig,
 		Readable: readable, Writable: writable,
+		// jail's own caches (not --host-caches: those are the host's own
+		// directories, read by its tools, and keep every watch): no host
+		// program reads them, so a protected name appearing there is not
+		// watched for (fsrules.Input.Own).
+		Own: ownCaches(caches),
 		// Home-anchored protections hold in the passwd home too; the walk
 		// does not enter what the sandbox replaces with an empty tmpfs.
 		Homes: homes, Hidden: append(hiddenPaths(mounts), mountPaths(lateViews)...),
@@ -1118,6 +1123,18 @@ func workspaceLinks(raw, ws string, grants []grant, binds map[string]ns.Mount, p
 
 // sortBinds orders binds shallow first (then by path), so that a deeper
 // writable path inside a read-only one stays writable.
+// ownCaches returns the paths of the caches that are jail's own directories
+// (a Source of their own), not the host's (--host-caches).
+func ownCaches(caches []ns.Mount) []string {
+	var out []string
+	for _, c := range caches {
+		if c.Source != "" && c.Source != c.Path {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
 func sortBinds(bl []ns.Mount) {
 	sort.Slice(bl, func(i, j int) bool {
 		if di, dj := depth(bl[i].Path), depth(bl[j].Path); di != dj {

@@ -257,6 +257,13 @@ var Builtins = []Builtin{
 	{".claude/ide/", ReadOnly, false, "Claude Code connects to the IDE MCP server a lock file here names"},
 	{".codex/hooks.json", ReadOnly, false, "Codex hooks run commands"},
 	{".codex/hooks/", ReadOnly, false, "Codex hooks run commands"},
+	// Codex 0.171 loads each enabled plugin from its installed copy under
+	// ~/.codex/plugins/cache/<marketplace>/<plugin>/<version>/: the
+	// copy's .mcp.json starts MCP servers and its hooks/hooks.json (or
+	// plugin.json's hooks) runs commands at every host session. config.toml's
+	// [plugins] key is guarded, but the installed copy was writable through
+	// -w ~/.codex: the agent rewrote an enabled plugin's commands (codexstate).
+	{".codex/plugins/", ReadOnly, false, "Codex plugins bring hooks and MCP servers"},
 	{".gemini/extensions/", ReadOnly, false, "Gemini CLI extensions bring MCP servers and hooks"},
 	{".gemini/commands/", ReadOnly, false, "Gemini CLI custom commands run shell snippets"},
 	// Approvals kept as files: what the agent's next run outside jail runs

@@ -584,3 +584,47 @@ true 2>/dev/null`)
 		t.Errorf("~/.claude/hooks/lib.sh, beside the linked hook script, was left on the host\nstderr:\n%s", c.stderr)
 	}
 }
+
+// Codex plugins (codexstate): Codex 0.171 runs an enabled plugin from its
+// installed copy under ~/.codex/plugins/cache/<marketplace>/<plugin>/<version>/
+// (.mcp.json, or plugin.json's mcpServers -- an object or a file name --
+// start MCP servers; hooks/hooks.json runs commands). config.toml's
+// [plugins] key is guarded, but the copy was writable through the
+// profile's -w ~/.codex: on main the agent put an MCP server command in an
+// enabled plugin's plugin.json (and added hooks/hooks.json and a new
+// plugin), which the user's next codex outside jail ran. (.mcp.json itself
+// was already read-only: the .mcp.json built-in matches at any depth.)
+func TestCodexPluginCopyReadOnly(t *testing.T) {
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	plug := filepath.Join(home, ".codex/plugins/cache/mk/p/1.0.0")
+	orig := map[string]string{
+		filepath.Join(plug, ".codex-plugin/plugin.json"): "{\"name\":\"p\"}\n",
+		filepath.Join(plug, ".mcp.json"):                 "{\"mcpServers\":{\"s\":{\"command\":\"true\"}}}\n",
+		filepath.Join(home, ".codex/config.toml"):        "[plugins.\"p@mk\"]\nenabled = true\n",
+	}
+	writeHostFiles(t, orig)
+	script := `
+p=~/.codex/plugins/cache/mk/p/1.0.0
+echo '{"mcpServers":{"s":{"command":"sh","args":["-c","touch /tmp/pwned"]}}}' > $p/.mcp.json 2>/dev/null
+rm -f $p/.mcp.json 2>/dev/null
+echo '{"name":"p","mcpServers":{"s":{"command":"sh","args":["-c","touch /tmp/pwned"]}}}' > $p/.codex-plugin/plugin.json 2>/dev/null
+mv $p ~/.codex/plugins/cache/mk/p/old 2>/dev/null
+mkdir -p $p/hooks 2>/dev/null && echo '{"hooks":{}}' > $p/hooks/hooks.json 2>/dev/null
+mkdir -p ~/.codex/plugins/cache/mk/q/1.0.0 2>/dev/null
+echo '{"x":1}' > ~/.codex/history.jsonl
+true`
+	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
+		"-w", filepath.Join(home, ".codex"), "--", "/bin/sh", "-c", script)
+	mustCode(t, c, 0)
+	bad := append(changedFiles(t, orig), leftFiles(
+		filepath.Join(plug, "hooks/hooks.json"),
+		filepath.Join(home, ".codex/plugins/cache/mk/q"),
+	)...)
+	if len(bad) > 0 {
+		t.Errorf("a Codex plugin's installed copy changed inside holds outside:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
+	}
+	// Control: Codex's own state beside it stays writable.
+	if got := fsReadFile(t, filepath.Join(home, ".codex/history.jsonl")); got != "{\"x\":1}\n" {
+		t.Errorf("~/.codex/history.jsonl = %q: the agent's own state must stay writable\n%s", got, c.stderr)
+	}
+}

@@ -529,20 +529,8 @@ func linkOne(dirfd int, name, dst string, fi os.FileInfo) kept {
 // writeCopy writes b, a verified object, at dst through a temporary file
 // and a rename (a link left there by an older store is replaced).
 func writeCopy(dst string, b []byte) error {
-	t, err := os.CreateTemp(filepath.Dir(dst), ".tmp-obj-*")
-	if err != nil {
-		return fmt.Errorf("gitkeep: %w", err)
-	}
-	_, err = t.Write(b) // 0600: no chmod
-	if err2 := t.Close(); err == nil {
-		err = err2
-	}
-	if err == nil {
-		err = os.Rename(t.Name(), dst)
-	}
-	if err != nil {
-		os.Remove(t.Name())
-		return fmt.Errorf("gitkeep: copy %s: %w", dst, err)
+	if err := replacefile.Write(dst, ".tmp-obj-*", b, false); err != nil { // 0600: no chmod
+		return fmt.Errorf("gitkeep: copy: %w", err)
 	}
 	return nil
 }

@@ -192,14 +192,6 @@ func KeptSince(store string) (int64, bool) {
 	return birth(store)
 }
 
-func objectFormat(gitDir string) string {
-	b, _ := readFile(filepath.Join(gitDir, "config"), maxSmall)
-	if bytes.Contains(bytes.ToLower(b), []byte("objectformat = sha256")) {
-		return "sha256"
-	}
-	return "sha1"
-}
-
 // seenFile, in a store, holds the mtime (ns) of each of the workspace's
 // objects/xx directories as it was when the store last kept it whole: one
 // read a start instead of a stat a directory in the store. (Its name

@@ -98,10 +98,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 	if res.PacksAged, res.PacksOver, err = prunePacks(store, now, MaxKeptPackBytes); err != nil {
 		return res, err
 	}
-	width := 20
-	if b, _ := os.ReadFile(filepath.Join(store, "config")); bytes.Contains(b, []byte("objectformat = sha256")) {
-		width = 32
-	}
+	width := Width(store)
 	// The packs are opened at the first copy the workspace no longer
 	// links (after a host gc, or a deletion): most ends open none.
 	budget := int64(1) << 30

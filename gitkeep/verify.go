@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jail-sandbox/jail/gitguard"
 )
 
 // The packs a run made, checked at its end (packlie). The pack directory
@@ -34,10 +36,31 @@ import (
 // of a git dir (32 for sha256, else 20). Its config is read bounded and
 // only as a plain file: a git dir's is in a tree the agent wrote.
 func Width(store string) int {
-	if b, _ := readFile(filepath.Join(store, "config"), maxConfig); bytes.Contains(b, []byte("objectformat = sha256")) {
+	if objectFormat(store) == "sha256" {
 		return 32
 	}
 	return 20
+}
+
+// objectFormat is the object format git reads a repository's objects in
+// ("sha256" or "sha1"), from its config as git's read_repository_format
+// does: extensions.objectformat, the last one written, compared as git
+// compares it (exact), any spelling of the section and key
+// ("[Extensions] objectFormat=sha256"). A text search missed those: a
+// sha256 repository the agent planted was read at sha1's width.
+func objectFormat(gitDir string) string {
+	b, _ := readFile(filepath.Join(gitDir, "config"), maxConfig)
+	entries, _ := gitguard.ParseConfig(b)
+	format := "sha1"
+	for _, e := range entries {
+		if e.Section == "extensions" && !e.HasSub && e.Key == "objectformat" {
+			format = e.Value
+		}
+	}
+	if format != "sha256" {
+		return "sha1"
+	}
+	return format
 }
 
 // Changed is what a run's end finds changed in a git dir's pack directory

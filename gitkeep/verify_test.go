@@ -344,3 +344,33 @@ func TestChangedPacksSides(t *testing.T) {
 		t.Fatalf("changed: %+v, want side files %v and no pack", c, want)
 	}
 }
+
+// TestObjectFormatAsGitReadsIt: git reads extensions.objectformat in any
+// spelling of section and key and without spaces; the text search before
+// took "[extensions]\n\tobjectFormat=sha256" (and a planted
+// repository's other spellings) for sha1, and a sha256 idx was parsed at
+// sha1's width. Seen failing with the search put back.
+func TestObjectFormatAsGitReadsIt(t *testing.T) {
+	for _, c := range []struct {
+		config string
+		want   int
+	}{
+		{"[extensions]\n\tobjectformat = sha256\n", 32},
+		{"[extensions]\n\tobjectFormat=sha256\n", 32},
+		{"[Extensions] objectformat = \"sha256\"\n", 32},
+		{"[extensions]\n\tobjectformat = sha256\n\tobjectformat = sha1\n", 20},
+		{"[extensions]\n\tobjectformat = SHA256\n", 20}, // git compares exactly
+		{"[core]\n\tobjectformat = sha256\n", 20},
+		{"[extensions \"x\"]\n\tobjectformat = sha256\n", 20},
+		{"# objectformat = sha256\n", 20},
+		{"", 20},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "config"), []byte(c.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := Width(dir); got != c.want {
+			t.Errorf("Width of a repository whose config is %q: %d, want %d", c.config, got, c.want)
+		}
+	}
+}

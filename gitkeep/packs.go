@@ -158,7 +158,14 @@ func MarkUnchecked(store string, packs []string) error {
 		// supervisor's is the workspace): never a store (review17c).
 		return errors.New("gitkeep: no store to record unchecked packs in")
 	}
-	have, _ := readUnchecked(store)
+	have, all := readUnchecked(store)
+	if all {
+		// Past its bound the record already says every pack is
+		// unchecked (KeepPacks keeps none new): written again with only
+		// these names (the old bytes unread past the bound), it would say
+		// the earlier ones were checked.
+		return nil
+	}
 	var b bytes.Buffer
 	if old, err := readFile(filepath.Join(store, uncheckedFile), maxUnchecked); err == nil {
 		b.Write(old)

@@ -231,3 +231,24 @@ func TestMarkUncheckedNoFollow(t *testing.T) {
 		t.Errorf("the record holds %q", b)
 	}
 }
+
+// TestMarkUncheckedPastBound: a record past its bound reads as "every
+// pack unchecked"; marking more packs must not take that back. It was
+// written again with the new names alone (the old bytes, past the bound,
+// were not read), and the earlier unchecked packs read as checked.
+func TestMarkUncheckedPastBound(t *testing.T) {
+	store := t.TempDir()
+	big := strings.Repeat("pack-"+strings.Repeat("a", 40)+"\n", maxUnchecked/46+2)
+	if err := os.WriteFile(filepath.Join(store, uncheckedFile), []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, all := readUnchecked(store); !all {
+		t.Fatal("the record past its bound does not read as every pack unchecked")
+	}
+	if err := MarkUnchecked(store, []string{"/x/pack-b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, all := readUnchecked(store); !all {
+		t.Error("marking one more pack made a record past its bound read as a short list: the earlier unchecked packs count as checked")
+	}
+}

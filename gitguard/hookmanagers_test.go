@@ -201,3 +201,57 @@ func FuzzPreCommitConfigs(f *testing.F) {
 		}
 	})
 }
+
+// lefthook's extends (other config files, globs, followed in the files they
+// name, in -local configs too) and source_dir/source_dir_local (where its
+// `scripts:` live): lefthook 2.2.2 ran each of them in a `git commit` (tried
+// by hand). Seen failing on main's code: none was read-only nor absent.
+func TestScanLefthookExtends(t *testing.T) {
+	for _, c := range []struct{ name, main, local string }{
+		{"lefthook.yml", "extends:\n  - ci/hooks.yml\n  - \"ci2/*.yml\"\nsource_dir: tools/lh/\nsource_dir_local: 'tools/lhl'\npre-commit: {}\n",
+			"extends: [ci/l.yml]\n"},
+		{"lefthook.toml", "extends = [\n  \"ci/hooks.yml\",\n  'ci2/*.yml',\n]\nsource_dir = \"tools/lh\"\nsource_dir_local = \"tools/lhl\"\n",
+			"extends = [\"ci/l.yml\"]\n"},
+		{"lefthook.json", "{\n  \"extends\": [\"ci/hooks.yml\", \"ci2/*.yml\"],\n  \"source_dir\": \"tools/lh\", \"source_dir_local\": \"tools/lhl\"\n}\n",
+			"{\"extends\": [\"ci/l.yml\"]}\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := tmp(t)
+			repo(t, ws)
+			write(t, ws+"/"+c.name, c.main, 0o644)
+			local := strings.Replace(c.name, "lefthook", "lefthook-local", 1)
+			write(t, ws+"/"+local, c.local, 0o644)
+			write(t, ws+"/ci/hooks.yml", "extends:\n  - ci/deep.yml\n", 0o644)
+			write(t, ws+"/ci/deep.yml", "pre-commit: {}\n", 0o644)
+			write(t, ws+"/ci/l.yml", "pre-commit: {}\n", 0o644)
+			write(t, ws+"/ci2/a.yml", "pre-commit: {}\n", 0o644)
+			write(t, ws+"/tools/lh/pre-commit/s.sh", "true\n", 0o644)
+			write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+			p := scan(t, ws)
+			if m := has(paths(p.ReadOnly, ws), "ci/hooks.yml", "ci/deep.yml", "ci/l.yml", "ci2", "tools/lh"); len(m) > 0 {
+				t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
+			}
+			if m := has(paths(p.Absent, ws), "tools/lhl"); len(m) > 0 {
+				t.Errorf("absent lacks %v: %v", m, paths(p.Absent, ws))
+			}
+			for _, r := range paths(p.ReadOnly, ws) {
+				if r == "" || r == "." || r == "ci" || r == "tools" {
+					t.Errorf("%q became read-only: %v", r, paths(p.ReadOnly, ws))
+				}
+			}
+		})
+	}
+	// A glob or a source_dir at the top (or outside) never makes the work
+	// tree read-only.
+	t.Run("top", func(t *testing.T) {
+		ws := tmp(t)
+		repo(t, ws)
+		write(t, ws+"/lefthook.yml", "extends: ['*.yml', ../x.yml, /etc/passwd]\nsource_dir: .\n", 0o644)
+		write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+		for _, r := range paths(scan(t, ws).ReadOnly, ws) {
+			if r == "" || r == "." || r == "/" {
+				t.Errorf("the work tree became read-only: %q", r)
+			}
+		}
+	})
+}

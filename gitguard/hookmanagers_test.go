@@ -255,3 +255,41 @@ func TestScanLefthookExtends(t *testing.T) {
 		}
 	})
 }
+
+// overcommitHook is the head of what `overcommit --install` copies into
+// each hook (its template-dir/hooks/overcommit-hook): the hook reads
+// .overcommit.yml's gemfile and hands it to Bundler before loading
+// overcommit.
+const overcommitHook = `#!/usr/bin/env ruby
+# Entrypoint for Overcommit hook integration. Installing Overcommit will result
+# in all of your git hooks being copied from this file.
+File.read('.overcommit.yml') =~ /gemfile: (?:false|['"]?(.*)['"]?)/
+gemfile = Regexp.last_match(1)
+`
+
+// overcommit's other files: .local-overcommit.yml (merged into the
+// config), a plugin_directory other than .git-hooks (the repository's own
+// hook plugins) and the gemfile its hook loads with Bundler (Ruby run before
+// any signature check; per overcommit's source). Seen failing on main's
+// code: none read-only nor absent. The project's own Gemfile stays
+// writable.
+func TestScanOvercommitFiles(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	write(t, ws+"/.overcommit.yml", "gemfile: '.overcommit_gems.rb'\nplugin_directory: tools/oc # ours\nPreCommit: {}\n", 0o644)
+	write(t, ws+"/.overcommit_gems.rb", "gem 'overcommit'\n", 0o644)
+	write(t, ws+"/tools/oc/pre_commit/x.rb", "\n", 0o644)
+	write(t, ws+"/.git/hooks/pre-commit", overcommitHook, 0o755)
+	p := scan(t, ws)
+	if m := has(paths(p.ReadOnly, ws), ".overcommit.yml", ".overcommit_gems.rb", "tools/oc"); len(m) > 0 {
+		t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
+	}
+	if m := has(paths(p.Absent, ws), ".local-overcommit.yml", ".git-hooks"); len(m) > 0 {
+		t.Errorf("absent lacks %v: %v", m, paths(p.Absent, ws))
+	}
+	write(t, ws+"/.overcommit.yml", "gemfile: Gemfile\n", 0o644)
+	write(t, ws+"/Gemfile", "gem 'overcommit'\n", 0o644)
+	if m := has(paths(scan(t, ws).ReadOnly, ws), "Gemfile"); len(m) == 0 {
+		t.Errorf("the project's Gemfile became read-only")
+	}
+}

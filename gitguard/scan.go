@@ -966,6 +966,11 @@ func (s *scanner) effects(d string, sub bool) {
 				s.lefthookFiles(w, configs, hookNames)
 			}
 		}
+		if managers["overcommit"] {
+			for _, w := range wts {
+				s.overcommitFiles(w)
+			}
+		}
 		for _, hm := range hookManagers {
 			if !managers[hm.name] {
 				continue
@@ -1006,7 +1011,8 @@ var hookManagers = []struct {
 		".config/lefthook-local.json", ".config/lefthook-local.jsonc",
 		".lefthook/", ".lefthook-local/"}},
 	{"pre-commit", []string{"pre-commit.com", "pre_commit"}, []string{".pre-commit-config.yaml"}},
-	{"overcommit", []string{"overcommit"}, []string{".overcommit.yml", ".git-hooks/"}},
+	// overcommit merges .local-overcommit.yml into .overcommit.yml.
+	{"overcommit", []string{"overcommit"}, []string{".overcommit.yml", ".local-overcommit.yml", ".git-hooks/"}},
 }
 
 // manage protects a hook manager's file p (as protect) and remembers it for

@@ -141,3 +141,30 @@ true`, nil)
 		t.Errorf("the host ran the payload:\n%s", r.stderr)
 	}
 }
+
+// overcommit (per its source; no Ruby here): the gemfile .overcommit.yml
+// names is loaded by Bundler in each installed hook before any signature
+// check, plugin_directory holds the repository's own hook plugins, and
+// .local-overcommit.yml is merged into the config. On main the agent's
+// edits of the first two stayed and a new .local-overcommit.yml was left.
+func TestGitOvercommitFiles(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	fsWrite(t, ws, ".overcommit.yml", "gemfile: .overcommit_gems.rb\nplugin_directory: tools/oc\n", 0o644)
+	fsWrite(t, ws, ".overcommit_gems.rb", "gem 'overcommit'\n", 0o644)
+	fsWrite(t, ws, "tools/oc/pre_commit/x.rb", "\n", 0o644)
+	fsWrite(t, ws, ".git/hooks/pre-commit", "#!/usr/bin/env ruby\n# Entrypoint for Overcommit hook integration.\n"+
+		"File.read('.overcommit.yml') =~ /gemfile: (?:false|['\"]?(.*)['\"]?)/\n", 0o755)
+	r := h.run(t, ws, `echo "system('echo PWNED >> $M')" >> .overcommit_gems.rb
+echo "system('echo PWNED >> $M')" >> tools/oc/pre_commit/x.rb
+printf 'verify_signatures: false\nPreCommit:\n  X:\n    enabled: true\n    command: [sh, -c, "echo PWNED >> %s"]\n' "$M" > .local-overcommit.yml
+true`, nil)
+	mustCode(t, r, 0)
+	for _, f := range []string{".overcommit_gems.rb", "tools/oc/pre_commit/x.rb"} {
+		if got := fsReadFile(t, filepath.Join(ws, f)); strings.Contains(got, "PWNED") {
+			t.Errorf("%s was writable: %q", f, got)
+		}
+	}
+	h.expectSafe(t, r, "", filepath.Join(ws, ".local-overcommit.yml"))
+}

@@ -40,7 +40,7 @@ func (s *scanner) lefthookFiles(w string, configs, hooks []string) {
 			return
 		}
 		text := string(b)
-		for _, v := range lefthookValues(text, "extends") {
+		for _, v := range managerValues(text, "extends") {
 			p := at(v)
 			if !strings.ContainsAny(v, "*?[{") {
 				s.manage(p, false, "lefthook extends its config with it")
@@ -64,7 +64,7 @@ func (s *scanner) lefthookFiles(w string, configs, hooks []string) {
 			}
 		}
 		for _, k := range []string{"source_dir", "source_dir_local"} {
-			for _, v := range lefthookValues(text, k) {
+			for _, v := range managerValues(text, k) {
 				d := at(v)
 				if inside(d) {
 					s.manage(d, true, "lefthook runs the scripts in it ("+k+")")
@@ -85,12 +85,12 @@ func (s *scanner) lefthookFiles(w string, configs, hooks []string) {
 	}
 }
 
-// lefthookValues returns the values of key in a lefthook config in any of
-// its formats (YAML, TOML, JSON, JSONC), read by lines: a scalar (`key:
+// managerValues returns the values of key in a hook manager's config
+// (lefthook's YAML, TOML, JSON, JSONC; overcommit's YAML), read by lines: a scalar (`key:
 // v`, `key = "v"`, `"key": "v",`), a flow list on one line or more (`[a,
 // 'b', "c"]`) or a YAML block list (`- a` lines). It reads the key at any
 // depth: a name matched too often protects more, never less.
-func lefthookValues(text, key string) []string {
+func managerValues(text, key string) []string {
 	lines := strings.Split(text, "\n")
 	var out []string
 	add := func(v string) {
@@ -176,6 +176,41 @@ func keyAt(l, key string) (string, bool) {
 		rest = strings.TrimLeft(rest, " \t")
 		if rest != "" && (rest[0] == ':' || rest[0] == '=') {
 			return rest, true
+		}
+	}
+}
+
+// overcommitFiles protects what .overcommit.yml (and .local-overcommit.yml,
+// merged into it) names in work tree w: its plugin_directory (the
+// repository's own hooks, .rb files run in each hook; .git-hooks by
+// default, protected by name) and its gemfile, which the installed hook
+// hands to Bundler (Ruby code run) before overcommit checks any signature.
+// A gemfile named Gemfile or gems.rb is the project's own bundle: project
+// code the host runs with any `bundle exec`, left writable.
+func (s *scanner) overcommitFiles(w string) {
+	for _, f := range []string{".overcommit.yml", ".local-overcommit.yml"} {
+		r, err := filepath.EvalSymlinks(filepath.Join(w, f))
+		if err != nil {
+			continue
+		}
+		b, err := readSmall(r)
+		if err != nil {
+			continue
+		}
+		for _, v := range managerValues(string(b), "plugin_directory") {
+			if d := filepath.Join(w, v); strings.HasPrefix(d, w+string(filepath.Separator)) {
+				s.manage(d, true, "overcommit runs the hook plugins in it (plugin_directory)")
+			}
+		}
+		for _, v := range managerValues(string(b), "gemfile") {
+			if v == "false" || filepath.Base(v) == "Gemfile" || filepath.Base(v) == "gems.rb" {
+				continue
+			}
+			p := v
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(w, v) // the hook runs in the work tree's top
+			}
+			s.manage(p, false, "overcommit's hooks load it with Bundler (gemfile)")
 		}
 	}
 }

@@ -2,6 +2,7 @@ package gitguard
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,11 +148,7 @@ func TestScanHuskyTopUnderscore(t *testing.T) {
 	write(t, ws+"/_/h", huskyH, 0o755)
 	write(t, ws+"/_/pre-commit", "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n", 0o755)
 	p := scan(t, ws)
-	for _, r := range paths(p.ReadOnly, ws) {
-		if r == "" || r == "." {
-			t.Errorf("the work tree became read-only: %v", paths(p.ReadOnly, ws))
-		}
-	}
+	notReadOnly(t, p, ws, ".")
 	if m := has(paths(p.ReadOnly, ws), "_"); len(m) > 0 {
 		t.Errorf("read-only lacks the hooks path: %v", paths(p.ReadOnly, ws))
 	}
@@ -184,6 +181,17 @@ func TestScanLefthookRemotes(t *testing.T) {
 	os.RemoveAll(ws + "/.git/info/lefthook-remotes")
 	if m := has(paths(scan(t, ws).Absent, ws), ".git/info/lefthook-remotes"); len(m) > 0 {
 		t.Errorf("absent lacks %v", m)
+	}
+}
+
+// notReadOnly fails t if the plan makes any of dirs (relative to ws; "."
+// is ws itself) read-only.
+func notReadOnly(t *testing.T, p Plan, ws string, dirs ...string) {
+	t.Helper()
+	for _, r := range paths(p.ReadOnly, ws) {
+		if r == "" || slices.Contains(dirs, r) {
+			t.Errorf("%q became read-only: %v", r, paths(p.ReadOnly, ws))
+		}
 	}
 }
 
@@ -234,11 +242,7 @@ func TestScanLefthookExtends(t *testing.T) {
 			if m := has(paths(p.Absent, ws), "tools/lhl"); len(m) > 0 {
 				t.Errorf("absent lacks %v: %v", m, paths(p.Absent, ws))
 			}
-			for _, r := range paths(p.ReadOnly, ws) {
-				if r == "" || r == "." || r == "ci" || r == "tools" {
-					t.Errorf("%q became read-only: %v", r, paths(p.ReadOnly, ws))
-				}
-			}
+			notReadOnly(t, p, ws, ".", "ci", "tools")
 		})
 	}
 	// A glob or a source_dir at the top (or outside) never makes the work
@@ -248,11 +252,7 @@ func TestScanLefthookExtends(t *testing.T) {
 		repo(t, ws)
 		write(t, ws+"/lefthook.yml", "extends: ['*.yml', ../x.yml, /etc/passwd]\nsource_dir: .\n", 0o644)
 		write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
-		for _, r := range paths(scan(t, ws).ReadOnly, ws) {
-			if r == "" || r == "." || r == "/" {
-				t.Errorf("the work tree became read-only: %q", r)
-			}
-		}
+		notReadOnly(t, scan(t, ws), ws, ".", "..")
 	})
 }
 
@@ -292,4 +292,21 @@ func TestScanOvercommitFiles(t *testing.T) {
 	if m := has(paths(scan(t, ws).ReadOnly, ws), "Gemfile"); len(m) == 0 {
 		t.Errorf("the project's Gemfile became read-only")
 	}
+}
+
+// managerValues never panics, and returns no empty value.
+func FuzzManagerValues(f *testing.F) {
+	f.Add("extends:\n  - a.yml\n  - 'b/*.yml'\nsource_dir: x # c\n", "extends")
+	f.Add("{\"extends\": [\"a\",\n \"b\"], \"source_dir\": \"x\"}", "source_dir")
+	f.Add("extends = ['a'", "extends")
+	f.Fuzz(func(t *testing.T, text, key string) {
+		if key == "" {
+			return
+		}
+		for _, v := range managerValues(text, key) {
+			if v == "" {
+				t.Fatalf("empty value from %q", text)
+			}
+		}
+	})
 }

@@ -2,6 +2,7 @@ package gitguard
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,11 +148,7 @@ func TestScanHuskyTopUnderscore(t *testing.T) {
 	write(t, ws+"/_/h", huskyH, 0o755)
 	write(t, ws+"/_/pre-commit", "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n", 0o755)
 	p := scan(t, ws)
-	for _, r := range paths(p.ReadOnly, ws) {
-		if r == "" || r == "." {
-			t.Errorf("the work tree became read-only: %v", paths(p.ReadOnly, ws))
-		}
-	}
+	notReadOnly(t, p, ws, ".")
 	if m := has(paths(p.ReadOnly, ws), "_"); len(m) > 0 {
 		t.Errorf("read-only lacks the hooks path: %v", paths(p.ReadOnly, ws))
 	}
@@ -187,6 +184,17 @@ func TestScanLefthookRemotes(t *testing.T) {
 	}
 }
 
+// notReadOnly fails t if the plan makes any of dirs (relative to ws; "."
+// is ws itself) read-only.
+func notReadOnly(t *testing.T, p Plan, ws string, dirs ...string) {
+	t.Helper()
+	for _, r := range paths(p.ReadOnly, ws) {
+		if r == "" || slices.Contains(dirs, r) {
+			t.Errorf("%q became read-only: %v", r, paths(p.ReadOnly, ws))
+		}
+	}
+}
+
 // preCommitConfigs never panics, and what it returns is a non-empty name
 // without whitespace, quotes, parentheses or shell expansions.
 func FuzzPreCommitConfigs(f *testing.F) {
@@ -197,6 +205,107 @@ func FuzzPreCommitConfigs(f *testing.F) {
 		for _, c := range preCommitConfigs(text) {
 			if c == "" || strings.ContainsAny(c, " \t\r\n()'\"$`*?[") {
 				t.Fatalf("config %q from %q", c, text)
+			}
+		}
+	})
+}
+
+// lefthook's extends (other config files, globs, followed in the files they
+// name, in -local configs too) and source_dir/source_dir_local (where its
+// `scripts:` live): lefthook 2.2.2 ran each of them in a `git commit` (tried
+// by hand). Seen failing on main's code: none was read-only nor absent.
+func TestScanLefthookExtends(t *testing.T) {
+	for _, c := range []struct{ name, main, local string }{
+		{"lefthook.yml", "extends:\n  - ci/hooks.yml\n  - \"ci2/*.yml\"\nsource_dir: tools/lh/\nsource_dir_local: 'tools/lhl'\npre-commit: {}\n",
+			"extends: [ci/l.yml]\n"},
+		{"lefthook.toml", "extends = [\n  \"ci/hooks.yml\",\n  'ci2/*.yml',\n]\nsource_dir = \"tools/lh\"\nsource_dir_local = \"tools/lhl\"\n",
+			"extends = [\"ci/l.yml\"]\n"},
+		{"lefthook.json", "{\n  \"extends\": [\"ci/hooks.yml\", \"ci2/*.yml\"],\n  \"source_dir\": \"tools/lh\", \"source_dir_local\": \"tools/lhl\"\n}\n",
+			"{\"extends\": [\"ci/l.yml\"]}\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := tmp(t)
+			repo(t, ws)
+			write(t, ws+"/"+c.name, c.main, 0o644)
+			local := strings.Replace(c.name, "lefthook", "lefthook-local", 1)
+			write(t, ws+"/"+local, c.local, 0o644)
+			write(t, ws+"/ci/hooks.yml", "extends:\n  - ci/deep.yml\n", 0o644)
+			write(t, ws+"/ci/deep.yml", "pre-commit: {}\n", 0o644)
+			write(t, ws+"/ci/l.yml", "pre-commit: {}\n", 0o644)
+			write(t, ws+"/ci2/a.yml", "pre-commit: {}\n", 0o644)
+			write(t, ws+"/tools/lh/pre-commit/s.sh", "true\n", 0o644)
+			write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+			p := scan(t, ws)
+			if m := has(paths(p.ReadOnly, ws), "ci/hooks.yml", "ci/deep.yml", "ci/l.yml", "ci2", "tools/lh"); len(m) > 0 {
+				t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
+			}
+			if m := has(paths(p.Absent, ws), "tools/lhl"); len(m) > 0 {
+				t.Errorf("absent lacks %v: %v", m, paths(p.Absent, ws))
+			}
+			notReadOnly(t, p, ws, ".", "ci", "tools")
+		})
+	}
+	// A glob or a source_dir at the top (or outside) never makes the work
+	// tree read-only.
+	t.Run("top", func(t *testing.T) {
+		ws := tmp(t)
+		repo(t, ws)
+		write(t, ws+"/lefthook.yml", "extends: ['*.yml', ../x.yml, /etc/passwd]\nsource_dir: .\n", 0o644)
+		write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+		notReadOnly(t, scan(t, ws), ws, ".", "..")
+	})
+}
+
+// overcommitHook is the head of what `overcommit --install` copies into
+// each hook (its template-dir/hooks/overcommit-hook): the hook reads
+// .overcommit.yml's gemfile and hands it to Bundler before loading
+// overcommit.
+const overcommitHook = `#!/usr/bin/env ruby
+# Entrypoint for Overcommit hook integration. Installing Overcommit will result
+# in all of your git hooks being copied from this file.
+File.read('.overcommit.yml') =~ /gemfile: (?:false|['"]?(.*)['"]?)/
+gemfile = Regexp.last_match(1)
+`
+
+// overcommit's other files: .local-overcommit.yml (merged into the
+// config), a plugin_directory other than .git-hooks (the repository's own
+// hook plugins) and the gemfile its hook loads with Bundler (Ruby run before
+// any signature check; per overcommit's source). Seen failing on main's
+// code: none read-only nor absent. The project's own Gemfile stays
+// writable.
+func TestScanOvercommitFiles(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	write(t, ws+"/.overcommit.yml", "gemfile: '.overcommit_gems.rb'\nplugin_directory: tools/oc # ours\nPreCommit: {}\n", 0o644)
+	write(t, ws+"/.overcommit_gems.rb", "gem 'overcommit'\n", 0o644)
+	write(t, ws+"/tools/oc/pre_commit/x.rb", "\n", 0o644)
+	write(t, ws+"/.git/hooks/pre-commit", overcommitHook, 0o755)
+	p := scan(t, ws)
+	if m := has(paths(p.ReadOnly, ws), ".overcommit.yml", ".overcommit_gems.rb", "tools/oc"); len(m) > 0 {
+		t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
+	}
+	if m := has(paths(p.Absent, ws), ".local-overcommit.yml", ".git-hooks"); len(m) > 0 {
+		t.Errorf("absent lacks %v: %v", m, paths(p.Absent, ws))
+	}
+	write(t, ws+"/.overcommit.yml", "gemfile: Gemfile\n", 0o644)
+	write(t, ws+"/Gemfile", "gem 'overcommit'\n", 0o644)
+	if m := has(paths(scan(t, ws).ReadOnly, ws), "Gemfile"); len(m) == 0 {
+		t.Errorf("the project's Gemfile became read-only")
+	}
+}
+
+// managerValues never panics, and returns no empty value.
+func FuzzManagerValues(f *testing.F) {
+	f.Add("extends:\n  - a.yml\n  - 'b/*.yml'\nsource_dir: x # c\n", "extends")
+	f.Add("{\"extends\": [\"a\",\n \"b\"], \"source_dir\": \"x\"}", "source_dir")
+	f.Add("extends = ['a'", "extends")
+	f.Fuzz(func(t *testing.T, text, key string) {
+		if key == "" {
+			return
+		}
+		for _, v := range managerValues(text, key) {
+			if v == "" {
+				t.Fatalf("empty value from %q", text)
 			}
 		}
 	})

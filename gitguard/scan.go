@@ -861,6 +861,7 @@ func (s *scanner) effects(d string, sub bool) {
 		}
 	}
 	installed := false
+	var hookNames []string
 	for i, h := range hookDirs {
 		var hh string
 		var err error
@@ -878,6 +879,7 @@ func (s *scanner) effects(d string, sub bool) {
 				continue
 			}
 			installed = true
+			hookNames = append(hookNames, e.Name())
 			p := filepath.Join(hh, e.Name())
 			fi, err := os.Lstat(p)
 			if err != nil {
@@ -952,6 +954,22 @@ func (s *scanner) effects(d string, sub bool) {
 			// configs and scripts from there, with no fetch at each commit:
 			// an agent's edit in a clone runs in the host's next commit.
 			s.manage(filepath.Join(d, "info", "lefthook-remotes"), true, "lefthook runs its remotes' configs and scripts from it")
+			for _, w := range wts {
+				var configs []string
+				for _, hm := range hookManagers {
+					for _, f := range hm.files {
+						if hm.name == "lefthook" && !strings.HasSuffix(f, "/") {
+							configs = append(configs, filepath.Join(w, f))
+						}
+					}
+				}
+				s.lefthookFiles(w, configs, hookNames)
+			}
+		}
+		if managers["overcommit"] {
+			for _, w := range wts {
+				s.overcommitFiles(w)
+			}
 		}
 		for _, hm := range hookManagers {
 			if !managers[hm.name] {
@@ -993,7 +1011,8 @@ var hookManagers = []struct {
 		".config/lefthook-local.json", ".config/lefthook-local.jsonc",
 		".lefthook/", ".lefthook-local/"}},
 	{"pre-commit", []string{"pre-commit.com", "pre_commit"}, []string{".pre-commit-config.yaml"}},
-	{"overcommit", []string{"overcommit"}, []string{".overcommit.yml", ".git-hooks/"}},
+	// overcommit merges .local-overcommit.yml into .overcommit.yml.
+	{"overcommit", []string{"overcommit"}, []string{".overcommit.yml", ".local-overcommit.yml", ".git-hooks/"}},
 }
 
 // manage protects a hook manager's file p (as protect) and remembers it for

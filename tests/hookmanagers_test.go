@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,4 +105,66 @@ true`, nil)
 			h.expectSafe(t, r, "", remote)
 		}
 	})
+}
+
+// lefthook's extends (a file, a glob, the files those extend) and
+// source_dir (its scripts): lefthook 2.2.2 ran each of these in a `git
+// commit` (tried by hand with the real CLI). On main the agent's edits
+// stayed: ci/hooks.yml, ci/deep.yml and tools/lh/pre-commit/s.sh kept the
+// payload and a new ci2/b.yml (matched by ci2/*.yml) was left in the tree.
+func TestGitLefthookExtends(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	fsWrite(t, ws, "lefthook.yml", "extends:\n  - ci/hooks.yml\n  - ci2/*.yml\nsource_dir: tools/lh\npre-commit:\n  scripts:\n    s.sh: {runner: sh}\n", 0o644)
+	fsWrite(t, ws, "ci/hooks.yml", "extends: [ci/deep.yml]\n", 0o644)
+	fsWrite(t, ws, "ci/deep.yml", "pre-commit: {}\n", 0o644)
+	fsWrite(t, ws, "ci2/a.yml", "pre-commit: {}\n", 0o644)
+	fsWrite(t, ws, "tools/lh/pre-commit/s.sh", "true\n", 0o644)
+	fsWrite(t, ws, ".git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+	r := h.run(t, ws, `p=$(printf 'pre-commit:\n  commands:\n    x:\n      run: echo PWNED >> %s\n' "$M")
+echo "$p" >> ci/hooks.yml
+echo "$p" >> ci/deep.yml
+echo "$p" > ci2/b.yml
+echo "echo PWNED >> $M" >> tools/lh/pre-commit/s.sh
+true`, nil)
+	mustCode(t, r, 0)
+	for _, f := range []string{"ci/hooks.yml", "ci/deep.yml", "tools/lh/pre-commit/s.sh"} {
+		if got := fsReadFile(t, filepath.Join(ws, f)); strings.Contains(got, "PWNED") {
+			t.Errorf("%s was writable: %q", f, got)
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(ws, "ci2/b.yml")); err == nil {
+		t.Errorf("ci2/b.yml (matched by extends' ci2/*.yml) was made and stayed: %q", got)
+	}
+	if h.pwned() {
+		t.Errorf("the host ran the payload:\n%s", r.stderr)
+	}
+}
+
+// overcommit (per its source; no Ruby here): the gemfile .overcommit.yml
+// names is loaded by Bundler in each installed hook before any signature
+// check, plugin_directory holds the repository's own hook plugins, and
+// .local-overcommit.yml is merged into the config. On main the agent's
+// edits of the first two stayed and a new .local-overcommit.yml was left.
+func TestGitOvercommitFiles(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	fsWrite(t, ws, ".overcommit.yml", "gemfile: .overcommit_gems.rb\nplugin_directory: tools/oc\n", 0o644)
+	fsWrite(t, ws, ".overcommit_gems.rb", "gem 'overcommit'\n", 0o644)
+	fsWrite(t, ws, "tools/oc/pre_commit/x.rb", "\n", 0o644)
+	fsWrite(t, ws, ".git/hooks/pre-commit", "#!/usr/bin/env ruby\n# Entrypoint for Overcommit hook integration.\n"+
+		"File.read('.overcommit.yml') =~ /gemfile: (?:false|['\"]?(.*)['\"]?)/\n", 0o755)
+	r := h.run(t, ws, `echo "system('echo PWNED >> $M')" >> .overcommit_gems.rb
+echo "system('echo PWNED >> $M')" >> tools/oc/pre_commit/x.rb
+printf 'verify_signatures: false\nPreCommit:\n  X:\n    enabled: true\n    command: [sh, -c, "echo PWNED >> %s"]\n' "$M" > .local-overcommit.yml
+true`, nil)
+	mustCode(t, r, 0)
+	for _, f := range []string{".overcommit_gems.rb", "tools/oc/pre_commit/x.rb"} {
+		if got := fsReadFile(t, filepath.Join(ws, f)); strings.Contains(got, "PWNED") {
+			t.Errorf("%s was writable: %q", f, got)
+		}
+	}
+	h.expectSafe(t, r, "", filepath.Join(ws, ".local-overcommit.yml"))
 }

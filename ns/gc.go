@@ -21,6 +21,10 @@ const holdPercent = 400
 // pay for it; a long one pays once, a second in.
 const gcResume = time.Second
 
+// gcMu orders the changes of GOGC made after the start: HoldGC's resume and
+// reportChild's window with the collector off.
+var gcMu sync.Mutex
+
 // HoldGC holds the garbage collector back until gcResume after release is
 // called: GOGC is holdPercent (unless the user's is higher), so a start's
 // few MiB of allocation runs no cycle (one, with its assists and an extra
@@ -37,6 +41,8 @@ func HoldGC() (release func()) {
 	return func() {
 		once.Do(func() {
 			time.AfterFunc(gcResume, func() {
+				gcMu.Lock() // not inside a collector-off window (reportChild)
+				defer gcMu.Unlock()
 				debug.SetGCPercent(percent)
 			})
 		})

@@ -7,6 +7,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -1019,7 +1021,18 @@ func (st *initState) exec(conn *Conn, es *ExecSpec, files []*os.File) {
 		return
 	}
 	var pid int
-	st.onAgentThread(func() { pid, err = startCommand(es, path, stdio) })
+	var pidfd *int
+	endReport := func() {}
+	if es.ReportChild {
+		pidfd = new(int)
+		*pidfd = -1 // what ForkExec leaves where CLONE_PIDFD is unsupported
+		endReport = reportChild(conn, es.ID)
+	}
+	st.onAgentThread(func() { pid, err = startCommand(es, path, stdio, pidfd) })
+	endReport()
+	if pidfd != nil && *pidfd >= 0 {
+		unix.Close(*pidfd)
+	}
 	if err == nil {
 		st.execs[pid] = es.ID
 	}
@@ -1156,7 +1169,7 @@ func lookPathIn(file string, env []string, dir string) (string, error) {
 // init's session, which has no terminal, and its stdio are never one (the
 // supervisor refuses a terminal fd): it cannot reach a host terminal, so
 // TIOCSTI-style injection (CVE-2017-5226) has nothing to aim at.
-func startCommand(es *ExecSpec, path string, stdio []*os.File) (int, error) {
+func startCommand(es *ExecSpec, path string, stdio []*os.File, pidfd *int) (int, error) {
 	attr := &syscall.ProcAttr{
 		Dir:   es.Cwd,
 		Env:   es.Env,
@@ -1170,7 +1183,108 @@ func startCommand(es *ExecSpec, path string, stdio []*os.File) (int, error) {
 	} else {
 		attr.Sys.Setpgid = true
 	}
+	// CLONE_PIDFD: the pidfd is in init's fd table before the child runs a
+	// single instruction (the kernel installs it in clone), for
+	// reportChild to find while the fork waits for the child's exec.
+	attr.Sys.PidFD = pidfd
 	return forkExec(path, es.Argv, attr)
+}
+
+// reportChild sends the supervisor a copy of each pidfd that appears in
+// init's fd table from now until the returned func is called: the one
+// clone(CLONE_PIDFD) puts there for the command being forked (init makes
+// no other meanwhile). The fork is a vfork (CLONE_VM|CLONE_VFORK): the
+// forking thread waits in clone until the child's exec completes, and the
+// exec waits for the supervisor's answer, so the report must come from
+// another thread, and before the answer: where the supervisor cannot use
+// kcmp, it is how it tells the command from a process the agent made with
+// clone(CLONE_PARENT), which is init's thread's fresh child too and took
+// the command's place (its limits, its argv in the trail: review17d).
+// init runs with one P, which the forking goroutine keeps through the
+// vfork (a raw system call, signals blocked: it cannot be stopped): a
+// second P for the watch meanwhile, and no garbage collection, whose
+// stop-the-world would wait for that P, and the watch with it, until the
+// supervisor gave up on the report. Nothing here takes syscall.ForkLock,
+// which the fork holds.
+func reportChild(conn *Conn, id int) (end func()) {
+	seen := map[int]bool{}
+	for _, fd := range pidfds() {
+		seen[fd] = true // init's own from before: not the command's
+	}
+	gcMu.Lock()
+	gcPrev := debug.SetGCPercent(-1) // returns once a cycle under way is done
+	prev := runtime.GOMAXPROCS(2)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTimer(time.Hour)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			for _, fd := range pidfds() {
+				if seen[fd] {
+					continue
+				}
+				seen[fd] = true
+				// A copy: the fork's own pidfd is closed once it returns.
+				nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+				if err != nil {
+					continue
+				}
+				f := os.NewFile(uintptr(nfd), "pidfd")
+				_ = conn.Send(Message{Type: MsgExecChild, ID: id}, f)
+				f.Close()
+			}
+			if i < 20 {
+				// The child's exec comes in microseconds.
+				select {
+				case <-stop:
+					return
+				default:
+					runtime.Gosched()
+				}
+				continue
+			}
+			// Then a scan every 200 us (init's timer slack: about a
+			// millisecond), and the fork's return ends it at once.
+			tick.Reset(200 * time.Microsecond)
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		runtime.GOMAXPROCS(prev)
+		debug.SetGCPercent(gcPrev)
+		gcMu.Unlock()
+	}
+}
+
+// pidfds lists init's fds that are pidfds.
+func pidfds() []int {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var out []int
+	buf := make([]byte, 32)
+	for _, n := range names {
+		fd, err := strconv.Atoi(n)
+		if err != nil || fd == int(d.Fd()) {
+			continue
+		}
+		k, err := unix.Readlink("/proc/self/fd/"+n, buf)
+		if err == nil && string(buf[:k]) == "anon_inode:[pidfd]" {
+			out = append(out, fd)
+		}
+	}
+	return out
 }
 
 // hasEnv tells whether env sets name.

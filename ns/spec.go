@@ -225,6 +225,10 @@ const (
 	MsgExecStarted = "exec-started"
 	// MsgExecExit: init -> supervisor: command ID ended (Code, Signal).
 	MsgExecExit = "exec-exit"
+	// MsgExecChild: init -> supervisor: a pidfd of the process init forked
+	// for command ID (Exec.ReportChild), the one fd, sent before its first
+	// exec is answered.
+	MsgExecChild = "exec-child"
 	// MsgStop: supervisor -> init: SIGTERM to the agent and every exec'd
 	// command's process group; an idle init ends once none is left.
 	MsgStop = "stop"
@@ -243,6 +247,12 @@ type ExecSpec struct {
 	// waiting for the start: init refuses a request it reads later, so a
 	// command whose client was told it did not start never runs.
 	Deadline int64 `json:"deadline,omitempty"`
+	// ReportChild asks init for a pidfd of the process it forks for the
+	// command (MsgExecChild) while that process's first exec waits for the
+	// supervisor's answer: where the supervisor cannot compare memory with
+	// init (kcmp refused), it is the only word on which process is the
+	// command.
+	ReportChild bool `json:"report_child,omitempty"`
 }
 
 // Levels of a MsgLog.

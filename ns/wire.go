@@ -110,6 +110,7 @@ const (
 	tExecCwd
 	tExecTty
 	tExecDeadline
+	tExecReportChild
 )
 
 // maxWireDepth bounds nesting; the protocol's deepest value is two
@@ -151,6 +152,7 @@ func encodeMessage(m Message) []byte {
 		e.str(tExecCwd, x.Cwd)
 		e.bool(tExecTty, x.Tty)
 		e.int(tExecDeadline, x.Deadline)
+		e.bool(tExecReportChild, x.ReportChild)
 		e.end()
 	}
 	e.str(tMsgLevel, m.Level)
@@ -584,6 +586,8 @@ func (d *wdec) exec(x *ExecSpec) {
 			x.Tty = true
 		case tExecDeadline:
 			x.Deadline = d.int64()
+		case tExecReportChild:
+			x.ReportChild = true
 		default:
 			d.fail("exec: unknown field %d", t)
 		}

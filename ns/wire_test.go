@@ -140,7 +140,7 @@ func wireSeeds() []Message {
 		{Type: MsgGo},
 		{Type: MsgExit, Code: 137, Signal: 9},
 		{Type: MsgFiles, Names: []string{"pty", "seccomp"}, Info: map[string]string{"landlock.abi": "7", "net.setup_us": "2081"}},
-		{Type: MsgExec, ID: 3, Exec: &ExecSpec{ID: 3, Argv: Strings{"sh", "-c", "x"}, Env: Strings{"A=b"}, Cwd: "/ws", Tty: true, Deadline: 123456789012}},
+		{Type: MsgExec, ID: 3, Exec: &ExecSpec{ID: 3, Argv: Strings{"sh", "-c", "x"}, Env: Strings{"A=b"}, Cwd: "/ws", Tty: true, Deadline: 123456789012, ReportChild: true}},
 		{Type: MsgSpec, Spec: &Spec{
 			Mounts:   []Mount{{Kind: KindTmpfs, Path: "/tmp", Dir: true, Size: 1 << 30, Mode: 0o1777, FD: -1}, {Kind: KindFile, Path: "/etc/resolv.conf", Data: []byte("nameserver 10.0.0.1\n"), FD: -1}},
 			Hostname: "jail", Cwd: "/ws", LoopbackUp: true, Argv: Strings{"prog"}, Env: Strings{"PATH=/bin"},

@@ -1247,6 +1247,8 @@ func (r *runner) readMessages(done chan struct{}) {
 			}
 		case ns.MsgExecStarted, ns.MsgExecExit:
 			r.ex.deliver(m, files)
+		case ns.MsgExecChild:
+			r.ex.child(m, files)
 		case ns.MsgStarted:
 			// init's mount namespace is complete: held from now on,
 			// its teardown is the supervisor's, beside the rest of the

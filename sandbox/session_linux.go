@@ -46,8 +46,8 @@ type execs struct {
 	// the exec of init's own fork child, which shares init's address
 	// space until it execs (initForkChild). Not "a direct child of init":
 	// an orphan of the agent's (reparented to init) has that too, and took
-	// the command's argv and limits. Where kcmp is refused (jail inside
-	// jail) the parent test stands in: mislabelled at worst.
+	// the command's argv and limits. Where kcmp is refused, init's report
+	// of the process it forked (reportedKid).
 	pending *ns.ExecSpec
 	// taken is the host pid and start time of the pending command's first
 	// exec, once seen: the supervisor's own kill of a start given up after
@@ -55,6 +55,12 @@ type execs struct {
 	// start was late).
 	taken      int
 	takenStart uint64
+	// kids are the host pids init reported forking for the pending
+	// command (MsgExecChild, asked for where kcmp cannot tell: reportKids),
+	// and kidsNews is closed at each report and when pending changes.
+	reportKids bool
+	kids       map[int]bool
+	kidsNews   chan struct{}
 	// sub is each running command's cgroup below the sandbox's (by ID),
 	// where the sandbox has one: the command is put in at its first exec,
 	// before it can fork, so its kill reaches all it started, even a
@@ -130,16 +136,104 @@ func (x *execs) running() int {
 	return len(x.wait)
 }
 
+// setPending makes es the command being started (nil: none), under x.mu.
+func (x *execs) setPending(es *ns.ExecSpec) {
+	x.pending = es
+	x.taken, x.takenStart = 0, 0
+	x.reportKids = es != nil && es.ReportChild
+	x.kids = nil
+	if x.kidsNews != nil {
+		close(x.kidsNews) // a wait for the last command's report ends
+	}
+	x.kidsNews = make(chan struct{})
+}
+
+// child takes init's report of the process it forked for command m.ID: a
+// pidfd of it. The pid it names in this process's pid namespace (its
+// fdinfo's Pid line), where the exec notifications name it too, is that
+// process: the pidfd pins it.
+func (x *execs) child(m ns.Message, files []*os.File) {
+	pid := 0
+	if len(files) > 0 {
+		var buf [256]byte
+		if n, err := readSmall(fmt.Sprintf("/proc/self/fdinfo/%d", files[0].Fd()), buf[:]); err == nil {
+			pid = fdinfoPid(buf[:n])
+		}
+	}
+	closeAll(files)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if pid <= 0 || x.pending == nil || x.pending.ID != m.ID || !x.reportKids {
+		return
+	}
+	if x.kids == nil {
+		x.kids = map[int]bool{}
+	}
+	x.kids[pid] = true
+	close(x.kidsNews)
+	x.kidsNews = make(chan struct{})
+}
+
+// fdinfoPid is the "Pid:" of a pidfd's fdinfo (0: none, or the process
+// has exited: -1).
+func fdinfoPid(b []byte) int {
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Pid:"); ok {
+			pid, _ := strconv.Atoi(strings.TrimSpace(v))
+			return pid
+		}
+	}
+	return 0
+}
+
+// reportedKid tells whether hostPid is the process init forked for the
+// pending command, by init's report (kids). A fresh child of init (the
+// only kind that can be: the fork is init's, and its exec is the child's
+// first) whose exec comes before the report waits for it, at most until
+// the start's own bound: the command's exec waits for our answer, and
+// init reports it from another thread meanwhile. Under x.mu, which it
+// lets go while it waits.
+func (x *execs) reportedKid(initPid, hostPid int) bool {
+	deadline := time.Now().Add(execStartWait)
+	for {
+		if x.pending == nil || !x.reportKids {
+			return false
+		}
+		if x.kids[hostPid] {
+			return true
+		}
+		if len(x.kids) > 0 || !freshChildOf(initPid, hostPid) {
+			// Reported, and not this one; or a process init did not just
+			// fork (its parent is not init, or it has exec'd since).
+			return false
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return false
+		}
+		news := x.kidsNews
+		x.mu.Unlock()
+		select {
+		case <-news:
+		case <-time.After(wait):
+		}
+		x.mu.Lock()
+	}
+}
+
+// freshChildOf tells whether hostPid is initPid's child that has not
+// exec'd since its fork (PF_FORKNOEXEC).
+func freshChildOf(initPid, hostPid int) bool {
+	st, err := procstat.Read("", hostPid)
+	return err == nil && st.PPid == initPid && st.Flags&pfForkNoExec != 0
+}
+
 // takePending returns the command being started if hostPid's exec is its
 // first one: once. refuse tells an exec of init's fork child when no
 // command is pending: a start whose request was given up at its deadline
 // (init read it just before), which must fail rather than run a command
 // nobody waits for, without the limits set before its first instruction.
 func (r *runner) takePending(hostPid int) (es *ns.ExecSpec, refuse bool) {
-	// Before r.ex.mu: r.mu is never taken under it.
-	r.mu.Lock()
-	agent := r.agentPid
-	r.mu.Unlock()
 	r.ex.mu.Lock()
 	defer r.ex.mu.Unlock()
 	if r.sb == nil {
@@ -149,9 +243,12 @@ func (r *runner) takePending(hostPid int) (es *ns.ExecSpec, refuse bool) {
 	if !known {
 		// No kcmp (an outer jail's filter refuses it, the kernel lacks
 		// it, or, degraded and unprivileged, init is not dumpable to
-		// jail: EPERM): what the kernel shows of the process stands in
-		// (forkedByInitThread).
-		child = r.ex.pending != nil && forkedByInitThread(r.sb.Pid, hostPid, agent)
+		// jail: EPERM): init's report of the process it forked says
+		// (reportedKid). Not what the kernel shows of the process: one
+		// the agent makes with clone(CLONE_PARENT) is init's forking
+		// thread's fresh child as well (review17d), and took the
+		// command's argv in the trail and its limits.
+		child = r.ex.reportedKid(r.sb.Pid, hostPid)
 	}
 	if !child {
 		return nil, false
@@ -161,6 +258,8 @@ func (r *runner) takePending(hostPid int) (es *ns.ExecSpec, refuse bool) {
 	}
 	p := r.ex.pending
 	r.ex.pending = nil
+	close(r.ex.kidsNews) // nothing waits for a report of it any more
+	r.ex.kidsNews = make(chan struct{})
 	r.ex.taken, r.ex.takenStart = hostPid, procstat.StartTick(hostPid)
 	if sub := r.execSub(p.ID, hostPid); sub != nil {
 		if r.ex.sub == nil {
@@ -237,47 +336,12 @@ func initForkChild(initPid, hostPid int) (child, known bool) {
 	return ret == 0, true
 }
 
-// forkedByInitThread is initForkChild's stand-in where kcmp fails: hostPid
-// is init's child, has not exec'd since its fork (PF_FORKNOEXEC: the agent
-// and every earlier command have), and is listed as a child of one of
-// init's threads other than its leader. Why the thread (review17a): an
-// orphan of the agent's, reparented to init (the subreaper, or pid 1), is
-// put on the list of init's first live thread, its leader, while init
-// forks the agent and every command from its own locked thread; an orphan
-// that never exec'd has PF_FORKNOEXEC too, and took a command's match
-// (argv, limits) in a degraded run: 3 of 15. Where that locked thread is
-// the leader itself (the agent, agent, is on the leader's list) the two
-// cannot be told apart: the parent and flag tests stand, mislabelled at
-// worst.
-func forkedByInitThread(initPid, hostPid, agent int) bool {
-	st, err := procstat.Read("", hostPid)
-	if err != nil || st.PPid != initPid || st.Flags&pfForkNoExec == 0 {
-		return false
-	}
-	tids, ok := threads(initPid)
-	if !ok {
-		return false
-	}
-	var buf [4096]byte
-	onLeader, agentOnLeader := false, false
-	for _, tid := range tids {
-		n, err := readSmall(fmt.Sprintf("/proc/%d/task/%d/children", initPid, tid), buf[:])
-		if err != nil {
-			return false // no children files: no word from the kernel
-		}
-		for _, f := range strings.Fields(string(buf[:n])) {
-			pid, _ := strconv.Atoi(f)
-			switch {
-			case pid == hostPid && tid != initPid:
-				return true
-			case pid == hostPid:
-				onLeader = true
-			case pid == agent && agent > 0 && tid == initPid:
-				agentOnLeader = true
-			}
-		}
-	}
-	return onLeader && agentOnLeader
+// kcmpRefused tells whether kcmp cannot compare init with anything (an
+// outer jail's filter refuses it, the kernel lacks it, no ptrace access to
+// init: degraded and unprivileged, init is not dumpable to jail).
+func kcmpRefused(initPid int) bool {
+	_, known := initForkChild(initPid, initPid)
+	return !known
 }
 
 // pfForkNoExec is PF_FORKNOEXEC (linux/sched.h): forked, not exec'd since.
@@ -437,10 +501,12 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	es.ID = id
 	r.record(audit.Notice{Kind: "session", Severity: "info",
 		Text: fmt.Sprintf("exec %d requested by pid %d, uid %d: %s", id, who.PID, who.UID, r.redact.str(strings.Join(es.Argv, " ")))})
+	// Where kcmp cannot tell init's fork child (kcmpRefused), init
+	// reports it.
+	es.ReportChild = kcmpRefused(r.sb.Pid)
 	r.ex.startMu.Lock()
 	r.ex.mu.Lock()
-	r.ex.pending = es
-	r.ex.taken, r.ex.takenStart = 0, 0
+	r.ex.setPending(es)
 	r.ex.mu.Unlock()
 	// The wait for init's answer is bounded: init serves the starts one
 	// at a time, and one that never answers (init stopped, starved, or
@@ -463,8 +529,8 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	// takes: a start init makes from here on is refused at its exec
 	// (takePending), so the client's "did not start" stays true.
 	taken := r.ex.pending != es
-	r.ex.pending = nil
 	hostPid, hostStart := r.ex.taken, r.ex.takenStart
+	r.ex.setPending(nil)
 	r.ex.mu.Unlock()
 	if late && taken && err == nil {
 		// Its exec was allowed: init's answer follows at once unless init

@@ -45,19 +45,61 @@ time.sleep(300)
 // pid, its argv), and the orphan's execs never carry a command's argv. On
 // main's binary (f83664d) the orphan took the match: the trail recorded
 // exec events of the orphan's pid with the jail exec command's argv.
-func TestExecOrphanNoMatch(t *testing.T) { execOrphanNoMatch(t) }
+func TestExecOrphanNoMatch(t *testing.T) { execOrphanNoMatch(t, orphanExecProbe) }
 
 // TestExecOrphanNoMatchDegraded: TestExecOrphanNoMatch in a degraded run
 // (review17a). There an unprivileged supervisor's kcmp on init fails
 // (EPERM: init is not dumpable, and no user namespace gives the
 // supervisor CAP_SYS_PTRACE over it), and the match fell back to "its
 // parent is init".
-func TestExecOrphanNoMatchDegraded(t *testing.T) { execOrphanNoMatch(t, "--x-degraded") }
+func TestExecOrphanNoMatchDegraded(t *testing.T) {
+	execOrphanNoMatch(t, orphanExecProbe, "--x-degraded")
+}
 
-func execOrphanNoMatch(t *testing.T, flags ...string) {
+// cloneParentExecProbe, run as the agent: makes a process with
+// clone(CLONE_PARENT), so its parent is the agent's, init's forking thread,
+// as a jail exec command's is, and it has not exec'd (PF_FORKNOEXEC), as
+// the command has not at its first exec; it execs in a loop with an argv
+// the supervisor cannot read, as orphanExecProbe's orphan does.
+const cloneParentExecProbe = `
+import os, ctypes, platform, time
+arch = platform.machine()
+nr = {"x86_64": 59, "aarch64": 221}[arch]
+clone = {"x86_64": 56, "aarch64": 220}[arch]
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+CLONE_PARENT, SIGCHLD = 0x8000, 17
+pid = libc.syscall(clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0)
+if pid == 0:
+    libc.syscall.argtypes = [ctypes.c_long, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p]
+    open("orphan.pid", "w").write("%d\n" % os.getpid())
+    while True:
+        libc.syscall(nr, b"/bin/true", 8, None)
+        time.sleep(0.0003)
+time.sleep(300)
+`
+
+// TestExecCloneParentNoMatchDegraded: where kcmp is refused (a degraded
+// run of an unprivileged user: init is not dumpable to the supervisor), a
+// process the agent made with clone(CLONE_PARENT) is, like a jail exec
+// command at its first exec, a fresh child of init's forking thread. It
+// took the commands' match (their argv in the trail, their limits): on
+// main (e99ca00), as jailtest, the trail recorded the clone's failed
+// execs with the commands' argv. Now init reports each command's pidfd
+// (CLONE_PIDFD) before its exec is answered, and only that process is
+// the command.
+func TestExecCloneParentNoMatchDegraded(t *testing.T) {
+	execOrphanNoMatch(t, cloneParentExecProbe, "--x-degraded")
+}
+
+// TestExecCloneParentNoMatch: TestExecCloneParentNoMatchDegraded in a run
+// with a pid namespace (kcmp, where jail may use it).
+func TestExecCloneParentNoMatch(t *testing.T) { execOrphanNoMatch(t, cloneParentExecProbe) }
+
+func execOrphanNoMatch(t *testing.T, probe string, flags ...string) {
 	ws := workspace(t)
 	name := "o" + strings.ReplaceAll(marker(), ".", "")
-	startSession(t, ws, name, append(flags, "--", "/usr/bin/python3", "-c", orphanExecProbe)...)
+	startSession(t, ws, name, append(flags, "--", "/usr/bin/python3", "-c", probe)...)
 	var orphan int
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && orphan == 0; time.Sleep(50 * time.Millisecond) {
 		if b, err := os.ReadFile(filepath.Join(ws, "orphan.pid")); err == nil && strings.HasSuffix(string(b), "\n") {

@@ -76,7 +76,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			items = append(items, sentinel.Item{Path: p, Rule: "git: pack",
 				Reason: "a file git reads beside a pack (a bitmap, a reverse index, a cruft pack's ages) changed in this run: git believes it unchecked (a lying bitmap breaks the host's pushes and outlives its repacks, a lying reverse index its gcs), and jail does not check one; git works without it and makes it again"})
 		}
-		var unread, unreadBases []string
+		var unread, unreadBases, lies []string
 		for _, base := range c.Packs {
 			v := gitkeep.VerifyPack(base, widthOf(), deadline)
 			switch {
@@ -87,6 +87,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 				for _, ext := range []string{".idx", ".pack"} {
 					items = append(items, sentinel.Item{Path: base + ext, Rule: "git: pack", Reason: why})
 				}
+				lies = append(lies, base)
 			case v.Unverified != "":
 				unread = append(unread, fmt.Sprintf("%s (%s)", filepath.Base(base), v.Unverified))
 				unreadBases = append(unreadBases, base)
@@ -100,6 +101,18 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		// "packs-unchecked" in the workspace, through the agent's link,
 		// review17c).
 		if k.store != "" {
+			// Why: a pack this start kept in the store (made on the host
+			// before the run: its link set its change time, so it is
+			// read here) may be the host's gc of an earlier run's unread
+			// lying pack, its forgery copied as it is; the store's newest
+			// pack comes first when the history is fetched back
+			// (review18a). Before MarkUnchecked: the record of earlier
+			// ends decides for an unread one.
+			if dropped, err := gitkeep.DropKept(k.store, lies, unreadBases); err != nil {
+				notes = append(notes, fmt.Sprintf("git: the packs of %s that lie or were not checked were not all removed from its store: %v", k.dir, err))
+			} else if len(dropped) > 0 {
+				notes = append(notes, fmt.Sprintf("git: kept packs of %s that lie, or that were not checked while its store records an earlier unchecked pack, were removed from its store (%s): a fetch from it gets the packs kept before", k.dir, shortList(dropped, 2)))
+			}
 			if err := gitkeep.MarkUnchecked(k.store, unreadBases); err != nil {
 				notes = append(notes, fmt.Sprintf("git: the unchecked packs of %s were not recorded in its store: %v", k.dir, err))
 			}

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // bigLyingPack is lyingPack (a true copy of HEAD, a parentless commit
@@ -137,9 +138,22 @@ func bigLyingPack(t *testing.T, h *gitHost, ws string) (name string, pack, idx [
 // the store held no pack and the workspace's was gone, the fetch had no
 // root commit ("did not send all necessary objects").
 func TestGitHistoryLyingPackPastBudget(t *testing.T) {
-	h := newGitHost(t)
-	ws := workspace(t)
-	root := threeCommits(t, h, ws)
+	h, ws, root, r := lyingPackPastBudget(t)
+	h.git(ws, "gc", "-q")
+	if _, err := h.git(ws, "cat-file", "-e", root); err == nil {
+		t.Fatalf("the host's gc kept the root commit %s: the attack did not take", root)
+	}
+	fetchKept(t, h, root, r.stderr)
+}
+
+// lyingPackPastBudget runs an agent that leaves bigLyingPack in a
+// three-commit workspace (the end says it, unread) and returns the
+// workspace, its root commit and the run.
+func lyingPackPastBudget(t *testing.T) (h *gitHost, ws, root string, r result) {
+	t.Helper()
+	h = newGitHost(t)
+	ws = workspace(t)
+	root = threeCommits(t, h, ws)
 	name, pack, idx := bigLyingPack(t, h, ws)
 	plant := filepath.Join(ws, "plant")
 	os.Mkdir(plant, 0o755)
@@ -152,7 +166,7 @@ cp plant/q.pack $P.pack && cp plant/q.idx $P.idx || exit 1
 rm -rf plant
 git log --format=%s
 `
-	r := h.run(t, ws, script, nil, ws, name)
+	r = h.run(t, ws, script, nil, ws, name)
 	if r.code != 0 {
 		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -162,10 +176,13 @@ git log --format=%s
 	if !strings.Contains(r.stderr, "pack-"+name) || !strings.Contains(r.stderr, "not checked") {
 		t.Fatalf("the end did not say the lying pack was not checked (read through? quarantined?):\n%s", r.stderr)
 	}
-	h.git(ws, "gc", "-q")
-	if _, err := h.git(ws, "cat-file", "-e", root); err == nil {
-		t.Fatalf("the host's gc kept the root commit %s: the attack did not take", root)
-	}
+	return h, ws, root, r
+}
+
+// fetchKept fetches the store's refs into a fresh repository and fails
+// unless the root commit and a whole history come back.
+func fetchKept(t *testing.T, h *gitHost, root, stderr string) {
+	t.Helper()
 	alts, _ := filepath.Glob(filepath.Join(h.state, "jail", "git-kept", "*", "objects", "info", "alternates"))
 	if len(alts) != 1 {
 		t.Fatalf("stores: %v", alts)
@@ -178,9 +195,35 @@ git log --format=%s
 		t.Errorf("fetch from the store %s: %v\n%s", store, err, out)
 	}
 	if out, err := h.git(fresh, "cat-file", "-e", root); err != nil {
-		t.Errorf("the store does not give the root commit %s back: %v %s\njail's stderr:\n%s", root, err, out, r.stderr)
+		t.Errorf("the store does not give the root commit %s back: %v %s\njail's stderr:\n%s", root, err, out, stderr)
 	}
 	if out, err := h.git(fresh, "fsck", "--no-dangling"); err != nil {
 		t.Errorf("git fsck of the fetched history: %v\n%s", err, out)
 	}
+}
+
+// TestGitHistoryLyingPackGcThenRun: after the host's gc kept the unread
+// lying pack's forgery (the gc's pack files the parentless commit under
+// HEAD~1's id: git copies a pack's entries as they are), the next run's
+// start kept that gc's pack in the store beside the start's true one;
+// git takes the newer pack first, so the fetch from the store got the
+// forgery and no root commit (review18a). The end's record names the
+// unread pack only: a pack made from it on the host is no safer. Seen
+// failing on main (e99ca00), root and jailtest: "did not send all
+// necessary objects", no root commit from the store.
+func TestGitHistoryLyingPackGcThenRun(t *testing.T) {
+	h, ws, root, r := lyingPackPastBudget(t)
+	h.git(ws, "gc", "-q")
+	if _, err := h.git(ws, "cat-file", "-e", root); err == nil {
+		t.Fatalf("the host's gc kept the root commit %s: the attack did not take", root)
+	}
+	// The gc is the host's, well before the next run: a pack whose
+	// change time is within the start's tick counts as the run's.
+	time.Sleep(2500 * time.Millisecond)
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl") // a new trail per run
+	r2 := h.run(t, ws, "true", nil)
+	if r2.code != 0 {
+		t.Fatalf("second run: jail exit %d\nstderr:\n%s", r2.code, r2.stderr)
+	}
+	fetchKept(t, h, root, r.stderr+r2.stderr)
 }

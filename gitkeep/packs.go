@@ -180,6 +180,52 @@ func MarkUnchecked(store string, packs []string) error {
 	return writeIfChanged(filepath.Join(store, uncheckedFile), b.Bytes())
 }
 
+// DropKept removes from store's kept packs those the run's end found
+// lying (lies) and, while the store has unchecked packs on record from an
+// earlier end, those it could not read through (unread): base paths of
+// the workspace's packs, .../pack-X. Only a store link that is the
+// workspace's file (the same inode: kept by a start, KeepPacks) goes: a
+// store pack of the same name is never the agent's. Why: the store's own
+// packs come first when the history is fetched back, the newest first,
+// and a pack the host made (its gc) after an unread pack of the agent's
+// copies that pack's forgery as it is: kept at the next start, it hid the
+// store's true pack and the fetch lost the root commit (review18a).
+// Called before MarkUnchecked records this end's unread packs. It returns
+// the names dropped.
+func DropKept(store string, lies, unread []string) ([]string, error) {
+	if store == "" {
+		return nil, errors.New("gitkeep: no store to drop kept packs from")
+	}
+	drop := append([]string(nil), lies...)
+	if had, all := readUnchecked(store); all || len(had) > 0 {
+		drop = append(drop, unread...)
+	}
+	var out []string
+	dir := filepath.Join(store, "objects", "pack")
+	for _, base := range drop {
+		n := filepath.Base(base)
+		same := false
+		for _, ext := range []string{".idx", ".pack"} {
+			w, err1 := os.Lstat(base + ext)
+			k, err2 := os.Lstat(filepath.Join(dir, n+ext))
+			if err1 == nil && err2 == nil && os.SameFile(w, k) {
+				same = true
+			}
+		}
+		if !same {
+			continue
+		}
+		// The .idx first: git reads a pack by it.
+		for _, ext := range []string{".idx", ".pack"} {
+			if err := os.Remove(filepath.Join(dir, n+ext)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return out, fmt.Errorf("gitkeep: %w", err)
+			}
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 // readUnchecked reads the unchecked record; all when it is past its bound.
 func readUnchecked(store string) (map[string]bool, bool) {
 	m := map[string]bool{}

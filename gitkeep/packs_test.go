@@ -252,3 +252,48 @@ func TestMarkUncheckedPastBound(t *testing.T) {
 		t.Error("marking one more pack made a record past its bound read as a short list: the earlier unchecked packs count as checked")
 	}
 }
+
+// TestDropKept: a kept pack the end found lying leaves the store; one it
+// could not read through leaves only while the store has unchecked packs
+// on record; a store pack of the same name that is another file stays.
+func TestDropKept(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	git("gc", "-q")
+	pd := filepath.Join(g, "objects", "pack")
+	b := packsOf(t, pd)[0]
+	base := filepath.Join(pd, b)
+	keep := func() string {
+		st := Store(t.TempDir(), g)
+		os.MkdirAll(filepath.Join(st, "objects"), 0o700)
+		if kept, _, err := KeepPacks(st, g, 256, time.Now().Add(time.Hour)); err != nil || kept != 1 {
+			t.Fatalf("KeepPacks: %d, %v", kept, err)
+		}
+		return st
+	}
+	st := keep()
+	if got, err := DropKept(st, nil, []string{base}); err != nil || len(got) != 0 || len(packsOf(t, filepath.Join(st, "objects", "pack"))) != 1 {
+		t.Errorf("unread, no unchecked record: dropped %v (%v), want none", got, err)
+	}
+	if got, err := DropKept(st, []string{base}, nil); err != nil || len(got) != 1 || len(packsOf(t, filepath.Join(st, "objects", "pack"))) != 0 {
+		t.Errorf("lying: dropped %v (%v), want %s", got, err, b)
+	}
+	st = keep()
+	if err := MarkUnchecked(st, []string{"pack-0000000000000000000000000000000000000000"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := DropKept(st, nil, []string{base}); err != nil || len(got) != 1 || len(packsOf(t, filepath.Join(st, "objects", "pack"))) != 0 {
+		t.Errorf("unread with an unchecked record: dropped %v (%v), want %s", got, err, b)
+	}
+	st = Store(t.TempDir(), g)
+	os.MkdirAll(filepath.Join(st, "objects", "pack"), 0o700)
+	for _, ext := range []string{".idx", ".pack"} {
+		os.WriteFile(filepath.Join(st, "objects", "pack", b+ext), []byte("the store's"), 0o600)
+	}
+	if got, err := DropKept(st, []string{base}, nil); err != nil || len(got) != 0 {
+		t.Errorf("another file of the same name: dropped %v (%v)", got, err)
+	}
+	if _, err := DropKept("", []string{base}, nil); err == nil {
+		t.Errorf("no store: no error")
+	}
+}

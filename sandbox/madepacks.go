@@ -76,7 +76,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			items = append(items, sentinel.Item{Path: p, Rule: "git: pack",
 				Reason: "a file git reads beside a pack (a bitmap, a reverse index, a cruft pack's ages) changed in this run: git believes it unchecked (a lying bitmap breaks the host's pushes and outlives its repacks, a lying reverse index its gcs), and jail does not check one; git works without it and makes it again"})
 		}
-		var unread, unreadBases []string
+		var unread, unreadBases, lies []string
 		for _, base := range c.Packs {
 			v := gitkeep.VerifyPack(base, widthOf(), deadline)
 			switch {
@@ -87,6 +87,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 				for _, ext := range []string{".idx", ".pack"} {
 					items = append(items, sentinel.Item{Path: base + ext, Rule: "git: pack", Reason: why})
 				}
+				lies = append(lies, base)
 			case v.Unverified != "":
 				unread = append(unread, fmt.Sprintf("%s (%s)", filepath.Base(base), v.Unverified))
 				unreadBases = append(unreadBases, base)
@@ -100,6 +101,30 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		// "packs-unchecked" in the workspace, through the agent's link,
 		// review17c).
 		if k.store != "" {
+			// Why: git reads every pack before a loose object: the host's
+			// gc of the agent's forgery in a loose commit's file hid the
+			// store's true copy (review18a). The forgery leaves the tree;
+			// the store's copy is the fetch's.
+			forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline)
+			for _, p := range forged {
+				items = append(items, sentinel.Item{Path: p, Rule: "git: loose object",
+					Reason: fmt.Sprintf("a loose object written in this run is not the object of its name (its true bytes are kept: git fetch %s '+refs/*:refs/jail-kept/*'); git reads the forgery as that object, and the host's next git gc packs it, where git finds it before any copy", k.store)})
+			}
+			if err != nil || left > 0 {
+				notes = append(notes, fmt.Sprintf("git: the loose objects of %s written in this run were not all checked (%d left, %v): run git --git-dir=%s fsck before a git gc on the host", k.dir, left, err, k.dir))
+			}
+			// Why: a pack this start kept in the store (made on the host
+			// before the run: its link set its change time, so it is
+			// read here) may be the host's gc of an earlier run's unread
+			// lying pack, its forgery copied as it is; the store's newest
+			// pack comes first when the history is fetched back
+			// (review18a). Before MarkUnchecked: the record of earlier
+			// ends decides for an unread one.
+			if dropped, err := gitkeep.DropKept(k.store, lies, unreadBases); err != nil {
+				notes = append(notes, fmt.Sprintf("git: the packs of %s that lie or were not checked were not all removed from its store: %v", k.dir, err))
+			} else if len(dropped) > 0 {
+				notes = append(notes, fmt.Sprintf("git: kept packs of %s that lie, or that were not checked while its store records an earlier unchecked pack, were removed from its store (%s): a fetch from it gets the packs kept before", k.dir, shortList(dropped, 2)))
+			}
 			if err := gitkeep.MarkUnchecked(k.store, unreadBases); err != nil {
 				notes = append(notes, fmt.Sprintf("git: the unchecked packs of %s were not recorded in its store: %v", k.dir, err))
 			}

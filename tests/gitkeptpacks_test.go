@@ -15,8 +15,10 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // bigLyingPack is lyingPack (a true copy of HEAD, a parentless commit
@@ -137,9 +139,22 @@ func bigLyingPack(t *testing.T, h *gitHost, ws string) (name string, pack, idx [
 // the store held no pack and the workspace's was gone, the fetch had no
 // root commit ("did not send all necessary objects").
 func TestGitHistoryLyingPackPastBudget(t *testing.T) {
-	h := newGitHost(t)
-	ws := workspace(t)
-	root := threeCommits(t, h, ws)
+	h, ws, root, r := lyingPackPastBudget(t)
+	h.git(ws, "gc", "-q")
+	if _, err := h.git(ws, "cat-file", "-e", root); err == nil {
+		t.Fatalf("the host's gc kept the root commit %s: the attack did not take", root)
+	}
+	fetchKept(t, h, root, r.stderr)
+}
+
+// lyingPackPastBudget runs an agent that leaves bigLyingPack in a
+// three-commit workspace (the end says it, unread) and returns the
+// workspace, its root commit and the run.
+func lyingPackPastBudget(t *testing.T) (h *gitHost, ws, root string, r result) {
+	t.Helper()
+	h = newGitHost(t)
+	ws = workspace(t)
+	root = threeCommits(t, h, ws)
 	name, pack, idx := bigLyingPack(t, h, ws)
 	plant := filepath.Join(ws, "plant")
 	os.Mkdir(plant, 0o755)
@@ -152,7 +167,7 @@ cp plant/q.pack $P.pack && cp plant/q.idx $P.idx || exit 1
 rm -rf plant
 git log --format=%s
 `
-	r := h.run(t, ws, script, nil, ws, name)
+	r = h.run(t, ws, script, nil, ws, name)
 	if r.code != 0 {
 		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -162,10 +177,13 @@ git log --format=%s
 	if !strings.Contains(r.stderr, "pack-"+name) || !strings.Contains(r.stderr, "not checked") {
 		t.Fatalf("the end did not say the lying pack was not checked (read through? quarantined?):\n%s", r.stderr)
 	}
-	h.git(ws, "gc", "-q")
-	if _, err := h.git(ws, "cat-file", "-e", root); err == nil {
-		t.Fatalf("the host's gc kept the root commit %s: the attack did not take", root)
-	}
+	return h, ws, root, r
+}
+
+// fetchKept fetches the store's refs into a fresh repository and fails
+// unless the root commit and a whole history come back.
+func fetchKept(t *testing.T, h *gitHost, root, stderr string) {
+	t.Helper()
 	alts, _ := filepath.Glob(filepath.Join(h.state, "jail", "git-kept", "*", "objects", "info", "alternates"))
 	if len(alts) != 1 {
 		t.Fatalf("stores: %v", alts)
@@ -178,9 +196,92 @@ git log --format=%s
 		t.Errorf("fetch from the store %s: %v\n%s", store, err, out)
 	}
 	if out, err := h.git(fresh, "cat-file", "-e", root); err != nil {
-		t.Errorf("the store does not give the root commit %s back: %v %s\njail's stderr:\n%s", root, err, out, r.stderr)
+		t.Errorf("the store does not give the root commit %s back: %v %s\njail's stderr:\n%s", root, err, out, stderr)
 	}
 	if out, err := h.git(fresh, "fsck", "--no-dangling"); err != nil {
 		t.Errorf("git fsck of the fetched history: %v\n%s", err, out)
 	}
+}
+
+// TestGitHistoryLyingPackGcThenRun: after the host's gc kept the unread
+// lying pack's forgery (the gc's pack files the parentless commit under
+// HEAD~1's id: git copies a pack's entries as they are), the next run's
+// start kept that gc's pack in the store beside the start's true one;
+// git takes the newer pack first, so the fetch from the store got the
+// forgery and no root commit (review18a). The end's record names the
+// unread pack only: a pack made from it on the host is no safer. Seen
+// failing on main (e99ca00), root and jailtest: "did not send all
+// necessary objects", no root commit from the store.
+func TestGitHistoryLyingPackGcThenRun(t *testing.T) {
+	h, ws, root, r := lyingPackPastBudget(t)
+	h.git(ws, "gc", "-q")
+	if _, err := h.git(ws, "cat-file", "-e", root); err == nil {
+		t.Fatalf("the host's gc kept the root commit %s: the attack did not take", root)
+	}
+	fetchKept(t, h, root, r.stderr+runLater(t, h, ws).stderr)
+}
+
+// runLater runs a second agent that does nothing, a few seconds after
+// the host's gc (a pack whose change time is within the start's tick
+// counts as the run's), with a trail of its own.
+func runLater(t *testing.T, h *gitHost, ws string) result {
+	t.Helper()
+	time.Sleep(2500 * time.Millisecond)
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
+	r := h.run(t, ws, "true", nil)
+	if r.code != 0 {
+		t.Fatalf("second run: jail exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	return r
+}
+
+// TestGitHistoryForgedLooseGc: the agent writes a parentless commit into
+// the loose file of a commit made since the last gc (HEAD~1: loose, its
+// true bytes copied into the store at the start); the end said nothing,
+// the host's gc walked the forgery and packed it under the true id (the
+// root commit, in a pack four weeks old, lost from the workspace), and git
+// reads every pack, the store's alternates' too, before a loose object:
+// the store's true copy was hidden, the fetch lost the root commit; so
+// after the next run's start (its gc pack kept in the store). Seen failing
+// on main (e99ca00), root and jailtest: "did not send all necessary
+// objects". The end now takes the forgery out of the tree (review18a).
+func TestGitHistoryForgedLooseGc(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	root := threeCommits(t, h, ws)
+	for _, m := range []string{"d", "e"} {
+		os.WriteFile(filepath.Join(ws, m), []byte(m+"\n"), 0o644)
+		h.mustGit(t, ws, "add", m)
+		h.mustGit(t, ws, "-c", "commit.gpgsign=false", "-c", "gc.auto=0", "commit", "-q", "-m", m)
+	}
+	rev := func(r string) string { return strings.TrimSpace(h.mustGit(t, ws, "rev-parse", r)) }
+	d := rev("HEAD~1")
+	body := "tree " + rev("HEAD~1^{tree}") + "\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n\nforged\n"
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write([]byte("commit " + strconv.Itoa(len(body)) + "\x00" + body))
+	w.Close()
+	plant := filepath.Join(ws, "plant")
+	os.Mkdir(plant, 0o755)
+	os.WriteFile(filepath.Join(plant, "forged"), z.Bytes(), 0o644)
+	script := `cd "$2" || exit 1
+git reflog expire --expire=now --all || exit 1
+O=.git/objects/$3
+rm -f $O && cp plant/forged $O || exit 1
+rm -rf plant
+git log --format=%s
+`
+	r := h.run(t, ws, script, nil, ws, d[:2]+"/"+d[2:])
+	if r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := strings.Fields(r.stdout); len(got) != 2 || got[0] != "e" || got[1] != "forged" {
+		t.Fatalf("inside, git log shows %q, want the forged history [e forged] (the attack did not take)", got)
+	}
+	// The host's gc (on main it lost the root commit from the
+	// workspace: its pack is four weeks old); the store gives the
+	// history back, then and after the next run's start.
+	h.git(ws, "gc", "-q")
+	fetchKept(t, h, root, r.stderr)
+	fetchKept(t, h, root, r.stderr+runLater(t, h, ws).stderr)
 }

@@ -116,7 +116,11 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 		// a container sharing the host's network), or is in a place
 		// this run hides whole. Looked for, it would cost every start
 		// a walk of the host's root.
+		// Symlink-free: /var/run/x is in the private /run.
 		from = existingDir(from)
+		if r, err := filepath.EvalSymlinks(from); err == nil {
+			from = r
+		}
 		if from == "/" || !socketVisible(from, mounts) {
 			return false
 		}
@@ -140,7 +144,8 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 		if real == "" {
 			// Why: its directory renamed (or removed): the socket may
 			// live on under another name, in roots or outside.
-			moved = moved || underAny(dir, roots) || addLost(path, dir)
+			far := addLost(path, dir) // first: || would skip it once moved
+			moved = moved || underAny(dir, roots) || far
 			continue // gone since it was bound
 		}
 		sock := filepath.Join(real, filepath.Base(path))

@@ -844,7 +844,16 @@ func TestHostSocketMovedFarMasks(t *testing.T) {
 	mv(filepath.Join(d, "old", "t.sock"), filepath.Join(d, "x", "y", "t.sock"))
 	bind(filepath.Join(d, "hid", "h", "u.sock"))
 	mv(filepath.Join(d, "hid", "h"), filepath.Join(d, "hid", "h2"))
-	listed := []string{filepath.Join(d, "old", "d1", "s.sock"), filepath.Join(d, "old", "t.sock"), filepath.Join(d, "hid", "h", "u.sock"), "/nonexistent-jail-test/v.sock"}
+	// Bound through a symlink into the hidden place (as /var/run ->
+	// /run), its directory then removed (the kernel keeps the name).
+	if err := os.Symlink(filepath.Join(d, "hid"), filepath.Join(d, "hidlink")); err != nil {
+		t.Fatal(err)
+	}
+	bind(filepath.Join(d, "hidlink", "gone", "w.sock"))
+	if err := os.RemoveAll(filepath.Join(d, "hid", "gone")); err != nil {
+		t.Fatal(err)
+	}
+	listed := []string{filepath.Join(d, "old", "d1", "s.sock"), filepath.Join(d, "old", "t.sock"), filepath.Join(d, "hid", "h", "u.sock"), "/nonexistent-jail-test/v.sock", filepath.Join(d, "hidlink", "gone", "w.sock")}
 	old := boundSockets
 	t.Cleanup(func() { boundSockets = old })
 	boundSockets = func() ([]string, *hostsock.Files, error) {

@@ -71,8 +71,10 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 //
 // roots are the trees the start walks (the workspace, --read and --write
 // paths: fsrules' roots): the other names (hard links) of root's and the
-// user's sockets are looked for there and masked too (linkedMasks); an
-// error is a start that cannot be made safe that way (too many names).
+// user's sockets are looked for there and masked too (linkedMasks), then
+// those not found there, and the listed sockets not at their names, in the
+// rest of the sandbox's view of their file systems (farMasks); an error
+// is a start that cannot be made safe that way (too many names).
 func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots []string) (masks []ns.Mount, theirs map[string]bool, note string, err error) {
 	paths, files, err := boundSockets()
 	if errors.Is(err, hostsock.ErrUnsupported) {
@@ -96,6 +98,35 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 	linked := map[[2]uint64]*linkedSocket{}
 	hid := hiddenLinks{roots: roots}
 	moved := false // a listed socket in roots is not at its name
+	// Listed sockets not at their names, to look for outside roots too
+	// (farMasks), by name.
+	lost := map[string]*farSocket{}
+	addLost := func(name, from string) bool {
+		if files == nil {
+			return false
+		}
+		if lost[name] != nil {
+			return true
+		}
+		// Why not where nothing of the name's place is left but "/",
+		// or it is hidden: an agent renames only in its --write trees,
+		// whose tops it cannot rename (mount points in its sandbox) and
+		// whose files stay on their file system, so such a name was
+		// given in another mount namespace (a service's private /tmp,
+		// a container sharing the host's network), or is in a place
+		// this run hides whole. Looked for, it would cost every start
+		// a walk of the host's root.
+		// Symlink-free: /var/run/x is in the private /run.
+		from = existingDir(from)
+		if r, err := filepath.EvalSymlinks(from); err == nil {
+			from = r
+		}
+		if from == "/" || !socketVisible(from, mounts) {
+			return false
+		}
+		lost[name] = &farSocket{from: from, name: name}
+		return true
+	}
 	own := owners{self: uint32(hostUID())}
 	for _, path := range paths {
 		// The socket's inode is where the path leads on the host: through
@@ -111,7 +142,10 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 			dirs[dir] = real
 		}
 		if real == "" {
-			moved = moved || underAny(dir, roots)
+			// Why: its directory renamed (or removed): the socket may
+			// live on under another name, in roots or outside.
+			far := addLost(path, dir) // first: || would skip it once moved
+			moved = moved || underAny(dir, roots) || far
 			continue // gone since it was bound
 		}
 		sock := filepath.Join(real, filepath.Base(path))
@@ -154,6 +188,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 				// inodes: without them the walk masks every socket file.
 				if onRoots && files != nil && (st == nil || !files.Holds(path, st.Ino)) {
 					moved = true
+					addLost(path, real)
 				}
 				continue
 			}
@@ -177,6 +212,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 				// root's or the user's in the roots is masked: only a
 				// name gone in the roots makes that walk.
 				moved = moved || files != nil || underAny(p, roots)
+				addLost(path, real)
 			}
 			if gone {
 				continue // unlinked or replaced: nothing to reach there
@@ -221,11 +257,38 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 		}
 		theirs[p] = true
 	}
-	lm, unfound, err := linkedMasks(linked, moved, files, &own, roots, mounts, seen)
+	far := make([]*farSocket, 0, len(lost))
+	for _, f := range lost {
+		far = append(far, f)
+	}
+	sort.Slice(far, func(i, j int) bool { return far[i].name < far[j].name })
+	lm, err := linkedMasks(linked, moved, files, &own, roots, mounts, seen, far)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	return append(out, lm...), theirs, joinNotes(leftNote(left, own.ranges), linkedNote(unfound)), nil
+	// Why: names the walked trees did not hold may be anywhere the
+	// sandbox sees on the socket's file system (farMasks).
+	for _, ls := range sortedLinked(linked) {
+		if ls.found+1 < ls.nlink {
+			far = append(far, &farSocket{from: filepath.Dir(ls.path), linked: ls, key: ls.key})
+		}
+	}
+	fm, unfound := farMasks(far, files, &own, roots, mounts, hostMounts, seen)
+	isLost := map[string]bool{}
+	for name := range lost {
+		isLost[name] = true
+	}
+	return append(append(out, lm...), fm...), theirs, joinNotes(leftNote(left, own.ranges), farNote(unfound, isLost)), nil
+}
+
+// sortedLinked is linked's sockets in their listed names' order.
+func sortedLinked(linked map[[2]uint64]*linkedSocket) []*linkedSocket {
+	out := make([]*linkedSocket, 0, len(linked))
+	for _, ls := range linked {
+		out = append(out, ls)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out
 }
 
 // linkedSocket is a socket of root's or the user's with other names: its
@@ -233,6 +296,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 // names linkedMasks found.
 type linkedSocket struct {
 	path  string
+	key   [2]uint64 // its device and inode
 	nlink uint64
 	found uint64
 }
@@ -241,7 +305,7 @@ type linkedSocket struct {
 func noteLinked(linked map[[2]uint64]*linkedSocket, p string, st *syscall.Stat_t) {
 	key := [2]uint64{uint64(st.Dev), uint64(st.Ino)}
 	if linked[key] == nil {
-		linked[key] = &linkedSocket{path: p, nlink: uint64(st.Nlink)}
+		linked[key] = &linkedSocket{path: p, key: key, nlink: uint64(st.Nlink)}
 	}
 }
 
@@ -256,9 +320,9 @@ var maxLinkedMasks = 1024
 // (LinkedSockets: one getdents per directory, an fstatat per socket
 // entry), over trees fsrules has just walked within its entry bound, and
 // made only when one of root's or the user's sockets has another name.
-// It returns the sockets with names it did not find (outside roots, or
-// in a place hidden from the sandbox), for the start to say; more than
-// maxLinkedMasks names refuse the start.
+// It counts the names it finds (linkedSocket.found, and far's found for
+// the listed sockets not at their names) for farMasks to look for the
+// rest outside roots; more than maxLinkedMasks names refuse the start.
 //
 // moved (a socket the kernel lists in roots is not at its name: renamed,
 // or its directory) masks every socket file of own's in roots that is a
@@ -268,22 +332,11 @@ var maxLinkedMasks = 1024
 // list came from /proc/net/unix, which has no file inode) every socket
 // file of own's in roots is masked: which one is the listed socket is
 // not said by its name, and a stale one needs no more than a mask.
-func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, files *hostsock.Files, own *owners, roots []string, mounts []ns.Mount, seen map[string]bool) (out []ns.Mount, unfound []string, err error) {
+func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, files *hostsock.Files, own *owners, roots []string, mounts []ns.Mount, seen map[string]bool, far []*farSocket) (out []ns.Mount, err error) {
 	if len(linked) == 0 && !moved {
-		return nil, nil, nil
+		return nil, nil
 	}
-	// Why skip these: a directory the sandbox replaces (a tmpfs) or masks
-	// whole shows nothing of the host's, and another root is walked on
-	// its own (once).
-	skipDirs := map[string]bool{}
-	for _, m := range mounts {
-		if m.Kind == ns.KindTmpfs || m.Kind == ns.KindMask && m.Dir {
-			skipDirs[m.Path] = true
-		}
-	}
-	for _, r := range roots {
-		skipDirs[r] = true
-	}
+	skipDirs := unwalkedDirs(mounts, roots)
 	skip := func(dir string) bool { return skipDirs[dir] }
 	for _, r := range roots {
 		if err != nil {
@@ -309,6 +362,14 @@ func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, files *hostsock
 				if syscall.Lstat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK || !own.of(st.Uid) {
 					return
 				}
+				// A listed socket not at its name, found here: not
+				// looked for again outside roots (farMasks).
+				for _, f := range far {
+					if files != nil && files.Holds(f.name, ino) {
+						f.found++
+						f.nlink = uint64(st.Nlink)
+					}
+				}
 			}
 			seen[p] = true
 			if ls != nil {
@@ -331,15 +392,25 @@ func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, files *hostsock
 		})
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	for _, ls := range linked {
-		if ls.found+1 < ls.nlink {
-			unfound = append(unfound, ls.path)
+	return out, nil
+}
+
+// unwalkedDirs are the directories the socket walks leave out: those
+// the sandbox replaces (a tmpfs) or masks whole show nothing of the
+// host's, and each root is walked on its own (once).
+func unwalkedDirs(mounts []ns.Mount, roots []string) map[string]bool {
+	skip := map[string]bool{}
+	for _, m := range mounts {
+		if m.Kind == ns.KindTmpfs || m.Kind == ns.KindMask && m.Dir {
+			skip[m.Path] = true
 		}
 	}
-	sort.Strings(unfound)
-	return out, unfound, nil
+	for _, r := range roots {
+		skip[r] = true
+	}
+	return skip
 }
 
 // statIno is fi's inode number (0 if fi has none: then it holds no
@@ -417,8 +488,8 @@ func joinNotes(a, b string) string {
 }
 
 // linkedNote says the sockets of root's or the user's with another name
-// (a hard link) linkedMasks did not find: those names are not masked (""
-// if none).
+// (a hard link) neither linkedMasks nor farMasks found: those names are
+// not masked ("" if none).
 func linkedNote(linked []string) string {
 	if len(linked) == 0 {
 		return ""
@@ -431,7 +502,7 @@ func linkedNote(linked []string) string {
 	if len(linked) > 1 {
 		has = "each have another name"
 	}
-	return hostSocketsNote + fmt.Sprintf("%s %s (a hard link) not masked: outside the workspace and --read/--write paths (where such names are), or in a part of them the sandbox hides: the sandbox can connect to the socket by that name if it sees it; find it with find / -xdev -samefile %s, and remove the link if it is in a tree a sandbox could write", list, has, linked[0])
+	return hostSocketsNote + fmt.Sprintf("%s %s (a hard link) not masked: not found where the sandbox sees its file system within %d directories of it (the rest of that file system, or a place the sandbox hides, or one the supervisor cannot read): the sandbox can connect to the socket by that name if it sees it; find it with find / -xdev -samefile %s, and remove the link if it is in a tree a sandbox could write", list, has, maxFarDirs, linked[0])
 }
 
 // capOthers picks which of other users' sockets (by owner) are masked:

@@ -457,7 +457,8 @@ func TestHostSocketsCapOthersSubuidOwner(t *testing.T) {
 // user's sockets in the walked roots are masked where the sandbox sees
 // them (also those of a socket whose listed name it does not see), not in
 // a hidden directory nor at a path the user named; a name outside the
-// roots or in a hidden directory (not walked) is said; more names than
+// roots is found outward from the socket (sockets18: farMasks), past
+// maxFarDirs and in a hidden directory (not walked) said; more names than
 // maxLinkedMasks refuse the start.
 func TestHostSocketLinkedMasks(t *testing.T) {
 	d, err := filepath.EvalSymlinks(t.TempDir())
@@ -493,9 +494,10 @@ func TestHostSocketLinkedMasks(t *testing.T) {
 	plain := mk("ws/plain.sock") // one name: no walk for it
 	want := []string{tool, far, plain,
 		link(tool, "ws/a/b/deep.sock"), link(tool, "ro/ro.sock"), link(agent, "ws/agent-link.sock")}
-	link(tool, "ws/hid/x.sock")            // in a hidden directory: needs no mask, not walked (said)
-	granted := link(tool, "ws/given.sock") // --write ws/given.sock: named
-	link(far, "elsewhere/far.sock")        // outside the roots: said
+	link(tool, "ws/hid/x.sock")                  // in a hidden directory: needs no mask, not walked (said)
+	granted := link(tool, "ws/given.sock")       // --write ws/given.sock: named
+	elsewhere := link(far, "elsewhere/far.sock") // outside the roots: found outward (farMasks)
+	want = append(want, elsewhere)
 	stubBound(t, []string{tool, agent, far, plain}, nil)
 	mounts := []ns.Mount{
 		{Kind: ns.KindBind, Path: ws, Dir: true},
@@ -518,8 +520,20 @@ func TestHostSocketLinkedMasks(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("masks:\n got %q\nwant %q", got, want)
 	}
-	if !strings.Contains(note, far+", "+tool+" each have another name (a hard link) not masked") || strings.Contains(note, agent) {
-		t.Errorf("note: want %s and %s said, got %q", far, tool, note)
+	if !strings.Contains(note, tool+" has another name (a hard link) not masked") || strings.Contains(note, agent) || strings.Contains(note, far) {
+		t.Errorf("note: want %s said (alone), got %q", tool, note)
+	}
+	// Past farMasks's bound, the name outside the roots is said, not
+	// masked.
+	oldFar := maxFarDirs
+	maxFarDirs = 0
+	masks, _, note, err = hostSocketMasksOwned(mounts, nil, roots)
+	maxFarDirs = oldFar
+	if err != nil || slices.ContainsFunc(masks, func(m ns.Mount) bool { return m.Path == elsewhere }) {
+		t.Errorf("past the bound: err %v, %s masked", err, elsewhere)
+	}
+	if !strings.Contains(note, far+", "+tool+" each have another name (a hard link) not masked") {
+		t.Errorf("past the bound: want %s and %s said, got %q", far, tool, note)
 	}
 	oldMax := maxLinkedMasks
 	maxLinkedMasks = 2
@@ -785,4 +799,86 @@ func stubBound(t *testing.T, list []string, err error) {
 	old := boundSockets
 	boundSockets = func() ([]string, *hostsock.Files, error) { return list, nil, err }
 	t.Cleanup(func() { boundSockets = old })
+}
+
+// TestHostSocketMovedFarMasks (sockets18): a live socket whose directory,
+// or itself, was renamed outside the walked roots is found outward from
+// where it was bound (farMasks) and masked; past maxFarDirs it is said; a
+// name whose place is hidden in this run, or of which nothing but "/" is
+// left (bound in another mount namespace), is not looked for.
+func TestHostSocketMovedFarMasks(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bind := func(p string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(fd) })
+		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mv := func(from, to string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := filepath.Join(d, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bind(filepath.Join(d, "old", "d1", "s.sock"))
+	mv(filepath.Join(d, "old", "d1"), filepath.Join(d, "old", "d2"))
+	bind(filepath.Join(d, "old", "t.sock"))
+	mv(filepath.Join(d, "old", "t.sock"), filepath.Join(d, "x", "y", "t.sock"))
+	bind(filepath.Join(d, "hid", "h", "u.sock"))
+	mv(filepath.Join(d, "hid", "h"), filepath.Join(d, "hid", "h2"))
+	// Bound through a symlink into the hidden place (as /var/run ->
+	// /run), its directory then removed (the kernel keeps the name).
+	if err := os.Symlink(filepath.Join(d, "hid"), filepath.Join(d, "hidlink")); err != nil {
+		t.Fatal(err)
+	}
+	bind(filepath.Join(d, "hidlink", "gone", "w.sock"))
+	if err := os.RemoveAll(filepath.Join(d, "hid", "gone")); err != nil {
+		t.Fatal(err)
+	}
+	listed := []string{filepath.Join(d, "old", "d1", "s.sock"), filepath.Join(d, "old", "t.sock"), filepath.Join(d, "hid", "h", "u.sock"), "/nonexistent-jail-test/v.sock", filepath.Join(d, "hidlink", "gone", "w.sock")}
+	old := boundSockets
+	t.Cleanup(func() { boundSockets = old })
+	boundSockets = func() ([]string, *hostsock.Files, error) {
+		_, files, err := hostsock.BoundFiles()
+		if files == nil {
+			t.Fatalf("sock_diag gave no files: %v", err)
+		}
+		return listed, files, err
+	}
+	mounts := []ns.Mount{{Kind: ns.KindBind, Path: ws, Dir: true}, {Kind: ns.KindTmpfs, Path: filepath.Join(d, "hid"), Dir: true}}
+	masks, _, note, err := hostSocketMasksOwned(mounts, nil, []string{ws})
+	var got []string
+	for _, m := range masks {
+		got = append(got, m.Path)
+	}
+	slices.Sort(got)
+	want := []string{filepath.Join(d, "old", "d2", "s.sock"), filepath.Join(d, "x", "y", "t.sock")}
+	if err != nil || !slices.Equal(got, want) || note != "" {
+		t.Errorf("masks %q, note %q, err %v; want %q and no note", got, note, err, want)
+	}
+	oldFar := maxFarDirs
+	maxFarDirs = 0
+	t.Cleanup(func() { maxFarDirs = oldFar })
+	masks, _, note, err = hostSocketMasksOwned(mounts, nil, []string{ws})
+	if err != nil || len(masks) != 0 || !strings.Contains(note, "a live socket bound at "+listed[0]+", "+listed[1]+" is not at that name") {
+		t.Errorf("past the bound: masks %v, err %v, note %q", masks, err, note)
+	}
 }

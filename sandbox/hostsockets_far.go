@@ -1,0 +1,178 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/hostsock"
+	"github.com/jail-sandbox/jail/ns"
+)
+
+// farSocket is a socket file the start looks for outside the walked
+// trees: another name of a linked socket (linked set), or the file of a
+// socket the kernel lists by a name that does not hold it any more (name:
+// the bound name; renamed, or its directory, outside the walked trees).
+type farSocket struct {
+	from   string        // the directory looked through first (then its parents)
+	linked *linkedSocket // the linked socket whose other names are wanted
+	key    [2]uint64     // linked: its device and inode
+	name   string        // lost: the name the kernel lists it by
+	found  uint64        // lost: names found
+	nlink  uint64        // lost: the found file's link count
+}
+
+// done reports whether every name of f has been found.
+func (f *farSocket) done() bool {
+	if f.linked != nil {
+		return f.linked.found+1 >= f.linked.nlink
+	}
+	return f.found > 0 && f.found >= f.nlink
+}
+
+// maxFarDirs bounds the directories farMasks reads for one start (a test
+// lowers it): a socket whose file was unlinked while it still listens
+// (its directory removed under a running server) is found nowhere, and
+// each start looks for it again.
+var maxFarDirs = 1000
+
+// farMasks looks for the sockets of far through the parts of their file
+// systems the sandbox sees, outside roots (walked already): from each one's
+// directory outward, a parent at a time up to its file system's mount
+// point, in no other file system (a name never leaves its own) and in no
+// place the sandbox hides; it stops when every name is found or past
+// maxFarDirs directories. Each name found where the sandbox sees it is
+// masked. left says the sockets not wholly found (their names are past
+// the bound, or in places the sandbox hides or the supervisor cannot
+// read).
+//
+// Why: the mask is per path and connect(2) goes to the inode. A host-made
+// hard link of root's or the user's socket in the host's read-only view
+// (the agent cannot make one: protected_hardlinks links only a regular
+// file of another's, and that view is read-only), and a socket or its
+// directory renamed outside the walked trees (by an earlier run's agent
+// in its --write path, which this run sees read-only), reached the host
+// service from the sandbox.
+func farMasks(far []*farSocket, files *hostsock.Files, own *owners, roots []string, mounts []ns.Mount, hostMounts []fsrules.Mount, seen map[string]bool) (out []ns.Mount, left []string) {
+	if len(far) == 0 {
+		return nil, nil
+	}
+	skipDirs := unwalkedDirs(mounts, roots)
+	points := map[string]bool{}
+	for _, m := range hostMounts {
+		points[m.Point] = true
+	}
+	budget := maxFarDirs
+	all := func() bool {
+		for _, f := range far {
+			if !f.done() {
+				return false
+			}
+		}
+		return true
+	}
+	each := func(p string, dev, ino uint64) {
+		var st *syscall.Stat_t
+		for _, f := range far {
+			if f.done() {
+				continue
+			}
+			if f.linked != nil {
+				if f.key != [2]uint64{dev, ino} || p == f.linked.path {
+					continue
+				}
+			} else if files == nil || !files.Holds(f.name, ino) {
+				continue
+			}
+			if st == nil {
+				st = new(syscall.Stat_t)
+				// Why the owner: as the walked trees' moved sockets,
+				// root's or the user's (another user's socket is
+				// theirs by any name).
+				if syscall.Lstat(p, st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK || uint64(st.Ino) != ino || !own.of(st.Uid) {
+					return
+				}
+			}
+			if f.linked != nil {
+				f.linked.found++
+			} else {
+				f.found++
+				f.nlink = uint64(st.Nlink)
+			}
+		}
+		if st == nil || seen[p] || named(p, mounts) || !socketVisible(p, mounts) {
+			return
+		}
+		seen[p] = true
+		out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
+	}
+	for _, f := range far {
+		prev := ""
+		for d := f.from; !f.done() && budget > 0; d = filepath.Dir(d) {
+			if socketVisible(d, mounts) && !underAny(d, roots) {
+				fsrules.LinkedSockets(d, func(dir string) bool {
+					budget--
+					// Why each: the child walked in the step before,
+					// the places the sandbox hides or the start walked,
+					// and other file systems (no name of this file
+					// there).
+					return budget < 0 || dir == prev || skipDirs[dir] || points[dir] || all()
+				}, true, each)
+			}
+			if d == "/" || points[d] {
+				break
+			}
+			prev = d
+		}
+	}
+	for _, f := range far {
+		if !f.done() {
+			if f.linked != nil {
+				left = append(left, f.linked.path)
+			} else {
+				left = append(left, f.name)
+			}
+		}
+	}
+	sort.Strings(left)
+	return out, left
+}
+
+// existingDir is the deepest directory of p (p itself or a parent) that
+// exists: where a renamed directory was.
+func existingDir(p string) string {
+	for {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return p
+		}
+		if p == "/" || p == "." {
+			return p
+		}
+		p = filepath.Dir(p)
+	}
+}
+
+// farNote says the sockets farMasks did not wholly find ("" if none).
+func farNote(left []string, lost map[string]bool) string {
+	var linked, moved []string
+	for _, p := range left {
+		if lost[p] {
+			moved = append(moved, p)
+		} else {
+			linked = append(linked, p)
+		}
+	}
+	note := linkedNote(linked)
+	if len(moved) > 0 {
+		list := strings.Join(moved[:min(len(moved), 3)], ", ")
+		if len(moved) > 3 {
+			list += fmt.Sprintf(" and %d more", len(moved)-3)
+		}
+		note = joinNotes(note, hostSocketsNote+fmt.Sprintf("a live socket bound at %s is not at that name, and was not found within %d directories of it where the sandbox sees: if it was renamed there the sandbox can connect to it; if its server no longer needs it, restart the server", list, maxFarDirs))
+	}
+	return note
+}

@@ -77,6 +77,23 @@ func (w *walker) nestedAbsent(dir, name string) {
 	}
 }
 
+// linkedFirst reports whether the first component of name in home h is a
+// symlink (lstat once per component and home: most homes have none).
+func (w *walker) linkedFirst(h, name string) bool {
+	first, _, _ := strings.Cut(name, "/")
+	p := join(h, first)
+	if v, ok := w.linkedMemo[p]; ok {
+		return v
+	}
+	st, err := w.lstat(p)
+	v := err == nil && st.Mode()&os.ModeSymlink != 0
+	if w.linkedMemo == nil {
+		w.linkedMemo = map[string]bool{}
+	}
+	w.linkedMemo[p] = v
+	return v
+}
+
 // ownRoot reports whether p lies in a writable root of jail's own
 // (Input.Own) -- the innermost writable root holding it, so that a path in
 // ~/.claude beside a cache at ~/.claude/projects is not one.
@@ -305,6 +322,14 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 		}
 		for _, h := range homes {
 			if enclosingRoot(h, w.writable) != "" && !w.gitGated(h, b) {
+				consider(join(h, name), b)
+			} else if w.linkedFirst(h, name) {
+				// Why: a home not writable whose entry is a symlink into a
+				// writable tree (~/.claude -> dotfiles/claude, the run in
+				// dotfiles): the host's tools reach the name through the
+				// link, where it has no .claude in its path for the roots'
+				// names to match; consider resolves it (review18b: the
+				// agent's ~/.claude/commands/ and agents/ stayed).
 				consider(join(h, name), b)
 			}
 		}

@@ -460,6 +460,7 @@ type walker struct {
 	writable     []string               // the writable roots
 	rootWritable bool                   // the root being walked is writable
 	own          map[string]bool        // writable roots of jail's own (Input.Own): no absent names
+	linkedMemo   map[string]bool        // home entries that are symlinks (linkedFirst)
 	links        map[[2]uint64]linkInfo // (dev, ino) of protected files with other links
 	found        []string               // .git and HEAD entries (Plan.Found)
 	notes        []string

@@ -45,12 +45,28 @@ func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) 
 			continue // the first profile's cache wins
 		}
 		seen[target] = true
+		// The cache's name (its directory of jail's own) comes from the
+		// path as the profile gives it; where it is mounted, from where
+		// the host's tool reaches it. Why: with a symlink on the way into
+		// a writable tree (~/.claude -> dotfiles/claude, the run in
+		// dotfiles), a cache at ~/.claude/projects covered a path of the
+		// sandbox's home only, and the host's directory the link leads to
+		// stayed writable through the tree: the agent wrote the host's
+		// transcripts and backups (a host /rewind writes any file,
+		// review18b). Mounted where the link leads, it covers that
+		// directory, and the link inside leads to the cache.
+		at := target
+		// The directories above it only: a cache that is itself a link is
+		// refused below, never followed.
+		if r := filepath.Join(resolveExisting(filepath.Dir(target)), filepath.Base(target)); r != target && inWritable(r, binds) {
+			at = r
+		}
 		for _, b := range binds {
 			switch {
-			case target == b.Path:
+			case at == b.Path:
 				return nil, &policy.FieldError{Key: "cache", Value: c, Reason: fmt.Sprintf(
 					"it is %s, which is already visible (%s): drop the cache, or that path", b.Path, b.Why)}
-			case !strings.HasPrefix(target, b.Path+"/"):
+			case !strings.HasPrefix(at, b.Path+"/"):
 			case b.Kind != ns.KindBind:
 				return nil, &policy.FieldError{Key: "cache", Value: c, Reason: fmt.Sprintf(
 					"it lies in %s, which is read-only (%s): drop the cache, or that path", b.Path, b.Why)}
@@ -61,9 +77,9 @@ func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) 
 				// on the host when missing; one the agent turned into a
 				// symlink (in a run without this cache) is refused rather
 				// than followed. BuildPlan pins the directories above it.
-				if fi, err := os.Lstat(target); err == nil && !fi.IsDir() {
+				if fi, err := os.Lstat(at); err == nil && !fi.IsDir() {
 					return nil, &policy.FieldError{Key: "cache", Value: c, Reason: fmt.Sprintf(
-						"%s is not a directory (a symlink or a file): remove it, or drop the cache", target)}
+						"%s is not a directory (a symlink or a file): remove it, or drop the cache", at)}
 				}
 			}
 		}
@@ -71,7 +87,7 @@ func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) 
 		switch {
 		case p.HostCaches:
 			// The user's explicit choice: the host's own cache, writable.
-			src = target
+			src = at
 		case home != "" && strings.HasPrefix(target, home+"/"):
 			src = filepath.Join(base, name, "home", strings.TrimPrefix(target, home+"/"))
 		default:
@@ -90,11 +106,21 @@ func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) 
 		if p.HostCaches {
 			why = "cache " + name + " (the host's own: host-caches)"
 		}
-		m := ns.Mount{Kind: ns.KindBind, Path: target, Dir: true, FD: -1, Why: why}
-		if src != target {
+		m := ns.Mount{Kind: ns.KindBind, Path: at, Dir: true, FD: -1, Why: why}
+		if src != at {
 			m.Source = src
 		}
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// inWritable says whether p lies inside (below) a writable bind of binds.
+func inWritable(p string, binds []ns.Mount) bool {
+	for _, b := range binds {
+		if b.Kind == ns.KindBind && strings.HasPrefix(p, b.Path+"/") {
+			return true
+		}
+	}
+	return false
 }

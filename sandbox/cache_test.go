@@ -39,11 +39,32 @@ func TestCacheMounts(t *testing.T) {
 			binds: []ns.Mount{{Kind: ns.KindROBind, Path: filepath.Join(home, "ro"), Why: "read"}}, wantErr: "read-only"},
 		{name: "a symlink in a writable path", pol: policy.Policy{Cache: []string{"~/w/link"}},
 			binds: []ns.Mount{{Kind: ns.KindBind, Path: filepath.Join(home, "w"), Why: "write"}}, wantErr: "not a directory"},
+		// ~/.claude -> w/claude, w writable: mounted where the link leads
+		// (the host's directory there), named as the profile names it.
+		{name: "a symlink on the way into a writable path", pol: policy.Policy{Cache: []string{"claude:~/.claude/projects"}},
+			binds: []ns.Mount{{Kind: ns.KindBind, Path: filepath.Join(home, "w"), Why: "workspace"}},
+			src:   filepath.Join(xdg, "jail/cache/claude/home/.claude/projects"), target: filepath.Join(home, "w/claude/projects")},
+		{name: "a symlink on the way, host-caches", pol: policy.Policy{Cache: []string{"claude:~/.claude/file-history"}, HostCaches: true},
+			binds: []ns.Mount{{Kind: ns.KindBind, Path: filepath.Join(home, "w"), Why: "workspace"}},
+			src:   "", target: filepath.Join(home, "w/claude/file-history")},
+		{name: "a symlink on the way, the cache a link", pol: policy.Policy{Cache: []string{"claude:~/.claude/link"}},
+			binds: []ns.Mount{{Kind: ns.KindBind, Path: filepath.Join(home, "w"), Why: "workspace"}}, wantErr: "not a directory"},
+		{name: "a symlink on the way, not writable", pol: policy.Policy{Cache: []string{"claude:~/.claude/projects"}},
+			src: filepath.Join(xdg, "jail/cache/claude/home/.claude/projects"), target: filepath.Join(home, ".claude/projects")},
 	}
 	if err := os.MkdirAll(filepath.Join(home, "w"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink("/etc", filepath.Join(home, "w", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, "w", "claude", "projects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(home, "w", "claude", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("w/claude", filepath.Join(home, ".claude")); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cases {

@@ -130,6 +130,16 @@ var Builtins = []Builtin{
 	// tools (allowed-tools) and adds hooks; the model loads a skill on its
 	// own when the description fits.
 	{".claude/skills/", ReadOnly, false, "agent skills: their !`command` lines and hooks run when a skill loads"},
+	// Codex 0.171 loads every SKILL.md under ~/.codex/skills/ (its own
+	// system skills included, which it writes to .system/ at start and
+	// rewrites only when their marker file's version changes),
+	// ~/.agents/skills/, and a project's .codex/skills/ and .agents/skills/
+	// (seen in the prompt it sends, codexskills): their descriptions are in
+	// every session's instructions, the model loads one on its own when it
+	// fits, and a skill's agents/openai.yaml names MCP servers it depends
+	// on (installed by the skill_mcp_dependency_install feature).
+	{".codex/skills/", ReadOnly, false, "Codex skills: loaded on their own; agents/openai.yaml names MCP servers"},
+	{".agents/skills/", ReadOnly, false, "Codex skills: loaded on their own; agents/openai.yaml names MCP servers"},
 	// jail's own config, profiles and trust store decide what the next run
 	// may do: nothing inside may read or change them (an agent that could
 	// would trust its own .jail.toml, or widen its next sandbox).
@@ -255,6 +265,19 @@ var Builtins = []Builtin{
 	// on the host's loopback with -p while it runs. Only IDE extensions
 	// write them.
 	{".claude/ide/", ReadOnly, false, "Claude Code connects to the IDE MCP server a lock file here names"},
+	// The agents' global instruction files: every later host session of
+	// the agent reads them as the user's own instructions (a prompt
+	// injection that outlives the run and reaches every project). Neither
+	// CLI writes them itself: Claude Code 2.1.197 keeps its auto memory
+	// in ~/.claude/projects (jail's own under -P claude) and classes an
+	// edit of CLAUDE.md or .claude/rules/ as self-modification; Codex
+	// 0.171 keeps its memories in ~/.codex/memories (codexskills).
+	// (~/.gemini/GEMINI.md stays writable: Gemini CLI 0.61's prompt sends
+	// the model there to save the user's cross-project preferences.)
+	{"~/.claude/CLAUDE.md", ReadOnly, false, "Claude Code's user memory: read as your instructions in every session"},
+	{"~/.claude/rules/", ReadOnly, false, "Claude Code's user rules: read as your instructions in every session"},
+	{"~/.codex/AGENTS.md", ReadOnly, false, "Codex's global instructions: read as yours in every session"},
+	{"~/.codex/AGENTS.override.md", ReadOnly, false, "Codex's global instructions: read as yours in every session"},
 	{".codex/hooks.json", ReadOnly, false, "Codex hooks run commands"},
 	{".codex/hooks/", ReadOnly, false, "Codex hooks run commands"},
 	// Codex 0.171 loads each enabled plugin from its installed copy under

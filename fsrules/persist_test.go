@@ -69,7 +69,7 @@ func TestBuiltinNames(t *testing.T) {
 		{".git/hooks/", RO, RO}, {".git/config", RO, RO}, {".git/config.worktree", RO, RO}, {".gitmodules", RO, RO},
 		{".git/modules/sub/hooks/", RO, RO}, {".git/modules/sub/config", RO, RO},
 		{".mcp.json", RO, RO}, {".vscode/", RO, RO}, {".idea/", RO, RO}, {".claude/commands/", RO, RO}, {".claude/agents/", RO, RO},
-		{".claude/skills/", RO, RO}, {".claude/plugins/", RO, RO}, {".claude/ide/", RO, RO}, {".codex/hooks.json", RO, RO}, {".codex/hooks/", RO, RO}, {".codex/plugins/", RO, RO},
+		{".claude/skills/", RO, RO}, {".claude/plugins/", RO, RO}, {".claude/ide/", RO, RO}, {".codex/hooks.json", RO, RO}, {".codex/hooks/", RO, RO}, {".codex/plugins/", RO, RO}, {".codex/skills/", RO, RO}, {".agents/skills/", RO, RO},
 		{".gemini/extensions/", RO, RO}, {".gemini/commands/", RO, RO}, {".codex/rules/", RO, RO}, {".gemini/policies/", RO, RO}, {".copilot/hooks/", RO, RO},
 		{".copilot/installed-plugins/", RO, RO}, {".copilot/agents/", RO, RO}, {".gemini/agents/", RO, RO}, {".copilot/skills/", RO, RO}, {".github/agents/", RO, RO}, {".github/skills/", RO, RO}, {".github/hooks/", RO, RO}, {".cursor/", RO, RO},
 		{".copilot/pkg/", RO, RO}, {".claude/local/", RO, RO},
@@ -107,6 +107,8 @@ func TestBuiltinNames(t *testing.T) {
 		{".config/hypr/", no, RO}, {".deno/bin/", no, RO}, {".bun/bin/", no, RO}, {".local/share/nvim/", no, RO},
 		{".cargo/config", no, RO}, {".yarnrc", no, RO}, {".gradle/init.d/", no, RO}, {".gradle/init.gradle", no, RO},
 		{".gradle/gradle.properties", no, H}, {".m2/settings.xml", no, H}, {".lessfilter", no, RO},
+		{".claude/CLAUDE.md", no, RO}, {".claude/rules/", no, RO}, {".codex/AGENTS.md", no, RO}, {".codex/AGENTS.override.md", no, RO},
+		{".gemini/GEMINI.md", no, no}, // Gemini CLI saves the user's memories there (README)
 		{".Config/Systemd/", no, RO}, {".LOCAL/BIN/", no, RO},
 		{".config/other/", no, no}, {".local/share/other/", no, no}, {"src/", no, no}, {".gradle/caches/", no, no},
 		{".m2/repository/", no, no}, {".hg/store/", no, no}, {"lib/", no, no},

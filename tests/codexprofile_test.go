@@ -9,6 +9,7 @@ package tests
 
 import (
 	"net"
+	"os"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,22 @@ func TestProfileCodexSecondRunStarts(t *testing.T) {
 	r = sh(t, runOpts{dir: h.ws, env: h.env}, `echo started`, "--publish", "1455:1455")
 	if r.code != 125 {
 		t.Errorf("--publish 1455:1455 with the port taken: exit %d, want 125\n%s", r.code, r.stderr)
+	}
+}
+
+// Codex makes ~/.codex/skills/.system at every start, and ~/.codex/skills/
+// is read-only inside (codexskills): the codex profile makes the directory
+// on the host when it is missing, so that it is mounted read-only rather
+// than watched as absent (without it, Codex's own mkdir was quarantined at
+// every start, a notice each time, and an empty HOME never got the mount).
+func TestProfileCodexSkillsDirMade(t *testing.T) {
+	h := newProfHome(t)
+	r := sh(t, runOpts{dir: h.ws, env: h.env}, `mkdir -p ~/.codex/skills/.system 2>/dev/null && echo made; true`, "--profile", "codex")
+	mustCode(t, r, 0)
+	if strings.Contains(r.stdout, "made") || strings.Contains(r.stderr, "quarantine") {
+		t.Errorf("~/.codex/skills/.system could be made inside (or was quarantined):\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if ents, err := os.ReadDir(h.path("~/.codex/skills")); err != nil || len(ents) != 0 {
+		t.Errorf("~/.codex/skills on the host after the run: %v, %v; want an empty directory", ents, err)
 	}
 }

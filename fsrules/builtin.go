@@ -255,6 +255,17 @@ var Builtins = []Builtin{
 	// on the host's loopback with -p while it runs. Only IDE extensions
 	// write them.
 	{".claude/ide/", ReadOnly, false, "Claude Code connects to the IDE MCP server a lock file here names"},
+	// Claude Code (2.1.197) offers history.jsonl's entries for the cwd's
+	// project on up-arrow, newest first, and Enter submits one as the
+	// user's own prompt: a display starting with "!" runs in the user's
+	// shell at once (bash mode, no prompt), and "[Pasted text #1 +1
+	// lines]" is expanded from the entry, or from paste-cache/HASH.txt for
+	// a long paste, unseen. An entry the agent appended, and a host entry's
+	// paste the agent rewrote, each ran a command on the host at up-arrow
+	// and Enter (session 18). Sandboxed sessions keep their prompts in
+	// memory (the CLI catches the failed write).
+	{".claude/history.jsonl", ReadOnly, false, "Claude Code's prompt history: up-arrow and Enter run an entry as the user's prompt (\"!\" ones in the user's shell)"},
+	{".claude/paste-cache/", ReadOnly, false, "the long pastes Claude Code's prompt history expands when an entry is run again"},
 	{".codex/hooks.json", ReadOnly, false, "Codex hooks run commands"},
 	{".codex/hooks/", ReadOnly, false, "Codex hooks run commands"},
 	// Codex 0.171 loads each enabled plugin from its installed copy under

@@ -130,6 +130,12 @@ var Builtins = []Builtin{
 	// tools (allowed-tools) and adds hooks; the model loads a skill on its
 	// own when the description fits.
 	{".claude/skills/", ReadOnly, false, "agent skills: their !`command` lines and hooks run when a skill loads"},
+	// Claude Code 2.1.197 loads ~/.claude/workflows/*.js and a project's
+	// .claude/workflows/*.js (meta with whenToUse: offered to the model as
+	// skills are) and runs one in a node:vm context of its own process (no
+	// boundary: this.constructor.constructor reaches process), driving
+	// subagents with its prompts (session 18).
+	{".claude/workflows/", ReadOnly, false, "Claude Code workflows: scripts the model starts on its own, run in the claude process"},
 	// jail's own config, profiles and trust store decide what the next run
 	// may do: nothing inside may read or change them (an agent that could
 	// would trust its own .jail.toml, or widen its next sandbox).

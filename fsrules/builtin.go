@@ -136,6 +136,15 @@ var Builtins = []Builtin{
 	// boundary: this.constructor.constructor reaches process), driving
 	// subagents with its prompts (session 18).
 	{".claude/workflows/", ReadOnly, false, "Claude Code workflows: scripts the model starts on its own, run in the claude process"},
+	// What Claude Code 2.1.197's own sandbox keeps its Bash commands from
+	// writing in each project (beside settings, skills, hooks, commands,
+	// .mcp.json): launch configurations (the commands its preview starts),
+	// routines, scheduled tasks (prompts it runs on a schedule); and the
+	// prompt /loop runs when given none (also in ~/.claude) (session 18).
+	{".claude/launch.json", ReadOnly, false, "Claude Code launch configurations: commands it starts"},
+	{".claude/routines/", ReadOnly, false, "Claude Code routines: prompts it runs on their own"},
+	{".claude/scheduled_tasks.json", ReadOnly, false, "Claude Code scheduled tasks: prompts it runs on a schedule"},
+	{".claude/loop.md", ReadOnly, false, "the prompt Claude Code's /loop runs when given none"},
 	// jail's own config, profiles and trust store decide what the next run
 	// may do: nothing inside may read or change them (an agent that could
 	// would trust its own .jail.toml, or widen its next sandbox).

@@ -82,6 +82,9 @@ var claudeSettingsKeys = []Key{
 	{Path: "disableSkillShellExecution"},
 	// Remote hosts Claude Code connects to with the user's SSH identity.
 	{Path: "sshConfigs"},
+	// Remote Control at every session's start, transcripts uploaded (as in
+	// ~/.claude.json, which these override).
+	{Path: "remoteControlAtStartup"}, {Path: "autoUploadSessions"},
 }
 
 // Keys Codex protects in config.toml (user and project), from the config
@@ -125,6 +128,12 @@ var Files = []File{
 			// check of the lock's pid), whose tools and notifications
 			// reach the session (session 17).
 			{Path: "autoConnectIde"},
+			// Read from settings, else from here: every host session
+			// registered for Remote Control at start (prompts sent through
+			// the account's API, whose token the agent reads in ~/.claude,
+			// run there as the user's), each transcript uploaded to the
+			// account (session 18).
+			{Path: "remoteControlAtStartup"}, {Path: "autoUploadSessions"},
 		}},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.local.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},

@@ -140,6 +140,21 @@ var Builtins = []Builtin{
 	// on (installed by the skill_mcp_dependency_install feature).
 	{".codex/skills/", ReadOnly, false, "Codex skills: loaded on their own; agents/openai.yaml names MCP servers"},
 	{".agents/skills/", ReadOnly, false, "Codex skills: loaded on their own; agents/openai.yaml names MCP servers"},
+	// Claude Code 2.1.197 loads ~/.claude/workflows/*.js and a project's
+	// .claude/workflows/*.js (meta with whenToUse: offered to the model as
+	// skills are) and runs one in a node:vm context of its own process (no
+	// boundary: this.constructor.constructor reaches process), driving
+	// subagents with its prompts (session 18).
+	{".claude/workflows/", ReadOnly, false, "Claude Code workflows: scripts the model starts on its own, run in the claude process"},
+	// What Claude Code 2.1.197's own sandbox keeps its Bash commands from
+	// writing in each project (beside settings, skills, hooks, commands,
+	// .mcp.json): launch configurations (the commands its preview starts),
+	// routines, scheduled tasks (prompts it runs on a schedule); and the
+	// prompt /loop runs when given none (also in ~/.claude) (session 18).
+	{".claude/launch.json", ReadOnly, false, "Claude Code launch configurations: commands it starts"},
+	{".claude/routines/", ReadOnly, false, "Claude Code routines: prompts it runs on their own"},
+	{".claude/scheduled_tasks.json", ReadOnly, false, "Claude Code scheduled tasks: prompts it runs on a schedule"},
+	{".claude/loop.md", ReadOnly, false, "the prompt Claude Code's /loop runs when given none"},
 	// jail's own config, profiles and trust store decide what the next run
 	// may do: nothing inside may read or change them (an agent that could
 	// would trust its own .jail.toml, or widen its next sandbox).
@@ -278,6 +293,17 @@ var Builtins = []Builtin{
 	{"~/.claude/rules/", ReadOnly, false, "Claude Code's user rules: read as your instructions in every session"},
 	{"~/.codex/AGENTS.md", ReadOnly, false, "Codex's global instructions: read as yours in every session"},
 	{"~/.codex/AGENTS.override.md", ReadOnly, false, "Codex's global instructions: read as yours in every session"},
+	// Claude Code (2.1.197) offers history.jsonl's entries for the cwd's
+	// project on up-arrow, newest first, and Enter submits one as the
+	// user's own prompt: a display starting with "!" runs in the user's
+	// shell at once (bash mode, no prompt), and "[Pasted text #1 +1
+	// lines]" is expanded from the entry, or from paste-cache/HASH.txt for
+	// a long paste, unseen. An entry the agent appended, and a host entry's
+	// paste the agent rewrote, each ran a command on the host at up-arrow
+	// and Enter (session 18). Sandboxed sessions keep their prompts in
+	// memory (the CLI catches the failed write).
+	{".claude/history.jsonl", ReadOnly, false, "Claude Code's prompt history: up-arrow and Enter run an entry as the user's prompt (\"!\" ones in the user's shell)"},
+	{".claude/paste-cache/", ReadOnly, false, "the long pastes Claude Code's prompt history expands when an entry is run again"},
 	{".codex/hooks.json", ReadOnly, false, "Codex hooks run commands"},
 	{".codex/hooks/", ReadOnly, false, "Codex hooks run commands"},
 	// Codex 0.171 loads each enabled plugin from its installed copy under

@@ -68,7 +68,6 @@ time.sleep(60)
 	return
 }
 
-
 // reportedKid takes init's report, not what /proc shows: of two fresh
 // children of init, only the reported one is the command (review17d: an
 // agent's clone(CLONE_PARENT) child is a fresh child of init too); one whose

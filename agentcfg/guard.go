@@ -81,5 +81,8 @@ const (
 // start treats changes made long after the last touch as the user's.
 const heartbeat = 5 * time.Second
 
+// ErrUnguarded: New met a target it cannot guard.
+var ErrUnguarded = errors.New("agent configuration jail cannot guard")
+
 // ErrUnsupported is returned where the guard cannot run (not Linux).
 var ErrUnsupported = errors.New("agentcfg: the configuration guard needs Linux")

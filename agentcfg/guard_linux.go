@@ -374,8 +374,12 @@ type Guard struct {
 
 // New reads every target's snapshot and writes the record that lets the
 // next start finish the job if this supervisor is killed. A target that
-// cannot be guarded (its directory is a symlink at start, or it is not a
-// regular file) is left out; skipped says why.
+// cannot be guarded (a directory on the way is a symlink, it cannot be
+// opened, it is not a regular file or is too large) fails New, and skipped
+// says why: the plan masked or resolved what it saw (Unguardable), so such
+// a path changed since, and left out it stayed the agent's to write (a
+// concurrent run swapped a FIFO in between the plan and New, session 18).
+// ErrUnguarded wraps that error.
 func New(targets []Target, o Options) (g *Guard, skipped []string, err error) {
 	if o.MaxSize <= 0 {
 		o.MaxSize = MaxSize
@@ -404,6 +408,11 @@ func New(targets []Target, o Options) (g *Guard, skipped []string, err error) {
 			continue
 		}
 		g.targets = append(g.targets, &gtarget{Target: t, snap: st, last: st, wd: -1})
+	}
+	if len(skipped) > 0 {
+		// Why: fail closed. Left out, the path is the agent's to write,
+		// and a settings file of its own there (hooks) outlives the run.
+		return nil, skipped, fmt.Errorf("%w: %s", ErrUnguarded, strings.Join(skipped, "; "))
 	}
 	if err := g.writeRecord(); err != nil {
 		return nil, skipped, err

@@ -3,6 +3,7 @@ package agentcfg
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -266,18 +267,80 @@ func TestRecover(t *testing.T) {
 	}
 }
 
-// A guard skips targets it cannot guard, and says why.
+// New refuses targets it cannot guard, says why, and leaves no record.
 func TestGuardSkips(t *testing.T) {
 	e := newGuardEnv(t)
 	real := t.TempDir()
 	write(t, filepath.Join(real, "settings.json"), `{}`)
 	os.Symlink(real, filepath.Join(e.root, ".claude"))
-	_, skipped, err := New([]Target{e.target(".claude/settings.json")}, e.opts("t5"))
-	if err != nil {
-		t.Fatal(err)
+	g, skipped, err := New([]Target{e.target(".claude/settings.json")}, e.opts("t5"))
+	if !errors.Is(err, ErrUnguarded) || g != nil {
+		t.Fatalf("New: %v, want ErrUnguarded", err)
 	}
 	if len(skipped) != 1 || !strings.Contains(skipped[0], "symlink") {
 		t.Fatalf("skipped %q", skipped)
+	}
+	if ents, _ := os.ReadDir(e.state); len(ents) != 0 {
+		t.Errorf("a refused guard left %v", ents)
+	}
+}
+
+// The plan (Unguardable) and New look at a path at two times: what a
+// concurrent run's agent swaps in between (a FIFO, a directory, a symlink
+// on the way) fails New. Left out with a line said, the path was the
+// agent's to write, and its hooks there outlived the run (session 18).
+// Seen failing on main: New returned no error and guarded nothing.
+func TestGuardRefusesSwappedSincePlan(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		swap func(e *guardEnv, p string) error
+	}{
+		{"fifo", func(e *guardEnv, p string) error { os.Remove(p); return syscall.Mkfifo(p, 0o644) }},
+		{"dir", func(e *guardEnv, p string) error { os.Remove(p); return os.Mkdir(p, 0o755) }},
+		{"symlink-on-the-way", func(e *guardEnv, p string) error {
+			d := filepath.Dir(p)
+			if err := os.Rename(d, d+".real"); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Base(d)+".real", d)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newGuardEnv(t)
+			tg := e.target(".claude/settings.json")
+			write(t, tg.Path, `{}`)
+			ok, bad := Unguardable([]Target{tg})
+			if len(ok) != 1 || len(bad) != 0 {
+				t.Fatalf("the plan: ok %v bad %v", ok, bad)
+			}
+			if err := c.swap(e, tg.Path); err != nil {
+				t.Fatal(err)
+			}
+			g, skipped, err := New(ok, e.opts("swap"))
+			if !errors.Is(err, ErrUnguarded) || g != nil || len(skipped) != 1 {
+				t.Fatalf("New after the swap: guard %v, skipped %q, err %v; want refused", g != nil, skipped, err)
+			}
+		})
+	}
+}
+
+// A file its owner cannot read (mode 0) is unguardable: the agent, the
+// same owner, gives itself the access back and writes its hooks there.
+// Root reads it all the same: checked as another user only.
+func TestUnguardableUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Log("root reads a mode-0 file: nothing to check as root")
+		return
+	}
+	e := newGuardEnv(t)
+	tg := e.target(".claude/settings.json")
+	write(t, tg.Path, `{}`)
+	if err := os.Chmod(tg.Path, 0); err != nil {
+		t.Fatal(err)
+	}
+	ok, bad := Unguardable([]Target{tg})
+	if len(ok) != 0 || len(bad) != 1 || !strings.HasPrefix(bad[0].What, "unreadable") || bad[0].Dir {
+		t.Fatalf("ok %v bad %+v, want it unguardable (unreadable)", ok, bad)
 	}
 }
 

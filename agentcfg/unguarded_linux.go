@@ -1,6 +1,7 @@
 package agentcfg
 
 import (
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -10,9 +11,9 @@ import (
 // path holds what it cannot (Unguarded): checked the way New reads them
 // (no symlink below the root followed), by their metadata only, so the
 // plan does not read every guarded file a second time (a ~/.claude.json
-// of megabytes). A target New would leave out for another reason (a
-// directory on the way that is a symlink, one it cannot open) stays in
-// ok: New says why.
+// of megabytes). A file its owner cannot read is unguardable too. A target
+// whose way holds a symlink stays in ok (the plan guards where it leads
+// and the links, package sandbox); one New still cannot guard fails it.
 func Unguardable(targets []Target) (ok []Target, bad []Unguarded) {
 	ok = targets[:0:0]
 	for _, t := range targets {
@@ -40,6 +41,17 @@ func unguarded(t Target) (Unguarded, bool) {
 	case unix.S_IFREG:
 		if st.Size > MaxSize {
 			return Unguarded{Target: t, What: fmt.Sprintf("larger than %d bytes", int64(MaxSize))}, true
+		}
+		// Why: a file its owner cannot read (mode 0) cannot be
+		// snapshotted, and the agent, the same owner, gives itself the
+		// access back (chmod) and writes its hooks there (session 18).
+		// O_NONBLOCK: a FIFO swapped in meanwhile must not hang the plan.
+		fd, err := unix.Openat(l.dirfd, l.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+			return Unguarded{Target: t, What: fmt.Sprintf("unreadable (%v)", err)}, true
+		}
+		if err == nil {
+			unix.Close(fd)
 		}
 		return Unguarded{}, false
 	case unix.S_IFLNK:

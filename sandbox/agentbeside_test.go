@@ -542,7 +542,8 @@ func agentNamedFor(home, ws string, roots ...agentcfg.Root) ([]fsrules.Mask, []f
 	for i, r := range roots {
 		writable[i] = r.Path
 	}
-	return agentNamed(agentcfg.Targets(home, roots, agentcfg.Files), home, ws, writable, roots, nil)
+	m, a, l, n, py, _ := agentNamed(agentcfg.Targets(home, roots, agentcfg.Files), home, ws, writable, roots, nil)
+	return m, a, l, n, py
 }
 
 // besideHome makes a home and a workspace (symlinks resolved: the scan

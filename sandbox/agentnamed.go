@@ -52,9 +52,9 @@ const maxNamedSource = 32 << 20
 // (agentcfg's beside.go has the rule; besides.add applies it), and notes
 // says what is not; py are the agents' directories that hold a python
 // script the configuration runs (PyDir).
-func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots []agentcfg.Root, fm []fsrules.Mask) (_ []fsrules.Mask, _ []fsrules.Absent, _ []agentcfg.Target, notes []string, py []PyDir) {
+func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots []agentcfg.Root, fm []fsrules.Mask) (_ []fsrules.Mask, _ []fsrules.Absent, _ []agentcfg.Target, notes []string, py []PyDir, once map[string]bool) {
 	if len(ts) == 0 {
-		return nil, nil, nil, nil, nil
+		return nil, nil, nil, nil, nil, nil
 	}
 	have := make(map[string]bool, len(fm))
 	for _, m := range fm {
@@ -140,7 +140,7 @@ func agentNamed(ts []agentcfg.Target, home, ws string, writable []string, roots 
 			masks = append(masks, fsrules.Mask{Path: p, Kind: fsrules.ReadOnly, Rule: why})
 		}
 	}
-	return append(masks, b.masks...), append(absent, b.absent...), append(links, b.links...), b.notes, b.pyDirs
+	return append(masks, b.masks...), append(absent, b.absent...), append(links, b.links...), b.notes, b.pyDirs, b.once
 }
 
 // besides collects what protects the files loaded from beside named
@@ -160,6 +160,7 @@ type besides struct {
 	pyDirs    []PyDir
 	links     []agentcfg.Target
 	notes     []string
+	once      map[string]bool // the notes said once (saidBefore)
 }
 
 // agentDirs are the agents' own directories (agentcfg.AgentDirs) of the
@@ -476,8 +477,11 @@ func (b *besides) noteRuntime(dir, runs string) {
 		// beside its code for the first time fails inside, and a write a
 		// read-only mount refuses leaves no trace jail could report: said
 		// at start, with the fixes (scriptdirs2), once per directory and
-		// configuration (firstWriteMark: the run remembers it in the
-		// state directory), not at every start.
+		// configuration (b.once: the run remembers it in the state
+		// directory), not at every start.
+		if b.once == nil {
+			b.once = map[string]bool{}
+		}
 		if b.server {
 			b.notes = append(b.notes, fmt.Sprintf("agent script: %s is read-only (%s): an MCP server that creates its state, logs or packages there "+firstWriteMark+" with \"Read-only file system\", "+
 				"which jail cannot see; keep them outside it (such as %s/, or the data directory the server takes from an argument or an environment variable), or pass -w %s to let the agent change what runs there",
@@ -487,6 +491,7 @@ func (b *besides) noteRuntime(dir, runs string) {
 				"which jail cannot see (an agent may show that only in a verbose mode); keep them outside it (such as %s/), or pass -w %s to let the agent change what runs there",
 				dir, strings.TrimPrefix(runs, "agent config: "), filepath.Join(filepath.Dir(dir), "logs"), dir))
 		}
+		b.once[b.notes[len(b.notes)-1]] = true
 		return
 	}
 	slices.Sort(names)

@@ -101,6 +101,9 @@ type Plan struct {
 	ConfigDirMasked bool   `json:"config_dir_masked,omitempty"`
 
 	gitNotes []string // the git notes (in Notes too): told at start
+	// onceNotes are the notes (in Notes too) said once, not at every
+	// start (saidBefore): the first-write lines of script directories.
+	onceNotes map[string]bool
 
 	// hostMounts is the host's mount table as the plan read and used it
 	// (its views of hidden places), when mountsRead (mountsErr: why not).
@@ -530,12 +533,14 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		}
 	}
 	plan.Guarded = agentcfg.Targets(home, roots, agentcfg.Files)
-	named, namedAbsent, namedLinks, namedNotes, pyDirs := agentNamed(plan.Guarded, home, ws, writable, roots, fp.Masks)
+	named, namedAbsent, namedLinks, namedNotes, pyDirs, onceNotes := agentNamed(plan.Guarded, home, ws, writable, roots, fp.Masks)
+	plan.onceNotes = onceNotes
 	plan.PyDirs = pyDirs
 	plan.Notes = append(plan.Notes, namedNotes...)
 	plan.Guarded = append(plan.Guarded, namedLinks...)
 	plan.Guarded = append(plan.Guarded, gitLinks(gp.Links, roots, plan.Guarded)...)
 	plan.Guarded = append(plan.Guarded, jailDirLinks(jailDirs, roots, plan.Guarded)...)
+	plan.Guarded = guardedWays(uncovered(plan.Guarded, fp.Masks), roots)
 	cfgMasks, cfgNotes := unguardedMasks(plan)
 	plan.Notes = append(plan.Notes, cfgNotes...)
 	named = append(named, cfgMasks...)
@@ -1374,6 +1379,90 @@ func (s safeLines) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// uncovered drops the targets inside a directory masked whole (hidden,
+// such as a directory its owner cannot read, or read-only): the agent can
+// write nothing there, and the guard, which could not read it either,
+// would refuse the start (New).
+func uncovered(guarded []agentcfg.Target, masks []fsrules.Mask) []agentcfg.Target {
+	var dirs []string
+	for _, m := range masks {
+		if m.Dir {
+			dirs = append(dirs, m.Path)
+		}
+	}
+	if len(dirs) == 0 {
+		return guarded
+	}
+	out := guarded[:0:0]
+	for _, t := range guarded {
+		// A mask above the target's writable root does not count: the
+		// root's own bind, made after it, may show the tree again.
+		if d := enclosing(filepath.Dir(t.Path), dirs); d == "" || enclosing(d, []string{t.Root}) == "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// guardedWays replaces each guarded target whose way, below its writable
+// root, holds a symlink (ws/.claude -> cfg/claude, a shared configuration)
+// with what the host's agent reads through it: the file where the links
+// lead, guarded there when a writable root holds it, and each link on the
+// way (format Whole, as gitLinks). The guard reads nothing through a
+// symlink below its root (the agent controls every name there), so such a
+// target was left out, only said: the agent wrote its hooks through the
+// link, or replaced the link with a directory of its own, and the host's
+// next session in the workspace ran them (session 18). A way jail cannot
+// resolve (a loop) stays as it is: New refuses it.
+func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) []agentcfg.Target {
+	out := guarded[:0:0]
+	seen := make(map[string]bool, len(guarded))
+	for _, t := range guarded {
+		seen[t.Path] = true
+	}
+	type way struct {
+		agent string
+		links []gitguard.Protect
+	}
+	var ways []way
+	for _, t := range guarded {
+		if t.InPlace {
+			out = append(out, t)
+			continue
+		}
+		// The file's own name is not resolved: a symlink there is
+		// guarded as one.
+		dir, via, err := resolveNamed(filepath.Dir(t.Path))
+		if err != nil || len(via) == 0 {
+			out = append(out, t)
+			continue
+		}
+		w := way{agent: t.File.Agent}
+		for _, l := range via {
+			w.links = append(w.links, gitguard.Protect{Path: l, Why: "a symlink on the way to " + t.Path + ", which the host's " + t.File.Agent + " follows"})
+		}
+		ways = append(ways, w)
+		real := filepath.Join(dir, filepath.Base(t.Path))
+		r := enclosing(real, rootPaths(roots))
+		if r == "" || seen[real] {
+			continue // read-only inside (only the links can change), or guarded
+		}
+		rt := agentcfg.Target{File: t.File, Path: real, Root: r}
+		if r == real {
+			if slices.ContainsFunc(roots, func(x agentcfg.Root) bool { return x.Path == r && x.Dir }) {
+				continue // a directory where the file should be: the guard has nothing to write
+			}
+			rt.InPlace = true
+		}
+		seen[real] = true
+		out = append(out, rt)
+	}
+	for _, w := range ways {
+		out = append(out, linkTargets(w.agent, w.links, roots, out)...)
+	}
+	return out
 }
 
 // unguardedNote starts the note for a guarded path masked for the run.

@@ -539,7 +539,7 @@ func (r *runner) run() int {
 		// directory hidden whole because it cannot be read, and what the
 		// everyday-tools rules changed (see shownNote). The readers'
 		// notices are in plan.Notes too (for the trail): said above.
-		if shownNote(n) && !said[n] && !saidBefore(plan.StateDir, n, r.pol.DryRun) {
+		if shownNote(n) && !said[n] && !saidBefore(plan.StateDir, n, plan.onceNotes[n], r.pol.DryRun) {
 			r.notef("%s", n)
 		}
 	}

@@ -17,23 +17,29 @@ import (
 // a hook or MCP server that creates a file for the first time fails
 // (noteRuntime). Said at every start, the line was noise a user learned to
 // skip; the directory, the configuration that runs it and the fixes are
-// the same each time.
+// the same each time. Only words of the line: which notes are said once is
+// the plan's list (Plan.onceNotes), never a match of these words, which a
+// path in another note can hold (session 18).
 const firstWriteMark = "for the first time fails inside"
 
 // maxSaidOnce bounds the record: past it, the oldest hashes go (their
 // notes are said once more).
 const maxSaidOnce = 1024
 
-// saidBefore reports whether note n is one said once (firstWriteMark) and
-// an earlier start said it already, and records it otherwise. The record
-// (statedir.SaidOnce) is in jail's state directory, which no sandbox
-// reaches: an agent could otherwise silence the line for the next run.
-// --dry-run (peek) says every note and records none; without a state
+// saidBefore reports whether note n is one said once (once: the plan made
+// it so) and an earlier start said it already, and records it otherwise.
+// The record (statedir.SaidOnce) is in jail's state directory, which no
+// sandbox reaches: an agent could otherwise silence the line for the next
+// run. --dry-run (peek) says every note and records none; without a state
 // directory every start says it. A record jail cannot read or write costs
 // a repeated line, never a lost one: it is written before the line is
 // taken for said.
-func saidBefore(stateDir, n string, peek bool) bool {
-	if peek || stateDir == "" || !strings.Contains(n, firstWriteMark) {
+func saidBefore(stateDir, n string, once, peek bool) bool {
+	// Why: a note is said once only when the plan made it one, never by
+	// its words: a path holding "for the first time fails inside" (a
+	// directory an earlier run's agent named so) silenced every other
+	// line naming it from the second start on (session 18).
+	if !once || peek || stateDir == "" {
 		return false
 	}
 	sum := sha256.Sum256([]byte(n))

@@ -843,7 +843,10 @@ func (c *Cmd) closeAll() {
 	c.closers = nil
 }
 
-// Signal sends sig to the command's process group.
+// Signal sends sig to the command's process group. SIGKILL ends all the
+// command started, whatever group or session it moved to: its cgroup where
+// it has one, else every process found to come from it in /proc (README:
+// jail exec).
 func (c *Cmd) Signal(sig os.Signal) error {
 	if c.conn == nil {
 		return errors.New("not started")

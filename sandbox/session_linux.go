@@ -610,14 +610,22 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 				return
 			}
 			if q.Op == session.OpSignal && q.Signal > 0 && q.Signal < 65 {
-				_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: q.Signal})
+				m := ns.Message{Type: ns.MsgSignal, ID: id, Signal: q.Signal}
+				var sub *cgroup.Sub
 				if q.Signal == int(syscall.SIGKILL) {
-					// A kill of the command (the Go API's Cmd.Signal):
-					// where it has a cgroup, all it started, not only its
-					// process group, which setsid leaves.
-					if sub := r.ex.subOf(id); sub != nil {
-						_ = sub.Kill()
-					}
+					// A kill of the command (the Go API's Cmd.Signal) is
+					// of all it started, not only its process group, which
+					// setsid leaves: its cgroup where it has one, else
+					// init's walk of /proc (proctree, Group), as for a
+					// start given up. Without a cgroup (no exec audit, or
+					// none for the run) the setsid'd child ran on until
+					// the run's end (review18c).
+					sub = r.ex.subOf(id)
+					m.Group = sub == nil
+				}
+				_ = r.sb.Conn.Send(m)
+				if sub != nil {
+					_ = sub.Kill()
 				}
 			}
 		}

@@ -75,3 +75,38 @@ func TestHostsDegradedSched(t *testing.T) {
 		t.Errorf("the degraded agent reached another process's scheduling or lost its own:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 }
+
+// degradedStopScript runs a degraded inner jail (jail in jail: no pid
+// namespace) whose agent SIGSTOPs init through the thread init forked it
+// from (it shares the agent's Landlock domain: the signal scope lets the
+// signal through), then exits 7. timeout(1) bounds the wait.
+const degradedStopScript = `cd inner || exit 1
+timeout 10 "$1" --degraded -- /bin/sh -c '
+for t in $(ls /proc/$PPID/task); do kill -STOP $t 2>/dev/null && echo "init stopped via $t" && break; done
+exit 7'
+echo "inner-exit=$?"
+`
+
+// TestHostsDegradedInitStopped: in a degraded run the agent can SIGSTOP
+// init, which then never reaped the agent's command nor reported its
+// exit: the run (and the user's terminal) was held until the kill switch
+// or Ctrl-C, with no word of why. Seen failing on main (b5e615a), root
+// and jailtest: inner-exit=124 (timeout's) after 10 s. Now the
+// supervisor continues a stopped init and says so: the run ends with the
+// command's status.
+func TestHostsDegradedInitStopped(t *testing.T) {
+	jb := jail(t)
+	outer := workspace(t)
+	os.MkdirAll(filepath.Join(outer, "inner"), 0o755)
+	r := run(t, runOpts{dir: outer}, "-r", hostsJailDir(t), "--", "/bin/sh", "-c", degradedStopScript, "sh", jb)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stdout, "init stopped via") {
+		t.Fatalf("the attack did not take (init not stopped):\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "inner-exit=7") {
+		t.Errorf("the run did not end with the command's status once init was stopped:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "init was stopped") {
+		t.Errorf("the run did not say init was stopped and continued:\n%s", r.stderr)
+	}
+}

@@ -7,14 +7,18 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/landlock"
+	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/procstat"
 	"github.com/jail-sandbox/jail/sandbox/inithooks"
 )
 
@@ -355,4 +359,50 @@ func (r *runner) killLeft() {
 	}
 	ns.KillDescendants()
 	r.tracef("left killed")
+}
+
+// initStopPoll is how often a degraded run looks whether init is stopped.
+const initStopPoll = 200 * time.Millisecond
+
+// keepInitGoing continues init whenever it is found stopped, until init
+// exits. Without a pid namespace the agent can SIGSTOP init (the thread
+// init forked it from shares the agent's Landlock domain, whose signal
+// scope lets SIGSTOP through; in a pid namespace the kernel drops it for
+// pid 1): a stopped init never reaps the agent's command nor reports its
+// exit, so the run, and the user's terminal, was held until the kill
+// switch or Ctrl-C, with no word of why (degraded18). Continuing is all
+// it takes: the agent could SIGKILL init anyway (killLeft then ends the
+// rest), so a stop gives it nothing a kill does not, and a SIGCONT is
+// harmless when the stop was the user's own (a whole job stopped: jail
+// is stopped too then and looks again only once continued). The pidfd
+// names init even after its pid is reaped and reused.
+func (r *runner) keepInitGoing(sb *ns.Sandbox) {
+	fd, err := unix.PidfdOpen(sb.Pid, 0)
+	if err != nil {
+		// Landlock (5.13) comes with pidfd_open (5.3): not met here.
+		r.tracef("init stop watch: no pidfd")
+		return
+	}
+	defer unix.Close(fd)
+	tick := time.NewTicker(initStopPoll)
+	defer tick.Stop()
+	said := false
+	for {
+		select {
+		case <-sb.Done():
+			return
+		case <-tick.C:
+		}
+		st, err := procstat.Read("", sb.Pid)
+		if err != nil || st.State != 'T' {
+			continue
+		}
+		if err := unix.PidfdSendSignal(fd, unix.SIGCONT, nil, 0); err != nil || said {
+			continue
+		}
+		said = true
+		r.record(audit.Signal{Signal: "SIGCONT", Number: int(unix.SIGCONT), From: "supervisor", To: "init"})
+		r.say(notice.Notice{Kind: "job", Severity: notice.Warning, Group: "init-stopped",
+			Text: "the sandbox's init was stopped (SIGSTOP from inside: degraded mode has no pid namespace): continued it, as jail will each time"})
+	}
 }

@@ -745,6 +745,10 @@ func (r *runner) run() int {
 	r.sb = sb
 	r.spec = spec
 	r.tracef("init started")
+	if r.degraded {
+		// No pid namespace: the agent can stop init (keepInitGoing).
+		go r.keepInitGoing(sb)
+	}
 	if err := r.raiseWalls(); err != nil {
 		return r.failStarted(err)
 	}

@@ -108,3 +108,69 @@ func TestAgentFilterNoPidNSEmulated(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentFilterSchedEmulated runs the agent filter in a BPF VM for
+// scheduling changes: a run whose init is not pid 1 (degraded) refuses
+// them on every process but the caller's own (nice of PRIO_PROCESS 0,
+// sched_* of pid 0, ioprio of IOPRIO_WHO_PROCESS 0); PRIO_USER, process
+// groups and other pids answer EPERM (high bits ignored as the kernel
+// reads ints). In a pid namespace all stay open. Seen failing on main
+// (b5e615a: every case allowed with noPidNS).
+func TestAgentFilterSchedEmulated(t *testing.T) {
+	for _, goarch := range []string{"amd64", "arm64"} {
+		info, err := archFor(goarch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nr := func(name string) uint32 {
+			n, ok := info.nr(name)
+			if !ok {
+				t.Fatalf("%s: no syscall %s", goarch, name)
+			}
+			return uint32(n)
+		}
+		au := info.Audit
+		const ptr = 0x7ffc12345678
+		const ioIdle = 3 << 13
+		cases := []struct {
+			what    string
+			in      []byte
+			degr    uint32 // noPidNS
+			inPidNS uint32
+		}{
+			{"nice self", seccompInput(nr("setpriority"), au, unix.PRIO_PROCESS, 0, 19), retAllow, retAllow},
+			{"nice self, high bits", seccompInput(nr("setpriority"), au, hi|unix.PRIO_PROCESS, hi, 19), retAllow, retAllow},
+			{"nice the supervisor", seccompInput(nr("setpriority"), au, unix.PRIO_PROCESS, 4242, 19), retEPERM, retAllow},
+			{"nice pid 256 (low byte 0)", seccompInput(nr("setpriority"), au, unix.PRIO_PROCESS, 256, 19), retEPERM, retAllow},
+			{"nice every process of the user", seccompInput(nr("setpriority"), au, unix.PRIO_USER, 0, 19), retEPERM, retAllow},
+			{"nice a process group", seccompInput(nr("setpriority"), au, unix.PRIO_PGRP, 4242, 19), retEPERM, retAllow},
+			{"nice own process group", seccompInput(nr("setpriority"), au, unix.PRIO_PGRP, 0, 19), retEPERM, retAllow},
+			{"SCHED_IDLE self", seccompInput(nr("sched_setscheduler"), au, 0, 5, ptr), retAllow, retAllow},
+			{"SCHED_IDLE the supervisor", seccompInput(nr("sched_setscheduler"), au, 4242, 5, ptr), retEPERM, retAllow},
+			{"sched_setparam another", seccompInput(nr("sched_setparam"), au, 4242, ptr), retEPERM, retAllow},
+			{"sched_setattr self", seccompInput(nr("sched_setattr"), au, hi, ptr, 0), retAllow, retAllow},
+			{"sched_setattr another", seccompInput(nr("sched_setattr"), au, 4242, ptr, 0), retEPERM, retAllow},
+			{"idle I/O self", seccompInput(nr("ioprio_set"), au, ioprioWhoProcess, 0, ioIdle), retAllow, retAllow},
+			{"idle I/O the supervisor", seccompInput(nr("ioprio_set"), au, ioprioWhoProcess, 4242, ioIdle), retEPERM, retAllow},
+			{"idle I/O every process of the user", seccompInput(nr("ioprio_set"), au, 3, 0, ioIdle), retEPERM, retAllow},
+			{"affinity of a thread", seccompInput(nr("sched_setaffinity"), au, 4242, 8, ptr), retAllow, retAllow},
+			{"queries", seccompInput(nr("getpriority"), au, unix.PRIO_PROCESS, 4242), retAllow, retAllow},
+			{"foreign arch", seccompInput(nr("setpriority"), 0x40000028, 0, 0, 0), retKill, retKill},
+		}
+		for _, noPidNS := range []bool{true, false} {
+			ins, err := buildAgent(info, noPidNS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cases {
+				want := c.inPidNS
+				if noPidNS {
+					want = c.degr
+				}
+				if got := runVM(t, ins, c.in); got != want {
+					t.Errorf("%s %s (noPidNS %v): %#x, want %#x", goarch, c.what, noPidNS, got, want)
+				}
+			}
+		}
+	}
+}

@@ -30,7 +30,8 @@
 //     limits by its pid (it has init's uid); other pids stay allowed (an
 //     inner jail's init sets its agent's limits). Without a pid
 //     namespace (degraded: init not pid 1) no other process's limits at
-//     all. Every run, under Replace too.
+//     all, and no other process's nice, scheduling policy or I/O priority
+//     (the supervisor's, by the same uid). Every run, under Replace too.
 //   - Precomputed, not linked: the deny-list's program for each arch is
 //     generated (zfilter.go, with the syscall tables in zsyscalls.go) by
 //     `go generate`, and a user's --seccomp policy is compiled by

@@ -633,6 +633,10 @@ func mergeNotifyFor(info *archInfo, deny []bpf.Instruction) (merged []bpf.Instru
 	return merged, true, nil
 }
 
+// ioprioWhoProcess is IOPRIO_WHO_PROCESS (linux/ioprio.h; x/sys/unix
+// lacks it).
+const ioprioWhoProcess = 1
+
 // buildAgent returns the agent filter: prlimit64 setting pid 1's limits
 // (pid == 1, a new limit given) answers EPERM. It goes on init's agent
 // thread only (InstallAgent), after the deny filter, so that the agent and
@@ -670,11 +674,49 @@ func mergeNotifyFor(info *archInfo, deny []bpf.Instruction) (merged []bpf.Instru
 // degraded run nothing sets another process's limits (`prlimit --pid N`,
 // and a jail started inside it, whose init sets its agent's limits by
 // pid, fails at start, 125).
+//
+// noPidNS also refuses changing any process's scheduling but the
+// caller's own: setpriority (nice) other than PRIO_PROCESS of pid 0 (a
+// PRIO_USER call there reaches every process of the user),
+// sched_setscheduler/sched_setparam/sched_setattr (SCHED_IDLE) other than
+// pid 0, ioprio_set (the idle I/O class) other than IOPRIO_WHO_PROCESS of
+// pid 0. Why: the same uid lets the kernel take them on the supervisor,
+// whose git watch and agent configuration guard (the window before a
+// hooks file is moved aside) and end-of-run checks then ran only when
+// nothing else wanted the CPU or the disk (degraded18), and a nice value
+// the agent raised on the user's shell stays after the run (an
+// unprivileged user cannot lower it back). In a pid namespace the agent
+// names no process of jail's. Affinity stays open (thread pools set it by
+// thread id; pinning the supervisor takes only its share of one CPU, as
+// load does). The cost, in degraded runs only: `renice -p`, `ionice -p`,
+// `chrt -p` on another process, and pthread_setschedparam (glibc names
+// the thread by its id), fail with EPERM; `nice CMD`, `ionice CMD` work.
 func buildAgent(info *archInfo, noPidNS bool) ([]bpf.Instruction, error) {
 	a := asm{info: info}
 	// A foreign arch's numbers mean something else: the deny filter in
 	// front kills it anyway; this one must not read them as ours.
 	archPrefix(&a, info.Audit, "agent-kill")
+	if noPidNS {
+		// which and who are ints: low 32 bits, as the kernel reads them.
+		a.jmp(bpf.JumpEqual, a.sys("setpriority"), "", "sched-not-nice")
+		a.ld(offArgLo(0))
+		a.jmp(bpf.JumpEqual, unix.PRIO_PROCESS, "sched-who", "agent-eperm")
+		a.label("sched-not-nice")
+		a.jmp(bpf.JumpEqual, a.sys("ioprio_set"), "", "sched-not-io")
+		a.ld(offArgLo(0))
+		a.jmp(bpf.JumpEqual, ioprioWhoProcess, "sched-who", "agent-eperm")
+		a.label("sched-not-io")
+		a.jmp(bpf.JumpEqual, a.sys("sched_setscheduler"), "sched-pid", "")
+		a.jmp(bpf.JumpEqual, a.sys("sched_setparam"), "sched-pid", "")
+		a.jmp(bpf.JumpEqual, a.sys("sched_setattr"), "sched-pid", "sched-done")
+		a.label("sched-pid")
+		a.ld(offArgLo(0))
+		a.jmp(bpf.JumpEqual, 0, "agent-allow", "agent-eperm")
+		a.label("sched-who")
+		a.ld(offArgLo(1))
+		a.jmp(bpf.JumpEqual, 0, "agent-allow", "agent-eperm")
+		a.label("sched-done")
+	}
 	a.jmp(bpf.JumpEqual, a.sys("prlimit64"), "", "agent-allow")
 	a.ld(offArgLo(0))
 	if noPidNS {

@@ -1414,8 +1414,9 @@ func uncovered(guarded []agentcfg.Target, masks []fsrules.Mask) []agentcfg.Targe
 // symlink below its root (the agent controls every name there), so such a
 // target was left out, only said: the agent wrote its hooks through the
 // link, or replaced the link with a directory of its own, and the host's
-// next session in the workspace ran them (session 18). A way jail cannot
-// resolve (a loop) stays as it is: New refuses it.
+// next session in the workspace ran them (session 18). A way that loops
+// has only its links guarded (nothing is read through it); one jail cannot
+// resolve otherwise stays as it is: New refuses it.
 func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) []agentcfg.Target {
 	out := guarded[:0:0]
 	seen := make(map[string]bool, len(guarded))
@@ -1435,7 +1436,8 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) []agentcfg.Ta
 		// The file's own name is not resolved: a symlink there is
 		// guarded as one.
 		dir, via, err := resolveNamed(filepath.Dir(t.Path))
-		if err != nil || len(via) == 0 {
+		loop := errors.Is(err, hostpath.ErrLoop) && len(via) > 0
+		if (err != nil && !loop) || len(via) == 0 {
 			out = append(out, t)
 			continue
 		}
@@ -1444,6 +1446,15 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) []agentcfg.Ta
 			w.links = append(w.links, gitguard.Protect{Path: l, Why: "a symlink on the way to " + t.Path + ", which the host's " + t.File.Agent + " follows"})
 		}
 		ways = append(ways, w)
+		if loop {
+			// A loop: the host's agent reads nothing there, and only a
+			// change of one of its links (guarded) makes it read
+			// something. Kept as a target, its way unopenable, the guard
+			// refused the start, every start, and the agent makes such a
+			// loop where its run guards nothing (sub/.claude -> .claude,
+			// then jail in sub: session 18, review18d).
+			continue
+		}
 		real := filepath.Join(dir, filepath.Base(t.Path))
 		r := enclosing(real, rootPaths(roots))
 		if r == "" || seen[real] {

@@ -540,7 +540,8 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan.Guarded = append(plan.Guarded, namedLinks...)
 	plan.Guarded = append(plan.Guarded, gitLinks(gp.Links, roots, plan.Guarded)...)
 	plan.Guarded = append(plan.Guarded, jailDirLinks(jailDirs, roots, plan.Guarded)...)
-	plan.Guarded = guardedWays(uncovered(plan.Guarded, fp.Masks), roots)
+	var wayPins []string
+	plan.Guarded, wayPins = guardedWays(uncovered(plan.Guarded, fp.Masks), roots)
 	cfgMasks, cfgNotes := unguardedMasks(plan)
 	plan.Notes = append(plan.Notes, cfgNotes...)
 	named = append(named, cfgMasks...)
@@ -595,6 +596,20 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			if !pinned[d] {
 				pinned[d] = true
 				pins = append(pins, ns.Mount{Kind: ns.KindPin, Path: d, Dir: true, FD: -1, Why: "pinned: holds a protected path"})
+			}
+		}
+	}
+	// A directory a link on the way to agent settings passes and leaves
+	// (ws/.claude -> b/../cfg/claude): the guard watches the links and the
+	// file, not b, which the agent swapped for a link of its own
+	// (b -> evil/x): the host's claude then read evil/cfg/claude's hooks
+	// (review18d). Pinned with the directories above it, it stays.
+	for _, wd := range wayPins {
+		root := enclosing(wd, writable)
+		for d := wd; root != "" && d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
+			if !pinned[d] {
+				pinned[d] = true
+				pins = append(pins, ns.Mount{Kind: ns.KindPin, Path: d, Dir: true, FD: -1, Why: "pinned: on the way to agent settings"})
 			}
 		}
 	}
@@ -1414,9 +1429,15 @@ func uncovered(guarded []agentcfg.Target, masks []fsrules.Mask) []agentcfg.Targe
 // symlink below its root (the agent controls every name there), so such a
 // target was left out, only said: the agent wrote its hooks through the
 // link, or replaced the link with a directory of its own, and the host's
-// next session in the workspace ran them (session 18). A way jail cannot
-// resolve (a loop) stays as it is: New refuses it.
-func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) []agentcfg.Target {
+// next session in the workspace ran them (session 18). A way that loops
+// has only its links guarded (nothing is read through it); one jail cannot
+// resolve otherwise stays as it is: New refuses it.
+//
+// pins are the directories such a way passes and leaves (b in
+// .claude -> b/../cfg/claude), inside a writable root: what the way leads to
+// changes with them, and neither the links nor the file shows it: the
+// caller pins them.
+func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []agentcfg.Target, pins []string) {
 	out := guarded[:0:0]
 	seen := make(map[string]bool, len(guarded))
 	for _, t := range guarded {
@@ -1435,7 +1456,8 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) []agentcfg.Ta
 		// The file's own name is not resolved: a symlink there is
 		// guarded as one.
 		dir, via, err := resolveNamed(filepath.Dir(t.Path))
-		if err != nil || len(via) == 0 {
+		loop := errors.Is(err, hostpath.ErrLoop) && len(via) > 0
+		if (err != nil && !loop) || len(via) == 0 {
 			out = append(out, t)
 			continue
 		}
@@ -1444,6 +1466,16 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) []agentcfg.Ta
 			w.links = append(w.links, gitguard.Protect{Path: l, Why: "a symlink on the way to " + t.Path + ", which the host's " + t.File.Agent + " follows"})
 		}
 		ways = append(ways, w)
+		pins = append(pins, leftDirs(filepath.Dir(t.Path), dir, via, roots)...)
+		if loop {
+			// A loop: the host's agent reads nothing there, and only a
+			// change of one of its links (guarded) makes it read
+			// something. Kept as a target, its way unopenable, the guard
+			// refused the start, every start, and the agent makes such a
+			// loop where its run guards nothing (sub/.claude -> .claude,
+			// then jail in sub: session 18, review18d).
+			continue
+		}
 		real := filepath.Join(dir, filepath.Base(t.Path))
 		r := enclosing(real, rootPaths(roots))
 		if r == "" || seen[real] {
@@ -1462,6 +1494,32 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) []agentcfg.Ta
 	for _, w := range ways {
 		out = append(out, linkTargets(w.agent, w.links, roots, out)...)
 	}
+	return out, pins
+}
+
+// leftDirs lists the directories resolving p passes and then leaves by a
+// ".." in a link (neither the way to end, where p leads, nor to a link of
+// via), inside a writable root and below it.
+func leftDirs(p, end string, via []string, roots []agentcfg.Root) []string {
+	held := append([]string{end}, via...)
+	under := func(d string) bool {
+		for _, h := range held {
+			if d == h || strings.HasPrefix(h, d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	var out []string
+	_, _ = hostpath.Walk(p, func(s hostpath.Step) error {
+		if s.Err != nil || s.Info == nil || !s.Info.IsDir() || under(s.Path) {
+			return nil
+		}
+		if r := enclosing(s.Path, rootPaths(roots)); r != "" && r != s.Path {
+			out = append(out, s.Path)
+		}
+		return nil
+	})
 	return out
 }
 

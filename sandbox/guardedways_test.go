@@ -1,0 +1,53 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/jail-sandbox/jail/agentcfg"
+)
+
+// TestGuardedWaysLoopAndLeftDir: a looping way has its links guarded and no
+// target (kept, the guard refused every start: review18d); a directory a
+// link passes and leaves (b in .claude -> b/../cfg/claude) is to be pinned.
+func TestGuardedWaysLoopAndLeftDir(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"b", "cfg/claude", "loop"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("b/../cfg/claude", filepath.Join(ws, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".gemini", filepath.Join(ws, "loop", ".gemini")); err != nil {
+		t.Fatal(err)
+	}
+	roots := []agentcfg.Root{{Path: ws, Dir: true}}
+	file := agentcfg.File{Agent: "claude", Scope: agentcfg.Project, Path: ".claude/settings.json", Format: agentcfg.JSON}
+	in := []agentcfg.Target{
+		{File: file, Path: filepath.Join(ws, ".claude", "settings.json"), Root: ws},
+		{File: file, Path: filepath.Join(ws, "loop", ".gemini", "settings.json"), Root: ws},
+	}
+	out, pins := guardedWays(in, roots)
+	var paths []string
+	for _, o := range out {
+		paths = append(paths, o.Path)
+	}
+	for _, want := range []string{filepath.Join(ws, "cfg", "claude", "settings.json"), filepath.Join(ws, ".claude"), filepath.Join(ws, "loop", ".gemini")} {
+		if !slices.Contains(paths, want) {
+			t.Errorf("%s not guarded: %v", want, paths)
+		}
+	}
+	if p := filepath.Join(ws, "loop", ".gemini", "settings.json"); slices.Contains(paths, p) {
+		t.Errorf("%s, through a loop, kept as a target (New refuses it): %v", p, paths)
+	}
+	if !slices.Contains(pins, filepath.Join(ws, "b")) || slices.Contains(pins, filepath.Join(ws, "cfg")) {
+		t.Errorf("pins = %v, want %s only among b and cfg", pins, filepath.Join(ws, "b"))
+	}
+}

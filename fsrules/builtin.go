@@ -146,6 +146,13 @@ var Builtins = []Builtin{
 	// boundary: this.constructor.constructor reaches process), driving
 	// subagents with its prompts (session 18).
 	{".claude/workflows/", ReadOnly, false, "Claude Code workflows: scripts the model starts on its own, run in the claude process"},
+	// Claude Code 2.1.197 loads ~/.claude/output-styles/*.md and a
+	// project's .claude/output-styles/*.md: the body of the style settings'
+	// outputStyle names (by frontmatter name, built-ins' names included)
+	// becomes the system prompt of every session, in place of the default
+	// coding instructions; the CLI's own self-modification list names the
+	// directory beside skills and hooks (session 18, lane O).
+	{".claude/output-styles/", ReadOnly, false, "Claude Code output styles: the system prompt of every session using one"},
 	// What Claude Code 2.1.197's own sandbox keeps its Bash commands from
 	// writing in each project (beside settings, skills, hooks, commands,
 	// .mcp.json): launch configurations (the commands its preview starts),

@@ -69,7 +69,7 @@ func TestBuiltinNames(t *testing.T) {
 		{".git/hooks/", RO, RO}, {".git/config", RO, RO}, {".git/config.worktree", RO, RO}, {".gitmodules", RO, RO},
 		{".git/modules/sub/hooks/", RO, RO}, {".git/modules/sub/config", RO, RO},
 		{".mcp.json", RO, RO}, {".vscode/", RO, RO}, {".idea/", RO, RO}, {".claude/commands/", RO, RO}, {".claude/agents/", RO, RO},
-		{".claude/skills/", RO, RO}, {".claude/workflows/", RO, RO}, {".claude/launch.json", RO, RO}, {".claude/routines/", RO, RO}, {".claude/scheduled_tasks.json", RO, RO}, {".claude/loop.md", RO, RO}, {".claude/plugins/", RO, RO}, {".claude/ide/", RO, RO}, {".claude/history.jsonl", RO, RO}, {".claude/paste-cache/", RO, RO}, {".codex/hooks.json", RO, RO}, {".codex/hooks/", RO, RO}, {".codex/plugins/", RO, RO}, {".codex/skills/", RO, RO}, {".agents/skills/", RO, RO},
+		{".claude/skills/", RO, RO}, {".claude/workflows/", RO, RO}, {".claude/output-styles/", RO, RO}, {".claude/launch.json", RO, RO}, {".claude/routines/", RO, RO}, {".claude/scheduled_tasks.json", RO, RO}, {".claude/loop.md", RO, RO}, {".claude/plugins/", RO, RO}, {".claude/ide/", RO, RO}, {".claude/history.jsonl", RO, RO}, {".claude/paste-cache/", RO, RO}, {".codex/hooks.json", RO, RO}, {".codex/hooks/", RO, RO}, {".codex/plugins/", RO, RO}, {".codex/skills/", RO, RO}, {".agents/skills/", RO, RO},
 		{".gemini/extensions/", RO, RO}, {".gemini/commands/", RO, RO}, {".codex/rules/", RO, RO}, {".gemini/policies/", RO, RO}, {".copilot/hooks/", RO, RO},
 		{".copilot/installed-plugins/", RO, RO}, {".copilot/agents/", RO, RO}, {".gemini/agents/", RO, RO}, {".copilot/skills/", RO, RO}, {".github/agents/", RO, RO}, {".github/skills/", RO, RO}, {".github/hooks/", RO, RO}, {".cursor/", RO, RO},
 		{".copilot/pkg/", RO, RO}, {".claude/local/", RO, RO},

@@ -24,6 +24,9 @@ type Input struct {
 	// UserConfigs are the system and global config files, lowest priority
 	// first (UserConfigFiles).
 	UserConfigs []string
+	// EnvConfig is the configuration git takes from the environment
+	// (EnvConfig): read as the user's config files are.
+	EnvConfig []Entry
 	// AllowGitConfig: the user trusts the agent with git (--allow-git-config):
 	// only the verified worktree's common dir is computed.
 	AllowGitConfig bool
@@ -120,6 +123,7 @@ func Scan(in Input) Plan {
 	for _, f := range in.UserConfigs {
 		s.readUser(f, 0)
 	}
+	s.readEnv(in.EnvConfig)
 	s.userEffects()
 	// The verified worktree's git dirs first (outside the walk).
 	for _, w := range s.plan.Writable {
@@ -1061,6 +1065,27 @@ func (s *scanner) readUser(p string, depth int) {
 	es, srcs := s.readConfig(p, depth)
 	s.user = append(s.user, es...)
 	s.userSrc = append(s.userSrc, srcs...)
+}
+
+// readEnv adds the environment's config entries to the user's, with the
+// files their include.path and includeIf.*.path name (git reads only
+// absolute or ~/ ones there: a relative include outside a file is an error).
+func (s *scanner) readEnv(es []Entry) {
+	for _, e := range es {
+		s.user, s.userSrc = append(s.user, e), append(s.userSrc, "")
+		if e.Key != "path" || e.NoValue || !(e.Section == "include" && !e.HasSub || e.Section == "includeif" && e.HasSub) {
+			continue
+		}
+		inc := e.Value
+		if strings.HasPrefix(inc, "~/") && s.in.Home != "" {
+			inc = filepath.Join(s.in.Home, inc[2:])
+		}
+		if !filepath.IsAbs(inc) {
+			continue
+		}
+		s.protectVia(inc, false, "included by the environment's git config (GIT_CONFIG_*): a config file git reads")
+		s.readUser(inc, 1)
+	}
 }
 
 // readConfig reads a config file and the files it includes (include.path,

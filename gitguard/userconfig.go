@@ -2,6 +2,7 @@ package gitguard
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -44,6 +45,105 @@ func UserConfigFiles(env []string) []string {
 		out = append(out, filepath.Join(home, ".gitconfig"))
 	}
 	return out
+}
+
+// EnvConfig returns the configuration git takes from env, above every
+// file: GIT_CONFIG_COUNT's GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n pairs and
+// GIT_CONFIG_PARAMETERS (`git -c`'s, exported by some users). Set in the
+// environment jail and the user's later shell share, a core.hooksPath,
+// include or program-valued key there applies to every repository as the
+// global config's do (session 18). Malformed entries git itself dies on are
+// read as far as they parse (reading more only protects more).
+func EnvConfig(env []string) []Entry {
+	vars := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GIT_CONFIG_") {
+			vars[k] = v // the last one wins, as for exec
+		}
+	}
+	var out []Entry
+	add := func(key, value string, noValue bool) {
+		// git_config_parse_key: the section before the first dot and the
+		// key after the last are case-insensitive, the subsection between
+		// them is not.
+		i, j := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+		if i <= 0 || j == len(key)-1 {
+			return
+		}
+		e := Entry{Section: strings.ToLower(key[:i]), Key: strings.ToLower(key[j+1:]), Value: value, NoValue: noValue}
+		if i != j {
+			e.HasSub, e.Subsection = true, key[i+1:j]
+		}
+		out = append(out, e)
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(vars["GIT_CONFIG_COUNT"])); err == nil {
+		// Bounded: git stops at the first missing pair (it dies there).
+		for i := 0; i < n && i < 4096; i++ {
+			k, okk := vars["GIT_CONFIG_KEY_"+strconv.Itoa(i)]
+			v, okv := vars["GIT_CONFIG_VALUE_"+strconv.Itoa(i)]
+			if !okk || !okv {
+				break
+			}
+			add(k, v, false)
+		}
+	}
+	// GIT_CONFIG_PARAMETERS: shell-single-quoted words separated by
+	// spaces, each 'key'='value', 'key' (no value) or, before git 2.31,
+	// 'key=value' (parse_config_env_list).
+	rest := vars["GIT_CONFIG_PARAMETERS"]
+	for {
+		rest = strings.TrimLeft(rest, " \t\n\r\v\f")
+		if rest == "" {
+			break
+		}
+		word, r, ok := sqWord(rest)
+		if !ok {
+			break
+		}
+		rest = r
+		if strings.HasPrefix(rest, "=") {
+			rest = rest[1:]
+			if strings.HasPrefix(rest, "'") {
+				v, r, ok := sqWord(rest)
+				if !ok {
+					break
+				}
+				rest = r
+				add(word, v, false)
+			} else {
+				add(word, "", true)
+			}
+			continue
+		}
+		if k, v, ok := strings.Cut(word, "="); ok {
+			add(k, v, false)
+		} else {
+			add(word, "", true)
+		}
+	}
+	return out
+}
+
+// sqWord reads one word git's sq_quote wrote at the start of s ('...',
+// with '\” and '\!' for a quote and a bang): the word and what follows.
+func sqWord(s string) (word, rest string, ok bool) {
+	if !strings.HasPrefix(s, "'") {
+		return "", s, false
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		if s[i] != '\'' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+3 < len(s) && s[i+1] == '\\' && (s[i+2] == '\'' || s[i+2] == '!') && s[i+3] == '\'' {
+			b.WriteByte(s[i+2])
+			i += 3
+			continue
+		}
+		return b.String(), s[i+1:], true
+	}
+	return "", s, false
 }
 
 // gitBool is git_parse_maybe_bool for environment values.

@@ -2,7 +2,9 @@ package gitguard
 
 import (
 	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -66,5 +68,49 @@ func TestScanUserConfigEveryLinkOnTheWay(t *testing.T) {
 	p := scan(t, ws, func(in *Input) { in.UserConfigs = []string{home + "/.gitconfig"}; in.Home = home })
 	if got := paths(p.Links, ws); !slices.Equal(got, []string{"loop"}) {
 		t.Errorf("a link loop: links %v", got)
+	}
+}
+
+// The environment's config as git reads it: GIT_CONFIG_COUNT pairs and both
+// forms of GIT_CONFIG_PARAMETERS (checked against git config --list, which
+// prints what the environment sets).
+func TestEnvConfig(t *testing.T) {
+	env := []string{
+		"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=Core.HooksPath", "GIT_CONFIG_VALUE_0=.githooks",
+		"GIT_CONFIG_KEY_1=diff.My.Sub.textconv", "GIT_CONFIG_VALUE_1=./conv it",
+		`GIT_CONFIG_PARAMETERS='core.fsmonitor'='./fs'\''m' 'include.path=/x/inc' 'core.bare' 'alias.x'=`,
+	}
+	got := EnvConfig(env)
+	want := []Entry{
+		{Section: "core", Key: "hookspath", Value: ".githooks"},
+		{Section: "diff", HasSub: true, Subsection: "My.Sub", Key: "textconv", Value: "./conv it"},
+		{Section: "core", Key: "fsmonitor", Value: "./fs'm"},
+		{Section: "include", Key: "path", Value: "/x/inc"},
+		{Section: "core", Key: "bare", NoValue: true},
+		{Section: "alias", Key: "x", NoValue: true},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("EnvConfig = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("entry %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if git, err := exec.LookPath("git"); err == nil {
+		cmd := exec.Command(git, "config", "--list", "--show-scope")
+		cmd.Env = append([]string{"HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}, env[:5]...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git config --list: %v\n%s", err, out)
+		}
+		for _, w := range []string{"command\tcore.hookspath=.githooks", "command\tdiff.My.Sub.textconv=./conv it"} {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("git config --list has no %q:\n%s", w, out)
+			}
+		}
+	}
+	if got := EnvConfig([]string{"GIT_CONFIG_PARAMETERS='core.hooksPath", "GIT_CONFIG_COUNT=3", "GIT_CONFIG_KEY_0=nodot", "GIT_CONFIG_VALUE_0=x"}); len(got) != 0 {
+		t.Errorf("malformed: %+v", got)
 	}
 }

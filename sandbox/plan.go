@@ -498,6 +498,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	gp := gitguard.Scan(gitguard.Input{
 		Found: fp.Found, Writable: writable, Workspace: ws, Home: home,
 		UserConfigs: gitguard.UserConfigFiles(env),
+		EnvConfig:   gitguard.EnvConfig(env),
 		// Both flags lift the built-in git protections.
 		AllowGitConfig: p.AllowGitConfig || p.NoDefaultDeny,
 		KeptSince:      keptSince(plan.StateDir),

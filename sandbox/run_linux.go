@@ -482,11 +482,12 @@ func (r *runner) run() int {
 		// recorded, so every later run keeps them read-only too; refused
 		// when a live run that started before any run named one can write
 		// it (policynamed.go).
-		if flagged := flagPolicyFiles(r.pol); len(flagged) > 0 {
+		if all := allPolicyFiles(r.pol); len(all) > 0 {
+			flagged := flagPolicyFiles(r.pol)
 			first, err := recordPolicyNamed(plan.StateDir, flagged, r.started)
 			if err == nil {
 				live, _ := List()
-				err = policyNamedLive(flagged, first, live)
+				err = policyNamedLive(flagged, all, first, live)
 			}
 			if err != nil {
 				r.errorf("%s", Explain(err))
@@ -793,7 +794,7 @@ func (r *runner) run() int {
 	ctlPath, stopControl := r.serveControl()
 	r.ctlPath = ctlPath
 	unregister := register(Entry{ID: r.id, Name: r.pol.Name, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace,
-		Writable: plan.Writable, Audit: auditPath, Control: ctlPath, Log: r.logPath, Net: netMode(r.pol)})
+		Writable: plan.Writable, Degraded: r.degraded, Audit: auditPath, Control: ctlPath, Log: r.logPath, Net: netMode(r.pol)})
 	defer func() {
 		unregister()
 		stopControl()

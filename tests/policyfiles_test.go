@@ -254,24 +254,9 @@ func TestPolicyFileFlagLiveRunRefuses(t *testing.T) {
 	h, ws := newHome(t), workspace(t)
 	srt := filepath.Join(ws, "srt.json")
 	writeFile(t, srt, policyFilesSRT)
-	done := make(chan result, 1)
-	go func() {
-		done <- sh(t, runOpts{env: h.env, dir: ws, timeout: 90 * time.Second},
-			`touch ready; i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; true`)
-	}()
-	for i := 0; ; i++ {
-		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
-			break
-		}
-		if i > 600 {
-			t.Fatal("the first run did not start")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	// The first run is registered once its agent runs (ready written).
+	end := runWaiting(t, h, ws)
 	r := run(t, runOpts{env: h.env, dir: ws}, "--settings", srt, "--", "true")
-	writeFile(t, filepath.Join(ws, "go"), "")
-	<-done
+	end()
 	if r.code == 0 || !strings.Contains(r.stderr, "policy file "+srt+" (--settings) can be written by a live run") {
 		t.Fatalf("a live run could write the --settings file and the start went on: code %d\n%s", r.code, r.stderr)
 	}
@@ -300,5 +285,53 @@ func TestPolicyFileManyLinksRefuses(t *testing.T) {
 	}
 	if r.code == 0 || !strings.Contains(r.stderr, "other names (hard links)") || !strings.Contains(r.stderr, "-samefile") {
 		t.Fatalf("the start went on (or did not say how to find the links): code %d\n%s", r.code, r.stderr)
+	}
+}
+
+// A degraded run (no mounts) guards a policy file, and a symlink on the way
+// to one, by putting it back when changed: until then a start that reads
+// it reads the agent's bytes. A start whose policy file lies in a tree a
+// live degraded run can write refuses. Seen failing on main (b5e615a) as
+// root and as jailtest: the start went on (exit 0) beside the live
+// degraded run whose agent could swap the link.
+func TestPolicyFileDegradedLiveRefuses(t *testing.T) {
+	h, ws := newHome(t), workspace(t)
+	target := filepath.Join(ws, "real", "srt.json")
+	link := filepath.Join(ws, "srt.json")
+	writeFile(t, target, policyFilesSRT)
+	if err := os.Symlink("real/srt.json", link); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(h.cfg, "config.toml"), "settings = [\""+link+"\"]\n")
+	end := runWaiting(t, h, ws, "--x-degraded", "--net", "none")
+	r := run(t, runOpts{env: h.env, dir: ws}, "--", "true")
+	end()
+	if r.code == 0 || !strings.Contains(r.stderr, "lies in a tree a live degraded run") {
+		t.Fatalf("a live degraded run could change the policy file and the start went on: code %d\n%s", r.code, r.stderr)
+	}
+}
+
+// runWaiting starts a run in ws with flags whose agent waits, and returns
+// once the agent runs (the run is registered by then); the func returned
+// ends it.
+func runWaiting(t *testing.T, h homeDir, ws string, flags ...string) (end func()) {
+	t.Helper()
+	done := make(chan result, 1)
+	go func() {
+		done <- sh(t, runOpts{env: h.env, dir: ws, timeout: 90 * time.Second},
+			`touch ready; i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; true`, flags...)
+	}()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
+			break
+		}
+		if i > 600 {
+			t.Fatal("the waiting run did not start")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return func() {
+		writeFile(t, filepath.Join(ws, "go"), "")
+		<-done
 	}
 }

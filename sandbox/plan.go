@@ -562,7 +562,10 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			covered = append(covered, d.path)
 		}
 	}
-	pfMasks, pfTargets, pfNotes := policyFileRules(p, roots, plan.Guarded, append(fp.Masks, named...), covered, hostMounts, degraded)
+	pfMasks, pfTargets, pfNotes, err := policyFileRules(p, earlierPolicyFiles(plan.StateDir, allPolicyFiles(p)), roots, plan.Guarded, append(fp.Masks, named...), covered, hostMounts, degraded)
+	if err != nil {
+		return nil, err
+	}
 	named = append(named, pfMasks...)
 	plan.Guarded = append(plan.Guarded, pfTargets...)
 	plan.Notes = append(plan.Notes, pfNotes...)

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -15,7 +14,7 @@ import (
 )
 
 // maxPolicyLinks bounds the other names (hard links) of policy files made
-// read-only a start: each is a mount.
+// read-only a start: each is a mount. Past it the start refuses.
 const maxPolicyLinks = 16
 
 // policyFileRules protects the files this run's policy was read from
@@ -38,18 +37,17 @@ const maxPolicyLinks = 16
 // file (not in PolicyFiles: its trust covers its bytes, and a change
 // refuses the next run).
 //
-// roots are the writable binds of host paths; guarded the targets the
+// earlier are the files earlier runs were given by flags (the record in
+// jail's state directory), kept as this run's own. roots are the writable binds of host paths; guarded the targets the
 // agent configuration guard has already; fm the masks so far; mounts the
 // host's mount table (the file's other views).
-func policyFileRules(p *policy.Policy, roots []agentcfg.Root, guarded []agentcfg.Target, fm []fsrules.Mask, hidden []string, mounts []fsrules.Mount, degraded bool) (masks []fsrules.Mask, targets []agentcfg.Target, notes []string) {
-	files := append([]policy.PolicyFile{}, p.PolicyFiles...)
-	if p.SeccompFile != "" {
-		if abs, err := filepath.Abs(p.SeccompFile); err == nil {
-			files = append(files, policy.PolicyFile{Path: abs, From: "--seccomp"})
-		}
-	}
+func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agentcfg.Root, guarded []agentcfg.Target, fm []fsrules.Mask, hidden []string, mounts []fsrules.Mount, degraded bool) (masks []fsrules.Mask, targets []agentcfg.Target, notes []string, err error) {
+	// Why earlier's too: a file an earlier run was given by a flag is read
+	// again by that run's next start; this run, not given the flag, must
+	// not rewrite it either (policynamed.go).
+	files := append(allPolicyFiles(p), earlier...)
 	if len(files) == 0 || len(roots) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	rootP := rootPaths(roots)
 	have := make(map[string]bool, len(fm)+len(guarded))
@@ -161,9 +159,13 @@ func policyFileRules(p *policy.Policy, roots []agentcfg.Root, guarded []agentcfg
 		}
 		sort.Strings(other)
 		if len(other) > maxPolicyLinks {
-			notes = append(notes, fmt.Sprintf("policy files: %d other names (hard links) in the writable trees; only %d are protected, the rest can rewrite them: %s",
-				len(other), maxPolicyLinks, shortList(other[maxPolicyLinks:], 2)))
-			other = other[:maxPolicyLinks]
+			// Why refused, not said: a name left writable rewrites the
+			// file the next run reads (an earlier run's agent can make the
+			// links: the file is its own); each protected name is a mount,
+			// so the count is bounded, and past it the run fails closed.
+			f := byName[other[0]]
+			return nil, nil, nil, fmt.Errorf("policy file %s has %d other names (hard links) in the trees the sandbox can write, more than a start makes read-only (%d), so the agent could rewrite it through one: remove them (find %s -samefile %s) and start again",
+				f, len(other), maxPolicyLinks, enclosing(other[0], rootP), f)
 		}
 		for _, n := range other {
 			protect(n, enclosing(n, rootP), "another name (hard link) of "+byName[n]+", a "+whyOf[byName[n]])
@@ -178,7 +180,7 @@ func policyFileRules(p *policy.Policy, roots []agentcfg.Root, guarded []agentcfg
 		}
 		notes = append(notes, fmt.Sprintf("policy files: %s for this run, as the next run reads its policy from them too: %s", how, strings.Join(said, ", ")))
 	}
-	return masks, targets, notes
+	return masks, targets, notes, nil
 }
 
 // keepsKeys says whether the guard keeps each of keys of target t (top-level

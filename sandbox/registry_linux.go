@@ -32,11 +32,17 @@ type Entry struct {
 	Started   time.Time `json:"started"`
 	Command   []string  `json:"command"`
 	Workspace string    `json:"workspace"`
-	Audit     string    `json:"audit,omitempty"`
-	Control   string    `json:"control,omitempty"` // the supervisor's control socket (jail kill)
-	Name      string    `json:"name,omitempty"`    // a session's name (jail run -d --name)
-	Log       string    `json:"log,omitempty"`     // where a detached supervisor's output goes
-	Net       string    `json:"net,omitempty"`
+	// Writable are the host trees the sandbox can write (its writable
+	// binds): a policy file named by a flag in one of them, first named
+	// after this run started, is refused (policyNamedLive).
+	Writable []string `json:"writable,omitempty"`
+	// Degraded: no mounts; its policy files are guarded, not read-only.
+	Degraded bool   `json:"degraded,omitempty"`
+	Audit    string `json:"audit,omitempty"`
+	Control  string `json:"control,omitempty"` // the supervisor's control socket (jail kill)
+	Name     string `json:"name,omitempty"`    // a session's name (jail run -d --name)
+	Log      string `json:"log,omitempty"`     // where a detached supervisor's output goes
+	Net      string `json:"net,omitempty"`
 }
 
 // startTick is pid's start time (0 when gone): with the pid it names one

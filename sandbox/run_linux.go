@@ -478,6 +478,22 @@ func (r *runner) run() int {
 			return ExitSetup
 		}
 		r.tracef("written trees")
+		// The files this run was given by a flag to read its policy from:
+		// recorded, so every later run keeps them read-only too; refused
+		// when a live run that started before any run named one can write
+		// it (policynamed.go).
+		if all := allPolicyFiles(r.pol); len(all) > 0 {
+			flagged := flagPolicyFiles(r.pol)
+			first, err := recordPolicyNamed(plan.StateDir, flagged, r.started)
+			if err == nil {
+				live, _ := List()
+				err = policyNamedLive(flagged, all, first, live)
+			}
+			if err != nil {
+				r.errorf("%s", Explain(err))
+				return ExitSetup
+			}
+		}
 	}
 	// The loose objects and refs of the writable trees' repositories, kept
 	// where the user can fetch them back from (package gitkeep): on
@@ -782,7 +798,7 @@ func (r *runner) run() int {
 	ctlPath, stopControl := r.serveControl()
 	r.ctlPath = ctlPath
 	unregister := register(Entry{ID: r.id, Name: r.pol.Name, Started: r.started, Command: r.pol.Command, Workspace: plan.Workspace,
-		Audit: auditPath, Control: ctlPath, Log: r.logPath, Net: netMode(r.pol)})
+		Writable: plan.Writable, Degraded: r.degraded, Audit: auditPath, Control: ctlPath, Log: r.logPath, Net: netMode(r.pol)})
 	defer func() {
 		unregister()
 		stopControl()

@@ -49,6 +49,12 @@ const (
 	// start (a script directory's first-write line): out of the sandbox's
 	// reach, so the agent cannot silence one for the next run.
 	SaidOnce = "said-once"
+	// PolicyNamed holds the files runs were given by a flag to read their
+	// policy from (--settings, --config, --seccomp), with when one was
+	// first named: every later run keeps them read-only too (a run not
+	// given the flag would otherwise rewrite what the next run given it
+	// reads). Out of the sandbox's reach, so an agent cannot drop one.
+	PolicyNamed = "policy-named"
 	// The lean init's copy (package initbin) is init-HASH here, HASH its
 	// build's: exec'd as each sandbox's init, trusted only because no
 	// sandbox reaches this directory.

@@ -3,10 +3,12 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // policyFilesFixture is a workspace holding every kind of file a run's
@@ -220,5 +222,116 @@ func TestPolicyFilesClaudeSettingsGuarded(t *testing.T) {
 	}
 	if strings.Contains(string(b), "evil") || strings.Contains(string(b), "Documents") || !strings.Contains(string(b), `"model"`) {
 		t.Fatalf("the guard did not keep the sandbox and permissions keys (or dropped the agent's own): %s", b)
+	}
+}
+
+// A file named only by a flag (--settings here) of one run is read again
+// by that run's next start: another run of the same workspace not given the
+// flag must not be able to rewrite it either (policyfiles left it writable
+// there, said in README). Every later run keeps a file an earlier run was
+// given by a flag read-only. Seen failing on main (b5e615a) as root and as
+// jailtest: the second run wrote srt.json, exit 0.
+func TestPolicyFileFlagKeptInLaterRuns(t *testing.T) {
+	h, ws := newHome(t), workspace(t)
+	srt := filepath.Join(ws, "srt.json")
+	writeFile(t, srt, policyFilesSRT)
+	mustCode(t, run(t, runOpts{env: h.env, dir: ws}, "--settings", srt, "--", "true"), 0)
+	r := sh(t, runOpts{env: h.env, dir: ws}, `printf '{"filesystem": {"allowWrite": [".", "~/Documents"]}}' > srt.json 2>/dev/null && echo WROTE; true`)
+	mustCode(t, r, 0)
+	if b, _ := os.ReadFile(srt); strings.Contains(r.stdout, "WROTE") || string(b) != policyFilesSRT {
+		t.Fatalf("a run without --settings rewrote the file an earlier run's --settings named:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, srt+" (--settings in an earlier run)") {
+		t.Errorf("the start does not say the earlier run's policy file is read-only:\n%s", r.stderr)
+	}
+}
+
+// A run that started before any run named the file by a flag can write it
+// for as long as it lasts: the start naming it refuses, saying which run
+// (its next start would read that run's bytes). Seen failing on main
+// (b5e615a) as root and as jailtest: the start went on, exit 0.
+func TestPolicyFileFlagLiveRunRefuses(t *testing.T) {
+	h, ws := newHome(t), workspace(t)
+	srt := filepath.Join(ws, "srt.json")
+	writeFile(t, srt, policyFilesSRT)
+	end := runWaiting(t, h, ws)
+	r := run(t, runOpts{env: h.env, dir: ws}, "--settings", srt, "--", "true")
+	end()
+	if r.code == 0 || !strings.Contains(r.stderr, "policy file "+srt+" (--settings) can be written by a live run") {
+		t.Fatalf("a live run could write the --settings file and the start went on: code %d\n%s", r.code, r.stderr)
+	}
+}
+
+// A policy file with more other names (hard links) in the writable trees
+// than a start makes read-only (16: each is a mount) was only said: the
+// agent rewrote it through one left writable. The start refuses instead,
+// saying how to find them. Seen failing on main (b5e615a) as root and as
+// jailtest: the 17th link was written, exit 0.
+func TestPolicyFileManyLinksRefuses(t *testing.T) {
+	h, ws := newHome(t), workspace(t)
+	srt := filepath.Join(ws, "srt.json")
+	writeFile(t, srt, policyFilesSRT)
+	if err := os.MkdirAll(filepath.Join(ws, "l"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if err := os.Link(srt, filepath.Join(ws, "l", fmt.Sprintf("%02d.json", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := sh(t, runOpts{env: h.env, dir: ws}, `for f in l/*.json; do printf '{"filesystem": {"allowWrite": [".", "~/Documents"]}}' > "$f" 2>/dev/null && echo "WROTE $f"; done; true`, "--settings", srt)
+	if b, _ := os.ReadFile(srt); strings.Contains(r.stdout, "WROTE") || string(b) != policyFilesSRT {
+		t.Fatalf("the agent rewrote the policy file through a hard link: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r.code == 0 || !strings.Contains(r.stderr, "other names (hard links)") || !strings.Contains(r.stderr, "-samefile") {
+		t.Fatalf("the start went on (or did not say how to find the links): code %d\n%s", r.code, r.stderr)
+	}
+}
+
+// A degraded run (no mounts) guards a policy file, and a symlink on the way
+// to one, by putting it back when changed: until then a start that reads
+// it reads the agent's bytes. A start whose policy file lies in a tree a
+// live degraded run can write refuses. Seen failing on main (b5e615a) as
+// root and as jailtest: the start went on (exit 0) beside the live
+// degraded run whose agent could swap the link.
+func TestPolicyFileDegradedLiveRefuses(t *testing.T) {
+	h, ws := newHome(t), workspace(t)
+	target := filepath.Join(ws, "real", "srt.json")
+	link := filepath.Join(ws, "srt.json")
+	writeFile(t, target, policyFilesSRT)
+	if err := os.Symlink("real/srt.json", link); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(h.cfg, "config.toml"), "settings = [\""+link+"\"]\n")
+	end := runWaiting(t, h, ws, "--x-degraded", "--net", "none")
+	r := run(t, runOpts{env: h.env, dir: ws}, "--", "true")
+	end()
+	if r.code == 0 || !strings.Contains(r.stderr, "lies in a tree a live degraded run") {
+		t.Fatalf("a live degraded run could change the policy file and the start went on: code %d\n%s", r.code, r.stderr)
+	}
+}
+
+// runWaiting starts a run in ws with flags whose agent waits, and returns
+// once the agent runs (the run is registered by then); the func returned
+// ends it.
+func runWaiting(t *testing.T, h homeDir, ws string, flags ...string) (end func()) {
+	t.Helper()
+	done := make(chan result, 1)
+	go func() {
+		done <- sh(t, runOpts{env: h.env, dir: ws, timeout: 90 * time.Second},
+			`touch ready; i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; true`, flags...)
+	}()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
+			break
+		}
+		if i > 600 {
+			t.Fatal("the waiting run did not start")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return func() {
+		writeFile(t, filepath.Join(ws, "go"), "")
+		<-done
 	}
 }

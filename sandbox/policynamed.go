@@ -1,0 +1,155 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/jail-sandbox/jail/internal/replacefile"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/statedir"
+)
+
+// A file a run was given by a flag to read its policy from (--settings,
+// --config, --seccomp) is read again by that run's next start, but another
+// run of the same workspace not given the flag read it as any file of the
+// workspace: its agent rewrote it (allowWrite ["~/Documents"]) and the next
+// start given the flag read the agent's bytes (policyfiles, session 17).
+// So each such file is recorded in jail's state directory (no sandbox
+// reaches it) and every later run keeps it read-only like its own policy
+// files; a run that was already running when the file was first named
+// could write it, so the start naming it then refuses (policyNamedLive).
+
+// maxPolicyNamed bounds the record: past it the oldest names go (a run not
+// given their flag can write them again).
+const maxPolicyNamed = 256
+
+// maxPolicyNamedBytes bounds what is read of the record.
+const maxPolicyNamedBytes = 1 << 20
+
+// policyNamedRecord maps a policy file's path, as the flag named it, to
+// when a run first named it and with which flag.
+type policyNamedRecord map[string]namedPolicy
+
+type namedPolicy struct {
+	First int64  `json:"first"` // Unix nanoseconds
+	From  string `json:"from"`  // --settings, --config, --seccomp
+}
+
+// readPolicyNamed reads the record in stateDir; a missing or unreadable
+// record is empty.
+func readPolicyNamed(stateDir string) policyNamedRecord {
+	rec := policyNamedRecord{}
+	if stateDir == "" {
+		return rec
+	}
+	f, err := os.Open(filepath.Join(stateDir, statedir.PolicyNamed))
+	if err != nil {
+		return rec
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxPolicyNamedBytes))
+	if err != nil {
+		return rec
+	}
+	if json.Unmarshal(data, &rec) != nil {
+		return policyNamedRecord{}
+	}
+	return rec
+}
+
+// flagPolicyFiles are the files of p's policy named by a flag: what a run
+// not given the flag does not read, so does not keep.
+func flagPolicyFiles(p *policy.Policy) []policy.PolicyFile {
+	var out []policy.PolicyFile
+	for _, f := range allPolicyFiles(p) {
+		switch f.From {
+		case "--settings", "--config", "--seccomp":
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// allPolicyFiles are the files p's policy was read from, --seccomp's too.
+func allPolicyFiles(p *policy.Policy) []policy.PolicyFile {
+	files := append([]policy.PolicyFile{}, p.PolicyFiles...)
+	if p.SeccompFile != "" {
+		if abs, err := filepath.Abs(p.SeccompFile); err == nil {
+			files = append(files, policy.PolicyFile{Path: abs, From: "--seccomp"})
+		}
+	}
+	return files
+}
+
+// earlierPolicyFiles are the files the record in stateDir names that this
+// run's policy was not read from: kept read-only like its own.
+func earlierPolicyFiles(stateDir string, own []policy.PolicyFile) []policy.PolicyFile {
+	rec := readPolicyNamed(stateDir)
+	if len(rec) == 0 {
+		return nil
+	}
+	mine := make(map[string]bool, len(own))
+	for _, f := range own {
+		mine[f.Path] = true
+	}
+	var out []policy.PolicyFile
+	for path, n := range rec {
+		if !mine[path] && filepath.IsAbs(path) {
+			out = append(out, policy.PolicyFile{Path: path, From: n.From + " in an earlier run"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// recordPolicyNamed adds files to the record in stateDir (first named now
+// unless recorded already) and returns when each was first named. A name
+// whose file is gone leaves the record.
+func recordPolicyNamed(stateDir string, files []policy.PolicyFile, now time.Time) (map[string]time.Time, error) {
+	first := make(map[string]time.Time, len(files))
+	if len(files) == 0 {
+		return first, nil
+	}
+	rec := readPolicyNamed(stateDir)
+	changed := false
+	for path := range rec {
+		if _, err := os.Lstat(path); os.IsNotExist(err) {
+			delete(rec, path)
+			changed = true
+		}
+	}
+	for _, f := range files {
+		if _, ok := rec[f.Path]; !ok {
+			rec[f.Path] = namedPolicy{First: now.UnixNano(), From: f.From}
+			changed = true
+		}
+		first[f.Path] = time.Unix(0, rec[f.Path].First)
+	}
+	if len(rec) > maxPolicyNamed {
+		paths := make([]string, 0, len(rec))
+		for p := range rec {
+			paths = append(paths, p)
+		}
+		sort.Slice(paths, func(i, j int) bool { return rec[paths[i]].First < rec[paths[j]].First })
+		for _, p := range paths[:len(rec)-maxPolicyNamed] {
+			delete(rec, p)
+		}
+	}
+	if !changed || stateDir == "" {
+		return first, nil
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return first, err
+	}
+	p := filepath.Join(stateDir, statedir.PolicyNamed)
+	if err := replacefile.Write(p, ".policy-named-*", data, false); err != nil {
+		return first, fmt.Errorf("record the policy files named by flags in %s: %w", p, err)
+	}
+	return first, nil
+}

@@ -54,7 +54,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			}
 			return width
 		}
-		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-packTick), k.packDir)
+		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-packTick), k.packDir, k.linked)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("git: the packs this run made in %s were not checked (%v): run git --git-dir=%s fsck before a git gc on the host", k.dir, err, k.dir))
 			continue

@@ -100,19 +100,26 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		// nothing to record (MarkUnchecked refuses ""; it wrote
 		// "packs-unchecked" in the workspace, through the agent's link,
 		// review17c).
+		// Why: git reads every pack before a loose object: the host's
+		// gc of the agent's forgery in a loose commit's file hid the
+		// store's true copy (review18a). And git never writes an object
+		// it has: a forgery planted under the id of a blob the user
+		// writes later became the user's commit (review18e). The forgery
+		// leaves the tree; a kept copy is the fetch's. Every repository,
+		// a store or not (k.store "": none read).
+		forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline)
+		copyAt := ""
 		if k.store != "" {
-			// Why: git reads every pack before a loose object: the host's
-			// gc of the agent's forgery in a loose commit's file hid the
-			// store's true copy (review18a). The forgery leaves the tree;
-			// the store's copy is the fetch's.
-			forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline)
-			for _, p := range forged {
-				items = append(items, sentinel.Item{Path: p, Rule: "git: loose object",
-					Reason: fmt.Sprintf("a loose object written in this run is not the object of its name (its true bytes are kept: git fetch %s '+refs/*:refs/jail-kept/*'); git reads the forgery as that object, and the host's next git gc packs it, where git finds it before any copy", k.store)})
-			}
-			if err != nil || left > 0 {
-				notes = append(notes, fmt.Sprintf("git: the loose objects of %s written in this run were not all checked (%d left, %v): run git --git-dir=%s fsck before a git gc on the host", k.dir, left, err, k.dir))
-			}
+			copyAt = fmt.Sprintf(" (a true copy the start had is kept: git fetch %s '+refs/*:refs/jail-kept/*')", k.store)
+		}
+		for _, p := range forged {
+			items = append(items, sentinel.Item{Path: p, Rule: "git: loose object",
+				Reason: "a loose object written in this run is not the object of its name" + copyAt + "; git reads the forgery as that object, never writes one it has (a later git add of that content commits the forgery), and the host's next git gc packs it, where git finds it before any copy"})
+		}
+		if err != nil || left > 0 {
+			notes = append(notes, fmt.Sprintf("git: the loose objects of %s written in this run were not all checked (%d left, %v): run git --git-dir=%s fsck before a git gc on the host", k.dir, left, err, k.dir))
+		}
+		if k.store != "" {
 			// Why: a pack this start kept in the store (made on the host
 			// before the run: its link set its change time, so it is
 			// read here) may be the host's gc of an earlier run's unread

@@ -37,6 +37,7 @@ const packTick = time.Second
 // budget leaves unread is said with the fsck that checks it.
 func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []string) {
 	deadline := now.Add(packBudget)
+	var unlooked []string // git dirs whose loose objects the budget left
 	for _, k := range kept {
 		// The store's config when kept (jail's own); else the git dir's,
 		// which gitguard keeps read-only inside (read bounded, plain
@@ -116,8 +117,13 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			items = append(items, sentinel.Item{Path: p, Rule: "git: loose object",
 				Reason: "a loose object written in this run is not the object of its name" + copyAt + "; git reads the forgery as that object, never writes one it has (a later git add of that content commits the forgery), and the host's next git gc packs it, where git finds it before any copy"})
 		}
-		if err != nil || left > 0 {
-			notes = append(notes, fmt.Sprintf("git: the loose objects of %s written in this run were not all checked (%d left, %v): run git --git-dir=%s fsck before a git gc on the host", k.dir, left, err, k.dir))
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("git: the loose objects of %s written in this run were not all checked (%v): run git --git-dir=%s fsck before a git gc on the host", k.dir, err, k.dir))
+		case left > 0:
+			// One line for them all: past the budget every later
+			// repository has some (thousands planted: not a line each).
+			unlooked = append(unlooked, k.dir)
 		}
 		if k.store != "" {
 			// Why: a pack this start kept in the store (made on the host
@@ -144,6 +150,9 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			notes = append(notes, fmt.Sprintf("git: %s not checked: %s; before a git gc on the host, run git --git-dir=%s fsck (a pack whose idx lies makes gc delete history; the start's packs are kept: after such a gc, git init a new repository and git fetch %s '+refs/*:refs/jail-kept/*' there)",
 				what, strings.Join(unread, ", "), k.dir, k.store))
 		}
+	}
+	if len(unlooked) > 0 {
+		notes = append(notes, fmt.Sprintf("git: the loose objects written in this run in %d repositories were not all checked in the end's budget (%s): run git --git-dir=DIR fsck in each before a git gc on the host", len(unlooked), shortList(unlooked, 3)))
 	}
 	return items, notes
 }

@@ -1,6 +1,7 @@
 package gitkeep
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -20,61 +21,123 @@ import (
 // on the host before that gc, git reads the forgery too (review18a). It
 // returns the workspace paths of the forgeries and how many copies the
 // deadline left unlooked at.
+//
+// Then every loose object file in a workspace objects/xx directory whose
+// change time is at or after since (a name made, removed or renamed in
+// it, or the directory itself made or moved in the run), whether the
+// store has a copy or not (store "": none read). Why: git never writes an
+// object it already has (it only freshens the file), and it reads a
+// loose object without hashing it: a file the agent planted under the id
+// of a blob the user writes later (a file it suggested, a generated
+// lockfile) became the user's commit of that file, the agent's bytes
+// under the user's content's id, pushed as they are (review18e).
 func ForgedLoose(store, gitDir string, since, deadline time.Time) (forged []string, left int, err error) {
-	objs := filepath.Join(store, "objects")
+	seen := map[string]bool{}
+	// read: p read whatever its change time (seen: read already).
+	check := func(p, id string, read bool) {
+		if seen[id] {
+			return
+		}
+		if time.Now().After(deadline) {
+			left++
+			return
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return // gone (packed, or deleted: the copy is kept)
+		}
+		if _, ct, ok := linkInfo(fi); ok && ct < since.UnixNano() && !read {
+			return
+		}
+		seen[id] = true
+		if !fi.Mode().IsRegular() {
+			// Git follows a link to whatever it names.
+			forged = append(forged, p)
+			return
+		}
+		// A copy's object is at most maxCopyObject (larger ones the
+		// store keeps as a link only, said at its start); a new one
+		// may be the agent's git add of a large file: read up to what
+		// a pack's object is (maxObject), the rest said, not taken.
+		max, file := int64(maxCopyObject), int64(2*maxCopyObject)
+		if read {
+			max, file = maxObject, maxObject+maxObject/64
+		}
+		if fi.Size() > file {
+			left++
+			return
+		}
+		want, _ := hex.DecodeString(id)
+		b, err := readFile(p, file)
+		if err != nil {
+			return // unreadable: the user's git cannot read it either
+		}
+		if read {
+			if size, err := looseHeader(bytes.NewReader(b), len(want)); err == nil && size > max {
+				left++
+				return
+			}
+		}
+		if _, err := checkLooseUpTo(b, want, max); err != nil {
+			forged = append(forged, p)
+		}
+	}
+	if store != "" {
+		if err := forEachLoose(filepath.Join(store, "objects"), nil, func(d, n string) {
+			check(filepath.Join(gitDir, "objects", d, n), d+n, false)
+		}); err != nil {
+			return forged, left, err
+		}
+	}
+	err = forEachLoose(filepath.Join(gitDir, "objects"), func(fi os.FileInfo) bool {
+		if time.Now().After(deadline) {
+			left++ // a directory not looked at (thousands of planted repositories)
+			return false
+		}
+		_, ct, ok := linkInfo(fi)
+		return !ok || !fi.IsDir() || ct >= since.UnixNano()
+	}, func(d, n string) {
+		// A directory moved in the run holds files of any age: each
+		// is read, whatever its change time.
+		check(filepath.Join(gitDir, "objects", d, n), d+n, true)
+	})
+	return forged, left, err
+}
+
+// forEachLoose calls f with each fan-out directory's name and object
+// file name under objs (objects/xx/rest), in the directories dir (the
+// directory's own Lstat) accepts; nil accepts every one.
+func forEachLoose(objs string, dir func(os.FileInfo) bool, f func(d, n string)) error {
 	ents, err := os.ReadDir(objs)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, 0, nil
+			return nil
 		}
-		return nil, 0, fmt.Errorf("gitkeep: %w", err)
+		return fmt.Errorf("gitkeep: %w", err)
 	}
 	for _, e := range ents {
 		d := e.Name()
-		if len(d) != 2 || !isHex(d) || !e.IsDir() {
+		if len(d) != 2 || !isHex(d) {
 			continue
 		}
+		if dir != nil {
+			fi, err := os.Lstat(filepath.Join(objs, d))
+			if err != nil || !dir(fi) {
+				continue
+			}
+		} else if !e.IsDir() {
+			continue
+		}
+		// Followed: git reaches a linked fan-out directory's files.
 		names, err := os.ReadDir(filepath.Join(objs, d))
 		if err != nil {
 			continue
 		}
 		for _, n := range names {
-			id := d + n.Name()
-			if !isID(id) {
-				continue
-			}
-			if time.Now().After(deadline) {
-				left++
-				continue
-			}
-			p := filepath.Join(gitDir, "objects", d, n.Name())
-			fi, err := os.Lstat(p)
-			if err != nil {
-				continue // gone (packed, or deleted: the copy is kept)
-			}
-			if _, ct, ok := linkInfo(fi); ok && ct < since.UnixNano() {
-				continue
-			}
-			if !fi.Mode().IsRegular() {
-				// Git follows a link to whatever it names.
-				forged = append(forged, p)
-				continue
-			}
-			if fi.Size() > 2*maxCopyObject {
-				// Past what a copy's object takes deflated: the store
-				// keeps such an id as a link only (said at its start).
-				left++
-				continue
-			}
-			want, _ := hex.DecodeString(id)
-			b, err := readFile(p, 2*maxCopyObject)
-			if err != nil {
-				continue // unreadable: the user's git cannot read it either
-			}
-			if _, err := checkLoose(b, want); err != nil {
-				forged = append(forged, p)
+			if isID(d + n.Name()) {
+				f(d, n.Name())
 			}
 		}
 	}
-	return forged, left, nil
+	return nil
 }

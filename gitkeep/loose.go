@@ -65,6 +65,12 @@ func parseHeader(r *bufio.Reader) (string, int64, error) {
 // declares after it (no more are inflated: a zip bomb costs its declared
 // size), and the hash. It returns the inflated size.
 func checkLoose(b []byte, want []byte) (int64, error) {
+	return checkLooseUpTo(b, want, maxCopyObject)
+}
+
+// checkLooseUpTo is checkLoose for an object of at most max bytes
+// inflated (a larger one is not one: errLoose).
+func checkLooseUpTo(b []byte, want []byte, max int64) (int64, error) {
 	var h hash.Hash
 	switch len(want) {
 	case sha1.Size:
@@ -81,7 +87,7 @@ func checkLoose(b []byte, want []byte) (int64, error) {
 	defer z.Close()
 	br := bufio.NewReaderSize(z, 4096)
 	typ, size, err := parseHeader(br)
-	if err != nil || size > maxCopyObject {
+	if err != nil || size > max {
 		return 0, errLoose
 	}
 	h.Write([]byte(typ + " " + strconv.FormatInt(size, 10) + "\x00"))

@@ -130,6 +130,47 @@ func KeepPacks(store, gitDir string, maxPacks int, since time.Time) (kept int, c
 	return kept, false, nil
 }
 
+// KeptStamps is the start's look, after KeepPacks, at gitDir's pack files
+// that are store's kept packs (the same inode under the same name: a
+// start's link, this one's or an earlier one's), keyed by file name, for
+// the end's ChangedPacks. Why: the link sets the pack's change time, so
+// the end took a clone's pack kept at its first run for one the run made
+// (review18e): it said it unchecked when it could not read it through (an
+// object past the reader's bounds, a pack past the budget), recorded it
+// in packs-unchecked (a later end then dropped it from the store) and
+// took the user's multi-pack-index out as naming a rewritten pack. A
+// store that records unchecked packs gets none: its kept packs are read
+// at the end (DropKept: the host's gc of an unread lying pack copies the
+// forgery). Only the store's link shares the inode with the workspace's
+// file, and a start links only a pack older than its look while no run
+// was live, so no agent made it.
+func KeptStamps(store, gitDir string) map[string]os.FileInfo {
+	if had, all := readUnchecked(store); all || len(had) > 0 {
+		return nil
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(gitDir, "objects", "pack"))
+	if err != nil {
+		return nil
+	}
+	ents, err := os.ReadDir(filepath.Join(store, "objects", "pack"))
+	if err != nil {
+		return nil
+	}
+	out := map[string]os.FileInfo{}
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, "pack-") || !(strings.HasSuffix(n, ".idx") || strings.HasSuffix(n, ".pack")) {
+			continue
+		}
+		w, err1 := os.Lstat(filepath.Join(dir, n))
+		k, err2 := os.Lstat(filepath.Join(store, "objects", "pack", n))
+		if err1 == nil && err2 == nil && w.Mode().IsRegular() && os.SameFile(w, k) {
+			out[n] = w
+		}
+	}
+	return out
+}
+
 // Alone reports whether no run holds store's lock (none uses the store):
 // an exclusive lock taken without waiting and let go. Called before the
 // start's own Lock. A store not made yet is alone.

@@ -126,7 +126,11 @@ func PackDir(gitDir string) os.FileInfo {
 // before the run (PackDir): when the directory git reaches now is another
 // one, every file in it counts as changed. Nothing of the start's is read
 // but that one stat: the run's start costs nothing more.
-func ChangedPacks(gitDir string, since time.Time, was os.FileInfo) (Changed, error) {
+//
+// kept are the pack files the start found to be the store's kept packs
+// (KeptStamps): one still that inode with that change time is not the
+// run's, though its change time is the start's link's (review18e).
+func ChangedPacks(gitDir string, since time.Time, was os.FileInfo, kept map[string]os.FileInfo) (Changed, error) {
 	var c Changed
 	// As git reaches it: a pack directory the agent replaced with a link
 	// is where git on the host looks.
@@ -160,6 +164,13 @@ func ChangedPacks(gitDir string, since time.Time, was os.FileInfo) (Changed, err
 			return 0, false
 		}
 		_, ctime, ok := linkInfo(fi)
+		if k := kept[n]; ok && !c.Replaced && k != nil && os.SameFile(k, fi) {
+			// Nothing changed it since the start's look: a write, a
+			// rename, a link would have set its change time.
+			if _, kc, _ := linkInfo(k); kc == ctime {
+				return fi.Size(), false
+			}
+		}
 		// Off Linux no ctime is read: every pack counts as new.
 		return fi.Size(), !ok || c.Replaced || ctime >= since.UnixNano()
 	}

@@ -155,7 +155,7 @@ func TestChangedPacks(t *testing.T) {
 	os.WriteFile(filepath.Join(pd, "multi-pack-index"), []byte("x"), 0o444)
 	// A new idx (its .pack old or missing): the pair is new.
 	os.WriteFile(filepath.Join(pd, "pack-old2.idx"), []byte("x"), 0o444)
-	c, err := ChangedPacks(g, since, was)
+	c, err := ChangedPacks(g, since, was, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,25 +191,25 @@ func TestChangedPacksReplaced(t *testing.T) {
 	if err := os.Rename(old, pd); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := ChangedPacks(g, since, was); err != nil || len(c.Packs) != 0 || c.Replaced {
+	if c, err := ChangedPacks(g, since, was, nil); err != nil || len(c.Packs) != 0 || c.Replaced {
 		t.Fatalf("the start's directory renamed away and back: %+v %v, want nothing changed", c, err)
 	}
 	os.Rename(pd, old)
 	if err := os.Rename(evil, pd); err != nil {
 		t.Fatal(err)
 	}
-	c, err := ChangedPacks(g, since, was)
+	c, err := ChangedPacks(g, since, was, nil)
 	if err != nil || len(c.Packs) != 1 || c.Packs[0] != filepath.Join(pd, "pack-lie") || !c.Replaced {
 		t.Fatalf("a directory renamed in: %+v %v, want its pack-lie listed", c, err)
 	}
 	// A link to it, where the start had none: the same.
 	os.Rename(pd, evil)
 	os.Symlink("evil", pd)
-	if c, err := ChangedPacks(g, since, was); err != nil || len(c.Packs) != 1 || !c.Replaced {
+	if c, err := ChangedPacks(g, since, was, nil); err != nil || len(c.Packs) != 1 || !c.Replaced {
 		t.Fatalf("a link to a directory: %+v %v, want its pack listed", c, err)
 	}
 	// No pack directory at the start: whatever is there at the end is new.
-	if c, err := ChangedPacks(g, since, nil); err != nil || len(c.Packs) != 1 {
+	if c, err := ChangedPacks(g, since, nil, nil); err != nil || len(c.Packs) != 1 {
 		t.Fatalf("no directory at the start: %+v %v, want its pack listed", c, err)
 	}
 }
@@ -272,12 +272,12 @@ func TestChangedPacksOldIndex(t *testing.T) {
 	since, was := time.Now(), PackDir(g)
 	time.Sleep(50 * time.Millisecond)
 	os.WriteFile(filepath.Join(pd, "pack-c.idx"), []byte("x"), 0o444)
-	c, err := ChangedPacks(g, since, was)
+	c, err := ChangedPacks(g, since, was, nil)
 	if err != nil || c.Index != "" || len(c.Packs) != 1 {
 		t.Fatalf("a new pack only: %+v %v, want no index", c, err)
 	}
 	os.WriteFile(filepath.Join(pd, "pack-b.pack"), []byte("y"), 0o644) // in place
-	c, err = ChangedPacks(g, since, was)
+	c, err = ChangedPacks(g, since, was, nil)
 	if err != nil || c.Index != filepath.Join(pd, "multi-pack-index") {
 		t.Fatalf("pack-b rewritten: %+v %v, want the old multi-pack-index listed", c, err)
 	}
@@ -336,7 +336,7 @@ func TestChangedPacksSides(t *testing.T) {
 	for _, n := range []string{"pack-x.keep", "multi-pack-index-ab.mtimes", "other.bitmap", "tmp_pack_1"} {
 		os.WriteFile(filepath.Join(pd, n), []byte("y"), 0o444)
 	}
-	c, err := ChangedPacks(g, since, was)
+	c, err := ChangedPacks(g, since, was, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,7 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 		// store while this run's agent is alive (gitkeep.Prune).
 		lock, err := gitkeep.Lock(st)
 		var res gitkeep.Result
+		var linked map[string]os.FileInfo
 		if err == nil {
 			res, err = gitkeep.Keep(st, d, &budget)
 		}
@@ -89,9 +90,12 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			if _, crossFS, err = gitkeep.KeepPacks(st, d, gitguard.MaxHistoryPacks, lookedAt); crossFS {
 				notes = append(notes, fmt.Sprintf("git: the packs of %s are not kept outside the sandbox: %s is on another file system (a host git gc after a pack of this run's that lies loses history)", d, base))
 			}
+			// Why: the link set the kept packs' change time; the end
+			// must not take them for the run's (review18e).
+			linked = gitkeep.KeptStamps(st, d)
 		}
 		if err == nil {
-			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock, started: started, packDir: gitkeep.PackDir(d)}
+			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock, started: started, packDir: gitkeep.PackDir(d), linked: linked}
 			kept = append(kept, k)
 			checked = append(checked, k)
 			isKept[d] = true
@@ -177,6 +181,9 @@ type keptRepo struct {
 	lock       *os.File          // the store's lock, shared (gitkeep.Lock)
 	started    time.Time         // before the sandbox started (madePacks)
 	packDir    os.FileInfo       // its pack directory then (gitkeep.PackDir)
+	// linked are its pack files that are the store's kept packs, as
+	// the start left them (gitkeep.KeptStamps).
+	linked map[string]os.FileInfo
 }
 
 // lostGitHistory is the end's look at the kept repositories: a ref the

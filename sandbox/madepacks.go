@@ -37,6 +37,7 @@ const packTick = time.Second
 // budget leaves unread is said with the fsck that checks it.
 func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []string) {
 	deadline := now.Add(packBudget)
+	var unlooked []string // git dirs whose loose objects the budget left
 	for _, k := range kept {
 		// The store's config when kept (jail's own); else the git dir's,
 		// which gitguard keeps read-only inside (read bounded, plain
@@ -54,7 +55,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			}
 			return width
 		}
-		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-packTick), k.packDir)
+		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-packTick), k.packDir, k.linked)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("git: the packs this run made in %s were not checked (%v): run git --git-dir=%s fsck before a git gc on the host", k.dir, err, k.dir))
 			continue
@@ -100,19 +101,31 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		// nothing to record (MarkUnchecked refuses ""; it wrote
 		// "packs-unchecked" in the workspace, through the agent's link,
 		// review17c).
+		// Why: git reads every pack before a loose object: the host's
+		// gc of the agent's forgery in a loose commit's file hid the
+		// store's true copy (review18a). And git never writes an object
+		// it has: a forgery planted under the id of a blob the user
+		// writes later became the user's commit (review18e). The forgery
+		// leaves the tree; a kept copy is the fetch's. Every repository,
+		// a store or not (k.store "": none read).
+		forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline)
+		copyAt := ""
 		if k.store != "" {
-			// Why: git reads every pack before a loose object: the host's
-			// gc of the agent's forgery in a loose commit's file hid the
-			// store's true copy (review18a). The forgery leaves the tree;
-			// the store's copy is the fetch's.
-			forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline)
-			for _, p := range forged {
-				items = append(items, sentinel.Item{Path: p, Rule: "git: loose object",
-					Reason: fmt.Sprintf("a loose object written in this run is not the object of its name (its true bytes are kept: git fetch %s '+refs/*:refs/jail-kept/*'); git reads the forgery as that object, and the host's next git gc packs it, where git finds it before any copy", k.store)})
-			}
-			if err != nil || left > 0 {
-				notes = append(notes, fmt.Sprintf("git: the loose objects of %s written in this run were not all checked (%d left, %v): run git --git-dir=%s fsck before a git gc on the host", k.dir, left, err, k.dir))
-			}
+			copyAt = fmt.Sprintf(" (a true copy the start had is kept: git fetch %s '+refs/*:refs/jail-kept/*')", k.store)
+		}
+		for _, p := range forged {
+			items = append(items, sentinel.Item{Path: p, Rule: "git: loose object",
+				Reason: "a loose object written in this run is not the object of its name" + copyAt + "; git reads the forgery as that object, never writes one it has (a later git add of that content commits the forgery), and the host's next git gc packs it, where git finds it before any copy"})
+		}
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("git: the loose objects of %s written in this run were not all checked (%v): run git --git-dir=%s fsck before a git gc on the host", k.dir, err, k.dir))
+		case left > 0:
+			// One line for them all: past the budget every later
+			// repository has some (thousands planted: not a line each).
+			unlooked = append(unlooked, k.dir)
+		}
+		if k.store != "" {
 			// Why: a pack this start kept in the store (made on the host
 			// before the run: its link set its change time, so it is
 			// read here) may be the host's gc of an earlier run's unread
@@ -137,6 +150,9 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			notes = append(notes, fmt.Sprintf("git: %s not checked: %s; before a git gc on the host, run git --git-dir=%s fsck (a pack whose idx lies makes gc delete history; the start's packs are kept: after such a gc, git init a new repository and git fetch %s '+refs/*:refs/jail-kept/*' there)",
 				what, strings.Join(unread, ", "), k.dir, k.store))
 		}
+	}
+	if len(unlooked) > 0 {
+		notes = append(notes, fmt.Sprintf("git: the loose objects written in this run in %d repositories were not all checked in the end's budget (%s): run git --git-dir=DIR fsck in each before a git gc on the host", len(unlooked), shortList(unlooked, 3)))
 	}
 	return items, notes
 }

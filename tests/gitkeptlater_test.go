@@ -55,6 +55,9 @@ git -C deep/sub log --format=%s
 	if !strings.Contains(r.stderr, "only 64 repositories") || !strings.Contains(r.stderr, "pack-"+name) {
 		t.Fatalf("the nested repository was kept in the first run, or its pack not said unread (the attack's precondition):\n%s", r.stderr)
 	}
+	if strings.Contains(r.stderr, "git fetch  '") {
+		t.Errorf("the end names an empty store to fetch from for the repository it kept no store of:\n%s", r.stderr)
+	}
 	r2 := runLater(t, h, ws)
 	h.git(sub, "gc", "-q")
 	if _, err := h.git(sub, "cat-file", "-e", root); err == nil {

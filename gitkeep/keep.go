@@ -124,7 +124,7 @@ func Keep(store, gitDir string, budget *Budget) (Result, error) {
 	if err := os.MkdirAll(filepath.Join(store, "refs"), 0o700); err != nil {
 		return res, fmt.Errorf("gitkeep: %w", err)
 	}
-	if err := markSince(store); err != nil {
+	if err := markSince(store, gitDir); err != nil {
 		return res, err
 	}
 	wide := objectFormat(gitDir) == "sha256"
@@ -161,33 +161,81 @@ func Keep(store, gitDir string, budget *Budget) (Result, error) {
 // (KeptSince).
 const sinceFile = "kept-since"
 
-// markSince records when store was first kept, once: the directory's
-// birth time where the file system keeps one (a store kept before the
-// record was written has its true age), else now.
-func markSince(store string) error {
-	p := filepath.Join(store, sinceFile)
-	if _, err := os.Lstat(p); err == nil {
-		return nil
+// repoFile, in a store, names the repository it keeps: its git dir's
+// identity (repoID) when first kept.
+const repoFile = "kept-repo"
+
+// otherRepo says whether store keeps another repository than the one at
+// gitDir now: its record (repoFile) names another git dir. A store without
+// one (made before the record, or for an end's unchecked record alone) is
+// not known to be another's.
+func otherRepo(store, gitDir string) bool {
+	b, err := readFile(filepath.Join(store, repoFile), 256)
+	if err != nil {
+		return false
 	}
-	t, ok := birth(store)
-	if !ok {
-		t = time.Now().UnixNano()
-	}
-	return writeIfChanged(p, []byte(strconv.FormatInt(t, 10)+"\n"))
+	id := repoID(gitDir)
+	return id == "" || strings.TrimSpace(string(b)) != id
 }
 
-// KeptSince says since when store has been kept (unix ns; false: not
-// kept, or not known): its record (markSince), else its directory's birth
-// time. The store is jail's (the state directory): no sandbox sets either.
-// A start that leaves pack directories writable past its budget of mounts
-// leaves the youngest stores' (gitguard.Input.KeptSince): a copy the
-// store freed because a pack held it was freed while that pack was
-// read-only, and repositories planted after it stay younger.
-func KeptSince(store string) (int64, bool) {
+// markSince records when store was first kept, once, and for which
+// repository (repoFile). A store kept before the record was written (its
+// config there, no repository recorded) has its directory's birth time,
+// where the file system keeps one: its true age. Else now: a store made
+// by an end's unchecked record alone (MarkUncheckedUnkept) was not kept
+// then, and a store whose repository is another one now (the agent made a
+// repository at the path a user's left) starts again: it took the old
+// store's age, and with it the old repository's rank for the start's
+// budget of pack mounts (gitkeep5).
+func markSince(store, gitDir string) error {
+	p := filepath.Join(store, sinceFile)
+	other := otherRepo(store, gitDir)
+	if _, err := os.Lstat(p); err == nil && !other {
+		return writeRepo(store, gitDir)
+	}
+	t := time.Now().UnixNano()
+	_, noRepo := os.Lstat(filepath.Join(store, repoFile))
+	if _, err := os.Lstat(filepath.Join(store, "config")); err == nil && noRepo != nil {
+		if b, ok := birth(store); ok {
+			t = b
+		}
+	}
+	if err := writeIfChanged(p, []byte(strconv.FormatInt(t, 10)+"\n")); err != nil {
+		return err
+	}
+	return writeRepo(store, gitDir)
+}
+
+// writeRepo records gitDir's identity in store (none when unreadable: a
+// later start records it).
+func writeRepo(store, gitDir string) error {
+	id := repoID(gitDir)
+	if id == "" {
+		return nil
+	}
+	return writeIfChanged(filepath.Join(store, repoFile), []byte(id+"\n"))
+}
+
+// KeptSince says since when store has kept the repository of git dir
+// gitDir (unix ns; false: not kept, not known, or the store keeps another
+// repository that was at that path): its record (markSince), else, for a
+// store kept before the record, its directory's birth time. The store is
+// jail's (the state directory): no sandbox sets either. A start that
+// leaves pack directories writable past its budget of mounts leaves the
+// youngest stores' (gitguard.Input.KeptSince): a copy the store freed
+// because a pack held it was freed while that pack was read-only, and
+// repositories planted after it stay younger.
+func KeptSince(store, gitDir string) (int64, bool) {
+	if otherRepo(store, gitDir) {
+		return 0, false
+	}
 	if b, err := readFile(filepath.Join(store, sinceFile), 64); err == nil {
 		if t, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
 			return t, true
 		}
+	}
+	if _, err := os.Lstat(filepath.Join(store, "config")); err != nil {
+		return 0, false // never kept (an end's unchecked record alone)
 	}
 	return birth(store)
 }

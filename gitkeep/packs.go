@@ -83,7 +83,7 @@ func KeepPacks(store, gitDir string, maxPacks int, since time.Time) (kept int, c
 	if err := os.MkdirAll(dst, 0o700); err != nil {
 		return 0, false, fmt.Errorf("gitkeep: %w", err)
 	}
-	unchecked, all := readUnchecked(store)
+	unchecked, _, all := readUnchecked(store)
 	if all {
 		return 0, false, nil
 	}
@@ -145,7 +145,7 @@ func KeepPacks(store, gitDir string, maxPacks int, since time.Time) (kept int, c
 // file, and a start links only a pack older than its look while no run
 // was live, so no agent made it.
 func KeptStamps(store, gitDir string) map[string]os.FileInfo {
-	if had, all := readUnchecked(store); all || len(had) > 0 {
+	if had, _, all := readUnchecked(store); all || len(had) > 0 {
 		return nil
 	}
 	dir, err := filepath.EvalSymlinks(filepath.Join(gitDir, "objects", "pack"))
@@ -199,7 +199,7 @@ func MarkUnchecked(store string, packs []string) error {
 		// supervisor's is the workspace): never a store (review17c).
 		return errors.New("gitkeep: no store to record unchecked packs in")
 	}
-	have, all := readUnchecked(store)
+	have, old, all := readUnchecked(store)
 	if all {
 		// Past its bound the record already says every pack is
 		// unchecked (KeepPacks keeps none new): written again with only
@@ -208,8 +208,9 @@ func MarkUnchecked(store string, packs []string) error {
 		return nil
 	}
 	var b bytes.Buffer
-	if old, err := readFile(filepath.Join(store, uncheckedFile), maxUnchecked); err == nil {
-		b.Write(old)
+	b.Write(old)
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		b.WriteByte('\n')
 	}
 	for _, p := range packs {
 		n := filepath.Base(p)
@@ -219,6 +220,33 @@ func MarkUnchecked(store string, packs []string) error {
 		}
 	}
 	return writeIfChanged(filepath.Join(store, uncheckedFile), b.Bytes())
+}
+
+// MarkUncheckedUnkept is MarkUnchecked for git dir gitDir, which has no
+// store yet (past the bound of repositories kept at one start): store's
+// directory is made with the record and the alternates alone (Sweep
+// judges it by its repository, as every store). Why: a start that keeps
+// the repository later (the agent's planted repositories gone) hard-linked
+// the pack an end could not read as the start's own, and the store's
+// newest pack comes first when the history is fetched back from it: after
+// the host's gc, the fetch took the forgery (gitkeep5).
+func MarkUncheckedUnkept(store, gitDir string, packs []string) error {
+	if len(packs) == 0 {
+		return nil
+	}
+	if store == "" {
+		return errors.New("gitkeep: no store to record unchecked packs in")
+	}
+	if err := os.MkdirAll(filepath.Join(store, "objects", "info"), 0o700); err != nil {
+		return fmt.Errorf("gitkeep: %w", err)
+	}
+	alt := filepath.Join(store, "objects", "info", "alternates")
+	if _, err := os.Lstat(alt); errors.Is(err, os.ErrNotExist) {
+		if err := writeIfChanged(alt, []byte(filepath.Join(gitDir, "objects")+"\n")); err != nil {
+			return err
+		}
+	}
+	return MarkUnchecked(store, packs)
 }
 
 // DropKept removes from store's kept packs those the run's end found
@@ -238,7 +266,7 @@ func DropKept(store string, lies, unread []string) ([]string, error) {
 		return nil, errors.New("gitkeep: no store to drop kept packs from")
 	}
 	drop := append([]string(nil), lies...)
-	if had, all := readUnchecked(store); all || len(had) > 0 {
+	if had, _, all := readUnchecked(store); all || len(had) > 0 {
 		drop = append(drop, unread...)
 	}
 	var out []string
@@ -267,20 +295,21 @@ func DropKept(store string, lies, unread []string) ([]string, error) {
 	return out, nil
 }
 
-// readUnchecked reads the unchecked record; all when it is past its bound.
-func readUnchecked(store string) (map[string]bool, bool) {
+// readUnchecked reads the unchecked record: its names and its bytes (one
+// read: MarkUnchecked appends to them); all when it is past its bound.
+func readUnchecked(store string) (map[string]bool, []byte, bool) {
 	m := map[string]bool{}
 	p := filepath.Join(store, uncheckedFile)
 	fi, err := os.Lstat(p)
 	if err != nil {
-		return m, false
+		return m, nil, false
 	}
 	if fi.Size() > maxUnchecked {
-		return m, true
+		return m, nil, true
 	}
 	b, err := readFile(p, maxUnchecked)
 	if err != nil {
-		return m, true
+		return m, nil, true
 	}
 	s := bufio.NewScanner(bytes.NewReader(b))
 	for s.Scan() {
@@ -288,7 +317,7 @@ func readUnchecked(store string) (map[string]bool, bool) {
 			m[t] = true
 		}
 	}
-	return m, false
+	return m, b, false
 }
 
 // prunePacks removes the store's kept packs the workspace no longer has

@@ -242,13 +242,13 @@ func TestMarkUncheckedPastBound(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(store, uncheckedFile), []byte(big), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, all := readUnchecked(store); !all {
+	if _, _, all := readUnchecked(store); !all {
 		t.Fatal("the record past its bound does not read as every pack unchecked")
 	}
 	if err := MarkUnchecked(store, []string{"/x/pack-b"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, all := readUnchecked(store); !all {
+	if _, _, all := readUnchecked(store); !all {
 		t.Error("marking one more pack made a record past its bound read as a short list: the earlier unchecked packs count as checked")
 	}
 }
@@ -295,5 +295,39 @@ func TestDropKept(t *testing.T) {
 	}
 	if _, err := DropKept("", []string{base}, nil); err == nil {
 		t.Errorf("no store: no error")
+	}
+}
+
+// TestUncheckedUnkeptNotKept: an end records the pack it could not read of
+// a repository without a store; the start that later keeps the repository
+// does not link that pack into the store (on main it did: its start kept
+// it as the user's), and the store made for the record has no age of its
+// own (gitkeep5).
+func TestUncheckedUnkeptNotKept(t *testing.T) {
+	ws, git := gitRepo(t)
+	git("repack", "-q", "-a", "-d")
+	gd := filepath.Join(ws, ".git")
+	ps, _ := filepath.Glob(filepath.Join(gd, "objects", "pack", "pack-*.idx"))
+	if len(ps) != 1 {
+		t.Fatalf("packs: %v", ps)
+	}
+	base := strings.TrimSuffix(ps[0], ".idx")
+	st := filepath.Join(t.TempDir(), "store")
+	if err := MarkUncheckedUnkept(st, gd, []string{base}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := KeptSince(st, gd); ok {
+		t.Fatal("a store made for an unchecked record alone has an age")
+	}
+	b := NewBudget()
+	if _, err := Keep(st, gd, &b); err != nil {
+		t.Fatal(err)
+	}
+	kept, _, err := KeepPacks(st, gd, 100, time.Now().Add(time.Hour))
+	if err != nil || kept != 0 {
+		t.Fatalf("KeepPacks kept %d (%v): the pack an end could not read is linked into the store", kept, err)
+	}
+	if _, err := os.Lstat(filepath.Join(st, "objects", "pack", filepath.Base(base)+".idx")); err == nil {
+		t.Fatal("the unread pack is in the store")
 	}
 }

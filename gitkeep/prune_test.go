@@ -663,14 +663,14 @@ func TestPruneHardLinkedPack(t *testing.T) {
 func TestKeptSince(t *testing.T) {
 	ws, _ := gitRepo(t)
 	st := filepath.Join(t.TempDir(), "store")
-	if _, ok := KeptSince(st); ok {
+	if _, ok := KeptSince(st, filepath.Join(ws, ".git")); ok {
 		t.Fatal("an age for a store never kept")
 	}
 	b := NewBudget()
 	if _, err := Keep(st, filepath.Join(ws, ".git"), &b); err != nil {
 		t.Fatal(err)
 	}
-	t1, ok := KeptSince(st)
+	t1, ok := KeptSince(st, filepath.Join(ws, ".git"))
 	if !ok || t1 > time.Now().UnixNano() {
 		t.Fatalf("after Keep: %d %v", t1, ok)
 	}
@@ -679,7 +679,42 @@ func TestKeptSince(t *testing.T) {
 	if _, err := Keep(st, filepath.Join(ws, ".git"), &b); err != nil {
 		t.Fatal(err)
 	}
-	if t2, _ := KeptSince(st); t2 != t1 {
+	if t2, _ := KeptSince(st, filepath.Join(ws, ".git")); t2 != t1 {
 		t.Fatalf("a second Keep moved the age: %d, was %d", t2, t1)
+	}
+}
+
+// TestKeptSinceOtherRepo: the agent removes a user's repository and makes
+// one of its own at the same path: the store (named by the path) is the
+// old one's, and on main the new repository took its age, and with it the
+// old one's rank for the start's budget of pack mounts. A repository at
+// the path that is another directory has no age until its store keeps
+// it, then its own (gitkeep5).
+func TestKeptSinceOtherRepo(t *testing.T) {
+	ws, git := gitRepo(t)
+	gd := filepath.Join(ws, ".git")
+	st := filepath.Join(t.TempDir(), "store")
+	b := NewBudget()
+	if _, err := Keep(st, gd, &b); err != nil {
+		t.Fatal(err)
+	}
+	t1, ok := KeptSince(st, gd)
+	if !ok {
+		t.Fatal("no age after Keep")
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := os.RemoveAll(gd); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "-q", "-b", "main", ".")
+	if t2, ok := KeptSince(st, gd); ok {
+		t.Fatalf("a new repository at the old path has the old store's age %d (was %d)", t2, t1)
+	}
+	b = NewBudget()
+	if _, err := Keep(st, gd, &b); err != nil {
+		t.Fatal(err)
+	}
+	if t3, ok := KeptSince(st, gd); !ok || t3 <= t1 {
+		t.Fatalf("after its first Keep the new repository's age is %d %v, want after %d", t3, ok, t1)
 	}
 }

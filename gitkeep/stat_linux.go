@@ -1,6 +1,7 @@
 package gitkeep
 
 import (
+	"fmt"
 	"os"
 	"syscall"
 
@@ -28,4 +29,22 @@ func birth(dir string) (int64, bool) {
 		return 0, false
 	}
 	return st.Btime.Sec*1e9 + int64(st.Btime.Nsec), true
+}
+
+// repoID is git dir gitDir's identity: its device, inode and birth time
+// (where the file system keeps one), "" when it cannot be read. A store is
+// named by its repository's path; a repository the agent makes at a path
+// a user's repository left (removed in a run) is another directory: a new
+// inode, a new birth time (neither set by anyone; an inode number freed
+// and taken again differs in its birth time).
+func repoID(gitDir string) string {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, gitDir, 0, unix.STATX_INO|unix.STATX_BTIME, &st); err != nil {
+		return ""
+	}
+	id := fmt.Sprintf("%d:%d %d", unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino, 0)
+	if st.Mask&unix.STATX_BTIME != 0 {
+		id = fmt.Sprintf("%d:%d %d", unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino, st.Btime.Sec*1e9+int64(st.Btime.Nsec))
+	}
+	return id
 }

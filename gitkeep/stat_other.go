@@ -9,3 +9,6 @@ func linkInfo(fi os.FileInfo) (nlink uint64, ctime int64, ok bool) { return 0, 0
 
 // birth is not read off Linux: the store's record says.
 func birth(dir string) (int64, bool) { return 0, false }
+
+// repoID is not read off Linux: a store keeps its age by its path.
+func repoID(gitDir string) string { return "" }

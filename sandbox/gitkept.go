@@ -136,7 +136,10 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 		// pack directory the end's check trusts for its old files. A
 		// linked worktree's git dir has no objects/pack (its
 		// repository's is in the list), which the end finds at no cost.
-		checked = append(checked, keptRepo{dir: d, started: started, packDir: gitkeep.PackDir(d)})
+		// unkept: its store's place, where the end records a pack it
+		// could not read (a later start that keeps it must not take
+		// that pack as the start's own: gitkeep.MarkUncheckedUnkept).
+		checked = append(checked, keptRepo{dir: d, started: started, packDir: gitkeep.PackDir(d), unkept: gitkeep.Store(base, d)})
 	}
 	return notes, kept, checked
 }
@@ -181,6 +184,7 @@ type keptRepo struct {
 	lock       *os.File          // the store's lock, shared (gitkeep.Lock)
 	started    time.Time         // before the sandbox started (madePacks)
 	packDir    os.FileInfo       // its pack directory then (gitkeep.PackDir)
+	unkept     string            // store "": where its store would be
 	// linked are its pack files that are the store's kept packs, as
 	// the start left them (gitkeep.KeptStamps).
 	linked map[string]os.FileInfo
@@ -290,6 +294,6 @@ func keptSince(stateDir string) func(gitDir string) (int64, bool) {
 	}
 	base := filepath.Join(stateDir, statedir.GitKept)
 	return func(gitDir string) (int64, bool) {
-		return gitkeep.KeptSince(gitkeep.Store(base, gitDir))
+		return gitkeep.KeptSince(gitkeep.Store(base, gitDir), gitDir)
 	}
 }

@@ -142,13 +142,28 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 				notes = append(notes, fmt.Sprintf("git: the unchecked packs of %s were not recorded in its store: %v", k.dir, err))
 			}
 		}
+		if k.store == "" && k.unkept != "" {
+			// Why: a later start that keeps this repository (past the
+			// bound now: 64 planted ones in front of it) must not link
+			// a pack this end could not read into its store as the
+			// start's own (gitkeep5).
+			if err := gitkeep.MarkUncheckedUnkept(k.unkept, k.dir, unreadBases); err != nil {
+				notes = append(notes, fmt.Sprintf("git: the unchecked packs of %s were not recorded outside the sandbox: %v", k.dir, err))
+			}
+		}
 		if len(unread) > 0 {
 			what := fmt.Sprintf("%d packs this run made in %s were", len(unread), c.Dir)
 			if len(unread) == 1 {
 				what = "a pack this run made in " + c.Dir + " was"
 			}
-			notes = append(notes, fmt.Sprintf("git: %s not checked: %s; before a git gc on the host, run git --git-dir=%s fsck (a pack whose idx lies makes gc delete history; the start's packs are kept: after such a gc, git init a new repository and git fetch %s '+refs/*:refs/jail-kept/*' there)",
-				what, strings.Join(unread, ", "), k.dir, k.store))
+			// A repository past the kept bound has no store: no fetch
+			// to name (it named "git fetch  '+refs/*...'", gitkeep5).
+			kept := "its start's packs are not kept: this run kept no store of it"
+			if k.store != "" {
+				kept = fmt.Sprintf("the start's packs are kept: after such a gc, git init a new repository and git fetch %s '+refs/*:refs/jail-kept/*' there", k.store)
+			}
+			notes = append(notes, fmt.Sprintf("git: %s not checked: %s; before a git gc on the host, run git --git-dir=%s fsck (a pack whose idx lies makes gc delete history; %s)",
+				what, strings.Join(unread, ", "), k.dir, kept))
 		}
 	}
 	if len(unlooked) > 0 {

@@ -188,7 +188,12 @@ func fetchKept(t *testing.T, h *gitHost, root, stderr string) {
 	if len(alts) != 1 {
 		t.Fatalf("stores: %v", alts)
 	}
-	store := filepath.Dir(filepath.Dir(filepath.Dir(alts[0])))
+	fetchKeptFrom(t, h, filepath.Dir(filepath.Dir(filepath.Dir(alts[0]))), root, stderr)
+}
+
+// fetchKeptFrom is fetchKept from the store named.
+func fetchKeptFrom(t *testing.T, h *gitHost, store, root, stderr string) {
+	t.Helper()
 	fresh := t.TempDir()
 	h.mustGit(t, fresh, "init", "-q")
 	out, err := h.git(fresh, "fetch", "-q", store, "+refs/*:refs/jail-kept/*")

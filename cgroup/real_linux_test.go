@@ -48,9 +48,19 @@ func openV1Real(t *testing.T, lim Limits) *v1Group {
 // CLONE_INTO_CGROUP via FD), then lets it go.
 func startIn(t *testing.T, g Group, cmd *exec.Cmd) {
 	t.Helper()
+	add := g.Add
 	if fd, ok := g.FD(); ok {
 		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+		add = nil
 	}
+	startHeld(t, cmd, add)
+}
+
+// startHeld starts cmd (which waits for a line on stdin first), moves it
+// with add(pid) unless add is nil, then sends the line; the test's end
+// kills and reaps it.
+func startHeld(t *testing.T, cmd *exec.Cmd, add func(pid int) error) {
+	t.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +69,8 @@ func startIn(t *testing.T, g Group, cmd *exec.Cmd) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	if _, ok := g.FD(); !ok {
-		if err := g.Add(cmd.Process.Pid); err != nil {
+	if add != nil {
+		if err := add(cmd.Process.Pid); err != nil {
 			t.Fatal(err)
 		}
 	}

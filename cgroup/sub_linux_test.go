@@ -3,7 +3,6 @@ package cgroup
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"syscall"
@@ -19,21 +18,7 @@ func startInSub(t *testing.T, sub *Sub, script string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", "read x; "+script)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	if err := sub.Add(cmd.Process.Pid); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(in, "go\n"); err != nil {
-		t.Fatal(err)
-	}
-	in.Close()
+	startHeld(t, cmd, sub.Add)
 	return cmd
 }
 

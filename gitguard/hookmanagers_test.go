@@ -67,9 +67,7 @@ func TestScanHookManagerFiles(t *testing.T) {
 		write(t, ws+"/tools/hooks/_/pre-commit", "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n", 0o755)
 		write(t, ws+"/tools/hooks/pre-commit", "npm test\n", 0o644)
 		p := scan(t, ws)
-		if m := has(paths(p.ReadOnly, ws), "tools/hooks/_", "tools/hooks"); len(m) > 0 {
-			t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
-		}
+		wantIn(t, "read-only", p.ReadOnly, ws, "tools/hooks/_", "tools/hooks")
 		// Said once, with the way to allow it.
 		n := 0
 		for _, note := range p.Notes {
@@ -91,9 +89,7 @@ func TestScanHookManagerFiles(t *testing.T) {
 		write(t, ws+"/.config/husky/_/h", huskyH, 0o755)
 		write(t, ws+"/.config/husky/_/pre-commit", "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n", 0o755)
 		p := scan(t, ws)
-		if m := has(paths(p.ReadOnly, ws), ".config/husky"); len(m) > 0 {
-			t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
-		}
+		wantIn(t, "read-only", p.ReadOnly, ws, ".config/husky")
 	})
 	t.Run("lefthook formats", func(t *testing.T) {
 		ws := tmp(t)
@@ -102,13 +98,9 @@ func TestScanHookManagerFiles(t *testing.T) {
 		write(t, ws+"/.config/lefthook.json", "{}\n", 0o644)
 		write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
 		p := scan(t, ws)
-		if m := has(paths(p.ReadOnly, ws), "lefthook.toml", ".config/lefthook.json"); len(m) > 0 {
-			t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
-		}
-		if m := has(paths(p.Absent, ws), "lefthook-local.toml", "lefthook.jsonc", ".lefthook-local.json",
-			".config/lefthook.yaml", ".config/lefthook-local.toml", "lefthook.json"); len(m) > 0 {
-			t.Errorf("absent lacks %v", m)
-		}
+		wantIn(t, "read-only", p.ReadOnly, ws, "lefthook.toml", ".config/lefthook.json")
+		wantIn(t, "absent", p.Absent, ws, "lefthook-local.toml", "lefthook.jsonc", ".lefthook-local.json",
+			".config/lefthook.yaml", ".config/lefthook-local.toml", "lefthook.json")
 	})
 	t.Run("pre-commit -c", func(t *testing.T) {
 		ws := tmp(t)
@@ -117,12 +109,8 @@ func TestScanHookManagerFiles(t *testing.T) {
 		write(t, ws+"/.git/hooks/pre-commit", preCommitHook("hooks.yaml"), 0o755)
 		write(t, ws+"/.git/hooks/pre-push", preCommitHook("push-hooks.yaml"), 0o755)
 		p := scan(t, ws)
-		if m := has(paths(p.ReadOnly, ws), "hooks.yaml"); len(m) > 0 {
-			t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
-		}
-		if m := has(paths(p.Absent, ws), "push-hooks.yaml", ".pre-commit-config.yaml"); len(m) > 0 {
-			t.Errorf("absent lacks %v", m)
-		}
+		wantIn(t, "read-only", p.ReadOnly, ws, "hooks.yaml")
+		wantIn(t, "absent", p.Absent, ws, "push-hooks.yaml", ".pre-commit-config.yaml")
 	})
 	t.Run("husky 4", func(t *testing.T) {
 		ws := tmp(t)
@@ -130,12 +118,8 @@ func TestScanHookManagerFiles(t *testing.T) {
 		write(t, ws+"/.huskyrc.json", "{}\n", 0o644)
 		write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\n# husky\n. \"$(dirname \"$0\")/husky.sh\"\n", 0o755)
 		p := scan(t, ws)
-		if m := has(paths(p.ReadOnly, ws), ".huskyrc.json"); len(m) > 0 {
-			t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
-		}
-		if m := has(paths(p.Absent, ws), ".huskyrc", "husky.config.js"); len(m) > 0 {
-			t.Errorf("absent lacks %v", m)
-		}
+		wantIn(t, "read-only", p.ReadOnly, ws, ".huskyrc.json")
+		wantIn(t, "absent", p.Absent, ws, ".huskyrc", "husky.config.js")
 	})
 }
 
@@ -175,13 +159,9 @@ func TestScanLefthookRemotes(t *testing.T) {
 	write(t, ws+"/lefthook.yml", "remotes:\n  - git_url: https://example.invalid/hooks\n", 0o644)
 	write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
 	write(t, ws+"/.git/info/lefthook-remotes/hooks/lefthook.yml", "pre-commit: {}\n", 0o644)
-	if m := has(paths(scan(t, ws).ReadOnly, ws), ".git/info/lefthook-remotes"); len(m) > 0 {
-		t.Errorf("read-only lacks %v", m)
-	}
+	wantIn(t, "read-only", scan(t, ws).ReadOnly, ws, ".git/info/lefthook-remotes")
 	os.RemoveAll(ws + "/.git/info/lefthook-remotes")
-	if m := has(paths(scan(t, ws).Absent, ws), ".git/info/lefthook-remotes"); len(m) > 0 {
-		t.Errorf("absent lacks %v", m)
-	}
+	wantIn(t, "absent", scan(t, ws).Absent, ws, ".git/info/lefthook-remotes")
 }
 
 // notReadOnly fails t if the plan makes any of dirs (relative to ws; "."
@@ -236,12 +216,8 @@ func TestScanLefthookExtends(t *testing.T) {
 			write(t, ws+"/tools/lh/pre-commit/s.sh", "true\n", 0o644)
 			write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
 			p := scan(t, ws)
-			if m := has(paths(p.ReadOnly, ws), "ci/hooks.yml", "ci/deep.yml", "ci/l.yml", "ci2", "tools/lh"); len(m) > 0 {
-				t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
-			}
-			if m := has(paths(p.Absent, ws), "tools/lhl"); len(m) > 0 {
-				t.Errorf("absent lacks %v: %v", m, paths(p.Absent, ws))
-			}
+			wantIn(t, "read-only", p.ReadOnly, ws, "ci/hooks.yml", "ci/deep.yml", "ci/l.yml", "ci2", "tools/lh")
+			wantIn(t, "absent", p.Absent, ws, "tools/lhl")
 			notReadOnly(t, p, ws, ".", "ci", "tools")
 		})
 	}
@@ -281,12 +257,8 @@ func TestScanOvercommitFiles(t *testing.T) {
 	write(t, ws+"/tools/oc/pre_commit/x.rb", "\n", 0o644)
 	write(t, ws+"/.git/hooks/pre-commit", overcommitHook, 0o755)
 	p := scan(t, ws)
-	if m := has(paths(p.ReadOnly, ws), ".overcommit.yml", ".overcommit_gems.rb", "tools/oc"); len(m) > 0 {
-		t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
-	}
-	if m := has(paths(p.Absent, ws), ".local-overcommit.yml", ".git-hooks"); len(m) > 0 {
-		t.Errorf("absent lacks %v: %v", m, paths(p.Absent, ws))
-	}
+	wantIn(t, "read-only", p.ReadOnly, ws, ".overcommit.yml", ".overcommit_gems.rb", "tools/oc")
+	wantIn(t, "absent", p.Absent, ws, ".local-overcommit.yml", ".git-hooks")
 	write(t, ws+"/.overcommit.yml", "gemfile: Gemfile\n", 0o644)
 	write(t, ws+"/Gemfile", "gem 'overcommit'\n", 0o644)
 	if m := has(paths(scan(t, ws).ReadOnly, ws), "Gemfile"); len(m) == 0 {

@@ -94,6 +94,15 @@ func paths(ps []Protect, base string) []string {
 	return out
 }
 
+// wantIn fails the test (Errorf) unless each of want, relative to base,
+// is a path in ps; what names the list in the failure.
+func wantIn(t *testing.T, what string, ps []Protect, base string, want ...string) {
+	t.Helper()
+	if m := has(paths(ps, base), want...); len(m) > 0 {
+		t.Errorf("%s lacks %v: %v", what, m, paths(ps, base))
+	}
+}
+
 func has(list []string, want ...string) []string {
 	var miss []string
 	for _, w := range want {
@@ -113,12 +122,8 @@ func TestScanRepo(t *testing.T) {
 	repo(t, ws)
 	os.MkdirAll(filepath.Join(ws, "src"), 0o755)
 	p := scan(t, ws)
-	if m := has(paths(p.ReadOnly, ws), ".git/config", ".git/hooks", ".git/branches"); len(m) > 0 {
-		t.Errorf("read-only lacks %v: %v", m, paths(p.ReadOnly, ws))
-	}
-	if m := has(paths(p.Watch, ws), ".git/commondir", ".git/config.worktree", ".git/remotes"); len(m) > 0 {
-		t.Errorf("watch lacks %v: %v", m, paths(p.Watch, ws))
-	}
+	wantIn(t, "read-only", p.ReadOnly, ws, ".git/config", ".git/hooks", ".git/branches")
+	wantIn(t, "watch", p.Watch, ws, ".git/commondir", ".git/config.worktree", ".git/remotes")
 	if m := has(p.Observe, ws, ws+"/src", ws+"/.git"); len(m) > 0 {
 		t.Errorf("observe lacks %v: %v", m, p.Observe)
 	}
@@ -180,9 +185,7 @@ func TestScanConfigEffects(t *testing.T) {
 		if m := has(paths(p.ReadOnly, ws), "lefthook.yml"); len(m) > 0 {
 			t.Errorf("lefthook.yml not read-only")
 		}
-		if m := has(paths(p.Absent, ws), "lefthook-local.yml", ".lefthook-local.yml"); len(m) > 0 {
-			t.Errorf("absent lacks %v", m)
-		}
+		wantIn(t, "absent", p.Absent, ws, "lefthook-local.yml", ".lefthook-local.yml")
 	})
 	t.Run("manager config without its hooks", func(t *testing.T) {
 		ws := tmp(t)
@@ -249,9 +252,7 @@ func TestScanGitFiles(t *testing.T) {
 	if m := has(paths(p.Hide, ws), "sub/.git", "bad/.git"); len(m) > 0 {
 		t.Errorf("hide lacks %v: %v", m, p.Hide)
 	}
-	if m := has(paths(p.ReadOnly, ws), "sep/.git", ".cache/g/commondir"); len(m) > 0 {
-		t.Errorf("read-only lacks %v", m)
-	}
+	wantIn(t, "read-only", p.ReadOnly, ws, "sep/.git", ".cache/g/commondir")
 	notes := strings.Join(p.Notes, "\n")
 	for _, w := range []string{ws + "/sub/.git is hidden", ws + "/bad/.git is hidden", ws + "/sep/.git leads to"} {
 		if !strings.Contains(notes, w) {

@@ -226,14 +226,7 @@ func TestHostSocketMasksCapPerOwner(t *testing.T) {
 	var list []string
 	bind := func(name string, owner int) string {
 		p := filepath.Join(d, name)
-		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer unix.Close(fd)
-		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
-			t.Fatal(err)
-		}
+		bindSocketFile(t, p, false)
 		if owner >= 0 && os.Getuid() == 0 {
 			if err := os.Lchown(p, owner, owner); err != nil {
 				t.Fatal(err)
@@ -371,15 +364,7 @@ func TestHostSocketMasksNobodyAlways(t *testing.T) {
 	var list []string
 	for i := range 8 {
 		p := filepath.Join(d, fmt.Sprintf("nobody%d.sock", i))
-		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = unix.Bind(fd, &unix.SockaddrUnix{Name: p})
-		unix.Close(fd)
-		if err != nil {
-			t.Fatal(err)
-		}
+		bindSocketFile(t, p, false)
 		list = append(list, p)
 	}
 	stubBound(t, list, nil)
@@ -567,14 +552,7 @@ func TestHostSocketsOwnSubuidMasked(t *testing.T) {
 	var list []string
 	mk := func(name string, uid uint32) string {
 		p := filepath.Join(d, name)
-		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { unix.Close(fd) })
-		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
-			t.Fatal(err)
-		}
+		bindSocketFile(t, p, true)
 		owner[name] = uid
 		list = append(list, p)
 		return p
@@ -678,14 +656,7 @@ func TestHostSocketMovedMasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	moved := filepath.Join(ws, "sub", "moved.sock")
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
-	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: moved}); err != nil {
-		t.Fatal(err)
-	}
+	bindSocketFile(t, moved, true)
 	old := boundSockets
 	t.Cleanup(func() { boundSockets = old })
 	mounts := []ns.Mount{{Kind: ns.KindBind, Path: ws, Dir: true}}
@@ -726,22 +697,11 @@ func TestHostSocketMovedByInode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bind := func(p string) int {
-		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
-			t.Fatal(err)
-		}
-		return fd
-	}
 	for i := range 1100 {
-		unix.Close(bind(filepath.Join(ws, "dead", fmt.Sprint(i))))
+		bindSocketFile(t, filepath.Join(ws, "dead", fmt.Sprint(i)), false)
 	}
 	listed, moved := filepath.Join(ws, "tool.sock"), filepath.Join(ws, "sub", "moved.sock")
-	fd := bind(listed)
-	t.Cleanup(func() { unix.Close(fd) })
+	bindSocketFile(t, listed, true)
 	if err := os.Rename(listed, moved); err != nil {
 		t.Fatal(err)
 	}
@@ -751,8 +711,7 @@ func TestHostSocketMovedByInode(t *testing.T) {
 	// A socket listed outside the roots, renamed into them (an earlier
 	// run's --write path, not one now).
 	far := filepath.Join(d, "far.sock")
-	fd2 := bind(far)
-	t.Cleanup(func() { unix.Close(fd2) })
+	bindSocketFile(t, far, true)
 	fromFar := filepath.Join(ws, "sub", "from-far.sock")
 	if err := os.Rename(far, fromFar); err != nil {
 		t.Fatal(err)
@@ -760,7 +719,7 @@ func TestHostSocketMovedByInode(t *testing.T) {
 	for _, tc := range []string{"far only", "renamed", "replaced"} {
 		replaced := tc == "replaced"
 		if replaced {
-			unix.Close(bind(listed)) // a dead socket at the listed name
+			bindSocketFile(t, listed, false) // a dead socket at the listed name
 		}
 		// The kernel's own list, of this test's sockets.
 		boundSockets = func() ([]string, *hostsock.Files, error) {
@@ -801,6 +760,29 @@ func stubBound(t *testing.T, list []string, err error) {
 	t.Cleanup(func() { boundSockets = old })
 }
 
+// bindSocketFile binds a stream Unix socket at p (its directory made), not
+// listening: the kernel lists it while it stays open. live keeps it bound
+// until the test ends; otherwise it is closed at once (a dead socket file).
+func bindSocketFile(t *testing.T, p string, live bool) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
+		unix.Close(fd)
+		t.Fatal(err)
+	}
+	if !live {
+		unix.Close(fd)
+		return
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+}
+
 // TestHostSocketMovedFarMasks (sockets18): a live socket whose directory,
 // or itself, was renamed outside the walked roots is found outward from
 // where it was bound (farMasks) and masked; past maxFarDirs it is said; a
@@ -811,20 +793,7 @@ func TestHostSocketMovedFarMasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bind := func(p string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { unix.Close(fd) })
-		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: p}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bind := func(p string) { t.Helper(); bindSocketFile(t, p, true) }
 	mv := func(from, to string) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {

@@ -112,12 +112,7 @@ func trailID(t *testing.T, path string) string {
 func jailOut(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
 	out, err := jailCmd(t, env, args...).CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	code := exitCode(t, err)
 	return string(out), code
 }
 

@@ -3,10 +3,8 @@
 package tests
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -147,31 +145,15 @@ func execOrphanNoMatch(t *testing.T, probe string, flags ...string) {
 // said "did not start" (125) and the command ran anyway: late.out appeared.
 func TestExecLateStartConsistent(t *testing.T) {
 	ws := workspace(t)
-	name := "l" + strings.ReplaceAll(marker(), ".", "")
-	startSession(t, ws, name)
-	in := sessInspect(t, name)
-	if in.InitPid <= 0 || in.Pid <= 0 {
-		t.Fatalf("jail inspect gave no pids: %+v", in)
-	}
+	name, in := startInspected(t, ws, "l")
 	cont := func(pid int) { syscall.Kill(pid, syscall.SIGCONT) }
 	if err := syscall.Kill(in.InitPid, syscall.SIGSTOP); err != nil {
 		t.Fatalf("stop init %d: %v", in.InitPid, err)
 	}
 	defer cont(in.InitPid)
 	defer cont(in.Pid)
-	outf, err := os.CreateTemp(t.TempDir(), "out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer outf.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, jail(t), "exec", name, "--", "/usr/bin/setsid", "/bin/sh", "-c", "sleep 1; echo ran > late.out")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = ws, outf, outf
 	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	wait := jailExecBg(t, ws, name, 60*time.Second, "/usr/bin/setsid", "/bin/sh", "-c", "sleep 1; echo ran > late.out")
 	// The request's deadline is at least t0+15s: init reads it at t0+14s,
 	// forks, and the command's first exec waits for the stopped supervisor
 	// until after the deadline.
@@ -182,14 +164,7 @@ func TestExecLateStartConsistent(t *testing.T) {
 	cont(in.InitPid)
 	time.Sleep(time.Until(t0.Add(17 * time.Second)))
 	cont(in.Pid)
-	err = cmd.Wait()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := os.ReadFile(outf.Name())
+	code, out := wait()
 	time.Sleep(3 * time.Second) // the command's sleep 1, had it started
 	_, ran := os.Stat(filepath.Join(ws, "late.out"))
 	sessJail(t, ws, "", "kill", "--now", name)

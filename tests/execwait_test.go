@@ -110,12 +110,7 @@ func TestExecStartDeadline(t *testing.T) {
 	err = cmd.Run()
 	took := time.Since(start)
 	out, _ := os.ReadFile(outf.Name())
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	code := exitCode(t, err)
 	if code != 125 || !strings.Contains(string(out), "jail kill "+name) {
 		t.Fatalf("jail exec with init stopped: exit %d after %s, want 125 and a line naming `jail kill %s`\n%s", code, took.Round(time.Millisecond), name, out)
 	}

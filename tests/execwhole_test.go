@@ -3,10 +3,8 @@
 package tests
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,12 +89,7 @@ func TestExecLateKillDoubleFork(t *testing.T) {
 // cgroup (proctree's limit).
 func lateKillWhole(t *testing.T, script func(secs string) string, needCgroup bool) {
 	ws := workspace(t)
-	name := "k" + strings.ReplaceAll(marker(), ".", "")
-	startSession(t, ws, name)
-	in := sessInspect(t, name)
-	if in.InitPid <= 0 || in.Pid <= 0 {
-		t.Fatalf("jail inspect gave no pids: %+v", in)
-	}
+	name, in := startInspected(t, ws, "k")
 	defer sessJail(t, ws, "", "kill", "--now", name)
 	if needCgroup && (in.Cgroup == "" || in.Cgroup == "none") {
 		t.Skip("the run has no cgroup: a jail exec command's kill walks /proc (proctree), which a double-forked setsid'd child escapes")
@@ -114,18 +107,7 @@ func lateKillWhole(t *testing.T, script func(secs string) string, needCgroup boo
 	if err := syscall.Kill(in.InitPid, syscall.SIGSTOP); err != nil {
 		t.Fatalf("stop init %d: %v", in.InitPid, err)
 	}
-	outf, err := os.CreateTemp(t.TempDir(), "out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer outf.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, jail(t), "exec", name, "--", "/bin/sh", "-c", script(secs))
-	cmd.Dir, cmd.Stdout, cmd.Stderr = ws, outf, outf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	wait := jailExecBg(t, ws, name, 60*time.Second, "/bin/sh", "-c", script(secs))
 	// The supervisor has sent the request; it is stopped before it can
 	// answer the command's first exec, init forks the command, and is
 	// stopped in turn while its fork waits on that exec.
@@ -145,18 +127,10 @@ func lateKillWhole(t *testing.T, script func(secs string) string, needCgroup boo
 	}
 	if len(pidsOf(escaped...)) == 0 {
 		cont(in.InitPid)
-		cmd.Wait()
-		out, _ := os.ReadFile(outf.Name())
+		_, out := wait()
 		t.Fatalf("the command's exec did not run with init stopped (init forked nothing?)\n%s", out)
 	}
-	err = cmd.Wait()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := os.ReadFile(outf.Name())
+	code, out := wait()
 	if code != 125 {
 		// -1: still waiting when the test's context ended it (60 s, twice
 		// the deadlines). The trail says how far the supervisor got.

@@ -106,11 +106,7 @@ func TestGCOnlyOwnersLeftovers(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
 		r := result{stdout: out.String(), stderr: errb.String()}
-		if ee, ok := err.(*exec.ExitError); ok {
-			r.code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		r.code = exitCode(t, err)
 		return r
 	}
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }

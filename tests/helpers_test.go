@@ -133,6 +133,43 @@ func runWith(t testing.TB, o runOpts, bin string, args ...string) result {
 	return result{code: code, stdout: so.String(), stderr: se.String()}
 }
 
+// jailExecBg starts `jail exec NAME -- ARGV...` from ws, its output to a
+// file, killed after limit; wait waits for it and returns its exit code
+// and output (a wait that fails other than by the exit fails the test).
+func jailExecBg(t *testing.T, ws, name string, limit time.Duration, argv ...string) (wait func() (int, []byte)) {
+	t.Helper()
+	outf, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { outf.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, jail(t), append([]string{"exec", name, "--"}, argv...)...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = ws, outf, outf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return func() (int, []byte) {
+		t.Helper()
+		code := exitCode(t, cmd.Wait())
+		out, _ := os.ReadFile(outf.Name())
+		return code, out
+	}
+}
+
+// exitCode is a finished command's exit code from its Wait or Run error:
+// 0 for none, the code of an exit; any other error fails the test.
+func exitCode(t testing.TB, err error) int {
+	t.Helper()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0
+}
+
 // sh runs a shell script in a new sandbox with the given extra flags.
 func sh(t testing.TB, o runOpts, script string, flags ...string) result {
 	t.Helper()

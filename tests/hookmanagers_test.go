@@ -70,11 +70,7 @@ printf '[pre-push.commands.x]\nrun = "echo PWNED >> %s"\n' "$M" >> lefthook.toml
 printf '[pre-push.commands.y]\nrun = "echo PWNED"\n' > lefthook-local.toml
 true`, nil)
 		mustCode(t, r, 0)
-		for _, f := range []string{"hooks.yaml", "lefthook.toml"} {
-			if got := fsReadFile(t, filepath.Join(ws, f)); strings.Contains(got, "PWNED") {
-				t.Errorf("%s was writable: %q", f, got)
-			}
-		}
+		unwritten(t, ws, "hooks.yaml", "lefthook.toml")
 		h.expectSafe(t, r, "", filepath.Join(ws, "lefthook-local.toml"))
 	})
 
@@ -129,11 +125,7 @@ echo "$p" > ci2/b.yml
 echo "echo PWNED >> $M" >> tools/lh/pre-commit/s.sh
 true`, nil)
 	mustCode(t, r, 0)
-	for _, f := range []string{"ci/hooks.yml", "ci/deep.yml", "tools/lh/pre-commit/s.sh"} {
-		if got := fsReadFile(t, filepath.Join(ws, f)); strings.Contains(got, "PWNED") {
-			t.Errorf("%s was writable: %q", f, got)
-		}
-	}
+	unwritten(t, ws, "ci/hooks.yml", "ci/deep.yml", "tools/lh/pre-commit/s.sh")
 	if got, err := os.ReadFile(filepath.Join(ws, "ci2/b.yml")); err == nil {
 		t.Errorf("ci2/b.yml (matched by extends' ci2/*.yml) was made and stayed: %q", got)
 	}
@@ -161,10 +153,17 @@ echo "system('echo PWNED >> $M')" >> tools/oc/pre_commit/x.rb
 printf 'verify_signatures: false\nPreCommit:\n  X:\n    enabled: true\n    command: [sh, -c, "echo PWNED >> %s"]\n' "$M" > .local-overcommit.yml
 true`, nil)
 	mustCode(t, r, 0)
-	for _, f := range []string{".overcommit_gems.rb", "tools/oc/pre_commit/x.rb"} {
+	unwritten(t, ws, ".overcommit_gems.rb", "tools/oc/pre_commit/x.rb")
+	h.expectSafe(t, r, "", filepath.Join(ws, ".local-overcommit.yml"))
+}
+
+// unwritten fails the test (Errorf) if the agent's PWNED line reached any
+// of files (relative to ws): each was to be read-only inside.
+func unwritten(t *testing.T, ws string, files ...string) {
+	t.Helper()
+	for _, f := range files {
 		if got := fsReadFile(t, filepath.Join(ws, f)); strings.Contains(got, "PWNED") {
 			t.Errorf("%s was writable: %q", f, got)
 		}
 	}
-	h.expectSafe(t, r, "", filepath.Join(ws, ".local-overcommit.yml"))
 }

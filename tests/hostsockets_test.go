@@ -41,6 +41,46 @@ for my $p (@ARGV) {
 }
 `
 
+// unixProbe writes unixProbePL as probe.pl in dir and returns its path;
+// perl must be on PATH (a missing one fails the test: no skip).
+func unixProbe(t *testing.T, dir string) string {
+	t.Helper()
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatalf("perl is needed for the probe: %v", err)
+	}
+	probe := filepath.Join(dir, "probe.pl")
+	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return probe
+}
+
+// hostReaches is the control: unixProbePL run on the host (probe) reaches
+// each of paths and reads token from each, else the test fails (the
+// attack would prove nothing); what names the sockets in the failure.
+func hostReaches(t *testing.T, probe, token, what string, paths ...string) {
+	t.Helper()
+	out, err := exec.Command("perl", append([]string{probe}, paths...)...).CombinedOutput()
+	if err != nil || strings.Count(string(out), token) != len(paths) {
+		t.Fatalf("control: the probe does not reach %s from the host: %v\n%s", what, err, out)
+	}
+}
+
+// bindDeadSocket binds a socket at p and closes it: a socket file that no
+// socket listens on or is bound to any more.
+func bindDeadSocket(t *testing.T, p string) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = unix.Bind(fd, &unix.SockaddrUnix{Name: p})
+	unix.Close(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestHostUnixSocketsHidden: a host process's Unix socket at a path the
 // sandbox sees (the host's read-only tree outside /run, /tmp and the HOME,
 // as MySQL's /var/lib/mysql/mysql.sock, LXD's /var/snap/lxd/common/lxd/unix.socket
@@ -50,9 +90,6 @@ for my $p (@ARGV) {
 // threat model promises host Unix sockets are protected. Seen failing on
 // main's binary (799937e): both probes printed CONNECTED with the host's token.
 func TestHostUnixSocketsHidden(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	ws := workspace(t)
 	ro := hostDir(t)
 	token := "HOST-SOCKET-" + strconv.Itoa(os.Getpid())
@@ -63,15 +100,9 @@ func TestHostUnixSocketsHidden(t *testing.T) {
 	for _, p := range paths {
 		greetOnUnix(t, p, token)
 	}
-	probe := filepath.Join(ro, "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	probe := unixProbe(t, ro)
 	// Control: the probe reaches both sockets from the host.
-	out, err := exec.Command("perl", append([]string{probe}, paths...)...).CombinedOutput()
-	if err != nil || strings.Count(string(out), token) != len(paths) {
-		t.Fatalf("control: the probe does not reach the host's sockets from the host: %v\n%s", err, out)
-	}
+	hostReaches(t, probe, token, "the host's sockets", paths...)
 	for _, net := range []string{"none", "allow"} {
 		t.Run(net, func(t *testing.T) {
 			args := []string{"--net", net}
@@ -99,21 +130,7 @@ func TestNetHostAbstractSockets(t *testing.T) {
 	}
 	token := "HOST-ABSTRACT-" + strconv.Itoa(os.Getpid())
 	name := "@jail-test-abstract-" + strconv.Itoa(os.Getpid())
-	ln, err := net.Listen("unix", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte(token + "\n"))
-			c.Close()
-		}
-	}()
+	greetOnUnix(t, name, token)
 	probe := `use Socket; socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
 if (connect($s, pack_sockaddr_un("\0" . $ARGV[0]))) { my $l = <$s>; print "CONNECTED $l"; } else { print "refused: $!\n"; }`
 	const said = "cannot scope abstract Unix sockets"
@@ -162,10 +179,7 @@ func TestHostUnixSocketViewsHidden(t *testing.T) {
 	token := "HOST-SOCKET-VIEW-" + strconv.Itoa(os.Getpid())
 	sock := filepath.Join(ro, "svc.sock")
 	greetOnUnix(t, sock, token)
-	probe := filepath.Join(ro, "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	probe := unixProbe(t, ro)
 	viaDir := filepath.Join(dirView, "svc.sock")
 	// The binds are made in a private mount namespace (nothing on the
 	// host's table); the socket's server is this process, in the same
@@ -189,14 +203,17 @@ perl "$PROBE" "$VIA" "$FV"; echo host-side
 
 // greetOnUnix serves a Unix socket at path, open to everyone (the
 // unprivileged sandbox of a root run is host nobody), that writes token
-// and a newline to each connection and closes it, until the test ends.
+// and a newline to each connection and closes it, until the test ends. A
+// path starting with @ is an abstract name (no file to open to all).
 func greetOnUnix(t *testing.T, path, token string) {
 	t.Helper()
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Chmod(path, 0o777)
+	if !strings.HasPrefix(path, "@") {
+		os.Chmod(path, 0o777)
+	}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -253,10 +270,7 @@ func TestHostSocketUnreadableDir(t *testing.T) {
 		}
 	}
 	lock()
-	out, err := exec.Command("perl", append([]string{probe}, paths...)...).CombinedOutput()
-	if err != nil || strings.Count(string(out), token) != len(paths) {
-		t.Fatalf("control: the probe does not reach the sockets from the host: %v\n%s", err, out)
-	}
+	hostReaches(t, probe, token, "the sockets", paths...)
 	lock()
 	r := run(t, runOpts{dir: ws}, append([]string{"--", "perl", probe}, paths...)...)
 	probeRefusedAll(t, r, token, len(paths), "a host socket in an unreadable directory")
@@ -295,15 +309,10 @@ while (accept(C, S)) { print C "$ARGV[0]\n"; close C; }`, token)
 	if _, err := io.ReadFull(out, line); err != nil || string(line) != "READY\n" {
 		t.Fatalf("the server did not start: %q %v", line, err)
 	}
-	probe := filepath.Join(ws, "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	probe := unixProbe(t, ws)
 	sock := filepath.Join(ws, "tool.sock")
 	// Control: the probe reaches it from the host.
-	if o, err := exec.Command("perl", probe, sock).CombinedOutput(); err != nil || !strings.Contains(string(o), token) {
-		t.Fatalf("control: the probe does not reach the socket from the host: %v\n%s", err, o)
-	}
+	hostReaches(t, probe, token, "the socket", sock)
 	r := run(t, runOpts{dir: ws}, "--", "perl", probe, sock, "tool.sock")
 	probeRefusedAll(t, r, token, 2, "a host socket bound by a relative name")
 }
@@ -318,9 +327,6 @@ while (accept(C, S)) { print C "$ARGV[0]\n"; close C; }`, token)
 // user they are the user's own, all masked. Seen failing on main's binary
 // (1450a8d) as root: all 1,031 masked, no line naming the uid.
 func TestHostSocketsCapPerOwner(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	const other, n, capN = 3900123, 1030, 1024 // an uid no other socket on the host has
 	ws := workspace(t)
 	ro := hostDir(t)
@@ -334,10 +340,7 @@ func TestHostSocketsCapPerOwner(t *testing.T) {
 		bindOpenSocket(t, p, other)
 		paths = append(paths, p)
 	}
-	probe := filepath.Join(ro, "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	probe := unixProbe(t, ro)
 	r := run(t, runOpts{dir: ws}, append([]string{"--", "perl", probe}, paths...)...)
 	if r.code != 0 || strings.Contains(r.stdout, token) {
 		t.Fatalf("code %d (want 0, root's socket refused):\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
@@ -363,9 +366,6 @@ func TestHostSocketsCapPerOwner(t *testing.T) {
 // failing on main's binary (30093d6) as root: 1,024 of 1,030 masked, the
 // other 6 answered "Connection refused" (reached).
 func TestHostSocketsNobodyMasked(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	const nobody, n = 65534, 1030
 	ws := workspace(t)
 	ro := hostDir(t)
@@ -375,10 +375,7 @@ func TestHostSocketsNobodyMasked(t *testing.T) {
 		bindOpenSocket(t, p, nobody)
 		paths = append(paths, p)
 	}
-	probe := filepath.Join(ro, "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	probe := unixProbe(t, ro)
 	r := run(t, runOpts{dir: ws}, append([]string{"--", "perl", probe}, paths...)...)
 	if masked := strings.Count(r.stdout, "Permission denied"); r.code != 0 || masked != n || strings.Contains(r.stderr, "other users' sockets") {
 		t.Fatalf("ATTACK WORKED? code %d: %d of %d nobody-owned sockets masked (want all; reached: %d)\nstderr: %.600s", r.code, masked, n, strings.Count(r.stdout, "Connection refused"), r.stderr)
@@ -398,9 +395,6 @@ func TestHostSocketsNobodyMasked(t *testing.T) {
 // is per path, the link led to the agent). Seen failing on main's binary
 // (e4c1d18): the three links printed CONNECTED with the tool's token.
 func TestHostSocketHardLinkMasked(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	ws := workspace(t)
 	token := "HOST-SOCKET-LINK-" + strconv.Itoa(os.Getpid())
 	sock := filepath.Join(ws, "tool.sock")
@@ -431,15 +425,9 @@ func TestHostSocketHardLinkMasked(t *testing.T) {
 		}
 		probeArgs = append(probeArgs, l)
 	}
-	probe := filepath.Join(hostDir(t), "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	probe := unixProbe(t, hostDir(t))
 	// Control: each link reaches its socket from the host.
-	out, err := exec.Command("perl", append([]string{probe}, probeArgs...)...).CombinedOutput()
-	if err != nil || strings.Count(string(out), token) != len(probeArgs) {
-		t.Fatalf("control: the links do not reach the sockets from the host: %v\n%s", err, out)
-	}
+	hostReaches(t, probe, token, "the sockets by the links", probeArgs...)
 	r := run(t, runOpts{dir: ws}, append([]string{"-r", ro, "--", "perl", probe, sock}, probeArgs...)...)
 	probeRefusedAll(t, r, token, 1+len(probeArgs), "a hard link of a masked socket")
 	if strings.Contains(r.stderr, "another name") {
@@ -456,9 +444,6 @@ func TestHostSocketHardLinkMasked(t *testing.T) {
 // or the user's there. Seen failing on main's binary (e4c1d18): both new
 // names printed CONNECTED with the tool's token.
 func TestHostSocketRenamedMasked(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	ws := workspace(t)
 	token := "HOST-SOCKET-MOVED-" + strconv.Itoa(os.Getpid())
 	greetOnUnix(t, filepath.Join(ws, "tool.sock"), token)
@@ -477,14 +462,8 @@ func TestHostSocketRenamedMasked(t *testing.T) {
 		t.Fatal(err)
 	}
 	inDir := filepath.Join(ws, "d2", "lsp.sock")
-	probe := filepath.Join(hostDir(t), "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("perl", probe, moved, inDir).CombinedOutput()
-	if err != nil || strings.Count(string(out), token) != 2 {
-		t.Fatalf("control: the renamed sockets do not answer from the host: %v\n%s", err, out)
-	}
+	probe := unixProbe(t, hostDir(t))
+	hostReaches(t, probe, token, "the renamed sockets", moved, inDir)
 	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved, inDir)
 	probeRefusedAll(t, r, token, 2, "a renamed socket")
 }
@@ -499,34 +478,20 @@ func TestHostSocketRenamedMasked(t *testing.T) {
 // the start goes on. Seen failing on main's binary (e413f85): the start
 // refused with "more than 1024 other names".
 func TestHostSocketRenamedAmongDead(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	ws := workspace(t)
 	token := "HOST-SOCKET-AMONG-DEAD-" + strconv.Itoa(os.Getpid())
 	if err := os.Mkdir(filepath.Join(ws, "dead"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 1100 {
-		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = unix.Bind(fd, &unix.SockaddrUnix{Name: filepath.Join(ws, "dead", strconv.Itoa(i))})
-		unix.Close(fd)
-		if err != nil {
-			t.Fatal(err)
-		}
+		bindDeadSocket(t, filepath.Join(ws, "dead", strconv.Itoa(i)))
 	}
 	greetOnUnix(t, filepath.Join(ws, "tool.sock"), token)
 	moved := filepath.Join(ws, "moved.sock")
 	if err := os.Rename(filepath.Join(ws, "tool.sock"), moved); err != nil {
 		t.Fatal(err)
 	}
-	probe := filepath.Join(hostDir(t), "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	probe := unixProbe(t, hostDir(t))
 	dead := filepath.Join(ws, "dead", "7")
 	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved, dead)
 	if r.code != 0 || strings.Contains(r.stderr, "not starting") {
@@ -548,9 +513,6 @@ func TestHostSocketRenamedAmongDead(t *testing.T) {
 // looks for it. Seen failing on main's binary (e413f85): the probe printed
 // CONNECTED with the tool's token.
 func TestHostSocketRenamedReplaced(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	ws := workspace(t)
 	token := "HOST-SOCKET-REPLACED-" + strconv.Itoa(os.Getpid())
 	name := filepath.Join(ws, "tool.sock")
@@ -559,23 +521,9 @@ func TestHostSocketRenamedReplaced(t *testing.T) {
 	if err := os.Rename(name, moved); err != nil {
 		t.Fatal(err)
 	}
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = unix.Bind(fd, &unix.SockaddrUnix{Name: name})
-	unix.Close(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe := filepath.Join(hostDir(t), "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("perl", probe, moved).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), token) {
-		t.Fatalf("control: the renamed socket does not answer from the host: %v\n%s", err, out)
-	}
+	bindDeadSocket(t, name)
+	probe := unixProbe(t, hostDir(t))
+	hostReaches(t, probe, token, "the renamed socket", moved)
 	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved, name)
 	probeRefusedAll(t, r, token, 2, "a renamed socket whose old name holds another")
 }
@@ -590,9 +538,6 @@ func TestHostSocketRenamedReplaced(t *testing.T) {
 // anywhere the sandbox sees makes it. Seen failing on main's binary
 // (e413f85): the probe printed CONNECTED with the tool's token.
 func TestHostSocketRenamedIntoWorkspace(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	// Both in one host directory: one file system (a rename), and the
 	// old place seen read-only, outside the workspace.
 	old := hostDir(t)
@@ -606,14 +551,8 @@ func TestHostSocketRenamedIntoWorkspace(t *testing.T) {
 	if err := os.Rename(filepath.Join(old, "tool.sock"), moved); err != nil {
 		t.Fatal(err)
 	}
-	probe := filepath.Join(hostDir(t), "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("perl", probe, moved).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), token) {
-		t.Fatalf("control: the renamed socket does not answer from the host: %v\n%s", err, out)
-	}
+	probe := unixProbe(t, hostDir(t))
+	hostReaches(t, probe, token, "the renamed socket", moved)
 	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved)
 	probeRefusedAll(t, r, token, 1, "a socket renamed into the workspace from another tree")
 }
@@ -626,9 +565,6 @@ func TestHostSocketRenamedIntoWorkspace(t *testing.T) {
 // failing on this branch before the hidden names' check (07f8920's
 // binary): CONNECTED with the tool's token; on main's too.
 func TestHostSocketRenamedFromHome(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	host := hostDir(t) // beside the test HOME: one file system
 	ws := filepath.Join(host, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
@@ -645,14 +581,8 @@ func TestHostSocketRenamedFromHome(t *testing.T) {
 	if err := os.Rename(filepath.Join(old, "tool.sock"), moved); err != nil {
 		t.Fatal(err)
 	}
-	probe := filepath.Join(host, "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("perl", probe, moved).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), token) {
-		t.Fatalf("control: the renamed socket does not answer from the host: %v\n%s", err, out)
-	}
+	probe := unixProbe(t, host)
+	hostReaches(t, probe, token, "the renamed socket", moved)
 	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved)
 	probeRefusedAll(t, r, token, 1, "a socket renamed into the workspace from the hidden home")
 }
@@ -669,9 +599,6 @@ func TestHostSocketRenamedFromHome(t *testing.T) {
 // first, and masks them. Seen failing on main's binary (e99ca00): the
 // probe printed CONNECTED with the tool's token at the far name.
 func TestHostSocketHardLinkElsewhereMasked(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	host := hostDir(t)
 	other := hostDir(t)
 	token := "HOST-SOCKET-FAR-" + strconv.Itoa(os.Getpid())
@@ -687,14 +614,8 @@ func TestHostSocketHardLinkElsewhereMasked(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	probe := filepath.Join(host, "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("perl", probe, far, near).CombinedOutput()
-	if err != nil || strings.Count(string(out), token) != 2 {
-		t.Fatalf("control: the links do not reach the socket from the host: %v\n%s", err, out)
-	}
+	probe := unixProbe(t, host)
+	hostReaches(t, probe, token, "the socket by the links", far, near)
 	r := run(t, runOpts{}, "--", "perl", probe, sock, far, near)
 	probeRefusedAll(t, r, token, 3, "a host-made hard link of a masked socket outside the walked trees")
 	if strings.Contains(r.stderr, "another name") {
@@ -712,9 +633,6 @@ func TestHostSocketHardLinkElsewhereMasked(t *testing.T) {
 // sees, outward from where it was bound. Seen failing on main's binary
 // (e99ca00): CONNECTED with the tool's token at both new names.
 func TestHostSocketMovedElsewhereMasked(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	host := hostDir(t)
 	ws := workspace(t)
 	token := "HOST-SOCKET-MOVED-FAR-" + strconv.Itoa(os.Getpid())
@@ -734,14 +652,8 @@ func TestHostSocketMovedElsewhereMasked(t *testing.T) {
 	if err := os.Rename(filepath.Join(host, "tool.sock"), moved); err != nil {
 		t.Fatal(err)
 	}
-	probe := filepath.Join(host, "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("perl", probe, inDir, moved).CombinedOutput()
-	if err != nil || strings.Count(string(out), token) != 2 {
-		t.Fatalf("control: the moved sockets do not answer from the host: %v\n%s", err, out)
-	}
+	probe := unixProbe(t, host)
+	hostReaches(t, probe, token, "the moved sockets", inDir, moved)
 	r := run(t, runOpts{dir: ws}, "--", "perl", probe, inDir, moved)
 	probeRefusedAll(t, r, token, 2, "a socket moved outside the walked trees")
 }
@@ -756,9 +668,6 @@ func TestHostSocketMovedElsewhereMasked(t *testing.T) {
 // user they are the user's own, all masked. Seen failing on main's binary
 // (4e70f2c) as root: uid 110's two answered "Connection refused".
 func TestHostSocketsSubuidFlood(t *testing.T) {
-	if _, err := exec.LookPath("perl"); err != nil {
-		t.Fatalf("perl is needed for the probe: %v", err)
-	}
 	const flood, system = 4100, 110
 	ws := workspace(t)
 	ro := hostDir(t)
@@ -771,10 +680,7 @@ func TestHostSocketsSubuidFlood(t *testing.T) {
 	for _, p := range svc {
 		bind(p, system)
 	}
-	probe := filepath.Join(ro, "probe.pl")
-	if err := os.WriteFile(probe, []byte(unixProbePL), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	probe := unixProbe(t, ro)
 	r := run(t, runOpts{dir: ws}, append([]string{"--", "perl", probe}, svc...)...)
 	if r.code != 0 || strings.Count(r.stdout, "Permission denied") != len(svc) {
 		t.Fatalf("code %d: the system uid's sockets must stay masked under another user's subuid flood:\n%s\nstderr: %.600s", r.code, r.stdout, r.stderr)

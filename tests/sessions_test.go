@@ -53,6 +53,20 @@ func sessInspect(t *testing.T, name string) session.Info {
 	return in
 }
 
+// startInspected starts a background sandbox in ws named prefix and a
+// unique marker, and returns its name and jail inspect's record, both
+// pids (init's and the supervisor's) known.
+func startInspected(t *testing.T, ws, prefix string) (string, session.Info) {
+	t.Helper()
+	name := prefix + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	in := sessInspect(t, name)
+	if in.InitPid <= 0 || in.Pid <= 0 {
+		t.Fatalf("jail inspect gave no pids: %+v", in)
+	}
+	return name, in
+}
+
 // Start once, exec many: exit codes, stdout, stdin, -w, --env, 126/127,
 // signals; ps and inspect show it; logs has the main command's output.
 func TestSessionExecMany(t *testing.T) {

@@ -119,12 +119,7 @@ true`
 				}
 			}
 			err := cmd.Wait()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
+			code := exitCode(t, err)
 			all := out.String() + errb.String() + got.String()
 			if strings.Contains(all, marker) {
 				t.Fatalf("the agent listed or read a hidden directory through its fd %d, a directory of the host's:\n%s", c.fd, all)

@@ -181,13 +181,18 @@ func (t *TrustStore) Check(path string, data []byte) error {
 	// the identities matched, and the file was trusted in the agent's
 	// directory, its relative write, read and deny paths anchored where
 	// the agent chose (trail17). A bind mount is no link: it still counts.
-	// Checked before and after the identity is read: a link put there
-	// only between the two checks takes two swaps in a few microseconds.
+	// The path's check and the identity are one open (linkFreeID): a
+	// concurrent run's agent swapping a link in only while the identity
+	// was read, and out again before and after, passed two separate
+	// checks around a stat that followed it (trustrace).
+	//
+	// The run's own directory too: its key is canonical (resolved by
+	// canonical), so a link there now was swapped in since, to make
+	// the agent's directory read as the trusted one.
 	if found != key {
-		dir := filepath.Dir(found)
-		was, ok1 := linkFreeID(dir)
-		is, ok2 := idOf(filepath.Dir(key))
-		if !ok1 || !ok2 || was != is || !linkFree(dir) {
+		was, ok1 := linkFreeID(filepath.Dir(found))
+		is, ok2 := linkFreeID(filepath.Dir(key))
+		if !ok1 || !ok2 || was != is {
 			return &TrustError{File: path, Err: ErrUntrusted}
 		}
 	}
@@ -200,12 +205,39 @@ func linkFree(dir string) bool {
 	return err == nil && r == dir
 }
 
-// linkFreeID is idOf for a dir with no symlink on it (linkFree first).
+// idStep, when set (tests), is called at each step of linkFreeID with the
+// step's name ("path": before the way is checked for links, "stat":
+// before the identity is read, "recheck": before the way is checked again;
+// and "find": before find reads the run's directory's identity) and the
+// directory: a test swaps a link in and out there. Where openat2 is
+// missing (ENOSYS), "stat" comes twice: before the open that failed, and
+// before the fallback's stat.
+var idStep func(step, dir string)
+
+func stepped(step, dir string) {
+	if idStep != nil {
+		idStep(step, dir)
+	}
+}
+
+// linkFreeID is the identity of dir (absolute, clean) reached with no
+// symlink on the way. Where the system can (openat2 with
+// RESOLVE_NO_SYMLINKS: Linux 5.6), the check and the identity are one
+// open, so no link can be swapped in for the stat alone; elsewhere the way
+// is checked before and after the identity is read (a link there only
+// between the checks takes two swaps in a few microseconds).
 func linkFreeID(dir string) (dirID, bool) {
+	stepped("path", dir)
+	if id, ok, done := noLinksID(dir); done {
+		return id, ok
+	}
 	if !linkFree(dir) {
 		return dirID{}, false
 	}
-	return idOf(dir)
+	stepped("stat", dir)
+	id, ok := idOf(dir)
+	stepped("recheck", dir)
+	return id, ok && linkFree(dir)
 }
 
 // CheckAbsent is Check for a project file that does not exist: an error
@@ -358,6 +390,7 @@ func (tf *trustFile) find(key string) (string, Trusted, bool) {
 	if len(tf.Files) == 0 {
 		return "", Trusted{}, false
 	}
+	stepped("find", filepath.Dir(key))
 	id, ok := idOf(filepath.Dir(key))
 	if !ok {
 		return "", Trusted{}, false

@@ -200,3 +200,97 @@ func TestTrustLockNotOthers(t *testing.T) {
 		t.Errorf("revoke with a lock file others may open: %v", err)
 	}
 }
+
+// Identity trust's rename race (trustrace; degraded18's analysis): the
+// record's path was checked for links, its identity read, and the path
+// checked again, three lookups. A concurrent run's agent (the project
+// writable there) swaps a link to a directory of its own, with the
+// trusted bytes copied in, in at the record's path only while the
+// identity is read: both checks passed around a stat that followed it, and
+// the copy was trusted in the agent's directory (its relative write paths
+// anchored there, as in TestTrustNotGivenThroughALinkAtTheRecordsPath).
+// idStep is where the agent's swaps land. The run's own directory is
+// swapped the same way (a link to the trusted project only while its
+// identity is read). Seen failing on main with idStep's calls placed in
+// its Check (linkFree, "stat", idOf, "recheck", linkFree): "ATTACK WORKED"
+// for both.
+func TestTrustIdentityNotThroughASwappedLink(t *testing.T) {
+	for _, side := range []string{"record", "run"} {
+		t.Run(side, func(t *testing.T) {
+			w := newWorld(t)
+			mono, proj, doc := w.trustedSubproject()
+			pf := filepath.Join(proj, ProjectFileName)
+			z := filepath.Join(mono, "z")
+			zf := w.write(filepath.Join(z, ProjectFileName), doc)
+			// swap makes at the link's place a directory (real) or
+			// a link to to (the other one moved aside).
+			swap := func(at, to string, link bool) {
+				t.Helper()
+				fi, err := os.Lstat(at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				isLink := fi.Mode()&os.ModeSymlink != 0
+				switch {
+				case link && !isLink:
+					if err := os.Rename(at, at+".old"); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Symlink(to, at); err != nil {
+						t.Fatal(err)
+					}
+				case !link && isLink:
+					if err := os.Remove(at); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Rename(at+".old", at); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			// at: the directory whose lookups the agent splits;
+			// to: where its link leads.
+			at, to := proj, z
+			if side == "run" {
+				at, to = z, proj
+			}
+			// In place for the lookup by identity (find), out for
+			// the path's checks, in for the stat alone. The run's
+			// directory is real when Check resolves the run's path
+			// (canonical), a link from find on.
+			if side == "record" {
+				swap(at, to, true)
+			}
+			stats := 0
+			idStep = func(step, dir string) {
+				if dir != at {
+					return
+				}
+				switch step {
+				case "find":
+					swap(at, to, true)
+				case "path", "recheck":
+					swap(at, to, false)
+				case "stat":
+					stats++
+					swap(at, to, true)
+				}
+			}
+			t.Cleanup(func() { idStep = nil })
+			err := w.trust.Check(zf, []byte(doc))
+			if stats == 0 {
+				t.Fatalf("the identity of %s was never read (Check: %v): the test does not reach the race", at, err)
+			}
+			if !errors.Is(err, ErrUntrusted) {
+				t.Errorf("ATTACK WORKED: the copy in %s trusted through a link swapped in at %s for the stat alone: %v, want ErrUntrusted", z, at, err)
+			}
+			// Unchanged: no link, the project by its path and by
+			// another name of it (the identity) is trusted.
+			idStep = nil
+			swap(at, to, false)
+			if err := w.trust.Check(pf, []byte(doc)); err != nil {
+				t.Errorf("the trusted project at its path: %v", err)
+			}
+		})
+	}
+}

@@ -531,13 +531,7 @@ func TestTrustNonUTF8Path(t *testing.T) {
 // copy, by both names, and the run in the link resolved.
 func TestTrustNotGivenThroughALinkAtTheRecordsPath(t *testing.T) {
 	w := newWorld(t)
-	mono := filepath.Join(w.home, "src", "mono")
-	proj := filepath.Join(mono, "a", "svc")
-	doc := "write = [\"../../shared\"]\n"
-	pf := w.write(filepath.Join(proj, ProjectFileName), doc)
-	if _, err := w.trust.Trust(pf, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	mono, proj, doc := w.trustedSubproject()
 	// The agent, with mono writable: the project's directory moved
 	// away, a directory of its own one level up, the trusted bytes
 	// copied in, a link at the project's path.
@@ -573,4 +567,20 @@ func TestTrustNotGivenThroughALinkAtTheRecordsPath(t *testing.T) {
 	if _, err := w.resolve(Request{}); err != nil {
 		t.Errorf("the trusted project at its path: %v", err)
 	}
+}
+
+// trustedSubproject is a monorepo's subproject (mono/a/svc) whose trusted
+// project file writes "../../shared": where the file is anchored decides
+// what that is. It returns mono, the subproject's directory and the file's
+// bytes.
+func (w *world) trustedSubproject() (mono, proj, doc string) {
+	w.t.Helper()
+	mono = filepath.Join(w.home, "src", "mono")
+	proj = filepath.Join(mono, "a", "svc")
+	doc = "write = [\"../../shared\"]\n"
+	pf := w.write(filepath.Join(proj, ProjectFileName), doc)
+	if _, err := w.trust.Trust(pf, time.Now()); err != nil {
+		w.t.Fatal(err)
+	}
+	return mono, proj, doc
 }

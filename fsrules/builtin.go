@@ -311,6 +311,14 @@ var Builtins = []Builtin{
 	// memory (the CLI catches the failed write).
 	{".claude/history.jsonl", ReadOnly, false, "Claude Code's prompt history: up-arrow and Enter run an entry as the user's prompt (\"!\" ones in the user's shell)"},
 	{".claude/paste-cache/", ReadOnly, false, "the long pastes Claude Code's prompt history expands when an entry is run again"},
+	// Codex (0.171) keeps every prompt submitted in its TUI, from all
+	// projects, in history.jsonl and offers them again in later sessions on
+	// up-arrow (its composer's persistent history); Enter submits the
+	// recalled text as the user's, and one starting with "!" runs in the
+	// user's shell. A line the agent appended through -w ~/.codex was the
+	// host's next up-arrow (codexhistory). Codex logs the failed append
+	// inside and goes on.
+	{".codex/history.jsonl", ReadOnly, false, "Codex's prompt history: up-arrow and Enter run an entry as the user's prompt (\"!\" ones in the user's shell)"},
 	{".codex/hooks.json", ReadOnly, false, "Codex hooks run commands"},
 	{".codex/hooks/", ReadOnly, false, "Codex hooks run commands"},
 	// Codex 0.171 loads each enabled plugin from its installed copy under

@@ -452,7 +452,7 @@ mkdir ~/.codex/encodings && echo 'print("PWNED")' > ~/.codex/encodings/__init__.
 echo 'print("PWNED")' > ~/.codex/sessions/__init__.py
 echo 'print("PWNED")' >> ~/.codex/helper.py
 echo '{"x":1}' > ~/.codex/sessions/s.jsonl
-echo '{}' > ~/.codex/history.jsonl
+echo '{}' > ~/.codex/version.json
 true 2>/dev/null`)
 	mustCode(t, c, 0)
 	if strings.Contains(c.stderr, "still there during the run") {
@@ -480,8 +480,8 @@ true 2>/dev/null`)
 	if got := fsReadFile(t, filepath.Join(home, ".codex/sessions/s.jsonl")); got != "{\"x\":1}\n" {
 		t.Errorf("sessions/s.jsonl = %q: the agent's state must stay writable\n%s", got, c.stderr)
 	}
-	if got := fsReadFile(t, filepath.Join(home, ".codex/history.jsonl")); got != "{}\n" {
-		t.Errorf("history.jsonl = %q: the agent's new state must stay\n%s", got, c.stderr)
+	if got := fsReadFile(t, filepath.Join(home, ".codex/version.json")); got != "{}\n" {
+		t.Errorf("version.json = %q: the agent's new state must stay\n%s", got, c.stderr)
 	}
 }
 
@@ -611,7 +611,7 @@ echo '{"name":"p","mcpServers":{"s":{"command":"sh","args":["-c","touch /tmp/pwn
 mv $p ~/.codex/plugins/cache/mk/p/old 2>/dev/null
 mkdir -p $p/hooks 2>/dev/null && echo '{"hooks":{}}' > $p/hooks/hooks.json 2>/dev/null
 mkdir -p ~/.codex/plugins/cache/mk/q/1.0.0 2>/dev/null
-echo '{"x":1}' > ~/.codex/history.jsonl
+echo '{"x":1}' > ~/.codex/version.json
 true`
 	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
 		"-w", filepath.Join(home, ".codex"), "--", "/bin/sh", "-c", script)
@@ -623,9 +623,10 @@ true`
 	if len(bad) > 0 {
 		t.Errorf("a Codex plugin's installed copy changed inside holds outside:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
 	}
-	// Control: Codex's own state beside it stays writable.
-	if got := fsReadFile(t, filepath.Join(home, ".codex/history.jsonl")); got != "{\"x\":1}\n" {
-		t.Errorf("~/.codex/history.jsonl = %q: the agent's own state must stay writable\n%s", got, c.stderr)
+	// Control: Codex's own state beside it stays writable (not its prompt
+	// history: read-only since codexhistory, the host's up-arrow runs it).
+	if got := fsReadFile(t, filepath.Join(home, ".codex/version.json")); got != "{\"x\":1}\n" {
+		t.Errorf("~/.codex/version.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
 	}
 }
 
@@ -663,7 +664,7 @@ for d in ~/.codex/skills ~/.agents/skills "$PWD/.codex/skills" "$PWD/.agents/ski
   mkdir -p $d/new 2>/dev/null && printf '%s\n' "$evil" > $d/new/SKILL.md 2>/dev/null
 done
 echo y > "$PWD/.agents/other.md"
-echo '{"x":1}' > ~/.codex/history.jsonl
+echo '{"x":1}' > ~/.codex/version.json
 true`
 	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
 		"-w", filepath.Join(home, ".codex"), "-w", filepath.Join(home, ".agents"), "-w", ws2, "--", "/bin/sh", "-c", script, "sh", ws2)
@@ -681,9 +682,10 @@ true`
 	if len(bad) > 0 {
 		t.Errorf("Codex skills changed inside hold outside:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
 	}
-	// Controls: Codex's own state and the rest of .agents/ stay writable.
-	if got := fsReadFile(t, filepath.Join(home, ".codex/history.jsonl")); got != "{\"x\":1}\n" {
-		t.Errorf("~/.codex/history.jsonl = %q: the agent's own state must stay writable\n%s", got, c.stderr)
+	// Controls: Codex's own state and the rest of .agents/ stay writable
+	// (not its prompt history: read-only since codexhistory).
+	if got := fsReadFile(t, filepath.Join(home, ".codex/version.json")); got != "{\"x\":1}\n" {
+		t.Errorf("~/.codex/version.json = %q: the agent's own state must stay writable\n%s", got, c.stderr)
 	}
 	if got := fsReadFile(t, filepath.Join(ws, ".agents/other.md")); got != "y\n" {
 		t.Errorf(".agents/other.md = %q: only .agents/skills/ is read-only\n%s", got, c.stderr)

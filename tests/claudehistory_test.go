@@ -40,36 +40,15 @@ exit 0
 		{"profile-absent", false, func(string) []string { return []string{"--profile", "claude"} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			home, state, ws := workspace(t), workspace(t), workspace(t)
-			dir := filepath.Join(home, ".claude")
-			hist := filepath.Join(dir, "history.jsonl")
+			r, dir, _ := historyRun(t, ".claude", hostLine, c.had, func(dir string) {
+				if err := os.Mkdir(filepath.Join(dir, "paste-cache"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "paste-cache", "fedcba9876543210.txt"), []byte(hostPaste), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}, plant, c.flags)
 			pastes := filepath.Join(dir, "paste-cache")
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if c.had {
-				if err := os.WriteFile(hist, []byte(hostLine), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Mkdir(pastes, 0o700); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(pastes, "fedcba9876543210.txt"), []byte(hostPaste), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state, "XDG_CACHE_HOME=" + filepath.Join(state, "cache")}}
-			r := sh(t, o, "HOME="+home+"\n"+plant, c.flags(home)...)
-			mustCode(t, r, 0)
-			want := ""
-			if c.had {
-				want = hostLine
-			}
-			if b, err := os.ReadFile(hist); err == nil && string(b) != want {
-				t.Errorf("%s after the run:\n%s\nwant:\n%s\nstderr:\n%s", hist, b, want, r.stderr)
-			} else if err != nil && !os.IsNotExist(err) {
-				t.Fatal(err)
-			}
 			if _, err := os.Lstat(filepath.Join(pastes, "0123456789abcdef.txt")); err == nil {
 				t.Errorf("the agent's paste is in %s after the run\nstderr:\n%s", pastes, r.stderr)
 			}

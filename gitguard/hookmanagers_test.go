@@ -232,6 +232,33 @@ func TestScanLefthookExtends(t *testing.T) {
 	})
 }
 
+// YAML anchors and aliases in extends (and source_dir): lefthook 2.2.2 ran
+// extra.yml in a `git commit` for each of these configs (tried by hand with
+// the real CLI); the line reader took "*e" or "&e" for a file name. Seen
+// failing on main's code: ci/a.yml and tools/lh were neither read-only nor
+// absent.
+func TestScanLefthookExtendsAliases(t *testing.T) {
+	for _, c := range []struct{ name, main string }{
+		{"alias", "base: &e\n  - ci/a.yml\nextends: *e\nsource_dir: *s\nx: &s tools/lh\n"},
+		{"anchored list", "extends: &e\n  - ci/a.yml\nsource_dir: &s\n  tools/lh\n"},
+		{"alias in a flow list", "a: &e 'ci/a.yml'\nb: &s \"tools/lh\" # c\nextends: [*e]\nsource_dir: !!str *s\n"},
+		{"alias in a block list", "a: &e ci/a.yml\nb: &s tools/lh\nextends:\n  - *e\nsource_dir: *s\n"},
+		{"aliased flow list", "a: &e [ci/a.yml, 'b.yml']\nb: &s !!str tools/lh\nextends: *e\nsource_dir: *s\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := tmp(t)
+			repo(t, ws)
+			write(t, ws+"/lefthook.yml", c.main, 0o644)
+			write(t, ws+"/ci/a.yml", "pre-commit: {}\n", 0o644)
+			write(t, ws+"/tools/lh/pre-commit/s.sh", "true\n", 0o644)
+			write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+			p := scan(t, ws)
+			wantIn(t, "read-only", p.ReadOnly, ws, "ci/a.yml", "tools/lh")
+			notReadOnly(t, p, ws, ".", "ci", "tools")
+		})
+	}
+}
+
 // overcommitHook is the head of what `overcommit --install` copies into
 // each hook (its template-dir/hooks/overcommit-hook): the hook reads
 // .overcommit.yml's gemfile and hands it to Bundler before loading
@@ -271,6 +298,7 @@ func FuzzManagerValues(f *testing.F) {
 	f.Add("extends:\n  - a.yml\n  - 'b/*.yml'\nsource_dir: x # c\n", "extends")
 	f.Add("{\"extends\": [\"a\",\n \"b\"], \"source_dir\": \"x\"}", "source_dir")
 	f.Add("extends = ['a'", "extends")
+	f.Add("a: &e\n  - *e\nextends: *e\nb: &e [*e, *", "extends")
 	f.Fuzz(func(t *testing.T, text, key string) {
 		if key == "" {
 			return

@@ -87,66 +87,136 @@ func (s *scanner) lefthookFiles(w string, configs, hooks []string) {
 
 // managerValues returns the values of key in a hook manager's config
 // (lefthook's YAML, TOML, JSON, JSONC; overcommit's YAML), read by lines: a scalar (`key:
-// v`, `key = "v"`, `"key": "v",`), a flow list on one line or more (`[a,
-// 'b', "c"]`) or a YAML block list (`- a` lines). It reads the key at any
-// depth: a name matched too often protects more, never less.
+// v`, `key = "v"`, `"key": "v",`, or a YAML plain scalar on the next,
+// deeper line), a flow list on one line or more (`[a, 'b', "c"]`) or a
+// YAML block list (`- a` lines). YAML anchors, aliases and tags are
+// followed (`extends: *e` with `&e` elsewhere: lefthook 2.2.2 reads it).
+// It reads the key at any depth: a name matched too often protects more,
+// never less.
 func managerValues(text, key string) []string {
 	lines := strings.Split(text, "\n")
 	var out []string
-	add := func(v string) {
-		v = strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		}
-		if v != "" && !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	for i := 0; i < len(lines); i++ {
+	budget := 256 // aliases followed: a config of many (or nested) aliases stays cheap
+	for i := range lines {
 		rest, ok := keyAt(lines[i], key)
 		if !ok {
 			continue
 		}
-		v := strings.TrimSpace(uncomment(rest[1:]))
-		switch {
-		case v == "":
-			// A YAML block list below.
-			for i+1 < len(lines) {
-				n := strings.TrimSpace(lines[i+1])
-				if n == "" || strings.HasPrefix(n, "#") {
-					i++
-					continue
-				}
-				item, ok := strings.CutPrefix(n, "-")
-				if !ok {
-					break
-				}
-				add(uncomment(item))
-				i++
+		for _, v := range valuesAt(lines, i, rest[1:], &budget) {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
 			}
-		case strings.HasPrefix(v, "["):
-			list := v
-			for !strings.Contains(list, "]") && i+1 < len(lines) {
-				i++
-				list += "," + strings.TrimSpace(uncomment(lines[i]))
-			}
-			list = strings.TrimPrefix(list, "[")
-			if j := strings.Index(list, "]"); j >= 0 {
-				list = list[:j]
-			}
-			for _, item := range strings.Split(list, ",") {
-				add(item)
-			}
-		case v[0] == '"' || v[0] == '\'':
-			if j := strings.IndexByte(v[1:], v[0]); j >= 0 {
-				add(v[1 : j+1])
-			}
-		default:
-			add(strings.TrimRight(v, ",}"))
 		}
 	}
 	return out
 }
+
+// valuesAt reads the value that begins with v, the rest of lines[i] after a
+// key's sign (or an anchor), as managerValues says.
+func valuesAt(lines []string, i int, v string, budget *int) []string {
+	var out []string
+	add := func(v string) {
+		v = untagged(strings.TrimSpace(v))
+		switch {
+		case len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0]:
+			v = v[1 : len(v)-1]
+		case strings.HasPrefix(v, "*"):
+			// Why: an alias is the anchored node's value; read as a name,
+			// the file lefthook extends with went unprotected (lane U).
+			out = append(out, aliasValues(lines, v[1:], budget)...)
+			return
+		}
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	v = untagged(strings.TrimSpace(uncomment(v)))
+	switch {
+	case v == "":
+		// A YAML block list below, or a plain scalar on the next line
+		// deeper than the key's.
+		for items := 0; i+1 < len(lines); {
+			n := strings.TrimSpace(lines[i+1])
+			if n == "" || strings.HasPrefix(n, "#") {
+				i++
+				continue
+			}
+			item, ok := strings.CutPrefix(n, "-")
+			if !ok {
+				if items == 0 && indent(lines[i+1]) > indent(lines[i]) {
+					add(uncomment(n))
+				}
+				break
+			}
+			add(uncomment(item))
+			items++
+			i++
+		}
+	case strings.HasPrefix(v, "["):
+		list := v
+		for !strings.Contains(list, "]") && i+1 < len(lines) {
+			i++
+			list += "," + strings.TrimSpace(uncomment(lines[i]))
+		}
+		list = strings.TrimPrefix(list, "[")
+		if j := strings.Index(list, "]"); j >= 0 {
+			list = list[:j]
+		}
+		for _, item := range strings.Split(list, ",") {
+			add(item)
+		}
+	case v[0] == '"' || v[0] == '\'':
+		if j := strings.IndexByte(v[1:], v[0]); j >= 0 {
+			add(v[:j+2])
+		}
+	default:
+		add(strings.TrimRight(v, ",}]"))
+	}
+	return out
+}
+
+// aliasValues returns the values of the nodes anchored as the alias that
+// begins name (every anchor of that name: YAML takes the last one before
+// the alias; more is protected, never less).
+func aliasValues(lines []string, name string, budget *int) []string {
+	if *budget <= 0 {
+		return nil
+	}
+	*budget-- // each call reads every line
+	if j := strings.IndexAny(name, " \t,]}"); j >= 0 {
+		name = name[:j]
+	}
+	var out []string
+	for i, l := range lines {
+		for from := 0; name != ""; {
+			j := strings.Index(l[from:], "&"+name)
+			if j < 0 {
+				break
+			}
+			from += j + 1 + len(name)
+			if from < len(l) && !strings.ContainsRune(" \t,]}", rune(l[from])) {
+				continue
+			}
+			out = append(out, valuesAt(lines, i, l[from:], budget)...)
+		}
+	}
+	return out
+}
+
+// untagged drops a YAML node's leading tags and anchor (`!!str &a x` is x).
+func untagged(v string) string {
+	for strings.HasPrefix(v, "!") || strings.HasPrefix(v, "&") {
+		j := strings.IndexAny(v, " \t")
+		if j < 0 {
+			return ""
+		}
+		v = strings.TrimLeft(v[j:], " \t")
+	}
+	return v
+}
+
+// indent is the width of l's leading blanks.
+func indent(l string) int { return len(l) - len(strings.TrimLeft(l, " \t")) }
 
 // keyAt finds key (bare or quoted, after the line's start, a space, "{" or
 // ",") followed by ":" or "=" in line l, and returns what follows the sign.

@@ -108,6 +108,9 @@ true`, nil)
 // commit` (tried by hand with the real CLI). On main the agent's edits
 // stayed: ci/hooks.yml, ci/deep.yml and tools/lh/pre-commit/s.sh kept the
 // payload and a new ci2/b.yml (matched by ci2/*.yml) was left in the tree.
+// An extends list behind a YAML alias (`extends: *e`, the list anchored as
+// &e), which lefthook 2.2.2 ran too: on main (ce7809e) the line reader took
+// "*e" for a file name and ci/local.yml kept the payload.
 func TestGitLefthookExtends(t *testing.T) {
 	h := newGitHost(t)
 	ws := workspace(t)
@@ -115,17 +118,20 @@ func TestGitLefthookExtends(t *testing.T) {
 	fsWrite(t, ws, "lefthook.yml", "extends:\n  - ci/hooks.yml\n  - ci2/*.yml\nsource_dir: tools/lh\npre-commit:\n  scripts:\n    s.sh: {runner: sh}\n", 0o644)
 	fsWrite(t, ws, "ci/hooks.yml", "extends: [ci/deep.yml]\n", 0o644)
 	fsWrite(t, ws, "ci/deep.yml", "pre-commit: {}\n", 0o644)
+	fsWrite(t, ws, "lefthook-local.yml", "base: &e\n  - ci/local.yml\nextends: *e\n", 0o644)
+	fsWrite(t, ws, "ci/local.yml", "pre-commit: {}\n", 0o644)
 	fsWrite(t, ws, "ci2/a.yml", "pre-commit: {}\n", 0o644)
 	fsWrite(t, ws, "tools/lh/pre-commit/s.sh", "true\n", 0o644)
 	fsWrite(t, ws, ".git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
 	r := h.run(t, ws, `p=$(printf 'pre-commit:\n  commands:\n    x:\n      run: echo PWNED >> %s\n' "$M")
 echo "$p" >> ci/hooks.yml
 echo "$p" >> ci/deep.yml
+echo "$p" >> ci/local.yml
 echo "$p" > ci2/b.yml
 echo "echo PWNED >> $M" >> tools/lh/pre-commit/s.sh
 true`, nil)
 	mustCode(t, r, 0)
-	unwritten(t, ws, "ci/hooks.yml", "ci/deep.yml", "tools/lh/pre-commit/s.sh")
+	unwritten(t, ws, "ci/hooks.yml", "ci/deep.yml", "ci/local.yml", "tools/lh/pre-commit/s.sh")
 	if got, err := os.ReadFile(filepath.Join(ws, "ci2/b.yml")); err == nil {
 		t.Errorf("ci2/b.yml (matched by extends' ci2/*.yml) was made and stayed: %q", got)
 	}

@@ -77,8 +77,11 @@ func EnvConfig(env []string) []Entry {
 		out = append(out, e)
 	}
 	if n, err := strconv.Atoi(strings.TrimSpace(vars["GIT_CONFIG_COUNT"])); err == nil {
-		// Bounded: git stops at the first missing pair (it dies there).
-		for i := 0; i < n && i < 4096; i++ {
+		// No fixed cap: git reads every pair up to INT_MAX, so a
+		// core.hooksPath past a cap would apply unread (review18f). The
+		// loop is bounded by env all the same: git stops at the first
+		// missing pair (it dies there), and each pair is two variables.
+		for i := 0; i < n && i <= len(vars)/2; i++ {
 			k, okk := vars["GIT_CONFIG_KEY_"+strconv.Itoa(i)]
 			v, okv := vars["GIT_CONFIG_VALUE_"+strconv.Itoa(i)]
 			if !okk || !okv {

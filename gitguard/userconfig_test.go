@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -113,4 +114,64 @@ func TestEnvConfig(t *testing.T) {
 	if got := EnvConfig([]string{"GIT_CONFIG_PARAMETERS='core.hooksPath", "GIT_CONFIG_COUNT=3", "GIT_CONFIG_KEY_0=nodot", "GIT_CONFIG_VALUE_0=x"}); len(got) != 0 {
 		t.Errorf("malformed: %+v", got)
 	}
+}
+
+// GIT_CONFIG_COUNT has no bound in git but INT_MAX: every pair it names is
+// read, so a core.hooksPath past any fixed cap still applies to every
+// repository (checked against git config --get) and must be read
+// (review18f: the 4,096-pair cap left pair 4,096 on unread).
+func TestEnvConfigManyPairs(t *testing.T) {
+	const n = 5000
+	env := []string{"GIT_CONFIG_COUNT=" + strconv.Itoa(n)}
+	for i := 0; i < n-1; i++ {
+		env = append(env, "GIT_CONFIG_KEY_"+strconv.Itoa(i)+"=user.x"+strconv.Itoa(i), "GIT_CONFIG_VALUE_"+strconv.Itoa(i)+"=v")
+	}
+	env = append(env, "GIT_CONFIG_KEY_"+strconv.Itoa(n-1)+"=core.hooksPath", "GIT_CONFIG_VALUE_"+strconv.Itoa(n-1)+"=/w/hooks")
+	got := EnvConfig(env)
+	if len(got) != n || got[n-1] != (Entry{Section: "core", Key: "hookspath", Value: "/w/hooks"}) {
+		last := Entry{}
+		if len(got) > 0 {
+			last = got[len(got)-1]
+		}
+		t.Errorf("EnvConfig read %d of %d pairs, last %+v: want core.hookspath=/w/hooks last", len(got), n, last)
+	}
+	if git, err := exec.LookPath("git"); err == nil {
+		cmd := exec.Command(git, "config", "--get", "core.hooksPath")
+		cmd.Env = append([]string{"HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}, env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "/w/hooks" {
+			t.Errorf("git config --get core.hooksPath = %q, %v: want /w/hooks (git reads every pair)", out, err)
+		}
+	}
+}
+
+// FuzzEnvConfig: never panics, and a key and value quoted the way git's
+// sq_quote writes `git -c`'s GIT_CONFIG_PARAMETERS (a quote or a bang
+// closes the quote, is escaped and reopens it) are read back as git reads
+// them (parse_config_env_list), before any other word.
+func FuzzEnvConfig(f *testing.F) {
+	f.Add("core.hooksPath", "./h'oo!ks", "'a.b'= 'c.d=e'")
+	f.Add("diff.My Sub.textconv", "", "'")
+	f.Add("include.path", "x\ny", `'x.y'\!`)
+	f.Fuzz(func(t *testing.T, key, value, tail string) {
+		sq := func(s string) string {
+			s = strings.ReplaceAll(s, "'", `'\''`)
+			return "'" + strings.ReplaceAll(s, "!", `'\!'`) + "'"
+		}
+		got := EnvConfig([]string{"GIT_CONFIG_PARAMETERS=" + sq(key) + "=" + sq(value) + " " + tail})
+		i, j := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+		if i <= 0 || j == len(key)-1 {
+			return // git rejects the key (and dies): nothing to compare
+		}
+		if len(got) == 0 {
+			t.Fatalf("%q=%q: nothing read", key, value)
+		}
+		e := got[0]
+		if e.Section != strings.ToLower(key[:i]) || e.Key != strings.ToLower(key[j+1:]) || e.Value != value || e.NoValue {
+			t.Fatalf("%q=%q read as %+v", key, value, e)
+		}
+		if (i != j) != e.HasSub || (e.HasSub && e.Subsection != key[i+1:j]) {
+			t.Fatalf("%q: subsection read as %+v", key, e)
+		}
+	})
 }

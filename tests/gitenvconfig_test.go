@@ -12,6 +12,7 @@ package tests
 // lane O). jail reads that configuration as it reads the global files.
 
 import (
+	"strconv"
 	"testing"
 )
 
@@ -23,6 +24,10 @@ func TestGitEnvConfigHooksPath(t *testing.T) {
 		{"GIT_CONFIG_COUNT", map[string]string{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.hooksPath", "GIT_CONFIG_VALUE_0": ".githooks"}},
 		{"GIT_CONFIG_PARAMETERS", map[string]string{"GIT_CONFIG_PARAMETERS": `'color.ui'='auto' 'core.hooksPath'='.githooks'`}},
 		{"GIT_CONFIG_PARAMETERS old form", map[string]string{"GIT_CONFIG_PARAMETERS": `'core.HooksPath=.githooks'`}},
+		// git reads every pair GIT_CONFIG_COUNT names (up to INT_MAX): one
+		// past a fixed cap applies all the same (review18f). 4,097: just past
+		// the old cap of 4,096 (git itself takes ~1 s a command at this size).
+		{"GIT_CONFIG_COUNT 4097", manyPairs(4097, "core.hooksPath", ".githooks")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for k, v := range c.env {
@@ -42,4 +47,16 @@ func TestGitEnvConfigHooksPath(t *testing.T) {
 			gitControl(t, attack)
 		})
 	}
+}
+
+// manyPairs is GIT_CONFIG_COUNT=n with n-1 harmless pairs and key=value last.
+func manyPairs(n int, key, value string) map[string]string {
+	env := map[string]string{"GIT_CONFIG_COUNT": strconv.Itoa(n)}
+	for i := 0; i < n-1; i++ {
+		env["GIT_CONFIG_KEY_"+strconv.Itoa(i)] = "user.x" + strconv.Itoa(i)
+		env["GIT_CONFIG_VALUE_"+strconv.Itoa(i)] = "v"
+	}
+	env["GIT_CONFIG_KEY_"+strconv.Itoa(n-1)] = key
+	env["GIT_CONFIG_VALUE_"+strconv.Itoa(n-1)] = value
+	return env
 }

@@ -59,8 +59,8 @@ const whyHostSocket = "a host process's Unix socket"
 // left reaches only the processes that user's sockets lead to: that user's
 // own services (a socket's file is made by bind(2), owned by the binder).
 func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.Mount, note string) {
-	masks, _, note, _ = hostSocketMasksOwned(mounts, hostMounts, nil)
-	return masks, note
+	masks, _, note, once, _ := hostSocketMasksOwned(mounts, hostMounts, nil)
+	return masks, joinNotes(note, once)
 }
 
 // hostSocketMasksOwned is hostSocketMasks that also says which masked
@@ -75,13 +75,13 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 // those not found there, and the listed sockets not at their names, in the
 // rest of the sandbox's view of their file systems (farMasks); an error
 // is a start that cannot be made safe that way (too many names).
-func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots []string) (masks []ns.Mount, theirs map[string]bool, note string, err error) {
+func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots []string) (masks []ns.Mount, theirs map[string]bool, note, onceNote string, err error) {
 	paths, files, err := boundSockets()
 	if errors.Is(err, hostsock.ErrUnsupported) {
-		return nil, nil, "", nil // not Linux: no such sockets to list
+		return nil, nil, "", "", nil // not Linux: no such sockets to list
 	}
 	if err != nil {
-		return nil, nil, hostSocketsNote + fmt.Sprintf("the host's Unix sockets could not be listed (%v): those outside /run, /tmp and the home are not masked, and a host service listening on one is reachable", err), nil
+		return nil, nil, hostSocketsNote + fmt.Sprintf("the host's Unix sockets could not be listed (%v): those outside /run, /tmp and the home are not masked, and a host service listening on one is reachable", err), "", nil
 	}
 	var out []ns.Mount
 	seen := map[string]bool{}
@@ -264,7 +264,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 	sort.Slice(far, func(i, j int) bool { return far[i].name < far[j].name })
 	lm, err := linkedMasks(linked, moved, files, &own, roots, mounts, seen, far)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
 	// Why: names the walked trees did not hold may be anywhere the
 	// sandbox sees on the socket's file system (farMasks).
@@ -278,7 +278,8 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 	for name := range lost {
 		isLost[name] = true
 	}
-	return append(append(out, lm...), fm...), theirs, joinNotes(leftNote(left, own.ranges), farNote(unfound, isLost)), nil
+	linkedN, movedN := farNote(unfound, isLost)
+	return append(append(out, lm...), fm...), theirs, joinNotes(leftNote(left, own.ranges), linkedN), movedN, nil
 }
 
 // sortedLinked is linked's sockets in their listed names' order.

@@ -156,23 +156,28 @@ func existingDir(p string) string {
 	}
 }
 
-// farNote says the sockets farMasks did not wholly find ("" if none).
-func farNote(left []string, lost map[string]bool) string {
-	var linked, moved []string
+// farNote says the sockets farMasks did not wholly find ("" if none):
+// linked, those with another name not found (said at every start), and
+// moved, those gone from their listed name and not found (said once: a
+// socket whose file was deleted while its server runs is no rename, and
+// its line at every start of every run, the same each time, was noise on
+// the agent's screen the user could not act on; session 18).
+func farNote(left []string, lost map[string]bool) (linked, moved string) {
+	var linkedP, movedP []string
 	for _, p := range left {
 		if lost[p] {
-			moved = append(moved, p)
+			movedP = append(movedP, p)
 		} else {
-			linked = append(linked, p)
+			linkedP = append(linkedP, p)
 		}
 	}
-	note := linkedNote(linked)
-	if len(moved) > 0 {
-		list := strings.Join(moved[:min(len(moved), 3)], ", ")
-		if len(moved) > 3 {
-			list += fmt.Sprintf(" and %d more", len(moved)-3)
+	linked = linkedNote(linkedP)
+	if len(movedP) > 0 {
+		list := strings.Join(movedP[:min(len(movedP), 3)], ", ")
+		if len(movedP) > 3 {
+			list += fmt.Sprintf(" and %d more", len(movedP)-3)
 		}
-		note = joinNotes(note, hostSocketsNote+fmt.Sprintf("a live socket bound at %s is not at that name, and was not found within %d directories of it where the sandbox sees: if it was renamed there the sandbox can connect to it; if its server no longer needs it, restart the server", list, maxFarDirs))
+		moved = hostSocketsNote + fmt.Sprintf("a live socket bound at %s is not at that name, and was not found within %d directories of it where the sandbox sees: if it was renamed there the sandbox can connect to it; if its server no longer needs it, restart the server", list, maxFarDirs)
 	}
-	return note
+	return linked, moved
 }

@@ -276,7 +276,7 @@ func TestHostSocketMasksCapPerOwner(t *testing.T) {
 	// The plan keeps which masks were another user's socket (review15d):
 	// a fall there alone may leave an --end-if-unmasked run going; the
 	// user's own are never among them.
-	_, theirs, _, _ := hostSocketMasksOwned(nil, nil, nil)
+	_, theirs, _, _, _ := hostSocketMasksOwned(nil, nil, nil)
 	for _, p := range own {
 		if theirs[p] {
 			t.Errorf("%s (the user's own) recorded as another user's socket", p)
@@ -492,7 +492,7 @@ func TestHostSocketLinkedMasks(t *testing.T) {
 		{Kind: ns.KindBind, Path: granted},
 	}
 	roots := []string{ws, ro}
-	masks, _, note, err := hostSocketMasksOwned(mounts, nil, roots)
+	masks, _, note, _, err := hostSocketMasksOwned(mounts, nil, roots)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +512,7 @@ func TestHostSocketLinkedMasks(t *testing.T) {
 	// masked.
 	oldFar := maxFarDirs
 	maxFarDirs = 0
-	masks, _, note, err = hostSocketMasksOwned(mounts, nil, roots)
+	masks, _, note, _, err = hostSocketMasksOwned(mounts, nil, roots)
 	maxFarDirs = oldFar
 	if err != nil || slices.ContainsFunc(masks, func(m ns.Mount) bool { return m.Path == elsewhere }) {
 		t.Errorf("past the bound: err %v, %s masked", err, elsewhere)
@@ -523,7 +523,7 @@ func TestHostSocketLinkedMasks(t *testing.T) {
 	oldMax := maxLinkedMasks
 	maxLinkedMasks = 2
 	t.Cleanup(func() { maxLinkedMasks = oldMax })
-	if _, _, _, err := hostSocketMasksOwned(mounts, nil, roots); err == nil || !strings.Contains(err.Error(), "not starting") {
+	if _, _, _, _, err := hostSocketMasksOwned(mounts, nil, roots); err == nil || !strings.Contains(err.Error(), "not starting") {
 		t.Errorf("more names than maxLinkedMasks: err %v, want a refusal", err)
 	}
 }
@@ -669,7 +669,7 @@ func TestHostSocketMovedMasks(t *testing.T) {
 		{filepath.Join(d, "elsewhere", "x.sock"), 0}, // not in a root
 	} {
 		boundSockets = func() ([]string, *hostsock.Files, error) { return []string{tc.listed}, nil, nil }
-		masks, _, _, err := hostSocketMasksOwned(mounts, nil, []string{ws})
+		masks, _, _, _, err := hostSocketMasksOwned(mounts, nil, []string{ws})
 		if err != nil || len(masks) != tc.want || tc.want == 1 && masks[0].Path != moved {
 			t.Errorf("listed %s: masks %v, err %v; want %d (%s)", tc.listed, masks, err, tc.want, moved)
 		}
@@ -735,7 +735,7 @@ func TestHostSocketMovedByInode(t *testing.T) {
 			}
 			return mine, files, err
 		}
-		masks, _, _, err := hostSocketMasksOwned(mounts, nil, []string{ws})
+		masks, _, _, _, err := hostSocketMasksOwned(mounts, nil, []string{ws})
 		var got []string
 		for _, m := range masks {
 			got = append(got, m.Path)
@@ -833,21 +833,23 @@ func TestHostSocketMovedFarMasks(t *testing.T) {
 		return listed, files, err
 	}
 	mounts := []ns.Mount{{Kind: ns.KindBind, Path: ws, Dir: true}, {Kind: ns.KindTmpfs, Path: filepath.Join(d, "hid"), Dir: true}}
-	masks, _, note, err := hostSocketMasksOwned(mounts, nil, []string{ws})
+	masks, _, note, once, err := hostSocketMasksOwned(mounts, nil, []string{ws})
 	var got []string
 	for _, m := range masks {
 		got = append(got, m.Path)
 	}
 	slices.Sort(got)
 	want := []string{filepath.Join(d, "old", "d2", "s.sock"), filepath.Join(d, "x", "y", "t.sock")}
-	if err != nil || !slices.Equal(got, want) || note != "" {
-		t.Errorf("masks %q, note %q, err %v; want %q and no note", got, note, err, want)
+	if err != nil || !slices.Equal(got, want) || note != "" || once != "" {
+		t.Errorf("masks %q, note %q %q, err %v; want %q and no note", got, note, once, err, want)
 	}
 	oldFar := maxFarDirs
 	maxFarDirs = 0
 	t.Cleanup(func() { maxFarDirs = oldFar })
-	masks, _, note, err = hostSocketMasksOwned(mounts, nil, []string{ws})
-	if err != nil || len(masks) != 0 || !strings.Contains(note, "a live socket bound at "+listed[0]+", "+listed[1]+" is not at that name") {
-		t.Errorf("past the bound: masks %v, err %v, note %q", masks, err, note)
+	// Said once (the plan's onceNotes), not at every start: apart from
+	// the every-start note.
+	masks, _, note, once, err = hostSocketMasksOwned(mounts, nil, []string{ws})
+	if err != nil || len(masks) != 0 || note != "" || !strings.Contains(once, "a live socket bound at "+listed[0]+", "+listed[1]+" is not at that name") {
+		t.Errorf("past the bound: masks %v, err %v, note %q, once %q", masks, err, note, once)
 	}
 }

@@ -693,7 +693,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	//     mode builds no mounts and refuses socket(AF_UNIX) with seccomp
 	//     instead (NoUnix).
 	if !degraded {
-		masks, others, note, err := hostSocketMasksOwned(mounts, hostMounts, append(append([]string{}, readable...), writable...))
+		masks, others, note, once, err := hostSocketMasksOwned(mounts, hostMounts, append(append([]string{}, readable...), writable...))
 		if err != nil {
 			return nil, err
 		}
@@ -701,6 +701,13 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		plan.otherSockets = others
 		if note != "" {
 			plan.Notes = append(plan.Notes, note)
+		}
+		if once != "" {
+			plan.Notes = append(plan.Notes, once)
+			if plan.onceNotes == nil {
+				plan.onceNotes = map[string]bool{}
+			}
+			plan.onceNotes[once] = true
 		}
 	}
 	// 5. The sandbox's own record of its denials (package denials): a

@@ -457,12 +457,12 @@ type walker struct {
 	hits         map[string]int
 	n, max       int
 	roots        []string
-	writable     []string               // the writable roots
-	rootWritable bool                   // the root being walked is writable
-	own          map[string]bool        // writable roots of jail's own (Input.Own): no absent names
-	linkedMemo   map[string]bool        // home entries that are symlinks (linkedFirst)
-	links        map[[2]uint64]linkInfo // (dev, ino) of protected files with other links
-	found        []string               // .git and HEAD entries (Plan.Found)
+	writable     []string                   // the writable roots
+	rootWritable bool                       // the root being walked is writable
+	own          map[string]bool            // writable roots of jail's own (Input.Own): no absent names
+	linkedMemo   map[string]map[string]bool // each home's entries that are symlinks (linkedFirst)
+	links        map[[2]uint64]linkInfo     // (dev, ino) of protected files with other links
+	found        []string                   // .git and HEAD entries (Plan.Found)
 	notes        []string
 	// parents finds the protected names that must exist under a directory
 	// (".docker" -> config.json); nested collects those missing in writable

@@ -64,6 +64,40 @@ func startInspected(t *testing.T, ws, prefix string) (string, session.Info) {
 	if in.InitPid <= 0 || in.Pid <= 0 {
 		t.Fatalf("jail inspect gave no pids: %+v", in)
 	}
+	// Tests that stop the supervisor or init (SIGSTOP) can leave the
+	// sandbox running when they fail half way: seen once under heavy load
+	// (TestExecLateStartConsistent as jailtest, 25 minutes), and a
+	// leftover's socket, gone with its test's directory, then put a line
+	// into other tests' starts. Whatever outlives the kill is continued,
+	// said and killed.
+	// By pidfd: a pid reused meanwhile is never signalled.
+	fds := map[int]int{}
+	for _, pid := range []int{in.Pid, in.InitPid} {
+		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			fds[pid] = fd
+		}
+	}
+	t.Cleanup(func() {
+		defer func() {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+		}()
+		exec.Command(jail(t), "kill", "--now", name).Run()
+		sup, ok := fds[in.Pid]
+		if !ok {
+			return
+		}
+		// A pidfd is readable once its process has ended.
+		if n, _ := unix.Poll([]unix.PollFd{{Fd: int32(sup), Events: unix.POLLIN}}, 5000); n > 0 {
+			return
+		}
+		t.Logf("sandbox %s: supervisor %d still running 5 s after jail kill --now: killed", name, in.Pid)
+		for _, fd := range fds {
+			unix.PidfdSendSignal(fd, unix.SIGCONT, nil, 0)
+			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		}
+	})
 	return name, in
 }
 

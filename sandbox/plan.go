@@ -101,6 +101,10 @@ type Plan struct {
 	ConfigDirMasked bool   `json:"config_dir_masked,omitempty"`
 
 	gitNotes []string // the git notes (in Notes too): told at start
+	// policyKept are the policy files the plan read (its own, and those the
+	// policy-named record named when read): a name recorded after is
+	// checked once the run is registered (policyNamedSince).
+	policyKept map[string]bool
 	// onceNotes are the notes (in Notes too) said once, not at every
 	// start (saidBefore): the first-write lines of script directories.
 	onceNotes map[string]bool
@@ -562,7 +566,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			covered = append(covered, d.path)
 		}
 	}
-	pfMasks, pfTargets, pfNotes, err := policyFileRules(p, earlierPolicyFiles(plan.StateDir, allPolicyFiles(p)), roots, plan.Guarded, append(fp.Masks, named...), covered, hostMounts, degraded)
+	earlier := earlierPolicyFiles(plan.StateDir, allPolicyFiles(p))
+	plan.policyKept = policyKept(allPolicyFiles(p), earlier)
+	pfMasks, pfTargets, pfNotes, err := policyFileRules(p, earlier, roots, plan.Guarded, append(fp.Masks, named...), covered, hostMounts, degraded)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/jail-sandbox/jail/internal/replacefile"
@@ -40,13 +41,57 @@ type namedPolicy struct {
 	From  string `json:"from"`  // --settings, --config, --seccomp
 }
 
-// readPolicyNamed reads the record in stateDir; a missing or unreadable
-// record is empty.
-func readPolicyNamed(stateDir string) policyNamedRecord {
-	rec := policyNamedRecord{}
-	if stateDir == "" {
-		return rec
+// policyNamedLock, beside the record, is flocked shared by a plan reading
+// the record and exclusive by a start changing it (lockPolicyNamed).
+const policyNamedLock = "policy-named.lock"
+
+// lockPolicyNamed flocks the record's lock in stateDir (how: LOCK_SH or
+// LOCK_EX) and returns its release. Why: two starts naming files at once
+// each read the record and wrote it back, and one's name was lost; and a
+// start's plan read the record while another start wrote it, so the
+// written name's "first named" time could precede a run that had not read
+// it (policyNamedLive skipped that run as keeping the file). Under the
+// lock a name's time is taken, and the record written, with no plan
+// reading it meanwhile. A file system without flock (ENOLCK, EOPNOTSUPP)
+// goes on unlocked, as the trust store does: the check after the
+// registration (policyNamedSince) still refuses a run that missed a name.
+func lockPolicyNamed(stateDir string, how int) (func(), error) {
+	p := filepath.Join(stateDir, policyNamedLock)
+	// O_NOFOLLOW: a link there is not followed (the state directory is
+	// the user's own; no sandbox reaches it).
+	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return func() {}, fmt.Errorf("lock %s: %w", p, err)
 	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil && err != syscall.ENOLCK && err != syscall.EOPNOTSUPP {
+		f.Close()
+		return func() {}, fmt.Errorf("lock %s: %w", p, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// readPolicyNamed reads the record in stateDir, under the shared lock; a
+// missing or unreadable record is empty.
+func readPolicyNamed(stateDir string) policyNamedRecord {
+	if stateDir == "" {
+		return policyNamedRecord{}
+	}
+	// Unlocked when the lock cannot be had (no state directory yet: no
+	// record either): the check after the registration still holds.
+	unlock, _ := lockPolicyNamed(stateDir, syscall.LOCK_SH)
+	defer unlock()
+	return readPolicyNamedLocked(stateDir)
+}
+
+// readPolicyNamedLocked reads the record; the caller holds the lock.
+func readPolicyNamedLocked(stateDir string) policyNamedRecord {
+	rec := policyNamedRecord{}
 	f, err := os.Open(filepath.Join(stateDir, statedir.PolicyNamed))
 	if err != nil {
 		return rec
@@ -107,15 +152,38 @@ func earlierPolicyFiles(stateDir string, own []policy.PolicyFile) []policy.Polic
 	return out
 }
 
+// policyKept is the set of paths of own and earlier.
+func policyKept(own, earlier []policy.PolicyFile) map[string]bool {
+	kept := make(map[string]bool, len(own)+len(earlier))
+	for _, f := range append(append([]policy.PolicyFile{}, own...), earlier...) {
+		kept[f.Path] = true
+	}
+	return kept
+}
+
 // recordPolicyNamed adds files to the record in stateDir (first named now
 // unless recorded already) and returns when each was first named. A name
 // whose file is gone leaves the record.
-func recordPolicyNamed(stateDir string, files []policy.PolicyFile, now time.Time) (map[string]time.Time, error) {
+func recordPolicyNamed(stateDir string, files []policy.PolicyFile) (map[string]time.Time, error) {
 	first := make(map[string]time.Time, len(files))
-	if len(files) == 0 {
+	if len(files) == 0 || stateDir == "" {
 		return first, nil
 	}
-	rec := readPolicyNamed(stateDir)
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return first, fmt.Errorf("record the policy files named by flags: %w", err)
+	}
+	unlock, err := lockPolicyNamed(stateDir, syscall.LOCK_EX)
+	if err != nil {
+		return first, fmt.Errorf("record the policy files named by flags: %w", err)
+	}
+	defer unlock()
+	rec := readPolicyNamedLocked(stateDir)
+	// Why now, under the lock, not this run's start: a run whose plan read
+	// the record before this write, even one started after this run, must
+	// count as started before the name (policyNamedLive checks it); one
+	// started after now reads the record after the write (its plan waits
+	// for the lock).
+	now := time.Now()
 	changed := false
 	for path := range rec {
 		if _, err := os.Lstat(path); os.IsNotExist(err) {
@@ -140,7 +208,7 @@ func recordPolicyNamed(stateDir string, files []policy.PolicyFile, now time.Time
 			delete(rec, p)
 		}
 	}
-	if !changed || stateDir == "" {
+	if !changed {
 		return first, nil
 	}
 	data, err := json.Marshal(rec)

@@ -484,7 +484,7 @@ func (r *runner) run() int {
 		// it (policynamed.go).
 		if all := allPolicyFiles(r.pol); len(all) > 0 {
 			flagged := flagPolicyFiles(r.pol)
-			first, err := recordPolicyNamed(plan.StateDir, flagged, r.started)
+			first, err := recordPolicyNamed(plan.StateDir, flagged)
 			if err == nil {
 				live, _ := List()
 				err = policyNamedLive(flagged, all, first, live)
@@ -804,6 +804,13 @@ func (r *runner) run() int {
 		stopControl()
 		r.tracef("unregistered")
 	}()
+	if !r.pol.DryRun && plan.StateDir != "" {
+		// After the registration, before the go: a policy file another
+		// start named while this one planned (policynamed.go).
+		if err := policyNamedSince(plan.StateDir, plan.policyKept, plan.Writable); err != nil {
+			return r.failStarted(err)
+		}
+	}
 	r.tracef("control")
 	close(r.controlUp)
 	if r.sess.Lifeline != nil {

@@ -335,3 +335,31 @@ func runWaiting(t *testing.T, h homeDir, ws string, flags ...string) (end func()
 		<-done
 	}
 }
+
+// Two starts at once: run B in ws (no flag) and run A in another workspace
+// given ws/srt-N.json by --settings. B's plan read the policy-named record
+// before A wrote it, and A's check listed the live runs before B was
+// registered: neither refused, and B's agent rewrote the file A's next
+// start reads. Every try must end with one start refused or the file
+// unchanged. Seen failing on main (e374781) as root and as jailtest: B
+// wrote the file, both exit 0, in the first tries.
+func TestPolicyFileFlagConcurrentStarts(t *testing.T) {
+	h, ws, other := newHome(t), workspace(t), workspace(t)
+	for i := 0; i < 6; i++ {
+		srt := filepath.Join(ws, fmt.Sprintf("srt-%d.json", i))
+		writeFile(t, srt, policyFilesSRT)
+		bDone := make(chan result, 1)
+		go func() {
+			bDone <- sh(t, runOpts{env: h.env, dir: ws},
+				fmt.Sprintf(`sleep 0.5; printf ' ' >> srt-%d.json 2>/dev/null && echo WROTE; true`, i))
+		}()
+		a := run(t, runOpts{env: h.env, dir: other}, "--settings", srt, "--", "true")
+		b := <-bDone
+		if strings.Contains(b.stdout, "WROTE") && a.code == 0 && b.code == 0 {
+			t.Fatalf("try %d: a run started beside the one naming %s by --settings rewrote it, and neither start refused\nA: %s\nB: %s", i, srt, a.stderr, b.stderr)
+		}
+		if b, _ := os.ReadFile(srt); a.code == 0 && string(b) != policyFilesSRT {
+			t.Fatalf("try %d: %s changed after A's start went on: %q", i, srt, b)
+		}
+	}
+}

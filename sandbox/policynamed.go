@@ -39,6 +39,10 @@ type policyNamedRecord map[string]namedPolicy
 type namedPolicy struct {
 	First int64  `json:"first"` // Unix nanoseconds
 	From  string `json:"from"`  // --settings, --config, --seccomp
+	// Exposed says which run (its workspace and start) not given the flag that left the file writable
+	// through other names (hard links) past the bound: the start given
+	// the flag refuses while it is set (markPolicyExposed).
+	Exposed string `json:"exposed,omitempty"`
 }
 
 // policyNamedLock, beside the record, is flocked shared by a plan reading
@@ -192,6 +196,13 @@ func recordPolicyNamed(stateDir string, files []policy.PolicyFile) (map[string]t
 		}
 	}
 	for _, f := range files {
+		if n, ok := rec[f.Path]; ok && n.Exposed != "" {
+			// Why: a run not given the flag could write the file through
+			// its other names (policyFileRules: past the bound of 16), so
+			// its bytes may be that run's agent's: the user decides.
+			return first, fmt.Errorf("policy file %s (%s) could be written through its other names (hard links) by %s, which did not name it and made only %d of them read-only: check the file, remove the links (find / -xdev -samefile %s), then drop its entry from %s (or remove that file) and start again",
+				f.Path, f.From, n.Exposed, maxPolicyLinks, f.Path, filepath.Join(stateDir, statedir.PolicyNamed))
+		}
 		if _, ok := rec[f.Path]; !ok {
 			rec[f.Path] = namedPolicy{First: now.UnixNano(), From: f.From}
 			changed = true
@@ -211,13 +222,49 @@ func recordPolicyNamed(stateDir string, files []policy.PolicyFile) (map[string]t
 	if !changed {
 		return first, nil
 	}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return first, err
-	}
-	p := filepath.Join(stateDir, statedir.PolicyNamed)
-	if err := replacefile.Write(p, ".policy-named-*", data, false); err != nil {
-		return first, fmt.Errorf("record the policy files named by flags in %s: %w", p, err)
+	if err := writePolicyNamedLocked(stateDir, rec); err != nil {
+		return first, fmt.Errorf("record the policy files named by flags: %w", err)
 	}
 	return first, nil
+}
+
+// writePolicyNamedLocked replaces the record with rec; the caller holds the
+// lock exclusive.
+func writePolicyNamedLocked(stateDir string, rec policyNamedRecord) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return replacefile.Write(filepath.Join(stateDir, statedir.PolicyNamed), ".policy-named-*", data, false)
+}
+
+// markPolicyExposed marks paths in the record in stateDir as left writable
+// by the run by says (policyFileRules' exposed): the start given their flag refuses
+// until the user drops the entry (recordPolicyNamed). Before the agent
+// runs: a mark lost would let that start read the agent's bytes.
+func markPolicyExposed(stateDir string, paths []string, by string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	unlock, err := lockPolicyNamed(stateDir, syscall.LOCK_EX)
+	if err != nil {
+		return fmt.Errorf("mark the policy files left writable: %w", err)
+	}
+	defer unlock()
+	rec := readPolicyNamedLocked(stateDir)
+	changed := false
+	for _, path := range paths {
+		if n, ok := rec[path]; ok && n.Exposed == "" {
+			n.Exposed = by
+			rec[path] = n
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if err := writePolicyNamedLocked(stateDir, rec); err != nil {
+		return fmt.Errorf("mark the policy files left writable: %w", err)
+	}
+	return nil
 }

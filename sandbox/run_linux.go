@@ -478,6 +478,14 @@ func (r *runner) run() int {
 			return ExitSetup
 		}
 		r.tracef("written trees")
+		// An earlier run's policy file this run leaves writable through
+		// its other names: marked before anything of the sandbox runs.
+		// (No run ID yet: the run is named by its workspace and start.)
+		by := "a run in " + plan.Workspace + " started " + r.started.Format(time.DateTime)
+		if err := markPolicyExposed(plan.StateDir, plan.policyExposed, by); err != nil {
+			r.errorf("%s", Explain(err))
+			return ExitSetup
+		}
 		// The files this run was given by a flag to read its policy from:
 		// recorded, so every later run keeps them read-only too; refused
 		// when a live run that started before any run named one can write

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -286,6 +287,55 @@ func TestPolicyFileManyLinksRefuses(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "other names (hard links)") || !strings.Contains(r.stderr, "-samefile") {
 		t.Fatalf("the start went on (or did not say how to find the links): code %d\n%s", r.code, r.stderr)
 	}
+}
+
+// A file another workspace's run named by --settings (the policy-named
+// record) with more than 16 other names (hard links) in this workspace
+// refused every start here: the links' maker need not be this workspace's
+// user, and the file is not this run's policy. Such a run starts now (16
+// names read-only, said) and marks the file in the record: the start
+// given the flag refuses until the user checks the file, removes the links
+// and drops the entry. Seen failing on main (e374781) as root and as
+// jailtest: the run without the flag refused (exit 125).
+func TestPolicyFileManyLinksOtherWorkspace(t *testing.T) {
+	h, ws, other := newHome(t), workspace(t), workspace(t)
+	srt := filepath.Join(ws, "srt.json")
+	writeFile(t, srt, policyFilesSRT)
+	mustCode(t, run(t, runOpts{env: h.env, dir: other}, "--settings", srt, "--", "true"), 0)
+	if err := os.MkdirAll(filepath.Join(ws, "l"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if err := os.Link(srt, filepath.Join(ws, "l", fmt.Sprintf("%02d.json", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := sh(t, runOpts{env: h.env, dir: ws}, `for f in l/*.json; do printf '{"filesystem": {"allowWrite": [".", "~/Documents"]}}' > "$f" 2>/dev/null && echo "WROTE $f"; done; true`)
+	if r.code != 0 || !strings.Contains(r.stderr, "other names (hard links)") {
+		t.Fatalf("a run not given the flag refused (or said nothing) for another workspace's policy file: code %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stdout, "WROTE l/00.json") {
+		t.Fatalf("the first 16 other names were not read-only:\n%s", r.stdout)
+	}
+	r = run(t, runOpts{env: h.env, dir: other}, "--settings", srt, "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "policy-named") {
+		t.Fatalf("the start given the flag went on after another run could write the file through its links: code %d\n%s", r.code, r.stderr)
+	}
+	// What the line says to do: remove the links, drop the entry.
+	if err := os.RemoveAll(filepath.Join(ws, "l")); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(h.dir, ".local", "state", "jail", "policy-named")
+	b, err := os.ReadFile(rec)
+	var m map[string]any
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		t.Fatalf("record %s: %v %q", rec, err, b)
+	}
+	delete(m, srt)
+	b, _ = json.Marshal(m)
+	writeFile(t, rec, string(b))
+	writeFile(t, srt, policyFilesSRT)
+	mustCode(t, run(t, runOpts{env: h.env, dir: other}, "--settings", srt, "--", "true"), 0)
 }
 
 // A degraded run (no mounts) guards a policy file, and a symlink on the way

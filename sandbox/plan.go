@@ -101,6 +101,13 @@ type Plan struct {
 	ConfigDirMasked bool   `json:"config_dir_masked,omitempty"`
 
 	gitNotes []string // the git notes (in Notes too): told at start
+	// policyKept are the policy files the plan read (its own, and those the
+	// policy-named record named when read): a name recorded after is
+	// checked once the run is registered (policyNamedSince).
+	policyKept map[string]bool
+	// policyExposed are earlier runs' policy files this run leaves
+	// writable through other names past the bound (markPolicyExposed).
+	policyExposed []string
 	// onceNotes are the notes (in Notes too) said once, not at every
 	// start (saidBefore): the first-write lines of script directories.
 	onceNotes map[string]bool
@@ -562,13 +569,16 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			covered = append(covered, d.path)
 		}
 	}
-	pfMasks, pfTargets, pfNotes, err := policyFileRules(p, earlierPolicyFiles(plan.StateDir, allPolicyFiles(p)), roots, plan.Guarded, append(fp.Masks, named...), covered, hostMounts, degraded)
+	earlier := earlierPolicyFiles(plan.StateDir, allPolicyFiles(p))
+	plan.policyKept = policyKept(allPolicyFiles(p), earlier)
+	pfMasks, pfTargets, pfNotes, exposed, err := policyFileRules(p, earlier, roots, plan.Guarded, append(fp.Masks, named...), covered, hostMounts, degraded)
 	if err != nil {
 		return nil, err
 	}
 	named = append(named, pfMasks...)
 	plan.Guarded = append(plan.Guarded, pfTargets...)
 	plan.Notes = append(plan.Notes, pfNotes...)
+	plan.policyExposed = exposed
 	masks := mergeMasks(append(fp.Masks, named...), gp)
 	plan.Absent = append(plan.Absent, namedAbsent...)
 	// A mount point cannot be renamed or removed (EBUSY), but the directory

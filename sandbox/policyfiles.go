@@ -41,14 +41,24 @@ const maxPolicyLinks = 16
 // jail's state directory), kept as this run's own. roots are the writable binds of host paths; guarded the targets the
 // agent configuration guard has already; fm the masks so far; mounts the
 // host's mount table (the file's other views).
-func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agentcfg.Root, guarded []agentcfg.Target, fm []fsrules.Mask, hidden []string, mounts []fsrules.Mount, degraded bool) (masks []fsrules.Mask, targets []agentcfg.Target, notes []string, err error) {
+//
+// exposed are the earlier runs' files left writable through other names
+// past the bound (marked in the record: policyExposed).
+func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agentcfg.Root, guarded []agentcfg.Target, fm []fsrules.Mask, hidden []string, mounts []fsrules.Mount, degraded bool) (masks []fsrules.Mask, targets []agentcfg.Target, notes, exposed []string, err error) {
 	// Why earlier's too: a file an earlier run was given by a flag is read
 	// again by that run's next start; this run, not given the flag, must
 	// not rewrite it either (policynamed.go).
 	files := append(allPolicyFiles(p), earlier...)
 	if len(files) == 0 || len(roots) == 0 {
-		return nil, nil, nil, nil
+		return nil, nil, nil, nil, nil
 	}
+	fromEarlier := make(map[string]bool, len(earlier))
+	for _, f := range earlier {
+		fromEarlier[f.Path] = true
+	}
+	// origin: a protected name -> the earlier run's file it is, when no
+	// file of this run's own policy is that name.
+	origin, ownName := map[string]string{}, map[string]bool{}
 	rootP := rootPaths(roots)
 	have := make(map[string]bool, len(fm)+len(guarded))
 	for _, m := range fm {
@@ -143,6 +153,12 @@ func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agen
 			}
 			protect(name, root, why)
 			whyOf[name] = why
+			if fromEarlier[f.Path] && !ownName[name] {
+				origin[name] = f.Path
+			} else {
+				ownName[name] = true
+				delete(origin, name)
+			}
 			said = append(said, name+" ("+f.From+")")
 			if st.Nlink > 1 {
 				shared[[2]uint64{uint64(st.Dev), uint64(st.Ino)}] = name //nolint:unconvert // Dev is int32 on darwin
@@ -163,9 +179,32 @@ func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agen
 			// file the next run reads (an earlier run's agent can make the
 			// links: the file is its own); each protected name is a mount,
 			// so the count is bounded, and past it the run fails closed.
-			f := byName[other[0]]
-			return nil, nil, nil, fmt.Errorf("policy file %s has %d other names (hard links) in the trees the sandbox can write, more than a start makes read-only (%d), so the agent could rewrite it through one: remove them (find %s -samefile %s) and start again",
-				f, len(other), maxPolicyLinks, enclosing(other[0], rootP), f)
+			// Only for this run's own policy files: a file only an
+			// earlier run named (another workspace's --settings) refused
+			// every run of a tree holding its links, whoever made them.
+			// Such a file is marked in the record instead (exposed), and
+			// the start given its flag refuses until the user checks it.
+			var own string
+			early := map[string]bool{}
+			for _, n := range other {
+				if o, ok := origin[byName[n]]; ok {
+					early[o] = true
+				} else if own == "" {
+					own = n
+				}
+			}
+			if own != "" {
+				f := byName[own]
+				return nil, nil, nil, nil, fmt.Errorf("policy file %s has %d other names (hard links) in the trees the sandbox can write, more than a start makes read-only (%d), so the agent could rewrite it through one: remove them (find %s -samefile %s) and start again",
+					f, len(other), maxPolicyLinks, enclosing(other[0], rootP), f)
+			}
+			for o := range early {
+				exposed = append(exposed, o)
+			}
+			sort.Strings(exposed)
+			notes = append(notes, fmt.Sprintf("policy files named by a flag in an earlier run, not this one: %s: %d other names (hard links) in the trees the sandbox can write, more than a start makes read-only (%d): the rest stay writable, so the start given that flag refuses until you check the file; remove them (find %s -samefile %s)",
+				strings.Join(exposed, ", "), len(other), maxPolicyLinks, enclosing(other[0], rootP), byName[other[0]]))
+			other = other[:maxPolicyLinks]
 		}
 		for _, n := range other {
 			protect(n, enclosing(n, rootP), "another name (hard link) of "+byName[n]+", a "+whyOf[byName[n]])
@@ -180,7 +219,7 @@ func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agen
 		}
 		notes = append(notes, fmt.Sprintf("policy files: %s for this run, as the next run reads its policy from them too: %s", how, strings.Join(said, ", ")))
 	}
-	return masks, targets, notes, nil
+	return masks, targets, notes, exposed, nil
 }
 
 // keepsKeys says whether the guard keeps each of keys of target t (top-level

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/jail-sandbox/jail/internal/replacefile"
@@ -38,15 +39,63 @@ type policyNamedRecord map[string]namedPolicy
 type namedPolicy struct {
 	First int64  `json:"first"` // Unix nanoseconds
 	From  string `json:"from"`  // --settings, --config, --seccomp
+	// Exposed says which run (its workspace and start) not given the flag that left the file writable
+	// through other names (hard links) past the bound: the start given
+	// the flag refuses while it is set (markPolicyExposed).
+	Exposed string `json:"exposed,omitempty"`
 }
 
-// readPolicyNamed reads the record in stateDir; a missing or unreadable
-// record is empty.
-func readPolicyNamed(stateDir string) policyNamedRecord {
-	rec := policyNamedRecord{}
-	if stateDir == "" {
-		return rec
+// policyNamedLock, beside the record, is flocked shared by a plan reading
+// the record and exclusive by a start changing it (lockPolicyNamed).
+const policyNamedLock = "policy-named.lock"
+
+// lockPolicyNamed flocks the record's lock in stateDir (how: LOCK_SH or
+// LOCK_EX) and returns its release. Why: two starts naming files at once
+// each read the record and wrote it back, and one's name was lost; and a
+// start's plan read the record while another start wrote it, so the
+// written name's "first named" time could precede a run that had not read
+// it (policyNamedLive skipped that run as keeping the file). Under the
+// lock a name's time is taken, and the record written, with no plan
+// reading it meanwhile. A file system without flock (ENOLCK, EOPNOTSUPP)
+// goes on unlocked, as the trust store does: the check after the
+// registration (policyNamedSince) still refuses a run that missed a name.
+func lockPolicyNamed(stateDir string, how int) (func(), error) {
+	p := filepath.Join(stateDir, policyNamedLock)
+	// O_NOFOLLOW: a link there is not followed (the state directory is
+	// the user's own; no sandbox reaches it).
+	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return func() {}, fmt.Errorf("lock %s: %w", p, err)
 	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil && err != syscall.ENOLCK && err != syscall.EOPNOTSUPP {
+		f.Close()
+		return func() {}, fmt.Errorf("lock %s: %w", p, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// readPolicyNamed reads the record in stateDir, under the shared lock; a
+// missing or unreadable record is empty.
+func readPolicyNamed(stateDir string) policyNamedRecord {
+	if stateDir == "" {
+		return policyNamedRecord{}
+	}
+	// Unlocked when the lock cannot be had (no state directory yet: no
+	// record either): the check after the registration still holds.
+	unlock, _ := lockPolicyNamed(stateDir, syscall.LOCK_SH)
+	defer unlock()
+	return readPolicyNamedLocked(stateDir)
+}
+
+// readPolicyNamedLocked reads the record; the caller holds the lock.
+func readPolicyNamedLocked(stateDir string) policyNamedRecord {
+	rec := policyNamedRecord{}
 	f, err := os.Open(filepath.Join(stateDir, statedir.PolicyNamed))
 	if err != nil {
 		return rec
@@ -107,15 +156,38 @@ func earlierPolicyFiles(stateDir string, own []policy.PolicyFile) []policy.Polic
 	return out
 }
 
+// policyKept is the set of paths of own and earlier.
+func policyKept(own, earlier []policy.PolicyFile) map[string]bool {
+	kept := make(map[string]bool, len(own)+len(earlier))
+	for _, f := range append(append([]policy.PolicyFile{}, own...), earlier...) {
+		kept[f.Path] = true
+	}
+	return kept
+}
+
 // recordPolicyNamed adds files to the record in stateDir (first named now
 // unless recorded already) and returns when each was first named. A name
 // whose file is gone leaves the record.
-func recordPolicyNamed(stateDir string, files []policy.PolicyFile, now time.Time) (map[string]time.Time, error) {
+func recordPolicyNamed(stateDir string, files []policy.PolicyFile) (map[string]time.Time, error) {
 	first := make(map[string]time.Time, len(files))
-	if len(files) == 0 {
+	if len(files) == 0 || stateDir == "" {
 		return first, nil
 	}
-	rec := readPolicyNamed(stateDir)
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return first, fmt.Errorf("record the policy files named by flags: %w", err)
+	}
+	unlock, err := lockPolicyNamed(stateDir, syscall.LOCK_EX)
+	if err != nil {
+		return first, fmt.Errorf("record the policy files named by flags: %w", err)
+	}
+	defer unlock()
+	rec := readPolicyNamedLocked(stateDir)
+	// Why now, under the lock, not this run's start: a run whose plan read
+	// the record before this write, even one started after this run, must
+	// count as started before the name (policyNamedLive checks it); one
+	// started after now reads the record after the write (its plan waits
+	// for the lock).
+	now := time.Now()
 	changed := false
 	for path := range rec {
 		if _, err := os.Lstat(path); os.IsNotExist(err) {
@@ -124,6 +196,13 @@ func recordPolicyNamed(stateDir string, files []policy.PolicyFile, now time.Time
 		}
 	}
 	for _, f := range files {
+		if n, ok := rec[f.Path]; ok && n.Exposed != "" {
+			// Why: a run not given the flag could write the file through
+			// its other names (policyFileRules: past the bound of 16), so
+			// its bytes may be that run's agent's: the user decides.
+			return first, fmt.Errorf("policy file %s (%s) could be written through its other names (hard links) by %s, which did not name it and made only %d of them read-only: check the file, remove the links (find / -xdev -samefile %s), then drop its entry from %s (or remove that file) and start again",
+				f.Path, f.From, n.Exposed, maxPolicyLinks, f.Path, filepath.Join(stateDir, statedir.PolicyNamed))
+		}
 		if _, ok := rec[f.Path]; !ok {
 			rec[f.Path] = namedPolicy{First: now.UnixNano(), From: f.From}
 			changed = true
@@ -140,16 +219,52 @@ func recordPolicyNamed(stateDir string, files []policy.PolicyFile, now time.Time
 			delete(rec, p)
 		}
 	}
-	if !changed || stateDir == "" {
+	if !changed {
 		return first, nil
 	}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return first, err
-	}
-	p := filepath.Join(stateDir, statedir.PolicyNamed)
-	if err := replacefile.Write(p, ".policy-named-*", data, false); err != nil {
-		return first, fmt.Errorf("record the policy files named by flags in %s: %w", p, err)
+	if err := writePolicyNamedLocked(stateDir, rec); err != nil {
+		return first, fmt.Errorf("record the policy files named by flags: %w", err)
 	}
 	return first, nil
+}
+
+// writePolicyNamedLocked replaces the record with rec; the caller holds the
+// lock exclusive.
+func writePolicyNamedLocked(stateDir string, rec policyNamedRecord) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return replacefile.Write(filepath.Join(stateDir, statedir.PolicyNamed), ".policy-named-*", data, false)
+}
+
+// markPolicyExposed marks paths in the record in stateDir as left writable
+// by the run by says (policyFileRules' exposed): the start given their flag refuses
+// until the user drops the entry (recordPolicyNamed). Before the agent
+// runs: a mark lost would let that start read the agent's bytes.
+func markPolicyExposed(stateDir string, paths []string, by string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	unlock, err := lockPolicyNamed(stateDir, syscall.LOCK_EX)
+	if err != nil {
+		return fmt.Errorf("mark the policy files left writable: %w", err)
+	}
+	defer unlock()
+	rec := readPolicyNamedLocked(stateDir)
+	changed := false
+	for _, path := range paths {
+		if n, ok := rec[path]; ok && n.Exposed == "" {
+			n.Exposed = by
+			rec[path] = n
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if err := writePolicyNamedLocked(stateDir, rec); err != nil {
+		return fmt.Errorf("mark the policy files left writable: %w", err)
+	}
+	return nil
 }

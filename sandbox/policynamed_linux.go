@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"fmt"
+	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/jail-sandbox/jail/policy"
@@ -16,24 +18,20 @@ import (
 // change any of this run's policy files (all) for a moment, and this start
 // may have read them then: refused too, whatever named them.
 func policyNamedLive(flagged, all []policy.PolicyFile, first map[string]time.Time, live []Entry) error {
-	names := func(f policy.PolicyFile) []string {
-		out := []string{f.Path}
-		if real, _, err := resolveNamed(f.Path); err == nil && real != f.Path {
-			out = append(out, real)
-		}
-		return out
-	}
+	// Each file resolved once, when a live run is first checked against
+	// it, not again for every live run.
+	resolved := make(map[string][]string, len(all))
 	writes := func(e Entry, f policy.PolicyFile) bool {
 		trees := e.Writable
 		if len(trees) == 0 && e.Workspace != "" {
 			trees = []string{e.Workspace} // a record of an older jail
 		}
-		for _, n := range names(f) {
-			if enclosing(n, trees) != "" {
-				return true
-			}
+		names, ok := resolved[f.Path]
+		if !ok {
+			names = namedPaths(f.Path)
+			resolved[f.Path] = names
 		}
-		return false
+		return namedIn(names, trees)
 	}
 	for _, e := range live {
 		if !e.Degraded {
@@ -58,6 +56,51 @@ func policyNamedLive(flagged, all []policy.PolicyFile, first map[string]time.Tim
 				return fmt.Errorf("policy file %s (%s) can be written by a live run (%s, started %s, before any run named the file): its agent could change this run's next policy; stop it (jail kill %s) or wait for it to end, then start again",
 					f.Path, f.From, e.ID, e.Started.Format(time.TimeOnly), e.ID)
 			}
+		}
+	}
+	return nil
+}
+
+// namedPaths are path and, when it resolves elsewhere, where it leads.
+func namedPaths(path string) []string {
+	out := []string{path}
+	if real, _, err := resolveNamed(path); err == nil && real != path {
+		out = append(out, real)
+	}
+	return out
+}
+
+// namedIn says whether one of names lies in trees.
+func namedIn(names, trees []string) bool {
+	for _, n := range names {
+		if enclosing(n, trees) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// policyNamedSince refuses this run, once registered, when the record in
+// stateDir names a file its plan did not see there (kept: what the plan
+// read) in a tree it can write (writable). Why: a start naming the file
+// while this one planned (two starts at once) wrote the record after this
+// plan read it, and listed the live runs before this one was registered:
+// neither saw the other, and this run's agent could rewrite what that
+// run's next start reads (policyfiles3). With the name written before
+// that start's list, and this check after this run's registration, one of
+// the two always sees the other.
+func policyNamedSince(stateDir string, kept map[string]bool, writable []string) error {
+	rec := readPolicyNamed(stateDir)
+	paths := make([]string, 0, len(rec))
+	for p := range rec {
+		if !kept[p] && filepath.IsAbs(p) {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if namedIn(namedPaths(p), writable) {
+			return fmt.Errorf("policy file %s was named (%s) by a start made while this one was planned, and lies in a tree this run can write: start again (it is read-only then)", p, rec[p].From)
 		}
 	}
 	return nil

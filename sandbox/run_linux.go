@@ -478,13 +478,21 @@ func (r *runner) run() int {
 			return ExitSetup
 		}
 		r.tracef("written trees")
+		// An earlier run's policy file this run leaves writable through
+		// its other names: marked before anything of the sandbox runs.
+		// (No run ID yet: the run is named by its workspace and start.)
+		by := "a run in " + plan.Workspace + " started " + r.started.Format(time.DateTime)
+		if err := markPolicyExposed(plan.StateDir, plan.policyExposed, by); err != nil {
+			r.errorf("%s", Explain(err))
+			return ExitSetup
+		}
 		// The files this run was given by a flag to read its policy from:
 		// recorded, so every later run keeps them read-only too; refused
 		// when a live run that started before any run named one can write
 		// it (policynamed.go).
 		if all := allPolicyFiles(r.pol); len(all) > 0 {
 			flagged := flagPolicyFiles(r.pol)
-			first, err := recordPolicyNamed(plan.StateDir, flagged, r.started)
+			first, err := recordPolicyNamed(plan.StateDir, flagged)
 			if err == nil {
 				live, _ := List()
 				err = policyNamedLive(flagged, all, first, live)
@@ -804,6 +812,13 @@ func (r *runner) run() int {
 		stopControl()
 		r.tracef("unregistered")
 	}()
+	if !r.pol.DryRun && plan.StateDir != "" {
+		// After the registration, before the go: a policy file another
+		// start named while this one planned (policynamed.go).
+		if err := policyNamedSince(plan.StateDir, plan.policyKept, plan.Writable); err != nil {
+			return r.failStarted(err)
+		}
+	}
 	r.tracef("control")
 	close(r.controlUp)
 	if r.sess.Lifeline != nil {

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -288,6 +289,55 @@ func TestPolicyFileManyLinksRefuses(t *testing.T) {
 	}
 }
 
+// A file another workspace's run named by --settings (the policy-named
+// record) with more than 16 other names (hard links) in this workspace
+// refused every start here: the links' maker need not be this workspace's
+// user, and the file is not this run's policy. Such a run starts now (16
+// names read-only, said) and marks the file in the record: the start
+// given the flag refuses until the user checks the file, removes the links
+// and drops the entry. Seen failing on main (e374781) as root and as
+// jailtest: the run without the flag refused (exit 125).
+func TestPolicyFileManyLinksOtherWorkspace(t *testing.T) {
+	h, ws, other := newHome(t), workspace(t), workspace(t)
+	srt := filepath.Join(ws, "srt.json")
+	writeFile(t, srt, policyFilesSRT)
+	mustCode(t, run(t, runOpts{env: h.env, dir: other}, "--settings", srt, "--", "true"), 0)
+	if err := os.MkdirAll(filepath.Join(ws, "l"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if err := os.Link(srt, filepath.Join(ws, "l", fmt.Sprintf("%02d.json", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := sh(t, runOpts{env: h.env, dir: ws}, `for f in l/*.json; do printf '{"filesystem": {"allowWrite": [".", "~/Documents"]}}' > "$f" 2>/dev/null && echo "WROTE $f"; done; true`)
+	if r.code != 0 || !strings.Contains(r.stderr, "other names (hard links)") {
+		t.Fatalf("a run not given the flag refused (or said nothing) for another workspace's policy file: code %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stdout, "WROTE l/00.json") {
+		t.Fatalf("the first 16 other names were not read-only:\n%s", r.stdout)
+	}
+	r = run(t, runOpts{env: h.env, dir: other}, "--settings", srt, "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "policy-named") {
+		t.Fatalf("the start given the flag went on after another run could write the file through its links: code %d\n%s", r.code, r.stderr)
+	}
+	// What the line says to do: remove the links, drop the entry.
+	if err := os.RemoveAll(filepath.Join(ws, "l")); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(h.dir, ".local", "state", "jail", "policy-named")
+	b, err := os.ReadFile(rec)
+	var m map[string]any
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		t.Fatalf("record %s: %v %q", rec, err, b)
+	}
+	delete(m, srt)
+	b, _ = json.Marshal(m)
+	writeFile(t, rec, string(b))
+	writeFile(t, srt, policyFilesSRT)
+	mustCode(t, run(t, runOpts{env: h.env, dir: other}, "--settings", srt, "--", "true"), 0)
+}
+
 // A degraded run (no mounts) guards a policy file, and a symlink on the way
 // to one, by putting it back when changed: until then a start that reads
 // it reads the agent's bytes. A start whose policy file lies in a tree a
@@ -333,5 +383,33 @@ func runWaiting(t *testing.T, h homeDir, ws string, flags ...string) (end func()
 	return func() {
 		writeFile(t, filepath.Join(ws, "go"), "")
 		<-done
+	}
+}
+
+// Two starts at once: run B in ws (no flag) and run A in another workspace
+// given ws/srt-N.json by --settings. B's plan read the policy-named record
+// before A wrote it, and A's check listed the live runs before B was
+// registered: neither refused, and B's agent rewrote the file A's next
+// start reads. Every try must end with one start refused or the file
+// unchanged. Seen failing on main (e374781) as root and as jailtest: B
+// wrote the file, both exit 0, in the first tries.
+func TestPolicyFileFlagConcurrentStarts(t *testing.T) {
+	h, ws, other := newHome(t), workspace(t), workspace(t)
+	for i := 0; i < 6; i++ {
+		srt := filepath.Join(ws, fmt.Sprintf("srt-%d.json", i))
+		writeFile(t, srt, policyFilesSRT)
+		bDone := make(chan result, 1)
+		go func() {
+			bDone <- sh(t, runOpts{env: h.env, dir: ws},
+				fmt.Sprintf(`sleep 0.5; printf ' ' >> srt-%d.json 2>/dev/null && echo WROTE; true`, i))
+		}()
+		a := run(t, runOpts{env: h.env, dir: other}, "--settings", srt, "--", "true")
+		b := <-bDone
+		if strings.Contains(b.stdout, "WROTE") && a.code == 0 && b.code == 0 {
+			t.Fatalf("try %d: a run started beside the one naming %s by --settings rewrote it, and neither start refused\nA: %s\nB: %s", i, srt, a.stderr, b.stderr)
+		}
+		if b, _ := os.ReadFile(srt); a.code == 0 && string(b) != policyFilesSRT {
+			t.Fatalf("try %d: %s changed after A's start went on: %q", i, srt, b)
+		}
 	}
 }

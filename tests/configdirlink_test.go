@@ -48,3 +48,43 @@ func TestConfigDirSymlinkReplaced(t *testing.T) {
 		t.Errorf("the next run read the agent's config: hostname %q\n%s", r.stdout, r.stderr)
 	}
 }
+
+// TestConfigDirLinkDirLeft (session 19): jail's config directory is a
+// link that passes a directory of the workspace and leaves it
+// (~/.config/jail -> b/../../dotfiles/jail, the workspace ~/.config). The
+// link was guarded and where it leads masked, but not b: the agent swapped
+// b for a link of its own (b -> evil/x/y), the link's text unchanged, and
+// every later run read evil/dotfiles/jail/config.toml as the user's. A
+// normal run pins b; a degraded one (no mounts) refuses to start, naming
+// the flag.
+func TestConfigDirLinkDirLeft(t *testing.T) {
+	for _, mode := range []struct {
+		name  string
+		flags []string
+	}{{"normal", nil}, {"degraded", []string{"--x-degraded"}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			h := newHome(t)
+			if err := os.RemoveAll(h.cfg); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(h.dir, "dotfiles", "jail", "config.toml"), "hostname = \"users\"\n")
+			mkdirs(t, filepath.Join(h.dir, ".config", "b"))
+			symlink(t, "b/../../dotfiles/jail", h.cfg)
+			o := runOpts{env: h.env, dir: filepath.Dir(h.cfg)}
+			r := sh(t, o, `mkdir -p evil/x/y evil/dotfiles/jail && printf 'hostname = "agents"\n' > evil/dotfiles/jail/config.toml
+mv b b.old 2>/dev/null || rm -rf b 2>/dev/null
+ln -s evil/x/y b 2>/dev/null
+exit 0`, mode.flags...)
+			if r.code == 125 && mode.flags != nil {
+				if !strings.Contains(r.stderr, "--degraded") || !strings.Contains(r.stderr, filepath.Join(h.dir, ".config", "b")) {
+					t.Errorf("the refusal names neither the directory nor the flag:\n%s", r.stderr)
+				}
+			} else {
+				mustCode(t, r, 0)
+			}
+			if b, _ := os.ReadFile(filepath.Join(h.cfg, "config.toml")); !strings.Contains(string(b), "users") {
+				t.Errorf("after the run %s/config.toml is the agent's: %q\nstderr:\n%s", h.cfg, b, r.stderr)
+			}
+		})
+	}
+}

@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -23,18 +25,7 @@ func policyNamedLive(flagged, all []policy.PolicyFile, first map[string]time.Tim
 		}
 		return out
 	}
-	writes := func(e Entry, f policy.PolicyFile) bool {
-		trees := e.Writable
-		if len(trees) == 0 && e.Workspace != "" {
-			trees = []string{e.Workspace} // a record of an older jail
-		}
-		for _, n := range names(f) {
-			if enclosing(n, trees) != "" {
-				return true
-			}
-		}
-		return false
-	}
+	writes := func(e Entry, f policy.PolicyFile) bool { return e.canWrite(names(f)...) }
 	for _, e := range live {
 		if !e.Degraded {
 			continue
@@ -61,4 +52,44 @@ func policyNamedLive(flagged, all []policy.PolicyFile, first map[string]time.Tim
 		}
 	}
 	return nil
+}
+
+// canWrite says whether one of paths lies in a tree the run of e can write.
+func (e Entry) canWrite(paths ...string) bool {
+	trees := e.Writable
+	if len(trees) == 0 && e.Workspace != "" {
+		trees = []string{e.Workspace} // a record of an older jail
+	}
+	for _, n := range paths {
+		if enclosing(n, trees) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// guardSwapped is the refusal of a start whose guarded agent settings
+// changed between the plan and the guard (skipped: agentcfg.New's "PATH:
+// what it is now"). Such a change is another process's: a live run whose
+// agent can write there (live, without this run, self) is named, with how
+// to stop it. Not retried: the window is the whole sandbox's making, a
+// retry needs a new plan, and an agent that swaps on purpose wins the
+// retry's window too; refused, nothing is left unguarded (session 19).
+func guardSwapped(skipped []string, targets []agentcfg.Target, live []Entry, self string) error {
+	var paths []string
+	for _, t := range targets {
+		for _, s := range skipped {
+			if strings.HasPrefix(s, t.Path+":") {
+				paths = append(paths, t.Path)
+			}
+		}
+	}
+	who := "another program changed it"
+	for _, e := range live {
+		if e.ID != self && e.canWrite(paths...) {
+			who = fmt.Sprintf("the live run %s can write there, and its agent may be changing it: stop it (jail kill %s) or wait for it to end", e.ID, e.ID)
+			break
+		}
+	}
+	return fmt.Errorf("%w: agent configuration changed while the sandbox was being made, and jail cannot guard it now (%s); %s, then start jail again", policy.ErrInvalid, strings.Join(skipped, "; "), who)
 }

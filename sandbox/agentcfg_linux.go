@@ -96,8 +96,10 @@ func (r *runner) openGuard() error {
 		// still cannot guard changed since the plan (a concurrent run's
 		// agent swapped a FIFO or a symlink in). Left out, it was the
 		// agent's to write, and its hooks there outlived the run: the
-		// start is refused instead (session 18).
-		return fmt.Errorf("%w: agent configuration changed while the sandbox was being made, and jail cannot guard it now (%s): start jail again", policy.ErrInvalid, strings.Join(skipped, "; "))
+		// start is refused instead (session 18), naming a live run that
+		// can write there (session 19).
+		live, _ := List()
+		return guardSwapped(skipped, r.plan.Guarded, live, r.id)
 	}
 	if err != nil {
 		return err

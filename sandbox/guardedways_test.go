@@ -47,7 +47,41 @@ func TestGuardedWaysLoopAndLeftDir(t *testing.T) {
 	if p := filepath.Join(ws, "loop", ".gemini", "settings.json"); slices.Contains(paths, p) {
 		t.Errorf("%s, through a loop, kept as a target (New refuses it): %v", p, paths)
 	}
-	if !slices.Contains(pins, filepath.Join(ws, "b")) || slices.Contains(pins, filepath.Join(ws, "cfg")) {
+	var dirs []string
+	for _, p := range pins {
+		dirs = append(dirs, p.Dir)
+	}
+	if !slices.Contains(dirs, filepath.Join(ws, "b")) || slices.Contains(dirs, filepath.Join(ws, "cfg")) {
 		t.Errorf("pins = %v, want %s only among b and cfg", pins, filepath.Join(ws, "b"))
+	}
+}
+
+// TestGuardedWaysOwnLink: a guarded target that is itself a link passing a
+// directory and leaving it (jailDirLinks' ~/.config/jail ->
+// b/../../dotfiles/jail, the workspace ~/.config) has that directory
+// pinned too (session 19).
+func TestGuardedWaysOwnLink(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(home, ".config")
+	for _, d := range []string{filepath.Join(ws, "b"), filepath.Join(home, "dotfiles", "jail")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(ws, "jail")
+	if err := os.Symlink("b/../../dotfiles/jail", link); err != nil {
+		t.Fatal(err)
+	}
+	roots := []agentcfg.Root{{Path: ws, Dir: true}}
+	in := jailDirLinks([]string{link}, roots, nil)
+	if len(in) != 1 {
+		t.Fatalf("jailDirLinks = %v, want the link", in)
+	}
+	_, pins := guardedWays(in, roots)
+	if len(pins) != 1 || pins[0].Dir != filepath.Join(ws, "b") || pins[0].Of != link {
+		t.Errorf("pins = %v, want %s on the way of %s", pins, filepath.Join(ws, "b"), link)
 	}
 }

@@ -548,8 +548,17 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan.Guarded = append(plan.Guarded, namedLinks...)
 	plan.Guarded = append(plan.Guarded, gitLinks(gp.Links, roots, plan.Guarded)...)
 	plan.Guarded = append(plan.Guarded, jailDirLinks(jailDirs, roots, plan.Guarded)...)
-	var wayPins []string
+	var wayPins []wayPin
 	plan.Guarded, wayPins = guardedWays(uncovered(plan.Guarded, fp.Masks), roots)
+	if degraded && len(wayPins) > 0 {
+		// Why: no mounts, so no pin: the agent swaps the directory the
+		// link passes for a link of its own, the guarded link's text and
+		// file unchanged, and the host's tools read the agent's file
+		// through it (review18d's hole, open under --degraded: session
+		// 19). Refused, not left: nothing else holds it.
+		w := wayPins[0]
+		return nil, invalid(fmt.Errorf("the way to %s passes %s and leaves it (a \"..\" in a symlink), and --degraded cannot pin that directory against the sandbox: make the symlink point straight at its target (ln -sfn), or run without --degraded", w.Of, w.Dir))
+	}
 	cfgMasks, cfgNotes := unguardedMasks(plan)
 	plan.Notes = append(plan.Notes, cfgNotes...)
 	named = append(named, cfgMasks...)
@@ -617,13 +626,14 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	// (ws/.claude -> b/../cfg/claude): the guard watches the links and the
 	// file, not b, which the agent swapped for a link of its own
 	// (b -> evil/x): the host's claude then read evil/cfg/claude's hooks
-	// (review18d). Pinned with the directories above it, it stays.
-	for _, wd := range wayPins {
-		root := enclosing(wd, writable)
-		for d := wd; root != "" && d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
+	// (review18d). Pinned with the directories above it, it stays. The
+	// same for a guarded link's own way (jail's config dir, git's links).
+	for _, wp := range wayPins {
+		root := enclosing(wp.Dir, writable)
+		for d := wp.Dir; root != "" && d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
 			if !pinned[d] {
 				pinned[d] = true
-				pins = append(pins, ns.Mount{Kind: ns.KindPin, Path: d, Dir: true, FD: -1, Why: "pinned: on the way to agent settings"})
+				pins = append(pins, ns.Mount{Kind: ns.KindPin, Path: d, Dir: true, FD: -1, Why: "pinned: on the way to agent settings, git's or jail's own files"})
 			}
 		}
 	}
@@ -1457,8 +1467,11 @@ func uncovered(guarded []agentcfg.Target, masks []fsrules.Mask) []agentcfg.Targe
 // pins are the directories such a way passes and leaves (b in
 // .claude -> b/../cfg/claude), inside a writable root: what the way leads to
 // changes with them, and neither the links nor the file shows it: the
-// caller pins them.
-func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []agentcfg.Target, pins []string) {
+// caller pins them. A guarded target that is itself a link (gitLinks,
+// jailDirLinks: ~/.config/jail -> b/../../dotfiles/jail) counts its own
+// way too: the link's text held, b swapped for a link of the agent's made
+// every later run read the agent's config.toml (session 19).
+func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []agentcfg.Target, pins []wayPin) {
 	out := guarded[:0:0]
 	seen := make(map[string]bool, len(guarded))
 	for _, t := range guarded {
@@ -1474,6 +1487,13 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []ag
 			out = append(out, t)
 			continue
 		}
+		if fi, err := os.Lstat(t.Path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if end, via, err := resolveNamed(t.Path); err == nil || errors.Is(err, hostpath.ErrLoop) {
+				for _, d := range leftDirs(t.Path, end, via, roots) {
+					pins = append(pins, wayPin{Dir: d, Of: t.Path})
+				}
+			}
+		}
 		// The file's own name is not resolved: a symlink there is
 		// guarded as one.
 		dir, via, err := resolveNamed(filepath.Dir(t.Path))
@@ -1487,7 +1507,9 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []ag
 			w.links = append(w.links, gitguard.Protect{Path: l, Why: "a symlink on the way to " + t.Path + ", which the host's " + t.File.Agent + " follows"})
 		}
 		ways = append(ways, w)
-		pins = append(pins, leftDirs(filepath.Dir(t.Path), dir, via, roots)...)
+		for _, d := range leftDirs(filepath.Dir(t.Path), dir, via, roots) {
+			pins = append(pins, wayPin{Dir: d, Of: t.Path})
+		}
 		if loop {
 			// A loop: the host's agent reads nothing there, and only a
 			// change of one of its links (guarded) makes it read
@@ -1517,6 +1539,10 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []ag
 	}
 	return out, pins
 }
+
+// wayPin is a directory (Dir) the way to a guarded path (Of) passes and
+// leaves.
+type wayPin struct{ Dir, Of string }
 
 // leftDirs lists the directories resolving p passes and then leaves by a
 // ".." in a link (neither the way to end, where p leads, nor to a link of

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -22,16 +24,12 @@ func policyNamedLive(flagged, all []policy.PolicyFile, first map[string]time.Tim
 	// it, not again for every live run.
 	resolved := make(map[string][]string, len(all))
 	writes := func(e Entry, f policy.PolicyFile) bool {
-		trees := e.Writable
-		if len(trees) == 0 && e.Workspace != "" {
-			trees = []string{e.Workspace} // a record of an older jail
-		}
 		names, ok := resolved[f.Path]
 		if !ok {
 			names = namedPaths(f.Path)
 			resolved[f.Path] = names
 		}
-		return namedIn(names, trees)
+		return e.canWrite(names...)
 	}
 	for _, e := range live {
 		if !e.Degraded {
@@ -80,6 +78,15 @@ func namedIn(names, trees []string) bool {
 	return false
 }
 
+// canWrite says whether one of paths lies in a tree the run of e can write.
+func (e Entry) canWrite(paths ...string) bool {
+	trees := e.Writable
+	if len(trees) == 0 && e.Workspace != "" {
+		trees = []string{e.Workspace} // a record of an older jail
+	}
+	return namedIn(paths, trees)
+}
+
 // policyNamedSince refuses this run, once registered, when the record in
 // stateDir names a file its plan did not see there (kept: what the plan
 // read) in a tree it can write (writable). Why: a start naming the file
@@ -104,4 +111,31 @@ func policyNamedSince(stateDir string, kept map[string]bool, writable []string) 
 		}
 	}
 	return nil
+
+}
+
+// guardSwapped is the refusal of a start whose guarded agent settings
+// changed between the plan and the guard (skipped: agentcfg.New's "PATH:
+// what it is now"). Such a change is another process's: a live run whose
+// agent can write there (live, without this run, self) is named, with how
+// to stop it. Not retried: the window is the whole sandbox's making, a
+// retry needs a new plan, and an agent that swaps on purpose wins the
+// retry's window too; refused, nothing is left unguarded (session 19).
+func guardSwapped(skipped []string, targets []agentcfg.Target, live []Entry, self string) error {
+	var paths []string
+	for _, t := range targets {
+		for _, s := range skipped {
+			if strings.HasPrefix(s, t.Path+":") {
+				paths = append(paths, t.Path)
+			}
+		}
+	}
+	who := "another program changed it"
+	for _, e := range live {
+		if e.ID != self && e.canWrite(paths...) {
+			who = fmt.Sprintf("the live run %s can write there, and its agent may be changing it: stop it (jail kill %s) or wait for it to end", e.ID, e.ID)
+			break
+		}
+	}
+	return fmt.Errorf("%w: agent configuration changed while the sandbox was being made, and jail cannot guard it now (%s); %s, then start jail again", policy.ErrInvalid, strings.Join(skipped, "; "), who)
 }

@@ -251,3 +251,36 @@ true`, "--profile", "claude")
 		}
 	}
 }
+
+// TestProfileClaudeLinkedDirReplaced (session 19): with ~/.claude ->
+// ws/claude, a run without -P claude replaced ws/claude (its to write) with
+// a dangling symlink or a file; the next `-P claude` start failed with
+// "mkdir ~/.claude: file exists", which says neither what happened nor
+// what to do. The refusal stays (jail creates nothing through a link the
+// agent set), one line naming the replaced path and what to do.
+func TestProfileClaudeLinkedDirReplaced(t *testing.T) {
+	for _, c := range []struct{ name, script, want string }{
+		{"dangling", `rm -rf claude && ln -s /nonexistent/x claude`, "leads nowhere"},
+		{"file", `rm -rf claude && echo x > claude`, "not a directory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newProfHome(t)
+			dots := filepath.Join(h.ws, "claude")
+			if err := os.MkdirAll(dots, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(dots, h.path("~/.claude")); err != nil {
+				t.Fatal(err)
+			}
+			mustCode(t, sh(t, runOpts{dir: h.ws, env: h.env}, c.script), 0)
+			r := sh(t, runOpts{dir: h.ws, env: h.env}, `true`, "--profile", "claude")
+			mustCode(t, r, 125)
+			line := strings.TrimSpace(r.stderr)
+			for _, w := range []string{dots, c.want, "start jail again"} {
+				if !strings.Contains(line, w) || strings.Contains(line, "\n") {
+					t.Errorf("the refusal is not one line naming %q:\n%s", w, r.stderr)
+				}
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/jail-sandbox/jail/config"
+	"github.com/jail-sandbox/jail/hostpath"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/profile"
 	"github.com/jail-sandbox/jail/sandbox"
@@ -210,6 +211,9 @@ func createPaths(res *config.Result, env config.Env, dryRun bool) ([]string, err
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			if why := blockedWay(filepath.Dir(path)); why != "" {
+				return nil, &usageError{fmt.Sprintf("profile %s: create %s: %s", c.Source.Profile, c.Path, why)}
+			}
 			return nil, &usageError{fmt.Sprintf("profile %s: create %s: %v", c.Source.Profile, c.Path, err)}
 		}
 		var err error
@@ -224,6 +228,38 @@ func createPaths(res *config.Result, env config.Env, dryRun bool) ([]string, err
 		notes = append(notes, fmt.Sprintf("created %s (%s)", c.Path, why))
 	}
 	return notes, nil
+}
+
+// blockedWay says why dir cannot be made when a symlink on its way leads
+// nowhere or to something that is no directory (~/.claude ->
+// dotfiles/claude, which a sandboxed run that could write dotfiles replaced
+// with a dangling link or a file: "mkdir ~/.claude: file exists" said
+// neither, session 19), and what to do; "" otherwise. Nothing is made
+// through it: the link's end is what the agent chose.
+func blockedWay(dir string) string {
+	var link, bad hostpath.Step
+	var gone bool
+	_, _ = hostpath.Walk(dir, func(s hostpath.Step) error {
+		switch {
+		case s.Err != nil:
+			bad, gone = s, errors.Is(s.Err, fs.ErrNotExist)
+			return s.Err
+		case s.Link():
+			link = s
+		case !s.Info.IsDir():
+			bad = s
+			return fs.ErrInvalid
+		}
+		return nil
+	})
+	if link.Path == "" || bad.Path == "" {
+		return ""
+	}
+	what := fmt.Sprintf("%s, where the symlink %s leads, is not a directory", bad.Path, link.Path)
+	if gone {
+		what = fmt.Sprintf("the symlink %s leads nowhere (%s is missing)", link.Path, bad.Path)
+	}
+	return what + " (a sandboxed run that could write there may have replaced it): put the directory back, or remove the link, then start jail again"
 }
 
 // dropUncreated leaves out of a --dry-run's plan the read and write paths a

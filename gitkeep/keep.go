@@ -86,6 +86,50 @@ func Store(base, gitDir string) string {
 	return filepath.Join(base, hex.EncodeToString(sum[:8]))
 }
 
+// altLine is the alternates file of gitDir's store: its objects
+// directory, C-quoted as git reads it (parse_alt_odb_entry) when the path
+// holds a control byte. Why: a git dir the agent made at ws/"x\n"/ws/evil
+// split an unquoted line in two, and the store read the objects of the
+// second, a directory of the agent's choosing (session 19).
+func altLine(gitDir string) []byte {
+	p := filepath.Join(gitDir, "objects")
+	if !strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return []byte(p + "\n")
+	}
+	b := []byte{'"'}
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20 || c >= 0x7f:
+			// Octal, as git's quote_c_style: strconv.Unquote (altGitDir)
+			// reads it back byte for byte.
+			b = append(b, '\\', '0'+c>>6, '0'+c>>3&7, '0'+c&7)
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"', '\n')
+}
+
+// altGitDir is the git dir a store's alternates file (altLine) names, ""
+// for one altLine did not write.
+func altGitDir(b []byte) string {
+	line := strings.TrimSpace(string(b))
+	if strings.HasPrefix(line, `"`) {
+		u, err := strconv.Unquote(line)
+		if err != nil {
+			return ""
+		}
+		line = u
+	}
+	dir, ok := strings.CutSuffix(line, "/objects")
+	if !ok {
+		return ""
+	}
+	return dir
+}
+
 // Result is what one Keep did.
 type Result struct {
 	Copied int // objects copied at this start (verified)
@@ -142,8 +186,7 @@ func Keep(store, gitDir string, budget *Budget) (Result, error) {
 	}
 	// The packs stay in the workspace (read-only inside): the store reads
 	// them there.
-	alt := filepath.Join(gitDir, "objects") + "\n"
-	if err := writeIfChanged(filepath.Join(objs, "info", "alternates"), []byte(alt)); err != nil {
+	if err := writeIfChanged(filepath.Join(objs, "info", "alternates"), altLine(gitDir)); err != nil {
 		return res, err
 	}
 	if err := keepObjects(gitDir, store, budget, &res); err != nil {

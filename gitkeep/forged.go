@@ -31,7 +31,14 @@ import (
 // of a blob the user writes later (a file it suggested, a generated
 // lockfile) became the user's commit of that file, the agent's bytes
 // under the user's content's id, pushed as they are (review18e).
-func ForgedLoose(store, gitDir string, since, deadline time.Time) (forged []string, left int, err error) {
+//
+// And, in the directories partial names (Result.Partial: objects the
+// start neither copied nor linked, past its budget; nil: none), every
+// loose object file whose own change time is at or after since. Why: one
+// of those rewritten in place changes no directory, and the store has no
+// copy to list it by; git read the forgery as the user's object and the
+// host's gc packed it (session 19).
+func ForgedLoose(store, gitDir string, since, deadline time.Time, partial *[256]bool) (forged []string, left int, err error) {
 	seen := map[string]bool{}
 	// read: p read whatever its change time (seen: read already).
 	check := func(p, id string, read bool) {
@@ -89,17 +96,22 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time) (forged []stri
 			return forged, left, err
 		}
 	}
+	whole := map[string]bool{} // directories whose every file is read
 	err = forEachLoose(filepath.Join(gitDir, "objects"), func(fi os.FileInfo) bool {
 		if time.Now().After(deadline) {
 			left++ // a directory not looked at (thousands of planted repositories)
 			return false
 		}
-		_, ct, ok := linkInfo(fi)
-		return !ok || !fi.IsDir() || ct >= since.UnixNano()
+		if _, ct, ok := linkInfo(fi); ok && fi.IsDir() && ct < since.UnixNano() {
+			return partial != nil && partial[fanout(fi.Name())]
+		}
+		whole[fi.Name()] = true
+		return true
 	}, func(d, n string) {
 		// A directory moved in the run holds files of any age: each
-		// is read, whatever its change time.
-		check(filepath.Join(gitDir, "objects", d, n), d+n, true)
+		// is read, whatever its change time. In a partial one only
+		// the files changed in the run.
+		check(filepath.Join(gitDir, "objects", d, n), d+n, whole[d])
 	})
 	return forged, left, err
 }

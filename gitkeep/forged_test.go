@@ -37,7 +37,7 @@ func TestForgedLoose(t *testing.T) {
 	os.WriteFile(ws3[1], other, 0o444) // another object's bytes
 	os.Remove(ws3[2])
 	os.Symlink(ws3[0], ws3[2])
-	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute))
+	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), nil)
 	if err != nil || left != 0 || len(forged) != 2 || forged[0] == ws3[0] || forged[1] == ws3[0] {
 		t.Errorf("ForgedLoose: %v (%d left, %v), want %s and %s", forged, left, err, ws3[1], ws3[2])
 	}
@@ -46,10 +46,10 @@ func TestForgedLoose(t *testing.T) {
 			t.Errorf("%s is not the workspace's", f)
 		}
 	}
-	if forged, left, _ := ForgedLoose(st, g, since, time.Now().Add(-time.Second)); len(forged) != 0 || left == 0 {
+	if forged, left, _ := ForgedLoose(st, g, since, time.Now().Add(-time.Second), nil); len(forged) != 0 || left == 0 {
 		t.Errorf("past the deadline: %v, %d left", forged, left)
 	}
-	if forged, _, _ := ForgedLoose(st, g, time.Now().Add(time.Hour), time.Now().Add(time.Minute)); len(forged) != 0 {
+	if forged, _, _ := ForgedLoose(st, g, time.Now().Add(time.Hour), time.Now().Add(time.Minute), nil); len(forged) != 0 {
 		t.Errorf("nothing changed since: %v", forged)
 	}
 }
@@ -99,7 +99,7 @@ func TestForgedLoosePlanted(t *testing.T) {
 	// Past what a store's copy holds (16 MiB inflated): git's too.
 	big := strings.TrimSpace(git("hash-object", "-w", writeTemp(t, strings.Repeat("big\n", 5<<20))))
 	for _, store := range []string{st, ""} {
-		forged, left, err := ForgedLoose(store, g, since, time.Now().Add(time.Minute))
+		forged, left, err := ForgedLoose(store, g, since, time.Now().Add(time.Minute), nil)
 		sort.Strings(forged)
 		want := []string{filepath.Join(g, "objects", id[:2], id[2:]), filepath.Join(g, "objects", old[:2], old[2:])}
 		sort.Strings(want)
@@ -126,4 +126,48 @@ func keptRepoStarted(t *testing.T) (g, st string, git func(args ...string) strin
 	lock, _ := start(t, st, g)
 	t.Cleanup(func() { lock.Close() })
 	return g, st, git
+}
+
+// TestForgedLoosePastBudget: a loose object the start neither copied nor
+// linked (past the start's budget of objects) rewritten in place in the
+// run, in a fan-out directory not changed (no name made or removed in
+// it), is named: git reads the forgery as that object, and the host's gc
+// packs it (the review18a attack on an object the store has no copy of).
+// Session 19.
+func TestForgedLoosePastBudget(t *testing.T) {
+	g := fakeRepo(t)
+	st := Store(t.TempDir(), g)
+	budget := testBudget()
+	budget.Objects = 1
+	res, err := Keep(st, g, &budget)
+	if err != nil || res.Copied+res.Linked != 1 {
+		t.Fatalf("Keep: %+v %v", res, err)
+	}
+	kept := map[string]bool{}
+	for _, p := range objects(st) {
+		kept[filepath.Base(filepath.Dir(p))+filepath.Base(p)] = true
+	}
+	var unkept []string
+	for _, p := range objects(g) {
+		if !kept[filepath.Base(filepath.Dir(p))+filepath.Base(p)] {
+			unkept = append(unkept, p)
+		}
+	}
+	if len(unkept) != 2 {
+		t.Fatalf("objects not kept: %v", unkept)
+	}
+	time.Sleep(20 * time.Millisecond)
+	since := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	other, _ := os.ReadFile(unkept[1])
+	if err := os.Chmod(unkept[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unkept[0], other, 0o444); err != nil { // in place: the same inode
+		t.Fatal(err)
+	}
+	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res.Partial)
+	if err != nil || left != 0 || len(forged) != 1 || forged[0] != unkept[0] {
+		t.Errorf("ForgedLoose: %v (%d left, %v), want %s", forged, left, err, unkept[0])
+	}
 }

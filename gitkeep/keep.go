@@ -152,6 +152,10 @@ type Result struct {
 	// Mtimes are the mtimes (ns) of gitDir's objects/xx directories at
 	// this start, -1 for one absent (Prune's look).
 	Mtimes [256]int64
+	// Partial are the objects/xx directories with objects this start
+	// neither copied nor linked (past its budget) or could not read:
+	// ForgedLoose looks at their files' change times at the end.
+	Partial [256]bool
 }
 
 // Keep brings store, the store of git dir gitDir, up to date: every loose
@@ -384,6 +388,7 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 			continue
 		}
 		x := fanout(n)
+		res.Partial[x] = true // until kept whole, below
 		sub, err := openDir(int(top.Fd()), n)
 		if err != nil {
 			continue // swapped for a link or gone since the listing
@@ -397,6 +402,7 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 		res.Mtimes[x] = mt
 		if seen[x] == mt {
 			sub.Close()
+			res.Partial[x] = false
 			continue // unchanged since the last start
 		}
 		seen[x] = 0
@@ -405,6 +411,7 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 		if err != nil {
 			return err
 		}
+		res.Partial[x] = !done
 		// The mtime marks the directory as kept whole; one that changed in
 		// the file system's last tick is read again next time.
 		if done && now.Sub(si.ModTime()) > settle {

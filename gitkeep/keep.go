@@ -156,6 +156,9 @@ type Result struct {
 	// neither copied nor linked (past its budget) or could not read:
 	// ForgedLoose looks at their files' change times at the end.
 	Partial [256]bool
+	// Inos are the inode numbers of those directories at this start, 0
+	// for one absent or not read (ForgedLoose: a directory moved in).
+	Inos [256]uint64
 }
 
 // Keep brings store, the store of git dir gitDir, up to date: every loose
@@ -400,6 +403,7 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 		}
 		mt := si.ModTime().UnixNano()
 		res.Mtimes[x] = mt
+		res.Inos[x] = inode(si)
 		if seen[x] == mt {
 			sub.Close()
 			res.Partial[x] = false

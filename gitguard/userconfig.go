@@ -2,6 +2,7 @@ package gitguard
 
 import (
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -12,16 +13,24 @@ import (
 // (GIT_CONFIG_GLOBAL, or $XDG_CONFIG_HOME/git/config and ~/.gitconfig).
 // Their core.hooksPath, includes and program-valued keys apply to every
 // repository, including the ones in the sandbox's trees.
+//
+// A variable set twice in env is read both ways (envReadings): git run
+// directly takes the first, git run from a shell the last.
 func UserConfigFiles(env []string) []string {
-	get := func(name string) string {
-		v := ""
-		for _, kv := range env {
-			if k, val, ok := strings.Cut(kv, "="); ok && k == name {
-				v = val // the last one wins, as for exec
+	var out []string
+	for _, vars := range envReadings(env, func(k string) bool {
+		return k == "HOME" || k == "XDG_CONFIG_HOME" || strings.HasPrefix(k, "GIT_CONFIG_")
+	}) {
+		for _, f := range userConfigFiles(func(k string) string { return vars[k] }) {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
 			}
 		}
-		return v
 	}
+	return out
+}
+
+func userConfigFiles(get func(string) string) []string {
 	var out []string
 	if !gitBool(get("GIT_CONFIG_NOSYSTEM")) {
 		if v := get("GIT_CONFIG_SYSTEM"); v != "" {
@@ -53,28 +62,59 @@ func UserConfigFiles(env []string) []string {
 // environment jail and the user's later shell share, a core.hooksPath,
 // include or program-valued key there applies to every repository as the
 // global config's do (session 18). Malformed entries git itself dies on are
-// read as far as they parse (reading more only protects more).
+// read as far as they parse (reading more only protects more). A variable
+// set twice is read both ways (envReadings).
 func EnvConfig(env []string) []Entry {
-	vars := map[string]string{}
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GIT_CONFIG_") {
-			vars[k] = v // the last one wins, as for exec
-		}
-	}
 	var out []Entry
-	add := func(key, value string, noValue bool) {
+	for _, vars := range envReadings(env, func(k string) bool { return strings.HasPrefix(k, "GIT_CONFIG_") }) {
+		out = append(out, envConfig(vars)...)
+	}
+	return out
+}
+
+// envReadings returns env's variables that want names, as the programs
+// that may run the user's git later read them: one map when no wanted
+// variable is set twice, else two. git run directly reads environ with
+// getenv, which takes a variable's FIRST value (real git 2.39: a repeated
+// GIT_CONFIG_KEY_0, GIT_CONFIG_VALUE_0, GIT_CONFIG_COUNT,
+// GIT_CONFIG_PARAMETERS, HOME or GIT_CONFIG_GLOBAL: the first applies);
+// bash, dash and zsh import environ in order, so git run from the user's
+// shell gets the LAST. Reading only one let the other's core.hooksPath
+// apply unread (session 19); every value read only protects more.
+func envReadings(env []string, want func(string) bool) []map[string]string {
+	first, last := map[string]string{}, map[string]string{}
+	twice := false
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !want(k) {
+			continue
+		}
+		if old, seen := first[k]; !seen {
+			first[k] = v
+		} else if old != v {
+			twice = true
+		}
+		last[k] = v
+	}
+	if !twice {
+		return []map[string]string{first}
+	}
+	return []map[string]string{first, last}
+}
+
+// envConfig reads the configuration from one reading of the environment.
+func envConfig(vars map[string]string) []Entry {
+	var out []Entry
+	add := func(name, value string, noValue bool) {
 		// git_config_parse_key: the section before the first dot and the
 		// key after the last are case-insensitive, the subsection between
-		// them is not.
-		i, j := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
-		if i <= 0 || j == len(key)-1 {
+		// them is not; a name without a section or a key is refused (git
+		// dies on it).
+		sec, sub, hasSub, key := splitName(name)
+		if key == "" || sec == "" && !hasSub {
 			return
 		}
-		e := Entry{Section: strings.ToLower(key[:i]), Key: strings.ToLower(key[j+1:]), Value: value, NoValue: noValue}
-		if i != j {
-			e.HasSub, e.Subsection = true, key[i+1:j]
-		}
-		out = append(out, e)
+		out = append(out, Entry{Section: strings.ToLower(sec), HasSub: hasSub, Subsection: sub, Key: strings.ToLower(key), Value: value, NoValue: noValue})
 	}
 	if n, err := strconv.Atoi(strings.TrimSpace(vars["GIT_CONFIG_COUNT"])); err == nil {
 		// No fixed cap: git reads every pair up to INT_MAX, so a

@@ -1,11 +1,13 @@
 package gitguard
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -174,4 +176,89 @@ func FuzzEnvConfig(f *testing.F) {
 			t.Fatalf("%q: subsection read as %+v", key, e)
 		}
 	})
+}
+
+// A variable set twice in the environment: git run directly takes its
+// first value (getenv), git run from a shell its last (bash, dash and zsh
+// import environ in order). EnvConfig and UserConfigFiles read both, so a
+// core.hooksPath either git applies is read (session 19: the last value
+// only was read, and git run directly applied the first's hooks path).
+// Checked against real git through a raw exec (os/exec would drop the
+// repeats).
+func TestEnvConfigRepeatedVariables(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("no git to check against: %v", err)
+		}
+		t.Skip("no git")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatalf("no sh: %v", err)
+	}
+	home, home2 := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(home+"/.gitconfig", []byte("[core]\n\thooksPath = /from/home\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(home2+"/.gitconfig", []byte("[core]\n\thooksPath = /from/home2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"GIT_CONFIG_NOSYSTEM=1", "PATH=" + os.Getenv("PATH")}
+	for _, c := range []struct {
+		name string
+		env  []string
+	}{
+		{"key", []string{"HOME=" + home2, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=/a"}},
+		{"value", []string{"HOME=" + home2, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0=/a", "GIT_CONFIG_VALUE_0=/b"}},
+		{"count", []string{"HOME=" + home2, "GIT_CONFIG_COUNT=2", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=x", "GIT_CONFIG_KEY_1=core.hooksPath", "GIT_CONFIG_VALUE_1=/a"}},
+		{"parameters", []string{"HOME=" + home2, "GIT_CONFIG_PARAMETERS='core.hooksPath'='/a'", "GIT_CONFIG_PARAMETERS='user.name'='x'"}},
+		{"both", []string{"HOME=" + home2, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0=/a", "GIT_CONFIG_PARAMETERS='user.name'='x'", "GIT_CONFIG_PARAMETERS='core.hooksPath'='/b'"}},
+		{"home", []string{"HOME=" + home, "HOME=" + home2}},
+		{"global", []string{"HOME=" + home2, "GIT_CONFIG_GLOBAL=" + home + "/.gitconfig", "GIT_CONFIG_GLOBAL=" + home2 + "/.gitconfig"}},
+	} {
+		env := append(append([]string{}, base...), c.env...)
+		var read []string
+		for _, e := range EnvConfig(env) {
+			if e.Section == "core" && e.Key == "hookspath" {
+				read = append(read, e.Value)
+			}
+		}
+		for _, f := range UserConfigFiles(env) {
+			b, _ := os.ReadFile(f)
+			if v, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "[core]\n\thooksPath = "); ok {
+				read = append(read, v)
+			}
+		}
+		for _, argv := range [][]string{{git, "config", "--get-all", "core.hooksPath"}, {sh, "-c", `exec git config --get-all core.hooksPath`}} {
+			out := rawRun(t, argv, env)
+			for _, v := range strings.Fields(out) {
+				if !slices.Contains(read, v) {
+					t.Errorf("%s: %s applies core.hooksPath %s; read only %q", c.name, argv[0], v, read)
+				}
+			}
+		}
+	}
+}
+
+// rawRun runs argv with env exactly as given (repeats kept) and returns its
+// standard output.
+func rawRun(t *testing.T, argv, env []string) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, w.Fd(), 2}})
+	w.Close()
+	if err != nil {
+		t.Fatalf("%s: %v", argv[0], err)
+	}
+	out, _ := io.ReadAll(r)
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }

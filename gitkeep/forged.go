@@ -23,18 +23,31 @@ import (
 // deadline left unlooked at.
 //
 // Then every loose object file in a workspace objects/xx directory whose
-// change time is at or after since (a name made, removed or renamed in
-// it, or the directory itself made or moved in the run), whether the
-// store has a copy or not (store "": none read). Why: git never writes an
-// object it already has (it only freshens the file), and it reads a
-// loose object without hashing it: a file the agent planted under the id
-// of a blob the user writes later (a file it suggested, a generated
+// change time is at or after since and that is not the directory the
+// start saw there (start.Inos: made or moved in during the run), whether
+// the store has a copy or not (store "": none read). Why: git never
+// writes an object it already has (it only freshens the file), and it
+// reads a loose object without hashing it: a file the agent planted under
+// the id of a blob the user writes later (a file it suggested, a generated
 // lockfile) became the user's commit of that file, the agent's bytes
-// under the user's content's id, pushed as they are (review18e).
-func ForgedLoose(store, gitDir string, since, deadline time.Time) (forged []string, left int, err error) {
+// under the user's content's id, pushed as they are (review18e). A moved
+// directory's files keep their change times; in the start's own
+// directory a file named, renamed or linked in the run has a new one, and
+// only those are read (git's own new object changes the directory too:
+// the rest need no read).
+//
+// And, in the directories start.Partial names (objects the start neither
+// copied nor linked, past its budget), every loose object file whose own
+// change time is at or after since. Why: one of those rewritten in place
+// changes no directory, and the store has no copy to list it by; git read
+// the forgery as the user's object and the host's gc packed it (session
+// 19). start nil (no store, no start's look): every changed directory is
+// read whole, no partial one.
+func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result) (forged []string, left int, err error) {
 	seen := map[string]bool{}
-	// read: p read whatever its change time (seen: read already).
-	check := func(p, id string, read bool) {
+	// read: p read whatever its change time (seen: read already); big:
+	// up to a pack's object (a file new in the run), not a copy's.
+	check := func(p, id string, read, big bool) {
 		if seen[id] {
 			return
 		}
@@ -60,7 +73,7 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time) (forged []stri
 		// may be the agent's git add of a large file: read up to what
 		// a pack's object is (maxObject), the rest said, not taken.
 		max, file := int64(maxCopyObject), int64(2*maxCopyObject)
-		if read {
+		if big {
 			max, file = maxObject, maxObject+maxObject/64
 		}
 		if fi.Size() > file {
@@ -72,7 +85,7 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time) (forged []stri
 		if err != nil {
 			return // unreadable: the user's git cannot read it either
 		}
-		if read {
+		if big {
 			if size, err := looseHeader(bytes.NewReader(b), len(want)); err == nil && size > max {
 				left++
 				return
@@ -84,22 +97,33 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time) (forged []stri
 	}
 	if store != "" {
 		if err := forEachLoose(filepath.Join(store, "objects"), nil, func(d, n string) {
-			check(filepath.Join(gitDir, "objects", d, n), d+n, false)
+			check(filepath.Join(gitDir, "objects", d, n), d+n, false, false)
 		}); err != nil {
 			return forged, left, err
 		}
 	}
+	whole := map[string]bool{} // directories whose every file is read, whatever its age
 	err = forEachLoose(filepath.Join(gitDir, "objects"), func(fi os.FileInfo) bool {
 		if time.Now().After(deadline) {
 			left++ // a directory not looked at (thousands of planted repositories)
 			return false
 		}
 		_, ct, ok := linkInfo(fi)
-		return !ok || !fi.IsDir() || ct >= since.UnixNano()
+		if !ok || !fi.IsDir() {
+			whole[fi.Name()] = true // git follows a link to whatever it names
+			return true
+		}
+		x := fanout(fi.Name())
+		if ct < since.UnixNano() {
+			return start != nil && start.Partial[x]
+		}
+		whole[fi.Name()] = start == nil || start.Inos[x] == 0 || inode(fi) != start.Inos[x]
+		return true
 	}, func(d, n string) {
 		// A directory moved in the run holds files of any age: each
-		// is read, whatever its change time.
-		check(filepath.Join(gitDir, "objects", d, n), d+n, true)
+		// is read, whatever its change time. In the start's own
+		// directory, only the files changed in the run.
+		check(filepath.Join(gitDir, "objects", d, n), d+n, whole[d], true)
 	})
 	return forged, left, err
 }

@@ -18,7 +18,7 @@ import (
 // the run with other bytes (or made a link), is named; one rewritten with
 // its own bytes, one untouched, and one changed before since are not.
 func TestForgedLoose(t *testing.T) {
-	g, st, _ := keptRepoStarted(t)
+	g, st, _, _ := keptRepoStarted(t)
 	ps, _ := filepath.Glob(filepath.Join(st, "objects", "??", "*"))
 	if len(ps) < 3 {
 		t.Fatalf("store copies: %v", ps)
@@ -37,7 +37,7 @@ func TestForgedLoose(t *testing.T) {
 	os.WriteFile(ws3[1], other, 0o444) // another object's bytes
 	os.Remove(ws3[2])
 	os.Symlink(ws3[0], ws3[2])
-	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute))
+	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), nil)
 	if err != nil || left != 0 || len(forged) != 2 || forged[0] == ws3[0] || forged[1] == ws3[0] {
 		t.Errorf("ForgedLoose: %v (%d left, %v), want %s and %s", forged, left, err, ws3[1], ws3[2])
 	}
@@ -46,10 +46,10 @@ func TestForgedLoose(t *testing.T) {
 			t.Errorf("%s is not the workspace's", f)
 		}
 	}
-	if forged, left, _ := ForgedLoose(st, g, since, time.Now().Add(-time.Second)); len(forged) != 0 || left == 0 {
+	if forged, left, _ := ForgedLoose(st, g, since, time.Now().Add(-time.Second), nil); len(forged) != 0 || left == 0 {
 		t.Errorf("past the deadline: %v, %d left", forged, left)
 	}
-	if forged, _, _ := ForgedLoose(st, g, time.Now().Add(time.Hour), time.Now().Add(time.Minute)); len(forged) != 0 {
+	if forged, _, _ := ForgedLoose(st, g, time.Now().Add(time.Hour), time.Now().Add(time.Minute), nil); len(forged) != 0 {
 		t.Errorf("nothing changed since: %v", forged)
 	}
 }
@@ -61,7 +61,7 @@ func TestForgedLoose(t *testing.T) {
 // before since; git's own new object is not. Seen failing on main
 // (b5e615a): only ids the store kept copies of were read.
 func TestForgedLoosePlanted(t *testing.T) {
-	g, st, git := keptRepoStarted(t)
+	g, st, git, res := keptRepoStarted(t)
 	// Made before the run where no end looks, moved in during it.
 	hidden := filepath.Join(g, "objects", "hidden")
 	os.MkdirAll(hidden, 0o755)
@@ -98,8 +98,12 @@ func TestForgedLoosePlanted(t *testing.T) {
 	good := strings.TrimSpace(git("hash-object", "-w", writeTemp(t, "git's own\n")))
 	// Past what a store's copy holds (16 MiB inflated): git's too.
 	big := strings.TrimSpace(git("hash-object", "-w", writeTemp(t, strings.Repeat("big\n", 5<<20))))
-	for _, store := range []string{st, ""} {
-		forged, left, err := ForgedLoose(store, g, since, time.Now().Add(time.Minute))
+	for _, c := range []struct {
+		store string
+		start *Result
+	}{{st, res}, {st, nil}, {"", nil}} {
+		store := c.store
+		forged, left, err := ForgedLoose(store, g, since, time.Now().Add(time.Minute), c.start)
 		sort.Strings(forged)
 		want := []string{filepath.Join(g, "objects", id[:2], id[2:]), filepath.Join(g, "objects", old[:2], old[2:])}
 		sort.Strings(want)
@@ -118,12 +122,100 @@ func writeTemp(t *testing.T, content string) string {
 
 // keptRepoStarted is gitRepo with its store brought up to date by a start
 // (the lock let go when the test ends): its git dir, store and git.
-func keptRepoStarted(t *testing.T) (g, st string, git func(args ...string) string) {
+func keptRepoStarted(t *testing.T) (g, st string, git func(args ...string) string, res *Result) {
 	t.Helper()
 	ws, git := gitRepo(t)
 	g = filepath.Join(ws, ".git")
 	st = Store(t.TempDir(), g)
-	lock, _ := start(t, st, g)
+	lock, r := start(t, st, g)
 	t.Cleanup(func() { lock.Close() })
-	return g, st, git
+	return g, st, git, &r
+}
+
+// TestForgedLoosePastBudget: a loose object the start neither copied nor
+// linked (past the start's budget of objects) rewritten in place in the
+// run, in a fan-out directory not changed (no name made or removed in
+// it), is named: git reads the forgery as that object, and the host's gc
+// packs it (the review18a attack on an object the store has no copy of).
+// Session 19.
+func TestForgedLoosePastBudget(t *testing.T) {
+	g := fakeRepo(t)
+	st := Store(t.TempDir(), g)
+	budget := testBudget()
+	budget.Objects = 1
+	res, err := Keep(st, g, &budget)
+	if err != nil || res.Copied+res.Linked != 1 {
+		t.Fatalf("Keep: %+v %v", res, err)
+	}
+	kept := map[string]bool{}
+	for _, p := range objects(st) {
+		kept[filepath.Base(filepath.Dir(p))+filepath.Base(p)] = true
+	}
+	var unkept []string
+	for _, p := range objects(g) {
+		if !kept[filepath.Base(filepath.Dir(p))+filepath.Base(p)] {
+			unkept = append(unkept, p)
+		}
+	}
+	if len(unkept) != 2 {
+		t.Fatalf("objects not kept: %v", unkept)
+	}
+	time.Sleep(20 * time.Millisecond)
+	since := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	other, _ := os.ReadFile(unkept[1])
+	if err := os.Chmod(unkept[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unkept[0], other, 0o444); err != nil { // in place: the same inode
+		t.Fatal(err)
+	}
+	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res)
+	if err != nil || left != 0 || len(forged) != 1 || forged[0] != unkept[0] {
+		t.Errorf("ForgedLoose: %v (%d left, %v), want %s", forged, left, err, unkept[0])
+	}
+}
+
+// TestForgedLooseStartDirNewFilesOnly: in a fan-out directory the start
+// saw (the same inode), changed in the run by git's own new object, only
+// the files changed in the run are read: one older than the run (bytes
+// that are not its id's: read, it would be named) is not. A directory
+// moved in is still read whole (TestForgedLoosePlanted). Session 19 (the
+// end read every file of such a directory).
+func TestForgedLooseStartDirNewFilesOnly(t *testing.T) {
+	g, st, git, _ := keptRepoStarted(t)
+	var id string
+	for i := 0; ; i++ {
+		id = strings.TrimSpace(git("hash-object", "--no-filters", writeTemp(t, fmt.Sprintf("old %d\n", i))))
+		if _, err := os.Lstat(filepath.Join(g, "objects", id[:2])); err == nil {
+			break // a directory the repository has
+		}
+	}
+	old := filepath.Join(g, "objects", id[:2], id[2:])
+	_, junk := looseBlob("not that object\n")
+	if err := os.WriteFile(old, junk, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	// The start after it: its Keep saw the directory (and the old file).
+	res, err := Keep(Store(t.TempDir(), g), g, &Budget{Objects: MaxLinks, Bytes: MaxCopyBytes, Until: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	since := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	var own string
+	for i := 0; ; i++ {
+		own = strings.TrimSpace(git("hash-object", "--no-filters", writeTemp(t, fmt.Sprintf("new %d\n", i))))
+		if own[:2] == id[:2] {
+			git("hash-object", "-w", writeTemp(t, fmt.Sprintf("new %d\n", i)))
+			break
+		}
+	}
+	if forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res); err != nil || left != 0 || len(forged) != 0 {
+		t.Errorf("ForgedLoose: %v (%d left, %v): read files older than the run in the start's directory", forged, left, err)
+	}
+	if forged, _, _ := ForgedLoose(st, g, since, time.Now().Add(time.Minute), nil); len(forged) != 1 || forged[0] != old {
+		t.Errorf("without the start's look: %v, want %s (the whole directory read)", forged, old)
+	}
 }

@@ -86,6 +86,50 @@ func Store(base, gitDir string) string {
 	return filepath.Join(base, hex.EncodeToString(sum[:8]))
 }
 
+// altLine is the alternates file of gitDir's store: its objects
+// directory, C-quoted as git reads it (parse_alt_odb_entry) when the path
+// holds a control byte. Why: a git dir the agent made at ws/"x\n"/ws/evil
+// split an unquoted line in two, and the store read the objects of the
+// second, a directory of the agent's choosing (session 19).
+func altLine(gitDir string) []byte {
+	p := filepath.Join(gitDir, "objects")
+	if !strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return []byte(p + "\n")
+	}
+	b := []byte{'"'}
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20 || c >= 0x7f:
+			// Octal, as git's quote_c_style: strconv.Unquote (altGitDir)
+			// reads it back byte for byte.
+			b = append(b, '\\', '0'+c>>6, '0'+c>>3&7, '0'+c&7)
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"', '\n')
+}
+
+// altGitDir is the git dir a store's alternates file (altLine) names, ""
+// for one altLine did not write.
+func altGitDir(b []byte) string {
+	line := strings.TrimSpace(string(b))
+	if strings.HasPrefix(line, `"`) {
+		u, err := strconv.Unquote(line)
+		if err != nil {
+			return ""
+		}
+		line = u
+	}
+	dir, ok := strings.CutSuffix(line, "/objects")
+	if !ok {
+		return ""
+	}
+	return dir
+}
+
 // Result is what one Keep did.
 type Result struct {
 	Copied int // objects copied at this start (verified)
@@ -108,6 +152,13 @@ type Result struct {
 	// Mtimes are the mtimes (ns) of gitDir's objects/xx directories at
 	// this start, -1 for one absent (Prune's look).
 	Mtimes [256]int64
+	// Partial are the objects/xx directories with objects this start
+	// neither copied nor linked (past its budget) or could not read:
+	// ForgedLoose looks at their files' change times at the end.
+	Partial [256]bool
+	// Inos are the inode numbers of those directories at this start, 0
+	// for one absent or not read (ForgedLoose: a directory moved in).
+	Inos [256]uint64
 }
 
 // Keep brings store, the store of git dir gitDir, up to date: every loose
@@ -142,8 +193,7 @@ func Keep(store, gitDir string, budget *Budget) (Result, error) {
 	}
 	// The packs stay in the workspace (read-only inside): the store reads
 	// them there.
-	alt := filepath.Join(gitDir, "objects") + "\n"
-	if err := writeIfChanged(filepath.Join(objs, "info", "alternates"), []byte(alt)); err != nil {
+	if err := writeIfChanged(filepath.Join(objs, "info", "alternates"), altLine(gitDir)); err != nil {
 		return res, err
 	}
 	if err := keepObjects(gitDir, store, budget, &res); err != nil {
@@ -341,6 +391,7 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 			continue
 		}
 		x := fanout(n)
+		res.Partial[x] = true // until kept whole, below
 		sub, err := openDir(int(top.Fd()), n)
 		if err != nil {
 			continue // swapped for a link or gone since the listing
@@ -352,8 +403,10 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 		}
 		mt := si.ModTime().UnixNano()
 		res.Mtimes[x] = mt
+		res.Inos[x] = inode(si)
 		if seen[x] == mt {
 			sub.Close()
+			res.Partial[x] = false
 			continue // unchanged since the last start
 		}
 		seen[x] = 0
@@ -362,6 +415,7 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 		if err != nil {
 			return err
 		}
+		res.Partial[x] = !done
 		// The mtime marks the directory as kept whole; one that changed in
 		// the file system's last tick is read again next time.
 		if done && now.Sub(si.ModTime()) > settle {

@@ -242,7 +242,7 @@ func MarkUncheckedUnkept(store, gitDir string, packs []string) error {
 	}
 	alt := filepath.Join(store, "objects", "info", "alternates")
 	if _, err := os.Lstat(alt); errors.Is(err, os.ErrNotExist) {
-		if err := writeIfChanged(alt, []byte(filepath.Join(gitDir, "objects")+"\n")); err != nil {
+		if err := writeIfChanged(alt, altLine(gitDir)); err != nil {
 			return err
 		}
 	}

@@ -369,7 +369,7 @@ func Sweep(base string, skip map[string]bool, now, deadline time.Time) ([]string
 			break
 		}
 		alt, err := os.ReadFile(filepath.Join(st, "objects", "info", "alternates"))
-		dir := strings.TrimSuffix(strings.TrimSpace(string(alt)), "/objects")
+		dir := altGitDir(alt)
 		if err != nil || !filepath.IsAbs(dir) || Store(base, dir) != st {
 			continue // not a store Keep made: not ours to judge
 		}

@@ -21,6 +21,14 @@ func linkInfo(fi os.FileInfo) (nlink uint64, ctime int64, ok bool) {
 	return uint64(st.Nlink), st.Ctim.Sec*1e9 + st.Ctim.Nsec, true
 }
 
+// inode is fi's inode number, 0 where none is known.
+func inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
 // birth is when dir was made (statx's btime, ns), where the file system
 // keeps one: set by the kernel, no one sets it back.
 func birth(dir string) (int64, bool) {

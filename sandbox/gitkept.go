@@ -95,7 +95,7 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			linked = gitkeep.KeptStamps(st, d)
 		}
 		if err == nil {
-			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, lock: lock, started: started, packDir: gitkeep.PackDir(d), linked: linked}
+			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, start: &res, lock: lock, started: started, packDir: gitkeep.PackDir(d), linked: linked}
 			kept = append(kept, k)
 			checked = append(checked, k)
 			isKept[d] = true
@@ -185,6 +185,10 @@ type keptRepo struct {
 	started    time.Time         // before the sandbox started (madePacks)
 	packDir    os.FileInfo       // its pack directory then (gitkeep.PackDir)
 	unkept     string            // store "": where its store would be
+	// start is what the start's Keep saw (gitkeep.ForgedLoose: its
+	// fan-out directories' inodes, those kept in part); nil without a
+	// store.
+	start *gitkeep.Result
 	// linked are its pack files that are the store's kept packs, as
 	// the start left them (gitkeep.KeptStamps).
 	linked map[string]os.FileInfo

@@ -108,7 +108,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		// writes later became the user's commit (review18e). The forgery
 		// leaves the tree; a kept copy is the fetch's. Every repository,
 		// a store or not (k.store "": none read).
-		forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline)
+		forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline, k.start)
 		copyAt := ""
 		if k.store != "" {
 			copyAt = fmt.Sprintf(" (a true copy the start had is kept: git fetch %s '+refs/*:refs/jail-kept/*')", k.store)

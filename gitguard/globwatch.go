@@ -108,14 +108,9 @@ func (s *scanner) watchGlob(dir, pattern, why string) {
 // is judged for the rest now and observed from now on (at exit, read
 // whole).
 func (j *judge) globs(dir string, gs []Glob, names []string) {
-	if names == nil {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
+	names, ok := listed(dir, names)
+	if !ok {
+		return
 	}
 	for _, gl := range gs {
 		first, rest, more := strings.Cut(gl.Pattern, "/")

@@ -534,16 +534,27 @@ func (j *judge) inspect(dir string, r Role, names []string) {
 	}
 }
 
+// listed is names, the entries of dir that changed, or when nil (look at
+// everything) dir's listing; false when dir cannot be read.
+func listed(dir string, names []string) ([]string, bool) {
+	if names != nil {
+		return names, true
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names, true
+}
+
 // subdirs observes new first-level subdirectories of a root.
 func (j *judge) subdirs(root string, names []string) {
-	if names == nil {
-		ents, err := os.ReadDir(root)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
+	names, ok := listed(root, names)
+	if !ok {
+		return
 	}
 	for _, n := range names {
 		p := filepath.Join(root, n)
@@ -748,14 +759,9 @@ func (j *judge) config(p string, submodule bool) {
 // hooks judges the hooks/ of a new git dir: only *.sample files (which git
 // never runs) may be there.
 func (j *judge) hooks(h string, names []string) {
-	if names == nil {
-		ents, err := os.ReadDir(h)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
+	names, ok := listed(h, names)
+	if !ok {
+		return
 	}
 	for _, n := range names {
 		p := filepath.Join(h, n)
@@ -775,14 +781,9 @@ func (j *judge) hooks(h string, names []string) {
 // written: its change time moved) leaves the tree, but *.sample files,
 // which git never runs.
 func (j *judge) frozen(dir string, names []string) {
-	if names == nil {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
+	names, ok := listed(dir, names)
+	if !ok {
+		return
 	}
 	for _, n := range names {
 		p := filepath.Join(dir, n)

@@ -55,14 +55,13 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time) (forged []stri
 			forged = append(forged, p)
 			return
 		}
-		// A copy's object is at most maxCopyObject (larger ones the
-		// store keeps as a link only, said at its start); a new one
-		// may be the agent's git add of a large file: read up to what
-		// a pack's object is (maxObject), the rest said, not taken.
-		max, file := int64(maxCopyObject), int64(2*maxCopyObject)
-		if read {
-			max, file = maxObject, maxObject+maxObject/64
-		}
+		// Read up to what a pack's object is (maxObject), the rest
+		// said, not taken. Why not a copy's bound for what the store
+		// holds: it holds links too, of objects larger than a copy
+		// (the user's git add of a 17 MiB file), whose start's link
+		// set their change time: read with a copy's bound, each was
+		// named forged and renamed aside (lefthook19).
+		max, file := int64(maxObject), int64(maxObject+maxObject/64)
 		if fi.Size() > file {
 			left++
 			return
@@ -72,11 +71,9 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time) (forged []stri
 		if err != nil {
 			return // unreadable: the user's git cannot read it either
 		}
-		if read {
-			if size, err := looseHeader(bytes.NewReader(b), len(want)); err == nil && size > max {
-				left++
-				return
-			}
+		if size, err := looseHeader(bytes.NewReader(b), len(want)); err == nil && size > max {
+			left++
+			return
 		}
 		if _, err := checkLooseUpTo(b, want, max); err != nil {
 			forged = append(forged, p)

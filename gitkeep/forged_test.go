@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -126,4 +127,29 @@ func keptRepoStarted(t *testing.T) (g, st string, git func(args ...string) strin
 	lock, _ := start(t, st, g)
 	t.Cleanup(func() { lock.Close() })
 	return g, st, git
+}
+
+// TestForgedLooseLargeLinked: the user's loose object larger than a copy
+// (a git add of a 17 MiB file on the host), which the start keeps as a
+// link, is its own object: the end read the store's link with a copy's
+// bound and named it forged, and the sandbox's end renamed the user's
+// object aside (62 of them in a repository, by hand, the agent doing
+// nothing). Seen failing on main's code: named.
+func TestForgedLooseLargeLinked(t *testing.T) {
+	g, st, _ := keptRepoStarted(t)
+	body := make([]byte, maxCopyObject+1<<20)
+	for i := range body {
+		body[i] = byte(i*7 + i>>9) // little to deflate: a file near its size
+	}
+	since := time.Now()
+	p := writeBlob(t, g, string(body))
+	budget := NewBudget()
+	res, err := Keep(st, g, &budget)
+	if err != nil || res.Linked != 1 {
+		t.Fatalf("Keep: %+v %v, want the large object linked", res, err)
+	}
+	forged, _, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute))
+	if err != nil || slices.Contains(forged, p) {
+		t.Errorf("ForgedLoose: %v %v: the user's large object named forged", forged, err)
+	}
 }

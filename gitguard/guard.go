@@ -562,7 +562,8 @@ func (j *judge) subdirs(root string, names []string) {
 			continue
 		}
 		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
-			if _, ok := j.g.Dirs[p]; !ok {
+			// Observed for a glob only (judged first): a subdirectory too.
+			if r, ok := j.g.Dirs[p]; !ok || r.Kind == RoleGlob {
 				j.observe(p, Role{Kind: RoleSub})
 			}
 		}

@@ -368,6 +368,11 @@ func TestGuardLefthookTopGlob(t *testing.T) {
 		f, _ = g.Inspect(w+"/c", []string{"hooks.yml", "more.yml"})
 		take(f)
 	}
+	// A new first-level directory a glob observes is judged as one
+	// still (a new .git in it).
+	if r := g.Dirs[ws+"/b"]; r.Kind != RoleSub || len(r.Globs) != 1 {
+		t.Errorf("%s/b observed as %+v, want a subdirectory with its glob", ws, r)
+	}
 	f, _ := g.Inspect(ws+"/x/y", []string{"up-evil.yml"})
 	take(f)
 	want := []string{"b/hooks.yml", "c/hooks.yml", "e", "lefthook-evil.yml", "x/y/repo/b/hooks.yml", "x/y/repo/c/hooks.yml",

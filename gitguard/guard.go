@@ -54,6 +54,7 @@ const (
 	RoleModules   = "modules"   // G/modules[/...]: submodule git dirs
 	RoleTarget    = "target"    // where a .git file leads that is no git dir yet
 	RoleLink      = "gitlink"   // on the way to a gitlink's checkout (Links): a .git there
+	RoleGlob      = "glob"      // only for a hook manager's glob (Globs): its new matches
 )
 
 // Role is what is judged in an observed directory. Repo is the git dir it
@@ -63,12 +64,15 @@ const (
 // Links are the gitlink checkouts (submodule paths of an index) at or
 // below this directory: judged again at every change here, whatever the
 // Kind (see gitlink.go).
+// Globs are hook managers' glob patterns relative to this directory: a
+// new match leaves the tree, whatever the Kind (globwatch.go).
 type Role struct {
 	Kind      string   `json:"kind"`
 	Repo      string   `json:"repo,omitempty"`
 	Submodule bool     `json:"submodule,omitempty"`
 	Refs      []string `json:"refs,omitempty"`
 	Links     []string `json:"links,omitempty"`
+	Globs     []Glob   `json:"globs,omitempty"`
 }
 
 // Guard judges what appears in the writable trees after start. Its state is
@@ -94,6 +98,10 @@ type Guard struct {
 	// Told are the index files already reported as naming more gitlinks
 	// than are observed (gitlink.go): said once each.
 	Told map[string]bool `json:"told,omitempty"`
+	// Globs are the hook managers' globs whose fixed part is no directory
+	// made read-only (the work tree's top): the exit check reads them
+	// from these directories whole (globwatch.go).
+	Globs []GlobAt `json:"globs,omitempty"`
 }
 
 // Finding is one thing found that must leave the tree (or be reported).
@@ -130,6 +138,17 @@ func under(p, dir string) bool {
 // observe adds dir with role r; it reports whether dir is newly observed.
 func (g *Guard) observe(dir string, r Role) bool {
 	if old, ok := g.Dirs[dir]; ok {
+		if r.Kind == RoleGlob || old.Kind == RoleGlob {
+			// A glob adds to what is judged here, never replaces it.
+			if r.Kind == RoleGlob {
+				r, old = old, r
+			}
+			r.Refs, r.Links = append(r.Refs, old.Refs...), append(r.Links, old.Links...)
+			r.Globs = addGlobs(r.Globs, old.Globs)
+			g.Dirs[dir] = r
+			return false
+		}
+		r.Globs = old.Globs // a role that takes old's place keeps its globs
 		if old.Kind == RoleLink && r.Kind != RoleLink {
 			// On the way to a gitlink, and more now: judged as both.
 			r.Refs = append(r.Refs, old.Refs...)
@@ -255,6 +274,10 @@ func (g *Guard) SweepDirs(maxEntries int, dirs DirReader) (found []Finding, note
 	sort.Strings(repos)
 	for _, d := range repos {
 		j.inspect(d, g.Dirs[d], nil)
+	}
+	// Hook managers' globs, read whole from their fixed part.
+	for _, a := range g.Globs {
+		j.globs(a.Dir, []Glob{a.Glob}, nil)
 	}
 	return j.out(), notes
 }
@@ -445,6 +468,9 @@ func (j *judge) inspect(dir string, r Role, names []string) {
 	for _, p := range r.Links {
 		j.link(dir, p)
 	}
+	if len(r.Globs) > 0 {
+		j.globs(dir, r.Globs, names)
+	}
 	switch r.Kind {
 	case RoleRoot, RoleSub:
 		if has(".git") {
@@ -508,16 +534,27 @@ func (j *judge) inspect(dir string, r Role, names []string) {
 	}
 }
 
+// listed is names, the entries of dir that changed, or when nil (look at
+// everything) dir's listing; false when dir cannot be read.
+func listed(dir string, names []string) ([]string, bool) {
+	if names != nil {
+		return names, true
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names, true
+}
+
 // subdirs observes new first-level subdirectories of a root.
 func (j *judge) subdirs(root string, names []string) {
-	if names == nil {
-		ents, err := os.ReadDir(root)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
+	names, ok := listed(root, names)
+	if !ok {
+		return
 	}
 	for _, n := range names {
 		p := filepath.Join(root, n)
@@ -525,7 +562,8 @@ func (j *judge) subdirs(root string, names []string) {
 			continue
 		}
 		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
-			if _, ok := j.g.Dirs[p]; !ok {
+			// Observed for a glob only (judged first): a subdirectory too.
+			if r, ok := j.g.Dirs[p]; !ok || r.Kind == RoleGlob {
 				j.observe(p, Role{Kind: RoleSub})
 			}
 		}
@@ -722,14 +760,9 @@ func (j *judge) config(p string, submodule bool) {
 // hooks judges the hooks/ of a new git dir: only *.sample files (which git
 // never runs) may be there.
 func (j *judge) hooks(h string, names []string) {
-	if names == nil {
-		ents, err := os.ReadDir(h)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
+	names, ok := listed(h, names)
+	if !ok {
+		return
 	}
 	for _, n := range names {
 		p := filepath.Join(h, n)
@@ -749,14 +782,9 @@ func (j *judge) hooks(h string, names []string) {
 // written: its change time moved) leaves the tree, but *.sample files,
 // which git never runs.
 func (j *judge) frozen(dir string, names []string) {
-	if names == nil {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
+	names, ok := listed(dir, names)
+	if !ok {
+		return
 	}
 	for _, n := range names {
 		p := filepath.Join(dir, n)

@@ -310,3 +310,83 @@ func FuzzManagerValues(f *testing.F) {
 		}
 	})
 }
+
+// lefthook's extends globs whose fixed part is the work tree's top (or a
+// directory above it): lefthook 2.2.1 extended its config with a file the
+// agent made later that matched (lefthook-evil.yml for lefthook-*.yml,
+// b/hooks.yml in a new directory for */hooks.yml) and ran its commands in
+// the host's `git commit` (tried by hand with the real CLI). The work tree
+// cannot be read-only, so the directories are observed: a new match (or a
+// new link on the way to one) leaves the tree as it appears and at exit.
+// Seen failing on main's code: nothing observed, nothing found.
+func TestGuardLefthookTopGlob(t *testing.T) {
+	ws := tmp(t)
+	deep := ws + "/x/y/repo" // a work tree nothing else observes
+	for _, w := range []string{ws, deep} {
+		repo(t, w)
+		write(t, w+"/lefthook.yml", "extends:\n  - lefthook-*.yml\n  - '*/hooks.yml'\n  - ../up-*.yml\n", 0o644)
+		write(t, w+"/lefthook-one.yml", "pre-commit: {}\n", 0o644)
+		write(t, w+"/a/hooks.yml", "pre-commit: {}\n", 0o644)
+		write(t, w+"/c/other.yml", "\n", 0o644)
+		write(t, w+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+	}
+	elsewhere := tmp(t)
+	write(t, elsewhere+"/hooks.yml", "pre-commit: {}\n", 0o644)
+	p := scan(t, ws)
+	wantIn(t, "read-only", p.ReadOnly, ws, "lefthook-one.yml", "a/hooks.yml", "x/y/repo/lefthook-one.yml", "x/y/repo/a/hooks.yml")
+	notReadOnly(t, p, ws, ".", "c", "x/y/repo", "x/y/repo/c")
+	for _, d := range []string{ws, ws + "/c", deep, deep + "/c", ws + "/x/y"} {
+		if !slices.Contains(p.Observe, d) {
+			t.Errorf("%s is not observed: %v", d, p.Observe)
+		}
+	}
+	g := p.Guard
+	for _, w := range []string{ws, deep} {
+		write(t, w+"/lefthook-evil.yml", "pre-commit: {}\n", 0o644)
+		write(t, w+"/b/hooks.yml", "pre-commit: {}\n", 0o644)
+		write(t, w+"/c/hooks.yml", "pre-commit: {}\n", 0o644)
+		write(t, w+"/notes.yml", "\n", 0o644)
+		write(t, w+"/c/more.yml", "\n", 0o644)
+		if err := os.Symlink(elsewhere, w+"/e"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, ws+"/x/y/up-evil.yml", "pre-commit: {}\n", 0o644)
+	var got []string
+	take := func(f []Finding) {
+		for _, x := range f {
+			got = append(got, strings.TrimPrefix(x.Path, ws+"/"))
+		}
+	}
+	for _, w := range []string{ws, deep} {
+		f, obs := g.Inspect(w, []string{"lefthook-evil.yml", "b", "notes.yml", "e"})
+		take(f)
+		for _, d := range obs {
+			f, _ := g.Inspect(d, nil)
+			take(f)
+		}
+		f, _ = g.Inspect(w+"/c", []string{"hooks.yml", "more.yml"})
+		take(f)
+	}
+	// A new first-level directory a glob observes is judged as one
+	// still (a new .git in it).
+	if r := g.Dirs[ws+"/b"]; r.Kind != RoleSub || len(r.Globs) != 1 {
+		t.Errorf("%s/b observed as %+v, want a subdirectory with its glob", ws, r)
+	}
+	f, _ := g.Inspect(ws+"/x/y", []string{"up-evil.yml"})
+	take(f)
+	want := []string{"b/hooks.yml", "c/hooks.yml", "e", "lefthook-evil.yml", "x/y/repo/b/hooks.yml", "x/y/repo/c/hooks.yml",
+		"x/y/repo/e", "x/y/repo/lefthook-evil.yml", "x/y/up-evil.yml"}
+	slices.Sort(got)
+	got = slices.Compact(got) // a new directory is judged at once and again at its first event
+	if !slices.Equal(got, want) {
+		t.Errorf("while running: found %v, want %v", got, want)
+	}
+	got = nil
+	f, _ = g.Sweep(0)
+	take(f)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("at exit: found %v, want %v", got, want)
+	}
+}

@@ -61,6 +61,12 @@ func (s *scanner) lefthookFiles(w string, configs, hooks []string) {
 			}
 			if inside(dir) {
 				s.manage(dir, true, "lefthook extends its config with the files a glob names in it")
+				continue
+			}
+			// The work tree's top (or above it) cannot be read-only: its
+			// matches to come are observed instead.
+			if rest, err := filepath.Rel(dir, p); err == nil {
+				s.watchGlob(dir, filepath.ToSlash(rest), filepath.Base(r)+"'s extends names "+v+": the host's lefthook merges each match into its config and runs its commands")
 			}
 		}
 		for _, k := range []string{"source_dir", "source_dir_local"} {

@@ -45,9 +45,8 @@ import (
 // read whole, no partial one.
 func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result) (forged []string, left int, err error) {
 	seen := map[string]bool{}
-	// read: p read whatever its change time (seen: read already); big:
-	// up to a pack's object (a file new in the run), not a copy's.
-	check := func(p, id string, read, big bool) {
+	// read: p read whatever its change time (seen: read already).
+	check := func(p, id string, read bool) {
 		if seen[id] {
 			return
 		}
@@ -68,14 +67,13 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result)
 			forged = append(forged, p)
 			return
 		}
-		// A copy's object is at most maxCopyObject (larger ones the
-		// store keeps as a link only, said at its start); a new one
-		// may be the agent's git add of a large file: read up to what
-		// a pack's object is (maxObject), the rest said, not taken.
-		max, file := int64(maxCopyObject), int64(2*maxCopyObject)
-		if big {
-			max, file = maxObject, maxObject+maxObject/64
-		}
+		// Read up to what a pack's object is (maxObject), the rest
+		// said, not taken. Why not a copy's bound for what the store
+		// holds: it holds links too, of objects larger than a copy
+		// (the user's git add of a 17 MiB file), whose start's link
+		// set their change time: read with a copy's bound, each was
+		// named forged and renamed aside (lefthook19).
+		max, file := int64(maxObject), int64(maxObject+maxObject/64)
 		if fi.Size() > file {
 			left++
 			return
@@ -85,11 +83,9 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result)
 		if err != nil {
 			return // unreadable: the user's git cannot read it either
 		}
-		if big {
-			if size, err := looseHeader(bytes.NewReader(b), len(want)); err == nil && size > max {
-				left++
-				return
-			}
+		if size, err := looseHeader(bytes.NewReader(b), len(want)); err == nil && size > max {
+			left++
+			return
 		}
 		if _, err := checkLooseUpTo(b, want, max); err != nil {
 			forged = append(forged, p)
@@ -97,7 +93,7 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result)
 	}
 	if store != "" {
 		if err := forEachLoose(filepath.Join(store, "objects"), nil, func(d, n string) {
-			check(filepath.Join(gitDir, "objects", d, n), d+n, false, false)
+			check(filepath.Join(gitDir, "objects", d, n), d+n, false)
 		}); err != nil {
 			return forged, left, err
 		}
@@ -123,7 +119,7 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result)
 		// A directory moved in the run holds files of any age: each
 		// is read, whatever its change time. In the start's own
 		// directory, only the files changed in the run.
-		check(filepath.Join(gitDir, "objects", d, n), d+n, whole[d], true)
+		check(filepath.Join(gitDir, "objects", d, n), d+n, whole[d])
 	})
 	return forged, left, err
 }

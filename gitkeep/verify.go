@@ -122,7 +122,9 @@ func PackDir(gitDir string) os.FileInfo {
 
 // ChangedPacks reads gitDir's objects/pack for files changed since: a
 // change time (which the agent cannot set back; a new name, a rename, a
-// write, a hard link all set it) at or after it. was is that directory
+// write, a hard link all set it) at or after it (changedAt: since is the
+// start's clock less a scheduler tick; a file system stamping in
+// milliseconds or coarser gets a second more). was is that directory
 // before the run (PackDir): when the directory git reaches now is another
 // one, every file in it counts as changed. Nothing of the start's is read
 // but that one stat: the run's start costs nothing more.
@@ -172,7 +174,7 @@ func ChangedPacks(gitDir string, since time.Time, was os.FileInfo, kept map[stri
 			}
 		}
 		// Off Linux no ctime is read: every pack counts as new.
-		return fi.Size(), !ok || c.Replaced || ctime >= since.UnixNano()
+		return fi.Size(), !ok || c.Replaced || changedAt(ctime, since)
 	}
 	type cand struct {
 		base string
@@ -227,6 +229,31 @@ func ChangedPacks(gitDir string, since time.Time, was os.FileInfo, kept map[stri
 		}
 	}
 	return c, nil
+}
+
+// coarseStamp is how far behind the clock a file system whose change
+// times are whole milliseconds or coarser (ext4 with 128-byte inodes,
+// exFAT, a network file system) may stamp a change: up to its
+// granularity (a second; Linux allows powers of ten up to it).
+const coarseStamp = int64(time.Second)
+
+// changedAt reports whether a file stamped ct may have changed at or
+// after since (the start's clock less the coarse clock's tick). Why: with
+// a second of slack on every file system, a host repack made in the
+// second before a start (a script's `git gc && jail`) was the run's: the
+// end took the user's multi-pack-index and bitmap out of the tree, and
+// said a whole-history pack past the reader's bounds unchecked and
+// recorded it so: its store never kept it (lefthook19). A stamp with a
+// digit below the millisecond comes from a file system finer than one
+// (granularities are powers of ten), which stamps a change in the run
+// no earlier than since; only a stamp of whole milliseconds gets the
+// second.
+func changedAt(ct int64, since time.Time) bool {
+	s := since.UnixNano()
+	if ct >= s {
+		return true
+	}
+	return ct%int64(time.Millisecond) == 0 && ct >= s-coarseStamp
 }
 
 // maxConfig bounds the config Width reads (git's own are a few hundred

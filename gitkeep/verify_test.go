@@ -374,3 +374,26 @@ func TestObjectFormatAsGitReadsIt(t *testing.T) {
 		}
 	}
 }
+
+// TestChangedAtStamps: a stamp finer than a millisecond before since is
+// the host's (a repack in the second before the start); one of whole
+// milliseconds (a coarse file system's) counts for a second more.
+func TestChangedAtStamps(t *testing.T) {
+	since := time.Unix(1_700_000_000, 500_000_000)
+	s := since.UnixNano()
+	for _, c := range []struct {
+		ct   int64
+		want bool
+	}{
+		{s, true}, {s + 1, true},
+		{s - int64(300*time.Millisecond) + 123, false},
+		{s - int64(300*time.Millisecond), true},   // whole milliseconds: coarse
+		{s - int64(500*time.Millisecond), true},   // whole seconds: coarse
+		{s - int64(1500*time.Millisecond), false}, // past the coarse second
+		{s - int64(2*time.Second) + 1_000_000, false},
+	} {
+		if got := changedAt(c.ct, since); got != c.want {
+			t.Errorf("changedAt(since%+dns) = %v, want %v", c.ct-s, got, c.want)
+		}
+	}
+}

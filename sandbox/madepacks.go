@@ -20,6 +20,14 @@ const packBudget = 2 * time.Second
 // few ms), behind the start's fine one.
 const packTick = time.Second
 
+// stampTick is how far the coarse clock a file system stamps with lags
+// the start's fine one: a scheduler tick (10 ms at HZ=100), with room.
+// gitkeep.ChangedPacks adds packTick's second itself where the file
+// system's stamps are coarse (whole milliseconds or more): with a second
+// everywhere, a host repack made in the second before the start was the
+// run's (lefthook19).
+const stampTick = 50 * time.Millisecond
+
 // madePacks is the end's look at the pack directories of the writable
 // trees' repositories (kept or not: keepGitHistory's checked; the agent
 // has ended): each pack whose files changed during
@@ -55,7 +63,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			}
 			return width
 		}
-		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-packTick), k.packDir, k.linked)
+		c, err := gitkeep.ChangedPacks(k.dir, k.started.Add(-stampTick), k.packDir, k.linked)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("git: the packs this run made in %s were not checked (%v): run git --git-dir=%s fsck before a git gc on the host", k.dir, err, k.dir))
 			continue

@@ -10,6 +10,7 @@ package tests
 import (
 	"bytes"
 	"compress/zlib"
+	"crypto/rand"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
@@ -289,4 +290,28 @@ git log --format=%s
 	h.git(ws, "gc", "-q")
 	fetchKept(t, h, root, r.stderr)
 	fetchKept(t, h, root, r.stderr+runLater(t, h, ws).stderr)
+}
+
+// The user's file larger than a copy (17 MiB, committed on the host and
+// left loose) is kept as a link at the start; the end read the store's
+// link with a copy's bound, named the object forged and took it out of
+// the tree: a run that did nothing left `git fsck` saying "missing blob".
+// Seen failing on main as root and as jailtest.
+func TestGitHistoryLargeLooseKept(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	big := make([]byte, 17<<20)
+	rand.Read(big)
+	fsWrite(t, ws, "big", string(big), 0o644)
+	h.mustGit(t, ws, "add", "big")
+	h.mustGit(t, ws, "commit", "-q", "-m", "big")
+	r := h.run(t, ws, "true", nil)
+	mustCode(t, r, 0)
+	if out, err := h.git(ws, "fsck"); err != nil {
+		t.Errorf("git fsck after a run that did nothing: %v\n%s\n%s", err, out, r.stderr)
+	}
+	if q := h.quarantined(t); len(q) != 0 {
+		t.Errorf("quarantined: %v", q)
+	}
 }

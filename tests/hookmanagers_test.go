@@ -140,6 +140,41 @@ true`, nil)
 	}
 }
 
+// lefthook's extends globs whose fixed part is the work tree's top: a
+// match made later (lefthook-evil.yml for lefthook-*.yml, b/hooks.yml in a
+// new directory and c/hooks.yml in an existing one for */hooks.yml) was
+// merged into the host's config by lefthook 2.2.1, which ran its commands
+// in the host's `git commit` (tried by hand with the real CLI). Each now
+// leaves the tree while the agent runs; other files stay. Seen failing on
+// main: all three stayed.
+func TestGitLefthookTopGlob(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	fsWrite(t, ws, "lefthook.yml", "extends:\n  - lefthook-*.yml\n  - '*/hooks.yml'\n", 0o644)
+	fsWrite(t, ws, "lefthook-one.yml", "pre-commit: {}\n", 0o644)
+	fsWrite(t, ws, "c/other.yml", "\n", 0o644)
+	fsWrite(t, ws, ".git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+	r := h.run(t, ws, `p=$(printf 'pre-commit:\n  commands:\n    x:\n      run: echo PWNED >> %s\n' "$M")
+echo "$p" > lefthook-evil.yml
+mkdir b && echo "$p" > b/hooks.yml
+echo "$p" > c/hooks.yml
+echo keep > notes.yml; echo keep > c/more.yml
+for i in $(seq 100); do [ -e lefthook-evil.yml ] || [ -e b/hooks.yml ] || [ -e c/hooks.yml ] || break; sleep 0.05; done
+ls lefthook-evil.yml b/hooks.yml c/hooks.yml 2>/dev/null
+true`, nil)
+	mustCode(t, r, 0)
+	if strings.TrimSpace(r.stdout) != "" {
+		t.Errorf("still there while the agent ran: %q", r.stdout)
+	}
+	h.expectSafe(t, r, "", filepath.Join(ws, "lefthook-evil.yml"), filepath.Join(ws, "b/hooks.yml"), filepath.Join(ws, "c/hooks.yml"))
+	for _, f := range []string{"notes.yml", "c/more.yml", "lefthook-one.yml"} {
+		if _, err := os.Stat(filepath.Join(ws, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
 // overcommit (per its source; no Ruby here): the gemfile .overcommit.yml
 // names is loaded by Bundler in each installed hook before any signature
 // check, plugin_directory holds the repository's own hook plugins, and

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lieBitmap rewrites a pack bitmap (version 1, sha1) so that each commit
@@ -172,4 +173,42 @@ git cat-file --batch-all-objects --batch-check='%(objectsize:disk)' | grep -c mi
 	if !hasPath(h.quarantined(t), base+".rev") || !strings.Contains(r.stderr, base+".rev") {
 		t.Errorf("%s.rev is not in the quarantine manifest or not named\nstderr:\n%s", base, r.stderr)
 	}
+}
+
+// A host repack made just before a start (a script's `git gc && jail`,
+// an IDE's auto-gc) counted as the run's: the end's pack check took the
+// host's multi-pack-index and bitmap out of the tree as changed in the
+// run (and a whole-history pack past the reader's bounds was said
+// unchecked and recorded so: its store never kept it after). A file
+// system stamping finer than a millisecond stamps a change in the run at
+// most a scheduler tick before the start: older stamps are the host's.
+// The agent's own rewrite of the bitmap still leaves the tree. Seen
+// failing on main: both files of the host's repack were moved out.
+func TestGitHostRepackBeforeStart(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	h.mustGit(t, ws, "repack", "-q", "-adb", "--write-midx")
+	pd := filepath.Join(ws, ".git", "objects", "pack")
+	bitmaps, _ := filepath.Glob(filepath.Join(pd, "multi-pack-index-*.bitmap"))
+	if len(bitmaps) != 1 {
+		t.Fatalf("git repack --write-midx -b made no bitmap: %v", bitmaps)
+	}
+	host := []string{filepath.Join(pd, "multi-pack-index"), bitmaps[0]}
+	time.Sleep(150 * time.Millisecond) // past a scheduler tick, well within the old second
+	r := h.run(t, ws, "true", nil)
+	mustCode(t, r, 0)
+	for _, p := range host {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("the host's %s, made before the start, was taken: %v\n%s", filepath.Base(p), err, r.stderr)
+		}
+	}
+	if q := h.quarantined(t); len(q) != 0 {
+		t.Errorf("quarantined: %v", q)
+	}
+	// The agent's change to the same bitmap is the run's.
+	h.trail = filepath.Join(t.TempDir(), "trail2.jsonl")
+	r = h.run(t, ws, `b=$(ls .git/objects/pack/multi-pack-index-*.bitmap) && cp "$b" x && rm -f "$b" && mv x "$b"`, nil)
+	mustCode(t, r, 0)
+	h.expectSafe(t, r, "", bitmaps[0])
 }

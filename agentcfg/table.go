@@ -96,6 +96,10 @@ var codexKeys = []Key{
 	{Path: "shell_environment_policy"}, {Path: "allow_login_shell"},
 	{Path: "model_providers"}, {Path: "openai_base_url"}, {Path: "chatgpt_base_url"}, {Path: "otel"},
 	{Path: "js_repl_node_path"}, {Path: "js_repl_node_module_dirs"},
+	// Where the host's codex keeps its databases (queued messages it sends
+	// as the user's, memories): read-only in ~/.codex inside, elsewhere if
+	// the agent could name its own directory here (codexmem).
+	{Path: "sqlite_home"},
 	{Path: "profiles"}, {Path: "agents"},
 	{Path: "tui.status_line"}, {Path: "tui.status_line_provider"},
 	{Path: "projects.*.trust_level", Except: []Except{{Path: "projects.{workspace}.trust_level"}}},

@@ -114,6 +114,11 @@ var geminiKeys = []Key{
 	{Path: "tools.core"}, {Path: "tools.confirmationRequired"}, {Path: "tools.shell.pager"},
 	{Path: "general.defaultApprovalMode"}, {Path: "advanced.bugCommand"},
 	{Path: "experimental.gemmaModelRouter"}, {Path: "extensions"}, {Path: "admin"}, {Path: "telemetry"},
+	// The browser agent's session mode (the user's own signed-in browser),
+	// profile, allowed domains and confirmations; the registry `gemini
+	// extensions install` trusts (a URL or a local file); the directories
+	// the host's Gemini CLI works in beside the project (codexmem).
+	{Path: "browser"}, {Path: "experimental.extensionRegistryURI"}, {Path: "context.includeDirectories"},
 	// Everything under "security" but the sign-in choice Gemini writes.
 	{Path: "security", Except: []Except{{Path: "security.auth"}}},
 }

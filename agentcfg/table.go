@@ -100,6 +100,11 @@ var codexKeys = []Key{
 	// as the user's, memories): read-only in ~/.codex inside, elsewhere if
 	// the agent could name its own directory here (codexmem).
 	{Path: "sqlite_home"},
+	// The memories feature and its switches: on, the host's codex turns the
+	// rollouts in sessions/ (which the sandbox writes, the agent's own
+	// too) into memory_summary.md, every later session's instructions; the
+	// user turns it on (codexmem).
+	{Path: "features.memories"}, {Path: "memories"},
 	{Path: "profiles"}, {Path: "agents"},
 	{Path: "tui.status_line"}, {Path: "tui.status_line_provider"},
 	{Path: "projects.*.trust_level", Except: []Except{{Path: "projects.{workspace}.trust_level"}}},

@@ -96,6 +96,15 @@ var codexKeys = []Key{
 	{Path: "shell_environment_policy"}, {Path: "allow_login_shell"},
 	{Path: "model_providers"}, {Path: "openai_base_url"}, {Path: "chatgpt_base_url"}, {Path: "otel"},
 	{Path: "js_repl_node_path"}, {Path: "js_repl_node_module_dirs"},
+	// Where the host's codex keeps its databases (queued messages it sends
+	// as the user's, memories): read-only in ~/.codex inside, elsewhere if
+	// the agent could name its own directory here (codexmem).
+	{Path: "sqlite_home"},
+	// The memories feature and its switches: on, the host's codex turns the
+	// rollouts in sessions/ (which the sandbox writes, the agent's own
+	// too) into memory_summary.md, every later session's instructions; the
+	// user turns it on (codexmem).
+	{Path: "features.memories"}, {Path: "memories"},
 	{Path: "profiles"}, {Path: "agents"},
 	{Path: "tui.status_line"}, {Path: "tui.status_line_provider"},
 	{Path: "projects.*.trust_level", Except: []Except{{Path: "projects.{workspace}.trust_level"}}},
@@ -110,6 +119,11 @@ var geminiKeys = []Key{
 	{Path: "tools.core"}, {Path: "tools.confirmationRequired"}, {Path: "tools.shell.pager"},
 	{Path: "general.defaultApprovalMode"}, {Path: "advanced.bugCommand"},
 	{Path: "experimental.gemmaModelRouter"}, {Path: "extensions"}, {Path: "admin"}, {Path: "telemetry"},
+	// The browser agent's session mode (the user's own signed-in browser),
+	// profile, allowed domains and confirmations; the registry `gemini
+	// extensions install` trusts (a URL or a local file); the directories
+	// the host's Gemini CLI works in beside the project (codexmem).
+	{Path: "browser"}, {Path: "experimental.extensionRegistryURI"}, {Path: "context.includeDirectories"},
 	// Everything under "security" but the sign-in choice Gemini writes.
 	{Path: "security", Except: []Except{{Path: "security.auth"}}},
 }

@@ -319,6 +319,30 @@ var Builtins = []Builtin{
 	// host's next up-arrow (codexhistory). Codex logs the failed append
 	// inside and goes on.
 	{".codex/history.jsonl", ReadOnly, false, "Codex's prompt history: up-arrow and Enter run an entry as the user's prompt (\"!\" ones in the user's shell)"},
+	// Codex 0.171's memories (~/.codex/memories, when the user turned the
+	// memories feature on): memory_summary.md goes whole into every new
+	// session's developer instructions, in every project, and points the
+	// model at MEMORY.md, skills/ and rollout_summaries/ there. Only Codex's
+	// own startup consolidation writes them (the model adds notes under
+	// extensions/ad_hoc/notes/, which the host's next consolidation applies):
+	// a summary the agent wrote was the host's next instructions (codexmem).
+	{"~/.codex/memories/", ReadOnly, false, "Codex's memories: memory_summary.md is read as instructions in every new session"},
+	// Codex 0.171's SQLite state beside them (state_5, queue_1, goals_1,
+	// memories_1, thread_history_1, logs_2 and their -wal/-shm): queue_1's
+	// queued_items are messages the host's codex submits to a thread as the
+	// user's own input when it runs that thread next (`codex queue`), and
+	// memories_1's stage-1 rows are what the host's consolidation writes
+	// memory_summary.md from (codexmem). The codex profile gives the
+	// sandbox's Codex databases of its own (sqlite_home). The pattern keeps
+	// the files there at start; those two are also named, so that one made
+	// in the run is quarantined: a -wal is missing whenever no codex runs,
+	// and the host's next open replays a -wal the agent made from a copy
+	// of the database (its rows become the database's).
+	{"~/.codex/queue_1.sqlite", ReadOnly, false, "Codex's queued messages: the host's codex sends them to their thread as yours"},
+	{"~/.codex/queue_1.sqlite-wal", ReadOnly, false, "Codex's queued messages: the host's codex sends them to their thread as yours"},
+	{"~/.codex/memories_1.sqlite", ReadOnly, false, "Codex's memory rows: the host's codex writes memory_summary.md from them"},
+	{"~/.codex/memories_1.sqlite-wal", ReadOnly, false, "Codex's memory rows: the host's codex writes memory_summary.md from them"},
+	{"~/.codex/*.sqlite*", ReadOnly, false, "Codex's databases: queued messages the host's codex sends as yours, memories, goals"},
 	{".codex/hooks.json", ReadOnly, false, "Codex hooks run commands"},
 	{".codex/hooks/", ReadOnly, false, "Codex hooks run commands"},
 	// Codex 0.171 loads each enabled plugin from its installed copy under
@@ -330,6 +354,17 @@ var Builtins = []Builtin{
 	{".codex/plugins/", ReadOnly, false, "Codex plugins bring hooks and MCP servers"},
 	{".gemini/extensions/", ReadOnly, false, "Gemini CLI extensions bring MCP servers and hooks"},
 	{".gemini/commands/", ReadOnly, false, "Gemini CLI custom commands run shell snippets"},
+	// Gemini CLI 0.61 loads every ~/.gemini/skills/*/SKILL.md (and a trusted
+	// project's .gemini/skills/) in every session, and the model activates
+	// one on its own when its description fits (`gemini skills list` showed
+	// one planted through -P gemini's -w ~/.gemini, codexmem): as Codex's
+	// and Claude Code's skills.
+	{".gemini/skills/", ReadOnly, false, "Gemini CLI skills: loaded on their own when their description fits"},
+	// Gemini CLI 0.61's key bindings: a key bound to app.toggleYolo or
+	// app.cycleApprovalMode turns the host's tool confirmations off as the
+	// user types, one bound to basic.confirm answers a confirmation yes.
+	// Only the user writes the file.
+	{"~/.gemini/keybindings.json", ReadOnly, false, "Gemini CLI key bindings: a key can turn tool confirmations off (YOLO)"},
 	// Approvals kept as files: what the agent's next run outside jail runs
 	// without asking (as settings' permissions, which agentcfg keeps as on
 	// the host; approved inside, they last for that session). Codex 0.171

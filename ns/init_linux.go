@@ -987,6 +987,15 @@ func (st *initState) exec(conn *Conn, es *ExecSpec, files []*os.File) {
 		fail(125, fmt.Errorf("exec: %d stdio fds, want 3", len(files)))
 		return
 	}
+	if es.ReportChild && !clonePidfd() {
+		// Fail closed, at once: without kcmp the supervisor tells the
+		// command from a process the agent made with clone(CLONE_PARENT)
+		// only by this report (review17d). Without CLONE_PIDFD there is
+		// none to send: it waited its whole start bound (15 s) for it,
+		// then let the command's exec go unmatched.
+		fail(125, errors.New("jail exec needs Linux 5.3 or later where jail cannot use kcmp (it tells the command from the agent's processes by a pidfd); not started: run the sandbox on a newer kernel, or where kcmp is allowed"))
+		return
+	}
 	for _, kv := range st.netEnv {
 		name, _, _ := strings.Cut(kv, "=")
 		if !hasEnv(es.Env, name) {
@@ -1323,3 +1332,15 @@ func forkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
 	}
 	return pid, nil
 }
+
+// clonePidfd tells whether clone(CLONE_PIDFD) gives init a pidfd of its
+// fork child on this kernel: pidfd_open (Linux 5.3, a release after
+// CLONE_PIDFD) is probed, once. A variable: tests force the answer.
+var clonePidfd = sync.OnceValue(func() bool {
+	fd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
+	return true
+})

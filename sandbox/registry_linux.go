@@ -250,12 +250,26 @@ func killOne(e Entry, now bool, reason string) error {
 		if err == nil || (gone(err) && !alive(e)) {
 			return nil
 		}
-		if !gone(err) {
+		if !gone(err) && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return err
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// No answer in time: a supervisor stopped (SIGSTOP, a job
+			// stopped) or starved under load. The kill switch does not
+			// give up there (it did: exit 1, and the sandbox ran on, even
+			// once continued): continued, then the signals below, and
+			// jail kill waits for its end as for any other. Not a pid
+			// reused since (its start time says).
+			if !alive(e) {
+				return nil
+			}
+			if err := unix.Kill(e.Pid, syscall.SIGCONT); err != nil {
+				return ignoreGone(err)
+			}
+		}
 	}
-	// A supervisor without a control socket: signals (the trail then
-	// cannot say who asked).
+	// A supervisor without a control socket, or one that did not answer:
+	// signals (the trail then cannot say who asked).
 	sig := syscall.SIGTERM
 	if now {
 		sig = syscall.SIGINT // the supervisor kills at once on a second interrupt

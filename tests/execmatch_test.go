@@ -118,7 +118,7 @@ func execOrphanNoMatch(t *testing.T, probe string, flags ...string) {
 			t.Fatalf("jail exec %d: exit %d\n%s%s", i, r.code, r.stdout, r.stderr)
 		}
 	}
-	sessJail(t, ws, "", "kill", "--now", name)
+	killNow(t, ws, name)
 	mine, stolen := 0, 0
 	for _, e := range eventsOf(trailEvents(t, in.Audit), "exec") {
 		argv, _ := e["argv"].([]any)
@@ -167,7 +167,7 @@ func TestExecLateStartConsistent(t *testing.T) {
 	code, out := wait()
 	time.Sleep(3 * time.Second) // the command's sleep 1, had it started
 	_, ran := os.Stat(filepath.Join(ws, "late.out"))
-	sessJail(t, ws, "", "kill", "--now", name)
+	killNow(t, ws, name)
 	// The trail says whether its first exec was let through: the supervisor
 	// answers it, so this does not depend on a kill's race with setsid.
 	execd := false

@@ -90,7 +90,7 @@ func TestExecLateKillDoubleFork(t *testing.T) {
 func lateKillWhole(t *testing.T, script func(secs string) string, needCgroup bool) {
 	ws := workspace(t)
 	name, in := startInspected(t, ws, "k")
-	defer sessJail(t, ws, "", "kill", "--now", name)
+	defer killNow(t, ws, name)
 	if needCgroup && (in.Cgroup == "" || in.Cgroup == "none") {
 		t.Skip("the run has no cgroup: a jail exec command's kill walks /proc (proctree), which a double-forked setsid'd child escapes")
 	}

@@ -43,6 +43,17 @@ func startSession(t *testing.T, ws, name string, args ...string) {
 	t.Cleanup(func() { exec.Command(jail(t), "kill", "--now", name).Run() })
 }
 
+// killNow is jail kill --now of a test's sandbox, checked: jail kill
+// returns 0 only once the supervisor has ended, so anything else is a
+// sandbox the test leaves running (TestExecLateStartConsistent's, once, 25
+// minutes under load, its kill unchecked).
+func killNow(t *testing.T, ws, name string) {
+	t.Helper()
+	if r := sessJail(t, ws, "", "kill", "--now", name); r.code != 0 {
+		t.Errorf("jail kill --now %s: exit %d: the sandbox may run on\n%s%s", name, r.code, r.stdout, r.stderr)
+	}
+}
+
 func sessInspect(t *testing.T, name string) session.Info {
 	t.Helper()
 	r := sessJail(t, "", "", "inspect", name)
@@ -615,7 +626,7 @@ func TestSessionLogsAndForeground(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	sessJail(t, ws, "", "kill", "--now", fg)
+	killNow(t, ws, fg)
 	cmd.Wait()
 }
 

@@ -823,15 +823,7 @@ func TestHostSocketMovedFarMasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	listed := []string{filepath.Join(d, "old", "d1", "s.sock"), filepath.Join(d, "old", "t.sock"), filepath.Join(d, "hid", "h", "u.sock"), "/nonexistent-jail-test/v.sock", filepath.Join(d, "hidlink", "gone", "w.sock")}
-	old := boundSockets
-	t.Cleanup(func() { boundSockets = old })
-	boundSockets = func() ([]string, *hostsock.Files, error) {
-		_, files, err := hostsock.BoundFiles()
-		if files == nil {
-			t.Fatalf("sock_diag gave no files: %v", err)
-		}
-		return listed, files, err
-	}
+	stubBoundFiles(t, listed)
 	mounts := []ns.Mount{{Kind: ns.KindBind, Path: ws, Dir: true}, {Kind: ns.KindTmpfs, Path: filepath.Join(d, "hid"), Dir: true}}
 	masks, _, note, once, err := hostSocketMasksOwned(mounts, nil, []string{ws})
 	var got []string
@@ -889,15 +881,7 @@ func TestHostSocketFoundNamesViews(t *testing.T) {
 	bindSocketFile(t, farAlias, false)
 	bindSocketFile(t, linkAlias, false)
 	listed := []string{filepath.Join(d, "old", "t.sock"), filepath.Join(ws, "tool.sock")}
-	old := boundSockets
-	t.Cleanup(func() { boundSockets = old })
-	boundSockets = func() ([]string, *hostsock.Files, error) {
-		_, files, err := hostsock.BoundFiles()
-		if files == nil {
-			t.Fatalf("sock_diag gave no files: %v", err)
-		}
-		return listed, files, err
-	}
+	stubBoundFiles(t, listed)
 	host := []fsrules.Mount{
 		{Point: "/", FSType: "ext4", Dev: "8:1", Root: "/"},
 		{Point: filepath.Join(d, "xa"), FSType: "ext4", Dev: "8:1", Root: filepath.Join(d, "x")},
@@ -913,5 +897,20 @@ func TestHostSocketFoundNamesViews(t *testing.T) {
 		if err != nil || !slices.Contains(got, p) {
 			t.Errorf("ATTACK WORKED: %s not masked (masks %q, err %v)", p, got, err)
 		}
+	}
+}
+
+// stubBoundFiles makes boundSockets list only the names listed, with the
+// kernel's own file identities (sock_diag; a test fails without them).
+func stubBoundFiles(t *testing.T, listed []string) {
+	t.Helper()
+	old := boundSockets
+	t.Cleanup(func() { boundSockets = old })
+	boundSockets = func() ([]string, *hostsock.Files, error) {
+		_, files, err := hostsock.BoundFiles()
+		if files == nil {
+			t.Fatalf("sock_diag gave no files: %v", err)
+		}
+		return listed, files, err
 	}
 }

@@ -262,7 +262,7 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 		far = append(far, f)
 	}
 	sort.Slice(far, func(i, j int) bool { return far[i].name < far[j].name })
-	lm, err := linkedMasks(linked, moved, files, &own, roots, mounts, seen, far)
+	lm, err := linkedMasks(linked, moved, files, &own, roots, mounts, hostMounts, seen, far)
 	if err != nil {
 		return nil, nil, "", "", err
 	}
@@ -333,7 +333,7 @@ var maxLinkedMasks = 1024
 // list came from /proc/net/unix, which has no file inode) every socket
 // file of own's in roots is masked: which one is the listed socket is
 // not said by its name, and a stale one needs no more than a mask.
-func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, files *hostsock.Files, own *owners, roots []string, mounts []ns.Mount, seen map[string]bool, far []*farSocket) (out []ns.Mount, err error) {
+func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, files *hostsock.Files, own *owners, roots []string, mounts []ns.Mount, hostMounts []fsrules.Mount, seen map[string]bool, far []*farSocket) (out []ns.Mount, err error) {
 	if len(linked) == 0 && !moved {
 		return nil, nil
 	}
@@ -377,6 +377,9 @@ func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, files *hostsock
 				ls.found++
 			}
 			if named(p, mounts) || !socketVisible(p, mounts) {
+				// Why: hidden here (the workspace's .ssh/), it may
+				// still show where the host mounts the tree again.
+				out = append(out, viewMasks(p, hostMounts, mounts, seen)...)
 				return
 			}
 			what := ""
@@ -390,12 +393,36 @@ func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, files *hostsock
 			// Why: a hard link is the socket itself by another name:
 			// connect(2) there reaches the process listening on it.
 			out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
+			out = append(out, viewMasks(p, hostMounts, mounts, seen)...)
 		})
 	}
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// viewMasks masks the other places the host's mount table (hostMounts,
+// fsrules.Views) shows the socket found at p by a walk, where the sandbox
+// sees a socket there and the user did not name it.
+//
+// Why: as for a listed socket, a second mount of its directory (or a
+// parent) reaches the same inode by another path, and the walks never
+// enter a mount point (a socket's name is on its own file system), so
+// the name found at p alone left it reachable there (sockets19).
+func viewMasks(p string, hostMounts []fsrules.Mount, mounts []ns.Mount, seen map[string]bool) (out []ns.Mount) {
+	for _, v := range fsrules.Views(hostMounts, p) {
+		if seen[v.Path] || named(v.Path, mounts) || !socketVisible(v.Path, mounts) {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Lstat(v.Path, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
+			continue // nothing to reach there
+		}
+		seen[v.Path] = true
+		out = append(out, ns.Mount{Kind: ns.KindMask, Path: v.Path, FD: -1, Why: whyHostSocket})
+	}
+	return out
 }
 
 // unwalkedDirs are the directories the socket walks leave out: those

@@ -104,10 +104,14 @@ func farMasks(far []*farSocket, files *hostsock.Files, own *owners, roots []stri
 				f.nlink = uint64(st.Nlink)
 			}
 		}
-		if st == nil || seen[p] || named(p, mounts) || !socketVisible(p, mounts) {
+		if st == nil || seen[p] {
 			return
 		}
 		seen[p] = true
+		out = append(out, viewMasks(p, hostMounts, mounts, seen)...)
+		if named(p, mounts) || !socketVisible(p, mounts) {
+			return
+		}
 		out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
 	}
 	for _, f := range far {

@@ -823,15 +823,7 @@ func TestHostSocketMovedFarMasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	listed := []string{filepath.Join(d, "old", "d1", "s.sock"), filepath.Join(d, "old", "t.sock"), filepath.Join(d, "hid", "h", "u.sock"), "/nonexistent-jail-test/v.sock", filepath.Join(d, "hidlink", "gone", "w.sock")}
-	old := boundSockets
-	t.Cleanup(func() { boundSockets = old })
-	boundSockets = func() ([]string, *hostsock.Files, error) {
-		_, files, err := hostsock.BoundFiles()
-		if files == nil {
-			t.Fatalf("sock_diag gave no files: %v", err)
-		}
-		return listed, files, err
-	}
+	stubBoundFiles(t, listed)
 	mounts := []ns.Mount{{Kind: ns.KindBind, Path: ws, Dir: true}, {Kind: ns.KindTmpfs, Path: filepath.Join(d, "hid"), Dir: true}}
 	masks, _, note, once, err := hostSocketMasksOwned(mounts, nil, []string{ws})
 	var got []string
@@ -851,5 +843,74 @@ func TestHostSocketMovedFarMasks(t *testing.T) {
 	masks, _, note, once, err = hostSocketMasksOwned(mounts, nil, []string{ws})
 	if err != nil || len(masks) != 0 || note != "" || !strings.Contains(once, "a live socket bound at "+listed[0]+", "+listed[1]+" is not at that name") {
 		t.Errorf("past the bound: masks %v, err %v, note %q, once %q", masks, err, note, once)
+	}
+}
+
+// TestHostSocketFoundNamesViews (sockets19): a socket's name found by a
+// walk (renamed outside the roots: farMasks; another name in the roots:
+// linkedMasks) is masked at every place the host's mount table shows it
+// too, as a listed name is: a host bind of its directory elsewhere
+// reaches the same inode by another path, and the walks never enter a
+// mount point. Seen failing on main: only the found paths masked, the
+// aliases left.
+func TestHostSocketFoundNamesViews(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(d, "ws")
+	bindSocketFile(t, filepath.Join(d, "old", "t.sock"), true)
+	if err := os.MkdirAll(filepath.Join(d, "x", "y"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(d, "old", "t.sock"), filepath.Join(d, "x", "y", "t.sock")); err != nil {
+		t.Fatal(err)
+	}
+	bindSocketFile(t, filepath.Join(ws, "tool.sock"), true)
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(ws, "tool.sock"), filepath.Join(ws, "sub", "l.sock")); err != nil {
+		t.Fatal(err)
+	}
+	// The test cannot mount: the aliases are sockets at the places the
+	// fake mount table says show the same files (d/x bound at d/xa, the
+	// workspace at d/wa).
+	farAlias := filepath.Join(d, "xa", "y", "t.sock")
+	linkAlias := filepath.Join(d, "wa", "sub", "l.sock")
+	bindSocketFile(t, farAlias, false)
+	bindSocketFile(t, linkAlias, false)
+	listed := []string{filepath.Join(d, "old", "t.sock"), filepath.Join(ws, "tool.sock")}
+	stubBoundFiles(t, listed)
+	host := []fsrules.Mount{
+		{Point: "/", FSType: "ext4", Dev: "8:1", Root: "/"},
+		{Point: filepath.Join(d, "xa"), FSType: "ext4", Dev: "8:1", Root: filepath.Join(d, "x")},
+		{Point: filepath.Join(d, "wa"), FSType: "ext4", Dev: "8:1", Root: ws},
+	}
+	mounts := []ns.Mount{{Kind: ns.KindBind, Path: ws, Dir: true}}
+	masks, _, _, _, err := hostSocketMasksOwned(mounts, host, []string{ws})
+	var got []string
+	for _, m := range masks {
+		got = append(got, m.Path)
+	}
+	for _, p := range []string{filepath.Join(d, "x", "y", "t.sock"), farAlias, filepath.Join(ws, "sub", "l.sock"), linkAlias} {
+		if err != nil || !slices.Contains(got, p) {
+			t.Errorf("ATTACK WORKED: %s not masked (masks %q, err %v)", p, got, err)
+		}
+	}
+}
+
+// stubBoundFiles makes boundSockets list only the names listed, with the
+// kernel's own file identities (sock_diag; a test fails without them).
+func stubBoundFiles(t *testing.T, listed []string) {
+	t.Helper()
+	old := boundSockets
+	t.Cleanup(func() { boundSockets = old })
+	boundSockets = func() ([]string, *hostsock.Files, error) {
+		_, files, err := hostsock.BoundFiles()
+		if files == nil {
+			t.Fatalf("sock_diag gave no files: %v", err)
+		}
+		return listed, files, err
 	}
 }

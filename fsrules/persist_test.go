@@ -107,7 +107,7 @@ func TestBuiltinNames(t *testing.T) {
 		{".config/hypr/", no, RO}, {".deno/bin/", no, RO}, {".bun/bin/", no, RO}, {".local/share/nvim/", no, RO},
 		{".cargo/config", no, RO}, {".yarnrc", no, RO}, {".gradle/init.d/", no, RO}, {".gradle/init.gradle", no, RO},
 		{".gradle/gradle.properties", no, H}, {".m2/settings.xml", no, H}, {".lessfilter", no, RO},
-		{".claude/CLAUDE.md", no, RO}, {".claude/rules/", no, RO}, {".codex/AGENTS.md", no, RO}, {".codex/AGENTS.override.md", no, RO},
+		{".claude/daemon.json", no, RO}, {".claude/daemon.lock", no, RO}, {".claude/CLAUDE.md", no, RO}, {".claude/rules/", no, RO}, {".codex/AGENTS.md", no, RO}, {".codex/AGENTS.override.md", no, RO},
 		{".gemini/GEMINI.md", no, no}, // Gemini CLI saves the user's memories there (README)
 		{".Config/Systemd/", no, RO}, {".LOCAL/BIN/", no, RO},
 		{".config/other/", no, no}, {".local/share/other/", no, no}, {"src/", no, no}, {".gradle/caches/", no, no},

@@ -311,6 +311,16 @@ var Builtins = []Builtin{
 	// memory (the CLI catches the failed write).
 	{".claude/history.jsonl", ReadOnly, false, "Claude Code's prompt history: up-arrow and Enter run an entry as the user's prompt (\"!\" ones in the user's shell)"},
 	{".claude/paste-cache/", ReadOnly, false, "the long pastes Claude Code's prompt history expands when an entry is run again"},
+	// Claude Code's (2.1.197) background daemon reads its config and lock
+	// from ~/.claude: daemon.json's scheduled.tasks are prompts it runs on
+	// their cron (permissionMode up to bypassPermissions, in any directory;
+	// the file is watched and reloaded) and remoteControl entries sessions
+	// it opens for Remote Control; a host claude SIGTERMs then SIGKILLs the
+	// pid daemon.lock names when the lock's version is older than its own
+	// (checked only for "daemon" among the pid's arguments), and a sandbox
+	// daemon's lock names a pid of the sandbox's pid namespace (session 19).
+	{"~/.claude/daemon.json", ReadOnly, false, "Claude Code's daemon config: prompts it runs on a schedule, Remote Control sessions"},
+	{"~/.claude/daemon.lock", ReadOnly, false, "Claude Code's daemon lock: the pid a host claude signals"},
 	// Codex (0.171) keeps every prompt submitted in its TUI, from all
 	// projects, in history.jsonl and offers them again in later sessions on
 	// up-arrow (its composer's persistent history); Enter submits the

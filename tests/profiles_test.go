@@ -83,6 +83,20 @@ func (h *profHome) homeLacks(t *testing.T, paths ...string) {
 	}
 }
 
+// linkClaude makes ~/.claude a symlink to the workspace's claude/ (a
+// dotfiles repository's, the run in it) and returns that directory.
+func (h *profHome) linkClaude(t *testing.T) string {
+	t.Helper()
+	dots := filepath.Join(h.ws, "claude")
+	if err := os.MkdirAll(dots, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dots, h.path("~/.claude")); err != nil {
+		t.Fatal(err)
+	}
+	return dots
+}
+
 // jailCache is where jail keeps a profile's cache for a path under HOME.
 func (h *profHome) jailCache(profile, tilde string) string {
 	return filepath.Join(h.home, ".cache", "jail", "cache", profile, "home", strings.TrimPrefix(tilde, "~/"))

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jail-sandbox/jail"
+	"github.com/jail-sandbox/jail/internal/proctest"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -34,7 +33,7 @@ func TestCmdSignalKillWhole(t *testing.T) {
 			secs := fmt.Sprintf("%d.%d", 900+os.Getpid()%100, time.Now().UnixNano()%1000000)
 			left := []string{"sleep", secs}
 			defer func() {
-				for _, pid := range cmdlinePids(left...) {
+				for _, pid := range proctest.Pids(left...) {
 					syscall.Kill(pid, syscall.SIGKILL)
 				}
 			}()
@@ -43,7 +42,7 @@ func TestCmdSignalKillWhole(t *testing.T) {
 				t.Fatalf("Start command: %v", err)
 			}
 			deadline := time.Now().Add(20 * time.Second)
-			for len(cmdlinePids(left...)) == 0 || len(cmdlinePids("sleep", secs+"1")) == 0 {
+			for len(proctest.Pids(left...)) == 0 || len(proctest.Pids("sleep", secs+"1")) == 0 {
 				if time.Now().After(deadline) {
 					t.Fatal("the command's setsid'd sleep never ran")
 				}
@@ -54,35 +53,12 @@ func TestCmdSignalKillWhole(t *testing.T) {
 			}
 			_ = cmd.Wait()
 			deadline = time.Now().Add(5 * time.Second)
-			for len(cmdlinePids(left...)) > 0 {
+			for len(proctest.Pids(left...)) > 0 {
 				if time.Now().After(deadline) {
-					t.Fatalf("the command's setsid'd child outlived its SIGKILL (pids %v)", cmdlinePids(left...))
+					t.Fatalf("the command's setsid'd child outlived its SIGKILL (pids %v)", proctest.Pids(left...))
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
 		})
 	}
-}
-
-// cmdlinePids lists the live host pids whose command line is argv.
-func cmdlinePids(argv ...string) []int {
-	want := strings.Join(argv, "\x00") + "\x00"
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err != nil || string(b) != want {
-			continue
-		}
-		if s, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
-			if i := strings.LastIndexByte(string(s), ')'); i > 0 && len(s) > i+2 && s[i+2] == 'Z' {
-				continue
-			}
-		}
-		out = append(out, pid)
-	}
-	return out
 }

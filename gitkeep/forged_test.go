@@ -148,13 +148,9 @@ func TestForgedLoosePastBudget(t *testing.T) {
 	if err != nil || res.Copied+res.Linked != 1 {
 		t.Fatalf("Keep: %+v %v", res, err)
 	}
-	kept := map[string]bool{}
-	for _, p := range objects(st) {
-		kept[filepath.Base(filepath.Dir(p))+filepath.Base(p)] = true
-	}
 	var unkept []string
 	for _, p := range objects(g) {
-		if !kept[filepath.Base(filepath.Dir(p))+filepath.Base(p)] {
+		if _, err := os.Lstat(storePath(st, p)); err != nil {
 			unkept = append(unkept, p)
 		}
 	}

@@ -30,7 +30,31 @@ done
 sleep 0.3
 exit 0
 `
-	const hostStyle = "---\nname: mine\n---\nAnswer tersely.\n"
+	claudeDir{
+		sub: "output-styles", what: "output style", agent: "new.md",
+		host: "mine.md", content: "---\nname: mine\n---\nAnswer tersely.\n",
+	}.test(t, plant, nil)
+}
+
+// claudeDir is a directory of ~/.claude and of a project's .claude/ whose
+// files the host's claude reads or runs: a run must leave both as they
+// were.
+type claudeDir struct {
+	sub   string // the directory, under .claude/
+	what  string // what its files are, for the messages
+	agent string // a file the agent's script adds in both
+	// host is a file of the host's (content) in both, which the agent's
+	// script rewrites.
+	host, content string
+}
+
+// test runs plant (which writes into ~/.claude/SUB and ./.claude/SUB) with
+// -w ~/.claude twice: with the host's file in both directories
+// ("present"), and with neither directory ("absent"). After each run the
+// agent's file must be in neither, the host's file unchanged or not made;
+// more (when not nil) checks the rest.
+func (c claudeDir) test(t *testing.T, plant string, more func(t *testing.T, home, ws string, r result)) {
+	t.Helper()
 	for _, had := range []bool{true, false} {
 		name := "absent"
 		if had {
@@ -38,7 +62,7 @@ exit 0
 		}
 		t.Run(name, func(t *testing.T) {
 			home, state, ws := workspace(t), workspace(t), workspace(t)
-			dirs := []string{filepath.Join(home, ".claude", "output-styles"), filepath.Join(ws, ".claude", "output-styles")}
+			dirs := []string{filepath.Join(home, ".claude", c.sub), filepath.Join(ws, ".claude", c.sub)}
 			for _, d := range dirs {
 				if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
 					t.Fatal(err)
@@ -47,7 +71,7 @@ exit 0
 					if err := os.Mkdir(d, 0o755); err != nil {
 						t.Fatal(err)
 					}
-					if err := os.WriteFile(filepath.Join(d, "mine.md"), []byte(hostStyle), 0o644); err != nil {
+					if err := os.WriteFile(filepath.Join(d, c.host), []byte(c.content), 0o644); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -55,16 +79,19 @@ exit 0
 			o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}}
 			r := sh(t, o, "HOME="+home+"\n"+plant, "-w", filepath.Join(home, ".claude"))
 			mustCode(t, r, 0)
+			if more != nil {
+				more(t, home, ws, r)
+			}
 			for _, d := range dirs {
-				if _, err := os.Lstat(filepath.Join(d, "new.md")); err == nil {
-					t.Errorf("the agent's output style is in %s after the run\nstderr:\n%s", d, r.stderr)
+				if _, err := os.Lstat(filepath.Join(d, c.agent)); err == nil {
+					t.Errorf("the agent's %s is in %s after the run\nstderr:\n%s", c.what, d, r.stderr)
 				}
-				b, err := os.ReadFile(filepath.Join(d, "mine.md"))
+				b, err := os.ReadFile(filepath.Join(d, c.host))
 				switch {
-				case had && string(b) != hostStyle:
-					t.Errorf("the host's output style in %s after the run: %q, %v\nstderr:\n%s", d, b, err, r.stderr)
+				case had && string(b) != c.content:
+					t.Errorf("the host's %s in %s after the run: %q, %v\nstderr:\n%s", c.what, d, b, err, r.stderr)
 				case !had && err == nil:
-					t.Errorf("the agent's mine.md is in %s after the run\nstderr:\n%s", d, r.stderr)
+					t.Errorf("the agent's %s is in %s after the run\nstderr:\n%s", c.host, d, r.stderr)
 				}
 			}
 		})

@@ -20,8 +20,6 @@ package tests
 // (jail-owned caches, kept across runs as its transcripts are).
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -34,14 +32,7 @@ func TestProfileClaudePlansTasksTeamsSeparate(t *testing.T) {
 		"~/.claude/teams/t1/inboxes/team-lead.json": "[]\n",
 		"~/.claude/teams/t1/config.json":            `{"name":"t1","members":[]}` + "\n",
 	}
-	for p, c := range host {
-		if err := os.MkdirAll(filepath.Dir(h.path(p)), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(h.path(p), []byte(c), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h.writeHome(t, host)
 	script := `set -e
 c="$HOME/.claude"
 mkdir -p "$c/plans" "$c/tasks/s1" "$c/tasks/s2" "$c/teams/t1/inboxes" "$c/teams/t2"
@@ -58,16 +49,8 @@ echo wrote-state
 	if !strings.Contains(r.stdout, "wrote-state") {
 		t.Fatalf("inside, plans, tasks and teams are not writable: the agent's own session would fail\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
-	for p, c := range host {
-		if b, _ := os.ReadFile(h.path(p)); string(b) != c {
-			t.Errorf("the host's %s was rewritten from inside (the host's claude reads it back into a session): %q", p, b)
-		}
-	}
-	for _, p := range []string{"~/.claude/plans/own-plan.md", "~/.claude/tasks/s2", "~/.claude/teams/t2"} {
-		if _, err := os.Lstat(h.path(p)); err == nil {
-			t.Errorf("%s, written inside, is in the host's ~/.claude", p)
-		}
-	}
+	h.homeKept(t, host, "the host's claude reads it back into a session")
+	h.homeLacks(t, "~/.claude/plans/own-plan.md", "~/.claude/tasks/s2", "~/.claude/teams/t2")
 	// Kept across runs, as the transcripts naming them are.
 	r = sh(t, runOpts{dir: h.ws, env: h.env}, `cat "$HOME/.claude/plans/own-plan.md" "$HOME/.claude/tasks/s2/1.json" "$HOME/.claude/teams/t2/config.json"`, "--profile", "claude")
 	mustCode(t, r, 0)

@@ -20,8 +20,6 @@ package tests
 // sandbox its own sessions/, jobs/ and daemon/ (jail-owned caches).
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -34,14 +32,7 @@ func TestProfileClaudeLiveSessionStateSeparate(t *testing.T) {
 		"~/.claude/daemon/roster.json":   `{"proto":1,"supervisorPid":4243,"updatedAt":1,"workers":{}}` + "\n",
 		"~/.claude/daemon/control.key":   "host-key\n",
 	}
-	for p, c := range host {
-		if err := os.MkdirAll(filepath.Dir(h.path(p)), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(h.path(p), []byte(c), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h.writeHome(t, host)
 	// The agent rewrites the host's entries (a bg job's entry pointing at
 	// another pid, no procStart, a socket of its own; a job respawned with
 	// its flags and environment; the daemon's roster) and adds
@@ -62,16 +53,8 @@ echo wrote-live-state
 	if !strings.Contains(r.stdout, "wrote-live-state") {
 		t.Fatalf("inside, the live-session state is not writable: the agent's own session would fail\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
-	for p, c := range host {
-		if b, _ := os.ReadFile(h.path(p)); string(b) != c {
-			t.Errorf("the host's %s was rewritten from inside (the host's claude signals the pids, connects to the sockets, respawns the jobs it records): %q", p, b)
-		}
-	}
-	for _, p := range []string{"~/.claude/sessions/1.json", "~/.claude/jobs/job2"} {
-		if _, err := os.Lstat(h.path(p)); err == nil {
-			t.Errorf("%s, written inside, is in the host's ~/.claude (the host's claude acts on it)", p)
-		}
-	}
+	h.homeKept(t, host, "the host's claude signals the pids, connects to the sockets, respawns the jobs it records")
+	h.homeLacks(t, "~/.claude/sessions/1.json", "~/.claude/jobs/job2")
 	// Kept across runs: the sandbox's own background jobs and sessions
 	// are still there in the next run.
 	r = sh(t, runOpts{dir: h.ws, env: h.env}, `cat "$HOME/.claude/jobs/job2/state.json" "$HOME/.claude/sessions/1.json"`, "--profile", "claude")

@@ -168,7 +168,7 @@ func TestProfileClaudeHostRewindAfterRun(t *testing.T) {
 // The caches now cover the host's directories where the link leads.
 func TestProfileClaudeStateThroughLinkedDir(t *testing.T) {
 	h := newProfHome(t)
-	dots := filepath.Join(h.ws, "claude")
+	dots := h.linkClaude(t)
 	proj := filepath.Join(dots, "projects", "-host-proj")
 	hist := filepath.Join(dots, "file-history", claudeSess)
 	for _, d := range []string{proj, hist} {
@@ -183,9 +183,6 @@ func TestProfileClaudeStateThroughLinkedDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(backup, []byte("host backup\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(dots, h.path("~/.claude")); err != nil {
 		t.Fatal(err)
 	}
 	// Through the workspace's name and through ~/.claude: either reaching
@@ -228,13 +225,7 @@ true`, "--profile", "claude")
 // holding ".claude". Seen failing on main (e12b02b) as root and jailtest.
 func TestProfileClaudeLinkedDirNewCommands(t *testing.T) {
 	h := newProfHome(t)
-	dots := filepath.Join(h.ws, "claude")
-	if err := os.MkdirAll(dots, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(dots, h.path("~/.claude")); err != nil {
-		t.Fatal(err)
-	}
+	dots := h.linkClaude(t)
 	r := sh(t, runOpts{dir: h.ws, env: h.env}, `echo RAN
 # The supervisor may move a directory out as soon as it appears: each try
 # goes on regardless.
@@ -265,13 +256,7 @@ func TestProfileClaudeLinkedDirReplaced(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newProfHome(t)
-			dots := filepath.Join(h.ws, "claude")
-			if err := os.MkdirAll(dots, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(dots, h.path("~/.claude")); err != nil {
-				t.Fatal(err)
-			}
+			dots := h.linkClaude(t)
 			mustCode(t, sh(t, runOpts{dir: h.ws, env: h.env}, c.script), 0)
 			r := sh(t, runOpts{dir: h.ws, env: h.env}, `true`, "--profile", "claude")
 			mustCode(t, r, 125)

@@ -36,50 +36,16 @@ done
 sleep 0.3
 exit 0
 `
-	const hostWF = "export const meta = {name: \"old\", description: \"the user's\"}\n"
-	for _, had := range []bool{true, false} {
-		name := "absent"
-		if had {
-			name = "present"
+	claudeDir{
+		sub: "workflows", what: "workflow", agent: "fix.js",
+		host: "old.js", content: "export const meta = {name: \"old\", description: \"the user's\"}\n",
+	}.test(t, plant, func(t *testing.T, home, ws string, r result) {
+		for _, c := range []string{filepath.Join(home, ".claude"), filepath.Join(ws, ".claude")} {
+			for _, f := range []string{"launch.json", "scheduled_tasks.json", "loop.md", "routines/r.md"} {
+				if _, err := os.Lstat(filepath.Join(c, f)); err == nil {
+					t.Errorf("the agent's %s is in %s after the run\nstderr:\n%s", f, c, r.stderr)
+				}
+			}
 		}
-		t.Run(name, func(t *testing.T) {
-			home, state, ws := workspace(t), workspace(t), workspace(t)
-			dirs := []string{filepath.Join(home, ".claude", "workflows"), filepath.Join(ws, ".claude", "workflows")}
-			for _, d := range dirs {
-				if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if had {
-					if err := os.Mkdir(d, 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(filepath.Join(d, "old.js"), []byte(hostWF), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}}
-			r := sh(t, o, "HOME="+home+"\n"+plant, "-w", filepath.Join(home, ".claude"))
-			mustCode(t, r, 0)
-			for _, c := range []string{filepath.Join(home, ".claude"), filepath.Join(ws, ".claude")} {
-				for _, f := range []string{"launch.json", "scheduled_tasks.json", "loop.md", "routines/r.md"} {
-					if _, err := os.Lstat(filepath.Join(c, f)); err == nil {
-						t.Errorf("the agent's %s is in %s after the run\nstderr:\n%s", f, c, r.stderr)
-					}
-				}
-			}
-			for _, d := range dirs {
-				if _, err := os.Lstat(filepath.Join(d, "fix.js")); err == nil {
-					t.Errorf("the agent's workflow is in %s after the run\nstderr:\n%s", d, r.stderr)
-				}
-				b, err := os.ReadFile(filepath.Join(d, "old.js"))
-				switch {
-				case had && string(b) != hostWF:
-					t.Errorf("the host's workflow in %s after the run: %q, %v\nstderr:\n%s", d, b, err, r.stderr)
-				case !had && err == nil:
-					t.Errorf("the agent's old.js is in %s after the run\nstderr:\n%s", d, r.stderr)
-				}
-			}
-		})
-	}
+	})
 }

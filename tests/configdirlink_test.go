@@ -59,35 +59,24 @@ func TestConfigDirSymlinkReplaced(t *testing.T) {
 // normal run pins b; a degraded one (no mounts) refuses to start, naming
 // the flag.
 func TestConfigDirLinkDirLeft(t *testing.T) {
-	for _, mode := range []struct {
-		name  string
-		flags []string
-	}{{"normal", nil}, {"degraded", []string{"--x-degraded"}}} {
-		t.Run(mode.name, func(t *testing.T) {
-			h := newHome(t)
-			if err := os.RemoveAll(h.cfg); err != nil {
-				t.Fatal(err)
-			}
-			writeFile(t, filepath.Join(h.dir, "dotfiles", "jail", "config.toml"), "hostname = \"users\"\n")
-			mkdirs(t, filepath.Join(h.dir, ".config", "b"))
-			symlink(t, "b/../../dotfiles/jail", h.cfg)
-			o := runOpts{env: h.env, dir: filepath.Dir(h.cfg)}
-			r := sh(t, o, `mkdir -p evil/x/y evil/dotfiles/jail && printf 'hostname = "agents"\n' > evil/dotfiles/jail/config.toml
+	dirLeftModes(t, func(t *testing.T, flags []string) {
+		h := newHome(t)
+		if err := os.RemoveAll(h.cfg); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(h.dir, "dotfiles", "jail", "config.toml"), "hostname = \"users\"\n")
+		mkdirs(t, filepath.Join(h.dir, ".config", "b"))
+		symlink(t, "b/../../dotfiles/jail", h.cfg)
+		o := runOpts{env: h.env, dir: filepath.Dir(h.cfg)}
+		r := sh(t, o, `mkdir -p evil/x/y evil/dotfiles/jail && printf 'hostname = "agents"\n' > evil/dotfiles/jail/config.toml
 mv b b.old 2>/dev/null || rm -rf b 2>/dev/null
 ln -s evil/x/y b 2>/dev/null
-exit 0`, mode.flags...)
-			if r.code == 125 && mode.flags != nil {
-				if !strings.Contains(r.stderr, "--degraded") || !strings.Contains(r.stderr, filepath.Join(h.dir, ".config", "b")) {
-					t.Errorf("the refusal names neither the directory nor the flag:\n%s", r.stderr)
-				}
-			} else {
-				mustCode(t, r, 0)
-			}
-			if b, _ := os.ReadFile(filepath.Join(h.cfg, "config.toml")); !strings.Contains(string(b), "users") {
-				t.Errorf("after the run %s/config.toml is the agent's: %q\nstderr:\n%s", h.cfg, b, r.stderr)
-			}
-		})
-	}
+exit 0`, flags...)
+		pinnedOrRefused(t, r, flags, filepath.Join(h.dir, ".config", "b"))
+		if b, _ := os.ReadFile(filepath.Join(h.cfg, "config.toml")); !strings.Contains(string(b), "users") {
+			t.Errorf("after the run %s/config.toml is the agent's: %q\nstderr:\n%s", h.cfg, b, r.stderr)
+		}
+	})
 }
 
 // TestGitHooksPathLinkDirLeft (session 19): the user's global
@@ -96,38 +85,27 @@ exit 0`, mode.flags...)
 // held hooks/, not b: the agent swapped b for a link of its own
 // (b -> evil/x) and the host's next `git commit` ran evil/hooks/pre-commit.
 func TestGitHooksPathLinkDirLeft(t *testing.T) {
-	for _, mode := range []struct {
-		name  string
-		flags []string
-	}{{"normal", nil}, {"degraded", []string{"--x-degraded"}}} {
-		t.Run(mode.name, func(t *testing.T) {
-			home, ws := workspace(t), workspace(t)
-			mkdirs(t, filepath.Join(ws, "b"))
-			mkdirs(t, filepath.Join(ws, "hooks"))
-			symlink(t, "b/../hooks", filepath.Join(ws, "hl"))
-			env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
-			git := func(args ...string) string {
-				c := exec.Command("git", args...)
-				c.Dir, c.Env = ws, append(os.Environ(), env...)
-				out, _ := c.CombinedOutput()
-				return string(out)
-			}
-			git("init", "-q", ".")
-			git("config", "--global", "core.hooksPath", filepath.Join(ws, "hl"))
-			r := sh(t, runOpts{dir: ws, env: env}, `mkdir -p evil/x evil/hooks && printf '#!/bin/sh\necho PWNED\n' > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit
+	dirLeftModes(t, func(t *testing.T, flags []string) {
+		home, ws := workspace(t), workspace(t)
+		mkdirs(t, filepath.Join(ws, "b"))
+		mkdirs(t, filepath.Join(ws, "hooks"))
+		symlink(t, "b/../hooks", filepath.Join(ws, "hl"))
+		env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
+		git := func(args ...string) string {
+			c := exec.Command("git", args...)
+			c.Dir, c.Env = ws, append(os.Environ(), env...)
+			out, _ := c.CombinedOutput()
+			return string(out)
+		}
+		git("init", "-q", ".")
+		git("config", "--global", "core.hooksPath", filepath.Join(ws, "hl"))
+		r := sh(t, runOpts{dir: ws, env: env}, `mkdir -p evil/x evil/hooks && printf '#!/bin/sh\necho PWNED\n' > evil/hooks/pre-commit && chmod +x evil/hooks/pre-commit
 mv b b.old 2>/dev/null || rm -rf b 2>/dev/null
 ln -s evil/x b 2>/dev/null
-exit 0`, mode.flags...)
-			if r.code == 125 && mode.flags != nil {
-				if !strings.Contains(r.stderr, "--degraded") || !strings.Contains(r.stderr, filepath.Join(ws, "b")+" and leaves it") {
-					t.Errorf("the refusal names neither the directory nor the flag:\n%s", r.stderr)
-				}
-			} else {
-				mustCode(t, r, 0)
-			}
-			if out := git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty", "-m", "x"); strings.Contains(out, "PWNED") {
-				t.Errorf("the host's git commit ran the agent's hook through %s: %s\nstderr:\n%s", filepath.Join(ws, "hl"), out, r.stderr)
-			}
-		})
-	}
+exit 0`, flags...)
+		pinnedOrRefused(t, r, flags, filepath.Join(ws, "b")+" and leaves it")
+		if out := git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty", "-m", "x"); strings.Contains(out, "PWNED") {
+			t.Errorf("the host's git commit ran the agent's hook through %s: %s\nstderr:\n%s", filepath.Join(ws, "hl"), out, r.stderr)
+		}
+	})
 }

@@ -59,21 +59,7 @@ for what, f in (("nice", nice), ("policy", policy), ("ioprio", ioprio)):
 // inner supervisor and the outer agent. Now a run whose init is not pid 1
 // refuses scheduling changes to any process but the caller's own.
 func TestHostsDegradedSched(t *testing.T) {
-	jb := jail(t)
-	outer := workspace(t)
-	os.MkdirAll(filepath.Join(outer, "inner"), 0o755)
-	os.WriteFile(filepath.Join(outer, "inner", "probe.py"), []byte(degradedSchedProbe), 0o644)
-	script := `cd inner && "$1" --degraded -- /usr/bin/python3 probe.py; echo "inner-exit=$?"`
-	r := run(t, runOpts{dir: outer}, "-r", hostsJailDir(t), "--", "/bin/sh", "-c", script, "sh", jb)
-	mustCode(t, r, 0)
-	for _, w := range []string{"inner-exit=0", "keep self nice", "keep self policy", "keep self ioprio", "shut nice", "shut policy", "shut ioprio"} {
-		if !strings.Contains(r.stdout, w) {
-			t.Errorf("no %q:\nstdout:\n%s\nstderr:\n%s", w, r.stdout, r.stderr)
-		}
-	}
-	if strings.Contains(r.stdout, "OPEN ") || strings.Contains(r.stdout, "LOST ") {
-		t.Errorf("the degraded agent reached another process's scheduling or lost its own:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	}
+	degradedProbe(t, degradedSchedProbe, "scheduling", "keep self nice", "keep self policy", "keep self ioprio", "shut nice", "shut policy", "shut ioprio")
 }
 
 // degradedStopScript runs a degraded inner jail (jail in jail: no pid

@@ -4,54 +4,25 @@ package tests
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jail-sandbox/jail/internal/proctest"
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // This file: a jail exec command whose client was told it did not start
 // leaves nothing running, not even what it moved out of its process group.
 
-// pidsOf lists the host pids whose command line is argv joined by NULs.
-func pidsOf(argv ...string) []int {
-	want := strings.Join(argv, "\x00") + "\x00"
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && string(b) == want {
-			if s, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
-				if i := strings.LastIndexByte(string(s), ')'); i > 0 && len(s) > i+2 && s[i+2] == 'Z' {
-					continue
-				}
-			}
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // hasChild tells whether pid has a child: by the children's stat lines,
 // readable by anyone (init's own task/*/children is not: init is not
 // dumpable, so a test run as the user cannot read it).
 func hasChild(pid int) bool {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		if f := strings.Fields(string(b[i+1:])); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+	all, _ := procstat.All("")
+	for _, st := range all {
+		if st.PPid == pid {
 			return true
 		}
 	}
@@ -100,7 +71,7 @@ func lateKillWhole(t *testing.T, script func(secs string) string, needCgroup boo
 	secs := marker()
 	escaped := []string{"sleep", secs}
 	defer func() {
-		for _, p := range pidsOf(escaped...) {
+		for _, p := range proctest.Pids(escaped...) {
 			syscall.Kill(p, syscall.SIGKILL)
 		}
 	}()
@@ -123,9 +94,9 @@ func lateKillWhole(t *testing.T, script func(secs string) string, needCgroup boo
 	syscall.Kill(in.InitPid, syscall.SIGSTOP)
 	cont(in.Pid)
 	// The setsid'd sleep runs once the exec is allowed.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(pidsOf(escaped...)) == 0; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(proctest.Pids(escaped...)) == 0; time.Sleep(50 * time.Millisecond) {
 	}
-	if len(pidsOf(escaped...)) == 0 {
+	if len(proctest.Pids(escaped...)) == 0 {
 		cont(in.InitPid)
 		_, out := wait()
 		t.Fatalf("the command's exec did not run with init stopped (init forked nothing?)\n%s", out)
@@ -141,12 +112,12 @@ func lateKillWhole(t *testing.T, script func(secs string) string, needCgroup boo
 		t.Fatalf("jail exec with init stopped after the command's exec: exit %d, want 125\n%s\ntrail:\n%s", code, out, strings.Join(trail, "\n"))
 	}
 	time.Sleep(500 * time.Millisecond)
-	if left := pidsOf(escaped...); len(left) > 0 {
+	if left := proctest.Pids(escaped...); len(left) > 0 {
 		t.Errorf("jail exec said the command did not start, and its setsid'd process %v runs on (init stopped)\n%s", left, out)
 	}
 	cont(in.InitPid)
 	time.Sleep(time.Second)
-	if left := pidsOf(escaped...); len(left) > 0 {
+	if left := proctest.Pids(escaped...); len(left) > 0 {
 		t.Errorf("jail exec said the command did not start, and its setsid'd process %v runs on once init runs again\n%s", left, out)
 	}
 }

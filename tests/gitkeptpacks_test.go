@@ -157,10 +157,7 @@ func lyingPackPastBudget(t *testing.T) (h *gitHost, ws, root string, r result) {
 	ws = workspace(t)
 	root = threeCommits(t, h, ws)
 	name, pack, idx := bigLyingPack(t, h, ws)
-	plant := filepath.Join(ws, "plant")
-	os.Mkdir(plant, 0o755)
-	os.WriteFile(filepath.Join(plant, "q.pack"), pack, 0o644)
-	os.WriteFile(filepath.Join(plant, "q.idx"), idx, 0o644)
+	plantPack(t, ws, pack, idx)
 	script := `cd "$2" || exit 1
 git reflog expire --expire=now --all || exit 1
 P=.git/objects/pack/pack-$3
@@ -168,13 +165,7 @@ cp plant/q.pack $P.pack && cp plant/q.idx $P.idx || exit 1
 rm -rf plant
 git log --format=%s
 `
-	r = h.run(t, ws, script, nil, ws, name)
-	if r.code != 0 {
-		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	if got := strings.Fields(r.stdout); len(got) != 2 || got[0] != "c" || got[1] != "b" {
-		t.Fatalf("inside, git log shows %q, want the forged history [c b] (the attack did not take)", got)
-	}
+	r = h.runForging(t, ws, script, []string{"c", "b"}, ws, name)
 	if !strings.Contains(r.stderr, "pack-"+name) || !strings.Contains(r.stderr, "not checked") {
 		t.Fatalf("the end did not say the lying pack was not checked (read through? quarantined?):\n%s", r.stderr)
 	}
@@ -267,9 +258,7 @@ func TestGitHistoryForgedLooseGc(t *testing.T) {
 	w := zlib.NewWriter(&z)
 	w.Write([]byte("commit " + strconv.Itoa(len(body)) + "\x00" + body))
 	w.Close()
-	plant := filepath.Join(ws, "plant")
-	os.Mkdir(plant, 0o755)
-	os.WriteFile(filepath.Join(plant, "forged"), z.Bytes(), 0o644)
+	plantFiles(t, ws, map[string][]byte{"forged": z.Bytes()})
 	script := `cd "$2" || exit 1
 git reflog expire --expire=now --all || exit 1
 O=.git/objects/$3
@@ -277,13 +266,7 @@ rm -f $O && cp plant/forged $O || exit 1
 rm -rf plant
 git log --format=%s
 `
-	r := h.run(t, ws, script, nil, ws, d[:2]+"/"+d[2:])
-	if r.code != 0 {
-		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	if got := strings.Fields(r.stdout); len(got) != 2 || got[0] != "e" || got[1] != "forged" {
-		t.Fatalf("inside, git log shows %q, want the forged history [e forged] (the attack did not take)", got)
-	}
+	r := h.runForging(t, ws, script, []string{"e", "forged"}, ws, d[:2]+"/"+d[2:])
 	// The host's gc (on main it lost the root commit from the
 	// workspace: its pack is four weeks old); the store gives the
 	// history back, then and after the next run's start.

@@ -363,20 +363,28 @@ except OSError as e:
 // setting any other process's limits is refused in a run whose init is not
 // pid 1; queries and the agent's own limits stay open.
 func TestHostsDegradedLimits(t *testing.T) {
+	degradedProbe(t, degradedLimitsProbe, "limits", "keep query", "keep self", "shut prlimit")
+}
+
+// degradedProbe runs probe (python) as the agent of a degraded inner jail
+// (jail in jail: no pid namespace) and fails t unless it printed every
+// line of want, and no "OPEN " (another process's what reached) or
+// "LOST " (the agent's own refused).
+func degradedProbe(t *testing.T, probe, what string, want ...string) {
+	t.Helper()
 	jb := jail(t)
 	outer := workspace(t)
-	os.MkdirAll(filepath.Join(outer, "inner"), 0o755)
-	os.WriteFile(filepath.Join(outer, "inner", "probe.py"), []byte(degradedLimitsProbe), 0o644)
+	fsWrite(t, outer, "inner/probe.py", probe, 0o644)
 	script := `cd inner && "$1" --degraded -- /usr/bin/python3 probe.py; echo "inner-exit=$?"`
 	r := run(t, runOpts{dir: outer}, "-r", hostsJailDir(t), "--", "/bin/sh", "-c", script, "sh", jb)
 	mustCode(t, r, 0)
-	for _, w := range []string{"inner-exit=0", "keep query", "keep self", "shut prlimit"} {
+	for _, w := range append([]string{"inner-exit=0"}, want...) {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("no %q:\nstdout:\n%s\nstderr:\n%s", w, r.stdout, r.stderr)
 		}
 	}
 	if strings.Contains(r.stdout, "OPEN ") || strings.Contains(r.stdout, "LOST ") {
-		t.Errorf("the degraded agent reached another process's limits or lost its own:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		t.Errorf("the degraded agent reached another process's %s or lost its own:\n%s\nstderr:\n%s", what, r.stdout, r.stderr)
 	}
 }
 

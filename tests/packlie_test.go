@@ -138,6 +138,53 @@ func threeCommits(t *testing.T, h *gitHost, ws string) (root string) {
 	return strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "HEAD~2"))
 }
 
+// plantFiles writes files (name: bytes) into ws/plant, where an agent's
+// script copies its forgeries from (and removes them).
+func plantFiles(t *testing.T, ws string, files map[string][]byte) {
+	t.Helper()
+	plant := filepath.Join(ws, "plant")
+	if err := os.Mkdir(plant, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(plant, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// plantPack plants a pack and its idx as plant/q.pack and plant/q.idx.
+func plantPack(t *testing.T, ws string, pack, idx []byte) {
+	t.Helper()
+	plantFiles(t, ws, map[string][]byte{"q.pack": pack, "q.idx": idx})
+}
+
+// runForging runs an agent's script (h.run) that ends with git log
+// --format=%s and fails the test unless jail exits 0 and the log inside
+// is want: the forgery took, or the test proves nothing.
+func (h *gitHost) runForging(t *testing.T, ws, script string, want []string, args ...string) result {
+	t.Helper()
+	r := h.run(t, ws, script, nil, args...)
+	if r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := strings.Fields(r.stdout); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("inside, git log shows %q, want the forged history %q (the attack did not take)\nstderr:\n%s", got, want, r.stderr)
+	}
+	return r
+}
+
+// gcKeepsRoot runs the host's git gc in dir and fails the test if the
+// root commit is gone after it.
+func (h *gitHost) gcKeepsRoot(t *testing.T, dir, root string, r result) {
+	t.Helper()
+	gc, gcErr := h.git(dir, "gc", "-q")
+	if out, err := h.git(dir, "cat-file", "-e", root); err != nil {
+		fsck, _ := h.git(dir, "fsck")
+		t.Errorf("after the host's git gc (%v: %s), the root commit %s is gone: %v %s\nfsck:\n%s\njail's stderr:\n%s", gcErr, gc, root, err, out, fsck, r.stderr)
+	}
+}
+
 // TestGitHistoryLyingPack: the pack directory is writable inside (a
 // fetch, a gc make packs there). The agent adds a pack holding a true copy
 // of HEAD (git looks in the newest pack first) and a parentless commit its
@@ -152,10 +199,7 @@ func TestGitHistoryLyingPack(t *testing.T) {
 	ws := workspace(t)
 	root := threeCommits(t, h, ws)
 	name, pack, idx := lyingPack(t, h, ws)
-	plant := filepath.Join(ws, "plant")
-	os.Mkdir(plant, 0o755)
-	os.WriteFile(filepath.Join(plant, "q.pack"), pack, 0o644)
-	os.WriteFile(filepath.Join(plant, "q.idx"), idx, 0o644)
+	plantPack(t, ws, pack, idx)
 	script := `cd "$2" || exit 1
 git reflog expire --expire=now --all || exit 1
 P=.git/objects/pack/pack-$3
@@ -163,20 +207,10 @@ cp plant/q.pack $P.pack && cp plant/q.idx $P.idx || exit 1
 rm -rf plant
 git log --format=%s
 `
-	r := h.run(t, ws, script, nil, ws, name)
-	if r.code != 0 {
-		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	if got := strings.Fields(r.stdout); len(got) != 2 || got[0] != "c" || got[1] != "b" {
-		t.Fatalf("inside, git log shows %q, want the forged history [c b] (the attack did not take)", got)
-	}
+	r := h.runForging(t, ws, script, []string{"c", "b"}, ws, name)
 	t.Logf("jail stderr:\n%s", r.stderr)
 	lie := filepath.Join(ws, ".git", "objects", "pack", "pack-"+name+".idx")
-	gc, gcErr := h.git(ws, "gc", "-q")
-	if out, err := h.git(ws, "cat-file", "-e", root); err != nil {
-		fsck, _ := h.git(ws, "fsck")
-		t.Errorf("after the host's git gc (%v: %s), the root commit %s is gone: %v %s\nfsck:\n%s\njail's stderr:\n%s", gcErr, gc, root, err, out, fsck, r.stderr)
-	}
+	h.gcKeepsRoot(t, ws, root, r)
 	if out, err := h.git(ws, "fsck", "--no-dangling"); err != nil {
 		t.Errorf("git fsck after the host's gc: %v\n%s", err, out)
 	}
@@ -295,13 +329,15 @@ func TestGitHistoryLyingMultiPackIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plant := filepath.Join(ws, "plant")
-	os.Mkdir(plant, 0o755)
+	files := map[string][]byte{"midx": lieMidx(t, midx, forged, rev("HEAD~1"))}
 	for _, ext := range []string{".pack", ".idx"} {
-		b, _ := os.ReadFile(filepath.Join(cp, "objects", "pack", "pack-"+q+ext))
-		os.WriteFile(filepath.Join(plant, "q"+ext), b, 0o644)
+		b, err := os.ReadFile(filepath.Join(cp, "objects", "pack", "pack-"+q+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["q"+ext] = b
 	}
-	os.WriteFile(filepath.Join(plant, "midx"), lieMidx(t, midx, forged, rev("HEAD~1")), 0o644)
+	plantFiles(t, ws, files)
 	script := `cd "$2" || exit 1
 git reflog expire --expire=now --all || exit 1
 P=.git/objects/pack
@@ -309,18 +345,8 @@ cp plant/q.pack $P/pack-$3.pack && cp plant/q.idx $P/pack-$3.idx && cp plant/mid
 rm -rf plant
 git log --format=%s
 `
-	r := h.run(t, ws, script, nil, ws, q)
-	if r.code != 0 {
-		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	if got := strings.Fields(r.stdout); len(got) != 2 || got[0] != "c" || got[1] != "b" {
-		t.Fatalf("inside, git log shows %q, want the forged history [c b] (the attack did not take)", got)
-	}
-	gc, gcErr := h.git(ws, "gc", "-q")
-	if out, err := h.git(ws, "cat-file", "-e", root); err != nil {
-		fsck, _ := h.git(ws, "fsck")
-		t.Errorf("after the host's git gc (%v: %s), the root commit %s is gone: %v %s\nfsck:\n%s\njail's stderr:\n%s", gcErr, gc, root, err, out, fsck, r.stderr)
-	}
+	r := h.runForging(t, ws, script, []string{"c", "b"}, ws, q)
+	h.gcKeepsRoot(t, ws, root, r)
 	m := filepath.Join(ws, ".git", "objects", "pack", "multi-pack-index")
 	if !hasPath(h.quarantined(t), m) || !strings.Contains(r.stderr, m) {
 		t.Errorf("%s is not in the quarantine manifest or not named\nstderr:\n%s", m, r.stderr)
@@ -347,10 +373,7 @@ func TestGitHistoryLyingPackPastKept(t *testing.T) {
 	}
 	root := threeCommits(t, h, vic)
 	name, pack, idx := lyingPack(t, h, vic)
-	plant := filepath.Join(ws, "plant")
-	os.Mkdir(plant, 0o755)
-	os.WriteFile(filepath.Join(plant, "q.pack"), pack, 0o644)
-	os.WriteFile(filepath.Join(plant, "q.idx"), idx, 0o644)
+	plantPack(t, ws, pack, idx)
 	script := `cd "$2/z" || exit 1
 git reflog expire --expire=now --all || exit 1
 P=.git/objects/pack/pack-$3
@@ -358,18 +381,9 @@ cp ../plant/q.pack $P.pack && cp ../plant/q.idx $P.idx || exit 1
 rm -rf ../plant
 git log --format=%s
 `
-	r := h.run(t, ws, script, nil, ws, name)
-	if r.code != 0 {
-		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	if got := strings.Fields(r.stdout); len(got) != 2 || got[0] != "c" || got[1] != "b" {
-		t.Fatalf("inside, git log shows %q, want the forged history [c b] (the attack did not take)", got)
-	}
+	r := h.runForging(t, ws, script, []string{"c", "b"}, ws, name)
 	lie := filepath.Join(vic, ".git", "objects", "pack", "pack-"+name+".idx")
-	gc, gcErr := h.git(vic, "gc", "-q")
-	if out, err := h.git(vic, "cat-file", "-e", root); err != nil {
-		t.Errorf("after the host's git gc (%v: %s), the root commit %s is gone: %v %s\njail's stderr:\n%s", gcErr, gc, root, err, out, r.stderr)
-	}
+	h.gcKeepsRoot(t, vic, root, r)
 	if !hasPath(h.quarantined(t), lie) {
 		t.Errorf("the lying pack's %s is not in the quarantine manifest\nstderr:\n%s", lie, r.stderr)
 	}

@@ -112,9 +112,7 @@ func TestGitHistoryLyingBitmap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plant := filepath.Join(ws, "plant")
-	os.Mkdir(plant, 0o755)
-	os.WriteFile(filepath.Join(plant, "b"), lieBitmap(t, b), 0o644)
+	plantFiles(t, ws, map[string][]byte{"b": lieBitmap(t, b)})
 	script := `cd "$2" || exit 1
 B=$3.bitmap
 rm -f $B && cp plant/b $B || exit 1
@@ -154,9 +152,7 @@ func TestGitHistoryLyingRev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plant := filepath.Join(ws, "plant")
-	os.Mkdir(plant, 0o755)
-	os.WriteFile(filepath.Join(plant, "r"), lieRev(t, ib), 0o644)
+	plantFiles(t, ws, map[string][]byte{"r": lieRev(t, ib)})
 	script := `cd "$2" || exit 1
 cp plant/r $3.rev || exit 1
 rm -rf plant

@@ -47,6 +47,56 @@ func (h *profHome) path(tilde string) string {
 	return filepath.Join(h.home, strings.TrimPrefix(tilde, "~/"))
 }
 
+// writeHome writes the host's files under HOME (~/...: content) as a
+// user's private state: 0600 in 0700 directories.
+func (h *profHome) writeHome(t *testing.T, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(h.path(p)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(h.path(p), []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// homeKept fails t for each of the host's files (~/...: content) a run
+// changed; why says what the host's tool does with them.
+func (h *profHome) homeKept(t *testing.T, files map[string]string, why string) {
+	t.Helper()
+	for p, c := range files {
+		if b, _ := os.ReadFile(h.path(p)); string(b) != c {
+			t.Errorf("the host's %s was rewritten from inside (%s): %q", p, why, b)
+		}
+	}
+}
+
+// homeLacks fails t for each of paths (~/...), written inside, that is in
+// the host's HOME after a run.
+func (h *profHome) homeLacks(t *testing.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if _, err := os.Lstat(h.path(p)); err == nil {
+			t.Errorf("%s, written inside, is in the host's HOME", p)
+		}
+	}
+}
+
+// linkClaude makes ~/.claude a symlink to the workspace's claude/ (a
+// dotfiles repository's, the run in it) and returns that directory.
+func (h *profHome) linkClaude(t *testing.T) string {
+	t.Helper()
+	dots := filepath.Join(h.ws, "claude")
+	if err := os.MkdirAll(dots, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dots, h.path("~/.claude")); err != nil {
+		t.Fatal(err)
+	}
+	return dots
+}
+
 // jailCache is where jail keeps a profile's cache for a path under HOME.
 func (h *profHome) jailCache(profile, tilde string) string {
 	return filepath.Join(h.home, ".cache", "jail", "cache", profile, "home", strings.TrimPrefix(tilde, "~/"))

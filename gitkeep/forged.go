@@ -161,3 +161,20 @@ func forEachLoose(objs string, dir func(os.FileInfo) bool, f func(d, n string)) 
 	}
 	return nil
 }
+
+// HasCopy reports whether store holds its own loose copy (or link) of the
+// object whose workspace file is p (gitDir/objects/xx/rest): the true
+// bytes the start kept, which `git fetch STORE` gives back. An object past
+// the start's budget, or new in the run, has none: the end must not say
+// one is kept (review19a).
+func HasCopy(store, p string) bool {
+	if store == "" {
+		return false
+	}
+	d, n := filepath.Base(filepath.Dir(p)), filepath.Base(p)
+	if len(d) != 2 || !isID(d+n) {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(store, "objects", d, n))
+	return err == nil && fi.Mode().IsRegular()
+}

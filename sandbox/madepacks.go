@@ -117,11 +117,14 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		// leaves the tree; a kept copy is the fetch's. Every repository,
 		// a store or not (k.store "": none read).
 		forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline, k.start)
-		copyAt := ""
-		if k.store != "" {
-			copyAt = fmt.Sprintf(" (a true copy the start had is kept: git fetch %s '+refs/*:refs/jail-kept/*')", k.store)
-		}
 		for _, p := range forged {
+			// Why per object: one past the start's budget, or new in the
+			// run, has no copy in the store; saying one is kept sent the
+			// user to a fetch that does not give it back (review19a).
+			copyAt := " (jail kept no copy of it: the start did not have it, or had more objects than it keeps)"
+			if gitkeep.HasCopy(k.store, p) {
+				copyAt = fmt.Sprintf(" (a true copy the start had is kept: git fetch %s '+refs/*:refs/jail-kept/*')", k.store)
+			}
 			items = append(items, sentinel.Item{Path: p, Rule: "git: loose object",
 				Reason: "a loose object written in this run is not the object of its name" + copyAt + "; git reads the forgery as that object, never writes one it has (a later git add of that content commits the forgery), and the host's next git gc packs it, where git finds it before any copy"})
 		}

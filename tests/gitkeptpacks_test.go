@@ -267,6 +267,9 @@ rm -rf plant
 git log --format=%s
 `
 	r := h.runForging(t, ws, script, []string{"e", "forged"}, ws, d[:2]+"/"+d[2:])
+	if !strings.Contains(r.stderr, "a true copy the start had is kept") {
+		t.Errorf("the end does not name the store's copy of the forged object:\n%s", r.stderr)
+	}
 	// The host's gc (on main it lost the root commit from the
 	// workspace: its pack is four weeks old); the store gives the
 	// history back, then and after the next run's start.

@@ -243,3 +243,31 @@ func TestForgedLooseLargeLinked(t *testing.T) {
 		}
 	}
 }
+
+// TestForgedLooseNoStoreInPlace: a repository with no store (past the
+// kept bound: 64 shallower ones planted in front of it, or its Keep
+// failed) has no start's look; a loose object the agent rewrote in place
+// (chmod, write: the same inode) changes no directory, and the end read
+// only changed directories: git read the forgery as the user's object.
+// Seen failing on main (review19a): nothing named.
+func TestForgedLooseNoStoreInPlace(t *testing.T) {
+	g := fakeRepo(t)
+	ps := objects(g)
+	if len(ps) < 2 {
+		t.Fatalf("objects: %v", ps)
+	}
+	time.Sleep(20 * time.Millisecond)
+	since := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	other, _ := os.ReadFile(ps[1])
+	if err := os.Chmod(ps[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ps[0], other, 0o444); err != nil { // in place: the same inode
+		t.Fatal(err)
+	}
+	forged, left, err := ForgedLoose("", g, since, time.Now().Add(time.Minute), nil)
+	if err != nil || left != 0 || len(forged) != 1 || forged[0] != ps[0] {
+		t.Errorf("ForgedLoose(no store): %v (%d left, %v), want %s", forged, left, err, ps[0])
+	}
+}

@@ -116,6 +116,12 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		// writes later became the user's commit (review18e). The forgery
 		// leaves the tree; a kept copy is the fetch's. Every repository,
 		// a store or not (k.store "": none read).
+		// packTick's second, not ChangedPacks' stampTick: here a wider
+		// window only reads more (a true object is never named: its
+		// bytes hash to its id), where ChangedPacks' took a host repack
+		// for the run's and called it unchecked (lefthook19). Likewise
+		// KeepPacks' (sandbox/gitkept.go): wider keeps fewer packs, a
+		// host pack of the last second kept at the next start instead.
 		forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline, k.start)
 		for _, p := range forged {
 			// Why per object: one past the start's budget, or new in the

@@ -5,10 +5,13 @@ package tests
 import (
 	"bytes"
 	"compress/zlib"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestGitPlantedLooseObjectLaterAdd: the agent plants a loose object
@@ -57,5 +60,48 @@ rm -rf plant
 	}
 	if out, err := h.git(ws, "fsck", "--no-dangling"); err != nil {
 		t.Errorf("git fsck after the user's commit: %v\n%s", err, out)
+	}
+}
+
+// TestGitForgedLoosePastKeptInPlace: a repository past the kept bound (64
+// shallower ones an earlier run left in front of it) has no store and no
+// start's look; the agent rewrote its HEAD commit's loose file in place
+// (chmod, write: the same inode, no directory changed) with a parentless
+// commit, and the end read only changed directories there: git read the
+// forgery as HEAD (history cut off) and the host's gc packed it. Seen
+// failing on main's binary (review19a), as root and as jailtest: the
+// forged file stayed, nothing quarantined.
+func TestGitForgedLoosePastKeptInPlace(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	for i := 0; i < 64; i++ {
+		h.mustGit(t, ws, "init", "-q", filepath.Join(ws, fmt.Sprintf("a%02d", i)))
+	}
+	vic := filepath.Join(ws, "z")
+	if err := os.Mkdir(vic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.repo(t, vic)
+	fsWrite(t, vic, "f", "user\n", 0o644)
+	h.mustGit(t, vic, "add", "f")
+	h.mustGit(t, vic, "-c", "commit.gpgsign=false", "-c", "gc.auto=0", "commit", "-q", "-m", "user")
+	rev := func(r string) string { return strings.TrimSpace(h.mustGit(t, vic, "rev-parse", r)) }
+	head := rev("HEAD")
+	body := "tree " + rev("HEAD^{tree}") + "\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n\nforged\n"
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write([]byte("commit " + strconv.Itoa(len(body)) + "\x00" + body))
+	w.Close()
+	plantFiles(t, ws, map[string][]byte{"forged": z.Bytes()})
+	// The end reads what changed from a second before the start (the
+	// file system's coarse clock): the user's commit is older than that.
+	time.Sleep(1100 * time.Millisecond)
+	obj := filepath.Join(vic, ".git", "objects", head[:2], head[2:])
+	r := h.runForging(t, ws, `chmod u+w "$2" && cat "$3/plant/forged" > "$2" || exit 1
+rm -rf "$3/plant"
+git -C "$3/z" log --format=%s
+`, []string{"forged"}, obj, ws)
+	if !hasPath(h.quarantined(t), obj) {
+		t.Errorf("the in-place forgery %s is not in the quarantine manifest\nstderr:\n%s", obj, r.stderr)
 	}
 }

@@ -157,16 +157,7 @@ func TestForgedLoosePastBudget(t *testing.T) {
 	if len(unkept) != 2 {
 		t.Fatalf("objects not kept: %v", unkept)
 	}
-	time.Sleep(20 * time.Millisecond)
-	since := time.Now()
-	time.Sleep(20 * time.Millisecond)
-	other, _ := os.ReadFile(unkept[1])
-	if err := os.Chmod(unkept[0], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(unkept[0], other, 0o444); err != nil { // in place: the same inode
-		t.Fatal(err)
-	}
+	since := rewriteInPlace(t, unkept[0], unkept[1])
 	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res)
 	if err != nil || left != 0 || len(forged) != 1 || forged[0] != unkept[0] {
 		t.Errorf("ForgedLoose: %v (%d left, %v), want %s", forged, left, err, unkept[0])
@@ -256,18 +247,26 @@ func TestForgedLooseNoStoreInPlace(t *testing.T) {
 	if len(ps) < 2 {
 		t.Fatalf("objects: %v", ps)
 	}
-	time.Sleep(20 * time.Millisecond)
-	since := time.Now()
-	time.Sleep(20 * time.Millisecond)
-	other, _ := os.ReadFile(ps[1])
-	if err := os.Chmod(ps[0], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ps[0], other, 0o444); err != nil { // in place: the same inode
-		t.Fatal(err)
-	}
+	since := rewriteInPlace(t, ps[0], ps[1])
 	forged, left, err := ForgedLoose("", g, since, time.Now().Add(time.Minute), nil)
 	if err != nil || left != 0 || len(forged) != 1 || forged[0] != ps[0] {
 		t.Errorf("ForgedLoose(no store): %v (%d left, %v), want %s", forged, left, err, ps[0])
 	}
+}
+
+// rewriteInPlace writes from's bytes into p in place (chmod, write: the
+// same inode, no directory changed), 20 ms after the time it returns.
+func rewriteInPlace(t *testing.T, p, from string) time.Time {
+	t.Helper()
+	time.Sleep(20 * time.Millisecond)
+	since := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	other, _ := os.ReadFile(from)
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, other, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	return since
 }

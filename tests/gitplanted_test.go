@@ -5,10 +5,8 @@ package tests
 import (
 	"bytes"
 	"compress/zlib"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,27 +70,13 @@ rm -rf plant
 // failing on main's binary (review19a), as root and as jailtest: the
 // forged file stayed, nothing quarantined.
 func TestGitForgedLoosePastKeptInPlace(t *testing.T) {
-	h := newGitHost(t)
-	ws := workspace(t)
-	for i := 0; i < 64; i++ {
-		h.mustGit(t, ws, "init", "-q", filepath.Join(ws, fmt.Sprintf("a%02d", i)))
-	}
-	vic := filepath.Join(ws, "z")
-	if err := os.Mkdir(vic, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	h, ws, vic := pastKeptRepo(t)
 	h.repo(t, vic)
 	fsWrite(t, vic, "f", "user\n", 0o644)
 	h.mustGit(t, vic, "add", "f")
 	h.mustGit(t, vic, "-c", "commit.gpgsign=false", "-c", "gc.auto=0", "commit", "-q", "-m", "user")
-	rev := func(r string) string { return strings.TrimSpace(h.mustGit(t, vic, "rev-parse", r)) }
-	head := rev("HEAD")
-	body := "tree " + rev("HEAD^{tree}") + "\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n\nforged\n"
-	var z bytes.Buffer
-	w := zlib.NewWriter(&z)
-	w.Write([]byte("commit " + strconv.Itoa(len(body)) + "\x00" + body))
-	w.Close()
-	plantFiles(t, ws, map[string][]byte{"forged": z.Bytes()})
+	head := strings.TrimSpace(h.mustGit(t, vic, "rev-parse", "HEAD"))
+	plantFiles(t, ws, map[string][]byte{"forged": forgedCommit(t, h, vic, "HEAD")})
 	// The end reads what changed from a second before the start (the
 	// file system's coarse clock): the user's commit is older than that.
 	time.Sleep(1100 * time.Millisecond)

@@ -816,11 +816,10 @@ func (s *scanner) effects(d string, sub bool) {
 		wts = []string{d} // bare: hooks run in the git dir
 	}
 	resolve := func(v string) []string {
-		switch {
-		case strings.HasPrefix(v, "~/") && s.in.Home != "":
-			return []string{filepath.Join(s.in.Home, v[2:])}
-		case filepath.IsAbs(v):
-			return []string{v}
+		if p := s.userPath(v); p != "" {
+			return []string{p}
+		} else if strings.HasPrefix(v, "~") {
+			return nil // a home not known: git dies on it
 		}
 		var out []string
 		for _, w := range wts {
@@ -1076,11 +1075,9 @@ func (s *scanner) readEnv(es []Entry) {
 		if e.Key != "path" || e.NoValue || !(e.Section == "include" && !e.HasSub || e.Section == "includeif" && e.HasSub) {
 			continue
 		}
-		inc := e.Value
-		if strings.HasPrefix(inc, "~/") && s.in.Home != "" {
-			inc = filepath.Join(s.in.Home, inc[2:])
-		}
-		if !filepath.IsAbs(inc) {
+		// A relative include from the environment: git dies on it.
+		inc := s.userPath(e.Value)
+		if inc == "" {
 			continue
 		}
 		s.protectVia(inc, false, "included by the environment's git config (GIT_CONFIG_*): a config file git reads")
@@ -1105,12 +1102,12 @@ func (s *scanner) readConfig(p string, depth int) (es []Entry, srcs []string) {
 		if e.Key != "path" || e.NoValue || !(e.Section == "include" && !e.HasSub || e.Section == "includeif" && e.HasSub) {
 			continue
 		}
-		inc := e.Value
+		inc := s.userPath(e.Value)
 		switch {
-		case strings.HasPrefix(inc, "~/") && s.in.Home != "":
-			inc = filepath.Join(s.in.Home, inc[2:])
-		case !filepath.IsAbs(inc):
-			inc = filepath.Join(filepath.Dir(p), inc)
+		case inc == "" && strings.HasPrefix(e.Value, "~"):
+			continue // a home not known: git dies on it
+		case inc == "":
+			inc = filepath.Join(filepath.Dir(p), e.Value)
 		}
 		s.protectVia(inc, false, "included by "+p+": a config file git reads")
 		ies, isrcs := s.readConfig(inc, depth+1)
@@ -1126,15 +1123,7 @@ func (s *scanner) readConfig(p string, depth int) (es []Entry, srcs []string) {
 // init makes later, a program-valued key runs wherever git does. (effects
 // adds the relative ones, per work tree, for each repository.)
 func (s *scanner) userEffects() {
-	abs := func(v string) string {
-		switch {
-		case strings.HasPrefix(v, "~/") && s.in.Home != "":
-			return filepath.Join(s.in.Home, v[2:])
-		case filepath.IsAbs(v):
-			return v
-		}
-		return ""
-	}
+	abs := s.userPath
 	for _, e := range s.user {
 		if e.NoValue {
 			continue

@@ -41,8 +41,10 @@ import (
 // change time is at or after since. Why: one of those rewritten in place
 // changes no directory, and the store has no copy to list it by; git read
 // the forgery as the user's object and the host's gc packed it (session
-// 19). start nil (no store, no start's look): every changed directory is
-// read whole, no partial one.
+// 19). start nil (no store, no start's look: a repository past the kept
+// bound, 64 shallower ones planted in front of it): every changed
+// directory is read whole and every other one file by file, as a partial
+// one (review19a: a file rewritten in place there went unread).
 func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result) (forged []string, left int, err error) {
 	seen := map[string]bool{}
 	// read: p read whatever its change time (seen: read already).
@@ -111,7 +113,10 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result)
 		}
 		x := fanout(fi.Name())
 		if ct < since.UnixNano() {
-			return start != nil && start.Partial[x]
+			// Why start nil too: a repository with no store (past the
+			// kept bound, or its Keep failed) has no start's look, and a
+			// file rewritten in place changes no directory (review19a).
+			return start == nil || start.Partial[x]
 		}
 		whole[fi.Name()] = start == nil || start.Inos[x] == 0 || inode(fi) != start.Inos[x]
 		return true
@@ -160,4 +165,21 @@ func forEachLoose(objs string, dir func(os.FileInfo) bool, f func(d, n string)) 
 		}
 	}
 	return nil
+}
+
+// HasCopy reports whether store holds its own loose copy (or link) of the
+// object whose workspace file is p (gitDir/objects/xx/rest): the true
+// bytes the start kept, which `git fetch STORE` gives back. An object past
+// the start's budget, or new in the run, has none: the end must not say
+// one is kept (review19a).
+func HasCopy(store, p string) bool {
+	if store == "" {
+		return false
+	}
+	d, n := filepath.Base(filepath.Dir(p)), filepath.Base(p)
+	if len(d) != 2 || !isID(d+n) {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(store, "objects", d, n))
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -116,12 +116,21 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		// writes later became the user's commit (review18e). The forgery
 		// leaves the tree; a kept copy is the fetch's. Every repository,
 		// a store or not (k.store "": none read).
+		// packTick's second, not ChangedPacks' stampTick: here a wider
+		// window only reads more (a true object is never named: its
+		// bytes hash to its id), where ChangedPacks' took a host repack
+		// for the run's and called it unchecked (lefthook19). Likewise
+		// KeepPacks' (sandbox/gitkept.go): wider keeps fewer packs, a
+		// host pack of the last second kept at the next start instead.
 		forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline, k.start)
-		copyAt := ""
-		if k.store != "" {
-			copyAt = fmt.Sprintf(" (a true copy the start had is kept: git fetch %s '+refs/*:refs/jail-kept/*')", k.store)
-		}
 		for _, p := range forged {
+			// Why per object: one past the start's budget, or new in the
+			// run, has no copy in the store; saying one is kept sent the
+			// user to a fetch that does not give it back (review19a).
+			copyAt := " (jail kept no copy of it: the start did not have it, or had more objects than it keeps)"
+			if gitkeep.HasCopy(k.store, p) {
+				copyAt = fmt.Sprintf(" (a true copy the start had is kept: git fetch %s '+refs/*:refs/jail-kept/*')", k.store)
+			}
 			items = append(items, sentinel.Item{Path: p, Rule: "git: loose object",
 				Reason: "a loose object written in this run is not the object of its name" + copyAt + "; git reads the forgery as that object, never writes one it has (a later git add of that content commits the forgery), and the host's next git gc packs it, where git finds it before any copy"})
 		}

@@ -251,14 +251,8 @@ func TestGitHistoryForgedLooseGc(t *testing.T) {
 		h.mustGit(t, ws, "add", m)
 		h.mustGit(t, ws, "-c", "commit.gpgsign=false", "-c", "gc.auto=0", "commit", "-q", "-m", m)
 	}
-	rev := func(r string) string { return strings.TrimSpace(h.mustGit(t, ws, "rev-parse", r)) }
-	d := rev("HEAD~1")
-	body := "tree " + rev("HEAD~1^{tree}") + "\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n\nforged\n"
-	var z bytes.Buffer
-	w := zlib.NewWriter(&z)
-	w.Write([]byte("commit " + strconv.Itoa(len(body)) + "\x00" + body))
-	w.Close()
-	plantFiles(t, ws, map[string][]byte{"forged": z.Bytes()})
+	d := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "HEAD~1"))
+	plantFiles(t, ws, map[string][]byte{"forged": forgedCommit(t, h, ws, "HEAD~1")})
 	script := `cd "$2" || exit 1
 git reflog expire --expire=now --all || exit 1
 O=.git/objects/$3
@@ -267,6 +261,9 @@ rm -rf plant
 git log --format=%s
 `
 	r := h.runForging(t, ws, script, []string{"e", "forged"}, ws, d[:2]+"/"+d[2:])
+	if !strings.Contains(r.stderr, "a true copy the start had is kept") {
+		t.Errorf("the end does not name the store's copy of the forged object:\n%s", r.stderr)
+	}
 	// The host's gc (on main it lost the root commit from the
 	// workspace: its pack is four weeks old); the store gives the
 	// history back, then and after the next run's start.
@@ -297,4 +294,18 @@ func TestGitHistoryLargeLooseKept(t *testing.T) {
 	if q := h.quarantined(t); len(q) != 0 {
 		t.Errorf("quarantined: %v", q)
 	}
+}
+
+// forgedCommit is a loose object file (zlib'd) of a parentless commit of
+// rev's tree in dir's repository, "forged" its message: written under
+// rev's id, it cuts the history off there.
+func forgedCommit(t *testing.T, h *gitHost, dir, rev string) []byte {
+	t.Helper()
+	tree := strings.TrimSpace(h.mustGit(t, dir, "rev-parse", rev+"^{tree}"))
+	body := "tree " + tree + "\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n\nforged\n"
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write([]byte("commit " + strconv.Itoa(len(body)) + "\x00" + body))
+	w.Close()
+	return z.Bytes()
 }

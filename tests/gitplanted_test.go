@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestGitPlantedLooseObjectLaterAdd: the agent plants a loose object
@@ -43,6 +44,12 @@ rm -rf plant
 	if r.code != 0 {
 		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
+	// The store never had the planted id: the end must not send the
+	// user to a fetch for a copy it does not hold (review19a: seen
+	// failing on main, "a true copy the start had is kept").
+	if strings.Contains(r.stderr, "a true copy the start had is kept") || !strings.Contains(r.stderr, "jail kept no copy of it") {
+		t.Errorf("the end's line for an object the store has no copy of:\n%s", r.stderr)
+	}
 	os.WriteFile(filepath.Join(ws, "run.sh"), []byte(user), 0o644)
 	h.mustGit(t, ws, "add", "run.sh")
 	h.mustGit(t, ws, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "user adds run.sh")
@@ -51,5 +58,34 @@ rm -rf plant
 	}
 	if out, err := h.git(ws, "fsck", "--no-dangling"); err != nil {
 		t.Errorf("git fsck after the user's commit: %v\n%s", err, out)
+	}
+}
+
+// TestGitForgedLoosePastKeptInPlace: a repository past the kept bound (64
+// shallower ones an earlier run left in front of it) has no store and no
+// start's look; the agent rewrote its HEAD commit's loose file in place
+// (chmod, write: the same inode, no directory changed) with a parentless
+// commit, and the end read only changed directories there: git read the
+// forgery as HEAD (history cut off) and the host's gc packed it. Seen
+// failing on main's binary (review19a), as root and as jailtest: the
+// forged file stayed, nothing quarantined.
+func TestGitForgedLoosePastKeptInPlace(t *testing.T) {
+	h, ws, vic := pastKeptRepo(t)
+	h.repo(t, vic)
+	fsWrite(t, vic, "f", "user\n", 0o644)
+	h.mustGit(t, vic, "add", "f")
+	h.mustGit(t, vic, "-c", "commit.gpgsign=false", "-c", "gc.auto=0", "commit", "-q", "-m", "user")
+	head := strings.TrimSpace(h.mustGit(t, vic, "rev-parse", "HEAD"))
+	plantFiles(t, ws, map[string][]byte{"forged": forgedCommit(t, h, vic, "HEAD")})
+	// The end reads what changed from a second before the start (the
+	// file system's coarse clock): the user's commit is older than that.
+	time.Sleep(1100 * time.Millisecond)
+	obj := filepath.Join(vic, ".git", "objects", head[:2], head[2:])
+	r := h.runForging(t, ws, `chmod u+w "$2" && cat "$3/plant/forged" > "$2" || exit 1
+rm -rf "$3/plant"
+git -C "$3/z" log --format=%s
+`, []string{"forged"}, obj, ws)
+	if !hasPath(h.quarantined(t), obj) {
+		t.Errorf("the in-place forgery %s is not in the quarantine manifest\nstderr:\n%s", obj, r.stderr)
 	}
 }

@@ -112,24 +112,20 @@ true`, nil)
 // &e), which lefthook 2.2.2 ran too: on main (ce7809e) the line reader took
 // "*e" for a file name and ci/local.yml kept the payload.
 func TestGitLefthookExtends(t *testing.T) {
-	h := newGitHost(t)
-	ws := workspace(t)
-	h.repo(t, ws)
-	fsWrite(t, ws, "lefthook.yml", "extends:\n  - ci/hooks.yml\n  - ci2/*.yml\nsource_dir: tools/lh\npre-commit:\n  scripts:\n    s.sh: {runner: sh}\n", 0o644)
-	fsWrite(t, ws, "ci/hooks.yml", "extends: [ci/deep.yml]\n", 0o644)
-	fsWrite(t, ws, "ci/deep.yml", "pre-commit: {}\n", 0o644)
-	fsWrite(t, ws, "lefthook-local.yml", "base: &e\n  - ci/local.yml\nextends: *e\n", 0o644)
-	fsWrite(t, ws, "ci/local.yml", "pre-commit: {}\n", 0o644)
-	fsWrite(t, ws, "ci2/a.yml", "pre-commit: {}\n", 0o644)
-	fsWrite(t, ws, "tools/lh/pre-commit/s.sh", "true\n", 0o644)
-	fsWrite(t, ws, ".git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
-	r := h.run(t, ws, `p=$(printf 'pre-commit:\n  commands:\n    x:\n      run: echo PWNED >> %s\n' "$M")
-echo "$p" >> ci/hooks.yml
+	h, ws, r := lefthookRun(t, [][2]string{
+		{"lefthook.yml", "extends:\n  - ci/hooks.yml\n  - ci2/*.yml\nsource_dir: tools/lh\npre-commit:\n  scripts:\n    s.sh: {runner: sh}\n"},
+		{"ci/hooks.yml", "extends: [ci/deep.yml]\n"},
+		{"ci/deep.yml", "pre-commit: {}\n"},
+		{"lefthook-local.yml", "base: &e\n  - ci/local.yml\nextends: *e\n"},
+		{"ci/local.yml", "pre-commit: {}\n"},
+		{"ci2/a.yml", "pre-commit: {}\n"},
+		{"tools/lh/pre-commit/s.sh", "true\n"},
+	}, `echo "$p" >> ci/hooks.yml
 echo "$p" >> ci/deep.yml
 echo "$p" >> ci/local.yml
 echo "$p" > ci2/b.yml
 echo "echo PWNED >> $M" >> tools/lh/pre-commit/s.sh
-true`, nil)
+true`)
 	mustCode(t, r, 0)
 	unwritten(t, ws, "ci/hooks.yml", "ci/deep.yml", "ci/local.yml", "tools/lh/pre-commit/s.sh")
 	if got, err := os.ReadFile(filepath.Join(ws, "ci2/b.yml")); err == nil {
@@ -148,21 +144,17 @@ true`, nil)
 // leaves the tree while the agent runs; other files stay. Seen failing on
 // main: all three stayed.
 func TestGitLefthookTopGlob(t *testing.T) {
-	h := newGitHost(t)
-	ws := workspace(t)
-	h.repo(t, ws)
-	fsWrite(t, ws, "lefthook.yml", "extends:\n  - lefthook-*.yml\n  - '*/hooks.yml'\n", 0o644)
-	fsWrite(t, ws, "lefthook-one.yml", "pre-commit: {}\n", 0o644)
-	fsWrite(t, ws, "c/other.yml", "\n", 0o644)
-	fsWrite(t, ws, ".git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
-	r := h.run(t, ws, `p=$(printf 'pre-commit:\n  commands:\n    x:\n      run: echo PWNED >> %s\n' "$M")
-echo "$p" > lefthook-evil.yml
+	h, ws, r := lefthookRun(t, [][2]string{
+		{"lefthook.yml", "extends:\n  - lefthook-*.yml\n  - '*/hooks.yml'\n"},
+		{"lefthook-one.yml", "pre-commit: {}\n"},
+		{"c/other.yml", "\n"},
+	}, `echo "$p" > lefthook-evil.yml
 mkdir b && echo "$p" > b/hooks.yml
 echo "$p" > c/hooks.yml
 echo keep > notes.yml; echo keep > c/more.yml
 for i in $(seq 100); do [ -e lefthook-evil.yml ] || [ -e b/hooks.yml ] || [ -e c/hooks.yml ] || break; sleep 0.05; done
 ls lefthook-evil.yml b/hooks.yml c/hooks.yml 2>/dev/null
-true`, nil)
+true`)
 	mustCode(t, r, 0)
 	if strings.TrimSpace(r.stdout) != "" {
 		t.Errorf("still there while the agent ran: %q", r.stdout)
@@ -207,4 +199,21 @@ func unwritten(t *testing.T, ws string, files ...string) {
 			t.Errorf("%s was writable: %q", f, got)
 		}
 	}
+}
+
+// lefthookRun runs the agent's script in a repository whose pre-commit
+// hook runs lefthook, with files (path, content) in its work tree; the
+// script's $p is a lefthook config whose pre-commit command writes the
+// host's payload mark ($M).
+func lefthookRun(t *testing.T, files [][2]string, script string) (*gitHost, string, result) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	h.repo(t, ws)
+	for _, f := range files {
+		fsWrite(t, ws, f[0], f[1], 0o644)
+	}
+	fsWrite(t, ws, ".git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+	r := h.run(t, ws, `p=$(printf 'pre-commit:\n  commands:\n    x:\n      run: echo PWNED >> %s\n' "$M")
+`+script, nil)
+	return h, ws, r
 }

@@ -362,15 +362,7 @@ git log --format=%s
 // binary (e413f85), as root and as jailtest: the root commit gone after the
 // host gc, nothing quarantined.
 func TestGitHistoryLyingPackPastKept(t *testing.T) {
-	h := newGitHost(t)
-	ws := workspace(t)
-	for i := 0; i < 64; i++ {
-		h.mustGit(t, ws, "init", "-q", filepath.Join(ws, fmt.Sprintf("a%02d", i)))
-	}
-	vic := filepath.Join(ws, "z")
-	if err := os.Mkdir(vic, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	h, ws, vic := pastKeptRepo(t)
 	root := threeCommits(t, h, vic)
 	name, pack, idx := lyingPack(t, h, vic)
 	plantPack(t, ws, pack, idx)
@@ -387,4 +379,21 @@ git log --format=%s
 	if !hasPath(h.quarantined(t), lie) {
 		t.Errorf("the lying pack's %s is not in the quarantine manifest\nstderr:\n%s", lie, r.stderr)
 	}
+}
+
+// pastKeptRepo is a workspace with 64 repositories an earlier run left
+// (git init in a loop, one level down, named to sort first) and the
+// user's directory z beside them: a repository made there is past the
+// start's kept bound (no store).
+func pastKeptRepo(t *testing.T) (*gitHost, string, string) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	for i := 0; i < 64; i++ {
+		h.mustGit(t, ws, "init", "-q", filepath.Join(ws, fmt.Sprintf("a%02d", i)))
+	}
+	vic := filepath.Join(ws, "z")
+	if err := os.Mkdir(vic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return h, ws, vic
 }

@@ -148,6 +148,24 @@ var Files = []File{
 			// run there as the user's), each transcript uploaded to the
 			// account (session 18).
 			{Path: "remoteControlAtStartup"}, {Path: "autoUploadSessions"},
+			// Feature flags, read from this cache until the live values
+			// arrive at start, or all session when they never do (no
+			// network to the flag service). The CLI rewrites the whole
+			// key at every refresh, so only the flags that decide what the
+			// host's session allows unasked are kept (agentstate20): auto
+			// mode and text added to its safety classifier's prompt, the
+			// classifier turned off, broad allow rules kept in auto mode,
+			// the organization's bypass-mode kill switch, Claude in Chrome
+			// (the user's signed-in browser) on by default, plugin updates
+			// with the user's git credentials.
+			{Path: "cachedGrowthBookFeatures.tengu_auto_mode_config"},
+			{Path: "cachedGrowthBookFeatures.tengu_classifier_disabled_surfaces"},
+			{Path: "cachedGrowthBookFeatures.tengu_ant_yolo_equiv_strip_config"},
+			{Path: "cachedGrowthBookFeatures.tengu_disable_bypass_permissions_mode"},
+			{Path: "cachedGrowthBookFeatures.tengu_chrome_auto_enable"},
+			{Path: "cachedGrowthBookFeatures.tengu_cowork_chrome_automode_default"},
+			{Path: "cachedGrowthBookFeatures.tengu_cfc_in_product_permissions"},
+			{Path: "cachedGrowthBookFeatures.tengu_plugin_autoupdate_allow_credential_helper"},
 		}},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.local.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},

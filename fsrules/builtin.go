@@ -352,6 +352,20 @@ var Builtins = []Builtin{
 	{"~/.codex/queue_1.sqlite-wal", ReadOnly, false, "Codex's queued messages: the host's codex sends them to their thread as yours"},
 	{"~/.codex/memories_1.sqlite", ReadOnly, false, "Codex's memory rows: the host's codex writes memory_summary.md from them"},
 	{"~/.codex/memories_1.sqlite-wal", ReadOnly, false, "Codex's memory rows: the host's codex writes memory_summary.md from them"},
+	// The other databases of 0.171 are named too (agentstate20): the
+	// pattern covers only the files there at start, and state_5's threads
+	// name the rollout `codex resume` reads a thread's history from (any
+	// path: one the agent wrote in the workspace), agent_message_board_1
+	// holds messages between a thread's agents. A name a later Codex
+	// brings (queue_2) is covered by the pattern once it exists at a start.
+	{"~/.codex/state_5.sqlite", ReadOnly, false, "Codex's threads: the rollout codex resume reads a thread's history from"},
+	{"~/.codex/state_5.sqlite-wal", ReadOnly, false, "Codex's threads: the rollout codex resume reads a thread's history from"},
+	{"~/.codex/agent_message_board_1.sqlite", ReadOnly, false, "Codex's messages between a thread's agents"},
+	{"~/.codex/agent_message_board_1.sqlite-wal", ReadOnly, false, "Codex's messages between a thread's agents"},
+	{"~/.codex/thread_history_1.sqlite", ReadOnly, false, "Codex's thread history"},
+	{"~/.codex/thread_history_1.sqlite-wal", ReadOnly, false, "Codex's thread history"},
+	{"~/.codex/goals_1.sqlite", ReadOnly, false, "Codex's thread goals"},
+	{"~/.codex/goals_1.sqlite-wal", ReadOnly, false, "Codex's thread goals"},
 	{"~/.codex/*.sqlite*", ReadOnly, false, "Codex's databases: queued messages the host's codex sends as yours, memories, goals"},
 	{".codex/hooks.json", ReadOnly, false, "Codex hooks run commands"},
 	{".codex/hooks/", ReadOnly, false, "Codex hooks run commands"},

@@ -109,7 +109,10 @@ func TestBuiltinNames(t *testing.T) {
 		{".gradle/gradle.properties", no, H}, {".m2/settings.xml", no, H}, {".lessfilter", no, RO},
 		{".claude/daemon.json", no, RO}, {".claude/daemon.lock", no, RO}, {".claude/CLAUDE.md", no, RO}, {".claude/rules/", no, RO}, {".codex/AGENTS.md", no, RO}, {".codex/AGENTS.override.md", no, RO},
 		{".gemini/GEMINI.md", no, no}, // Gemini CLI saves the user's memories there (README)
-		{".codex/memories/", no, RO}, {".codex/queue_1.sqlite", no, RO}, {".codex/queue_1.sqlite-wal", no, RO}, {".codex/memories_1.sqlite", no, RO}, {".codex/memories_1.sqlite-wal", no, RO}, {".codex/state_5.sqlite-wal", no, RO}, {".codex/version.json", no, no},
+		{".codex/memories/", no, RO}, {".codex/queue_1.sqlite", no, RO}, {".codex/queue_1.sqlite-wal", no, RO}, {".codex/memories_1.sqlite", no, RO}, {".codex/memories_1.sqlite-wal", no, RO}, {".codex/state_5.sqlite", no, RO}, {".codex/state_5.sqlite-wal", no, RO},
+		{".codex/agent_message_board_1.sqlite", no, RO}, {".codex/agent_message_board_1.sqlite-wal", no, RO}, {".codex/thread_history_1.sqlite", no, RO},
+		{".codex/thread_history_1.sqlite-wal", no, RO}, {".codex/goals_1.sqlite", no, RO}, {".codex/goals_1.sqlite-wal", no, RO},
+		{".codex/queue_2.sqlite", no, RO}, {".codex/logs_2.sqlite-shm", no, RO}, {".codex/version.json", no, no},
 		{".gemini/skills/", RO, RO}, {".gemini/keybindings.json", no, RO}, {".gemini/settings.json", no, no},
 		{".Config/Systemd/", no, RO}, {".LOCAL/BIN/", no, RO},
 		{".config/other/", no, no}, {".local/share/other/", no, no}, {"src/", no, no}, {".gradle/caches/", no, no},

@@ -30,6 +30,10 @@ func TestAgentMemoryNotPlanted(t *testing.T) {
 		".codex/memories/memory_summary.md",
 		".codex/queue_1.sqlite",
 		".codex/queue_1.sqlite-wal",
+		".codex/state_5.sqlite-wal",
+		".codex/agent_message_board_1.sqlite",
+		".codex/thread_history_1.sqlite-wal",
+		".codex/goals_1.sqlite",
 		".gemini/skills/fix/SKILL.md",
 		".gemini/keybindings.json",
 	}

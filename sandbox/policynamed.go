@@ -189,7 +189,13 @@ func recordPolicyNamed(stateDir string, files []policy.PolicyFile) (map[string]t
 	// for the lock).
 	now := time.Now()
 	changed := false
-	for path := range rec {
+	for path, n := range rec {
+		if n.Exposed != "" {
+			// Kept while marked, the file gone or not: its other names
+			// (the agent's links) may bring the agent's bytes back under
+			// the name; the user drops the entry (markPolicyExposed).
+			continue
+		}
 		if _, err := os.Lstat(path); os.IsNotExist(err) {
 			delete(rec, path)
 			changed = true
@@ -210,12 +216,20 @@ func recordPolicyNamed(stateDir string, files []policy.PolicyFile) (map[string]t
 		first[f.Path] = time.Unix(0, rec[f.Path].First)
 	}
 	if len(rec) > maxPolicyNamed {
+		// The oldest unmarked names go. Why not a marked one: the trim
+		// dropped it like any other (session 19), the start given its flag
+		// then recorded the name afresh and read a file whose other names
+		// a run's agent could write. Marked entries are few (one per file
+		// a run left writable past maxPolicyLinks) and leave only by the
+		// user's hand.
 		paths := make([]string, 0, len(rec))
-		for p := range rec {
-			paths = append(paths, p)
+		for p, n := range rec {
+			if n.Exposed == "" {
+				paths = append(paths, p)
+			}
 		}
 		sort.Slice(paths, func(i, j int) bool { return rec[paths[i]].First < rec[paths[j]].First })
-		for _, p := range paths[:len(rec)-maxPolicyNamed] {
+		for _, p := range paths[:min(len(paths), len(rec)-maxPolicyNamed)] {
 			delete(rec, p)
 		}
 	}

@@ -217,9 +217,24 @@ func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agen
 		if degraded {
 			how = "put back if changed (degraded: no mounts)"
 		}
-		notes = append(notes, fmt.Sprintf("policy files: %s for this run, as the next run reads its policy from them too: %s", how, strings.Join(said, ", ")))
+		notes = append(notes, fmt.Sprintf("policy files: %s for this run, as the next run reads its policy from them too: %s", how, saidPolicyFiles(said)))
 	}
 	return masks, targets, notes, exposed, nil
+}
+
+// maxSaidPolicyFiles bounds the files the "policy files:" line names.
+const maxSaidPolicyFiles = 3
+
+// saidPolicyFiles is the list of the "policy files:" line: every file up
+// to maxSaidPolicyFiles, else their number and the first few. Why: with
+// the record of earlier runs' files (up to maxPolicyNamed) the line named
+// every one, hundreds of paths at each start (session 19); --dry-run
+// lists each as a read-only mask (or, degraded, a guard).
+func saidPolicyFiles(said []string) string {
+	if len(said) <= maxSaidPolicyFiles {
+		return strings.Join(said, ", ")
+	}
+	return fmt.Sprintf("%d files: %s (jail --dry-run lists each)", len(said), shortList(said, maxSaidPolicyFiles))
 }
 
 // keepsKeys says whether the guard keeps each of keys of target t (top-level

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,5 +48,34 @@ func TestPolicyFileRulesViews(t *testing.T) {
 	// Without the mount there is no other name: nothing writable to keep.
 	if masks, _, _, _, _ := policyFileRules(p, nil, roots, nil, nil, nil, mounts[:1], false); len(masks) != 0 {
 		t.Fatalf("no view, masks %+v", masks)
+	}
+}
+
+// TestPolicyFileRulesSaidCapped: the "policy files:" line of a start
+// keeping many files (earlier runs' names, up to 256) names their number
+// and the first few, not every one (session 19: one path per file, each
+// start). Seen failing on main's code (all 20 named).
+func TestPolicyFileRulesSaidCapped(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var earlier []policy.PolicyFile
+	for i := 0; i < 20; i++ {
+		path := filepath.Join(ws, fmt.Sprintf("srt-%02d.json", i))
+		if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		earlier = append(earlier, policy.PolicyFile{Path: path, From: "--settings in an earlier run"})
+	}
+	roots := []agentcfg.Root{{Path: ws, Dir: true}}
+	mounts := []fsrules.Mount{{Point: "/", FSType: "ext4", Dev: "8:1", Root: "/"}}
+	masks, _, notes, _, _ := policyFileRules(&policy.Policy{}, earlier, roots, nil, nil, nil, mounts, false)
+	if len(masks) != len(earlier) {
+		t.Fatalf("%d masks, want %d: %+v", len(masks), len(earlier), masks)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "20 files: "+earlier[0].Path) || strings.Contains(notes[0], earlier[maxSaidPolicyFiles].Path) ||
+		!strings.Contains(notes[0], fmt.Sprintf("and %d more", len(earlier)-maxSaidPolicyFiles)) {
+		t.Errorf("notes %q, want the number and the first %d files", notes, maxSaidPolicyFiles)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -111,14 +112,31 @@ func readPolicyNamedLocked(stateDir string) policyNamedRecord {
 	return rec
 }
 
-// flagPolicyFiles are the files of p's policy named by a flag: what a run
-// not given the flag does not read, so does not keep.
+// flagPolicyFiles are the files of p's policy named by a flag, or inside a
+// file a flag named: what a run not given the flag does not read, so does
+// not keep. Why the second kind: a settings file named in a --config file
+// or in a profile given by --profile ("settings in LOC") was not recorded,
+// so a run not given that flag left it writable while keeping the
+// --config file itself, and its agent rewrote what the next start given
+// the flag read (review19c). Only the user's config (and the settings it
+// names) and jail's config directory's links are read by every run.
 func flagPolicyFiles(p *policy.Policy) []policy.PolicyFile {
+	userCfg := ""
+	for _, f := range p.PolicyFiles {
+		if f.From == "your config" {
+			userCfg = f.Path
+		}
+	}
 	var out []policy.PolicyFile
 	for _, f := range allPolicyFiles(p) {
-		switch f.From {
-		case "--settings", "--config", "--seccomp":
+		switch {
+		case f.From == "--settings", f.From == "--config", f.From == "--seccomp":
 			out = append(out, f)
+		case strings.HasPrefix(f.From, "settings in "):
+			loc := strings.TrimPrefix(f.From, "settings in ")
+			if userCfg == "" || (loc != userCfg && !strings.HasPrefix(loc, userCfg+":")) {
+				out = append(out, f)
+			}
 		}
 	}
 	return out

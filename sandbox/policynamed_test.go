@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -80,5 +81,28 @@ func TestRecordPolicyNamedKeepsMarked(t *testing.T) {
 		if _, err := recordPolicyNamed(state, []policy.PolicyFile{file(0)}); err == nil {
 			t.Errorf("gone %v: the start given the flag of the marked file was not refused", gone)
 		}
+	}
+}
+
+// TestFlagPolicyFiles: the files recorded for later runs are those named
+// by a flag and the settings files named inside a --config file (read
+// only by starts given that flag: review19c), not the user's config nor
+// the settings it names (every run reads them).
+func TestFlagPolicyFiles(t *testing.T) {
+	p := &policy.Policy{PolicyFiles: []policy.PolicyFile{
+		{Path: "/h/.config/jail/config.toml", From: "your config"},
+		{Path: "/w/a.json", From: "settings in /h/.config/jail/config.toml:1"},
+		{Path: "/w/jail.toml", From: "--config"},
+		{Path: "/w/b.json", From: "settings in /w/jail.toml:2"},
+		{Path: "/w/c.json", From: "settings in /h/.config/jail/config.toml.d/x.toml:1"},
+		{Path: "/w/d.json", From: "--settings"},
+		{Path: "/h/.config/jail/trust.json", From: "your trust store"},
+	}}
+	var got []string
+	for _, f := range flagPolicyFiles(p) {
+		got = append(got, f.Path)
+	}
+	if want := []string{"/w/jail.toml", "/w/b.json", "/w/c.json", "/w/d.json"}; !slices.Equal(got, want) {
+		t.Errorf("flagPolicyFiles = %v, want %v", got, want)
 	}
 }

@@ -37,7 +37,7 @@ func TestPolicyFileRulesViews(t *testing.T) {
 	}
 	p := &policy.Policy{PolicyFiles: []policy.PolicyFile{{Path: filepath.Join(src, "srt.json"), From: "--settings"}}}
 	roots := []agentcfg.Root{{Path: view, Dir: true}}
-	masks, _, notes, _, _ := policyFileRules(p, nil, roots, nil, nil, nil, mounts, false)
+	masks, _, notes, _, _, _ := policyFileRules(p, nil, roots, nil, nil, nil, mounts, false)
 	if len(masks) != 1 || masks[0].Path != filepath.Join(view, "srt.json") || masks[0].Kind != fsrules.ReadOnly ||
 		!strings.Contains(masks[0].Rule, "another view (a mount) of "+filepath.Join(src, "srt.json")) {
 		t.Fatalf("masks %+v", masks)
@@ -46,7 +46,7 @@ func TestPolicyFileRulesViews(t *testing.T) {
 		t.Fatalf("notes %q", notes)
 	}
 	// Without the mount there is no other name: nothing writable to keep.
-	if masks, _, _, _, _ := policyFileRules(p, nil, roots, nil, nil, nil, mounts[:1], false); len(masks) != 0 {
+	if masks, _, _, _, _, _ := policyFileRules(p, nil, roots, nil, nil, nil, mounts[:1], false); len(masks) != 0 {
 		t.Fatalf("no view, masks %+v", masks)
 	}
 }
@@ -70,7 +70,7 @@ func TestPolicyFileRulesSaidCapped(t *testing.T) {
 	}
 	roots := []agentcfg.Root{{Path: ws, Dir: true}}
 	mounts := []fsrules.Mount{{Point: "/", FSType: "ext4", Dev: "8:1", Root: "/"}}
-	masks, _, notes, _, _ := policyFileRules(&policy.Policy{}, earlier, roots, nil, nil, nil, mounts, false)
+	masks, _, notes, _, _, _ := policyFileRules(&policy.Policy{}, earlier, roots, nil, nil, nil, mounts, false)
 	if len(masks) != len(earlier) {
 		t.Fatalf("%d masks, want %d: %+v", len(masks), len(earlier), masks)
 	}

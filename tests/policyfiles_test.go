@@ -271,6 +271,32 @@ func TestPolicyFileConfigNamedKeptInLaterRuns(t *testing.T) {
 	}
 }
 
+// A policy file named through a symlink whose way passes a directory and
+// leaves it (srt.json -> b/../real/srt.json): the file and the link were
+// kept, not b, which the agent swapped for a link into a tree of its own
+// (b -> evil/x), and the next start given --settings srt.json read
+// evil/real/srt.json (review19c, review18d's hole for policy files). A
+// normal run pins b; a degraded one refuses, naming b and the flag. Seen
+// failing on main (4d8a97a) as root and as jailtest: the host's srt.json
+// read the agent's settings after either run.
+func TestPolicyFileWayDirLeft(t *testing.T) {
+	dirLeftModes(t, func(t *testing.T, flags []string) {
+		h, ws := newHome(t), workspace(t)
+		mkdirs(t, filepath.Join(ws, "b"))
+		writeFile(t, filepath.Join(ws, "real", "srt.json"), policyFilesSRT)
+		symlink(t, "b/../real/srt.json", filepath.Join(ws, "srt.json"))
+		r := sh(t, runOpts{env: h.env, dir: ws}, `
+mkdir -p evil/x evil/real && printf '{"filesystem": {"allowWrite": [".", "~/Documents"]}}' > evil/real/srt.json
+mv b b.old 2>/dev/null || rm -rf b 2>/dev/null
+ln -s evil/x b 2>/dev/null
+exit 0`, append(append([]string{}, flags...), "--settings", filepath.Join(ws, "srt.json"))...)
+		pinnedOrRefused(t, r, flags, filepath.Join(ws, "b")+" and leaves it")
+		if b, _ := os.ReadFile(filepath.Join(ws, "srt.json")); string(b) != policyFilesSRT {
+			t.Fatalf("the next start given --settings reads the agent's settings: %s\nstderr:\n%s", b, r.stderr)
+		}
+	})
+}
+
 // A run that started before any run named the file by a flag can write it
 // for as long as it lasts: the start naming it refuses, saying which run
 // (its next start would read that run's bytes). Seen failing on main

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,5 +78,44 @@ func TestPolicyFileRulesSaidCapped(t *testing.T) {
 	if len(notes) != 1 || !strings.Contains(notes[0], "20 files: "+earlier[0].Path) || strings.Contains(notes[0], earlier[maxSaidPolicyFiles].Path) ||
 		!strings.Contains(notes[0], fmt.Sprintf("and %d more", len(earlier)-maxSaidPolicyFiles)) {
 		t.Errorf("notes %q, want the number and the first %d files", notes, maxSaidPolicyFiles)
+	}
+}
+
+// TestPolicyFileRulesWays: a policy file named through a link that passes
+// a directory of the writable tree and leaves it (srt.json ->
+// b/../real/srt.json) has that directory among the ways to pin; a link
+// straight at its target has none (review19c).
+func TestPolicyFileRulesWays(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"b", "real"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "real", "srt.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, to := range map[string]string{"left.json": "b/../real/srt.json", "straight.json": "real/srt.json"} {
+		if err := os.Symlink(to, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roots := []agentcfg.Root{{Path: ws, Dir: true}}
+	mounts := []fsrules.Mount{{Point: "/", FSType: "ext4", Dev: "8:1", Root: "/"}}
+	for _, c := range []struct {
+		name string
+		want []wayPin
+	}{
+		{"left.json", []wayPin{{Dir: filepath.Join(ws, "b"), Of: filepath.Join(ws, "left.json")}}},
+		{"straight.json", nil},
+	} {
+		p := &policy.Policy{PolicyFiles: []policy.PolicyFile{{Path: filepath.Join(ws, c.name), From: "--settings"}}}
+		_, _, _, _, ways, err := policyFileRules(p, nil, roots, nil, nil, nil, mounts, false)
+		if err != nil || !slices.Equal(ways, c.want) {
+			t.Errorf("%s: ways %v (%v), want %v", c.name, ways, err, c.want)
+		}
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jail-sandbox/jail/agentcfg"
+	"github.com/jail-sandbox/jail/ns"
 )
 
 // TestGuardedWaysLoopAndLeftDir: a looping way has its links guarded and no
@@ -83,5 +85,32 @@ func TestGuardedWaysOwnLink(t *testing.T) {
 	_, pins := guardedWays(in, roots)
 	if len(pins) != 1 || pins[0].Dir != filepath.Join(ws, "b") || pins[0].Of != link {
 		t.Errorf("pins = %v, want %s on the way of %s", pins, filepath.Join(ws, "b"), link)
+	}
+}
+
+// TestGuardedWaysDegradedRefused: the plan of a degraded run (no mounts, so
+// no pin) refuses a guarded link whose way passes a directory of the
+// workspace and leaves it (.claude -> b/../cfg/claude), naming the
+// directory and the flag; the same plan with namespaces pins it and
+// starts. The refusal was tested only end to end (session 19): this fails
+// when the plan's check is removed.
+func TestGuardedWaysDegradedRefused(t *testing.T) {
+	f := newFixture(t)
+	f.mkdir(t, "b", "cfg/claude")
+	f.touch(t, "cfg/claude/settings.json")
+	if err := os.Symlink("b/../cfg/claude", filepath.Join(f.ws, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	p := f.policy(nil)
+	_, err := planChecked(p, f.env, nil, nil, true)
+	if err == nil || !IsInvalid(err) || !strings.Contains(err.Error(), filepath.Join(f.ws, "b")+" and leaves it") || !strings.Contains(err.Error(), "--degraded") {
+		t.Errorf("degraded plan: %v, want refused naming %s and --degraded", err, filepath.Join(f.ws, "b"))
+	}
+	pl, err := planChecked(p, f.env, nil, nil, false)
+	if err != nil {
+		t.Fatalf("the plan with namespaces: %v", err)
+	}
+	if findKind(pl.Mounts, ns.KindPin, filepath.Join(f.ws, "b")) < 0 {
+		t.Errorf("the plan with namespaces does not pin %s", filepath.Join(f.ws, "b"))
 	}
 }

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,5 +38,37 @@ func TestGuardSwappedNamesLiveRun(t *testing.T) {
 	err = guardSwapped(skipped, targets, live[:2], "self")
 	if strings.Contains(err.Error(), "jail kill") || !strings.Contains(err.Error(), "another program changed it") || !strings.Contains(err.Error(), "start jail again") {
 		t.Errorf("without a live run that can write it: %q", err)
+	}
+}
+
+// TestGuardSwappedThroughLink: a guarded target reached through a symlink
+// into a live run's tree (home/.claude -> shared/cfg), or through a link
+// on its way that run can write, names that run, not "another program"
+// (its lexical path lies outside the run's trees: session 19).
+func TestGuardSwappedThroughLink(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, home, other := filepath.Join(root, "shared"), filepath.Join(root, "home"), filepath.Join(root, "other")
+	for _, d := range []string{filepath.Join(shared, "cfg"), home, filepath.Join(other, "cfg")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// home/.claude -> shared/cfg: the file lies in shared's tree.
+	// home/.gemini -> shared/to-other -> other/cfg: a link on its way does.
+	for _, l := range [][2]string{{filepath.Join(shared, "cfg"), filepath.Join(home, ".claude")}, {filepath.Join(other, "cfg"), filepath.Join(shared, "to-other")}, {filepath.Join(shared, "to-other"), filepath.Join(home, ".gemini")}} {
+		if err := os.Symlink(l[0], l[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := []Entry{{ID: "self", Writable: []string{home}}, {ID: "agentA", Writable: []string{shared}}}
+	for _, p := range []string{filepath.Join(home, ".claude", "settings.json"), filepath.Join(home, ".gemini", "settings.json")} {
+		targets := []agentcfg.Target{{Path: p, Root: home}}
+		err := guardSwapped([]string{p + ": a FIFO"}, targets, live, "self")
+		if err == nil || !strings.Contains(err.Error(), "jail kill agentA") || strings.Contains(err.Error(), "another program") {
+			t.Errorf("%s: %v, want the live run agentA named", p, err)
+		}
 	}
 }

@@ -550,14 +550,8 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan.Guarded = append(plan.Guarded, jailDirLinks(jailDirs, roots, plan.Guarded)...)
 	var wayPins []wayPin
 	plan.Guarded, wayPins = guardedWays(uncovered(plan.Guarded, fp.Masks), roots)
-	if degraded && len(wayPins) > 0 {
-		// Why: no mounts, so no pin: the agent swaps the directory the
-		// link passes for a link of its own, the guarded link's text and
-		// file unchanged, and the host's tools read the agent's file
-		// through it (review18d's hole, open under --degraded: session
-		// 19). Refused, not left: nothing else holds it.
-		w := wayPins[0]
-		return nil, invalid(fmt.Errorf("the way to %s passes %s and leaves it (a \"..\" in a symlink), and --degraded cannot pin that directory against the sandbox: make the symlink point straight at its target (ln -sfn), or run without --degraded", w.Of, w.Dir))
+	if err := degradedWays(degraded, wayPins); err != nil {
+		return nil, err
 	}
 	cfgMasks, cfgNotes := unguardedMasks(plan)
 	plan.Notes = append(plan.Notes, cfgNotes...)
@@ -580,10 +574,14 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	}
 	earlier := earlierPolicyFiles(plan.StateDir, allPolicyFiles(p))
 	plan.policyKept = policyKept(allPolicyFiles(p), earlier)
-	pfMasks, pfTargets, pfNotes, exposed, err := policyFileRules(p, earlier, roots, plan.Guarded, append(fp.Masks, named...), covered, hostMounts, degraded)
+	pfMasks, pfTargets, pfNotes, exposed, pfWays, err := policyFileRules(p, earlier, roots, plan.Guarded, append(fp.Masks, named...), covered, hostMounts, degraded)
 	if err != nil {
 		return nil, err
 	}
+	if err := degradedWays(degraded, pfWays); err != nil {
+		return nil, err
+	}
+	wayPins = append(wayPins, pfWays...)
 	named = append(named, pfMasks...)
 	plan.Guarded = append(plan.Guarded, pfTargets...)
 	plan.Notes = append(plan.Notes, pfNotes...)
@@ -1538,6 +1536,20 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []ag
 		out = append(out, linkTargets(w.agent, w.links, roots, out)...)
 	}
 	return out, pins
+}
+
+// degradedWays refuses a degraded plan with ways to pin. Why: no mounts,
+// so no pin: the agent swaps the directory the link passes for a link of
+// its own, the guarded link's text and file unchanged, and the host's
+// tools (or jail's next start, for a policy file) read the agent's file
+// through it (review18d's hole, open under --degraded: session 19).
+// Refused, not left: nothing else holds it.
+func degradedWays(degraded bool, ways []wayPin) error {
+	if !degraded || len(ways) == 0 {
+		return nil
+	}
+	w := ways[0]
+	return invalid(fmt.Errorf("the way to %s passes %s and leaves it (a \"..\" in a symlink), and --degraded cannot pin that directory against the sandbox: make the symlink point straight at its target (ln -sfn), or run without --degraded", w.Of, w.Dir))
 }
 
 // wayPin is a directory (Dir) the way to a guarded path (Of) passes and

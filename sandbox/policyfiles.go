@@ -44,13 +44,16 @@ const maxPolicyLinks = 16
 //
 // exposed are the earlier runs' files left writable through other names
 // past the bound (marked in the record: policyExposed).
-func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agentcfg.Root, guarded []agentcfg.Target, fm []fsrules.Mask, hidden []string, mounts []fsrules.Mount, degraded bool) (masks []fsrules.Mask, targets []agentcfg.Target, notes, exposed []string, err error) {
+//
+// ways are the directories the way to a policy file passes and leaves (ws/srt.json
+// -> b/../real/srt.json): the caller pins them, as guardedWays' pins.
+func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agentcfg.Root, guarded []agentcfg.Target, fm []fsrules.Mask, hidden []string, mounts []fsrules.Mount, degraded bool) (masks []fsrules.Mask, targets []agentcfg.Target, notes, exposed []string, ways []wayPin, err error) {
 	// Why earlier's too: a file an earlier run was given by a flag is read
 	// again by that run's next start; this run, not given the flag, must
 	// not rewrite it either (policynamed.go).
 	files := append(allPolicyFiles(p), earlier...)
 	if len(files) == 0 || len(roots) == 0 {
-		return nil, nil, nil, nil, nil
+		return nil, nil, nil, nil, nil, nil
 	}
 	fromEarlier := make(map[string]bool, len(earlier))
 	for _, f := range earlier {
@@ -104,6 +107,19 @@ func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agen
 		}
 		if err != nil {
 			continue // gone: nothing to keep
+		}
+		if len(via) > 0 {
+			// Why: the file and the links on its way are kept, not a
+			// directory the way passes and leaves by a ".." (b in
+			// srt.json -> b/../real/srt.json): the agent swapped b for a
+			// link into a tree of its own and the next start given the
+			// flag read the agent's settings through the unchanged link
+			// (review19c; review18d's hole for agent settings).
+			for _, d := range leftDirs(f.Path, real, via, roots) {
+				if enclosing(d, hidden) == "" {
+					ways = append(ways, wayPin{Dir: d, Of: f.Path})
+				}
+			}
 		}
 		// Why: a mount of the same file system elsewhere (a bind of the
 		// project's directory) shows the file under another name, which
@@ -195,7 +211,7 @@ func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agen
 			}
 			if own != "" {
 				f := byName[own]
-				return nil, nil, nil, nil, fmt.Errorf("policy file %s has %d other names (hard links) in the trees the sandbox can write, more than a start makes read-only (%d), so the agent could rewrite it through one: remove them (find %s -samefile %s) and start again",
+				return nil, nil, nil, nil, nil, fmt.Errorf("policy file %s has %d other names (hard links) in the trees the sandbox can write, more than a start makes read-only (%d), so the agent could rewrite it through one: remove them (find %s -samefile %s) and start again",
 					f, len(other), maxPolicyLinks, enclosing(other[0], rootP), f)
 			}
 			for o := range early {
@@ -217,9 +233,24 @@ func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agen
 		if degraded {
 			how = "put back if changed (degraded: no mounts)"
 		}
-		notes = append(notes, fmt.Sprintf("policy files: %s for this run, as the next run reads its policy from them too: %s", how, strings.Join(said, ", ")))
+		notes = append(notes, fmt.Sprintf("policy files: %s for this run, as the next run reads its policy from them too: %s", how, saidPolicyFiles(said)))
 	}
-	return masks, targets, notes, exposed, nil
+	return masks, targets, notes, exposed, ways, nil
+}
+
+// maxSaidPolicyFiles bounds the files the "policy files:" line names.
+const maxSaidPolicyFiles = 3
+
+// saidPolicyFiles is the list of the "policy files:" line: every file up
+// to maxSaidPolicyFiles, else their number and the first few. Why: with
+// the record of earlier runs' files (up to maxPolicyNamed) the line named
+// every one, hundreds of paths at each start (session 19); --dry-run
+// lists each as a read-only mask (or, degraded, a guard).
+func saidPolicyFiles(said []string) string {
+	if len(said) <= maxSaidPolicyFiles {
+		return strings.Join(said, ", ")
+	}
+	return fmt.Sprintf("%d files: %s (jail --dry-run lists each)", len(said), shortList(said, maxSaidPolicyFiles))
 }
 
 // keepsKeys says whether the guard keeps each of keys of target t (top-level

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -111,14 +112,31 @@ func readPolicyNamedLocked(stateDir string) policyNamedRecord {
 	return rec
 }
 
-// flagPolicyFiles are the files of p's policy named by a flag: what a run
-// not given the flag does not read, so does not keep.
+// flagPolicyFiles are the files of p's policy named by a flag, or inside a
+// file a flag named: what a run not given the flag does not read, so does
+// not keep. Why the second kind: a settings file named in a --config file
+// or in a profile given by --profile ("settings in LOC") was not recorded,
+// so a run not given that flag left it writable while keeping the
+// --config file itself, and its agent rewrote what the next start given
+// the flag read (review19c). Only the user's config (and the settings it
+// names) and jail's config directory's links are read by every run.
 func flagPolicyFiles(p *policy.Policy) []policy.PolicyFile {
+	userCfg := ""
+	for _, f := range p.PolicyFiles {
+		if f.From == "your config" {
+			userCfg = f.Path
+		}
+	}
 	var out []policy.PolicyFile
 	for _, f := range allPolicyFiles(p) {
-		switch f.From {
-		case "--settings", "--config", "--seccomp":
+		switch {
+		case f.From == "--settings", f.From == "--config", f.From == "--seccomp":
 			out = append(out, f)
+		case strings.HasPrefix(f.From, "settings in "):
+			loc := strings.TrimPrefix(f.From, "settings in ")
+			if userCfg == "" || (loc != userCfg && !strings.HasPrefix(loc, userCfg+":")) {
+				out = append(out, f)
+			}
 		}
 	}
 	return out
@@ -189,7 +207,13 @@ func recordPolicyNamed(stateDir string, files []policy.PolicyFile) (map[string]t
 	// for the lock).
 	now := time.Now()
 	changed := false
-	for path := range rec {
+	for path, n := range rec {
+		if n.Exposed != "" {
+			// Kept while marked, the file gone or not: its other names
+			// (the agent's links) may bring the agent's bytes back under
+			// the name; the user drops the entry (markPolicyExposed).
+			continue
+		}
 		if _, err := os.Lstat(path); os.IsNotExist(err) {
 			delete(rec, path)
 			changed = true
@@ -210,12 +234,20 @@ func recordPolicyNamed(stateDir string, files []policy.PolicyFile) (map[string]t
 		first[f.Path] = time.Unix(0, rec[f.Path].First)
 	}
 	if len(rec) > maxPolicyNamed {
+		// The oldest unmarked names go. Why not a marked one: the trim
+		// dropped it like any other (session 19), the start given its flag
+		// then recorded the name afresh and read a file whose other names
+		// a run's agent could write. Marked entries are few (one per file
+		// a run left writable past maxPolicyLinks) and leave only by the
+		// user's hand.
 		paths := make([]string, 0, len(rec))
-		for p := range rec {
-			paths = append(paths, p)
+		for p, n := range rec {
+			if n.Exposed == "" {
+				paths = append(paths, p)
+			}
 		}
 		sort.Slice(paths, func(i, j int) bool { return rec[paths[i]].First < rec[paths[j]].First })
-		for _, p := range paths[:len(rec)-maxPolicyNamed] {
+		for _, p := range paths[:min(len(paths), len(rec)-maxPolicyNamed)] {
 			delete(rec, p)
 		}
 	}

@@ -130,9 +130,23 @@ func guardSwapped(skipped []string, targets []agentcfg.Target, live []Entry, sel
 			}
 		}
 	}
+	// Each path as named and where it leads, with the links on its way:
+	// a target reached through a symlink into a live run's tree (~/.claude
+	// -> a workspace's cfg) was called "another program" by its lexical
+	// path only (session 19), and a link on the way that run can write is
+	// as much its agent's to swap.
+	var names []string
+	for _, p := range paths {
+		names = append(names, p)
+		if real, via, err := resolveNamed(p); err == nil {
+			names = append(append(names, real), via...)
+		} else {
+			names = append(names, via...)
+		}
+	}
 	who := "another program changed it"
 	for _, e := range live {
-		if e.ID != self && e.canWrite(paths...) {
+		if e.ID != self && e.canWrite(names...) {
 			who = fmt.Sprintf("the live run %s can write there, and its agent may be changing it: stop it (jail kill %s) or wait for it to end", e.ID, e.ID)
 			break
 		}

@@ -290,6 +290,17 @@ func (r *runner) notef(format string, a ...any) {
 	r.notes.Notef("jail", notice.Warning, "%s", Spell(fmt.Sprintf(format, a...)))
 }
 
+// sayDegraded says, before a refusal, why the run is degraded: a start
+// degraded mode refuses (checkDegraded, or the plan's "--degraded cannot
+// pin ...") exited before the "degraded mode: ..." line of degradedSpec,
+// and the user saw a refusal naming --degraded without why this host
+// needed it (session 19).
+func (r *runner) sayDegraded() {
+	if r.degraded {
+		r.notef("degraded mode: %s", r.degradedWhy)
+	}
+}
+
 // debugf is shown with -v only (and never recorded): without -v it is
 // not even formatted (Spell's first use compiles its patterns).
 func (r *runner) debugf(format string, a ...any) {
@@ -386,6 +397,7 @@ func (r *runner) run() int {
 		}
 		if r.degraded, r.degradedWhy = r.decideDegraded(); r.degraded {
 			if err := checkDegraded(r.pol); err != nil {
+				r.sayDegraded()
 				r.errorf("%s", Explain(err))
 				return ExitSetup
 			}
@@ -451,6 +463,7 @@ func (r *runner) run() int {
 		// there are namespaces.
 		if r.degraded, r.degradedWhy = r.decideDegraded(); r.degraded {
 			if err := checkDegraded(r.pol); err != nil {
+				r.sayDegraded()
 				r.errorf("%s", Explain(err))
 				return ExitSetup
 			}
@@ -464,6 +477,7 @@ func (r *runner) run() int {
 	plan, err := planChecked(r.pol, os.Environ(), dirs, chk, r.degraded)
 	r.saveDirCache("plan")
 	if err != nil {
+		r.sayDegraded()
 		r.errorf("%s", Explain(err))
 		return ExitSetup
 	}

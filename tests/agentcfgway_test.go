@@ -218,12 +218,18 @@ func dirLeftModes(t *testing.T, f func(t *testing.T, flags []string)) {
 
 // pinnedOrRefused fails t unless the run r exited 0 or, degraded (flags
 // set: no mounts, so no pin), was refused (125) with a message naming
-// --degraded and holding named (the directory passed and left).
+// --degraded and holding named (the directory passed and left), after
+// the line saying why the run is degraded.
 func pinnedOrRefused(t *testing.T, r result, flags []string, named string) {
 	t.Helper()
 	if r.code == 125 && flags != nil {
 		if !strings.Contains(r.stderr, "--degraded") || !strings.Contains(r.stderr, named) {
 			t.Errorf("the refusal names neither the directory nor the flag:\n%s", r.stderr)
+		}
+		// Why degraded, said before the refusal (a degraded start
+		// exited before its "degraded mode: ..." line: session 19).
+		if !strings.Contains(r.stderr, "degraded mode: forced") {
+			t.Errorf("the refusal does not say why the run is degraded:\n%s", r.stderr)
 		}
 		return
 	}

@@ -106,15 +106,16 @@ func TestPolicyFilesReadOnly(t *testing.T) {
 	if ch := f.changed(t); len(ch) > 0 {
 		t.Fatalf("policy files changed on the host after the run: %q\nstdout: %s\nstderr: %s", ch, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "jail: policy files: read-only inside for this run") || !strings.Contains(r.stderr, f.srt+" (--settings)") {
+	// Said at the start, in one line naming their number and the first
+	// few; --dry-run lists each file and what named it.
+	if !strings.Contains(r.stderr, "jail: policy files: read-only inside for this run") || !strings.Contains(r.stderr, ": 5 files: ") {
 		t.Errorf("the start does not say the policy files are read-only:\n%s", r.stderr)
 	}
-	// Said at the start, in one line naming each file and what named it.
 	r = run(t, runOpts{env: f.h.env, dir: f.ws}, append(append([]string{"--dry-run"}, f.flags...), "--", "true")...)
 	mustCode(t, r, 0)
 	out := r.stdout + r.stderr
-	for _, w := range []string{f.srt + " (--settings)", f.cfg + " (--config)", f.sc + " (--seccomp)", f.target + " (--settings)",
-		f.fromCfg + " (settings in " + filepath.Join(f.h.cfg, "config.toml")} {
+	for _, w := range []string{f.srt + "  (policy file (--settings)", f.cfg + "  (policy file (--config)", f.sc + "  (policy file (--seccomp)", f.target + "  (policy file (--settings)",
+		f.fromCfg + "  (policy file (settings in " + filepath.Join(f.h.cfg, "config.toml")} {
 		if !strings.Contains(out, w) {
 			t.Errorf("--dry-run does not name %q:\n%s", w, out)
 		}
@@ -245,6 +246,55 @@ func TestPolicyFileFlagKeptInLaterRuns(t *testing.T) {
 	if !strings.Contains(r.stderr, srt+" (--settings in an earlier run)") {
 		t.Errorf("the start does not say the earlier run's policy file is read-only:\n%s", r.stderr)
 	}
+}
+
+// A settings file named inside a --config file is read again by the next
+// start given that flag, like the --config file itself: another run not
+// given the flag kept the --config file read-only but not the settings
+// file it names, and its agent rewrote that (allowWrite ["~/Documents"]):
+// the next `jail --config` read the agent's policy (review19c). Every
+// later run keeps it read-only too. Seen failing on main (4d8a97a) as
+// root and as jailtest: the second run wrote srt.json, exit 0.
+func TestPolicyFileConfigNamedKeptInLaterRuns(t *testing.T) {
+	h, ws := newHome(t), workspace(t)
+	srt, cfg := filepath.Join(ws, "srt.json"), filepath.Join(ws, "jail.toml")
+	writeFile(t, srt, policyFilesSRT)
+	writeFile(t, cfg, "settings = [\"srt.json\"]\n")
+	mustCode(t, run(t, runOpts{env: h.env, dir: ws}, "--config", cfg, "--", "true"), 0)
+	r := sh(t, runOpts{env: h.env, dir: ws}, `printf '{"filesystem": {"allowWrite": [".", "~/Documents"]}}' > srt.json 2>/dev/null && echo WROTE; true`)
+	mustCode(t, r, 0)
+	if b, _ := os.ReadFile(srt); strings.Contains(r.stdout, "WROTE") || string(b) != policyFilesSRT {
+		t.Fatalf("a run without --config rewrote the settings file an earlier run's --config file named:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "srt.json (settings in "+cfg+":1 in an earlier run)") {
+		t.Errorf("the start does not say the earlier run's settings file is read-only:\n%s", r.stderr)
+	}
+}
+
+// A policy file named through a symlink whose way passes a directory and
+// leaves it (srt.json -> b/../real/srt.json): the file and the link were
+// kept, not b, which the agent swapped for a link into a tree of its own
+// (b -> evil/x), and the next start given --settings srt.json read
+// evil/real/srt.json (review19c, review18d's hole for policy files). A
+// normal run pins b; a degraded one refuses, naming b and the flag. Seen
+// failing on main (4d8a97a) as root and as jailtest: the host's srt.json
+// read the agent's settings after either run.
+func TestPolicyFileWayDirLeft(t *testing.T) {
+	dirLeftModes(t, func(t *testing.T, flags []string) {
+		h, ws := newHome(t), workspace(t)
+		mkdirs(t, filepath.Join(ws, "b"))
+		writeFile(t, filepath.Join(ws, "real", "srt.json"), policyFilesSRT)
+		symlink(t, "b/../real/srt.json", filepath.Join(ws, "srt.json"))
+		r := sh(t, runOpts{env: h.env, dir: ws}, `
+mkdir -p evil/x evil/real && printf '{"filesystem": {"allowWrite": [".", "~/Documents"]}}' > evil/real/srt.json
+mv b b.old 2>/dev/null || rm -rf b 2>/dev/null
+ln -s evil/x b 2>/dev/null
+exit 0`, append(append([]string{}, flags...), "--settings", filepath.Join(ws, "srt.json"))...)
+		pinnedOrRefused(t, r, flags, filepath.Join(ws, "b")+" and leaves it")
+		if b, _ := os.ReadFile(filepath.Join(ws, "srt.json")); string(b) != policyFilesSRT {
+			t.Fatalf("the next start given --settings reads the agent's settings: %s\nstderr:\n%s", b, r.stderr)
+		}
+	})
 }
 
 // A run that started before any run named the file by a flag can write it

@@ -25,7 +25,9 @@
 // frees a copy once a pack holds it). An object larger than maxCopyObject,
 // or past a start's MaxCopyBytes, is hard-linked (kept against deletion
 // only; copied at a later start while the workspace still has it). A
-// store holds at most MaxStoreBytes of objects (said past it). Loose
+// store holds at most MaxStoreBytes of the objects made outside jail's
+// runs and, apart, MaxRunBytes of those made in one (RunWindows: a run's
+// agent cannot spend what keeps the user's); said past either. Loose
 // objects and a state directory on different file systems: the copies are
 // made, only a link cannot be (Result.CrossFS).
 //
@@ -138,12 +140,15 @@ type Result struct {
 	// MaxCopyBytes (copied at a later start).
 	Linked int
 	Junk   int // files named like an object that are not that object: not kept
-	// StoreFull: the store holds MaxStoreBytes of copies: new objects
-	// are not kept.
+	// StoreFull: the store holds MaxStoreBytes of copies of objects made
+	// outside every run: new ones are not kept.
 	StoreFull bool
-	Full      bool // the budget ran out: some objects are kept at a later start
-	CrossFS   bool // the store is on another file system: objects to link not kept
-	Refs      int  // refs recorded (with those recorded before)
+	// RunFull: the store holds MaxRunBytes of objects made in runs: new
+	// ones made in a run are not kept (the user's still are).
+	RunFull bool
+	Full    bool // the budget ran out: some objects are kept at a later start
+	CrossFS bool // the store is on another file system: objects to link not kept
+	Refs    int  // refs recorded (with those recorded before)
 	// PackedUnread: packed-refs is larger than MaxPacked, so its refs are
 	// not recorded (the loose ones and the objects are).
 	PackedUnread bool
@@ -196,13 +201,19 @@ func Keep(store, gitDir string, budget *Budget) (Result, error) {
 	if err := writeIfChanged(filepath.Join(objs, "info", "alternates"), altLine(gitDir)); err != nil {
 		return res, err
 	}
-	if err := keepObjects(gitDir, store, budget, &res); err != nil {
+	c := loadCounts(store)
+	err := keepObjects(gitDir, store, budget, c, &res)
+	if err == nil {
+		err = copyShared(store, budget, c, &res)
+	}
+	// What was kept is counted, an error on the way or not.
+	if serr := c.save(store); err == nil {
+		err = serr
+	}
+	if err != nil {
 		return res, err
 	}
-	if err := copyShared(store, budget, &res); err != nil {
-		return res, err
-	}
-	err := keepRefs(store, gitDir, &res)
+	err = keepRefs(store, gitDir, &res)
 	return res, err
 }
 
@@ -317,14 +328,17 @@ const MaxCopyTime = 150 * time.Millisecond
 
 // MaxStoreBytes bounds the bytes of the copies one store holds: the
 // agent can write objects (git hash-object -w of anything) and delete
-// them, run after run, each kept Age. Past it, a start keeps no new object
-// of the repository (said): the user's git gc on the host packs the loose
-// objects, and the end's prune then frees the copies a pack holds.
+// them, run after run, each kept Age. Only the objects made outside every
+// run count here (a run's go to MaxRunBytes). Past it, a start keeps no
+// new such object of the repository (said): the user's git gc on the host
+// packs the loose objects, and the end's prune then frees the copies a
+// pack holds.
 const MaxStoreBytes = 1 << 30
 
-// bytesFile, in a store, holds the bytes of its copies: added to by each
-// start's copies, taken from by each prune, and counted again by a prune
-// that looks at the whole store (once a day).
+// bytesFile, in a store, holds the bytes of its copies of objects made
+// outside every run (a run's: runFile): added to by each start's copies,
+// taken from by each prune and each link a start removes, and counted
+// again by a prune that looks at the whole store (once a day).
 const bytesFile = "kept-bytes"
 
 // minCopies objects a start copies whatever the time (a load spike in
@@ -337,6 +351,9 @@ type Budget struct {
 	Objects int       // objects kept (copied or linked), from MaxLinks
 	Bytes   int64     // bytes copied (inflated), from MaxCopyBytes
 	Until   time.Time // copies made until then, from MaxCopyTime
+	// Runs are the windows of jail's runs (RunWindows): an object whose
+	// change time is in one is a run's, kept against MaxRunBytes.
+	Runs Windows
 }
 
 // NewBudget is a start's whole budget, from now.
@@ -359,7 +376,7 @@ var keepHook func(dir string)
 // with it. A copy is made only of a file that is a git loose object of
 // its name (zlib, a header of git's, bytes hashing to the name): an
 // agent's junk named like an object is not kept.
-func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
+func keepObjects(gitDir, store string, budget *Budget, c *counts, res *Result) error {
 	src, objs := filepath.Join(gitDir, "objects"), filepath.Join(store, "objects")
 	for i := range res.Mtimes {
 		res.Mtimes[i] = -1
@@ -376,8 +393,6 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 		return nil
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-	used := readBytes(store)
-	usedAtStart := used
 	seenPath := filepath.Join(store, seenFile)
 	var seen [256]int64
 	old, _ := os.ReadFile(seenPath)
@@ -410,7 +425,7 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 			continue // unchanged since the last start
 		}
 		seen[x] = 0
-		done, err := keepDir(sub, n, filepath.Join(objs, n), budget, &used, res)
+		done, err := keepDir(sub, n, filepath.Join(objs, n), budget, c, res)
 		sub.Close()
 		if err != nil {
 			return err
@@ -426,11 +441,6 @@ func keepObjects(gitDir, store string, budget *Budget, res *Result) error {
 	for i, t := range seen {
 		if t != 0 {
 			fmt.Fprintf(&out, "%02x %d\n", i, t)
-		}
-	}
-	if used != usedAtStart {
-		if err := writeBytes(store, used); err != nil {
-			return err
 		}
 	}
 	return writeIfChanged(seenPath, out.Bytes())
@@ -453,7 +463,7 @@ func writeBytes(store string, n int64) error {
 
 // keepDir keeps the objects of one fan-out directory (sub, named n) in
 // the store's directory dd; false when some are left for a later start.
-func keepDir(sub *os.File, n, dd string, budget *Budget, used *int64, res *Result) (bool, error) {
+func keepDir(sub *os.File, n, dd string, budget *Budget, c *counts, res *Result) (bool, error) {
 	files, err := sub.ReadDir(-1)
 	if err != nil {
 		return false, nil
@@ -485,13 +495,41 @@ func keepDir(sub *os.File, n, dd string, budget *Budget, used *int64, res *Resul
 			res.Full = true
 			return false, nil
 		}
-		if *used >= MaxStoreBytes {
+		// Whose object: a run's (its change time in a run's window, or
+		// unread) or the user's, each kept against its own bytes. A link
+		// made earlier keeps the class it was given then: its change
+		// time is the agent's to move now (a chmod).
+		run := false
+		if have != nil {
+			_, run = c.run[n+fn]
+		} else if t, ok := ctimeAt(int(sub.Fd()), fn); !ok || budget.Runs.Has(t) {
+			run = true
+		}
+		// A link kept already is copied whatever the counts: it was
+		// counted when linked.
+		switch {
+		case have != nil:
+		case run && c.runFull():
+			// Why: one run's objects must not spend what keeps the user's
+			// (lane keepbudget). Not kept: read again at the next start,
+			// and the directory Partial (ForgedLoose reads its files
+			// rewritten in place at the end, as past a start's budget).
+			res.RunFull = true
+			done = false
+			continue
+		case !run && c.used >= MaxStoreBytes:
 			// Neither a copy nor a link (a link too is the store's bytes
 			// once the workspace's name goes).
 			res.StoreFull = true
 			return false, nil
 		}
-		k, later, err := keepOne(int(sub.Fd()), fn, n+fn, dst, have, budget, used)
+		var delta int64
+		k, later, err := keepOne(int(sub.Fd()), fn, n+fn, dst, have, budget, &delta)
+		if k == junk && have != nil {
+			c.dropLink(n + fn) // the store's link went (keepOne)
+		} else {
+			c.add(n+fn, run, delta)
+		}
 		if err != nil {
 			return false, err
 		}

@@ -265,32 +265,44 @@ func TestKeepFanoutSwapped(t *testing.T) {
 	}
 }
 
-// TestKeepPastByteBudget: objects past the start's byte budget are
-// linked (kept against deletion), and copied at a later start.
-func TestKeepPastByteBudget(t *testing.T) {
-	g := fakeRepo(t)
-	st := Store(t.TempDir(), g)
+// keptPastBytes is fakeRepo kept by a start with a byte budget of 1: one
+// object copied, two linked. It returns the git dir and the store.
+func keptPastBytes(t *testing.T) (g, st string) {
+	t.Helper()
+	g = fakeRepo(t)
+	st = Store(t.TempDir(), g)
 	budget := testBudget()
 	budget.Bytes = 1
-	res, err := Keep(st, g, &budget)
-	if err != nil || res.Copied != 1 || res.Linked != 2 {
+	if res, err := Keep(st, g, &budget); err != nil || res.Copied != 1 || res.Linked != 2 {
 		t.Fatalf("Keep: %+v %v", res, err)
 	}
-	// One of the linked objects is written in place (what a link does
-	// not keep: said at the start): the next start takes its link out.
-	var bad string
+	return g, st
+}
+
+// linkedObject is an object of git dir g that store st holds as a link
+// (the same file), and its size.
+func linkedObject(st, g string) (string, int64) {
 	for _, p := range objects(g) {
 		if a, _ := os.Stat(p); a != nil {
 			if b, err := os.Stat(storePath(st, p)); err == nil && os.SameFile(a, b) {
-				bad = p
-				break
+				return p, b.Size()
 			}
 		}
 	}
+	return "", 0
+}
+
+// TestKeepPastByteBudget: objects past the start's byte budget are
+// linked (kept against deletion), and copied at a later start.
+func TestKeepPastByteBudget(t *testing.T) {
+	g, st := keptPastBytes(t)
+	// One of the linked objects is written in place (what a link does
+	// not keep: said at the start): the next start takes its link out.
+	bad, _ := linkedObject(st, g)
 	os.Chmod(bad, 0o644)
 	os.WriteFile(bad, []byte("junk"), 0o644)
-	budget = testBudget()
-	if res, err = Keep(st, g, &budget); err != nil || res.Copied != 1 || res.Junk != 1 || res.Linked != 0 {
+	budget := testBudget()
+	if res, err := Keep(st, g, &budget); err != nil || res.Copied != 1 || res.Junk != 1 || res.Linked != 0 {
 		t.Fatalf("next Keep: %+v %v", res, err)
 	}
 	if _, err := os.Lstat(storePath(st, bad)); err == nil {

@@ -423,7 +423,7 @@ func writeShared(store string, m map[string]bool) error {
 // longer reads as its object (written in place already) goes: it restores
 // nothing. One past maxCopyObject stays a link (as a larger object is
 // kept).
-func copyShared(store string, budget *Budget, res *Result) error {
+func copyShared(store string, budget *Budget, c *counts, res *Result) error {
 	m := readShared(store)
 	if len(m) == 0 {
 		return nil
@@ -451,7 +451,9 @@ func copyShared(store string, budget *Budget, res *Result) error {
 		want, _ := hex.DecodeString(id)
 		n, err := checkLoose(b, want)
 		if err != nil {
-			os.Remove(dst)
+			if os.Remove(dst) == nil {
+				c.dropLink(id)
+			}
 			delete(m, id)
 			res.Junk++
 			continue

@@ -137,9 +137,10 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 	}
 	shared := readShared(store)
 	defer func() { writeShared(store, shared) }()
-	// The bytes of the copies looked at (kept) and freed: a whole look
-	// counts the store's bytes again (bytesFile).
-	var sizes [2]int64
+	// What the store's objects take, each class's (counts): a whole look
+	// counts them again (the user's bytes, the runs' record).
+	c := loadCounts(store)
+	look := &looked{c: c, run: map[string]bool{}}
 	wholeLook := full
 	objs := filepath.Join(store, "objects")
 	for x := 0; x < 256; x++ {
@@ -153,7 +154,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 			}
 			continue
 		}
-		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, since, shared, now, deadline, &res, &sizes)
+		done, err := pruneDir(filepath.Join(objs, n), gitDir, n, open, since, shared, now, deadline, &res, look)
 		if err != nil {
 			writeSince(store, since)
 			return res, err
@@ -180,13 +181,10 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 		return res, err
 	}
 	if wholeLook && full {
-		if err := writeBytes(store, sizes[0]); err != nil {
-			return res, err
-		}
-	} else if sizes[1] > 0 {
-		if err := writeBytes(store, readBytes(store)-sizes[1]); err != nil {
-			return res, err
-		}
+		look.recount()
+	}
+	if err := c.save(store); err != nil {
+		return res, err
 	}
 	if full {
 		if err := writeIfChanged(filepath.Join(store, fullFile), []byte(strconv.FormatInt(now.UnixNano(), 10)+"\n")); err != nil {
@@ -198,7 +196,7 @@ func Prune(lock *os.File, store, gitDir string, start *[256]int64, maxPacks int,
 
 // pruneDir looks at the copies in one store directory; false when the
 // deadline came first.
-func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[string]int64, shared map[string]bool, now, deadline time.Time, res *Pruned, sizes *[2]int64) (bool, error) {
+func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[string]int64, shared map[string]bool, now, deadline time.Time, res *Pruned, look *looked) (bool, error) {
 	files, err := os.ReadDir(dir)
 	if err != nil {
 		return true, nil
@@ -215,7 +213,7 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[str
 		if err != nil {
 			continue
 		}
-		sizes[0] += fi.Size()
+		look.saw(n+fn, fi.Size())
 		// The workspace still has the object (the twin of a copy, or the
 		// same inode, an older store's link): the copy stays, the
 		// protection against the agent deleting or writing it. A link of
@@ -244,11 +242,49 @@ func pruneDir(dir, gitDir, n string, open func() ([]*pack, error), since map[str
 		if err := os.Remove(filepath.Join(dir, fn)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return true, fmt.Errorf("gitkeep: %w", err)
 		}
-		sizes[0] -= fi.Size()
-		sizes[1] += fi.Size()
+		look.freed(n+fn, fi.Size())
 	}
 	os.Remove(dir) // only when empty
 	return true, nil
+}
+
+// looked is what a prune's look at a store's objects saw: the bytes of
+// the user's still there (a whole look's count) and the runs' objects
+// still there.
+type looked struct {
+	c    *counts
+	user int64
+	run  map[string]bool
+}
+
+func (l *looked) saw(id string, size int64) {
+	if _, ok := l.c.run[id]; ok {
+		l.run[id] = true
+		return
+	}
+	l.user += size
+}
+
+// freed takes a removed object from the counts (and from the look).
+func (l *looked) freed(id string, size int64) {
+	if l.run[id] {
+		delete(l.run, id)
+	} else {
+		l.user -= size
+	}
+	l.c.forget(id, size)
+}
+
+// recount, after a look at every object, sets the counts to what was
+// seen: the user's bytes, and the runs' record without the objects gone
+// (a removed link's bytes counted until then: lane keepbudget).
+func (l *looked) recount() {
+	l.c.used, l.c.dirty = l.user, true
+	for id, n := range l.c.run {
+		if !l.run[id] {
+			l.c.add(id, true, -n)
+		}
+	}
 }
 
 // unlinkedSince is when the end first saw the workspace's object id gone,

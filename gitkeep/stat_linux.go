@@ -56,3 +56,13 @@ func repoID(gitDir string) string {
 	}
 	return id
 }
+
+// ctimeAt is the change time (unix ns) of name in directory dirfd, no
+// link followed; false when it cannot be read.
+func ctimeAt(dirfd int, name string) (int64, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, false
+	}
+	return st.Ctim.Nano(), true
+}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -29,15 +30,26 @@ import (
 // mounts (packsLeft: gitguard.Plan.PacksLeft, resolved pack directories).
 // checked is every repository's git dir (kept or not: past the bound, a
 // store that failed), each with the start's time, for madePacks.
-func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packsLeft []string) (notes []string, kept, checked []keptRepo) {
+func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packsLeft []string) (notes []string, kept, checked []keptRepo, run *gitkeep.Run) {
 	if stateDir == "" {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	base := filepath.Join(stateDir, statedir.GitKept)
 	budget := gitkeep.NewBudget()
 	// Before the sandbox: a pack file changed from now on is the run's
 	// (madePacks).
 	started := time.Now()
+	// This run's window, then every run's: what a run's agent made is
+	// kept against the runs' bytes, never the user's (lane keepbudget).
+	// Unread, every new object is taken for a run's: fail closed.
+	run, err := gitkeep.BeginRun(base, started)
+	if err == nil {
+		budget.Runs, err = gitkeep.RunWindows(base, started)
+	}
+	if err != nil {
+		notes = append(notes, fmt.Sprintf("git: the windows of jail's runs are not recorded (%v): every new loose object is kept as one made in a run (at most %d MiB a repository)", err, gitkeep.MaxRunBytes>>20))
+		budget.Runs = gitkeep.Windows{{From: 0, To: math.MaxInt64}}
+	}
 	left := make(map[string]bool, len(packsLeft))
 	for _, p := range packsLeft {
 		left[p] = true
@@ -121,8 +133,11 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			// write it in place (copied at a later start).
 			notes = append(notes, fmt.Sprintf("git: %d loose objects of %s are kept outside the sandbox as hard links, not copies (more than one start copies, %d MiB or %d ms, or one too large; copied at the next starts): written in place in this run, they are lost", res.Linked, d, gitkeep.MaxCopyBytes>>20, gitkeep.MaxCopyTime.Milliseconds()))
 		}
+		if res.RunFull {
+			notes = append(notes, fmt.Sprintf("git: the store of %s holds %d MiB of objects made inside jail's runs: the new loose objects made in a run are not kept outside the sandbox (those made on the host are; git gc on the host packs them; the store then frees what a pack holds)", d, gitkeep.MaxRunBytes>>20))
+		}
 		if res.StoreFull {
-			notes = append(notes, fmt.Sprintf("git: the store of %s holds %d MiB of kept objects: its new loose objects are not kept outside the sandbox (git gc on the host packs them; the store then frees what a pack holds)", d, gitkeep.MaxStoreBytes>>20))
+			notes = append(notes, fmt.Sprintf("git: the store of %s holds %d MiB of kept objects made on the host: its new loose objects made there are not kept outside the sandbox (git gc on the host packs them; the store then frees what a pack holds)", d, gitkeep.MaxStoreBytes>>20))
 		}
 		if res.Junk > 0 {
 			notes = append(notes, fmt.Sprintf("git: %d files of %s named like loose objects are not the objects of their names (corrupt, or not git's): not kept outside the sandbox", res.Junk, filepath.Join(d, "objects")))
@@ -141,7 +156,7 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 		// that pack as the start's own: gitkeep.MarkUncheckedUnkept).
 		checked = append(checked, keptRepo{dir: d, started: started, packDir: gitkeep.PackDir(d), unkept: gitkeep.Store(base, d)})
 	}
-	return notes, kept, checked
+	return notes, kept, checked, run
 }
 
 // packsCut says whether git dir d's pack directory is one the start left

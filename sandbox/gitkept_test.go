@@ -21,7 +21,7 @@ func TestKeepGitHistoryBounded(t *testing.T) {
 		repos = append(repos, filepath.Join(ws, fmt.Sprintf("-%03d", i), ".git"))
 	}
 	repos = append(repos, filepath.Join(ws, ".git"))
-	notes, kept, checked := keepGitHistory(t.TempDir(), []string{ws, w}, repos, false, nil)
+	notes, kept, checked, _ := keepGitHistory(t.TempDir(), []string{ws, w}, repos, false, nil)
 	if len(kept) != maxKeptRepos {
 		t.Fatalf("%d repositories kept, want %d", len(kept), maxKeptRepos)
 	}

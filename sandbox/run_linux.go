@@ -24,6 +24,7 @@ import (
 	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/dircache"
 	"github.com/jail-sandbox/jail/fsrules"
+	"github.com/jail-sandbox/jail/gitkeep"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/initbin"
 	"github.com/jail-sandbox/jail/internal/seam"
@@ -197,11 +198,12 @@ type runner struct {
 	denials       *denials.Writer     // the sandbox's record of its denials; nil without one
 	denialsFile   *os.File            // its writable file (from init)
 
-	degraded    bool       // no namespaces (--degraded on a host refusing them)
-	degradedWhy string     // the host's refusal, one line
-	startNotes  []string   // for the start event: degraded mode, exec audit off
-	gitKept     []keptRepo // the repositories whose history the start kept (keepGitHistory)
-	gitPacks    []keptRepo // every repository whose new packs the end reads (madePacks)
+	degraded    bool         // no namespaces (--degraded on a host refusing them)
+	degradedWhy string       // the host's refusal, one line
+	startNotes  []string     // for the start event: degraded mode, exec audit off
+	gitKept     []keptRepo   // the repositories whose history the start kept (keepGitHistory)
+	gitRun      *gitkeep.Run // this run's window (gitkeep.BeginRun), ended at the end
+	gitPacks    []keptRepo   // every repository whose new packs the end reads (madePacks)
 
 	spec     *ns.Spec
 	memWatch *memwatch.Watch // --memory without a cgroup
@@ -530,9 +532,9 @@ func (r *runner) run() int {
 		packsLeft := append([]string(nil), plan.Git.PacksLeft...)
 		roots := append([]string(nil), plan.Writable...)
 		go func() {
-			notes, kept, checked := keepGitHistory(stateDir, roots, repos, degraded, packsLeft)
+			notes, kept, checked, run := keepGitHistory(stateDir, roots, repos, degraded, packsLeft)
 			keepDone <- func() {
-				r.gitKept, r.gitPacks = kept, checked
+				r.gitKept, r.gitPacks, r.gitRun = kept, checked, run
 				for _, n := range notes {
 					r.notef("%s", n)
 				}
@@ -1562,6 +1564,11 @@ func (r *runner) endCheck() {
 		r.notef("%s", n)
 	}
 	r.gitKept = nil
+	// The run's window ends after its agent did (gitkeep.BeginRun).
+	if err := r.gitRun.End(time.Now()); err != nil {
+		r.notef("git: this run's window is not recorded as ended (a later start ends it): %v", err)
+	}
+	r.gitRun = nil
 	r.tracef("exit check")
 }
 

@@ -58,9 +58,14 @@ const maxUnchecked = 1 << 20
 //
 // Only while no other run uses the store (Alone, called before the
 // start's Lock: a pack another live run's agent made is not checked yet)
-// and only packs whose files' change time is before since (the time
-// before Alone, less the file system's tick): a pack made since may be
-// a run's that started after the look.
+// and only packs whose files' change time is before since (the clock
+// before Alone, less a scheduler tick; a second more for a file system
+// stamping whole milliseconds: changedAt, as the end's ChangedPacks): a
+// pack made since may be a run's that started after the look. Why not a
+// second for every file system: the user's pack made in the second
+// before the start (`git pull && jail`) was not kept, and after an
+// unread lying pack of the agent's and the host's gc the store gave no
+// history back (packtiming).
 func KeepPacks(store, gitDir string, maxPacks int, since time.Time) (kept int, crossFS bool, err error) {
 	dir := filepath.Join(gitDir, "objects", "pack")
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
@@ -102,7 +107,7 @@ func KeepPacks(store, gitDir string, maxPacks int, since time.Time) (kept int, c
 				break
 			}
 			nl, ct, ok2 := linkInfo(fi)
-			if !fi.Mode().IsRegular() || !ok2 || nl != 1 || ct >= since.UnixNano() {
+			if !fi.Mode().IsRegular() || !ok2 || nl != 1 || changedAt(ct, since) {
 				ok = false
 			}
 		}

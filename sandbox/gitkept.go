@@ -65,8 +65,16 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 		}
 		st := gitkeep.Store(base, d)
 		// Before the lock: a pack another live run's agent made is not
-		// checked yet (gitkeep.KeepPacks keeps none then).
-		alone, lookedAt := gitkeep.Alone(st), time.Now().Add(-packTick)
+		// checked yet (gitkeep.KeepPacks keeps none then). The clock
+		// before the look, less a scheduler tick (gitkeep.KeepPacks adds
+		// a coarse file system's second): a run that starts after the
+		// look writes no pack stamped earlier. Why not a second
+		// everywhere: the user's pack made in the second before the start
+		// (`git pull && jail`, `git gc && jail`) was not kept, and after
+		// the agent's unread lying pack and the host's gc the store gave
+		// no history back (packtiming).
+		lookedAt := time.Now().Add(-stampTick)
+		alone := gitkeep.Alone(st)
 		// Held shared to the run's end: no other run's end prunes the
 		// store while this run's agent is alive (gitkeep.Prune).
 		lock, err := gitkeep.Lock(st)

@@ -14,6 +14,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,6 +29,12 @@ import (
 // reading the chain through costs more than the end's budget (or more
 // bytes than it makes for one pack), and the pack is said, not read.
 func bigLyingPack(t *testing.T, h *gitHost, ws string) (name string, pack, idx []byte) {
+	t.Helper()
+	return bigLyingPackChain(t, h, ws, 60)
+}
+
+// bigLyingPackChain is bigLyingPack with a delta chain of chain deltas.
+func bigLyingPackChain(t *testing.T, h *gitHost, ws string, chain int) (name string, pack, idx []byte) {
 	t.Helper()
 	s := t.TempDir()
 	h.mustGit(t, s, "init", "-q", "--bare", ".")
@@ -45,7 +52,7 @@ func bigLyingPack(t *testing.T, h *gitHost, ws string) (name string, pack, idx [
 	// order), and git index-pack makes the (true) idx.
 	const size = 17 << 20
 	pack = []byte("PACK\x00\x00\x00\x02")
-	pack = binary.BigEndian.AppendUint32(pack, 1+60+2)
+	pack = binary.BigEndian.AppendUint32(pack, uint32(1+chain+2))
 	deflate := func(b []byte) []byte {
 		var z bytes.Buffer
 		w := zlib.NewWriter(&z)
@@ -94,7 +101,7 @@ func bigLyingPack(t *testing.T, h *gitHost, ws string) (name string, pack, idx [
 	prev := len(pack)
 	pack = append(pack, hdr(3, size)...)
 	pack = append(pack, deflate(bytes.Repeat(block, size/len(block)))...)
-	for v := 0; v < 60; v++ {
+	for v := 0; v < chain; v++ {
 		d := varint(varint(nil, size), size)
 		d = append(d, 2, byte(v), byte(v>>8))
 		d = copyOp(d, 2, 0xffffff)
@@ -296,5 +303,60 @@ func TestGitHistoryLargeLooseKept(t *testing.T) {
 	}
 	if q := h.quarantined(t); len(q) != 0 {
 		t.Errorf("quarantined: %v", q)
+	}
+}
+
+// TestGitHistoryLyingPackFreshPack: packlie's unread lying pack (as in
+// TestGitHistoryLyingPackPastBudget and GcThenRun) where the user's pack
+// changed just before the start (a `git pull && jail`, `git gc && jail`):
+// the start kept only packs changed a second before it, so the store held
+// no pack and after the host's gc the fetch from it had no root commit,
+// whatever the agent's delta chain or its pack's times (session 19's
+// ciweight saw it with a faster fixture: a chain of 30 built sooner, an
+// agent's pack backdated past gc's grace so gc drops its unreachable
+// objects at once). Seen failing on main (4d8a97a), root and jailtest:
+// "not our ref", no root commit from the store.
+func TestGitHistoryLyingPackFreshPack(t *testing.T) {
+	for _, c := range []struct {
+		chain int
+		back  string // the agent's touch -d of its pack: before gc's grace, after the user's pack
+	}{
+		{60, ""},
+		{30, "21 days ago"},
+	} {
+		t.Run(fmt.Sprintf("chain%d%s", c.chain, map[bool]string{true: "-backdated"}[c.back != ""]), func(t *testing.T) {
+			h := newGitHost(t)
+			ws := workspace(t)
+			root := threeCommits(t, h, ws)
+			name, pack, idx := bigLyingPackChain(t, h, ws, c.chain)
+			plantPack(t, ws, pack, idx)
+			// The user's pack changed now: the start follows within the
+			// second (the tick the start took for a file system's).
+			ps, _ := filepath.Glob(filepath.Join(ws, ".git", "objects", "pack", "pack-*"))
+			for _, p := range ps {
+				if err := os.Chmod(p, 0o444); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+			script := `cd "$2" || exit 1
+git reflog expire --expire=now --all || exit 1
+P=.git/objects/pack/pack-$3
+cp plant/q.pack $P.pack && cp plant/q.idx $P.idx || exit 1
+if [ -n "$4" ]; then touch -d "$4" $P.pack $P.idx || exit 1; fi
+rm -rf plant
+git log --format=%s
+`
+			r := h.runForging(t, ws, script, []string{"c", "b"}, ws, name, c.back)
+			if !strings.Contains(r.stderr, "pack-"+name) || !strings.Contains(r.stderr, "not checked") {
+				t.Fatalf("the end did not say the lying pack was not checked:\n%s", r.stderr)
+			}
+			h.git(ws, "gc", "-q")
+			if _, err := h.git(ws, "cat-file", "-e", root); err == nil {
+				t.Fatalf("the host's gc kept the root commit %s: the attack did not take", root)
+			}
+			fetchKept(t, h, root, r.stderr)
+			fetchKept(t, h, root, r.stderr+runLater(t, h, ws).stderr)
+		})
 	}
 }

@@ -176,6 +176,41 @@ func KeptStamps(store, gitDir string) map[string]os.FileInfo {
 	return out
 }
 
+// PacksKept reports whether every pack of gitDir (pack-X.idx and its
+// .pack) is store's kept pack of that name (the same file: KeepPacks'
+// link, this start's or an earlier one's), but those an end recorded
+// unread (never kept: the agent's). Called after KeepPacks. Why: the
+// end's note on a pack it could not read through says the start's packs
+// are kept, to fetch the history back after the host's gc; a pack the
+// start did not keep (another run used the repository then, a pack
+// changed just before the start, one of two names) is not, and after
+// that gc the fetch has no root commit (packtiming).
+func PacksKept(store, gitDir string) bool {
+	dir := filepath.Join(gitDir, "objects", "pack")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	unchecked, _, all := readUnchecked(store)
+	for _, e := range ents {
+		b, ok := strings.CutSuffix(e.Name(), ".idx")
+		if !ok || !strings.HasPrefix(b, "pack-") || unchecked[b] {
+			continue
+		}
+		if all {
+			return false // past its bound: nothing new kept
+		}
+		for _, ext := range []string{".idx", ".pack"} {
+			w, err1 := os.Lstat(filepath.Join(dir, b+ext))
+			k, err2 := os.Lstat(filepath.Join(store, "objects", "pack", b+ext))
+			if err1 != nil || err2 != nil || !os.SameFile(w, k) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Alone reports whether no run holds store's lock (none uses the store):
 // an exclusive lock taken without waiting and let go. Called before the
 // start's own Lock. A store not made yet is alone.

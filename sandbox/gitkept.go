@@ -80,6 +80,7 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 		lock, err := gitkeep.Lock(st)
 		var res gitkeep.Result
 		var linked map[string]os.FileInfo
+		packsKept := false
 		if err == nil {
 			res, err = gitkeep.Keep(st, d, &budget)
 		}
@@ -101,9 +102,10 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			// Why: the link set the kept packs' change time; the end
 			// must not take them for the run's (review18e).
 			linked = gitkeep.KeptStamps(st, d)
+			packsKept = gitkeep.PacksKept(st, d)
 		}
 		if err == nil {
-			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, start: &res, lock: lock, started: started, packDir: gitkeep.PackDir(d), linked: linked}
+			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, start: &res, lock: lock, started: started, packDir: gitkeep.PackDir(d), linked: linked, packsKept: packsKept}
 			kept = append(kept, k)
 			checked = append(checked, k)
 			isKept[d] = true
@@ -200,6 +202,9 @@ type keptRepo struct {
 	// linked are its pack files that are the store's kept packs, as
 	// the start left them (gitkeep.KeptStamps).
 	linked map[string]os.FileInfo
+	// packsKept: every pack of its start is in the store
+	// (gitkeep.PacksKept), as the end's note on an unread pack says.
+	packsKept bool
 }
 
 // lostGitHistory is the end's look at the kept repositories: a ref the

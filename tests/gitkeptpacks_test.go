@@ -14,6 +14,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -48,7 +49,8 @@ func bigLyingPackChain(t *testing.T, h *gitHost, ws string, chain int) (name str
 	// chain of 60 deltas on it, each the one before with its first two
 	// bytes changed: reading the chain through makes more bytes than the
 	// check makes for one pack. Then the commits (the check reads in pack
-	// order), and git index-pack makes the (true) idx.
+	// order). The idx is written here (git index-pack took seconds to
+	// resolve the chain), the forgery filed under HEAD~1's id.
 	const size = 17 << 20
 	pack = []byte("PACK\x00\x00\x00\x02")
 	pack = binary.BigEndian.AppendUint32(pack, uint32(1+chain+2))
@@ -97,9 +99,24 @@ func bigLyingPackChain(t *testing.T, h *gitHost, ws string, chain int) (name str
 	for i := range block {
 		block[i] = byte(i*7 + i/13)
 	}
+	var es []idxEntry
+	// entry files the entry at pack[at:] under the id of a typ object of
+	// body (hex id when body is nil).
+	entry := func(at int, typ string, body []byte, hexID string) {
+		id, _ := hex.DecodeString(hexID)
+		if body != nil {
+			h := sha1.New()
+			h.Write([]byte(typ + " " + strconv.Itoa(len(body)) + "\x00"))
+			h.Write(body)
+			id = h.Sum(nil)
+		}
+		es = append(es, idxEntry{id: id, crc: crc32.ChecksumIEEE(pack[at:]), off: uint32(at)})
+	}
+	data := bytes.Repeat(block, size/len(block))
 	prev := len(pack)
 	pack = append(pack, hdr(3, size)...)
-	pack = append(pack, deflate(bytes.Repeat(block, size/len(block)))...)
+	pack = append(pack, deflate(data)...)
+	entry(prev, "blob", data, "")
 	for v := 0; v < chain; v++ {
 		d := varint(varint(nil, size), size)
 		d = append(d, 2, byte(v), byte(v>>8))
@@ -117,25 +134,23 @@ func bigLyingPackChain(t *testing.T, h *gitHost, ws string, chain int) (name str
 		pack = append(pack, enc...)
 		pack = append(pack, deflate(d)...)
 		prev = at
+		data[0], data[1] = byte(v), byte(v>>8)
+		entry(at, "blob", data, "")
 	}
-	for _, id := range []string{forged, rev("HEAD")} {
+	for i, id := range []string{forged, rev("HEAD")} {
 		body := []byte(h.mustGit(t, s, "cat-file", "commit", id))
+		at := len(pack)
 		pack = append(pack, hdr(1, len(body))...)
 		pack = append(pack, deflate(body)...)
+		if i == 0 {
+			id = rev("HEAD~1") // the lie
+		}
+		entry(at, "commit", nil, id)
 	}
 	sum := sha1.Sum(pack)
 	pack = append(pack, sum[:]...)
 	name = hex.EncodeToString(sum[:])
-	q := filepath.Join(s, "q.pack")
-	if err := os.WriteFile(q, pack, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h.mustGit(t, s, "index-pack", "-o", filepath.Join(s, "q.idx"), q)
-	idx, err := os.ReadFile(filepath.Join(s, "q.idx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return name, pack, lieIdx(t, idx, forged, rev("HEAD~1"))
+	return name, pack, writeIdx(es, sum[:])
 }
 
 // TestGitHistoryLyingPackPastBudget: packlie's attack with a pack the

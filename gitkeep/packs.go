@@ -58,9 +58,14 @@ const maxUnchecked = 1 << 20
 //
 // Only while no other run uses the store (Alone, called before the
 // start's Lock: a pack another live run's agent made is not checked yet)
-// and only packs whose files' change time is before since (the time
-// before Alone, less the file system's tick): a pack made since may be
-// a run's that started after the look.
+// and only packs whose files' change time is before since (the clock
+// before Alone, less a scheduler tick; a second more for a file system
+// stamping whole milliseconds: changedAt, as the end's ChangedPacks): a
+// pack made since may be a run's that started after the look. Why not a
+// second for every file system: the user's pack made in the second
+// before the start (`git pull && jail`) was not kept, and after an
+// unread lying pack of the agent's and the host's gc the store gave no
+// history back (packtiming).
 func KeepPacks(store, gitDir string, maxPacks int, since time.Time) (kept int, crossFS bool, err error) {
 	dir := filepath.Join(gitDir, "objects", "pack")
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
@@ -102,7 +107,7 @@ func KeepPacks(store, gitDir string, maxPacks int, since time.Time) (kept int, c
 				break
 			}
 			nl, ct, ok2 := linkInfo(fi)
-			if !fi.Mode().IsRegular() || !ok2 || nl != 1 || ct >= since.UnixNano() {
+			if !fi.Mode().IsRegular() || !ok2 || nl != 1 || changedAt(ct, since) {
 				ok = false
 			}
 		}
@@ -169,6 +174,41 @@ func KeptStamps(store, gitDir string) map[string]os.FileInfo {
 		}
 	}
 	return out
+}
+
+// PacksKept reports whether every pack of gitDir (pack-X.idx and its
+// .pack) is store's kept pack of that name (the same file: KeepPacks'
+// link, this start's or an earlier one's), but those an end recorded
+// unread (never kept: the agent's). Called after KeepPacks. Why: the
+// end's note on a pack it could not read through says the start's packs
+// are kept, to fetch the history back after the host's gc; a pack the
+// start did not keep (another run used the repository then, a pack
+// changed just before the start, one of two names) is not, and after
+// that gc the fetch has no root commit (packtiming).
+func PacksKept(store, gitDir string) bool {
+	dir := filepath.Join(gitDir, "objects", "pack")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	unchecked, _, all := readUnchecked(store)
+	for _, e := range ents {
+		b, ok := strings.CutSuffix(e.Name(), ".idx")
+		if !ok || !strings.HasPrefix(b, "pack-") || unchecked[b] {
+			continue
+		}
+		if all {
+			return false // past its bound: nothing new kept
+		}
+		for _, ext := range []string{".idx", ".pack"} {
+			w, err1 := os.Lstat(filepath.Join(dir, b+ext))
+			k, err2 := os.Lstat(filepath.Join(store, "objects", "pack", b+ext))
+			if err1 != nil || err2 != nil || !os.SameFile(w, k) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Alone reports whether no run holds store's lock (none uses the store):

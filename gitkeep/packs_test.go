@@ -331,3 +331,51 @@ func TestUncheckedUnkeptNotKept(t *testing.T) {
 		t.Fatal("the unread pack is in the store")
 	}
 }
+
+// TestPacksKept: true once every pack of the git dir is the store's link
+// of its name; false for one the start did not keep (changed after the
+// look, of two names); a pack an end recorded unread does not count.
+func TestPacksKept(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	git("repack", "-q", "-a", "-d")
+	st := Store(t.TempDir(), g)
+	if PacksKept(st, g) {
+		t.Fatal("PacksKept before KeepPacks")
+	}
+	if kept, _, err := KeepPacks(st, g, 256, time.Now().Add(-time.Hour)); err != nil || kept != 0 || PacksKept(st, g) {
+		t.Fatalf("a pack changed after the look: %d kept, %v; PacksKept %v", kept, err, PacksKept(st, g))
+	}
+	if kept, _, err := KeepPacks(st, g, 256, time.Now().Add(time.Hour)); err != nil || kept != 1 || !PacksKept(st, g) {
+		t.Fatalf("KeepPacks: %d kept, %v; PacksKept %v", kept, err, PacksKept(st, g))
+	}
+	// An agent's pack an end could not read: never kept, not counted.
+	un := filepath.Join(g, "objects", "pack", "pack-"+strings.Repeat("cd", 20))
+	for _, ext := range []string{".idx", ".pack"} {
+		os.WriteFile(un+ext, []byte("x"), 0o444)
+	}
+	if PacksKept(st, g) {
+		t.Fatal("PacksKept with a pack not in the store")
+	}
+	if err := MarkUnchecked(st, []string{un}); err != nil {
+		t.Fatal(err)
+	}
+	if !PacksKept(st, g) {
+		t.Fatal("a pack recorded unread counts against PacksKept")
+	}
+	// The user's pack of two names is not kept (KeepPacks).
+	ps := packsOf(t, filepath.Join(g, "objects", "pack"))
+	os.Remove(un + ".idx")
+	os.Remove(un + ".pack")
+	git("commit", "-q", "--allow-empty", "-m", "more")
+	git("repack", "-q", "-d")
+	for _, b := range packsOf(t, filepath.Join(g, "objects", "pack")) {
+		if b != ps[0] && b != filepath.Base(un) {
+			os.Link(filepath.Join(g, "objects", "pack", b+".pack"), filepath.Join(ws, "other.pack"))
+		}
+	}
+	KeepPacks(st, g, 256, time.Now().Add(time.Hour))
+	if PacksKept(st, g) {
+		t.Fatal("PacksKept with a pack of two names (not kept)")
+	}
+}

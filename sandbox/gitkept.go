@@ -77,13 +77,22 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 		}
 		st := gitkeep.Store(base, d)
 		// Before the lock: a pack another live run's agent made is not
-		// checked yet (gitkeep.KeepPacks keeps none then).
-		alone, lookedAt := gitkeep.Alone(st), time.Now().Add(-packTick)
+		// checked yet (gitkeep.KeepPacks keeps none then). The clock
+		// before the look, less a scheduler tick (gitkeep.KeepPacks adds
+		// a coarse file system's second): a run that starts after the
+		// look writes no pack stamped earlier. Why not a second
+		// everywhere: the user's pack made in the second before the start
+		// (`git pull && jail`, `git gc && jail`) was not kept, and after
+		// the agent's unread lying pack and the host's gc the store gave
+		// no history back (packtiming).
+		lookedAt := time.Now().Add(-stampTick)
+		alone := gitkeep.Alone(st)
 		// Held shared to the run's end: no other run's end prunes the
 		// store while this run's agent is alive (gitkeep.Prune).
 		lock, err := gitkeep.Lock(st)
 		var res gitkeep.Result
 		var linked map[string]os.FileInfo
+		packsKept := false
 		if err == nil {
 			res, err = gitkeep.Keep(st, d, &budget)
 		}
@@ -105,9 +114,10 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			// Why: the link set the kept packs' change time; the end
 			// must not take them for the run's (review18e).
 			linked = gitkeep.KeptStamps(st, d)
+			packsKept = gitkeep.PacksKept(st, d)
 		}
 		if err == nil {
-			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, start: &res, lock: lock, started: started, packDir: gitkeep.PackDir(d), linked: linked}
+			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, start: &res, lock: lock, started: started, packDir: gitkeep.PackDir(d), linked: linked, packsKept: packsKept}
 			kept = append(kept, k)
 			checked = append(checked, k)
 			isKept[d] = true
@@ -207,6 +217,9 @@ type keptRepo struct {
 	// linked are its pack files that are the store's kept packs, as
 	// the start left them (gitkeep.KeptStamps).
 	linked map[string]os.FileInfo
+	// packsKept: every pack of its start is in the store
+	// (gitkeep.PacksKept), as the end's note on an unread pack says.
+	packsKept bool
 }
 
 // lostGitHistory is the end's look at the kept repositories: a ref the

@@ -176,8 +176,15 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			// A repository past the kept bound has no store: no fetch
 			// to name (it named "git fetch  '+refs/*...'", gitkeep5).
 			kept := "its start's packs are not kept: this run kept no store of it"
-			if k.store != "" {
+			switch {
+			case k.store != "" && k.packsKept:
 				kept = fmt.Sprintf("the start's packs are kept: after such a gc, git init a new repository and git fetch %s '+refs/*:refs/jail-kept/*' there", k.store)
+			case k.store != "":
+				// Why: a pack the start did not keep (another run used
+				// the repository, one changed just before the start, one
+				// of two names) is not in the store: the fetch after
+				// such a gc lost the root commit (packtiming).
+				kept = fmt.Sprintf("not all of the start's packs are kept outside the sandbox (another run used the repository at the start, a pack changed just before it, or one has another name): after such a gc, history may be lost for good; what is kept comes back with git fetch %s '+refs/*:refs/jail-kept/*' into a new repository", k.store)
 			}
 			notes = append(notes, fmt.Sprintf("git: %s not checked: %s; before a git gc on the host, run git --git-dir=%s fsck (a pack whose idx lies makes gc delete history; %s)",
 				what, strings.Join(unread, ", "), k.dir, kept))

@@ -14,6 +14,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,12 @@ import (
 // bytes than it makes for one pack), and the pack is said, not read.
 func bigLyingPack(t *testing.T, h *gitHost, ws string) (name string, pack, idx []byte) {
 	t.Helper()
+	return bigLyingPackChain(t, h, ws, 60)
+}
+
+// bigLyingPackChain is bigLyingPack with a delta chain of chain deltas.
+func bigLyingPackChain(t *testing.T, h *gitHost, ws string, chain int) (name string, pack, idx []byte) {
+	t.Helper()
 	s := t.TempDir()
 	h.mustGit(t, s, "init", "-q", "--bare", ".")
 	rev := func(r string) string { return strings.TrimSpace(h.mustGit(t, ws, "rev-parse", r)) }
@@ -42,10 +49,11 @@ func bigLyingPack(t *testing.T, h *gitHost, ws string) (name string, pack, idx [
 	// chain of 60 deltas on it, each the one before with its first two
 	// bytes changed: reading the chain through makes more bytes than the
 	// check makes for one pack. Then the commits (the check reads in pack
-	// order), and git index-pack makes the (true) idx.
+	// order). The idx is written here (git index-pack took seconds to
+	// resolve the chain), the forgery filed under HEAD~1's id.
 	const size = 17 << 20
 	pack = []byte("PACK\x00\x00\x00\x02")
-	pack = binary.BigEndian.AppendUint32(pack, 1+60+2)
+	pack = binary.BigEndian.AppendUint32(pack, uint32(1+chain+2))
 	deflate := func(b []byte) []byte {
 		var z bytes.Buffer
 		w := zlib.NewWriter(&z)
@@ -91,10 +99,25 @@ func bigLyingPack(t *testing.T, h *gitHost, ws string) (name string, pack, idx [
 	for i := range block {
 		block[i] = byte(i*7 + i/13)
 	}
+	var es []idxEntry
+	// entry files the entry at pack[at:] under the id of a typ object of
+	// body (hex id when body is nil).
+	entry := func(at int, typ string, body []byte, hexID string) {
+		id, _ := hex.DecodeString(hexID)
+		if body != nil {
+			h := sha1.New()
+			h.Write([]byte(typ + " " + strconv.Itoa(len(body)) + "\x00"))
+			h.Write(body)
+			id = h.Sum(nil)
+		}
+		es = append(es, idxEntry{id: id, crc: crc32.ChecksumIEEE(pack[at:]), off: uint32(at)})
+	}
+	data := bytes.Repeat(block, size/len(block))
 	prev := len(pack)
 	pack = append(pack, hdr(3, size)...)
-	pack = append(pack, deflate(bytes.Repeat(block, size/len(block)))...)
-	for v := 0; v < 60; v++ {
+	pack = append(pack, deflate(data)...)
+	entry(prev, "blob", data, "")
+	for v := 0; v < chain; v++ {
 		d := varint(varint(nil, size), size)
 		d = append(d, 2, byte(v), byte(v>>8))
 		d = copyOp(d, 2, 0xffffff)
@@ -111,25 +134,23 @@ func bigLyingPack(t *testing.T, h *gitHost, ws string) (name string, pack, idx [
 		pack = append(pack, enc...)
 		pack = append(pack, deflate(d)...)
 		prev = at
+		data[0], data[1] = byte(v), byte(v>>8)
+		entry(at, "blob", data, "")
 	}
-	for _, id := range []string{forged, rev("HEAD")} {
+	for i, id := range []string{forged, rev("HEAD")} {
 		body := []byte(h.mustGit(t, s, "cat-file", "commit", id))
+		at := len(pack)
 		pack = append(pack, hdr(1, len(body))...)
 		pack = append(pack, deflate(body)...)
+		if i == 0 {
+			id = rev("HEAD~1") // the lie
+		}
+		entry(at, "commit", nil, id)
 	}
 	sum := sha1.Sum(pack)
 	pack = append(pack, sum[:]...)
 	name = hex.EncodeToString(sum[:])
-	q := filepath.Join(s, "q.pack")
-	if err := os.WriteFile(q, pack, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h.mustGit(t, s, "index-pack", "-o", filepath.Join(s, "q.idx"), q)
-	idx, err := os.ReadFile(filepath.Join(s, "q.idx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return name, pack, lieIdx(t, idx, forged, rev("HEAD~1"))
+	return name, pack, writeIdx(es, sum[:])
 }
 
 // TestGitHistoryLyingPackPastBudget: packlie's attack with a pack the
@@ -139,37 +160,129 @@ func bigLyingPack(t *testing.T, h *gitHost, ws string) (name string, pack, idx [
 // gets the whole history back. Seen failing on main's binary (e413f85):
 // the store held no pack and the workspace's was gone, the fetch had no
 // root commit ("did not send all necessary objects").
+//
+// Then (GcThenRun) after the host's gc kept the unread lying pack's
+// forgery (the gc's pack files the parentless commit under HEAD~1's id:
+// git copies a pack's entries as they are), the next run's start kept
+// that gc's pack in the store beside the start's true one; git takes the
+// newer pack first, so the fetch from the store got the forgery and no
+// root commit (review18a). The end's record names the unread pack only: a
+// pack made from it on the host is no safer. Seen failing on main
+// (e99ca00), root and jailtest: "did not send all necessary objects", no
+// root commit from the store.
+//
+// Fresh: the user's pack changed just before the start (`git pull &&
+// jail`, `git gc && jail`): the start kept only packs changed a second
+// before it, so the store held no pack and the fetch had no root commit,
+// whatever the agent's delta chain or its pack's times (session 19's
+// ciweight saw it with a faster fixture, a chain of 30 built sooner, an
+// agent's pack backdated past gc's grace: gc drops its unreachable
+// objects at once). Seen failing on main (4d8a97a), root and jailtest:
+// "not our ref", no root commit from the store.
 func TestGitHistoryLyingPackPastBudget(t *testing.T) {
-	h, ws, root, r := lyingPackPastBudget(t)
-	h.git(ws, "gc", "-q")
-	if _, err := h.git(ws, "cat-file", "-e", root); err == nil {
-		t.Fatalf("the host's gc kept the root commit %s: the attack did not take", root)
+	for _, c := range []struct {
+		name  string
+		chain int
+		back  string // the agent's touch -d of its pack: past gc's grace, after the user's pack
+		fresh bool   // the user's pack changed 200 ms before the start
+	}{
+		{"chain60", 60, "", false},
+		{"fresh-chain60-backdated", 60, "21 days ago", true},
+		{"fresh-chain30-backdated", 30, "21 days ago", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, ws, root, r := lyingPackPastBudget(t, c.chain, c.back, c.fresh)
+			h.git(ws, "gc", "-q")
+			if _, err := h.git(ws, "cat-file", "-e", root); err == nil {
+				t.Fatalf("the host's gc kept the root commit %s: the attack did not take", root)
+			}
+			fetchKept(t, h, root, r.stderr)
+			fetchKept(t, h, root, r.stderr+runLater(t, h, ws).stderr)
+		})
 	}
-	fetchKept(t, h, root, r.stderr)
 }
 
-// lyingPackPastBudget runs an agent that leaves bigLyingPack in a
-// three-commit workspace (the end says it, unread) and returns the
-// workspace, its root commit and the run.
-func lyingPackPastBudget(t *testing.T) (h *gitHost, ws, root string, r result) {
+// lyingPackPastBudget runs an agent that leaves bigLyingPackChain (chain
+// deltas) in a three-commit workspace (the end says it, unread), its
+// files' times set back (touch -d back) unless back is "", and returns the
+// workspace, its root commit and the run. fresh: the user's pack changed
+// just before the start.
+func lyingPackPastBudget(t *testing.T, chain int, back string, fresh bool) (h *gitHost, ws, root string, r result) {
 	t.Helper()
 	h = newGitHost(t)
 	ws = workspace(t)
 	root = threeCommits(t, h, ws)
-	name, pack, idx := bigLyingPack(t, h, ws)
+	name, pack, idx := bigLyingPackChain(t, h, ws, chain)
 	plantPack(t, ws, pack, idx)
+	if fresh {
+		ps, _ := filepath.Glob(filepath.Join(ws, ".git", "objects", "pack", "pack-*"))
+		for _, p := range ps {
+			if err := os.Chmod(p, 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	script := `cd "$2" || exit 1
 git reflog expire --expire=now --all || exit 1
 P=.git/objects/pack/pack-$3
 cp plant/q.pack $P.pack && cp plant/q.idx $P.idx || exit 1
+if [ -n "$4" ]; then touch -d "$4" $P.pack $P.idx || exit 1; fi
 rm -rf plant
 git log --format=%s
 `
-	r = h.runForging(t, ws, script, []string{"c", "b"}, ws, name)
+	r = h.runForging(t, ws, script, []string{"c", "b"}, ws, name, back)
 	if !strings.Contains(r.stderr, "pack-"+name) || !strings.Contains(r.stderr, "not checked") {
 		t.Fatalf("the end did not say the lying pack was not checked (read through? quarantined?):\n%s", r.stderr)
 	}
+	if !strings.Contains(r.stderr, "; the start's packs are kept") {
+		t.Errorf("the end does not say the start's packs are kept:\n%s", r.stderr)
+	}
 	return h, ws, root, r
+}
+
+// TestGitHistoryUnreadPackUnkeptSaid: the end's note on a pack it could
+// not read through said "the start's packs are kept" (to fetch back after
+// the host's gc) when the start had not kept one: here the user's pack
+// has a second name in the workspace (a backup), which a start never
+// keeps (the agent could write it through that name); so after another
+// run used the repository at the start, or a pack changed just before
+// it. The agent's pack is one true blob past what the end reads (64 MiB
+// of zeros: said unread at once). Seen failing on main (4d8a97a), root
+// and jailtest: "the start's packs are kept".
+func TestGitHistoryUnreadPackUnkeptSaid(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	threeCommits(t, h, ws)
+	ps, _ := filepath.Glob(filepath.Join(ws, ".git", "objects", "pack", "pack-*.pack"))
+	if len(ps) != 1 {
+		t.Fatalf("packs: %v", ps)
+	}
+	if err := os.Link(ps[0], filepath.Join(ws, "backup.pack")); err != nil {
+		t.Fatal(err)
+	}
+	s := t.TempDir()
+	h.mustGit(t, s, "init", "-q", "--bare", ".")
+	big := filepath.Join(s, "big")
+	if err := os.WriteFile(big, make([]byte, 65<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(h.mustGit(t, s, "hash-object", "-w", big))
+	name := gitStdin(t, h, s, id+"\n", "pack-objects", "-q", filepath.Join(s, "q"))
+	pack, err1 := os.ReadFile(filepath.Join(s, "q-"+name+".pack"))
+	idx, err2 := os.ReadFile(filepath.Join(s, "q-"+name+".idx"))
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	plantPack(t, ws, pack, idx)
+	r := h.run(t, ws, `cd "$2" && P=.git/objects/pack/pack-$3 && cp plant/q.pack $P.pack && cp plant/q.idx $P.idx && rm -rf plant`, nil, ws, name)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stderr, "pack-"+name) || !strings.Contains(r.stderr, "not checked") {
+		t.Fatalf("the end did not say the agent's pack was not checked:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stderr, "; the start's packs are kept") || !strings.Contains(r.stderr, "not all of the start's packs are kept") {
+		t.Errorf("the end says the start's packs are kept, when the user's pack of two names is not:\n%s", r.stderr)
+	}
 }
 
 // fetchKept fetches the store's refs into a fresh repository and fails
@@ -200,30 +313,13 @@ func fetchKeptFrom(t *testing.T, h *gitHost, store, root, stderr string) {
 	}
 }
 
-// TestGitHistoryLyingPackGcThenRun: after the host's gc kept the unread
-// lying pack's forgery (the gc's pack files the parentless commit under
-// HEAD~1's id: git copies a pack's entries as they are), the next run's
-// start kept that gc's pack in the store beside the start's true one;
-// git takes the newer pack first, so the fetch from the store got the
-// forgery and no root commit (review18a). The end's record names the
-// unread pack only: a pack made from it on the host is no safer. Seen
-// failing on main (e99ca00), root and jailtest: "did not send all
-// necessary objects", no root commit from the store.
-func TestGitHistoryLyingPackGcThenRun(t *testing.T) {
-	h, ws, root, r := lyingPackPastBudget(t)
-	h.git(ws, "gc", "-q")
-	if _, err := h.git(ws, "cat-file", "-e", root); err == nil {
-		t.Fatalf("the host's gc kept the root commit %s: the attack did not take", root)
-	}
-	fetchKept(t, h, root, r.stderr+runLater(t, h, ws).stderr)
-}
-
-// runLater runs a second agent that does nothing, a few seconds after
-// the host's gc (a pack whose change time is within the start's tick
-// counts as the run's), with a trail of its own.
+// runLater runs a second agent that does nothing, a second after the
+// host's gc (the start keeps a pack changed before its look less its
+// tick, a second on a file system that stamps whole milliseconds), with
+// a trail of its own.
 func runLater(t *testing.T, h *gitHost, ws string) result {
 	t.Helper()
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond)
 	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
 	r := h.run(t, ws, "true", nil)
 	if r.code != 0 {

@@ -48,9 +48,7 @@ while [ $r -lt 6 ]; do
 done
 cd "$2" && rm -rf "$S"
 `
-	if r := h.run(t, ws, plant, nil, ws); r.code != 0 {
-		t.Fatalf("run 1: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
+	h.runNth(t, 1, ws, plant, nil, ws)
 	// The user's commit in the nested repository after run 1, packed by
 	// the user's gc: newer than every planted pack.
 	os.WriteFile(filepath.Join(vendor, "c"), []byte("c\n"), 0o644)
@@ -58,19 +56,8 @@ cd "$2" && rm -rf "$S"
 	h.mustGit(t, vendor, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "c")
 	h.mustGit(t, vendor, "gc", "-q")
 	packed := strings.TrimSpace(h.mustGit(t, vendor, "rev-parse", "HEAD"))
-	h.trail = filepath.Join(t.TempDir(), "trail.jsonl") // a new trail per run
-	r := h.run(t, ws, `rm -rf "$2/vendor/.git"; exit 0`, nil, ws)
-	if r.code != 0 {
-		t.Fatalf("run 2: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	h.mustGit(t, vendor, "init", "-q")
-	// The recovery the end of the run names, if it names one.
-	for _, m := range regexp.MustCompile(`fetch (\S+) '([^']+)'`).FindAllStringSubmatch(r.stderr, -1) {
-		h.git(vendor, "fetch", "-q", m[1], m[2])
-	}
-	if out, err := h.git(vendor, "cat-file", "-e", packed); err != nil {
-		t.Errorf("nested repository's packed commit %s lost: %v\n%s\nrun 2:\n%s", packed, err, out, notRm(r.stderr))
-	}
+	r := h.runNth(t, 2, ws, `rm -rf "$2/vendor/.git"; exit 0`, nil, ws)
+	h.fetchNamedBack(t, vendor, packed, "nested repository's packed commit", 2, r)
 }
 
 // TestGitHistoryPruneCutPacks: the git-kept store's prune frees a copy
@@ -98,28 +85,9 @@ func TestGitHistoryPruneCutPacks(t *testing.T) {
 	// The -w root deeper than the planted pack directories: its
 	// repository is the first its store keeps and the last the pack
 	// budget takes.
-	zz := filepath.Join(t.TempDir(), "a", "b", "c", "d", "e", "zz")
-	if err := os.MkdirAll(zz, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	h.repo(t, zz)
-	commit := strings.TrimSpace(h.mustGit(t, zz, "rev-parse", "HEAD"))
-	flags := []string{"-w", zz}
+	zz, commit, flags := deepRoot(t, h)
 	// Run 1: 2*256+8 repositories of one valid pack each.
-	plant := `S="$2/.scratch" && git init -q "$S" && cd "$S" || exit 1
-echo x > x && git add x && git -c user.name=a -c user.email=a@b commit -q -m x && git repack -q -a -d || exit 1
-P=$(ls .git/objects/pack/pack-*.pack) && P=${P%.pack}
-r=0
-while [ $r -lt 520 ]; do
-  d="$2/p$(printf %03d $r)/.git/objects/pack" && mkdir -p "$d" "$2/p$(printf %03d $r)/.git/refs" && echo 'ref: refs/heads/main' > "$d/../../HEAD" || exit 1
-  cp $P.pack "$d/pack-1.pack" && cp $P.idx "$d/pack-1.idx" || exit 1
-  r=$((r+1))
-done
-cd "$2" && rm -rf "$S"
-`
-	if r := h.run(t, ws, plant, flags, ws); r.code != 0 {
-		t.Fatalf("run 1: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
+	h.runNth(t, 1, ws, plantCut, flags, ws)
 	// Run 2: the -w repository's packs are cut; its loose commit goes
 	// into a pack of the agent's, the loose copy away.
 	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
@@ -136,18 +104,8 @@ cd "$2" && rm -rf "$S"
 		t.Fatalf("run 3: jail exit %d; the -w repository's packs must be cut (the test's premise):\n%s", r.code, r.stderr)
 	}
 	// Run 4: cut again, the repository deleted.
-	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
-	r = h.run(t, ws, `rm -rf "$2/.git"; exit 0`, flags, zz)
-	if r.code != 0 {
-		t.Fatalf("run 4: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	h.mustGit(t, zz, "init", "-q")
-	for _, m := range regexp.MustCompile(`fetch (\S+) '([^']+)'`).FindAllStringSubmatch(r.stderr, -1) {
-		h.git(zz, "fetch", "-q", m[1], m[2])
-	}
-	if out, err := h.git(zz, "cat-file", "-e", commit); err != nil {
-		t.Errorf("the -w repository's commit %s lost: %v\n%s\nrun 4:\n%s", commit, err, out, notRm(r.stderr))
-	}
+	r = h.runNth(t, 4, ws, `rm -rf "$2/.git"; exit 0`, flags, zz)
+	h.fetchNamedBack(t, zz, commit, "the -w repository's commit", 4, r)
 }
 
 // TestGitHistoryPruneFreedThenCut: review16b's mark (a store whose
@@ -167,21 +125,49 @@ func TestGitHistoryPruneFreedThenCut(t *testing.T) {
 	h := newGitHost(t)
 	ws := workspace(t)
 	h.repo(t, ws)
-	zz := filepath.Join(t.TempDir(), "a", "b", "c", "d", "e", "zz")
-	if err := os.MkdirAll(zz, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	h.repo(t, zz)
-	commit := strings.TrimSpace(h.mustGit(t, zz, "rev-parse", "HEAD"))
-	flags := []string{"-w", zz}
-	if r := h.run(t, ws, `exit 0`, flags, ws); r.code != 0 {
-		t.Fatalf("run 1: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
+	zz, commit, flags := deepRoot(t, h)
+	h.runNth(t, 1, ws, `exit 0`, flags, ws)
 	h.mustGit(t, zz, "gc", "-q")
 	if out, _ := h.git(zz, "count-objects"); !strings.HasPrefix(out, "0 objects") {
 		t.Fatalf("the host's gc left loose objects (the test's premise): %s", out)
 	}
-	plant := `S="$2/.scratch" && git init -q "$S" && cd "$S" || exit 1
+	h.runNth(t, 2, ws, plantCut, flags, ws)
+	r := h.runNth(t, 3, ws, `rm -rf "$2/.git"; exit 0`, flags, zz)
+	h.fetchNamedBack(t, zz, commit, "the -w repository's commit", 3, r)
+}
+
+// runNth runs the nth agent's script (h.run) with a trail of its own and
+// fails the test unless jail exits 0.
+func (h *gitHost) runNth(t *testing.T, n int, ws, script string, flags []string, args ...string) result {
+	t.Helper()
+	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
+	r := h.run(t, ws, script, flags, args...)
+	if r.code != 0 {
+		t.Fatalf("run %d: jail exit %d\nstdout:\n%s\nstderr:\n%s", n, r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// fetchNamedBack fetches into dir (a new repository when its git dir is
+// gone) what run n's end names to fetch back (git fetch STORE 'REFSPEC'),
+// if it names anything, and fails the test unless commit (what) is there.
+func (h *gitHost) fetchNamedBack(t *testing.T, dir, commit, what string, n int, r result) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, ".git", "HEAD")); err != nil {
+		h.mustGit(t, dir, "init", "-q")
+	}
+	for _, m := range regexp.MustCompile(`fetch (\S+) '([^']+)'`).FindAllStringSubmatch(r.stderr, -1) {
+		h.git(dir, "fetch", "-q", m[1], m[2])
+	}
+	if out, err := h.git(dir, "cat-file", "-e", commit); err != nil {
+		t.Errorf("%s %s lost: %v\n%s\nrun %d:\n%s", what, commit, err, out, n, notRm(r.stderr))
+	}
+}
+
+// plantCut is an agent's script that plants 2*256+8 repositories of one
+// valid pack each in the workspace ($2), shallower than a deep -w root's:
+// past the budget of read-only pack mounts.
+const plantCut = `S="$2/.scratch" && git init -q "$S" && cd "$S" || exit 1
 echo x > x && git add x && git -c user.name=a -c user.email=a@b commit -q -m x && git repack -q -a -d || exit 1
 P=$(ls .git/objects/pack/pack-*.pack) && P=${P%.pack}
 r=0
@@ -192,22 +178,16 @@ while [ $r -lt 520 ]; do
 done
 cd "$2" && rm -rf "$S"
 `
-	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
-	if r := h.run(t, ws, plant, flags, ws); r.code != 0 {
-		t.Fatalf("run 2: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+
+// deepRoot makes a repository deeper than the planted pack directories
+// (its store is the first kept, its packs the last the budget takes) and
+// returns it, its HEAD and the flags that make it a -w root.
+func deepRoot(t *testing.T, h *gitHost) (dir, commit string, flags []string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "a", "b", "c", "d", "e", "zz")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	h.trail = filepath.Join(t.TempDir(), "trail.jsonl")
-	r := h.run(t, ws, `rm -rf "$2/.git"; exit 0`, flags, zz)
-	if r.code != 0 {
-		t.Fatalf("run 3: jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	if _, err := os.Stat(filepath.Join(zz, ".git", "HEAD")); err != nil {
-		h.mustGit(t, zz, "init", "-q")
-	}
-	for _, m := range regexp.MustCompile(`fetch (\S+) '([^']+)'`).FindAllStringSubmatch(r.stderr, -1) {
-		h.git(zz, "fetch", "-q", m[1], m[2])
-	}
-	if out, err := h.git(zz, "cat-file", "-e", commit); err != nil {
-		t.Errorf("the -w repository's commit %s lost: %v\n%s\nrun 3:\n%s", commit, err, out, notRm(r.stderr))
-	}
+	h.repo(t, dir)
+	return dir, strings.TrimSpace(h.mustGit(t, dir, "rev-parse", "HEAD")), []string{"-w", dir}
 }

@@ -29,11 +29,7 @@ func lieIdx(t *testing.T, b []byte, from, to string) []byte {
 	g, _ := hex.DecodeString(to)
 	const hdr = 8 + 256*4
 	n := int(binary.BigEndian.Uint32(b[8+255*4:]))
-	type ent struct {
-		id       []byte
-		crc, off uint32
-	}
-	es := make([]ent, n)
+	es := make([]idxEntry, n)
 	for i := range es {
 		es[i].id = append([]byte(nil), b[hdr+i*20:hdr+(i+1)*20]...)
 		es[i].crc = binary.BigEndian.Uint32(b[hdr+n*20+i*4:])
@@ -51,8 +47,20 @@ func lieIdx(t *testing.T, b []byte, from, to string) []byte {
 	if !found {
 		t.Fatalf("lieIdx: %s not in the idx", from)
 	}
+	return writeIdx(es, b[len(b)-40:len(b)-20])
+}
+
+// idxEntry is one object of an idx: its id, its entry's CRC and offset.
+type idxEntry struct {
+	id       []byte
+	crc, off uint32
+}
+
+// writeIdx writes an idx (version 2, sha1, offsets below 2 GiB) of the
+// entries (sorted here) for the pack whose checksum is packSum.
+func writeIdx(es []idxEntry, packSum []byte) []byte {
 	sort.Slice(es, func(i, j int) bool { return bytes.Compare(es[i].id, es[j].id) < 0 })
-	out := append([]byte(nil), b[:8]...)
+	out := []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}
 	var fan [256]uint32
 	for _, e := range es {
 		for k := int(e.id[0]); k < 256; k++ {
@@ -71,7 +79,7 @@ func lieIdx(t *testing.T, b []byte, from, to string) []byte {
 	for _, e := range es {
 		out = binary.BigEndian.AppendUint32(out, e.off)
 	}
-	out = append(out, b[len(b)-40:len(b)-20]...) // the pack's checksum
+	out = append(out, packSum...)
 	sum := sha1.Sum(out)
 	return append(out, sum[:]...)
 }

@@ -119,9 +119,10 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		// packTick's second, not ChangedPacks' stampTick: here a wider
 		// window only reads more (a true object is never named: its
 		// bytes hash to its id), where ChangedPacks' took a host repack
-		// for the run's and called it unchecked (lefthook19). Likewise
-		// KeepPacks' (sandbox/gitkept.go): wider keeps fewer packs, a
-		// host pack of the last second kept at the next start instead.
+		// for the run's and called it unchecked (lefthook19). KeepPacks
+		// (sandbox/gitkept.go) takes ChangedPacks' 50 ms too: a wider
+		// window left the user's pack of the last second unkept, and
+		// the host's gc after the run then lost it (packtiming).
 		forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline, k.start)
 		for _, p := range forged {
 			// Why per object: one past the start's budget, or new in the

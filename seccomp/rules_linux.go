@@ -641,6 +641,24 @@ const (
 	ioprioWhoUser    = 3
 )
 
+// schedRoutes routes the scheduling calls of the agent filter: setpriority
+// and ioprio_set to route (which, arg 0, loaded; its PRIO_* or IOPRIO_WHO_*
+// values for a process, a process group, a user), sched_setscheduler,
+// sched_setparam and sched_setattr to pidL; any other call to done.
+func schedRoutes(a *asm, route func(process, pgrp, user uint32), pidL, done string) {
+	a.jmp(bpf.JumpEqual, a.sys("setpriority"), "", "sched-not-nice")
+	a.ld(offArgLo(0))
+	route(unix.PRIO_PROCESS, unix.PRIO_PGRP, unix.PRIO_USER)
+	a.label("sched-not-nice")
+	a.jmp(bpf.JumpEqual, a.sys("ioprio_set"), "", "sched-not-io")
+	a.ld(offArgLo(0))
+	route(ioprioWhoProcess, ioprioWhoPgrp, ioprioWhoUser)
+	a.label("sched-not-io")
+	a.jmp(bpf.JumpEqual, a.sys("sched_setscheduler"), pidL, "")
+	a.jmp(bpf.JumpEqual, a.sys("sched_setparam"), pidL, "")
+	a.jmp(bpf.JumpEqual, a.sys("sched_setattr"), pidL, done)
+}
+
 // guardInitSched adds to the agent filter, in a pid namespace, EPERM for
 // changing init's (pid 1's) scheduling: setpriority and ioprio_set of
 // process 1, of process group 1 or 0 (the caller's own: an agent in
@@ -662,21 +680,11 @@ const (
 // processes work. which and who are ints: low 32 bits, as the kernel
 // reads them.
 func guardInitSched(a *asm) {
-	a.jmp(bpf.JumpEqual, a.sys("setpriority"), "", "init-not-nice")
-	a.ld(offArgLo(0))
-	a.jmp(bpf.JumpEqual, unix.PRIO_PROCESS, "init-who", "")
-	a.jmp(bpf.JumpEqual, unix.PRIO_PGRP, "init-pgrp", "")
-	a.jmp(bpf.JumpEqual, unix.PRIO_USER, "agent-eperm", "agent-allow")
-	a.label("init-not-nice")
-	a.jmp(bpf.JumpEqual, a.sys("ioprio_set"), "", "init-not-io")
-	a.ld(offArgLo(0))
-	a.jmp(bpf.JumpEqual, ioprioWhoProcess, "init-who", "")
-	a.jmp(bpf.JumpEqual, ioprioWhoPgrp, "init-pgrp", "")
-	a.jmp(bpf.JumpEqual, ioprioWhoUser, "agent-eperm", "agent-allow")
-	a.label("init-not-io")
-	a.jmp(bpf.JumpEqual, a.sys("sched_setscheduler"), "init-pid", "")
-	a.jmp(bpf.JumpEqual, a.sys("sched_setparam"), "init-pid", "")
-	a.jmp(bpf.JumpEqual, a.sys("sched_setattr"), "init-pid", "init-done")
+	schedRoutes(a, func(process, pgrp, user uint32) {
+		a.jmp(bpf.JumpEqual, process, "init-who", "")
+		a.jmp(bpf.JumpEqual, pgrp, "init-pgrp", "")
+		a.jmp(bpf.JumpEqual, user, "agent-eperm", "agent-allow")
+	}, "init-pid", "init-done")
 	a.label("init-pid")
 	a.ld(offArgLo(0))
 	a.jmp(bpf.JumpEqual, 1, "agent-eperm", "agent-allow")
@@ -750,17 +758,9 @@ func buildAgent(info *archInfo, noPidNS bool) ([]bpf.Instruction, error) {
 	archPrefix(&a, info.Audit, "agent-kill")
 	if noPidNS {
 		// which and who are ints: low 32 bits, as the kernel reads them.
-		a.jmp(bpf.JumpEqual, a.sys("setpriority"), "", "sched-not-nice")
-		a.ld(offArgLo(0))
-		a.jmp(bpf.JumpEqual, unix.PRIO_PROCESS, "sched-who", "agent-eperm")
-		a.label("sched-not-nice")
-		a.jmp(bpf.JumpEqual, a.sys("ioprio_set"), "", "sched-not-io")
-		a.ld(offArgLo(0))
-		a.jmp(bpf.JumpEqual, ioprioWhoProcess, "sched-who", "agent-eperm")
-		a.label("sched-not-io")
-		a.jmp(bpf.JumpEqual, a.sys("sched_setscheduler"), "sched-pid", "")
-		a.jmp(bpf.JumpEqual, a.sys("sched_setparam"), "sched-pid", "")
-		a.jmp(bpf.JumpEqual, a.sys("sched_setattr"), "sched-pid", "sched-done")
+		schedRoutes(&a, func(process, _, _ uint32) {
+			a.jmp(bpf.JumpEqual, process, "sched-who", "agent-eperm")
+		}, "sched-pid", "sched-done")
 		a.label("sched-pid")
 		a.ld(offArgLo(0))
 		a.jmp(bpf.JumpEqual, 0, "agent-allow", "agent-eperm")

@@ -247,30 +247,15 @@ func fit(dir string, have, need []string, lim Limits, partial bool) ([]string, L
 // createFit is createV2 in a parent known to work (our own supervisor
 // leaf's parent), after fit.
 func createFit(parent, gname string, lim Limits, need []string, partial bool) (*v2Group, error) {
-	have, err := readList(filepath.Join(parent, "cgroup.controllers"))
+	need, lim, dropped, err := fitIn(parent, need, lim, partial)
 	if err != nil {
 		return nil, err
 	}
-	need, lim, dropped, err := fit(parent, have, need, lim, partial)
-	if err != nil {
-		return nil, err
-	}
-	g, err := createV2(parent, gname, lim, need)
-	if g != nil {
-		g.cpuDropped = dropped
-	}
-	return g, err
+	return createNoting(parent, gname, lim, need, dropped)
 }
 
 func tryLeaf(cur, supLeaf, gname string, lim Limits, need []string, self int, partial bool) (*v2Group, error) {
-	if !delegated(cur) {
-		return nil, fmt.Errorf("%s is not writable by uid %d (not delegated)", cur, geteuid())
-	}
-	have, err := readList(filepath.Join(cur, "cgroup.controllers"))
-	if err != nil {
-		return nil, err
-	}
-	need, lim, dropped, err := fit(cur, have, need, lim, partial)
+	need, lim, dropped, err := fitDelegated(cur, need, lim, partial)
 	if err != nil {
 		return nil, err
 	}
@@ -297,28 +282,39 @@ func tryLeaf(cur, supLeaf, gname string, lim Limits, need []string, self int, pa
 		_ = rmdirGroup(leaf)
 		return nil, err
 	}
-	g, err := createV2(cur, gname, lim, need)
-	if g != nil {
-		g.cpuDropped = dropped
-	}
-	return g, err
+	return createNoting(cur, gname, lim, need, dropped)
 }
 
 func tryAt(parent, gname string, lim Limits, need []string, partial bool) (*v2Group, error) {
-	if !delegated(parent) {
-		return nil, fmt.Errorf("%s is not writable by uid %d (not delegated)", parent, geteuid())
-	}
-	have, err := readList(filepath.Join(parent, "cgroup.controllers"))
-	if err != nil {
-		return nil, err
-	}
-	need, lim, dropped, err := fit(parent, have, need, lim, partial)
+	need, lim, dropped, err := fitDelegated(parent, need, lim, partial)
 	if err != nil {
 		return nil, err
 	}
 	if err := enableControllers(parent, need); err != nil {
 		return nil, err
 	}
+	return createNoting(parent, gname, lim, need, dropped)
+}
+
+// fitDelegated is fitIn for a group this uid must be able to write.
+func fitDelegated(dir string, need []string, lim Limits, partial bool) ([]string, Limits, bool, error) {
+	if !delegated(dir) {
+		return nil, lim, false, fmt.Errorf("%s is not writable by uid %d (not delegated)", dir, geteuid())
+	}
+	return fitIn(dir, need, lim, partial)
+}
+
+// fitIn is fit against the controllers dir has.
+func fitIn(dir string, need []string, lim Limits, partial bool) ([]string, Limits, bool, error) {
+	have, err := readList(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return nil, lim, false, err
+	}
+	return fit(dir, have, need, lim, partial)
+}
+
+// createNoting is createV2, noting whether fit dropped the cpu limit.
+func createNoting(parent, gname string, lim Limits, need []string, dropped bool) (*v2Group, error) {
 	g, err := createV2(parent, gname, lim, need)
 	if g != nil {
 		g.cpuDropped = dropped

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -1334,13 +1335,56 @@ func forkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
 }
 
 // clonePidfd tells whether clone(CLONE_PIDFD) gives init a pidfd of its
-// fork child on this kernel: pidfd_open (Linux 5.3, a release after
-// CLONE_PIDFD) is probed, once. A variable: tests force the answer.
-var clonePidfd = sync.OnceValue(func() bool {
-	fd, err := unix.PidfdOpen(os.Getpid(), 0)
-	if err != nil {
+// fork child here, probed once by such a clone (probeClonePidfd). A
+// variable: tests force the answer.
+var clonePidfd = sync.OnceValue(probeClonePidfd)
+
+// probeClonePidfd makes the clone startCommand makes, with CLONE_PIDFD,
+// of a child that exits at once, and tells whether a pidfd came back. Not
+// pidfd_open: an outer seccomp filter (jail inside jail, a container's)
+// that refuses pidfd_open alone made a jail exec refused that would have
+// worked, and one that refuses the clone's CLONE_PIDFD only passed it.
+// A kernel before 5.2 ignores the flag (once CLONE_PID) and leaves the
+// pidfd at -1: false too.
+func probeClonePidfd() bool {
+	pidfd := int32(-1)
+	pid, errno := cloneExitAtOnce(&pidfd)
+	if errno != 0 {
 		return false
 	}
-	unix.Close(fd)
+	for {
+		// init's reaper may take the child first: ECHILD then.
+		_, err := unix.Wait4(int(pid), nil, 0, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if pidfd < 0 {
+		return false
+	}
+	unix.Close(int(pidfd))
 	return true
-})
+}
+
+// cloneExitAtOnce clones a child that only exits: a fork, not a vfork
+// sharing this stack (CLONE_VM needs the runtime's own assembly, which
+// returns without the child's calls overwriting the parent's frames);
+// CLONE_VFORK keeps the parent waiting until the child is gone. nosplit:
+// the child, a copy of one thread of a Go program, must not enter the
+// runtime (a stack growth) before it exits.
+//
+//go:nosplit
+//go:norace
+func cloneExitAtOnce(pidfd *int32) (uintptr, syscall.Errno) {
+	a1, a2 := uintptr(unix.CLONE_VFORK|unix.CLONE_PIDFD|unix.SIGCHLD), uintptr(0)
+	if runtime.GOARCH == "s390x" {
+		a1, a2 = a2, a1 // clone's first two arguments are swapped there
+	}
+	pid, _, errno := syscall.RawSyscall6(unix.SYS_CLONE, a1, a2, uintptr(unsafe.Pointer(pidfd)), 0, 0, 0)
+	if errno != 0 || pid != 0 {
+		return pid, errno
+	}
+	for {
+		syscall.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+	}
+}

@@ -114,8 +114,11 @@ func TestAgentFilterNoPidNSEmulated(t *testing.T) {
 // them on every process but the caller's own (nice of PRIO_PROCESS 0,
 // sched_* of pid 0, ioprio of IOPRIO_WHO_PROCESS 0); PRIO_USER, process
 // groups and other pids answer EPERM (high bits ignored as the kernel
-// reads ints). In a pid namespace all stay open. Seen failing on main
-// (b5e615a: every case allowed with noPidNS).
+// reads ints). In a pid namespace only init's are refused: pid 1, process
+// group 1 or 0 (the caller's own, which an agent can make init's), a whole
+// user (procs20: SCHED_IDLE on init slowed every jail exec; seen failing
+// on 4d8a97a, every such case allowed in a pid namespace).
+// Seen failing on main (b5e615a: every case allowed with noPidNS).
 func TestAgentFilterSchedEmulated(t *testing.T) {
 	for _, goarch := range []string{"amd64", "arm64"} {
 		info, err := archFor(goarch)
@@ -142,9 +145,21 @@ func TestAgentFilterSchedEmulated(t *testing.T) {
 			{"nice self, high bits", seccompInput(nr("setpriority"), au, hi|unix.PRIO_PROCESS, hi, 19), retAllow, retAllow},
 			{"nice the supervisor", seccompInput(nr("setpriority"), au, unix.PRIO_PROCESS, 4242, 19), retEPERM, retAllow},
 			{"nice pid 256 (low byte 0)", seccompInput(nr("setpriority"), au, unix.PRIO_PROCESS, 256, 19), retEPERM, retAllow},
-			{"nice every process of the user", seccompInput(nr("setpriority"), au, unix.PRIO_USER, 0, 19), retEPERM, retAllow},
+			{"nice every process of the user", seccompInput(nr("setpriority"), au, unix.PRIO_USER, 0, 19), retEPERM, retEPERM},
 			{"nice a process group", seccompInput(nr("setpriority"), au, unix.PRIO_PGRP, 4242, 19), retEPERM, retAllow},
-			{"nice own process group", seccompInput(nr("setpriority"), au, unix.PRIO_PGRP, 0, 19), retEPERM, retAllow},
+			{"nice own process group", seccompInput(nr("setpriority"), au, unix.PRIO_PGRP, 0, 19), retEPERM, retEPERM},
+			{"nice init", seccompInput(nr("setpriority"), au, unix.PRIO_PROCESS, 1, 19), retEPERM, retEPERM},
+			{"nice init, high bits", seccompInput(nr("setpriority"), au, hi|unix.PRIO_PROCESS, hi|1, 19), retEPERM, retEPERM},
+			{"nice init's process group", seccompInput(nr("setpriority"), au, unix.PRIO_PGRP, 1, 19), retEPERM, retEPERM},
+			{"SCHED_IDLE init", seccompInput(nr("sched_setscheduler"), au, 1, 5, ptr), retEPERM, retEPERM},
+			{"SCHED_IDLE init, high bits", seccompInput(nr("sched_setscheduler"), au, hi|1, 5, ptr), retEPERM, retEPERM},
+			{"SCHED_IDLE init's thread 2 (left open)", seccompInput(nr("sched_setscheduler"), au, 2, 5, ptr), retEPERM, retAllow},
+			{"sched_setparam init", seccompInput(nr("sched_setparam"), au, 1, ptr), retEPERM, retEPERM},
+			{"sched_setattr init", seccompInput(nr("sched_setattr"), au, 1, ptr, 0), retEPERM, retEPERM},
+			{"idle I/O init", seccompInput(nr("ioprio_set"), au, ioprioWhoProcess, 1, ioIdle), retEPERM, retEPERM},
+			{"idle I/O init's process group", seccompInput(nr("ioprio_set"), au, ioprioWhoPgrp, 1, ioIdle), retEPERM, retEPERM},
+			{"idle I/O own process group", seccompInput(nr("ioprio_set"), au, ioprioWhoPgrp, 0, ioIdle), retEPERM, retEPERM},
+			{"idle I/O another process group", seccompInput(nr("ioprio_set"), au, ioprioWhoPgrp, 4242, ioIdle), retEPERM, retAllow},
 			{"SCHED_IDLE self", seccompInput(nr("sched_setscheduler"), au, 0, 5, ptr), retAllow, retAllow},
 			{"SCHED_IDLE the supervisor", seccompInput(nr("sched_setscheduler"), au, 4242, 5, ptr), retEPERM, retAllow},
 			{"sched_setparam another", seccompInput(nr("sched_setparam"), au, 4242, ptr), retEPERM, retAllow},
@@ -152,7 +167,7 @@ func TestAgentFilterSchedEmulated(t *testing.T) {
 			{"sched_setattr another", seccompInput(nr("sched_setattr"), au, 4242, ptr, 0), retEPERM, retAllow},
 			{"idle I/O self", seccompInput(nr("ioprio_set"), au, ioprioWhoProcess, 0, ioIdle), retAllow, retAllow},
 			{"idle I/O the supervisor", seccompInput(nr("ioprio_set"), au, ioprioWhoProcess, 4242, ioIdle), retEPERM, retAllow},
-			{"idle I/O every process of the user", seccompInput(nr("ioprio_set"), au, 3, 0, ioIdle), retEPERM, retAllow},
+			{"idle I/O every process of the user", seccompInput(nr("ioprio_set"), au, ioprioWhoUser, 0, ioIdle), retEPERM, retEPERM},
 			{"affinity of a thread", seccompInput(nr("sched_setaffinity"), au, 4242, 8, ptr), retAllow, retAllow},
 			{"queries", seccompInput(nr("getpriority"), au, unix.PRIO_PROCESS, 4242), retAllow, retAllow},
 			{"foreign arch", seccompInput(nr("setpriority"), 0x40000028, 0, 0, 0), retKill, retKill},

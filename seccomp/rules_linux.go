@@ -633,9 +633,69 @@ func mergeNotifyFor(info *archInfo, deny []bpf.Instruction) (merged []bpf.Instru
 	return merged, true, nil
 }
 
-// ioprioWhoProcess is IOPRIO_WHO_PROCESS (linux/ioprio.h; x/sys/unix
-// lacks it).
-const ioprioWhoProcess = 1
+// ioprioWhoProcess, ioprioWhoPgrp and ioprioWhoUser are IOPRIO_WHO_*
+// (linux/ioprio.h; x/sys/unix lacks them).
+const (
+	ioprioWhoProcess = 1
+	ioprioWhoPgrp    = 2
+	ioprioWhoUser    = 3
+)
+
+// schedRoutes routes the scheduling calls of the agent filter: setpriority
+// and ioprio_set to route (which, arg 0, loaded; its PRIO_* or IOPRIO_WHO_*
+// values for a process, a process group, a user), sched_setscheduler,
+// sched_setparam and sched_setattr to pidL; any other call to done.
+func schedRoutes(a *asm, route func(process, pgrp, user uint32), pidL, done string) {
+	a.jmp(bpf.JumpEqual, a.sys("setpriority"), "", "sched-not-nice")
+	a.ld(offArgLo(0))
+	route(unix.PRIO_PROCESS, unix.PRIO_PGRP, unix.PRIO_USER)
+	a.label("sched-not-nice")
+	a.jmp(bpf.JumpEqual, a.sys("ioprio_set"), "", "sched-not-io")
+	a.ld(offArgLo(0))
+	route(ioprioWhoProcess, ioprioWhoPgrp, ioprioWhoUser)
+	a.label("sched-not-io")
+	a.jmp(bpf.JumpEqual, a.sys("sched_setscheduler"), pidL, "")
+	a.jmp(bpf.JumpEqual, a.sys("sched_setparam"), pidL, "")
+	a.jmp(bpf.JumpEqual, a.sys("sched_setattr"), pidL, done)
+}
+
+// guardInitSched adds to the agent filter, in a pid namespace, EPERM for
+// changing init's (pid 1's) scheduling: setpriority and ioprio_set of
+// process 1, of process group 1 or 0 (the caller's own: an agent in
+// init's session can join group 1 by setpgid), or of a whole user (it
+// reaches every process of the uid the caller sees, init among them);
+// sched_setscheduler/sched_setparam/sched_setattr of pid 1.
+//
+// Why: init runs as the agent's uid, so the kernel lets the agent set it
+// to SCHED_IDLE or nice 19 (and an unprivileged process cannot undo it),
+// and init serves jail exec, forwards signals and reaps: under load every
+// later jail exec then started in 8-25 s (session 19). Every other pid
+// stays open (the agent's own processes, an inner jail's), and so do
+// init's other thread ids (2, 3, ...: /proc/1/task), not told by number
+// from the agent's processes, as for prlimit64 above: a known leftover
+// (a thread init makes later inherits its maker's policy, and pid 1's is
+// now init's own to keep). The cost: `renice -u`,
+// `renice -g` of the caller's group, `ionice -u`/`-P` of it fail with
+// EPERM inside; `renice -p`, `nice CMD`, `chrt -p` of the agent's own
+// processes work. which and who are ints: low 32 bits, as the kernel
+// reads them.
+func guardInitSched(a *asm) {
+	schedRoutes(a, func(process, pgrp, user uint32) {
+		a.jmp(bpf.JumpEqual, process, "init-who", "")
+		a.jmp(bpf.JumpEqual, pgrp, "init-pgrp", "")
+		a.jmp(bpf.JumpEqual, user, "agent-eperm", "agent-allow")
+	}, "init-pid", "init-done")
+	a.label("init-pid")
+	a.ld(offArgLo(0))
+	a.jmp(bpf.JumpEqual, 1, "agent-eperm", "agent-allow")
+	a.label("init-pgrp")
+	a.ld(offArgLo(1))
+	a.jmp(bpf.JumpEqual, 0, "agent-eperm", "init-who")
+	a.label("init-who")
+	a.ld(offArgLo(1))
+	a.jmp(bpf.JumpEqual, 1, "agent-eperm", "agent-allow")
+	a.label("init-done")
+}
 
 // buildAgent returns the agent filter: prlimit64 setting pid 1's limits
 // (pid == 1, a new limit given) answers EPERM. It goes on init's agent
@@ -698,17 +758,9 @@ func buildAgent(info *archInfo, noPidNS bool) ([]bpf.Instruction, error) {
 	archPrefix(&a, info.Audit, "agent-kill")
 	if noPidNS {
 		// which and who are ints: low 32 bits, as the kernel reads them.
-		a.jmp(bpf.JumpEqual, a.sys("setpriority"), "", "sched-not-nice")
-		a.ld(offArgLo(0))
-		a.jmp(bpf.JumpEqual, unix.PRIO_PROCESS, "sched-who", "agent-eperm")
-		a.label("sched-not-nice")
-		a.jmp(bpf.JumpEqual, a.sys("ioprio_set"), "", "sched-not-io")
-		a.ld(offArgLo(0))
-		a.jmp(bpf.JumpEqual, ioprioWhoProcess, "sched-who", "agent-eperm")
-		a.label("sched-not-io")
-		a.jmp(bpf.JumpEqual, a.sys("sched_setscheduler"), "sched-pid", "")
-		a.jmp(bpf.JumpEqual, a.sys("sched_setparam"), "sched-pid", "")
-		a.jmp(bpf.JumpEqual, a.sys("sched_setattr"), "sched-pid", "sched-done")
+		schedRoutes(&a, func(process, _, _ uint32) {
+			a.jmp(bpf.JumpEqual, process, "sched-who", "agent-eperm")
+		}, "sched-pid", "sched-done")
 		a.label("sched-pid")
 		a.ld(offArgLo(0))
 		a.jmp(bpf.JumpEqual, 0, "agent-allow", "agent-eperm")
@@ -716,6 +768,8 @@ func buildAgent(info *archInfo, noPidNS bool) ([]bpf.Instruction, error) {
 		a.ld(offArgLo(1))
 		a.jmp(bpf.JumpEqual, 0, "agent-allow", "agent-eperm")
 		a.label("sched-done")
+	} else {
+		guardInitSched(&a)
 	}
 	a.jmp(bpf.JumpEqual, a.sys("prlimit64"), "", "agent-allow")
 	a.ld(offArgLo(0))

@@ -37,6 +37,8 @@ const (
 	Claude Kind = "claude" // {claudeAiOauth:{expiresAt ms}, mcpOAuth:{NAME:{expiresAt ms}}}
 	Codex  Kind = "codex"  // {tokens:{access_token JWT}, last_refresh RFC 3339, OPENAI_API_KEY}
 	Gemini Kind = "gemini" // {access_token, refresh_token, expiry_date ms}: one entry
+	// GeminiMCP: [{serverName, token:{accessToken, expiresAt ms}, ...}]
+	GeminiMCP Kind = "gemini-mcp"
 )
 
 // File is one credential file, relative to $HOME.
@@ -51,6 +53,7 @@ var Files = []File{
 	{Agent: "claude", Path: ".claude/.credentials.json", Kind: Claude},
 	{Agent: "codex", Path: ".codex/auth.json", Kind: Codex},
 	{Agent: "gemini", Path: ".gemini/oauth_creds.json", Kind: Gemini},
+	{Agent: "gemini", Path: ".gemini/mcp-oauth-tokens.json", Kind: GeminiMCP},
 }
 
 // entry is one refreshable unit of a file: its value and when it is due.
@@ -63,6 +66,9 @@ type entry struct {
 // ("claudeAiOauth", "mcpOAuth.github", "tokens", "(file)"). ok is false for a
 // document that is not a JSON object.
 func entries(k Kind, data []byte) (map[string]entry, bool) {
+	if k == GeminiMCP {
+		return serverEntries(data)
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil || top == nil {
 		return nil, false
@@ -112,6 +118,30 @@ func entries(k Kind, data []byte) (map[string]entry, bool) {
 		for name, raw := range top {
 			out[name] = entry{raw: raw, due: due}
 		}
+	}
+	return out, true
+}
+
+// serverEntries splits Gemini CLI's MCP token list by server name.
+func serverEntries(data []byte) (map[string]entry, bool) {
+	var list []json.RawMessage
+	if json.Unmarshal(data, &list) != nil {
+		return nil, false
+	}
+	out := map[string]entry{}
+	for _, raw := range list {
+		var e struct {
+			Name  string          `json:"serverName"`
+			Token json.RawMessage `json:"token"`
+		}
+		if json.Unmarshal(raw, &e) != nil {
+			return nil, false
+		}
+		name := "server " + e.Name
+		if _, dup := out[name]; dup {
+			return nil, false // which one the CLI reads is its choice: the start's file whole
+		}
+		out[name] = entry{raw: raw, due: msField(e.Token, "expiresAt")}
 	}
 	return out, true
 }
@@ -224,6 +254,18 @@ func Decide(k Kind, start, end []byte, endAt time.Time) Decision {
 
 // assemble builds a document from its entries (mcpOAuth.NAME nested again).
 func assemble(k Kind, m map[string]json.RawMessage) []byte {
+	if k == GeminiMCP {
+		names := make([]string, 0, len(m))
+		for n := range m {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		list := make([]json.RawMessage, 0, len(m))
+		for _, n := range names {
+			list = append(list, m[n])
+		}
+		return mustMarshal(list)
+	}
 	top := map[string]any{}
 	mcp := map[string]json.RawMessage{}
 	for n, v := range m {
@@ -236,7 +278,11 @@ func assemble(k Kind, m map[string]json.RawMessage) []byte {
 	if len(mcp) > 0 {
 		top["mcpOAuth"] = mcp
 	}
-	b, err := json.Marshal(top)
+	return mustMarshal(top)
+}
+
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("credswap: marshal of parsed values: %v", err)) // cannot happen: every value was parsed
 	}

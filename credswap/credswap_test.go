@@ -35,6 +35,10 @@ func TestDecide(t *testing.T) {
 		{"gemini due", Gemini, []byte(`{"access_token":"a","expiry_date":` + near + `}`), []byte(`{"access_token":"b","expiry_date":` + far + `}`), []string{"access_token", "expiry_date"}, nil, "", false},
 		{"created", Gemini, nil, []byte(`{}`), nil, []string{"(file created)"}, "", true},
 		{"removed", Codex, []byte(`{}`), nil, []string{"(file removed)"}, nil, "", false},
+		{"gemini mcp swap", GeminiMCP, []byte(`[{"serverName":"a","token":{"accessToken":"x","expiresAt":` + far + `}},{"serverName":"b","token":{"accessToken":"y","expiresAt":` + near + `}}]`),
+			[]byte(`[{"serverName":"a","token":{"accessToken":"E","expiresAt":` + far + `}},{"serverName":"b","token":{"accessToken":"z","expiresAt":` + far + `}}]`),
+			[]string{"server b"}, []string{"server a"}, "gemini", false},
+		{"gemini mcp dup", GeminiMCP, []byte(`[]`), []byte(`[{"serverName":"a"},{"serverName":"a"}]`), nil, []string{"(whole file)"}, "start", false},
 		{"codex api key", Codex, []byte(`{"OPENAI_API_KEY":null,"last_refresh":"2001-01-01T00:00:00Z"}`), []byte(`{"OPENAI_API_KEY":"sk-E","last_refresh":"2001-01-01T00:00:00Z"}`), nil, []string{"OPENAI_API_KEY"}, "start", false},
 	}
 	for _, tt := range tests {
@@ -51,6 +55,11 @@ func TestDecide(t *testing.T) {
 			case "start":
 				if string(d.Restore) != string(tt.start) {
 					t.Errorf("restore %s, want the start's bytes", d.Restore)
+				}
+			case "gemini":
+				want := `[{"serverName":"a","token":{"accessToken":"x","expiresAt":` + far + `}},{"serverName":"b","token":{"accessToken":"z","expiresAt":` + far + `}}]`
+				if !jsonEqual(d.Restore, []byte(want)) {
+					t.Errorf("restore %s, want %s", d.Restore, want)
 				}
 			case "merged":
 				want := cl("b", far, "m", far)

@@ -28,33 +28,35 @@ func TestCredentialSwap(t *testing.T) {
 		return "eyJhbGciOiJub25lIn0." + p + ".sig"
 	}
 	claude := func(tok string, exp int64, mcpTok string, mcpExp int64) string {
-		return fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"r-%s","expiresAt":%d},"mcpOAuth":{"gh":{"accessToken":%q,"expiresAt":%d}}}`, tok, tok, exp, mcpTok, mcpExp)
+		return fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"rt_%s","expiresAt":%d},"mcpOAuth":{"gh":{"accessToken":%q,"expiresAt":%d}}}`, tok, tok, exp, mcpTok, mcpExp)
 	}
 	codex := func(acc string, exp time.Time, last time.Time) string {
 		return fmt.Sprintf(`{"OPENAI_API_KEY":null,"tokens":{"id_token":"x","access_token":%q,"refresh_token":"r","account_id":%q},"last_refresh":%q}`,
 			jwt(exp), acc, last.UTC().Format(time.RFC3339))
 	}
 	gemini := func(tok string, exp int64) string {
-		return fmt.Sprintf(`{"access_token":%q,"refresh_token":"r-%s","expiry_date":%d,"token_type":"Bearer"}`, tok, tok, exp)
+		return fmt.Sprintf(`{"access_token":%q,"refresh_token":"rt_%s","expiry_date":%d,"token_type":"Bearer"}`, tok, tok, exp)
 	}
 	tests := []struct {
 		name, path, start, agent, want, say string
 	}{
-		{"claude swap", ".claude/.credentials.json", claude("USER", later, "UMCP", later), claude("EVIL", later*2, "UMCP", later),
+		{"claude swap", ".claude/.credentials.json", claude("USERTOK", later, "UMCPTOK", later), claude("EVILTOK", later*2, "UMCPTOK", later),
 			"start", "claudeAiOauth changed in the sandbox: put back"},
-		{"claude mcp swap", ".claude/.credentials.json", claude("USER", later, "UMCP", later), claude("USER", later, "EVIL", later*2),
+		{"claude mcp swap", ".claude/.credentials.json", claude("USERTOK", later, "UMCPTOK", later), claude("USERTOK", later, "EVILTOK", later*2),
 			"start", "mcpOAuth.gh changed in the sandbox: put back"},
-		{"claude refresh due", ".claude/.credentials.json", claude("USER", due, "UMCP", later), claude("NEW", later, "UMCP", later),
+		{"claude refresh due", ".claude/.credentials.json", claude("USERTOK", due, "UMCPTOK", later), claude("NEWTOK", later, "UMCPTOK", later),
 			"agent", "claudeAiOauth changed with a token refresh due: kept"},
-		{"claude expired", ".claude/.credentials.json", claude("USER", now.Add(-time.Hour).UnixMilli(), "UMCP", later), claude("NEW", later, "UMCP", later),
+		{"claude expired", ".claude/.credentials.json", claude("USERTOK", now.Add(-time.Hour).UnixMilli(), "UMCPTOK", later), claude("NEWTOK", later, "UMCPTOK", later),
 			"agent", "kept"},
 		{"codex swap", ".codex/auth.json", codex("user", now.Add(72*time.Hour), now.Add(-time.Hour)), codex("evil", now.Add(240*time.Hour), now),
 			"start", "tokens changed in the sandbox: put back"},
 		{"codex refresh due", ".codex/auth.json", codex("user", now.Add(72*time.Hour), now.Add(-9*24*time.Hour)), codex("user", now.Add(240*time.Hour), now),
 			"agent", "changed with a token refresh due: kept"},
-		{"gemini swap", ".gemini/oauth_creds.json", gemini("USER", later), gemini("EVIL", later*2),
+		{"gemini swap", ".gemini/oauth_creds.json", gemini("USERTOK", later), gemini("EVILTOK", later*2),
 			"start", "changed in the sandbox: put back"},
-		{"gemini refresh due", ".gemini/oauth_creds.json", gemini("USER", due), gemini("NEW", later),
+		{"gemini mcp swap", ".gemini/mcp-oauth-tokens.json", `[{"serverName":"gh","token":{"accessToken":"USERTOK","expiresAt":` + fmt.Sprint(later) + `}}]`,
+			`[{"serverName":"gh","token":{"accessToken":"EVILTOK","expiresAt":` + fmt.Sprint(later) + `}}]`, "start", "server gh changed in the sandbox: put back"},
+		{"gemini refresh due", ".gemini/oauth_creds.json", gemini("USERTOK", due), gemini("NEWTOK", later),
 			"agent", "kept"},
 	}
 	for _, tt := range tests {
@@ -67,10 +69,15 @@ func TestCredentialSwap(t *testing.T) {
 			if err := os.WriteFile(p, []byte(tt.start), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			// The agent writes by rename, as the CLIs do.
-			script := `printf '%s' "$1" > "$2.tmp" && mv -f "$2.tmp" "$2"`
+			// The agent writes by rename, as the CLIs do (its version
+			// comes from the workspace: the trail records the command).
+			if err := os.WriteFile(filepath.Join(ws, "agent.json"), []byte(tt.agent), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			script := `cp agent.json "$1.tmp" && mv -f "$1.tmp" "$1"`
+			trail := filepath.Join(state, "trail.jsonl")
 			c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
-				"-w", filepath.Dir(p), "--", "/bin/sh", "-c", script, "sh", tt.agent, p)
+				"--audit", trail, "-w", filepath.Dir(p), "--", "/bin/sh", "-c", script, "sh", p)
 			mustCode(t, c, 0)
 			got, err := os.ReadFile(p)
 			if err != nil {
@@ -86,9 +93,19 @@ func TestCredentialSwap(t *testing.T) {
 			if !strings.Contains(c.stderr, tt.say) {
 				t.Errorf("stderr does not say %q:\n%s", tt.say, c.stderr)
 			}
-			for _, secret := range []string{"EVIL", "USER", "NEW", "r-"} {
-				if strings.Contains(c.stderr, secret) {
-					t.Errorf("stderr names a token value (%s):\n%s", secret, c.stderr)
+			var denied []string
+			for _, ev := range eventsOf(trailEvents(t, trail), "deny") {
+				if ev["what"] == "credential" {
+					denied = append(denied, fmt.Sprint(ev["target"]))
+				}
+			}
+			if (tt.want == "start") != (len(denied) > 0) {
+				t.Errorf("trail's credential deny events %v, want them only when put back", denied)
+			}
+			raw, _ := os.ReadFile(trail)
+			for _, secret := range []string{"EVILTOK", "USERTOK", "NEWTOK", "rt_"} {
+				if strings.Contains(c.stderr, secret) || strings.Contains(string(raw), secret) {
+					t.Errorf("stderr or the trail names a token value (%s):\n%s", secret, c.stderr)
 				}
 			}
 		})

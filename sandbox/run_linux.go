@@ -21,6 +21,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/credswap"
 	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/dircache"
 	"github.com/jail-sandbox/jail/fsrules"
@@ -148,9 +149,10 @@ type runner struct {
 	netPol       *netproxy.Policy
 	upstream     *netproxy.Upstream // the host's proxy allowed flows are chained through
 	guard        *seccomp.Guard
-	acfg         *agentGuard    // agent configuration guard (agentcfg_linux.go)
-	pubs         []net.Listener // publish listeners on the host
-	dialMu       sync.Mutex     // one dial request to init at a time
+	acfg         *agentGuard     // agent configuration guard (agentcfg_linux.go)
+	creds        []credswap.Snap // agent credential files at start (credswap_linux.go)
+	pubs         []net.Listener  // publish listeners on the host
+	dialMu       sync.Mutex      // one dial request to init at a time
 	dialCh       chan dialReply
 	pubPorts     []int
 	agentRlimits []ns.Rlimit
@@ -1043,6 +1045,7 @@ func (r *runner) raiseWalls() error {
 	if err := r.openGuard(); err != nil {
 		return err
 	}
+	r.takeCreds()
 	r.tracef("agentcfg")
 	for _, n := range r.plan.gitNotes {
 		r.notef("%s", n)
@@ -1542,6 +1545,7 @@ func (r *runner) endCheck() {
 	r.trailEnding()
 	// The sandbox has ended: no writer is left for the last check.
 	r.closeGuard()
+	r.settleCreds()
 	r.tracef("agentcfg check")
 	if drop := r.exitSentryChecks(); drop != nil {
 		// The run's record goes while finish waits for init and writes

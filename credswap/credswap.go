@@ -184,7 +184,10 @@ type Decision struct {
 	Kept    []string // entries changed with a refresh due: kept
 	Undone  []string // entries changed without one: put back
 	Restore []byte   // the bytes to write; nil: keep the file as it is
-	Remove  bool     // the file did not exist at start: remove it
+	// Created: the file did not exist at start and is kept: a sign-in
+	// inside, which the agent profiles allow (their sign-in hosts,
+	// Codex's callback port). Said, for the user to judge.
+	Created bool
 }
 
 // Decide compares a file's start and end versions. start nil: absent at
@@ -198,9 +201,14 @@ func Decide(k Kind, start, end []byte, endAt time.Time) Decision {
 		return Decision{Kept: []string{"(file removed)"}}
 	}
 	if start == nil {
-		// A sign-in inside: no start's tokens to refresh, so these are
-		// not the user's account as far as jail can tell.
-		return Decision{Undone: []string{"(file created)"}, Remove: true}
+		// A sign-in inside, as the agent profiles allow (a new user's
+		// first contact: `jail -P claude -- claude`, then /login): kept,
+		// and said at the end, naming the file, so that a file the user
+		// did not make by signing in is theirs to remove. Why not put
+		// back: removing it undid every sign-in inside jail, and with no
+		// start's tokens there is no account of the user's to swap out;
+		// what a swap into an existing file does is put back below.
+		return Decision{Kept: []string{"(file created)"}, Created: true}
 	}
 	se, sok := entries(k, start)
 	ee, eok := entries(k, end)

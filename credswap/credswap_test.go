@@ -20,7 +20,7 @@ func TestDecide(t *testing.T) {
 		start, after []byte
 		kept, undone []string
 		restore      string // "start", "merged", ""
-		remove       bool
+		created      bool
 	}{
 		{"same", Claude, cl("a", far, "m", far), cl("a", far, "m", far), nil, nil, "", false},
 		{"same reordered", Claude, []byte(`{"x":1,"y":2}`), []byte(`{"y":2, "x":1}`), nil, nil, "", false},
@@ -33,7 +33,7 @@ func TestDecide(t *testing.T) {
 		{"new key", Claude, cl("a", far, "m", far), []byte(`{"claudeAiOauth":{"accessToken":"a","expiresAt":` + far + `},"mcpOAuth":{"gh":{"accessToken":"m","expiresAt":` + far + `},"evil":{}}}`), nil, []string{"mcpOAuth.evil"}, "start", false},
 		{"not json", Gemini, []byte(`{"access_token":"a","expiry_date":` + far + `}`), []byte(`garbage`), nil, []string{"(whole file)"}, "start", false},
 		{"gemini due", Gemini, []byte(`{"access_token":"a","expiry_date":` + near + `}`), []byte(`{"access_token":"b","expiry_date":` + far + `}`), []string{"access_token", "expiry_date"}, nil, "", false},
-		{"created", Gemini, nil, []byte(`{}`), nil, []string{"(file created)"}, "", true},
+		{"created", Gemini, nil, []byte(`{}`), []string{"(file created)"}, nil, "", true},
 		{"removed", Codex, []byte(`{}`), nil, []string{"(file removed)"}, nil, "", false},
 		{"gemini mcp swap", GeminiMCP, []byte(`[{"serverName":"a","token":{"accessToken":"x","expiresAt":` + far + `}},{"serverName":"b","token":{"accessToken":"y","expiresAt":` + near + `}}]`),
 			[]byte(`[{"serverName":"a","token":{"accessToken":"E","expiresAt":` + far + `}},{"serverName":"b","token":{"accessToken":"z","expiresAt":` + far + `}}]`),
@@ -44,8 +44,8 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := Decide(tt.kind, tt.start, tt.after, end)
-			if !slices.Equal(d.Kept, tt.kept) || !slices.Equal(d.Undone, tt.undone) || d.Remove != tt.remove {
-				t.Fatalf("kept %v undone %v remove %v, want %v %v %v", d.Kept, d.Undone, d.Remove, tt.kept, tt.undone, tt.remove)
+			if !slices.Equal(d.Kept, tt.kept) || !slices.Equal(d.Undone, tt.undone) || d.Created != tt.created {
+				t.Fatalf("kept %v undone %v created %v, want %v %v %v", d.Kept, d.Undone, d.Created, tt.kept, tt.undone, tt.created)
 			}
 			switch tt.restore {
 			case "":

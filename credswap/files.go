@@ -121,10 +121,6 @@ func Settle(home string, snaps []Snap, endAt time.Time) []Change {
 		}
 		c := Change{Snap: s, Decision: d}
 		switch {
-		case d.Remove:
-			if err := root.Remove(s.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				c.Err = fmt.Errorf("remove %s: %w", s.Target, err)
-			}
 		case d.Restore != nil:
 			c.Err = writeBack(root, s, d.Restore)
 		}

@@ -32,16 +32,18 @@ func (r *runner) settleCreds() {
 	}
 	for _, c := range credswap.Settle(r.plan.Home, snaps, time.Now()) {
 		p := c.Target
-		if len(c.Kept) > 0 {
+		switch {
+		case c.Created:
+			// A sign-in inside (the profiles allow one): kept, but said
+			// with what to do when it was not the user's (credswap.Decide).
+			r.notef("%s credentials: made in the sandbox (a sign-in inside jail): kept; if you did not sign in there, remove the file and sign in on the host", p)
+		case len(c.Kept) > 0:
 			r.notef("%s credentials: %s changed with a token refresh due: kept", p, strings.Join(c.Kept, ", "))
 		}
 		if len(c.Undone) == 0 {
 			continue
 		}
 		what := "put back as at the start (no token refresh was due: another account's tokens would have stayed)"
-		if c.Remove {
-			what = "removed (created in the sandbox: sign in on the host)"
-		}
 		if c.Err != nil {
 			what = "could not be put back: " + c.Err.Error()
 			r.errorf("%s credentials: %s changed and %s", p, strings.Join(c.Undone, ", "), what)

@@ -58,6 +58,13 @@ func TestCredentialSwap(t *testing.T) {
 			`[{"serverName":"gh","token":{"accessToken":"EVILTOK","expiresAt":` + fmt.Sprint(later) + `}}]`, "start", "server gh changed in the sandbox: put back"},
 		{"gemini refresh due", ".gemini/oauth_creds.json", gemini("USERTOK", due), gemini("NEWTOK", later),
 			"agent", "kept"},
+		// A sign-in inside on a fresh account (start "": no file): kept,
+		// as the profiles' sign-in hosts and callback port promise, and
+		// said with what to do if it was not the user's.
+		{"claude sign-in inside", ".claude/.credentials.json", "", claude("NEWTOK", later, "NEWTOK", later),
+			"agent", "made in the sandbox (a sign-in inside jail): kept; if you did not sign in there, remove the file"},
+		{"codex sign-in inside", ".codex/auth.json", "", codex("new", now.Add(240*time.Hour), now),
+			"agent", "made in the sandbox (a sign-in inside jail): kept"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,8 +73,10 @@ func TestCredentialSwap(t *testing.T) {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(p, []byte(tt.start), 0o600); err != nil {
-				t.Fatal(err)
+			if tt.start != "" {
+				if err := os.WriteFile(p, []byte(tt.start), 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			// The agent writes by rename, as the CLIs do (its version
 			// comes from the workspace: the trail records the command).

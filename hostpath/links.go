@@ -35,8 +35,13 @@ func ResolveAsNamed(p string) (string, []Link, error) { return resolve(p, true) 
 // resolve walks p, collecting its links; a name it cannot look up is an
 // error unless asNamed.
 func resolve(p string, asNamed bool) (string, []Link, error) {
+	return resolveBy(p, asNamed, newLookup)
+}
+
+// resolveBy is resolve with the lookups of newLook.
+func resolveBy(p string, asNamed bool, newLook func() (lookup, error)) (string, []Link, error) {
 	var links []Link
-	final, err := Walk(p, func(s Step) error {
+	final, err := walk(p, newLook, func(s Step) error {
 		if s.Err != nil && !asNamed {
 			return fmt.Errorf("resolve %s: %w", p, s.Err)
 		}
@@ -98,10 +103,15 @@ func (s Step) Link() bool { return s.Info != nil && s.Info.Mode()&os.ModeSymlink
 // returns the final path, symlink-free as far as it exists, and an error
 // wrapping ErrLoop after more than 40 links.
 func Walk(p string, visit func(Step) error) (string, error) {
+	return walk(p, newLookup, visit)
+}
+
+// walk is Walk with the lookups of newLook.
+func walk(p string, newLook func() (lookup, error), visit func(Step) error) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("resolve %s: not an absolute path", p)
 	}
-	look, err := newLookup()
+	look, err := newLook()
 	if err != nil {
 		return "", fmt.Errorf("resolve %s: %w", p, err)
 	}

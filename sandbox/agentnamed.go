@@ -603,10 +603,15 @@ func head(p string) []byte {
 // is joined as named (p is absent: watched there). A loop or more than 40
 // links is an error.
 func resolveNamed(p string) (real string, via []string, err error) {
+	return resolveNamedBy(nil, p)
+}
+
+// resolveNamedBy is resolveNamed with r's lookups (nil: afresh).
+func resolveNamedBy(r *hostpath.Resolver, p string) (real string, via []string, err error) {
 	if !filepath.IsAbs(p) {
 		p = "/" + p
 	}
-	real, links, err := hostpath.ResolveAsNamed(p)
+	real, links, err := r.ResolveAsNamed(p)
 	for _, l := range links {
 		via = append(via, l.Path)
 	}

@@ -1487,7 +1487,7 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []ag
 		}
 		if fi, err := os.Lstat(t.Path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			if end, via, err := resolveNamed(t.Path); err == nil || errors.Is(err, hostpath.ErrLoop) {
-				for _, d := range leftDirs(t.Path, end, via, roots) {
+				for _, d := range leftDirs(nil, t.Path, end, via, roots) {
 					pins = append(pins, wayPin{Dir: d, Of: t.Path})
 				}
 			}
@@ -1505,7 +1505,7 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []ag
 			w.links = append(w.links, gitguard.Protect{Path: l, Why: "a symlink on the way to " + t.Path + ", which the host's " + t.File.Agent + " follows"})
 		}
 		ways = append(ways, w)
-		for _, d := range leftDirs(filepath.Dir(t.Path), dir, via, roots) {
+		for _, d := range leftDirs(nil, filepath.Dir(t.Path), dir, via, roots) {
 			pins = append(pins, wayPin{Dir: d, Of: t.Path})
 		}
 		if loop {
@@ -1558,8 +1558,9 @@ type wayPin struct{ Dir, Of string }
 
 // leftDirs lists the directories resolving p passes and then leaves by a
 // ".." in a link (neither the way to end, where p leads, nor to a link of
-// via), inside a writable root and below it.
-func leftDirs(p, end string, via []string, roots []agentcfg.Root) []string {
+// via), inside a writable root and below it. r is the pass's resolver
+// (nil: names looked up afresh).
+func leftDirs(r *hostpath.Resolver, p, end string, via []string, roots []agentcfg.Root) []string {
 	held := append([]string{end}, via...)
 	under := func(d string) bool {
 		for _, h := range held {
@@ -1570,7 +1571,7 @@ func leftDirs(p, end string, via []string, roots []agentcfg.Root) []string {
 		return false
 	}
 	var out []string
-	_, _ = hostpath.Walk(p, func(s hostpath.Step) error {
+	_, _ = r.Walk(p, func(s hostpath.Step) error {
 		if s.Err != nil || s.Info == nil || !s.Info.IsDir() || under(s.Path) {
 			return nil
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/hostpath"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -48,6 +49,20 @@ const maxPolicyLinks = 16
 // ways are the directories the way to a policy file passes and leaves (ws/srt.json
 // -> b/../real/srt.json): the caller pins them, as guardedWays' pins.
 func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agentcfg.Root, guarded []agentcfg.Target, fm []fsrules.Mask, hidden []string, mounts []fsrules.Mount, degraded bool) (masks []fsrules.Mask, targets []agentcfg.Target, notes, exposed []string, ways []wayPin, err error) {
+	// Why one resolver for every file: the record's files (up to 256)
+	// share their directories; each walked afresh (twice with a link on
+	// its way: leftDirs) cost 10,000 system calls and 16 ms of CPU a
+	// start (namedcost). The answers are Walk's as each name was first
+	// looked up in this pass (TestPolicyNamedResolverSame compares them):
+	// one view for the whole plan; the check after registration
+	// (policyNamedSince) looks afresh.
+	r := hostpath.NewResolver()
+	defer r.Close()
+	return policyFileRulesBy(r, p, earlier, roots, guarded, fm, hidden, mounts, degraded)
+}
+
+// policyFileRulesBy is policyFileRules with r's lookups (nil: afresh).
+func policyFileRulesBy(r *hostpath.Resolver, p *policy.Policy, earlier []policy.PolicyFile, roots []agentcfg.Root, guarded []agentcfg.Target, fm []fsrules.Mask, hidden []string, mounts []fsrules.Mount, degraded bool) (masks []fsrules.Mask, targets []agentcfg.Target, notes, exposed []string, ways []wayPin, err error) {
 	// Why earlier's too: a file an earlier run was given by a flag is read
 	// again by that run's next start; this run, not given the flag, must
 	// not rewrite it either (policynamed.go).
@@ -98,7 +113,7 @@ func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agen
 	}
 	for _, f := range files {
 		why := "policy file (" + f.From + "): the next run reads it again"
-		real, via, err := resolveNamed(f.Path)
+		real, via, err := resolveNamedBy(r, f.Path)
 		for _, l := range via {
 			if enclosing(l, hidden) != "" {
 				continue // in jail's config directory, hidden inside
@@ -115,7 +130,7 @@ func policyFileRules(p *policy.Policy, earlier []policy.PolicyFile, roots []agen
 			// link into a tree of its own and the next start given the
 			// flag read the agent's settings through the unchanged link
 			// (review19c; review18d's hole for agent settings).
-			for _, d := range leftDirs(f.Path, real, via, roots) {
+			for _, d := range leftDirs(r, f.Path, real, via, roots) {
 				if enclosing(d, hidden) == "" {
 					ways = append(ways, wayPin{Dir: d, Of: f.Path})
 				}

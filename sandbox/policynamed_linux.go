@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/agentcfg"
+	"github.com/jail-sandbox/jail/hostpath"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -20,13 +21,20 @@ import (
 // change any of this run's policy files (all) for a moment, and this start
 // may have read them then: refused too, whatever named them.
 func policyNamedLive(flagged, all []policy.PolicyFile, first map[string]time.Time, live []Entry) error {
+	r := hostpath.NewResolver()
+	defer r.Close()
+	return policyNamedLiveBy(r, flagged, all, first, live)
+}
+
+// policyNamedLiveBy is policyNamedLive with r's lookups (nil: afresh).
+func policyNamedLiveBy(r *hostpath.Resolver, flagged, all []policy.PolicyFile, first map[string]time.Time, live []Entry) error {
 	// Each file resolved once, when a live run is first checked against
 	// it, not again for every live run.
 	resolved := make(map[string][]string, len(all))
 	writes := func(e Entry, f policy.PolicyFile) bool {
 		names, ok := resolved[f.Path]
 		if !ok {
-			names = namedPaths(f.Path)
+			names = namedPaths(r, f.Path)
 			resolved[f.Path] = names
 		}
 		return e.canWrite(names...)
@@ -59,10 +67,11 @@ func policyNamedLive(flagged, all []policy.PolicyFile, first map[string]time.Tim
 	return nil
 }
 
-// namedPaths are path and, when it resolves elsewhere, where it leads.
-func namedPaths(path string) []string {
+// namedPaths are path and, when it resolves elsewhere, where it leads (r:
+// the pass's resolver, nil looks afresh).
+func namedPaths(r *hostpath.Resolver, path string) []string {
 	out := []string{path}
-	if real, _, err := resolveNamed(path); err == nil && real != path {
+	if real, _, err := resolveNamedBy(r, path); err == nil && real != path {
 		out = append(out, real)
 	}
 	return out
@@ -97,7 +106,14 @@ func (e Entry) canWrite(paths ...string) bool {
 // that start's list, and this check after this run's registration, one of
 // the two always sees the other.
 func policyNamedSince(stateDir string, kept map[string]bool, writable []string) error {
-	rec := readPolicyNamed(stateDir)
+	r := hostpath.NewResolver()
+	defer r.Close()
+	return policyNamedSinceBy(r, readPolicyNamed(stateDir), kept, writable)
+}
+
+// policyNamedSinceBy is policyNamedSince on the record rec with r's
+// lookups (nil: afresh).
+func policyNamedSinceBy(r *hostpath.Resolver, rec policyNamedRecord, kept map[string]bool, writable []string) error {
 	paths := make([]string, 0, len(rec))
 	for p := range rec {
 		if !kept[p] && filepath.IsAbs(p) {
@@ -106,7 +122,7 @@ func policyNamedSince(stateDir string, kept map[string]bool, writable []string) 
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		if namedIn(namedPaths(p), writable) {
+		if namedIn(namedPaths(r, p), writable) {
 			return fmt.Errorf("policy file %s was named (%s) by a start made while this one was planned, and lies in a tree this run can write: start again (it is read-only then)", p, rec[p].From)
 		}
 	}

@@ -45,6 +45,16 @@ func LinkedSockets(root string, skip func(dir string) bool, all bool, each func(
 	return (&linkWalk{skip: skip, each: each, sockets: true, allSockets: all}).walk(root)
 }
 
+// LinkedSocketsBounded is LinkedSockets reading at most max entries
+// (max > 0); over says it stopped there. Why: a directory of millions of
+// names (an agent's --write tree seen read-only by a later start) would
+// make each start's search as slow as the agent likes.
+func LinkedSocketsBounded(root string, skip func(dir string) bool, all bool, max int, each func(p string, dev, ino uint64)) (n int, over bool) {
+	lw := &linkWalk{skip: skip, each: each, sockets: true, allSockets: all, max: max}
+	n = lw.walk(root)
+	return n, lw.over
+}
+
 // walkLinksKeys is walkLinks, telling seen of every directory it reads,
 // with its key as fstat(2) gave it on the descriptor it then listed.
 func walkLinksKeys(root string, skip func(dir string) bool, bad func(dir string, top bool, err error), seen func(dir string, k dircache.Key), each func(p string, dev, ino uint64)) int {
@@ -92,6 +102,9 @@ type linkWalk struct {
 	sockets bool
 	// allSockets: every socket file, whatever its link count.
 	allSockets bool
+	// max bounds the entries read (0: no bound); over says it was reached.
+	max  int
+	over bool
 }
 
 // dir checks the files of dir, then walks its subdirectories.
@@ -104,6 +117,9 @@ func (lw *linkWalk) dir(dir string, top bool) {
 		return
 	}
 	for _, s := range subs {
+		if lw.over {
+			return
+		}
 		p := join(dir, s)
 		if lw.skip != nil && lw.skip(p) {
 			continue
@@ -157,6 +173,10 @@ func (lw *linkWalk) read(dir string) ([]string, error) {
 			}
 			if binary.NativeEndian.Uint64(rec[0:8]) == 0 || len(raw) == 0 || string(raw) == "." || string(raw) == ".." {
 				continue
+			}
+			if lw.max > 0 && lw.n >= lw.max {
+				lw.over = true
+				return subs, nil
 			}
 			lw.n++
 			name := unsafe.String(&raw[0], len(raw)) // valid while the buffer is

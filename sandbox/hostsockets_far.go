@@ -40,6 +40,12 @@ func (f *farSocket) done() bool {
 // each start looks for it again.
 var maxFarDirs = 1000
 
+// maxFarEntries bounds the directory entries farMasks reads for one start
+// (a test lowers it). Why: maxFarDirs alone let one directory of millions
+// of names (made by an earlier run's agent in its --write tree) make every
+// later start as slow as the agent chose.
+var maxFarEntries = 100000
+
 // farMasks looks for the sockets of far through the parts of their file
 // systems the sandbox sees, outside roots (walked already): from each one's
 // directory outward, a parent at a time up to its file system's mount
@@ -67,6 +73,7 @@ func farMasks(far []*farSocket, files *hostsock.Files, own *owners, roots []stri
 		points[m.Point] = true
 	}
 	budget := maxFarDirs
+	entries := maxFarEntries
 	all := func() bool {
 		for _, f := range far {
 			if !f.done() {
@@ -116,16 +123,17 @@ func farMasks(far []*farSocket, files *hostsock.Files, own *owners, roots []stri
 	}
 	for _, f := range far {
 		prev := ""
-		for d := f.from; !f.done() && budget > 0; d = filepath.Dir(d) {
+		for d := f.from; !f.done() && budget > 0 && entries > 0; d = filepath.Dir(d) {
 			if socketVisible(d, mounts) && !underAny(d, roots) {
-				fsrules.LinkedSockets(d, func(dir string) bool {
+				n, _ := fsrules.LinkedSocketsBounded(d, func(dir string) bool {
 					budget--
 					// Why each: the child walked in the step before,
 					// the places the sandbox hides or the start walked,
 					// and other file systems (no name of this file
 					// there).
 					return budget < 0 || dir == prev || skipDirs[dir] || points[dir] || all()
-				}, true, each)
+				}, true, entries, each)
+				entries -= n
 			}
 			if d == "/" || points[d] {
 				break
@@ -181,7 +189,7 @@ func farNote(left []string, lost map[string]bool) (linked, moved string) {
 		if len(movedP) > 3 {
 			list += fmt.Sprintf(" and %d more", len(movedP)-3)
 		}
-		moved = hostSocketsNote + fmt.Sprintf("a live socket bound at %s is not at that name, and was not found within %d directories of it where the sandbox sees: if it was renamed there the sandbox can connect to it; if its server no longer needs it, restart the server", list, maxFarDirs)
+		moved = hostSocketsNote + fmt.Sprintf("a live socket bound at %s is not at that name, and was not found within %d directories or %d entries of it where the sandbox sees: if it was renamed there the sandbox can connect to it; if its server no longer needs it, restart the server", list, maxFarDirs, maxFarEntries)
 	}
 	return linked, moved
 }

@@ -844,6 +844,15 @@ func TestHostSocketMovedFarMasks(t *testing.T) {
 	if err != nil || len(masks) != 0 || note != "" || !strings.Contains(once, "a live socket bound at "+listed[0]+", "+listed[1]+" is not at that name") {
 		t.Errorf("past the bound: masks %v, err %v, note %q, once %q", masks, err, note, once)
 	}
+	// The entries bound alone (sockets19b) stops the search too.
+	maxFarDirs = oldFar
+	oldEntries := maxFarEntries
+	maxFarEntries = 0
+	t.Cleanup(func() { maxFarEntries = oldEntries })
+	masks, _, _, once, err = hostSocketMasksOwned(mounts, nil, []string{ws})
+	if err != nil || len(masks) != 0 || !strings.Contains(once, "entries of it") {
+		t.Errorf("past the entries bound: masks %v, err %v, once %q", masks, err, once)
+	}
 }
 
 // TestHostSocketFoundNamesViews (sockets19): a socket's name found by a

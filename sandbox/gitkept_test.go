@@ -68,7 +68,7 @@ func TestKeepGitHistoryFreshPack(t *testing.T) {
 		}
 	}
 	time.Sleep(3 * stampTick)
-	_, kept, _ := keepGitHistory(t.TempDir(), []string{ws}, []string{gd}, false, nil)
+	_, kept, _, _ := keepGitHistory(t.TempDir(), []string{ws}, []string{gd}, false, nil)
 	if len(kept) != 1 {
 		t.Fatalf("%d repositories kept, want 1", len(kept))
 	}

@@ -12,11 +12,7 @@ package tests
 // ~/.claude/.config.json (review20a, tried by hand). The file is read-only
 // inside, and one the agent makes is taken away at the end.
 
-import (
-	"path/filepath"
-	"strings"
-	"testing"
-)
+import "testing"
 
 func TestClaudeLegacyGlobalConfigReadOnly(t *testing.T) {
 	const plant = `
@@ -28,26 +24,8 @@ rm -f c.tmp
 true`
 	for name, had := range map[string]bool{"present": true, "absent": false} {
 		t.Run(name, func(t *testing.T) {
-			home, state, ws := workspace(t), workspace(t), workspace(t)
-			cj := filepath.Join(home, ".claude/.config.json")
-			orig := map[string]string{
-				filepath.Join(home, ".claude/settings.json"): "{}\n",
-				filepath.Join(home, ".claude.json"):          "{\"numStartups\":1}\n",
-			}
-			if had {
-				orig[cj] = "{\"numStartups\":3}\n"
-			}
-			writeHostFiles(t, orig)
-			c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
-				"-w", filepath.Join(home, ".claude"), "--", "/bin/sh", "-c", plant)
-			mustCode(t, c, 0)
-			bad := changedFiles(t, orig)
-			if !had {
-				bad = append(bad, leftFiles(cj)...)
-			}
-			if len(bad) > 0 {
-				t.Errorf("the agent's Claude Code global config holds outside (the host's claude reads it instead of ~/.claude.json):\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
-			}
+			claudePlantHeld(t, plant, had, map[string]string{".claude/.config.json": "{\"numStartups\":3}\n"},
+				"the agent's Claude Code global config holds outside (the host's claude reads it instead of ~/.claude.json)")
 		})
 	}
 }

@@ -54,7 +54,8 @@ func TestScanUserConfigTildeUser(t *testing.T) {
 }
 
 // userPath is interpolate_path: "~", "~/x", "~name", "~name/x", absolute
-// paths as they are, anything else "" (relative: the caller's to place).
+// paths as they are (never cleaned: a ".." is the kernel's to walk),
+// anything else "" (relative: the caller's to place).
 func TestUserPath(t *testing.T) {
 	s := &scanner{in: Input{Home: "/h"}}
 	old := lookupHome
@@ -67,7 +68,7 @@ func TestUserPath(t *testing.T) {
 	t.Cleanup(func() { lookupHome = old })
 	for v, want := range map[string]string{
 		"~": "/h", "~/x/y": "/h/x/y", "~bob": "/home/bob", "~bob/x": "/home/bob/x",
-		"~nobody/x": "", "/a/../b": "/b", "rel/x": "", "": "",
+		"~nobody/x": "", "/a/../b": "/a/../b", "~/l/../x": "/h/l/../x", "rel/x": "", "": "",
 	} {
 		if got := s.userPath(v); got != want {
 			t.Errorf("userPath(%q) = %q, want %q", v, got, want)

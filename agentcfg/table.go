@@ -106,6 +106,23 @@ var codexKeys = []Key{
 	// user turns it on (codexmem).
 	{Path: "features.memories"}, {Path: "memories"},
 	{Path: "profiles"}, {Path: "agents"},
+	// Instructions: the host's codex sends developer_instructions and the
+	// file model_instructions_file names as developer messages in every
+	// session (0.171, tried against a local endpoint: review20a), as it
+	// does ~/.codex/AGENTS.md, which is read-only inside; the compact
+	// prompt writes the summary a long session continues from; the
+	// fallback names of the project doc (an absolute one is any file) and
+	// the model catalog (each model's base instructions) are read as
+	// instructions too; the realtime (voice) session's instructions.
+	{Path: "instructions"}, {Path: "developer_instructions"}, {Path: "model_instructions_file"},
+	{Path: "compact_prompt"}, {Path: "experimental_compact_prompt_file"},
+	{Path: "project_doc_fallback_filenames"}, {Path: "model_catalog_json"},
+	{Path: "experimental_realtime_start_instructions"}, {Path: "experimental_realtime_ws_backend_prompt"},
+	{Path: "experimental_realtime_ws_startup_context"},
+	// Where the host's voice conversation goes (as openai_base_url), and
+	// where its threads are kept and read back by resume (as sessions/).
+	{Path: "experimental_realtime_ws_base_url"}, {Path: "experimental_realtime_webrtc_call_base_url"},
+	{Path: "experimental_thread_store"},
 	{Path: "tui.status_line"}, {Path: "tui.status_line_provider"},
 	{Path: "projects.*.trust_level", Except: []Except{{Path: "projects.{workspace}.trust_level"}}},
 }

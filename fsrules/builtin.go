@@ -321,6 +321,15 @@ var Builtins = []Builtin{
 	// daemon's lock names a pid of the sandbox's pid namespace (session 19).
 	{"~/.claude/daemon.json", ReadOnly, false, "Claude Code's daemon config: prompts it runs on a schedule, Remote Control sessions"},
 	{"~/.claude/daemon.lock", ReadOnly, false, "Claude Code's daemon lock: the pid a host claude signals"},
+	// Claude Code (2.1.197) reads its global config from
+	// ~/.claude/.config.json when that file exists, and from ~/.claude.json
+	// only when it does not: written through -w ~/.claude, every key the
+	// guard keeps as on the host in ~/.claude.json (mcpServers, approvals,
+	// the guarded feature flags) was the agent's, and `claude mcp list` on
+	// the host ran an MCP server's command written only there (review20a).
+	// The CLI writes ~/.claude.json when this file is absent (the usual
+	// case); one the agent makes is taken away at the end.
+	{"~/.claude/.config.json", ReadOnly, false, "Claude Code's global config when it exists (instead of ~/.claude.json): MCP servers, approvals, feature flags"},
 	// Codex (0.171) keeps every prompt submitted in its TUI, from all
 	// projects, in history.jsonl and offers them again in later sessions on
 	// up-arrow (its composer's persistent history); Enter submits the

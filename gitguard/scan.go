@@ -72,6 +72,12 @@ type Plan struct {
 	// replace with a directory of its own. The caller keeps each a
 	// symlink to the same place (package agentcfg's guard).
 	Links []Protect `json:"links,omitempty"`
+	// Ways are paths the user's config names (core.hooksPath...) reached
+	// through a symlink inside the writable trees: the caller pins the
+	// directories each passes and leaves by a ".." (ws/l/../hooks with l ->
+	// sub/dir leaves sub/dir), which the agent could otherwise swap for a
+	// link of its own, the links and the end unchanged (review20a).
+	Ways []Protect `json:"ways,omitempty"`
 	// History are the pack files (pack-*.pack and its .idx) of every git
 	// dir in the writable trees, mounted read-only over themselves like
 	// ReadOnly (see history).
@@ -96,6 +102,7 @@ type scanner struct {
 	packDirs map[string]bool     // pack directories taken (resolved)
 	packGit  map[string][]string // the git dirs reaching each one taken
 	links    map[string]Protect
+	ways     map[string]Protect
 	absent   map[string]Protect
 	watch    map[string]Protect
 	done     map[string]bool
@@ -177,7 +184,7 @@ func Scan(in Input) Plan {
 	sort.Strings(s.g.Roots)
 	s.plan.Guard = s.g
 	s.plan.ReadOnly, s.plan.Hide, s.plan.Absent, s.plan.Watch = sorted(s.ro), sorted(s.hide), sorted(s.absent), sorted(s.watch)
-	s.plan.Links = sorted(s.links)
+	s.plan.Links, s.plan.Ways = sorted(s.links), sorted(s.ways)
 	s.plan.History = s.keepPacks()
 	for d := range s.g.Dirs {
 		s.plan.Observe = append(s.plan.Observe, d)
@@ -288,6 +295,10 @@ func (s *scanner) protectVia(p string, dir bool, why string) {
 			// and known (replacing it is judged at exit).
 			s.know(l.Path)
 			s.link(l.Path, why)
+			if s.ways == nil {
+				s.ways = map[string]Protect{}
+			}
+			s.ways[p] = Protect{Path: p, Dir: dir, Why: why}
 		}
 	}
 	if err != nil {
@@ -817,13 +828,13 @@ func (s *scanner) effects(d string, sub bool) {
 	}
 	resolve := func(v string) []string {
 		if p := s.userPath(v); p != "" {
-			return []string{p}
+			return []string{asGit(p)}
 		} else if strings.HasPrefix(v, "~") {
 			return nil // a home not known: git dies on it
 		}
 		var out []string
 		for _, w := range wts {
-			out = append(out, filepath.Join(w, v))
+			out = append(out, asGit(w+"/"+v))
 		}
 		return out
 	}
@@ -1107,7 +1118,7 @@ func (s *scanner) readConfig(p string, depth int) (es []Entry, srcs []string) {
 		case inc == "" && strings.HasPrefix(e.Value, "~"):
 			continue // a home not known: git dies on it
 		case inc == "":
-			inc = filepath.Join(filepath.Dir(p), e.Value)
+			inc = filepath.Dir(p) + "/" + e.Value // as named: see userPath
 		}
 		s.protectVia(inc, false, "included by "+p+": a config file git reads")
 		ies, isrcs := s.readConfig(inc, depth+1)

@@ -170,8 +170,9 @@ func forEachLoose(objs string, dir func(os.FileInfo) bool, f func(d, n string)) 
 // HasCopy reports whether store holds its own loose copy (or link) of the
 // object whose workspace file is p (gitDir/objects/xx/rest): the true
 // bytes the start kept, which `git fetch STORE` gives back. An object past
-// the start's budget, or new in the run, has none: the end must not say
-// one is kept (review19a).
+// the start's budget, or new in the run, has none, and neither has one the
+// store holds as a link to p's own inode: the end must not say one is kept
+// (review19a, review20a).
 func HasCopy(store, p string) bool {
 	if store == "" {
 		return false
@@ -181,5 +182,13 @@ func HasCopy(store, p string) bool {
 		return false
 	}
 	fi, err := os.Lstat(filepath.Join(store, "objects", d, n))
-	return err == nil && fi.Mode().IsRegular()
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	// Why: an object past maxCopyObject (or a start's copy budget) is kept
+	// as a hard link, the workspace's own inode: written in place, the
+	// store's file is the forgery too, and the fetch named gives back no
+	// true copy (review20a).
+	w, err := os.Lstat(p)
+	return err != nil || !os.SameFile(fi, w)
 }

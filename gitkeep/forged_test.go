@@ -270,3 +270,35 @@ func rewriteInPlace(t *testing.T, p, from string) time.Time {
 	}
 	return since
 }
+
+// TestHasCopyLinkedRewritten: an object larger than maxCopyObject is kept
+// as a hard link (against deletion only): the agent's write in place
+// (chmod, write: the same inode) is the store's file too. The end named the
+// forgery with "a true copy the start had is kept: git fetch STORE" for it
+// (HasCopy saw a regular file), and that fetch gives back no true copy
+// (review20a). A copied object's store file is its own: a true copy.
+func TestHasCopyLinkedRewritten(t *testing.T) {
+	g, st, _, _ := keptRepoStarted(t)
+	body := make([]byte, maxCopyObject+1<<20)
+	for i := range body {
+		body[i] = byte(i*7 + i>>9)
+	}
+	big := writeBlob(t, g, string(body))
+	small := writeBlob(t, g, "a small one\n")
+	budget := NewBudget()
+	res, err := Keep(st, g, &budget)
+	if err != nil || res.Linked != 1 || res.Copied < 1 {
+		t.Fatalf("Keep: %+v %v, want the large object linked, the small one copied", res, err)
+	}
+	if !HasCopy(st, small) {
+		t.Errorf("HasCopy(a copied object) = false, want true")
+	}
+	since := rewriteInPlace(t, big, small)
+	forged, _, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res)
+	if err != nil || !slices.Contains(forged, big) {
+		t.Fatalf("ForgedLoose: %v %v, want the linked object rewritten in place named", forged, err)
+	}
+	if HasCopy(st, big) {
+		t.Errorf("HasCopy(a linked object rewritten in place) = true: the store's file is the workspace's, the forgery")
+	}
+}

@@ -128,7 +128,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 			// Why per object: one past the start's budget, or new in the
 			// run, has no copy in the store; saying one is kept sent the
 			// user to a fetch that does not give it back (review19a).
-			copyAt := " (jail kept no copy of it: the start did not have it, or had more objects than it keeps)"
+			copyAt := " (jail kept no copy of it: the start did not have it, had more objects than it keeps, or kept a large one as a link, which a write in place changes too)"
 			if gitkeep.HasCopy(k.store, p) {
 				copyAt = fmt.Sprintf(" (a true copy the start had is kept: git fetch %s '+refs/*:refs/jail-kept/*')", k.store)
 			}

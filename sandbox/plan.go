@@ -550,6 +550,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan.Guarded = append(plan.Guarded, jailDirLinks(jailDirs, roots, plan.Guarded)...)
 	var wayPins []wayPin
 	plan.Guarded, wayPins = guardedWays(uncovered(plan.Guarded, fp.Masks), roots)
+	wayPins = append(wayPins, gitWays(gp.Ways, roots)...)
 	if err := degradedWays(degraded, wayPins); err != nil {
 		return nil, err
 	}
@@ -1550,6 +1551,26 @@ func degradedWays(degraded bool, ways []wayPin) error {
 	}
 	w := ways[0]
 	return invalid(fmt.Errorf("the way to %s passes %s and leaves it (a \"..\" in a symlink), and --degraded cannot pin that directory against the sandbox: make the symlink point straight at its target (ln -sfn), or run without --degraded", w.Of, w.Dir))
+}
+
+// gitWays are the directories the way to each of ways (gitguard's
+// Plan.Ways: a user's core.hooksPath ws/l/../hooks, l -> sub/dir) passes
+// and leaves. Why: git hands the path to the kernel, which walks the ".."
+// from the link's target; the link is guarded and the hooks read-only,
+// but the agent swapped sub/dir for a link into a tree of its own and
+// every repository of the host ran its hooks (review20a).
+func gitWays(ways []gitguard.Protect, roots []agentcfg.Root) []wayPin {
+	var pins []wayPin
+	for _, w := range ways {
+		end, via, err := resolveNamed(w.Path)
+		if err != nil && !errors.Is(err, hostpath.ErrLoop) {
+			continue
+		}
+		for _, d := range leftDirs(w.Path, end, via, roots) {
+			pins = append(pins, wayPin{Dir: d, Of: w.Path})
+		}
+	}
+	return pins
 }
 
 // wayPin is a directory (Dir) the way to a guarded path (Of) passes and

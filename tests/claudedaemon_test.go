@@ -35,24 +35,42 @@ rm -f d.tmp l.tmp
 true`
 	for name, had := range map[string]bool{"present": true, "absent": false} {
 		t.Run(name, func(t *testing.T) {
-			home, state, ws := workspace(t), workspace(t), workspace(t)
-			dj, dl := filepath.Join(home, ".claude/daemon.json"), filepath.Join(home, ".claude/daemon.lock")
-			orig := map[string]string{filepath.Join(home, ".claude/settings.json"): "{}\n"}
-			if had {
-				orig[dj] = "{\"heartbeat\":{\"intervalSeconds\":30}}\n"
-				orig[dl] = "{\"pid\":4242,\"version\":\"2.1.197\",\"startedAt\":1}\n"
-			}
-			writeHostFiles(t, orig)
-			c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
-				"-w", filepath.Join(home, ".claude"), "--", "/bin/sh", "-c", plant)
-			mustCode(t, c, 0)
-			bad := changedFiles(t, orig)
-			if !had {
-				bad = append(bad, leftFiles(dj, dl)...)
-			}
-			if len(bad) > 0 {
-				t.Errorf("the agent's daemon config or lock holds outside:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), c.stderr)
-			}
+			claudePlantHeld(t, plant, had, map[string]string{
+				".claude/daemon.json": "{\"heartbeat\":{\"intervalSeconds\":30}}\n",
+				".claude/daemon.lock": "{\"pid\":4242,\"version\":\"2.1.197\",\"startedAt\":1}\n",
+			}, "the agent's daemon config or lock holds outside")
 		})
+	}
+}
+
+// claudePlantHeld runs plant with -w ~/.claude in a fresh home holding an
+// empty settings.json, ~/.claude.json and, when had, files (relative to
+// the home), and fails t (saying what) when the run changed any of them or
+// left one of files the home did not have.
+func claudePlantHeld(t *testing.T, plant string, had bool, files map[string]string, what string) {
+	t.Helper()
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	orig := map[string]string{
+		filepath.Join(home, ".claude/settings.json"): "{}\n",
+		filepath.Join(home, ".claude.json"):          "{\"numStartups\":1}\n",
+	}
+	var watched []string
+	for rel, body := range files {
+		p := filepath.Join(home, rel)
+		watched = append(watched, p)
+		if had {
+			orig[p] = body
+		}
+	}
+	writeHostFiles(t, orig)
+	c := run(t, runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}},
+		"-w", filepath.Join(home, ".claude"), "--", "/bin/sh", "-c", plant)
+	mustCode(t, c, 0)
+	bad := changedFiles(t, orig)
+	if !had {
+		bad = append(bad, leftFiles(watched...)...)
+	}
+	if len(bad) > 0 {
+		t.Errorf("%s:\n  %s\nstderr:\n%s", what, strings.Join(bad, "\n  "), c.stderr)
 	}
 }

@@ -237,3 +237,36 @@ func TestGitUserHooksPathSecondLink(t *testing.T) {
 		}
 	}
 }
+
+// TestGitUserHooksPathDotDotAfterLink (review20a): the user's global
+// core.hooksPath names a ".." after a symlink (ws/l/../hooks, l ->
+// sub/dir): git hands the text to the kernel, which walks the ".." from
+// the link's target, so git runs ws/sub/hooks. jail cleaned the text
+// first (ws/hooks) and kept that one read-only: the agent's hook in
+// ws/sub/hooks ran in every repository of the host.
+func TestGitUserHooksPathDotDotAfterLink(t *testing.T) {
+	for name, attack := range map[string]string{
+		"write": `payload > sub/hooks/post-commit && chmod +x sub/hooks/post-commit`,
+		// The directory the ".." leaves, swapped for a link of the agent's.
+		"swap": `mv sub/dir sub/dir.old; mkdir -p evil/x evil/hooks && ln -sfn ../evil/x sub/dir
+payload > evil/hooks/post-commit && chmod +x evil/hooks/post-commit`,
+	} {
+		h := newGitHost(t)
+		ws := workspace(t)
+		for _, d := range []string{"hooks", "sub/dir", "sub/hooks"} {
+			os.MkdirAll(filepath.Join(ws, d), 0o755)
+		}
+		if err := os.Symlink("sub/dir", filepath.Join(ws, "l")); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(h.home, ".gitconfig"), []byte("[core]\n\thooksPath = "+ws+"/l/../hooks\n"), 0o644)
+		r := h.run(t, ws, attack+"\ntrue", nil)
+		mustCode(t, r, 0)
+		other := t.TempDir()
+		h.repo(t, other)
+		log := h.use(other)
+		if h.pwned() {
+			t.Errorf("%s: the agent's hook where the global core.hooksPath leads (ws/l/../hooks) ran on the host:\n%s\nstderr:\n%s", name, log, r.stderr)
+		}
+	}
+}

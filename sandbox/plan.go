@@ -1566,7 +1566,7 @@ func gitWays(ways []gitguard.Protect, roots []agentcfg.Root) []wayPin {
 		if err != nil && !errors.Is(err, hostpath.ErrLoop) {
 			continue
 		}
-		for _, d := range leftDirs(w.Path, end, via, roots) {
+		for _, d := range leftDirs(nil, w.Path, end, via, roots) {
 			pins = append(pins, wayPin{Dir: d, Of: w.Path})
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	hbeat "github.com/jail-sandbox/jail/internal/heartbeat"
 	"github.com/jail-sandbox/jail/procstat"
 )
 
@@ -366,8 +367,7 @@ type Guard struct {
 	// sidecars: the snapshots written beside the record.
 	sidecars []string
 	w        *watcher
-	stop     chan struct{}
-	stopped  sync.WaitGroup
+	hb       *hbeat.Beat // touches the record: Recover's "last seen alive"
 	stopOnce sync.Once
 	closed   bool
 }
@@ -387,7 +387,7 @@ func New(targets []Target, o Options) (g *Guard, skipped []string, err error) {
 	if o.Report == nil {
 		o.Report = func(Event) {}
 	}
-	g = &Guard{opts: o, stop: make(chan struct{})}
+	g = &Guard{opts: o}
 	for _, t := range targets {
 		st, l, err := readState(t, o.MaxSize, nil)
 		l.close()
@@ -544,8 +544,9 @@ func (g *Guard) Watch() error {
 	if len(g.targets) == 0 {
 		return nil
 	}
-	g.stopped.Add(1)
-	go g.beat()
+	if g.record != "" {
+		g.hb = hbeat.Start(g.record, heartbeat)
+	}
 	w, err := newWatcher(g)
 	if err != nil {
 		return err
@@ -554,35 +555,16 @@ func (g *Guard) Watch() error {
 	return nil
 }
 
-// beat touches the record now and then: the next start tells by it when
-// this supervisor was last alive.
-func (g *Guard) beat() {
-	defer g.stopped.Done()
-	t := time.NewTicker(heartbeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-g.stop:
-			return
-		case now := <-t.C:
-			if g.record != "" {
-				_ = os.Chtimes(g.record, now, now)
-			}
-		}
-	}
-}
-
 // StopWatching stops the watch and the record's heartbeat, and waits for
 // them: the sandbox has ended, nothing is left to react to. Close's last
 // check is still Close's. A caller may stop them ahead of Close (and
 // beside other work): safe to call more than once, and with Close.
 func (g *Guard) StopWatching() {
 	g.stopOnce.Do(func() {
-		close(g.stop)
 		if g.w != nil {
 			g.w.stop() // its descriptor is closed by Close (or CloseLater's caller)
 		}
-		g.stopped.Wait()
+		g.hb.Stop()
 	})
 }
 

@@ -34,8 +34,14 @@ const codexRefreshAge = 8 * 24 * time.Hour
 type Kind string
 
 const (
-	Claude Kind = "claude" // {claudeAiOauth:{expiresAt ms}, mcpOAuth:{NAME:{expiresAt ms}}}
-	Codex  Kind = "codex"  // {tokens:{access_token JWT}, last_refresh RFC 3339, OPENAI_API_KEY}
+	// Claude: {claudeAiOauth:{expiresAt ms}, mcpOAuth:{NAME:{expiresAt ms}},
+	// designOauth:{expiresAt ms}, organizationUuid, trustedDeviceToken, ...}:
+	// each top key an entry (claude 2.1.197), due by its expiresAt if any.
+	Claude Kind = "claude"
+	// Codex: {auth_mode, OPENAI_API_KEY, tokens:{access_token JWT},
+	// last_refresh RFC 3339, agent_identity, ...} (codex 0.171): tokens and
+	// last_refresh due together; every other key never due.
+	Codex  Kind = "codex"
 	Gemini Kind = "gemini" // {access_token, refresh_token, expiry_date ms}: one entry
 	// GeminiMCP: [{serverName, token:{accessToken, expiresAt ms}, ...}]
 	GeminiMCP Kind = "gemini-mcp"

@@ -19,7 +19,7 @@ func TestDecide(t *testing.T) {
 		kind         Kind
 		start, after []byte
 		kept, undone []string
-		restore      string // "start", "merged", ""
+		restore      string // "start", "merged", "", or the JSON wanted
 		created      bool
 	}{
 		{"same", Claude, cl("a", far, "m", far), cl("a", far, "m", far), nil, nil, "", false},
@@ -39,6 +39,29 @@ func TestDecide(t *testing.T) {
 			[]byte(`[{"serverName":"a","token":{"accessToken":"E","expiresAt":` + far + `}},{"serverName":"b","token":{"accessToken":"z","expiresAt":` + far + `}}]`),
 			[]string{"server b"}, []string{"server a"}, "gemini", false},
 		{"gemini mcp dup", GeminiMCP, []byte(`[]`), []byte(`[{"serverName":"a"},{"serverName":"a"}]`), nil, []string{"(whole file)"}, "start", false},
+		// The real CLIs' layouts (session 20, read from claude 2.1.197,
+		// codex 0.171, gemini 0.61): Claude's designOauth is an entry of
+		// its own with its expiresAt; organizationUuid and
+		// trustedDeviceToken are never due; Gemini's MCP list carries
+		// clientId, tokenUrl, updatedAt beside the token; Codex's
+		// auth_mode and agent_identity are never due.
+		{"claude design due", Claude,
+			[]byte(`{"claudeAiOauth":{"accessToken":"a","expiresAt":` + far + `},"designOauth":{"accessToken":"d","refreshToken":"r","expiresAt":` + near + `},"organizationUuid":"o"}`),
+			[]byte(`{"claudeAiOauth":{"accessToken":"a","expiresAt":` + far + `},"designOauth":{"accessToken":"d2","refreshToken":"r2","expiresAt":` + far + `},"organizationUuid":"o"}`),
+			[]string{"designOauth"}, nil, "", false},
+		{"claude org and device swap", Claude,
+			[]byte(`{"claudeAiOauth":{"accessToken":"a","expiresAt":` + near + `},"organizationUuid":"o","trustedDeviceToken":"t"}`),
+			[]byte(`{"claudeAiOauth":{"accessToken":"b","expiresAt":` + far + `},"organizationUuid":"E","trustedDeviceToken":"E"}`),
+			[]string{"claudeAiOauth"}, []string{"organizationUuid", "trustedDeviceToken"},
+			`{"claudeAiOauth":{"accessToken":"b","expiresAt":` + far + `},"organizationUuid":"o","trustedDeviceToken":"t"}`, false},
+		{"gemini mcp real refresh", GeminiMCP,
+			[]byte(`[{"serverName":"a","token":{"accessToken":"x","refreshToken":"r","expiresAt":` + near + `,"tokenType":"Bearer"},"clientId":"c","tokenUrl":"u","mcpServerUrl":"m","updatedAt":1}]`),
+			[]byte(`[{"serverName":"a","token":{"accessToken":"y","refreshToken":"r","expiresAt":` + far + `,"tokenType":"Bearer"},"clientId":"c","tokenUrl":"u","mcpServerUrl":"m","updatedAt":2}]`),
+			[]string{"server a"}, nil, "", false},
+		{"codex auth mode swap", Codex,
+			[]byte(`{"auth_mode":"chatgpt","OPENAI_API_KEY":null,"tokens":{"access_token":"x"},"last_refresh":"2001-01-01T00:00:00Z"}`),
+			[]byte(`{"auth_mode":"agent_identity","OPENAI_API_KEY":null,"agent_identity":{"x":"E"},"tokens":{"access_token":"x"},"last_refresh":"2001-01-01T00:00:00Z"}`),
+			nil, []string{"agent_identity", "auth_mode"}, "start", false},
 		{"codex api key", Codex, []byte(`{"OPENAI_API_KEY":null,"last_refresh":"2001-01-01T00:00:00Z"}`), []byte(`{"OPENAI_API_KEY":"sk-E","last_refresh":"2001-01-01T00:00:00Z"}`), nil, []string{"OPENAI_API_KEY"}, "start", false},
 	}
 	for _, tt := range tests {
@@ -65,6 +88,10 @@ func TestDecide(t *testing.T) {
 				want := cl("b", far, "m", far)
 				if !jsonEqual(d.Restore, want) {
 					t.Errorf("restore %s, want %s", d.Restore, want)
+				}
+			default:
+				if !jsonEqual(d.Restore, []byte(tt.restore)) {
+					t.Errorf("restore %s, want %s", d.Restore, tt.restore)
 				}
 			}
 		})

@@ -88,6 +88,11 @@ type Change struct {
 // Settle looks at each snapshotted file after the sandbox has ended and puts
 // back what changed without a due refresh. It returns the files that changed.
 func Settle(home string, snaps []Snap, endAt time.Time) []Change {
+	return settle(home, snaps, endAt, true)
+}
+
+// settle is Settle; write false only looks (what changed, nothing put back).
+func settle(home string, snaps []Snap, endAt time.Time, write bool) []Change {
 	root, err := os.OpenRoot(home)
 	if err != nil {
 		var out []Change
@@ -121,7 +126,7 @@ func Settle(home string, snaps []Snap, endAt time.Time) []Change {
 		}
 		c := Change{Snap: s, Decision: d}
 		switch {
-		case d.Restore != nil:
+		case d.Restore != nil && write:
 			c.Err = writeBack(root, s, d.Restore)
 		}
 		out = append(out, c)

@@ -151,8 +151,9 @@ type runner struct {
 	guard        *seccomp.Guard
 	acfg         *agentGuard     // agent configuration guard (agentcfg_linux.go)
 	creds        []credswap.Snap // agent credential files at start (credswap_linux.go)
-	pubs         []net.Listener  // publish listeners on the host
-	dialMu       sync.Mutex      // one dial request to init at a time
+	credRec      *credswap.Record
+	pubs         []net.Listener // publish listeners on the host
+	dialMu       sync.Mutex     // one dial request to init at a time
 	dialCh       chan dialReply
 	pubPorts     []int
 	agentRlimits []ns.Rlimit
@@ -737,6 +738,7 @@ func (r *runner) run() int {
 	if err := r.recoverGuard(); err != nil {
 		return r.fail(err)
 	}
+	r.recoverCreds()
 	if cgErr != nil {
 		return r.fail(cgErr)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/gitguard"
+	"github.com/jail-sandbox/jail/internal/heartbeat"
 	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/sentinel"
@@ -27,10 +28,10 @@ import (
 // sandbox runs, checked again when it ends, and, when a supervisor was
 // killed before its exit check, at the next start.
 
-// heartbeat is how often a running supervisor touches its run record: the
+// heartbeatEvery is how often a running supervisor touches its run record: the
 // next start takes the record's mtime (plus two beats) as the end of a
 // killed run, and leaves what changed after it to the user.
-const heartbeat = 2 * time.Second
+const heartbeatEvery = 2 * time.Second
 
 // sentry is this run's watch.
 type sentry struct {
@@ -41,8 +42,7 @@ type sentry struct {
 
 	record     *os.File // run.json, flocked while the run lasts
 	recordPath string   // its path
-	stop       chan struct{}
-	beat       sync.WaitGroup
+	beat       *heartbeat.Beat
 
 	mu    sync.Mutex
 	moved int
@@ -271,21 +271,8 @@ func (se *sentry) keepRecord(rec runRecord) error {
 	if err := os.Rename(tmp, p); err != nil {
 		return fail(err)
 	}
-	se.record, se.recordPath, se.stop = f, p, make(chan struct{})
-	se.beat.Add(1)
-	go func() {
-		defer se.beat.Done()
-		t := time.NewTicker(heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-se.stop:
-				return
-			case now := <-t.C:
-				_ = os.Chtimes(p, now, now)
-			}
-		}
-	}()
+	se.record, se.recordPath = f, p
+	se.beat = heartbeat.Start(p, heartbeatEvery)
 	return nil
 }
 
@@ -294,8 +281,7 @@ func (se *sentry) dropRecord() {
 	if se.record == nil {
 		return
 	}
-	close(se.stop)
-	se.beat.Wait()
+	se.beat.Stop()
 	os.Remove(se.recordPath) // its name now, not the one it was made under
 	se.record.Close()
 	se.record = nil
@@ -376,7 +362,8 @@ func gcKilledRuns(w io.Writer) (failed bool) {
 	r := &runner{pol: &policy.Policy{}, stderr: w}
 	r.notes = notice.New(w, notice.Options{}) // its notices go to w, as a run's would
 	r.killedRuns()
-	return r.gcAgentConfig()
+	failed = r.gcAgentConfig()
+	return r.gcCreds() || failed
 }
 
 // killedRuns checks the trees of earlier runs whose supervisor was killed
@@ -425,7 +412,7 @@ func (r *runner) killedRun(p string) bool {
 	}
 	dir := filepath.Dir(p)
 	// The killed run ended at most two beats after the record's last touch.
-	end := fi.ModTime().Add(2 * heartbeat)
+	end := fi.ModTime().Add(2 * heartbeatEvery)
 	r.notef("earlier run %s (started %s in %s) ended without its exit check (its supervisor was killed): checking its writable trees now",
 		rec.ID, rec.Started.Local().Format(time.DateTime), rec.Workspace)
 	py := newPyJudge(rec.PyDirs)

@@ -55,6 +55,12 @@ const (
 	// given the flag would otherwise rewrite what the next run given it
 	// reads). Out of the sandbox's reach, so an agent cannot drop one.
 	PolicyNamed = "policy-named"
+	// CredSwap holds each running sandbox's snapshot of the agents'
+	// credential files (package credswap), locked while its supervisor
+	// lives: a killed run's is settled by the next start or jail gc. It
+	// holds token values: 0600, and no sandbox reaches it (an agent that
+	// could rewrite it would choose what the next start puts back).
+	CredSwap = "credswap"
 	// The lean init's copy (package initbin) is init-HASH here, HASH its
 	// build's: exec'd as each sandbox's init, trusted only because no
 	// sandbox reaches this directory.

@@ -13,8 +13,10 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -116,6 +118,116 @@ func TestCredentialSwap(t *testing.T) {
 				if strings.Contains(c.stderr, secret) || strings.Contains(string(raw), secret) {
 					t.Errorf("stderr or the trail names a token value (%s):\n%s", secret, c.stderr)
 				}
+			}
+		})
+	}
+}
+
+// A run whose supervisor is killed (kill -9, the OOM killer, a host crash)
+// never reaches its end's check: the agent's swap stayed on the host, and
+// the next start did not repair it (session 20). The start's snapshot is
+// recorded in jail's state directory; the next start settles a dead run's
+// record as its end would have, judged at the dead run's last beat. A file
+// changed after that end is the user's (their CLI refreshed since): left.
+func TestCredentialSwapSupervisorKilled(t *testing.T) {
+	later := time.Now().Add(24 * time.Hour).UnixMilli()
+	claude := func(tok string, exp int64) string {
+		return fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"rt_%s","expiresAt":%d}}`, tok, tok, exp)
+	}
+	for _, tt := range []struct {
+		name string
+		user string // the user's CLI rewrites the file after the run died
+		gc   bool   // jail gc settles it, not the next start
+		want string
+		say  string
+	}{
+		{"swap put back", "", false, claude("USERTOK", later),
+			"~/.claude/.credentials.json credentials (left by an interrupted jail run): claudeAiOauth changed in the sandbox: put back"},
+		{"swap put back by gc", "", true, claude("USERTOK", later),
+			"~/.claude/.credentials.json credentials (left by an interrupted jail run): claudeAiOauth changed in the sandbox: put back"},
+		{"user's refresh since left", claude("USERNEW", later*2), false, claude("USERNEW", later*2),
+			"~/.claude/.credentials.json credentials: changed after that run ended"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			home, state, ws := workspace(t), workspace(t), workspace(t)
+			p := filepath.Join(home, ".claude/.credentials.json")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			start := claude("USERTOK", later)
+			if err := os.WriteFile(p, []byte(start), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			evil := claude("EVILTOK", later*2)
+			if err := os.WriteFile(filepath.Join(ws, "agent.json"), []byte(evil), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			env := []string{"HOME=" + home, "XDG_STATE_HOME=" + state}
+			script := `cp agent.json "$1.tmp" && mv -f "$1.tmp" "$1" && exec sleep 1000 credswap-killed`
+			cmd := exec.Command(jail(t), "-w", filepath.Dir(p), "--", "/bin/sh", "-c", script, "sh", p)
+			cmd.Dir, cmd.Env = ws, append(os.Environ(), env...)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				if b, _ := os.ReadFile(p); string(b) == evil {
+					break
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatal("never saw the agent's write")
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			waitNoProcs(t, "credswap-killed", 5*time.Second)
+			recs, _ := filepath.Glob(filepath.Join(state, "jail/credswap/*.json"))
+			if len(recs) != 1 {
+				t.Errorf("the killed run's credential records: %v, want one", recs)
+			}
+			if tt.user != "" && len(recs) == 1 {
+				// The run died a minute ago; the user's CLI wrote since.
+				old := time.Now().Add(-time.Minute)
+				if err := os.Chtimes(recs[0], old, old); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(tt.user), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			trail := filepath.Join(state, "next.jsonl")
+			args := []string{"--audit", trail, "--", "/bin/true"}
+			if tt.gc {
+				args = []string{"gc"}
+			}
+			r := run(t, runOpts{dir: ws, env: env}, args...)
+			mustCode(t, r, 0)
+			said := r.stderr + r.stdout // jail gc tells on stdout
+			if b, _ := os.ReadFile(p); string(b) != tt.want {
+				t.Errorf("after the next start %s holds\n%s\nwant\n%s\nsaid:\n%s", p, b, tt.want, said)
+			}
+			if fi, err := os.Stat(p); tt.user == "" && (err != nil || fi.Mode().Perm() != 0o600) {
+				t.Errorf("%s: %v, want mode 0600", p, fi)
+			}
+			if !strings.Contains(said, tt.say) {
+				t.Errorf("the next start does not say %q:\n%s", tt.say, said)
+			}
+			if left, _ := filepath.Glob(filepath.Join(state, "jail/credswap/*")); len(left) > 0 {
+				t.Errorf("credential records left after the next start: %v", left)
+			}
+			raw, _ := os.ReadFile(trail)
+			for _, secret := range []string{"EVILTOK", "USERTOK", "USERNEW", "rt_"} {
+				if strings.Contains(said, secret) || strings.Contains(string(raw), secret) {
+					t.Errorf("stderr or the trail names a token value (%s)", secret)
+				}
+			}
+			// Said once: the start after that has nothing to say.
+			r2 := run(t, runOpts{dir: ws, env: env}, "--", "/bin/true")
+			if strings.Contains(r2.stderr, "credentials") {
+				t.Errorf("the start after that speaks of credentials again:\n%s", r2.stderr)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/gitguard"
 	"github.com/jail-sandbox/jail/notice"
+	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/sentinel"
 	"github.com/jail-sandbox/jail/statedir"
@@ -86,12 +88,28 @@ func absentPaths(pl *Plan) []sentinel.Absent {
 }
 
 // globsAtStart is the plan's pattern directories with the names there now
-// (sentinel.List), the user's: listed here, before the sandbox starts, and
-// not taken from the plan, which can be older than this start.
+// (sentinel.List) that the plan keeps read-only: listed here, before the
+// sandbox starts, not taken from the plan (which may be older than this
+// start). Why the mounts too: a name made on the host after the plan was
+// made (a host codex's new database) is covered by no mount, so the agent
+// can write it; it is not kept as the user's but moved at the end, said,
+// like one the agent made (closed, and in the quarantine to take back).
 func globsAtStart(pl *Plan) []sentinel.Glob {
+	if len(pl.Globs) == 0 {
+		return nil
+	}
+	kept := map[string]bool{}
+	for _, m := range pl.Mounts {
+		switch m.Kind {
+		case ns.KindReadOnly, ns.KindROBind, ns.KindMask:
+			kept[m.Path] = true
+		}
+	}
 	out := make([]sentinel.Glob, 0, len(pl.Globs))
 	for _, g := range pl.Globs {
-		out = append(out, sentinel.List(sentinel.Glob{Dir: g.Dir, Pattern: g.Pattern, Rule: g.Rule}))
+		sg := sentinel.List(sentinel.Glob{Dir: g.Dir, Pattern: g.Pattern, Rule: g.Rule})
+		sg.Had = slices.DeleteFunc(sg.Had, func(n string) bool { return !kept[filepath.Join(g.Dir, n)] })
+		out = append(out, sg)
 	}
 	return out
 }

@@ -389,6 +389,40 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 	return notes, out
 }
 
+// globs lists the directories of the home-anchored read-only built-ins
+// whose last element is a pattern (~/.codex/*.sqlite*) in every home, where
+// they lie in a writable root (through symlinks too). Why: the pattern's
+// mounts cover the names there at start; a name the agent makes in the run
+// (queue_2.sqlite, a -wal or -journal its database had none of) stayed on
+// the host, and the host's next Codex opened it (a queue's rows are sent as
+// the user's input, a -wal is replayed into its database: codexglob).
+// Patterns elsewhere (*.code-workspace, the secret names) are not: a new
+// secret-named file exposes nothing, and a workspace file is the
+// project's (and its whole tree would need watching).
+func (w *walker) globs(in Input) []Glob {
+	var out []Glob
+	seen := map[Glob]bool{}
+	for _, b := range Builtins {
+		rest, ok := strings.CutPrefix(b.Name, "~/")
+		i := strings.LastIndexByte(rest, '/')
+		if !ok || b.Kind != ReadOnly || i < 0 || strings.ContainsAny(rest[:i], `*?[\`) || !strings.ContainsAny(rest[i+1:], `*?[\`) {
+			continue
+		}
+		for _, h := range w.homeDirs(in) {
+			d := w.resolvePath(join(h, rest[:i]))
+			if d == "" || enclosingRoot(d, w.writable) == "" || w.ownRoot(d) || w.maskedAt(join(d, "x")) {
+				continue
+			}
+			g := Glob{Dir: d, Pattern: lowerASCII(rest[i+1:]), Rule: "default: " + b.Name}
+			if !seen[g] {
+				seen[g] = true
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
 // maskedAt reports whether p lies inside a masked directory (the agent cannot
 // create anything there).
 func (w *walker) maskedAt(p string) bool {

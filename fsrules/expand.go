@@ -116,6 +116,22 @@ type Plan struct {
 	// while the sandbox runs, moves any that appears into the run's
 	// quarantine, and checks them again at exit.
 	Absent []Absent `json:"absent,omitempty"`
+	// Globs are the directories of home-anchored read-only built-in
+	// patterns (~/.codex/*.sqlite*) inside a writable root: the pattern
+	// covers the names there at start only, so the supervisor watches the
+	// directory for new names matching it (package sentinel lists what is
+	// there when it starts, not from this plan: a plan can be older than
+	// the start).
+	Globs []Glob `json:"globs,omitempty"`
+}
+
+// Glob is a directory watched for new names matching a built-in pattern.
+type Glob struct {
+	Dir string `json:"dir"`
+	// Pattern is a path.Match pattern of one name, ASCII-lowered: the
+	// built-ins match names whatever their case.
+	Pattern string `json:"pattern"`
+	Rule    string `json:"rule"`
 }
 
 // Absent is one protected path that does not exist yet.
@@ -416,6 +432,7 @@ func Expand(in Input) (Plan, error) {
 	if !in.NoDefaultDeny {
 		notes, absent := w.absent(in)
 		plan.Notes, plan.Absent = append(plan.Notes, notes...), absent
+		plan.Globs = w.globs(in)
 	}
 	plan.Masks = w.result()
 	return plan, nil

@@ -56,6 +56,10 @@ type Plan struct {
 	// fsrules.Plan.Absent): watched while the sandbox runs, moved to the
 	// quarantine if created (sentry_linux.go).
 	Absent []fsrules.Absent `json:"absent,omitempty"`
+	// Globs are directories watched for new names matching a built-in
+	// pattern (fsrules.Plan.Globs): such a name is moved to the
+	// quarantine as an absent path is.
+	Globs []fsrules.Glob `json:"globs,omitempty"`
 	// Guarded are agent configuration files the agent may write but whose
 	// command keys (hooks, MCP servers...) jail keeps as they were on the
 	// host (package agentcfg).
@@ -697,6 +701,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		}
 		plan.Absent = append(plan.Absent, a)
 	}
+	plan.Globs = fp.Globs
 
 	// 4. Masks over system secrets (found before the pins, with the
 	//    places where another mount shows them).
@@ -1377,12 +1382,15 @@ func (pl *Plan) printWatched(w io.Writer) {
 	for _, a := range pl.Absent {
 		fmt.Fprintf(w, "watch      %s  (%s; %s)\n", a.Path, a.Rule, moved)
 	}
+	for _, g := range pl.Globs {
+		fmt.Fprintf(w, "watch      %s/%s  (%s; a new name: moved to the quarantine)\n", g.Dir, g.Pattern, g.Rule)
+	}
 	for _, d := range pl.PyDirs {
 		fmt.Fprintf(w, "observe    %s  (python imports from here for %s: a module new here is moved to the quarantine)\n", d.Dir, d.Script)
 	}
 	g := pl.Git
 	if g == nil {
-		if len(pl.Absent) > 0 || len(pl.PyDirs) > 0 {
+		if len(pl.Absent) > 0 || len(pl.Globs) > 0 || len(pl.PyDirs) > 0 {
 			fmt.Fprintf(w, "exit       the paths above are checked again when the sandbox ends\n")
 		}
 		return

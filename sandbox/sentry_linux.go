@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/jail-sandbox/jail/gitguard"
 	"github.com/jail-sandbox/jail/internal/heartbeat"
 	"github.com/jail-sandbox/jail/notice"
+	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/sentinel"
 	"github.com/jail-sandbox/jail/statedir"
@@ -55,6 +57,7 @@ type runRecord struct {
 	Workspace string            `json:"workspace"`
 	Roots     []string          `json:"roots"`
 	Absent    []sentinel.Absent `json:"absent,omitempty"`
+	Globs     []sentinel.Glob   `json:"globs,omitempty"`
 	Guard     *gitguard.Guard   `json:"guard,omitempty"`
 	PyDirs    []PyDir           `json:"py_dirs,omitempty"`
 }
@@ -80,6 +83,33 @@ func absentPaths(pl *Plan) []sentinel.Absent {
 		for _, a := range pl.Git.Absent {
 			out = append(out, sentinel.Absent{Path: a.Path, Dir: a.Dir, Rule: "git", Why: a.Why})
 		}
+	}
+	return out
+}
+
+// globsAtStart is the plan's pattern directories with the names there now
+// (sentinel.List) that the plan keeps read-only: listed here, before the
+// sandbox starts, not taken from the plan (which may be older than this
+// start). Why the mounts too: a name made on the host after the plan was
+// made (a host codex's new database) is covered by no mount, so the agent
+// can write it; it is not kept as the user's but moved at the end, said,
+// like one the agent made (closed, and in the quarantine to take back).
+func globsAtStart(pl *Plan) []sentinel.Glob {
+	if len(pl.Globs) == 0 {
+		return nil
+	}
+	kept := map[string]bool{}
+	for _, m := range pl.Mounts {
+		switch m.Kind {
+		case ns.KindReadOnly, ns.KindROBind, ns.KindMask:
+			kept[m.Path] = true
+		}
+	}
+	out := make([]sentinel.Glob, 0, len(pl.Globs))
+	for _, g := range pl.Globs {
+		sg := sentinel.List(sentinel.Glob{Dir: g.Dir, Pattern: g.Pattern, Rule: g.Rule})
+		sg.Had = slices.DeleteFunc(sg.Had, func(n string) bool { return !kept[filepath.Join(g.Dir, n)] })
+		out = append(out, sg)
 	}
 	return out
 }
@@ -170,13 +200,13 @@ func (r *runner) recordAfterStart(ev audit.Event) { r.record(ev) }
 // before the sandbox starts, so nothing the agent does is missed.
 func (r *runner) startSentry() {
 	pl := r.plan
-	absent := absentPaths(pl)
+	absent, globs := absentPaths(pl), globsAtStart(pl)
 	var g *gitguard.Guard
 	if pl.Git != nil {
 		g = pl.Git.Guard
 	}
 	py := newPyJudge(pl.PyDirs)
-	if len(absent) == 0 && g == nil && py == nil {
+	if len(absent) == 0 && len(globs) == 0 && g == nil && py == nil {
 		return
 	}
 	if r.degraded && g != nil {
@@ -196,11 +226,13 @@ func (r *runner) startSentry() {
 		r.notef("no quarantine directory (%v): what the agent leaves is renamed in place, and a killed run cannot be checked at the next start", err)
 	} else {
 		se.dir = filepath.Join(base, r.id)
-		if err := se.keepRecord(runRecord{ID: r.id, Started: r.started, Workspace: pl.Workspace, Roots: pl.Writable, Absent: absent, Guard: g, PyDirs: pl.PyDirs}); err != nil {
+		if err := se.keepRecord(runRecord{ID: r.id, Started: r.started, Workspace: pl.Workspace, Roots: pl.Writable, Absent: absent, Globs: globs, Guard: g, PyDirs: pl.PyDirs}); err != nil {
 			r.notef("quarantine %s: %v: a killed run cannot be checked at the next start", se.dir, err)
 		}
 	}
-	se.s = sentinel.New(r.sentinelConfig(se.dir, pl.Writable, absent, g, py, "", se.count))
+	cfg := r.sentinelConfig(se.dir, pl.Writable, absent, g, py, "", se.count)
+	cfg.Globs = globs
+	se.s = sentinel.New(cfg)
 	if err := se.s.Start(); err != nil {
 		r.notef("the writable trees are not watched while the sandbox runs (%v): they are checked when it ends", err)
 	} else if n, full := se.s.Watches(); full {
@@ -418,6 +450,7 @@ func (r *runner) killedRun(p string) bool {
 	py := newPyJudge(rec.PyDirs)
 	cfg := r.sentinelConfig(dir, rec.Roots, rec.Absent, rec.Guard, py, rec.ID, nil)
 	cfg.Before = end
+	cfg.Globs = rec.Globs
 	sentinel.Resume(cfg)
 	s := sentinel.New(cfg)
 	s.CheckAbsent("leftover")

@@ -39,6 +39,20 @@ type Absent struct {
 	Why  string `json:"why,omitempty"`
 }
 
+// Glob is a directory where a new name matching a pattern must not
+// appear: the names there at start (Had) stay, any other that matches
+// leaves as an absent path's would.
+type Glob struct {
+	Dir string `json:"dir"`
+	// Pattern is a path.Match pattern of one name, ASCII-lowered: names
+	// are lowered before they are matched.
+	Pattern string `json:"pattern"`
+	// Had are the names in Dir matching Pattern at start (see List).
+	Had  []string `json:"had,omitempty"`
+	Rule string   `json:"rule"`
+	Why  string   `json:"why,omitempty"`
+}
+
 // Item is one path to move out of the tree.
 type Item struct {
 	Path   string
@@ -86,6 +100,9 @@ type Config struct {
 	Roots []string
 	// Absent paths must not appear.
 	Absent []Absent
+	// Globs are directories where no new name matching a pattern may
+	// appear.
+	Globs []Glob
 	// Observe are directories whose changes are judged by Inspect.
 	Observe []string
 	// Inspect judges an observed directory after a change; names are the

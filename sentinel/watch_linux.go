@@ -30,9 +30,13 @@ type Sentinel struct {
 	absent   []Absent
 	anchor   map[string]string // absent path -> directory watched for it
 	observed map[string]bool   // directories Inspect judges
-	full     bool              // MaxWatches reached
-	done     chan struct{}
-	look     *look // the look for absent paths under way (rearm, CheckAbsent)
+	globs    []Glob
+	// globAnchor is the directory watched for each glob (its Dir, or the
+	// nearest existing ancestor while Dir is missing).
+	globAnchor map[int]string
+	full       bool // MaxWatches reached
+	done       chan struct{}
+	look       *look // the look for absent paths under way (rearm, CheckAbsent)
 }
 
 // look is one pass over the absent paths: the directories it listed
@@ -93,6 +97,8 @@ func New(cfg Config) *Sentinel {
 	s := &Sentinel{cfg: cfg, wds: map[int32]string{}, byPath: map[string]int32{}, anchor: map[string]string{}, observed: map[string]bool{}}
 	s.q = newQuarantine(cfg)
 	s.absent = append(s.absent, cfg.Absent...)
+	s.globs = append(s.globs, cfg.Globs...)
+	s.globAnchor = map[int]string{}
 	for _, d := range cfg.Observe {
 		s.observed[d] = true
 	}
@@ -250,6 +256,9 @@ func (s *Sentinel) CheckAbsent(phase string) {
 	defer func() { s.look = nil }()
 	for _, a := range s.absent {
 		s.checkAbsent(a, phase)
+	}
+	for i := range s.globs {
+		s.checkGlob(i, nil, phase)
 	}
 }
 
@@ -421,6 +430,16 @@ func (s *Sentinel) events(b []byte) {
 				s.checkAbsent(a, "run")
 			}
 		}
+		for i := range s.globs {
+			switch s.globAnchor[i] {
+			case s.globs[i].Dir:
+				if s.globs[i].Dir == dir {
+					s.checkGlob(i, touched[dir], "run")
+				}
+			case dir:
+				s.checkGlob(i, nil, "run") // on the way to a missing Dir
+			}
+		}
 		if s.observed[dir] {
 			s.inspect(dir, touched[dir], "run")
 		}
@@ -468,6 +487,9 @@ func (s *Sentinel) rearm(phase string) {
 	s.look = newLook(false)
 	for _, a := range s.absent {
 		s.checkAbsent(a, phase)
+	}
+	for i := range s.globs {
+		s.checkGlob(i, nil, phase)
 	}
 	s.look = nil
 	for _, d := range sortedKeys(s.observed) {

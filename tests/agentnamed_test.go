@@ -496,14 +496,7 @@ func TestAgentNamedPythonKilledRun(t *testing.T) {
 	ws := workspace(t)
 	fsWrite(t, home, ".codex/config.toml", "notify = [\"python3\", \""+filepath.Join(home, ".codex/notify.py")+"\"]\n", 0o644)
 	fsWrite(t, home, ".codex/notify.py", "import json\n", 0o644)
-	m := marker()
-	killAfterPlanting(t, ws, env, m, "--quiet", "-w", filepath.Join(home, ".codex"), "--", "/bin/sh", "-c", "touch planted; sleep 60 # "+m)
-	fsWrite(t, home, ".codex/json.py", "print('PWNED')\n", 0o644)
-	r := sh(t, runOpts{dir: ws, env: env}, `true`)
-	mustCode(t, r, 0)
-	if !strings.Contains(r.stderr, "earlier run") {
-		t.Fatalf("the second start did not check the killed run (the test cannot fail):\n%s", r.stderr)
-	}
+	r := afterKilledRun(t, ws, env, func() { fsWrite(t, home, ".codex/json.py", "print('PWNED')\n", 0o644) }, "-w", filepath.Join(home, ".codex"))
 	if _, err := os.Lstat(filepath.Join(home, ".codex/json.py")); err == nil {
 		t.Errorf("~/.codex/json.py, planted in the killed run, is still there:\n%s", r.stderr)
 	}

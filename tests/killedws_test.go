@@ -50,6 +50,23 @@ echo 'gitdir: ../../g' > a/b/.git && chmod -R a+rwx a g && touch planted; sleep 
 // test's), waits until its agent has made ws/planted, then SIGKILLs the
 // supervisor and waits until no process carrying marker is left: what the
 // agent planted stays for the next start (or jail gc) to find.
+// afterKilledRun starts jail with flags in ws, kills its supervisor once
+// the agent planted, runs plant (what the agent did after the kill), and
+// starts again: it returns that start's result, which checked the killed
+// run (fatal if it did not: the caller's test could not fail).
+func afterKilledRun(t *testing.T, ws string, env []string, plant func(), flags ...string) result {
+	t.Helper()
+	m := marker()
+	killAfterPlanting(t, ws, env, m, append(append([]string{"--quiet"}, flags...), "--", "/bin/sh", "-c", "touch planted; sleep 60 # "+m)...)
+	plant()
+	r := sh(t, runOpts{dir: ws, env: env}, `true`)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stderr, "earlier run") {
+		t.Fatalf("the second start did not check the killed run (the test cannot fail):\n%s", r.stderr)
+	}
+	return r
+}
+
 func killAfterPlanting(t *testing.T, ws string, env []string, marker string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(jail(t), args...)

@@ -378,4 +378,19 @@ func TestPacksKept(t *testing.T) {
 	if PacksKept(st, g) {
 		t.Fatal("PacksKept with a pack of two names (not kept)")
 	}
+	// The unread record past its bound: nothing new is kept, so the
+	// end's note must not say every pack is (review20b: this case passed
+	// with the check taken out).
+	os.Remove(filepath.Join(ws, "other.pack"))
+	KeepPacks(st, g, 256, time.Now().Add(time.Hour))
+	if !PacksKept(st, g) {
+		t.Fatal("every pack kept: PacksKept false")
+	}
+	big := strings.Repeat("pack-"+strings.Repeat("a", 40)+"\n", maxUnchecked/46+2)
+	if err := os.WriteFile(filepath.Join(st, uncheckedFile), []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if PacksKept(st, g) {
+		t.Fatal("PacksKept with the unread record past its bound")
+	}
 }

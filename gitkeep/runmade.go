@@ -3,11 +3,15 @@ package gitkeep
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // MaxRunBytes bounds the bytes a store keeps of the objects made inside
@@ -26,6 +30,10 @@ const maxRunObjects = 100000
 // "id size" a line. Their bytes are this record's, not bytesFile's.
 const runFile = "kept-by-runs"
 
+// countsLock, in a store, is locked (exclusive) while a save merges its
+// changes into bytesFile and runFile (counts.save).
+const countsLock = "kept-counts.lock"
+
 // counts is what a store's objects take: the user's (bytesFile) and the
 // runs' (runFile), loaded once a Keep or a Prune.
 type counts struct {
@@ -34,6 +42,10 @@ type counts struct {
 	runUsed int64
 	dirty   bool
 	recount bool // the user's bytes to be counted again (dropLink)
+	// The records as loaded: a save writes its changes since then, not
+	// its view (save).
+	used0 int64
+	run0  map[string]int64
 }
 
 func loadCounts(store string) *counts {
@@ -48,6 +60,7 @@ func loadCounts(store string) *counts {
 		c.run[id] = v
 		c.runUsed += v
 	}
+	c.used0, c.run0 = c.used, maps.Clone(c.run)
 	return c
 }
 
@@ -101,11 +114,41 @@ func (c *counts) runFull() bool {
 	return c.runUsed >= MaxRunBytes || len(c.run) >= maxRunObjects
 }
 
-// save writes both records when they changed.
+// save writes both records when they changed: its changes since its load
+// merged, under countsLock, into the records as they are now. Why: two
+// starts keep one store at once (the store's lock is shared then); a save
+// of its own view whole lost the other's (review20b): its run-made objects
+// went from runFile, and a whole prune's recount then charged them to the
+// user's bytes (an agent's garbage spending what keeps the user's).
 func (c *counts) save(store string) error {
 	if !c.dirty {
 		return nil
 	}
+	lk, err := os.OpenFile(filepath.Join(store, countsLock), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("gitkeep: %w", err)
+	}
+	defer lk.Close()
+	if err := unix.Flock(int(lk.Fd()), unix.LOCK_EX); err != nil {
+		return fmt.Errorf("gitkeep: lock %s: %w", lk.Name(), err)
+	}
+	now := loadCounts(store)
+	now.used += c.used - c.used0
+	for id, n := range c.run0 {
+		if _, ok := c.run[id]; !ok {
+			now.add(id, true, -n)
+		}
+	}
+	for id, n := range c.run {
+		if d := n - c.run0[id]; d != 0 {
+			if _, ok := now.run[id]; !ok && d < 0 {
+				continue // gone already (the other's forget)
+			}
+			now.add(id, true, d)
+		}
+	}
+	c.used, c.run, c.runUsed = now.used, now.run, now.runUsed
+	c.used0, c.run0 = c.used, maps.Clone(c.run)
 	if err := writeBytes(store, c.used); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -176,5 +177,56 @@ func TestKeepRunLinkCopiedWhenFull(t *testing.T) {
 	budget.Runs = all
 	if res, err := Keep(st, g, &budget); err != nil || res.Copied != 2 || res.RunFull {
 		t.Fatalf("the runs' links not copied with their bytes spent: %+v %v", res, err)
+	}
+}
+
+// TestCountsTwoStartsAtOnce: two starts keep one store at once (each under
+// the store's shared lock: two jails started in one workspace), each
+// loading the counts before the other saved. The second save wrote its
+// own view whole: the first's run-made objects went from kept-by-runs and
+// its user bytes from kept-bytes, and the next whole prune's recount
+// charged those run-made objects to the user's bytes (an agent's garbage
+// spending what keeps the user's). Seen failing on main: kept-by-runs held
+// only the second start's object, kept-bytes only its bytes. Now each
+// save merges its own changes into the record as it is then, under a lock.
+func TestCountsTwoStartsAtOnce(t *testing.T) {
+	store := t.TempDir()
+	x, y := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	pre := loadCounts(store)
+	pre.add(strings.Repeat("c", 40), true, 5)
+	pre.add("", false, 100)
+	if err := pre.save(store); err != nil {
+		t.Fatal(err)
+	}
+	a, b := loadCounts(store), loadCounts(store)
+	a.add(x, true, 7)
+	a.add("", false, 10)
+	b.add(y, true, 11)
+	b.add("", false, 20)
+	if err := a.save(store); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.save(store); err != nil {
+		t.Fatal(err)
+	}
+	c := loadCounts(store)
+	if c.run[x] != 7 || c.run[y] != 11 || c.run[strings.Repeat("c", 40)] != 5 || c.runUsed != 23 {
+		t.Errorf("kept-by-runs after two starts at once: %v (%d bytes), want a's, b's and the earlier one's (23 bytes)", c.run, c.runUsed)
+	}
+	if c.used != 130 {
+		t.Errorf("kept-bytes after two starts at once: %d, want 130", c.used)
+	}
+	// A start that forgets one the other kept meanwhile leaves the other's.
+	d, e := loadCounts(store), loadCounts(store)
+	d.forget(x, 7)
+	e.add(y, true, 1)
+	if err := d.save(store); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.save(store); err != nil {
+		t.Fatal(err)
+	}
+	if c := loadCounts(store); c.run[x] != 0 || c.run[y] != 12 || c.runUsed != 17 {
+		t.Errorf("after a forget and an add at once: %v (%d bytes)", c.run, c.runUsed)
 	}
 }

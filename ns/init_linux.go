@@ -435,8 +435,9 @@ func setupRest(conn *Conn, spec *Spec, passed []*os.File, h Hooks, names []strin
 		// The agent's own filter, on the agent's thread only (the agent
 		// and every exec'd command are forked from it): without it the
 		// agent (init's uid) could set init's limits by pid 1 and starve
-		// every later jail exec (seccomp.buildAgent says why, and why
-		// init's other thread ids stay open). Fail closed: no agent without
+		// every later jail exec (seccomp.buildAgent says why; init's
+		// thread ids so far, this one among them, are refused too, the
+		// ones it makes later stay open). Fail closed: no agent without
 		// it. Here, while the supervisor reads the files: off the path
 		// from the go to the fork, and no thread hop of its own.
 		if agentFilter != nil {

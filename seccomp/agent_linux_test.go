@@ -19,7 +19,8 @@ func TestAgentFilterEmulated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ins, err := buildAgent(info, false)
+		// init had threads 1 to 6 when it forked its agent (review20b).
+		ins, err := buildAgent(info, false, 6)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,6 +45,7 @@ func TestAgentFilterEmulated(t *testing.T) {
 			{"prlimit query init", seccompInput(nr("prlimit64"), au, 1, unix.RLIMIT_NOFILE, 0, ptr), retAllow},
 			{"prlimit self", seccompInput(nr("prlimit64"), au, 0, unix.RLIMIT_NOFILE, ptr, 0), retAllow},
 			{"prlimit self, high bits (the kernel's pid 0)", seccompInput(nr("prlimit64"), au, hi, unix.RLIMIT_NOFILE, ptr, 0), retAllow},
+			{"prlimit an inner init's agent, pid 3 of its namespace (init's thread ids left open)", seccompInput(nr("prlimit64"), au, 3, unix.RLIMIT_NOFILE, ptr, 0), retAllow},
 			{"prlimit a child (an inner init's agent)", seccompInput(nr("prlimit64"), au, 7, unix.RLIMIT_NPROC, ptr, 0), retAllow},
 			{"prlimit pid 257 (low byte 1)", seccompInput(nr("prlimit64"), au, 257, unix.RLIMIT_NPROC, ptr, 0), retAllow},
 			{"getpid", seccompInput(nr("getpid"), au), retAllow},
@@ -76,7 +78,7 @@ func TestAgentFilterNoPidNSEmulated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ins, err := buildAgent(info, true)
+		ins, err := buildAgent(info, true, 6)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +155,14 @@ func TestAgentFilterSchedEmulated(t *testing.T) {
 			{"nice init's process group", seccompInput(nr("setpriority"), au, unix.PRIO_PGRP, 1, 19), retEPERM, retEPERM},
 			{"SCHED_IDLE init", seccompInput(nr("sched_setscheduler"), au, 1, 5, ptr), retEPERM, retEPERM},
 			{"SCHED_IDLE init, high bits", seccompInput(nr("sched_setscheduler"), au, hi|1, 5, ptr), retEPERM, retEPERM},
-			{"SCHED_IDLE init's thread 2 (left open)", seccompInput(nr("sched_setscheduler"), au, 2, 5, ptr), retEPERM, retAllow},
+			{"SCHED_IDLE init's thread 2", seccompInput(nr("sched_setscheduler"), au, 2, 5, ptr), retEPERM, retEPERM},
+			{"SCHED_IDLE init's thread 6 (its highest at the fork: the forker's)", seccompInput(nr("sched_setscheduler"), au, 6, 5, ptr), retEPERM, retEPERM},
+			{"SCHED_IDLE pid 7 (the agent's)", seccompInput(nr("sched_setscheduler"), au, 7, 5, ptr), retEPERM, retAllow},
+			{"SCHED_IDLE a negative pid", seccompInput(nr("sched_setscheduler"), au, 0xffffffff, 5, ptr), retEPERM, retAllow},
+			{"nice init's thread 3", seccompInput(nr("setpriority"), au, unix.PRIO_PROCESS, 3, 19), retEPERM, retEPERM},
+			{"nice init's thread 3, high bits", seccompInput(nr("setpriority"), au, hi|unix.PRIO_PROCESS, hi|3, 19), retEPERM, retEPERM},
+			{"idle I/O init's thread 4", seccompInput(nr("ioprio_set"), au, ioprioWhoProcess, 4, ioIdle), retEPERM, retEPERM},
+			{"sched_setattr init's thread 5", seccompInput(nr("sched_setattr"), au, 5, ptr, 0), retEPERM, retEPERM},
 			{"sched_setparam init", seccompInput(nr("sched_setparam"), au, 1, ptr), retEPERM, retEPERM},
 			{"sched_setattr init", seccompInput(nr("sched_setattr"), au, 1, ptr, 0), retEPERM, retEPERM},
 			{"idle I/O init", seccompInput(nr("ioprio_set"), au, ioprioWhoProcess, 1, ioIdle), retEPERM, retEPERM},
@@ -173,7 +182,7 @@ func TestAgentFilterSchedEmulated(t *testing.T) {
 			{"foreign arch", seccompInput(nr("setpriority"), 0x40000028, 0, 0, 0), retKill, retKill},
 		}
 		for _, noPidNS := range []bool{true, false} {
-			ins, err := buildAgent(info, noPidNS)
+			ins, err := buildAgent(info, noPidNS, 6)
 			if err != nil {
 				t.Fatal(err)
 			}

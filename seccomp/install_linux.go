@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/net/bpf"
@@ -157,7 +158,7 @@ func InstallAgent() error {
 	// Init is pid 1 only in a pid namespace of its own; otherwise (a
 	// degraded run) the agent names init, the supervisor and the user's
 	// other processes by their pids: every other pid is refused.
-	ins, err := buildAgent(info, unix.Getpid() != 1)
+	ins, err := buildAgent(info, unix.Getpid() != 1, highestTid())
 	if err != nil {
 		return err
 	}
@@ -213,4 +214,23 @@ func loadFilter(ins []bpf.Instruction, flags uint) (int, error) {
 		return -1, fmt.Errorf("thread %d could not be synchronized: %w", r, unix.ESRCH)
 	}
 	return int(r), nil
+}
+
+// highestTid is the highest thread id the calling process has now (0 if
+// /proc cannot be read). Called by init before it forks its agent: every
+// id up to it is init's (its threads so far, in its pid namespace's order)
+// and stays init's while init lives (Go keeps its threads), the agent's
+// processes come after it.
+func highestTid() uint32 {
+	names, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0
+	}
+	var top uint32
+	for _, n := range names {
+		if v, err := strconv.ParseUint(n.Name(), 10, 32); err == nil && uint32(v) > top {
+			top = uint32(v)
+		}
+	}
+	return top
 }

@@ -664,22 +664,30 @@ func schedRoutes(a *asm, route func(process, pgrp, user uint32), pidL, done stri
 // process 1, of process group 1 or 0 (the caller's own: an agent in
 // init's session can join group 1 by setpgid), or of a whole user (it
 // reaches every process of the uid the caller sees, init among them);
-// sched_setscheduler/sched_setparam/sched_setattr of pid 1.
+// sched_setscheduler/sched_setparam/sched_setattr of pid 1. The same of
+// init's other thread ids it had when it forked the agent (2 to initTids:
+// /proc/1/task), the thread that forks the agent and every jail exec
+// command among them.
 //
 // Why: init runs as the agent's uid, so the kernel lets the agent set it
 // to SCHED_IDLE or nice 19 (and an unprivileged process cannot undo it),
 // and init serves jail exec, forwards signals and reaps: under load every
-// later jail exec then started in 8-25 s (session 19). Every other pid
-// stays open (the agent's own processes, an inner jail's), and so do
-// init's other thread ids (2, 3, ...: /proc/1/task), not told by number
-// from the agent's processes, as for prlimit64 above: a known leftover
-// (a thread init makes later inherits its maker's policy, and pid 1's is
-// now init's own to keep). The cost: `renice -u`,
+// later jail exec then started in 8-25 s (session 19). A thread id names
+// one thread to these calls, and a child takes its forking thread's
+// policy and nice: SCHED_IDLE and nice 19 on init's forking thread (found
+// by its one more seccomp filter in /proc/1/task/N/status) made every
+// later jail exec command run SCHED_IDLE at nice 19 (review20b). Every
+// id up to initTids is init's while init lives (Go keeps its threads)
+// and the agent's processes come after them. Every other pid stays open
+// (the agent's own processes, an inner jail's), and so do the threads
+// init makes after it forked the agent (a known leftover: it runs with
+// GOMAXPROCS 1, and a goroutine on one of them can still be slowed; no
+// number tells them from the agent's processes). The cost: `renice -u`,
 // `renice -g` of the caller's group, `ionice -u`/`-P` of it fail with
 // EPERM inside; `renice -p`, `nice CMD`, `chrt -p` of the agent's own
 // processes work. which and who are ints: low 32 bits, as the kernel
 // reads them.
-func guardInitSched(a *asm) {
+func guardInitSched(a *asm, initTids uint32) {
 	schedRoutes(a, func(process, pgrp, user uint32) {
 		a.jmp(bpf.JumpEqual, process, "init-who", "")
 		a.jmp(bpf.JumpEqual, pgrp, "init-pgrp", "")
@@ -687,14 +695,23 @@ func guardInitSched(a *asm) {
 	}, "init-pid", "init-done")
 	a.label("init-pid")
 	a.ld(offArgLo(0))
-	a.jmp(bpf.JumpEqual, 1, "agent-eperm", "agent-allow")
+	initTid(a, initTids)
 	a.label("init-pgrp")
 	a.ld(offArgLo(1))
 	a.jmp(bpf.JumpEqual, 0, "agent-eperm", "init-who")
 	a.label("init-who")
 	a.ld(offArgLo(1))
-	a.jmp(bpf.JumpEqual, 1, "agent-eperm", "agent-allow")
+	initTid(a, initTids)
 	a.label("init-done")
+}
+
+// initTid jumps to agent-eperm when the loaded pid (low 32 bits, as the
+// kernel reads a pid_t) is one of init's thread ids, 1 to initTids, else
+// to agent-allow. pid 0 (the caller) and the high values of a negative
+// pid (ESRCH or EINVAL from the kernel) are allowed.
+func initTid(a *asm, initTids uint32) {
+	a.jmp(bpf.JumpGreaterThan, initTids, "agent-allow", "")
+	a.jmp(bpf.JumpEqual, 0, "agent-allow", "agent-eperm")
 }
 
 // buildAgent returns the agent filter: prlimit64 setting pid 1's limits
@@ -713,10 +730,13 @@ func guardInitSched(a *asm) {
 //
 // Only pid 1: a rule on every other pid (session 15's) broke jail inside
 // jail, whose inner init, a descendant of this agent, sets its own agent's
-// limits by prlimit64 on that agent's pid; init's thread ids (2, 3, ...:
-// /proc/1/task) name init too but are not told from an inner init's agent
-// by number, so they stay open (init answers a request it cannot take with
-// why and goes on serving: ns.ErrFDsLost). In a degraded run (no pid
+// limits by prlimit64 on that agent's pid (a number of the inner pid
+// namespace: the BPF sees it as passed, and an inner agent's pid is as
+// low as this init's thread ids, so initTids cannot guard them here);
+// init's thread ids (2, 3, ...: /proc/1/task) name init too but are not
+// told from an inner init's agent by number, so they stay open (init
+// answers a request it cannot take with why and goes on serving:
+// ns.ErrFDsLost). In a degraded run (no pid
 // namespace) init is not pid 1 and this rule guards nothing.
 //
 // A process's own limits (pid 0: setrlimit, `prlimit cmd`, ulimit), other
@@ -751,7 +771,14 @@ func guardInitSched(a *asm) {
 // load does). The cost, in degraded runs only: `renice -p`, `ionice -p`,
 // `chrt -p` on another process, and pthread_setschedparam (glibc names
 // the thread by its id), fail with EPERM; `nice CMD`, `ionice CMD` work.
-func buildAgent(info *archInfo, noPidNS bool) ([]bpf.Instruction, error) {
+//
+// initTids is the highest thread id init had when it installed the filter
+// (highestTid, on the thread that forks the agent): ids 1 to initTids are
+// init's.
+func buildAgent(info *archInfo, noPidNS bool, initTids uint32) ([]bpf.Instruction, error) {
+	if initTids < 1 {
+		initTids = 1 // pid 1 is init's at least
+	}
 	a := asm{info: info}
 	// A foreign arch's numbers mean something else: the deny filter in
 	// front kills it anyway; this one must not read them as ours.
@@ -769,7 +796,7 @@ func buildAgent(info *archInfo, noPidNS bool) ([]bpf.Instruction, error) {
 		a.jmp(bpf.JumpEqual, 0, "agent-allow", "agent-eperm")
 		a.label("sched-done")
 	} else {
-		guardInitSched(&a)
+		guardInitSched(&a, initTids)
 	}
 	a.jmp(bpf.JumpEqual, a.sys("prlimit64"), "", "agent-allow")
 	a.ld(offArgLo(0))

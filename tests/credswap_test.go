@@ -30,14 +30,14 @@ func TestCredentialSwap(t *testing.T) {
 		return "eyJhbGciOiJub25lIn0." + p + ".sig"
 	}
 	claude := func(tok string, exp int64, mcpTok string, mcpExp int64) string {
-		return fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"rt_%s","expiresAt":%d},"mcpOAuth":{"gh":{"accessToken":%q,"expiresAt":%d}}}`, tok, tok, exp, mcpTok, mcpExp)
+		return fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"RFTKN%s","expiresAt":%d},"mcpOAuth":{"gh":{"accessToken":%q,"expiresAt":%d}}}`, tok, tok, exp, mcpTok, mcpExp)
 	}
 	codex := func(acc string, exp time.Time, last time.Time) string {
 		return fmt.Sprintf(`{"OPENAI_API_KEY":null,"tokens":{"id_token":"x","access_token":%q,"refresh_token":"r","account_id":%q},"last_refresh":%q}`,
 			jwt(exp), acc, last.UTC().Format(time.RFC3339))
 	}
 	gemini := func(tok string, exp int64) string {
-		return fmt.Sprintf(`{"access_token":%q,"refresh_token":"rt_%s","expiry_date":%d,"token_type":"Bearer"}`, tok, tok, exp)
+		return fmt.Sprintf(`{"access_token":%q,"refresh_token":"RFTKN%s","expiry_date":%d,"token_type":"Bearer"}`, tok, tok, exp)
 	}
 	tests := []struct {
 		name, path, start, agent, want, say string
@@ -114,7 +114,7 @@ func TestCredentialSwap(t *testing.T) {
 				t.Errorf("trail's credential deny events %v, want them only when put back", denied)
 			}
 			raw, _ := os.ReadFile(trail)
-			for _, secret := range []string{"EVILTOK", "USERTOK", "NEWTOK", "rt_"} {
+			for _, secret := range []string{"EVILTOK", "USERTOK", "NEWTOK", "RFTKN"} {
 				if strings.Contains(c.stderr, secret) || strings.Contains(string(raw), secret) {
 					t.Errorf("stderr or the trail names a token value (%s):\n%s", secret, c.stderr)
 				}
@@ -132,7 +132,7 @@ func TestCredentialSwap(t *testing.T) {
 func TestCredentialSwapSupervisorKilled(t *testing.T) {
 	later := time.Now().Add(24 * time.Hour).UnixMilli()
 	claude := func(tok string, exp int64) string {
-		return fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"rt_%s","expiresAt":%d}}`, tok, tok, exp)
+		return fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"RFTKN%s","expiresAt":%d}}`, tok, tok, exp)
 	}
 	for _, tt := range []struct {
 		name string
@@ -219,7 +219,7 @@ func TestCredentialSwapSupervisorKilled(t *testing.T) {
 				t.Errorf("credential records left after the next start: %v", left)
 			}
 			raw, _ := os.ReadFile(trail)
-			for _, secret := range []string{"EVILTOK", "USERTOK", "USERNEW", "rt_"} {
+			for _, secret := range []string{"EVILTOK", "USERTOK", "USERNEW", "RFTKN"} {
 				if strings.Contains(said, secret) || strings.Contains(string(raw), secret) {
 					t.Errorf("stderr or the trail names a token value (%s)", secret)
 				}

@@ -1198,7 +1198,9 @@ func startCommand(es *ExecSpec, path string, stdio []*os.File, pidfd *int) (int,
 	// single instruction (the kernel installs it in clone), for
 	// reportChild to find while the fork waits for the child's exec.
 	attr.Sys.PidFD = pidfd
-	return forkExec(path, es.Argv, attr)
+	// Its own child subreaper (reaper_linux.go): what it starts and
+	// orphans stays its child while it lives, for proctree's kill.
+	return withAgentTimerSlack(func() (int, error) { return forkExecReaper(path, es.Argv, attr) })
 }
 
 // reportChild sends the supervisor a copy of each pidfd that appears in
@@ -1315,24 +1317,30 @@ var agentTimerSlack int64
 // forkExec starts path, a failure being the exit code the shell would give
 // (127: not found, 126: found but not runnable) with the reason.
 func forkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
-	// The child inherits the forking thread's timer slack: jail's caller's
-	// (agentTimerSlack), not init's own (InitTimerSlack), for the fork
-	// only, on a thread held for it.
+	return withAgentTimerSlack(func() (int, error) {
+		pid, err := syscall.ForkExec(path, argv, attr)
+		if err != nil {
+			code := 126
+			if errors.Is(err, os.ErrNotExist) {
+				code = 127
+			}
+			return 0, &setupError{code, fmt.Errorf("exec %s: %w", path, err)}
+		}
+		return pid, nil
+	})
+}
+
+// withAgentTimerSlack runs fork with the forking thread's timer slack set
+// to agentTimerSlack: the child inherits it, jail's caller's, not init's
+// own (InitTimerSlack), for the fork only, on a thread held for it.
+func withAgentTimerSlack(fork func() (int, error)) (int, error) {
 	if agentTimerSlack > 0 {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(agentTimerSlack), 0, 0, 0)
 		defer unix.Prctl(unix.PR_SET_TIMERSLACK, InitTimerSlack, 0, 0, 0)
 	}
-	pid, err := syscall.ForkExec(path, argv, attr)
-	if err != nil {
-		code := 126
-		if errors.Is(err, os.ErrNotExist) {
-			code = 127
-		}
-		return 0, &setupError{code, fmt.Errorf("exec %s: %w", path, err)}
-	}
-	return pid, nil
+	return fork()
 }
 
 // clonePidfd tells whether clone(CLONE_PIDFD) gives init a pidfd of its

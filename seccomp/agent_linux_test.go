@@ -120,7 +120,9 @@ func TestAgentFilterNoPidNSEmulated(t *testing.T) {
 // group 1 or 0 (the caller's own, which an agent can make init's), a whole
 // user (procs20: SCHED_IDLE on init slowed every jail exec; seen failing
 // on 4d8a97a, every such case allowed in a pid namespace).
-// Seen failing on main (b5e615a: every case allowed with noPidNS).
+// Seen failing on main (b5e615a: every case allowed with noPidNS). The
+// subreaper cases (execreap): clearing PR_SET_CHILD_SUBREAPER allowed on
+// main (f8cc28d).
 func TestAgentFilterSchedEmulated(t *testing.T) {
 	for _, goarch := range []string{"amd64", "arm64"} {
 		info, err := archFor(goarch)
@@ -179,6 +181,12 @@ func TestAgentFilterSchedEmulated(t *testing.T) {
 			{"idle I/O every process of the user", seccompInput(nr("ioprio_set"), au, ioprioWhoUser, 0, ioIdle), retEPERM, retEPERM},
 			{"affinity of a thread", seccompInput(nr("sched_setaffinity"), au, 4242, 8, ptr), retAllow, retAllow},
 			{"queries", seccompInput(nr("getpriority"), au, unix.PRIO_PROCESS, 4242), retAllow, retAllow},
+			// execreap: a jail exec command is its own child subreaper;
+			// clearing the mark would let its orphans out of its kill.
+			{"clear subreaper", seccompInput(nr("prctl"), au, unix.PR_SET_CHILD_SUBREAPER, 0), retEPERM, retEPERM},
+			{"clear subreaper, high bits", seccompInput(nr("prctl"), au, hi|unix.PR_SET_CHILD_SUBREAPER, hi), retEPERM, retEPERM},
+			{"set subreaper", seccompInput(nr("prctl"), au, unix.PR_SET_CHILD_SUBREAPER, 1), retAllow, retAllow},
+			{"other prctl, 0", seccompInput(nr("prctl"), au, unix.PR_SET_PDEATHSIG, 0), retAllow, retAllow},
 			{"foreign arch", seccompInput(nr("setpriority"), 0x40000028, 0, 0, 0), retKill, retKill},
 		}
 		for _, noPidNS := range []bool{true, false} {

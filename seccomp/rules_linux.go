@@ -714,6 +714,27 @@ func initTid(a *asm, initTids uint32) {
 	a.jmp(bpf.JumpEqual, 0, "agent-allow", "agent-eperm")
 }
 
+// guardSubreaper adds to the agent filter EPERM for
+// prctl(PR_SET_CHILD_SUBREAPER, 0): no process of the sandbox clears its
+// child-subreaper mark. Why: init starts each jail exec command as its own
+// child subreaper (ns/reaper_linux.go), so that what the command orphans
+// (a double fork with setsid: no parent, group or session link left) is
+// re-parented to it and found by the kill of the command (proctree); a
+// command that cleared the mark let its orphans go to init, out of that
+// kill's reach. Setting the mark stays allowed (an inner jail's degraded
+// init, tini-like launchers); clearing it is rare and fails with EPERM.
+// option is an int (low 32 bits, as the kernel reads it); the value is
+// tested on its low half only: a zero low half with a high one set is
+// refused too (nothing sane passes it).
+func guardSubreaper(a *asm) {
+	a.jmp(bpf.JumpEqual, a.sys("prctl"), "", "subreaper-done")
+	a.ld(offArgLo(0))
+	a.jmp(bpf.JumpEqual, unix.PR_SET_CHILD_SUBREAPER, "", "subreaper-done")
+	a.ld(offArgLo(1))
+	a.jmp(bpf.JumpEqual, 0, "agent-eperm", "subreaper-done")
+	a.label("subreaper-done")
+}
+
 // buildAgent returns the agent filter: prlimit64 setting pid 1's limits
 // (pid == 1, a new limit given) answers EPERM. It goes on init's agent
 // thread only (InstallAgent), after the deny filter, so that the agent and
@@ -798,6 +819,7 @@ func buildAgent(info *archInfo, noPidNS bool, initTids uint32) ([]bpf.Instructio
 	} else {
 		guardInitSched(&a, initTids)
 	}
+	guardSubreaper(&a)
 	a.jmp(bpf.JumpEqual, a.sys("prlimit64"), "", "agent-allow")
 	a.ld(offArgLo(0))
 	if noPidNS {

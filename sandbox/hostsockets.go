@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,10 +122,20 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 		if r, err := filepath.EvalSymlinks(from); err == nil {
 			from = r
 		}
-		if from == "/" || !socketVisible(from, mounts) {
+		// Why a hidden place's nearest seen parent: a socket renamed
+		// out of a place this run hides (a tmpfs or masked directory
+		// over it, seen whole by the earlier run whose --write tree
+		// held it) into one this run sees is reachable at its new
+		// name (sockets20); it stays on its file system, so it is
+		// looked for from there outward as a visible place's is.
+		hidden := false
+		for from != "/" && !socketVisible(from, mounts) {
+			from, hidden = filepath.Dir(from), true
+		}
+		if from == "/" {
 			return false
 		}
-		lost[name] = &farSocket{from: from, name: name}
+		lost[name] = &farSocket{from: from, name: name, hidden: hidden}
 		return true
 	}
 	own := owners{self: uint32(hostUID())}
@@ -186,9 +197,19 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 				// another file there) is looked for by its inode, as in
 				// a place the sandbox sees. Only with the kernel's
 				// inodes: without them the walk masks every socket file.
-				if onRoots && files != nil && (st == nil || !files.Holds(path, st.Ino)) {
-					moved = true
-					addLost(path, real)
+				//
+				// Why off the roots' devices too: renamed out of the
+				// hidden place into one the sandbox sees outside the
+				// roots (sockets20), it is looked for outward from
+				// there (farMasks). One lstat per hidden listed socket.
+				if files != nil {
+					if !onRoots {
+						st = lstatSocket(p)
+					}
+					if st == nil || !files.Holds(path, st.Ino) {
+						moved = moved || onRoots
+						addLost(path, real)
+					}
 				}
 				continue
 			}
@@ -275,8 +296,15 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 	}
 	fm, unfound := farMasks(far, files, &own, roots, mounts, hostMounts, seen)
 	isLost := map[string]bool{}
-	for name := range lost {
+	for name, f := range lost {
 		isLost[name] = true
+		if f.hidden {
+			// Why not said: a name in a place this run hides, not
+			// found where the sandbox sees, is out of its reach
+			// (still in the hidden place, or gone): nothing there for
+			// the user to act on.
+			unfound = slices.DeleteFunc(unfound, func(p string) bool { return p == name })
+		}
 	}
 	linkedN, movedN := farNote(unfound, isLost)
 	return append(append(out, lm...), fm...), theirs, joinNotes(leftNote(left, own.ranges), linkedN), movedN, nil
@@ -497,11 +525,17 @@ func (h *hiddenLinks) linkedSocket(dir, p string) (st *syscall.Stat_t, onRoots b
 	if !h.devs[dev] {
 		return nil, false
 	}
+	return lstatSocket(p), true
+}
+
+// lstatSocket lstats p and returns it if it is a socket (nil if it is
+// gone or no socket).
+func lstatSocket(p string) *syscall.Stat_t {
 	var s syscall.Stat_t
 	if syscall.Lstat(p, &s) != nil || s.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
-		return nil, true
+		return nil
 	}
-	return &s, true
+	return &s
 }
 
 // joinNotes makes hostSocketMasks's notes one note (its caller shows one).

@@ -923,3 +923,54 @@ func stubBoundFiles(t *testing.T, listed []string) {
 		return listed, files, err
 	}
 }
+
+// TestHostSocketMovedOutOfHidden (sockets20): a live socket listed in a
+// place this run hides (a tmpfs or a masked directory over it), renamed
+// out of there into a place the sandbox sees outside the walked roots
+// (an earlier run's --write tree held both), is found outward from the
+// nearest place the sandbox sees and masked: with roots on its device
+// (the hidden lstat's walk) and with none. Left where it was hidden, or
+// gone, it is looked for and, not found, not said (nothing visible to
+// act on). Seen failing on main: addLost refused a hidden place and the
+// moved socket was left reachable.
+func TestHostSocketMovedOutOfHidden(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(d, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	listed := filepath.Join(d, "hid", "a", "v.sock")
+	bindSocketFile(t, listed, true)
+	movedTo := filepath.Join(d, "x", "y", "v.sock")
+	if err := os.MkdirAll(filepath.Dir(movedTo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(listed, movedTo); err != nil {
+		t.Fatal(err)
+	}
+	stays := filepath.Join(d, "hid", "b", "s.sock") // moved inside the hidden place
+	bindSocketFile(t, stays, true)
+	if err := os.Rename(stays, filepath.Join(d, "hid", "b", "s2.sock")); err != nil {
+		t.Fatal(err)
+	}
+	stubBoundFiles(t, []string{listed, stays})
+	for _, hide := range []ns.Mount{
+		{Kind: ns.KindTmpfs, Path: filepath.Join(d, "hid"), Dir: true},
+		{Kind: ns.KindMask, Path: filepath.Join(d, "hid"), Dir: true},
+	} {
+		mounts := []ns.Mount{{Kind: ns.KindBind, Path: ws, Dir: true}, hide}
+		for _, roots := range [][]string{{ws}, nil} {
+			masks, _, note, once, err := hostSocketMasksOwned(mounts, nil, roots)
+			var got []string
+			for _, m := range masks {
+				got = append(got, m.Path)
+			}
+			if err != nil || !slices.Equal(got, []string{movedTo}) || note != "" || once != "" {
+				t.Errorf("ATTACK WORKED? hidden by %v, roots %q: masks %q, note %q %q, err %v; want %s masked, no note", hide.Kind, roots, got, note, once, err, movedTo)
+			}
+		}
+	}
+}

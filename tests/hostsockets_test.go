@@ -722,3 +722,34 @@ func bindOpenSocket(t *testing.T, p string, owner int) {
 		}
 	}
 }
+
+// TestHostSocketMovedOutOfHome (sockets20): a socket bound in a place the
+// sandbox hides (the private home: an earlier run's --write tree there
+// held it) and renamed into a host directory the sandbox sees read-only,
+// outside the walked trees, was not looked for (the search refused a
+// hidden place to start from) and the sandbox connected at its new name.
+// The start now looks outward from the hidden place's nearest seen parent
+// and masks it. Seen failing on main's binary (f8cc28d): CONNECTED with
+// the tool's token at the new name.
+func TestHostSocketMovedOutOfHome(t *testing.T) {
+	host := hostDir(t) // beside the test HOME: one file system
+	ws := workspace(t)
+	old, err := os.MkdirTemp(testHome, "oldwrite-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(old) })
+	token := "HOST-SOCKET-OUT-OF-HOME-" + strconv.Itoa(os.Getpid())
+	greetOnUnix(t, filepath.Join(old, "tool.sock"), token)
+	if err := os.MkdirAll(filepath.Join(host, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(host, "x", "moved.sock")
+	if err := os.Rename(filepath.Join(old, "tool.sock"), moved); err != nil {
+		t.Fatal(err)
+	}
+	probe := unixProbe(t, host)
+	hostReaches(t, probe, token, "the moved socket", moved)
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved)
+	probeRefusedAll(t, r, token, 1, "a socket moved out of the hidden home")
+}

@@ -77,6 +77,12 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 // rest of the sandbox's view of their file systems (farMasks); an error
 // is a start that cannot be made safe that way (too many names).
 func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots []string) (masks []ns.Mount, theirs map[string]bool, note, onceNote string, err error) {
+	return hostSocketMasksRecorded(mounts, hostMounts, roots, "")
+}
+
+// hostSocketMasksRecorded is hostSocketMasksOwned with the far search's
+// record (farRecord) in stateDir ("": none, every search made).
+func hostSocketMasksRecorded(mounts []ns.Mount, hostMounts []fsrules.Mount, roots []string, stateDir string) (masks []ns.Mount, theirs map[string]bool, note, onceNote string, err error) {
 	paths, files, err := boundSockets()
 	if errors.Is(err, hostsock.ErrUnsupported) {
 		return nil, nil, "", "", nil // not Linux: no such sockets to list
@@ -283,6 +289,11 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 		far = append(far, f)
 	}
 	sort.Slice(far, func(i, j int) bool { return far[i].name < far[j].name })
+	// Why: a socket not found at an earlier start is not searched for
+	// again while no start could write on its file system (farRecord).
+	// Still looked for in the walked roots (linkedMasks, below).
+	recFile := farRecordFile(stateDir)
+	skip, gens := farBegin(recFile, far, files)
 	lm, err := linkedMasks(linked, moved, files, &own, roots, mounts, hostMounts, seen, far)
 	if err != nil {
 		return nil, nil, "", "", err
@@ -294,7 +305,18 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 			far = append(far, &farSocket{from: filepath.Dir(ls.path), linked: ls, key: ls.key})
 		}
 	}
+	var skipped []string
+	far = slices.DeleteFunc(far, func(f *farSocket) bool {
+		if f.linked == nil && skip[f.name] && !f.done() {
+			skipped = append(skipped, f.name)
+			return true
+		}
+		return false
+	})
 	fm, unfound := farMasks(far, files, &own, roots, mounts, hostMounts, seen)
+	farEnd(recFile, lost, unfound, gens, files)
+	unfound = append(unfound, skipped...)
+	sort.Strings(unfound)
 	isLost := map[string]bool{}
 	for name, f := range lost {
 		isLost[name] = true

@@ -16,6 +16,7 @@ import (
 	"github.com/jail-sandbox/jail/hostsock"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/statedir"
 	"github.com/jail-sandbox/jail/subid"
 )
 
@@ -972,5 +973,74 @@ func TestHostSocketMovedOutOfHidden(t *testing.T) {
 				t.Errorf("ATTACK WORKED? hidden by %v, roots %q: masks %q, note %q %q, err %v; want %s masked, no note", hide.Kind, roots, got, note, once, err, movedTo)
 			}
 		}
+	}
+}
+
+// TestHostSocketFarRecord (sockets20): a live socket the far search did
+// not find is recorded in the state directory and not searched for again
+// (the search's ~80 ms at every start) while no start writes on its file
+// system; a start with a write path there drops the record (its agent
+// could rename the socket into view: a kept entry would hide it), and
+// while such a start's supervisor lives nothing of that file system is
+// recorded or trusted. The skip is shown by a socket moved into view
+// behind the record's back (by the host: the record's one blind spot).
+func TestHostSocketFarRecord(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := filepath.Join(d, "state")
+	ws := filepath.Join(d, "ws")
+	for _, p := range []string{ws, filepath.Join(d, "x"), filepath.Join(d, "hid")} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed := filepath.Join(d, "old", "s.sock")
+	bindSocketFile(t, listed, true)
+	hidden, inView := filepath.Join(d, "hid", "s.sock"), filepath.Join(d, "x", "s.sock")
+	mv := func(from, to string) {
+		t.Helper()
+		if err := os.Rename(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mv(listed, hidden)
+	stubBoundFiles(t, []string{listed})
+	mounts := []ns.Mount{{Kind: ns.KindROBind, Path: ws, Dir: true}, {Kind: ns.KindTmpfs, Path: filepath.Join(d, "hid"), Dir: true}}
+	writer := append(slices.Clone(mounts), ns.Mount{Kind: ns.KindBind, Path: filepath.Join(d, "x"), Dir: true})
+	oldSelf := farSelf
+	t.Cleanup(func() { farSelf = oldSelf })
+	dead := func() (int, uint64) { return 1 << 22, 1 } // a run that has ended
+	start := func(what string, want []string) {
+		t.Helper()
+		masks, _, _, once, err := hostSocketMasksRecorded(mounts, nil, []string{ws}, sd)
+		var got []string
+		for _, m := range masks {
+			got = append(got, m.Path)
+		}
+		if err != nil || !slices.Equal(got, want) || len(want) == 0 && !strings.Contains(once, listed) {
+			t.Errorf("%s: masks %q, once %q, err %v; want %q", what, got, once, err, want)
+		}
+	}
+	start("first start: searched, not found, recorded", nil)
+	if _, err := os.Stat(filepath.Join(sd, statedir.SocketsFar)); err != nil {
+		t.Fatalf("no record: %v", err)
+	}
+	mv(hidden, inView)
+	start("no start wrote there since: the record is used", nil)
+	farSelf = dead
+	farWriting(farRecordFile(sd), writer, nil)
+	start("ATTACK WORKED? a start wrote there since: searched again", []string{inView})
+	// A writer that still runs: nothing recorded, nothing trusted.
+	mv(inView, hidden)
+	farSelf = oldSelf
+	farWriting(farRecordFile(sd), writer, nil)
+	start("a writer runs: searched, not recorded", nil)
+	mv(hidden, inView)
+	start("ATTACK WORKED? a writer runs: searched again", []string{inView})
+	// A write path on another file system leaves the record alone.
+	if devs := writeDevs([]ns.Mount{{Kind: ns.KindBind, Path: "/proc", Dir: true}}, nil); len(devs) != 1 {
+		t.Fatalf("writeDevs(/proc) = %v", devs)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -1042,5 +1043,52 @@ func TestHostSocketFarRecord(t *testing.T) {
 	// A write path on another file system leaves the record alone.
 	if devs := writeDevs([]ns.Mount{{Kind: ns.KindBind, Path: "/proc", Dir: true}}, nil); len(devs) != 1 {
 		t.Fatalf("writeDevs(/proc) = %v", devs)
+	}
+}
+
+// TestHostSocketFarEntriesBound (sockets20): the far search stops after
+// maxFarEntries directory entries, a huge directory beside a socket gone
+// from its name (an earlier run's agent's, in its --write tree) among
+// them: 100,100 names (hard links, made fast) in one directory, within
+// the directories bound; the socket renamed beyond it is not reached (that
+// is the bound: a start's cost the agent cannot choose) and is said once.
+// Seen failing on main before sockets19b (ba8d63a): every entry read and
+// the socket beyond them found.
+func TestHostSocketFarEntriesBound(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(d, "a", "huge")
+	if err := os.MkdirAll(huge, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var f [2]string // ext4 links a file 65,000 times at most
+	for i := range f {
+		f[i] = filepath.Join(d, "a", "f"+strconv.Itoa(i))
+		if err := os.WriteFile(f[i], nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 100100 {
+		if err := os.Link(f[i%2], filepath.Join(huge, strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed := filepath.Join(d, "a", "s.sock")
+	bindSocketFile(t, listed, true)
+	// Renamed to a directory the search reaches only after the huge one
+	// (its parent's walk, the step after a/).
+	beyond := filepath.Join(d, "b", "s.sock")
+	if err := os.Mkdir(filepath.Dir(beyond), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(listed, beyond); err != nil {
+		t.Fatal(err)
+	}
+	stubBoundFiles(t, []string{listed})
+	masks, _, _, once, err := hostSocketMasksOwned(nil, nil, nil)
+	if err != nil || len(masks) != 0 || !strings.Contains(once, "a live socket bound at "+listed) {
+		t.Errorf("masks %v, once %q, err %v; want the search stopped at the entries bound (%s not reached) and said", masks, once, err, beyond)
 	}
 }

@@ -135,6 +135,15 @@ func hostSocketMasksRecorded(mounts []ns.Mount, hostMounts []fsrules.Mount, root
 		// name (sockets20); it stays on its file system, so it is
 		// looked for from there outward as a visible place's is.
 		hidden := false
+		if !socketVisible(from, mounts) && holdsIn(from, name, files) {
+			// Why: still in its hidden directory by another name (ssh's
+			// ControlMaster binds a temporary name, links the final one
+			// and unlinks the first): out of reach, and a search from
+			// the nearest seen parent at every start while it lives
+			// would cost up to maxFarDirs for nothing. One read of that
+			// directory.
+			return false
+		}
 		for from != "/" && !socketVisible(from, mounts) {
 			from, hidden = filepath.Dir(from), true
 		}
@@ -548,6 +557,24 @@ func (h *hiddenLinks) linkedSocket(dir, p string) (st *syscall.Stat_t, onRoots b
 		return nil, false
 	}
 	return lstatSocket(p), true
+}
+
+// holdsIn reports whether a socket file in dir (not below it) is the one
+// the kernel lists as bound by name.
+func holdsIn(dir, name string, files *hostsock.Files) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.Type()&os.ModeSocket == 0 {
+			continue
+		}
+		if st := lstatSocket(filepath.Join(dir, e.Name())); st != nil && files.Holds(name, st.Ino) {
+			return true
+		}
+	}
+	return false
 }
 
 // lstatSocket lstats p and returns it if it is a socket (nil if it is

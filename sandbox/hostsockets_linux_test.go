@@ -958,7 +958,23 @@ func TestHostSocketMovedOutOfHidden(t *testing.T) {
 	if err := os.Rename(stays, filepath.Join(d, "hid", "b", "s2.sock")); err != nil {
 		t.Fatal(err)
 	}
-	stubBoundFiles(t, []string{listed, stays})
+	// Linked under its final name and its bound one unlinked, in the
+	// hidden place (ssh's ControlMaster): not looked for.
+	tmpName := filepath.Join(d, "hid", "c", "cm.tmp")
+	bindSocketFile(t, tmpName, true)
+	if err := os.Link(tmpName, filepath.Join(d, "hid", "c", "cm")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(tmpName); err != nil {
+		t.Fatal(err)
+	}
+	stubBoundFiles(t, []string{listed, stays, tmpName})
+	if holdsIn(filepath.Join(d, "hid", "b"), stays, nil) || !func() bool {
+		_, files, _ := hostsock.BoundFiles()
+		return holdsIn(filepath.Join(d, "hid", "c"), tmpName, files)
+	}() {
+		t.Errorf("holdsIn: want the linked name found in its directory only")
+	}
 	for _, hide := range []ns.Mount{
 		{Kind: ns.KindTmpfs, Path: filepath.Join(d, "hid"), Dir: true},
 		{Kind: ns.KindMask, Path: filepath.Join(d, "hid"), Dir: true},

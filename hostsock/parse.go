@@ -79,6 +79,17 @@ func (f *Files) Holds(name string, ino uint64) bool {
 	return slices.Contains(inos, uint32(ino))
 }
 
+// Inodes is the inode numbers (low 32 bits) the kernel lists sockets
+// bound by name to, sorted (nil if none or f is nil).
+func (f *Files) Inodes(name string) []uint32 {
+	if f == nil || len(f.byName[name]) == 0 {
+		return nil
+	}
+	inos := slices.Clone(f.byName[name])
+	slices.Sort(inos)
+	return inos
+}
+
 // addFile records that a socket was bound to the file of inode ino by
 // name p (as add takes it).
 func (n *names) addFile(p string, ino uint32) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,6 +77,12 @@ func hostSocketMasks(mounts []ns.Mount, hostMounts []fsrules.Mount) (masks []ns.
 // rest of the sandbox's view of their file systems (farMasks); an error
 // is a start that cannot be made safe that way (too many names).
 func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots []string) (masks []ns.Mount, theirs map[string]bool, note, onceNote string, err error) {
+	return hostSocketMasksRecorded(mounts, hostMounts, roots, "")
+}
+
+// hostSocketMasksRecorded is hostSocketMasksOwned with the far search's
+// record (farRecord) in stateDir ("": none, every search made).
+func hostSocketMasksRecorded(mounts []ns.Mount, hostMounts []fsrules.Mount, roots []string, stateDir string) (masks []ns.Mount, theirs map[string]bool, note, onceNote string, err error) {
 	paths, files, err := boundSockets()
 	if errors.Is(err, hostsock.ErrUnsupported) {
 		return nil, nil, "", "", nil // not Linux: no such sockets to list
@@ -121,10 +128,29 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 		if r, err := filepath.EvalSymlinks(from); err == nil {
 			from = r
 		}
-		if from == "/" || !socketVisible(from, mounts) {
+		// Why a hidden place's nearest seen parent: a socket renamed
+		// out of a place this run hides (a tmpfs or masked directory
+		// over it, seen whole by the earlier run whose --write tree
+		// held it) into one this run sees is reachable at its new
+		// name (sockets20); it stays on its file system, so it is
+		// looked for from there outward as a visible place's is.
+		hidden := false
+		if !socketVisible(from, mounts) && holdsIn(from, name, files) {
+			// Why: still in its hidden directory by another name (ssh's
+			// ControlMaster binds a temporary name, links the final one
+			// and unlinks the first): out of reach, and a search from
+			// the nearest seen parent at every start while it lives
+			// would cost up to maxFarDirs for nothing. One read of that
+			// directory.
 			return false
 		}
-		lost[name] = &farSocket{from: from, name: name}
+		for from != "/" && !socketVisible(from, mounts) {
+			from, hidden = filepath.Dir(from), true
+		}
+		if from == "/" {
+			return false
+		}
+		lost[name] = &farSocket{from: from, name: name, hidden: hidden}
 		return true
 	}
 	own := owners{self: uint32(hostUID())}
@@ -186,9 +212,19 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 				// another file there) is looked for by its inode, as in
 				// a place the sandbox sees. Only with the kernel's
 				// inodes: without them the walk masks every socket file.
-				if onRoots && files != nil && (st == nil || !files.Holds(path, st.Ino)) {
-					moved = true
-					addLost(path, real)
+				//
+				// Why off the roots' devices too: renamed out of the
+				// hidden place into one the sandbox sees outside the
+				// roots (sockets20), it is looked for outward from
+				// there (farMasks). One lstat per hidden listed socket.
+				if files != nil {
+					if !onRoots {
+						st = lstatSocket(p)
+					}
+					if st == nil || !files.Holds(path, st.Ino) {
+						moved = moved || onRoots
+						addLost(path, real)
+					}
 				}
 				continue
 			}
@@ -262,6 +298,11 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 		far = append(far, f)
 	}
 	sort.Slice(far, func(i, j int) bool { return far[i].name < far[j].name })
+	// Why: a socket not found at an earlier start is not searched for
+	// again while no start could write on its file system (farRecord).
+	// Still looked for in the walked roots (linkedMasks, below).
+	recFile := farRecordFile(stateDir)
+	skip, gens := farBegin(recFile, far, files)
 	lm, err := linkedMasks(linked, moved, files, &own, roots, mounts, hostMounts, seen, far)
 	if err != nil {
 		return nil, nil, "", "", err
@@ -273,10 +314,28 @@ func hostSocketMasksOwned(mounts []ns.Mount, hostMounts []fsrules.Mount, roots [
 			far = append(far, &farSocket{from: filepath.Dir(ls.path), linked: ls, key: ls.key})
 		}
 	}
+	var skipped []string
+	far = slices.DeleteFunc(far, func(f *farSocket) bool {
+		if f.linked == nil && skip[f.name] && !f.done() {
+			skipped = append(skipped, f.name)
+			return true
+		}
+		return false
+	})
 	fm, unfound := farMasks(far, files, &own, roots, mounts, hostMounts, seen)
+	farEnd(recFile, lost, unfound, gens, files)
+	unfound = append(unfound, skipped...)
+	sort.Strings(unfound)
 	isLost := map[string]bool{}
-	for name := range lost {
+	for name, f := range lost {
 		isLost[name] = true
+		if f.hidden {
+			// Why not said: a name in a place this run hides, not
+			// found where the sandbox sees, is out of its reach
+			// (still in the hidden place, or gone): nothing there for
+			// the user to act on.
+			unfound = slices.DeleteFunc(unfound, func(p string) bool { return p == name })
+		}
 	}
 	linkedN, movedN := farNote(unfound, isLost)
 	return append(append(out, lm...), fm...), theirs, joinNotes(leftNote(left, own.ranges), linkedN), movedN, nil
@@ -497,11 +556,35 @@ func (h *hiddenLinks) linkedSocket(dir, p string) (st *syscall.Stat_t, onRoots b
 	if !h.devs[dev] {
 		return nil, false
 	}
+	return lstatSocket(p), true
+}
+
+// holdsIn reports whether a socket file in dir (not below it) is the one
+// the kernel lists as bound by name.
+func holdsIn(dir, name string, files *hostsock.Files) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.Type()&os.ModeSocket == 0 {
+			continue
+		}
+		if st := lstatSocket(filepath.Join(dir, e.Name())); st != nil && files.Holds(name, st.Ino) {
+			return true
+		}
+	}
+	return false
+}
+
+// lstatSocket lstats p and returns it if it is a socket (nil if it is
+// gone or no socket).
+func lstatSocket(p string) *syscall.Stat_t {
 	var s syscall.Stat_t
 	if syscall.Lstat(p, &s) != nil || s.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
-		return nil, true
+		return nil
 	}
-	return &s, true
+	return &s
 }
 
 // joinNotes makes hostSocketMasks's notes one note (its caller shows one).

@@ -24,6 +24,8 @@ type farSocket struct {
 	name   string        // lost: the name the kernel lists it by
 	found  uint64        // lost: names found
 	nlink  uint64        // lost: the found file's link count
+	hidden bool          // lost: name in a place this run hides (from: its nearest seen parent)
+	dev    uint64        // lost: from's device (farRecord's; 0 unknown)
 }
 
 // done reports whether every name of f has been found.

@@ -716,8 +716,13 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	//     place a mount of its file system shows it (hostMounts). Degraded
 	//     mode builds no mounts and refuses socket(AF_UNIX) with seccomp
 	//     instead (NoUnix).
+	// Why every start, degraded too (its agent can still rename a
+	// socket's file in its write paths): the far search's record of each
+	// file system this run writes on is dropped and not trusted while it
+	// runs (farRecord).
+	farWriting(farRecordFile(plan.StateDir), mounts, hostMounts)
 	if !degraded {
-		masks, others, note, once, err := hostSocketMasksOwned(mounts, hostMounts, append(append([]string{}, readable...), writable...))
+		masks, others, note, once, err := hostSocketMasksRecorded(mounts, hostMounts, append(append([]string{}, readable...), writable...), plan.StateDir)
 		if err != nil {
 			return nil, err
 		}

@@ -49,6 +49,12 @@ const (
 	// start (a script directory's first-write line): out of the sandbox's
 	// reach, so the agent cannot silence one for the next run.
 	SaidOnce = "said-once"
+	// SocketsFar records the live host sockets gone from their names that
+	// the start's far search did not find (package sandbox, farRecord), so
+	// later starts skip that search until a start with a write path on
+	// their file system. Out of the sandbox's reach: an entry the agent
+	// could keep would hide a socket it moved into view.
+	SocketsFar = "sockets-far.json"
 	// PolicyNamed holds the files runs were given by a flag to read their
 	// policy from (--settings, --config, --seccomp), with when one was
 	// first named: every later run keeps them read-only too (a run not

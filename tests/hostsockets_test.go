@@ -570,17 +570,8 @@ func TestHostSocketRenamedFromHome(t *testing.T) {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old, err := os.MkdirTemp(testHome, "oldwrite-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(old) })
 	token := "HOST-SOCKET-FROM-HOME-" + strconv.Itoa(os.Getpid())
-	greetOnUnix(t, filepath.Join(old, "tool.sock"), token)
-	moved := filepath.Join(ws, "moved.sock")
-	if err := os.Rename(filepath.Join(old, "tool.sock"), moved); err != nil {
-		t.Fatal(err)
-	}
+	moved := movedFromHome(t, filepath.Join(ws, "moved.sock"), token)
 	probe := unixProbe(t, host)
 	hostReaches(t, probe, token, "the renamed socket", moved)
 	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved)
@@ -721,4 +712,43 @@ func bindOpenSocket(t *testing.T, p string, owner int) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestHostSocketMovedOutOfHome (sockets20): a socket bound in a place the
+// sandbox hides (the private home: an earlier run's --write tree there
+// held it) and renamed into a host directory the sandbox sees read-only,
+// outside the walked trees, was not looked for (the search refused a
+// hidden place to start from) and the sandbox connected at its new name.
+// The start now looks outward from the hidden place's nearest seen parent
+// and masks it. Seen failing on main's binary (f8cc28d): CONNECTED with
+// the tool's token at the new name.
+func TestHostSocketMovedOutOfHome(t *testing.T) {
+	host := hostDir(t) // beside the test HOME: one file system
+	ws := workspace(t)
+	token := "HOST-SOCKET-OUT-OF-HOME-" + strconv.Itoa(os.Getpid())
+	moved := movedFromHome(t, filepath.Join(host, "x", "moved.sock"), token)
+	probe := unixProbe(t, host)
+	hostReaches(t, probe, token, "the moved socket", moved)
+	r := run(t, runOpts{dir: ws}, "--", "perl", probe, moved)
+	probeRefusedAll(t, r, token, 1, "a socket moved out of the hidden home")
+}
+
+// movedFromHome serves token on a socket bound in a directory of the test
+// HOME (hidden in the sandbox: an earlier run's --write tree there) and
+// renames it to to (its directory made): the socket's new name.
+func movedFromHome(t *testing.T, to, token string) string {
+	t.Helper()
+	old, err := os.MkdirTemp(testHome, "oldwrite-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(old) })
+	greetOnUnix(t, filepath.Join(old, "tool.sock"), token)
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(old, "tool.sock"), to); err != nil {
+		t.Fatal(err)
+	}
+	return to
 }

@@ -60,6 +60,11 @@ func TestKillSetsid(t *testing.T) {
 
 	cmd, escaped = startTree(t)
 	defer syscall.Kill(-escaped, syscall.SIGKILL)
+	// The echo comes from the setsid'd sh after it forked its sleep; the
+	// outer sh may not have forked its own sleep by then (CI saw 3): the
+	// outer sh has two children (the setsid'd sh, its sleep), that sh one.
+	waitChildren(t, cmd.Process.Pid, 2)
+	waitChildren(t, escaped, 1)
 	never := map[int]bool{os.Getpid(): true}
 	n := Kill("/proc", cmd.Process.Pid, 0, never, func(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) })
 	cmd.Wait()
@@ -92,4 +97,37 @@ func TestKillReusedPid(t *testing.T) {
 	if n != 0 || sent != 0 {
 		t.Fatalf("Kill with a wrong start time signalled %d processes", sent)
 	}
+}
+
+// waitChildren waits until process p has n children: the tree is whole.
+func waitChildren(t *testing.T, p, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for children(p) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d has fewer than %d children after 5 s", p, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// children counts the processes whose parent (field 4 of stat) is p.
+func children(p int) int {
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(p) {
+			n++
+		}
+	}
+	return n
 }

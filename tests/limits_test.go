@@ -326,13 +326,16 @@ func limitsPidsCeiling(t testing.TB, n int) int {
 // processes plus the part of init's reserve init does not use (at most 79,
 // limitsPidsCeiling) exist at once, jail returns, nothing survives, the
 // host's process count is back, and (root) the cgroup is gone. The bomb is
-// exponential but bounded (depth 10: ~3000 processes if uncontained) so
-// that a missing limit fails the test without taking the host down.
+// exponential but bounded (depth 10: ~4000 processes if uncontained) so
+// that a missing limit fails the test without taking the host down. Each
+// shell starts a sleep before it forks on: where only leaves slept, a bomb
+// whose every branch met the limit before depth 10 ended in ~60 ms, too
+// soon for the host's samples (CI saw "peak 3", no cgroup read).
 func TestLimitsForkBomb(t *testing.T) {
 	m := marker()
 	baseline := limitsHostProcs()
 	script := fmt.Sprintf(`: %s
-f() { if [ "$1" -gt 0 ]; then f $(($1-1)) & f $(($1-1)) & wait; else sleep 2; fi; }
+f() { sleep 2 & if [ "$1" -gt 0 ]; then f $(($1-1)) & f $(($1-1)) & fi; wait; }
 f 10`, m)
 	p := limitsSh(t, []string{"--pids", "64", "--timeout", "20s", "--kill-grace", "1s"}, script)
 
@@ -343,8 +346,17 @@ f 10`, m)
 		if len(pids) > peak {
 			peak = len(pids)
 		}
-		if limitsMode(t) == "v1" && !sawCgroup && len(pids) > 0 {
-			sawCgroup, cgInfo = limitsInJailCgroup(pids[0], p.cmd.Process.Pid, "pids")
+		// Every process of the sample until one answers: a bomb whose
+		// forks all fail ends in ~60 ms (no branch reaches its sleep),
+		// and a first pid already exiting answered nothing (CI saw it).
+		for _, pid := range pids {
+			if limitsMode(t) != "v1" || sawCgroup {
+				break
+			}
+			var info string
+			if sawCgroup, info = limitsInJailCgroup(pid, p.cmd.Process.Pid, "pids"); info != "" {
+				cgInfo = info
+			}
 		}
 		time.Sleep(15 * time.Millisecond)
 	}

@@ -108,7 +108,16 @@ func (b *bench) setup() error {
 	}
 	b.ws = filepath.Join(b.scratch, "ws")
 	auditDir = filepath.Join(b.scratch, "audit")
-	for _, d := range []string{b.scratch, b.ws, auditDir} {
+	// jail's state of the bench's own (every run's, inherited). Why: the
+	// user's holds what earlier runs could write (package pastwrite), and
+	// once that named the scratch's parent (an earlier `jail -w /tmp`)
+	// every start here refused its trail (exit 125); it also made the
+	// measures depend on the user's records. Removed with the scratch.
+	state := filepath.Join(b.scratch, "state")
+	if err := os.Setenv("XDG_STATE_HOME", state); err != nil {
+		return err
+	}
+	for _, d := range []string{b.scratch, b.ws, auditDir, state} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}

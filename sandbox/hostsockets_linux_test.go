@@ -1008,7 +1008,7 @@ func TestHostSocketFarRecord(t *testing.T) {
 	}
 	sd := filepath.Join(d, "state")
 	ws := filepath.Join(d, "ws")
-	for _, p := range []string{ws, filepath.Join(d, "x"), filepath.Join(d, "hid")} {
+	for _, p := range []string{sd, ws, filepath.Join(d, "x"), filepath.Join(d, "hid")} { // sd: a start makes it, a plan never does (lockFar)
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,22 @@ import (
 // show it (it is under /tmp in CI, which a sandbox hides).
 func hostsJailDir(t *testing.T) string { return filepath.Dir(jail(t)) }
 
+// hiddenDir is a directory under /tmp, which every mode hides (a tmpfs
+// under namespaces, outside Landlock's read set when degraded). t.TempDir
+// follows $TMPDIR, and a TMPDIR under a system directory (/var/lib/...) is
+// readable by design, so a "secret outside every visible path" kept there
+// would be read by the agent and fail the test for the wrong reason.
+func hiddenDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("/tmp", "jail-hidden-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(d, 0o755)
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
 // jail doctor on this host: every check passes (this CI host has user
 // namespaces, Landlock, seccomp notification) and the probes ran.
 func TestHostsDoctorHere(t *testing.T) {
@@ -80,7 +96,7 @@ func hostsTargets(t *testing.T) (outside, secret string, port int, sock string, 
 	t.Helper()
 	outside = workspace(t)
 	os.Chmod(outside, 0o777)
-	secretDir := workspace(t)
+	secretDir := hiddenDir(t)
 	secret = filepath.Join(secretDir, "secret.txt")
 	if err := os.WriteFile(secret, []byte("topsecret\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -191,7 +207,7 @@ sleep 0.3; echo started`, m, m)
 // workspace, a read outside it (the outer workspace's secret) and unshare.
 func TestHostsDegradedNested(t *testing.T) {
 	jb := jail(t)
-	outer := workspace(t)
+	outer := hiddenDir(t)
 	os.MkdirAll(filepath.Join(outer, "inner"), 0o755)
 	os.WriteFile(filepath.Join(outer, "secret.txt"), []byte("topsecret\n"), 0o644)
 	script := `cd inner && "$1" --degraded -- /bin/sh -c '

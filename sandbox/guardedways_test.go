@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jail-sandbox/jail/agentcfg"
+	"github.com/jail-sandbox/jail/hostpath"
 	"github.com/jail-sandbox/jail/ns"
 )
 
@@ -36,7 +37,17 @@ func TestGuardedWaysLoopAndLeftDir(t *testing.T) {
 		{File: file, Path: filepath.Join(ws, ".claude", "settings.json"), Root: ws},
 		{File: file, Path: filepath.Join(ws, "loop", ".gemini", "settings.json"), Root: ws},
 	}
-	out, pins := guardedWays(in, roots)
+	// Afresh (nil) and through one pass's resolver, as the plan does: the
+	// two agree.
+	for _, r := range []*hostpath.Resolver{nil, hostpath.NewResolver()} {
+		checkGuardedWaysLoop(t, ws, r, in, roots)
+		r.Close()
+	}
+}
+
+func checkGuardedWaysLoop(t *testing.T, ws string, r *hostpath.Resolver, in []agentcfg.Target, roots []agentcfg.Root) {
+	t.Helper()
+	out, pins := guardedWays(r, in, roots)
 	var paths []string
 	for _, o := range out {
 		paths = append(paths, o.Path)
@@ -82,7 +93,9 @@ func TestGuardedWaysOwnLink(t *testing.T) {
 	if len(in) != 1 {
 		t.Fatalf("jailDirLinks = %v, want the link", in)
 	}
-	_, pins := guardedWays(in, roots)
+	r := hostpath.NewResolver()
+	defer r.Close()
+	_, pins := guardedWays(r, in, roots)
 	if len(pins) != 1 || pins[0].Dir != filepath.Join(ws, "b") || pins[0].Of != link {
 		t.Errorf("pins = %v, want %s on the way of %s", pins, filepath.Join(ws, "b"), link)
 	}

@@ -553,8 +553,14 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan.Guarded = append(plan.Guarded, gitLinks(gp.Links, roots, plan.Guarded)...)
 	plan.Guarded = append(plan.Guarded, jailDirLinks(jailDirs, roots, plan.Guarded)...)
 	var wayPins []wayPin
-	plan.Guarded, wayPins = guardedWays(uncovered(plan.Guarded, fp.Masks), roots)
-	wayPins = append(wayPins, gitWays(gp.Ways, roots)...)
+	// One pass, one resolver: the ways of a start's guarded targets share
+	// their directories (the workspace's, the home's), each looked up once
+	// (perf16: six targets in an empty workspace walked it from / six
+	// times, ~90 system calls a start).
+	wr := hostpath.NewResolver()
+	plan.Guarded, wayPins = guardedWays(wr, uncovered(plan.Guarded, fp.Masks), roots)
+	wayPins = append(wayPins, gitWays(wr, gp.Ways, roots)...)
+	wr.Close()
 	if err := degradedWays(degraded, wayPins); err != nil {
 		return nil, err
 	}
@@ -1482,8 +1488,9 @@ func uncovered(guarded []agentcfg.Target, masks []fsrules.Mask) []agentcfg.Targe
 // caller pins them. A guarded target that is itself a link (gitLinks,
 // jailDirLinks: ~/.config/jail -> b/../../dotfiles/jail) counts its own
 // way too: the link's text held, b swapped for a link of the agent's made
-// every later run read the agent's config.toml (session 19).
-func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []agentcfg.Target, pins []wayPin) {
+// every later run read the agent's config.toml (session 19). r is the
+// pass's resolver (nil: names looked up afresh).
+func guardedWays(r *hostpath.Resolver, guarded []agentcfg.Target, roots []agentcfg.Root) (targets []agentcfg.Target, pins []wayPin) {
 	out := guarded[:0:0]
 	seen := make(map[string]bool, len(guarded))
 	for _, t := range guarded {
@@ -1500,15 +1507,15 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []ag
 			continue
 		}
 		if fi, err := os.Lstat(t.Path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			if end, via, err := resolveNamed(t.Path); err == nil || errors.Is(err, hostpath.ErrLoop) {
-				for _, d := range leftDirs(nil, t.Path, end, via, roots) {
+			if end, via, err := resolveNamedBy(r, t.Path); err == nil || errors.Is(err, hostpath.ErrLoop) {
+				for _, d := range leftDirs(r, t.Path, end, via, roots) {
 					pins = append(pins, wayPin{Dir: d, Of: t.Path})
 				}
 			}
 		}
 		// The file's own name is not resolved: a symlink there is
 		// guarded as one.
-		dir, via, err := resolveNamed(filepath.Dir(t.Path))
+		dir, via, err := resolveNamedBy(r, filepath.Dir(t.Path))
 		loop := errors.Is(err, hostpath.ErrLoop) && len(via) > 0
 		if (err != nil && !loop) || len(via) == 0 {
 			out = append(out, t)
@@ -1519,7 +1526,7 @@ func guardedWays(guarded []agentcfg.Target, roots []agentcfg.Root) (targets []ag
 			w.links = append(w.links, gitguard.Protect{Path: l, Why: "a symlink on the way to " + t.Path + ", which the host's " + t.File.Agent + " follows"})
 		}
 		ways = append(ways, w)
-		for _, d := range leftDirs(nil, filepath.Dir(t.Path), dir, via, roots) {
+		for _, d := range leftDirs(r, filepath.Dir(t.Path), dir, via, roots) {
 			pins = append(pins, wayPin{Dir: d, Of: t.Path})
 		}
 		if loop {
@@ -1571,15 +1578,16 @@ func degradedWays(degraded bool, ways []wayPin) error {
 // and leaves. Why: git hands the path to the kernel, which walks the ".."
 // from the link's target; the link is guarded and the hooks read-only,
 // but the agent swapped sub/dir for a link into a tree of its own and
-// every repository of the host ran its hooks (review20a).
-func gitWays(ways []gitguard.Protect, roots []agentcfg.Root) []wayPin {
+// every repository of the host ran its hooks (review20a). r is the pass's
+// resolver (nil: names looked up afresh).
+func gitWays(r *hostpath.Resolver, ways []gitguard.Protect, roots []agentcfg.Root) []wayPin {
 	var pins []wayPin
 	for _, w := range ways {
-		end, via, err := resolveNamed(w.Path)
+		end, via, err := resolveNamedBy(r, w.Path)
 		if err != nil && !errors.Is(err, hostpath.ErrLoop) {
 			continue
 		}
-		for _, d := range leftDirs(nil, w.Path, end, via, roots) {
+		for _, d := range leftDirs(r, w.Path, end, via, roots) {
 			pins = append(pins, wayPin{Dir: d, Of: w.Path})
 		}
 	}

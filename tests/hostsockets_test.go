@@ -752,3 +752,76 @@ func movedFromHome(t *testing.T, to, token string) string {
 	}
 	return to
 }
+
+// TestHostSocketFarRecordDropped (sockets20's record, end to end): a live
+// socket gone from its bound name and not found where the sandbox sees is
+// recorded in the state directory (sockets-far.json) and not searched for
+// again by read-only starts; a start with a write path on that socket's
+// file system drops the entry (its agent could have renamed the socket
+// into view), so the next start searches again and masks it. The record's
+// logic is proven by sandbox.TestHostSocketFarRecord as both users; this
+// proves the real start wires it: the record is written where a real run
+// keeps its state, and a real writing start drops it (were the drop not
+// registered by real starts, the last start would trust the record and
+// CONNECT). A file system of its own (a tmpfs) needs root: every other
+// file system here is one each start writes on (the workspace's), where
+// nothing is ever recorded.
+func TestHostSocketFarRecordDropped(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a file system of its own (sandbox.TestHostSocketFarRecord proves the record as both users)")
+	}
+	fs := filepath.Join(t.TempDir(), "fs")
+	if err := os.Mkdir(fs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("jail-test", fs, "tmpfs", 0, "mode=0755"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(fs, unix.MNT_DETACH) })
+	vis, hid := filepath.Join(fs, "vis"), filepath.Join(fs, "hid")
+	for _, d := range []string{vis, hid} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	token := "HOST-SOCKET-FAR-RECORD-" + strconv.Itoa(os.Getpid())
+	bound := filepath.Join(vis, "old.sock")
+	greetOnUnix(t, bound, token)
+	if err := os.Rename(bound, filepath.Join(hid, "s.sock")); err != nil {
+		t.Fatal(err)
+	}
+	ws := workspace(t)
+	probe := unixProbe(t, ws)
+	state := t.TempDir()
+	record := filepath.Join(state, "jail", "sockets-far.json")
+	o := runOpts{dir: ws, env: []string{"XDG_STATE_HOME=" + state}}
+	recorded := func() bool {
+		b, _ := os.ReadFile(record)
+		return strings.Contains(string(b), bound)
+	}
+	moved := filepath.Join(vis, "moved.sock")
+	r := run(t, o, "--read", vis, "--", "true")
+	mustCode(t, r, 0)
+	if !recorded() {
+		b, err := os.ReadFile(record)
+		t.Fatalf("a read-only start did not record the socket it searched for and did not find (%v):\n%s\nstderr: %s", err, b, r.stderr)
+	}
+	r = run(t, o, "--read", vis, "--", "true")
+	mustCode(t, r, 0)
+	if !recorded() {
+		t.Fatalf("a second read-only start dropped the record")
+	}
+	r = run(t, o, "--write", vis, "--", "true")
+	mustCode(t, r, 0)
+	if recorded() {
+		b, _ := os.ReadFile(record)
+		t.Fatalf("a start with a write path on the socket's file system left its entry in the record:\n%s", b)
+	}
+	// What that run's agent could have done: the socket renamed into view.
+	if err := os.Rename(filepath.Join(hid, "s.sock"), moved); err != nil {
+		t.Fatal(err)
+	}
+	hostReaches(t, probe, token, "the socket renamed into view", moved)
+	r = run(t, o, "--read", vis, "--", "perl", probe, moved)
+	probeRefusedAll(t, r, token, 1, "a socket renamed into view after a writing start dropped the record")
+}

@@ -338,6 +338,14 @@ var Builtins = []Builtin{
 	// host's next up-arrow (codexhistory). Codex logs the failed append
 	// inside and goes on.
 	{".codex/history.jsonl", ReadOnly, false, "Codex's prompt history: up-arrow and Enter run an entry as the user's prompt (\"!\" ones in the user's shell)"},
+	// Codex 0.171 caches its model catalog in models_cache.json: each
+	// model's base_instructions are the system prompt of every session on
+	// it. The host's codex takes the cache as fresh while now - fetched_at
+	// is within its TTL, so a fetched_at in the future never goes stale,
+	// and its key (provider, auth mode, account) is readable inside: one
+	// the agent wrote was every later host session's instructions. Codex
+	// logs the failed write inside and uses the catalog it fetched.
+	{"~/.codex/models_cache.json", ReadOnly, false, "Codex's model catalog cache: each model's base_instructions are every session's system prompt"},
 	// Codex 0.171's memories (~/.codex/memories, when the user turned the
 	// memories feature on): memory_summary.md goes whole into every new
 	// session's developer instructions, in every project, and points the

@@ -56,9 +56,15 @@ exit 0
 // agent dir and the history's read error.
 func historyRun(t *testing.T, agentDir, hostLine string, had bool, setup func(dir string), plant string, flags func(home string) []string) (result, string, error) {
 	t.Helper()
+	return agentFileRun(t, agentDir, "history.jsonl", hostLine, had, setup, plant, flags)
+}
+
+// agentFileRun is historyRun for any file name in the agent dir.
+func agentFileRun(t *testing.T, agentDir, name, hostLine string, had bool, setup func(dir string), plant string, flags func(home string) []string) (result, string, error) {
+	t.Helper()
 	home, state, ws := workspace(t), workspace(t), workspace(t)
 	dir := filepath.Join(home, agentDir)
-	hist := filepath.Join(dir, "history.jsonl")
+	hist := filepath.Join(dir, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

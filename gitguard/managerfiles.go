@@ -118,15 +118,13 @@ func managerValues(text, key string) []string {
 }
 
 // valuesAt reads the value that begins with v, the rest of lines[i] after a
-// key's sign (or an anchor), as managerValues says.
+// key's sign (or an anchor), as managerValues says. A quoted value is read
+// as the parsers read it (quotedAt), on as many lines as it spans.
 func valuesAt(lines []string, i int, v string, budget *int) []string {
 	var out []string
 	add := func(v string) {
 		v = untagged(strings.TrimSpace(v))
-		switch {
-		case len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0]:
-			v = v[1 : len(v)-1]
-		case strings.HasPrefix(v, "*"):
+		if strings.HasPrefix(v, "*") {
 			// Why: an alias is the anchored node's value; read as a name,
 			// the file lefthook extends with went unprotected (lane U).
 			out = append(out, aliasValues(lines, v[1:], budget)...)
@@ -135,6 +133,19 @@ func valuesAt(lines []string, i int, v string, budget *int) []string {
 		if v != "" {
 			out = append(out, v)
 		}
+	}
+	// quoted reads the quoted value beginning s on line i; it reports
+	// whether s began with a quote.
+	quoted := func(s string) (rest string, end int, was bool) {
+		if s == "" || s[0] != '"' && s[0] != '\'' {
+			return s, i, false
+		}
+		vals, rest, end, ok := quotedAt(lines, i, s)
+		if !ok {
+			return "", i, true
+		}
+		out = append(out, vals...)
+		return rest, end, true
 	}
 	v = untagged(strings.TrimSpace(uncomment(v)))
 	switch {
@@ -150,33 +161,56 @@ func valuesAt(lines []string, i int, v string, budget *int) []string {
 			item, ok := strings.CutPrefix(n, "-")
 			if !ok {
 				if items == 0 && indent(lines[i+1]) > indent(lines[i]) {
-					add(uncomment(n))
+					i++
+					if _, _, was := quoted(untagged(n)); !was {
+						add(uncomment(n))
+					}
 				}
 				break
 			}
-			add(uncomment(item))
 			items++
 			i++
+			end := i
+			if _, end, ok = quoted(untagged(strings.TrimSpace(uncomment(item)))); !ok {
+				add(uncomment(item))
+			}
+			i = end
 		}
 	case strings.HasPrefix(v, "["):
-		list := v
-		for !strings.Contains(list, "]") && i+1 < len(lines) {
-			i++
-			list += "," + strings.TrimSpace(uncomment(lines[i]))
-		}
-		list = strings.TrimPrefix(list, "[")
-		if j := strings.Index(list, "]"); j >= 0 {
-			list = list[:j]
-		}
-		for _, item := range strings.Split(list, ",") {
-			add(item)
-		}
-	case v[0] == '"' || v[0] == '\'':
-		if j := strings.IndexByte(v[1:], v[0]); j >= 0 {
-			add(v[:j+2])
+		// Items up to the list's "]", across lines, quoted ones read
+		// whole (a quoted "," or "]" is part of a name).
+		rest := v[1:]
+		for read := 0; read <= maxQuotedLines; {
+			rest = strings.TrimLeft(rest, " \t,")
+			if rest == "" || strings.HasPrefix(rest, "#") || strings.HasPrefix(rest, "//") {
+				if i+1 >= len(lines) {
+					break
+				}
+				i++
+				read++
+				rest = uncomment(lines[i])
+				continue
+			}
+			if rest[0] == ']' {
+				break
+			}
+			r, end, was := quoted(untagged(rest))
+			if was {
+				read += end - i
+				i, rest = end, r
+				continue
+			}
+			j := strings.IndexAny(rest, ",]")
+			if j < 0 {
+				j = len(rest)
+			}
+			add(rest[:j])
+			rest = rest[j:]
 		}
 	default:
-		add(strings.TrimRight(v, ",}]"))
+		if _, _, was := quoted(v); !was {
+			add(strings.TrimRight(v, ",}]"))
+		}
 	}
 	return out
 }
@@ -291,11 +325,25 @@ func (s *scanner) overcommitFiles(w string) {
 	}
 }
 
-// uncomment drops a YAML/TOML/JSONC comment (" #" or " //" on) from a line.
+// uncomment drops a YAML/TOML/JSONC comment (" #" or " //" on) from a line,
+// outside quoted text (a quote that opens a value: at the line's start or
+// after a blank, "[", "{", ",", ":" or "="; `"hooks/a #b.yml"` is one name,
+// lefthook 2.2.1 reads it so).
 func uncomment(l string) string {
-	for _, c := range []string{" #", "\t#", " //", "\t//"} {
-		if j := strings.Index(l, c); j >= 0 {
-			l = l[:j]
+	var q byte
+	for j := 0; j < len(l); j++ {
+		c := l[j]
+		switch {
+		case q == '"' && c == '\\':
+			j++
+		case q != 0:
+			if c == q {
+				q = 0
+			}
+		case (c == '"' || c == '\'') && (j == 0 || strings.IndexByte(" \t[{,:=", l[j-1]) >= 0):
+			q = c
+		case (c == ' ' || c == '\t') && (strings.HasPrefix(l[j+1:], "#") || strings.HasPrefix(l[j+1:], "//")):
+			return l[:j]
 		}
 	}
 	return l

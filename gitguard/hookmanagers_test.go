@@ -301,6 +301,7 @@ func FuzzManagerValues(f *testing.F) {
 	f.Add("a: &e\n  - *e\nextends: *e\nb: &e [*e, *", "extends")
 	f.Add("extends: [\"a\\x2fb\", 'c''d',\n \"e\\\n f\"]\nx = [\"\"\"\ng\"\"\"]", "extends")
 	f.Add("extends:\n  - \"a\\u00", "extends")
+	f.Add("extends:\n  - >-\n    a\n\n     b\n  - |+2\n   c\n\nx: &e |\n y\nsource_dir: *e", "extends")
 	f.Fuzz(func(t *testing.T, text, key string) {
 		if key == "" {
 			return
@@ -414,6 +415,11 @@ func TestManagerValuesQuoted(t *testing.T) {
 		{"yaml quoted hash in a block list", "extends:\n  - 'hooks/a #b.yml' # c\n", "hooks/a #b.yml"},
 		{"yaml quoted value on the next line", "source_dir:\n  \"tools\\x2flh\"\n", "tools/lh"},
 		{"yaml alias to a quoted value", "a: &e \"hooks\\x2fevil.yml\"\nextends: [*e]\n", "hooks/evil.yml"},
+		{"yaml folded block item", "extends:\n  - >-\n    hooks/evil.yml\n  - b.yml\n", "hooks/evil.yml"},
+		{"yaml literal block item", "extends:\n  - |-\n    hooks/evil.yml\n", "hooks/evil.yml"},
+		{"yaml folded block over lines", "extends:\n  - >\n    hooks/a\n    b.yml\n\npre-commit: {}\n", "hooks/a b.yml"},
+		{"yaml block scalar value", "source_dir: |2-\n   tools/lh # not a comment\n", " tools/lh # not a comment"},
+		{"yaml block scalar after an anchor", "a: &e >-\n  hooks/evil.yml\nextends: [*e]\n", "hooks/evil.yml"},
 		{"yaml plain backslash", "extends:\n  - hooks\\evil.yml\n", "hooks\\evil.yml"},
 		{"toml \\u", "extends = [\"hooks\\u002fevil.yml\"]\n", "hooks/evil.yml"},
 		{"toml multi-line basic", "extends = [\"\"\"\nhooks/evil.yml\"\"\"]\n", "hooks/evil.yml"},
@@ -432,6 +438,10 @@ func TestManagerValuesQuoted(t *testing.T) {
 				t.Errorf("ATTACK WORKED: %q not read from %q (got %q)", c.want, c.text, got)
 			}
 		})
+	}
+	// The item after a block scalar is read too.
+	if got := managerValues("extends:\n  - >-\n    a.yml\n  - b.yml\n", "extends"); !slices.Equal(got, []string{"a.yml", "b.yml"}) {
+		t.Errorf("block scalar item then another: got %q", got)
 	}
 	// A plain value's apostrophe opens no quote: its comment is no name.
 	if got := managerValues("source_dir: don't # c\n", "source_dir"); !slices.Equal(got, []string{"don't"}) {

@@ -148,6 +148,9 @@ func valuesAt(lines []string, i int, v string, budget *int) []string {
 		return rest, end, true
 	}
 	v = untagged(strings.TrimSpace(uncomment(v)))
+	if vals, _, ok := blockScalarAt(lines, i, v, indent(lines[i])); ok {
+		return append(out, vals...)
+	}
 	switch {
 	case v == "":
 		// A YAML block list below, or a plain scalar on the next line
@@ -171,7 +174,11 @@ func valuesAt(lines []string, i int, v string, budget *int) []string {
 			items++
 			i++
 			end := i
-			if _, end, ok = quoted(untagged(strings.TrimSpace(uncomment(item)))); !ok {
+			head := untagged(strings.TrimSpace(uncomment(item)))
+			if vals, e, block := blockScalarAt(lines, i, head, indent(lines[i])); block {
+				out = append(out, vals...)
+				end = e
+			} else if _, end, ok = quoted(head); !ok {
 				add(uncomment(item))
 			}
 			i = end

@@ -1,6 +1,7 @@
 package gitguard
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -195,4 +196,110 @@ func unescape(s string, tomlML bool) (string, error) {
 		b.WriteRune(r)
 	}
 	return b.String(), nil
+}
+
+// blockScalarAt reads a YAML block scalar whose header (| or >, with its
+// chomping and indentation indicators) ends lines[i], parent the indentation
+// of the node it belongs to: its lines are those below, more indented, and
+// empty ones between. It returns the values (with trailing line breaks
+// stripped, and as its chomping keeps them when that differs) and the last
+// line read; ok is false when header is no block scalar's.
+//
+// Why: lefthook 2.2.1 reads `- >-` or `- |-` with the name on the next line
+// (tried by hand); taken as a name, ">-" left the file writable
+// (leftovers19).
+func blockScalarAt(lines []string, i int, header string, parent int) (vals []string, end int, ok bool) {
+	if header == "" || header[0] != '|' && header[0] != '>' || strings.Trim(header[1:], "+-123456789") != "" {
+		return nil, i, false
+	}
+	var raw []string
+	m := -1 // the first line's indentation: the text's, unless the header says
+	for end = i; end+1 < len(lines); end++ {
+		l := strings.TrimRight(lines[end+1], "\r")
+		if strings.TrimSpace(l) == "" {
+			raw = append(raw, "")
+			continue
+		}
+		if indent(l) <= parent {
+			break
+		}
+		if m < 0 {
+			m = indent(l)
+		}
+		raw = append(raw, l)
+	}
+	// Trailing empty lines are no part of the text (chomping's).
+	kept := len(raw)
+	for kept > 0 && raw[kept-1] == "" {
+		kept--
+	}
+	trail := len(raw) - kept
+	end -= trail
+	raw = raw[:kept]
+	indents := []int{m}
+	if j := strings.IndexAny(header, "123456789"); j >= 0 {
+		// An explicit indentation: relative to the parent node's, which a
+		// line reader knows only roughly (a list item's is past its "-"):
+		// both read.
+		indents = append(indents, parent+int(header[j]-'0'))
+	}
+	for _, m := range indents {
+		body := make([]string, 0, len(raw))
+		for _, l := range raw {
+			if len(l) >= m && strings.TrimLeft(l[:m], " \t") == "" {
+				l = l[m:]
+			} else {
+				l = strings.TrimLeft(l, " \t")
+			}
+			body = append(body, l)
+		}
+		text := strings.Join(body, "\n")
+		if header[0] == '>' {
+			text = foldBlock(body)
+		}
+		if text == "" {
+			continue
+		}
+		add := []string{text}
+		switch {
+		case strings.Contains(header, "+"):
+			add = append(add, text+strings.Repeat("\n", trail+1))
+		case !strings.Contains(header, "-"):
+			add = append(add, text+"\n")
+		}
+		for _, v := range add {
+			if !slices.Contains(vals, v) {
+				vals = append(vals, v)
+			}
+		}
+	}
+	return vals, end, true
+}
+
+// foldBlock joins a folded block scalar's lines (its indentation gone): a
+// line break between two lines of text is a space, each empty line a line
+// break, and lines indented further keep their breaks.
+func foldBlock(ls []string) string {
+	var b strings.Builder
+	empties, text, prevMore := 0, false, false
+	for _, l := range ls {
+		if l == "" {
+			empties++
+			continue
+		}
+		more := l[0] == ' ' || l[0] == '\t'
+		switch {
+		case !text:
+			b.WriteString(strings.Repeat("\n", empties))
+		case empties > 0:
+			b.WriteString(strings.Repeat("\n", empties))
+		case more || prevMore:
+			b.WriteByte('\n')
+		default:
+			b.WriteByte(' ')
+		}
+		b.WriteString(l)
+		empties, text, prevMore = 0, true, more
+	}
+	return b.String()
 }

@@ -301,6 +301,8 @@ func FuzzManagerValues(f *testing.F) {
 	f.Add("a: &e\n  - *e\nextends: *e\nb: &e [*e, *", "extends")
 	f.Add("extends: [\"a\\x2fb\", 'c''d',\n \"e\\\n f\"]\nx = [\"\"\"\ng\"\"\"]", "extends")
 	f.Add("extends:\n  - \"a\\u00", "extends")
+	f.Add("? \"ext\\x65nds\"\n: - 'a'\n  - b\n\"ext\\u0065nds\" = [\"c\"]\n? extends\n", "extends")
+	f.Add("?", "0")
 	f.Add("extends:\n  - >-\n    a\n\n     b\n  - |+2\n   c\n\nx: &e |\n y\nsource_dir: *e", "extends")
 	f.Fuzz(func(t *testing.T, text, key string) {
 		if key == "" {
@@ -420,6 +422,11 @@ func TestManagerValuesQuoted(t *testing.T) {
 		{"yaml folded block over lines", "extends:\n  - >\n    hooks/a\n    b.yml\n\npre-commit: {}\n", "hooks/a b.yml"},
 		{"yaml block scalar value", "source_dir: |2-\n   tools/lh # not a comment\n", " tools/lh # not a comment"},
 		{"yaml block scalar after an anchor", "a: &e >-\n  hooks/evil.yml\nextends: [*e]\n", "hooks/evil.yml"},
+		{"yaml escaped key", "\"ext\\x65nds\": [\"hooks/evil.yml\"]\n", "hooks/evil.yml"},
+		{"json escaped key", "{\"ext\\u0065nds\": [\"hooks/evil.yml\"]}\n", "hooks/evil.yml"},
+		{"toml escaped key", "\"ext\\u0065nds\" = [\"hooks/evil.yml\"]\n", "hooks/evil.yml"},
+		{"yaml explicit key", "? extends\n:\n  - hooks/evil.yml\n", "hooks/evil.yml"},
+		{"yaml explicit key, value on its line", "? \"ext\\x65nds\"\n: - hooks/evil.yml\n", "hooks/evil.yml"},
 		{"yaml plain backslash", "extends:\n  - hooks\\evil.yml\n", "hooks\\evil.yml"},
 		{"toml \\u", "extends = [\"hooks\\u002fevil.yml\"]\n", "hooks/evil.yml"},
 		{"toml multi-line basic", "extends = [\"\"\"\nhooks/evil.yml\"\"\"]\n", "hooks/evil.yml"},

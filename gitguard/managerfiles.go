@@ -98,17 +98,26 @@ func (s *scanner) lefthookFiles(w string, configs, hooks []string) {
 // YAML block list (`- a` lines). YAML anchors, aliases and tags are
 // followed (`extends: *e` with `&e` elsewhere: lefthook 2.2.2 reads it).
 // It reads the key at any depth: a name matched too often protects more,
-// never less.
+// never less. A key written quoted with escapes ("ext\x65nds") or as a
+// YAML explicit key (`? extends` and `: value` on the next line) is the
+// key too: lefthook 2.2.1 reads both (leftovers19).
 func managerValues(text, key string) []string {
 	lines := strings.Split(text, "\n")
 	var out []string
 	budget := 256 // aliases followed: a config of many (or nested) aliases stays cheap
 	for i := range lines {
+		at := i
 		rest, ok := keyAt(lines[i], key)
+		if !ok {
+			rest, ok = escapedKeyAt(lines[i], key)
+		}
+		if !ok {
+			at, rest, ok = explicitKeyAt(lines, i, key)
+		}
 		if !ok {
 			continue
 		}
-		for _, v := range valuesAt(lines, i, rest[1:], &budget) {
+		for _, v := range valuesAt(lines, at, rest[1:], &budget) {
 			if !slices.Contains(out, v) {
 				out = append(out, v)
 			}
@@ -150,6 +159,20 @@ func valuesAt(lines []string, i int, v string, budget *int) []string {
 	v = untagged(strings.TrimSpace(uncomment(v)))
 	if vals, _, ok := blockScalarAt(lines, i, v, indent(lines[i])); ok {
 		return append(out, vals...)
+	}
+	if item, ok := strings.CutPrefix(v, "-"); ok && (item == "" || item[0] == ' ' || item[0] == '\t') {
+		// A block list begun on this line (`? key` then `: - a`): its
+		// first item here, the rest below.
+		head := untagged(strings.TrimSpace(item))
+		if vals, end, block := blockScalarAt(lines, i, head, indent(lines[i])); block {
+			out = append(out, vals...)
+			i = end
+		} else if _, end, was := quoted(head); was {
+			i = end
+		} else {
+			add(item)
+		}
+		v = ""
 	}
 	switch {
 	case v == "":
@@ -295,6 +318,60 @@ func keyAt(l, key string) (string, bool) {
 			return rest, true
 		}
 	}
+}
+
+// escapedKeyAt is keyAt for key written as a quoted string with escapes
+// (`"ext\u0065nds": [...]` in YAML, JSON or TOML): what follows the sign.
+func escapedKeyAt(l, key string) (string, bool) {
+	if !strings.Contains(l, `\`) {
+		return "", false
+	}
+	for j := 0; j < len(l); j++ {
+		if l[j] != '"' || j > 0 && !strings.ContainsRune(" \t{,-?", rune(l[j-1])) {
+			continue
+		}
+		n, after, ok := closeQuote(l[j+1:], `"`)
+		if !ok {
+			return "", false
+		}
+		if v, err := unescape(l[j+1:j+1+n], false); err == nil && v == key {
+			if rest := strings.TrimLeft(after, " \t"); rest != "" && (rest[0] == ':' || rest[0] == '=') {
+				return rest, true
+			}
+		}
+		j += n + 1
+	}
+	return "", false
+}
+
+// explicitKeyAt reads a YAML explicit key (`? key`, quoted or not) on
+// lines[i] whose value line (`: value`) follows: that line and what
+// follows its sign.
+func explicitKeyAt(lines []string, i int, key string) (int, string, bool) {
+	k, ok := strings.CutPrefix(strings.TrimSpace(uncomment(lines[i])), "?")
+	if !ok {
+		return 0, "", false
+	}
+	k = untagged(strings.TrimSpace(k))
+	if k != key {
+		if k == "" || k[0] != '"' && k[0] != '\'' {
+			return 0, "", false
+		}
+		if vals, _, _, closed := quotedAt(lines, i, k); !closed || !slices.Contains(vals, key) {
+			return 0, "", false
+		}
+	}
+	for j := i + 1; j < len(lines); j++ {
+		n := strings.TrimSpace(lines[j])
+		if n == "" || strings.HasPrefix(n, "#") {
+			continue
+		}
+		if strings.HasPrefix(n, ":") {
+			return j, n, true
+		}
+		return 0, "", false
+	}
+	return 0, "", false
 }
 
 // overcommitFiles protects what .overcommit.yml (and .local-overcommit.yml,

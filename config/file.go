@@ -111,6 +111,11 @@ func forbidden(kind FileKind, key string) string {
 		return "a profile cannot choose the workspace"
 	case kind == ProfileFile && key == "profile":
 		return "a profile names the profiles it builds on with extends"
+	case kind == ProfileFile && key == "settings":
+		// Settings files are read from the user's, project's and --config
+		// layers only: a profile's list was accepted and then never read,
+		// so the restrictions a user put there silently did not apply.
+		return "a profile cannot name settings files (they would not be read); put settings = [...] in your config file or pass --settings FILE"
 	case key == NoProjectKey && (kind == ProjectConfig || kind == ProfileFile):
 		return "only your config file or --config can turn project files off"
 	}

@@ -80,6 +80,7 @@ func TestParseErrors(t *testing.T) {
 		{"project turns project files off", ProjectConfig, "no-project-file = true\n", 1, "no-project-file", "only your config file"},
 		{"profile key in a config file", UserConfig, "description = \"x\"\n", 1, "description", "unknown key"},
 		{"profile names profiles", ProfileFile, "profile = [\"x\"]\n", 1, "profile", "extends"},
+		{"profile names settings", ProfileFile, "description = \"d\"\nsettings = [\"s.json\"]\n", 2, "settings", "put settings = [...] in your config file or pass --settings"},
 		{"profile creates outside home", ProfileFile, "[[create]]\npath = \"/etc/x\"\n", 1, "create.path", "under the home directory only"},
 		{"profile creates dir with content", ProfileFile, "[[create]]\npath = \"~/x\"\ndir = true\ncontent = \"y\"\n", 1, "create.content", "no content"},
 		{"profile why not a string", ProfileFile, "[why]\n\"~/x\" = 3\n", 2, "why.~/x", "want a string"},

@@ -299,6 +299,11 @@ func FuzzManagerValues(f *testing.F) {
 	f.Add("{\"extends\": [\"a\",\n \"b\"], \"source_dir\": \"x\"}", "source_dir")
 	f.Add("extends = ['a'", "extends")
 	f.Add("a: &e\n  - *e\nextends: *e\nb: &e [*e, *", "extends")
+	f.Add("extends: [\"a\\x2fb\", 'c''d',\n \"e\\\n f\"]\nx = [\"\"\"\ng\"\"\"]", "extends")
+	f.Add("extends:\n  - \"a\\u00", "extends")
+	f.Add("? \"ext\\x65nds\"\n: - 'a'\n  - b\n\"ext\\u0065nds\" = [\"c\"]\n? extends\n", "extends")
+	f.Add("?", "0")
+	f.Add("extends:\n  - >-\n    a\n\n     b\n  - |+2\n   c\n\nx: &e |\n y\nsource_dir: *e", "extends")
 	f.Fuzz(func(t *testing.T, text, key string) {
 		if key == "" {
 			return
@@ -389,4 +394,78 @@ func TestGuardLefthookTopGlob(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("at exit: found %v, want %v", got, want)
 	}
+}
+
+// lefthook's extends written with escapes, quotes and line folding: each of
+// these ran hooks/evil.yml's commands in a `git commit` with lefthook 2.2.1
+// (tried by hand with the real CLI: YAML, TOML and JSON configs); the line
+// reader took the value as written (hooks\x2fevil.yml, a name cut at a
+// quoted "," or " #", one line of a folded value) and hooks/evil.yml stayed
+// writable. Seen failing on main's code: none of the wanted names read.
+func TestManagerValuesQuoted(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"yaml \\x", "extends:\n  - \"hooks\\x2fevil.yml\"\n", "hooks/evil.yml"},
+		{"yaml \\u", "extends:\n  - \"hooks\\u002fevil.yml\"\n", "hooks/evil.yml"},
+		{"yaml \\U", "extends: [\"hooks\\U0000002fevil.yml\"]\n", "hooks/evil.yml"},
+		{"yaml escaped line break", "extends:\n  - \"hooks/ev\\\n    il.yml\"\n", "hooks/evil.yml"},
+		{"yaml folded line", "extends:\n  - \"hooks/evil\n    .yml\"\n", "hooks/evil .yml"},
+		{"yaml folded empty line", "extends:\n  - 'hooks/a\n\n    b.yml'\n", "hooks/a\nb.yml"},
+		{"yaml single quote", "extends:\n  - 'hooks/it''s.yml'\n", "hooks/it's.yml"},
+		{"yaml quoted comma in a flow list", "extends: [\"x.yml\",\n  \"hooks\\x2fe,vil.yml\"]\n", "hooks/e,vil.yml"},
+		{"yaml quoted bracket in a flow list", "extends: ['a].yml', b.yml]\n", "a].yml"},
+		{"yaml quoted hash", "extends: [\"hooks/a #b.yml\"] # c\n", "hooks/a #b.yml"},
+		{"yaml quoted hash in a block list", "extends:\n  - 'hooks/a #b.yml' # c\n", "hooks/a #b.yml"},
+		{"yaml quoted value on the next line", "source_dir:\n  \"tools\\x2flh\"\n", "tools/lh"},
+		{"yaml alias to a quoted value", "a: &e \"hooks\\x2fevil.yml\"\nextends: [*e]\n", "hooks/evil.yml"},
+		{"yaml folded block item", "extends:\n  - >-\n    hooks/evil.yml\n  - b.yml\n", "hooks/evil.yml"},
+		{"yaml literal block item", "extends:\n  - |-\n    hooks/evil.yml\n", "hooks/evil.yml"},
+		{"yaml folded block over lines", "extends:\n  - >\n    hooks/a\n    b.yml\n\npre-commit: {}\n", "hooks/a b.yml"},
+		{"yaml block scalar value", "source_dir: |2-\n   tools/lh # not a comment\n", " tools/lh # not a comment"},
+		{"yaml block scalar after an anchor", "a: &e >-\n  hooks/evil.yml\nextends: [*e]\n", "hooks/evil.yml"},
+		{"yaml escaped key", "\"ext\\x65nds\": [\"hooks/evil.yml\"]\n", "hooks/evil.yml"},
+		{"json escaped key", "{\"ext\\u0065nds\": [\"hooks/evil.yml\"]}\n", "hooks/evil.yml"},
+		{"toml escaped key", "\"ext\\u0065nds\" = [\"hooks/evil.yml\"]\n", "hooks/evil.yml"},
+		{"yaml explicit key", "? extends\n:\n  - hooks/evil.yml\n", "hooks/evil.yml"},
+		{"yaml explicit key, value on its line", "? \"ext\\x65nds\"\n: - hooks/evil.yml\n", "hooks/evil.yml"},
+		{"yaml plain backslash", "extends:\n  - hooks\\evil.yml\n", "hooks\\evil.yml"},
+		{"toml \\u", "extends = [\"hooks\\u002fevil.yml\"]\n", "hooks/evil.yml"},
+		{"toml multi-line basic", "extends = [\"\"\"\nhooks/evil.yml\"\"\"]\n", "hooks/evil.yml"},
+		{"toml multi-line line-ending backslash", "extends = [\"\"\"hooks/\\\n    evil.yml\"\"\"]\n", "hooks/evil.yml"},
+		{"toml multi-line literal", "extends = ['''\nhooks\\evil.yml''']\n", "hooks\\evil.yml"},
+		{"json \\/", "{\"extends\": [\"hooks\\/evil.yml\"]}\n", "hooks/evil.yml"},
+		{"json surrogate pair", "{\"extends\": [\"hooks/\\ud83d\\ude00.yml\"]}\n", "hooks/\U0001F600.yml"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			key := "extends"
+			if strings.HasPrefix(c.text, "source_dir") {
+				key = "source_dir"
+			}
+			got := managerValues(c.text, key)
+			if !slices.Contains(got, c.want) {
+				t.Errorf("ATTACK WORKED: %q not read from %q (got %q)", c.want, c.text, got)
+			}
+		})
+	}
+	// The item after a block scalar is read too.
+	if got := managerValues("extends:\n  - >-\n    a.yml\n  - b.yml\n", "extends"); !slices.Equal(got, []string{"a.yml", "b.yml"}) {
+		t.Errorf("block scalar item then another: got %q", got)
+	}
+	// A plain value's apostrophe opens no quote: its comment is no name.
+	if got := managerValues("source_dir: don't # c\n", "source_dir"); !slices.Equal(got, []string{"don't"}) {
+		t.Errorf("plain value with an apostrophe: got %q", got)
+	}
+}
+
+// The scanner protects the file an escaped extends names (the e2e of
+// TestManagerValuesQuoted's first case).
+func TestScanLefthookExtendsEscaped(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	write(t, ws+"/lefthook.yml", "extends:\n  - \"hooks\\x2fevil.yml\"\n  - 'hooks/it''s.yml'\n", 0o644)
+	write(t, ws+"/hooks/evil.yml", "pre-commit: {}\n", 0o644)
+	write(t, ws+"/hooks/it's.yml", "pre-commit: {}\n", 0o644)
+	write(t, ws+"/.git/hooks/pre-commit", "#!/bin/sh\nlefthook run pre-commit \"$@\"\n", 0o755)
+	p := scan(t, ws)
+	wantIn(t, "read-only", p.ReadOnly, ws, "hooks/evil.yml", "hooks/it's.yml")
+	notReadOnly(t, p, ws, ".", "hooks")
 }

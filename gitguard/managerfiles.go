@@ -98,17 +98,26 @@ func (s *scanner) lefthookFiles(w string, configs, hooks []string) {
 // YAML block list (`- a` lines). YAML anchors, aliases and tags are
 // followed (`extends: *e` with `&e` elsewhere: lefthook 2.2.2 reads it).
 // It reads the key at any depth: a name matched too often protects more,
-// never less.
+// never less. A key written quoted with escapes ("ext\x65nds") or as a
+// YAML explicit key (`? extends` and `: value` on the next line) is the
+// key too: lefthook 2.2.1 reads both (leftovers19).
 func managerValues(text, key string) []string {
 	lines := strings.Split(text, "\n")
 	var out []string
 	budget := 256 // aliases followed: a config of many (or nested) aliases stays cheap
 	for i := range lines {
+		at := i
 		rest, ok := keyAt(lines[i], key)
+		if !ok {
+			rest, ok = escapedKeyAt(lines[i], key)
+		}
+		if !ok {
+			at, rest, ok = explicitKeyAt(lines, i, key)
+		}
 		if !ok {
 			continue
 		}
-		for _, v := range valuesAt(lines, i, rest[1:], &budget) {
+		for _, v := range valuesAt(lines, at, rest[1:], &budget) {
 			if !slices.Contains(out, v) {
 				out = append(out, v)
 			}
@@ -118,15 +127,13 @@ func managerValues(text, key string) []string {
 }
 
 // valuesAt reads the value that begins with v, the rest of lines[i] after a
-// key's sign (or an anchor), as managerValues says.
+// key's sign (or an anchor), as managerValues says. A quoted value is read
+// as the parsers read it (quotedAt), on as many lines as it spans.
 func valuesAt(lines []string, i int, v string, budget *int) []string {
 	var out []string
 	add := func(v string) {
 		v = untagged(strings.TrimSpace(v))
-		switch {
-		case len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0]:
-			v = v[1 : len(v)-1]
-		case strings.HasPrefix(v, "*"):
+		if strings.HasPrefix(v, "*") {
 			// Why: an alias is the anchored node's value; read as a name,
 			// the file lefthook extends with went unprotected (lane U).
 			out = append(out, aliasValues(lines, v[1:], budget)...)
@@ -136,7 +143,37 @@ func valuesAt(lines []string, i int, v string, budget *int) []string {
 			out = append(out, v)
 		}
 	}
+	// quoted reads the quoted value beginning s on line i; it reports
+	// whether s began with a quote.
+	quoted := func(s string) (rest string, end int, was bool) {
+		if s == "" || s[0] != '"' && s[0] != '\'' {
+			return s, i, false
+		}
+		vals, rest, end, ok := quotedAt(lines, i, s)
+		if !ok {
+			return "", i, true
+		}
+		out = append(out, vals...)
+		return rest, end, true
+	}
 	v = untagged(strings.TrimSpace(uncomment(v)))
+	if vals, _, ok := blockScalarAt(lines, i, v, indent(lines[i])); ok {
+		return append(out, vals...)
+	}
+	if item, ok := strings.CutPrefix(v, "-"); ok && (item == "" || item[0] == ' ' || item[0] == '\t') {
+		// A block list begun on this line (`? key` then `: - a`): its
+		// first item here, the rest below.
+		head := untagged(strings.TrimSpace(item))
+		if vals, end, block := blockScalarAt(lines, i, head, indent(lines[i])); block {
+			out = append(out, vals...)
+			i = end
+		} else if _, end, was := quoted(head); was {
+			i = end
+		} else {
+			add(item)
+		}
+		v = ""
+	}
 	switch {
 	case v == "":
 		// A YAML block list below, or a plain scalar on the next line
@@ -150,33 +187,60 @@ func valuesAt(lines []string, i int, v string, budget *int) []string {
 			item, ok := strings.CutPrefix(n, "-")
 			if !ok {
 				if items == 0 && indent(lines[i+1]) > indent(lines[i]) {
-					add(uncomment(n))
+					i++
+					if _, _, was := quoted(untagged(n)); !was {
+						add(uncomment(n))
+					}
 				}
 				break
 			}
-			add(uncomment(item))
 			items++
 			i++
+			end := i
+			head := untagged(strings.TrimSpace(uncomment(item)))
+			if vals, e, block := blockScalarAt(lines, i, head, indent(lines[i])); block {
+				out = append(out, vals...)
+				end = e
+			} else if _, end, ok = quoted(head); !ok {
+				add(uncomment(item))
+			}
+			i = end
 		}
 	case strings.HasPrefix(v, "["):
-		list := v
-		for !strings.Contains(list, "]") && i+1 < len(lines) {
-			i++
-			list += "," + strings.TrimSpace(uncomment(lines[i]))
-		}
-		list = strings.TrimPrefix(list, "[")
-		if j := strings.Index(list, "]"); j >= 0 {
-			list = list[:j]
-		}
-		for _, item := range strings.Split(list, ",") {
-			add(item)
-		}
-	case v[0] == '"' || v[0] == '\'':
-		if j := strings.IndexByte(v[1:], v[0]); j >= 0 {
-			add(v[:j+2])
+		// Items up to the list's "]", across lines, quoted ones read
+		// whole (a quoted "," or "]" is part of a name).
+		rest := v[1:]
+		for read := 0; read <= maxQuotedLines; {
+			rest = strings.TrimLeft(rest, " \t,")
+			if rest == "" || strings.HasPrefix(rest, "#") || strings.HasPrefix(rest, "//") {
+				if i+1 >= len(lines) {
+					break
+				}
+				i++
+				read++
+				rest = uncomment(lines[i])
+				continue
+			}
+			if rest[0] == ']' {
+				break
+			}
+			r, end, was := quoted(untagged(rest))
+			if was {
+				read += end - i
+				i, rest = end, r
+				continue
+			}
+			j := strings.IndexAny(rest, ",]")
+			if j < 0 {
+				j = len(rest)
+			}
+			add(rest[:j])
+			rest = rest[j:]
 		}
 	default:
-		add(strings.TrimRight(v, ",}]"))
+		if _, _, was := quoted(v); !was {
+			add(strings.TrimRight(v, ",}]"))
+		}
 	}
 	return out
 }
@@ -256,6 +320,60 @@ func keyAt(l, key string) (string, bool) {
 	}
 }
 
+// escapedKeyAt is keyAt for key written as a quoted string with escapes
+// (`"ext\u0065nds": [...]` in YAML, JSON or TOML): what follows the sign.
+func escapedKeyAt(l, key string) (string, bool) {
+	if !strings.Contains(l, `\`) {
+		return "", false
+	}
+	for j := 0; j < len(l); j++ {
+		if l[j] != '"' || j > 0 && !strings.ContainsRune(" \t{,-?", rune(l[j-1])) {
+			continue
+		}
+		n, after, ok := closeQuote(l[j+1:], `"`)
+		if !ok {
+			return "", false
+		}
+		if v, err := unescape(l[j+1:j+1+n], false); err == nil && v == key {
+			if rest := strings.TrimLeft(after, " \t"); rest != "" && (rest[0] == ':' || rest[0] == '=') {
+				return rest, true
+			}
+		}
+		j += n + 1
+	}
+	return "", false
+}
+
+// explicitKeyAt reads a YAML explicit key (`? key`, quoted or not) on
+// lines[i] whose value line (`: value`) follows: that line and what
+// follows its sign.
+func explicitKeyAt(lines []string, i int, key string) (int, string, bool) {
+	k, ok := strings.CutPrefix(strings.TrimSpace(uncomment(lines[i])), "?")
+	if !ok {
+		return 0, "", false
+	}
+	k = untagged(strings.TrimSpace(k))
+	if k != key {
+		if k == "" || k[0] != '"' && k[0] != '\'' {
+			return 0, "", false
+		}
+		if vals, _, _, closed := quotedAt(lines, i, k); !closed || !slices.Contains(vals, key) {
+			return 0, "", false
+		}
+	}
+	for j := i + 1; j < len(lines); j++ {
+		n := strings.TrimSpace(lines[j])
+		if n == "" || strings.HasPrefix(n, "#") {
+			continue
+		}
+		if strings.HasPrefix(n, ":") {
+			return j, n, true
+		}
+		return 0, "", false
+	}
+	return 0, "", false
+}
+
 // overcommitFiles protects what .overcommit.yml (and .local-overcommit.yml,
 // merged into it) names in work tree w: its plugin_directory (the
 // repository's own hooks, .rb files run in each hook; .git-hooks by
@@ -291,11 +409,25 @@ func (s *scanner) overcommitFiles(w string) {
 	}
 }
 
-// uncomment drops a YAML/TOML/JSONC comment (" #" or " //" on) from a line.
+// uncomment drops a YAML/TOML/JSONC comment (" #" or " //" on) from a line,
+// outside quoted text (a quote that opens a value: at the line's start or
+// after a blank, "[", "{", ",", ":" or "="; `"hooks/a #b.yml"` is one name,
+// lefthook 2.2.1 reads it so).
 func uncomment(l string) string {
-	for _, c := range []string{" #", "\t#", " //", "\t//"} {
-		if j := strings.Index(l, c); j >= 0 {
-			l = l[:j]
+	var q byte
+	for j := 0; j < len(l); j++ {
+		c := l[j]
+		switch {
+		case q == '"' && c == '\\':
+			j++
+		case q != 0:
+			if c == q {
+				q = 0
+			}
+		case (c == '"' || c == '\'') && (j == 0 || strings.IndexByte(" \t[{,:=", l[j-1]) >= 0):
+			q = c
+		case (c == ' ' || c == '\t') && (strings.HasPrefix(l[j+1:], "#") || strings.HasPrefix(l[j+1:], "//")):
+			return l[:j]
 		}
 	}
 	return l

@@ -322,7 +322,10 @@ func hostSocketMasksRecorded(mounts []ns.Mount, hostMounts []fsrules.Mount, root
 		}
 		return false
 	})
-	fm, unfound := farMasks(far, files, &own, roots, mounts, hostMounts, seen)
+	fm, unfound, err := farMasks(far, files, &own, roots, mounts, hostMounts, seen, maxLinkedMasks-len(lm))
+	if err != nil {
+		return nil, nil, "", "", err
+	}
 	farEnd(recFile, lost, unfound, gens, files)
 	unfound = append(unfound, skipped...)
 	sort.Strings(unfound)
@@ -435,30 +438,39 @@ func linkedMasks(linked map[[2]uint64]*linkedSocket, moved bool, files *hostsock
 			if ls != nil {
 				ls.found++
 			}
-			if named(p, mounts) || !socketVisible(p, mounts) {
-				// Why: hidden here (the workspace's .ssh/), it may
-				// still show where the host mounts the tree again.
-				out = append(out, viewMasks(p, hostMounts, mounts, seen)...)
+			var add []ns.Mount
+			if !named(p, mounts) && socketVisible(p, mounts) {
+				// Why: a hard link is the socket itself by another name:
+				// connect(2) there reaches the process listening on it.
+				add = append(add, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
+			}
+			// Why: hidden here or not, it may still show where the host
+			// mounts the tree again.
+			add = append(add, viewMasks(p, hostMounts, mounts, seen)...)
+			// Why the views count: each is a mount too; a name's views
+			// left out of the bound made it maxLinkedMasks times the
+			// host's second mounts of the tree (leftovers19).
+			if len(out)+len(add) > maxLinkedMasks {
+				what := ""
+				if ls != nil {
+					what = " (a name of " + ls.path + ")"
+				}
+				err = tooManySocketNames(p+what, r)
 				return
 			}
-			what := ""
-			if ls != nil {
-				what = " (a name of " + ls.path + ")"
-			}
-			if len(out) >= maxLinkedMasks {
-				err = fmt.Errorf("host sockets: more than %d other names (hard links or renamed sockets) of root's or your sockets in the workspace and --read/--write paths, as %s%s: each would be a mount; not starting; remove them (find %s -type s)", maxLinkedMasks, p, what, r)
-				return
-			}
-			// Why: a hard link is the socket itself by another name:
-			// connect(2) there reaches the process listening on it.
-			out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
-			out = append(out, viewMasks(p, hostMounts, mounts, seen)...)
+			out = append(out, add...)
 		})
 	}
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// tooManySocketNames is the refusal past maxLinkedMasks masks over other
+// names of sockets (at: the name found past it; in: where to look).
+func tooManySocketNames(at, in string) error {
+	return fmt.Errorf("host sockets: more than %d other names (hard links or renamed sockets, and the other mounts that show them) of root's or your sockets, as %s: each would be a mount; not starting; remove them (find %s -type s)", maxLinkedMasks, at, in)
 }
 
 // viewMasks masks the other places the host's mount table (hostMounts,

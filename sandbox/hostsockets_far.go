@@ -56,7 +56,8 @@ var maxFarEntries = 100000
 // maxFarDirs directories. Each name found where the sandbox sees it is
 // masked. left says the sockets not wholly found (their names are past
 // the bound, or in places the sandbox hides or the supervisor cannot
-// read).
+// read). More than room masks (what maxLinkedMasks leaves after
+// linkedMasks's) refuse the start.
 //
 // Why: the mask is per path and connect(2) goes to the inode. A host-made
 // hard link of root's or the user's socket in the host's read-only view
@@ -65,9 +66,9 @@ var maxFarEntries = 100000
 // directory renamed outside the walked trees (by an earlier run's agent
 // in its --write path, which this run sees read-only), reached the host
 // service from the sandbox.
-func farMasks(far []*farSocket, files *hostsock.Files, own *owners, roots []string, mounts []ns.Mount, hostMounts []fsrules.Mount, seen map[string]bool) (out []ns.Mount, left []string) {
+func farMasks(far []*farSocket, files *hostsock.Files, own *owners, roots []string, mounts []ns.Mount, hostMounts []fsrules.Mount, seen map[string]bool, room int) (out []ns.Mount, left []string, err error) {
 	if len(far) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	skipDirs := unwalkedDirs(mounts, roots)
 	points := map[string]bool{}
@@ -77,6 +78,9 @@ func farMasks(far []*farSocket, files *hostsock.Files, own *owners, roots []stri
 	budget := maxFarDirs
 	entries := maxFarEntries
 	all := func() bool {
+		if err != nil {
+			return true
+		}
 		for _, f := range far {
 			if !f.done() {
 				return false
@@ -113,19 +117,25 @@ func farMasks(far []*farSocket, files *hostsock.Files, own *owners, roots []stri
 				f.nlink = uint64(st.Nlink)
 			}
 		}
-		if st == nil || seen[p] {
+		if st == nil || seen[p] || err != nil {
 			return
 		}
 		seen[p] = true
-		out = append(out, viewMasks(p, hostMounts, mounts, seen)...)
-		if named(p, mounts) || !socketVisible(p, mounts) {
+		add := viewMasks(p, hostMounts, mounts, seen)
+		if !named(p, mounts) && socketVisible(p, mounts) {
+			add = append(add, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
+		}
+		// Why: each is a mount; the names found here were bounded only by
+		// the entries read (100,000), their views by nothing (leftovers19).
+		if len(out)+len(add) > room {
+			err = tooManySocketNames(p, filepath.Dir(p))
 			return
 		}
-		out = append(out, ns.Mount{Kind: ns.KindMask, Path: p, FD: -1, Why: whyHostSocket})
+		out = append(out, add...)
 	}
 	for _, f := range far {
 		prev := ""
-		for d := f.from; !f.done() && budget > 0 && entries > 0; d = filepath.Dir(d) {
+		for d := f.from; !f.done() && budget > 0 && entries > 0 && err == nil; d = filepath.Dir(d) {
 			if socketVisible(d, mounts) && !underAny(d, roots) {
 				n, _ := fsrules.LinkedSocketsBounded(d, func(dir string) bool {
 					budget--
@@ -152,8 +162,11 @@ func farMasks(far []*farSocket, files *hostsock.Files, own *owners, roots []stri
 			}
 		}
 	}
+	if err != nil {
+		return nil, nil, err
+	}
 	sort.Strings(left)
-	return out, left
+	return out, left, nil
 }
 
 // existingDir is the deepest directory of p (p itself or a parent) that

@@ -1108,3 +1108,72 @@ func TestHostSocketFarEntriesBound(t *testing.T) {
 		t.Errorf("masks %v, once %q, err %v; want the search stopped at the entries bound (%s not reached) and said", masks, once, err, beyond)
 	}
 }
+
+// TestHostSocketNameViewsBounded (leftovers19): the masks over other names
+// of a socket count the other mounts that show each name (viewMasks) and
+// the names found outside the walked trees (farMasks) against
+// maxLinkedMasks: ten hard links in the workspace, each shown by three
+// host binds of it, are forty mounts, and one more than the bound refuses
+// the start. Seen failing on main: the bound counted the ten names only
+// (forty masks under a bound of 39 started) and farMasks had no bound.
+func TestHostSocketNameViewsBounded(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(d, "ws")
+	tool := filepath.Join(ws, "tool.sock")
+	bindSocketFile(t, tool, true)
+	host := []fsrules.Mount{{Point: "/", FSType: "ext4", Dev: "8:1", Root: "/"}}
+	const links, views = 10, 3
+	for v := range views {
+		host = append(host, fsrules.Mount{Point: filepath.Join(d, fmt.Sprintf("wa%d", v)), FSType: "ext4", Dev: "8:1", Root: ws})
+	}
+	for i := range links {
+		rel := filepath.Join("sub", fmt.Sprintf("l%d.sock", i))
+		if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(tool, filepath.Join(ws, rel)); err != nil {
+			t.Fatal(err)
+		}
+		// The test cannot mount: each view's alias is a socket at the
+		// place the fake mount table says shows the same file.
+		for v := range views {
+			bindSocketFile(t, filepath.Join(d, fmt.Sprintf("wa%d", v), rel), false)
+		}
+	}
+	stubBoundFiles(t, []string{tool})
+	mounts := []ns.Mount{{Kind: ns.KindBind, Path: ws, Dir: true}}
+	masksWith := func(max int) ([]ns.Mount, error) {
+		old := maxLinkedMasks
+		maxLinkedMasks = max
+		defer func() { maxLinkedMasks = old }()
+		masks, _, _, _, err := hostSocketMasksOwned(mounts, host, []string{ws})
+		return masks, err
+	}
+	const want = links * (1 + views)
+	if masks, err := masksWith(want); err != nil || len(masks) != want+1 { // +1: tool.sock itself
+		t.Fatalf("at the bound: %d masks (want %d), err %v", len(masks), want+1, err)
+	}
+	if masks, err := masksWith(want - 1); err == nil || !strings.Contains(err.Error(), "not starting") {
+		t.Errorf("ATTACK WORKED: %d masks past a bound of %d, err %v", len(masks), want-1, err)
+	}
+
+	// A name outside the walked trees (farMasks) and its view count too.
+	far := filepath.Join(d, "elsewhere", "f.sock")
+	if err := os.MkdirAll(filepath.Dir(far), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(tool, far); err != nil {
+		t.Fatal(err)
+	}
+	host = append(host, fsrules.Mount{Point: filepath.Join(d, "ea"), FSType: "ext4", Dev: "8:1", Root: filepath.Dir(far)})
+	bindSocketFile(t, filepath.Join(d, "ea", "f.sock"), false)
+	if masks, err := masksWith(want + 2); err != nil || len(masks) != want+3 {
+		t.Fatalf("far at the bound: %d masks (want %d), err %v", len(masks), want+3, err)
+	}
+	if masks, err := masksWith(want + 1); err == nil || !strings.Contains(err.Error(), "not starting") {
+		t.Errorf("ATTACK WORKED: far names masked past the bound (%d masks, bound %d), err %v", len(masks), want+1, err)
+	}
+}

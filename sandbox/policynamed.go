@@ -113,30 +113,26 @@ func readPolicyNamedLocked(stateDir string) policyNamedRecord {
 }
 
 // flagPolicyFiles are the files of p's policy named by a flag, or inside a
-// file a flag named: what a run not given the flag does not read, so does
-// not keep. Why the second kind: a settings file named in a --config file
-// or in a profile given by --profile ("settings in LOC") was not recorded,
-// so a run not given that flag left it writable while keeping the
-// --config file itself, and its agent rewrote what the next start given
-// the flag read (review19c). Only the user's config (and the settings it
-// names) and jail's config directory's links are read by every run.
+// file a flag named, or by the user's config: every file a start read
+// its policy from except the config file itself and jail's config
+// directory's links (hidden or guarded in every run). Why the second kind:
+// a settings file named in a --config file or in a profile given by
+// --profile ("settings in LOC") was not recorded, so a run not given that
+// flag left it writable while keeping the --config file itself, and its
+// agent rewrote what the next start given the flag read (review19c). Why
+// the user's config's settings: every run reads them, but a line added
+// while a run lives was read by the next start from a file that run
+// (started before the line) could write, nothing said; recorded, the
+// start refuses while such a run lives (policyNamedLive), as for a flag
+// (leftovers19). A name recorded so stays kept after the line goes.
 func flagPolicyFiles(p *policy.Policy) []policy.PolicyFile {
-	userCfg := ""
-	for _, f := range p.PolicyFiles {
-		if f.From == "your config" {
-			userCfg = f.Path
-		}
-	}
 	var out []policy.PolicyFile
 	for _, f := range allPolicyFiles(p) {
 		switch {
 		case f.From == "--settings", f.From == "--config", f.From == "--seccomp":
 			out = append(out, f)
 		case strings.HasPrefix(f.From, "settings in "):
-			loc := strings.TrimPrefix(f.From, "settings in ")
-			if userCfg == "" || (loc != userCfg && !strings.HasPrefix(loc, userCfg+":")) {
-				out = append(out, f)
-			}
+			out = append(out, f)
 		}
 	}
 	return out

@@ -85,9 +85,10 @@ func TestRecordPolicyNamedKeepsMarked(t *testing.T) {
 }
 
 // TestFlagPolicyFiles: the files recorded for later runs are those named
-// by a flag and the settings files named inside a --config file (read
-// only by starts given that flag: review19c), not the user's config nor
-// the settings it names (every run reads them).
+// by a flag, the settings files named inside a --config file (read only by
+// starts given that flag: review19c) and those the user's config names (a
+// line added while a run lives: leftovers19), not the user's config itself
+// nor the trust store (jail's config directory).
 func TestFlagPolicyFiles(t *testing.T) {
 	p := &policy.Policy{PolicyFiles: []policy.PolicyFile{
 		{Path: "/h/.config/jail/config.toml", From: "your config"},
@@ -102,7 +103,7 @@ func TestFlagPolicyFiles(t *testing.T) {
 	for _, f := range flagPolicyFiles(p) {
 		got = append(got, f.Path)
 	}
-	if want := []string{"/w/jail.toml", "/w/b.json", "/w/c.json", "/w/d.json"}; !slices.Equal(got, want) {
+	if want := []string{"/w/a.json", "/w/jail.toml", "/w/b.json", "/w/c.json", "/w/d.json"}; !slices.Equal(got, want) {
 		t.Errorf("flagPolicyFiles = %v, want %v", got, want)
 	}
 }

@@ -304,6 +304,25 @@ content = "{}\n"
 	oneLine(t, sh(t, o, "true", "--profile", "nope"), "--profile nope: no such profile")
 }
 
+// A profile's settings key was accepted and never read: a denyRead the user
+// put in a settings file named there did not apply, nothing said. The start
+// refuses in one line naming where settings files go.
+func TestProfileSettingsKeyRefused(t *testing.T) {
+	h := newHome(t)
+	ws := workspace(t)
+	secret := filepath.Join(ws, "secret.txt")
+	writeFile(t, secret, "SECRET\n")
+	settings := filepath.Join(h.dir, "srt.json")
+	writeFile(t, settings, `{"filesystem": {"allowWrite": ["."], "denyRead": ["`+secret+`"]}}`)
+	writeFile(t, filepath.Join(h.cfg, "profiles", "mine.toml"), "description = \"mine\"\nsettings = [\""+settings+"\"]\n")
+	o := runOpts{env: h.env, dir: ws}
+	r := sh(t, o, "cat secret.txt", "--profile", "mine")
+	if strings.Contains(r.stdout, "SECRET") {
+		t.Errorf("the profile's settings file was ignored: its denyRead did not apply")
+	}
+	oneLine(t, r, "mine", "settings", "cannot name settings files", "--settings FILE")
+}
+
 // config show prints what the layers amount to; loading it back gives the
 // same output.
 func TestConfigShowRoundTrip(t *testing.T) {

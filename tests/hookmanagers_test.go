@@ -136,6 +136,27 @@ true`)
 	}
 }
 
+// lefthook's extends written with YAML escapes and quotes: lefthook 2.2.1
+// read "hooks\x2fevil.yml" as hooks/evil.yml and a doubled single quote as
+// one (it's.yml), and ran their commands in a `git commit` (tried by hand
+// with the real CLI).
+// Seen failing on main: jail read the names as written, both files kept
+// the agent's payload.
+func TestGitLefthookExtendsEscaped(t *testing.T) {
+	h, ws, r := lefthookRun(t, [][2]string{
+		{"lefthook.yml", "extends:\n  - \"hooks\\x2fevil.yml\"\n  - 'hooks/it''s.yml'\n"},
+		{"hooks/evil.yml", "pre-commit: {}\n"},
+		{"hooks/it's.yml", "pre-commit: {}\n"},
+	}, `echo "$p" >> hooks/evil.yml
+echo "$p" >> "hooks/it's.yml"
+true`)
+	mustCode(t, r, 0)
+	unwritten(t, ws, "hooks/evil.yml", "hooks/it's.yml")
+	if h.pwned() {
+		t.Errorf("the host ran the payload:\n%s", r.stderr)
+	}
+}
+
 // lefthook's extends globs whose fixed part is the work tree's top: a
 // match made later (lefthook-evil.yml for lefthook-*.yml, b/hooks.yml in a
 // new directory and c/hooks.yml in an existing one for */hooks.yml) was

@@ -313,6 +313,32 @@ func TestPolicyFileFlagLiveRunRefuses(t *testing.T) {
 	}
 }
 
+// A settings file added to the user's own config while a run lives, in a
+// tree that run can write (it started before the line, so keeps the file
+// writable): the next start read it, its bytes possibly that run's agent's,
+// nothing said. The start refuses, naming the live run, as for --settings;
+// once it ends the start goes on and later runs keep the file read-only.
+// Seen failing on main as root and as jailtest: the start went on, exit 0.
+func TestPolicyFileUserConfigAddedWhileLive(t *testing.T) {
+	h, ws := newHome(t), workspace(t)
+	srt := filepath.Join(ws, "srt.json")
+	writeFile(t, srt, policyFilesSRT)
+	end := runWaiting(t, h, ws)
+	writeFile(t, filepath.Join(h.cfg, "config.toml"), "settings = [\""+srt+"\"]\n")
+	other := workspace(t)
+	r := run(t, runOpts{env: h.env, dir: other}, "--", "true")
+	end()
+	if r.code == 0 || !strings.Contains(r.stderr, "policy file "+srt+" (settings in ") || !strings.Contains(r.stderr, "can be written by a live run") {
+		t.Fatalf("ATTACK WORKED: a live run could write the settings file the user's config names and the start went on: code %d\n%s", r.code, r.stderr)
+	}
+	mustCode(t, run(t, runOpts{env: h.env, dir: other}, "--", "true"), 0)
+	r = sh(t, runOpts{env: h.env, dir: ws}, `printf '{"filesystem": {"allowWrite": [".", "~/Documents"]}}' > srt.json 2>/dev/null && echo WROTE; true`)
+	mustCode(t, r, 0)
+	if b, _ := os.ReadFile(srt); strings.Contains(r.stdout, "WROTE") || string(b) != policyFilesSRT {
+		t.Fatalf("a later run rewrote the settings file the user's config names:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
+
 // A policy file with more other names (hard links) in the writable trees
 // than a start makes read-only (16: each is a mount) was only said: the
 // agent rewrote it through one left writable. The start refuses instead,

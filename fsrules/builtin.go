@@ -384,6 +384,15 @@ var Builtins = []Builtin{
 	{"~/.codex/goals_1.sqlite", ReadOnly, false, "Codex's thread goals"},
 	{"~/.codex/goals_1.sqlite-wal", ReadOnly, false, "Codex's thread goals"},
 	{"~/.codex/*.sqlite*", ReadOnly, false, "Codex's databases: queued messages the host's codex sends as yours, memories, goals"},
+	// Codex 0.171 reads a profile's settings from ~/.codex/NAME.config.toml
+	// under `codex --profile NAME` (its old [profiles] table is refused):
+	// the keys of config.toml (notify, MCP servers, hooks, the sandbox
+	// mode), which the guard keeps only in config.toml itself. The agent
+	// added notify to the user's profile file, or made one, and the next
+	// `codex --profile` on the host ran it. A pattern: a name made in the
+	// run is watched and quarantined as a database's (codexglob).
+	// config.toml has no dot before it and stays the guard's.
+	{"~/.codex/*.config.toml", ReadOnly, false, "Codex profile settings (codex --profile NAME reads NAME.config.toml): notify, MCP servers, hooks"},
 	{".codex/hooks.json", ReadOnly, false, "Codex hooks run commands"},
 	{".codex/hooks/", ReadOnly, false, "Codex hooks run commands"},
 	// Codex 0.171 loads each enabled plugin from its installed copy under

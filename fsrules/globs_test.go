@@ -11,7 +11,8 @@ import (
 // gets its directory watched where that directory lies in a writable root
 // (the root itself, inside it, missing from it, through a symlink into
 // it), and not where nothing can be written, in jail's own root, or under
-// --no-default-deny. No other built-in pattern does.
+// --no-default-deny. So does ~/.codex/*.config.toml (Codex's profile
+// settings), beside it; no other built-in pattern does.
 func TestGlobsPlanned(t *testing.T) {
 	base := tmp(t)
 	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
@@ -28,7 +29,7 @@ func TestGlobsPlanned(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := func(dir string) []Glob {
-		return []Glob{{Dir: dir, Pattern: "*.sqlite*", Rule: "default: ~/.codex/*.sqlite*"}}
+		return []Glob{{Dir: dir, Pattern: "*.sqlite*", Rule: "default: ~/.codex/*.sqlite*"}, {Dir: dir, Pattern: "*.config.toml", Rule: "default: ~/.codex/*.config.toml"}}
 	}
 	for _, tc := range []struct {
 		name string

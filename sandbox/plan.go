@@ -722,11 +722,9 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	//     place a mount of its file system shows it (hostMounts). Degraded
 	//     mode builds no mounts and refuses socket(AF_UNIX) with seccomp
 	//     instead (NoUnix).
-	// Why every start, degraded too (its agent can still rename a
-	// socket's file in its write paths): the far search's record of each
-	// file system this run writes on is dropped and not trusted while it
-	// runs (farRecord).
-	farWriting(farRecordFile(plan.StateDir), mounts, hostMounts)
+	//     The far search's record of each file system this run writes on
+	//     is dropped by the run itself (raiseWalls: farWriting), not here:
+	//     a plan (--dry-run, the Go API's, a test's) writes no state.
 	if !degraded {
 		masks, others, note, once, err := hostSocketMasksRecorded(mounts, hostMounts, append(append([]string{}, readable...), writable...), plan.StateDir)
 		if err != nil {

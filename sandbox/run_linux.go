@@ -1044,6 +1044,13 @@ func (r *runner) run() int {
 // the sandbox before the go: init runs only its own setup, and jail exec
 // is served (serveControl) after this as well.
 func (r *runner) raiseWalls() error {
+	// Why every start, degraded too (its agent can still rename a
+	// socket's file in its write paths): the far socket search's record of
+	// each file system this run writes on is dropped, and not trusted or
+	// written while this supervisor lives (farRecord). Before the go: an
+	// entry the plan's own search recorded for such a file system is
+	// dropped here, before the agent could move a socket into view.
+	farWriting(farRecordFile(r.plan.StateDir), r.plan.Mounts, r.plan.hostMounts)
 	if err := r.openGuard(); err != nil {
 		return err
 	}

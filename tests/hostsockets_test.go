@@ -825,3 +825,29 @@ func TestHostSocketFarRecordDropped(t *testing.T) {
 	r = run(t, o, "--read", vis, "--", "perl", probe, moved)
 	probeRefusedAll(t, r, token, 1, "a socket renamed into view after a writing start dropped the record")
 }
+
+// TestDryRunWritesNoFarRecord: a plan writes nothing of jail's state. The
+// far socket record's writer registration (a start with a write path drops
+// that file system's entries) ran while the plan was built, so `jail
+// --dry-run` (and every plan the Go API or a test builds) rewrote
+// sockets-far.json and made its lock. It runs with the run's own
+// registration now, before the agent goes. Seen failing on main's binary
+// (both files made by --dry-run). TestHostSocketFarRecordDropped proves a
+// real writing start still drops the record.
+func TestDryRunWritesNoFarRecord(t *testing.T) {
+	state := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(state, "jail"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, runOpts{env: []string{"XDG_STATE_HOME=" + state}}, "--dry-run", "--", "true")
+	mustCode(t, r, 0)
+	ents, err := os.ReadDir(filepath.Join(state, "jail"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "sockets-far") {
+			t.Errorf("--dry-run wrote %s in the state directory", e.Name())
+		}
+	}
+}

@@ -22,30 +22,15 @@ func TestCodexNewDatabaseNamesQuarantined(t *testing.T) {
 	const host = "the user's own\n"
 	for _, viaProfile := range []bool{true, false} {
 		t.Run(map[bool]string{true: "profile", false: "-w"}[viaProfile], func(t *testing.T) {
-			home, state, ws := workspace(t), workspace(t), workspace(t)
-			codex := filepath.Join(home, ".codex")
-			if err := os.MkdirAll(codex, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range []string{"state_5.sqlite", "config.toml"} {
-				if err := os.WriteFile(filepath.Join(codex, f), []byte(host), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
 			// Three made in place, one renamed into its name (IN_MOVED_TO),
 			// and a file the pattern does not match: the agent's to keep.
-			script := "cd " + codex + " && printf evil > queue_2.sqlite && printf evil > state_5.sqlite-shm && " +
-				"printf evil > logs_9.sqlite-journal && printf evil > tmp.x && mv tmp.x moved_3.sqlite && " +
-				"printf mine > notes.txt\n" +
-				// Gone while the run goes on (the watch), not only at its end.
-				"for i in $(seq 50); do test -e queue_2.sqlite || break; sleep 0.1; done; test -e queue_2.sqlite && echo STILL-THERE; exit 0\n"
-			flags := []string{"-w", codex}
-			if viaProfile {
-				flags = []string{"--profile", "codex"}
-			}
-			o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state, "XDG_CACHE_HOME=" + filepath.Join(state, "cache")}}
-			r := sh(t, o, script, flags...)
-			mustCode(t, r, 0)
+			r, codex := codexRun(t, viaProfile, host, []string{"state_5.sqlite", "config.toml"}, func(codex string) string {
+				return "cd " + codex + " && printf evil > queue_2.sqlite && printf evil > state_5.sqlite-shm && " +
+					"printf evil > logs_9.sqlite-journal && printf evil > tmp.x && mv tmp.x moved_3.sqlite && " +
+					"printf mine > notes.txt\n" +
+					// Gone while the run goes on (the watch), not only at its end.
+					"for i in $(seq 50); do test -e queue_2.sqlite || break; sleep 0.1; done; test -e queue_2.sqlite && echo STILL-THERE; exit 0\n"
+			})
 			if strings.Contains(r.stdout, "STILL-THERE") {
 				t.Errorf("queue_2.sqlite still there inside after 5 s: not watched while the run goes on")
 			}
@@ -70,6 +55,31 @@ func TestCodexNewDatabaseNamesQuarantined(t *testing.T) {
 			}
 		})
 	}
+}
+
+// codexRun runs script(~/.codex) in a fresh home whose ~/.codex holds
+// files (each holding host), through the codex profile or -w ~/.codex,
+// and wants exit 0; it returns the run and ~/.codex.
+func codexRun(t *testing.T, viaProfile bool, host string, files []string, script func(codex string) string) (result, string) {
+	t.Helper()
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	codex := filepath.Join(home, ".codex")
+	if err := os.MkdirAll(codex, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(codex, f), []byte(host), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flags := []string{"-w", codex}
+	if viaProfile {
+		flags = []string{"--profile", "codex"}
+	}
+	o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state, "XDG_CACHE_HOME=" + filepath.Join(state, "cache")}}
+	r := sh(t, o, script(codex), flags...)
+	mustCode(t, r, 0)
+	return r, codex
 }
 
 // TestCodexNewDatabaseNamesKilledRun: a run whose supervisor was killed

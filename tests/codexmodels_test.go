@@ -12,10 +12,7 @@ package tests
 // (persistence past the run). Read-only inside; Codex logs the failed
 // write and goes on with the catalog it fetched.
 
-import (
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 func TestCodexModelsCacheNotPlanted(t *testing.T) {
 	const plant = `
@@ -26,16 +23,7 @@ sleep 0.3
 exit 0
 `
 	const hostCache = `{"fetched_at":"2026-12-01T00:00:00Z","client_version":"0.171.0","models":[]}`
-	for _, c := range []struct {
-		name  string
-		had   bool
-		flags func(home string) []string
-	}{
-		{"present", true, func(home string) []string { return []string{"-w", filepath.Join(home, ".codex")} }},
-		{"absent", false, func(home string) []string { return []string{"-w", filepath.Join(home, ".codex")} }},
-		{"profile-present", true, func(string) []string { return []string{"--profile", "codex"} }},
-		{"profile-absent", false, func(string) []string { return []string{"--profile", "codex"} }},
-	} {
+	for _, c := range codexFileCases {
 		t.Run(c.name, func(t *testing.T) {
 			r, dir, err := agentFileRun(t, ".codex", "models_cache.json", hostCache, c.had, nil, plant, c.flags)
 			if err != nil && c.name == "profile-absent" {

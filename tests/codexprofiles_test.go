@@ -23,27 +23,12 @@ func TestCodexProfileConfigsNotPlanted(t *testing.T) {
 	const host = "model = \"host\"\n"
 	for _, viaProfile := range []bool{true, false} {
 		t.Run(map[bool]string{true: "profile", false: "-w"}[viaProfile], func(t *testing.T) {
-			home, state, ws := workspace(t), workspace(t), workspace(t)
-			codex := filepath.Join(home, ".codex")
-			if err := os.MkdirAll(codex, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range []string{"work.config.toml", "config.toml"} {
-				if err := os.WriteFile(filepath.Join(codex, f), []byte(host), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
 			plant := `notify = ["sh", "-c", "echo PLANTED"]` + "\n"
-			script := "cd " + codex + " && printf '%s' '" + plant + "' >> work.config.toml 2>/dev/null; " +
-				"printf '%s' '" + plant + "' > new.config.toml 2>/dev/null; " +
-				"printf '%s' '" + plant + "' > t.tmp && mv t.tmp made.config.toml 2>/dev/null; exit 0\n"
-			flags := []string{"-w", codex}
-			if viaProfile {
-				flags = []string{"--profile", "codex"}
-			}
-			o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state, "XDG_CACHE_HOME=" + filepath.Join(state, "cache")}}
-			r := sh(t, o, script, flags...)
-			mustCode(t, r, 0)
+			r, codex := codexRun(t, viaProfile, host, []string{"work.config.toml", "config.toml"}, func(codex string) string {
+				return "cd " + codex + " && printf '%s' '" + plant + "' >> work.config.toml 2>/dev/null; " +
+					"printf '%s' '" + plant + "' > new.config.toml 2>/dev/null; " +
+					"printf '%s' '" + plant + "' > t.tmp && mv t.tmp made.config.toml 2>/dev/null; exit 0\n"
+			})
 			if b, err := os.ReadFile(filepath.Join(codex, "work.config.toml")); err != nil || string(b) != host {
 				t.Errorf("~/.codex/work.config.toml after the run: %q (%v), want the host's", b, err)
 			}

@@ -597,6 +597,16 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan.Guarded = append(plan.Guarded, pfTargets...)
 	plan.Notes = append(plan.Notes, pfNotes...)
 	plan.policyExposed = exposed
+	// 3e. The agents' state moved by the environment (CODEX_HOME,
+	//     CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME) into a writable tree:
+	//     read-only, or watched while missing (movedAgentHomes).
+	ahMasks, ahAbsent, ahNotes, err := movedAgentHomes(env, home, cwd, bl, raws)
+	if err != nil {
+		return nil, err
+	}
+	named = append(named, ahMasks...)
+	plan.Absent = append(plan.Absent, ahAbsent...)
+	plan.Notes = append(plan.Notes, ahNotes...)
 	masks := mergeMasks(append(fp.Masks, named...), gp)
 	plan.Absent = append(plan.Absent, namedAbsent...)
 	// A mount point cannot be renamed or removed (EBUSY), but the directory

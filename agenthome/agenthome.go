@@ -1,0 +1,96 @@
+// Package agenthome says where the agent CLIs keep their state when the
+// user's environment moves it from its usual place in the home directory.
+//
+// jail's protections of an agent's state (the built-in read-only names
+// under ~/.codex and ~/.claude, the key-by-key guard of config.toml and
+// settings.json, the watch for new databases and profiles) are anchored at
+// the home directory. Three variables move that state elsewhere, for the
+// agent run inside jail and for the user's own runs on the host alike:
+//
+//	CODEX_HOME         Codex's ~/.codex (config.toml: notify, MCP servers, hooks)
+//	CLAUDE_CONFIG_DIR  Claude Code's ~/.claude and its .claude.json
+//	GEMINI_CLI_HOME    Gemini CLI's home: its .gemini lies there
+//
+// (read off Codex 0.171, Claude Code 2.1.197 and Gemini CLI 0.61). A moved
+// state directory in a tree the sandbox may write held what the host's
+// agent runs next, with none of those protections (session 22, confighome:
+// a notify command appended to $CODEX_HOME/config.toml inside the
+// workspace stayed). Moved lists them, so that the caller keeps them
+// read-only where the sandbox could write them.
+package agenthome
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Dir is one agent state directory the environment moved.
+type Dir struct {
+	Var   string // the variable that moved it (CODEX_HOME)
+	Value string // the variable's value as set
+	Agent string // whose state ("Codex")
+	// Path is the state directory, absolute and clean as text (links not
+	// resolved): $CODEX_HOME, $CLAUDE_CONFIG_DIR, $GEMINI_CLI_HOME/.gemini.
+	Path string
+	// What says what in it the host's agent runs, for a notice.
+	What string
+}
+
+// variable is one variable that moves an agent's state.
+type variable struct {
+	name, agent string
+	// sub is the state directory below the variable's value ("" the value
+	// itself); def is its usual place below the home directory.
+	sub, def, what string
+}
+
+var variables = []variable{
+	{"CODEX_HOME", "Codex", "", ".codex", "config.toml's notify, MCP servers and hooks run in your next codex"},
+	{"CLAUDE_CONFIG_DIR", "Claude Code", "", ".claude", "settings.json's hooks and .claude.json's MCP servers run in your next claude"},
+	{"GEMINI_CLI_HOME", "Gemini CLI", ".gemini", ".gemini", "settings.json's hooks and MCP servers run in your next gemini"},
+}
+
+// Moved returns the agent state directories env (the user's environment,
+// KEY=VALUE) moves away from their usual place in home, for env's every
+// reading: a variable set twice is taken both ways (a program reading
+// environ with getenv takes the first, one started by a shell the last).
+// A relative value is taken against cwd (where the agent would be started
+// from), a value starting with "~/" both expanded against home (a shell's
+// reading) and as named. An empty value moves nothing (the agents fall
+// back to their usual place).
+func Moved(env []string, home, cwd string) []Dir {
+	var out []Dir
+	seen := map[string]bool{}
+	add := func(v variable, value, p string) {
+		p = filepath.Join(p, v.sub)
+		if !filepath.IsAbs(p) {
+			return
+		}
+		p = filepath.Clean(p)
+		if home != "" && p == filepath.Join(home, v.def) {
+			return // the usual place: the home's protections hold there
+		}
+		if seen[v.name+"\x00"+p] {
+			return
+		}
+		seen[v.name+"\x00"+p] = true
+		out = append(out, Dir{Var: v.name, Value: value, Agent: v.agent, Path: p, What: v.what})
+	}
+	for _, v := range variables {
+		for _, kv := range env {
+			value, ok := strings.CutPrefix(kv, v.name+"=")
+			if !ok || value == "" {
+				continue
+			}
+			if rest, tilde := strings.CutPrefix(value, "~/"); tilde && home != "" {
+				add(v, value, filepath.Join(home, rest))
+			}
+			if filepath.IsAbs(value) {
+				add(v, value, value)
+			} else if cwd != "" {
+				add(v, value, filepath.Join(cwd, value))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,55 @@
+package agenthome
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestMoved(t *testing.T) {
+	const home, cwd = "/home/u", "/home/u/ws"
+	for _, c := range []struct {
+		name string
+		env  []string
+		want []string // Var=Path
+	}{
+		{"none", []string{"HOME=/home/u", "PATH=/bin"}, nil},
+		{"codex elsewhere", []string{"CODEX_HOME=/home/u/ws/.cx"}, []string{"CODEX_HOME=/home/u/ws/.cx"}},
+		{"codex usual place", []string{"CODEX_HOME=/home/u/.codex/"}, nil},
+		{"codex usual place, unclean", []string{"CODEX_HOME=/home/u/x/../.codex"}, nil},
+		{"empty value", []string{"CODEX_HOME="}, nil},
+		{"relative", []string{"CODEX_HOME=.cx"}, []string{"CODEX_HOME=/home/u/ws/.cx"}},
+		{"tilde", []string{"CODEX_HOME=~/cfg/codex"}, []string{"CODEX_HOME=/home/u/cfg/codex", "CODEX_HOME=/home/u/ws/~/cfg/codex"}},
+		{"claude", []string{"CLAUDE_CONFIG_DIR=/srv/claude"}, []string{"CLAUDE_CONFIG_DIR=/srv/claude"}},
+		{"claude usual place", []string{"CLAUDE_CONFIG_DIR=/home/u/.claude"}, nil},
+		{"gemini home", []string{"GEMINI_CLI_HOME=/home/u/ws"}, []string{"GEMINI_CLI_HOME=/home/u/ws/.gemini"}},
+		{"gemini home is home", []string{"GEMINI_CLI_HOME=/home/u"}, nil},
+		{"set twice", []string{"CODEX_HOME=/a", "CODEX_HOME=/b"}, []string{"CODEX_HOME=/a", "CODEX_HOME=/b"}},
+		{"set twice, same", []string{"CODEX_HOME=/a", "CODEX_HOME=/a/"}, []string{"CODEX_HOME=/a"}},
+		{"prefix of another name", []string{"CODEX_HOMEX=/a", "XCODEX_HOME=/b"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, d := range Moved(c.env, home, cwd) {
+				got = append(got, d.Var+"="+d.Path)
+				if d.Agent == "" || d.What == "" || d.Value == "" {
+					t.Errorf("%+v: fields missing", d)
+				}
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("Moved(%q) = %q, want %q", c.env, got, c.want)
+			}
+		})
+	}
+}
+
+func FuzzMoved(f *testing.F) {
+	f.Add("CODEX_HOME", "~/x/../y")
+	f.Add("GEMINI_CLI_HOME", "rel")
+	f.Fuzz(func(t *testing.T, name, value string) {
+		for _, d := range Moved([]string{name + "=" + value}, "/home/u", "/ws") {
+			if d.Path == "" || d.Path[0] != '/' || d.Path == "/home/u/.codex" {
+				t.Fatalf("Moved gave %+v", d)
+			}
+		}
+	})
+}

@@ -1,0 +1,163 @@
+//go:build linux
+
+package tests
+
+// An agent's state moved by the user's environment (CODEX_HOME,
+// CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME) into a tree the sandbox may write:
+// what the host's agent runs next from there (Codex's notify and MCP
+// servers in config.toml, Claude Code's and Gemini's hooks in
+// settings.json) must not be the agent's to write. jail's guards of that
+// state are anchored at ~/.codex, ~/.claude and ~/.gemini; before
+// session 22 a notify command appended to $CODEX_HOME/config.toml in the
+// workspace stayed (confighome).
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// agentHomeCases: each agent's variable, where its state lies below the
+// variable's value, and a file there whose keys name commands.
+var agentHomeCases = []struct {
+	name, variable, sub, file, host, plant string
+}{
+	{"codex", "CODEX_HOME", "", "config.toml", "model = \"x\"\n", "notify = [\"touch\", \"/tmp/planted\"]"},
+	{"claude", "CLAUDE_CONFIG_DIR", "", "settings.json", "{}\n", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"touch /tmp/planted"}]}]}}`},
+	{"gemini", "GEMINI_CLI_HOME", ".gemini", "settings.json", "{}\n", `{"hooks":{"AfterAgent":[{"command":"touch /tmp/planted"}]}}`},
+}
+
+// plantScript tries every way to leave plant in dir/file and a new
+// file beside it: an append, a rename over it, a new name.
+func plantScript(dir, file, plant string) string {
+	return `d='` + dir + `'; f="$d/` + file + `"
+printf '%s\n' '` + plant + `' >> "$f" 2>/dev/null
+mkdir -p "$d" 2>/dev/null; printf '%s\n' '` + plant + `' > "$d/new.tmp" 2>/dev/null && mv -f "$d/new.tmp" "$f" 2>/dev/null
+mkdir -p "$d/hooks" 2>/dev/null && printf 'touch /tmp/planted\n' > "$d/hooks/stop.sh" 2>/dev/null
+exit 0`
+}
+
+// TestMovedAgentHomeInWorkspace: the moved state directory inside the
+// workspace (there at start, or made by the agent) keeps nothing the
+// agent wrote.
+func TestMovedAgentHomeInWorkspace(t *testing.T) {
+	for _, c := range agentHomeCases {
+		for _, had := range []bool{true, false} {
+			name := c.name + "-present"
+			if !had {
+				name = c.name + "-absent"
+			}
+			t.Run(name, func(t *testing.T) {
+				home, ws := workspace(t), workspace(t)
+				value := filepath.Join(ws, "agent-state")
+				dir := filepath.Join(value, c.sub)
+				if had {
+					fsWrite(t, dir, c.file, c.host, 0o644)
+				}
+				o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), c.variable + "=" + value}}
+				r := sh(t, o, plantScript(dir, c.file, c.plant))
+				mustCode(t, r, 0)
+				got, err := os.ReadFile(filepath.Join(dir, c.file))
+				switch {
+				case had && string(got) != c.host:
+					t.Errorf("%s=%s: %s/%s is %q after the run, want the host's %q\nstderr:\n%s", c.variable, value, dir, c.file, got, c.host, r.stderr)
+				case !had && err == nil:
+					t.Errorf("%s=%s: %s/%s made in the run is still there: %q\nstderr:\n%s", c.variable, value, dir, c.file, got, r.stderr)
+				}
+				if _, err := os.Lstat(filepath.Join(dir, "hooks", "stop.sh")); err == nil {
+					t.Errorf("%s=%s: hooks/stop.sh made in the run is still there\nstderr:\n%s", c.variable, value, r.stderr)
+				}
+			})
+		}
+	}
+}
+
+// TestMovedAgentHomeAbsentLinked: the missing state directory made in the
+// run as a link to a directory of the agent's leaves too (the host's agent
+// would follow it).
+func TestMovedAgentHomeAbsentLinked(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	value := filepath.Join(ws, "agent-state")
+	o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "CODEX_HOME=" + value}}
+	r := sh(t, o, `mkdir evil && echo 'notify = ["touch", "/tmp/planted"]' > evil/config.toml && ln -s evil agent-state`)
+	mustCode(t, r, 0)
+	if got, err := os.ReadFile(filepath.Join(value, "config.toml")); err == nil {
+		t.Errorf("CODEX_HOME=%s made a link in the run: its config.toml is still reached: %q\nstderr:\n%s", value, got, r.stderr)
+	}
+}
+
+// TestMovedAgentHomeUnderWrite: a --write of a directory that holds the
+// moved state keeps the state read-only; a --write of the state itself
+// is refused with a one-line error naming the variable.
+func TestMovedAgentHomeUnderWrite(t *testing.T) {
+	for _, c := range agentHomeCases {
+		t.Run(c.name+"-parent", func(t *testing.T) {
+			home, ws := workspace(t), workspace(t)
+			cfg := filepath.Join(home, "cfg")
+			value := filepath.Join(cfg, c.name)
+			dir := filepath.Join(value, c.sub)
+			fsWrite(t, dir, c.file, c.host, 0o644)
+			o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), c.variable + "=" + value}}
+			r := sh(t, o, "echo ok > "+filepath.Join(cfg, "other")+"\n"+plantScript(dir, c.file, c.plant), "-w", cfg)
+			mustCode(t, r, 0)
+			if got, _ := os.ReadFile(filepath.Join(dir, c.file)); string(got) != c.host {
+				t.Errorf("-w %s, %s=%s: %s is %q after the run, want the host's\nstderr:\n%s", cfg, c.variable, value, c.file, got, r.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(cfg, "other")); err != nil {
+				t.Errorf("-w %s: the rest of it is not writable (%v)\nstderr:\n%s", cfg, err, r.stderr)
+			}
+			if !strings.Contains(r.stderr, c.variable) {
+				t.Errorf("nothing said of %s kept read-only\nstderr:\n%s", c.variable, r.stderr)
+			}
+		})
+		t.Run(c.name+"-itself", func(t *testing.T) {
+			home, ws := workspace(t), workspace(t)
+			value := filepath.Join(home, "cfg", c.name)
+			dir := filepath.Join(value, c.sub)
+			fsWrite(t, dir, c.file, c.host, 0o644)
+			o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), c.variable + "=" + value}}
+			r := sh(t, o, plantScript(dir, c.file, c.plant), "-w", dir)
+			if r.code == 0 {
+				t.Fatalf("-w %s (%s's state, %s) ran\nstderr:\n%s", dir, c.name, c.variable, r.stderr)
+			}
+			if !strings.Contains(r.stderr, c.variable) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 1 {
+				t.Errorf("the refusal should be one line naming %s:\n%s", c.variable, r.stderr)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, c.file)); string(got) != c.host {
+				t.Errorf("%s changed by a refused run: %q", c.file, got)
+			}
+		})
+	}
+}
+
+// TestMovedAgentHomeLinkInWorkspace: the moved state reached through a
+// symbolic link in the workspace (which the agent could point elsewhere
+// for the host's next run) is refused, not half protected.
+func TestMovedAgentHomeLinkInWorkspace(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, ws, "real/codex/config.toml", "model = \"x\"\n", 0o644)
+	if err := os.Symlink("real", filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	value := filepath.Join(ws, "link", "codex")
+	o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "CODEX_HOME=" + value}}
+	r := sh(t, o, "exit 0")
+	if r.code == 0 || !strings.Contains(r.stderr, "CODEX_HOME") {
+		t.Fatalf("CODEX_HOME=%s through a link in the workspace: exit %d\nstderr:\n%s", value, r.code, r.stderr)
+	}
+}
+
+// TestAgentHomeUsualPlace: the variables set to the usual place change
+// nothing (-P codex, -w ~/.claude still run).
+func TestAgentHomeUsualPlace(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	fsWrite(t, home, ".claude/settings.json", "{}\n", 0o644)
+	o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
+		"CODEX_HOME=" + filepath.Join(home, ".codex"), "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude") + "/", "GEMINI_CLI_HOME=" + home}}
+	r := sh(t, o, "echo x > ~/.codex/ok && echo y > ~/.claude/ok", "-P", "codex", "-w", filepath.Join(home, ".claude"))
+	mustCode(t, r, 0)
+	if strings.Contains(r.stderr, "CODEX_HOME") || strings.Contains(r.stderr, "CLAUDE_CONFIG_DIR") {
+		t.Errorf("the usual place said as moved:\n%s", r.stderr)
+	}
+}

@@ -130,7 +130,7 @@ var profCases = []profCase{
 		domains:  []string{"api.anthropic.com", "platform.claude.com"},
 		env:      []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
 		setenv:   map[string]string{"IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1"}},
-	{name: "codex", dirs: []string{"~/.codex"}, caches: map[string]string{"~/.codex/packages": "codex", "~/.codex/app-server-daemon": "codex", "~/.codex/app-server-control": "codex", "~/.codex/tmp": "codex", "~/.codex/shell_snapshots": "codex", "~/.codex/sessions": "codex", "~/.codex/archived_sessions": "codex"},
+	{name: "codex", dirs: []string{"~/.codex"}, caches: map[string]string{"~/.codex/packages": "codex", "~/.codex/app-server-daemon": "codex", "~/.codex/app-server-control": "codex", "~/.codex/tmp": "codex", "~/.codex/.tmp": "codex", "~/.codex/shell_snapshots": "codex", "~/.codex/sessions": "codex", "~/.codex/archived_sessions": "codex"},
 		domains: []string{"api.openai.com", "auth.openai.com", "chatgpt.com"},
 		env:     []string{"OPENAI_API_KEY", "CODEX_API_KEY"}},
 	{name: "gemini", dirs: []string{"~/.gemini"}, caches: map[string]string{"~/.gemini/history": "gemini", "~/.gemini/tmp": "gemini"},

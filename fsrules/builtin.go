@@ -393,6 +393,12 @@ var Builtins = []Builtin{
 	// run is watched and quarantined as a database's (codexglob).
 	// config.toml has no dot before it and stays the guard's.
 	{"~/.codex/*.config.toml", ReadOnly, false, "Codex profile settings (codex --profile NAME reads NAME.config.toml): notify, MCP servers, hooks"},
+	// Codex 0.171 reads ~/.codex/environments.toml at every start and
+	// starts the environment it names as default by running that
+	// environment's program (an exec server on stdio) as the user; every
+	// command of the session then goes through it (`codex exec` on the host
+	// ran a program named there, codexenv). Only the user writes it.
+	{"~/.codex/environments.toml", ReadOnly, false, "Codex exec environments: codex runs the default one's program at every start"},
 	{".codex/hooks.json", ReadOnly, false, "Codex hooks run commands"},
 	{".codex/hooks/", ReadOnly, false, "Codex hooks run commands"},
 	// Codex 0.171 loads each enabled plugin from its installed copy under

@@ -109,7 +109,7 @@ func TestBuiltinNames(t *testing.T) {
 		{".gradle/gradle.properties", no, H}, {".m2/settings.xml", no, H}, {".lessfilter", no, RO},
 		{".claude/daemon.json", no, RO}, {".claude/daemon.lock", no, RO}, {".claude/.config.json", no, RO}, {".claude/CLAUDE.md", no, RO}, {".claude/rules/", no, RO}, {".codex/AGENTS.md", no, RO}, {".codex/AGENTS.override.md", no, RO},
 		{".gemini/GEMINI.md", no, no}, // Gemini CLI saves the user's memories there (README)
-		{".codex/memories/", no, RO}, {".codex/models_cache.json", no, RO}, {".codex/work.config.toml", no, RO}, {".codex/queue_1.sqlite", no, RO}, {".codex/queue_1.sqlite-wal", no, RO}, {".codex/memories_1.sqlite", no, RO}, {".codex/memories_1.sqlite-wal", no, RO}, {".codex/state_5.sqlite", no, RO}, {".codex/state_5.sqlite-wal", no, RO},
+		{".codex/memories/", no, RO}, {".codex/models_cache.json", no, RO}, {".codex/environments.toml", no, RO}, {".codex/work.config.toml", no, RO}, {".codex/queue_1.sqlite", no, RO}, {".codex/queue_1.sqlite-wal", no, RO}, {".codex/memories_1.sqlite", no, RO}, {".codex/memories_1.sqlite-wal", no, RO}, {".codex/state_5.sqlite", no, RO}, {".codex/state_5.sqlite-wal", no, RO},
 		{".codex/agent_message_board_1.sqlite", no, RO}, {".codex/agent_message_board_1.sqlite-wal", no, RO}, {".codex/thread_history_1.sqlite", no, RO},
 		{".codex/thread_history_1.sqlite-wal", no, RO}, {".codex/goals_1.sqlite", no, RO}, {".codex/goals_1.sqlite-wal", no, RO},
 		{".codex/queue_2.sqlite", no, RO}, {".codex/logs_2.sqlite-shm", no, RO}, {".codex/version.json", no, no},

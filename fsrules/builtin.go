@@ -83,6 +83,11 @@ var Builtins = []Builtin{
 	{".aws/", Hide, false, "AWS credentials"},
 	{".azure/", Hide, false, "Azure CLI tokens"},
 	{".config/gcloud/", Hide, false, "Google Cloud credentials"},
+	// The Anthropic SDK's profiles, which Claude Code 2.1.197 reads at every
+	// start (ANTHROPIC_PROFILE, else active_config, else "default"):
+	// configs/NAME.json names the API's base_url and the credentials file,
+	// credentials/NAME.json holds the tokens.
+	{".config/anthropic/", Hide, false, "Anthropic API profiles and their credentials (base_url, tokens)"},
 	{"*service*account*.json", Hide, false, "cloud service-account keys"},
 	{"credentials.json", Hide, false, "OAuth and service credentials"},
 	{"client_secret*.json", Hide, false, "OAuth client secrets"},

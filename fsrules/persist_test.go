@@ -54,7 +54,7 @@ func TestBuiltinNames(t *testing.T) {
 		{"service-account.json", H, H}, {"my-service_account-key.json", H, H}, {"ServiceAccount.JSON", H, H},
 		{"credentials.json", H, H}, {"client_secret_123.apps.json", H, H}, {"credentials.go", no, no},
 		{".pgpass", H, H}, {".my.cnf", H, H}, {".vault-token", H, H}, {".boto", H, H}, {".s3cfg", H, H},
-		{".config/gcloud/", H, H}, {".azure/", H, H}, {".terraformrc", H, H},
+		{".config/gcloud/", H, H}, {".config/anthropic/", H, H}, {".azure/", H, H}, {".terraformrc", H, H},
 		{".terraform.d/credentials.tfrc.json", H, H}, {".terraform.d/plugins/", no, no},
 		{".config/gh/hosts.yml", H, H}, {".cargo/credentials.toml", H, H}, {".gem/credentials", H, H},
 		{".password-store/", H, H}, {".mozilla/", H, H},

@@ -231,6 +231,13 @@ var Builtins = []Builtin{
 	// .pth files and usercustomize run in every python, a module there shadows
 	// an installed one.
 	{"~/.local/lib/", ReadOnly, false, "Python user site-packages: .pth files run in every python"},
+	// Node's global folders (Module.globalPaths: $HOME/.node_modules and
+	// $HOME/.node_libraries): a bare require() that no node_modules on the
+	// way answers is looked up there, in every node program the user runs
+	// (optional dependencies tried in a try/catch, supports-color under
+	// debug, fall through to them). Gemini CLI 0.61 looks there at start.
+	{"~/.node_modules/", ReadOnly, false, "Node's global folder: a require() no node_modules answers loads from here, in every node program"},
+	{"~/.node_libraries/", ReadOnly, false, "Node's global folder: a require() no node_modules answers loads from here, in every node program"},
 	// git, direnv.
 	{".gitconfig", ReadOnly, false, "git aliases, core.fsmonitor, core.pager run code"},
 	{"~/.config/git/", ReadOnly, false, "git config and attributes: aliases, filters run code"},

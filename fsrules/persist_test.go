@@ -98,7 +98,7 @@ func TestBuiltinNames(t *testing.T) {
 		{".config/systemd/", no, RO}, {".config/autostart/", no, RO}, {".config/environment.d/", no, RO},
 		{".config/nvim/", no, RO}, {".config/pip/", no, RO}, {".config/go/", no, RO}, {".config/tmux/", no, RO},
 		{".config/emacs/", no, RO}, {".local/bin/", no, RO}, {"bin/", no, RO}, {".cargo/bin/", no, RO},
-		{".cargo/config.toml", no, RO}, {"go/bin/", no, RO}, {".local/lib/", no, RO},
+		{".cargo/config.toml", no, RO}, {"go/bin/", no, RO}, {".local/lib/", no, RO}, {".node_modules/", no, RO}, {".node_libraries/", no, RO},
 		{".local/share/systemd/", no, RO}, {".local/share/applications/", no, RO}, {".vim/", no, RO},
 		{".pip/", no, RO}, {".yarnrc.yml", no, RO}, {".oh-my-zsh/", no, RO},
 		{".local/share/bash-completion/", no, RO}, {".config/zsh/", no, RO}, {".local/share/fish/", no, RO},

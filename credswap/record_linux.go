@@ -127,6 +127,7 @@ type Dead struct {
 // settled, and kept when a file could not be put back (the next start
 // tries again). self is this run's id, never settled.
 func Recover(dir, self string) []Dead {
+	removeStaleTmp(dir)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	var out []Dead
 	for _, p := range files {
@@ -138,6 +139,32 @@ func Recover(dir, self string) []Dead {
 		}
 	}
 	return out
+}
+
+// staleTmp is how old an unlocked ID.json.tmp must be to be removed: a
+// start writing its record holds it for microseconds, locked from just
+// after its open; one left behind is a start killed before its rename.
+const staleTmp = time.Minute
+
+// removeStaleTmp removes the ID.json.tmp of starts killed between the
+// record's write and its rename: nothing else ever would, and each held a
+// copy of the user's credential files (review21a).
+func removeStaleTmp(dir string) {
+	tmps, _ := filepath.Glob(filepath.Join(dir, "*.json.tmp"))
+	for _, p := range tmps {
+		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			continue
+		}
+		fi, err := f.Stat()
+		if err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleTmp &&
+			syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			if cur, err := os.Lstat(p); err == nil && os.SameFile(fi, cur) {
+				os.Remove(p)
+			}
+		}
+		f.Close()
+	}
 }
 
 func recoverOne(p string) (Dead, bool) {

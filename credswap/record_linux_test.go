@@ -3,7 +3,9 @@ package credswap
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Recover settles only dead runs' records (unlocked), ignores entries that
@@ -67,5 +69,41 @@ func TestRecoverRecords(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
 		t.Errorf("records left: %v", left)
+	}
+}
+
+// TestRecoverRemovesStaleTmp: the ID.json.tmp of a start killed between
+// its write and its rename (a copy of the user's credential files) goes at
+// the next Recover once stale and unlocked; a fresh one (a start writing
+// now) and a locked one stay.
+func TestRecoverRemovesStaleTmp(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-2 * staleTmp)
+	stale := filepath.Join(dir, "dead.json.tmp")
+	fresh := filepath.Join(dir, "new.json.tmp")
+	locked := filepath.Join(dir, "live.json.tmp")
+	for _, p := range []string{stale, fresh, locked} {
+		if err := os.WriteFile(p, []byte(`{"snaps":[]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chtimes(stale, old, old)
+	os.Chtimes(locked, old, old)
+	f, err := os.Open(locked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	Recover(dir, "self")
+	if _, err := os.Lstat(stale); err == nil {
+		t.Errorf("%s left behind", stale)
+	}
+	for _, p := range []string{fresh, locked} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
 	}
 }

@@ -208,6 +208,9 @@ type initState struct {
 	wake chan struct{}
 	// traceEnd, with JAIL_TRACE=1, says when a step of the end was done.
 	traceEnd func(step string)
+	// held is what the last MsgHold stopped (serveRequests' goroutine
+	// only), for MsgRelease.
+	held []proctree.Held
 }
 
 // lockedThread runs functions, one at a time, on one dedicated OS thread.
@@ -776,6 +779,12 @@ func (st *initState) serveRequests(conn *Conn) {
 		case MsgStop:
 			st.stop()
 			continue
+		case MsgHold:
+			_ = conn.Send(Message{Type: MsgHeld, Code: st.hold()})
+			continue
+		case MsgRelease:
+			st.release()
+			continue
 		}
 		if m.Type != MsgDial {
 			continue
@@ -837,6 +846,36 @@ func (st *initState) signal(m Message) {
 		target = -st.agent
 	}
 	st.onAgentThread(func() { _ = unix.Kill(target, sig) })
+}
+
+// hold stops every process of the sandbox but init that is not stopped
+// already (MsgHold) and says how many. Every process of the sandbox comes
+// from init: the agent, the exec'd commands, and what left them is
+// re-parented to init (pid 1, or a child subreaper in degraded mode), so
+// proctree finds them all from init; the supervisor (init's parent) is
+// never touched. From the agent's thread: Landlock's signal scope lets
+// only it signal the sandbox's processes.
+func (st *initState) hold() int {
+	self := os.Getpid()
+	never := map[int]bool{self: true, os.Getppid(): true}
+	var held []proctree.Held
+	st.onAgentThread(func() {
+		held = proctree.Hold("/proc", self, never, func(pid int, sig syscall.Signal) error { return unix.Kill(pid, sig) })
+	})
+	st.held = append(st.held, held...)
+	return len(held)
+}
+
+// release continues what hold stopped (MsgRelease).
+func (st *initState) release() {
+	held := st.held
+	st.held = nil
+	if len(held) == 0 {
+		return
+	}
+	st.onAgentThread(func() {
+		proctree.Release("/proc", held, func(pid int, sig syscall.Signal) error { return unix.Kill(pid, sig) })
+	})
 }
 
 // reap is pid 1's job: forward signals to the agent, reap every child (orphans

@@ -232,6 +232,16 @@ const (
 	// MsgStop: supervisor -> init: SIGTERM to the agent and every exec'd
 	// command's process group; an idle init ends once none is left.
 	MsgStop = "stop"
+	// MsgHold: supervisor -> init: stop every process of the sandbox that
+	// is not stopped already (SIGSTOP, proctree.Hold), before the
+	// supervisor stops itself as a shell job: nothing of the sandbox runs
+	// while jail cannot watch it. init answers MsgHeld (Code: how many it
+	// stopped).
+	MsgHold = "hold"
+	MsgHeld = "held"
+	// MsgRelease: supervisor -> init: continue what the last MsgHold
+	// stopped (after fg or bg, before the agent is continued).
+	MsgRelease = "release"
 )
 
 // ExecSpec is one more command to start in a running sandbox (jail exec).

@@ -58,6 +58,7 @@ func (r *runner) suspend(sig syscall.Signal, interactive bool) {
 	r.mu.Lock()
 	rl := r.relay
 	r.mu.Unlock()
+	r.holdSandbox()
 	if rl != nil {
 		// The agent's last bytes (leaving its screen, the cursor shown)
 		// reach the terminal before the shell has it again.
@@ -66,6 +67,41 @@ func (r *runner) suspend(sig syscall.Signal, interactive bool) {
 	}
 	stopSelf(r.contCh)
 	r.resume(interactive)
+}
+
+// holdWait bounds the wait for init's answer to MsgHold.
+const holdWait = 2 * time.Second
+
+// holdSandbox has init stop every process of the sandbox before jail
+// stops itself. Stopped, the supervisor watches nothing and its records
+// age: a live run's records are touched every few seconds, and a run
+// killed while stopped is taken to have ended a few beats after the last
+// touch (credswap puts back only what changed before then; later changes
+// are the user's own). A process the agent moved out of its process group
+// (setsid), which the terminal's stop does not reach, went on writing
+// meanwhile: a credential file it changed after the last beat was kept as
+// the user's (suspendswap). Execs already waited for the stopped
+// supervisor's answer; now nothing of the sandbox runs at all. Said in
+// the trail; a hold init does not confirm is said on the terminal too.
+func (r *runner) holdSandbox() {
+	if r.sb == nil {
+		return
+	}
+	for len(r.heldCh) > 0 {
+		<-r.heldCh // an answer to an earlier hold that came too late
+	}
+	if err := r.sb.Conn.Send(ns.Message{Type: ns.MsgHold}); err != nil {
+		r.notef("could not hold the sandbox's processes while jail is stopped: %v", err)
+		return
+	}
+	r.held = true // released at resume even when the answer comes late
+	select {
+	case <-r.heldCh:
+		r.record(audit.Signal{Signal: "SIGSTOP", Number: int(syscall.SIGSTOP), From: "supervisor", To: "sandbox", Forwarded: true})
+	case <-time.After(holdWait):
+		r.say(notice.Notice{Kind: "job", Severity: notice.Warning, Group: "hold",
+			Text: "the sandbox's init did not confirm that its processes are stopped while jail is stopped: some may run on"})
+	}
 }
 
 // resume takes the terminal again after jail was continued (fg or bg) and
@@ -82,6 +118,12 @@ func (r *runner) resume(interactive bool) {
 		}
 	}
 	r.resizePty()
+	if r.sb != nil && r.held {
+		// What holdSandbox stopped goes on first, then the agent.
+		r.held = false
+		r.record(audit.Signal{Signal: "SIGCONT", Number: int(syscall.SIGCONT), From: "supervisor", To: "sandbox", Forwarded: true})
+		_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgRelease})
+	}
 	r.record(audit.Signal{Signal: "SIGCONT", Number: int(syscall.SIGCONT), From: "user", To: "agent", Forwarded: true})
 	r.signalAgent(syscall.SIGCONT, true)
 	if rl != nil && interactive {

@@ -93,7 +93,7 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 		unix.CloseOnExec(int(so.Lifeline.Fd()))
 	}
 	r := &runner{pol: p, sess: so, logPath: so.LogPath, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
-		startedCh: make(chan struct{}), exitCh: make(chan struct{}), wallsUp: make(chan struct{}), controlUp: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
+		startedCh: make(chan struct{}), exitCh: make(chan struct{}), wallsUp: make(chan struct{}), controlUp: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), heldCh: make(chan int, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
 	r.trace = os.Getenv("JAIL_TRACE") == "1"
 	// No collection during the setup; from the agent's start on, as usual.
 	r.releaseGC = ns.HoldGC()
@@ -190,6 +190,8 @@ type runner struct {
 	wallsUp       chan struct{}       // closed by raiseWalls: the go may be sent
 	controlUp     chan struct{}       // closed once the control socket is served and the sandbox registered: so may it
 	stopCh        chan syscall.Signal // the agent stopped (MsgStopped)
+	heldCh        chan int            // init stopped the sandbox's processes (MsgHeld: how many)
+	held          bool                // some are stopped until resume (suspend's goroutine only)
 	contCh        chan os.Signal      // SIGCONT: jail was continued
 	ctlCh         chan ctlCall        // jail kill, from the control socket
 	term          *termfilter.Writer  // filters the pty relay's output
@@ -1328,6 +1330,11 @@ func (r *runner) readMessages(done chan struct{}) {
 			select {
 			case r.stopCh <- syscall.Signal(m.Signal):
 			default: // one is being handled; the agent is stopped either way
+			}
+		case ns.MsgHeld:
+			select {
+			case r.heldCh <- m.Code:
+			default:
 			}
 		case ns.MsgDialed:
 			var f *os.File

@@ -234,3 +234,56 @@ func TestJobStoppedChildWithoutTerminal(t *testing.T) {
 		t.Errorf("no notice that the command stopped and was continued:\n%s", r.stderr)
 	}
 }
+
+// While jail is stopped as a job, nothing of the sandbox runs: a process
+// the agent moved out of its process group (setsid) is held too, and goes
+// on after fg. jail's own records trust a stopped run's last beat as its
+// end (a credential file changed after it is taken for the user's own
+// when the stopped jail is then killed): a sandbox process writing on
+// while jail was stopped broke that (suspendswap, session 22).
+func TestJobCtrlZHoldsSandbox(t *testing.T) {
+	ws := workspace(t)
+	tick := filepath.Join(ws, "tick")
+	s := hostShell(t, ws)
+	// Builtins only, no program started in the loop: every execve in the
+	// sandbox waits for the supervisor's answer (exec notification), so a
+	// loop that ran sleep would stop with jail anyway.
+	m := s.send("$J --quiet -- sh -c 'setsid sh -c \"while :; do echo x >> tick; i=0; while [ \\$i -lt 2000 ]; do i=\\$((i+1)); done; done\" </dev/null >/dev/null 2>&1 & echo ru\"\"nning; exec sleep 100'\r")
+	s.waitSince(t, m, "running", 30*time.Second)
+	s.waitRaw(t, true, 5*time.Second)
+	size := func() int64 {
+		fi, err := os.Stat(tick)
+		if err != nil {
+			return -1
+		}
+		return fi.Size()
+	}
+	for deadline := time.Now().Add(10 * time.Second); size() < 4 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if size() < 4 {
+		t.Fatalf("the background process never wrote tick (%d bytes); the terminal shows:\n%q", size(), s.scr.String())
+	}
+	m = s.send("\x1a")
+	s.waitSince(t, m, "Stopped", 10*time.Second)
+	s.waitSince(t, m, "host$ ", 5*time.Second)
+	time.Sleep(300 * time.Millisecond) // a write begun at the stop lands
+	held := size()
+	time.Sleep(1500 * time.Millisecond)
+	if now := size(); now != held {
+		t.Errorf("a process of the sandbox wrote while jail was stopped: tick %d -> %d bytes", held, now)
+	}
+	m = s.send("fg\r")
+	s.waitRaw(t, true, 10*time.Second)
+	for deadline := time.Now().Add(5 * time.Second); size() <= held && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if now := size(); now <= held {
+		t.Errorf("the held process did not go on after fg: tick stayed %d bytes", now)
+	}
+	time.Sleep(200 * time.Millisecond)
+	m = s.send("\x03")
+	s.waitSince(t, m, "host$ ", 10*time.Second)
+	s.send("exit\r")
+	s.wait(t, 10*time.Second)
+}

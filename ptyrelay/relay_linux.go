@@ -1,6 +1,7 @@
 package ptyrelay
 
 import (
+	"errors"
 	"io"
 	"os"
 	"sync"
@@ -22,6 +23,12 @@ type Relay struct {
 	// OnKillKey runs when the kill key is typed (then nothing more of that
 	// read reaches the agent).
 	OnKillKey func()
+	// OnHangup runs once when the user's terminal is gone (its reads end
+	// and it answers no ioctl: hung up), interactive relays only. A
+	// process with no controlling terminal (started by su -c, setsid, a
+	// runner's own session) gets no SIGHUP from the kernel then: this is
+	// the only word of it.
+	OnHangup func()
 
 	mu      sync.Mutex
 	saved   *term.State // the terminal as it was before raw mode
@@ -121,9 +128,21 @@ func (r *Relay) copyIn() {
 			}
 		}
 		if err != nil {
+			if r.OnHangup != nil && hungUp(r.In) {
+				r.OnHangup()
+			}
 			return
 		}
 	}
+}
+
+// hungUp says whether the terminal f is gone: a hung-up terminal's reads
+// return end of file and its ioctls fail with EIO. (An end of file typed in
+// cooked mode, or a read refused to a background job, leaves TCGETS
+// working.)
+func hungUp(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return errors.Is(err, unix.EIO)
 }
 
 func (r *Relay) copyOut() {

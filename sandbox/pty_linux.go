@@ -106,6 +106,12 @@ func (r *runner) startRelay(interactive bool, out io.Writer) {
 	if interactive {
 		rl.In = os.Stdin
 		rl.OnKillKey = func() { r.kill("user", "kill key ("+ptyrelay.KillKey+") typed on the terminal") }
+		rl.OnHangup = func() {
+			select {
+			case r.hupCh <- struct{}{}:
+			default:
+			}
+		}
 	}
 	if err := rl.Start(); err != nil {
 		r.notef("terminal: %v (the relay runs without raw mode)", err)

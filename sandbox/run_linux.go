@@ -93,7 +93,7 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 		unix.CloseOnExec(int(so.Lifeline.Fd()))
 	}
 	r := &runner{pol: p, sess: so, logPath: so.LogPath, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
-		startedCh: make(chan struct{}), exitCh: make(chan struct{}), wallsUp: make(chan struct{}), controlUp: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), heldCh: make(chan int, 1), contCh: make(chan os.Signal, 1), ctlCh: make(chan ctlCall)}
+		startedCh: make(chan struct{}), exitCh: make(chan struct{}), wallsUp: make(chan struct{}), controlUp: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), heldCh: make(chan int, 1), contCh: make(chan os.Signal, 1), hupCh: make(chan struct{}, 1), ctlCh: make(chan ctlCall)}
 	r.trace = os.Getenv("JAIL_TRACE") == "1"
 	// No collection during the setup; from the agent's start on, as usual.
 	r.releaseGC = ns.HoldGC()
@@ -193,6 +193,7 @@ type runner struct {
 	heldCh        chan int            // init stopped the sandbox's processes (MsgHeld: how many)
 	held          bool                // some are stopped until resume (suspend's goroutine only)
 	contCh        chan os.Signal      // SIGCONT: jail was continued
+	hupCh         chan struct{}       // the user's terminal hung up (ptyrelay's OnHangup)
 	ctlCh         chan ctlCall        // jail kill, from the control socket
 	term          *termfilter.Writer  // filters the pty relay's output
 	screen        *ptyrelay.Screen    // the terminal the filter writes to, shared with urgent notices
@@ -887,6 +888,17 @@ func (r *runner) run() int {
 	}
 	for {
 		select {
+		case <-r.hupCh:
+			// The user's terminal is gone and no SIGHUP came (jail has no
+			// controlling terminal: su -c, setsid): the kernel's word for
+			// a shell's job, given here. Before, the sandbox ran on with
+			// no terminal for ever. Then as a SIGHUP from the user.
+			r.notef("terminal: the terminal hung up; the command gets SIGHUP, then SIGKILL after the kill grace (%v)", r.pol.KillGrace)
+			select {
+			case sigs <- syscall.SIGHUP:
+			default:
+				r.kill("user", "the terminal hung up")
+			}
 		case s := <-sigs:
 			sig := s.(syscall.Signal)
 			switch sig {

@@ -34,3 +34,23 @@ func TestHangup(t *testing.T) {
 		t.Fatal("a hung-up terminal not taken for one")
 	}
 }
+
+// With no input relayed, the output's failing write says it, once.
+func TestHangupOutputOnly(t *testing.T) {
+	m, s := ptytest.Open(t)
+	pm, ps := ptytest.Open(t) // the sandbox's pty
+	said := make(chan struct{}, 2)
+	r := &Relay{Pty: pm, Out: s, Term: s, OnHangup: func() { said <- struct{}{} }}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if _, err := ps.Write([]byte("the agent writes on\n")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-said:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no OnHangup after the output's terminal hung up")
+	}
+}

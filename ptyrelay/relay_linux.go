@@ -29,6 +29,12 @@ type Relay struct {
 	// runner's own session) gets no SIGHUP from the kernel then: this is
 	// the only word of it.
 	OnHangup func()
+	// Term is the user's terminal Out writes to (nil: none), for
+	// OnHangup: with no input relayed, only its failing writes say the
+	// terminal is gone.
+	Term *os.File
+
+	hangup sync.Once
 
 	mu      sync.Mutex
 	saved   *term.State // the terminal as it was before raw mode
@@ -128,11 +134,16 @@ func (r *Relay) copyIn() {
 			}
 		}
 		if err != nil {
-			if r.OnHangup != nil && hungUp(r.In) {
-				r.OnHangup()
-			}
+			r.hungUpOn(r.In)
 			return
 		}
+	}
+}
+
+// hungUpOn runs OnHangup (once) if the terminal f is gone.
+func (r *Relay) hungUpOn(f *os.File) {
+	if r.OnHangup != nil && f != nil && hungUp(f) {
+		r.hangup.Do(r.OnHangup)
 	}
 }
 
@@ -155,6 +166,7 @@ func (r *Relay) copyOut() {
 			_, werr := r.Out.Write(buf[:n])
 			r.busy.Store(0)
 			if werr != nil {
+				r.hungUpOn(r.Term)
 				return
 			}
 		}

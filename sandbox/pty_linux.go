@@ -98,20 +98,22 @@ func (r *runner) resizePty() {
 // and the kill key (Enter ~ .) kills the sandbox at once. Otherwise the pty
 // is output-only and stdin reaches the agent directly. Either way the
 // output passes r.term.
-func (r *runner) startRelay(interactive bool, out io.Writer) {
+func (r *runner) startRelay(interactive bool, term *os.File) {
+	var out io.Writer = term
 	if r.term != nil {
 		out = r.term
 	}
-	rl := &ptyrelay.Relay{Pty: r.ptyFile(), Out: out}
+	rl := &ptyrelay.Relay{Pty: r.ptyFile(), Out: out, Term: term}
+	// The terminal gone (hung up) is the run's SIGHUP (run's hupCh).
+	rl.OnHangup = func() {
+		select {
+		case r.hupCh <- struct{}{}:
+		default:
+		}
+	}
 	if interactive {
 		rl.In = os.Stdin
 		rl.OnKillKey = func() { r.kill("user", "kill key ("+ptyrelay.KillKey+") typed on the terminal") }
-		rl.OnHangup = func() {
-			select {
-			case r.hupCh <- struct{}{}:
-			default:
-			}
-		}
 	}
 	if err := rl.Start(); err != nil {
 		r.notef("terminal: %v (the relay runs without raw mode)", err)

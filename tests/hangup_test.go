@@ -24,14 +24,18 @@ import (
 // tmux kill-server).
 func TestTerminalHangupEndsRun(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		ctty  bool
-		extra []string
+		name    string
+		ctty    bool
+		extra   []string
+		noStdin bool // stdin not a terminal: jail relays the output only
 	}{
-		{"controlling terminal", true, nil},
-		{"no controlling terminal", false, nil},
+		{"controlling terminal", true, nil, false},
+		{"no controlling terminal", false, nil, false},
 		// The agent ignores SIGHUP: the kill grace ends it.
-		{"agent ignores SIGHUP", false, []string{"--kill-grace", "1s"}},
+		{"agent ignores SIGHUP", false, []string{"--kill-grace", "1s"}, false},
+		// Only the output's writes fail then: the agent writing on,
+		// into the sandbox's pty, would block there for ever.
+		{"output only", false, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			master, slave := openPty(t)
@@ -39,11 +43,17 @@ func TestTerminalHangupEndsRun(t *testing.T) {
 			if len(tc.extra) > 0 {
 				script = "trap '' HUP; echo ready-$((6*7)); while :; do sleep 1; done"
 			}
+			if tc.noStdin {
+				script = "echo ready-$((6*7)); while :; do echo more; sleep 0.1; done"
+			}
 			args := append(append([]string{}, tc.extra...), "--", "sh", "-c", script)
 			cmd := exec.Command(jail(t), args...)
 			cmd.Dir = workspace(t)
 			cmd.Env = append(os.Environ(), "TERM=dumb")
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+			if tc.noStdin {
+				cmd.Stdin = nil // /dev/null
+			}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: tc.ctty, Ctty: 0}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -23,11 +23,11 @@ type Relay struct {
 	// OnKillKey runs when the kill key is typed (then nothing more of that
 	// read reaches the agent).
 	OnKillKey func()
-	// OnHangup runs once when the user's terminal is gone (its reads end
-	// and it answers no ioctl: hung up), interactive relays only. A
-	// process with no controlling terminal (started by su -c, setsid, a
-	// runner's own session) gets no SIGHUP from the kernel then: this is
-	// the only word of it.
+	// OnHangup runs once when the user's terminal is gone (a read of In
+	// ends, or a write to Out fails, and the terminal answers no ioctl:
+	// hung up). A process with no controlling terminal (started by su -c,
+	// setsid, a runner's own session) gets no SIGHUP from the kernel
+	// then: this is the only word of it.
 	OnHangup func()
 	// Term is the user's terminal Out writes to (nil: none), for
 	// OnHangup: with no input relayed, only its failing writes say the

@@ -97,7 +97,8 @@ func (r *runner) resizePty() {
 // nothing inside can reach the host terminal's ioctls (TIOCSTI injection),
 // and the kill key (Enter ~ .) kills the sandbox at once. Otherwise the pty
 // is output-only and stdin reaches the agent directly. Either way the
-// output passes r.term.
+// output passes r.term, and term (the user's terminal) hung up is the
+// run's SIGHUP.
 func (r *runner) startRelay(interactive bool, term *os.File) {
 	var out io.Writer = term
 	if r.term != nil {

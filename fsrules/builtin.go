@@ -342,6 +342,25 @@ var Builtins = []Builtin{
 	// The CLI writes ~/.claude.json when this file is absent (the usual
 	// case); one the agent makes is taken away at the end.
 	{"~/.claude/.config.json", ReadOnly, false, "Claude Code's global config when it exists (instead of ~/.claude.json): MCP servers, approvals, feature flags"},
+	// What an organization's server decides, as Claude Code last fetched
+	// it: remote-settings.json holds the managed settings (hooks, env,
+	// permissions) a Team or Enterprise account loads as policy settings,
+	// the highest rank, from this copy at start until the server answers
+	// (2.1.197 and 2.1.332); remote-settings-consent.json and
+	// remote-settings-helper-consent hold the user's yes to the dangerous
+	// settings among them, by hash (2.1.332); policy-limits.json the
+	// organization's restrictions (remote sessions, web fetch...). The
+	// agent's copy would run its hook on the host as the organization's,
+	// or lift a restriction; the CLI only logs a failed save. Claude Code
+	// 2.1.332's own sandbox denies writes to the same names (session 24).
+	{"~/.claude/remote-settings.json", ReadOnly, false, "Claude Code's copy of your organization's managed settings: hooks and env it loads as policy"},
+	{"~/.claude/remote-settings-consent.json", ReadOnly, false, "your yes to the hooks and other dangerous settings in your organization's managed settings"},
+	{"~/.claude/remote-settings-helper-consent", ReadOnly, false, "your yes to the dangerous settings a managed-settings helper brings"},
+	{"~/.claude/policy-limits.json", ReadOnly, false, "Claude Code's copy of your organization's restrictions: the agent's would lift them"},
+	// Claude Code installs and loads plugins from cowork_plugins/ instead
+	// of plugins/ in Cowork mode or with CLAUDE_CODE_USE_COWORK_PLUGINS
+	// set (2.1.197 and 2.1.332): the same hooks and MCP servers.
+	{"~/.claude/cowork_plugins/", ReadOnly, false, "Claude Code's Cowork plugins bring hooks and MCP servers"},
 	// Codex (0.171) keeps every prompt submitted in its TUI, from all
 	// projects, in history.jsonl and offers them again in later sessions on
 	// up-arrow (its composer's persistent history); Enter submits the

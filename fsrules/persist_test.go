@@ -107,7 +107,9 @@ func TestBuiltinNames(t *testing.T) {
 		{".config/hypr/", no, RO}, {".deno/bin/", no, RO}, {".bun/bin/", no, RO}, {".local/share/nvim/", no, RO},
 		{".cargo/config", no, RO}, {".yarnrc", no, RO}, {".gradle/init.d/", no, RO}, {".gradle/init.gradle", no, RO},
 		{".gradle/gradle.properties", no, H}, {".m2/settings.xml", no, H}, {".lessfilter", no, RO},
-		{".claude/daemon.json", no, RO}, {".claude/daemon.lock", no, RO}, {".claude/.config.json", no, RO}, {".claude/CLAUDE.md", no, RO}, {".claude/rules/", no, RO}, {".codex/AGENTS.md", no, RO}, {".codex/AGENTS.override.md", no, RO},
+		{".claude/daemon.json", no, RO}, {".claude/daemon.lock", no, RO}, {".claude/.config.json", no, RO},
+		{".claude/remote-settings.json", no, RO}, {".claude/remote-settings-consent.json", no, RO}, {".claude/remote-settings-helper-consent", no, RO}, {".claude/policy-limits.json", no, RO}, {".claude/cowork_plugins/", no, RO}, {".claude/remote-settings.json.bak", no, no},
+		{".claude/CLAUDE.md", no, RO}, {".claude/rules/", no, RO}, {".codex/AGENTS.md", no, RO}, {".codex/AGENTS.override.md", no, RO},
 		{".gemini/GEMINI.md", no, no}, // Gemini CLI saves the user's memories there (README)
 		{".codex/memories/", no, RO}, {".codex/models_cache.json", no, RO}, {".codex/environments.toml", no, RO}, {".codex/work.config.toml", no, RO}, {".codex/queue_1.sqlite", no, RO}, {".codex/queue_1.sqlite-wal", no, RO}, {".codex/memories_1.sqlite", no, RO}, {".codex/memories_1.sqlite-wal", no, RO}, {".codex/state_5.sqlite", no, RO}, {".codex/state_5.sqlite-wal", no, RO},
 		{".codex/agent_message_board_1.sqlite", no, RO}, {".codex/agent_message_board_1.sqlite-wal", no, RO}, {".codex/thread_history_1.sqlite", no, RO},

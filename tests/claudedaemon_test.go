@@ -46,8 +46,8 @@ true`
 // claudePlantHeld runs plant with -w ~/.claude in a fresh home holding an
 // empty settings.json, ~/.claude.json and, when had, files (relative to
 // the home), and fails t (saying what) when the run changed any of them or
-// left one of files the home did not have.
-func claudePlantHeld(t *testing.T, plant string, had bool, files map[string]string, what string) {
+// left one of files the home did not have. It returns the home.
+func claudePlantHeld(t *testing.T, plant string, had bool, files map[string]string, what string) string {
 	t.Helper()
 	home, state, ws := workspace(t), workspace(t), workspace(t)
 	orig := map[string]string{
@@ -73,4 +73,5 @@ func claudePlantHeld(t *testing.T, plant string, had bool, files map[string]stri
 	if len(bad) > 0 {
 		t.Errorf("%s:\n  %s\nstderr:\n%s", what, strings.Join(bad, "\n  "), c.stderr)
 	}
+	return home
 }

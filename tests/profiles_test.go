@@ -125,7 +125,7 @@ type profCase struct {
 
 var profCases = []profCase{
 	{name: "claude", dirs: []string{"~/.claude"}, files: map[string]string{"~/.claude.json": "{}\n"},
-		caches:   map[string]string{"~/.claude/shell-snapshots": "claude", "~/.claude/session-env": "claude", "~/.claude/projects": "claude", "~/.claude/file-history": "claude", "~/.claude/sessions": "claude", "~/.claude/jobs": "claude", "~/.claude/daemon": "claude", "~/.claude/backups": "claude", "~/.claude/state": "claude"},
+		caches:   map[string]string{"~/.claude/shell-snapshots": "claude", "~/.claude/session-env": "claude", "~/.claude/projects": "claude", "~/.claude/file-history": "claude", "~/.claude/sessions": "claude", "~/.claude/jobs": "claude", "~/.claude/daemon": "claude", "~/.claude/backups": "claude", "~/.claude/state": "claude", "~/.claude/agent-memory": "claude", "~/.claude/memory": "claude"},
 		readonly: []string{"~/.claude/local/claude"},
 		domains:  []string{"api.anthropic.com", "platform.claude.com"},
 		env:      []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},

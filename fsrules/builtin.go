@@ -113,6 +113,20 @@ var Builtins = []Builtin{
 	{".mozilla/", Hide, false, "browser cookies and saved passwords"},
 	{".config/google-chrome/", Hide, false, "browser cookies and saved passwords"},
 	{".config/chromium/", Hide, false, "browser cookies and saved passwords"},
+	// The other Chromium browsers hold the same (their cookie store is
+	// encrypted with a fixed key where no keyring answers), and each has a
+	// NativeMessagingHosts folder: the browser runs the program a
+	// manifest there names whenever the extension it names connects
+	// (Claude in Chrome registers one in each), so a writable ~/.config
+	// would let the agent choose it (session 24).
+	{".config/google-chrome-beta/", Hide, false, "browser cookies and saved passwords"},
+	{".config/google-chrome-unstable/", Hide, false, "browser cookies and saved passwords"},
+	{".config/BraveSoftware/", Hide, false, "browser cookies and saved passwords"},
+	{".config/microsoft-edge/", Hide, false, "browser cookies and saved passwords"},
+	{".config/microsoft-edge-beta/", Hide, false, "browser cookies and saved passwords"},
+	{".config/microsoft-edge-dev/", Hide, false, "browser cookies and saved passwords"},
+	{".config/vivaldi/", Hide, false, "browser cookies and saved passwords"},
+	{".config/opera/", Hide, false, "browser cookies and saved passwords"},
 	{".local/share/keyrings/", Hide, false, "desktop keyring"},
 
 	{".git/hooks/", ReadOnly, true, "hooks run on the next git command"},
@@ -361,6 +375,13 @@ var Builtins = []Builtin{
 	// of plugins/ in Cowork mode or with CLAUDE_CODE_USE_COWORK_PLUGINS
 	// set (2.1.197 and 2.1.332): the same hooks and MCP servers.
 	{"~/.claude/cowork_plugins/", ReadOnly, false, "Claude Code's Cowork plugins bring hooks and MCP servers"},
+	// Claude in Chrome (2.1.197 and 2.1.332) writes chrome/chrome-native-host,
+	// a wrapper script ("exec CLAUDE --chrome-native-host"), and registers
+	// it with each Chromium browser as the native messaging host of
+	// Claude's extension: the browser runs it whenever the extension
+	// connects, outside every sandbox. A wrapper the agent rewrote would be
+	// the host browser's next program; the CLI only logs a failed install.
+	{"~/.claude/chrome/", ReadOnly, false, "Claude in Chrome's native host wrapper: the browser runs it when the extension connects"},
 	// Codex (0.171) keeps every prompt submitted in its TUI, from all
 	// projects, in history.jsonl and offers them again in later sessions on
 	// up-arrow (its composer's persistent history); Enter submits the

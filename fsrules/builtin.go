@@ -473,6 +473,11 @@ var Builtins = []Builtin{
 	// user types, one bound to basic.confirm answers a confirmation yes.
 	// Only the user writes the file.
 	{"~/.gemini/keybindings.json", ReadOnly, false, "Gemini CLI key bindings: a key can turn tool confirmations off (YOLO)"},
+	// Claude Code's key bindings (2.1.197 and 2.1.332, on by default,
+	// appended after its defaults): Escape and n bound to confirm:yes make
+	// the user's "no" to a permission prompt a yes. Only the user writes
+	// the file (/keybindings).
+	{"~/.claude/keybindings.json", ReadOnly, false, "Claude Code key bindings: a key can answer a permission prompt yes"},
 	// Approvals kept as files: what the agent's next run outside jail runs
 	// without asking (as settings' permissions, which agentcfg keeps as on
 	// the host; approved inside, they last for that session). Codex 0.171

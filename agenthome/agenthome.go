@@ -7,11 +7,15 @@
 // the home directory. Three variables move that state elsewhere, for the
 // agent run inside jail and for the user's own runs on the host alike:
 //
-//	CODEX_HOME         Codex's ~/.codex (config.toml: notify, MCP servers, hooks)
-//	CLAUDE_CONFIG_DIR  Claude Code's ~/.claude and its .claude.json
-//	GEMINI_CLI_HOME    Gemini CLI's home: its .gemini lies there
+//	CODEX_HOME                     Codex's ~/.codex (config.toml: notify, MCP servers, hooks)
+//	CLAUDE_CONFIG_DIR              Claude Code's ~/.claude and its .claude.json
+//	CLAUDE_CODE_PLUGIN_CACHE_DIR   Claude Code's ~/.claude/plugins (hooks, MCP servers)
+//	CLAUDE_CODE_PLUGIN_SEED_DIR    more plugin folders Claude Code loads, a ':' list
+//	CLAUDE_CODE_REMOTE_MEMORY_DIR  where Claude Code keeps its memories instead of ~/.claude
+//	GEMINI_CLI_HOME                Gemini CLI's home: its .gemini lies there
 //
-// (read off Codex 0.171, Claude Code 2.1.197 and Gemini CLI 0.61). A moved
+// (read off Codex 0.171, Claude Code 2.1.197 and 2.1.332 and Gemini CLI
+// 0.61). A moved
 // state directory in a tree the sandbox may write held what the host's
 // agent runs next, with none of those protections (session 22, confighome:
 // a notify command appended to $CODEX_HOME/config.toml inside the
@@ -42,12 +46,25 @@ type variable struct {
 	// sub is the state directory below the variable's value ("" the value
 	// itself); def is its usual place below the home directory.
 	sub, def, what string
+	// list: the value is a list of directories separated by ':' (the
+	// path list separator the CLI splits it on), each one a state
+	// directory.
+	list bool
 }
 
 var variables = []variable{
-	{"CODEX_HOME", "Codex", "", ".codex", "config.toml's notify, MCP servers and hooks run in your next codex"},
-	{"CLAUDE_CONFIG_DIR", "Claude Code", "", ".claude", "settings.json's hooks and .claude.json's MCP servers run in your next claude"},
-	{"GEMINI_CLI_HOME", "Gemini CLI", ".gemini", ".gemini", "settings.json's hooks and MCP servers run in your next gemini"},
+	{name: "CODEX_HOME", agent: "Codex", def: ".codex", what: "config.toml's notify, MCP servers and hooks run in your next codex"},
+	{name: "CLAUDE_CONFIG_DIR", agent: "Claude Code", def: ".claude", what: "settings.json's hooks and .claude.json's MCP servers run in your next claude"},
+	// Claude Code installs and loads its plugins from
+	// $CLAUDE_CODE_PLUGIN_CACHE_DIR instead of ~/.claude/plugins, and loads
+	// more from each folder of $CLAUDE_CODE_PLUGIN_SEED_DIR: a plugin brings
+	// hooks and MCP servers (2.1.197 and 2.1.332).
+	{name: "CLAUDE_CODE_PLUGIN_CACHE_DIR", agent: "Claude Code", def: ".claude/plugins", what: "its plugins' hooks and MCP servers run in your next claude"},
+	{name: "CLAUDE_CODE_PLUGIN_SEED_DIR", agent: "Claude Code", what: "its plugins' hooks and MCP servers run in your next claude", list: true},
+	// Its memories (projects/PROJECT/memory/, agent-memory-local/) are
+	// read into every later session as the user's.
+	{name: "CLAUDE_CODE_REMOTE_MEMORY_DIR", agent: "Claude Code", def: ".claude", what: "the memories there are read into your next claude sessions as yours"},
+	{name: "GEMINI_CLI_HOME", agent: "Gemini CLI", sub: ".gemini", def: ".gemini", what: "settings.json's hooks and MCP servers run in your next gemini"},
 }
 
 // Moved returns the agent state directories env (the user's environment,
@@ -67,7 +84,7 @@ func Moved(env []string, home, cwd string) []Dir {
 			return
 		}
 		p = filepath.Clean(p)
-		if home != "" && p == filepath.Join(home, v.def) {
+		if home != "" && v.def != "" && p == filepath.Join(home, v.def) {
 			return // the usual place: the home's protections hold there
 		}
 		if seen[v.name+"\x00"+p] {
@@ -78,17 +95,26 @@ func Moved(env []string, home, cwd string) []Dir {
 	}
 	for _, v := range variables {
 		for _, kv := range env {
-			value, ok := strings.CutPrefix(kv, v.name+"=")
-			if !ok || value == "" {
+			all, ok := strings.CutPrefix(kv, v.name+"=")
+			if !ok || all == "" {
 				continue
 			}
-			if rest, tilde := strings.CutPrefix(value, "~/"); tilde && home != "" {
-				add(v, value, filepath.Join(home, rest))
+			values := []string{all}
+			if v.list {
+				values = strings.Split(all, ":")
 			}
-			if filepath.IsAbs(value) {
-				add(v, value, value)
-			} else if cwd != "" {
-				add(v, value, filepath.Join(cwd, value))
+			for _, value := range values {
+				if value == "" {
+					continue // the CLI drops empty entries
+				}
+				if rest, tilde := strings.CutPrefix(value, "~/"); tilde && home != "" {
+					add(v, value, filepath.Join(home, rest))
+				}
+				if filepath.IsAbs(value) {
+					add(v, value, value)
+				} else if cwd != "" {
+					add(v, value, filepath.Join(cwd, value))
+				}
 			}
 		}
 	}

@@ -26,6 +26,13 @@ func TestMoved(t *testing.T) {
 		{"set twice", []string{"CODEX_HOME=/a", "CODEX_HOME=/b"}, []string{"CODEX_HOME=/a", "CODEX_HOME=/b"}},
 		{"set twice, same", []string{"CODEX_HOME=/a", "CODEX_HOME=/a/"}, []string{"CODEX_HOME=/a"}},
 		{"prefix of another name", []string{"CODEX_HOMEX=/a", "XCODEX_HOME=/b"}, nil},
+		{"plugin cache", []string{"CLAUDE_CODE_PLUGIN_CACHE_DIR=/home/u/ws/plugins"}, []string{"CLAUDE_CODE_PLUGIN_CACHE_DIR=/home/u/ws/plugins"}},
+		{"plugin cache usual place", []string{"CLAUDE_CODE_PLUGIN_CACHE_DIR=/home/u/.claude/plugins"}, nil},
+		{"plugin seeds", []string{"CLAUDE_CODE_PLUGIN_SEED_DIR=/opt/seed::rel:/home/u/.claude"}, []string{"CLAUDE_CODE_PLUGIN_SEED_DIR=/opt/seed", "CLAUDE_CODE_PLUGIN_SEED_DIR=/home/u/ws/rel", "CLAUDE_CODE_PLUGIN_SEED_DIR=/home/u/.claude"}},
+		{"plugin seeds, only separators", []string{"CLAUDE_CODE_PLUGIN_SEED_DIR=::"}, nil},
+		{"remote memory", []string{"CLAUDE_CODE_REMOTE_MEMORY_DIR=/home/u/ws/mem"}, []string{"CLAUDE_CODE_REMOTE_MEMORY_DIR=/home/u/ws/mem"}},
+		{"remote memory usual place", []string{"CLAUDE_CODE_REMOTE_MEMORY_DIR=/home/u/.claude"}, nil},
+		{"a list only where the CLI splits", []string{"CLAUDE_CONFIG_DIR=/a:/b"}, []string{"CLAUDE_CONFIG_DIR=/a:/b"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
@@ -45,6 +52,7 @@ func TestMoved(t *testing.T) {
 func FuzzMoved(f *testing.F) {
 	f.Add("CODEX_HOME", "~/x/../y")
 	f.Add("GEMINI_CLI_HOME", "rel")
+	f.Add("CLAUDE_CODE_PLUGIN_SEED_DIR", "a:~/b::/c")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		for _, d := range Moved([]string{name + "=" + value}, "/home/u", "/ws") {
 			if d.Path == "" || d.Path[0] != '/' || d.Path == "/home/u/.codex" {

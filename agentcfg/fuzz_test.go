@@ -134,7 +134,7 @@ func FuzzMergeJSON(f *testing.F) {
 			sd, _ := parseJSON(snap)
 			s, c := &jsonDoc{sd}, &jsonDoc{d}
 			for _, pk := range protectedPaths(file, ctx, s, c) {
-				if !equalMasked(s, c, pk.path, pk.masks) {
+				if !equalMasked(s, c, pk) {
 					t.Fatalf("%s differs from the snapshot after merge:\n%s", Display(pk.path), out)
 				}
 			}
@@ -170,7 +170,7 @@ func FuzzMergeTOML(f *testing.F) {
 		}
 		s, _ := parseTOML(snap)
 		for _, pk := range protectedPaths(codex, ctx, s, c) {
-			if !equalMasked(s, c, pk.path, pk.masks) {
+			if !equalMasked(s, c, pk) {
 				t.Fatalf("%s differs from the snapshot after merge:\n%s", Display(pk.path), out)
 			}
 		}

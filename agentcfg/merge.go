@@ -140,7 +140,7 @@ func (m *merger) merge(cur Version) Result {
 		}
 		ed := emptyDoc(f.Format)
 		for _, pk := range protectedPaths(f, ctx, sd, ed) {
-			if !equalMasked(sd, ed, pk.path, pk.masks) {
+			if !equalMasked(sd, ed, pk) {
 				return whole("the file was deleted")
 			}
 		}
@@ -177,7 +177,7 @@ func (m *merger) merge(cur Version) Result {
 	// projects whose every mcpServers the agent changed).
 	isChanged := make([]bool, len(pks))
 	for i, pk := range pks {
-		if !equalMasked(sd, cd, pk.path, pk.masks) {
+		if !equalMasked(sd, cd, pk) {
 			changed = append(changed, pk.path)
 			isChanged[i] = true
 		}
@@ -233,7 +233,7 @@ func (m *merger) merge(cur Version) Result {
 		return whole(fmt.Sprintf("the merged version does not read back (%v)", err))
 	}
 	for _, pk := range protectedPaths(f, ctx, sd, check) {
-		if !equalMasked(sd, check, pk.path, pk.masks) {
+		if !equalMasked(sd, check, pk) {
 			return whole("the merged version does not read back as the host's for " + Display(pk.path))
 		}
 	}
@@ -249,6 +249,8 @@ func (m *merger) merge(cur Version) Result {
 type protectedPath struct {
 	path  []string
 	masks [][]string
+	// falseSet: a false value there is not absence (Key.FalseIsSet).
+	falseSet bool
 }
 
 // protectedPaths expands the file's keys over both documents: "*" takes
@@ -295,6 +297,9 @@ func protectedPaths(f File, ctx Context, docs ...document) []protectedPath {
 		for i := range f.Keys {
 			if !matches(pats[i], p) {
 				continue
+			}
+			if f.Keys[i].FalseIsSet && len(pats[i]) == len(p) {
+				pp.falseSet = true
 			}
 			for _, x := range excepts[i] {
 				if !exceptionHolds(x.e, x.ep, docs[len(docs)-1]) {
@@ -448,9 +453,10 @@ func splitPath(s string) []string {
 	return strings.Split(s, ".")
 }
 
-// equalMasked compares the values at path in both documents, with the
-// exception paths (masks) left out of both.
-func equalMasked(a, b document, path []string, masks [][]string) bool {
+// equalMasked compares the values at pk's path in both documents, with the
+// exception paths (its masks) left out of both.
+func equalMasked(a, b document, pk protectedPath) bool {
+	path, masks := pk.path, pk.masks
 	if ja, ok := a.(*jsonDoc); ok && len(masks) == 0 {
 		if jb, ok := b.(*jsonDoc); ok {
 			// The same bytes read the same: no need to decode them.
@@ -470,7 +476,12 @@ func equalMasked(a, b document, path []string, masks [][]string) bool {
 	// hooks, no approvals, switched off): agents write such defaults (Claude
 	// Code gives every project it opens "mcpServers": {}, "allowedTools": []
 	// and "hasTrustDialogAccepted": false).
-	oka, okb = oka && !empty(va), okb && !empty(vb)
+	if pk.falseSet {
+		// The host's false stays false: dropped or turned on, it differs.
+		oka, okb = oka && (va == false || !empty(va)), okb && (vb == false || !empty(vb))
+	} else {
+		oka, okb = oka && !empty(va), okb && !empty(vb)
+	}
 	if !oka || !okb {
 		return oka == okb
 	}

@@ -50,6 +50,22 @@ func TestMergeJSON(t *testing.T) {
 	}{
 		{name: "ordinary change kept", f: settings,
 			snap: v(`{"model": "a", "hooks": {}}`), cur: v(`{"model": "b", "hooks": {}}`)},
+		// remoteTools is on by default: the host's false (a person approves
+		// each cloud call) is a choice the agent must not drop or turn.
+		{name: "a false that is set: dropped, put back", f: settings,
+			snap: v(`{"model": "a", "remoteTools": false}`), cur: v(`{"model": "b"}`),
+			keys: []string{"remoteTools"},
+			check: func(t *testing.T, out []byte) {
+				if got := jsonAt(t, out, "remoteTools"); got != false {
+					t.Errorf("remoteTools = %v, want the host's false", got)
+				}
+			}},
+		{name: "a false that is set: turned on, put back", f: settings,
+			snap: v(`{"remoteTools": false}`), cur: v(`{"remoteTools": true}`), keys: []string{"remoteTools"}},
+		{name: "a false that is set: the agent's false where none was, taken out like any new value", f: settings,
+			snap: v(`{"model": "a"}`), cur: v(`{"model": "a", "remoteTools": false}`), keys: []string{"remoteTools"}},
+		{name: "a plain key's false reads as absent", f: settings,
+			snap: v(`{"model": "a", "disableAllHooks": false}`), cur: v(`{"model": "b"}`)},
 		{name: "identical", f: settings, snap: v(`{"a":1}`), cur: v(`{"a":1}`)},
 		{name: "hook added: spliced back, rest byte for byte", f: settings,
 			snap: v("{\n  \"model\": \"a\",\n  \"hooks\": {}\n}\n"),

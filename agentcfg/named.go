@@ -46,6 +46,13 @@ type NamedFile struct {
 func dataKey(k string) bool {
 	switch k {
 	case "permissions", "sandbox", "allowedHttpHookUrls", "httpHookAllowedEnvVars", "sshConfigs",
+		// Directories the user chose for the agent's own writes (the host's
+		// memories and plans there stay writable inside: guarding the key
+		// keeps the agent from moving them), URLs, switches and versions.
+		"autoMemoryDirectory", "plansDirectory", "worktree", "xaaIdp", "forceLoginGatewayUrl", "forceLoginMethod",
+		"gatewayInternalNetworks", "remoteTools", "remoteControl", "crossSessionInbound", "isolatePeerMachines",
+		"channelsEnabled", "allowedChannelPlugins", "allowAllClaudeAiMcps", "modelCatalogUrl", "modelCatalogPublicKey",
+		"downloadsMirrorUrl", "minimumVersion", "requiredMinimumVersion", "requiredMaximumVersion",
 		"projects.*.allowedTools", "projects.*.hasTrustDialogAccepted",
 		"sandbox_mode", "sandbox_workspace_write", "approval_policy", "default_permissions", "projects.*.trust_level",
 		"tools.sandboxAllowedPaths", "tools.sandboxNetworkAccess", "tools.allowed", "tools.core", "tools.confirmationRequired",

@@ -47,6 +47,12 @@ type Key struct {
 	// may still change: the sign-in choice inside Gemini's "security", the
 	// trust of the workspace itself.
 	Except []Except `json:"except,omitempty"`
+	// FalseIsSet: false here is the user's choice, not what absence says.
+	// For most keys false, "", {} and [] read as absent (agents write such
+	// defaults); a switch whose default is on and whose false tightens
+	// (Claude Code's remoteTools) would otherwise lose the host's false to
+	// an agent that dropped the key.
+	FalseIsSet bool `json:"false_is_set,omitempty"`
 }
 
 // Except is one exception. Path is a full key path from the document's top;
@@ -64,7 +70,8 @@ type Except struct {
 
 // Keys every Claude Code settings file protects (user, project and local
 // settings share one schema). Found in the settings schema of Claude Code
-// 2.1.197 (the zod schema in the CLI) and its settings documentation.
+// 2.1.197 (the zod schema in the CLI) and its settings documentation, and
+// in 2.1.332's schema.
 var claudeSettingsKeys = []Key{
 	// Commands: hooks, helpers, status lines.
 	{Path: "hooks"}, {Path: "disableAllHooks"}, {Path: "allowManagedHooksOnly"}, {Path: "allowedHttpHookUrls"}, {Path: "httpHookAllowedEnvVars"},
@@ -85,6 +92,30 @@ var claudeSettingsKeys = []Key{
 	// Remote Control at every session's start, transcripts uploaded (as in
 	// ~/.claude.json, which these override).
 	{Path: "remoteControlAtStartup"}, {Path: "autoUploadSessions"},
+	// Added in 2.1.332's schema (session 24). Commands: an argv prefix for
+	// its background supervisor, sessions and workers; helper programs per
+	// OS; the shell of "!" commands; the commands Claude Desktop runs to
+	// find an SSH host.
+	{Path: "processWrapper"}, {Path: "policyHelpers"}, {Path: "defaultShell"}, {Path: "sshHostCommands"},
+	// Where sign-in goes (an IdP's issuer, a gateway the login pre-fills,
+	// honored from user settings where nothing is managed).
+	{Path: "xaaIdp"}, {Path: "forceLoginGatewayUrl"}, {Path: "forceLoginMethod"}, {Path: "gatewayInternalNetworks"},
+	// Who may run or send what into this machine's sessions: cloud
+	// sessions' tool calls served here (on by default: the host's false
+	// says a person approves each), what Remote Control reports, other
+	// sessions' messages, MCP channels pushing messages in, claude.ai's
+	// MCP connectors.
+	{Path: "remoteTools", FalseIsSet: true}, {Path: "remoteControl"}, {Path: "crossSessionInbound"}, {Path: "isolatePeerMachines"},
+	{Path: "channelsEnabled"}, {Path: "allowedChannelPlugins"}, {Path: "allowAllClaudeAiMcps"},
+	// Plugin sources, the model catalog (its URL and signing key), the
+	// update mirror and the version bounds (one could hold the host's
+	// claude on an old release).
+	{Path: "additionalMarketplaces"}, {Path: "allowedMarketplaces"}, {Path: "pluginSuggestionMarketplaces"},
+	{Path: "modelCatalogUrl"}, {Path: "modelCatalogPublicKey"},
+	{Path: "downloadsMirrorUrl"}, {Path: "minimumVersion"}, {Path: "requiredMinimumVersion"}, {Path: "requiredMaximumVersion"},
+	// Where the host's sessions keep what they read back as instructions
+	// (auto memory, plans), and what a new worktree links in.
+	{Path: "autoMemoryDirectory"}, {Path: "plansDirectory"}, {Path: "worktree"},
 }
 
 // Keys Codex protects in config.toml (user and project), from the config

@@ -2,6 +2,7 @@ package ptyrelay
 
 import (
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -52,5 +53,61 @@ func TestHangupOutputOnly(t *testing.T) {
 	case <-said:
 	case <-time.After(5 * time.Second):
 		t.Fatal("no OnHangup after the output's terminal hung up")
+	}
+}
+
+// With no input relayed and an agent that writes nothing, the terminal's
+// hangup is still said (a poll of the terminal for its hangup), once;
+// a quiet live terminal is not taken for one, and the watch ends with
+// the relay.
+func TestHangupOutputOnlyQuiet(t *testing.T) {
+	m, s := ptytest.Open(t)
+	pm, ps := ptytest.Open(t) // the sandbox's pty
+	said := make(chan struct{}, 2)
+	r := &Relay{Pty: pm, Out: s, Term: s, OnHangup: func() { said <- struct{}{} }}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-said:
+		t.Fatal("OnHangup on a live, quiet terminal")
+	case <-time.After(300 * time.Millisecond):
+	}
+	m.Close()
+	select {
+	case <-said:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no OnHangup after the output's terminal hung up, the agent writing nothing")
+	}
+	ps.Close()
+	select {
+	case <-r.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the relay did not end with the agent's side")
+	}
+	select {
+	case <-said:
+		t.Fatal("OnHangup said twice")
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// The watch ends with the relay: a live terminal, the agent's side gone.
+func TestHangupWatchEnds(t *testing.T) {
+	_, s := ptytest.Open(t)
+	pm, ps := ptytest.Open(t)
+	before := runtime.NumGoroutine()
+	r := &Relay{Pty: pm, Out: s, Term: s, OnHangup: func() {}}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ps.Close()
+	<-r.Done()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines after the relay ended, %d before: the hangup watch outlived it", n, before)
 	}
 }

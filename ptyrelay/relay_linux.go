@@ -30,8 +30,8 @@ type Relay struct {
 	// then: this is the only word of it.
 	OnHangup func()
 	// Term is the user's terminal Out writes to (nil: none), for
-	// OnHangup: with no input relayed, only its failing writes say the
-	// terminal is gone.
+	// OnHangup: with no input relayed, its failing writes and a poll of
+	// it for its hangup say the terminal is gone.
 	Term *os.File
 
 	hangup sync.Once
@@ -55,9 +55,56 @@ func (r *Relay) Start() error {
 			return err
 		}
 		go r.copyIn()
+	} else if r.Term != nil && r.OnHangup != nil {
+		// Output only: an agent that writes nothing makes no write to
+		// fail, so the terminal is watched for its hangup itself.
+		stop, err := r.watchHangup()
+		if err != nil {
+			return err
+		}
+		go func() { r.copyOut(); stop() }()
+		return nil
 	}
 	go r.copyOut()
 	return nil
+}
+
+// watchHangup polls the user's terminal for its hangup (a hung-up
+// terminal's poll reports POLLHUP whatever was asked; a live one's
+// reports nothing when asked for nothing, so the poll sleeps) until
+// stop is called, and runs OnHangup once it is gone. A pipe wakes the
+// poll at stop: the watch ends with the relay.
+func (r *Relay) watchHangup() (stop func(), err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, err
+	}
+	rd, wr := p[0], p[1]
+	term := int(r.Term.Fd())
+	go func() {
+		defer unix.Close(rd)
+		fds := []unix.PollFd{{Fd: int32(term)}, {Fd: int32(rd), Events: unix.POLLIN}}
+		for {
+			fds[0].Revents, fds[1].Revents = 0, 0
+			if _, err := unix.Poll(fds, -1); err != nil {
+				if errors.Is(err, unix.EINTR) {
+					continue
+				}
+				return
+			}
+			if fds[1].Revents != 0 {
+				return // the relay ended
+			}
+			if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+				if fds[0].Revents&unix.POLLNVAL == 0 {
+					r.hungUpOn(r.Term)
+				}
+				return // gone or not pollable: nothing more to wait for
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { unix.Close(wr) }) }, nil
 }
 
 // Done is closed when the agent's side is closed (every slave fd is gone).

@@ -36,6 +36,9 @@ func TestTerminalHangupEndsRun(t *testing.T) {
 		// Only the output's writes fail then: the agent writing on,
 		// into the sandbox's pty, would block there for ever.
 		{"output only", false, nil, true},
+		// And an agent that writes nothing more: no write fails, the
+		// terminal's own hangup says it (a poll of the terminal).
+		{"output only, agent quiet", false, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			master, slave := openPty(t)
@@ -45,6 +48,9 @@ func TestTerminalHangupEndsRun(t *testing.T) {
 			}
 			if tc.noStdin {
 				script = "echo ready-$((6*7)); while :; do echo more; sleep 0.1; done"
+				if strings.HasSuffix(tc.name, "quiet") {
+					script = "echo ready-$((6*7)); exec sleep 600"
+				}
 			}
 			args := append(append([]string{}, tc.extra...), "--", "sh", "-c", script)
 			cmd := exec.Command(jail(t), args...)

@@ -214,6 +214,17 @@ var Files = []File{
 			{Path: "cachedGrowthBookFeatures.tengu_cowork_chrome_automode_default"},
 			{Path: "cachedGrowthBookFeatures.tengu_cfc_in_product_permissions"},
 			{Path: "cachedGrowthBookFeatures.tengu_plugin_autoupdate_allow_credential_helper"},
+			// 2.1.332 saves them as cachedFeatureFlags too and reads
+			// cachedGrowthBookFeatures ?? cachedFeatureFlags: the same
+			// flags are kept in both (session 24).
+			{Path: "cachedFeatureFlags.tengu_auto_mode_config"},
+			{Path: "cachedFeatureFlags.tengu_classifier_disabled_surfaces"},
+			{Path: "cachedFeatureFlags.tengu_ant_yolo_equiv_strip_config"},
+			{Path: "cachedFeatureFlags.tengu_disable_bypass_permissions_mode"},
+			{Path: "cachedFeatureFlags.tengu_chrome_auto_enable"},
+			{Path: "cachedFeatureFlags.tengu_cowork_chrome_automode_default"},
+			{Path: "cachedFeatureFlags.tengu_cfc_in_product_permissions"},
+			{Path: "cachedFeatureFlags.tengu_plugin_autoupdate_allow_credential_helper"},
 		}},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.local.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},

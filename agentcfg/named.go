@@ -53,7 +53,7 @@ func dataKey(k string) bool {
 		"gatewayInternalNetworks", "remoteTools", "remoteControl", "crossSessionInbound", "isolatePeerMachines",
 		"channelsEnabled", "allowedChannelPlugins", "allowAllClaudeAiMcps", "modelCatalogUrl", "modelCatalogPublicKey",
 		"downloadsMirrorUrl", "minimumVersion", "requiredMinimumVersion", "requiredMaximumVersion",
-		"projects.*.allowedTools", "projects.*.hasTrustDialogAccepted",
+		"projects.*.allowedTools", "projects.*.hasTrustDialogAccepted", "projects.*.hasClaudeMdExternalIncludesApproved",
 		"sandbox_mode", "sandbox_workspace_write", "approval_policy", "default_permissions", "projects.*.trust_level",
 		"tools.sandboxAllowedPaths", "tools.sandboxNetworkAccess", "tools.allowed", "tools.core", "tools.confirmationRequired",
 		"security", "trustedFolders", "allowedUrls", "deniedUrls", "*":

@@ -184,6 +184,11 @@ var Files = []File{
 			{Path: "projects.*.mcpServers"}, {Path: "projects.*.enabledMcpjsonServers"},
 			{Path: "projects.*.disabledMcpjsonServers"}, {Path: "projects.*.enableAllProjectMcpServers"},
 			{Path: "projects.*.allowedTools"},
+			// A project's CLAUDE.md @-includes files outside the project
+			// only once this is true: the workspace's CLAUDE.md is the
+			// agent's, so with it the host's next session would read
+			// @~/.ssh/... into its context unasked (session 24).
+			{Path: "projects.*.hasClaudeMdExternalIncludesApproved"},
 			{Path: "projects.*.hasTrustDialogAccepted", Except: []Except{{Path: "projects.{workspace}.hasTrustDialogAccepted"}}},
 			// Connects every start to the IDE MCP server a
 			// ~/.claude/ide/*.lock names (outside an IDE's terminal: no

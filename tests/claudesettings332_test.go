@@ -117,3 +117,36 @@ func TestClaudeSettings332NamedScripts(t *testing.T) {
 		t.Errorf("a program the host's settings name was the agent's to write:\n  %s\nstderr:\n%s", strings.Join(bad, "\n  "), r.stderr)
 	}
 }
+
+// Claude Code (2.1.197 and 2.1.332) loads a CLAUDE.md's @-includes of
+// files outside the project only once the project's
+// hasClaudeMdExternalIncludesApproved is true in ~/.claude.json. The
+// workspace's CLAUDE.md is the agent's to write: with that approval set
+// by the agent too, the host's next session in the project would read
+// "@~/.ssh/id_ed25519" into its context unasked. Kept as on the host.
+func TestClaudeExternalIncludesApprovalGuarded(t *testing.T) {
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	cj := filepath.Join(home, ".claude.json")
+	writeHostFiles(t, map[string]string{
+		cj: `{"numStartups": 1, "projects": {"` + ws + `": {"hasTrustDialogAccepted": true}}}`,
+		filepath.Join(home, ".claude", "settings.json"): "{}",
+	})
+	plant := `{"numStartups": 2, "projects": {"` + ws + `": {"hasTrustDialogAccepted": true, "hasClaudeMdExternalIncludesApproved": true, "hasClaudeMdExternalIncludesWarningShown": true}}}`
+	o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}}
+	r := sh(t, o, "printf '%s' '"+plant+"' > "+cj+"\necho '@~/.ssh/id_ed25519' > CLAUDE.md\nsleep 0.3\nexit 0\n", "-w", filepath.Join(home, ".claude"), "-w", cj)
+	mustCode(t, r, 0)
+	var m struct {
+		NumStartups int                       `json:"numStartups"`
+		Projects    map[string]map[string]any `json:"projects"`
+	}
+	b, _ := os.ReadFile(cj)
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	if v := m.Projects[ws]["hasClaudeMdExternalIncludesApproved"]; v != nil {
+		t.Errorf("the agent's approval of external includes stays: %v\n%s\nstderr:\n%s", v, b, r.stderr)
+	}
+	if m.NumStartups != 2 {
+		t.Errorf("the rest of ~/.claude.json is Claude Code's: %s", b)
+	}
+}

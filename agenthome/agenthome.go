@@ -11,6 +11,8 @@
 //	CLAUDE_CONFIG_DIR              Claude Code's ~/.claude and its .claude.json
 //	CLAUDE_CODE_PLUGIN_CACHE_DIR   Claude Code's ~/.claude/plugins (hooks, MCP servers)
 //	CLAUDE_CODE_PLUGIN_SEED_DIR    more plugin folders Claude Code loads, a ':' list
+//	CLAUDE_CODE_PLUGIN_DIRS        plugin folders Claude Code 2.1.332 loads, a ':' list
+//	CLAUDE_CODE_PLUGIN_MCPB_DIR    where Claude Code 2.1.332 unpacks MCP bundles
 //	CLAUDE_CODE_REMOTE_MEMORY_DIR  where Claude Code keeps its memories instead of ~/.claude
 //	GEMINI_CLI_HOME                Gemini CLI's home: its .gemini lies there
 //
@@ -61,6 +63,11 @@ var variables = []variable{
 	// hooks and MCP servers (2.1.197 and 2.1.332).
 	{name: "CLAUDE_CODE_PLUGIN_CACHE_DIR", agent: "Claude Code", def: ".claude/plugins", what: "its plugins' hooks and MCP servers run in your next claude"},
 	{name: "CLAUDE_CODE_PLUGIN_SEED_DIR", agent: "Claude Code", what: "its plugins' hooks and MCP servers run in your next claude", list: true},
+	// 2.1.332 also loads the plugin folders of CLAUDE_CODE_PLUGIN_DIRS (as
+	// --plugin-dir does; entries trimmed) and runs MCP bundles unpacked
+	// in CLAUDE_CODE_PLUGIN_MCPB_DIR (else plugins/mcpb).
+	{name: "CLAUDE_CODE_PLUGIN_DIRS", agent: "Claude Code", what: "its plugins' hooks and MCP servers run in your next claude", list: true},
+	{name: "CLAUDE_CODE_PLUGIN_MCPB_DIR", agent: "Claude Code", def: ".claude/plugins/mcpb", what: "the MCP bundles unpacked there run as MCP servers in your next claude"},
 	// Its memories (projects/PROJECT/memory/, agent-memory-local/) are
 	// read into every later session as the user's.
 	{name: "CLAUDE_CODE_REMOTE_MEMORY_DIR", agent: "Claude Code", def: ".claude", what: "the memories there are read into your next claude sessions as yours"},
@@ -104,6 +111,9 @@ func Moved(env []string, home, cwd string) []Dir {
 				values = strings.Split(all, ":")
 			}
 			for _, value := range values {
+				if v.list {
+					value = strings.TrimSpace(value) // as the CLI reads its lists
+				}
 				if value == "" {
 					continue // the CLI drops empty entries
 				}

@@ -16,6 +16,13 @@
 //	CLAUDE_CODE_REMOTE_MEMORY_DIR  where Claude Code keeps its memories instead of ~/.claude
 //	GEMINI_CLI_HOME                Gemini CLI's home: its .gemini lies there
 //
+// and four that name a file Claude Code reads as code or settings:
+//
+//	CLAUDE_ENV_FILE                    its text goes ahead of every Bash command
+//	CLAUDE_CODE_MANAGED_SETTINGS_PATH  managed settings (hooks, env), the highest rank
+//	CLAUDE_CODE_REMOTE_SETTINGS_PATH   the organization's managed settings' copy
+//	CLAUDE_CODE_SHELL                  the shell its commands run in
+//
 // (read off Codex 0.171, Claude Code 2.1.197 and 2.1.332 and Gemini CLI
 // 0.61). A moved
 // state directory in a tree the sandbox may write held what the host's
@@ -40,6 +47,8 @@ type Dir struct {
 	Path string
 	// What says what in it the host's agent runs, for a notice.
 	What string
+	// File: the variable names a file, not a directory.
+	File bool
 }
 
 // variable is one variable that moves an agent's state.
@@ -52,6 +61,8 @@ type variable struct {
 	// path list separator the CLI splits it on), each one a state
 	// directory.
 	list bool
+	// file: the value names a file.
+	file bool
 }
 
 var variables = []variable{
@@ -71,6 +82,14 @@ var variables = []variable{
 	// Its memories (projects/PROJECT/memory/, agent-memory-local/) are
 	// read into every later session as the user's.
 	{name: "CLAUDE_CODE_REMOTE_MEMORY_DIR", agent: "Claude Code", def: ".claude", what: "the memories there are read into your next claude sessions as yours"},
+	// Files (2.1.197 and 2.1.332): CLAUDE_ENV_FILE's text is put ahead of
+	// every Bash command; the two settings paths replace the managed
+	// settings file and the managed settings' copy (hooks at the highest
+	// rank); CLAUDE_CODE_SHELL is the shell every command runs in.
+	{name: "CLAUDE_ENV_FILE", agent: "Claude Code", file: true, what: "its text runs before every Bash command of your next claude"},
+	{name: "CLAUDE_CODE_MANAGED_SETTINGS_PATH", agent: "Claude Code", file: true, what: "your next claude reads it as managed settings, hooks included"},
+	{name: "CLAUDE_CODE_REMOTE_SETTINGS_PATH", agent: "Claude Code", file: true, what: "your next claude reads it as your organization's managed settings, hooks included"},
+	{name: "CLAUDE_CODE_SHELL", agent: "Claude Code", file: true, what: "your next claude runs its commands in it"},
 	{name: "GEMINI_CLI_HOME", agent: "Gemini CLI", sub: ".gemini", def: ".gemini", what: "settings.json's hooks and MCP servers run in your next gemini"},
 }
 
@@ -98,7 +117,7 @@ func Moved(env []string, home, cwd string) []Dir {
 			return
 		}
 		seen[v.name+"\x00"+p] = true
-		out = append(out, Dir{Var: v.name, Value: value, Agent: v.agent, Path: p, What: v.what})
+		out = append(out, Dir{Var: v.name, Value: value, Agent: v.agent, Path: p, What: v.what, File: v.file})
 	}
 	for _, v := range variables {
 		for _, kv := range env {

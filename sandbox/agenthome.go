@@ -85,7 +85,7 @@ func movedAgentHomes(env []string, home, cwd string, binds []ns.Mount, raws map[
 			// Whatever appears there (a directory, a file, a link to one
 			// of the agent's) leaves for the quarantine: the host's agent
 			// would take it for its state.
-			absent = append(absent, fsrules.Absent{Path: final, Dir: true, Kind: fsrules.ReadOnly, Rule: rule})
+			absent = append(absent, fsrules.Absent{Path: final, Dir: !d.File, Kind: fsrules.ReadOnly, Rule: rule})
 			notes = append(notes, fmt.Sprintf("watched: %s, %s's state (%s), missing in a tree the sandbox may write: made in the run, it leaves for the quarantine (%s)", final, d.Agent, d.Var, d.What))
 		default:
 			return nil, nil, nil, fmt.Errorf("look at %s's state %s (%s): %w", d.Agent, final, set, serr)

@@ -35,21 +35,7 @@ printf '%s' '{"numStartups": 2, "cachedGrowthBookFeatures": {"tengu_auto_mode_co
 sleep 0.3
 exit 0
 `
-	home, state, ws := workspace(t), workspace(t), workspace(t)
-	cj := filepath.Join(home, ".claude.json")
-	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cj, []byte(host), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}}
-	r := sh(t, o, "HOME="+home+"\n"+plant, "-w", filepath.Join(home, ".claude"), "-w", cj)
-	mustCode(t, r, 0)
-	b, err := os.ReadFile(cj)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, r := claudeJSONRun(t, host, plant)
 	var m struct {
 		NumStartups int            `json:"numStartups"`
 		Flags       map[string]any `json:"cachedGrowthBookFeatures"`
@@ -88,21 +74,7 @@ printf '%s' '{"numStartups": 2, "cachedFeatureFlags": {"tengu_auto_mode_config":
 sleep 0.3
 exit 0
 `
-	home, state, ws := workspace(t), workspace(t), workspace(t)
-	cj := filepath.Join(home, ".claude.json")
-	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cj, []byte(host), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}}
-	r := sh(t, o, "HOME="+home+"\n"+plant, "-w", filepath.Join(home, ".claude"), "-w", cj)
-	mustCode(t, r, 0)
-	b, err := os.ReadFile(cj)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, r := claudeJSONRun(t, host, plant)
 	var m map[string]map[string]any
 	var n struct {
 		NumStartups int `json:"numStartups"`
@@ -133,4 +105,27 @@ exit 0
 	if t.Failed() {
 		t.Logf("after:\n%s\nstderr:\n%s", b, r.stderr)
 	}
+}
+
+// claudeJSONRun runs plant with -w ~/.claude and -w ~/.claude.json in a
+// fresh home whose ~/.claude.json is host, and returns that file after
+// the run.
+func claudeJSONRun(t *testing.T, host, plant string) ([]byte, result) {
+	t.Helper()
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	cj := filepath.Join(home, ".claude.json")
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cj, []byte(host), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}}
+	r := sh(t, o, "HOME="+home+"\n"+plant, "-w", filepath.Join(home, ".claude"), "-w", cj)
+	mustCode(t, r, 0)
+	b, err := os.ReadFile(cj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, r
 }

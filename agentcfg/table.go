@@ -230,6 +230,14 @@ var Files = []File{
 			{Path: "cachedFeatureFlags.tengu_cowork_chrome_automode_default"},
 			{Path: "cachedFeatureFlags.tengu_cfc_in_product_permissions"},
 			{Path: "cachedFeatureFlags.tengu_plugin_autoupdate_allow_credential_helper"},
+			// Two of 2.1.332's own, read from the cache near its permission
+			// code: auto mode's fast path for worktrees, and whether
+			// Claude in Chrome's host tools ask (on by default: the
+			// agent's false is what loosens it, so false is no absence).
+			{Path: "cachedGrowthBookFeatures.tengu_auto_mode_worktree_fast_path"},
+			{Path: "cachedFeatureFlags.tengu_auto_mode_worktree_fast_path"},
+			{Path: "cachedGrowthBookFeatures.tengu_cozy_eagle", FalseIsSet: true},
+			{Path: "cachedFeatureFlags.tengu_cozy_eagle", FalseIsSet: true},
 		}},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.local.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},

@@ -23,6 +23,13 @@
 //	CLAUDE_CODE_REMOTE_SETTINGS_PATH   the organization's managed settings' copy
 //	CLAUDE_CODE_SHELL                  the shell its commands run in
 //
+// and three whose value is a command line (its absolute and ~/ words are
+// the files: a wrapper script and what it is given):
+//
+//	CLAUDE_CODE_SHELL_PREFIX       wraps every Bash command
+//	CLAUDE_CODE_PROCESS_WRAPPER    wraps its background supervisor, sessions, workers
+//	CLAUDE_CODE_TEAMMATE_COMMAND   starts an agent team's members
+//
 // (read off Codex 0.171, Claude Code 2.1.197 and 2.1.332 and Gemini CLI
 // 0.61). A moved
 // state directory in a tree the sandbox may write held what the host's
@@ -63,6 +70,9 @@ type variable struct {
 	list bool
 	// file: the value names a file.
 	file bool
+	// cmd: the value is a command line; its words that are absolute or
+	// start with "~/" (quotes taken off) are files.
+	cmd bool
 }
 
 var variables = []variable{
@@ -90,6 +100,11 @@ var variables = []variable{
 	{name: "CLAUDE_CODE_MANAGED_SETTINGS_PATH", agent: "Claude Code", file: true, what: "your next claude reads it as managed settings, hooks included"},
 	{name: "CLAUDE_CODE_REMOTE_SETTINGS_PATH", agent: "Claude Code", file: true, what: "your next claude reads it as your organization's managed settings, hooks included"},
 	{name: "CLAUDE_CODE_SHELL", agent: "Claude Code", file: true, what: "your next claude runs its commands in it"},
+	// Command lines (CLAUDE_CODE_SHELL_PREFIX is put in front of every
+	// Bash command; Claude Code's own sandbox protects the paths in it).
+	{name: "CLAUDE_CODE_SHELL_PREFIX", agent: "Claude Code", file: true, cmd: true, what: "your next claude runs every Bash command through it"},
+	{name: "CLAUDE_CODE_PROCESS_WRAPPER", agent: "Claude Code", file: true, cmd: true, what: "your next claude starts its background sessions through it"},
+	{name: "CLAUDE_CODE_TEAMMATE_COMMAND", agent: "Claude Code", file: true, cmd: true, what: "your next claude starts its teammates with it"},
 	{name: "GEMINI_CLI_HOME", agent: "Gemini CLI", sub: ".gemini", def: ".gemini", what: "settings.json's hooks and MCP servers run in your next gemini"},
 }
 
@@ -126,8 +141,17 @@ func Moved(env []string, home, cwd string) []Dir {
 				continue
 			}
 			values := []string{all}
-			if v.list {
+			switch {
+			case v.list:
 				values = strings.Split(all, ":")
+			case v.cmd:
+				values = nil
+				for _, w := range strings.Fields(all) {
+					w = strings.Trim(w, `"'`)
+					if strings.HasPrefix(w, "/") || strings.HasPrefix(w, "~/") {
+						values = append(values, w)
+					}
+				}
 			}
 			for _, value := range values {
 				if v.list {

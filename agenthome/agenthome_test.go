@@ -35,6 +35,8 @@ func TestMoved(t *testing.T) {
 		{"env file", []string{"CLAUDE_ENV_FILE=env.sh"}, []string{"CLAUDE_ENV_FILE=/home/u/ws/env.sh"}},
 		{"settings paths", []string{"CLAUDE_CODE_MANAGED_SETTINGS_PATH=/etc/x.json", "CLAUDE_CODE_REMOTE_SETTINGS_PATH=~/r.json"}, []string{"CLAUDE_CODE_MANAGED_SETTINGS_PATH=/etc/x.json", "CLAUDE_CODE_REMOTE_SETTINGS_PATH=/home/u/r.json", "CLAUDE_CODE_REMOTE_SETTINGS_PATH=/home/u/ws/~/r.json"}},
 		{"shell", []string{"CLAUDE_CODE_SHELL=/bin/zsh"}, []string{"CLAUDE_CODE_SHELL=/bin/zsh"}},
+		{"shell prefix", []string{`CLAUDE_CODE_SHELL_PREFIX='/home/u/ws/log.sh' --to ~/audit.log rel.sh`}, []string{"CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/log.sh", "CLAUDE_CODE_SHELL_PREFIX=/home/u/audit.log", "CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/~/audit.log"}},
+		{"wrapper and teammates", []string{"CLAUDE_CODE_PROCESS_WRAPPER=/opt/w", "CLAUDE_CODE_TEAMMATE_COMMAND=claude --x"}, []string{"CLAUDE_CODE_PROCESS_WRAPPER=/opt/w"}},
 		{"mcpb usual place", []string{"CLAUDE_CODE_PLUGIN_MCPB_DIR=/home/u/.claude/plugins/mcpb"}, nil},
 		{"remote memory", []string{"CLAUDE_CODE_REMOTE_MEMORY_DIR=/home/u/ws/mem"}, []string{"CLAUDE_CODE_REMOTE_MEMORY_DIR=/home/u/ws/mem"}},
 		{"remote memory usual place", []string{"CLAUDE_CODE_REMOTE_MEMORY_DIR=/home/u/.claude"}, nil},

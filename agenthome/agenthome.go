@@ -4,7 +4,7 @@
 // jail's protections of an agent's state (the built-in read-only names
 // under ~/.codex and ~/.claude, the key-by-key guard of config.toml and
 // settings.json, the watch for new databases and profiles) are anchored at
-// the home directory. Three variables move that state elsewhere, for the
+// the home directory. These variables move that state elsewhere, for the
 // agent run inside jail and for the user's own runs on the host alike:
 //
 //	CODEX_HOME                     Codex's ~/.codex (config.toml: notify, MCP servers, hooks)
@@ -71,7 +71,7 @@ type variable struct {
 	// file: the value names a file.
 	file bool
 	// cmd: the value is a command line; its words that are absolute or
-	// start with "~/" (quotes taken off) are files.
+	// start with "~/" (quotes taken off) are files (cmd implies file).
 	cmd bool
 }
 
@@ -102,9 +102,9 @@ var variables = []variable{
 	{name: "CLAUDE_CODE_SHELL", agent: "Claude Code", file: true, what: "your next claude runs its commands in it"},
 	// Command lines (CLAUDE_CODE_SHELL_PREFIX is put in front of every
 	// Bash command; Claude Code's own sandbox protects the paths in it).
-	{name: "CLAUDE_CODE_SHELL_PREFIX", agent: "Claude Code", file: true, cmd: true, what: "your next claude runs every Bash command through it"},
-	{name: "CLAUDE_CODE_PROCESS_WRAPPER", agent: "Claude Code", file: true, cmd: true, what: "your next claude starts its background sessions through it"},
-	{name: "CLAUDE_CODE_TEAMMATE_COMMAND", agent: "Claude Code", file: true, cmd: true, what: "your next claude starts its teammates with it"},
+	{name: "CLAUDE_CODE_SHELL_PREFIX", agent: "Claude Code", cmd: true, what: "your next claude runs every Bash command through it"},
+	{name: "CLAUDE_CODE_PROCESS_WRAPPER", agent: "Claude Code", cmd: true, what: "your next claude starts its background sessions through it"},
+	{name: "CLAUDE_CODE_TEAMMATE_COMMAND", agent: "Claude Code", cmd: true, what: "your next claude starts its teammates with it"},
 	{name: "GEMINI_CLI_HOME", agent: "Gemini CLI", sub: ".gemini", def: ".gemini", what: "settings.json's hooks and MCP servers run in your next gemini"},
 }
 
@@ -132,7 +132,7 @@ func Moved(env []string, home, cwd string) []Dir {
 			return
 		}
 		seen[v.name+"\x00"+p] = true
-		out = append(out, Dir{Var: v.name, Value: value, Agent: v.agent, Path: p, What: v.what, File: v.file})
+		out = append(out, Dir{Var: v.name, Value: value, Agent: v.agent, Path: p, What: v.what, File: v.file || v.cmd})
 	}
 	for _, v := range variables {
 		for _, kv := range env {
@@ -144,6 +144,9 @@ func Moved(env []string, home, cwd string) []Dir {
 			switch {
 			case v.list:
 				values = strings.Split(all, ":")
+				for i := range values {
+					values[i] = strings.TrimSpace(values[i]) // as the CLI reads its lists
+				}
 			case v.cmd:
 				values = nil
 				for _, w := range strings.Fields(all) {
@@ -154,9 +157,6 @@ func Moved(env []string, home, cwd string) []Dir {
 				}
 			}
 			for _, value := range values {
-				if v.list {
-					value = strings.TrimSpace(value) // as the CLI reads its lists
-				}
 				if value == "" {
 					continue // the CLI drops empty entries
 				}

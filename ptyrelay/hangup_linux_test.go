@@ -38,13 +38,7 @@ func TestHangup(t *testing.T) {
 
 // With no input relayed, the output's failing write says it, once.
 func TestHangupOutputOnly(t *testing.T) {
-	m, s := ptytest.Open(t)
-	pm, ps := ptytest.Open(t) // the sandbox's pty
-	said := make(chan struct{}, 2)
-	r := &Relay{Pty: pm, Out: s, Term: s, OnHangup: func() { said <- struct{}{} }}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	m, ps, _, said := startOutputOnly(t)
 	m.Close()
 	if _, err := ps.Write([]byte("the agent writes on\n")); err != nil {
 		t.Fatal(err)
@@ -61,13 +55,7 @@ func TestHangupOutputOnly(t *testing.T) {
 // a quiet live terminal is not taken for one, and the watch ends with
 // the relay.
 func TestHangupOutputOnlyQuiet(t *testing.T) {
-	m, s := ptytest.Open(t)
-	pm, ps := ptytest.Open(t) // the sandbox's pty
-	said := make(chan struct{}, 2)
-	r := &Relay{Pty: pm, Out: s, Term: s, OnHangup: func() { said <- struct{}{} }}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	m, ps, r, said := startOutputOnly(t)
 	select {
 	case <-said:
 		t.Fatal("OnHangup on a live, quiet terminal")
@@ -110,4 +98,19 @@ func TestHangupWatchEnds(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines after the relay ended, %d before: the hangup watch outlived it", n, before)
 	}
+}
+
+// startOutputOnly starts a relay of output only whose terminal is a pty
+// (m its master) and whose hangups are sent on said; ps is the sandbox's
+// side, where the agent writes.
+func startOutputOnly(t *testing.T) (m, ps *os.File, r *Relay, said chan struct{}) {
+	t.Helper()
+	m, s := ptytest.Open(t)
+	pm, ps := ptytest.Open(t) // the sandbox's pty
+	said = make(chan struct{}, 2)
+	r = &Relay{Pty: pm, Out: s, Term: s, OnHangup: func() { said <- struct{}{} }}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return m, ps, r, said
 }

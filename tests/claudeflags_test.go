@@ -78,22 +78,16 @@ sleep 0.3
 exit 0
 `
 	b, r := claudeJSONRun(t, host, plant)
-	var m map[string]map[string]any
-	var n struct {
-		NumStartups int `json:"numStartups"`
+	var m struct {
+		NumStartups int            `json:"numStartups"`
+		GrowthBook  map[string]any `json:"cachedGrowthBookFeatures"`
+		Flags       map[string]any `json:"cachedFeatureFlags"`
 	}
-	if err := json.Unmarshal(b, &n); err != nil {
+	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatalf("%v: %s", err, b)
 	}
-	var raw map[string]json.RawMessage
-	_ = json.Unmarshal(b, &raw)
-	m = map[string]map[string]any{}
-	for _, k := range []string{"cachedGrowthBookFeatures", "cachedFeatureFlags"} {
-		var v map[string]any
-		_ = json.Unmarshal(raw[k], &v)
-		m[k] = v
-	}
-	got := func(cache, k string) string { v, _ := json.Marshal(m[cache][k]); return string(v) }
+	caches := map[string]map[string]any{"cachedGrowthBookFeatures": m.GrowthBook, "cachedFeatureFlags": m.Flags}
+	got := func(cache, k string) string { v, _ := json.Marshal(caches[cache][k]); return string(v) }
 	for _, cache := range []string{"cachedGrowthBookFeatures", "cachedFeatureFlags"} {
 		if g := got(cache, "tengu_auto_mode_config"); g != `{"enabled":"opt-in"}` {
 			t.Errorf("%s.tengu_auto_mode_config after the run: %s, want the host's", cache, g)
@@ -104,7 +98,7 @@ exit 0
 			}
 		}
 	}
-	if got("cachedFeatureFlags", "tengu_other") != "2" || n.NumStartups != 2 {
+	if got("cachedFeatureFlags", "tengu_other") != "2" || m.NumStartups != 2 {
 		t.Errorf("an unguarded flag or key was put back: %s", b)
 	}
 	if t.Failed() {

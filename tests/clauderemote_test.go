@@ -12,7 +12,6 @@ package tests
 // driven end to end: no network here). Both keys are kept as on the host.
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,14 +40,7 @@ exit 0
 	r := sh(t, o, "HOME="+home+"\n"+plant, "-w", filepath.Join(home, ".claude"), "-w", cj)
 	mustCode(t, r, 0)
 	for _, p := range []string{cj, st} {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("%s: %v: %s", p, err, b)
-		}
+		m, b := readJSONFile(t, p)
 		for _, k := range []string{"remoteControlAtStartup", "autoUploadSessions"} {
 			if m[k] != nil {
 				t.Errorf("%s stays in %s after the run: %s\nstderr:\n%s", k, p, b, r.stderr)

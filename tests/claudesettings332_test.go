@@ -76,14 +76,7 @@ func TestClaudeSettings332KeysGuarded(t *testing.T) {
 	r := sh(t, o, "HOME="+home+"\n"+script, "-w", filepath.Join(home, ".claude"))
 	mustCode(t, r, 0)
 	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("%s: %v: %s", p, err, b)
-		}
+		m, _ := readJSONFile(t, p)
 		var kept []string
 		for k := range claude332Keys {
 			if m[k] != nil && k != "remoteTools" {

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"os"
 	"slices"
 	"strings"
@@ -58,4 +59,19 @@ func stateWritable(t *testing.T, c result, p, want string) {
 	if got := fsReadFile(t, p); got != want {
 		t.Errorf("%s = %q: the agent's own state must stay writable\n%s", p, got, c.stderr)
 	}
+}
+
+// readJSONFile returns the JSON object in file p and its bytes, failing t
+// when p cannot be read or is not a JSON object.
+func readJSONFile(t *testing.T, p string) (map[string]any, []byte) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v: %s", p, err, b)
+	}
+	return m, b
 }

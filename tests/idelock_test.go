@@ -13,7 +13,6 @@ package tests
 // autoConnectIde is kept as on the host.
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,14 +59,7 @@ exit 0
 					t.Errorf("the agent's %s is there after the run\nstderr:\n%s", ide, r.stderr)
 				}
 			}
-			b, err := os.ReadFile(cj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m map[string]any
-			if err := json.Unmarshal(b, &m); err != nil {
-				t.Fatalf("%s: %v: %s", cj, err, b)
-			}
+			m, b := readJSONFile(t, cj)
 			if m["autoConnectIde"] != nil {
 				t.Errorf("autoConnectIde stays in %s after the run: %s", cj, strings.TrimSpace(string(b)))
 			}

@@ -189,6 +189,11 @@ var Files = []File{
 			// agent's, so with it the host's next session would read
 			// @~/.ssh/... into its context unasked (session 24).
 			{Path: "projects.*.hasClaudeMdExternalIncludesApproved"},
+			// The permission mode a project's session starts in when
+			// tengu_nifty_lobster is on (2.1.332: default or acceptEdits,
+			// file edits unasked): the host's, but for the workspace, the
+			// agent's own project as its trust is (session 25).
+			{Path: "projects.*.pickedPermissionMode", Except: []Except{{Path: "projects.{workspace}.pickedPermissionMode"}}},
 			{Path: "projects.*.hasTrustDialogAccepted", Except: []Except{{Path: "projects.{workspace}.hasTrustDialogAccepted"}}},
 			// Connects every start to the IDE MCP server a
 			// ~/.claude/ide/*.lock names (outside an IDE's terminal: no
@@ -238,6 +243,16 @@ var Files = []File{
 			{Path: "cachedFeatureFlags.tengu_auto_mode_worktree_fast_path"},
 			{Path: "cachedGrowthBookFeatures.tengu_cozy_eagle", FalseIsSet: true},
 			{Path: "cachedFeatureFlags.tengu_cozy_eagle", FalseIsSet: true},
+			// Two more that decide the mode a host session starts in
+			// (session 25): non-interactive sessions (claude -p, scripts,
+			// CI) in auto mode, where what the classifier passes runs
+			// unasked, instead of default, where it is refused with no one
+			// to ask; and the mode last picked in the project
+			// (projects.*.pickedPermissionMode above) restored at start.
+			{Path: "cachedGrowthBookFeatures.tengu_moss_anchor"},
+			{Path: "cachedFeatureFlags.tengu_moss_anchor"},
+			{Path: "cachedGrowthBookFeatures.tengu_nifty_lobster"},
+			{Path: "cachedFeatureFlags.tengu_nifty_lobster"},
 		}},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},
 	{Agent: "claude", Scope: Home, Path: ".claude/settings.local.json", Format: JSON, Keys: claudeSettingsKeys, Why: "hooks, helpers, MCP servers, plugins, env, approvals"},

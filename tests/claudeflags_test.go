@@ -128,3 +128,62 @@ func claudeJSONRun(t *testing.T, host, plant string) ([]byte, result) {
 	}
 	return b, r
 }
+
+// Two more of 2.1.332's flags decide a host session's permission mode,
+// read from the cache like the others (session 25):
+// tengu_moss_anchor starts non-interactive sessions (claude -p, a script's
+// or a CI job's) in auto mode, where an action the classifier passes runs
+// unasked, instead of the default mode, where it is refused with no one to
+// ask; tengu_nifty_lobster has a session start in the permission mode
+// last picked in its project (projects.PATH.pickedPermissionMode in
+// ~/.claude.json, default or acceptEdits: file edits unasked). That key
+// is kept as on the host for every project but the workspace (the agent's
+// own, as its trust is).
+func TestClaudeModeFlagsGuarded(t *testing.T) {
+	home, state, ws := workspace(t), workspace(t), workspace(t)
+	other := filepath.Join(home, "src", "other")
+	cj := filepath.Join(home, ".claude.json")
+	writeHostFiles(t, map[string]string{
+		cj: `{"numStartups": 1, "projects": {"` + other + `": {"hasTrustDialogAccepted": true}}, "cachedGrowthBookFeatures": {"tengu_other": 1}, "cachedFeatureFlags": {"tengu_other": 1}}`,
+		filepath.Join(home, ".claude", "settings.json"): "{}",
+	})
+	plant := `{"numStartups": 2, "projects": {"` + other + `": {"hasTrustDialogAccepted": true, "pickedPermissionMode": "acceptEdits"}, "` + ws + `": {"pickedPermissionMode": "acceptEdits"}}, "cachedGrowthBookFeatures": {"tengu_moss_anchor": true, "tengu_nifty_lobster": true, "tengu_other": 2}, "cachedFeatureFlags": {"tengu_moss_anchor": true, "tengu_nifty_lobster": true, "tengu_other": 2}}`
+	o := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_STATE_HOME=" + state}}
+	r := sh(t, o, "printf '%s' '"+plant+"' > "+cj+"\nsleep 0.3\nexit 0\n", "-w", filepath.Join(home, ".claude"), "-w", cj)
+	mustCode(t, r, 0)
+	b, err := os.ReadFile(cj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		NumStartups int                       `json:"numStartups"`
+		Projects    map[string]map[string]any `json:"projects"`
+		GrowthBook  map[string]any            `json:"cachedGrowthBookFeatures"`
+		Flags       map[string]any            `json:"cachedFeatureFlags"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	for cache, flags := range map[string]map[string]any{"cachedGrowthBookFeatures": m.GrowthBook, "cachedFeatureFlags": m.Flags} {
+		for _, k := range []string{"tengu_moss_anchor", "tengu_nifty_lobster"} {
+			if v, ok := flags[k]; ok {
+				t.Errorf("%s.%s after the run: %v, want none (the host's)", cache, k, v)
+			}
+		}
+		if v, _ := json.Marshal(flags["tengu_other"]); string(v) != "2" {
+			t.Errorf("%s.tengu_other was put back: %s (an unguarded flag is Claude Code's)", cache, v)
+		}
+	}
+	if v, ok := m.Projects[other]["pickedPermissionMode"]; ok {
+		t.Errorf("another project's picked permission mode after the run: %v, want none (the host's)", v)
+	}
+	if v := m.Projects[ws]["pickedPermissionMode"]; v != "acceptEdits" {
+		t.Errorf("the workspace's picked permission mode after the run: %v, want the agent's acceptEdits (its own project)", v)
+	}
+	if m.NumStartups != 2 {
+		t.Errorf("the rest of ~/.claude.json is Claude Code's: %s", b)
+	}
+	if t.Failed() {
+		t.Logf("after:\n%s\nstderr:\n%s", b, r.stderr)
+	}
+}

@@ -70,7 +70,12 @@ type File struct {
 type ProgramArgs struct {
 	Program string // the command's base name: "codex"
 	Args    []string
-	Source  Source
+	// Unless are prefixes of the user's own arguments that set what Args
+	// set ("--sandbox", "-s", "sandbox_mode="): with one of them in the
+	// command, Args are left out, so that the user's choice is the one
+	// taken by a program that refuses an option given twice.
+	Unless []string
+	Source Source
 }
 
 // Registry is a tool a profile takes its registry hosts from.
@@ -291,22 +296,48 @@ func (f *File) profileKey(key string, v any, line int, lines map[string]int, bad
 		}
 		slices.Sort(progs)
 		for _, prog := range progs {
+			// A list, or a table naming the list and the user's arguments
+			// that leave it out: codex = {args = [...], unless = [...]}.
 			l, ok := m[prog].([]any)
+			var unless []any
+			if t, isTable := m[prog].(map[string]any); isTable {
+				l, ok = t["args"].([]any)
+				unless, _ = t["unless"].([]any)
+				for k := range t {
+					if k != "args" && k != "unless" {
+						ok = false
+					}
+				}
+				if _, has := t["unless"]; has && unless == nil {
+					ok = false
+				}
+			}
 			pl := lines["args\x00"+prog]
 			if pl == 0 {
 				pl = line
 			}
 			if !ok || prog == "" || strings.ContainsAny(prog, "/ ") {
-				return true, bad("args."+prog, pl, `want a program's name and a list of arguments: codex = ["-c", "key=value"]`)
+				return true, bad("args."+prog, pl, `want a program's name and a list of arguments: codex = ["-c", "key=value"], or codex = {args = [...], unless = ["--flag"]}`)
 			}
 			pa := ProgramArgs{Program: prog, Source: tmpl}
 			pa.Source.Line, pa.Source.Key = pl, "args."+prog
-			for _, e := range l {
-				s, ok := e.(string)
-				if !ok {
-					return true, bad("args."+prog, pl, "want strings")
+			strs := func(l []any, empty bool) ([]string, bool) {
+				var out []string
+				for _, e := range l {
+					s, ok := e.(string)
+					if !ok || s == "" && !empty {
+						return nil, false
+					}
+					out = append(out, s)
 				}
-				pa.Args = append(pa.Args, s)
+				return out, true
+			}
+			if pa.Args, ok = strs(l, true); !ok {
+				return true, bad("args."+prog, pl, "want strings")
+			}
+			// An empty beginning would match every argument.
+			if pa.Unless, ok = strs(unless, false); !ok {
+				return true, bad("args."+prog, pl, "want strings in unless: the beginnings of the user's own arguments that set the same")
 			}
 			f.Args = append(f.Args, pa)
 		}

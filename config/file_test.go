@@ -178,7 +178,15 @@ func TestProfileArgsKey(t *testing.T) {
 	if err != nil || len(f.Args) != 1 || f.Args[0].Program != "codex" || strings.Join(f.Args[0].Args, " ") != "-c k=v" || f.Args[0].Source.Line != 3 {
 		t.Fatalf("got %+v %v", f, err)
 	}
-	for _, bad := range []string{"args = [\"-c\"]", "[args]\ncodex = \"-c\"", "[args]\ncodex = [1]", "[args]\n\"/bin/codex\" = [\"-c\"]"} {
+	// The table form: the arguments, and the beginnings of the user's
+	// own arguments that leave them out.
+	f, err = Parse("", []byte("version = 1\n[args]\ncodex = {args = [\"--sandbox\", \"x\"], unless = [\"--sandbox\", \"-s\"]}\n"), ProfileFile, src)
+	if err != nil || len(f.Args) != 1 || strings.Join(f.Args[0].Args, " ") != "--sandbox x" || strings.Join(f.Args[0].Unless, " ") != "--sandbox -s" || f.Args[0].Source.Line != 3 {
+		t.Fatalf("table form: got %+v %v", f, err)
+	}
+	for _, bad := range []string{"args = [\"-c\"]", "[args]\ncodex = \"-c\"", "[args]\ncodex = [1]", "[args]\n\"/bin/codex\" = [\"-c\"]",
+		"[args]\ncodex = {unless = [\"-s\"]}", "[args]\ncodex = {args = [\"-c\"], unless = \"-s\"}", "[args]\ncodex = {args = [\"-c\"], unless = [\"\"]}",
+		"[args]\ncodex = {args = [\"-c\"], unles = [\"-s\"]}", "[args]\ncodex = {args = [\"-c\"], unless = [1]}"} {
 		_, err := Parse("", []byte(bad+"\n"), ProfileFile, src)
 		var fe *FileError
 		if !errors.As(err, &fe) || !strings.HasPrefix(fe.Key, "args") {

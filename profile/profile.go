@@ -22,7 +22,9 @@
 // toolreg). A corporate mirror is then honoured as the tool honours it.
 //
 //	[args]                              # added right after the command's name, only when
-//	codex = ["-c", "sandbox_mode=\"danger-full-access\""]  # the command is that program
+//	codex = ["--sandbox", "danger-full-access"]  # the command is that program
+//	# or, left out when the user's own arguments begin with one of unless:
+//	# codex = {args = ["--sandbox", "danger-full-access"], unless = ["--sandbox", "-s"]}
 //
 //	[[create]]                          # made on the host when missing, the way the tool expects
 //	path = "~/.claude.json"

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestProfileCodexSecondRunStarts(t *testing.T) {
@@ -58,5 +59,33 @@ func TestProfileCodexSkillsDirMade(t *testing.T) {
 	}
 	if ents, err := os.ReadDir(h.path("~/.codex/skills")); err != nil || len(ents) != 0 {
 		t.Errorf("~/.codex/skills on the host after the run: %v, %v; want an empty directory", ents, err)
+	}
+}
+
+// The profile tells Codex that jail is its sandbox with --sandbox
+// danger-full-access rather than -c sandbox_mode=...: given -c, Codex runs
+// without its shared background server and says so at every start ("⚠ 1
+// warning"). With the flag, /status shows the background server and the
+// permissions jail asked for.
+func TestProfileCodexBackgroundServer(t *testing.T) {
+	bin := agentBin(t, "codex")
+	h := newProfHome(t)
+	// Signed in with an API key and the workspace trusted: Codex opens on
+	// its prompt, with no sign-in or trust screen.
+	h.writeHome(t, map[string]string{
+		"~/.codex/auth.json":   `{"auth_mode": "apikey", "OPENAI_API_KEY": "sk-not-a-key"}`,
+		"~/.codex/config.toml": "[projects.\"" + h.ws + "\"]\ntrust_level = \"trusted\"\n",
+	})
+	a := startAgentTTY(t, h, bin, "codex")
+	defer a.stop()
+	a.waitFor(t, "Ask Codex to do anything")
+	a.master.Write([]byte("/status"))
+	time.Sleep(500 * time.Millisecond)
+	a.master.Write([]byte("\r"))
+	a.waitFor(t, "Permissions:")
+	a.waitFor(t, "danger-full-access")
+	s := plain(a.scr.String())
+	if !strings.Contains(s, "Local background server") || strings.Contains(s, "warning") {
+		t.Fatalf("under --profile codex, Codex runs without its shared background server (or warns):\n%s", s)
 	}
 }

@@ -103,50 +103,76 @@ func TestProfileAgentsVersion(t *testing.T) {
 // attributes), as a terminal would.
 func agentScreen(t *testing.T, h *profHome, bin, profile, want string, args ...string) {
 	t.Helper()
+	a := startAgentTTY(t, h, bin, profile, args...)
+	defer a.stop()
+	a.waitFor(t, want)
+}
+
+// agentTTY is an agent run by jail on a pty of its own.
+type agentTTY struct {
+	profile  string
+	master   *os.File
+	scr      *screen
+	cmd      *exec.Cmd
+	done     chan struct{}
+	answered map[string]int
+	started  time.Time
+}
+
+func startAgentTTY(t *testing.T, h *profHome, bin, profile string, args ...string) *agentTTY {
+	t.Helper()
 	master, slave := openPty(t)
-	defer master.Close()
 	cmd := exec.Command(jail(t), append([]string{"--quiet", "--profile", profile, "--", bin}, args...)...)
 	cmd.Dir = h.ws
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.Env = append(append(os.Environ(), h.env...), "TERM=xterm-256color")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
+		master.Close()
 		t.Fatal(err)
 	}
 	slave.Close()
-	scr := watch(master)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
-	answered := map[string]int{}
+	a := &agentTTY{profile: profile, master: master, scr: watch(master), cmd: cmd, done: make(chan struct{}), answered: map[string]int{}, started: time.Now()}
+	go func() { cmd.Wait(); close(a.done) }()
+	return a
+}
+
+// stop ends the run (SIGTERM, then SIGKILL) and closes the terminal.
+func (a *agentTTY) stop() {
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.done:
+	case <-time.After(5 * time.Second):
+		a.cmd.Process.Kill()
+		<-a.done
+	}
+	a.master.Close()
+}
+
+// waitFor waits up to 60 s for want on the screen, answering the
+// terminal's queries meanwhile.
+func (a *agentTTY) waitFor(t *testing.T, want string) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		s := scr.String()
+		s := a.scr.String()
 		if strings.Contains(plain(s), want) {
-			t.Logf("%s showed %q after %v", profile, want, time.Since(deadline.Add(-60*time.Second)).Round(time.Millisecond))
+			t.Logf("%s showed %q after %v", a.profile, want, time.Since(a.started).Round(time.Millisecond))
 			return
 		}
-		for q, a := range map[string]string{"\x1b[6n": "\x1b[1;1R", "\x1b[c": "\x1b[?62;22c", "\x1b[?u": "\x1b[?0u", "\x1b]11;?": "\x1b]11;rgb:0000/0000/0000\x1b\\", "\x1b]10;?": "\x1b]10;rgb:ffff/ffff/ffff\x1b\\"} {
-			if n := strings.Count(s, q); n > answered[q] {
-				answered[q] = n
-				master.Write([]byte(a))
+		for q, ans := range map[string]string{"\x1b[6n": "\x1b[1;1R", "\x1b[c": "\x1b[?62;22c", "\x1b[?u": "\x1b[?0u", "\x1b]11;?": "\x1b]11;rgb:0000/0000/0000\x1b\\", "\x1b]10;?": "\x1b]10;rgb:ffff/ffff/ffff\x1b\\"} {
+			if n := strings.Count(s, q); n > a.answered[q] {
+				a.answered[q] = n
+				a.master.Write([]byte(ans))
 			}
 		}
 		select {
-		case <-done:
-			t.Fatalf("%s exited before showing %q; the terminal shows:\n%s", profile, want, plain(scr.String()))
+		case <-a.done:
+			t.Fatalf("%s exited before showing %q; the terminal shows:\n%s", a.profile, want, plain(a.scr.String()))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	t.Fatalf("%s never showed %q; the terminal shows:\n%s", profile, want, plain(scr.String()))
+	t.Fatalf("%s never showed %q; the terminal shows:\n%s", a.profile, want, plain(a.scr.String()))
 }
 
 // plain drops escape sequences and spacing, so that a TUI's text can be
@@ -205,9 +231,11 @@ func TestProfileAgentsFirstScreenAndState(t *testing.T) {
 //   - gemini: GEMINI_SANDBOX=false beats a settings.json that asks for
 //     docker (which cannot start inside). Control: without it, Gemini CLI
 //     tries to start its container sandbox.
-//   - codex: the profile runs codex with -c sandbox_mode="danger-full-access",
+//   - codex: the profile runs codex with --sandbox danger-full-access,
 //     Codex's documented setting for an outer sandbox: jail is its sandbox
-//     (codex doctor says its filesystem sandbox is unrestricted). Control:
+//     (codex doctor says its filesystem sandbox is unrestricted), and the
+//     user's own --sandbox is the one taken (Codex refuses the flag twice).
+//     Control:
 //     run through a shell (no arguments added), codex's own bubblewrap
 //     sandbox cannot start inside jail and says so (every command fails,
 //     loudly; none runs unsandboxed).
@@ -255,6 +283,12 @@ func TestProfileAgentsOwnSandbox(t *testing.T) {
 		r := run(t, runOpts{dir: h.ws, env: h.env, timeout: 90 * time.Second}, "--quiet", "--profile", "codex", "--", bin, "doctor")
 		if !regexp.MustCompile(`filesystem sandbox\s+unrestricted`).MatchString(r.stdout + r.stderr) {
 			t.Fatalf("under --profile codex, codex doctor does not report jail as its sandbox (filesystem sandbox unrestricted):\n%s%s", r.stdout, r.stderr)
+		}
+		for _, own := range [][]string{{"--sandbox", "read-only"}, {"-s", "read-only"}, {"-c", `sandbox_mode="read-only"`}} {
+			r = run(t, runOpts{dir: h.ws, env: h.env, timeout: 90 * time.Second}, append(append([]string{"--quiet", "--profile", "codex", "--", bin}, own...), "doctor")...)
+			if strings.Contains(r.stdout+r.stderr, "cannot be used multiple times") || !regexp.MustCompile(`filesystem sandbox\s+restricted`).MatchString(r.stdout+r.stderr) {
+				t.Fatalf("under --profile codex, codex %s doctor: the user's sandbox mode is not the one taken:\n%s%s", strings.Join(own, " "), r.stdout, r.stderr)
+			}
 		}
 		r = run(t, runOpts{dir: h.ws, env: h.env, timeout: 90 * time.Second}, "--quiet", "--profile", "codex", "--read", tree, "--", "/bin/sh", "-c", "'"+bin+"' sandbox -- /bin/sh -c 'echo ran-unsandboxed'")
 		if r.code == 0 || strings.Contains(r.stdout, "ran-unsandboxed") {

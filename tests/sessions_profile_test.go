@@ -58,7 +58,7 @@ func TestSessionProfilesApply(t *testing.T) {
 		t.Errorf("the node profile's registry from ~/.npmrc is not allowed in the named sandbox: %v", in.Policy.AllowDomain)
 	}
 	cmd := strings.Join(in.Policy.Command, " ")
-	if !strings.Contains(cmd, "sandbox_mode") || !strings.HasSuffix(cmd, "--mine") {
+	if !strings.Contains(cmd, "--sandbox danger-full-access") || !strings.HasSuffix(cmd, "--mine") {
 		t.Errorf("the codex profile's arguments are not on the named sandbox's command (or the user's are not last): %q", cmd)
 	}
 }

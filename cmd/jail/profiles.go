@@ -98,7 +98,11 @@ func profilesRun(f *factory, opts *ProfilesOptions) error {
 		all = append(all, flags...)
 		fmt.Fprintf(opts.IO.Out, "  amounts to  %s\n", strings.Join(flags, " "))
 		for _, a := range p.Args {
-			fmt.Fprintf(opts.IO.Out, "  args        %s runs as %s %s\n", a.Program, a.Program, strings.Join(a.Args, " "))
+			unless := ""
+			if len(a.Unless) > 0 {
+				unless = " (unless its arguments give " + strings.Join(a.Unless, ", ") + ")"
+			}
+			fmt.Fprintf(opts.IO.Out, "  args        %s runs as %s %s%s\n", a.Program, a.Program, strings.Join(a.Args, " "), unless)
 		}
 		for _, r := range p.Registries {
 			fmt.Fprintf(opts.IO.Out, "  registries  %s: the hosts %s's own configuration names are allowed at start (jail --dry-run lists them)\n", r.Tool, r.Tool)

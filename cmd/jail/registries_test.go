@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jail-sandbox/jail/config"
@@ -23,6 +24,36 @@ func TestAddProgramArgs(t *testing.T) {
 		if got := addProgramArgs(slices.Clone(c.cmd), res, &p); !slices.Equal(got, c.want) {
 			t.Errorf("%q: got %q, want %q", c.cmd, got, c.want)
 		}
+	}
+}
+
+// A program that refuses an option given twice (codex --sandbox): the
+// profile's arguments are left out when the user's own set the same, and
+// --dry-run says so.
+func TestAddProgramArgsUnless(t *testing.T) {
+	res := &config.Result{Args: []config.ProgramArgs{{Program: "codex", Args: []string{"--sandbox", "danger-full-access"},
+		Unless: []string{"--sandbox", "-s", "sandbox_mode="}, Source: config.Source{Profile: "codex"}}}}
+	add := []string{"codex", "--sandbox", "danger-full-access"}
+	for _, c := range []struct {
+		cmd, want []string
+	}{
+		{[]string{"codex"}, add},
+		{[]string{"codex", "exec", "fix the -s flag"}, append(slices.Clone(add), "exec", "fix the -s flag")},
+		{[]string{"codex", "--sandbox", "read-only"}, []string{"codex", "--sandbox", "read-only"}},
+		{[]string{"codex", "--sandbox=read-only"}, []string{"codex", "--sandbox=read-only"}},
+		{[]string{"codex", "exec", "-s", "read-only", "hi"}, []string{"codex", "exec", "-s", "read-only", "hi"}},
+		{[]string{"codex", "-c", `sandbox_mode="read-only"`}, []string{"codex", "-c", `sandbox_mode="read-only"`}},
+		{[]string{"sandbox_mode=x", "--sandbox"}, []string{"sandbox_mode=x", "--sandbox"}}, // another program
+	} {
+		var p policy.Policy
+		if got := addProgramArgs(slices.Clone(c.cmd), res, &p); !slices.Equal(got, c.want) {
+			t.Errorf("%q: got %q, want %q", c.cmd, got, c.want)
+		}
+	}
+	p := policy.Policy{DryRun: true}
+	addProgramArgs([]string{"codex", "-s", "read-only"}, res, &p)
+	if len(p.Notices) != 1 || !strings.Contains(p.Notices[0], "without --sandbox danger-full-access") || !strings.Contains(p.Notices[0], "-s") {
+		t.Errorf("--dry-run notices: %q, want one saying the profile's arguments were left out for -s", p.Notices)
 	}
 }
 

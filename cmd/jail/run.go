@@ -153,7 +153,10 @@ func prepare(res *config.Result, env config.Env, command []string, idle, inRun b
 // right after its name ([args] codex = [...] applies to codex only, never
 // to a shell or another program the user runs), before the user's own
 // arguments, which therefore win where the program lets a later flag
-// override an earlier one.
+// override an earlier one. Where it refuses an option given twice (codex
+// --sandbox), the profile names the beginnings of the user's arguments that
+// set the same (unless): with one of them in the command, the profile's
+// arguments are left out and the user's own choice is the one taken.
 func addProgramArgs(cmd []string, res *config.Result, p *policy.Policy) []string {
 	if len(cmd) == 0 {
 		return cmd
@@ -162,6 +165,12 @@ func addProgramArgs(cmd []string, res *config.Result, p *policy.Policy) []string
 	var add []string
 	for _, a := range res.Args {
 		if a.Program != prog {
+			continue
+		}
+		if own := setsItself(cmd[1:], a.Unless); own != "" {
+			if p.DryRun {
+				p.Notices = append(p.Notices, fmt.Sprintf("profile %s: runs %s without %s: the command gives %s itself", a.Source.Profile, prog, strings.Join(a.Args, " "), own))
+			}
 			continue
 		}
 		add = append(add, a.Args...)
@@ -174,6 +183,19 @@ func addProgramArgs(cmd []string, res *config.Result, p *policy.Policy) []string
 	}
 	out := append([]string{cmd[0]}, add...)
 	return append(out, cmd[1:]...)
+}
+
+// setsItself returns the first of args that begins with one of prefixes
+// ("" when none does).
+func setsItself(args, prefixes []string) string {
+	for _, a := range args {
+		for _, pre := range prefixes {
+			if strings.HasPrefix(a, pre) {
+				return a
+			}
+		}
+	}
+	return ""
 }
 
 // resolve layers flags over files and profiles; its errors come back worded

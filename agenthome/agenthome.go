@@ -23,8 +23,9 @@
 //	CLAUDE_CODE_REMOTE_SETTINGS_PATH   the organization's managed settings' copy
 //	CLAUDE_CODE_SHELL                  the shell its commands run in
 //
-// and three whose value is a command line (its absolute and ~/ words are
-// the files: a wrapper script and what it is given):
+// and three whose value is a command line (its words that name paths are
+// the files: a wrapper script and what it is given; a bare word after the
+// program, a file in the working directory where one exists):
 //
 //	CLAUDE_CODE_SHELL_PREFIX       wraps every Bash command
 //	CLAUDE_CODE_PROCESS_WRAPPER    wraps its background supervisor, sessions, workers
@@ -56,6 +57,13 @@ type Dir struct {
 	What string
 	// File: the variable names a file, not a directory.
 	File bool
+	// Word: a word of a command line (CLAUDE_CODE_SHELL_PREFIX): what it
+	// names may be a directory the program is given (its working tree),
+	// not state of the agent's.
+	Word bool
+	// IfExists: a bare word of a command line ("python3 wrap.py"): a file
+	// in the working directory only where one by that name exists.
+	IfExists bool
 }
 
 // variable is one variable that moves an agent's state.
@@ -70,8 +78,7 @@ type variable struct {
 	list bool
 	// file: the value names a file.
 	file bool
-	// cmd: the value is a command line; its words that are absolute or
-	// start with "~/" (quotes taken off) are files (cmd implies file).
+	// cmd: the value is a command line (cmd implies file); see cmdWords.
 	cmd bool
 }
 
@@ -119,7 +126,8 @@ var variables = []variable{
 func Moved(env []string, home, cwd string) []Dir {
 	var out []Dir
 	seen := map[string]bool{}
-	add := func(v variable, value, p string) {
+	add := func(v variable, w word, p string) {
+		value := w.text
 		p = filepath.Join(p, v.sub)
 		if !filepath.IsAbs(p) {
 			return
@@ -132,7 +140,7 @@ func Moved(env []string, home, cwd string) []Dir {
 			return
 		}
 		seen[v.name+"\x00"+p] = true
-		out = append(out, Dir{Var: v.name, Value: value, Agent: v.agent, Path: p, What: v.what, File: v.file || v.cmd})
+		out = append(out, Dir{Var: v.name, Value: value, Agent: v.agent, Path: p, What: v.what, File: v.file || v.cmd, Word: v.cmd, IfExists: w.bare})
 	}
 	for _, v := range variables {
 		for _, kv := range env {
@@ -140,35 +148,60 @@ func Moved(env []string, home, cwd string) []Dir {
 			if !ok || all == "" {
 				continue
 			}
-			values := []string{all}
+			values := []word{{text: all}}
 			switch {
 			case v.list:
-				values = strings.Split(all, ":")
-				for i := range values {
-					values[i] = strings.TrimSpace(values[i]) // as the CLI reads its lists
+				values = nil
+				for _, e := range strings.Split(all, ":") {
+					values = append(values, word{text: strings.TrimSpace(e)}) // as the CLI reads its lists
 				}
 			case v.cmd:
-				values = nil
-				for _, w := range strings.Fields(all) {
-					w = strings.Trim(w, `"'`)
-					if strings.HasPrefix(w, "/") || strings.HasPrefix(w, "~/") {
-						values = append(values, w)
-					}
-				}
+				values = cmdWords(all)
 			}
-			for _, value := range values {
+			for _, w := range values {
+				value := w.text
 				if value == "" {
 					continue // the CLI drops empty entries
 				}
 				if rest, tilde := strings.CutPrefix(value, "~/"); tilde && home != "" {
-					add(v, value, filepath.Join(home, rest))
+					add(v, w, filepath.Join(home, rest))
 				}
 				if filepath.IsAbs(value) {
-					add(v, value, value)
+					add(v, w, value)
 				} else if cwd != "" {
-					add(v, value, filepath.Join(cwd, value))
+					add(v, w, filepath.Join(cwd, value))
 				}
 			}
+		}
+	}
+	return out
+}
+
+// word is one path a variable's value gives.
+type word struct {
+	text string
+	bare bool // a command line's bare word: a file only where one exists
+}
+
+// cmdWords returns the words of a command line (quotes taken off) that
+// name files: the program where it is a path ("./wrap.sh", not "python3",
+// which the shell looks up in PATH), and every later word that is a path
+// (absolute, "~/", or relative with a "/": "scripts/log.sh") or a bare
+// name ("wrap.py", which python3 opens in the working directory); not the
+// options ("-n", "--to") or assignments ("X=1") on the way. The host's
+// agent runs the line through a shell in its working directory, so a
+// relative word is a file there (session 25: "sh ./wrap.sh" left the
+// script the agent's to write).
+func cmdWords(line string) []word {
+	var out []word
+	for i, w := range strings.Fields(line) {
+		w = strings.Trim(w, `"'`)
+		switch {
+		case w == "" || strings.HasPrefix(w, "-"):
+		case strings.HasPrefix(w, "/") || strings.HasPrefix(w, "~/") || strings.Contains(w, "/"):
+			out = append(out, word{text: w})
+		case i > 0 && !strings.Contains(w, "="):
+			out = append(out, word{text: w, bare: true})
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package agenthome
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -35,7 +36,10 @@ func TestMoved(t *testing.T) {
 		{"env file", []string{"CLAUDE_ENV_FILE=env.sh"}, []string{"CLAUDE_ENV_FILE=/home/u/ws/env.sh"}},
 		{"settings paths", []string{"CLAUDE_CODE_MANAGED_SETTINGS_PATH=/etc/x.json", "CLAUDE_CODE_REMOTE_SETTINGS_PATH=~/r.json"}, []string{"CLAUDE_CODE_MANAGED_SETTINGS_PATH=/etc/x.json", "CLAUDE_CODE_REMOTE_SETTINGS_PATH=/home/u/r.json", "CLAUDE_CODE_REMOTE_SETTINGS_PATH=/home/u/ws/~/r.json"}},
 		{"shell", []string{"CLAUDE_CODE_SHELL=/bin/zsh"}, []string{"CLAUDE_CODE_SHELL=/bin/zsh"}},
-		{"shell prefix", []string{`CLAUDE_CODE_SHELL_PREFIX='/home/u/ws/log.sh' --to ~/audit.log rel.sh`}, []string{"CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/log.sh", "CLAUDE_CODE_SHELL_PREFIX=/home/u/audit.log", "CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/~/audit.log"}},
+		{"shell prefix", []string{`CLAUDE_CODE_SHELL_PREFIX='/home/u/ws/log.sh' --to ~/audit.log rel.sh`}, []string{"CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/log.sh", "CLAUDE_CODE_SHELL_PREFIX=/home/u/audit.log", "CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/~/audit.log", "CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/rel.sh?"}},
+		{"shell prefix, relative program", []string{"CLAUDE_CODE_SHELL_PREFIX=./wrap.sh -v"}, []string{"CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/wrap.sh"}},
+		{"shell prefix, interpreter and script", []string{"CLAUDE_CODE_SHELL_PREFIX=python3 -u tools/wrap.py X=1 --log=y"}, []string{"CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/tools/wrap.py"}},
+		{"shell prefix, bare script", []string{"CLAUDE_CODE_SHELL_PREFIX=nice -n 5 sh wrap.sh"}, []string{"CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/5?", "CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/sh?", "CLAUDE_CODE_SHELL_PREFIX=/home/u/ws/wrap.sh?"}},
 		{"wrapper and teammates", []string{"CLAUDE_CODE_PROCESS_WRAPPER=/opt/w", "CLAUDE_CODE_TEAMMATE_COMMAND=claude --x"}, []string{"CLAUDE_CODE_PROCESS_WRAPPER=/opt/w"}},
 		{"mcpb usual place", []string{"CLAUDE_CODE_PLUGIN_MCPB_DIR=/home/u/.claude/plugins/mcpb"}, nil},
 		{"remote memory", []string{"CLAUDE_CODE_REMOTE_MEMORY_DIR=/home/u/ws/mem"}, []string{"CLAUDE_CODE_REMOTE_MEMORY_DIR=/home/u/ws/mem"}},
@@ -45,7 +49,15 @@ func TestMoved(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
 			for _, d := range Moved(c.env, home, cwd) {
-				got = append(got, d.Var+"="+d.Path)
+				mark := ""
+				if d.IfExists {
+					mark = "?" // kept only where it exists at start
+				}
+				got = append(got, d.Var+"="+d.Path+mark)
+				cmdLine := strings.HasSuffix(d.Var, "_PREFIX") || strings.HasSuffix(d.Var, "_WRAPPER") || strings.HasSuffix(d.Var, "_COMMAND")
+				if d.Word != cmdLine {
+					t.Errorf("%+v: Word is for command lines only", d)
+				}
 				if d.Agent == "" || d.What == "" || d.Value == "" {
 					t.Errorf("%+v: fields missing", d)
 				}

@@ -31,6 +31,10 @@ import (
 // agent could point it elsewhere, and the host's agent would follow). A
 // jail-owned cache (a bind with a Source) is no host directory: the host's
 // agent never reads what is written there.
+// notKeptNote begins the note for a command line's directory that holds a
+// writable tree (said at start).
+const notKeptNote = "not kept read-only: "
+
 func movedAgentHomes(env []string, home, cwd string, binds []ns.Mount, raws map[string]string) (masks []fsrules.Mask, absent []fsrules.Absent, notes []string, err error) {
 	moved := agenthome.Moved(env, home, cwd)
 	if len(moved) == 0 {
@@ -47,6 +51,7 @@ func movedAgentHomes(env []string, home, cwd string, binds []ns.Mount, raws map[
 	if len(roots) == 0 {
 		return nil, nil, nil, nil
 	}
+moved:
 	for _, d := range moved {
 		set := d.Var + "=" + d.Value
 		final, links, rerr := hostpath.ResolveAsNamed(d.Path)
@@ -64,8 +69,28 @@ func movedAgentHomes(env []string, home, cwd string, binds []ns.Mount, raws map[
 		if enclosing(final, paths) == "" {
 			continue // read-only or hidden in the sandbox already
 		}
+		if d.IfExists {
+			// A bare word of a command line ("python3 wrap.py"): the
+			// script in the working directory where there is one; any
+			// other word ("-n", "5", "sh") names nothing to keep.
+			if fi, err := os.Stat(final); err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+		}
 		for _, r := range roots {
 			if r.Path == final || strings.HasPrefix(r.Path, final+"/") {
+				if d.Word {
+					// A directory a command line gives its program (its
+					// working tree: "env -C ~/proj sh"), not a place of the
+					// agent's state: said, and left as the policy grants it,
+					// rather than refusing every start in that tree.
+					tree := "is a tree"
+					if r.Path != final {
+						tree = "holds " + r.Path + ", a tree"
+					}
+					notes = append(notes, fmt.Sprintf("%s%s, a directory %s names, %s the sandbox may write (%s)", notKeptNote, final, d.Var, tree, d.What))
+					continue moved
+				}
 				v := r.Path
 				if raw := raws[r.Path]; raw != "" {
 					v = raw

@@ -184,6 +184,10 @@ func TestProfileArgsKey(t *testing.T) {
 	if err != nil || len(f.Args) != 1 || strings.Join(f.Args[0].Args, " ") != "--sandbox x" || strings.Join(f.Args[0].Unless, " ") != "--sandbox -s" || f.Args[0].Source.Line != 3 {
 		t.Fatalf("table form: got %+v %v", f, err)
 	}
+	f, err = Parse("", []byte("version = 1\n[args.codex]\nargs = [\"--sandbox\", \"x\"]\nunless = [\"-s\"]\n"), ProfileFile, src)
+	if err != nil || len(f.Args) != 1 || strings.Join(f.Args[0].Args, " ") != "--sandbox x" || strings.Join(f.Args[0].Unless, " ") != "-s" {
+		t.Fatalf("[args.codex] form: got %+v %v", f, err)
+	}
 	for _, bad := range []string{"args = [\"-c\"]", "[args]\ncodex = \"-c\"", "[args]\ncodex = [1]", "[args]\n\"/bin/codex\" = [\"-c\"]",
 		"[args]\ncodex = {unless = [\"-s\"]}", "[args]\ncodex = {args = [\"-c\"], unless = \"-s\"}", "[args]\ncodex = {args = [\"-c\"], unless = [\"\"]}",
 		"[args]\ncodex = {args = [\"-c\"], unles = [\"-s\"]}", "[args]\ncodex = {args = [\"-c\"], unless = [1]}"} {

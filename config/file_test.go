@@ -137,7 +137,7 @@ content = "{}\n"
 
 // The parser takes any bytes: errors, never panics, always one line.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"write = [\"a\"]\n", "memory = \"1G\"\n[why]\na = \"b\"\n", "[[create]]\npath = \"~/x\"\n", "x = [[1], {a = 2}]", "\"\\u0000\" = 1", "a.b.c = 1"} {
+	for _, s := range []string{"write = [\"a\"]\n", "memory = \"1G\"\n[why]\na = \"b\"\n", "[[create]]\npath = \"~/x\"\n", "x = [[1], {a = 2}]", "\"\\u0000\" = 1", "a.b.c = 1", "[args]\ncodex = {args = [\"-c\"], unless = [\"-s\"]}\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {

@@ -14,6 +14,10 @@ import (
 	"github.com/jail-sandbox/jail/policy"
 )
 
+// notKeptNote begins the note for a command line's directory that holds a
+// writable tree (said at start).
+const notKeptNote = "not kept read-only: "
+
 // movedAgentHomes keeps the agents' state directories that the user's
 // environment moves (CODEX_HOME, CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME:
 // package agenthome) read-only wherever the sandbox could write them: the
@@ -30,11 +34,10 @@ import (
 // silently), and a symbolic link in a writable tree on the way to it (the
 // agent could point it elsewhere, and the host's agent would follow). A
 // jail-owned cache (a bind with a Source) is no host directory: the host's
-// agent never reads what is written there.
-// notKeptNote begins the note for a command line's directory that holds a
-// writable tree (said at start).
-const notKeptNote = "not kept read-only: "
-
+// agent never reads what is written there. A directory a command line
+// names (CLAUDE_CODE_SHELL_PREFIX="env -C ~/proj sh") that holds a
+// writable root is said instead of refused: what its program is given, not
+// the agent's state.
 func movedAgentHomes(env []string, home, cwd string, binds []ns.Mount, raws map[string]string) (masks []fsrules.Mask, absent []fsrules.Absent, notes []string, err error) {
 	moved := agenthome.Moved(env, home, cwd)
 	if len(moved) == 0 {

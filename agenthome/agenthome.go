@@ -198,7 +198,7 @@ func cmdWords(line string) []word {
 		w = strings.Trim(w, `"'`)
 		switch {
 		case w == "" || strings.HasPrefix(w, "-"):
-		case strings.HasPrefix(w, "/") || strings.HasPrefix(w, "~/") || strings.Contains(w, "/"):
+		case strings.Contains(w, "/"): // absolute, "~/" or relative
 			out = append(out, word{text: w})
 		case i > 0 && !strings.Contains(w, "="):
 			out = append(out, word{text: w, bare: true})

@@ -302,14 +302,13 @@ func (f *File) profileKey(key string, v any, line int, lines map[string]int, bad
 			var unless []any
 			if t, isTable := m[prog].(map[string]any); isTable {
 				l, ok = t["args"].([]any)
-				unless, _ = t["unless"].([]any)
-				for k := range t {
-					if k != "args" && k != "unless" {
-						ok = false
-					}
+				if u, has := t["unless"]; has {
+					var isList bool
+					unless, isList = u.([]any)
+					ok = ok && isList
 				}
-				if _, has := t["unless"]; has && unless == nil {
-					ok = false
+				for k := range t {
+					ok = ok && (k == "args" || k == "unless")
 				}
 			}
 			pl := lines["args\x00"+prog]

@@ -33,7 +33,12 @@
 // --allow-ip (or, for private and shared ranges, an --add-host pin) says
 // otherwise, dials the checked address (never the name again, so DNS rebinding
 // cannot swap it), replays the inspected bytes and then relays both directions
-// with splice(2).
+// with splice(2). A client that sends nothing for FirstByteWait (200 ms) is
+// dialled anyway and its first bytes are checked when they come: a
+// server-first protocol (SMTP, MySQL) speaks only once dialled. The proxy
+// learns such a destination (its server spoke before the client, soon after
+// the dial) and dials its later flows at once, with the same check
+// (serverfirst.go).
 //
 // On a plaintext HTTP/1 flow every request head, not only the first, must
 // claim the flow's name: the request direction is followed through its

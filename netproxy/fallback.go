@@ -238,7 +238,7 @@ func (p *Proxy) handleSOCKS5(ctx context.Context, c net.Conn, br *bufio.Reader) 
 // request; the client's first bytes are still inspected (SNI/Host must be the
 // requested name) before they go upstream.
 func (p *Proxy) relayChecked(f *flow, c, up net.Conn, dialed netip.AddrPort, raw netip.Addr) {
-	rel := p.relayFlow(f, c, up, nil, sniffResult{}, true)
+	rel := p.relayFlow(f, c, up, nil, sniffResult{}, true, nil)
 	if p.refusedLate(f, rel, dialed) {
 		return
 	}

@@ -66,7 +66,9 @@ type Proxy struct {
 	// before dialing anyway (server-speaks-first protocols such as SMTP or
 	// MySQL send nothing until the server does). The first client bytes are
 	// inspected whenever they come, before anything is forwarded upstream, so
-	// waiting longer never skips the SNI/Host check.
+	// waiting longer never skips the SNI/Host check. A destination whose
+	// server was seen to speak first is dialled without the wait
+	// (serverfirst.go).
 	FirstByteWait time.Duration
 	// SniffTimeout bounds the time from the first client byte to a complete
 	// ClientHello or HTTP head; a client slower than that is refused.
@@ -101,6 +103,8 @@ type Proxy struct {
 	addrMu   sync.Mutex
 	addrs    []netip.Addr
 	addrTime time.Time
+	// speakers are the destinations learned to speak first (serverfirst.go).
+	speakers serverFirst
 }
 
 // Serve accepts flows on ln until ctx is done or ln fails, handling each in
@@ -346,7 +350,11 @@ func (p *Proxy) connectAndRelay(ctx context.Context, f *flow, c net.Conn, raw ne
 	var pre []byte
 	var res sniffResult
 	deferred := false
-	if f.name != "" && sniff {
+	if f.name != "" && sniff && p.speakers.known(f.name, f.dst.Port()) {
+		// A destination whose server speaks first (serverfirst.go): dial
+		// at once; the client's first bytes are checked when they come.
+		deferred = true
+	} else if f.name != "" && sniff {
 		buf, r, err := p.sniffFirst(c)
 		switch {
 		case errors.Is(err, errNoBytesYet):
@@ -373,7 +381,12 @@ func (p *Proxy) connectAndRelay(ctx context.Context, f *flow, c net.Conn, raw ne
 	}
 	// When the client stayed silent the server may speak first; whatever
 	// the client sends first is still inspected before it goes upstream.
-	rel := p.relayFlow(f, c, up, pre, res, deferred)
+	// Who spoke first is watched then, to learn server-first destinations.
+	var watch *firstWatch
+	if deferred && f.name != "" {
+		watch = &firstWatch{start: time.Now()}
+	}
+	rel := p.relayFlow(f, c, up, pre, res, deferred, watch)
 	if p.refusedLate(f, rel, dialed) {
 		return
 	}
@@ -696,19 +709,29 @@ type relayed struct {
 // the client speaks HTTP/1, in which case every request head is checked
 // against that name before it goes upstream (reqRelay). pre holds client
 // bytes already read and res their verdict; with late set, the client has
-// not spoken yet and its first bytes are inspected when they come.
-func (p *Proxy) relayFlow(f *flow, client, up net.Conn, pre []byte, res sniffResult, late bool) relayed {
+// not spoken yet and its first bytes are inspected when they come. With
+// watch set, the server's first bytes are awaited apart (peeked, not read)
+// to see whether they came before the client's (serverfirst.go).
+func (p *Proxy) relayFlow(f *flow, client, up net.Conn, pre []byte, res sniffResult, late bool, watch *firstWatch) relayed {
 	var rel relayed
 	var wg sync.WaitGroup
 	var downErr error
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		if watch != nil {
+			p.watchDown(f, watch, up)
+		}
 		rel.down, downErr = copyHalf(client, up)
 	}()
 	var upErr error
 	if late && f.name != "" {
 		buf, r, err := p.sniffFrom(client, nil, time.Time{})
+		if watch != nil {
+			// Set before any of these bytes goes upstream: a server that
+			// answers them has not spoken first.
+			watch.clientSpoke.Store(true)
+		}
 		switch {
 		case err == nil:
 			rel.deny = p.checkClaims(f, r)

@@ -211,6 +211,10 @@ func (b *bench) net() error {
 		b.add(row{"net", "CPU per connection, " + targets[i].name, perConn[i], nanF, "µs", note})
 	}
 
+	if err := b.greetings(flags, n, rounds); err != nil {
+		return err
+	}
+
 	res, err := run(b.ws, b.jailArgv(flags, b.probe, "dns", name, strconv.Itoa(n), strings.Join(hostResolvers(), ","))...)
 	if err != nil {
 		return err
@@ -232,6 +236,84 @@ func (b *bench) net() error {
 	b.add(row{"net", "supervisor VmRSS, 0 open flows", rss0, nanF, "MiB", ""})
 	b.add(row{"net", "supervisor VmRSS, 1000 open flows", rss, nanF, "MiB", fmt.Sprintf("%.1f KiB/flow", (rss-rss0)*1024/1000)})
 	return nil
+}
+
+// greetings: connections to a server that speaks first (SMTP, MySQL, FTP),
+// whose client sends nothing until the server's greeting, direct and
+// through jail. The proxy dials a flow for a name only after the client's
+// first bytes, or after FirstByteWait (200 ms) of silence; it learns such a
+// destination on its first flow and dials later ones at once (netproxy's
+// serverfirst.go). So each run's first connection is reported apart from
+// the rest.
+func (b *bench) greetings(flags []string, n, rounds int) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	go serveGreeting(ln)
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	const name = "g.bench.test"
+	gflags := append(append([]string(nil), flags...), "--allow-domain", name+":"+port, "--add-host", name+":127.0.0.1", "--allow-ip", "127.0.0.1/32:"+port)
+	type target struct{ name, jail, addr string }
+	targets := []target{{"direct", "", "127.0.0.1:" + port}, {"through jail", b.jail, name + ":" + port}}
+	if jb := os.Getenv("JAIL_BIN_B"); jb != "" {
+		targets = append(targets, target{"through jail B (" + filepath.Base(jb) + ")", jb, name + ":" + port})
+	}
+	lat := make([][]float64, len(targets))
+	first := make([][]float64, len(targets))
+	var vs []variant
+	for i, t := range targets {
+		argv := []string{b.probe, "greeting", t.addr, strconv.Itoa(n)}
+		if t.jail != "" {
+			jb := *b
+			jb.jail = t.jail
+			argv = jb.jailArgv(gflags, argv...)
+		}
+		vs = append(vs, variant{name: t.name, argv: argv, value: func(r result) (float64, error) {
+			xs, err := allFields(r.out, "ns")
+			if err == nil {
+				first[i] = append(first[i], xs[0])
+				lat[i] = append(lat[i], xs[1:]...)
+			}
+			return 0, err
+		}})
+	}
+	if _, err := alternate(b.ws, rounds, vs); err != nil {
+		return err
+	}
+	for i, t := range targets {
+		xs := lat[i][len(lat[i])/(rounds+1):] // less the warm-up round's
+		note := "(p90 column: p99) each run's later connections"
+		if i > 0 {
+			note += fmt.Sprintf("; overhead p50 %+.3f ms", med(xs)-med(lat[0][len(lat[0])/(rounds+1):]))
+		}
+		b.add(row{"net", "connect + server's greeting, " + t.name, med(xs), quantile(xs, 0.99), "ms", note})
+	}
+	for i, t := range targets {
+		note := ""
+		if i > 0 {
+			note = "FirstByteWait; the proxy learns the destination on it"
+		}
+		b.add(row{"net", "connect + server's greeting, first of a run, " + t.name, med(first[i]), p90(first[i]), "ms", note})
+	}
+	return nil
+}
+
+// serveGreeting answers every connection with a greeting first, as an SMTP
+// or MySQL server does, then reads until the client closes.
+func serveGreeting(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			io.WriteString(c, "220 bench greeting\r\n")
+			io.Copy(io.Discard, c)
+		}()
+	}
 }
 
 // flowsRSS runs `probe hold ADDR N` in jail and reads the supervisor's VmRSS

@@ -9,6 +9,8 @@
 //	probe get ADDR           reads ADDR until EOF; prints ns=ELAPSED bytes=N
 //	probe get-paced ADDR     the same, asking for the server's paced download
 //	probe ping ADDR N        N x (dial, 1-byte echo, close); prints ns=... per try
+//	probe greeting ADDR N    N x (dial, read the server's greeting, close), a
+//	                         server-first protocol; prints ns=... per try
 //	probe dns NAME N HOSTNS  N raw A queries to the resolv.conf server, which
 //	                         must not be one of HOSTNS (comma-separated: the
 //	                         host's own resolvers); prints ns=... per query
@@ -35,7 +37,7 @@ import (
 
 func main() {
 	if len(os.Args) < 3 {
-		fail(fmt.Errorf("usage: probe getppid|open|time|get|ping|dns|hold ARGS"))
+		fail(fmt.Errorf("usage: probe getppid|open|time|get|ping|greeting|dns|hold ARGS"))
 	}
 	arg := os.Args[2:]
 	start := time.Now()
@@ -84,6 +86,10 @@ func main() {
 		addr := resolve(arg[0])
 		each(atoi(arg[1]), func() error { return ping(addr) })
 		return
+	case "greeting":
+		addr := resolve(arg[0])
+		each(atoi(arg[1]), func() error { return greeting(addr) })
+		return
 	case "dns":
 		each(atoi(arg[1]), dnsQuery(arg[0], strings.Split(arg[2], ",")))
 		return
@@ -124,6 +130,19 @@ func ping(addr string) error {
 	if _, err := c.Write([]byte{cmdPing}); err != nil {
 		return err
 	}
+	var b [1]byte
+	_, err = io.ReadFull(c, b[:])
+	return err
+}
+
+// greeting measures a connection to a server that speaks first (SMTP,
+// MySQL): the client sends nothing until the server's first bytes come.
+func greeting(addr string) error {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
 	var b [1]byte
 	_, err = io.ReadFull(c, b[:])
 	return err

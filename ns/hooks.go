@@ -25,9 +25,11 @@ func IsInit() bool { return len(os.Args) > 0 && os.Args[0] == InitArg0 }
 // the Spec but which is not registered is an error: init fails closed.
 type Hooks struct {
 	// Network runs first, while init still holds its capabilities in the
-	// sandbox's user namespace and the host's /proc is still mounted. Files go
-	// to the supervisor; Resolv, when set, is bound over /etc/resolv.conf and
-	// Env is added to the agent's environment.
+	// sandbox's user namespace and the host's /proc is still mounted: on
+	// MsgNetwork, before the spec (while the supervisor plans), else on the
+	// spec's configuration. Files go to the supervisor; Resolv, when set, is
+	// bound over /etc/resolv.conf and Env is added to the agent's
+	// environment.
 	Network func(cfg []byte) (NetResult, error)
 	// Landlock runs after every capability is dropped and no_new_privs is set.
 	Landlock func(cfg []byte) (info map[string]string, err error)

@@ -1,6 +1,7 @@
 package ns
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -116,6 +117,13 @@ func run(conn *Conn, h Hooks) int {
 	// the path from the spec to the agent.
 	prepare(h)
 	m, passed, err := conn.Recv()
+	var early *earlyNetwork
+	if err == nil && m.Type == MsgNetwork && m.Spec != nil && len(passed) == 0 {
+		// The network first, while the supervisor still plans (see
+		// MsgNetwork); then the spec, which may have come meanwhile.
+		early = setupNetworkEarly(h, m.Spec.Hooks[HookNetwork])
+		m, passed, err = conn.Recv()
+	}
 	if err != nil || m.Type != MsgSpec || m.Spec == nil {
 		// The one line init writes itself: without a spec there is no
 		// supervisor to tell (and no terminal relayed yet).
@@ -125,7 +133,7 @@ func run(conn *Conn, h Hooks) int {
 	spec := m.Spec
 	specRead = MonotonicNS()
 	agentTimerSlack = spec.AgentTimerSlack
-	st, err := setup(conn, spec, passed, h)
+	st, err := setup(conn, spec, passed, h, early)
 	for _, f := range passed {
 		f.Close()
 	}
@@ -229,7 +237,41 @@ func lockedThread() func(func()) {
 	}
 }
 
-func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, error) {
+// earlyNetwork is the network init set up on MsgNetwork, before its spec.
+type earlyNetwork struct {
+	cfg []byte
+	res NetResult
+	err error
+}
+
+// setupNetworkEarly runs the network hook on cfg before the spec came
+// (MsgNetwork). Its result waits for the spec, which must name the same
+// configuration (setup).
+func setupNetworkEarly(h Hooks, cfg []byte) *earlyNetwork {
+	e := &earlyNetwork{cfg: cfg}
+	if h.Network == nil {
+		e.err = errors.New("network configuration given but no network support built in")
+	} else {
+		e.res, e.err = h.Network(cfg)
+	}
+	networkDone = MonotonicNS()
+	return e
+}
+
+// checkEarlyNetwork: what init set up before its spec must be what the spec
+// asks for. A spec without a network, or with another one, is refused
+// rather than run with the early one.
+func checkEarlyNetwork(spec *Spec, early *earlyNetwork) error {
+	if early == nil {
+		return nil
+	}
+	if cfg, ok := spec.Hooks[HookNetwork]; !ok || !bytes.Equal(cfg, early.cfg) {
+		return errors.New("network: the spec's network configuration is not the one init set up before it")
+	}
+	return nil
+}
+
+func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks, early *earlyNetwork) (*initState, error) {
 	var names []string
 	var files []*os.File
 	info := map[string]string{}
@@ -238,12 +280,24 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 			f.Close()
 		}
 	}
+	if err := checkEarlyNetwork(spec, early); err != nil {
+		for _, f := range early.res.Files {
+			f.Close()
+		}
+		return nil, err
+	}
 	var netEnv []string // the network's variables (*_PROXY), exec'd commands' too
 	if cfg, ok := spec.Hooks[HookNetwork]; ok {
-		if h.Network == nil {
+		var res NetResult
+		var err error
+		switch {
+		case early != nil:
+			res, err = early.res, early.err
+		case h.Network == nil:
 			return nil, errors.New("network configuration given but no network support built in")
+		default:
+			res, err = h.Network(cfg)
 		}
-		res, err := h.Network(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("network: %w", err)
 		}
@@ -257,7 +311,9 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks) (*initState, erro
 		spec.Env = append(spec.Env, res.Env...)
 		netEnv = res.Env
 	}
-	networkDone = MonotonicNS()
+	if early == nil {
+		networkDone = MonotonicNS()
+	}
 	st, err := setupRest(conn, spec, passed, h, names, files, info)
 	if err != nil {
 		closeFiles()

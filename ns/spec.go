@@ -196,6 +196,12 @@ const (
 	MsgGo      = "go"      // supervisor -> init: fds received, start the agent
 	MsgDial    = "dial"    // supervisor -> init: connect to Port inside (for --publish)
 	MsgDialed  = "dialed"  // init -> supervisor: the connected socket, or Error
+	// MsgNetwork: supervisor -> init, before the spec and only then: a
+	// Spec holding the network hook's configuration alone
+	// (Hooks[HookNetwork]). Init sets the network up on it at once, while
+	// the supervisor still plans; the spec that follows must carry the
+	// very same configuration (Starting.Network).
+	MsgNetwork = "network"
 	// MsgLog carries one of init's messages for the user (Level, Text):
 	// init never writes to the terminal, which may be the agent's screen;
 	// the supervisor renders it (as runc's init forwards its logs).

@@ -303,6 +303,15 @@ func (b *bench) greetings(flags []string, n, rounds int) error {
 // serveGreeting answers every connection with a greeting first, as an SMTP
 // or MySQL server does, then reads until the client closes.
 func serveGreeting(ln net.Listener) {
+	acceptEach(ln, func(c net.Conn) {
+		io.WriteString(c, "220 bench greeting\r\n")
+		io.Copy(io.Discard, c)
+	})
+}
+
+// acceptEach serves every connection ln accepts with h on a goroutine of its
+// own, closing it after, until ln is closed.
+func acceptEach(ln net.Listener, h func(net.Conn)) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -310,8 +319,7 @@ func serveGreeting(ln net.Listener) {
 		}
 		go func() {
 			defer c.Close()
-			io.WriteString(c, "220 bench greeting\r\n")
-			io.Copy(io.Discard, c)
+			h(c)
 		}()
 	}
 }
@@ -361,44 +369,37 @@ const pacedRate = 256 << 20 // bytes per second
 // probe): 0x01 sends size bytes and closes, 0x02 echoes the byte, 0x03 holds
 // the connection until the peer closes, 0x04 sends size/4 bytes at pacedRate.
 func serve(ln net.Listener, size int64) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
+	acceptEach(ln, func(c net.Conn) {
+		var cmd [1]byte
+		if _, err := io.ReadFull(c, cmd[:]); err != nil {
 			return
 		}
-		go func() {
-			defer c.Close()
-			var cmd [1]byte
-			if _, err := io.ReadFull(c, cmd[:]); err != nil {
-				return
-			}
-			switch cmd[0] {
-			case 0x01:
-				buf := make([]byte, 256<<10)
-				for left := size; left > 0; left -= int64(len(buf)) {
-					if _, err := c.Write(buf[:min(left, int64(len(buf)))]); err != nil {
-						return
-					}
+		switch cmd[0] {
+		case 0x01:
+			buf := make([]byte, 256<<10)
+			for left := size; left > 0; left -= int64(len(buf)) {
+				if _, err := c.Write(buf[:min(left, int64(len(buf)))]); err != nil {
+					return
 				}
-			case 0x04:
-				buf := make([]byte, 256<<10)
-				start := time.Now()
-				for sent := int64(0); sent < size/4; sent += int64(len(buf)) {
-					if ahead := time.Duration(sent*int64(time.Second)/pacedRate) - time.Since(start); ahead > 0 {
-						time.Sleep(ahead)
-					}
-					if _, err := c.Write(buf[:min(size/4-sent, int64(len(buf)))]); err != nil {
-						return
-					}
-				}
-			case 0x02:
-				c.Write(cmd[:])
-				io.Copy(io.Discard, c)
-			case 0x03:
-				io.Copy(io.Discard, c)
 			}
-		}()
-	}
+		case 0x04:
+			buf := make([]byte, 256<<10)
+			start := time.Now()
+			for sent := int64(0); sent < size/4; sent += int64(len(buf)) {
+				if ahead := time.Duration(sent*int64(time.Second)/pacedRate) - time.Since(start); ahead > 0 {
+					time.Sleep(ahead)
+				}
+				if _, err := c.Write(buf[:min(size/4-sent, int64(len(buf)))]); err != nil {
+					return
+				}
+			}
+		case 0x02:
+			c.Write(cmd[:])
+			io.Copy(io.Discard, c)
+		case 0x03:
+			io.Copy(io.Discard, c)
+		}
+	})
 }
 
 // startRelay runs `probe relay dst` (a process of its own, as jail's

@@ -80,8 +80,9 @@ func InitMain(h Hooks) {
 	unix.CloseOnExec(initFD) // the socket must never reach the agent
 	// Go does not close inherited descriptors that lack O_CLOEXEC: close every
 	// fd above the socket, so nothing the supervisor's parent leaked reaches
-	// the agent (the CVE-2024-21626 class: a host fd or cwd in the sandbox).
-	closeFrom(initFD + 1)
+	// the agent (the CVE-2024-21626 class: a host fd or cwd in the sandbox);
+	// the Go runtime's own poller is kept (fds_linux.go).
+	closeInherited(initFD + 1)
 	// Name init for the host's ps and top: its exec path names it "4" (the
 	// lean init, exec'd as /proc/self/fd/4) or "exe" (jail itself).
 	// /proc/self/comm is the thread group leader's name, whichever thread
@@ -237,6 +238,10 @@ func lockedThread() func(func()) {
 	}
 }
 
+// errNoNetwork: a network configuration came to an init built without the
+// network hook.
+var errNoNetwork = errors.New("network configuration given but no network support built in")
+
 // earlyNetwork is the network init set up on MsgNetwork, before its spec.
 type earlyNetwork struct {
 	cfg []byte
@@ -250,7 +255,7 @@ type earlyNetwork struct {
 func setupNetworkEarly(h Hooks, cfg []byte) *earlyNetwork {
 	e := &earlyNetwork{cfg: cfg}
 	if h.Network == nil {
-		e.err = errors.New("network configuration given but no network support built in")
+		e.err = errNoNetwork
 	} else {
 		e.res, e.err = h.Network(cfg)
 	}
@@ -294,7 +299,7 @@ func setup(conn *Conn, spec *Spec, passed []*os.File, h Hooks, early *earlyNetwo
 		case early != nil:
 			res, err = early.res, early.err
 		case h.Network == nil:
-			return nil, errors.New("network configuration given but no network support built in")
+			return nil, errNoNetwork
 		default:
 			res, err = h.Network(cfg)
 		}
@@ -563,9 +568,6 @@ func LoopbackUp() error {
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
-
-// closeFrom closes every fd >= from (close_range, 5.9; else one by one).
-func closeFrom(from int) { rangeFDs(from, 0, func(fd int) { unix.Close(fd) }) }
 
 // CloexecFrom marks every fd >= from close-on-exec, for the supervisor: what
 // jail inherited from its parent must not reach any child it starts.

@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if IsInit() {
 		os.Exit(fakeInit())
 	}
+	if os.Getenv(closeInheritedEnv) != "" {
+		os.Exit(closeInheritedChild())
+	}
 	if os.Getenv(maskHintEnv) != "" {
 		os.Exit(maskHintChild(os.Getenv(maskHintEnv)))
 	}

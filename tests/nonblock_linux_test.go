@@ -1,0 +1,154 @@
+package tests
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/internal/ptytest"
+)
+
+// A program that starts jail may hand it descriptors in non-blocking mode:
+// Node's child processes, a terminal a crashed Node program left
+// O_NONBLOCK, an event loop's pipes. jail runs as it does with blocking
+// ones (the agent gets them as they are, as it would outside), and leaves
+// the flag on the descriptions as it found them: they are shared with the
+// program that started it. (Before: the sandbox's init closed the Go
+// runtime's poller, which such a descriptor starts, with the descriptors
+// it inherited, and died with "fatal error: runtime: netpoll failed".)
+func TestNonBlockingStdio(t *testing.T) {
+	const script = `printf 'out\n'; printf 'err\n' >&2; read l; echo "in:$l"; exit 7`
+	for _, tc := range []struct {
+		name        string
+		terminal    bool // stdout a terminal (the output-only relay), else a pipe
+		interactive bool // stdin that terminal too (the relay, raw mode)
+	}{
+		{"pipes", false, false},
+		{"terminal", true, false},
+		{"interactive", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := nbPipe(t, "from-stdin\n")
+			errR, errW := nbPipeEnds(t)
+			var outR *os.File
+			var outW int
+			var scr *screen
+			if tc.terminal {
+				master, slave := ptytest.Open(t)
+				fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(int(slave.Fd())), unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { unix.Close(fd) })
+				outW = fd
+				scr = watch(master)
+				if tc.interactive {
+					in = fd
+					go func() {
+						// Typed once the agent runs (the relay's raw mode
+						// would otherwise meet it in the host's cooked one).
+						if scr.waitUntil("out", 30*time.Second) {
+							master.Write([]byte("from-stdin\r"))
+						}
+					}()
+				}
+			} else {
+				outR, outW = nbPipeEnds(t)
+			}
+			var out, errOut bytes.Buffer
+			done := make(chan struct{}, 2)
+			drain := func(b *bytes.Buffer, f *os.File) {
+				if f != nil {
+					io.Copy(b, f)
+				}
+				done <- struct{}{}
+			}
+			pid, err := syscall.ForkExec(jail(t), []string{"jail", "--", "/bin/sh", "-c", script}, &syscall.ProcAttr{
+				Dir:   workspace(t),
+				Env:   os.Environ(),
+				Files: []uintptr{uintptr(in), uintptr(outW), uintptr(errW)},
+				Sys:   &syscall.SysProcAttr{Setsid: true},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Our copies of the write ends stay open until the flags are
+			// checked; the readers stop at jail's exit instead.
+			p, _ := os.FindProcess(pid)
+			go drain(&errOut, errR)
+			go drain(&out, outR)
+			exited := make(chan *os.ProcessState, 1)
+			go func() { st, _ := p.Wait(); exited <- st }()
+			var st *os.ProcessState
+			select {
+			case st = <-exited:
+			case <-time.After(60 * time.Second):
+				p.Kill()
+				t.Fatal("jail did not exit in 60 s")
+			}
+			for _, fd := range []int{in, outW, errW} {
+				fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fl&unix.O_NONBLOCK == 0 {
+					t.Errorf("jail cleared O_NONBLOCK on the description of its fd for our %d: it is the caller's", fd)
+				}
+			}
+			unix.Close(errW)
+			if !tc.terminal {
+				unix.Close(outW)
+			}
+			<-done
+			<-done
+			if tc.terminal {
+				if !scr.waitUntil("in:from-stdin", 5*time.Second) {
+					t.Errorf("the terminal lacks the agent's output: %q", scr.String())
+				}
+				out.WriteString(scr.String())
+			}
+			if st.ExitCode() != 7 || !strings.Contains(out.String(), "out") || !strings.Contains(out.String(), "in:from-stdin") ||
+				!strings.Contains(errOut.String(), "err") || strings.Contains(errOut.String(), "fatal error") {
+				t.Fatalf("jail with non-blocking stdio: exit %d (want 7)\nstdout: %q\nstderr: %q", st.ExitCode(), out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+// nbPipeEnds is a pipe whose write end is non-blocking: the reader as a
+// file, the writer as a bare descriptor (an *os.File's Fd would make it
+// blocking again).
+func nbPipeEnds(t *testing.T) (*os.File, int) {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.SetNonblock(p[1], true); err != nil {
+		t.Fatal(err)
+	}
+	r := os.NewFile(uintptr(p[0]), "pipe")
+	t.Cleanup(func() { r.Close(); unix.Close(p[1]) })
+	return r, p[1]
+}
+
+// nbPipe is the read end, non-blocking, of a pipe holding s and closed
+// for writing.
+func nbPipe(t *testing.T, s string) int {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	unix.Write(p[1], []byte(s))
+	unix.Close(p[1])
+	t.Cleanup(func() { unix.Close(p[0]) })
+	return p[0]
+}

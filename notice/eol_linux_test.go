@@ -1,17 +1,27 @@
 package notice
 
 import (
+	"io"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/internal/blockwrite"
 )
 
 // On a terminal in raw mode (no output processing) a notice ends in
-// "\r\n"; in the normal mode the terminal adds the "\r" itself.
+// "\r\n"; in the normal mode the terminal adds the "\r" itself. The
+// terminal is given as itself, or as the supervisor gives it (a
+// blockwrite.Writer, which says its file).
 func TestLineEndingOnRawTerminal(t *testing.T) {
+	t.Run("file", func(t *testing.T) { lineEndingOn(t, func(f *os.File) io.Writer { return f }) })
+	t.Run("blockwrite", func(t *testing.T) { lineEndingOn(t, func(f *os.File) io.Writer { return blockwrite.New(f) }) })
+}
+
+func lineEndingOn(t *testing.T, wrap func(*os.File) io.Writer) {
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Skipf("no pty: %v", err)
@@ -35,7 +45,7 @@ func TestLineEndingOnRawTerminal(t *testing.T) {
 		k, _ := m.Read(b)
 		return string(b[:k])
 	}
-	s := New(sl, Options{})
+	s := New(wrap(sl), Options{})
 	s.Add(Notice{Kind: "jail", Severity: Warning, Text: "cooked"})
 	if got := read(); got != "jail: cooked\r\n" {
 		t.Fatalf("cooked terminal got %q", got)

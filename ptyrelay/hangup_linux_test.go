@@ -1,6 +1,8 @@
 package ptyrelay
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"runtime"
 	"testing"
@@ -113,4 +115,59 @@ func startOutputOnly(t *testing.T) (m, ps *os.File, r *Relay, said chan struct{}
 		t.Fatal(err)
 	}
 	return m, ps, r, said
+}
+
+// failingWriter takes its first write and fails every later one.
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.n++; w.n > 1 {
+		return 0, errors.New("terminal refused")
+	}
+	return len(p), nil
+}
+
+// A terminal whose writes fail (not hung up): the agent is never stuck on
+// a full pty, it writes on to its end, and Lost says what the terminal did
+// not get and why. (Before: the relay stopped reading at the failure and the
+// agent blocked once the pty filled.)
+func TestWriteFailureLost(t *testing.T) {
+	pm, ps := ptytest.Open(t)
+	r := &Relay{Pty: pm, Out: &failingWriter{}}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		if _, err := ps.Write([]byte("first\n")); err != nil {
+			wrote <- err
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // the first write reaches Out alone
+		line := bytes.Repeat([]byte("x"), 1023)
+		for i := 0; i < 256; i++ { // 256 KiB: many times what a pty holds
+			if _, err := ps.Write(append(line, '\n')); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- ps.Close()
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent's writes blocked: the relay stopped reading the pty")
+	}
+	select {
+	case <-r.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the relay did not end with the pty")
+	}
+	n, err := r.Lost()
+	if err == nil || n < 200<<10 {
+		t.Fatalf("Lost = %d, %v: want the 256 KiB after the failure and its error", n, err)
+	}
 }

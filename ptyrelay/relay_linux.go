@@ -36,9 +36,17 @@ type Relay struct {
 
 	hangup sync.Once
 
+	// What the terminal did not get: the first write error that was not
+	// a hangup's, and how many bytes of the agent's output went unshown
+	// from then on (Lost).
+	lostMu  sync.Mutex
+	lostErr error
+	lost    int64
+
 	mu      sync.Mutex
 	saved   *term.State // the terminal as it was before raw mode
 	busy    atomic.Int32
+	written atomic.Int64 // bytes of output the terminal took (Written)
 	done    chan struct{}
 	started bool
 }
@@ -206,19 +214,78 @@ func hungUp(f *os.File) bool {
 func (r *Relay) copyOut() {
 	defer close(r.done)
 	buf := make([]byte, 32<<10)
+	failed := false
 	for {
 		n, err := r.Pty.Read(buf)
-		if n > 0 {
+		if n > 0 && failed {
+			r.addLost(nil, n)
+		} else if n > 0 {
 			r.busy.Store(1) // read from the pty, not yet on the terminal
-			_, werr := r.Out.Write(buf[:n])
+			werr := r.writeOut(buf[:n])
 			r.busy.Store(0)
 			if werr != nil {
+				// The terminal takes no more (hung up: the run's SIGHUP;
+				// else the end's summary says what was lost). The pty is
+				// still read to its end, so that the agent is never stuck
+				// on a full pty: it ends, or gets its SIGHUP, as it would.
 				r.hungUpOn(r.Term)
-				return
+				failed = true
+				r.addLost(werr, n)
 			}
 		}
 		if err != nil { // EIO once every slave fd is closed
 			return
 		}
 	}
+}
+
+// outPiece is the most the relay writes to the terminal at once: a slow
+// terminal's progress shows in Written a piece at a time (the run's end
+// waits on it), not only once a whole read of the pty is on it.
+const outPiece = 4 << 10
+
+// writeOut writes p to Out in pieces of outPiece, counting each.
+func (r *Relay) writeOut(p []byte) error {
+	for len(p) > 0 {
+		k := min(len(p), outPiece)
+		if _, err := r.Out.Write(p[:k]); err != nil {
+			return err
+		}
+		r.written.Add(int64(k))
+		p = p[k:]
+	}
+	return nil
+}
+
+// Written says how many bytes of the agent's output the terminal has taken
+// so far: the run's end watches it for progress (a relay still writing is
+// waited for; one the terminal takes nothing from is not, for ever).
+func (r *Relay) Written() int64 { return r.written.Load() }
+
+// Pending says how many bytes of the agent's output wait in the pty, not
+// yet read by the relay (-1: unknown).
+func (r *Relay) Pending() int {
+	n, err := unix.IoctlGetInt(int(r.Pty.Fd()), unix.TIOCINQ)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func (r *Relay) addLost(err error, n int) {
+	r.lostMu.Lock()
+	defer r.lostMu.Unlock()
+	if r.lostErr == nil && err != nil {
+		r.lostErr = err
+	}
+	r.lost += int64(n)
+}
+
+// Lost says how many bytes of the agent's output the terminal did not get
+// since a write to it failed (err), or 0 and nil. (A write that failed
+// part-way counts whole.)
+func (r *Relay) Lost() (int64, error) {
+	r.lostMu.Lock()
+	defer r.lostMu.Unlock()
+	return r.lost, r.lostErr
 }

@@ -23,3 +23,6 @@ func (r *Relay) Done() <-chan struct{} { return nil }
 func (r *Relay) Raw() error            { return nil }
 func (r *Relay) Restore()              {}
 func (r *Relay) Drain(time.Duration)   {}
+func (r *Relay) Lost() (int64, error)  { return 0, nil }
+func (r *Relay) Written() int64        { return 0 }
+func (r *Relay) Pending() int          { return -1 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/jail-sandbox/jail/internal/blockwrite"
 	"github.com/jail-sandbox/jail/internal/termsafe"
 )
 
@@ -22,6 +23,10 @@ import (
 type Screen struct {
 	mu sync.Mutex
 	f  *os.File
+	// w writes to f, waiting out an O_NONBLOCK another process of the
+	// terminal set meanwhile (package blockwrite): the agent's output
+	// is never dropped for it.
+	w *blockwrite.Writer
 
 	// The urgent lines' queue and writer (Urgent). qmu guards queue and
 	// is never held across a write; closed is read by the writer under mu.
@@ -35,14 +40,17 @@ type Screen struct {
 const urgentQueue = 8
 
 // NewScreen returns the Screen writing to f, the user's terminal.
-func NewScreen(f *os.File) *Screen { return &Screen{f: f} }
+func NewScreen(f *os.File) *Screen { return &Screen{f: f, w: blockwrite.New(f)} }
 
 // Write writes p (the filter's output) as one piece.
 func (s *Screen) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.f.Write(p)
+	return s.w.Write(p)
 }
+
+// WriteString writes str as one piece, as Write does.
+func (s *Screen) WriteString(str string) (int, error) { return s.Write([]byte(str)) }
 
 // Urgent puts text on the agent's screen (UrgentLine), for a security
 // event that cannot wait for the agent's exit. It never waits for the
@@ -79,7 +87,7 @@ func (s *Screen) writeUrgent(q <-chan string) {
 			if err != nil {
 				cols = 80
 			}
-			_, _ = s.f.WriteString(UrgentLine(text, cols))
+			_, _ = s.w.WriteString(UrgentLine(text, cols))
 		}
 		s.mu.Unlock()
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -56,6 +57,26 @@ func localeUTF8(env []string) bool {
 // reportTerminal says what the filter dropped, once, at exit: a notice and
 // one audit deny event per kind.
 func (r *runner) reportTerminal() {
+	r.mu.Lock()
+	rl := r.relay
+	r.mu.Unlock()
+	if rl != nil {
+		// Never a silent loss: the output the user did not see is said,
+		// with why (a hung-up terminal is the run's SIGHUP besides).
+		if n, err := rl.Lost(); n > 0 {
+			r.notef("terminal: %d bytes of the agent's output were not shown: writing to the terminal failed: %v", n, err)
+		}
+		r.mu.Lock()
+		cut, left := r.relayWasCut, r.relayCut
+		r.mu.Unlock()
+		if cut {
+			more := ""
+			if left > 0 {
+				more = fmt.Sprintf(" (%d bytes and the write under way)", left)
+			}
+			r.notef("terminal: the agent's last output was not all shown%s: the terminal took none of it for %v after the agent ended (output stopped with Ctrl-S? a paused pane?)", more, relayQuiet)
+		}
+	}
 	if r.term == nil {
 		return
 	}
@@ -129,6 +150,54 @@ func (r *runner) startRelay(interactive bool, term *os.File) {
 		// agent's exit: it is put on the agent's screen between two of the
 		// filter's writes, as one restored line (ptyrelay.UrgentLine).
 		r.notes.SetUrgent(r.screen.Urgent)
+	}
+}
+
+// relayQuiet is how long the run's end waits for a relay that has the
+// agent's last output to write and whose terminal takes none of it. A
+// terminal that reads takes a writer's output in bursts, not steadily: the
+// line discipline wakes a blocked writer only once its reader has emptied
+// the buffer (~20 KiB: 3 s at 7 KiB/s, a slow link's pace).
+const relayQuiet = 5 * time.Second
+
+// awaitRelay waits, once the sandbox has ended, for the relay to write the
+// agent's last output to the terminal (done: the pty read to its end):
+// for as long as the terminal takes some, and relayQuiet at most while it
+// takes none. A terminal that takes nothing (output stopped with Ctrl-S, a
+// paused pane, a stalled link) would otherwise hold jail's exit, and the
+// user's Ctrl-C with it, for ever; what it did not get is then said at
+// exit (reportTerminal), never dropped in silence.
+func (r *runner) awaitRelay(done <-chan struct{}) {
+	r.mu.Lock()
+	rl := r.relay
+	r.mu.Unlock()
+	quiet := time.NewTimer(relayQuiet)
+	defer quiet.Stop()
+	if rl == nil { // a kept terminal's attach: no progress to watch
+		select {
+		case <-done:
+		case <-quiet.C:
+		}
+		return
+	}
+	tick := time.NewTicker(relayQuiet / 20)
+	defer tick.Stop()
+	last := rl.Written()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			if w := rl.Written(); w != last {
+				last = w
+				quiet.Reset(relayQuiet)
+			}
+		case <-quiet.C:
+			r.mu.Lock()
+			r.relayWasCut, r.relayCut = true, rl.Pending()
+			r.mu.Unlock()
+			return
+		}
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/jail-sandbox/jail/gitkeep"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/initbin"
+	"github.com/jail-sandbox/jail/internal/blockwrite"
 	"github.com/jail-sandbox/jail/internal/seam"
 	"github.com/jail-sandbox/jail/maskwatch"
 	"github.com/jail-sandbox/jail/memwatch"
@@ -92,7 +93,7 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 	if so.Lifeline != nil {
 		unix.CloseOnExec(int(so.Lifeline.Fd()))
 	}
-	r := &runner{pol: p, sess: so, logPath: so.LogPath, stderr: os.Stderr, ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
+	r := &runner{pol: p, sess: so, logPath: so.LogPath, stderr: blockwrite.New(os.Stderr), ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
 		startedCh: make(chan struct{}), exitCh: make(chan struct{}), wallsUp: make(chan struct{}), controlUp: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), heldCh: make(chan int, 1), contCh: make(chan os.Signal, 1), hupCh: make(chan struct{}, 1), ctlCh: make(chan ctlCall)}
 	r.trace = os.Getenv("JAIL_TRACE") == "1"
 	// No collection during the setup; from the agent's start on, as usual.
@@ -174,6 +175,8 @@ type runner struct {
 	pty           *os.File
 	ptyCh         chan struct{} // signalled once the pty master has arrived
 	ptyDone       <-chan struct{}
+	relayCut      int // the relay was still writing at the end: bytes left in the pty (-1 unknown; awaitRelay)
+	relayWasCut   bool
 	relay         *ptyrelay.Relay
 	startedCh     chan struct{}       // the agent exists (MsgStarted)
 	exitCh        chan struct{}       // init's exit message came: the rest of the sandbox is gone (MsgExit)
@@ -1026,10 +1029,7 @@ func (r *runner) run() int {
 			ptyDone := r.ptyDone
 			r.mu.Unlock()
 			if ptyDone != nil {
-				select {
-				case <-ptyDone:
-				case <-time.After(2 * time.Second):
-				}
+				r.awaitRelay(ptyDone)
 			}
 			r.restoreTerminal()
 			r.mu.Lock()
@@ -1040,7 +1040,7 @@ func (r *runner) run() int {
 				// that would keep the shell's screen from working (mouse and
 				// focus reports, bracketed paste, a hidden cursor, colours)
 				// are reset, and the summary starts on a line of its own.
-				_, _ = termOut.WriteString(ptyrelay.SaneModes)
+				_, _ = r.screen.WriteString(ptyrelay.SaneModes)
 			}
 			return r.finish()
 		}

@@ -152,3 +152,29 @@ func nbPipe(t *testing.T, s string) int {
 	t.Cleanup(func() { unix.Close(p[0]) })
 	return p[0]
 }
+
+// Another process of the terminal sets O_NONBLOCK on it while jail relays
+// the agent's output to it, and the terminal stalls for a while (a paused
+// pane, a slow link): every line still arrives and the run ends as the
+// agent does. (Before: the relay's write failed with EAGAIN, the relay
+// stopped, the rest of the output was lost and the agent, its pty full,
+// never finished.)
+func TestNonBlockingMidRun(t *testing.T) {
+	const lines = 3000
+	r := startOutputOnly(t, `sleep 1.5; `+linesScript(lines)+`; echo all-done`)
+	// jail made its stdout an *os.File at its start, blocking: now another
+	// holder of the description (this test) makes it non-blocking.
+	time.Sleep(500 * time.Millisecond)
+	if err := unix.SetNonblock(int(r.slave.Fd()), true); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond) // nothing read: the terminal fills
+	scr := watch(r.master)
+	count := func() int { return strings.Count(scr.String(), "line-") }
+	if err := r.wait(t, 30*time.Second, func() string { return strconv.Itoa(count()) + " lines shown" }); err != nil {
+		t.Fatalf("jail: %v\nstderr: %s", err, r.stderr.String())
+	}
+	if !scr.waitUntil("all-done", 5*time.Second) || count() != lines {
+		t.Fatalf("the terminal got %d of %d lines, all-done %v", count(), lines, strings.Contains(scr.String(), "all-done"))
+	}
+}

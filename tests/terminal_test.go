@@ -231,7 +231,11 @@ func TestTerminalOutputOnly(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("jail: %v\nterminal got: %q", err, scr.String())
 	}
-	scr.waitFor(t, "all-done", 5*time.Second)
+	if !scr.waitUntil("all-done", 5*time.Second) {
+		// jail's own words (a relay that could not write says so at exit).
+		b, _ := os.ReadFile(logf)
+		t.Fatalf("terminal never showed %q; it shows:\n%q\njail's stderr:\n%s", "all-done", scr.String(), b)
+	}
 	got := scr.String()
 	for _, bad := range []string{"\x1b]52", "\x1b[21t", "\x1b]1337", "\x1bP", "\x05", "\u009b"} {
 		if strings.Contains(got, bad) {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jail-sandbox/jail"
+	"github.com/jail-sandbox/jail/internal/blockwrite"
 	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/sandbox"
 )
@@ -59,11 +60,13 @@ func runAttach(opts *AttachOptions) error {
 	if !info.Tty {
 		return fmt.Errorf("%s keeps no terminal: start it with jail run -d -t --name %s -- COMMAND (jail exec -it %s -- COMMAND runs another command on a terminal)", opts.Name, opts.Name, opts.Name)
 	}
-	var out io.Writer = os.Stdout
+	// Waiting out an O_NONBLOCK another process sets on the shared
+	// description meanwhile, as jail's own relay does (blockwrite).
+	var out io.Writer = blockwrite.New(os.Stdout)
 	if term.IsTerminal(1) {
 		// What the command prints reaches the user's terminal: the same
 		// filter as jail's own relay and jail exec -t.
-		w, err := sandbox.TerminalFilter(allowTerminal(info.Policy), os.Stdout)
+		w, err := sandbox.TerminalFilter(allowTerminal(info.Policy), out)
 		if err != nil {
 			return err
 		}

@@ -383,7 +383,7 @@ func (p *Proxy) connectAndRelay(ctx context.Context, f *flow, c net.Conn, raw ne
 	// the client sends first is still inspected before it goes upstream.
 	// Who spoke first is watched then, to learn server-first destinations.
 	var watch *firstWatch
-	if deferred && f.name != "" {
+	if deferred { // deferred implies a name: only a named flow waits for its client
 		watch = &firstWatch{start: time.Now()}
 	}
 	rel := p.relayFlow(f, c, up, pre, res, deferred, watch)

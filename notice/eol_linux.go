@@ -12,7 +12,7 @@ import (
 // the cursor down, and the next line would start where this one ended),
 // "\n" otherwise. It is asked at every write: the mode can change. w is
 // the terminal as an *os.File, or a writer to one that says which
-// (blockwrite.Writer's File).
+// (blockio.Writer's File).
 func lineEnding(w io.Writer) func() string {
 	f, ok := w.(*os.File)
 	if fw, isFW := w.(interface{ File() *os.File }); isFW {

@@ -9,16 +9,16 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jail-sandbox/jail/internal/blockwrite"
+	"github.com/jail-sandbox/jail/internal/blockio"
 )
 
 // On a terminal in raw mode (no output processing) a notice ends in
 // "\r\n"; in the normal mode the terminal adds the "\r" itself. The
 // terminal is given as itself, or as the supervisor gives it (a
-// blockwrite.Writer, which says its file).
+// blockio.Writer, which says its file).
 func TestLineEndingOnRawTerminal(t *testing.T) {
 	t.Run("file", func(t *testing.T) { lineEndingOn(t, func(f *os.File) io.Writer { return f }) })
-	t.Run("blockwrite", func(t *testing.T) { lineEndingOn(t, func(f *os.File) io.Writer { return blockwrite.New(f) }) })
+	t.Run("blockio", func(t *testing.T) { lineEndingOn(t, func(f *os.File) io.Writer { return blockio.NewWriter(f) }) })
 }
 
 func lineEndingOn(t *testing.T, wrap func(*os.File) io.Writer) {

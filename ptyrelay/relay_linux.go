@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
+
+	"github.com/jail-sandbox/jail/internal/blockio"
 )
 
 // Relay is one running relay. Fields are set before Start.
@@ -173,8 +175,11 @@ func (r *Relay) Drain(max time.Duration) {
 func (r *Relay) copyIn() {
 	k := newKeyScanner()
 	buf := make([]byte, 4096)
+	// Reads wait out an O_NONBLOCK another process of the terminal sets
+	// meanwhile (blockio): an EAGAIN is no end of the user's input.
+	in := blockio.NewReader(r.In)
 	for {
-		n, err := r.In.Read(buf)
+		n, err := in.Read(buf)
 		if n > 0 {
 			p := buf[:n]
 			if i := k.scan(p); i >= 0 && r.OnKillKey != nil {

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/jail-sandbox/jail/internal/blockwrite"
+	"github.com/jail-sandbox/jail/internal/blockio"
 	"github.com/jail-sandbox/jail/internal/termsafe"
 )
 
@@ -24,9 +24,9 @@ type Screen struct {
 	mu sync.Mutex
 	f  *os.File
 	// w writes to f, waiting out an O_NONBLOCK another process of the
-	// terminal set meanwhile (package blockwrite): the agent's output
+	// terminal set meanwhile (package blockio): the agent's output
 	// is never dropped for it.
-	w *blockwrite.Writer
+	w *blockio.Writer
 
 	// The urgent lines' queue and writer (Urgent). qmu guards queue and
 	// is never held across a write; closed is read by the writer under mu.
@@ -40,7 +40,7 @@ type Screen struct {
 const urgentQueue = 8
 
 // NewScreen returns the Screen writing to f, the user's terminal.
-func NewScreen(f *os.File) *Screen { return &Screen{f: f, w: blockwrite.New(f)} }
+func NewScreen(f *os.File) *Screen { return &Screen{f: f, w: blockio.NewWriter(f)} }
 
 // Write writes p (the filter's output) as one piece.
 func (s *Screen) Write(p []byte) (int, error) {

@@ -28,7 +28,7 @@ import (
 	"github.com/jail-sandbox/jail/gitkeep"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/initbin"
-	"github.com/jail-sandbox/jail/internal/blockwrite"
+	"github.com/jail-sandbox/jail/internal/blockio"
 	"github.com/jail-sandbox/jail/internal/seam"
 	"github.com/jail-sandbox/jail/maskwatch"
 	"github.com/jail-sandbox/jail/memwatch"
@@ -93,7 +93,7 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 	if so.Lifeline != nil {
 		unix.CloseOnExec(int(so.Lifeline.Fd()))
 	}
-	r := &runner{pol: p, sess: so, logPath: so.LogPath, stderr: blockwrite.New(os.Stderr), ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
+	r := &runner{pol: p, sess: so, logPath: so.LogPath, stderr: blockio.NewWriter(os.Stderr), ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
 		startedCh: make(chan struct{}), exitCh: make(chan struct{}), wallsUp: make(chan struct{}), controlUp: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), heldCh: make(chan int, 1), contCh: make(chan os.Signal, 1), hupCh: make(chan struct{}, 1), ctlCh: make(chan ctlCall)}
 	r.trace = os.Getenv("JAIL_TRACE") == "1"
 	// No collection during the setup; from the agent's start on, as usual.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -176,5 +177,51 @@ func TestNonBlockingMidRun(t *testing.T) {
 	}
 	if !scr.waitUntil("all-done", 5*time.Second) || count() != lines {
 		t.Fatalf("the terminal got %d of %d lines, all-done %v", count(), lines, strings.Contains(scr.String(), "all-done"))
+	}
+}
+
+// The same on an interactive terminal, for what is typed: the terminal
+// made non-blocking by another process while jail relays it, the keys
+// still reach the agent. (Before: the relay's read of the terminal failed
+// with EAGAIN and it stopped copying input, in silence: the agent never
+// got another key.)
+func TestNonBlockingMidRunInput(t *testing.T) {
+	master, slave := ptytest.Open(t)
+	cmd := exec.Command(jail(t), "--", "/bin/sh", "-c", `echo ready; read a; read b; echo "got:$a,$b"`)
+	cmd.Dir = workspace(t)
+	cmd.Env = append(os.Environ(), "TERM=dumb")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	scr := watch(master)
+	if !scr.waitUntil("ready", 30*time.Second) {
+		cmd.Process.Kill()
+		t.Fatalf("the agent never started: %q", scr.String())
+	}
+	// jail's stdin was blocking at its start: another holder of the
+	// description (this test) makes it non-blocking, then keys come.
+	if err := unix.SetNonblock(int(slave.Fd()), true); err != nil {
+		t.Fatal(err)
+	}
+	// The relay's read under way when the flag changed still waits: the
+	// first line wakes it, the second finds its next read non-blocking.
+	master.Write([]byte("hello\r"))
+	time.Sleep(300 * time.Millisecond)
+	master.Write([]byte("again\r"))
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("jail: %v\nterminal: %q", err, scr.String())
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the typed line never reached the agent: %q", scr.String())
+	}
+	if !scr.waitUntil("got:hello,again", 5*time.Second) {
+		t.Fatalf("terminal: %q", scr.String())
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jail-sandbox/jail"
-	"github.com/jail-sandbox/jail/internal/blockwrite"
+	"github.com/jail-sandbox/jail/internal/blockio"
 	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/sandbox"
 )
@@ -61,8 +61,8 @@ func runAttach(opts *AttachOptions) error {
 		return fmt.Errorf("%s keeps no terminal: start it with jail run -d -t --name %s -- COMMAND (jail exec -it %s -- COMMAND runs another command on a terminal)", opts.Name, opts.Name, opts.Name)
 	}
 	// Waiting out an O_NONBLOCK another process sets on the shared
-	// description meanwhile, as jail's own relay does (blockwrite).
-	var out io.Writer = blockwrite.New(os.Stdout)
+	// description meanwhile, as jail's own relay does (blockio).
+	var out io.Writer = blockio.NewWriter(os.Stdout)
 	if term.IsTerminal(1) {
 		// What the command prints reaches the user's terminal: the same
 		// filter as jail's own relay and jail exec -t.
@@ -130,7 +130,9 @@ func runAttach(opts *AttachOptions) error {
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "%s\r\n", line)
 	})
-	go copyKeys(t, os.Stdin)
+	// Reads wait out an O_NONBLOCK another process of the terminal sets
+	// meanwhile (blockio), as jail's own relay's do.
+	go copyKeys(t, blockio.NewReader(os.Stdin))
 	err = t.CopyTo(out)
 	restore()
 	if len(said) > 0 {

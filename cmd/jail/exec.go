@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jail-sandbox/jail"
+	"github.com/jail-sandbox/jail/internal/blockio"
 	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/sandbox"
 )
@@ -67,6 +68,12 @@ func runExec(opts *ExecOptions) error {
 	cmd.Env, cmd.Dir, cmd.Tty = opts.Env, opts.Dir, opts.Tty
 	if opts.Interactive {
 		cmd.Stdin = os.Stdin
+		if opts.Tty {
+			// Copied to the sandbox's pty: reads wait out an O_NONBLOCK
+			// another process of the terminal sets meanwhile (blockio).
+			// (Without -t the file itself is handed on.)
+			cmd.Stdin = blockio.NewReader(os.Stdin)
+		}
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	var restore func()

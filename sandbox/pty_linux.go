@@ -171,15 +171,17 @@ func (r *runner) awaitRelay(done <-chan struct{}) {
 	r.mu.Lock()
 	rl := r.relay
 	r.mu.Unlock()
-	quiet := time.NewTimer(relayQuiet)
-	defer quiet.Stop()
-	if rl == nil { // a kept terminal's attach: no progress to watch
+	if rl == nil {
+		// A kept terminal's (jail run -d -t): its log and attached client
+		// are copied apart; 2 s, as before.
 		select {
 		case <-done:
-		case <-quiet.C:
+		case <-time.After(2 * time.Second):
 		}
 		return
 	}
+	quiet := time.NewTimer(relayQuiet)
+	defer quiet.Stop()
 	tick := time.NewTicker(relayQuiet / 20)
 	defer tick.Stop()
 	last := rl.Written()

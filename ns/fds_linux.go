@@ -22,38 +22,46 @@ import (
 // FD_CLOEXEC set (one inherited through an exec never has it) that is an
 // epoll instance or an eventfd, which open nothing of the host's.
 func closeInherited(from int) {
+	closeFD := func(fd int) { unix.Close(fd) }
 	keep, ok := runtimeFDs(from)
 	if !ok {
 		// No /proc to ask (init runs before it mounts its own): close
 		// everything, as before; a poller closed under the runtime is then
 		// a crash, never a leak.
-		rangeFDs(from, 0, func(fd int) { unix.Close(fd) })
+		rangeFDs(from, -1, 0, closeFD)
 		return
 	}
 	lo := from
 	for _, fd := range keep { // ascending
 		if fd > lo {
-			closeRange(lo, fd-1)
+			rangeFDs(lo, fd-1, 0, closeFD)
 		}
 		lo = fd + 1
 	}
-	closeRange(lo, -1)
+	rangeFDs(lo, -1, 0, closeFD)
 }
 
-// closeRange closes the descriptors lo..hi (hi -1: every one from lo), by
-// close_range (5.9), else one by one as /proc lists them.
-func closeRange(lo, hi int) {
+// CloexecFrom marks every fd >= from close-on-exec, for the supervisor: what
+// jail inherited from its parent must not reach any child it starts.
+func CloexecFrom(from int) {
+	rangeFDs(from, -1, unix.CLOSE_RANGE_CLOEXEC, func(fd int) { unix.CloseOnExec(fd) })
+}
+
+// rangeFDs applies close_range(lo, hi, flags) (hi -1: every fd from lo), or,
+// on kernels without it (before 5.9, or 5.11 for CLOSE_RANGE_CLOEXEC), each
+// to every open fd in that range, as /proc lists them.
+func rangeFDs(lo, hi int, flags uint, each func(fd int)) {
 	last := ^uint(0)
 	if hi >= 0 {
 		last = uint(hi)
 	}
-	if err := unix.CloseRange(uint(lo), last, 0); err == nil {
+	if err := unix.CloseRange(uint(lo), last, flags); err == nil {
 		return
 	}
 	fds, _ := listFDs()
 	for _, fd := range fds {
 		if fd >= lo && (hi < 0 || fd <= hi) {
-			unix.Close(fd)
+			each(fd)
 		}
 	}
 }

@@ -569,27 +569,6 @@ func LoopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-// CloexecFrom marks every fd >= from close-on-exec, for the supervisor: what
-// jail inherited from its parent must not reach any child it starts.
-func CloexecFrom(from int) {
-	rangeFDs(from, unix.CLOSE_RANGE_CLOEXEC, func(fd int) { unix.CloseOnExec(fd) })
-}
-
-// rangeFDs applies close_range(from, ~0, flags), or, on kernels without it
-// (before 5.9, or 5.11 for CLOSE_RANGE_CLOEXEC), each to every open fd >= from.
-func rangeFDs(from int, flags uint, each func(fd int)) {
-	if err := unix.CloseRange(uint(from), ^uint(0), flags); err == nil {
-		return
-	}
-	entries, _ := os.ReadDir("/proc/self/fd")
-	for _, e := range entries {
-		var fd int
-		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd >= from {
-			each(fd)
-		}
-	}
-}
-
 // lookPath finds the command like execvp would, with the agent's PATH, and
 // maps failures to the shell's exit codes: 127 not found, 126 not executable.
 func lookPath(file string, env []string) (string, error) {

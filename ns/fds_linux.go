@@ -14,8 +14,9 @@ import (
 //
 // The Go runtime's poller is init's own and stays: package os registers
 // stdin, stdout and stderr with it when one of them is non-blocking at
-// exec (Node's children, a terminal a crashed Node program left
-// O_NONBLOCK, an event loop's pipes), which makes its epoll instance and
+// exec (a terminal a crashed Node program left O_NONBLOCK, a Python
+// asyncio parent's own stdout after connect_write_pipe, any event loop's
+// shared description), which makes its epoll instance and
 // eventfd before InitMain runs; closed under it, init died at its next
 // poll ("fatal error: runtime: netpoll failed") and the run with it.
 // Kept is only what this process made after its exec: a descriptor with

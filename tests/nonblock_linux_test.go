@@ -17,8 +17,9 @@ import (
 )
 
 // A program that starts jail may hand it descriptors in non-blocking mode:
-// Node's child processes, a terminal a crashed Node program left
-// O_NONBLOCK, an event loop's pipes. jail runs as it does with blocking
+// a terminal a crashed Node program left O_NONBLOCK, a Python asyncio
+// parent's own stdout after connect_write_pipe, any event loop's shared
+// description. jail runs as it does with blocking
 // ones (the agent gets them as they are, as it would outside), and leaves
 // the flag on the descriptions as it found them: they are shared with the
 // program that started it. (Before: the sandbox's init closed the Go

@@ -144,10 +144,12 @@ func ServePublish(ctx context.Context, ln net.Listener, dial func(context.Contex
 		select {
 		case slots <- struct{}{}:
 		default:
-			reset(c)
+			// Said before the client sees its reset: whoever watches both
+			// (the trail, a test) never sees the refusal before its record.
 			if o.OnFull != nil {
 				o.OnFull(maxConns)
 			}
+			reset(c)
 			continue
 		}
 		wg.Add(1)

@@ -157,8 +157,8 @@ func (r *Relay) Drain(max time.Duration) {
 	deadline := time.Now().Add(max)
 	quiet := 0
 	for time.Now().Before(deadline) {
-		n, err := unix.IoctlGetInt(int(r.Pty.Fd()), unix.TIOCINQ)
-		if err != nil {
+		n := r.Pending()
+		if n < 0 {
 			return
 		}
 		if n == 0 && r.busy.Load() == 0 {

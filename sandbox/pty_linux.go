@@ -67,9 +67,9 @@ func (r *runner) reportTerminal() {
 			r.notef("terminal: %d bytes of the agent's output were not shown: writing to the terminal failed: %v", n, err)
 		}
 		r.mu.Lock()
-		cut, left := r.relayWasCut, r.relayCut
+		left := r.relayCut - 1 // -1: not cut
 		r.mu.Unlock()
-		if cut {
+		if left != -1 {
 			more := ""
 			if left > 0 {
 				more = fmt.Sprintf(" (%d bytes and the write under way)", left)
@@ -196,7 +196,7 @@ func (r *runner) awaitRelay(done <-chan struct{}) {
 			}
 		case <-quiet.C:
 			r.mu.Lock()
-			r.relayWasCut, r.relayCut = true, rl.Pending()
+			r.relayCut = max(rl.Pending(), 0) + 1 // unknown (-1) is said as nothing left
 			r.mu.Unlock()
 			return
 		}

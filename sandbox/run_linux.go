@@ -175,8 +175,7 @@ type runner struct {
 	pty           *os.File
 	ptyCh         chan struct{} // signalled once the pty master has arrived
 	ptyDone       <-chan struct{}
-	relayCut      int // the relay was still writing at the end: bytes left in the pty (-1 unknown; awaitRelay)
-	relayWasCut   bool
+	relayCut      int // the relay was still writing at the end and was cut: bytes left in the pty plus one (0 not cut; awaitRelay)
 	relay         *ptyrelay.Relay
 	startedCh     chan struct{}       // the agent exists (MsgStarted)
 	exitCh        chan struct{}       // init's exit message came: the rest of the sandbox is gone (MsgExit)

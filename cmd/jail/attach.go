@@ -62,7 +62,8 @@ func runAttach(opts *AttachOptions) error {
 	}
 	// Waiting out an O_NONBLOCK another process sets on the shared
 	// description meanwhile, as jail's own relay does (blockio).
-	var out io.Writer = blockio.NewWriter(os.Stdout)
+	stdout := blockio.NewWriter(os.Stdout)
+	var out io.Writer = stdout
 	if term.IsTerminal(1) {
 		// What the command prints reaches the user's terminal: the same
 		// filter as jail's own relay and jail exec -t.
@@ -125,7 +126,9 @@ func runAttach(opts *AttachOptions) error {
 			if err != nil {
 				cols = 80
 			}
-			_, _ = os.Stdout.WriteString(ptyrelay.UrgentLine(line, cols))
+			// Past the filter (the line is jail's), through the blockio
+			// writer: not lost to a terminal made non-blocking.
+			_, _ = stdout.WriteString(ptyrelay.UrgentLine(line, cols))
 			return
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "%s\r\n", line)

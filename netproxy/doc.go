@@ -37,7 +37,8 @@
 // dialled anyway and its first bytes are checked when they come: a
 // server-first protocol (SMTP, MySQL) speaks only once dialled. The proxy
 // learns such a destination (its server spoke before the client, soon after
-// the dial) and dials its later flows at once, with the same check
+// the dial) and dials its later flows at once, with the same check; the
+// well-known ports of those protocols (SMTP's, MySQL's) start learned
 // (serverfirst.go).
 //
 // On a plaintext HTTP/1 flow every request head, not only the first, must

@@ -34,6 +34,30 @@ import (
 // after its idle timeout); the cap bounds the memory a sandbox can make the
 // proxy spend on names.
 
+// The well-known ports of server-first protocols start learned, so that a
+// run's first connection to them does not wait either (it waited 200 ms:
+// a run's first MySQL query, a CI job's one mail): it costs nothing the
+// learned destinations do not, and a port in the table that a server uses
+// for a client-first protocol is dialled at once with the same check. Nothing
+// is lost to a sandbox that would abuse it: a client silent for
+// FirstByteWait has its flow dialled before its first bytes are checked
+// anyway; what the check holds, for every flow, is that none of a refused
+// flow's bytes reaches the server.
+
+// wellKnownServerFirst are the ports whose servers greet first, by the
+// protocols' own specifications.
+var wellKnownServerFirst = map[uint16]string{
+	21:   "FTP (RFC 959)",
+	22:   "SSH (RFC 4253; clients that wait for the server's version line)",
+	25:   "SMTP (RFC 5321)",
+	110:  "POP3 (RFC 1939)",
+	119:  "NNTP (RFC 3977)",
+	143:  "IMAP (RFC 9051)",
+	587:  "SMTP submission (RFC 6409)",
+	2525: "SMTP, the mail services' port beside 587",
+	3306: "MySQL and MariaDB",
+}
+
 // serverFirstWindow is how soon after the dial a server's first bytes must
 // come for its destination to be learned. A greeting comes within a round
 // trip; a tarpitting SMTP server's later one is not learned (its flows keep
@@ -47,24 +71,43 @@ const maxServerFirst = 1024
 // serverFirst is the set of learned destinations (name:port). The zero value
 // is empty and ready.
 type serverFirst struct {
-	mu sync.Mutex
-	m  map[string]struct{}
+	mu    sync.Mutex
+	m     map[string]struct{}
+	ports map[uint16]string // the well-known ports (nil: wellKnownServerFirst; tests set their own)
+}
+
+// wellKnown says whether port is a well-known server-first port.
+func (s *serverFirst) wellKnown(port uint16) bool {
+	t := s.ports
+	if t == nil {
+		t = wellKnownServerFirst
+	}
+	_, ok := t[port]
+	return ok
 }
 
 func serverFirstKey(name string, port uint16) string {
 	return net.JoinHostPort(name, strconv.Itoa(int(port)))
 }
 
-// known says whether name:port was learned as server-first.
+// known says whether name:port is server-first: a well-known port, or
+// learned.
 func (s *serverFirst) known(name string, port uint16) bool {
+	if s.wellKnown(port) {
+		return true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.m[serverFirstKey(name, port)]
 	return ok
 }
 
-// learn records name:port as server-first, unless the set is full.
+// learn records name:port as server-first, unless the set is full or the
+// port is a well-known one (known already, for every name).
 func (s *serverFirst) learn(name string, port uint16) {
+	if s.wellKnown(port) {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {

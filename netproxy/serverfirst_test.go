@@ -180,7 +180,7 @@ func TestServerFirstLate(t *testing.T) {
 }
 
 func TestServerFirstCap(t *testing.T) {
-	var s serverFirst
+	s := serverFirst{ports: map[uint16]string{}} // no well-known port among those learned
 	for i := range maxServerFirst + 10 {
 		s.learn("n.test", uint16(i))
 	}
@@ -189,5 +189,76 @@ func TestServerFirstCap(t *testing.T) {
 	}
 	if !s.known("n.test", 0) || s.known("n.test", maxServerFirst+1) {
 		t.Errorf("known: the first learned must stay, those past the cap must not be kept")
+	}
+}
+
+// TestServerFirstWellKnown: a run's first connection to a well-known
+// server-first port gets its greeting at once, and what the client sends
+// after it is still checked before a byte goes upstream: a fronted
+// ClientHello is refused and the server receives nothing of it.
+func TestServerFirstWellKnown(t *testing.T) {
+	const wait = 300 * time.Millisecond
+	var mu sync.Mutex
+	received := 0
+	srv := newServer(t, func(c net.Conn) {
+		io.WriteString(c, "220 banner\r\n")
+		n, _ := io.Copy(io.Discard, c)
+		mu.Lock()
+		received += int(n)
+		mu.Unlock()
+	})
+	h := newHarness(t, flags{allow: []string{"mail.test"}, hosts: []string{"mail.test:127.0.0.1"}, ips: []string{"127.0.0.1/32:" + srv.portStr()}},
+		func(p *Proxy) {
+			p.FirstByteWait = wait
+			// The test server's port stands for 25: a test cannot bind it.
+			p.speakers.ports = map[uint16]string{srv.port(): "SMTP"}
+		})
+	dst := netip.AddrPortFrom(h.mustLookup("mail.test"), srv.port())
+	if l, took := bannerFlow(t, h, dst); l != "220 banner\r\n" || took > wait/2 {
+		t.Fatalf("first flow: %q after %v, want the banner at once (FirstByteWait %v)", l, took, wait)
+	}
+	if len(h.p.speakers.m) != 0 {
+		t.Errorf("a well-known port was learned besides: %v", h.p.speakers.m)
+	}
+	c, err := h.dial(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	if l, err := br.ReadString('\n'); err != nil || l != "220 banner\r\n" {
+		t.Fatalf("greeting %q, %v", l, err)
+	}
+	c.Write(clientHello(t, "evil.example"))
+	if rest, _ := io.ReadAll(br); len(rest) > 0 && !isRefusal(rest) {
+		t.Fatalf("ATTACK WORKED: %q through a refused flow", rest)
+	}
+	h.waitEvent(func(e Event) bool {
+		return e.Decision == "deny" && strings.Contains(e.Reason, "domain fronting") && e.Port == srv.port()
+	})
+	time.Sleep(50 * time.Millisecond) // the server's read of a reset
+	mu.Lock()
+	defer mu.Unlock()
+	if received != 0 {
+		t.Errorf("ATTACK WORKED: the server received %d bytes of a refused flow", received)
+	}
+}
+
+// TestWellKnownServerFirstPorts: the table holds the server-first
+// protocols' ports and none of the client-first ones (whose flows keep the
+// check before the dial).
+func TestWellKnownServerFirstPorts(t *testing.T) {
+	var s serverFirst
+	for _, tc := range []struct {
+		port uint16
+		want bool
+	}{
+		{21, true}, {22, true}, {25, true}, {110, true}, {143, true}, {587, true}, {2525, true}, {3306, true},
+		{80, false}, {443, false}, {5432, false}, {6379, false}, {8080, false}, {465, false}, {993, false}, {27017, false},
+	} {
+		if got := s.known("any.test", tc.port); got != tc.want {
+			t.Errorf("port %d: known %v, want %v", tc.port, got, tc.want)
+		}
 	}
 }

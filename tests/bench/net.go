@@ -306,7 +306,7 @@ func (b *bench) greetings(flags []string, n, rounds int, listen, label string) e
 		if i > 0 && label == "" {
 			note = "FirstByteWait; the proxy learns the destination on it"
 		} else if i > 0 {
-			note = "known before the first flow: dialled at once"
+			note = "a port the proxy knows as server-first before any flow"
 		}
 		b.add(row{"net", "connect + server's greeting" + label + ", first of a run, " + t.name, med(first[i]), p90(first[i]), "ms", note})
 	}

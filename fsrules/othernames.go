@@ -6,12 +6,19 @@ package fsrules
 // name covers that name only: the same file under another name in a
 // writable tree is written there (a hard link made before the file was
 // protected). Nested roots are walked once; symlinks are not followed.
-// The cost is a walk of the trees (getdents, an fstatat per regular
-// file): callers ask only when a protected file has more than one link.
-func OtherNames(roots []string, files map[[2]uint64]string) map[string]string {
+// The cost is a walk of the trees (a getdents per directory; an fstatat per
+// regular file, but, with mounts the host's mount table, only per file
+// whose directory entry names one of files' inode numbers where the file
+// system's entries carry them: walkLinksFor): callers ask only when a
+// protected file has more than one link.
+func OtherNames(roots []string, files map[[2]uint64]string, mounts []Mount) map[string]string {
 	out := map[string]string{}
 	if len(files) == 0 {
 		return out
+	}
+	inos := make(map[uint64]bool, len(files))
+	for k := range files {
+		inos[k[1]] = true
 	}
 	for _, r := range roots {
 		nested := false
@@ -23,7 +30,7 @@ func OtherNames(roots []string, files map[[2]uint64]string) map[string]string {
 		if nested {
 			continue
 		}
-		walkLinks(r, nil, nil, func(p string, dev, ino uint64) {
+		walkLinksFor(r, inos, mounts, func(p string, dev, ino uint64) {
 			if orig, ok := files[[2]uint64{dev, ino}]; ok && p != orig {
 				out[p] = orig
 			}

@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(envSubmount); dir != "" {
 		os.Exit(submountChild(dir))
 	}
+	if dir := os.Getenv(envFileMount); dir != "" {
+		os.Exit(fileMountChild(dir))
+	}
 	os.Exit(m.Run())
 }
 

@@ -524,7 +524,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	if plan.StateDir != "" {
 		keptBase = filepath.Join(plan.StateDir, statedir.GitKept)
 	}
-	packLinks, linkNotes := historyLinks(gp.History, writable, keptBase)
+	packLinks, linkNotes := historyLinks(gp.History, writable, keptBase, hostMounts)
 	gp.History = append(gp.History, packLinks...)
 	gp.Notes = append(gp.Notes, linkNotes...)
 	if gp.Guard != nil && len(gp.Guard.Roots) > 0 {

@@ -198,7 +198,7 @@ func policyFileRulesBy(r *hostpath.Resolver, p *policy.Policy, earlier []policy.
 	}
 	if len(shared) > 0 {
 		var other []string
-		byName := fsrules.OtherNames(rootP, shared)
+		byName := fsrules.OtherNames(rootP, shared, mounts)
 		for n := range byName {
 			if !have[n] && enclosing(n, hidden) == "" { // hidden inside: nothing to write through
 				other = append(other, n)

@@ -69,24 +69,31 @@ func LinkedSocketsBounded(root string, skip func(dir string) bool, all bool, max
 // entry is another inode than the entry's). mounts nil: every file is
 // stat'ed.
 func walkLinksFor(root string, inos map[uint64]bool, mounts []Mount, each func(p string, dev, ino uint64)) int {
+	lw := newLinkWalkFor(inos, mounts, each)
+	return lw.walk(root)
+}
+
+// newLinkWalkFor is the walk of walkLinksFor.
+func newLinkWalkFor(inos map[uint64]bool, mounts []Mount, each func(p string, dev, ino uint64)) *linkWalk {
 	lw := &linkWalk{each: each}
-	if mounts != nil {
-		lw.inos, lw.dinoDevs, lw.mountDirs = inos, map[uint64]bool{}, map[string]bool{}
-		seen := map[uint64]bool{}
-		for _, m := range mounts {
-			var maj, min uint32
-			if _, err := fmt.Sscanf(m.Dev, "%d:%d", &maj, &min); err == nil {
-				// Trusted when every mount of the device says so.
-				dev := unix.Mkdev(maj, min)
-				lw.dinoDevs[dev] = dinoFS[m.FSType] && (!seen[dev] || lw.dinoDevs[dev])
-				seen[dev] = true
-			}
-			if m.Point != root && under(m.Point, root) {
-				lw.mountDirs[filepath.Dir(m.Point)] = true
-			}
+	if mounts == nil {
+		return lw
+	}
+	lw.inos, lw.dinoDevs, lw.mountDirs = inos, map[uint64]bool{}, map[string]bool{}
+	seen := map[uint64]bool{}
+	for _, m := range mounts {
+		var maj, min uint32
+		if _, err := fmt.Sscanf(m.Dev, "%d:%d", &maj, &min); err == nil {
+			// Trusted when every mount of the device says so.
+			dev := unix.Mkdev(maj, min)
+			lw.dinoDevs[dev] = dinoFS[m.FSType] && (!seen[dev] || lw.dinoDevs[dev])
+			seen[dev] = true
+		}
+		if m.Point != "/" {
+			lw.mountDirs[filepath.Dir(m.Point)] = true
 		}
 	}
-	return lw.walk(root)
+	return lw
 }
 
 // dinoFS are the file systems whose directory entries carry the inode
@@ -126,9 +133,12 @@ func (lw *linkWalk) walk(root string) int {
 	default:
 		return 1
 	}
-	buf := dirnames.Buffer()
-	defer dirnames.Release(buf)
-	lw.buf = *buf
+	if lw.buf == nil {
+		buf := dirnames.Buffer()
+		defer dirnames.Release(buf)
+		lw.buf = *buf
+		defer func() { lw.buf = nil }()
+	}
 	lw.dir(root, true)
 	return lw.n + 1
 }

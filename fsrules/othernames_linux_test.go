@@ -7,9 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/jail-sandbox/jail/dircache"
 )
 
 // hostMounts reads this process's mount table as the plan does.
@@ -157,5 +161,145 @@ func TestOtherNamesFileMountedOverEntry(t *testing.T) {
 	}
 	if v := filepath.Join(ws, "sub", "victim"); got[v] != pack {
 		t.Errorf("ATTACK WORKED: the pack mounted over %s was not found: %v", v, got)
+	}
+}
+
+// TestOtherNamesKeptEqualsFresh: a start that reads only the directories
+// changed since the last walk (othernames_linux.go) finds exactly what a
+// whole walk finds, after each way another name of a protected file (a
+// local clone's pack) can appear between two starts, every directory's
+// mtime put back (utimes(2) sets it, never the ctime): linked into an
+// unchanged directory, in a new directory deep in an unchanged tree, in a
+// directory moved in from outside (its own subdirectory old), through a
+// directory swapped for a symlink, and a file protected only now. The start
+// before the change must have read nothing, or the case proves nothing.
+func TestOtherNamesKeptEqualsFresh(t *testing.T) {
+	type env struct{ base, ws, out, pack, pack2 string }
+	cases := []struct {
+		name   string
+		change func(t *testing.T, e env)
+		files  func(e env) []string // protected after the change (nil: the pack)
+		want   []string             // other names, relative to base
+	}{
+		{"nothing changed", func(*testing.T, env) {}, nil, []string{"ws/b/deep/old"}},
+		{"linked into an unchanged directory", func(t *testing.T, e env) {
+			keepMtime(t, filepath.Join(e.ws, "a"), func() { must(t, os.Link(e.pack, filepath.Join(e.ws, "a/notes.txt"))) })
+		}, nil, []string{"ws/a/notes.txt", "ws/b/deep/old"}},
+		{"in a new directory deep in an unchanged tree", func(t *testing.T, e env) {
+			keepMtime(t, filepath.Join(e.ws, "b/deep"), func() { must(t, os.Mkdir(filepath.Join(e.ws, "b/deep/n"), 0o755)) })
+			keepMtime(t, filepath.Join(e.ws, "b/deep/n"), func() { must(t, os.Link(e.pack, filepath.Join(e.ws, "b/deep/n/c"))) })
+		}, nil, []string{"ws/b/deep/n/c", "ws/b/deep/old"}},
+		{"in a directory moved in, its subdirectory old", func(t *testing.T, e env) {
+			keepMtime(t, filepath.Join(e.ws, "c"), func() { must(t, os.Rename(filepath.Join(e.out, "sub"), filepath.Join(e.ws, "c/sub"))) })
+		}, nil, []string{"ws/b/deep/old", "ws/c/sub/inner/k"}},
+		{"the old name removed", func(t *testing.T, e env) {
+			keepMtime(t, filepath.Join(e.ws, "b/deep"), func() { must(t, os.Remove(filepath.Join(e.ws, "b/deep/old"))) })
+		}, nil, nil},
+		{"a directory swapped for a symlink to it", func(t *testing.T, e env) {
+			keepMtime(t, e.ws, func() {
+				must(t, os.Rename(filepath.Join(e.ws, "b"), filepath.Join(e.ws, "b2")))
+				must(t, os.Symlink("b2", filepath.Join(e.ws, "b")))
+			})
+		}, nil, []string{"ws/b2/deep/old"}},
+		{"a file protected only now", func(t *testing.T, e env) {}, func(e env) []string { return []string{e.pack, e.pack2} },
+			[]string{"ws/b/deep/old", "ws/c/d/e/p2"}},
+	}
+	envs := make([]env, len(cases))
+	for i := range cases {
+		base := dinoDir(t)
+		e := env{base, filepath.Join(base, "ws"), filepath.Join(base, "out"), filepath.Join(base, "pack"), filepath.Join(base, "pack2")}
+		mk(t, e.ws, "a/x.go", "b/deep/y.go", "b/deep/z/w.go", "c/d/e/f.go")
+		manyFiles(t, filepath.Join(e.ws, "many"), 200)
+		must(t, os.WriteFile(e.pack, []byte("PACK"), 0o444))
+		must(t, os.WriteFile(e.pack2, []byte("PACK2"), 0o444))
+		must(t, os.Link(e.pack, filepath.Join(e.ws, "b/deep/old")))
+		must(t, os.Link(e.pack2, filepath.Join(e.ws, "c/d/e/p2")))
+		mk(t, e.out, "sub/inner/x")
+		must(t, os.Link(e.pack, filepath.Join(e.out, "sub/inner/k")))
+		envs[i] = e
+	}
+	// No record is made of a directory changed within dircache.Margin.
+	time.Sleep(dircache.Margin + 100*time.Millisecond)
+	mounts := hostMounts(t)
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, state := envs[i], tmp(t)
+			filesOf := func(paths []string) map[[2]uint64]string {
+				m := map[[2]uint64]string{}
+				for _, p := range paths {
+					var st syscall.Stat_t
+					must(t, syscall.Stat(p, &st))
+					m[[2]uint64{uint64(st.Dev), st.Ino}] = p
+				}
+				return m
+			}
+			run := func(files map[[2]uint64]string) (map[string]string, int64) {
+				dc, err := dircache.Open(state)
+				must(t, err)
+				before := otherNamesReads.Load()
+				got := OtherNamesKept([]string{e.ws}, files, mounts, [32]byte{1}, dc)
+				must(t, dc.Save())
+				return got, otherNamesReads.Load() - before
+			}
+			files := filesOf([]string{e.pack})
+			if _, reads := run(files); reads == 0 {
+				t.Fatal("the first start read nothing")
+			}
+			if _, reads := run(files); reads != 0 {
+				t.Fatalf("a start with nothing changed read %d directories: the test proves nothing", reads)
+			}
+			c.change(t, e)
+			if c.files != nil {
+				files = filesOf(c.files(e))
+			}
+			got, _ := run(files)
+			fresh := OtherNames([]string{e.ws}, files, nil)
+			if fmt.Sprint(got) != fmt.Sprint(fresh) {
+				t.Errorf("the start after the change found %v, the whole walk %v", got, fresh)
+			}
+			var rel []string
+			for p := range got {
+				r, _ := filepath.Rel(e.base, p)
+				rel = append(rel, r)
+			}
+			sort.Strings(rel)
+			if fmt.Sprint(rel) != fmt.Sprint(c.want) {
+				t.Errorf("ATTACK WORKED? other names %v, want %v", rel, c.want)
+			}
+			// And once more, unchanged since: the same answer.
+			if again, _ := run(files); fmt.Sprint(again) != fmt.Sprint(fresh) {
+				t.Errorf("the next start found %v, want %v", again, fresh)
+			}
+		})
+	}
+}
+
+// TestOtherNamesKeptMountsChanged: a record of another mount table is not
+// used (a mount over a name changes no directory): the start reads.
+func TestOtherNamesKeptMountsChanged(t *testing.T) {
+	base, state := dinoDir(t), tmp(t)
+	ws, pack := filepath.Join(base, "ws"), filepath.Join(base, "pack")
+	mk(t, ws, "a/x.go")
+	must(t, os.WriteFile(pack, []byte("PACK"), 0o444))
+	must(t, os.Link(pack, filepath.Join(base, "source")))
+	time.Sleep(dircache.Margin + 100*time.Millisecond)
+	var st syscall.Stat_t
+	must(t, syscall.Stat(pack, &st))
+	files := map[[2]uint64]string{{uint64(st.Dev), st.Ino}: pack}
+	mounts := hostMounts(t)
+	reads := func(sum byte) int64 {
+		dc, err := dircache.Open(state)
+		must(t, err)
+		before := otherNamesReads.Load()
+		OtherNamesKept([]string{ws}, files, mounts, [32]byte{sum}, dc)
+		must(t, dc.Save())
+		return otherNamesReads.Load() - before
+	}
+	reads(1)
+	if n := reads(1); n != 0 {
+		t.Fatalf("unchanged: %d directories read", n)
+	}
+	if n := reads(2); n == 0 {
+		t.Errorf("another mount table: the record was used")
 	}
 }

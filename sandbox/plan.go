@@ -6,6 +6,7 @@
 package sandbox
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -524,7 +525,11 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	if plan.StateDir != "" {
 		keptBase = filepath.Join(plan.StateDir, statedir.GitKept)
 	}
-	packLinks, linkNotes := historyLinks(gp.History, writable, keptBase, hostMounts)
+	var mountsSum [32]byte
+	if mountinfo != nil {
+		mountsSum = sha256.Sum256(mountinfo)
+	}
+	packLinks, linkNotes := historyLinks(gp.History, writable, keptBase, hostMounts, mountsSum, dirs)
 	gp.History = append(gp.History, packLinks...)
 	gp.Notes = append(gp.Notes, linkNotes...)
 	if gp.Guard != nil && len(gp.Guard.Roots) > 0 {

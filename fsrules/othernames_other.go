@@ -1,0 +1,9 @@
+//go:build !linux
+
+package fsrules
+
+// OtherNamesKept is OtherNames here: every directory is read (the record
+// across starts is Linux's, othernames_linux.go).
+func OtherNamesKept(roots []string, files map[[2]uint64]string, mounts []Mount, _ [32]byte, _ DirReader) map[string]string {
+	return OtherNames(roots, files, mounts)
+}

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // historyRepo makes a repository with two commits packed by a host gc and a
@@ -356,6 +357,64 @@ exit 0
 	for name, sum := range before {
 		if after[name] != sum {
 			t.Errorf("pack file %s changed through its other name\nagent:\n%s%s", name, r.stdout, r.stderr)
+		}
+	}
+	if out, err := h.git(ws, "cat-file", "-p", packed); err != nil {
+		t.Errorf("packed commit %s lost: %v\n%s", packed, err, out)
+	}
+}
+
+// TestGitHistoryPackLinkedBetweenRuns: a start that reads only the
+// directories changed since the last start's walk for a pack's other names
+// (a local clone's pack: it has a name outside the workspace) still finds a
+// name made between two runs in a directory the last walk read, its mtime
+// put back, and keeps it read-only. The first run records (its directories
+// older than the directory cache's margin); the second must not be able to
+// rewrite the pack through the new name.
+func TestGitHistoryPackLinkedBetweenRuns(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	packed, _, before := historyRepo(t, h, ws)
+	var pk string
+	for n := range before {
+		if strings.HasSuffix(n, ".pack") {
+			pk = n
+		}
+	}
+	pd := filepath.Join(ws, ".git", "objects", "pack")
+	// The clone's source: the pack's other name, outside every writable tree.
+	if err := os.Link(filepath.Join(pd, pk), filepath.Join(t.TempDir(), "source.pack")); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(ws, "sub", "deep")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1200 * time.Millisecond) // older than the cache's margin (1 s) at the first run
+	if r := h.run(t, ws, "exit 0", nil, ws); r.code != 0 {
+		t.Fatalf("first run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	os.Remove(h.trail) // each run writes a trail of its own there
+	fi, err := os.Stat(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(pd, pk), filepath.Join(sub, "hl")); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(sub, fi.ModTime(), fi.ModTime()) // the mtime put back: only the ctime tells
+	r := h.run(t, ws, `cd "$2"
+chmod u+w sub/deep/hl
+dd if=/dev/zero of=sub/deep/hl bs=1 seek=12 count=64 conv=notrunc 2>&1
+exit 0
+`, nil, ws)
+	if r.code != 0 {
+		t.Fatalf("jail exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	after := packSums(t, ws)
+	for name, sum := range before {
+		if after[name] != sum {
+			t.Errorf("ATTACK WORKED: pack file %s changed through its other name made between runs\nagent:\n%s%s", name, r.stdout, r.stderr)
 		}
 	}
 	if out, err := h.git(ws, "cat-file", "-p", packed); err != nil {

@@ -2,13 +2,10 @@ package fsrules
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -131,30 +128,7 @@ func TestOtherNamesFileMountedOverEntry(t *testing.T) {
 	pack := filepath.Join(base, "pack")
 	must(t, os.WriteFile(pack, []byte("PACK"), 0o444))
 	must(t, os.Link(pack, filepath.Join(base, "source"))) // two links: a name the walk reports
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), envFileMount+"="+base)
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == 3 {
-			t.Fatalf("child: %s", stderr.String())
-		}
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true, cannot skip: new user namespace: %v %s", err, stderr.String())
-		}
-		t.Skipf("new user namespace: %v %s", err, stderr.String())
-	}
+	out := inUserNS(t, envFileMount, base)
 	var got map[string]string
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %q", err, out)

@@ -220,10 +220,10 @@ func OtherNamesKept(roots []string, files map[[2]uint64]string, mounts []Mount, 
 				}
 			}
 		}
-		// A root the record does not hold (a file, or a directory not
-		// there at C): looked at as a whole walk would.
+		// A root the record does not hold, or no directory now (a file,
+		// or a directory not there at C): looked at as a whole walk would.
 		for _, r := range outerRoots(roots) {
-			if !recorded[r] {
+			if !recorded[r] || !reach[r] {
 				lw.walk(r)
 			}
 		}

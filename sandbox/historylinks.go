@@ -22,7 +22,8 @@ import (
 // later run, its packed commits lost (review16a). The cost: an
 // lstat per pack file at each start; the walk of the writable trees only
 // when one has more than one link (a `git clone --local` hard-links its
-// source's packs).
+// source's packs), and then, from the second start on, a read only of the
+// directories changed since (fsrules.OtherNamesKept).
 // Past maxHistoryLinks other names (each is a mount: an agent's loop of
 // links would slow every later start), the rest are said, not protected.
 // keptBase is the state directory's git-kept dir ("" for none): a pack's

@@ -64,7 +64,7 @@ func LinkedSocketsBounded(root string, skip func(dir string) bool, all bool, max
 // stat'ed, which leaves a getdents(2) per directory and an fstat(2) of it
 // of a walk that stat'ed every file (OtherNames over a workspace of 50,000
 // files: 150 ms a start, for a pack hard-linked by a local clone). Trusted
-// are the devices mounts shows with a file system of dinoFS, in
+// are the devices mounts shows with a file system dinoFS trusts, in
 // directories that hold no mount point of mounts (a file mounted over an
 // entry is another inode than the entry's). mounts nil: every file is
 // stat'ed.
@@ -86,7 +86,7 @@ func newLinkWalkFor(inos map[uint64]bool, mounts []Mount, each func(p string, de
 		if _, err := fmt.Sscanf(m.Dev, "%d:%d", &maj, &min); err == nil {
 			// Trusted when every mount of the device says so.
 			dev := unix.Mkdev(maj, min)
-			lw.dinoDevs[dev] = dinoFS[m.FSType] && (!seen[dev] || lw.dinoDevs[dev])
+			lw.dinoDevs[dev] = dinoFS(m.FSType) && (!seen[dev] || lw.dinoDevs[dev])
 			seen[dev] = true
 		}
 		if m.Point != "/" {
@@ -96,11 +96,19 @@ func newLinkWalkFor(inos map[uint64]bool, mounts []Mount, each func(p string, de
 	return lw
 }
 
-// dinoFS are the file systems whose directory entries carry the inode
-// number stat(2) gives their file (mountinfo's type). overlayfs is not one
-// (its merged directories' d_ino may differ from st_ino without xino), nor
-// are network and FUSE file systems (what a server says).
-var dinoFS = map[string]bool{"ext2": true, "ext3": true, "ext4": true, "xfs": true, "btrfs": true, "tmpfs": true, "f2fs": true}
+// dinoFS reports whether the file system of mountinfo's type t is one
+// whose directory entries carry the inode number stat(2) gives their file.
+// overlayfs is not one (its merged directories' d_ino may differ from
+// st_ino without xino), nor are network and FUSE file systems (what a
+// server says). A switch, not a map: nothing allocated at the program's
+// start (tests' TestPackageInitIsLight).
+func dinoFS(t string) bool {
+	switch t {
+	case "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs":
+		return true
+	}
+	return false
+}
 
 // linkWalkStats counts the walks' fstatat(2)s of entries (a test seam).
 var linkWalkStats atomic.Int64

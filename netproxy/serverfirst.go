@@ -44,18 +44,23 @@ import (
 // anyway; what the check holds, for every flow, is that none of a refused
 // flow's bytes reaches the server.
 
-// wellKnownServerFirst are the ports whose servers greet first, by the
-// protocols' own specifications.
-var wellKnownServerFirst = map[uint16]string{
-	21:   "FTP (RFC 959)",
-	22:   "SSH (RFC 4253; clients that wait for the server's version line)",
-	25:   "SMTP (RFC 5321)",
-	110:  "POP3 (RFC 1939)",
-	119:  "NNTP (RFC 3977)",
-	143:  "IMAP (RFC 9051)",
-	587:  "SMTP submission (RFC 6409)",
-	2525: "SMTP, the mail services' port beside 587",
-	3306: "MySQL and MariaDB",
+// wellKnownServerFirst reports whether port is one whose servers greet
+// first, by the protocols' own specifications. A switch, not a map:
+// nothing allocated at the program's start (tests' TestPackageInitIsLight).
+func wellKnownServerFirst(port uint16) bool {
+	switch port {
+	case 21, // FTP (RFC 959)
+		22,   // SSH (RFC 4253; clients that wait for the server's version line)
+		25,   // SMTP (RFC 5321)
+		110,  // POP3 (RFC 1939)
+		119,  // NNTP (RFC 3977)
+		143,  // IMAP (RFC 9051)
+		587,  // SMTP submission (RFC 6409)
+		2525, // SMTP, the mail services' port beside 587
+		3306: // MySQL and MariaDB
+		return true
+	}
+	return false
 }
 
 // serverFirstWindow is how soon after the dial a server's first bytes must
@@ -73,16 +78,15 @@ const maxServerFirst = 1024
 type serverFirst struct {
 	mu    sync.Mutex
 	m     map[string]struct{}
-	ports map[uint16]string // the well-known ports (nil: wellKnownServerFirst; tests set their own)
+	ports map[uint16]string // the well-known ports (nil: wellKnownServerFirst's; tests set their own)
 }
 
 // wellKnown says whether port is a well-known server-first port.
 func (s *serverFirst) wellKnown(port uint16) bool {
-	t := s.ports
-	if t == nil {
-		t = wellKnownServerFirst
+	if s.ports == nil {
+		return wellKnownServerFirst(port)
 	}
-	_, ok := t[port]
+	_, ok := s.ports[port]
 	return ok
 }
 

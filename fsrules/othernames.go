@@ -1,5 +1,7 @@
 package fsrules
 
+import "slices"
+
 // OtherNames walks roots for the other names of the files in files (by
 // device and inode: the name already protected) and returns each one
 // found with that protected name. A protection that is a bind over a
@@ -20,21 +22,29 @@ func OtherNames(roots []string, files map[[2]uint64]string, mounts []Mount) map[
 	for k := range files {
 		inos[k[1]] = true
 	}
-	for _, r := range roots {
-		nested := false
-		for _, o := range roots {
-			if o != r && under(r, o) {
-				nested = true // walked with o
-			}
-		}
-		if nested {
-			continue
-		}
+	for _, r := range outerRoots(roots) {
 		walkLinksFor(r, inos, mounts, func(p string, dev, ino uint64) {
 			if orig, ok := files[[2]uint64{dev, ino}]; ok && p != orig {
 				out[p] = orig
 			}
 		})
+	}
+	return out
+}
+
+// outerRoots are roots less those inside another (walked with it).
+func outerRoots(roots []string) []string {
+	var out []string
+	for _, r := range roots {
+		nested := false
+		for _, o := range roots {
+			if o != r && under(r, o) {
+				nested = true
+			}
+		}
+		if !nested && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
 	}
 	return out
 }

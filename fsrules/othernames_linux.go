@@ -2,6 +2,8 @@ package fsrules
 
 import (
 	"bytes"
+	"cmp"
+	"crypto/sha256"
 	"encoding/binary"
 	"path/filepath"
 	"slices"
@@ -106,16 +108,17 @@ func decodeOtherNamesState(b []byte) (otherNamesState, bool) {
 	return s, r.Done()
 }
 
-// OtherNamesKept is OtherNames (mounts: the host's mount table,
-// mountsSum: the SHA-256 of the text it was parsed from) reading only what
+// OtherNamesKept is OtherNames (mounts: the host's mount table, parsed
+// from mountinfo, whose SHA-256 keys the record) reading only what
 // changed since the last walk of the same roots (see the top of this
 // file), with its record kept in dirs when that is package dircache's
 // cache (else every directory is read, as OtherNames does).
-func OtherNamesKept(roots []string, files map[[2]uint64]string, mounts []Mount, mountsSum [32]byte, dirs DirReader) map[string]string {
+func OtherNamesKept(roots []string, files map[[2]uint64]string, mountinfo []byte, mounts []Mount, dirs DirReader) map[string]string {
 	st, _ := dirs.(stateStore)
-	if len(files) == 0 || st == nil || mounts == nil {
+	if len(files) == 0 || st == nil || mountinfo == nil || mounts == nil {
 		return OtherNames(roots, files, mounts)
 	}
+	mountsSum := sha256.Sum256(mountinfo) // here, not at every start: only a pack with other links gets here
 	name := "fsrules-othernames-1\x00" + strings.Join(roots, "\x00")
 	rec := st.State(name)
 	old, ok := decodeOtherNamesState(rec)
@@ -137,10 +140,7 @@ func OtherNamesKept(roots []string, files map[[2]uint64]string, mounts []Mount, 
 		next.files = append(next.files, f)
 	}
 	slices.SortFunc(next.files, func(a, b [2]uint64) int {
-		if c := compareU(a[0], b[0]); c != 0 {
-			return c
-		}
-		return compareU(a[1], b[1])
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
 	})
 	out := map[string]string{}
 	complete := true
@@ -237,33 +237,6 @@ func OtherNamesKept(roots []string, files map[[2]uint64]string, mounts []Mount, 
 		}
 	case !bytes.Equal(b, rec):
 		st.SetState(name, b) // a start that changed nothing writes nothing
-	}
-	return out
-}
-
-func compareU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// outerRoots are roots less those inside another (walked with it).
-func outerRoots(roots []string) []string {
-	var out []string
-	for _, r := range roots {
-		nested := false
-		for _, o := range roots {
-			if o != r && under(r, o) {
-				nested = true
-			}
-		}
-		if !nested && !slices.Contains(out, r) {
-			out = append(out, r)
-		}
 	}
 	return out
 }

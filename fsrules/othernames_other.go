@@ -4,6 +4,6 @@ package fsrules
 
 // OtherNamesKept is OtherNames here: every directory is read (the record
 // across starts is Linux's, othernames_linux.go).
-func OtherNamesKept(roots []string, files map[[2]uint64]string, mounts []Mount, _ [32]byte, _ DirReader) map[string]string {
+func OtherNamesKept(roots []string, files map[[2]uint64]string, _ []byte, mounts []Mount, _ DirReader) map[string]string {
 	return OtherNames(roots, files, mounts)
 }

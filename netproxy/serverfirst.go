@@ -78,7 +78,7 @@ const maxServerFirst = 1024
 type serverFirst struct {
 	mu    sync.Mutex
 	m     map[string]struct{}
-	ports map[uint16]string // the well-known ports (nil: wellKnownServerFirst's; tests set their own)
+	ports map[uint16]bool // the well-known ports (nil: wellKnownServerFirst's; tests set their own)
 }
 
 // wellKnown says whether port is a well-known server-first port.
@@ -86,8 +86,7 @@ func (s *serverFirst) wellKnown(port uint16) bool {
 	if s.ports == nil {
 		return wellKnownServerFirst(port)
 	}
-	_, ok := s.ports[port]
-	return ok
+	return s.ports[port]
 }
 
 func serverFirstKey(name string, port uint16) string {

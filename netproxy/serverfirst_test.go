@@ -190,7 +190,7 @@ func TestServerFirstLate(t *testing.T) {
 }
 
 func TestServerFirstCap(t *testing.T) {
-	s := serverFirst{ports: map[uint16]string{}} // no well-known port among those learned
+	s := serverFirst{ports: map[uint16]bool{}} // no well-known port among those learned
 	for i := range maxServerFirst + 10 {
 		s.learn("n.test", uint16(i))
 	}
@@ -221,7 +221,7 @@ func TestServerFirstWellKnown(t *testing.T) {
 		func(p *Proxy) {
 			p.FirstByteWait = wait
 			// The test server's port stands for 25: a test cannot bind it.
-			p.speakers.ports = map[uint16]string{srv.port(): "SMTP"}
+			p.speakers.ports = map[uint16]bool{srv.port(): true}
 		})
 	dst := netip.AddrPortFrom(h.mustLookup("mail.test"), srv.port())
 	if l, took := bannerFlow(t, h, dst); l != "220 banner\r\n" || took > wait/2 {

@@ -30,12 +30,12 @@ import (
 // second link that is its store's kept pack (gitkeep.KeepPacks) is no
 // name the sandbox reaches (the state directory is hidden), so it alone
 // walks no tree.
-// mounts is the host's mount table the plan read (nil: unknown) and
-// mountsSum the SHA-256 of its text: with them the walk stats only the
+// mounts is the host's mount table the plan read, parsed from mountinfo
+// (nil: unknown): with them the walk stats only the
 // files whose directory entries name a pack's inode, and, with dirs the
 // directory cache, reads only the directories changed since the last
 // start's walk (fsrules.OtherNamesKept).
-func historyLinks(history []gitguard.Protect, writable []string, keptBase string, mounts []fsrules.Mount, mountsSum [32]byte, dirs fsrules.DirReader) ([]gitguard.Protect, []string) {
+func historyLinks(history []gitguard.Protect, writable []string, keptBase string, mountinfo []byte, mounts []fsrules.Mount, dirs fsrules.DirReader) ([]gitguard.Protect, []string) {
 	files := map[[2]uint64]string{}
 	var st syscall.Stat_t // one, no FileInfo a file: up to 512 at a start
 	note := func(p string) {
@@ -68,7 +68,7 @@ func historyLinks(history []gitguard.Protect, writable []string, keptBase string
 		return nil, nil
 	}
 	var names []string
-	for p := range fsrules.OtherNamesKept(writable, files, mounts, mountsSum, dirs) {
+	for p := range fsrules.OtherNamesKept(writable, files, mountinfo, mounts, dirs) {
 		names = append(names, p)
 	}
 	sort.Strings(names)

@@ -31,23 +31,23 @@ func TestHistoryLinks(t *testing.T) {
 	os.WriteFile(pk, []byte("PACK"), 0o444)
 	os.WriteFile(one, []byte("PACK"), 0o444)
 	hist := []gitguard.Protect{{Path: pk, Why: gitguard.HistoryWhy}, {Path: one, Why: gitguard.HistoryWhy}}
-	if got, notes := historyLinks(hist, []string{ws}, "", mounts, [32]byte{}, nil); len(got)+len(notes) != 0 {
+	if got, notes := historyLinks(hist, []string{ws}, "", nil, mounts, nil); len(got)+len(notes) != 0 {
 		t.Fatalf("packs of one name: %v %v", got, notes)
 	}
 	os.Link(pk, filepath.Join(ws, "deep", "er", "x"))
 	os.Link(pk, filepath.Join(out, "y"))
-	got, notes := historyLinks(hist, []string{ws, filepath.Join(ws, "deep")}, "", mounts, [32]byte{}, nil)
+	got, notes := historyLinks(hist, []string{ws, filepath.Join(ws, "deep")}, "", nil, mounts, nil)
 	if len(got) != 1 || got[0].Path != filepath.Join(ws, "deep", "er", "x") || got[0].Why != gitguard.HistoryWhy || len(notes) != 0 {
 		t.Fatalf("one other name in the tree: %v %v", got, notes)
 	}
 	// Whole pack directory read-only (past WholePackDir packs).
-	if got, _ := historyLinks([]gitguard.Protect{{Path: pd, Dir: true, Why: gitguard.HistoryWhy}}, []string{ws}, "", mounts, [32]byte{}, nil); len(got) != 1 {
+	if got, _ := historyLinks([]gitguard.Protect{{Path: pd, Dir: true, Why: gitguard.HistoryWhy}}, []string{ws}, "", nil, mounts, nil); len(got) != 1 {
 		t.Fatalf("pack dir read-only whole: %v", got)
 	}
 	for i := 0; i < maxHistoryLinks+5; i++ {
 		os.Link(pk, filepath.Join(ws, fmt.Sprintf("l%03d", i)))
 	}
-	got, notes = historyLinks(hist, []string{ws}, "", mounts, [32]byte{}, nil)
+	got, notes = historyLinks(hist, []string{ws}, "", nil, mounts, nil)
 	if len(got) != maxHistoryLinks || len(notes) != 1 || !strings.Contains(notes[0], fmt.Sprintf("%d other names", maxHistoryLinks+6)) {
 		t.Fatalf("past the bound: %d protected, notes %v", len(got), notes)
 	}
@@ -76,12 +76,12 @@ func TestHistoryLinksKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	hist := []gitguard.Protect{{Path: pk, Why: gitguard.HistoryWhy}}
-	if got, notes := historyLinks(hist, []string{ws}, kept, mounts, [32]byte{}, nil); len(got)+len(notes) != 0 {
+	if got, notes := historyLinks(hist, []string{ws}, kept, nil, mounts, nil); len(got)+len(notes) != 0 {
 		t.Fatalf("a pack and its store's link: %v %v", got, notes)
 	}
 	x := filepath.Join(ws, "x")
 	os.Link(pk, x)
-	if got, _ := historyLinks(hist, []string{ws}, kept, mounts, [32]byte{}, nil); len(got) != 1 || got[0].Path != x {
+	if got, _ := historyLinks(hist, []string{ws}, kept, nil, mounts, nil); len(got) != 1 || got[0].Path != x {
 		t.Fatalf("the store's link and a name in the tree: %v, want %s", got, x)
 	}
 }
@@ -102,7 +102,7 @@ func BenchmarkHistoryLinks(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if got, _ := historyLinks(hist, []string{filepath.Dir(pd)}, "", mounts, [32]byte{}, nil); len(got) != 0 {
+		if got, _ := historyLinks(hist, []string{filepath.Dir(pd)}, "", nil, mounts, nil); len(got) != 0 {
 			b.Fatal(got)
 		}
 	}

@@ -6,7 +6,6 @@
 package sandbox
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -525,11 +524,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	if plan.StateDir != "" {
 		keptBase = filepath.Join(plan.StateDir, statedir.GitKept)
 	}
-	var mountsSum [32]byte
-	if mountinfo != nil {
-		mountsSum = sha256.Sum256(mountinfo)
-	}
-	packLinks, linkNotes := historyLinks(gp.History, writable, keptBase, hostMounts, mountsSum, dirs)
+	packLinks, linkNotes := historyLinks(gp.History, writable, keptBase, mountinfo, hostMounts, dirs)
 	gp.History = append(gp.History, packLinks...)
 	gp.Notes = append(gp.Notes, linkNotes...)
 	if gp.Guard != nil && len(gp.Guard.Roots) > 0 {

@@ -41,6 +41,16 @@ func historyRepo(t *testing.T, h *gitHost, ws string) (packed, root string, sums
 	return packed, root, packSums(t, ws)
 }
 
+// packOf is the name of the .pack among historyRepo's pack files.
+func packOf(sums map[string]string) string {
+	for n := range sums {
+		if strings.HasSuffix(n, ".pack") {
+			return n
+		}
+	}
+	return ""
+}
+
 func packSums(t *testing.T, ws string) map[string]string {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(ws, ".git", "objects", "pack", "pack-*"))
@@ -329,13 +339,7 @@ func TestGitHistoryPackLinkedBefore(t *testing.T) {
 	h := newGitHost(t)
 	ws := workspace(t)
 	packed, _, before := historyRepo(t, h, ws)
-	var pk string
-	for n := range before {
-		if strings.HasSuffix(n, ".pack") {
-			pk = n
-		}
-	}
-	pd := filepath.Join(ws, ".git", "objects", "pack")
+	pk, pd := packOf(before), filepath.Join(ws, ".git", "objects", "pack")
 	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -367,13 +371,7 @@ func TestGitHistoryPackLinkedBetweenRuns(t *testing.T) {
 	h := newGitHost(t)
 	ws := workspace(t)
 	packed, _, before := historyRepo(t, h, ws)
-	var pk string
-	for n := range before {
-		if strings.HasSuffix(n, ".pack") {
-			pk = n
-		}
-	}
-	pd := filepath.Join(ws, ".git", "objects", "pack")
+	pk, pd := packOf(before), filepath.Join(ws, ".git", "objects", "pack")
 	// The clone's source: the pack's other name, outside every writable tree.
 	if err := os.Link(filepath.Join(pd, pk), filepath.Join(t.TempDir(), "source.pack")); err != nil {
 		t.Fatal(err)

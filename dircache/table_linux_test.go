@@ -148,3 +148,50 @@ func TestTableRunRecordWins(t *testing.T) {
 		t.Fatalf("after Save: %d answered, %s: %v; want all, with .env", hits, dirs[3], got[dirs[3]])
 	}
 }
+
+// TestPassKeyIsThisPassOnly: PassKey gives a directory's key only when
+// this pass's own lstat of it found its record's key, in a view wide
+// enough for the parallel stats and in one that is not; never for a
+// directory the pass has not looked at, one changed since its record, or
+// after the pass ended (Save): a caller that skips its own stat for it
+// must not be handed a key older than the walk's.
+func TestPassKeyIsThisPassOnly(t *testing.T) {
+	for _, n := range []int{8, PrefetchMin + 40} {
+		t.Run(fmt.Sprint(n, " directories"), func(t *testing.T) {
+			root, state := t.TempDir(), t.TempDir()
+			dirs := wideTree(t, root, n)
+			c := open(t, state, time.Hour)
+			pass(t, c, "v", dirs)
+			if err := c.Save(); err != nil {
+				t.Fatal(err)
+			}
+			changed := dirs[len(dirs)/2]
+			c = open(t, state, time.Hour)
+			if _, ok := c.PassKey(dirs[1]); ok {
+				t.Fatal("a key before the pass looked at the directory")
+			}
+			mustWrite(t, filepath.Join(changed, "new"))
+			pass(t, c, "v", dirs[:len(dirs)-1]) // the last not looked at
+			for _, d := range dirs {
+				k, ok := c.PassKey(d)
+				want, _ := lstatKey(d)
+				switch {
+				case d == changed || d == dirs[len(dirs)-1]:
+					if ok {
+						t.Errorf("%s: a key (%v) for a directory changed since its record or not looked at", d, k)
+					}
+				case !ok || k != want:
+					t.Errorf("%s: PassKey %v %v, its lstat %v", d, k, ok, want)
+				}
+			}
+			if err := c.Save(); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range dirs {
+				if k, ok := c.PassKey(d); ok {
+					t.Fatalf("%s: a key (%v) after the pass ended", d, k)
+				}
+			}
+		})
+	}
+}

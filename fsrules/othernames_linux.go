@@ -41,8 +41,16 @@ import (
 // nothing of the move) is walked whole. A walk that could not read a
 // directory records nothing: the next start walks everything again.
 
-// otherNamesReads counts the directories OtherNamesKept read (a test seam).
-var otherNamesReads atomic.Int64
+// otherNamesReads counts the directories OtherNamesKept read, and
+// otherNamesStats those it lstat'ed itself (test seams).
+var otherNamesReads, otherNamesStats atomic.Int64
+
+// passKeyer is a DirReader that gives a directory's key as its pass's own
+// stat found it (package dircache's PassKey): the plan's walk of the same
+// trees stat'ed each directory a moment before.
+type passKeyer interface {
+	PassKey(dir string) (dircache.Key, bool)
+}
 
 // otherNamesState is what a walk of the roots recorded.
 type otherNamesState struct {
@@ -67,7 +75,17 @@ type onHit struct {
 }
 
 func (s *otherNamesState) encode() []byte {
-	b := append([]byte(nil), s.mounts[:]...)
+	// Sized ahead (a directory's key and flag take about 20 bytes): the
+	// bench tree's 2,800 directories make ~200 KiB, grown by doubling and
+	// copied otherwise.
+	n := len(s.mounts) + 3*binary.MaxVarintLen64 + len(s.files)*2*binary.MaxVarintLen64
+	for _, d := range s.dirs {
+		n += len(d.path) + 24
+	}
+	for _, h := range s.hits {
+		n += len(h.path) + 16
+	}
+	b := append(make([]byte, 0, n), s.mounts[:]...)
 	b = binary.AppendUvarint(b, uint64(len(s.files)))
 	for _, f := range s.files {
 		b = binary.AppendUvarint(b, f[0])
@@ -99,7 +117,9 @@ func decodeOtherNamesState(b []byte) (otherNamesState, bool) {
 	for i, n := uint64(0), r.Uvarint(); r.OK() && i < n; i++ {
 		s.files = append(s.files, [2]uint64{r.Uvarint(), r.Uvarint()})
 	}
-	for i, n := uint64(0), r.Uvarint(); r.OK() && i < n; i++ {
+	n := r.Uvarint()
+	s.dirs = make([]onDir, 0, min(n, uint64(len(b)/5))) // a record takes 5 bytes and more
+	for i := uint64(0); r.OK() && i < n; i++ {
 		s.dirs = append(s.dirs, onDir{path: r.Str(), key: r.Key(), always: r.Uvarint() == 1})
 	}
 	for i, n := uint64(0), r.Uvarint(); r.OK() && i < n; i++ {
@@ -166,34 +186,51 @@ func OtherNamesKept(roots []string, files map[[2]uint64]string, mountinfo []byte
 			lw.walk(r)
 		}
 	} else {
-		recorded := make(map[string]bool, len(old.dirs))
-		kids := map[string][]string{}
-		for _, d := range old.dirs {
-			recorded[d.path] = true
-			kids[filepath.Dir(d.path)] = append(kids[filepath.Dir(d.path)], d.path)
+		// keyOf: a directory's key now, from the plan's walk of the same
+		// pass where it stat'ed the directory (the same lstat, taken a
+		// moment before: a change after it is one that walk missed too),
+		// else an lstat of its own.
+		pk, _ := dirs.(passKeyer)
+		keyOf := func(p string) (dircache.Key, bool) {
+			if pk != nil {
+				if k, ok := pk.PassKey(p); ok {
+					return k, true
+				}
+			}
+			otherNamesStats.Add(1)
+			return dirKey(p)
+		}
+		// The record's directories by path; parents come before their
+		// subdirectories (the walk's order), so a directory's parent is
+		// decided when the directory is reached.
+		idx := make(map[string]int, len(old.dirs))
+		for i, d := range old.dirs {
+			idx[d.path] = i
 		}
 		// reach: the record's directories still reached by the walk's
-		// way (no symlink followed), parents first as the record is
-		// written: a root that is a directory, a directory of an unchanged
-		// one's (its entries are C's), or one a read found.
-		reach := map[string]bool{}
+		// way (no symlink followed): a root that is a directory, a
+		// directory of an unchanged one's (its entries are C's), or one a
+		// read found.
+		reach := make([]bool, len(old.dirs))
+		unchanged := make([]bool, len(old.dirs))
 		for _, r := range outerRoots(roots) {
-			if _, isDir := dirKey(r); isDir {
-				reach[r] = true
+			if i, rec := idx[r]; rec {
+				if _, isDir := dirKey(r); isDir {
+					reach[i] = true
+				}
 			}
 		}
-		unchanged := map[string]bool{}
-		for _, d := range old.dirs {
-			if !reach[d.path] {
-				continue // not where C saw it: a read of its new parent finds it
+		for i, d := range old.dirs {
+			if !reach[i] {
+				if p, rec := idx[filepath.Dir(d.path)]; !rec || p >= i || !unchanged[p] {
+					continue // not where C saw it: a read of its new parent finds it
+				}
+				reach[i] = true
 			}
 			if !d.always {
-				if k, isDir := dirKey(d.path); isDir && k == d.key {
-					unchanged[d.path] = true // 3: C's answer for it stands
+				if k, isDir := keyOf(d.path); isDir && k == d.key {
+					unchanged[i] = true // 3: C's answer for it stands
 					next.dirs = append(next.dirs, d)
-					for _, c := range kids[d.path] {
-						reach[c] = true
-					}
 					continue
 				}
 			}
@@ -205,15 +242,15 @@ func OtherNamesKept(roots []string, files map[[2]uint64]string, mountinfo []byte
 				continue // else gone since its parent's read
 			}
 			for _, sub := range subs {
-				if p := join(d.path, sub); recorded[p] {
-					reach[p] = true
+				if j, rec := idx[join(d.path, sub)]; rec && j > i {
+					reach[j] = true
 				} else {
-					lw.dir(p, false) // new here: walked whole
+					lw.dir(join(d.path, sub), false) // new here: walked whole
 				}
 			}
 		}
 		for _, h := range old.hits {
-			if unchanged[filepath.Dir(h.path)] {
+			if i, rec := idx[filepath.Dir(h.path)]; rec && unchanged[i] {
 				if orig, hit := files[[2]uint64{h.dev, h.ino}]; hit && h.path != orig {
 					out[h.path] = orig
 					next.hits = append(next.hits, h)
@@ -223,7 +260,7 @@ func OtherNamesKept(roots []string, files map[[2]uint64]string, mountinfo []byte
 		// A root the record does not hold, or no directory now (a file,
 		// or a directory not there at C): looked at as a whole walk would.
 		for _, r := range outerRoots(roots) {
-			if !recorded[r] || !reach[r] {
+			if i, rec := idx[r]; !rec || !reach[i] {
 				lw.walk(r)
 			}
 		}

@@ -3,6 +3,7 @@ package fsrules
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -178,8 +179,11 @@ func TestOtherNamesKeptEqualsFresh(t *testing.T) {
 		{"a file protected only now", func(t *testing.T, e env) {}, func(e env) []string { return []string{e.pack, e.pack2} },
 			[]string{"ws/b/deep/old", "ws/c/d/e/p2"}},
 	}
-	envs := make([]env, len(cases))
-	for i := range cases {
+	// Each case twice: alone, and after a walk of the trees through the
+	// directory cache in the same pass, as the plan walks them first
+	// (whose stats of the directories the check then uses: PassKey).
+	envs := make([]env, 2*len(cases))
+	for i := range envs {
 		base := dinoDir(t)
 		e := env{base, filepath.Join(base, "ws"), filepath.Join(base, "out"), filepath.Join(base, "pack"), filepath.Join(base, "pack2")}
 		mk(t, e.ws, "a/x.go", "b/deep/y.go", "b/deep/z/w.go", "c/d/e/f.go")
@@ -195,8 +199,13 @@ func TestOtherNamesKeptEqualsFresh(t *testing.T) {
 	// No record is made of a directory changed within dircache.Margin.
 	time.Sleep(dircache.Margin + 100*time.Millisecond)
 	mounts := hostMounts(t)
-	for i, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+	for i := range envs {
+		c, walked := cases[i%len(cases)], i >= len(cases)
+		name := c.name
+		if walked {
+			name += ", after the plan's walk"
+		}
+		t.Run(name, func(t *testing.T) {
 			e, state := envs[i], tmp(t)
 			filesOf := func(paths []string) map[[2]uint64]string {
 				m := map[[2]uint64]string{}
@@ -210,6 +219,9 @@ func TestOtherNamesKeptEqualsFresh(t *testing.T) {
 			run := func(files map[[2]uint64]string) (map[string]string, int64) {
 				dc, err := dircache.Open(state)
 				must(t, err)
+				if walked {
+					walkCached(t, dc, e.ws)
+				}
 				before := otherNamesReads.Load()
 				got := OtherNamesKept([]string{e.ws}, files, []byte("mounts"), mounts, dc)
 				must(t, dc.Save())
@@ -275,5 +287,76 @@ func TestOtherNamesKeptMountsChanged(t *testing.T) {
 	}
 	if n := reads("another table"); n == 0 {
 		t.Errorf("another mount table: the record was used")
+	}
+}
+
+// walkCached reads every directory under root through dc (one view), as
+// the plan's walk does before the other-names check.
+func walkCached(t *testing.T, dc *dircache.Cache, root string) {
+	t.Helper()
+	ents, _, _, err := dc.ReadDir("walk", root, func(string, fs.FileMode) bool { return true })
+	must(t, err)
+	for _, e := range ents {
+		if e.IsDir() {
+			walkCached(t, dc, filepath.Join(root, e.Name()))
+		}
+	}
+}
+
+// TestOtherNamesKeptUsesPassStats: a start whose plan walked the trees
+// through the directory cache stats no recorded directory a second time
+// for the other-names check (2,800 lstats a start on the bench's tree): the
+// walk's own stats of this pass say which are unchanged. A directory
+// changed since is still read, and a stat of an earlier pass never used.
+func TestOtherNamesKeptUsesPassStats(t *testing.T) {
+	base, state := dinoDir(t), tmp(t)
+	ws, pack := filepath.Join(base, "ws"), filepath.Join(base, "pack")
+	for d := range 30 {
+		mk(t, ws, fmt.Sprintf("d%02d/s/x.go", d))
+	}
+	must(t, os.WriteFile(pack, []byte("PACK"), 0o444))
+	must(t, os.Link(pack, filepath.Join(base, "source")))
+	time.Sleep(dircache.Margin + 100*time.Millisecond)
+	var st syscall.Stat_t
+	must(t, syscall.Stat(pack, &st))
+	files := map[[2]uint64]string{{uint64(st.Dev), st.Ino}: pack}
+	mounts := hostMounts(t)
+	type counts struct{ reads, stats int64 }
+	start := func(walk bool, between func(dc *dircache.Cache)) (map[string]string, counts) {
+		dc, err := dircache.Open(state)
+		must(t, err)
+		if walk {
+			walkCached(t, dc, ws)
+		}
+		if between != nil {
+			between(dc)
+		}
+		r0, s0 := otherNamesReads.Load(), otherNamesStats.Load()
+		got := OtherNamesKept([]string{ws}, files, []byte("mounts"), mounts, dc)
+		c := counts{otherNamesReads.Load() - r0, otherNamesStats.Load() - s0}
+		must(t, dc.Save())
+		return got, c
+	}
+	start(true, nil)
+	if _, c := start(false, nil); c.reads != 0 || c.stats < 61 {
+		t.Fatalf("unchanged, no walk before: %+v, want no read and a stat of each of the 61 directories", c)
+	}
+	if _, c := start(true, nil); c.reads != 0 || c.stats != 0 {
+		t.Errorf("unchanged, after the plan's walk: %+v, want no read and no stat of its own", c)
+	}
+	// A name made after the walk's stats but before the check is one the
+	// walk missed too; made before the walk, the check reads its directory.
+	planted := filepath.Join(ws, "d05", "s", "planted")
+	keepMtime(t, filepath.Join(ws, "d05", "s"), func() { must(t, os.Link(pack, planted)) })
+	if got, c := start(true, nil); got[planted] != pack || c.reads != 1 {
+		t.Errorf("ATTACK WORKED? a name linked before the start: found %v, %d directories read; want it found, 1 read", got, c.reads)
+	}
+	// The stats of a pass that ended (Save) are not the next one's.
+	gone := filepath.Join(ws, "d09", "s", "later")
+	if got, _ := start(true, func(dc *dircache.Cache) {
+		must(t, dc.Save()) // the pass is over: its stats are stale from here
+		keepMtime(t, filepath.Join(ws, "d09", "s"), func() { must(t, os.Link(pack, gone)) })
+	}); got[gone] != pack {
+		t.Errorf("ATTACK WORKED: a name linked after a pass ended, before the check, was not found: %v", got)
 	}
 }

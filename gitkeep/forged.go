@@ -47,8 +47,15 @@ import (
 // one (review19a: a file rewritten in place there went unread).
 func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result) (forged []string, left int, err error) {
 	seen := map[string]bool{}
-	// read: p read whatever its change time (seen: read already).
-	check := func(p, id string, read bool) {
+	objs := filepath.Join(gitDir, "objects")
+	// The workspace's files are stat'ed relative to its objects directory
+	// (one name less to walk: objects/xx/rest, 800 times an end in a
+	// repository of 555 loose objects), as a path through it is.
+	ofd := openDirAt(objs)
+	defer closeDirAt(ofd)
+	// read: objects/d/n read whatever its change time (seen: read already).
+	check := func(d, n string, read bool) {
+		id := d + n
 		if seen[id] {
 			return
 		}
@@ -56,15 +63,20 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result)
 			left++
 			return
 		}
-		fi, err := os.Lstat(p)
-		if err != nil {
+		rel, full := d+"/"+n, ""
+		if ofd < 0 {
+			full = filepath.Join(objs, rel)
+		}
+		fi, ok := lstatAt(ofd, rel, full)
+		if !ok {
 			return // gone (packed, or deleted: the copy is kept)
 		}
-		if _, ct, ok := linkInfo(fi); ok && ct < since.UnixNano() && !read {
+		if fi.ctime != 0 && fi.ctime < since.UnixNano() && !read {
 			return
 		}
 		seen[id] = true
-		if !fi.Mode().IsRegular() {
+		p := filepath.Join(objs, d, n)
+		if !fi.regular() {
 			// Git follows a link to whatever it names.
 			forged = append(forged, p)
 			return
@@ -76,7 +88,7 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result)
 		// set their change time: read with a copy's bound, each was
 		// named forged and renamed aside (lefthook19).
 		max, file := int64(maxObject), int64(maxObject+maxObject/64)
-		if fi.Size() > file {
+		if fi.size > file {
 			left++
 			return
 		}
@@ -94,45 +106,46 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result)
 		}
 	}
 	if store != "" {
-		if err := forEachLoose(filepath.Join(store, "objects"), nil, func(d, n string) {
-			check(filepath.Join(gitDir, "objects", d, n), d+n, false)
+		if err := forEachLoose(filepath.Join(store, "objects"), -1, nil, func(d, n string) {
+			check(d, n, false)
 		}); err != nil {
 			return forged, left, err
 		}
 	}
 	whole := map[string]bool{} // directories whose every file is read, whatever its age
-	err = forEachLoose(filepath.Join(gitDir, "objects"), func(fi os.FileInfo) bool {
+	err = forEachLoose(objs, ofd, func(name string, fi fileStat) bool {
 		if time.Now().After(deadline) {
 			left++ // a directory not looked at (thousands of planted repositories)
 			return false
 		}
-		_, ct, ok := linkInfo(fi)
-		if !ok || !fi.IsDir() {
-			whole[fi.Name()] = true // git follows a link to whatever it names
+		ct := fi.ctime
+		if ct == 0 || !fi.dir() {
+			whole[name] = true // git follows a link to whatever it names
 			return true
 		}
-		x := fanout(fi.Name())
+		x := fanout(name)
 		if ct < since.UnixNano() {
 			// Why start nil too: a repository with no store (past the
 			// kept bound, or its Keep failed) has no start's look, and a
 			// file rewritten in place changes no directory (review19a).
 			return start == nil || start.Partial[x]
 		}
-		whole[fi.Name()] = start == nil || start.Inos[x] == 0 || inode(fi) != start.Inos[x]
+		whole[name] = start == nil || start.Inos[x] == 0 || fi.ino != start.Inos[x]
 		return true
 	}, func(d, n string) {
 		// A directory moved in the run holds files of any age: each
 		// is read, whatever its change time. In the start's own
 		// directory, only the files changed in the run.
-		check(filepath.Join(gitDir, "objects", d, n), d+n, whole[d])
+		check(d, n, whole[d])
 	})
 	return forged, left, err
 }
 
 // forEachLoose calls f with each fan-out directory's name and object
 // file name under objs (objects/xx/rest), in the directories dir (the
-// directory's own Lstat) accepts; nil accepts every one.
-func forEachLoose(objs string, dir func(os.FileInfo) bool, f func(d, n string)) error {
+// directory's own lstat, relative to objsfd when it is objs opened by
+// openDirAt, else -1) accepts; nil accepts every one.
+func forEachLoose(objs string, objsfd int, dir func(name string, fi fileStat) bool, f func(d, n string)) error {
 	ents, err := os.ReadDir(objs)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -146,8 +159,8 @@ func forEachLoose(objs string, dir func(os.FileInfo) bool, f func(d, n string)) 
 			continue
 		}
 		if dir != nil {
-			fi, err := os.Lstat(filepath.Join(objs, d))
-			if err != nil || !dir(fi) {
+			fi, ok := lstatAt(objsfd, d, filepath.Join(objs, d))
+			if !ok || !dir(d, fi) {
 				continue
 			}
 		} else if !e.IsDir() {

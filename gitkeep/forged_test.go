@@ -302,3 +302,61 @@ func TestHasCopyLinkedRewritten(t *testing.T) {
 		t.Errorf("HasCopy(a linked object rewritten in place) = true: the store's file is the workspace's, the forgery")
 	}
 }
+
+// TestForgedLooseThroughLinkedDirs: git reaches loose objects through a
+// linked objects directory and a linked fan-out directory, and so does the
+// end's look (its stats relative to the objects directory follow them as
+// a path does): a kept object rewritten in place behind a linked objects
+// directory, and a kept object's name in a fan-out directory swapped for a
+// link to one holding other bytes, are named.
+func TestForgedLooseThroughLinkedDirs(t *testing.T) {
+	t.Run("objects linked", func(t *testing.T) {
+		g, st, _, _ := keptRepoStarted(t)
+		real := filepath.Join(t.TempDir(), "objects")
+		if err := os.Rename(filepath.Join(g, "objects"), real); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(real, filepath.Join(g, "objects")); err != nil {
+			t.Fatal(err)
+		}
+		ps := objects(g)
+		if len(ps) < 2 {
+			t.Fatalf("objects: %v", ps)
+		}
+		since := rewriteInPlace(t, ps[0], ps[1])
+		forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), nil)
+		if err != nil || left != 0 || len(forged) != 1 || forged[0] != ps[0] {
+			t.Errorf("ATTACK WORKED? ForgedLoose: %v (%d left, %v), want %s", forged, left, err, ps[0])
+		}
+	})
+	t.Run("fan-out directory linked", func(t *testing.T) {
+		g, st, _, res := keptRepoStarted(t)
+		ps := objects(g)
+		if len(ps) < 2 {
+			t.Fatalf("objects: %v", ps)
+		}
+		time.Sleep(20 * time.Millisecond)
+		since := time.Now()
+		time.Sleep(20 * time.Millisecond)
+		victim, other := ps[0], ps[1]
+		fan := filepath.Dir(victim)
+		planted := filepath.Join(t.TempDir(), "fan")
+		if err := os.Mkdir(planted, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(other)
+		if err := os.WriteFile(filepath.Join(planted, filepath.Base(victim)), b, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(fan, fan+".old"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(planted, fan); err != nil {
+			t.Fatal(err)
+		}
+		forged, _, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), res)
+		if err != nil || !slices.Contains(forged, victim) {
+			t.Errorf("ATTACK WORKED? ForgedLoose: %v (%v), want %s among them", forged, err, victim)
+		}
+	})
+}

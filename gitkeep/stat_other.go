@@ -18,3 +18,28 @@ func repoID(gitDir string) string { return "" }
 
 // ctimeAt is not read off Linux: every object is taken for a run's.
 func ctimeAt(dirfd int, name string) (int64, bool) { return 0, false }
+
+// fileStat is what the end's look at loose objects needs of a file.
+type fileStat struct {
+	fi    os.FileInfo
+	size  int64
+	ctime int64 // 0 off Linux: every file is taken for changed
+	ino   uint64
+}
+
+func (s fileStat) regular() bool { return s.fi.Mode().IsRegular() }
+func (s fileStat) dir() bool     { return s.fi.IsDir() }
+
+// openDirAt: -1 off Linux (whole paths).
+func openDirAt(dir string) int { return -1 }
+
+func closeDirAt(fd int) {}
+
+// lstatAt is os.Lstat of full.
+func lstatAt(_ int, _, full string) (fileStat, bool) {
+	fi, err := os.Lstat(full)
+	if err != nil {
+		return fileStat{}, false
+	}
+	return fileStat{fi: fi, size: fi.Size()}, true
+}

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
+
+	"github.com/jail-sandbox/jail/dirnames"
 )
 
 // ForgedLoose is the end's look at the loose objects the store keeps
@@ -106,9 +109,13 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result)
 		}
 	}
 	if store != "" {
-		if err := forEachLoose(filepath.Join(store, "objects"), -1, nil, func(d, n string) {
+		sobjs := filepath.Join(store, "objects")
+		sfd := openDirAt(sobjs)
+		err := forEachLoose(sobjs, sfd, nil, func(d, n string) {
 			check(d, n, false)
-		}); err != nil {
+		})
+		closeDirAt(sfd)
+		if err != nil {
 			return forged, left, err
 		}
 	}
@@ -153,6 +160,9 @@ func forEachLoose(objs string, objsfd int, dir func(name string, fi fileStat) bo
 		}
 		return fmt.Errorf("gitkeep: %w", err)
 	}
+	buf := dirnames.Buffer()
+	defer dirnames.Release(buf)
+	var names []string
 	for _, e := range ents {
 		d := e.Name()
 		if len(d) != 2 || !isHex(d) {
@@ -167,13 +177,14 @@ func forEachLoose(objs string, objsfd int, dir func(name string, fi fileStat) bo
 			continue
 		}
 		// Followed: git reaches a linked fan-out directory's files.
-		names, err := os.ReadDir(filepath.Join(objs, d))
-		if err != nil {
+		var ok bool
+		if names, ok = namesAt(objsfd, d, filepath.Join(objs, d), *buf, names[:0]); !ok {
 			continue
 		}
+		slices.Sort(names) // os.ReadDir's order: the same findings in the same order
 		for _, n := range names {
-			if isID(d + n.Name()) {
-				f(d, n.Name())
+			if isID(d + n) {
+				f(d, n)
 			}
 		}
 	}

@@ -607,3 +607,44 @@ func TestRecordRefsKeepsALongRecord(t *testing.T) {
 		t.Fatalf("the store holds %d refs after recording one more on %d", len(got), n)
 	}
 }
+
+// TestKeepUnchangedOpensNoFanout: a start whose fan-out directories are
+// unchanged since the last one kept them whole opens none of them (an
+// fstatat each: 256 opens, poller checks, fstats and closes a start
+// before), and one changed since is opened and its new object kept.
+func TestKeepUnchangedOpensNoFanout(t *testing.T) {
+	g := fakeRepo(t)
+	old := time.Now().Add(-time.Minute) // settled: kept whole at the first start
+	for _, p := range objects(g) {
+		os.Chtimes(filepath.Dir(p), old, old)
+	}
+	st := Store(t.TempDir(), g)
+	keep := func() (Result, int64) {
+		budget := testBudget()
+		before := fanoutOpens.Load()
+		res, err := Keep(st, g, &budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, fanoutOpens.Load() - before
+	}
+	if _, n := keep(); n == 0 {
+		t.Fatal("the first start opened no fan-out directory: the test proves nothing")
+	}
+	if res, n := keep(); n != 0 || res.Copied != 0 {
+		t.Errorf("unchanged: %d fan-out directories opened, %d copied; want none", n, res.Copied)
+	}
+	id, b := looseBlob("new at the second start")
+	d := filepath.Join(g, "objects", id[:2])
+	os.MkdirAll(d, 0o755)
+	if err := os.WriteFile(filepath.Join(d, id[2:]), b, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	res, n := keep()
+	if n != 1 || res.Copied != 1 {
+		t.Errorf("one directory changed: %d opened, %d copied; want 1 and 1", n, res.Copied)
+	}
+	if _, err := os.Lstat(storePath(st, filepath.Join(d, id[2:]))); err != nil {
+		t.Errorf("the new object is not kept: %v", err)
+	}
+}

@@ -113,3 +113,45 @@ func lstatAt(dirfd int, rel, full string) (fileStat, bool) {
 	}
 	return fileStat{mode: st.Mode & unix.S_IFMT, size: st.Size, ctime: st.Ctim.Nano(), ino: st.Ino}, true
 }
+
+// namesAt appends to names the names in directory rel of dirfd (openDirAt;
+// full when it is -1), links followed as a path through them is, read by
+// raw getdents(2) into buf: an os.ReadDir each (its file's poller check,
+// finalizer, entries and sort) was most of the end's listing of a store's
+// 256 fan-out directories. false: it cannot be read whole.
+func namesAt(dirfd int, rel, full string, buf []byte, names []string) ([]string, bool) {
+	var fd int
+	var err error
+	if dirfd >= 0 {
+		fd, err = unix.Openat(dirfd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	} else {
+		fd, err = unix.Open(full, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return names, false
+	}
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return names, false
+		}
+		if n <= 0 {
+			return names, true
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names) // no "." and ".."
+	}
+}
+
+// dirStamp is the mtime (ns) and inode of name in dirfd, no link
+// followed, and whether it is a directory.
+func dirStamp(dirfd int, name string) (mtime int64, ino uint64, isDir bool) {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return 0, 0, false
+	}
+	return st.Mtim.Nano(), st.Ino, true
+}

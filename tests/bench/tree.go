@@ -76,7 +76,10 @@ func (b *bench) tree() error {
 	// historyLinks). The link is made before the run and removed after it
 	// (the shell stays: the row pays its fork, about 1 ms).
 	linked := filepath.Join(b.scratch, "tree-clone-source.pack")
-	clone := append([]string{"/bin/sh", "-c", "ln -f " + filepath.Join(ws, treePack+".pack") + " " + linked + `; "$@"; rc=$?; rm -f ` + linked + "; exit $rc", "sh"}, b.jailArgv(deny, "/bin/true")...)
+	cloned := func(argv []string) []string {
+		return append([]string{"/bin/sh", "-c", "ln -f " + filepath.Join(ws, treePack+".pack") + " " + linked + `; "$@"; rc=$?; rm -f ` + linked + "; exit $rc", "sh"}, argv...)
+	}
+	clone := cloned(b.jailArgv(deny, "/bin/true"))
 	vs := []variant{
 		{name: "jail, empty workspace", argv: b.jailArgv(nil, "/bin/true")},
 		{name: "tree, built-ins", argv: b.jailArgv(nil, "/bin/true")},
@@ -95,8 +98,9 @@ func (b *bench) tree() error {
 		vs = append(vs,
 			variant{name: "B: jail, empty workspace", argv: envB(bb.jailArgv(nil, "/bin/true"))},
 			variant{name: "B: tree, built-ins", argv: envB(bb.jailArgv(nil, "/bin/true"))},
-			variant{name: "B: tree, 15 globs", argv: envB(bb.jailArgv(deny, "/bin/true"))})
-		dirOf = append(dirOf, empty, ws, ws)
+			variant{name: "B: tree, 15 globs", argv: envB(bb.jailArgv(deny, "/bin/true"))},
+			variant{name: "B: tree, 15 globs, a local clone's pack", argv: cloned(envB(bb.jailArgv(deny, "/bin/true")))})
+		dirOf = append(dirOf, empty, ws, ws, ws)
 	}
 	bwrap, err := exec.LookPath("bwrap")
 	if err == nil {
@@ -142,14 +146,16 @@ func (b *bench) tree() error {
 		nb := "B (" + filepath.Base(jb) + "): "
 		baseB := med(s[k])
 		b.add(row{"tree", nb + "jail -- /bin/true, empty workspace", baseB, p90(s[k]), "ms", ratio(baseB, base, "A's")})
-		for i, name := range []string{"built-ins, unchanged", "15 globs, unchanged"} {
-			x := med(s[k+1+i])
-			b.add(row{"tree", nb + size + ", " + name, x, p90(s[k+1+i]), "ms", ratio(x, baseB, "B's empty ws") + "; " + ratio(x, med(s[1+i]), "A's")})
+		// B's rows and the A rows they compare with (treeRows' index).
+		bRows := []int{0, 1, 4}
+		for j, i := range bRows {
+			x := med(s[k+1+j])
+			b.add(row{"tree", nb + size + ", " + treeRows[i], x, p90(s[k+1+j]), "ms", ratio(x, baseB, "B's empty ws") + "; " + ratio(x, med(s[1+i]), "A's")})
 		}
 		b.add(row{"tree", nb + "cpu: empty workspace", med(cpu[k]), p90(cpu[k]), "ms", ratio(med(cpu[k]), med(cpu[0]), "A's")})
-		for i, name := range []string{"built-ins, unchanged", "15 globs, unchanged"} {
-			x := med(cpu[k+1+i])
-			b.add(row{"tree", nb + "cpu: " + name, x, p90(cpu[k+1+i]), "ms", ratio(x, med(cpu[k]), "B's empty ws") + "; " + ratio(x, med(cpu[1+i]), "A's")})
+		for j, i := range bRows {
+			x := med(cpu[k+1+j])
+			b.add(row{"tree", nb + "cpu: " + treeRows[i], x, p90(cpu[k+1+j]), "ms", ratio(x, med(cpu[k]), "B's empty ws") + "; " + ratio(x, med(cpu[1+i]), "A's")})
 		}
 	}
 	return nil

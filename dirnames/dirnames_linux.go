@@ -13,21 +13,29 @@ func names(dir string, max int) ([]string, bool) {
 	}
 	defer unix.Close(fd)
 	var buf [8192]byte
-	var ns []string
+	return AppendNames(fd, buf[:], nil, max)
+}
+
+// AppendNames appends to names the names in the open directory fd
+// (without "." and ".."), read by raw getdents(2) into buf: no os.File
+// (its poller check, finalizer and close). false: it cannot be read whole,
+// or holds more than max entries (max <= 0: no bound).
+func AppendNames(fd int, buf []byte, names []string, max int) ([]string, bool) {
+	start := len(names)
 	for {
-		n, err := unix.Getdents(fd, buf[:])
+		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, false
+			return names, false
 		}
 		if n <= 0 {
-			return ns, true
+			return names, true
 		}
-		_, _, ns = unix.ParseDirent(buf[:n], -1, ns)
-		if max > 0 && len(ns) > max {
-			return nil, false
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+		if max > 0 && len(names)-start > max {
+			return names, false
 		}
 	}
 }

@@ -266,12 +266,7 @@ func TestOtherNamesKeptMountsChanged(t *testing.T) {
 	base, state := dinoDir(t), tmp(t)
 	ws, pack := filepath.Join(base, "ws"), filepath.Join(base, "pack")
 	mk(t, ws, "a/x.go")
-	must(t, os.WriteFile(pack, []byte("PACK"), 0o444))
-	must(t, os.Link(pack, filepath.Join(base, "source")))
-	time.Sleep(dircache.Margin + 100*time.Millisecond)
-	var st syscall.Stat_t
-	must(t, syscall.Stat(pack, &st))
-	files := map[[2]uint64]string{{uint64(st.Dev), st.Ino}: pack}
+	files := linkedPack(t, base, pack)
 	mounts := hostMounts(t)
 	reads := func(mountinfo string) int64 {
 		dc, err := dircache.Open(state)
@@ -314,12 +309,7 @@ func TestOtherNamesKeptUsesPassStats(t *testing.T) {
 	for d := range 30 {
 		mk(t, ws, fmt.Sprintf("d%02d/s/x.go", d))
 	}
-	must(t, os.WriteFile(pack, []byte("PACK"), 0o444))
-	must(t, os.Link(pack, filepath.Join(base, "source")))
-	time.Sleep(dircache.Margin + 100*time.Millisecond)
-	var st syscall.Stat_t
-	must(t, syscall.Stat(pack, &st))
-	files := map[[2]uint64]string{{uint64(st.Dev), st.Ino}: pack}
+	files := linkedPack(t, base, pack)
 	mounts := hostMounts(t)
 	type counts struct{ reads, stats int64 }
 	start := func(walk bool, between func(dc *dircache.Cache)) (map[string]string, counts) {
@@ -359,4 +349,18 @@ func TestOtherNamesKeptUsesPassStats(t *testing.T) {
 	}); got[gone] != pack {
 		t.Errorf("ATTACK WORKED: a name linked after a pass ended, before the check, was not found: %v", got)
 	}
+}
+
+// linkedPack writes a pack at pack with a second link outside the trees
+// (base/source: a local clone's source), waits until the trees' directories
+// are older than the cache's margin, and returns the pack as the protected
+// files.
+func linkedPack(t *testing.T, base, pack string) map[[2]uint64]string {
+	t.Helper()
+	must(t, os.WriteFile(pack, []byte("PACK"), 0o444))
+	must(t, os.Link(pack, filepath.Join(base, "source")))
+	time.Sleep(dircache.Margin + 100*time.Millisecond)
+	var st syscall.Stat_t
+	must(t, syscall.Stat(pack, &st))
+	return map[[2]uint64]string{{uint64(st.Dev), st.Ino}: pack}
 }

@@ -6,6 +6,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/dirnames"
 )
 
 // linkInfo is a file's link count and ctime (ns): the ctime of a store's
@@ -131,19 +133,7 @@ func namesAt(dirfd int, rel, full string, buf []byte, names []string) ([]string,
 		return names, false
 	}
 	defer unix.Close(fd)
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return names, false
-		}
-		if n <= 0 {
-			return names, true
-		}
-		_, _, names = unix.ParseDirent(buf[:n], -1, names) // no "." and ".."
-	}
+	return dirnames.AppendNames(fd, buf, names, 0)
 }
 
 // dirStamp is the mtime (ns) and inode of name in dirfd, no link

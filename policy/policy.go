@@ -10,10 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -409,7 +407,24 @@ func containsName(kvs []string, name string) bool {
 // config file); a profile's caches are named after the profile.
 const DefaultCacheName = "default"
 
-var cacheName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`) })
+// ValidName reports whether s is a cache's or a profile's name: a
+// lower-case letter or digit, then up to 63 of those, '.', '_' and '-'
+// (so never "." or "..", and never a path). A loop, not a regular
+// expression: compiling one cost every -P start ~0.1 ms of its plan.
+func ValidName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // ParseCache splits a cache value "[NAME:]PATH". PATH is absolute or under
 // the home directory (~/...): a cache is never relative to the workspace,
@@ -419,7 +434,7 @@ func ParseCache(v string) (name, path string, err error) {
 	if i := strings.Index(v, ":"); i > 0 && !strings.ContainsAny(v[:i], "/~") {
 		name, path = v[:i], v[i+1:]
 	}
-	if !cacheName().MatchString(name) {
+	if !ValidName(name) {
 		return "", "", &FieldError{Key: "cache", Value: v, Reason: "NAME is lower-case letters, digits, '-', '.' and '_', e.g. go:~/go/pkg/mod"}
 	}
 	clean := filepath.Clean(path)

@@ -69,12 +69,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/jail-sandbox/jail/config"
+	"github.com/jail-sandbox/jail/policy"
 )
 
 //go:embed profiles/*.toml
@@ -82,8 +81,6 @@ var builtin embed.FS
 
 // ErrNotFound is returned for a profile that exists nowhere.
 var ErrNotFound = errors.New("no such profile")
-
-var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`) })
 
 // Source finds profiles: the user's directory first, then the built-in ones.
 type Source struct {
@@ -122,7 +119,7 @@ func (s Source) Load(name string) (*config.File, error) {
 func (s Source) Raw(name string) ([]byte, string, error) { return s.read(name) }
 
 func (s Source) read(name string) ([]byte, string, error) {
-	if !validName().MatchString(name) {
+	if !policy.ValidName(name) {
 		return nil, "", fmt.Errorf("profile %q: a profile name is lower-case letters, digits, '-', '.' and '_'", name)
 	}
 	if s.Dir != "" {
@@ -157,7 +154,7 @@ func (s Source) List() ([]Info, error) {
 		}
 		for _, e := range entries {
 			name, ok := strings.CutSuffix(e.Name(), ".toml")
-			if !ok || !validName().MatchString(name) {
+			if !ok || !policy.ValidName(name) {
 				continue
 			}
 			_, shadows := byName[name]

@@ -168,8 +168,12 @@ func forEachLoose(objs string, objsfd int, dir func(name string, fi fileStat) bo
 		if len(d) != 2 || !isHex(d) {
 			continue
 		}
+		full := "" // the whole path, only where objs could not be opened
+		if objsfd < 0 {
+			full = filepath.Join(objs, d)
+		}
 		if dir != nil {
-			fi, ok := lstatAt(objsfd, d, filepath.Join(objs, d))
+			fi, ok := lstatAt(objsfd, d, full)
 			if !ok || !dir(d, fi) {
 				continue
 			}
@@ -178,7 +182,7 @@ func forEachLoose(objs string, objsfd int, dir func(name string, fi fileStat) bo
 		}
 		// Followed: git reaches a linked fan-out directory's files.
 		var ok bool
-		if names, ok = namesAt(objsfd, d, filepath.Join(objs, d), *buf, names[:0]); !ok {
+		if names, ok = namesAt(objsfd, d, full, *buf, names[:0]); !ok {
 			continue
 		}
 		slices.Sort(names) // os.ReadDir's order: the same findings in the same order

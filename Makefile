@@ -22,12 +22,17 @@ all: build
 INIT     := initbin/jail-init
 AMD64    := $(filter amd64,$(shell $(GO) env GOARCH))
 INITENTRY := $(if $(AMD64),main.entry)
+# The entry also makes a window of each program's heap ahead, around where its
+# first objects are (KiB below and above; package prefault, heap rows in
+# docs/performance.md): the supervisor writes 2-4 MiB of heap in a start, the
+# lean init ~600 KiB.
+heapwindow = -X github.com/jail-sandbox/jail/prefault.heapBefore=$(1) -X github.com/jail-sandbox/jail/prefault.heapAfter=$(2)
 # jail itself starts at package slack's entry (amd64), which sets the
 # supervisor's timer slack before the Go runtime makes its first thread (fewer
 # wake-ups of its monitor thread), then jumps to package prefault's: its code
 # and read-only data are mapped in one system call before the Go runtime runs,
 # instead of page by page as they are first touched.
-JAILENTRY := $(if $(AMD64),-E jail_supervisor_entry)
+JAILENTRY := $(if $(AMD64),-E jail_supervisor_entry $(call heapwindow,1024,3072))
 # That mapping costs what the page cache's folios make it cost: the Go
 # linker, cp and install write the program 4 KiB at a time (a copy goes
 # through copy_file_range), and each start's populate then walks ~2,700 small
@@ -57,7 +62,7 @@ endif
 # read-only data (cmd/jail-init's rodataPad). Each start of init then maps
 # that range by one page-table entry (with the copy in 2 MiB folios:
 # package initbin; docs/performance.md, initfolio rows).
-INITLD   := -s -w $(if $(INITENTRY),-E $(INITENTRY))
+INITLD   := -s -w $(if $(INITENTRY),-E $(INITENTRY) $(call heapwindow,512,1024))
 build:
 	$(GO) build -trimpath -ldflags '$(INITLD)' -o $(INIT) ./cmd/jail-init
 	pad=$$($(GO) run ./internal/rodatapad $(INIT)) && if [ "$$pad" -gt 0 ]; then \

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -32,6 +33,22 @@ func main() {
 	fmt.Printf("env %q\n", os.Getenv("PREFAULT_PROBE"))
 	entered, err := prefault.Result()
 	fmt.Printf("entered %v err %v\n", entered, err)
+	// The heap's window made at the start, and how many of its pages are
+	// resident now (mincore(2): without the window made, the pages the
+	// program has not written yet are not).
+	start, length, err := prefault.HeapWindow()
+	resident := 0
+	if length > 0 {
+		vec := make([]byte, (length+4095)/4096)
+		if _, _, e := unix.Syscall(unix.SYS_MINCORE, start, length, uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+			fmt.Println("error mincore:", e)
+			os.Exit(1)
+		}
+		for _, v := range vec {
+			resident += int(v & 1)
+		}
+	}
+	fmt.Printf("heap %d %d %d err %v\n", start, length/4096, resident, err)
 	// The runtime's copy of the auxiliary vector (read from the stack the
 	// entry left alone) against the kernel's own record of it.
 	auxv, err := unix.Auxv()

@@ -195,8 +195,12 @@ type Writer struct {
 
 	mu     sync.RWMutex // guards closed against sends on ch
 	closed bool
-	ch     chan item
-	done   chan struct{}
+	// ch holds pointers: a channel's buffer is made whole when the channel
+	// is (QueueSize items of ~150 bytes would be 2.3 MiB at every start,
+	// one object that pushed the supervisor's later heap past the part
+	// package prefault made ahead); an item is made when it is sent.
+	ch   chan *item
+	done chan struct{}
 
 	dropped  atomic.Uint64 // pending, not yet recorded (all reasons)
 	dropMu   sync.Mutex
@@ -284,7 +288,7 @@ func create(path string, now func() time.Time, queue int, o Options) (*Writer, e
 		path:     path,
 		f:        f,
 		now:      now,
-		ch:       make(chan item, queue),
+		ch:       make(chan *item, queue),
 		done:     make(chan struct{}),
 		pending:  map[string]map[string]uint64{},
 		pendingN: map[string]uint64{},
@@ -501,11 +505,11 @@ func (w *Writer) emit(it item, wait bool) bool {
 		return false
 	}
 	if wait {
-		w.ch <- it // the writer empties the queue without taking mu
+		w.ch <- &it // the writer empties the queue without taking mu
 		return true
 	}
 	select {
-	case w.ch <- it:
+	case w.ch <- &it:
 		if q := int64(len(w.ch)); q > w.maxQueued.Load() {
 			w.maxQueued.Store(q) // racy max: a high-water mark, not an exact count
 		}
@@ -532,7 +536,7 @@ func (w *Writer) wake() {
 		return
 	}
 	select {
-	case w.ch <- item{}: // a zero item only writes pending drop counts
+	case w.ch <- &item{}: // a zero item only writes pending drop counts
 	default:
 	}
 }
@@ -575,7 +579,7 @@ func (w *Writer) Sync() error {
 		w.mu.RUnlock()
 		return ErrClosed
 	}
-	w.ch <- item{sync: ch} // may wait for queue space; Sync is allowed to block
+	w.ch <- &item{sync: ch} // may wait for queue space; Sync is allowed to block
 	w.mu.RUnlock()
 	return <-ch
 }
@@ -591,7 +595,7 @@ func (w *Writer) Flush() error {
 		w.mu.RUnlock()
 		return ErrClosed
 	}
-	w.ch <- item{sync: ch, flushOnly: true} // may wait for queue space, as Sync
+	w.ch <- &item{sync: ch, flushOnly: true} // may wait for queue space, as Sync
 	w.mu.RUnlock()
 	return <-ch
 }
@@ -642,7 +646,7 @@ func (w *Writer) run() {
 		if !ok {
 			break
 		}
-		w.batch(it)
+		w.batch(*it)
 	}
 	// Final bookkeeping: pending drops, then the sinks' own losses.
 	w.closing = true
@@ -708,7 +712,7 @@ func (w *Writer) batch(first item) {
 			if !ok {
 				goto write
 			}
-			add(it)
+			add(*it)
 			continue
 		default:
 		}

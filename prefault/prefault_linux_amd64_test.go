@@ -117,9 +117,12 @@ type probeOut struct {
 	heap                    string         // "start pages resident err E": HeapWindow and mincore at main
 	heapPages, heapRes      int
 	heapErr                 string
+	bss                     string // "pages resident entered B err E": WriteResult and mincore of a bss variable
+	bssPages, bssRes        int
+	bssErr                  string
 }
 
-var probeLine = regexp.MustCompile(`(?m)^(args|env|entered|auxv-runtime|auxv-kernel|map|hg|heap) (.*)$`)
+var probeLine = regexp.MustCompile(`(?m)^(args|env|entered|auxv-runtime|auxv-kernel|map|hg|heap|bss) (.*)$`)
 
 func runProbe(t *testing.T, cmd *exec.Cmd) probeOut {
 	t.Helper()
@@ -142,6 +145,14 @@ func runProbe(t *testing.T, cmd *exec.Cmd) probeOut {
 			o.auxvKernel = m[2]
 		case "hg":
 			o.huge = append(o.huge, m[2])
+		case "bss":
+			o.bss = m[2]
+			nums, e, _ := strings.Cut(m[2], " err ") // pages resident entered B err E
+			if f := strings.Fields(nums); len(f) == 4 {
+				o.bssPages, _ = strconv.Atoi(f[0])
+				o.bssRes, _ = strconv.Atoi(f[1])
+				o.bssErr = e
+			}
 		case "heap":
 			o.heap = m[2]
 			nums, e, _ := strings.Cut(m[2], " err ") // start pages resident err E
@@ -160,7 +171,7 @@ func runProbe(t *testing.T, cmd *exec.Cmd) probeOut {
 			}
 		}
 	}
-	if o.args == "" || o.auxvKernel == "" || len(o.size) != 2 || o.heap == "" {
+	if o.args == "" || o.auxvKernel == "" || len(o.size) != 2 || o.heap == "" || o.bss == "" {
 		t.Fatalf("the probe's output is short:\n%s", b)
 	}
 	return o
@@ -203,6 +214,12 @@ func TestEntryMapsAheadAndKeepsTheStart(t *testing.T) {
 	}
 	checkHuge(t, o)
 	checkHeap(t, o)
+	// The bss that holds pointers, made writable at the entry: an untouched
+	// variable's pages resident at main. Seen failing with the entry's
+	// POPULATEW of the bss removed (0 of 31 pages).
+	if o.bssErr != "<nil>" || o.bssPages == 0 || o.bssRes != o.bssPages {
+		t.Errorf("bss: %s; want every page of the probe's untouched variable resident, no error", o.bss)
+	}
 }
 
 // checkHeap: the heap's window was made at the start: at least the part
@@ -262,6 +279,9 @@ func TestEntryFallsBack(t *testing.T) {
 	if o.heapPages < 1 || o.heapErr != syscall.EINVAL.Error() {
 		t.Errorf("HeapWindow: %s; want a window and %s", o.heap, syscall.EINVAL)
 	}
+	if o.bssErr != syscall.EINVAL.Error() {
+		t.Errorf("WriteResult: %s; want %s", o.bss, syscall.EINVAL)
+	}
 }
 
 // A program not linked with the entry says so (Result is not true by
@@ -280,5 +300,10 @@ func TestResultWithoutEntry(t *testing.T) {
 	// init's check of the entry removed (a window of 320 pages).
 	if o.heapPages != 0 || o.heapErr != "<nil>" {
 		t.Errorf("HeapWindow without the entry: %s; want none", o.heap)
+	}
+	// Without the entry the untouched variable is not resident: what the
+	// entry's case measures is the populate, not the runtime.
+	if o.bssPages == 0 || o.bssRes == o.bssPages || !strings.Contains(o.bss, "entered false") {
+		t.Errorf("bss without the entry: %s; want its pages not resident, not entered", o.bss)
 	}
 }

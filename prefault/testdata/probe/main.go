@@ -28,6 +28,10 @@ import (
 // is not mapped when main starts.
 var keep = []any{http.ListenAndServe, http.Get}
 
+// ptrs is 128 KiB of the bss that holds pointers (runtime.bss), never
+// written: at main its pages are resident only if the entry made them.
+var ptrs [16384]*int
+
 func main() {
 	fmt.Printf("args %q\n", os.Args)
 	fmt.Printf("env %q\n", os.Getenv("PREFAULT_PROBE"))
@@ -49,6 +53,20 @@ func main() {
 		}
 	}
 	fmt.Printf("heap %d %d %d err %v\n", start, length/4096, resident, err)
+	// The bss's pages at main (mincore), whole pages of ptrs only.
+	lo := (uintptr(unsafe.Pointer(&ptrs[0])) + 4095) &^ 4095
+	hi := (uintptr(unsafe.Pointer(&ptrs[0])) + unsafe.Sizeof(ptrs)) &^ 4095
+	bvec := make([]byte, (hi-lo)/4096)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, lo, hi-lo, uintptr(unsafe.Pointer(&bvec[0]))); e != 0 {
+		fmt.Println("error mincore:", e)
+		os.Exit(1)
+	}
+	bres := 0
+	for _, v := range bvec {
+		bres += int(v & 1)
+	}
+	wentered, werr := prefault.WriteResult()
+	fmt.Printf("bss %d %d entered %v err %v\n", len(bvec), bres, wentered, werr)
 	// The runtime's copy of the auxiliary vector (read from the stack the
 	// entry left alone) against the kernel's own record of it.
 	auxv, err := unix.Auxv()

@@ -1,6 +1,7 @@
 package prefault
 
 import (
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -61,6 +62,37 @@ func init() {
 	}
 	_, _, e := syscall.RawSyscall(syscall.SYS_MADVISE, start, end-start, madvPopulateWrite)
 	heapResult = [3]uintptr{start, end - start, uintptr(e)}
+	// The part the chunk's end cut off, for More: in the next chunk, when
+	// that is in the same heap arena (the runtime grows its heap upward
+	// through an arena's chunks; past an arena's end the next address may
+	// be anything). Not where the kernel refused (More would only be
+	// refused again).
+	const arena = 64 << 20 // the runtime's heapArenaBytes (linux/amd64)
+	if cut := p + after - end; e == 0 && p+after > end && end&^(arena-1) == chunk&^(arena-1) {
+		heapNext.Store(&[2]uintptr{end, cut})
+	}
+}
+
+// heapNext points to the start and length of the window's part in the next
+// chunk, not made yet (nil: none left).
+var heapNext atomic.Pointer[[2]uintptr]
+
+// More makes the part of the heap's window that its chunk's end cut off,
+// once the Go runtime has mapped the next chunk (its heap grew there); it
+// is a no-op otherwise, and after it once made it. A program calls it at a
+// few points of its start (jail: main's start, before and after the
+// plan): one madvise(2), refused at once while the chunk is not mapped
+// (its reservation is PROT_NONE: EINVAL).
+func More() {
+	w := heapNext.Load()
+	if w == nil {
+		return
+	}
+	_, _, e := syscall.RawSyscall(syscall.SYS_MADVISE, w[0], w[1], madvPopulateWrite)
+	if e == syscall.EINVAL || e == syscall.ENOMEM {
+		return // not mapped yet (PROT_NONE, or not at all): later
+	}
+	heapNext.CompareAndSwap(w, nil)
 }
 
 // madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14).

@@ -37,6 +37,7 @@ import (
 	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/prefault"
 	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/sandbox/inithooks"
 	"github.com/jail-sandbox/jail/seccomp"
@@ -484,7 +485,12 @@ func (r *runner) run() int {
 		r.dirs = openDirCache()
 		dirs = r.dirs
 	}
+	// The heap's window past its first chunk (package prefault), made
+	// once the runtime grows its heap there: before and after the plan,
+	// the start's biggest user of the heap.
+	prefault.More()
 	plan, err := planChecked(r.pol, os.Environ(), dirs, chk, r.degraded)
+	prefault.More()
 	r.saveDirCache("plan")
 	if err != nil {
 		r.sayDegraded()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/jail-sandbox/jail"
 	"github.com/jail-sandbox/jail/config"
+	"github.com/jail-sandbox/jail/prefault"
 	"github.com/jail-sandbox/jail/sandbox"
 )
 
@@ -48,6 +49,7 @@ func main() {
 	// A sandbox's init or a detached supervisor (jail run -d) is a
 	// re-exec of this binary: it never returns from here.
 	jail.Init()
+	prefault.More() // the heap's window past its first chunk, if the runtime has grown there
 	f := &factory{
 		IO:      &iostreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
 		Env:     config.ProcessEnv,

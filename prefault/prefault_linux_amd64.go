@@ -12,25 +12,18 @@ var entryResult [7]int64
 // Result says whether the program started at the entry and, if it did,
 // the kernel's refusal of the advice (nil: its code and read-only data were
 // mapped ahead).
-func Result() (entered bool, err error) {
-	if entryResult[0] == 0 {
-		return false, nil
-	}
-	for _, r := range entryResult[1:3] {
-		if r < 0 {
-			return true, syscall.Errno(-r)
-		}
-	}
-	return true, nil
-}
+func Result() (entered bool, err error) { return entryErr(entryResult[1:3]) }
 
 // WriteResult says whether the program's writable data and bss were made
 // ahead at the entry (nil) or why not; false when it did not start there.
-func WriteResult() (entered bool, err error) {
+func WriteResult() (entered bool, err error) { return entryErr(entryResult[5:7]) }
+
+// entryErr is whether the entry ran and the first refusal among results.
+func entryErr(results []int64) (entered bool, err error) {
 	if entryResult[0] == 0 {
 		return false, nil
 	}
-	for _, r := range entryResult[5:7] {
+	for _, r := range results {
 		if r < 0 {
 			return true, syscall.Errno(-r)
 		}

@@ -20,6 +20,14 @@
 // the kernel refuses the advice (EINVAL before 5.14) nothing is mapped ahead
 // and the program faults its pages in as before. The pages are the file's
 // page cache, shared and read-only: nothing else differs. Result says what
-// happened. amd64 only; elsewhere the package is empty and Result reports
-// that the entry did not run.
+// happened.
+//
+// The entry also makes the program's pointer-holding data and bss writable
+// ahead (madvise MADV_POPULATE_WRITE: each page was a copy-on-write or a
+// fresh-page fault from the runtime's first steps; WriteResult), and the
+// package's init a window of the heap around its first object, sized by the
+// program's link (heap_linux_amd64.go; HeapWindow, More). Pages made ahead
+// are memory, not behaviour: a few hundred KiB to a few MiB more resident.
+// amd64 only; elsewhere the package is empty and Result reports that the
+// entry did not run.
 package prefault

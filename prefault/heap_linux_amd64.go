@@ -21,9 +21,10 @@ import (
 // number of pages unused at the start of its first chunk): heapBefore KiB
 // below it and heapAfter KiB above, both within its 4 MiB chunk (the
 // runtime maps its heap a whole chunk at a time, read and write, so the
-// window is always memory of the heap; the next chunk is not mapped yet
-// and faults as before). Pages the start would not have written are made
-// as well: memory, not behaviour (a few hundred KiB more resident).
+// window is always memory of the heap; the next chunk is only reserved
+// yet: the part of the window cut off there is made by More, once the
+// heap has grown into it). Pages the start would not have written are
+// made as well: memory, not behaviour (a few hundred KiB more resident).
 //
 // heapBefore and heapAfter are set by the program's link
 // (-X github.com/jail-sandbox/jail/prefault.heapAfter=2048; the Makefile

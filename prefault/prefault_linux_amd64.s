@@ -19,37 +19,27 @@
 #define MADV_POPULATE_READ	22
 #define MADV_POPULATE_WRITE	23
 
-// POPULATE(start, end, slot): madvise(start rounded down to its page, up
-// to end, MADV_POPULATE_READ), its result (0 or -errno) kept in
-// entryResult[slot] for Result. Nothing else depends on it: refused
-// (EINVAL before Linux 5.14, or a seccomp filter of the caller's), the
-// pages fault in one by one as without this package.
-#define POPULATE(start, end, slot) \
+// POPULATE(start, end, advice, slot): madvise(start rounded down to its
+// page, up to end, advice), its result (0 or -errno) kept in
+// entryResult[slot]. Nothing else depends on it: refused (EINVAL before
+// Linux 5.14, or a seccomp filter of the caller's), the pages fault in one
+// by one as without this package.
+//
+// MADV_POPULATE_READ maps the read-only segments (Result's slots).
+// MADV_POPULATE_WRITE makes the program's writable data and its bss
+// (WriteResult's slots): the Go runtime and the package inits write them
+// from their first steps (the data's pages were each a copy-on-write
+// fault, the bss's a fresh page's), and the GC reads them; made writable
+// here, each page is made in the kernel without a fault. Both are small (a
+// few hundred KiB: the pointer-holding data and bss, runtime·data and
+// runtime·bss; not the pointer-free bss, runtime·noptrbss, which is large
+// and mostly untouched).
+#define POPULATE(start, end, advice, slot) \
 	MOVQ	$start, DI; \
 	ANDQ	$~0xfff, DI; \
 	MOVQ	$end, SI; \
 	SUBQ	DI, SI; \
-	MOVQ	$MADV_POPULATE_READ, DX; \
-	MOVQ	$SYS_madvise, AX; \
-	SYSCALL; \
-	MOVQ	AX, ·entryResult+(slot*8)(SB)
-
-// POPULATEW(start, end, slot): madvise(start rounded down to its page, up
-// to end, MADV_POPULATE_WRITE), its result kept in entryResult[slot] (not
-// Result's). For the program's writable data and its bss: the Go runtime
-// and the package inits write them from their first steps (the data's
-// pages were each a copy-on-write fault, the bss's a fresh page's), and the
-// GC reads them; made writable here, each page is made in the kernel
-// without a fault. Both are small (a few hundred KiB: the pointer-holding
-// data and bss, runtime·data and runtime·bss; not the pointer-free bss,
-// runtime·noptrbss, which is large and mostly untouched). Refused, as
-// POPULATE.
-#define POPULATEW(start, end, slot) \
-	MOVQ	$start, DI; \
-	ANDQ	$~0xfff, DI; \
-	MOVQ	$end, SI; \
-	SUBQ	DI, SI; \
-	MOVQ	$MADV_POPULATE_WRITE, DX; \
+	MOVQ	$advice, DX; \
 	MOVQ	$SYS_madvise, AX; \
 	SYSCALL; \
 	MOVQ	AX, ·entryResult+(slot*8)(SB)
@@ -104,11 +94,11 @@ TEXT jail_prefault_entry(SB), NOSPLIT|NOFRAME|TOPFRAME, $0-0
 	// this order the last full 2 MiB of each range came in as 2 MiB folios
 	// (the code's first 2 MiB holds the ELF headers, which execve reads
 	// in small ones before the entry runs).
-	POPULATE(runtime·rodata(SB), runtime·epclntab(SB), 2)
+	POPULATE(runtime·rodata(SB), runtime·epclntab(SB), MADV_POPULATE_READ, 2)
 	// The code (the R E segment).
-	POPULATE(runtime·text(SB), runtime·etext(SB), 1)
+	POPULATE(runtime·text(SB), runtime·etext(SB), MADV_POPULATE_READ, 1)
 	// The data and the bss that hold pointers.
-	POPULATEW(runtime·data(SB), runtime·edata(SB), 5)
-	POPULATEW(runtime·bss(SB), runtime·ebss(SB), 6)
+	POPULATE(runtime·data(SB), runtime·edata(SB), MADV_POPULATE_WRITE, 5)
+	POPULATE(runtime·bss(SB), runtime·ebss(SB), MADV_POPULATE_WRITE, 6)
 	MOVQ	R12, DX
 	JMP	_rt0_amd64_linux(SB)

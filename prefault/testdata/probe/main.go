@@ -41,32 +41,13 @@ func main() {
 	// resident now (mincore(2): without the window made, the pages the
 	// program has not written yet are not).
 	start, length, err := prefault.HeapWindow()
-	resident := 0
-	if length > 0 {
-		vec := make([]byte, (length+4095)/4096)
-		if _, _, e := unix.Syscall(unix.SYS_MINCORE, start, length, uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
-			fmt.Println("error mincore:", e)
-			os.Exit(1)
-		}
-		for _, v := range vec {
-			resident += int(v & 1)
-		}
-	}
-	fmt.Printf("heap %d %d %d err %v\n", start, length/4096, resident, err)
+	fmt.Printf("heap %d %d %d err %v\n", start, length/4096, residentPages(start, length), err)
 	// The bss's pages at main (mincore), whole pages of ptrs only.
 	lo := (uintptr(unsafe.Pointer(&ptrs[0])) + 4095) &^ 4095
 	hi := (uintptr(unsafe.Pointer(&ptrs[0])) + unsafe.Sizeof(ptrs)) &^ 4095
-	bvec := make([]byte, (hi-lo)/4096)
-	if _, _, e := unix.Syscall(unix.SYS_MINCORE, lo, hi-lo, uintptr(unsafe.Pointer(&bvec[0]))); e != 0 {
-		fmt.Println("error mincore:", e)
-		os.Exit(1)
-	}
-	bres := 0
-	for _, v := range bvec {
-		bres += int(v & 1)
-	}
+	bres := residentPages(lo, hi-lo)
 	wentered, werr := prefault.WriteResult()
-	fmt.Printf("bss %d %d entered %v err %v\n", len(bvec), bres, wentered, werr)
+	fmt.Printf("bss %d %d entered %v err %v\n", (hi-lo)/4096, bres, wentered, werr)
 	// The runtime's copy of the auxiliary vector (read from the stack the
 	// entry left alone) against the kernel's own record of it.
 	auxv, err := unix.Auxv()
@@ -122,4 +103,22 @@ func main() {
 			fmt.Printf("map %s %s %d\n", perms, strings.TrimSuffix(f[0], ":"), n)
 		}
 	}
+}
+
+// residentPages counts the pages of [start, start+length) in memory
+// (mincore(2)); 0 for an empty range.
+func residentPages(start, length uintptr) int {
+	if length == 0 {
+		return 0
+	}
+	vec := make([]byte, (length+4095)/4096)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, start, length, uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		fmt.Println("error mincore:", e)
+		os.Exit(1)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jail-sandbox/jail/internal/proctest"
 )
 
 // This file: a jail exec command's first exec is told from every other
@@ -147,8 +149,9 @@ func TestExecLateStartConsistent(t *testing.T) {
 	ws := workspace(t)
 	name, in := startInspected(t, ws, "l")
 	cont := func(pid int) { syscall.Kill(pid, syscall.SIGCONT) }
-	if err := syscall.Kill(in.InitPid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("stop init %d: %v", in.InitPid, err)
+	// Stopped whole, not only signalled (proctest.Stop).
+	if err := proctest.Stop(in.InitPid, 10*time.Second); err != nil {
+		t.Fatalf("stop init: %v", err)
 	}
 	defer cont(in.InitPid)
 	defer cont(in.Pid)
@@ -158,8 +161,8 @@ func TestExecLateStartConsistent(t *testing.T) {
 	// forks, and the command's first exec waits for the stopped supervisor
 	// until after the deadline.
 	time.Sleep(time.Until(t0.Add(14 * time.Second)))
-	if err := syscall.Kill(in.Pid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("stop the supervisor %d: %v", in.Pid, err)
+	if err := proctest.Stop(in.Pid, 10*time.Second); err != nil {
+		t.Fatalf("stop the supervisor: %v", err)
 	}
 	cont(in.InitPid)
 	time.Sleep(time.Until(t0.Add(17 * time.Second)))

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jail-sandbox/jail/internal/proctest"
 )
 
 // This file: the agent must not be able to hang jail exec (review15a): jail
@@ -86,8 +88,9 @@ func TestExecStartDeadline(t *testing.T) {
 	if in.InitPid <= 0 {
 		t.Fatalf("jail inspect gave no init pid: %+v", in)
 	}
-	if err := syscall.Kill(in.InitPid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("stop init %d: %v", in.InitPid, err)
+	// Stopped whole, not only signalled (proctest.Stop).
+	if err := proctest.Stop(in.InitPid, 10*time.Second); err != nil {
+		t.Fatalf("stop init: %v", err)
 	}
 	stopped := true
 	defer func() {

@@ -77,22 +77,32 @@ func lateKillWhole(t *testing.T, script func(secs string) string, needCgroup boo
 			syscall.Kill(p, syscall.SIGKILL)
 		}
 	}()
-	if err := syscall.Kill(in.InitPid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("stop init %d: %v", in.InitPid, err)
+	// Stopped whole, not only signalled (proctest.Stop): a thread of init
+	// left running would take the request.
+	if err := proctest.Stop(in.InitPid, 10*time.Second); err != nil {
+		t.Fatalf("stop init: %v", err)
 	}
 	wait := jailExecBg(t, ws, name, 60*time.Second, "/bin/sh", "-c", script(secs))
 	// The supervisor has sent the request; it is stopped before it can
 	// answer the command's first exec, init forks the command, and is
 	// stopped in turn while its fork waits on that exec.
 	time.Sleep(time.Second)
-	if err := syscall.Kill(in.Pid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("stop the supervisor %d: %v", in.Pid, err)
+	// Every thread of the supervisor stopped before init runs: one left
+	// running answered the command's exec at once, init reported the
+	// start before the test stopped it, and the test waited 60 s for a
+	// command that ran (seen as jailtest under load, about once in a
+	// hundred runs: proctest.Stop).
+	if err := proctest.Stop(in.Pid, 10*time.Second); err != nil {
+		t.Fatalf("stop the supervisor: %v", err)
 	}
 	cont(in.InitPid)
 	// init's fork child (an idle session: init's only child) waits on
 	// its exec, which the stopped supervisor does not answer.
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !hasChild(in.InitPid); time.Sleep(20 * time.Millisecond) {
 	}
+	// Signalled only: init's forking thread waits in the vfork until the
+	// exec is answered, so init is not stopped whole before then; it takes
+	// the stop when the vfork returns, before init runs a line of its own.
 	syscall.Kill(in.InitPid, syscall.SIGSTOP)
 	cont(in.Pid)
 	// The setsid'd sleep runs once the exec is allowed.

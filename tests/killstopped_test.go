@@ -3,7 +3,7 @@
 package tests
 
 import (
-	"syscall"
+	"github.com/jail-sandbox/jail/internal/proctest"
 	"testing"
 	"time"
 
@@ -26,8 +26,10 @@ func TestKillNowStoppedSupervisor(t *testing.T) {
 		t.Fatalf("pidfd of the supervisor %d: %v", in.Pid, err)
 	}
 	defer unix.Close(fd)
-	if err := syscall.Kill(in.Pid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("stop the supervisor %d: %v", in.Pid, err)
+	// Stopped whole (proctest.Stop): a thread left running could answer
+	// the kill switch itself.
+	if err := proctest.Stop(in.Pid, 10*time.Second); err != nil {
+		t.Fatalf("stop the supervisor: %v", err)
 	}
 	t0 := time.Now()
 	r := run(t, runOpts{dir: ws, timeout: 60 * time.Second}, "kill", "--now", name)

@@ -1,6 +1,8 @@
 // Package proctest finds host processes by their command line, for the
 // tests of kills (the root package's Cmd.Signal, tests/'s jail exec): what
-// a kill must end is found by the argv it was started with.
+// a kill must end is found by the argv it was started with. Stop stops a
+// process whole (every thread), for the tests that hold jail's supervisor
+// or init still.
 package proctest
 
 import (

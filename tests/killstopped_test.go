@@ -3,11 +3,12 @@
 package tests
 
 import (
-	"github.com/jail-sandbox/jail/internal/proctest"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/internal/proctest"
 )
 
 // TestKillNowStoppedSupervisor: the kill switch ends a sandbox whose

@@ -51,6 +51,7 @@ var sections = []struct {
 	{"startup", (*bench).startup},
 	{"procstart", (*bench).procStart},
 	{"limits", (*bench).limits},
+	{"profile", (*bench).profile},
 	{"deny", (*bench).deny},
 	{"tree", (*bench).tree},
 	{"homelinks", (*bench).homeLinks},
@@ -218,9 +219,15 @@ type result struct {
 
 // run runs argv in dir to completion; a nonzero exit is an error that quotes
 // the last line of stderr.
-func run(dir string, argv ...string) (result, error) {
+func run(dir string, argv ...string) (result, error) { return runEnv(dir, nil, argv...) }
+
+// runEnv is run with env added to the bench's environment.
+func runEnv(dir string, env []string, argv ...string) (result, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := command(argv)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &stdout, &stderr
 	t, self := time.Now(), selfCPU()
 	err := cmd.Run()
@@ -265,6 +272,8 @@ type variant struct {
 	// exit is the exit status a run of it ends with (0 unless set): the
 	// lean init, run as a command, says it is no command and exits 2.
 	exit int
+	// env is added to the bench's environment for its runs (HOME=...).
+	env []string
 }
 
 func wallMS(r result) (float64, error) { return float64(r.wall) / 1e6, nil }
@@ -301,7 +310,7 @@ func alternate(dir string, rounds int, vs []variant) ([][]float64, error) {
 		for k := range vs {
 			i := (k + max(round, 0)) % len(vs)
 			v := vs[i]
-			res, err := run(dir, v.argv...)
+			res, err := runEnv(dir, v.env, v.argv...)
 			if err != nil && (v.exit == 0 || res.rusage == nil || !exitedWith(err, v.exit)) {
 				return nil, fmt.Errorf("%s: %w", v.name, err)
 			}

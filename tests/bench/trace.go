@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -97,30 +98,61 @@ func parseTrace(stderr []byte) []step {
 }
 
 func (b *bench) startupTrace() error {
-	shares := map[string][]float64{}
-	var order []string
+	shares, names, walls, lasts, err := b.traceShares(b.jailArgv(nil, "/bin/true"), nil, b.pick(5, 20))
+	if err != nil {
+		return err
+	}
+	fmt.Println("  where jail's milliseconds go (JAIL_TRACE=1, median share of each step):")
+	sum := 0.0
+	for _, name := range names {
+		v := med(shares[name])
+		if math.IsNaN(v) {
+			continue
+		}
+		sum += v
+		b.add(row{"startup", "  " + stepName(name), v, p90(shares[name]), "ms", "trace: " + name})
+	}
+	b.add(row{"startup", "  traced runs: wall (sum of the medians)", med(walls), p90(walls), "ms", fmt.Sprintf("sum %.1f ms; trace's last line at %.1f ms", sum, med(lasts))})
+	return nil
+}
+
+// stepName says what a trace step's share is spent on.
+func stepName(step string) string {
+	if what := stepWhat[step]; what != "" {
+		return what
+	}
+	return step
+}
+
+// traceShares runs argv (with env added) runs times with JAIL_TRACE=1 and
+// returns each step's share of every run (the time since the line before
+// it, see above), the steps in the order they first came (the time before
+// main and after the last line first), and each run's wall time and last
+// line's time.
+func (b *bench) traceShares(argv, env []string, runs int) (shares map[string][]float64, names []string, walls, lasts []float64, err error) {
+	shares = map[string][]float64{}
+	const outside = "exec, Go runtime, exit"
+	names = []string{outside}
 	add := func(name string, v float64) {
-		if _, ok := shares[name]; !ok {
-			order = append(order, name)
+		if _, ok := shares[name]; !ok && name != outside {
+			names = append(names, name)
 		}
 		shares[name] = append(shares[name], v)
 	}
-	runs := b.pick(5, 20)
-	var walls, lasts []float64
 	for i := 0; i < runs; i++ {
-		cmd := command(b.jailArgv(nil, "/bin/true"))
+		cmd := command(argv)
 		cmd.Dir = b.ws
-		cmd.Env = append(cmd.Environ(), "JAIL_TRACE=1")
+		cmd.Env = append(append(cmd.Environ(), env...), "JAIL_TRACE=1")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		t := time.Now()
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("JAIL_TRACE=1 jail -- /bin/true: %v: %s", err, lastLine(stderr.String()))
+			return nil, nil, nil, nil, fmt.Errorf("JAIL_TRACE=1 %s: %v: %s", strings.Join(argv, " "), err, lastLine(stderr.String()))
 		}
 		wall := float64(time.Since(t)) / 1e6
 		steps := parseTrace(stderr.Bytes())
 		if len(steps) == 0 {
-			return fmt.Errorf("JAIL_TRACE=1 printed no trace line: %s", lastLine(stderr.String()))
+			return nil, nil, nil, nil, fmt.Errorf("JAIL_TRACE=1 printed no trace line: %s", lastLine(stderr.String()))
 		}
 		prev := 0.0
 		for _, s := range steps {
@@ -128,28 +160,7 @@ func (b *bench) startupTrace() error {
 			prev = s.at
 		}
 		walls, lasts = append(walls, wall), append(lasts, prev)
-		add("exec, Go runtime, exit", wall-prev)
+		add(outside, wall-prev)
 	}
-	fmt.Println("  where jail's milliseconds go (JAIL_TRACE=1, median share of each step):")
-	sum := 0.0
-	names := []string{"exec, Go runtime, exit"}
-	for _, n := range order {
-		if n != names[0] {
-			names = append(names, n)
-		}
-	}
-	for _, name := range names {
-		v := med(shares[name])
-		if math.IsNaN(v) {
-			continue
-		}
-		sum += v
-		what := stepWhat[name]
-		if what == "" {
-			what = name
-		}
-		b.add(row{"startup", "  " + what, v, p90(shares[name]), "ms", "trace: " + name})
-	}
-	b.add(row{"startup", "  traced runs: wall (sum of the medians)", med(walls), p90(walls), "ms", fmt.Sprintf("sum %.1f ms; trace's last line at %.1f ms", sum, med(lasts))})
-	return nil
+	return shares, names, walls, lasts, nil
 }

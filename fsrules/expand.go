@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"os"
 	"path"
 	"path/filepath"
@@ -501,6 +502,11 @@ type walker struct {
 	view  string
 	pbuf  []byte // matchEntryBuf's scratch
 	every []int  // 0, 1, 2...: everyRule's
+	// liveSets: the live rules and their index for each set of liveRules
+	// a root had (liveAt), by the set's bits; liveKey its scratch.
+	liveRules []rule
+	liveSets  map[string]*liveSet
+	liveKey   []byte
 	// stats remembers lstats for this plan only (see lstat); nil: none.
 	stats map[string]lstatResult
 	// The visible side, for the hard-link check of the home's protected
@@ -556,17 +562,11 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 		}
 		return nil
 	}
-	var live []rule
-	for _, r := range rules {
-		if r.pat.live(root) {
-			live = append(live, r)
-		}
-	}
+	live, idx := w.liveAt(root, rules)
 	var ro *Mask
 	if m, ok := w.masks[root]; ok && m.Kind == ReadOnly {
 		ro = &m
 	}
-	idx := indexRules(live)
 	idx.check = checkBelow(root, live)
 	w.view = w.viewName(root, rules)
 	if sz, ok := w.dirs.(dirSizer); ok && w.visible {
@@ -575,6 +575,58 @@ func (w *walker) walkRoot(root string, rules []rule, writable bool) error {
 		w.vdirs = slices.Grow(w.vdirs, sz.Records(w.view))
 	}
 	return w.walkDir(root, live, &idx, ro)
+}
+
+// liveAt returns the rules live at root (in order) and their index, made
+// once for each set of live rules a walk meets: a profile's roots (the
+// agent's state directory, each of jail's own caches under it, the
+// workspace) mostly share one set, and the index (three maps sized for
+// ~170 rules) and the slice were made again at each of them (a fifth of
+// walkRoot's time under the claude profile's sixteen roots). The index's
+// maps and the slice are only read by the walk; check is the caller's.
+func (w *walker) liveAt(root string, rules []rule) ([]rule, ruleIndex) {
+	key := w.liveKey[:0]
+	var set byte
+	for i := range rules {
+		if rules[i].pat.live(root) {
+			set |= 1 << (i & 7)
+		}
+		if i&7 == 7 || i == len(rules)-1 {
+			key = append(key, set)
+			set = 0
+		}
+	}
+	w.liveKey = key
+	if len(rules) == 0 || len(w.liveRules) != len(rules) || &w.liveRules[0] != &rules[0] {
+		// Sets of other rules (the walk of an absolute --deny prefix has
+		// a slice of its own): held here, so its address is never reused.
+		w.liveRules, w.liveSets = rules, nil
+	}
+	if ls, ok := w.liveSets[string(key)]; ok {
+		return ls.live, ls.idx
+	}
+	n := 0
+	for _, b := range key {
+		n += bits.OnesCount8(b)
+	}
+	live := make([]rule, 0, n) // shared by the roots: never appended to
+	for i := range rules {
+		if key[i>>3]&(1<<(i&7)) != 0 {
+			live = append(live, rules[i])
+		}
+	}
+	ls := &liveSet{live: live, idx: indexRules(live)}
+	if w.liveSets == nil {
+		w.liveSets = map[string]*liveSet{}
+	}
+	w.liveSets[string(key)] = ls
+	return ls.live, ls.idx
+}
+
+// liveSet is a set of rules live at some root, and their index (liveAt).
+type liveSet struct {
+	live []rule
+	idx  ruleIndex
 }
 
 // everyRule returns the indices 0 to n-1: the candidates for the root's

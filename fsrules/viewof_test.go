@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"reflect"
 	"strconv"
 	"testing"
 )
@@ -84,5 +85,62 @@ func TestWalkerViewNameSameAsViewOf(t *testing.T) {
 		if got, want := w.viewName(c.root, c.rules), viewOf(c.root, c.rules); got != want {
 			t.Errorf("case %d (%s, %d rules): %q, want %q", i, c.root, len(c.rules), got, want)
 		}
+	}
+}
+
+// liveAt answers as a fresh filter and index would, whatever it was asked
+// before: roots with the same live rules, with others, other slices of the
+// same length, a one-rule slice, none. A root whose live rules it has met
+// gets the index made for them (the same maps): the memo liveAt is for.
+func TestWalkerLiveAtSameAsFresh(t *testing.T) {
+	all := builtinRules(false, []string{"/root"})
+	other := builtinRules(true, []string{"/root", "/srv/h"})[:len(all)]
+	one := []rule{all[3]}
+	w := &walker{}
+	fresh := func(root string, rules []rule) ([]rule, ruleIndex) {
+		var live []rule
+		for _, r := range rules {
+			if r.pat.live(root) {
+				live = append(live, r)
+			}
+		}
+		return live, indexRules(live)
+	}
+	sets := map[int]bool{}
+	for i, c := range []struct {
+		root  string
+		rules []rule
+	}{
+		{"/ws", all}, {"/root/.claude", all}, {"/root/.claude/projects", all}, {"/root/.claude/tasks", all}, {"/root/.ssh", all},
+		{"/ws", all}, {"/usr", all}, {"/ws", other}, {"/ws", all[:len(all)-1]}, {"/ws", all[1:]},
+		{"/x", one}, {"/x", []rule{all[4]}}, {"/root/.claude", all}, {"/ws", nil},
+	} {
+		gotLive, gotIdx := w.liveAt(c.root, c.rules)
+		wantLive, wantIdx := fresh(c.root, c.rules)
+		if len(gotLive) != len(wantLive) || (len(wantLive) > 0 && !reflect.DeepEqual(gotLive, wantLive)) {
+			t.Errorf("case %d (%s, %d rules): %d live rules, want %d", i, c.root, len(c.rules), len(gotLive), len(wantLive))
+		}
+		if !reflect.DeepEqual(gotIdx, wantIdx) {
+			t.Errorf("case %d (%s, %d rules): the index differs from a fresh one", i, c.root, len(c.rules))
+		}
+		if len(gotLive) != cap(gotLive) {
+			t.Errorf("case %d: live rules with room to append (%d of %d): an append by one root would show in another's", i, len(gotLive), cap(gotLive))
+		}
+		sets[len(gotLive)] = true
+	}
+	if len(sets) < 3 {
+		t.Fatalf("the cases met %d sets of live rules: the table tests little", len(sets))
+	}
+	// The claude profile's caches (jail's own, below its state directory)
+	// share their live rules, and so their index; the state directory
+	// itself has more (its own protected files).
+	_, a := w.liveAt("/root/.claude/projects", all)
+	_, b := w.liveAt("/root/.claude/tasks", all)
+	if reflect.ValueOf(a.exact.byName).Pointer() != reflect.ValueOf(b.exact.byName).Pointer() {
+		t.Errorf("/root/.claude/projects and /root/.claude/tasks have the same live rules but two indexes")
+	}
+	_, c := w.liveAt("/root/.claude", all)
+	if reflect.ValueOf(a.exact.byName).Pointer() == reflect.ValueOf(c.exact.byName).Pointer() {
+		t.Errorf("/root/.claude/projects and /root/.claude share an index although their live rules differ")
 	}
 }

@@ -29,6 +29,19 @@ func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) 
 	}
 	var out []ns.Mount
 	seen := map[string]bool{}
+	// A profile's caches mostly share their parents (~/.claude's fifteen,
+	// and their directories of jail's own): each parent is resolved once,
+	// not once a cache (fifteen walks of eight elements each, an lstat
+	// every element, were a tenth of the claude profile's plan).
+	resolved := map[string]string{}
+	resolveDir := func(dir string) string {
+		r, ok := resolved[dir]
+		if !ok {
+			r = resolveExisting(dir)
+			resolved[dir] = r
+		}
+		return r
+	}
 	for _, c := range p.Cache {
 		name, path, err := policy.ParseCache(c)
 		if err != nil {
@@ -58,7 +71,7 @@ func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) 
 		at := target
 		// The directories above it only: a cache that is itself a link is
 		// refused below, never followed.
-		if r := filepath.Join(resolveExisting(filepath.Dir(target)), filepath.Base(target)); r != target && inWritable(r, binds) {
+		if r := filepath.Join(resolveDir(filepath.Dir(target)), filepath.Base(target)); r != target && inWritable(r, binds) {
 			at = r
 		}
 		for _, b := range binds {
@@ -99,7 +112,7 @@ func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) 
 				return nil, &policy.FieldError{Key: "cache", Value: c, Reason: fmt.Sprintf("create %s: %v", src, err)}
 			}
 		}
-		if r, err := filepath.EvalSymlinks(src); err == nil {
+		if r, err := evalUnder(src, resolveDir); err == nil {
 			src = r
 		}
 		why := "cache " + name + " (jail's own, " + src + ")"
@@ -113,6 +126,23 @@ func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) 
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// evalUnder is filepath.EvalSymlinks(p) with p's directory resolved by
+// resolveDir (resolveExisting's answer: the same as EvalSymlinks' for a
+// directory that exists): the directory resolved, then its last element
+// (a link there is resolved whole, by EvalSymlinks, from the start).
+func evalUnder(p string, resolveDir func(string) string) (string, error) {
+	dir, base := filepath.Split(p)
+	if base == "" || base == "." || base == ".." {
+		return filepath.EvalSymlinks(p)
+	}
+	joined := filepath.Join(resolveDir(filepath.Clean(dir)), base)
+	fi, err := os.Lstat(joined)
+	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return filepath.EvalSymlinks(p)
+	}
+	return joined, nil
 }
 
 // inWritable says whether p lies inside (below) a writable bind of binds.

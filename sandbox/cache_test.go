@@ -86,3 +86,43 @@ func TestCacheMounts(t *testing.T) {
 		})
 	}
 }
+
+// evalUnder, the caches' resolution with their parents resolved once,
+// answers as filepath.EvalSymlinks does: through a linked parent, a linked
+// last element, a link to a link, a missing last element or parent, a
+// dangling link, and a plain directory.
+func TestEvalUnderIsEvalSymlinks(t *testing.T) {
+	base := t.TempDir()
+	mk := func(p string) {
+		if err := os.MkdirAll(filepath.Join(base, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln := func(target, p string) {
+		if err := os.Symlink(target, filepath.Join(base, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("real/a/b")
+	mk("other/c")
+	ln("real", "lparent")                           // a linked parent
+	ln(filepath.Join(base, "other/c"), "real/a/lc") // a linked last element, absolute
+	ln("lc", "real/a/llc")                          // a link to a link, relative
+	ln("nowhere", "real/a/dangling")
+	ln("../other", "real/up") // a relative link out of its directory
+	for _, p := range []string{
+		"real/a/b", "lparent/a/b", "real/a/lc", "lparent/a/llc", "real/a/missing",
+		"missing/x", "real/a/dangling", "real/up/c", "lparent/up/c", "real/a/b/.", "real",
+	} {
+		full := filepath.Join(base, p)
+		want, werr := filepath.EvalSymlinks(full)
+		calls := 0
+		got, gerr := evalUnder(full, func(d string) string { calls++; return resolveExisting(d) })
+		if (gerr == nil) != (werr == nil) || got != want {
+			t.Errorf("%s: evalUnder %q (%v), EvalSymlinks %q (%v)", p, got, gerr, want, werr)
+		}
+		if calls == 0 && werr == nil && filepath.Base(full) != "." {
+			t.Errorf("%s: the parent was not asked of resolveDir", p)
+		}
+	}
+}

@@ -60,11 +60,29 @@ func (q *quarantine) close() {
 	q.rootFDs = map[string]int{}
 }
 
+// below reports whether p lies under dir: strings.HasPrefix(p, dir+"/")
+// without making dir+"/". Why: rootOf runs for every absent path the
+// sentinel locates, at the start and at the exit check, against every
+// root, and those concatenations (paths longer than Go's 32-byte stack
+// buffer: heap) were most of locate's time under the claude profile's
+// eighteen roots.
+func below(p, dir string) bool {
+	return len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
+}
+
+// trimDir is strings.TrimPrefix(p, dir+"/") without making dir+"/".
+func trimDir(p, dir string) string {
+	if below(p, dir) {
+		return p[len(dir)+1:]
+	}
+	return p
+}
+
 // rootOf returns the deepest root holding p.
 func (q *quarantine) rootOf(p string) string {
 	best := ""
 	for _, r := range q.roots {
-		if (p == r || strings.HasPrefix(p, r+"/") || r == "/") && len(r) > len(best) {
+		if (p == r || below(p, r) || r == "/") && len(r) > len(best) {
 			best = r
 		}
 	}
@@ -87,7 +105,7 @@ func (q *quarantine) parent(p string) (fd int, name string, err error) {
 		}
 		q.rootFDs[root] = rfd
 	}
-	rel := strings.TrimPrefix(p, root+"/")
+	rel := trimDir(p, root)
 	if root == "/" {
 		rel = strings.TrimPrefix(p, "/")
 	}

@@ -564,7 +564,7 @@ func (s *Sentinel) locate(p string) (anchor, hit string, link bool) {
 		return "", "", false
 	}
 	anchor = root
-	rel := strings.TrimPrefix(p, root+"/")
+	rel := trimDir(p, root)
 	cur := root
 	parts := strings.Split(rel, "/")
 	for i, part := range parts {

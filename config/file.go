@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -481,13 +482,14 @@ func keyLines(data []byte) (map[string]int, error) {
 	lines := map[string]int{}
 	var p unstable.Parser
 	p.Reset(data)
+	at := lineIndex(data)
 	prefix := ""
 	arrayTables := map[string]int{}
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			parts, line := keyParts(&p, e)
+			parts, line := keyParts(at, e)
 			name := strings.Join(parts, ".")
 			if e.Kind == unstable.ArrayTable {
 				i := arrayTables[name]
@@ -501,14 +503,14 @@ func keyLines(data []byte) (map[string]int, error) {
 				lines[name] = line
 			}
 		case unstable.KeyValue:
-			parts, line := keyParts(&p, e)
+			parts, line := keyParts(at, e)
 			key := prefix + strings.Join(parts, ".")
 			lines[key] = line
 			if v := e.Value(); v.Kind == unstable.Array {
 				c := v.Children()
 				for i := 0; c.Next(); i++ {
 					if n := c.Node(); n.Raw.Length > 0 {
-						lines[key+"\x00"+strconv.Itoa(i)] = p.Shape(n.Raw).Start.Line
+						lines[key+"\x00"+strconv.Itoa(i)] = at(n.Raw.Offset)
 					} else {
 						lines[key+"\x00"+strconv.Itoa(i)] = line
 					}
@@ -520,8 +522,8 @@ func keyLines(data []byte) (map[string]int, error) {
 }
 
 // keyParts returns the parts of an expression's dotted key and the line of
-// its first part.
-func keyParts(p *unstable.Parser, e *unstable.Node) ([]string, int) {
+// its first part (at: lineIndex's).
+func keyParts(at func(uint32) int, e *unstable.Node) ([]string, int) {
 	var parts []string
 	line := 0
 	it := e.Key()
@@ -529,10 +531,29 @@ func keyParts(p *unstable.Parser, e *unstable.Node) ([]string, int) {
 		n := it.Node()
 		parts = append(parts, string(n.Data))
 		if line == 0 {
-			line = p.Shape(n.Raw).Start.Line
+			line = at(n.Raw.Offset)
 		}
 	}
 	return parts, line
+}
+
+// lineIndex returns the 1-based line of a byte offset into data, as the
+// parser's Shape gives it (one plus the newlines before the offset), from
+// the newlines' offsets found once. Why: Shape counts the newlines from the
+// file's start at every call, both ends of the range; keyLines asks it of
+// every key and array element, and for a built-in profile (a hundred of
+// them in some 60 lines) that was a fifth of its parse, which every start
+// with a profile pays before init's clone.
+func lineIndex(data []byte) func(offset uint32) int {
+	var nl []int
+	for i, b := range data {
+		if b == '\n' {
+			nl = append(nl, i)
+		}
+	}
+	return func(offset uint32) int {
+		return 1 + sort.SearchInts(nl, int(offset))
+	}
 }
 
 // nearest suggests the option a mistyped key probably meant.

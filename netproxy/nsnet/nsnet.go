@@ -67,7 +67,7 @@ const (
 	// SandboxDenyTable (in S) holds only "unreachable default": non-DNS UDP and
 	// ICMP are routed there.
 	SandboxDenyTable = 200
-	// NFTTable is the name of the nftables table (family inet) created in P.
+	// NFTTable is the name of the nftables tables (families ip and ip6) created in P.
 	NFTTable = "jail"
 )
 

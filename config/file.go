@@ -479,17 +479,23 @@ func texts(o *policy.Option, v any) ([]string, []int, error) {
 // an array, "table\x00key" for a key in a table, "create\x00i" for the i-th
 // [[create]]) to its 1-based line.
 func keyLines(data []byte) (map[string]int, error) {
+	at := lineIndex(data)
+	return keyLinesAt(data, func(_ *unstable.Parser, r unstable.Range) int { return at(r.Offset) })
+}
+
+// keyLinesAt is keyLines with the line of a range given by at (lineIndex's;
+// its test gives the parser's Shape).
+func keyLinesAt(data []byte, at func(*unstable.Parser, unstable.Range) int) (map[string]int, error) {
 	lines := map[string]int{}
 	var p unstable.Parser
 	p.Reset(data)
-	at := lineIndex(data)
 	prefix := ""
 	arrayTables := map[string]int{}
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			parts, line := keyParts(at, e)
+			parts, line := keyParts(&p, at, e)
 			name := strings.Join(parts, ".")
 			if e.Kind == unstable.ArrayTable {
 				i := arrayTables[name]
@@ -503,14 +509,14 @@ func keyLines(data []byte) (map[string]int, error) {
 				lines[name] = line
 			}
 		case unstable.KeyValue:
-			parts, line := keyParts(at, e)
+			parts, line := keyParts(&p, at, e)
 			key := prefix + strings.Join(parts, ".")
 			lines[key] = line
 			if v := e.Value(); v.Kind == unstable.Array {
 				c := v.Children()
 				for i := 0; c.Next(); i++ {
 					if n := c.Node(); n.Raw.Length > 0 {
-						lines[key+"\x00"+strconv.Itoa(i)] = at(n.Raw.Offset)
+						lines[key+"\x00"+strconv.Itoa(i)] = at(&p, n.Raw)
 					} else {
 						lines[key+"\x00"+strconv.Itoa(i)] = line
 					}
@@ -522,8 +528,8 @@ func keyLines(data []byte) (map[string]int, error) {
 }
 
 // keyParts returns the parts of an expression's dotted key and the line of
-// its first part (at: lineIndex's).
-func keyParts(at func(uint32) int, e *unstable.Node) ([]string, int) {
+// its first part (at: keyLinesAt's).
+func keyParts(p *unstable.Parser, at func(*unstable.Parser, unstable.Range) int, e *unstable.Node) ([]string, int) {
 	var parts []string
 	line := 0
 	it := e.Key()
@@ -531,7 +537,7 @@ func keyParts(at func(uint32) int, e *unstable.Node) ([]string, int) {
 		n := it.Node()
 		parts = append(parts, string(n.Data))
 		if line == 0 {
-			line = at(n.Raw.Offset)
+			line = at(p, n.Raw)
 		}
 	}
 	return parts, line

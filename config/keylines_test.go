@@ -4,68 +4,15 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
-// keyLinesShape is keyLines as it was, with the parser's Shape for every
-// line: the reference lineIndex must match.
+// keyLinesShape is keyLines as it was: each line from the parser's Shape,
+// which lineIndex must match.
 func keyLinesShape(data []byte) (map[string]int, error) {
-	lines := map[string]int{}
-	var p unstable.Parser
-	p.Reset(data)
-	parts := func(e *unstable.Node) ([]string, int) {
-		var out []string
-		line := 0
-		it := e.Key()
-		for it.Next() {
-			n := it.Node()
-			out = append(out, string(n.Data))
-			if line == 0 {
-				line = p.Shape(n.Raw).Start.Line
-			}
-		}
-		return out, line
-	}
-	prefix := ""
-	arrayTables := map[string]int{}
-	for p.NextExpression() {
-		e := p.Expression()
-		switch e.Kind {
-		case unstable.Table, unstable.ArrayTable:
-			ps, line := parts(e)
-			name := strings.Join(ps, ".")
-			if e.Kind == unstable.ArrayTable {
-				i := arrayTables[name]
-				arrayTables[name] = i + 1
-				lines[name+"\x00"+strconv.Itoa(i)] = line
-				prefix = name + "\x00" + strconv.Itoa(i) + "\x00"
-			} else {
-				prefix = name + "\x00"
-			}
-			if _, ok := lines[name]; !ok {
-				lines[name] = line
-			}
-		case unstable.KeyValue:
-			ps, line := parts(e)
-			key := prefix + strings.Join(ps, ".")
-			lines[key] = line
-			if v := e.Value(); v.Kind == unstable.Array {
-				c := v.Children()
-				for i := 0; c.Next(); i++ {
-					if n := c.Node(); n.Raw.Length > 0 {
-						lines[key+"\x00"+strconv.Itoa(i)] = p.Shape(n.Raw).Start.Line
-					} else {
-						lines[key+"\x00"+strconv.Itoa(i)] = line
-					}
-				}
-			}
-		}
-	}
-	return lines, p.Error()
+	return keyLinesAt(data, func(p *unstable.Parser, r unstable.Range) int { return p.Shape(r).Start.Line })
 }
 
 // keyLines gives the lines the parser's Shape gives, for every built-in

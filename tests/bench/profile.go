@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 )
@@ -31,14 +30,9 @@ func (b *bench) profile() error {
 		{name: "jail -- /bin/true", argv: plain, env: env},
 		{name: "jail -P claude -- /bin/true", argv: claude, env: env},
 	}
-	bwrap, err := exec.LookPath("bwrap")
-	if err == nil {
-		if _, err = run(b.ws, append([]string{bwrap}, bwrapArgs...)...); err != nil {
-			bwrap = ""
-		}
-	}
-	if bwrap != "" {
-		vs = append(vs, variant{name: "bwrap", argv: append([]string{bwrap}, bwrapArgs...)})
+	bwrap := ""
+	if v, err := b.bwrapVariant(); err == nil {
+		bwrap, vs = v.argv[0], append(vs, v)
 	}
 	s, err := alternate(b.ws, b.pick(20, 60), vs)
 	if err != nil {

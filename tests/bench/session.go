@@ -33,14 +33,9 @@ func (b *bench) session() error {
 		{name: "jail exec", argv: []string{b.jail, "exec", name, "--", "/bin/true"}},
 		{name: "jail --", argv: b.jailArgv(nil, "/bin/true")},
 	}
-	bwrap, err := exec.LookPath("bwrap")
-	if err == nil {
-		if _, err = run(b.ws, append([]string{bwrap}, bwrapArgs...)...); err != nil {
-			bwrap = ""
-		}
-	}
-	if bwrap != "" {
-		vs = append(vs, variant{name: "bwrap", argv: append([]string{bwrap}, bwrapArgs...)})
+	bwrap := ""
+	if v, err := b.bwrapVariant(); err == nil {
+		bwrap, vs = v.argv[0], append(vs, v)
 	}
 	s, err := alternate(b.ws, b.pick(20, 100), vs)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -27,15 +28,11 @@ func (b *bench) startup() error {
 			return wallMS(r)
 		}},
 	}
-	bwrap, err := exec.LookPath("bwrap")
-	if err == nil {
-		if _, err = run(b.ws, append([]string{bwrap}, bwrapArgs...)...); err != nil {
-			bwrap = ""
-			fmt.Println("bwrap does not run here:", err)
-		}
-	}
-	if bwrap != "" {
-		vs = append(vs, variant{name: "bwrap", argv: append([]string{bwrap}, bwrapArgs...)})
+	bwrap := ""
+	if v, err := b.bwrapVariant(); err == nil {
+		bwrap, vs = v.argv[0], append(vs, v)
+	} else if !errors.Is(err, exec.ErrNotFound) {
+		fmt.Println("bwrap does not run here:", err)
 	}
 	// The CPU each run used, beside its wall time.
 	cpu := make([][]float64, len(vs))
@@ -88,6 +85,20 @@ func (b *bench) startup() error {
 	}
 	b.add(row{"startup", "supervisor alone VmHWM (jail -- sleep 0.3)", hwm, math.NaN(), "MiB", ""})
 	return b.startupTrace()
+}
+
+// bwrapVariant is bubblewrap's run of /bin/true (bwrapArgs) as a variant,
+// once it ran here; an error says why not (exec.ErrNotFound: absent).
+func (b *bench) bwrapVariant() (variant, error) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return variant{}, err
+	}
+	argv := append([]string{bwrap}, bwrapArgs...)
+	if _, err := run(b.ws, argv...); err != nil {
+		return variant{}, err
+	}
+	return variant{name: "bwrap", argv: argv}, nil
 }
 
 // supervisorHWM samples /proc/PID/status of the jail process itself (not init)

@@ -1,31 +1,27 @@
-package config
+package config_test
 
 import (
 	"maps"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/pelletier/go-toml/v2/unstable"
+	"github.com/jail-sandbox/jail/config"
+	"github.com/jail-sandbox/jail/profile"
 )
-
-// keyLinesShape is keyLines as it was: each line from the parser's Shape,
-// which lineIndex must match.
-func keyLinesShape(data []byte) (map[string]int, error) {
-	return keyLinesAt(data, func(p *unstable.Parser, r unstable.Range) int { return p.Shape(r).Start.Line })
-}
 
 // keyLines gives the lines the parser's Shape gives, for every built-in
 // profile and for keys on a file's first and last lines, after blank
 // lines, CRLF line ends and multi-line arrays.
 func TestKeyLinesAsShape(t *testing.T) {
-	files, err := filepath.Glob("../profile/profiles/*.toml")
-	if err != nil || len(files) < 5 {
-		t.Fatalf("the built-in profiles: %v %v", files, err)
+	// From the binary's own copies (package profile embeds them): the
+	// test binary may run where the source tree is not (CI's user run).
+	var src profile.Source
+	list, err := src.List()
+	if err != nil || len(list) < 5 {
+		t.Fatalf("the built-in profiles: %d, %v", len(list), err)
 	}
 	var inputs [][]byte
-	for _, f := range files {
-		b, err := os.ReadFile(f)
+	for _, p := range list {
+		b, _, err := src.Raw(p.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,8 +31,8 @@ func TestKeyLinesAsShape(t *testing.T) {
 		[]byte("a = 1\r\nb = [\r\n \"x\",\r\n]\r\n"), []byte(""))
 	keys := 0
 	for i, in := range inputs {
-		got, gerr := keyLines(in)
-		want, werr := keyLinesShape(in)
+		got, gerr := config.KeyLines(in)
+		want, werr := config.KeyLinesShape(in)
 		if (gerr == nil) != (werr == nil) || !maps.Equal(got, want) {
 			t.Errorf("input %d: keyLines %v (%v), Shape %v (%v)", i, got, gerr, want, werr)
 		}
@@ -52,8 +48,8 @@ func FuzzKeyLines(f *testing.F) {
 	f.Add([]byte("a = 1\nb = [\n 1,\n 2]\n[t]\nc = 2\n"))
 	f.Add([]byte("[[create]]\npath = 1\n\n[[create]]\npath = 2\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, gerr := keyLines(in)
-		want, werr := keyLinesShape(in)
+		got, gerr := config.KeyLines(in)
+		want, werr := config.KeyLinesShape(in)
 		if (gerr == nil) != (werr == nil) || !maps.Equal(got, want) {
 			t.Fatalf("keyLines %v (%v), Shape %v (%v)", got, gerr, want, werr)
 		}

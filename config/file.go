@@ -6,7 +6,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -558,7 +557,8 @@ func lineIndex(data []byte) func(offset uint32) int {
 		}
 	}
 	return func(offset uint32) int {
-		return 1 + sort.SearchInts(nl, int(offset))
+		i, _ := slices.BinarySearch(nl, int(offset))
+		return 1 + i
 	}
 }
 

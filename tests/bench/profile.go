@@ -56,9 +56,8 @@ func (b *bench) profile() error {
 		return err
 	}
 	type diff struct {
-		name      string
-		was, is   float64
-		increment float64
+		name    string
+		was, is float64
 	}
 	var ds []diff
 	for _, n := range names {
@@ -66,15 +65,15 @@ func (b *bench) profile() error {
 		if math.IsNaN(was) {
 			was = 0 // a step of the profile's only (its network's)
 		}
-		if d := is - was; math.Abs(d) >= 0.3 {
-			ds = append(ds, diff{n, was, is, d})
+		if math.Abs(is-was) >= 0.3 {
+			ds = append(ds, diff{n, was, is})
 		}
 	}
-	sort.SliceStable(ds, func(i, j int) bool { return ds[i].increment > ds[j].increment })
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].is-ds[i].was > ds[j].is-ds[j].was })
 	fmt.Println("  where the profile's extra milliseconds go (JAIL_TRACE=1, steps whose median share moved by 0.3 ms or more):")
 	for _, d := range ds {
 		b.add(row{"profile", "  " + stepName(d.name), d.is, p90(prof[d.name]), "ms",
-			fmt.Sprintf("%+.2f ms (default %.2f); trace: %s", d.increment, d.was, d.name)})
+			fmt.Sprintf("%+.2f ms (default %.2f); trace: %s", d.is-d.was, d.was, d.name)})
 	}
 	b.add(row{"profile", "  traced runs of the profile: wall", med(walls), p90(walls), "ms", ""})
 	return nil

@@ -6,9 +6,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 
-	"github.com/google/nftables"
-	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,94 +40,73 @@ import (
 // by the kernel before any hook).
 func installRules(fdP int, gw netip.Addr, port uint16) error {
 	// This runs on the locked thread that is in P, so a plain netlink socket
-	// is P's. WithNetNSFd would make the library enter the namespace through
-	// /proc/self/task/<tid>/ns/net, which does not exist when the caller is in
-	// a new pid namespace with the host's /proc still mounted (init's case).
+	// is P's (sendNFT makes it here). Entering the namespace by fdP through
+	// /proc/self/task/<tid>/ns/net would not work: that path does not exist
+	// when the caller is in a new pid namespace with the host's /proc still
+	// mounted (init's case).
 	_ = fdP
-	c, err := nftables.New()
-	if err != nil {
-		return fmt.Errorf("nftables: open netlink in proxy namespace: %w", err)
+	if err := sendNFT(rulesBatch(gw, port)); err != nil {
+		return fmt.Errorf("nftables: load tables ip and ip6 %s (tproxy, reject): %w", NFTTable, err)
 	}
-	accept, drop := nftables.ChainPolicyAccept, nftables.ChainPolicyDrop
-	t := c.AddTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: NFTTable})
-	pre := c.AddChain(&nftables.Chain{Name: "pre", Table: t, Type: nftables.ChainTypeFilter,
-		Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityMangle, Policy: &accept})
-	in := c.AddChain(&nftables.Chain{Name: "input", Table: t, Type: nftables.ChainTypeFilter,
-		Hooknum: nftables.ChainHookInput, Priority: nftables.ChainPriorityFilter, Policy: &accept})
+	return nil
+}
+
+// rulesBatch is installRules' transaction: the two tables, their four
+// chains and nine rules, in that order.
+func rulesBatch(gw netip.Addr, port uint16) *nftBatch {
+	const ip, ip6 = unix.NFPROTO_IPV4, unix.NFPROTO_IPV6
+	b := newNFTBatch()
+	b.table(ip, NFTTable)
+	b.baseChain(ip, NFTTable, "pre", unix.NF_INET_PRE_ROUTING, nfIPPriMangle, nfAccept)
+	b.baseChain(ip, NFTTable, "input", unix.NF_INET_LOCAL_IN, nfIPPriFilter, nfAccept)
 	// Nothing is ever forwarded through P; P has no uplink, and this makes it not
 	// depend on net.ipv4.conf.all.forwarding either.
-	c.AddChain(&nftables.Chain{Name: "fwd", Table: t, Type: nftables.ChainTypeFilter,
-		Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter, Policy: &drop})
-	t6 := c.AddTable(&nftables.Table{Family: nftables.TableFamilyIPv6, Name: NFTTable})
-	pre6 := c.AddChain(&nftables.Chain{Name: "pre", Table: t6, Type: nftables.ChainTypeFilter,
-		Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityMangle, Policy: &accept})
+	b.baseChain(ip, NFTTable, "fwd", unix.NF_INET_FORWARD, nfIPPriFilter, nfDrop)
+	b.table(ip6, NFTTable)
+	b.baseChain(ip6, NFTTable, "pre", unix.NF_INET_PRE_ROUTING, nfIPPriMangle, nfAccept)
 
-	fromVeth := []expr.Any{
-		&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ifname(ProxyIface)},
+	const r1, r2 = unix.NFT_REG_1, unix.NFT_REG_2
+	fromVeth := []nftExpr{metaLoad(unix.NFT_META_IIFNAME, r1), cmpEq(r1, ifname(ProxyIface))}
+	n := map[string]int{}
+	rule := func(family uint8, chain string, e ...nftExpr) {
+		n[familyName(family)+chain]++
+		b.rule(family, NFTTable, chain, n[familyName(family)+chain], append(slices.Clip(fromVeth), e...)...)
 	}
-	rule := func(ch *nftables.Chain, e ...expr.Any) {
-		c.AddRule(&nftables.Rule{Table: ch.Table, Chain: ch, Exprs: append(append([]expr.Any{}, fromVeth...), e...)})
+	l4proto := func(p byte) []nftExpr {
+		return []nftExpr{metaLoad(unix.NFT_META_L4PROTO, r1), cmpEq(r1, []byte{p})}
 	}
-	l4proto := func(p byte) []expr.Any {
-		return []expr.Any{&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
-			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{p}}}
-	}
-	cat := func(parts ...[]expr.Any) []expr.Any {
-		var out []expr.Any
-		for _, p := range parts {
-			out = append(out, p...)
-		}
-		return out
-	}
-	verdict := func(k expr.VerdictKind) []expr.Any { return []expr.Any{&expr.Verdict{Kind: k}} }
 
 	// IPv6 from the sandbox is dropped before routing: S has IPv6 disabled on eth0,
 	// this is the second layer ("never leave IPv6 to chance").
-	rule(pre6, verdict(expr.VerdictDrop)...)
+	rule(ip6, "pre", verdict(nfDrop))
 	lo := [4]byte{127, 0, 0, 1}
-	mark := make([]byte, 4)
-	binary.NativeEndian.PutUint32(mark, TProxyMark) // meta mark is host-endian
-	pbe := make([]byte, 2)
-	binary.BigEndian.PutUint16(pbe, port)
-	rule(pre, cat(l4proto(unix.IPPROTO_TCP), []expr.Any{
-		&expr.Immediate{Register: 1, Data: mark},
-		&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: 1},
-		&expr.Immediate{Register: 1, Data: lo[:]},
-		&expr.Immediate{Register: 2, Data: pbe},
-		&expr.TProxy{Family: unix.NFPROTO_IPV4, TableFamily: unix.NFPROTO_IPV4, RegAddr: 1, RegPort: 2},
-	}, verdict(expr.VerdictAccept))...)
+	mark := binary.NativeEndian.AppendUint32(nil, TProxyMark) // meta mark is host-endian
+	pbe := binary.BigEndian.AppendUint16(nil, port)
+	rule(ip, "pre", append(l4proto(unix.IPPROTO_TCP),
+		immediate(r1, mark), metaSet(unix.NFT_META_MARK, r1),
+		immediate(r1, lo[:]), immediate(r2, pbe), tproxy4(r1, r2),
+		verdict(nfAccept))...)
 	// UDP is marked too, so that every datagram (whatever its destination) is
 	// delivered locally and meets the input chain: DNS to GW:53 is accepted, the
 	// rest rejected. Unmarked, a datagram to a remote address would be dropped
 	// silently by the routing code (ip_error sends no ICMP when forwarding is off)
 	// and the sandbox would wait for a timeout instead of failing fast.
-	rule(pre, cat(l4proto(unix.IPPROTO_UDP), []expr.Any{
-		&expr.Immediate{Register: 1, Data: mark},
-		&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: 1},
-	}, verdict(expr.VerdictAccept))...)
+	rule(ip, "pre", append(l4proto(unix.IPPROTO_UDP),
+		immediate(r1, mark), metaSet(unix.NFT_META_MARK, r1), verdict(nfAccept))...)
 	// ICMP from the sandbox (ping, crafted errors) goes nowhere.
-	rule(pre, cat(l4proto(unix.IPPROTO_ICMP), verdict(expr.VerdictDrop))...)
+	rule(ip, "pre", append(l4proto(unix.IPPROTO_ICMP), verdict(nfDrop))...)
 
-	rule(in, cat(l4proto(unix.IPPROTO_TCP), verdict(expr.VerdictAccept))...)
+	rule(ip, "input", append(l4proto(unix.IPPROTO_TCP), verdict(nfAccept))...)
 	g := gw.As4()
-	rule(in, cat(l4proto(unix.IPPROTO_UDP), []expr.Any{
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: 4},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: g[:]},
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0, 53}},
-	}, verdict(expr.VerdictAccept))...)
+	rule(ip, "input", append(l4proto(unix.IPPROTO_UDP),
+		payloadLoad(r1, unix.NFT_PAYLOAD_NETWORK_HEADER, 16, 4), cmpEq(r1, g[:]),
+		payloadLoad(r1, unix.NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2), cmpEq(r1, []byte{0, 53}),
+		verdict(nfAccept))...)
 	// Other UDP fails fast in the sandbox (ICMP port unreachable -> ECONNREFUSED on
 	// a connected socket) instead of timing out; it is never forwarded.
-	rule(in, cat(l4proto(unix.IPPROTO_UDP), []expr.Any{
-		&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: icmpPortUnreach},
-	})...)
-	rule(in, verdict(expr.VerdictDrop)...)
-
-	if err := c.Flush(); err != nil {
-		return fmt.Errorf("nftables: load tables ip and ip6 %s (tproxy, reject): %w", NFTTable, err)
-	}
-	return nil
+	rule(ip, "input", append(l4proto(unix.IPPROTO_UDP), rejectICMP(icmpPortUnreach))...)
+	rule(ip, "input", verdict(nfDrop))
+	return b
 }
 
 // icmpPortUnreach is ICMP_PORT_UNREACH (linux/icmp.h), the code of the

@@ -97,6 +97,7 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 	r := &runner{pol: p, sess: so, logPath: so.LogPath, stderr: blockio.NewWriter(os.Stderr), ptyCh: make(chan struct{}, 1), started: time.Now(), dialCh: make(chan dialReply, 1),
 		startedCh: make(chan struct{}), exitCh: make(chan struct{}), wallsUp: make(chan struct{}), controlUp: make(chan struct{}), stopCh: make(chan syscall.Signal, 1), heldCh: make(chan int, 1), contCh: make(chan os.Signal, 1), hupCh: make(chan struct{}, 1), ctlCh: make(chan ctlCall)}
 	r.trace = os.Getenv("JAIL_TRACE") == "1"
+	r.traceHeapOn = r.trace && os.Getenv("JAIL_TRACE_HEAP") == "1"
 	// No collection during the setup; from the agent's start on, as usual.
 	r.releaseGC = ns.HoldGC()
 	defer r.releaseGC()
@@ -172,6 +173,7 @@ type runner struct {
 	startRecorded bool          // the start event is in the trail
 	early         []audit.Event // events before the start event, held until it is written
 	trace         bool
+	traceHeapOn   bool // JAIL_TRACE_HEAP=1 too: traceHeap's lines
 	info          map[string]string
 	pty           *os.File
 	ptyCh         chan struct{} // signalled once the pty master has arrived

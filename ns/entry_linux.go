@@ -175,7 +175,11 @@ func spawnEntry(cfg Config) (*Sandbox, *os.File, error) {
 			return
 		}
 		s.Pid = pid
+		// Before the go-ahead: the pidfd of init, our child (a zombie's
+		// too), for exitWait.
+		exited := initExited(pid)
 		started <- nil
+		exitWait(exited)
 		var ws syscall.WaitStatus
 		var ru syscall.Rusage
 		for {
@@ -480,4 +484,45 @@ func writeProc(path, s string) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// initExited opens a pollable pidfd of init (pidfd_open with
+// PIDFD_NONBLOCK, Linux 5.10), nil where there is none (exitWait then
+// returns at once and the Wait4 after it blocks as before).
+func initExited(pid int) *os.File {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), "pidfd")
+}
+
+// exitWait parks the spawner's goroutine until init has exited, on Go's
+// poller (a pidfd is readable once its process has), and closes f; the
+// Wait4 after it reaps init. Why not Wait4 alone: it blocks the thread in
+// a system call that holds its P, the runtime's right to run Go code,
+// until sysmon takes the P back (20 us to 10 ms later: its period grows
+// while it has nothing to do), and Begin's own goroutine, which the
+// go-ahead readied onto that P, waited as long: 1-4.5 ms between init's
+// pid and Begin's return under the claude profile here, the supervisor on
+// one P of two meanwhile. Parked, the locked goroutine's thread sleeps
+// (it lives as long as init: init's parent-death signal is its) and the P
+// goes on at once.
+func exitWait(f *os.File) {
+	if f == nil {
+		return
+	}
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	// An error (no poller for it) returns at once: Wait4 blocks then.
+	_ = rc.Read(func(fd uintptr) bool {
+		// WNOWAIT: whether init has exited, not its reaping; a wait that
+		// fails ends this one too (the Wait4 after it says why).
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		return err != nil || info.Signo != 0
+	})
 }

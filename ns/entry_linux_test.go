@@ -3,6 +3,7 @@ package ns
 import (
 	"encoding/binary"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -118,5 +119,47 @@ func TestReapClonedOnlyChildren(t *testing.T) {
 	var ws unix.WaitStatus
 	if _, err := unix.Wait4(mine, &ws, unix.WNOHANG, nil); err != unix.ECHILD {
 		t.Errorf("the child %d not reaped: %v", mine, err)
+	}
+}
+
+// exitWait returns once the process has exited, not before, and leaves it
+// to be reaped (with its status) by the Wait4 after it.
+func TestExitWaitUntilExit(t *testing.T) {
+	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "sleep 0.3; exit 7"}, &syscall.ProcAttr{Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := initExited(pid)
+	if f == nil {
+		t.Fatal("no pidfd of the child: pidfd_open(PIDFD_NONBLOCK) is Linux 5.10")
+	}
+	start := time.Now()
+	done := make(chan time.Duration, 1)
+	go func() {
+		runtime.LockOSThread() // as the spawner's goroutine
+		exitWait(f)
+		done <- time.Since(start)
+	}()
+	var took time.Duration
+	select {
+	case took = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("exitWait did not return after the child exited")
+	}
+	if took < 250*time.Millisecond {
+		t.Fatalf("exitWait returned after %v, before the child exited", took)
+	}
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil || !ws.Exited() || ws.ExitStatus() != 7 {
+		t.Fatalf("Wait4 after exitWait: %v, status %v", err, ws)
+	}
+}
+
+// Without a pidfd, exitWait returns at once (the Wait4 after it waits).
+func TestExitWaitWithoutPidfd(t *testing.T) {
+	start := time.Now()
+	exitWait(nil)
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("exitWait(nil) took %v", d)
 	}
 }

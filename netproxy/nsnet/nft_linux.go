@@ -302,11 +302,13 @@ func sendNFT(b *nftBatch) error {
 	return nil
 }
 
-// nlMsg is a received netlink message: its type, sequence number, payload.
+// nlMsg is a received netlink message: its type, flags, sequence number
+// and payload.
 type nlMsg struct {
-	typ  uint16
-	seq  uint32
-	data []byte
+	typ   uint16
+	flags uint16
+	seq   uint32
+	data  []byte
 }
 
 // parseNetlink splits a datagram into its netlink messages.
@@ -317,7 +319,8 @@ func parseNetlink(b []byte) ([]nlMsg, error) {
 		if l < unix.NLMSG_HDRLEN || l > len(b) {
 			return nil, fmt.Errorf("nf_tables: a netlink message of length %d in %d bytes", l, len(b))
 		}
-		out = append(out, nlMsg{typ: binary.NativeEndian.Uint16(b[4:]), seq: binary.NativeEndian.Uint32(b[8:]), data: b[unix.NLMSG_HDRLEN:l]})
+		out = append(out, nlMsg{typ: binary.NativeEndian.Uint16(b[4:]), flags: binary.NativeEndian.Uint16(b[6:]),
+			seq: binary.NativeEndian.Uint32(b[8:]), data: b[unix.NLMSG_HDRLEN:l]})
 		al := (l + 3) &^ 3
 		if al > len(b) {
 			break

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -268,64 +269,42 @@ func sendNFT(b *nftBatch) error {
 	acked := map[uint32]bool{}
 	buf := make([]byte, 64<<10)
 	for len(acked) < want {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
+		n, from, err := unix.Recvfrom(fd, buf, 0)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("%d of %d nf_tables messages acknowledged: %w", len(acked), want, os.NewSyscallError("recvfrom", err))
 		}
-		msgs, err := parseNetlink(buf[:n])
+		// Only the kernel's answers (port 0) count, as addLocalRoute's:
+		// another process may address this socket's port.
+		if sa, ok := from.(*unix.SockaddrNetlink); !ok || sa.Pid != 0 {
+			continue
+		}
+		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
 		if err != nil {
-			return err
+			return fmt.Errorf("nf_tables answer: %w", err)
 		}
 		for _, m := range msgs {
-			if m.typ != unix.NLMSG_ERROR {
+			if m.Header.Type != unix.NLMSG_ERROR {
 				continue // no echo was asked; nothing else is expected
 			}
-			if len(m.data) < 4 {
+			if len(m.Data) < 4 {
 				return errors.New("nf_tables: a short NLMSG_ERROR")
 			}
 			// An ack carries the sequence number of the message it answers.
-			what, ours := b.whats[m.seq]
-			if errno := int32(binary.NativeEndian.Uint32(m.data)); errno != 0 {
+			seq := m.Header.Seq
+			what, ours := b.whats[seq]
+			if errno := int32(binary.NativeEndian.Uint32(m.Data)); errno != 0 {
 				if !ours {
-					what = fmt.Sprintf("message %d of the batch", m.seq)
+					what = fmt.Sprintf("message %d of the batch", seq)
 				}
 				return fmt.Errorf("%s: %w", what, unix.Errno(-errno))
 			}
 			if ours {
-				acked[m.seq] = true
+				acked[seq] = true
 			}
 		}
 	}
 	return nil
-}
-
-// nlMsg is a received netlink message: its type, flags, sequence number
-// and payload.
-type nlMsg struct {
-	typ   uint16
-	flags uint16
-	seq   uint32
-	data  []byte
-}
-
-// parseNetlink splits a datagram into its netlink messages.
-func parseNetlink(b []byte) ([]nlMsg, error) {
-	var out []nlMsg
-	for len(b) >= unix.NLMSG_HDRLEN {
-		l := int(binary.NativeEndian.Uint32(b))
-		if l < unix.NLMSG_HDRLEN || l > len(b) {
-			return nil, fmt.Errorf("nf_tables: a netlink message of length %d in %d bytes", l, len(b))
-		}
-		out = append(out, nlMsg{typ: binary.NativeEndian.Uint16(b[4:]), flags: binary.NativeEndian.Uint16(b[6:]),
-			seq: binary.NativeEndian.Uint32(b[8:]), data: b[unix.NLMSG_HDRLEN:l]})
-		al := (l + 3) &^ 3
-		if al > len(b) {
-			break
-		}
-		b = b[al:]
-	}
-	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/nftables"
@@ -182,7 +183,7 @@ func TestRulesBatchMatchesLibrary(t *testing.T) {
 	}{{"10.201.0.1", 9999}, {"192.168.77.1", 40123}, {"100.64.0.1", 1}} {
 		gw := netip.MustParseAddr(tc.gw)
 		want := libraryRules(t, gw, tc.port)
-		got, err := parseNetlink(rulesBatch(gw, tc.port).bytes())
+		got, err := syscall.ParseNetlinkMessage(rulesBatch(gw, tc.port).bytes())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,9 +196,9 @@ func TestRulesBatchMatchesLibrary(t *testing.T) {
 			if uint16(w.Header.Type) == unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_NEWRULE {
 				wflags &^= unix.NLM_F_ECHO
 			}
-			if uint16(w.Header.Type) != g.typ || wflags != g.flags || !bytes.Equal(w.Data, g.data) {
+			if uint16(w.Header.Type) != g.Header.Type || wflags != g.Header.Flags || !bytes.Equal(w.Data, g.Data) {
 				t.Errorf("message %d: type %#x flags %#x data\n%x\nthe library's: type %#x flags %#x data\n%x",
-					i, g.typ, g.flags, g.data, uint16(w.Header.Type), wflags, w.Data)
+					i, g.Header.Type, g.Header.Flags, g.Data, uint16(w.Header.Type), wflags, w.Data)
 			}
 		}
 	}

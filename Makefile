@@ -57,16 +57,21 @@ endef
 endif
 # The lean init's read-only data is laid out to hold a whole 2 MiB-aligned
 # range: internal/rodatapad prints how many bytes short of that it is (0
-# when it holds one already, or when more than 96 KiB would be needed), and
-# the program is linked again with that many bytes of padding in its
-# read-only data (cmd/jail-init's rodataPad). Each start of init then maps
+# when it holds one already, or when more than 256 KiB would be needed), and
+# the program is built again with that many bytes of padding in its
+# read-only data (cmd/jail-init's pad.go, replaced by go build -overlay with
+# a copy in a temporary directory: the tree is not written). Each start of init then maps
 # that range by one page-table entry (with the copy in 2 MiB folios:
 # package initbin; docs/performance.md, initfolio rows).
 INITLD   := -s -w $(if $(INITENTRY),-E $(INITENTRY) $(call heapwindow,512,1024))
 build:
 	$(GO) build -trimpath -ldflags '$(INITLD)' -o $(INIT) ./cmd/jail-init
 	pad=$$($(GO) run ./internal/rodatapad $(INIT)) && if [ "$$pad" -gt 0 ]; then \
-		$(GO) build -trimpath -ldflags "$(INITLD) -X main.rodataPad=$$(head -c $$pad /dev/zero | tr '\0' 0)" -o $(INIT) ./cmd/jail-init; fi
+		d=$$(mktemp -d) && \
+		printf 'package main\n\nconst padding = "%s"\n' "$$(head -c $$pad /dev/zero | tr '\0' 0)" > $$d/pad.go && \
+		printf '{"Replace":{"%s":"%s"}}\n' "$(CURDIR)/cmd/jail-init/pad.go" "$$d/pad.go" > $$d/overlay.json && \
+		$(GO) build -trimpath -overlay $$d/overlay.json -ldflags '$(INITLD)' -o $(INIT) ./cmd/jail-init; \
+		rc=$$?; rm -rf $$d; [ $$rc -eq 0 ]; fi
 	sha256sum $(INIT) | cut -d' ' -f1 > $(INIT).sum
 	echo '$(INITENTRY)' > $(INIT).entry
 	$(GO) build -trimpath -tags jail_leaninit -ldflags '$(LDFLAGS) $(JAILENTRY)' -o $(BIN) ./cmd/jail

@@ -139,16 +139,17 @@ func TestEmbeddedProgramNotMappedAhead(t *testing.T) {
 
 // The embedded lean init's read-only segment, from its first page to its
 // last, holds a whole 2 MiB-aligned range (make build pads it so when it
-// falls short by up to 96 KiB: internal/rodatapad, cmd/jail-init's
-// rodataPad), which each start of init maps by one page-table entry. Seen
+// falls short by up to 256 KiB: internal/rodatapad, cmd/jail-init's
+// pad.go), which each start of init maps by one page-table entry. Seen
 // failing with make build's padding step removed and GOAMD64=v3 (a layout
-// 8 KiB short: "ends at 0x7fdc10, short of 0x800000").
+// 8 KiB short: "ends at 0x7fdc10, short of 0x800000"), and with the bound
+// raised from 96 KiB over session 33's unpadded layout (215 KB short).
 func TestEmbeddedProgramReadOnlyHolds2MiB(t *testing.T) {
 	f, err := elf.NewFile(bytes.NewReader(program))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const page, huge, maxPad = 4 << 10, 2 << 20, 96 << 10
+	const page, huge, maxPad = 4 << 10, 2 << 20, 256 << 10
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_LOAD || p.Flags != elf.PF_R {
 			continue
@@ -162,7 +163,7 @@ func TestEmbeddedProgramReadOnlyHolds2MiB(t *testing.T) {
 		case end >= want:
 			t.Logf("the read-only segment [%#x, %#x) holds [%#x, %#x)", start, end, want-huge, want)
 		case want-end+page <= maxPad:
-			t.Fatalf("the read-only segment [%#x, %#x) ends at %#x, short of %#x: make build pads it (rodataPad)", start, end, p.Vaddr+p.Memsz, want)
+			t.Fatalf("the read-only segment [%#x, %#x) ends at %#x, short of %#x: make build pads it (cmd/jail-init/pad.go)", start, end, p.Vaddr+p.Memsz, want)
 		default:
 			// Beyond what -X carries: make build leaves it (and says so).
 			t.Logf("the read-only segment [%#x, %#x) is %d bytes short of a whole 2 MiB range: more than make build pads", start, end, want-end)

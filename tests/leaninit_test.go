@@ -194,7 +194,7 @@ func TestLeanInitCopyInLargeFolios(t *testing.T) {
 // Each start of the lean init maps the whole 2 MiB ranges of its read-only
 // data by 2 MiB page-table entries, read from the running init's smaps:
 // the copy's page cache is in 2 MiB folios (initbin's writeBig) and make
-// build lays the segment out to hold such a range (rodataPad); an aligned
+// build lays the segment out to hold such a range (pad.go); an aligned
 // 2 MiB folio is then mapped whole, with or without package prefault's
 // huge-page advice. Seen failing with main's binary (its copy written by
 // one Write): 0 of 2048 KiB.

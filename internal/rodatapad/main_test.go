@@ -26,7 +26,11 @@ func TestPadding(t *testing.T) {
 		{"one page short", 0x5e4000, 0x1e4000, 0x21a9b0, 0x7ff000 - 0x5e4000 - 0x21a9b0 + 1 + 256, false},
 		{"holds a range", 0x5e4000, 0x1e4000, 0x300000, 0, false},
 		{"starts on a boundary", 0x600000, 0x200000, 0x200000, 0, false},
+		// The lean init of 3ef4fe9: read-only data under 2 MiB, from
+		// 0x5d2000 to 0x7cb840: 215 KB short, over the old bound of 96 KiB.
+		{"under 2 MiB, from below a boundary", 0x5d2000, 0x1d2000, 0x1f9840, 0x800000 - 0xfff - 0x7cb840 + 256, false},
 		{"too far short", 0x610000, 0x210000, 0x21b950, 0, true},
+		{"past the bound", 0x5a0000, 0x1a0000, 0x1f9840, 0, true},
 		{"offsets not congruent", 0x5e4000, 0x1e5000, 0x21a000, 0, true},
 	} {
 		n, why := padding(seg(c.vaddr, c.off, c.memsz))

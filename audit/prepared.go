@@ -28,6 +28,19 @@ func Prepare(v any) Prepared {
 	return Prepared{b: b}
 }
 
+// PrepareMarshalled is Prepare of a value that b is json.Marshal's own
+// output for (compact, valid, HTML-escaped): b is taken as it is. Prepare
+// of b as a json.RawMessage would check and compact every byte again for
+// the same bytes: 0.4-0.9 ms of the supervisor's CPU for a start event's
+// policy of 63 KB (an agent's profile). Anything else, such as JSON read
+// from a file, goes through Prepare.
+func PrepareMarshalled(b []byte) Prepared {
+	if b == nil {
+		return Prepare(nil) // as Prepare of a nil RawMessage: null
+	}
+	return Prepared{b: b}
+}
+
 // MarshalJSON implements json.Marshaler: anywhere but the start event's
 // policy, a Prepared value is marshalled (and checked) as any value.
 func (p Prepared) MarshalJSON() ([]byte, error) {

@@ -40,6 +40,39 @@ func TestPreparedStartSameLine(t *testing.T) {
 	}
 }
 
+// TestPrepareMarshalledSameLine: json.Marshal's bytes taken as they are
+// (PrepareMarshalled) give the start event the line Prepare of the value,
+// and of the bytes as a json.RawMessage, gives: for values whose
+// marshalling escapes (HTML, U+2028, invalid UTF-8, control bytes) and
+// holds the splice's own keys in strings.
+func TestPrepareMarshalledSameLine(t *testing.T) {
+	tricky := []string{`,"policy":0,"kernel":`, `"policy":0`, `<script>&amp;</script>`, "\u2028\u2029", `\"`, "é\x00\xff\n\t"}
+	values := map[string]any{
+		"tree":   map[string]any{"policy": map[string]any{"x": []any{"<>", 1.5, nil, true}}, "z": "\u2028", "a": tricky},
+		"struct": struct{ A, B string }{"<", `,"policy":0,"kernel":`},
+		"nil":    nil,
+		"string": tricky[5],
+	}
+	for name, v := range values {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := Start{Schema: SchemaVersion, ID: "id", Argv: tricky, Kernel: Kernel{Release: tricky[2]}}
+		s.Policy = v
+		want := marshalFields(s)
+		for how, p := range map[string]Prepared{"the value": Prepare(v), "the bytes, raw": Prepare(json.RawMessage(b)), "marshalled": PrepareMarshalled(b)} {
+			s.Policy = p
+			if got := marshalFields(s); !bytes.Equal(got, want) {
+				t.Errorf("%s, %s:\n got %s\nwant %s", name, how, got, want)
+			}
+		}
+	}
+	if got := marshalFields(Start{Policy: PrepareMarshalled(nil)}); !bytes.Equal(got, marshalFields(Start{Policy: json.RawMessage(nil)})) {
+		t.Errorf("nil bytes: %s", got)
+	}
+}
+
 // TestPreparedErrorAsBefore: a policy that does not marshal gives the
 // marshal error the plain one gives, and a Prepared value elsewhere than
 // the start event's policy marshals as its value.

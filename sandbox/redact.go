@@ -234,6 +234,17 @@ func (x *redactor) startPolicy(p *policy.Policy, plan *Plan, cg any) any {
 	return x.tree(b)
 }
 
+// preparedStartPolicy is startPolicy made ready for the start event
+// (audit.Prepare): the bytes of its json.Marshal, when it has nothing to
+// redact, are taken as they are, not checked and compacted again.
+func (x *redactor) preparedStartPolicy(p *policy.Policy, plan *Plan, cg any) audit.Prepared {
+	v := x.startPolicy(p, plan, cg)
+	if b, ok := v.(json.RawMessage); ok {
+		return audit.PrepareMarshalled(b) // startPolicy's own json.Marshal
+	}
+	return audit.Prepare(v)
+}
+
 // tree decodes b and redacts every string of it.
 func (x *redactor) tree(b []byte) any {
 	var tree any

@@ -170,8 +170,9 @@ type runner struct {
 	killedBy      string // why the supervisor killed the sandbox
 	timedOut      bool
 	startClaimed  bool          // recordStart has begun
+	startWritten  chan struct{} // closed once recordStartBeside's goroutine has written it
 	startRecorded bool          // the start event is in the trail
-	early         []audit.Event // events before the start event, held until it is written
+	early         []heldEvent   // events before the start event, held until it is written
 	trace         bool
 	traceHeapOn   bool // JAIL_TRACE_HEAP=1 too: traceHeap's lines
 	info          map[string]string
@@ -825,15 +826,17 @@ func (r *runner) run() int {
 	// plan, and the event's own over the result: audit.Prepare) is made
 	// while init starts, off the path to the agent's start: nothing it
 	// reads changes from here on (raiseWalls added its notes). The event
-	// itself is written once init has reported, before the go.
+	// itself is written once init has reported, beside the go
+	// (recordStartBeside).
 	pc := make(chan any, 1)
 	r.startPolicy = pc
-	startPolicy := func() { pc <- audit.Prepare(r.redact.startPolicy(r.pol, r.plan, r.cgRep)) }
+	startPolicy := func() { pc <- r.redact.preparedStartPolicy(r.pol, r.plan, r.cgRep) }
 	if r.spare != nil {
-		// After the warm-up, on its stack; then the exec answer's own
-		// warm-up (its first use waits for it, the agent's first
-		// execve), long before init asks for the go.
-		r.spare <- func() { startPolicy(); r.warmExecAnswer() }
+		// After the warm-up, on its stack: first the exec answer's own
+		// warm-up (the agent's first execve waits for its answer, just
+		// after the go), then the policy, which only the start event's
+		// goroutine waits for.
+		r.spare <- func() { r.warmExecAnswer(); startPolicy() }
 	} else {
 		go startPolicy()
 	}
@@ -1439,7 +1442,7 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 	r.info = m.Info
 	r.mu.Unlock()
 	r.tracef("init ready")
-	r.recordStart(m.Info)
+	r.recordStartBeside(m.Info)
 	// The sandbox's tmpfs file systems exist now (init built its tree).
 	r.watchMemory(r.spec)
 	var tcps, refusers []*os.File

@@ -32,6 +32,13 @@ import (
 // are and redacted when written, once the redactor exists.
 func (r *runner) record(ev audit.Event) { r.recordAs(ev, false) }
 
+// heldEvent is an event recorded before the start event (r.early), and
+// whether it is the run's servers' (recordRun).
+type heldEvent struct {
+	ev  audit.Event
+	run bool
+}
+
 // recordRun is record for what the run's servers (the egress proxy, the
 // DNS server, the exec guard) decide: it may come after the exit check
 // began (trailEnding), from what the agent left in a socket before it
@@ -42,7 +49,7 @@ func (r *runner) recordAs(ev audit.Event, run bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.startRecorded {
-		r.early = append(r.early, ev)
+		r.early = append(r.early, heldEvent{ev, run})
 		return
 	}
 	if r.trail == nil {
@@ -396,26 +403,58 @@ func hideTrail(path string, plan []ns.Mount) []ns.Mount {
 	return []ns.Mount{{Kind: ns.KindMask, Path: dir, Dir: true, FD: -1, Why: "the audit trail's directory"}}
 }
 
+// recordStart says the start's degraded modes and writes the start event,
+// the trail's first line: what was recorded before it is held until then
+// (recordAs). Called once per run; a later call (the end's, a failure's)
+// returns once the event is written, so that what it records comes after
+// it (recordStartBeside may have left the writing to a goroutine).
 func (r *runner) recordStart(info map[string]string) {
 	r.mu.Lock()
-	done := r.startClaimed
+	done, written := r.startClaimed, r.startWritten
 	r.startClaimed = true
 	r.mu.Unlock()
 	if done {
+		if written != nil {
+			<-written
+		}
 		return
 	}
-	defer func() {
-		// Written (or there is no trail): what waited for it follows.
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.startRecorded = true
-		if r.trail != nil {
-			for _, ev := range r.early {
-				r.trail.Record(r.redact.event(ev))
-			}
-		}
-		r.early = nil
+	r.sayStart(info)()
+}
+
+// recordStartBeside is recordStart for init's report (handleFiles), before
+// the go: the degraded modes are said now, on the terminal before the
+// agent has it, but the event is written on a goroutine, beside the
+// agent's start. Its policy is the JSON made while init started
+// (startEventPolicy), which under an agent's profile (a plan of 30
+// writable paths and 90 mounts) was not ready in 6 starts of 10 when init
+// reported, and the go waited 1-5 ms for it. The event is no less kept:
+// before, it was only queued for the trail's writer at the go, as it is
+// now a little later, and nothing the run records can come first (held
+// in r.early until it is in); every later recordStart waits for it, and
+// the run's end (endCheck) and a failure (fail) call one before they
+// record anything of their own.
+func (r *runner) recordStartBeside(info map[string]string) {
+	r.mu.Lock()
+	if r.startClaimed {
+		r.mu.Unlock()
+		return
+	}
+	r.startClaimed = true
+	written := make(chan struct{})
+	r.startWritten = written
+	r.mu.Unlock()
+	write := r.sayStart(info)
+	go func() {
+		defer close(written)
+		write()
 	}()
+}
+
+// sayStart says the start's degraded modes (stderr unless --quiet) and
+// returns what writes the start event with them, then lets what was held
+// for it through.
+func (r *runner) sayStart(info map[string]string) (write func()) {
 	// Each degraded mode is one sentence: on stderr (unless --quiet) and,
 	// whatever --quiet says, in the start event's notes, so that the
 	// record never shows a weaker sandbox as a full one
@@ -447,6 +486,33 @@ func (r *runner) recordStart(info map[string]string) {
 	for _, d := range degraded {
 		r.notef("%s", d)
 	}
+	return func() {
+		defer r.startIn()
+		r.writeStart(info, degraded, netMode)
+	}
+}
+
+// startIn marks the start event written (or there is no trail): what
+// waited for it follows, in the order it came, the run's servers'
+// decisions as theirs (recordRun).
+func (r *runner) startIn() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.startRecorded = true
+	if r.trail != nil {
+		for _, e := range r.early {
+			if e.run {
+				r.trail.RecordRun(r.redact.event(e.ev))
+			} else {
+				r.trail.Record(r.redact.event(e.ev))
+			}
+		}
+	}
+	r.early = nil
+}
+
+// writeStart writes the start event (sayStart).
+func (r *runner) writeStart(info map[string]string, degraded []string, netMode string) {
 	if r.trail == nil {
 		return
 	}

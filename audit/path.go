@@ -76,6 +76,19 @@ func NewID() string {
 // directory it leaves for a link). The supervisor calls it before Create and
 // exits 125 on error.
 func CheckPlacement(path string, writable, hidden []string) error {
+	return CheckPlacementWith(nil, path, writable, hidden)
+}
+
+// CheckPlacementWith is CheckPlacement with its lookups shared with the
+// caller's other ones of the same pass (res; nil: each name is looked up
+// afresh, as CheckPlacement does). A start checks one trail against the
+// same writable paths up to four times (its tree, the trees of earlier
+// runs, each other mount of its directory), and an agent's profile has
+// some thirty writable paths, most under the same few directories: each
+// resolved afresh, the checks cost 1-2 ms of the start (trailbatch rows).
+// The answers are the ones CheckPlacement gives (hostpath.Resolver's
+// promise: what a pass saw of a name it sees again).
+func CheckPlacementWith(res *hostpath.Resolver, path string, writable, hidden []string) error {
 	abs, err := hostpath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("check audit trail placement: %w", err)
@@ -83,7 +96,7 @@ func CheckPlacement(path string, writable, hidden []string) error {
 	resolveAll := func(ps []string) ([]string, error) {
 		rs := make([]string, 0, len(ps))
 		for _, p := range ps {
-			r, err := resolve(p)
+			r, err := resolveWith(res, p)
 			if err != nil {
 				return nil, fmt.Errorf("check audit trail placement: %w", err)
 			}
@@ -115,7 +128,7 @@ func CheckPlacement(path string, writable, hidden []string) error {
 		return ""
 	}
 	var on []string // the names met on the way that the sandbox can write
-	p, err := hostpath.Walk(abs, func(s hostpath.Step) error {
+	p, err := res.Walk(abs, func(s hostpath.Step) error {
 		if s.Err == nil && writableAt(s.Path) != "" {
 			on = append(on, s.Path)
 		} // a missing name: the rest is made as named, under what was checked
@@ -142,15 +155,26 @@ func CheckPlacement(path string, writable, hidden []string) error {
 	return nil
 }
 
-// resolve makes p absolute and resolves symlinks in its longest existing prefix.
-func resolve(p string) (string, error) {
+// resolveWith makes p absolute and resolves symlinks in its longest
+// existing prefix, with the lookups of res (nil: filepath.EvalSymlinks).
+func resolveWith(res *hostpath.Resolver, p string) (string, error) {
 	p, err := filepath.Abs(p)
 	if err != nil {
 		return "", err
 	}
+	eval := filepath.EvalSymlinks
+	if res != nil {
+		// As EvalSymlinks for an absolute path: every link followed, the
+		// last name's too; a missing name an error wrapping
+		// os.ErrNotExist, any other failure its own error.
+		eval = func(p string) (string, error) {
+			r, _, err := res.Resolve(p)
+			return r, err
+		}
+	}
 	rest := ""
 	for cur := p; ; {
-		r, err := filepath.EvalSymlinks(cur)
+		r, err := eval(cur)
 		if err == nil {
 			return filepath.Join(r, rest), nil
 		}

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"errors"
+	"github.com/jail-sandbox/jail/hostpath"
 	"os"
 	"path/filepath"
 	"testing"
@@ -126,5 +127,94 @@ func TestCheckPlacementOnTheWay(t *testing.T) {
 		if errors.Is(err, ErrWritableBySandbox) != tt.bad {
 			t.Errorf("%s: CheckPlacement(%s) = %v, want refused=%v", tt.name, tt.path, err, tt.bad)
 		}
+	}
+}
+
+// CheckPlacementWith, its lookups shared through one hostpath.Resolver,
+// answers as CheckPlacement does, and resolves each path to what
+// filepath.EvalSymlinks' loop gives: over links relative and absolute,
+// chained, dangling, looping, a link to a file used as a directory,
+// missing names, "..", and trails and writable paths through all of them,
+// each checked after the others (what the pass saw first answers again).
+func TestCheckPlacementWithSameAnswers(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, "home", "u", "work")
+	for _, d := range []string{filepath.Join(ws, "sub"), filepath.Join(root, "home", "u", ".cache", "jail", "c"), filepath.Join(root, "state")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{
+		"home/u/w":        "work",               // relative
+		"home/u/abs":      ws,                   // absolute
+		"home/u/chain":    "w/sub",              // through another link
+		"home/u/dangling": "/nonexistent/x",     // target missing
+		"home/u/loop1":    "loop2",              // ELOOP
+		"home/u/loop2":    "loop1",              //
+		"home/u/tofile":   "../../file",         // a file used as a directory below
+		"state/out":       "../home/u/work/sub", // out of state into the workspace
+		"state/up":        "../home/u/.cache/jail",
+	}
+	for l, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var paths []string
+	for _, p := range []string{"home/u/work", "home/u/w", "home/u/abs/sub", "home/u/chain", "home/u/chain/new/x", "home/u/dangling",
+		"home/u/dangling/y", "home/u/loop1", "home/u/loop1/z", "home/u/tofile", "home/u/tofile/x", "missing/a/b",
+		"home/u/.cache/jail/c", "home/u/w/../.cache", "state/out/t.jsonl", "state/up/c", "state", "state/t.jsonl", "file"} {
+		paths = append(paths, filepath.Join(root, p))
+	}
+	paths = append(paths, root+"/home/u/w/../w/sub/../../abs", "/")
+	res := hostpath.NewResolver()
+	defer res.Close()
+	for _, p := range paths {
+		want, werr := resolveWith(nil, p)
+		got, gerr := resolveWith(res, p)
+		if got != want || (werr == nil) != (gerr == nil) || (werr != nil && errors.Is(werr, os.ErrNotExist) != errors.Is(gerr, os.ErrNotExist)) {
+			t.Errorf("resolve %s: with a resolver %q, %v; EvalSymlinks %q, %v", p, got, gerr, want, werr)
+		}
+	}
+	sets := [][]string{
+		{ws},
+		{filepath.Join(root, "home/u/w"), filepath.Join(root, "home/u/.cache/jail/c")},
+		{filepath.Join(root, "home/u/chain"), filepath.Join(root, "home/u/dangling")},
+		{filepath.Join(root, "home/u/loop1")},
+		{filepath.Join(root, "home/u/tofile/x"), filepath.Join(root, "missing/a")},
+	}
+	hidden := [][]string{nil, {filepath.Join(root, "state")}, {filepath.Join(root, "home/u/w/sub")}}
+	n, refused := 0, 0
+	for _, trail := range paths {
+		for _, w := range sets {
+			for _, h := range hidden {
+				want := CheckPlacement(trail, w, h)
+				got := CheckPlacementWith(res, trail, w, h)
+				n++
+				if errors.Is(want, ErrWritableBySandbox) {
+					refused++
+				}
+				// The same answer: accepted, refused as writable (the same
+				// words), or not checkable (a link loop, a file used as a
+				// directory: refused too, the resolver's words naming the
+				// path where EvalSymlinks' did not).
+				same := (got == nil) == (want == nil) && errors.Is(got, ErrWritableBySandbox) == errors.Is(want, ErrWritableBySandbox)
+				if same && errors.Is(want, ErrWritableBySandbox) {
+					same = got.Error() == want.Error()
+				}
+				if !same {
+					t.Errorf("trail %s, writable %v, hidden %v:\n with a resolver %v\n without        %v", trail, w, h, got, want)
+				}
+			}
+		}
+	}
+	if refused == 0 || refused == n {
+		t.Fatalf("%d of %d placements refused: the cases do not tell the two apart", refused, n)
 	}
 }

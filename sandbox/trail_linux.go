@@ -206,7 +206,11 @@ func (r *runner) trailPlace(spec *ns.Spec, id string) (string, []ns.Mount, error
 	if r.plan.StateDirMasked {
 		hidden = append(hidden, r.plan.StateDir)
 	}
-	if err := audit.CheckPlacement(path, r.plan.Writable, hidden); err != nil {
+	// One pass of lookups for every check below: they resolve the same
+	// writable paths again and again (audit.CheckPlacementWith).
+	res := hostpath.NewResolver()
+	defer res.Close()
+	if err := audit.CheckPlacementWith(res, path, r.plan.Writable, hidden); err != nil {
 		return "", nil, fmt.Errorf("`audit` %s: %w", path, err)
 	}
 	// The trail's directory seen through another mount of its file system
@@ -253,15 +257,15 @@ func (r *runner) trailPlace(spec *ns.Spec, id string) (string, []ns.Mount, error
 		// after the run, a ".." out of a directory it can swap for a
 		// link), is the agent's to rewrite or redirect, as in the
 		// workspace itself.
-		writable := trailWritable(r.plan)
-		if err := audit.CheckPlacement(path, writable, hidden); err != nil {
+		writable := trailWritable(res, r.plan)
+		if err := audit.CheckPlacementWith(res, path, writable, hidden); err != nil {
 			return "", nil, fmt.Errorf("`audit` %s: %w", path, err)
 		}
-		if err := trailPastPlacement(path, real, r.plan.past, hidden); err != nil {
+		if err := trailPastPlacement(res, path, real, r.plan.past, hidden); err != nil {
 			return "", nil, err
 		}
 		views := fsrules.Views(r.plan.hostMounts, filepath.Dir(real))
-		if viewMasks, err = trailViews(path, views, writable, hidden, spec.Mounts); err != nil {
+		if viewMasks, err = trailViews(res, path, views, writable, hidden, spec.Mounts); err != nil {
 			return "", nil, err
 		}
 	}
@@ -277,7 +281,7 @@ func (r *runner) trailPlace(spec *ns.Spec, id string) (string, []ns.Mount, error
 // run's own trees are CheckPlacement's; these are checked the same way
 // (by path, a link or ".." on the way out of one too) and by the
 // directory's identity (the tree reached by another name: a bind mount).
-func trailPastPlacement(path, real string, past *pastwrite.Set, hidden []string) error {
+func trailPastPlacement(res *hostpath.Resolver, path, real string, past *pastwrite.Set, hidden []string) error {
 	trees := past.Trees()
 	if len(trees) == 0 {
 		return nil
@@ -287,7 +291,7 @@ func trailPastPlacement(path, real string, past *pastwrite.Set, hidden []string)
 		paths = append(paths, t.Path)
 	}
 	const why = "a tree an earlier or running jail run could write (that run's agent, or a later one there, could rewrite the trail; the default trail is out of every run's reach)"
-	if err := audit.CheckPlacement(path, paths, hidden); err != nil {
+	if err := audit.CheckPlacementWith(res, path, paths, hidden); err != nil {
 		return fmt.Errorf("`audit` %s: %s: %w", path, why, err)
 	}
 	for _, h := range hidden {
@@ -306,25 +310,29 @@ func trailPastPlacement(path, real string, past *pastwrite.Set, hidden []string)
 // trail's checks): the plan's writable paths, the host directories that
 // its binds from elsewhere show (Source: a cache's, under jail's cache
 // directory), and the places the host's mount table shows any of them at.
-func trailWritable(pl *Plan) []string {
+func trailWritable(res *hostpath.Resolver, pl *Plan) []string {
 	w := slices.Clip(pl.Writable)
 	for _, m := range pl.Mounts {
 		if m.Kind == ns.KindBind && m.Source != "" {
 			w = append(w, m.Source)
 		}
 	}
-	return append(w, writableViews(pl.hostMounts, w)...)
+	return append(w, writableViews(res, pl.hostMounts, w)...)
 }
 
 // writableViews returns the other places the host's mount table shows
 // each writable path (or a part of it) at: another mount of its file
 // system, such as a host bind of the workspace elsewhere. Each path is
-// resolved first (the table holds real paths).
-func writableViews(hostMounts []fsrules.Mount, writable []string) []string {
+// resolved first (the table holds real paths), with the lookups of res.
+func writableViews(res *hostpath.Resolver, hostMounts []fsrules.Mount, writable []string) []string {
 	var out []string
 	for _, w := range writable {
-		if r, err := filepath.EvalSymlinks(w); err == nil {
-			w = r
+		if !filepath.IsAbs(w) {
+			if r, err := filepath.EvalSymlinks(w); err == nil {
+				w = r
+			}
+		} else if r, _, err := res.Resolve(w); err == nil {
+			w = r // as EvalSymlinks for an absolute path
 		}
 		for _, v := range fsrules.Views(hostMounts, w) {
 			out = append(out, v.Path)
@@ -342,12 +350,12 @@ func writableViews(hostMounts []fsrules.Mount, writable []string) []string {
 // visible; where it is, or lies in, a path the plan binds (the workspace
 // may be a subdirectory of the trail's), it is left as that bind shows it,
 // as the same subdirectory is at its own path.
-func trailViews(path string, views []fsrules.View, writable, hidden []string, plan []ns.Mount) ([]ns.Mount, error) {
+func trailViews(res *hostpath.Resolver, path string, views []fsrules.View, writable, hidden []string, plan []ns.Mount) ([]ns.Mount, error) {
 	var masks []ns.Mount
 	for _, v := range views {
 		if !v.Part {
 			at := filepath.Join(v.Path, filepath.Base(path)) // the trail itself
-			if err := audit.CheckPlacement(at, writable, hidden); err != nil {
+			if err := audit.CheckPlacementWith(res, at, writable, hidden); err != nil {
 				return nil, fmt.Errorf("`audit` %s: its directory is also mounted at %s: %w", path, v.Path, err)
 			}
 			masks = append(masks, hideTrail(at, append(plan, masks...))...)

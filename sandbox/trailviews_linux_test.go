@@ -65,7 +65,7 @@ func TestTrailViews(t *testing.T) {
 		{"in the masked state directory: fine", []fsrules.View{whole(filepath.Join(state, "v"))}, nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			masks, err := trailViews(trail, c.views, writable, hidden, plan)
+			masks, err := trailViews(nil, trail, c.views, writable, hidden, plan)
 			if c.err {
 				if !errors.Is(err, audit.ErrWritableBySandbox) {
 					t.Fatalf("err %v, want ErrWritableBySandbox", err)

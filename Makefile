@@ -60,9 +60,9 @@ endif
 # when it holds one already, or when more than 256 KiB would be needed), and
 # the program is built again with that many bytes of padding in its
 # read-only data (cmd/jail-init's pad.go, replaced by go build -overlay with
-# a copy in a temporary directory: the tree is not written). Each start of init then maps
-# that range by one page-table entry (with the copy in 2 MiB folios:
-# package initbin; docs/performance.md, initfolio rows).
+# a copy in a temporary directory: the tree is not written). Each start of
+# init then maps that range by one page-table entry (with the copy in 2 MiB
+# folios: package initbin; docs/performance.md, initfolio rows).
 INITLD   := -s -w $(if $(INITENTRY),-E $(INITENTRY) $(call heapwindow,512,1024))
 build:
 	$(GO) build -trimpath -ldflags '$(INITLD)' -o $(INIT) ./cmd/jail-init

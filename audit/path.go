@@ -85,7 +85,8 @@ func CheckPlacement(path string, writable, hidden []string) error {
 // same writable paths up to four times (its tree, the trees of earlier
 // runs, each other mount of its directory), and an agent's profile has
 // some thirty writable paths, most under the same few directories: each
-// resolved afresh, the checks cost 1-2 ms of the start (trailbatch rows).
+// resolved afresh, the checks cost 1-2 ms of the start (docs/performance.md,
+// session 34).
 // The answers are the ones CheckPlacement gives (hostpath.Resolver's
 // promise: what a pass saw of a name it sees again).
 func CheckPlacementWith(res *hostpath.Resolver, path string, writable, hidden []string) error {

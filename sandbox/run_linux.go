@@ -822,8 +822,8 @@ func (r *runner) run() int {
 	if err := r.raiseWalls(); err != nil {
 		return r.failStarted(err)
 	}
-	// The start event's policy (three JSON passes over the policy and the
-	// plan, and the event's own over the result: audit.Prepare) is made
+	// The start event's policy (a JSON pass over the policy and the plan;
+	// where a value is redacted, a decode and two passes more) is made
 	// while init starts, off the path to the agent's start: nothing it
 	// reads changes from here on (raiseWalls added its notes). The event
 	// itself is written once init has reported, beside the go

@@ -6,8 +6,9 @@ package main
 // mapping holds a whole 2 MiB-aligned range, which each start of init then
 // maps by one page-table entry (package prefault's populate of the copy,
 // which package initbin writes in 2 MiB folios: docs/performance.md,
-// initfolio and rodata2 rows). The compiler puts a string constant's bytes
-// in the read-only data, and a variable set to it needs no code at start.
+// initfolio rows and session 34). The compiler puts a string constant's
+// bytes in the read-only data, and a variable set to it needs no code at
+// start.
 var rodataPad = padding
 
 // padLen reads rodataPad, so that the linker keeps the variable and its

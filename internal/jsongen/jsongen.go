@@ -8,14 +8,15 @@
 //
 // Only what Marshal does the same way in every context is generated:
 // structs without embedded fields, strings, booleans, integers, float64,
-// byte slices, slices, maps with string keys, pointers, and types with a
-// value-receiver MarshalJSON or MarshalText (encoded by Marshal itself:
-// they are small). Interfaces are Marshal's too. Anything else (an
-// embedded field, a ",string" or "omitzero" option, a pointer-receiver
-// marshaler, whose use depends on addressability) is an error: the
-// caller then keeps Marshal for that type. The generated source is
-// checked against the types by its package's tests (up to date, and
-// equal output on random values).
+// byte slices, slices, maps with string keys, pointers, types with a
+// value-receiver MarshalText (its text as a string, as Marshal writes
+// it) and types with a value-receiver MarshalJSON (encoded by Marshal
+// itself: they are small, time.Time). Interfaces are Marshal's too.
+// Anything else (an embedded field, a ",string" or "omitzero" option, a
+// pointer-receiver marshaler, whose use depends on addressability) is an
+// error: the caller then keeps Marshal for that type. The generated
+// source is checked against the types by its package's tests (up to
+// date, and equal output on random values).
 package jsongen
 
 import (

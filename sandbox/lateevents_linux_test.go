@@ -14,6 +14,33 @@ import (
 	"github.com/jail-sandbox/jail/policy"
 )
 
+// testTrail gives r a trail of the smallest size in a temporary file, and
+// quiet notices recorded in it: the trail's path and its writer.
+func testTrail(t *testing.T, r *runner) (string, *audit.Writer) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "trail.jsonl")
+	w, err := audit.CreateOptions(path, audit.Options{MaxBytes: policy.MinAuditMaxSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.trail = w
+	r.notes = notice.New(io.Discard, notice.Options{Quiet: true, Record: r.recordNotice})
+	return path, w
+}
+
+// closedTrail closes the trail w writes at path and returns its bytes.
+func closedTrail(t *testing.T, w *audit.Writer, path string) []byte {
+	t.Helper()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // trail17: Ending is marked when the exit check starts (endCheck), while
 // the servers are still shutting down (stopServers waits for them in the
 // background): a refusal the egress proxy decides after that -- a
@@ -26,13 +53,8 @@ import (
 // record stays the run's: it never reaches the end's room. Seen failing
 // on main's code: 2 of the 6 end notices written.
 func TestLateRefusalsKeepOutOfTheEndRoom(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "trail.jsonl")
-	w, err := audit.CreateOptions(path, audit.Options{MaxBytes: policy.MinAuditMaxSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &runner{pol: &policy.Policy{}, trail: w, startRecorded: true}
-	r.notes = notice.New(io.Discard, notice.Options{Quiet: true, Record: r.recordNotice})
+	r := &runner{pol: &policy.Policy{}, startRecorded: true}
+	path, w := testTrail(t, r)
 	r.record(audit.Start{Schema: audit.SchemaVersion, ID: "late"})
 	// The agent spends every part of the budget it reaches while it runs.
 	for i := 0; w.Stats().Budget == 0; i++ {
@@ -60,13 +82,7 @@ func TestLateRefusalsKeepOutOfTheEndRoom(t *testing.T) {
 		want = append(want, "moved "+p)
 	}
 	r.record(audit.Exit{Code: 0, Reason: "exited"})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := closedTrail(t, w, path)
 	n := 0
 	for _, s := range want {
 		if bytes.Contains(data, []byte(s)) {

@@ -2,15 +2,11 @@ package sandbox
 
 import (
 	"encoding/json"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jail-sandbox/jail/audit"
-	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/policy"
 )
 
@@ -24,14 +20,9 @@ import (
 // it was (the report waited for the policy), and with the end's
 // recordStart not waiting (the exit held behind a start never written).
 func TestStartWrittenBesideTheGo(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "trail.jsonl")
-	w, err := audit.CreateOptions(path, audit.Options{MaxBytes: policy.MinAuditMaxSize})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pc := make(chan any, 1)
-	r := &runner{pol: &policy.Policy{}, plan: &Plan{}, trail: w, id: "beside", startPolicy: pc}
-	r.notes = notice.New(io.Discard, notice.Options{Quiet: true, Record: r.recordNotice})
+	r := &runner{pol: &policy.Policy{}, plan: &Plan{}, id: "beside", startPolicy: pc}
+	path, w := testTrail(t, r)
 
 	said := make(chan struct{})
 	go func() {
@@ -60,13 +51,7 @@ func TestStartWrittenBesideTheGo(t *testing.T) {
 		t.Fatal("the end's recordStart returned before the start event was written")
 	}
 	r.record(audit.Exit{Code: 0, Reason: "exited"})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := closedTrail(t, w, path)
 	var types []string
 	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var ev struct {

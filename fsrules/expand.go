@@ -256,13 +256,26 @@ func compile(in Input) (*compiled, error) {
 	for _, p := range in.Readable {
 		roots = append(roots, root{"read", p, false})
 	}
+	// Ancestors no rule matches, checked once: the roots share most of
+	// theirs (a profile's fifteen caches under ~/.cache, the home, /), and
+	// each was ~400 rules' Match again for every root below it. A path no
+	// rule matches refuses no root; one a rule matches is checked for
+	// each root, as before.
+	unmatched := map[string]bool{}
 	for _, r := range roots {
 		// r and each of its ancestors: a deny there hides r entirely.
 		for a := r.p; ; a = path.Dir(a) {
+			if unmatched[a] {
+				if a == "/" {
+					break
+				}
+				continue
+			}
 			// Folded once here, not by each of the ~200 case-insensitive
 			// built-ins' Match (a copy each when the path has capitals,
 			// /home/Alice/Projects); lowerASCII of a folded path is itself.
 			la := lowerASCII(a)
+			matched := false
 			for _, ru := range c.all {
 				x := a
 				if ru.pat.Fold {
@@ -271,6 +284,7 @@ func compile(in Input) (*compiled, error) {
 				if !ru.pat.Match(x, true) {
 					continue
 				}
+				matched = true
 				if ru.kind == Hide {
 					hint := "remove one of the two"
 					if !ru.user {
@@ -285,6 +299,9 @@ func compile(in Input) (*compiled, error) {
 					}
 					return nil, &Error{Key: r.key, Value: r.p, Err: fmt.Errorf("%w: inside %s, which is kept read-only", ErrConflict, ru.name), Hint: hint, Rule: ru.name}
 				}
+			}
+			if !matched {
+				unmatched[a] = true
 			}
 			if a == "/" {
 				break

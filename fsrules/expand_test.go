@@ -261,6 +261,14 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+	// The ancestors no rule matches are checked once for all the roots
+	// (compile); one a rule matches is checked for each root. A read-only
+	// workspace in a kept-read-only directory goes first, and a writable
+	// root beside it, in the same directory, is still refused.
+	shared := Input{Workspace: ws + "/.vscode/a", Home: home, Readable: []string{ws + "/.vscode/a"}, Writable: []string{ws + "/.vscode/b"}}
+	if err := Validate(shared); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), ws+"/.vscode/b") {
+		t.Errorf("Validate(a writable root beside a read-only one in .vscode) = %v; want the writable one refused", err)
+	}
 	// Allowed: reading a built-in read-only path, --allow-git-config for hooks,
 	// --no-default-deny for .ssh, masks *inside* a writable path.
 	for _, in := range []Input{

@@ -244,6 +244,9 @@ type startEncoding struct {
 	policy func([]byte, *policy.Policy) ([]byte, error)
 	plan   func([]byte, *Plan) ([]byte, error)
 	cgroup func([]byte, *cgroup.Report) ([]byte, error)
+	// sum is the sha256 of the source the file was generated as (its own
+	// sum left out): TestStartJSONGenerated compares it with the types'.
+	sum string
 }
 
 // startEncoders is set by zstartjson.go's init; nil without the file

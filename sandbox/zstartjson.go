@@ -814,5 +814,5 @@ func jsonAgentcfgExcept(b []byte, v *agentcfg.Except) ([]byte, error) {
 }
 
 func init() {
-	startEncoders = &startEncoding{policy: jsonStartPolicy, plan: jsonStartPlan, cgroup: jsonStartCgroupReport}
+	startEncoders = &startEncoding{policy: jsonStartPolicy, plan: jsonStartPlan, cgroup: jsonStartCgroupReport, sum: "8b987fc43353bfe8157f47a7d12dfa4b5847a23cbca13c6fcbcd6a8134c8fa54"}
 }

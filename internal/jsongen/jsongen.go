@@ -177,7 +177,6 @@ func (g *gen) funcFor(t reflect.Type) string {
 
 // field is a struct field as Marshal encodes it.
 type field struct {
-	index     int
 	goName    string
 	key       string // `"name":`, escaped as Marshal writes it
 	omitEmpty bool
@@ -221,7 +220,7 @@ func fields(t reflect.Type) ([]field, error) {
 		}
 		seen[name] = true
 		k, _ := json.Marshal(name)
-		out = append(out, field{index: i, goName: f.Name, key: string(k) + ":", omitEmpty: omit, typ: f.Type})
+		out = append(out, field{goName: f.Name, key: string(k) + ":", omitEmpty: omit, typ: f.Type})
 	}
 	return out, nil
 }
@@ -300,7 +299,8 @@ func (g *gen) simple(t reflect.Type, x, to string) (string, bool) {
 			g.needEnc = true
 			return fmt.Sprintf("jsonenc.Strings(%s, %s)", to, x), true
 		}
-		if t.Elem() == reflect.TypeFor[byte]() {
+		if e := t.Elem(); e.Kind() == reflect.Uint8 && !reflect.PointerTo(e).Implements(marshalerType) && !reflect.PointerTo(e).Implements(textMarshalerType) {
+			// Marshal's base64, as for any byte kind without a marshaler.
 			g.needEnc = true
 			return fmt.Sprintf("jsonenc.Bytes(%s, []byte(%s))", to, x), true
 		}
@@ -353,17 +353,11 @@ func (g *gen) value(t reflect.Type, x string, depth int, addr bool) error {
 		(reflect.PointerTo(t).Implements(marshalerType) || reflect.PointerTo(t).Implements(textMarshalerType)) {
 		return fmt.Errorf("%s: a pointer-receiver marshaler (Marshal uses it only where the value is addressable)", t)
 	}
+	if e, ok := g.simple(t, x, "b"); ok {
+		w("b = %s", e)
+		return nil
+	}
 	switch t.Kind() {
-	case reflect.String:
-		g.needEnc = true
-		w("b = jsonenc.String(b, string(%s))", x)
-	case reflect.Bool:
-		g.needEnc = true
-		w("b = jsonenc.Bool(b, bool(%s))", x)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		w("b = strconv.AppendInt(b, int64(%s), 10)", x)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		w("b = strconv.AppendUint(b, uint64(%s), 10)", x)
 	case reflect.Float64:
 		g.needEnc = true
 		w("if b, err = jsonenc.Float64(b, float64(%s)); err != nil {\nreturn b, err\n}", x)
@@ -386,17 +380,7 @@ func (g *gen) value(t reflect.Type, x string, depth int, addr bool) error {
 			p = "&" + v
 		}
 		w("if b, err = %s(b, %s); err != nil {\nreturn b, err\n}", fn, p)
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(t.Elem()).Implements(marshalerType) && !reflect.PointerTo(t.Elem()).Implements(textMarshalerType) {
-			g.needEnc = true
-			w("b = jsonenc.Bytes(b, []byte(%s))", x)
-			return nil
-		}
-		if t.Elem() == reflect.TypeFor[string]() {
-			g.needEnc = true
-			w("b = jsonenc.Strings(b, %s)", x)
-			return nil
-		}
+	case reflect.Slice: // of anything simple does not take
 		i := fmt.Sprintf("i%d", depth)
 		w("if %s == nil {\nb = append(b, \"null\"...)\n} else {\nb = append(b, '[')", x)
 		w("for %s := range %s {", i, x)

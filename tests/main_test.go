@@ -4,6 +4,7 @@ package tests
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,7 +121,26 @@ func withTestHome(m *testing.M) int {
 		os.Setenv(k, v)
 	}
 	os.Chmod(filepath.Join(home, ".runtime"), 0o700) // as XDG requires
-	return m.Run()
+	// The tests loosen and restore modes on their own paths: a restore
+	// that reached above the test home once left /tmp without its sticky
+	// bit. The host's directories the tests run under are as they were,
+	// or the run fails.
+	shared := []string{os.TempDir(), filepath.Dir(home)}
+	before := make([]fs.FileMode, len(shared))
+	for i, d := range shared {
+		if fi, err := os.Stat(d); err == nil {
+			before[i] = fi.Mode()
+		}
+	}
+	code := m.Run()
+	for i, d := range shared {
+		if fi, err := os.Stat(d); err == nil && before[i] != 0 && fi.Mode() != before[i] {
+			fmt.Fprintf(os.Stderr, "tests: %s was %v before the tests and is %v now: a test changed a host directory's mode (restored)\n", d, before[i], fi.Mode())
+			os.Chmod(d, before[i]&(fs.ModePerm|fs.ModeSticky|fs.ModeSetgid|fs.ModeSetuid))
+			code = 1
+		}
+	}
+	return code
 }
 
 // makeTestHome creates the home (see the file comment for where).

@@ -5,6 +5,7 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -489,11 +490,14 @@ print(s.recv(65536).decode())`, in.Control)
 	os.Chmod(in.Control, 0o777)
 	defer os.Chmod(dir, 0o700)
 	defer os.Chmod(in.Control, 0o600)
-	for _, d := range []string{filepath.Dir(dir), filepath.Dir(filepath.Dir(dir)), filepath.Dir(filepath.Dir(filepath.Dir(dir)))} {
-		// The test home's own path; the runtime directory ($XDG_RUNTIME_DIR)
-		// is private again afterwards, or jail would not use it.
+	for d := filepath.Dir(dir); d == testHome || strings.HasPrefix(d, testHome+"/"); d = filepath.Dir(d) {
+		// The test home's own path, never above it (the home may be in
+		// /tmp, whose sticky bit a restore of its permission bits alone
+		// dropped: every later test then saw a /tmp any user could empty).
+		// The runtime directory ($XDG_RUNTIME_DIR) is private again
+		// afterwards, or jail would not use it.
 		if fi, err := os.Stat(d); err == nil {
-			defer os.Chmod(d, fi.Mode().Perm())
+			defer os.Chmod(d, fi.Mode()&(fs.ModePerm|fs.ModeSticky|fs.ModeSetgid|fs.ModeSetuid))
 		}
 		os.Chmod(d, 0o755)
 	}

@@ -7,12 +7,15 @@
 // supervisor's CPU beside the agent's start (issue 16).
 //
 // Only what Marshal does the same way in every context is generated:
-// structs without embedded fields, strings, booleans, integers, float64,
+// structs (an untagged embedded struct's fields in its place), strings,
+// booleans, integers, float64,
 // byte slices, slices, maps with string keys, pointers, types with a
 // value-receiver MarshalText (its text as a string, as Marshal writes
 // it) and types with a value-receiver MarshalJSON (encoded by Marshal
 // itself: they are small, time.Time). Interfaces are Marshal's too.
-// Anything else (an embedded field, a ",string" or "omitzero" option, a
+// Anything else (an embedded pointer, two fields of one name at any
+// depth, which Marshal settles by depth and tags, a ",string" or
+// "omitzero" option, a
 // pointer-receiver marshaler, whose use depends on addressability) is an
 // error: the caller then keeps Marshal for that type. The generated
 // source is checked against the types by its package's tests (up to
@@ -183,19 +186,50 @@ type field struct {
 	typ       reflect.Type
 }
 
-// fields is Marshal's field list of t (no embedded fields: refused).
-func fields(t reflect.Type) ([]field, error) {
+// fields is Marshal's field list of t: its exported fields in order,
+// with an untagged embedded struct's fields in its place (Marshal's
+// order by index sequence). What Marshal would settle by depth and tags
+// (one name twice, at any depth) is refused, as are embedded pointers,
+// tagged embedded structs and embedded types with a marshaler of their
+// own (promoted to t, which is then not encoded field by field).
+func (g *gen) fields(t reflect.Type) ([]field, error) {
 	var out []field
-	seen := map[string]bool{}
+	if err := g.appendFields(&out, t, t, "", map[string]bool{}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (g *gen) appendFields(out *[]field, root, t reflect.Type, prefix string, seen map[string]bool) error {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		tag := f.Tag.Get("json")
 		if f.Anonymous {
-			return nil, fmt.Errorf("jsongen: %s.%s: embedded fields are not generated", t, f.Name)
+			if tag == "-" {
+				continue
+			}
+			ft := f.Type
+			switch {
+			case ft.Kind() != reflect.Struct:
+				return fmt.Errorf("jsongen: %s.%s%s: embedded fields other than structs are not generated", root, prefix, f.Name)
+			case tag != "":
+				return fmt.Errorf("jsongen: %s.%s%s: a tagged embedded struct is not generated", root, prefix, f.Name)
+			case ft.Implements(marshalerType) || ft.Implements(textMarshalerType) ||
+				reflect.PointerTo(ft).Implements(marshalerType) || reflect.PointerTo(ft).Implements(textMarshalerType):
+				return fmt.Errorf("jsongen: %s.%s%s: an embedded type with a marshaler is not generated", root, prefix, f.Name)
+			case !f.IsExported() && t.PkgPath() != g.pkgPath:
+				// Named in the generated file by its field name, which
+				// another package cannot write.
+				return fmt.Errorf("jsongen: %s.%s%s: an unexported embedded type of another package is not generated", root, prefix, f.Name)
+			}
+			if err := g.appendFields(out, root, ft, prefix+f.Name+".", seen); err != nil {
+				return err
+			}
+			continue
 		}
 		if !f.IsExported() {
 			continue
 		}
-		tag := f.Tag.Get("json")
 		if tag == "-" {
 			continue
 		}
@@ -203,7 +237,7 @@ func fields(t reflect.Type) ([]field, error) {
 		if name == "" {
 			name = f.Name
 		} else if !validName(name) {
-			return nil, fmt.Errorf("jsongen: %s.%s: tag name %q is not one Marshal takes as it is", t, f.Name, name)
+			return fmt.Errorf("jsongen: %s.%s%s: tag name %q is not one Marshal takes as it is", root, prefix, f.Name, name)
 		}
 		omit := false
 		for _, o := range strings.Split(opts, ",") {
@@ -212,17 +246,17 @@ func fields(t reflect.Type) ([]field, error) {
 			case "omitempty":
 				omit = true
 			default:
-				return nil, fmt.Errorf("jsongen: %s.%s: option %q is not generated", t, f.Name, o)
+				return fmt.Errorf("jsongen: %s.%s%s: option %q is not generated", root, prefix, f.Name, o)
 			}
 		}
 		if seen[name] {
-			return nil, fmt.Errorf("jsongen: %s: two fields named %q", t, name)
+			return fmt.Errorf("jsongen: %s: two fields named %q", root, name)
 		}
 		seen[name] = true
 		k, _ := json.Marshal(name)
-		out = append(out, field{goName: f.Name, key: string(k) + ":", omitEmpty: omit, typ: f.Type})
+		*out = append(*out, field{goName: prefix + f.Name, key: string(k) + ":", omitEmpty: omit, typ: f.Type})
 	}
-	return out, nil
+	return nil
 }
 
 // validName: a tag name made only of what Marshal's isValidTag allows.
@@ -240,7 +274,7 @@ func validName(s string) bool {
 }
 
 func (g *gen) structFunc(t reflect.Type) error {
-	fs, err := fields(t)
+	fs, err := g.fields(t)
 	if err != nil {
 		return err
 	}

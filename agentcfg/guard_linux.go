@@ -456,11 +456,40 @@ type recTarget struct {
 // a second and more (issue 16).
 const inlineMax = 64 << 10
 
-// Warm builds encoding/json's encoder of the record ahead of New: it is
-// made by reflection over the record's types at their first use, once per
-// process (about a millisecond), and New runs on the path to the agent's
-// start. Safe from any goroutine; it writes nothing.
-func Warm() { _, _ = json.Marshal(record{Targets: []recTarget{{}}}) }
+// Warm builds encoding/json's encoder of the record ahead of New, where
+// it is not generated (without zjson_linux.go): it is made by reflection
+// over the record's types at their first use, once per process (about a
+// millisecond), and New runs on the path to the agent's start. Safe from
+// any goroutine; it writes nothing.
+func Warm() {
+	if recordEncoder == nil {
+		_, _ = json.Marshal(record{Targets: []recTarget{{}}})
+	}
+}
+
+// recordEncoder is zjson_linux.go's encoder of a record (package
+// jsongen), nil without the file; generatedJSON the sha256 of the source
+// it was generated as, which TestJSONGenerated compares with the types'.
+var (
+	recordEncoder func([]byte, *record) ([]byte, error)
+	generatedJSON string
+)
+
+// marshalRecord is json.Marshal's bytes of rec, by the generated encoder
+// when it is there: written on the path from init's spec to the go, where
+// encoding/json would first build the record's encoders by reflection.
+func marshalRecord(rec *record) ([]byte, error) {
+	if recordEncoder != nil {
+		size := 512
+		for _, t := range rec.Targets {
+			size += 512 + len(t.Snap.Data)*4/3
+		}
+		if b, err := recordEncoder(make([]byte, 0, size), rec); err == nil {
+			return b, nil
+		}
+	}
+	return json.Marshal(rec)
+}
 
 func (g *Guard) writeRecord() error {
 	if len(g.targets) == 0 {
@@ -485,7 +514,7 @@ func (g *Guard) writeRecord() error {
 		}
 		rec.Targets = append(rec.Targets, rt)
 	}
-	b, err := json.Marshal(rec)
+	b, err := marshalRecord(&rec)
 	if err != nil {
 		return fmt.Errorf("agent configuration guard: %w", err)
 	}

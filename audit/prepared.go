@@ -69,7 +69,7 @@ func marshalStart(s Start, p Prepared) (b []byte, ok bool) {
 		return nil, false
 	}
 	s.Policy = json.RawMessage("0")
-	head, err := json.Marshal(s)
+	head, err := marshalEvent(s)
 	if err != nil {
 		return nil, false
 	}

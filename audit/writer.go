@@ -946,7 +946,7 @@ func marshalFields(fields any) []byte {
 		}
 	}
 	if !ok {
-		b, err = json.Marshal(fields)
+		b, err = marshalEvent(fields)
 	}
 	if err != nil {
 		b, _ = json.Marshal(map[string]string{"marshal_error": err.Error()})

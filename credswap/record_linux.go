@@ -55,6 +55,31 @@ type Record struct {
 	beat *heartbeat.Beat
 }
 
+// recordEncoder is zjson_linux.go's encoder of a record (package
+// jsongen), nil without the file; generatedJSON the sha256 of the source
+// it was generated as, which TestJSONGenerated compares with the types'.
+var (
+	recordEncoder func([]byte, *record) ([]byte, error)
+	generatedJSON string
+)
+
+// marshalRecord is json.Marshal's bytes of rec, by the generated encoder
+// when it is there: Keep runs on the path from init's spec to the go,
+// where encoding/json would first build the record's encoder by
+// reflection.
+func marshalRecord(rec *record) ([]byte, error) {
+	if recordEncoder != nil {
+		size := 256
+		for _, s := range rec.Snaps {
+			size += 256 + len(s.Data)*4/3
+		}
+		if b, err := recordEncoder(make([]byte, 0, size), rec); err == nil {
+			return b, nil
+		}
+	}
+	return json.Marshal(rec)
+}
+
 // Keep writes the record of a run's snapshot in dir, as ID.json, locked for
 // as long as the run's supervisor lives (the lock is how Recover tells a
 // live run from a dead one: a reused pid cannot hold it), and touches it
@@ -68,7 +93,7 @@ func Keep(dir, id string, snaps []Snap) (*Record, error) {
 		rec.Snaps = append(rec.Snaps, recSnap{Agent: s.Agent, Path: s.Path, Kind: s.Kind, Target: s.Target,
 			Absent: s.Data == nil, Data: s.Data, Mode: uint32(s.Mode), UID: s.UID, GID: s.GID})
 	}
-	b, err := json.Marshal(rec)
+	b, err := marshalRecord(&rec)
 	if err != nil {
 		return nil, fmt.Errorf("credential record: %w", err)
 	}

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -245,9 +244,9 @@ func missingInSandbox(hostPid int, path, cwd string) bool {
 // only the first time in a process: the code of the reads (seccomp.Warm),
 // the pid translation and the missing-command check (over this process's
 // own /proc entries), the guard, the redaction, and encoding/json's
-// encoder of the exec event (built by reflection once per process: the
-// larger part of the agent's first answer, which its first instruction
-// waits for). It reads only this process and records nothing.
+// encoder of the exec event where it is not generated (built by
+// reflection once per process: the larger part of the agent's first
+// answer, which its first instruction waits for). It reads only this process and records nothing.
 func (r *runner) warmExecAnswer() {
 	seccomp.Warm()
 	self := os.Getpid()
@@ -256,5 +255,5 @@ func (r *runner) warmExecAnswer() {
 	_ = r.guard.Check([]string{"true"}, "/")
 	e := audit.Exec{PID: 1, Path: byteExact(r.redact.str("/")), Argv: []string{"true"}, Cwd: "/", Decision: audit.DecisionAllow}
 	e.Bound()
-	_, _ = json.Marshal(e)
+	audit.WarmEvents()
 }

@@ -106,11 +106,26 @@ func writeFar(file string, r farRecord) error {
 	if len(r.Left) > maxFarLeft {
 		r.Left = r.Left[len(r.Left)-maxFarLeft:]
 	}
-	b, err := json.Marshal(r)
+	b, err := marshalFar(&r)
 	if err != nil {
 		return err
 	}
 	return replacefile.Write(file, ".sockets-far-*", b, false)
+}
+
+// farEncoder is zjson_linux.go's encoder of the record, nil without the
+// file (or on another system).
+var farEncoder func([]byte, *farRecord) ([]byte, error)
+
+// marshalFar is json.Marshal's bytes of r, by the generated encoder when
+// it is there: written by every start (farWriting), before the go.
+func marshalFar(r *farRecord) ([]byte, error) {
+	if farEncoder != nil {
+		if b, err := farEncoder(make([]byte, 0, 256+len(r.Left)*96), r); err == nil {
+			return b, nil
+		}
+	}
+	return json.Marshal(r)
 }
 
 // writing reports whether a live start has a write path on dev.

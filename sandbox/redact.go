@@ -235,7 +235,7 @@ func (x *redactor) startPolicy(p *policy.Policy, plan *Plan, cg any) any {
 	return x.tree(b)
 }
 
-// startEncoding holds the encoders zstartjson.go generates (package
+// startEncoding holds the encoders zjson_linux.go generates (package
 // jsongen) for the start event's policy, plan and cgroup report: the
 // bytes json.Marshal writes, without its reflection, which in a fresh
 // process builds every encoder first (1-2.5 ms of the supervisor's CPU
@@ -244,15 +244,17 @@ type startEncoding struct {
 	policy func([]byte, *policy.Policy) ([]byte, error)
 	plan   func([]byte, *Plan) ([]byte, error)
 	cgroup func([]byte, *cgroup.Report) ([]byte, error)
-	// sum is the sha256 of the source the file was generated as (its own
-	// sum left out): TestStartJSONGenerated compares it with the types'.
-	sum string
 }
 
-// startEncoders is set by zstartjson.go's init; nil without the file
+// startEncoders is set by zjson_linux.go's init; nil without the file
 // (removed to be made again when a type no longer fits it:
-// TestStartJSONGenerated), and marshalStart is json.Marshal then.
+// TestJSONGenerated), and marshalStart is json.Marshal then.
 var startEncoders *startEncoding
+
+// generatedJSON is the sha256 of the source zjson_linux.go was generated
+// as (its own sum left out), "" without it: TestJSONGenerated compares it
+// with the source the types give now.
+var generatedJSON string
 
 // marshalStart is json.Marshal(map[string]any{"policy": p, "plan": plan,
 // "cgroup": cg}), by the generated encoders when they are there and cg is

@@ -57,6 +57,22 @@ func startTick(pid int) uint64 {
 	return s.StartTime
 }
 
+// entryEncoder is zjson_linux.go's encoder of an Entry, nil without the
+// file.
+var entryEncoder func([]byte, *Entry) ([]byte, error)
+
+// marshalEntry is json.Marshal's bytes of e, by the generated encoder when
+// it is there (no reflection at a start).
+func marshalEntry(e *Entry) []byte {
+	if entryEncoder != nil {
+		if b, err := entryEncoder(make([]byte, 0, 512), e); err == nil {
+			return b
+		}
+	}
+	b, _ := json.Marshal(e)
+	return b
+}
+
 // register records this supervisor; the returned func removes the record.
 func register(e Entry) func() {
 	dir, err := ensureRegistry()
@@ -64,7 +80,7 @@ func register(e Entry) func() {
 		return func() {}
 	}
 	e.Pid, e.StartTick = os.Getpid(), procstat.SelfStartTick()
-	b, _ := json.Marshal(e)
+	b := marshalEntry(&e)
 	p := filepath.Join(dir, e.ID+".json")
 	// Written aside, then renamed: a supervisor killed while it writes
 	// leaves no empty or partial record, which no reader could judge

@@ -62,6 +62,33 @@ type runRecord struct {
 	PyDirs    []PyDir           `json:"py_dirs,omitempty"`
 }
 
+// runRecordEncoder is zjson_linux.go's encoder of a runRecord, nil
+// without the file.
+var runRecordEncoder func([]byte, *runRecord) ([]byte, error)
+
+// marshalRunRecord is the run record's line as json.NewEncoder's Encode
+// writes it (json.Marshal's bytes and a newline), by the generated encoder
+// when it is there: on the path from init's spec to the go, where
+// encoding/json would first build the record's encoders by reflection.
+func marshalRunRecord(rec *runRecord) ([]byte, error) {
+	if runRecordEncoder != nil {
+		// The bytes' size, about (a profile's ~40 KB): one buffer, not a
+		// copy at each doubling (0.5 ms of a profile's start).
+		size := 2048 + len(rec.Absent)*160 + len(rec.Globs)*200 + len(rec.PyDirs)*400
+		for _, r := range rec.Roots {
+			size += len(r) + 4
+		}
+		if g := rec.Guard; g != nil {
+			size += 1024 + (len(g.Known)+len(g.Dirs))*200 + len(g.Globs)*200
+		}
+		if b, err := runRecordEncoder(make([]byte, 0, size), rec); err == nil {
+			return append(b, '\n'), nil
+		}
+	}
+	b, err := json.Marshal(rec)
+	return append(b, '\n'), err
+}
+
 // quarantineBase is where every run's quarantine directory lives: in jail's
 // state directory, which the sandbox never reaches (see BuildPlan), so the
 // agent can neither change what was taken away nor forge the record the
@@ -297,7 +324,11 @@ func (se *sentry) keepRecord(rec runRecord) error {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return fail(fmt.Errorf("lock %s: %w", tmp, err))
 	}
-	if err := json.NewEncoder(f).Encode(rec); err != nil {
+	b, err := marshalRunRecord(&rec)
+	if err == nil {
+		_, err = f.Write(b)
+	}
+	if err != nil {
 		return fail(fmt.Errorf("write %s: %w", tmp, err))
 	}
 	if err := os.Rename(tmp, p); err != nil {

@@ -16,7 +16,8 @@ import (
 // otherwise make at their first use, on the path from the spec to the go:
 // encoding/json's encoders of the agent-config guard's record, the
 // sentinel's run record, the registry entry and the start event (built by
-// reflection over their types, once per process: 1-3 ms together), the
+// reflection over their types, once per process: 1-3 ms together; none
+// of them with the generated encoders, package jsongen), the
 // local time zone (the run record's and the registry entry's start time:
 // a read and parse of /etc/localtime) and this process's start tick (a
 // read of /proc/self/stat). Only caches of the process are filled, each
@@ -25,9 +26,11 @@ import (
 // others wait for it).
 func warmWalls() {
 	agentcfg.Warm()
-	_, _ = json.Marshal(runRecord{Absent: []sentinel.Absent{{}}, Guard: &gitguard.Guard{}})
-	_, _ = json.Marshal(Entry{})
-	_, _ = json.Marshal(audit.Start{})
+	if runRecordEncoder == nil || entryEncoder == nil { // without zjson_linux.go
+		_, _ = json.Marshal(runRecord{Absent: []sentinel.Absent{{}}, Guard: &gitguard.Guard{}})
+		_, _ = json.Marshal(Entry{})
+	}
+	audit.WarmEvents()
 	_, _ = time.Now().Zone()
 	procstat.SelfStartTick()
 }

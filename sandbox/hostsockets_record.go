@@ -93,7 +93,10 @@ func lockFar(file string) func() {
 func readFar(file string) farRecord {
 	var r farRecord
 	if b, err := os.ReadFile(file); err == nil {
-		_ = json.Unmarshal(b, &r)
+		var ok bool
+		if r, ok = decodeFar(b); !ok {
+			_ = json.Unmarshal(b, &r)
+		}
 	}
 	if r.Gen == nil {
 		r.Gen = map[string]uint64{}

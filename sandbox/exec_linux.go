@@ -246,7 +246,8 @@ func missingInSandbox(hostPid int, path, cwd string) bool {
 // own /proc entries), the guard, the redaction, and encoding/json's
 // encoder of the exec event where it is not generated (built by
 // reflection once per process: the larger part of the agent's first
-// answer, which its first instruction waits for). It reads only this process and records nothing.
+// answer, which its first instruction waits for). It reads only this
+// process and records nothing.
 func (r *runner) warmExecAnswer() {
 	seccomp.Warm()
 	self := os.Getpid()

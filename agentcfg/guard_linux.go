@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	hbeat "github.com/jail-sandbox/jail/internal/heartbeat"
+	"github.com/jail-sandbox/jail/internal/jsonenc"
 	"github.com/jail-sandbox/jail/procstat"
 )
 
@@ -479,16 +480,11 @@ var (
 // when it is there: written on the path from init's spec to the go, where
 // encoding/json would first build the record's encoders by reflection.
 func marshalRecord(rec *record) ([]byte, error) {
-	if recordEncoder != nil {
-		size := 512
-		for _, t := range rec.Targets {
-			size += 512 + len(t.Snap.Data)*4/3
-		}
-		if b, err := recordEncoder(make([]byte, 0, size), rec); err == nil {
-			return b, nil
-		}
+	size := 512
+	for _, t := range rec.Targets {
+		size += 512 + len(t.Snap.Data)*4/3
 	}
-	return json.Marshal(rec)
+	return jsonenc.Marshal(recordEncoder, size, rec)
 }
 
 func (g *Guard) writeRecord() error {

@@ -1,6 +1,10 @@
 package audit
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/jail-sandbox/jail/internal/jsonenc"
+)
 
 // eventEncoding holds the encoders zjson.go generates (package jsongen)
 // for the events every run writes: the start event's head, each exec and
@@ -25,22 +29,17 @@ var (
 // events that have one. An error of theirs (a value JSON has no form
 // for) is json.Marshal's own, which is what is returned then.
 func marshalEvent(ev any) ([]byte, error) {
-	if e := eventEncoders; e != nil {
-		var b []byte
-		var err error
-		switch v := ev.(type) {
-		case Start:
-			b, err = e.start(make([]byte, 0, 512), &v)
-		case Exec:
-			b, err = e.exec(make([]byte, 0, 256), &v)
-		case Exit:
-			b, err = e.exit(make([]byte, 0, 256), &v)
-		default:
-			return json.Marshal(ev)
-		}
-		if err == nil {
-			return b, nil
-		}
+	e := eventEncoders
+	if e == nil {
+		return json.Marshal(ev)
+	}
+	switch v := ev.(type) {
+	case Start:
+		return jsonenc.Marshal(e.start, 512, &v)
+	case Exec:
+		return jsonenc.Marshal(e.exec, 256, &v)
+	case Exit:
+		return jsonenc.Marshal(e.exit, 256, &v)
 	}
 	return json.Marshal(ev)
 }

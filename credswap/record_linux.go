@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/internal/heartbeat"
+	"github.com/jail-sandbox/jail/internal/jsonenc"
 )
 
 // A run's snapshot is also kept in jail's state directory while it runs
@@ -68,16 +69,11 @@ var (
 // where encoding/json would first build the record's encoder by
 // reflection.
 func marshalRecord(rec *record) ([]byte, error) {
-	if recordEncoder != nil {
-		size := 256
-		for _, s := range rec.Snaps {
-			size += 256 + len(s.Data)*4/3
-		}
-		if b, err := recordEncoder(make([]byte, 0, size), rec); err == nil {
-			return b, nil
-		}
+	size := 256
+	for _, s := range rec.Snaps {
+		size += 256 + len(s.Data)*4/3
 	}
-	return json.Marshal(rec)
+	return jsonenc.Marshal(recordEncoder, size, rec)
 }
 
 // Keep writes the record of a run's snapshot in dir, as ID.json, locked for

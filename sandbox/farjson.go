@@ -14,107 +14,52 @@ import (
 // (0.2 ms of the supervisor's CPU). Anything else, ok false: the caller
 // reads it with json.Unmarshal, as before. What it accepts, it reads as
 // json.Unmarshal does (FuzzDecodeFar).
-func decodeFar(b []byte) (r farRecord, ok bool) {
+func decodeFar(b []byte) (farRecord, bool) {
 	d := farDec{b: b}
-	if !d.lit(`{"gen":{`) {
-		return farRecord{}, false
-	}
-	r.Gen = map[string]uint64{}
-	if !d.lit("}") {
-		for {
-			k, ok1 := d.str()
-			if !ok1 || !d.lit(":") {
-				return farRecord{}, false
-			}
-			n, ok2 := d.uint(64)
-			if !ok2 {
-				return farRecord{}, false
-			}
-			r.Gen[k] = n // a name twice: the last, as json.Unmarshal
-			if d.lit("}") {
-				break
-			}
-			if !d.lit(",") {
-				return farRecord{}, false
-			}
+	r := farRecord{Gen: map[string]uint64{}}
+	ok := d.lit(`{"gen":{`) && d.each("}", true, func() bool {
+		k, ok1 := d.str()
+		if !ok1 || !d.lit(":") {
+			return false
 		}
-	}
-	if d.lit(`,"writers":[`) {
-		for {
+		n, ok2 := d.uint(64)
+		r.Gen[k] = n // a name twice: the last, as json.Unmarshal
+		return ok2
+	})
+	// Writers and Left are omitted when empty: an empty list is not
+	// written, and json.Unmarshal would read it as an empty slice, not nil.
+	if ok && d.lit(`,"writers":[`) {
+		ok = d.each("]", false, func() bool {
 			var w farWriter
 			var pid uint64
-			var ok1, ok2, ok3 bool
-			if !d.lit(`{"dev":`) {
-				return farRecord{}, false
-			}
-			w.Dev, ok1 = d.uint(64)
-			if !ok1 || !d.lit(`,"pid":`) {
-				return farRecord{}, false
-			}
-			pid, ok2 = d.uint(63) // an int: a larger one is Unmarshal's error
-			if !ok2 || !d.lit(`,"tick":`) {
-				return farRecord{}, false
-			}
+			ok1 := d.lit(`{"dev":`) && d.num(&w.Dev, 64) && d.lit(`,"pid":`) &&
+				d.num(&pid, 63) && // an int: a larger one is json.Unmarshal's error
+				d.lit(`,"tick":`) && d.num(&w.Tick, 64) && d.lit("}")
 			w.Pid = int(pid)
-			w.Tick, ok3 = d.uint(64)
-			if !ok3 || !d.lit("}") {
-				return farRecord{}, false
-			}
 			r.Writers = append(r.Writers, w)
-			if d.lit("]") {
-				break
-			}
-			if !d.lit(",") {
-				return farRecord{}, false
-			}
-		}
+			return ok1
+		})
 	}
-	if d.lit(`,"left":[`) {
-		for {
-			var l farLeft
-			var ok1 bool
+	if ok && d.lit(`,"left":[`) {
+		ok = d.each("]", false, func() bool {
+			l := farLeft{Inos: []uint32{}}
 			if !d.lit(`{"name":`) {
-				return farRecord{}, false
+				return false
 			}
-			if l.Name, ok1 = d.str(); !ok1 || !d.lit(`,"inos":[`) {
-				return farRecord{}, false
+			var ok1 bool
+			if l.Name, ok1 = d.str(); !ok1 {
+				return false
 			}
-			l.Inos = []uint32{}
-			if !d.lit("]") {
-				for {
-					n, ok2 := d.uint(32)
-					if !ok2 {
-						return farRecord{}, false
-					}
-					l.Inos = append(l.Inos, uint32(n))
-					if d.lit("]") {
-						break
-					}
-					if !d.lit(",") {
-						return farRecord{}, false
-					}
-				}
-			}
-			var ok3, ok4 bool
-			if !d.lit(`,"dev":`) {
-				return farRecord{}, false
-			}
-			if l.Dev, ok3 = d.uint(64); !ok3 || !d.lit(`,"gen":`) {
-				return farRecord{}, false
-			}
-			if l.Gen, ok4 = d.uint(64); !ok4 || !d.lit("}") {
-				return farRecord{}, false
-			}
+			ok1 = d.lit(`,"inos":[`) && d.each("]", true, func() bool {
+				n, ok2 := d.uint(32)
+				l.Inos = append(l.Inos, uint32(n))
+				return ok2
+			}) && d.lit(`,"dev":`) && d.num(&l.Dev, 64) && d.lit(`,"gen":`) && d.num(&l.Gen, 64) && d.lit("}")
 			r.Left = append(r.Left, l)
-			if d.lit("]") {
-				break
-			}
-			if !d.lit(",") {
-				return farRecord{}, false
-			}
-		}
+			return ok1
+		})
 	}
-	if !d.lit("}") || d.i != len(d.b) {
+	if !ok || !d.lit("}") || d.i != len(d.b) {
 		return farRecord{}, false
 	}
 	return r, true
@@ -156,6 +101,33 @@ func (d *farDec) str() (string, bool) {
 	}
 	d.i += j + 1
 	return string(s), true
+}
+
+// each takes the items of a list or object whose opening is taken, up
+// to end: item takes one, the commas are taken between them. empty: the
+// list may have none.
+func (d *farDec) each(end string, empty bool, item func() bool) bool {
+	if empty && d.lit(end) {
+		return true
+	}
+	for {
+		if !item() {
+			return false
+		}
+		if d.lit(end) {
+			return true
+		}
+		if !d.lit(",") {
+			return false
+		}
+	}
+}
+
+// num is uint into *n.
+func (d *farDec) num(n *uint64, bits int) bool {
+	v, ok := d.uint(bits)
+	*n = v
+	return ok
 }
 
 // uint takes a number of plain digits (no sign, fraction, exponent or

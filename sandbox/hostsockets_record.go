@@ -10,6 +10,7 @@ import (
 
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostsock"
+	"github.com/jail-sandbox/jail/internal/jsonenc"
 	"github.com/jail-sandbox/jail/internal/replacefile"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/statedir"
@@ -123,12 +124,7 @@ var farEncoder func([]byte, *farRecord) ([]byte, error)
 // marshalFar is json.Marshal's bytes of r, by the generated encoder when
 // it is there: written by every start (farWriting), before the go.
 func marshalFar(r *farRecord) ([]byte, error) {
-	if farEncoder != nil {
-		if b, err := farEncoder(make([]byte, 0, 256+len(r.Left)*96), r); err == nil {
-			return b, nil
-		}
-	}
-	return json.Marshal(r)
+	return jsonenc.Marshal(farEncoder, 256+len(r.Left)*96, r)
 }
 
 // writing reports whether a live start has a write path on dev.

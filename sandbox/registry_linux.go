@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/jail-sandbox/jail/internal/jsonenc"
 	"github.com/jail-sandbox/jail/procstat"
 	"github.com/jail-sandbox/jail/session"
 )
@@ -64,12 +65,7 @@ var entryEncoder func([]byte, *Entry) ([]byte, error)
 // marshalEntry is json.Marshal's bytes of e, by the generated encoder when
 // it is there (no reflection at a start).
 func marshalEntry(e *Entry) []byte {
-	if entryEncoder != nil {
-		if b, err := entryEncoder(make([]byte, 0, 512), e); err == nil {
-			return b
-		}
-	}
-	b, _ := json.Marshal(e)
+	b, _ := jsonenc.Marshal(entryEncoder, 512, e)
 	return b
 }
 

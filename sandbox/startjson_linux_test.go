@@ -121,9 +121,8 @@ func FuzzStartJSON(f *testing.F) {
 }
 
 // The run record, the registry entry and the far sockets' record by their
-// generated encoders are
-// json.Marshal's bytes (and Encode's newline), for zero values and random
-// ones.
+// generated encoders are json.Marshal's bytes (and Encode's newline), for
+// zero values and random ones.
 func TestRecordsJSONSameAsMarshal(t *testing.T) {
 	if runRecordEncoder == nil || entryEncoder == nil || farEncoder == nil {
 		t.Fatal("no generated encoders (zjson_linux.go)")
@@ -140,8 +139,8 @@ func FuzzRecordsJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64) { checkRecordsJSON(t, seed) })
 }
 
-// checkRecordsJSON compares a run record and an entry filled from seed
-// (zero values for seed 0) with json.Marshal's.
+// checkRecordsJSON compares a run record, an entry and a far sockets'
+// record filled from seed (zero values for seed 0) with json.Marshal's.
 func checkRecordsJSON(t *testing.T, seed uint64) {
 	t.Helper()
 	var rec runRecord

@@ -8,6 +8,7 @@ package jsonenc
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -148,4 +149,17 @@ func EndArray(b []byte) []byte {
 		return b
 	}
 	return append(b, ']')
+}
+
+// Marshal is json.Marshal(v) by enc, a generated encoder (package
+// jsongen), into a buffer of size bytes: nil enc (its generated file
+// gone) or an error of enc's (a value JSON has no form for) is
+// json.Marshal's, whose error is then the one returned.
+func Marshal[T any](enc func([]byte, *T) ([]byte, error), size int, v *T) ([]byte, error) {
+	if enc != nil {
+		if b, err := enc(make([]byte, 0, size), v); err == nil {
+			return b, nil
+		}
+	}
+	return json.Marshal(v)
 }

@@ -13,23 +13,24 @@ import (
 )
 
 // The helpers below are for the tests of a package with generated
-// encoders: that its file is what the types give now (Kept), and that its
-// encoders write json.Marshal's bytes (Fill, Same).
+// encoders: that its file is what the types give now (File.Check), and
+// that its encoders write json.Marshal's bytes (Fill, Same,
+// SameAsMarshal).
 
 // SumPlaceholder stands, in the source Generate returns, for the sha256
 // the file records of its own source: the footer writes it as the quoted
-// string "SUM-OF-SOURCE", and Kept puts the sum in its place when it
+// string "SUM-OF-SOURCE", and kept puts the sum in its place when it
 // writes the file.
 const SumPlaceholder = "SUM-OF-SOURCE"
 
-// Kept tells whether the generated file, which records recorded as the
+// kept tells whether the generated file, which records recorded as the
 // sum of the source it was made as, is what the types give now (src,
 // with the placeholder). With JAIL_REGENERATE=1 in the environment it
 // writes src to file instead, the sum in place. The sum, not the file,
 // is compared: CI runs test binaries where the sources are not (as
 // another user, from another directory). how is the command that makes
 // the file again, for the error.
-func Kept(file string, src []byte, recorded, how string) error {
+func kept(file string, src []byte, recorded, how string) error {
 	sum := fmt.Sprintf("%x", sha256.Sum256(src))
 	if os.Getenv("JAIL_REGENERATE") == "1" {
 		quoted := []byte(`"` + SumPlaceholder + `"`)
@@ -198,13 +199,13 @@ func (f File) Source() ([]byte, error) {
 	return Generate(header, f.Package, f.Path, f.Roots, footer)
 }
 
-// Check is Kept for f: recorded is the sum the package's file gave it.
+// Check is kept for f: recorded is the sum the package's file gave it.
 func (f File) Check(recorded string) error {
 	src, err := f.Source()
 	if err != nil {
 		return err
 	}
-	return Kept(f.Name, src, recorded, f.how())
+	return kept(f.Name, src, recorded, f.how())
 }
 
 // SameAsMarshal fills a T from seed (the zero T for seed 0) and says how

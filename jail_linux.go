@@ -492,7 +492,9 @@ func (s *Sandbox) Command(name string, args ...string) *Cmd {
 }
 
 // CommandContext is Command with a context: when ctx ends before the
-// command, the command is killed (SIGKILL to its process group).
+// command, the command is killed (SIGKILL to its process group). When it
+// ends while Start waits for the start, Start returns ctx's error and the
+// command does not run (refused at its exec, or killed).
 func (s *Sandbox) CommandContext(ctx context.Context, name string, args ...string) *Cmd {
 	c := s.Command(name, args...)
 	c.ctx = ctx
@@ -747,8 +749,25 @@ func (c *Cmd) Start() error {
 		conn.Close()
 		return err
 	}
+	// The wait for the start ends with the context: the connection's
+	// reads are cut short, and the supervisor, its client gone before the
+	// answer, gives the start up (the command is refused at its exec, or
+	// killed). A start answered meanwhile is killed by the watch below.
+	stop := context.AfterFunc(c.ctx, func() { _ = conn.Unix().SetReadDeadline(time.Now()) })
 	var rep session.Reply
 	fds, err := conn.Recv(&rep)
+	if !stop() {
+		// The context ended first: whatever came, the start is given up.
+		if err == nil && rep.Error == "" {
+			// It was answered: the command runs; all of it is killed.
+			_ = conn.Send(session.Request{Op: session.OpSignal, Signal: int(syscall.SIGKILL)})
+		}
+		conn.Close()
+		for _, f := range fds {
+			f.Close()
+		}
+		return c.ctx.Err()
+	}
 	if err != nil {
 		conn.Close()
 		return c.sb.goneErr(err)

@@ -49,6 +49,10 @@ type execs struct {
 	// the command's argv and limits. Where kcmp is refused, init's report
 	// of the process it forked (reportedKid).
 	pending *ns.ExecSpec
+	// refusing: pending was given up by its client before init answered
+	// (handleExec): its first exec is refused, and pending stays set so
+	// that no later start's exec is mistaken for it.
+	refusing bool
 	// taken is the host pid and start time of the pending command's first
 	// exec, once seen: the supervisor's own kill of a start given up after
 	// its exec was allowed reaches it without init (stuck, the reason the
@@ -138,7 +142,7 @@ func (x *execs) running() int {
 
 // setPending makes es the command being started (nil: none), under x.mu.
 func (x *execs) setPending(es *ns.ExecSpec) {
-	x.pending = es
+	x.pending, x.refusing = es, false
 	x.taken, x.takenStart = 0, 0
 	x.reportKids = es != nil && es.ReportChild
 	x.kids = nil
@@ -255,6 +259,11 @@ func (r *runner) takePending(hostPid int) (es *ns.ExecSpec, refuse bool) {
 	}
 	if r.ex.pending == nil {
 		return nil, known
+	}
+	if r.ex.refusing {
+		// Its client went away before the start was answered: init's
+		// child (known or reported) never runs it.
+		return nil, true
 	}
 	p := r.ex.pending
 	r.ex.pending = nil
@@ -515,13 +524,54 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	// past the deadline, so a command the client was told did not start
 	// does not start later.
 	es.Deadline = ns.MonotonicNS() + int64(execStartWait)
+	deadline := time.Now().Add(execStartWait)
+	// The client's requests are read from now on, the start's wait
+	// included: a client that goes away (or asks anything) before it is
+	// told the command started has given the start up (jail exec got a
+	// signal, the Go API's context ended). Its exec is refused, or it is
+	// killed if it runs, so a command the client was never told of does
+	// not run on unseen.
+	reqs := make(chan session.Request)
+	gone := make(chan struct{})
+	handled := make(chan struct{})
+	defer close(handled)
+	go func() {
+		defer close(gone)
+		for {
+			var q session.Request
+			fs, err := c.Recv(&q)
+			closeAll(fs)
+			if err != nil {
+				return
+			}
+			select {
+			case reqs <- q:
+			case <-handled:
+				return
+			}
+		}
+	}()
 	err = r.sb.Conn.Send(ns.Message{Type: ns.MsgExec, Exec: es}, files...)
 	closeAll(files)
-	w := execWaiter{ch: ch}
+	w := execWaiter{ch: ch, cancel: reqs, gone: gone}
 	var sm execMsg
-	var ok, late bool
+	var ok, late, cancelled bool
 	if err == nil {
 		sm, ok, late = w.startedWithin(execStartWait)
+		cancelled = w.cancelled
+	}
+	if cancelled {
+		// init's answer is still awaited (within the deadline), the
+		// starts' lock held: were pending cleared now, the exec of the
+		// child init forks for this request could be taken for the next
+		// start's, and that one's refused.
+		r.ex.mu.Lock()
+		if r.ex.pending == es {
+			r.ex.refusing = true
+		}
+		r.ex.mu.Unlock()
+		w.cancel, w.gone = nil, nil
+		sm, ok, late = w.startedWithin(time.Until(deadline))
 	}
 	r.ex.mu.Lock()
 	// taken: the command's first exec was seen and answered (it runs).
@@ -532,15 +582,20 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	hostPid, hostStart := r.ex.taken, r.ex.takenStart
 	r.ex.setPending(nil)
 	r.ex.mu.Unlock()
-	if late && taken && err == nil {
+	if late && taken && err == nil && !cancelled {
 		// Its exec was allowed: init's answer follows at once unless init
 		// is stuck right after it. Wait for that rather than tell the
 		// client a running command did not start.
 		sm, ok, late = w.startedWithin(execStartWait)
+		cancelled = w.cancelled
 	}
 	started := sm.m
 	r.ex.startMu.Unlock()
-	if late {
+	if cancelled && !late && (!ok || started.Error != "") {
+		r.record(audit.Notice{Kind: "session", Severity: "info", Text: fmt.Sprintf("exec %d: given up by its client before its start was answered: not run", id)})
+		return
+	}
+	if late || cancelled {
 		// Should init still start it (it read the request just before the
 		// deadline), its exec is refused (takePending). Where that cannot
 		// be told (no kcmp, no exec audit), or init stuck after an exec we
@@ -560,6 +615,14 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 		} else if taken && hostPid > 0 {
 			never := map[int]bool{os.Getpid(): true, r.sb.Pid: true}
 			proctree.Kill("/proc", hostPid, hostStart, never, func(pid int, sig syscall.Signal) error { return unix.Kill(pid, sig) })
+		}
+		if cancelled {
+			what := "not run (init did not answer within the deadline)"
+			if taken || !late {
+				what = "killed" // it ran: no exec audit, or its exec came first
+			}
+			r.record(audit.Notice{Kind: "session", Severity: "info", Text: fmt.Sprintf("exec %d: given up by its client before its start was answered: %s", id, what)})
+			return
 		}
 		ref := r.pol.Name
 		if ref == "" {
@@ -603,10 +666,12 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	go func() {
 		for {
 			var q session.Request
-			fs, err := c.Recv(&q)
-			closeAll(fs)
-			if err != nil {
+			select {
+			case q = <-reqs:
+			case <-gone:
 				_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGHUP)})
+				return
+			case <-handled:
 				return
 			}
 			if q.Op == session.OpSignal && q.Signal > 0 && q.Signal < 65 {
@@ -813,6 +878,12 @@ func claimAlive(p string) bool {
 type execWaiter struct {
 	ch    chan execMsg
 	early *execMsg // an end that came before the start
+	// cancel and gone, where set, are the client's requests and its
+	// going away: either before the start gives the start up (cancelled,
+	// answered as late).
+	cancel    <-chan session.Request
+	gone      <-chan struct{}
+	cancelled bool
 }
 
 // execStartWait bounds the wait for init's answer to a start (fork and
@@ -830,6 +901,12 @@ func (w *execWaiter) startedWithin(d time.Duration) (m execMsg, ok, late bool) {
 		select {
 		case m, ok = <-w.ch:
 		case <-t.C:
+			return execMsg{}, false, true
+		case <-w.cancel:
+			w.cancelled = true
+			return execMsg{}, false, true
+		case <-w.gone:
+			w.cancelled = true
 			return execMsg{}, false, true
 		}
 		if !ok {

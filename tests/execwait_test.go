@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/internal/proctest"
+	"golang.org/x/sys/unix"
 )
 
 // This file: the agent must not be able to hang jail exec (review15a): jail
@@ -417,4 +418,120 @@ func waitProbe(t *testing.T, ws, name string, ok func(string) bool) string {
 	}
 	t.Fatalf("the probe did not say it was done in 30s\n%s", sessJail(t, ws, "", "logs", name).stderr)
 	return ""
+}
+
+// TestExecSignalBeforeStart: a signal that reaches jail exec while it
+// waits for its command's start (init slow: here stopped from the host)
+// cancels that start. jail exec ends at once with 128+N, the terminal as
+// it found it, and the command never runs, even one that ignores SIGHUP,
+// once init serves again. Seen failing on ae4c49f's binary: jail exec died
+// of the signal (no status of its own), the pty was left without output
+// processing (every later newline a staircase), and once init came back
+// the command ran, its SIGHUP ignored.
+func TestExecSignalBeforeStart(t *testing.T) {
+	ws := workspace(t)
+	name := "g" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	in := sessInspect(t, name)
+	if in.InitPid <= 0 {
+		t.Fatalf("jail inspect gave no init pid: %+v", in)
+	}
+	if err := proctest.Stop(in.InitPid, 10*time.Second); err != nil {
+		t.Fatalf("stop init: %v", err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			syscall.Kill(in.InitPid, syscall.SIGCONT)
+		}
+	}()
+	cases := []struct {
+		sig  syscall.Signal
+		tty  bool
+		file string
+	}{
+		{syscall.SIGTERM, true, "ran-term"},
+		{syscall.SIGINT, false, "ran-int"},
+	}
+	for _, c := range cases {
+		master, slave := openPty(t)
+		watch(master)
+		errf, err := os.CreateTemp(t.TempDir(), "err")
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"exec"}
+		if c.tty {
+			args = append(args, "-t")
+		}
+		args = append(args, name, "--", "/bin/sh", "-c", `trap "" HUP INT TERM; sleep 0.2; echo ran > `+c.file+`; sleep 30`)
+		cmd := exec.Command(jail(t), args...)
+		cmd.Dir, cmd.Stdin, cmd.Stderr = ws, nil, errf
+		cmd.Stdout = slave
+		if !c.tty {
+			cmd.Stdout = errf
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		// Sent once jail exec waits for the start: with -t, once it has
+		// taken the terminal's output processing; else after a pause.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (c.tty && tio.Oflag&unix.OPOST == 0) || (!c.tty && time.Since(deadline.Add(-10*time.Second)) > 700*time.Millisecond) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%v: jail exec -t never took the terminal's output processing", c.sig)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		cmd.Process.Signal(c.sig)
+		var werr error
+		select {
+		case werr = <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("%v: jail exec still waited for the start 5 s after the signal", c.sig)
+		}
+		out, _ := os.ReadFile(errf.Name())
+		ee, ok := werr.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 128+int(c.sig) {
+			t.Errorf("%v before the start: jail exec ended with %v, want exit %d\n%s", c.sig, werr, 128+int(c.sig), out)
+		}
+		if strings.Count(strings.TrimSpace(string(out)), "\n") != 0 || !strings.Contains(string(out), "not started") {
+			t.Errorf("%v before the start: want one line saying the command was not started, got %q", c.sig, out)
+		}
+		tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.tty && tio.Oflag&unix.OPOST == 0 {
+			t.Errorf("%v before the start: the terminal was left without output processing", c.sig)
+		}
+		slave.Close()
+		master.Close()
+	}
+	syscall.Kill(in.InitPid, syscall.SIGCONT)
+	stopped = false
+	// A later exec runs (init serves again, nothing is held), and by then
+	// the cancelled ones would have written their files.
+	r := run(t, runOpts{dir: ws, timeout: 30 * time.Second}, "exec", name, "--", "/bin/sh", "-c", "sleep 1; echo again")
+	if r.code != 0 || !strings.Contains(r.stdout, "again") {
+		t.Fatalf("jail exec once init runs again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, c := range cases {
+		if _, err := os.Stat(filepath.Join(ws, c.file)); err == nil {
+			t.Errorf("%v: the command whose start jail exec gave up ran once init came back", c.sig)
+		}
+	}
+	if n := sessInspect(t, name).Execs; n != 0 {
+		t.Errorf("%d commands still run in the sandbox after their starts were cancelled", n)
+	}
 }

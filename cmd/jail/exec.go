@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/jail-sandbox/jail"
@@ -64,7 +66,10 @@ func runExec(opts *ExecOptions) error {
 	if err != nil {
 		return err
 	}
-	cmd := sb.Command(opts.Command[0], opts.Command[1:]...)
+	// Cancelled by a signal that comes while the start is awaited.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := sb.CommandContext(ctx, opts.Command[0], opts.Command[1:]...)
 	cmd.Env, cmd.Dir, cmd.Tty = opts.Env, opts.Dir, opts.Tty
 	if opts.Interactive {
 		cmd.Stdin = os.Stdin
@@ -115,6 +120,15 @@ func runExec(opts *ExecOptions) error {
 		}
 		fmt.Fprintln(opts.IO.ErrOut, line)
 	}
+	// Caught from before the terminal's modes change: a SIGINT, SIGTERM,
+	// SIGHUP or SIGQUIT while the start is awaited (a slow or stuck init)
+	// gives the start up and jail exec ends as it would have, 128+N, with
+	// the terminal as it was; by default the signal killed jail exec with
+	// the terminal changed, and the command started anyway once init
+	// served again. Once the command runs, they are its own.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH)
+	defer signal.Stop(sigs)
 	switch {
 	case opts.Tty && opts.Interactive && term.IsTerminal(0):
 		// Keys go to the sandbox's pty as they are typed (its line
@@ -131,12 +145,40 @@ func runExec(opts *ExecOptions) error {
 		restore = noOutputProcessing(1)
 		defer restore()
 	}
-	if err := cmd.Start(); err != nil {
+	var early syscall.Signal
+	starting, caught := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(caught)
+		for {
+			select {
+			case s := <-sigs:
+				if s == syscall.SIGWINCH {
+					continue // the size is sent once it runs
+				}
+				early = s.(syscall.Signal)
+				cancel()
+				return
+			case <-starting:
+				return
+			}
+		}
+	}()
+	err = cmd.Start()
+	close(starting)
+	<-caught
+	if early != 0 {
+		if err == nil {
+			_ = cmd.Wait() // answered just before: the context's end kills it
+		}
+		if restore != nil {
+			restore()
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "jail: %s before the command started: not started (nothing of it runs)\n", unix.SignalName(early))
+		return exitStatus(128 + int(early))
+	}
+	if err != nil {
 		return execErr(opts.IO, err)
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH)
-	defer signal.Stop(sigs)
 	resize := func() {
 		if opts.Tty && term.IsTerminal(1) {
 			if w, h, err := term.GetSize(1); err == nil {

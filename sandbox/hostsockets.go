@@ -150,7 +150,7 @@ func hostSocketMasksRecorded(mounts []ns.Mount, hostMounts []fsrules.Mount, root
 		if from == "/" {
 			return false
 		}
-		lost[name] = &farSocket{from: from, name: name, hidden: hidden}
+		lost[name] = &farSocket{from: from, name: name, hidden: hidden, walled: behindOthersWall(name, uint32(hostUID()))}
 		return true
 	}
 	own := owners{self: uint32(hostUID())}
@@ -337,6 +337,16 @@ func hostSocketMasksRecorded(mounts []ns.Mount, hostMounts []fsrules.Mount, root
 			// found where the sandbox sees, is out of its reach
 			// (still in the hidden place, or gone): nothing there for
 			// the user to act on.
+			unfound = slices.DeleteFunc(unfound, func(p string) bool { return p == name })
+		}
+		if f.walled {
+			// Why not said: its listed name is behind a directory of
+			// another user's that this user cannot search (another
+			// user's run's control socket in that user's home): the
+			// supervisor cannot look there, nor can the sandbox. Still
+			// looked for where the sandbox sees (its owner may have
+			// renamed it out), but not found, it is out of reach, and
+			// the line was noise at every start on a shared machine.
 			unfound = slices.DeleteFunc(unfound, func(p string) bool { return p == name })
 		}
 	}
@@ -770,6 +780,28 @@ func (o *owners) subOwners() subid.Ranges {
 		o.ranges, o.read = subOwners(), true
 	}
 	return o.ranges
+}
+
+// behindOthersWall reports whether looking up p fails on a directory
+// that is not self's and refuses self the search (EACCES): a wall self's
+// processes, the sandbox's included, can neither pass nor have made (a
+// directory of self's own made unsearchable, as an earlier run's agent
+// could, is no such wall).
+func behindOthersWall(p string, self uint32) bool {
+	const xOK = 1 // access(2): search permission
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); !errors.Is(err, syscall.EACCES) {
+		return false
+	}
+	for q := filepath.Dir(p); ; q = filepath.Dir(q) {
+		err := syscall.Lstat(q, &st)
+		if err == nil {
+			return st.Mode&syscall.S_IFMT == syscall.S_IFDIR && st.Uid != self && syscall.Access(q, xOK) != nil
+		}
+		if !errors.Is(err, syscall.EACCES) || q == "/" || q == "." {
+			return false
+		}
+	}
 }
 
 // hostUID is the uid that starts the run (a test poses as root).

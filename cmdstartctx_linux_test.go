@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,15 +35,7 @@ func TestCmdContextEndsStart(t *testing.T) {
 			if err != nil || in.InitPid <= 0 {
 				t.Fatalf("Inspect: %v %+v", err, in)
 			}
-			if err := proctest.Stop(in.InitPid, 10*time.Second); err != nil {
-				t.Fatalf("stop init: %v", err)
-			}
-			stopped := true
-			defer func() {
-				if stopped {
-					syscall.Kill(in.InitPid, syscall.SIGCONT)
-				}
-			}()
+			resume := proctest.Hold(t, in.InitPid)
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
 			cmd := sb.CommandContext(ctx, "/bin/sh", "-c", `trap "" HUP INT TERM; sleep 0.5; echo ran > /tmp/ran; sleep 30`)
@@ -54,8 +45,7 @@ func TestCmdContextEndsStart(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) || took > 3*time.Second {
 				t.Fatalf("Start with init stopped and a context of 500 ms: %v after %s, want the context's error at its end", err, took.Round(time.Millisecond))
 			}
-			syscall.Kill(in.InitPid, syscall.SIGCONT)
-			stopped = false
+			resume()
 			check := sb.Command("/bin/sh", "-c", "sleep 1; test ! -e /tmp/ran")
 			if err := check.Run(); err != nil {
 				t.Errorf("the command whose start was given up ran once init came back (%v)", err)

@@ -90,15 +90,7 @@ func TestExecStartDeadline(t *testing.T) {
 		t.Fatalf("jail inspect gave no init pid: %+v", in)
 	}
 	// Stopped whole, not only signalled (proctest.Stop).
-	if err := proctest.Stop(in.InitPid, 10*time.Second); err != nil {
-		t.Fatalf("stop init: %v", err)
-	}
-	stopped := true
-	defer func() {
-		if stopped {
-			syscall.Kill(in.InitPid, syscall.SIGCONT)
-		}
-	}()
+	resume := proctest.Hold(t, in.InitPid)
 	// stdio in files, not pipes: the request's copies of them wait in
 	// init's socket until init runs again, so a pipe would not end.
 	outf, err := os.CreateTemp(t.TempDir(), "out")
@@ -118,8 +110,7 @@ func TestExecStartDeadline(t *testing.T) {
 	if code != 125 || !strings.Contains(string(out), "jail kill "+name) {
 		t.Fatalf("jail exec with init stopped: exit %d after %s, want 125 and a line naming `jail kill %s`\n%s", code, took.Round(time.Millisecond), name, out)
 	}
-	syscall.Kill(in.InitPid, syscall.SIGCONT)
-	stopped = false
+	resume()
 	r := run(t, runOpts{dir: ws, timeout: 30 * time.Second}, "exec", name, "--", "/bin/sh", "-c", "echo again")
 	if r.code != 0 || !strings.Contains(r.stdout, "again") {
 		t.Fatalf("jail exec once init runs again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -436,15 +427,7 @@ func TestExecSignalBeforeStart(t *testing.T) {
 	if in.InitPid <= 0 {
 		t.Fatalf("jail inspect gave no init pid: %+v", in)
 	}
-	if err := proctest.Stop(in.InitPid, 10*time.Second); err != nil {
-		t.Fatalf("stop init: %v", err)
-	}
-	stopped := true
-	defer func() {
-		if stopped {
-			syscall.Kill(in.InitPid, syscall.SIGCONT)
-		}
-	}()
+	resume := proctest.Hold(t, in.InitPid)
 	cases := []struct {
 		sig  syscall.Signal
 		tty  bool
@@ -518,8 +501,7 @@ func TestExecSignalBeforeStart(t *testing.T) {
 		slave.Close()
 		master.Close()
 	}
-	syscall.Kill(in.InitPid, syscall.SIGCONT)
-	stopped = false
+	resume()
 	// A later exec runs (init serves again, nothing is held), and by then
 	// the cancelled ones would have written their files.
 	r := run(t, runOpts{dir: ws, timeout: 30 * time.Second}, "exec", name, "--", "/bin/sh", "-c", "sleep 1; echo again")

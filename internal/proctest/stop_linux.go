@@ -3,7 +3,9 @@ package proctest
 import (
 	"fmt"
 	"strconv"
+	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jail-sandbox/jail/procstat"
@@ -51,4 +53,19 @@ func runningThreads(pid int) []string {
 		}
 	}
 	return out
+}
+
+// Hold stops pid whole (Stop, within 10 s) for a test that holds a process
+// of jail's still, and returns resume, which lets it run again (SIGCONT);
+// resume also runs at the test's end if the test did not call it, so a
+// failing test leaves nothing stopped.
+func Hold(t testing.TB, pid int) (resume func()) {
+	t.Helper()
+	if err := Stop(pid, 10*time.Second); err != nil {
+		t.Fatalf("hold: %v", err)
+	}
+	var once sync.Once
+	resume = func() { once.Do(func() { syscall.Kill(pid, syscall.SIGCONT) }) }
+	t.Cleanup(resume)
+	return resume
 }

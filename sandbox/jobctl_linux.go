@@ -2,17 +2,15 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/jobstop"
 	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
-	"github.com/jail-sandbox/jail/procstat"
 )
 
 // This file: job control. The agent runs as the foreground job of the
@@ -47,7 +45,7 @@ func (r *runner) signalAgent(sig syscall.Signal, group bool) {
 // continued at once instead: a stop nobody can end would hang the run.
 func (r *runner) suspend(sig syscall.Signal, interactive bool) {
 	name := unix.SignalName(sig)
-	if !canStopSelf() {
+	if !jobstop.Resumable() {
 		r.record(audit.Signal{Signal: "SIGCONT", Number: int(syscall.SIGCONT), From: "supervisor", To: "agent", Forwarded: true})
 		r.signalAgent(syscall.SIGCONT, true)
 		r.say(notice.Notice{Kind: "job", Severity: notice.Warning, Group: "continued",
@@ -65,7 +63,7 @@ func (r *runner) suspend(sig syscall.Signal, interactive bool) {
 		rl.Drain(500 * time.Millisecond)
 		rl.Restore()
 	}
-	stopSelf(r.contCh)
+	jobstop.Stop(r.contCh)
 	r.resume(interactive)
 }
 
@@ -131,81 +129,4 @@ func (r *runner) resume(interactive bool) {
 		// SIGWINCH): full-screen programs redraw on this one.
 		r.signalAgent(syscall.SIGWINCH, true)
 	}
-}
-
-// stopSelf stops jail's whole job (its process group, as Ctrl-Z on a
-// cooked terminal would) with SIGTSTP's default action, so the shell sees
-// it "Stopped", and returns once jail is continued (cont receives SIGCONT).
-// Go keeps its own handler for a signal once notified (signal.Reset does
-// not give SIGTSTP back its default), so the action is set to SIG_DFL with
-// rt_sigaction for the stop and the runtime's handler put back after it,
-// byte for byte. Where that fails, SIGSTOP stops the job (the shell then
-// says "Stopped (signal)").
-func stopSelf(cont chan os.Signal) {
-	for len(cont) > 0 {
-		<-cont // a SIGCONT from before this stop
-	}
-	var dfl, old [8]uint64 // a zeroed struct sigaction is SIG_DFL on every architecture
-	const sigsetSize = 8   // the kernel's sigset_t on amd64, arm64, riscv64
-	_, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGTSTP),
-		uintptr(unsafe.Pointer(&dfl)), uintptr(unsafe.Pointer(&old)), sigsetSize, 0, 0)
-	if e != 0 {
-		_ = unix.Kill(0, unix.SIGSTOP)
-		<-cont
-		return
-	}
-	_ = unix.Kill(0, unix.SIGTSTP)
-	// The stop takes effect when a thread of jail takes the signal; keep
-	// SIG_DFL until then. Continued, jail gets SIGCONT; the timer only
-	// guards against a stop that never came.
-	select {
-	case <-cont:
-	case <-time.After(2 * time.Second):
-	}
-	_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGTSTP),
-		uintptr(unsafe.Pointer(&old)), 0, sigsetSize, 0, 0)
-}
-
-// canStopSelf tells whether jail, stopped, would be resumed: it has a
-// controlling terminal, and the first ancestor outside its process group
-// is in its session (the job-control shell that started the job). Not in
-// CI, under a service manager or `script -c`: there a stop would never end
-// (the kernel even discards SIGTSTP for an orphaned process group).
-func canStopSelf() bool {
-	tty, err := os.OpenFile("/dev/tty", os.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false // ENXIO: no controlling terminal
-	}
-	tty.Close()
-	pgid := unix.Getpgrp()
-	sid, err := unix.Getsid(0)
-	if err != nil {
-		return false
-	}
-	pid := os.Getpid()
-	for i := 0; i < 64; i++ {
-		ppid := parentPid(pid)
-		if ppid <= 0 {
-			return false
-		}
-		ppg, err := unix.Getpgid(ppid)
-		if err != nil {
-			return false
-		}
-		if ppg != pgid {
-			psid, err := unix.Getsid(ppid)
-			return err == nil && psid == sid
-		}
-		pid = ppid
-	}
-	return false
-}
-
-// parentPid reads a process's parent from /proc/PID/stat (0 if unknown).
-func parentPid(pid int) int {
-	s, err := procstat.Read("", pid)
-	if err != nil {
-		return 0
-	}
-	return s.PPid
 }

@@ -662,7 +662,10 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	}
 	// The client's requests while the command runs: signals. When the
 	// client goes away (killed, its terminal closed), the command gets
-	// SIGHUP, as a shell's job does when its terminal hangs up.
+	// SIGHUP, as a shell's job does when its terminal hangs up, and then
+	// SIGCONT, as the kernel sends an orphaned stopped job: one stopped
+	// with jail exec (Ctrl-Z) and the client killed meanwhile stayed
+	// stopped in the sandbox for good, its SIGHUP pending.
 	go func() {
 		for {
 			var q session.Request
@@ -670,6 +673,7 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 			case q = <-reqs:
 			case <-gone:
 				_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGHUP)})
+				_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGCONT)})
 				return
 			case <-handled:
 				return

@@ -287,3 +287,99 @@ func TestJobCtrlZHoldsSandbox(t *testing.T) {
 	s.send("exit\r")
 	s.wait(t, 10*time.Second)
 }
+
+// Ctrl-Z on `jail exec -t NAME -- CMD` (no -i: the user's terminal cooked,
+// output processing left to the sandbox's pty) stops the command with jail
+// exec, as a shell's job: nothing of it runs while the shell has its prompt,
+// the terminal is as jail exec found it, and fg continues both with jail
+// exec's mode again; Ctrl-C then ends the command. Seen failing on
+// d017ba5's binary: jail exec stopped alone and the command wrote on while
+// the shell had its prompt; with the stop (then SIGSTOP), a jail exec
+// killed while stopped left its command stopped in the sandbox.
+func TestJobCtrlZExec(t *testing.T) {
+	ws := workspace(t)
+	name := "z" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	tick := filepath.Join(ws, "tick")
+	s := hostShell(t, ws)
+	opost := func() bool {
+		tio, err := unix.IoctlGetTermios(int(s.master.Fd()), unix.TCGETS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tio.Oflag&unix.OPOST != 0
+	}
+	waitOpost := func(want bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); opost() != want; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the terminal's output processing is %v, want %v; it shows:\n%q", !want, want, s.scr.String())
+			}
+		}
+	}
+	size := func() int64 {
+		fi, err := os.Stat(tick)
+		if err != nil {
+			return -1
+		}
+		return fi.Size()
+	}
+	grows := func(from int64) bool {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if size() > from {
+				return true
+			}
+		}
+		return false
+	}
+	// Builtins only: the loop's writes are the command running.
+	m := s.send("$J exec -t " + name + " -- sh -c 'echo ru\"\"nning; while :; do echo x >> tick; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; done'\r")
+	s.waitSince(t, m, "running", 30*time.Second)
+	waitOpost(false)
+	if !grows(0) {
+		t.Fatalf("the command never wrote tick; the terminal shows:\n%q", s.scr.String())
+	}
+	m = s.send("\x1a")
+	s.waitSince(t, m, "Stopped", 10*time.Second)
+	s.waitSince(t, m, "host$ ", 5*time.Second)
+	if !opost() {
+		t.Error("the terminal was left without output processing after the stop")
+	}
+	time.Sleep(300 * time.Millisecond) // a write begun at the stop lands
+	held := size()
+	time.Sleep(1500 * time.Millisecond)
+	if now := size(); now != held {
+		t.Errorf("the command wrote while jail exec was stopped: tick %d -> %d bytes", held, now)
+	}
+	m = s.send("fg\r")
+	s.waitSince(t, m, "exec -t", 5*time.Second)
+	waitOpost(false)
+	if !grows(size()) {
+		t.Errorf("the command did not go on after fg: tick stayed %d bytes", size())
+	}
+	m = s.send("\x03")
+	s.waitSince(t, m, "host$ ", 10*time.Second)
+	m = s.send("echo rc=$?\r")
+	s.waitSince(t, m, "rc=130", 5*time.Second)
+	// jail exec (without -t: its stdio the terminal's) killed while
+	// stopped: the command, stopped with it, gets SIGHUP and SIGCONT (as
+	// an orphaned job of a hung-up terminal) and ends; it was left stopped
+	// in the sandbox for good. (With -t the pty's hangup does that.)
+	m = s.send("$J exec " + name + " -- sh -c 'echo ag\"\"ain; while :; do echo x >> tick; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; done'\r")
+	s.waitSince(t, m, "again", 30*time.Second)
+	if !grows(size()) {
+		t.Fatalf("the second command never wrote tick; the terminal shows:\n%q", s.scr.String())
+	}
+	m = s.send("\x1a")
+	s.waitSince(t, m, "Stopped", 10*time.Second)
+	s.waitSince(t, m, "host$ ", 5*time.Second)
+	m = s.send("kill -KILL %1\r")
+	s.waitSince(t, m, "host$ ", 5*time.Second)
+	for deadline := time.Now().Add(10 * time.Second); sessInspect(t, name).Execs != 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command of a jail exec killed while stopped still runs (stopped) in the sandbox")
+		}
+	}
+	s.send("exit\r")
+	s.wait(t, 10*time.Second)
+}

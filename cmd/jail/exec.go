@@ -13,6 +13,7 @@ import (
 
 	"github.com/jail-sandbox/jail"
 	"github.com/jail-sandbox/jail/internal/blockio"
+	"github.com/jail-sandbox/jail/jobstop"
 	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/sandbox"
 )
@@ -129,6 +130,9 @@ func runExec(opts *ExecOptions) error {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH)
 	defer signal.Stop(sigs)
+	// take sets the terminal's modes jail exec runs with (again after a
+	// stop); restore gives back those it found.
+	take := func() {}
 	switch {
 	case opts.Tty && opts.Interactive && term.IsTerminal(0):
 		// Keys go to the sandbox's pty as they are typed (its line
@@ -136,6 +140,7 @@ func runExec(opts *ExecOptions) error {
 		st, err := term.MakeRaw(0)
 		if err == nil {
 			restore = func() { _ = term.Restore(0, st) }
+			take = func() { _, _ = term.MakeRaw(0) }
 			defer restore()
 		}
 	case opts.Tty && term.IsTerminal(1):
@@ -143,6 +148,7 @@ func runExec(opts *ExecOptions) error {
 		// (else every newline would become \r\r\n); Ctrl-C still
 		// interrupts jail exec, which passes it on.
 		restore = noOutputProcessing(1)
+		take = func() { noOutputProcessing(1) }
 		defer restore()
 	}
 	var early syscall.Signal
@@ -187,10 +193,45 @@ func runExec(opts *ExecOptions) error {
 		}
 	}
 	resize()
+	// Ctrl-Z (SIGTSTP) stops the command and jail exec together, as a
+	// shell's job: the command's process group first, then the terminal
+	// given back as it was, then jail exec, as a job the shell says
+	// "Stopped"; fg (or bg) takes the terminal again and continues the
+	// command. Not caught, it stopped jail exec alone while the command
+	// ran on, and its output waited for fg. Where no shell could resume
+	// jail exec, the command goes on and so does jail exec.
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
+	signal.Notify(sigs, syscall.SIGTSTP)
+	suspend := func() {
+		if !jobstop.Resumable() {
+			fmt.Fprintln(opts.IO.ErrOut, "jail: SIGTSTP: jail exec is not a job of a shell that could continue it; the command goes on")
+			return
+		}
+		// SIGSTOP, not SIGTSTP: the command leads a session of its own
+		// (its pty's, with -t) or a process group whose parent, init, is
+		// in another session: an orphaned group, whose SIGTSTP the kernel
+		// discards.
+		_ = cmd.Signal(syscall.SIGSTOP)
+		if restore != nil {
+			restore()
+		}
+		jobstop.Stop(cont)
+		// From the background (bg) this stops jail exec again (SIGTTOU)
+		// until fg, as any program that sets its terminal's modes.
+		take()
+		resize()
+		_ = cmd.Signal(syscall.SIGCONT)
+	}
 	go func() {
 		for s := range sigs {
-			if s == syscall.SIGWINCH {
+			switch s {
+			case syscall.SIGWINCH:
 				resize()
+				continue
+			case syscall.SIGTSTP:
+				suspend()
 				continue
 			}
 			_ = cmd.Signal(s) // the command's own signal; it decides

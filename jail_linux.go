@@ -752,7 +752,8 @@ func (c *Cmd) Start() error {
 	// The wait for the start ends with the context: the connection's
 	// reads are cut short, and the supervisor, its client gone before the
 	// answer, gives the start up (the command is refused at its exec, or
-	// killed). A start answered meanwhile is killed by the watch below.
+	// killed). A start answered just as the context ended is killed: a
+	// SIGKILL request before the close.
 	stop := context.AfterFunc(c.ctx, func() { _ = conn.Unix().SetReadDeadline(time.Now()) })
 	var rep session.Reply
 	fds, err := conn.Recv(&rep)

@@ -883,8 +883,8 @@ type execWaiter struct {
 	ch    chan execMsg
 	early *execMsg // an end that came before the start
 	// cancel and gone, where set, are the client's requests and its
-	// going away: either before the start gives the start up (cancelled,
-	// answered as late).
+	// going away: either, before the start is answered, gives the start
+	// up (cancelled; startedWithin returns as at its deadline).
 	cancel    <-chan session.Request
 	gone      <-chan struct{}
 	cancelled bool

@@ -89,6 +89,28 @@ func (s *ptySession) waitRaw(t *testing.T, want bool, d time.Duration) {
 	t.Fatalf("host terminal raw=%v, want %v; the terminal shows:\n%q", !want, want, s.scr.String())
 }
 
+// stopJob types Ctrl-Z and waits for the shell to say the job stopped and
+// give its prompt back.
+func (s *ptySession) stopJob(t *testing.T) {
+	t.Helper()
+	m := s.send("\x1a")
+	s.waitSince(t, m, "Stopped", 10*time.Second)
+	s.waitSince(t, m, "host$ ", 5*time.Second)
+}
+
+// stillFor fails the test if size changes over 1.5 s (what names what
+// wrote), once a write begun at a stop has landed; it returns the size.
+func stillFor(t *testing.T, size func() int64, what string) int64 {
+	t.Helper()
+	time.Sleep(300 * time.Millisecond) // a write begun at the stop lands
+	held := size()
+	time.Sleep(1500 * time.Millisecond)
+	if now := size(); now != held {
+		t.Errorf("%s: tick %d -> %d bytes", what, held, now)
+	}
+	return held
+}
+
 // Ctrl-Z on `jail -- sleep` stops it and jail; the shell's prompt comes
 // back and the terminal is cooked; fg makes it raw again and Ctrl-C then
 // reaches the sleep inside.
@@ -264,15 +286,8 @@ func TestJobCtrlZHoldsSandbox(t *testing.T) {
 	if size() < 4 {
 		t.Fatalf("the background process never wrote tick (%d bytes); the terminal shows:\n%q", size(), s.scr.String())
 	}
-	m = s.send("\x1a")
-	s.waitSince(t, m, "Stopped", 10*time.Second)
-	s.waitSince(t, m, "host$ ", 5*time.Second)
-	time.Sleep(300 * time.Millisecond) // a write begun at the stop lands
-	held := size()
-	time.Sleep(1500 * time.Millisecond)
-	if now := size(); now != held {
-		t.Errorf("a process of the sandbox wrote while jail was stopped: tick %d -> %d bytes", held, now)
-	}
+	s.stopJob(t)
+	held := stillFor(t, size, "a process of the sandbox wrote while jail was stopped")
 	m = s.send("fg\r")
 	s.waitRaw(t, true, 10*time.Second)
 	for deadline := time.Now().Add(5 * time.Second); size() <= held && time.Now().Before(deadline); {
@@ -339,18 +354,11 @@ func TestJobCtrlZExec(t *testing.T) {
 	if !grows(0) {
 		t.Fatalf("the command never wrote tick; the terminal shows:\n%q", s.scr.String())
 	}
-	m = s.send("\x1a")
-	s.waitSince(t, m, "Stopped", 10*time.Second)
-	s.waitSince(t, m, "host$ ", 5*time.Second)
+	s.stopJob(t)
 	if !opost() {
 		t.Error("the terminal was left without output processing after the stop")
 	}
-	time.Sleep(300 * time.Millisecond) // a write begun at the stop lands
-	held := size()
-	time.Sleep(1500 * time.Millisecond)
-	if now := size(); now != held {
-		t.Errorf("the command wrote while jail exec was stopped: tick %d -> %d bytes", held, now)
-	}
+	stillFor(t, size, "the command wrote while jail exec was stopped")
 	m = s.send("fg\r")
 	s.waitSince(t, m, "exec -t", 5*time.Second)
 	waitOpost(false)
@@ -370,9 +378,7 @@ func TestJobCtrlZExec(t *testing.T) {
 	if !grows(size()) {
 		t.Fatalf("the second command never wrote tick; the terminal shows:\n%q", s.scr.String())
 	}
-	m = s.send("\x1a")
-	s.waitSince(t, m, "Stopped", 10*time.Second)
-	s.waitSince(t, m, "host$ ", 5*time.Second)
+	s.stopJob(t)
 	m = s.send("kill -KILL %1\r")
 	s.waitSince(t, m, "host$ ", 5*time.Second)
 	for deadline := time.Now().Add(10 * time.Second); sessInspect(t, name).Execs != 0; time.Sleep(100 * time.Millisecond) {

@@ -150,7 +150,7 @@ func hostSocketMasksRecorded(mounts []ns.Mount, hostMounts []fsrules.Mount, root
 		if from == "/" {
 			return false
 		}
-		lost[name] = &farSocket{from: from, name: name, hidden: hidden, walled: behindOthersWall(name, uint32(hostUID()))}
+		lost[name] = &farSocket{from: from, name: name, hidden: hidden}
 		return true
 	}
 	own := owners{self: uint32(hostUID())}
@@ -330,26 +330,23 @@ func hostSocketMasksRecorded(mounts []ns.Mount, hostMounts []fsrules.Mount, root
 	unfound = append(unfound, skipped...)
 	sort.Strings(unfound)
 	isLost := map[string]bool{}
-	for name, f := range lost {
+	for name := range lost {
 		isLost[name] = true
-		if f.hidden {
-			// Why not said: a name in a place this run hides, not
-			// found where the sandbox sees, is out of its reach
-			// (still in the hidden place, or gone): nothing there for
-			// the user to act on.
-			unfound = slices.DeleteFunc(unfound, func(p string) bool { return p == name })
-		}
-		if f.walled {
-			// Why not said: its listed name is behind a directory of
-			// another user's that this user cannot search (another
-			// user's run's control socket in that user's home): the
-			// supervisor cannot look there, nor can the sandbox. Still
-			// looked for where the sandbox sees (its owner may have
-			// renamed it out), but not found, it is out of reach, and
-			// the line was noise at every start on a shared machine.
-			unfound = slices.DeleteFunc(unfound, func(p string) bool { return p == name })
-		}
 	}
+	unfound = slices.DeleteFunc(unfound, func(p string) bool {
+		f := lost[p]
+		// Why not said, a lost name not found where the sandbox sees:
+		// hidden, in a place this run hides, it is out of the sandbox's
+		// reach (still in the hidden place, or gone): nothing there for
+		// the user to act on. Behind a directory of another user's that
+		// this user cannot search (another user's run's control socket
+		// in that user's home), the supervisor cannot look there, nor
+		// can the sandbox: still looked for where the sandbox sees (its
+		// owner may have renamed it out), but not found, it is out of
+		// reach, and the line was noise at every start on a shared
+		// machine. Asked of the names not found only.
+		return f != nil && (f.hidden || behindOthersWall(p, own.self))
+	})
 	linkedN, movedN := farNote(unfound, isLost)
 	return append(append(out, lm...), fm...), theirs, joinNotes(leftNote(left, own.ranges), linkedN), movedN, nil
 }

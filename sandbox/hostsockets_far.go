@@ -25,7 +25,6 @@ type farSocket struct {
 	found  uint64        // lost: names found
 	nlink  uint64        // lost: the found file's link count
 	hidden bool          // lost: name in a place this run hides (from: its nearest seen parent)
-	walled bool          // lost: name behind another user's directory this user cannot search (behindOthersWall)
 	dev    uint64        // lost: from's device (farRecord's; 0 unknown)
 }
 

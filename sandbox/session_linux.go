@@ -507,6 +507,13 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	}
 	defer r.ex.remove(id)
 	defer r.ex.endSub(id)
+	// last is the client's last reply: the command is off the running
+	// count first, so an Inspect (jail ps) the client makes once told the
+	// command ended does not count it.
+	last := func(rep session.Reply) {
+		r.ex.remove(id)
+		_ = c.Send(rep)
+	}
 	es.ID = id
 	r.record(audit.Notice{Kind: "session", Severity: "info",
 		Text: fmt.Sprintf("exec %d requested by pid %d, uid %d: %s", id, who.PID, who.UID, r.redact.str(strings.Join(es.Argv, " ")))})
@@ -630,11 +637,11 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 		}
 		msg := fmt.Sprintf("the sandbox's init did not start the command within %s (stopped, starved or stuck); `jail kill %s` ends the sandbox", execStartWait, ref)
 		r.record(audit.Notice{Kind: "session", Severity: "warning", Text: fmt.Sprintf("exec %d: %s", id, msg)})
-		_ = c.Send(session.Reply{Error: msg, ExitCode: ExitSetup})
+		last(session.Reply{Error: msg, ExitCode: ExitSetup})
 		return
 	}
 	if err != nil || !ok {
-		_ = c.Send(session.Reply{Error: "the sandbox has ended", ExitCode: ExitSetup})
+		last(session.Reply{Error: "the sandbox has ended", ExitCode: ExitSetup})
 		return
 	}
 	if started.Error != "" {
@@ -642,7 +649,7 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 		if code == 0 {
 			code = ExitSetup
 		}
-		_ = c.Send(session.Reply{Error: started.Error, ExitCode: code})
+		last(session.Reply{Error: started.Error, ExitCode: code})
 		return
 	}
 	rep := session.Reply{OK: true, Event: session.EventStarted, Pid: started.Pid}
@@ -707,7 +714,7 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	}
 	endNotices() // the exit reply comes last
 	sendMu.Lock()
-	_ = c.Send(session.Reply{OK: true, Event: session.EventExit, Code: exit.Code, Signal: exit.Signal})
+	last(session.Reply{OK: true, Event: session.EventExit, Code: exit.Code, Signal: exit.Signal})
 	sendMu.Unlock()
 }
 

@@ -127,8 +127,13 @@ func runExec(opts *ExecOptions) error {
 	// the terminal as it was; by default the signal killed jail exec with
 	// the terminal changed, and the command started anyway once init
 	// served again. Once the command runs, they are its own.
+	//
+	// Ctrl-Z (SIGTSTP) is caught from there too: during the start it is
+	// kept until the command runs, then stops the two together (below).
+	// By default it stopped jail exec alone mid-start, and the command,
+	// started meanwhile, ran on unseen while the shell had its prompt.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH, syscall.SIGTSTP)
 	defer signal.Stop(sigs)
 	// take sets the terminal's modes jail exec runs with (again after a
 	// stop); restore gives back those it found.
@@ -152,14 +157,19 @@ func runExec(opts *ExecOptions) error {
 		defer restore()
 	}
 	var early syscall.Signal
+	var stopAtStart bool
 	starting, caught := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(caught)
 		for {
 			select {
 			case s := <-sigs:
-				if s == syscall.SIGWINCH {
+				switch s {
+				case syscall.SIGWINCH:
 					continue // the size is sent once it runs
+				case syscall.SIGTSTP:
+					stopAtStart = true
+					continue
 				}
 				early = s.(syscall.Signal)
 				cancel()
@@ -200,7 +210,6 @@ func runExec(opts *ExecOptions) error {
 	// command. Not caught, it stopped jail exec alone while the command
 	// ran on, and its output waited for fg. Where no shell could resume
 	// jail exec, the command goes on and so does jail exec.
-	signal.Notify(sigs, syscall.SIGTSTP)
 	suspend := func() {
 		if !jobstop.Resumable() {
 			fmt.Fprintln(opts.IO.ErrOut, "jail: SIGTSTP: jail exec is not a job of a shell that could continue it; the command goes on")
@@ -225,6 +234,9 @@ func runExec(opts *ExecOptions) error {
 		take()
 		resize()
 		_ = cmd.Signal(syscall.SIGCONT)
+	}
+	if stopAtStart {
+		suspend() // Ctrl-Z while the start was awaited
 	}
 	go func() {
 		for s := range sigs {

@@ -146,6 +146,7 @@ func execOrphanNoMatch(t *testing.T, probe string, flags ...string) {
 // after the fact does not reach it. On main's binary (f83664d) jail exec
 // said "did not start" (125) and the command ran anyway: late.out appeared.
 func TestExecLateStartConsistent(t *testing.T) {
+	waitsOnDeadline(t)
 	ws := workspace(t)
 	name, in := startInspected(t, ws, "l")
 	cont := func(pid int) { syscall.Kill(pid, syscall.SIGCONT) }

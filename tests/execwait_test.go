@@ -82,6 +82,7 @@ func TestExecInitLimits(t *testing.T) {
 // run when init comes back. On main's binary jail exec hung until the
 // test's timeout killed it.
 func TestExecStartDeadline(t *testing.T) {
+	waitsOnDeadline(t)
 	ws := workspace(t)
 	name := "d" + strings.ReplaceAll(marker(), ".", "")
 	startSession(t, ws, name)

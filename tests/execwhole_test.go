@@ -38,6 +38,7 @@ func hasChild(pid int) bool {
 // (e413f85) the deadline's kill went through init to the command's process
 // group only: the setsid'd sleep was alive with init stopped and after.
 func TestExecLateKillWhole(t *testing.T) {
+	waitsOnDeadline(t)
 	lateKillWhole(t, func(secs string) string { return "setsid sleep " + secs + " & exec sleep " + secs + "1" }, false)
 }
 
@@ -51,6 +52,7 @@ func TestExecLateKillWhole(t *testing.T) {
 // was. Now the command is its own child subreaper (execreap): the sleep is
 // re-parented to it, and proctree finds it by its parent; run everywhere.
 func TestExecLateKillDoubleFork(t *testing.T) {
+	waitsOnDeadline(t)
 	lateKillWhole(t, func(secs string) string {
 		return "setsid /bin/sh -c 'sleep " + secs + " & exit 0'; exec sleep " + secs + "1"
 	}, false)

@@ -236,6 +236,7 @@ func TestInitNoExecSameOrStricter(t *testing.T) {
 // to idmap the binds, refused: the run would fail). The start works, and
 // init's /proc belongs to the sandbox's root, as the exec makes it.
 func TestInitNoExecNeedsPtrace(t *testing.T) {
+	waitsOnDeadline(t)
 	if os.Getuid() != 0 {
 		t.Skip("a rootful start only: a user's start always keeps the execve (TestInitNoExecSameOrStricter)")
 	}

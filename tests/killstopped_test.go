@@ -20,6 +20,7 @@ import (
 // is followed by the signals (SIGCONT first: a stopped supervisor ends
 // only once continued), and jail kill waits for the end as before.
 func TestKillNowStoppedSupervisor(t *testing.T) {
+	waitsOnDeadline(t)
 	ws := workspace(t)
 	name, in := startInspected(t, ws, "s")
 	fd, err := unix.PidfdOpen(in.Pid, 0)

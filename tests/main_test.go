@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -94,7 +95,30 @@ func TestMain(m *testing.M) {
 	if strings.HasSuffix(os.Getenv(privateMountsEnv), ":setup") {
 		privateMountsSetup() // execs this binary again, never returns
 	}
+	sideBySide()
 	os.Exit(withTestHome(m))
+}
+
+// waitsOnDeadline marks a test that spends most of its time waiting out
+// one of jail's own deadlines (a jail exec start's 15 s, twice; a control
+// socket's 6 s) or a 1% CPU quota, its sandbox's processes stopped or
+// throttled: such tests run side by side once the rest of the package has
+// run, instead of one after another (about 100 s of each run of the
+// package, of 530).
+func waitsOnDeadline(t *testing.T) {
+	t.Parallel()
+}
+
+// sideBySide lets every waitsOnDeadline test run at once: -parallel is
+// GOMAXPROCS by default, two here, which would run them two by two. Only
+// those tests are parallel; a -parallel given on the command line wins.
+func sideBySide() {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", "8")
+	}
 }
 
 func withTestHome(m *testing.M) int {

@@ -8,6 +8,7 @@ package tests
 // not hang jail.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,16 @@ func (s *ptySession) stopJob(t *testing.T) {
 	s.waitSince(t, m, "host$ ", 5*time.Second)
 }
 
+// endJob types keys (Ctrl-C, q) to end the foreground job and wants the
+// shell's prompt back and the job's exit status to be rc.
+func (s *ptySession) endJob(t *testing.T, keys string, rc int) {
+	t.Helper()
+	m := s.send(keys)
+	s.waitSince(t, m, "host$ ", 10*time.Second)
+	m = s.send("echo rc=$?\r")
+	s.waitSince(t, m, fmt.Sprintf("rc=%d", rc), 5*time.Second)
+}
+
 // stillFor fails the test if size changes over 1.5 s (what names what
 // wrote), once a write begun at a stop has landed; it returns the size.
 func stillFor(t *testing.T, size func() int64, what string) int64 {
@@ -134,10 +145,7 @@ func TestJobCtrlZSleep(t *testing.T) {
 	s.waitSince(t, m, "--quiet", 5*time.Second)
 	s.waitRaw(t, true, 10*time.Second)
 	time.Sleep(200 * time.Millisecond)
-	m = s.send("\x03")
-	s.waitSince(t, m, "host$ ", 10*time.Second)
-	m = s.send("echo rc=$?\r")
-	s.waitSince(t, m, "rc=130", 5*time.Second)
+	s.endJob(t, "\x03", 130)
 	// And once more: a second stop and resume work as the first.
 	m = s.send("$J --quiet -- sh -c 'echo ag\"\"ain; exec sleep 100'\r")
 	s.waitSince(t, m, "again", 30*time.Second)
@@ -224,10 +232,7 @@ curses.wrapper(main)
 	m = s.send("fg\r")
 	s.waitSince(t, m, "30x100", 10*time.Second)
 	s.waitRaw(t, true, 5*time.Second)
-	m = s.send("q")
-	s.waitSince(t, m, "host$ ", 10*time.Second)
-	m = s.send("echo rc=$?\r")
-	s.waitSince(t, m, "rc=0", 5*time.Second)
+	s.endJob(t, "q", 0)
 	s.send("exit\r")
 	s.wait(t, 10*time.Second)
 }
@@ -367,10 +372,7 @@ func TestJobCtrlZExec(t *testing.T) {
 	if !grows(size()) {
 		t.Errorf("the command did not go on after fg: tick stayed %d bytes", size())
 	}
-	m = s.send("\x03")
-	s.waitSince(t, m, "host$ ", 10*time.Second)
-	m = s.send("echo rc=$?\r")
-	s.waitSince(t, m, "rc=130", 5*time.Second)
+	s.endJob(t, "\x03", 130)
 	// jail exec (without -t: its stdio the terminal's) killed while
 	// stopped: the command, stopped with it, gets SIGHUP and SIGCONT (as
 	// an orphaned job of a hung-up terminal) and ends; it was left stopped
@@ -442,10 +444,7 @@ func TestJobCtrlZExecStart(t *testing.T) {
 	if now := size(); now <= held {
 		t.Errorf("the command did not go on after fg: tick stayed %d bytes", now)
 	}
-	m = s.send("\x03")
-	s.waitSince(t, m, "host$ ", 10*time.Second)
-	m = s.send("echo rc=$?\r")
-	s.waitSince(t, m, "rc=130", 5*time.Second)
+	s.endJob(t, "\x03", 130)
 	s.send("exit\r")
 	s.wait(t, 10*time.Second)
 }

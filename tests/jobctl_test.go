@@ -111,6 +111,29 @@ func (s *ptySession) endJob(t *testing.T, keys string, rc int) {
 	s.waitSince(t, m, fmt.Sprintf("rc=%d", rc), 5*time.Second)
 }
 
+// fileSize returns a function giving the size of the file at path, -1
+// while it is absent: the tests' commands append to a tick file as they
+// run.
+func fileSize(path string) func() int64 {
+	return func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return -1
+		}
+		return fi.Size()
+	}
+}
+
+// growsPast tells whether size goes past from within 5 s.
+func growsPast(size func() int64, from int64) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if size() > from {
+			return true
+		}
+	}
+	return false
+}
+
 // stillFor fails the test if size changes over 1.5 s (what names what
 // wrote), once a write begun at a stop has landed; it returns the size.
 func stillFor(t *testing.T, size func() int64, what string) int64 {
@@ -280,13 +303,7 @@ func TestJobCtrlZHoldsSandbox(t *testing.T) {
 	m := s.send("$J --quiet -- sh -c 'setsid sh -c \"while :; do echo x >> tick; i=0; while [ \\$i -lt 2000 ]; do i=\\$((i+1)); done; done\" </dev/null >/dev/null 2>&1 & echo ru\"\"nning; exec sleep 100'\r")
 	s.waitSince(t, m, "running", 30*time.Second)
 	s.waitRaw(t, true, 5*time.Second)
-	size := func() int64 {
-		fi, err := os.Stat(tick)
-		if err != nil {
-			return -1
-		}
-		return fi.Size()
-	}
+	size := fileSize(tick)
 	for deadline := time.Now().Add(10 * time.Second); size() < 4 && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -297,11 +314,8 @@ func TestJobCtrlZHoldsSandbox(t *testing.T) {
 	held := stillFor(t, size, "a process of the sandbox wrote while jail was stopped")
 	m = s.send("fg\r")
 	s.waitRaw(t, true, 10*time.Second)
-	for deadline := time.Now().Add(5 * time.Second); size() <= held && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if now := size(); now <= held {
-		t.Errorf("the held process did not go on after fg: tick stayed %d bytes", now)
+	if !growsPast(size, held) {
+		t.Errorf("the held process did not go on after fg: tick stayed %d bytes", size())
 	}
 	time.Sleep(200 * time.Millisecond)
 	m = s.send("\x03")
@@ -339,26 +353,12 @@ func TestJobCtrlZExec(t *testing.T) {
 			}
 		}
 	}
-	size := func() int64 {
-		fi, err := os.Stat(tick)
-		if err != nil {
-			return -1
-		}
-		return fi.Size()
-	}
-	grows := func(from int64) bool {
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if size() > from {
-				return true
-			}
-		}
-		return false
-	}
+	size := fileSize(tick)
 	// Builtins only: the loop's writes are the command running.
 	m := s.send("$J exec -t " + name + " -- sh -c 'echo ru\"\"nning; while :; do echo x >> tick; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; done'\r")
 	s.waitSince(t, m, "running", 30*time.Second)
 	waitOpost(false)
-	if !grows(0) {
+	if !growsPast(size, 0) {
 		t.Fatalf("the command never wrote tick; the terminal shows:\n%q", s.scr.String())
 	}
 	s.stopJob(t)
@@ -369,7 +369,7 @@ func TestJobCtrlZExec(t *testing.T) {
 	m = s.send("fg\r")
 	s.waitSince(t, m, "exec -t", 5*time.Second)
 	waitOpost(false)
-	if !grows(size()) {
+	if !growsPast(size, size()) {
 		t.Errorf("the command did not go on after fg: tick stayed %d bytes", size())
 	}
 	s.endJob(t, "\x03", 130)
@@ -379,7 +379,7 @@ func TestJobCtrlZExec(t *testing.T) {
 	// in the sandbox for good. (With -t the pty's hangup does that.)
 	m = s.send("$J exec " + name + " -- sh -c 'echo ag\"\"ain; while :; do echo x >> tick; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; done'\r")
 	s.waitSince(t, m, "again", 30*time.Second)
-	if !grows(size()) {
+	if !growsPast(size, size()) {
 		t.Fatalf("the second command never wrote tick; the terminal shows:\n%q", s.scr.String())
 	}
 	s.stopJob(t)
@@ -406,13 +406,7 @@ func TestJobCtrlZExecStart(t *testing.T) {
 	startSession(t, ws, name)
 	in := sessInspect(t, name)
 	tick := filepath.Join(ws, "tick")
-	size := func() int64 {
-		fi, err := os.Stat(tick)
-		if err != nil {
-			return -1
-		}
-		return fi.Size()
-	}
+	size := fileSize(tick)
 	s := hostShell(t, ws)
 	resume := proctest.Hold(t, in.InitPid)
 	s.send("$J exec " + name + " -- sh -c 'while :; do echo x >> tick; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; done'\r")
@@ -438,11 +432,8 @@ func TestJobCtrlZExecStart(t *testing.T) {
 	held := size()
 	m := s.send("fg\r")
 	s.waitSince(t, m, "exec "+name, 5*time.Second)
-	for deadline := time.Now().Add(5 * time.Second); size() <= held && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if now := size(); now <= held {
-		t.Errorf("the command did not go on after fg: tick stayed %d bytes", now)
+	if !growsPast(size, held) {
+		t.Errorf("the command did not go on after fg: tick stayed %d bytes", size())
 	}
 	s.endJob(t, "\x03", 130)
 	s.send("exit\r")

@@ -292,9 +292,13 @@ func (f *Writer) feed(p []byte) {
 
 		case stCSI, stCSIIgnore:
 			if f.st == stCSI && len(f.seq) == 2 {
-				// Fast path: the whole sequence is in p.
+				// Fast path: the whole sequence is in p. Its bound is the
+				// held path's (below): ESC, '[' and the parameters within
+				// maxSeq; a sequence passed whole and dropped when cut
+				// between writes would make the output depend on how the
+				// agent's writes fell.
 				j := i
-				for j < len(p) && j-i < maxSeq && p[j] >= 0x20 && p[j] <= 0x3f {
+				for j < len(p) && j-i < maxSeq-2 && p[j] >= 0x20 && p[j] <= 0x3f {
 					j++
 				}
 				if j < len(p) && p[j] >= 0x40 && p[j] <= 0x7e {

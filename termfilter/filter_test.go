@@ -303,6 +303,31 @@ func TestFilterSplitEverywhere(t *testing.T) {
 	}
 }
 
+// The CSI length bound is one bound: a sequence at its edge is passed or
+// dropped the same whether it came in one write (the fast path, which
+// scans the parameters in place) or cut anywhere (held byte by byte). The
+// fast path took two parameter bytes more than the held one: a 255- or
+// 256-byte parameter string passed whole and was dropped when split
+// (FuzzFilter, session 39).
+func TestFilterCSIBoundSplit(t *testing.T) {
+	for _, n := range []int{maxSeq - 4, maxSeq - 3, maxSeq - 2, maxSeq - 1, maxSeq, maxSeq + 1} {
+		in := esc + "[" + strings.Repeat("0", n) + "A" + "ok"
+		whole, _ := filter(t, Options{}, in)
+		if want := n <= maxSeq-2; strings.HasPrefix(whole, esc) != want {
+			t.Errorf("%d parameter bytes: passed %v, want %v (%.20q)", n, !want, want, whole)
+		}
+		for i := 0; i <= len(in); i++ {
+			var b bytes.Buffer
+			f, _ := New(&b, Options{})
+			f.Write([]byte(in[:i]))
+			f.Write([]byte(in[i:]))
+			if b.String() != whole {
+				t.Fatalf("%d parameter bytes, split at %d: %.20q, whole: %.20q", n, i, b.String(), whole)
+			}
+		}
+	}
+}
+
 func TestFilterSummary(t *testing.T) {
 	var b bytes.Buffer
 	f, _ := New(&b, Options{})

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/cachehint"
 	"github.com/jail-sandbox/jail/seccomp"
 )
 
@@ -46,11 +47,15 @@ func (r *runner) firstExec(path string) func() *seccomp.ExecEvent {
 // serveExecs answers the sandbox's exec notifications: record, guard, go.
 // first, when known, is the agent's own exec (firstExec).
 func (r *runner) serveExecs(l *os.File, first func() *seccomp.ExecEvent) {
+	r.execsSeen.Store(true)
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
 		_ = seccomp.ServeFirst(r.ctx, l, r.guard, first, func(evp *seccomp.ExecEvent) {
 			ev := *evp
+			if cachehint.IsGoCompile(ev.Path) {
+				r.goCompiles.Add(1) // one package its build cache lacked (sayCacheHints)
+			}
 			r.mu.Lock()
 			started := r.agentPid != 0 || r.agentStarted()
 			r.mu.Unlock()

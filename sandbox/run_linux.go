@@ -162,6 +162,8 @@ type runner struct {
 	agentRlimits []ns.Rlimit
 	bg           sync.WaitGroup         // proxy, DNS and exec-notify servers
 	firstError   atomic.Pointer[string] // the first error said (errorf), for ready
+	goCompiles   atomic.Int64           // the Go compiler's execs (cachehint_linux.go)
+	execsSeen    atomic.Bool            // the exec notifications are served: goCompiles counts
 
 	mu            sync.Mutex
 	exit          *ns.Message // the agent's status, from init
@@ -1626,6 +1628,7 @@ func (r *runner) endCheck() {
 			drop()
 		}()
 	}
+	r.sayCacheHints()
 	// The agent has ended: a ref or a git dir it deleted is said, with
 	// the command that fetches it back from what the start kept.
 	for _, n := range lostGitHistory(r.gitKept) {

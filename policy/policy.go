@@ -176,6 +176,17 @@ type Policy struct {
 	// Notices are one-line messages from the readers (an unset --env name, a
 	// created profile path) for the supervisor's notice channel.
 	Notices []string `json:"-"`
+	// ProfileHints are the profiles named like the command that the run
+	// does not apply (jail -- claude, no -P claude), with the names they
+	// allow: a refusal of one says that the profile would allow it.
+	ProfileHints []ProfileHint `json:"-"`
+}
+
+// ProfileHint is one profile the run could apply and the allow-domain
+// patterns it holds.
+type ProfileHint struct {
+	Profile string
+	Domains []string
 }
 
 // PolicyFile is a file a policy was read from, and what named it ("--settings",

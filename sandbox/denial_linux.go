@@ -8,6 +8,7 @@ import (
 	"github.com/jail-sandbox/jail/denials"
 	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/notice"
+	"github.com/jail-sandbox/jail/policy"
 )
 
 // This file: refusals, said once to the user and written down for the agent.
@@ -103,10 +104,11 @@ func (r *runner) closeDenials() {
 }
 
 // netDenial turns a refused flow's event into a denial: the user's notice
-// names the target and the flag that would allow it; the record says the
-// same in the words the sandbox may read (Public: no address the host
-// resolved).
-func netDenial(ev netproxy.Event) denial {
+// names the target and the flag that would allow it, and the profile named
+// like the command that would (hints: policy.ProfileHints); the record says
+// the same in the words the sandbox may read (Public: no address the host
+// resolved), without the profile (the agent cannot apply one).
+func netDenial(ev netproxy.Event, hints []policy.ProfileHint) denial {
 	target := ev.Target()
 	e := denials.Entry{Time: ev.Time, Kind: denials.KindNet, Target: target, Reason: ev.Public}
 	if e.Reason == "" || e.Reason == ev.Reason {
@@ -115,7 +117,28 @@ func netDenial(ev netproxy.Event) denial {
 	// The record is read as it is: its option references are spelled as
 	// the user types them (--allow-domain), like the notice (notef).
 	e.Reason, e.Allow = Spell(e.Reason), Spell(e.Allow)
-	return denial{kind: noticeNet, key: target, text: netproxy.RefusalText(target, ev.Reason, ev.Hint), entry: e}
+	text := netproxy.RefusalText(target, ev.Reason, ev.Hint)
+	if p := hintedProfile(ev, hints); p != "" {
+		text += ", or run with `profile` " + p + ", which allows it and keeps " + p + "'s own state"
+	}
+	return denial{kind: noticeNet, key: target, text: text, entry: e}
+}
+
+// hintedProfile is the first of hints whose allow-domain patterns let ev's
+// name and port through, "" for none (or a refusal no allow-domain undoes:
+// a raw address, a deny-domain rule).
+func hintedProfile(ev netproxy.Event, hints []policy.ProfileHint) string {
+	if ev.Name == "" || ev.Hint == "" {
+		return ""
+	}
+	for _, h := range hints {
+		for _, d := range h.Domains {
+			if r, err := netproxy.ParseDomainPattern(d); err == nil && r.Match(ev.Name, ev.Port) {
+				return h.Profile
+			}
+		}
+	}
+	return ""
 }
 
 // execDenial is a command the guard rail refused: path and argv as the trail

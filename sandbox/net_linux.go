@@ -181,7 +181,7 @@ func (r *runner) recordNet(ev netproxy.Event) {
 	default:
 		switch {
 		case ev.Decision == "deny":
-			r.deny(netDenial(ev))
+			r.deny(netDenial(ev, r.pol.ProfileHints))
 		case ev.Failed:
 			r.notice(noticeNetFail, ev.Target(), "connect to "+ev.Target()+" failed ("+ev.Reason+")")
 		}

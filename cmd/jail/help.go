@@ -121,9 +121,10 @@ const intro = `jail runs a command in a sandbox: new user, mount, pid, ipc, uts,
 network namespaces; the host read-only, the workspace writable, $HOME empty,
 secrets hidden, no network, every capability dropped.`
 
-const examples = `  jail -- claude                      run an agent CLI in the current directory
+const examples = `  jail -P claude -- claude            an agent CLI in the current directory, with its state and API
+  jail -- claude                      the same agent with no network and an empty home
   jail -r ~/datasets -- python3 x.py  make one path of $HOME visible, read-only
-  jail -r ~/go/pkg/mod -- go test ./...   the module cache, read-only
+  jail -P go -- go test ./...         Go's module proxy and caches of jail's own
   jail --allow-domain api.example.com -- curl https://api.example.com/
   jail --read-only -- ls -la          nothing writable but /tmp
   jail --env GITHUB_TOKEN -- gh pr list   pass one secret, by name

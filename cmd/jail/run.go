@@ -108,6 +108,7 @@ func prepare(res *config.Result, env config.Env, command []string, idle, inRun b
 	p := res.Policy
 	p.Command = addProgramArgs(command, res, &p)
 	p.Notices = append(p.Notices, res.Notes...)
+	p.ProfileHints = profileHints(env, p.Command, p.Profile)
 	// Why: the files read for this policy are read again by the next run;
 	// the sandbox keeps the ones in a writable tree read-only (policyfiles).
 	p.PolicyFiles = append(p.PolicyFiles, res.PolicyFiles...)

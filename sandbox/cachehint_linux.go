@@ -14,9 +14,11 @@ import (
 // again, and nothing else tells the user why it is slow. Said once for
 // each workspace (saidBefore's record, in jail's state directory, which no
 // sandbox reaches); never under --dry-run, or where there are no mounts of
-// the sandbox's own (degraded: go's cache is the host's).
+// the sandbox's own (degraded: go's cache is the host's). Nor under
+// --quiet: the line would be silenced and yet taken as said, and a later
+// run without --quiet would never say it.
 func (r *runner) sayCacheHints() {
-	if r.plan == nil || r.pol.DryRun || r.degraded {
+	if r.plan == nil || r.pol.DryRun || r.pol.Quiet || r.degraded {
 		return
 	}
 	n := int(r.goCompiles.Load())

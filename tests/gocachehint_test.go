@@ -3,8 +3,8 @@
 package tests
 
 // `jail -- go test ./...` without a cache that lasts compiles, at every
-// run, every package it needs, the standard library's included (half a
-// minute and more of CPU here), and nothing said why each run was slow
+// run, every package it needs, the standard library's included (45 s of
+// CPU here for a package with one test), and nothing said why each run was slow
 // (session 39, trying it as a user would). The end of such a run says so
 // once for each workspace, with the profile that keeps a cache; a run whose
 // build cache lasts (a cache of jail's own, the workspace) or that has none
@@ -61,6 +61,8 @@ func TestGoBuildCacheHint(t *testing.T) {
 		want  string // "" for nothing said
 	}{
 		{"dry run", []string{"--dry-run"}, compileTwice, ""},
+		// --quiet says nothing and records nothing: the next run says it.
+		{"quiet, then not", []string{"--quiet"}, compileTwice, "QUIET"},
 		{"no compile", nil, "tc/bin/go build", ""},
 		{"a cache of jail's own", []string{"--cache", "go-build:" + cache}, compileTwice, ""},
 		{"GOCACHE=off", []string{"--setenv", "GOCACHE=off"}, compileTwice, ""},
@@ -83,6 +85,17 @@ func TestGoBuildCacheHint(t *testing.T) {
 			}
 			r := run(t, runOpts{dir: ws, env: env}, append(append(flags, "--"), argv...)...)
 			mustCode(t, r, 0)
+			if c.want == "QUIET" {
+				if said(r.stderr) != 0 {
+					t.Errorf("--quiet: said\nstderr:\n%s", r.stderr)
+				}
+				r = run(t, runOpts{dir: ws, env: env}, append([]string{"--"}, argv...)...)
+				mustCode(t, r, 0)
+				if said(r.stderr) != 1 {
+					t.Errorf("the run after --quiet: want the line once\nstderr:\n%s", r.stderr)
+				}
+				return
+			}
 			switch {
 			case c.want == "" && said(r.stderr) != 0:
 				t.Errorf("said, want nothing\nstderr:\n%s", r.stderr)

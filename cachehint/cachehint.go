@@ -5,13 +5,13 @@
 // reads no file and imports no other jail package.
 //
 // Go is the tool here. Without a cache that lasts, `jail -- go test ./...`
-// builds, at every run, every package it needs (the standard library's
-// included: here 125 packages, 23 s and 45 s of CPU for the test of a
-// package with one test, against half a second with the go profile's
-// cache once warm), and nothing fails to say so: the tests
-// pass, slowly, run after run. The caches of the other toolchains hold
-// downloads (npm, pip, cargo's registry), which need the network, whose
-// refusal names the flag already.
+// builds, at every run, every package it needs, the standard library's
+// included (here, for the test of a package with one test: 125 packages,
+// 23 s of wall time and 45 s of CPU, against half a second with the go
+// profile's cache once warm), and nothing fails to say so: the tests pass,
+// slowly, run after run. The caches of the other toolchains hold downloads
+// (npm, pip, cargo's registry), which need the network, whose refusal
+// names the flag already.
 package cachehint
 
 import (

@@ -73,7 +73,7 @@ func TestOptionsTable(t *testing.T) {
 	rv := reflect.ValueOf(&p).Elem()
 	for i := 0; i < rv.NumField(); i++ {
 		f := rv.Type().Field(i)
-		if f.Name == "Command" || f.Name == "Cwd" || f.Name == "WorkspaceFromCwd" || f.Name == "Notices" || f.Name == "ProfileHints" || f.Name == "Name" || f.Name == "PolicyFiles" {
+		if f.Name == "Command" || f.Name == "Cwd" || f.Name == "WorkspaceFromCwd" || f.Name == "Notices" || f.Name == "ProfileHints" || f.Name == "RegistryHints" || f.Name == "Name" || f.Name == "PolicyFiles" {
 			continue
 		}
 		if _, ok := owner[rv.Field(i).Addr().Pointer()]; !ok {

@@ -180,6 +180,14 @@ type Policy struct {
 	// does not apply (jail -- claude, no -P claude), with the names they
 	// allow: a refusal of one says that the profile would allow it.
 	ProfileHints []ProfileHint `json:"-"`
+	// RegistryHints, when set, names the toolchain profiles the run does
+	// not apply whose registries (registries = ["npm"]) include one of
+	// tools, each with the hosts the host's configuration of that tool
+	// names (package toolreg) as its Domains. The supervisor asks it at
+	// the end of a run that refused a name and ran one of the tools
+	// (toolreg.ToolOf), and says which profile would have allowed the
+	// name. It may run the tools on the host (toolreg.Resolve).
+	RegistryHints func(tools []string) []ProfileHint `json:"-"`
 }
 
 // ProfileHint is one profile the run could apply and the allow-domain
@@ -187,6 +195,12 @@ type Policy struct {
 type ProfileHint struct {
 	Profile string
 	Domains []string
+	// Tool is the tool whose registries Domains are (a RegistryHints
+	// answer: "npm"), "" for a profile's own allow-domain patterns.
+	Tool string
+	// Caches reports that the profile keeps caches of jail's own (cache =
+	// [...]).
+	Caches bool
 }
 
 // PolicyFile is a file a policy was read from, and what named it ("--settings",

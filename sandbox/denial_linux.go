@@ -131,14 +131,8 @@ func hintedProfile(ev netproxy.Event, hints []policy.ProfileHint) string {
 	if ev.Name == "" || ev.Hint == "" {
 		return ""
 	}
-	for _, h := range hints {
-		for _, d := range h.Domains {
-			if r, err := netproxy.ParseDomainPattern(d); err == nil && r.Match(ev.Name, ev.Port) {
-				return h.Profile
-			}
-		}
-	}
-	return ""
+	h, _ := allowingHint(ev, hints)
+	return h.Profile
 }
 
 // execDenial is a command the guard rail refused: path and argv as the trail

@@ -182,6 +182,7 @@ func (r *runner) recordNet(ev netproxy.Event) {
 		switch {
 		case ev.Decision == "deny":
 			r.deny(netDenial(ev, r.pol.ProfileHints))
+			r.refusedName(ev)
 		case ev.Failed:
 			r.notice(noticeNetFail, ev.Target(), "connect to "+ev.Target()+" failed ("+ev.Reason+")")
 		}

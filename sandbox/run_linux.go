@@ -164,9 +164,11 @@ type runner struct {
 	firstError   atomic.Pointer[string] // the first error said (errorf), for ready
 	goCompiles   atomic.Int64           // the Go compiler's execs (cachehint_linux.go)
 	execsSeen    atomic.Bool            // the exec notifications are served: goCompiles counts
+	toolsRan     atomic.Uint32          // the package tools whose programs ran, a bit each (registryhint_linux.go)
 
 	mu            sync.Mutex
-	exit          *ns.Message // the agent's status, from init
+	refused       []netproxy.Event // refused names an allow-domain rule would let through (registryhint_linux.go)
+	exit          *ns.Message      // the agent's status, from init
 	setupErr      *ns.Message
 	agentPid      int
 	killedBy      string // why the supervisor killed the sandbox
@@ -1629,6 +1631,7 @@ func (r *runner) endCheck() {
 		}()
 	}
 	r.sayCacheHints()
+	r.sayRegistryHints()
 	// The agent has ended: a ref or a git dir it deleted is said, with
 	// the command that fetches it back from what the start kept.
 	for _, n := range lostGitHistory(r.gitKept) {

@@ -23,14 +23,7 @@ func allowRegistries(p *policy.Policy, res *config.Result, env config.Env, envir
 	for _, r := range res.Registries {
 		tools = append(tools, r.Tool)
 	}
-	cache := ""
-	if d, err := statedir.From(func(k string) string { return getenvIn(environ, k) }); err == nil {
-		cache = filepath.Join(d, statedir.Registries)
-	}
-	found := toolreg.Resolve(tools, toolreg.Env{
-		Home: env.Home, Cwd: env.Cwd, Environ: environ, CacheFile: cache,
-		Writable: writableBy(p, res, env),
-	})
+	found := toolreg.Resolve(tools, registryEnv(p, res, env, environ))
 	for _, h := range found.Hosts {
 		switch {
 		case h.IsIP() && strings.Contains(h.Name, ":"):
@@ -51,6 +44,20 @@ func allowRegistries(p *policy.Policy, res *config.Result, env config.Env, envir
 		if !setsEnv(p, environ, name) {
 			p.SetEnv = append(p.SetEnv, kv)
 		}
+	}
+}
+
+// registryEnv is the host side toolreg reads for the run: the tools'
+// answers cached in jail's state directory (no sandbox reaches it), and
+// what the sandbox can write not trusted.
+func registryEnv(p *policy.Policy, res *config.Result, env config.Env, environ []string) toolreg.Env {
+	cache := ""
+	if d, err := statedir.From(func(k string) string { return getenvIn(environ, k) }); err == nil {
+		cache = filepath.Join(d, statedir.Registries)
+	}
+	return toolreg.Env{
+		Home: env.Home, Cwd: env.Cwd, Environ: environ, CacheFile: cache,
+		Writable: writableBy(p, res, env),
 	}
 }
 

@@ -141,6 +141,8 @@ func prepare(res *config.Result, env config.Env, command []string, idle, inRun b
 	// (the check's mistakes among them, when it makes the check).
 	sandbox.Explain = res.Origins.Explain
 	sandbox.Spell = config.SpellFlags
+	// Last: it sees the policy as it runs.
+	p.RegistryHints = registryHints(p, res, env, os.Environ())
 	if inRun {
 		return p, nil
 	}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"slices"
+
+	"github.com/jail-sandbox/jail/config"
+	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/profile"
+	"github.com/jail-sandbox/jail/toolreg"
+)
+
+// registryHints answers the supervisor's question at the end of a run that
+// refused a name and ran a package tool (policy.RegistryHints): which
+// profiles the run does not apply take their registries from one of those
+// tools, and which hosts the host's configuration of each tool names, as
+// allowRegistries would allow them under the profile. Nothing is read or
+// run before it is asked: a start pays for a closure. Under a net none or
+// host the user set, a profile allows no registry (allowRegistries), so
+// there is nothing to say; the none a policy without rules is given by
+// default is not that (res.Policy is the policy before its check).
+func registryHints(p policy.Policy, res *config.Result, env config.Env, environ []string) func([]string) []policy.ProfileHint {
+	if res.Policy.Net == policy.NetNone || res.Policy.Net == policy.NetHost {
+		return nil
+	}
+	return func(tools []string) []policy.ProfileHint {
+		src := profile.ForConfigDir(env.ConfigDir)
+		infos, err := src.List()
+		if err != nil {
+			return nil
+		}
+		type cand struct {
+			name, tool string
+			caches     bool
+		}
+		var cands []cand
+		var want []string
+		for _, in := range infos {
+			if in.Err != nil || slices.Contains(p.Profile, in.Name) {
+				continue
+			}
+			f, err := src.Load(in.Name)
+			if err != nil {
+				continue
+			}
+			caches := slices.ContainsFunc(f.Settings, func(s config.Setting) bool { return s.Option != nil && s.Option.Name == "cache" })
+			for _, r := range f.Registries {
+				if slices.Contains(tools, r.Tool) {
+					cands = append(cands, cand{in.Name, r.Tool, caches})
+					if !slices.Contains(want, r.Tool) {
+						want = append(want, r.Tool)
+					}
+				}
+			}
+		}
+		if len(cands) == 0 {
+			return nil
+		}
+		found := toolreg.Resolve(want, registryEnv(&p, res, env, environ))
+		var out []policy.ProfileHint
+		for _, c := range cands {
+			h := policy.ProfileHint{Profile: c.name, Tool: c.tool, Caches: c.caches}
+			for _, host := range found.Hosts {
+				// An address is allowed by allow-ip, not by a name's
+				// pattern; the profile's run says so (allowRegistries).
+				if host.Tool == c.tool && !host.IsIP() {
+					h.Domains = append(h.Domains, host.Pattern())
+				}
+			}
+			if len(h.Domains) > 0 {
+				out = append(out, h)
+			}
+		}
+		return out
+	}
+}

@@ -257,3 +257,26 @@ func TestResolveNpmSetEnv(t *testing.T) {
 		t.Errorf("SetEnv %q with the registry set in the environment", r.SetEnv)
 	}
 }
+
+// A tool that does not answer in time is given up at the timeout, even
+// when a child it started holds its output open: the start (or the end's
+// hint) waits for none of them.
+func TestResolveTimeout(t *testing.T) {
+	f := newFake(t)
+	// The shell waits for its sleep; killed at the timeout, it leaves the
+	// sleep holding the output pipe.
+	if err := os.WriteFile(filepath.Join(f.bin, "npm"), []byte("#!/bin/sh\nsleep 5\necho registry=https://late.test/\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := f.env()
+	e.Run = nil // the real exec
+	e.Timeout = 200 * time.Millisecond
+	start := time.Now()
+	r := Resolve([]string{NPM}, e)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Resolve took %v with a 200ms timeout", took)
+	}
+	if len(r.Hosts) != 0 || len(r.Notes) == 0 {
+		t.Errorf("a tool past its timeout: hosts %v, notes %q", r.Hosts, r.Notes)
+	}
+}

@@ -146,6 +146,10 @@ func (e *Env) fill() {
 		e.Run = func(ctx context.Context, dir string, env []string, name string, args ...string) ([]byte, error) {
 			cmd := exec.CommandContext(ctx, name, args...)
 			cmd.Dir, cmd.Env = dir, env
+			// Killed at the timeout, the tool may leave a child holding
+			// its output open (a shell script's): Output would wait for
+			// that child too.
+			cmd.WaitDelay = 100 * time.Millisecond
 			return cmd.Output()
 		}
 	}

@@ -2,12 +2,16 @@ package main
 
 import (
 	"slices"
+	"time"
 
 	"github.com/jail-sandbox/jail/config"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/profile"
 	"github.com/jail-sandbox/jail/toolreg"
 )
+
+// hintTimeout bounds each tool's answer at the end of a run.
+const hintTimeout = 3 * time.Second
 
 // registryHints answers the supervisor's question at the end of a run that
 // refused a name and ran a package tool (policy.RegistryHints): which
@@ -55,7 +59,11 @@ func registryHints(p policy.Policy, res *config.Result, env config.Env, environ 
 		if len(cands) == 0 {
 			return nil
 		}
-		found := toolreg.Resolve(want, registryEnv(&p, res, env, environ))
+		// A hint is not worth the wait a profile's start accepts (toolreg's
+		// 10 s): a tool that does not answer in time is named by none.
+		renv := registryEnv(&p, res, env, environ)
+		renv.Timeout = hintTimeout
+		found := toolreg.Resolve(want, renv)
 		var out []policy.ProfileHint
 		for _, c := range cands {
 			h := policy.ProfileHint{Profile: c.name, Tool: c.tool, Caches: c.caches}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jail-sandbox/jail/config"
 	"github.com/jail-sandbox/jail/policy"
@@ -69,5 +70,26 @@ func TestRegistryHints(t *testing.T) {
 		if h := hints(given, nil, "npm"); h != nil {
 			t.Errorf("net %s: %+v", given, h)
 		}
+	}
+}
+
+// A tool that does not answer is given up well before a start's 10 s: the
+// run's end waits hintTimeout for it, and names no profile.
+func TestRegistryHintsTimeout(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "npm"), []byte("#!/bin/sh\nsleep 20\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":/usr/bin:/bin")
+	environ := []string{"PATH=" + dir + ":/usr/bin:/bin", "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}
+	res := &config.Result{}
+	f := registryHints(res.Policy, res, config.Env{ConfigDir: filepath.Join(dir, "config"), Home: home, Cwd: home}, environ)
+	start := time.Now()
+	h := f([]string{"npm"})
+	if took := time.Since(start); took < hintTimeout || took > hintTimeout+2*time.Second {
+		t.Errorf("took %v, want about %v", took, hintTimeout)
+	}
+	if h != nil {
+		t.Errorf("a tool that did not answer: %+v", h)
 	}
 }

@@ -57,7 +57,7 @@ func (r *runner) serveExecs(l *os.File, first func() *seccomp.ExecEvent) {
 				r.goCompiles.Add(1) // one package its build cache lacked (sayCacheHints)
 			}
 			r.sawExec(ev.Path, ev.Argv)
-			r.notePrivilegeExec(ev.Pid, ev.Path)
+			r.sayCannotWork(ev.Pid, ev.Path, ev.Argv)
 			r.mu.Lock()
 			started := r.agentPid != 0 || r.agentStarted()
 			r.mu.Unlock()

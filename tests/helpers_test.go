@@ -84,6 +84,25 @@ func workspace(t testing.TB) string {
 	return d
 }
 
+// besideHome makes a fresh directory beside the test HOME, in the host's
+// read-only tree: the sandbox sees it and cannot write it (a tool jail may
+// ask on the host, a stand-in the sandbox runs). It skips the test where
+// the test HOME is under a place jail hides anyway, which would hide this
+// directory too.
+func besideHome(t testing.TB, prefix string) string {
+	t.Helper()
+	if !testHomeVisible {
+		t.Skipf("the test HOME %s is under a place jail hides anyway: a directory beside it would be hidden too", testHome)
+	}
+	d, err := os.MkdirTemp(filepath.Dir(testHome), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	os.Chmod(d, 0o755)
+	return d
+}
+
 func run(t testing.TB, o runOpts, args ...string) result {
 	t.Helper()
 	return runWith(t, o, jail(t), args...)

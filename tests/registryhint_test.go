@@ -22,18 +22,9 @@ import (
 )
 
 func TestRegistryNamesProfile(t *testing.T) {
-	if !testHomeVisible {
-		t.Skipf("the test HOME %s is under a place jail hides anyway: the stand-in npm beside it would be hidden too", testHome)
-	}
 	home, ws := workspace(t), workspace(t)
-	// The tool where the sandbox sees it and cannot write it: beside the
-	// test HOME, in the host's read-only tree.
-	tools, err := os.MkdirTemp(filepath.Dir(testHome), "registryhint-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tools) })
-	os.Chmod(tools, 0o755)
+	// The tool where the sandbox sees it and cannot write it.
+	tools := besideHome(t, "registryhint-")
 	asked := filepath.Join(home, "asked")
 	// Asked on the host (npm config get registry globalconfig), the tool
 	// leaves a mark and names its registry; inside, it connects. The mark's

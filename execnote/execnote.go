@@ -1,0 +1,182 @@
+// Package execnote names the programs that cannot do their job inside a
+// jail sandbox, by design, and says why and what to do instead: sudo and
+// its kin, which cannot raise privileges there (no_new_privs, nosuid
+// mounts, no capabilities), a system package manager asked to change the
+// system, which is the host's, read-only, the Docker CLI, whose daemon's
+// socket jail hides (it is root on the host), and ping and traceroute,
+// whose ICMP jail's network does not carry (an agent that pings to test
+// the network concludes there is none). Agents reach for both when a
+// tool is missing (`sudo apt-get install jq`, or `apt-get install jq` when
+// they see uid 0, as under a jail root started), and the programs' own
+// messages send the user the wrong way: sudo blames the container's
+// configuration or the owner of /etc/sudo.conf, apt-get asks "are you
+// root?" of a process whose uid is 0, docker asks whether the daemon is
+// running.
+//
+// The package only reads the command line it is given; whether a sudo is
+// set-user-ID (a shim of that name runs the command itself, and works) is
+// the caller's to tell.
+package execnote
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Note is what to tell the user about one program run inside.
+type Note struct {
+	// Key is what makes two runs the same thing to say once: the
+	// program's name.
+	Key string
+	// Text is the line, without "jail: ".
+	Text string
+	// NeedsSetID: the note holds only when the program's file is
+	// set-user-ID as the sandbox sees it (the caller checks).
+	NeedsSetID bool
+	// NeedsReadOnly: the note holds only when this directory is on a
+	// read-only mount as the sandbox sees it (the caller checks: a user
+	// may have made the system writable).
+	NeedsReadOnly string
+	// NeedsHostSocket: the note holds only when one of these paths is a
+	// socket on the host ($XDG_RUNTIME_DIR as the host has it) and the
+	// sandbox's environment does not set UnlessEnv (the caller checks).
+	NeedsHostSocket []string
+	UnlessEnv       string
+	// NeedsOwnNet: the note holds only when the sandbox has a network
+	// namespace of its own (not --net host; the caller checks).
+	NeedsOwnNet bool
+}
+
+// dockerSockets are where the Docker CLI finds its daemon by default
+// (rootful, then rootless).
+var dockerSockets = []string{"/run/docker.sock", "/var/run/docker.sock", "$XDG_RUNTIME_DIR/docker.sock"}
+
+// SystemDir is the directory whose mount says whether the sandbox's
+// system can be changed.
+const SystemDir = "/usr"
+
+// privilege are the set-id programs whose job is to run a command as
+// another user, root above all.
+var privilege = map[string]bool{
+	"sudo": true, "sudoedit": true, "sudo-rs": true, "su": true, "su-rs": true,
+	"doas": true, "pkexec": true,
+}
+
+// icmp are the programs that probe the network with ICMP (or raw
+// sockets).
+var icmp = map[string]bool{"ping": true, "ping4": true, "ping6": true, "traceroute": true, "traceroute6": true, "tracepath": true, "mtr": true, "arping": true}
+
+// For reports the note for a program executed as path with argv, and
+// whether there is one.
+func For(path string, argv []string) (Note, bool) {
+	name := filepath.Base(path)
+	if privilege[name] {
+		return Note{Key: name, NeedsSetID: true, Text: name + " cannot work inside the sandbox, whatever it says next: nothing there can raise privileges (no_new_privs, no capabilities); do what it was for on the host, or without root (a tool installed into the workspace)"}, true
+	}
+	if name == "docker" && usesDaemon(argv) {
+		return Note{Key: name, NeedsHostSocket: dockerSockets, UnlessEnv: "DOCKER_HOST", Text: name + " cannot reach the host's Docker daemon, whatever it says next: jail hides its socket, and whoever can connect to it is root on the host; run docker outside jail"}, true
+	}
+	if icmp[name] {
+		return Note{Key: name, NeedsOwnNet: true, Text: name + " cannot work inside the sandbox, whatever it says next: jail's network carries TCP flows to the names it allows (and DNS), no ICMP; try the name with curl or the tool you meant to run"}, true
+	}
+	if changesSystem(name, argv) {
+		return Note{Key: name, NeedsReadOnly: SystemDir, Text: name + " cannot change the sandbox's system, whatever it says next: it is the host's, read-only inside; install system packages on the host (the sandbox sees them at once), or a tool without root into the workspace"}, true
+	}
+	return Note{}, false
+}
+
+// usesDaemon reports whether a docker command line talks to the daemon:
+// all but help, the client's version and its contexts and completions.
+// Before the command's first word -h and -v are docker's help and version;
+// after it they are the command's own (docker run -h HOST -v VOL).
+func usesDaemon(argv []string) bool {
+	var args []string
+	if len(argv) > 1 {
+		args = argv[1:]
+	}
+	if anyOption(args, func(a string) bool { return a == "--help" }) {
+		return false
+	}
+	for _, a := range args {
+		switch a {
+		case "-h", "-v", "--version", "help", "context", "completion":
+			return false
+		}
+		if !strings.HasPrefix(a, "-") {
+			return true
+		}
+	}
+	return false // docker alone prints its help
+}
+
+// changesSystem reports whether a package manager's command line installs,
+// removes or upgrades packages, or refreshes its index: all of them write
+// the system's package database. Queries (apt list, dpkg -l, rpm -q) are
+// not.
+func changesSystem(name string, argv []string) bool {
+	var args []string
+	if len(argv) > 1 {
+		args = argv[1:]
+	}
+	switch name {
+	case "apt", "apt-get", "aptitude":
+		return firstWord(args, "install", "reinstall", "remove", "purge", "autoremove", "upgrade", "dist-upgrade", "full-upgrade", "update", "build-dep")
+	case "dnf", "dnf5", "yum", "microdnf", "tdnf":
+		return firstWord(args, "install", "in", "reinstall", "remove", "rm", "erase", "upgrade", "up", "update", "distro-sync", "downgrade", "makecache", "autoremove")
+	case "zypper":
+		return firstWord(args, "install", "in", "remove", "rm", "update", "up", "dist-upgrade", "dup", "refresh", "ref", "patch")
+	case "apk":
+		return firstWord(args, "add", "del", "upgrade", "update", "fix")
+	case "pacman":
+		return anyOption(args, func(a string) bool {
+			return len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a[1:2], "SRU") ||
+				a == "--sync" || a == "--remove" || a == "--upgrade"
+		})
+	case "dpkg":
+		return anyOption(args, func(a string) bool {
+			switch a {
+			case "-i", "--install", "-r", "--remove", "-P", "--purge", "--configure", "--unpack":
+				return true
+			}
+			return false
+		})
+	case "rpm":
+		return anyOption(args, func(a string) bool {
+			if strings.HasPrefix(a, "--") {
+				return a == "--install" || a == "--upgrade" || a == "--freshen" || a == "--erase" || a == "--reinstall"
+			}
+			return len(a) > 1 && a[0] == '-' && strings.ContainsAny(a[1:2], "iUFe")
+		})
+	}
+	return false
+}
+
+// firstWord reports whether the first argument that is not an option is
+// one of words.
+func firstWord(args []string, words ...string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		for _, w := range words {
+			if a == w {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// anyOption reports whether an argument before "--" satisfies is.
+func anyOption(args []string, is func(string) bool) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if is(a) {
+			return true
+		}
+	}
+	return false
+}

@@ -5,10 +5,10 @@
 // system, which is the host's, read-only, the Docker CLI, whose daemon's
 // socket jail hides (it is root on the host), and ping and traceroute,
 // whose ICMP jail's network does not carry (an agent that pings to test
-// the network concludes there is none). Agents reach for both when a
-// tool is missing (`sudo apt-get install jq`, or `apt-get install jq` when
-// they see uid 0, as under a jail root started), and the programs' own
-// messages send the user the wrong way: sudo blames the container's
+// the network concludes there is none). Agents reach for sudo and the
+// package manager when a tool is missing (`sudo apt-get install jq`, or
+// `apt-get install jq` when they see uid 0, as under a jail root started),
+// and the programs' own messages send the user the wrong way: sudo blames the container's
 // configuration or the owner of /etc/sudo.conf, apt-get asks "are you
 // root?" of a process whose uid is 0, docker asks whether the daemon is
 // running.

@@ -13,7 +13,8 @@ import (
 
 // This file: a notice when the sandbox runs a program that cannot do its
 // job there by design (package execnote): sudo and its kin, a system
-// package manager asked to change the system. One line a program a run,
+// package manager asked to change the system, docker, ping. One line a
+// program a run,
 // before the program's own output (the exec waits for its answer), says
 // why and what to do instead.
 
@@ -31,6 +32,11 @@ func (r *runner) sayCannotWork(pid int, path string, argv []string) {
 	if !ok || !filepath.IsAbs(path) {
 		return
 	}
+	// The paths below are the sandbox's, walked from its root; an absolute
+	// symlink the agent made among them resolves from the host's root
+	// instead (a walk through /proc/PID/root keeps the walker's own). Only
+	// whether a line is said rests on the answer, and nothing of it
+	// reaches the sandbox: a stat, never an open.
 	root := "/proc/" + strconv.Itoa(pid) + "/root"
 	if n.NeedsSetID {
 		var st unix.Stat_t
@@ -79,7 +85,7 @@ func isSocket(path string) bool {
 	return unix.Stat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK
 }
 
-// planEnv is the sandbox's environment ("" values for none yet).
+// planEnv is the sandbox's environment (nil before the plan).
 func (r *runner) planEnv() []string {
 	if r.plan == nil {
 		return nil

@@ -139,8 +139,27 @@ func (s Source) read(name string) ([]byte, string, error) {
 	return data, "", nil
 }
 
-// List returns every profile, built-in and the user's, by name.
+// List returns every profile, built-in and the user's, by name, each
+// loaded for its description (or the error that loading gave).
 func (s Source) List() ([]Info, error) {
+	out, err := s.Names()
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		f, err := s.Load(out[i].Name)
+		if err != nil {
+			out[i].Err = err
+		} else {
+			out[i].Description = f.Description
+		}
+	}
+	return out, nil
+}
+
+// Names returns every profile, built-in and the user's, by name, without
+// loading any: Name, Path and Shadows only.
+func (s Source) Names() ([]Info, error) {
 	byName := map[string]*Info{}
 	entries, _ := fs.ReadDir(builtin, "profiles")
 	for _, e := range entries {
@@ -163,12 +182,6 @@ func (s Source) List() ([]Info, error) {
 	}
 	var out []Info
 	for _, in := range byName {
-		f, err := s.Load(in.Name)
-		if err != nil {
-			in.Err = err
-		} else {
-			in.Description = f.Description
-		}
 		out = append(out, *in)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

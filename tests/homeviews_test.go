@@ -98,16 +98,7 @@ func TestStateDirViewsHidden(t *testing.T) {
 	if !testHomeVisible {
 		t.Skipf("the test HOME %s is under a place jail hides anyway", testHome)
 	}
-	mk := func(prefix string) string {
-		d, err := os.MkdirTemp(filepath.Dir(testHome), prefix)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(d) })
-		os.Chmod(d, 0o755)
-		return d
-	}
-	state, view := mk("statehome-"), mk("stateview-")
+	state, view := besideHome(t, "statehome-"), besideHome(t, "stateview-")
 	secret := "STATEVIEW-SECRET-" + filepath.Base(state)
 	if err := os.MkdirAll(filepath.Join(state, "jail"), 0o755); err != nil {
 		t.Fatal(err)

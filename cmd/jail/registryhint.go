@@ -28,7 +28,9 @@ func registryHints(p policy.Policy, res *config.Result, env config.Env, environ 
 	}
 	return func(tools []string) []policy.ProfileHint {
 		src := profile.ForConfigDir(env.ConfigDir)
-		infos, err := src.List()
+		// Each profile is loaded once, below (List would load them all
+		// for their descriptions first).
+		infos, err := src.Names()
 		if err != nil {
 			return nil
 		}
@@ -39,12 +41,12 @@ func registryHints(p policy.Policy, res *config.Result, env config.Env, environ 
 		var cands []cand
 		var want []string
 		for _, in := range infos {
-			if in.Err != nil || slices.Contains(p.Profile, in.Name) {
+			if slices.Contains(p.Profile, in.Name) {
 				continue
 			}
 			f, err := src.Load(in.Name)
 			if err != nil {
-				continue
+				continue // one that does not parse (its own run says so)
 			}
 			caches := slices.ContainsFunc(f.Settings, func(s config.Setting) bool { return s.Option != nil && s.Option.Name == "cache" })
 			for _, r := range f.Registries {

@@ -493,7 +493,8 @@ func (s *Sandbox) Command(name string, args ...string) *Cmd {
 
 // CommandContext is Command with a context: when ctx ends before the
 // command, the command is killed (SIGKILL to its process group). When it
-// ends while Start waits for the start, Start returns ctx's error and the
+// ends while Start waits for the start, Start returns ctx's error once the
+// supervisor has the start given up (a second later at most), and the
 // command does not run (refused at its exec, or killed).
 func (s *Sandbox) CommandContext(ctx context.Context, name string, args ...string) *Cmd {
 	c := s.Command(name, args...)
@@ -699,6 +700,28 @@ func (s *Sandbox) allowTerminal() []string {
 	return p.AllowTerminal
 }
 
+// givenUpWait bounds Start's wait for the supervisor to confirm a start
+// given up: milliseconds normally; past it the supervisor is stuck, and
+// Start returns the context's error regardless (the start is still given
+// up: the connection closes).
+const givenUpWait = time.Second
+
+// givenUp reads conn's replies until the supervisor confirms the start was
+// given up, the connection ends, or givenUpWait passes.
+func (c *Cmd) givenUp(conn *session.Conn) {
+	_ = conn.Unix().SetReadDeadline(time.Now().Add(givenUpWait))
+	for {
+		var rep session.Reply
+		fds, err := conn.Recv(&rep)
+		for _, f := range fds {
+			f.Close()
+		}
+		if err != nil || rep.Event == session.EventGivenUp || rep.Event == session.EventExit {
+			return
+		}
+	}
+}
+
 // Start starts the command; Wait waits for it.
 func (c *Cmd) Start() error {
 	if c.conn != nil {
@@ -759,9 +782,17 @@ func (c *Cmd) Start() error {
 	fds, err := conn.Recv(&rep)
 	if !stop() {
 		// The context ended first: whatever came, the start is given up.
-		if err == nil && rep.Error == "" {
-			// It was answered: the command runs; all of it is killed.
-			_ = conn.Send(session.Request{Op: session.OpSignal, Signal: int(syscall.SIGKILL)})
+		// The request says so (before the start's answer any request
+		// gives it up; after it, the command runs and all of it is
+		// killed).
+		_ = conn.Send(session.Request{Op: session.OpSignal, Signal: int(syscall.SIGKILL)})
+		if err != nil {
+			// Unanswered: wait (bounded) for the supervisor to have it as
+			// given up, its exec refused from then on. Returning at once
+			// raced with the caller's next step: a stopped init let go
+			// forked the command, whose exec the supervisor, not yet past
+			// the request, allowed; it ran a moment before its kill.
+			c.givenUp(conn)
 		}
 		conn.Close()
 		for _, f := range fds {

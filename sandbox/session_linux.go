@@ -562,7 +562,7 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	closeAll(files)
 	w := execWaiter{ch: ch, cancel: reqs, gone: gone}
 	var sm execMsg
-	var ok, late, cancelled bool
+	var ok, late, cancelled, acked bool
 	if err == nil {
 		sm, ok, late = w.startedWithin(execStartWait)
 		cancelled = w.cancelled
@@ -573,10 +573,19 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 		// child init forks for this request could be taken for the next
 		// start's, and that one's refused.
 		r.ex.mu.Lock()
-		if r.ex.pending == es {
+		refused := r.ex.pending == es
+		if refused {
 			r.ex.refusing = true
 		}
 		r.ex.mu.Unlock()
+		if refused {
+			// The client waits for this before its Start returns: from
+			// here on the command's exec is refused (with the exec
+			// audit), so a command whose start was given up does not
+			// run for a moment because init was let go at once.
+			acked = true
+			_ = c.Send(session.Reply{Event: session.EventGivenUp})
+		}
 		w.cancel, w.gone = nil, nil
 		sm, ok, late = w.startedWithin(time.Until(deadline))
 	}
@@ -624,6 +633,9 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 			proctree.Kill("/proc", hostPid, hostStart, never, func(pid int, sig syscall.Signal) error { return unix.Kill(pid, sig) })
 		}
 		if cancelled {
+			if !acked {
+				_ = c.Send(session.Reply{Event: session.EventGivenUp}) // its kill is sent
+			}
 			what := "not run (init did not answer within the deadline)"
 			if taken || !late {
 				what = "killed" // it ran: no exec audit, or its exec came first

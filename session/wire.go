@@ -33,6 +33,12 @@ const (
 	// attached come right after EventAttached; before the command started,
 	// right after EventStarted.
 	EventNotice = "notice"
+	// EventGivenUp answers a client that gave up a start before it was
+	// answered (any request, or its going away): the supervisor has it as
+	// given up, its exec refused from now on, or its kill sent where it
+	// had already run. The client waits for it (bounded) before telling
+	// its caller the command did not start.
+	EventGivenUp = "given-up"
 )
 
 // Request is one line from the client.

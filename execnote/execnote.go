@@ -120,13 +120,13 @@ func changesSystem(name string, argv []string) bool {
 	}
 	switch name {
 	case "apt", "apt-get", "aptitude":
-		return firstWord(args, "install", "reinstall", "remove", "purge", "autoremove", "upgrade", "dist-upgrade", "full-upgrade", "update", "build-dep")
+		return firstWord(args, aptValued, "install", "reinstall", "remove", "purge", "autoremove", "upgrade", "dist-upgrade", "full-upgrade", "update", "build-dep")
 	case "dnf", "dnf5", "yum", "microdnf", "tdnf":
-		return firstWord(args, "install", "in", "reinstall", "remove", "rm", "erase", "upgrade", "up", "update", "distro-sync", "downgrade", "makecache", "autoremove")
+		return firstWord(args, dnfValued, "install", "in", "reinstall", "remove", "rm", "erase", "upgrade", "up", "update", "distro-sync", "downgrade", "makecache", "autoremove")
 	case "zypper":
-		return firstWord(args, "install", "in", "remove", "rm", "update", "up", "dist-upgrade", "dup", "refresh", "ref", "patch")
+		return firstWord(args, zypperValued, "install", "in", "remove", "rm", "update", "up", "dist-upgrade", "dup", "refresh", "ref", "patch")
 	case "apk":
-		return firstWord(args, "add", "del", "upgrade", "update", "fix")
+		return firstWord(args, apkValued, "add", "del", "upgrade", "update", "fix")
 	case "pacman":
 		return anyOption(args, func(a string) bool {
 			return len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a[1:2], "SRU") ||
@@ -151,11 +151,25 @@ func changesSystem(name string, argv []string) bool {
 	return false
 }
 
-// firstWord reports whether the first argument that is not an option is
-// one of words.
-func firstWord(args []string, words ...string) bool {
-	for _, a := range args {
+// The options before a package manager's verb that take their value as
+// the next argument (`apt-get -o Dir=/x install`): that value is not the
+// verb. Given joined (-oDir=/x, --option=Dir=/x) they take nothing more.
+var (
+	aptValued    = map[string]bool{"-o": true, "--option": true, "-c": true, "--config-file": true, "-t": true, "--target-release": true, "--default-release": true, "-a": true, "--host-architecture": true}
+	dnfValued    = map[string]bool{"-c": true, "--config": true, "--installroot": true, "--releasever": true, "--repo": true, "--repoid": true, "--enablerepo": true, "--disablerepo": true, "-x": true, "--exclude": true, "-d": true, "--debuglevel": true, "-e": true, "--errorlevel": true, "--setopt": true, "--forcearch": true, "--color": true, "--destdir": true, "--downloaddir": true}
+	zypperValued = map[string]bool{"-R": true, "--root": true, "-c": true, "--config": true, "-D": true, "--reposd-dir": true, "-C": true, "--cache-dir": true, "--raw-cache-dir": true, "--solv-cache-dir": true, "--pkg-cache-dir": true, "-p": true, "--plus-repo": true, "--installroot": true}
+	apkValued    = map[string]bool{"-X": true, "--repository": true, "-p": true, "--root": true, "--arch": true, "--cache-dir": true, "--keys-dir": true, "--repositories-file": true, "--timeout": true}
+)
+
+// firstWord reports whether the first argument that is neither an option
+// nor the value of one in valued is one of words.
+func firstWord(args []string, valued map[string]bool, words ...string) bool {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if strings.HasPrefix(a, "-") {
+			if valued[a] {
+				i++ // its value
+			}
 			continue
 		}
 		for _, w := range words {

@@ -44,7 +44,17 @@ func TestFor(t *testing.T) {
 		// Queries and other programs: no note.
 		{"/usr/bin/apt", "apt list --installed", "", false},
 		{"/usr/bin/apt-get", "apt-get --help", "", false},
-		{"/usr/bin/apt-get", "apt-get -o Dir=/x install", "", false}, // an option's value taken as the verb: missed, never wrong
+		{"/usr/bin/apt-get", "apt-get -o Dir=/x install jq", "apt-get", false},
+		{"/usr/bin/apt-get", "apt-get -oDir=/x install jq", "apt-get", false},
+		{"/usr/bin/apt-get", "apt-get --option=Dir=/x -t bookworm-backports install jq", "apt-get", false},
+		{"/usr/bin/apt-get", "apt-get -o APT::Get::Assume-Yes=true update", "apt-get", false},
+		{"/usr/bin/apt-get", "apt-get -c /etc/x.conf source jq", "", false}, // the config file's name is not the verb
+		{"/usr/bin/apt", "apt -o Dir=/x list --installed", "", false},
+		{"/usr/bin/dnf", "dnf --setopt install_weak_deps=False --repo fedora install gcc", "dnf", false},
+		{"/usr/bin/dnf", "dnf --repo install search gcc", "", false}, // a repository named install
+		{"/usr/bin/zypper", "zypper --root /srv/x in git", "zypper", false},
+		{"/sbin/apk", "apk -X https://mirror.example/alpine add curl", "apk", false},
+		{"/sbin/apk", "apk --root /x info", "", false},
 		{"/usr/bin/apt-cache", "apt-cache search jq", "", false},
 		{"/usr/bin/dpkg", "dpkg -l", "", false},
 		{"/usr/bin/dpkg", "dpkg -L bash -- -i", "", false},

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,10 +38,10 @@ type cacheEntry struct {
 // one above it. Where that set cannot be known from outside git (a file
 // with an include or includeIf, a repository found through a .git file or
 // commondir, GIT_DIR or GIT_COMMON_DIR set) git runs every time.
-func ReadIdentityCached(dir string, env []string, file string) Identity {
-	key, ok := identityKey(dir, env)
+func ReadIdentityCached(git, dir string, env []string, file string) Identity {
+	key, ok := identityKey(git, dir, env)
 	if !ok || file == "" {
-		return ReadIdentity(dir, env)
+		return ReadIdentity(git, dir, env)
 	}
 	if b, err := os.ReadFile(file); err == nil {
 		e, ok := parseEntry(b)
@@ -53,10 +52,10 @@ func ReadIdentityCached(dir string, env []string, file string) Identity {
 			return Identity{Name: e.Name, Email: e.Email}
 		}
 	}
-	id := ReadIdentity(dir, env)
+	id := ReadIdentity(git, dir, env)
 	// The key again: a file changed while git read it makes a key that
 	// matches neither the old state nor the new; that answer is not kept.
-	if again, ok := identityKey(dir, env); ok && again == key {
+	if again, ok := identityKey(git, dir, env); ok && again == key {
 		writeCache(file, cacheEntry{Key: key, Name: id.Name, Email: id.Email})
 	}
 	return id
@@ -107,11 +106,10 @@ func writeCache(file string, e cacheEntry) {
 	_ = replacefile.Write(file, "", b, false)
 }
 
-// identityKey is the cache key for ReadIdentity(dir, env), and false when
-// the files git reads cannot be listed from outside it.
-func identityKey(dir string, env []string) (string, bool) {
-	git, err := exec.LookPath("git")
-	if err != nil {
+// identityKey is the cache key for ReadIdentity(git, dir, env), and false
+// when the files git reads cannot be listed from outside it.
+func identityKey(git, dir string, env []string) (string, bool) {
+	if git == "" {
 		return "", false
 	}
 	get := func(k string) string {

@@ -12,7 +12,8 @@ import (
 // an edit of ~/.gitconfig, a new XDG config, a repository config, another
 // HOME. With an include, git runs every time.
 func TestReadIdentityCached(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
+	git, err := exec.LookPath("git")
+	if err != nil {
 		t.Skip("no git")
 	}
 	home := t.TempDir()
@@ -28,7 +29,7 @@ func TestReadIdentityCached(t *testing.T) {
 	}
 	check := func(what string, env []string, want Identity) {
 		t.Helper()
-		if got := ReadIdentityCached(ws, env, cache); got != want {
+		if got := ReadIdentityCached(git, ws, env, cache); got != want {
 			t.Errorf("%s: %+v, want %+v", what, got, want)
 		}
 	}
@@ -79,24 +80,25 @@ func TestReadIdentityCached(t *testing.T) {
 	check("include", env, Identity{Name: "Inc1"})
 	write(inc, "[user]\n\tname = Inc2\n")
 	check("included file edited", env, Identity{Name: "Inc2"})
-	if _, ok := identityKey(ws, env); ok {
+	if _, ok := identityKey(git, ws, env); ok {
 		t.Error("identityKey: a key for a config with an include")
 	}
-	if _, ok := identityKey(ws, append(env2, "GIT_DIR=/elsewhere")); ok {
+	if _, ok := identityKey(git, ws, append(env2, "GIT_DIR=/elsewhere")); ok {
 		t.Error("identityKey: a key with GIT_DIR set")
 	}
 }
 
 // A worktree's or submodule's .git file leaves the cache out.
 func TestIdentityKeyGitFile(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
+	git, err := exec.LookPath("git")
+	if err != nil {
 		t.Skip("no git")
 	}
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: /elsewhere\n"), 0o644)
 	sub := filepath.Join(ws, "sub")
 	os.Mkdir(sub, 0o755)
-	if _, ok := identityKey(sub, []string{"HOME=" + t.TempDir()}); ok {
+	if _, ok := identityKey(git, sub, []string{"HOME=" + t.TempDir()}); ok {
 		t.Error("identityKey: a key under a .git file")
 	}
 }

@@ -3,6 +3,6 @@
 package hostgit
 
 // ReadIdentityCached is ReadIdentity: the cache is Linux-only.
-func ReadIdentityCached(dir string, env []string, file string) Identity {
-	return ReadIdentity(dir, env)
+func ReadIdentityCached(git, dir string, env []string, file string) Identity {
+	return ReadIdentity(git, dir, env)
 }

@@ -82,7 +82,8 @@ func TestIdentityEnv(t *testing.T) {
 // ReadIdentity takes user.name and user.email through a symlinked
 // ~/.gitconfig and includes, and nothing else.
 func TestReadIdentity(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
+	git, err := exec.LookPath("git")
+	if err != nil {
 		t.Skip("no git")
 	}
 	home := t.TempDir()
@@ -91,11 +92,11 @@ func TestReadIdentity(t *testing.T) {
 	os.WriteFile(filepath.Join(home, "dots", "gitconfig"), []byte("[user]\n\tname = Dot\n[credential]\n\thelper = store\n[include]\n\tpath = "+filepath.Join(home, "dots", "inc")+"\n"), 0o644)
 	os.Symlink("dots/gitconfig", filepath.Join(home, ".gitconfig"))
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}
-	got := ReadIdentity(t.TempDir(), env)
+	got := ReadIdentity(git, t.TempDir(), env)
 	if got != (Identity{Name: "Dot", Email: "inc@example.com"}) {
 		t.Errorf("ReadIdentity = %+v", got)
 	}
-	if got := ReadIdentity(t.TempDir(), []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}); got != (Identity{}) {
+	if got := ReadIdentity(git, t.TempDir(), []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}); got != (Identity{}) {
 		t.Errorf("no config: %+v", got)
 	}
 }

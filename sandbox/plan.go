@@ -764,7 +764,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		plan.Notes = append(plan.Notes, "no record of denials inside ($"+denials.Env+"): "+why)
 	}
 	plan.Mounts = mounts
-	plan.Env = withGitIdentity(plan.Env, ws, env)
+	plan.Env = withGitIdentity(plan.Env, ws, env, hostWritable(mounts, plan.past))
 	if n := goCacheNote(p.Command, plan.Env, home, mounts); n != "" {
 		plan.Notes = append(plan.Notes, n)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostgit"
 	"github.com/jail-sandbox/jail/hostpath"
+	"github.com/jail-sandbox/jail/hosttool"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/pastwrite"
 	"github.com/jail-sandbox/jail/policy"
@@ -148,13 +149,17 @@ func cwdLinks(raw, cwd, ws, home string, binds []ns.Mount, past *pastwrite.Set) 
 // unless the user passes or sets any of those. ~/.gitconfig itself stays
 // hidden: it may hold credential helpers, tokens in url rewrites and
 // includes, none of which passes.
-func withGitIdentity(penv []string, ws string, hostEnv []string) []string {
+//
+// The git asked is the host's, run by jail outside the sandbox: w says
+// what a sandbox can write, so that git is not one planted on the PATH
+// (package hosttool).
+func withGitIdentity(penv []string, ws string, hostEnv []string, w hosttool.Writable) []string {
 	for _, n := range hostgit.EnvNames {
 		if lookupEnv(penv, n) != "" {
 			return penv
 		}
 	}
-	add := readGitIdentity(ws, hostEnv).Env()
+	add := readGitIdentity(ws, hostEnv, w).Env()
 	if len(add) == 0 {
 		return penv
 	}
@@ -166,12 +171,47 @@ func withGitIdentity(penv []string, ws string, hostEnv []string) []string {
 // readGitIdentity is a test seam. The answer is cached in jail's state
 // directory (never visible to the sandbox: plan.go masks it), keyed by
 // every file git would read.
-var readGitIdentity = func(dir string, env []string) hostgit.Identity {
+var readGitIdentity = func(dir string, env []string, w hosttool.Writable) hostgit.Identity {
 	cache := ""
 	if sd, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
 		cache = filepath.Join(sd, statedir.GitIdentity)
 	}
-	return hostgit.ReadIdentityCached(dir, env, cache)
+	// Why: git runs on the host, as the user (or root), at every start
+	// whose cache misses. The first git on the user's PATH may be one a
+	// sandbox wrote (an activated venv's bin in the workspace, direnv's
+	// PATH_add): a git planted there ran outside jail at the next start.
+	// Only a git outside every writable tree runs, with an environment
+	// that loads nothing from one.
+	git, err := hosttool.LookPath("git", env, w)
+	if err != nil {
+		return hostgit.Identity{}
+	}
+	return hostgit.ReadIdentityCached(git, dir, hosttool.Env(env, w), cache)
+}
+
+// hostWritable says what a sandbox can write, for the host programs jail
+// runs itself (package hosttool): this run's writable binds, and the trees
+// earlier runs made writable (past: a venv in another project's workspace
+// may be on the same PATH).
+func hostWritable(mounts []ns.Mount, past *pastwrite.Set) hosttool.Writable {
+	var roots []string
+	for _, m := range mounts {
+		if m.Kind == ns.KindBind {
+			roots = append(roots, filepath.Clean(m.Path))
+		}
+	}
+	return func(p string) bool {
+		p = filepath.Clean(p)
+		for _, r := range roots {
+			if p == r || strings.HasPrefix(p, r+"/") || r == "/" {
+				return true
+			}
+		}
+		// Holds answers for what lies below a tree: a name below p asks
+		// about p itself too.
+		_, ok := past.Holds(filepath.Join(p, "x"))
+		return ok
+	}
 }
 
 // userLinks returns the symlinks on the way to each write and read path

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jail-sandbox/jail/hostgit"
+	"github.com/jail-sandbox/jail/hosttool"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 )
@@ -97,7 +98,7 @@ func TestGitIdentityEnv(t *testing.T) {
 	old := readGitIdentity
 	defer func() { readGitIdentity = old }()
 	var asked string
-	readGitIdentity = func(dir string, env []string) hostgit.Identity {
+	readGitIdentity = func(dir string, env []string, _ hosttool.Writable) hostgit.Identity {
 		asked = dir
 		return hostgit.Identity{Name: "N", Email: "e@x"}
 	}

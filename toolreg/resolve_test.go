@@ -280,3 +280,42 @@ func TestResolveTimeout(t *testing.T) {
 		t.Errorf("a tool past its timeout: hosts %v, notes %q", r.Hosts, r.Notes)
 	}
 }
+
+// TestResolveRunsWithoutWritablePlaces: each tool runs on the host with a
+// PATH and loader variables that name no place the sandbox can write:
+// npm's `#!/usr/bin/env node` looked node up on the user's PATH, and an
+// activated venv of the workspace first there had the agent's node run
+// outside jail. Go and python run the same way.
+func TestResolveRunsWithoutWritablePlaces(t *testing.T) {
+	for _, tool := range []string{NPM, Go, Pip} {
+		t.Run(tool, func(t *testing.T) {
+			f := newFake(t, "npm", "go", "pip3", "python3")
+			f.answers["npm"] = "registry=https://default.test/\nglobalconfig=/nonexistent\n"
+			f.answers["go"] = `{"GOPROXY":"https://proxy.test","GOSUMDB":"off"}`
+			f.answers["python3"] = "https://index.test/simple\nfiles.test\n"
+			venv := filepath.Join(f.cwd, ".venv", "bin")
+			e := f.env("PATH="+venv+":"+f.bin+":/usr/bin", "LD_LIBRARY_PATH="+f.cwd+"/lib", "LD_PRELOAD="+f.cwd+"/x.so", "NODE_OPTIONS=--require "+f.cwd+"/x.js")
+			e.Writable = func(p string) bool { return p == f.cwd || strings.HasPrefix(p, f.cwd+"/") }
+			var ran [][]string
+			inner := e.Run
+			e.Run = func(ctx context.Context, dir string, env []string, name string, args ...string) ([]byte, error) {
+				ran = append(ran, env)
+				return inner(ctx, dir, env, name, args...)
+			}
+			Resolve([]string{tool}, e)
+			if len(ran) == 0 {
+				t.Fatal("the tool was not asked")
+			}
+			for _, env := range ran {
+				for _, kv := range env {
+					if strings.Contains(kv, f.cwd) {
+						t.Errorf("%s ran with %s", tool, kv)
+					}
+				}
+				if !slices.Contains(env, "PATH="+f.bin+":/usr/bin") {
+					t.Errorf("%s ran without the PATH's other directories: %q", tool, env)
+				}
+			}
+		})
+	}
+}

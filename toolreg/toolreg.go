@@ -23,8 +23,8 @@
 // naming the --allow-domain flag instead. Where a tool cannot say and
 // nothing is configured, a note names the flag to add.
 //
-// The package imports no other jail package; it only reads files and runs
-// the host's tools.
+// The package imports no other jail package but hosttool (what the tools
+// run with); it only reads files and runs the host's tools.
 package toolreg
 
 import (
@@ -38,6 +38,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jail-sandbox/jail/hosttool"
 )
 
 // The tools a profile can name with registries = [...].
@@ -272,7 +274,11 @@ func ask(c *collector, cache *cache, bin string, envIn, files []string, answerFi
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.env.Timeout)
 	defer cancel()
-	out, err := c.env.Run(ctx, "/", env, bin, args...)
+	// Why: the tool runs on the host. Its #! interpreter (npm's
+	// `/usr/bin/env node`, a shim's bash) is looked up on PATH, and the
+	// loader's variables name libraries: a PATH directory the sandbox can
+	// write (a venv's bin in the workspace) had the agent's node run here.
+	out, err := c.env.Run(ctx, "/", hosttool.Env(env, c.env.Writable), bin, args...)
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", bin, strings.Join(args, " "), err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jail-sandbox/jail/config"
+	"github.com/jail-sandbox/jail/pastwrite"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/statedir"
 	"github.com/jail-sandbox/jail/toolreg"
@@ -52,12 +53,16 @@ func allowRegistries(p *policy.Policy, res *config.Result, env config.Env, envir
 // what the sandbox can write not trusted.
 func registryEnv(p *policy.Policy, res *config.Result, env config.Env, environ []string) toolreg.Env {
 	cache := ""
+	var past *pastwrite.Set
 	if d, err := statedir.From(func(k string) string { return getenvIn(environ, k) }); err == nil {
 		cache = filepath.Join(d, statedir.Registries)
+		// A record that does not parse stops the start itself (the
+		// plan's own Load says so); nil here only until then.
+		past, _ = pastwrite.Load(filepath.Join(d, statedir.Written))
 	}
 	return toolreg.Env{
 		Home: env.Home, Cwd: env.Cwd, Environ: environ, CacheFile: cache,
-		Writable: writableBy(p, res, env),
+		Writable: writableBy(p, res, env, past),
 	}
 }
 
@@ -103,8 +108,10 @@ func getenvIn(environ []string, name string) string {
 // writableBy reports whether the sandbox will be able to write a path: the
 // workspace, the write paths, the host's caches handed over. A tool's
 // configuration found there is the agent's to change, so it does not widen
-// the allowlist.
-func writableBy(p *policy.Policy, res *config.Result, env config.Env) func(string) bool {
+// the allowlist. The tools jail asks run on the host: a tree an earlier
+// run made writable (past) counts too, since what that run's agent left on
+// the PATH (a venv's bin in another project) is still there.
+func writableBy(p *policy.Policy, res *config.Result, env config.Env, past *pastwrite.Set) func(string) bool {
 	var roots []string
 	add := func(path string) {
 		if strings.HasPrefix(path, "~/") && env.Home != "" {
@@ -143,6 +150,9 @@ func writableBy(p *policy.Policy, res *config.Result, env config.Env) func(strin
 				}
 			}
 		}
-		return false
+		// Holds answers for what lies below a tree: a name below path
+		// asks about path itself too.
+		_, ok := past.Holds(filepath.Join(path, "x"))
+		return ok
 	}
 }

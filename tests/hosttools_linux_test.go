@@ -78,4 +78,25 @@ func TestHostToolsNotPlanted(t *testing.T) {
 		mustCode(t, r, 0)
 		ran(t, marker, r)
 	})
+
+	t.Run("pip, past the workspace's venv", func(t *testing.T) {
+		// An activated venv of the workspace first on PATH: the -P python
+		// start asks the host's pip (its default index is the same), not
+		// the venv's. Seen failing on 70a830a: the venv's pip3 was found
+		// first and refused, and no index was allowed at all.
+		if _, err := exec.LookPath("pip3"); err != nil {
+			if inCI() {
+				t.Fatal("pip3 is needed (CI installs python3-pip)")
+			}
+			t.Skip("no pip3 on this host")
+		}
+		ws := workspace(t)
+		marker, bin := plant(t, ws, "pip3", "exit 1")
+		r := run(t, runOpts{dir: ws, env: []string{pathWith(bin), "VIRTUAL_ENV=" + filepath.Dir(bin)}}, "-P", "python", "--dry-run", "--", "/bin/true")
+		mustCode(t, r, 0)
+		ran(t, marker, r)
+		if !strings.Contains(r.stderr, "allowed for pip") || strings.Contains(r.stderr, "so jail does not ask it") {
+			t.Errorf("the host's pip was not asked past the venv's:\n%s", r.stderr)
+		}
+	})
 }

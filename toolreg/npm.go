@@ -200,6 +200,6 @@ func npmHosts(c *collector, cache *cache) {
 	case def != "":
 		c.url(def, "npm's default registry (npm config get registry)")
 	case !haveNpm:
-		c.note("npm: no npm on the PATH to ask and no registry configured (npm_config_registry, ~/.npmrc); add --allow-domain HOST for your registry")
+		c.note("npm: no npm jail can ask and no registry configured (npm_config_registry, ~/.npmrc); add --allow-domain HOST for your registry")
 	}
 }

@@ -150,7 +150,7 @@ func pipHosts(c *collector, cache *cache) {
 	}
 	py, ok := pipPython(c)
 	if !ok {
-		c.note("pip: no pip on the PATH to ask and no index configured (PIP_INDEX_URL, pip.conf); add --allow-domain HOST for your index and its file host")
+		c.note("pip: no pip jail can ask and no index configured (PIP_INDEX_URL, pip.conf); add --allow-domain HOST for your index and its file host")
 		return
 	}
 	env := scrubEnv(e.Environ, func(k string) bool { return strings.HasPrefix(k, "PIP_") || k == "PYTHONPATH" || k == "PYTHONSTARTUP" })

@@ -319,3 +319,46 @@ func TestResolveRunsWithoutWritablePlaces(t *testing.T) {
 		})
 	}
 }
+
+// TestResolvePastWritablePath: with an activated venv of the workspace
+// first on PATH (pip3 and npm there, the sandbox's to write), the tools
+// asked are the host's next ones on PATH, whose defaults are the same;
+// where the only one is the workspace's, a note says so and nothing is
+// asked. Before, the workspace's pip3 was found first and refused, and
+// pip's default index was not allowed at all (`-P python` with an
+// activated venv could not reach its index).
+func TestResolvePastWritablePath(t *testing.T) {
+	f := newFake(t, "pip3", "npm")
+	f.answers["python3"] = "https://index.test/simple\nfiles.test\n"
+	f.answers["npm"] = "registry=https://default.test/\nglobalconfig=/nonexistent\n"
+	venv := filepath.Join(f.cwd, ".venv", "bin")
+	if err := os.MkdirAll(venv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"pip3", "npm"} {
+		f.write(filepath.Join(venv, n), "#!/bin/sh\n")
+		os.Chmod(filepath.Join(venv, n), 0o755)
+	}
+	env := func(path string) Env {
+		e := f.env("PATH=" + path)
+		e.LookPath = nil // the default: past what the sandbox can write
+		e.Writable = func(p string) bool { return p == f.cwd || strings.HasPrefix(p, f.cwd+"/") }
+		return e
+	}
+	r := Resolve([]string{Pip, NPM}, env(venv+":"+f.bin))
+	if got := patterns(r); !slices.Equal(got, []string{"default.test:443", "files.test:443", "index.test:443"}) || len(r.Notes) != 0 {
+		t.Errorf("past the venv: %q, notes %q", got, r.Notes)
+	}
+	n := len(f.asked)
+	r = Resolve([]string{Pip, NPM}, env(venv))
+	if len(f.asked) != n || len(patterns(r)) != 0 {
+		t.Errorf("only the venv's: asked %q, found %q", f.asked[n:], patterns(r))
+	}
+	for _, tool := range []string{"pip3", "npm"} {
+		if !slices.ContainsFunc(r.Notes, func(s string) bool {
+			return strings.Contains(s, "the only "+tool+" on your PATH, "+filepath.Join(venv, tool)+", is in a place the sandbox can write")
+		}) {
+			t.Errorf("no note for the venv's %s: %q", tool, r.Notes)
+		}
+	}
+}

@@ -29,6 +29,7 @@ package toolreg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -93,7 +94,8 @@ type Env struct {
 	Home    string
 	Cwd     string // where the tool would run: project files are found from here
 	Environ []string
-	// LookPath finds a tool on the host's PATH.
+	// LookPath finds a tool on the host's PATH (nil: the first one outside
+	// what Writable names, hosttool.LookPath on Environ's PATH).
 	LookPath func(string) (string, error)
 	// CacheFile keeps the tools' answers ("" to ask every time). The caller
 	// keeps it out of the sandbox's reach.
@@ -136,7 +138,11 @@ func (e *Env) fill() {
 		e.Cwd, _ = os.Getwd()
 	}
 	if e.LookPath == nil {
-		e.LookPath = exec.LookPath
+		// Past a PATH directory the sandbox can write (an activated venv
+		// of the workspace first on PATH): the tool asked is the host's,
+		// and its default is the same (the workspace's own configuration
+		// is read, not trusted, apart).
+		e.LookPath = func(name string) (string, error) { return hosttool.LookPath(name, e.Environ, e.Writable) }
 	}
 	if e.Writable == nil {
 		e.Writable = func(string) bool { return false }
@@ -288,10 +294,17 @@ func ask(c *collector, cache *cache, bin string, envIn, files []string, answerFi
 
 // findTool resolves a tool on the host PATH to its file (symlinks
 // followed), refusing one the sandbox can write: its answer would be the
-// agent's.
+// agent's. Where the only one is there, a note says so.
 func findTool(c *collector, names ...string) (string, bool) {
+	var only, onlyAt string // the first name found only where the sandbox can write
 	for _, n := range names {
 		p, err := c.env.LookPath(n)
+		if errors.Is(err, hosttool.ErrNotFound) && only == "" {
+			anywhere := func(string) bool { return false }
+			if q, err := hosttool.LookPath(n, c.env.Environ, anywhere); err == nil && c.env.Writable(q) {
+				only, onlyAt = n, c.env.tilde(q)
+			}
+		}
 		if err != nil {
 			continue
 		}
@@ -304,6 +317,9 @@ func findTool(c *collector, names ...string) (string, bool) {
 			return "", false
 		}
 		return p, true
+	}
+	if only != "" {
+		c.note("%s: the only %s on your PATH, %s, is in a place the sandbox can write, so jail does not ask it for its registry", c.tool, only, onlyAt)
 	}
 	return "", false
 }

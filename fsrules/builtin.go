@@ -62,7 +62,7 @@ var Builtins = []Builtin{
 	// Hidden rather than read-only: direnv runs it on cd, and it often holds
 	// credentials itself.
 	{".envrc", Hide, false, "direnv runs it on cd; often holds credentials"},
-	{"*.pem", Hide, false, "private keys and certificates"},
+	{"*.pem", Hide, false, "private keys and certificates (not the public CA bundles Python packages ship: certifi/cacert.pem, botocore/cacert.pem, grpc's _credentials/roots.pem)"},
 	{"*.key", Hide, false, "private keys"},
 	{"*.p12", Hide, false, "PKCS#12 key stores"},
 	{"*.pfx", Hide, false, "PKCS#12 key stores"},

@@ -760,6 +760,9 @@ func (w *walker) entry(dir, base string, isDir, isLink bool, rules []rule, cands
 		if !r.pat.matchEntryBuf(&w.pbuf, dir, base, dirLike) {
 			continue
 		}
+		if publicBundle(r, dir, base, isDir, isLink) {
+			continue // public certificates (publicpem.go)
+		}
 		if hit == nil || r.kind == Hide {
 			hit = r
 		}

@@ -706,9 +706,9 @@ func (s *Sandbox) allowTerminal() []string {
 // up: the connection closes).
 const givenUpWait = time.Second
 
-// givenUp reads conn's replies until the supervisor confirms the start was
-// given up, the connection ends, or givenUpWait passes.
-func (c *Cmd) givenUp(conn *session.Conn) {
+// awaitGivenUp reads conn's replies until the supervisor confirms the
+// start was given up, the connection ends, or givenUpWait passes.
+func awaitGivenUp(conn *session.Conn) {
 	_ = conn.Unix().SetReadDeadline(time.Now().Add(givenUpWait))
 	for {
 		var rep session.Reply
@@ -792,7 +792,7 @@ func (c *Cmd) Start() error {
 			// raced with the caller's next step: a stopped init let go
 			// forked the command, whose exec the supervisor, not yet past
 			// the request, allowed; it ran a moment before its kill.
-			c.givenUp(conn)
+			awaitGivenUp(conn)
 		}
 		conn.Close()
 		for _, f := range fds {

@@ -1,5 +1,7 @@
 package fsrules
 
+import "path"
+
 // This file: the CA certificate bundles Python packages ship under a *.pem
 // name, which the built-in *.pem rule does not hide.
 
@@ -11,10 +13,11 @@ const pemRule = "default: *.pem"
 // certifi's (requests, httpx and most Python HTTPS clients; pip's vendored
 // copy at pip/_vendor/certifi), botocore's and grpcio's. Each is the
 // public root certificates the package verifies servers with. Hidden as
-// *.pem, every HTTPS request of pip in a venv or under a pyenv, uv or
-// python.org Python failed inside ("Permission denied" on cacert.pem:
-// no TLS connection verifies without it), while jail relays TLS
-// untouched and the certificates are public. Exact names, in lower case
+// *.pem, every HTTPS request of the pip of a Python other than the
+// distribution's (a pyenv Python's venv, as seen) failed inside
+// ("Permission denied" on cacert.pem: no TLS connection verifies without
+// it), while jail relays TLS untouched and the certificates are public.
+// Exact names, in lower case
 // as the packages ship them; a symlink by such a name is not exempt (it
 // may lead anywhere: Debian's certifi links the system bundle).
 var publicBundles = map[[2]string]bool{
@@ -29,15 +32,5 @@ func publicBundle(r *rule, dir, base string, isDir, isLink bool) bool {
 	if isDir || isLink || r.name != pemRule || r.user {
 		return false
 	}
-	return publicBundles[[2]string{lastElem(dir), base}]
-}
-
-// lastElem is the last element of a clean absolute path ("" for "/").
-func lastElem(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return p[i+1:]
-		}
-	}
-	return p
+	return publicBundles[[2]string{path.Base(dir), base}]
 }

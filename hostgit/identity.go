@@ -28,9 +28,9 @@ func (id Identity) Env() []string {
 // EnvNames are the variables Env may set.
 var EnvNames = []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"}
 
-// ReadIdentity asks the host's git, the program git, for user.name and
-// user.email, as a commit made in dir would use them: every config file git
-// reads (a symlinked ~/.gitconfig, ~/.config/git/config, the system's,
+// ReadIdentity runs the host's git (the program at path git) to ask for
+// user.name and user.email, as a commit made in dir would use them: every
+// config file git reads (a symlinked ~/.gitconfig, ~/.config/git/config, the system's,
 // includes, includeIf for dir's repository). Only those two values are
 // taken. env is git's environment (the host's: HOME, XDG_CONFIG_HOME,
 // GIT_CONFIG_*). The caller finds git and makes env (package hosttool:

@@ -67,7 +67,8 @@ var lists = map[string]bool{
 
 // Env returns environ fit to run a host program on jail's behalf: the
 // entries of PATH, LD_LIBRARY_PATH and GIT_EXEC_PATH that are relative
-// or writable removed, and the variables that name code to load left out.
+// or writable removed (the variable left out when none is left), and the
+// variables that name code to load left out.
 func Env(environ []string, w Writable) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
@@ -76,7 +77,14 @@ func Env(environ []string, w Writable) []string {
 			continue
 		}
 		if lists[k] {
-			kv = k + "=" + strings.Join(Dirs(v, w), ":")
+			dirs := Dirs(v, w)
+			if len(dirs) == 0 {
+				// Left out, not empty: an empty PATH is the current
+				// directory to execvp (and an empty entry of the
+				// loader's list too); unset, each takes its default.
+				continue
+			}
+			kv = k + "=" + strings.Join(dirs, ":")
 		}
 		out = append(out, kv)
 	}

@@ -79,6 +79,15 @@ func read(file string) ([]Tree, error) {
 	return trees, nil
 }
 
+// Covers reports whether p is one of the trees or lies in one: Holds,
+// which answers for what lies below a tree, asked about a name below p.
+// The host programs jail runs look up their PATH directories with it (a
+// --write path that is itself on PATH).
+func (s *Set) Covers(p string) bool {
+	_, ok := s.Holds(filepath.Join(p, "x"))
+	return ok
+}
+
 // Holds reports whether p (absolute) lies strictly inside a recorded
 // tree, and which: by path, or by the identity of a directory above it (the
 // tree reached by another name, a bind mount of it). A tree's own path is

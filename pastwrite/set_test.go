@@ -49,6 +49,12 @@ func TestRecordLoadHolds(t *testing.T) {
 			t.Errorf("Holds(%s) = %v, want %v", p, got, want)
 		}
 	}
+	// Covers counts the tree itself too.
+	for p, want := range map[string]bool{a: true, filepath.Join(a, "bin"): true, b: false, base + "/a2": false} {
+		if got := s.Covers(p); got != want {
+			t.Errorf("Covers(%s) = %v, want %v", p, got, want)
+		}
+	}
 	// The same tree by another name (here a symlink to it; a bind mount
 	// is the same to stat): by identity.
 	other := filepath.Join(base, "other")

@@ -207,10 +207,7 @@ func hostWritable(mounts []ns.Mount, past *pastwrite.Set) hosttool.Writable {
 				return true
 			}
 		}
-		// Holds answers for what lies below a tree: a name below p asks
-		// about p itself too.
-		_, ok := past.Holds(filepath.Join(p, "x"))
-		return ok
+		return past.Covers(p)
 	}
 }
 

@@ -390,6 +390,19 @@ func TestJobCtrlZExec(t *testing.T) {
 			t.Fatalf("the command of a jail exec killed while stopped still runs (stopped) in the sandbox")
 		}
 	}
+	// bash reaps the killed job on its own time: exit before then meets
+	// "There are stopped jobs." (seen once in CI), so wait until jobs no
+	// longer lists it as stopped.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		m = s.send("jobs; echo jo\"\"bs-listed\r")
+		s.waitSince(t, m, "jobs-listed", 5*time.Second)
+		if !strings.Contains(s.since(m), "Stopped") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bash still lists the killed jail exec as stopped:\n%q", s.since(m))
+		}
+	}
 	s.send("exit\r")
 	s.wait(t, 10*time.Second)
 }

@@ -150,9 +150,6 @@ func writableBy(p *policy.Policy, res *config.Result, env config.Env, past *past
 				}
 			}
 		}
-		// Holds answers for what lies below a tree: a name below path
-		// asks about path itself too.
-		_, ok := past.Holds(filepath.Join(path, "x"))
-		return ok
+		return past.Covers(path)
 	}
 }

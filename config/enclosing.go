@@ -80,7 +80,7 @@ func (t *TrustStore) Inner(ws, cwd string) (string, error) {
 	return best, nil
 }
 
-// rebase makes the relative write and read paths and deny globs of a
+// rebase makes the relative write, read and no-default-deny-at paths and deny globs of a
 // project file applied to a workspace below its directory relative to that
 // directory, as they are in a run of the project itself: "sub/secret.txt"
 // of /p/.jail.toml is /p/sub/secret.txt whatever the workspace (relative to
@@ -92,7 +92,7 @@ func rebase(f *File, dir string) {
 		s := &f.Settings[i]
 		v := s.Value
 		switch s.Option.Name {
-		case "write", "read":
+		case "write", "read", "no-default-deny-at":
 			if v != "" && !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") {
 				s.Value = filepath.Join(dir, v)
 			}

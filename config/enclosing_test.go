@@ -77,3 +77,20 @@ func FuzzRebaseDeny(f *testing.F) {
 		}
 	})
 }
+
+// rebase anchors a project file's relative write, read and
+// no-default-deny-at paths at the file's directory: a lift of "testdata"
+// in /p/.jail.toml is /p/testdata in a run from /p/sub too, not the
+// narrower workspace's sub/testdata (seen failing with the key left out of
+// rebase).
+func TestRebasePaths(t *testing.T) {
+	for _, key := range []string{"write", "read", "no-default-deny-at"} {
+		f := &File{Settings: []Setting{{Option: policy.Lookup(key), Value: "testdata"}, {Option: policy.Lookup(key), Value: "/abs"}, {Option: policy.Lookup(key), Value: "~/x"}}}
+		rebase(f, "/p")
+		for i, want := range []string{"/p/testdata", "/abs", "~/x"} {
+			if got := f.Settings[i].Value; got != want {
+				t.Errorf("%s = %q rebased to %q, want %q", key, []string{"testdata", "/abs", "~/x"}[i], got, want)
+			}
+		}
+	}
+}

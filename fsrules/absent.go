@@ -70,7 +70,7 @@ func (w *walker) nestedAbsent(dir, name string) {
 			continue // masked itself: nothing can be created inside
 		}
 		p := join(dir, n.child)
-		if !w.missing(p) {
+		if !w.missing(p) || w.liftedBuiltin(n.b, p) {
 			continue
 		}
 		w.nested = append(w.nested, Absent{Path: p, Dir: strings.HasSuffix(n.b.Name, "/"), Kind: n.b.Kind, Rule: "default: " + n.b.Name})
@@ -266,6 +266,9 @@ func (w *walker) absent(in Input) ([]string, []Absent) {
 		if q == "" || seen[q] || enclosingRoot(q, w.writable) == "" || w.ownRoot(q) || !(gone || w.missing(q)) || w.maskedAt(q) {
 			return
 		}
+		if w.liftedBuiltin(b, q) {
+			return // the user lifted it there (lift.go)
+		}
 		seen[q] = true
 		rule := "default: " + b.Name
 		if q != p {
@@ -410,7 +413,7 @@ func (w *walker) globs(in Input) []Glob {
 		}
 		for _, h := range w.homeDirs(in) {
 			d := w.resolvePath(join(h, rest[:i]))
-			if d == "" || enclosingRoot(d, w.writable) == "" || w.ownRoot(d) || w.maskedAt(join(d, "x")) {
+			if d == "" || enclosingRoot(d, w.writable) == "" || w.ownRoot(d) || w.maskedAt(join(d, "x")) || w.liftedBuiltin(b, join(d, "x")) {
 				continue
 			}
 			g := Glob{Dir: d, Pattern: lowerASCII(rest[i+1:]), Rule: "default: " + b.Name}

@@ -29,6 +29,10 @@
 // the host). Plan.Absent lists the protected paths missing at start where the
 // agent could create them, for the supervisor to watch.
 //
+// Input.Lifted (--no-default-deny-at) takes the built-ins other than git's
+// off the trees it names, and only there; the user's --deny rules and what
+// a protected name elsewhere leads to keep theirs (lift.go).
+//
 // The walk keeps of each directory only what it acts on (subdirectories,
 // .git and HEAD, the files of a read-only directory, the names a rule
 // matches) and lists directories through Input.Dirs when set: package

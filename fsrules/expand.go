@@ -40,6 +40,11 @@ type Input struct {
 	AllowGitConfig bool
 	Readable       []string
 	Writable       []string
+	// Lifted are the paths (absolute, clean, symlink-free: the caller
+	// resolves and checks them) where the built-in protections other than
+	// git's do not apply, at them and below (--no-default-deny-at; see
+	// lift.go). They must lie in the visible roots to lift anything.
+	Lifted []string
 	// Own are the Writable roots that are jail's own directories (a
 	// cache's, statedir.CacheFrom) bound at a tool's path: no program on
 	// the host reads them, only the next sandbox that mounts them. They are
@@ -242,6 +247,9 @@ func compile(in Input) (*compiled, error) {
 		}
 	}
 	c := &compiled{rules: rs, user: rs.user, all: rs.all}
+	if err := checkLifts(in, c.all); err != nil {
+		return nil, err
+	}
 	type root struct {
 		key, p   string
 		writable bool
@@ -284,16 +292,19 @@ func compile(in Input) (*compiled, error) {
 				if !ru.pat.Match(x, true) {
 					continue
 				}
+				if liftable(&ru) && liftedAt(in.Lifted, a) != "" {
+					continue // the user lifted it there (lift.go)
+				}
 				matched = true
 				if ru.kind == Hide {
 					hint := "remove one of the two"
 					if !ru.user {
-						hint = "a built-in protection; `no-default-deny` lifts all built-ins, or choose another path"
+						hint = "a built-in protection: choose another path, or `no-default-deny-at` " + a + " lifts the built-ins there (`no-default-deny` all of them)"
 					}
 					return nil, &Error{Key: r.key, Value: r.p, Err: fmt.Errorf("%w: inside %s (deny wins)", ErrConflict, ru.name), Hint: hint, Rule: ru.name}
 				}
 				if r.writable {
-					hint := "`no-default-deny` lifts the built-in read-only rules"
+					hint := "a built-in protection: `no-default-deny-at` " + a + " lifts the built-ins there (`no-default-deny` all of them)"
 					if ru.git {
 						hint = "`allow-git-config` makes git config and hooks writable"
 					}
@@ -371,6 +382,9 @@ func Expand(in Input) (Plan, error) {
 	}
 	w := &walker{masks: map[string]Mask{}, hits: map[string]int{}, max: max, roots: c.roots, writable: c.writable,
 		links: map[[2]uint64]linkInfo{}, skip: map[string]string{}, dirs: in.Dirs}
+	if len(in.Lifted) > 0 && !in.NoDefaultDeny {
+		w.lifts, w.liftUsed = in.Lifted, map[string]bool{}
+	}
 	for _, o := range in.Own {
 		if contains(c.writable, o) {
 			if w.own == nil {
@@ -451,6 +465,7 @@ func Expand(in Input) (Plan, error) {
 		notes, absent := w.absent(in)
 		plan.Notes, plan.Absent = append(plan.Notes, notes...), absent
 		plan.Globs = w.globs(in)
+		plan.Notes = append(plan.Notes, w.liftNotes()...)
 	}
 	plan.Masks = w.result()
 	return plan, nil
@@ -526,6 +541,10 @@ type walker struct {
 	liveKey   []byte
 	// stats remembers lstats for this plan only (see lstat); nil: none.
 	stats map[string]lstatResult
+	// lifts are Input.Lifted, liftUsed the ones that took something off
+	// (lift.go).
+	lifts    []string
+	liftUsed map[string]bool
 	// The visible side, for the hard-link check of the home's protected
 	// directories (homelinks.go): while the visible roots are walked
 	// (visible), each directory walked (vdirs), each root that is a file
@@ -762,6 +781,9 @@ func (w *walker) entry(dir, base string, isDir, isLink bool, rules []rule, cands
 		}
 		if publicBundle(r, dir, base, isDir, isLink) {
 			continue // public certificates (publicpem.go)
+		}
+		if len(w.lifts) > 0 && w.lifted(r, join(dir, base)) {
+			continue // the user lifted it there (lift.go)
 		}
 		if hit == nil || r.kind == Hide {
 			hit = r

@@ -80,6 +80,8 @@ var Options = []Option{
 		Help: "make paths matching the glob unreadable and unwritable (repeatable; ** any depth)", field: func(p *Policy) any { return &p.Deny }},
 	{Name: "no-default-deny", Kind: Bool, Group: GroupFiles,
 		Help: "drop the built-in secret and write protections", field: func(p *Policy) any { return &p.NoDefaultDeny }},
+	{Name: "no-default-deny-at", Placeholder: "PATH", Kind: List, Group: GroupFiles, Example: "testdata",
+		Help: "drop the built-in protections at PATH and below, not git's (repeatable; a project's test keys and fixtures)", field: func(p *Policy) any { return &p.NoDefaultDenyAt }},
 	{Name: "allow-git-config", Kind: Bool, Group: GroupFiles,
 		Help: "trust the command with git: its config, hooks, commondir and .gitmodules writable, nothing git-related watched or quarantined", field: func(p *Policy) any { return &p.AllowGitConfig }},
 	{Name: "allow-writable-home", Kind: Bool, Group: GroupFiles,

@@ -58,8 +58,14 @@ type Policy struct {
 	Cache      []string `json:"cache,omitempty"`
 	HostCaches bool     `json:"host_caches,omitempty"`
 
-	NoDefaultDeny  bool `json:"no_default_deny,omitempty"`
-	AllowGitConfig bool `json:"allow_git_config,omitempty"`
+	NoDefaultDeny bool `json:"no_default_deny,omitempty"`
+	// NoDefaultDenyAt lifts the built-in protections other than git's at
+	// these paths and below (a repository's test keys and fixtures): the
+	// rest keep them. Each must exist inside the workspace or a Write or
+	// Read path, and be reached with no symlink a sandbox could have
+	// pointed elsewhere.
+	NoDefaultDenyAt []string `json:"no_default_deny_at,omitempty"`
+	AllowGitConfig  bool     `json:"allow_git_config,omitempty"`
 	// AllowWritableHome lets the workspace or a --write path be the home
 	// directory or hold it (refused by default: startup files live there).
 	AllowWritableHome bool `json:"allow_writable_home,omitempty"`

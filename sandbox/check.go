@@ -123,7 +123,7 @@ func check(p *policy.Policy, env []string) (*checked, error) {
 			return nil, err
 		}
 	}
-	in := fsrules.Input{Workspace: ws, Home: home, Deny: p.Deny, NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig}
+	in := fsrules.Input{Workspace: ws, Home: home, Deny: p.Deny, NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig, Lifted: res.lifts}
 	for _, b := range binds {
 		if b.Kind == ns.KindBind {
 			in.Writable = append(in.Writable, b.Path)

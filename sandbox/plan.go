@@ -280,7 +280,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			continue
 		}
 		rs, err := fsrules.CheckRules(fsrules.Input{Workspace: ws, Home: home, Deny: p.Deny, NoDefaultDeny: p.NoDefaultDeny,
-			AllowGitConfig: p.AllowGitConfig, Readable: []string{r}, Rules: rules})
+			AllowGitConfig: p.AllowGitConfig, Readable: []string{r}, Rules: rules, Lifted: res.lifts})
 		if err != nil {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("program directory %s is on PATH but denied: it stays hidden", r))
 			continue
@@ -487,7 +487,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	in := fsrules.Input{
 		Workspace: ws, Home: home, Deny: p.Deny,
 		NoDefaultDeny: p.NoDefaultDeny, AllowGitConfig: p.AllowGitConfig,
-		Readable: readable, Writable: writable,
+		Readable: readable, Writable: writable, Lifted: res.lifts,
 		// jail's own caches (not --host-caches: those are the host's own
 		// directories, read by its tools, and keep every watch): no host
 		// program reads them, so a protected name appearing there is not
@@ -547,6 +547,15 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan.Guarded = agentcfg.Targets(home, roots, agentcfg.Files)
 	named, namedAbsent, namedLinks, namedNotes, pyDirs, onceNotes := agentNamed(plan.Guarded, home, ws, writable, roots, fp.Masks)
 	plan.onceNotes = onceNotes
+	// A project's test data the built-ins hide: said once (per words),
+	// with the lift that shows it (fixturenote.go).
+	if n := fixtureNote(fp.Masks, ws); n != "" {
+		plan.Notes = append(plan.Notes, n)
+		if plan.onceNotes == nil {
+			plan.onceNotes = map[string]bool{}
+		}
+		plan.onceNotes[n] = true
+	}
 	plan.PyDirs = pyDirs
 	plan.Notes = append(plan.Notes, namedNotes...)
 	plan.Guarded = append(plan.Guarded, namedLinks...)
@@ -1099,29 +1108,47 @@ func grantLinks(ws string, wsWritable bool, grants []grant, binds map[string]ns.
 		if covered {
 			continue
 		}
-		for _, l := range g.links {
-			tree := enclosing(l.Path, trees)
-			what := "the workspace " + ws
-			if tree != ws {
-				what = "the writable " + tree
-			}
-			if tree == "" || tree == l.Path {
-				// Why: a tree only an earlier run could write holds
-				// links its command may have made, as this run's do.
-				t, ok := past.Holds(l.Path)
-				if !ok {
-					continue
-				}
-				what = t + ", writable in an earlier run"
-			}
+		if l, what, ok := retargetable(g.links, trees, ws, past); ok {
 			// Why: a link the sandbox could have retargeted must not
 			// choose what this run grants.
-			return &policy.FieldError{Key: g.key, Value: g.raw, Reason: fmt.Sprintf(
-				"leads through the symlink %s, in %s, which a command run in the sandbox can point elsewhere, to %s: give that path itself (`%s` %s) if you mean it",
-				l.Path, what, g.path, g.key, g.path)}
+			return linkRefused(g.key, g.raw, l, what, g.path)
 		}
 	}
 	return nil
+}
+
+// retargetable returns the first of links that a command run in a sandbox
+// can have pointed elsewhere, and where it lies in words: one in trees
+// (the workspace ws, writable in earlier runs even when read-only now,
+// and the write paths), or in a tree an earlier run made writable (past).
+// A link that is such a tree's own root is judged by past alone.
+func retargetable(links []hostpath.Link, trees []string, ws string, past *pastwrite.Set) (hostpath.Link, string, bool) {
+	for _, l := range links {
+		tree := enclosing(l.Path, trees)
+		what := "the workspace " + ws
+		if tree != ws {
+			what = "the writable " + tree
+		}
+		if tree == "" || tree == l.Path {
+			// Why: a tree only an earlier run could write holds
+			// links its command may have made, as this run's do.
+			t, ok := past.Holds(l.Path)
+			if !ok {
+				continue
+			}
+			what = t + ", writable in an earlier run"
+		}
+		return l, what, true
+	}
+	return hostpath.Link{}, "", false
+}
+
+// linkRefused is the refusal of the path raw given as key, which leads
+// through the link l (in what: retargetable's words) to final.
+func linkRefused(key, raw string, l hostpath.Link, what, final string) error {
+	return &policy.FieldError{Key: key, Value: raw, Reason: fmt.Sprintf(
+		"leads through the symlink %s, in %s, which a command run in the sandbox can point elsewhere, to %s: give that path itself (`%s` %s) if you mean it",
+		l.Path, what, final, key, final)}
 }
 
 // workspaceLinks is grantLinks' rule for the workspace the user named

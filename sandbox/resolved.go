@@ -29,7 +29,8 @@ type resolved struct {
 	home            string // HOME, symlink-free ("": unset or unresolvable)
 	ws, cwd, wsNote string // workspaceOf's answer
 	binds           []ns.Mount
-	raws            map[string]string // resolveRoots' answer
+	raws            map[string]string // resolveRoots' answer (and resolveLifts')
+	lifts           []string          // resolveLifts' answer
 	// past is the trees earlier runs made writable (package pastwrite),
 	// read from the state directory; nil when there is none.
 	past *pastwrite.Set
@@ -47,19 +48,20 @@ type rootsInput struct {
 	fromCwd        bool // p.WorkspaceFromCwd: the links on the way to cwd are checked
 	readOnly       bool
 	write, read    []string
+	lift           []string // p.NoDefaultDenyAt
 }
 
 func rootsInputOf(p *policy.Policy, env []string) rootsInput {
 	return rootsInput{
 		home: lookupEnv(env, "HOME"), procHome: os.Getenv("HOME"),
 		cwd: p.Cwd, workspace: p.Workspace, fromCwd: p.WorkspaceFromCwd, readOnly: p.ReadOnly,
-		write: slices.Clone(p.Write), read: slices.Clone(p.Read),
+		write: slices.Clone(p.Write), read: slices.Clone(p.Read), lift: slices.Clone(p.NoDefaultDenyAt),
 	}
 }
 
 func (a rootsInput) equal(b rootsInput) bool {
 	return a.home == b.home && a.procHome == b.procHome && a.cwd == b.cwd && a.workspace == b.workspace && a.fromCwd == b.fromCwd &&
-		a.readOnly == b.readOnly && slices.Equal(a.write, b.write) && slices.Equal(a.read, b.read)
+		a.readOnly == b.readOnly && slices.Equal(a.write, b.write) && slices.Equal(a.read, b.read) && slices.Equal(a.lift, b.lift)
 }
 
 // resolvePolicy resolves p's paths in env (see resolved).
@@ -87,6 +89,9 @@ func resolvePolicy(p *policy.Policy, env []string) (*resolved, error) {
 		return nil, err
 	}
 	if r.binds, r.raws, err = resolveRoots(p, r.ws, r.past); err != nil {
+		return nil, err
+	}
+	if r.lifts, err = resolveLifts(p, r.ws, r.binds, r.raws, r.past); err != nil {
 		return nil, err
 	}
 	if p.Workspace == "" || p.WorkspaceFromCwd {

@@ -61,6 +61,9 @@ func jsonStartPolicy(b []byte, v *policy.Policy) ([]byte, error) {
 	if v.NoDefaultDeny {
 		b = append(jsonenc.Bool(append(b, "\"no_default_deny\":"...), bool(v.NoDefaultDeny)), ',')
 	}
+	if len(v.NoDefaultDenyAt) != 0 {
+		b = append(jsonenc.Strings(append(b, "\"no_default_deny_at\":"...), v.NoDefaultDenyAt), ',')
+	}
 	if v.AllowGitConfig {
 		b = append(jsonenc.Bool(append(b, "\"allow_git_config\":"...), bool(v.AllowGitConfig)), ',')
 	}
@@ -1267,5 +1270,5 @@ func init() {
 	runRecordEncoder = jsonRunRecord
 	entryEncoder = jsonEntry
 	farEncoder = jsonFarRecord
-	generatedJSON = "10f71bc1f1e99936332bce0b245f3a18132f9741597f1d21016ca947af077155"
+	generatedJSON = "9ad7c69775a231a0a201150190c52d29e78a1ea4db070b0cfb5f194a770a7af8"
 }

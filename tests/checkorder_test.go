@@ -36,7 +36,7 @@ func TestCheckAfterCloneRefuses(t *testing.T) {
 		want  string // the whole line jail prints
 	}{
 		{"built-in protection", []string{"--write", filepath.Join(home, ".ssh")},
-			"jail: --write " + filepath.Join(home, ".ssh") + ": conflicts with a deny rule: inside default: .ssh/ (deny wins): a built-in protection; --no-default-deny lifts all built-ins, or choose another path"},
+			"jail: --write " + filepath.Join(home, ".ssh") + ": conflicts with a deny rule: inside default: .ssh/ (deny wins): a built-in protection: choose another path, or --no-default-deny-at " + filepath.Join(home, ".ssh") + " lifts the built-ins there (--no-default-deny all of them)"},
 		{"state directory", []string{"--write", filepath.Join(state, "jail")},
 			"jail: --write " + filepath.Join(state, "jail") + ": it is, or lies in, jail's state directory (old audit trails, the run registry) " + filepath.Join(state, "jail") + ": the sandbox never sees it; choose another path"},
 		{"deny glob", []string{"--deny", "["},
@@ -49,7 +49,7 @@ func TestCheckAfterCloneRefuses(t *testing.T) {
 		// enforced are said only once the values passed: the refusal is
 		// the one line it was.
 		{"with limits", []string{"--memory", "1G", "--cpus", "1", "--write", filepath.Join(home, ".ssh")},
-			"jail: --write " + filepath.Join(home, ".ssh") + ": conflicts with a deny rule: inside default: .ssh/ (deny wins): a built-in protection; --no-default-deny lifts all built-ins, or choose another path"},
+			"jail: --write " + filepath.Join(home, ".ssh") + ": conflicts with a deny rule: inside default: .ssh/ (deny wins): a built-in protection: choose another path, or --no-default-deny-at " + filepath.Join(home, ".ssh") + " lifts the built-ins there (--no-default-deny all of them)"},
 	}
 	// Anything left of the sandbox when jail has returned (an init it did
 	// not kill and reap) becomes this process's child.

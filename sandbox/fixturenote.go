@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,12 +26,21 @@ var testDirs = map[string]bool{
 	"__fixtures__": true, "__tests__": true, "spec": true,
 }
 
+// depDirs are the names of directories that hold other projects' code: a
+// dependency's own test keys (node_modules/*/test/fixtures/*.key, a
+// vendored module's testdata) are not what the project's tests read, and
+// naming them would be noise in every npm project.
+var depDirs = map[string]bool{
+	"node_modules": true, "bower_components": true, "vendor": true, "third_party": true,
+	"site-packages": true, "dist-packages": true, ".venv": true, "venv": true, ".tox": true, ".nox": true,
+}
+
 // fixtureNote says which built-in protections hide files under a test
 // directory of the workspace, and the lift that would show that tree (the
 // one with the most of them), or "". Masks are the walk's (package
 // fsrules); only the built-ins' own hits count, not what a symlink or
 // another hard link of a protected name elsewhere hides, nor the user's
-// --deny.
+// --deny, nor what lies in a dependency's tree (depDirs).
 func fixtureNote(masks []fsrules.Mask, ws string) string {
 	trees := map[string][]fsrules.Mask{}
 	for _, m := range masks {
@@ -40,6 +50,9 @@ func fixtureNote(masks []fsrules.Mask, ws string) string {
 		}
 		rel := m.Path[len(ws)+1:]
 		parts := strings.Split(rel, "/")
+		if slices.ContainsFunc(parts, func(p string) bool { return depDirs[p] }) {
+			continue
+		}
 		for i, p := range parts[:len(parts)-1] {
 			if testDirs[p] {
 				tree := strings.Join(parts[:i+1], "/")
@@ -77,6 +90,8 @@ func fixtureNote(masks []fsrules.Mask, ws string) string {
 		}
 		more += ")"
 	}
-	return fmt.Sprintf("%shidden: %s under %s%s; if your tests read them, `no-default-deny-at` %s shows that tree, and the rest stays protected",
-		fixtureNotePrefix, what, tree, more, tree)
+	// The workspace named: the note is said once for these words, and
+	// another project's tests hit the same wall.
+	return fmt.Sprintf("%shidden in %s: %s under %s%s; if your tests read them, `no-default-deny-at` %s shows that tree, and the rest stays protected",
+		fixtureNotePrefix, ws, what, tree, more, tree)
 }

@@ -60,6 +60,9 @@ type Plan struct {
 	// pattern (fsrules.Plan.Globs): such a name is moved to the
 	// quarantine as an absent path is.
 	Globs []fsrules.Glob `json:"globs,omitempty"`
+	// Lifted are the trees where the built-in protections other than
+	// git's do not apply (--no-default-deny-at, resolved).
+	Lifted []string `json:"lifted,omitempty"`
 	// Guarded are agent configuration files the agent may write but whose
 	// command keys (hooks, MCP servers...) jail keeps as they were on the
 	// host (package agentcfg).
@@ -502,6 +505,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	if err != nil {
 		return nil, invalid(err)
 	}
+	plan.Lifted = res.lifts
 	// 3b. git (package gitguard): the control files of every git dir in the
 	//     writable trees, and what their configuration points at, read-only;
 	//     .git files that do not verify hidden; a verified linked worktree's
@@ -1407,6 +1411,9 @@ func (pl *Plan) Print(w io.Writer) {
 		strings.Join(pl.Landlock.DevIoctl, " "), pl.Landlock.DenyTCP, pl.Landlock.Scope, pl.Landlock.Require)
 	for _, c := range pl.Counters {
 		fmt.Fprintf(w, "counter    %s\n", c)
+	}
+	for _, l := range pl.Lifted {
+		fmt.Fprintf(w, "lifted     %s  (no-default-deny-at: no built-in protection but git's applies here or below)\n", l)
 	}
 	for _, g := range pl.Guarded {
 		what := "any change put back"

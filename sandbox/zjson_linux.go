@@ -280,6 +280,9 @@ func jsonStartPlan(b []byte, v *Plan) ([]byte, error) {
 		}
 		b = append(b, ',')
 	}
+	if len(v.Lifted) != 0 {
+		b = append(jsonenc.Strings(append(b, "\"lifted\":"...), v.Lifted), ',')
+	}
 	if len(v.Guarded) != 0 {
 		b = append(b, "\"guarded\":"...)
 		{
@@ -1270,5 +1273,5 @@ func init() {
 	runRecordEncoder = jsonRunRecord
 	entryEncoder = jsonEntry
 	farEncoder = jsonFarRecord
-	generatedJSON = "9ad7c69775a231a0a201150190c52d29e78a1ea4db070b0cfb5f194a770a7af8"
+	generatedJSON = "05f4e964f38910839fddae2b6c2d6504bc37603ba8770db65b13df17e5052973"
 }

@@ -64,6 +64,12 @@ func TestNoDefaultDenyAt(t *testing.T) {
 		}
 	}
 
+	// --dry-run names the lifted tree.
+	r = run(t, runOpts{dir: ws}, "--dry-run", "--no-default-deny-at", "testdata", "--", "true")
+	if !strings.Contains(r.stdout+r.stderr, "lifted     "+filepath.Join(ws, "testdata")+"  (") {
+		t.Errorf("--dry-run does not name the lifted tree:\n%s%s", r.stdout, r.stderr)
+	}
+
 	// A lift through a symlink in the workspace (a command in an earlier
 	// run could have pointed it at the real keys) is refused, naming it.
 	if err := os.Symlink("keys", filepath.Join(ws, "fixtures")); err != nil {

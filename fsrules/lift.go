@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strings"
 )
 
 // This file: the places where the user lifted the built-in protections
@@ -38,6 +39,24 @@ func liftedAt(lifts []string, p string) string {
 		}
 	}
 	return ""
+}
+
+// Liftable reports whether a mask of rule (Mask.Rule) is one a lift at
+// its path would take off: a built-in's own hit, not git's, not one
+// reached through a symlink or another hard link of a protected name
+// ("default: *.pem (via symlink /ws/k.pem)"), not a directory hidden
+// because it cannot be read.
+func Liftable(rule string) bool {
+	name, ok := strings.CutPrefix(rule, "default: ")
+	if !ok || strings.Contains(name, " (") {
+		return false
+	}
+	for _, b := range Builtins {
+		if b.Name == name {
+			return !b.Git
+		}
+	}
+	return false
 }
 
 // lifted reports whether rule r does not apply at p because the user

@@ -141,3 +141,29 @@ func TestLiftedRefused(t *testing.T) {
 		t.Errorf("a lift inside a lifted .aws: %v", err)
 	}
 }
+
+func TestLiftableRule(t *testing.T) {
+	git := ""
+	for _, b := range Builtins {
+		if b.Git {
+			git = b.Name
+			break
+		}
+	}
+	if git == "" {
+		t.Fatal("no git built-in")
+	}
+	for rule, want := range map[string]bool{
+		"default: *.pem":                      true,
+		"default: .env":                       true,
+		"default: " + git:                     false,
+		"default: *.pem (via symlink /ws/k)":  false,
+		"default: *.pem (hard link of /ws/k)": false,
+		"default: unreadable directory":       false,
+		"deny *.pem":                          false,
+	} {
+		if got := Liftable(rule); got != want {
+			t.Errorf("Liftable(%q) = %v, want %v", rule, got, want)
+		}
+	}
+}

@@ -38,14 +38,14 @@ var depDirs = map[string]bool{
 // fixtureNote says which built-in protections hide files under a test
 // directory of the workspace, and the lift that would show that tree (the
 // one with the most of them), or "". Masks are the walk's (package
-// fsrules); only the built-ins' own hits count, not what a symlink or
-// another hard link of a protected name elsewhere hides, nor the user's
-// --deny, nor what lies in a dependency's tree (depDirs).
+// fsrules); only what the lift would show counts (fsrules.Liftable: not
+// what a symlink or another hard link of a protected name elsewhere
+// hides, not git's, not an unreadable directory, not the user's --deny),
+// and nothing in a dependency's tree (depDirs).
 func fixtureNote(masks []fsrules.Mask, ws string) string {
 	trees := map[string][]fsrules.Mask{}
 	for _, m := range masks {
-		if m.Kind != fsrules.Hide || !strings.HasPrefix(m.Rule, "default: ") || strings.Contains(m.Rule, " (") ||
-			!strings.HasPrefix(m.Path, ws+"/") {
+		if m.Kind != fsrules.Hide || !strings.HasPrefix(m.Path, ws+"/") {
 			continue
 		}
 		rel := m.Path[len(ws)+1:]
@@ -55,8 +55,12 @@ func fixtureNote(masks []fsrules.Mask, ws string) string {
 		}
 		for i, p := range parts[:len(parts)-1] {
 			if testDirs[p] {
-				tree := strings.Join(parts[:i+1], "/")
-				trees[tree] = append(trees[tree], m)
+				// Only what the lift named would show: a built-in's own
+				// hit (fsrules.Liftable), asked only of masks in test data.
+				if fsrules.Liftable(m.Rule) {
+					tree := strings.Join(parts[:i+1], "/")
+					trees[tree] = append(trees[tree], m)
+				}
 				break
 			}
 		}

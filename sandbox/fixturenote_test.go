@@ -30,6 +30,11 @@ func TestFixtureNote(t *testing.T) {
 			hide("test/alias", "default: *.pem (via symlink /ws/x.pem)"),
 			hide("test/other", "default: *.pem (hard link of /ws/k.pem)"),
 		}, ""},
+		{"no built-in's own hit", []fsrules.Mask{
+			{Path: "/ws/tests/sub", Kind: fsrules.Hide, Dir: true, Rule: "default: unreadable directory"},
+			{Path: "/ws/tests/proc", Kind: fsrules.Hide, Dir: true, Rule: "default: proc mounted in a visible tree"},
+			hide("tests/x.key", "default: no-such-built-in"),
+		}, ""},
 		{"the test directory itself hidden", []fsrules.Mask{{Path: "/ws/tests", Kind: fsrules.Hide, Dir: true, Rule: "default: unreadable directory"}}, ""},
 		{"a dependency's own test keys", []fsrules.Mask{
 			hide("node_modules/agent/test/fixtures/snakeoil.key", "default: *.key"),

@@ -105,7 +105,9 @@ var Options = []Option{
 	{Name: "hostname", Placeholder: "NAME", Kind: String, Default: "jail", Group: GroupEnv, Example: "jail",
 		Help: "the hostname inside", field: func(p *Policy) any { return &p.Hostname }},
 
-	// Commands: the seccomp filter and the exec guard rail.
+	// Commands: the programs shown, the seccomp filter and the exec guard rail.
+	{Name: "runnable", Placeholder: "NAME", Kind: List, Group: GroupCommand, Example: "cargo",
+		Help: "make the host's program NAME runnable inside where PATH finds it in $HOME: its install tree read-only, as the command's (repeatable; rustup's cargo, nvm's node)", field: func(p *Policy) any { return &p.Runnable }},
 	{Name: "seccomp", Placeholder: "FILE", Kind: String, Group: GroupCommand, Example: "/etc/jail/seccomp.json",
 		Help: "extend the seccomp filter with a JSON policy (go-seccomp-bpf format)", field: func(p *Policy) any { return &p.SeccompFile }},
 	{Name: "seccomp-replace", Kind: Bool, Group: GroupCommand,

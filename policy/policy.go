@@ -86,6 +86,12 @@ type Policy struct {
 	TmpSize  int64  `json:"tmp_size"`
 	Hostname string `json:"hostname"`
 
+	// Runnable names programs made runnable inside where the host's PATH
+	// finds them in a hidden place ($HOME): each one's install tree
+	// read-only, as for the command (a toolchain profile's cargo under
+	// rustup, which the agent runs).
+	Runnable []string `json:"runnable,omitempty"`
+
 	// Seccomp.
 	SeccompFile    string   `json:"seccomp_file,omitempty"`
 	AllowPtrace    bool     `json:"allow_ptrace,omitempty"`
@@ -332,6 +338,13 @@ func (p *Policy) Check() error {
 	for _, n := range p.Env {
 		if n == "" || strings.ContainsAny(n, "=\x00") {
 			return &FieldError{Key: "env", Value: n, Reason: "want a variable NAME (set values with `setenv`)"}
+		}
+	}
+	for _, n := range p.Runnable {
+		// A name, looked up on PATH as execvp would: a path would be a
+		// --read of its directory under another name.
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\x00") {
+			return &FieldError{Key: "runnable", Value: n, Reason: "want a program NAME as PATH finds it (`read` shows a path)"}
 		}
 	}
 	return nil

@@ -57,6 +57,12 @@ func TestValidate(t *testing.T) {
 		{"env empty", func(p *Policy) { p.Env = []string{""} }, "env", ""},
 		{"env with =", func(p *Policy) { p.Env = []string{"A=1"} }, `env "A=1"`, ""},
 		{"env with NUL", func(p *Policy) { p.Env = []string{"A\x00B"} }, "env", ""},
+		{"runnable ok", func(p *Policy) { p.Runnable = []string{"cargo", "node.js", "x-y_z"} }, "", NetNone},
+		{"runnable empty", func(p *Policy) { p.Runnable = []string{""} }, "runnable: want a program NAME", ""},
+		{"runnable dot", func(p *Policy) { p.Runnable = []string{".."} }, `runnable ".."`, ""},
+		{"runnable path", func(p *Policy) { p.Runnable = []string{"bin/cargo"} }, `runnable "bin/cargo"`, ""},
+		{"runnable absolute", func(p *Policy) { p.Runnable = []string{"/usr/bin/cargo"} }, "runnable", ""},
+		{"runnable NUL", func(p *Policy) { p.Runnable = []string{"a\x00b"} }, "runnable", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,6 +43,12 @@ func TestBuiltinProfiles(t *testing.T) {
 				if !strings.HasPrefix(s.Value, name+":") {
 					t.Errorf("%s: cache %q is not named after the profile", name, s.Value)
 				}
+			case "runnable":
+				// Keyed by the option too: a program's name is often a
+				// registry tool's (cargo).
+				if f.Why["runnable "+s.Value] == "" {
+					t.Errorf("%s: runnable %s has no [why] line (\"runnable %s\")", name, s.Value, s.Value)
+				}
 			case "host-caches", "no-default-deny", "net", "allow-git-config", "no-guard-rails", "no-exec-audit":
 				// A built-in profile never weakens a default beyond its grants.
 				t.Errorf("%s: sets %s", name, s.Option.Name)

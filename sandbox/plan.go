@@ -116,7 +116,8 @@ type Plan struct {
 	// writable through other names past the bound (markPolicyExposed).
 	policyExposed []string
 	// onceNotes are the notes (in Notes too) said once, not at every
-	// start (saidBefore): the first-write lines of script directories.
+	// start (saidBefore): the first-write lines of script directories,
+	// the test-data note, what a profile's runnable programs showed.
 	onceNotes map[string]bool
 
 	// hostMounts is the host's mount table as the plan read and used it
@@ -179,6 +180,14 @@ func secretMasks() []ns.Mount {
 		}
 	}
 	return out
+}
+
+// sayOnce makes the note n (in Notes) one said once, not at every start.
+func (p *Plan) sayOnce(n string) {
+	if p.onceNotes == nil {
+		p.onceNotes = map[string]bool{}
+	}
+	p.onceNotes[n] = true
 }
 
 func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
@@ -301,9 +310,20 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	}
 	// The command (and its interpreters) where the host's PATH finds them,
 	// when that is in another hidden place ($HOME, /tmp): its install tree
-	// read-only.
-	exp := exposeCommand(p.Command, lookupEnv(plan.Env, "PATH"), cwd, home, env, append(append([]ns.Mount{}, mounts...), bl...))
+	// read-only. Then the programs a profile names (`runnable`: rustup's
+	// cargo for the agent's builds), which the agent finds on the same
+	// PATH; their notes are the same at every start, so said once.
+	xp := newExposer(lookupEnv(plan.Env, "PATH"), cwd, home, env, plan.Env, append(append([]ns.Mount{}, mounts...), bl...), cacheTargets(p, home))
+	xp.command(p.Command, "command", false)
+	for _, name := range p.Runnable {
+		xp.command([]string{name}, "runnable", true)
+	}
+	exp := xp.e
 	plan.Notes = append(plan.Notes, exp.notes...)
+	for n := range exp.once {
+		plan.sayOnce(n)
+	}
+	plan.Env = append(plan.Env, exp.env...)
 	if len(exp.binds) > 0 {
 		have := map[string]bool{}
 		for _, b := range bl {
@@ -550,15 +570,14 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	}
 	plan.Guarded = agentcfg.Targets(home, roots, agentcfg.Files)
 	named, namedAbsent, namedLinks, namedNotes, pyDirs, onceNotes := agentNamed(plan.Guarded, home, ws, writable, roots, fp.Masks)
-	plan.onceNotes = onceNotes
+	for n := range onceNotes {
+		plan.sayOnce(n)
+	}
 	// A project's test data the built-ins hide: said once (per words),
 	// with the lift that shows it (fixturenote.go).
 	if n := fixtureNote(fp.Masks, ws); n != "" {
 		plan.Notes = append(plan.Notes, n)
-		if plan.onceNotes == nil {
-			plan.onceNotes = map[string]bool{}
-		}
-		plan.onceNotes[n] = true
+		plan.sayOnce(n)
 	}
 	plan.PyDirs = pyDirs
 	plan.Notes = append(plan.Notes, namedNotes...)
@@ -760,10 +779,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		}
 		if once != "" {
 			plan.Notes = append(plan.Notes, once)
-			if plan.onceNotes == nil {
-				plan.onceNotes = map[string]bool{}
-			}
-			plan.onceNotes[once] = true
+			plan.sayOnce(once)
 		}
 	}
 	// 5. The sandbox's own record of its denials (package denials): a

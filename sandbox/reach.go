@@ -3,8 +3,8 @@ package sandbox
 // This file: what everyday tools need to work inside as they do on the host
 // (issue 11), decided at plan time from the host's file system: the git top
 // level as the workspace, the git identity, symlinks at their own paths,
-// the command where the host's PATH finds it, and the note about Go's
-// module cache. None of it makes a secret visible or a hidden path writable.
+// and the note about Go's module cache (the command where the host's PATH
+// finds it: expose.go). None of it makes a secret visible or a hidden path writable.
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ import (
 // shownNote picks the plan's notes said on stderr at start (the others are
 // for --dry-run and the trail).
 func shownNote(n string) bool {
-	for _, pre := range []string{"deny ", fsrules.LiftNotePrefix, fixtureNotePrefix, "read-only: ", "unreadable directory", "workspace: ", "command ", "interpreter ", "go: ", "agent script: ", unguardedNote, "policy file", hostSocketsNote, notKeptNote} {
+	for _, pre := range []string{"deny ", fsrules.LiftNotePrefix, fixtureNotePrefix, "read-only: ", "unreadable directory", "workspace: ", "command ", "runnable ", "interpreter ", "go: ", "agent script: ", unguardedNote, "policy file", hostSocketsNote, notKeptNote} {
 		if strings.HasPrefix(n, pre) {
 			return true
 		}
@@ -248,176 +248,6 @@ func linkMounts(links []hostpath.Link, mounts []ns.Mount) []ns.Mount {
 		out = append(out, ns.Mount{Kind: ns.KindSymlink, Path: l.Path, Link: l.Target, FD: -1, Why: "the host's symlink, on the way to a visible path"})
 	}
 	return out
-}
-
-// exposure is what exposeCommand adds to the plan.
-type exposure struct {
-	binds []ns.Mount
-	links []hostpath.Link
-	notes []string
-}
-
-// secretPlaces are directories under $HOME that hold credentials whole and
-// that no command is run from: a command found in one is refused, never
-// shown (fsrules' unreadable names, .ssh/ .aws/ .gnupg/..., are checked too).
-var secretPlaces = []string{
-	".password-store", ".local/share/keyrings", ".config/gh", ".config/gcloud",
-	".azure", ".docker", ".kube", ".pki", ".mozilla", ".config/google-chrome",
-	".config/chromium", ".thunderbird", ".vault-token",
-}
-
-// credentialNames are files that hold tokens inside otherwise harmless
-// install prefixes (~/.cargo/credentials.toml...): an install tree that has
-// one at its top is narrowed to the command's own directory.
-var credentialNames = []string{
-	"credentials", "credentials.toml", "credentials.json", ".credentials.json",
-	"auth.json", "hosts.yml", "token", ".token", "config.json",
-}
-
-// exposeCommand finds the command on the host's PATH the way execvp will
-// inside, and each #! interpreter after it. A file that lies in a place the
-// plan hides ($HOME, /tmp...) gets its install tree bound read-only and the
-// symlinks on the way recreated, with a note; one in a secret place is
-// refused with a note instead. mounts is the plan so far (hides and binds).
-func exposeCommand(argv []string, pathEnv, cwd, home string, env []string, mounts []ns.Mount) exposure {
-	var e exposure
-	if len(argv) == 0 {
-		return e
-	}
-	cmd, err := hostpath.FindCommand(argv[0], pathEnv, cwd)
-	if cmd == nil || (err != nil && len(cmd.Files) == 0) {
-		return e
-	}
-	sd := ""
-	if d, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
-		sd = resolveExisting(d)
-	}
-	var dataDirs, broad []string
-	if home != "" {
-		dataDirs = []string{filepath.Join(home, ".local/share"), filepath.Join(home, ".local/lib"), filepath.Join(home, ".local/opt")}
-		broad = []string{home, filepath.Join(home, ".local"), filepath.Join(home, ".config"), filepath.Join(home, ".cache"), filepath.Join(home, ".local/state")}
-		broad = append(broad, dataDirs...)
-	}
-	if x := lookupEnv(env, "XDG_DATA_HOME"); filepath.IsAbs(x) {
-		x = resolveExisting(x)
-		dataDirs = append(dataDirs, x)
-		broad = append(broad, x)
-	}
-	if sd != "" {
-		broad = append(broad, sd)
-	}
-	var exposed []string
-	for i, f := range cmd.Files {
-		what := "command " + argv[0]
-		if i > 0 {
-			what = fmt.Sprintf("interpreter %s of %s", f.Path, cmd.Files[i-1].Final)
-		}
-		hiddenLink := false
-		for _, l := range f.Links {
-			hiddenLink = hiddenLink || !visibleIn(l.Path, mounts)
-		}
-		if visibleIn(f.Final, mounts) && !hiddenLink {
-			continue
-		}
-		chain := f.Path
-		if f.Final != f.Path {
-			chain += " -> " + f.Final
-		}
-		if why := secretPlace(f, home); why != "" {
-			e.notes = append(e.notes, fmt.Sprintf("%s: %s is in %s: not made visible (jail never shows a secret place to run a command from it); install it elsewhere", what, chain, why))
-			return e
-		}
-		tree := f.Final
-		if !visibleIn(f.Final, mounts) {
-			tree = hostpath.InstallTree(f, dataDirs, broad)
-			if tree != f.Final && hasCredential(tree) {
-				// Narrowed: a token beside the prefix (~/.cargo) stays hidden.
-				tree = filepath.Dir(f.Final)
-				if hasCredential(tree) {
-					tree = f.Final
-				}
-			}
-			if sd != "" && (tree == sd || strings.HasPrefix(tree, sd+"/")) {
-				e.notes = append(e.notes, fmt.Sprintf("%s: %s is in jail's state directory %s: not made visible", what, chain, sd))
-				return e
-			}
-			fi, err := os.Stat(tree)
-			if err != nil {
-				return e
-			}
-			if enclosing(tree, exposed) != "" {
-				// Inside the tree of the command or an interpreter before it.
-				e.links = append(e.links, f.Links...)
-				continue
-			}
-			exposed = append(exposed, tree)
-			// Read-only: the agent runs the install, it cannot change what
-			// the user's next run outside jail executes. fsrules masks
-			// secrets inside the tree like in any --read path.
-			e.binds = append(e.binds, ns.Mount{Kind: ns.KindROBind, Path: tree, Dir: fi.IsDir(), FD: -1, Why: "install tree of " + what})
-		}
-		e.links = append(e.links, f.Links...)
-		e.notes = append(e.notes, fmt.Sprintf("%s: %s is in a place hidden inside; made visible read-only: %s%s (`read` PATH to choose yourself)", what, chain, tree, linksNote(f.Links)))
-	}
-	return e
-}
-
-func linksNote(links []hostpath.Link) string {
-	if len(links) == 0 {
-		return ""
-	}
-	var s []string
-	for _, l := range links {
-		s = append(s, l.Path)
-	}
-	return ", with the symlinks " + strings.Join(s, " ")
-}
-
-// secretPlace says why f (the file or a link on the way) lies in a place
-// that holds secrets, or "".
-func secretPlace(f hostpath.File, home string) string {
-	paths := []string{f.Path, f.Final}
-	for _, l := range f.Links {
-		paths = append(paths, l.Path)
-	}
-	for _, p := range paths {
-		for _, b := range fsrules.Builtins {
-			if b.Kind != fsrules.Hide {
-				continue
-			}
-			name := strings.TrimSuffix(b.Name, "/")
-			if strings.Contains(name, "/") { // .docker/config.json, .config/jail
-				if strings.Contains(p+"/", "/"+name+"/") {
-					return fmt.Sprintf("%s (%s)", b.Name, b.Why)
-				}
-				continue
-			}
-			for _, c := range strings.Split(p, "/") {
-				if ok, _ := fsrules.Match(name, c); ok && c != "" {
-					return fmt.Sprintf("%s (%s)", b.Name, b.Why)
-				}
-			}
-		}
-		if home == "" {
-			continue
-		}
-		for _, s := range secretPlaces {
-			d := filepath.Join(home, s)
-			if p == d || strings.HasPrefix(p, d+"/") {
-				return "~/" + s + " (credentials)"
-			}
-		}
-	}
-	return ""
-}
-
-func hasCredential(dir string) bool {
-	for _, n := range credentialNames {
-		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // goCacheNote: `go test` and `go build` of a module need its dependencies

@@ -90,6 +90,9 @@ func jsonStartPolicy(b []byte, v *policy.Policy) ([]byte, error) {
 	}
 	b = append(strconv.AppendInt(append(b, "\"tmp_size\":"...), int64(v.TmpSize), 10), ',')
 	b = append(jsonenc.String(append(b, "\"hostname\":"...), string(v.Hostname)), ',')
+	if len(v.Runnable) != 0 {
+		b = append(jsonenc.Strings(append(b, "\"runnable\":"...), v.Runnable), ',')
+	}
 	if len(v.SeccompFile) != 0 {
 		b = append(jsonenc.String(append(b, "\"seccomp_file\":"...), string(v.SeccompFile)), ',')
 	}
@@ -1273,5 +1276,5 @@ func init() {
 	runRecordEncoder = jsonRunRecord
 	entryEncoder = jsonEntry
 	farEncoder = jsonFarRecord
-	generatedJSON = "05f4e964f38910839fddae2b6c2d6504bc37603ba8770db65b13df17e5052973"
+	generatedJSON = "add04e467810cd4cd4415acfb55a4bc79b3f61065d49a8611b430b128c0fd47a"
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/hostpath"
+	"github.com/jail-sandbox/jail/hosttool"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/statedir"
@@ -67,16 +68,20 @@ type exposer struct {
 	// holding one would refuse it (its mount point cannot be made in a
 	// read-only tree), so such a tree is narrowed to the command's own
 	// directory (~/.cargo/bin, not ~/.cargo with ~/.cargo/registry).
-	caches          []string
+	caches []string
+	// canWrite says what a sandbox can write, now or in an earlier run
+	// (hostWritable): a link there, or a script's #! line there, is the
+	// sandbox's choice of what to show (chosen).
+	canWrite        hosttool.Writable
 	sd              string
 	dataDirs, broad []string
 	exposed         []string
 	e               exposure
 }
 
-func newExposer(pathEnv, cwd, home string, env, inside []string, mounts []ns.Mount, caches []string) *exposer {
+func newExposer(pathEnv, cwd, home string, env, inside []string, mounts []ns.Mount, caches []string, canWrite hosttool.Writable) *exposer {
 	x := &exposer{pathEnv: pathEnv, cwd: cwd, home: home, env: env, inside: inside, caches: caches,
-		mounts: append([]ns.Mount{}, mounts...)}
+		mounts: append([]ns.Mount{}, mounts...), canWrite: canWrite}
 	if d, err := statedir.From(func(k string) string { return lookupEnv(env, k) }); err == nil {
 		x.sd = resolveExisting(d)
 	}
@@ -104,6 +109,12 @@ func (x *exposer) command(argv []string, what string, once bool) {
 	}
 	cmd, err := hostpath.FindCommand(argv[0], x.pathEnv, x.cwd)
 	if cmd == nil || (err != nil && len(cmd.Files) == 0) {
+		if what == "runnable" {
+			// For --dry-run and the trail only (shownNote): a profile's
+			// runnable is often absent (python beside python3), and
+			// saying so at a start would be noise.
+			x.e.notes = append(x.e.notes, fmt.Sprintf("not on PATH: runnable %s (nothing shown)", argv[0]))
+		}
 		return
 	}
 	before := len(x.e.notes)
@@ -117,12 +128,19 @@ func (x *exposer) command(argv []string, what string, once bool) {
 			}
 		}
 	}()
+	chosen := false
 	for i, f := range cmd.Files {
 		label := what + " " + argv[0]
 		if i > 0 {
 			label = fmt.Sprintf("interpreter %s of %s", f.Path, cmd.Files[i-1].Final)
+			// A script the sandbox can write names its interpreter.
+			chosen = chosen || x.writable(cmd.Files[i-1].Final)
 		}
-		if !x.file(f, label) {
+		chosen = chosen || x.writable(f.Path)
+		for _, l := range f.Links {
+			chosen = chosen || x.writable(l.Path)
+		}
+		if !x.file(f, label, chosen) {
 			return
 		}
 		x.companions(f, filepath.Base(f.Path), what+" "+argv[0])
@@ -130,8 +148,12 @@ func (x *exposer) command(argv []string, what string, once bool) {
 }
 
 // file shows f's install tree where the plan hides it; false when f is
-// refused (a secret place, jail's state directory) or cannot be shown.
-func (x *exposer) file(f hostpath.File, what string) bool {
+// refused (a secret place, jail's state directory, a place the sandbox
+// chose) or cannot be shown. chosen: the sandbox could have made the way
+// to f (a link in a tree it can write, now or in an earlier run: an
+// activated venv's bin/python3, direnv's PATH_add; or the #! line of a
+// script there).
+func (x *exposer) file(f hostpath.File, what string, chosen bool) bool {
 	hiddenLink := false
 	for _, l := range f.Links {
 		hiddenLink = hiddenLink || !visibleIn(l.Path, x.mounts)
@@ -173,6 +195,20 @@ func (x *exposer) file(f hostpath.File, what string) bool {
 			x.e.links = append(x.e.links, f.Links...)
 			return true
 		}
+		if chosen {
+			// Why: the sandbox chose where the way leads. A link
+			// planted in the workspace's .venv/bin (python3 ->
+			// ~/src/other/bin/tool) showed ~/src/other, another
+			// private tree, read-only to the next run. It is followed
+			// only into the tree the user's own PATH gives the same
+			// name (a venv's python3 into pyenv's ~/.pyenv).
+			name := filepath.Base(f.Path)
+			own := x.ownTree(name)
+			if own == "" || enclosing(tree, []string{own}) == "" {
+				x.e.notes = append(x.e.notes, fmt.Sprintf("%s: %s is reached through a place the sandbox can write (or could in an earlier run), and %s on your PATH is not in %s: not made visible (`read` %s shows it, if you trust it)", what, chain, name, tree, tree))
+				return false
+			}
+		}
 		x.exposed = append(x.exposed, tree)
 		// Read-only: the agent runs the install, it cannot change what
 		// the user's next run outside jail executes. fsrules masks
@@ -182,6 +218,27 @@ func (x *exposer) file(f hostpath.File, what string) bool {
 	x.e.links = append(x.e.links, f.Links...)
 	x.e.notes = append(x.e.notes, fmt.Sprintf("%s: %s is in a place hidden inside; made visible read-only: %s%s (`read` PATH to choose yourself)", what, chain, tree, linksNote(f.Links)))
 	return true
+}
+
+// writable says whether a sandbox can write p, now or in an earlier run.
+func (x *exposer) writable(p string) bool { return x.canWrite != nil && x.canWrite(p) }
+
+// ownTree is the install tree of name as the user's own PATH finds it,
+// past every directory a sandbox can write (hosttool.LookPath), where the
+// plan hides it; "" when that is nowhere hidden.
+func (x *exposer) ownTree(name string) string {
+	if x.canWrite == nil {
+		return ""
+	}
+	p, err := hosttool.LookPath(name, []string{"PATH=" + x.pathEnv}, x.canWrite)
+	if err != nil {
+		return ""
+	}
+	final, links, err := hostpath.Resolve(p)
+	if err != nil || visibleIn(final, x.mounts) {
+		return ""
+	}
+	return hostpath.InstallTree(hostpath.File{Path: p, Final: final, Links: links}, x.dataDirs, x.broad)
 }
 
 func (x *exposer) bind(m ns.Mount) {

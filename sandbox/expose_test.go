@@ -46,7 +46,7 @@ func TestExposeRustup(t *testing.T) {
 		{name: "runnable, for the agent", cmd: "sh", run: []string{"cargo", "rustc", "absent-tool"}, cache: []string{"rust:~/.cargo/registry"},
 			want: want{ro: []string{".cargo/bin", ".cargo/config.toml", ".rustup"}, notes: []string{"runnable cargo: ", "made visible read-only: "}, once: true}},
 		{name: "runnable, found nowhere", cmd: "sh", run: []string{"absent-tool"},
-			want: want{noNote: true}},
+			want: want{noNote: true, notes: []string{"not on PATH: runnable absent-tool"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,6 +108,9 @@ func TestExposeRustup(t *testing.T) {
 				}
 			}
 			for _, n := range pl.Notes {
+				if strings.HasPrefix(n, "not on PATH: ") && shownNote(n) {
+					t.Errorf("an absent runnable said at start: %q", n)
+				}
 				if tt.want.noNote && (strings.HasPrefix(n, "runnable ") || strings.HasPrefix(n, "command ")) {
 					t.Errorf("a note for what was not shown: %q", n)
 				}
@@ -124,6 +127,68 @@ func TestExposeRustup(t *testing.T) {
 				if _, m := find(pl.Mounts, at); m.Kind != ns.KindBind {
 					t.Errorf("cache %s: %+v", at, m)
 				}
+			}
+		})
+	}
+}
+
+// A link in a tree the sandbox can write (an activated venv's bin, first
+// on PATH) is the sandbox's choice of where the command leads: it is
+// followed into a hidden place only where the user's own PATH finds the
+// same name (a venv's python3 into pyenv's tree), never into another
+// private tree the link names (~/src/other/bin/tool showed ~/src/other).
+// The #! line of a script there is the sandbox's choice the same way.
+func TestExposeChosenChain(t *testing.T) {
+	f := newFixture(t)
+	h := func(p string) string { return filepath.Join(f.home, p) }
+	w := func(p string) string { return filepath.Join(f.ws, p) }
+	write(t, h("src/other/bin/tool"), "\x7fELF", 0o755)
+	write(t, h("src/other/notes.txt"), "private", 0o644)
+	write(t, h(".pyenv/versions/3.11/bin/python3.11"), "\x7fELF", 0o755)
+	write(t, h(".pyenv/shims/python3"), "#!/bin/sh\n", 0o755)
+	write(t, h(".pyenv/shims/python3.11"), "#!/bin/sh\n", 0o755)
+	write(t, w("bin/run"), "#!"+h("src/other/bin/tool")+"\n", 0o755)
+	write(t, w("bin/run311"), "#!"+h(".pyenv/versions/3.11/bin/python3.11")+"\n", 0o755)
+	path := strings.Join([]string{w(".venv/bin"), w("bin"), h(".pyenv/shims"), "/usr/bin:/bin"}, ":")
+	env := []string{}
+	for _, e := range f.env {
+		if strings.HasPrefix(e, "PATH=") {
+			e = "PATH=" + path
+		}
+		env = append(env, e)
+	}
+	tests := []struct {
+		name, link, cmd string
+		want            []string // install trees shown
+		refused         bool
+	}{
+		{"planted link", h("src/other/bin/tool"), "python3", nil, true},
+		{"a venv's python into pyenv", h(".pyenv/versions/3.11/bin/python3.11"), "python3", []string{".pyenv/versions/3.11"}, false},
+		{"planted #! line", "", "run", nil, true},
+		{"a script's #! into pyenv", "", "run311", []string{".pyenv/versions/3.11"}, false},
+		{"the user's own PATH", "", "python3.11", []string{".pyenv"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			os.RemoveAll(w(".venv"))
+			if tt.link != "" {
+				symlink(t, tt.link, w(".venv/bin/python3"))
+			}
+			pl, err := BuildPlan(f.policy(func(p *policy.Policy) { p.Command = []string{tt.cmd} }), env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var shown []string
+			for _, m := range pl.Mounts {
+				if m.Kind == ns.KindROBind && strings.HasPrefix(m.Why, "install tree") {
+					shown = append(shown, strings.TrimPrefix(m.Path, f.home+"/"))
+				}
+			}
+			if !slices.Equal(shown, tt.want) {
+				t.Errorf("shown %q, want %q; notes %q", shown, tt.want, pl.Notes)
+			}
+			if got := hasNoteWith(pl.Notes, "reached through a place the sandbox can write"); got != tt.refused {
+				t.Errorf("refusal said: %v, want %v; notes %q", got, tt.refused, pl.Notes)
 			}
 		})
 	}

@@ -313,7 +313,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	// read-only. Then the programs a profile names (`runnable`: rustup's
 	// cargo for the agent's builds), which the agent finds on the same
 	// PATH; their notes are the same at every start, so said once.
-	xp := newExposer(lookupEnv(plan.Env, "PATH"), cwd, home, env, plan.Env, append(append([]ns.Mount{}, mounts...), bl...), cacheTargets(p, home))
+	xp := newExposer(lookupEnv(plan.Env, "PATH"), cwd, home, env, plan.Env, append(append([]ns.Mount{}, mounts...), bl...), cacheTargets(p, home), hostWritable(bl, res.past))
 	xp.command(p.Command, "command", false)
 	for _, name := range p.Runnable {
 		xp.command([]string{name}, "runnable", true)
@@ -426,6 +426,12 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		return nil, err
 	}
 	mounts = append(mounts, linkMounts(append(links, exp.links...), mounts)...)
+	// The PATH directories in the home that stay hidden: what the command
+	// runs from them is not found, and only the agent would say so.
+	if n := hiddenPathNote(lookupEnv(plan.Env, "PATH"), home, xp.sd, mounts); n != "" {
+		plan.Notes = append(plan.Notes, n)
+		plan.sayOnce(n)
+	}
 
 	// jail's own state directory (old trails, the run registry, the
 	// quarantine, the agent-configuration records) is the user's record: never shown to the

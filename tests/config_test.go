@@ -30,10 +30,22 @@ func newHome(t *testing.T) homeDir {
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
+	writeMode(t, path, content, 0o644)
+}
+
+// writeExec writes an executable file (a stand-in program), making its
+// directories.
+func writeExec(t *testing.T, path, content string) {
+	t.Helper()
+	writeMode(t, path, content, 0o755)
+}
+
+func writeMode(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
 		t.Fatal(err)
 	}
 }

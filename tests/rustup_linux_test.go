@@ -14,20 +14,13 @@ import (
 func rustupHome(t *testing.T, rustupHome string) (string, []string) {
 	t.Helper()
 	home, env := everydayHome(t)
-	mk := func(p, body string, mode os.FileMode) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), mode); err != nil {
-			t.Fatal(err)
-		}
-	}
 	bin := filepath.Join(home, ".cargo/bin")
-	mk(filepath.Join(bin, "rustup"), `#!/bin/sh
+	writeExec(t, filepath.Join(bin, "rustup"), `#!/bin/sh
 h=${RUSTUP_HOME:-$HOME/.rustup}
 tc=$(sed -n 's/^default_toolchain = "\(.*\)"$/\1/p' "$h/settings.toml" 2>/dev/null)
 [ -n "$tc" ] || { echo "error: rustup could not choose a version of $(basename "$0") to run" >&2; exit 1; }
 exec "$h/toolchains/$tc/bin/$(basename "$0")" "$@"
-`, 0o755)
+`)
 	for _, p := range []string{"cargo", "rustc"} {
 		if err := os.Symlink("rustup", filepath.Join(bin, p)); err != nil {
 			t.Fatal(err)
@@ -38,17 +31,17 @@ exec "$h/toolchains/$tc/bin/$(basename "$0")" "$@"
 	} else {
 		env = append(env, "RUSTUP_HOME="+rustupHome)
 	}
-	mk(filepath.Join(rustupHome, "settings.toml"), "default_toolchain = \"stable-test\"\n", 0o644)
+	writeFile(t, filepath.Join(rustupHome, "settings.toml"), "default_toolchain = \"stable-test\"\n")
 	tc := filepath.Join(rustupHome, "toolchains/stable-test/bin")
-	mk(filepath.Join(tc, "cargo"), `#!/bin/sh
+	writeExec(t, filepath.Join(tc, "cargo"), `#!/bin/sh
 echo CARGO-RAN
 grep -h CARGO-CONFIG "$HOME/.cargo/config.toml"
 cat "$HOME/.cargo/credentials.toml" 2>/dev/null
 mkdir -p "$HOME/.cargo/registry/index" && echo crate > "$HOME/.cargo/registry/index/fetched" && echo REGISTRY-WRITTEN
-`, 0o755)
-	mk(filepath.Join(tc, "rustc"), "#!/bin/sh\necho RUSTC-RAN\n", 0o755)
-	mk(filepath.Join(home, ".cargo/config.toml"), "# CARGO-CONFIG-SEEN\n[build]\njobs = 1\n", 0o644)
-	mk(filepath.Join(home, ".cargo/credentials.toml"), "[registry]\ntoken = \"CARGO-TOKEN-SECRET\"\n", 0o600)
+`)
+	writeExec(t, filepath.Join(tc, "rustc"), "#!/bin/sh\necho RUSTC-RAN\n")
+	writeFile(t, filepath.Join(home, ".cargo/config.toml"), "# CARGO-CONFIG-SEEN\n[build]\njobs = 1\n")
+	writeMode(t, filepath.Join(home, ".cargo/credentials.toml"), "[registry]\ntoken = \"CARGO-TOKEN-SECRET\"\n", 0o600)
 	env = append(env, "PATH="+bin+":/usr/local/bin:/usr/bin:/bin")
 	return home, env
 }

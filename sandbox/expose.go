@@ -156,7 +156,7 @@ func (x *exposer) command(argv []string, what string, once bool) {
 func (x *exposer) file(f hostpath.File, what string, chosen bool) bool {
 	hiddenLink := false
 	for _, l := range f.Links {
-		hiddenLink = hiddenLink || !visibleIn(l.Path, x.mounts)
+		hiddenLink = hiddenLink || (!visibleIn(l.Path, x.mounts) && !x.recreated(l))
 	}
 	if visibleIn(f.Final, x.mounts) && !hiddenLink {
 		return true
@@ -220,6 +220,17 @@ func (x *exposer) file(f hostpath.File, what string, chosen bool) bool {
 	return true
 }
 
+// recreated says whether the link l is recreated for an earlier file
+// (a shim that is both a runnable and an interpreter's): said once.
+func (x *exposer) recreated(l hostpath.Link) bool {
+	for _, r := range x.e.links {
+		if r == l {
+			return true
+		}
+	}
+	return false
+}
+
 // writable says whether a sandbox can write p, now or in an earlier run.
 func (x *exposer) writable(p string) bool { return x.canWrite != nil && x.canWrite(p) }
 
@@ -267,22 +278,21 @@ func (x *exposer) holdsCache(tree string) bool {
 //     (source replacement, registries, build settings), read-only, which
 //     are outside the install tree once that is narrowed to ~/.cargo/bin
 //     or when cargo is the system's. credentials.toml stays hidden.
+//   - mise (a shim in ~/.local/share/mise/shims is a link to mise, which
+//     runs the version its configuration names from its installs): its
+//     data directory (installs, shims) and its configuration directory,
+//     read-only, MISE_DATA_DIR and MISE_CONFIG_DIR set inside where the
+//     host's are not the sandbox's defaults, and ~/.tool-versions (the
+//     versions asdf and mise take for the whole home), read-only.
 func (x *exposer) companions(f hostpath.File, name, what string) {
 	rustup := hostpath.Rustup(f)
-	if rustup {
-		home := x.envInside("RUSTUP_HOME")
-		if home == "" {
-			if h := lookupEnv(x.env, "RUSTUP_HOME"); filepath.IsAbs(h) {
-				// The host's rustup uses it: so does the sandbox's.
-				home = filepath.Clean(h)
-				x.e.env = append(x.e.env, "RUSTUP_HOME="+home)
-			} else if x.home != "" {
-				home = filepath.Join(x.home, ".rustup")
-			}
-		}
-		if home != "" {
-			x.show(home, what, "rustup's toolchains")
-		}
+	if rustup && x.home != "" {
+		x.toolDir("RUSTUP_HOME", "", filepath.Join(x.home, ".rustup"), what, "rustup's toolchains")
+	}
+	if filepath.Base(f.Final) == "mise" && x.home != "" {
+		x.toolDir("MISE_DATA_DIR", "XDG_DATA_HOME", filepath.Join(x.home, ".local/share/mise"), what, "mise's installs")
+		x.toolDir("MISE_CONFIG_DIR", "XDG_CONFIG_HOME", filepath.Join(x.home, ".config/mise"), what, "mise's configuration")
+		x.show(filepath.Join(x.home, ".tool-versions"), what, "the home's tool versions")
 	}
 	if rustup || name == "cargo" {
 		cargo := x.envInside("CARGO_HOME")
@@ -294,6 +304,28 @@ func (x *exposer) companions(f hostpath.File, name, what string) {
 			x.show(filepath.Join(cargo, "config"), what, "cargo's configuration")
 		}
 	}
+}
+
+// toolDir shows the directory a version manager runs from, where the
+// host's runs it from: the variable name on the host, else base/<the
+// default's last element> when the host sets the XDG base directory base
+// (the sandbox sets neither), else def. Where that is not the sandbox's
+// default, name is set inside to it: the sandbox's manager would look in
+// the empty home.
+func (x *exposer) toolDir(name, base, def, what, why string) {
+	d := x.envInside(name)
+	if d == "" {
+		d = def
+		if h := lookupEnv(x.env, name); filepath.IsAbs(h) {
+			d = filepath.Clean(h)
+		} else if b := lookupEnv(x.env, base); base != "" && filepath.IsAbs(b) {
+			d = filepath.Join(b, filepath.Base(def))
+		}
+		if d != def {
+			x.e.env = append(x.e.env, name+"="+d)
+		}
+	}
+	x.show(d, what, why)
 }
 
 // envInside is the absolute path name holds inside (set by the user or by
@@ -322,7 +354,7 @@ func (x *exposer) show(p, what, why string) {
 	f := hostpath.File{Path: p, Final: final, Links: links}
 	hiddenLink := false
 	for _, l := range links {
-		hiddenLink = hiddenLink || !visibleIn(l.Path, x.mounts)
+		hiddenLink = hiddenLink || (!visibleIn(l.Path, x.mounts) && !x.recreated(l))
 	}
 	if visibleIn(final, x.mounts) && !hiddenLink {
 		return

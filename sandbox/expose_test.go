@@ -64,13 +64,7 @@ func TestExposeRustup(t *testing.T) {
 			}
 			write(t, h(".cargo/config.toml"), "[source]\n", 0o644)
 			rh := ".rustup"
-			env := []string{}
-			for _, e := range f.env {
-				if strings.HasPrefix(e, "PATH=") {
-					e = "PATH=" + h(".cargo/bin") + ":/usr/bin:/bin"
-				}
-				env = append(env, e)
-			}
+			env := withPath(f.env, h(".cargo/bin")+":/usr/bin:/bin")
 			if tt.home != "" {
 				rh = tt.home
 				env = append(env, "RUSTUP_HOME="+h(rh))
@@ -84,13 +78,7 @@ func TestExposeRustup(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ro []string
-			for _, m := range pl.Mounts {
-				if m.Kind == ns.KindROBind && strings.HasPrefix(m.Path, f.home+"/") {
-					ro = append(ro, strings.TrimPrefix(m.Path, f.home+"/"))
-				}
-			}
-			slices.Sort(ro)
+			ro := readOnlyIn(pl.Mounts, f.home)
 			slices.Sort(tt.want.ro)
 			if !slices.Equal(ro, tt.want.ro) {
 				t.Errorf("read-only binds %q, want %q\nnotes: %q", ro, tt.want.ro, pl.Notes)
@@ -150,13 +138,7 @@ func TestExposeChosenChain(t *testing.T) {
 	write(t, w("bin/run"), "#!"+h("src/other/bin/tool")+"\n", 0o755)
 	write(t, w("bin/run311"), "#!"+h(".pyenv/versions/3.11/bin/python3.11")+"\n", 0o755)
 	path := strings.Join([]string{w(".venv/bin"), w("bin"), h(".pyenv/shims"), "/usr/bin:/bin"}, ":")
-	env := []string{}
-	for _, e := range f.env {
-		if strings.HasPrefix(e, "PATH=") {
-			e = "PATH=" + path
-		}
-		env = append(env, e)
-	}
+	env := withPath(f.env, path)
 	tests := []struct {
 		name, link, cmd string
 		want            []string // install trees shown
@@ -192,4 +174,115 @@ func TestExposeChosenChain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mise's shims are links to mise, which runs the version its
+// configuration names from its installs: without both, the sandbox's
+// node was the next one on PATH (or "No version is set for shim").
+// Shown read-only, with the variables set inside where the host's
+// directories are not the sandbox's defaults. A shim that is also a
+// runnable's interpreter (npm's #!/usr/bin/env node) is said once.
+func TestExposeMise(t *testing.T) {
+	for _, xdg := range []bool{false, true} {
+		f := newFixture(t)
+		h := func(p string) string { return filepath.Join(f.home, p) }
+		conf := h(".config/mise")
+		if xdg {
+			conf = h("dotfiles/config/mise")
+		}
+		write(t, h(".local/bin/mise"), "\x7fELF", 0o755)
+		symlink(t, h(".local/bin/mise"), h(".local/share/mise/shims/node"))
+		write(t, h(".local/share/mise/installs/node/20/bin/node"), "\x7fELF", 0o755)
+		write(t, filepath.Join(conf, "config.toml"), "[tools]\nnode = \"20\"\n", 0o644)
+		write(t, h(".tool-versions"), "node 20\n", 0o644)
+		write(t, h("npm/bin/npm"), "#!/usr/bin/env node\n", 0o755)
+		env := withPath(f.env, h(".local/share/mise/shims")+":"+h("npm/bin")+":/usr/bin:/bin")
+		if xdg {
+			env = append(env, "XDG_CONFIG_HOME="+h("dotfiles/config"))
+		}
+		pl, err := BuildPlan(f.policy(func(p *policy.Policy) {
+			p.Command = []string{"sh"}
+			p.Runnable = []string{"node", "npm"}
+		}), env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ro := readOnlyIn(pl.Mounts, f.home)
+		want := []string{".local/bin", ".local/share/mise", strings.TrimPrefix(conf, f.home+"/"), ".tool-versions", "npm"}
+		slices.Sort(want)
+		if !slices.Equal(ro, want) {
+			t.Errorf("xdg %v: read-only binds %q, want %q\nnotes %q", xdg, ro, want, pl.Notes)
+		}
+		wantEnv := ""
+		if xdg {
+			wantEnv = conf
+		}
+		if got := lookupEnv(pl.Env, "MISE_CONFIG_DIR"); got != wantEnv || lookupEnv(pl.Env, "MISE_DATA_DIR") != "" {
+			t.Errorf("xdg %v: MISE_CONFIG_DIR %q (want %q), MISE_DATA_DIR %q", xdg, got, wantEnv, lookupEnv(pl.Env, "MISE_DATA_DIR"))
+		}
+		shim := 0
+		for _, n := range pl.Notes {
+			if strings.Contains(n, "shims/node -> ") {
+				shim++
+			}
+		}
+		if shim != 1 {
+			t.Errorf("xdg %v: the shim said %d times: %q", xdg, shim, pl.Notes)
+		}
+	}
+}
+
+// A link recreated for one program (~/bin/node -> /bin/sh, a visible
+// file) is not said again for the next that passes it (npm's
+// #!/usr/bin/env node).
+func TestExposeLinkSaidOnce(t *testing.T) {
+	f := newFixture(t)
+	h := func(p string) string { return filepath.Join(f.home, p) }
+	target, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil {
+		t.Skip("no /bin/sh")
+	}
+	symlink(t, target, h("bin/node"))
+	write(t, h("npm/bin/npm"), "#!/usr/bin/env node\n", 0o755)
+	env := withPath(f.env, h("bin")+":"+h("npm/bin")+":/usr/bin:/bin")
+	pl, err := BuildPlan(f.policy(func(p *policy.Policy) {
+		p.Command = []string{"true"}
+		p.Runnable = []string{"node", "npm"}
+	}), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := 0
+	for _, n := range pl.Notes {
+		if strings.Contains(n, "bin/node -> ") {
+			said++
+		}
+	}
+	if _, m := find(pl.Mounts, h("bin/node")); said != 1 || m.Kind != ns.KindSymlink {
+		t.Errorf("the link said %d times, recreated as %+v: %q", said, m, pl.Notes)
+	}
+}
+
+// withPath is env with PATH set to path.
+func withPath(env []string, path string) []string {
+	out := make([]string, 0, len(env))
+	for _, e := range env {
+		if strings.HasPrefix(e, "PATH=") {
+			e = "PATH=" + path
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// readOnlyIn lists the read-only binds under dir, relative to it, sorted.
+func readOnlyIn(mounts []ns.Mount, dir string) []string {
+	var ro []string
+	for _, m := range mounts {
+		if m.Kind == ns.KindROBind && strings.HasPrefix(m.Path, dir+"/") {
+			ro = append(ro, strings.TrimPrefix(m.Path, dir+"/"))
+		}
+	}
+	slices.Sort(ro)
+	return ro
 }

@@ -117,7 +117,8 @@ type Plan struct {
 	policyExposed []string
 	// onceNotes are the notes (in Notes too) said once, not at every
 	// start (saidBefore): the first-write lines of script directories,
-	// the test-data note, what a profile's runnable programs showed.
+	// the test-data note, what the runnable programs showed, the hidden
+	// PATH directories.
 	onceNotes map[string]bool
 
 	// hostMounts is the host's mount table as the plan read and used it

@@ -47,12 +47,9 @@ func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) 
 		if err != nil {
 			return nil, err
 		}
-		target := filepath.Clean(path)
-		if strings.HasPrefix(path, "~/") {
-			if home == "" {
-				return nil, &policy.FieldError{Key: "cache", Value: c, Reason: "no home directory ($HOME) to put it in"}
-			}
-			target = filepath.Join(home, path[2:])
+		target, ok := cacheTarget(path, home)
+		if !ok {
+			return nil, &policy.FieldError{Key: "cache", Value: c, Reason: "no home directory ($HOME) to put it in"}
 		}
 		if seen[target] {
 			continue // the first profile's cache wins
@@ -126,6 +123,18 @@ func cacheMounts(p *policy.Policy, env []string, home string, binds []ns.Mount) 
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// cacheTarget is where a cache's path is mounted: ~/ in home; false for
+// ~/ without a home.
+func cacheTarget(path, home string) (string, bool) {
+	if strings.HasPrefix(path, "~/") {
+		if home == "" {
+			return "", false
+		}
+		return filepath.Join(home, path[2:]), true
+	}
+	return filepath.Clean(path), true
 }
 
 // evalUnder is filepath.EvalSymlinks(p) with p's directory resolved by

@@ -154,11 +154,7 @@ func (x *exposer) command(argv []string, what string, once bool) {
 // activated venv's bin/python3, direnv's PATH_add; or the #! line of a
 // script there).
 func (x *exposer) file(f hostpath.File, what string, chosen bool) bool {
-	hiddenLink := false
-	for _, l := range f.Links {
-		hiddenLink = hiddenLink || (!visibleIn(l.Path, x.mounts) && !x.recreated(l))
-	}
-	if visibleIn(f.Final, x.mounts) && !hiddenLink {
+	if x.shown(f) {
 		return true
 	}
 	chain := f.Path
@@ -218,6 +214,17 @@ func (x *exposer) file(f hostpath.File, what string, chosen bool) bool {
 	x.e.links = append(x.e.links, f.Links...)
 	x.e.notes = append(x.e.notes, fmt.Sprintf("%s: %s is in a place hidden inside; made visible read-only: %s%s (`read` PATH to choose yourself)", what, chain, tree, linksNote(f.Links)))
 	return true
+}
+
+// shown says whether f works inside as it is: the file visible, and each
+// link on the way visible or recreated for an earlier file.
+func (x *exposer) shown(f hostpath.File) bool {
+	for _, l := range f.Links {
+		if !visibleIn(l.Path, x.mounts) && !x.recreated(l) {
+			return false
+		}
+	}
+	return visibleIn(f.Final, x.mounts)
 }
 
 // recreated says whether the link l is recreated for an earlier file
@@ -352,11 +359,7 @@ func (x *exposer) show(p, what, why string) {
 		return
 	}
 	f := hostpath.File{Path: p, Final: final, Links: links}
-	hiddenLink := false
-	for _, l := range links {
-		hiddenLink = hiddenLink || (!visibleIn(l.Path, x.mounts) && !x.recreated(l))
-	}
-	if visibleIn(final, x.mounts) && !hiddenLink {
+	if x.shown(f) {
 		return
 	}
 	if secretPlace(f, x.home) != "" || (x.sd != "" && enclosing(final, []string{x.sd}) != "") {
@@ -436,13 +439,9 @@ func cacheTargets(p *policy.Policy, home string) []string {
 		if err != nil {
 			continue
 		}
-		if strings.HasPrefix(path, "~/") {
-			if home == "" {
-				continue
-			}
-			path = filepath.Join(home, path[2:])
+		if t, ok := cacheTarget(path, home); ok {
+			out = append(out, t)
 		}
-		out = append(out, filepath.Clean(path))
 	}
 	return out
 }

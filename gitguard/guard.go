@@ -550,23 +550,40 @@ func listed(dir string, names []string) ([]string, bool) {
 	return names, true
 }
 
-// subdirs observes new first-level subdirectories of a root.
+// subdirs observes new first-level subdirectories of a root: names, the
+// entries that changed (each lstat'ed), or, nil, the whole listing, whose
+// entries' types getdents(2) gives (os.ReadDir lstats only an entry of
+// unknown type): a stat per entry was 20 ms of a start in a root of 3,000
+// files.
 func (j *judge) subdirs(root string, names []string) {
-	names, ok := listed(root, names)
-	if !ok {
-		return
-	}
-	for _, n := range names {
-		p := filepath.Join(root, n)
-		if n == ".git" {
-			continue
-		}
-		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
-			// Observed for a glob only (judged first): a subdirectory too.
-			if r, ok := j.g.Dirs[p]; !ok || r.Kind == RoleGlob {
-				j.observe(p, Role{Kind: RoleSub})
+	if names != nil {
+		for _, n := range names {
+			if fi, err := os.Lstat(filepath.Join(root, n)); err == nil && fi.IsDir() {
+				j.subdir(root, n)
 			}
 		}
+		return
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.IsDir() { // the entry's own type: a link to a directory is none
+			j.subdir(root, e.Name())
+		}
+	}
+}
+
+// subdir observes directory n of root as a subdirectory (not .git).
+func (j *judge) subdir(root, n string) {
+	if n == ".git" {
+		return
+	}
+	p := filepath.Join(root, n)
+	// Observed for a glob only (judged first): a subdirectory too.
+	if r, ok := j.g.Dirs[p]; !ok || r.Kind == RoleGlob {
+		j.observe(p, Role{Kind: RoleSub})
 	}
 }
 

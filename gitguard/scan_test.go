@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -706,5 +707,32 @@ func TestGuardFreeze(t *testing.T) {
 	}
 	if m := has(got, ".git/hooks/pre-commit", ".husky/_/pre-commit"); len(m) > 0 {
 		t.Errorf("Sweep missed %v (found %v)", m, got)
+	}
+}
+
+// TestGuardInspectWholeRoot: the sentinel's first look (and a look again
+// after its queue overflowed) lists the root whole (Inspect with no
+// names): a first-level directory made after the scan is observed, one
+// made as a link to a directory is not (git init there writes through the
+// link, into a directory observed as what it is), nor is a file; each
+// entry's type is the listing's own (session 44: a stat per entry was 20
+// ms of a start in a root of 3,000 files).
+func TestGuardInspectWholeRoot(t *testing.T) {
+	ws := tmp(t)
+	repo(t, ws)
+	g := scan(t, ws).Guard
+	os.MkdirAll(ws+"/later", 0o755)
+	os.MkdirAll(ws+"/elsewhere", 0o755)
+	if err := os.Symlink(ws+"/elsewhere", ws+"/link"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, ws+"/file", "x\n", 0o644)
+	_, obs := g.Inspect(ws, nil)
+	sort.Strings(obs)
+	if want := []string{ws + "/elsewhere", ws + "/later"}; !slices.Equal(obs, want) {
+		t.Errorf("observed %v, want %v", obs, want)
+	}
+	if r := g.Dirs[ws+"/later"]; r.Kind != RoleSub {
+		t.Errorf("later: role %q, want %q", r.Kind, RoleSub)
 	}
 }

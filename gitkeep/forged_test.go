@@ -360,3 +360,52 @@ func TestForgedLooseThroughLinkedDirs(t *testing.T) {
 		}
 	})
 }
+
+// TestForgedLooseListed: the store's listing taken once the start has
+// kept the objects, before the run writes (what the sandbox does while the
+// agent runs), finds what the end's own listing finds: an object the
+// start saw, in a fan-out directory it kept whole, rewritten in place in
+// the run (no name made or removed there: only the store names it). A
+// listing taken before the start's Keep, of a store the start filled,
+// names nothing, and the same rewrite goes unseen: the order the sandbox
+// keeps (ListStore's precondition). And a listing that failed is taken
+// again.
+func TestForgedLooseListed(t *testing.T) {
+	ws, _ := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	st := Store(t.TempDir(), g)
+	early := ListStore(st) // before the start: an empty store
+	lock, res := start(t, st, g)
+	t.Cleanup(func() { lock.Close() })
+	listed := ListStore(st)
+	if listed.err != nil || len(listed.objs) < 2 {
+		t.Fatalf("ListStore: %d objects, %v", len(listed.objs), listed.err)
+	}
+	var unchanged []string // objects of fan-out directories the start kept whole
+	for _, o := range listed.objs {
+		if !res.Partial[fanout(o.d)] {
+			unchanged = append(unchanged, filepath.Join(g, "objects", o.d, o.n))
+		}
+	}
+	if len(unchanged) < 2 {
+		t.Fatalf("objects in whole directories: %v", unchanged)
+	}
+	since := rewriteInPlace(t, unchanged[0], unchanged[1])
+	deadline := time.Now().Add(time.Minute)
+	want, _, err := ForgedLoose(st, g, since, deadline, &res)
+	if err != nil || len(want) != 1 || want[0] != unchanged[0] {
+		t.Fatalf("ForgedLoose: %v %v, want %s", want, err, unchanged[0])
+	}
+	for _, c := range []struct {
+		name string
+		l    *Listing
+	}{{"listed after the start", listed}, {"a failed listing", &Listing{err: os.ErrPermission}}, {"none", nil}} {
+		got, left, err := ForgedLooseListed(st, g, since, deadline, &res, c.l)
+		if err != nil || left != 0 || !slices.Equal(got, want) {
+			t.Errorf("%s: %v (%d left, %v), want %v", c.name, got, left, err, want)
+		}
+	}
+	if got, _, _ := ForgedLooseListed(st, g, since, deadline, &res, early); len(got) != 0 {
+		t.Errorf("listed before the start's Keep: %v, want nothing (the rewrite unseen: the listing must follow the Keep)", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jail-sandbox/jail/gitguard"
@@ -117,7 +118,7 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 			packsKept = gitkeep.PacksKept(st, d)
 		}
 		if err == nil {
-			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, start: &res, lock: lock, started: started, packDir: gitkeep.PackDir(d), linked: linked, packsKept: packsKept}
+			k := keptRepo{dir: d, store: st, refs: res.Start, mtimes: res.Mtimes, start: &res, lock: lock, started: started, packDir: gitkeep.PackDir(d), linked: linked, packsKept: packsKept, listing: &storeListing{}}
 			kept = append(kept, k)
 			checked = append(checked, k)
 			isKept[d] = true
@@ -220,6 +221,29 @@ type keptRepo struct {
 	// packsKept: every pack of its start is in the store
 	// (gitkeep.PacksKept), as the end's note on an unread pack says.
 	packsKept bool
+	// listing is its store's loose objects for the end's look at them
+	// (madePacks), listed while the agent runs (preloadExitCheck); nil
+	// without a store.
+	listing *storeListing
+}
+
+// storeListing is a store's gitkeep.ListStore, taken once: while the
+// agent runs (preloadExitCheck), or by the end's madePacks when the run
+// ended first (it waits for one under way). Taken after the start's Keep,
+// which holds the store's lock until the end: what ListStore says of
+// such a listing.
+type storeListing struct {
+	once sync.Once
+	l    *gitkeep.Listing
+}
+
+// get lists store once; nil for a nil listing (no store).
+func (s *storeListing) get(store string) *gitkeep.Listing {
+	if s == nil {
+		return nil
+	}
+	s.once.Do(func() { s.l = gitkeep.ListStore(store) })
+	return s.l
 }
 
 // lostGitHistory is the end's look at the kept repositories: a ref the

@@ -270,16 +270,36 @@ func (r *runner) startSentry() {
 // file's read, checksum and decoding, not its stats. The sweep still stats
 // every directory after the sandbox's last process is gone, and a record
 // answers only for a directory that stat finds unchanged (dircache.Preload).
-// It waits for the agent's start so as not to take a core from init's.
+// Then the kept repositories' stores are listed for madePacks (their
+// fan-out directories opened and read: a store is outside the sandbox,
+// and this run's shared lock keeps every end from pruning it meanwhile,
+// gitkeep.ListStore); the end still stats each listed object's file in
+// the workspace. It waits for the agent's start so as not to take a core
+// from init's.
 func (r *runner) preloadExitCheck(g *gitguard.Guard) {
-	if g == nil || r.dirs == nil || r.ctx == nil {
+	if r.ctx == nil {
 		return
 	}
-	dirs, started, done := r.dirs, r.startedCh, r.ctx.Done()
+	var work []func()
+	if g != nil && r.dirs != nil {
+		dirs := r.dirs
+		work = append(work, func() { g.PreloadSweep(dirs) })
+	}
+	for _, k := range r.gitPacks {
+		if k.listing != nil {
+			work = append(work, func() { k.listing.get(k.store) })
+		}
+	}
+	if len(work) == 0 {
+		return
+	}
+	started, done := r.startedCh, r.ctx.Done()
 	go func() {
 		select {
 		case <-started:
-			g.PreloadSweep(dirs)
+			for _, w := range work {
+				w()
+			}
 		case <-done: // the run ended before the agent started
 		}
 	}()

@@ -342,13 +342,7 @@ func TestGitHistoryForgedLooseGc(t *testing.T) {
 	h := newGitHost(t)
 	ws := workspace(t)
 	root := threeCommits(t, h, ws)
-	for _, m := range []string{"d", "e"} {
-		os.WriteFile(filepath.Join(ws, m), []byte(m+"\n"), 0o644)
-		h.mustGit(t, ws, "add", m)
-		h.mustGit(t, ws, "-c", "commit.gpgsign=false", "-c", "gc.auto=0", "commit", "-q", "-m", m)
-	}
-	d := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "HEAD~1"))
-	plantFiles(t, ws, map[string][]byte{"forged": forgedCommit(t, h, ws, "HEAD~1")})
+	d := looseForgedHead1(t, h, ws)
 	script := `cd "$2" || exit 1
 git reflog expire --expire=now --all || exit 1
 O=.git/objects/$3
@@ -366,6 +360,59 @@ git log --format=%s
 	h.git(ws, "gc", "-q")
 	fetchKept(t, h, root, r.stderr)
 	fetchKept(t, h, root, r.stderr+runLater(t, h, ws).stderr)
+}
+
+// looseForgedHead1 commits d and e on ws's packed history, left loose,
+// and plants a parentless commit to forge HEAD~1 with (plant/forged); it
+// returns HEAD~1's id.
+func looseForgedHead1(t *testing.T, h *gitHost, ws string) string {
+	t.Helper()
+	for _, m := range []string{"d", "e"} {
+		os.WriteFile(filepath.Join(ws, m), []byte(m+"\n"), 0o644)
+		h.mustGit(t, ws, "add", m)
+		h.mustGit(t, ws, "-c", "commit.gpgsign=false", "-c", "gc.auto=0", "commit", "-q", "-m", m)
+	}
+	d := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "HEAD~1"))
+	plantFiles(t, ws, map[string][]byte{"forged": forgedCommit(t, h, ws, "HEAD~1")})
+	return d
+}
+
+// TestGitHistoryForgedLooseInPlaceKept: the agent rewrites in place
+// (chmod, write: the same inode, no name made or removed in its directory)
+// the loose file of a commit made since the last gc, which the start
+// copied into the store: only the store's listing names that file at the
+// end. Since session 44 the store is listed while the agent runs (the
+// agent here writes after a pause, so the listing comes first); the end
+// still takes the forgery out of the tree and names the store's true copy.
+func TestGitHistoryForgedLooseInPlaceKept(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	threeCommits(t, h, ws)
+	d := looseForgedHead1(t, h, ws)
+	obj := filepath.Join(ws, ".git", "objects", d[:2], d[2:])
+	before, err := os.Stat(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The end reads every file of a directory changed from a second
+	// before the start (the file system's coarse clock): the commit is
+	// older than that, or the store's listing is not what finds it.
+	time.Sleep(1100 * time.Millisecond)
+	r := h.runForging(t, ws, `cd "$2" || exit 1
+sleep 0.5
+chmod u+w "$3" && cat plant/forged > "$3" || exit 1
+rm -rf plant
+git log --format=%s
+`, []string{"e", "forged"}, ws, obj)
+	if !hasPath(h.quarantined(t), obj) {
+		t.Errorf("the in-place forgery %s is not in the quarantine manifest\nstderr:\n%s", obj, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "a true copy the start had is kept") {
+		t.Errorf("the end does not name the store's copy of the forged object:\n%s", r.stderr)
+	}
+	if after, err := os.Stat(obj); err == nil && os.SameFile(before, after) {
+		t.Errorf("the forged file is still in the tree as %s", obj)
+	}
 }
 
 // The user's file larger than a copy (17 MiB, committed on the host and

@@ -54,6 +54,7 @@ var sections = []struct {
 	{"profile", (*bench).profile},
 	{"deny", (*bench).deny},
 	{"tree", (*bench).tree},
+	{"repo", (*bench).repo},
 	{"homelinks", (*bench).homeLinks},
 	{"syscall", (*bench).syscallLoop},
 	{"exec", (*bench).execLoop},

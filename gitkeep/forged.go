@@ -1,7 +1,6 @@
 package gitkeep
 
 import (
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -142,11 +141,11 @@ func ForgedLooseListed(store, gitDir string, since, deadline time.Time, start *R
 		if err != nil {
 			return // unreadable: the user's git cannot read it either
 		}
-		if size, err := looseHeader(bytes.NewReader(b), len(want)); err == nil && size > max {
+		// One inflate: past max (by its header), said, not taken.
+		switch _, err := checkLooseUpTo(b, want, max); {
+		case errors.Is(err, errTooLarge):
 			left++
-			return
-		}
-		if _, err := checkLooseUpTo(b, want, max); err != nil {
+		case err != nil:
 			forged = append(forged, p)
 		}
 	}

@@ -625,11 +625,7 @@ func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget, 
 		}
 		return junk, false, nil
 	}
-	size, err := looseHeader(f, len(want))
-	if err != nil {
-		return notObject()
-	}
-	if size > maxCopyObject || fi.Size() > maxCopyObject {
+	tooLarge := func() (kept, bool, error) {
 		if have != nil {
 			return skipped, false, nil
 		}
@@ -639,12 +635,27 @@ func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget, 
 		}
 		return k, false, nil
 	}
-	b, err := io.ReadAll(io.NewSectionReader(f, 0, fi.Size()))
-	if err != nil {
+	if fi.Size() > maxCopyObject {
+		// Its header only: an object this large is linked, never copied.
+		if _, err := looseHeader(f, len(want)); err != nil {
+			return notObject()
+		}
+		return tooLarge()
+	}
+	// Its size at the stat, read in one buffer (io.ReadAll's growing
+	// copies were a tenth of a first start's copying); one that is
+	// shorter now is tried again at a later start.
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, fi.Size()), b); err != nil {
 		return skipped, true, nil
 	}
+	// One inflate: the header's declared size decides too large (a
+	// small file can declare 16 MiB of zeros) before anything else is.
 	n, err := checkLoose(b, want)
-	if err != nil {
+	switch {
+	case errors.Is(err, errTooLarge):
+		return tooLarge()
+	case err != nil:
 		return notObject()
 	}
 	budget.Bytes -= n

@@ -415,6 +415,41 @@ git log --format=%s
 	}
 }
 
+// TestGitHistoryLooseGarbageAppended: the agent appends one byte, in
+// place, to the loose file of a commit made since the last gc. git inside
+// still reads the commit (its reader stops at the zlib stream's end), but
+// git fsck calls the object corrupt ("garbage at end of loose object") and
+// the host's git gc fails on it ("failed to run repack") until the user
+// finds and mends it by hand. The end took the file for the true object:
+// nothing was said. Seen failing on 079631e's binary, as root and as
+// jailtest: no quarantine, fsck failing. The end now takes it out of the
+// tree and names the store's true copy, which the fetch gives back.
+func TestGitHistoryLooseGarbageAppended(t *testing.T) {
+	h := newGitHost(t)
+	ws := workspace(t)
+	root := threeCommits(t, h, ws)
+	d := looseForgedHead1(t, h, ws)
+	obj := filepath.Join(ws, ".git", "objects", d[:2], d[2:])
+	// Older than the start's second: only the store's listing names it.
+	time.Sleep(1100 * time.Millisecond)
+	r := h.run(t, ws, `cd "$2" || exit 1
+chmod u+w "$3" && printf x >> "$3" || exit 1
+rm -rf plant
+git cat-file -e HEAD~1 && echo readable
+`, nil, ws, obj)
+	if r.code != 0 || !strings.Contains(r.stdout, "readable") {
+		t.Fatalf("the attack did not take (exit %d): git inside should still read the commit\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !hasPath(h.quarantined(t), obj) {
+		fsck, _ := h.git(ws, "fsck")
+		t.Errorf("the object with a byte appended %s is not in the quarantine manifest; the host's git fsck:\n%s\njail's stderr:\n%s", obj, fsck, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "a true copy the start had is kept") {
+		t.Errorf("the end does not name the store's copy of the object:\n%s", r.stderr)
+	}
+	fetchKept(t, h, root, r.stderr)
+}
+
 // The user's file larger than a copy (17 MiB, committed on the host and
 // left loose) is kept as a link at the start; the end read the store's
 // link with a copy's bound, named the object forged and took it out of

@@ -407,3 +407,50 @@ func TestPacksKept(t *testing.T) {
 		t.Fatal("PacksKept with the unread record past its bound")
 	}
 }
+
+// TestSharedLinkLargeObjectKept: a shared link (the workspace's name
+// gone, the object kept by another name) whose object is past
+// maxCopyObject inflated in a small file (a large file of zeros, which
+// git compresses to a few KiB) stays a link, as keepOne keeps one. Seen
+// failing on 3865889 and bbb529b: copyShared took it for one written in
+// place and removed the store's link, and the store held nothing of the
+// object.
+func TestSharedLinkLargeObjectKept(t *testing.T) {
+	ws, git := gitRepo(t)
+	g := filepath.Join(ws, ".git")
+	zeros := filepath.Join(t.TempDir(), "zeros")
+	if err := os.WriteFile(zeros, make([]byte, maxCopyObject+1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(git("hash-object", "-w", zeros))
+	obj := filepath.Join(g, "objects", id[:2], id[2:])
+	if fi, err := os.Stat(obj); err != nil || fi.Size() > maxCopyObject {
+		t.Fatalf("the object's file: %v (%v): not a small file", fi, err)
+	}
+	st := Store(t.TempDir(), g)
+	lock, res := start(t, st, g)
+	kept := filepath.Join(st, "objects", id[:2], id[2:])
+	if nlink, _, ok := linkInfo(mustLstat(t, kept)); !ok || nlink < 2 {
+		t.Fatalf("the start did not link the large object (%d links)", nlink)
+	}
+	other := filepath.Join(ws, "other")
+	if err := os.Link(obj, other); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(obj)
+	end(t, lock, st, g, res, time.Now())
+	lock, res = start(t, st, g) // the shared link's turn to be copied
+	end(t, lock, st, g, res, time.Now())
+	if _, err := os.Lstat(kept); err != nil {
+		t.Errorf("the store's link of the large object went: %v", err)
+	}
+}
+
+func mustLstat(t *testing.T, p string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
+}

@@ -254,7 +254,7 @@ func HasCopy(store, p string) bool {
 	if err != nil || !fi.Mode().IsRegular() {
 		return false
 	}
-	// Why: an object past maxCopyObject (or a start's copy budget) is kept
+	// Why: an object past MaxCopyObject (or a start's copy budget) is kept
 	// as a hard link, the workspace's own inode: written in place, the
 	// store's file is the forgery too, and the fetch named gives back no
 	// true copy (review20a).

@@ -216,7 +216,7 @@ func TestForgedLooseStartDirNewFilesOnly(t *testing.T) {
 // nothing). Seen failing on main's code: named.
 func TestForgedLooseLargeLinked(t *testing.T) {
 	g, st, _, _ := keptRepoStarted(t)
-	body := make([]byte, maxCopyObject+1<<20)
+	body := make([]byte, MaxCopyObject+1<<20)
 	for i := range body {
 		body[i] = byte(i*7 + i>>9) // little to deflate: a file near its size
 	}
@@ -271,7 +271,7 @@ func rewriteInPlace(t *testing.T, p, from string) time.Time {
 	return since
 }
 
-// TestHasCopyLinkedRewritten: an object larger than maxCopyObject is kept
+// TestHasCopyLinkedRewritten: an object larger than MaxCopyObject is kept
 // as a hard link (against deletion only): the agent's write in place
 // (chmod, write: the same inode) is the store's file too. The end named the
 // forgery with "a true copy the start had is kept: git fetch STORE" for it
@@ -279,7 +279,7 @@ func rewriteInPlace(t *testing.T, p, from string) time.Time {
 // (review20a). A copied object's store file is its own: a true copy.
 func TestHasCopyLinkedRewritten(t *testing.T) {
 	g, st, _, _ := keptRepoStarted(t)
-	body := make([]byte, maxCopyObject+1<<20)
+	body := make([]byte, MaxCopyObject+1<<20)
 	for i := range body {
 		body[i] = byte(i*7 + i>>9)
 	}

@@ -22,7 +22,7 @@
 // and write in place, and the store's object was lost with it (lane
 // gitkeep3). The cost: a loose object takes its space twice while the
 // workspace has it (loose objects are the few since the last gc; the prune
-// frees a copy once a pack holds it). An object larger than maxCopyObject,
+// frees a copy once a pack holds it). An object larger than MaxCopyObject,
 // or past a start's MaxCopyBytes, is hard-linked (kept against deletion
 // only; copied at a later start while the workspace still has it). A
 // store holds at most MaxStoreBytes of the objects made outside jail's
@@ -137,7 +137,7 @@ func altGitDir(b []byte) string {
 type Result struct {
 	Copied int // objects copied at this start (verified)
 	// Linked are the objects linked at this start (kept against deletion,
-	// not a write in place): larger than maxCopyObject, or past
+	// not a write in place): larger than MaxCopyObject, or past
 	// MaxCopyBytes (copied at a later start).
 	Linked int
 	Junk   int // files named like an object that are not that object: not kept
@@ -315,10 +315,10 @@ const seenFile = "fanout-mtimes-copied"
 // deletion, not against a write in place) and copied at a later start.
 const MaxCopyBytes = 64 << 20
 
-// maxCopyObject bounds one copied object (inflated, and its file): a
+// MaxCopyObject bounds one copied object (inflated, and its file): a
 // larger one is linked, never copied (a loose object that big is rare: git
 // add of a large file; git gc on the host packs it).
-const maxCopyObject = 16 << 20
+const MaxCopyObject = 16 << 20
 
 // MaxCopyTime bounds the time one start spends copying objects, over every
 // repository: a first start in a repository of 5,000 loose objects (21 MB)
@@ -635,7 +635,7 @@ func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget, 
 		}
 		return k, false, nil
 	}
-	if fi.Size() > maxCopyObject {
+	if fi.Size() > MaxCopyObject {
 		// Its header only: an object this large is linked, never copied.
 		if _, err := looseHeader(f, len(want)); err != nil {
 			return notObject()

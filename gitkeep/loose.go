@@ -66,7 +66,7 @@ func parseHeader(r *bufio.Reader) (string, int64, error) {
 // declares after it (no more are inflated: a zip bomb costs its declared
 // size), and the hash. It returns the inflated size.
 func checkLoose(b []byte, want []byte) (int64, error) {
-	return checkLooseUpTo(b, want, maxCopyObject)
+	return checkLooseUpTo(b, want, MaxCopyObject)
 }
 
 // errTooLarge is checkLooseUpTo's answer for a file whose header is a

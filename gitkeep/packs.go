@@ -461,7 +461,7 @@ func writeShared(store string, m map[string]bool) error {
 // workspace name is gone, kept by another name) into copies, within the
 // start's copy budget; the rest stay for a later start. A link that no
 // longer reads as its object (written in place already) goes: it restores
-// nothing. One past maxCopyObject stays a link (as a larger object is
+// nothing. One past MaxCopyObject stays a link (as a larger object is
 // kept).
 func copyShared(store string, budget *Budget, c *counts, res *Result) error {
 	m := readShared(store)
@@ -480,18 +480,18 @@ func copyShared(store string, budget *Budget, c *counts, res *Result) error {
 		}
 		dst := filepath.Join(store, "objects", id[:2], id[2:])
 		fi, err := os.Lstat(dst)
-		if nl, _, ok := linkInfo(fi); err != nil || !ok || nl == 1 || !fi.Mode().IsRegular() || fi.Size() > maxCopyObject {
+		if nl, _, ok := linkInfo(fi); err != nil || !ok || nl == 1 || !fi.Mode().IsRegular() || fi.Size() > MaxCopyObject {
 			delete(m, id) // gone, a copy already, or too large to copy
 			continue
 		}
-		b, err := readFile(dst, maxCopyObject)
+		b, err := readFile(dst, MaxCopyObject)
 		if err != nil {
 			continue // read again at a later start
 		}
 		want, _ := hex.DecodeString(id)
 		n, err := checkLoose(b, want)
 		if errors.Is(err, errTooLarge) {
-			// Its file small, its object past maxCopyObject (a large
+			// Its file small, its object past MaxCopyObject (a large
 			// file of zeros): a link, as keepOne keeps one. Taken for
 			// one written in place, it went, and the store held nothing
 			// of the user's object.

@@ -410,7 +410,7 @@ func TestPacksKept(t *testing.T) {
 
 // TestSharedLinkLargeObjectKept: a shared link (the workspace's name
 // gone, the object kept by another name) whose object is past
-// maxCopyObject inflated in a small file (a large file of zeros, which
+// MaxCopyObject inflated in a small file (a large file of zeros, which
 // git compresses to a few KiB) stays a link, as keepOne keeps one. Seen
 // failing on 3865889 and bbb529b: copyShared took it for one written in
 // place and removed the store's link, and the store held nothing of the
@@ -419,12 +419,12 @@ func TestSharedLinkLargeObjectKept(t *testing.T) {
 	ws, git := gitRepo(t)
 	g := filepath.Join(ws, ".git")
 	zeros := filepath.Join(t.TempDir(), "zeros")
-	if err := os.WriteFile(zeros, make([]byte, maxCopyObject+1<<20), 0o644); err != nil {
+	if err := os.WriteFile(zeros, make([]byte, MaxCopyObject+1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	id := strings.TrimSpace(git("hash-object", "-w", zeros))
 	obj := filepath.Join(g, "objects", id[:2], id[2:])
-	if fi, err := os.Stat(obj); err != nil || fi.Size() > maxCopyObject {
+	if fi, err := os.Stat(obj); err != nil || fi.Size() > MaxCopyObject {
 		t.Fatalf("the object's file: %v (%v): not a small file", fi, err)
 	}
 	st := Store(t.TempDir(), g)

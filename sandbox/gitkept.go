@@ -142,7 +142,7 @@ func keepGitHistory(stateDir string, roots, repos []string, degraded bool, packs
 		if res.Linked > 0 {
 			// A link is the workspace's inode: the agent can chmod it and
 			// write it in place (copied at a later start).
-			notes = append(notes, fmt.Sprintf("git: %d loose objects of %s are kept outside the sandbox as hard links, not copies (more than one start copies, %d MiB or %d ms, or one too large; copied at the next starts): written in place in this run, they are lost", res.Linked, d, gitkeep.MaxCopyBytes>>20, gitkeep.MaxCopyTime.Milliseconds()))
+			notes = append(notes, fmt.Sprintf("git: %d loose objects of %s are kept outside the sandbox as hard links, not copies (a start copies for at most %d ms or %d MiB, the rest at the next starts; an object over %d MiB stays a link): one the agent writes in place in this run is lost", res.Linked, d, gitkeep.MaxCopyTime.Milliseconds(), gitkeep.MaxCopyBytes>>20, gitkeep.MaxCopyObject>>20))
 		}
 		if res.RunFull {
 			notes = append(notes, fmt.Sprintf("git: the store of %s holds %d MiB of objects made inside jail's runs: the new loose objects made in a run are not kept outside the sandbox (those made on the host are; git gc on the host packs them; the store then frees what a pack holds)", d, gitkeep.MaxRunBytes>>20))

@@ -12,6 +12,41 @@ import (
 	"github.com/jail-sandbox/jail/dirnames"
 )
 
+// Listing is a store's loose objects as ListStore found them: the names
+// ForgedLoose looks at in the workspace, read while the agent runs
+// instead of after it (256 directories opened and read: 3.5 ms of a 40 ms
+// end in a repository of 500 loose objects).
+type Listing struct {
+	objs []looseName // forEachLoose's order: the same findings in the same order
+	err  error
+}
+
+type looseName struct{ d, n string }
+
+// ListStore lists store's loose objects. Taken once the start's Keep has
+// run (and before the end's ForgedLoose), it names every object
+// ForgedLoose's own listing of the store would at the end that the
+// workspace had at the start in a fan-out directory the start kept whole
+// (not Partial): Keep leaves such a directory only when the store holds
+// each of its objects, and no run's end prunes a store while this run
+// holds its lock. What a listing taken then does not name needs no
+// store's name: an object made in the run changes its directory, which
+// the workspace pass reads (its files changed in the run), and a Partial
+// directory's files are read there too, whatever the store holds.
+func ListStore(store string) *Listing {
+	l := &Listing{}
+	if store == "" {
+		return l
+	}
+	sobjs := filepath.Join(store, "objects")
+	sfd := openDirAt(sobjs)
+	defer closeDirAt(sfd)
+	l.err = forEachLoose(sobjs, sfd, nil, func(d, n string) {
+		l.objs = append(l.objs, looseName{d, n})
+	})
+	return l
+}
+
 // ForgedLoose is the end's look at the loose objects the store keeps
 // copies of: the workspace's file of each such id whose change time is at
 // or after since (written in the run: in place, or deleted and made
@@ -47,49 +82,10 @@ import (
 // bound, 64 shallower ones planted in front of it): every changed
 // directory is read whole and every other one file by file, as a partial
 // one (review19a: a file rewritten in place there went unread).
-func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result) (forged []string, left int, err error) {
-	return ForgedLooseListed(store, gitDir, since, deadline, start, nil)
-}
-
-// Listing is a store's loose objects as ListStore found them: the names
-// ForgedLooseListed looks at in the workspace, read while the agent runs
-// instead of after it (256 directories opened and read: 3.5 ms of a 40 ms
-// end in a repository of 500 loose objects).
-type Listing struct {
-	objs []looseName // forEachLoose's order: the same findings in the same order
-	err  error
-}
-
-type looseName struct{ d, n string }
-
-// ListStore lists store's loose objects. Taken once the start's Keep has
-// run (and before the end's ForgedLooseListed), it names every object
-// ForgedLoose's own listing of the store would at the end that the
-// workspace had at the start in a fan-out directory the start kept whole
-// (not Partial): Keep leaves such a directory only when the store holds
-// each of its objects, and no run's end prunes a store while this run
-// holds its lock. What a listing taken then does not name needs no
-// store's name: an object made in the run changes its directory, which
-// the workspace pass reads (its files changed in the run), and a Partial
-// directory's files are read there too, whatever the store holds.
-func ListStore(store string) *Listing {
-	l := &Listing{}
-	if store == "" {
-		return l
-	}
-	sobjs := filepath.Join(store, "objects")
-	sfd := openDirAt(sobjs)
-	defer closeDirAt(sfd)
-	l.err = forEachLoose(sobjs, sfd, nil, func(d, n string) {
-		l.objs = append(l.objs, looseName{d, n})
-	})
-	return l
-}
-
-// ForgedLooseListed is ForgedLoose with the store's names taken from
-// listed (ListStore of store, after the start's Keep); nil, or a listing
-// that failed, lists the store here.
-func ForgedLooseListed(store, gitDir string, since, deadline time.Time, start *Result, listed *Listing) (forged []string, left int, err error) {
+//
+// The store's names come from listed (ListStore of store, after the
+// start's Keep); nil, or a listing that failed, lists the store here.
+func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result, listed *Listing) (forged []string, left int, err error) {
 	seen := map[string]bool{}
 	objs := filepath.Join(gitDir, "objects")
 	// The workspace's files are stat'ed relative to its objects directory

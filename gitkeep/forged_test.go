@@ -38,7 +38,7 @@ func TestForgedLoose(t *testing.T) {
 	os.WriteFile(ws3[1], other, 0o444) // another object's bytes
 	os.Remove(ws3[2])
 	os.Symlink(ws3[0], ws3[2])
-	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), nil)
+	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), nil, nil)
 	if err != nil || left != 0 || len(forged) != 2 || forged[0] == ws3[0] || forged[1] == ws3[0] {
 		t.Errorf("ForgedLoose: %v (%d left, %v), want %s and %s", forged, left, err, ws3[1], ws3[2])
 	}
@@ -47,10 +47,10 @@ func TestForgedLoose(t *testing.T) {
 			t.Errorf("%s is not the workspace's", f)
 		}
 	}
-	if forged, left, _ := ForgedLoose(st, g, since, time.Now().Add(-time.Second), nil); len(forged) != 0 || left == 0 {
+	if forged, left, _ := ForgedLoose(st, g, since, time.Now().Add(-time.Second), nil, nil); len(forged) != 0 || left == 0 {
 		t.Errorf("past the deadline: %v, %d left", forged, left)
 	}
-	if forged, _, _ := ForgedLoose(st, g, time.Now().Add(time.Hour), time.Now().Add(time.Minute), nil); len(forged) != 0 {
+	if forged, _, _ := ForgedLoose(st, g, time.Now().Add(time.Hour), time.Now().Add(time.Minute), nil, nil); len(forged) != 0 {
 		t.Errorf("nothing changed since: %v", forged)
 	}
 }
@@ -104,7 +104,7 @@ func TestForgedLoosePlanted(t *testing.T) {
 		start *Result
 	}{{st, res}, {st, nil}, {"", nil}} {
 		store := c.store
-		forged, left, err := ForgedLoose(store, g, since, time.Now().Add(time.Minute), c.start)
+		forged, left, err := ForgedLoose(store, g, since, time.Now().Add(time.Minute), c.start, nil)
 		sort.Strings(forged)
 		want := []string{filepath.Join(g, "objects", id[:2], id[2:]), filepath.Join(g, "objects", old[:2], old[2:])}
 		sort.Strings(want)
@@ -158,7 +158,7 @@ func TestForgedLoosePastBudget(t *testing.T) {
 		t.Fatalf("objects not kept: %v", unkept)
 	}
 	since := rewriteInPlace(t, unkept[0], unkept[1])
-	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res)
+	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res, nil)
 	if err != nil || left != 0 || len(forged) != 1 || forged[0] != unkept[0] {
 		t.Errorf("ForgedLoose: %v (%d left, %v), want %s", forged, left, err, unkept[0])
 	}
@@ -200,10 +200,10 @@ func TestForgedLooseStartDirNewFilesOnly(t *testing.T) {
 			break
 		}
 	}
-	if forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res); err != nil || left != 0 || len(forged) != 0 {
+	if forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res, nil); err != nil || left != 0 || len(forged) != 0 {
 		t.Errorf("ForgedLoose: %v (%d left, %v): read files older than the run in the start's directory", forged, left, err)
 	}
-	if forged, _, _ := ForgedLoose(st, g, since, time.Now().Add(time.Minute), nil); len(forged) != 1 || forged[0] != old {
+	if forged, _, _ := ForgedLoose(st, g, since, time.Now().Add(time.Minute), nil, nil); len(forged) != 1 || forged[0] != old {
 		t.Errorf("without the start's look: %v, want %s (the whole directory read)", forged, old)
 	}
 }
@@ -228,7 +228,7 @@ func TestForgedLooseLargeLinked(t *testing.T) {
 		t.Fatalf("Keep: %+v %v, want the large object linked", res, err)
 	}
 	for _, start := range []*Result{&res, nil} {
-		forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), start)
+		forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), start, nil)
 		if err != nil || slices.Contains(forged, p) || left != 0 {
 			t.Errorf("ForgedLoose(start %v): %v, %d left, %v: the user's large object named forged or not checked", start != nil, forged, left, err)
 		}
@@ -248,7 +248,7 @@ func TestForgedLooseNoStoreInPlace(t *testing.T) {
 		t.Fatalf("objects: %v", ps)
 	}
 	since := rewriteInPlace(t, ps[0], ps[1])
-	forged, left, err := ForgedLoose("", g, since, time.Now().Add(time.Minute), nil)
+	forged, left, err := ForgedLoose("", g, since, time.Now().Add(time.Minute), nil, nil)
 	if err != nil || left != 0 || len(forged) != 1 || forged[0] != ps[0] {
 		t.Errorf("ForgedLoose(no store): %v (%d left, %v), want %s", forged, left, err, ps[0])
 	}
@@ -294,7 +294,7 @@ func TestHasCopyLinkedRewritten(t *testing.T) {
 		t.Errorf("HasCopy(a copied object) = false, want true")
 	}
 	since := rewriteInPlace(t, big, small)
-	forged, _, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res)
+	forged, _, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res, nil)
 	if err != nil || !slices.Contains(forged, big) {
 		t.Fatalf("ForgedLoose: %v %v, want the linked object rewritten in place named", forged, err)
 	}
@@ -324,7 +324,7 @@ func TestForgedLooseThroughLinkedDirs(t *testing.T) {
 			t.Fatalf("objects: %v", ps)
 		}
 		since := rewriteInPlace(t, ps[0], ps[1])
-		forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), nil)
+		forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), nil, nil)
 		if err != nil || left != 0 || len(forged) != 1 || forged[0] != ps[0] {
 			t.Errorf("ATTACK WORKED? ForgedLoose: %v (%d left, %v), want %s", forged, left, err, ps[0])
 		}
@@ -354,7 +354,7 @@ func TestForgedLooseThroughLinkedDirs(t *testing.T) {
 		if err := os.Symlink(planted, fan); err != nil {
 			t.Fatal(err)
 		}
-		forged, _, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), res)
+		forged, _, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), res, nil)
 		if err != nil || !slices.Contains(forged, victim) {
 			t.Errorf("ATTACK WORKED? ForgedLoose: %v (%v), want %s among them", forged, err, victim)
 		}
@@ -392,7 +392,7 @@ func TestForgedLooseListed(t *testing.T) {
 	}
 	since := rewriteInPlace(t, unchanged[0], unchanged[1])
 	deadline := time.Now().Add(time.Minute)
-	want, _, err := ForgedLoose(st, g, since, deadline, &res)
+	want, _, err := ForgedLoose(st, g, since, deadline, &res, nil)
 	if err != nil || len(want) != 1 || want[0] != unchanged[0] {
 		t.Fatalf("ForgedLoose: %v %v, want %s", want, err, unchanged[0])
 	}
@@ -400,12 +400,12 @@ func TestForgedLooseListed(t *testing.T) {
 		name string
 		l    *Listing
 	}{{"listed after the start", listed}, {"a failed listing", &Listing{err: os.ErrPermission}}, {"none", nil}} {
-		got, left, err := ForgedLooseListed(st, g, since, deadline, &res, c.l)
+		got, left, err := ForgedLoose(st, g, since, deadline, &res, c.l)
 		if err != nil || left != 0 || !slices.Equal(got, want) {
 			t.Errorf("%s: %v (%d left, %v), want %v", c.name, got, left, err, want)
 		}
 	}
-	if got, _, _ := ForgedLooseListed(st, g, since, deadline, &res, early); len(got) != 0 {
+	if got, _, _ := ForgedLoose(st, g, since, deadline, &res, early); len(got) != 0 {
 		t.Errorf("listed before the start's Keep: %v, want nothing (the rewrite unseen: the listing must follow the Keep)", got)
 	}
 }

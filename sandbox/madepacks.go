@@ -123,7 +123,7 @@ func madePacks(kept []keptRepo, now time.Time) (items []sentinel.Item, notes []s
 		// (sandbox/gitkept.go) takes ChangedPacks' 50 ms too: a wider
 		// window left the user's pack of the last second unkept, and
 		// the host's gc after the run then lost it (packtiming).
-		forged, left, err := gitkeep.ForgedLooseListed(k.store, k.dir, k.started.Add(-packTick), deadline, k.start, k.listing.get(k.store))
+		forged, left, err := gitkeep.ForgedLoose(k.store, k.dir, k.started.Add(-packTick), deadline, k.start, k.listing.get(k.store))
 		for _, p := range forged {
 			// Why per object: one past the start's budget, or new in the
 			// run, has no copy in the store; saying one is kept sent the

@@ -106,8 +106,8 @@ func (in *inflater) reset(b []byte) error {
 
 // checkLooseUpTo is checkLoose for an object of at most max bytes
 // inflated: a larger one is errTooLarge (its header read, nothing more),
-// anything else that is not the object of want, or that git would not
-// read as it (a byte after the stream), errLoose.
+// anything else that is not the object of want, or that git fsck calls
+// corrupt (a byte after the stream), errLoose.
 func checkLooseUpTo(b []byte, want []byte, max int64) (int64, error) {
 	var h hash.Hash
 	switch len(want) {
@@ -129,10 +129,11 @@ func checkLooseUpTo(b []byte, want []byte, max int64) (int64, error) {
 	}
 	n, err := checkInflated(in.br, h, want, max)
 	if err == nil && in.src.Len() != 0 {
-		// Why: git refuses a loose object with bytes after its zlib
-		// stream ("garbage at end of loose object"): an agent's byte
-		// appended in place made the user's object unreadable, and the
-		// end took it for the true one (session 44).
+		// Why: git fsck calls a loose object with bytes after its zlib
+		// stream corrupt ("garbage at end of loose object") and git gc
+		// fails on it, though git's reader stops at the stream's end: an
+		// agent's byte appended in place broke the user's gc, and the
+		// end took the file for the true object (session 44).
 		return 0, errLoose
 	}
 	return n, err

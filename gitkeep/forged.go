@@ -47,6 +47,10 @@ func ListStore(store string) *Listing {
 	return l
 }
 
+// readHook, when set (tests), is called with each workspace file
+// ForgedLoose reads.
+var readHook func(p string)
+
 // ForgedLoose is the end's look at the loose objects the store keeps
 // copies of: the workspace's file of each such id whose change time is at
 // or after since (written in the run: in place, or deleted and made
@@ -83,6 +87,11 @@ func ListStore(store string) *Listing {
 // directory is read whole and every other one file by file, as a partial
 // one (review19a: a file rewritten in place there went unread).
 //
+// A file the start's Keep linked (or whose store link it replaced by a
+// copy) has a change time in the run's window from that alone: found as
+// the start stamped it (start.Stamps, settled before the agent ran), it
+// is taken as unchanged, not read.
+//
 // The store's names come from listed (ListStore of store, after the
 // start's Keep); nil, or a listing that failed, lists the store here.
 func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result, listed *Listing) (forged []string, left int, err error) {
@@ -114,6 +123,14 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result,
 		if fi.ctime != 0 && fi.ctime < since.UnixNano() && !read {
 			return
 		}
+		if !read && start != nil && start.Stamps.unchanged(id, fi) {
+			// Its change time is the start's link's, and nothing
+			// changed it since (Stamps.Settle: no write in place can
+			// keep it): what it held before the run, as a file older
+			// than the run is. Not in a directory moved in (read): each
+			// of those files is read, stamped or not.
+			return
+		}
 		seen[id] = true
 		p := filepath.Join(objs, d, n)
 		if !fi.regular() {
@@ -133,6 +150,9 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result,
 			return
 		}
 		want, _ := hex.DecodeString(id)
+		if readHook != nil {
+			readHook(p)
+		}
 		b, err := readFile(p, file)
 		if err != nil {
 			return // unreadable: the user's git cannot read it either

@@ -165,6 +165,10 @@ type Result struct {
 	// Inos are the inode numbers of those directories at this start, 0
 	// for one absent or not read (ForgedLoose: a directory moved in).
 	Inos [256]uint64
+	// Stamps are the workspace's object files whose links this start
+	// changed, as it left them (ForgedLoose passes over one found so,
+	// once settled).
+	Stamps *Stamps
 }
 
 // Keep brings store, the store of git dir gitDir, up to date: every loose
@@ -173,7 +177,7 @@ type Result struct {
 // objects/xx directory whose mtime is the one recorded when the store last
 // kept it whole (seenFile) is not read: nothing was added to it since.
 func Keep(store, gitDir string, budget *Budget) (Result, error) {
-	var res Result
+	res := Result{Stamps: &Stamps{}}
 	objs := filepath.Join(store, "objects")
 	if err := os.MkdirAll(filepath.Join(objs, "info"), 0o700); err != nil {
 		return res, fmt.Errorf("gitkeep: %w", err)
@@ -542,7 +546,7 @@ func keepDir(sub *os.File, n, dd string, budget *Budget, c *counts, res *Result)
 			return false, nil
 		}
 		var delta int64
-		k, later, err := keepOne(int(sub.Fd()), fn, n+fn, dst, have, budget, &delta)
+		k, later, err := keepOne(int(sub.Fd()), fn, n+fn, dst, have, budget, &delta, res.Stamps)
 		if k == junk && have != nil {
 			c.dropLink(n + fn) // the store's link went (keepOne)
 		} else {
@@ -584,19 +588,19 @@ const (
 // the store at dst: a verified copy, or a link when it is too large or the
 // start's copy budget is spent. have is dst when it is a link already.
 // later: a later start should try it again (a copy the budget left for
-// it; gone or unreadable now).
-func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget, used *int64) (k kept, later bool, err error) {
+// it; gone or unreadable now). A change to the workspace file's links (a
+// link made, the store's link replaced by a copy) is stamped in stamps.
+func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget, used *int64, stamps *Stamps) (k kept, later bool, err error) {
 	if budget.Bytes <= 0 || (budget.copies >= minCopies && time.Now().After(budget.Until)) {
 		// Past the copy budget: a link, as cheap as a link can be (not
 		// even opened), copied and checked at a later start.
 		if have != nil {
 			return skipped, true, nil
 		}
-		k := linkOne(dirfd, name, dst, nil)
+		k, li := linkOne(dirfd, name, dst, nil)
 		if k == linked {
-			if li, err := os.Lstat(dst); err == nil {
-				*used += li.Size()
-			}
+			*used += li.Size()
+			stamps.add(id, li)
 		}
 		return k, true, nil
 	}
@@ -629,9 +633,10 @@ func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget, 
 		if have != nil {
 			return skipped, false, nil
 		}
-		k := linkOne(dirfd, name, dst, fi)
+		k, li := linkOne(dirfd, name, dst, fi)
 		if k == linked {
 			*used += fi.Size()
+			stamps.add(id, li)
 		}
 		return k, false, nil
 	}
@@ -665,6 +670,10 @@ func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget, 
 	}
 	if have == nil { // a link replaced was counted when made
 		*used += int64(len(b))
+	} else if fi, err := f.Stat(); err == nil {
+		// The replaced link's going changed the workspace file's
+		// change time: stamped after it.
+		stamps.add(id, fi)
 	}
 	return copied, false, nil
 }
@@ -672,19 +681,20 @@ func keepOne(dirfd int, name, id, dst string, have os.FileInfo, budget *Budget, 
 // linkOne hard-links name of the directory dirfd at dst (linkat relative
 // to the directory's descriptor: no link on the way followed, none at the
 // end either), then checks dst is a regular file, and fi's inode when fi
-// is the file read.
-func linkOne(dirfd int, name, dst string, fi os.FileInfo) kept {
+// is the file read. linked: with dst's lstat, the file's after the link.
+func linkOne(dirfd int, name, dst string, fi os.FileInfo) (kept, os.FileInfo) {
 	if err := unix.Linkat(dirfd, name, unix.AT_FDCWD, dst, 0); err != nil {
 		if errors.Is(err, syscall.EXDEV) {
-			return crossFS
+			return crossFS, nil
 		}
-		return skipped // fs.protected_hardlinks, or gone
+		return skipped, nil // fs.protected_hardlinks, or gone
 	}
-	if li, err := os.Lstat(dst); err != nil || !li.Mode().IsRegular() || (fi != nil && !os.SameFile(li, fi)) {
+	li, err := os.Lstat(dst)
+	if err != nil || !li.Mode().IsRegular() || (fi != nil && !os.SameFile(li, fi)) {
 		os.Remove(dst)
-		return skipped
+		return skipped, nil
 	}
-	return linked
+	return linked, li
 }
 
 // writeCopy writes b, a verified object, at dst through a temporary file

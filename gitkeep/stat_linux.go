@@ -31,6 +31,29 @@ func inode(fi os.FileInfo) uint64 {
 	return 0
 }
 
+// stampOf is fi's device, inode and change time (ns), 0s where none is
+// known (Stamps.add stamps nothing then).
+func stampOf(fi os.FileInfo) (dev, ino uint64, ctime int64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), uint64(st.Ino), st.Ctim.Sec*1e9 + st.Ctim.Nsec
+	}
+	return 0, 0, 0
+}
+
+// touch sets f's times to now, as futimens(fd, NULL) does (utimensat with
+// no path), and reads its device and change time back (Stamps.Settle).
+func touch(f *os.File) (dev uint64, ctime int64, ok bool) {
+	fd := int(f.Fd())
+	if _, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, 0, 0, 0, 0); e != 0 {
+		return 0, 0, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0, 0, false
+	}
+	return uint64(st.Dev), st.Ctim.Nano(), true
+}
+
 // birth is when dir was made (statx's btime, ns), where the file system
 // keeps one: set by the kernel, no one sets it back.
 func birth(dir string) (int64, bool) {
@@ -77,6 +100,7 @@ type fileStat struct {
 	size  int64
 	ctime int64 // ns
 	ino   uint64
+	dev   uint64
 }
 
 func (s fileStat) regular() bool { return s.mode == unix.S_IFREG }
@@ -113,7 +137,7 @@ func lstatAt(dirfd int, rel, full string) (fileStat, bool) {
 	if err != nil {
 		return fileStat{}, false
 	}
-	return fileStat{mode: st.Mode & unix.S_IFMT, size: st.Size, ctime: st.Ctim.Nano(), ino: st.Ino}, true
+	return fileStat{mode: st.Mode & unix.S_IFMT, size: st.Size, ctime: st.Ctim.Nano(), ino: st.Ino, dev: uint64(st.Dev)}, true
 }
 
 // namesAt appends to names the names in directory rel of dirfd (openDirAt;

@@ -10,6 +10,12 @@ func linkInfo(fi os.FileInfo) (nlink uint64, ctime int64, ok bool) { return 0, 0
 // inode is not read off Linux: every changed directory is read whole.
 func inode(fi os.FileInfo) uint64 { return 0 }
 
+// stampOf is not read off Linux: nothing is stamped.
+func stampOf(fi os.FileInfo) (dev, ino uint64, ctime int64) { return 0, 0, 0 }
+
+// touch is not made off Linux: no stamp counts.
+func touch(f *os.File) (dev uint64, ctime int64, ok bool) { return 0, 0, false }
+
 // birth is not read off Linux: the store's record says.
 func birth(dir string) (int64, bool) { return 0, false }
 
@@ -25,6 +31,7 @@ type fileStat struct {
 	size  int64
 	ctime int64 // 0 off Linux: every file is taken for changed
 	ino   uint64
+	dev   uint64
 }
 
 func (s fileStat) regular() bool { return s.fi.Mode().IsRegular() }

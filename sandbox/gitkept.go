@@ -246,6 +246,21 @@ func (s *storeListing) get(store string) *gitkeep.Listing {
 	return s.l
 }
 
+// settleStamps has each kept repository's stamps (the workspace
+// files whose links the start's Keep changed: gitkeep.Stamps) read
+// against its store's clock, just before the go: the later, the more
+// likely a tick has passed since the last link, and a stamp counts at the
+// end (no read of the file) only when its file system's clock has moved
+// past it before the agent can write (Stamps.Settle). One change of the
+// store's lock file's times and its stat, where a start changed links.
+func settleStamps(kept []keptRepo) {
+	for _, k := range kept {
+		if k.start != nil && k.start.Stamps.Len() > 0 {
+			k.start.Stamps.Settle(k.lock)
+		}
+	}
+}
+
 // lostGitHistory is the end's look at the kept repositories: a ref the
 // start read that is gone, one moved off its start commit (a reset, a
 // rebase, a forced update: the start commit is no ancestor of where it is

@@ -1364,6 +1364,9 @@ func (r *runner) readMessages(done chan struct{}) {
 			case <-r.ctx.Done():
 				return
 			}
+			// Before the go: nothing of the agent's can write a file
+			// yet (gitkeep.Stamps.Settle).
+			settleStamps(r.gitPacks)
 			if err := r.sb.Conn.Send(ns.Message{Type: ns.MsgGo}); err != nil {
 				return
 			}

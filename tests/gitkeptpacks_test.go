@@ -457,13 +457,7 @@ git cat-file -e HEAD~1 && echo readable
 // Seen failing on main as root and as jailtest.
 func TestGitHistoryLargeLooseKept(t *testing.T) {
 	h := newGitHost(t)
-	ws := workspace(t)
-	h.repo(t, ws)
-	big := make([]byte, 17<<20)
-	rand.Read(big)
-	fsWrite(t, ws, "big", string(big), 0o644)
-	h.mustGit(t, ws, "add", "big")
-	h.mustGit(t, ws, "commit", "-q", "-m", "big")
+	ws, _ := largeLooseRepo(t, h)
 	r := h.run(t, ws, "true", nil)
 	mustCode(t, r, 0)
 	if out, err := h.git(ws, "fsck"); err != nil {
@@ -471,6 +465,42 @@ func TestGitHistoryLargeLooseKept(t *testing.T) {
 	}
 	if q := h.quarantined(t); len(q) != 0 {
 		t.Errorf("quarantined: %v", q)
+	}
+}
+
+// largeLooseRepo is a workspace whose repository has the user's 17 MiB
+// file committed on the host and left loose (larger than a copy: the
+// start links it), and that object's file.
+func largeLooseRepo(t *testing.T, h *gitHost) (ws, obj string) {
+	t.Helper()
+	ws = workspace(t)
+	h.repo(t, ws)
+	big := make([]byte, 17<<20)
+	rand.Read(big)
+	fsWrite(t, ws, "big", string(big), 0o644)
+	h.mustGit(t, ws, "add", "big")
+	h.mustGit(t, ws, "commit", "-q", "-m", "big")
+	id := strings.TrimSpace(h.mustGit(t, ws, "rev-parse", "HEAD:big"))
+	return ws, filepath.Join(ws, ".git", "objects", id[:2], id[2:])
+}
+
+// TestGitHistoryLinkedLooseWrittenAtOnce: the start links the user's
+// large loose object into the store, which changes its file's change
+// time, and stamps it so that the end need not read it again (one read
+// of 17 MiB, or of every object a first start links past its copy
+// time). The agent's first act, at once, writes a byte into that file in
+// place: the end still reads it and takes it out of the tree (git fsck
+// calls it corrupt; the host's gc fails on it). Seen failing with the
+// end's stamp check comparing the inode alone: nothing said, the file
+// left.
+func TestGitHistoryLinkedLooseWrittenAtOnce(t *testing.T) {
+	h := newGitHost(t)
+	ws, obj := largeLooseRepo(t, h)
+	r := h.run(t, ws, `chmod u+w "$3" && printf x >> "$3" || exit 1`, nil, ws, obj)
+	mustCode(t, r, 0)
+	if !hasPath(h.quarantined(t), obj) {
+		fsck, _ := h.git(ws, "fsck")
+		t.Errorf("the linked object written at once %s is not in the quarantine manifest; the host's git fsck:\n%s\njail's stderr:\n%s", obj, fsck, r.stderr)
 	}
 }
 

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jail-sandbox/jail/dirnames"
@@ -102,24 +104,9 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result,
 	// repository of 555 loose objects), as a path through it is.
 	ofd := openDirAt(objs)
 	defer closeDirAt(ofd)
-	// read: objects/d/n read whatever its change time (seen: read already).
-	check := func(d, n string, read bool) {
-		id := d + n
-		if seen[id] {
-			return
-		}
-		if time.Now().After(deadline) {
-			left++
-			return
-		}
-		rel, full := d+"/"+n, ""
-		if ofd < 0 {
-			full = filepath.Join(objs, rel)
-		}
-		fi, ok := lstatAt(ofd, rel, full)
-		if !ok {
-			return // gone (packed, or deleted: the copy is kept)
-		}
+	// judge: objects/d/n (id d+n) as lstat found it; read: read
+	// whatever its change time (seen: read already).
+	judge := func(d, n, id string, read bool, fi fileStat) {
 		if fi.ctime != 0 && fi.ctime < since.UnixNano() && !read {
 			return
 		}
@@ -165,6 +152,19 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result,
 			forged = append(forged, p)
 		}
 	}
+	check := func(d, n string, read bool) {
+		id := d + n
+		if seen[id] {
+			return
+		}
+		if time.Now().After(deadline) {
+			left++
+			return
+		}
+		if fi, ok := statObject(ofd, objs, d, n); ok {
+			judge(d, n, id, read, fi)
+		} // else gone (packed, or deleted: the copy is kept)
+	}
 	if store != "" {
 		if listed == nil || listed.err != nil {
 			listed = ListStore(store)
@@ -172,8 +172,15 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result,
 		if listed.err != nil {
 			return forged, left, listed.err
 		}
-		for _, o := range listed.objs {
-			check(o.d, o.n, false)
+		// The store's names are unique: none is seen yet.
+		for i, st := range statListed(ofd, objs, listed.objs, deadline) {
+			o := listed.objs[i]
+			switch {
+			case st.late || time.Now().After(deadline):
+				left++ // a read bounded as before: one past the deadline
+			case st.ok:
+				judge(o.d, o.n, o.d+o.n, false, st.fi)
+			}
 		}
 	}
 	whole := map[string]bool{} // directories whose every file is read, whatever its age
@@ -203,6 +210,62 @@ func ForgedLoose(store, gitDir string, since, deadline time.Time, start *Result,
 		check(d, n, whole[d])
 	})
 	return forged, left, err
+}
+
+// statObject is the lstat of objects/d/n, relative to ofd (openDirAt of
+// objs) or by its whole path when ofd is -1; false: gone.
+func statObject(ofd int, objs, d, n string) (fileStat, bool) {
+	rel, full := d+"/"+n, ""
+	if ofd < 0 {
+		full = filepath.Join(objs, rel)
+	}
+	return lstatAt(ofd, rel, full)
+}
+
+// statted is a listed object's workspace file as statListed found it:
+// ok, gone (not ok), or not looked at by the deadline (late).
+type statted struct {
+	fi       fileStat
+	ok, late bool
+}
+
+// statChunk is the fewest names a goroutine of statListed takes.
+const statChunk = 256
+
+// statListed lstats the workspace's file of each of names, on up to four
+// cores at once: the end's stats of a store's kept objects are most of
+// its look at them (3,000 objects: 13 ms of a 16 ms look, one core here),
+// and each is a lookup of its own. Those past the deadline are late, as
+// the one-at-a-time look counted them.
+func statListed(ofd int, objs string, names []looseName, deadline time.Time) []statted {
+	out := make([]statted, len(names))
+	part := func(from, to int) {
+		for i := from; i < to; i++ {
+			if (i-from)%64 == 0 && time.Now().After(deadline) {
+				for j := i; j < to; j++ {
+					out[j].late = true
+				}
+				return
+			}
+			out[i].fi, out[i].ok = statObject(ofd, objs, names[i].d, names[i].n)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4, len(names)/statChunk)
+	if workers <= 1 {
+		part(0, len(names))
+		return out
+	}
+	var wg sync.WaitGroup
+	per := (len(names) + workers - 1) / workers
+	for from := 0; from < len(names); from += per {
+		wg.Add(1)
+		go func(from, to int) {
+			defer wg.Done()
+			part(from, to)
+		}(from, min(from+per, len(names)))
+	}
+	wg.Wait()
+	return out
 }
 
 // forEachLoose calls f with each fan-out directory's name and object

@@ -409,3 +409,49 @@ func TestForgedLooseListed(t *testing.T) {
 		t.Errorf("listed before the start's Keep: %v, want nothing (the rewrite unseen: the listing must follow the Keep)", got)
 	}
 }
+
+// TestForgedLooseManyListed: past statChunk*2 listed objects the end's
+// stats run on several cores (statListed); each object is still judged
+// as one at a time was: the ones rewritten in place (the first, one in
+// the middle, the last: in each worker's part) named, nothing else, and
+// past the deadline every one counted left, none read.
+func TestForgedLooseManyListed(t *testing.T) {
+	g := filepath.Join(t.TempDir(), ".git")
+	n := 3*statChunk + 7
+	for i := 0; i < n; i++ {
+		writeBlob(t, g, fmt.Sprintf("blob %d\n", i))
+	}
+	st := Store(t.TempDir(), g)
+	budget := testBudget()
+	res, err := Keep(st, g, &budget)
+	if err != nil || res.Copied != n {
+		t.Fatalf("Keep: copied %d of %d, %v", res.Copied, n, err)
+	}
+	listed := ListStore(st)
+	if len(listed.objs) != n {
+		t.Fatalf("listed %d, want %d", len(listed.objs), n)
+	}
+	objs := objects(g)
+	time.Sleep(20 * time.Millisecond)
+	since := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	want := []string{objs[0], objs[n/2], objs[n-1]}
+	for _, p := range want {
+		os.Chmod(p, 0o644)
+		if err := os.WriteFile(p, []byte("not an object"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forged, left, err := ForgedLoose(st, g, since, time.Now().Add(time.Minute), &res, listed)
+	slices.Sort(forged)
+	if err != nil || left != 0 || !slices.Equal(forged, want) {
+		t.Errorf("ForgedLoose: %v (%d left, %v), want %v", forged, left, err, want)
+	}
+	var read []string
+	readHook = func(p string) { read = append(read, p) }
+	defer func() { readHook = nil }()
+	forged, left, _ = ForgedLoose(st, g, since, time.Now().Add(-time.Second), &res, listed)
+	if len(forged) != 0 || len(read) != 0 || left < n {
+		t.Errorf("past the deadline: named %v, read %d, %d left; want none read, all %d left", forged, len(read), left, n)
+	}
+}

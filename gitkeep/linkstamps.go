@@ -10,12 +10,12 @@ import (
 // replaced by a copy), each with its device, inode and change time right
 // after. Why: a change of its links moves a file's change time into the
 // run's window, and the end read every such object again (ForgedLoose)
-// though nothing had written it: the first end in a repository of 600
-// loose objects ~100 ms, and in one of 5,000, most of which a first start
-// links, the end's whole budget, the rest said unchecked. The end passes
-// over a file it finds as it was stamped, once Settle has seen the
-// store's file system stamp a change later than every stamp before the
-// agent could run.
+// though nothing had written it: in a repository of 633 loose objects
+// (8.2 MB), 134-190 ms of the first end and 76-87 of each of the next
+// two, the starts that copied over the links (session 45). The end
+// passes over a file it finds as it was stamped, once Settle has seen
+// the store's file system stamp a change later than every stamp before
+// the agent could run.
 type Stamps struct {
 	m       map[string]stamp // by id
 	dev     uint64           // the device of every stamp (mixed: not so)

@@ -22,6 +22,7 @@ import (
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/sandbox"
 	"github.com/jail-sandbox/jail/session"
 	"github.com/jail-sandbox/jail/sessionlog"
@@ -539,6 +540,18 @@ type Cmd struct {
 	// line at the bottom of the command's screen, ptyrelay.UrgentLine).
 	// Called from one goroutine, in order, before Wait returns.
 	OnNotice func(line string)
+	// OnStopKey, when set with Tty, is called in place of passing on the
+	// pty's suspend character (Ctrl-Z) read from Stdin while the kernel
+	// would discard the SIGTSTP the pty makes of it: while the command's
+	// own process group is the pty's foreground one (it leads the pty's
+	// session, so its group is orphaned) and the command takes SIGTSTP's
+	// default action (ptyrelay.StopKeyReader). It stops the command
+	// (Signal(syscall.SIGSTOP)) and the caller, as a shell's job, and
+	// returns once continued; false passes the key on. A job-control
+	// shell's job, in a group of its own, gets the key, and so does a
+	// command that ignores or catches SIGTSTP. Called from the goroutine
+	// that copies Stdin.
+	OnStopKey func() bool
 
 	sb      *Sandbox
 	ctx     context.Context
@@ -861,8 +874,11 @@ func (c *Cmd) Start() error {
 func (c *Cmd) relayPty(master *os.File) {
 	c.master = master
 	c.after = append(c.after, master)
-	if c.Stdin != nil {
-		go func() { _, _ = io.Copy(master, c.Stdin) }()
+	if in := c.Stdin; in != nil {
+		if c.OnStopKey != nil {
+			in = ptyrelay.StopKeyReader(in, ptyrelay.MasterStopPty(master), c.OnStopKey)
+		}
+		go func() { _, _ = io.Copy(master, in) }()
 	}
 	out := c.Stdout
 	if out == nil {

@@ -77,6 +77,7 @@ type Cmd struct {
 	Stdout, Stderr io.Writer
 	Tty            bool
 	OnNotice       func(line string)
+	OnStopKey      func() bool
 }
 
 // TerminalFilter is jail's terminal filter on w (Linux-only).

@@ -111,6 +111,25 @@ func (s *ptySession) endJob(t *testing.T, keys string, rc int) {
 	s.waitSince(t, m, fmt.Sprintf("rc=%d", rc), 5*time.Second)
 }
 
+// killedJobGone waits until the shell no longer lists a job it was told
+// to kill as stopped: an exit before then meets "There are stopped jobs."
+// (seen once in CI). bash takes in a job's end when it next waits for a
+// child (under load its SIGCHLD alone was not enough, seen for 10 s with
+// the process long gone), so a program runs before jobs.
+func (s *ptySession) killedJobGone(t *testing.T, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		m := s.send("/bin/true; jobs; echo jo\"\"bs-listed\r")
+		s.waitSince(t, m, "jobs-listed", 5*time.Second)
+		if !strings.Contains(s.since(m), "Stopped") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shell still lists %s as stopped:\n%q", what, s.since(m))
+		}
+	}
+}
+
 // fileSize returns a function giving the size of the file at path, -1
 // while it is absent: the tests' commands append to a tick file as they
 // run.
@@ -390,19 +409,7 @@ func TestJobCtrlZExec(t *testing.T) {
 			t.Fatalf("the command of a jail exec killed while stopped still runs (stopped) in the sandbox")
 		}
 	}
-	// bash reaps the killed job on its own time: exit before then meets
-	// "There are stopped jobs." (seen once in CI), so wait until jobs no
-	// longer lists it as stopped.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		m = s.send("jobs; echo jo\"\"bs-listed\r")
-		s.waitSince(t, m, "jobs-listed", 5*time.Second)
-		if !strings.Contains(s.since(m), "Stopped") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("bash still lists the killed jail exec as stopped:\n%q", s.since(m))
-		}
-	}
+	s.killedJobGone(t, "the killed jail exec")
 	s.send("exit\r")
 	s.wait(t, 10*time.Second)
 }
@@ -449,6 +456,68 @@ func TestJobCtrlZExecStart(t *testing.T) {
 		t.Errorf("the command did not go on after fg: tick stayed %d bytes", size())
 	}
 	s.endJob(t, "\x03", 130)
+	s.send("exit\r")
+	s.wait(t, 10*time.Second)
+}
+
+// Ctrl-Z on `jail exec -it NAME -- CMD` (the user's terminal raw, keys
+// going to the sandbox's pty) where CMD does no job control of its own:
+// CMD leads the pty's session, so its process group is orphaned (its
+// parent, init, is in another session) and the kernel discards the
+// SIGTSTP the pty's line discipline makes of the key. jail exec sees the
+// key instead and stops the command with itself, as with -t alone: the
+// shell says "Stopped", the terminal is as it was, nothing of the command
+// runs, and fg continues both with the terminal raw again. A job-control
+// shell inside (bash -i) keeps the key: its own job stops, jail exec does
+// not. Seen failing on fe71cc2's binary: the key did nothing, the command
+// ran on and the shell never said "Stopped".
+func TestJobCtrlZExecInteractive(t *testing.T) {
+	ws := workspace(t)
+	name := "zi" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	tick := filepath.Join(ws, "tick")
+	size := fileSize(tick)
+	s := hostShell(t, ws)
+	// Builtins only: the loop's writes are the command running.
+	m := s.send("$J exec -it " + name + " -- sh -c 'echo ru\"\"nning; while :; do echo x >> tick; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; done'\r")
+	s.waitSince(t, m, "running", 30*time.Second)
+	s.waitRaw(t, true, 5*time.Second)
+	if !growsPast(size, 0) {
+		t.Fatalf("the command never wrote tick; the terminal shows:\n%q", s.scr.String())
+	}
+	s.stopJob(t)
+	if s.rawMode(t) {
+		t.Fatal("the terminal is still raw after the stop")
+	}
+	held := stillFor(t, size, "the command wrote while jail exec was stopped")
+	m = s.send("fg\r")
+	s.waitSince(t, m, "exec -it", 5*time.Second)
+	s.waitRaw(t, true, 10*time.Second)
+	if !growsPast(size, held) {
+		t.Errorf("the command did not go on after fg: tick stayed %d bytes", size())
+	}
+	time.Sleep(200 * time.Millisecond)
+	s.endJob(t, "\x03", 130)
+
+	// A job-control shell inside: Ctrl-Z stops its job, not jail exec.
+	m = s.send("$J exec -it " + name + " -- bash --norc --noprofile -i\r")
+	s.waitRaw(t, true, 30*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	m = s.send("PS1='in''side$ '\r")
+	s.waitSince(t, m, "inside$ ", 10*time.Second)
+	m = s.send("sleep 100\r")
+	time.Sleep(500 * time.Millisecond)
+	z := s.send("\x1a")
+	s.waitSince(t, z, "Stopped", 10*time.Second)
+	s.waitSince(t, z, "inside$ ", 5*time.Second)
+	if strings.Contains(s.since(z), "host$ ") || !s.rawMode(t) {
+		t.Fatalf("Ctrl-Z in the shell inside stopped jail exec, not the shell's job:\n%q", s.since(z))
+	}
+	m = s.send("kill -9 %1\r")
+	s.waitSince(t, m, "inside$ ", 10*time.Second)
+	s.killedJobGone(t, "the inner shell's killed job")
+	m = s.send("exit\r")
+	s.waitSince(t, m, "host$ ", 10*time.Second)
 	s.send("exit\r")
 	s.wait(t, 10*time.Second)
 }

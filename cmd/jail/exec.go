@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -156,6 +158,20 @@ func runExec(opts *ExecOptions) error {
 		take = func() { noOutputProcessing(1) }
 		defer restore()
 	}
+	// With -i on a terminal the user's keys are bytes for the sandbox's
+	// pty, Ctrl-Z too, and the command leads that pty's session: its
+	// process group is orphaned, and the kernel discards the SIGTSTP the
+	// pty makes of the key (a job-control shell inside gets it for its
+	// own jobs). So jail exec takes that key itself and stops the two
+	// together as below, as with -t alone. Set before the start, used
+	// once the command runs (suspend, below).
+	var suspendKey atomic.Pointer[func() bool]
+	if restore != nil && opts.Interactive {
+		cmd.OnStopKey = func() bool {
+			f := suspendKey.Load()
+			return f != nil && (*f)()
+		}
+	}
 	var early syscall.Signal
 	var stopAtStart bool
 	starting, caught := make(chan struct{}), make(chan struct{})
@@ -210,7 +226,13 @@ func runExec(opts *ExecOptions) error {
 	// command. Not caught, it stopped jail exec alone while the command
 	// ran on, and its output waited for fg. Where no shell could resume
 	// jail exec, the command goes on and so does jail exec.
+	//
+	// Called from the signal loop (SIGTSTP) and from the keys' copy
+	// (Ctrl-Z, suspendKey): one stop at a time.
+	var suspending sync.Mutex
 	suspend := func() {
+		suspending.Lock()
+		defer suspending.Unlock()
 		if !jobstop.Resumable() {
 			fmt.Fprintln(opts.IO.ErrOut, "jail: SIGTSTP: jail exec is not a job of a shell that could continue it; the command goes on")
 			return
@@ -235,6 +257,14 @@ func runExec(opts *ExecOptions) error {
 		resize()
 		_ = cmd.Signal(syscall.SIGCONT)
 	}
+	key := func() bool {
+		if !jobstop.Resumable() {
+			return false // the key goes on to the command, as before
+		}
+		suspend()
+		return true
+	}
+	suspendKey.Store(&key)
 	if stopAtStart {
 		suspend() // Ctrl-Z while the start was awaited
 	}

@@ -518,6 +518,15 @@ func TestJobCtrlZExecInteractive(t *testing.T) {
 	s.killedJobGone(t, "the inner shell's killed job")
 	m = s.send("exit\r")
 	s.waitSince(t, m, "host$ ", 10*time.Second)
+
+	// -i with input from a pipe: a 0x1a in it is data, not the user's
+	// key (seen failing on cb8bd42: the job stopped).
+	m = s.send("printf 'x\\032y' | $J exec -it " + name + " -- sh -c 'sleep 1; echo sl\"\"ept'\r")
+	s.waitSince(t, m, "slept", 30*time.Second)
+	s.waitSince(t, m, "host$ ", 10*time.Second)
+	if strings.Contains(s.since(m), "Stopped") {
+		t.Fatalf("a 0x1a in piped input stopped jail exec:\n%q", s.since(m))
+	}
 	s.send("exit\r")
 	s.wait(t, 10*time.Second)
 }

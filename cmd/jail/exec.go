@@ -140,6 +140,7 @@ func runExec(opts *ExecOptions) error {
 	// take sets the terminal's modes jail exec runs with (again after a
 	// stop); restore gives back those it found.
 	take := func() {}
+	rawKeys := false // the user's keys, raw, go to the sandbox's pty
 	switch {
 	case opts.Tty && opts.Interactive && term.IsTerminal(0):
 		// Keys go to the sandbox's pty as they are typed (its line
@@ -148,6 +149,7 @@ func runExec(opts *ExecOptions) error {
 		if err == nil {
 			restore = func() { _ = term.Restore(0, st) }
 			take = func() { _, _ = term.MakeRaw(0) }
+			rawKeys = true
 			defer restore()
 		}
 	case opts.Tty && term.IsTerminal(1):
@@ -161,12 +163,14 @@ func runExec(opts *ExecOptions) error {
 	// With -i on a terminal the user's keys are bytes for the sandbox's
 	// pty, Ctrl-Z too, and the command leads that pty's session: its
 	// process group is orphaned, and the kernel discards the SIGTSTP the
-	// pty makes of the key (a job-control shell inside gets it for its
-	// own jobs). So jail exec takes that key itself and stops the two
-	// together as below, as with -t alone. Set before the start, used
-	// once the command runs (suspend, below).
+	// pty makes of the key where the command takes its default action (a
+	// job-control shell inside gets the key for its own jobs; a command
+	// that ignores or catches it, as outside). So jail exec takes that key
+	// itself and stops the two together as below, as with -t alone. Not
+	// for input from a pipe, whose bytes are data. Set before the start,
+	// used once the command runs (suspend, below).
 	var suspendKey atomic.Pointer[func() bool]
-	if restore != nil && opts.Interactive {
+	if rawKeys {
 		cmd.OnStopKey = func() bool {
 			f := suspendKey.Load()
 			return f != nil && (*f)()

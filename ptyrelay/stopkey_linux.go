@@ -13,6 +13,7 @@ import (
 // process group and session ids come in the caller's pid namespace (the
 // host's /proc is the one read); where the sandbox's are not visible from
 // it they are 0, and no key is withheld.
+//
 // f's descriptor is used through SyscallConn: Fd would put it in blocking
 // mode, and the relay's reads of it would hold a thread each.
 func MasterStopPty(f *os.File) StopPty { return masterPty{f} }

@@ -94,6 +94,24 @@ func (r *Run) End(end time.Time) error {
 	}
 	r.closed = true
 	defer r.f.Close()
+	// Why: a change time comes from the file system's coarse clock, up to
+	// a tick behind the fine one end was read from, so a file the user
+	// makes as jail returns (a git add right after the run) was stamped
+	// before end and taken for the run's: with the runs' budget full, not
+	// kept (seen in CI, 2.2 ms before end). With multigrain timestamps
+	// (Linux 6.13: ext4, xfs, btrfs, tmpfs) a change to a file whose
+	// change time was queried and is the current tick's takes a
+	// fine-grained stamp, and every later change, on any file, is stamped
+	// no earlier than that one: so this file is changed (its change time
+	// now the current tick's), queried, and changed again. Elsewhere a
+	// change in the tick after end may still count as the run's (never
+	// one of the run's as the user's).
+	p := filepath.Join(r.dir, r.name)
+	for i := 0; i < 2; i++ {
+		now := time.Now()
+		_ = os.Chtimes(p, now, now)
+		_, _ = r.f.Stat()
+	}
 	to := fmt.Sprintf("%d-%d", r.start, max(end.UnixNano(), r.start))
 	if err := os.Rename(filepath.Join(r.dir, r.name), filepath.Join(r.dir, to)); err != nil {
 		return fmt.Errorf("gitkeep: runs: %w", err)

@@ -230,3 +230,43 @@ func TestCountsTwoStartsAtOnce(t *testing.T) {
 		t.Errorf("after a forget and an add at once: %v (%d bytes)", c.run, c.runUsed)
 	}
 }
+
+// A file the user makes on the host right after a run ended is not the
+// run's: its change time, from the file system's coarse clock, must come
+// after the window's end, which End takes from the fine clock. Seen
+// failing without End's fine stamp: a file made within a clock tick of
+// the end was stamped before it (CI: a `git add` just after a run, its
+// blob taken for the run's and, the runs' budget full, not kept).
+func TestRunEndBeforeLaterChanges(t *testing.T) {
+	base := t.TempDir()
+	dir := t.TempDir()
+	for i := 0; i < 50; i++ {
+		r, err := BeginRun(base, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The run lasts past a tick of the coarse clock (its window file's
+		// change time is not the current tick's at the end).
+		time.Sleep(10 * time.Millisecond)
+		end := time.Now()
+		if err := r.End(end); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("after-%d", i))
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ctime, _ := linkInfo(fi)
+		w, err := RunWindows(base, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Has(ctime) {
+			t.Fatalf("round %d: a file made after the run's end (change time %d, %d ns before the end %d) is in a run's window", i, ctime, end.UnixNano()-ctime, end.UnixNano())
+		}
+	}
+}

@@ -102,18 +102,15 @@ func (r *Run) End(end time.Time) error {
 	// (Linux 6.13: ext4, xfs, btrfs, tmpfs) a change to a file whose
 	// change time was queried and is the current tick's takes a
 	// fine-grained stamp, and every later change, on any file, is stamped
-	// no earlier than that one: so this file is changed (its change time
-	// now the current tick's), queried, and changed again. Elsewhere a
-	// change in the tick after end may still count as the run's (never
-	// one of the run's as the user's).
+	// no earlier than that one. Elsewhere a change in the tick after end
+	// may still count as the run's (never one of the run's as the user's).
 	p := filepath.Join(r.dir, r.name)
-	for i := 0; i < 2; i++ {
-		now := time.Now()
-		_ = os.Chtimes(p, now, now)
-		_, _ = r.f.Stat()
-	}
+	now := time.Now()
+	_ = os.Chtimes(p, now, now) // its change time the current tick's
+	_, _ = r.f.Stat()           // queried
+	_ = os.Chtimes(p, now, now) // so stamped fine-grained
 	to := fmt.Sprintf("%d-%d", r.start, max(end.UnixNano(), r.start))
-	if err := os.Rename(filepath.Join(r.dir, r.name), filepath.Join(r.dir, to)); err != nil {
+	if err := os.Rename(p, filepath.Join(r.dir, to)); err != nil {
 		return fmt.Errorf("gitkeep: runs: %w", err)
 	}
 	return nil

@@ -94,26 +94,56 @@ func (r *Run) End(end time.Time) error {
 	}
 	r.closed = true
 	defer r.f.Close()
-	// Why: a change time comes from the file system's coarse clock, up to
-	// a tick behind the fine one end was read from, so a file the user
-	// makes as jail returns (a git add right after the run) was stamped
-	// before end and taken for the run's: with the runs' budget full, not
-	// kept (seen in CI, 2.2 ms before end). With multigrain timestamps
-	// (Linux 6.13: ext4, xfs, btrfs, tmpfs) a change to a file whose
-	// change time was queried and is the current tick's takes a
-	// fine-grained stamp, and every later change, on any file, is stamped
-	// no earlier than that one. Elsewhere a change in the tick after end
-	// may still count as the run's (never one of the run's as the user's).
 	p := filepath.Join(r.dir, r.name)
-	now := time.Now()
-	_ = os.Chtimes(p, now, now) // its change time the current tick's
-	_, _ = r.f.Stat()           // queried
-	_ = os.Chtimes(p, now, now) // so stamped fine-grained
+	stampAfter(r.f, p, end.UnixNano())
 	to := fmt.Sprintf("%d-%d", r.start, max(end.UnixNano(), r.start))
 	if err := os.Rename(p, filepath.Join(r.dir, to)); err != nil {
 		return fmt.Errorf("gitkeep: runs: %w", err)
 	}
 	return nil
+}
+
+// endStampWait bounds End's wait for a change time after the run's end:
+// a tick of the coarse clock or two (4 ms at 250 Hz, 10 at 100 Hz).
+const endStampWait = 25 * time.Millisecond
+
+// stampAfter changes f's times (p is its path) until the file system
+// stamps the change after e (unix ns), or endStampWait has passed.
+//
+// Why: a change time comes from the file system's coarse clock, up to a
+// tick behind the fine one e was read from (more where ticks come late: a
+// VM, an idle CPU), so a file the user makes as jail returns (a git add
+// right after the run) was stamped before e and taken for the run's: with
+// the runs' budget full, not kept (seen in CI, 2.2 and 3.7 ms before e).
+// Once a change of f is stamped after e, every later change on the machine
+// is stamped no earlier: the coarse clock never goes back, and with
+// multigrain timestamps (Linux 6.13: ext4, xfs, btrfs, tmpfs) a
+// fine-grained stamp raises the floor of every later coarse one. The
+// kernel takes a fine-grained stamp for a change of a file whose change
+// time was queried (the fstat) and is not behind the coarse clock, so on
+// those kernels the second change is after e unless a tick came between
+// the two (then the third); elsewhere End waits for the coarse clock to
+// pass e, at most endStampWait, and past it a change in the tick after e
+// may still count as the run's (never one of the run's as the user's).
+func stampAfter(f *os.File, p string, e int64) {
+	deadline := time.Now().Add(endStampWait)
+	for i := 0; ; i++ {
+		now := time.Now()
+		if err := os.Chtimes(p, now, now); err != nil {
+			return
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			return
+		}
+		if _, c, ok := linkInfo(fi); !ok || c > e || time.Now().After(deadline) {
+			return
+		}
+		if i >= 2 {
+			// Not a multigrain file system: the coarse clock's next tick.
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
 
 // Window is one run's, unix ns, both ends in.

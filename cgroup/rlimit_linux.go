@@ -1,7 +1,7 @@
 package cgroup
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // Test hooks.
@@ -167,28 +169,21 @@ func countTasks(uid int) (uint64, error) {
 
 // readStatus returns the real uid and thread count from /proc/PID/status.
 func readStatus(path string) (uid int, threads uint64, ok bool) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, false // raced with exit
 	}
-	defer f.Close()
 	uid, threads = -1, 1
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), ":")
-		fs := strings.Fields(v)
-		if len(fs) == 0 {
-			continue
-		}
-		switch k {
-		case "Uid":
-			if n, err := strconv.Atoi(fs[0]); err == nil {
+	if v, ok := procstat.StatusField(b, "Uid"); ok {
+		if fs := bytes.Fields(v); len(fs) > 0 {
+			if n, err := strconv.Atoi(string(fs[0])); err == nil {
 				uid = n
 			}
-		case "Threads":
-			if n, err := strconv.ParseUint(fs[0], 10, 64); err == nil {
-				threads = n
-			}
+		}
+	}
+	if v, ok := procstat.StatusField(b, "Threads"); ok {
+		if n, err := strconv.ParseUint(string(v), 10, 64); err == nil {
+			threads = n
 		}
 	}
 	return uid, threads, uid >= 0

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // Container kinds Read can name.
@@ -102,22 +104,16 @@ func Read(root string, env []string, uid int) Facts {
 	f.WSL = strings.Contains(low, "microsoft") || strings.Contains(low, "wsl") ||
 		exists("proc/sys/fs/binfmt_misc/WSLInterop") || envHas(env, "WSL_DISTRO_NAME")
 
-	for _, line := range strings.Split(rd("proc/self/status"), "\n") {
-		k, v, _ := strings.Cut(line, ":")
-		v = strings.TrimSpace(v)
-		switch k {
-		case "Seccomp_filters":
-			if n, err := strconv.Atoi(v); err == nil {
-				f.SeccompFilters = n
-			}
-		case "Seccomp":
-			if v == "0" && f.SeccompFilters < 0 {
-				f.SeccompFilters = 0
-			}
-		case "NoNewPrivs":
-			f.NoNewPrivs = v == "1"
+	status := []byte(rd("proc/self/status"))
+	if v, ok := procstat.StatusField(status, "Seccomp_filters"); ok {
+		if n, err := strconv.Atoi(string(v)); err == nil {
+			f.SeccompFilters = n
 		}
+	} else if v, _ := procstat.StatusField(status, "Seccomp"); string(v) == "0" {
+		f.SeccompFilters = 0 // no filter, on a kernel without the count (before 5.9)
 	}
+	v, _ := procstat.StatusField(status, "NoNewPrivs")
+	f.NoNewPrivs = string(v) == "1"
 	if m := strings.Fields(rd("proc/self/uid_map")); len(m) >= 3 {
 		// The initial user namespace maps 0 0 4294967295; anything else
 		// (a container's userns, another sandbox's) is a nested one.

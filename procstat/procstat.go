@@ -2,12 +2,15 @@
 // /proc/PID/stat, the one fact jail uses to tell a live process from a
 // later one that reuses its pid: the run registry, the agent-config guard's
 // records and the cgroup names of stale runs all pair a pid with it. It
-// also gives the parent's pid (job control walks up to the shell).
+// also gives the parent's pid (job control walks up to the shell), and
+// one field of a /proc/PID/status text (StatusField: a namespace's pid, a
+// signal mask, the seccomp filters' count).
 //
 // It is a leaf: it imports no jail package, so the mechanism packages
 // (cgroup, agentcfg, ...) may import it without breaking the rule that no
-// mechanism package imports another. Parse is pure and builds on every
-// GOOS; StartTick reads /proc and answers 0 where there is none.
+// mechanism package imports another. Parse and StatusField are pure and
+// build on every GOOS; StartTick reads /proc and answers 0 where there is
+// none.
 package procstat
 
 import (

@@ -1,9 +1,10 @@
 package ptyrelay
 
 import (
-	"bytes"
 	"io"
 	"strconv"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // This file: the stop key (Ctrl-Z) of a command that leads its pty's
@@ -44,29 +45,19 @@ type StopPty interface {
 // ignored (SigIgn) nor caught (SigCgt), and whether both masks were found.
 func tstpDefault(status []byte) (dfl, ok bool) {
 	const bit = 1 << (20 - 1)
-	found := 0
-	dfl = true
-	for len(status) > 0 {
-		line := status
-		if i := bytes.IndexByte(status, '\n'); i >= 0 {
-			line, status = status[:i], status[i+1:]
-		} else {
-			status = nil
+	var masks [2]uint64
+	for i, key := range []string{"SigIgn", "SigCgt"} {
+		v, found := procstat.StatusField(status, key)
+		if !found {
+			return false, false
 		}
-		name, v, ok := bytes.Cut(line, []byte(":"))
-		if !ok || (string(name) != "SigIgn" && string(name) != "SigCgt") {
-			continue
-		}
-		mask, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 16, 64)
+		m, err := strconv.ParseUint(string(v), 16, 64)
 		if err != nil {
 			return false, false
 		}
-		found++
-		if mask&bit != 0 {
-			dfl = false
-		}
+		masks[i] = m
 	}
-	return dfl && found == 2, found == 2
+	return (masks[0]|masks[1])&bit == 0, true
 }
 
 // stopScanner finds the suspend character in the input stream, as the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cachehint"
+	"github.com/jail-sandbox/jail/procstat"
 	"github.com/jail-sandbox/jail/seccomp"
 )
 
@@ -198,15 +199,8 @@ func readSmall(path string, buf []byte) (int, error) {
 // innermostNSpid is the last pid of the "NSpid:" line of a proc status or
 // pidfd fdinfo text: the pid in the innermost pid namespace.
 func innermostNSpid(b []byte) (int, bool) {
-	i := bytes.Index(b, []byte("NSpid:"))
-	if i < 0 || (i > 0 && b[i-1] != '\n') {
-		return 0, false
-	}
-	line := b[i+len("NSpid:"):]
-	if j := bytes.IndexByte(line, '\n'); j >= 0 {
-		line = line[:j]
-	}
-	f := bytes.Fields(line)
+	v, _ := procstat.StatusField(b, "NSpid")
+	f := bytes.Fields(v)
 	if len(f) == 0 {
 		return 0, false
 	}

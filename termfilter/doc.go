@@ -18,10 +18,11 @@
 // bracketed paste, mouse and focus reporting, synchronized output, kitty
 // keyboard flags, cursor style, charset designation. Queries whose answer
 // is fixed by the terminal pass too (device attributes, cursor position,
-// DECRQM mode reports, XTVERSION), because full-screen programs wait for
-// them; their answers hold only digits and the terminal's own strings. OSC
-// 0, 1 and 2 (window and icon title) pass with control characters removed:
-// no title report can be asked for, so the title cannot come back.
+// DECRQM mode reports, XTVERSION, the key modifier levels), because
+// full-screen programs wait for them; their answers hold only digits and
+// the terminal's own strings. OSC 0, 1 and 2 (window and icon title) pass
+// with control characters removed: no title report can be asked for, so
+// the title cannot come back.
 //
 // What is dropped: every other OSC (unless a class is allowed, see
 // Options), all DCS (DECRQSS, XTGETTCAP, DECUDK, sixel, tmux passthrough),

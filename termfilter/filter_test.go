@@ -72,6 +72,8 @@ var passCases = []tcase{
 	{"C0 inside CSI executes", esc + "[1\r;31m", "\r" + esc + "[1;31m", ""},
 	{"DECSET many", esc + "[?1;25;1049h", "=", ""},
 	{"modify other keys", esc + "[>4;2m", "=", ""},
+	{"modify other keys query (xterm)", esc + "[?4m", "=", ""},
+	{"modify other keys query (Gemini CLI)", esc + "[>4;?m", "=", ""},
 	{"xterm SGR push", esc + "[#p" + esc + "[#q", "=", ""},
 }
 
@@ -131,6 +133,9 @@ var dropCases = []tcase{
 	{"S8C1T", esc + " G", "", "ESC SP"},
 	{"ENQ", "a\x05b", "ab", "ENQ"},
 	{"malformed CSI", esc + "[1;?2h", "", "malformed"},
+	{"a marker inside a key modifier set", esc + "[>4;?2m", "", "malformed"},
+	{"a marker inside a key modifier query", esc + "[>?;?m", "", "malformed"},
+	{"key modifier query, another final", esc + "[>4;?h", "", "malformed"},
 	{"C1 CSI 8-bit in UTF-8 (invalid byte)", "\x9b21t", "\uFFFD21t", ""},
 	{"C1 CSI as UTF-8", "\u009b21t", "", "title report"},
 	{"C1 OSC as UTF-8", "\u009d52;c;eA==\u0007x", "x", "OSC 52"},

@@ -1,6 +1,7 @@
 package termfilter
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 )
@@ -20,6 +21,14 @@ func csiDeny(b []byte) string {
 	var prefix byte
 	if len(b) > 0 && b[0] >= 0x3c && b[0] <= 0x3f {
 		prefix, b = b[0], b[1:]
+	}
+	if prefix == '>' && final == 'm' && modKeysQuery(b) {
+		// "CSI > Pp ; ? m", the key modifier query as Gemini CLI asks it
+		// (xterm's own is "CSI ? Pp m", which passes below). The answer is
+		// "CSI > Pp ; Pv m", digits only; a terminal that does not know
+		// the form ignores it. Dropped, every Gemini run ended with a
+		// notice of a "malformed" sequence and without the keys' level.
+		return ""
 	}
 	k := 0
 	for k < len(b) && b[k] >= 0x30 && b[k] <= 0x3f {
@@ -103,6 +112,21 @@ func csiDeny(b []byte) string {
 		}
 	}
 	return ""
+}
+
+// modKeysQuery tells whether p (after the '>') is "Pp;?": a resource's
+// number (one to three digits) and a question mark.
+func modKeysQuery(p []byte) bool {
+	d, ok := bytes.CutSuffix(p, []byte(";?"))
+	if !ok || len(d) == 0 || len(d) > 3 {
+		return false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // firstParam is the first numeric parameter, -1 when absent or too long.

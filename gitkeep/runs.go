@@ -123,8 +123,9 @@ const endStampWait = 25 * time.Millisecond
 // time was queried (the fstat) and is not behind the coarse clock, so on
 // those kernels the second change is after e unless a tick came between
 // the two (then the third); elsewhere End waits for the coarse clock to
-// pass e, at most endStampWait, and past it a change in the tick after e
-// may still count as the run's (never one of the run's as the user's).
+// pass e, at most endStampWait (not at all on a file system of whole
+// milliseconds or coarser), and past it a change in the tick after e may
+// still count as the run's (never one of the run's as the user's).
 func stampAfter(f *os.File, p string, e int64) {
 	deadline := time.Now().Add(endStampWait)
 	for i := 0; ; i++ {
@@ -136,7 +137,13 @@ func stampAfter(f *os.File, p string, e int64) {
 		if err != nil {
 			return
 		}
-		if _, c, ok := linkInfo(fi); !ok || c > e || time.Now().After(deadline) {
+		_, c, ok := linkInfo(fi)
+		if !ok || c > e || time.Now().After(deadline) {
+			return
+		}
+		if c%int64(time.Millisecond) == 0 {
+			// A file system of whole milliseconds or coarser (as
+			// changedAt): its next stamp may be a second away.
 			return
 		}
 		if i >= 2 {

@@ -272,3 +272,27 @@ func TestRunEndBeforeLaterChanges(t *testing.T) {
 		}
 	}
 }
+
+// End's wait for a stamp after the end is bounded: an end the file
+// system's clock cannot pass in time (here an hour ahead) costs at most
+// endStampWait.
+func TestStampAfterBounded(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	t0 := time.Now()
+	stampAfter(f, p, t0.Add(time.Hour).UnixNano())
+	if d := time.Since(t0); d < endStampWait || d > endStampWait+time.Second {
+		t.Errorf("stampAfter took %v, want about %v", d, endStampWait)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, c, _ := linkInfo(fi); c < t0.UnixNano()-int64(runSlack) {
+		t.Errorf("the file's change time %d is not this call's (it began at %d)", c, t0.UnixNano())
+	}
+}

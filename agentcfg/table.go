@@ -265,7 +265,11 @@ var Files = []File{
 	{Agent: "gemini", Scope: Home, Path: ".gemini/settings.json", Format: JSON, Keys: geminiKeys, Why: "MCP servers, hooks, tool commands, sandbox and approvals"},
 	{Agent: "gemini", Scope: Project, Path: ".gemini/settings.json", Format: JSON, Keys: geminiKeys, Why: "MCP servers, hooks, tool commands, sandbox and approvals"},
 	{Agent: "gemini", Scope: Home, Path: ".gemini/trustedFolders.json", Format: JSON, Why: "trusted folders load their own settings and hooks",
-		Keys: []Key{{Path: "*", Except: []Except{{Path: "{workspace}", Value: `"TRUST_FOLDER"`}}}}},
+		// The answer to Gemini CLI's prompt about the workspace, either
+		// way: trusting its parent widens the trust, and any other
+		// folder is not the one asked about. Without DO_NOT_TRUST a
+		// user's "Don't trust" was taken out and asked again every run.
+		Keys: []Key{{Path: "*", Except: []Except{{Path: "{workspace}", Value: `"TRUST_FOLDER"`}, {Path: "{workspace}", Value: `"DO_NOT_TRUST"`}}}}},
 
 	// GitHub Copilot CLI 1.0.102: settings.json (user settings, JSONC),
 	// config.json (state it manages: trusted folders, plugins), and the

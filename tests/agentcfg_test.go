@@ -301,6 +301,47 @@ func TestAgentConfigCreatedFileStripped(t *testing.T) {
 	if m["outputStyle"] != "Learning" {
 		t.Errorf("created .claude/settings.local.json lost its ordinary key: %v", m)
 	}
+	if n := strings.Count(r.stderr, acfgKeepHint); n != 1 {
+		t.Errorf("the guard's next step said %d times, want once:\n%s", n, r.stderr)
+	}
+}
+
+// acfgKeepHint is the line that says how to keep a change the guard
+// undid: make it outside jail.
+const acfgKeepHint = "the guard undoes such a change in every run; to keep one, make it outside jail"
+
+// A run whose agent changes only ordinary keys gets no word of the guard:
+// the next step is said only after something was undone. Gemini CLI's
+// answers about the workspace (trust it, or not) are ordinary; trusting
+// its parent is undone, and the line tells where to give it for good.
+// Seen on 76c53a7: a user's "Don't trust" was taken out and the prompt
+// came back every run.
+func TestAgentConfigKeepHint(t *testing.T) {
+	e := acfgSetup(t)
+	trusted := filepath.Join(e.home, ".gemini/trustedFolders.json")
+	answer := func(v string) result {
+		t.Helper()
+		script := fmt.Sprintf(`printf '{"%s": "%s"}' > "$HOME/.gemini/trustedFolders.json"; sleep 0.3`, e.ws, v)
+		r := sh(t, runOpts{dir: e.ws, env: e.env}, script, e.flags()...)
+		mustCode(t, r, 0)
+		return r
+	}
+	for _, v := range []string{"DO_NOT_TRUST", "TRUST_FOLDER"} {
+		r := answer(v)
+		if strings.Contains(r.stderr, "agent configuration") {
+			t.Errorf("%s for the workspace: the guard spoke:\n%s", v, r.stderr)
+		}
+		if b, err := os.ReadFile(trusted); err != nil || !strings.Contains(string(b), v) {
+			t.Errorf("%s for the workspace did not stay: %s (%v)", v, b, err)
+		}
+	}
+	r := answer("TRUST_PARENT")
+	if !strings.Contains(r.stderr, "trustedFolders.json") || strings.Count(r.stderr, acfgKeepHint) != 1 {
+		t.Errorf("the workspace's parent trusted: want it put back and the next step said once:\n%s", r.stderr)
+	}
+	if b, err := os.ReadFile(trusted); err != nil || strings.Contains(string(b), "TRUST_PARENT") {
+		t.Errorf("the agent's trust of the parent stayed: %s (%v)", b, err)
+	}
 }
 
 // The revert window: a program on the host reading the file while the

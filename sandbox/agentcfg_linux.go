@@ -182,9 +182,9 @@ func (r *runner) closeGuard() {
 	}
 	if undone {
 		// What to do next, once: the user may have asked for the change
-		// inside (Gemini CLI's "trust this folder", an MCP server added
-		// in a session), and would otherwise be asked again, or find it
-		// gone, at every run.
+		// inside (Gemini CLI's "trust parent folder", an MCP server
+		// added in a session), and would otherwise be asked again, or
+		// find it gone, at every run.
 		r.notef("agent configuration: the guard undoes such a change in every run; to keep one, make it outside jail (the agent run on the host, or the file itself)")
 	}
 }

@@ -141,10 +141,8 @@ func stampAfter(f *os.File, p string, e int64) {
 		if !ok || c > e || time.Now().After(deadline) {
 			return
 		}
-		if c%int64(time.Millisecond) == 0 {
-			// A file system of whole milliseconds or coarser (as
-			// changedAt): its next stamp may be a second away.
-			return
+		if coarseFS(c) {
+			return // its next stamp may be a second away
 		}
 		if i >= 2 {
 			// Not a multigrain file system: the coarse clock's next tick.

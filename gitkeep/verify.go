@@ -253,8 +253,13 @@ func changedAt(ct int64, since time.Time) bool {
 	if ct >= s {
 		return true
 	}
-	return ct%int64(time.Millisecond) == 0 && ct >= s-coarseStamp
+	return coarseFS(ct) && ct >= s-coarseStamp
 }
+
+// coarseFS tells whether a change time ct is of whole milliseconds, as a
+// file system of that granularity or a coarser one stamps (one finer
+// stamps a digit below the millisecond but once in a million).
+func coarseFS(ct int64) bool { return ct%int64(time.Millisecond) == 0 }
 
 // maxConfig bounds the config Width reads (git's own are a few hundred
 // bytes).

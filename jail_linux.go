@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -552,6 +553,18 @@ type Cmd struct {
 	// command that ignores or catches SIGTSTP. Called from the goroutine
 	// that copies Stdin.
 	OnStopKey func() bool
+	// OnSuspend, when set with Tty, is called when the command stops
+	// itself where the kernel would discard that stop: it sends SIGTSTP to
+	// itself or its process group (vim's and agents' TUIs at their suspend
+	// key, the terminal raw) and takes SIGTSTP's default action, its group
+	// the session leader's. The call waits meanwhile, and what the command
+	// printed before it has been copied to Stdout. It does what OnStopKey
+	// does: stops the command (Signal(syscall.SIGSTOP)) and the caller,
+	// continues the command once continued, and returns; or it returns
+	// false at once, and the command goes on, as the kernel would have it.
+	// Needs the sandbox's exec audit, whose filter holds the stop. Called
+	// from the goroutine that reads the supervisor's replies.
+	OnSuspend func() bool
 
 	sb      *Sandbox
 	ctx     context.Context
@@ -562,7 +575,8 @@ type Cmd struct {
 	after   []io.Closer // ours, closed after Wait
 	exit    chan session.Reply
 	waited  bool
-	master  *os.File // Tty: the pty's master
+	master  *os.File     // Tty: the pty's master
+	busy    atomic.Int32 // Tty: writes to Stdout under way (drain)
 }
 
 // Resize sets the size of a Tty command's terminal (its SIGWINCH).
@@ -746,7 +760,7 @@ func (c *Cmd) Start() error {
 	if err := c.ctx.Err(); err != nil {
 		return err
 	}
-	req := session.Request{Op: session.OpExec, Dir: c.Dir, Tty: c.Tty, Notices: c.OnNotice != nil}
+	req := session.Request{Op: session.OpExec, Dir: c.Dir, Tty: c.Tty, Notices: c.OnNotice != nil, Suspends: c.Tty && c.OnSuspend != nil}
 	for _, a := range c.Args {
 		req.Argv = append(req.Argv, []byte(a))
 	}
@@ -849,6 +863,16 @@ func (c *Cmd) Start() error {
 				c.OnNotice(string(r.Data))
 				continue
 			}
+			if err == nil && r.Event == session.EventSuspend {
+				// The command's last bytes (leaving its screen) reach
+				// Stdout before the caller gives the terminal back.
+				c.drain(500 * time.Millisecond)
+				if c.OnSuspend != nil {
+					c.OnSuspend()
+				}
+				_ = conn.Send(session.Request{Op: session.OpSuspended})
+				continue
+			}
 			if err != nil || r.Event != session.EventExit {
 				// The supervisor is gone, and the sandbox with it.
 				r = session.Reply{Code: 128 + int(syscall.SIGKILL), Signal: int(syscall.SIGKILL)}
@@ -899,8 +923,28 @@ func (c *Cmd) relayPty(master *os.File) {
 	go func() {
 		defer c.copies.Done()
 		// EIO once the command and everything holding the pty are gone.
-		_, _ = io.Copy(out, master)
+		_, _ = io.Copy(&busyWriter{w: out, busy: &c.busy}, master)
 	}()
+}
+
+// busyWriter counts the writes under way (drain).
+type busyWriter struct {
+	w    io.Writer
+	busy *atomic.Int32
+}
+
+func (b *busyWriter) Write(p []byte) (int, error) {
+	b.busy.Add(1)
+	defer b.busy.Add(-1)
+	return b.w.Write(p)
+}
+
+// drain waits, at most max, until all a Tty command printed is written to
+// Stdout: nothing left to read on the pty, no write under way.
+func (c *Cmd) drain(max time.Duration) {
+	if c.master != nil {
+		ptyrelay.DrainPty(c.master, func() bool { return c.busy.Load() != 0 }, max)
+	}
 }
 
 func (c *Cmd) closeAll() {

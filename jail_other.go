@@ -78,6 +78,7 @@ type Cmd struct {
 	Tty            bool
 	OnNotice       func(line string)
 	OnStopKey      func() bool
+	OnSuspend      func() bool
 }
 
 // TerminalFilter is jail's terminal filter on w (Linux-only).

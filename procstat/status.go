@@ -1,6 +1,9 @@
 package procstat
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+)
 
 // StatusField is the value of the line "key:" of a /proc/PID/status text
 // (a pidfd's fdinfo has the same form): what follows the colon, with
@@ -21,4 +24,27 @@ func StatusField(b []byte, key string) (value []byte, ok bool) {
 		}
 	}
 	return nil, false
+}
+
+// SignalDefault reads a /proc/PID/status: whether signal sig (1-64) is
+// neither ignored (SigIgn) nor caught (SigCgt), the process taking its
+// default action, and whether both masks were found.
+func SignalDefault(status []byte, sig int) (dfl, ok bool) {
+	if sig < 1 || sig > 64 {
+		return false, false
+	}
+	bit := uint64(1) << (sig - 1)
+	var masks [2]uint64
+	for i, key := range []string{"SigIgn", "SigCgt"} {
+		v, found := StatusField(status, key)
+		if !found {
+			return false, false
+		}
+		m, err := strconv.ParseUint(string(v), 16, 64)
+		if err != nil {
+			return false, false
+		}
+		masks[i] = m
+	}
+	return (masks[0]|masks[1])&bit == 0, true
 }

@@ -53,3 +53,37 @@ func FuzzStatusField(f *testing.F) {
 		}
 	})
 }
+
+// SignalDefault reads the two masks of a /proc/PID/status; anything else
+// is not an answer.
+func TestSignalDefault(t *testing.T) {
+	tests := []struct {
+		status  string
+		dfl, ok bool
+	}{
+		{"Name:\tsleep\nSigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\n", true, true},
+		{"SigIgn:\t0000000000080000\nSigCgt:\t0000000000000000\n", false, true}, // ignored (bit 19: signal 20)
+		{"SigIgn:\t0000000000000000\nSigCgt:\t0000000000080000", false, true},   // caught, no final newline
+		{"SigIgn:\t0000000000040000\nSigCgt:\t0000000000100000\n", true, true},  // SIGCONT, SIGTTIN: not SIGTSTP
+		{"SigIgn:\t0000000000000000\n", false, false},                           // one mask
+		{"SigIgn:\tzz\nSigCgt:\t0\n", false, false},                             // not hex
+		{"Name:\tSigIgn:\\tffff\nSigIgn:\t0\nSigCgt:\t0\n", true, true},         // a name is not a line
+		{"", false, false},
+	}
+	for _, tt := range tests {
+		dfl, ok := SignalDefault([]byte(tt.status), 20)
+		if dfl != tt.dfl || ok != tt.ok {
+			t.Errorf("SignalDefault(%q, 20) = %v, %v; want %v, %v", tt.status, dfl, ok, tt.dfl, tt.ok)
+		}
+	}
+}
+
+func FuzzSignalDefault(f *testing.F) {
+	f.Add([]byte("SigIgn:\t0000000000000000\nSigCgt:\t0000000000080000\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dfl, ok := SignalDefault(b, 20)
+		if dfl && !ok {
+			t.Fatalf("default without both masks: %q", b)
+		}
+	})
+}

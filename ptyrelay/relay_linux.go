@@ -154,14 +154,21 @@ func (r *Relay) Restore() {
 // Before the terminal is given back at a stop, the agent's last words
 // (leaving the alternate screen, showing the cursor) must be on it.
 func (r *Relay) Drain(max time.Duration) {
+	DrainPty(r.Pty, func() bool { return r.busy.Load() != 0 }, max)
+}
+
+// DrainPty waits, at most max, until nothing is left to read on the pty
+// whose master is f and busy says no write of what was read is under way,
+// three times in a row 5 ms apart; at once when f cannot be asked.
+func DrainPty(f *os.File, busy func() bool, max time.Duration) {
 	deadline := time.Now().Add(max)
 	quiet := 0
 	for time.Now().Before(deadline) {
-		n := r.Pending()
-		if n < 0 {
+		n, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCINQ)
+		if err != nil {
 			return
 		}
-		if n == 0 && r.busy.Load() == 0 {
+		if n == 0 && !busy() {
 			if quiet++; quiet >= 3 {
 				return
 			}

@@ -1,11 +1,6 @@
 package ptyrelay
 
-import (
-	"io"
-	"strconv"
-
-	"github.com/jail-sandbox/jail/procstat"
-)
+import "io"
 
 // This file: the stop key (Ctrl-Z) of a command that leads its pty's
 // session. jail exec -t gives the command a pty of the sandbox's own, of
@@ -39,25 +34,6 @@ type StopPty interface {
 	// (TIOCGPGRP equals TIOCGSID), and its leader takes SIGTSTP's default
 	// action (it neither ignores nor catches it).
 	Discarded() bool
-}
-
-// tstpDefault reads a /proc/PID/status: whether SIGTSTP (20) is neither
-// ignored (SigIgn) nor caught (SigCgt), and whether both masks were found.
-func tstpDefault(status []byte) (dfl, ok bool) {
-	const bit = 1 << (20 - 1)
-	var masks [2]uint64
-	for i, key := range []string{"SigIgn", "SigCgt"} {
-		v, found := procstat.StatusField(status, key)
-		if !found {
-			return false, false
-		}
-		m, err := strconv.ParseUint(string(v), 16, 64)
-		if err != nil {
-			return false, false
-		}
-		masks[i] = m
-	}
-	return (masks[0]|masks[1])&bit == 0, true
 }
 
 // stopScanner finds the suspend character in the input stream, as the

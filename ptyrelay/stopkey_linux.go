@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/procstat"
 )
 
 // MasterStopPty is the StopPty of the pty whose master is f: TCGETS,
@@ -71,6 +73,6 @@ func (m masterPty) Discarded() bool {
 	if err != nil {
 		return false
 	}
-	dfl, ok := tstpDefault(b)
+	dfl, ok := procstat.SignalDefault(b, int(unix.SIGTSTP))
 	return ok && dfl
 }

@@ -52,7 +52,7 @@ func (r *runner) serveExecs(l *os.File, first func() *seccomp.ExecEvent) {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		_ = seccomp.ServeFirst(r.ctx, l, r.guard, first, func(evp *seccomp.ExecEvent) {
+		_ = seccomp.ServeWith(r.ctx, l, seccomp.Handlers{Guard: r.guard, First: first, OnSignal: r.onSignal, OnExec: func(evp *seccomp.ExecEvent) {
 			ev := *evp
 			if cachehint.IsGoCompile(ev.Path) {
 				r.goCompiles.Add(1) // one package its build cache lacked (sayCacheHints)
@@ -128,7 +128,7 @@ func (r *runner) serveExecs(l *os.File, first func() *seccomp.ExecEvent) {
 				r.recordRun(audit.Deny{Layer: "guard-rail", What: "exec", Target: e.Path, PID: ev.Pid, Reason: ev.Rule})
 			}
 			r.record(e)
-		})
+		}})
 	}()
 }
 
@@ -198,8 +198,12 @@ func readSmall(path string, buf []byte) (int, error) {
 
 // innermostNSpid is the last pid of the "NSpid:" line of a proc status or
 // pidfd fdinfo text: the pid in the innermost pid namespace.
-func innermostNSpid(b []byte) (int, bool) {
-	v, _ := procstat.StatusField(b, "NSpid")
+func innermostNSpid(b []byte) (int, bool) { return innermostNS(b, "NSpid") }
+
+// innermostNS is the last number of a /proc/PID/status NS line (NSpid,
+// NStgid, NSpgid: the id in each pid namespace, outermost first).
+func innermostNS(b []byte, key string) (int, bool) {
+	v, _ := procstat.StatusField(b, key)
 	f := bytes.Fields(v)
 	if len(f) == 0 {
 		return 0, false

@@ -249,6 +249,7 @@ type runner struct {
 	sess      SessionOptions
 	readyOnce sync.Once
 	ex        execs
+	stops     selfStops // exec -t commands' own stops (selfstop_linux.go)
 	logPath   string
 	ctlPath   string
 	stopping  bool     // jail stop asked (guarded by mu)

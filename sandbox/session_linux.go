@@ -679,6 +679,20 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	if req.Notices {
 		endNotices = r.noticeExec(c, &sendMu)
 	}
+	// The command's own stops, carried out by a client that offered to
+	// (selfstop_linux.go): a command on a pty leads its session, and the
+	// kernel discards its SIGTSTP. hostPid is its first exec's, seen by
+	// the exec audit, whose filter holds the stop (none without it).
+	var stop *selfStop
+	if req.Tty && req.Suspends && taken && hostPid > 0 {
+		stop = &selfStop{onAsk: r.selfStopRecord(id), ask: func() bool {
+			sendMu.Lock()
+			defer sendMu.Unlock()
+			return c.Send(session.Reply{OK: true, Event: session.EventSuspend}) == nil
+		}}
+		r.stops.add(hostPid, stop)
+		defer r.stops.remove(hostPid)
+	}
 	// The client's requests while the command runs: signals. When the
 	// client goes away (killed, its terminal closed), the command gets
 	// SIGHUP, as a shell's job does when its terminal hangs up, and then
@@ -691,13 +705,23 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 			select {
 			case q = <-reqs:
 			case <-gone:
+				if stop != nil {
+					stop.release()
+				}
 				_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGHUP)})
 				_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGCONT)})
 				return
 			case <-handled:
 				return
 			}
+			if q.Op == session.OpSuspended && stop != nil {
+				stop.done()
+				continue
+			}
 			if q.Op == session.OpSignal && q.Signal > 0 && q.Signal < 65 {
+				if stop != nil {
+					stop.signalled(q.Signal)
+				}
 				m := ns.Message{Type: ns.MsgSignal, ID: id, Signal: q.Signal}
 				var sub *cgroup.Sub
 				if q.Signal == int(syscall.SIGKILL) {

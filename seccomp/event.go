@@ -15,3 +15,31 @@ type ExecEvent struct {
 	// given up must not start late).
 	Refuse bool
 }
+
+// SignalEvent is a signal sent by kill, tkill or tgkill that the exec
+// audit's filter holds for the supervisor (SIGTSTP: a process stopping
+// itself, which the kernel discards where the process's group is
+// orphaned: Handlers.OnSignal). The numbers are as passed, in the
+// caller's pid namespace; Pid is the calling thread in the supervisor's.
+type SignalEvent struct {
+	Pid    int
+	Call   string // kill, tkill, tgkill
+	Target int    // kill's pid (0: the caller's group; -N: group N), tgkill's tgid
+	Thread int    // tkill's and tgkill's tid
+	Signal int
+}
+
+// Handlers are what ServeWith does with each notification.
+type Handlers struct {
+	Guard  *Guard            // asked of each exec (nil allows all)
+	First  func() *ExecEvent // the first exec, when known (ServeFirst)
+	OnExec func(*ExecEvent)  // each exec, synchronously
+	// OnSignal gets each SIGTSTP sent by kill, tkill or tgkill, the call
+	// held until held.Continue (which the kernel then runs as it would
+	// have). It runs synchronously and may keep held to continue it
+	// later, from any goroutine: the caller waits meanwhile, and a signal
+	// it gets ends the wait (the call restarts, a new notification, or
+	// fails EINTR; Continue of the old one then does nothing). nil: each
+	// is continued at once.
+	OnSignal func(ev SignalEvent, held *Held)
+}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -71,6 +72,12 @@ func Serve(ctx context.Context, listener *os.File, guard *Guard, onExec func(*Ex
 // as the first notification is read as every other one is, and so is
 // every later notification.
 func ServeFirst(ctx context.Context, listener *os.File, guard *Guard, first func() *ExecEvent, onExec func(*ExecEvent)) error {
+	return ServeWith(ctx, listener, Handlers{Guard: guard, First: first, OnExec: onExec})
+}
+
+// ServeWith is ServeFirst with every handler, signals' included.
+func ServeWith(ctx context.Context, listener *os.File, h Handlers) error {
+	guard, first, onExec := h.Guard, h.First, h.OnExec
 	if listener == nil {
 		return fmt.Errorf("seccomp: Serve: nil listener: %w", unix.EBADF)
 	}
@@ -107,7 +114,7 @@ func ServeFirst(ctx context.Context, listener *os.File, guard *Guard, first func
 	// 6.6+: wake the supervisor and the target synchronously (same CPU),
 	// which roughly halves the round trip; older kernels say EINVAL.
 	unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS), unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
-	s := &server{fd: fd, guard: guard, onExec: onExec, first: first}
+	s := &server{fd: fd, guard: guard, onExec: onExec, first: first, onSignal: h.OnSignal}
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(cancel[0]), Events: unix.POLLIN}}
 	for {
 		pfd[0].Revents, pfd[1].Revents = 0, 0
@@ -149,7 +156,8 @@ type server struct {
 	onExec func(*ExecEvent)
 	// first tells the exec the first notification makes, when known
 	// (ServeFirst); nil once a notification came or went.
-	first func() *ExecEvent
+	first    func() *ExecEvent
+	onSignal func(SignalEvent, *Held)
 }
 
 func (s *server) idValid(id uint64) error {
@@ -177,6 +185,16 @@ func (s *server) respond(id uint64, allow bool) error {
 }
 
 func (s *server) handle(n *seccompNotif) {
+	if sig, ok := signalOf(n); ok {
+		s.first = nil // only ever the first notification
+		h := &Held{fd: s.fd, id: n.ID}
+		if s.onSignal == nil {
+			_ = h.Continue()
+			return
+		}
+		s.onSignal(sig, h)
+		return
+	}
 	var ev ExecEvent
 	var alive bool
 	var known *ExecEvent
@@ -338,4 +356,44 @@ func warmRead() (string, []string, error) {
 	}
 	_, err = os.Readlink("/proc/self/cwd")
 	return path, argv, err
+}
+
+// signalOf reads a notification of kill, tkill or tgkill (the filter
+// notifies them for SIGTSTP only).
+func signalOf(n *seccompNotif) (SignalEvent, bool) {
+	a := n.Data.Args
+	ev := SignalEvent{Pid: int(n.Pid)}
+	switch int(n.Data.Nr) {
+	case unix.SYS_KILL:
+		ev.Call, ev.Target, ev.Signal = "kill", int(int32(a[0])), int(int32(a[1]))
+	case unix.SYS_TKILL:
+		ev.Call, ev.Thread, ev.Signal = "tkill", int(int32(a[0])), int(int32(a[1]))
+	case unix.SYS_TGKILL:
+		ev.Call, ev.Target, ev.Thread, ev.Signal = "tgkill", int(int32(a[0])), int(int32(a[1])), int(int32(a[2]))
+	default:
+		return ev, false
+	}
+	return ev, true
+}
+
+// Held is a notified call waiting for its answer.
+type Held struct {
+	fd   int
+	id   uint64
+	once sync.Once
+	err  error
+}
+
+// Continue lets the call go on: the kernel runs it as it would have
+// without the filter. Only the first call answers; an answer to a call
+// that no longer waits (its process died, or a signal ended the wait) is
+// ENOENT.
+func (h *Held) Continue() error {
+	h.once.Do(func() {
+		r := seccompNotifResp{ID: h.id, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(h.fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SEND), uintptr(unsafe.Pointer(&r))); e != 0 {
+			h.err = e
+		}
+	})
+	return h.err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -75,6 +76,22 @@ func notifyChild() int {
 	case "victim":
 		step("victim", exec.Command("/bin/echo", "victim").Run())
 		step("after", exec.Command("/bin/true").Run())
+	case "tstp":
+		// SIGTSTP ignored: the kills below must not stop this child.
+		signal.Ignore(syscall.SIGTSTP, syscall.SIGUSR2)
+		// A group of its own: the kernel sends what the server continues,
+		// and the test binary, in the group it came in, would stop.
+		if err := unix.Setpgid(0, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "setpgid:", err)
+			return 3
+		}
+		start := time.Now()
+		step("kill-group", unix.Kill(0, unix.SIGTSTP))
+		fmt.Printf("HELD %d\n", time.Since(start).Milliseconds())
+		step("kill-self", unix.Kill(os.Getpid(), unix.SIGTSTP))
+		step("tgkill-self", unix.Tgkill(os.Getpid(), unix.Gettid(), unix.SIGTSTP))
+		step("kill-usr2", unix.Kill(0, unix.SIGUSR2))
+		step("true", exec.Command("/bin/true").Run())
 	case "many":
 		n, _ := strconv.Atoi(os.Getenv(envN))
 		var failed int
@@ -181,7 +198,7 @@ func notifyRunFirst(t testing.TB, script, filter string, guard *Guard, first fun
 		}
 		listener := os.NewFile(uintptr(lfds[0]), "listener")
 		go func() {
-			serveErr <- ServeFirst(ctx, listener, guard, first, func(evp *ExecEvent) {
+			serveErr <- ServeWith(ctx, listener, Handlers{Guard: guard, First: first, OnSignal: testOnSignal, OnExec: func(evp *ExecEvent) {
 				if hook != nil {
 					hook(evp)
 				}
@@ -190,7 +207,7 @@ func notifyRunFirst(t testing.TB, script, filter string, guard *Guard, first fun
 				mu.Lock()
 				events = append(events, ev)
 				mu.Unlock()
-			})
+			}})
 		}()
 	} else {
 		serveErr <- nil
@@ -204,6 +221,84 @@ func notifyRunFirst(t testing.TB, script, filter string, guard *Guard, first fun
 	mu.Lock()
 	defer mu.Unlock()
 	return events, out.String()
+}
+
+// testOnSignal is the OnSignal of notifyRun's server (nil: none).
+var testOnSignal func(SignalEvent, *Held)
+
+// TestExecNotifySignalHeld: the exec audit's filter holds a SIGTSTP sent
+// by kill or tgkill (to the caller's group, to itself) until the server
+// continues it, and no other signal; execs are reported as before.
+func TestExecNotifySignalHeld(t *testing.T) {
+	requireNotify(t)
+	var mu sync.Mutex
+	var got []SignalEvent
+	var held *Held
+	var release *time.Timer
+	testOnSignal = func(ev SignalEvent, h *Held) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ev)
+		if ev.Call != "kill" || ev.Target != 0 {
+			if err := h.Continue(); err != nil {
+				t.Errorf("Continue: %v", err)
+			}
+			return
+		}
+		// Kept, and answered later from another goroutine: the caller
+		// waits meanwhile. A signal to the caller (the Go runtime's own)
+		// ends its wait and the call comes again: the latest is kept.
+		if held != nil {
+			_ = held.Continue() // ENOENT: no longer waited for
+		}
+		held = h
+		if release == nil {
+			release = time.AfterFunc(300*time.Millisecond, func() {
+				mu.Lock()
+				defer mu.Unlock()
+				if err := held.Continue(); err != nil {
+					t.Errorf("Continue: %v", err)
+				}
+				if err := held.Continue(); err != nil {
+					t.Errorf("second Continue: %v", err) // once: the first's result
+				}
+			})
+		}
+	}
+	defer func() { testOnSignal = nil }()
+	events, out := notifyRun(t, "tstp", "1", nil)
+	st := steps(out)
+	for _, k := range []string{"kill-group", "kill-self", "tgkill-self", "kill-usr2", "true"} {
+		if st[k] != "ok" {
+			t.Errorf("step %s: %q", k, st[k])
+		}
+	}
+	var ms int
+	if i := strings.Index(out, "HELD "); i < 0 {
+		t.Errorf("no HELD line in %q", out)
+	} else if _, err := fmt.Sscanf(out[i:], "HELD %d", &ms); err != nil || ms < 250 {
+		t.Errorf("kill(0, SIGTSTP) returned after %d ms, before its held notification was continued (%v)", ms, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var calls []string
+	seen := map[string]bool{}
+	for _, ev := range got {
+		if ev.Signal != int(unix.SIGTSTP) || ev.Pid <= 0 {
+			t.Errorf("event %+v", ev)
+		}
+		c := fmt.Sprintf("%s %d", ev.Call, ev.Target)
+		if !seen[c] {
+			seen[c] = true
+			calls = append(calls, c)
+		}
+	}
+	if len(calls) != 3 || calls[0] != "kill 0" || !strings.HasPrefix(calls[1], "kill ") || calls[1] == "kill 0" || !strings.HasPrefix(calls[2], "tgkill ") {
+		t.Errorf("held signals %q, want kill 0, kill PID, tgkill PID (and no SIGUSR2)", calls)
+	}
+	if len(events) != 1 || events[0].Path != "/bin/true" {
+		t.Errorf("exec events %+v, want /bin/true's", events)
+	}
 }
 
 // notifyStall is how long notifyRun waits for the next exec event before

@@ -546,8 +546,10 @@ func buildDenyFor(info *archInfo, cfg Config) ([]bpf.Instruction, error) {
 }
 
 // buildNotify returns the exec-audit filter: USER_NOTIF for execve and
-// execveat, allow for everything else (foreign arches are killed by the
-// deny filter; the kernel applies the most severe result of all filters).
+// execveat and for a SIGTSTP sent by kill, tkill or tgkill (a stop the
+// supervisor may have to carry out itself: SignalEvent), allow for
+// everything else (foreign arches are killed by the deny filter; the
+// kernel applies the most severe result of all filters).
 func buildNotify() ([]bpf.Instruction, error) {
 	info, err := archNative()
 	if err != nil {
@@ -562,7 +564,17 @@ func notifyProgram(info *archInfo, otherwise uint32) ([]bpf.Instruction, error) 
 	a := asm{info: info}
 	archPrefix(&a, info.Audit, "other")
 	a.jmp(bpf.JumpEqual, a.sys("execve"), "notify", "")
-	a.jmp(bpf.JumpEqual, a.sys("execveat"), "notify", "other")
+	a.jmp(bpf.JumpEqual, a.sys("execveat"), "notify", "")
+	// SIGTSTP only (the signal's low 32 bits: an int, as the kernel reads
+	// it): every other signal goes its way without a round trip.
+	a.jmp(bpf.JumpEqual, a.sys("kill"), "sig-arg1", "")
+	a.jmp(bpf.JumpEqual, a.sys("tkill"), "sig-arg1", "")
+	a.jmp(bpf.JumpEqual, a.sys("tgkill"), "", "other")
+	a.ld(offArgLo(2))
+	a.jmp(bpf.JumpEqual, uint32(unix.SIGTSTP), "notify", "other")
+	a.label("sig-arg1")
+	a.ld(offArgLo(1))
+	a.jmp(bpf.JumpEqual, uint32(unix.SIGTSTP), "notify", "other")
 	a.label("notify")
 	a.ret(retNotify)
 	a.label("other")

@@ -22,6 +22,17 @@ func ServeFirst(ctx context.Context, listener *os.File, guard *Guard, first func
 	return ErrUnsupported
 }
 
+// ServeWith is Linux-only.
+func ServeWith(ctx context.Context, listener *os.File, h Handlers) error {
+	return ErrUnsupported
+}
+
+// Held is Linux-only.
+type Held struct{}
+
+// Continue is Linux-only.
+func (h *Held) Continue() error { return ErrUnsupported }
+
 // ProbeNotify is Linux-only.
 func ProbeNotify() error { return ErrUnsupported }
 

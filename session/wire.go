@@ -15,6 +15,9 @@ const (
 	OpAttach = "attach"
 	OpInput  = "input"  // on an attach connection: Data to the terminal
 	OpResize = "resize" // on an attach connection: Rows and Cols
+	// OpSuspended answers EventSuspend on an exec connection: the client
+	// stopped the command with itself and continued it, or declined.
+	OpSuspended = "suspended"
 )
 
 // Events of an exec connection's replies.
@@ -39,6 +42,13 @@ const (
 	// had already run. The client waits for it (bounded) before telling
 	// its caller the command did not start.
 	EventGivenUp = "given-up"
+	// EventSuspend, on an exec connection whose request offered it
+	// (Suspends), says the command stopped itself (a SIGTSTP to itself or
+	// its process group: vim's or an agent's suspend key), a stop the
+	// kernel discards for a command that leads its pty's session. The
+	// client stops the command and itself as for Ctrl-Z, continues it
+	// once continued itself, and answers OpSuspended.
+	EventSuspend = "suspend"
 )
 
 // Request is one line from the client.
@@ -60,6 +70,10 @@ type Request struct {
 	// them. A client that does not ask gets none (an older one would take
 	// the first for the exit).
 	Notices bool `json:"notices,omitempty"`
+	// Suspends offers, on an exec -t connection, to carry out the
+	// command's own stops (EventSuspend). A client that does not offer
+	// gets none: the command's stop is discarded, as by the kernel.
+	Suspends bool `json:"suspends,omitempty"`
 	// Data is an attach connection's input; Rows and Cols its window size.
 	Data []byte `json:"data,omitempty"`
 	Rows uint16 `json:"rows,omitempty"`

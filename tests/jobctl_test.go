@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -529,4 +530,109 @@ func TestJobCtrlZExecInteractive(t *testing.T) {
 	}
 	s.send("exit\r")
 	s.wait(t, 10*time.Second)
+}
+
+// A program under jail exec -it that stops itself, as vim and Claude Code
+// do at Ctrl-Z (the key read in raw mode, the screen left, then a SIGTSTP
+// to its own group, to itself, or raise(3)'s; or through ncurses'
+// handler, which stops it with a second one), stops with jail exec as a
+// shell's job, and fg continues it. It leads its pty's session, so the
+// kernel discards that SIGTSTP: the program went on (vim) or waited for a
+// SIGCONT that never came, the user's terminal its cooked screen (seen
+// failing on 69a6f4f: no "Stopped" after the 'z'). Where no shell could
+// resume jail exec the program goes on at once.
+func TestJobSelfSuspendExec(t *testing.T) {
+	py := needPython(t)
+	ws := workspace(t)
+	name := "ss" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	prog := filepath.Join(ws, "selfstop.py")
+	if err := os.WriteFile(prog, []byte(`
+import curses, os, signal
+def main(scr):
+    n = 0
+    while True:
+        scr.clear()
+        scr.addstr(1, 2, "tui drawn %d" % n)
+        scr.refresh()
+        with open("resumed.tmp", "w") as f:
+            f.write(str(n))
+        os.rename("resumed.tmp", "resumed")
+        c = scr.getch()
+        if c == ord("q"):
+            return
+        if c == ord("n"):
+            # ncurses' own handler leaves the screen, then stops the
+            # process with the default action (kill(getpid())).
+            os.kill(os.getpid(), signal.SIGTSTP)
+            n += 1
+        if c in (ord("z"), ord("r")):
+            curses.endwin()
+            print("left the screen", flush=True)
+            signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+            if c == ord("z"):
+                os.kill(0, signal.SIGTSTP)
+            else:
+                signal.raise_signal(signal.SIGTSTP) # tgkill
+            n += 1
+curses.wrapper(main)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := hostShell(t, ws)
+	m := s.send("$J exec -it " + name + " -- " + py + " selfstop.py\r")
+	s.waitSince(t, m, "tui drawn 0", 30*time.Second)
+	s.waitRaw(t, true, 5*time.Second)
+	waitResumed(t, ws, "0", 10*time.Second)
+	for i, key := range []string{"n", "z", "r"} {
+		m = s.send(key)
+		s.waitSince(t, m, "Stopped", 10*time.Second)
+		s.waitSince(t, m, "host$ ", 5*time.Second)
+		if s.rawMode(t) {
+			t.Fatalf("%s: the terminal is still raw after the stop", key)
+		}
+		last := "left the screen"
+		if key == "n" {
+			last = "\x1b[?1049l" // ncurses leaving the alternate screen
+		}
+		if out := s.since(m); !strings.Contains(out[:strings.Index(out, "Stopped")], last) {
+			t.Errorf("%s: the program's last words did not reach the terminal before the shell's:\n%q", key, out)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if b, _ := os.ReadFile(filepath.Join(ws, "resumed")); string(b) != strconv.Itoa(i) {
+			t.Fatalf("%s: the program went on while stopped (it says %q)", key, b)
+		}
+		m = s.send("fg\r")
+		s.waitSince(t, m, fmt.Sprintf("tui drawn %d", i+1), 10*time.Second)
+		s.waitRaw(t, true, 5*time.Second)
+		waitResumed(t, ws, strconv.Itoa(i+1), 10*time.Second)
+	}
+	s.endJob(t, "q", 0)
+
+	// No shell to resume it (setsid: no controlling terminal): the
+	// program's stop is given back at once and it goes on.
+	m = s.send("setsid -w $J exec -it " + name + " -- " + py + " selfstop.py\r")
+	s.waitSince(t, m, "tui drawn 0", 30*time.Second)
+	waitResumed(t, ws, "0", 10*time.Second)
+	m = s.send("z")
+	waitResumed(t, ws, "1", 5*time.Second)
+	if strings.Contains(s.since(m), "Stopped") {
+		t.Fatalf("jail exec stopped with no shell to resume it:\n%q", s.since(m))
+	}
+	s.endJob(t, "q", 0)
+	s.send("exit\r")
+	s.wait(t, 10*time.Second)
+}
+
+// waitResumed waits until TestJobSelfSuspendExec's program has drawn its
+// screen the nth time (its file "resumed" says n).
+func waitResumed(t *testing.T, ws, n string, d time.Duration) {
+	t.Helper()
+	var b []byte
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, _ = os.ReadFile(filepath.Join(ws, "resumed")); string(b) == n {
+			return
+		}
+	}
+	t.Fatalf("the program never drew its screen the %sth time (its file \"resumed\" says %q)", n, b)
 }

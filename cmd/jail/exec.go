@@ -176,6 +176,16 @@ func runExec(opts *ExecOptions) error {
 			return f != nil && (*f)()
 		}
 	}
+	// A command that stops itself (vim, an agent's TUI: the key read in
+	// raw mode, then a SIGTSTP to its own group) leads the pty's session
+	// too, and the kernel would discard that stop: the supervisor holds
+	// it and asks jail exec to stop the two as for the key.
+	if opts.Tty {
+		cmd.OnSuspend = func() bool {
+			f := suspendKey.Load()
+			return f != nil && (*f)()
+		}
+	}
 	var early syscall.Signal
 	var stopAtStart bool
 	starting, caught := make(chan struct{}), make(chan struct{})

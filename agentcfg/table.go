@@ -155,7 +155,11 @@ var codexKeys = []Key{
 	{Path: "experimental_realtime_ws_base_url"}, {Path: "experimental_realtime_webrtc_call_base_url"},
 	{Path: "experimental_thread_store"},
 	{Path: "tui.status_line"}, {Path: "tui.status_line_provider"},
-	{Path: "projects.*.trust_level", Except: []Except{{Path: "projects.{workspace}.trust_level"}}},
+	// The workspace's own trust, as Codex's trust screen answers it
+	// ("trusted", "untrusted"); any other value (one Codex cannot read
+	// fails every later start of it on the host) is put back.
+	{Path: "projects.*.trust_level", Except: []Except{{Path: "projects.{workspace}.trust_level", Value: `"trusted"`},
+		{Path: "projects.{workspace}.trust_level", Value: `"untrusted"`}}},
 }
 
 // Keys Gemini CLI protects in settings.json (user and project), from the

@@ -97,6 +97,12 @@ func (s *selfStops) remove(hostPid int) {
 	}
 }
 
+func (s *selfStops) none() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.by) == 0
+}
+
 func (s *selfStops) of(session int) *selfStop {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,6 +112,12 @@ func (s *selfStops) of(session int) *selfStop {
 // onSignal answers a SIGTSTP held by the exec audit's filter: the stop of
 // a command whose client carries it out, or on at once.
 func (r *runner) onSignal(ev seccomp.SignalEvent, h *seccomp.Held) {
+	// No exec -t command's client carries out stops (the run's own agent
+	// stopping, in init's session): on at once, /proc unread.
+	if r.stops.none() {
+		_ = h.Continue()
+		return
+	}
 	if st := r.stops.of(selfStopSession(ev)); st != nil {
 		st.request(ev.Pid, h)
 		return

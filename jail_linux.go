@@ -1020,10 +1020,11 @@ func Running() ([]session.Info, error) {
 // CopyTo gets what it prints. One client at a time: a later Attach takes
 // over. No fd crosses: the caller's terminal never reaches the sandbox.
 type Terminal struct {
-	conn   *session.Conn
-	mu     sync.Mutex
-	done   bool
-	notice func(line string)
+	conn    *session.Conn
+	mu      sync.Mutex
+	done    bool
+	notice  func(line string)
+	suspend func() bool
 }
 
 // Attach attaches to the sandbox's kept terminal.
@@ -1033,7 +1034,9 @@ func (s *Sandbox) Attach() (*Terminal, error) {
 		return nil, s.goneErr(err)
 	}
 	_ = c.Unix().SetDeadline(time.Now().Add(10 * time.Second))
-	if err := c.Send(session.Request{Op: session.OpAttach}); err != nil {
+	// Suspends: the command's stops come to the client (OnSuspend; without
+	// it the command is continued at once, as before).
+	if err := c.Send(session.Request{Op: session.OpAttach, Suspends: true}); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -1093,6 +1096,15 @@ func (t *Terminal) Detach() error {
 // before CopyTo.
 func (t *Terminal) OnNotice(fn func(line string)) { t.notice = fn }
 
+// OnSuspend sets what CopyTo does when the command stops (Ctrl-Z typed on
+// a cooked terminal, or its own suspend key): the background sandbox has
+// no shell to resume it, so the caller is asked to stop as a job of its
+// own shell and return once continued (then the command is continued and
+// redraws); false, or no fn, continues the command at once. Its output
+// before the stop has come to CopyTo's writer first. Called from CopyTo's
+// goroutine. Set it before CopyTo.
+func (t *Terminal) OnSuspend(fn func() bool) { t.suspend = fn }
+
 // CopyTo writes what the terminal prints to w until the command ends (nil
 // for exit 0, else an *ExitError), Detach (ErrDetached), or another
 // client's Attach (ErrTakenOver).
@@ -1120,6 +1132,11 @@ func (t *Terminal) CopyTo(w io.Writer) error {
 				// so that no byte of the wire reaches a terminal raw.
 				t.notice(termsafe.Escape(string(rep.Data)))
 			}
+		case session.EventSuspend:
+			if t.suspend != nil {
+				t.suspend()
+			}
+			_ = t.send(session.Request{Op: session.OpSuspended})
 		case session.EventDetached:
 			return ErrTakenOver
 		case session.EventExit:

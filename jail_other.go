@@ -131,3 +131,6 @@ func (t *Terminal) CopyTo(w io.Writer) error { return ErrUnsupported }
 
 // OnNotice sets what CopyTo does with jail's urgent notices.
 func (t *Terminal) OnNotice(fn func(line string)) {}
+
+// OnSuspend is Linux-only.
+func (t *Terminal) OnSuspend(fn func() bool) {}

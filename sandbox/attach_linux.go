@@ -6,11 +6,15 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/notice"
+	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/session"
 	"github.com/jail-sandbox/jail/termanswer"
 )
@@ -35,8 +39,14 @@ type keptTty struct {
 	log    io.Writer
 	done   chan struct{} // the master reads EOF or EIO: the command's terminal is gone
 
+	// busy counts the output chunks read and not yet handed on (drain).
+	busy atomic.Int32
+
 	mu     sync.Mutex
 	client *attachClient
+	// stoppedFor is the client the command stopped with (attachStop):
+	// until its OpSuspended, or its going, the command stays stopped.
+	stoppedFor *attachClient
 	// urgent: jail's urgent lines so far (a mask that fell), sent to the
 	// attached client at once and to each later one when it attaches: a
 	// user who attaches after the fall must hear of it too. Bounded: the
@@ -54,6 +64,7 @@ type attachClient struct {
 	mu       sync.Mutex // one Send at a time
 	gone     bool
 	attached bool // told EventAttached: notices may follow
+	suspends bool // it carries out the command's stops (EventSuspend)
 }
 
 // send writes one reply; a client that cannot take it within a few
@@ -151,6 +162,7 @@ func (r *runner) keepTty(master *os.File) {
 		for {
 			n, err := master.Read(buf)
 			if n > 0 {
+				k.busy.Add(1)
 				_, _ = k.log.Write(buf[:n])
 				// Scanned always, so a query split across an attach is
 				// still seen whole; answered only with no client there
@@ -164,6 +176,7 @@ func (r *runner) keepTty(master *os.File) {
 					default:
 					}
 				}
+				k.busy.Add(-1)
 			}
 			if err != nil {
 				return
@@ -209,7 +222,7 @@ func (k *keptTty) current() *attachClient {
 // handleAttach relays the kept terminal to c until the client detaches,
 // another takes over, or the command ends (then RunSession's endAttach
 // sends the exit).
-func (r *runner) handleAttach(c *session.Conn, who *audit.Requester) {
+func (r *runner) handleAttach(c *session.Conn, who *audit.Requester, suspends bool) {
 	r.mu.Lock()
 	k := r.kept
 	r.mu.Unlock()
@@ -224,11 +237,14 @@ func (r *runner) handleAttach(c *session.Conn, who *audit.Requester) {
 	default:
 	}
 	_ = c.Unix().SetDeadline(time.Time{})
-	me := &attachClient{c: c}
+	me := &attachClient{c: c, suspends: suspends}
 	k.mu.Lock()
 	old := k.client
 	k.client = me
 	k.mu.Unlock()
+	// The command stopped with the client this one takes over from goes
+	// on: the new one sees it run.
+	r.attachStopEnded(k, old, "another jail attach took over its terminal")
 	if old != nil {
 		_ = old.send(session.Reply{OK: true, Event: session.EventDetached, Error: "another jail attach took over the terminal"})
 		old.mu.Lock()
@@ -268,8 +284,11 @@ func (r *runner) handleAttach(c *session.Conn, who *audit.Requester) {
 				k.resize(q.Rows, q.Cols, !sized)
 				sized = true
 			}
+		case session.OpSuspended:
+			r.attachStopEnded(k, me, "")
 		}
 	}
+	r.attachStopEnded(k, me, "its jail attach went away")
 	if k.release(me) {
 		r.record(audit.Notice{Kind: "session", Severity: "info", Text: "terminal detached by " + describe(who)})
 	}
@@ -335,4 +354,70 @@ func describe(who *audit.Requester) string {
 		return "?"
 	}
 	return fmt.Sprintf("pid %d, uid %d", who.PID, who.UID)
+}
+
+// attachStop follows the command's stop in a background sandbox, which
+// no shell can resume: where the attached client carries out stops, it
+// is told (EventSuspend) to stop itself as a job of its own shell, after
+// the command's last output; the command stays stopped until the client
+// is continued (its OpSuspended) or goes away. false: no such client,
+// and the caller continues the command at once, as before.
+func (r *runner) attachStop(sig syscall.Signal) bool {
+	r.mu.Lock()
+	k := r.kept
+	r.mu.Unlock()
+	if k == nil {
+		return false
+	}
+	a := k.current()
+	if a == nil || !a.suspends {
+		return false
+	}
+	// What the command printed before it stopped (leaving its screen)
+	// reaches the client before it gives its terminal back.
+	ptyrelay.DrainPty(k.master, func() bool { return k.busy.Load() != 0 }, 500*time.Millisecond)
+	k.mu.Lock()
+	if k.client != a {
+		k.mu.Unlock()
+		return false
+	}
+	k.stoppedFor = a
+	k.mu.Unlock()
+	r.record(audit.Signal{Signal: unix.SignalName(sig), Number: int(sig), From: "sandbox", To: "supervisor"})
+	if err := a.send(session.Reply{OK: true, Event: session.EventSuspend}); err != nil {
+		k.mu.Lock()
+		if k.stoppedFor == a {
+			k.stoppedFor = nil
+		}
+		k.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// attachStopEnded continues the command stopped with client a (nil: none)
+// once a is continued (why "": its OpSuspended) or gone (why says how).
+func (r *runner) attachStopEnded(k *keptTty, a *attachClient, why string) {
+	if a == nil {
+		return
+	}
+	k.mu.Lock()
+	mine := k.stoppedFor == a
+	if mine {
+		k.stoppedFor = nil
+	}
+	k.mu.Unlock()
+	if !mine {
+		return
+	}
+	if why != "" {
+		r.say(notice.Notice{Kind: "job", Severity: notice.Warning, Group: "continued",
+			Text: "the command was stopped with its jail attach and " + why + ": continued it"})
+		r.record(audit.Signal{Signal: "SIGCONT", Number: int(syscall.SIGCONT), From: "supervisor", To: "agent", Forwarded: true})
+	} else {
+		r.record(audit.Signal{Signal: "SIGCONT", Number: int(syscall.SIGCONT), From: "user", To: "agent", Forwarded: true})
+	}
+	r.signalAgent(syscall.SIGCONT, true)
+	// Full-screen programs redraw on it (the size may be the same).
+	r.signalAgent(syscall.SIGWINCH, true)
 }

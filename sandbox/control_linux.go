@@ -123,7 +123,7 @@ func (r *runner) handleControl(uc *net.UnixConn) {
 		return
 	case session.OpAttach:
 		closeAll(files)
-		r.handleAttach(c, who)
+		r.handleAttach(c, who, req.Suspends)
 		return
 	case session.OpInspect:
 		closeAll(files)

@@ -46,6 +46,9 @@ func (r *runner) signalAgent(sig syscall.Signal, group bool) {
 func (r *runner) suspend(sig syscall.Signal, interactive bool) {
 	name := unix.SignalName(sig)
 	if !jobstop.Resumable() {
+		if r.attachStop(sig) {
+			return // the attached client stops with it (jail attach)
+		}
 		r.record(audit.Signal{Signal: "SIGCONT", Number: int(syscall.SIGCONT), From: "supervisor", To: "agent", Forwarded: true})
 		r.signalAgent(syscall.SIGCONT, true)
 		r.say(notice.Notice{Kind: "job", Severity: notice.Warning, Group: "continued",

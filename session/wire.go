@@ -15,8 +15,9 @@ const (
 	OpAttach = "attach"
 	OpInput  = "input"  // on an attach connection: Data to the terminal
 	OpResize = "resize" // on an attach connection: Rows and Cols
-	// OpSuspended answers EventSuspend on an exec connection: the client
-	// stopped the command with itself and continued it, or declined.
+	// OpSuspended answers EventSuspend on an exec or attach connection:
+	// the client stopped (with the command) and was continued, or
+	// declined.
 	OpSuspended = "suspended"
 )
 
@@ -47,7 +48,11 @@ const (
 	// its process group: vim's or an agent's suspend key), a stop the
 	// kernel discards for a command that leads its pty's session. The
 	// client stops the command and itself as for Ctrl-Z, continues it
-	// once continued itself, and answers OpSuspended.
+	// once continued itself, and answers OpSuspended. On an attach
+	// connection that offered it, the kept terminal's command has stopped
+	// (a background sandbox has no shell to resume it): the client stops
+	// itself as a job and answers OpSuspended once continued, and the
+	// command is continued then.
 	EventSuspend = "suspend"
 )
 
@@ -70,9 +75,10 @@ type Request struct {
 	// them. A client that does not ask gets none (an older one would take
 	// the first for the exit).
 	Notices bool `json:"notices,omitempty"`
-	// Suspends offers, on an exec -t connection, to carry out the
-	// command's own stops (EventSuspend). A client that does not offer
-	// gets none: the command's stop is discarded, as by the kernel.
+	// Suspends offers, on an exec -t or attach connection, to carry out
+	// the command's stops (EventSuspend). A client that does not offer
+	// gets none: an exec'd command's own stop is discarded, as by the
+	// kernel, and the kept terminal's command is continued at once.
 	Suspends bool `json:"suspends,omitempty"`
 	// Data is an attach connection's input; Rows and Cols its window size.
 	Data []byte `json:"data,omitempty"`

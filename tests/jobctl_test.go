@@ -97,9 +97,21 @@ func (s *ptySession) waitRaw(t *testing.T, want bool, d time.Duration) {
 // give its prompt back.
 func (s *ptySession) stopJob(t *testing.T) {
 	t.Helper()
-	m := s.send("\x1a")
+	s.stoppedBy(t, "\x1a")
+}
+
+// stoppedBy types key and waits for the shell to say the job stopped and
+// give its prompt back, its terminal cooked again; it returns the mark
+// from before the key.
+func (s *ptySession) stoppedBy(t *testing.T, key string) int {
+	t.Helper()
+	m := s.send(key)
 	s.waitSince(t, m, "Stopped", 10*time.Second)
 	s.waitSince(t, m, "host$ ", 5*time.Second)
+	if s.rawMode(t) {
+		t.Fatalf("%q: the terminal is still raw after the stop", key)
+	}
+	return m
 }
 
 // endJob types keys (Ctrl-C, q) to end the foreground job and wants the
@@ -546,51 +558,14 @@ func TestJobSelfSuspendExec(t *testing.T) {
 	ws := workspace(t)
 	name := "ss" + strings.ReplaceAll(marker(), ".", "")
 	startSession(t, ws, name)
-	prog := filepath.Join(ws, "selfstop.py")
-	if err := os.WriteFile(prog, []byte(`
-import curses, os, signal
-def main(scr):
-    n = 0
-    while True:
-        scr.clear()
-        scr.addstr(1, 2, "tui drawn %d" % n)
-        scr.refresh()
-        with open("resumed.tmp", "w") as f:
-            f.write(str(n))
-        os.rename("resumed.tmp", "resumed")
-        c = scr.getch()
-        if c == ord("q"):
-            return
-        if c == ord("n"):
-            # ncurses' own handler leaves the screen, then stops the
-            # process with the default action (kill(getpid())).
-            os.kill(os.getpid(), signal.SIGTSTP)
-            n += 1
-        if c in (ord("z"), ord("r")):
-            curses.endwin()
-            print("left the screen", flush=True)
-            signal.signal(signal.SIGTSTP, signal.SIG_DFL)
-            if c == ord("z"):
-                os.kill(0, signal.SIGTSTP)
-            else:
-                signal.raise_signal(signal.SIGTSTP) # tgkill
-            n += 1
-curses.wrapper(main)
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeSelfStop(t, ws)
 	s := hostShell(t, ws)
 	m := s.send("$J exec -it " + name + " -- " + py + " selfstop.py\r")
 	s.waitSince(t, m, "tui drawn 0", 30*time.Second)
 	s.waitRaw(t, true, 5*time.Second)
 	waitResumed(t, ws, "0", 10*time.Second)
 	for i, key := range []string{"n", "z", "r"} {
-		m = s.send(key)
-		s.waitSince(t, m, "Stopped", 10*time.Second)
-		s.waitSince(t, m, "host$ ", 5*time.Second)
-		if s.rawMode(t) {
-			t.Fatalf("%s: the terminal is still raw after the stop", key)
-		}
+		m = s.stoppedBy(t, key)
 		last := "left the screen"
 		if key == "n" {
 			last = "\x1b[?1049l" // ncurses leaving the alternate screen
@@ -635,4 +610,83 @@ func waitResumed(t *testing.T, ws, n string, d time.Duration) {
 		}
 	}
 	t.Fatalf("the program never drew its screen the %sth time (its file \"resumed\" says %q)", n, b)
+}
+
+// selfStopPy draws "tui drawn N" with curses and stops itself at a key:
+// n through ncurses' handler, z by kill(0), r by raise(3); q quits. Its
+// file "resumed" says N once drawn.
+const selfStopPy = `
+import curses, os, signal
+def main(scr):
+    n = 0
+    while True:
+        scr.clear()
+        scr.addstr(1, 2, "tui drawn %d" % n)
+        scr.refresh()
+        with open("resumed.tmp", "w") as f:
+            f.write(str(n))
+        os.rename("resumed.tmp", "resumed")
+        c = scr.getch()
+        if c == ord("q"):
+            return
+        if c == ord("n"):
+            # ncurses' own handler leaves the screen, then stops the
+            # process with the default action (kill(getpid())).
+            os.kill(os.getpid(), signal.SIGTSTP)
+            n += 1
+        if c in (ord("z"), ord("r")):
+            curses.endwin()
+            print("left the screen", flush=True)
+            signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+            if c == ord("z"):
+                os.kill(0, signal.SIGTSTP)
+            else:
+                signal.raise_signal(signal.SIGTSTP) # tgkill
+            n += 1
+curses.wrapper(main)
+`
+
+func writeSelfStop(t *testing.T, ws string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(ws, "selfstop.py"), []byte(selfStopPy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A background sandbox's command that stops (its own suspend key, or
+// Ctrl-Z on a cooked terminal) stops jail attach with it as a shell's job:
+// no shell can resume the sandbox itself, which continued the command at
+// once (seen failing on fad49d1: no "Stopped", the program redrawn). fg
+// continues both; the client going away while stopped continues the
+// command.
+func TestJobAttachSuspend(t *testing.T) {
+	py := needPython(t)
+	ws := workspace(t)
+	writeSelfStop(t, ws)
+	name := "as" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name, "-t", "--", py, "selfstop.py")
+	waitResumed(t, ws, "0", 30*time.Second)
+	s := hostShell(t, ws)
+	m := s.send("$J attach " + name + "\r")
+	s.waitSince(t, m, "tui drawn 0", 30*time.Second)
+	s.waitRaw(t, true, 5*time.Second)
+	m = s.stoppedBy(t, "z")
+	if out := s.since(m); !strings.Contains(out[:strings.Index(out, "Stopped")], "left the screen") {
+		t.Errorf("the program's last words did not reach the terminal before the shell's:\n%q", out)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if b, _ := os.ReadFile(filepath.Join(ws, "resumed")); string(b) != "0" {
+		t.Fatalf("the program went on while jail attach was stopped (it says %q)", b)
+	}
+	m = s.send("fg\r")
+	s.waitSince(t, m, "tui drawn 1", 10*time.Second)
+	s.waitRaw(t, true, 5*time.Second)
+	waitResumed(t, ws, "1", 10*time.Second)
+	// Stopped again, and the stopped client killed: the command goes on.
+	s.stoppedBy(t, "z")
+	s.send("kill -9 %1\r")
+	waitResumed(t, ws, "2", 10*time.Second)
+	s.killedJobGone(t, "the killed jail attach")
+	s.send("exit\r")
+	s.wait(t, 10*time.Second)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jail-sandbox/jail"
 	"github.com/jail-sandbox/jail/internal/blockio"
+	"github.com/jail-sandbox/jail/jobstop"
 	"github.com/jail-sandbox/jail/ptyrelay"
 	"github.com/jail-sandbox/jail/sandbox"
 )
@@ -73,7 +74,7 @@ func runAttach(opts *AttachOptions) error {
 		}
 		out = w
 	}
-	restore := func() {}
+	restore, take := func() {}, func() {}
 	if term.IsTerminal(0) {
 		// Keys go to the sandbox's pty as typed: its line discipline,
 		// not ours, makes Ctrl-C a SIGINT for its foreground job.
@@ -86,9 +87,11 @@ func runAttach(opts *AttachOptions) error {
 		// client that would not detach).
 		if st, err := term.MakeRaw(0); err == nil {
 			restore = func() { _ = term.Restore(0, st) }
+			take = func() { _, _ = term.MakeRaw(0) }
 		}
 	} else if term.IsTerminal(1) {
 		restore = noOutputProcessing(1)
+		take = func() { noOutputProcessing(1) }
 	}
 	defer restore()
 	t, err := sb.Attach()
@@ -132,6 +135,19 @@ func runAttach(opts *AttachOptions) error {
 			return
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "%s\r\n", line)
+	})
+	// The command stopped (Ctrl-Z on a cooked terminal, or its own
+	// suspend key): the background sandbox has no shell to resume it, so
+	// jail attach stops with it as a job of the user's shell, the terminal
+	// given back as it was; fg takes it again and the command goes on,
+	// redrawn. Where no shell could resume jail attach either, the command
+	// goes on at once.
+	t.OnSuspend(func() bool {
+		if !jobstop.Resumable() {
+			return false
+		}
+		stopAsJob(restore, take, resize)
+		return true
 	})
 	// Reads wait out an O_NONBLOCK another process of the terminal sets
 	// meanwhile (blockio), as jail's own relay's do.

@@ -256,19 +256,11 @@ func runExec(opts *ExecOptions) error {
 		// in another session: an orphaned group, whose SIGTSTP the kernel
 		// discards.
 		_ = cmd.Signal(syscall.SIGSTOP)
-		if restore != nil {
-			restore()
+		give := restore
+		if give == nil {
+			give = func() {}
 		}
-		// SIGCONT is caught for the stop only: each signal caught costs
-		// every jail exec's start (0.1-0.2 ms here).
-		cont := make(chan os.Signal, 1)
-		signal.Notify(cont, syscall.SIGCONT)
-		jobstop.Stop(cont)
-		signal.Stop(cont)
-		// From the background (bg) this stops jail exec again (SIGTTOU)
-		// until fg, as any program that sets its terminal's modes.
-		take()
-		resize()
+		stopAsJob(give, take, resize)
 		_ = cmd.Signal(syscall.SIGCONT)
 	}
 	key := func() bool {
@@ -331,4 +323,20 @@ func execErr(io *iostreams, err error) error {
 		return exitStatus(ee.Code)
 	}
 	return err
+}
+
+// stopAsJob gives the user's terminal back (give), stops the caller as a
+// job of the user's shell until it is continued (fg, bg), then takes the
+// terminal again (take) and passes its size on (resize). SIGCONT is
+// caught for the stop only: each signal caught costs every jail exec's
+// start (0.1-0.2 ms here). From the background (bg) take stops the caller
+// again (SIGTTOU) until fg, as any program that sets its terminal's modes.
+func stopAsJob(give, take, resize func()) {
+	give()
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	jobstop.Stop(cont)
+	signal.Stop(cont)
+	take()
+	resize()
 }

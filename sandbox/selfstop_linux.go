@@ -118,7 +118,9 @@ func (r *runner) onSignal(ev seccomp.SignalEvent, h *seccomp.Held) {
 		_ = h.Continue()
 		return
 	}
-	if st := r.stops.of(selfStopSession(ev)); st != nil {
+	// Waiting after the reads: the ids read were the caller's (a caller
+	// killed meanwhile could have had its pid taken by another process).
+	if st := r.stops.of(selfStopSession(ev)); st != nil && h.Waiting() {
 		st.request(ev.Pid, h)
 		return
 	}

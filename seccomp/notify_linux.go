@@ -384,6 +384,16 @@ type Held struct {
 	err  error
 }
 
+// Waiting tells whether the call still waits for its answer (the kernel's
+// SECCOMP_IOCTL_NOTIF_ID_VALID): false once its process died, or a signal
+// ended its wait. Asked after reading the caller's /proc: the pid named
+// that caller, not a later process given the same pid.
+func (h *Held) Waiting() bool {
+	id := h.id
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(h.fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_ID_VALID), uintptr(unsafe.Pointer(&id)))
+	return e == 0
+}
+
 // Continue lets the call go on: the kernel runs it as it would have
 // without the filter. Only the first call answers; an answer to a call
 // that no longer waits (its process died, or a signal ended the wait) is

@@ -262,6 +262,9 @@ func TestExecNotifySignalHeld(t *testing.T) {
 				if err := held.Continue(); err != nil {
 					t.Errorf("second Continue: %v", err) // once: the first's result
 				}
+				if held.Waiting() {
+					t.Error("a continued call still waits")
+				}
 			})
 		}
 	}

@@ -30,6 +30,9 @@ func ServeWith(ctx context.Context, listener *os.File, h Handlers) error {
 // Held is Linux-only.
 type Held struct{}
 
+// Waiting is Linux-only.
+func (h *Held) Waiting() bool { return false }
+
 // Continue is Linux-only.
 func (h *Held) Continue() error { return ErrUnsupported }
 

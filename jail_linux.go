@@ -867,10 +867,8 @@ func (c *Cmd) Start() error {
 				// The command's last bytes (leaving its screen) reach
 				// Stdout before the caller gives the terminal back.
 				c.drain(500 * time.Millisecond)
-				if c.OnSuspend != nil {
-					c.OnSuspend()
-				}
-				_ = conn.Send(session.Request{Op: session.OpSuspended})
+				stopped := c.OnSuspend != nil && c.OnSuspend()
+				_ = conn.Send(session.Request{Op: session.OpSuspended, Declined: !stopped})
 				continue
 			}
 			if err != nil || r.Event != session.EventExit {
@@ -1133,10 +1131,8 @@ func (t *Terminal) CopyTo(w io.Writer) error {
 				t.notice(termsafe.Escape(string(rep.Data)))
 			}
 		case session.EventSuspend:
-			if t.suspend != nil {
-				t.suspend()
-			}
-			_ = t.send(session.Request{Op: session.OpSuspended})
+			stopped := t.suspend != nil && t.suspend()
+			_ = t.send(session.Request{Op: session.OpSuspended, Declined: !stopped})
 		case session.EventDetached:
 			return ErrTakenOver
 		case session.EventExit:

@@ -244,7 +244,7 @@ func (r *runner) handleAttach(c *session.Conn, who *audit.Requester, suspends bo
 	k.mu.Unlock()
 	// The command stopped with the client this one takes over from goes
 	// on: the new one sees it run.
-	r.attachStopEnded(k, old, "another jail attach took over its terminal")
+	r.attachStopEnded(k, old, "the command stopped with its jail attach, and another jail attach took over its terminal: continued it")
 	if old != nil {
 		_ = old.send(session.Reply{OK: true, Event: session.EventDetached, Error: "another jail attach took over the terminal"})
 		old.mu.Lock()
@@ -285,10 +285,14 @@ func (r *runner) handleAttach(c *session.Conn, who *audit.Requester, suspends bo
 				sized = true
 			}
 		case session.OpSuspended:
-			r.attachStopEnded(k, me, "")
+			why := ""
+			if q.Declined {
+				why = "the command stopped and no shell could resume its jail attach either: continued it"
+			}
+			r.attachStopEnded(k, me, why)
 		}
 	}
-	r.attachStopEnded(k, me, "its jail attach went away")
+	r.attachStopEnded(k, me, "the command stopped with its jail attach, which went away: continued it")
 	if k.release(me) {
 		r.record(audit.Notice{Kind: "session", Severity: "info", Text: "terminal detached by " + describe(who)})
 	}
@@ -396,7 +400,8 @@ func (r *runner) attachStop(sig syscall.Signal) bool {
 }
 
 // attachStopEnded continues the command stopped with client a (nil: none)
-// once a is continued (why "": its OpSuspended) or gone (why says how).
+// once a is continued (why "": its OpSuspended), or declined or went away
+// (why is the notice that says so).
 func (r *runner) attachStopEnded(k *keptTty, a *attachClient, why string) {
 	if a == nil {
 		return
@@ -411,8 +416,9 @@ func (r *runner) attachStopEnded(k *keptTty, a *attachClient, why string) {
 		return
 	}
 	if why != "" {
-		r.say(notice.Notice{Kind: "job", Severity: notice.Warning, Group: "continued",
-			Text: "the command was stopped with its jail attach and " + why + ": continued it"})
+		// Grouped by what was said: once each, then counted (as the
+		// stops nobody could resume).
+		r.say(notice.Notice{Kind: "job", Severity: notice.Warning, Group: why, Text: why})
 		r.record(audit.Signal{Signal: "SIGCONT", Number: int(syscall.SIGCONT), From: "supervisor", To: "agent", Forwarded: true})
 	} else {
 		r.record(audit.Signal{Signal: "SIGCONT", Number: int(syscall.SIGCONT), From: "user", To: "agent", Forwarded: true})

@@ -80,6 +80,9 @@ type Request struct {
 	// gets none: an exec'd command's own stop is discarded, as by the
 	// kernel, and the kept terminal's command is continued at once.
 	Suspends bool `json:"suspends,omitempty"`
+	// Declined, with OpSuspended: the client did not stop (no shell could
+	// resume it).
+	Declined bool `json:"declined,omitempty"`
 	// Data is an attach connection's input; Rows and Cols its window size.
 	Data []byte `json:"data,omitempty"`
 	Rows uint16 `json:"rows,omitempty"`

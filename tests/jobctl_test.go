@@ -687,6 +687,19 @@ func TestJobAttachSuspend(t *testing.T) {
 	s.send("kill -9 %1\r")
 	waitResumed(t, ws, "2", 10*time.Second)
 	s.killedJobGone(t, "the killed jail attach")
+	// An attach no shell could resume (setsid: no controlling terminal)
+	// declines: the command goes on at once, and the log says why.
+	m = s.send("setsid -w $J attach " + name + "\r")
+	s.waitSince(t, m, "tui drawn 2", 30*time.Second)
+	m = s.send("z")
+	waitResumed(t, ws, "3", 5*time.Second)
+	if strings.Contains(s.since(m), "Stopped") {
+		t.Fatalf("jail attach stopped with no shell to resume it:\n%q", s.since(m))
+	}
+	s.endJob(t, "q", 0)
+	if r := sessJail(t, ws, "", "logs", name); !strings.Contains(r.stdout+r.stderr, "no shell could resume its jail attach") {
+		t.Errorf("the log does not say why the stopped command went on (jail logs: exit %d):\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	s.send("exit\r")
 	s.wait(t, 10*time.Second)
 }

@@ -961,6 +961,8 @@ func (st *initState) reap(conn *Conn) int {
 		if pid != st.agent || st.idle {
 			if ws.Exited() || ws.Signaled() {
 				st.execEnded(conn, pid, ws)
+			} else if ws.Stopped() {
+				st.execStopped(conn, pid, ws)
 			}
 			continue
 		}
@@ -1206,6 +1208,18 @@ func (st *initState) execEnded(conn *Conn, pid int, ws unix.WaitStatus) {
 		m.Code = 128 + m.Signal
 	}
 	_ = conn.Send(m)
+}
+
+// execStopped reports an exec'd command that stopped (a shell's suspend
+// builtin, a SIGSTOP): its jail exec may stop with it (sandbox:
+// selfstop_linux.go). Other children's stops are not reported.
+func (st *initState) execStopped(conn *Conn, pid int, ws unix.WaitStatus) {
+	st.mu.Lock()
+	id, ok := st.execs[pid]
+	st.mu.Unlock()
+	if ok {
+		_ = conn.Send(Message{Type: MsgStopped, ID: id, Signal: int(ws.StopSignal())})
+	}
 }
 
 // stop asks everything in the sandbox to end (SIGTERM): jail stop. An idle

@@ -209,7 +209,7 @@ const (
 	// MsgStopped: init -> supervisor: the agent stopped (Signal: the
 	// signal that stopped it). The supervisor gives the terminal back and
 	// stops itself as a shell job, or, when nothing could resume it,
-	// continues the agent.
+	// continues the agent. With ID: that exec'd command stopped.
 	MsgStopped = "stopped"
 	// MsgSignal: supervisor -> init: send Signal to the agent, or with
 	// Group to its process group (SIGTSTP, SIGCONT, SIGWINCH of job control).

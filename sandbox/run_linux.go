@@ -1388,6 +1388,13 @@ func (r *runner) readMessages(done chan struct{}) {
 			r.releaseGC()
 			r.servePublished()
 		case ns.MsgStopped:
+			if m.ID != 0 {
+				// An exec'd command: its jail exec may stop with it
+				// (selfstop_linux.go); not on this loop, which must not
+				// wait for a client.
+				go r.stops.execStopped(m.ID, syscall.Signal(m.Signal))
+				continue
+			}
 			select {
 			case r.stopCh <- syscall.Signal(m.Signal):
 			default: // one is being handled; the agent is stopped either way

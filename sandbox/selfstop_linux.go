@@ -37,16 +37,21 @@ import (
 // selfStops are the running exec -t commands whose clients carry out
 // their stops, by the command's host pid (its session's id).
 type selfStops struct {
-	mu sync.Mutex
-	by map[int]*selfStop
+	mu   sync.Mutex
+	by   map[int]*selfStop
+	byID map[int]*selfStop // the same, by exec ID (execStopped)
 }
 
 // selfStop is one command's stop in hand.
 type selfStop struct {
 	// ask sends the client EventSuspend; false when it cannot be sent.
 	ask func() bool
-	// onAsk records the stop (the trail).
-	onAsk func()
+	// onAsk records the stop and the signal that made it (the trail).
+	onAsk func(sig syscall.Signal)
+	// cont continues the command (SIGCONT to its group): one that stopped
+	// (execStopped) and whose client did not stop with it.
+	cont func()
+	id   int // its exec ID
 
 	mu      sync.Mutex
 	held    heldCall // the call waiting, until the client's SIGSTOP
@@ -58,6 +63,12 @@ type selfStop struct {
 	stopped    bool      // the client's SIGSTOP came while asked
 	doneAt     time.Time // the last OpSuspended
 	timer      *time.Timer
+	// fromStop: the ask was for the command's own stop (execStopped),
+	// not a held call: a client that declines has it continued.
+	fromStop bool
+	// byClient: the client stopped the command of its own accord (the
+	// key, its own SIGTSTP), until its SIGCONT: that stop is its.
+	byClient bool
 }
 
 // heldCall is a call the exec audit's filter holds (*seccomp.Held).
@@ -80,9 +91,10 @@ func (s *selfStops) add(hostPid int, st *selfStop) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.by == nil {
-		s.by = map[int]*selfStop{}
+		s.by, s.byID = map[int]*selfStop{}, map[int]*selfStop{}
 	}
 	s.by[hostPid] = st
+	s.byID[st.id] = st
 }
 
 // remove forgets the command's stops (its end, or its client gone): a
@@ -91,6 +103,9 @@ func (s *selfStops) remove(hostPid int) {
 	s.mu.Lock()
 	st := s.by[hostPid]
 	delete(s.by, hostPid)
+	if st != nil {
+		delete(s.byID, st.id)
+	}
 	s.mu.Unlock()
 	if st != nil {
 		st.release()
@@ -101,6 +116,19 @@ func (s *selfStops) none() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.by) == 0
+}
+
+// execStopped follows exec id's command that stopped (a shell's suspend
+// builtin, a SIGSTOP from inside): where its client carries out stops,
+// the client stops with it and continues it at fg. A stop the client made
+// itself, or made for a held call, is already its.
+func (s *selfStops) execStopped(id int, sig syscall.Signal) {
+	s.mu.Lock()
+	st := s.byID[id]
+	s.mu.Unlock()
+	if st != nil {
+		st.commandStopped(sig)
+	}
 }
 
 func (s *selfStops) of(session int) *selfStop {
@@ -212,33 +240,62 @@ func (s *selfStop) request(tid int, h heldCall) {
 			return
 		}
 		if s.onAsk != nil {
-			s.onAsk()
+			s.onAsk(syscall.SIGTSTP)
 		}
 		s.asked, s.stopped, s.held, s.heldTid, s.restartTid = true, false, h, tid, 0
 		s.timer = time.AfterFunc(selfStopAsk, s.expire)
 	}
 }
 
+// commandStopped asks the client to stop with the command, stopped of
+// its own (not by the client, nor for an ask in hand).
+func (s *selfStop) commandStopped(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.asked || s.byClient {
+		return
+	}
+	if !s.ask() {
+		s.cont()
+		return
+	}
+	if s.onAsk != nil {
+		s.onAsk(sig)
+	}
+	s.asked, s.stopped, s.fromStop = true, false, true
+	s.timer = time.AfterFunc(selfStopAsk, s.expire)
+}
+
 // signalled notes a signal the client sends the command: its SIGSTOP,
 // once asked, ends the held call's wait (the kernel drops the
-// notification; the call restarts at SIGCONT).
+// notification; the call restarts at SIGCONT); otherwise it is the
+// client's own stop (the key) until its SIGCONT.
 func (s *selfStop) signalled(sig int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.asked && sig == int(syscall.SIGSTOP) {
+	switch {
+	case sig == int(syscall.SIGSTOP) && s.asked:
 		if s.held != nil {
 			s.restartTid = s.heldTid
 		}
 		s.stopped, s.held = true, nil
+	case sig == int(syscall.SIGSTOP):
+		s.byClient = true
+	case sig == int(syscall.SIGCONT):
+		s.byClient = false
 	}
 }
 
 // done is the client's OpSuspended: a call still held (the client
-// declined: no shell could resume it) goes on.
-func (s *selfStop) done() {
+// declined: no shell could resume it) goes on, and so does a command
+// that stopped of its own whose client declined.
+func (s *selfStop) done(declined bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.asked, s.stopped, s.doneAt = false, false, time.Now()
+	if s.fromStop && declined {
+		s.cont()
+	}
+	s.asked, s.stopped, s.fromStop, s.doneAt = false, false, false, time.Now()
 	s.stopTimer()
 	s.letGo()
 }
@@ -249,7 +306,10 @@ func (s *selfStop) expire() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.asked && !s.stopped {
-		s.asked, s.doneAt = false, time.Now()
+		if s.fromStop {
+			s.cont()
+		}
+		s.asked, s.fromStop, s.doneAt = false, false, time.Now()
 		s.letGo()
 	}
 }
@@ -278,9 +338,10 @@ func (s *selfStop) stopTimer() {
 }
 
 // selfStopRecord is the trail's line for exec id's own stop.
-func (r *runner) selfStopRecord(id int) func() {
-	return func() {
-		r.record(audit.Signal{Signal: unix.SignalName(syscall.SIGTSTP), Number: int(syscall.SIGTSTP), From: "sandbox", To: "supervisor"})
-		r.record(audit.Notice{Kind: "session", Severity: "info", Text: fmt.Sprintf("exec %d stopped itself (SIGTSTP): its jail exec stops it, as a shell's job", id)})
+func (r *runner) selfStopRecord(id int) func(sig syscall.Signal) {
+	return func(sig syscall.Signal) {
+		name := unix.SignalName(sig)
+		r.record(audit.Signal{Signal: name, Number: int(sig), From: "sandbox", To: "supervisor"})
+		r.record(audit.Notice{Kind: "session", Severity: "info", Text: fmt.Sprintf("exec %d stopped itself (%s): its jail exec stops it, as a shell's job", id, name)})
 	}
 }

@@ -49,13 +49,13 @@ func TestSelfStopRequests(t *testing.T) {
 	h4 := &fakeHeld{}
 	s.request(5, h4) // restarted at SIGCONT
 	step("restart", 1, h4, 1)
-	s.done()
+	s.done(false)
 	h5 := &fakeHeld{}
 	s.request(5, h5) // the user's next Ctrl-Z, at once
 	step("next stop", 2, h5, 0)
 	answer = false
 	s.signalled(int(syscall.SIGCONT)) // not a stop: nothing changes
-	s.done()                          // declined: the call goes on
+	s.done(true)                      // declined: the call goes on
 	step("declined", 2, h5, 1)
 	h6 := &fakeHeld{}
 	s.request(5, h6) // the client cannot be asked: on at once
@@ -93,4 +93,44 @@ func TestAimsAtSelf(t *testing.T) {
 			t.Errorf("aimsAtSelf(%+v) = %v, want %v", tt.ev, got, tt.want)
 		}
 	}
+}
+
+// The command stopped of its own (a shell's suspend): the client is asked
+// once; declined, the command is continued; the client's own stop (the
+// key) and the stop of a held call's ask are not asked again.
+func TestSelfStopCommandStopped(t *testing.T) {
+	asks, conts := 0, 0
+	answer := true
+	s := &selfStop{ask: func() bool { asks++; return answer }, cont: func() { conts++ }}
+	defer s.release()
+	check := func(what string, wantAsks, wantConts int) {
+		t.Helper()
+		if asks != wantAsks || conts != wantConts {
+			t.Fatalf("%s: %d asks, %d continues; want %d, %d", what, asks, conts, wantAsks, wantConts)
+		}
+	}
+	s.commandStopped(syscall.SIGSTOP)
+	check("stopped", 1, 0)
+	s.commandStopped(syscall.SIGSTOP) // reported again meanwhile
+	check("again", 1, 0)
+	s.signalled(int(syscall.SIGSTOP)) // the client's stop for the ask
+	s.signalled(int(syscall.SIGCONT))
+	s.done(false)
+	check("fg", 1, 0)
+	s.commandStopped(syscall.SIGSTOP)
+	s.done(true) // no shell to resume the client
+	check("declined", 2, 1)
+	s.signalled(int(syscall.SIGSTOP)) // the key: the client's own stop
+	s.commandStopped(syscall.SIGSTOP)
+	check("the key's stop", 2, 1)
+	s.signalled(int(syscall.SIGCONT))
+	h := &fakeHeld{}
+	s.request(5, h) // a held call's ask, then its SIGSTOP's report
+	s.signalled(int(syscall.SIGSTOP))
+	s.commandStopped(syscall.SIGSTOP)
+	check("a held call's stop", 3, 1)
+	s.done(false)
+	answer = false
+	s.commandStopped(syscall.SIGSTOP) // the client cannot be asked
+	check("cannot ask", 4, 2)
 }

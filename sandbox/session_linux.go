@@ -685,10 +685,12 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	// the exec audit, whose filter holds the stop (none without it).
 	var stop *selfStop
 	if req.Tty && req.Suspends && taken && hostPid > 0 {
-		stop = &selfStop{onAsk: r.selfStopRecord(id), ask: func() bool {
+		stop = &selfStop{id: id, onAsk: r.selfStopRecord(id), ask: func() bool {
 			sendMu.Lock()
 			defer sendMu.Unlock()
 			return c.Send(session.Reply{OK: true, Event: session.EventSuspend}) == nil
+		}, cont: func() {
+			_ = r.sb.Conn.Send(ns.Message{Type: ns.MsgSignal, ID: id, Signal: int(syscall.SIGCONT)})
 		}}
 		r.stops.add(hostPid, stop)
 		defer r.stops.remove(hostPid)
@@ -715,7 +717,7 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 				return
 			}
 			if q.Op == session.OpSuspended && stop != nil {
-				stop.done()
+				stop.done(q.Declined)
 				continue
 			}
 			if q.Op == session.OpSignal && q.Signal > 0 && q.Signal < 65 {

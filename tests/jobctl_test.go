@@ -584,6 +584,22 @@ func TestJobSelfSuspendExec(t *testing.T) {
 	}
 	s.endJob(t, "q", 0)
 
+	// A shell inside that stops itself (its suspend builtin: a SIGSTOP,
+	// which the kernel does not discard) stops jail exec with it; fg
+	// brings its prompt back (seen failing on 0da85aa: jail exec waited
+	// on a stopped shell, and Ctrl-Z, a byte for that shell, did nothing).
+	m = s.send("$J exec -it " + name + " -- bash --norc --noprofile -i\r")
+	s.waitRaw(t, true, 30*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	m = s.send("PS1='in''side$ '\r")
+	s.waitSince(t, m, "inside$ ", 10*time.Second)
+	s.stoppedBy(t, "suspend\r")
+	m = s.send("fg\r")
+	s.waitRaw(t, true, 10*time.Second)
+	m = s.send("echo back\"\"again\r")
+	s.waitSince(t, m, "backagain", 10*time.Second)
+	s.endJob(t, "exit\r", 0)
+
 	// No shell to resume it (setsid: no controlling terminal): the
 	// program's stop is given back at once and it goes on.
 	m = s.send("setsid -w $J exec -it " + name + " -- " + py + " selfstop.py\r")

@@ -100,6 +100,17 @@ func (s *ptySession) stopJob(t *testing.T) {
 	s.stoppedBy(t, "\x1a")
 }
 
+// innerShell starts an interactive bash under jail exec -it in sandbox
+// name and waits for its prompt, "inside$ ".
+func (s *ptySession) innerShell(t *testing.T, name string) {
+	t.Helper()
+	s.send("$J exec -it " + name + " -- bash --norc --noprofile -i\r")
+	s.waitRaw(t, true, 30*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	m := s.send("PS1='in''side$ '\r")
+	s.waitSince(t, m, "inside$ ", 10*time.Second)
+}
+
 // stoppedBy types key and waits for the shell to say the job stopped and
 // give its prompt back, its terminal cooked again; it returns the mark
 // from before the key.
@@ -513,11 +524,7 @@ func TestJobCtrlZExecInteractive(t *testing.T) {
 	s.endJob(t, "\x03", 130)
 
 	// A job-control shell inside: Ctrl-Z stops its job, not jail exec.
-	m = s.send("$J exec -it " + name + " -- bash --norc --noprofile -i\r")
-	s.waitRaw(t, true, 30*time.Second)
-	time.Sleep(300 * time.Millisecond)
-	m = s.send("PS1='in''side$ '\r")
-	s.waitSince(t, m, "inside$ ", 10*time.Second)
+	s.innerShell(t, name)
 	m = s.send("sleep 100\r")
 	time.Sleep(500 * time.Millisecond)
 	z := s.send("\x1a")
@@ -588,11 +595,7 @@ func TestJobSelfSuspendExec(t *testing.T) {
 	// which the kernel does not discard) stops jail exec with it; fg
 	// brings its prompt back (seen failing on 0da85aa: jail exec waited
 	// on a stopped shell, and Ctrl-Z, a byte for that shell, did nothing).
-	m = s.send("$J exec -it " + name + " -- bash --norc --noprofile -i\r")
-	s.waitRaw(t, true, 30*time.Second)
-	time.Sleep(300 * time.Millisecond)
-	m = s.send("PS1='in''side$ '\r")
-	s.waitSince(t, m, "inside$ ", 10*time.Second)
+	s.innerShell(t, name)
 	s.stoppedBy(t, "suspend\r")
 	m = s.send("fg\r")
 	s.waitRaw(t, true, 10*time.Second)

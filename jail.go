@@ -36,10 +36,22 @@ package jail
 import (
 	"errors"
 	"fmt"
+
+	"github.com/jail-sandbox/jail/policy"
 )
 
 // ErrUnsupported is returned outside Linux.
 var ErrUnsupported = errors.New("the sandbox needs Linux")
+
+// RegistryHints, when a program sets it before it calls Init, lets the
+// supervisor of a sandbox Start runs (a process of its own, handed the
+// policy as data, in which a function does not pass) ask the question of
+// policy.RegistryHints at its run's end: it is called there, once, with
+// the policy the supervisor received, in the environment and directory of
+// Start's caller, when the caller's policy had RegistryHints set. jail's
+// command line sets it; nil: the supervisor names no profile for a refused
+// registry.
+var RegistryHints func(p *policy.Policy) func(tools []string) []policy.ProfileHint
 
 // Options say how Start runs the sandbox.
 type Options struct {

@@ -68,6 +68,12 @@ type startRequest struct {
 	// RemoveLog: the log is jail's choice and the sandbox has no name to
 	// read it by: it goes when the sandbox ends.
 	RemoveLog bool `json:"remove_log,omitempty"`
+	// ProfileHints and RegistryHints carry the policy's fields of those
+	// names, which its JSON leaves out: the hints themselves, and whether
+	// the caller asked for registry hints (the supervisor asks its own
+	// RegistryHints, a function, for them).
+	ProfileHints  []policy.ProfileHint `json:"profile_hints,omitempty"`
+	RegistryHints bool                 `json:"registry_hints,omitempty"`
 }
 
 type readyLine struct {
@@ -87,6 +93,10 @@ func superviseMain() int {
 	}
 	p := sr.Policy
 	p.Notices, p.Quiet, p.Verbose = sr.Notices, sr.Quiet, sr.Verbose
+	p.ProfileHints = sr.ProfileHints
+	if sr.RegistryHints && RegistryHints != nil {
+		p.RegistryHints = RegistryHints(p)
+	}
 	so := sandbox.SessionOptions{LogPath: sr.LogPath, Tty: sr.Tty}
 	var once sync.Once
 	var failed *readyLine
@@ -282,7 +292,7 @@ func Start(ctx context.Context, p *policy.Policy, opts Options) (*Sandbox, error
 		close(s.done)
 	}()
 	sr := startRequest{Policy: &pol, Notices: p.Notices, Quiet: p.Quiet, Verbose: p.Verbose, LogPath: logPath, Lifeline: !opts.Detach, Tty: opts.Tty,
-		LogLimit: opts.LogLimit, RemoveLog: removeLog}
+		LogLimit: opts.LogLimit, RemoveLog: removeLog, ProfileHints: p.ProfileHints, RegistryHints: p.RegistryHints != nil}
 	go func() {
 		_ = json.NewEncoder(reqW).Encode(sr)
 		reqW.Close()

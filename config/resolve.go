@@ -195,7 +195,7 @@ func Resolve(req Request) (*Result, error) {
 	if !wsSet {
 		// The sandbox makes the top level of the git work tree the
 		// workspace (and says so); the project file is looked for there.
-		ws = gitTopLevel(env)
+		ws = GitTopLevel(env)
 		// Unless a trusted project lies between it and the current
 		// directory: that project is the workspace, as it was when the
 		// user trusted its file (its own work tree, or --workspace),
@@ -562,7 +562,7 @@ func ProfileChain(src Profiles, names []string) ([]*File, error) {
 // subfolder trusts what the run will read (trustsub: re-trusting a
 // changed enclosing file from a submodule).
 func ProjectFile(env Env) string {
-	ws := gitTopLevel(env)
+	ws := GitTopLevel(env)
 	if env.ConfigDir == "" {
 		return filepath.Join(ws, ProjectFileName)
 	}
@@ -579,10 +579,10 @@ func ProjectFile(env Env) string {
 	return own
 }
 
-// gitTopLevel is the workspace jail chooses without a workspace setting:
+// GitTopLevel is the workspace jail chooses without a workspace setting:
 // the top level of the git work tree of the current directory, else the
 // current directory (hostgit.TopLevel, as the sandbox decides it).
-func gitTopLevel(env Env) string {
+func GitTopLevel(env Env) string {
 	cwd, err := filepath.EvalSymlinks(env.Cwd)
 	if err != nil {
 		return env.Cwd

@@ -54,6 +54,11 @@ func TestRefusalNamesProfile(t *testing.T) {
 	if strings.Contains(r.stderr, "--profile") || !strings.Contains(r.stderr, "refused api.hinted.invalid:443 - add --allow-domain api.hinted.invalid\n") {
 		t.Errorf("othertool: want the refusal as before\nstderr:\n%s", r.stderr)
 	}
+	// In the background (jail run -d): the supervisor, a process of its
+	// own, was not handed the profiles named like the command.
+	if out := inBackground(t, o, hinted, "--", filepath.Join(ws, "mytool")); !strings.Contains(out, hinted) {
+		t.Errorf("run -d: no profile named for the profile's name\n want %s\nlog:\n%s", hinted, out)
+	}
 	// The profile applied: its name is allowed (the client closes without
 	// a byte, which is said); no refusal asks for it or names the profile.
 	r = run(t, o, "-P", "mytool", "--", filepath.Join(ws, "mytool"))

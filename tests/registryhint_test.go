@@ -84,4 +84,33 @@ func TestRegistryNamesProfile(t *testing.T) {
 			}
 		})
 	}
+	// In the background (jail run -d, session 49): the supervisor is a
+	// process of its own, handed the policy as JSON, and the question
+	// (a function) did not reach it: its log said neither the profile
+	// nor the flag, only the option's key ("add allow-domain ...").
+	t.Run("in the background", func(t *testing.T) {
+		out := inBackground(t, env(tools), hinted, "--", "npm", "install")
+		if !strings.Contains(out, "refused reg.hinted.invalid:443 - add --allow-domain reg.hinted.invalid\n") {
+			t.Errorf("the refusal does not name the flag\nlog:\n%s", out)
+		}
+		if !strings.Contains(out, hinted) {
+			t.Errorf("no profile named\n want %s\nlog:\n%s", hinted, out)
+		}
+		if strings.Contains(out, "other.hinted.invalid:443, refused") || strings.Contains(out, "evil.hinted.invalid:443, refused") {
+			t.Errorf("a name no registry of npm's is named as one\nlog:\n%s", out)
+		}
+		if data, _ := os.ReadFile(asked); strings.Contains(string(data), ws) {
+			t.Errorf("the workspace's npm was run on the host: %s", data)
+		}
+		// The supervisor's own question trusts no more than the command
+		// line's: an npm the sandbox can write is not run on the host.
+		os.Remove(asked)
+		out = inBackground(t, env(filepath.Join(ws, "bin")), "refused reg.hinted.invalid:443", "--", "npm", "install")
+		if !strings.Contains(out, "refused reg.hinted.invalid:443") || strings.Contains(out, hinted) {
+			t.Errorf("the workspace's npm: want the refusal and no profile named\nlog:\n%s", out)
+		}
+		if data, _ := os.ReadFile(asked); strings.Contains(string(data), ws) {
+			t.Errorf("the workspace's npm was run on the host: %s", data)
+		}
+	})
 }

@@ -120,3 +120,26 @@ func TestSessionLogsFiltered(t *testing.T) {
 		t.Fatalf("jail logs wrote the sandbox's clipboard sequence to the terminal: %q", out)
 	}
 }
+
+// inBackground runs args (flags, --, the command) as a named background
+// sandbox (jail run -d --name) and returns its log once it has ended and
+// holds want, or after 30 s: what a user of jail run -d reads with jail
+// logs, jail's notices among the command's output.
+func inBackground(t *testing.T, o runOpts, want string, args ...string) string {
+	t.Helper()
+	env, _ := privateRuntime(t)
+	o.env = append(o.env, env...)
+	name := "bg" + strings.ReplaceAll(marker(), ".", "")
+	r := run(t, o, append([]string{"run", "-d", "--name", name}, args...)...)
+	mustCode(t, r, 0)
+	t.Cleanup(func() { run(t, o, "kill", "--now", name) })
+	// Follows until the sandbox ends; its last notices (a run's end) may
+	// reach the log just after.
+	f := o
+	f.timeout = 30 * time.Second
+	out := run(t, f, "logs", "-f", name).stdout
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(out, want) && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		out = run(t, o, "logs", name).stdout
+	}
+	return out
+}

@@ -46,6 +46,12 @@ type factory struct {
 
 func main() {
 	sandbox.MainStarted = time.Now() // JAIL_TRACE's origin (a detached supervisor's too)
+	// A background sandbox's supervisor (jail run -d) is this binary
+	// again, run by jail.Init below: it names options as the user types
+	// them (--allow-domain), as a run in the foreground does, and asks at
+	// its run's end which profile allows a refused registry.
+	sandbox.Spell = config.SpellFlags
+	jail.RegistryHints = backgroundRegistryHints
 	// A sandbox's init or a detached supervisor (jail run -d) is a
 	// re-exec of this binary: it never returns from here.
 	jail.Init()

@@ -24,7 +24,7 @@ func allowRegistries(p *policy.Policy, res *config.Result, env config.Env, envir
 	for _, r := range res.Registries {
 		tools = append(tools, r.Tool)
 	}
-	found := toolreg.Resolve(tools, registryEnv(p, res, env, environ))
+	found := toolreg.Resolve(tools, registryEnv(p, res.Workspace, env, environ))
 	for _, h := range found.Hosts {
 		switch {
 		case h.IsIP() && strings.Contains(h.Name, ":"):
@@ -51,7 +51,7 @@ func allowRegistries(p *policy.Policy, res *config.Result, env config.Env, envir
 // registryEnv is the host side toolreg reads for the run: the tools'
 // answers cached in jail's state directory (no sandbox reaches it), and
 // what the sandbox can write not trusted.
-func registryEnv(p *policy.Policy, res *config.Result, env config.Env, environ []string) toolreg.Env {
+func registryEnv(p *policy.Policy, workspace string, env config.Env, environ []string) toolreg.Env {
 	cache := ""
 	var past *pastwrite.Set
 	if d, err := statedir.From(func(k string) string { return getenvIn(environ, k) }); err == nil {
@@ -62,7 +62,7 @@ func registryEnv(p *policy.Policy, res *config.Result, env config.Env, environ [
 	}
 	return toolreg.Env{
 		Home: env.Home, Cwd: env.Cwd, Environ: environ, CacheFile: cache,
-		Writable: writableBy(p, res, env, past),
+		Writable: writableBy(p, workspace, env, past),
 	}
 }
 
@@ -111,7 +111,7 @@ func getenvIn(environ []string, name string) string {
 // the allowlist. The tools jail asks run on the host: a tree an earlier
 // run made writable (past) counts too, since what that run's agent left on
 // the PATH (a venv's bin in another project) is still there.
-func writableBy(p *policy.Policy, res *config.Result, env config.Env, past *pastwrite.Set) func(string) bool {
+func writableBy(p *policy.Policy, workspace string, env config.Env, past *pastwrite.Set) func(string) bool {
 	var roots []string
 	add := func(path string) {
 		if strings.HasPrefix(path, "~/") && env.Home != "" {
@@ -125,8 +125,8 @@ func writableBy(p *policy.Policy, res *config.Result, env config.Env, past *past
 			roots = append(roots, r)
 		}
 	}
-	if ws := res.Workspace; ws != "" {
-		add(ws)
+	if workspace != "" {
+		add(workspace)
 	}
 	for _, w := range p.Write {
 		add(w)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"slices"
 	"time"
 
@@ -26,6 +27,31 @@ func registryHints(p policy.Policy, res *config.Result, env config.Env, environ 
 	if res.Policy.Net == policy.NetNone || res.Policy.Net == policy.NetHost {
 		return nil
 	}
+	return hintsFor(p, res.Workspace, env, environ)
+}
+
+// backgroundRegistryHints is registryHints in the supervisor of a
+// background sandbox (jail.RegistryHints), asked only when the command
+// line's policy had them: it runs in the command line's environment and
+// directory, and its policy is the one the command line made, workspace
+// and all (none set: the one jail chooses, config.GitTopLevel).
+func backgroundRegistryHints(p *policy.Policy) func([]string) []policy.ProfileHint {
+	env, err := config.ProcessEnv()
+	if err != nil {
+		return nil
+	}
+	if p.Cwd != "" {
+		env.Cwd = p.Cwd
+	}
+	ws := p.Workspace
+	if ws == "" {
+		ws = config.GitTopLevel(env)
+	}
+	return hintsFor(*p, ws, env, os.Environ())
+}
+
+// hintsFor is registryHints' question, for a run in workspace.
+func hintsFor(p policy.Policy, workspace string, env config.Env, environ []string) func([]string) []policy.ProfileHint {
 	return func(tools []string) []policy.ProfileHint {
 		src := profile.ForConfigDir(env.ConfigDir)
 		// Each profile is loaded once, below (List would load them all
@@ -63,7 +89,7 @@ func registryHints(p policy.Policy, res *config.Result, env config.Env, environ 
 		}
 		// A hint is not worth the wait a profile's start accepts (toolreg's
 		// 10 s): a tool that does not answer in time is named by none.
-		renv := registryEnv(&p, res, env, environ)
+		renv := registryEnv(&p, workspace, env, environ)
 		renv.Timeout = hintTimeout
 		found := toolreg.Resolve(want, renv)
 		var out []policy.ProfileHint

@@ -32,7 +32,7 @@ type Rules struct {
 	DenyTCP bool `json:"deny_tcp,omitempty"`
 	// ConnectTCP lists, under DenyTCP, the ports that may still be connected
 	// to (ABI 4+); binding stays denied on every port. Under --net none jail
-	// answers refused names on 80 and 443 from listeners in the sandbox's
+	// answers refused names on 80, 443 and 22 from listeners in the sandbox's
 	// own network namespace, which has no route out: these ports reach only
 	// them (and nothing the agent could bind, since it can bind nothing).
 	ConnectTCP []uint16 `json:"connect_tcp,omitempty"`

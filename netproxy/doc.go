@@ -70,7 +70,7 @@
 //
 //   - --net none: nsnet.SetupNone gives the sandbox's own network namespace
 //     jail's DNS on 127.0.0.1:53, a local route for the fake ranges and
-//     listeners on ports 80 and 443, served with an empty Policy, so every
+//     listeners on ports 80, 443 and 22, served with an empty Policy, so every
 //     name is refused with its flag (127.0.0.1:80 is also the Endpoint the
 //     variables name);
 //   - the proxy-aware fallback: the same listeners on the sandbox's loopback,

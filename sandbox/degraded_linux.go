@@ -173,7 +173,7 @@ func degradedRules(mounts []ns.Mount, base landlock.Rules, tmp string) (landlock
 	r.ReadWrite = append(append([]string{}, rw...), tmp, "/dev/null", "/dev/zero", "/dev/full")
 	// Without a network namespace, Landlock's TCP rule is all there is for
 	// TCP under --net none (seccomp also refuses IP sockets), and there are
-	// no refusal listeners: ports 80 and 443 would be the host's.
+	// no refusal listeners: their ports would be the host's.
 	r.ConnectTCP = nil
 	sort.Strings(lost)
 	if packs > 0 {

@@ -67,7 +67,7 @@ func TestDenialRecordConflict(t *testing.T) {
 }
 
 // TestPlanConnectPorts: with --no-local-tcp, Landlock keeps TCP closed under
-// --net none except jail's two refusal ports; otherwise (the default) it has
+// --net none except jail's refusal ports; otherwise (the default) it has
 // no TCP rule.
 func TestPlanConnectPorts(t *testing.T) {
 	f := newFixture(t)
@@ -77,7 +77,7 @@ func TestPlanConnectPorts(t *testing.T) {
 		deny bool
 		want []uint16
 	}{
-		{"none with --no-local-tcp", func(p *policy.Policy) { p.Net, p.NoLocalTCP = policy.NetNone, true }, true, []uint16{80, 443}},
+		{"none with --no-local-tcp", func(p *policy.Policy) { p.Net, p.NoLocalTCP = policy.NetNone, true }, true, []uint16{80, 443, 22}},
 		{"none", func(p *policy.Policy) { p.Net = policy.NetNone }, false, nil},
 		{"none with --allow-local-tcp", func(p *policy.Policy) { p.Net, p.AllowLocalTCP = policy.NetNone, true }, false, nil},
 		{"allow", func(p *policy.Policy) { p.Net, p.AllowDomain = policy.NetAllow, []string{"a.example"} }, false, nil},

@@ -834,7 +834,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		// exists, so TCP there crosses no wall. Degraded mode, without a
 		// network namespace, denies it anyway (setupDegraded).
 		DenyTCP: p.Net == policy.NetNone && p.NoLocalTCP,
-		// Except to jail's own refusal listeners in the sandbox (80, 443):
+		// Except to jail's own refusal listeners in the sandbox (80, 443, 22):
 		// under --net none they are all that those ports reach, and they
 		// say "refused" in the client's protocol.
 		ConnectTCP: connectPorts(p),

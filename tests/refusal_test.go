@@ -143,6 +143,46 @@ exit 0`
 	}
 }
 
+// TestRefusalSSH: ssh, and git over ssh, to a refused name fail at once
+// and jail says so, naming the flag, exactly once for the port. Under
+// --net none (the default) port 22 had no listener of jail's: the
+// connect to the refusal address was refused by the sandbox's own
+// loopback, and `git push` over ssh said "Connection refused" with no
+// word from jail (session 49, trying it as a user would), where the same
+// push with an allowlist was said to be refused.
+func TestRefusalSSH(t *testing.T) {
+	for _, mode := range refusalModes() {
+		t.Run(mode.name, func(t *testing.T) {
+			script := timed + `
+t ssh /usr/bin/ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o ConnectTimeout=20 git@` + refusedHost + ` true
+t git /usr/bin/git ls-remote ssh://git@` + refusedHost + `/x.git
+exit 0`
+			r := sh(t, runOpts{env: refusalEnv(t)}, script, mode.flags...)
+			mustCode(t, r, 0)
+			res := parseTimed(r.stdout)
+			for _, label := range []string{"ssh", "git"} {
+				got, ok := res[label]
+				if !ok {
+					t.Fatalf("%s did not run:\n%s", label, r.stdout)
+				}
+				if got.rc == 0 {
+					t.Errorf("ATTACK WORKED: %s to a refused name succeeded: %s", label, got.out)
+				}
+				if got.ms > 5000 {
+					t.Errorf("%s took %d ms, want under 5 s: %s", label, got.ms, got.out)
+				}
+			}
+			target := refusedHost + ":22"
+			if n := countNotices(r.stderr, target); n != 1 {
+				t.Errorf("%d notices for %s, want exactly 1; stderr:\n%s", n, target, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "jail: refused "+target+" - add --allow-domain "+refusedHost+"\n") {
+				t.Errorf("no notice naming %s and the flag; stderr:\n%s", target, r.stderr)
+			}
+		})
+	}
+}
+
 // TestRefusalProxyClientError: a proxy-aware client that reports a refused
 // tunnel by its status line (Python's urllib, whose http.client pip uses)
 // names the refused host and the flag in its own error, at once.
@@ -236,13 +276,13 @@ exit 0`
 // TestRefusalNetNoneStaysClosed: under --net none the refusal plumbing adds
 // no way out: no route but the sandbox's own, and jail's proxy refuses a
 // CONNECT to a raw address too. With --no-local-tcp, Landlock still refuses
-// TCP to every port but jail's two refusal listeners and no listener can be
+// TCP to every port but jail's refusal listeners' and no listener can be
 // bound (without it, TCP on the sandbox's own loopback is allowed, which
 // TestEverydayLoopbackIsolated shows reaches nothing of the host's).
 func TestRefusalNetNoneStaysClosed(t *testing.T) {
 	script := timed + `
 t routes sh -c "{ ip -4 route show table all; ip -6 route show table all; } | grep -v ' dev lo '; true"
-t port22 /usr/bin/python3 -c 'import socket; socket.create_connection(("` + refusedHost + `", 22), timeout=5)'
+t port9418 /usr/bin/python3 -c 'import socket; socket.create_connection(("` + refusedHost + `", 9418), timeout=5)'
 t bind /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 8080))'
 t connect-raw /usr/bin/curl -sS --max-time 10 -p http://198.51.100.7:443/
 exit 0`
@@ -252,8 +292,8 @@ exit 0`
 	if routes := strings.TrimSpace(res["routes"].out); routes != "" {
 		t.Errorf("routes other than the sandbox's own under --net none:\n%s", routes)
 	}
-	if res["port22"].rc == 0 || !strings.Contains(res["port22"].out, "Permission denied") && landlockABI(t) >= 4 {
-		t.Errorf("connect to port 22 under --net none: %q, want Landlock's EACCES", res["port22"].out)
+	if res["port9418"].rc == 0 || !strings.Contains(res["port9418"].out, "Permission denied") && landlockABI(t) >= 4 {
+		t.Errorf("connect to port 9418 under --net none: %q, want Landlock's EACCES", res["port9418"].out)
 	}
 	if res["bind"].rc == 0 {
 		t.Errorf("ATTACK WORKED: bind under --net none")

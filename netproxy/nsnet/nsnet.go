@@ -50,8 +50,12 @@ const (
 
 // RefusalPorts are the ports SetupNone listens on for flows to refusal
 // addresses: HTTP and HTTPS, where a refusal can be answered in the client's
-// protocol. The first one is also the proxy port (ProxyAddr).
-var RefusalPorts = []uint16{80, 443}
+// protocol, and SSH (git push over ssh), whose client hears a reset, which
+// the user hears explained: without a listener there the sandbox's loopback
+// refused the connect and jail never learnt of it. Only ports below 1024:
+// a listener on another port would take it from the agent's own servers.
+// The first one is also the proxy port (ProxyAddr).
+var RefusalPorts = []uint16{80, 443, 22}
 
 // Interface names. SandboxIface is what the agent sees in S; ProxyIface lives in P.
 const (

@@ -374,9 +374,10 @@ func refusalListeners(lo int, fake netip.Prefix) (ls []*os.File, err error) {
 //     fake range, which its DNS hands out) is the sandbox's own, so a connect
 //     to one reaches a listener in S instead of failing with ENETUNREACH;
 //   - a UDP socket on 127.0.0.1:53 for the resolver (ResolvConf(127.0.0.1));
-//   - TCP listeners on 0.0.0.0:80 and 0.0.0.0:443 (RefusalPorts), which the
-//     supervisor serves with refusals only: a 403 naming the host, a TLS
-//     alert. 127.0.0.1:80 (ProxyAddr) is the proxy the *_PROXY variables name.
+//   - TCP listeners on 0.0.0.0 at ports 80, 443 and 22 (RefusalPorts),
+//     which the supervisor serves with refusals only: a 403 naming the
+//     host, a TLS alert, a reset. 127.0.0.1:80 (ProxyAddr) is the proxy the
+//     *_PROXY variables name.
 //
 // Ports below 1024 need CAP_NET_BIND_SERVICE in U, which only init has: the
 // agent can never bind one of these ports itself.

@@ -584,7 +584,9 @@ func lookPath(file string, env []string) (string, error) {
 	}
 	fail := func(p string, err error) error {
 		if errors.Is(err, os.ErrNotExist) {
-			return &setupError{127, fmt.Errorf("%s: command not found inside the sandbox (is it on a hidden path? make its directory visible: read DIR)", p)}
+			// The supervisor says what the host has (sandbox's notFoundLine,
+			// which knows this wording): init sees the sandbox only.
+			return &setupError{127, fmt.Errorf("%s: command not found inside the sandbox", p)}
 		}
 		return &setupError{126, fmt.Errorf("%s: not executable: %v", p, err)}
 	}

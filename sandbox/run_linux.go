@@ -1551,6 +1551,11 @@ func (r *runner) finish() int {
 		if line := r.diagnoseSetup(setupErr.Error); line != "" {
 			setupErr.Error = line
 		}
+		if setupErr.ExitCode == ExitNotFound && len(r.pol.Command) > 0 {
+			if line := notFoundLine(setupErr.Error, r.pol.Command[0], lookupEnv(r.plan.Env, "PATH"), r.plan.Cwd, r.plan.Home, false); line != "" {
+				setupErr.Error = line
+			}
+		}
 		r.errorf("%s", Explain(errors.New(setupErr.Error)))
 		code, reason = setupErr.ExitCode, "setup_failed"
 		if code == 0 {

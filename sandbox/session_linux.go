@@ -661,7 +661,15 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 		if code == 0 {
 			code = ExitSetup
 		}
-		last(session.Reply{Error: started.Error, ExitCode: code})
+		msg := started.Error
+		if code == ExitNotFound {
+			// What the host has, and how to run it (a new sandbox): the
+			// client prints the line as it comes, so it is spelled here.
+			if line := notFoundLine(msg, es.Argv[0], lookupEnv(es.Env, "PATH"), es.Cwd, r.plan.Home, true); line != "" {
+				msg = Spell(line)
+			}
+		}
+		last(session.Reply{Error: msg, ExitCode: code})
 		return
 	}
 	rep := session.Reply{OK: true, Event: session.EventStarted, Pid: started.Pid}

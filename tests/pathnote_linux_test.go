@@ -37,3 +37,42 @@ func TestHiddenPathNamed(t *testing.T) {
 		t.Errorf("--dry-run does not say an absent runnable was skipped:\n%s%s", r.stdout, r.stderr)
 	}
 }
+
+// A command init cannot find is looked up on the host too (session 49,
+// trying `jail -- sudo` as a user would on a machine without sudo: jail
+// said "command not found inside the sandbox (is it on a hidden path?
+// make its directory visible: read DIR)", sending the user looking for a
+// directory that does not exist, with the option's bare key): a command
+// the host lacks too is said so; one the host has where the sandbox hides
+// it (jail exec of a ~/.local/bin tool) is named, with the flags that run
+// it.
+func TestNotFoundSaysHost(t *testing.T) {
+	home, env := everydayHome(t)
+	bin := filepath.Join(home, ".local/bin")
+	writeExec(t, filepath.Join(bin, "mytool"), "#!/bin/sh\necho MYTOOL-RAN\n")
+	env = append(env, "PATH="+bin+":/usr/local/bin:/usr/bin:/bin")
+	rt, _ := privateRuntime(t)
+	env = append(env, rt...)
+	o := runOpts{env: env}
+
+	r := run(t, o, "--", "no-such-command-jailtest")
+	if want := "jail: no-such-command-jailtest: command not found, inside the sandbox or on the host (the same PATH)\n"; r.code != 127 || !strings.Contains(r.stderr, want) {
+		t.Errorf("a command the host lacks too: exit %d, want 127 and %q\nstderr: %s", r.code, want, r.stderr)
+	}
+	if strings.Contains(r.stderr, "hidden path") {
+		t.Errorf("a command the host lacks is said to be hidden:\n%s", r.stderr)
+	}
+
+	name := "nf" + strings.ReplaceAll(marker(), ".", "")
+	mustCode(t, run(t, o, "run", "-d", "--name", name), 0)
+	t.Cleanup(func() { run(t, o, "kill", "--now", name) })
+	r = run(t, o, "exec", name, "--", "mytool")
+	want := "mytool: command not found inside the sandbox: the host's is ~/.local/bin/mytool, which the sandbox hides; start the sandbox with --runnable mytool to run it (or --read ~/.local/bin)"
+	if r.code != 127 || !strings.Contains(r.stderr, want) {
+		t.Errorf("jail exec of a hidden tool: exit %d, want 127 and %q\nstderr: %s", r.code, want, r.stderr)
+	}
+	r = run(t, o, "exec", name, "--", "no-such-command-jailtest")
+	if want := "no-such-command-jailtest: command not found, inside the sandbox or on the host (the same PATH)"; r.code != 127 || !strings.Contains(r.stderr, want) {
+		t.Errorf("jail exec of a command the host lacks: exit %d, want 127 and %q\nstderr: %s", r.code, want, r.stderr)
+	}
+}

@@ -13,18 +13,40 @@ import (
 // is listed whole when it appears). s.mu is held.
 func (s *Sentinel) checkGlob(i int, names []string, phase string) {
 	g := &s.globs[i]
-	anchor, hit, link := s.locate(g.Dir)
-	if s.q.rootOf(g.Dir) == g.Dir {
-		hit, link = g.Dir, false // a writable root itself (-w ~/.codex): locate walks below roots only
-	}
-	if hit != g.Dir || link {
+	for round := 0; ; round++ {
+		anchor, hit, link := s.locate(g.Dir)
+		if s.q.rootOf(g.Dir) == g.Dir {
+			hit, link = g.Dir, false // a writable root itself (-w ~/.codex): locate walks below roots only
+		}
+		if hit == g.Dir && !link {
+			break
+		}
 		// Not there (or a symlink in its way, which the host's Codex
 		// would follow: the named paths below it are absent paths and
 		// move that link). Watch the way for it.
-		if anchor != "" && s.watch(anchor) {
-			s.globAnchor[i] = anchor
+		if anchor == "" || round == 64 { // each round goes one component deeper at most
+			return
 		}
-		return
+		// Watched before locate looked (watches change only here and in
+		// checkAbsent, under s.mu): anything made since it looked is an
+		// event of that watch.
+		watched := s.byPath[anchor] != 0
+		if afterLocate != nil {
+			afterLocate(g.Dir)
+		}
+		if !s.watch(anchor) {
+			return
+		}
+		s.globAnchor[i] = anchor
+		if watched || link {
+			return
+		}
+		// A directory may have been made between locate and the watch
+		// (mkdir -p a/b, then a file there): no event of this watch names
+		// it, nor will one name what is made inside it. Look again.
+		if a2, h2, _ := s.locate(g.Dir); h2 == "" && a2 == anchor {
+			return
+		}
 	}
 	if fi, err := os.Lstat(g.Dir); err != nil || !fi.IsDir() {
 		return

@@ -52,7 +52,7 @@ func (r *runner) serveExecs(l *os.File, first func() *seccomp.ExecEvent) {
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
-		_ = seccomp.ServeWith(r.ctx, l, seccomp.Handlers{Guard: r.guard, First: first, OnSignal: r.onSignal, OnExec: func(evp *seccomp.ExecEvent) {
+		_ = seccomp.ServeWith(r.ctx, l, seccomp.Handlers{Guard: r.guard, First: first, OnSignal: r.onSignal, OnListen: r.onListen, OnExec: func(evp *seccomp.ExecEvent) {
 			ev := *evp
 			if cachehint.IsGoCompile(ev.Path) {
 				r.goCompiles.Add(1) // one package its build cache lacked (sayCacheHints)

@@ -249,7 +249,8 @@ type runner struct {
 	sess      SessionOptions
 	readyOnce sync.Once
 	ex        execs
-	stops     selfStops // exec -t commands' own stops (selfstop_linux.go)
+	stops     selfStops   // exec -t commands' own stops (selfstop_linux.go)
+	listens   listenHints // the servers' ports named (listenhint_linux.go)
 	logPath   string
 	ctlPath   string
 	stopping  bool     // jail stop asked (guarded by mu)

@@ -45,8 +45,8 @@
 //     amd64 too (TestArm64FilterEmulated), against the kernel's numbers
 //     (testdata/arm64-syscalls.golden, TestArm64TableMatchesKernel).
 //   - The exec audit (Install with Config.ExecNotify):
-//     SECCOMP_RET_USER_NOTIF for execve/execveat, and for kill, tkill and
-//     tgkill of SIGTSTP, merged into the deny filter (mergeNotify: one
+//     SECCOMP_RET_USER_NOTIF for execve/execveat, for kill, tkill and
+//     tgkill of SIGTSTP, and for listen, merged into the deny filter (mergeNotify: one
 //     program, the kernel's result of the two), or a second filter where
 //     the merged one cannot be loaded; init passes its listener fd to the
 //     supervisor.
@@ -55,7 +55,10 @@
 //     asks the Guard, reports an ExecEvent and answers CONTINUE or EPERM;
 //     a SIGTSTP is a SignalEvent for Handlers.OnSignal, held until it
 //     answers CONTINUE (the supervisor carries out a stop the kernel would
-//     discard: a jail exec command's own, which leads its pty's session).
+//     discard: a jail exec command's own, which leads its pty's session);
+//     a listen is continued at once, its socket's address (read from a
+//     copy of the caller's fd, pidfd_getfd) a ListenEvent for
+//     Handlers.OnListen.
 //
 // The Guard (--block-command) is a GUARD RAIL AGAINST MISTAKES, NOT A
 // SECURITY BOUNDARY: the argv is read from the memory of a process that

@@ -1,5 +1,7 @@
 package seccomp
 
+import "net/netip"
+
 // ExecEvent is one execve/execveat seen by Serve, reported before the
 // kernel is told to go on (so the record precedes the exec).
 type ExecEvent struct {
@@ -29,6 +31,19 @@ type SignalEvent struct {
 	Signal int
 }
 
+// ListenEvent is a listen(2) the exec audit's filter reported: a TCP
+// socket's address as it was bound when the call was made (port 0: the
+// call binds one itself, an ephemeral port). A hint, never a decision: the
+// call has been continued when Handlers.OnListen hears of it.
+type ListenEvent struct {
+	Pid  int // in the supervisor's pid namespace
+	Addr netip.AddrPort
+	// NetNS is the inode of the socket's network namespace (SIOCGSKNS):
+	// a sandbox inside the sandbox listens in a namespace of its own. 0:
+	// the server may not ask (no CAP_NET_ADMIN over that namespace).
+	NetNS uint64
+}
+
 // Handlers are what ServeWith does with each notification.
 type Handlers struct {
 	Guard  *Guard            // asked of each exec (nil allows all)
@@ -42,4 +57,8 @@ type Handlers struct {
 	// fails EINTR; Continue of the old one then does nothing). nil: each
 	// is continued at once.
 	OnSignal func(ev SignalEvent, held *Held)
+	// OnListen gets each listen(2) on an IPv4 or IPv6 TCP socket, after
+	// the call was continued (what listens where: a server the host
+	// cannot reach). nil: each is continued at once, the socket not read.
+	OnListen func(ListenEvent)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -114,7 +115,7 @@ func ServeWith(ctx context.Context, listener *os.File, h Handlers) error {
 	// 6.6+: wake the supervisor and the target synchronously (same CPU),
 	// which roughly halves the round trip; older kernels say EINVAL.
 	unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS), unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
-	s := &server{fd: fd, guard: guard, onExec: onExec, first: first, onSignal: h.OnSignal}
+	s := &server{fd: fd, guard: guard, onExec: onExec, first: first, onSignal: h.OnSignal, onListen: h.OnListen}
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(cancel[0]), Events: unix.POLLIN}}
 	for {
 		pfd[0].Revents, pfd[1].Revents = 0, 0
@@ -158,6 +159,7 @@ type server struct {
 	// (ServeFirst); nil once a notification came or went.
 	first    func() *ExecEvent
 	onSignal func(SignalEvent, *Held)
+	onListen func(ListenEvent)
 }
 
 func (s *server) idValid(id uint64) error {
@@ -185,6 +187,17 @@ func (s *server) respond(id uint64, allow bool) error {
 }
 
 func (s *server) handle(n *seccompNotif) {
+	if int(n.Data.Nr) == unix.SYS_LISTEN {
+		s.first = nil // only ever the first notification
+		// The socket is read while the call waits (its fd is still the
+		// one listen was given); the answer is always to go on.
+		ev, ok := s.listenAddr(n)
+		_ = s.respond(n.ID, true)
+		if ok {
+			s.onListen(ev)
+		}
+		return
+	}
 	if sig, ok := signalOf(n); ok {
 		s.first = nil // only ever the first notification
 		h := &Held{fd: s.fd, id: n.ID}
@@ -356,6 +369,58 @@ func warmRead() (string, []string, error) {
 	}
 	_, err = os.Readlink("/proc/self/cwd")
 	return path, argv, err
+}
+
+// listenAddr reads the address of the socket a listen(2) notification
+// names: a copy of the caller's descriptor (pidfd_getfd; the supervisor
+// may ptrace what runs in the sandbox it started), checked to be an IPv4
+// or IPv6 stream socket. The pidfd is taken before the id is checked
+// again, so the pid named the waiting caller, not a later process given
+// the same pid. false: no OnListen, or nothing to report.
+func (s *server) listenAddr(n *seccompNotif) (ListenEvent, bool) {
+	ev := ListenEvent{Pid: int(n.Pid)}
+	if s.onListen == nil {
+		return ev, false
+	}
+	pidfd, err := unix.PidfdOpen(int(n.Pid), 0)
+	if err != nil {
+		return ev, false
+	}
+	defer unix.Close(pidfd)
+	if s.idValid(n.ID) != nil {
+		return ev, false
+	}
+	fd, err := unix.PidfdGetfd(pidfd, int(int32(n.Data.Args[0])), 0)
+	if err != nil {
+		return ev, false
+	}
+	defer unix.Close(fd)
+	if t, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || t != unix.SOCK_STREAM {
+		return ev, false
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return ev, false
+	}
+	// SIOCGSKNS needs CAP_NET_ADMIN over the socket's namespace, which a
+	// supervisor has over its sandbox's (it owns the sandbox's user
+	// namespace) and an unprivileged caller not over the host's: 0 then.
+	if nsfd, err := unix.IoctlRetInt(fd, unix.SIOCGSKNS); err == nil {
+		var st unix.Stat_t
+		if unix.Fstat(nsfd, &st) == nil {
+			ev.NetNS = st.Ino
+		}
+		unix.Close(nsfd)
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		ev.Addr = netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
+	case *unix.SockaddrInet6:
+		ev.Addr = netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port))
+	default:
+		return ev, false // a Unix socket: nothing a port could publish
+	}
+	return ev, true
 }
 
 // signalOf reads a notification of kill, tkill or tgkill (the filter

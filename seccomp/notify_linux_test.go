@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,6 +93,26 @@ func notifyChild() int {
 		step("kill-self", unix.Kill(os.Getpid(), unix.SIGTSTP))
 		step("tgkill-self", unix.Tgkill(os.Getpid(), unix.Gettid(), unix.SIGTSTP))
 		step("kill-usr2", unix.Kill(0, unix.SIGUSR2))
+		step("true", exec.Command("/bin/true").Run())
+	case "listen":
+		// A fixed port (envN), an ephemeral one, a Unix socket and a TCP
+		// socket listen was never called on; each listen succeeds.
+		port, _ := strconv.Atoi(os.Getenv(envN))
+		fixed, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+		step("listen-fixed", err)
+		eph, err := net.Listen("tcp4", "127.0.0.1:0")
+		step("listen-ephemeral", err)
+		if err == nil {
+			fmt.Printf("EPHEMERAL %d\n", eph.Addr().(*net.TCPAddr).Port)
+		}
+		sock := filepath.Join(os.Getenv(envWork), "s")
+		ul, err := net.Listen("unix", sock)
+		step("listen-unix", err)
+		for _, l := range []net.Listener{fixed, eph, ul} {
+			if l != nil {
+				l.Close()
+			}
+		}
 		step("true", exec.Command("/bin/true").Run())
 	case "many":
 		n, _ := strconv.Atoi(os.Getenv(envN))
@@ -198,7 +220,7 @@ func notifyRunFirst(t testing.TB, script, filter string, guard *Guard, first fun
 		}
 		listener := os.NewFile(uintptr(lfds[0]), "listener")
 		go func() {
-			serveErr <- ServeWith(ctx, listener, Handlers{Guard: guard, First: first, OnSignal: testOnSignal, OnExec: func(evp *ExecEvent) {
+			serveErr <- ServeWith(ctx, listener, Handlers{Guard: guard, First: first, OnSignal: testOnSignal, OnListen: testOnListen, OnExec: func(evp *ExecEvent) {
 				if hook != nil {
 					hook(evp)
 				}
@@ -223,8 +245,67 @@ func notifyRunFirst(t testing.TB, script, filter string, guard *Guard, first fun
 	return events, out.String()
 }
 
-// testOnSignal is the OnSignal of notifyRun's server (nil: none).
-var testOnSignal func(SignalEvent, *Held)
+// testOnSignal and testOnListen are the OnSignal and OnListen of
+// notifyRun's server (nil: none).
+var (
+	testOnSignal func(SignalEvent, *Held)
+	testOnListen func(ListenEvent)
+)
+
+// TestExecNotifyListen: the exec audit's filter reports each listen on a
+// TCP socket with the address it is bound to, after letting it go on; a
+// Unix socket's listen goes on unreported. Execs are reported as before.
+func TestExecNotifyListen(t *testing.T) {
+	requireNotify(t)
+	var mu sync.Mutex
+	var got []ListenEvent
+	testOnListen = func(ev ListenEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ev)
+	}
+	defer func() { testOnListen = nil }()
+	// A port free now, below the ephemeral range (the child binds it).
+	probe, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := 20000 + probe.Addr().(*net.TCPAddr).Port%10000
+	probe.Close()
+	events, out := notifyRun(t, "listen", "1", nil, envN+"="+strconv.Itoa(port), envWork+"="+t.TempDir())
+	st := steps(out)
+	for _, k := range []string{"listen-fixed", "listen-ephemeral", "listen-unix", "true"} {
+		if st[k] != "ok" {
+			t.Errorf("step %s: %q", k, st[k])
+		}
+	}
+	var eph int
+	if i := strings.Index(out, "EPHEMERAL "); i >= 0 {
+		fmt.Sscanf(out[i:], "EPHEMERAL %d", &eph)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("127.0.0.1:%d", eph)}
+	var own unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/net", &own); err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for _, ev := range got {
+		// Unprivileged, the test may not ask the host's namespace
+		// (SIOCGSKNS needs CAP_NET_ADMIN over it): 0.
+		if ev.Pid <= 0 || ev.NetNS != own.Ino && (ev.NetNS != 0 || os.Getuid() == 0) {
+			t.Errorf("event %+v: no pid, or not this network namespace's (%d)", ev, own.Ino)
+		}
+		addrs = append(addrs, ev.Addr.String())
+	}
+	if !slices.Equal(addrs, want) {
+		t.Errorf("listen events %q, want %q (no Unix socket's)", addrs, want)
+	}
+	if len(events) != 1 || events[0].Path != "/bin/true" {
+		t.Errorf("exec events %+v, want /bin/true's", events)
+	}
+}
 
 // TestExecNotifySignalHeld: the exec audit's filter holds a SIGTSTP sent
 // by kill or tgkill (to the caller's group, to itself) until the server

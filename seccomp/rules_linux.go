@@ -546,8 +546,9 @@ func buildDenyFor(info *archInfo, cfg Config) ([]bpf.Instruction, error) {
 }
 
 // buildNotify returns the exec-audit filter: USER_NOTIF for execve and
-// execveat and for a SIGTSTP sent by kill, tkill or tgkill (a stop the
-// supervisor may have to carry out itself: SignalEvent), allow for
+// execveat, for a SIGTSTP sent by kill, tkill or tgkill (a stop the
+// supervisor may have to carry out itself: SignalEvent) and for listen (a
+// server the host cannot reach unless published: ListenEvent), allow for
 // everything else (foreign arches are killed by the deny filter; the
 // kernel applies the most severe result of all filters).
 func buildNotify() ([]bpf.Instruction, error) {
@@ -565,6 +566,9 @@ func notifyProgram(info *archInfo, otherwise uint32) ([]bpf.Instruction, error) 
 	archPrefix(&a, info.Audit, "other")
 	a.jmp(bpf.JumpEqual, a.sys("execve"), "notify", "")
 	a.jmp(bpf.JumpEqual, a.sys("execveat"), "notify", "")
+	// listen: rare (a server starting), and continued at once; the
+	// supervisor reads where the socket is bound.
+	a.jmp(bpf.JumpEqual, a.sys("listen"), "notify", "")
 	// SIGTSTP only (the signal's low 32 bits: an int, as the kernel reads
 	// it): every other signal goes its way without a round trip.
 	a.jmp(bpf.JumpEqual, a.sys("kill"), "sig-arg1", "")

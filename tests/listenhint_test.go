@@ -1,0 +1,74 @@
+//go:build linux
+
+package tests
+
+// `jail -- npm run dev` (or an agent's dev server) listened inside the
+// sandbox's own network namespace, where the host's browser cannot reach
+// it, and nothing said so: the host met a closed port (session 49, the
+// first-contact list: everyday tools break without a hint). A server on a
+// port of its own choosing is now named once, with the flag that
+// publishes it; a server on a port the kernel chose (a test's), a
+// published one and one under --net host are not.
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+)
+
+// freeLowPort is a port below the ephemeral range that is free on the
+// host now (a published port is bound there).
+func freeLowPort(t *testing.T) int {
+	t.Helper()
+	for p := 20000 + os.Getpid()%5000; p < 32000; p += 101 {
+		if l, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
+			l.Close()
+			return p
+		}
+	}
+	t.Fatal("no free port below 32000")
+	return 0
+}
+
+func TestListenHint(t *testing.T) {
+	port := freeLowPort(t)
+	// Two servers on the port the user chose (a restart), one on a port the
+	// kernel chose; then a client of the first: it is reachable inside.
+	script := fmt.Sprintf(`/usr/bin/python3 -c '
+import socket
+for i in range(2):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", %d)); s.listen()
+    c = socket.create_connection(("127.0.0.1", %d)); c.close(); s.close()
+e = socket.socket(); e.bind(("127.0.0.1", 0)); e.listen(); print("EPH", e.getsockname()[1])
+'`, port, port)
+	want := fmt.Sprintf("jail: a server inside listens on port %d (127.0.0.1:%d), which the host cannot reach: --publish %d:%d makes it the host's 127.0.0.1:%d\n", port, port, port, port, port)
+	for _, c := range []struct {
+		name  string
+		flags []string
+		said  bool
+	}{
+		{"none", nil, true},
+		{"allow", []string{"--allow-domain", "allowed.jailtest.example"}, true},
+		{"published", []string{"-p", fmt.Sprintf("%d:%d", port, port)}, false},
+		{"net host", []string{"--net", "host"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := sh(t, runOpts{env: refusalEnv(t)}, script, c.flags...)
+			mustCode(t, r, 0)
+			var eph int
+			if i := strings.Index(r.stdout, "EPH "); i < 0 {
+				t.Fatalf("the servers did not run:\n%s\n%s", r.stdout, r.stderr)
+			} else {
+				fmt.Sscanf(r.stdout[i:], "EPH %d", &eph)
+			}
+			if n := strings.Count(r.stderr, want); n != map[bool]int{true: 1, false: 0}[c.said] {
+				t.Errorf("the hint said %d times, want said: %v\n want %s\nstderr:\n%s", n, c.said, want, r.stderr)
+			}
+			if n := strings.Count(r.stderr, "a server inside listens"); n > 1 || n == 1 && !c.said {
+				t.Errorf("%d hints (the kernel's port %d named?)\nstderr:\n%s", n, eph, r.stderr)
+			}
+		})
+	}
+}

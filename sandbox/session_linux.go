@@ -444,7 +444,9 @@ func checkOwnStdio() error {
 func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.File, who *audit.Requester) {
 	fail := func(code int, format string, a ...any) {
 		closeAll(files)
-		_ = c.Send(session.Reply{Error: fmt.Sprintf(format, a...), ExitCode: code})
+		// The client prints the line as it comes: its option references
+		// are spelled here, as its reader types them (--env).
+		_ = c.Send(session.Reply{Error: Spell(fmt.Sprintf(format, a...)), ExitCode: code})
 	}
 	if len(req.Argv) == 0 {
 		fail(ExitSetup, "no command given")

@@ -132,6 +132,11 @@ func TestSessionExecMany(t *testing.T) {
 	if r := sessJail(t, ws, "", "exec", "-w", "/tmp", "--env", "X=y z", name, "--", "/bin/sh", "-c", `echo "$PWD $X"`); r.stdout != "/tmp y z\n" {
 		t.Fatalf("exec -w /tmp --env: %q %s", r.stdout, r.stderr)
 	}
+	// A mistake is said with the flag as typed (the supervisor's reply
+	// named the option by its key in backquotes: session 49).
+	if r := sessJail(t, ws, "", "exec", "--env", "NOVALUE", name, "--", "true"); r.code != 125 || !strings.Contains(r.stderr, `--env "NOVALUE": give NAME=VALUE`) {
+		t.Fatalf("exec --env NOVALUE: exit %d, stderr %s", r.code, r.stderr)
+	}
 	if r := sessJail(t, ws, "", "exec", name, "--", "no-such-command-"+name); r.code != 127 {
 		t.Fatalf("missing command: exit %d, want 127\n%s", r.code, r.stderr)
 	}

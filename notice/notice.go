@@ -200,6 +200,14 @@ func (s *Sink) Holding() bool {
 	return s.held
 }
 
+// Pending tells whether Release would write anything: notices are held
+// and some were kept.
+func (s *Sink) Pending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held && len(s.kept) > 0
+}
+
 // Release writes what was kept since Hold as a short summary, each notice
 // once with its count, followed by footer (the trail's path) when anything
 // was kept, and writes later notices at once again. Call it after the

@@ -33,6 +33,60 @@ type Screen struct {
 	qmu    sync.Mutex
 	queue  chan string
 	closed atomic.Bool
+
+	// line follows where the agent's output left the cursor (MidLine);
+	// guarded by mu.
+	line lineState
+}
+
+// lineState follows a terminal's output far enough to tell whether the
+// cursor was left after text on its line: text sets it, a line feed or
+// carriage return clears it, escape sequences (CSI, OSC and the other
+// strings, two-byte ones) change nothing. A sequence that moves the cursor
+// is not followed: the answer is for the usual end, a line of text or a
+// prompt.
+type lineState struct {
+	mid bool
+	esc byte // 0; ESC seen; '[' in a CSI; ']' in a string (OSC, DCS, APC, PM, SOS)
+	st  bool // in a string, ESC seen: a '\' ends it (ST)
+}
+
+func (l *lineState) feed(p []byte) {
+	for _, b := range p {
+		switch l.esc {
+		case 0:
+			switch {
+			case b == 0x1b:
+				l.esc = 0x1b
+			case b == '\n' || b == '\r':
+				l.mid = false
+			case b >= 0x20 && b != 0x7f:
+				l.mid = true
+			}
+		case 0x1b:
+			switch b {
+			case '[':
+				l.esc = '['
+			case ']', 'P', '_', '^', 'X':
+				l.esc, l.st = ']', false
+			default:
+				if b < 0x20 || b > 0x2f { // an intermediate (ESC ( B) waits for its final byte
+					l.esc = 0 // ESC 7, ESC ( B, ...: done
+				}
+			}
+		case '[':
+			if b >= 0x40 && b <= 0x7e {
+				l.esc = 0
+			}
+		case ']':
+			switch {
+			case b == 0x07 || l.st && b == '\\':
+				l.esc = 0
+			default:
+				l.st = b == 0x1b
+			}
+		}
+	}
 }
 
 // urgentQueue is how many urgent lines wait for a terminal that does not
@@ -46,7 +100,18 @@ func NewScreen(f *os.File) *Screen { return &Screen{f: f, w: blockio.NewWriter(f
 func (s *Screen) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.w.Write(p)
+	n, err := s.w.Write(p)
+	s.line.feed(p[:n])
+	return n, err
+}
+
+// MidLine tells whether the output left the cursor after text on its line
+// (a prompt the command was waiting at when it was ended): what jail
+// writes next starts a line of its own.
+func (s *Screen) MidLine() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.line.mid
 }
 
 // WriteString writes str as one piece, as Write does.

@@ -123,3 +123,33 @@ func TestUrgentDoesNotWaitForTheTerminal(t *testing.T) {
 		t.Fatalf("an urgent line was written after Close: %q", rest)
 	}
 }
+
+func TestLineStateMidLine(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		out  []string // writes, in order
+		mid  bool
+	}{
+		{"nothing", nil, false},
+		{"a line", []string{"done\n"}, false},
+		{"a prompt", []string{"Enter the code: "}, true},
+		{"a prompt, then colours reset", []string{"code: \x1b[0m"}, true},
+		{"a line, then colours reset and the cursor shown", []string{"done\r\n\x1b[0m\x1b[?25h"}, false},
+		{"a title after a line", []string{"done\n\x1b]0;title\x07"}, false},
+		{"a title ended by ST", []string{"done\n\x1b]0;ti", "tle\x1b\\"}, false},
+		{"text after a string", []string{"\n\x1b]0;t\x07$ "}, true},
+		{"a CSI split across writes", []string{"done\n\x1b[", "0m"}, false},
+		{"an echoed ^C", []string{"code: ", "^C"}, true},
+		{"carriage return", []string{"50%\r"}, false},
+		{"two-byte sequences", []string{"\n\x1b7\x1b8"}, false},
+		{"a character set chosen", []string{"\n\x1b(B\x0f"}, false},
+	} {
+		var l lineState
+		for _, w := range tt.out {
+			l.feed([]byte(w))
+		}
+		if l.mid != tt.mid {
+			t.Errorf("%s: mid %v, want %v", tt.name, l.mid, tt.mid)
+		}
+	}
+}

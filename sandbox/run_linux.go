@@ -126,6 +126,11 @@ func RunSession(p *policy.Policy, so SessionOptions) int {
 	if r.trailPath != "" {
 		footer = "audit trail: " + r.trailPath
 	}
+	if r.screen != nil && r.notes.Pending() && r.screen.MidLine() {
+		// The command ended mid-line (a prompt it waited at when the
+		// user pressed Ctrl-C): the summary starts a line of its own.
+		_, _ = io.WriteString(r.stderr, "\r\n")
+	}
 	r.notes.Release(footer)
 	r.tracef("returned")
 	return code

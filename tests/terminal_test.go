@@ -252,3 +252,30 @@ func TestTerminalOutputOnly(t *testing.T) {
 		t.Errorf("stderr went astray: file %q, terminal %q", b, got)
 	}
 }
+
+// TestTerminalSummaryOnItsOwnLine: a command that ends mid-line (a prompt
+// it was waiting at when the user pressed Ctrl-C: Gemini CLI's "Enter the
+// authorization code: ^C") had jail's summary glued to that line
+// ("...code: ^Cjail: refused ...", session 49). The summary now starts on
+// a line of its own, and a command that ended its line gets no blank one.
+func TestTerminalSummaryOnItsOwnLine(t *testing.T) {
+	ws := workspace(t)
+	refuse := "/bin/bash -c 'exec 3<>/dev/tcp/" + refusedHost + "/443' 2>/dev/null; "
+	out := termRun(t, ws, nil, refuse+`printf 'end\nEnter the code: \033[0m'; exit 0`)
+	if !strings.Contains(out, "Enter the code: ") {
+		t.Fatalf("the prompt never came: %q", out)
+	}
+	after := out[strings.Index(out, "Enter the code: "):]
+	if i := strings.Index(after, "jail: refused"); i < 0 {
+		t.Fatalf("no summary after the prompt: %q", after)
+	} else if !strings.Contains(after[:i], "\n") {
+		t.Errorf("the summary is on the prompt's line: %q", after[:i+20])
+	}
+	out = termRun(t, ws, nil, refuse+`printf 'end\nlast line\n'; exit 0`)
+	after = out[strings.Index(out, "last line"):]
+	if i := strings.Index(after, "jail: refused"); i < 0 {
+		t.Fatalf("no summary after the last line: %q", after)
+	} else if strings.Count(after[:i], "\n") > 1 {
+		t.Errorf("a blank line before the summary: %q", after[:i+20])
+	}
+}

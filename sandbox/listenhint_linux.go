@@ -6,12 +6,16 @@ package sandbox
 // listens where only the sandbox reaches, and the host's browser meets a
 // closed port with no word of why. The exec audit's filter reports each
 // listen (seccomp.ListenEvent); a server on a port of its own choosing,
-// not published with -p, is named once, with the flag that publishes it.
+// not published with -p, that still listens a moment later (not a test's
+// server come and gone) is named once, with the flag that publishes it.
 
 import (
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/notice"
@@ -68,10 +72,51 @@ func (r *runner) onListen(ev seccomp.ListenEvent) {
 	if said {
 		return
 	}
-	p := strconv.Itoa(int(port))
-	r.say(notice.Notice{Kind: "net", Severity: notice.Info, Text: Spell(fmt.Sprintf(
-		"a server inside listens on port %s (%s), which the host cannot reach: `publish` %s:%s makes it the host's 127.0.0.1:%s",
-		p, ev.Addr, p, p, p))})
+	// A test's server on a fixed port comes and goes within the test; a
+	// server a user would open stays. Named if it still listens a moment
+	// later (the sandbox's own table: no copy of the socket is kept, which
+	// would hold the port after the command closed it); else forgotten, so
+	// that a later listen on the port is looked at again.
+	time.AfterFunc(listenHintAfter, func() {
+		select {
+		case <-r.sb.Done():
+			return
+		default:
+		}
+		if !listening(r.sb.Pid, port) {
+			r.listens.mu.Lock()
+			delete(r.listens.said, port)
+			r.listens.mu.Unlock()
+			return
+		}
+		p := strconv.Itoa(int(port))
+		r.say(notice.Notice{Kind: "net", Severity: notice.Info, Text: Spell(fmt.Sprintf(
+			"a server inside listens on port %s (%s), which the host cannot reach: `publish` %s:%s makes it the host's 127.0.0.1:%s",
+			p, ev.Addr, p, p, p))})
+	})
+}
+
+// listenHintAfter is how long a server must keep listening to be named.
+const listenHintAfter = 500 * time.Millisecond
+
+// listening reports whether a TCP socket listens on port in the network
+// namespace of process pid (/proc/PID/net/tcp and tcp6: state 0A).
+func listening(pid int, port uint16) bool {
+	want := fmt.Sprintf(":%04X ", port)
+	for _, f := range []string{"tcp", "tcp6"} {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/net/" + f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			fields := strings.Fields(line)
+			// sl local_address rem_address st ...
+			if len(fields) > 3 && fields[3] == "0A" && strings.HasSuffix(fields[1]+" ", want) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // listenHintWanted reports whether a server on port is worth naming: one

@@ -585,8 +585,8 @@ func lookPath(file string, env []string) (string, error) {
 	fail := func(p string, err error) error {
 		if errors.Is(err, os.ErrNotExist) {
 			// The supervisor says what the host has (sandbox's notFoundLine,
-			// which knows this wording): init sees the sandbox only.
-			return &setupError{127, fmt.Errorf("%s: command not found inside the sandbox", p)}
+			// which looks for NotFoundInside): init sees the sandbox only.
+			return &setupError{127, fmt.Errorf("%s%s", p, NotFoundInside)}
 		}
 		return &setupError{126, fmt.Errorf("%s: not executable: %v", p, err)}
 	}

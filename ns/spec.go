@@ -9,6 +9,11 @@ const NobodyID = 65534
 
 // Mount kinds of a Spec's mount plan, applied in order on top of a read-only,
 // nosuid recursive clone of the host's root.
+// NotFoundInside ends init's error for a command it could not find on
+// the sandbox's PATH ("NAME" + NotFoundInside, exit 127); the supervisor
+// recognises it to say what the host has (sandbox's notFoundLine).
+const NotFoundInside = ": command not found inside the sandbox"
+
 const (
 	// KindTmpfs mounts a private, empty, size-capped tmpfs (hides what is there).
 	KindTmpfs = "tmpfs"

@@ -18,11 +18,8 @@ import (
 	"strings"
 
 	"github.com/jail-sandbox/jail/hostpath"
+	"github.com/jail-sandbox/jail/ns"
 )
-
-// notFoundSuffix ends init's message for a command it could not find
-// (ns.lookPath); the supervisor's line replaces it (notFoundLine).
-const notFoundSuffix = ": command not found inside the sandbox"
 
 // notFoundLine is the user's line for init's "command not found" (msg,
 // exit 127) of the command name, looked up on the host as init looked it
@@ -34,7 +31,7 @@ const notFoundSuffix = ": command not found inside the sandbox"
 // shows one). "" keeps msg: not init's message, or the host has the file
 // in a place init should have found (a race with the host's changes).
 func notFoundLine(msg, name, pathEnv, cwd, home string, exec bool) string {
-	if name == "" || !strings.HasSuffix(msg, notFoundSuffix) {
+	if name == "" || !strings.HasSuffix(msg, ns.NotFoundInside) {
 		return ""
 	}
 	cmd, err := hostpath.FindCommand(name, pathEnv, cwd)

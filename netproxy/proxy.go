@@ -120,10 +120,36 @@ func (p *Proxy) serve(ctx context.Context, ln net.Listener, handle func(context.
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	// A refusal listener's end: the flows the kernel queued that Accept did
+	// not take yet (a client that connected and exited in the run's last
+	// instant) are refused all the same, so their refusal is said and
+	// recorded, not lost with the listener. Each gets refuseWait to say
+	// what it is. Nothing is relayed on this path: the listeners InSandbox
+	// marks only refuse (the sandbox gives their proxy no way out).
+	stop := context.AfterFunc(ctx, func() {
+		if p.InSandbox {
+			late, lateCancel := context.WithTimeout(context.Background(), p.refuseWait()+100*time.Millisecond)
+			var lw sync.WaitGroup
+			for _, c := range queued(ln) {
+				lw.Add(1)
+				go func() {
+					defer lw.Done()
+					// Bounded like any flow at Serve's end: closing
+					// the conn unblocks a handler still reading.
+					stopConn := context.AfterFunc(late, func() { c.Close() })
+					defer stopConn()
+					defer c.Close()
+					handle(late, c)
+				}()
+			}
+			lw.Wait()
+			lateCancel()
+		}
+		ln.Close()
+	})
+	defer stop()
 	maxFlows := p.MaxFlows
 	if maxFlows <= 0 {
 		maxFlows = DefaultMaxFlows

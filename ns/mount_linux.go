@@ -574,54 +574,100 @@ func applyMount(m Mount, src int) error {
 				return err
 			}
 		}
-		fi, err := os.Stat(m.Path)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) && m.Kind == KindMask {
-				return nil // nothing to hide
+		for attempt := 1; ; attempt++ {
+			err := bindOver(m)
+			// A mask whose place went between the stat and the mount
+			// (placeGone) looks again: the host may have removed it
+			// (nothing to hide then) or renamed a new file in (an
+			// editor's save: masked now). A bounded number of times: a
+			// place that keeps going, or a mask source that is itself
+			// missing (its ENOENT is the bind's too), fails the start.
+			if m.Kind == KindMask && attempt < maskAttempts && placeGone(err) {
+				continue
 			}
-			if errors.Is(err, os.ErrPermission) && m.Kind == KindMask {
-				// init cannot even reach the path: a directory on the way
-				// is closed to the sandbox's user and owned by another
-				// (root's 0700 state directory when root started jail,
-				// the sandbox being host nobody). The agent, with fewer
-				// rights than init, cannot reach it either, and a bind
-				// over it cannot be made: nothing to hide.
-				return nil
-			}
-			if !(errors.Is(err, os.ErrNotExist) && m.Kind == KindFile) {
-				return err
-			}
-			// A dangling symlink (resolv.conf -> /run/..., and /run is a
-			// private tmpfs now): create its target in that tmpfs.
-			target := followLinks(m.Path)
-			if err := ensureTarget(target, false); err != nil {
-				return fmt.Errorf("create mount point: %w", err)
-			}
-			m.Path = target
-			fi, err = os.Stat(m.Path)
-			if err != nil {
-				return err
-			}
+			return err
 		}
-		source := m.Path
-		switch m.Kind {
-		case KindMask:
-			source = maskFile
-			if fi.IsDir() {
-				source = maskDir
-			}
-		case KindFile:
-			if source, err = dataFile(m.Data); err != nil {
-				return err
-			}
-		}
-		if err := unix.Mount(source, m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return mountErr("bind", m.Path, err)
-		}
-		return setAttr(m.Path, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0, true)
 	}
 	return fmt.Errorf("unknown mount kind %q", m.Kind)
 }
+
+// maskAttempts bounds how often a mask looks at a place that keeps going.
+const maskAttempts = 3
+
+// placeGone tells whether a mask's mount failed because its place went
+// from under it: the host unlinked or renamed over it after the stat (the
+// kernel refuses a mount on a dentry gone from the tree: ENOENT) or took
+// the bind with it before mount_setattr (ENOENT; EINVAL, no mount there).
+func placeGone(err error) bool {
+	var pe *os.PathError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Op {
+	case "bind":
+		return errors.Is(pe.Err, unix.ENOENT)
+	case "mount_setattr":
+		return errors.Is(pe.Err, unix.ENOENT) || errors.Is(pe.Err, unix.EINVAL)
+	}
+	return false
+}
+
+// bindOver mounts m (a mask, a read-only bind or a file) over its place,
+// stat first: the place's kind picks the mask's source.
+func bindOver(m Mount) error {
+	fi, err := os.Stat(m.Path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && m.Kind == KindMask {
+			return nil // nothing to hide
+		}
+		if errors.Is(err, os.ErrPermission) && m.Kind == KindMask {
+			// init cannot even reach the path: a directory on the way
+			// is closed to the sandbox's user and owned by another
+			// (root's 0700 state directory when root started jail,
+			// the sandbox being host nobody). The agent, with fewer
+			// rights than init, cannot reach it either, and a bind
+			// over it cannot be made: nothing to hide.
+			return nil
+		}
+		if !(errors.Is(err, os.ErrNotExist) && m.Kind == KindFile) {
+			return err
+		}
+		// A dangling symlink (resolv.conf -> /run/..., and /run is a
+		// private tmpfs now): create its target in that tmpfs.
+		target := followLinks(m.Path)
+		if err := ensureTarget(target, false); err != nil {
+			return fmt.Errorf("create mount point: %w", err)
+		}
+		m.Path = target
+		fi, err = os.Stat(m.Path)
+		if err != nil {
+			return err
+		}
+	}
+	source := m.Path
+	switch m.Kind {
+	case KindMask:
+		source = maskFile
+		if fi.IsDir() {
+			source = maskDir
+		}
+	case KindFile:
+		if source, err = dataFile(m.Data); err != nil {
+			return err
+		}
+	}
+	if maskStatted != nil && m.Kind == KindMask {
+		maskStatted(m.Path)
+	}
+	if err := unix.Mount(source, m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return mountErr("bind", m.Path, err)
+	}
+	return setAttr(m.Path, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0, true)
+}
+
+// maskStatted, when set (tests), runs between bindOver's stat of a mask's
+// place and its bind, where the host's unlink or rename can come.
+var maskStatted func(path string)
 
 // maskByHint masks m.Path without a stat first: the plan says whether it
 // was a directory (Mount.Dir), and the bind of the matching mask source is
@@ -649,14 +695,14 @@ func maskByHint(m Mount) (done bool, err error) {
 		maskBound(m.Path)
 	}
 	err = setAttr(m.Path, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0, true)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINVAL) {
+	if placeGone(err) {
 		// The place went between the bind and here: the host removed it
 		// (ENOENT: a socket's server ended) or renamed another file over
 		// it (EINVAL: what is there is no mount; an editor's save), and
 		// that took the bind with it in every mount namespace. Nothing is
 		// masked now: take the usual way, stat first, which finds nothing
-		// to hide or masks what is there now (once: a second failure
-		// there is the start's). Refusing the start, as before, made a
+		// to hide or masks what is there now (looking again, a bounded
+		// number of times, if it goes again: applyMount). Refusing the start, as before, made a
 		// host socket that closed during a start fail it (session 18).
 		return false, nil
 	}

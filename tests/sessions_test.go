@@ -653,3 +653,52 @@ func uptimeTicks(t *testing.T) uint64 {
 	}
 	return uint64(up*100) + 1 // USER_HZ is 100 on Linux
 }
+
+// exec -t on a terminal takes the user's keys (-i implied): a shell given
+// a terminal and no keys (docker exec -t's way) showed its prompt and
+// waited for ever, deaf to Ctrl-C and `exit`, and the lines typed for it
+// stayed in the terminal for the user's own shell to run on the host once
+// jail exec was ended. Seen failing before -i was implied: the terminal
+// stayed canonical (no key passed) and the command never read the line.
+func TestSessionExecTtyTakesKeys(t *testing.T) {
+	ws := workspace(t)
+	name := "k" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	master, slave := openPty(t)
+	defer master.Close()
+	cmd := exec.Command(jail(t), "exec", "-t", name, "--", "/bin/sh", "-c", `read line; echo "got:$line"`)
+	cmd.Dir = ws
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	scr := watch(master)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	// The keys are taken once the terminal is raw (not canonical).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tio.Lflag&unix.ICANON == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jail exec -t on a terminal never took its keys (the terminal stays canonical); it shows:\n%s", scr.String())
+		}
+	}
+	slave.Close()
+	master.Write([]byte("hello\r"))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("jail exec -t: %v; the terminal shows:\n%s", err, scr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the command never read the typed line; the terminal shows:\n%s", scr.String())
+	}
+	scr.waitFor(t, "got:hello", 5*time.Second)
+}

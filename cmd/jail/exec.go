@@ -36,7 +36,8 @@ func newExecCmd(f *factory, runF func(*ExecOptions) error) *command {
 	c := newCommand(f, "exec", "jail exec [-i] [-t] [--env NAME=VALUE] [-w DIR] NAME -- COMMAND [ARG...]",
 		"run a command in a running sandbox (jail run -d)")
 	c.long = "The command gets the sandbox's namespaces, file system, Landlock, seccomp, limits, network and\n" +
-		"audit trail. Its exit status is jail's. Without -i its stdin is empty; -t gives it a terminal."
+		"audit trail. Its exit status is jail's. -t gives it a terminal, and on a terminal your keys too\n" +
+		"(-i implied). Without either its stdin is empty; -i passes a pipe or file."
 	fs := c.flags // interspersed: flags may follow NAME, never the command (after --)
 	fs.BoolVarP(&opts.Interactive, "interactive", "i", false, "pass stdin to the command")
 	fs.BoolVarP(&opts.Tty, "tty", "t", false, "give the command a terminal (a pty of the sandbox's own)")
@@ -65,6 +66,16 @@ func newExecCmd(f *factory, runF func(*ExecOptions) error) *command {
 }
 
 func runExec(opts *ExecOptions) error {
+	if opts.Tty && term.IsTerminal(0) {
+		// -t on the user's terminal takes the user's keys too. Without
+		// them (docker exec -t's way) a shell inside shows its prompt and
+		// waits for ever, deaf to Ctrl-C, Ctrl-D and `exit`, and the
+		// lines typed for it stay in the terminal for the user's own
+		// shell to run on the host, outside the sandbox, once it is
+		// ended. A command that reads nothing loses nothing by it; a pipe
+		// stays the caller's unless -i says otherwise.
+		opts.Interactive = true
+	}
 	sb, err := jail.Open(opts.Name)
 	if err != nil {
 		return err

@@ -253,8 +253,14 @@ func linkMounts(links []hostpath.Link, mounts []ns.Mount) []ns.Mount {
 // goCacheNote: `go test` and `go build` of a module need its dependencies
 // from the module cache, which is in the hidden $HOME by default; under
 // --net none nothing can download them, and the failure does not say why.
-func goCacheNote(argv, penv []string, home string, mounts []ns.Mount) string {
+// Not said for a module the cache cannot help (goModNeedsCache): one of
+// no dependencies, or one that vendors them; that was noise before every
+// run of a test.
+func goCacheNote(argv, penv []string, home, cwd string, mounts []ns.Mount) string {
 	if len(argv) == 0 || filepath.Base(argv[0]) != "go" {
+		return ""
+	}
+	if !goModNeedsCache(cwd) {
 		return ""
 	}
 	mod := lookupEnv(penv, "GOMODCACHE")
@@ -278,4 +284,57 @@ func goCacheNote(argv, penv []string, home string, mounts []ns.Mount) string {
 		return ""
 	}
 	return fmt.Sprintf("go: the module cache %s is hidden inside, so modules that are not vendored cannot be found (and `net` none cannot download them): add `read` %s to use it read-only (the build cache inside is the run's own)", mod, mod)
+}
+
+// goModNeedsCache tells whether the go command started in dir may need the
+// module cache: false only for a main module (the go.mod found from dir
+// upwards) that requires nothing or vendors what it requires, and no
+// go.work beside it; true wherever that cannot be told (no go.mod found:
+// `go run pkg@version`, GOPATH mode).
+func goModNeedsCache(dir string) bool {
+	for d := filepath.Clean(dir); filepath.IsAbs(d); d = filepath.Dir(d) {
+		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err != nil {
+			if d == "/" {
+				return true
+			}
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return true
+		}
+		if _, err := os.Stat(filepath.Join(d, "vendor", "modules.txt")); err == nil {
+			return false // -mod=vendor is the go command's default then
+		}
+		return goModRequires(b)
+	}
+	return true
+}
+
+// goModRequires tells whether a go.mod has a require directive with at
+// least one module in it (a line `require m v`, or a block of them).
+func goModRequires(b []byte) bool {
+	block := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if i := strings.Index(l, "//"); i >= 0 {
+			l = l[:i]
+		}
+		l = strings.NewReplacer("(", " ( ", ")", " ) ").Replace(l)
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 0:
+		case block && f[0] == ")":
+			block = false
+		case block:
+			return true
+		case f[0] == "require" && len(f) >= 2 && f[1] == "(":
+			if len(f) > 2 && f[2] != ")" {
+				return true // require ( m v ) on one line
+			}
+			block = len(f) == 2
+		case f[0] == "require" && len(f) >= 2:
+			return true
+		}
+	}
+	return false
 }

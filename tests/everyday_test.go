@@ -518,7 +518,7 @@ tool >/dev/null && echo SH-TOOL-OK`)
 }
 
 // `go test ./...` needs the module cache, which lives in the hidden $HOME:
-// jail says so and names the fix.
+// jail says so and names the fix, where the module needs it.
 func TestEverydayGoModCacheNote(t *testing.T) {
 	home, env := everydayHome(t)
 	os.MkdirAll(filepath.Join(home, "go", "pkg", "mod", "cache"), 0o755)
@@ -531,5 +531,18 @@ func TestEverydayGoModCacheNote(t *testing.T) {
 	mustCode(t, r, 0)
 	if !strings.Contains(r.stderr, filepath.Join(home, "go", "pkg", "mod")) || !strings.Contains(r.stderr, "--read "+filepath.Join(home, "go", "pkg", "mod")) {
 		t.Fatalf("no note names the hidden module cache and its fix:\n%s", r.stderr)
+	}
+	// A module of no dependencies needs no cache: nothing said (it was
+	// said before every run of its tests, found noise in a trial).
+	os.WriteFile(filepath.Join(ws, "go.mod"), []byte("module ex.com/m\n\ngo 1.22\n"), 0o644)
+	r = run(t, runOpts{dir: ws, env: env}, "--", "go", "test", "./...")
+	mustCode(t, r, 0)
+	if strings.Contains(r.stderr, "module cache") {
+		t.Fatalf("a note on the module cache for a module that requires nothing:\n%s", r.stderr)
+	}
+	os.WriteFile(filepath.Join(ws, "go.mod"), []byte("module ex.com/m\n\ngo 1.22\n\nrequire golang.org/x/sys v0.1.0\n"), 0o644)
+	r = run(t, runOpts{dir: ws, env: env}, "--", "go", "test", "./...")
+	if !strings.Contains(r.stderr, "--read "+filepath.Join(home, "go", "pkg", "mod")) {
+		t.Fatalf("no note for a module that requires one:\n%s", r.stderr)
 	}
 }

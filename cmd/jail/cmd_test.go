@@ -164,6 +164,11 @@ func TestVerbParsing(t *testing.T) {
 		co.Verb != "show" || len(co.Flags) != 1 || co.ConfigFile != "c.toml" || co.NoProject == nil || !*co.NoProject {
 		t.Errorf("config: %d %+v", code, co)
 	}
+	// No verb shows (a new user's `jail config`), flags and all.
+	co = nil
+	if code := execCode(f, newConfigCmd(f, func(o *ConfigOptions) error { co = o; return nil }), "-w", "x"); code != 0 || co == nil || co.Verb != "show" || len(co.Flags) != 1 {
+		t.Errorf("config without a verb: %d %+v", code, co)
+	}
 	var cp *CompletionOptions
 	if code := execCode(f, newCompletionCmd(f, func(o *CompletionOptions) error { cp = o; return nil }), "zsh"); code != 0 || cp.Shell != "zsh" {
 		t.Errorf("completion: %d %+v", code, cp)

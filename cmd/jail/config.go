@@ -17,9 +17,9 @@ type ConfigOptions struct {
 
 func newConfigCmd(f *factory, runF func(*ConfigOptions) error) *command {
 	opts := &ConfigOptions{IO: f.IO}
-	c := newCommand(f, "config", "jail config show [flags] | jail config path",
+	c := newCommand(f, "config", "jail config [show] [flags] | jail config path",
 		"print the effective options as a config file, or where config files live")
-	c.long = `show takes the flags a run takes and prints what they amount to, layered over
+	c.long = `show (the default) takes the flags a run takes and prints what they amount to, layered over
 the config files, the trusted project file and the profiles, as a config file
 that loads back to the same options. path prints the user config file, the
 profile directory and the trust store.`
@@ -30,13 +30,17 @@ profile directory and the trust store.`
 	fs.StringVar(&opts.ConfigFile, "config", "", "read `FILE` too (above your config file, below flags)")
 	noProject := fs.Bool("no-project-file", false, "do not read the workspace's .jail.toml")
 	c.args = func(args []string) error {
-		if len(args) != 1 || (args[0] != "show" && args[0] != "path") {
+		if len(args) > 1 || (len(args) == 1 && args[0] != "show" && args[0] != "path") {
 			return c.usageErr("want show or path")
 		}
 		return nil
 	}
 	c.run = func(args []string) error {
-		opts.Verb = args[0]
+		// No verb shows: what a user typing `jail config` first wants.
+		opts.Verb = "show"
+		if len(args) == 1 {
+			opts.Verb = args[0]
+		}
 		if fs.Changed("no-project-file") {
 			opts.NoProject = noProject
 		}

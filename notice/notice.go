@@ -61,6 +61,13 @@ type Notice struct {
 	// written at once through the Sink's urgent writer (SetUrgent), not
 	// only in the summary after the agent's exit.
 	Urgent bool
+	// Timely marks a notice the user needs while the command runs, not
+	// only after it (a server inside the host cannot reach: the user is
+	// opening it in a browser now). While notices are held it is also
+	// given to the Sink's timely writer (SetTimely), which puts it on the
+	// screen as a line of its own when the screen allows one without
+	// harm; it is in the summary too.
+	Timely bool
 }
 
 // Options configure a Sink.
@@ -81,6 +88,7 @@ type Sink struct {
 	o      Options
 	held   bool
 	urgent func(line string) // writes an urgent line on a held screen (SetUrgent)
+	timely func(line string) // puts a timely line on a held screen when it may (SetTimely)
 	also   func(line string) // gets every urgent line besides (AlsoUrgent)
 	kept   []*entry          // held entries, in order of first appearance
 	groups map[string]*entry
@@ -132,7 +140,7 @@ func (s *Sink) Add(n Notice) {
 	} else {
 		e = &entry{n: n, count: 1}
 	}
-	held, urgent, also := s.held, s.urgent, s.also
+	held, urgent, timely, also := s.held, s.urgent, s.timely, s.also
 	if held && s.visible(n) {
 		s.kept = append(s.kept, e)
 	}
@@ -142,6 +150,10 @@ func (s *Sink) Add(n Notice) {
 	}
 	if n.Urgent && also != nil {
 		also("jail: " + n.Text)
+	}
+	if held && n.Timely && !n.Urgent && timely != nil && s.visible(n) {
+		timely("jail: " + n.Text)
+		return
 	}
 	if !s.visible(n) || held && !n.Urgent {
 		return
@@ -180,6 +192,17 @@ func (s *Sink) Hold() {
 func (s *Sink) SetUrgent(write func(line string)) {
 	s.mu.Lock()
 	s.urgent = write
+	s.mu.Unlock()
+}
+
+// SetTimely sets how a timely notice is put on the screen while notices
+// are held (the supervisor's: a line of its own when the screen allows
+// one); nil keeps it for the summary only. It is called without the
+// Sink's lock, with the line ("jail: " and the escaped text, no line
+// ending), and must not wait for the terminal.
+func (s *Sink) SetTimely(write func(line string)) {
+	s.mu.Lock()
+	s.timely = write
 	s.mu.Unlock()
 }
 

@@ -248,3 +248,41 @@ func TestAlsoUrgent(t *testing.T) {
 		t.Fatalf("the Sink's own line is gone: %q", out.String())
 	}
 }
+
+// A timely notice while notices are held goes to the timely writer at
+// once, escaped, and into the summary too; not held, it is written as any
+// other; --quiet keeps it from both; without a timely writer it waits for
+// the summary.
+func TestTimely(t *testing.T) {
+	var out bytes.Buffer
+	s := New(&out, Options{})
+	s.Add(Notice{Kind: "net", Severity: Info, Text: "not held", Timely: true})
+	if out.String() != "jail: not held\n" {
+		t.Fatalf("not held: %q", out.String())
+	}
+	out.Reset()
+	s.Hold()
+	s.Add(Notice{Kind: "net", Severity: Info, Text: "no writer yet", Timely: true})
+	var screen []string
+	s.SetTimely(func(line string) { screen = append(screen, line) })
+	s.Add(Notice{Kind: "net", Severity: Info, Text: "routine"})
+	s.Add(Notice{Kind: "net", Severity: Info, Text: "server \x1b[2J", Timely: true})
+	if out.Len() != 0 {
+		t.Fatalf("held: wrote %q directly", out.String())
+	}
+	if len(screen) != 1 || screen[0] != `jail: server \x1b[2J` {
+		t.Fatalf("timely writer had %q, want the timely line only, escaped", screen)
+	}
+	s.Release("")
+	if got := out.String(); got != "jail: no writer yet\njail: routine\njail: server \\x1b[2J\n" {
+		t.Fatalf("summary %q", got)
+	}
+	q := New(&out, Options{Quiet: true})
+	q.Hold()
+	screen = nil
+	q.SetTimely(func(line string) { screen = append(screen, line) })
+	q.Add(Notice{Kind: "net", Severity: Info, Text: "quiet", Timely: true})
+	if len(screen) != 0 {
+		t.Fatalf("--quiet: the timely writer had %q", screen)
+	}
+}

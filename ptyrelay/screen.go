@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/term"
@@ -35,8 +36,16 @@ type Screen struct {
 	closed atomic.Bool
 
 	// line follows where the agent's output left the cursor (MidLine);
-	// guarded by mu.
-	line lineState
+	// guarded by mu, as are lastWrite and lastMove (the last write of the
+	// output, the last that moved its cursor: Plain).
+	line      lineState
+	lastWrite time.Time
+	lastMove  time.Time
+
+	// The lines Plain keeps until the screen takes them, and whether
+	// their writer runs (guarded by qmu).
+	plain        []string
+	plainRunning bool
 }
 
 // lineState follows a terminal's output far enough to tell whether the
@@ -49,6 +58,15 @@ type lineState struct {
 	mid bool
 	esc byte // 0; ESC seen; '[' in a CSI; ']' in a string (OSC, DCS, APC, PM, SOS)
 	st  bool // in a string, ESC seen: a '\' ends it (ST)
+
+	// What a line of jail's between two of the output's writes would
+	// meet (Screen.Plain): the alternate screen (a full-screen program),
+	// a hidden cursor (a program that draws its own: ink's, ratatui's),
+	// a move of the cursor up or to a place (a redraw of lines written
+	// before, which would draw over a line put among them). moved is
+	// set by such a move and cleared by the Screen, which stamps it.
+	alt, hidden, moved bool
+	param              []byte // a CSI's parameter bytes so far (the first 16)
 }
 
 func (l *lineState) feed(p []byte) {
@@ -66,17 +84,29 @@ func (l *lineState) feed(p []byte) {
 		case 0x1b:
 			switch b {
 			case '[':
-				l.esc = '['
+				l.esc, l.param = '[', l.param[:0]
 			case ']', 'P', '_', '^', 'X':
 				l.esc, l.st = ']', false
 			default:
 				if b < 0x20 || b > 0x2f { // an intermediate (ESC ( B) waits for its final byte
 					l.esc = 0 // ESC 7, ESC ( B, ...: done
+					switch b {
+					case '8', 'M': // DECRC, reverse index
+						l.moved = true
+					case 'c': // a full reset
+						l.alt, l.hidden, l.moved = false, false, true
+					}
 				}
 			}
 		case '[':
-			if b >= 0x40 && b <= 0x7e {
+			switch {
+			case b >= 0x30 && b <= 0x3f:
+				if len(l.param) < 16 {
+					l.param = append(l.param, b)
+				}
+			case b >= 0x40 && b <= 0x7e:
 				l.esc = 0
+				l.csi(b)
 			}
 		case ']':
 			switch {
@@ -84,6 +114,32 @@ func (l *lineState) feed(p []byte) {
 				l.esc = 0
 			default:
 				l.st = b == 0x1b
+			}
+		}
+	}
+}
+
+// csi follows a control sequence's effect on where a plain line could go
+// (final is its final byte, l.param its parameters).
+func (l *lineState) csi(final byte) {
+	switch final {
+	case 'A', 'F', 'H', 'f', 'd', 'r':
+		// Up, to a row, home; a scroll region homes the cursor too.
+		l.moved = true
+	case 'u':
+		if len(l.param) == 0 { // SCORC (with parameters: a keyboard protocol's)
+			l.moved = true
+		}
+	case 'h', 'l':
+		if len(l.param) == 0 || l.param[0] != '?' {
+			return
+		}
+		for _, m := range strings.Split(string(l.param[1:]), ";") {
+			switch m {
+			case "25":
+				l.hidden = final == 'l'
+			case "47", "1047", "1049":
+				l.alt = final == 'h'
 			}
 		}
 	}
@@ -102,7 +158,90 @@ func (s *Screen) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	n, err := s.w.Write(p)
 	s.line.feed(p[:n])
+	s.lastWrite = time.Now()
+	if s.line.moved {
+		s.line.moved, s.lastMove = false, s.lastWrite
+	}
 	return n, err
+}
+
+// Plain puts text on the screen as a line of its own, below the output
+// as the output's own lines go, for a notice the user needs while the
+// command runs (a server the host cannot reach): at once when the screen
+// takes one without harm (plainNow), else at the first check, every
+// plainEvery, that finds it so; never after Close (the summary at exit
+// says it). Unlike Urgent it neither rings nor draws over a row: a
+// full-screen or self-drawing program's screen never gets it. It never
+// waits for the terminal: a writer of its own does.
+func (s *Screen) Plain(text string) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.closed.Load() {
+		return
+	}
+	s.plain = append(s.plain, text)
+	if !s.plainRunning {
+		s.plainRunning = true
+		go s.writePlain()
+	}
+}
+
+// writePlain writes the lines Plain keeps, each time the screen takes
+// them, until none waits or the screen is closed.
+func (s *Screen) writePlain() {
+	for {
+		s.mu.Lock()
+		closed := s.closed.Load()
+		now := !closed && s.plainNow()
+		if now {
+			s.qmu.Lock()
+			lines := s.plain
+			s.plain = nil
+			s.qmu.Unlock()
+			var b strings.Builder
+			for _, text := range lines {
+				for _, r := range text {
+					if r == utf8.RuneError || termsafe.Control(r) {
+						r = '?'
+					}
+					b.WriteRune(r)
+				}
+				b.WriteString("\r\n") // the terminal is raw: no output processing
+			}
+			_, _ = s.w.WriteString(b.String())
+		}
+		s.mu.Unlock()
+		s.qmu.Lock()
+		if closed || len(s.plain) == 0 {
+			s.plain, s.plainRunning = nil, false
+			s.qmu.Unlock()
+			return
+		}
+		s.qmu.Unlock()
+		time.Sleep(plainEvery)
+	}
+}
+
+// How the screen must have been for a plain line (plainNow): the output
+// quiet for plainQuiet (not inside a burst) and its cursor not moved for
+// plainCalm (a redraw of lines written before would draw over it). Checked
+// every plainEvery while a line waits.
+const (
+	plainQuiet = 150 * time.Millisecond
+	plainCalm  = time.Second
+	plainEvery = 250 * time.Millisecond
+)
+
+// plainNow tells whether a line of jail's can go on the screen now without
+// harm to the output's own: at the start of a line (not after a prompt or
+// a progress bar's text), outside any sequence, not on the alternate
+// screen, the cursor shown, not moved lately, the output quiet. Called
+// with mu held.
+func (s *Screen) plainNow() bool {
+	l := &s.line
+	now := time.Now()
+	return !l.mid && l.esc == 0 && !l.alt && !l.hidden &&
+		now.Sub(s.lastWrite) >= plainQuiet && now.Sub(s.lastMove) >= plainCalm
 }
 
 // MidLine tells whether the output left the cursor after text on its line

@@ -153,3 +153,126 @@ func TestLineStateMidLine(t *testing.T) {
 		}
 	}
 }
+
+// What a plain line would meet: the alternate screen, a hidden cursor, a
+// move of the cursor up or to a place (a redraw), each followed through
+// parameters and writes split inside a sequence.
+func TestLineStatePlain(t *testing.T) {
+	for _, tt := range []struct {
+		name               string
+		out                []string
+		alt, hidden, moved bool
+	}{
+		{"lines", []string{"VITE ready\n", "  Local: http://localhost:5173/\n"}, false, false, false},
+		{"colours", []string{"\x1b[32mok\x1b[0m\n"}, false, false, false},
+		{"full screen", []string{"\x1b[?1049h\x1b[H"}, true, false, true},
+		{"full screen left", []string{"\x1b[?1049h", "\x1b[?1049l"}, false, false, false},
+		{"old alternate screen", []string{"\x1b[?47h"}, true, false, false},
+		{"cursor hidden (ink)", []string{"\x1b[?25l", "frame\n"}, false, true, false},
+		{"cursor hidden and shown", []string{"\x1b[?25l\x1b[?25h"}, false, false, false},
+		{"two modes at once", []string{"\x1b[?1049;25l"}, false, true, false},
+		{"split inside", []string{"\x1b[?10", "49h"}, true, false, false},
+		{"a redraw: up two lines", []string{"a\nb\n", "\x1b[2A\x1b[2K"}, false, false, true},
+		{"to a row", []string{"\x1b[5;1H"}, false, false, true},
+		{"cursor restored", []string{"\x1b8"}, false, false, true},
+		{"reverse index", []string{"\x1bM"}, false, false, true},
+		{"a keyboard protocol, not a restore", []string{"\x1b[>1u"}, false, false, false},
+		{"erase a line in place (a progress bar)", []string{"50%\r\x1b[K"}, false, false, false},
+		{"a full reset", []string{"\x1b[?1049h\x1b[?25l\x1bc"}, false, false, true},
+		{"a private mode of no interest", []string{"\x1b[?2004h"}, false, false, false},
+	} {
+		var l lineState
+		for _, w := range tt.out {
+			l.feed([]byte(w))
+		}
+		if l.alt != tt.alt || l.hidden != tt.hidden || l.moved != tt.moved {
+			t.Errorf("%s: alt %v hidden %v moved %v, want %v %v %v", tt.name, l.alt, l.hidden, l.moved, tt.alt, tt.hidden, tt.moved)
+		}
+	}
+}
+
+// Plain puts a line on a screen that writes lines, once its output is
+// quiet; it waits while the screen is a self-drawing program's (cursor
+// hidden), or after a prompt, or right after a redraw; never after Close.
+func TestScreenPlain(t *testing.T) {
+	// read reads what comes within d, or until it ends with "timely\r\n".
+	read := func(t *testing.T, r *os.File, d time.Duration) string {
+		t.Helper()
+		var got []byte
+		buf := make([]byte, 4096)
+		deadline := time.Now().Add(d)
+		for !strings.HasSuffix(string(got), "timely\r\n") {
+			r.SetReadDeadline(deadline)
+			n, err := r.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		return string(got)
+	}
+	pipe := func(t *testing.T) (*os.File, *Screen) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close(); w.Close() })
+		return r, NewScreen(w)
+	}
+	t.Run("lines", func(t *testing.T) {
+		r, s := pipe(t)
+		s.WriteString("Serving HTTP on 0.0.0.0 port 8000\r\n")
+		s.Plain("jail: a server inside\x1b[2J timely")
+		got := read(t, r, 2*time.Second)
+		if want := "Serving HTTP on 0.0.0.0 port 8000\r\njail: a server inside?[2J timely\r\n"; got != want {
+			t.Fatalf("the screen got %q, want %q", got, want)
+		}
+	})
+	for _, c := range []struct {
+		name, before, after string
+	}{
+		{"cursor hidden", "\x1b[?25lframe\n", "\x1b[?25h"},
+		{"a prompt", "Password: ", "\r\n"},
+		{"full screen", "\x1b[?1049h", "\x1b[?1049l"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, s := pipe(t)
+			s.WriteString(c.before)
+			s.Plain("jail: timely")
+			if got := read(t, r, 3*plainEvery); strings.Contains(got, "timely") {
+				t.Fatalf("a plain line on a screen that cannot take one: %q", got)
+			}
+			s.WriteString(c.after)
+			if got := read(t, r, 2*plainCalm); !strings.HasSuffix(got, "jail: timely\r\n") {
+				t.Fatalf("the line did not come once the screen could take it: %q", got)
+			}
+		})
+	}
+	t.Run("a redraw", func(t *testing.T) {
+		r, s := pipe(t)
+		s.WriteString("a\nb\n\x1b[2Aa\nb\n")
+		start := time.Now()
+		s.Plain("jail: timely")
+		got := read(t, r, 3*plainCalm)
+		if !strings.HasSuffix(got, "jail: timely\r\n") {
+			t.Fatalf("the line never came: %q", got)
+		}
+		if d := time.Since(start); d < plainCalm-100*time.Millisecond {
+			t.Fatalf("the line came %v after a redraw, want %v calm", d, plainCalm)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		r, s := pipe(t)
+		s.WriteString("\x1b[?25l")
+		s.Plain("jail: timely")
+		s.Close()
+		s.WriteString("\x1b[?25h\n")
+		if got := read(t, r, 3*plainEvery); strings.Contains(got, "timely") {
+			t.Fatalf("a plain line after Close: %q", got)
+		}
+		s.Plain("jail: after")
+		if got := read(t, r, 500*time.Millisecond); got != "" {
+			t.Fatalf("Plain after Close wrote %q", got)
+		}
+	})
+}

@@ -90,7 +90,9 @@ func (r *runner) onListen(ev seccomp.ListenEvent) {
 			return
 		}
 		p := strconv.Itoa(int(port))
-		r.say(notice.Notice{Kind: "net", Severity: notice.Info, Text: Spell(fmt.Sprintf(
+		// Timely: the user is opening the server now, not after the run
+		// (in a terminal run, said at once where the screen allows).
+		r.say(notice.Notice{Kind: "net", Severity: notice.Info, Timely: true, Text: Spell(fmt.Sprintf(
 			"a server inside listens on port %s (%s), which the host cannot reach: `publish` %s:%s makes it the host's 127.0.0.1:%s",
 			p, ev.Addr, p, p, p))})
 	})

@@ -150,6 +150,11 @@ func (r *runner) startRelay(interactive bool, term *os.File) {
 		// agent's exit: it is put on the agent's screen between two of the
 		// filter's writes, as one restored line (ptyrelay.UrgentLine).
 		r.notes.SetUrgent(r.screen.Urgent)
+		// A timely notice (a server the host cannot reach) goes on the
+		// screen as a line of its own where that harms nothing (a
+		// command writing lines: a dev server's log), else it waits for
+		// the summary (a full-screen or self-drawing agent's screen).
+		r.notes.SetTimely(r.screen.Plain)
 	}
 }
 

@@ -15,8 +15,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // freeLowPort is a port below the ephemeral range that is free on the
@@ -72,6 +74,50 @@ for i in range(2):
 			}
 			if n := strings.Count(r.stderr, "a server inside listens"); n > 1 || n == 1 && !c.said {
 				t.Errorf("%d hints (the kernel's port %d or the brief server's %d named?)\nstderr:\n%s", n, eph, brief, r.stderr)
+			}
+		})
+	}
+}
+
+// In a terminal run, notices wait for the summary at exit, and the hint
+// came only once the user had given up on the server and ended it. It is
+// now put on the screen while the server runs, as a line of its own below
+// the server's log (a screen of lines: the cursor shown, at a line's
+// start, nothing redrawn); a self-drawing program's screen (the cursor
+// hidden: an agent's TUI) still gets it only in the summary. Seen failing
+// before: the screen showed the hint only after the server was ended.
+func TestListenHintWhileItRuns(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		hidden bool
+	}{{"a log of lines", false}, {"a self-drawing screen", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			port := freeLowPort(t)
+			hide := ""
+			if c.hidden {
+				hide = `sys.stdout.write("\x1b[?25l"); `
+			}
+			script := fmt.Sprintf(`import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", %d)); s.listen()
+%sprint("Serving on port %d", flush=True)
+sys.stdin.readline()
+print("ended", flush=True)
+`, port, hide, port)
+			r := startOnTty(t, true, "--", "/usr/bin/python3", "-c", script)
+			defer r.cmd.Process.Kill()
+			r.scr.waitFor(t, fmt.Sprintf("Serving on port %d", port), 20*time.Second)
+			hint := fmt.Sprintf("a server inside listens on port %d", port)
+			shown := r.scr.waitUntil(hint, 3*time.Second)
+			if shown == c.hidden {
+				t.Fatalf("hint on the screen while the server runs: %v, want %v; it shows:\n%q", shown, !c.hidden, r.scr.String())
+			}
+			r.master.Write([]byte("\r"))
+			r.wait(t)
+			if !c.hidden && !strings.Contains(r.scr.String(), "Serving on port "+strconv.Itoa(port)+"\r\njail: "+hint) {
+				t.Fatalf("the hint is not a line of its own below the server's: %q", r.scr.String())
+			}
+			if n := strings.Count(r.scr.String(), hint); n < 1 {
+				t.Fatalf("the summary lacks the hint: %q", r.scr.String())
 			}
 		})
 	}

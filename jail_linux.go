@@ -551,6 +551,13 @@ type Cmd struct {
 	// line at the bottom of the command's screen, ptyrelay.UrgentLine).
 	// Called from one goroutine, in order, before Wait returns.
 	OnNotice func(line string)
+	// OnTimely, when set with OnNotice, gets jail's timely lines about the
+	// command while it runs (a server of its the host cannot reach: "a
+	// server inside listens on port N ... --publish N:N"), as OnNotice its
+	// lines. The caller shows them where they harm nothing (jail exec -t:
+	// a line of its own on a screen of lines, ptyrelay.Screen.Plain).
+	// Called from OnNotice's goroutine.
+	OnTimely func(line string)
 	// OnStopKey, when set with Tty, is called in place of passing on the
 	// pty's suspend character (Ctrl-Z) read from Stdin while the kernel
 	// would discard the SIGTSTP the pty makes of it: while the command's
@@ -770,7 +777,7 @@ func (c *Cmd) Start() error {
 	if err := c.ctx.Err(); err != nil {
 		return err
 	}
-	req := session.Request{Op: session.OpExec, Dir: c.Dir, Tty: c.Tty, Notices: c.OnNotice != nil, Suspends: c.Tty && c.OnSuspend != nil}
+	req := session.Request{Op: session.OpExec, Dir: c.Dir, Tty: c.Tty, Notices: c.OnNotice != nil, Timely: c.OnNotice != nil && c.OnTimely != nil, Suspends: c.Tty && c.OnSuspend != nil}
 	for _, a := range c.Args {
 		req.Argv = append(req.Argv, []byte(a))
 	}
@@ -871,6 +878,10 @@ func (c *Cmd) Start() error {
 			}
 			if err == nil && r.Event == session.EventNotice && c.OnNotice != nil {
 				c.OnNotice(string(r.Data))
+				continue
+			}
+			if err == nil && r.Event == session.EventTimely && c.OnTimely != nil {
+				c.OnTimely(string(r.Data))
 				continue
 			}
 			if err == nil && r.Event == session.EventSuspend {

@@ -316,6 +316,11 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Line is how a notice of text is shown: "jail: " and the text on one
+// line, inert on a terminal (oneLine). For a line sent elsewhere than the
+// Sink (a jail exec client's).
+func Line(text string) string { return "jail: " + oneLine(text) }
+
 // oneLine keeps a notice on one line and its text inert on a terminal, by
 // termsafe's rule (one rule for every output of agent-chosen text): control
 // characters (an agent-chosen name could carry escape sequences, a lone

@@ -35,8 +35,16 @@ const ephemeralFrom = 32768
 // network namespace.
 type listenHints struct {
 	mu    sync.Mutex
-	said  map[uint16]bool
+	said  map[listenKey]bool
 	netns uint64 // its inode, 0 until read
+}
+
+// listenKey is a port named, to the run (exec 0) or to one jail exec
+// client (the host pid of its command's first exec): each exec's user
+// hears of a server of its command, whoever heard of the port before.
+type listenKey struct {
+	port uint16
+	exec int
 }
 
 // sandboxNetNS is the inode of the sandbox's network namespace (init's),
@@ -53,21 +61,25 @@ func (r *runner) sandboxNetNS() uint64 {
 	return r.listens.netns
 }
 
-// onListen names a server the host cannot reach, once per port: one in
-// the sandbox's own network namespace (a sandbox nested inside has its
-// own: its jail's refusal listeners on 80 and 443 are no server of the
-// command's, and no -p could publish them).
+// onListen names a server the host cannot reach, once per port (and jail
+// exec client): one in the sandbox's own network namespace (a sandbox
+// nested inside has its own: its jail's refusal listeners on 80 and 443
+// are no server of the command's, and no -p could publish them).
 func (r *runner) onListen(ev seccomp.ListenEvent) {
 	port := ev.Addr.Port()
 	if !listenHintWanted(r.pol, r.degraded, port) || ev.NetNS != r.sandboxNetNS() {
 		return
 	}
+	// Whose server: a jail exec'd command's is named to its client. Read
+	// while the call waits, the caller surely there.
+	execPid, to := r.timelyExecs.of(ev.Pid)
+	key := listenKey{port, execPid}
 	r.listens.mu.Lock()
-	said := r.listens.said[port]
+	said := r.listens.said[key]
 	if r.listens.said == nil {
-		r.listens.said = map[uint16]bool{}
+		r.listens.said = map[listenKey]bool{}
 	}
-	r.listens.said[port] = true
+	r.listens.said[key] = true
 	r.listens.mu.Unlock()
 	if said {
 		return
@@ -85,16 +97,31 @@ func (r *runner) onListen(ev seccomp.ListenEvent) {
 		}
 		if !listening(r.sb.Pid, port) {
 			r.listens.mu.Lock()
-			delete(r.listens.said, port)
+			delete(r.listens.said, key)
 			r.listens.mu.Unlock()
 			return
 		}
 		p := strconv.Itoa(int(port))
-		// Timely: the user is opening the server now, not after the run
-		// (in a terminal run, said at once where the screen allows).
-		r.say(notice.Notice{Kind: "net", Severity: notice.Info, Timely: true, Text: Spell(fmt.Sprintf(
-			"a server inside listens on port %s (%s), which the host cannot reach: `publish` %s:%s makes it the host's 127.0.0.1:%s",
-			p, ev.Addr, p, p, p))})
+		// A running sandbox publishes nothing more: to a jail exec the
+		// flag is for the sandbox's next start.
+		how := "`publish` " + p + ":" + p + " makes it"
+		if to != nil {
+			how = "a sandbox started with `publish` " + p + ":" + p + " makes it"
+		}
+		n := notice.Notice{Kind: "net", Severity: notice.Info, Text: Spell(fmt.Sprintf(
+			"a server inside listens on port %s (%s), which the host cannot reach: %s the host's 127.0.0.1:%s",
+			p, ev.Addr, how, p))}
+		// Timely: the user is opening the server now, not after the run.
+		// A server a jail exec'd command started is named to that
+		// command's client, where its user looks (the run's own notices,
+		// its log and trail, still have it); the run's own command's, in
+		// a terminal run, on its screen where that harms nothing.
+		if to != nil {
+			to(notice.Line(n.Text))
+		} else {
+			n.Timely = true
+		}
+		r.say(n)
 	})
 }
 

@@ -263,6 +263,9 @@ type runner struct {
 	// urgent: jail's urgent lines for the screens that are not the Sink's
 	// (the attached client, jail exec clients: urgent_linux.go).
 	urgent urgentLines
+	// timelyExecs: the jail exec clients that take their command's
+	// timely lines (urgent_linux.go).
+	timelyExecs timelyExecs
 }
 
 // ready tells the session's starter, once, whether the sandbox runs.

@@ -687,7 +687,7 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	var sendMu sync.Mutex
 	endNotices := func() {}
 	if req.Notices {
-		endNotices = r.noticeExec(c, &sendMu)
+		endNotices = r.noticeExec(c, &sendMu, hostPid, req.Timely && taken)
 	}
 	// The command's own stops, carried out by a client that offered to
 	// (selfstop_linux.go): a command on a pty leads its session, and the

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jail-sandbox/jail/procstat"
 	"github.com/jail-sandbox/jail/session"
 )
 
@@ -80,7 +81,7 @@ type execNotices struct {
 	stop func()
 
 	qmu    sync.Mutex // q and closed: say may call add after stop
-	q      chan string
+	q      chan session.Reply
 	closed bool
 }
 
@@ -92,22 +93,39 @@ const execQueue = 16
 // before first. mu guards c's sends. The returned func stops it, after
 // the lines queued so far are sent (or the client gave up): call it before
 // the exit reply, which must come last.
-func (r *runner) noticeExec(c *session.Conn, mu *sync.Mutex) func() {
-	n := &execNotices{c: c, mu: mu, q: make(chan string, execQueue), done: make(chan struct{})}
+//
+// With timely (the client asked for them, and hostPid is the command's
+// first exec seen by the exec audit), the command's timely lines come too
+// (timelyExecs): a server the exec'd command starts is named to its own
+// client, not on the run's screen.
+func (r *runner) noticeExec(c *session.Conn, mu *sync.Mutex, hostPid int, timely bool) func() {
+	n := &execNotices{c: c, mu: mu, q: make(chan session.Reply, execQueue), done: make(chan struct{})}
 	soFar, stop := r.urgent.listen(n.add)
 	n.stop = stop
+	if timely && hostPid > 0 {
+		unlisten := r.timelyExecs.listen(hostPid, n.addTimely)
+		n.stop = func() { unlisten(); stop() }
+	}
 	go n.send(soFar)
 	return n.end
 }
 
 func (n *execNotices) add(line string) {
+	n.queue(session.Reply{OK: true, Event: session.EventNotice, Data: []byte(line)})
+}
+
+func (n *execNotices) addTimely(line string) {
+	n.queue(session.Reply{OK: true, Event: session.EventTimely, Data: []byte(line)})
+}
+
+func (n *execNotices) queue(rep session.Reply) {
 	n.qmu.Lock()
 	defer n.qmu.Unlock()
 	if n.closed {
 		return
 	}
 	select {
-	case n.q <- line:
+	case n.q <- rep:
 	default:
 	}
 }
@@ -115,24 +133,74 @@ func (n *execNotices) add(line string) {
 func (n *execNotices) send(soFar []string) {
 	defer close(n.done)
 	gone := false
-	one := func(line string) {
+	one := func(rep session.Reply) {
 		if gone {
 			return
 		}
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		_ = n.c.Unix().SetWriteDeadline(time.Now().Add(5 * time.Second))
-		if err := n.c.Send(session.Reply{OK: true, Event: session.EventNotice, Data: []byte(line)}); err != nil {
+		if err := n.c.Send(rep); err != nil {
 			gone = true
 		}
 		_ = n.c.Unix().SetWriteDeadline(time.Time{})
 	}
 	for _, line := range soFar {
-		one(line)
+		one(session.Reply{OK: true, Event: session.EventNotice, Data: []byte(line)})
 	}
-	for line := range n.q {
-		one(line)
+	for rep := range n.q {
+		one(rep)
 	}
+}
+
+// timelyExecs are the exec clients that take their command's timely
+// lines, by the host pid of the command's first exec: the leader of its
+// session (exec -t) or of its process group (without -t), which its
+// processes keep unless they leave them. The zero value is ready.
+type timelyExecs struct {
+	mu sync.Mutex
+	by map[int]func(line string)
+}
+
+// listen routes the timely lines of the processes of hostPid's session or
+// process group to fn until the returned func is called.
+func (t *timelyExecs) listen(hostPid int, fn func(line string)) func() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.by == nil {
+		t.by = map[int]func(string){}
+	}
+	t.by[hostPid] = fn
+	return func() {
+		t.mu.Lock()
+		delete(t.by, hostPid)
+		t.mu.Unlock()
+	}
+}
+
+// of returns the client that takes pid's timely lines (pid a host pid of
+// the sandbox, its session and process group read from /proc), and the
+// host pid it listens on; 0 and nil for the run's own command, a process
+// that left its exec's session and group, or one gone.
+func (t *timelyExecs) of(pid int) (int, func(line string)) {
+	t.mu.Lock()
+	empty := len(t.by) == 0
+	t.mu.Unlock()
+	if empty {
+		return 0, nil
+	}
+	st, err := procstat.Read("", pid)
+	if err != nil {
+		return 0, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, leader := range []int{st.Session, st.Pgrp} {
+		if fn := t.by[leader]; fn != nil && leader > 0 {
+			return leader, fn
+		}
+	}
+	return 0, nil
 }
 
 // end stops the lines and waits until those queued are sent.

@@ -2,9 +2,13 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+
+	"github.com/jail-sandbox/jail/session"
 )
 
 // urgentLines: a listener gets the lines said before it came and each
@@ -35,7 +39,7 @@ func TestUrgentLines(t *testing.T) {
 	}
 
 	// An execNotices ended while lines are said: add after end is dropped.
-	n := &execNotices{q: make(chan string, execQueue), done: make(chan struct{}), stop: func() {}}
+	n := &execNotices{q: make(chan session.Reply, execQueue), done: make(chan struct{}), stop: func() {}}
 	go func() {
 		defer close(n.done)
 		for range n.q {
@@ -47,8 +51,39 @@ func TestUrgentLines(t *testing.T) {
 		defer wg.Done()
 		for i := 0; i < 1000; i++ {
 			n.add("jail: x")
+			n.addTimely("jail: y")
 		}
 	}()
 	n.end()
 	wg.Wait()
+}
+
+// timelyExecs: a process's timely lines go to the client listening on its
+// session's or its process group's leader, none once it stopped, none for
+// a process of neither (the run's own command) or one gone.
+func TestTimelyExecs(t *testing.T) {
+	var te timelyExecs
+	if _, fn := te.of(os.Getpid()); fn != nil {
+		t.Fatal("a client with none listening")
+	}
+	pgrp := syscall.Getpgrp()
+	var got []string
+	stop := te.listen(pgrp, func(line string) { got = append(got, line) })
+	leader, fn := te.of(os.Getpid())
+	if fn == nil || leader != pgrp {
+		t.Fatalf("no client for a process of group %d (leader %d)", pgrp, leader)
+	}
+	fn("jail: x")
+	if len(got) != 1 {
+		t.Fatalf("got %q", got)
+	}
+	other := te.listen(pgrp+1_000_000, func(string) {})
+	defer other()
+	if _, fn := te.of(1<<22 + 7); fn != nil {
+		t.Fatal("a client for a process that is not there")
+	}
+	stop()
+	if _, fn := te.of(os.Getpid()); fn != nil {
+		t.Fatal("a client after it stopped listening")
+	}
 }

@@ -37,6 +37,12 @@ const (
 	// attached come right after EventAttached; before the command started,
 	// right after EventStarted.
 	EventNotice = "notice"
+	// EventTimely on an exec connection whose request asked (Timely) is a
+	// notice of jail's about the command that the user needs while it
+	// runs (a server of its the host cannot reach): Data is its line, as
+	// for EventNotice, to show where it harms nothing (a line of its own
+	// on a screen of lines). Between EventStarted and EventExit.
+	EventTimely = "timely"
 	// EventGivenUp answers a client that gave up a start before it was
 	// answered (any request, or its going away): the supervisor has it as
 	// given up, its exec refused from now on, or its kill sent where it
@@ -75,6 +81,10 @@ type Request struct {
 	// them. A client that does not ask gets none (an older one would take
 	// the first for the exit).
 	Notices bool `json:"notices,omitempty"`
+	// Timely asks, on an exec connection that asks Notices, for jail's
+	// timely notices about the command (EventTimely). A client that does
+	// not ask gets none (an older one would take the first for the exit).
+	Timely bool `json:"timely,omitempty"`
 	// Suspends offers, on an exec -t or attach connection, to carry out
 	// the command's stops (EventSuspend). A client that does not offer
 	// gets none: an exec'd command's own stop is discarded, as by the

@@ -15,8 +15,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -118,6 +120,81 @@ print("ended", flush=True)
 			}
 			if n := strings.Count(r.scr.String(), hint); n < 1 {
 				t.Fatalf("the summary lacks the hint: %q", r.scr.String())
+			}
+		})
+	}
+}
+
+// A server a jail exec'd command starts is named to that command's
+// client while it runs: on its screen with -t, on its stderr without;
+// the hint went only to the sandbox's log before, where the exec's user
+// does not look. Seen failing before the exec clients took timely lines.
+func TestListenHintToExec(t *testing.T) {
+	ws := workspace(t)
+	name := "l" + strings.ReplaceAll(marker(), ".", "")
+	startSession(t, ws, name)
+	for _, tty := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tty=%v", tty), func(t *testing.T) {
+			port := freeLowPort(t)
+			script := fmt.Sprintf(`import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", %d)); s.listen()
+print("Serving on port %d", flush=True)
+time.sleep(4)
+`, port, port)
+			args := []string{"exec"}
+			if tty {
+				args = append(args, "-t")
+			}
+			args = append(args, name, "--", "/usr/bin/python3", "-c", script)
+			master, slave := openPty(t)
+			defer master.Close()
+			cmd := exec.Command(jail(t), args...)
+			cmd.Dir = ws
+			var se syncBuffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+			if !tty {
+				cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, &se, &se
+			}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: tty, Ctty: 0}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			slave.Close()
+			scr := watch(master)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			defer cmd.Process.Kill()
+			hint := fmt.Sprintf("a server inside listens on port %d", port)
+			out := func() string {
+				if tty {
+					return scr.String()
+				}
+				return se.String()
+			}
+			deadline := time.Now().Add(3500 * time.Millisecond)
+			for !strings.Contains(out(), hint) {
+				select {
+				case err := <-done:
+					t.Fatalf("the command ended (%v) and its client never showed the hint while it ran:\n%q", err, out())
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no hint on the exec's %s while the server ran:\n%q", map[bool]string{true: "screen", false: "stderr"}[tty], out())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			select {
+			case <-done:
+				t.Fatalf("the hint came only after the command ended:\n%q", out())
+			default:
+			}
+			// A running sandbox publishes nothing more: the flag is for
+			// its next start.
+			if want := fmt.Sprintf("a sandbox started with --publish %d:%d makes it the host's 127.0.0.1:%d", port, port, port); !strings.Contains(out(), want) {
+				t.Errorf("the hint does not say the flag is the sandbox's (want %q):\n%q", want, out())
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("jail exec: %v\n%q", err, out())
 			}
 		})
 	}

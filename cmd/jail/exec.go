@@ -134,6 +134,23 @@ func runExec(opts *ExecOptions) error {
 		}
 		fmt.Fprintln(opts.IO.ErrOut, line)
 	}
+	// jail's timely lines about the command (a server of its the host
+	// cannot reach): on its screen as a line of its own where that harms
+	// nothing (a dev server's log; never a full-screen or self-drawing
+	// program's), else on stderr; said again at the end as the urgent
+	// ones are. Called from OnNotice's goroutine.
+	cmd.OnTimely = func(line string) {
+		said = append(said, line)
+		if screen != nil {
+			screen.Plain(line)
+			return
+		}
+		if restore != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "%s\r\n", line) // raw mode
+			return
+		}
+		fmt.Fprintln(opts.IO.ErrOut, line)
+	}
 	// Caught from before the terminal's modes change: a SIGINT, SIGTERM,
 	// SIGHUP or SIGQUIT while the start is awaited (a slow or stuck init)
 	// gives the start up and jail exec ends as it would have, 128+N, with

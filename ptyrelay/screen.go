@@ -66,7 +66,13 @@ type lineState struct {
 	// before, which would draw over a line put among them). moved is
 	// set by such a move and cleared by the Screen, which stamps it.
 	alt, hidden, moved bool
-	param              []byte // a CSI's parameter bytes so far (the first 16)
+	// A CSI's parameters as they come, parsed in place (this runs for
+	// every byte of a TUI's redraws): whether any came, whether they
+	// are private ('?' first), the private modes so far (the first 4),
+	// the number being read.
+	params, priv bool
+	modes        [4]int
+	nmodes, num  int
 }
 
 func (l *lineState) feed(p []byte) {
@@ -84,7 +90,7 @@ func (l *lineState) feed(p []byte) {
 		case 0x1b:
 			switch b {
 			case '[':
-				l.esc, l.param = '[', l.param[:0]
+				l.esc, l.params, l.priv, l.nmodes, l.num = '[', false, false, 0, 0
 			case ']', 'P', '_', '^', 'X':
 				l.esc, l.st = ']', false
 			default:
@@ -101,9 +107,15 @@ func (l *lineState) feed(p []byte) {
 		case '[':
 			switch {
 			case b >= 0x30 && b <= 0x3f:
-				if len(l.param) < 16 {
-					l.param = append(l.param, b)
+				switch {
+				case !l.params && b == '?':
+					l.priv = true
+				case b >= '0' && b <= '9':
+					l.num = l.num*10 + int(b-'0')
+				case b == ';':
+					l.mode()
 				}
+				l.params = true
 			case b >= 0x40 && b <= 0x7e:
 				l.esc = 0
 				l.csi(b)
@@ -119,26 +131,36 @@ func (l *lineState) feed(p []byte) {
 	}
 }
 
+// mode ends a CSI parameter: a private mode number is kept.
+func (l *lineState) mode() {
+	if l.priv && l.nmodes < len(l.modes) {
+		l.modes[l.nmodes] = l.num
+		l.nmodes++
+	}
+	l.num = 0
+}
+
 // csi follows a control sequence's effect on where a plain line could go
-// (final is its final byte, l.param its parameters).
+// (final is its final byte; its parameters were followed as they came).
 func (l *lineState) csi(final byte) {
 	switch final {
 	case 'A', 'F', 'H', 'f', 'd', 'r':
 		// Up, to a row, home; a scroll region homes the cursor too.
 		l.moved = true
 	case 'u':
-		if len(l.param) == 0 { // SCORC (with parameters: a keyboard protocol's)
+		if !l.params { // SCORC (with parameters: a keyboard protocol's)
 			l.moved = true
 		}
 	case 'h', 'l':
-		if len(l.param) == 0 || l.param[0] != '?' {
+		if !l.priv {
 			return
 		}
-		for _, m := range strings.Split(string(l.param[1:]), ";") {
+		l.mode()
+		for _, m := range l.modes[:l.nmodes] {
 			switch m {
-			case "25":
+			case 25:
 				l.hidden = final == 'l'
-			case "47", "1047", "1049":
+			case 47, 1047, 1049:
 				l.alt = final == 'h'
 			}
 		}

@@ -77,6 +77,7 @@ type Cmd struct {
 	Stdout, Stderr io.Writer
 	Tty            bool
 	OnNotice       func(line string)
+	OnTimely       func(line string)
 	OnStopKey      func() bool
 	OnSuspend      func() bool
 }

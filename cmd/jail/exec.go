@@ -122,27 +122,15 @@ func runExec(opts *ExecOptions) error {
 	// attach do), else on stderr -- and said again as plain lines once the
 	// command ends.
 	var said []string
-	cmd.OnNotice = func(line string) {
-		said = append(said, line)
-		if screen != nil {
-			screen.Urgent(line)
-			return
-		}
-		if restore != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "%s\r\n", line) // raw mode
-			return
-		}
-		fmt.Fprintln(opts.IO.ErrOut, line)
-	}
 	// jail's timely lines about the command (a server of its the host
-	// cannot reach): on its screen as a line of its own where that harms
-	// nothing (a dev server's log; never a full-screen or self-drawing
-	// program's), else on stderr; said again at the end as the urgent
-	// ones are. Called from OnNotice's goroutine.
-	cmd.OnTimely = func(line string) {
+	// cannot reach) the same way, but on its screen as a line of its own
+	// where that harms nothing (a dev server's log; never a full-screen or
+	// self-drawing program's): ptyrelay.Screen.Plain. Both are called from
+	// one goroutine.
+	say := func(line string, put func(*ptyrelay.Screen, string)) {
 		said = append(said, line)
 		if screen != nil {
-			screen.Plain(line)
+			put(screen, line)
 			return
 		}
 		if restore != nil {
@@ -151,6 +139,8 @@ func runExec(opts *ExecOptions) error {
 		}
 		fmt.Fprintln(opts.IO.ErrOut, line)
 	}
+	cmd.OnNotice = func(line string) { say(line, (*ptyrelay.Screen).Urgent) }
+	cmd.OnTimely = func(line string) { say(line, (*ptyrelay.Screen).Plain) }
 	// Caught from before the terminal's modes change: a SIGINT, SIGTERM,
 	// SIGHUP or SIGQUIT while the start is awaited (a slow or stuck init)
 	// gives the start up and jail exec ends as it would have, 128+N, with

@@ -158,7 +158,7 @@ func TestProfileRegistriesKey(t *testing.T) {
 	if err != nil || len(f.Registries) != 2 || f.Registries[0].Tool != "npm" || f.Registries[1].Tool != "go" {
 		t.Fatalf("got %+v %v", f, err)
 	}
-	for _, bad := range []string{`registries = ["maven"]`, `registries = "npm"`, `registries = [1]`} {
+	for _, bad := range []string{`registries = ["gradle"]`, `registries = "npm"`, `registries = [1]`} {
 		_, err := Parse("", []byte(bad+"\n"), ProfileFile, src)
 		var fe *FileError
 		if !errors.As(err, &fe) || fe.Key != "registries" || fe.Line != 1 {

@@ -17,7 +17,7 @@
 //	"go" = "the module proxy and checksum database go env names"
 //
 // A package registry is never named in a profile: registries = [TOOL]
-// (npm, go, pip, cargo) makes jail allow, at start, the hosts the host's
+// (npm, go, pip, cargo, maven) makes jail allow, at start, the hosts the host's
 // configuration of that tool names, or the tool's own default (package
 // toolreg). A corporate mirror is then honoured as the tool honours it.
 //

@@ -9,9 +9,10 @@ import (
 // when it downloads packages, "" for any other program: npm for npm, npx,
 // pnpm and yarn (which read npm's settings), pip for pip and for python
 // -m pip, and for uv, pipx, poetry and pdm (whose default index is pip's),
-// go for go, cargo for cargo. path is the file the program was executed
-// as and argv its arguments; either's base name counts (a script's
-// interpreter is executed under the script's name).
+// go for go, cargo for cargo, maven for mvn and its wrapper (mvnw). path
+// is the file the program was executed as and argv its arguments; either's
+// base name counts (a script's interpreter is executed under the script's
+// name).
 //
 // It is a cheap test for each exec a sandbox makes: the supervisor notes
 // which tools ran, and a refusal of one of their registries can then name
@@ -35,6 +36,8 @@ func programTool(name string, argv []string) string {
 		return Go
 	case "cargo":
 		return Cargo
+	case "mvn", "mvnw", "mvnDebug", "mvnd":
+		return Maven
 	case "pip", "pip2", "pip3", "uv", "uvx", "pipx", "poetry", "pdm":
 		return Pip
 	}

@@ -26,6 +26,9 @@ func TestToolOf(t *testing.T) {
 		{"/usr/bin/python3.11", "python3.11 -I -m pip install x", Pip},
 		{"/usr/bin/python3", "python3 -mpip install x", Pip},
 		{"/ws/.venv/bin/python", "python -m pip install x", Pip},
+		{"/usr/share/maven/bin/mvn", "mvn package", Maven},
+		{"/bin/sh", "./mvnw -B verify", Maven}, // the wrapper script under its name
+		{"/usr/bin/java", "java -jar app.jar", ""},
 		// Not a download of the tool's packages.
 		{"/usr/bin/python3", "python3 -m venv .venv", ""},
 		{"/usr/bin/python3", "python3 script.py -m pip", ""},

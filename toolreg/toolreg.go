@@ -1,7 +1,7 @@
 // Package toolreg finds the package registries a toolchain profile must
 // reach, from the host's own configuration of each tool: npm's registry
 // settings, Go's GOPROXY and GOSUMDB, pip's index URLs, cargo's source
-// replacement. A profile says which tool to consult (registries = ["npm"]);
+// replacement, Maven's mirrors and default repository. A profile says which tool to consult (registries = ["npm"]);
 // jail never names a registry itself, so a corporate mirror is honoured as
 // the tool would honour it, and the public default is whatever the tool says
 // its default is.
@@ -49,10 +49,11 @@ const (
 	Go    = "go"
 	Pip   = "pip"
 	Cargo = "cargo"
+	Maven = "maven"
 )
 
 // Tools lists every tool Resolve knows, for validation and help.
-var Tools = []string{NPM, Go, Pip, Cargo}
+var Tools = []string{NPM, Go, Pip, Cargo, Maven}
 
 // Known reports whether name is a tool Resolve knows.
 func Known(name string) bool { return slices.Contains(Tools, name) }
@@ -240,6 +241,8 @@ func Resolve(tools []string, env Env) Result {
 				pipHosts(c, cache)
 			case Cargo:
 				cargoHosts(c)
+			case Maven:
+				mavenHosts(c)
 			}
 		}()
 	}

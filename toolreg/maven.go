@@ -1,0 +1,237 @@
+package toolreg
+
+import (
+	"archive/zip"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Maven: where mvn downloads artifacts and plugins from. Its default, the
+// central repository, is Maven's own: the super POM in the installation
+// the host's mvn runs (lib/maven-model-builder-*.jar,
+// org/apache/maven/model/pom-4.0.0.xml), read there, never written down
+// here. settings.xml (the user's ~/.m2/settings.xml, then the
+// installation's conf/settings.xml) may send central to a mirror (a
+// mirrorOf that takes central) and add the repositories of its profiles
+// that are active (activeByDefault, activeProfiles). A project's pom.xml
+// and .mvn/ are in the workspace: what they name is said in a note, not
+// allowed, where the sandbox can write them.
+
+// mavenSettings is what a settings.xml says about where artifacts come
+// from (credentials, proxies and the rest are not read).
+type mavenSettings struct {
+	Mirrors []struct {
+		URL      string `xml:"url"`
+		MirrorOf string `xml:"mirrorOf"`
+		// Blocked: a mirror that only refuses (Maven's own default
+		// settings block plain-http repositories with one at
+		// http://0.0.0.0/): nothing is downloaded from it.
+		Blocked bool `xml:"blocked"`
+	} `xml:"mirrors>mirror"`
+	Profiles []struct {
+		ID              string   `xml:"id"`
+		ActiveByDefault bool     `xml:"activation>activeByDefault"`
+		Repositories    []string `xml:"repositories>repository>url"`
+		PluginRepos     []string `xml:"pluginRepositories>pluginRepository>url"`
+	} `xml:"profiles>profile"`
+	ActiveProfiles []string `xml:"activeProfiles>activeProfile"`
+}
+
+// mavenPOM is the repositories part of a POM (the super POM, a project's).
+type mavenPOM struct {
+	Repositories []string `xml:"repositories>repository>url"`
+	PluginRepos  []string `xml:"pluginRepositories>pluginRepository>url"`
+}
+
+// maxMavenFile bounds what is read of the super POM in Maven's jar (the
+// files on disk are read as any tool's configuration: readConfig).
+const maxMavenFile = 1 << 20
+
+func parseMavenSettings(data []byte) (*mavenSettings, error) {
+	var s mavenSettings
+	if err := xml.Unmarshal(data, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func parseMavenPOM(data []byte) (*mavenPOM, error) {
+	var p mavenPOM
+	if err := xml.Unmarshal(data, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// mirrorsCentral reports whether a mirrorOf value takes the central
+// repository: "*", "central", "external:*" (central is not local), in a
+// comma list, unless "!central" excludes it.
+func mirrorsCentral(of string) bool {
+	takes := false
+	for _, id := range strings.Split(of, ",") {
+		switch strings.TrimSpace(id) {
+		case "!central":
+			return false
+		case "*", "central", "external:*":
+			takes = true
+		}
+	}
+	return takes
+}
+
+// mavenHome is the installation a mvn file runs: bin/mvn's parent (the
+// script finds its home so, symlinks followed).
+func mavenHome(mvn string) string {
+	real, err := filepath.EvalSymlinks(mvn)
+	if err != nil {
+		return ""
+	}
+	return filepath.Dir(filepath.Dir(real))
+}
+
+// superPOMRepos reads the repositories of Maven's super POM from the
+// installation at home.
+func superPOMRepos(home string) ([]string, error) {
+	jars, _ := filepath.Glob(filepath.Join(home, "lib", "maven-model-builder-*.jar"))
+	if len(jars) == 0 {
+		return nil, os.ErrNotExist
+	}
+	z, err := zip.OpenReader(jars[0])
+	if err != nil {
+		return nil, err
+	}
+	defer z.Close()
+	for _, f := range z.File {
+		if f.Name != "org/apache/maven/model/pom-4.0.0.xml" {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(io.LimitReader(rc, maxMavenFile))
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+		p, err := parseMavenPOM(data)
+		if err != nil {
+			return nil, err
+		}
+		return append(p.Repositories, p.PluginRepos...), nil
+	}
+	return nil, os.ErrNotExist
+}
+
+func mavenHosts(c *collector) {
+	mvn, ok := findTool(c, "mvn")
+	home := ""
+	if ok {
+		home = mavenHome(mvn)
+	}
+	// MAVEN_HOME where no mvn is on the PATH, unless the sandbox can
+	// write there (its "default" would be the agent's).
+	if h, set := c.env.lookupEnv("MAVEN_HOME"); set && filepath.IsAbs(h) && home == "" && !c.env.Writable(h) && !c.env.Writable(filepath.Join(h, "lib")) {
+		home = h
+	}
+	// The settings files, the user's first (its mirrors are matched
+	// first, as Maven merges them).
+	var files []string
+	if c.env.Home != "" {
+		files = append(files, filepath.Join(c.env.Home, ".m2", "settings.xml"))
+	}
+	if home != "" {
+		files = append(files, filepath.Join(home, "conf", "settings.xml"))
+	}
+	centralMirrored := false
+	for _, path := range files {
+		data, err := readConfig(path)
+		if err != nil {
+			continue
+		}
+		s, err := parseMavenSettings(data)
+		if err != nil {
+			c.note("maven: %s cannot be read as settings (%v): its mirrors and repositories are not allowed", c.env.tilde(path), err)
+			continue
+		}
+		writable := c.env.Writable(path)
+		var urls []string
+		for _, m := range s.Mirrors {
+			if m.Blocked {
+				continue
+			}
+			urls = append(urls, m.URL)
+			// Central's own place is kept unless a file jail trusts
+			// sends it elsewhere.
+			if mirrorsCentral(m.MirrorOf) && !writable {
+				centralMirrored = true
+			}
+		}
+		for _, p := range s.Profiles {
+			if p.ActiveByDefault || slices.Contains(s.ActiveProfiles, p.ID) {
+				urls = append(urls, p.Repositories...)
+				urls = append(urls, p.PluginRepos...)
+			}
+		}
+		if writable {
+			c.untrusted(path, urls)
+			continue
+		}
+		added := false
+		for _, u := range urls {
+			added = c.url(u, c.env.tilde(path)) || added
+		}
+		if added && strings.HasPrefix(path, filepath.Join(c.env.Home, ".m2")+"/") {
+			// Hidden inside with the home (it may hold the passwords of
+			// <servers>): Maven there reads none of it.
+			c.note("maven: %s names repositories or mirrors, which are allowed, but Maven inside does not read that file (it may hold passwords); --read %s, if it holds none, makes Maven use them", c.env.tilde(path), c.env.tilde(path))
+		}
+	}
+	if !centralMirrored {
+		switch {
+		case home == "":
+			c.note("maven: no mvn on your PATH to take Maven's default repository from; add --allow-domain HOST for the repository your builds use")
+		default:
+			urls, err := superPOMRepos(home)
+			if err != nil {
+				c.note("maven: Maven's default repository could not be read from %s (%v); add --allow-domain HOST for the repository your builds use", c.env.tilde(home), err)
+			}
+			for _, u := range urls {
+				c.url(u, "Maven's default")
+			}
+		}
+	}
+	// The project's own: its POM and the wrapper's download, where the
+	// sandbox can write them (in the workspace), named, not allowed.
+	for _, path := range []string{filepath.Join(c.env.Cwd, "pom.xml"), filepath.Join(c.env.Cwd, ".mvn", "wrapper", "maven-wrapper.properties")} {
+		data, err := readConfig(path)
+		if err != nil {
+			continue
+		}
+		var urls []string
+		if filepath.Base(path) == "pom.xml" {
+			p, err := parseMavenPOM(data)
+			if err != nil {
+				continue
+			}
+			urls = append(p.Repositories, p.PluginRepos...)
+		} else {
+			for _, line := range strings.Split(string(data), "\n") {
+				if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "distributionUrl" {
+					urls = append(urls, strings.ReplaceAll(strings.TrimSpace(v), `\:`, ":"))
+				}
+			}
+		}
+		if c.env.Writable(path) {
+			c.untrusted(path, urls)
+			continue
+		}
+		for _, u := range urls {
+			c.url(u, c.env.tilde(path))
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	toml "github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 
+	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/toolreg"
 )
@@ -56,7 +57,11 @@ type File struct {
 	Extends     []string
 	ExtendsLine int
 	Why         map[string]string // a path or domain of the profile -> why it is there
-	Creates     []Create
+	// Refused are names the profile's program reaches for that it does
+	// without ([refused] "github.com" = "why"): their refusal says why,
+	// not the flag that would allow them (which may open far more).
+	Refused map[string]string
+	Creates []Create
 	// Registries are the tools whose own configuration names the hosts to
 	// allow (package toolreg): registries = ["npm"].
 	Registries []Registry
@@ -284,6 +289,23 @@ func (f *File) profileKey(key string, v any, line int, lines map[string]int, bad
 				return true, bad("why."+k, lines["why\x00"+k], "want a string saying why")
 			}
 			f.Why[k] = s
+		}
+	case "refused":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return true, bad(key, line, `want a table: [refused] then "github.com" = "what the program does without it"`)
+		}
+		f.Refused = map[string]string{}
+		for k, r := range m {
+			s, ok := r.(string)
+			if !ok || strings.TrimSpace(s) == "" {
+				return true, bad("refused."+k, lines["refused\x00"+k], "want a string saying what the program does without it")
+			}
+			n, ok := netproxy.NormalizeName(k)
+			if !ok || strings.HasPrefix(k, "*") {
+				return true, bad("refused."+k, lines["refused\x00"+k], "%q: want a host name (no pattern)", k)
+			}
+			f.Refused[n] = s
 		}
 	case "args":
 		m, ok := v.(map[string]any)

@@ -170,6 +170,27 @@ func TestProfileRegistriesKey(t *testing.T) {
 	}
 }
 
+// [refused] names hosts a profile's program does without, each with a
+// string saying so; a pattern, a bad name or a non-string is an error
+// naming the key; a config file has no such key.
+func TestProfileRefusedKey(t *testing.T) {
+	src := Source{Kind: FromProfile, Profile: "p"}
+	f, err := Parse("", []byte("version = 1\n[refused]\n\"GitHub.com\" = \"its marketplace: it goes on\"\n"), ProfileFile, src)
+	if err != nil || len(f.Refused) != 1 || f.Refused["github.com"] != "its marketplace: it goes on" {
+		t.Fatalf("got %+v %v", f, err)
+	}
+	for _, bad := range []string{"[refused]\n\"*.github.com\" = \"x\"", "[refused]\n\"a b\" = \"x\"", "[refused]\n\"github.com\" = 1", "[refused]\n\"github.com\" = \" \"", "refused = \"github.com\""} {
+		_, err := Parse("", []byte(bad+"\n"), ProfileFile, src)
+		var fe *FileError
+		if !errors.As(err, &fe) || !strings.HasPrefix(fe.Key, "refused") {
+			t.Errorf("%q: got %v, want a FileError on refused", bad, err)
+		}
+	}
+	if _, err := Parse("c.toml", []byte("[refused]\n\"github.com\" = \"x\"\n"), UserConfig, Source{Kind: FromFile}); err == nil {
+		t.Errorf("[refused] in a config file: accepted, want unknown key (profiles only)")
+	}
+}
+
 // [args] holds, per program, arguments a profile adds when the command is
 // that program; anything else is an error naming the line and the key.
 func TestProfileArgsKey(t *testing.T) {

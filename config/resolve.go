@@ -342,6 +342,15 @@ func Resolve(req Request) (*Result, error) {
 			}
 		}
 		r.Args = append(r.Args, f.Args...)
+		// The first profile that names a refused name says why.
+		for n, why := range f.Refused {
+			if _, ok := p.Refused[n]; !ok {
+				if p.Refused == nil {
+					p.Refused = map[string]string{}
+				}
+				p.Refused[n] = why
+			}
+		}
 		for _, g := range f.Registries {
 			if !slices.ContainsFunc(r.Registries, func(o Registry) bool { return o.Tool == g.Tool }) {
 				r.Registries = append(r.Registries, g)

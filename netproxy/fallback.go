@@ -272,6 +272,7 @@ func parseConnectTarget(s string) (string, uint16, error) {
 // refusal of all: https-proxy-agent (npm) hands the 403 to the client as the
 // origin's answer, which npm prints and does not retry.
 func (p *Proxy) refuseHTTP(c net.Conn, f *flow, d Decision, connect bool) {
+	d = p.Policy.Expected(f.name, d)
 	p.emitRefusal(f, d)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	if connect {
@@ -284,11 +285,14 @@ func (p *Proxy) refuseHTTP(c net.Conn, f *flow, d Decision, connect bool) {
 // refuseSOCKS records a refused SOCKS5 CONNECT and answers "connection not
 // allowed by ruleset" (RFC 1928 6), which SOCKS clients print as such.
 func (p *Proxy) refuseSOCKS(f *flow, c net.Conn, d Decision) {
+	d = p.Policy.Expected(f.name, d)
 	p.emitRefusal(f, d)
 	socksReply(c, socksNotAllowed)
 	c.Close()
 }
 
+// emitRefusal records a refusal of the fallback's; d is already as said
+// (Expected).
 func (p *Proxy) emitRefusal(f *flow, d Decision) {
 	ev := p.event(f, false, d.Reason, netip.AddrPort{}, 0, 0)
 	ev.Hint, ev.Public = d.Hint, d.Public

@@ -15,6 +15,10 @@ type Config struct {
 	AllowIPs     []IPRule     // allow-ip
 	AddHosts     []HostEntry  // add-host
 	HostPorts    []uint16     // allow-host-port
+	// Refused are names (normalized) a profile's program reaches for and
+	// does without, each with what it does without it: their refusal says
+	// that, not the flag that would allow them (Expected).
+	Refused map[string]string
 }
 
 // Decision is the verdict on one flow or name.
@@ -137,6 +141,26 @@ func (p *Policy) Decide(name string, ip netip.Addr, port uint16) Decision {
 		}
 	}
 	return d
+}
+
+// Expected returns d as it is said for a name of Config.Refused that no
+// rule allows: its reason is what the program does without it, and no flag
+// is named (allowing the name, github.com say, could open far more than the
+// program wanted). Any other decision, and a refusal of another kind (a
+// deny-domain, a port), is returned as it is.
+func (p *Policy) Expected(name string, d Decision) Decision {
+	if d.Allow || name == "" || len(p.cfg.Refused) == 0 || d.Reason != reasonNotAllowed && d.Reason != reasonNotAllowedDNS {
+		return d
+	}
+	n, ok := NormalizeName(name)
+	if !ok {
+		return d
+	}
+	why, ok := p.cfg.Refused[n]
+	if !ok {
+		return d
+	}
+	return Decision{Reason: why, Public: d.Public}
 }
 
 func (p *Policy) decide(name string, ip netip.Addr, port uint16) Decision {

@@ -75,6 +75,7 @@ func publicText(target string, d Decision) string {
 // emitted before the answer, so that the sandbox's record of refusals holds
 // the line by the time the client reports the failure.
 func (p *Proxy) refuse(f *flow, c net.Conn, d Decision, res sniffResult, sniffed bool) {
+	d = p.Policy.Expected(f.name, d)
 	if !sniffed {
 		if _, r, err := p.sniffWait(c, p.refuseWait()); err == nil {
 			res = r

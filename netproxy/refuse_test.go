@@ -429,3 +429,65 @@ func TestRefusalSpelled(t *testing.T) {
 		}
 	}
 }
+
+// A name a profile's program does without (Config.Refused) is refused as
+// any other, but said with what the program does without it and no flag
+// to allow it (allowing github.com would open every repository there); a
+// refusal of another kind keeps its own words, and nothing is allowed.
+func TestExpectedRefusal(t *testing.T) {
+	const why = "the tool's marketplace: it goes on without it"
+	cfg, err := BuildConfig(Flags{AllowDomains: []string{"a.test"}, DenyDomains: []string{"bad.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Refused = map[string]string{"github.com": why, "bad.test": why, "a.test": why}
+	pol, err := NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name       string
+		port       uint16
+		allow      bool
+		reason     string
+		hintPrefix string
+	}{
+		{"GitHub.com.", 443, false, why, ""},
+		{"github.com", 22, false, why, ""},
+		{"bad.test", 443, false, "denied by deny-domain bad.test", ""},
+		{"a.test", 443, true, "", ""},
+		{"other.test", 443, false, reasonNotAllowed, "`allow-domain` other.test"},
+	} {
+		d := pol.Expected(tt.name, pol.Decide(tt.name, netip.Addr{}, tt.port))
+		if d.Allow != tt.allow || !tt.allow && (d.Reason != tt.reason || d.Hint != tt.hintPrefix) {
+			t.Errorf("%s:%d: %+v, want allow %v reason %q hint %q", tt.name, tt.port, d, tt.allow, tt.reason, tt.hintPrefix)
+		}
+	}
+
+	// On the wire: the 403 the sandbox reads and the event say why.
+	var dials atomic.Int32
+	h := newHarness(t, flags{allow: []string{"allowed.test"}}, func(p *Proxy) {
+		p.Policy = pol
+		p.RefuseWait = time.Second
+		p.Dial = func(context.Context, netip.AddrPort) (net.Conn, error) {
+			dials.Add(1)
+			return nil, errors.New("no upstream in this test")
+		}
+	})
+	c, err := h.dial(netip.AddrPortFrom(h.refusal("github.com"), 80))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte("GET / HTTP/1.1\r\nHost: github.com\r\n\r\n"))
+	got := expectRefused(t, c)
+	c.Close()
+	if !strings.Contains(got, "jail: refused github.com:80 ("+why+")") || strings.Contains(got, "allow-domain") {
+		t.Errorf("403: %q, want the refusal said with why and no flag", got)
+	}
+	if ev := h.waitEvent(func(e Event) bool { return e.Decision == "deny" && e.Name == "github.com" }); ev.Reason != why || ev.Hint != "" {
+		t.Errorf("event %+v, want reason %q and no hint", ev, why)
+	}
+	if n := dials.Load(); n != 0 {
+		t.Errorf("ATTACK WORKED: %d dials", n)
+	}
+}

@@ -67,13 +67,14 @@ func TestOptionsTable(t *testing.T) {
 		}
 	}
 	// Every field but the command, where it starts (the process's own
-	// directory), the readers' notices and profile hints, the files they
+	// directory), the readers' notices and profile hints, the profiles'
+	// refused names (a profile's [refused], never a flag), the files they
 	// read the policy from and a session's name (jail run --name: a verb's
 	// flag, never a config key) has an option.
 	rv := reflect.ValueOf(&p).Elem()
 	for i := 0; i < rv.NumField(); i++ {
 		f := rv.Type().Field(i)
-		if f.Name == "Command" || f.Name == "Cwd" || f.Name == "WorkspaceFromCwd" || f.Name == "Notices" || f.Name == "ProfileHints" || f.Name == "RegistryHints" || f.Name == "Name" || f.Name == "PolicyFiles" {
+		if f.Name == "Command" || f.Name == "Cwd" || f.Name == "WorkspaceFromCwd" || f.Name == "Notices" || f.Name == "ProfileHints" || f.Name == "RegistryHints" || f.Name == "Refused" || f.Name == "Name" || f.Name == "PolicyFiles" {
 			continue
 		}
 		if _, ok := owner[rv.Field(i).Addr().Pointer()]; !ok {

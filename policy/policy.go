@@ -134,6 +134,11 @@ type Policy struct {
 	AddHost       []string `json:"add_host,omitempty"`
 	AllowHostPort []string `json:"allow_host_port,omitempty"`
 	Publish       []string `json:"publish,omitempty"`
+	// Refused are host names (normalized) the profiles' programs reach
+	// for and do without, each with what the program does without it
+	// (a profile's [refused]): their refusal says that instead of the
+	// flag that would allow them. They allow nothing.
+	Refused map[string]string `json:"refused,omitempty"`
 	// PublishIfFree are published like Publish when the host port is free;
 	// a taken one (another sandbox's sign-in callback) is left out with a
 	// notice instead of failing the start.

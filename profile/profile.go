@@ -26,6 +26,9 @@
 //	# or, left out when the user's own arguments begin with one of unless:
 //	# codex = {args = ["--sandbox", "danger-full-access"], unless = ["--sandbox", "-s"]}
 //
+//	[refused]                           # reached for and done without: said so, never with
+//	"github.com" = "what the program does without it"  # the flag that would allow it
+//
 //	[[create]]                          # made on the host when missing, the way the tool expects
 //	path = "~/.claude.json"
 //	content = "{}\n"

@@ -174,6 +174,8 @@ func buildNetPolicy(p *policy.Policy) (*netproxy.Policy, error) {
 	if err != nil {
 		return nil, invalid(err)
 	}
+	// What the profiles' programs do without (said, never allowed).
+	cfg.Refused = p.Refused
 	return netproxy.NewPolicy(cfg)
 }
 

@@ -97,8 +97,9 @@ func (r *runner) serveNet(tcps, refusers []*os.File, dns *os.File, info map[stri
 	mode := info["net.mode"]
 	pol := r.netPol
 	if mode == nsnet.ModeNone || pol == nil {
-		// --net none: an empty policy refuses every name and address.
-		pol, _ = netproxy.NewPolicy(netproxy.Config{})
+		// --net none: an empty policy refuses every name and address
+		// (those the profiles' programs do without said as such).
+		pol, _ = netproxy.NewPolicy(netproxy.Config{Refused: r.pol.Refused})
 	}
 	fakes := netproxy.NewFakeIPs()
 	onEvent := func(ev netproxy.Event) { r.recordNet(ev) }

@@ -168,6 +168,30 @@ func jsonStartPolicy(b []byte, v *policy.Policy) ([]byte, error) {
 	if len(v.Publish) != 0 {
 		b = append(jsonenc.Strings(append(b, "\"publish\":"...), v.Publish), ',')
 	}
+	if len(v.Refused) != 0 {
+		b = append(b, "\"refused\":"...)
+		{
+			if v.Refused == nil {
+				b = append(b, "null"...)
+			} else {
+				m1 := v.Refused
+				ks1 := make([]string, 0, len(m1))
+				for k1 := range m1 {
+					ks1 = append(ks1, string(k1))
+				}
+				slices.Sort(ks1)
+				b = append(b, '{')
+				for _, k1 := range ks1 {
+					b = jsonenc.String(b, k1)
+					b = append(b, ':')
+					b = jsonenc.String(b, string(m1[k1]))
+					b = append(b, ',')
+				}
+				b = jsonenc.EndObject(b)
+			}
+		}
+		b = append(b, ',')
+	}
 	if len(v.PublishIfFree) != 0 {
 		b = append(jsonenc.Strings(append(b, "\"publish_if_free\":"...), v.PublishIfFree), ',')
 	}
@@ -1276,5 +1300,5 @@ func init() {
 	runRecordEncoder = jsonRunRecord
 	entryEncoder = jsonEntry
 	farEncoder = jsonFarRecord
-	generatedJSON = "add04e467810cd4cd4415acfb55a4bc79b3f61065d49a8611b430b128c0fd47a"
+	generatedJSON = "fb3588a7f74b529c79dcf64a09bca5dbddf05b7fea3528b1e5463151484bb79b"
 }

@@ -2,7 +2,8 @@ package main
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/jail-sandbox/jail/config"
@@ -107,13 +108,11 @@ func profilesRun(f *factory, opts *ProfilesOptions) error {
 		for _, r := range p.Registries {
 			fmt.Fprintf(opts.IO.Out, "  registries  %s: the hosts %s's own configuration names are allowed at start (jail --dry-run lists them)\n", r.Tool, r.Tool)
 		}
-		keys := make([]string, 0, len(p.Why))
-		for k := range p.Why {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(p.Why)) {
 			fmt.Fprintf(opts.IO.Out, "  why         %s: %s\n", k, p.Why[k])
+		}
+		for _, n := range slices.Sorted(maps.Keys(p.Refused)) {
+			fmt.Fprintf(opts.IO.Out, "  refused     %s, said as: %s (never allowed by the profile)\n", n, p.Refused[n])
 		}
 		for _, c := range p.Creates {
 			what := "file"

@@ -1,0 +1,40 @@
+//go:build linux
+
+package tests
+
+// Claude Code 2.1.332 clones its official plugin marketplace at start
+// (github.com over https, then ssh) and asks downloads.claude.ai; refused,
+// it goes on. Each run under -P claude ended with "refused github.com:443
+// - add --allow-domain github.com" (session 50's trial), advice that
+// would open every repository there to the agent. The claude profile's
+// [refused] names them: their refusal says what Claude Code does without
+// them, and names no flag; other names keep the flag.
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRefusedExpectedByProfile(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	env := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"), "PATH=/usr/bin:/bin"}}
+	script := "for h in github.com other.hinted.invalid; do (exec 3<>/dev/tcp/$h/443) 2>/dev/null; done; exit 0"
+	r := run(t, env, "-P", "claude", "--", "bash", "-c", script)
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stderr, "jail: refused github.com:443 (Claude Code cloning its official plugin marketplace: it goes on without it") {
+		t.Errorf("the refusal of github.com does not say what Claude Code does without it\nstderr:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stderr, "--allow-domain github.com") {
+		t.Errorf("the refusal of github.com names the flag that would allow all of it\nstderr:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "refused other.hinted.invalid:443 - add --allow-domain other.hinted.invalid") {
+		t.Errorf("another name lost its flag\nstderr:\n%s", r.stderr)
+	}
+	// Without the profile, github.com is refused as any name.
+	r = run(t, env, "--allow-domain", "api.example.com", "--", "bash", "-c", script)
+	if !strings.Contains(r.stderr, "refused github.com:443 - add --allow-domain github.com") {
+		t.Errorf("without -P claude: want the usual refusal\nstderr:\n%s", r.stderr)
+	}
+}

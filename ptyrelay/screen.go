@@ -223,10 +223,7 @@ func (s *Screen) writePlain() {
 			var b strings.Builder
 			for _, text := range lines {
 				for _, r := range text {
-					if r == utf8.RuneError || termsafe.Control(r) {
-						r = '?'
-					}
-					b.WriteRune(r)
+					b.WriteRune(inert(r))
 				}
 				b.WriteString("\r\n") // the terminal is raw: no output processing
 			}
@@ -358,11 +355,17 @@ func UrgentLine(text string, cols int) string {
 			break
 		}
 		width += w
-		if r == utf8.RuneError || termsafe.Control(r) {
-			r = '?'
-		}
-		b.WriteRune(r)
+		b.WriteRune(inert(r))
 	}
 	b.WriteString("\x1b[0m\x1b8")
 	return b.String()
+}
+
+// inert is r as jail writes it among a command's output (an urgent or a
+// plain line): a control character or an invalid byte is "?".
+func inert(r rune) rune {
+	if r == utf8.RuneError || termsafe.Control(r) {
+		return '?'
+	}
+	return r
 }

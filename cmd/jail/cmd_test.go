@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -86,6 +88,33 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"-v", "ps"}, "jail: \"ps\" is a verb: put it first, as in jail ps (see jail --help)\n"},
 		{nil, "jail: no command given: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)\n"},
 		{[]string{"--"}, "jail: no command after --: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)\n"},
+	}
+	for _, c := range cases {
+		f, out, errb := testFactory()
+		ran := false
+		cmd := newRunCmd(f, func(*RunOptions) error { ran = true; return nil })
+		if code := execCode(f, cmd, c.args...); code != exitSetup || ran || out.Len() != 0 || errb.String() != c.want {
+			t.Errorf("%v: exit %d ran %v stdout %q\n got %q\nwant %q", c.args, code, ran, out, errb, c.want)
+		}
+	}
+}
+
+// TestRunUsageNamesProfileProgram: jail -P claude typed without -- claude
+// shows the command meant, when a program of the profile's name is on PATH,
+// and the plain usage when none is.
+func TestRunUsageNamesProfileProgram(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-P", "claude"}, "jail: no command given: name the program after --, as in jail -P claude -- claude (see jail --help)\n"},
+		{[]string{"--profile", "go,claude", "--"}, "jail: no command after --: name the program, as in jail -P claude -- claude (see jail --help)\n"},
+		{[]string{"-P", "codex"}, "jail: no command given: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)\n"},
 	}
 	for _, c := range cases {
 		f, out, errb := testFactory()

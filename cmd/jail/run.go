@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -48,6 +49,9 @@ func newRunCmd(f *factory, runF func(*RunOptions) error) *command {
 		dash := fs.ArgsLenAtDash()
 		switch {
 		case dash < 0 && len(args) == 0:
+			if prog := profileProgram(opts.Flags); prog != "" {
+				return &usageError{fmt.Sprintf("no command given: name the program after --, as in jail -P %s -- %s (see jail --help)", prog, prog)}
+			}
 			return &usageError{"no command given: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)"}
 		case dash != 0:
 			// A word before --: a mistyped verb, a verb after flags, or a
@@ -58,6 +62,9 @@ func newRunCmd(f *factory, runF func(*RunOptions) error) *command {
 			}
 			return &usageError{fmt.Sprintf("%q is not a jail verb; put the command after --: jail [flags] -- %s (see jail --help)", w, strings.Join(args, " "))}
 		case len(args) == 0:
+			if prog := profileProgram(opts.Flags); prog != "" {
+				return &usageError{fmt.Sprintf("no command after --: name the program, as in jail -P %s -- %s (see jail --help)", prog, prog)}
+			}
 			return &usageError{"no command after --: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)"}
 		}
 		return nil
@@ -77,6 +84,27 @@ func newRunCmd(f *factory, runF func(*RunOptions) error) *command {
 		return runRun(f, opts)
 	}
 	return c
+}
+
+// profileProgram is the first profile named on the command line that is
+// also a program on PATH (jail -P claude, typed without -- claude): the
+// command the user most likely meant, for the usage error to show.
+func profileProgram(flags []config.Setting) string {
+	for _, s := range flags {
+		if s.Option == nil || s.Option.Name != "profile" {
+			continue
+		}
+		for _, name := range strings.Split(s.Value, ",") {
+			name = strings.TrimSpace(name)
+			if !policy.ValidName(name) {
+				continue
+			}
+			if _, err := exec.LookPath(name); err == nil {
+				return name
+			}
+		}
+	}
+	return ""
 }
 
 // runRun resolves the layers into a policy, reports any mistake with its

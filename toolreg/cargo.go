@@ -8,6 +8,15 @@ import (
 	toml "github.com/pelletier/go-toml/v2"
 )
 
+// crates.io, cargo's default registry: its sparse index (cargo's
+// CRATES_IO_HTTP_INDEX) and the download host its config.json names. Its
+// API host (crates.io: search, publish, owner, yank) is left out: a build
+// never needs it.
+const (
+	cratesIOIndex     = "https://index.crates.io/"
+	cratesIODownloads = "https://static.crates.io/crates"
+)
+
 // cargoConfig is what a cargo config file says about where crates come
 // from.
 type cargoConfig struct {
@@ -114,9 +123,9 @@ type cargoIndexRecord struct {
 }
 
 // cargoHosts reads source replacement and alternative registries from
-// cargo's config files. Cargo cannot print its default registry, so an
-// unreplaced crates-io comes from cargo's own record of the sparse indexes
-// it has used on this host, when there is one.
+// cargo's config files. Cargo cannot print its default registry: an
+// unreplaced crates-io is crates.io's index and download host, with the
+// sparse indexes of cargo's own record on this host.
 func cargoHosts(c *collector) {
 	e := c.env
 	home := e.getenv("CARGO_HOME")
@@ -166,9 +175,17 @@ func cargoHosts(c *collector) {
 	case url != "":
 		c.url(url, from+" source replacement")
 	default:
-		if !cargoRecords(c, home) {
-			c.note("cargo: cargo cannot name its default registry and no source replacement is configured (%s/config.toml); add --allow-domain HOST for its index, download and API hosts", e.tilde(home))
-		}
+		cargoRecords(c, home)
+		// Why: cargo cannot print its default registry (no `cargo config
+		// get` on a stable toolchain), and on a fresh host it has no
+		// record of one, so the rust profile failed every first build.
+		// Without a replacement cargo (1.70 and later) uses crates.io's
+		// sparse index, built into its binary, and downloads from the dl
+		// host that index's config.json names; both are crates.io's own,
+		// fixed, and named here as the default only: a configured
+		// replacement (above) is used instead, as cargo would.
+		c.url(cratesIOIndex, "cargo's default registry, crates.io (no source replacement in "+e.tilde(home)+"/config.toml)")
+		c.url(cratesIODownloads, "crates.io's downloads (the dl of its index's config.json)")
 	}
 	// Each index cargo has a record of gives its download and API hosts.
 	for _, h := range c.hosts {
@@ -176,22 +193,17 @@ func cargoHosts(c *collector) {
 	}
 }
 
-// cargoRecords adds the sparse indexes of cargo's own record and reports
-// whether there was any.
-func cargoRecords(c *collector, home string) bool {
+// cargoRecords adds the sparse indexes of cargo's own record.
+func cargoRecords(c *collector, home string) {
 	dirs, _ := filepath.Glob(filepath.Join(home, "registry", "index", "*", "config.json"))
-	found := false
 	for _, f := range dirs {
 		dir := filepath.Base(filepath.Dir(f))
 		i := strings.LastIndexByte(dir, '-')
 		if i <= 0 || c.env.Writable(f) {
 			continue
 		}
-		if c.url("https://"+dir[:i], "cargo's record of the indexes it used ("+c.env.tilde(filepath.Dir(f))+")") {
-			found = true
-		}
+		c.url("https://"+dir[:i], "cargo's record of the indexes it used ("+c.env.tilde(filepath.Dir(f))+")")
 	}
-	return found
 }
 
 // cargoRecord adds the download and API hosts of a sparse index that

@@ -160,11 +160,12 @@ func TestResolveCache(t *testing.T) {
 
 func TestResolveNoTool(t *testing.T) {
 	f := newFake(t)
-	r := Resolve([]string{NPM, Go, Pip, Cargo}, f.env())
+	// Cargo is never asked (its default, crates.io, is known: TestResolveCargo).
+	r := Resolve([]string{NPM, Go, Pip}, f.env())
 	if len(r.Hosts) != 0 {
 		t.Errorf("hosts %q with no tool and no configuration", patterns(r))
 	}
-	if len(r.Notes) != 4 {
+	if len(r.Notes) != 3 {
 		t.Fatalf("notes %q: want one per tool", r.Notes)
 	}
 	for _, n := range r.Notes {
@@ -213,14 +214,16 @@ func TestResolvePip(t *testing.T) {
 
 func TestResolveCargo(t *testing.T) {
 	f := newFake(t)
+	// Nothing configured, no record (a fresh host): crates.io, cargo's
+	// default, without its API host.
 	r := Resolve([]string{Cargo}, f.env())
-	if len(r.Hosts) != 0 || len(r.Notes) != 1 {
-		t.Errorf("nothing configured: %q %q", patterns(r), r.Notes)
+	if got := patterns(r); !slices.Equal(got, []string{"index.crates.io:443", "static.crates.io:443"}) || len(r.Notes) != 0 {
+		t.Errorf("nothing configured: %q %q", got, r.Notes)
 	}
 	// cargo's own record of a sparse index it used, with its config.json.
 	f.write(".cargo/registry/index/index.test-1949cf8c6b5b557f/config.json", `{"dl": "https://dl.test/crates", "api": "https://api.test"}`)
 	r = Resolve([]string{Cargo}, f.env())
-	if got := patterns(r); !slices.Equal(got, []string{"api.test:443", "dl.test:443", "index.test:443"}) || len(r.Notes) != 0 {
+	if got := patterns(r); !slices.Equal(got, []string{"api.test:443", "dl.test:443", "index.crates.io:443", "index.test:443", "static.crates.io:443"}) || len(r.Notes) != 0 {
 		t.Errorf("record: %q %q", got, r.Notes)
 	}
 	// Source replacement wins over the record.

@@ -1,10 +1,12 @@
 // Package toolreg finds the package registries a toolchain profile must
 // reach, from the host's own configuration of each tool: npm's registry
 // settings, Go's GOPROXY and GOSUMDB, pip's index URLs, cargo's source
-// replacement, Maven's mirrors and default repository. A profile says which tool to consult (registries = ["npm"]);
-// jail never names a registry itself, so a corporate mirror is honoured as
-// the tool would honour it, and the public default is whatever the tool says
-// its default is.
+// replacement, Maven's mirrors and default repository. A profile says which
+// tool to consult (registries = ["npm"]); jail names no registry of its own
+// choosing, so a corporate mirror is honoured as the tool would honour it,
+// and the public default is whatever the tool says its default is. Cargo
+// alone cannot say: its default, crates.io, is named here, and used only
+// where cargo's files replace it with nothing.
 //
 // Each tool's configuration is read in the tool's own order (environment
 // over project files over user files over global files over the tool's

@@ -84,7 +84,12 @@ func (r *runner) reportTerminal() {
 	if len(d) == 0 {
 		return
 	}
-	r.notef("terminal: dropped escape sequences that act beyond the screen: %s (`allow-terminal` CLASS lets clipboard, hyperlinks, notify, colors or cwd through)", r.term.Summary())
+	// Queries left unanswered and vim's probe change nothing on the
+	// screen: the trail keeps them, the user's screen is spared a line
+	// after every vim (termfilter.Quiet).
+	if s := r.term.Summary(); s != "" {
+		r.notef("terminal: dropped escape sequences that act beyond the screen: %s (`allow-terminal` CLASS lets clipboard, hyperlinks, notify, colors or cwd through)", s)
+	}
 	kinds := make([]string, 0, len(d))
 	for k := range d {
 		kinds = append(kinds, k)

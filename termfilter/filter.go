@@ -192,12 +192,15 @@ func (f *Writer) Dropped() map[string]int {
 	return m
 }
 
-// Summary is Dropped as one line, most frequent first ("" when none).
+// Summary is Dropped as one line, most frequent first, without the Quiet
+// kinds ("" when nothing else was dropped).
 func (f *Writer) Summary() string {
 	d := f.Dropped()
 	kinds := make([]string, 0, len(d))
 	for k := range d {
-		kinds = append(kinds, k)
+		if !Quiet(k) {
+			kinds = append(kinds, k)
+		}
 	}
 	sort.Slice(kinds, func(i, j int) bool {
 		if d[kinds[i]] != d[kinds[j]] {
@@ -505,6 +508,9 @@ func (f *Writer) startString(k strKind) {
 func (f *Writer) strByte(b byte) {
 	f.slen++
 	if !f.keep {
+		if f.str == sDCS && len(f.sbuf) < dcsHead {
+			f.sbuf = append(f.sbuf, b) // to name it (dcsName)
+		}
 		return
 	}
 	if f.num < 0 {
@@ -577,6 +583,8 @@ func (f *Writer) endString(term string) {
 
 func (f *Writer) dropString() {
 	switch {
+	case f.str == sDCS:
+		f.drop(dcsName(f.sbuf, f.slen))
 	case f.str != sOSC:
 		f.drop(strNames[f.str])
 	case f.num >= 0:
@@ -587,6 +595,62 @@ func (f *Writer) dropString() {
 		f.drop("OSC (not numbered)")
 	}
 	f.keep = false
+}
+
+// dcsHead is how much of a DCS body is kept to name it.
+const dcsHead = 16
+
+// The kinds of DCS dropped, as Dropped counts them. The queries go
+// unanswered, which a program takes as a terminal without the feature,
+// and vim's probe is a DCS that every terminal ignores: none of these
+// changes what the user sees (Quiet).
+const (
+	dcsDECRQSS   = "DCS DECRQSS (a setting query)"
+	dcsXTGETTCAP = "DCS XTGETTCAP (a terminfo query)"
+	dcsProbe     = "DCS zz (vim's xterm compatibility probe)"
+	dcsSixel     = "DCS sixel image"
+	dcsDECUDK    = "DCS DECUDK (function key definitions)"
+	dcsTmux      = "DCS tmux passthrough"
+)
+
+// dcsName names a DCS by its first bytes (parameters, intermediates,
+// final byte) and its length n.
+func dcsName(head []byte, n int) string {
+	if n == 2 && string(head) == "zz" {
+		return dcsProbe
+	}
+	if strings.HasPrefix(string(head), "tmux;") {
+		return dcsTmux
+	}
+	i := 0
+	for i < len(head) && head[i] >= 0x30 && head[i] <= 0x3f { // parameters
+		i++
+	}
+	j := i
+	for j < len(head) && head[j] >= 0x20 && head[j] <= 0x2f { // intermediates
+		j++
+	}
+	if j < len(head) {
+		switch inter, final := string(head[i:j]), head[j]; {
+		case inter == "$" && final == 'q':
+			return dcsDECRQSS
+		case inter == "+" && final == 'q':
+			return dcsXTGETTCAP
+		case inter == "" && final == 'q':
+			return dcsSixel
+		case inter == "" && final == '|':
+			return dcsDECUDK
+		}
+	}
+	return strNames[sDCS]
+}
+
+// Quiet reports whether a kind of Dropped leaves the user's screen as it
+// would have been: a query left unanswered (the program goes on as with a
+// terminal that lacks the feature) or vim's probe, which terminals
+// ignore. Summary leaves these out; an audit trail keeps them.
+func Quiet(kind string) bool {
+	return kind == dcsDECRQSS || kind == dcsXTGETTCAP || kind == dcsProbe
 }
 
 // oscClass is the class an OSC number belongs to; 0 for titles (always

@@ -333,6 +333,49 @@ func TestFilterCSIBoundSplit(t *testing.T) {
 	}
 }
 
+// A DCS is named by its kind; queries and vim's probe are Quiet and left
+// out of Summary, the rest stay in it.
+func TestDCSKinds(t *testing.T) {
+	cases := []struct {
+		in, kind string
+		quiet    bool
+	}{
+		{esc + "Pzz" + st, "DCS zz (vim's xterm compatibility probe)", true},
+		{esc + "Pzzz" + st, "DCS (device control string)", false},
+		{esc + "P$q q" + st, "DCS DECRQSS (a setting query)", true},
+		{esc + "P$qm" + st, "DCS DECRQSS (a setting query)", true},
+		{esc + "P+q544e;524742" + st, "DCS XTGETTCAP (a terminfo query)", true},
+		{esc + "P0;1|17/6563686f2070776e0a" + st, "DCS DECUDK (function key definitions)", false},
+		{esc + "Pq#0;2;0;0;0#0~~" + st, "DCS sixel image", false},
+		{esc + "P0;0;8q\"1;1;4;4#0~~" + st, "DCS sixel image", false},
+		{esc + "Ptmux;" + esc + esc + "]52;c;eA==" + bel + st, "DCS tmux passthrough", false},
+		{esc + "P1000p" + st, "DCS (device control string)", false},
+		{"\x90$qm\x9c", "DCS DECRQSS (a setting query)", true}, // 8-bit form
+		{esc + "P" + st, "DCS (device control string)", false},
+	}
+	for _, c := range cases {
+		var b bytes.Buffer
+		f, _ := New(&b, Options{EightBit: strings.HasPrefix(c.in, "\x90")})
+		f.Write([]byte(c.in))
+		d := f.Dropped()
+		dcs := 0
+		for k, n := range d {
+			if strings.HasPrefix(k, "DCS") {
+				dcs += n
+			}
+		}
+		if dcs != 1 || d[c.kind] != 1 || b.Len() != 0 {
+			t.Errorf("%q: dropped %v, out %q; want one %q", c.in, d, b.String(), c.kind)
+		}
+		if Quiet(c.kind) != c.quiet {
+			t.Errorf("%q: Quiet %v, want %v", c.kind, !c.quiet, c.quiet)
+		}
+		if s := f.Summary(); strings.Contains(s, "DCS") == c.quiet {
+			t.Errorf("%q: summary %q", c.in, s)
+		}
+	}
+}
+
 func TestFilterSummary(t *testing.T) {
 	var b bytes.Buffer
 	f, _ := New(&b, Options{})

@@ -117,9 +117,39 @@ func TestTerminalHostileSequencesDropped(t *testing.T) {
 			kinds[ev.Target] = true
 		}
 	}
-	for _, k := range []string{"OSC 52 (clipboard)", "CSI 20/21 t (title report)", "DCS (device control string)", "ENQ (answerback)"} {
+	for _, k := range []string{"OSC 52 (clipboard)", "CSI 20/21 t (title report)", "DCS DECRQSS (a setting query)", "DCS tmux passthrough", "ENQ (answerback)"} {
 		if !kinds[k] {
 			t.Errorf("trail lacks a terminal deny for %q (has %v)", k, kinds)
+		}
+	}
+}
+
+// What every vim sends (its xterm compatibility probe, an unknown DCS
+// that terminals ignore) and the queries of neovim and others (DECRQSS,
+// XTGETTCAP) are dropped unanswered, which changes nothing on the screen:
+// the trail records them, the user's screen gets no line about them
+// (it did after every vim, git commit's editor among them).
+func TestTerminalQuietDropsUnsaid(t *testing.T) {
+	ws := workspace(t)
+	trail := filepath.Join(t.TempDir(), "trail.jsonl")
+	got := termRun(t, ws, []string{"--audit", trail}, `printf 'begin\n'
+printf '\033Pzz\033\\\033P$q q\033\\\033P+q524742\033\\'
+printf 'end\n'
+`)
+	end := strings.Index(got, "end")
+	if end < 0 || strings.Contains(got, "\x1bP") {
+		t.Fatalf("markers missing or a DCS passed: %q", got)
+	}
+	if strings.Contains(got[end:], "terminal: dropped") {
+		t.Errorf("a notice for drops that change nothing on the screen:\n%q", got[end:])
+	}
+	data, err := os.ReadFile(trail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"DCS zz (vim's xterm compatibility probe)", "DCS DECRQSS (a setting query)", "DCS XTGETTCAP (a terminfo query)"} {
+		if !strings.Contains(string(data), k) {
+			t.Errorf("trail lacks a terminal deny for %q:\n%s", k, data)
 		}
 	}
 }

@@ -38,3 +38,24 @@ func TestRefusedExpectedByProfile(t *testing.T) {
 		t.Errorf("without -P claude: want the usual refusal\nstderr:\n%s", r.stderr)
 	}
 }
+
+// Codex 0.171.0 and Gemini CLI 0.61.0 are refused at start what they go
+// on without (session 51's trial, the purposes read from their code):
+// their profiles say so too.
+func TestRefusedExpectedByAgentProfiles(t *testing.T) {
+	home, ws := workspace(t), workspace(t)
+	env := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"), "PATH=/usr/bin:/bin"}}
+	for _, c := range []struct{ profile, host, why string }{
+		{"codex", "ab.chatgpt.com", "Codex's usage metrics"},
+		{"codex", "api.github.com", "Codex's check for a newer release"},
+		{"gemini", "play.googleapis.com", "Gemini CLI's usage statistics"},
+		{"gemini", "registry.npmjs.org", "Gemini CLI's check for a newer version of itself"},
+	} {
+		r := run(t, env, "-P", c.profile, "--", "bash", "-c", "(exec 3<>/dev/tcp/"+c.host+"/443) 2>/dev/null; exit 0")
+		mustCode(t, r, 0)
+		if !strings.Contains(r.stderr, "jail: refused "+c.host+":443 ("+c.why) || strings.Contains(r.stderr, "--allow-domain "+c.host) {
+			t.Errorf("-P %s: the refusal of %s does not say what the agent does without it\nstderr:\n%s", c.profile, c.host, r.stderr)
+		}
+	}
+}

@@ -68,13 +68,29 @@ func TestRunParsing(t *testing.T) {
 	}
 }
 
+type usageCase struct {
+	args []string
+	want string
+}
+
+// checkRunUsage runs each case's command line, which must fail as a usage
+// error printing want, run nothing and print nothing on stdout.
+func checkRunUsage(t *testing.T, cases []usageCase) {
+	t.Helper()
+	for _, c := range cases {
+		f, out, errb := testFactory()
+		ran := false
+		cmd := newRunCmd(f, func(*RunOptions) error { ran = true; return nil })
+		if code := execCode(f, cmd, c.args...); code != exitSetup || ran || out.Len() != 0 || errb.String() != c.want {
+			t.Errorf("%v: exit %d ran %v stdout %q\n got %q\nwant %q", c.args, code, ran, out, errb, c.want)
+		}
+	}
+}
+
 // Every mistake on the command line: one line, exit 125, the flag spelled
 // as typed, the fix, never the help text.
 func TestRunUsageErrors(t *testing.T) {
-	cases := []struct {
-		args []string
-		want string
-	}{
+	cases := []usageCase{
 		{[]string{"--timeout", "10", "--", "x"}, "jail: --timeout 10: add a unit, e.g. 10s or 5m\n"},
 		{[]string{"--cpus", "abc", "--", "x"}, "jail: --cpus abc: not a number, e.g. 0.5\n"},
 		{[]string{"--memory", "lots", "--", "x"}, "jail: --memory lots: not a size: use a number with a unit, e.g. 512M or 2G (units k, M, G, T)\n"},
@@ -89,14 +105,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{nil, "jail: no command given: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)\n"},
 		{[]string{"--"}, "jail: no command after --: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)\n"},
 	}
-	for _, c := range cases {
-		f, out, errb := testFactory()
-		ran := false
-		cmd := newRunCmd(f, func(*RunOptions) error { ran = true; return nil })
-		if code := execCode(f, cmd, c.args...); code != exitSetup || ran || out.Len() != 0 || errb.String() != c.want {
-			t.Errorf("%v: exit %d ran %v stdout %q\n got %q\nwant %q", c.args, code, ran, out, errb, c.want)
-		}
-	}
+	checkRunUsage(t, cases)
 }
 
 // TestRunUsageNamesProfileProgram: jail -P claude typed without -- claude
@@ -108,22 +117,12 @@ func TestRunUsageNamesProfileProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin)
-	cases := []struct {
-		args []string
-		want string
-	}{
+	cases := []usageCase{
 		{[]string{"-P", "claude"}, "jail: no command given: name the program after --, as in jail -P claude -- claude (see jail --help)\n"},
 		{[]string{"--profile", "go,claude", "--"}, "jail: no command after --: name the program, as in jail -P claude -- claude (see jail --help)\n"},
 		{[]string{"-P", "codex"}, "jail: no command given: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)\n"},
 	}
-	for _, c := range cases {
-		f, out, errb := testFactory()
-		ran := false
-		cmd := newRunCmd(f, func(*RunOptions) error { ran = true; return nil })
-		if code := execCode(f, cmd, c.args...); code != exitSetup || ran || out.Len() != 0 || errb.String() != c.want {
-			t.Errorf("%v: exit %d ran %v stdout %q\n got %q\nwant %q", c.args, code, ran, out, errb, c.want)
-		}
-	}
+	checkRunUsage(t, cases)
 }
 
 func TestHelpAndVersion(t *testing.T) {

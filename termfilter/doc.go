@@ -46,4 +46,10 @@
 // longer than 4 KiB (1 MiB for an allowed clipboard write) is dropped whole,
 // and output resumes at its terminator or, once past the limit, at the
 // next line feed, so an unterminated OSC cannot swallow output forever.
+//
+// Dropped counts each kind dropped, a DCS by what it is (DECRQSS,
+// XTGETTCAP, sixel, DECUDK, tmux passthrough, vim's probe). Summary, the
+// line a user reads at the end, leaves out the Quiet kinds: queries left
+// unanswered and vim's probe, which leave the screen as a terminal
+// without the feature would (every vim sends the probe).
 package termfilter

@@ -74,7 +74,7 @@ func TestOptionsTable(t *testing.T) {
 	rv := reflect.ValueOf(&p).Elem()
 	for i := 0; i < rv.NumField(); i++ {
 		f := rv.Type().Field(i)
-		if f.Name == "Command" || f.Name == "Cwd" || f.Name == "WorkspaceFromCwd" || f.Name == "Notices" || f.Name == "ProfileHints" || f.Name == "RegistryHints" || f.Name == "Refused" || f.Name == "Name" || f.Name == "PolicyFiles" {
+		if f.Name == "Command" || f.Name == "Cwd" || f.Name == "WorkspaceFromCwd" || f.Name == "Notices" || f.Name == "ProfileHints" || f.Name == "RegistryHints" || f.Name == "Refused" || f.Name == "Name" || f.Name == "PolicyFiles" || f.Name == "Files" {
 			continue
 		}
 		if _, ok := owner[rv.Field(i).Addr().Pointer()]; !ok {

@@ -15,6 +15,19 @@ import (
 	"time"
 )
 
+// File is one of Policy.Files.
+type File struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+	Why     string `json:"why,omitempty"`
+}
+
+// Bounds of Policy.Files: a tool's configuration, not a way to ship data.
+const (
+	MaxFiles       = 16
+	MaxFileContent = 64 << 10
+)
+
 // Policy is everything the user asked for. Paths are as given; Resolve turns them
 // into absolute, symlink-free host paths.
 type Policy struct {
@@ -82,6 +95,13 @@ type Policy struct {
 	// Env holds host variable names passed through; SetEnv NAME=VALUE pairs.
 	Env    []string `json:"env,omitempty"`
 	SetEnv []string `json:"setenv,omitempty"`
+	// Files are read-only files placed inside where the sandbox's own
+	// home shows nothing of the host's (package toolreg: Maven's
+	// ~/.m2/settings.xml, hidden because it may hold passwords, placed as
+	// a copy of its mirrors and repositories only). Where the run shows
+	// the host's place (a read or write path holds it), the host's file
+	// stays and the copy is not placed.
+	Files []File `json:"files,omitempty"`
 
 	TmpSize  int64  `json:"tmp_size"`
 	Hostname string `json:"hostname"`
@@ -338,6 +358,17 @@ func (p *Policy) Check() error {
 	for _, kv := range p.SetEnv {
 		if i := strings.IndexByte(kv, '='); i <= 0 {
 			return &FieldError{Key: "setenv", Value: kv, Reason: "want NAME=VALUE"}
+		}
+	}
+	if len(p.Files) > MaxFiles {
+		return &FieldError{Key: "files", Value: fmt.Sprint(len(p.Files)), Reason: fmt.Sprintf("at most %d files", MaxFiles)}
+	}
+	for _, f := range p.Files {
+		if !filepath.IsAbs(f.Path) || filepath.Clean(f.Path) != f.Path || f.Path == "/" {
+			return &FieldError{Key: "files", Value: f.Path, Reason: "want an absolute, clean path of a file"}
+		}
+		if len(f.Content) > MaxFileContent {
+			return &FieldError{Key: "files", Value: f.Path, Reason: fmt.Sprintf("content over %d bytes", MaxFileContent)}
 		}
 	}
 	for _, n := range p.Env {

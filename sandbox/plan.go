@@ -789,6 +789,28 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			plan.sayOnce(once)
 		}
 	}
+	// 4c. Files placed for the tools inside (Policy.Files: Maven's
+	//     settings.xml as a copy without its servers' passwords), only
+	//     where the sandbox's own private tmpfs is the place: never over
+	//     what a read or write path shows of the host (the tool reads
+	//     that), and nothing is made on the host (init makes the place in
+	//     the tmpfs, read-only once the copy is bound there).
+	for _, f := range p.Files {
+		if degraded {
+			plan.Notes = append(plan.Notes, f.Path+": jail's copy is not placed (degraded mode builds no mounts): "+f.Why)
+			continue
+		}
+		if d := deepestMount(f.Path, mounts); d == nil || d.Kind != ns.KindTmpfs {
+			// The host's place shows: a read or write path the user gave
+			// shows the host's file, which the tool reads; only where a
+			// mask hides it is the tool left without either.
+			if d != nil && d.Kind == ns.KindMask {
+				plan.Notes = append(plan.Notes, f.Path+": hidden, and jail's copy cannot be placed over the host's place ("+f.Why+")")
+			}
+			continue
+		}
+		mounts = append(mounts, ns.Mount{Kind: ns.KindFile, Path: f.Path, Data: []byte(f.Content), FD: -1, Why: f.Why})
+	}
 	// 5. The sandbox's own record of its denials (package denials): a
 	//    read-only directory in the private /run that only the supervisor
 	//    can write to, named by $JAIL_DENIALS.

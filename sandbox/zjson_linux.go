@@ -88,6 +88,24 @@ func jsonStartPolicy(b []byte, v *policy.Policy) ([]byte, error) {
 	if len(v.SetEnv) != 0 {
 		b = append(jsonenc.Strings(append(b, "\"setenv\":"...), v.SetEnv), ',')
 	}
+	if len(v.Files) != 0 {
+		b = append(b, "\"files\":"...)
+		{
+			if v.Files == nil {
+				b = append(b, "null"...)
+			} else {
+				b = append(b, '[')
+				for i1 := range v.Files {
+					if b, err = jsonPolicyFile(b, &v.Files[i1]); err != nil {
+						return b, err
+					}
+					b = append(b, ',')
+				}
+				b = jsonenc.EndArray(b)
+			}
+		}
+		b = append(b, ',')
+	}
 	b = append(strconv.AppendInt(append(b, "\"tmp_size\":"...), int64(v.TmpSize), 10), ',')
 	b = append(jsonenc.String(append(b, "\"hostname\":"...), string(v.Hostname)), ',')
 	if len(v.Runnable) != 0 {
@@ -621,6 +639,19 @@ func jsonFarRecord(b []byte, v *farRecord) ([]byte, error) {
 			}
 		}
 		b = append(b, ',')
+	}
+	return jsonenc.EndObject(b), nil
+}
+
+// jsonPolicyFile appends v as encoding/json's Marshal writes a policy.File.
+func jsonPolicyFile(b []byte, v *policy.File) ([]byte, error) {
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(jsonenc.String(append(b, "\"path\":"...), string(v.Path)), ',')
+	b = append(jsonenc.String(append(b, "\"content\":"...), string(v.Content)), ',')
+	if len(v.Why) != 0 {
+		b = append(jsonenc.String(append(b, "\"why\":"...), string(v.Why)), ',')
 	}
 	return jsonenc.EndObject(b), nil
 }
@@ -1300,5 +1331,5 @@ func init() {
 	runRecordEncoder = jsonRunRecord
 	entryEncoder = jsonEntry
 	farEncoder = jsonFarRecord
-	generatedJSON = "fb3588a7f74b529c79dcf64a09bca5dbddf05b7fea3528b1e5463151484bb79b"
+	generatedJSON = "001a888b085eaeb8ea3a6a081fa0fea9392a49934c7d0bc1bbf36ee0a3962186"
 }

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"encoding/xml"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,23 +23,54 @@ import (
 // allowed, where the sandbox can write them.
 
 // mavenSettings is what a settings.xml says about where artifacts come
-// from (credentials, proxies and the rest are not read).
+// from, and the ids of its servers (their credentials are not read).
 type mavenSettings struct {
-	Mirrors []struct {
-		URL      string `xml:"url"`
-		MirrorOf string `xml:"mirrorOf"`
-		// Blocked: a mirror that only refuses (Maven's own default
-		// settings block plain-http repositories with one at
-		// http://0.0.0.0/): nothing is downloaded from it.
-		Blocked bool `xml:"blocked"`
-	} `xml:"mirrors>mirror"`
-	Profiles []struct {
-		ID              string   `xml:"id"`
-		ActiveByDefault bool     `xml:"activation>activeByDefault"`
-		Repositories    []string `xml:"repositories>repository>url"`
-		PluginRepos     []string `xml:"pluginRepositories>pluginRepository>url"`
-	} `xml:"profiles>profile"`
+	Mirrors  []mavenMirror  `xml:"mirrors>mirror"`
+	Profiles []mavenProfile `xml:"profiles>profile"`
+	// Servers are read for their ids only: the copy Maven inside reads
+	// has none, and a mirror or repository whose id has one is named.
+	Servers        []string `xml:"servers>server>id"`
 	ActiveProfiles []string `xml:"activeProfiles>activeProfile"`
+}
+
+type mavenMirror struct {
+	ID              string `xml:"id,omitempty"`
+	Name            string `xml:"name,omitempty"`
+	URL             string `xml:"url"`
+	MirrorOf        string `xml:"mirrorOf"`
+	Layout          string `xml:"layout,omitempty"`
+	MirrorOfLayouts string `xml:"mirrorOfLayouts,omitempty"`
+	// Blocked: a mirror that only refuses (Maven's own default settings
+	// block plain-http repositories with one at http://0.0.0.0/):
+	// nothing is downloaded from it.
+	Blocked bool `xml:"blocked,omitempty"`
+}
+
+type mavenProfile struct {
+	ID              string      `xml:"id"`
+	ActiveByDefault bool        `xml:"activation>activeByDefault,omitempty"`
+	Repositories    []mavenRepo `xml:"repositories>repository"`
+	PluginRepos     []mavenRepo `xml:"pluginRepositories>pluginRepository"`
+}
+
+func (p *mavenProfile) active(s *mavenSettings) bool {
+	return p.ActiveByDefault || slices.Contains(s.ActiveProfiles, p.ID)
+}
+
+// mavenRepo is a repository of a settings profile, as Maven reads it.
+type mavenRepo struct {
+	ID        string           `xml:"id,omitempty"`
+	Name      string           `xml:"name,omitempty"`
+	URL       string           `xml:"url"`
+	Layout    string           `xml:"layout,omitempty"`
+	Releases  *mavenRepoPolicy `xml:"releases,omitempty"`
+	Snapshots *mavenRepoPolicy `xml:"snapshots,omitempty"`
+}
+
+type mavenRepoPolicy struct {
+	Enabled        string `xml:"enabled,omitempty"`
+	UpdatePolicy   string `xml:"updatePolicy,omitempty"`
+	ChecksumPolicy string `xml:"checksumPolicy,omitempty"`
 }
 
 // mavenPOM is the repositories part of a POM (the super POM, a project's).
@@ -172,9 +204,10 @@ func mavenHosts(c *collector) {
 			}
 		}
 		for _, p := range s.Profiles {
-			if p.ActiveByDefault || slices.Contains(s.ActiveProfiles, p.ID) {
-				urls = append(urls, p.Repositories...)
-				urls = append(urls, p.PluginRepos...)
+			if p.active(s) {
+				for _, r := range append(p.Repositories, p.PluginRepos...) {
+					urls = append(urls, r.URL)
+				}
 			}
 		}
 		if writable {
@@ -187,8 +220,9 @@ func mavenHosts(c *collector) {
 		}
 		if added && strings.HasPrefix(path, filepath.Join(c.env.Home, ".m2")+"/") {
 			// Hidden inside with the home (it may hold the passwords of
-			// <servers>): Maven there reads none of it.
-			c.note("maven: %s names repositories or mirrors, which are allowed, but Maven inside does not read that file (it may hold passwords); --read %s, if it holds none, makes Maven use them", c.env.tilde(path), c.env.tilde(path))
+			// <servers>): Maven there reads a copy of what sends it
+			// to the hosts allowed, and nothing else.
+			mavenCopy(c, path, s)
 		}
 	}
 	if !centralMirrored {
@@ -234,4 +268,148 @@ func mavenHosts(c *collector) {
 			c.url(u, c.env.tilde(path))
 		}
 	}
+}
+
+// maxMavenCopy bounds the copy of a settings file placed inside.
+const maxMavenCopy = 64 << 10
+
+// mavenSettingsCopy is the settings file Maven inside reads in place of
+// the user's: mirrors, the active profiles' repositories, which profiles are
+// active. No servers (passwords), proxies (jail's proxy is the way out),
+// local repository, properties or anything else. An element with nothing
+// in it is left out (pointers).
+type mavenSettingsCopy struct {
+	XMLName        xml.Name           `xml:"settings"`
+	Comment        xml.Comment        `xml:",comment"`
+	Mirrors        *mavenMirrors      `xml:"mirrors,omitempty"`
+	Profiles       *mavenProfilesCopy `xml:"profiles,omitempty"`
+	ActiveProfiles *mavenActive       `xml:"activeProfiles,omitempty"`
+}
+
+type mavenMirrors struct {
+	Mirror []mavenMirror `xml:"mirror"`
+}
+
+type mavenProfilesCopy struct {
+	Profile []mavenProfileCopy `xml:"profile"`
+}
+
+type mavenActive struct {
+	Profile []string `xml:"activeProfile"`
+}
+
+type mavenProfileCopy struct {
+	ID           string            `xml:"id"`
+	Activation   *mavenActivation  `xml:"activation,omitempty"`
+	Repositories *mavenRepos       `xml:"repositories,omitempty"`
+	PluginRepos  *mavenPluginRepos `xml:"pluginRepositories,omitempty"`
+}
+
+type mavenActivation struct {
+	ActiveByDefault bool `xml:"activeByDefault"`
+}
+
+type mavenRepos struct {
+	Repo []mavenRepo `xml:"repository"`
+}
+
+type mavenPluginRepos struct {
+	Repo []mavenRepo `xml:"pluginRepository"`
+}
+
+// mavenCopy adds the copy of the user's settings.xml at path that Maven
+// inside reads where the file itself is hidden, and says which of its
+// servers' credentials stay outside.
+func mavenCopy(c *collector, path string, s *mavenSettings) {
+	cp := mavenSettingsCopy{Comment: xml.Comment(" Written by jail from " + c.env.tilde(path) +
+		": its mirrors and active profiles' repositories only; its servers (passwords), proxies and the rest stay outside the sandbox. ")}
+	var ids, dropped []string
+	keep := func(id, raw string) (string, bool) {
+		u, ok := withoutUserinfo(raw)
+		if !ok {
+			dropped = append(dropped, raw)
+			return "", false
+		}
+		ids = append(ids, id)
+		return u, true
+	}
+	var mirrors []mavenMirror
+	for _, m := range s.Mirrors {
+		if u, ok := keep(m.ID, m.URL); ok {
+			m.URL = u
+			mirrors = append(mirrors, m)
+		}
+	}
+	if len(mirrors) > 0 {
+		cp.Mirrors = &mavenMirrors{mirrors}
+	}
+	repos := func(rs []mavenRepo) []mavenRepo {
+		var out []mavenRepo
+		for _, r := range rs {
+			if u, ok := keep(r.ID, r.URL); ok {
+				r.URL = u
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	var profiles []mavenProfileCopy
+	var active []string
+	for _, p := range s.Profiles {
+		if !p.active(s) {
+			continue
+		}
+		pc := mavenProfileCopy{ID: p.ID}
+		if p.ActiveByDefault {
+			pc.Activation = &mavenActivation{true}
+		} else {
+			active = append(active, p.ID)
+		}
+		if rs := repos(p.Repositories); len(rs) > 0 {
+			pc.Repositories = &mavenRepos{rs}
+		}
+		if rs := repos(p.PluginRepos); len(rs) > 0 {
+			pc.PluginRepos = &mavenPluginRepos{rs}
+		}
+		profiles = append(profiles, pc)
+	}
+	if len(profiles) > 0 {
+		cp.Profiles = &mavenProfilesCopy{profiles}
+	}
+	if len(active) > 0 {
+		cp.ActiveProfiles = &mavenActive{active}
+	}
+	data, err := xml.MarshalIndent(cp, "", "  ")
+	if err != nil || len(data) > maxMavenCopy {
+		c.note("maven: %s names repositories or mirrors, which are allowed, but Maven inside does not read that file (it may hold passwords); --read %s --no-default-deny-at %s, if it holds none, makes Maven use them", c.env.tilde(path), c.env.tilde(path), c.env.tilde(path))
+		return
+	}
+	c.files = append(c.files, File{Path: path, Data: append([]byte(xml.Header), append(data, '\n')...),
+		Why: "Maven's mirrors and active profiles' repositories of " + c.env.tilde(path) + ", without its servers (passwords) and proxies"})
+	if len(dropped) > 0 {
+		c.note("maven: Maven inside reads %s without %s (a URL with a user or password that jail cannot take out)", c.env.tilde(path), strings.Join(dropped, " "))
+	}
+	var creds []string
+	for _, id := range s.Servers {
+		if id != "" && slices.Contains(ids, id) && !slices.Contains(creds, id) {
+			creds = append(creds, id)
+		}
+	}
+	if len(creds) > 0 {
+		c.note("maven: Maven inside reads %s without its servers: %s reached without credentials; if the agent may have them, --read %s --no-default-deny-at %s (the whole file, passwords and all)", c.env.tilde(path), strings.Join(creds, ", "), c.env.tilde(path), c.env.tilde(path))
+	}
+}
+
+// withoutUserinfo is a repository URL without a user:password part, and
+// false for one that does not parse but seems to hold one.
+func withoutUserinfo(raw string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return raw, !strings.Contains(raw, "@")
+	}
+	if u.User == nil {
+		return raw, true
+	}
+	u.User = nil
+	return u.String(), true
 }

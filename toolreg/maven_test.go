@@ -2,6 +2,7 @@ package toolreg
 
 import (
 	"archive/zip"
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,15 +57,15 @@ func TestResolveMaven(t *testing.T) {
 	}{
 		{name: "default", want: []string{"repo.maven.apache.org:443"}},
 		{name: "a mirror of everything", user: `<settings><mirrors><mirror><id>corp</id><mirrorOf>*</mirrorOf><url>https://nexus.corp.example/repository/maven/</url></mirror></mirrors></settings>`,
-			want: []string{"nexus.corp.example:443"}, noteHas: []string{"~/.m2/settings.xml names repositories or mirrors", "--read ~/.m2/settings.xml"}},
+			want: []string{"nexus.corp.example:443"}},
 		{name: "a mirror of all but central", user: `<settings><mirrors><mirror><mirrorOf>*,!central</mirrorOf><url>https://m.example/</url></mirror></mirrors></settings>`,
-			want: []string{"m.example:443", "repo.maven.apache.org:443"}, noteHas: []string{"--read ~/.m2/settings.xml"}},
+			want: []string{"m.example:443", "repo.maven.apache.org:443"}},
 		{name: "active profiles", user: `<settings><profiles>
 			<profile><id>a</id><activation><activeByDefault>true</activeByDefault></activation><repositories><repository><url>https://a.example/m2</url></repository></repositories></profile>
 			<profile><id>b</id><pluginRepositories><pluginRepository><url>http://b.example:8081/p</url></pluginRepository></pluginRepositories></profile>
 			<profile><id>c</id><repositories><repository><url>https://c.example/</url></repository></repositories></profile>
 			</profiles><activeProfiles><activeProfile>b</activeProfile></activeProfiles></settings>`,
-			want: []string{"a.example:443", "b.example:8081", "repo.maven.apache.org:443"}, noteHas: []string{"--read ~/.m2/settings.xml"}},
+			want: []string{"a.example:443", "b.example:8081", "repo.maven.apache.org:443"}},
 		{name: "settings the sandbox can write", writable: true, user: `<settings><mirrors><mirror><mirrorOf>central</mirrorOf><url>https://evil.example/</url></mirror></mirrors></settings>`,
 			want: []string{"repo.maven.apache.org:443"}, noteHas: []string{"--allow-domain evil.example:443"}},
 		{name: "settings that do not parse", user: `<settings><mirrors>`, want: []string{"repo.maven.apache.org:443"}, noteHas: []string{"cannot be read as settings"}},
@@ -105,6 +106,75 @@ func TestResolveMaven(t *testing.T) {
 				t.Errorf("notes %q, want none", r.Notes)
 			}
 		})
+	}
+}
+
+// ~/.m2/settings.xml is hidden inside (its servers hold passwords): Maven
+// there reads a copy of its mirrors and active profiles' repositories,
+// with no server, password, proxy, property or URL user, and a note names
+// the servers whose credentials stay outside.
+func TestMavenSettingsCopy(t *testing.T) {
+	f := newFake(t)
+	inst := filepath.Join(t.TempDir(), "maven")
+	fakeMaven(t, inst, []string{"https://repo.maven.apache.org/maven2"}, blocker)
+	os.Symlink(filepath.Join(inst, "bin", "mvn"), filepath.Join(f.bin, "mvn"))
+	user := f.write(".m2/settings.xml", `<?xml version="1.0"?>
+<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
+  <localRepository>/elsewhere/repo</localRepository>
+  <servers>
+    <server><id>corp</id><username>me</username><password>SECRET-PASSWORD</password></server>
+    <server><id>unused</id><privateKey>/home/me/.ssh/id_rsa</privateKey><passphrase>SECRET-PHRASE</passphrase></server>
+  </servers>
+  <proxies><proxy><host>proxy.example</host><password>SECRET-PROXY</password></proxy></proxies>
+  <mirrors>
+    <mirror><id>corp</id><name>Corp &amp; co</name><mirrorOf>*</mirrorOf><url>https://u:SECRET-USERINFO@nexus.corp.example/maven/</url></mirror>
+    <mirror><id>blocker</id><mirrorOf>external:http:*</mirrorOf><url>http://0.0.0.0/</url><blocked>true</blocked></mirror>
+  </mirrors>
+  <profiles>
+    <profile><id>snap</id>
+      <properties><token>SECRET-PROPERTY</token></properties>
+      <repositories><repository><id>snapshots</id><url>https://snap.example/m2</url><releases><enabled>false</enabled></releases><snapshots><enabled>true</enabled><updatePolicy>always</updatePolicy></snapshots></repository></repositories>
+    </profile>
+    <profile><id>idle</id><repositories><repository><id>idle</id><url>https://idle.example/</url></repository></repositories></profile>
+    <profile><id>dflt</id><activation><activeByDefault>true</activeByDefault></activation><pluginRepositories><pluginRepository><id>plug</id><url>https://plug.example/</url></pluginRepository></pluginRepositories></profile>
+  </profiles>
+  <activeProfiles><activeProfile>snap</activeProfile></activeProfiles>
+</settings>`)
+	r := Resolve([]string{Maven}, f.env())
+	if len(r.Files) != 1 || r.Files[0].Path != user {
+		t.Fatalf("files %+v, want the copy at %s", r.Files, user)
+	}
+	data := string(r.Files[0].Data)
+	for _, bad := range []string{"SECRET", "<server", "<proxy", "<password", "localRepository", "properties", "idle", "u:", "></"} {
+		if strings.Contains(data, bad) {
+			t.Errorf("the copy holds %q:\n%s", bad, data)
+		}
+	}
+	// What Maven needs survives, parsed back as Maven would.
+	s, err := parseMavenSettings([]byte(data))
+	if err != nil {
+		t.Fatalf("the copy does not parse: %v\n%s", err, data)
+	}
+	if len(s.Mirrors) != 2 || s.Mirrors[0].URL != "https://nexus.corp.example/maven/" || s.Mirrors[0].Name != "Corp & co" || s.Mirrors[0].MirrorOf != "*" || !s.Mirrors[1].Blocked {
+		t.Errorf("mirrors %+v", s.Mirrors)
+	}
+	if len(s.Profiles) != 2 || !slices.Equal(s.ActiveProfiles, []string{"snap"}) || !s.Profiles[1].ActiveByDefault {
+		t.Errorf("profiles %+v active %q", s.Profiles, s.ActiveProfiles)
+	}
+	if rp := s.Profiles[0].Repositories; len(rp) != 1 || rp[0].ID != "snapshots" || rp[0].Releases == nil || rp[0].Releases.Enabled != "false" || rp[0].Snapshots.UpdatePolicy != "always" {
+		t.Errorf("the active profile's repository %+v", rp)
+	}
+	if !strings.HasPrefix(data, "<?xml") || !strings.Contains(data, "Written by jail from ~/.m2/settings.xml") {
+		t.Errorf("the copy does not say what it is:\n%s", data)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "corp reached without credentials") || strings.Contains(r.Notes[0], "unused") {
+		t.Errorf("notes %q: want one naming the server corp", r.Notes)
+	}
+	// The sandbox can write it: no copy (its hosts are not allowed either).
+	e := f.env()
+	e.Writable = func(p string) bool { return p == user }
+	if r := Resolve([]string{Maven}, e); len(r.Files) != 0 {
+		t.Errorf("a copy of a settings file the sandbox can write: %+v", r.Files)
 	}
 }
 
@@ -155,10 +225,21 @@ func TestMirrorsCentral(t *testing.T) {
 func FuzzMavenSettings(f *testing.F) {
 	f.Add([]byte(blocker))
 	f.Add([]byte(`<settings><profiles><profile><id>a</id></profile></profiles></settings>`))
+	f.Add([]byte(`<settings><servers><server><id>m</id><password>p</password></server></servers><mirrors><mirror><id>m</id><mirrorOf>*</mirrorOf><url>https://u:p@m.example/</url></mirror></mirrors><profiles><profile><id>a</id><repositories><repository><id>r</id><url>https://r.example/</url><snapshots><enabled>false</enabled></snapshots></repository></repositories></profile></profiles><activeProfiles><activeProfile>a</activeProfile></activeProfiles></settings>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if s, err := parseMavenSettings(data); err == nil {
 			for _, m := range s.Mirrors {
 				mirrorsCentral(m.MirrorOf)
+			}
+			// The copy of any settings Maven inside would read parses
+			// back, with no server in it.
+			c := &collector{env: &Env{Home: "/h"}, tool: Maven}
+			mavenCopy(c, "/h/.m2/settings.xml", s)
+			for _, f := range c.files {
+				back, err := parseMavenSettings(f.Data)
+				if err != nil || len(back.Servers) != 0 || bytes.Contains(f.Data, []byte("<server")) {
+					t.Fatalf("copy %q: %v %+v", f.Data, err, back)
+				}
 			}
 		}
 		parseMavenPOM(data)

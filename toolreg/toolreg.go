@@ -90,6 +90,18 @@ type Result struct {
 	// (~/.npmrc holds tokens, so jail masks it): the registry URLs only,
 	// without any user:password part.
 	SetEnv []string
+	// Files are files a tool inside reads in place of a configuration
+	// file the sandbox hides (Maven's ~/.m2/settings.xml may hold
+	// passwords): only what sends the tool to the hosts allowed.
+	Files []File
+}
+
+// File is one of Result.Files: its content placed read-only at Path (on
+// the host, where the tool looks for it) inside the sandbox.
+type File struct {
+	Path string
+	Data []byte
+	Why  string
 }
 
 // Env is the host side Resolve reads. Zero fields take the process's own.
@@ -181,6 +193,7 @@ type collector struct {
 	hosts  []Host
 	notes  []string
 	setenv []string
+	files  []File
 }
 
 // url adds the host of a registry URL (file: URLs, paths and non-URLs are
@@ -258,6 +271,7 @@ func Resolve(tools []string, env Env) Result {
 		}
 		r.Notes = append(r.Notes, c.notes...)
 		r.SetEnv = append(r.SetEnv, c.setenv...)
+		r.Files = append(r.Files, c.files...)
 	}
 	cache.save()
 	return r

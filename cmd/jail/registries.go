@@ -40,6 +40,9 @@ func allowRegistries(p *policy.Policy, res *config.Result, env config.Env, envir
 		}
 	}
 	p.Notices = append(p.Notices, found.Notes...)
+	for _, f := range found.Files {
+		p.Files = append(p.Files, policy.File{Path: f.Path, Content: string(f.Data), Why: f.Why})
+	}
 	for _, kv := range found.SetEnv {
 		name, _, _ := strings.Cut(kv, "=")
 		if !setsEnv(p, environ, name) {

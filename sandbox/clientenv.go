@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/jail-sandbox/jail/policy"
@@ -22,6 +23,20 @@ import (
 // on each retry line and in the final error.
 const pipRetries = "1"
 
+// cargoNetRetry is the CARGO_NET_RETRY jail sets inside (cargo's default
+// is 3).
+//
+// Why (the same): cargo takes a refused CONNECT (jail's 403) for a
+// spurious network error and retries it with growing sleeps: a refused
+// crates.io index took 11 s (three "spurious network error" warnings)
+// where one retry fails it in 1.4 s, and none in 0.1 s. One retry, as for
+// pip, keeps a second chance for an allowed registry's dropped connection.
+const cargoNetRetry = "1"
+
+// refusalClients are the variables refusalClientEnv sets: clients that
+// retry any failure, jail's refusals among them.
+var refusalClients = []string{"PIP_RETRIES=" + pipRetries, "CARGO_NET_RETRY=" + cargoNetRetry}
+
 // refusalClientEnv adds the settings that make clients which retry any
 // failure give up on jail's refusals quickly, unless the user's own
 // environment (--setenv, or --env passing the host's value) sets them: the
@@ -30,10 +45,11 @@ func refusalClientEnv(env []string, net string) []string {
 	if net == policy.NetHost {
 		return env
 	}
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "PIP_RETRIES=") {
-			return env
+	for _, set := range refusalClients {
+		name, _, _ := strings.Cut(set, "=")
+		if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
+			env = append(env, set)
 		}
 	}
-	return append(env, "PIP_RETRIES="+pipRetries)
+	return env
 }

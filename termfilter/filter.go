@@ -1,6 +1,7 @@
 package termfilter
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -508,8 +509,11 @@ func (f *Writer) startString(k strKind) {
 func (f *Writer) strByte(b byte) {
 	f.slen++
 	if !f.keep {
-		if f.str == sDCS && len(f.sbuf) < dcsHead {
-			f.sbuf = append(f.sbuf, b) // to name it (dcsName)
+		// The first bytes of a dropped DCS, APC or numbered OSC, to name
+		// it (dcsName, apcName, oscDropName): an OSC's number is in sbuf
+		// already, its payload follows.
+		if (f.str == sDCS || f.str == sAPC || f.str == sOSC && f.num >= 0) && len(f.sbuf) < strHead {
+			f.sbuf = append(f.sbuf, b)
 		}
 		return
 	}
@@ -585,10 +589,12 @@ func (f *Writer) dropString() {
 	switch {
 	case f.str == sDCS:
 		f.drop(dcsName(f.sbuf, f.slen))
+	case f.str == sAPC:
+		f.drop(apcName(f.sbuf))
 	case f.str != sOSC:
 		f.drop(strNames[f.str])
 	case f.num >= 0:
-		f.drop(oscName(f.num))
+		f.drop(oscDropName(f.num, f.sbuf, f.slen))
 	case f.num == -3:
 		// counted when it grew too long
 	default:
@@ -597,21 +603,52 @@ func (f *Writer) dropString() {
 	f.keep = false
 }
 
-// dcsHead is how much of a DCS body is kept to name it.
-const dcsHead = 16
+// strHead is how much of a dropped string's body is kept to name it.
+const strHead = 64
 
-// The kinds of DCS dropped, as Dropped counts them. The queries go
-// unanswered, which a program takes as a terminal without the feature,
-// and vim's probe is a DCS that every terminal ignores: none of these
-// changes what the user sees (Quiet).
+// The kinds of strings dropped, as Dropped counts them, where the kind
+// says more than the introducer. A kind ending in "query)" is a question
+// to the terminal that goes unanswered, which a program takes as a
+// terminal without the feature, and vim's probe is a DCS that every
+// terminal ignores: none of these changes what the user sees (Quiet).
 const (
-	dcsDECRQSS   = "DCS DECRQSS (a setting query)"
-	dcsXTGETTCAP = "DCS XTGETTCAP (a terminfo query)"
-	dcsProbe     = "DCS zz (vim's xterm compatibility probe)"
-	dcsSixel     = "DCS sixel image"
-	dcsDECUDK    = "DCS DECUDK (function key definitions)"
-	dcsTmux      = "DCS tmux passthrough"
+	dcsDECRQSS    = "DCS DECRQSS (a setting query)"
+	dcsXTGETTCAP  = "DCS XTGETTCAP (a terminfo query)"
+	dcsProbe      = "DCS zz (vim's xterm compatibility probe)"
+	dcsSixel      = "DCS sixel image"
+	dcsDECUDK     = "DCS DECUDK (function key definitions)"
+	dcsTmux       = "DCS tmux passthrough"
+	apcKitty      = "APC kitty graphics"
+	apcKittyQuery = "APC kitty graphics (a support query)"
+	querySuffix   = " query)"
 )
+
+// apcName names an APC by its first bytes: kitty's graphics protocol
+// ("G" and its control data up to ";"), a=q being its support query.
+func apcName(head []byte) string {
+	if len(head) == 0 || head[0] != 'G' {
+		return strNames[sAPC]
+	}
+	ctl, _, _ := bytes.Cut(head[1:], []byte(";"))
+	for _, kv := range bytes.Split(ctl, []byte(",")) {
+		if string(kv) == "a=q" {
+			return apcKittyQuery
+		}
+	}
+	return apcKitty
+}
+
+// oscDropName names a dropped OSC numbered n whose body (number, then
+// payload) begins with head and is n bytes long: "OSC N (a query)" when
+// no class could let it through and its payload is "?" alone (Claude
+// Code's OSC 7501 program status probe), else oscName.
+func oscDropName(n int, head []byte, size int) string {
+	digits := strconv.Itoa(n)
+	if oscClass(n) == 0 && string(head) == digits+"?" && size == len(digits)+2 {
+		return "OSC " + digits + " (a" + querySuffix
+	}
+	return oscName(n)
+}
 
 // dcsName names a DCS by its first bytes (parameters, intermediates,
 // final byte) and its length n.
@@ -650,7 +687,7 @@ func dcsName(head []byte, n int) string {
 // terminal that lacks the feature) or vim's probe, which terminals
 // ignore. Summary leaves these out; an audit trail keeps them.
 func Quiet(kind string) bool {
-	return kind == dcsDECRQSS || kind == dcsXTGETTCAP || kind == dcsProbe
+	return strings.HasSuffix(kind, querySuffix) || kind == dcsProbe
 }
 
 // oscClass is the class an OSC number belongs to; 0 for titles (always

@@ -333,9 +333,9 @@ func TestFilterCSIBoundSplit(t *testing.T) {
 	}
 }
 
-// A DCS is named by its kind; queries and vim's probe are Quiet and left
-// out of Summary, the rest stay in it.
-func TestDCSKinds(t *testing.T) {
+// A DCS, an APC, a CSI t and an OSC are named by their kind; queries and
+// vim's probe are Quiet and left out of Summary, the rest stay in it.
+func TestDroppedKinds(t *testing.T) {
 	cases := []struct {
 		in, kind string
 		quiet    bool
@@ -352,25 +352,44 @@ func TestDCSKinds(t *testing.T) {
 		{esc + "P1000p" + st, "DCS (device control string)", false},
 		{"\x90$qm\x9c", "DCS DECRQSS (a setting query)", true}, // 8-bit form
 		{esc + "P" + st, "DCS (device control string)", false},
+		// Claude Code's probes at start: kitty graphics, the cell's
+		// size, its program status OSC.
+		{esc + "_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA" + st, "APC kitty graphics (a support query)", true},
+		{esc + "_Ga=T,f=100;iVBORw0KGgo=" + st, "APC kitty graphics", false},
+		{esc + "_Gi=1,s=1,v=1,f=24,t=d,a=q;AAAA" + st, "APC kitty graphics (a support query)", true},
+		// Control data longer than what is kept: not taken for a query.
+		{esc + "_Gi=1,s=1,v=1,f=24,t=d,m=0,q=2,C=1,X=1,Y=1,z=1,x=0,y=0,w=1,h=1,c=1,r=1,a=q;AAAA" + st, "APC kitty graphics", false},
+		{esc + "_junk" + st, "APC (application program command)", false},
+		{esc + "[16t", "CSI t (a size or state query)", true},
+		{esc + "[14;2t", "CSI t (a size or state query)", true},
+		{esc + "[18t", "CSI t (a size or state query)", true},
+		{esc + "[8;50;100t", "CSI t (window operation or report)", false},
+		{esc + "[3;0;0t", "CSI t (window operation or report)", false},
+		{esc + "]7501;?" + bel, "OSC 7501 (a query)", true},
+		{esc + "]7501;?x" + bel, "OSC 7501", false},
+		{esc + "]11;?" + st, "OSC 11 (colours)", false}, // --allow-terminal colors lets it through
+		{esc + "]1337;?" + bel, "OSC 1337 (a query)", true},
+		{esc + "]1337;File=inline=1:QUFB" + bel, "OSC 1337 (iTerm2: files, variables)", false},
 	}
 	for _, c := range cases {
 		var b bytes.Buffer
 		f, _ := New(&b, Options{EightBit: strings.HasPrefix(c.in, "\x90")})
 		f.Write([]byte(c.in))
 		d := f.Dropped()
-		dcs := 0
+		intro := c.kind[:3]
+		same := 0
 		for k, n := range d {
-			if strings.HasPrefix(k, "DCS") {
-				dcs += n
+			if strings.HasPrefix(k, intro) {
+				same += n
 			}
 		}
-		if dcs != 1 || d[c.kind] != 1 || b.Len() != 0 {
+		if same != 1 || d[c.kind] != 1 || b.Len() != 0 {
 			t.Errorf("%q: dropped %v, out %q; want one %q", c.in, d, b.String(), c.kind)
 		}
 		if Quiet(c.kind) != c.quiet {
 			t.Errorf("%q: Quiet %v, want %v", c.kind, !c.quiet, c.quiet)
 		}
-		if s := f.Summary(); strings.Contains(s, "DCS") == c.quiet {
+		if s := f.Summary(); strings.Contains(s, intro) == c.quiet {
 			t.Errorf("%q: summary %q", c.in, s)
 		}
 	}

@@ -56,6 +56,12 @@ func csiDeny(b []byte) string {
 			// The reply is the title or icon label, which the sandbox
 			// set: typed into the user's shell after jail exits.
 			return "CSI 20/21 t (title report)"
+		case plain && (p0 == 11 || p0 == 13 || p0 == 14 || p0 == 15 || p0 == 16 || p0 == 18 || p0 == 19):
+			// The window's state, place or size, in pixels or cells
+			// (Claude Code asks 16 t, the cell's size): dropped, the
+			// host's screen is not the sandbox's to measure; unanswered,
+			// the program goes on without (Quiet).
+			return "CSI t (a size or state query)"
 		case plain:
 			return "CSI t (window operation or report)"
 		case prefix == '>':

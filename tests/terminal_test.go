@@ -125,8 +125,10 @@ func TestTerminalHostileSequencesDropped(t *testing.T) {
 }
 
 // What every vim sends (its xterm compatibility probe, an unknown DCS
-// that terminals ignore) and the queries of neovim and others (DECRQSS,
-// XTGETTCAP) are dropped unanswered, which changes nothing on the screen:
+// that terminals ignore), the queries of neovim and others (DECRQSS,
+// XTGETTCAP) and Claude Code's probes at every start (kitty graphics
+// support, the cell's size in pixels, OSC 7501) are dropped unanswered,
+// which changes nothing on the screen:
 // the trail records them, the user's screen gets no line about them
 // (it did after every vim, git commit's editor among them).
 func TestTerminalQuietDropsUnsaid(t *testing.T) {
@@ -134,6 +136,7 @@ func TestTerminalQuietDropsUnsaid(t *testing.T) {
 	trail := filepath.Join(t.TempDir(), "trail.jsonl")
 	got := termRun(t, ws, []string{"--audit", trail}, `printf 'begin\n'
 printf '\033Pzz\033\\\033P$q q\033\\\033P+q524742\033\\'
+printf '\033_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\033\\\033[16t\033]7501;?\007'
 printf 'end\n'
 `)
 	end := strings.Index(got, "end")
@@ -147,7 +150,8 @@ printf 'end\n'
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"DCS zz (vim's xterm compatibility probe)", "DCS DECRQSS (a setting query)", "DCS XTGETTCAP (a terminfo query)"} {
+	for _, k := range []string{"DCS zz (vim's xterm compatibility probe)", "DCS DECRQSS (a setting query)", "DCS XTGETTCAP (a terminfo query)",
+		"APC kitty graphics (a support query)", "CSI t (a size or state query)", "OSC 7501 (a query)"} {
 		if !strings.Contains(string(data), k) {
 			t.Errorf("trail lacks a terminal deny for %q:\n%s", k, data)
 		}

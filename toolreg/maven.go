@@ -323,11 +323,12 @@ type mavenPluginRepos struct {
 func mavenCopy(c *collector, path string, s *mavenSettings) {
 	cp := mavenSettingsCopy{Comment: xml.Comment(" Written by jail from " + c.env.tilde(path) +
 		": its mirrors and active profiles' repositories only; its servers (passwords), proxies and the rest stay outside the sandbox. ")}
-	var ids, dropped []string
+	var ids []string
+	dropped := 0
 	keep := func(id, raw string) (string, bool) {
 		u, ok := withoutUserinfo(raw)
 		if !ok {
-			dropped = append(dropped, raw)
+			dropped++
 			return "", false
 		}
 		ids = append(ids, id)
@@ -386,8 +387,11 @@ func mavenCopy(c *collector, path string, s *mavenSettings) {
 	}
 	c.files = append(c.files, File{Path: path, Data: append([]byte(xml.Header), append(data, '\n')...),
 		Why: "Maven's mirrors and active profiles' repositories of " + c.env.tilde(path) + ", without its servers (passwords) and proxies"})
-	if len(dropped) > 0 {
-		c.note("maven: Maven inside reads %s without %s (a URL with a user or password that jail cannot take out)", c.env.tilde(path), strings.Join(dropped, " "))
+	if dropped > 0 {
+		// Why not name them: the part jail could not take out may be
+		// the password itself, and notes reach the terminal and the
+		// trail.
+		c.note("maven: Maven inside reads %s without %d of its repository URLs: each holds a user, a password or a query that jail cannot take out", c.env.tilde(path), dropped)
 	}
 	var creds []string
 	for _, id := range s.Servers {
@@ -401,11 +405,17 @@ func mavenCopy(c *collector, path string, s *mavenSettings) {
 }
 
 // withoutUserinfo is a repository URL without a user:password part, and
-// false for one that does not parse but seems to hold one.
+// false for one that may carry a secret jail cannot take out: a query or
+// fragment (a token; Maven appends paths to a repository's URL, so one
+// with a query does not work anyway), or an "@" in a URL that does not
+// parse.
 func withoutUserinfo(raw string) (string, bool) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return raw, !strings.Contains(raw, "@")
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return "", false
 	}
 	if u.User == nil {
 		return raw, true

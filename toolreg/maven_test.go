@@ -129,6 +129,8 @@ func TestMavenSettingsCopy(t *testing.T) {
   <mirrors>
     <mirror><id>corp</id><name>Corp &amp; co</name><mirrorOf>*</mirrorOf><url>https://u:SECRET-USERINFO@nexus.corp.example/maven/</url></mirror>
     <mirror><id>blocker</id><mirrorOf>external:http:*</mirrorOf><url>http://0.0.0.0/</url><blocked>true</blocked></mirror>
+    <mirror><id>tok</id><mirrorOf>tok</mirrorOf><url>https://tok.example/m2?token=SECRET-QUERY</url></mirror>
+    <mirror><id>bad</id><mirrorOf>bad</mirrorOf><url>https://u:SECRET-UNPARSED@bad example/</url></mirror>
   </mirrors>
   <profiles>
     <profile><id>snap</id>
@@ -167,8 +169,10 @@ func TestMavenSettingsCopy(t *testing.T) {
 	if !strings.HasPrefix(data, "<?xml") || !strings.Contains(data, "Written by jail from ~/.m2/settings.xml") {
 		t.Errorf("the copy does not say what it is:\n%s", data)
 	}
-	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "corp reached without credentials") || strings.Contains(r.Notes[0], "unused") {
-		t.Errorf("notes %q: want one naming the server corp", r.Notes)
+	notes := strings.Join(r.Notes, "\n")
+	if len(r.Notes) != 2 || !strings.Contains(notes, "corp reached without credentials") || strings.Contains(notes, "unused") ||
+		!strings.Contains(notes, "without 2 of its repository URLs") || strings.Contains(notes, "SECRET") {
+		t.Errorf("notes %q: want one naming the server corp, one counting the URLs left out, no secret", r.Notes)
 	}
 	// The sandbox can write it: no copy (its hosts are not allowed either).
 	e := f.env()

@@ -88,7 +88,17 @@ func (r *runner) reportTerminal() {
 	// screen: the trail keeps them, the user's screen is spared a line
 	// after every vim (termfilter.Quiet).
 	if s := r.term.Summary(); s != "" {
-		r.notef("terminal: dropped escape sequences that act beyond the screen: %s (`allow-terminal` CLASS lets clipboard, hyperlinks, notify, colors or cwd through)", s)
+		// The flag named is the one that would have let some through,
+		// if any does: a list of every class read as advice to allow
+		// what no class covers (an image, a window operation).
+		hint := ""
+		switch classes, all := r.term.Lift(); {
+		case all:
+			hint = " (`allow-terminal` " + strings.Join(classes, ",") + " lets them through)"
+		case len(classes) > 0:
+			hint = " (`allow-terminal` " + strings.Join(classes, ",") + " lets some through)"
+		}
+		r.notef("terminal: dropped escape sequences that act beyond the screen: %s%s", s, hint)
 	}
 	kinds := make([]string, 0, len(d))
 	for k := range d {

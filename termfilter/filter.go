@@ -111,6 +111,8 @@ type Writer struct {
 
 	mu    sync.Mutex
 	drops map[string]int
+	lift  class // the classes of drops an allowed class would have passed
+	other bool  // a drop no class would pass, not Quiet
 }
 
 // New returns a filter writing to w.
@@ -216,7 +218,39 @@ func (f *Writer) Summary() string {
 	return strings.Join(parts, ", ")
 }
 
+// Lift names the classes (Options.Allow) whose sequences were dropped for
+// want of that class, in Classes' order, and whether they are all that
+// was dropped besides the Quiet kinds.
+func (f *Writer) Lift() (classes []string, all bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, name := range []string{Clipboard, Hyperlinks, Notify, Colors, Cwd} {
+		if f.lift&(1<<i) != 0 {
+			classes = append(classes, name)
+		}
+	}
+	return classes, len(classes) > 0 && !f.other
+}
+
+// dropOf counts kind, a sequence of class c that c, allowed, would
+// have passed.
+func (f *Writer) dropOf(kind string, c class) {
+	f.mu.Lock()
+	f.lift |= c
+	f.mu.Unlock()
+	f.count(kind)
+}
+
 func (f *Writer) drop(kind string) {
+	if !Quiet(kind) {
+		f.mu.Lock()
+		f.other = true
+		f.mu.Unlock()
+	}
+	f.count(kind)
+}
+
+func (f *Writer) count(kind string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.drops == nil {
@@ -594,7 +628,13 @@ func (f *Writer) dropString() {
 	case f.str != sOSC:
 		f.drop(strNames[f.str])
 	case f.num >= 0:
-		f.drop(oscDropName(f.num, f.sbuf, f.slen))
+		// A clipboard read never passes, whatever is allowed: only
+		// writes are the clipboard class's to lift.
+		if c := oscClass(f.num); c != 0 && f.allow&c == 0 && (c != cClipboard || !oscRead(f.num, f.sbuf, f.slen)) {
+			f.dropOf(oscName(f.num), c)
+		} else {
+			f.drop(oscDropName(f.num, f.sbuf, f.slen))
+		}
 	case f.num == -3:
 		// counted when it grew too long
 	default:
@@ -636,6 +676,15 @@ func apcName(head []byte) string {
 		}
 	}
 	return apcKitty
+}
+
+// oscRead reports whether a dropped OSC numbered n, whose body begins with
+// head (its number, then its payload without the ";" between) and is
+// size bytes long, asks for a value: its whole payload ends in ";?".
+func oscRead(n int, head []byte, size int) bool {
+	digits := strconv.Itoa(n)
+	payload := head[min(len(digits), len(head)):]
+	return size == len(digits)+1+len(payload) && bytes.HasSuffix(payload, []byte(";?"))
 }
 
 // oscDropName names a dropped OSC numbered n whose body (number, then

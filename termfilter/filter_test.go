@@ -395,6 +395,36 @@ func TestDroppedKinds(t *testing.T) {
 	}
 }
 
+// Lift names the classes that would have let some of what was dropped
+// through, and whether they cover all of it; a clipboard read, which no
+// class lets through, is not the clipboard class's.
+func TestFilterLift(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		allow   []string
+		classes string
+		all     bool
+	}{
+		{esc + "]11;?" + st + esc + "]10;?" + st, nil, "colors", true},
+		{esc + "]8;;https://x.example/" + st + "x" + esc + "]8;;" + st + esc + "]11;?" + st, nil, "hyperlinks,colors", true},
+		{esc + "]8;;https://x.example/" + st + esc + "_Ga=T;AAAA" + st, nil, "hyperlinks", false},
+		{esc + "]52;c;?" + bel, nil, "", false},
+		{esc + "]52;c;eA==" + bel, nil, "clipboard", true},
+		{esc + "]52;c;?" + bel, []string{Clipboard}, "", false},
+		{esc + "[16t" + esc + "Pzz" + st + esc + "]11;?" + st, nil, "colors", true}, // Quiet kinds do not count
+		{esc + "[16t", nil, "", false},
+		{esc + "]11;?" + st, []string{Hyperlinks}, "colors", true},
+	} {
+		var b bytes.Buffer
+		f, _ := New(&b, Options{Allow: c.allow})
+		f.Write([]byte(c.in))
+		classes, all := f.Lift()
+		if strings.Join(classes, ",") != c.classes || all != c.all {
+			t.Errorf("%q (allow %v): lift %q all %v, want %q %v (dropped %v)", c.in, c.allow, classes, all, c.classes, c.all, f.Dropped())
+		}
+	}
+}
+
 func TestFilterSummary(t *testing.T) {
 	var b bytes.Buffer
 	f, _ := New(&b, Options{})

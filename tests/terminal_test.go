@@ -102,6 +102,11 @@ func TestTerminalHostileSequencesDropped(t *testing.T) {
 	if !strings.Contains(got[end:], "terminal: dropped") || !strings.Contains(got[end:], "OSC 52 (clipboard)") {
 		t.Errorf("no exit notice of what was dropped:\n%q", got[end:])
 	}
+	// The flag named is the class that would have let some through (the
+	// clipboard write), not a list of every class.
+	if !strings.Contains(got[end:], "(--allow-terminal clipboard lets some through)") {
+		t.Errorf("the exit notice does not name the class that lets some through:\n%q", got[end:])
+	}
 	// The trail records each kind.
 	kinds := terminalDenies(t, trail)
 	for _, k := range []string{"OSC 52 (clipboard)", "CSI 20/21 t (title report)", "DCS DECRQSS (a setting query)", "DCS tmux passthrough", "ENQ (answerback)"} {

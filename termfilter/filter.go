@@ -688,7 +688,7 @@ func oscRead(n int, head []byte, size int) bool {
 }
 
 // oscDropName names a dropped OSC numbered n whose body (number, then
-// payload) begins with head and is n bytes long: "OSC N (a query)" when
+// payload) begins with head and is size bytes long: "OSC N (a query)" when
 // no class could let it through and its payload is "?" alone (Claude
 // Code's OSC 7501 program status probe), else oscName.
 func oscDropName(n int, head []byte, size int) string {

@@ -63,12 +63,6 @@ func (r *runner) sayRegistryHints() {
 	if r.pol.RegistryHints == nil || r.pol.DryRun || r.pol.Quiet {
 		return
 	}
-	r.mu.Lock()
-	refused := slices.Clone(r.refused)
-	r.mu.Unlock()
-	if len(refused) == 0 {
-		return
-	}
 	bits := r.toolsRan.Load()
 	if !r.execsSeen.Load() && len(r.pol.Command) > 0 {
 		bits |= toolBit(toolreg.ToolOf(r.pol.Command[0], r.pol.Command))
@@ -80,6 +74,21 @@ func (r *runner) sayRegistryHints() {
 		}
 	}
 	if len(tools) == 0 {
+		return
+	}
+	// Why wait: a tool that connected and exited at once leaves its flow
+	// in the refusal listener's queue as the run ends; it is refused
+	// while the servers stop (their drain), after this point, and its
+	// name was missing here (a CI run's TestRegistryNamesMaven: the
+	// refusal said, the profile not). The run's end waits for the
+	// servers anyway (finish); only a run where a tool ran waits here.
+	if r.serversDone != nil {
+		<-r.serversDone
+	}
+	r.mu.Lock()
+	refused := slices.Clone(r.refused)
+	r.mu.Unlock()
+	if len(refused) == 0 {
 		return
 	}
 	for _, line := range registryNotes(refused, r.pol.RegistryHints(tools)) {

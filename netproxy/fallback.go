@@ -370,7 +370,8 @@ func (p *Proxy) httpConnect(ctx context.Context, f *flow, c net.Conn, br *bufio.
 			ev := p.event(f, true, d.Reason, dialed, 0, 0)
 			ev.Failed = true
 			p.emit(ev)
-			httpError(c, http.StatusBadGateway, "connect to "+f.target()+" failed: "+d.Reason)
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			c.Write(connectFailed502("connect to " + f.target() + " failed: " + d.Reason))
 		}
 		closeGently(c)
 		return

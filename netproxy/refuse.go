@@ -127,9 +127,25 @@ func closeGently(c net.Conn) {
 // origin's and prints its status line and a JSON body's "error", so JSON
 // here would say it twice.
 func refusalConnect403(text string) []byte {
+	return connectAnswer("403 Forbidden", text)
+}
+
+// connectFailed502 is the answer to an allowed CONNECT whose upstream
+// could not be reached (no such host, refused, timed out): the cause in
+// the reason phrase as for a refusal, so that a client's error says that
+// jail could not reach the host, not that it refused it (pip printed
+// "Tunnel connection failed: 502 Bad Gateway", and Claude Code reads a
+// failed tunnel as the proxy refusing it).
+func connectFailed502(text string) []byte {
+	return connectAnswer("502 Bad Gateway", text)
+}
+
+// connectAnswer is a CONNECT's answer with jail's text in its reason
+// phrase (made safe there) and once in a plain-text body.
+func connectAnswer(status, text string) []byte {
 	body := "jail: " + text + "\n"
-	return fmt.Appendf(nil, "HTTP/1.1 403 Forbidden (%s)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n%s",
-		reasonPhrase("jail: "+text), len(body), body)
+	return fmt.Appendf(nil, "HTTP/1.1 %s (%s)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n%s",
+		status, reasonPhrase("jail: "+text), len(body), body)
 }
 
 // reasonPhrase keeps s to what a reason phrase may hold (RFC 9112 4: HTAB,

@@ -254,6 +254,36 @@ func TestEndpoint(t *testing.T) {
 	}
 }
 
+// TestConnectFailedInClientError: an allowed CONNECT whose host cannot be
+// reached is answered 502 with the cause in the status line, so the
+// client's error says jail could not reach the host, not that it refused
+// it (pip printed "Tunnel connection failed: 502 Bad Gateway").
+func TestConnectFailedInClientError(t *testing.T) {
+	ep := netip.MustParseAddrPort("10.201.0.1:80")
+	h := newHarness(t, flags{allow: []string{"allowed.test"}}, func(p *Proxy) {
+		p.Endpoint = ep
+		p.Dial = func(context.Context, netip.AddrPort) (net.Conn, error) {
+			return nil, errors.New("no upstream in this test")
+		}
+	})
+	c, err := h.dial(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 502 || !strings.HasPrefix(resp.Status, "502 Bad Gateway (jail: connect to allowed.test:443 failed: ") ||
+		!strings.HasPrefix(string(body), "jail: connect to allowed.test:443 failed: ") || strings.Contains(resp.Status, "refused allowed.test") {
+		t.Errorf("CONNECT: %q %q", resp.Status, body)
+	}
+}
+
 // TestConnectRefusalInClientError: a client that reports a refused tunnel
 // by its status line (Go's transport, Python's http.client, so pip) names
 // the refused host and the flag; a reason phrase that could break the

@@ -226,23 +226,12 @@ func TestEndpoint(t *testing.T) {
 			return nil, errors.New("no upstream in this test")
 		}
 	})
-	c, err := h.dial(ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(c, "CONNECT registry.example:443 HTTP/1.1\r\nHost: registry.example:443\r\n\r\n")
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := connectVia(t, h, ep, "registry.example:443")
 	// The refusal is in the status line, where every proxy client that
 	// reports a failed tunnel puts it, and once in the plain-text body (npm
 	// prints the status line; a JSON "error" would be printed twice).
 	const want = "jail: refused registry.example:443 - add --allow-domain registry.example"
-	if resp.StatusCode != 403 || resp.Status != "403 Forbidden ("+want+")" || string(body) != want+"\n" {
+	if resp.StatusCode != 403 || resp.Status != "403 Forbidden ("+want+")" || body != want+"\n" {
 		t.Errorf("CONNECT: %q %q", resp.Status, body)
 	}
 	ev := h.waitEvent(func(e Event) bool { return e.Decision == "deny" })
@@ -266,22 +255,30 @@ func TestConnectFailedInClientError(t *testing.T) {
 			return nil, errors.New("no upstream in this test")
 		}
 	})
+	resp, body := connectVia(t, h, ep, "allowed.test:443")
+	if resp.StatusCode != 502 || !strings.HasPrefix(resp.Status, "502 Bad Gateway (jail: connect to allowed.test:443 failed: ") ||
+		!strings.HasPrefix(body, "jail: connect to allowed.test:443 failed: ") || strings.Contains(resp.Status, "refused allowed.test") {
+		t.Errorf("CONNECT: %q %q", resp.Status, body)
+	}
+}
+
+// connectVia sends a CONNECT for target to the proxy at ep and returns
+// its answer and body.
+func connectVia(t *testing.T, h *harness, ep netip.AddrPort, target string) (*http.Response, string) {
+	t.Helper()
 	c, err := h.dial(ep)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(c, "CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 502 || !strings.HasPrefix(resp.Status, "502 Bad Gateway (jail: connect to allowed.test:443 failed: ") ||
-		!strings.HasPrefix(string(body), "jail: connect to allowed.test:443 failed: ") || strings.Contains(resp.Status, "refused allowed.test") {
-		t.Errorf("CONNECT: %q %q", resp.Status, body)
-	}
+	return resp, string(body)
 }
 
 // TestConnectRefusalInClientError: a client that reports a refused tunnel

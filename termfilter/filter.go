@@ -232,27 +232,19 @@ func (f *Writer) Lift() (classes []string, all bool) {
 	return classes, len(classes) > 0 && !f.other
 }
 
-// dropOf counts kind, a sequence of class c that c, allowed, would
-// have passed.
+func (f *Writer) drop(kind string) { f.dropOf(kind, 0) }
+
+// dropOf counts kind, a sequence of class c that c, allowed, would have
+// passed (0: no class would, Lift's other unless the kind is Quiet).
 func (f *Writer) dropOf(kind string, c class) {
 	f.mu.Lock()
-	f.lift |= c
-	f.mu.Unlock()
-	f.count(kind)
-}
-
-func (f *Writer) drop(kind string) {
-	if !Quiet(kind) {
-		f.mu.Lock()
-		f.other = true
-		f.mu.Unlock()
-	}
-	f.count(kind)
-}
-
-func (f *Writer) count(kind string) {
-	f.mu.Lock()
 	defer f.mu.Unlock()
+	switch {
+	case c != 0:
+		f.lift |= c
+	case !Quiet(kind):
+		f.other = true
+	}
 	if f.drops == nil {
 		f.drops = map[string]int{}
 	}
@@ -678,23 +670,28 @@ func apcName(head []byte) string {
 	return apcKitty
 }
 
-// oscRead reports whether a dropped OSC numbered n, whose body begins with
-// head (its number, then its payload without the ";" between) and is
-// size bytes long, asks for a value: its whole payload ends in ";?".
-func oscRead(n int, head []byte, size int) bool {
-	digits := strconv.Itoa(n)
-	payload := head[min(len(digits), len(head)):]
-	return size == len(digits)+1+len(payload) && bytes.HasSuffix(payload, []byte(";?"))
+// oscPayload is a dropped OSC's payload as kept, from head (its number
+// n, then the payload without the ";" between) and the body's size, and
+// whether that is the whole payload.
+func oscPayload(n int, head []byte, size int) (payload []byte, whole bool) {
+	digits := len(strconv.Itoa(n))
+	payload = head[min(digits, len(head)):]
+	return payload, size == digits+1+len(payload)
 }
 
-// oscDropName names a dropped OSC numbered n whose body (number, then
-// payload) begins with head and is size bytes long: "OSC N (a query)" when
-// no class could let it through and its payload is "?" alone (Claude
-// Code's OSC 7501 program status probe), else oscName.
+// oscRead reports whether a dropped OSC asks for a value: its whole
+// payload ends in ";?" (a clipboard read, "c;?").
+func oscRead(n int, head []byte, size int) bool {
+	p, whole := oscPayload(n, head, size)
+	return whole && bytes.HasSuffix(p, []byte(";?"))
+}
+
+// oscDropName names a dropped OSC: "OSC N (a query)" when no class could
+// let it through and its whole payload is "?" (Claude Code's OSC 7501
+// program status probe), else oscName.
 func oscDropName(n int, head []byte, size int) string {
-	digits := strconv.Itoa(n)
-	if oscClass(n) == 0 && string(head) == digits+"?" && size == len(digits)+2 {
-		return "OSC " + digits + " (a" + querySuffix
+	if p, whole := oscPayload(n, head, size); oscClass(n) == 0 && whole && string(p) == "?" {
+		return "OSC " + strconv.Itoa(n) + " (a" + querySuffix
 	}
 	return oscName(n)
 }

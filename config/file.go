@@ -256,6 +256,26 @@ func Parse(path string, data []byte, kind FileKind, tmpl Source) (*File, error) 
 
 // profileKey handles the keys only a profile has; done is false for an
 // ordinary option.
+// stringTable reads a profile's table of strings ([why], [refused]):
+// entry shows one for the error when v is not a table, want says what a
+// value must be when one is not a string (or is blank, unless blankOK),
+// an error at that entry's own line.
+func stringTable(key string, v any, line int, lines map[string]int, bad func(string, int, string, ...any) error, entry, want string, blankOK bool) (map[string]string, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, bad(key, line, "want a table: [%s] then %s", key, entry)
+	}
+	out := make(map[string]string, len(m))
+	for k, r := range m {
+		s, ok := r.(string)
+		if !ok || !blankOK && strings.TrimSpace(s) == "" {
+			return nil, bad(key+"."+k, lines[key+"\x00"+k], "%s", want)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
 func (f *File) profileKey(key string, v any, line int, lines map[string]int, bad func(string, int, string, ...any) error, tmpl Source) (bool, error) {
 	switch key {
 	case "description":
@@ -278,29 +298,18 @@ func (f *File) profileKey(key string, v any, line int, lines map[string]int, bad
 		}
 		f.ExtendsLine = line
 	case "why":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return true, bad(key, line, `want a table: [why] then "~/.cache/x" = "the reason"`)
+		m, err := stringTable(key, v, line, lines, bad, `"~/.cache/x" = "the reason"`, "want a string saying why", true)
+		if err != nil {
+			return true, err
 		}
-		f.Why = map[string]string{}
-		for k, r := range m {
-			s, ok := r.(string)
-			if !ok {
-				return true, bad("why."+k, lines["why\x00"+k], "want a string saying why")
-			}
-			f.Why[k] = s
-		}
+		f.Why = m
 	case "refused":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return true, bad(key, line, `want a table: [refused] then "github.com" = "what the program does without it"`)
+		m, err := stringTable(key, v, line, lines, bad, `"github.com" = "what the program does without it"`, "want a string saying what the program does without it", false)
+		if err != nil {
+			return true, err
 		}
 		f.Refused = map[string]string{}
-		for k, r := range m {
-			s, ok := r.(string)
-			if !ok || strings.TrimSpace(s) == "" {
-				return true, bad("refused."+k, lines["refused\x00"+k], "want a string saying what the program does without it")
-			}
+		for k, s := range m {
 			n, ok := netproxy.NormalizeName(k)
 			if !ok || strings.HasPrefix(k, "*") {
 				return true, bad("refused."+k, lines["refused\x00"+k], "%q: want a host name (no pattern)", k)

@@ -179,15 +179,22 @@ func TestProfileRefusedKey(t *testing.T) {
 	if err != nil || len(f.Refused) != 1 || f.Refused["github.com"] != "its marketplace: it goes on" {
 		t.Fatalf("got %+v %v", f, err)
 	}
-	for _, bad := range []string{"[refused]\n\"*.github.com\" = \"x\"", "[refused]\n\"a b\" = \"x\"", "[refused]\n\"github.com\" = 1", "[refused]\n\"github.com\" = \" \"", "refused = \"github.com\""} {
-		_, err := Parse("", []byte(bad+"\n"), ProfileFile, src)
-		var fe *FileError
-		if !errors.As(err, &fe) || !strings.HasPrefix(fe.Key, "refused") {
-			t.Errorf("%q: got %v, want a FileError on refused", bad, err)
-		}
-	}
+	wantKeyErrors(t, src, "refused", []string{"[refused]\n\"*.github.com\" = \"x\"", "[refused]\n\"a b\" = \"x\"", "[refused]\n\"github.com\" = 1", "[refused]\n\"github.com\" = \" \"", "refused = \"github.com\""})
 	if _, err := Parse("c.toml", []byte("[refused]\n\"github.com\" = \"x\"\n"), UserConfig, Source{Kind: FromFile}); err == nil {
 		t.Errorf("[refused] in a config file: accepted, want unknown key (profiles only)")
+	}
+}
+
+// wantKeyErrors parses each profile text of bads, which must fail with a
+// FileError on key (or a key under it).
+func wantKeyErrors(t *testing.T, src Source, key string, bads []string) {
+	t.Helper()
+	for _, bad := range bads {
+		_, err := Parse("", []byte(bad+"\n"), ProfileFile, src)
+		var fe *FileError
+		if !errors.As(err, &fe) || !strings.HasPrefix(fe.Key, key) {
+			t.Errorf("%q: got %v, want a FileError on %s", bad, err, key)
+		}
 	}
 }
 
@@ -209,15 +216,9 @@ func TestProfileArgsKey(t *testing.T) {
 	if err != nil || len(f.Args) != 1 || strings.Join(f.Args[0].Args, " ") != "--sandbox x" || strings.Join(f.Args[0].Unless, " ") != "-s" {
 		t.Fatalf("[args.codex] form: got %+v %v", f, err)
 	}
-	for _, bad := range []string{"args = [\"-c\"]", "[args]\ncodex = \"-c\"", "[args]\ncodex = [1]", "[args]\n\"/bin/codex\" = [\"-c\"]",
+	wantKeyErrors(t, src, "args", []string{"args = [\"-c\"]", "[args]\ncodex = \"-c\"", "[args]\ncodex = [1]", "[args]\n\"/bin/codex\" = [\"-c\"]",
 		"[args]\ncodex = {unless = [\"-s\"]}", "[args]\ncodex = {args = [\"-c\"], unless = \"-s\"}", "[args]\ncodex = {args = [\"-c\"], unless = [\"\"]}",
-		"[args]\ncodex = {args = [\"-c\"], unles = [\"-s\"]}", "[args]\ncodex = {args = [\"-c\"], unless = [1]}"} {
-		_, err := Parse("", []byte(bad+"\n"), ProfileFile, src)
-		var fe *FileError
-		if !errors.As(err, &fe) || !strings.HasPrefix(fe.Key, "args") {
-			t.Errorf("%q: got %v, want a FileError for args", bad, err)
-		}
-	}
+		"[args]\ncodex = {args = [\"-c\"], unles = [\"-s\"]}", "[args]\ncodex = {args = [\"-c\"], unless = [1]}"})
 	if _, err := Parse("c.toml", []byte("[args]\ncodex = [\"-c\"]\n"), UserConfig, Source{Kind: FromFile}); err == nil {
 		t.Errorf("[args] in a config file: accepted, want unknown key (profiles only)")
 	}

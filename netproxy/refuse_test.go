@@ -262,6 +262,19 @@ func TestConnectFailedInClientError(t *testing.T) {
 	}
 }
 
+// refusedGET sends a plain GET for name to its refusal address, port 80,
+// and returns the refusal it gets.
+func refusedGET(t *testing.T, h *harness, name string) string {
+	t.Helper()
+	c, err := h.dial(netip.AddrPortFrom(h.refusal(name), 80))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("GET / HTTP/1.1\r\nHost: " + name + "\r\n\r\n"))
+	return expectRefused(t, c)
+}
+
 // connectVia sends a CONNECT for target to the proxy at ep and returns
 // its answer and body.
 func connectVia(t *testing.T, h *harness, ep netip.AddrPort, target string) (*http.Response, string) {
@@ -441,13 +454,7 @@ func TestRefusalSpelled(t *testing.T) {
 	} {
 		h, _ := refusalHarness(t, flags{allow: []string{"allowed.test"}})
 		h.p.Spell = tt.spell
-		c, err := h.dial(netip.AddrPortFrom(h.refusal("r.example"), 80))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Write([]byte("GET / HTTP/1.1\r\nHost: r.example\r\n\r\n"))
-		got := expectRefused(t, c)
-		c.Close()
+		got := refusedGET(t, h, "r.example")
 		if !strings.Contains(got, `{"error":"`+tt.want+`"}`) || strings.Contains(got, "`") {
 			t.Errorf("403: %q, want %q", got, tt.want)
 		}
@@ -501,13 +508,7 @@ func TestExpectedRefusal(t *testing.T) {
 			return nil, errors.New("no upstream in this test")
 		}
 	})
-	c, err := h.dial(netip.AddrPortFrom(h.refusal("github.com"), 80))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Write([]byte("GET / HTTP/1.1\r\nHost: github.com\r\n\r\n"))
-	got := expectRefused(t, c)
-	c.Close()
+	got := refusedGET(t, h, "github.com")
 	if !strings.Contains(got, "jail: refused github.com:80 ("+why+")") || strings.Contains(got, "allow-domain") {
 		t.Errorf("403: %q, want the refusal said with why and no flag", got)
 	}

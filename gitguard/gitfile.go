@@ -82,10 +82,10 @@ func rel(dir, p string) string {
 	return r
 }
 
-// commonDir returns the common dir of git dir g: the target of g/commondir,
+// CommonDir returns the common dir of git dir g: the target of g/commondir,
 // or g itself. ok is false when commondir exists but cannot be read the way
 // git would, or its target does not exist.
-func commonDir(g string) (string, bool) {
+func CommonDir(g string) (string, bool) {
 	b, err := readSmall(filepath.Join(g, "commondir"))
 	if errors.Is(err, os.ErrNotExist) {
 		return g, true
@@ -109,7 +109,7 @@ func IsGitDir(d string) bool {
 	if _, err := os.Lstat(filepath.Join(d, "HEAD")); err != nil {
 		return false
 	}
-	c, ok := commonDir(d)
+	c, ok := CommonDir(d)
 	if !ok {
 		// An unreadable commondir: git dies there, but the directory is
 		// meant as a git dir: judge it.

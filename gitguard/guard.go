@@ -621,7 +621,7 @@ func (j *judge) dotGit(p string) {
 		}
 		switch kind := VerifyGitFile(p, t); kind {
 		case "worktree":
-			common, _ := commonDir(t)
+			common, _ := CommonDir(t)
 			// A repository made during the run, reached through one of
 			// its worktrees: git reads its config and hooks.
 			j.gitDir(common, false)
@@ -908,7 +908,7 @@ func (j *judge) worktree(w, repo string) {
 	cd := filepath.Join(w, "commondir")
 	// An empty commondir is being written (git dies on one meanwhile).
 	if fi, err := os.Lstat(cd); err == nil && !j.g.known(cd, fi) && !(fi.Mode().IsRegular() && fi.Size() == 0) {
-		c, ok := commonDir(w)
+		c, ok := CommonDir(w)
 		want, _ := filepath.EvalSymlinks(repo)
 		if !ok || c != want {
 			j.add(Finding{Path: cd, Rule: "git: commondir",
@@ -958,7 +958,7 @@ func VerifyGitFile(file, t string) string {
 		return ""
 	}
 	if exists(filepath.Join(t, "commondir")) {
-		common, ok := commonDir(t)
+		common, ok := CommonDir(t)
 		if !ok || filepath.Dir(t) != filepath.Join(common, "worktrees") || !IsGitDir(common) {
 			return ""
 		}

@@ -366,7 +366,7 @@ func (s *scanner) worktreeRoot() {
 		note("%s is not the git dir of this worktree (its gitdir, commondir or place under worktrees/ disagree)", t)
 		return
 	}
-	common, _ := commonDir(t)
+	common, _ := CommonDir(t)
 	if s.writable(common) {
 		return
 	}
@@ -416,7 +416,7 @@ func (s *scanner) gitFile(p string) {
 	switch VerifyGitFile(p, t) {
 	case "worktree":
 		s.protect(p, false, "a linked worktree's .git file")
-		common, _ := commonDir(t)
+		common, _ := CommonDir(t)
 		s.gitDir(t)
 		if s.writable(common) {
 			s.gitDir(common)

@@ -433,6 +433,12 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		plan.Notes = append(plan.Notes, n)
 		plan.sayOnce(n)
 	}
+	// A git remote that is a repository on this machine the sandbox hides
+	// or keeps read-only: git's own error inside does not say why.
+	for _, n := range gitRemoteNotes(ws, home, xp.sd, mounts) {
+		plan.Notes = append(plan.Notes, n)
+		plan.sayOnce(n)
+	}
 
 	// jail's own state directory (old trails, the run registry, the
 	// quarantine, the agent-configuration records) is the user's record: never shown to the

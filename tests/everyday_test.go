@@ -546,3 +546,52 @@ func TestEverydayGoModCacheNote(t *testing.T) {
 		t.Fatalf("no note for a module that requires one:\n%s", r.stderr)
 	}
 }
+
+// A remote that is a repository on this machine (a bare repository in the
+// home, a mirror beside it) fails inside with git's own words, which do
+// not point at jail: "does not appear to be a git repository" where the
+// sandbox hides it, "unable to create temporary object directory" for a
+// push where it is read-only (session 52, trying git push as a user
+// would). The first start names the remote and the option; following the
+// note, the push works and the remote's hooks and config stay read-only.
+func TestEverydayGitLocalRemote(t *testing.T) {
+	everydayNeed(t, "git")
+	home, env := everydayHome(t)
+	up := filepath.Join(home, "up.git")
+	everydayGit(t, home, "init", "-q", "--bare", up)
+	mirror := filepath.Join(besideHome(t, "mirror-"), "m.git")
+	everydayGit(t, home, "init", "-q", "--bare", mirror)
+	ws := workspace(t)
+	everydayRepo(t, ws)
+	everydayGit(t, ws, "remote", "add", "origin", up)
+	everydayGit(t, ws, "remote", "add", "mirror", mirror)
+	o := runOpts{dir: ws, env: env}
+
+	hidden := "jail: git remote origin (~/up.git) is hidden inside, so git cannot fetch from it (\"does not appear to be a git repository\"): --read ~/up.git lets git fetch, --write ~/up.git push too"
+	readOnly := "jail: git remote mirror (" + mirror + ") is read-only inside, so a push to it fails (\"unable to create temporary object directory\"): --write " + mirror + " lets git push"
+	r := sh(t, o, `git fetch -q origin 2>&1; echo fetch=$?; git push -q mirror HEAD:main 2>&1; echo push=$?`)
+	if !strings.Contains(r.stdout, "fetch=128") || !strings.Contains(r.stdout, "push=1") {
+		t.Fatalf("git inside reached a hidden or read-only remote:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, hidden) || !strings.Contains(r.stderr, readOnly) {
+		t.Fatalf("the first start does not name the remotes:\nwant %q\nand  %q\nstderr: %s", hidden, readOnly, r.stderr)
+	}
+	r = sh(t, o, `true`)
+	if strings.Contains(r.stderr, "git remote ") {
+		t.Errorf("the note is said at every start:\n%s", r.stderr)
+	}
+
+	r = sh(t, o, `git -c user.name=A -c user.email=a@example.com commit -q --allow-empty -m pushed &&
+git push -q origin HEAD:main && git push -q mirror HEAD:main && echo PUSHED
+for f in ~/up.git/hooks/post-receive ~/up.git/config `+mirror+`/hooks/pre-receive `+mirror+`/config; do
+	(echo evil >> "$f") 2>/dev/null && echo "WROTE $f"
+done; true`, "--write", up, "--write", mirror)
+	if r.code != 0 || !strings.Contains(r.stdout, "PUSHED") || strings.Contains(r.stdout, "WROTE") {
+		t.Fatalf("--write of the remotes: exit %d, want the push and no hook or config written\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	for _, repo := range []string{up, mirror} {
+		if got := everydayGit(t, home, "--git-dir", repo, "log", "-1", "--format=%s", "main"); got != "pushed" {
+			t.Errorf("%s's main after the push: %q", repo, got)
+		}
+	}
+}

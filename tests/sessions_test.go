@@ -702,3 +702,33 @@ func TestSessionExecTtyTakesKeys(t *testing.T) {
 	}
 	scr.waitFor(t, "got:hello", 5*time.Second)
 }
+
+// jail stop all stops every sandbox of this user, as jail kill all does
+// (session 52: `jail stop all` said "no running sandbox \"all\"" where
+// jail kill took it), an unnamed one by its ID too, and waits until each
+// has ended; with none running it has nothing to say.
+func TestSessionStopAll(t *testing.T) {
+	ws := workspace(t)
+	env, _ := privateRuntime(t)
+	o := runOpts{dir: ws, env: env}
+	name := "s" + strings.ReplaceAll(marker(), ".", "")
+	mustCode(t, run(t, o, "run", "-d", "--name", name, "--", "sleep", "60"), 0)
+	t.Cleanup(func() { run(t, o, "kill", "--now", "all") })
+	mustCode(t, run(t, o, "run", "-d", "--", "sleep", "60"), 0)
+	if r := run(t, o, "ps"); strings.Count(r.stdout, "sleep 60") != 2 {
+		t.Fatalf("jail ps does not list the two sandboxes:\n%s%s", r.stdout, r.stderr)
+	}
+	r := run(t, o, "stop", "all")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("jail stop all: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	if r := run(t, o, "ps"); strings.Contains(r.stdout, "sleep 60") {
+		t.Fatalf("jail stop all returned with a sandbox running:\n%s", r.stdout)
+	}
+	if r := run(t, o, "stop", "all"); r.code != 0 || r.stderr != "" {
+		t.Errorf("jail stop all with none running: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	if r := run(t, o, "stop"); r.code != 125 || !strings.Contains(r.stderr, "NAME, ID, PID or all") {
+		t.Errorf("jail stop without a name: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+}

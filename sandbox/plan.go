@@ -439,6 +439,12 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		plan.Notes = append(plan.Notes, n)
 		plan.sayOnce(n)
 	}
+	// A variable passed by name whose value is a path hidden inside (the
+	// ssh agent's socket): the command's own error does not say why.
+	for _, n := range envPathNotes(p.Env, env, home, xp.sd, mounts) {
+		plan.Notes = append(plan.Notes, n)
+		plan.sayOnce(n)
+	}
 
 	// jail's own state directory (old trails, the run registry, the
 	// quarantine, the agent-configuration records) is the user's record: never shown to the

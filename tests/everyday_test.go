@@ -595,3 +595,45 @@ done; true`, "--write", up, "--write", mirror)
 		}
 	}
 }
+
+// A variable passed by name whose value is a path the sandbox hides, as
+// `--env SSH_AUTH_SOCK` passes the ssh agent's socket under /tmp or /run
+// (session 52: ssh-add inside said "Error connecting to agent: No such
+// file or directory", jail nothing): the first start names the variable,
+// the path and the --read that shows it; following it, the command
+// reaches the socket.
+func TestEverydayEnvPathNote(t *testing.T) {
+	everydayNeed(t, "python3")
+	home, env := everydayHome(t)
+	sock := filepath.Join(home, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HELLO-FROM-AGENT\n"))
+			c.Close()
+		}
+	}()
+	env = append(env, "AGENT_SOCK="+sock)
+	o := runOpts{dir: workspace(t), env: env}
+	script := `python3 -c 'import os,socket; s=socket.socket(socket.AF_UNIX); s.connect(os.environ["AGENT_SOCK"]); print(s.recv(64).decode().strip())'`
+	r := sh(t, o, script, "--env", "AGENT_SOCK")
+	note := "jail: --env AGENT_SOCK passes ~/agent.sock, which is hidden inside: --read ~/agent.sock shows it (a socket: the command can then ask anything of what listens there)"
+	if r.code == 0 || !strings.Contains(r.stderr, note) {
+		t.Fatalf("a hidden socket passed by name: exit %d, want a failure and the note %q\nstderr: %s", r.code, note, r.stderr)
+	}
+	r = sh(t, o, script, "--env", "AGENT_SOCK", "--read", sock)
+	if r.code != 0 || !strings.Contains(r.stdout, "HELLO-FROM-AGENT") {
+		t.Fatalf("--read of the socket: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "--env AGENT_SOCK") {
+		t.Errorf("a note for a socket shown:\n%s", r.stderr)
+	}
+}

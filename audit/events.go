@@ -28,10 +28,15 @@ const (
 	// list it as unknown).
 	TypeUnmasked = "unmasked"
 	TypeNotice   = "notice"
+	// TypeAgent: a request the sandbox's ssh made of the user's ssh agent
+	// through jail's relay (--ssh-agent): a signature, the list of keys,
+	// or a refused change to the agent (schema 1 readers that predate it
+	// list it as unknown).
+	TypeAgent = "agent"
 )
 
 // Types lists every event type of SchemaVersion in summary order.
-var Types = []string{TypeStart, TypeExec, TypeDNS, TypeNet, TypeDeny, TypeQuarantine, TypeUnmasked, TypeLimit,
+var Types = []string{TypeStart, TypeExec, TypeDNS, TypeNet, TypeAgent, TypeDeny, TypeQuarantine, TypeUnmasked, TypeLimit,
 	TypeSignal, TypeKill, TypeTimeout, TypeExit, TypeDropped, TypeNotice}
 
 // Decisions used in exec, dns and net events.
@@ -302,6 +307,18 @@ type Unmasked struct {
 
 // EventType implements Event.
 func (Unmasked) EventType() string { return TypeUnmasked }
+
+// Agent is one request of the sandbox's ssh to the user's ssh agent
+// (package sshagent): allowed ones were relayed to the agent, denied ones
+// answered with a failure without reaching it.
+type Agent struct {
+	Request  string `json:"request"`       // "SIGN_REQUEST", "REQUEST_IDENTITIES", "ADD_IDENTITY", "LOCK", "EXTENSION NAME", ...
+	Key      string `json:"key,omitempty"` // SIGN_REQUEST: the key's fingerprint (SHA256:..., as ssh-keygen -l prints it)
+	Decision string `json:"decision"`      // "allow" or "deny"
+}
+
+// EventType implements Event.
+func (Agent) EventType() string { return TypeAgent }
 
 // Notice is a message jail gave the user (on stderr, or in the summary
 // after a relayed terminal was restored), recorded when it first appears:

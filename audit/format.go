@@ -93,6 +93,15 @@ func describe(rec *Record) string {
 			}
 			return s + because(e.Rule, why)
 		}
+	case TypeAgent:
+		var e Agent
+		if rec.Decode(&e) == nil {
+			s := e.Decision + " " + e.Request
+			if e.Key != "" {
+				s += " with " + e.Key
+			}
+			return s
+		}
 	case TypeUnmasked:
 		var e Unmasked
 		if rec.Decode(&e) == nil {

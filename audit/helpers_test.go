@@ -78,6 +78,8 @@ func sampleEvents() []Event {
 		Timeout{LimitMS: 2000, WallMS: 2000.4},
 		Kill{By: "timeout", Reason: "wall-clock timeout 2s", Method: "cgroup.kill", Signal: "SIGKILL", Processes: 3},
 		Dropped{Count: 2, Types: map[string]uint64{TypeExec: 2}},
+		Agent{Request: "SIGN_REQUEST", Key: "SHA256:LHDhK3oGRvkiefQnx7OOczTY5Tic/xZ6HcMOc/gmtoM", Decision: DecisionAllow},
+		Agent{Request: "ADD_IDENTITY", Decision: DecisionDeny},
 		Exit{Code: 124, Reason: "timeout", WallMS: 2003.25, CPUUserMS: 812, CPUSysMS: 95.5, PeakMemoryBytes: 187 << 20},
 	}
 }

@@ -19,7 +19,7 @@ func TestSchemaDocExamples(t *testing.T) {
 	}
 	structs := map[string]any{TypeStart: &Start{}, TypeExec: &Exec{}, TypeDNS: &DNS{}, TypeNet: &Net{},
 		TypeDeny: &Deny{}, TypeLimit: &Limit{}, TypeSignal: &Signal{}, TypeKill: &Kill{},
-		TypeTimeout: &Timeout{}, TypeExit: &Exit{}, TypeDropped: &Dropped{}, TypeQuarantine: &Quarantine{}, TypeUnmasked: &Unmasked{}, TypeNotice: &Notice{}}
+		TypeTimeout: &Timeout{}, TypeExit: &Exit{}, TypeDropped: &Dropped{}, TypeQuarantine: &Quarantine{}, TypeUnmasked: &Unmasked{}, TypeNotice: &Notice{}, TypeAgent: &Agent{}}
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(doc))
 	sc.Buffer(nil, 1<<20)

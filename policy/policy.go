@@ -95,6 +95,10 @@ type Policy struct {
 	// Env holds host variable names passed through; SetEnv NAME=VALUE pairs.
 	Env    []string `json:"env,omitempty"`
 	SetEnv []string `json:"setenv,omitempty"`
+	// SSHAgent passes the host's ssh agent: SSH_AUTH_SOCK and its socket
+	// (read), and a copy of ~/.ssh/known_hosts (Files); the sandbox adds
+	// them to Env, Read and Files at its check (sandbox's sshagent.go).
+	SSHAgent bool `json:"ssh_agent,omitempty"`
 	// Files are read-only files placed inside where the sandbox's own
 	// home shows nothing of the host's (package toolreg: Maven's
 	// ~/.m2/settings.xml, hidden because it may hold passwords, placed as

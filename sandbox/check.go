@@ -100,6 +100,9 @@ func (c *checked) newGuard(patterns []string, defaults bool, workspace, home str
 
 // check is Check, returning what it built.
 func check(p *policy.Policy, env []string) (*checked, error) {
+	if err := expandSSHAgent(p, env); err != nil {
+		return nil, err
+	}
 	if err := p.Check(); err != nil {
 		return nil, err
 	}

@@ -107,8 +107,11 @@ func (r *runner) closeDenials() {
 // names the target and the flag that would allow it, and the profile named
 // like the command that would (hints: policy.ProfileHints); the record says
 // the same in the words the sandbox may read (Public: no address the host
-// resolved), without the profile (the agent cannot apply one).
-func netDenial(ev netproxy.Event, hints []policy.ProfileHint) denial {
+// resolved), without the profile (the agent cannot apply one). sshAgent
+// says the run passes an ssh agent: a refusal of port 22 (git over ssh)
+// without one names `ssh-agent` beside the domain, since the domain alone
+// leads to ssh's "Permission denied (publickey)".
+func netDenial(ev netproxy.Event, hints []policy.ProfileHint, sshAgent bool) denial {
 	target := ev.Target()
 	e := denials.Entry{Time: ev.Time, Kind: denials.KindNet, Target: target, Reason: ev.Public}
 	if e.Reason == "" || e.Reason == ev.Reason {
@@ -118,6 +121,9 @@ func netDenial(ev netproxy.Event, hints []policy.ProfileHint) denial {
 	// the user types them (--allow-domain), like the notice (notef).
 	e.Reason, e.Allow = Spell(e.Reason), Spell(e.Allow)
 	text := netproxy.RefusalText(target, ev.Reason, ev.Hint)
+	if ev.Port == 22 && ev.Name != "" && ev.Hint != "" && !sshAgent {
+		text += " and `ssh-agent` (ssh signs with your agent's keys)"
+	}
 	if p := hintedProfile(ev, hints); p != "" {
 		text += ", or run with `profile` " + p + ", which allows it and keeps " + p + "'s own state"
 	}

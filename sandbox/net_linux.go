@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/netproxy"
@@ -182,7 +183,7 @@ func (r *runner) recordNet(ev netproxy.Event) {
 	default:
 		switch {
 		case ev.Decision == "deny":
-			r.deny(netDenial(ev, r.pol.ProfileHints))
+			r.deny(netDenial(ev, r.pol.ProfileHints, r.pol.SSHAgent || slices.Contains(r.pol.Env, sshAuthSock)))
 			r.refusedName(ev)
 		case ev.Failed:
 			r.notice(noticeNetFail, ev.Target(), "connect to "+ev.Target()+" failed ("+ev.Reason+")")

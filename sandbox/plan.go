@@ -211,6 +211,9 @@ func buildPlan(p *policy.Policy, env []string, dirs fsrules.DirReader) (*Plan, e
 func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *checked, degraded bool) (*Plan, error) {
 	// The options are checked (and the network mode decided) here too, so a
 	// caller that skipped Validate still gets a closed default.
+	if err := expandSSHAgent(p, env); err != nil {
+		return nil, err
+	}
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -822,6 +825,17 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 			continue
 		}
 		mounts = append(mounts, ns.Mount{Kind: ns.KindFile, Path: f.Path, Data: []byte(f.Content), FD: -1, Why: f.Why})
+	}
+	// 4d. --ssh-agent: the host agent's socket in the private /run, named
+	//     by SSH_AUTH_SOCK (the known_hosts copy is one of the files above).
+	if p.SSHAgent {
+		m, err := sshAgentMount(env, mounts, degraded)
+		if err != nil {
+			return nil, err
+		}
+		mounts = append(mounts, m)
+		plan.Env = slices.DeleteFunc(plan.Env, func(kv string) bool { return strings.HasPrefix(kv, sshAuthSock+"=") })
+		plan.Env = append(plan.Env, sshAuthSock+"="+agentSocket)
 	}
 	// 5. The sandbox's own record of its denials (package denials): a
 	//    read-only directory in the private /run that only the supervisor

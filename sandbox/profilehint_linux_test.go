@@ -27,15 +27,45 @@ func TestNetDenialProfileHint(t *testing.T) {
 		{"", 443, "`allow-ip` 192.0.2.1/32:443", false},
 	} {
 		ev := netproxy.Event{Name: c.name, Port: c.port, Addr: "192.0.2.1", Reason: "not in allowlist", Hint: c.hint}
-		d := netDenial(ev, hints)
+		d := netDenial(ev, hints, false)
 		if got := strings.Contains(d.text, "`profile` tool"); got != c.want {
 			t.Errorf("%s:%d: %q: profile named %v, want %v", c.name, c.port, d.text, got, c.want)
 		}
 		if strings.Contains(d.entry.Allow, "profile") || strings.Contains(d.entry.Reason, "profile") {
 			t.Errorf("%s:%d: the sandbox's record names the profile: %+v", c.name, c.port, d.entry)
 		}
-		if plain := netDenial(ev, nil); strings.Contains(plain.text, "profile") {
+		if plain := netDenial(ev, nil, false); strings.Contains(plain.text, "profile") {
 			t.Errorf("%s:%d: without hints: %q", c.name, c.port, plain.text)
+		}
+	}
+}
+
+// A refusal of port 22 (git over ssh) names --ssh-agent beside the domain
+// where the run passes no agent: the domain alone leads to "Permission
+// denied (publickey)". Not where it does, nor for another port, a raw
+// address or a refusal no option undoes.
+func TestNetDenialSSHAgent(t *testing.T) {
+	const want = " and `ssh-agent` (ssh signs with your agent's keys)"
+	for _, c := range []struct {
+		name  string
+		port  uint16
+		hint  string
+		agent bool
+		say   bool
+	}{
+		{"github.com", 22, "`allow-domain` github.com", false, true},
+		{"github.com", 22, "`allow-domain` github.com", true, false},
+		{"github.com", 443, "`allow-domain` github.com", false, false},
+		{"", 22, "`allow-ip` 192.0.2.1/32:22", false, false},
+		{"github.com", 22, "", false, false},
+	} {
+		ev := netproxy.Event{Name: c.name, Port: c.port, Addr: "192.0.2.1", Reason: "not in allowlist", Hint: c.hint}
+		d := netDenial(ev, nil, c.agent)
+		if got := strings.HasSuffix(d.text, want); got != c.say {
+			t.Errorf("%s:%d agent=%v: %q: names ssh-agent %v, want %v", c.name, c.port, c.agent, d.text, got, c.say)
+		}
+		if strings.Contains(d.entry.Allow, "ssh-agent") {
+			t.Errorf("the sandbox's record names ssh-agent: %+v", d.entry)
 		}
 	}
 }

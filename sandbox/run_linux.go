@@ -821,6 +821,12 @@ func (r *runner) run() int {
 		return r.fail(&interrupted{sig})
 	}
 
+	// The ssh agent's relay (--ssh-agent) listens before init binds it.
+	stopRelay, err := r.startAgentRelay(spec)
+	if err != nil {
+		return r.fail(err)
+	}
+	defer stopRelay()
 	r.identifyMasks()
 	sb, err := r.finishInit(spec)
 	if err != nil {

@@ -88,6 +88,9 @@ func jsonStartPolicy(b []byte, v *policy.Policy) ([]byte, error) {
 	if len(v.SetEnv) != 0 {
 		b = append(jsonenc.Strings(append(b, "\"setenv\":"...), v.SetEnv), ',')
 	}
+	if v.SSHAgent {
+		b = append(jsonenc.Bool(append(b, "\"ssh_agent\":"...), bool(v.SSHAgent)), ',')
+	}
 	if len(v.Files) != 0 {
 		b = append(b, "\"files\":"...)
 		{
@@ -1331,5 +1334,5 @@ func init() {
 	runRecordEncoder = jsonRunRecord
 	entryEncoder = jsonEntry
 	farEncoder = jsonFarRecord
-	generatedJSON = "001a888b085eaeb8ea3a6a081fa0fea9392a49934c7d0bc1bbf36ee0a3962186"
+	generatedJSON = "acb13c0928f7f60fc72b3f97e0501f3a84ac2e2ba0e6e37a31d5e2a00a8eb6ef"
 }

@@ -637,3 +637,113 @@ func TestEverydayEnvPathNote(t *testing.T) {
 		t.Errorf("a note for a socket shown:\n%s", r.stderr)
 	}
 }
+
+// --ssh-agent is git over ssh (session 52: an agent's `git push` to an
+// ssh remote was refused port 22, the advice was --allow-domain, and with
+// it ssh had no key and no known host). ssh inside reaches the user's
+// real agent (here one whose socket is in ~/.ssh, a place hidden whole)
+// through jail's relay: it lists the keys and signs with them, started by
+// root too (the agent answers only its own uid; the sandbox is nobody);
+// removing, adding and locking keys never reach the agent, are said, and
+// every request is in the trail. known_hosts is a read-only copy; the
+// keys and the rest of ~/.ssh stay hidden. No agent fails the start,
+// naming the option; a refusal of port 22 without one names it.
+func TestEverydaySSHAgent(t *testing.T) {
+	everydayNeed(t, "ssh-agent")
+	home, env := everydayHome(t)
+	ssh := filepath.Join(home, ".ssh")
+	if err := os.MkdirAll(ssh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(ssh, "id_ed25519")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "jailtest-key", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(ssh, "known_hosts"), []byte("github.com ssh-ed25519 AAAAKNOWN\n"), 0o644)
+	os.WriteFile(filepath.Join(ssh, "config"), []byte("Host gh\n  HostName github.com\n"), 0o644)
+	sock := filepath.Join(ssh, "agent.sock")
+	agent := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
+	hostAgent := append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		add := exec.Command("ssh-add", "-q", key)
+		add.Env = hostAgent
+		out, err := add.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ssh-add on the host: %v\n%s", err, out)
+		}
+	}
+	ws := workspace(t)
+	pub, _ := os.ReadFile(key + ".pub")
+	os.WriteFile(filepath.Join(ws, "key.pub"), pub, 0o644)
+	os.WriteFile(filepath.Join(ws, "data"), []byte("signed data\n"), 0o644)
+	o := runOpts{dir: ws, env: env}
+
+	r := sh(t, o, `true`, "--ssh-agent")
+	if r.code != 125 || !strings.Contains(r.stderr, "--ssh-agent") || !strings.Contains(r.stderr, "SSH_AUTH_SOCK is not set") {
+		t.Fatalf("--ssh-agent without an agent: exit %d, want 125 naming the option\nstderr: %s", r.code, r.stderr)
+	}
+
+	o.env = append(env, "SSH_AUTH_SOCK="+sock)
+	script := `echo "SOCK=$SSH_AUTH_SOCK"
+ssh-add -l
+ssh-keygen -Y sign -f key.pub -n file data 2>/dev/null && echo SIGNED
+ssh-add -D 2>/dev/null && echo REMOVED
+ssh-keygen -q -t ed25519 -N "" -f /tmp/k && ssh-add /tmp/k 2>/dev/null && echo ADDED
+cat ~/.ssh/known_hosts
+(echo evil >> ~/.ssh/known_hosts) 2>/dev/null && echo KNOWN-HOSTS-WRITTEN
+cat ~/.ssh/id_ed25519 ~/.ssh/config 2>/dev/null
+true`
+	r = sh(t, o, script, "--ssh-agent")
+	if r.code != 0 || !strings.Contains(r.stdout, "SOCK=/run/ssh-agent.sock") || !strings.Contains(r.stdout, "jailtest-key (ED25519)") ||
+		!strings.Contains(r.stdout, "SIGNED") || !strings.Contains(r.stdout, "AAAAKNOWN") {
+		t.Fatalf("--ssh-agent: exit %d, want the keys listed, a signature and known_hosts read\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	for _, bad := range []string{"REMOVED", "ADDED", "WRITTEN", "PRIVATE KEY", "HostName"} {
+		if strings.Contains(r.stdout, bad) {
+			t.Errorf("--ssh-agent gave more than listing and signing (%s):\n%s", bad, r.stdout)
+		}
+	}
+	for _, req := range []string{"REMOVE_ALL_IDENTITIES", "ADD_IDENTITY"} {
+		if want := "jail: refused the ssh agent request " + req; !strings.Contains(r.stderr, want) {
+			t.Errorf("no notice %q\nstderr: %s", want, r.stderr)
+		}
+	}
+	list := exec.Command("ssh-add", "-l")
+	list.Env = hostAgent
+	if out, _ := list.CombinedOutput(); strings.Count(string(out), "\n") != 1 || !strings.Contains(string(out), "jailtest-key") {
+		t.Errorf("the host's agent after the run:\n%s", out)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ssh, "known_hosts")); string(got) != "github.com ssh-ed25519 AAAAKNOWN\n" {
+		t.Errorf("the host's known_hosts changed: %q", got)
+	}
+	trails, _ := filepath.Glob(filepath.Join(home, ".local/state/jail/audit/*.jsonl"))
+	seen := map[string]string{}
+	for _, tr := range trails {
+		for _, ev := range eventsOf(trailEvents(t, tr), "agent") {
+			req, _ := ev["request"].(string)
+			dec, _ := ev["decision"].(string)
+			seen[req] = dec
+			if req == "SIGN_REQUEST" && !strings.HasPrefix(fmt.Sprint(ev["key"]), "SHA256:") {
+				t.Errorf("a signature's event names no key: %v", ev)
+			}
+		}
+	}
+	for req, dec := range map[string]string{"REQUEST_IDENTITIES": "allow", "SIGN_REQUEST": "allow", "REMOVE_ALL_IDENTITIES": "deny", "ADD_IDENTITY": "deny"} {
+		if seen[req] != dec {
+			t.Errorf("the trail's agent event for %s: %q, want %q (all: %v)", req, seen[req], dec, seen)
+		}
+	}
+
+	// A refusal of port 22 names the option where the run has no agent.
+	r = run(t, o, "--net", "none", "--", "bash", "-c", `exec 3<>/dev/tcp/github.com/22; true`)
+	if want := "refused github.com:22 - add --allow-domain github.com and --ssh-agent"; !strings.Contains(r.stderr, want) {
+		t.Errorf("a refusal of port 22 without an agent: want %q\nstderr: %s", want, r.stderr)
+	}
+}

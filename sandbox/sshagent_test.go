@@ -1,0 +1,123 @@
+package sandbox
+
+import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/jail-sandbox/jail/ns"
+	"github.com/jail-sandbox/jail/policy"
+)
+
+// --ssh-agent checks the agent and adds ~/.ssh/known_hosts as a copy,
+// once however often it is expanded; a start without an agent fails
+// naming the option. The socket's bind is the plan's (sshAgentMount).
+func TestExpandSSHAgent(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(root, "home")
+	sock := filepath.Join(root, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	write(t, filepath.Join(home, ".ssh/known_hosts"), "github.com ssh-ed25519 AAAA\n", 0o644)
+	env := []string{"HOME=" + home, "SSH_AUTH_SOCK=" + sock}
+
+	if err := expandSSHAgent(&policy.Policy{}, nil); err != nil {
+		t.Fatalf("without the option: %v", err)
+	}
+	d := policy.Default()
+	p := &d
+	p.SSHAgent, p.Env, p.Command = true, []string{"GITHUB_TOKEN"}, []string{"true"}
+	for range 2 {
+		if err := expandSSHAgent(p, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(p.Env, []string{"GITHUB_TOKEN"}) || len(p.Read) != 0 {
+		t.Errorf("the socket passed as a policy value: env %q, read %q", p.Env, p.Read)
+	}
+	if len(p.Files) != 1 || p.Files[0].Path != filepath.Join(home, ".ssh/known_hosts") || p.Files[0].Content != "github.com ssh-ed25519 AAAA\n" {
+		t.Errorf("files %+v", p.Files)
+	}
+	if err := p.Check(); err != nil {
+		t.Errorf("the expanded policy does not check: %v", err)
+	}
+
+	// No known_hosts: nothing placed, nothing said. One that is not a
+	// regular file (a FIFO would hang the read): not copied, said.
+	os.Remove(filepath.Join(home, ".ssh/known_hosts"))
+	p = &policy.Policy{SSHAgent: true}
+	if err := expandSSHAgent(p, env); err != nil || len(p.Files) != 0 || len(p.Notices) != 0 {
+		t.Errorf("no known_hosts: err %v, files %+v, notices %q", err, p.Files, p.Notices)
+	}
+	if err := syscall.Mkfifo(filepath.Join(home, ".ssh/known_hosts"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p = &policy.Policy{SSHAgent: true}
+	if err := expandSSHAgent(p, env); err != nil || len(p.Files) != 0 || len(p.Notices) != 1 || !strings.Contains(p.Notices[0], "~/.ssh/known_hosts is not copied") {
+		t.Errorf("a FIFO known_hosts: err %v, files %+v, notices %q", err, p.Files, p.Notices)
+	}
+
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"HOME=" + home}, "SSH_AUTH_SOCK is not set"},
+		{[]string{"HOME=" + home, "SSH_AUTH_SOCK=agent.sock"}, "not an absolute path"},
+		{[]string{"HOME=" + home, "SSH_AUTH_SOCK=" + filepath.Join(root, "gone.sock")}, "names no socket"},
+		{[]string{"HOME=" + home, "SSH_AUTH_SOCK=" + home}, "names no socket"},
+	} {
+		err := expandSSHAgent(&policy.Policy{SSHAgent: true}, c.env)
+		var fe *policy.FieldError
+		if !errors.As(err, &fe) || fe.Key != "ssh-agent" || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want a ssh-agent error with %q", c.env, err, c.want)
+		}
+	}
+}
+
+// The socket is bound at the sandbox's own /run, never over the host's
+// /run, and not in degraded mode (no mounts: the command could not reach
+// it).
+func TestSSHAgentMount(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(root, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	env := []string{"SSH_AUTH_SOCK=" + sock}
+	run := []ns.Mount{{Kind: ns.KindTmpfs, Path: "/run"}}
+	m, err := sshAgentMount(env, run, false)
+	if err != nil || m.Kind != ns.KindROBind || m.Path != agentSocket || m.Source != sock {
+		t.Errorf("the bind: %+v, %v", m, err)
+	}
+	for name, c := range map[string]struct {
+		mounts   []ns.Mount
+		degraded bool
+	}{
+		"degraded":          {run, true},
+		"the host's /run":   {nil, false},
+		"a write path /run": {append(run, ns.Mount{Kind: ns.KindBind, Path: "/run"}), false},
+	} {
+		if _, err := sshAgentMount(env, c.mounts, c.degraded); err == nil || !strings.Contains(err.Error(), "ssh-agent") {
+			t.Errorf("%s: %v, want the option's error", name, err)
+		}
+	}
+	if _, err := sshAgentMount(nil, run, false); err == nil {
+		t.Errorf("no agent: no error")
+	}
+}

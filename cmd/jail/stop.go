@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail"
-	"github.com/jail-sandbox/jail/sandbox"
 )
 
 // StopOptions is jail stop.
@@ -42,7 +41,7 @@ func newStopCmd(f *factory, runF func(*StopOptions) error) *command {
 // waited for one grace after another.
 func stopEach(names []string, errOut io.Writer) int {
 	if slices.Contains(names, "all") {
-		es, err := sandbox.List()
+		es, err := jail.Running()
 		if err != nil {
 			fmt.Fprintf(errOut, "jail: stop all: %v\n", err)
 			return 1

@@ -62,6 +62,13 @@ func envPathNotes(names, env []string, home, sd string, mounts []ns.Mount) []str
 			continue
 		}
 		shown := tildePath(p, home)
+		if name == sshAuthSock && fi.Mode()&os.ModeSocket != 0 {
+			// The agent's own option: a --read of its socket is refused
+			// under ~/.ssh, reaches no OpenSSH agent when root started
+			// jail, and lets the command add, remove and lock keys.
+			notes = append(notes, fmt.Sprintf("%s%s passes %s, which is hidden inside: `ssh-agent` lets ssh inside sign with your agent (through jail's relay: listing and signing only, each request in the trail)", envPathPrefix, name, shown))
+			continue
+		}
 		if why := secretPlace(hostpath.File{Path: p, Final: p}, home); why != "" || m.Kind == ns.KindMask {
 			if why == "" {
 				why = m.Why

@@ -59,7 +59,7 @@ func TestEnvPathNotes(t *testing.T) {
 	names := []string{"SSH_AUTH_SOCK", "GOOGLE_APPLICATION_CREDENTIALS", "KEY", "STATE", "VIS", "MASKED", "GONE", "WORD", "UNSET", "DOCKER_HOST"}
 	got := envPathNotes(names, env, home, sd, mounts)
 	want := []string{
-		"`env` SSH_AUTH_SOCK passes " + sock + ", which is hidden inside: `read` " + sock + " shows it (a socket: the command can then ask anything of what listens there)",
+		"`env` SSH_AUTH_SOCK passes " + sock + ", which is hidden inside: `ssh-agent` lets ssh inside sign with your agent (through jail's relay",
 		"`env` GOOGLE_APPLICATION_CREDENTIALS passes ~/sa.json, which is hidden inside: `read` ~/sa.json shows it read-only",
 		"`env` KEY passes ~/.ssh/id_ed25519, which stays hidden inside (id_ed25519* (SSH keys)): the command cannot use it",
 		"`env` MASKED passes " + filepath.Join(root, "srv/masked.json") + ", which stays hidden inside (a --deny rule): the command cannot use it",

@@ -444,7 +444,12 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	}
 	// A variable passed by name whose value is a path hidden inside (the
 	// ssh agent's socket): the command's own error does not say why.
-	for _, n := range envPathNotes(p.Env, env, home, xp.sd, mounts) {
+	envNames := p.Env
+	if p.SSHAgent {
+		// SSH_AUTH_SOCK is the relay's inside (4d), not the host's path.
+		envNames = slices.DeleteFunc(slices.Clone(p.Env), func(n string) bool { return n == sshAuthSock })
+	}
+	for _, n := range envPathNotes(envNames, env, home, xp.sd, mounts) {
 		plan.Notes = append(plan.Notes, n)
 		plan.sayOnce(n)
 	}

@@ -691,6 +691,12 @@ func TestEverydaySSHAgent(t *testing.T) {
 	}
 
 	o.env = append(env, "SSH_AUTH_SOCK="+sock)
+	// Passed by hand, the agent's socket is hidden (here in ~/.ssh, where
+	// a --read of it is refused): the note names the option.
+	r = sh(t, o, `ssh-add -l`, "--env", "SSH_AUTH_SOCK")
+	if want := "jail: --env SSH_AUTH_SOCK passes ~/.ssh/agent.sock, which is hidden inside: --ssh-agent lets ssh inside sign with your agent"; r.code == 0 || !strings.Contains(r.stderr, want) {
+		t.Errorf("--env SSH_AUTH_SOCK: exit %d, want a failure and %q\nstderr: %s", r.code, want, r.stderr)
+	}
 	script := `echo "SOCK=$SSH_AUTH_SOCK"
 ssh-add -l
 ssh-keygen -Y sign -f key.pub -n file data 2>/dev/null && echo SIGNED

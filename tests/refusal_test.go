@@ -176,7 +176,7 @@ exit 0`
 			if n := countNotices(r.stderr, target); n != 1 {
 				t.Errorf("%d notices for %s, want exactly 1; stderr:\n%s", n, target, r.stderr)
 			}
-			if !strings.Contains(r.stderr, "jail: refused "+target+" - add --allow-domain "+refusedHost+"\n") {
+			if !strings.Contains(r.stderr, "jail: refused "+target+" - add --allow-domain "+refusedHost+" and --ssh-agent (ssh signs with your agent's keys)\n") {
 				t.Errorf("no notice naming %s and the flag; stderr:\n%s", target, r.stderr)
 			}
 		})

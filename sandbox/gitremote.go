@@ -24,8 +24,9 @@ const gitRemoteMax = 3
 // gitRemoteNotes returns a note for each local remote of the workspace's
 // repository (hostgit.LocalRemotes) that mounts (the plan's) hide or keep
 // read-only, at most gitRemoteMax. Not named: a remote in the workspace
-// (it is the workspace's to write or not), in a secret place or in jail's
-// state directory sd (no option shows those), or behind a mask.
+// (it is the workspace's to write or not), one a read path shows (the
+// user chose read-only), in a secret place or in jail's state directory
+// sd (no option shows those), or behind a mask.
 func gitRemoteNotes(ws, home, sd string, mounts []ns.Mount) []string {
 	var notes []string
 	for _, r := range hostgit.LocalRemotes(ws, home) {
@@ -45,7 +46,9 @@ func gitRemoteNotes(ws, home, sd string, mounts []ns.Mount) []string {
 			// so neither runs the sandbox's code on the host.
 			notes = append(notes, fmt.Sprintf("%s%s (%s) is hidden inside, so git cannot fetch from it (\"does not appear to be a git repository\"): `read` %s lets git fetch, `write` %s push too (its hooks and config stay read-only)",
 				gitRemotePrefix, r.Name, shown, shown, shown))
-		case m == nil || m.Kind == ns.KindROBind || m.Kind == ns.KindReadOnly:
+		case m == nil || m.Kind == ns.KindReadOnly:
+			// The host's read-only view (a --read path, ro-bind, is the
+			// user's choice: not said).
 			notes = append(notes, fmt.Sprintf("%s%s (%s) is read-only inside, so a push to it fails (\"unable to create temporary object directory\"): `write` %s lets git push (its hooks and config stay read-only)",
 				gitRemotePrefix, r.Name, shown, shown))
 		}

@@ -88,7 +88,10 @@ func expandSSHAgent(p *policy.Policy, env []string) error {
 	case errors.Is(err, os.ErrNotExist):
 		return nil // no known hosts: ssh inside asks, or refuses, as ssh does on a new machine
 	case err != nil:
-		p.Notices = append(p.Notices, fmt.Sprintf("%s is not copied (%v): ssh inside does not know your hosts' keys; /etc/ssh/ssh_known_hosts is read as on the host", tildePath(kh, home), err))
+		n := fmt.Sprintf("%s is not copied (%v): ssh inside does not know your hosts' keys; /etc/ssh/ssh_known_hosts is read as on the host", tildePath(kh, home), err)
+		if !slices.Contains(p.Notices, n) { // said once however often expanded
+			p.Notices = append(p.Notices, n)
+		}
 		return nil
 	}
 	p.Files = append(p.Files, policy.File{Path: kh, Content: string(b), Why: whyKnownHosts})

@@ -77,7 +77,12 @@ func envPathNotes(names, env []string, home, sd string, mounts []ns.Mount) []str
 			continue
 		}
 		what := "shows it read-only"
-		if fi.Mode()&os.ModeSocket != 0 {
+		switch {
+		case fi.IsDir():
+			// A build's output directory (CARGO_TARGET_DIR) is written:
+			// a read path alone would fail it at its first write.
+			what = "shows it read-only, `write` " + shown + " writable"
+		case fi.Mode()&os.ModeSocket != 0:
 			// Why say it: a socket is not data but a service; reading it
 			// is asking what listens there (an ssh agent signs with every
 			// key it holds, a docker socket is root on the host).

@@ -40,6 +40,7 @@ func TestEnvPathNotes(t *testing.T) {
 	home := filepath.Join(root, "home")
 	sd := filepath.Join(home, ".local/state/jail")
 	write(t, filepath.Join(home, "sa.json"), "{}", 0o600)
+	write(t, filepath.Join(home, "target", "x"), "", 0o644)
 	write(t, filepath.Join(home, ".ssh/id_ed25519"), "key", 0o600)
 	write(t, filepath.Join(sd, "x"), "", 0o600)
 	write(t, filepath.Join(root, "srv/visible.json"), "{}", 0o644)
@@ -55,8 +56,9 @@ func TestEnvPathNotes(t *testing.T) {
 		{Kind: ns.KindMask, Path: filepath.Join(root, "srv/masked.json"), Why: "a --deny rule"}}
 	env := []string{"SSH_AUTH_SOCK=" + sock, "GOOGLE_APPLICATION_CREDENTIALS=" + filepath.Join(home, "sa.json"),
 		"KEY=" + filepath.Join(home, ".ssh/id_ed25519"), "STATE=" + filepath.Join(sd, "x"), "VIS=" + filepath.Join(root, "srv/visible.json"),
-		"MASKED=" + filepath.Join(root, "srv/masked.json"), "GONE=/nonexistent/x", "WORD=hello", "DOCKER_HOST=unix://" + sock}
-	names := []string{"SSH_AUTH_SOCK", "GOOGLE_APPLICATION_CREDENTIALS", "KEY", "STATE", "VIS", "MASKED", "GONE", "WORD", "UNSET", "DOCKER_HOST"}
+		"MASKED=" + filepath.Join(root, "srv/masked.json"), "GONE=/nonexistent/x", "WORD=hello", "DOCKER_HOST=unix://" + sock,
+		"CARGO_TARGET_DIR=" + filepath.Join(home, "target")}
+	names := []string{"SSH_AUTH_SOCK", "GOOGLE_APPLICATION_CREDENTIALS", "KEY", "STATE", "VIS", "MASKED", "GONE", "WORD", "UNSET", "DOCKER_HOST", "CARGO_TARGET_DIR"}
 	got := envPathNotes(names, env, home, sd, mounts)
 	want := []string{
 		"`env` SSH_AUTH_SOCK passes " + sock + ", which is hidden inside: `ssh-agent` lets ssh inside sign with your agent (through jail's relay",
@@ -64,6 +66,7 @@ func TestEnvPathNotes(t *testing.T) {
 		"`env` KEY passes ~/.ssh/id_ed25519, which stays hidden inside (id_ed25519* (SSH keys)): the command cannot use it",
 		"`env` MASKED passes " + filepath.Join(root, "srv/masked.json") + ", which stays hidden inside (a --deny rule): the command cannot use it",
 		"`env` DOCKER_HOST passes " + sock + ", which is hidden inside: `read` " + sock + " shows it (a socket",
+		"`env` CARGO_TARGET_DIR passes ~/target, which is hidden inside: `read` ~/target shows it read-only, `write` ~/target writable",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("notes:\n%s\nwant %d", strings.Join(got, "\n"), len(want))

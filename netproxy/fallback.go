@@ -21,7 +21,11 @@ import (
 // Policy, sniffing, address guard and events as Serve. Only programs that
 // honour the ProxyEnv variables go through it; the rest have no route out.
 func (p *Proxy) ServeFallback(ctx context.Context, ln net.Listener) error {
-	return p.serve(ctx, ln, p.handleFallback)
+	var atEnd func(context.Context, net.Conn)
+	if p.InSandbox {
+		atEnd = p.handleFallback // a refusal listener: it only refuses
+	}
+	return p.serve(ctx, ln, p.handleFallback, atEnd)
 }
 
 func (p *Proxy) handleFallback(ctx context.Context, c net.Conn) {

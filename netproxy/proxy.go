@@ -111,10 +111,19 @@ type Proxy struct {
 // its own goroutine. When ctx is done it closes ln and every open flow and
 // returns nil after they have finished.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
-	return p.serve(ctx, ln, p.handleTransparent)
+	return p.serve(ctx, ln, p.handleTransparent, p.handleQueued)
 }
 
-func (p *Proxy) serve(ctx context.Context, ln net.Listener, handle func(context.Context, net.Conn)) error {
+// handleQueued is a flow found queued at Serve's end: a refusal is made,
+// said and recorded as any other; nothing is relayed (the run is ending).
+func (p *Proxy) handleQueued(ctx context.Context, c net.Conn) { p.transparent(ctx, c, false) }
+
+// serve accepts flows on ln, handling each with handle. At its end, the
+// flows the kernel queued that Accept did not take yet (a client that
+// connected and exited in the run's last instant) are given to atEnd (nil:
+// closed unseen), so that their refusal is said and recorded, not lost
+// with the listener.
+func (p *Proxy) serve(ctx context.Context, ln net.Listener, handle, atEnd func(context.Context, net.Conn)) error {
 	if p.Policy == nil || p.Fakes == nil {
 		return errors.New("netproxy: Proxy needs Policy and Fakes")
 	}
@@ -122,14 +131,12 @@ func (p *Proxy) serve(ctx context.Context, ln net.Listener, handle func(context.
 	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	// A refusal listener's end: the flows the kernel queued that Accept did
-	// not take yet (a client that connected and exited in the run's last
-	// instant) are refused all the same, so their refusal is said and
-	// recorded, not lost with the listener. Each gets refuseWait to say
-	// what it is. Nothing is relayed on this path: the listeners InSandbox
-	// marks only refuse (the sandbox gives their proxy no way out).
+	// The listener's end: each queued flow gets refuseWait to say what it
+	// is. Nothing is relayed on this path: the listeners InSandbox marks
+	// only refuse (the sandbox gives their proxy no way out), and the
+	// host side's atEnd stops short of the relay (handleQueued).
 	stop := context.AfterFunc(ctx, func() {
-		if p.InSandbox {
+		if atEnd != nil {
 			late, lateCancel := context.WithTimeout(context.Background(), p.refuseWait()+100*time.Millisecond)
 			var lw sync.WaitGroup
 			for _, c := range queued(ln) {
@@ -141,7 +148,7 @@ func (p *Proxy) serve(ctx context.Context, ln net.Listener, handle func(context.
 					stopConn := context.AfterFunc(late, func() { c.Close() })
 					defer stopConn()
 					defer c.Close()
-					handle(late, c)
+					atEnd(late, c)
 				}()
 			}
 			lw.Wait()
@@ -299,7 +306,11 @@ func (p *Proxy) sniffTimeout() time.Duration {
 }
 
 // handleTransparent serves one flow from the TPROXY listener.
-func (p *Proxy) handleTransparent(ctx context.Context, c net.Conn) {
+func (p *Proxy) handleTransparent(ctx context.Context, c net.Conn) { p.transparent(ctx, c, true) }
+
+// transparent handles a flow; relay false stops short of connecting an
+// allowed one (closed: a flow queued at the run's end).
+func (p *Proxy) transparent(ctx context.Context, c net.Conn, relay bool) {
 	f := &flow{start: time.Now(), mode: "tproxy", client: c.RemoteAddr().String()}
 	dst, err := p.origDst(c)
 	if err != nil || !dst.IsValid() {
@@ -308,6 +319,10 @@ func (p *Proxy) handleTransparent(ctx context.Context, c net.Conn) {
 	}
 	f.dst = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
 	if p.Endpoint.IsValid() && f.dst == p.Endpoint {
+		if !relay && !p.InSandbox {
+			c.Close() // a proxy-aware request at the end: nothing to refuse yet
+			return
+		}
 		p.handleFallback(ctx, c)
 		return
 	}
@@ -355,6 +370,10 @@ func (p *Proxy) handleTransparent(ctx context.Context, c net.Conn) {
 	}
 	if !d.Allow {
 		p.refuse(f, c, d, sniffResult{}, false)
+		return
+	}
+	if !relay {
+		c.Close()
 		return
 	}
 	p.connectAndRelay(ctx, f, c, ip, true)

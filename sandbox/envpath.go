@@ -39,8 +39,9 @@ func envPath(v string) string {
 // envPathNotes returns a note for each variable of names (the policy's
 // --env) whose value in the host environment env names a path that exists
 // on the host and that mounts (the plan's) hide: with the `read` that
-// shows it, or, where a protection hides it (a key under ~/.ssh, a
-// --deny), saying that it stays hidden. A variable jail sets itself or one whose path is visible
+// shows it (`write` too for a directory; `ssh-agent` for SSH_AUTH_SOCK's
+// socket), or, where a protection hides it (a key under ~/.ssh, a
+// --deny), saying that it stays hidden. A variable whose path is visible
 // gets none.
 func envPathNotes(names, env []string, home, sd string, mounts []ns.Mount) []string {
 	var notes []string

@@ -408,7 +408,9 @@ func (p *Proxy) httpForward(ctx context.Context, f *flow, c net.Conn, req *http.
 		port = n
 	}
 	raw, d := p.proxyTarget(f, host, port)
-	if d.Allow && req.Host != "" && stripPort(req.Host) != strings.ToLower(strings.TrimSuffix(host, ".")) {
+	// Why stripPort on both sides: an IPv6 literal's URL host ([::1]:8080,
+	// Hostname ::1) is compared in one spelling, as netip prints it.
+	if d.Allow && req.Host != "" && stripPort(req.Host) != stripPort(net.JoinHostPort(host, "80")) {
 		d = Decision{Reason: fmt.Sprintf("HTTP Host %q does not match %s (domain fronting)", clip(req.Host), host)}
 	}
 	if d.Allow {

@@ -252,6 +252,16 @@ func ParseIPRule(s string) (IPRule, error) {
 		addr = s[1:end]
 		rest := s[end+1:]
 		if rest != "" {
+			if rest[0] == '/' {
+				// [2001:db8::1]/128:80: the length belongs to the prefix,
+				// inside the brackets; say the rule as it is spelt.
+				bits, port, _ := strings.Cut(rest[1:], ":")
+				want := "[" + addr + "/" + bits + "]"
+				if port != "" {
+					want += ":" + port
+				}
+				return bad("the prefix length goes inside the brackets: write " + want)
+			}
 			if rest[0] != ':' {
 				return bad("expected ':PORT' after ']'")
 			}

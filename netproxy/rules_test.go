@@ -125,6 +125,10 @@ func TestParseIPRule(t *testing.T) {
 		{"10.0.0.0/8:", "", "empty port"},
 		{"[2001:db8::/32", "", "missing ']'"},
 		{"[2001:db8::/32]443", "", "':PORT'"},
+		// The prefix length outside the brackets: the error writes the rule
+		// as it is spelt (the form a refusal's hint gives).
+		{"[2001:db8::1]/128:80", "", "write [2001:db8::1/128]:80"},
+		{"[2001:db8::]/32", "", "write [2001:db8::/32]"},
 		{"fe80::1%eth0", "", "zones"},
 		{"example.com", "", "not an IP address"},
 		{"", "", "not an IP address"},

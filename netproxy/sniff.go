@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 )
 
@@ -128,7 +129,20 @@ func headEnd(b []byte) int {
 func stripPort(h string) string {
 	h = strings.ToLower(h)
 	if strings.HasPrefix(h, "[") {
-		return h // an IPv6 literal never equals a name: compared as is, it mismatches
+		// An IPv6 literal ([2001:db8::1], [2001:db8::1]:8080) is its
+		// address as netip prints it, the form the flow's address is
+		// compared in: written any other way, the very address a client
+		// connected to was refused as domain fronting. Anything else in
+		// brackets (a name, a zone, trailing bytes) stays whole and
+		// matches no name and no address.
+		end := strings.IndexByte(h, ']')
+		if end < 0 || (end+1 < len(h) && h[end+1] != ':') {
+			return h
+		}
+		if a, err := netip.ParseAddr(h[1:end]); err == nil && a.Is6() && a.Zone() == "" {
+			return a.String()
+		}
+		return h
 	}
 	if i := strings.LastIndexByte(h, ':'); i >= 0 {
 		h = h[:i]

@@ -161,3 +161,32 @@ func FuzzInspect(f *testing.F) {
 		}
 	})
 }
+
+// TestStripPort: the name a Host header or a request target claims, as the
+// flow's name and address are compared with it. An IPv6 literal is its
+// address as netip prints it (the flow's address is compared in that
+// form): "[2001:db8::1]" claimed the very address it connected to, and was
+// refused as domain fronting (seen with curl http://[2001:db8::1]/ and
+// --allow-ip [2001:db8::1/128]:80 through HTTP_PROXY).
+func TestStripPort(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Example.COM", "example.com"},
+		{"example.com.", "example.com"},
+		{"example.com:8080", "example.com"},
+		{"198.18.0.1:80", "198.18.0.1"},
+		{"[2001:db8::1]", "2001:db8::1"},
+		{"[2001:DB8:0::1]:8080", "2001:db8::1"},
+		{"[::1]:80", "::1"},
+		// Not an IPv6 literal in brackets: kept whole, it matches no name
+		// and no address.
+		{"[evil.test]", "[evil.test]"},
+		{"[fe80::1%eth0]:80", "[fe80::1%eth0]:80"},
+		{"[2001:db8::1]x", "[2001:db8::1]x"},
+		{"[2001:db8::1", "[2001:db8::1"},
+		{"[1.2.3.4]", "[1.2.3.4]"},
+	} {
+		if got := stripPort(tt.in); got != tt.want {
+			t.Errorf("stripPort(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

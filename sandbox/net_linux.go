@@ -8,11 +8,13 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
 	"github.com/jail-sandbox/jail/ns"
+	"golang.org/x/sys/unix"
 )
 
 // This file: egress and published ports.
@@ -94,7 +96,7 @@ func (r *runner) dialInside(ctx context.Context, port int) (net.Conn, error) {
 // (proxy-aware), and the refusal listeners in the sandbox's own namespace
 // (--net none; the fallback), which answer flows with refusals and never
 // dial.
-func (r *runner) serveNet(tcps, refusers []*os.File, dns *os.File, info map[string]string) {
+func (r *runner) serveNet(tcps, refusers []*os.File, dns, resets *os.File, info map[string]string) {
 	mode := info["net.mode"]
 	pol := r.netPol
 	if mode == nsnet.ModeNone || pol == nil {
@@ -121,6 +123,9 @@ func (r *runner) serveNet(tcps, refusers []*os.File, dns *os.File, info map[stri
 		Resolver: noResolver{}}
 	if mode == nsnet.ModeProxyAware {
 		rx.Bypass = "egress is proxy-aware only here: go through HTTP_PROXY/HTTPS_PROXY"
+	}
+	if resets != nil {
+		r.watchResets(resets, rx)
 	}
 	serve := func(f *os.File, serve func(context.Context, net.Listener) error) {
 		ln, err := net.FileListener(f)
@@ -159,6 +164,61 @@ func (r *runner) serveNet(tcps, refusers []*os.File, dns *os.File, info map[stri
 			_ = d.Serve(r.ctx, pc)
 		}()
 	}
+}
+
+// watchResets says the flows --net none's loopback reset, which no
+// refusal listener heard (nsnet.Result.Resets): a refused name's port
+// other than 80, 443 and 22. The client says "connection refused"; the
+// user hears which name jail refused and the flag, as from a listener
+// (rx: the same names, policy and record). At the run's end, what the
+// kernel queued since the last read is said too, never waited for: a
+// client refused in the run's last instant.
+func (r *runner) watchResets(f *os.File, rx *netproxy.Proxy) {
+	r.bg.Add(1)
+	go func() {
+		defer r.bg.Done()
+		defer f.Close()
+		rc, err := f.SyscallConn()
+		if err != nil {
+			return
+		}
+		// A read deadline ends the wait (closing would lose the queue).
+		stop := context.AfterFunc(r.ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
+		defer stop()
+		buf := make([]byte, 256)
+		say := func(n int) {
+			if dst, ok := nsnet.ParseReset(buf[:n]); ok {
+				rx.Unheard(dst, heardByListener)
+			}
+		}
+		for r.ctx.Err() == nil {
+			n, err := f.Read(buf)
+			if err != nil {
+				if !errors.Is(err, os.ErrDeadlineExceeded) {
+					return // the socket failed: nothing more to hear
+				}
+				break
+			}
+			say(n)
+		}
+		// Control runs whatever the deadline; MSG_DONTWAIT never waits.
+		rc.Control(func(fd uintptr) {
+			for range 256 {
+				n, _, err := unix.Recvfrom(int(fd), buf, unix.MSG_DONTWAIT)
+				if err != nil {
+					return
+				}
+				say(n)
+			}
+		})
+	}()
+}
+
+// heardByListener says whether a refusal listener answers a flow itself:
+// a port of nsnet.RefusalPorts on a fake address (routed to the sandbox's
+// loopback, where they listen on every address).
+func heardByListener(a netip.AddrPort) bool {
+	return netproxy.FakeRange.Contains(a.Addr()) && slices.Contains(nsnet.RefusalPorts, a.Port())
 }
 
 // errNoEgress is what an upstream dial under --net none returns.

@@ -1476,7 +1476,7 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 	// The sandbox's tmpfs file systems exist now (init built its tree).
 	r.watchMemory(r.spec)
 	var tcps, refusers []*os.File
-	var dns *os.File
+	var dns, resets *os.File
 	// The record first: exec notifications may refuse a command as soon as
 	// their listener is served below.
 	for i, f := range files {
@@ -1508,12 +1508,16 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 			refusers = append(refusers, f)
 		case "net-dns":
 			dns = f
+		case "net-resets":
+			resets = f
 		default:
 			f.Close()
 		}
 	}
 	if len(tcps)+len(refusers) > 0 || dns != nil {
-		r.serveNet(tcps, refusers, dns, m.Info)
+		r.serveNet(tcps, refusers, dns, resets, m.Info)
+	} else if resets != nil {
+		resets.Close()
 	}
 }
 

@@ -183,6 +183,71 @@ exit 0`
 	}
 }
 
+// TestRefusalOtherPort: a connect no refusal listener of jail's hears
+// is said all the same, once, naming the flag: under --net none (the
+// default) a refused name's port other than 80, 443 and 22 was reset by
+// the sandbox's own loopback ("Connection refused", which reads as a
+// database that is down) without a word from jail (seen: a PostgreSQL-like
+// client, ssh -p 2222, git://). With an allowlist the proxy says them (a
+// connect there succeeds, to the proxy, which resets it: nothing comes
+// back); said once either way. A loopback connect stays unsaid, and the
+// denials record holds the refusals. A raw address fails at once either
+// way (under --net none "Network is unreachable": the sandbox has no
+// route).
+//
+// The client speaks as PostgreSQL's does (an SSLRequest: 8 binary bytes,
+// never HTTP or TLS), which the proxy resets at once.
+func TestRefusalOtherPort(t *testing.T) {
+	for _, mode := range refusalModes() {
+		t.Run(mode.name, func(t *testing.T) {
+			script := timed + `
+py() { /usr/bin/python3 -c "import socket,sys; s=socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=20); s.sendall(b'\\0\\0\\0\\x08\\x04\\xd2\\x16\\x2f'); sys.exit(0 if s.recv(1) else 1)" "$@"; }
+t db1 py ` + refusedHost + ` 5432
+t db2 py ` + refusedHost + ` 5432
+t raw py 192.0.2.1 53
+t local py 127.0.0.1 5432
+t git /usr/bin/git ls-remote git://` + refusedHost + `/x.git
+t denials cat "$JAIL_DENIALS"
+exit 0`
+			r := sh(t, runOpts{env: refusalEnv(t)}, script, mode.flags...)
+			mustCode(t, r, 0)
+			res := parseTimed(r.stdout)
+			for _, label := range []string{"db1", "db2", "raw", "local", "git"} {
+				got, ok := res[label]
+				if !ok {
+					t.Fatalf("%s did not run:\n%s", label, r.stdout)
+				}
+				if got.rc == 0 {
+					t.Errorf("ATTACK WORKED: %s connected: %s", label, got.out)
+				}
+				if got.ms > 5000 {
+					t.Errorf("%s took %d ms, want under 5 s: %s", label, got.ms, got.out)
+				}
+			}
+			for target, line := range map[string]string{
+				refusedHost + ":5432": "jail: refused " + refusedHost + ":5432 - add --allow-domain " + refusedHost + "\n",
+				refusedHost + ":9418": "jail: refused " + refusedHost + ":9418 - add --allow-domain " + refusedHost + "\n",
+			} {
+				if n := countNotices(r.stderr, target); n != 1 {
+					t.Errorf("%d notices for %s, want exactly 1; stderr:\n%s", n, target, r.stderr)
+				}
+				if !strings.Contains(r.stderr, line) {
+					t.Errorf("no notice %q; stderr:\n%s", strings.TrimSpace(line), r.stderr)
+				}
+			}
+			if strings.Contains(r.stderr, "127.0.0.1") {
+				t.Errorf("a loopback connect was said; stderr:\n%s", r.stderr)
+			}
+			denials := res["denials"].out
+			for _, target := range []string{refusedHost + ":5432", refusedHost + ":9418"} {
+				if !strings.Contains(denials, `"target":"`+target+`"`) {
+					t.Errorf("the denials record lacks %s:\n%s", target, denials)
+				}
+			}
+		})
+	}
+}
+
 // TestRefusalProxyClientError: a proxy-aware client that reports a refused
 // tunnel by its status line (Python's urllib, whose http.client pip uses)
 // names the refused host and the flag in its own error, at once.

@@ -25,7 +25,13 @@ import (
 func runChild(mode string) int {
 	const sock = 3
 	sIno, _ := nsIno("/proc/thread-self/ns/net")
-	res, err := Setup(Config{Fallback: mode == "fallback"})
+	var res *Result
+	var err error
+	if mode == "none" {
+		res, err = SetupNone(netip.MustParsePrefix("198.18.0.0/15"))
+	} else {
+		res, err = Setup(Config{Fallback: mode == "fallback"})
+	}
 	var w wire
 	if err != nil {
 		w.Err = err.Error()
@@ -40,6 +46,9 @@ func runChild(mode string) int {
 		w.ReasonUnavailable = errors.Is(res.Reason, ErrTProxyUnavailable)
 	}
 	files := []*os.File{res.TCP}
+	if mode == "none" {
+		files = []*os.File{res.Resets} // TCP's place: child.Resets
+	}
 	if res.DNS != nil {
 		files = append(files, res.DNS)
 	}

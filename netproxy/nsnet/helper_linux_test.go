@@ -109,6 +109,7 @@ type child struct {
 	res    wire
 	TCP    *os.File
 	DNS    *os.File
+	Resets *os.File // mode "none": the reset watch, in TCP's place
 	exited bool
 }
 
@@ -170,7 +171,9 @@ func startChild(t testing.TB, mode string, caps []uintptr) *child {
 		}
 		t.Fatalf("Setup in child: %s", ch.res.Err)
 	}
-	if len(files) > 0 {
+	if len(files) > 0 && mode == "none" {
+		ch.Resets = files[0]
+	} else if len(files) > 0 {
 		ch.TCP = files[0]
 	}
 	if len(files) > 1 {
@@ -223,6 +226,9 @@ func (c *child) close() {
 	c.sock = -1
 	if c.TCP != nil {
 		c.TCP.Close()
+	}
+	if c.Resets != nil {
+		c.Resets.Close()
 	}
 	if c.DNS != nil {
 		c.DNS.Close()

@@ -125,6 +125,13 @@ type Result struct {
 	// Reason says, in ModeProxyAware, why the transparent path is not in use; it
 	// wraps ErrTProxyUnavailable or ErrFallbackForced. Nil in ModeTProxy.
 	Reason error
+	// Resets, in ModeNone, is the reset watch: a non-blocking raw TCP
+	// socket in S that receives only the kernel's resets of
+	// connects to a fake address at a port no refusal listener has (a
+	// refused name's database port, ssh -p 2222, git://), which no
+	// listener hears; read each packet with ParseReset. Nil where it
+	// could not be made (best effort: those flows are then unsaid).
+	Resets *os.File
 	// Elapsed is how long Setup took.
 	Elapsed time.Duration
 }

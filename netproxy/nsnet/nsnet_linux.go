@@ -377,7 +377,10 @@ func refusalListeners(lo int, fake netip.Prefix) (ls []*os.File, err error) {
 //   - TCP listeners on 0.0.0.0 at ports 80, 443 and 22 (RefusalPorts),
 //     which the supervisor serves with refusals only: a 403 naming the
 //     host, a TLS alert, a reset. 127.0.0.1:80 (ProxyAddr) is the proxy the
-//     *_PROXY variables name.
+//     *_PROXY variables name;
+//   - the reset watch (Result.Resets; CAP_NET_RAW in U), through which the
+//     supervisor hears of the connects to a fake address at any other
+//     port, which the loopback resets.
 //
 // Ports below 1024 need CAP_NET_BIND_SERVICE in U, which only init has: the
 // agent can never bind one of these ports itself.
@@ -419,6 +422,11 @@ func setupNone(fake netip.Prefix) (res *Result, err error) {
 	if res.DNS, err = udpSocket(netip.AddrPortFrom(loAddr, 53)); err != nil {
 		cleanup(ls).close()
 		return nil, err
+	}
+	// Best effort: without the watch, a refused name's other ports are
+	// reset unsaid, as before it.
+	if w, err := resetWatch(fake, RefusalPorts); err == nil {
+		res.Resets = w
 	}
 	return res, nil
 }

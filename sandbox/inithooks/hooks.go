@@ -98,6 +98,9 @@ func netNone(c NetConfig) (ns.NetResult, error) {
 		out.Names, out.Files = append(out.Names, "net-refuse"), append(out.Files, f)
 	}
 	out.Names, out.Files = append(out.Names, "net-dns"), append(out.Files, res.DNS)
+	if res.Resets != nil {
+		out.Names, out.Files = append(out.Names, "net-resets"), append(out.Files, res.Resets)
+	}
 	return out, nil
 }
 

@@ -103,7 +103,7 @@ var Options = []Option{
 	{Name: "setenv", Placeholder: "NAME=VALUE", Kind: List, Group: GroupEnv, Example: "CI=1",
 		Help: "set NAME to VALUE inside (repeatable; the trail and --dry-run show the name only)", field: func(p *Policy) any { return &p.SetEnv }},
 	{Name: "ssh-agent", Kind: Bool, Group: GroupEnv,
-		Help: "let ssh inside sign with your ssh agent through jail's relay (listing and signing only; every request in the trail) and check host keys against a read-only copy of ~/.ssh/known_hosts; the keys stay outside, but the command can sign with every key the agent holds", field: func(p *Policy) any { return &p.SSHAgent }},
+		Help: "let ssh inside sign with your ssh agent through jail's relay (listing and signing only; every request in the trail) and check host keys against a read-only copy of ~/.ssh/known_hosts, your Host aliases from one of ~/.ssh/config; the keys stay outside, but the command can sign with every key the agent holds", field: func(p *Policy) any { return &p.SSHAgent }},
 	{Name: "hostname", Placeholder: "NAME", Kind: String, Default: "jail", Group: GroupEnv, Example: "jail",
 		Help: "the hostname inside", field: func(p *Policy) any { return &p.Hostname }},
 

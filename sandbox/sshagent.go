@@ -7,7 +7,8 @@ package sandbox
 // lies under /tmp, /run or even ~/.ssh, places hidden whole, where a
 // --read of it is refused), and checks the server's host key against a
 // read-only copy of ~/.ssh/known_hosts (Files), without which ssh in an
-// agent's shell (no terminal to ask on) refuses every host.
+// agent's shell (no terminal to ask on) refuses every host, and knows the
+// user's Host aliases from a copy of ~/.ssh/config (package sshconfig).
 
 import (
 	"errors"
@@ -15,10 +16,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/plainfile"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/sshconfig"
 )
 
 // sshAuthSock is the variable ssh finds its agent by.
@@ -59,10 +62,16 @@ func agentSocketOf(env []string) (string, error) {
 	return r, nil
 }
 
-// expandSSHAgent checks the agent p.SSHAgent asks for and adds the
-// known_hosts copy to p.Files, from the host environment env. It is
-// idempotent (the check and the plan both call it); the socket's mount
-// and SSH_AUTH_SOCK are the plan's (sshAgentMount).
+// expandSSHAgent checks the agent p.SSHAgent asks for and adds to p.Files,
+// from the host environment env, what ssh inside reads from ~/.ssh
+// beside the agent: a copy of known_hosts; the user's ssh config as
+// package sshconfig copies it (Host aliases: git@gh-work:org/repo.git
+// names no host without it), with the known-hosts files it names in
+// ~/.ssh; and the public half of each IdentityFile it names there, at
+// that file's path (IdentitiesOnly picks the agent's key by it; the
+// private key stays hidden). It is idempotent (the check and the plan
+// both call it); the socket's mount and SSH_AUTH_SOCK are the plan's
+// (sshAgentMount).
 func expandSSHAgent(p *policy.Policy, env []string) error {
 	if !p.SSHAgent {
 		return nil
@@ -77,26 +86,75 @@ func expandSSHAgent(p *policy.Policy, env []string) error {
 	if h, err := filepath.EvalSymlinks(home); err == nil {
 		home = h
 	}
-	kh := filepath.Join(home, ".ssh", "known_hosts")
-	if slices.ContainsFunc(p.Files, func(f policy.File) bool { return f.Path == kh }) {
-		return nil
-	}
-	// ReadNamed: a dotfiles manager's link is followed, to a regular file
-	// only (no FIFO opened, no device).
-	b, err := plainfile.ReadNamed(kh, policy.MaxFileContent, errNotPlainKnownHosts)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil // no known hosts: ssh inside asks, or refuses, as ssh does on a new machine
-	case err != nil:
-		n := fmt.Sprintf("%s is not copied (%v): ssh inside does not know your hosts' keys; /etc/ssh/ssh_known_hosts is read as on the host", tildePath(kh, home), err)
+	say := func(n string) {
 		if !slices.Contains(p.Notices, n) { // said once however often expanded
 			p.Notices = append(p.Notices, n)
 		}
-		return nil
 	}
-	p.Files = append(p.Files, policy.File{Path: kh, Content: string(b), Why: whyKnownHosts})
+	full := false
+	add := func(f policy.File) {
+		switch {
+		case slices.ContainsFunc(p.Files, func(g policy.File) bool { return g.Path == f.Path }):
+		case len(p.Files) >= policy.MaxFiles:
+			full = true
+		default:
+			p.Files = append(p.Files, f)
+		}
+	}
+	// ReadNamed: a dotfiles manager's link is followed, to a regular file
+	// only (no FIFO opened, no device).
+	copyKnownHosts := func(kh string) {
+		b, err := plainfile.ReadNamed(kh, policy.MaxFileContent, errNotPlainKnownHosts)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			// No known hosts: ssh inside asks, or refuses, as ssh does on
+			// a new machine.
+		case err != nil:
+			say(fmt.Sprintf("%s is not copied (%v): ssh inside does not know your hosts' keys; /etc/ssh/ssh_known_hosts is read as on the host", tildePath(kh, home), err))
+		default:
+			add(policy.File{Path: kh, Content: string(b), Why: whyKnownHosts})
+		}
+	}
+	copyKnownHosts(filepath.Join(home, ".ssh", "known_hosts"))
+	cfg := filepath.Join(home, ".ssh", "config")
+	b, err := plainfile.ReadNamed(cfg, policy.MaxFileContent, errNotPlainKnownHosts)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		say(fmt.Sprintf("%s is not copied (%v): ssh inside does not know your Host aliases", tildePath(cfg, home), err))
+	default:
+		c := sshconfig.Read(b, home)
+		add(policy.File{Path: cfg, Content: string(c.Content), Why: whySSHConfig})
+		for _, kh := range c.KnownHosts {
+			copyKnownHosts(kh)
+		}
+		for _, id := range c.IdentityFiles {
+			// Never the private key: the file itself only when its name
+			// says it is the public half, else NAME.pub beside it, and
+			// either only when it reads as one public key.
+			pub := id
+			if !strings.HasSuffix(id, ".pub") {
+				pub = id + ".pub"
+			}
+			b, err := plainfile.ReadNamed(pub, maxPublicKey, errNotPlainKnownHosts)
+			if err != nil || !sshconfig.PublicKey(b) {
+				continue // ssh inside says the identity is not accessible, as it would on the host
+			}
+			add(policy.File{Path: id, Content: string(b), Why: fmt.Sprintf("the public half of %s (ssh-agent): ssh inside picks the agent's key by it; the private key stays hidden", tildePath(id, home))})
+		}
+	}
+	if full {
+		say(fmt.Sprintf("not every file ~/.ssh/config names is shown inside (at most %d files are placed): ssh may not find a key or host it names", policy.MaxFiles))
+	}
 	return nil
 }
+
+// maxPublicKey bounds an IdentityFile's public half (an RSA 16384-bit key
+// is under 3 KiB).
+const maxPublicKey = 16 << 10
+
+// whySSHConfig is the reason of the ssh config copy (policy.File.Why).
+const whySSHConfig = "a copy of ~/.ssh/config (ssh-agent): your Host aliases, without IdentityAgent and ControlMaster (ssh signs through jail's relay)"
 
 // sshAgentMount is the bind of the host agent's socket at agentSocket,
 // for a plan whose mounts make /run the sandbox's own tmpfs. Degraded

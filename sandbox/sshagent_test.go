@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/sshconfig"
 )
 
 // --ssh-agent checks the agent and adds ~/.ssh/known_hosts as a copy,
@@ -83,6 +86,87 @@ func TestExpandSSHAgent(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Key != "ssh-agent" || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want a ssh-agent error with %q", c.env, err, c.want)
 		}
+	}
+}
+
+// TestExpandSSHAgentConfig: the ssh config is placed as package
+// sshconfig copies it; each IdentityFile in ~/.ssh gets its public half
+// at its path (from NAME.pub, or the file itself when named .pub), never
+// a private key, even one named .pub; a known-hosts file the config
+// names is copied; past policy.MaxFiles nothing more is placed, said
+// once.
+func TestExpandSSHAgentConfig(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(root, "home")
+	sock := filepath.Join(root, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	env := []string{"HOME=" + home, "SSH_AUTH_SOCK=" + sock}
+	const pub = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk0d29yaw work\n"
+	const private = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+	ssh := filepath.Join(home, ".ssh")
+	write(t, filepath.Join(ssh, "id_work"), private, 0o600)
+	write(t, filepath.Join(ssh, "id_work.pub"), pub, 0o644)
+	write(t, filepath.Join(ssh, "id_pubonly.pub"), pub, 0o644)
+	write(t, filepath.Join(ssh, "id_nopub"), private, 0o600)
+	write(t, filepath.Join(ssh, "id_mixup.pub"), private, 0o600) // a private key named .pub
+	write(t, filepath.Join(ssh, "kh_work"), "[h]:2222 ssh-ed25519 AAAA\n", 0o644)
+	config := "Host w\n  IdentityFile ~/.ssh/id_work\n  IdentityFile ~/.ssh/id_pubonly.pub\n  IdentityFile ~/.ssh/id_nopub\n" +
+		"  IdentityFile ~/.ssh/id_mixup.pub\n  IdentityFile ~/elsewhere/id\n  UserKnownHostsFile ~/.ssh/kh_work\n  IdentityAgent ~/.agent.sock\n"
+	write(t, filepath.Join(ssh, "config"), config, 0o644)
+	d := policy.Default()
+	p := &d
+	p.SSHAgent, p.Command = true, []string{"true"}
+	for range 2 { // the check, then the plan
+		if err := expandSSHAgent(p, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]string{}
+	for _, f := range p.Files {
+		got[strings.TrimPrefix(f.Path, ssh+"/")] = f.Content
+	}
+	if len(got) != len(p.Files) || len(got) != 4 {
+		t.Errorf("files %q, want the config, kh_work, id_work and id_pubonly.pub, once each", slices.Collect(maps.Keys(got)))
+	}
+	if got["id_work"] != pub || got["id_pubonly.pub"] != pub || got["kh_work"] != "[h]:2222 ssh-ed25519 AAAA\n" {
+		t.Errorf("files %q", got)
+	}
+	if c := got["config"]; !strings.Contains(c, "IdentityFile ~/.ssh/id_work\n") || !strings.Contains(c, sshconfig.Dropped) || strings.Contains(c, "\n  IdentityAgent") {
+		t.Errorf("the config copy:\n%s", c)
+	}
+	for path, c := range got {
+		if strings.Contains(c, "PRIVATE") {
+			t.Errorf("ATTACK WORKED: a private key placed at %s", path)
+		}
+	}
+	if err := p.Check(); err != nil {
+		t.Errorf("the expanded policy does not check: %v", err)
+	}
+
+	// Past MaxFiles: the rest is not placed, and that is said once.
+	var many strings.Builder
+	for i := range policy.MaxFiles + 2 {
+		n := fmt.Sprintf("id_%d", i)
+		write(t, filepath.Join(ssh, n+".pub"), pub, 0o644)
+		fmt.Fprintf(&many, "IdentityFile ~/.ssh/%s\n", n)
+	}
+	write(t, filepath.Join(ssh, "config"), many.String(), 0o644)
+	d = policy.Default()
+	p = &d
+	p.SSHAgent, p.Command = true, []string{"true"}
+	expandSSHAgent(p, env)
+	if err := expandSSHAgent(p, env); err != nil || len(p.Files) != policy.MaxFiles || len(p.Notices) != 1 || !strings.Contains(p.Notices[0], "not every file ~/.ssh/config names is shown") {
+		t.Errorf("past MaxFiles: err %v, %d files, notices %q", err, len(p.Files), p.Notices)
+	}
+	if err := p.Check(); err != nil {
+		t.Errorf("the expanded policy does not check: %v", err)
 	}
 }
 

@@ -12,7 +12,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -708,10 +710,10 @@ cat ~/.ssh/id_ed25519 ~/.ssh/config 2>/dev/null
 true`
 	r = sh(t, o, script, "--ssh-agent")
 	if r.code != 0 || !strings.Contains(r.stdout, "SOCK=/run/ssh-agent.sock") || !strings.Contains(r.stdout, "jailtest-key (ED25519)") ||
-		!strings.Contains(r.stdout, "SIGNED") || !strings.Contains(r.stdout, "AAAAKNOWN") {
-		t.Fatalf("--ssh-agent: exit %d, want the keys listed, a signature and known_hosts read\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+		!strings.Contains(r.stdout, "SIGNED") || !strings.Contains(r.stdout, "AAAAKNOWN") || !strings.Contains(r.stdout, "HostName github.com") {
+		t.Fatalf("--ssh-agent: exit %d, want the keys listed, a signature, known_hosts and the ssh config read\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	for _, bad := range []string{"REMOVED", "ADDED", "WRITTEN", "PRIVATE KEY", "HostName"} {
+	for _, bad := range []string{"REMOVED", "ADDED", "WRITTEN", "PRIVATE KEY"} {
 		if strings.Contains(r.stdout, bad) {
 			t.Errorf("--ssh-agent gave more than listing and signing (%s):\n%s", bad, r.stdout)
 		}
@@ -751,5 +753,127 @@ true`
 	r = run(t, o, "--net", "none", "--", "bash", "-c", `exec 3<>/dev/tcp/github.com/22; true`)
 	if want := "refused github.com:22 - add --allow-domain github.com and --ssh-agent"; !strings.Contains(r.stderr, want) {
 		t.Errorf("a refusal of port 22 without an agent: want %q\nstderr: %s", want, r.stderr)
+	}
+}
+
+// TestEverydaySSHConfig: the usual way to a second account, a Host alias
+// in ~/.ssh/config with IdentitiesOnly, works inside with --ssh-agent. ssh
+// inside reads a copy of the user's config (its IdentityAgent, a socket
+// of the host's, and ControlMaster, a control socket in a directory of
+// the host's, dropped), finds the alias, picks the agent's key by the
+// IdentityFile's public half, placed at the key's path (the private key
+// stays hidden), checks the host key against the known-hosts file the
+// config names, and logs in to a real sshd on the host's loopback
+// (--allow-host-port) with the agent's signature. The sshd allows one
+// key attempt: the agent's other key, offered first without
+// IdentitiesOnly, would use it up. Seen failing on session 52's binary:
+// "Can't open user config file".
+//
+// ssh reads ~ as the passwd entry's home; the test's HOME is another, so
+// ssh is given the config's path and the config absolute paths (in use,
+// HOME is the passwd home and ~/.ssh/config is read as it is).
+func TestEverydaySSHConfig(t *testing.T) {
+	everydayNeed(t, "ssh-agent")
+	const sshd = "/usr/sbin/sshd"
+	if _, err := os.Stat(sshd); err != nil {
+		if inCI() {
+			t.Fatalf("%s is needed (openssh-server): %v", sshd, err)
+		}
+		t.Skipf("no %s", sshd)
+	}
+	home, env := everydayHome(t)
+	ssh := filepath.Join(home, ".ssh")
+	os.MkdirAll(ssh, 0o700)
+	srv := t.TempDir()
+	keygen := func(path, comment string) {
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v\n%s", err, out)
+		}
+	}
+	keygen(filepath.Join(srv, "hostkey"), "host")
+	keygen(filepath.Join(ssh, "id_work"), "work")
+	keygen(filepath.Join(ssh, "id_other"), "other")
+	work, _ := os.ReadFile(filepath.Join(ssh, "id_work.pub"))
+	os.WriteFile(filepath.Join(srv, "authorized_keys"), work, 0o644)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cfg := fmt.Sprintf("Port %d\nListenAddress 127.0.0.1\nHostKey %s/hostkey\nAuthorizedKeysFile %s/authorized_keys\nPidFile none\nUsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nMaxAuthTries 1\n", port, srv, srv)
+	os.WriteFile(filepath.Join(srv, "sshd_config"), []byte(cfg), 0o644)
+	daemon := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(srv, "sshd_config"))
+	if os.Getuid() == 0 {
+		// As root sshd wants its privilege-separation directory: made in
+		// a mount namespace of its own, never on the host.
+		daemon = exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
+			`mount -t tmpfs tmpfs /run && mkdir -m 755 /run/sshd && exec "$0" "$@"`, sshd, "-D", "-e", "-f", filepath.Join(srv, "sshd_config"))
+	}
+	var sshdLog strings.Builder
+	daemon.Stderr = &sshdLog
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sshd did not listen: %s", sshdLog.String())
+		}
+	}
+	sock := filepath.Join(ssh, "agent.sock")
+	agent := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		add := exec.Command("ssh-add", "-q", filepath.Join(ssh, "id_other"), filepath.Join(ssh, "id_work"))
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		out, err := add.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ssh-add on the host: %v\n%s", err, out)
+		}
+	}
+	hostKey, _ := os.ReadFile(filepath.Join(srv, "hostkey.pub"))
+	f := strings.Fields(string(hostKey))
+	os.WriteFile(filepath.Join(ssh, "known_hosts_work"), []byte(fmt.Sprintf("[host.jail.internal]:%d %s %s\n", port, f[0], f[1])), 0o644)
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := fmt.Sprintf(`Host gh-work
+  HostName host.jail.internal
+  Port %d
+  User %s
+  IdentityFile %s/id_work
+  IdentitiesOnly yes
+  UserKnownHostsFile %s/known_hosts_work
+  IdentityAgent %s/.1password/agent.sock
+Host *
+  ControlMaster auto
+  ControlPath %s/cm/%%r@%%h:%%p
+`, port, me.Username, ssh, ssh, home, ssh)
+	os.WriteFile(filepath.Join(ssh, "config"), []byte(config), 0o644)
+	ws := workspace(t)
+	o := runOpts{dir: ws, env: append(env, "SSH_AUTH_SOCK="+sock)}
+	script := `ssh -F "$HOME/.ssh/config" -o BatchMode=yes gh-work echo hi from sshd; echo "rc=$?"
+cat "$HOME/.ssh/id_work"`
+	r := sh(t, o, script, "--ssh-agent", "--allow-host-port", strconv.Itoa(port))
+	if !strings.Contains(r.stdout, "hi from sshd\nrc=0\n") {
+		t.Fatalf("ssh to a Host alias with --ssh-agent: want a login\nstdout: %s\nstderr: %s\nsshd: %s", r.stdout, r.stderr, sshdLog.String())
+	}
+	if !strings.Contains(r.stdout, string(work)) || strings.Contains(r.stdout, "PRIVATE KEY") {
+		t.Errorf("~/.ssh/id_work inside: want its public half, never the private key\nstdout: %s", r.stdout)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ssh, "config")); string(got) != config {
+		t.Errorf("the host's ssh config changed: %q", got)
 	}
 }

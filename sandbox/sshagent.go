@@ -30,7 +30,7 @@ const sshAuthSock = "SSH_AUTH_SOCK"
 // whyKnownHosts is the reason of the known_hosts copy (policy.File.Why).
 const whyKnownHosts = "a copy of ~/.ssh/known_hosts (ssh-agent): ssh inside checks host keys as yours does"
 
-var errNotPlainKnownHosts = errors.New("not a regular file")
+var errNotPlainSSHFile = errors.New("not a regular file")
 
 // agentSocket is where the host agent's socket is bound inside: in the
 // private /run, whatever the host's path (which may name the user, or lie
@@ -104,7 +104,7 @@ func expandSSHAgent(p *policy.Policy, env []string) error {
 	// ReadNamed: a dotfiles manager's link is followed, to a regular file
 	// only (no FIFO opened, no device).
 	copyKnownHosts := func(kh string) {
-		b, err := plainfile.ReadNamed(kh, policy.MaxFileContent, errNotPlainKnownHosts)
+		b, err := plainfile.ReadNamed(kh, policy.MaxFileContent, errNotPlainSSHFile)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			// No known hosts: ssh inside asks, or refuses, as ssh does on
@@ -117,7 +117,7 @@ func expandSSHAgent(p *policy.Policy, env []string) error {
 	}
 	copyKnownHosts(filepath.Join(home, ".ssh", "known_hosts"))
 	cfg := filepath.Join(home, ".ssh", "config")
-	b, err := plainfile.ReadNamed(cfg, policy.MaxFileContent, errNotPlainKnownHosts)
+	b, err := plainfile.ReadNamed(cfg, policy.MaxFileContent, errNotPlainSSHFile)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -136,7 +136,7 @@ func expandSSHAgent(p *policy.Policy, env []string) error {
 			if !strings.HasSuffix(id, ".pub") {
 				pub = id + ".pub"
 			}
-			b, err := plainfile.ReadNamed(pub, maxPublicKey, errNotPlainKnownHosts)
+			b, err := plainfile.ReadNamed(pub, maxPublicKey, errNotPlainSSHFile)
 			if err != nil || !sshconfig.PublicKey(b) {
 				continue // ssh inside says the identity is not accessible, as it would on the host
 			}

@@ -20,20 +20,27 @@ import (
 // --ssh-agent checks the agent and adds ~/.ssh/known_hosts as a copy,
 // once however often it is expanded; a start without an agent fails
 // naming the option. The socket's bind is the plan's (sshAgentMount).
-func TestExpandSSHAgent(t *testing.T) {
+// agentHome is a home under a fresh directory root and a listening
+// socket beside it for SSH_AUTH_SOCK, with the environment naming both.
+func agentHome(t *testing.T) (root, home, sock string, env []string) {
+	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := filepath.Join(root, "home")
-	sock := filepath.Join(root, "agent.sock")
+	home = filepath.Join(root, "home")
+	sock = filepath.Join(root, "agent.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
+	return root, home, sock, []string{"HOME=" + home, "SSH_AUTH_SOCK=" + sock}
+}
+
+func TestExpandSSHAgent(t *testing.T) {
+	root, home, _, env := agentHome(t)
 	write(t, filepath.Join(home, ".ssh/known_hosts"), "github.com ssh-ed25519 AAAA\n", 0o644)
-	env := []string{"HOME=" + home, "SSH_AUTH_SOCK=" + sock}
 
 	if err := expandSSHAgent(&policy.Policy{}, nil); err != nil {
 		t.Fatalf("without the option: %v", err)
@@ -96,18 +103,7 @@ func TestExpandSSHAgent(t *testing.T) {
 // names is copied; past policy.MaxFiles nothing more is placed, said
 // once.
 func TestExpandSSHAgentConfig(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := filepath.Join(root, "home")
-	sock := filepath.Join(root, "agent.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	env := []string{"HOME=" + home, "SSH_AUTH_SOCK=" + sock}
+	_, home, _, env := agentHome(t)
 	const pub = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk0d29yaw work\n"
 	const private = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
 	ssh := filepath.Join(home, ".ssh")
@@ -174,17 +170,7 @@ func TestExpandSSHAgentConfig(t *testing.T) {
 // /run, and not in degraded mode (no mounts: the command could not reach
 // it).
 func TestSSHAgentMount(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(root, "agent.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	env := []string{"SSH_AUTH_SOCK=" + sock}
+	_, _, sock, env := agentHome(t)
 	run := []ns.Mount{{Kind: ns.KindTmpfs, Path: "/run"}}
 	m, err := sshAgentMount(env, run, false)
 	if err != nil || m.Kind != ns.KindROBind || m.Path != agentSocket || m.Source != sock {

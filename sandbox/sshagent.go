@@ -66,8 +66,9 @@ func agentSocketOf(env []string) (string, error) {
 // from the host environment env, what ssh inside reads from ~/.ssh
 // beside the agent: a copy of known_hosts; the user's ssh config as
 // package sshconfig copies it (Host aliases: git@gh-work:org/repo.git
-// names no host without it), with the known-hosts files it names in
-// ~/.ssh; and the public half of each IdentityFile it names there, at
+// names no host without it), with the files it includes from under
+// ~/.ssh and the known-hosts files they name in ~/.ssh; and the public
+// half of each IdentityFile they name there, at
 // that file's path (IdentitiesOnly picks the agent's key by it; the
 // private key stays hidden). It is idempotent (the check and the plan
 // both call it); the socket's mount and SSH_AUTH_SOCK are the plan's
@@ -116,15 +117,30 @@ func expandSSHAgent(p *policy.Policy, env []string) error {
 		}
 	}
 	copyKnownHosts(filepath.Join(home, ".ssh", "known_hosts"))
-	cfg := filepath.Join(home, ".ssh", "config")
-	b, err := plainfile.ReadNamed(cfg, policy.MaxFileContent, errNotPlainSSHFile)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		say(fmt.Sprintf("%s is not copied (%v): ssh inside does not know your Host aliases", tildePath(cfg, home), err))
-	default:
+	// copyConfig places the copy of one configuration file and what it
+	// names; depth counts Includes, bounded as ssh bounds them (and a
+	// file met again is not read again: an Include loop ends).
+	var copyConfig func(cfg string, depth int)
+	copyConfig = func(cfg string, depth int) {
+		if depth > maxIncludeDepth || slices.ContainsFunc(p.Files, func(g policy.File) bool { return g.Path == cfg }) {
+			return
+		}
+		b, err := plainfile.ReadNamed(cfg, policy.MaxFileContent, errNotPlainSSHFile)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return
+		case err != nil && depth == 0:
+			say(fmt.Sprintf("%s is not copied (%v): ssh inside does not know your Host aliases", tildePath(cfg, home), err))
+			return
+		case err != nil:
+			return // an included file that is no regular file: ssh inside skips it, as a missing one
+		}
 		c := sshconfig.Read(b, home)
-		add(policy.File{Path: cfg, Content: string(c.Content), Why: whySSHConfig})
+		why := whySSHConfig
+		if depth > 0 {
+			why = fmt.Sprintf("a copy of %s, included by ~/.ssh/config (ssh-agent): your Host aliases, without IdentityAgent and ControlMaster", tildePath(cfg, home))
+		}
+		add(policy.File{Path: cfg, Content: string(c.Content), Why: why})
 		for _, kh := range c.KnownHosts {
 			copyKnownHosts(kh)
 		}
@@ -142,12 +158,23 @@ func expandSSHAgent(p *policy.Policy, env []string) error {
 			}
 			add(policy.File{Path: id, Content: string(b), Why: fmt.Sprintf("the public half of %s (ssh-agent): ssh inside picks the agent's key by it; the private key stays hidden", tildePath(id, home))})
 		}
+		for _, pattern := range c.Includes {
+			matches, _ := filepath.Glob(pattern) // sorted, as ssh reads them
+			for _, m := range matches {
+				copyConfig(m, depth+1)
+			}
+		}
 	}
+	copyConfig(filepath.Join(home, ".ssh", "config"), 0)
 	if full {
 		say(fmt.Sprintf("not every file ~/.ssh/config names is shown inside (at most %d files are placed): ssh may not find a key or host it names", policy.MaxFiles))
 	}
 	return nil
 }
+
+// maxIncludeDepth bounds nested Includes (ssh's own bound is 16; a
+// sandbox's copies stop sooner, and MaxFiles sooner still).
+const maxIncludeDepth = 4
 
 // maxPublicKey bounds an IdentityFile's public half (an RSA 16384-bit key
 // is under 3 KiB).

@@ -97,7 +97,8 @@ func TestExpandSSHAgent(t *testing.T) {
 }
 
 // TestExpandSSHAgentConfig: the ssh config is placed as package
-// sshconfig copies it; each IdentityFile in ~/.ssh gets its public half
+// sshconfig copies it, with the files it includes from under ~/.ssh
+// (an Include loop read once); each IdentityFile in ~/.ssh gets its public half
 // at its path (from NAME.pub, or the file itself when named .pub), never
 // a private key, even one named .pub; a known-hosts file the config
 // names is copied; past policy.MaxFiles nothing more is placed, said
@@ -113,7 +114,11 @@ func TestExpandSSHAgentConfig(t *testing.T) {
 	write(t, filepath.Join(ssh, "id_nopub"), private, 0o600)
 	write(t, filepath.Join(ssh, "id_mixup.pub"), private, 0o600) // a private key named .pub
 	write(t, filepath.Join(ssh, "kh_work"), "[h]:2222 ssh-ed25519 AAAA\n", 0o644)
-	config := "Host w\n  IdentityFile ~/.ssh/id_work\n  IdentityFile ~/.ssh/id_pubonly.pub\n  IdentityFile ~/.ssh/id_nopub\n" +
+	// An included file (config.d/*) is copied too, what it names with it;
+	// one that includes itself back is read once.
+	write(t, filepath.Join(ssh, "config.d/inc"), "Host inc\n  IdentityFile ~/.ssh/id_inc\n  IdentityAgent ~/.other\nInclude config.d/*\n", 0o644)
+	write(t, filepath.Join(ssh, "id_inc.pub"), pub, 0o644)
+	config := "Include config.d/* /etc/ssh/ssh_config.d/*\nHost w\n  IdentityFile ~/.ssh/id_work\n  IdentityFile ~/.ssh/id_pubonly.pub\n  IdentityFile ~/.ssh/id_nopub\n" +
 		"  IdentityFile ~/.ssh/id_mixup.pub\n  IdentityFile ~/elsewhere/id\n  UserKnownHostsFile ~/.ssh/kh_work\n  IdentityAgent ~/.agent.sock\n"
 	write(t, filepath.Join(ssh, "config"), config, 0o644)
 	d := policy.Default()
@@ -128,11 +133,14 @@ func TestExpandSSHAgentConfig(t *testing.T) {
 	for _, f := range p.Files {
 		got[strings.TrimPrefix(f.Path, ssh+"/")] = f.Content
 	}
-	if len(got) != len(p.Files) || len(got) != 4 {
-		t.Errorf("files %q, want the config, kh_work, id_work and id_pubonly.pub, once each", slices.Collect(maps.Keys(got)))
+	if len(got) != len(p.Files) || len(got) != 6 {
+		t.Errorf("files %q, want the config, config.d/inc, kh_work, id_work, id_inc and id_pubonly.pub, once each", slices.Collect(maps.Keys(got)))
 	}
-	if got["id_work"] != pub || got["id_pubonly.pub"] != pub || got["kh_work"] != "[h]:2222 ssh-ed25519 AAAA\n" {
+	if got["id_work"] != pub || got["id_pubonly.pub"] != pub || got["id_inc"] != pub || got["kh_work"] != "[h]:2222 ssh-ed25519 AAAA\n" {
 		t.Errorf("files %q", got)
+	}
+	if c := got["config.d/inc"]; !strings.Contains(c, "Host inc\n") || strings.Contains(c, "\n  IdentityAgent") {
+		t.Errorf("the included file's copy:\n%s", c)
 	}
 	if c := got["config"]; !strings.Contains(c, "IdentityFile ~/.ssh/id_work\n") || !strings.Contains(c, sshconfig.Dropped) || strings.Contains(c, "\n  IdentityAgent") {
 		t.Errorf("the config copy:\n%s", c)

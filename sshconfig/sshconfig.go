@@ -10,7 +10,9 @@
 // of SSH_AUTH_SOCK), ControlMaster and ControlPersist (a control socket
 // in a directory the sandbox lacks: ssh exits when it cannot make one).
 // Nothing else is changed or evaluated; Include and Match stay as written
-// (an included file the sandbox lacks is skipped by ssh).
+// (an included file the sandbox lacks is skipped by ssh). The files an
+// Include names under ~/.ssh (config.d/*) are named too, for their own
+// copies.
 //
 // Nothing here reads a private key: an IdentityFile's public half (the
 // file itself when its name ends in .pub, else NAME.pub beside it) is
@@ -49,6 +51,10 @@ type Copy struct {
 	// KnownHosts are the UserKnownHostsFile paths in the home's .ssh, as
 	// IdentityFiles.
 	KnownHosts []string
+	// Includes are the Include patterns that lie under the home's .ssh
+	// (config.d/*), as absolute glob patterns: a relative one is taken
+	// there, as ssh takes a user configuration's. Others are left out.
+	Includes []string
 }
 
 // Read makes the sandbox's copy of config, home being the user's home
@@ -82,6 +88,12 @@ func Read(config []byte, home string) Copy {
 			if len(args) == 1 {
 				if p, ok := inSSHDir(args[0], home); ok && !slices.Contains(c.IdentityFiles, p) {
 					c.IdentityFiles = append(c.IdentityFiles, p)
+				}
+			}
+		case "include":
+			for _, a := range args {
+				if p, ok := underSSHDir(a, home); ok && !slices.Contains(c.Includes, p) {
+					c.Includes = append(c.Includes, p)
 				}
 			}
 		case "userknownhostsfile":
@@ -140,6 +152,29 @@ func split(line string) (key string, args []string) {
 // clean absolute path when it lies directly in home/.ssh; a path with
 // any other token (%h, ${VAR}) is not known without ssh.
 func inSSHDir(a, home string) (string, bool) {
+	a, ok := expand(a, home)
+	if !ok || filepath.Dir(a) != filepath.Join(home, ".ssh") {
+		return "", false
+	}
+	return a, true
+}
+
+// underSSHDir is inSSHDir for an Include pattern: relative to home/.ssh
+// when not absolute, anywhere below it.
+func underSSHDir(a, home string) (string, bool) {
+	if !strings.HasPrefix(a, "~/") && !strings.HasPrefix(a, "%d/") && !filepath.IsAbs(a) {
+		a = filepath.Join(home, ".ssh", a)
+	}
+	a, ok := expand(a, home)
+	if !ok || !strings.HasPrefix(a, filepath.Join(home, ".ssh")+"/") {
+		return "", false
+	}
+	return a, true
+}
+
+// expand expands a leading ~/ or %d/ and returns the clean absolute
+// path; false for a relative path or one with another token.
+func expand(a, home string) (string, bool) {
 	switch {
 	case strings.HasPrefix(a, "~/"):
 		a = home + a[1:]
@@ -149,11 +184,7 @@ func inSSHDir(a, home string) (string, bool) {
 	if !filepath.IsAbs(a) || strings.ContainsAny(a, "%$") {
 		return "", false
 	}
-	a = filepath.Clean(a)
-	if filepath.Dir(a) != filepath.Join(home, ".ssh") {
-		return "", false
-	}
-	return a, true
+	return filepath.Clean(a), true
 }
 
 // PublicKey reports whether b is one public key as ssh writes it (a

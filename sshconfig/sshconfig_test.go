@@ -12,6 +12,7 @@ const home = "/home/u"
 func TestRead(t *testing.T) {
 	in := `# my hosts
 Include ~/.orbstack/ssh/config
+Include config.d/* %d/.ssh/other.conf /etc/ssh/ssh_config.d/*.conf ~/.ssh/../outside
 
 Host gh-work
     HostName github.com
@@ -43,6 +44,9 @@ Host *
 	}
 	if want := []string{"/home/u/.ssh/known_hosts_work", "/home/u/.ssh/known_hosts2"}; !slices.Equal(c.KnownHosts, want) {
 		t.Errorf("KnownHosts = %q, want %q", c.KnownHosts, want)
+	}
+	if want := []string{"/home/u/.ssh/config.d/*", "/home/u/.ssh/other.conf"}; !slices.Equal(c.Includes, want) {
+		t.Errorf("Includes = %q, want %q", c.Includes, want)
 	}
 	out := string(c.Content)
 	for _, l := range strings.Split(out, "\n") {
@@ -121,6 +125,7 @@ func TestPublicKey(t *testing.T) {
 func FuzzRead(f *testing.F) {
 	f.Add([]byte("Host x\n IdentityAgent ~/a\n IdentityFile ~/.ssh/id\n"))
 	f.Add([]byte("ControlMaster=auto\r\nUserKnownHostsFile \"~/.ssh/k h\" %d/.ssh/k2"))
+	f.Add([]byte("Include config.d/* ../x ~/.ssh/../../etc/passwd\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c := Read(in, home)
 		if n, m := bytes.Count(in, []byte("\n")), bytes.Count(c.Content, []byte("\n")); m < n || m > n+1 {
@@ -140,6 +145,11 @@ func FuzzRead(f *testing.F) {
 		for _, p := range append(append([]string(nil), c.IdentityFiles...), c.KnownHosts...) {
 			if !strings.HasPrefix(p, home+"/.ssh/") || strings.Contains(p[len(home)+6:], "/") {
 				t.Fatalf("a path outside %s/.ssh: %q", home, p)
+			}
+		}
+		for _, p := range c.Includes {
+			if !strings.HasPrefix(p, home+"/.ssh/") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") {
+				t.Fatalf("an Include outside %s/.ssh: %q", home, p)
 			}
 		}
 	})

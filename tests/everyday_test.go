@@ -757,8 +757,9 @@ true`
 }
 
 // TestEverydaySSHConfig: the usual way to a second account, a Host alias
-// in ~/.ssh/config with IdentitiesOnly, works inside with --ssh-agent. ssh
-// inside reads a copy of the user's config (its IdentityAgent, a socket
+// in ~/.ssh/config (here in a file it includes) with IdentitiesOnly,
+// works inside with --ssh-agent. ssh inside reads a copy of the user's
+// config and of what it includes (the IdentityAgent, a socket
 // of the host's, and ControlMaster, a control socket in a directory of
 // the host's, dropped), finds the alias, picks the agent's key by the
 // IdentityFile's public half, placed at the key's path (the private key
@@ -849,7 +850,10 @@ func TestEverydaySSHConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	config := fmt.Sprintf(`Host gh-work
+	// The alias in a file of its own, included (config.d/*, as many set
+	// up a second account).
+	os.MkdirAll(filepath.Join(ssh, "config.d"), 0o700)
+	os.WriteFile(filepath.Join(ssh, "config.d", "work"), []byte(fmt.Sprintf(`Host gh-work
   HostName host.jail.internal
   Port %d
   User %s
@@ -857,10 +861,15 @@ func TestEverydaySSHConfig(t *testing.T) {
   IdentitiesOnly yes
   UserKnownHostsFile %s/known_hosts_work
   IdentityAgent %s/.1password/agent.sock
+`, port, me.Username, ssh, ssh, home)), 0o644)
+	// ControlPath in /tmp: a socket path under a test home (a long one in
+	// CI) is past ssh's 108 bytes, which ssh refuses whatever the master.
+	config := fmt.Sprintf(`Include %s/config.d/*
 Host *
   ControlMaster auto
-  ControlPath %s/cm/%%r@%%h:%%p
-`, port, me.Username, ssh, ssh, home, ssh)
+  ControlPersist 10m
+  ControlPath /tmp/jail-test-cm-%%C
+`, ssh)
 	os.WriteFile(filepath.Join(ssh, "config"), []byte(config), 0o644)
 	ws := workspace(t)
 	o := runOpts{dir: ws, env: append(env, "SSH_AUTH_SOCK="+sock)}

@@ -854,6 +854,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	}
 	plan.Mounts = mounts
 	plan.Env = withGitIdentity(plan.Env, ws, env, hostWritable(mounts, plan.past))
+	plan.Env = withGitHubCredential(plan.Env)
 	if n := goCacheNote(p.Command, plan.Env, home, cwd, mounts); n != "" {
 		plan.Notes = append(plan.Notes, n)
 	}

@@ -886,3 +886,32 @@ cat "$HOME/.ssh/id_work"`
 		t.Errorf("the host's ssh config changed: %q", got)
 	}
 }
+
+// TestEverydayGitHubToken: with the token passed (--env GH_TOKEN), git
+// inside answers https://github.com's credential request with it, so a
+// push over https no longer asks for a username no agent can type (the
+// helper gh auth setup-git writes lives in the ~/.gitconfig jail keeps
+// hidden); another host never gets it, and without the token git has no
+// helper. Seen failing on session 52's binary: "could not read Username
+// for 'https://github.com'".
+func TestEverydayGitHubToken(t *testing.T) {
+	_, env := everydayHome(t)
+	ws := workspace(t)
+	const token = "ghp_jailtest0123456789abcdef"
+	o := runOpts{dir: ws, env: append(env, "GH_TOKEN="+token)}
+	script := `export GIT_TERMINAL_PROMPT=0 GIT_ASKPASS= SSH_ASKPASS=
+printf 'protocol=https\nhost=github.com\n\n' | git credential fill 2>&1; echo "github rc=$?"
+printf 'protocol=https\nhost=example.com\n\n' | git credential fill 2>&1; echo "other rc=$?"
+printf 'protocol=http\nhost=github.com\n\n' | git credential fill 2>&1; echo "plain rc=$?"`
+	r := sh(t, o, script, "--env", "GH_TOKEN")
+	if !strings.Contains(r.stdout, "password="+token+"\ngithub rc=0\n") {
+		t.Errorf("git credential fill for github.com with --env GH_TOKEN: want the token\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+	}
+	if strings.Count(r.stdout, token) != 1 || !strings.Contains(r.stdout, "other rc=128") || !strings.Contains(r.stdout, "plain rc=128") {
+		t.Errorf("ATTACK WORKED? the token went to another host or over plain http:\n%s", r.stdout)
+	}
+	r = sh(t, runOpts{dir: ws, env: o.env}, script)
+	if strings.Contains(r.stdout, token) || !strings.Contains(r.stdout, "github rc=128") {
+		t.Errorf("without --env GH_TOKEN git has a token:\n%s", r.stdout)
+	}
+}

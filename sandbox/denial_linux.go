@@ -111,7 +111,7 @@ func (r *runner) closeDenials() {
 // says the run passes an ssh agent: a refusal of port 22 (git over ssh)
 // without one names `ssh-agent` beside the domain, since the domain alone
 // leads to ssh's "Permission denied (publickey)".
-func netDenial(ev netproxy.Event, hints []policy.ProfileHint, sshAgent bool) denial {
+func netDenial(ev netproxy.Event, hints []policy.ProfileHint, sshAgent bool, sshHostOf func(string) string) denial {
 	target := ev.Target()
 	e := denials.Entry{Time: ev.Time, Kind: denials.KindNet, Target: target, Reason: ev.Public}
 	if e.Reason == "" || e.Reason == ev.Reason {
@@ -122,12 +122,29 @@ func netDenial(ev netproxy.Event, hints []policy.ProfileHint, sshAgent bool) den
 	e.Reason, e.Allow = Spell(e.Reason), Spell(e.Allow)
 	text := netproxy.RefusalText(target, ev.Reason, ev.Hint)
 	if ev.Port == 22 && ev.Name != "" && ev.Hint != "" && !sshAgent {
-		text += " and `ssh-agent` (ssh signs with your agent's keys)"
+		if host := hostOf(sshHostOf, ev.Name); host != "" {
+			// A Host alias of the user's ssh config (git@gh-work:...):
+			// ssh inside knew no such host (the config is hidden without
+			// --ssh-agent, which shows a copy), and the domain to allow
+			// is the alias's HostName, not the alias.
+			text = netproxy.RefusalText(target, ev.Reason, "`ssh-agent` and `allow-domain` "+host) +
+				" (" + ev.Name + " is a Host of your ~/.ssh/config, for " + host + ")"
+		} else {
+			text += " and `ssh-agent` (ssh signs with your agent's keys)"
+		}
 	}
 	if p := hintedProfile(ev, hints); p != "" {
 		text += ", or run with `profile` " + p + ", which allows it and keeps " + p + "'s own state"
 	}
 	return denial{kind: noticeNet, key: target, text: text, entry: e}
+}
+
+// hostOf asks sshHostOf (nil: no ssh config known) for name's HostName.
+func hostOf(sshHostOf func(string) string, name string) string {
+	if sshHostOf == nil {
+		return ""
+	}
+	return sshHostOf(name)
 }
 
 // hintedProfile is the first of hints whose allow-domain patterns let ev's

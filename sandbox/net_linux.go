@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jail-sandbox/jail/audit"
@@ -221,6 +223,23 @@ func heardByListener(a netip.AddrPort) bool {
 	return netproxy.FakeRange.Contains(a.Addr()) && slices.Contains(nsnet.RefusalPorts, a.Port())
 }
 
+// sshHostOf is the HostName of name when it is a Host alias of the
+// user's ssh configuration (sshHostNames), read once, at the first
+// refusal that asks.
+func (r *runner) sshHostOf(name string) string {
+	r.sshHostsOnce.Do(func() {
+		home := lookupEnv(r.plan.Env, "HOME")
+		if !filepath.IsAbs(home) {
+			return
+		}
+		if h, err := filepath.EvalSymlinks(home); err == nil {
+			home = h
+		}
+		r.sshHosts = sshHostNames(home)
+	})
+	return r.sshHosts[strings.ToLower(name)]
+}
+
 // errNoEgress is what an upstream dial under --net none returns.
 var errNoEgress = errors.New("`net` none: nothing leaves the sandbox")
 
@@ -243,7 +262,7 @@ func (r *runner) recordNet(ev netproxy.Event) {
 	default:
 		switch {
 		case ev.Decision == "deny":
-			r.deny(netDenial(ev, r.pol.ProfileHints, r.pol.SSHAgent || slices.Contains(r.pol.Env, sshAuthSock)))
+			r.deny(netDenial(ev, r.pol.ProfileHints, r.pol.SSHAgent || slices.Contains(r.pol.Env, sshAuthSock), r.sshHostOf))
 			r.refusedName(ev)
 		case ev.Failed:
 			r.notice(noticeNetFail, ev.Target(), "connect to "+ev.Target()+" failed ("+ev.Reason+")")

@@ -27,14 +27,14 @@ func TestNetDenialProfileHint(t *testing.T) {
 		{"", 443, "`allow-ip` 192.0.2.1/32:443", false},
 	} {
 		ev := netproxy.Event{Name: c.name, Port: c.port, Addr: "192.0.2.1", Reason: "not in allowlist", Hint: c.hint}
-		d := netDenial(ev, hints, false)
+		d := netDenial(ev, hints, false, nil)
 		if got := strings.Contains(d.text, "`profile` tool"); got != c.want {
 			t.Errorf("%s:%d: %q: profile named %v, want %v", c.name, c.port, d.text, got, c.want)
 		}
 		if strings.Contains(d.entry.Allow, "profile") || strings.Contains(d.entry.Reason, "profile") {
 			t.Errorf("%s:%d: the sandbox's record names the profile: %+v", c.name, c.port, d.entry)
 		}
-		if plain := netDenial(ev, nil, false); strings.Contains(plain.text, "profile") {
+		if plain := netDenial(ev, nil, false, nil); strings.Contains(plain.text, "profile") {
 			t.Errorf("%s:%d: without hints: %q", c.name, c.port, plain.text)
 		}
 	}
@@ -60,12 +60,30 @@ func TestNetDenialSSHAgent(t *testing.T) {
 		{"github.com", 22, "", false, false},
 	} {
 		ev := netproxy.Event{Name: c.name, Port: c.port, Addr: "192.0.2.1", Reason: "not in allowlist", Hint: c.hint}
-		d := netDenial(ev, nil, c.agent)
+		d := netDenial(ev, nil, c.agent, nil)
 		if got := strings.HasSuffix(d.text, want); got != c.say {
 			t.Errorf("%s:%d agent=%v: %q: names ssh-agent %v, want %v", c.name, c.port, c.agent, d.text, got, c.say)
 		}
 		if strings.Contains(d.entry.Allow, "ssh-agent") {
 			t.Errorf("the sandbox's record names ssh-agent: %+v", d.entry)
+		}
+	}
+	// A Host alias of the user's ssh config: the alias's HostName is the
+	// domain to allow, beside --ssh-agent; not with the agent there (ssh
+	// then knows the alias), nor for a name that is no alias.
+	hosts := func(n string) string { return map[string]string{"gh-work": "github.com"}[n] }
+	for _, c := range []struct {
+		name  string
+		agent bool
+		want  string
+	}{
+		{"gh-work", false, "refused gh-work:22 - add `ssh-agent` and `allow-domain` github.com (gh-work is a Host of your ~/.ssh/config, for github.com)"},
+		{"gh-work", true, "refused gh-work:22 - add `allow-domain` gh-work"},
+		{"gitlab.com", false, "refused gitlab.com:22 - add `allow-domain` gitlab.com" + want},
+	} {
+		ev := netproxy.Event{Name: c.name, Port: 22, Reason: "not in allowlist", Hint: "`allow-domain` " + c.name}
+		if d := netDenial(ev, nil, c.agent, hosts); d.text != c.want {
+			t.Errorf("%s agent=%v: %q, want %q", c.name, c.agent, d.text, c.want)
 		}
 	}
 }

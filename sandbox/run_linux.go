@@ -256,10 +256,13 @@ type runner struct {
 	ex        execs
 	stops     selfStops   // exec -t commands' own stops (selfstop_linux.go)
 	listens   listenHints // the servers' ports named (listenhint_linux.go)
-	logPath   string
-	ctlPath   string
-	stopping  bool     // jail stop asked (guarded by mu)
-	kept      *keptTty // the terminal of jail run -d -t (attach_linux.go; under mu)
+	// sshHosts: the user's ssh Host aliases (sshHostOf), read once.
+	sshHostsOnce sync.Once
+	sshHosts     map[string]string
+	logPath      string
+	ctlPath      string
+	stopping     bool     // jail stop asked (guarded by mu)
+	kept         *keptTty // the terminal of jail run -d -t (attach_linux.go; under mu)
 	// urgent: jail's urgent lines for the screens that are not the Sink's
 	// (the attached client, jail exec clients: urgent_linux.go).
 	urgent urgentLines

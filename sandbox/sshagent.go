@@ -117,23 +117,15 @@ func expandSSHAgent(p *policy.Policy, env []string) error {
 		}
 	}
 	copyKnownHosts(filepath.Join(home, ".ssh", "known_hosts"))
-	// copyConfig places the copy of one configuration file and what it
-	// names; depth counts Includes, bounded as ssh bounds them (and a
-	// file met again is not read again: an Include loop ends).
-	var copyConfig func(cfg string, depth int)
-	copyConfig = func(cfg string, depth int) {
-		if depth > maxIncludeDepth || slices.ContainsFunc(p.Files, func(g policy.File) bool { return g.Path == cfg }) {
-			return
-		}
-		b, err := plainfile.ReadNamed(cfg, policy.MaxFileContent, errNotPlainSSHFile)
+	walkSSHConfig(home, func(cfg string, b []byte, err error, depth int) []string {
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			return
+			return nil
 		case err != nil && depth == 0:
 			say(fmt.Sprintf("%s is not copied (%v): ssh inside does not know your Host aliases", tildePath(cfg, home), err))
-			return
+			return nil
 		case err != nil:
-			return // an included file that is no regular file: ssh inside skips it, as a missing one
+			return nil // an included file that is no regular file: ssh inside skips it, as a missing one
 		}
 		c := sshconfig.Read(b, home)
 		why := whySSHConfig
@@ -158,18 +150,57 @@ func expandSSHAgent(p *policy.Policy, env []string) error {
 			}
 			add(policy.File{Path: id, Content: string(b), Why: fmt.Sprintf("the public half of %s (ssh-agent): ssh inside picks the agent's key by it; the private key stays hidden", tildePath(id, home))})
 		}
-		for _, pattern := range c.Includes {
-			matches, _ := filepath.Glob(pattern) // sorted, as ssh reads them
-			for _, m := range matches {
-				copyConfig(m, depth+1)
-			}
-		}
-	}
-	copyConfig(filepath.Join(home, ".ssh", "config"), 0)
+		return c.Includes
+	})
 	if full {
 		say(fmt.Sprintf("not every file ~/.ssh/config names is shown inside (at most %d files are placed): ssh may not find a key or host it names", policy.MaxFiles))
 	}
 	return nil
+}
+
+// walkSSHConfig reads home's ~/.ssh/config and the files it includes
+// from under ~/.ssh (sshconfig: Includes), each once, the matches of a
+// pattern sorted as ssh reads them, nested Includes to maxIncludeDepth
+// (an Include loop ends), calling visit with each file's path, content
+// (a regular file of at most MaxFileContent, a dotfiles manager's link
+// followed) or the error reading it, and its depth; visit returns the
+// file's Include patterns.
+func walkSSHConfig(home string, visit func(path string, b []byte, err error, depth int) []string) {
+	seen := map[string]bool{}
+	var walk func(path string, depth int)
+	walk = func(path string, depth int) {
+		if depth > maxIncludeDepth || seen[path] {
+			return
+		}
+		seen[path] = true
+		b, err := plainfile.ReadNamed(path, policy.MaxFileContent, errNotPlainSSHFile)
+		for _, pattern := range visit(path, b, err, depth) {
+			matches, _ := filepath.Glob(pattern)
+			for _, m := range matches {
+				walk(m, depth+1)
+			}
+		}
+	}
+	walk(filepath.Join(home, ".ssh", "config"), 0)
+}
+
+// sshHostNames maps the Host aliases of home's ssh configuration (and
+// what it includes) to their HostName (sshconfig.HostNames; the first
+// file to name an alias counts): for the refusal of an alias's port 22.
+func sshHostNames(home string) map[string]string {
+	out := map[string]string{}
+	walkSSHConfig(home, func(_ string, b []byte, err error, _ int) []string {
+		if err != nil {
+			return nil
+		}
+		for a, h := range sshconfig.HostNames(b) {
+			if _, ok := out[a]; !ok {
+				out[a] = h
+			}
+		}
+		return sshconfig.Read(b, home).Includes
+	})
+	return out
 }
 
 // maxIncludeDepth bounds nested Includes (ssh's own bound is 16; a

@@ -210,3 +210,40 @@ func PublicKey(b []byte) bool {
 	}
 	return len(f[1]) >= 16
 }
+
+// HostNames maps each Host alias of config to the HostName its block
+// sets: an alias is a Host line's pattern without wildcards or negation,
+// and the first HostName of its block counts (ssh takes the first value
+// it obtains). A Match block ends a Host block; aliases whose block sets
+// no HostName, or one with a %-token, are left out. What ssh would do
+// with it is not evaluated further: this names a host, it decides
+// nothing.
+func HostNames(config []byte) map[string]string {
+	out := map[string]string{}
+	var block []string
+	for _, line := range strings.Split(string(config), "\n") {
+		key, args := split(strings.TrimRight(line, "\r"))
+		switch strings.ToLower(key) {
+		case "host":
+			block = block[:0]
+			for _, a := range args {
+				if a != "" && !strings.ContainsAny(a, "*?!%") {
+					block = append(block, strings.ToLower(a))
+				}
+			}
+		case "match":
+			block = block[:0]
+		case "hostname":
+			if len(args) != 1 || strings.Contains(args[0], "%") {
+				continue
+			}
+			for _, a := range block {
+				if _, ok := out[a]; !ok {
+					out[a] = strings.ToLower(args[0])
+				}
+			}
+			block = block[:0] // the block's first HostName counts
+		}
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package sshconfig
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -153,4 +154,26 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestHostNames(t *testing.T) {
+	in := `Host gh-work gh-alt *.corp !bad
+  User git
+  HostName GitHub.com
+  HostName ignored.example
+Host gh-work
+  HostName second.example
+Host bastion
+  Port 2222
+Match host x
+  HostName matched.example
+Host tok
+  HostName %h.example
+Host plain
+  hostname=plain.example`
+	got := HostNames([]byte(in))
+	want := map[string]string{"gh-work": "github.com", "gh-alt": "github.com", "plain": "plain.example"}
+	if !maps.Equal(got, want) {
+		t.Errorf("HostNames = %v, want %v", got, want)
+	}
 }

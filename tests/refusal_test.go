@@ -248,6 +248,25 @@ exit 0`
 	}
 }
 
+// TestRefusalSSHAlias: ssh to a Host alias of the user's ssh config
+// (git@gh-work:org/repo.git), refused under --net none, names the
+// alias's HostName as the domain to allow, beside --ssh-agent (which
+// makes the alias known inside); it said "add --allow-domain gh-work", a
+// name that exists nowhere but in the user's config.
+func TestRefusalSSHAlias(t *testing.T) {
+	env := refusalEnv(t)
+	home := strings.TrimPrefix(env[0], "HOME=")
+	os.MkdirAll(filepath.Join(home, ".ssh", "config.d"), 0o700)
+	os.WriteFile(filepath.Join(home, ".ssh", "config"), []byte("Include config.d/*\n"), 0o644)
+	os.WriteFile(filepath.Join(home, ".ssh", "config.d", "work"), []byte("Host gh-work\n  HostName "+refusedHost+"\n  User git\n"), 0o644)
+	r := sh(t, runOpts{env: env}, `/usr/bin/ssh -o BatchMode=yes -o StrictHostKeyChecking=no git@gh-work true; exit 0`)
+	mustCode(t, r, 0)
+	want := "jail: refused gh-work:22 - add --ssh-agent and --allow-domain " + refusedHost + " (gh-work is a Host of your ~/.ssh/config, for " + refusedHost + ")\n"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("no notice %q; stderr:\n%s", strings.TrimSpace(want), r.stderr)
+	}
+}
+
 // TestRefusalProxyClientError: a proxy-aware client that reports a refused
 // tunnel by its status line (Python's urllib, whose http.client pip uses)
 // names the refused host and the flag in its own error, at once.

@@ -75,6 +75,24 @@ func countNotices(stderr, target string) int {
 	return n
 }
 
+// failedFast checks that each labelled step ran, failed (a refused
+// flow that succeeds is an attack that worked) and failed within 5 s.
+func failedFast(t *testing.T, r result, res map[string]timedRes, labels ...string) {
+	t.Helper()
+	for _, label := range labels {
+		got, ok := res[label]
+		if !ok {
+			t.Fatalf("%s did not run:\n%s", label, r.stdout)
+		}
+		if got.rc == 0 {
+			t.Errorf("ATTACK WORKED: %s to a refused name succeeded: %s", label, got.out)
+		}
+		if got.ms > 5000 {
+			t.Errorf("%s took %d ms, want under 5 s: %s", label, got.ms, got.out)
+		}
+	}
+}
+
 func refusalModes() []struct {
 	name  string
 	flags []string
@@ -160,18 +178,7 @@ exit 0`
 			r := sh(t, runOpts{env: refusalEnv(t)}, script, mode.flags...)
 			mustCode(t, r, 0)
 			res := parseTimed(r.stdout)
-			for _, label := range []string{"ssh", "git"} {
-				got, ok := res[label]
-				if !ok {
-					t.Fatalf("%s did not run:\n%s", label, r.stdout)
-				}
-				if got.rc == 0 {
-					t.Errorf("ATTACK WORKED: %s to a refused name succeeded: %s", label, got.out)
-				}
-				if got.ms > 5000 {
-					t.Errorf("%s took %d ms, want under 5 s: %s", label, got.ms, got.out)
-				}
-			}
+			failedFast(t, r, res, "ssh", "git")
 			target := refusedHost + ":22"
 			if n := countNotices(r.stderr, target); n != 1 {
 				t.Errorf("%d notices for %s, want exactly 1; stderr:\n%s", n, target, r.stderr)
@@ -212,18 +219,7 @@ exit 0`
 			r := sh(t, runOpts{env: refusalEnv(t)}, script, mode.flags...)
 			mustCode(t, r, 0)
 			res := parseTimed(r.stdout)
-			for _, label := range []string{"db1", "db2", "raw", "local", "git"} {
-				got, ok := res[label]
-				if !ok {
-					t.Fatalf("%s did not run:\n%s", label, r.stdout)
-				}
-				if got.rc == 0 {
-					t.Errorf("ATTACK WORKED: %s connected: %s", label, got.out)
-				}
-				if got.ms > 5000 {
-					t.Errorf("%s took %d ms, want under 5 s: %s", label, got.ms, got.out)
-				}
-			}
+			failedFast(t, r, res, "db1", "db2", "raw", "local", "git")
 			for target, line := range map[string]string{
 				refusedHost + ":5432": "jail: refused " + refusedHost + ":5432 - add --allow-domain " + refusedHost + "\n",
 				refusedHost + ":9418": "jail: refused " + refusedHost + ":9418 - add --allow-domain " + refusedHost + "\n",

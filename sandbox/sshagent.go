@@ -38,11 +38,23 @@ var errNotPlainSSHFile = errors.New("not a regular file")
 const agentSocket = "/run/ssh-agent.sock"
 
 // agentSocketOf returns the host agent's socket (symlink-free) from the
-// host environment env, or the error that fails a start asking for it.
+// host environment env, or the error that fails a start asking for it:
+// the agent the user's ssh uses for every host, the IdentityAgent of
+// ~/.ssh/config's global part or `Host *` (1Password's and other
+// agents' setup, which beats SSH_AUTH_SOCK in ssh), else SSH_AUTH_SOCK's.
 // An agent that is not there fails the start: the user asked for signing,
 // and a run without it would fail later in the agent's shell, unsaid.
 func agentSocketOf(env []string) (string, error) {
-	sock := lookupEnv(env, sshAuthSock)
+	sock, from := lookupEnv(env, sshAuthSock), sshAuthSock
+	if home := lookupEnv(env, "HOME"); filepath.IsAbs(home) {
+		if h, err := filepath.EvalSymlinks(home); err == nil {
+			home = h
+		}
+		b, err := plainfile.ReadNamed(filepath.Join(home, ".ssh", "config"), policy.MaxFileContent, errNotPlainSSHFile)
+		if a := sshconfig.GlobalIdentityAgent(b, home); err == nil && a != "" {
+			sock, from = a, "IdentityAgent in ~/.ssh/config"
+		}
+	}
 	fail := func(reason string) error {
 		return &policy.FieldError{Key: "ssh-agent", Value: sock, Reason: reason}
 	}
@@ -50,10 +62,10 @@ func agentSocketOf(env []string) (string, error) {
 		return "", fail("SSH_AUTH_SOCK is not set: start an agent and add your key (eval \"$(ssh-agent)\"; ssh-add), or drop the option")
 	}
 	if !filepath.IsAbs(sock) {
-		return "", fail("SSH_AUTH_SOCK is not an absolute path")
+		return "", fail(from + " is not an absolute path")
 	}
 	if fi, err := os.Stat(sock); err != nil || fi.Mode()&os.ModeSocket == 0 {
-		return "", fail("SSH_AUTH_SOCK names no socket (is the agent still running? ssh-add -l asks it)")
+		return "", fail(from + " names no socket (is the agent still running? ssh-add -l asks it)")
 	}
 	r, err := filepath.EvalSymlinks(sock)
 	if err != nil {

@@ -96,6 +96,45 @@ func TestExpandSSHAgent(t *testing.T) {
 	}
 }
 
+// TestAgentSocketOfIdentityAgent: the IdentityAgent ~/.ssh/config sets
+// for every host is the agent relayed, before SSH_AUTH_SOCK's (as ssh
+// takes it); one for a single host is not; one that names no socket fails
+// the start naming it.
+func TestAgentSocketOfIdentityAgent(t *testing.T) {
+	root, home, sock, env := agentHome(t)
+	ia := filepath.Join(root, "ia.sock")
+	l, err := net.Listen("unix", ia)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cfg := filepath.Join(home, ".ssh", "config")
+	for _, c := range []struct {
+		config string
+		env    []string
+		want   string
+		err    string
+	}{
+		{"Host *\n  IdentityAgent " + ia + "\n", []string{"HOME=" + home}, ia, ""},
+		{"Host *\n  IdentityAgent " + ia + "\n", env, ia, ""},
+		{"Host work\n  IdentityAgent " + ia + "\n", env, sock, ""},
+		{"Host *\n  IdentityAgent SSH_AUTH_SOCK\n", env, sock, ""},
+		{"Host *\n  IdentityAgent " + filepath.Join(root, "gone.sock") + "\n", env, "", "IdentityAgent in ~/.ssh/config names no socket"},
+	} {
+		write(t, cfg, c.config, 0o644)
+		got, err := agentSocketOf(c.env)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: %q, %v; want an error with %q", c.config, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q with %q: %q, %v; want %q", c.config, c.env, got, err, c.want)
+		}
+	}
+}
+
 // TestExpandSSHAgentConfig: the ssh config is placed as package
 // sshconfig copies it, with the files it includes from under ~/.ssh
 // (an Include loop read once); each IdentityFile in ~/.ssh gets its public half

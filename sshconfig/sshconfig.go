@@ -247,3 +247,38 @@ func HostNames(config []byte) map[string]string {
 	}
 	return out
 }
+
+// GlobalIdentityAgent is the IdentityAgent config sets for every host:
+// one before the first Host or Match line, or in a `Host *` block, the
+// first of them (ssh takes the first value it obtains). It is "" where
+// there is none, and where the value leaves the agent to SSH_AUTH_SOCK
+// ("SSH_AUTH_SOCK", "$SSH_AUTH_SOCK", "${SSH_AUTH_SOCK}"), turns it off
+// ("none"), or holds a token only ssh can expand (%d and ~/ are
+// expanded with home).
+func GlobalIdentityAgent(config []byte, home string) string {
+	global := true
+	for _, line := range strings.Split(string(config), "\n") {
+		key, args := split(strings.TrimRight(line, "\r"))
+		switch strings.ToLower(key) {
+		case "host":
+			global = len(args) == 1 && args[0] == "*"
+		case "match":
+			global = len(args) == 1 && strings.EqualFold(args[0], "all")
+		case "identityagent":
+			if !global || len(args) != 1 {
+				continue
+			}
+			switch a := args[0]; {
+			case strings.EqualFold(a, "none"), a == "SSH_AUTH_SOCK", a == "$SSH_AUTH_SOCK", a == "${SSH_AUTH_SOCK}":
+				return ""
+			default:
+				p, ok := expand(a, home)
+				if !ok {
+					return ""
+				}
+				return p
+			}
+		}
+	}
+	return ""
+}

@@ -177,3 +177,23 @@ Host plain
 		t.Errorf("HostNames = %v, want %v", got, want)
 	}
 }
+
+func TestGlobalIdentityAgent(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Host *\n  IdentityAgent \"~/.1password/agent.sock\"\n", "/home/u/.1password/agent.sock"},
+		{"IdentityAgent=%d/.agent\nHost *\n  IdentityAgent /other\n", "/home/u/.agent"},
+		{"Host work\n  IdentityAgent /work.sock\nHost *\n  IdentityAgent /all.sock\n", "/all.sock"},
+		{"Host work\n  IdentityAgent /work.sock\n", ""},
+		{"Match all\n  IdentityAgent /m.sock\n", "/m.sock"},
+		{"Host *\n  IdentityAgent SSH_AUTH_SOCK\n", ""},
+		{"Host *\n  IdentityAgent ${SSH_AUTH_SOCK}\n", ""},
+		{"Host *\n  IdentityAgent none\n", ""},
+		{"Host *\n  IdentityAgent /run/user/%i/agent\n", ""},
+		{"Host *\n  IdentityAgent relative.sock\n", ""},
+		{"", ""},
+	} {
+		if got := GlobalIdentityAgent([]byte(tt.in), home); got != tt.want {
+			t.Errorf("GlobalIdentityAgent(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -915,3 +915,41 @@ printf 'protocol=http\nhost=github.com\n\n' | git credential fill 2>&1; echo "pl
 		t.Errorf("without --env GH_TOKEN git has a token:\n%s", r.stdout)
 	}
 }
+
+// TestEverydaySSHIdentityAgent: an agent the user's ssh finds through
+// ~/.ssh/config (Host * IdentityAgent, as 1Password sets it up), with no
+// SSH_AUTH_SOCK, is the one --ssh-agent relays: its keys are listed
+// inside. Seen failing on session 52's binary: the start refused with
+// "SSH_AUTH_SOCK is not set".
+func TestEverydaySSHIdentityAgent(t *testing.T) {
+	everydayNeed(t, "ssh-agent")
+	home, env := everydayHome(t)
+	ssh := filepath.Join(home, ".ssh")
+	os.MkdirAll(ssh, 0o700)
+	key := filepath.Join(ssh, "id_ed25519")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "identity-agent-key", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	sock := filepath.Join(home, "agent.sock")
+	agent := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		add := exec.Command("ssh-add", "-q", key)
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		out, err := add.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ssh-add on the host: %v\n%s", err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(ssh, "config"), []byte("Host *\n  IdentityAgent \""+sock+"\"\n"), 0o644)
+	r := sh(t, runOpts{dir: workspace(t), env: env}, `echo "SOCK=$SSH_AUTH_SOCK"; ssh-add -l`, "--ssh-agent")
+	if r.code != 0 || !strings.Contains(r.stdout, "SOCK=/run/ssh-agent.sock") || !strings.Contains(r.stdout, "identity-agent-key (ED25519)") {
+		t.Errorf("--ssh-agent with the config's IdentityAgent: exit %d, want its keys listed\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}

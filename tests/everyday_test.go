@@ -640,6 +640,39 @@ func TestEverydayEnvPathNote(t *testing.T) {
 	}
 }
 
+// sshKeygen makes an ed25519 key pair without a passphrase at path.
+func sshKeygen(t *testing.T, path, comment string) {
+	t.Helper()
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+}
+
+// startSSHAgent starts an ssh-agent of the test's own on the host,
+// listening at sock, stopped at the test's end, and adds keys to it in
+// that order (retried until the agent listens). It returns the host
+// environment that names it.
+func startSSHAgent(t *testing.T, sock string, keys ...string) []string {
+	t.Helper()
+	agent := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
+	env := append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		add := exec.Command("ssh-add", append([]string{"-q"}, keys...)...)
+		add.Env = env
+		out, err := add.CombinedOutput()
+		if err == nil {
+			return env
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ssh-add on the host: %v\n%s", err, out)
+		}
+	}
+}
+
 // --ssh-agent is git over ssh (session 52: an agent's `git push` to an
 // ssh remote was refused port 22, the advice was --allow-domain, and with
 // it ssh had no key and no known host). ssh inside reaches the user's
@@ -658,29 +691,11 @@ func TestEverydaySSHAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := filepath.Join(ssh, "id_ed25519")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "jailtest-key", "-f", key).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v\n%s", err, out)
-	}
+	sshKeygen(t, key, "jailtest-key")
 	os.WriteFile(filepath.Join(ssh, "known_hosts"), []byte("github.com ssh-ed25519 AAAAKNOWN\n"), 0o644)
 	os.WriteFile(filepath.Join(ssh, "config"), []byte("Host gh\n  HostName github.com\n"), 0o644)
 	sock := filepath.Join(ssh, "agent.sock")
-	agent := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
-	hostAgent := append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		add := exec.Command("ssh-add", "-q", key)
-		add.Env = hostAgent
-		out, err := add.CombinedOutput()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ssh-add on the host: %v\n%s", err, out)
-		}
-	}
+	hostAgent := startSSHAgent(t, sock, key)
 	ws := workspace(t)
 	pub, _ := os.ReadFile(key + ".pub")
 	os.WriteFile(filepath.Join(ws, "key.pub"), pub, 0o644)
@@ -786,14 +801,9 @@ func TestEverydaySSHConfig(t *testing.T) {
 	ssh := filepath.Join(home, ".ssh")
 	os.MkdirAll(ssh, 0o700)
 	srv := t.TempDir()
-	keygen := func(path, comment string) {
-		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path).CombinedOutput(); err != nil {
-			t.Fatalf("ssh-keygen: %v\n%s", err, out)
-		}
-	}
-	keygen(filepath.Join(srv, "hostkey"), "host")
-	keygen(filepath.Join(ssh, "id_work"), "work")
-	keygen(filepath.Join(ssh, "id_other"), "other")
+	sshKeygen(t, filepath.Join(srv, "hostkey"), "host")
+	sshKeygen(t, filepath.Join(ssh, "id_work"), "work")
+	sshKeygen(t, filepath.Join(ssh, "id_other"), "other")
 	work, _ := os.ReadFile(filepath.Join(ssh, "id_work.pub"))
 	os.WriteFile(filepath.Join(srv, "authorized_keys"), work, 0o644)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -827,22 +837,7 @@ func TestEverydaySSHConfig(t *testing.T) {
 		}
 	}
 	sock := filepath.Join(ssh, "agent.sock")
-	agent := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		add := exec.Command("ssh-add", "-q", filepath.Join(ssh, "id_other"), filepath.Join(ssh, "id_work"))
-		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-		out, err := add.CombinedOutput()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ssh-add on the host: %v\n%s", err, out)
-		}
-	}
+	startSSHAgent(t, sock, filepath.Join(ssh, "id_other"), filepath.Join(ssh, "id_work"))
 	hostKey, _ := os.ReadFile(filepath.Join(srv, "hostkey.pub"))
 	f := strings.Fields(string(hostKey))
 	os.WriteFile(filepath.Join(ssh, "known_hosts_work"), []byte(fmt.Sprintf("[host.jail.internal]:%d %s %s\n", port, f[0], f[1])), 0o644)
@@ -927,26 +922,9 @@ func TestEverydaySSHIdentityAgent(t *testing.T) {
 	ssh := filepath.Join(home, ".ssh")
 	os.MkdirAll(ssh, 0o700)
 	key := filepath.Join(ssh, "id_ed25519")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "identity-agent-key", "-f", key).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v\n%s", err, out)
-	}
+	sshKeygen(t, key, "identity-agent-key")
 	sock := filepath.Join(home, "agent.sock")
-	agent := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		add := exec.Command("ssh-add", "-q", key)
-		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-		out, err := add.CombinedOutput()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ssh-add on the host: %v\n%s", err, out)
-		}
-	}
+	startSSHAgent(t, sock, key)
 	os.WriteFile(filepath.Join(ssh, "config"), []byte("Host *\n  IdentityAgent \""+sock+"\"\n"), 0o644)
 	r := sh(t, runOpts{dir: workspace(t), env: env}, `echo "SOCK=$SSH_AUTH_SOCK"; ssh-add -l`, "--ssh-agent")
 	if r.code != 0 || !strings.Contains(r.stdout, "SOCK=/run/ssh-agent.sock") || !strings.Contains(r.stdout, "identity-agent-key (ED25519)") {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -228,14 +227,9 @@ func heardByListener(a netip.AddrPort) bool {
 // refusal that asks.
 func (r *runner) sshHostOf(name string) string {
 	r.sshHostsOnce.Do(func() {
-		home := lookupEnv(r.plan.Env, "HOME")
-		if !filepath.IsAbs(home) {
-			return
+		if home := sshHome(r.plan.Env); home != "" {
+			r.sshHosts = sshHostNames(home)
 		}
-		if h, err := filepath.EvalSymlinks(home); err == nil {
-			home = h
-		}
-		r.sshHosts = sshHostNames(home)
 	})
 	return r.sshHosts[strings.ToLower(name)]
 }

@@ -46,10 +46,7 @@ const agentSocket = "/run/ssh-agent.sock"
 // and a run without it would fail later in the agent's shell, unsaid.
 func agentSocketOf(env []string) (string, error) {
 	sock, from := lookupEnv(env, sshAuthSock), sshAuthSock
-	if home := lookupEnv(env, "HOME"); filepath.IsAbs(home) {
-		if h, err := filepath.EvalSymlinks(home); err == nil {
-			home = h
-		}
+	if home := sshHome(env); home != "" {
 		b, err := plainfile.ReadNamed(filepath.Join(home, ".ssh", "config"), policy.MaxFileContent, errNotPlainSSHFile)
 		if a := sshconfig.GlobalIdentityAgent(b, home); err == nil && a != "" {
 			sock, from = a, "IdentityAgent in ~/.ssh/config"
@@ -74,6 +71,20 @@ func agentSocketOf(env []string) (string, error) {
 	return r, nil
 }
 
+// sshHome is the home whose ~/.ssh jail reads for ssh, from the host
+// environment env: HOME, symlinks resolved where it can; "" when HOME
+// is unset or relative.
+func sshHome(env []string) string {
+	home := lookupEnv(env, "HOME")
+	if !filepath.IsAbs(home) {
+		return ""
+	}
+	if h, err := filepath.EvalSymlinks(home); err == nil {
+		home = h
+	}
+	return home
+}
+
 // expandSSHAgent checks the agent p.SSHAgent asks for and adds to p.Files,
 // from the host environment env, what ssh inside reads from ~/.ssh
 // beside the agent: a copy of known_hosts; the user's ssh config as
@@ -92,12 +103,9 @@ func expandSSHAgent(p *policy.Policy, env []string) error {
 	if _, err := agentSocketOf(env); err != nil {
 		return err
 	}
-	home := lookupEnv(env, "HOME")
-	if home == "" || !filepath.IsAbs(home) {
+	home := sshHome(env)
+	if home == "" {
 		return nil
-	}
-	if h, err := filepath.EvalSymlinks(home); err == nil {
-		home = h
 	}
 	say := func(n string) {
 		if !slices.Contains(p.Notices, n) { // said once however often expanded

@@ -19,7 +19,7 @@ type Event struct {
 	Addr       string    `json:"addr,omitempty"`     // net: the address dialed (or the raw destination); dns: the fake address answered
 	Port       uint16    `json:"port,omitempty"`     // net: destination port
 	QType      string    `json:"qtype,omitempty"`    // dns: query type (A, AAAA, ...)
-	Mode       string    `json:"mode,omitempty"`     // net: "tproxy", "http-proxy", "socks5" or "publish"
+	Mode       string    `json:"mode,omitempty"`     // net: "tproxy", "http-proxy", "socks5", "publish", "connect" or "host-port"
 	BytesUp    int64     `json:"bytes_up"`           // net: sandbox -> remote
 	BytesDown  int64     `json:"bytes_down"`         // net: remote -> sandbox
 	DurationMs int64     `json:"duration_ms"`        // net: flow lifetime

@@ -164,7 +164,7 @@ var Options = []Option{
 	{Name: "add-host", Placeholder: "NAME:IP", Kind: List, Group: GroupNet, Example: "db.internal:192.0.2.7",
 		Help: "resolve NAME to IP on the host side (repeatable)", field: func(p *Policy) any { return &p.AddHost }},
 	{Name: "allow-host-port", Placeholder: "PORT", Kind: List, Group: GroupNet, Example: "5432",
-		Help: "reach the host's loopback PORT as host.jail.internal:PORT (repeatable)", field: func(p *Policy) any { return &p.AllowHostPort }},
+		Help: "reach the host's loopback PORT inside at 127.0.0.1:PORT and as host.jail.internal:PORT (repeatable)", field: func(p *Policy) any { return &p.AllowHostPort }},
 	{Name: "publish", Short: "p", Placeholder: "[IP:]HOSTPORT:PORT", Kind: List, Group: GroupNet, Example: "8080:3000",
 		Help: "publish a server inside on the host's 127.0.0.1:HOSTPORT (repeatable)", field: func(p *Policy) any { return &p.Publish }},
 	{Name: "publish-if-free", Placeholder: "[IP:]HOSTPORT:PORT", Kind: List, Group: GroupNet, Example: "1455:1455",

@@ -11,15 +11,14 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/jail-sandbox/jail/netproxy"
 	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/policy"
+	"github.com/jail-sandbox/jail/procnet"
 	"github.com/jail-sandbox/jail/seccomp"
 	"golang.org/x/sys/unix"
 )
@@ -67,7 +66,11 @@ func (r *runner) sandboxNetNS() uint64 {
 // are no server of the command's, and no -p could publish them).
 func (r *runner) onListen(ev seccomp.ListenEvent) {
 	port := ev.Addr.Port()
-	if !listenHintWanted(r.pol, r.degraded, port) || ev.NetNS != r.sandboxNetNS() {
+	if ev.NetNS != r.sandboxNetNS() {
+		return
+	}
+	r.listenedInside(port) // its refusals before it was up are no host's server missed (hostloop_linux.go)
+	if !listenHintWanted(r.pol, r.degraded, port) {
 		return
 	}
 	// Whose server: a jail exec'd command's is named to its client. Read
@@ -95,7 +98,7 @@ func (r *runner) onListen(ev seccomp.ListenEvent) {
 			return
 		default:
 		}
-		if !listening(r.sb.Pid, port) {
+		if !procnet.Listens(r.sb.Pid, port, nil) {
 			r.listens.mu.Lock()
 			delete(r.listens.said, key)
 			r.listens.mu.Unlock()
@@ -127,26 +130,6 @@ func (r *runner) onListen(ev seccomp.ListenEvent) {
 
 // listenHintAfter is how long a server must keep listening to be named.
 const listenHintAfter = 500 * time.Millisecond
-
-// listening reports whether a TCP socket listens on port in the network
-// namespace of process pid (/proc/PID/net/tcp and tcp6: state 0A).
-func listening(pid int, port uint16) bool {
-	want := fmt.Sprintf(":%04X ", port)
-	for _, f := range []string{"tcp", "tcp6"} {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/net/" + f)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			fields := strings.Fields(line)
-			// sl local_address rem_address st ...
-			if len(fields) > 3 && fields[3] == "0A" && strings.HasSuffix(fields[1]+" ", want) {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // listenHintWanted reports whether a server on port is worth naming: one
 // the host cannot reach (the sandbox has a network namespace of its own:

@@ -97,7 +97,7 @@ func (r *runner) dialInside(ctx context.Context, port int) (net.Conn, error) {
 // (proxy-aware), and the refusal listeners in the sandbox's own namespace
 // (--net none; the fallback), which answer flows with refusals and never
 // dial.
-func (r *runner) serveNet(tcps, refusers []*os.File, dns, resets *os.File, info map[string]string) {
+func (r *runner) serveNet(tcps, refusers, hostPorts []*os.File, dns, resets *os.File, info map[string]string) {
 	mode := info["net.mode"]
 	pol := r.netPol
 	if mode == nsnet.ModeNone || pol == nil {
@@ -141,6 +141,16 @@ func (r *runner) serveNet(tcps, refusers []*os.File, dns, resets *os.File, info 
 			_ = serve(r.ctx, ln)
 		}()
 	}
+	for _, f := range hostPorts {
+		// The sandbox's own 127.0.0.1 at an --allow-host-port port: the
+		// host's loopback at that port, through the egress proxy's policy
+		// and trail (a flow of host.jail.internal's).
+		serve(f, px.ServeHostPort)
+	}
+	if taken := info["net.host_ports_taken"]; taken != "" {
+		r.notice(noticeNet, "host-ports-taken", Spell(fmt.Sprintf("`allow-host-port` %s: jail's own listeners hold these ports of the sandbox's 127.0.0.1 here (no transparent egress), so the host's are reached as %s:PORT only",
+			strings.Trim(taken, "[]"), netproxy.HostInternal)))
+	}
 	for _, f := range tcps {
 		if mode == nsnet.ModeProxyAware {
 			serve(f, px.ServeFallback)
@@ -167,13 +177,15 @@ func (r *runner) serveNet(tcps, refusers []*os.File, dns, resets *os.File, info 
 	}
 }
 
-// watchResets says the flows --net none's loopback reset, which no
-// refusal listener heard (nsnet.Result.Resets): a refused name's port
-// other than 80, 443 and 22. The client says "connection refused"; the
-// user hears which name jail refused and the flag, as from a listener
-// (rx: the same names, policy and record). At the run's end, what the
-// kernel queued since the last read is said too, never waited for: a
-// client refused in the run's last instant.
+// watchResets says the flows the sandbox's loopback reset, which no
+// refusal listener heard (nsnet.Result.Resets): under --net none a
+// refused name's port other than 80, 443 and 22, where the user hears
+// which name jail refused and the flag, as from a listener (rx: the same
+// names, policy and record); in every mode a port of the loopback itself
+// where the host's loopback has a server (loopbackRefused). The client
+// says "connection refused". At the run's end, what the kernel queued
+// since the last read is said too, never waited for: a client refused in
+// the run's last instant.
 func (r *runner) watchResets(f *os.File, rx *netproxy.Proxy) {
 	r.bg.Add(1)
 	go func() {
@@ -188,7 +200,12 @@ func (r *runner) watchResets(f *os.File, rx *netproxy.Proxy) {
 		defer stop()
 		buf := make([]byte, 256)
 		say := func(n int) {
-			if dst, ok := nsnet.ParseReset(buf[:n]); ok {
+			dst, ok := nsnet.ParseReset(buf[:n])
+			switch {
+			case !ok:
+			case dst.Addr().IsLoopback():
+				r.loopbackRefused(dst.Port()) // the host's server, maybe (hostloop_linux.go)
+			default:
 				rx.Unheard(dst, heardByListener)
 			}
 		}
@@ -212,6 +229,7 @@ func (r *runner) watchResets(f *os.File, rx *netproxy.Proxy) {
 				say(n)
 			}
 		})
+		r.loopRefusalsAtEnd()
 	}()
 }
 

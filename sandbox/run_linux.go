@@ -254,8 +254,9 @@ type runner struct {
 	sess      SessionOptions
 	readyOnce sync.Once
 	ex        execs
-	stops     selfStops   // exec -t commands' own stops (selfstop_linux.go)
-	listens   listenHints // the servers' ports named (listenhint_linux.go)
+	stops     selfStops    // exec -t commands' own stops (selfstop_linux.go)
+	listens   listenHints  // the servers' ports named (listenhint_linux.go)
+	loops     loopRefusals // the loopback's refusals weighed (hostloop_linux.go)
 	// sshHosts: the user's ssh Host aliases (sshHostOf), read once.
 	sshHostsOnce sync.Once
 	sshHosts     map[string]string
@@ -1312,7 +1313,7 @@ func (r *runner) netHook() []byte {
 	}
 	switch p.Net {
 	case policy.NetAllow:
-		return inithooks.NetConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy}.Wire()
+		return inithooks.NetConfig{Fallback: p.ForceProxyAware, Fake: netproxy.FakeRange.String(), NoProxy: noProxy, HostPorts: r.hostPorts()}.Wire()
 	case policy.NetNone:
 		if r.degraded {
 			return nil // no network namespace to put them in: seccomp refuses IP sockets
@@ -1478,7 +1479,7 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 	r.recordStartBeside(m.Info)
 	// The sandbox's tmpfs file systems exist now (init built its tree).
 	r.watchMemory(r.spec)
-	var tcps, refusers []*os.File
+	var tcps, refusers, hostPorts []*os.File
 	var dns, resets *os.File
 	// The record first: exec notifications may refuse a command as soon as
 	// their listener is served below.
@@ -1509,6 +1510,8 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 			tcps = append(tcps, f)
 		case "net-refuse":
 			refusers = append(refusers, f)
+		case "net-hostport":
+			hostPorts = append(hostPorts, f)
 		case "net-dns":
 			dns = f
 		case "net-resets":
@@ -1518,9 +1521,13 @@ func (r *runner) handleFiles(m ns.Message, files []*os.File) {
 		}
 	}
 	if len(tcps)+len(refusers) > 0 || dns != nil {
-		r.serveNet(tcps, refusers, dns, resets, m.Info)
-	} else if resets != nil {
-		resets.Close()
+		r.serveNet(tcps, refusers, hostPorts, dns, resets, m.Info)
+	} else {
+		for _, f := range append(hostPorts, resets) {
+			if f != nil {
+				f.Close()
+			}
+		}
 	}
 }
 

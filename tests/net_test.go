@@ -858,7 +858,11 @@ func TestNetLoopbackAndMetadataGuard(t *testing.T) {
 }
 
 // --allow-host-port reaches exactly that port of the host's loopback as
-// host.jail.internal; nothing else on the host's loopback is reachable.
+// host.jail.internal and as the sandbox's own 127.0.0.1 and localhost at
+// that port (a client configured with the host's localhost:PORT works
+// unchanged); nothing else on the host's loopback is reachable, and
+// another port of it, refused by the sandbox's loopback, is said with
+// the flag.
 func TestNetAllowHostPort(t *testing.T) {
 	f := netFixture(t)
 	netControl(t, "other host loopback port", netHostCurl(t, netURL("127.0.0.1", f.hostOther, "/")))
@@ -868,15 +872,86 @@ func TestNetAllowHostPort(t *testing.T) {
 		netCurl("hostport", netURL("host.jail.internal", f.hostLoop, "/")),
 		netCurl("other-port", netURL("host.jail.internal", f.hostOther, "/")),
 		netCurl("lo-direct", netURL("127.0.0.1", f.hostLoop, "/")),
+		netCurl("localhost", netURL("localhost", f.hostLoop, "/")),
+		netCurl("lo-other", netURL("127.0.0.1", f.hostOther, "/")),
 		netCurl("own-addr", netURL(f.hostIP4, ownPort, "/")),
 		netProbe{"other-name-nx", `getent hosts localhost.jailtest.example | grep -Eq "^198\.19\."`},
 	)
 	mustCode(t, r.result, 0)
 	r.ok(t, "hostport")
 	r.refused(t, "other-port", fmt.Sprintf("host.jail.internal:%d", f.hostOther))
-	r.refused(t, "lo-direct", "")
+	r.ok(t, "lo-direct")
+	r.ok(t, "localhost")
+	r.refused(t, "lo-other", "")
 	r.refused(t, "own-addr", fmt.Sprintf("%s:%d", f.hostIP4, ownPort))
 	r.ok(t, "other-name-nx")
+	if line := hostLoopLine(f.hostOther); !strings.Contains(r.stderr, line) {
+		t.Errorf("the host's server at the sandbox's 127.0.0.1:%d was not said (%q):\n%s", f.hostOther, line, r.stderr)
+	}
+	if line := hostLoopLine(f.hostLoop); strings.Contains(r.stderr, line) {
+		t.Errorf("the port --allow-host-port opened was said refused:\n%s", r.stderr)
+	}
+}
+
+// hostLoopLine is jail's line for a connect the sandbox's loopback
+// refused at port, where the host's loopback has a server.
+func hostLoopLine(port int) string {
+	return fmt.Sprintf("jail: refused 127.0.0.1:%d (the sandbox's loopback is its own; the server listening there is the host's) - add --allow-host-port %d\n", port, port)
+}
+
+// A connect to the sandbox's own loopback at a port where the host's
+// loopback has a server is said, with the flag, under --net none and
+// with egress: said once the command has ended too (a one-shot client),
+// and a moment later while it runs; never for a port the host does not
+// serve, nor for one a server inside comes to listen on (a test polling
+// for its own server meets the same refusals until it is up).
+func TestNetHostLoopbackRefused(t *testing.T) {
+	f := netFixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := netPort(ln.Addr()) // a port nothing on the host listens on, once closed
+	ln.Close()
+	for _, flags := range [][]string{nil, {"--allow-domain", "example.com"}} {
+		r := netRun(t, flags, netCurl("host-server", netURL("127.0.0.1", f.hostLoop, "/")))
+		mustCode(t, r.result, 0)
+		r.refused(t, "host-server", "")
+		if !strings.Contains(r.stderr, hostLoopLine(f.hostLoop)) {
+			t.Errorf("%v: a one-shot client refused at the host's port %d was not said:\n%s", flags, f.hostLoop, r.stderr)
+		}
+		own := fmt.Sprintf(`import socket,subprocess,sys,time
+def up():
+    s=socket.socket()
+    try:
+        s.connect(("127.0.0.1",%d)); return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+assert not up()
+p=subprocess.Popen([sys.executable,"-m","http.server","%d","--bind","127.0.0.1"],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)
+while not up(): time.sleep(0.02)
+p.kill()`, f.hostOther, f.hostOther)
+		r = netRun(t, flags,
+			netProbe{"own-server", "/usr/bin/python3 -c '" + own + "'"},
+			netCurl("nothing", netURL("127.0.0.1", free, "/")),
+			netCurl("host-server", netURL("127.0.0.1", f.hostLoop, "/")),
+			netProbe{"later", "sleep 1"},
+		)
+		mustCode(t, r.result, 0)
+		r.ok(t, "own-server")
+		r.refused(t, "nothing", "")
+		r.refused(t, "host-server", "")
+		if !strings.Contains(r.err["later"], hostLoopLine(f.hostLoop)) {
+			t.Errorf("%v: the refusal at the host's port %d was not said while the command ran on:\n%s", flags, f.hostLoop, r.stderr)
+		}
+		for _, port := range []int{f.hostOther, free} {
+			if strings.Contains(r.stderr, fmt.Sprintf("refused 127.0.0.1:%d", port)) {
+				t.Errorf("%v: port %d said refused (a server of the sandbox's own, or none on the host):\n%s", flags, port, r.stderr)
+			}
+		}
+	}
 }
 
 // A denied flow prints exactly one line on stderr; --quiet silences it.

@@ -214,7 +214,7 @@ t db2 py ` + refusedHost + ` 5432
 t raw py 192.0.2.1 53
 t local py 127.0.0.1 5432
 t git /usr/bin/git ls-remote git://` + refusedHost + `/x.git
-t denials cat "$JAIL_DENIALS"
+t denials sh -c 'for i in $(seq 100); do grep -q :9418 "$JAIL_DENIALS" && break; sleep 0.02; done; cat "$JAIL_DENIALS"'
 exit 0`
 			r := sh(t, runOpts{env: refusalEnv(t)}, script, mode.flags...)
 			mustCode(t, r, 0)

@@ -27,9 +27,14 @@ func runChild(mode string) int {
 	sIno, _ := nsIno("/proc/thread-self/ns/net")
 	var res *Result
 	var err error
-	if mode == "none" {
+	switch mode {
+	case "none":
 		res, err = SetupNone(netip.MustParsePrefix("198.18.0.0/15"))
-	} else {
+	case "hostports", "fallback-hostports":
+		// 80 is the fallback's refusal listener's (Fake set): taken there.
+		res, err = Setup(Config{Fallback: mode == "fallback-hostports", Fake: netip.MustParsePrefix("198.18.0.0/15"),
+			HostPorts: []uint16{testHostPort, 80}})
+	default:
 		res, err = Setup(Config{Fallback: mode == "fallback"})
 	}
 	var w wire
@@ -52,6 +57,13 @@ func runChild(mode string) int {
 	if res.DNS != nil {
 		files = append(files, res.DNS)
 	}
+	if mode != "none" && res.Resets != nil {
+		files, w.Extras = append(files, res.Resets), append(w.Extras, "resets")
+	}
+	for _, f := range res.HostPorts {
+		files, w.Extras = append(files, f), append(w.Extras, "hostport")
+	}
+	w.HostPortsTaken = res.HostPortsTaken
 	if err := sendMsg(sock, w, files...); err != nil {
 		fmt.Fprintln(os.Stderr, "child: send result:", err)
 		return 1
@@ -144,6 +156,32 @@ func handle(q cmd, sIno uint64, sb netip.Addr, passed *[]*os.File) (r reply) {
 			setErr(&r, err)
 		}
 		r.OK = ok
+	case "abort":
+		// A connection on the loopback that its server aborts (SO_LINGER
+		// 0): a reset with the connection's own sequence number.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			setErr(&r, err)
+			return
+		}
+		defer ln.Close()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			setErr(&r, err)
+			return
+		}
+		defer c.Close()
+		sc, err := ln.Accept()
+		if err != nil {
+			setErr(&r, err)
+			return
+		}
+		sc.(*net.TCPConn).SetLinger(0)
+		sc.Close()
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, err = c.Read(make([]byte, 1))
+		r.OK = errors.Is(err, unix.ECONNRESET)
+		r.Data = ln.Addr().String()
 	case "threads":
 		// No thread of this process may remain in P, and no fd may refer to a
 		// network namespace other than S.

@@ -39,7 +39,15 @@ type wire struct {
 	ElapsedMS            float64
 	HasDNS               bool
 	Err                  string
+	// Extras name the files after TCP's (and DNS's): "resets",
+	// "hostport".
+	Extras         []string
+	HostPortsTaken []uint16
 }
+
+// testHostPort is the port the "hostports" modes reach on the host's
+// loopback.
+const testHostPort = 47123
 
 // cmd is a parent -> child request; reply the answer.
 type cmd struct {
@@ -110,7 +118,9 @@ type child struct {
 	TCP    *os.File
 	DNS    *os.File
 	Resets *os.File // mode "none": the reset watch, in TCP's place
-	exited bool
+	// HostPorts are the listeners Setup made for Config.HostPorts.
+	HostPorts []*os.File
+	exited    bool
 }
 
 // inCI: security tests must fail, not skip, when CI=true.
@@ -176,8 +186,20 @@ func startChild(t testing.TB, mode string, caps []uintptr) *child {
 	} else if len(files) > 0 {
 		ch.TCP = files[0]
 	}
-	if len(files) > 1 {
-		ch.DNS = files[1]
+	rest := files[min(1, len(files)):]
+	if ch.res.HasDNS && len(rest) > 0 {
+		ch.DNS, rest = rest[0], rest[1:]
+	}
+	for i, name := range ch.res.Extras {
+		if i >= len(rest) {
+			break
+		}
+		switch name {
+		case "resets":
+			ch.Resets = rest[i]
+		case "hostport":
+			ch.HostPorts = append(ch.HostPorts, rest[i])
+		}
 	}
 	return ch
 }

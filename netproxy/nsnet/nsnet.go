@@ -92,6 +92,11 @@ type Config struct {
 	// sandbox's loopback and listens on RefusalPorts there (Result.Listeners),
 	// so that a program that ignores the proxy variables still meets jail.
 	Fake netip.Prefix
+	// HostPorts are the host loopback ports the sandbox may reach
+	// (--allow-host-port): Setup listens on 127.0.0.1 in S at each
+	// (Result.HostPorts), so that the sandbox's own localhost:PORT is the
+	// host's, as host.jail.internal:PORT is.
+	HostPorts []uint16
 }
 
 // Result is what Setup built. TCP and DNS are owned by the caller: send them to the
@@ -125,13 +130,25 @@ type Result struct {
 	// Reason says, in ModeProxyAware, why the transparent path is not in use; it
 	// wraps ErrTProxyUnavailable or ErrFallbackForced. Nil in ModeTProxy.
 	Reason error
-	// Resets, in ModeNone, is the reset watch: a non-blocking raw TCP
-	// socket in S that receives only the kernel's resets of
-	// connects to a fake address at a port no refusal listener has (a
-	// refused name's database port, ssh -p 2222, git://), which no
-	// listener hears; read each packet with ParseReset. Nil where it
-	// could not be made (best effort: those flows are then unsaid).
+	// Resets is the reset watch: a non-blocking raw TCP socket in S that
+	// receives only the kernel's resets of connects to the sandbox's own
+	// loopback at a port where nothing listens (every mode: the host's
+	// loopback may have a server there, which --allow-host-port would
+	// make the sandbox's) and, in ModeNone, to a fake address at a port no
+	// refusal listener has (a refused name's database port, ssh -p 2222,
+	// git://), which no listener hears; read each packet with ParseReset.
+	// Nil where it could not be made (best effort: those flows are then
+	// unsaid).
 	Resets *os.File
+	// HostPorts, in the egress modes, are TCP listeners on 127.0.0.1 in S,
+	// one per Config.HostPorts entry that could be bound, in that order:
+	// the supervisor relays what they accept to the host's loopback at
+	// the same port (an accepted conn's LocalAddr names it).
+	// HostPortsTaken are the ports jail's own listeners in S hold already
+	// (the fallback's refusal listeners on 80, 443, 22): the sandbox
+	// reaches those only as host.jail.internal:PORT.
+	HostPorts      []*os.File
+	HostPortsTaken []uint16
 	// Elapsed is how long Setup took.
 	Elapsed time.Duration
 }

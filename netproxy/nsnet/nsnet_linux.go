@@ -47,6 +47,9 @@ func Setup(cfg Config) (*Result, error) {
 	if !cfg.Fallback {
 		res, err := onDiscardedThread(func() (*Result, error) { return setupTProxy(fdS, gw, sb, bits) })
 		if err == nil {
+			if err := sandboxSide(res, cfg.HostPorts); err != nil {
+				return nil, err
+			}
 			res.Elapsed = time.Since(start)
 			return res, nil
 		}
@@ -57,8 +60,55 @@ func Setup(cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("nsnet: no egress path (transparent: %v; proxy-aware fallback: %w); run `jail doctor`, or use `net` none", reason, err)
 	}
 	res.Reason = reason
+	if err := sandboxSide(res, cfg.HostPorts); err != nil {
+		return nil, err
+	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// sandboxSide adds to an egress mode's res what lives in S, the calling
+// thread's namespace (init's: all its threads are in S), beside what
+// setupTProxy or setupFallback made there: a listener on 127.0.0.1 at
+// each of hostPorts, and the reset watch of the loopback. On an error
+// every file of res is closed.
+func sandboxSide(res *Result, hostPorts []uint16) (err error) {
+	runtime.LockOSThread() // every socket below in the same namespace, as SetupNone
+	defer runtime.UnlockOSThread()
+	defer func() {
+		if err != nil {
+			res.close()
+		}
+	}()
+	lo := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	for _, port := range hostPorts {
+		f, _, err := listener(netip.AddrPortFrom(lo, port), false)
+		if errors.Is(err, unix.EADDRINUSE) {
+			// Nothing of the sandbox's runs yet: only jail's own listeners
+			// can hold a port now.
+			res.HostPortsTaken = append(res.HostPortsTaken, port)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("nsnet: the host's port %d at the sandbox's 127.0.0.1: %w", port, err)
+		}
+		res.HostPorts = append(res.HostPorts, f)
+	}
+	// Best effort, as in --net none: without it, a connect to a port of
+	// the loopback where the host has a server fails unexplained.
+	if w, err := resetWatch(netip.Prefix{}, nil); err == nil {
+		res.Resets = w
+	}
+	return nil
+}
+
+// close closes every file of r (a Setup that fails after making them).
+func (r *Result) close() {
+	for _, f := range append(append([]*os.File{r.TCP, r.DNS, r.Resets}, r.Listeners...), r.HostPorts...) {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 // onDiscardedThread runs f on a goroutine locked to its OS thread and never unlocks

@@ -11,7 +11,10 @@ import (
 // refused", which reads as a server that is down, and jail never saw the
 // flow. The kernel's answer, a RST|ACK from the fake address, is what the
 // watch receives (its filter passes nothing else); ParseReset names the
-// flow it refused, for the supervisor to say.
+// flow it refused, for the supervisor to say. So are the loopback's
+// refusals of a connect to a port where nothing inside listens, which the
+// supervisor names when the host's loopback has a server at that port
+// (--allow-host-port makes it the sandbox's).
 
 // tcpRST and tcpACK are TCP header flag bits (RFC 9293 3.1).
 const (
@@ -23,8 +26,9 @@ const (
 // its IP header on) and returns the flow the reset refused: the address
 // and port the client dialled, which are the reset's source. ok is false
 // for anything else: not IPv4 TCP, a fragment, a header cut short, not
-// RST|ACK. The watch's filter checks the same in the kernel; this is the
-// supervisor's own check of what it is handed.
+// RST|ACK, a loopback reset with a sequence number other than 0. The
+// watch's filter checks the same in the kernel; this is the supervisor's
+// own check of what it is handed.
 func ParseReset(p []byte) (dialled netip.AddrPort, ok bool) {
 	if len(p) < 20 || p[0]>>4 != 4 {
 		return netip.AddrPort{}, false
@@ -38,5 +42,10 @@ func ParseReset(p []byte) (dialled netip.AddrPort, ok bool) {
 		return netip.AddrPort{}, false
 	}
 	src := netip.AddrFrom4([4]byte(p[12:16]))
+	if src.IsLoopback() && binary.BigEndian.Uint32(tcp[4:8]) != 0 {
+		// The loopback's resets the watch takes are the kernel's refusals
+		// of a SYN, sequence number 0 (filterResets).
+		return netip.AddrPort{}, false
+	}
 	return netip.AddrPortFrom(src, binary.BigEndian.Uint16(tcp[0:2])), true
 }

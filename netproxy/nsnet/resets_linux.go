@@ -14,10 +14,11 @@ import (
 // resetWatch opens the reset watch in S: a raw IPv4 socket for TCP
 // (each packet from its IP header on) that receives, of all the TCP
 // segments delivered in S, only the resets the kernel sends for connects
-// to an address of fake at a port none of heard listens on
-// (filterResets). It needs CAP_NET_RAW in U (init, before the drop); the
-// supervisor reads it (ParseReset), non-blocking so that its end can stop
-// a read.
+// to an address of fake at a port none of heard listens on, and for
+// connects to the sandbox's own loopback (127.0.0.0/8) at a port nothing
+// listens on (filterResets; fake may be the zero Prefix: loopback only).
+// It needs CAP_NET_RAW in U (init, before the drop); the supervisor reads
+// it (ParseReset), non-blocking so that its end can stop a read.
 //
 // Why not the exec audit's filter reporting connect: that made every
 // connect a round trip to the supervisor (40 µs more for a loopback
@@ -68,43 +69,71 @@ func resetWatch(fake netip.Prefix, heard []uint16) (f *os.File, err error) {
 }
 
 // filterResets is the reset watch's classic BPF program, run on each
-// TCP segment delivered in S (from the IP header on): accept a
-// TCP segment, not a fragment, from an address of fake (IPv4), from a
-// port not in heard, with RST and ACK set (the kernel's answer to a SYN
-// where nothing listens, RFC 9293 3.10.7.1); drop anything else.
+// TCP segment delivered in S (from the IP header on): accept a TCP
+// segment, not a fragment, with RST and ACK set, that is either
+//
+//   - from the loopback (127.0.0.0/8) with sequence number 0: the kernel's
+//     answer to a SYN where nothing listens (RFC 9293 3.10.7.1; an
+//     established connection's abort carries its own sequence number, and
+//     a SYN-ACK's reset is from the client's port), which the supervisor
+//     weighs against what the host's loopback offers at that port; or
+//   - from an address of fake (IPv4, when fake is valid), from a port not
+//     in heard;
+//
+// drop anything else.
 func filterResets(fake netip.Prefix, heard []uint16) ([]bpf.Instruction, error) {
-	if !fake.IsValid() || !fake.Addr().Is4() {
+	if fake.IsValid() && !fake.Addr().Is4() {
 		return nil, ErrBadSubnet
 	}
-	net4 := binary.BigEndian.Uint32(fake.Masked().Addr().AsSlice())
-	mask := ^uint32(0) << (32 - fake.Bits())
-	// Each test drops the packet when it holds; the skips to the drop at
-	// the program's end are filled in once the program is laid out.
+	// Each test jumps to a label when it holds (drop, or loopback); the
+	// skips are filled in once the program is laid out.
+	const (
+		toDrop = iota
+		toLoop
+	)
 	var p []bpf.Instruction
-	var tests []int
-	dropIf := func(cond bpf.JumpTest, val uint32) {
-		tests = append(tests, len(p))
+	type jump struct{ at, to int }
+	var jumps []jump
+	jumpIf := func(to int, cond bpf.JumpTest, val uint32) {
+		jumps = append(jumps, jump{len(p), to})
 		p = append(p, bpf.JumpIf{Cond: cond, Val: val})
 	}
 	p = append(p, bpf.LoadAbsolute{Off: 9, Size: 1}) // protocol
-	dropIf(bpf.JumpNotEqual, unix.IPPROTO_TCP)
+	jumpIf(toDrop, bpf.JumpNotEqual, unix.IPPROTO_TCP)
 	p = append(p, bpf.LoadAbsolute{Off: 6, Size: 2}) // flags and fragment offset
-	dropIf(bpf.JumpBitsSet, 0x1fff)
-	p = append(p, bpf.LoadAbsolute{Off: 12, Size: 4}, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: mask}) // source address
-	dropIf(bpf.JumpNotEqual, net4)
-	p = append(p, bpf.LoadMemShift{Off: 0}, bpf.LoadIndirect{Off: 0, Size: 2}) // X: the IP header's length; the source port
-	for _, port := range heard {
-		dropIf(bpf.JumpEqual, uint32(port))
-	}
+	jumpIf(toDrop, bpf.JumpBitsSet, 0x1fff)
+	p = append(p, bpf.LoadMemShift{Off: 0})                                                                      // X: the IP header's length
 	p = append(p, bpf.LoadIndirect{Off: 13, Size: 1}, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: tcpRST | tcpACK}) // flags
-	dropIf(bpf.JumpNotEqual, tcpRST|tcpACK)
-	p = append(p, bpf.RetConstant{Val: 128}) // the IP and TCP headers are all ParseReset reads
+	jumpIf(toDrop, bpf.JumpNotEqual, tcpRST|tcpACK)
+	p = append(p, bpf.LoadAbsolute{Off: 12, Size: 4}, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xff000000}) // source address
+	jumpIf(toLoop, bpf.JumpEqual, 0x7f000000)
+	if fake.IsValid() {
+		net4 := binary.BigEndian.Uint32(fake.Masked().Addr().AsSlice())
+		mask := ^uint32(0) << (32 - fake.Bits())
+		p = append(p, bpf.LoadAbsolute{Off: 12, Size: 4}, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: mask})
+		jumpIf(toDrop, bpf.JumpNotEqual, net4)
+		p = append(p, bpf.LoadIndirect{Off: 0, Size: 2}) // the source port
+		for _, port := range heard {
+			jumpIf(toDrop, bpf.JumpEqual, uint32(port))
+		}
+		p = append(p, bpf.RetConstant{Val: 128}) // the IP and TCP headers are all ParseReset reads
+	} else {
+		p = append(p, bpf.RetConstant{Val: 0})
+	}
+	loop := len(p)
+	p = append(p, bpf.LoadIndirect{Off: 4, Size: 4}) // the sequence number
+	jumpIf(toDrop, bpf.JumpNotEqual, 0)
+	p = append(p, bpf.RetConstant{Val: 128})
 	drop := len(p)
 	p = append(p, bpf.RetConstant{Val: 0})
-	for _, at := range tests {
-		j := p[at].(bpf.JumpIf)
-		j.SkipTrue = uint8(drop - at - 1)
-		p[at] = j
+	for _, j := range jumps {
+		to := drop
+		if j.to == toLoop {
+			to = loop
+		}
+		in := p[j.at].(bpf.JumpIf)
+		in.SkipTrue = uint8(to - j.at - 1)
+		p[j.at] = in
 	}
 	return p, nil
 }

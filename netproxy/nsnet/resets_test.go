@@ -26,6 +26,7 @@ func segment(src, dst netip.AddrPort, flags byte, ihl int) []byte {
 func TestParseReset(t *testing.T) {
 	fake := netip.MustParseAddrPort("198.19.0.1:5432")
 	client := netip.MustParseAddrPort("127.0.0.1:40000")
+	loop := netip.MustParseAddrPort("127.0.0.1:11434")
 	frag := segment(fake, client, tcpRST|tcpACK, 5)
 	frag[7] = 1 // a later fragment (offset 8 bytes): no TCP header of its own
 	udp := segment(fake, client, tcpRST|tcpACK, 5)
@@ -38,6 +39,8 @@ func TestParseReset(t *testing.T) {
 		{"the kernel's reset", segment(fake, client, tcpRST|tcpACK, 5), fake},
 		{"with IP options", segment(fake, client, tcpRST|tcpACK, 6), fake},
 		{"a plain RST", segment(fake, client, tcpRST, 5), netip.AddrPort{}},
+		{"the loopback's refusal", segment(loop, client, tcpRST|tcpACK, 5), loop},
+		{"the loopback's abort", func() []byte { p := segment(loop, client, tcpRST|tcpACK, 5); p[24+3] = 1; return p }(), netip.AddrPort{}},
 		{"a SYN", segment(client, fake, 0x02, 5), netip.AddrPort{}},
 		{"a fragment", frag, netip.AddrPort{}},
 		{"UDP", udp, netip.AddrPort{}},

@@ -63,6 +63,9 @@ type NetConfig struct {
 	// NoProxy are names that stay out of the *_PROXY variables' reach
 	// besides loopback: the sandbox's hostname (its own servers).
 	NoProxy []string `json:"no_proxy,omitempty"`
+	// HostPorts are the --allow-host-port ports: the egress modes make
+	// the sandbox's own 127.0.0.1 at each the host's (nsnet.Config).
+	HostPorts []uint16 `json:"host_ports,omitempty"`
 }
 
 // proxyPort is the port of the gateway address that the *_PROXY variables
@@ -118,7 +121,7 @@ func Hooks() ns.Hooks {
 			if c.Mode == nsnet.ModeNone {
 				return netNone(c)
 			}
-			cfg := nsnet.Config{Fallback: c.Fallback}
+			cfg := nsnet.Config{Fallback: c.Fallback, HostPorts: c.HostPorts}
 			if fake, err := netip.ParsePrefix(c.Fake); err == nil {
 				cfg.Fake = fake
 			}
@@ -147,6 +150,15 @@ func Hooks() ns.Hooks {
 			}
 			for _, f := range res.Listeners {
 				out.Names, out.Files = append(out.Names, "net-refuse"), append(out.Files, f)
+			}
+			for _, f := range res.HostPorts {
+				out.Names, out.Files = append(out.Names, "net-hostport"), append(out.Files, f)
+			}
+			if res.Resets != nil {
+				out.Names, out.Files = append(out.Names, "net-resets"), append(out.Files, res.Resets)
+			}
+			if len(res.HostPortsTaken) > 0 {
+				out.Info["host_ports_taken"] = fmt.Sprint(res.HostPortsTaken)
 			}
 			if res.Mode == nsnet.ModeProxyAware {
 				out.Env = nsnet.ProxyEnv(res.ProxyAddr.String(), c.NoProxy...)

@@ -20,6 +20,7 @@ const (
 	tNetSubnet
 	tNetFallback
 	tNetNoProxy
+	tNetHostPorts
 )
 
 func (c NetConfig) Wire() []byte {
@@ -29,6 +30,7 @@ func (c NetConfig) Wire() []byte {
 	w.String(tNetSubnet, c.Subnet)
 	w.Bool(tNetFallback, c.Fallback)
 	w.Strings(tNetNoProxy, c.NoProxy)
+	w.Uint16s(tNetHostPorts, c.HostPorts)
 	return w.Done()
 }
 
@@ -45,6 +47,8 @@ func (c *NetConfig) Unwire(b []byte) error {
 			c.Fallback = true
 		case tNetNoProxy:
 			c.NoProxy = r.Strings()
+		case tNetHostPorts:
+			c.HostPorts = r.Uint16s()
 		default:
 			return false
 		}

@@ -5,7 +5,9 @@
 // system, which is the host's, read-only, the Docker CLI, whose daemon's
 // socket jail hides (it is root on the host), and ping and traceroute,
 // whose ICMP jail's network does not carry (an agent that pings to test
-// the network concludes there is none). Agents reach for sudo and the
+// the network concludes there is none), debuggers and tracers (strace,
+// gdb), whose ptrace jail refuses unless --allow-ptrace, and profilers on
+// performance counters (perf, rr), which it refuses always. Agents reach for sudo and the
 // package manager when a tool is missing (`sudo apt-get install jq`, or
 // `apt-get install jq` when they see uid 0, as under a jail root started),
 // and the programs' own messages send the user the wrong way: sudo blames the container's
@@ -45,6 +47,13 @@ type Note struct {
 	// NeedsOwnNet: the note holds only when the sandbox has a network
 	// namespace of its own (not --net host; the caller checks).
 	NeedsOwnNet bool
+	// NeedsPtraceDenied: the note holds only when the sandbox refuses
+	// ptrace (no --allow-ptrace; the caller checks).
+	NeedsPtraceDenied bool
+	// NeedsBuiltinSeccomp: the note holds only when jail's built-in
+	// seccomp deny-list applies (not --seccomp-replace; the caller
+	// checks).
+	NeedsBuiltinSeccomp bool
 }
 
 // dockerSockets are where the Docker CLI finds its daemon by default
@@ -66,6 +75,18 @@ var privilege = map[string]bool{
 // sockets).
 var icmp = map[string]bool{"ping": true, "ping4": true, "ping6": true, "traceroute": true, "traceroute6": true, "tracepath": true, "mtr": true, "arping": true}
 
+// tracers are the debuggers and tracers that work through ptrace (or
+// process_vm_readv, which the same rule refuses): attaching to a process
+// or starting one under their control. Their own messages blame the
+// kernel's ptrace_scope or the user's permissions.
+var tracers = map[string]bool{"strace": true, "ltrace": true, "gdb": true, "gdbserver": true, "lldb": true,
+	"lldb-server": true, "gcore": true, "pstack": true, "eu-stack": true, "py-spy": true, "rbspy": true}
+
+// counters are the profilers that need perf_event_open, which jail's
+// seccomp filter refuses whatever the options: their messages talk of
+// perf_event_paranoid.
+var counters = map[string]bool{"perf": true, "rr": true}
+
 // For reports the note for a program executed as path with argv, and
 // whether there is one.
 func For(path string, argv []string) (Note, bool) {
@@ -79,10 +100,99 @@ func For(path string, argv []string) (Note, bool) {
 	if icmp[name] {
 		return Note{Key: name, NeedsOwnNet: true, Text: name + " cannot work inside the sandbox, whatever it says next: jail's network carries TCP flows to the names it allows (and DNS), no ICMP; try the name with curl or the tool you meant to run"}, true
 	}
+	if tracers[name] && traces(name, argv) {
+		return Note{Key: name, NeedsPtraceDenied: true, Text: name + " cannot trace inside the sandbox, whatever it says next: jail refuses ptrace there (one process reading and writing another's memory); --allow-ptrace allows it between the sandbox's own processes"}, true
+	}
+	if counters[name] && countsEvents(name, argv) {
+		return Note{Key: name, NeedsBuiltinSeccomp: true, Text: name + " cannot work inside the sandbox, whatever it says next: jail refuses perf_event_open there (kernel performance counters: privilege escalations and side channels); profile on the host"}, true
+	}
 	if changesSystem(name, argv) {
 		return Note{Key: name, NeedsReadOnly: SystemDir, Text: name + " cannot change the sandbox's system, whatever it says next: it is the host's, read-only inside; install system packages on the host (the sandbox sees them at once), or a tool without root into the workspace"}, true
 	}
 	return Note{}, false
+}
+
+// traces reports whether a tracer's command line traces: all but its
+// help and version, and a debugger given nothing to run or attach to, or
+// a core file to read (gdb PROGRAM CORE, --core).
+func traces(name string, argv []string) bool {
+	var args []string
+	if len(argv) > 1 {
+		args = argv[1:]
+	}
+	// Help and version, as each spells them (strace's -v is verbose and
+	// -c a summary: they trace).
+	quiet := map[string]bool{"--help": true, "--version": true, "-h": true, "-V": true}
+	if name == "gdb" || name == "lldb" {
+		quiet = map[string]bool{"--help": true, "-help": true, "--version": true, "-version": true, "-h": true, "-v": true,
+			"--core": true, "-core": true, "-c": true} // a core file: read, never traced
+	}
+	if anyOption(args, func(a string) bool {
+		return quiet[a] || (name == "gdb" || name == "lldb") && (strings.HasPrefix(a, "--core=") || strings.HasPrefix(a, "-core="))
+	}) {
+		return false
+	}
+	switch name {
+	case "gdb", "lldb":
+		var operands int
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case a == "-p" || a == "--pid" || a == "-pid" || a == "--attach-pid" || a == "--attach-name" || a == "-n":
+				return true
+			case strings.HasPrefix(a, "--pid=") || strings.HasPrefix(a, "-pid=") || a == "--args" || a == "-args" || a == "--":
+				return true
+			case gdbValued[a]:
+				i++ // its value
+			case !strings.HasPrefix(a, "-"):
+				operands++
+			}
+		}
+		// gdb PROGRAM runs it; gdb PROGRAM PID attaches; gdb PROGRAM CORE
+		// reads a core file, which needs no ptrace.
+		return operands == 1 || operands == 2 && isNumber(args[len(args)-1])
+	case "py-spy":
+		return firstWord(args, nil, "record", "top", "dump")
+	case "rbspy":
+		return firstWord(args, nil, "record", "snapshot")
+	}
+	return len(args) > 0 || name == "gcore" || name == "pstack" || name == "eu-stack"
+}
+
+// gdbValued are gdb's and lldb's options that take their value as the
+// next argument.
+var gdbValued = map[string]bool{"-ex": true, "-iex": true, "-x": true, "-ix": true, "-cd": true, "--cd": true,
+	"-d": true, "--directory": true, "-s": true, "--symbols": true, "-e": true, "--exec": true, "-b": true,
+	"-tty": true, "--tty": true, "-data-directory": true, "--data-directory": true, "-D": true, "-o": true,
+	"--one-line": true, "-O": true, "--one-line-before-file": true, "-k": true, "-S": true, "--source": true,
+	"-s-before-file": true, "--arch": true, "-a": true, "--file": true, "-f": true}
+
+// countsEvents reports whether a perf or rr command line needs
+// performance counters: perf record, stat, top, trace and the rest of
+// its sampling verbs (not report, script, annotate, list, which read
+// what was recorded), rr record.
+func countsEvents(name string, argv []string) bool {
+	var args []string
+	if len(argv) > 1 {
+		args = argv[1:]
+	}
+	if name == "rr" {
+		return firstWord(args, nil, "record")
+	}
+	return firstWord(args, nil, "record", "stat", "top", "trace", "sched", "lock", "mem", "c2c", "kmem", "kwork", "ftrace", "probe", "kvm")
+}
+
+// isNumber reports whether s is a decimal process id.
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // usesDaemon reports whether a docker command line talks to the daemon:

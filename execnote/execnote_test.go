@@ -30,6 +30,37 @@ func TestFor(t *testing.T) {
 		{"/usr/bin/rpm", "rpm -ivh x.rpm", "rpm", false},
 		{"/usr/bin/rpm", "rpm -e x", "rpm", false},
 		{"/usr/bin/zypper", "zypper --non-interactive in git", "zypper", false},
+		{"/usr/bin/strace", "strace -f -o /tmp/x true", "strace", false},
+		{"/usr/bin/strace", "strace -c ls", "strace", false},
+		{"/usr/bin/strace", "strace -p 42", "strace", false},
+		{"/usr/bin/strace", "strace -V", "", false},
+		{"/usr/bin/strace", "strace --help", "", false},
+		{"/usr/bin/strace", "strace", "", false}, // its usage
+		{"/usr/bin/ltrace", "ltrace ls", "ltrace", false},
+		{"/usr/bin/gdb", "gdb -batch -ex run ./hello", "gdb", false},
+		{"/usr/bin/gdb", "gdb ./hello", "gdb", false},
+		{"/usr/bin/gdb", "gdb -p 42", "gdb", false},
+		{"/usr/bin/gdb", "gdb --pid=42", "gdb", false},
+		{"/usr/bin/gdb", "gdb ./hello 42", "gdb", false},
+		{"/usr/bin/gdb", "gdb -q --args ./hello -x", "gdb", false},
+		{"/usr/bin/gdb", "gdb ./hello core.42", "", false},
+		{"/usr/bin/gdb", "gdb -c core ./hello", "", false},
+		{"/usr/bin/gdb", "gdb --core=core ./hello", "", false},
+		{"/usr/bin/gdb", "gdb -batch -ex help", "", false}, // -ex's value is no program
+		{"/usr/bin/gdb", "gdb --version", "", false},
+		{"/usr/bin/gdb", "gdb", "", false}, // an interactive gdb with nothing to run yet
+		{"/usr/bin/lldb", "lldb ./hello", "lldb", false},
+		{"/usr/bin/lldb", "lldb -v", "", false},
+		{"/usr/bin/gcore", "gcore 42", "gcore", false},
+		{"/home/u/.local/bin/py-spy", "py-spy dump --pid 42", "py-spy", false},
+		{"/home/u/.local/bin/py-spy", "py-spy record -o p.svg -- python3 x.py", "py-spy", false},
+		{"/home/u/.local/bin/py-spy", "py-spy --version", "", false},
+		{"/usr/bin/perf", "perf record -g ./hello", "perf", false},
+		{"/usr/bin/perf", "perf stat ls", "perf", false},
+		{"/usr/bin/perf", "perf report", "", false},
+		{"/usr/bin/perf", "perf list", "", false},
+		{"/usr/bin/rr", "rr record ./hello", "rr", false},
+		{"/usr/bin/rr", "rr replay", "", false},
 		{"/usr/bin/docker", "docker ps", "docker", false},
 		{"/usr/bin/docker", "docker run -h box -v /x:/y --rm alpine true", "docker", false},
 		{"/usr/bin/docker", "docker --context x compose up", "docker", false}, // an option's value taken as the verb: said
@@ -82,7 +113,7 @@ func TestFor(t *testing.T) {
 		if n.NeedsSetID != c.setID {
 			t.Errorf("%s: needs set-id %v", c.argv, n.NeedsSetID)
 		}
-		if conds := btoi(n.NeedsSetID) + btoi(n.NeedsReadOnly != "") + btoi(len(n.NeedsHostSocket) > 0) + btoi(n.NeedsOwnNet); conds != 1 {
+		if conds := btoi(n.NeedsSetID) + btoi(n.NeedsReadOnly != "") + btoi(len(n.NeedsHostSocket) > 0) + btoi(n.NeedsOwnNet) + btoi(n.NeedsPtraceDenied) + btoi(n.NeedsBuiltinSeccomp); conds != 1 {
 			t.Errorf("%s: %d conditions, want one: %+v", c.argv, conds, n)
 		}
 		if !strings.HasPrefix(n.Text, c.key+" cannot ") || !strings.Contains(n.Text, "whatever it says next") {
@@ -96,7 +127,7 @@ func FuzzFor(f *testing.F) {
 	f.Add("/usr/bin/rpm", "rpm\x00-")
 	f.Fuzz(func(t *testing.T, path, args string) {
 		n, ok := For(path, strings.Split(args, "\x00"))
-		if ok && (n.Key == "" || n.Text == "" || btoi(n.NeedsSetID)+btoi(n.NeedsReadOnly != "")+btoi(len(n.NeedsHostSocket) > 0)+btoi(n.NeedsOwnNet) != 1) {
+		if ok && (n.Key == "" || n.Text == "" || btoi(n.NeedsSetID)+btoi(n.NeedsReadOnly != "")+btoi(len(n.NeedsHostSocket) > 0)+btoi(n.NeedsOwnNet)+btoi(n.NeedsPtraceDenied)+btoi(n.NeedsBuiltinSeccomp) != 1) {
 			t.Fatalf("For(%q, %q) = %+v", path, args, n)
 		}
 	})

@@ -13,7 +13,8 @@ import (
 
 // This file: a notice when the sandbox runs a program that cannot do its
 // job there by design (package execnote): sudo and its kin, a system
-// package manager asked to change the system, docker, ping. One line a
+// package manager asked to change the system, docker, ping, a tracer
+// without --allow-ptrace, perf. One line a
 // program a run,
 // before the program's own output (the exec waits for its answer), says
 // why and what to do instead.
@@ -51,6 +52,9 @@ func (r *runner) sayCannotWork(pid int, path string, argv []string) {
 		}
 	}
 	if n.NeedsOwnNet && r.pol.Net == policy.NetHost {
+		return
+	}
+	if n.NeedsPtraceDenied && r.pol.AllowPtrace || n.NeedsBuiltinSeccomp && r.pol.SeccompReplace {
 		return
 	}
 	if len(n.NeedsHostSocket) > 0 && !hostSocketHidden(root, n.NeedsHostSocket, r.planEnv(), n.UnlessEnv) {

@@ -34,6 +34,9 @@ func TestCannotWorkNamed(t *testing.T) {
 		{"shim/sudo", 0o755}, // an image's sudo that runs the command itself
 		{"setid/apt-get", 0o755},
 		{"setid/ping", 0o755},
+		{"setid/strace", 0o755},
+		{"setid/gdb", 0o755},
+		{"setid/perf", 0o755},
 	} {
 		p := filepath.Join(dir, f.rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -52,15 +55,22 @@ func TestCannotWorkNamed(t *testing.T) {
 		name   string
 		script string
 		want   []string // the programs named
+		flags  []string
 	}{
-		{"sudo twice, su once", "sudo -n true; sudo apt-get install jq; su -c true; exit 3", []string{"sudo", "su"}},
-		{"a set-id program of another name", "other; exit 3", nil},
-		{"a package manager", "apt-get --help; apt-get -y install jq; apt-get install git; exit 3", []string{"apt-get"}},
-		{"a package manager asked for help only", "apt-get --help; exit 3", nil},
-		{"ping", "ping -c1 example.com; exit 3", []string{"ping"}},
+		{"sudo twice, su once", "sudo -n true; sudo apt-get install jq; su -c true; exit 3", []string{"sudo", "su"}, nil},
+		{"a set-id program of another name", "other; exit 3", nil, nil},
+		{"a package manager", "apt-get --help; apt-get -y install jq; apt-get install git; exit 3", []string{"apt-get"}, nil},
+		{"a package manager asked for help only", "apt-get --help; exit 3", nil, nil},
+		{"ping", "ping -c1 example.com; exit 3", []string{"ping"}, nil},
+		// Tracers without --allow-ptrace (seen: strace's "PTRACE_TRACEME:
+		// Operation not permitted", gdb's "warning: ptrace: Operation not
+		// permitted", and not a word from jail); perf always.
+		{"tracers", "strace -V; strace -f true; gdb --version; gdb -batch -ex run ./a.out; perf report; perf record true; exit 3", []string{"strace", "gdb", "perf"}, nil},
+		{"tracers with --allow-ptrace", "strace -f true; gdb -p 1; perf stat true; exit 3", []string{"perf"}, []string{"--allow-ptrace"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := run(t, runOpts{env: []string{"PATH=" + filepath.Join(dir, "setid") + ":/usr/bin:/bin"}}, "--", "sh", "-c", c.script)
+			args := append(append(c.flags[:len(c.flags):len(c.flags)], "--", "sh", "-c"), c.script)
+			r := run(t, runOpts{env: []string{"PATH=" + filepath.Join(dir, "setid") + ":/usr/bin:/bin"}}, args...)
 			mustCode(t, r, 3)
 			if n := strings.Count(r.stderr, said); n != len(c.want) {
 				t.Errorf("said %d times, want %d\nstderr:\n%s", n, len(c.want), r.stderr)

@@ -75,17 +75,22 @@ var privilege = map[string]bool{
 // sockets).
 var icmp = map[string]bool{"ping": true, "ping4": true, "ping6": true, "traceroute": true, "traceroute6": true, "tracepath": true, "mtr": true, "arping": true}
 
-// tracers are the debuggers and tracers that work through ptrace (or
+// tracer reports whether name is a debugger or tracer that works through ptrace (or
 // process_vm_readv, which the same rule refuses): attaching to a process
 // or starting one under their control. Their own messages blame the
 // kernel's ptrace_scope or the user's permissions.
-var tracers = map[string]bool{"strace": true, "ltrace": true, "gdb": true, "gdbserver": true, "lldb": true,
-	"lldb-server": true, "gcore": true, "pstack": true, "eu-stack": true, "py-spy": true, "rbspy": true}
+func tracer(name string) bool {
+	switch name {
+	case "strace", "ltrace", "gdb", "gdbserver", "lldb", "lldb-server", "gcore", "pstack", "eu-stack", "py-spy", "rbspy":
+		return true
+	}
+	return false
+}
 
-// counters are the profilers that need perf_event_open, which jail's
+// counter reports whether name is a profiler that needs perf_event_open, which jail's
 // seccomp filter refuses whatever the options: their messages talk of
 // perf_event_paranoid.
-var counters = map[string]bool{"perf": true, "rr": true}
+func counter(name string) bool { return name == "perf" || name == "rr" }
 
 // For reports the note for a program executed as path with argv, and
 // whether there is one.
@@ -100,10 +105,10 @@ func For(path string, argv []string) (Note, bool) {
 	if icmp[name] {
 		return Note{Key: name, NeedsOwnNet: true, Text: name + " cannot work inside the sandbox, whatever it says next: jail's network carries TCP flows to the names it allows (and DNS), no ICMP; try the name with curl or the tool you meant to run"}, true
 	}
-	if tracers[name] && traces(name, argv) {
+	if tracer(name) && traces(name, argv) {
 		return Note{Key: name, NeedsPtraceDenied: true, Text: name + " cannot trace inside the sandbox, whatever it says next: jail refuses ptrace there (one process reading and writing another's memory); --allow-ptrace allows it between the sandbox's own processes"}, true
 	}
-	if counters[name] && countsEvents(name, argv) {
+	if counter(name) && countsEvents(name, argv) {
 		return Note{Key: name, NeedsBuiltinSeccomp: true, Text: name + " cannot work inside the sandbox, whatever it says next: jail refuses perf_event_open there (kernel performance counters: privilege escalations and side channels); profile on the host"}, true
 	}
 	if changesSystem(name, argv) {
@@ -122,13 +127,17 @@ func traces(name string, argv []string) bool {
 	}
 	// Help and version, as each spells them (strace's -v is verbose and
 	// -c a summary: they trace).
-	quiet := map[string]bool{"--help": true, "--version": true, "-h": true, "-V": true}
-	if name == "gdb" || name == "lldb" {
-		quiet = map[string]bool{"--help": true, "-help": true, "--version": true, "-version": true, "-h": true, "-v": true,
-			"--core": true, "-core": true, "-c": true} // a core file: read, never traced
-	}
+	debugger := name == "gdb" || name == "lldb"
 	if anyOption(args, func(a string) bool {
-		return quiet[a] || (name == "gdb" || name == "lldb") && (strings.HasPrefix(a, "--core=") || strings.HasPrefix(a, "-core="))
+		switch a {
+		case "--help", "--version", "-h":
+			return true
+		case "-V":
+			return !debugger
+		case "-help", "-version", "-v", "--core", "-core", "-c": // a core file: read, never traced
+			return debugger
+		}
+		return debugger && (strings.HasPrefix(a, "--core=") || strings.HasPrefix(a, "-core="))
 	}) {
 		return false
 	}
@@ -142,7 +151,7 @@ func traces(name string, argv []string) bool {
 				return true
 			case strings.HasPrefix(a, "--pid=") || strings.HasPrefix(a, "-pid=") || a == "--args" || a == "-args" || a == "--":
 				return true
-			case gdbValued[a]:
+			case gdbValued(a):
 				i++ // its value
 			case !strings.HasPrefix(a, "-"):
 				operands++
@@ -159,13 +168,17 @@ func traces(name string, argv []string) bool {
 	return len(args) > 0 || name == "gcore" || name == "pstack" || name == "eu-stack"
 }
 
-// gdbValued are gdb's and lldb's options that take their value as the
-// next argument.
-var gdbValued = map[string]bool{"-ex": true, "-iex": true, "-x": true, "-ix": true, "-cd": true, "--cd": true,
-	"-d": true, "--directory": true, "-s": true, "--symbols": true, "-e": true, "--exec": true, "-b": true,
-	"-tty": true, "--tty": true, "-data-directory": true, "--data-directory": true, "-D": true, "-o": true,
-	"--one-line": true, "-O": true, "--one-line-before-file": true, "-k": true, "-S": true, "--source": true,
-	"-s-before-file": true, "--arch": true, "-a": true, "--file": true, "-f": true}
+// gdbValued reports whether a is an option of gdb's or lldb's that takes
+// its value as the next argument.
+func gdbValued(a string) bool {
+	switch a {
+	case "-ex", "-iex", "-x", "-ix", "-cd", "--cd", "-d", "--directory", "-s", "--symbols", "-e", "--exec", "-b",
+		"-tty", "--tty", "-data-directory", "--data-directory", "-D", "-o", "--one-line", "-O",
+		"--one-line-before-file", "-k", "-S", "--source", "-s-before-file", "--arch", "-a", "--file", "-f":
+		return true
+	}
+	return false
+}
 
 // countsEvents reports whether a perf or rr command line needs
 // performance counters: perf record, stat, top, trace and the rest of

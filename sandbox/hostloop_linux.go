@@ -36,6 +36,9 @@ type loopRefusals struct {
 	// few milliseconds, and the table is read at most once a second a
 	// port.
 	looked map[uint16]time.Time
+	// timers: the pending ports' waits, each counted in the runner's bg
+	// until it has run or been stopped at the run's end.
+	timers map[uint16]*time.Timer
 }
 
 // loopRefusalWait is how long a refused port waits for a server inside
@@ -67,7 +70,7 @@ func (r *runner) loopbackRefused(port uint16) {
 		return
 	}
 	if l.said == nil {
-		l.said, l.pending, l.looked = map[uint16]bool{}, map[uint16]bool{}, map[uint16]time.Time{}
+		l.said, l.pending, l.looked, l.timers = map[uint16]bool{}, map[uint16]bool{}, map[uint16]time.Time{}, map[uint16]*time.Timer{}
 	}
 	if t, ok := l.looked[port]; ok && time.Since(t) < time.Second {
 		l.mu.Unlock()
@@ -81,9 +84,16 @@ func (r *runner) loopbackRefused(port uint16) {
 		return
 	}
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.pending[port] = true
-	l.mu.Unlock()
-	time.AfterFunc(loopRefusalWait, func() { r.sayLoopRefusal(port, false) })
+	// Counted as the watch that calls this is (its count is held now):
+	// the run's end waits for a wait that runs, or stops it
+	// (loopRefusalsAtEnd), so no word comes after the trail's end.
+	r.bg.Add(1)
+	l.timers[port] = time.AfterFunc(loopRefusalWait, func() {
+		defer r.bg.Done()
+		r.sayLoopRefusal(port, false)
+	})
 }
 
 // sayLoopRefusal says a pending refused port unless a server inside
@@ -97,6 +107,7 @@ func (r *runner) sayLoopRefusal(port uint16, atEnd bool) {
 		return
 	}
 	delete(l.pending, port)
+	delete(l.timers, port)
 	listened := l.listened[port]
 	l.said[port] = true
 	l.mu.Unlock()
@@ -125,6 +136,9 @@ func (r *runner) loopRefusalsAtEnd() {
 	var ports []uint16
 	for p := range l.pending {
 		ports = append(ports, p)
+		if t := l.timers[p]; t != nil && t.Stop() {
+			r.bg.Done() // stopped before it ran: said below instead
+		}
 	}
 	l.mu.Unlock()
 	slices.Sort(ports)

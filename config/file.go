@@ -595,16 +595,13 @@ func lineIndex(data []byte) func(offset uint32) int {
 
 // nearest suggests the option a mistyped key probably meant.
 func nearest(key string) string {
-	best, bestD := "", 3
+	var names []string
 	for i := range policy.Options {
-		o := &policy.Options[i]
-		if o.Hidden {
-			continue
-		}
-		if d := distance(key, o.Name); d < bestD {
-			best, bestD = o.Name, d
+		if o := &policy.Options[i]; !o.Hidden {
+			names = append(names, o.Name)
 		}
 	}
+	best := policy.Nearest(key, names)
 	if best == "" {
 		switch strings.ReplaceAll(key, "_", "-") {
 		case "allowed-domains", "domains", "allow-domains":
@@ -615,25 +612,4 @@ func nearest(key string) string {
 		}
 	}
 	return best
-}
-
-// distance is the Levenshtein distance of two short strings.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -368,3 +368,37 @@ func orList(vs []string) string {
 	}
 	return strings.Join(vs[:len(vs)-1], ", ") + " or " + vs[len(vs)-1]
 }
+
+// Nearest is the name of names closest to name, at most 2 edits away (the
+// first of equals), "" for none: the "did you mean" of a mistyped flag or
+// config key.
+func Nearest(name string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := distance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance of two short strings.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

@@ -189,3 +189,20 @@ func FuzzOptionSet(f *testing.F) {
 		}
 	})
 }
+
+func TestNearest(t *testing.T) {
+	names := []string{"memory", "allow-domain", "deny-domain", "cpus"}
+	for _, tt := range []struct{ in, want string }{
+		{"memroy", "memory"},
+		{"allow-domian", "allow-domain"},
+		{"deny-domains", "deny-domain"},
+		{"cpu", "cpus"},
+		{"zzz", ""},
+		{"allow", ""},
+		{"", ""},
+	} {
+		if got := Nearest(tt.in, names); got != tt.want {
+			t.Errorf("Nearest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -98,6 +98,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"--net", "bridge", "--", "x"}, "jail: --net bridge: want none, allow or host\n"},
 		{[]string{"--read-only=maybe", "--", "x"}, "jail: --read-only maybe: want true or false\n"},
 		{[]string{"--bogus", "--", "x"}, "jail: unknown flag --bogus (see jail --help)\n"},
+		{[]string{"--memroy", "1G", "--", "x"}, "jail: unknown flag --memroy; did you mean --memory? (see jail --help)\n"},
+		{[]string{"--allow-domian", "x", "--", "x"}, "jail: unknown flag --allow-domian; did you mean --allow-domain? (see jail --help)\n"},
 		{[]string{"-Z", "--", "x"}, "jail: unknown flag -Z (see jail --help)\n"},
 		{[]string{"--timeout"}, "jail: --timeout needs DURATION, e.g. --timeout 30m (see jail --help)\n"},
 		{[]string{"ls"}, "jail: \"ls\" is not a jail verb; put the command after --: jail [flags] -- ls (see jail --help)\n"},

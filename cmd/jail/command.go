@@ -105,6 +105,18 @@ func (c *command) usageErr(format string, a ...any) error {
 	return &usageError{msg: prefix + fmt.Sprintf(format, a...) + " (" + c.seeHelp() + ")"}
 }
 
+// nearestFlag is the verb's shown flag nearest to a mistyped long name
+// (--memroy: memory), "" for none.
+func (c *command) nearestFlag(name string) string {
+	var names []string
+	c.flags.VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	return policy.Nearest(name, names)
+}
+
 // flagError words pflag's errors for a person: the flag as they type it,
 // what a value looks like, where to read more.
 func (c *command) flagError(err error) error {
@@ -117,6 +129,8 @@ func (c *command) flagError(err error) error {
 		name := "--" + notExist.GetSpecifiedName()
 		if s := notExist.GetSpecifiedShortnames(); s != "" {
 			name = "-" + notExist.GetSpecifiedName()
+		} else if near := c.nearestFlag(notExist.GetSpecifiedName()); near != "" {
+			return c.usageErr("unknown flag %s; did you mean --%s?", name, near)
 		}
 		return c.usageErr("unknown flag %s", name)
 	case errors.As(err, &needsValue):

@@ -324,6 +324,12 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	}
 	exp := xp.e
 	plan.Notes = append(plan.Notes, exp.notes...)
+	if len(p.Command) > 1 {
+		// The command's own arguments that name a hidden file (a script,
+		// a dataset under the home): said now, not left to the program's
+		// "No such file or directory".
+		plan.Notes = append(plan.Notes, hiddenArgNotes(p.Command[1:], cwd, home, xp.sd, append(append(append([]ns.Mount{}, mounts...), bl...), exp.binds...))...)
+	}
 	for n := range exp.once {
 		plan.sayOnce(n)
 	}

@@ -76,3 +76,26 @@ func TestNotFoundSaysHost(t *testing.T) {
 		t.Errorf("jail exec of a command the host lacks: exit %d, want 127 and %q\nstderr: %s", r.code, want, r.stderr)
 	}
 }
+
+// The command's own argument naming a file of the home (seen: `jail --
+// cat ~/datasets/a.csv` said only cat's "No such file or directory", a
+// path the user typed and jail knew it hides) is named at start with the
+// flags that show it; with --read it is shown, and nothing is said.
+func TestHiddenArgumentNamed(t *testing.T) {
+	home, env := everydayHome(t)
+	data := filepath.Join(home, "datasets", "a.csv")
+	writeFile(t, data, "1,2\n")
+	note := "jail: argument ~/datasets/a.csv is hidden inside (in your home, which the sandbox sees empty): --read ~/datasets/a.csv shows it read-only, --write ~/datasets/a.csv writable\n"
+	r := run(t, runOpts{env: env}, "--", "cat", data)
+	if r.code == 0 || !strings.Contains(r.stderr, note) {
+		t.Errorf("a hidden argument: exit %d, want a failure and %q\nstderr: %s", r.code, note, r.stderr)
+	}
+	r = run(t, runOpts{env: env}, "--read", filepath.Dir(data), "--", "cat", data)
+	if r.code != 0 || r.stdout != "1,2\n" || strings.Contains(r.stderr, "argument ") {
+		t.Errorf("--read the argument's directory: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, runOpts{env: env}, "--", "cat", filepath.Join(home, "missing.csv"))
+	if strings.Contains(r.stderr, "argument ") {
+		t.Errorf("a path the host lacks too was said:\n%s", r.stderr)
+	}
+}

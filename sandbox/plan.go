@@ -233,6 +233,11 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	plan := &Plan{Workspace: ws, Cwd: cwd, past: res.past}
 	if wsNote != "" {
 		plan.Notes = append(plan.Notes, wsNote)
+		// Said once for its words (the same top level and subfolder):
+		// at every start from a monorepo's subfolder it was a line the
+		// user learnt to skip, among the notices that are news. --dry-run
+		// and the trail keep it.
+		plan.sayOnce(wsNote)
 	}
 	plan.Home = home
 	homes := userHomes(home)

@@ -363,6 +363,17 @@ if touch ../../.git/hooks/pre-commit 2>/dev/null; then echo HOOK-WRITTEN; fi
 	if got := everydayGit(t, top, "log", "-1", "--format=%s"); got != "from a subfolder" {
 		t.Fatalf("the host's last commit: %q", got)
 	}
+	// Said once for the same top level and subfolder, not at every start
+	// (it was, a line users learnt to skip); --dry-run still says it.
+	r = sh(t, runOpts{dir: sub}, `true`)
+	mustCode(t, r, 0)
+	if strings.Contains(r.stderr, "jail: workspace: ") {
+		t.Errorf("the workspace note again at the second start:\n%s", r.stderr)
+	}
+	r = run(t, runOpts{dir: sub}, "--dry-run", "--", "true")
+	if !strings.Contains(r.stdout+r.stderr, "workspace: "+top+", the top level") {
+		t.Errorf("--dry-run does not name the top level as the workspace:\n%s%s", r.stdout, r.stderr)
+	}
 	// --workspace overrides: the subfolder alone, the top level read-only.
 	r = sh(t, runOpts{dir: sub}, `touch ../../outside; echo done`, "--workspace", sub)
 	mustCode(t, r, 0)

@@ -67,6 +67,13 @@ func ParsePublish(s string) (PublishSpec, error) {
 			}
 			spec.HostIP = a
 			parts = parts[1:]
+		case 1:
+			if _, err := parsePort(parts[0]); err == nil {
+				// Docker's -p PORT picks a host port; jail publishes
+				// where the user says.
+				return bad("expected [HOSTIP:]HOSTPORT:PORT: the host's port and the sandbox's, e.g. " + parts[0] + ":" + parts[0])
+			}
+			return bad("expected [HOSTIP:]HOSTPORT:PORT")
 		default:
 			return bad("expected [HOSTIP:]HOSTPORT:PORT")
 		}

@@ -338,6 +338,9 @@ func TestParsePublish(t *testing.T) {
 		{"[::1]8080:80", "", true},
 		{"1:2:3:4", "", true},
 	}
+	if _, err := ParsePublish("5173"); err == nil || !strings.Contains(err.Error(), "e.g. 5173:5173") {
+		t.Errorf("ParsePublish(5173): %v; want the example 5173:5173", err)
+	}
 	for _, tt := range tests {
 		s, err := ParsePublish(tt.in)
 		if tt.err {

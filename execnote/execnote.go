@@ -22,6 +22,7 @@ package execnote
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -197,15 +198,8 @@ func countsEvents(name string, argv []string) bool {
 
 // isNumber reports whether s is a decimal process id.
 func isNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	_, err := strconv.ParseUint(s, 10, 31)
+	return err == nil
 }
 
 // usesDaemon reports whether a docker command line talks to the daemon:

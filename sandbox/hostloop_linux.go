@@ -60,8 +60,8 @@ func hostServes(port uint16) bool {
 // loopbackRefused weighs a connect the sandbox's loopback refused at
 // port (the reset watch's report).
 func (r *runner) loopbackRefused(port uint16) {
-	if port == 0 || r.pol == nil || r.degraded || slices.Contains(r.hostPorts(), port) {
-		return // the port is the host's already (or was taken: said at start)
+	if port == 0 || r.pol == nil || r.degraded {
+		return
 	}
 	l := &r.loops
 	l.mu.Lock()
@@ -78,6 +78,9 @@ func (r *runner) loopbackRefused(port uint16) {
 	}
 	l.looked[port] = time.Now()
 	l.mu.Unlock()
+	if slices.Contains(r.hostPorts(), port) {
+		return // the port is the host's already (or was taken: said at start)
+	}
 	// The host's table now, while the refused client is at it: a server
 	// the host starts later was not what it missed.
 	if !hostServes(port) {

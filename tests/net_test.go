@@ -891,6 +891,16 @@ func TestNetAllowHostPort(t *testing.T) {
 	if line := hostLoopLine(f.hostLoop); strings.Contains(r.stderr, line) {
 		t.Errorf("the port --allow-host-port opened was said refused:\n%s", r.stderr)
 	}
+	// The proxy-aware fallback: the same, but for a port jail's own
+	// refusal listeners hold there (80), which is said at start.
+	r = netRun(t, []string{"--x-force-proxy-aware", "--allow-host-port", strconv.Itoa(f.hostLoop), "--allow-host-port", "80"},
+		netCurl("lo-direct", netURL("127.0.0.1", f.hostLoop, "/")),
+	)
+	mustCode(t, r.result, 0)
+	r.ok(t, "lo-direct")
+	if want := "jail: --allow-host-port 80: jail's own listeners hold these ports of the sandbox's 127.0.0.1 here (no transparent egress), so the host's are reached as host.jail.internal:PORT only\n"; !strings.Contains(r.stderr, want) {
+		t.Errorf("the fallback's taken port not said (%q):\n%s", want, r.stderr)
+	}
 }
 
 // hostLoopLine is jail's line for a connect the sandbox's loopback

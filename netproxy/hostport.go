@@ -12,7 +12,7 @@ import (
 // sandbox's own 127.0.0.1 at an --allow-host-port port (nsnet's
 // Result.HostPorts), to the host's loopback at the same port: the flow
 // host.jail.internal:PORT would be, with its decision, its dial of
-// 127.0.0.1 and its event (mode "host-port"). So a program that knows the
+// 127.0.0.1 (then ::1) and its event (mode "host-port"). So a program that knows the
 // host's server as localhost:PORT (an Ollama client, an MCP server's URL,
 // a database's default) reaches it unchanged inside.
 //

@@ -126,3 +126,57 @@ func TestServeHostPort(t *testing.T) {
 		}
 	}
 }
+
+// A host server on ::1 alone (a dev server bound to "localhost" by a
+// runtime that resolves it to ::1 first) is reached too: the relay dials
+// 127.0.0.1, then ::1.
+func TestServeHostPortIPv6Only(t *testing.T) {
+	host, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	defer host.Close()
+	go func() {
+		c, err := host.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.WriteString(c, "v6 host")
+	}()
+	port := netip.MustParseAddrPort(host.Addr().String()).Port()
+	evs := make(chan Event, 4)
+	p := &Proxy{Policy: mustPolicy(t, flags{hostPorts: []uint16{port}}), Fakes: NewFakeIPs(),
+		OnEvent:   func(ev Event) { evs <- ev },
+		HostAddrs: func() []netip.Addr { return nil },
+		OrigDst: func(net.Conn) (netip.AddrPort, error) {
+			return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port), nil
+		},
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.ServeHostPort(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if b, _ := io.ReadAll(c); string(b) != "v6 host" {
+		t.Errorf("the host's ::1 server through the sandbox's 127.0.0.1: %q", b)
+	}
+	c.Close() // the flow's event comes at its end
+	select {
+	case ev := <-evs:
+		if ev.Decision != "allow" || ev.Addr != "::1" || ev.Port != port {
+			t.Errorf("event %+v, want an allow dialled at ::1", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no event")
+	}
+}

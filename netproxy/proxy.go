@@ -569,7 +569,10 @@ func (p *Proxy) dial(ctx context.Context, f *flow, raw netip.Addr, port uint16, 
 	case name == "":
 		cands = []netip.Addr{raw}
 	case name == HostInternal:
-		cands = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1})}
+		// 127.0.0.1, then ::1: a dev server bound to "localhost" by a
+		// runtime that resolves it to ::1 first (Node 17 and later)
+		// listens there alone.
+		cands = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}
 	default:
 		if a, ok := p.Policy.Pinned(name); ok {
 			cands = []netip.Addr{a}

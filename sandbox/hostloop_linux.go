@@ -47,13 +47,13 @@ type loopRefusals struct {
 const loopRefusalWait = listenHintAfter
 
 // hostServes reports whether the host's loopback has a server at port
-// that --allow-host-port reaches: one listening on 127.0.0.1 or on every
-// address (the supervisor's network namespace, which is the host's; the
-// relay dials 127.0.0.1).
+// that --allow-host-port reaches: one listening on 127.0.0.1, on ::1 or
+// on every address (the supervisor's network namespace, which is the
+// host's; the relay dials 127.0.0.1, then ::1).
 func hostServes(port uint16) bool {
 	return procnet.Listens(0, port, func(a netip.Addr) bool {
 		a = a.Unmap()
-		return a == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || a.IsUnspecified()
+		return a == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || a == netip.IPv6Loopback() || a.IsUnspecified()
 	})
 }
 

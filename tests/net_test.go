@@ -891,6 +891,24 @@ func TestNetAllowHostPort(t *testing.T) {
 	if line := hostLoopLine(f.hostLoop); strings.Contains(r.stderr, line) {
 		t.Errorf("the port --allow-host-port opened was said refused:\n%s", r.stderr)
 	}
+	// A host server on ::1 alone (a dev server bound to "localhost" by
+	// Node, which resolves it to ::1 first) is reached too, and said
+	// without the flag.
+	if l6, err := net.Listen("tcp6", "[::1]:0"); err == nil {
+		srv := &http.Server{Handler: http.HandlerFunc(netHandler)}
+		go srv.Serve(l6)
+		defer srv.Close()
+		p6 := netPort(l6.Addr())
+		r = netRun(t, []string{"--allow-host-port", strconv.Itoa(p6)}, netCurl("v6-only", netURL("127.0.0.1", p6, "/")))
+		mustCode(t, r.result, 0)
+		r.ok(t, "v6-only")
+		r = netRun(t, nil, netCurl("v6-only", netURL("127.0.0.1", p6, "/")))
+		mustCode(t, r.result, 0)
+		r.refused(t, "v6-only", "")
+		if !strings.Contains(r.stderr, hostLoopLine(p6)) {
+			t.Errorf("the host's ::1 server at port %d was not said:\n%s", p6, r.stderr)
+		}
+	}
 	// The proxy-aware fallback: the same, but for a port jail's own
 	// refusal listeners hold there (80), which is said at start.
 	r = netRun(t, []string{"--x-force-proxy-aware", "--allow-host-port", strconv.Itoa(f.hostLoop), "--allow-host-port", "80"},

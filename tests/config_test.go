@@ -553,3 +553,28 @@ func TestProjectFileInsideWidenedWorkspace(t *testing.T) {
 		t.Fatalf("a run from the enclosing project: %q %s", r.stdout, r.stderr)
 	}
 }
+
+// config show with a project file jail will not read yet (seen: it
+// failed as a run does, so the command a user reaches for to look before
+// trusting showed nothing): the rest is shown, the file's line says why
+// it was left out and how to trust it, and a run still stops.
+func TestConfigShowUntrustedProject(t *testing.T) {
+	h := newHome(t)
+	writeFile(t, filepath.Join(h.cfg, "config.toml"), "memory = \"2G\"\n")
+	ws := workspace(t)
+	pf := filepath.Join(ws, ".jail.toml")
+	writeFile(t, pf, "timeout = \"5m\"\n")
+	o := runOpts{env: h.env, dir: ws}
+	r := run(t, o, "config", "show")
+	mustCode(t, r, 0)
+	if !strings.Contains(r.stdout, "memory = \"2G\"") || strings.Contains(r.stdout, "timeout = \"5m\"") {
+		t.Errorf("config show: the user's file should apply, the untrusted one not:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "# not read: "+pf+" is not trusted: read it, then run jail trust "+pf) {
+		t.Errorf("config show does not say the project file was left out:\n%s", r.stdout)
+	}
+	r = sh(t, o, "true")
+	if r.code != 125 || !strings.Contains(r.stderr, pf+" is not trusted") {
+		t.Errorf("a run with the untrusted file: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -240,7 +240,7 @@ func TestExitCode(t *testing.T) {
 		{nil, 0, ""},
 		{exitStatus(0), 0, ""},
 		{exitStatus(124), 124, ""},
-		{&usageError{"x: y"}, 125, "jail: x: y\n"},
+		{&usageError{msg: "x: y"}, 125, "jail: x: y\n"},
 		{errors.New("two\nlines"), 125, "jail: two lines\n"},
 		{&policy.FieldError{Key: "k", Value: "v", Reason: "r"}, 125, "jail: k \"v\": r\n"},
 		// A file's bytes quoted in an error reach the terminal inert.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jail-sandbox/jail/config"
@@ -62,6 +63,14 @@ func configRun(f *factory, opts *ConfigOptions) error {
 		return nil
 	}
 	res, err := resolve(env, opts.Flags, opts.ConfigFile, opts.NoProject)
+	var skipped *config.TrustError
+	if errors.As(err, &skipped) && opts.NoProject == nil {
+		// A project file a run would refuse to read yet: show is how a
+		// user looks before trusting it, so it shows the rest and says
+		// why the file is left out, where a run stops.
+		no := true
+		res, err = resolve(env, opts.Flags, opts.ConfigFile, &no)
+	}
 	if err != nil {
 		return err
 	}
@@ -70,7 +79,7 @@ func configRun(f *factory, opts *ConfigOptions) error {
 	// unset), but a policy jail would refuse is said so now.
 	check := p
 	if err := check.Check(); err != nil {
-		return &usageError{res.Origins.Explain(err)}
+		return &usageError{msg: res.Origins.Explain(err)}
 	}
 	ws := p.Workspace
 	if ws == "" {
@@ -85,6 +94,9 @@ func configRun(f *factory, opts *ConfigOptions) error {
 	}
 	for _, n := range res.Notes {
 		header = append(header, "note: "+n)
+	}
+	if skipped != nil {
+		header = append(header, "not read: "+skipped.Error())
 	}
 	return config.Show(opts.IO.Out, &p, header)
 }

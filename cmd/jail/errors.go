@@ -17,9 +17,13 @@ const (
 
 // usageError is a mistake the user can fix: one line, exit 125. msg is
 // complete (it names the flag or the file, and the fix).
-type usageError struct{ msg string }
+type usageError struct {
+	msg string
+	err error // what it words, for errors.As (nil: none)
+}
 
 func (e *usageError) Error() string { return e.msg }
+func (e *usageError) Unwrap() error { return e.err }
 
 // exitError carries a status to exit with and nothing to print: the verb
 // has said what it had to (the sandbox's own status, an audit verdict).

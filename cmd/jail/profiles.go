@@ -83,7 +83,7 @@ func profilesRun(f *factory, opts *ProfilesOptions) error {
 	}
 	chain, err := config.ProfileChain(src, opts.Show)
 	if err != nil {
-		return &usageError{err.Error()}
+		return &usageError{msg: err.Error()}
 	}
 	var all []string
 	for _, p := range chain {

@@ -50,22 +50,22 @@ func newRunCmd(f *factory, runF func(*RunOptions) error) *command {
 		switch {
 		case dash < 0 && len(args) == 0:
 			if prog := profileProgram(opts.Flags); prog != "" {
-				return &usageError{fmt.Sprintf("no command given: name the program after --, as in jail -P %s -- %s (see jail --help)", prog, prog)}
+				return &usageError{msg: fmt.Sprintf("no command given: name the program after --, as in jail -P %s -- %s (see jail --help)", prog, prog)}
 			}
-			return &usageError{"no command given: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)"}
+			return &usageError{msg: "no command given: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)"}
 		case dash != 0:
 			// A word before --: a mistyped verb, a verb after flags, or a
 			// command without --.
 			w := args[0]
 			if _, ok := verbs[w]; ok {
-				return &usageError{fmt.Sprintf("%q is a verb: put it first, as in jail %s (see jail --help)", w, w)}
+				return &usageError{msg: fmt.Sprintf("%q is a verb: put it first, as in jail %s (see jail --help)", w, w)}
 			}
-			return &usageError{fmt.Sprintf("%q is not a jail verb; put the command after --: jail [flags] -- %s (see jail --help)", w, strings.Join(args, " "))}
+			return &usageError{msg: fmt.Sprintf("%q is not a jail verb; put the command after --: jail [flags] -- %s (see jail --help)", w, strings.Join(args, " "))}
 		case len(args) == 0:
 			if prog := profileProgram(opts.Flags); prog != "" {
-				return &usageError{fmt.Sprintf("no command after --: name the program, as in jail -P %s -- %s (see jail --help)", prog, prog)}
+				return &usageError{msg: fmt.Sprintf("no command after --: name the program, as in jail -P %s -- %s (see jail --help)", prog, prog)}
 			}
-			return &usageError{"no command after --: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)"}
+			return &usageError{msg: "no command after --: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)"}
 		}
 		return nil
 	}
@@ -146,13 +146,13 @@ func prepare(res *config.Result, env config.Env, command []string, idle, inRun b
 		check = p.Check
 	}
 	if err := check(); err != nil {
-		return p, &usageError{res.Origins.Explain(err)}
+		return p, &usageError{msg: res.Origins.Explain(err)}
 	}
 	// Before anything is created in the home (the profiles' paths here,
 	// the config directory below, the state directory in the supervisor):
 	// a home the plan would refuse gets none of them.
 	if err := sandbox.RefuseHomePlace(&p, os.Environ()); err != nil {
-		return p, &usageError{res.Origins.Explain(err)}
+		return p, &usageError{msg: res.Origins.Explain(err)}
 	}
 	notes, err := createPaths(res, env, p.DryRun)
 	if err != nil {
@@ -175,7 +175,7 @@ func prepare(res *config.Result, env config.Env, command []string, idle, inRun b
 		return p, nil
 	}
 	if err := sandbox.Check(&p, os.Environ()); err != nil {
-		return p, &usageError{res.Origins.Explain(err)}
+		return p, &usageError{msg: res.Origins.Explain(err)}
 	}
 	return p, nil
 }
@@ -237,7 +237,7 @@ func resolve(env config.Env, flags []config.Setting, configFile string, noProjec
 		Env: env, Profiles: profile.ForConfigDir(env.ConfigDir),
 	})
 	if err != nil {
-		return nil, &usageError{config.OriginsOf(flags).Explain(err)}
+		return nil, &usageError{msg: config.OriginsOf(flags).Explain(err), err: err}
 	}
 	return res, nil
 }
@@ -250,7 +250,7 @@ func createPaths(res *config.Result, env config.Env, dryRun bool) ([]string, err
 	for _, c := range res.Creates {
 		path := filepath.Join(env.Home, strings.TrimPrefix(c.Path, "~"))
 		if env.Home == "" || !strings.HasPrefix(path, filepath.Clean(env.Home)+"/") {
-			return nil, &usageError{fmt.Sprintf("profile %s: create %s: no home directory to create it in", c.Source.Profile, c.Path)}
+			return nil, &usageError{msg: fmt.Sprintf("profile %s: create %s: no home directory to create it in", c.Source.Profile, c.Path)}
 		}
 		if _, err := os.Lstat(path); err == nil {
 			continue
@@ -265,9 +265,9 @@ func createPaths(res *config.Result, env config.Env, dryRun bool) ([]string, err
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			if why := blockedWay(filepath.Dir(path)); why != "" {
-				return nil, &usageError{fmt.Sprintf("profile %s: create %s: %s", c.Source.Profile, c.Path, why)}
+				return nil, &usageError{msg: fmt.Sprintf("profile %s: create %s: %s", c.Source.Profile, c.Path, why)}
 			}
-			return nil, &usageError{fmt.Sprintf("profile %s: create %s: %v", c.Source.Profile, c.Path, err)}
+			return nil, &usageError{msg: fmt.Sprintf("profile %s: create %s: %v", c.Source.Profile, c.Path, err)}
 		}
 		var err error
 		if c.Dir {
@@ -276,7 +276,7 @@ func createPaths(res *config.Result, env config.Env, dryRun bool) ([]string, err
 			err = writeNew(path, []byte(c.Content))
 		}
 		if err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, &usageError{fmt.Sprintf("profile %s: create %s: %v", c.Source.Profile, c.Path, err)}
+			return nil, &usageError{msg: fmt.Sprintf("profile %s: create %s: %v", c.Source.Profile, c.Path, err)}
 		}
 		notes = append(notes, fmt.Sprintf("created %s (%s)", c.Path, why))
 	}

@@ -51,7 +51,7 @@ func newRunVerbCmd(f *factory, runF func(*RunVerbOptions) error) *command {
 		}
 		if opts.Name != "" {
 			if err := sandbox.ValidName(opts.Name); err != nil {
-				return &usageError{"--name " + opts.Name + ": use letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)"}
+				return &usageError{msg: "--name " + opts.Name + ": use letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)"}
 			}
 		}
 		return nil

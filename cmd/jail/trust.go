@@ -86,7 +86,7 @@ func trustRun(f *factory, opts *TrustOptions) error {
 		return err
 	}
 	if env.ConfigDir == "" {
-		return &usageError{"no config directory to keep trust in: set HOME or XDG_CONFIG_HOME"}
+		return &usageError{msg: "no config directory to keep trust in: set HOME or XDG_CONFIG_HOME"}
 	}
 	store := &config.TrustStore{Path: filepath.Join(env.ConfigDir, "trust.json")}
 	if opts.List {
@@ -117,7 +117,7 @@ func trustRun(f *factory, opts *TrustOptions) error {
 			return err
 		}
 		if !ok {
-			return &usageError{fmt.Sprintf("trust --revoke: %s was not trusted", file)}
+			return &usageError{msg: fmt.Sprintf("trust --revoke: %s was not trusted", file)}
 		}
 		fmt.Fprintf(opts.IO.Out, "no longer trusted: %s\n", termsafe.Escape(file))
 		return nil
@@ -133,7 +133,7 @@ func trustRun(f *factory, opts *TrustOptions) error {
 		}
 	}
 	if !opts.Yes && !interactive() {
-		return &usageError{fmt.Sprintf("trust: nothing to ask on (stdin is no terminal): read %s, then run jail trust --yes %s", termsafe.Escape(file), termsafe.Escape(file))}
+		return &usageError{msg: fmt.Sprintf("trust: nothing to ask on (stdin is no terminal): read %s, then run jail trust --yes %s", termsafe.Escape(file), termsafe.Escape(file))}
 	}
 	p, err := store.Prepare(file)
 	if err != nil {
@@ -176,7 +176,7 @@ func trustRun(f *factory, opts *TrustOptions) error {
 	}
 	fmt.Fprintf(opts.IO.Out, "it applies to runs in %s and below it with no .jail.toml of their own (subdirectories, submodules)\ntrust it? [y/N] ", termsafe.Escape(dir))
 	if !yes(opts.IO.In) {
-		return &usageError{fmt.Sprintf("trust: %s not trusted (answered no)", termsafe.Escape(file))}
+		return &usageError{msg: fmt.Sprintf("trust: %s not trusted (answered no)", termsafe.Escape(file))}
 	}
 	if err := store.Record(p, time.Now()); err != nil {
 		return err

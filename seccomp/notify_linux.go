@@ -14,6 +14,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/jail-sandbox/jail/procstat"
 	"golang.org/x/sys/unix"
 )
 
@@ -371,6 +372,20 @@ func warmRead() (string, []string, error) {
 	return path, argv, err
 }
 
+// tgidOf is the process (thread group) of thread tid, from
+// /proc/TID/status; tid itself where that cannot be read.
+func tgidOf(tid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return tid
+	}
+	v, _ := procstat.StatusField(b, "Tgid")
+	if n, err := strconv.Atoi(string(v)); err == nil {
+		return n
+	}
+	return tid
+}
+
 // listenAddr reads the address of the socket a listen(2) notification
 // names: a copy of the caller's descriptor (pidfd_getfd; the supervisor
 // may ptrace what runs in the sandbox it started), checked to be an IPv4
@@ -382,7 +397,15 @@ func (s *server) listenAddr(n *seccompNotif) (ListenEvent, bool) {
 	if s.onListen == nil {
 		return ev, false
 	}
-	pidfd, err := unix.PidfdOpen(int(n.Pid), 0)
+	// The notification names the calling thread, which pidfd_open takes
+	// only with PIDFD_THREAD (Linux 6.9) unless it leads its process:
+	// without it, a listen on any other thread (a Go server's, a test's
+	// httptest server) went unreported. Older kernels: the thread's
+	// process, which shares its descriptors.
+	pidfd, err := unix.PidfdOpen(int(n.Pid), unix.PIDFD_THREAD)
+	if err != nil {
+		pidfd, err = unix.PidfdOpen(tgidOf(int(n.Pid)), 0)
+	}
 	if err != nil {
 		return ev, false
 	}

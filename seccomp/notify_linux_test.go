@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,10 +106,44 @@ func notifyChild() int {
 		if err == nil {
 			fmt.Printf("EPHEMERAL %d\n", eph.Addr().(*net.TCPAddr).Port)
 		}
+		// A thread other than the process's first: the notification
+		// names the thread (seen: a Go server's listen on another thread
+		// went unreported, its pidfd_open refused for not naming a
+		// process).
+		var other net.Listener
+		done, over := make(chan error, 1), make(chan struct{})
+		onOther := func() {
+			defer close(over)
+			runtime.LockOSThread() // never unlocked: a thread of its own, discarded after
+			if unix.Gettid() == unix.Getpid() {
+				done <- errors.New("on the first thread")
+				return
+			}
+			l, err := net.Listen("tcp4", "127.0.0.1:0")
+			if err == nil {
+				other = l
+				fmt.Printf("THREAD %d\n", l.Addr().(*net.TCPAddr).Port)
+			}
+			done <- err
+		}
+		go func() {
+			// Whichever thread this goroutine has is held while the
+			// listen runs: when it is the first, the listen gets another.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if unix.Gettid() != unix.Getpid() {
+				onOther()
+				return
+			}
+			go onOther()
+			<-over
+		}()
+		err = <-done
+		step("listen-thread", err)
 		sock := filepath.Join(os.Getenv(envWork), "s")
 		ul, err := net.Listen("unix", sock)
 		step("listen-unix", err)
-		for _, l := range []net.Listener{fixed, eph, ul} {
+		for _, l := range []net.Listener{fixed, eph, other, ul} {
 			if l != nil {
 				l.Close()
 			}
@@ -274,18 +309,21 @@ func TestExecNotifyListen(t *testing.T) {
 	probe.Close()
 	events, out := notifyRun(t, "listen", "1", nil, envN+"="+strconv.Itoa(port), envWork+"="+t.TempDir())
 	st := steps(out)
-	for _, k := range []string{"listen-fixed", "listen-ephemeral", "listen-unix", "true"} {
+	for _, k := range []string{"listen-fixed", "listen-ephemeral", "listen-thread", "listen-unix", "true"} {
 		if st[k] != "ok" {
 			t.Errorf("step %s: %q", k, st[k])
 		}
 	}
-	var eph int
+	var eph, thread int
 	if i := strings.Index(out, "EPHEMERAL "); i >= 0 {
 		fmt.Sscanf(out[i:], "EPHEMERAL %d", &eph)
 	}
+	if i := strings.Index(out, "THREAD "); i >= 0 {
+		fmt.Sscanf(out[i:], "THREAD %d", &thread)
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := []string{fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("127.0.0.1:%d", eph)}
+	want := []string{fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("127.0.0.1:%d", eph), fmt.Sprintf("127.0.0.1:%d", thread)}
 	var own unix.Stat_t
 	if err := unix.Stat("/proc/self/ns/net", &own); err != nil {
 		t.Fatal(err)

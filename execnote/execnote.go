@@ -7,8 +7,8 @@
 // whose ICMP jail's network does not carry (an agent that pings to test
 // the network concludes there is none), debuggers and tracers (strace,
 // gdb), whose ptrace jail refuses unless --allow-ptrace, and profilers on
-// performance counters (perf, rr), which it refuses always. Agents reach for sudo and the
-// package manager when a tool is missing (`sudo apt-get install jq`, or
+// performance counters (perf, rr), which it refuses always. Agents reach
+// for sudo and the package manager when a tool is missing (`sudo apt-get install jq`, or
 // `apt-get install jq` when they see uid 0, as under a jail root started),
 // and the programs' own messages send the user the wrong way: sudo blames the container's
 // configuration or the owner of /etc/sudo.conf, apt-get asks "are you
@@ -76,10 +76,10 @@ var privilege = map[string]bool{
 // sockets).
 var icmp = map[string]bool{"ping": true, "ping4": true, "ping6": true, "traceroute": true, "traceroute6": true, "tracepath": true, "mtr": true, "arping": true}
 
-// tracer reports whether name is a debugger or tracer that works through ptrace (or
-// process_vm_readv, which the same rule refuses): attaching to a process
-// or starting one under their control. Their own messages blame the
-// kernel's ptrace_scope or the user's permissions.
+// tracer reports whether name is a debugger or tracer that works through
+// ptrace (or process_vm_readv, which the same rule refuses): attaching to
+// a process or starting one under its control. Their own messages blame
+// the kernel's ptrace_scope or the user's permissions.
 func tracer(name string) bool {
 	switch name {
 	case "strace", "ltrace", "gdb", "gdbserver", "lldb", "lldb-server", "gcore", "pstack", "eu-stack", "py-spy", "rbspy":
@@ -88,9 +88,9 @@ func tracer(name string) bool {
 	return false
 }
 
-// counter reports whether name is a profiler that needs perf_event_open, which jail's
-// seccomp filter refuses whatever the options: their messages talk of
-// perf_event_paranoid.
+// counter reports whether name is a profiler that needs perf_event_open,
+// which jail's seccomp filter refuses whatever the options: their
+// messages talk of perf_event_paranoid.
 func counter(name string) bool { return name == "perf" || name == "rr" }
 
 // For reports the note for a program executed as path with argv, and
@@ -118,9 +118,10 @@ func For(path string, argv []string) (Note, bool) {
 	return Note{}, false
 }
 
-// traces reports whether a tracer's command line traces: all but its
-// help and version, and a debugger given nothing to run or attach to, or
-// a core file to read (gdb PROGRAM CORE, --core).
+// traces reports whether a tracer's command line traces: every one but
+// its help and version, and for a debugger not one given nothing to run
+// or attach to, nor one given a core file to read (gdb PROGRAM CORE,
+// --core).
 func traces(name string, argv []string) bool {
 	var args []string
 	if len(argv) > 1 {

@@ -81,13 +81,10 @@ func hiddenArgNotes(args []string, cwd, home, sd string, mounts []ns.Mount) []st
 		if !visibleIn(p, mounts) {
 			hidden = p
 		}
-		if m := deepestMount(hidden, mounts); m != nil {
-			switch {
-			case home != "" && m.Path == home:
-				where = "your home, which the sandbox sees empty"
-			default:
-				where = m.Path + ", which the sandbox replaces with an empty one"
-			}
+		if m := deepestMount(hidden, mounts); m != nil && home != "" && m.Path == home {
+			where = "your home, which the sandbox sees empty"
+		} else if m != nil {
+			where = m.Path + ", which the sandbox replaces with an empty one"
 		}
 		shown := tildePath(p, home)
 		notes = append(notes, fmt.Sprintf("%s%s is hidden inside (in %s): `read` %s shows it read-only, `write` %s writable", argNotePrefix, shown, where, shown, shown))

@@ -31,10 +31,9 @@ type loopRefusals struct {
 	// again; listened: ports a server inside listened on (the exec
 	// audit's listen reports).
 	pending, said, listened map[uint16]bool
-	// looked: when the host's table was last read for a port that it
-	// did not serve: a client polling a closed port makes a refusal every
-	// few milliseconds, and the table is read at most once a second a
-	// port.
+	// looked: when each port was last weighed: a client polling a
+	// closed port makes a refusal every few milliseconds, and the host's
+	// table is read at most once a second a port.
 	looked map[uint16]time.Time
 	// timers: the pending ports' waits, each counted in the runner's bg
 	// until it has run or been stopped at the run's end.

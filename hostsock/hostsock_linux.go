@@ -3,13 +3,14 @@ package hostsock
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/internal/sockdiag"
 )
 
 const (
@@ -122,53 +123,21 @@ func placeRelative(rel []string, proc string) []string {
 // ends established, and the server's end still takes anyone's datagrams
 // (the journal's and syslog's sockets).
 func diag() (paths, rel []string, files *Files, err error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("sock_diag socket: %w", err)
-	}
-	defer unix.Close(fd)
-	// nlmsghdr (16 bytes) + struct unix_diag_req (24 bytes).
-	req := make([]byte, unix.NLMSG_HDRLEN+24)
-	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
-	binary.NativeEndian.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
-	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
-	binary.NativeEndian.PutUint32(req[8:], 1) // sequence number
-	r := req[unix.NLMSG_HDRLEN:]
-	r[0] = unix.AF_UNIX
-	binary.NativeEndian.PutUint32(r[4:], ^uint32(0))                  // udiag_states: all
-	binary.NativeEndian.PutUint32(r[12:], udiagShowName|udiagShowVFS) // udiag_show
-	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return nil, nil, nil, fmt.Errorf("sock_diag request: %w", err)
-	}
+	// struct unix_diag_req (24 bytes).
+	req := make([]byte, 24)
+	req[0] = unix.AF_UNIX
+	binary.NativeEndian.PutUint32(req[4:], ^uint32(0))                  // udiag_states: all
+	binary.NativeEndian.PutUint32(req[12:], udiagShowName|udiagShowVFS) // udiag_show
 	var n names
-	buf := make([]byte, 32<<10)
-	for {
-		k, from, err := unix.Recvfrom(fd, buf, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("sock_diag reply: %w", err)
-		}
-		// Why: only the kernel's reply is the list. Another process
-		// needs CAP_NET_ADMIN to send to this socket (sock_diag does not
-		// take unprivileged unicast), so this is a belt to that brace.
-		if sa, ok := from.(*unix.SockaddrNetlink); !ok || sa.Pid != 0 {
-			return nil, nil, nil, fmt.Errorf("sock_diag reply: from %#v, not the kernel", from)
-		}
-		done, err := parseDiag(buf[:k], &n)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if done {
-			if n.files == nil {
-				// Why: the kernel answered, with no bound file: an
-				// empty set, not "unknown".
-				n.files = &Files{}
-			}
-			return n.out, n.rel, n.files, nil
-		}
+	if err := sockdiag.Dump(req, func(b []byte) (bool, error) { return parseDiag(b, &n) }); err != nil {
+		return nil, nil, nil, err
 	}
+	if n.files == nil {
+		// Why: the kernel answered, with no bound file: an empty set,
+		// not "unknown".
+		n.files = &Files{}
+	}
+	return n.out, n.rel, n.files, nil
 }
 
 // fromProc reads the same list from /proc/net/unix (parseProc). A reading

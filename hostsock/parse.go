@@ -3,11 +3,10 @@ package hostsock
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/jail-sandbox/jail/internal/sockdiag"
 )
 
 // The two parsers below read names that any local user chooses (bind(2) in
@@ -19,15 +18,11 @@ import (
 const maxName = 108
 
 const (
-	nlmsgHdrLen      = 16  // struct nlmsghdr
-	nlmsgDone        = 0x3 // NLMSG_DONE
-	nlmsgError       = 0x2 // NLMSG_ERROR
-	unixDiagMsgLen   = 16  // struct unix_diag_msg
-	unixDiagName     = 0   // UNIX_DIAG_NAME attribute
-	unixDiagVFS      = 1   // UNIX_DIAG_VFS attribute: struct unix_diag_vfs
-	unixDiagVFSLen   = 8   // struct unix_diag_vfs {__u32 udiag_vfs_ino; __u32 udiag_vfs_dev;}
-	nlaHdrLen        = 4   // struct nlattr
-	nlmsgErrorMinLen = 4   // struct nlmsgerr's error field
+	unixDiagMsgLen = 16 // struct unix_diag_msg
+	unixDiagName   = 0  // UNIX_DIAG_NAME attribute
+	unixDiagVFS    = 1  // UNIX_DIAG_VFS attribute: struct unix_diag_vfs
+	unixDiagVFSLen = 8  // struct unix_diag_vfs {__u32 udiag_vfs_ino; __u32 udiag_vfs_dev;}
+	nlaHdrLen      = 4  // struct nlattr
 )
 
 // names gathers the absolute paths a parser found, each once, and apart
@@ -137,30 +132,9 @@ func (n *names) add(p string, at bool) {
 // an NLMSG_ERROR or a malformed datagram is an error (the caller falls back
 // to /proc/net/unix rather than trust half a list).
 func parseDiag(b []byte, n *names) (done bool, err error) {
-	for len(b) > 0 {
-		if len(b) < nlmsgHdrLen {
-			return false, fmt.Errorf("sock_diag reply: %d bytes left, less than a message header", len(b))
-		}
-		l := binary.NativeEndian.Uint32(b)
-		if l < nlmsgHdrLen || l > uint32(len(b)) {
-			return false, fmt.Errorf("sock_diag reply: message length %d of %d bytes", l, len(b))
-		}
-		typ := binary.NativeEndian.Uint16(b[4:])
-		data := b[nlmsgHdrLen:l]
-		b = b[min(int(l+3)&^3, len(b)):]
-		switch typ {
-		case nlmsgDone:
-			return true, nil
-		case nlmsgError:
-			if len(data) >= nlmsgErrorMinLen {
-				if e := int32(binary.NativeEndian.Uint32(data)); e < 0 {
-					return false, fmt.Errorf("sock_diag: %w", syscall.Errno(-e))
-				}
-			}
-			return false, errors.New("sock_diag: error reply")
-		}
+	return sockdiag.Walk(b, func(data []byte) {
 		if len(data) < unixDiagMsgLen {
-			continue
+			return
 		}
 		a := data[unixDiagMsgLen:]
 		name, vfs := "", false
@@ -189,8 +163,7 @@ func parseDiag(b []byte, n *names) (done bool, err error) {
 		if vfs {
 			n.addFile(name, ino)
 		}
-	}
-	return false, nil
+	})
 }
 
 // parseProc reads /proc/net/unix: a header, then one record per socket,

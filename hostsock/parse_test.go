@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/sockdiag"
 )
 
 // procText prints records as the kernel's unix_seq_show does: a header,
@@ -47,8 +49,8 @@ func diagReply(names []string, perDatagram int) [][]byte {
 		return b
 	}
 	msg := func(typ uint16, data []byte) []byte {
-		h := make([]byte, nlmsgHdrLen)
-		binary.NativeEndian.PutUint32(h, uint32(nlmsgHdrLen+len(data)))
+		h := make([]byte, sockdiag.HdrLen)
+		binary.NativeEndian.PutUint32(h, uint32(sockdiag.HdrLen+len(data)))
 		binary.NativeEndian.PutUint16(h[4:], typ)
 		b := append(h, data...)
 		for len(b)%4 != 0 {
@@ -80,7 +82,7 @@ func diagReply(names []string, perDatagram int) [][]byte {
 			cur = nil
 		}
 	}
-	out = append(out, append(cur, msg(nlmsgDone, make([]byte, 4))...))
+	out = append(out, append(cur, msg(sockdiag.MsgDone, make([]byte, 4))...))
 	return out
 }
 
@@ -182,11 +184,11 @@ func TestParseDiag(t *testing.T) {
 		t.Error("a nil Files knows a file")
 	}
 
-	errMsg := make([]byte, nlmsgHdrLen+4)
+	errMsg := make([]byte, sockdiag.HdrLen+4)
 	binary.NativeEndian.PutUint32(errMsg, uint32(len(errMsg)))
-	binary.NativeEndian.PutUint16(errMsg[4:], nlmsgError)
+	binary.NativeEndian.PutUint16(errMsg[4:], sockdiag.MsgError)
 	e := int32(-int32(syscall.EPERM))
-	binary.NativeEndian.PutUint32(errMsg[nlmsgHdrLen:], uint32(e))
+	binary.NativeEndian.PutUint32(errMsg[sockdiag.HdrLen:], uint32(e))
 	if _, err := parseDiag(errMsg, &names{}); err == nil || !strings.Contains(err.Error(), syscall.EPERM.Error()) {
 		t.Errorf("error reply: %v", err)
 	}

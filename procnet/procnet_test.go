@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/sockdiag"
 )
 
 // printed is a as the tables print it: each 32-bit word of the address
@@ -134,13 +136,13 @@ func TestDiagMatchesTables(t *testing.T) {
 // FuzzParseDiag: any datagram is read without a panic, and what it names
 // is an IPv4 or IPv6 address.
 func FuzzParseDiag(f *testing.F) {
-	msg := make([]byte, nlmsgHdrLen+diagMsgLen)
+	msg := make([]byte, sockdiag.HdrLen+diagMsgLen)
 	binary.NativeEndian.PutUint32(msg, uint32(len(msg)))
 	binary.NativeEndian.PutUint16(msg[4:], 20)
-	msg[nlmsgHdrLen] = 2
-	done := make([]byte, nlmsgHdrLen+4)
+	msg[sockdiag.HdrLen] = 2
+	done := make([]byte, sockdiag.HdrLen+4)
 	binary.NativeEndian.PutUint32(done, uint32(len(done)))
-	binary.NativeEndian.PutUint16(done[4:], nlmsgDone)
+	binary.NativeEndian.PutUint16(done[4:], sockdiag.MsgDone)
 	f.Add(append(msg, done...))
 	f.Add(done)
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/ns"
 )
 
@@ -59,5 +60,53 @@ func TestHiddenArgNotes(t *testing.T) {
 	}
 	if got := hiddenArgNotes([]string{h(".ssh/id_ed25519"), h(".local/state/jail/x"), h("other/y"), "x.py"}, cwd, home, h(".local/state/jail"), mounts); len(got) != 0 {
 		t.Errorf("said %q", got)
+	}
+}
+
+// The command's arguments that name a masked file are said, bare names
+// included, with the rule and (for a liftable built-in) the lift of that
+// path as typed; a readable file, a read-only one, a word and a message
+// are not.
+func TestMaskedArgNotes(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := func(p string) string { return filepath.Join(ws, p) }
+	for _, p := range []string{".env", "a.txt", "certs/dev.pem", "secrets/x", ".git/config", "k.pem"} {
+		write(t, w(p), "x", 0o644)
+	}
+	symlink(t, ".env", w("envlink"))
+	symlink(t, "certs/dev.pem", w("devlink"))
+	masks := []fsrules.Mask{
+		{Path: w(".env"), Kind: fsrules.Hide, Rule: "default: .env"},
+		{Path: w("certs/dev.pem"), Kind: fsrules.Hide, Rule: "default: *.pem"},
+		{Path: w("secrets"), Kind: fsrules.Hide, Dir: true, Rule: "deny secrets"},
+		{Path: w(".git/config"), Kind: fsrules.ReadOnly, Rule: "default: .git/config"},
+		{Path: w("k.pem"), Kind: fsrules.Hide, Rule: "default: *.pem (hard link of /x/k.pem)"},
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{".env"}, []string{"argument .env is unreadable inside: the built-in protection .env hides it; `no-default-deny-at` .env shows it, and the rest stays protected"}},
+		{[]string{"-in", "./certs/dev.pem"}, []string{"argument certs/dev.pem is unreadable inside: the built-in protection *.pem hides it; `no-default-deny-at` certs/dev.pem shows it, and the rest stays protected"}},
+		{[]string{"--file=" + w("certs/dev.pem")}, []string{"argument " + w("certs/dev.pem") + " is unreadable inside: the built-in protection *.pem hides it; `no-default-deny-at` " + w("certs/dev.pem") + " shows it, and the rest stays protected"}},
+		// Through a link: the lift names the file (a lift through a link
+		// is refused); a link and its file named together, once.
+		{[]string{"devlink"}, []string{"argument certs/dev.pem is unreadable inside: the built-in protection *.pem hides it; `no-default-deny-at` certs/dev.pem shows it, and the rest stays protected"}},
+		{[]string{"envlink", ".env"}, []string{"argument .env is unreadable inside: the built-in protection .env hides it; `no-default-deny-at` .env shows it, and the rest stays protected"}},
+		{[]string{"secrets/x", "secrets"}, []string{"argument secrets/x is unreadable inside: your `deny` secrets hides it", "argument secrets is unreadable inside: your `deny` secrets hides it"}},
+		{[]string{"k.pem"}, []string{"argument k.pem is unreadable inside: jail's built-in protections hide it (*.pem (hard link of /x/k.pem))"}},
+		{[]string{"a.txt", ".git/config", "add .env", "https://h/.env", "-v", "missing", "."}, nil},
+	} {
+		got := maskedArgNotes(tc.args, ws, "", masks)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q:\ngot  %q\nwant %q", tc.args, got, tc.want)
+		}
+	}
+	// At most argNoteMaxNotes.
+	if got := maskedArgNotes([]string{".env", "certs/dev.pem", "secrets", "secrets/x"}, ws, "", masks); len(got) != argNoteMaxNotes {
+		t.Errorf("%d notes, want %d: %q", len(got), argNoteMaxNotes, got)
 	}
 }

@@ -617,6 +617,12 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		plan.Notes = append(plan.Notes, n)
 		plan.sayOnce(n)
 	}
+	if len(p.Command) > 1 {
+		// The command's arguments that name a file the protections make
+		// unreadable (`jail -- cat .env`): said with the rule, not left
+		// to the program's "Permission denied".
+		plan.Notes = append(plan.Notes, maskedArgNotes(p.Command[1:], cwd, home, fp.Masks)...)
+	}
 	plan.PyDirs = pyDirs
 	plan.Notes = append(plan.Notes, namedNotes...)
 	plan.Guarded = append(plan.Guarded, namedLinks...)

@@ -99,3 +99,27 @@ func TestHiddenArgumentNamed(t *testing.T) {
 		t.Errorf("a path the host lacks too was said:\n%s", r.stderr)
 	}
 }
+
+// A workspace file the protections mask, named as the command's argument
+// (`jail -- cat .env`), is said at start with the lift of that file, not
+// left to the program's "Permission denied"; the lift shows it, and the
+// rest stays hidden.
+func TestMaskedArgumentNamed(t *testing.T) {
+	_, env := everydayHome(t)
+	ws := workspace(t)
+	writeFile(t, filepath.Join(ws, ".env"), "SECRET=1\n")
+	writeFile(t, filepath.Join(ws, "dev.key"), "KEY\n")
+	note := "jail: argument .env is unreadable inside: the built-in protection .env hides it; --no-default-deny-at .env shows it, and the rest stays protected\n"
+	r := run(t, runOpts{dir: ws, env: env}, "--", "cat", ".env")
+	if r.code == 0 || !strings.Contains(r.stderr, note) {
+		t.Errorf("a masked argument: exit %d, want a failure and %q\nstderr: %s", r.code, note, r.stderr)
+	}
+	r = run(t, runOpts{dir: ws, env: env}, "--no-default-deny-at", ".env", "--", "sh", "-c", "cat .env; cat dev.key")
+	if r.stdout != "SECRET=1\n" || !strings.Contains(r.stderr, "dev.key") || strings.Contains(r.stderr, "argument ") {
+		t.Errorf("the lift said: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, runOpts{dir: ws, env: env}, "--deny", "dev.key", "--", "cat", "dev.key")
+	if want := "jail: argument dev.key is unreadable inside: your --deny dev.key hides it\n"; !strings.Contains(r.stderr, want) {
+		t.Errorf("a --deny'd argument: want %q\nstderr: %s", want, r.stderr)
+	}
+}

@@ -102,6 +102,12 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"--allow-domian", "x", "--", "x"}, "jail: unknown flag --allow-domian; did you mean --allow-domain? (see jail --help)\n"},
 		{[]string{"-Z", "--", "x"}, "jail: unknown flag -Z (see jail --help)\n"},
 		{[]string{"--timeout"}, "jail: --timeout needs DURATION, e.g. --timeout 30m (see jail --help)\n"},
+		// A value flag typed without its value before --: pflag took --
+		// as the value, and the command's words were said to be no verb.
+		{[]string{"--audit", "--", "true"}, "jail: --audit needs FILE before the --, e.g. --audit /var/log/jail/run.jsonl; without it: ~/.local/state/jail/audit/TIME-ID.jsonl (see jail --help)\n"},
+		{[]string{"--memory", "--", "x"}, "jail: --memory needs SIZE before the --, e.g. --memory 2G (see jail --help)\n"},
+		{[]string{"-r", "--", "x"}, "jail: --read needs PATH before the --, e.g. --read ~/.gitconfig (see jail --help)\n"},
+		{[]string{"--config", "--", "x"}, "jail: --config needs FILE before the -- (see jail --help)\n"},
 		{[]string{"ls"}, "jail: \"ls\" is not a jail verb; put the command after --: jail [flags] -- ls (see jail --help)\n"},
 		{[]string{"-v", "ps"}, "jail: \"ps\" is a verb: put it first, as in jail ps (see jail --help)\n"},
 		{nil, "jail: no command given: usage is jail [flags] -- COMMAND [ARG...] (see jail --help)\n"},
@@ -220,6 +226,10 @@ func TestVerbParsing(t *testing.T) {
 		{newCompletionCmd(f, nil), []string{"tcsh"}, "jail: completion: want one of bash, zsh, fish"},
 		{newPSCmd(f, nil), []string{"x"}, "jail: ps: takes no argument \"x\" (see jail ps --help)"},
 		{newDoctorCmd(f, nil), []string{"--bogus"}, "jail: doctor: unknown flag --bogus (see jail doctor --help)"},
+		{newKillCmd(f, nil), []string{"--reason", "--", "x"}, "jail: kill: --reason needs TEXT before the -- (see jail kill --help)"},
+		{newAuditCmd(f, nil), []string{"--type", "--", "x"}, "jail: audit: --type needs TYPE before the -- (see jail audit --help)"},
+		{newExecCmd(f, nil), []string{"-w", "--", "x", "true"}, "jail: exec: --workdir needs DIR before the -- (see jail exec --help)"},
+		{newRunVerbCmd(f, nil), []string{"--name", "--", "true"}, "jail: run: --name needs NAME before the -- (see jail run --help)"},
 	} {
 		f, _, errb := testFactory()
 		c.cmd.out = f.IO.Out

@@ -40,6 +40,12 @@ func newCommand(f *factory, name, usage, short string) *command {
 
 // exec parses args and runs the command.
 func (c *command) exec(args []string) error {
+	c.flags.VisitAll(func(f *pflag.Flag) {
+		// A flag that takes a value refuses "--" as it (errDashValue).
+		if _, ok := f.Value.(*optionValue); !ok && f.NoOptDefVal == "" {
+			f.Value = dashValue{f.Value}
+		}
+	})
 	if err := c.flags.Parse(args); err != nil {
 		return c.flagError(err)
 	}
@@ -134,17 +140,21 @@ func (c *command) flagError(err error) error {
 		}
 		return c.usageErr("unknown flag %s", name)
 	case errors.As(err, &needsValue):
-		f := needsValue.GetFlag()
-		what := "a value"
-		if o := policy.Lookup(f.Name); o != nil && o.Placeholder != "" {
-			what = o.Placeholder
-			if o.Example != "" {
-				what += ", e.g. --" + f.Name + " " + o.Example
-			}
-		}
-		return c.usageErr("--%s needs %s", f.Name, what)
+		what, eg, _ := valueWhat(needsValue.GetFlag())
+		return c.usageErr("--%s needs %s%s", needsValue.GetFlag().Name, what, eg)
 	case errors.As(err, &invalid):
 		f := invalid.GetFlag()
+		if errors.Is(err, errDashValue) {
+			// `jail --audit -- cmd`: pflag gave the flag "--" as its value,
+			// and the command's words were then taken for a verb.
+			// A default in words says what leaving the flag out does: the
+			// trail of a bare --audit is written anyway.
+			what, eg, def := valueWhat(f)
+			if def != "" && def != "none" {
+				eg += "; without it: " + def
+			}
+			return c.usageErr("--%s needs %s before the --%s", f.Name, what, eg)
+		}
 		var ov interface {
 			OptionValue() (string, string, string)
 		}
@@ -159,6 +169,36 @@ func (c *command) flagError(err error) error {
 	return c.usageErr("%v", err)
 }
 
+// valueWhat says what flag f's value is ("SIZE"), an example where the
+// option has one (", e.g. --memory 2G") and its default in words.
+func valueWhat(f *pflag.Flag) (what, eg, def string) {
+	what = "a value"
+	if o := policy.Lookup(f.Name); o != nil && o.Placeholder != "" {
+		what, def = o.Placeholder, o.DefaultText
+		if o.Example != "" {
+			eg = ", e.g. --" + f.Name + " " + o.Example
+		}
+	} else if name, _ := pflag.UnquoteUsage(f); name != "" {
+		what = name
+	}
+	return what, eg, def
+}
+
+// errDashValue is a value flag given "--" as its value: the user left the
+// value out before the command.
+var errDashValue = errors.New("the value is --")
+
+// dashValue wraps a pflag.Value of a flag that takes one, refusing "--"
+// (errDashValue).
+type dashValue struct{ pflag.Value }
+
+func (v dashValue) Set(s string) error {
+	if s == "--" {
+		return errDashValue
+	}
+	return v.Value.Set(s)
+}
+
 // optionValue is the pflag.Value of one policy option: it checks the value
 // at once (so the error is about the flag) and records it, in order, in the
 // flag layer for package config.
@@ -169,6 +209,9 @@ type optionValue struct {
 }
 
 func (v *optionValue) Set(s string) error {
+	if s == "--" && v.opt.Kind != policy.Bool {
+		return errDashValue
+	}
 	if err := v.opt.Set(&v.scratch, s); err != nil {
 		return err
 	}

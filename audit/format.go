@@ -204,8 +204,13 @@ func netDest(e Net) string {
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	if e.Name != "" {
+	if e.Name != "" && e.Address != "" {
 		return fmt.Sprintf("%s:%d (%s)", e.Name, e.Port, e.Address)
+	}
+	if e.Name != "" {
+		// Refused by name (a fake address never handed out, a proxy
+		// request): no address to show, and "()" read as a lost one.
+		return e.Name + ":" + strconv.Itoa(e.Port)
 	}
 	return host + ":" + strconv.Itoa(e.Port)
 }

@@ -296,7 +296,7 @@ func (s *Summary) Write(w io.Writer, name string) error {
 			map[bool]string{true: " (as root: agent is host nobody)"}[st.Root], s.StartTS.UTC().Format(TimeFormat))
 		fmt.Fprintf(tw, "Kernel\t%s\n", inline(kernelLine(st.Kernel)))
 		for _, n := range st.Notes {
-			fmt.Fprintf(tw, "Note\t%s\n", inline(n))
+			fmt.Fprintf(tw, "Note\t%s\n", inline(elideNames(n)))
 		}
 	} else {
 		fmt.Fprintf(tw, "Command\tunknown (no start event)\n")
@@ -513,4 +513,28 @@ func (s *Summary) writeDroppedKeys(b *bytes.Buffer) {
 		}
 		fmt.Fprintf(b, "    %s: %s other keys, %d events\n", inline(kind), n, o.Events)
 	}
+}
+
+// noteNamesShown is how many names of a long list a summary's note keeps.
+const noteNamesShown = 8
+
+// elideNames shortens a start note that lists many names before its
+// verb ("/ws: .bashrc .profile ... do not exist, so nothing is mounted
+// over them: ..."): a hundred names of protected files, twice, were most
+// of a summary's first screen. The first noteNamesShown are kept and
+// the rest counted; --json shows the note whole.
+func elideNames(n string) string {
+	head, rest, ok := strings.Cut(n, ": ")
+	if !ok {
+		return n
+	}
+	names, tail, ok := strings.Cut(rest, " do not exist")
+	if !ok {
+		return n
+	}
+	f := strings.Fields(names)
+	if len(f) <= noteNamesShown+2 {
+		return n
+	}
+	return fmt.Sprintf("%s: %s and %d more do not exist%s", head, strings.Join(f[:noteNamesShown], " "), len(f)-noteNamesShown, tail)
 }

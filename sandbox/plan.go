@@ -617,6 +617,12 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		plan.Notes = append(plan.Notes, n)
 		plan.sayOnce(n)
 	}
+	// The project's .env files the built-ins hide: said once (per
+	// words), with the ways out (dotenvnote.go).
+	if n := dotenvNote(fp.Masks, ws, cwd); n != "" {
+		plan.Notes = append(plan.Notes, n)
+		plan.sayOnce(n)
+	}
 	if len(p.Command) > 1 {
 		// The command's arguments that name a file the protections make
 		// unreadable (`jail -- cat .env`): said with the rule, not left

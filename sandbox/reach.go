@@ -26,7 +26,7 @@ import (
 // shownNote picks the plan's notes said on stderr at start (the others are
 // for --dry-run and the trail).
 func shownNote(n string) bool {
-	for _, pre := range []string{"deny ", fsrules.LiftNotePrefix, fixtureNotePrefix, "read-only: ", "unreadable directory", "workspace: ", "command ", "runnable ", argNotePrefix, hiddenPathPrefix, gitRemotePrefix, envPathPrefix, "interpreter ", "go: ", "agent script: ", unguardedNote, "policy file", hostSocketsNote, notKeptNote} {
+	for _, pre := range []string{"deny ", fsrules.LiftNotePrefix, fixtureNotePrefix, dotenvNotePrefix, "read-only: ", "unreadable directory", "workspace: ", "command ", "runnable ", argNotePrefix, hiddenPathPrefix, gitRemotePrefix, envPathPrefix, "interpreter ", "go: ", "agent script: ", unguardedNote, "policy file", hostSocketsNote, notKeptNote} {
 		if strings.HasPrefix(n, pre) {
 			return true
 		}

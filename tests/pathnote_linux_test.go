@@ -123,3 +123,22 @@ func TestMaskedArgumentNamed(t *testing.T) {
 		t.Errorf("a --deny'd argument: want %q\nstderr: %s", want, r.stderr)
 	}
 }
+
+// A project's .env, which a program loading it (python-dotenv's
+// load_dotenv) meets as "Permission denied", is named at the first start
+// in that workspace with the ways out, and not again.
+func TestDotenvNamedOnce(t *testing.T) {
+	_, env := everydayHome(t)
+	ws := workspace(t)
+	writeFile(t, filepath.Join(ws, ".env"), "SECRET=1\n")
+	writeFile(t, filepath.Join(ws, ".env.local"), "SECRET=2\n")
+	note := "jail: secrets: .env, .env.local are unreadable inside (built-in protection): a program that loads them (dotenv, docker compose) fails with \"Permission denied\"; if the run needs them, pass the variables it needs (--env NAME) or show .env (--no-default-deny-at .env)\n"
+	r := run(t, runOpts{dir: ws, env: env}, "--", "true")
+	if r.code != 0 || !strings.Contains(r.stderr, note) {
+		t.Errorf("first start: exit %d, want %q\nstderr: %s", r.code, note, r.stderr)
+	}
+	r = run(t, runOpts{dir: ws, env: env}, "--", "true")
+	if r.code != 0 || strings.Contains(r.stderr, "secrets: ") {
+		t.Errorf("second start: exit %d, said again:\n%s", r.code, r.stderr)
+	}
+}

@@ -524,6 +524,16 @@ var Builtins = []Builtin{
 	{"mise.local.toml", ReadOnly, false, "mise hooks and tasks run on cd and on demand"},
 	{".mise.local.toml", ReadOnly, false, "mise hooks and tasks run on cd and on demand"},
 	{".config/mise/", ReadOnly, false, "mise hooks and tasks run on cd and on demand"},
+	// Toolchain files that name a program by path: rustup runs the
+	// toolchain `path = "/abs/dir"` of a rust-toolchain.toml (or of the
+	// older rust-toolchain) in that directory and below, asdf and mise the
+	// `path:/abs/dir` version of a .tool-versions. The host's `rustc
+	// --version` there would run the agent's program: a shell prompt's
+	// (starship's rust and node modules, at every cd), an editor's
+	// rust-analyzer on open.
+	{"rust-toolchain.toml", ReadOnly, false, "rustup runs the toolchain its path names (a prompt's rustc --version at cd)"},
+	{"rust-toolchain", ReadOnly, false, "rustup runs the toolchain its path names (a prompt's rustc --version at cd)"},
+	{".tool-versions", ReadOnly, false, "asdf and mise run a path: version's programs (a prompt's node --version at cd)"},
 	// Editors that read a project's own settings on open and ask nothing:
 	// helix merges .helix/languages.toml (a language server's command,
 	// started when a file of that language opens) and .helix/config.toml;

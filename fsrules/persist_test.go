@@ -78,6 +78,7 @@ func TestBuiltinNames(t *testing.T) {
 		{".config/goose/config.yaml", RO, RO}, {".aider.conf.yml", RO, RO}, {"mise.toml", RO, RO},
 		{".mise.toml", RO, RO}, {"mise.local.toml", RO, RO}, {".mise.local.toml", RO, RO}, {".config/mise/", RO, RO},
 		{".helix/", RO, RO}, {".zed/", RO, RO},
+		{"rust-toolchain.toml", RO, RO}, {"rust-toolchain", RO, RO}, {".tool-versions", RO, RO},
 		{".config/jail/", H, H}, // jail's own config, profiles and trust store
 		// Startup files of shells and tools: any depth.
 		{".bash_login", RO, RO}, {".bash_logout", RO, RO}, {".bash_aliases", RO, RO}, {".bashrc.d/", RO, RO},

@@ -90,3 +90,77 @@ func TestPersistAbsentQuarantined(t *testing.T) {
 		t.Errorf("a new .env in a project is named:\n%s", r.stderr)
 	}
 }
+
+// TestPersistToolchainFiles: rustup runs the toolchain a project's
+// rust-toolchain.toml (or rust-toolchain) names by path, asdf and mise the
+// `path:` version of a .tool-versions: the host's `rustc --version` in that
+// directory (a shell prompt's, starship's rust module, at every cd; an
+// editor's rust-analyzer on open) would run what the agent put there. An
+// existing one, at any depth, stays as on the host; one the agent creates
+// at the top of the workspace leaves the tree into the quarantine (one
+// created deeper is not watched, as a new .envrc there is not: README).
+// Control: with --no-default-deny the writes land.
+func TestPersistToolchainFiles(t *testing.T) {
+	_, env := pfHome(t)
+	names := []string{"rust-toolchain.toml", "rust-toolchain", ".tool-versions", "sub/rust-toolchain.toml"}
+	evil := map[string]string{
+		"rust-toolchain.toml":     "[toolchain]\npath = \"/ws/evil\"\n",
+		"rust-toolchain":          "[toolchain]\npath = \"/ws/evil\"\n",
+		".tool-versions":          "nodejs path:/ws/evil\n",
+		"sub/rust-toolchain.toml": "[toolchain]\npath = \"/ws/evil\"\n",
+	}
+	script := `for f in "$@"; do mkdir -p "$(dirname "$f")"; printf '%s' "$(cat "$f.evil")" > "$f"; done 2>/dev/null; echo done`
+	setup := func(t *testing.T, existing bool) (string, []string) {
+		ws := workspace(t)
+		args := []string{"--", "/bin/sh", "-c", script, "sh"}
+		for _, n := range names {
+			if !existing && strings.Contains(n, "/") {
+				continue
+			}
+			os.MkdirAll(filepath.Dir(filepath.Join(ws, n)), 0o755)
+			writeFile(t, filepath.Join(ws, n+".evil"), evil[n])
+			if existing {
+				writeFile(t, filepath.Join(ws, n), "[toolchain]\nchannel = \"stable\"\n")
+			}
+			args = append(args, n)
+		}
+		return ws, args
+	}
+	t.Run("existing", func(t *testing.T) {
+		ws, args := setup(t, true)
+		r := run(t, runOpts{dir: ws, env: env}, args...)
+		mustCode(t, r, 0)
+		for _, n := range names {
+			if b, _ := os.ReadFile(filepath.Join(ws, n)); string(b) != "[toolchain]\nchannel = \"stable\"\n" {
+				t.Errorf("%s was rewritten from inside: %q", n, b)
+			}
+		}
+	})
+	t.Run("created", func(t *testing.T) {
+		ws, args := setup(t, false)
+		r := run(t, runOpts{dir: ws, env: env}, args...)
+		mustCode(t, r, 0)
+		if !strings.Contains(r.stdout, "done") {
+			t.Fatalf("the agent's script did not run (the test is broken):\n%s%s", r.stdout, r.stderr)
+		}
+		for _, n := range names[:3] {
+			full := filepath.Join(ws, n)
+			if b, err := os.ReadFile(full); err == nil {
+				t.Errorf("%s, created by the agent, is on the host: %q\n%s", n, b, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "moved "+full+" out of the tree") {
+				t.Errorf("%s not named as moved:\n%s", n, r.stderr)
+			}
+		}
+	})
+	t.Run("control", func(t *testing.T) {
+		ws, args := setup(t, false)
+		r := run(t, runOpts{dir: ws, env: env}, append([]string{"--no-default-deny"}, args...)...)
+		mustCode(t, r, 0)
+		for _, n := range names[:3] {
+			if b, _ := os.ReadFile(filepath.Join(ws, n)); string(b) != strings.TrimSuffix(evil[n], "\n") {
+				t.Errorf("control: without the protections the agent's %s did not land: %q (the test cannot tell)", n, b)
+			}
+		}
+	})
+}

@@ -35,7 +35,10 @@ const (
 // shows it. A path in a secret place (~/.ssh, a key) or in jail's state
 // directory sd gets no note: jail hides those on purpose, and refuses a
 // --read of one.
-func hiddenArgNotes(args []string, cwd, home, sd string, mounts []ns.Mount) []string {
+//
+// running words the fix for a sandbox that runs already (jail exec): the
+// flags are for its next start.
+func hiddenArgNotes(args []string, cwd, home, sd string, mounts []ns.Mount, running bool) []string {
 	var notes []string
 	for _, a := range argPaths(args, cwd, home, true) {
 		if len(notes) == argNoteMaxNotes {
@@ -60,7 +63,11 @@ func hiddenArgNotes(args []string, cwd, home, sd string, mounts []ns.Mount) []st
 			where = m.Path + ", which the sandbox replaces with an empty one"
 		}
 		shown := tildePath(p, home)
-		notes = append(notes, fmt.Sprintf("%s%s is hidden inside (in %s): `read` %s shows it read-only, `write` %s writable", argNotePrefix, shown, where, shown, shown))
+		fix := fmt.Sprintf("`read` %s shows it read-only, `write` %s writable", shown, shown)
+		if running {
+			fix = fmt.Sprintf("start the sandbox with `read` %s to see it read-only, or `write` %s writable", shown, shown)
+		}
+		notes = append(notes, fmt.Sprintf("%s%s is hidden inside (in %s): %s", argNotePrefix, shown, where, fix))
 	}
 	return notes
 }
@@ -73,7 +80,7 @@ func hiddenArgNotes(args []string, cwd, home, sd string, mounts []ns.Mount) []st
 // of a mask, or one inside a hidden directory, is said. Each says the
 // rule, and for a built-in that can be lifted there the lift that shows
 // that one path, the rest staying protected.
-func maskedArgNotes(args []string, cwd, home string, masks []fsrules.Mask) []string {
+func maskedArgNotes(args []string, cwd, home string, masks []fsrules.Mask, running bool) []string {
 	var notes []string
 	said := map[string]bool{}
 	for _, a := range argPaths(args, cwd, home, false) {
@@ -105,6 +112,9 @@ func maskedArgNotes(args []string, cwd, home string, masks []fsrules.Mask) []str
 			// The path named itself, not its tree: the user asked for this
 			// file, and a lift wider than that would show its neighbours.
 			how = fmt.Sprintf("the built-in protection %s hides it; `no-default-deny-at` %s shows it, and the rest stays protected", strings.TrimPrefix(m.Rule, "default: "), shown)
+			if running {
+				how = fmt.Sprintf("the built-in protection %s hides it; start the sandbox with `no-default-deny-at` %s to see it, the rest staying protected", strings.TrimPrefix(m.Rule, "default: "), shown)
+			}
 		case strings.HasPrefix(m.Rule, "deny "):
 			how = "your `deny` " + strings.TrimPrefix(m.Rule, "deny ") + " hides it"
 		default:
@@ -113,6 +123,24 @@ func maskedArgNotes(args []string, cwd, home string, masks []fsrules.Mask) []str
 		notes = append(notes, fmt.Sprintf("%s%s is unreadable inside: %s", argNotePrefix, shown, how))
 	}
 	return notes
+}
+
+// execArgNotes are the notes of both kinds for a jail exec's command
+// argv started in cwd inside the running sandbox of plan: its mounts are
+// what the start decided, the protections' masks among them (a built-in's
+// or a deny's: the rule is the mount's why).
+func execArgNotes(argv []string, cwd string, plan *Plan) []string {
+	if len(argv) < 2 || plan == nil {
+		return nil
+	}
+	var masks []fsrules.Mask
+	for _, m := range plan.Mounts {
+		if m.Kind == ns.KindMask && (strings.HasPrefix(m.Why, "default: ") || strings.HasPrefix(m.Why, "deny ")) {
+			masks = append(masks, fsrules.Mask{Path: m.Path, Kind: fsrules.Hide, Dir: m.Dir, Rule: m.Why})
+		}
+	}
+	notes := hiddenArgNotes(argv[1:], cwd, plan.Home, plan.StateDir, plan.Mounts, true)
+	return append(notes, maskedArgNotes(argv[1:], cwd, plan.Home, masks, true)...)
 }
 
 // hidingMask is the mask of masks that makes p unreadable: a hidden file

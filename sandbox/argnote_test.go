@@ -39,7 +39,7 @@ func TestHiddenArgNotes(t *testing.T) {
 	args := []string{"-v", h("datasets/a.csv"), "x.py", "~/scripts/prep.py", "--in=" + h("scripts/prep.py"), "data/a.csv",
 		"commit message with ~/datasets", "https://example.com/a/b", h("missing/z"), h(".ssh/id_ed25519"), h(".local/state/jail/x"),
 		h("other/y"), "../datasets/a.csv", filepath.Join(root, "tmp/t.txt")}
-	got := hiddenArgNotes(args, cwd, home, h(".local/state/jail"), mounts)
+	got := hiddenArgNotes(args, cwd, home, h(".local/state/jail"), mounts, false)
 	var named []string
 	for _, n := range got {
 		if !strings.HasPrefix(n, argNotePrefix) || !strings.Contains(n, "`read` ") {
@@ -54,11 +54,11 @@ func TestHiddenArgNotes(t *testing.T) {
 	if !strings.Contains(got[0], "in your home, which the sandbox sees empty") {
 		t.Errorf("the home not named: %q", got[0])
 	}
-	got = hiddenArgNotes([]string{filepath.Join(root, "tmp/t.txt")}, cwd, home, "", mounts)
+	got = hiddenArgNotes([]string{filepath.Join(root, "tmp/t.txt")}, cwd, home, "", mounts, false)
 	if len(got) != 1 || !strings.Contains(got[0], filepath.Join(root, "tmp")+", which the sandbox replaces with an empty one") {
 		t.Errorf("a file in a hidden /tmp: %q", got)
 	}
-	if got := hiddenArgNotes([]string{h(".ssh/id_ed25519"), h(".local/state/jail/x"), h("other/y"), "x.py"}, cwd, home, h(".local/state/jail"), mounts); len(got) != 0 {
+	if got := hiddenArgNotes([]string{h(".ssh/id_ed25519"), h(".local/state/jail/x"), h("other/y"), "x.py"}, cwd, home, h(".local/state/jail"), mounts, false); len(got) != 0 {
 		t.Errorf("said %q", got)
 	}
 }
@@ -100,13 +100,13 @@ func TestMaskedArgNotes(t *testing.T) {
 		{[]string{"k.pem"}, []string{"argument k.pem is unreadable inside: jail's built-in protections hide it (*.pem (hard link of /x/k.pem))"}},
 		{[]string{"a.txt", ".git/config", "add .env", "https://h/.env", "-v", "missing", "."}, nil},
 	} {
-		got := maskedArgNotes(tc.args, ws, "", masks)
+		got := maskedArgNotes(tc.args, ws, "", masks, false)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%q:\ngot  %q\nwant %q", tc.args, got, tc.want)
 		}
 	}
 	// At most argNoteMaxNotes.
-	if got := maskedArgNotes([]string{".env", "certs/dev.pem", "secrets", "secrets/x"}, ws, "", masks); len(got) != argNoteMaxNotes {
+	if got := maskedArgNotes([]string{".env", "certs/dev.pem", "secrets", "secrets/x"}, ws, "", masks, false); len(got) != argNoteMaxNotes {
 		t.Errorf("%d notes, want %d: %q", len(got), argNoteMaxNotes, got)
 	}
 }

@@ -333,7 +333,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		// The command's own arguments that name a hidden file (a script,
 		// a dataset under the home): said now, not left to the program's
 		// "No such file or directory".
-		plan.Notes = append(plan.Notes, hiddenArgNotes(p.Command[1:], cwd, home, xp.sd, append(append(append([]ns.Mount{}, mounts...), bl...), exp.binds...))...)
+		plan.Notes = append(plan.Notes, hiddenArgNotes(p.Command[1:], cwd, home, xp.sd, append(append(append([]ns.Mount{}, mounts...), bl...), exp.binds...), false)...)
 	}
 	for n := range exp.once {
 		plan.sayOnce(n)
@@ -627,7 +627,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 		// The command's arguments that name a file the protections make
 		// unreadable (`jail -- cat .env`): said with the rule, not left
 		// to the program's "Permission denied".
-		plan.Notes = append(plan.Notes, maskedArgNotes(p.Command[1:], cwd, home, fp.Masks)...)
+		plan.Notes = append(plan.Notes, maskedArgNotes(p.Command[1:], cwd, home, fp.Masks, false)...)
 	}
 	plan.PyDirs = pyDirs
 	plan.Notes = append(plan.Notes, namedNotes...)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jail-sandbox/jail/audit"
 	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/notice"
 	"github.com/jail-sandbox/jail/ns"
 	"github.com/jail-sandbox/jail/policy"
 	"github.com/jail-sandbox/jail/procstat"
@@ -687,7 +688,16 @@ func (r *runner) handleExec(c *session.Conn, req session.Request, files []*os.Fi
 	var sendMu sync.Mutex
 	endNotices := func() {}
 	if req.Notices {
-		endNotices = r.noticeExec(c, &sendMu, hostPid, req.Timely && taken)
+		// The command's arguments that name a file the sandbox hides
+		// (`jail exec dev -- cat ~/notes.txt`, `... cat .env`): said to
+		// its client, as a run's are at start.
+		var first []string
+		if req.Timely {
+			for _, n := range execArgNotes(es.Argv, es.Cwd, r.plan) {
+				first = append(first, notice.Line(Spell(n)))
+			}
+		}
+		endNotices = r.noticeExec(c, &sendMu, hostPid, req.Timely && taken, first)
 	}
 	// The command's own stops, carried out by a client that offered to
 	// (selfstop_linux.go): a command on a pty leads its session, and the

@@ -98,8 +98,14 @@ const execQueue = 16
 // first exec seen by the exec audit), the command's timely lines come too
 // (timelyExecs): a server the exec'd command starts is named to its own
 // client, not on the run's screen.
-func (r *runner) noticeExec(c *session.Conn, mu *sync.Mutex, hostPid int, timely bool) func() {
+//
+// first are timely lines said before any other (the notes on the
+// command's arguments; the caller passes them to a client that asked).
+func (r *runner) noticeExec(c *session.Conn, mu *sync.Mutex, hostPid int, timely bool, first []string) func() {
 	n := &execNotices{c: c, mu: mu, q: make(chan session.Reply, execQueue), done: make(chan struct{})}
+	for _, l := range first {
+		n.addTimely(l)
+	}
 	soFar, stop := r.urgent.listen(n.add)
 	n.stop = stop
 	if timely && hostPid > 0 {

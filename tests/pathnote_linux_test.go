@@ -142,3 +142,29 @@ func TestDotenvNamedOnce(t *testing.T) {
 		t.Errorf("second start: exit %d, said again:\n%s", r.code, r.stderr)
 	}
 }
+
+// A jail exec'd command's arguments that name a hidden or masked file are
+// said to its client, with the flag for the sandbox's next start.
+func TestExecArgumentNamed(t *testing.T) {
+	home, env := everydayHome(t)
+	ws := workspace(t)
+	writeFile(t, filepath.Join(ws, ".env"), "SECRET=1\n")
+	writeFile(t, filepath.Join(home, "notes", "todo.md"), "x\n")
+	o := runOpts{dir: ws, env: env}
+	name := "an" + strings.ReplaceAll(marker(), ".", "")
+	mustCode(t, run(t, o, "run", "-d", "--name", name), 0)
+	t.Cleanup(func() { run(t, o, "kill", "--now", name) })
+	r := run(t, o, "exec", name, "--", "cat", ".env", filepath.Join(home, "notes", "todo.md"))
+	for _, want := range []string{
+		"jail: argument .env is unreadable inside: the built-in protection .env hides it; start the sandbox with --no-default-deny-at .env to see it, the rest staying protected\n",
+		"jail: argument ~/notes/todo.md is hidden inside (in your home, which the sandbox sees empty): start the sandbox with --read ~/notes/todo.md to see it read-only, or --write ~/notes/todo.md writable\n",
+	} {
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("jail exec: exit %d, want a failure and %q\nstderr: %s", r.code, want, r.stderr)
+		}
+	}
+	r = run(t, o, "exec", name, "--", "cat", "/dev/null")
+	if r.code != 0 || strings.Contains(r.stderr, "argument ") {
+		t.Errorf("jail exec of a visible file: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+}

@@ -536,3 +536,20 @@ func TestProfileDryRunCreatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// Copilot CLI 1.0.102 makes ~/.copilot/installed-plugins at every start:
+// the profile makes it first, so that it is there read-only (plugins bring
+// hooks and MCP servers) instead of created inside and moved to the
+// quarantine at each start of a fresh account, twice, with two notices.
+func TestProfileCopilotPluginsDirMade(t *testing.T) {
+	home, env := everydayHome(t)
+	ws := workspace(t)
+	r := run(t, runOpts{dir: ws, env: env}, "-P", "copilot", "--", "/bin/sh", "-c",
+		`mkdir -p ~/.copilot/installed-plugins && echo made; touch ~/.copilot/installed-plugins/p.json 2>/dev/null && echo WROTE; true`)
+	if r.code != 0 || r.stdout != "made\n" || strings.Contains(r.stderr, "quarantine") {
+		t.Errorf("exit %d, stdout %q, want made and nothing moved\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if fi, err := os.Stat(filepath.Join(home, ".copilot", "installed-plugins")); err != nil || !fi.IsDir() {
+		t.Errorf("~/.copilot/installed-plugins after the run: %v", err)
+	}
+}

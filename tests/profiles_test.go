@@ -138,9 +138,10 @@ var profCases = []profCase{
 		env:     []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI"},
 		setenv:  map[string]string{"GEMINI_SANDBOX": "false", "NO_BROWSER": "true"}},
 	{name: "opencode", dirs: []string{"~/.local/share/opencode", "~/.local/state/opencode"},
-		caches:  map[string]string{"~/.cache/opencode": "opencode"},
-		domains: []string{"api.anthropic.com", "api.openai.com", "openrouter.ai", "models.dev", "opencode.ai", "registry.test"},
+		caches:  map[string]string{"~/.cache/opencode": "opencode", "~/.local/share/opencode/snapshot": "opencode"},
+		domains: []string{"api.anthropic.com", "api.openai.com", "openrouter.ai", "models.dev", "models.opencode.ai", "opencode.ai", "registry.test"},
 		env:     []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY"},
+		setenv:  map[string]string{"OPENCODE_DISABLE_AUTOUPDATE": "1"},
 		hostenv: []string{"npm_config_registry=https://registry.test/"}},
 	{name: "aider", dirs: []string{"~/.aider"},
 		domains: []string{"api.openai.com", "api.anthropic.com", "openrouter.ai"},
@@ -551,5 +552,23 @@ func TestProfileCopilotPluginsDirMade(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(home, ".copilot", "installed-plugins")); err != nil || !fi.IsDir() {
 		t.Errorf("~/.copilot/installed-plugins after the run: %v", err)
+	}
+}
+
+// opencode 1.18.33 writes ~/.config/opencode/.gitignore at every start
+// when it is missing, and stops with "Unexpected server error" when it
+// cannot (the directory is read-only inside): the profile makes the file
+// on the host first, with opencode's own content, and it reads inside.
+func TestProfileOpencodeGitignoreMade(t *testing.T) {
+	home, env := everydayHome(t)
+	ws := workspace(t)
+	want := "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore"
+	r := run(t, runOpts{dir: ws, env: env}, "-P", "opencode", "--", "/bin/sh", "-c",
+		`cat ~/.config/opencode/.gitignore; echo x >> ~/.config/opencode/.gitignore 2>/dev/null && echo WROTE; true`)
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("exit %d, stdout %q, want %q\nstderr: %s", r.code, r.stdout, want, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, ".config", "opencode", ".gitignore")); err != nil || string(b) != want {
+		t.Errorf("the host's ~/.config/opencode/.gitignore: %q, %v", b, err)
 	}
 }

@@ -738,3 +738,26 @@ func builtinCount(anchors []string) int {
 	}
 	return n
 }
+
+// ExitNames are the built-ins found by name alone at any depth by the
+// exit check (package gitguard's Guard.Names): each a file of one element
+// (no directory, no pattern, not anchored at a home) that a host program
+// loads from the directory it runs in or a parent of it (R's .Rprofile,
+// irb's .irbrc, rustup's rust-toolchain.toml, asdf's .tool-versions,
+// Claude Code's .mcp.json, direnv's .envrc, a shell's .bashrc in a
+// dotfiles tree), keyed by the lower-case ASCII name, the value the rule
+// as masks name it. The watch sees only the top of each writable tree;
+// one created deeper is found when the sandbox ends. Not the secrets:
+// a new .env is the project's own.
+func ExitNames() map[string]string {
+	out := map[string]string{}
+	for _, b := range Builtins {
+		if b.Git || strings.ContainsAny(b.Name, "/*?[\\") {
+			continue
+		}
+		if b.Kind == ReadOnly || b.Name == ".envrc" {
+			out[lowerASCII(b.Name)] = "default: " + b.Name
+		}
+	}
+	return out
+}

@@ -25,7 +25,10 @@
 // appears later: a new .git entry, a git init, a new worktree or submodule
 // git dir; Sweep does the same over whole trees at exit (SweepDirs through a
 // DirReader, package dircache, that need not read a directory unchanged
-// since it was last listed). Decisions are
+// since it was last listed). The same walk judges the caller's Names, other
+// protected file names a host program loads from its directory (package
+// fsrules' ExitNames), made during the run at any depth; with NoGit (git
+// trusted) it judges only those. Decisions are
 // Findings; moving things out of the tree is the caller's (package
 // sentinel).
 //

@@ -1,6 +1,8 @@
 package gitguard
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -102,6 +104,27 @@ type Guard struct {
 	// made read-only (the work tree's top): the exit check reads them
 	// from these directories whole (globwatch.go).
 	Globs []GlobAt `json:"globs,omitempty"`
+
+	// Names are other protected file names the exit check judges at any
+	// depth, the caller's (package fsrules' ExitNames: files a host
+	// program loads from the directory it runs in): lower-case ASCII
+	// name -> rule. The sweep walks every tree anyway; a file of such a
+	// name that is not in Kept, and in no Lifted tree, leaves it.
+	Names map[string]string `json:"names,omitempty"`
+	// Kept are the files of Names' names that existed at start (kept
+	// read-only then, or hidden). A file whose inode did not change since
+	// Since is not judged either (one the sandbox never saw).
+	Kept map[string]bool `json:"kept,omitempty"`
+	// Covered are directories whose insides the agent could not write on
+	// the host (masked whole, a cache of jail's own over the host's path,
+	// a private tmpfs): nothing in them is judged by name.
+	Covered []string `json:"covered,omitempty"`
+	// Lifted are the trees where the built-ins are lifted: nothing in
+	// them is judged by name.
+	Lifted []string `json:"lifted,omitempty"`
+	// NoGit: git is trusted (--allow-git-config): the exit check judges
+	// Names only.
+	NoGit bool `json:"no_git,omitempty"`
 }
 
 // Finding is one thing found that must leave the tree (or be reported).
@@ -213,11 +236,31 @@ type DirReader interface {
 }
 
 // sweepView names Sweep's walk of a root for a DirReader's cache; it
-// changes whenever sweepKeep does.
-const sweepView = "gitguard-sweep-1\x00"
+// changes whenever what the keep functions keep does (with the Names,
+// which the view's name holds: viewOf).
+const sweepView = "gitguard-sweep-2\x00"
 
-// sweepKeep: Sweep looks at directories, .git entries and HEAD files only.
-func sweepKeep(name string, t fs.FileMode) bool { return t.IsDir() || name == ".git" || name == "HEAD" }
+// sweepKeep: Sweep looks at directories, .git entries and HEAD files, and
+// the files of Names' names.
+func (g *Guard) sweepKeep(name string, t fs.FileMode) bool {
+	return t.IsDir() || name == ".git" || name == "HEAD" || len(g.Names) > 0 && g.Names[lowerASCII(name)] != ""
+}
+
+// viewOf is the view of root's walk: the keep function depends on the
+// names judged, which the view names (sorted, hashed), so that a listing
+// kept for other names is not taken for this one.
+func (g *Guard) viewOf(root string) string {
+	if len(g.Names) == 0 {
+		return sweepView + root
+	}
+	names := make([]string, 0, len(g.Names))
+	for n := range g.Names {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	sum := sha256.Sum256([]byte(strings.Join(names, "\x00")))
+	return sweepView + hex.EncodeToString(sum[:8]) + "\x00" + root
+}
 
 // preloader is a DirReader that can read a view's records ahead of the
 // pass that uses them, taking no stat (package dircache).
@@ -235,7 +278,7 @@ func (g *Guard) PreloadSweep(dirs DirReader) {
 		return
 	}
 	for _, root := range g.Roots {
-		p.Preload(sweepView + root)
+		p.Preload(g.viewOf(root))
 	}
 }
 
@@ -256,12 +299,15 @@ func (g *Guard) SweepDirs(maxEntries int, dirs DirReader) (found []Finding, note
 		if err != nil || !st.IsDir() {
 			continue
 		}
-		sw := sweeper{j: j, g: g, dirs: dirs, root: root, dev: identOf(st).Dev, view: sweepView + root, n: &n, max: maxEntries}
+		sw := sweeper{j: j, g: g, dirs: dirs, root: root, dev: identOf(st).Dev, view: g.viewOf(root), n: &n, max: maxEntries}
 		sw.name(root, filepath.Base(root), true)
 		if err := sw.dir(root); errors.Is(err, errTooMany) {
 			notes = append(notes, fmt.Sprintf("git exit check: more than %d entries under %s; the rest was not checked", maxEntries, root))
 			break
 		}
+	}
+	if g.NoGit {
+		return j.out(), notes
 	}
 	// Git dirs known at start: their new worktrees and submodules; frozen
 	// directories: what changed in them.
@@ -297,10 +343,18 @@ type sweeper struct {
 // name judges one entry by its name.
 func (s *sweeper) name(p, name string, isDir bool) {
 	switch {
+	case s.g.NoGit:
 	case name == ".git":
 		s.j.dotGit(p)
+		return
 	case name == "HEAD" && !isDir:
 		s.j.headDir(filepath.Dir(p))
+		return
+	}
+	if !isDir && len(s.g.Names) > 0 {
+		if rule := s.g.Names[lowerASCII(name)]; rule != "" {
+			s.j.named(p, rule)
+		}
 	}
 }
 
@@ -309,7 +363,7 @@ func (s *sweeper) name(p, name string, isDir bool) {
 // neither judged nor walked.
 func (s *sweeper) dir(p string) error {
 	*s.n++
-	ents, total, dev, err := s.dirs.ReadDir(s.view, p, sweepKeep)
+	ents, total, dev, err := s.dirs.ReadDir(s.view, p, s.g.sweepKeep)
 	if err != nil {
 		if p == s.root || errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -318,7 +372,7 @@ func (s *sweeper) dir(p string) error {
 			return nil
 		}
 		s.name(p, filepath.Base(p), true)
-		if s.g.changedSince(p) {
+		if !s.g.NoGit && s.g.changedSince(p) {
 			// Unreadable now (it was walked at start, or hidden whole): git
 			// cannot read it either, but its owner can chmod it back and
 			// find what the agent left there.
@@ -370,6 +424,23 @@ func joinName(dir, name string) string {
 		return "/" + name
 	}
 	return dir + "/" + name
+}
+
+// lowerASCII folds ASCII letters only, as the built-ins match (package
+// fsrules): a name with none is returned as it is, unallocated.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 func byName(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }
@@ -442,6 +513,30 @@ func (j *judge) add(f Finding) {
 	}
 	j.seen[f.Path] = true
 	j.found = append(j.found, f)
+}
+
+// named judges a file of one of Names' names found by the exit sweep:
+// one that was not there at start, outside a lifted tree, leaves the
+// tree. The watch saw only the tops of the trees: a host program run in
+// this directory during the run could have loaded it, and one run there
+// later would.
+func (j *judge) named(p, rule string) {
+	if j.g.Kept[p] || !j.g.changedSince(p) {
+		// There at start: kept then, or in a place the sandbox did not
+		// see (a hidden directory, a cache's host path), untouched since.
+		return
+	}
+	for _, l := range j.g.Lifted {
+		if under(p, l) {
+			return // the built-ins are lifted there: the user's choice
+		}
+	}
+	for _, c := range j.g.Covered {
+		if under(p, c) {
+			return // the host's: the sandbox could not write there
+		}
+	}
+	j.add(Finding{Path: p, Rule: rule, Reason: "a protected name created during the run below the top of its tree, which only the exit check looks at: a host program run in that directory loads it"})
 }
 
 func (j *judge) observe(dir string, r Role) {

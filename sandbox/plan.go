@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jail-sandbox/jail/agentcfg"
 	"github.com/jail-sandbox/jail/denials"
@@ -120,6 +121,9 @@ type Plan struct {
 	// the test-data note, what the runnable programs showed, the hidden
 	// PATH directories.
 	onceNotes map[string]bool
+	// nameGuard is the exit check's sweep for fsrules.ExitNames when git
+	// has no guard of its own (--allow-git-config): names only.
+	nameGuard *gitguard.Guard
 
 	// hostMounts is the host's mount table as the plan read and used it
 	// (its views of hidden places), when mountsRead (mountsErr: why not).
@@ -589,8 +593,17 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	packLinks, linkNotes := historyLinks(gp.History, writable, keptBase, mountinfo, hostMounts, dirs)
 	gp.History = append(gp.History, packLinks...)
 	gp.Notes = append(gp.Notes, linkNotes...)
+	// The exit check's names (fsrules.ExitNames): a file a host program
+	// loads from its directory, created deeper than the watched tops,
+	// leaves the tree when the sandbox ends. In gitguard's sweep, which
+	// walks every tree anyway; its own guard when git is trusted.
+	names := exitNames(p, fp.Masks, mounts, bl, writable)
 	if gp.Guard != nil && len(gp.Guard.Roots) > 0 {
+		gp.Guard.Names, gp.Guard.Kept, gp.Guard.Covered, gp.Guard.Lifted = names.names, names.kept, names.covered, res.lifts
 		plan.Git = &gp
+	} else if len(names.names) > 0 && len(writable) > 0 {
+		plan.nameGuard = &gitguard.Guard{Roots: slices.Clone(writable), NoGit: true,
+			Names: names.names, Kept: names.kept, Covered: names.covered, Lifted: res.lifts, Since: time.Now().UnixNano()}
 	}
 	plan.Notes = append(plan.Notes, gp.Notes...)
 	plan.gitNotes = gp.Notes
@@ -1795,4 +1808,54 @@ func unguardedMasks(plan *Plan) ([]fsrules.Mask, []string) {
 			unguardedNote, u.Target.Path, u.What, map[bool]string{false: "file", true: "directory"}[u.Dir]))
 	}
 	return masks, notes
+}
+
+// exitNameSet is what the exit check judges by name (gitguard's
+// Guard.Names, Kept and Covered).
+type exitNameSet struct {
+	names   map[string]string
+	kept    map[string]bool
+	covered []string
+}
+
+// exitNames are fsrules.ExitNames, none under --no-default-deny, with the
+// files of those names the walk found at start (its masks: kept
+// read-only or hidden then, not the agent's), and the directories whose
+// insides the agent cannot write on the host: a directory masked whole
+// (read-only or hidden), a cache of jail's own mounted over the host's
+// path, a private tmpfs (hidden, binds: the plan's so far), each inside
+// a writable root (the one holding a root, /tmp around a workspace in it,
+// covers nothing the agent writes). What is in them on the host is the
+// host's, whatever its change time.
+func exitNames(p *policy.Policy, masks []fsrules.Mask, hidden, binds []ns.Mount, writable []string) exitNameSet {
+	if p.NoDefaultDeny {
+		return exitNameSet{}
+	}
+	set := exitNameSet{names: fsrules.ExitNames(), kept: map[string]bool{}}
+	inside := func(d string) bool {
+		for _, w := range writable {
+			if strings.HasPrefix(d, w+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range masks {
+		if m.Dir && inside(m.Path) {
+			set.covered = append(set.covered, m.Path)
+		} else if !m.Dir && set.names[strings.ToLower(filepath.Base(m.Path))] != "" {
+			set.kept[m.Path] = true
+		}
+	}
+	for _, m := range hidden {
+		if m.Kind == ns.KindTmpfs && inside(m.Path) {
+			set.covered = append(set.covered, m.Path)
+		}
+	}
+	for _, b := range binds {
+		if b.Source != "" && inside(b.Path) {
+			set.covered = append(set.covered, b.Path)
+		}
+	}
+	return set
 }

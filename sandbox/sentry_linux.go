@@ -227,12 +227,14 @@ func (r *runner) startSentry() {
 	var g *gitguard.Guard
 	if pl.Git != nil {
 		g = pl.Git.Guard
+	} else if pl.nameGuard != nil {
+		g = pl.nameGuard // names only: git is trusted
 	}
 	py := newPyJudge(pl.PyDirs)
 	if len(absent) == 0 && len(globs) == 0 && g == nil && py == nil {
 		return
 	}
-	if r.degraded && g != nil {
+	if r.degraded && g != nil && pl.Git != nil {
 		// No mount namespace: git's read-only files and directories are
 		// writable inside (Landlock cannot refuse writes below a writable
 		// root). What git runs code from is watched instead: what the agent

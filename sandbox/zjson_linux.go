@@ -1130,6 +1130,63 @@ func jsonGitguardGuard(b []byte, v *gitguard.Guard) ([]byte, error) {
 		}
 		b = append(b, ',')
 	}
+	if len(v.Names) != 0 {
+		b = append(b, "\"names\":"...)
+		{
+			if v.Names == nil {
+				b = append(b, "null"...)
+			} else {
+				m1 := v.Names
+				ks1 := make([]string, 0, len(m1))
+				for k1 := range m1 {
+					ks1 = append(ks1, string(k1))
+				}
+				slices.Sort(ks1)
+				b = append(b, '{')
+				for _, k1 := range ks1 {
+					b = jsonenc.String(b, k1)
+					b = append(b, ':')
+					b = jsonenc.String(b, string(m1[k1]))
+					b = append(b, ',')
+				}
+				b = jsonenc.EndObject(b)
+			}
+		}
+		b = append(b, ',')
+	}
+	if len(v.Kept) != 0 {
+		b = append(b, "\"kept\":"...)
+		{
+			if v.Kept == nil {
+				b = append(b, "null"...)
+			} else {
+				m1 := v.Kept
+				ks1 := make([]string, 0, len(m1))
+				for k1 := range m1 {
+					ks1 = append(ks1, string(k1))
+				}
+				slices.Sort(ks1)
+				b = append(b, '{')
+				for _, k1 := range ks1 {
+					b = jsonenc.String(b, k1)
+					b = append(b, ':')
+					b = jsonenc.Bool(b, bool(m1[k1]))
+					b = append(b, ',')
+				}
+				b = jsonenc.EndObject(b)
+			}
+		}
+		b = append(b, ',')
+	}
+	if len(v.Covered) != 0 {
+		b = append(jsonenc.Strings(append(b, "\"covered\":"...), v.Covered), ',')
+	}
+	if len(v.Lifted) != 0 {
+		b = append(jsonenc.Strings(append(b, "\"lifted\":"...), v.Lifted), ',')
+	}
+	if v.NoGit {
+		b = append(jsonenc.Bool(append(b, "\"no_git\":"...), bool(v.NoGit)), ',')
+	}
 	return jsonenc.EndObject(b), nil
 }
 
@@ -1334,5 +1391,5 @@ func init() {
 	runRecordEncoder = jsonRunRecord
 	entryEncoder = jsonEntry
 	farEncoder = jsonFarRecord
-	generatedJSON = "acb13c0928f7f60fc72b3f97e0501f3a84ac2e2ba0e6e37a31d5e2a00a8eb6ef"
+	generatedJSON = "f5ae7709b92327d4f3008dc615a9a71aa94098bb1763f12dbc21234ae1abb91a"
 }

@@ -97,9 +97,10 @@ func TestPersistAbsentQuarantined(t *testing.T) {
 // directory (a shell prompt's, starship's rust module, at every cd; an
 // editor's rust-analyzer on open) would run what the agent put there. An
 // existing one, at any depth, stays as on the host; one the agent creates
-// at the top of the workspace leaves the tree into the quarantine (one
-// created deeper is not watched, as a new .envrc there is not: README).
-// Control: with --no-default-deny the writes land.
+// leaves the tree into the quarantine: at once at the top of the
+// workspace (watched), when the sandbox ends deeper (the exit check's
+// walk), also with --allow-git-config (git trusted, names still judged).
+// Control: with --no-default-deny, or the tree lifted, the writes land.
 func TestPersistToolchainFiles(t *testing.T) {
 	_, env := pfHome(t)
 	names := []string{"rust-toolchain.toml", "rust-toolchain", ".tool-versions", "sub/rust-toolchain.toml"}
@@ -114,9 +115,6 @@ func TestPersistToolchainFiles(t *testing.T) {
 		ws := workspace(t)
 		args := []string{"--", "/bin/sh", "-c", script, "sh"}
 		for _, n := range names {
-			if !existing && strings.Contains(n, "/") {
-				continue
-			}
 			os.MkdirAll(filepath.Dir(filepath.Join(ws, n)), 0o755)
 			writeFile(t, filepath.Join(ws, n+".evil"), evil[n])
 			if existing {
@@ -136,31 +134,38 @@ func TestPersistToolchainFiles(t *testing.T) {
 			}
 		}
 	})
-	t.Run("created", func(t *testing.T) {
-		ws, args := setup(t, false)
-		r := run(t, runOpts{dir: ws, env: env}, args...)
-		mustCode(t, r, 0)
-		if !strings.Contains(r.stdout, "done") {
-			t.Fatalf("the agent's script did not run (the test is broken):\n%s%s", r.stdout, r.stderr)
-		}
-		for _, n := range names[:3] {
-			full := filepath.Join(ws, n)
-			if b, err := os.ReadFile(full); err == nil {
-				t.Errorf("%s, created by the agent, is on the host: %q\n%s", n, b, r.stderr)
+	for _, flags := range [][]string{nil, {"--allow-git-config"}} {
+		t.Run("created"+strings.Join(flags, ""), func(t *testing.T) {
+			ws, args := setup(t, false)
+			r := run(t, runOpts{dir: ws, env: env}, append(flags, args...)...)
+			mustCode(t, r, 0)
+			if !strings.Contains(r.stdout, "done") {
+				t.Fatalf("the agent's script did not run (the test is broken):\n%s%s", r.stdout, r.stderr)
 			}
-			if !strings.Contains(r.stderr, "moved "+full+" out of the tree") {
-				t.Errorf("%s not named as moved:\n%s", n, r.stderr)
+			for _, n := range names {
+				full := filepath.Join(ws, n)
+				if b, err := os.ReadFile(full); err == nil {
+					t.Errorf("%s, created by the agent, is on the host: %q\n%s", n, b, r.stderr)
+				}
+				if !strings.Contains(r.stderr, "moved "+full+" out of the tree") {
+					t.Errorf("%s not named as moved:\n%s", n, r.stderr)
+				}
 			}
-		}
-	})
-	t.Run("control", func(t *testing.T) {
-		ws, args := setup(t, false)
-		r := run(t, runOpts{dir: ws, env: env}, append([]string{"--no-default-deny"}, args...)...)
-		mustCode(t, r, 0)
-		for _, n := range names[:3] {
-			if b, _ := os.ReadFile(filepath.Join(ws, n)); string(b) != strings.TrimSuffix(evil[n], "\n") {
-				t.Errorf("control: without the protections the agent's %s did not land: %q (the test cannot tell)", n, b)
+		})
+	}
+	for _, flags := range [][]string{{"--no-default-deny"}, {"--no-default-deny-at", "sub"}} {
+		t.Run("control"+strings.Join(flags, ""), func(t *testing.T) {
+			ws, args := setup(t, false)
+			r := run(t, runOpts{dir: ws, env: env}, append(flags, args...)...)
+			mustCode(t, r, 0)
+			for _, n := range names {
+				if len(flags) > 1 && !strings.HasPrefix(n, "sub/") {
+					continue
+				}
+				if b, _ := os.ReadFile(filepath.Join(ws, n)); string(b) != strings.TrimSuffix(evil[n], "\n") {
+					t.Errorf("control %v: the agent's %s did not land: %q (the test cannot tell)\n%s", flags, n, b, r.stderr)
+				}
 			}
-		}
-	})
+		})
+	}
 }

@@ -105,10 +105,7 @@ func TestHiddenArgumentNamed(t *testing.T) {
 // left to the program's "Permission denied"; the lift shows it, and the
 // rest stays hidden.
 func TestMaskedArgumentNamed(t *testing.T) {
-	_, env := everydayHome(t)
-	ws := workspace(t)
-	writeFile(t, filepath.Join(ws, ".env"), "SECRET=1\n")
-	writeFile(t, filepath.Join(ws, "dev.key"), "KEY\n")
+	ws, env := secretsWorkspace(t, ".env", "SECRET=1\n", "dev.key", "KEY\n")
 	note := "jail: argument .env is unreadable inside: the built-in protection .env hides it; --no-default-deny-at .env shows it, and the rest stays protected\n"
 	r := run(t, runOpts{dir: ws, env: env}, "--", "cat", ".env")
 	if r.code == 0 || !strings.Contains(r.stderr, note) {
@@ -128,10 +125,7 @@ func TestMaskedArgumentNamed(t *testing.T) {
 // load_dotenv) meets as "Permission denied", is named at the first start
 // in that workspace with the ways out, and not again.
 func TestDotenvNamedOnce(t *testing.T) {
-	_, env := everydayHome(t)
-	ws := workspace(t)
-	writeFile(t, filepath.Join(ws, ".env"), "SECRET=1\n")
-	writeFile(t, filepath.Join(ws, ".env.local"), "SECRET=2\n")
+	ws, env := secretsWorkspace(t, ".env", "SECRET=1\n", ".env.local", "SECRET=2\n")
 	note := "jail: secrets: .env, .env.local are unreadable inside (built-in protection): a program that loads them (dotenv, docker compose) fails with \"Permission denied\"; if the run needs them, pass the variables it needs (--env NAME) or show .env (--no-default-deny-at .env)\n"
 	r := run(t, runOpts{dir: ws, env: env}, "--", "true")
 	if r.code != 0 || !strings.Contains(r.stderr, note) {
@@ -167,4 +161,16 @@ func TestExecArgumentNamed(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stderr, "argument ") {
 		t.Errorf("jail exec of a visible file: exit %d\nstderr: %s", r.code, r.stderr)
 	}
+}
+
+// secretsWorkspace is a fresh workspace holding the files of nameContent
+// (name, content, ...) and the environment of a fresh home.
+func secretsWorkspace(t *testing.T, nameContent ...string) (string, []string) {
+	t.Helper()
+	_, env := everydayHome(t)
+	ws := workspace(t)
+	for i := 0; i+1 < len(nameContent); i += 2 {
+		writeFile(t, filepath.Join(ws, nameContent[i]), nameContent[i+1])
+	}
+	return ws, env
 }

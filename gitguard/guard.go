@@ -109,7 +109,8 @@ type Guard struct {
 	// depth, the caller's (package fsrules' ExitNames: files a host
 	// program loads from the directory it runs in): lower-case ASCII
 	// name -> rule. The sweep walks every tree anyway; a file of such a
-	// name that is not in Kept, and in no Lifted tree, leaves it.
+	// name that is not in Kept, in no Covered or Lifted directory, and
+	// changed since Since, leaves it.
 	Names map[string]string `json:"names,omitempty"`
 	// Kept are the files of Names' names that existed at start (kept
 	// read-only then, or hidden). A file whose inode did not change since

@@ -597,7 +597,7 @@ func planChecked(p *policy.Policy, env []string, dirs fsrules.DirReader, chk *ch
 	// loads from its directory, created deeper than the watched tops,
 	// leaves the tree when the sandbox ends. In gitguard's sweep, which
 	// walks every tree anyway; its own guard when git is trusted.
-	names := exitNames(p, fp.Masks, mounts, bl, writable)
+	names := exitNames(p, fp.Masks, mounts, bl, writable, degraded)
 	if gp.Guard != nil && len(gp.Guard.Roots) > 0 {
 		gp.Guard.Names, gp.Guard.Kept, gp.Guard.Covered, gp.Guard.Lifted = names.names, names.kept, names.covered, res.lifts
 		plan.Git = &gp
@@ -1826,12 +1826,17 @@ type exitNameSet struct {
 // path, a private tmpfs (hidden, binds: the plan's so far), each inside
 // a writable root (the one holding a root, /tmp around a workspace in it,
 // covers nothing the agent writes). What is in them on the host is the
-// host's, whatever its change time.
-func exitNames(p *policy.Policy, masks []fsrules.Mask, hidden, binds []ns.Mount, writable []string) exitNameSet {
+// host's, whatever its change time. degraded: no mount holds any of
+// that, so nothing is kept or covered (a file is judged by its change
+// time alone).
+func exitNames(p *policy.Policy, masks []fsrules.Mask, hidden, binds []ns.Mount, writable []string, degraded bool) exitNameSet {
 	if p.NoDefaultDeny {
 		return exitNameSet{}
 	}
 	set := exitNameSet{names: fsrules.ExitNames(), kept: map[string]bool{}}
+	if degraded {
+		return set
+	}
 	inside := func(d string) bool {
 		for _, w := range writable {
 			if strings.HasPrefix(d, w+"/") {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/jail-sandbox/jail/dirnames"
+	"github.com/jail-sandbox/jail/internal/asciifold"
 )
 
 // This file: protected paths that do not exist at start (Plan.Absent), and a
@@ -49,7 +50,7 @@ func nestedRules(allowGit bool) map[string][]nested {
 		if err != nil {
 			panic("fsrules: bad built-in " + b.Name) // a programming error, caught by tests
 		}
-		key := lowerASCII(parent[strings.LastIndexByte(parent, '/')+1:])
+		key := asciifold.Lower(parent[strings.LastIndexByte(parent, '/')+1:])
 		out[key] = append(out[key], nested{parent: p, child: child, b: b})
 	}
 	return out
@@ -58,7 +59,7 @@ func nestedRules(allowGit bool) map[string][]nested {
 // nestedAbsent lists the protected children missing under dir (named name),
 // a directory of a writable root.
 func (w *walker) nestedAbsent(dir, name string) {
-	ns := w.parents[lowerASCII(name)]
+	ns := w.parents[asciifold.Lower(name)]
 	if len(ns) > 0 && w.ownRoot(dir) {
 		return // a directory of jail's own: no host program reads it (Input.Own)
 	}
@@ -232,7 +233,7 @@ func projectSecret(a Absent, homes []string) bool {
 // asking), and an allow is one keystroke the user gives to a file they
 // did not write: the agent's .envrc would be shell code run outside jail.
 func runOnCd(p string) bool {
-	return lowerASCII(path.Base(p)) == ".envrc"
+	return asciifold.Lower(path.Base(p)) == ".envrc"
 }
 
 // envrcName is the built-in that watches a new .envrc at each git top.
@@ -416,7 +417,7 @@ func (w *walker) globs(in Input) []Glob {
 			if d == "" || enclosingRoot(d, w.writable) == "" || w.ownRoot(d) || w.maskedAt(join(d, "x")) || w.liftedBuiltin(b, join(d, "x")) {
 				continue
 			}
-			g := Glob{Dir: d, Pattern: lowerASCII(rest[i+1:]), Rule: "default: " + b.Name}
+			g := Glob{Dir: d, Pattern: asciifold.Lower(rest[i+1:]), Rule: "default: " + b.Name}
 			if !seen[g] {
 				seen[g] = true
 				out = append(out, g)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/jail-sandbox/jail/internal/asciifold"
 )
 
 // Kind is what a mask does.
@@ -756,7 +758,7 @@ func ExitNames() map[string]string {
 			continue
 		}
 		if b.Kind == ReadOnly || b.Name == ".envrc" {
-			out[lowerASCII(b.Name)] = "default: " + b.Name
+			out[asciifold.Lower(b.Name)] = "default: " + b.Name
 		}
 	}
 	return out

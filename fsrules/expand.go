@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jail-sandbox/jail/dircache"
+	"github.com/jail-sandbox/jail/internal/asciifold"
 )
 
 // Input is the filesystem part of the policy. Paths are absolute and clean
@@ -281,8 +282,8 @@ func compile(in Input) (*compiled, error) {
 			}
 			// Folded once here, not by each of the ~200 case-insensitive
 			// built-ins' Match (a copy each when the path has capitals,
-			// /home/Alice/Projects); lowerASCII of a folded path is itself.
-			la := lowerASCII(a)
+			// /home/Alice/Projects); asciifold.Lower of a folded path is itself.
+			la := asciifold.Lower(a)
 			matched := false
 			for _, ru := range c.all {
 				x := a
@@ -1258,7 +1259,7 @@ func (idx ruleIndex) candidates(name string, out []int) []int {
 	var lists [8][]int // on the stack: this runs for every entry walked
 	idx.exact.lookup(name, lists[:4])
 	if idx.hasFold {
-		idx.fold.lookup(lowerASCII(name), lists[4:])
+		idx.fold.lookup(asciifold.Lower(name), lists[4:])
 	}
 	return mergeSorted(out, lists[:]...)
 }

@@ -160,26 +160,6 @@ func matchSegs(ps []seg, ns []string) bool {
 	return next[0]
 }
 
-// lowerASCII folds A-Z to a-z and leaves every other byte alone, so lengths
-// and byte offsets are kept (non-ASCII names are matched as written). It does
-// not allocate when s has no upper-case ASCII letter.
-func lowerASCII(s string) string {
-	i := 0
-	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
-		i++
-	}
-	if i == len(s) {
-		return s
-	}
-	b := []byte(s)
-	for ; i < len(b); i++ {
-		if c := b[i]; c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
-}
-
 func splitPath(p string) []string { return appendElements(nil, p) }
 
 // appendElements appends the non-empty slash-separated elements of p to

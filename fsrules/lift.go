@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+
+	"github.com/jail-sandbox/jail/internal/asciifold"
 )
 
 // This file: the places where the user lifted the built-in protections
@@ -89,7 +91,7 @@ func checkLifts(in Input, all []rule) error {
 			return &Error{Key: "no-default-deny-at", Value: l, Err: fs.ErrInvalid, Hint: "paths must be absolute and clean (a bug in jail if you see this)"}
 		}
 		for a := l; ; a = path.Dir(a) {
-			la := lowerASCII(a)
+			la := asciifold.Lower(a)
 			for i := range all {
 				ru := &all[i]
 				if ru.user {

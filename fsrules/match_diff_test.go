@@ -3,6 +3,8 @@ package fsrules
 import (
 	"strings"
 	"testing"
+
+	"github.com/jail-sandbox/jail/internal/asciifold"
 )
 
 // matchBefore is Pattern.Match as it was before it split into a buffer on
@@ -13,7 +15,7 @@ func matchBefore(p *Pattern, abs string, isDir bool) bool {
 		return false
 	}
 	if p.Fold {
-		abs = lowerASCII(abs)
+		abs = asciifold.Lower(abs)
 	}
 	if !under(abs, p.prefix) {
 		return false

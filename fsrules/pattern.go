@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 	"unsafe"
+
+	"github.com/jail-sandbox/jail/internal/asciifold"
 )
 
 // Sentinel errors, wrapped in *Error; check them with errors.Is.
@@ -138,7 +140,7 @@ func compileAbs(abs string, dirOnly, fold bool) (*Pattern, error) {
 func compileAbsIn(a *arena, abs string, dirOnly, fold bool) (*Pattern, error) {
 	glob := abs
 	if fold {
-		glob = lowerASCII(abs) // names are folded the same way when matched
+		glob = asciifold.Lower(abs) // names are folded the same way when matched
 	}
 	segs, err := compileSegsIn(a, glob)
 	if err != nil {
@@ -183,7 +185,7 @@ func (p *Pattern) Match(abs string, isDir bool) bool {
 		return false
 	}
 	if p.Fold {
-		abs = lowerASCII(abs)
+		abs = asciifold.Lower(abs)
 	}
 	if !under(abs, p.prefix) {
 		return false
@@ -236,7 +238,7 @@ func (p *Pattern) matchEntryBuf(scratch *[]byte, dir, base string, isDir bool) b
 	}
 	lb := base
 	if p.Fold {
-		lb = lowerASCII(base)
+		lb = asciifold.Lower(base)
 	}
 	if l := len(p.segs); l > 0 && p.segs[l-1].kind != segDoubleStar && !p.segs[l-1].match(lb) {
 		return false

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jail-sandbox/jail/dircache"
+	"github.com/jail-sandbox/jail/internal/asciifold"
 )
 
 // Ident is a file's identity: a path that now names another file than at
@@ -244,7 +245,7 @@ const sweepView = "gitguard-sweep-2\x00"
 // sweepKeep: Sweep looks at directories, .git entries and HEAD files, and
 // the files of Names' names.
 func (g *Guard) sweepKeep(name string, t fs.FileMode) bool {
-	return t.IsDir() || name == ".git" || name == "HEAD" || len(g.Names) > 0 && g.Names[lowerASCII(name)] != ""
+	return t.IsDir() || name == ".git" || name == "HEAD" || len(g.Names) > 0 && g.Names[asciifold.Lower(name)] != ""
 }
 
 // viewOf is the view of root's walk: the keep function depends on the
@@ -353,7 +354,7 @@ func (s *sweeper) name(p, name string, isDir bool) {
 		return
 	}
 	if !isDir && len(s.g.Names) > 0 {
-		if rule := s.g.Names[lowerASCII(name)]; rule != "" {
+		if rule := s.g.Names[asciifold.Lower(name)]; rule != "" {
 			s.j.named(p, rule)
 		}
 	}
@@ -425,23 +426,6 @@ func joinName(dir, name string) string {
 		return "/" + name
 	}
 	return dir + "/" + name
-}
-
-// lowerASCII folds ASCII letters only, as the built-ins match (package
-// fsrules): a name with none is returned as it is, unallocated.
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if b[j] >= 'A' && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }
 
 func byName(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }

@@ -22,6 +22,7 @@ import (
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/gitguard"
 	"github.com/jail-sandbox/jail/hostpath"
+	"github.com/jail-sandbox/jail/internal/asciifold"
 	"github.com/jail-sandbox/jail/internal/termsafe"
 	"github.com/jail-sandbox/jail/landlock"
 	"github.com/jail-sandbox/jail/netproxy/nsnet"
@@ -1848,7 +1849,7 @@ func exitNames(p *policy.Policy, masks []fsrules.Mask, hidden, binds []ns.Mount,
 	for _, m := range masks {
 		if m.Dir && inside(m.Path) {
 			set.covered = append(set.covered, m.Path)
-		} else if !m.Dir && set.names[strings.ToLower(filepath.Base(m.Path))] != "" {
+		} else if !m.Dir && set.names[asciifold.Lower(filepath.Base(m.Path))] != "" {
 			set.kept[m.Path] = true
 		}
 	}

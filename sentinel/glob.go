@@ -3,6 +3,8 @@ package sentinel
 import (
 	"os"
 	"path"
+
+	"github.com/jail-sandbox/jail/internal/asciifold"
 )
 
 // This file: directories watched for new names matching a pattern
@@ -25,16 +27,6 @@ func List(g Glob) Glob {
 // matches reports whether name matches g's pattern, ASCII letters in any
 // case.
 func (g *Glob) matches(name string) bool {
-	ok, _ := path.Match(g.Pattern, lowerASCII(name))
+	ok, _ := path.Match(g.Pattern, asciifold.Lower(name))
 	return ok
-}
-
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }

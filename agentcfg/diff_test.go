@@ -28,6 +28,7 @@ var diffSeeds = []string{
 	`{"projects": {"/w": 1, "/o": [1, {"mcpServers": 2}]}, "projects": {}}`, `{"projects": [], "mcpServers": "x"}`,
 	`{"security": {"auth": {"selectedType": "x"}, "folderTrust": {"enabled": false}}}`, `{"security": {"auth": 1}}`,
 	`{"/w": "TRUST_FOLDER", "/o": "TRUST_FOLDER"}`, `{"/w": "TRUST_PARENT"}`, `{"/w": "TRUST_FOLDER", "/w": "DO_NOT_TRUST"}`,
+	`{"trustedFolders": ["/w"]}`, `{"trustedFolders": ["/o", 1.50, "/w", "/"], "a": 1}`, `{"trustedFolders": ["/o", "/w"]}`, `{"trustedFolders": "/w"}`,
 	`{"a": 1e5, "b": -0.5E-3, "c": 01}`, `{"a": 1.}`, `{"a": "\u12"}`, `{"a": "\x"}`, "{\"a\": \"\t\"}", `{"a": "\ud800"}`,
 	"{\"a\": \"\xff\xfe\", \"\xff\": 1, \"\xfe\": 2}", `{"a": tru}`, `{"a": [1, 2,]}`, `{"a": /* open`, `{"a": 1} x`,
 	`{"a": "unterminated`, `{"a" 1}`, `{,}`, `{"a": 1,, "b": 2}`, `{"hooks": {"Stop": [1]}, "x": ` + strings.Repeat("[", 300) + strings.Repeat("]", 300) + `}`,

@@ -683,6 +683,9 @@ func (d *jdoc) lookup(path []string) *jnode {
 // jnum is a JSON number kept as its literal, so that values compare exactly.
 type jnum string
 
+// MarshalJSON writes the literal back (an array put back by putItems).
+func (n jnum) MarshalJSON() ([]byte, error) { return []byte(n), nil }
+
 // decode turns a node into plain Go values for comparison: objects are
 // map[string]any (last duplicate wins), arrays []any, numbers jnum.
 func (n *jnode) decode() any {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -192,7 +193,7 @@ func (m *merger) merge(cur Version) Result {
 	edits := 0
 	for i, pk := range pks {
 		if isChanged[i] {
-			edits += 1 + len(pk.masks)
+			edits += 1 + len(pk.masks) + len(pk.items)
 		}
 	}
 	if len(changed) > maxEdits || edits > 4*maxEdits {
@@ -220,6 +221,9 @@ func (m *merger) merge(cur Version) Result {
 			if err := out.set(m, orig); err != nil {
 				return whole(fmt.Sprintf("a protected key could not be put back (%v)", err))
 			}
+		}
+		if err := putItems(out, orig, pk, func(b []byte) (document, error) { return parse(f.Format, b, nil) }); err != nil {
+			return whole(fmt.Sprintf("a protected key could not be put back (%v)", err))
 		}
 	}
 	b, err := out.bytes()
@@ -249,8 +253,16 @@ func (m *merger) merge(cur Version) Result {
 type protectedPath struct {
 	path  []string
 	masks [][]string
+	// items: array elements inside that stay the agent's (Except.Item).
+	items []item
 	// falseSet: a false value there is not absence (Key.FalseIsSet).
 	falseSet bool
+}
+
+// item is one string element of the array at path (Except.Item, filled).
+type item struct {
+	path  []string
+	value string
 }
 
 // protectedPaths expands the file's keys over both documents: "*" takes
@@ -266,6 +278,7 @@ func protectedPaths(f File, ctx Context, docs ...document) []protectedPath {
 	type except struct {
 		e  Except
 		ep []string
+		it string // Except.Item filled
 	}
 	pats := make([][]string, len(f.Keys))
 	excepts := make([][]except, len(f.Keys))
@@ -273,8 +286,9 @@ func protectedPaths(f File, ctx Context, docs ...document) []protectedPath {
 	for i, k := range f.Keys {
 		pats[i] = splitPath(k.Path)
 		for _, e := range k.Except {
-			if ep := exceptPath(e, ctx); ep != nil {
-				excepts[i] = append(excepts[i], except{e, ep})
+			ep, it := exceptPath(e, ctx), exceptItem(e, ctx)
+			if ep != nil && (e.Item == "" || it != "") {
+				excepts[i] = append(excepts[i], except{e, ep, it})
 			}
 		}
 		for _, p := range expand(pats[i], docs) {
@@ -306,6 +320,12 @@ func protectedPaths(f File, ctx Context, docs ...document) []protectedPath {
 					continue
 				}
 				switch {
+				case x.e.Item != "":
+					// One element of an array at or below p, never
+					// the whole path.
+					if hasPrefix(x.ep, p) {
+						pp.items = append(pp.items, item{x.ep, x.it})
+					}
 				case hasPrefix(p, x.ep):
 					skip = true // the whole path is the agent's
 				case hasPrefix(x.ep, p):
@@ -351,6 +371,15 @@ func exceptPath(e Except, ctx Context) []string {
 		}
 	}
 	return p
+}
+
+// exceptItem is an exception's Item with the placeholder filled; "" when
+// it has none or the placeholder has no value.
+func exceptItem(e Except, ctx Context) string {
+	if e.Item == "{workspace}" {
+		return ctx.Workspace
+	}
+	return e.Item
 }
 
 // exceptionHolds: an exception with a required value holds only while the
@@ -457,7 +486,7 @@ func splitPath(s string) []string {
 // exception paths (its masks) left out of both.
 func equalMasked(a, b document, pk protectedPath) bool {
 	path, masks := pk.path, pk.masks
-	if ja, ok := a.(*jsonDoc); ok && len(masks) == 0 {
+	if ja, ok := a.(*jsonDoc); ok && len(masks) == 0 && len(pk.items) == 0 {
 		if jb, ok := b.(*jsonDoc); ok {
 			// The same bytes read the same: no need to decode them.
 			na, nb := ja.d.lookup(path), jb.d.lookup(path)
@@ -468,9 +497,9 @@ func equalMasked(a, b document, pk protectedPath) bool {
 	}
 	va, oka := a.lookup(path)
 	vb, okb := b.lookup(path)
-	if len(masks) > 0 {
-		va, oka = mask(va, oka, path, masks)
-		vb, okb = mask(vb, okb, path, masks)
+	if len(masks) > 0 || len(pk.items) > 0 {
+		va, oka = mask(va, oka, path, masks, pk.items)
+		vb, okb = mask(vb, okb, path, masks, pk.items)
 	}
 	// null, false, "", {} and [] say what absence says (no servers, no
 	// hooks, no approvals, switched off): agents write such defaults (Claude
@@ -488,13 +517,17 @@ func equalMasked(a, b document, pk protectedPath) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
-// mask returns a copy of v (found at path) without the mask paths; a value
-// that is nothing but masked parts counts as absent.
-func mask(v any, ok bool, path []string, masks [][]string) (any, bool) {
+// mask returns a copy of v (found at path) without the mask paths and the
+// items' elements; a value that is nothing but masked parts counts as
+// absent.
+func mask(v any, ok bool, path []string, masks [][]string, items []item) (any, bool) {
 	if !ok {
 		return nil, false
 	}
 	v = deepCopy(v)
+	for _, it := range items {
+		v = withoutItem(v, it.path[len(path):], it.value)
+	}
 	for _, m := range masks {
 		rel := m[len(path):]
 		if len(rel) == 0 {
@@ -512,6 +545,69 @@ func mask(v any, ok bool, path []string, masks [][]string) (any, bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// withoutItem drops the string elements equal to s from the array at rel
+// inside v (a copy it may change); v itself when rel leads to no array.
+func withoutItem(v any, rel []string, s string) any {
+	if len(rel) > 0 {
+		if m, ok := v.(map[string]any); ok {
+			if e, ok := m[rel[0]]; ok {
+				m[rel[0]] = withoutItem(e, rel[1:], s)
+			}
+		}
+		return v
+	}
+	a, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]any, 0, len(a))
+	for _, e := range a {
+		if e != s {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// putItems gives back to out (the host's value at pk's path put back) the
+// agent's answer for each item: its element in the agent's array (orig),
+// or not. reparse reads the document that carries the new array to set.
+func putItems(out, orig document, pk protectedPath, reparse func([]byte) (document, error)) error {
+	for _, it := range pk.items {
+		have, _ := out.lookup(it.path)
+		h, isArray := have.([]any)
+		if have != nil && !isArray {
+			continue // the host's value is no list: it stays whole
+		}
+		v, _ := orig.lookup(it.path)
+		a, _ := v.([]any)
+		agentHas := slices.Contains(a, any(it.value))
+		if slices.Contains(h, any(it.value)) == agentHas {
+			continue // the host's order kept
+		}
+		want := append(slices.Clip(h), it.value)
+		if !agentHas {
+			want, _ = withoutItem(h, nil, it.value).([]any)
+		}
+		var nest any = want
+		for i := len(it.path) - 1; i >= 0; i-- {
+			nest = map[string]any{it.path[i]: nest}
+		}
+		b, err := json.Marshal(nest)
+		if err != nil {
+			return err
+		}
+		from, err := reparse(b)
+		if err != nil {
+			return err
+		}
+		if err := out.set(it.path, from); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func empty(v any) bool {

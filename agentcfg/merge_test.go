@@ -37,6 +37,7 @@ func TestMergeJSON(t *testing.T) {
 	settings := fileFor(t, "claude", Home, ".claude/settings.json")
 	gemini := fileFor(t, "gemini", Home, ".gemini/settings.json")
 	trusted := fileFor(t, "gemini", Home, ".gemini/trustedFolders.json")
+	copilot := fileFor(t, "copilot", Home, ".copilot/config.json")
 	ctx := Context{Workspace: "/w"}
 	tests := []struct {
 		name      string
@@ -162,6 +163,34 @@ func TestMergeJSON(t *testing.T) {
 		{name: "trusted folders: another folder is not", f: trusted,
 			snap: v(`{"/w": "TRUST_FOLDER"}`), cur: v(`{"/w": "TRUST_FOLDER", "/": "TRUST_FOLDER"}`),
 			keys: []string{`["/"]`}, want: `{"/w": "TRUST_FOLDER"}`},
+		// Copilot CLI keeps the folders it trusts in one list: the
+		// workspace's own entry is the agent's, nothing else there is.
+		{name: "copilot trusted folders: the workspace added", f: copilot,
+			snap: v(`{"firstLaunchAt": "x"}`), cur: v(`{"firstLaunchAt": "x", "trustedFolders": ["/w"]}`)},
+		{name: "copilot trusted folders: the workspace added to the host's list", f: copilot,
+			snap: v(`{"trustedFolders": ["/a"]}`), cur: v(`{"trustedFolders": ["/a", "/w"], "b": 1}`)},
+		{name: "copilot trusted folders: the workspace dropped", f: copilot,
+			snap: v(`{"trustedFolders": ["/w", "/a"]}`), cur: v(`{"trustedFolders": ["/a"]}`)},
+		{name: "copilot trusted folders: the workspace's parent is not", f: copilot,
+			snap: v(`{"trustedFolders": ["/a"]}`), cur: v(`{"trustedFolders": ["/a", "/w", "/"], "b": 1}`),
+			keys: []string{"trustedFolders"}, want: `{"trustedFolders": ["/a","/w"], "b": 1}`},
+		{name: "copilot trusted folders: a host folder dropped comes back, the workspace stays", f: copilot,
+			snap: v(`{"trustedFolders": ["/a", 2]}`), cur: v(`{"trustedFolders": ["/w"]}`),
+			keys: []string{"trustedFolders"}, want: `{"trustedFolders": ["/a",2,"/w"]}`},
+		{name: "copilot trusted folders: the host's entry kept in place, another taken out", f: copilot,
+			snap: v(`{"trustedFolders": ["/w", "/a"]}`), cur: v(`{"trustedFolders": ["/w", "/a", "/b"]}`),
+			keys: []string{"trustedFolders"}, want: `{"trustedFolders": ["/w", "/a"]}`},
+		{name: "copilot trusted folders: a dropped workspace stays dropped when another is taken out", f: copilot,
+			snap: v(`{"trustedFolders": ["/w", "/a"]}`), cur: v(`{"trustedFolders": ["/b"]}`),
+			keys: []string{"trustedFolders"}, want: `{"trustedFolders": ["/a"]}`},
+		{name: "copilot trusted folders: the workspace as something else than an entry is not", f: copilot,
+			snap: v(`{}`), cur: v(`{"trustedFolders": {"/w": true}}`),
+			keys: []string{"trustedFolders"}, want: `{}`},
+		{name: "copilot trusted folders: a host value that is no list stays whole", f: copilot,
+			snap: v(`{"trustedFolders": "/a"}`), cur: v(`{"trustedFolders": ["/w"]}`),
+			keys: []string{"trustedFolders"}, want: `{"trustedFolders": "/a"}`},
+		{name: "copilot trusted folders: the workspace in the user settings too", f: fileFor(t, "copilot", Home, ".copilot/settings.json"),
+			snap: none(), cur: v(`{"trustedFolders": ["/w"]}`)},
 		{name: "nested protected path through a non-object", f: gemini,
 			snap: v(`{"tools": {"discoveryCommand": "ok"}}`), cur: v(`{"tools": 5}`),
 			keys: []string{"tools.discoveryCommand"}, want: `{"tools": {"discoveryCommand": "ok"}}`},
@@ -369,6 +398,11 @@ func TestTable(t *testing.T) {
 				}
 				if !matches(kp[:n], ep[:n]) {
 					t.Errorf("%s: exception %q is not inside key %q", id, e.Path, k.Path)
+				}
+				// putItems writes the list back as JSON; Value tests a
+				// scalar, not a list's element.
+				if e.Item != "" && (f.Format != JSON || e.Value != "" || len(ep) < len(kp)) {
+					t.Errorf("%s: item exception %q: JSON files only, no Value, at or inside its key", id, e.Path)
 				}
 			}
 		}

@@ -503,7 +503,7 @@ func refMerge(f File, ctx Context, snap, cur Version) Result {
 		}
 		ed := refEmptyDoc(f.Format)
 		for _, pk := range refProtectedPaths(f, ctx, sd, ed) {
-			if !refEqualMasked(sd, ed, pk.path, pk.masks) {
+			if !refEqualMasked(sd, ed, pk) {
 				return whole("the file was deleted")
 			}
 		}
@@ -536,7 +536,7 @@ func refMerge(f File, ctx Context, snap, cur Version) Result {
 	var changed [][]string
 	pks := refProtectedPaths(f, ctx, sd, cd)
 	for _, pk := range pks {
-		if !refEqualMasked(sd, cd, pk.path, pk.masks) {
+		if !refEqualMasked(sd, cd, pk) {
 			changed = append(changed, pk.path)
 		}
 	}
@@ -550,7 +550,7 @@ func refMerge(f File, ctx Context, snap, cur Version) Result {
 	edits := 0
 	for _, pk := range pks {
 		if containsPath(changed, pk.path) {
-			edits += 1 + len(pk.masks)
+			edits += 1 + len(pk.masks) + len(pk.items)
 		}
 	}
 	if len(changed) > maxEdits || edits > 4*maxEdits {
@@ -574,6 +574,11 @@ func refMerge(f File, ctx Context, snap, cur Version) Result {
 				return whole(fmt.Sprintf("a protected key could not be put back (%v)", err))
 			}
 		}
+		// The item elements: the same code as the fast path's (this file
+		// holds the parser and the key walk to, not the list edit).
+		if err := putItems(out, orig, pk, func(b []byte) (document, error) { return refParse(f.Format, b) }); err != nil {
+			return whole(fmt.Sprintf("a protected key could not be put back (%v)", err))
+		}
 	}
 	b, err := out.bytes()
 	if err != nil {
@@ -586,7 +591,7 @@ func refMerge(f File, ctx Context, snap, cur Version) Result {
 		return whole(fmt.Sprintf("the merged version does not read back (%v)", err))
 	}
 	for _, pk := range refProtectedPaths(f, ctx, sd, check) {
-		if !refEqualMasked(sd, check, pk.path, pk.masks) {
+		if !refEqualMasked(sd, check, pk) {
 			return whole("the merged version does not read back as the host's for " + Display(pk.path))
 		}
 	}
@@ -684,6 +689,10 @@ func refProtectedPaths(f File, ctx Context, docs ...document) []protectedPath {
 					continue
 				}
 				switch {
+				case e.Item != "":
+					if it := exceptItem(e, ctx); it != "" && hasPrefix(ep, p) {
+						pp.items = append(pp.items, item{ep, it})
+					}
 				case hasPrefix(p, ep):
 					skip = true // the whole path is the agent's
 				case hasPrefix(ep, p):
@@ -763,12 +772,13 @@ func refExpand(pat []string, docs []document) [][]string {
 
 // refEqualMasked compares the values at path in both documents, with the
 // exception paths (masks) left out of both.
-func refEqualMasked(a, b document, path []string, masks [][]string) bool {
+func refEqualMasked(a, b document, pk protectedPath) bool {
+	path, masks := pk.path, pk.masks
 	va, oka := a.lookup(path)
 	vb, okb := b.lookup(path)
-	if len(masks) > 0 {
-		va, oka = refMask(va, oka, path, masks)
-		vb, okb = refMask(vb, okb, path, masks)
+	if len(masks) > 0 || len(pk.items) > 0 {
+		va, oka = refMask(va, oka, path, masks, pk.items)
+		vb, okb = refMask(vb, okb, path, masks, pk.items)
 	}
 	// null, false, "", {} and [] say what absence says (no servers, no
 	// hooks, no approvals, switched off): agents write such defaults (Claude
@@ -783,11 +793,14 @@ func refEqualMasked(a, b document, path []string, masks [][]string) bool {
 
 // refMask returns a copy of v (found at path) without the refMask paths; a value
 // that is nothing but masked parts counts as absent.
-func refMask(v any, ok bool, path []string, masks [][]string) (any, bool) {
+func refMask(v any, ok bool, path []string, masks [][]string, items []item) (any, bool) {
 	if !ok {
 		return nil, false
 	}
 	v = deepCopy(v)
+	for _, it := range items {
+		v = withoutItem(v, it.path[len(path):], it.value)
+	}
 	for _, m := range masks {
 		rel := m[len(path):]
 		if len(rel) == 0 {

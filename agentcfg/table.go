@@ -62,6 +62,11 @@ type Key struct {
 type Except struct {
 	Path  string `json:"path"`
 	Value string `json:"value,omitempty"`
+	// Item makes the exception one element of the array at Path: the agent
+	// may add or drop the string Item (placeholders filled) there, and
+	// nothing else in the array. Copilot CLI keeps every folder it trusts
+	// in one list, where a whole-path exception would hand over all of it.
+	Item string `json:"item,omitempty"`
 }
 
 // The key lists below are composite literals, not built by a function, so
@@ -292,6 +297,12 @@ var copilotKeys = []Key{
 	{Path: "hooks"}, {Path: "disableAllHooks"}, {Path: "statusLine"}, {Path: "bashEnv"}, {Path: "powershellFlags"},
 	{Path: "mcpServers"}, {Path: "enabledMcpServers"}, {Path: "disabledMcpServers"},
 	{Path: "installedPlugins"}, {Path: "enabledPlugins"}, {Path: "marketplaces"},
-	{Path: "trustedFolders"}, {Path: "allowedUrls"}, {Path: "deniedUrls"}, {Path: "proxyUrl"},
+	// The answer to the trust prompt about the workspace stays: "Yes, and
+	// remember this folder" adds the workspace's path to config.json's
+	// trustedFolders. Undone, the prompt came back every start (session
+	// 56). Any other folder there, a parent above all (it trusts what is
+	// below), is still put back.
+	{Path: "trustedFolders", Except: []Except{{Path: "trustedFolders", Item: "{workspace}"}}},
+	{Path: "allowedUrls"}, {Path: "deniedUrls"}, {Path: "proxyUrl"},
 	{Path: "defaultPermissionMode"}, {Path: "defaultMode"}, {Path: "subagents"},
 }

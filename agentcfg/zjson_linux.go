@@ -200,10 +200,13 @@ func jsonAgentcfgExcept(b []byte, v *Except) ([]byte, error) {
 	if len(v.Value) != 0 {
 		b = append(jsonenc.String(append(b, "\"value\":"...), string(v.Value)), ',')
 	}
+	if len(v.Item) != 0 {
+		b = append(jsonenc.String(append(b, "\"item\":"...), string(v.Item)), ',')
+	}
 	return jsonenc.EndObject(b), nil
 }
 
 func init() {
 	recordEncoder = jsonRecord
-	generatedJSON = "73df757da23d6c332995da27014d6f3991a1701289a5ddea069a8fc08b5ad0cb"
+	generatedJSON = "627b6d3ff536c5d59f4c7c6dd075131b90959a64b1d7851bcfba4f9cb7bf83e7"
 }

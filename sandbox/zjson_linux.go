@@ -1383,6 +1383,9 @@ func jsonAgentcfgExcept(b []byte, v *agentcfg.Except) ([]byte, error) {
 	if len(v.Value) != 0 {
 		b = append(jsonenc.String(append(b, "\"value\":"...), string(v.Value)), ',')
 	}
+	if len(v.Item) != 0 {
+		b = append(jsonenc.String(append(b, "\"item\":"...), string(v.Item)), ',')
+	}
 	return jsonenc.EndObject(b), nil
 }
 
@@ -1391,5 +1394,5 @@ func init() {
 	runRecordEncoder = jsonRunRecord
 	entryEncoder = jsonEntry
 	farEncoder = jsonFarRecord
-	generatedJSON = "f5ae7709b92327d4f3008dc615a9a71aa94098bb1763f12dbc21234ae1abb91a"
+	generatedJSON = "0567a87192bf4c063d672ea4d2926f5b2657a9559c832421f167911e2f42c0d6"
 }

@@ -344,6 +344,49 @@ func TestAgentConfigKeepHint(t *testing.T) {
 	}
 }
 
+// Copilot CLI keeps the folders it trusts in one list in config.json:
+// "Yes, and remember this folder" adds the workspace's path, and that one
+// entry stays with no word from the guard; a parent added beside it (it
+// would trust everything below) is taken out, the host's entries stay.
+// Seen on 7226858: the whole list was put back and the trust prompt came
+// back every start.
+func TestAgentConfigCopilotTrust(t *testing.T) {
+	e := acfgSetup(t)
+	dir := filepath.Join(e.home, ".copilot")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.json")
+	const hostTrusted = "/srv/host-trusted"
+	if err := os.WriteFile(cfg, []byte(`{"trustedFolders": ["`+hostTrusted+`"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	answer := func(folders ...string) (result, []any) {
+		t.Helper()
+		// As Copilot CLI writes it: a comment on top, then the state.
+		body, _ := json.Marshal(map[string]any{"firstLaunchAt": "2026-12-08T00:47:29.366Z", "trustedFolders": folders})
+		script := fmt.Sprintf(`printf '%%s\n%%s\n' '// This file is managed automatically.' '%s' > "$HOME/.copilot/config.json"; sleep 0.3`, body)
+		r := sh(t, runOpts{dir: e.ws, env: e.env}, script, append(e.flags(), "-w", dir)...)
+		mustCode(t, r, 0)
+		got, _ := acfgJSON(t, cfg)["trustedFolders"].([]any)
+		return r, got
+	}
+	r, got := answer(hostTrusted, e.ws)
+	if strings.Contains(r.stderr, "agent configuration") {
+		t.Errorf("the workspace trusted: the guard spoke:\n%s", r.stderr)
+	}
+	if !reflect.DeepEqual(got, []any{hostTrusted, e.ws}) {
+		t.Errorf("the workspace trusted: trustedFolders = %v, want the host's entry and the workspace", got)
+	}
+	r, got = answer(hostTrusted, e.ws, filepath.Dir(e.ws))
+	if !strings.Contains(r.stderr, "trustedFolders") || strings.Count(r.stderr, acfgKeepHint) != 1 {
+		t.Errorf("the workspace's parent trusted: want it taken out and the next step said once:\n%s", r.stderr)
+	}
+	if !reflect.DeepEqual(got, []any{hostTrusted, e.ws}) {
+		t.Errorf("the workspace's parent trusted: trustedFolders = %v, want the host's entry and the workspace", got)
+	}
+}
+
 // The revert window: a program on the host reading the file while the
 // sandbox runs sees the agent's hook only briefly, and the host's hook is
 // back while the sandbox still runs. The measured window is logged (README

@@ -20,7 +20,10 @@
 // is fixed by the terminal pass too (device attributes, cursor position,
 // DECRQM mode reports, XTVERSION, the key modifier levels), because
 // full-screen programs wait for them; their answers hold only digits and
-// the terminal's own strings. OSC 0, 1 and 2 (window and icon title) pass
+// the terminal's own strings. So do queries of the terminal's colours (OSC
+// 4, 5 and 10 to 19 whose every colour is "?"): agent CLIs ask for the
+// background to choose a light or dark theme, and the answer is the
+// terminal's colour. Setting or resetting a colour is dropped. OSC 0, 1 and 2 (window and icon title) pass
 // with control characters removed: no title report can be asked for, so
 // the title cannot come back.
 //
@@ -51,5 +54,6 @@
 // XTGETTCAP, sixel, DECUDK, tmux passthrough, vim's probe). Summary, the
 // line a user reads at the end, leaves out the Quiet kinds: queries left
 // unanswered and vim's probe, which leave the screen as a terminal
-// without the feature would (every vim sends the probe).
+// without the feature would (every vim sends the probe), and colour
+// resets, which leave the user's colours as they were.
 package termfilter

@@ -101,6 +101,7 @@ type Writer struct {
 	seq   []byte // held ESC/CSI bytes, 7-bit form ("\x1b[" + params...)
 	str   strKind
 	keep  bool   // the string may still pass: its body is held in sbuf
+	query bool   // kept only if it turns out a colour query (colourQuery)
 	num   int    // OSC number, -1 while unknown / not numeric
 	sbuf  []byte // held string body
 	slen  int    // length of the current string body
@@ -240,9 +241,11 @@ func (f *Writer) dropOf(kind string, c class) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
+	case Quiet(kind):
+		// Nothing to lift: the screen is as it would have been.
 	case c != 0:
 		f.lift |= c
-	case !Quiet(kind):
+	default:
 		f.other = true
 	}
 	if f.drops == nil {
@@ -528,6 +531,7 @@ func (f *Writer) startString(k strKind) {
 	f.st, f.str = stStr, k
 	f.slen, f.sbuf = 0, f.sbuf[:0]
 	f.keep = k == sOSC // only OSC may pass, decided by its number
+	f.query = false
 	f.num, f.limit = -1, maxString
 }
 
@@ -557,7 +561,11 @@ func (f *Writer) strByte(b byte) {
 		}
 		f.num = n
 		c := oscClass(n)
-		if c == 0 && n > 2 || c != 0 && f.allow&c == 0 {
+		if c == cColors && f.allow&c == 0 && colourQueryable(n) {
+			// Decided at its end: a query of the terminal's colours
+			// passes, anything else of the class is dropped.
+			f.query = true
+		} else if c == 0 && n > 2 || c != 0 && f.allow&c == 0 {
 			f.keep = false
 			return
 		}
@@ -568,6 +576,11 @@ func (f *Writer) strByte(b byte) {
 		return
 	}
 	if len(f.sbuf) >= f.limit {
+		if f.query {
+			// No query is this long: dropped at its end as its class.
+			f.keep, f.query = false, false
+			return
+		}
 		f.keep = false
 		f.drop(fmt.Sprintf("OSC %d longer than %d bytes", f.num, f.limit))
 		f.num = -3 // counted already
@@ -599,6 +612,10 @@ func (f *Writer) endString(term string) {
 		return
 	}
 	_, payload, _ := strings.Cut(string(f.sbuf), ";")
+	if f.query && !colourQuery(f.num, payload) {
+		f.dropOf(oscName(f.num), cColors)
+		return
+	}
 	clean, ok := f.sanitize(f.num, payload)
 	if !ok {
 		f.drop(oscName(f.num) + " (refused content)")
@@ -623,7 +640,7 @@ func (f *Writer) dropString() {
 		// A clipboard read never passes, whatever is allowed: only
 		// writes are the clipboard class's to lift.
 		if c := oscClass(f.num); c != 0 && f.allow&c == 0 && (c != cClipboard || !oscRead(f.num, f.sbuf, f.slen)) {
-			f.dropOf(oscName(f.num), c)
+			f.dropOf(oscColourName(f.num), c)
 		} else {
 			f.drop(oscDropName(f.num, f.sbuf, f.slen))
 		}
@@ -653,7 +670,45 @@ const (
 	apcKitty      = "APC kitty graphics"
 	apcKittyQuery = "APC kitty graphics (a support query)"
 	querySuffix   = " query)"
+	resetSuffix   = " (a colour reset)"
 )
+
+// colourQueryable: OSC n can ask for a colour (OSC 4 and 5 by index,
+// 10 to 19 the dynamic colours); the resets cannot.
+func colourQueryable(n int) bool { return n == 4 || n == 5 || n >= 10 && n <= 19 }
+
+// colourQuery reports whether an OSC 4, 5 or 10 to 19 payload only asks for
+// colours: "index;?" pairs for 4 and 5, "?" items for the dynamic colours
+// (OSC 10;?;? asks for 10 and 11). The terminal answers with its own
+// colours (rgb:hhhh/hhhh/hhhh), nothing the program chose, and every agent
+// CLI asks for the background to pick a light or dark theme.
+func colourQuery(n int, payload string) bool {
+	parts := strings.Split(payload, ";")
+	if len(parts) > 16 {
+		return false
+	}
+	for i, p := range parts {
+		index := (n == 4 || n == 5) && i%2 == 0
+		switch {
+		case index && (p == "" || len(p) > 3 || !only(p, "0123456789")):
+			return false
+		case !index && p != "?":
+			return false
+		}
+	}
+	return (n != 4 && n != 5) || len(parts)%2 == 0
+}
+
+// oscColourName names a dropped OSC of the colour class: a reset (104,
+// 105, 110 to 119) left undone leaves the user's colours as they were,
+// which is all the program could have found there, sets being dropped too
+// (Quiet).
+func oscColourName(n int) string {
+	if n == 104 || n == 105 || n >= 110 && n <= 119 {
+		return "OSC " + strconv.Itoa(n) + resetSuffix
+	}
+	return oscName(n)
+}
 
 // apcName names an APC by its first bytes: kitty's graphics protocol
 // ("G" and its control data up to ";"), a=q being its support query.
@@ -730,10 +785,11 @@ func dcsName(head []byte, n int) string {
 
 // Quiet reports whether a kind of Dropped leaves the user's screen as it
 // would have been: a query left unanswered (the program goes on as with a
-// terminal that lacks the feature) or vim's probe, which terminals
-// ignore. Summary leaves these out; an audit trail keeps them.
+// terminal that lacks the feature), a colour reset (the colours stay the
+// user's, which the program could not change) or vim's probe, which
+// terminals ignore. Summary leaves these out; an audit trail keeps them.
 func Quiet(kind string) bool {
-	return strings.HasSuffix(kind, querySuffix) || kind == dcsProbe
+	return strings.HasSuffix(kind, querySuffix) || strings.HasSuffix(kind, resetSuffix) || kind == dcsProbe
 }
 
 // oscClass is the class an OSC number belongs to; 0 for titles (always

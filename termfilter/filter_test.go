@@ -75,6 +75,12 @@ var passCases = []tcase{
 	{"modify other keys query (xterm)", esc + "[?4m", "=", ""},
 	{"modify other keys query (Gemini CLI)", esc + "[>4;?m", "=", ""},
 	{"xterm SGR push", esc + "[#p" + esc + "[#q", "=", ""},
+	// Colour queries: the answer is the terminal's colour. Every agent CLI
+	// asks for the background (Codex and Copilot CLI for the foreground
+	// and the palette too).
+	{"OSC 11 background query", esc + "]11;?" + st, "=", ""},
+	{"OSC 10 and 11 in one", esc + "]10;?;?" + bel, "=", ""},
+	{"OSC 4 palette query", esc + "]4;1;?" + bel + esc + "]4;0;?;15;?" + st, "=", ""},
 }
 
 var dropCases = []tcase{
@@ -86,9 +92,16 @@ var dropCases = []tcase{
 	{"OSC 1337 user var", esc + "]1337;SetUserVar=x=eQ==" + st, "", "OSC 1337"},
 	{"OSC 46 log file", esc + "]46;/home/u/.bashrc" + bel, "", "OSC 46"},
 	{"OSC 3 X property", esc + "]3;WM_NAME=x" + bel, "", "OSC 3"},
-	{"OSC 4 colour query", esc + "]4;1;?" + bel, "", "OSC 4"},
-	{"OSC 11 background query", esc + "]11;?" + st, "", "OSC 11"},
+	{"OSC 4 set", esc + "]4;1;#ff0000" + bel, "", "OSC 4"},
+	{"OSC 4 query and set in one", esc + "]4;1;?;2;red" + bel, "", "OSC 4"},
+	{"OSC 4 query without an index", esc + "]4;?" + bel, "", "OSC 4"},
+	{"OSC 4 query, index too long", esc + "]4;0001;?" + bel, "", "OSC 4"},
+	{"OSC 11 query with more", esc + "]11;?x" + st, "", "OSC 11"},
+	{"OSC 11 empty", esc + "]11;" + st, "", "OSC 11"},
 	{"OSC 10 set", esc + "]10;#ffffff" + bel, "", "OSC 10"},
+	{"OSC 10 query then set", esc + "]10;?;#000000" + bel, "", "OSC 10"},
+	{"OSC 11 query, too many", esc + "]11" + strings.Repeat(";?", 17) + bel, "", "OSC 11"},
+	{"OSC 11 query past the string limit", esc + "]11;" + strings.Repeat("?;", 3000) + "?" + bel, "", "OSC 11"},
 	{"OSC 104 reset, no params", esc + "]104" + bel, "", "OSC 104"},
 	{"OSC 8 hyperlink", esc + "]8;;https://evil.example/" + st + "text" + esc + "]8;;" + st, "text", "OSC 8"},
 	{"OSC 7 cwd", esc + "]7;file://host/tmp" + bel, "", "OSC 7"},
@@ -367,7 +380,12 @@ func TestDroppedKinds(t *testing.T) {
 		{esc + "[3;0;0t", "CSI t (window operation or report)", false},
 		{esc + "]7501;?" + bel, "OSC 7501 (a query)", true},
 		{esc + "]7501;?x" + bel, "OSC 7501", false},
-		{esc + "]11;?" + st, "OSC 11 (colours)", false}, // --allow-terminal colors lets it through
+		{esc + "]11;#000000" + st, "OSC 11 (colours)", false}, // --allow-terminal colors lets it through
+		{esc + "]4;1;red" + st, "OSC 4 (colours)", false},
+		// A reset leaves the user's colours: the sets are dropped too.
+		{esc + "]111" + st, "OSC 111 (a colour reset)", true},
+		{esc + "]110" + bel, "OSC 110 (a colour reset)", true},
+		{esc + "]104;1;2" + bel, "OSC 104 (a colour reset)", true},
 		{esc + "]1337;?" + bel, "OSC 1337 (a query)", true},
 		{esc + "]1337;File=inline=1:QUFB" + bel, "OSC 1337 (iTerm2: files, variables)", false},
 	}
@@ -405,15 +423,17 @@ func TestFilterLift(t *testing.T) {
 		classes string
 		all     bool
 	}{
-		{esc + "]11;?" + st + esc + "]10;?" + st, nil, "colors", true},
-		{esc + "]8;;https://x.example/" + st + "x" + esc + "]8;;" + st + esc + "]11;?" + st, nil, "hyperlinks,colors", true},
+		{esc + "]11;#000" + st + esc + "]10;?" + st, nil, "colors", true},
+		{esc + "]11;?" + st + esc + "]111" + st, nil, "", false}, // a query passes, a reset is Quiet
+		{esc + "]8;;https://x.example/" + st + "x" + esc + "]8;;" + st + esc + "]11;#000" + st, nil, "hyperlinks,colors", true},
+		{esc + "]8;;https://x.example/" + st + esc + "]110" + st, nil, "hyperlinks", true},
 		{esc + "]8;;https://x.example/" + st + esc + "_Ga=T;AAAA" + st, nil, "hyperlinks", false},
 		{esc + "]52;c;?" + bel, nil, "", false},
 		{esc + "]52;c;eA==" + bel, nil, "clipboard", true},
 		{esc + "]52;c;?" + bel, []string{Clipboard}, "", false},
-		{esc + "[16t" + esc + "Pzz" + st + esc + "]11;?" + st, nil, "colors", true}, // Quiet kinds do not count
+		{esc + "[16t" + esc + "Pzz" + st + esc + "]11;#000" + st, nil, "colors", true}, // Quiet kinds do not count
 		{esc + "[16t", nil, "", false},
-		{esc + "]11;?" + st, []string{Hyperlinks}, "colors", true},
+		{esc + "]11;#000" + st, []string{Hyperlinks}, "colors", true},
 	} {
 		var b bytes.Buffer
 		f, _ := New(&b, Options{Allow: c.allow})

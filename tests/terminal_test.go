@@ -147,6 +147,54 @@ printf 'end\n'
 	}
 }
 
+// Agent CLIs ask the terminal for its colours as they start (Claude Code,
+// Gemini CLI and Codex the background, Codex and Copilot CLI the
+// foreground and the palette), and Copilot CLI resets them as it leaves.
+// The queries reach the terminal, whose answer is its own colour; the
+// resets are dropped without a word, since no colour could be set. Seen on
+// 7226858: the queries were dropped and every interactive agent session
+// ended with "dropped escape sequences that act beyond the screen: OSC 11
+// (colours)", Copilot CLI's with 21 of them.
+func TestTerminalColourQueriesPass(t *testing.T) {
+	ws := workspace(t)
+	trail := filepath.Join(t.TempDir(), "trail.jsonl")
+	queries := `\033]10;?\033\\\033]11;?\007\033]4;0;?\033\\\033]4;15;?\033\\`
+	got := termRun(t, ws, []string{"--audit", trail}, `printf 'begin\n'
+printf '`+queries+`'
+printf '\033]110\033\\\033]111\033\\\033]104\007'
+printf 'end\n'
+`)
+	end := strings.Index(got, "end")
+	if end < 0 {
+		t.Fatalf("markers missing: %q", got)
+	}
+	for _, q := range []string{"\x1b]10;?\x1b\\", "\x1b]11;?\a", "\x1b]4;0;?\x1b\\", "\x1b]4;15;?\x1b\\"} {
+		if !strings.Contains(got[:end], q) {
+			t.Errorf("the colour query %q did not reach the terminal: %q", q, got[:end])
+		}
+	}
+	if strings.Contains(got, "\x1b]11"+"1") || strings.Contains(got, "\x1b]104") {
+		t.Errorf("a colour reset passed: %q", got)
+	}
+	if strings.Contains(got[end:], "terminal: dropped") {
+		t.Errorf("a notice for colour queries and resets:\n%q", got[end:])
+	}
+	kinds := terminalDenies(t, trail)
+	for _, k := range []string{"OSC 110 (a colour reset)", "OSC 111 (a colour reset)", "OSC 104 (a colour reset)"} {
+		if !kinds[k] {
+			t.Errorf("trail lacks a terminal deny for %q (has %v)", k, kinds)
+		}
+	}
+	// A colour set is still dropped and said, with the class to allow.
+	got = termRun(t, ws, nil, `printf '\033]11;#ffffff\007\033]11;?\007end\n'`)
+	if end = strings.Index(got, "end"); end < 0 || strings.Contains(got, "#ffffff") {
+		t.Fatalf("a colour set passed or the marker is missing: %q", got)
+	}
+	if !strings.Contains(got[end:], "OSC 11 (colours) x1 (--allow-terminal colors lets them through)") {
+		t.Errorf("the dropped colour set unsaid:\n%q", got[end:])
+	}
+}
+
 // terminalDenies are the kinds of the trail's terminal denies.
 func terminalDenies(t *testing.T, trail string) map[string]bool {
 	t.Helper()

@@ -83,7 +83,9 @@ func GoBuilds(argv []string) bool {
 func Fleeting(dir string, places []Place) bool {
 	best := -1
 	for i, p := range places {
-		if under(dir, p.Path) && (best < 0 || len(p.Path) > len(places[best].Path)) {
+		// >=: of two mounts at one path the later one is on top (the
+		// home's tmpfs, then --write ~ with --allow-writable-home).
+		if under(dir, p.Path) && (best < 0 || len(p.Path) >= len(places[best].Path)) {
 			best = i
 		}
 	}

@@ -96,6 +96,11 @@ func TestFleeting(t *testing.T) {
 	if !Fleeting("/x/y", []Place{{Path: "/", Writable: true}}) {
 		t.Error("a writable tmpfs at / does not hold /x/y")
 	}
+	// The later of two mounts at one path is the one seen: the home's
+	// tmpfs, then the home itself (--write ~ --allow-writable-home).
+	if Fleeting("/home/u/.cache/go-build", []Place{{Path: "/home/u", Writable: true}, {Path: "/home/u", Writable: true, Lasts: true}}) {
+		t.Error("the home bound over its tmpfs taken for the tmpfs")
+	}
 }
 
 func TestGoNote(t *testing.T) {

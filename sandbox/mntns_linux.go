@@ -83,9 +83,21 @@ func (r *runner) dropMounts() {
 }
 
 // awaitMounts waits for dropMounts, or drops the namespace now if it was
-// not (init never reaped by finish): RunSession returns only after.
+// not (init never reaped by finish), and for dropHome likewise:
+// RunSession returns only after.
 func (r *runner) awaitMounts() {
+	r.mu.Lock()
+	d := r.homeLeft // held, and no end check took it
+	r.homeLeft = nil
+	r.mu.Unlock()
+	if d != nil {
+		r.dropHome(d)
+	}
 	r.dropMounts()
+	if r.homeDropped != nil {
+		<-r.homeDropped
+		r.homeDropped = nil
+	}
 	if r.mntDropped != nil {
 		<-r.mntDropped
 		r.mntDropped = nil

@@ -26,6 +26,7 @@ import (
 	"github.com/jail-sandbox/jail/dircache"
 	"github.com/jail-sandbox/jail/fsrules"
 	"github.com/jail-sandbox/jail/gitkeep"
+	"github.com/jail-sandbox/jail/homeleft"
 	"github.com/jail-sandbox/jail/hostcheck"
 	"github.com/jail-sandbox/jail/initbin"
 	"github.com/jail-sandbox/jail/internal/blockio"
@@ -199,6 +200,8 @@ type runner struct {
 	trailEnd      string              // its path, for awaitTrail's error
 	mntFD         int                 // init's mount namespace, held from its exit message (mntns_linux.go; under mu)
 	mntHeld       bool                // mntFD is open (under mu)
+	homeLeft      homeleft.Dir        // the sandbox's own home, held from MsgStarted (homeleft_linux.go; under mu)
+	homeDropped   chan struct{}       // dropHome: the home's descriptor is closed
 	mntDropped    chan struct{}       // dropMounts: the namespace's teardown is done
 	sentryDropped chan struct{}       // endCheck: the sentinel's run record is removed
 	watchCloses   []func()            // closeLater: inotify descriptors to close at the end (closeWatches)
@@ -1400,6 +1403,7 @@ func (r *runner) readMessages(done chan struct{}) {
 			// run's end, instead of a part of init's exit. First: a
 			// short agent (/bin/true) has init exiting 1-2 ms later.
 			r.holdMounts(r.sb.Pid)
+			r.holdHome(r.sb.Pid)
 			r.mu.Lock()
 			r.agentPid = m.Pid
 			r.mu.Unlock()
@@ -1677,6 +1681,7 @@ func (r *runner) endCheck() {
 	}
 	r.sayCacheHints()
 	r.sayRegistryHints()
+	r.sayHomeLeft()
 	// The agent has ended: a ref or a git dir it deleted is said, with
 	// the command that fetches it back from what the start kept.
 	for _, n := range lostGitHistory(r.gitKept) {

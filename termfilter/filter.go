@@ -640,7 +640,7 @@ func (f *Writer) dropString() {
 		// A clipboard read never passes, whatever is allowed: only
 		// writes are the clipboard class's to lift.
 		if c := oscClass(f.num); c != 0 && f.allow&c == 0 && (c != cClipboard || !oscRead(f.num, f.sbuf, f.slen)) {
-			f.dropOf(oscColourName(f.num), c)
+			f.dropOf(oscClassName(f.num, f.sbuf, f.slen), c)
 		} else {
 			f.drop(oscDropName(f.num, f.sbuf, f.slen))
 		}
@@ -699,13 +699,25 @@ func colourQuery(n int, payload string) bool {
 	return (n != 4 && n != 5) || len(parts)%2 == 0
 }
 
-// oscColourName names a dropped OSC of the colour class: a reset (104,
-// 105, 110 to 119) left undone leaves the user's colours as they were,
-// which is all the program could have found there, sets being dropped too
-// (Quiet).
-func oscColourName(n int) string {
+// oscClassName names a dropped OSC of a class not allowed. Two kinds are
+// Quiet: a colour reset (104, 105, 110 to 119) left undone leaves the
+// user's colours as they were, which is all the program could have found
+// there, sets being dropped too; and kitty's notification support query
+// (OSC 99 whose metadata holds p=? and whose body is empty: opencode's at
+// its start), left unanswered as a terminal without notifications would.
+func oscClassName(n int, head []byte, size int) string {
 	if n == 104 || n == 105 || n >= 110 && n <= 119 {
 		return "OSC " + strconv.Itoa(n) + resetSuffix
+	}
+	if n == 99 {
+		if p, whole := oscPayload(n, head, size); whole {
+			meta, body, _ := bytes.Cut(p, []byte(";"))
+			for _, kv := range bytes.Split(meta, []byte(":")) {
+				if len(body) == 0 && string(kv) == "p=?" {
+					return "OSC 99 (a notification support" + querySuffix
+				}
+			}
+		}
 	}
 	return oscName(n)
 }
@@ -743,10 +755,16 @@ func oscRead(n int, head []byte, size int) bool {
 
 // oscDropName names a dropped OSC: "OSC N (a query)" when no class could
 // let it through and its whole payload is "?" (Claude Code's OSC 7501
-// program status probe), else oscName.
+// program status probe), iTerm2's reports asked for, else oscName.
 func oscDropName(n int, head []byte, size int) string {
-	if p, whole := oscPayload(n, head, size); oscClass(n) == 0 && whole && string(p) == "?" {
+	p, whole := oscPayload(n, head, size)
+	switch {
+	case oscClass(n) == 0 && whole && string(p) == "?":
 		return "OSC " + strconv.Itoa(n) + " (a" + querySuffix
+	case n == 1337 && whole && (string(p) == "Capabilities" || string(p) == "ReportCellSize"):
+		// iTerm2's feature and cell size reports (opencode asks at
+		// its start): unanswered, as by a terminal without them.
+		return "OSC 1337 (a capability" + querySuffix
 	}
 	return oscName(n)
 }

@@ -387,6 +387,14 @@ func TestDroppedKinds(t *testing.T) {
 		{esc + "]110" + bel, "OSC 110 (a colour reset)", true},
 		{esc + "]104;1;2" + bel, "OSC 104 (a colour reset)", true},
 		{esc + "]1337;?" + bel, "OSC 1337 (a query)", true},
+		// opencode's probes at start: kitty's notification support,
+		// iTerm2's capabilities.
+		{esc + "]99;i=opentui-notifications:p=?;" + st, "OSC 99 (a notification support query)", true},
+		{esc + "]99;i=1:p=?;body" + st, "OSC 99 (notification)", false},
+		{esc + "]99;p=title;hello" + st, "OSC 99 (notification)", false},
+		{esc + "]1337;Capabilities" + st, "OSC 1337 (a capability query)", true},
+		{esc + "]1337;ReportCellSize" + bel, "OSC 1337 (a capability query)", true},
+		{esc + "]1337;CapabilitiesX" + bel, "OSC 1337 (iTerm2: files, variables)", false},
 		{esc + "]1337;File=inline=1:QUFB" + bel, "OSC 1337 (iTerm2: files, variables)", false},
 	}
 	for _, c := range cases {
@@ -425,6 +433,8 @@ func TestFilterLift(t *testing.T) {
 	}{
 		{esc + "]11;#000" + st + esc + "]10;?" + st, nil, "colors", true},
 		{esc + "]11;?" + st + esc + "]111" + st, nil, "", false}, // a query passes, a reset is Quiet
+		{esc + "]99;i=1:p=?;" + st, nil, "", false},              // a support query: Quiet, nothing to lift
+		{esc + "]99;i=1;done" + st, nil, "notify", true},
 		{esc + "]8;;https://x.example/" + st + "x" + esc + "]8;;" + st + esc + "]11;#000" + st, nil, "hyperlinks,colors", true},
 		{esc + "]8;;https://x.example/" + st + esc + "]110" + st, nil, "hyperlinks", true},
 		{esc + "]8;;https://x.example/" + st + esc + "_Ga=T;AAAA" + st, nil, "hyperlinks", false},

@@ -191,6 +191,9 @@ func Note(ents []Entry, profile string, keepable func(Entry) bool) string {
 			make = "mkdir -p"
 		}
 		b.WriteString("make it in your home and give it: " + make + " ~/" + clip(ex.Rel) + ", then --write ~/" + clip(ex.Rel))
+		// What a written directory holds, the host's own next run of
+		// that program reads: an agent's settings can name commands.
+		b.WriteString(" (what the agent writes there, your runs outside jail read too)")
 	}
 	return b.String()
 }

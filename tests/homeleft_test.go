@@ -28,7 +28,7 @@ func TestHomeLeftSaid(t *testing.T) {
 	o := runOpts{dir: ws, env: env}
 	r := sh(t, o, writes)
 	mustCode(t, r, 0)
-	want := line + "~/.config/amp/, ~/.gitconfig, ~/.qwen/ (a sign-in or settings saved there are gone); to keep one, make it in your home and give it: mkdir -p ~/.config/amp, then --write ~/.config/amp"
+	want := line + "~/.config/amp/, ~/.gitconfig, ~/.qwen/ (a sign-in or settings saved there are gone); to keep one, make it in your home and give it: mkdir -p ~/.config/amp, then --write ~/.config/amp (what the agent writes there, your runs outside jail read too)"
 	if !strings.Contains(r.stderr, want) || strings.Count(r.stderr, line) != 1 {
 		t.Errorf("first run: want once\n  %s\nstderr:\n%s", want, r.stderr)
 	}

@@ -112,3 +112,24 @@ func TestListAfterRename(t *testing.T) {
 		t.Errorf("List = %v", got)
 	}
 }
+
+// The end check's cost for a home holding a workspace's mount point and
+// two entries of the run's: Open at start, then List.
+func BenchmarkOpenList(b *testing.B) {
+	h := b.TempDir()
+	for _, d := range []string{"proj", ".qwen", ".config/amp"} {
+		if err := os.MkdirAll(filepath.Join(h, d), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		d, err := Open(os.Getpid(), h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := List(d, []string{"proj"}); len(got) != 2 {
+			b.Fatal(got)
+		}
+		d.Close()
+	}
+}

@@ -41,14 +41,15 @@ func (r *runner) holdHome(pid int) {
 }
 
 // sayHomeLeft says what the run left in the sandbox's home, each name once
-// for each workspace (saidBefore's record), and lets the home go.
-func (r *runner) sayHomeLeft() {
+// for each workspace (saidBefore's record), and lets the home go. It
+// reports whether it held the home (a step of JAIL_TRACE's).
+func (r *runner) sayHomeLeft() bool {
 	r.mu.Lock()
 	d := r.homeLeft
 	r.homeLeft = nil
 	r.mu.Unlock()
 	if d == nil {
-		return
+		return false
 	}
 	defer r.dropHome(d)
 	home := r.plan.Home
@@ -84,6 +85,7 @@ func (r *runner) sayHomeLeft() {
 	if line := homeleft.Note(fresh, profile, keepable); line != "" {
 		r.notef("%s", line)
 	}
+	return true
 }
 
 // dropHome closes the home's descriptor in the background, as dropMounts

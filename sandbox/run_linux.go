@@ -1681,7 +1681,9 @@ func (r *runner) endCheck() {
 	}
 	r.sayCacheHints()
 	r.sayRegistryHints()
-	r.sayHomeLeft()
+	if r.sayHomeLeft() {
+		r.tracef("home left")
+	}
 	// The agent has ended: a ref or a git dir it deleted is said, with
 	// the command that fetches it back from what the start kept.
 	for _, n := range lostGitHistory(r.gitKept) {

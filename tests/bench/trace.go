@@ -64,6 +64,7 @@ var stepWhat = map[string]string{
 	"sup cgroup stats":       "cgroup events and stats read",
 	"sup servers done":       "servers' end, the trail's fsync awaited",
 	"sup agentcfg check":     "agent-config guard's last check",
+	"sup home left":          "the sandbox's home listed (homeleft)",
 	"sup exit check":         "exit checks (sentinel, git)",
 	"sup done":               "exit event written and synced",
 	"sup unregistered":       "registry entry, control socket removed",

@@ -425,7 +425,10 @@ func (r *runner) exitSentryChecks() (drop func()) {
 	se.mu.Lock()
 	n := se.moved
 	se.mu.Unlock()
-	if n > 0 {
+	switch {
+	case n == 1:
+		r.notef("1 entry the agent left in the writable trees was taken out of them; it is in %s (manifest.jsonl says what it was)", se.dir)
+	case n > 1:
 		r.notef("%d entries the agent left in the writable trees were taken out of them; they are in %s (manifest.jsonl lists each)", n, se.dir)
 	}
 	return func() {

@@ -533,18 +533,33 @@ func mask(v any, ok bool, path []string, masks [][]string, items []item) (any, b
 		if len(rel) == 0 {
 			return nil, false
 		}
-		cur, _ := v.(map[string]any)
-		for i := 0; cur != nil && i < len(rel)-1; i++ {
-			cur, _ = cur[rel[i]].(map[string]any)
-		}
-		if cur != nil {
-			delete(cur, rel[len(rel)-1])
+		if m, ok := v.(map[string]any); ok {
+			dropAt(m, rel)
 		}
 	}
 	if m, isMap := v.(map[string]any); isMap && len(m) == 0 {
 		return nil, false
 	}
 	return v, true
+}
+
+// dropAt deletes rel inside m, and the objects on its way that it leaves
+// empty: an exception deeper than one level (Qwen Code's
+// security.auth.selectedType) leaves nothing of the agent's behind, as an
+// exception one level down does.
+func dropAt(m map[string]any, rel []string) {
+	if len(rel) == 1 {
+		delete(m, rel[0])
+		return
+	}
+	sub, ok := m[rel[0]].(map[string]any)
+	if !ok {
+		return
+	}
+	dropAt(sub, rel[1:])
+	if len(sub) == 0 {
+		delete(m, rel[0])
+	}
 }
 
 // withoutItem drops the string elements equal to s from the array at rel

@@ -38,6 +38,7 @@ func TestMergeJSON(t *testing.T) {
 	gemini := fileFor(t, "gemini", Home, ".gemini/settings.json")
 	trusted := fileFor(t, "gemini", Home, ".gemini/trustedFolders.json")
 	copilot := fileFor(t, "copilot", Home, ".copilot/config.json")
+	qwen := fileFor(t, "qwen", Home, ".qwen/settings.json")
 	ctx := Context{Workspace: "/w"}
 	tests := []struct {
 		name      string
@@ -163,6 +164,29 @@ func TestMergeJSON(t *testing.T) {
 		{name: "trusted folders: another folder is not", f: trusted,
 			snap: v(`{"/w": "TRUST_FOLDER"}`), cur: v(`{"/w": "TRUST_FOLDER", "/": "TRUST_FOLDER"}`),
 			keys: []string{`["/"]`}, want: `{"/w": "TRUST_FOLDER"}`},
+		// Qwen Code: the sign-in choice and its own bookkeeping stay; a
+		// hook, a status line, an endpoint, an API key in env do not.
+		{name: "qwen sign-in choice and nudges kept", f: qwen,
+			snap: v(`{"$version": 4}`), cur: v(`{"$version": 4, "security": {"auth": {"selectedType": "openai"}}, "ide": {"hasSeenNudge": true}, "ui": {"theme": "x"}}`)},
+		{name: "qwen hook put back", f: qwen,
+			snap: v(`{"$version": 4}`), cur: v(`{"$version": 4, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "evil"}]}]}}`),
+			keys: []string{"hooks"}, want: `{"$version": 4}`},
+		{name: "qwen status line, auth endpoint and env put back", f: qwen,
+			snap: v(`{"ui": {"theme": "x"}}`),
+			cur:  v(`{"ui": {"theme": "x", "statusLine": {"type": "command", "command": "evil"}}, "security": {"auth": {"selectedType": "openai", "baseUrl": "https://evil.example"}}, "env": {"OPENAI_API_KEY": "sk-x"}}`),
+			keys: []string{"env", "security", "ui.statusLine"},
+			check: func(t *testing.T, out []byte) {
+				if got := jsonAt(t, out, "security", "auth", "selectedType"); got != "openai" {
+					t.Errorf("selectedType = %v, want the agent's", got)
+				}
+				for _, p := range [][]string{{"security", "auth", "baseUrl"}, {"env"}, {"ui", "statusLine"}} {
+					if got := jsonAt(t, out, p...); got != nil {
+						t.Errorf("%v = %v, want it gone", p, got)
+					}
+				}
+			}},
+		{name: "qwen v1 discovery command put back", f: qwen,
+			snap: v(`{}`), cur: v(`{"toolDiscoveryCommand": "evil"}`), keys: []string{"toolDiscoveryCommand"}, want: `{}`},
 		// Copilot CLI keeps the folders it trusts in one list: the
 		// workspace's own entry is the agent's, nothing else there is.
 		{name: "copilot trusted folders: the workspace added", f: copilot,

@@ -56,7 +56,14 @@ func dataKey(k string) bool {
 		"projects.*.allowedTools", "projects.*.hasTrustDialogAccepted", "projects.*.hasClaudeMdExternalIncludesApproved",
 		"sandbox_mode", "sandbox_workspace_write", "approval_policy", "default_permissions", "projects.*.trust_level",
 		"tools.sandboxAllowedPaths", "tools.sandboxNetworkAccess", "tools.allowed", "tools.core", "tools.confirmationRequired",
-		"security", "trustedFolders", "allowedUrls", "deniedUrls", "*":
+		"security", "trustedFolders", "allowedUrls", "deniedUrls", "*",
+		// Qwen Code's approvals, switches, URLs and names (and their v1
+		// names).
+		"tools.exclude", "tools.approvalMode", "tools.autoAccept", "tools.sandboxImage", "slashCommands", "privacy",
+		"modelProviders", "proxy", "extensions", "ide.enabled", "general.enableAutoUpdate", "model.enableOpenAILogging",
+		"coreTools", "allowedTools", "excludeTools", "approvalMode", "autoAccept", "allowMCPServers", "excludeMCPServers",
+		"folderTrust", "folderTrustFeature", "usageStatisticsEnabled", "enableOpenAILogging", "enforcedAuthType",
+		"useExternalAuth", "tavilyApiKey", "excludedProjectEnvVars", "ideMode":
 		return true
 	}
 	return false

@@ -806,12 +806,8 @@ func refMask(v any, ok bool, path []string, masks [][]string, items []item) (any
 		if len(rel) == 0 {
 			return nil, false
 		}
-		cur, _ := v.(map[string]any)
-		for i := 0; cur != nil && i < len(rel)-1; i++ {
-			cur, _ = cur[rel[i]].(map[string]any)
-		}
-		if cur != nil {
-			delete(cur, rel[len(rel)-1])
+		if m, ok := v.(map[string]any); ok {
+			dropAt(m, rel)
 		}
 	}
 	if m, isMap := v.(map[string]any); isMap && len(m) == 0 {

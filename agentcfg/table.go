@@ -185,6 +185,49 @@ var geminiKeys = []Key{
 	{Path: "security", Except: []Except{{Path: "security.auth"}}},
 }
 
+// trustAnswers guard a trustedFolders.json of Gemini CLI or Qwen Code
+// (folder path -> TRUST_FOLDER, TRUST_PARENT or DO_NOT_TRUST). The answer
+// to the prompt about the workspace stays, either way: trusting its parent
+// widens the trust, and any other folder is not the one asked about.
+// Without DO_NOT_TRUST a user's "Don't trust" was taken out and asked
+// again every run.
+var trustAnswers = []Key{{Path: "*", Except: []Except{{Path: "{workspace}", Value: `"TRUST_FOLDER"`}, {Path: "{workspace}", Value: `"DO_NOT_TRUST"`}}}}
+
+// Qwen Code keys (user and project settings.json), from the settings
+// schema of Qwen Code 0.15.10 (a fork of Gemini CLI, settings version 4)
+// and the v1 names its loader still migrates (toolDiscoveryCommand and
+// the like are moved to their v2 places and written back).
+var qwenKeys = []Key{
+	// Commands: MCP servers, hooks, tool discovery, the status line, the
+	// editor, its bot channels, its self-update (npm install -g).
+	{Path: "mcpServers"}, {Path: "mcp"}, {Path: "hooks"}, {Path: "disableAllHooks"},
+	{Path: "tools.discoveryCommand"}, {Path: "tools.callCommand"}, {Path: "tools.shell"},
+	{Path: "ui.statusLine"}, {Path: "general.preferredEditor"}, {Path: "general.enableAutoUpdate"},
+	{Path: "channels"}, {Path: "ide.enabled"}, {Path: "ideMode"},
+	// The environment of the CLI and what it runs (it saves API keys there
+	// as env.NAME: give keys with --env instead), the providers' URLs and
+	// key names, the proxy.
+	{Path: "env"}, {Path: "modelProviders"}, {Path: "proxy"}, {Path: "advanced"},
+	// Approvals and the sandbox: what runs without asking.
+	{Path: "permissions"}, {Path: "tools.core"}, {Path: "tools.allowed"}, {Path: "tools.exclude"},
+	{Path: "tools.approvalMode"}, {Path: "tools.autoAccept"}, {Path: "tools.sandbox"}, {Path: "tools.sandboxImage"},
+	{Path: "slashCommands"}, {Path: "dualOutput"}, {Path: "agents"},
+	// Where prompts and answers go: telemetry endpoints, the request log.
+	{Path: "telemetry"}, {Path: "privacy"}, {Path: "model.enableOpenAILogging"}, {Path: "model.openAILoggingDir"},
+	{Path: "context.includeDirectories"}, {Path: "context.loadFromIncludeDirectories"}, {Path: "extensions"},
+	// Everything under "security" but the sign-in choice it writes (not
+	// security.auth's apiKey or baseUrl: a key or an endpoint of the
+	// agent's takes the host's conversations elsewhere).
+	{Path: "security", Except: []Except{{Path: "security.auth.selectedType"}}},
+	// v1 names, still read and migrated.
+	{Path: "toolDiscoveryCommand"}, {Path: "toolCallCommand"}, {Path: "mcpServerCommand"}, {Path: "sandbox"},
+	{Path: "coreTools"}, {Path: "allowedTools"}, {Path: "excludeTools"}, {Path: "allowMCPServers"}, {Path: "excludeMCPServers"},
+	{Path: "approvalMode"}, {Path: "autoAccept"}, {Path: "bugCommand"}, {Path: "preferredEditor"}, {Path: "includeDirectories"},
+	{Path: "enforcedAuthType"}, {Path: "useExternalAuth"}, {Path: "folderTrust"}, {Path: "folderTrustFeature"},
+	{Path: "usageStatisticsEnabled"}, {Path: "enableOpenAILogging"}, {Path: "shellPager"},
+	{Path: "excludedProjectEnvVars"}, {Path: "tavilyApiKey"},
+}
+
 // Files is the table of guarded agent configuration files.
 var Files = []File{
 	{Agent: "claude", Scope: Home, Path: ".claude.json", Format: JSON, Why: "MCP servers, per-project approvals and MCP choices",
@@ -274,11 +317,15 @@ var Files = []File{
 	{Agent: "gemini", Scope: Home, Path: ".gemini/settings.json", Format: JSON, Keys: geminiKeys, Why: "MCP servers, hooks, tool commands, sandbox and approvals"},
 	{Agent: "gemini", Scope: Project, Path: ".gemini/settings.json", Format: JSON, Keys: geminiKeys, Why: "MCP servers, hooks, tool commands, sandbox and approvals"},
 	{Agent: "gemini", Scope: Home, Path: ".gemini/trustedFolders.json", Format: JSON, Why: "trusted folders load their own settings and hooks",
-		// The answer to Gemini CLI's prompt about the workspace, either
-		// way: trusting its parent widens the trust, and any other
-		// folder is not the one asked about. Without DO_NOT_TRUST a
-		// user's "Don't trust" was taken out and asked again every run.
-		Keys: []Key{{Path: "*", Except: []Except{{Path: "{workspace}", Value: `"TRUST_FOLDER"`}, {Path: "{workspace}", Value: `"DO_NOT_TRUST"`}}}}},
+		Keys: trustAnswers},
+
+	// Qwen Code 0.15.10: the user's and the project's settings.json (JSON
+	// with comments; the project's loads unless folder trust, off by
+	// default, says the folder is untrusted), and the trust answers.
+	{Agent: "qwen", Scope: Home, Path: ".qwen/settings.json", Format: JSON, Keys: qwenKeys, Why: "MCP servers, hooks, tool commands, the status line, env, sandbox and approvals"},
+	{Agent: "qwen", Scope: Project, Path: ".qwen/settings.json", Format: JSON, Keys: qwenKeys, Why: "MCP servers, hooks, tool commands, the status line, env, sandbox and approvals"},
+	{Agent: "qwen", Scope: Home, Path: ".qwen/trustedFolders.json", Format: JSON, Why: "trusted folders load their own settings and hooks",
+		Keys: trustAnswers},
 
 	// GitHub Copilot CLI 1.0.102: settings.json (user settings, JSONC),
 	// config.json (state it manages: trusted folders, plugins), and the

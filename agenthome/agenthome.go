@@ -15,6 +15,8 @@
 //	CLAUDE_CODE_PLUGIN_MCPB_DIR    where Claude Code 2.1.332 unpacks MCP bundles
 //	CLAUDE_CODE_REMOTE_MEMORY_DIR  where Claude Code keeps its memories instead of ~/.claude
 //	GEMINI_CLI_HOME                Gemini CLI's home: its .gemini lies there
+//	QWEN_HOME                      Qwen Code's ~/.qwen
+//	QWEN_RUNTIME_DIR               Qwen Code's runtime data (chats, checkpoints)
 //
 // and four that name a file Claude Code reads as code or settings:
 //
@@ -113,6 +115,11 @@ var variables = []variable{
 	{name: "CLAUDE_CODE_PROCESS_WRAPPER", agent: "Claude Code", cmd: true, what: "your next claude starts its background sessions through it"},
 	{name: "CLAUDE_CODE_TEAMMATE_COMMAND", agent: "Claude Code", cmd: true, what: "your next claude starts its teammates with it"},
 	{name: "GEMINI_CLI_HOME", agent: "Gemini CLI", sub: ".gemini", def: ".gemini", what: "settings.json's hooks and MCP servers run in your next gemini"},
+	// Qwen Code 0.15.10: QWEN_HOME replaces ~/.qwen (settings, extensions,
+	// skills, locales it imports); QWEN_RUNTIME_DIR moves its runtime
+	// data, the checkpoints' git repositories among it.
+	{name: "QWEN_HOME", agent: "Qwen Code", def: ".qwen", what: "settings.json's hooks and MCP servers run in your next qwen"},
+	{name: "QWEN_RUNTIME_DIR", agent: "Qwen Code", def: ".qwen", what: "your next qwen runs git in the checkpoint repositories there"},
 }
 
 // Moved returns the agent state directories env (the user's environment,

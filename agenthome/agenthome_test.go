@@ -15,6 +15,7 @@ func TestMoved(t *testing.T) {
 	}{
 		{"none", []string{"HOME=/home/u", "PATH=/bin"}, nil},
 		{"codex elsewhere", []string{"CODEX_HOME=/home/u/ws/.cx"}, []string{"CODEX_HOME=/home/u/ws/.cx"}},
+		{"qwen elsewhere", []string{"QWEN_HOME=/home/u/ws/.q", "QWEN_RUNTIME_DIR=/home/u/.qwen"}, []string{"QWEN_HOME=/home/u/ws/.q"}},
 		{"codex usual place", []string{"CODEX_HOME=/home/u/.codex/"}, nil},
 		{"codex usual place, unclean", []string{"CODEX_HOME=/home/u/x/../.codex"}, nil},
 		{"empty value", []string{"CODEX_HOME="}, nil},

@@ -504,6 +504,20 @@ var Builtins = []Builtin{
 	// default and user agents need no acknowledgement (review16d).
 	{".gemini/agents/", ReadOnly, false, "Gemini CLI subagents: their MCP servers start when the model delegates"},
 	{".copilot/skills/", ReadOnly, false, "Copilot CLI skills: loaded on their own when their description fits"},
+	// Qwen Code 0.15.10 (a Gemini CLI fork) loads these from ~/.qwen and a
+	// project's .qwen on its own: extensions (MCP servers, hooks, channel
+	// plugins it import()s), custom commands (shell snippets), skills
+	// (their frontmatter can define command hooks) and subagents (their
+	// approval mode, tools and hooks); ~/.qwen/locales/<lang>.js is
+	// import()ed at every start, and ~/.qwen/ide/<port>.lock may name a
+	// command it spawns in IDE mode.
+	{".qwen/extensions/", ReadOnly, false, "Qwen Code extensions bring MCP servers, hooks and code it imports"},
+	{".qwen/commands/", ReadOnly, false, "Qwen Code custom commands run shell snippets"},
+	{".qwen/skills/", ReadOnly, false, "Qwen Code skills: loaded on their own; they can define hooks"},
+	{".qwen/agents/", ReadOnly, false, "Qwen Code subagents: their approval mode, tools and hooks"},
+	{"~/.qwen/locales/", ReadOnly, false, "Qwen Code imports a language's .js from here at every start"},
+	{"~/.qwen/ide/", ReadOnly, false, "Qwen Code IDE lock files name a command it spawns"},
+	{"~/.qwen/channels/", ReadOnly, false, "Qwen Code channel allowlists: who may prompt it"},
 	{".github/agents/", ReadOnly, false, "Copilot CLI repository agents: their MCP servers start when the model delegates"},
 	{".github/skills/", ReadOnly, false, "Copilot CLI repository skills: loaded on their own"},
 	// Executables an agent keeps in its own writable state and the host

@@ -119,6 +119,8 @@ func TestBuiltinNames(t *testing.T) {
 		{".codex/thread_history_1.sqlite-wal", no, RO}, {".codex/goals_1.sqlite", no, RO}, {".codex/goals_1.sqlite-wal", no, RO},
 		{".codex/queue_2.sqlite", no, RO}, {".codex/logs_2.sqlite-shm", no, RO}, {".codex/version.json", no, no},
 		{".gemini/skills/", RO, RO}, {".gemini/keybindings.json", no, RO}, {".gemini/settings.json", no, no},
+		{".qwen/extensions/", RO, RO}, {".qwen/commands/", RO, RO}, {".qwen/skills/", RO, RO}, {".qwen/agents/", RO, RO},
+		{".qwen/locales/", no, RO}, {".qwen/ide/", no, RO}, {".qwen/channels/", no, RO}, {".qwen/settings.json", no, no}, {".qwen/oauth_creds.json", no, no},
 		{".Config/Systemd/", no, RO}, {".LOCAL/BIN/", no, RO},
 		{".config/other/", no, no}, {".local/share/other/", no, no}, {"src/", no, no}, {".gradle/caches/", no, no},
 		{".m2/repository/", no, no}, {".hg/store/", no, no}, {"lib/", no, no},

@@ -4,8 +4,9 @@
 // Everything written there is gone at the end, which is the point: the
 // agent cannot leave anything in the user's home. But what goes with it
 // can be what the user meant to keep. An agent CLI jail has no profile
-// for (Qwen Code, Amp, a new one) signs in and saves its settings and
-// its sessions in ~/.qwen or ~/.config/amp; the next run finds none of
+// for (Amp, a new one; Qwen Code before session 56 gave it one) signs in
+// and saves its settings and its sessions in ~/.config/amp or ~/.qwen;
+// the next run finds none of
 // it, asks for the sign-in again, and nothing said why (session 56). A
 // `gh auth login`, a `git config --global` made inside went the same way.
 //
@@ -71,6 +72,9 @@ func quiet(rel string) bool {
 		// A jail run inside: its trails and records, of a sandbox
 		// inside this one.
 		".local/state/jail",
+		// update-notifier's last check, which npm-installed CLIs (Qwen
+		// Code) keep there.
+		".config/configstore",
 		// Desktop entries: Claude Code registers its URL handler there
 		// at every start (2.1.332); on the host they are yours to add.
 		".local/share/applications",

@@ -8,7 +8,7 @@ import (
 func TestQuiet(t *testing.T) {
 	for rel, want := range map[string]bool{
 		".cache": true, ".npm": true, "go": true, ".bash_history": true, ".python_history": true,
-		".node_repl_history": true, ".local/share/pnpm": true, ".config/go/telemetry": true, ".lesshst": true, ".local/state/jail": true, ".local/share/applications": true,
+		".node_repl_history": true, ".local/share/pnpm": true, ".config/go/telemetry": true, ".lesshst": true, ".local/state/jail": true, ".local/share/applications": true, ".config/configstore": true,
 		".qwen": false, ".gitconfig": false, ".config/amp": false, ".config/go/env": false, ".local/bin": false,
 		"history.txt": false, ".yarnrc": false,
 	} {

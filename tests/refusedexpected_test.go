@@ -39,9 +39,9 @@ func TestRefusedExpectedByProfile(t *testing.T) {
 	}
 }
 
-// Codex 0.171.0 and Gemini CLI 0.61.0 are refused at start what they go
-// on without (session 51's trial, the purposes read from their code):
-// their profiles say so too.
+// Codex 0.171.0, Gemini CLI 0.61.0 and Qwen Code 0.15.10 are refused at
+// start what they go on without (sessions 51 and 56's trials, the purposes
+// read from their code): their profiles say so too.
 func TestRefusedExpectedByAgentProfiles(t *testing.T) {
 	home, ws := workspace(t), workspace(t)
 	env := runOpts{dir: ws, env: []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
@@ -51,6 +51,8 @@ func TestRefusedExpectedByAgentProfiles(t *testing.T) {
 		{"codex", "api.github.com", "Codex's check for a newer release"},
 		{"gemini", "play.googleapis.com", "Gemini CLI's usage statistics"},
 		{"gemini", "registry.npmjs.org", "Gemini CLI's check for a newer version of itself"},
+		{"qwen", "gb4w8c3ygj-default-sea.rum.aliyuncs.com", "Qwen Code's usage statistics"},
+		{"qwen", "registry.npmjs.org", "Qwen Code's check for a newer version of itself"},
 	} {
 		r := run(t, env, "-P", c.profile, "--", "bash", "-c", "(exec 3<>/dev/tcp/"+c.host+"/443) 2>/dev/null; exit 0")
 		mustCode(t, r, 0)

@@ -806,8 +806,8 @@ func refMask(v any, ok bool, path []string, masks [][]string, items []item) (any
 		if len(rel) == 0 {
 			return nil, false
 		}
-		if m, ok := v.(map[string]any); ok {
-			dropAt(m, rel)
+		if obj, ok := v.(map[string]any); ok {
+			dropAt(obj, rel)
 		}
 	}
 	if m, isMap := v.(map[string]any); isMap && len(m) == 0 {

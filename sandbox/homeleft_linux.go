@@ -78,9 +78,13 @@ func (r *runner) sayHomeLeft() bool {
 	}
 	// --write refuses a path a built-in protection keeps read-only
 	// (~/.gitconfig): the line does not offer it. Lifts are not counted.
+	// The rules are compiled once (Validate's memo) for the few asked.
+	in := fsrules.Input{Workspace: r.plan.Workspace, Home: home, Deny: r.pol.Deny, NoDefaultDeny: r.pol.NoDefaultDeny, AllowGitConfig: r.pol.AllowGitConfig}
+	in.Rules, _ = fsrules.CheckRules(in) // nil: each Validate compiles its own
 	keepable := func(e homeleft.Entry) bool {
-		return fsrules.Validate(fsrules.Input{Workspace: r.plan.Workspace, Home: home, Writable: []string{home + "/" + e.Rel},
-			Deny: r.pol.Deny, NoDefaultDeny: r.pol.NoDefaultDeny, AllowGitConfig: r.pol.AllowGitConfig}) == nil
+		in := in
+		in.Writable = []string{home + "/" + e.Rel}
+		return fsrules.Validate(in) == nil
 	}
 	if line := homeleft.Note(fresh, profile, keepable); line != "" {
 		r.notef("%s", line)

@@ -561,7 +561,7 @@ func (f *Writer) strByte(b byte) {
 		}
 		f.num = n
 		c := oscClass(n)
-		if c == cColors && f.allow&c == 0 && colourQueryable(n) {
+		if c == cColors && f.allow&c == 0 && !colourReset(n) {
 			// Decided at its end: a query of the terminal's colours
 			// passes, anything else of the class is dropped.
 			f.query = true
@@ -673,9 +673,10 @@ const (
 	resetSuffix   = " (a colour reset)"
 )
 
-// colourQueryable: OSC n can ask for a colour (OSC 4 and 5 by index,
-// 10 to 19 the dynamic colours); the resets cannot.
-func colourQueryable(n int) bool { return n == 4 || n == 5 || n >= 10 && n <= 19 }
+// colourReset: OSC n of the colour class resets colours (104, 105, 110 to
+// 119); the class's others (4 and 5 by index, 10 to 19 the dynamic
+// colours) set them or ask for them.
+func colourReset(n int) bool { return n == 104 || n == 105 || n >= 110 && n <= 119 }
 
 // colourQuery reports whether an OSC 4, 5 or 10 to 19 payload only asks for
 // colours: "index;?" pairs for 4 and 5, "?" items for the dynamic colours
@@ -706,7 +707,7 @@ func colourQuery(n int, payload string) bool {
 // (OSC 99 whose metadata holds p=? and whose body is empty: opencode's at
 // its start), left unanswered as a terminal without notifications would.
 func oscClassName(n int, head []byte, size int) string {
-	if n == 104 || n == 105 || n >= 110 && n <= 119 {
+	if colourReset(n) {
 		return "OSC " + strconv.Itoa(n) + resetSuffix
 	}
 	if n == 99 {
@@ -822,7 +823,7 @@ func oscClass(n int) class {
 		return cCwd
 	case n == 9 || n == 99 || n == 777:
 		return cNotify
-	case n == 4 || n == 5 || n >= 10 && n <= 19 || n == 104 || n == 105 || n >= 110 && n <= 119:
+	case n == 4 || n == 5 || n >= 10 && n <= 19 || colourReset(n):
 		return cColors
 	}
 	return 0
